@@ -1,0 +1,330 @@
+"""Decision policies: when to act on a prediction and when to abstain.
+
+A :class:`Policy` is a small immutable object that turns predictions into
+actions (a class index, or ``n_classes`` for "abstain") and serialises to a
+plain dict for the policy JSON. The ``fit_policy`` family tunes one on a
+(tuning) split, exactly: every distinct confidence is a candidate threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Union
+
+import numpy as np
+
+from ._predictions import Predictions
+from ._sorted import SortedRun, best_prefix, best_prefix_per_class
+from ._usecase import UseCase, ValueMatrix
+
+__all__ = [
+    "Policy",
+    "POLICY_KINDS",
+    "fit_policy",
+    "value_matrix_for",
+    "item_gains",
+]
+
+Values = Union[UseCase, ValueMatrix]
+
+POLICY_KINDS = (
+    "accept_all",
+    "threshold",
+    "calibrated_threshold",
+    "class_thresholds",
+    "calibrated_class_thresholds",
+    "expected_value",
+)
+
+_NO_CALIBRATION = {"method": "none"}
+
+
+def _check_threshold(value, name: str) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number or null (always abstain), got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Policy:
+    """An abstaining decision rule.
+
+    Attributes
+    ----------
+    kind : str
+        One of ``POLICY_KINDS``.
+    threshold : float or None
+        For ``threshold`` / ``calibrated_threshold``: accept iff
+        ``confidence >= threshold``; None abstains on everything.
+    class_thresholds : tuple of (class, float or None) pairs, or None
+        For the per-class kinds: the threshold for items *predicted* as each
+        class; None never accepts that class.
+    calibration : mapping
+        How confidences are recalibrated before the rule applies
+        (``{"method": "none"}`` by default); see ``Calibrator.to_dict``.
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.4, 0.6]])
+    >>> Policy("threshold", threshold=0.8).decide(p).tolist()  # 2 = abstain
+    [0, 2]
+    >>> Policy.from_dict(Policy("threshold", threshold=0.8).to_dict()) == Policy("threshold", threshold=0.8)
+    True
+    """
+
+    kind: str
+    threshold: float | None = None
+    class_thresholds: tuple | None = None
+    calibration: Mapping = field(default_factory=lambda: dict(_NO_CALIBRATION))
+
+    def __post_init__(self):
+        if self.kind not in POLICY_KINDS:
+            raise ValueError(f"unknown policy kind {self.kind!r}; expected one of {list(POLICY_KINDS)}")
+        object.__setattr__(self, "threshold", _check_threshold(self.threshold, "threshold"))
+        if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
+            if self.class_thresholds is None:
+                raise ValueError(f"a {self.kind} policy needs class_thresholds")
+            pairs = self.class_thresholds
+            if isinstance(pairs, Mapping):
+                pairs = pairs.items()
+            pairs = tuple((str(c), _check_threshold(t, f"threshold of class {c}")) for c, t in pairs)
+            object.__setattr__(self, "class_thresholds", pairs)
+        elif self.class_thresholds is not None:
+            raise ValueError(f"a {self.kind} policy takes no class_thresholds")
+        if self.kind in ("accept_all", "expected_value", "class_thresholds", "calibrated_class_thresholds"):
+            if self.threshold is not None:
+                raise ValueError(f"a {self.kind} policy takes no global threshold")
+        calibration = dict(self.calibration or _NO_CALIBRATION)
+        if "method" not in calibration:
+            raise ValueError("calibration needs a 'method' (e.g. 'none', 'temperature')")
+        object.__setattr__(self, "calibration", _FrozenDict(calibration))
+
+    # -------------------------------------------------------------- decisions
+    def decide(self, predictions: Predictions, values: Values | None = None) -> np.ndarray:
+        """Actions of shape (n,): the class index acted on, or ``n_classes`` to abstain.
+
+        ``predictions`` are raw (uncalibrated); the policy applies its own
+        calibration first. ``values`` is needed by the expected-value rule only.
+        """
+        predictions = self.calibrate(predictions)
+        n_classes = predictions.n_classes
+        if self.kind == "accept_all":
+            return predictions.y_pred.copy()
+        if self.kind in ("threshold", "calibrated_threshold"):
+            if self.threshold is None:
+                return np.full(predictions.n, n_classes, dtype=np.int64)
+            accept = predictions.confidence >= self.threshold
+            return np.where(accept, predictions.y_pred, n_classes)
+        if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
+            per_class = self.thresholds_by_index(predictions.classes)
+            accept = predictions.confidence >= per_class[predictions.y_pred]
+            return np.where(accept, predictions.y_pred, n_classes)
+        return _expected_value_actions(predictions, value_matrix_for(values, predictions.classes))
+
+    def thresholds_by_index(self, classes) -> np.ndarray:
+        """Per-class thresholds as an array of shape (n_classes,); +inf = never accept."""
+        mapping = dict(self.class_thresholds or ())
+        unknown = set(mapping) - set(classes)
+        if unknown:
+            raise ValueError(f"the policy names classes {sorted(unknown)} that the run does not have ({list(classes)})")
+        return np.array(
+            [np.inf if mapping.get(c) is None else mapping[c] for c in classes], dtype=np.float64
+        )
+
+    def calibrate(self, predictions: Predictions) -> Predictions:
+        """Apply the policy's recorded calibration (a no-op for method "none")."""
+        if self.calibration.get("method", "none") == "none":
+            return predictions
+        from ._calibration import Calibrator  # the calibration module is optional here
+
+        if self.kind == "expected_value" and self.calibration["method"] == "isotonic":
+            raise ValueError(
+                "the expected-value rule needs calibrated probability vectors; "
+                "isotonic recalibrates only the top-label confidence (use temperature or none)"
+            )
+        return Calibrator.from_dict(dict(self.calibration)).apply(predictions)
+
+    # ---------------------------------------------------------- serialisation
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "threshold": self.threshold,
+            "class_thresholds": None if self.class_thresholds is None else dict(self.class_thresholds),
+            "calibration": dict(self.calibration),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Policy":
+        if not isinstance(data, Mapping) or "kind" not in data:
+            raise ValueError("a policy must be an object with a 'kind'")
+        return cls(
+            kind=data["kind"],
+            threshold=data.get("threshold"),
+            class_thresholds=data.get("class_thresholds"),
+            calibration=data.get("calibration") or _NO_CALIBRATION,
+        )
+
+
+class _FrozenDict(dict):
+    """A dict that refuses mutation, so a Policy stays immutable and hashable."""
+
+    def __hash__(self):
+        import json
+
+        return hash(json.dumps(self, sort_keys=True, default=str))
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("policy calibration is read-only")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _refuse
+
+
+# ----------------------------------------------------------------- values
+def value_matrix_for(values: Values | None, classes) -> ValueMatrix:
+    """The ``(C, C + 1)`` value matrix of ``values`` for these classes."""
+    classes = tuple(str(c) for c in classes)
+    if values is None:
+        raise ValueError("this computation needs a use case or a value matrix")
+    if isinstance(values, UseCase):
+        return values.value_matrix(classes)
+    if isinstance(values, ValueMatrix):
+        if values.classes != classes:
+            raise ValueError(
+                f"the value matrix is for classes {list(values.classes)} but the run has classes {list(classes)}"
+            )
+        return values
+    raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+
+
+def item_gains(predictions: Predictions, values: Values, *, estimate: bool = False) -> np.ndarray:
+    """Weighted gain over abstaining of acting on each item's predicted class.
+
+    Returns shape (n,). With ``estimate=False`` the gain uses the true label;
+    with ``estimate=True`` it is the expectation under the model's own
+    probabilities (label-free; only as good as the calibration). A run with
+    only top-label confidence charges the missing ``1 - confidence`` at the
+    worst gain among the other true classes.
+    """
+    matrix = value_matrix_for(values, predictions.classes)
+    gains = matrix.gains  # (C, C): true x predicted
+    y_pred = predictions.y_pred
+    if not estimate:
+        predictions.require_labels("the realised value")
+        per_item = gains[predictions.y_true, y_pred]
+    elif predictions.has_proba:
+        per_item = np.einsum("ik,ki->i", predictions.proba, gains[:, y_pred])
+    else:
+        masked = np.where(np.eye(matrix.n_classes, dtype=bool), np.inf, gains)
+        worst_wrong = masked.min(axis=0)  # (C,) per predicted class
+        confidence = predictions.confidence
+        per_item = confidence * np.diag(gains)[y_pred] + (1 - confidence) * worst_wrong[y_pred]
+    return per_item * predictions.sample_weight
+
+
+def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix) -> np.ndarray:
+    predictions.require_proba("the expected-value rule")
+    expected = predictions.proba @ matrix.values  # (n, C + 1): expected value of each action
+    best = expected.max(axis=1)
+    n, n_classes = predictions.n, predictions.n_classes
+    rows = np.arange(n)
+    # Ties prefer the argmax class, then abstaining, then the lowest class index.
+    keep_argmax = expected[rows, predictions.y_pred] >= best
+    abstain = expected[:, n_classes] >= best
+    other = np.argmax(expected[:, :n_classes], axis=1)
+    return np.where(keep_argmax, predictions.y_pred, np.where(abstain, n_classes, other)).astype(np.int64)
+
+
+# ------------------------------------------------------------------ tuning
+def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None:
+    predictions = run.predictions
+    if predictions.n == 0:
+        return None
+    if isinstance(values, UseCase) and not estimate and run.cum_correct is not None:
+        # Fast path: O(n_groups) from counts cached at presort.
+        cum_gain = (values.v_correct - values.v_abstain) * run.cum_correct + (
+            values.v_wrong - values.v_abstain
+        ) * run.cum_wrong
+    else:
+        gains = item_gains(predictions, values, estimate=estimate)[run.order]
+        cum_gain = np.r_[0.0, np.cumsum(gains)[run.group_end - 1]]
+    k = best_prefix(cum_gain)
+    return None if k == 0 else float(run.thresholds[k - 1])
+
+
+def _worst_case_use_case(matrix: ValueMatrix) -> tuple[float, float]:
+    gains = matrix.gains
+    off = gains[~np.eye(matrix.n_classes, dtype=bool)]
+    return float(np.diag(gains).min()), float(off.min())
+
+
+def fit_policy(
+    kind: str,
+    run: SortedRun | None,
+    values: Values,
+    *,
+    calibration: Mapping | None = None,
+    estimate: bool = False,
+) -> Policy:
+    """Fit a policy of ``kind`` for ``values`` on a tuning run.
+
+    Parameters
+    ----------
+    kind : str
+        One of ``POLICY_KINDS``. ``accept_all``, the calibrated kinds and
+        ``expected_value`` need no data (``run`` may be None).
+    run : SortedRun
+        The tuning split, presorted, *already calibrated* with ``calibration``.
+    values : UseCase or ValueMatrix
+    calibration : mapping, optional
+        Recorded in the policy (``Calibrator.to_dict()``), applied by ``decide``.
+    estimate : bool
+        Tune on expected gains from the probabilities instead of the labels
+        (label-free tuning on production data).
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.95, 0.05], [0.8, 0.2], [0.6, 0.4]], y_true=[0, 0, 1])
+    >>> fit_policy("threshold", presort(p), UseCase(1, 0, -4)).threshold
+    0.8
+    >>> fit_policy("calibrated_threshold", None, UseCase(1, 0, -4)).threshold
+    0.8
+    """
+    extra = {"calibration": calibration} if calibration else {}
+    if kind == "accept_all":
+        return Policy("accept_all", **extra)
+    if kind == "expected_value":
+        return Policy("expected_value", **extra)
+    if kind == "calibrated_threshold":
+        if isinstance(values, UseCase):
+            return Policy(kind, threshold=values.calibrated_threshold, **extra)
+        from ._usecase import _calibrated_threshold
+
+        # A general matrix: charge correct and wrong at their worst gains.
+        return Policy(kind, threshold=_calibrated_threshold(*_worst_case_use_case(values)), **extra)
+    if kind == "calibrated_class_thresholds":
+        classes = run.predictions.classes if run is not None else getattr(values, "classes", None)
+        if classes is None:
+            raise ValueError("calibrated class thresholds need the classes (pass the run)")
+        matrix = value_matrix_for(values, classes)
+        return Policy(kind, class_thresholds=tuple(matrix.calibrated_class_thresholds().items()), **extra)
+    if run is None:
+        raise ValueError(f"a {kind} policy is tuned on data: pass the tuning run")
+    if not estimate:
+        run.predictions.require_labels(f"tuning a {kind} policy")
+    if kind == "threshold":
+        return Policy(kind, threshold=_tune_global(run, values, estimate), **extra)
+    if kind == "class_thresholds":
+        gains = item_gains(run.predictions, values, estimate=estimate)
+        thresholds, _ = best_prefix_per_class(gains, run)
+        pairs = tuple(
+            (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
+        )
+        return Policy(kind, class_thresholds=pairs, **extra)
+    raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
+
+
+from ._sorted import presort  # noqa: E402,F401  (used in doctests)

@@ -1,0 +1,304 @@
+"""The per-item output of one model on one split, validated once.
+
+Every other module of ``valuecore`` takes a :class:`Predictions`; nothing
+downstream re-checks shapes, NaNs or weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Predictions"]
+
+
+def _first_rows(mask: np.ndarray, limit: int = 5) -> str:
+    rows = np.flatnonzero(mask)[:limit].tolist()
+    more = int(mask.sum()) - len(rows)
+    text = ", ".join(str(r) for r in rows)
+    return text + (f" (and {more} more)" if more > 0 else "")
+
+
+def _as_float_1d(values, name: str, n: int | None = None) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if n is not None and array.shape[0] != n:
+        raise ValueError(f"{name} has {array.shape[0]} items but the run has {n}")
+    return array
+
+
+def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")
+    lookup = {c: i for i, c in enumerate(classes)}
+    as_text = np.asarray([str(v) for v in labels.tolist()], dtype=object) if labels.size else labels.astype(object)
+    codes = np.fromiter((lookup.get(v, -1) for v in as_text), dtype=np.int64, count=len(as_text))
+    unknown = codes < 0
+    if unknown.any():
+        bad = sorted({str(v) for v in as_text[unknown]})[:5]
+        raise ValueError(
+            f"{name} has labels that are not among the classes {list(classes)}: "
+            f"{bad} at rows {_first_rows(unknown)}"
+        )
+    return codes
+
+
+@dataclass(frozen=True, eq=False)
+class Predictions:
+    """Validated per-item output of one model on one split.
+
+    Build it with :meth:`from_proba` or :meth:`from_top_label`; the
+    constructor itself does not validate.
+
+    Attributes
+    ----------
+    classes : tuple of str, length n_classes
+        Class labels as text, in the order of the probability columns.
+    y_pred : ndarray of shape (n,), int64
+        Predicted class, an index into ``classes`` (argmax of ``proba``).
+    confidence : ndarray of shape (n,), float64 in [0, 1]
+        Confidence of the predicted class (max of ``proba``).
+    y_true : ndarray of shape (n,), int64, or None
+        True class as an index into ``classes``; None for an unlabeled split.
+    proba : ndarray of shape (n, n_classes) or None
+        Class probabilities; None when only the top label is known.
+    logits : ndarray of shape (n, n_classes) or None
+    sample_weight : ndarray of shape (n,), float64, non-negative
+        Each item counts this many times (ones when not given).
+    ids, timestamp : ndarray of shape (n,) or None
+        Optional item identifiers (to pair models) and times (to chunk).
+    """
+
+    classes: tuple[str, ...]
+    y_pred: np.ndarray
+    confidence: np.ndarray
+    y_true: np.ndarray | None = None
+    proba: np.ndarray | None = None
+    logits: np.ndarray | None = None
+    sample_weight: np.ndarray | None = None
+    ids: np.ndarray | None = None
+    timestamp: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_proba(
+        cls,
+        proba,
+        y_true=None,
+        *,
+        classes: Sequence | None = None,
+        sample_weight=None,
+        logits=None,
+        ids=None,
+        timestamp=None,
+        sum_tolerance: float = 1e-3,
+    ) -> "Predictions":
+        """Build from class probabilities of shape ``(n, n_classes)``.
+
+        ``y_true`` holds labels (anything whose ``str`` is among ``classes``,
+        default ``"0" .. "C-1"``). Rows must be finite, non-negative and sum
+        to 1 within ``sum_tolerance``; they are not renormalised silently.
+
+        Examples
+        --------
+        >>> p = Predictions.from_proba([[0.9, 0.1], [0.4, 0.6]], y_true=[0, 0])
+        >>> p.y_pred.tolist(), p.confidence.tolist(), p.correct.tolist()
+        ([0, 1], [0.9, 0.6], [True, False])
+        """
+        proba = np.asarray(proba, dtype=np.float64)
+        if proba.ndim != 2:
+            raise ValueError(f"proba must have shape (n, n_classes), got {proba.shape}")
+        n, n_classes = proba.shape
+        if n_classes < 2:
+            raise ValueError(f"proba needs at least 2 class columns, got {n_classes}")
+        classes = cls._classes(classes, n_classes)
+        bad = ~np.isfinite(proba).all(axis=1)
+        if bad.any():
+            raise ValueError(f"proba has NaN or infinite values at rows {_first_rows(bad)}")
+        bad = (proba < 0).any(axis=1)
+        if bad.any():
+            raise ValueError(f"proba has negative probabilities at rows {_first_rows(bad)}")
+        deviation = np.abs(proba.sum(axis=1) - 1.0)
+        bad = deviation > sum_tolerance
+        if bad.any():
+            raise ValueError(
+                f"proba rows must sum to 1 (worst deviation {deviation.max():.3g}) "
+                f"at rows {_first_rows(bad)}"
+            )
+        y_pred = np.argmax(proba, axis=1).astype(np.int64) if n else np.zeros(0, np.int64)
+        confidence = proba[np.arange(n), y_pred] if n else np.zeros(0)
+        if logits is not None:
+            logits = np.asarray(logits, dtype=np.float64)
+            if logits.shape != proba.shape:
+                raise ValueError(f"logits shape {logits.shape} differs from proba shape {proba.shape}")
+            bad = ~np.isfinite(logits).all(axis=1)
+            if bad.any():
+                raise ValueError(f"logits has NaN or infinite values at rows {_first_rows(bad)}")
+        return cls._finish(classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp)
+
+    @classmethod
+    def from_top_label(
+        cls,
+        y_pred,
+        confidence,
+        y_true=None,
+        *,
+        classes: Sequence,
+        sample_weight=None,
+        ids=None,
+        timestamp=None,
+    ) -> "Predictions":
+        """Build from the predicted label and its confidence only.
+
+        Features that need the full probability vector (temperature scaling,
+        the expected-value rule) are unavailable for such a run.
+
+        Examples
+        --------
+        >>> p = Predictions.from_top_label(["a", "b"], [0.7, 0.55], ["a", "a"], classes=["a", "b"])
+        >>> p.correct.tolist(), p.has_proba
+        ([True, False], False)
+        """
+        classes = cls._classes(classes, None)
+        confidence = _as_float_1d(confidence, "confidence")
+        n = confidence.shape[0]
+        bad = ~np.isfinite(confidence)
+        if bad.any():
+            raise ValueError(f"confidence has NaN or infinite values at rows {_first_rows(bad)}")
+        bad = (confidence < 0) | (confidence > 1)
+        if bad.any():
+            raise ValueError(f"confidence must lie in [0, 1]; it does not at rows {_first_rows(bad)}")
+        y_pred_codes = _encode_labels(y_pred, classes, "y_pred")
+        if y_pred_codes.shape[0] != n:
+            raise ValueError(f"y_pred has {y_pred_codes.shape[0]} items but confidence has {n}")
+        return cls._finish(classes, y_pred_codes, confidence, y_true, None, None, sample_weight, ids, timestamp)
+
+    @staticmethod
+    def _classes(classes, n_classes: int | None) -> tuple[str, ...]:
+        if classes is None:
+            if n_classes is None:
+                raise ValueError("classes must be given")
+            return tuple(str(i) for i in range(n_classes))
+        classes = tuple(str(c) for c in classes)
+        if n_classes is not None and len(classes) != n_classes:
+            raise ValueError(f"{len(classes)} classes given for {n_classes} probability columns")
+        if len(set(classes)) != len(classes):
+            raise ValueError(f"classes must be distinct, got {list(classes)}")
+        if len(classes) < 2:
+            raise ValueError(f"a classifier needs at least 2 classes, got {list(classes)}")
+        return classes
+
+    @classmethod
+    def _finish(cls, classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp):
+        n = confidence.shape[0]
+        y_true_codes = None
+        if y_true is not None:
+            y_true_codes = _encode_labels(y_true, classes, "y_true")
+            if y_true_codes.shape[0] != n:
+                raise ValueError(f"y_true has {y_true_codes.shape[0]} items but the run has {n}")
+        if sample_weight is None:
+            weight = np.ones(n)
+        else:
+            weight = _as_float_1d(sample_weight, "sample_weight", n)
+            bad = ~np.isfinite(weight)
+            if bad.any():
+                raise ValueError(f"sample_weight has NaN or infinite values at rows {_first_rows(bad)}")
+            bad = weight < 0
+            if bad.any():
+                raise ValueError(f"sample_weight must be non-negative; it is negative at rows {_first_rows(bad)}")
+        if ids is not None:
+            ids = np.asarray(ids)
+            if ids.shape != (n,):
+                raise ValueError(f"ids has shape {ids.shape}, expected ({n},)")
+        if timestamp is not None:
+            timestamp = np.asarray(timestamp, dtype="datetime64[ns]")
+            if timestamp.shape != (n,):
+                raise ValueError(f"timestamp has shape {timestamp.shape}, expected ({n},)")
+        return cls(
+            classes=classes,
+            y_pred=y_pred,
+            confidence=np.ascontiguousarray(confidence, dtype=np.float64),
+            y_true=y_true_codes,
+            proba=proba,
+            logits=logits,
+            sample_weight=weight,
+            ids=ids,
+            timestamp=timestamp,
+        )
+
+    # ------------------------------------------------------------- properties
+    @property
+    def n(self) -> int:
+        """Number of rows (items before weighting)."""
+        return int(self.confidence.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def has_labels(self) -> bool:
+        return self.y_true is not None
+
+    @property
+    def has_proba(self) -> bool:
+        return self.proba is not None
+
+    @property
+    def total_weight(self) -> float:
+        """Weighted number of items, the N of every per-item figure."""
+        return float(self.sample_weight.sum())
+
+    @property
+    def correct(self) -> np.ndarray:
+        """Boolean array of shape (n,): the predicted class is the true one."""
+        self.require_labels("correctness")
+        return self.y_pred == self.y_true
+
+    @property
+    def accuracy(self) -> float:
+        """Weighted accuracy of plain argmax (no rejection); NaN when empty."""
+        total = self.total_weight
+        if total <= 0:
+            return float("nan")
+        return float(self.sample_weight[self.correct].sum() / total)
+
+    def require_labels(self, what: str) -> None:
+        if self.y_true is None:
+            raise ValueError(f"{what} needs true labels (y_true), but this split is unlabeled")
+
+    def require_proba(self, what: str) -> None:
+        if self.proba is None:
+            raise ValueError(
+                f"{what} needs the full probability vector (proba_<class> columns); "
+                "this run only has the top label and its confidence"
+            )
+
+    def subset(self, rows) -> "Predictions":
+        """The same predictions restricted to ``rows`` (a boolean mask or indices)."""
+        take = lambda a: None if a is None else a[rows]  # noqa: E731
+        return replace(
+            self,
+            y_pred=self.y_pred[rows],
+            confidence=self.confidence[rows],
+            y_true=take(self.y_true),
+            proba=take(self.proba),
+            logits=take(self.logits),
+            sample_weight=self.sample_weight[rows],
+            ids=take(self.ids),
+            timestamp=take(self.timestamp),
+        )
+
+    def with_proba(self, proba) -> "Predictions":
+        """A copy with new probabilities (e.g. recalibrated), argmax recomputed."""
+        fresh = Predictions.from_proba(proba, classes=self.classes, sample_weight=self.sample_weight)
+        return replace(self, proba=fresh.proba, y_pred=fresh.y_pred, confidence=fresh.confidence, logits=None)
+
+    def with_confidence(self, confidence: np.ndarray) -> "Predictions":
+        """A copy with a recalibrated top-label confidence; labels unchanged."""
+        confidence = _as_float_1d(confidence, "confidence", self.n)
+        return replace(self, confidence=np.clip(confidence, 0.0, 1.0))
