@@ -39,6 +39,16 @@ Examples
 (0.8, 2.0)
 """
 
+from ._calibration import (
+    Calibrator,
+    brier_score,
+    calibration_summary,
+    expected_calibration_error,
+    fit_calibration,
+    maximum_calibration_error,
+    negative_log_likelihood,
+    reliability_diagram,
+)
 from ._curves import (
     RiskCoverage,
     ThresholdCurve,
@@ -58,6 +68,14 @@ from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_fram
 __version__ = "0.1.0"
 
 __all__ = [
+    "Calibrator",
+    "brier_score",
+    "calibration_summary",
+    "expected_calibration_error",
+    "fit_calibration",
+    "maximum_calibration_error",
+    "negative_log_likelihood",
+    "reliability_diagram",
     "ComparisonTable",
     "DEFAULT_KS",
     "Dominance",

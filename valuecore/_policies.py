@@ -15,7 +15,7 @@ from typing import Mapping, Union
 import numpy as np
 
 from ._predictions import Predictions
-from ._sorted import SortedRun, best_prefix, best_prefix_per_class
+from ._sorted import SortedRun, best_prefix, best_prefix_per_class, best_prefix_per_class_cumulative
 from ._usecase import UseCase, ValueMatrix
 
 __all__ = [
@@ -318,8 +318,15 @@ def fit_policy(
     if kind == "threshold":
         return Policy(kind, threshold=_tune_global(run, values, estimate), **extra)
     if kind == "class_thresholds":
-        gains = item_gains(run.predictions, values, estimate=estimate)
-        thresholds, _ = best_prefix_per_class(gains, run)
+        if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
+            # Fast path: O(n_class_groups) from counts cached at presort.
+            at_end = (values.v_correct - values.v_abstain) * run.class_cum_correct + (
+                values.v_wrong - values.v_abstain
+            ) * run.class_cum_wrong
+            thresholds, _ = best_prefix_per_class_cumulative(at_end, run)
+        else:
+            gains = item_gains(run.predictions, values, estimate=estimate)
+            thresholds, _ = best_prefix_per_class(gains, run)
         pairs = tuple(
             (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
         )

@@ -48,6 +48,10 @@ class SortedRun:
         Predicted class (index) of each group; non-decreasing.
     class_group_threshold : ndarray of shape (n_class_groups,)
         Confidence of each group; decreasing within a class.
+    class_cum_correct, class_cum_wrong : ndarray of shape (n_class_groups,) or None
+        Weighted correct / wrong counts cumulated along ``class_order`` up to
+        the end of each group (not reset between classes), so that a new use
+        case tunes per-class thresholds in O(n_class_groups).
     """
 
     predictions: Predictions
@@ -61,6 +65,8 @@ class SortedRun:
     class_group_end: np.ndarray
     class_group_class: np.ndarray
     class_group_threshold: np.ndarray
+    class_cum_correct: np.ndarray | None = None
+    class_cum_wrong: np.ndarray | None = None
 
     @property
     def total_weight(self) -> float:
@@ -137,6 +143,12 @@ def presort(predictions: Predictions) -> SortedRun:
     class_sorted_conf = confidence[class_order]
     class_group_end = _group_ends([class_sorted_pred, class_sorted_conf], n)
     last = class_group_end - 1
+    class_cum_correct = class_cum_wrong = None
+    if predictions.has_labels and n:
+        class_weight = predictions.sample_weight[class_order]
+        class_correct = predictions.correct[class_order]
+        class_cum_correct = np.cumsum(np.where(class_correct, class_weight, 0.0))[last]
+        class_cum_wrong = np.cumsum(np.where(class_correct, 0.0, class_weight))[last]
     return SortedRun(
         predictions=predictions,
         order=order,
@@ -149,6 +161,8 @@ def presort(predictions: Predictions) -> SortedRun:
         class_group_end=class_group_end,
         class_group_class=class_sorted_pred[last] if n else np.zeros(0, np.int64),
         class_group_threshold=class_sorted_conf[last] if n else np.zeros(0),
+        class_cum_correct=class_cum_correct,
+        class_cum_wrong=class_cum_wrong,
     )
 
 
@@ -179,13 +193,20 @@ def best_prefix_per_class(gain: np.ndarray, run: SortedRun) -> tuple[np.ndarray,
     best_gain : ndarray of shape (n_classes,)
         The gain of that choice (0 for "accept nothing").
     """
+    if run.class_group_end.size == 0:
+        return best_prefix_per_class_cumulative(np.zeros(0), run)
+    cumulative = np.cumsum(gain[run.class_order])
+    return best_prefix_per_class_cumulative(cumulative[run.class_group_end - 1], run)
+
+
+def best_prefix_per_class_cumulative(at_end: np.ndarray, run: SortedRun) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`best_prefix_per_class`, from the gain cumulated along
+    ``class_order`` up to the end of each group (shape (n_class_groups,))."""
     n_classes = run.predictions.n_classes
     thresholds = np.full(n_classes, np.nan)
     best_gain = np.zeros(n_classes)
     if run.class_group_end.size == 0:
         return thresholds, best_gain
-    cumulative = np.cumsum(gain[run.class_order])
-    at_end = cumulative[run.class_group_end - 1]
     group_class = run.class_group_class
     # First group of each present class: where the class label changes.
     first = np.r_[0, np.flatnonzero(group_class[1:] != group_class[:-1]) + 1]

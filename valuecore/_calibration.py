@@ -1,0 +1,818 @@
+"""Post-hoc recalibration of confidences and the diagnostics that judge it.
+
+A reject option accepts a prediction iff its confidence reaches a threshold,
+and the value-optimal threshold of seed 003 (eq. 6) assumes the confidence is
+calibrated. Seed 003 section 4.2.3 recalibrates every model with temperature
+scaling (Guo et al., 2017) before thresholding; this module offers that and
+two alternatives, fitted on a labelled tuning split and applied anywhere:
+
+``"temperature"``
+    ``softmax(logits / T)`` with one ``T > 0`` chosen to minimise the weighted
+    negative log-likelihood. The class ranking of every row is kept, so
+    predictions and accuracy never change. Needs the probability vector.
+``"isotonic"``
+    A monotone non-decreasing map of the top-label confidence to the chance of
+    being correct. Only ``confidence`` changes; ``proba`` is left as it was,
+    so afterwards the confidence no longer equals the largest probability.
+    Works for runs that only report the top label.
+``"platt"``
+    A logistic regression of the true class on the log-odds of the positive
+    class (``classes[1]``), binary runs only. It returns a new probability
+    vector and the prediction becomes its argmax, so unlike temperature
+    scaling it can change predictions (when the fitted intercept moves the
+    decision point away from 0.5).
+``"none"``
+    The identity, so that "no recalibration" is a calibrator like the others.
+
+Everything is weighted by ``Predictions.sample_weight``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize, minimize_scalar
+from scipy.special import expit, log_softmax, logsumexp, softmax
+
+from ._predictions import Predictions
+
+__all__ = [
+    "Calibrator",
+    "brier_score",
+    "calibration_summary",
+    "expected_calibration_error",
+    "fit_calibration",
+    "maximum_calibration_error",
+    "negative_log_likelihood",
+    "reliability_diagram",
+]
+
+METHODS = ("none", "temperature", "isotonic", "platt")
+STRATEGIES = ("uniform", "quantile")
+
+# Wrongly typed parameters raise ValueError, not TypeError (hence the
+# "noqa: TRY004"s): they come from user-edited JSON and the dashboard reports
+# every ValueError as a message.
+
+# Probabilities are floored before taking logs so that a model that claims
+# certainty and is wrong costs a large but finite amount.
+_PROBA_FLOOR = 1e-12
+# Temperatures outside [0.05, 20] mean the scores carry (almost) no usable
+# ranking information; capping keeps the optimiser away from degenerate ends.
+_LOG_T_BOUNDS = (math.log(0.05), math.log(20.0))
+_Z_95 = 1.959963984540054
+
+# name -> (required keys, optional keys with their defaults)
+_PARAM_SPEC: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "none": ((), {}),
+    "temperature": (("temperature",), {"use_logits": True}),
+    "isotonic": (("x", "y"), {}),
+    "platt": (("a", "b"), {"use_logits": True}),
+}
+
+_RELIABILITY_COLUMNS = [
+    "bin_lower",
+    "bin_upper",
+    "mean_confidence",
+    "accuracy",
+    "count",
+    "accuracy_low",
+    "accuracy_high",
+]
+
+
+# --------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------
+def _check_method(method) -> str:
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"unknown calibration method {method!r}; choose one of {list(METHODS)}")
+    return method
+
+
+def _finite_float(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"calibrator parameter {name!r} must be a number, got {value!r}")  # noqa: TRY004
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"calibrator parameter {name!r} must be finite, got {value!r}")
+    return value
+
+
+def _float_tuple(values, name: str) -> tuple[float, ...]:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"calibrator parameter {name!r} must be a list of numbers") from exc
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"calibrator parameter {name!r} must be a non-empty list of numbers")
+    if not np.isfinite(array).all():
+        raise ValueError(f"calibrator parameter {name!r} has NaN or infinite values")
+    return tuple(float(v) for v in array)
+
+
+def _validate_params(method: str, params) -> dict[str, Any]:
+    if not isinstance(params, Mapping):
+        raise ValueError(f"calibrator params must be a mapping, got {type(params).__name__}")  # noqa: TRY004
+    required, optional = _PARAM_SPEC[method]
+    missing = [key for key in required if key not in params]
+    if missing:
+        raise ValueError(f"a {method!r} calibrator needs the parameters {missing}; got {sorted(params)}")
+    unknown = sorted(set(params) - set(required) - set(optional))
+    if unknown:
+        raise ValueError(
+            f"unexpected parameters {unknown} for a {method!r} calibrator; "
+            f"it takes {list(required) + list(optional)}"
+        )
+    out: dict[str, Any] = {}
+    if method == "temperature":
+        temperature = _finite_float(params["temperature"], "temperature")
+        if temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
+        out["temperature"] = temperature
+    elif method == "platt":
+        out["a"] = _finite_float(params["a"], "a")
+        out["b"] = _finite_float(params["b"], "b")
+    elif method == "isotonic":
+        x = _float_tuple(params["x"], "x")
+        y = _float_tuple(params["y"], "y")
+        if len(x) != len(y):
+            raise ValueError(f"isotonic breakpoints x and y differ in length ({len(x)} vs {len(y)})")
+        if np.any(np.diff(x) < 0):
+            raise ValueError("isotonic breakpoints x must be sorted in non-decreasing order")
+        if np.any(np.diff(y) < 0):
+            raise ValueError("isotonic values y must be non-decreasing (the map is monotone)")
+        if min(y) < 0 or max(y) > 1:
+            raise ValueError("isotonic values y must lie in [0, 1]")
+        out["x"], out["y"] = x, y
+    for key, default in optional.items():
+        value = params.get(key, default)
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"calibrator parameter {key!r} must be true or false, got {value!r}")  # noqa: TRY004
+        out[key] = bool(value)
+    return out
+
+
+def _check_bins(n_bins, strategy) -> None:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown binning strategy {strategy!r}; choose one of {list(STRATEGIES)}")
+
+
+def _require_binary(classes: tuple[str, ...] | int, what: str) -> None:
+    n_classes = classes if isinstance(classes, int) else len(classes)
+    if n_classes != 2:
+        shown = "" if isinstance(classes, int) else f" {list(classes)}"
+        raise ValueError(
+            f"{what} works on binary runs only; this run has {n_classes} classes{shown}. "
+            "Use 'temperature' or 'isotonic' for multiclass runs"
+        )
+
+
+# --------------------------------------------------------------------------
+# the score each parametric method rescales
+# --------------------------------------------------------------------------
+def _log_proba(proba: np.ndarray) -> np.ndarray:
+    return np.log(np.clip(proba, _PROBA_FLOOR, 1.0))
+
+
+def _logits_agree(logits: np.ndarray, y_pred: np.ndarray) -> bool:
+    # Logits that rank another class first (e.g. taken from a different model
+    # or rounded differently) would make temperature scaling disagree with the
+    # reported prediction; "auto" then falls back to the probabilities.
+    if logits.shape[0] == 0:
+        return True
+    rows = np.arange(logits.shape[0])
+    return bool(np.all(logits[rows, y_pred] >= logits.max(axis=1)))
+
+
+def _resolve_use_logits(predictions: Predictions, use_logits, what: str) -> bool:
+    if isinstance(use_logits, str) and use_logits == "auto":
+        return predictions.logits is not None and _logits_agree(predictions.logits, predictions.y_pred)
+    if not isinstance(use_logits, (bool, np.bool_)):
+        raise ValueError(f"use_logits must be 'auto', True or False, got {use_logits!r}")  # noqa: TRY004
+    if use_logits and predictions.logits is None:
+        raise ValueError(f"{what} was asked to use logits (use_logits=True) but this run has none")
+    return bool(use_logits)
+
+
+def _temperature_scores(proba, logits, use_logits: bool) -> tuple[np.ndarray, bool]:
+    """Scores whose softmax is the model's probability, and whether they are logits."""
+    if logits is not None and (use_logits or proba is None):
+        return np.asarray(logits, dtype=np.float64), True
+    # log p is the logit up to a per-row constant, which softmax ignores, so
+    # for a softmax model both inputs give the same result (up to the floor).
+    return _log_proba(np.asarray(proba, dtype=np.float64)), False
+
+
+def _platt_scores(proba, logits, use_logits: bool) -> np.ndarray:
+    """Log-odds of the positive class ``classes[1]``."""
+    if logits is not None and (use_logits or proba is None):
+        logits = np.asarray(logits, dtype=np.float64)
+        return logits[:, 1] - logits[:, 0]
+    p = np.clip(np.asarray(proba, dtype=np.float64)[:, 1], _PROBA_FLOOR, 1.0 - _PROBA_FLOOR)
+    return np.log(p) - np.log1p(-p)
+
+
+# --------------------------------------------------------------------------
+# the calibrator
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Calibrator:
+    """A fitted recalibration map, serialisable to plain JSON.
+
+    Build one with :func:`fit_calibration`, or from a stored dict with
+    :meth:`from_dict`. The constructor validates and normalises ``params``
+    (numbers become ``float``, breakpoint lists become tuples).
+
+    Parameters
+    ----------
+    method : {"none", "temperature", "isotonic", "platt"}
+    params : dict
+        ``{}`` for ``"none"``; ``{"temperature": T, "use_logits": bool}``;
+        ``{"x": [...], "y": [...]}`` for isotonic (breakpoints of the map,
+        reproduced by ``np.interp(confidence, x, y)``, which also clips
+        outside ``[x[0], x[-1]]``); ``{"a": a, "b": b, "use_logits": bool}``
+        for Platt, where ``P(classes[1]) = 1 / (1 + exp(-(a * s + b)))`` and
+        ``s`` is the log-odds of ``classes[1]``. ``use_logits`` (default
+        True) says to read ``logits`` when the predictions carry them rather
+        than ``log(proba)``; for a softmax model both give the same answer.
+
+    Examples
+    --------
+    >>> cal = Calibrator("temperature", {"temperature": 2.0})
+    >>> cal.to_dict()
+    {'method': 'temperature', 'temperature': 2.0, 'use_logits': True}
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.2, 0.8]], y_true=[0, 0])
+    >>> q = cal.apply(p)
+    >>> q.y_pred.tolist(), q.confidence.round(3).tolist()
+    ([0, 1], [0.75, 0.667])
+    """
+
+    method: str
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        method = _check_method(self.method)
+        object.__setattr__(self, "params", _validate_params(method, self.params))
+
+    def __hash__(self) -> int:
+        # params holds only floats, bools and tuples after validation
+        return hash((self.method, tuple(sorted(self.params.items()))))
+
+    # ------------------------------------------------------------- apply
+    def apply(self, predictions: Predictions) -> Predictions:
+        """Recalibrated copy of ``predictions``.
+
+        Parameters
+        ----------
+        predictions : Predictions
+            Any split, labelled or not, of the same model and classes.
+
+        Returns
+        -------
+        Predictions
+            ``"temperature"``: new ``proba`` (and ``logits / T`` when logits
+            were used, else ``logits=None``); ``y_pred`` is kept as it was, so
+            accuracy is exactly unchanged even where rescaling creates
+            floating-point ties, and ``confidence`` is the new probability of
+            that class. ``"isotonic"``: only ``confidence`` changes.
+            ``"platt"``: new binary ``proba``, ``y_pred`` its argmax (may
+            change), ``logits=None``. ``"none"``: ``predictions`` itself.
+
+        Raises
+        ------
+        ValueError
+            Temperature or Platt on a run without probabilities, Platt on a
+            run that is not binary.
+        """
+        method = self.method
+        if method == "none":
+            return predictions
+        if method == "isotonic":
+            return predictions.with_confidence(self._isotonic(predictions.confidence))
+        if method == "temperature":
+            predictions.require_proba("temperature scaling")
+            scores, used_logits = _temperature_scores(
+                predictions.proba, predictions.logits, self.params["use_logits"]
+            )
+            scaled = scores / self.params["temperature"]
+            proba = softmax(scaled, axis=1)
+            rows = np.arange(predictions.n)
+            # T > 0 keeps each row's order, but log, division and exp can merge
+            # nearly equal scores into exact ties whose argmax would pick the
+            # first column; keeping y_pred makes the no-op on predictions exact.
+            return replace(
+                predictions,
+                proba=proba,
+                confidence=np.clip(proba[rows, predictions.y_pred], 0.0, 1.0),
+                logits=scaled if used_logits else None,
+            )
+        # platt
+        _require_binary(predictions.classes, "Platt scaling")
+        predictions.require_proba("Platt scaling")
+        positive = self._platt(_platt_scores(predictions.proba, predictions.logits, self.params["use_logits"]))
+        return predictions.with_proba(np.column_stack([1.0 - positive, positive]))
+
+    def apply_confidence(self, confidence, proba=None, logits=None) -> np.ndarray:
+        """Recalibrated top-label confidence from raw arrays (serving path).
+
+        Parameters
+        ----------
+        confidence : array-like of shape (n,)
+            Top-label confidence; the only input isotonic uses.
+        proba : array-like of shape (n, n_classes), optional
+            Needed by temperature and Platt (Platt: 2 columns) unless
+            ``logits`` is given.
+        logits : array-like of shape (n, n_classes), optional
+
+        Returns
+        -------
+        ndarray of shape (n,), float64 in [0, 1]
+            For temperature, the largest rescaled probability; for Platt,
+            ``max(q, 1 - q)`` with ``q`` the new ``P(classes[1])``.
+
+        Examples
+        --------
+        >>> Calibrator("isotonic", {"x": [0.5, 1.0], "y": [0.4, 0.9]}).apply_confidence([0.6, 1.0])
+        array([0.5, 0.9])
+        """
+        confidence = np.asarray(confidence, dtype=np.float64)
+        if confidence.ndim != 1:
+            raise ValueError(f"confidence must be one-dimensional, got shape {confidence.shape}")
+        if self.method == "none":
+            return confidence.copy()
+        if self.method == "isotonic":
+            return self._isotonic(confidence)
+        if proba is None and logits is None:
+            raise ValueError(f"{self.method} calibration needs proba or logits, not only the confidence")
+        for name, array in (("proba", proba), ("logits", logits)):
+            if array is not None:
+                shape = np.shape(array)
+                if len(shape) != 2 or shape[0] != confidence.shape[0]:
+                    raise ValueError(
+                        f"{name} must have shape ({confidence.shape[0]}, n_classes), got {shape}"
+                    )
+        if self.method == "temperature":
+            scores, _ = _temperature_scores(proba, logits, self.params["use_logits"])
+            return np.clip(softmax(scores / self.params["temperature"], axis=1).max(axis=1), 0.0, 1.0)
+        _require_binary(np.shape(proba if proba is not None else logits)[1], "Platt scaling")
+        positive = self._platt(_platt_scores(proba, logits, self.params["use_logits"]))
+        return np.maximum(positive, 1.0 - positive)
+
+    def _isotonic(self, confidence: np.ndarray) -> np.ndarray:
+        return np.clip(np.interp(confidence, self.params["x"], self.params["y"]), 0.0, 1.0)
+
+    def _platt(self, scores: np.ndarray) -> np.ndarray:
+        return expit(self.params["a"] * scores + self.params["b"])
+
+    # ------------------------------------------------------------- serialise
+    def to_dict(self) -> dict[str, Any]:
+        """Plain ``json.dumps``-able dict; see :meth:`from_dict`.
+
+        Examples
+        --------
+        >>> Calibrator("platt", {"a": 1.5, "b": -0.25}).to_dict()
+        {'method': 'platt', 'a': 1.5, 'b': -0.25, 'use_logits': True}
+        """
+        out: dict[str, Any] = {"method": self.method}
+        for key, value in self.params.items():
+            out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibrator:
+        """Inverse of :meth:`to_dict`.
+
+        Raises
+        ------
+        ValueError
+            Not a mapping, no or unknown ``method``, missing, unexpected or
+            invalid parameters.
+
+        Examples
+        --------
+        >>> Calibrator.from_dict({"method": "temperature", "temperature": 1.73}).params
+        {'temperature': 1.73, 'use_logits': True}
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a calibrator dict must be a mapping, got {type(data).__name__}")  # noqa: TRY004
+        if "method" not in data:
+            raise ValueError(f"a calibrator dict needs a 'method' key (one of {list(METHODS)})")
+        method = _check_method(data["method"])
+        return cls(method, {k: v for k, v in data.items() if k != "method"})
+
+
+# --------------------------------------------------------------------------
+# fitting
+# --------------------------------------------------------------------------
+def fit_calibration(predictions: Predictions, method: str, *, use_logits="auto") -> Calibrator:
+    """Fit a recalibration map on a labelled (tuning) split.
+
+    Parameters
+    ----------
+    predictions : Predictions
+        Labelled predictions of the split to fit on; ``sample_weight``
+        weights every item.
+    method : {"none", "temperature", "isotonic", "platt"}
+    use_logits : {"auto", True, False}
+        Temperature and Platt only: fit on ``predictions.logits`` (True), on
+        ``log(clip(proba, 1e-12, 1))`` (False), or on logits when present and
+        ranking the reported prediction first in every row ("auto").
+
+    Returns
+    -------
+    Calibrator
+        Temperature minimises the weighted NLL of ``softmax(scores / T)``
+        over ``log T`` in ``[log 0.05, log 20]`` (bounded Brent search; a
+        result at a bound means the data asked for more). Isotonic is
+        scikit-learn's weighted ``IsotonicRegression`` of correctness on
+        top-label confidence. Platt minimises the weighted log-loss of
+        ``sigmoid(a * s + b)`` with Platt's (1999) smoothed targets
+        ``(W+ + 1) / (W+ + 2)`` and ``1 / (W- + 2)``, where ``W+``/``W-``
+        are the weighted class totals rescaled so the weights sum to the
+        number of weighted rows; the smoothing keeps ``a`` finite on
+        separable data.
+
+    Raises
+    ------
+    ValueError
+        Unknown method, unlabeled split, no positive weight, temperature or
+        Platt without probabilities, Platt on a non-binary run.
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.1, 0.9]],
+    ...                            y_true=[0, 1, 1, 0])
+    >>> cal = fit_calibration(p, "temperature")
+    >>> cal.params["temperature"] > 1  # half right at 80-90%: soften
+    True
+    >>> fit_calibration(p, "isotonic").to_dict()["y"]
+    [0.5, 0.5]
+    """
+    method = _check_method(method)
+    is_auto = isinstance(use_logits, str) and use_logits == "auto"
+    if not is_auto and not isinstance(use_logits, (bool, np.bool_)):
+        raise ValueError(f"use_logits must be 'auto', True or False, got {use_logits!r}")
+    predictions.require_labels(f"fitting a {method!r} calibrator")
+    if method == "none":
+        return Calibrator("none", {})
+    weight = predictions.sample_weight
+    if predictions.n == 0 or not (weight > 0).any():
+        raise ValueError(f"fitting a {method!r} calibrator needs at least one item with positive sample_weight")
+    if method == "temperature":
+        return _fit_temperature(predictions, use_logits)
+    if method == "isotonic":
+        return _fit_isotonic(predictions)
+    return _fit_platt(predictions, use_logits)
+
+
+def _fit_temperature(predictions: Predictions, use_logits) -> Calibrator:
+    predictions.require_proba("temperature scaling")
+    chosen = _resolve_use_logits(predictions, use_logits, "temperature scaling")
+    keep = predictions.sample_weight > 0
+    logits = predictions.logits[keep] if chosen else None
+    scores, used = _temperature_scores(predictions.proba[keep], logits, chosen)
+    # shifting each row by a constant changes nothing and keeps exp() in range
+    scores = log_softmax(scores, axis=1)
+    weight = predictions.sample_weight[keep] / predictions.sample_weight[keep].sum()
+    true_score = scores[np.arange(scores.shape[0]), predictions.y_true[keep]]
+
+    def nll(log_t: float) -> float:
+        inv_t = math.exp(-log_t)
+        return float(np.dot(weight, logsumexp(scores * inv_t, axis=1) - true_score * inv_t))
+
+    # NLL is convex in 1/T, hence unimodal in log T: a bounded scalar search
+    # finds the global minimum.
+    result = minimize_scalar(nll, bounds=_LOG_T_BOUNDS, method="bounded", options={"xatol": 1e-7})
+    return Calibrator("temperature", {"temperature": math.exp(float(result.x)), "use_logits": used})
+
+
+def _fit_isotonic(predictions: Predictions) -> Calibrator:
+    from sklearn.isotonic import IsotonicRegression
+
+    keep = predictions.sample_weight > 0
+    model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+    model.fit(
+        predictions.confidence[keep],
+        predictions.correct[keep].astype(np.float64),
+        sample_weight=predictions.sample_weight[keep],
+    )
+    # scikit-learn predicts by linear interpolation between these thresholds
+    # and clips outside them, which is exactly np.interp.
+    x = np.asarray(model.X_thresholds_, dtype=np.float64)
+    y = np.clip(np.maximum.accumulate(np.asarray(model.y_thresholds_, dtype=np.float64)), 0.0, 1.0)
+    return Calibrator("isotonic", {"x": x.tolist(), "y": y.tolist()})
+
+
+def _fit_platt(predictions: Predictions, use_logits) -> Calibrator:
+    _require_binary(predictions.classes, "Platt scaling")
+    predictions.require_proba("Platt scaling")
+    chosen = _resolve_use_logits(predictions, use_logits, "Platt scaling")
+    keep = predictions.sample_weight > 0
+    logits = predictions.logits[keep] if chosen else None
+    scores = _platt_scores(predictions.proba[keep], logits, chosen)
+    positive = predictions.y_true[keep] == 1
+    weight = predictions.sample_weight[keep]
+    weight = weight * (weight.size / weight.sum())
+    w_pos, w_neg = float(weight[positive].sum()), float(weight[~positive].sum())
+    target = np.where(positive, (w_pos + 1.0) / (w_pos + 2.0), 1.0 / (w_neg + 2.0))
+    weight = weight / weight.sum()
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = theta[0] * scores + theta[1]
+        # log(1 + e^z) - t z is the stable form of the cross-entropy
+        value = float(np.dot(weight, np.logaddexp(0.0, z) - target * z))
+        residual = weight * (expit(z) - target)
+        return value, np.array([np.dot(residual, scores), residual.sum()])
+
+    # start from the identity map (a=1, b=0 returns the input probability)
+    result = minimize(loss, x0=np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
+    a, b = (float(v) for v in result.x)
+    return Calibrator("platt", {"a": a, "b": b, "use_logits": chosen})
+
+
+# --------------------------------------------------------------------------
+# diagnostics
+# --------------------------------------------------------------------------
+def _top_label(predictions: Predictions, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Confidence, correctness and weight of the rows with positive weight."""
+    predictions.require_labels(what)
+    keep = predictions.sample_weight > 0
+    return (
+        predictions.confidence[keep],
+        predictions.correct[keep].astype(np.float64),
+        predictions.sample_weight[keep],
+    )
+
+
+def _bin_index(confidence: np.ndarray, weight: np.ndarray, n_bins: int, strategy: str):
+    """Bin of each row, plus the lower/upper edge of each of the ``n_bins`` bins.
+
+    Uniform: ``[k/B, (k+1)/B)``, the last bin closed at 1. Quantile: the
+    distinct confidence values, sorted, go to bin ``floor(B * m / W)`` where
+    ``m`` is the weight below the value plus half its own weight (its mass
+    midpoint) and ``W`` the total. Identical confidences therefore never
+    straddle two bins; a heavy tie makes its bin heavier and can leave other
+    bins empty. Quantile edges tile [0, 1]: a bin runs from its smallest
+    confidence (0 for the first non-empty bin) to the smallest confidence of
+    the next non-empty bin (1 for the last).
+    """
+    if strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        index = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, n_bins - 1)
+        return index, edges[:-1], edges[1:]
+    values, inverse = np.unique(confidence, return_inverse=True)
+    value_weight = np.bincount(inverse, weights=weight, minlength=values.size)
+    total = value_weight.sum()
+    midpoint = np.cumsum(value_weight) - value_weight / 2.0
+    value_bin = np.clip(np.floor(n_bins * midpoint / total).astype(np.int64), 0, n_bins - 1)
+    index = value_bin[inverse]
+    lower = np.full(n_bins, np.nan)
+    # values are sorted, so the first value landing in a bin is its minimum
+    first = np.unique(value_bin, return_index=True)
+    lower[first[0]] = values[first[1]]
+    upper = np.full(n_bins, np.nan)
+    occupied = first[0]
+    if occupied.size:
+        upper[occupied[:-1]] = lower[occupied[1:]]
+        upper[occupied[-1]] = 1.0
+        lower[occupied[0]] = 0.0
+    return index, lower, upper
+
+
+def _bin_table(predictions: Predictions, n_bins: int, strategy: str, what: str) -> dict[str, np.ndarray]:
+    _check_bins(n_bins, strategy)
+    confidence, correct, weight = _top_label(predictions, what)
+    if confidence.size == 0:
+        empty = np.zeros(0)
+        return {"lower": empty, "upper": empty, "weight": empty, "confidence": empty, "accuracy": empty}
+    index, lower, upper = _bin_index(confidence, weight, int(n_bins), strategy)
+    bin_weight = np.bincount(index, weights=weight, minlength=n_bins)
+    bin_conf = np.bincount(index, weights=weight * confidence, minlength=n_bins)
+    bin_correct = np.bincount(index, weights=weight * correct, minlength=n_bins)
+    used = bin_weight > 0
+    return {
+        "lower": lower[used],
+        "upper": upper[used],
+        "weight": bin_weight[used],
+        "confidence": bin_conf[used] / bin_weight[used],
+        "accuracy": bin_correct[used] / bin_weight[used],
+    }
+
+
+def expected_calibration_error(predictions: Predictions, n_bins: int = 15, strategy: str = "uniform") -> float:
+    """Weighted expected calibration error of the top-label confidence.
+
+    ``ECE = sum_b (W_b / W) * |accuracy_b - mean_confidence_b|`` over the
+    bins of :func:`reliability_diagram`.
+
+    Parameters
+    ----------
+    predictions : Predictions
+        Labelled; uses ``confidence`` (so it sees isotonic recalibration).
+    n_bins : int
+    strategy : {"uniform", "quantile"}
+        Equal-width bins ``[k/B, (k+1)/B)`` (last closed), or equal-mass bins
+        from weighted quantiles that never split identical confidences.
+
+    Returns
+    -------
+    float
+        In [0, 1]; NaN when no item has positive weight.
+
+    Examples
+    --------
+    >>> p = Predictions.from_top_label(["a", "a", "a", "a"], [0.2, 0.4, 0.7, 0.9],
+    ...                                ["a", "b", "a", "a"], classes=["a", "b"])
+    >>> round(expected_calibration_error(p, n_bins=2), 6)  # (2*|0.5-0.3| + 2*|1-0.8|) / 4
+    0.2
+    """
+    table = _bin_table(predictions, n_bins, strategy, "the expected calibration error")
+    total = table["weight"].sum()
+    if total <= 0:
+        return float("nan")
+    gaps = np.abs(table["accuracy"] - table["confidence"])
+    return float(np.dot(table["weight"], gaps) / total)
+
+
+def maximum_calibration_error(predictions: Predictions, n_bins: int = 15, strategy: str = "uniform") -> float:
+    """Largest ``|accuracy_b - mean_confidence_b|`` over non-empty bins.
+
+    Same bins as :func:`expected_calibration_error`; a bin counts as empty
+    when its items weigh nothing. NaN when every bin is empty.
+
+    Examples
+    --------
+    >>> p = Predictions.from_top_label(["a", "a", "a", "a"], [0.2, 0.4, 0.7, 0.9],
+    ...                                ["a", "b", "a", "a"], classes=["a", "b"])
+    >>> round(maximum_calibration_error(p, n_bins=2), 6)
+    0.2
+    """
+    table = _bin_table(predictions, n_bins, strategy, "the maximum calibration error")
+    if table["weight"].size == 0:
+        return float("nan")
+    return float(np.max(np.abs(table["accuracy"] - table["confidence"])))
+
+
+def _weighted_mean(values: np.ndarray, weight: np.ndarray) -> float:
+    total = weight.sum()
+    if total <= 0:
+        return float("nan")
+    return float(np.dot(weight, values) / total)
+
+
+def brier_score(predictions: Predictions, *, top_label: bool = False) -> float:
+    """Weighted Brier score.
+
+    With ``proba`` (and ``top_label=False``): the multiclass score, the
+    weighted mean over items of ``sum_c (p_c - onehot_c)^2``, in [0, 2].
+    Without ``proba``, or with ``top_label=True``: the binary Brier score of
+    the top-label confidence against correctness, ``(confidence - correct)^2``,
+    in [0, 1]; only this form sees an isotonic recalibration, which leaves
+    ``proba`` untouched. The two forms are on different scales; do not
+    compare a top-label-only run with a full-vector one.
+
+    Returns
+    -------
+    float
+        NaN when no item has positive weight.
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.8, 0.2], [0.4, 0.6]], y_true=[0, 0])
+    >>> round(brier_score(p), 6)  # ((0.2^2 + 0.2^2) + (0.6^2 + 0.6^2)) / 2
+    0.4
+    >>> round(brier_score(p, top_label=True), 6)  # ((0.8 - 1)^2 + (0.6 - 0)^2) / 2
+    0.2
+    """
+    predictions.require_labels("the Brier score")
+    weight = predictions.sample_weight
+    if top_label or predictions.proba is None:
+        errors = (predictions.confidence - predictions.correct) ** 2
+    else:
+        proba = predictions.proba
+        true_p = proba[np.arange(predictions.n), predictions.y_true]
+        # sum_c (p_c - 1[c = y])^2 without building the one-hot matrix
+        errors = np.einsum("ij,ij->i", proba, proba) - 2.0 * true_p + 1.0
+    return _weighted_mean(errors, weight)
+
+
+def negative_log_likelihood(predictions: Predictions) -> float:
+    """Weighted mean of ``-log(clip(p_true, 1e-12, 1))``.
+
+    Raises
+    ------
+    ValueError
+        Unlabeled split, or a run without ``proba``.
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.5, 0.5], [0.25, 0.75]], y_true=[0, 1])
+    >>> round(negative_log_likelihood(p), 4)  # -(log 0.5 + log 0.75) / 2
+    0.4904
+    """
+    predictions.require_labels("the negative log-likelihood")
+    predictions.require_proba("the negative log-likelihood")
+    true_p = predictions.proba[np.arange(predictions.n), predictions.y_true]
+    return _weighted_mean(-np.log(np.clip(true_p, _PROBA_FLOOR, 1.0)), predictions.sample_weight)
+
+
+def _wilson(accuracy: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    z2 = _Z_95**2
+    denominator = 1.0 + z2 / n
+    centre = (accuracy + z2 / (2.0 * n)) / denominator
+    half = _Z_95 * np.sqrt(np.maximum(accuracy * (1.0 - accuracy), 0.0) / n + z2 / (4.0 * n * n)) / denominator
+    # the interval always contains the point estimate; rounding at 0 and 1
+    # could otherwise push an end past it by an ulp
+    return np.clip(centre - half, 0.0, accuracy), np.clip(centre + half, accuracy, 1.0)
+
+
+def reliability_diagram(predictions: Predictions, n_bins: int = 15, strategy: str = "uniform") -> pd.DataFrame:
+    """Per-bin confidence against accuracy, the data of a reliability plot.
+
+    Parameters
+    ----------
+    predictions : Predictions
+        Labelled.
+    n_bins : int
+    strategy : {"uniform", "quantile"}
+        As in :func:`expected_calibration_error`. Quantile bins are reported
+        with edges that tile [0, 1]: from the bin's smallest confidence (0 for
+        the first bin) up to, excluding, the next bin's smallest (1 for the
+        last).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin whose items weigh more than 0, in increasing
+        confidence, with float columns ``bin_lower``, ``bin_upper``,
+        ``mean_confidence``, ``accuracy`` (weighted), ``count`` (weighted;
+        the column sums to the total weight), ``accuracy_low`` and
+        ``accuracy_high``: a 95% Wilson score interval that takes the
+        weighted count as the number of trials. That is right for frequency
+        weights; for weights on another scale (e.g. summing to 1) the
+        interval is too wide or too narrow by that scale.
+
+    Examples
+    --------
+    >>> p = Predictions.from_top_label(["a", "a", "a", "a"], [0.2, 0.4, 0.7, 0.9],
+    ...                                ["a", "b", "a", "a"], classes=["a", "b"])
+    >>> reliability_diagram(p, n_bins=2)[["bin_lower", "bin_upper", "accuracy", "count"]]
+       bin_lower  bin_upper  accuracy  count
+    0        0.0        0.5       0.5    2.0
+    1        0.5        1.0       1.0    2.0
+    """
+    table = _bin_table(predictions, n_bins, strategy, "a reliability diagram")
+    if table["weight"].size:
+        low, high = _wilson(table["accuracy"], table["weight"])
+    else:
+        low = high = np.zeros(0)
+    return pd.DataFrame(
+        {
+            "bin_lower": table["lower"],
+            "bin_upper": table["upper"],
+            "mean_confidence": table["confidence"],
+            "accuracy": table["accuracy"],
+            "count": table["weight"],
+            "accuracy_low": low,
+            "accuracy_high": high,
+        },
+        columns=_RELIABILITY_COLUMNS,
+    ).astype(np.float64)
+
+
+def calibration_summary(predictions: Predictions, n_bins: int = 15) -> dict[str, float | None]:
+    """All calibration diagnostics of a labelled run in one dict.
+
+    Returns
+    -------
+    dict
+        ``ece_uniform`` and ``ece_quantile`` (:func:`expected_calibration_error`
+        with each strategy), ``mce`` (:func:`maximum_calibration_error`,
+        uniform bins), ``brier`` (:func:`brier_score`, multiclass form when
+        ``proba`` is present) and ``nll`` (:func:`negative_log_likelihood`,
+        None when the run has no ``proba``). Plain floats.
+
+    Examples
+    --------
+    >>> p = Predictions.from_top_label(["a", "a", "a", "a"], [0.2, 0.4, 0.7, 0.9],
+    ...                                ["a", "b", "a", "a"], classes=["a", "b"])
+    >>> s = calibration_summary(p, n_bins=2)
+    >>> sorted(s), s["nll"]
+    (['brier', 'ece_quantile', 'ece_uniform', 'mce', 'nll'], None)
+    """
+    predictions.require_labels("a calibration summary")
+    return {
+        "ece_uniform": expected_calibration_error(predictions, n_bins, "uniform"),
+        "ece_quantile": expected_calibration_error(predictions, n_bins, "quantile"),
+        "mce": maximum_calibration_error(predictions, n_bins, "uniform"),
+        "brier": brier_score(predictions),
+        "nll": negative_log_likelihood(predictions) if predictions.has_proba else None,
+    }
