@@ -1,0 +1,323 @@
+"""Loading, calibrating and presorting runs, once per file content.
+
+Loading and presorting are the expensive steps (O(n log n)); a slider change
+must only redo the cheap O(n) part. Results are cached with
+``st.cache_resource`` rather than ``st.cache_data`` on purpose: the objects
+are immutable (frozen dataclasses over numpy arrays) and ``cache_data``
+would pickle a copy of millions of rows on every rerun.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+
+import valuecore as vc
+from valuecore._runfiles import LoadProblem, LoadReport, ModelRun, load_run_file, load_runs
+
+SAMPLE_ROOT = Path(__file__).resolve().parent.parent / "sample_runs"
+RUN_SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def sample_sets() -> list[str]:
+    """Names of the bundled sample-run folders."""
+    if not SAMPLE_ROOT.is_dir():
+        return []
+    return sorted(
+        p.name for p in SAMPLE_ROOT.iterdir() if p.is_dir() and any(f.suffix in RUN_SUFFIXES for f in p.iterdir())
+    )
+
+
+def _fingerprint(folder: Path) -> tuple:
+    """Changes whenever a run file in the folder changes, so the cache never serves stale runs."""
+    files = sorted(f for f in folder.iterdir() if f.suffix.lower() in RUN_SUFFIXES)
+    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+
+
+@st.cache_resource(show_spinner="Loading and checking the run files…", max_entries=16)
+def _load_folder(folder: str, fingerprint: tuple) -> LoadReport:
+    return load_runs(folder)
+
+
+def load_folder(folder: str | Path) -> LoadReport:
+    """All run files of a folder (cached per folder content)."""
+    folder = Path(folder).expanduser()
+    if not folder.is_dir():
+        return LoadReport(models={}, problems=(LoadProblem(str(folder), "this folder does not exist", None, (), "error"),))
+    return _load_folder(str(folder.resolve()), _fingerprint(folder))
+
+
+@st.cache_resource(show_spinner="Loading and checking the uploaded file…", max_entries=64)
+def _load_upload(name: str, sha256: str, _data: bytes) -> LoadReport:
+    return load_run_file(_data, name=name)
+
+
+def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
+    """Uploaded run files as one report; a bad file never hides the good ones."""
+    models: dict[str, ModelRun] = {}
+    problems: list[LoadProblem] = []
+    for name, data in files:
+        report = _load_upload(name, hashlib.sha256(data).hexdigest(), data)
+        problems.extend(report.problems)
+        for model, run in report.models.items():
+            if model in models:
+                problems.append(
+                    LoadProblem(name, f"model {model!r} is already loaded from another file; this one is skipped", "model", (), "error")
+                )
+                continue
+            models[model] = run
+    return LoadReport(models=models, problems=tuple(problems))
+
+
+@st.cache_resource(show_spinner="Fitting the calibration…", max_entries=256)
+def _calibrator(sha256: str, model: str, split: str, method: str, _predictions: vc.Predictions):
+    from valuecore._calibration import fit_calibration
+
+    return fit_calibration(_predictions, method)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _calibrated(sha256: str, model: str, split: str, calibration_key: str, _predictions, _calibrator):
+    return _calibrator.apply(_predictions)
+
+
+@st.cache_resource(show_spinner="Sorting the run once…", max_entries=512)
+def _presorted(sha256: str, model: str, split: str, calibration_key: str, _predictions: vc.Predictions) -> vc.SortedRun:
+    return vc.presort(_predictions)
+
+
+class Workspace:
+    """Cached access to the selected models' splits, calibration and policies.
+
+    Parameters
+    ----------
+    report : LoadReport
+    tune_split, eval_split : str or None
+    calibration : str
+        "none", "temperature" or "isotonic"; fitted on the tuning split.
+    """
+
+    def __init__(self, report: LoadReport, tune_split: str | None, eval_split: str | None, calibration: str = "none"):
+        self.report = report
+        self.tune_split = tune_split
+        self.eval_split = eval_split
+        self.calibration = calibration
+
+    def run(self, model: str) -> ModelRun:
+        return self.report.models[model]
+
+    def predictions(self, model: str, split: str | None) -> vc.Predictions | None:
+        """Raw predictions of one split, or None when the model lacks it."""
+        if split is None:
+            return None
+        return self.run(model).splits.get(split)
+
+    def tuning_split_for(self, model: str) -> str | None:
+        """The split thresholds are tuned on: the tuning split, else the evaluated one."""
+        splits = self.run(model).splits
+        if self.tune_split in splits and splits[self.tune_split].has_labels:
+            return self.tune_split
+        return self.eval_split if self.eval_split in splits else None
+
+    def calibrator(self, model: str):
+        """The fitted calibrator (None for "none" or when it cannot be fitted)."""
+        if self.calibration == "none":
+            return None
+        split = self.tuning_split_for(model)
+        predictions = self.predictions(model, split)
+        if predictions is None or not predictions.has_labels:
+            return None
+        return _calibrator(self.run(model).sha256, model, split, self.calibration, predictions)
+
+    def calibration_error(self, model: str) -> str | None:
+        """Why the chosen calibration cannot apply to this model, if it cannot."""
+        try:
+            self.calibrator(model)
+        except ValueError as error:
+            return str(error)
+        return None
+
+    def _calibration_key(self, model: str) -> str:
+        calibrator = self.safe_calibrator(model)
+        return "none" if calibrator is None else f"{self.calibration}@{self.tuning_split_for(model)}"
+
+    def safe_calibrator(self, model: str):
+        try:
+            return self.calibrator(model)
+        except ValueError:
+            return None  # reported on the page via calibration_error
+
+    def calibrated(self, model: str, split: str | None) -> vc.Predictions | None:
+        predictions = self.predictions(model, split)
+        calibrator = self.safe_calibrator(model)
+        if predictions is None or calibrator is None:
+            return predictions
+        return _calibrated(self.run(model).sha256, model, split, self._calibration_key(model), predictions, calibrator)
+
+    def sorted(self, model: str, split: str | None) -> vc.SortedRun | None:
+        """Presorted (calibrated) split, computed once per file content and setting."""
+        predictions = self.calibrated(model, split)
+        if predictions is None:
+            return None
+        return _presorted(self.run(model).sha256, model, split, self._calibration_key(model), predictions)
+
+    def calibration_dict(self, model: str) -> dict | None:
+        calibrator = self.safe_calibrator(model)
+        return None if calibrator is None else calibrator.to_dict()
+
+    def policy(self, model: str, kind: str, values) -> vc.Policy:
+        """Fit a policy of ``kind`` on the tuning split (labels, else label-free)."""
+        split = self.tuning_split_for(model)
+        run = self.sorted(model, split)
+        estimate = run is not None and not run.predictions.has_labels
+        return vc.fit_policy(kind, run, values, calibration=self.calibration_dict(model), estimate=estimate)
+
+    def result(self, model: str, policy: vc.Policy, values) -> vc.PolicyResult | None:
+        """Realised value on the evaluated split (estimated when it has no labels)."""
+        predictions = self.predictions(model, self.eval_split)
+        if predictions is None:
+            return None
+        if predictions.has_labels:
+            return vc.evaluate(policy, predictions, values)
+        return vc.estimate(policy, predictions, values)
+
+    # ---------------------------------------------------- added: cached views
+
+    def calibration_key(self, model: str) -> str:
+        """Text that identifies the calibration in force for a model ("none" when none)."""
+        return self._calibration_key(model)
+
+    def has_split(self, model: str, split: str | None) -> bool:
+        return split is not None and split in self.run(model).splits
+
+    def has_proba(self, model: str) -> bool:
+        """True when the model's run carries full probability vectors."""
+        return all(p.has_proba for p in self.run(model).splits.values())
+
+    def cached_result(self, model: str, policy: vc.Policy, values, split: str | None = None):
+        """Like :meth:`result` (on ``split``, default the evaluated one), cached per policy and values."""
+        split = self.eval_split if split is None else split
+        predictions = self.predictions(model, split)
+        if predictions is None:
+            return None
+        return _evaluated(
+            self.run(model).sha256, model, split, policy_key(policy), values_key(values), policy, predictions, values
+        )
+
+    def curve(self, model: str, split: str | None, values) -> vc.ThresholdCurve | None:
+        """Value at every threshold of a (calibrated) split; estimated when it has no labels. Not cached."""
+        run = self.sorted(model, split)
+        if run is None:
+            return None
+        return vc.threshold_curve(run, values)
+
+    def curve_frame(self, model: str, split: str | None, values, max_points: int = 400):
+        """``threshold_curve(...).to_frame(max_points)`` of a split, cached (a light frame, not the curve)."""
+        run = self.sorted(model, split)
+        if run is None:
+            return None
+        key = (self.run(model).sha256, model, split, self._calibration_key(model), values_key(values), max_points)
+        return _curve_frame(key, run, values)
+
+    def histogram(self, model: str, split: str | None, bins: int = 20):
+        """Correct-vs-wrong confidence histogram of a labelled (calibrated) split, or None."""
+        predictions = self.calibrated(model, split)
+        if predictions is None or not predictions.has_labels:
+            return None
+        return _histogram(self.run(model).sha256, model, split, self._calibration_key(model), bins, predictions)
+
+    def voc(self, model: str, mode: str) -> vc.VOCCurve:
+        """The VOC curve of ``mode`` on the evaluated split ("tuned" tunes on the tuning split).
+
+        Raises ValueError (in plain words) when a split is missing or unlabelled.
+        """
+        split = self.eval_split
+        run = self.sorted(model, split)
+        if run is None:
+            raise ValueError(f"{model} has no {split!r} split")
+        if not run.predictions.has_labels:
+            raise ValueError(f"the {split!r} split of {model} has no labels, and a VOC curve needs them")
+        tune = None
+        tune_split = None
+        if mode == "tuned":
+            tune_split = self.tune_split
+            tune = self.sorted(model, tune_split)
+            if tune is None:
+                raise ValueError(f"{model} has no {tune_split!r} split to tune thresholds on")
+            if not tune.predictions.has_labels:
+                raise ValueError(f"the {tune_split!r} split of {model} has no labels to tune thresholds on")
+        key = (self.run(model).sha256, model, split, tune_split, self._calibration_key(model))
+        return _voc(key, mode, run, tune)
+
+    def comparison(self, models) -> vc.ComparisonTable:
+        """Seed 003's comparison table of ``models`` (tuned on the tuning split when labelled)."""
+        eval_runs, tune_runs, key = {}, {}, []
+        for model in models:
+            run = self.sorted(model, self.eval_split)
+            if run is None or not run.predictions.has_labels:
+                continue
+            eval_runs[model] = run
+            tune = self.sorted(model, self.tune_split)
+            tune_runs[model] = tune if tune is not None and tune.predictions.has_labels else run
+            key.append((model, self.run(model).sha256, self._calibration_key(model)))
+        if not eval_runs:
+            raise ValueError("no selected model has labels on the evaluated split")
+        return _comparison((tuple(key), self.eval_split, self.tune_split), eval_runs, tune_runs)
+
+
+# --------------------------------------------------------------------------
+# Cached derived objects for the pages (added for the value / VOC / matrix pages).
+#
+# Every cache below is keyed on plain strings (file hash, model, split,
+# calibration, a text key of the values or the policy); the heavy objects are
+# passed as underscore arguments, which Streamlit does not hash.
+
+
+def values_key(values) -> str:
+    """A short text key that identifies a UseCase or ValueMatrix (for caches)."""
+    if isinstance(values, vc.UseCase):
+        return f"uc:{values.v_correct!r}:{values.v_abstain!r}:{values.v_wrong!r}"
+    if isinstance(values, vc.ValueMatrix):
+        digest = hashlib.sha256(values.values.tobytes()).hexdigest()[:16]
+        return "vm:" + "|".join(values.classes) + ":" + digest
+    return repr(values)
+
+
+def policy_key(policy: vc.Policy) -> str:
+    import json
+
+    return json.dumps(policy.to_dict(), sort_keys=True, default=str)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _evaluated(sha256: str, model: str, split: str, policy_text: str, values_text: str, _policy, _predictions, _values):
+    if _predictions.has_labels:
+        return vc.evaluate(_policy, _predictions, _values)
+    return vc.estimate(_policy, _predictions, _values)
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _curve_frame(key: tuple, _run, _values):
+    return vc.threshold_curve(_run, _values).to_frame(max_points=key[-1])
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _histogram(sha256: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
+    return vc.confidence_histogram(_predictions, bins=bins)
+
+
+@st.cache_resource(show_spinner="Computing the VOC curve…", max_entries=512)
+def _voc(key: tuple, mode: str, _run, _tune_run):
+    return vc.voc_curve(_run, mode, tune_run=_tune_run)
+
+
+@st.cache_resource(show_spinner="Computing the comparison table…", max_entries=32)
+def _comparison(key: tuple, _eval_runs, _tune_runs):
+    return vc.comparison_table(_eval_runs, _tune_runs)
+
+
+def workspace(selection) -> "Workspace":
+    """The :class:`Workspace` of a :class:`~dashboard.state.Selection` (cheap: caches are global)."""
+    return Workspace(selection.report, selection.tune_split, selection.eval_split, selection.calibration)
