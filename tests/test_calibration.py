@@ -191,13 +191,15 @@ def test_isotonic_is_monotone_and_lowers_ece_on_fitting_data():
     assert np.array_equal(out.y_pred, run.y_pred)
 
 
-def test_isotonic_breakpoints_reproduce_sklearn_and_leave_proba_alone():
+def test_isotonic_breakpoints_reproduce_sklearn_and_drop_stale_proba():
     from sklearn.isotonic import IsotonicRegression
 
     run = softmax_model(2_000, 3, 2.0, seed=8, weights=True)
     cal = fit_calibration(run, "isotonic")
     out = cal.apply(run)
-    assert out.proba is run.proba  # documented: only confidence changes
+    # Only the confidence is recalibrated; the old vector would contradict it.
+    assert out.proba is None and out.logits is None
+    assert np.array_equal(out.y_pred, run.y_pred)
     reference = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(
         run.confidence, run.correct.astype(float), sample_weight=run.sample_weight
     )

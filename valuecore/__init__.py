@@ -58,6 +58,15 @@ from ._curves import (
     threshold_curve,
 )
 from ._evaluate import PolicyResult, decision_values, estimate, evaluate, item_values
+from ._monitoring import (
+    MONITOR_COLUMNS,
+    Chunk,
+    calibration_value_table,
+    calibration_value_tables,
+    chunk_predictions,
+    monitor,
+    monitor_summary,
+)
 from ._policies import POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun, presort
@@ -76,6 +85,13 @@ __all__ = [
     "maximum_calibration_error",
     "negative_log_likelihood",
     "reliability_diagram",
+    "Chunk",
+    "MONITOR_COLUMNS",
+    "calibration_value_table",
+    "calibration_value_tables",
+    "chunk_predictions",
+    "monitor",
+    "monitor_summary",
     "ComparisonTable",
     "DEFAULT_KS",
     "Dominance",

@@ -103,7 +103,7 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
         if truth_mass is None:
             # Expected value of abstaining on everything, from the probabilities.
             if predictions.has_proba:
-                truth_mass = predictions.proba.T @ predictions.sample_weight
+                truth_mass = predictions.normalised_proba().T @ predictions.sample_weight
             else:
                 truth_mass = np.full(matrix.n_classes, n_items / matrix.n_classes)
         base = float(truth_mass @ matrix.values[:, -1])

@@ -79,14 +79,15 @@ def _ratio(numerator: float, denominator: float) -> float | None:
     return float(numerator / denominator) if denominator > 0 else None
 
 
-def _result(classes, confusion: np.ndarray, matrix_values: np.ndarray, truth_mass: np.ndarray, estimated: bool):
+def _result(classes, confusion, matrix_values, truth_mass, estimated: bool, n_items: float | None = None):
     """Build a result from a (possibly expected) confusion matrix.
 
     ``truth_mass`` has shape (C,): weighted items per true class, used for the
     always-abstain and perfect-model baselines.
     """
     n_classes = len(classes)
-    n_items = float(confusion.sum())
+    # Expected counts add up to N only up to round-off; use the exact N when known.
+    n_items = float(confusion.sum()) if n_items is None else float(n_items)
     cell_values = confusion * matrix_values
     value_total = float(cell_values.sum())
     n_correct = float(np.trace(confusion[:, :n_classes]))
@@ -171,10 +172,10 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     actions = policy.decide(predictions, matrix)
     n_classes = predictions.n_classes
     calibrated = policy.calibrate(predictions)
-    if calibrated.has_proba and policy.calibration.get("method") != "isotonic":
-        truth = calibrated.proba
+    if calibrated.has_proba:
+        truth = calibrated.normalised_proba()
     else:
-        if isinstance(values, type(None)) or matrix.as_use_case() is None:
+        if matrix.as_use_case() is None:
             calibrated.require_proba("label-free estimation with a per-class value matrix")
         # Top-label only: the predicted class is right with probability
         # `confidence`; where the rest goes does not matter for a simple use case.
@@ -192,7 +193,9 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
             action_onehot_index, weights=weighted_truth[:, true_class], minlength=n_classes + 1
         )
     truth_mass = weighted_truth.sum(axis=0)
-    return _result(predictions.classes, confusion, matrix.values, truth_mass, estimated=True)
+    return _result(
+        predictions.classes, confusion, matrix.values, truth_mass, estimated=True, n_items=predictions.total_weight
+    )
 
 
 from ._usecase import UseCase  # noqa: E402,F401  (used in doctests)

@@ -206,8 +206,8 @@ def item_gains(predictions: Predictions, values: Values, *, estimate: bool = Fal
     Returns shape (n,). With ``estimate=False`` the gain uses the true label;
     with ``estimate=True`` it is the expectation under the model's own
     probabilities (label-free; only as good as the calibration). A run with
-    only top-label confidence charges the missing ``1 - confidence`` at the
-    worst gain among the other true classes.
+    only top-label confidence supports the simple use case only, where the
+    predicted class is right with probability ``confidence``.
     """
     matrix = value_matrix_for(values, predictions.classes)
     gains = matrix.gains  # (C, C): true x predicted
@@ -216,8 +216,10 @@ def item_gains(predictions: Predictions, values: Values, *, estimate: bool = Fal
         predictions.require_labels("the realised value")
         per_item = gains[predictions.y_true, y_pred]
     elif predictions.has_proba:
-        per_item = np.einsum("ik,ki->i", predictions.proba, gains[:, y_pred])
+        per_item = np.einsum("ik,ki->i", predictions.normalised_proba(), gains[:, y_pred])
     else:
+        if matrix.as_use_case() is None:
+            predictions.require_proba("label-free estimation with a per-class value matrix")
         masked = np.where(np.eye(matrix.n_classes, dtype=bool), np.inf, gains)
         worst_wrong = masked.min(axis=0)  # (C,) per predicted class
         confidence = predictions.confidence

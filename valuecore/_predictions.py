@@ -299,6 +299,21 @@ class Predictions:
         return replace(self, proba=fresh.proba, y_pred=fresh.y_pred, confidence=fresh.confidence, logits=None)
 
     def with_confidence(self, confidence: np.ndarray) -> "Predictions":
-        """A copy with a recalibrated top-label confidence; labels unchanged."""
+        """A copy with a recalibrated top-label confidence; predicted labels unchanged.
+
+        The probability vector and logits are dropped: they no longer agree
+        with the new confidence, and label-free estimation or the
+        expected-value rule must not silently read the stale ones.
+        """
         confidence = _as_float_1d(confidence, "confidence", self.n)
-        return replace(self, confidence=np.clip(confidence, 0.0, 1.0))
+        return replace(self, confidence=np.clip(confidence, 0.0, 1.0), proba=None, logits=None)
+
+    def normalised_proba(self) -> np.ndarray:
+        """``proba`` with rows rescaled to sum to exactly 1, shape (n, n_classes).
+
+        Input rows may deviate from 1 within the loader's tolerance; expected
+        counts must still add up to the number of items.
+        """
+        self.require_proba("this computation")
+        totals = self.proba.sum(axis=1, keepdims=True)
+        return self.proba / np.where(totals > 0, totals, 1.0)
