@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["Predictions"]
 
@@ -30,21 +31,32 @@ def _as_float_1d(values, name: str, n: int | None = None) -> np.ndarray:
     return array
 
 
+def _label_text(value) -> str:
+    """Labels compare as text; a whole-number float (pandas' int column with gaps) is an int."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, np.generic):
+        value = value.item()
+    return str(value)
+
+
 def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")
+    # Encode the distinct labels only, then map back: O(n) without a Python loop over items.
+    codes, uniques = pd.factorize(pd.Series(labels, dtype=object if labels.dtype.kind in "OUS" else None))
     lookup = {c: i for i, c in enumerate(classes)}
-    as_text = np.asarray([str(v) for v in labels.tolist()], dtype=object) if labels.size else labels.astype(object)
-    codes = np.fromiter((lookup.get(v, -1) for v in as_text), dtype=np.int64, count=len(as_text))
-    unknown = codes < 0
+    unique_codes = np.array([lookup.get(_label_text(v), -1) for v in uniques], dtype=np.int64)
+    result = np.where(codes >= 0, unique_codes[np.maximum(codes, 0)] if unique_codes.size else -1, -1)
+    unknown = result < 0
     if unknown.any():
-        bad = sorted({str(v) for v in as_text[unknown]})[:5]
+        shown = pd.Series(labels[unknown]).astype(str).unique()[:5].tolist()
         raise ValueError(
             f"{name} has labels that are not among the classes {list(classes)}: "
-            f"{bad} at rows {_first_rows(unknown)}"
+            f"{shown} at rows {_first_rows(unknown)}"
         )
-    return codes
+    return result.astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,1117 @@
+"""Read run files (CSV or Parquet, one row per prediction) into :class:`Predictions`.
+
+The file format is described in ``docs/run-format.md``. Bad input never
+raises: every problem becomes a :class:`LoadProblem` naming the file, the
+column and the first offending rows, and the other files still load.
+
+Row numbers in problems are 1-based *data* rows: row 1 is the first row
+below the header (line 2 of a CSV file, row 2 of a spreadsheet).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from ._predictions import Predictions
+
+__all__ = [
+    "LoadProblem",
+    "LoadReport",
+    "ModelRun",
+    "check_comparable",
+    "load_run_file",
+    "load_runs",
+]
+
+PROBA_PREFIX = "proba_"
+LOGIT_PREFIX = "logit_"
+RESERVED_COLUMNS = ("model", "split", "id", "timestamp", "weight", "y_true", "y_pred", "confidence")
+TEXT_COLUMNS = ("model", "split", "id", "timestamp", "y_true", "y_pred")
+DEFAULT_SPLIT = "all"
+RUN_FILE_SUFFIXES = (".csv", ".parquet")
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+SHOWN_ROWS = 5
+SHOWN_COLUMNS = 5
+MAX_GROUPS = 1000  # distinct models or splits per file
+# Class codes of labels that are not classes: empty cells, and text that names no class.
+_MISSING = -2
+_UNKNOWN = -1
+
+# Spellings read as "missing" in numeric CSV columns (pandas' defaults). Text
+# columns (labels, model, split, id) only treat an empty field as missing,
+# because "NA" or "None" can be a real class name.
+NUMERIC_MISSING = [
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+    "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+]  # fmt: skip
+
+_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?\d+\.0*")
+_INTEGER_TEXT = re.compile(r"[+-]?\d+")
+_TOO_MANY_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+Severity = Literal["error", "warning"]
+
+
+# --------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class LoadProblem:
+    """One problem found while loading a run file.
+
+    Attributes
+    ----------
+    file : str
+        The file as the user named it (path, or upload name).
+    message : str
+        What is wrong, in plain words, without the row list.
+    column : str or None
+        The offending column, None when the problem is not about one column.
+    rows : tuple of int
+        The first offending rows (at most 5), 1-based data rows: row 1 is the
+        first row under the header.
+    severity : {"error", "warning"}
+        An error means the file (or the model named in the message) was not
+        loaded; a warning means it was loaded as is.
+    row_count : int
+        Total number of offending rows; ``rows`` only holds the first few.
+    """
+
+    file: str
+    message: str
+    column: str | None = None
+    rows: tuple[int, ...] = ()
+    severity: Severity = "error"
+    row_count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.row_count < len(self.rows):
+            object.__setattr__(self, "row_count", len(self.rows))
+
+    def __str__(self) -> str:
+        where = self.file if self.column is None else f"{self.file}, column {self.column}"
+        text = f"{where}: {self.message}"
+        if self.rows:
+            label = "row" if self.row_count == 1 else "rows"
+            text += f" at {label} " + ", ".join(str(r) for r in self.rows)
+            if self.row_count > len(self.rows):
+                text += f" (and {self.row_count - len(self.rows)} more)"
+        return text
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRun:
+    """The predictions of one model, split by split.
+
+    Attributes
+    ----------
+    model : str
+        Model name: the file stem, or the value of the ``model`` column.
+    path : str
+        The file it came from, as the user named it.
+    sha256 : str
+        Hex SHA-256 of the file bytes (shared by all models of one file).
+    classes : tuple of str, length n_classes
+        Class labels as text, in probability-column order.
+    splits : dict of str to Predictions
+        One entry per split, in order of first appearance in the file.
+    """
+
+    model: str
+    path: str
+    sha256: str
+    classes: tuple[str, ...]
+    splits: dict[str, Predictions] = field(default_factory=dict)
+
+    @property
+    def split_names(self) -> tuple[str, ...]:
+        return tuple(self.splits)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows over all splits (before weighting)."""
+        return sum(p.n for p in self.splits.values())
+
+
+@dataclass(frozen=True, eq=False)
+class LoadReport:
+    """What :func:`load_runs` found: the models that loaded and every problem.
+
+    Attributes
+    ----------
+    models : dict of str to ModelRun
+        The loaded models by name, in load order.
+    problems : tuple of LoadProblem
+        Errors and warnings, in the order they were found.
+    """
+
+    models: dict[str, ModelRun]
+    problems: tuple[LoadProblem, ...] = ()
+
+    @property
+    def errors(self) -> tuple[LoadProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[LoadProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing went wrong (warnings allowed)."""
+        return not self.errors
+
+
+# ----------------------------------------------------------------- public API
+def load_runs(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    *,
+    sum_tolerance: float = 1e-2,
+    warn_tolerance: float = 1e-6,
+    splits: Sequence[str] | None = None,
+) -> LoadReport:
+    """Load run files and folders of run files into one comparison.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Run files (CSV or Parquet) and folders; a folder contributes its
+        ``*.csv`` and ``*.parquet`` files (not recursive), in name order.
+    sum_tolerance : float
+        A probability row whose sum is further than this from 1 is an error.
+    warn_tolerance : float
+        A row further than this from 1 (but within ``sum_tolerance``) is a
+        warning; the probabilities are kept as they are, not renormalised.
+    splits : sequence of str, optional
+        Keep only these splits; a model without rows in one of them gets a
+        warning, and a model with none of them is not loaded.
+
+    Returns
+    -------
+    LoadReport
+        Models that loaded, plus problems. Models with the same class set in
+        a different column order are reordered to a common order; top-label
+        runs whose classes were inferred from their labels are widened to the
+        common class set; remaining class-set differences are reported as
+        errors by :func:`check_comparable` (the models stay loaded).
+    """
+    splits = _split_filter(splits)
+    problems: list[LoadProblem] = []
+    models: dict[str, ModelRun] = {}
+    inferred_classes: set[str] = set()
+    for display, path in _expand_paths(paths, problems):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.append(LoadProblem(display, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        runs, file_problems, inferred = _load_bytes(
+            data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
+        )
+        problems.extend(file_problems)
+        for run in runs:
+            if run.model in models:
+                problems.append(
+                    LoadProblem(
+                        display,
+                        f"model name {run.model!r} is already taken by {models[run.model].path}; "
+                        "this one was not loaded (rename the file or the model column values)",
+                    )
+                )
+                continue
+            models[run.model] = run
+            if inferred:
+                inferred_classes.add(run.model)
+    models = _align_classes(models, inferred_classes)
+    problems.extend(check_comparable(models))
+    return LoadReport(models=models, problems=tuple(problems))
+
+
+def load_run_file(
+    path_or_bytes: str | os.PathLike | bytes,
+    *,
+    name: str | None = None,
+    sum_tolerance: float = 1e-2,
+    warn_tolerance: float = 1e-6,
+    splits: Sequence[str] | None = None,
+) -> LoadReport:
+    r"""Load one run file, from disk or from bytes (e.g. a Streamlit upload).
+
+    Parameters
+    ----------
+    path_or_bytes : path or bytes
+        A file path, or the file content.
+    name : str, optional
+        File name for bytes input (its suffix picks the format, its stem is
+        the model name); defaults to ``"upload.csv"``. For a path it replaces
+        the path in problems and ``ModelRun.path``, and names the model.
+    sum_tolerance, warn_tolerance, splits
+        As in :func:`load_runs`.
+
+    Returns
+    -------
+    LoadReport
+
+    Examples
+    --------
+    >>> report = load_run_file(b"y_true,proba_a,proba_b\na,0.9,0.1\nb,0.3,0.7\n", name="logreg.csv")
+    >>> report.ok, report.models["logreg"].classes, report.models["logreg"].split_names
+    (True, ('a', 'b'), ('all',))
+    >>> print(load_run_file(b"y_true,proba_a,proba_b\na,0.9,\n", name="logreg.csv").errors[0])
+    logreg.csv, column proba_b: NaN or missing probabilities at row 1
+    """
+    splits = _split_filter(splits)
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_bytes)
+        display = name or "upload.csv"
+    else:
+        display = name or str(path_or_bytes)
+        try:
+            data = Path(path_or_bytes).read_bytes()
+        except OSError as exc:
+            return LoadReport({}, (LoadProblem(display, f"cannot be read: {exc.strerror or exc}"),))
+    runs, problems, _ = _load_bytes(
+        data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
+    )
+    models: dict[str, ModelRun] = {}
+    for run in runs:
+        models[run.model] = run
+    problems.extend(check_comparable(models))
+    return LoadReport(models=models, problems=tuple(problems))
+
+
+def check_comparable(models: Mapping[str, ModelRun] | Iterable[ModelRun]) -> list[LoadProblem]:
+    """Report models whose classes differ from those of the other models.
+
+    Parameters
+    ----------
+    models : mapping of name to ModelRun, or iterable of ModelRun
+
+    Returns
+    -------
+    list of LoadProblem
+        An error for each model whose class *set* differs from the most common
+        set (ties: the first model's), a warning for the same set in a
+        different order. Empty when all models agree.
+    """
+    runs = list(models.values()) if isinstance(models, Mapping) else list(models)
+    if len(runs) < 2:
+        return []
+    reference = _reference_classes(runs)
+    others = sum(1 for r in runs if set(r.classes) == set(reference))
+    problems = []
+    for run in runs:
+        if run.classes == reference:
+            continue
+        if set(run.classes) == set(reference):
+            problems.append(
+                LoadProblem(
+                    run.path,
+                    f"model {run.model!r} has the same classes as the others but in another "
+                    f"column order ({_short_list(run.classes)} vs {_short_list(reference)})",
+                    severity="warning",
+                )
+            )
+            continue
+        missing = [c for c in reference if c not in run.classes]
+        extra = [c for c in run.classes if c not in reference]
+        detail = "; ".join(
+            part
+            for part in (
+                f"missing {_short_list(missing)}" if missing else "",
+                f"extra {_short_list(extra)}" if extra else "",
+            )
+            if part
+        )
+        problems.append(
+            LoadProblem(
+                run.path,
+                f"model {run.model!r} has classes {_short_list(run.classes)} but {others} other "
+                f"model(s) have {_short_list(reference)} ({detail}); models with different "
+                "classes cannot be compared",
+            )
+        )
+    return problems
+
+
+def _split_filter(splits) -> tuple[str, ...] | None:
+    # A lone string would otherwise be matched character by character.
+    if splits is None:
+        return None
+    return (splits,) if isinstance(splits, str) else tuple(str(s) for s in splits)
+
+
+# ------------------------------------------------------------- file discovery
+def _expand_paths(paths, problems: list[LoadProblem]) -> list[tuple[str, Path]]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found: list[tuple[str, Path]] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            # Hidden files are skipped: macOS "._name.csv" resource forks are not runs.
+            files = sorted(
+                p
+                for p in path.iterdir()
+                if p.is_file() and p.suffix.lower() in RUN_FILE_SUFFIXES and not p.name.startswith(".")
+            )
+            if not files:
+                problems.append(LoadProblem(str(given), "folder holds no .csv or .parquet run files"))
+            found.extend((str(p), p) for p in files)
+        elif path.exists():
+            found.append((str(given), path))
+        else:
+            problems.append(LoadProblem(str(given), "no such file or folder"))
+    return found
+
+
+# ------------------------------------------------------------------- one file
+class _FileProblems:
+    """Collects the problems of one file, turning masks into row numbers."""
+
+    def __init__(self, display: str):
+        self.display = display
+        self.items: list[LoadProblem] = []
+
+    def add(self, message: str, column: str | None = None, where=None, severity: Severity = "error"):
+        """``where``: None, a boolean mask over file rows, or 0-based file row positions."""
+        rows: tuple[int, ...] = ()
+        count = 0
+        if where is not None:
+            where = np.asarray(where)
+            positions = np.flatnonzero(where) if where.dtype == bool else np.sort(where)
+            count = int(positions.size)
+            rows = tuple(int(r) + 1 for r in positions[:SHOWN_ROWS])
+        self.items.append(LoadProblem(self.display, message, column, rows, severity, count))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(p.severity == "error" for p in self.items)
+
+
+def _load_bytes(
+    data: bytes, display: str, *, sum_tolerance: float, warn_tolerance: float, splits
+) -> tuple[list[ModelRun], list[LoadProblem], bool]:
+    """Parse and check one file. Returns (runs, problems, classes_were_inferred).
+
+    Any error in a file means none of its models is loaded: a half-loaded
+    multi-model file would make comparisons silently incomplete.
+    """
+    problems = _FileProblems(display)
+    try:
+        runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits)
+    except Exception as exc:  # noqa: BLE001 - the loader promises no traceback for any input
+        problems.add(f"could not be loaded ({type(exc).__name__}: {exc})")
+        runs, inferred = [], False
+    if problems.has_errors:
+        runs = []
+    return runs, problems.items, inferred
+
+
+def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits):
+    frame = _read_table(data, display, problems)
+    if frame is None:
+        return [], False
+    if len(frame) == 0:
+        problems.add("file has a header but no data rows")
+        return [], False
+    columns = list(frame.columns)
+    proba_columns = [c for c in columns if c.startswith(PROBA_PREFIX)]
+    logit_columns = [c for c in columns if c.startswith(LOGIT_PREFIX)]
+    _warn_unknown_columns(columns, problems)
+
+    # ---- which kind of run: full probabilities or top label only
+    if proba_columns:
+        classes = tuple(c[len(PROBA_PREFIX) :] for c in proba_columns)
+        if "" in classes:
+            problems.add("a probability column has no class name after 'proba_'", column=PROBA_PREFIX)
+            return [], False
+        if len(classes) < 2:
+            problems.add(
+                f"only one probability column ({proba_columns[0]}); give one proba_<class> column "
+                "per class, including both classes of a binary problem",
+                column=proba_columns[0],
+            )
+            return [], False
+        inferred = False
+    elif "y_pred" in columns and "confidence" in columns:
+        classes = None  # inferred from the labels below
+        inferred = True
+    else:
+        if "y_pred" in columns or "confidence" in columns:
+            have, lack = ("y_pred", "confidence") if "y_pred" in columns else ("confidence", "y_pred")
+            message = f"has {have} but no {lack} column; a top-label run needs both"
+        else:
+            message = (
+                "no prediction columns: need one proba_<class> column per class, or y_pred and "
+                f"confidence (found columns {_short_list(columns, 10)})"
+            )
+            if len(columns) == 1 and any(sep in columns[0] for sep in ";\t|"):
+                message += "; the header looks separated by something else than commas: save as comma-separated CSV"
+        problems.add(message)
+        return [], False
+
+    n = len(frame)
+    model_codes, model_names = _group_column(frame, "model", _display_stem(display), problems, n)
+    split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, problems, n)
+
+    weight = _weights(frame, problems)
+    timestamp = _timestamps(frame, problems)
+    ids = _ids(frame)
+
+    if classes is None:
+        classes = _infer_classes(frame, problems)
+        if classes is None:
+            return [], True
+    class_text = np.asarray(classes, dtype=object)
+
+    y_true_codes = _label_column(frame, "y_true", classes, problems)
+    proba = logits = confidence = y_pred_codes = None
+    if not inferred:
+        proba = _probabilities(frame, proba_columns, problems, sum_tolerance, warn_tolerance)
+        logits = _logits(frame, logit_columns, classes, problems)
+        if "y_pred" in columns:
+            y_pred_given = _label_column(frame, "y_pred", classes, problems)
+            if proba is not None and y_pred_given is not None:
+                argmax = np.argmax(proba, axis=1)
+                disagree = (y_pred_given >= 0) & (y_pred_given != argmax)
+                if disagree.any():
+                    problems.add(
+                        "y_pred differs from the most probable proba_ column; predictions are "
+                        "taken from the probabilities and y_pred/confidence are ignored",
+                        column="y_pred",
+                        where=disagree,
+                        severity="warning",
+                    )
+    else:
+        if logit_columns:
+            problems.add(
+                "logit_ columns are ignored in a top-label run (they need proba_ columns)",
+                column=logit_columns[0],
+                severity="warning",
+            )
+        y_pred_codes = _label_column(frame, "y_pred", classes, problems)
+        if y_pred_codes is not None:
+            missing = y_pred_codes == _MISSING
+            if missing.any():
+                problems.add("y_pred is missing", column="y_pred", where=missing)
+        confidence = _confidence(frame, problems)
+    if problems.has_errors:
+        return [], inferred
+
+    runs = []
+    sha = hashlib.sha256(data).hexdigest()
+    groups = _group_rows(model_codes, split_codes, len(split_names))
+    for model_index, model in enumerate(model_names):
+        model_splits: dict[str, Predictions] = {}
+        for split_index, split in enumerate(split_names):
+            if splits is not None and split not in splits:
+                continue
+            rows = groups.get((model_index, split_index))
+            if rows is None:
+                continue  # this model has no rows in that split; reported below if asked for
+            context = _context(split, model if len(model_names) > 1 else None)
+            prediction = _build_split(
+                rows, context, problems, classes, class_text, y_true_codes, proba, logits,
+                y_pred_codes, confidence, weight, timestamp, ids, sum_tolerance,
+            )  # fmt: skip
+            if prediction is not None:
+                model_splits[split] = prediction
+        if splits is not None:
+            for wanted in splits:
+                if wanted not in model_splits:
+                    problems.add(
+                        f"model {model!r} has no rows in split {wanted!r}", column="split", severity="warning"
+                    )
+            if not model_splits:
+                problems.add(f"model {model!r} has no rows in the requested splits {list(splits)}")
+                continue
+        runs.append(ModelRun(model=model, path=display, sha256=sha, classes=classes, splits=model_splits))
+    return runs, inferred
+
+
+def _display_stem(display: str) -> str:
+    """Model name implied by a file name: its stem (``runs/logreg.csv`` -> ``logreg``)."""
+    return Path(display).stem
+
+
+def _group_rows(model_codes: np.ndarray, split_codes: np.ndarray, n_splits: int) -> dict:
+    """Rows of each (model, split) pair: 0-based positions in file order, or a slice
+    when one pair covers the whole file (saves copying a large probability matrix)."""
+    key = model_codes * n_splits + split_codes
+    first = key[0]
+    if (key == first).all():
+        return {(int(first) // n_splits, int(first) % n_splits): slice(None)}
+    order = np.argsort(key, kind="stable")  # stable: rows stay in file order within a group
+    sorted_keys = key[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    ends = np.r_[starts[1:], key.size]
+    return {
+        (int(sorted_keys[a]) // n_splits, int(sorted_keys[a]) % n_splits): order[a:b]
+        for a, b in zip(starts, ends)
+    }
+
+
+def _context(split: str, model: str | None) -> str:
+    return f"split {split!r}" + (f" of model {model!r}" if model is not None else "")
+
+
+def _build_split(
+    rows, context, problems: _FileProblems, classes, class_text, y_true_codes, proba, logits,
+    y_pred_codes, confidence, weight, timestamp, ids, sum_tolerance,
+):  # fmt: skip
+    """Make the :class:`Predictions` of one split of one model (rows: positions or slice)."""
+
+    def take(values):
+        return None if values is None else values[rows]
+
+    def absolute(mask):
+        """File row positions of a mask over this split's rows."""
+        return np.flatnonzero(mask) if isinstance(rows, slice) else rows[mask]
+
+    y_true = None
+    if y_true_codes is not None:
+        codes = y_true_codes[rows]
+        missing = codes == _MISSING
+        if missing.all():
+            y_true = None  # a whole split without labels (e.g. prod) is simply unlabeled
+        elif missing.any():
+            problems.add(
+                f"y_true is missing in {context}, which has labels elsewhere "
+                "(leave y_true empty for a whole split to mark it unlabeled)",
+                column="y_true",
+                where=absolute(missing),
+            )
+            return None
+        else:
+            y_true = class_text[codes]
+
+    split_time = None
+    if timestamp is not None:
+        values = timestamp[rows]
+        missing = np.isnat(values)
+        if missing.all():
+            split_time = None
+        elif missing.any():
+            problems.add(
+                f"timestamp is missing in {context}, which has timestamps elsewhere",
+                column="timestamp",
+                where=absolute(missing),
+            )
+            return None
+        else:
+            split_time = values
+
+    split_ids = None
+    if ids is not None:
+        values = ids[rows]
+        missing = pd.isna(values)
+        if not missing.all():
+            if missing.any():
+                problems.add(
+                    f"id is missing in {context}, which has ids elsewhere", column="id", where=absolute(missing)
+                )
+                return None
+            split_ids = values
+            duplicated = pd.Series(values).duplicated(keep="first").to_numpy()
+            if duplicated.any():
+                problems.add(
+                    f"duplicate ids in {context} (models are paired by id)",
+                    column="id",
+                    where=absolute(duplicated),
+                    severity="warning",
+                )
+
+    split_weight = take(weight)
+    if split_weight is not None and not (split_weight > 0).any():
+        problems.add(f"all weights are zero in {context}", column="weight", severity="warning")
+
+    try:
+        if proba is not None:
+            return Predictions.from_proba(
+                proba[rows],
+                y_true,
+                classes=classes,
+                sample_weight=split_weight,
+                logits=take(logits),
+                ids=split_ids,
+                timestamp=split_time,
+                # Rows were checked against sum_tolerance above; the contract re-checks.
+                sum_tolerance=sum_tolerance,
+            )
+        return Predictions.from_top_label(
+            class_text[y_pred_codes[rows]],
+            confidence[rows],
+            y_true,
+            classes=classes,
+            sample_weight=split_weight,
+            ids=split_ids,
+            timestamp=split_time,
+        )
+    except ValueError as exc:
+        # Safety net only: the checks above should catch everything first. Row
+        # numbers inside this message count from 0 within the split.
+        problems.add(f"{context}: {exc}")
+        return None
+
+
+# ---------------------------------------------------------------- reading
+def _read_table(data: bytes, display: str, problems: _FileProblems) -> pd.DataFrame | None:
+    if len(data) == 0:
+        problems.add("empty file (0 bytes)")
+        return None
+    suffix = Path(display).suffix.lower()
+    # Content decides over the name: a Parquet file renamed .csv still loads.
+    if data[:4] == b"PAR1" or suffix in PARQUET_SUFFIXES:
+        return _read_parquet(data, problems)
+    if data[:2] == b"PK" or suffix in (".xlsx", ".xls", ".ods"):
+        problems.add("looks like a spreadsheet or zip archive; save it as CSV or Parquet")
+        return None
+    if suffix not in (".csv", ".txt", ""):
+        problems.add(f"unsupported file type {suffix!r}; run files are .csv or .parquet")
+        return None
+    return _read_csv(data, problems)
+
+
+def _read_parquet(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
+        schema = parquet.schema_arrow
+        if not _check_header(schema.names, problems):
+            return None
+        nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
+        for name in nested:
+            problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
+        if nested:
+            return None
+        table = parquet.read()
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
+        problems.add(f"is not a readable Parquet file ({exc})")
+        return None
+    frame = table.to_pandas()
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame
+
+
+def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+    if b"\x00" in data[:65536]:
+        problems.add("contains binary data; it is neither CSV text nor Parquet")
+        return None
+    first_line = data.split(b"\n", 1)[0]
+    try:
+        header_text = first_line.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        problems.add("is not UTF-8 text; save the CSV as UTF-8")
+        return None
+    if not header_text.strip():
+        problems.add("has an empty first line; the first line must be the column header")
+        return None
+    # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
+    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r")]))]
+    if not _check_header(header, problems):
+        return None
+    text_columns = [c for c in header if c in TEXT_COLUMNS]
+    na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.BytesIO(data),
+                encoding="utf-8-sig",
+                dtype={c: "str" for c in text_columns},
+                keep_default_na=False,
+                na_values=na_values,
+                index_col=False,
+                skipinitialspace=True,
+                low_memory=False,
+            )
+    except UnicodeDecodeError:
+        problems.add("is not UTF-8 text; save the CSV as UTF-8")
+        return None
+    except (pd.errors.ParserError, ValueError) as exc:
+        too_many = _TOO_MANY_FIELDS.search(str(exc))
+        if too_many:
+            expected, line, seen = (int(g) for g in too_many.groups())
+            problems.add(
+                f"a row has {seen} fields but the header has {expected} columns "
+                "(a comma inside an unquoted value, or a missing header name?)",
+                where=[line - 2],  # the parser counts lines from 1, header included
+            )
+        else:
+            problems.add(f"is not a readable CSV file ({str(exc).strip()})")
+        return None
+    except pd.errors.EmptyDataError:
+        problems.add("empty file (no header)")
+        return None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        # pandas would silently drop the extra fields of such rows. Finding them
+        # row by row is slow, but only ever happens for a broken file.
+        reader = csv.reader(io.StringIO(data.decode("utf-8-sig")), skipinitialspace=True)
+        next(reader)
+        too_long = [i for i, fields in enumerate(reader) if len(fields) > len(header)]
+        problems.add(
+            "rows have more fields than the header has columns "
+            "(a comma inside an unquoted value, or a missing header name?)",
+            where=too_long,
+        )
+        return None
+    frame.columns = header
+    return frame
+
+
+def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
+    names = [str(n).strip() for n in names]
+    repeated = [name for name, count in Counter(names).items() if count > 1 and name]
+    for name in repeated:
+        problems.add(f"duplicate column: {name!r} appears {names.count(name)} times in the header", column=name)
+    return not repeated
+
+
+def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> None:
+    unknown = [
+        c
+        for c in columns
+        if not _is_run_column(c) and not _unnamed(c)
+    ]
+    if not unknown:
+        return
+    hints = []
+    lowered = {r.lower(): r for r in RESERVED_COLUMNS}
+    for c in unknown:
+        known = lowered.get(c.lower().replace("-", "_").replace(" ", "_"))
+        if known is None and c.lower().startswith(("prob_", "p_", "probability_")):
+            known = PROBA_PREFIX + c.split("_", 1)[1]
+        if known is not None:
+            hints.append(f"{known!r} for {c!r}")
+    message = f"ignored unknown columns {_short_list(unknown)}"
+    if hints:
+        message += "; did you mean " + ", ".join(hints) + "?"
+    problems.add(message, column=unknown[0] if len(unknown) == 1 else None, severity="warning")
+
+
+def _is_run_column(column: str) -> bool:
+    return column in RESERVED_COLUMNS or column.startswith((PROBA_PREFIX, LOGIT_PREFIX))
+
+
+def _unnamed(column: str) -> bool:
+    # An empty header field (e.g. from a trailing comma); pandas names it "Unnamed: k".
+    return column == "" or column.startswith("Unnamed: ")
+
+
+# ----------------------------------------------------------- column checks
+def _text_values(series: pd.Series) -> tuple[np.ndarray, list[str | None]]:
+    """Factorise a column to (codes, canonical text of each unique value).
+
+    Only unique values are turned into text, so this stays fast on 10^6 rows.
+    Whole-number floats (``1.0``, from an integer column that held NaN) read as
+    integers. Missing and blank values get code -1.
+    """
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    texts: list[str | None] = []
+    for value in uniques.tolist() if hasattr(uniques, "tolist") else list(uniques):
+        if isinstance(value, float):
+            if not np.isfinite(value):
+                texts.append(None)
+                continue
+            if value.is_integer():
+                value = int(value)
+        text = str(value).strip()
+        texts.append(text or None)
+    return np.asarray(codes, dtype=np.int64), texts
+
+
+def _group_column(frame, column: str, default: str, problems: _FileProblems, n: int):
+    """Codes (n,) and names of the groups in ``model`` or ``split``, in order of appearance."""
+    if column not in frame.columns:
+        return np.zeros(n, dtype=np.int64), [default]
+    codes, texts = _text_values(frame[column])
+    index_of: dict[str, int] = {}
+    remap = np.full(len(texts) + 1, -1, dtype=np.int64)  # last slot serves code -1
+    for i, text in enumerate(texts):
+        if text is not None:
+            remap[i] = index_of.setdefault(text, len(index_of))
+    names = list(index_of)
+    if len(names) > MAX_GROUPS:
+        problems.add(
+            f"{column} has {len(names)} distinct values (at most {MAX_GROUPS}); is it the right column?",
+            column=column,
+        )
+    codes = remap[codes]
+    missing = codes < 0
+    if missing.any():
+        problems.add(f"{column} is empty", column=column, where=missing)
+    return codes, names
+
+
+def _infer_classes(frame, problems: _FileProblems) -> tuple[str, ...] | None:
+    labels: set[str] = set()
+    for column in ("y_pred", "y_true"):
+        if column in frame.columns:
+            labels.update(_canonical(t) for t in _text_values(frame[column])[1] if t is not None)
+    if len(labels) < 2:
+        problems.add(
+            f"a top-label run needs at least 2 classes among y_pred and y_true, found {_short_list(sorted(labels))}",
+            column="y_pred",
+        )
+        return None
+    if all(_INTEGER_TEXT.fullmatch(c) for c in labels):
+        return tuple(sorted(labels, key=int))
+    return tuple(sorted(labels))
+
+
+def _canonical(text: str) -> str:
+    return str(int(float(text))) if _WHOLE_NUMBER_TEXT.fullmatch(text) else text
+
+
+def _label_column(frame, column: str, classes: tuple[str, ...], problems: _FileProblems) -> np.ndarray | None:
+    """Class index of each row (n,), ``_MISSING`` where empty; unknown labels are errors."""
+    if column not in frame.columns:
+        return None
+    codes, texts = _text_values(frame[column])
+    lookup = {c: i for i, c in enumerate(classes)}
+    remap = np.full(len(texts) + 1, _MISSING, dtype=np.int64)
+    unknown_labels = []
+    for i, text in enumerate(texts):
+        if text is None:
+            continue
+        index = lookup.get(text, lookup.get(_canonical(text)))
+        if index is None:
+            unknown_labels.append(text)
+            index = _UNKNOWN
+        remap[i] = index
+    class_codes = remap[codes]
+    unknown = class_codes == _UNKNOWN
+    if unknown.any():
+        problems.add(
+            f"labels {_short_list(unknown_labels)} are not among the classes {_short_list(classes)}",
+            column=column,
+            where=unknown,
+        )
+    return class_codes
+
+
+def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray | None]:
+    """Column as float64 (n,), and the mask of text values that are not numbers
+    (reported here, NaN in the result; None when the column was numeric)."""
+    series = frame[column]
+    not_number = None
+    if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
+        converted = pd.to_numeric(series, errors="coerce")
+        not_number = converted.isna().to_numpy() & series.notna().to_numpy()
+        if not_number.any():
+            problems.add("values that are not numbers", column=column, where=not_number)
+        series = converted
+    return series.to_numpy(dtype=np.float64, na_value=np.nan), not_number
+
+
+def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray]:
+    """Columns as a float64 matrix (n, k) and the (n, k) mask of non-numeric text."""
+    if all(pd.api.types.is_float_dtype(frame[c]) for c in columns):
+        matrix = frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
+        return matrix, np.zeros(matrix.shape, dtype=bool)
+    parts = [_numeric(frame, c, problems) for c in columns]
+    matrix = np.column_stack([values for values, _ in parts])
+    not_number = np.column_stack(
+        [np.zeros(len(frame), bool) if mask is None else mask for _, mask in parts]
+    )
+    return matrix, not_number
+
+
+def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_tolerance):
+    """Probability matrix (n, n_classes) float64, or None after reporting errors."""
+    before = len(problems.items)
+    proba, not_number = _numeric_matrix(frame, columns, problems)
+    nan = np.isnan(proba) & ~not_number  # text was reported already
+    negative = proba < 0
+    infinite = np.isinf(proba)
+    _report_by_column(problems, columns, nan, "NaN or missing probabilities")
+    _report_by_column(problems, columns, infinite, "infinite probabilities")
+    _report_by_column(problems, columns, negative, "negative probabilities")
+    valid = ~(nan | negative | infinite).any(axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
+        deviation = np.abs(proba.sum(axis=1) - 1.0)
+    deviation[~valid] = 0.0
+    too_far = deviation > sum_tolerance
+    if too_far.any():
+        problems.add(
+            f"probabilities do not sum to 1 (worst deviation {deviation.max():.3g}, "
+            f"tolerance {sum_tolerance:g})",
+            where=too_far,
+        )
+    else:
+        off = deviation > warn_tolerance
+        if off.any():
+            problems.add(
+                f"probabilities sum to 1 only approximately (worst deviation {deviation.max():.3g}, "
+                "kept as they are)",
+                where=off,
+                severity="warning",
+            )
+    return None if any(p.severity == "error" for p in problems.items[before:]) else proba
+
+
+def _report_by_column(problems: _FileProblems, columns, bad: np.ndarray, message: str) -> None:
+    """One problem per offending column of a (n, n_columns) mask, the first few columns only."""
+    bad_columns = np.flatnonzero(bad.any(axis=0))
+    for j in bad_columns[:SHOWN_COLUMNS]:
+        problems.add(message, column=columns[j], where=bad[:, j])
+    if bad_columns.size > SHOWN_COLUMNS:
+        more = [columns[j] for j in bad_columns[SHOWN_COLUMNS:]]
+        problems.add(f"{message} also in columns {_short_list(more)}")
+
+
+def _logits(frame, columns, classes, problems: _FileProblems):
+    if not columns:
+        return None
+    logit_classes = [c[len(LOGIT_PREFIX) :] for c in columns]
+    if set(logit_classes) != set(classes) or len(logit_classes) != len(classes):
+        missing = [c for c in classes if c not in logit_classes]
+        extra = [c for c in logit_classes if c not in classes]
+        problems.add(
+            "logit_ columns must name the same classes as the proba_ columns "
+            f"(missing {_short_list(missing)}, extra {_short_list(extra)})",
+            column=columns[0],
+        )
+        return None
+    ordered = [LOGIT_PREFIX + c for c in classes]
+    logits, not_number = _numeric_matrix(frame, ordered, problems)
+    _report_by_column(problems, ordered, ~np.isfinite(logits) & ~not_number, "NaN, missing or infinite logits")
+    return logits
+
+
+def _confidence(frame, problems: _FileProblems) -> np.ndarray:
+    confidence, not_number = _numeric(frame, "confidence", problems)
+    missing = ~np.isfinite(confidence) if not_number is None else ~np.isfinite(confidence) & ~not_number
+    if missing.any():
+        problems.add("confidence is missing, NaN or infinite", column="confidence", where=missing)
+    outside = (confidence < 0) | (confidence > 1)
+    if outside.any():
+        problems.add("confidence must lie between 0 and 1", column="confidence", where=outside)
+    return confidence
+
+
+def _weights(frame, problems: _FileProblems) -> np.ndarray | None:
+    if "weight" not in frame.columns:
+        return None
+    weight, not_number = _numeric(frame, "weight", problems)
+    bad = ~np.isfinite(weight) if not_number is None else ~np.isfinite(weight) & ~not_number
+    if bad.any():
+        problems.add("weight is missing, NaN or infinite", column="weight", where=bad)
+    negative = weight < 0
+    if negative.any():
+        problems.add("weight must be a non-negative count", column="weight", where=negative)
+    return weight
+
+
+def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
+    """Timestamps (n,) datetime64[ns], NaT where empty; offsets converted to UTC."""
+    if "timestamp" not in frame.columns:
+        return None
+    series = frame["timestamp"]
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        parsed = series.dt.tz_convert("UTC").dt.tz_localize(None)
+    elif pd.api.types.is_datetime64_dtype(series):
+        parsed = series
+    elif pd.api.types.is_numeric_dtype(series) and not series.isna().all():
+        problems.add(
+            "timestamps must be dates and times such as 2024-05-01T13:00:00, not numbers",
+            column="timestamp",
+            where=series.notna().to_numpy(),
+        )
+        return None
+    else:
+        text = series.astype("str").str.strip().where(series.notna())
+        text = text.where(text != "")
+        parsed = _parse_times(text)
+        failed = parsed.isna().to_numpy() & text.notna().to_numpy()
+        if failed.any():
+            problems.add(
+                "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)",
+                column="timestamp",
+                where=failed,
+            )
+            return None
+    return parsed.to_numpy(dtype="datetime64[ns]")
+
+
+def _parse_times(text: pd.Series) -> pd.Series:
+    # ISO 8601 only: it parses vectorised, and "03/04/2024" would be ambiguous anyway.
+    parsed = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
+    return parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+
+
+def _ids(frame) -> np.ndarray | None:
+    if "id" not in frame.columns:
+        return None
+    series = frame["id"]
+    if pd.api.types.is_float_dtype(series) and series.dropna().map(float.is_integer).all():
+        # An integer id column that held NaN comes back as float; give back integers.
+        series = series.astype("Int64")
+    values = series.to_numpy(dtype=object, na_value=None)
+    return values
+
+
+# -------------------------------------------------------------- comparison
+def _reference_classes(runs: Sequence[ModelRun]) -> tuple[str, ...]:
+    """The most common class set (ties: first seen), in the order of its first model."""
+    counts = Counter(frozenset(r.classes) for r in runs)
+    best = max(counts.values())
+    for run in runs:
+        if counts[frozenset(run.classes)] == best:
+            return run.classes
+    raise AssertionError("unreachable")
+
+
+def _align_classes(models: dict[str, ModelRun], inferred: set[str]) -> dict[str, ModelRun]:
+    """Put every model in the common class order; widen inferred top-label class sets."""
+    if len(models) < 2:
+        return models
+    reference = _reference_classes(list(models.values()))
+    aligned = {}
+    for name, run in models.items():
+        same_set = set(run.classes) == set(reference)
+        widen = name in inferred and set(run.classes) < set(reference)
+        if run.classes != reference and (same_set or widen):
+            splits = {s: _with_classes(p, reference) for s, p in run.splits.items()}
+            run = ModelRun(run.model, run.path, run.sha256, reference, splits)
+        aligned[name] = run
+    return aligned
+
+
+def _with_classes(prediction: Predictions, classes: tuple[str, ...]) -> Predictions:
+    """The same predictions expressed over ``classes`` (a reordering or a superset)."""
+    text = np.asarray(prediction.classes, dtype=object)
+    y_true = None if prediction.y_true is None else text[prediction.y_true]
+    common = {"sample_weight": prediction.sample_weight, "ids": prediction.ids, "timestamp": prediction.timestamp}
+    if prediction.proba is not None:
+        order = [prediction.classes.index(c) for c in classes]
+        logits = None if prediction.logits is None else prediction.logits[:, order]
+        return Predictions.from_proba(
+            prediction.proba[:, order], y_true, classes=classes, logits=logits, sum_tolerance=np.inf, **common
+        )
+    return Predictions.from_top_label(
+        text[prediction.y_pred], prediction.confidence, y_true, classes=classes, **common
+    )
+
+
+def _short_list(items: Sequence, limit: int = 8) -> str:
+    items = [str(i) for i in items]
+    shown = ", ".join(repr(i) for i in items[:limit])
+    if len(items) > limit:
+        shown += f", ... ({len(items) - limit} more)"
+    return f"[{shown}]"
