@@ -67,8 +67,20 @@ from ._monitoring import (
     monitor,
     monitor_summary,
 )
+from ._policy_json import (
+    SCHEMA_VERSION,
+    PolicyDocument,
+    PolicyEntry,
+    build_policy_document,
+    build_policy_entry,
+    check_against_runs,
+    check_classes,
+    policy_schema,
+    validate_policy_document,
+)
 from ._policies import POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
 from ._predictions import Predictions
+from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
 from ._sorted import SortedRun, presort
 from ._table import DEFAULT_KS, ComparisonTable, comparison_table
 from ._usecase import Regime, UseCase, ValueMatrix
@@ -92,6 +104,21 @@ __all__ = [
     "chunk_predictions",
     "monitor",
     "monitor_summary",
+    "SCHEMA_VERSION",
+    "PolicyDocument",
+    "PolicyEntry",
+    "build_policy_document",
+    "build_policy_entry",
+    "check_against_runs",
+    "check_classes",
+    "policy_schema",
+    "validate_policy_document",
+    "LoadProblem",
+    "LoadReport",
+    "ModelRun",
+    "check_comparable",
+    "load_run_file",
+    "load_runs",
     "ComparisonTable",
     "DEFAULT_KS",
     "Dominance",

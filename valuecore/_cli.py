@@ -1,0 +1,735 @@
+"""The command line: ``python -m valuecore {validate,report,table,voc} ...``.
+
+Exit codes (documented in ``docs/cli.md``):
+
+0
+    Success. Files that could not be loaded are reported on stderr as
+    warnings as long as at least one model is usable (``validate`` is
+    stricter: any error in a run file exits 2, since finding them is its job).
+1
+    Unexpected failure (a bug): a one-line message and a hint; the traceback
+    only with ``--debug``.
+2
+    Bad usage or bad input: a clear message on stderr, no traceback.
+
+Examples
+--------
+>>> main(["--version"])  # doctest: +ELLIPSIS
+valuecore ...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._policies import POLICY_KINDS
+from ._policy_json import (
+    build_policy_document,
+    choose_splits,
+    tuning_note,
+    validate_policy_document,
+    values_from_dict,
+)
+from ._sorted import presort
+from ._table import DEFAULT_KS, comparison_table
+from ._usecase import UseCase, ValueMatrix
+from ._voc import VOC_MODES, voc_curve, voc_frame
+
+__all__ = ["main", "read_value_matrix", "value_matrix_from_csv", "UsageError"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+CALIBRATION_METHODS = ("none", "temperature", "isotonic", "platt")
+PROG = "python -m valuecore"
+
+
+class UsageError(Exception):
+    """Bad usage or bad input: reported as one message, exit code 2."""
+
+
+# ----------------------------------------------------------------- output
+def _out(text: str = "") -> None:
+    print(text, file=sys.stdout)
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _fmt(value, spec: str = ".4f") -> str:
+    if value is None:
+        return "n/a"
+    value = float(value)
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return format(value, spec)
+
+
+def _pct(value) -> str:
+    return "n/a" if value is None else f"{100 * float(value):.1f}%"
+
+
+def _count(value) -> str:
+    value = float(value)
+    return f"{value:.0f}" if value.is_integer() else f"{value:.1f}"
+
+
+def _short(items, limit: int = 12) -> str:
+    items = [str(i) for i in items]
+    text = ", ".join(items[:limit])
+    if len(items) > limit:
+        text += f", ... ({len(items) - limit} more)"
+    return f"[{text}]"
+
+
+# ------------------------------------------------------------- arg types
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _points(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 2 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"needs between 2 and 1000000 points, got {value}")
+    return value
+
+
+def _ks(text: str) -> tuple:
+    ks = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        value = _finite_float(part)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"cost factors k must be >= 0, got {part}")
+        ks.append(int(value) if value.is_integer() else value)
+    if not ks:
+        raise argparse.ArgumentTypeError("give at least one cost factor, e.g. --k 0,1,2,4")
+    return tuple(dict.fromkeys(ks))
+
+
+# ----------------------------------------------------------- value matrix
+def value_matrix_from_csv(text: str, source: str = "value matrix") -> ValueMatrix:
+    """Parse a value-matrix CSV.
+
+    Header row: a corner cell (ignored, e.g. ``true\\predicted``), the
+    predicted classes, then ``abstain``. Then one row per true class: the
+    class in the first column, then the value of each predicted class and of
+    abstaining. Rows and columns may come in any order; they are matched by
+    class name. Raises :class:`UsageError` naming the row or cell at fault.
+
+    Examples
+    --------
+    >>> m = value_matrix_from_csv("true,ok,fraud,abstain\\nfraud,-50,10,0\\nok,1,-5,0\\n")
+    >>> m.classes, m.values.tolist()
+    (('ok', 'fraud'), [[1.0, -5.0, 0.0], [-50.0, 10.0, 0.0]])
+    """
+    rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+    if len(rows) < 3:
+        raise UsageError(
+            f"{source}: needs a header row (corner, predicted classes..., abstain) and one row per "
+            f"true class, at least 2 classes; found {len(rows)} non-empty row(s)"
+        )
+    header = [cell.strip() for cell in rows[0]]
+    while header and header[-1] == "" and len(header) > 1:
+        header.pop()  # a trailing comma
+    if header[-1].lower() != "abstain":
+        raise UsageError(
+            f"{source}: the last column of the header row must be 'abstain', got {header[-1]!r} "
+            "(header: corner cell, predicted classes, abstain)"
+        )
+    predicted = header[1:-1]
+    if len(predicted) < 2:
+        raise UsageError(
+            f"{source}: the header names {len(predicted)} predicted class(es); a classifier has at least 2"
+        )
+    if any(not c for c in predicted):
+        raise UsageError(f"{source}: the header row has an empty class name")
+    repeated = sorted({c for c in predicted if predicted.count(c) > 1})
+    if repeated:
+        raise UsageError(f"{source}: the header names the predicted classes {repeated} more than once")
+    matrix = {}
+    width = len(header) - 1
+    for line_number, row in enumerate(rows[1:], start=2):
+        cells = [cell.strip() for cell in row]
+        while len(cells) > width + 1 and cells[-1] == "":
+            cells.pop()
+        label = cells[0]
+        if not label:
+            raise UsageError(f"{source}: row {line_number} has no true class in its first column")
+        if label in matrix:
+            raise UsageError(f"{source}: true class {label!r} has more than one row")
+        if len(cells) - 1 != width:
+            raise UsageError(
+                f"{source}: row {line_number} (true class {label!r}) has {len(cells) - 1} values "
+                f"but the header has {width} columns ({_short(header[1:])})"
+            )
+        values = []
+        for column, cell in zip(header[1:], cells[1:]):
+            try:
+                value = float(cell)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise UsageError(
+                    f"{source}: row {line_number} (true class {label!r}), column {column!r}: "
+                    f"{cell!r} is not a finite number"
+                )
+            values.append(value)
+        matrix[label] = values
+    if set(matrix) != set(predicted):
+        raise UsageError(
+            f"{source}: the rows name the true classes {_short(matrix)} but the columns name the "
+            f"predicted classes {_short(predicted)}; both must list the same classes"
+        )
+    return ValueMatrix(tuple(predicted), np.array([matrix[c] for c in predicted], dtype=float))
+
+
+def read_value_matrix(path: str | Path):
+    """Read values from a ``.csv`` value matrix or a ``.json`` file.
+
+    The JSON may be ``{"classes": [...], "value_matrix": [[...], ...]}``, a
+    simple use case ``{"v_correct", "v_abstain", "v_wrong"}``, or a whole
+    policy document (its ``use_case`` is used). Raises :class:`UsageError`.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such value-matrix file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return value_matrix_from_csv(text, str(path))
+    if suffix != ".json":
+        raise UsageError(f"{path}: a value matrix must be a .csv or a .json file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if isinstance(data, dict) and "use_case" in data:
+        data = data["use_case"]
+    try:
+        return values_from_dict(data)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
+# ----------------------------------------------------------------- loading
+def _load(paths: Sequence[str]) -> dict:
+    """Load run files; problems go to stderr; UsageError when no model is usable."""
+    from ._runfiles import load_runs
+
+    report = load_runs(list(paths))
+    for problem in report.problems:
+        _err(f"{problem.severity}: {problem}")
+    if not report.models:
+        raise UsageError(
+            "no usable model in " + ", ".join(paths) + (" (see the errors above)" if report.problems else "")
+        )
+    return report.models
+
+
+def _values(args) -> UseCase | ValueMatrix:
+    triple = {"--v-correct": args.v_correct, "--v-abstain": args.v_abstain, "--v-wrong": args.v_wrong}
+    given = [name for name, value in triple.items() if value is not None]
+    sources = sum([bool(given), args.value_matrix is not None, args.omega is not None])
+    if sources > 1:
+        raise UsageError("give the values one way: --v-correct/--v-abstain/--v-wrong, or --omega, or --value-matrix")
+    if args.value_matrix is not None:
+        return read_value_matrix(args.value_matrix)
+    if args.omega is not None:
+        return UseCase.from_omega(args.omega)
+    missing = [name for name in triple if name not in given]
+    if missing:
+        raise UsageError(
+            "the values of the use case are missing: give --v-correct, --v-abstain and --v-wrong "
+            f"(missing {' '.join(missing)}), or --omega W, or --value-matrix FILE"
+        )
+    return UseCase(args.v_correct, args.v_abstain, args.v_wrong)
+
+
+def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
+    """(eval runs, tune runs, notes) of the models that can be compared; others warned and skipped."""
+    eval_runs, tune_runs, notes, splits = {}, {}, [], {}
+    for name, run in models.items():
+        try:
+            choice = choose_splits(run, tune_split, eval_split)
+        except ValueError as exc:
+            _err(f"warning: {name} skipped: {exc}")
+            continue
+        evaluated = run.splits[choice.evaluate]
+        if not evaluated.has_labels:
+            _err(f"warning: {name} skipped: its evaluated split {choice.evaluate!r} has no labels (y_true)")
+            continue
+        sorted_eval = presort(evaluated)
+        eval_runs[name] = sorted_eval
+        splits[name] = choice.evaluate
+        if not need_tuning:
+            continue
+        tune = run.splits[choice.tuning_split]
+        if choice.tune is not None and not tune.has_labels:
+            _err(f"warning: {name} skipped: its tuning split {choice.tune!r} has no labels (y_true)")
+            del eval_runs[name]
+            continue
+        note = tuning_note(name, choice, "the thresholds")
+        if note:
+            notes.append(note)
+        tune_runs[name] = sorted_eval if choice.tuning_split == choice.evaluate else presort(tune)
+    if not eval_runs:
+        raise UsageError("no model can be evaluated (see the warnings above)")
+    if len(set(splits.values())) > 1:
+        notes.append(f"the models are evaluated on different splits: {splits}")
+    return eval_runs, tune_runs, notes
+
+
+# -------------------------------------------------------------- validate
+def _cmd_validate(args) -> int:
+    from ._runfiles import load_runs
+
+    report = load_runs(list(args.paths))
+    for run in report.models.values():
+        first = next(iter(run.splits.values()), None)
+        if first is not None and first.has_proba:
+            outputs = "class probabilities" + (" and logits" if first.logits is not None else "")
+        else:
+            outputs = "top label and confidence only"
+        _out(f"model {run.model}  ({run.path})")
+        _out(f"  sha256   {run.sha256}")
+        _out(f"  classes  {len(run.classes)}: {_short(run.classes)}")
+        _out(f"  outputs  {outputs}")
+        for split, predictions in run.splits.items():
+            labels = "labelled" if predictions.has_labels else "unlabeled"
+            weighted = ""
+            if not np.all(predictions.sample_weight == 1.0):
+                weighted = f", weighted total {_count(predictions.total_weight)}"
+            accuracy = ""
+            if predictions.has_labels and predictions.total_weight > 0:
+                accuracy = f", accuracy {_pct(predictions.accuracy)}"
+            _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}")
+    if report.problems:
+        _out("")
+        _out("problems:")
+        for problem in report.problems:
+            _out(f"  {problem.severity}: {problem}")
+    n_errors, n_warnings = len(report.errors), len(report.warnings)
+    _out("")
+    _out(f"{len(report.models)} model(s) loaded; {n_errors} error(s), {n_warnings} warning(s)")
+    return EXIT_USAGE if n_errors or not report.models else EXIT_OK
+
+
+# ---------------------------------------------------------------- report
+def _describe_values(values) -> str:
+    if isinstance(values, UseCase):
+        text = (
+            f"use case: correct {values.v_correct:g}, abstain {values.v_abstain:g}, wrong {values.v_wrong:g} "
+            f"(omega {_fmt(values.omega, 'g')})"
+        )
+        if values.regime.kind != "normal":
+            text += f"\nnote: {values.regime.reason}"
+        return text
+    return f"value matrix for classes {_short(values.classes)} (rows true class, columns predicted then abstain)"
+
+
+def _describe_rule(policy) -> list[str]:
+    kind = policy.kind
+    if kind == "accept_all":
+        return ["rule                  accept every prediction (no abstention)"]
+    if kind == "expected_value":
+        return [
+            "rule                  act on the class of highest expected value, abstain when abstaining is worth more"
+        ]
+    if kind in ("threshold", "calibrated_threshold"):
+        if policy.threshold is None:
+            return ["threshold             none: always abstain"]
+        return [f"threshold             {policy.threshold:.6g}  (act iff confidence >= threshold)"]
+    lines = ["class thresholds      (act iff confidence >= threshold of the predicted class)"]
+    for label, threshold in policy.class_thresholds:
+        lines.append(f"  {label:<19} {'never (abstain)' if threshold is None else f'{threshold:.6g}'}")
+    return lines
+
+
+def _describe_calibration(calibration) -> str:
+    method = calibration.get("method", "none")
+    if method == "temperature":
+        return f"temperature scaling, T = {calibration['temperature']:.4g}"
+    if method == "isotonic":
+        return f"isotonic ({len(calibration['x'])} breakpoints)"
+    if method == "platt":
+        return f"Platt scaling, a = {calibration['a']:.4g}, b = {calibration['b']:.4g}"
+    return "none"
+
+
+def _cmd_report(args) -> int:
+    values = _values(args)
+    models = _load(args.paths)
+    document, notes = build_policy_document(
+        models,
+        values,
+        kind=args.policy,
+        calibration_method=args.calibration,
+        tune_split=args.tune_split,
+        eval_split=args.eval_split,
+        with_interval=not args.no_interval,
+    )
+    # With --json - the JSON owns stdout and the readable report goes to stderr.
+    say = _err if args.json == "-" else _out
+    entry_notes = {n for e in document.entries for n in e.notes}
+    for note in notes:
+        if note not in entry_notes:
+            _err(f"warning: {note}")
+    say(_describe_values(values))
+    say(f"policy: {args.policy}, calibration: {args.calibration}")
+    for entry in document.entries:
+        evaluation = entry.evaluation or {}
+        tuned = entry.tuned_on
+        say("")
+        say(f"== {entry.model}  ({models[entry.model].path})")
+        tuned_text = (
+            "nothing (the rule follows from the values)"
+            if tuned["split"] is None
+            else (f"split {tuned['split']!r} ({_count(tuned['n'])} items)")
+        )
+        estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
+        say(f"tuned on              {tuned_text}")
+        evaluated_n = _count(evaluation.get("n", 0))
+        say(f"evaluated on          split {evaluation.get('split')!r} ({evaluated_n} items){estimated}")
+        say(f"calibration           {_describe_calibration(entry.policy.calibration)}")
+        for line in _describe_rule(entry.policy):
+            say(line)
+        say(f"value total           {_fmt(evaluation.get('value_total'), '.6g')}")
+        say(f"value per item        {_fmt(evaluation.get('value_per_item'))}")
+        say(f"value dimensionless   {_fmt(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)")
+        say(
+            f"coverage              {_pct(evaluation.get('coverage'))}  "
+            f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
+            f"{_count(evaluation.get('n_abstain', 0))} abstained)"
+        )
+        say(f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}")
+        ci = evaluation.get("ci95")
+        if ci:
+            say(f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)")
+        else:
+            reason = "estimated value" if evaluation.get("estimated") else "not computed"
+            say(f"95% CI per item       n/a ({reason})")
+        for note in entry.notes:
+            prefix = f"{entry.model}: "
+            say(f"note: {note[len(prefix) :] if note.startswith(prefix) else note}")
+    ranked = sorted(
+        (e for e in document.entries if e.evaluation and e.evaluation.get("value_per_item") is not None),
+        key=lambda e: -e.evaluation["value_per_item"],
+    )
+    if len(ranked) > 1:
+        best = ranked[0]
+        say("")
+        say(f"highest value per item: {best.model} ({_fmt(best.evaluation['value_per_item'])})")
+    if args.json:
+        data = document.to_dict()
+        validate_policy_document(data)  # never write a document the schema refuses
+        text = document.to_json()
+        if args.json == "-":
+            sys.stdout.write(text)
+        else:
+            try:
+                Path(args.json).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write the policy JSON to {args.json}: {exc.strerror or exc}") from None
+            say("")
+            say(f"wrote the policy JSON for {len(document.entries)} model(s) to {args.json}")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------- table
+def _markdown(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (index as the first column)."""
+
+    def cell(value) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    header = [frame.index.name or ""] + [str(c) for c in frame.columns]
+    lines = [
+        "| " + " | ".join(cell(h) for h in header) + " |",
+        "| " + " | ".join(["---"] + ["---:"] * len(frame.columns)) + " |",
+    ]
+    for index, row in frame.iterrows():
+        lines.append("| " + " | ".join([cell(index)] + [cell(v) for v in row.tolist()]) + " |")
+    return "\n".join(lines)
+
+
+def _table_view(table) -> pd.DataFrame:
+    """Metrics as rows, models as columns, each cell 'value (rank)'."""
+    metrics, ranks = table.metrics, table.ranks
+    view = pd.DataFrame(index=metrics.columns, columns=metrics.index, dtype=object)
+    for model in metrics.index:
+        for column in metrics.columns:
+            value, rank = metrics.at[model, column], ranks.at[model, column]
+            rank_text = "" if pd.isna(rank) else f" ({int(rank)})"
+            view.at[column, model] = f"{_fmt(value)}{rank_text}"
+    view.index.name = "metric"
+    view.columns.name = None
+    return view
+
+
+def _cmd_table(args) -> int:
+    models = _load(args.paths)
+    eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=True)
+    table = comparison_table(eval_runs, tune_runs, ks=args.k)
+    for note in notes:
+        _err(f"note: {note}")
+    if args.format == "csv":
+        sys.stdout.write(table.to_frame().to_csv())
+        return EXIT_OK
+    view = _table_view(table)
+    if args.format == "markdown":
+        _out(_markdown(view))
+    else:
+        _out(view.to_string())
+    legend = (
+        "value (rank); rank 1 is best. value_tuned_k: dimensionless value per item at omega = k with the "
+        "threshold tuned on the tuning split; value_calibrated_k: threshold k/(k+1); cost_error_k (binary "
+        "runs): (k * FN + FP) / N, lower is better."
+    )
+    _out("")
+    _out(legend)
+    disagreements = table.disagreements()
+    if disagreements:
+        best = table.best()
+        _out("")
+        _out(f"columns whose best model is not the most accurate one ({best['accuracy']}):")
+        for column in disagreements:
+            _out(f"  {column}: {best[column]}")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------- voc
+def _cmd_voc(args) -> int:
+    models = _load(args.paths)
+    need_tuning = args.mode == "tuned"
+    eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=need_tuning)
+    curves = {
+        name: voc_curve(run, args.mode, tune_runs.get(name) if need_tuning else None) for name, run in eval_runs.items()
+    }
+    omegas = np.linspace(0.0, args.omega_max, args.points)
+    frame = voc_frame(curves, omegas)
+    if args.mode == "oracle":
+        notes.append(
+            "mode oracle: at every omega the threshold is tuned on the evaluated data itself, "
+            "an upper bound rather than an achievable value"
+        )
+    for note in notes:
+        _err(f"note: {note}")
+    if args.csv:
+        try:
+            frame.to_csv(args.csv, index=False)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.csv}: {exc.strerror or exc}") from None
+        _out(f"wrote {len(frame)} rows ({len(curves)} model(s) x {args.points} omegas) to {args.csv}")
+    else:
+        _out(frame.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    _out("")
+    _out(f"omega_sup (largest penalty at which the model still adds value; mode {args.mode}):")
+    width = max(len(name) for name in curves)
+    for name, curve in curves.items():
+        sup = curve.omega_sup
+        extra = "  (the value stays positive for every omega)" if math.isinf(sup) else ""
+        _out(f"  {name:<{width}}  {_fmt(sup, '.6g')}{extra}")
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------- parser
+def _add_split_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tune-split",
+        metavar="NAME",
+        help="split to tune thresholds (and calibration) on; default 'val' when present, "
+        "else the evaluated split itself (optimistic; the output says so)",
+    )
+    parser.add_argument(
+        "--eval-split",
+        metavar="NAME",
+        help="split to evaluate on; default 'test' when present, else the only split",
+    )
+
+
+def _add_values_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("values (give the three values, or --omega, or --value-matrix)")
+    group.add_argument("--v-correct", type=_finite_float, metavar="X", help="value of a correct automated answer")
+    group.add_argument(
+        "--v-abstain", type=_finite_float, metavar="Y", help="value of abstaining (handing the item over)"
+    )
+    group.add_argument("--v-wrong", type=_finite_float, metavar="Z", help="value of a wrong automated answer")
+    group.add_argument(
+        "--omega", type=_finite_float, metavar="W", help="shortcut for --v-correct 1 --v-abstain 0 --v-wrong -W"
+    )
+    group.add_argument(
+        "--value-matrix",
+        metavar="FILE",
+        help="per-class values: a .csv (header: corner cell, predicted classes, 'abstain'; first column: "
+        "true class) or a .json ({'classes': [...], 'value_matrix': [[...], ...]})",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of unexpected errors"
+    )
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Judge classifiers by the value they bring with a reject option.",
+        epilog="Exit codes: 0 success (unloadable files are warnings while one model is usable), "
+        "1 unexpected failure, 2 bad usage or input. Run '%(prog)s COMMAND --help' for details.",
+    )
+    parser.add_argument("--version", action="version", version=f"valuecore {__version__}")
+    parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of unexpected errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    validate = commands.add_parser(
+        "validate",
+        parents=[common],
+        help="check run files and show what they hold",
+        description="Check run files (CSV or Parquet) and folders of them; show the models, classes, splits "
+        "and rows found, or the problems. Exits 2 when any file has an error.",
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
+    validate.set_defaults(handler=_cmd_validate)
+
+    report = commands.add_parser(
+        "report",
+        parents=[common],
+        help="tune a policy per model, show its value, write the policy JSON",
+        description="For each model: fit the calibration and tune the policy on the tuning split, evaluate "
+        "it on the evaluated split (value total, per item, dimensionless, coverage, selective accuracy, "
+        "95% CI), and optionally write the policy JSON for a serving system.",
+        epilog="Example: %(prog)s sample_runs/digits --v-correct 1 --v-abstain 0 --v-wrong -4 --json policy.json",
+    )
+    report.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
+    _add_values_options(report)
+    report.add_argument(
+        "--policy", choices=POLICY_KINDS, default="threshold", metavar="KIND",
+        help=f"policy kind, one of {', '.join(POLICY_KINDS)} (default threshold)",
+    )  # fmt: skip
+    report.add_argument(
+        "--calibration", choices=CALIBRATION_METHODS, default="none", metavar="METHOD",
+        help=f"recalibration fitted on the tuning split, one of {', '.join(CALIBRATION_METHODS)} (default none)",
+    )  # fmt: skip
+    _add_split_options(report)
+    report.add_argument("--json", metavar="OUT.json", help="write the policy JSON here ('-' for stdout)")
+    report.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
+    report.set_defaults(handler=_cmd_report)
+
+    table = commands.add_parser(
+        "table",
+        parents=[common],
+        help="compare models by accuracy, F1, cost-sensitive error and value (with ranks)",
+        description="The comparison table of seed 003: accuracy, macro F1, cost-sensitive error (binary runs) "
+        "and the dimensionless value per item at each cost factor k = omega, with each model's rank.",
+    )
+    table.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
+    table.add_argument(
+        "--k", type=_ks, default=DEFAULT_KS, metavar="K,K,...",
+        help=f"cost factors (omega), comma separated (default {','.join(str(k) for k in DEFAULT_KS)})",
+    )  # fmt: skip
+    fmt = table.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", dest="format", action="store_const", const="csv", help="CSV (one row per model)")
+    fmt.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="a Markdown table")
+    table.set_defaults(format="text", handler=_cmd_table)
+    _add_split_options(table)
+
+    voc = commands.add_parser(
+        "voc",
+        parents=[common],
+        help="value operating characteristic curves and omega_sup",
+        description="VOC curves (dimensionless value per item against the penalty omega) as a tidy table "
+        "(model, mode, omega, value, threshold), and omega_sup per model.",
+    )
+    voc.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
+    voc.add_argument("--omega-max", type=_positive_float, default=10.0, metavar="W", help="largest omega (default 10)")
+    voc.add_argument("--points", type=_points, default=101, metavar="N", help="number of omegas from 0 (default 101)")
+    voc.add_argument(
+        "--mode", choices=VOC_MODES, default="oracle",
+        help="oracle: tuned on the evaluated data (upper bound, default); tuned: tuned on the tuning split; "
+        "calibrated: threshold omega/(1+omega); accept_all: no abstention",
+    )  # fmt: skip
+    _add_split_options(voc)
+    voc.add_argument("--csv", metavar="OUT.csv", help="write the tidy table to this CSV file instead of printing it")
+    voc.set_defaults(handler=_cmd_voc)
+    return parser
+
+
+# ------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 unexpected failure, 2 bad usage or input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help, --version, or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    debug = bool(getattr(args, "debug", False))
+    try:
+        return args.handler(args)
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        try:  # keep the interpreter's final flush from complaining
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+        return EXIT_OK
+    except (UsageError, ValueError, FileNotFoundError) as exc:
+        if debug:
+            traceback.print_exc()
+        _err(f"error: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the command line promises no traceback without --debug
+        if debug:
+            traceback.print_exc()
+        _err(f"error: unexpected failure ({type(exc).__name__}: {exc})")
+        if not debug:
+            _err("hint: this is likely a bug in valuecore; run again with --debug for the traceback and report it")
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
