@@ -83,6 +83,19 @@ from ._predictions import Predictions
 from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
 from ._sorted import SortedRun, presort
 from ._table import DEFAULT_KS, ComparisonTable, comparison_table
+from ._uncertainty import (
+    WEIGHT_KINDS,
+    Interval,
+    PairedComparison,
+    ThresholdStability,
+    VOCBand,
+    bootstrap_interval,
+    mean_interval,
+    paired_comparison,
+    policy_interval,
+    threshold_stability,
+    voc_band,
+)
 from ._usecase import Regime, UseCase, ValueMatrix
 from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
 
@@ -119,6 +132,17 @@ __all__ = [
     "check_comparable",
     "load_run_file",
     "load_runs",
+    "WEIGHT_KINDS",
+    "Interval",
+    "PairedComparison",
+    "ThresholdStability",
+    "VOCBand",
+    "bootstrap_interval",
+    "mean_interval",
+    "paired_comparison",
+    "policy_interval",
+    "threshold_stability",
+    "voc_band",
     "ComparisonTable",
     "DEFAULT_KS",
     "Dominance",

@@ -1,0 +1,447 @@
+"""Tests of valuecore._uncertainty: intervals, paired tests, bootstrap bands.
+
+Exactness first (the t interval by hand, weights as copies, every resampled
+curve and re-tuned threshold against the engine on the materialised
+resample), then statistics (coverage, detection), then the guard rails
+(mismatched items, determinism).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import valuecore as vc
+from valuecore._uncertainty import (
+    Interval,
+    _run_tables,
+    _voc_values,
+    bootstrap_interval,
+    mean_interval,
+    paired_comparison,
+    policy_interval,
+    threshold_stability,
+    voc_band,
+)
+
+USE_CASE = vc.UseCase(1.0, 0.0, -4.0)
+
+
+# --------------------------------------------------------------------------
+# synthetic data
+# --------------------------------------------------------------------------
+def binary_run(n, seed, *, separable=False, informative=True, rounding=None, weights=None, ids=None, y_true=None):
+    """Binary predictions with confidence in [0.5, 1].
+
+    Calibrated by default (correct with probability = confidence);
+    ``separable`` makes every item above 0.75 right and every other wrong;
+    ``informative=False`` gives a model whose confidence says nothing.
+    """
+    rng = np.random.default_rng(seed)
+    conf = rng.uniform(0.5, 1.0, n)
+    if rounding is not None:
+        conf = np.round(conf, rounding)
+    if separable:
+        correct = conf > 0.75
+    elif informative:
+        correct = rng.random(n) < conf
+    else:
+        correct = rng.random(n) < 0.6
+    y_pred = rng.integers(0, 2, n)
+    if y_true is None:
+        y_true = np.where(correct, y_pred, 1 - y_pred)
+    proba = np.where(y_pred[:, None] == np.arange(2), conf[:, None], 1 - conf[:, None])
+    return vc.Predictions.from_proba(proba, y_true=y_true, sample_weight=weights, ids=ids)
+
+
+def sorted_weights(run, row):
+    """Counts given in sorted order, as sample weights in the run's original order."""
+    weights = np.empty(run.predictions.n)
+    weights[run.order] = row
+    return weights
+
+
+# --------------------------------------------------------------------------
+# the t interval
+# --------------------------------------------------------------------------
+def test_t_interval_matches_scipy_by_hand():
+    values = np.random.default_rng(1).normal(2.0, 3.0, 37)
+    iv = mean_interval(values, confidence=0.9)
+    n = values.size
+    se = values.std(ddof=1) / math.sqrt(n)
+    half = stats.t.ppf(0.95, n - 1) * se
+    assert iv.mean == pytest.approx(values.mean(), rel=1e-14)
+    assert iv.std_error == pytest.approx(se, rel=1e-12)
+    assert (iv.low, iv.high) == pytest.approx((values.mean() - half, values.mean() + half), rel=1e-12)
+    assert iv.n == n and iv.confidence == 0.9 and iv.method == "t"
+    # ... and scipy's own one-sample t interval.
+    scipy_ci = stats.ttest_1samp(values, 0.0).confidence_interval(0.9)
+    assert (iv.low, iv.high) == pytest.approx((scipy_ci.low, scipy_ci.high), rel=1e-12)
+
+
+def test_weight_two_is_the_item_twice():
+    rng = np.random.default_rng(2)
+    values = rng.normal(size=40)
+    weights = rng.integers(0, 4, 40)
+    weighted = mean_interval(values, weights)
+    written_out = mean_interval(np.repeat(values, weights))
+    for field in ("mean", "std_error", "low", "high", "n"):
+        assert getattr(weighted, field) == pytest.approx(getattr(written_out, field), rel=1e-12), field
+
+
+def test_bootstrap_weight_two_is_the_item_twice_draw_for_draw():
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=30)
+    weights = rng.integers(0, 4, 30)
+    weighted = bootstrap_interval(values, weights, rng=np.random.default_rng(9), n_resamples=300)
+    written_out = bootstrap_interval(np.repeat(values, weights), rng=np.random.default_rng(9), n_resamples=300)
+    assert (weighted.low, weighted.high, weighted.std_error) == pytest.approx(
+        (written_out.low, written_out.high, written_out.std_error), rel=1e-12
+    )
+
+
+def test_fractional_weights_are_sampling_weights():
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=50)
+    weights = rng.uniform(0.2, 3.0, 50)
+    iv = mean_interval(values, weights)
+    # Scale-free, and Kish's effective size.
+    scaled = mean_interval(values, weights * 7.5)
+    assert (scaled.mean, scaled.std_error, scaled.low) == pytest.approx((iv.mean, iv.std_error, iv.low), rel=1e-12)
+    assert iv.n == pytest.approx(weights.sum() ** 2 / (weights**2).sum())
+    # The sandwich variance, by hand.
+    mean = np.average(values, weights=weights)
+    se = math.sqrt(50 / 49 * np.sum(weights**2 * (values - mean) ** 2)) / weights.sum()
+    assert iv.std_error == pytest.approx(se, rel=1e-12)
+    # Equal fractional weights are the unweighted interval.
+    halves = mean_interval(values, np.full(50, 0.5))
+    plain = mean_interval(values)
+    assert (halves.std_error, halves.low, halves.n) == pytest.approx((plain.std_error, plain.low, plain.n))
+    with pytest.raises(ValueError, match="whole numbers"):
+        mean_interval(values, weights, weight_kind="frequency")
+
+
+def test_too_few_items_give_an_unbounded_interval_without_warnings():
+    iv = mean_interval([3.0])
+    assert iv.mean == 3.0 and math.isnan(iv.std_error)
+    assert iv.low == -math.inf and iv.high == math.inf
+    assert "too few items" in iv.describe()
+    boot = bootstrap_interval([3.0], rng=np.random.default_rng(0))
+    assert boot.low == -math.inf and boot.high == math.inf  # not a zero-width "certainty"
+    constant = mean_interval([2.0, 2.0, 2.0])
+    assert constant.std_error == 0 and constant.low == constant.high == 2.0
+    with pytest.raises(ValueError, match="positive weight"):
+        mean_interval([1.0, 2.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match="confidence"):
+        mean_interval([1.0, 2.0], confidence=95)
+
+
+def test_describe_separates_this_data_from_new_data():
+    iv = Interval(mean=1234.5, std_error=10.0, low=1214.9, high=1254.1, n=100, confidence=0.9, method="t")
+    text = iv.describe("EUR")
+    assert text.startswith("On this data: 1,234 EUR per item.")
+    assert "Expected on new data from the same distribution: 1,234 EUR per item (90% CI 1,215 EUR to 1,254 EUR)" in text
+    assert mean_interval([-1.0, -2.0, -3.0]).describe("$").startswith("On this data: -$2 per item.")
+    assert iv.claim_on_data == "On this data: 1,234 per item."
+    assert iv.claim_on_distribution.startswith("Expected on new data")
+
+
+@pytest.mark.slow
+def test_t_interval_covers_about_95_percent():
+    """Coverage of the true mean over 2000 simulated evaluation splits of 200 items.
+
+    Per-item values of a use case (1 correct, 0 abstain, -4 wrong): skewed,
+    as real value data is. Binomial standard error of the rate ~0.005.
+    """
+    rng = np.random.default_rng(2024)
+    outcomes, probs = np.array([1.0, 0.0, -4.0]), np.array([0.8, 0.12, 0.08])
+    truth = outcomes @ probs
+    n_sets, n = 2000, 200
+    hits_t = hits_weighted = hits_boot = 0
+    for s in range(n_sets):
+        values = rng.choice(outcomes, size=n, p=probs)
+        iv = mean_interval(values)
+        hits_t += iv.low <= truth <= iv.high
+        weighted = mean_interval(values, rng.uniform(0.5, 2.0, n))
+        hits_weighted += weighted.low <= truth <= weighted.high
+        if s < 500:
+            boot = bootstrap_interval(values, rng=rng, n_resamples=500)
+            hits_boot += boot.low <= truth <= boot.high
+    assert 0.93 <= hits_t / n_sets <= 0.97
+    assert 0.93 <= hits_weighted / n_sets <= 0.97
+    assert 0.92 <= hits_boot / 500 <= 0.975
+
+
+# --------------------------------------------------------------------------
+# bootstrap and policy intervals
+# --------------------------------------------------------------------------
+def test_bootstrap_interval_agrees_with_t_on_a_large_sample():
+    values = np.random.default_rng(5).normal(1.0, 2.0, 5000)
+    t = mean_interval(values)
+    boot = bootstrap_interval(values, rng=np.random.default_rng(0), n_resamples=2000)
+    assert boot.mean == t.mean and boot.method == "bootstrap"
+    assert boot.std_error == pytest.approx(t.std_error, rel=0.1)
+    assert boot.low == pytest.approx(t.low, abs=0.3 * t.std_error)
+    assert boot.high == pytest.approx(t.high, abs=0.3 * t.std_error)
+
+
+def test_policy_interval_is_built_on_item_values():
+    tune, evaluated = binary_run(500, 1), binary_run(800, 2, weights=np.random.default_rng(0).integers(1, 3, 800))
+    policy = vc.fit_policy("threshold", vc.presort(tune), vc.UseCase(10, 0, -40))
+    result = vc.evaluate(policy, evaluated, vc.UseCase(10, 0, -40))
+    iv = policy_interval(policy, evaluated, vc.UseCase(10, 0, -40))
+    assert iv.mean == pytest.approx(result.value_per_item, rel=1e-12)
+    assert iv.n == evaluated.total_weight
+    boot = policy_interval(policy, evaluated, vc.UseCase(10, 0, -40), method="bootstrap")
+    assert boot.mean == iv.mean and boot.low < iv.mean < boot.high
+    assert boot == policy_interval(policy, evaluated, vc.UseCase(10, 0, -40), method="bootstrap")
+    with pytest.raises(ValueError, match="method"):
+        policy_interval(policy, evaluated, USE_CASE, method="bayes")
+
+
+# --------------------------------------------------------------------------
+# paired comparison
+# --------------------------------------------------------------------------
+def test_identical_models_differ_by_zero_with_p_value_one():
+    p = binary_run(300, 1, weights=np.random.default_rng(1).integers(1, 3, 300))
+    policy = vc.Policy("threshold", threshold=0.7)
+    result = paired_comparison(policy, p, policy, p, USE_CASE, rng=np.random.default_rng(0))
+    assert result.mean_difference == 0.0
+    assert result.p_value_t == 1.0 and result.p_value_bootstrap == 1.0
+    assert result.low == result.high == 0.0
+    assert "exactly the same" in result.claim_on_data
+    assert "cannot tell the two apart" in result.claim_on_distribution
+
+
+def test_a_clearly_better_model_is_detected():
+    good = binary_run(2000, 1)
+    # Same items, same labels; a second model that guesses (its confidence is noise).
+    noisy = binary_run(2000, 99, y_true=good.y_true)
+    use_case = vc.UseCase(1.0, 0.0, -4.0)
+    result = paired_comparison(
+        vc.Policy("threshold", threshold=0.8), good, vc.Policy("threshold", threshold=0.8), noisy, use_case,
+        rng=np.random.default_rng(0), names=("good", "noisy"),
+    )
+    assert result.mean_difference > 0 and result.low > 0
+    assert result.p_value_t < 0.01 and result.p_value_bootstrap < 0.01
+    assert "good is better" in result.claim_on_distribution
+    assert "paired t-test p < 0.001, bootstrap p < 0.001" in result.claim_on_distribution
+    assert result.claim_on_data.startswith("On these 2,000 items, good is worth")
+    # The t p-value is scipy's paired t-test.
+    a = vc.item_values(vc.Policy("threshold", threshold=0.8), good, use_case)
+    b = vc.item_values(vc.Policy("threshold", threshold=0.8), noisy, use_case)
+    assert result.p_value_t == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
+    swapped = paired_comparison(
+        vc.Policy("threshold", threshold=0.8), noisy, vc.Policy("threshold", threshold=0.8), good, use_case,
+        rng=np.random.default_rng(0),
+    )
+    assert swapped.mean_difference == pytest.approx(-result.mean_difference)
+    assert swapped.p_value_t == pytest.approx(result.p_value_t)
+
+
+def test_paired_weights_are_copies():
+    rng = np.random.default_rng(6)
+    weights = rng.integers(1, 4, 200)
+    a, b = binary_run(200, 3, weights=weights), binary_run(200, 4, weights=weights)
+    b = vc.Predictions.from_proba(b.proba, y_true=a.y_true, sample_weight=weights)
+    written = np.repeat(np.arange(200), weights)
+    a2 = vc.Predictions.from_proba(a.proba[written], y_true=a.y_true[written])
+    b2 = vc.Predictions.from_proba(b.proba[written], y_true=b.y_true[written])
+    policy = vc.Policy("threshold", threshold=0.75)
+    one = paired_comparison(policy, a, policy, b, USE_CASE, rng=np.random.default_rng(0))
+    two = paired_comparison(policy, a2, policy, b2, USE_CASE, rng=np.random.default_rng(0))
+    assert (one.mean_difference, one.low, one.p_value_t, one.n) == pytest.approx(
+        (two.mean_difference, two.low, two.p_value_t, two.n), rel=1e-9
+    )
+    assert one.p_value_bootstrap == pytest.approx(two.p_value_bootstrap, abs=0.02)
+
+
+def test_items_are_matched_by_id_in_any_order():
+    ids = np.array([f"item{i}" for i in range(150)])
+    a = binary_run(150, 1, ids=ids)
+    b_ordered = binary_run(150, 2, ids=ids, y_true=a.y_true)
+    shuffle = np.random.default_rng(0).permutation(150)
+    b_shuffled = b_ordered.subset(shuffle)
+    policy = vc.Policy("threshold", threshold=0.7)
+    ordered = paired_comparison(policy, a, policy, b_ordered, USE_CASE, rng=np.random.default_rng(0))
+    shuffled = paired_comparison(policy, a, policy, b_shuffled, USE_CASE, rng=np.random.default_rng(0))
+    assert shuffled == ordered
+
+
+def test_mismatched_items_raise_clear_errors():
+    policy = vc.Policy("threshold", threshold=0.7)
+    ids = np.array([f"x{i}" for i in range(10)], dtype=object)
+    a = binary_run(10, 1, ids=ids)
+
+    other_ids = ids.copy()
+    other_ids[[2, 5]] = ["new1", "new2"]
+    b = binary_run(10, 2, ids=other_ids, y_true=a.y_true)
+    with pytest.raises(ValueError, match=r"2 ids of A are missing from B \(e.g. 'x2', 'x5'\).*2 ids of B are missing"):
+        paired_comparison(policy, a, policy, b, USE_CASE, rng=np.random.default_rng(0))
+
+    shorter = binary_run(9, 2, ids=ids[:9], y_true=a.y_true[:9])
+    with pytest.raises(ValueError, match=r"1 ids of A are missing from B \(e.g. 'x9'\)"):
+        paired_comparison(policy, a, policy, shorter, USE_CASE, rng=np.random.default_rng(0))
+
+    no_ids = binary_run(10, 1)
+    with pytest.raises(ValueError, match="A has 10 items and B has 9.*row order"):
+        paired_comparison(policy, no_ids, policy, binary_run(9, 2), USE_CASE, rng=np.random.default_rng(0))
+
+    relabelled = binary_run(10, 2, y_true=1 - no_ids.y_true)
+    with pytest.raises(ValueError, match="same true label.*differ on 10 items.*row 0"):
+        paired_comparison(policy, no_ids, policy, relabelled, USE_CASE, rng=np.random.default_rng(0))
+
+    reweighted = binary_run(10, 2, y_true=no_ids.y_true, weights=np.full(10, 2.0))
+    with pytest.raises(ValueError, match="sample weights of A and B differ on 10 items"):
+        paired_comparison(policy, no_ids, policy, reweighted, USE_CASE, rng=np.random.default_rng(0))
+
+    repeated = ids.copy()
+    repeated[1] = "x0"
+    with pytest.raises(ValueError, match="ids of B are not unique"):
+        paired_comparison(policy, a, policy, binary_run(10, 2, ids=repeated), USE_CASE, rng=np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------
+# resampled VOC curves and thresholds: exact against the engine
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(12))
+def test_resampled_voc_values_are_the_engine_on_the_resample(seed):
+    """Counts on the sorted order == sample weights on the run: every mode, ties and undrawn groups included."""
+    rng = np.random.default_rng(seed)
+    rounding = [None, 1, 2][seed % 3]  # ties of confidence are never split
+    n = int(rng.integers(5, 80))
+    evaluated, tune = binary_run(n, seed, rounding=rounding), binary_run(n + 7, seed + 100, rounding=rounding)
+    eval_run, tune_run = vc.presort(evaluated), vc.presort(tune)
+    tables_e, tables_t = _run_tables(eval_run, "test"), _run_tables(tune_run, "test")
+    omegas = rng.uniform(0, 6, 25)
+    counts_e = tables_e.sampler.counts(4, rng)
+    counts_t = tables_t.sampler.counts(4, rng)
+    for mode in vc.VOC_MODES:
+        got = _voc_values(mode, omegas, tables_e, counts_e, tables_t, counts_t)
+        for b in range(4):
+            weighted_e = vc.presort(
+                binary_run(n, seed, rounding=rounding, weights=sorted_weights(eval_run, counts_e[b]))
+            )
+            weighted_t = vc.presort(
+                binary_run(n + 7, seed + 100, rounding=rounding, weights=sorted_weights(tune_run, counts_t[b]))
+            )
+            want = vc.voc_curve(weighted_e, mode, weighted_t).value_at(omegas)
+            np.testing.assert_allclose(got[b], want, rtol=1e-12, atol=1e-12, err_msg=f"{mode} resample {b}")
+        # Unit counts are the point curve itself.
+        ones = _voc_values(mode, omegas, tables_e, np.ones((1, n), np.int64), tables_t, np.ones((1, n + 7), np.int64))
+        np.testing.assert_allclose(ones[0], vc.voc_curve(eval_run, mode, tune_run).value_at(omegas), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_resampled_thresholds_follow_fit_policy_tie_rule(seed):
+    rounding = [None, 1, 2, None][seed % 4]
+    tune = binary_run(40, seed, rounding=rounding)
+    run = vc.presort(tune)
+    values = [vc.UseCase(1, 0, -4), vc.UseCase(1, 0, -1), vc.UseCase(2, 1, 0), vc.UseCase(1, 0, 0)][seed % 4]
+    result = threshold_stability(run, values, rng=np.random.default_rng(seed), n_resamples=30, batch_size=30)
+    counts = _run_tables(run, "test").sampler.counts(30, np.random.default_rng(seed))
+    for b in range(30):
+        resample = vc.presort(binary_run(40, seed, rounding=rounding, weights=sorted_weights(run, counts[b])))
+        want = vc.fit_policy("threshold", resample, values).threshold
+        got = result.thresholds[b]
+        assert (want is None and math.isnan(got)) or got == want, (b, got, want)
+    assert result.tuned_threshold == vc.fit_policy("threshold", run, values).threshold
+
+
+def test_threshold_stability_with_a_value_matrix():
+    run = vc.presort(binary_run(60, 3))
+    matrix = vc.ValueMatrix(("0", "1"), np.array([[2.0, -5.0, 0.0], [-1.0, 1.0, 0.0]]))
+    result = threshold_stability(run, matrix, rng=np.random.default_rng(1), n_resamples=20, batch_size=20)
+    counts = _run_tables(run, "test").sampler.counts(20, np.random.default_rng(1))
+    for b in range(20):
+        resample = vc.presort(binary_run(60, 3, weights=sorted_weights(run, counts[b])))
+        want = vc.fit_policy("threshold", resample, matrix).threshold
+        assert (want is None and math.isnan(result.thresholds[b])) or result.thresholds[b] == want
+
+
+# --------------------------------------------------------------------------
+# bands and stability: statistics
+# --------------------------------------------------------------------------
+OMEGAS = np.linspace(0.0, 8.0, 41)
+
+
+@pytest.mark.parametrize("mode", vc.VOC_MODES)
+def test_band_contains_the_point_curve_and_widens_as_n_shrinks(mode):
+    widths = []
+    for n in (3000, 300):
+        eval_run, tune_run = vc.presort(binary_run(n, 1)), vc.presort(binary_run(n, 2))
+        band = voc_band(eval_run, mode, OMEGAS, tune_run=tune_run, rng=np.random.default_rng(0), n_resamples=200)
+        point = vc.voc_curve(eval_run, mode, tune_run).value_at(OMEGAS)
+        inside = (band.low - 1e-12 <= point) & (point <= band.high + 1e-12)
+        assert inside.mean() >= 0.9, (n, inside.mean())
+        assert np.all(band.low <= band.median) and np.all(band.median <= band.high)
+        widths.append(np.mean(band.high - band.low))
+    assert widths[1] > 2 * widths[0]  # ~sqrt(10) in theory
+    frame = band.to_frame("m")
+    assert list(frame.columns) == ["model", "mode", "omega", "low", "median", "high"] and len(frame) == OMEGAS.size
+
+
+def test_tuned_band_includes_the_noise_of_tuning():
+    """Re-tuning on a resampled small tuning split widens the band over the evaluation noise alone."""
+    eval_run = vc.presort(binary_run(2000, 1))
+    tune_run = vc.presort(binary_run(100, 2))
+    omegas = np.linspace(1.0, 6.0, 11)
+    tuned = voc_band(eval_run, "tuned", omegas, tune_run=tune_run, rng=np.random.default_rng(0))
+    fixed_threshold = voc_band(eval_run, "calibrated", omegas, rng=np.random.default_rng(0))
+    assert np.mean(tuned.high - tuned.low) > 1.5 * np.mean(fixed_threshold.high - fixed_threshold.low)
+    with pytest.raises(ValueError, match="tune_run"):
+        voc_band(eval_run, "tuned", omegas, rng=np.random.default_rng(0))
+
+
+def test_threshold_spread_is_real_on_noisy_data_and_collapses_on_separable_data():
+    noisy = threshold_stability(vc.presort(binary_run(2000, 3)), USE_CASE, rng=np.random.default_rng(0))
+    separable = threshold_stability(
+        vc.presort(binary_run(2000, 3, separable=True)), USE_CASE, rng=np.random.default_rng(0)
+    )
+    assert noisy.thresholds.shape == (1000,)
+    assert noisy.spread > 0.03
+    assert separable.spread < 0.002
+    assert noisy.low <= noisy.median <= noisy.high
+    assert noisy.share_always_abstain == 0.0
+    # A use case where abstaining always pays: every resample abstains.
+    never = threshold_stability(
+        vc.presort(binary_run(200, 3)), vc.UseCase(1.0, 2.0, 0.0), rng=np.random.default_rng(0), n_resamples=50
+    )
+    assert never.share_always_abstain == 1.0 and never.low is None and never.median is None
+    assert math.isnan(never.spread) and never.tuned_threshold is None
+
+
+# --------------------------------------------------------------------------
+# determinism and guard rails
+# --------------------------------------------------------------------------
+def test_fixed_seed_gives_identical_results_whatever_the_batch_size():
+    values = np.random.default_rng(0).normal(size=3000)
+    one = bootstrap_interval(values, rng=np.random.default_rng(11))
+    assert one == bootstrap_interval(values, rng=np.random.default_rng(11))
+    assert one == bootstrap_interval(values, rng=np.random.default_rng(11), batch_size=7)
+    assert one != bootstrap_interval(values, rng=np.random.default_rng(12))
+
+    run = vc.presort(binary_run(1500, 4))
+    first = threshold_stability(run, USE_CASE, rng=np.random.default_rng(5), n_resamples=200)
+    again = threshold_stability(run, USE_CASE, rng=np.random.default_rng(5), n_resamples=200, batch_size=13)
+    np.testing.assert_array_equal(first.thresholds, again.thresholds)
+
+    tune = vc.presort(binary_run(500, 5))
+    for mode in vc.VOC_MODES:
+        a = voc_band(run, mode, OMEGAS, tune_run=tune, rng=np.random.default_rng(3), n_resamples=60)
+        b = voc_band(run, mode, OMEGAS, tune_run=tune, rng=np.random.default_rng(3), n_resamples=60)
+        np.testing.assert_array_equal(a.low, b.low)
+        np.testing.assert_array_equal(a.high, b.high)
+
+
+def test_randomness_only_through_a_generator():
+    with pytest.raises(TypeError, match="Generator"):
+        bootstrap_interval([1.0, 2.0, 3.0], rng=0)
+    run = vc.presort(binary_run(50, 1))
+    with pytest.raises(ValueError, match="omegas"):
+        voc_band(run, "oracle", [-1.0, 1.0], rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="mode"):
+        voc_band(run, "best", [1.0], rng=np.random.default_rng(0))
