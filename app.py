@@ -10,21 +10,31 @@ from dashboard.sidebar import render_sidebar
 
 st.set_page_config(page_title="Model value dashboard", page_icon="⚖️", layout="wide")
 
+# URL paths deliberately differ from the file names. The page files live in `pages/`, and
+# until a script calls st.navigation Streamlit treats that folder the old (v1) way: a request for
+# a path equal to a file name (say /value) runs pages/value.py on its own, without this frame and
+# its sidebar. That happens on the first request of a fresh server and on every AppTest rerun.
+# With distinct paths such a request falls back to this script, which then resolves the page.
 PAGES = {
     "Models and values": [
-        st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", default=True, url_path="runs"),
-        st.Page("pages/value.py", title="Value & thresholds", icon=":material/paid:", url_path="value"),
-        st.Page("pages/voc.py", title="VOC curves", icon=":material/show_chart:", url_path="voc"),
+        st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", default=True,
+                url_path="loaded-runs"),
+        st.Page("pages/value.py", title="Value & thresholds", icon=":material/paid:",
+                url_path="value-and-thresholds"),
+        st.Page("pages/voc.py", title="VOC curves", icon=":material/show_chart:", url_path="voc-curves"),
         st.Page("pages/cost_matrix.py", title="Cost matrix", icon=":material/grid_on:", url_path="cost-matrix"),
     ],
     "Trust the numbers": [
-        st.Page("pages/calibration.py", title="Calibration", icon=":material/tune:", url_path="calibration"),
-        st.Page("pages/compare.py", title="Compare two models", icon=":material/compare_arrows:", url_path="compare"),
-        st.Page("pages/monitor.py", title="Monitor (no labels)", icon=":material/monitoring:", url_path="monitor"),
+        st.Page("pages/calibration.py", title="Calibration", icon=":material/tune:", url_path="calibration-check"),
+        st.Page("pages/compare.py", title="Compare two models", icon=":material/compare_arrows:",
+                url_path="compare-models"),
+        st.Page("pages/monitor.py", title="Monitor (no labels)", icon=":material/monitoring:",
+                url_path="monitor-production"),
     ],
     "Ship it": [
-        st.Page("pages/export.py", title="Export policy", icon=":material/download:", url_path="export"),
-        st.Page("pages/how_value_works.py", title="How value works", icon=":material/help:", url_path="how-value-works"),
+        st.Page("pages/export.py", title="Export policy", icon=":material/download:", url_path="export-policy"),
+        st.Page("pages/how_value_works.py", title="How value works", icon=":material/help:",
+                url_path="how-value-works"),
     ],
 }
 

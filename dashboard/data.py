@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 import valuecore as vc
@@ -45,7 +46,8 @@ def load_folder(folder: str | Path) -> LoadReport:
     """All run files of a folder (cached per folder content)."""
     folder = Path(folder).expanduser()
     if not folder.is_dir():
-        return LoadReport(models={}, problems=(LoadProblem(str(folder), "this folder does not exist", None, (), "error"),))
+        problem = LoadProblem(str(folder), "this folder does not exist", None, (), "error")
+        return LoadReport(models={}, problems=(problem,))
     return _load_folder(str(folder.resolve()), _fingerprint(folder))
 
 
@@ -64,7 +66,10 @@ def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
         for model, run in report.models.items():
             if model in models:
                 problems.append(
-                    LoadProblem(name, f"model {model!r} is already loaded from another file; this one is skipped", "model", (), "error")
+                    LoadProblem(
+                        name, f"model {model!r} is already loaded from another file; this one is skipped", "model", (),
+                        "error",
+                    )
                 )
                 continue
             models[model] = run
@@ -104,6 +109,9 @@ class Workspace:
         self.tune_split = tune_split
         self.eval_split = eval_split
         self.calibration = calibration
+        # Within one script run a page asks for the same sorted run many times; each
+        # st.cache_resource lookup costs about a millisecond, so remember them here.
+        self._sorted_memo: dict = {}
 
     def run(self, model: str) -> ModelRun:
         return self.report.models[model]
@@ -158,10 +166,15 @@ class Workspace:
 
     def sorted(self, model: str, split: str | None) -> vc.SortedRun | None:
         """Presorted (calibrated) split, computed once per file content and setting."""
+        memo_key = (model, split)
+        if memo_key in self._sorted_memo:
+            return self._sorted_memo[memo_key]
         predictions = self.calibrated(model, split)
         if predictions is None:
             return None
-        return _presorted(self.run(model).sha256, model, split, self._calibration_key(model), predictions)
+        run = _presorted(self.run(model).sha256, model, split, self._calibration_key(model), predictions)
+        self._sorted_memo[memo_key] = run
+        return run
 
     def calibration_dict(self, model: str) -> dict | None:
         calibrator = self.safe_calibrator(model)
@@ -213,13 +226,29 @@ class Workspace:
             return None
         return vc.threshold_curve(run, values)
 
-    def curve_frame(self, model: str, split: str | None, values, max_points: int = 400):
-        """``threshold_curve(...).to_frame(max_points)`` of a split, cached (a light frame, not the curve)."""
+    def threshold_view(self, model: str, split: str | None, values, thresholds=(), max_points: int = 400):
+        """Everything the Value page reads off one threshold curve of a (calibrated) split, cached.
+
+        Returns a :class:`ThresholdView` (``frame`` as :meth:`curve_frame`, the value of always
+        abstaining and of accepting all, and value and coverage at each of ``thresholds``), or None
+        when the model lacks the split. One ``valuecore.threshold_curve`` per model and values.
+        """
         run = self.sorted(model, split)
         if run is None:
             return None
-        key = (self.run(model).sha256, model, split, self._calibration_key(model), values_key(values), max_points)
-        return _curve_frame(key, run, values)
+        thresholds = tuple(None if t is None else float(t) for t in thresholds)
+        key = (self.run(model).sha256, model, split, self._calibration_key(model), values_key(values), max_points,
+               thresholds)
+        return _threshold_view(key, run, values)
+
+    def curve_frame(self, model: str, split: str | None, values, max_points: int = 400):
+        """``threshold_curve(...).to_frame(max_points)`` of a split plus ``model`` and ``split`` columns.
+
+        Cached (a light frame, not the curve); the "always abstain" row (threshold NaN) is left out.
+        Do not modify the frame in place.
+        """
+        view = self.threshold_view(model, split, values, (), max_points=max_points)
+        return None if view is None else view.frame
 
     def histogram(self, model: str, split: str | None, bins: int = 20):
         """Correct-vs-wrong confidence histogram of a labelled (calibrated) split, or None."""
@@ -250,6 +279,45 @@ class Workspace:
                 raise ValueError(f"the {tune_split!r} split of {model} has no labels to tune thresholds on")
         key = (self.run(model).sha256, model, split, tune_split, self._calibration_key(model))
         return _voc(key, mode, run, tune)
+
+    def interval(self, model: str, policy: vc.Policy, values, split: str | None = None, result=None):
+        """95% t-interval of the value per item of a fixed policy on a labelled split (cached).
+
+        With whole-number weights (copies) every item's value is one cell of the value matrix, so
+        ``valuecore._uncertainty.mean_interval`` over the confusion cells, weighted by their counts,
+        gives exactly ``policy_interval(..., method="t")`` in O(C^2) instead of O(n); pass the
+        policy's ``result`` on this split to use it. Otherwise ``policy_interval`` is called.
+
+        Raises ImportError while ``valuecore._uncertainty`` does not exist, ValueError without labels.
+        """
+        from valuecore._uncertainty import mean_interval, policy_interval
+
+        split = self.eval_split if split is None else split
+        predictions = self.predictions(model, split)
+        if predictions is None:
+            raise ValueError(f"{model} has no {split!r} split")
+        predictions.require_labels("an interval of the realised value")
+        sha = self.run(model).sha256
+        if result is not None and not result.estimated and _whole_weights(sha, model, split, predictions):
+            matrix = vc.value_matrix_for(values, predictions.classes)
+            return mean_interval(matrix.values.ravel(), result.confusion.ravel(), weight_kind="frequency")
+        key = (sha, model, split, policy_key(policy), values_key(values))
+        return _interval(key, policy_interval, policy, predictions, values)
+
+    def voc_band(self, model: str, mode: str, omegas, n_resamples: int = 200, seed: int = 0):
+        """Bootstrap band of the VOC curve (``valuecore._uncertainty.voc_band``), cached.
+
+        Raises ImportError while that module does not exist, ValueError when a split is unusable.
+        """
+        from valuecore._uncertainty import voc_band
+
+        self.voc(model, mode)  # same checks, in plain words
+        run = self.sorted(model, self.eval_split)
+        tune = self.sorted(model, self.tune_split) if mode == "tuned" else None
+        omegas = np.asarray(omegas, dtype=float)
+        key = (self.run(model).sha256, model, self.eval_split, self.tune_split if mode == "tuned" else None,
+               self._calibration_key(model), mode, omegas.tobytes(), n_resamples, seed)
+        return _band(key, voc_band, run, tune, omegas)
 
     def comparison(self, models) -> vc.ComparisonTable:
         """Seed 003's comparison table of ``models`` (tuned on the tuning split when labelled)."""
@@ -299,11 +367,6 @@ def _evaluated(sha256: str, model: str, split: str, policy_text: str, values_tex
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _curve_frame(key: tuple, _run, _values):
-    return vc.threshold_curve(_run, _values).to_frame(max_points=key[-1])
-
-
-@st.cache_resource(show_spinner=False, max_entries=256)
 def _histogram(sha256: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
     return vc.confidence_histogram(_predictions, bins=bins)
 
@@ -311,6 +374,64 @@ def _histogram(sha256: str, model: str, split: str, calibration_key: str, bins: 
 @st.cache_resource(show_spinner="Computing the VOC curve…", max_entries=512)
 def _voc(key: tuple, mode: str, _run, _tune_run):
     return vc.voc_curve(_run, mode, tune_run=_tune_run)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _whole_weights(sha256: str, model: str, split: str, _predictions) -> bool:
+    weight = _predictions.sample_weight
+    return bool(np.all(weight == np.round(weight)))
+
+
+class ThresholdView:
+    """What one threshold curve says (see :meth:`Workspace.threshold_view`).
+
+    Attributes
+    ----------
+    frame : DataFrame
+        ``threshold, value_total, value_per_item, coverage, model, split`` (light, for charts).
+    no_model_total, no_model_per_item : float
+        Value of always abstaining (the curve's first point).
+    accept_all_total, accept_all_per_item : float
+        Value of acting on every item (its last point).
+    at : dict
+        threshold (None = always abstain) -> (value_total, value_per_item, coverage).
+    estimated : bool
+        True when the split has no labels.
+    """
+
+    def __init__(self, frame, curve: vc.ThresholdCurve, run: vc.SortedRun, thresholds):
+        self.frame = frame
+        self.no_model_total = float(curve.value_total[0])
+        self.no_model_per_item = float(curve.value_per_item[0])
+        self.accept_all_total = float(curve.value_total[-1])
+        self.accept_all_per_item = float(curve.value_per_item[-1])
+        self.estimated = bool(curve.estimated)
+        self.at = {}
+        for t in thresholds:
+            k = run.groups_accepted(t)
+            self.at[t] = (float(curve.value_total[k]), float(curve.value_per_item[k]), float(curve.coverage[k]))
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _threshold_view(key: tuple, _run, _values) -> ThresholdView:
+    _, model, split, _, _, max_points, thresholds = key
+    curve = vc.threshold_curve(_run, _values)
+    frame = curve.to_frame(max_points=max_points)
+    frame = frame[frame["threshold"].notna()].reset_index(drop=True)
+    frame["model"] = model
+    frame["split"] = split
+    return ThresholdView(frame, curve, _run, thresholds)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _interval(key: tuple, _policy_interval, _policy, _predictions, _values):
+    return _policy_interval(_policy, _predictions, _values, method="t")
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _band(key: tuple, _voc_band, _run, _tune_run, _omegas):
+    mode, n_resamples, seed = key[-4], key[-2], key[-1]
+    return _voc_band(_run, mode, _omegas, tune_run=_tune_run, rng=np.random.default_rng(seed), n_resamples=n_resamples)
 
 
 @st.cache_resource(show_spinner="Computing the comparison table…", max_entries=32)

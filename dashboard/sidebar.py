@@ -20,6 +20,8 @@ PRESETS = {
     "Support desk: automation saves $5, a hand-off costs $1, an error costs $30": (5.0, -1.0, -30.0),
 }
 SLIDER_LIMIT = 50.0
+HOW_VALUE_WORKS = "pages/how_value_works.py"  # linked from the sidebar on every page
+VALUE_MODE_REQUEST = "value_mode_request"  # session key a page sets to switch "Values" before the sidebar draws
 VALUE_FIELDS = (("v_correct", "Correct answer"), ("v_abstain", "Abstention (hand-off)"), ("v_wrong", "Wrong answer"))
 
 
@@ -41,13 +43,19 @@ def _apply_preset() -> None:
 def _value_widgets(currency: str) -> UseCase:
     for name, label in VALUE_FIELDS:
         value = float(st.session_state[name])
+        clipped = max(-SLIDER_LIMIT, min(SLIDER_LIMIT, value))
         st.session_state.setdefault(f"sidebar_{name}_input", value)
-        st.session_state.setdefault(f"sidebar_{name}_slider", max(-SLIDER_LIMIT, min(SLIDER_LIMIT, value)))
+        st.session_state.setdefault(f"sidebar_{name}_slider", clipped)
         slider_col, input_col = st.columns([3, 2])
+        # value= repeats the stored value on purpose: it becomes the widget's default in the browser,
+        # so a widget the browser re-creates during a quick page change comes back with the user's
+        # value, not with -50 / 0, which its on_change would then store. (It does not reset the
+        # widget: keyed sliders and number inputs keep their identity when only the default changes.)
         slider_col.slider(
             f"{label} ({currency})",
             min_value=-SLIDER_LIMIT,
             max_value=SLIDER_LIMIT,
+            value=clipped,
             step=0.5,
             key=f"sidebar_{name}_slider",
             on_change=_copy,
@@ -55,6 +63,7 @@ def _value_widgets(currency: str) -> UseCase:
         )
         input_col.number_input(
             f"{label}, exact",
+            value=value,
             step=0.5,
             format="%g",
             key=f"sidebar_{name}_input",
@@ -94,7 +103,8 @@ def _source_report():
             type=["csv", "parquet"],
             accept_multiple_files=True,
             key="sidebar_upload",
-            help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), optional split, weight, id, timestamp.",
+            help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), "
+            "optional split, weight, id, timestamp.",
         )
         return data.load_uploads([(f.name, f.getvalue()) for f in files or []]), "uploaded files"
     folder = st.text_input("Folder with run files", key="sidebar_folder", placeholder="/path/to/runs")
@@ -117,6 +127,12 @@ def _split_choice(label: str, splits: list[str], preferred: tuple[str, ...], key
 def render_sidebar() -> Selection:
     """Draw the sidebar and store the resulting :class:`Selection` in session state."""
     init_state()
+    # A page may ask to switch the value mode (e.g. the Cost matrix page after an edit); it is
+    # applied here, before the radio below is drawn, because a drawn widget's state is read-only.
+    requested = st.session_state.pop(VALUE_MODE_REQUEST, None)
+    if requested in ("simple", "matrix"):
+        st.session_state["value_mode"] = requested
+        st.session_state["sidebar_value_mode"] = requested
     with st.sidebar:
         report, source_label = _source_report()
         loaded = list(report.models)
@@ -124,12 +140,15 @@ def render_sidebar() -> Selection:
         if "sidebar_models" not in st.session_state or wanted is not None:
             st.session_state["sidebar_models"] = [m for m in (wanted or loaded) if m in loaded] or loaded
         else:
-            st.session_state["sidebar_models"] = [m for m in st.session_state["sidebar_models"] if m in loaded] or loaded
+            kept = [m for m in st.session_state["sidebar_models"] if m in loaded]
+            st.session_state["sidebar_models"] = kept or loaded
         models = st.multiselect("Models", loaded, key="sidebar_models")
 
         st.divider()
         st.subheader("What is each outcome worth?")
-        currency = st.text_input("Currency", value=st.session_state.get("currency", "$"), key="sidebar_currency", max_chars=5)
+        currency = st.text_input(
+            "Currency", value=st.session_state.get("currency", "$"), key="sidebar_currency", max_chars=5
+        )
         st.session_state["currency"] = currency
         st.selectbox(
             "Preset", ["(keep my values)", *PRESETS], key="sidebar_preset", on_change=_apply_preset
@@ -150,7 +169,9 @@ def render_sidebar() -> Selection:
             "Values",
             ["simple", "matrix"],
             index=0 if st.session_state.get("value_mode") != "matrix" else 1,
-            format_func=lambda m: "Three values (above)" if m == "simple" else "Per-class value matrix (Cost matrix page)",
+            format_func=lambda m: (
+                "Three values (above)" if m == "simple" else "Per-class value matrix (Cost matrix page)"
+            ),
             key="sidebar_value_mode",
             horizontal=False,
         )
@@ -158,7 +179,9 @@ def render_sidebar() -> Selection:
 
         st.divider()
         splits = sorted({s for m in models for s in report.models[m].splits})
-        tune_split = _split_choice("Tune thresholds on", splits, ("val", "validation", "tune"), "sidebar_tune_split", "tune_split")
+        tune_split = _split_choice(
+            "Tune thresholds on", splits, ("val", "validation", "tune"), "sidebar_tune_split", "tune_split"
+        )
         eval_split = _split_choice("Evaluate on", splits, ("test", "eval"), "sidebar_eval_split", "eval_split")
         calibration = st.selectbox(
             "Recalibrate before thresholding",
@@ -169,6 +192,10 @@ def render_sidebar() -> Selection:
             help="Fitted on the tuning split. Temperature scaling needs class probabilities.",
         )
         st.session_state["calibration"] = calibration
+
+        st.divider()
+        st.page_link(HOW_VALUE_WORKS, label="How value works", icon=":material/help:",
+                     help="What ω means, tuned vs calibrated thresholds, VOC curves: a short read.")
 
     value_matrix = None
     notes = []

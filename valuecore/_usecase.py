@@ -93,7 +93,8 @@ class UseCase:
         if a >= c and a >= w:
             return Regime(
                 "abstain_always_pays",
-                "Handing the item over is worth at least as much as a correct answer, so the model adds no value: always abstain.",
+                "Handing the item over is worth at least as much as a correct answer, "
+                "so the model adds no value: always abstain.",
             )
         return Regime(
             "inverted",

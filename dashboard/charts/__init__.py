@@ -5,4 +5,6 @@ every chart: the colour scale's domain is the list of *all* loaded models in
 a fixed order, not just the ones on a given chart.
 """
 
-from ._style import OKABE_ITO, model_color
+from ._style import OKABE_ITO, model_color, money_text
+
+__all__ = ["OKABE_ITO", "model_color", "money_text"]

@@ -1,0 +1,765 @@
+"""Table and frame builders for the Runs, Value, VOC and Cost matrix pages.
+
+Pages lay out widgets; this module turns the user's selection into the
+tidy frames those widgets show. Every number comes from ``valuecore``
+(through the cached :class:`~dashboard.data.Workspace`); nothing here draws.
+Problems become plain-language notes, never exceptions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+import valuecore as vc
+
+from .data import Workspace
+
+# ------------------------------------------------------------------ labels
+POLICY_LABELS = {
+    "threshold": "One threshold, tuned",
+    "calibrated_threshold": "Calibrated threshold ω/(1+ω)",
+    "accept_all": "Accept all (no hand-offs)",
+    "class_thresholds": "Per-class thresholds, tuned",
+    "calibrated_class_thresholds": "Per-class thresholds, calibrated",
+    "expected_value": "Expected-value rule",
+}
+VALUE_PAGE_KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds", "expected_value")
+NEEDS_PROBA = frozenset({"expected_value"})
+GLOBAL_THRESHOLD_KINDS = frozenset({"threshold", "calibrated_threshold"})
+
+VOC_MODE_ORDER = ("tuned", "oracle", "calibrated", "accept_all")
+NO_PROBA_NOTE = (
+    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
+)
+
+
+def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
+    return {
+        "tuned": f"Tuned on '{tune_split}', applied to '{eval_split}'",
+        "oracle": f"Oracle: tuned on '{eval_split}' itself (an upper bound, not reachable)",
+        "calibrated": "Calibrated threshold ω/(1+ω), no tuning",
+        "accept_all": "Accept all (no hand-offs: the accuracy baseline)",
+    }[mode]
+
+
+def percent(x: float | None, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}%}"
+
+
+def number(x: float | None, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.{digits}f}"
+
+
+def omega_text(omega: float) -> str:
+    return "∞" if not math.isfinite(omega) else f"{omega:.3g}"
+
+
+def threshold_text(threshold: float | None) -> str:
+    if threshold is None or (isinstance(threshold, float) and math.isnan(threshold)):
+        return "always hand off"
+    if threshold <= 0:
+        return "accept all"
+    return threshold_number(threshold)
+
+
+def threshold_number(threshold: float) -> str:
+    """3 decimals, or as many as it takes (up to 6) not to print 1.000 for a threshold below 1."""
+    for digits in (3, 4, 5, 6):
+        text = f"{threshold:.{digits}f}"
+        if threshold >= 1 or float(text) < 1:
+            return text
+    return f"{threshold:.6f}"
+
+
+def short_list(items, limit: int = 6) -> str:
+    items = [str(i) for i in items]
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f", … ({len(items)} in all)"
+
+
+# ------------------------------------------------------------------- runs
+def runs_table(report, selected=()) -> pd.DataFrame:
+    """One row per loaded model: classes, splits with rows, labels, accuracy per split, file, hash."""
+    split_names = []
+    for run in report.models.values():
+        for split in run.splits:
+            if split not in split_names:
+                split_names.append(split)
+    rows = []
+    for name, run in report.models.items():
+        parts = []
+        row = {
+            "model": name,
+            "selected": name in selected,
+            "classes": f"{len(run.classes)}: {short_list(run.classes)}",
+            "probabilities": "full" if all(p.has_proba for p in run.splits.values()) else "top label only",
+        }
+        for split, predictions in run.splits.items():
+            label = "labelled" if predictions.has_labels else "no labels"
+            parts.append(f"{split}: {predictions.n:,} rows ({label})")
+        row["splits"] = " · ".join(parts)
+        for split in split_names:
+            predictions = run.splits.get(split)
+            row[f"accuracy on {split}"] = (
+                predictions.accuracy if predictions is not None and predictions.has_labels else np.nan
+            )
+        row["file"] = run.path
+        row["sha256"] = run.sha256[:12]
+        rows.append(row)
+    columns = ["model", "selected", "classes", "probabilities", "splits"]
+    columns += [f"accuracy on {s}" for s in split_names] + ["file", "sha256"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def splits_table(report) -> pd.DataFrame:
+    """One row per (model, split): rows, weighted items, labels, accuracy."""
+    rows = []
+    for name, run in report.models.items():
+        for split, predictions in run.splits.items():
+            rows.append(
+                {
+                    "model": name,
+                    "split": split,
+                    "rows": predictions.n,
+                    "weighted items": predictions.total_weight,
+                    "labelled": predictions.has_labels,
+                    "accuracy": predictions.accuracy if predictions.has_labels else np.nan,
+                    "probabilities": "full" if predictions.has_proba else "top label only",
+                }
+            )
+    columns = ["model", "split", "rows", "weighted items", "labelled", "accuracy", "probabilities"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def load_problem_note(report) -> str | None:
+    """One sentence when some files did not load (the Runs page has the details)."""
+    errors = report.errors
+    if not errors:
+        return None
+    files = list(dict.fromkeys(p.file for p in errors))
+    return (f"{len(files)} file(s) could not be loaded ({short_list([Path(f).name for f in files], 3)}): "
+            "the Runs page says why. The models shown here loaded fine.")
+
+
+# --------------------------------------------------------- split checks
+def split_notes(ws: Workspace, models) -> list[tuple[str, str]]:
+    """(severity, message) about missing or unlabelled splits and calibration that cannot apply."""
+    notes = []
+    if ws.eval_split is None:
+        return [("info", "The selected models have no splits to evaluate.")]
+    missing = [m for m in models if not ws.has_split(m, ws.eval_split)]
+    if missing:
+        one = len(missing) == 1
+        notes.append(("warning", f"{short_list(missing)} {'has' if one else 'have'} no '{ws.eval_split}' split, "
+                                 f"so {'it is' if one else 'they are'} left out. "
+                                 "Pick another split under 'Evaluate on' in the sidebar."))
+    present = [m for m in models if ws.has_split(m, ws.eval_split)]
+    unlabelled = [m for m in present if not ws.predictions(m, ws.eval_split).has_labels]
+    if unlabelled:
+        notes.append(("info", f"The '{ws.eval_split}' split has no labels: values shown for {short_list(unlabelled)} "
+                              "are estimated from the models' own probabilities, so they are only as good as the "
+                              "models' calibration."))
+    fallback = [
+        m for m in models
+        if ws.has_split(m, ws.eval_split) and ws.tune_split is not None and ws.tuning_split_for(m) != ws.tune_split
+    ]
+    if fallback:
+        notes.append(("info", f"'{ws.tune_split}' is missing or unlabelled for {short_list(fallback)}: "
+                              f"their thresholds are tuned on '{ws.eval_split}' instead (an optimistic choice)."))
+    for model in models:
+        error = ws.calibration_error(model) if ws.calibration != "none" else None
+        if error:
+            notes.append(("warning", f"{model}: the '{ws.calibration}' recalibration cannot apply ({error}); "
+                                     "its raw confidences are used."))
+    return notes
+
+
+# ---------------------------------------------------------------- value
+@dataclass
+class ModelValue:
+    """Everything the Value page shows for one model.
+
+    ``view`` is the model's threshold curve on the evaluated split (see
+    :meth:`~dashboard.data.Workspace.threshold_view`): the "no model" and
+    accept-all values, and the value at the marked thresholds, are read off it.
+    """
+
+    model: str
+    policy: vc.Policy | None = None
+    result: vc.PolicyResult | None = None
+    view: object = None
+    tuned_threshold: float | None = None
+    calibrated_threshold: float | None = None
+    what_if_threshold: float | None = None
+    interval: tuple | None = None
+    interval_note: str = ""
+    note: str = ""
+    estimated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None
+
+    @property
+    def no_model_per_item(self) -> float:
+        return self.view.no_model_per_item
+
+    @property
+    def accept_all_per_item(self) -> float:
+        return self.view.accept_all_per_item
+
+    @property
+    def what_if(self) -> tuple | None:
+        """(value_total, value_per_item, coverage) at the what-if threshold, or None."""
+        if self.view is None or self.what_if_threshold is None:
+            return None
+        return self.view.at.get(self.what_if_threshold)
+
+
+def _interval(ws: Workspace, model: str, policy, values, result) -> tuple[tuple | None, str]:
+    """95% interval of value per item from ``valuecore._uncertainty``, when that module exists."""
+    try:
+        found = ws.interval(model, policy, values, result=result)
+    except ImportError:
+        return None, "interval unavailable (the uncertainty module is not installed yet)"
+    except (ValueError, TypeError) as error:
+        return None, f"interval unavailable ({error})"
+    for low, high in (("low", "high"), ("lower", "upper"), ("lo", "hi")):
+        if hasattr(found, low) and hasattr(found, high):
+            return (float(getattr(found, low)), float(getattr(found, high))), ""
+        if isinstance(found, dict) and low in found and high in found:
+            return (float(found[low]), float(found[high])), ""
+    if isinstance(found, (tuple, list)) and len(found) >= 2:
+        return (float(found[0]), float(found[1])), ""
+    return None, "interval unavailable (unexpected answer from the uncertainty module)"
+
+
+def fit(ws: Workspace, model: str, kind: str, values) -> vc.Policy:
+    """Fit a policy, in plain words when it cannot be done (ValueError)."""
+    if kind in NEEDS_PROBA and not ws.has_proba(model):
+        raise ValueError(NO_PROBA_NOTE)
+    return ws.policy(model, kind, values)
+
+
+def model_values(
+    ws: Workspace,
+    models,
+    kind: str,
+    values,
+    *,
+    what_if: float | None = None,
+    intervals: bool = True,
+) -> list[ModelValue]:
+    """Fit ``kind`` on the tuning split and evaluate it on the evaluated split, plus the baselines.
+
+    Per model: one ``evaluate`` of the chosen rule (O(n)) and one threshold
+    curve (O(distinct confidences) for three values), from which "no model",
+    accept-all and the tuned, calibrated and what-if thresholds are read.
+    """
+    rows = []
+    for model in models:
+        row = ModelValue(model)
+        rows.append(row)
+        predictions = ws.predictions(model, ws.eval_split)
+        if predictions is None:
+            row.note = f"no '{ws.eval_split}' split"
+            continue
+        row.estimated = not predictions.has_labels
+        try:
+            row.policy = fit(ws, model, kind, values)
+            tuned = row.policy if kind == "threshold" else ws.policy(model, "threshold", values)
+            calibrated = (
+                row.policy if kind == "calibrated_threshold" else ws.policy(model, "calibrated_threshold", values)
+            )
+            row.tuned_threshold, row.calibrated_threshold = tuned.threshold, calibrated.threshold
+            row.what_if_threshold = None if what_if is None else float(what_if)
+            marked = (row.tuned_threshold, row.calibrated_threshold, None) + (
+                () if what_if is None else (row.what_if_threshold,))
+            row.view = ws.threshold_view(model, ws.eval_split, values, marked)
+            row.result = ws.cached_result(model, row.policy, values)
+        except ValueError as error:
+            row.note = str(error)
+            row.result = None
+            continue
+        if not intervals:
+            row.interval_note = "interval not computed"
+        elif row.estimated:
+            row.interval_note = "interval needs labels"
+        else:
+            row.interval, row.interval_note = _interval(ws, model, row.policy, values, row.result)
+    return rows
+
+
+def best_model(rows: list[ModelValue]) -> str | None:
+    """The model with the highest value per item (None when no model has a value)."""
+    scored = [(r.result.value_per_item, r.model) for r in rows if r.ok]
+    if not scored:
+        return None
+    return max(scored, key=lambda pair: pair[0])[1]
+
+
+def policy_summary(policy: vc.Policy | None) -> tuple[float | None, str]:
+    """(global threshold or NaN, text describing the rule)."""
+    if policy is None:
+        return np.nan, "–"
+    if policy.kind in GLOBAL_THRESHOLD_KINDS:
+        t = policy.threshold
+        text = threshold_text(t)
+        return (np.nan if t is None else t), (f"act when confidence ≥ {text}" if text[0].isdigit() else text)
+    if policy.kind == "accept_all":
+        return 0.0, "accept all"
+    if policy.kind == "expected_value":
+        return np.nan, "highest expected value per item"
+    pairs = policy.class_thresholds or ()
+    text = ", ".join(f"{c}: {threshold_text(t)}" for c, t in pairs[:4])
+    if len(pairs) > 4:
+        text += f", … ({len(pairs)} classes)"
+    return np.nan, text
+
+
+def value_table(rows: list[ModelValue], *, with_what_if: bool = False) -> pd.DataFrame:
+    """The Value page table: one row per model, then the "no model" baseline.
+
+    Numeric columns stay numeric (for sorting and tests); the page formats them.
+    """
+    best = best_model(rows)
+    records = []
+    for row in rows:
+        threshold, rule = policy_summary(row.policy)
+        record = {
+            "best": "★" if row.model == best else "",
+            "model": row.model,
+            "threshold": threshold,
+            "rule": rule,
+            "value_total": np.nan,
+            "value_per_item": np.nan,
+            "value_dimensionless": np.nan,
+            "coverage": np.nan,
+            "selective_accuracy": np.nan,
+            "interval_low": np.nan,
+            "interval_high": np.nan,
+            "accept_all_per_item": np.nan,
+            "gain_vs_no_model": np.nan,
+            "note": row.note,
+        }
+        if row.ok:
+            r = row.result
+            record.update(
+                value_total=r.value_total,
+                value_per_item=r.value_per_item,
+                value_dimensionless=np.nan if r.value_dimensionless is None else r.value_dimensionless,
+                coverage=r.coverage,
+                selective_accuracy=np.nan if r.selective_accuracy is None else r.selective_accuracy,
+                accept_all_per_item=row.accept_all_per_item,
+                gain_vs_no_model=r.value_per_item - row.no_model_per_item,
+            )
+            if row.interval is not None:
+                record.update(interval_low=row.interval[0], interval_high=row.interval[1])
+            notes = [n for n in (row.interval_note, "estimated without labels" if row.estimated else "") if n]
+            record["note"] = "; ".join(notes)
+        if with_what_if:
+            record["what_if_per_item"] = row.what_if[1] if row.what_if is not None else np.nan
+            record["what_if_coverage"] = row.what_if[2] if row.what_if is not None else np.nan
+        records.append(record)
+    baseline = next((r for r in rows if r.ok), None)
+    if baseline is not None:
+        view = baseline.view
+        record = {
+            "best": "",
+            "model": "no model (always hand off)",
+            "threshold": np.nan,
+            "rule": "hand every item over",
+            "value_total": view.no_model_total,
+            "value_per_item": view.no_model_per_item,
+            "value_dimensionless": 0.0,
+            "coverage": 0.0,
+            "selective_accuracy": np.nan,
+            "interval_low": np.nan,
+            "interval_high": np.nan,
+            "accept_all_per_item": np.nan,
+            "gain_vs_no_model": 0.0,
+            "note": "the baseline every model must beat",
+        }
+        if with_what_if:
+            record.update(what_if_per_item=np.nan, what_if_coverage=np.nan)
+        records.append(record)
+    return pd.DataFrame({column: [record[column] for record in records] for column in records[0]}) if records else (
+        pd.DataFrame(columns=["best", "model", "threshold"]))
+
+
+def value_verdict(rows: list[ModelValue], money) -> list[str]:
+    """Plain sentences: who is best, who is worth less than no model, who beats accept-all."""
+    ok = [r for r in rows if r.ok]
+    if not ok:
+        return []
+    sentences = []
+    best = best_model(rows)
+    top = next(r for r in ok if r.model == best)
+    threshold, rule = policy_summary(top.policy)
+    sentences.append(
+        f"**{best}** brings the most value: {money(top.result.value_per_item)} per item "
+        f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
+        f"acting on {percent(top.result.coverage)} of them ({rule})."
+    )
+    worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]
+    if worse:
+        sentences.append(
+            f"{short_list(worse)} {'is' if len(worse) == 1 else 'are'} worth **less than no model at all**: "
+            "handing every item over would be better."
+        )
+    naive = [r.model for r in ok if r.accept_all_per_item < r.no_model_per_item - 1e-12]
+    if naive:
+        sentences.append(
+            f"Answering everything (no hand-offs) would lose money with {short_list(naive)}: "
+            "the option to hand items over is what makes them useful."
+        )
+    return sentences
+
+
+def curve_frames(ws: Workspace, rows: list[ModelValue], values, *, with_tuning: bool = False, max_points: int = 400):
+    """Tidy value-vs-threshold frame (model, split, threshold, value_per_item, coverage) and markers.
+
+    Markers (model, marker, threshold, value_per_item) are the tuned and the
+    calibrated global thresholds, with their value on the evaluated split. With
+    ``with_tuning`` the tuning split's curve is added (split column tells them apart).
+    """
+    frames, markers = [], []
+    for row in rows:
+        if not row.ok or row.view is None:
+            continue
+        frames.append(row.view.frame)
+        tune_split = ws.tuning_split_for(row.model)
+        if with_tuning and tune_split not in (None, ws.eval_split):
+            frame = ws.curve_frame(row.model, tune_split, values, max_points=max_points)
+            if frame is not None:
+                frames.append(frame)
+        for label, threshold in (("tuned", row.tuned_threshold), ("calibrated", row.calibrated_threshold)):
+            if threshold is None:
+                continue
+            markers.append({"model": row.model, "marker": label, "threshold": threshold,
+                            "value_per_item": row.view.at[threshold][1]})
+    columns = ["threshold", "value_total", "value_per_item", "coverage", "model", "split"]
+    curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    marks = pd.DataFrame(markers, columns=["model", "marker", "threshold", "value_per_item"])
+    return curves, marks
+
+
+# ------------------------------------------------------------------ VOC
+def voc_curves(ws: Workspace, models, mode: str) -> tuple[dict, list[str]]:
+    """VOC curves of ``mode`` per model, and a plain note for each model left out."""
+    curves, notes = {}, []
+    for model in models:
+        try:
+            curves[model] = ws.voc(model, mode)
+        except ValueError as error:
+            notes.append(f"{model} is left out: {error}.")
+    return curves, notes
+
+
+def omega_grid(low: float, high: float, curves: dict, points: int = 241, max_breaks: int = 400) -> np.ndarray:
+    """An even omega grid plus every curve break inside it (so kinks are drawn where they are)."""
+    grid = np.linspace(low, high, points)
+    for curve in curves.values():
+        inside = curve.breaks[(curve.breaks > low) & (curve.breaks < high)]
+        if inside.size <= max_breaks:
+            grid = np.union1d(grid, inside)
+    return grid
+
+
+def voc_summary(curves: dict, omega: float, ranges) -> pd.DataFrame:
+    """Per model: value at the user's omega, omega_sup, VOC area on each omega range."""
+    records = []
+    for model, curve in curves.items():
+        record = {
+            "model": model,
+            "value_at_omega": float(curve.value_at(omega)) if math.isfinite(omega) and omega >= 0 else np.nan,
+            "omega_sup": curve.omega_sup,
+            "useful_up_to": "never worth less than no model" if math.isinf(curve.omega_sup)
+            else f"ω = {curve.omega_sup:.3g}",
+        }
+        for low, high in ranges:
+            record[range_label(low, high)] = curve.area(low, high)
+        records.append(record)
+    columns = ["model", "value_at_omega", "omega_sup", "useful_up_to"] + [range_label(lo, hi) for lo, hi in ranges]
+    return pd.DataFrame(records, columns=columns)
+
+
+def range_label(low: float, high: float) -> str:
+    high_text = "∞" if not math.isfinite(high) else f"{high:g}"
+    return f"area ω∈[{low:g}, {high_text}]"
+
+
+def parse_ranges(frame: pd.DataFrame) -> tuple[list[tuple[float, float]], list[str]]:
+    """Omega ranges from the editable table (columns ``from``, ``to``; empty ``to`` = ∞)."""
+    ranges, problems = [], []
+    for i, (low, high) in enumerate(zip(frame.get("from", []), frame.get("to", [])), start=1):
+        low_missing = low is None or (isinstance(low, float) and math.isnan(low))
+        high_missing = high is None or (isinstance(high, float) and math.isnan(high))
+        if low_missing and high_missing:
+            continue
+        low = 0.0 if low_missing else float(low)
+        high = math.inf if high_missing else float(high)
+        if low < 0 or not low <= high:
+            problems.append(f"row {i}: a range needs 0 ≤ from ≤ to (got {low:g} to {high:g}); it is skipped")
+            continue
+        ranges.append((low, high))
+    return ranges, problems
+
+
+def omega_sup_frame(curves: dict, low: float, high: float) -> pd.DataFrame:
+    """Where each curve crosses zero, for the chart (only those inside the shown range)."""
+    rows = [
+        {"model": m, "omega_sup": c.omega_sup, "value": 0.0}
+        for m, c in curves.items()
+        if math.isfinite(c.omega_sup) and low <= c.omega_sup <= high
+    ]
+    return pd.DataFrame(rows, columns=["model", "omega_sup", "value"])
+
+
+def dominance_sentence(a: str, b: str, result: vc.Dominance) -> str:
+    """"logreg is above svm for ω < 2.3, below after" from a :class:`~valuecore.Dominance`."""
+    top = f"0 ≤ ω ≤ {result.omega_max:.3g}"
+    if result.dominant == "tie":
+        return f"**{a}** and **{b}** are worth the same on {top}."
+    if result.dominant in ("a", "b"):
+        winner, loser = (a, b) if result.dominant == "a" else (b, a)
+        return (f"**{winner}** is above or level with **{loser}** everywhere on {top}: "
+                "it is better for every use case there.")
+    segments = result.segments
+    parts = []
+    for i, (start, end, leader) in enumerate(segments):
+        if i == 0:
+            word = {"a": "above", "b": "below", "tie": "level with"}[leader]
+            parts.append(f"{word} **{b}** for ω < {end:.3g}")
+        else:
+            word = {"a": "above", "b": "below", "tie": "level"}[leader]
+            parts.append(f"{word} after" if i == len(segments) - 1 else f"{word} for {start:.3g} < ω < {end:.3g}")
+    return f"**{a}** is " + ", ".join(parts) + "."
+
+
+def dominance_sentences(curves: dict, omega_max: float) -> tuple[list[str], str | None]:
+    """A sentence per pair of models (pairs whose curves cross first), and the model above all others, if any."""
+    crossing, ordered = [], []
+    beats = {m: 0 for m in curves}
+    for (a, ca), (b, cb) in combinations(curves.items(), 2):
+        result = vc.dominance(ca, cb, omega_max=omega_max)
+        (crossing if result.dominant is None else ordered).append(dominance_sentence(a, b, result))
+        if result.dominant == "a":
+            beats[a] += 1
+        elif result.dominant == "b":
+            beats[b] += 1
+    others = len(curves) - 1
+    champion = next((m for m, n in beats.items() if others > 0 and n == others), None)
+    return crossing + ordered, champion
+
+
+# ------------------------------------------------------ comparison table
+def metric_label(column: str) -> str:
+    if column == "accuracy":
+        return "accuracy"
+    if column == "macro_f1":
+        return "macro F1"
+    for prefix, words in (
+        ("value_tuned_k", "value, tuned threshold"),
+        ("value_calibrated_k", "value, calibrated threshold"),
+        ("cost_error_k", "cost-sensitive error"),
+    ):
+        if column.startswith(prefix):
+            return f"{words}, k = {column[len(prefix):]}"
+    return column
+
+
+@lru_cache(maxsize=32)
+def comparison_display(table: vc.ComparisonTable) -> pd.DataFrame:
+    """Seed 003's table turned around: one row per metric, one column per model, "value (#rank)".
+
+    The first columns name the best model per metric and flag the metrics whose
+    best model is not the most accurate one. Cached per (cached) table object.
+    """
+    frame = table.to_frame()
+    metrics = list(table.metrics.columns)
+    best = table.best()
+    disagree = set(table.disagreements())
+    out = {
+        "metric": [metric_label(m) for m in metrics],
+        "best model": [best[m] for m in metrics],
+        "differs from accuracy": ["⚠ yes" if m in disagree else "" for m in metrics],
+    }
+    for model in frame.index:
+        out[model] = [
+            f"{frame.at[model, m]:.3f} (#{int(frame.at[model, f'{m}_rank'])})"
+            if pd.notna(frame.at[model, f"{m}_rank"]) else "–"
+            for m in metrics
+        ]
+    return pd.DataFrame(out)
+
+
+def _metric_family(column: str) -> tuple[str, str | None]:
+    """("value with the tuned threshold", "4") for "value_tuned_k4"; (label, None) otherwise."""
+    for prefix, words in (
+        ("value_tuned_k", "value with the tuned threshold"),
+        ("value_calibrated_k", "value with the calibrated threshold"),
+        ("cost_error_k", "cost-sensitive error"),
+    ):
+        if column.startswith(prefix):
+            return words, column[len(prefix):]
+    return metric_label(column), None
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def comparison_words(table: vc.ComparisonTable) -> list[str]:
+    """Where the metrics pick another best model than accuracy does, in words."""
+    best = table.best()
+    disagreements = table.disagreements()
+    if not disagreements:
+        return [f"Every metric here ranks **{best['accuracy']}** first, as accuracy does."]
+    grouped: dict[str, dict[str, list[str]]] = {}
+    for column in disagreements:
+        family, k = _metric_family(column)
+        grouped.setdefault(best[column], {}).setdefault(family, []).append(k)
+    sentences = [f"Accuracy ranks **{best['accuracy']}** first, but:"]
+    for model, families in grouped.items():
+        parts = [family if ks == [None] else f"{family} at k = {_and([k for k in ks if k is not None])}"
+                 for family, ks in families.items()]
+        sentences.append(f"- **{model}** comes first on {_and(parts)}")
+    return sentences
+
+
+# ------------------------------------------------------------ cost matrix
+ABSTAIN = "abstain"
+
+
+def matrix_frame(matrix: vc.ValueMatrix) -> pd.DataFrame:
+    """The value matrix as an editable table: rows true class, columns predicted classes then abstain."""
+    columns = [f"→ {c}" for c in matrix.classes] + [ABSTAIN]
+    frame = pd.DataFrame(matrix.values, index=[f"true {c}" for c in matrix.classes], columns=columns)
+    frame.index.name = "true class"
+    return frame
+
+
+def frame_matrix(frame: pd.DataFrame, classes) -> vc.ValueMatrix:
+    """Back from the edited table to a :class:`~valuecore.ValueMatrix` (ValueError in plain words)."""
+    values = frame.to_numpy(dtype=float, na_value=np.nan)
+    if np.isnan(values).any():
+        rows, cols = np.nonzero(np.isnan(values))
+        raise ValueError(f"the matrix has empty cells (row {frame.index[rows[0]]}, column {frame.columns[cols[0]]}); "
+                         "give every cell a number")
+    return vc.ValueMatrix(tuple(classes), values)
+
+
+def apply_edits(base: pd.DataFrame, state) -> pd.DataFrame:
+    """Apply a ``st.data_editor`` edit state (``edited_rows``) to the base frame."""
+    frame = base.copy()
+    for row, changes in (state or {}).get("edited_rows", {}).items():
+        for column, value in changes.items():
+            if column in frame.columns:
+                frame.iloc[int(row), frame.columns.get_loc(column)] = np.nan if value is None else float(value)
+    return frame
+
+
+def confusion_frame(result: vc.PolicyResult) -> pd.DataFrame:
+    """Tidy (true, predicted, count, value) cells of a result's confusion matrix, abstain last."""
+    classes = list(result.classes)
+    predicted = classes + [ABSTAIN]
+    rows = []
+    for i, true in enumerate(classes):
+        for j, action in enumerate(predicted):
+            rows.append({
+                "true": true,
+                "predicted": action,
+                "count": float(result.confusion[i, j]),
+                "value": float(result.cell_values[i, j]),
+            })
+    return pd.DataFrame(rows, columns=["true", "predicted", "count", "value"])
+
+
+MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
+
+
+def matrix_policies(ws: Workspace, model: str, matrix: vc.ValueMatrix) -> dict:
+    """Per kind in MATRIX_KINDS: (policy or None, result or None, note)."""
+    out = {}
+    for kind in MATRIX_KINDS:
+        try:
+            policy = fit(ws, model, kind, matrix)
+            result = ws.cached_result(model, policy, matrix)
+            out[kind] = (policy, result, "" if result is not None else f"no '{ws.eval_split}' split")
+        except ValueError as error:
+            out[kind] = (None, None, str(error))
+    return out
+
+
+def class_threshold_table(policies: dict, classes) -> pd.DataFrame:
+    """Per class: the tuned and the calibrated per-class thresholds."""
+    frame = pd.DataFrame(index=list(classes))
+    frame.index.name = "predicted class"
+    for kind in ("class_thresholds", "calibrated_class_thresholds"):
+        policy = policies.get(kind, (None,))[0]
+        label = "tuned" if kind == "class_thresholds" else "calibrated"
+        mapping = dict(policy.class_thresholds) if policy is not None else {}
+        frame[label] = [threshold_text(mapping[c]) if c in mapping else "–" for c in classes]
+    return frame
+
+
+VALUE_COLUMNS = {
+    "best": "★",
+    "model": "Model",
+    "threshold": "Threshold",
+    "rule": "Rule",
+    "value_total": "Total value",
+    "value_per_item": "Value per item",
+    "interval": "95% interval per item",
+    "value_dimensionless": "Dimensionless value",
+    "coverage": "Acted on",
+    "selective_accuracy": "Accuracy when acting",
+    "accept_all_per_item": "Accept all, per item",
+    "gain_vs_no_model": "Gain over no model, per item",
+    "what_if_per_item": "Your threshold: value per item",
+    "what_if_coverage": "Your threshold: acted on",
+    "note": "Note",
+}
+
+
+def value_styler(table: pd.DataFrame, money):
+    """The Value page table, formatted (currency, %, 3 decimals) with the best model highlighted."""
+    frame = table.copy()
+    frame["interval"] = [
+        (f"{money(lo)} to {money(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
+        if pd.notna(lo) and pd.notna(hi) else ""
+        for lo, hi in zip(frame["interval_low"], frame["interval_high"])
+    ]
+    frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
+    money_columns = ["Total value", "Value per item", "Accept all, per item", "Gain over no model, per item",
+                     "Your threshold: value per item"]
+    formats = {c: (lambda x: money(x) if pd.notna(x) else "–") for c in money_columns if c in frame.columns}
+    formats["Threshold"] = lambda x: threshold_number(x) if pd.notna(x) else "–"
+    formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
+    for column in ("Acted on", "Accuracy when acting", "Your threshold: acted on"):
+        if column in frame.columns:
+            formats[column] = lambda x: f"{x:.1%}" if pd.notna(x) else "–"
+
+    def highlight(row):
+        if row["★"] == "★":
+            return ["background-color: rgba(0, 158, 115, 0.18); font-weight: 600"] * len(row)
+        if str(row["Model"]).startswith("no model"):
+            return ["color: #666666; font-style: italic"] * len(row)
+        return [""] * len(row)
+
+    return frame.style.format(formats, na_rep="–").apply(highlight, axis=1)

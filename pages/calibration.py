@@ -1,0 +1,303 @@
+"""Calibration: can the models' confidences be taken at face value, and what does recalibrating change?
+
+Reads top to bottom like the page: the recalibration to examine, reliability
+diagrams, the calibration metrics before and after, then seed 003's Table 5
+(value at k = 0..10 with the formula threshold k/(k+1), before and after
+recalibration, against the tuned threshold).
+
+The recalibration chosen here (``calibration_method``) is independent of the
+sidebar's: this page is where a recalibration is examined before it is
+adopted, so it always shows "before" (raw) next to "after". A button copies
+the choice to the sidebar, which drives every other page and the export.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
+from dashboard.data import Workspace
+from dashboard.state import CALIBRATION_METHODS, current
+from valuecore import DEFAULT_KS
+from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
+from valuecore._monitoring import calibration_value_table
+
+METHOD_LABELS = {
+    "none": "None (raw confidences)",
+    "temperature": "Temperature scaling",
+    "isotonic": "Isotonic regression",
+}
+STRATEGY_LABELS = {"uniform": "Equal width", "quantile": "Equal mass"}
+EXAMINED_KEY = "calibration_examined"
+
+
+# ---------------------------------------------------------------- helpers
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _table5(sha256: str, model: str, tune: str, evaluated: str, method: str, _tune_p, _eval_p) -> pd.DataFrame:
+    """Seed 003 Table 5 for one model (cached per file content, splits and method)."""
+    table = calibration_value_table(_tune_p, _eval_p, method=method, ks=DEFAULT_KS)
+    table.insert(0, "model", model)
+    return table
+
+
+def _adopt(method: str) -> None:
+    """Make this page's recalibration the one every page uses (runs before the sidebar is drawn)."""
+    st.session_state["calibration"] = method
+    # The sidebar draws its selectbox with index= from "calibration"; dropping the widget's
+    # own state makes it take that index (setting both would log a Streamlit warning).
+    st.session_state.pop("sidebar_calibration", None)
+
+
+def _fmt(value) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def _calibration_text(params: dict | None) -> str:
+    if not params:
+        return "not fitted"
+    if params.get("method") == "temperature":
+        t = params["temperature"]
+        mood = "over-confident: confidences are softened" if t > 1 else "under-confident: confidences are sharpened"
+        return f"T = {t:.3g} ({mood})"
+    if params.get("method") == "isotonic":
+        return f"monotone map with {len(params.get('x', []))} breakpoints"
+    return params.get("method", "")
+
+
+# ---------------------------------------------------------------- the page
+selection = current()
+st.title("Calibration")
+st.markdown(
+    "A model is **calibrated** when, among the answers it gives with confidence 0.8, about 80% are right. "
+    "The threshold formula k/(k+1) of the value pages assumes exactly that; recalibration (fitted on the "
+    "tuning split) repairs the confidences without changing which class is predicted."
+)
+
+models = list(selection.models)
+all_models = list(selection.report.models)
+if not models:
+    st.info("No model is selected. Load run files and pick models in the sidebar.")
+    st.stop()
+eval_split = selection.eval_split
+if eval_split is None:
+    st.info("The selected models have no split to evaluate on. Choose one under **Evaluate on** in the sidebar.")
+    st.stop()
+
+raw = Workspace(selection.report, selection.tune_split, eval_split, "none")
+labelled = [m for m in models if (p := raw.predictions(m, eval_split)) is not None and p.has_labels]
+unlabelled = [m for m in models if m not in labelled]
+if not labelled:
+    st.warning(
+        f"The evaluated split **{eval_split}** has no labels (no `y_true`), so calibration cannot be checked on it: "
+        "it compares confidence with how often the model is right. Choose a labelled split under "
+        "**Evaluate on** in the sidebar (for the samples: `test`)."
+    )
+    st.stop()
+if unlabelled:
+    st.caption(f"Left out (no labelled split {eval_split!r}): {', '.join(unlabelled)}.")
+
+# -- the recalibration to examine
+sidebar_method = selection.calibration if selection.calibration in CALIBRATION_METHODS else "none"
+# Kept outside the widget's own state, which Streamlit drops when another page is shown.
+examined = st.session_state.get(EXAMINED_KEY) or (sidebar_method if sidebar_method != "none" else "temperature")
+controls = st.columns([3, 2, 2])
+method = controls[0].radio(
+    "Recalibration to examine",
+    list(CALIBRATION_METHODS),
+    index=list(CALIBRATION_METHODS).index(examined) if examined in CALIBRATION_METHODS else 1,
+    format_func=METHOD_LABELS.get,
+    key="calibration_method",
+    horizontal=True,
+    help="Only this page: it shows raw confidences next to recalibrated ones. "
+    "The sidebar's 'Recalibrate before thresholding' is what the other pages and the export use.",
+)
+st.session_state[EXAMINED_KEY] = method
+n_bins = controls[1].slider("Bins", 5, 30, 15, key="calibration_bins", help="For the diagrams, ECE and MCE.")
+strategy = controls[2].radio(
+    "Diagram bins", list(STRATEGY_LABELS), format_func=STRATEGY_LABELS.get, key="calibration_strategy", horizontal=True
+)
+if method == sidebar_method:
+    st.caption(f"The other pages use the same recalibration ({METHOD_LABELS[method].lower()}).")
+else:
+    st.caption(
+        "Examined on this page only: the other pages and the export use "
+        f"**{METHOD_LABELS[sidebar_method].lower()}** (the sidebar's 'Recalibrate before thresholding')."
+    )
+    st.button(
+        f"Use {METHOD_LABELS[method].lower()} on every page",
+        key="calibration_apply",
+        on_click=_adopt,
+        args=(method,),
+    )
+
+after = Workspace(selection.report, selection.tune_split, eval_split, method)
+fitted: dict[str, object] = {}
+problems: list[str] = []
+for model in labelled:
+    fit_split = after.tuning_split_for(model)
+    if method != "none":
+        error = after.calibration_error(model)
+        if error:
+            hint = " Isotonic regression works on the top-label confidence alone." if method == "temperature" else ""
+            problems.append(f"**{model}**: {METHOD_LABELS[method].lower()} cannot be fitted: {error}.{hint}")
+            continue
+        if fit_split == eval_split:
+            problems.append(
+                f"**{model}**: no labelled tuning split, so the recalibration is fitted on {eval_split!r} itself "
+                "and judged there: its 'after' figures are optimistic."
+            )
+    fitted[model] = after.calibrated(model, eval_split) if method != "none" else None
+for problem in problems:
+    st.warning(problem)
+
+# -- reliability diagrams
+st.subheader("Reliability diagrams")
+st.markdown(
+    f"Each point is a bin of answers on **{eval_split}**: its mean confidence (across) against how often it was "
+    "right (up), with a 95% interval. On the dotted diagonal the model is calibrated; below it, over-confident."
+)
+frames = []
+for model in labelled:
+    stages = [("before", raw.predictions(model, eval_split))]
+    if fitted.get(model) is not None:
+        stages.append(("after", fitted[model]))
+    for stage, predictions in stages:
+        table = reliability_diagram(predictions, n_bins=n_bins, strategy=strategy)
+        table.insert(0, "stage", stage)
+        table.insert(0, "model", model)
+        frames.append(table)
+st.altair_chart(reliability_chart(pd.concat(frames, ignore_index=True), all_models))
+
+# -- metrics table
+st.subheader("Calibration metrics")
+rows = []
+for model in labelled:
+    stages = [("raw", raw.predictions(model, eval_split))]
+    if fitted.get(model) is not None:
+        stages.append((f"{method}", fitted[model]))
+    for stage, predictions in stages:
+        summary = calibration_summary(predictions, n_bins=n_bins)
+        rows.append(
+            {
+                "Model": model,
+                "Confidence": stage,
+                "ECE, equal width": _fmt(summary["ece_uniform"]),
+                "ECE, equal mass": _fmt(summary["ece_quantile"]),
+                "MCE": _fmt(summary["mce"]),
+                "Brier": _fmt(summary["brier"]),
+                "Brier, top label": _fmt(brier_score(predictions, top_label=True)),
+                "NLL": _fmt(summary["nll"]),
+                "Fitted": "" if stage == "raw" else _calibration_text(after.calibration_dict(model)),
+            }
+        )
+metrics = pd.DataFrame(rows)
+number = st.column_config.NumberColumn(format="%.4f")
+st.dataframe(
+    metrics,
+    hide_index=True,
+    column_config={
+        c: number for c in ("ECE, equal width", "ECE, equal mass", "MCE", "Brier", "Brier, top label", "NLL")
+    },
+)
+st.caption(
+    f"On split {eval_split!r}, {n_bins} bins; lower is better everywhere. ECE: mean gap between confidence and "
+    "accuracy over bins, weighted by items; MCE: the largest gap. Brier (all classes) and NLL use the full "
+    "probability vector, so an isotonic recalibration, which only changes the top-label confidence, leaves them "
+    "as they were: see 'Brier, top label'. NLL is empty for runs that only report the top label."
+)
+
+# -- seed 003 Table 5
+st.subheader("What calibration does to value")
+if method == "none":
+    st.info("Choose temperature scaling or isotonic regression above to see value before and after recalibration.")
+tables = []
+for model in labelled:
+    tune_split = raw.tuning_split_for(model)
+    tune_p, eval_p = raw.predictions(model, tune_split), raw.predictions(model, eval_split)
+    if model not in fitted:
+        continue
+    try:
+        tables.append(_table5(raw.run(model).sha256, model, tune_split, eval_split, method, tune_p, eval_p))
+    except ValueError as error:
+        st.warning(f"**{model}**: {error}")
+if not tables and method != "none":
+    st.info(f"No model could be recalibrated with {METHOD_LABELS[method].lower()}, so there is no before and after.")
+if tables:
+    table5 = pd.concat(tables, ignore_index=True)
+    recalibrated = method != "none"
+    st.altair_chart(calibration_value_chart(calibration_value_long(table5, recalibrated=recalibrated), all_models))
+    k_max = max(DEFAULT_KS)
+    top = table5[table5["k"] == k_max].set_index("model")
+    if recalibrated:
+        gains = (top["value_calibrated_after"] - top["value_calibrated_before"]).sort_values(ascending=False)
+        best = gains.index[0]
+        row = top.loc[best]
+        st.markdown(
+            f"**What it means.** The formula threshold k/(k+1) is only right for calibrated confidences. "
+            f"At k = {k_max:g} (an error costs {k_max:g} correct answers), {METHOD_LABELS[method].lower()} moves "
+            f"**{best}** from {row['value_calibrated_before']:.3f} to {row['value_calibrated_after']:.3f} per item "
+            f"with the formula, against {row['value_tuned_before']:.3f} with a threshold tuned on "
+            f"{raw.tuning_split_for(best)!r}. Where the recalibrated dashed line meets the tuned solid one, the "
+            "formula can be trusted instead of tuning; where it stays below, tune the threshold on data. "
+            "Values are dimensionless (correct 1, abstain 0, wrong −k); 0 is what always abstaining earns."
+        )
+    else:
+        st.markdown(
+            "**What it means.** With raw confidences, the formula threshold k/(k+1) falls behind the tuned "
+            "threshold wherever the model is over-confident, most at large k. Values are dimensionless "
+            "(correct 1, abstain 0, wrong −k)."
+        )
+    shown = table5[
+        [
+            "model",
+            "k",
+            "threshold",
+            "value_calibrated_before",
+            "value_calibrated_after",
+            "value_tuned_before",
+            "value_tuned_after",
+            "threshold_tuned_before",
+            "threshold_tuned_after",
+            "coverage_calibrated_before",
+            "coverage_calibrated_after",
+        ]
+    ]
+    if not recalibrated:
+        shown = shown.drop(
+            columns=[
+                "value_calibrated_after",
+                "value_tuned_after",
+                "threshold_tuned_after",
+                "coverage_calibrated_after",
+            ]
+        )
+    labels = {
+        "model": "Model",
+        "k": "k",
+        "threshold": "k/(k+1)",
+        "value_calibrated_before": "Value, k/(k+1) raw",
+        "value_calibrated_after": "Value, k/(k+1) recalibrated",
+        "value_tuned_before": "Value, tuned raw",
+        "value_tuned_after": "Value, tuned recalibrated",
+        "threshold_tuned_before": "Tuned threshold, raw",
+        "threshold_tuned_after": "Tuned threshold, recalibrated",
+        "coverage_calibrated_before": "Coverage, k/(k+1) raw",
+        "coverage_calibrated_after": "Coverage, k/(k+1) recalibrated",
+    }
+    percent = st.column_config.NumberColumn(format="percent")
+    st.dataframe(
+        shown.rename(columns=labels),
+        hide_index=True,
+        column_config={
+            **{labels[c]: number for c in shown.columns if c.startswith(("value_", "threshold"))},
+            **{labels[c]: percent for c in shown.columns if c.startswith("coverage_")},
+            "k": st.column_config.NumberColumn(format="%g"),
+        },
+    )
+    st.caption(
+        f"Seed 003, Table 5: evaluated on {eval_split!r}; recalibration and tuned thresholds fitted on the tuning "
+        "split. An empty tuned threshold means always abstain. Accuracy and F1 do not change with temperature scaling."
+    )

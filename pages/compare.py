@@ -1,0 +1,269 @@
+"""Compare two models: is the difference in value real, or luck of this split?
+
+Reads top to bottom like the page: pick models A and B, the paired
+comparison on the same items of the evaluated split, stated twice (a fact on
+this data, an estimate with a 95% interval and p-values for new data from
+the same distribution: seed 004), the charts, then how stable each model's
+tuned threshold is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard.charts.compare import (
+    difference_chart,
+    difference_counts,
+    stability_chart,
+    stability_counts,
+    value_interval_chart,
+)
+from dashboard.data import Workspace
+from dashboard.state import current
+from dashboard.views import POLICY_LABELS
+from valuecore import POLICY_KINDS, item_values
+from valuecore._uncertainty import paired_comparison, policy_interval, threshold_stability
+
+RESAMPLES = (500, 1000, 2000, 5000, 10000)
+
+
+def _p(p: float) -> str:
+    if not math.isfinite(p):
+        return "undefined"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _item_differences(policy_a, run_a, policy_b, run_b, values) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item value of A minus B, items matched as paired_comparison matches them (by id, else by row)."""
+    value_a = item_values(policy_a, run_a, values)
+    value_b = item_values(policy_b, run_b, values)
+    if run_a.ids is not None and run_b.ids is not None:
+        value_b = value_b[pd.Index(run_b.ids).get_indexer(pd.Index(run_a.ids))]
+    return value_a - value_b, run_a.sample_weight
+
+
+# ---------------------------------------------------------------- the page
+selection = current()
+st.title("Compare two models")
+st.markdown(
+    "Two models judged on the **same items** can be compared item by item: the differences cancel the luck of "
+    "which items ended up in the split. The result is said twice: what is certain **on this data**, and what "
+    "to expect **on new data from the same distribution**, with a 95% interval and a paired test."
+)
+
+models = list(selection.models)
+all_models = list(selection.report.models)
+if len(models) < 2:
+    loaded = len(all_models)
+    st.info(
+        "Comparing needs two models. "
+        + (
+            f"Select at least two of the {loaded} loaded models in the sidebar."
+            if loaded >= 2
+            else "Load run files of at least two models (e.g. a sample in the sidebar's Data source)."
+        )
+    )
+    st.stop()
+
+# The pair is kept outside the widgets' own state, which Streamlit drops when another page is shown.
+stored_a, stored_b = st.session_state.get("compare_pair", (models[0], models[1]))
+left, right = st.columns(2)
+model_a = left.selectbox(
+    "Model A", models, index=models.index(stored_a) if stored_a in models else 0, key="compare_model_a"
+)
+model_b = right.selectbox(
+    "Model B", models, index=models.index(stored_b) if stored_b in models else 1, key="compare_model_b"
+)
+st.session_state["compare_pair"] = (model_a, model_b)
+if model_a == model_b:
+    st.info("Pick two different models.")
+    st.stop()
+
+split = selection.eval_split
+workspace = Workspace(selection.report, selection.tune_split, split, selection.calibration)
+run_a, run_b = workspace.predictions(model_a, split), workspace.predictions(model_b, split)
+missing = [m for m, r in ((model_a, run_a), (model_b, run_b)) if r is None]
+if split is None or missing:
+    st.warning(
+        f"{' and '.join(missing) or 'The models'} have no split {split!r} to evaluate on. "
+        "Choose a split both have under **Evaluate on** in the sidebar."
+    )
+    st.stop()
+unlabelled = [m for m, r in ((model_a, run_a), (model_b, run_b)) if not r.has_labels]
+if unlabelled:
+    st.warning(
+        f"The split {split!r} has no labels for {', '.join(unlabelled)}: a comparison of realised value needs the "
+        "true class of every item. Choose a labelled split under **Evaluate on** in the sidebar."
+    )
+    st.stop()
+
+columns = st.columns(3)
+default_kind = st.session_state.get("policy_kind", "threshold")
+kind = columns[0].selectbox(
+    "Policy",
+    list(POLICY_KINDS),
+    index=list(POLICY_KINDS).index(default_kind) if default_kind in POLICY_KINDS else 1,
+    format_func=lambda k: POLICY_LABELS.get(k, k),
+    key="compare_policy_kind",
+    help="Each model gets its own policy of this kind, tuned on its tuning split.",
+)
+st.session_state["policy_kind"] = kind  # one policy kind across the pages
+n_resamples = columns[1].select_slider("Bootstrap resamples", RESAMPLES, value=2000, key="compare_resamples")
+seed = int(columns[2].number_input("Random seed", min_value=0, value=0, step=1, key="compare_seed"))
+
+values = selection.values
+try:
+    policy_a = workspace.policy(model_a, kind, values)
+    policy_b = workspace.policy(model_b, kind, values)
+    for policy, run in ((policy_a, run_a), (policy_b, run_b)):
+        item_values(policy, run, values)  # e.g. the expected-value rule on a top-label-only run
+except ValueError as error:
+    st.error(f"The rule '{POLICY_LABELS.get(kind, kind)}' cannot be used here: {error}. Choose another policy.")
+    st.stop()
+
+try:
+    with st.spinner(f"Paired test with {n_resamples:,} bootstrap resamples…"):
+        comparison = paired_comparison(
+            policy_a,
+            run_a,
+            policy_b,
+            run_b,
+            values,
+            rng=np.random.default_rng(seed),
+            n_resamples=n_resamples,
+            names=(model_a, model_b),
+            currency=selection.currency,
+        )
+        intervals = {
+            m: policy_interval(p, r, values, method="t")
+            for m, p, r in ((model_a, policy_a, run_a), (model_b, policy_b, run_b))
+        }
+except ValueError as error:
+    st.error(
+        f"**{model_a}** and **{model_b}** cannot be compared item by item on {split!r}: {error}",
+    )
+    st.caption(
+        "A paired comparison needs both runs on the same items: the same ids (or, without ids, the same number "
+        "of rows in the same order) with the same true labels."
+    )
+    st.stop()
+
+difference, weight = _item_differences(policy_a, run_a, policy_b, run_b, values)
+total = float(np.dot(weight, difference))
+d = comparison.mean_difference
+
+# -- the result, said twice
+st.subheader("The difference in value")
+metrics = st.columns([3, 4, 2, 2])
+metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", selection.money(d, 4))
+metrics[1].metric(
+    "95% interval (new data)", f"{selection.money(comparison.low, 3)} to {selection.money(comparison.high, 3)}"
+)
+metrics[2].metric("p, paired t-test", _p(comparison.p_value_t))
+metrics[3].metric("p, paired bootstrap", _p(comparison.p_value_bootstrap))
+
+n_items = f"{float(weight.sum()):,.0f}"
+if d == 0:
+    on_data = f"**On this data** ({n_items} items of {split!r}): {model_a} and {model_b} earn exactly the same."
+else:
+    more, less = (model_a, model_b) if d > 0 else (model_b, model_a)
+    on_data = (
+        f"**On this data** ({n_items} items of {split!r}): {more} earns {selection.money(abs(d), 4)} more per item "
+        f"than {less} ({selection.money(abs(total))} in total). This is a fact about these items, no test needed."
+    )
+st.markdown(on_data)
+if math.isfinite(comparison.low) and math.isfinite(comparison.high):
+    significant = math.isfinite(comparison.p_value_t) and comparison.p_value_t < 0.05
+    verdict = (
+        f"{model_a if d > 0 else model_b} is better beyond chance at the 5% level."
+        if significant
+        else "the data cannot tell the two apart at the 5% level (the interval includes 0); "
+        "that is not evidence that they are equally good."
+    )
+    st.markdown(
+        f"**Expected on new data from the same distribution**: {model_a} − {model_b} between "
+        f"{selection.money(comparison.low, 4)} and {selection.money(comparison.high, 4)} per item "
+        f"(95% interval; paired t-test p = {_p(comparison.p_value_t)}, paired bootstrap p = "
+        f"{_p(comparison.p_value_bootstrap)} from {n_resamples:,} resamples, seed {seed}): {verdict}"
+    )
+else:
+    st.markdown("**Expected on new data**: too few items for an interval or a test.")
+st.caption(
+    "The interval treats the policies as fixed and the items as a random sample; it does not include the noise "
+    f"of tuning the thresholds (see threshold stability below). Values per item in {selection.currency}, "
+    "abstentions included."
+)
+
+left, right = st.columns(2)
+with left:
+    frame = pd.DataFrame([{"model": m, "mean": iv.mean, "low": iv.low, "high": iv.high} for m, iv in intervals.items()])
+    st.altair_chart(value_interval_chart(frame, all_models, currency=selection.currency))
+with right:
+    st.altair_chart(
+        difference_chart(
+            difference_counts(difference, weight), model_a=model_a, model_b=model_b, currency=selection.currency
+        )
+    )
+
+# -- threshold stability
+st.subheader("How stable is each tuned threshold?")
+st.markdown(
+    "The one-threshold policy is re-tuned on bootstrap resamples of each model's tuning split. A wide range "
+    "means the chosen threshold owes much to which items happened to be in that split."
+)
+rows, thresholds, tuned = [], {}, []
+with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
+    for model in (model_a, model_b):
+        tune_split = workspace.tuning_split_for(model)
+        tune_run = workspace.sorted(model, tune_split)
+        if tune_run is None or not tune_run.predictions.has_labels:
+            st.info(f"**{model}** has no labelled tuning split, so its threshold stability cannot be measured.")
+            continue
+        try:
+            stability = threshold_stability(
+                tune_run, values, rng=np.random.default_rng(seed), n_resamples=min(n_resamples, 2000)
+            )
+        except ValueError as error:
+            st.warning(f"**{model}**: {error}")
+            continue
+        thresholds[model] = stability.thresholds
+        tuned.append({"model": model, "threshold": stability.tuned_threshold})
+        rows.append(
+            {
+                "Model": model,
+                "Tuned on": tune_split,
+                "Tuned threshold": stability.tuned_threshold,
+                "Median over resamples": stability.median,
+                "95% range, low": stability.low,
+                "95% range, high": stability.high,
+                "Spread": stability.spread,
+                "Always abstain in": stability.share_always_abstain,
+            }
+        )
+if rows:
+    st.altair_chart(
+        stability_chart(
+            stability_counts(thresholds),
+            all_models,
+            tuned=pd.DataFrame(tuned).astype({"threshold": float}),
+        )
+    )
+    number = st.column_config.NumberColumn(format="%.4f")
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        column_config={
+            **{
+                c: number
+                for c in ("Tuned threshold", "Median over resamples", "95% range, low", "95% range, high", "Spread")
+            },
+            "Always abstain in": st.column_config.NumberColumn(format="percent"),
+        },
+    )
+    st.caption(
+        "Black ticks: the threshold tuned on the whole tuning split. An empty cell means always abstaining was best."
+    )

@@ -1,0 +1,197 @@
+"""Cost matrix: what each (true class, action) outcome is worth, and what that changes per model.
+
+Reads top to bottom like the page: the class set, the editable value matrix
+(with a binary TP/TN/FP/FN preset and a reset), then per model the value of
+per-class thresholds and of the expected-value rule, and the confusion matrix
+with an abstain column and the value each cell contributes.
+"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import valuecore as vc
+from dashboard import views
+from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
+from dashboard.data import workspace
+from dashboard.sidebar import VALUE_MODE_REQUEST, matrix_key
+from dashboard.state import current
+
+selection = current()
+ws = workspace(selection)
+report = selection.report
+use_case = selection.use_case
+
+st.title("Cost matrix")
+st.caption(
+    "When errors are not all alike (missing a fraud costs more than flagging a good customer), give each "
+    "(true class, action) pair its own value. Rows are the true class, columns the predicted class, then "
+    "'abstain' (hand the item to a person)."
+)
+if (problem_note := views.load_problem_note(selection.report)) is not None:
+    st.caption(":material/warning: " + problem_note)
+if not report.models:
+    st.info("No run is loaded. Choose a data source in the sidebar.")
+    st.stop()
+if not selection.models:
+    st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")
+    st.stop()
+
+# ---- which class set
+class_sets = list(dict.fromkeys(report.models[m].classes for m in selection.models))
+if len(class_sets) > 1:
+    classes = st.selectbox(
+        "The selected models do not share one class set; edit the matrix for",
+        class_sets,
+        format_func=lambda c: f"{len(c)} classes ({views.short_list(c, 4)}): "
+        + views.short_list([m for m in selection.models if report.models[m].classes == c], 4),
+        key="cost_matrix_classes",
+    )
+    st.caption("Only models with exactly these classes are evaluated below, and the other pages use the "
+               "three values while the selected models' classes differ.")
+else:
+    classes = class_sets[0]
+models = [m for m in selection.models if report.models[m].classes == classes]
+
+# ---- the editable matrix
+state_key = matrix_key(classes)
+stored = st.session_state.get(state_key)
+matrix = vc.ValueMatrix(classes, stored) if stored is not None else use_case.value_matrix(classes)
+version = st.session_state.get("cost_matrix_version", 0)
+
+
+def _use_matrix(values) -> None:
+    """Store a new matrix for the sidebar, ask it to switch to matrix mode, and draw again."""
+    st.session_state[state_key] = np.asarray(values, dtype=float)
+    if st.session_state.get("value_mode") != "matrix":
+        st.session_state[VALUE_MODE_REQUEST] = "matrix"
+    st.rerun()
+
+
+base = views.matrix_frame(matrix)
+edited = st.data_editor(
+    base,
+    key=f"cost_matrix_editor_{version}",
+    num_rows="fixed",
+    width="stretch",
+    column_config={c: st.column_config.NumberColumn(c, format="%g", required=True) for c in base.columns},
+)
+try:
+    edited_matrix = views.frame_matrix(edited, classes)
+except ValueError as error:
+    st.warning(f"This matrix cannot be used yet: {error}.")
+    edited_matrix = None
+if edited_matrix is not None and not np.array_equal(edited_matrix.values, matrix.values):
+    _use_matrix(edited_matrix.values)
+
+in_use = selection.value_matrix is not None and selection.value_matrix.classes == classes
+if in_use:
+    st.caption("Every page now uses this matrix ('Values' in the sidebar is set to the per-class matrix).")
+elif stored is not None:
+    st.caption("Other pages use the three values: set 'Values' in the sidebar to 'Per-class value matrix' "
+               "to use this matrix everywhere.")
+else:
+    st.caption("This starts from the three values in the sidebar. Edit a cell and every page switches to it.")
+
+left, right = st.columns([3, 1])
+if len(classes) == 2:
+    with left.expander("Binary preset: value of TP, TN, FP, FN"):
+        with st.form("cost_matrix_binary"):
+            positive = st.selectbox("Positive class", list(classes), index=1, key="cost_matrix_positive")
+            c1, c2, c3, c4, c5 = st.columns(5)
+            tp = c1.number_input("True positive", value=use_case.v_correct, format="%g", key="cost_matrix_tp")
+            tn = c2.number_input("True negative", value=use_case.v_correct, format="%g", key="cost_matrix_tn")
+            fp = c3.number_input("False positive", value=use_case.v_wrong, format="%g", key="cost_matrix_fp")
+            fn = c4.number_input("False negative", value=use_case.v_wrong, format="%g", key="cost_matrix_fn")
+            abstain = c5.number_input("Hand-off", value=use_case.v_abstain, format="%g", key="cost_matrix_abstain")
+            if st.form_submit_button(f"Use these values ({selection.currency})"):
+                negative = next(c for c in classes if c != positive)
+                preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
+                                               classes=(negative, positive))
+                order = [preset.classes.index(c) for c in classes]
+                st.session_state["cost_matrix_version"] = version + 1
+                _use_matrix(preset.values[order][:, order + [2]])
+if right.button("Reset to the three values", key="cost_matrix_reset", disabled=stored is None):
+    st.session_state.pop(state_key, None)
+    st.session_state["cost_matrix_version"] = version + 1
+    st.rerun()
+
+with st.expander("See the matrix as colours"):
+    cells = base.reset_index().melt(id_vars="true class", var_name="predicted", value_name="value")
+    cells = cells.rename(columns={"true class": "true"})
+    st.altair_chart(value_matrix_chart(cells, currency=selection.currency), width="stretch")
+
+# ---- per model: per-class thresholds and the expected-value rule
+st.subheader("What this matrix is worth, model by model")
+left_out = [m for m in selection.models if m not in models]
+if left_out:
+    st.caption(f"Left out (other classes): {views.short_list(left_out)}.")
+for severity, message in views.split_notes(ws, models):
+    getattr(st, severity)(message)
+
+with st.spinner("Tuning per-class thresholds…"):
+    fitted = {model: views.matrix_policies(ws, model, matrix) for model in models}
+records = []
+for model, policies in fitted.items():
+    for kind, (policy, result, note) in policies.items():
+        records.append({
+            "model": model,
+            "rule": views.POLICY_LABELS[kind],
+            "value_total": result.value_total if result is not None else np.nan,
+            "value_per_item": result.value_per_item if result is not None else np.nan,
+            "coverage": result.coverage if result is not None else np.nan,
+            "note": note if result is None else ("estimated without labels" if result.estimated else ""),
+        })
+summary = pd.DataFrame(records, columns=["model", "rule", "value_total", "value_per_item", "coverage", "note"])
+best_per_model = summary.groupby("model")["value_per_item"].transform("max")
+
+
+def _highlight(row):
+    best = pd.notna(row["Value per item"]) and row["Value per item"] == best_per_model.loc[row.name]
+    return ["font-weight: 600; background-color: rgba(0, 158, 115, 0.15)" if best else ""] * len(row)
+
+
+display = summary.rename(columns={"model": "Model", "rule": "Rule", "value_total": "Total value",
+                                  "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"})
+money = lambda x: selection.money(x) if pd.notna(x) else "–"  # noqa: E731
+st.dataframe(
+    display.style.format({"Total value": money, "Value per item": money,
+                          "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}).apply(_highlight, axis=1),
+    hide_index=True,
+    width="stretch",
+)
+st.caption("Per-class thresholds: one confidence threshold per predicted class, tuned on "
+           f"'{selection.tune_split}' or derived from the matrix for calibrated confidences. The expected-value "
+           "rule takes, for each item, the action with the highest expected value under the model's probabilities.")
+
+# ---- one model in detail
+if not models:
+    st.stop()
+st.subheader("Where the value comes from")
+model_col, rule_col = st.columns(2)
+model = model_col.selectbox("Model", models, key="cost_matrix_model")
+available = [k for k, (_, result, _) in fitted[model].items() if result is not None]
+if not available:
+    st.info(f"{model} cannot be evaluated here: " + "; ".join(n for _, _, n in fitted[model].values() if n))
+    st.stop()
+kind = rule_col.radio("Rule", available, format_func=views.POLICY_LABELS.get, key="cost_matrix_rule",
+                      horizontal=True)
+policy, result, _ = fitted[model][kind]
+missing = [views.POLICY_LABELS[k] for k, (_, r, _) in fitted[model].items() if r is None]
+if missing:
+    notes = {views.POLICY_LABELS[k]: n for k, (_, r, n) in fitted[model].items() if r is None}
+    st.caption("; ".join(f"{label}: {note}" for label, note in notes.items()))
+
+table_col, chart_col = st.columns([1, 2])
+with table_col:
+    st.markdown("**Per-class thresholds**")
+    st.dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
+with chart_col:
+    st.markdown(f"**{model}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")
+    st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),
+                    width="stretch")
+st.caption(
+    f"Total {selection.money(result.value_total)} on {result.n_items:,.0f} items of '{selection.eval_split}' "
+    f"({selection.money(result.value_per_item)} per item); {views.percent(result.coverage)} acted on."
+    + (" Estimated from probabilities: this split has no labels." if result.estimated else "")
+)

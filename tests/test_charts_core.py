@@ -1,0 +1,183 @@
+"""Chart functions of the Value, VOC and Cost matrix pages: tidy frame in, Altair chart out.
+
+Each test builds a small frame, calls the pure chart function and checks the
+Vega-Lite spec from ``to_dict()``: encodings with explicit types, tooltips
+with formats, axis titles with units, the shared model colours.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import valuecore as vc
+from dashboard.charts import money_text
+from dashboard.charts._style import OKABE_ITO
+from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
+from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
+from dashboard.charts.voc import voc_chart
+
+ALL_MODELS = ["logreg", "mlp", "svm"]
+
+
+def layers(spec: dict) -> list[dict]:
+    """Every single-view layer of a (possibly nested) layered spec."""
+    if "layer" in spec:
+        return [leaf for layer in spec["layer"] for leaf in layers(layer)]
+    return [spec]
+
+
+def mark_type(layer: dict) -> str:
+    mark = layer["mark"]
+    return mark["type"] if isinstance(mark, dict) else mark
+
+
+def tooltip_fields(layer: dict) -> dict[str, dict]:
+    tooltip = layer["encoding"].get("tooltip", [])
+    tooltip = tooltip if isinstance(tooltip, list) else [tooltip]
+    return {t["field"]: t for t in tooltip}
+
+
+def dataset(spec: dict, layer: dict) -> pd.DataFrame:
+    name = layer.get("data", spec.get("data", {})).get("name")
+    return pd.DataFrame(spec["datasets"][name])
+
+
+@pytest.fixture
+def curve_frame() -> pd.DataFrame:
+    p = vc.Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6], [0.2, 0.8]], y_true=[0, 1, 1, 1])
+    frame = vc.threshold_curve(vc.presort(p), vc.UseCase(1, 0, -2)).to_frame(max_points=None)
+    frame = frame.dropna(subset=["threshold"])
+    return pd.concat([frame.assign(model="mlp", split="test"), frame.assign(model="svm", split="test")])
+
+
+def test_money_text_puts_the_sign_before_the_currency():
+    assert money_text([1.5, -2.25, float("nan")], "€") == ["€1.50", "-€2.25", "–"]
+
+
+def test_value_threshold_chart_encodes_threshold_value_and_model(curve_frame):
+    markers = pd.DataFrame(
+        {"model": ["mlp", "svm"], "marker": ["tuned", "calibrated"], "threshold": [0.7, 0.667],
+         "value_per_item": [0.5, 0.25]}
+    )
+    chart = value_threshold_chart(curve_frame, markers, models=ALL_MODELS, currency="€", manual_threshold=0.5)
+    spec = chart.to_dict(validate=True)
+    leaves = layers(spec)
+    line = next(leaf for leaf in leaves if mark_type(leaf) == "line")
+    encoding = line["encoding"]
+    assert encoding["x"]["field"] == "threshold" and encoding["x"]["type"] == "quantitative"
+    assert encoding["y"]["field"] == "value_per_item" and encoding["y"]["type"] == "quantitative"
+    assert "€" in encoding["y"]["title"]
+    assert encoding["color"]["field"] == "model" and encoding["color"]["type"] == "nominal"
+    # One colour per model everywhere: the domain is all loaded models, not the two drawn here.
+    assert encoding["color"]["scale"]["domain"] == ALL_MODELS
+    assert encoding["color"]["scale"]["range"] == list(OKABE_ITO[:3])
+    tips = tooltip_fields(line)
+    assert tips["threshold"]["format"] == ".3f"
+    assert tips["coverage"]["format"] == ".1%"
+    assert tips["value_text"]["type"] == "nominal"
+    assert all(text.startswith(("€", "-€")) for text in dataset(spec, line)["value_text"])
+    points = [leaf for leaf in leaves if mark_type(leaf) == "point"]
+    assert len(points) == 1 and points[0]["encoding"]["shape"]["field"] == "marker"
+    rules = [leaf for leaf in leaves if mark_type(leaf) == "rule"]
+    assert any(r["encoding"].get("x", {}).get("field") == "threshold" for r in rules)
+    # zero line + marker rules + the manual threshold
+    assert len(rules) == 3
+
+
+def test_value_threshold_chart_dashes_a_second_split(curve_frame):
+    both = pd.concat([curve_frame, curve_frame.assign(split="val")])
+    spec = value_threshold_chart(both, models=ALL_MODELS).to_dict(validate=True)
+    line = next(leaf for leaf in layers(spec) if mark_type(leaf) == "line")
+    assert line["encoding"]["strokeDash"]["field"] == "split"
+    assert "split" in tooltip_fields(line)
+
+
+def test_confidence_histogram_chart_splits_correct_and_wrong():
+    p = vc.Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6], [0.2, 0.8]], y_true=[0, 1, 1, 1])
+    histogram = vc.confidence_histogram(p, bins=10)
+    thresholds = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.7, 0.5]})
+    spec = confidence_histogram_chart(histogram, thresholds).to_dict(validate=True)
+    leaves = layers(spec)
+    bar = next(leaf for leaf in leaves if mark_type(leaf) == "bar")
+    encoding = bar["encoding"]
+    assert encoding["x"]["field"] == "bin_start" and encoding["x2"]["field"] == "bin_end"
+    assert encoding["y"]["field"] == "share_of_outcome" and encoding["y"]["axis"]["format"] == "%"
+    assert encoding["color"]["field"] == "outcome" and encoding["color"]["scale"]["domain"] == ["correct", "wrong"]
+    tips = tooltip_fields(bar)
+    assert tips["count"]["format"] == ",.0f" and tips["share"]["format"] == ".1%"
+    rule = next(leaf for leaf in leaves if mark_type(leaf) == "rule")
+    assert rule["encoding"]["x"]["field"] == "threshold"
+    assert list(dataset(spec, rule)["label"]) == ["tuned", "your threshold"]
+
+
+def test_voc_chart_marks_omega_now_omega_sup_and_bands():
+    p = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.6, 0.4]], y_true=[0, 1, 0, 0])
+    curves = {"logreg": vc.voc_curve(vc.presort(p)), "svm": vc.voc_curve(vc.presort(p), "accept_all")}
+    frame = vc.voc_frame(curves, np.linspace(0, 5, 11))
+    sup = pd.DataFrame({"model": ["svm"], "omega_sup": [curves["svm"].omega_sup], "value": [0.0]})
+    bands = frame.assign(low=frame["value"] - 0.1, high=frame["value"] + 0.1)[["model", "omega", "low", "high"]]
+    spec = voc_chart(frame, models=ALL_MODELS, omega_now=2.0, omega_sup=sup, bands=bands).to_dict(validate=True)
+    leaves = layers(spec)
+    line = next(leaf for leaf in leaves if mark_type(leaf) == "line")
+    assert line["encoding"]["x"] == {**line["encoding"]["x"], "field": "omega", "type": "quantitative"}
+    assert "ω" in line["encoding"]["x"]["title"]
+    assert line["encoding"]["y"]["field"] == "value"
+    assert line["encoding"]["color"]["scale"]["domain"] == ALL_MODELS
+    tips = tooltip_fields(line)
+    assert tips["value"]["format"] == ".3f" and tips["threshold"]["format"] == ".3f"
+    area = next(leaf for leaf in leaves if mark_type(leaf) == "area")
+    assert area["encoding"]["y"]["field"] == "low" and area["encoding"]["y2"]["field"] == "high"
+    point = next(leaf for leaf in leaves if mark_type(leaf) == "point")
+    assert point["encoding"]["x"]["field"] == "omega_sup"
+    assert list(dataset(spec, point)["model"]) == ["svm"]
+    rules = [leaf for leaf in leaves if mark_type(leaf) == "rule"]
+    now = [r for r in rules if r["encoding"].get("x", {}).get("field") == "omega"]
+    assert len(now) == 1 and list(dataset(spec, now[0])["omega"]) == [2.0]
+    text = next(leaf for leaf in leaves if mark_type(leaf) == "text")
+    assert "your ω = 2" in dataset(spec, text)["label"][0]
+
+
+def test_voc_chart_without_extras_has_line_and_zero_rule_only():
+    frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [0.9, 0.5, 0.1]})
+    leaves = layers(voc_chart(frame, models=ALL_MODELS).to_dict(validate=True))
+    assert sorted(mark_type(leaf) for leaf in leaves) == ["line", "rule"]
+
+
+def test_confusion_value_chart_orders_classes_then_abstain():
+    p = vc.Predictions.from_proba(
+        [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7]], y_true=["ok", "fraud", "fraud"], classes=["ok", "fraud"]
+    )
+    matrix = vc.ValueMatrix.binary(tp=10, tn=1, fp=-5, fn=-50, abstain=0, classes=["ok", "fraud"])
+    result = vc.evaluate(vc.Policy("threshold", threshold=0.65), p, matrix)
+    from dashboard.views import confusion_frame
+
+    cells = confusion_frame(result)
+    assert list(cells["predicted"].unique()) == ["ok", "fraud", "abstain"]
+    assert cells["value"].sum() == pytest.approx(result.value_total)
+    spec = confusion_value_chart(cells, currency="$").to_dict(validate=True)
+    leaves = layers(spec)
+    rect = next(leaf for leaf in leaves if mark_type(leaf) == "rect")
+    encoding = rect["encoding"]
+    assert encoding["x"]["field"] == "predicted" and encoding["x"]["type"] == "nominal"
+    assert encoding["x"]["sort"] == ["ok", "fraud", "abstain"]
+    assert encoding["y"]["field"] == "true" and encoding["y"]["sort"] == ["ok", "fraud"]
+    assert encoding["color"]["field"] == "value" and encoding["color"]["type"] == "quantitative"
+    assert encoding["color"]["scale"]["domainMid"] == 0
+    assert "$" in encoding["color"]["title"]
+    tips = tooltip_fields(rect)
+    assert tips["count"]["format"] == ",.0f" and "value_text" in tips
+    text = next(leaf for leaf in leaves if mark_type(leaf) == "text")
+    assert text["encoding"]["text"]["field"] == "count"
+
+
+def test_value_matrix_chart_shows_each_cell_in_the_currency():
+    cells = pd.DataFrame(
+        {"true": ["a", "a", "a", "b", "b", "b"], "predicted": ["a", "b", "abstain"] * 2,
+         "value": [1.0, -4.0, 0.0, -4.0, 1.0, 0.0]}
+    )
+    spec = value_matrix_chart(cells, currency="CHF ").to_dict(validate=True)
+    text = next(leaf for leaf in layers(spec) if mark_type(leaf) == "text")
+    assert text["encoding"]["text"]["field"] == "value_text"
+    assert "-CHF 4.00" in list(dataset(spec, text)["value_text"])
