@@ -1,0 +1,462 @@
+"""End to end in a real browser: the dashboard as a user meets it.
+
+Starts ``streamlit run app.py`` on a free port, drives Debian's Chromium through
+Playwright for Python (never Playwright's own browser download), and checks:
+the app loads without errors; a deep link works on a freshly started server;
+every page opens from the sidebar and the sidebar's values survive page changes
+(also quick ones); changing the wrong-answer value changes the tuned threshold
+to the one ``valuecore report`` computes; the exported policy JSON downloads,
+matches the schema and restores; a malformed upload is reported with its file name.
+
+Without Chromium the tests are skipped, unless ``REQUIRE_BROWSER=1`` (CI), then
+they fail. Set ``CHROMIUM_PATH`` to use another Chromium binary. On failure a
+screenshot and the page's text go to ``test-artifacts/``.
+
+The harness (:func:`streamlit_server`, :func:`chromium`, :func:`wait_for_app`)
+is also used by ``docs/take_screenshots.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+SCHEMA = ROOT / "valuecore" / "policy.schema.json"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+TIMEOUT_MS = 30_000  # one rerun of a page; the sample runs take well under a second once cached
+
+# title in the sidebar navigation -> the page's heading (URL paths are read from app.py, see url_path)
+PAGES = {
+    "Runs": "Runs",
+    "Value & thresholds": "Value & thresholds",
+    "VOC curves": "VOC curves",
+    "Cost matrix": "Cost matrix",
+    "Calibration": "Calibration",
+    "Compare two models": "Compare two models",
+    "Monitor (no labels)": "Monitor",
+    "Export policy": "Export policy",
+    "How value works": "How value works",
+}
+
+
+# ---------------------------------------------------------------- harness
+def chromium_path() -> str | None:
+    """The Chromium to drive: ``$CHROMIUM_PATH`` or ``/usr/bin/chromium``; None when absent."""
+    candidate = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
+    if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+        return candidate
+    return shutil.which(candidate)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no output)"
+
+
+@contextlib.contextmanager
+def streamlit_server(timeout: float = 60.0):
+    """Run ``streamlit run app.py`` on a free port; yield its base URL; always stop it.
+
+    The server's output goes to a log file (a pipe could fill up and block it);
+    its tail is in every error message.
+    """
+    port = free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",  # a file edited during a run must not trigger reruns
+    ]
+    with tempfile.TemporaryDirectory(prefix="e2e-streamlit-") as tmp:
+        log_path = Path(tmp) / "server.log"
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + timeout
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"streamlit exited with code {process.returncode} before answering on port {port}:\n"
+                        + _tail(log_path)
+                    )
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                        if response.read().strip() == b"ok":
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"streamlit did not answer {url}/_stcore/health with 'ok' within {timeout:.0f} s:\n"
+                        + _tail(log_path)
+                    )
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium(executable: str):
+    """Launch the given Chromium headless through Playwright; yield the browser; always close it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def wait_for_app(page, timeout: int = TIMEOUT_MS) -> None:
+    """Wait until the app is connected and no script run is under way.
+
+    Reruns are asynchronous: call this after checking (with ``expect``) for
+    something the action changes, so that the run being waited for has started.
+    """
+    from playwright.sync_api import expect
+
+    app = page.locator('[data-testid="stApp"]')
+    expect(app).to_have_attribute("data-test-connection-state", "CONNECTED", timeout=timeout)
+    expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=timeout)
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=timeout)
+
+
+def errors_on(page) -> list[str]:
+    """The text of every exception, error box and dialog (e.g. Streamlit's "Page not found") shown."""
+    boxes = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"], [role="dialog"]')
+    return [" ".join(text.split())[:500] for text in boxes.all_inner_texts()]
+
+
+def heading(page, text: str):
+    return page.locator("h1").filter(has_text=re.compile(r"^\s*" + re.escape(text)))
+
+
+# ---------------------------------------------------------------- fixtures
+def _need_browser(reason: str):
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason}, and REQUIRE_BROWSER=1 says the browser test must run. "
+                    "Install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH.", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def chromium_executable() -> str:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _need_browser("the playwright package is not installed")
+    executable = chromium_path()
+    if executable is None:
+        _need_browser(f"no Chromium at {os.environ.get('CHROMIUM_PATH') or '/usr/bin/chromium'}")
+    return executable
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_executable):
+    with chromium(chromium_executable) as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def server(chromium_executable):
+    with streamlit_server() as url:
+        yield url
+
+
+def new_page(browser, name: str):
+    """A fresh browser context (own cookies, storage, downloads: a new Streamlit session) and its page."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT_MS)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    page.test_name = name  # names the failure screenshots
+    return context, page
+
+
+@pytest.fixture
+def page(browser, request):
+    context, new = new_page(browser, request.node.name)
+    try:
+        yield new
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
+def step(page, name: str):
+    """Run one step; on failure save a screenshot and the page's text in test-artifacts/."""
+    try:
+        yield
+    except BaseException:
+        ARTIFACTS.mkdir(exist_ok=True)
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{getattr(page, 'test_name', 'e2e')}-{name}")
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(ARTIFACTS / f"{stem}.png"), full_page=True, timeout=10_000)
+        with contextlib.suppress(Exception):
+            (ARTIFACTS / f"{stem}.txt").write_text(f"{page.url}\n\n{page.inner_text('body', timeout=5_000)}")
+        raise
+
+
+def open_app(page, url: str, title: str) -> None:
+    """Load ``url`` in a new session and wait for the page with heading ``title`` to finish running."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    expect(heading(page, title)).to_be_visible(timeout=TIMEOUT_MS)
+    wait_for_app(page)
+
+
+def url_path(page: str) -> str:
+    """The URL path app.py gives the page whose file is ``<page>.py`` ("" for the default page).
+
+    Read from app.py's ``st.Page(...)`` calls, whatever folder the page files live in.
+    """
+    tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str) and Path(node.args[0].value).name == f"{page}.py"):
+            keywords = {k.arg: k.value for k in node.keywords}
+            if isinstance(keywords.get("default"), ast.Constant) and keywords["default"].value is True:
+                return ""
+            if isinstance(keywords.get("url_path"), ast.Constant):
+                return keywords["url_path"].value
+            return page
+    raise AssertionError(f"app.py defines no st.Page for {page}.py")
+
+
+def go_to(page, title: str) -> None:
+    """Open a page through its sidebar navigation link (same session) and wait for it to finish."""
+    from playwright.sync_api import expect
+
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True)
+    link.click(timeout=TIMEOUT_MS)
+    expect(heading(page, PAGES[title])).to_be_visible(timeout=TIMEOUT_MS)
+    wait_for_app(page)
+
+
+def use_case_in_url(page) -> dict:
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    return {key: query.get(key, [None])[0] for key in ("vc", "va", "vw")}
+
+
+def assert_default_use_case(page, when: str = "on load") -> None:
+    """The sidebar shows, and the session holds, the default use case: correct 1, hand-off 0, wrong -4."""
+    from playwright.sync_api import expect
+
+    assert use_case_in_url(page) == {"vc": "1", "va": "0", "vw": "-4"}, f"the use case changed by itself {when}"
+    expect(metric_value(page, "Penalty ω")).to_have_text("4", timeout=TIMEOUT_MS)
+    for label, shown in (("Correct answer", "1"), ("Abstention (hand-off)", "0"), ("Wrong answer", "-4")):
+        expect(page.get_by_label(f"{label}, exact")).to_have_value(shown, timeout=TIMEOUT_MS)
+
+
+def metric_value(page, label: str):
+    return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator('[data-testid="stMetricValue"]')
+
+
+# ---------------------------------------------------------------- tests
+pytestmark = pytest.mark.e2e
+
+
+def test_deep_link_on_a_freshly_started_server(page, browser):
+    """The first visitor of a new server may arrive through a shared link to a page, not the front page:
+    the page opens with the link's values.
+
+    Known Streamlit limitation: until the entry point has run once in the server process, a folder named
+    ``pages/`` (our layout) puts Streamlit in its legacy multipage mode, which does not know our URL
+    paths and shows a "Page not found" dialog before running app.py, whose navigation then opens the
+    right page. So the very first visitor may see that dialog (dismissed here); nobody after them does.
+    """
+    from playwright.sync_api import expect
+
+    with streamlit_server() as base, step(page, "deep-link"):
+        open_app(page, f"{base}/{url_path('value')}?vw=-10", "Value & thresholds")
+        dialogs = page.locator('[role="dialog"]')
+        if dialogs.count():
+            assert "not found" in dialogs.first.inner_text().lower(), errors_on(page)
+            page.keyboard.press("Escape")
+            expect(dialogs).to_have_count(0, timeout=TIMEOUT_MS)
+        assert errors_on(page) == []
+        expect(metric_value(page, "Penalty ω")).to_have_text("10")
+
+        second = browser.new_context().new_page()
+        try:
+            open_app(second, f"{base}/{url_path('voc')}?vw=-2", "VOC curves")
+            assert errors_on(second) == [], "a later visitor's deep link shows a dialog or an error"
+            expect(metric_value(second, "Penalty ω")).to_have_text("2")
+        finally:
+            second.context.close()
+
+
+def test_every_page_opens_without_errors(server, page):
+    with step(page, "load"):
+        open_app(page, server, "Runs")
+        assert errors_on(page) == [], "the front page shows errors on the sample runs"
+        assert_default_use_case(page)
+    for title in PAGES:
+        with step(page, title):
+            go_to(page, title)
+            assert errors_on(page) == [], f"page {title!r} shows errors on the sample runs"
+            assert_default_use_case(page, f"after opening {title!r}")
+
+
+def test_sidebar_values_survive_a_quick_page_change(server, browser):
+    """Visitors who open another page the moment the first one is drawn keep their use case.
+
+    What goes wrong is a race in the browser (the sidebar's sliders and inputs fall back to their
+    defaults, -50 and 0, which the next rerun then stores), so each visit shows it only sometimes
+    (about two visits in three on a 2-core machine): three visits make a miss unlikely.
+    """
+    for visit in range(3):
+        context, page = new_page(browser, f"quick-page-change-{visit}")
+        try:
+            with step(page, "visit"):
+                open_app(page, server, "Runs")
+                go_to(page, "Value & thresholds")  # at once, with no check in between: that is the point
+                go_to(page, "VOC curves")
+                assert_default_use_case(page, f"after two quick page changes (visit {visit + 1} of 3)")
+        finally:
+            context.close()
+
+
+def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
+    """The best model on the digits sample runs and its tuned threshold (3 decimals), per ``valuecore report``."""
+    from valuecore._cli import main
+
+    out = tmp_path / f"policy-omega-{omega:g}.json"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["report", str(ROOT / "sample_runs" / "digits"), "--omega", f"{omega:g}", "--json", str(out)]) == 0
+    entries = json.loads(out.read_text(encoding="utf-8"))["models"]
+    best = max(entries, key=lambda e: e["evaluation"]["value_per_item"])
+    return best["model"], f"{best['policy']['threshold']:.3f}"
+
+
+def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
+    from playwright.sync_api import expect
+
+    best_4, threshold_4 = best_by_command_line(4, tmp_path)
+    best_30, threshold_30 = best_by_command_line(30, tmp_path)
+    assert threshold_4 != threshold_30, "pick another V_wrong: the command line gives the same threshold"
+    with step(page, "open-value"):
+        open_app(page, f"{server}/{url_path('value')}", "Value & thresholds")
+        threshold = metric_value(page, "Its threshold")
+        expect(metric_value(page, "Penalty ω")).to_have_text("4")
+        expect(metric_value(page, "Best model")).to_have_text(best_4)
+        expect(threshold).to_have_text(threshold_4)
+        assert errors_on(page) == []
+    with step(page, "type-v-wrong"):
+        field = page.get_by_label("Wrong answer, exact")
+        field.fill("-30")
+        field.press("Enter")
+        expect(metric_value(page, "Penalty ω")).to_have_text("30")
+        expect(threshold).not_to_have_text(threshold_4)
+        wait_for_app(page)
+        expect(metric_value(page, "Best model")).to_have_text(best_30)
+        expect(threshold).to_have_text(threshold_30)
+        slider = page.locator('[data-testid="stSidebar"]').get_by_role("slider", name=re.compile("Wrong answer"))
+        expect(slider).to_have_value("-30")  # the slider follows the exact input
+        assert "vw=-30" in page.url, "the URL should carry the new value"
+        assert errors_on(page) == []
+
+
+def test_export_downloads_a_valid_policy_json(server, page, tmp_path):
+    import jsonschema
+    from playwright.sync_api import expect
+
+    with step(page, "open-export"):
+        open_app(page, f"{server}/{url_path('export')}", "Export policy")
+        assert errors_on(page) == []
+        button = page.locator('[data-testid="stDownloadButton"]').filter(has_text="Download policy JSON")
+        expect(button).to_be_visible()
+    with step(page, "download"):
+        with page.expect_download() as info:
+            button.locator("button").click()
+        download = info.value
+        assert download.suggested_filename == "policy.json"
+        saved = tmp_path / "policy.json"
+        download.save_as(saved)
+        document = json.loads(saved.read_text(encoding="utf-8"))
+        jsonschema.validate(document, json.loads(SCHEMA.read_text(encoding="utf-8")))
+        assert {entry["model"] for entry in document["models"]} == {
+            "logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"}
+        assert document["use_case"]["v_wrong"] == -4
+    with step(page, "restore"):
+        document["use_case"].update(v_wrong=-7.5, omega=7.5)
+        changed = tmp_path / "changed.json"
+        changed.write_text(json.dumps(document), encoding="utf-8")
+        page.locator('[data-testid="stMain"] [data-testid="stFileUploaderDropzoneInput"]').set_input_files(changed)
+        expect(page.get_by_text("Restored from the file changed.json")).to_be_visible()
+        expect(metric_value(page, "Penalty ω")).to_have_text("7.5")
+        wait_for_app(page)
+        assert errors_on(page) == []
+
+
+def test_malformed_upload_is_reported_with_its_file_name(server, page, tmp_path):
+    from playwright.sync_api import expect
+
+    bad = tmp_path / "broken_model.csv"
+    bad.write_text("y_true,proba_a,proba_b\na,0.5,oops\nb,0.2,0.8\n", encoding="utf-8")
+    with step(page, "open-runs"):
+        open_app(page, server, "Runs")
+    with step(page, "choose-upload"):
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()
+        page.get_by_role("option", name="Upload run files").click()
+        uploader = sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]')
+        expect(uploader).to_be_attached()
+        wait_for_app(page)
+    with step(page, "upload"):
+        uploader.set_input_files(bad)
+        error = page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]')
+        expect(error.first).to_contain_text("broken_model.csv")
+        expect(error.first).to_contain_text("proba_b")
+        wait_for_app(page)
+        assert page.locator('[data-testid="stException"]').count() == 0
