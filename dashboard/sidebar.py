@@ -156,7 +156,7 @@ def render_sidebar() -> Selection:
         use_case = _value_widgets(currency)
         omega = use_case.omega
         omega_text = "∞" if not math.isfinite(omega) else f"{omega:.3g}"
-        st.metric("Penalty ω (how much worse an error is)", omega_text, help=(
+        st.metric("Penalty ω", omega_text, help=(
             "ω = (abstain − wrong) / (correct − abstain). A wrong answer costs ω times what a correct one earns, "
             "both measured against handing the item over."))
         regime = use_case.regime

@@ -762,4 +762,10 @@ def value_styler(table: pd.DataFrame, money):
             return ["color: #666666; font-style: italic"] * len(row)
         return [""] * len(row)
 
+    # st.dataframe shows missing numbers as "None" whatever the Styler says; the
+    # columns that are empty on the baseline row are shown as text instead.
+    for column in ("Threshold", "Accuracy when acting"):
+        if column in frame.columns:
+            frame[column] = [formats[column](x) for x in frame[column]]
+            formats.pop(column)
     return frame.style.format(formats, na_rep="–").apply(highlight, axis=1)

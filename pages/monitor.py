@@ -82,7 +82,7 @@ def _show_charts(frame: pd.DataFrame, models, currency: str, *, by_time: bool, r
 
 # ---------------------------------------------------------------- the page
 selection = current()
-st.title("Monitor without labels")
+st.title("Monitor (no labels)")
 st.markdown(
     "In production the truth arrives late or never. The value of a policy can still be **estimated** from the "
     "model's own probabilities: an answer given with confidence 0.9 counts as 90% correct. These are estimates "
