@@ -92,8 +92,10 @@ def _result(classes, confusion, matrix_values, truth_mass, estimated: bool, n_it
     value_total = float(cell_values.sum())
     n_correct = float(np.trace(confusion[:, :n_classes]))
     n_abstain = float(confusion[:, n_classes].sum())
-    n_wrong = max(n_items - n_correct - n_abstain, 0.0)
-    accepted = n_correct + n_wrong
+    # Summed from the acted-on cells, not by subtraction, so that a policy that
+    # acts on nothing has exactly zero wrong answers whatever the round-off.
+    accepted = float(confusion[:, :n_classes].sum())
+    n_wrong = max(accepted - n_correct, 0.0)
     always_abstain = float(truth_mass @ matrix_values[:, n_classes])
     perfect = float(truth_mass @ np.diag(matrix_values[:, :n_classes]))
     scale = perfect - always_abstain

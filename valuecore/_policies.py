@@ -296,6 +296,8 @@ def fit_policy(
     >>> fit_policy("calibrated_threshold", None, UseCase(1, 0, -4)).threshold
     0.8
     """
+    if kind not in POLICY_KINDS:
+        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}
     if kind == "accept_all":
         return Policy("accept_all", **extra)

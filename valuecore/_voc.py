@@ -38,8 +38,9 @@ class VOCCurve:
     mode : str
         One of ``VOC_MODES``. "oracle" is an upper bound (tuned on the
         evaluated data itself), not an achievable value.
-    breaks : ndarray of shape (n_pieces + 1,), increasing
-        Piece boundaries in omega, from 0 to ``inf``.
+    breaks : ndarray of shape (n_pieces + 1,), non-decreasing
+        Piece boundaries in omega, from 0 to ``inf`` (a calibrated curve may
+        keep zero-width pieces, e.g. confidence 0 accepted only at omega = 0).
     n_correct, n_wrong : ndarray of shape (n_pieces,)
         Weighted counts of the threshold in force on each piece.
     thresholds : ndarray of shape (n_pieces,)
@@ -59,6 +60,21 @@ class VOCCurve:
     thresholds: np.ndarray
     n_items: float
     closed: str = "left"
+    # Calibrated curves only: the run's distinct confidences (decreasing) and
+    # cumulative counts, so that values at given omegas use the policy's own
+    # float test `confidence >= omega / (1 + omega)`, which no float breakpoint
+    # reproduces at every ulp.
+    group_confidence: np.ndarray | None = None
+    group_cum_correct: np.ndarray | None = None
+    group_cum_wrong: np.ndarray | None = None
+
+    def _counts_at(self, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.group_confidence is not None:
+            threshold = omega / (1 + omega)
+            groups = np.searchsorted(-self.group_confidence, -threshold, side="right")
+            return self.group_cum_correct[groups], self.group_cum_wrong[groups]
+        piece = self._piece(omega)
+        return self.n_correct[piece], self.n_wrong[piece]
 
     def _piece(self, omega: np.ndarray) -> np.ndarray:
         side = "right" if self.closed == "left" else "left"
@@ -77,8 +93,8 @@ class VOCCurve:
         omega = np.asarray(omega, dtype=np.float64)
         if self.n_items <= 0:
             return np.zeros_like(omega)
-        piece = self._piece(omega)
-        return (self.n_correct[piece] - omega * self.n_wrong[piece]) / self.n_items
+        correct, wrong = self._counts_at(omega)
+        return (correct - omega * wrong) / self.n_items
 
     def threshold_at(self, omega) -> np.ndarray:
         """The threshold in force at each omega (NaN = always abstain)."""
@@ -135,6 +151,39 @@ class VOCCurve:
                 "threshold": self.threshold_at(omegas),
             }
         )
+
+
+def _acceptance_limits(confidence: np.ndarray) -> np.ndarray:
+    """Omega up to which a confidence c is accepted by ``omega / (1 + omega) <= c``.
+
+    ``inf`` for c = 1 (always accepted). Computed as c / (1 - c), then moved by
+    a few ulps towards where the float test flips. The test is not monotone at
+    the last ulp, so values at given omegas never rely on these breaks (see
+    ``VOCCurve._counts_at``); areas, omega_sup and dominance, which they feed,
+    are unaffected by ulp-wide slivers.
+    """
+    confidence = np.asarray(confidence, dtype=np.float64)
+    limits = np.full(confidence.shape, np.inf)
+    finite = confidence < 1.0
+    c = confidence[finite]
+    omega = c / (1.0 - c)
+
+    def accepted(w):
+        return w / (1.0 + w) <= c
+
+    for _ in range(8):  # a few ulps at most; a loop over steps, not items
+        too_far = ~accepted(omega)
+        if not too_far.any():
+            break
+        omega = np.where(too_far, np.nextafter(omega, -np.inf), omega)
+    for _ in range(8):
+        step = np.nextafter(omega, np.inf)
+        can_grow = accepted(step)
+        if not can_grow.any():
+            break
+        omega = np.where(can_grow, step, omega)
+    limits[finite] = np.maximum(omega, 0.0)
+    return limits
 
 
 # ------------------------------------------------------------------ hulls
@@ -227,22 +276,22 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
         groups[accepted] = run.groups_accepted(thresholds[accepted])
         return VOCCurve(mode, breaks, run.cum_correct[groups], run.cum_wrong[groups], thresholds, n_items)
     if mode == "calibrated":
-        # Group g (confidence c) is accepted while omega <= c / (1 - c).
-        confidence = run.thresholds  # decreasing
-        with np.errstate(divide="ignore"):
-            limits = np.where(confidence >= 1.0, np.inf, confidence / np.maximum(1.0 - confidence, 0.0))
+        # Group g (confidence c) is accepted while omega / (1 + omega) <= c, i.e.
+        # up to omega = c / (1 - c). Breaks are then nudged to the float the policy's
+        # own test flips at, so the curve and `confidence >= omega / (1 + omega)`
+        # agree at every omega, boundaries included.
+        limits = _acceptance_limits(run.thresholds)  # decreasing with the confidence
         finite = limits[np.isfinite(limits)][::-1]  # increasing
         n_always = int(np.isinf(limits).sum())
+        # On piece j (finite[j-1], finite[j]] the groups with limit >= finite[j] are
+        # accepted. Zero-width pieces are kept: at omega = 0 a confidence of 0 is accepted.
         breaks = np.r_[0.0, finite, np.inf]
-        # On piece j (finite[j-1], finite[j]] the groups with limit >= finite[j] are accepted.
         groups = np.r_[np.arange(run.n_groups, n_always, -1), n_always].astype(np.int64)
-        keep = np.r_[breaks[1:-1] > breaks[:-2], True]  # merge zero-width pieces
-        breaks = np.r_[breaks[:-1][keep], np.inf]
-        groups = groups[keep]
         thresholds = breaks[:-1] / (1 + breaks[:-1])
         thresholds[groups == 0] = np.nan
         return VOCCurve(
-            mode, breaks, run.cum_correct[groups], run.cum_wrong[groups], thresholds, n_items, closed="right"
+            mode, breaks, run.cum_correct[groups], run.cum_wrong[groups], thresholds, n_items, closed="right",
+            group_confidence=run.thresholds, group_cum_correct=run.cum_correct, group_cum_wrong=run.cum_wrong,
         )
     if mode == "accept_all":
         return VOCCurve(
