@@ -141,7 +141,11 @@ def render_sidebar() -> Selection:
             st.session_state["sidebar_models"] = [m for m in (wanted or loaded) if m in loaded] or loaded
         else:
             kept = [m for m in st.session_state["sidebar_models"] if m in loaded]
-            st.session_state["sidebar_models"] = kept or loaded
+            # When the loaded models change (another source, an upload), keep what is still
+            # there or select them all; otherwise respect the user's choice, even an empty one.
+            same_source = st.session_state.get("_models_offered") == loaded
+            st.session_state["sidebar_models"] = kept if (kept or same_source) else loaded
+        st.session_state["_models_offered"] = loaded
         models = st.multiselect("Models", loaded, key="sidebar_models")
 
         st.divider()

@@ -134,6 +134,16 @@ def write_url(selection: Selection) -> None:
         params["models"] = models
 
 
+def stop_unless_models(selection: Selection) -> None:
+    """Explain an empty page and stop it when no run is loaded or no model is selected."""
+    if not selection.report.models:
+        st.info("No run is loaded. Choose a data source in the sidebar (the Runs page tells what went wrong, if any).")
+        st.stop()
+    if not selection.models:
+        st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")
+        st.stop()
+
+
 def current() -> Selection:
     """The selection the sidebar made on this run."""
     selection = st.session_state.get("selection")

@@ -20,7 +20,7 @@ import streamlit as st
 
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
 from dashboard.data import Workspace
-from dashboard.state import CALIBRATION_METHODS, current
+from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
 from valuecore import DEFAULT_KS
 from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
 from valuecore._monitoring import calibration_value_table
@@ -78,9 +78,7 @@ st.markdown(
 
 models = list(selection.models)
 all_models = list(selection.report.models)
-if not models:
-    st.info("No model is selected. Load run files and pick models in the sidebar.")
-    st.stop()
+stop_unless_models(selection)
 eval_split = selection.eval_split
 if eval_split is None:
     st.info("The selected models have no split to evaluate on. Choose one under **Evaluate on** in the sidebar.")

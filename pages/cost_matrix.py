@@ -15,7 +15,7 @@ from dashboard import views
 from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.data import workspace
 from dashboard.sidebar import VALUE_MODE_REQUEST, matrix_key
-from dashboard.state import current
+from dashboard.state import current, stop_unless_models
 
 selection = current()
 ws = workspace(selection)
@@ -30,12 +30,7 @@ st.caption(
 )
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
-if not report.models:
-    st.info("No run is loaded. Choose a data source in the sidebar.")
-    st.stop()
-if not selection.models:
-    st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")
-    st.stop()
+stop_unless_models(selection)
 
 # ---- which class set
 class_sets = list(dict.fromkeys(report.models[m].classes for m in selection.models))

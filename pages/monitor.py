@@ -14,7 +14,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.charts.monitor import monitor_chart, monitor_long
 from dashboard.data import Workspace
-from dashboard.state import current
+from dashboard.state import current, stop_unless_models
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS
 from valuecore._monitoring import monitor, monitor_summary
@@ -92,9 +92,7 @@ st.markdown(
 
 models = list(selection.models)
 all_models = list(selection.report.models)
-if not models:
-    st.info("No model is selected. Load run files and pick models in the sidebar.")
-    st.stop()
+stop_unless_models(selection)
 
 if selection.calibration == "none":
     st.warning(

@@ -11,7 +11,7 @@ import streamlit as st
 from dashboard import views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
-from dashboard.state import current
+from dashboard.state import current, stop_unless_models
 
 selection = current()
 ws = workspace(selection)
@@ -31,12 +31,7 @@ if (problem_note := views.load_problem_note(selection.report)) is not None:
 for note in selection.notes:
     st.warning(note)
 
-if not selection.report.models:
-    st.info("No run is loaded. Choose a data source in the sidebar (the Runs page tells what went wrong, if anything).")
-    st.stop()
-if not selection.models:
-    st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")
-    st.stop()
+stop_unless_models(selection)
 
 for severity, message in views.split_notes(ws, selection.models):
     getattr(st, severity)(message)

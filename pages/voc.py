@@ -15,7 +15,7 @@ import valuecore as vc
 from dashboard import views
 from dashboard.charts.voc import voc_chart
 from dashboard.data import workspace
-from dashboard.state import current
+from dashboard.state import current, stop_unless_models
 
 selection = current()
 ws = workspace(selection)
@@ -28,12 +28,7 @@ st.caption(
     "i.e. for every use case at once. Higher is better; a curve that stays above another for every ω is "
     "better whatever the use case."
 )
-if not selection.report.models:
-    st.info("No run is loaded. Choose a data source in the sidebar.")
-    st.stop()
-if not selection.models:
-    st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")
-    st.stop()
+stop_unless_models(selection)
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
 if selection.value_matrix is not None:

@@ -339,3 +339,13 @@ def test_threshold_view_and_fast_interval_match_valuecore():
         direct = uncertainty.policy_interval(tuned, predictions, values, method="t")
         expected = (direct.mean, direct.low, direct.high, direct.n)
         assert (fast.mean, fast.low, fast.high, fast.n) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("page", ["value", "voc", "cost_matrix", "calibration", "monitor"])
+def test_no_selected_model_is_explained_not_an_error(page):
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.sidebar.multiselect(key="sidebar_models").set_value([]).run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    assert not at.error
+    assert any("No model is selected" in info.value for info in at.info)
