@@ -138,7 +138,9 @@ def presort(predictions: Predictions) -> SortedRun:
         cum_wrong = cum_accepted - cum_correct
         # Clip round-off so that "no wrong item" is exactly zero.
         cum_wrong = np.where(cum_wrong < 0, 0.0, cum_wrong)
-    class_order = np.lexsort((-confidence, predictions.y_pred))
+    # A stable sort by class of the confidence order keeps confidences decreasing
+    # within each class: an integer (radix) sort instead of a second lexsort.
+    class_order = order[np.argsort(predictions.y_pred[order], kind="stable")]
     class_sorted_pred = predictions.y_pred[class_order]
     class_sorted_conf = confidence[class_order]
     class_group_end = _group_ends([class_sorted_pred, class_sorted_conf], n)
