@@ -24,6 +24,7 @@ from dashboard.sidebar import SLIDER_LIMIT, VALUE_FIELDS, VALUE_MODE_REQUEST, ma
 from dashboard.state import CALIBRATION_METHODS, current
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS, UseCase, ValueMatrix
+from valuecore._calibration import describe_calibration
 from valuecore._policy_json import (
     PolicyDocument,
     align_values,
@@ -56,17 +57,6 @@ def _thresholds_text(policy: dict) -> str:
     return "always abstain" if policy.get("threshold") is None else f"{policy['threshold']:.4f}"
 
 
-def _calibration_text(calibration: dict) -> str:
-    method = calibration.get("method", "none")
-    if method == "temperature":
-        return f"temperature T = {calibration['temperature']:.4g}"
-    if method == "platt":
-        return f"Platt a = {calibration['a']:.4g}, b = {calibration['b']:.4g}"
-    if method == "isotonic":
-        return f"isotonic ({len(calibration.get('x', []))} breakpoints)"
-    return "none"
-
-
 def _summary(document: dict, currency: str) -> pd.DataFrame:
     rows = []
     for entry in document["models"]:
@@ -77,7 +67,7 @@ def _summary(document: dict, currency: str) -> pd.DataFrame:
                 "Model": entry["model"],
                 "Policy": entry["policy"]["kind"],
                 "Threshold(s)": _thresholds_text(entry["policy"]),
-                "Calibration": _calibration_text(entry["policy"]["calibration"]),
+                "Calibration": describe_calibration(entry["policy"]["calibration"]),
                 "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
                 "Evaluated on": evaluation.get("split"),
                 f"Value per item ({currency})": evaluation.get("value_per_item"),

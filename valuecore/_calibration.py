@@ -45,6 +45,7 @@ __all__ = [
     "Calibrator",
     "brier_score",
     "calibration_summary",
+    "describe_calibration",
     "expected_calibration_error",
     "fit_calibration",
     "maximum_calibration_error",
@@ -816,3 +817,23 @@ def calibration_summary(predictions: Predictions, n_bins: int = 15) -> dict[str,
         "brier": brier_score(predictions),
         "nll": negative_log_likelihood(predictions) if predictions.has_proba else None,
     }
+
+
+def describe_calibration(calibration) -> str:
+    """One line in plain words for a calibration dict (``Calibrator.to_dict()``).
+
+    Examples
+    --------
+    >>> describe_calibration({"method": "temperature", "temperature": 1.734})
+    'temperature scaling, T = 1.734'
+    >>> describe_calibration({"method": "none"})
+    'none'
+    """
+    method = calibration.get("method", "none")
+    if method == "temperature":
+        return f"temperature scaling, T = {calibration['temperature']:.4g}"
+    if method == "isotonic":
+        return f"isotonic ({len(calibration.get('x', []))} breakpoints)"
+    if method == "platt":
+        return f"Platt scaling, a = {calibration['a']:.4g}, b = {calibration['b']:.4g}"
+    return "none"

@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ._calibration import describe_calibration
 from ._policies import POLICY_KINDS
 from ._policy_json import (
     build_policy_document,
@@ -384,17 +385,6 @@ def _describe_rule(policy) -> list[str]:
     return lines
 
 
-def _describe_calibration(calibration) -> str:
-    method = calibration.get("method", "none")
-    if method == "temperature":
-        return f"temperature scaling, T = {calibration['temperature']:.4g}"
-    if method == "isotonic":
-        return f"isotonic ({len(calibration['x'])} breakpoints)"
-    if method == "platt":
-        return f"Platt scaling, a = {calibration['a']:.4g}, b = {calibration['b']:.4g}"
-    return "none"
-
-
 def _cmd_report(args) -> int:
     values = _values(args)
     models = _load(args.paths)
@@ -429,7 +419,7 @@ def _cmd_report(args) -> int:
         say(f"tuned on              {tuned_text}")
         evaluated_n = _count(evaluation.get("n", 0))
         say(f"evaluated on          split {evaluation.get('split')!r} ({evaluated_n} items){estimated}")
-        say(f"calibration           {_describe_calibration(entry.policy.calibration)}")
+        say(f"calibration           {describe_calibration(entry.policy.calibration)}")
         for line in _describe_rule(entry.policy):
             say(line)
         say(f"value total           {_fmt(evaluation.get('value_total'), '.6g')}")
