@@ -283,14 +283,13 @@ class Workspace:
     def interval(self, model: str, policy: vc.Policy, values, split: str | None = None, result=None):
         """95% t-interval of the value per item of a fixed policy on a labelled split (cached).
 
-        With whole-number weights (copies) every item's value is one cell of the value matrix, so
-        ``valuecore._uncertainty.mean_interval`` over the confusion cells, weighted by their counts,
-        gives exactly ``policy_interval(..., method="t")`` in O(C^2) instead of O(n); pass the
-        policy's ``result`` on this split to use it. Otherwise ``policy_interval`` is called.
+        With whole-number weights, ``valuecore._uncertainty.result_interval`` reads it off the
+        policy's ``result`` on this split in O(C^2) instead of O(n); pass ``result`` to use it.
+        Otherwise ``policy_interval`` is called.
 
         Raises ImportError while ``valuecore._uncertainty`` does not exist, ValueError without labels.
         """
-        from valuecore._uncertainty import mean_interval, policy_interval
+        from valuecore._uncertainty import policy_interval, result_interval
 
         split = self.eval_split if split is None else split
         predictions = self.predictions(model, split)
@@ -299,8 +298,7 @@ class Workspace:
         predictions.require_labels("an interval of the realised value")
         sha = self.run(model).sha256
         if result is not None and not result.estimated and _whole_weights(sha, model, split, predictions):
-            matrix = vc.value_matrix_for(values, predictions.classes)
-            return mean_interval(matrix.values.ravel(), result.confusion.ravel(), weight_kind="frequency")
+            return result_interval(result, values)
         key = (sha, model, split, policy_key(policy), values_key(values))
         return _interval(key, policy_interval, policy, predictions, values)
 

@@ -445,3 +445,27 @@ def test_randomness_only_through_a_generator():
         voc_band(run, "oracle", [-1.0, 1.0], rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="mode"):
         voc_band(run, "best", [1.0], rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_result_interval_equals_policy_interval_for_counts(seed):
+    """The O(C^2) interval from the confusion cells is the O(n) one over items (whole-number weights)."""
+    rng = np.random.default_rng(seed)
+    n, n_classes = 400, 3
+    proba = rng.dirichlet(np.ones(n_classes), n)
+    predictions = vc.Predictions.from_proba(
+        proba, rng.integers(0, n_classes, n), sample_weight=rng.integers(0, 4, n)
+    )
+    matrix = vc.ValueMatrix(("0", "1", "2"), rng.normal(size=(n_classes, n_classes + 1)))
+    policy = vc.Policy("threshold", threshold=0.5)
+    by_cells = vc.result_interval(vc.evaluate(policy, predictions, matrix), matrix)
+    by_items = vc.policy_interval(policy, predictions, matrix, method="t")
+    for field in ("mean", "std_error", "low", "high", "n"):
+        assert getattr(by_cells, field) == pytest.approx(getattr(by_items, field), rel=1e-12, abs=1e-12)
+
+
+def test_result_interval_refuses_an_estimate():
+    predictions = vc.Predictions.from_proba([[0.9, 0.1], [0.3, 0.7]])
+    estimated = vc.estimate(vc.Policy("accept_all"), predictions, vc.UseCase(1, 0, -1))
+    with pytest.raises(ValueError, match="labelled split"):
+        vc.result_interval(estimated, vc.UseCase(1, 0, -1))

@@ -51,6 +51,7 @@ __all__ = [
     "mean_interval",
     "bootstrap_interval",
     "policy_interval",
+    "result_interval",
     "paired_comparison",
     "voc_band",
     "threshold_stability",
@@ -700,6 +701,32 @@ def _check_same_items(a: Predictions, b: Predictions, take: np.ndarray, ids, nam
             f"the sample weights of {names[0]} and {names[1]} differ on {int(differ.sum())} items: "
             "the same item must carry the same weight on both sides"
         )
+
+
+def result_interval(result, values, *, confidence: float = 0.95) -> Interval:
+    """t interval of the value per item, from a realised :class:`PolicyResult` alone. O(C^2).
+
+    Every item's value is one cell of the value matrix (true class, action),
+    so the per-item values are the matrix entries repeated as often as the
+    confusion matrix counts them. With whole-number weights (counts) this is
+    exactly ``policy_interval(policy, predictions, values, method="t")``,
+    without going back to the n items: what a dashboard rerun needs.
+
+    Examples
+    --------
+    >>> from valuecore import Policy, Predictions, UseCase, evaluate
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.2, 0.8], [0.6, 0.4]], y_true=[0, 1, 1, 0])
+    >>> use_case = UseCase(1, 0, -4)
+    >>> r = evaluate(Policy("threshold", threshold=0.65), p, use_case)
+    >>> result_interval(r, use_case).mean == policy_interval(Policy("threshold", threshold=0.65), p, use_case).mean
+    True
+    """
+    if result.estimated:
+        raise ValueError("an interval of the realised value needs a labelled split; this result is estimated")
+    matrix = value_matrix_for(values, result.classes)
+    return mean_interval(
+        matrix.values.ravel(), result.confusion.ravel(), confidence=confidence, weight_kind="frequency"
+    )
 
 
 def paired_comparison(
