@@ -12,7 +12,9 @@ To look for new edge cases, run the property tests in the ``explore`` profile::
 
 It draws fresh random examples, keeps failures in ``.hypothesis/`` so that
 they replay until fixed, and runs every property test with 20 times its own
-``max_examples`` (``HYPOTHESIS_EXPLORE_SCALE`` changes the factor). Do it
+``max_examples`` (``HYPOTHESIS_EXPLORE_SCALE`` changes the factor; with
+``HYPOTHESIS_EXPLORE_LOG=file`` each test's example counts are appended to
+that file as it ends, and ``--hypothesis-show-statistics`` prints them). Do it
 before each submission. A failure it finds is a real bug or a real test defect:
 fix it, and pin the example with ``@example`` so the repeatable run keeps it.
 """
@@ -56,3 +58,17 @@ def pytest_collection_modifyitems(items):
             own, max_examples=own.max_examples * EXPLORE_SCALE, derandomize=False,
             database=settings.default.database,
         )
+
+
+def pytest_runtest_teardown(item):
+    """In the explore profile, append each property test's example counts to a file as it ends.
+
+    (``--hypothesis-show-statistics`` prints them only when the whole session ends.)
+    """
+    stats = getattr(item, "hypothesis_statistics", None)
+    log = os.environ.get("HYPOTHESIS_EXPLORE_LOG")
+    if EXPLORE_SCALE == 1 or stats is None or not log:
+        return
+    counts = next((line.strip() for line in stats.splitlines() if "passing examples" in line), "")
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"{item.nodeid}\t{counts}\n")
