@@ -575,6 +575,18 @@ def floats_inside(start: float, end: float) -> list:
     ),
     mode_a="oracle", mode_b="calibrated", omega_max=1.0,
 )
+# Found by exploration: tuning values 3.425... and 3.425... + 6.5e-91 are equal in floats.
+@example(
+    pair=(
+        ref.Case(n_classes=9, y_pred=[1] * 8, conf=[0.1] * 8, y_true=[1] * 8,
+                 weight=[0.0, 6.45561559828309e-91, 0.0, 0.0, 0.0, 0.1, 4.6251307920402605, 0.0],
+                 proba=None, exact=False),
+        ref.Case(n_classes=9, y_pred=[1] * 8, conf=[0.6647116051697842] + [0.0] * 4 + [0.738003418943091, 0.0, 0.0],
+                 y_true=[1] * 8, weight=[0.0] * 5 + [3.425247481946993, 6.45561559828309e-91, 0.0],
+                 proba=None, exact=False),
+    ),
+    mode_a="tuned", mode_b="calibrated", omega_max=6.641409323623857,
+)
 @settings(max_examples=80, **SETTINGS)
 @given(
     paired_cases(max_n=12),
@@ -611,12 +623,17 @@ def test_dominance_segments_name_the_higher_curve(pair, mode_a, mode_b, omega_ma
         return any(c.mode == "calibrated" and np.any(np.abs(c.breaks - omega) <= 64 * np.spacing(omega))
                    for c in (curve_a, curve_b))
 
+    def ambiguous(omega):
+        # Tuning thresholds whose values differ below round-off (e.g. a weight of 6e-91
+        # next to 3.4): the engine cannot see the difference, the tie rule decides.
+        return mode_a == "tuned" and ref.tuned_choice(rb, omega)[1]
+
     signs = set()
     for start, end, leader in segments:
         inside = floats_inside(start, end)
         for omega in inside:
             diff = fn_a(omega) - fn_b(omega)
-            if near_break(omega) and not agrees(diff, leader):
+            if (near_break(omega) or ambiguous(omega)) and not agrees(diff, leader):
                 continue
             assert agrees(diff, leader), (start, end, leader, omega, float(diff))
             if abs(diff) > tol:
@@ -627,6 +644,8 @@ def test_dominance_segments_name_the_higher_curve(pair, mode_a, mode_b, omega_ma
             diff = piece_value_between(curve_a, start) - piece_value_between(curve_b, start)
             assert agrees(diff, leader), (start, end, leader, float(diff))
     for omega in sorted({s for s, _, _ in segments} | {omega_max}):
+        if ambiguous(omega):
+            continue
         diff = fn_a(omega) - fn_b(omega)
         holding = [lab for s, e, lab in segments if s <= omega <= e]
         points = [lab for s, e, lab in segments if s == omega == e]
