@@ -542,7 +542,10 @@ def dominance_sentence(a: str, b: str, result: vc.Dominance) -> str:
     segments = result.segments
     parts = []
     for i, (start, end, leader) in enumerate(segments):
-        if i == 0:
+        if start == end:  # a single omega where a jump gives a leader of its own
+            word = {"a": "above", "b": "below", "tie": "level with"}[leader]
+            parts.append(f"{word} **{b}** at ω = {start:.3g}" if i == 0 else f"{word} at ω = {start:.3g}")
+        elif i == 0:
             word = {"a": "above", "b": "below", "tie": "level with"}[leader]
             parts.append(f"{word} **{b}** for ω < {end:.3g}")
         else:

@@ -1,17 +1,74 @@
-"""Shared test configuration.
+"""Shared test configuration: Hypothesis profiles.
 
-Hypothesis explores new random examples on every local run (and keeps the
-failures it finds in .hypothesis/). In CI (``CI`` set, as ``.ci/run`` runs) it
-uses a fixed derandomised stream instead, so that a submission's result does
-not depend on luck; new edge cases are found locally.
+``python -m pytest`` (the README's command, and CI) gives the same result on
+every run: Hypothesis replays a fixed, derandomised stream of examples and
+keeps no example database, so nothing from an earlier run changes the next one
+(profile ``repeatable``; ``ci`` is the same profile under its older name).
+
+To look for new edge cases, run the property tests in the ``explore`` profile::
+
+    HYPOTHESIS_PROFILE=explore python -m pytest -p no:cacheprovider \\
+        --hypothesis-show-statistics tests/test_engine_reference.py ...
+
+It draws fresh random examples, keeps failures in ``.hypothesis/`` so that
+they replay until fixed, and runs every property test with 20 times its own
+``max_examples`` (``HYPOTHESIS_EXPLORE_SCALE`` changes the factor; with
+``HYPOTHESIS_EXPLORE_LOG=file`` each test's example counts are appended to
+that file as it ends, and ``--hypothesis-show-statistics`` prints them). Do it
+before each submission. A failure it finds is a real bug or a real test defect:
+fix it, and pin the example with ``@example`` so the repeatable run keeps it.
 """
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.register_profile("repeatable", derandomize=True, database=None, **_COMMON)
+settings.register_profile("ci", settings.get_profile("repeatable"))
 settings.register_profile(
-    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+    "explore", derandomize=False, database=DirectoryBasedExampleDatabase(".hypothesis/examples"), **_COMMON
 )
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "repeatable")
+if PROFILE not in ("repeatable", "ci", "explore"):
+    raise pytest.UsageError(f"HYPOTHESIS_PROFILE={PROFILE!r}: expected 'repeatable', 'ci' or 'explore'")
+settings.load_profile(PROFILE)
+EXPLORE_SCALE = int(os.environ.get("HYPOTHESIS_EXPLORE_SCALE", "20")) if PROFILE == "explore" else 1
+
+
+def pytest_collection_modifyitems(items):
+    """In the explore profile, multiply each property test's own example budget.
+
+    Tests set ``max_examples`` in their ``@settings``, which overrides any
+    profile's, so the budget is scaled on the test itself.
+    """
+    if EXPLORE_SCALE == 1:
+        return
+    scaled = set()  # parametrised items share one function: scale it once
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is None or not hasattr(test, "hypothesis") or id(test) in scaled:
+            continue
+        scaled.add(id(test))
+        test._hypothesis_internal_use_settings = settings(
+            own, max_examples=own.max_examples * EXPLORE_SCALE, derandomize=False,
+            database=settings.default.database,
+        )
+
+
+def pytest_runtest_teardown(item):
+    """In the explore profile, append each property test's example counts to a file as it ends.
+
+    (``--hypothesis-show-statistics`` prints them only when the whole session ends.)
+    """
+    stats = getattr(item, "hypothesis_statistics", None)
+    log = os.environ.get("HYPOTHESIS_EXPLORE_LOG")
+    if EXPLORE_SCALE == 1 or stats is None or not log:
+        return
+    counts = next((line.strip() for line in stats.splitlines() if "passing examples" in line), "")
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"{item.nodeid}\t{counts}\n")

@@ -103,11 +103,40 @@ class VOCCurve:
             return omega / (1 + omega)
         return self.thresholds[self._piece(omega)]
 
+    def _lines(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each piece's value line ``intercept - omega * slope``, per item; shapes (n_pieces,)."""
+        if self.n_items <= 0:
+            return np.zeros_like(self.n_correct), np.zeros_like(self.n_wrong)
+        return self.n_correct / self.n_items, self.n_wrong / self.n_items
+
+    def _in_force_after(self, omega: np.ndarray) -> np.ndarray:
+        """The piece in force on ``(omega, omega + eps)`` for a small enough eps > 0.
+
+        Found from the breaks themselves, never from a float inside the interval: an
+        interval one ulp wide (or subnormal) has no float strictly inside, and its
+        rounded midpoint lands on an end, where another piece may be in force.
+        Zero-width pieces are never in force on an open interval, and are skipped.
+        """
+        return np.minimum(np.searchsorted(self.breaks, omega, side="right") - 1, self.n_correct.size - 1)
+
+    def _spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Indices, starts and ends of the pieces in force on an open interval (width > 0).
+
+        The other pieces have zero width: they hold at most at omega = 0 (a calibrated
+        curve accepts a confidence of 0 there only), a single point that no area and no
+        supremum beyond it can see, and that ``value_at`` answers for.
+        """
+        lo, hi = self.breaks[:-1], self.breaks[1:]
+        keep = np.flatnonzero(hi > lo)
+        return keep, lo[keep], hi[keep]
+
     @property
     def omega_sup(self) -> float:
         """``sup{omega >= 0 : value(omega) > 0}`` (seed 000); ``inf`` when never reached, 0 when never positive."""
-        lo, hi = self.breaks[:-1], self.breaks[1:]
-        correct, wrong = self.n_correct, self.n_wrong
+        if self.n_items <= 0:
+            return 0.0
+        piece, lo, hi = self._spans()
+        correct, wrong = self.n_correct[piece], self.n_wrong[piece]
         with np.errstate(divide="ignore", invalid="ignore"):
             root = np.where(wrong > 0, correct / wrong, np.where(correct > 0, np.inf, -np.inf))
         positive = root > lo
@@ -124,20 +153,23 @@ class VOCCurve:
             raise ValueError(f"the omega range must have low <= high, got [{omega_low}, {omega_high}]")
         if self.n_items <= 0:
             return 0.0
-        u = np.maximum(self.breaks[:-1], omega_low)
-        v = np.minimum(self.breaks[1:], omega_high)
-        correct, wrong = self.n_correct, self.n_wrong
+        piece, lo, hi = self._spans()
+        u = np.maximum(lo, omega_low)
+        v = np.minimum(hi, omega_high)
+        intercept, slope = (line[piece] for line in self._lines())
+        correct, wrong = self.n_correct[piece], self.n_wrong[piece]
         with np.errstate(divide="ignore", invalid="ignore"):
             root = np.where(wrong > 0, correct / wrong, np.where(correct > 0, np.inf, -np.inf))
         end = np.minimum(v, root)
         use = end > u
         if not use.any():
             return 0.0
-        u, end, correct, wrong = u[use], end[use], correct[use], wrong[use]
+        u, end, intercept, slope = u[use], end[use], intercept[use], slope[use]
         if np.isinf(end).any():
             return math.inf
-        integral = correct * (end - u) - wrong * (end**2 - u**2) / 2
-        return float(integral.sum() / self.n_items)
+        # Width times the value at the middle: no difference of squares (which cancels).
+        integral = (end - u) * (intercept - slope * (u / 2 + end / 2))
+        return float(integral.sum())
 
     def to_frame(self, omegas, model: str = "") -> pd.DataFrame:
         """Tidy frame ``model, mode, omega, value, threshold`` on an omega grid."""
@@ -154,35 +186,54 @@ class VOCCurve:
 
 
 def _acceptance_limits(confidence: np.ndarray) -> np.ndarray:
-    """Omega up to which a confidence c is accepted by ``omega / (1 + omega) <= c``.
+    """The last float omega at which ``omega / (1 + omega) <= c`` accepts before it first rejects.
 
-    ``inf`` for c = 1 (always accepted). Computed as c / (1 - c), then moved by
-    a few ulps towards where the float test flips. The test is not monotone at
-    the last ulp, so values at given omegas never rely on these breaks (see
-    ``VOCCurve._counts_at``); areas, omega_sup and dominance, which they feed,
-    are unaffected by ulp-wide slivers.
+    ``inf`` for c = 1 (always accepted). Found by bisection on the floats (their
+    bit patterns are ordered like them) between an omega the test accepts and
+    one it rejects, around c / (1 - c): that quotient may lie hundreds of ulps
+    from the flip once omega is large (a nudge of a few ulps is not enough).
+
+    The computed ``omega / (1 + omega)`` is not monotone at the last ulp (the
+    rounding of ``1 + omega``), so past this limit the test may accept again at
+    a few isolated floats: within a few ulps for omega < 2, over about omega
+    ulps just below a power of two (for c within 2**-53 of 1, every other float
+    up to omega = 2**55). Values at given omegas never rely on these breaks
+    (see ``VOCCurve._counts_at``); areas and omega_sup cannot see isolated
+    floats; dominance labels the open intervals between breaks, so at such a
+    float it names the leader of the curve, not of the float test.
     """
     confidence = np.asarray(confidence, dtype=np.float64)
     limits = np.full(confidence.shape, np.inf)
-    finite = confidence < 1.0
+    finite = np.flatnonzero(confidence < 1.0)
     c = confidence[finite]
-    omega = c / (1.0 - c)
 
-    def accepted(w):
-        return w / (1.0 + w) <= c
+    def accepts(omega, c):
+        return omega / (1.0 + omega) <= c
 
-    for _ in range(8):  # a few ulps at most; a loop over steps, not items
-        too_far = ~accepted(omega)
-        if not too_far.any():
+    center = c / (1.0 - c)
+    spread = 8 * np.spacing(c) * (1 + center) ** 2 + 8 * np.spacing(center)
+    low = np.maximum(center - spread, 0.0)
+    high = np.minimum(center + spread, np.finfo(np.float64).max)
+    for _ in range(64):  # widen the rare bracket that misses (spread x 16 a time)
+        miss = ~accepts(low, c) | accepts(high, c)
+        if not miss.any():
             break
-        omega = np.where(too_far, np.nextafter(omega, -np.inf), omega)
-    for _ in range(8):
-        step = np.nextafter(omega, np.inf)
-        can_grow = accepted(step)
-        if not can_grow.any():
-            break
-        omega = np.where(can_grow, step, omega)
-    limits[finite] = np.maximum(omega, 0.0)
+        spread = np.where(miss, spread * 16, spread)
+        low = np.where(miss, np.maximum(center - spread, 0.0), low)
+        high = np.where(miss, np.minimum(center + spread, np.finfo(np.float64).max), high)
+    low, high = low.view(np.int64), high.view(np.int64)
+    for _ in range(8):  # most brackets hold a few dozen floats: halve them all at once
+        middle = low + (high - low) // 2  # = low once closed, which is accepted
+        yes = accepts(middle.view(np.float64), c)
+        low, high = np.where(yes, middle, low), np.where(yes, high, middle)
+    active = np.flatnonzero(high - low > 1)
+    while active.size:  # invariant: accepted at low, rejected at high
+        middle = low[active] + (high[active] - low[active]) // 2
+        yes = accepts(middle.view(np.float64), c[active])
+        low[active[yes]] = middle[yes]
+        high[active[~yes]] = middle[~yes]
+        active = active[high[active] - low[active] > 1]
+    limits[finite] = low.view(np.float64)
     return limits
 
 
@@ -277,9 +328,9 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
         return VOCCurve(mode, breaks, run.cum_correct[groups], run.cum_wrong[groups], thresholds, n_items)
     if mode == "calibrated":
         # Group g (confidence c) is accepted while omega / (1 + omega) <= c, i.e.
-        # up to omega = c / (1 - c). Breaks are then nudged to the float the policy's
-        # own test flips at, so the curve and `confidence >= omega / (1 + omega)`
-        # agree at every omega, boundaries included.
+        # up to omega = c / (1 - c): the break is the last float the policy's own
+        # test accepts there, so the curve and `confidence >= omega / (1 + omega)`
+        # agree at every break (and see _acceptance_limits for floats just past one).
         limits = _acceptance_limits(run.thresholds)  # decreasing with the confidence
         finite = limits[np.isfinite(limits)][::-1]  # increasing
         n_always = int(np.isinf(limits).sum())
@@ -314,9 +365,16 @@ class Dominance:
     ----------
     omega_max : float
     segments : tuple of (omega_start, omega_end, leader)
-        ``leader`` is "a", "b" or "tie"; consecutive segments differ.
+        ``leader`` is "a", "b" or "tie" (within ``tol``); consecutive segments
+        differ. A segment names the leader at every omega strictly between its
+        ends, however narrow (one ulp, subnormal). At an end shared by two
+        segments the curves are level or one of the two leads. Where a curve
+        jumps, its value at the jump itself may differ from both sides; when that
+        makes a third leader, the point is a segment of its own,
+        ``(omega, omega, leader)`` (e.g. at omega = 0 a calibrated curve accepts
+        confidence 0 too).
     crossings : tuple of float
-        Omegas where the leader changes.
+        Omegas where the leader changes (each once, increasing).
     dominant : str or None
         "a" or "b" when one is above or tying everywhere on the range (and
         strictly above somewhere), "tie" when identical, None when they cross.
@@ -328,46 +386,81 @@ class Dominance:
     dominant: str | None
 
 
+def _leader(difference: np.ndarray, tol: float) -> np.ndarray:
+    return np.where(difference > tol, "a", np.where(difference < -tol, "b", "tie"))
+
+
 def dominance(a: VOCCurve, b: VOCCurve, omega_max: float | None = None, *, tol: float = 1e-12) -> Dominance:
     """Compare two VOC curves exactly on ``[0, omega_max]``.
 
     ``omega_max`` defaults to the larger ``omega_sup`` of the two (seed 000:
     beyond it neither model is of use); when that is infinite, pass one.
+
+    Between consecutive breaks of either curve each value is one line, known
+    from the breaks themselves (which piece is in force there); their
+    difference changes sign at most once, at its root. Every open interval is
+    labelled by the difference at its real midpoint (the mean of its ends' for
+    a line), so no float needs to lie inside it; every break is labelled by
+    the curves' values there.
     """
     if omega_max is None:
         omega_max = max(a.omega_sup, b.omega_sup)
         if not math.isfinite(omega_max):
             raise ValueError("omega_sup is infinite: pass omega_max to bound the comparison")
-    if omega_max <= 0:
-        return Dominance(0.0, ((0.0, 0.0, "tie"),), (), "tie")
-    cuts = np.unique(np.r_[0.0, a.breaks[(a.breaks > 0) & (a.breaks < omega_max)],
-                           b.breaks[(b.breaks > 0) & (b.breaks < omega_max)], omega_max])
+    if not 0 <= omega_max < math.inf:
+        raise ValueError(f"omega_max must be a finite omega >= 0, got {omega_max}")
+    omega_max = float(omega_max)
+
+    def inside(curve):
+        return curve.breaks[(curve.breaks > 0) & (curve.breaks < omega_max)]
+
+    cuts = np.unique(np.r_[0.0, inside(a), inside(b), omega_max])
+    point_leader = _leader(a.value_at(cuts) - b.value_at(cuts), tol)
+    if cuts.size == 1:  # omega_max = 0: a single point
+        leader = str(point_leader[0])
+        return Dominance(0.0, ((0.0, 0.0, leader),), (), leader)
     lo, hi = cuts[:-1], cuts[1:]
-    middle = (lo + hi) / 2  # the piece in force inside each merged interval
-    pa, pb = a._piece(middle), b._piece(middle)
-    na, nb = max(a.n_items, 1e-300), max(b.n_items, 1e-300)
-    intercept = a.n_correct[pa] / na - b.n_correct[pb] / nb
-    slope = a.n_wrong[pa] / na - b.n_wrong[pb] / nb  # difference = intercept - omega * slope
+    (ca, wa), (cb, wb) = a._lines(), b._lines()
+    pa, pb = a._in_force_after(lo), b._in_force_after(lo)
+    intercept, slope = ca[pa] - cb[pb], wa[pa] - wb[pb]  # difference = intercept - omega * slope on (lo, hi)
     d_lo, d_hi = intercept - lo * slope, intercept - hi * slope
+    sign_lo = np.sign(np.where(np.abs(d_lo) <= tol, 0.0, d_lo))
+    sign_hi = np.sign(np.where(np.abs(d_hi) <= tol, 0.0, d_hi))
     with np.errstate(divide="ignore", invalid="ignore"):
-        root = np.where(slope != 0, intercept / slope, np.nan)
-    crosses = (np.sign(np.where(np.abs(d_lo) <= tol, 0, d_lo)) * np.sign(np.where(np.abs(d_hi) <= tol, 0, d_hi))) < 0
-    # Split crossing intervals at their root, then label each sub-interval by its midpoint.
-    starts = np.sort(np.r_[lo, root[crosses]])
-    ends = np.r_[starts[1:], omega_max]
-    mids = (starts + ends) / 2
-    piece = np.clip(np.searchsorted(cuts, mids, side="right") - 1, 0, lo.size - 1)
-    diff = intercept[piece] - mids * slope[piece]
-    labels = np.where(diff > tol, "a", np.where(diff < -tol, "b", "tie"))
-    change = np.r_[True, labels[1:] != labels[:-1]]
-    seg_starts = starts[change]
+        root = np.clip(intercept / slope, lo, hi)
+    # An interval whose difference changes sign is split at its root; a part that
+    # rounding leaves without width holds no omega and is dropped.
+    split = (sign_lo * sign_hi < 0) & (root > lo) & (root < hi)
+    parts = np.r_[np.arange(lo.size), np.flatnonzero(split)]
+    starts = np.r_[lo, root[split]]
+    order = np.lexsort((starts, parts))
+    parts, starts = parts[order], starts[order]
+    last = np.r_[parts[1:] != parts[:-1], True]  # the last part of its interval
+    ends = np.where(last, hi[parts], np.r_[starts[1:], 0.0])
+    middle = (intercept[parts] - starts * slope[parts]) / 2 + (intercept[parts] - ends * slope[parts]) / 2
+    open_leader = _leader(middle, tol)
+
+    # A break joins a neighbouring open part unless it has a leader of its own
+    # (neither tie nor a neighbour's); then it is a segment (omega, omega, leader).
+    none = np.array([""])
+    before = np.concatenate([none, open_leader[last]])  # the open part ending at each cut ("" at 0)
+    after = np.concatenate([open_leader[np.r_[True, last[:-1]]], none])  # the one starting there
+    own = (point_leader != "tie") & (point_leader != before) & (point_leader != after)
+    # In order: cut 0, the parts of interval 0, cut 1, ... (ties of the key: the cut first).
+    position = np.r_[np.flatnonzero(own), parts]
+    kind = np.r_[np.zeros(own.sum(), dtype=np.int64), np.ones(parts.size, dtype=np.int64)]
+    atom_start = np.r_[cuts[own], starts]
+    atom_leader = np.r_[point_leader[own], open_leader]
+    order = np.lexsort((atom_start, kind, position))
+    atom_start, atom_leader = atom_start[order], atom_leader[order]
+    change = np.r_[True, atom_leader[1:] != atom_leader[:-1]]
+    seg_starts, seg_leaders = atom_start[change], atom_leader[change]
     seg_ends = np.r_[seg_starts[1:], omega_max]
-    seg_labels = labels[change]
-    segments = tuple((float(s), float(e), str(lab)) for s, e, lab in zip(seg_starts, seg_ends, seg_labels))
-    leaders = set(seg_labels.tolist()) - {"tie"}
+    result = tuple((float(s), float(e), str(lab)) for s, e, lab in zip(seg_starts, seg_ends, seg_leaders))
+    leaders = {lab for _, _, lab in result} - {"tie"}
     dominant = "tie" if not leaders else (leaders.pop() if len(leaders) == 1 else None)
-    crossings = tuple(float(s) for s in seg_starts[1:])
-    return Dominance(float(omega_max), segments, crossings, dominant)
+    crossings = tuple(sorted({s for s, _, _ in result[1:]}))
+    return Dominance(omega_max, result, crossings, dominant)
 
 
 def voc_frame(curves: dict[str, VOCCurve], omegas) -> pd.DataFrame:
