@@ -50,6 +50,7 @@ from ._calibration import (
     negative_log_likelihood,
     reliability_diagram,
 )
+from ._capacity import CapacityCurve, CapacityResult, capacity_curve, fit_capacity
 from ._curves import (
     RiskCoverage,
     ThresholdCurve,
@@ -104,6 +105,10 @@ from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_fram
 __version__ = "0.1.0"
 
 __all__ = [
+    "CapacityCurve",
+    "CapacityResult",
+    "capacity_curve",
+    "fit_capacity",
     "Calibrator",
     "brier_score",
     "calibration_summary",
