@@ -76,25 +76,52 @@ def binomial_cdf(k: int, n: int, p: Fraction) -> Fraction:
     return sum((comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(0, k + 1)), Fraction(0))
 
 
-def certified_search(run: ref.RefRun, M, alpha: Fraction, delta: Fraction, n_tests: int):
-    """Bonferroni Learn-then-Test with integer weights as item counts.
+def certified_search(run: ref.RefRun, M, alpha: Fraction, delta: Fraction, method: str, n_grid: int = 50):
+    """Learn-then-Test with integer weights as item counts.
 
-    A candidate with m accepted (weighted) items and e wrong is certified iff
-    P(Binomial(m, alpha) <= e) <= delta / n_tests. Returns (threshold, value)
-    of the certified candidate of largest value (ties: the highest), or
-    (None, value of always abstaining).
+    A candidate accepting m items, e of them wrong, passes at level l iff
+    P(Binomial(m, alpha) <= e) <= l; one that accepts too few items to pass
+    even with no error at level delta (bonferroni: delta / all candidates) is
+    never tested (a label-free screen).
+
+    * "bonferroni": every screened candidate, level delta / (number screened).
+    * "fixed_sequence": for j = 1..n_grid, the first candidate (highest
+      threshold first) accepting at least j N / n_grid items, without repeats,
+      screened; tested in that order at level delta until the first failure.
+
+    Returns (threshold, value, tested thresholds, certified thresholds): the
+    certified candidate of largest value (ties: the highest threshold), or
+    None (always abstain) when that is worth as much or more.
     """
+    thresholds = ref.candidates(run)[1:]
+    m_of = {t: int(ref.counts(run, t)[0]) for t in thresholds}
+    e_of = {t: int(ref.counts(run, t)[2]) for t in thresholds}
+    if method == "bonferroni":
+        tested = [t for t in thresholds if (1 - alpha) ** m_of[t] <= delta / max(len(thresholds), 1)]
+        level = delta / max(len(tested), 1)
+        certified = [t for t in tested if m_of[t] > 0 and binomial_cdf(e_of[t], m_of[t], alpha) <= level]
+    else:
+        total = run.total
+        grid = []
+        for j in range(1, n_grid + 1):
+            target = Fraction(j) * total / n_grid
+            chosen = next((t for t in thresholds if m_of[t] >= target), thresholds[-1] if thresholds else None)
+            if chosen is not None and chosen not in grid:
+                grid.append(chosen)
+        grid = [t for t in grid if (1 - alpha) ** m_of[t] <= delta]
+        tested, certified = [], []
+        for t in grid:
+            tested.append(t)
+            if m_of[t] == 0 or binomial_cdf(e_of[t], m_of[t], alpha) > delta:
+                break
+            certified.append(t)
     best_t = None
     best_v = ref.realised_value(run, ref.threshold_actions(run, None), M)
-    for t in ref.candidates(run)[1:]:
-        accepted, _, wrong = ref.counts(run, t)
-        m, e = int(accepted), int(wrong)
-        if m == 0 or binomial_cdf(e, m, alpha) > delta / n_tests:
-            continue
+    for t in certified:
         value = ref.realised_value(run, ref.threshold_actions(run, t), M)
-        if value > best_v:
+        if value > best_v or (value == best_v and best_t is not None and t > best_t):
             best_t, best_v = t, value
-    return best_t, best_v
+    return best_t, best_v, tested, certified
 
 
 # ------------------------------------------------------------ two-tier

@@ -82,6 +82,7 @@ from ._policy_json import (
 )
 from ._policies import POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
 from ._predictions import Predictions
+from ._risk import CertifiedRisk, fit_certified
 from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
 from ._sorted import SortedRun, presort
 from ._table import DEFAULT_KS, ComparisonTable, comparison_table
@@ -105,6 +106,8 @@ from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_fram
 __version__ = "0.1.0"
 
 __all__ = [
+    "CertifiedRisk",
+    "fit_certified",
     "CapacityCurve",
     "CapacityResult",
     "capacity_curve",
