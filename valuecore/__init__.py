@@ -80,7 +80,7 @@ from ._policy_json import (
     policy_schema,
     validate_policy_document,
 )
-from ._policies import POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
+from ._policies import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
 from ._predictions import Predictions
 from ._risk import CertifiedRisk, fit_certified
 from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
@@ -100,12 +100,17 @@ from ._uncertainty import (
     threshold_stability,
     voc_band,
 )
+from ._twotier import AssistedValues, TwoTierResult, evaluate_two_tier, fit_two_tier
 from ._usecase import Regime, UseCase, ValueMatrix
 from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AssistedValues",
+    "TwoTierResult",
+    "evaluate_two_tier",
+    "fit_two_tier",
     "CertifiedRisk",
     "fit_certified",
     "CapacityCurve",
@@ -159,6 +164,7 @@ __all__ = [
     "DEFAULT_KS",
     "Dominance",
     "POLICY_KINDS",
+    "ALL_POLICY_KINDS",
     "Policy",
     "PolicyResult",
     "Predictions",
