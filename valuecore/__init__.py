@@ -39,6 +39,7 @@ Examples
 (0.8, 2.0)
 """
 
+from ._bands import BAND_COLUMNS, MonitorBands, monitor_bands
 from ._calibration import (
     Calibrator,
     brier_score,
@@ -107,6 +108,9 @@ from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_fram
 __version__ = "0.1.0"
 
 __all__ = [
+    "BAND_COLUMNS",
+    "MonitorBands",
+    "monitor_bands",
     "AssistedValues",
     "TwoTierResult",
     "evaluate_two_tier",
