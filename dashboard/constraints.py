@@ -199,7 +199,8 @@ def two_tier_sentence(view: TwoTierView, money) -> str:
     auto = "never act alone" if policy.threshold is None else f"act alone at confidence ≥ {policy.threshold:.2f}"
     tiers = view.tiers["items_per_day"].tolist()
     return (
-        f"{auto[0].upper() + auto[1:]}, ask a person to confirm from **{policy.assist_threshold:.2f}**, hand off below: "
+        f"{auto[0].upper() + auto[1:]}, ask a person to confirm from **{policy.assist_threshold:.2f}**, "
+        "hand off below: "
         f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} confirmed and {tiers[2]:,.0f} handed-off items a day, "
         f"worth **{money(result.value_per_item * view.volume)} per day** against "
         f"{money(view.single_per_item * view.volume)} with one threshold."

@@ -49,7 +49,8 @@ def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
     use_case = vc.UseCase(1, 0, -4)
     tuned = vc.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=30 / 1000)
     per_day = vc.evaluate(tuned.policy, run.splits["test"], use_case).value_per_item * 1000
-    assert _money(text, "best rule **threshold " + f"{tuned.policy.threshold:.2f}**") == pytest.approx(per_day, abs=0.01)
+    shown = _money(text, "best rule **threshold " + f"{tuned.policy.threshold:.2f}**")
+    assert shown == pytest.approx(per_day, abs=0.01)
     more = vc.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=40 / 1000)
     extra = (vc.evaluate(more.policy, run.splits["test"], use_case).value_per_item * 1000) - per_day
     assert _money(text, "adds ") == pytest.approx(extra, abs=0.01)
