@@ -62,6 +62,22 @@ def test_default_calibration_is_fitted_on_the_reference_and_said():
     )
 
 
+def test_whole_number_weights_are_copies():
+    rng = np.random.default_rng(4)
+    reference, production = draw(rng, 300), draw(rng, 200, high=0.9)
+    weight = rng.integers(1, 4, 200)
+    labels = np.array(["a", "b"])[production.y_true]
+    weighted = vc.Predictions.from_top_label(["a"] * 200, production.confidence, labels, classes=["a", "b"],
+                                             sample_weight=weight)
+    copies = production.subset(np.repeat(np.arange(200), weight))
+    policy = vc.Policy("threshold", threshold=0.7)
+    a = vc.monitor_bands(reference, weighted, policy, USE_CASE, n_chunks=1).frame.iloc[0]
+    b = vc.monitor_bands(reference, copies, policy, USE_CASE, n_chunks=1).frame.iloc[0]
+    for column in ("n", "estimated_value_per_item", "band_low", "band_high", "reference_low", "drift_statistic",
+                   "drift_p_value", "realised_value_per_item"):
+        assert a[column] == pytest.approx(b[column], rel=1e-9), column
+
+
 def test_bad_options_are_refused():
     rng = np.random.default_rng(3)
     p = draw(rng, 100)

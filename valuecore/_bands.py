@@ -28,7 +28,8 @@ Reference band and alerts
 Drift signal
     The two-sample Kolmogorov-Smirnov distance between the chunk's and the
     reference's (raw) confidence distributions, weighted, with the asymptotic
-    p-value at Kish's effective sizes; ``drift`` when it is below ``drift_level``.
+    p-value; the sizes are the summed weights when they are whole numbers
+    (copies), else Kish's effective sizes. ``drift`` when it is below ``drift_level``.
 """
 
 from __future__ import annotations
@@ -106,6 +107,13 @@ def expected_item_values(
     return mean, np.maximum(second - mean**2, 0.0)
 
 
+def _effective_size(weight: np.ndarray) -> float:
+    """Whole-number weights count copies (n = sum w); other weights use Kish's sum(w)^2 / sum(w^2)."""
+    if np.all(weight == np.round(weight)):
+        return float(weight.sum())
+    return float(weight.sum() ** 2 / np.sum(weight**2))
+
+
 def _weighted_ks(reference: np.ndarray, ref_weight: np.ndarray, sample: np.ndarray, weight: np.ndarray):
     """(distance, p-value) of the weighted two-sample Kolmogorov-Smirnov test."""
     from scipy.stats import kstwobign
@@ -121,8 +129,7 @@ def _weighted_ks(reference: np.ndarray, ref_weight: np.ndarray, sample: np.ndarr
         return np.where(index > 0, cum[np.maximum(index - 1, 0)], 0.0)
 
     distance = float(np.max(np.abs(ecdf(reference, ref_weight) - ecdf(sample, weight))))
-    n1 = ref_weight.sum() ** 2 / np.sum(ref_weight**2)
-    n2 = weight.sum() ** 2 / np.sum(weight**2)
+    n1, n2 = _effective_size(ref_weight), _effective_size(weight)
     effective = math.sqrt(n1 * n2 / (n1 + n2))
     # Stephens' small-sample correction of the asymptotic distribution
     p_value = float(kstwobign.sf((effective + 0.12 + 0.11 / effective) * distance))
