@@ -705,6 +705,10 @@ def build_parser() -> argparse.ArgumentParser:
     table.set_defaults(format="text", handler=_cmd_table)
     _add_split_options(table)
 
+    from ._cli_monitor import add_monitor_command  # here: it imports this module's helpers
+
+    add_monitor_command(commands, common)
+
     voc = commands.add_parser(
         "voc",
         parents=[common],
