@@ -218,3 +218,27 @@ def test_cli_monitor_refuses_a_missing_split_cleanly(capsys, tmp_path):
     path = write_run(tmp_path / "m.csv", n=60)
     code, out, err = run_cli(capsys, "monitor", path, *VALUES, "--split", "nope")
     assert_clean_error(code, out, err, "has no split 'nope'")
+
+
+def test_the_monitoring_reference_in_the_json_reproduces_the_alert_band(models, capsys, runs_dir, tmp_path):
+    document, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), monitoring=True)
+    data = _strict_round_trip(document)
+    for item, entry in zip(data["models"], document.entries):
+        record = item["monitoring"]
+        run = models[entry.model]
+        bands = vc.monitor_bands(run.splits["val"], run.splits["test"], entry.policy, vc.UseCase(1, 0, -4),
+                                 n_chunks=3)
+        row = bands.frame.iloc[0]
+        half = record["alert_z"] * record["reference_sd_per_item"] / np.sqrt(row["n"])
+        assert record["reference_value_per_item"] - half == pytest.approx(row["reference_low"])
+        assert record["reference_value_per_item"] + half == pytest.approx(row["reference_high"])
+        assert record["estimation_calibration"]["method"] == "isotonic"
+    old = document.to_dict()
+    old["schema_version"] = 1
+    with pytest.raises(ValueError, match="monitoring need schema_version 2"):
+        vc.PolicyDocument.from_dict(old)
+    out_json = tmp_path / "mon.json"
+    code, out, err = run_cli(capsys, "report", runs_dir, *VALUES, "--monitoring", "--json", out_json)
+    assert code == 0, err
+    assert "monitoring reference  split 'val'" in out
+    assert json.loads(out_json.read_text())["models"][0]["monitoring"]["reference_split"] == "val"

@@ -43,7 +43,7 @@ import numpy as np
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
 
-__all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "expected_item_values"]
+__all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
 
 BAND_COLUMNS = (
     "split",
@@ -188,6 +188,40 @@ def _check_level(value, name: str) -> float:
     return value
 
 
+def _reference_moments(policy: Policy, reference: Predictions, values: Values, calibrator) -> tuple[float, float]:
+    """Weighted mean and standard deviation of the per-item estimate on the reference."""
+    weight = reference.sample_weight
+    mean, _ = expected_item_values(policy, reference, values, calibrator)
+    mu = float(mean @ weight / weight.sum())
+    return mu, float(math.sqrt(max(((mean - mu) ** 2) @ weight / weight.sum(), 0.0)))
+
+
+def monitoring_record(
+    reference: Predictions, policy: Policy, values: Values, *, reference_split: str, calibration: str = "auto",
+    alert_confidence: float = 0.99,
+) -> dict:
+    """What a serving system needs to raise the alerts of :func:`monitor_bands` (policy JSON ``monitoring``).
+
+    A chunk of weighted size W alerts when its estimated value per item,
+    computed with ``estimation_calibration``, leaves
+    ``reference_value_per_item +- z * reference_sd_per_item / sqrt(W)``,
+    z the normal quantile of ``alert_confidence``.
+    """
+    alert_confidence = _check_level(alert_confidence, "alert_confidence")
+    reference.require_labels("the monitoring reference (it fits the calibration)")
+    calibrator, text = _estimation_calibrator(reference, values, calibration)
+    mu, sd = _reference_moments(policy, reference, values, calibrator)
+    return {
+        "reference_split": reference_split,
+        "estimation_calibration": calibrator.to_dict(),
+        "calibration_text": text,
+        "reference_value_per_item": mu,
+        "reference_sd_per_item": sd,
+        "alert_confidence": alert_confidence,
+        "alert_z": _z(alert_confidence),
+    }
+
+
 def _estimation_calibrator(reference: Predictions, values: Values, method: str):
     from ._calibration import Calibrator, fit_calibration
 
@@ -274,9 +308,7 @@ def monitor_bands(
     calibrator, calibration_text = _estimation_calibrator(reference, values, calibration)
 
     ref_weight = reference.sample_weight
-    ref_mean, _ = expected_item_values(policy, reference, values, calibrator)
-    mu = float(ref_mean @ ref_weight / ref_weight.sum())
-    sd = float(math.sqrt(max(((ref_mean - mu) ** 2) @ ref_weight / ref_weight.sum(), 0.0)))
+    mu, sd = _reference_moments(policy, reference, values, calibrator)
     z, z_alert = _z(confidence), _z(alert_confidence)
 
     rows = []

@@ -614,6 +614,8 @@ def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
                        help="two_tier: value of a wrong answer put to a person")
     group.add_argument("--assist-cost", type=_finite_float, metavar="K", default=None,
                        help="two_tier: cost of a person's confirmation per item (default 0)")
+    group.add_argument("--monitoring", action="store_true",
+                       help="record in the policy JSON the reference a serving system needs for label-free alerts")
 
 
 def _constraint_kwargs(args) -> dict:
@@ -623,6 +625,8 @@ def _constraint_kwargs(args) -> dict:
     if args.max_risk is not None or args.risk_confidence is not None:
         kwargs["max_risk"] = args.max_risk
         kwargs["risk_confidence"] = args.risk_confidence
+    if args.monitoring:
+        kwargs["monitoring"] = True
     given = [args.v_confirmed_correct, args.v_confirmed_wrong, args.assist_cost]
     if any(v is not None for v in given):
         if args.v_confirmed_correct is None or args.v_confirmed_wrong is None:

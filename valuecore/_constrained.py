@@ -163,6 +163,13 @@ def describe_constraints(entry) -> list[str]:
                 f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_assisted']:g} confirmed by a person, "
                 f"{tiers['n_handoff']:g} handed off"
             )
+    if entry.monitoring is not None:
+        m = entry.monitoring
+        lines.append(
+            f"monitoring reference  split {m['reference_split']!r}: estimated value per item "
+            f"{m['reference_value_per_item']:.4g}, sd {m['reference_sd_per_item']:.4g} per item "
+            f"(alert outside +- {m['alert_z']:.3g} sd / sqrt(chunk size))"
+        )
     for record in entry.constraints:
         if record["type"] == "review_capacity":
             state = "binding" if record["binding"] else "not binding (the best policy fits)"

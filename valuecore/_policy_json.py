@@ -165,8 +165,9 @@ def _check_version_features(data: Mapping) -> None:
     if data["schema_version"] != 1:
         return
     for k, model in enumerate(data["models"]):
-        if model["policy"]["kind"] == "two_tier" or "constraints" in model:
-            what = "a two_tier policy" if model["policy"]["kind"] == "two_tier" else "constraints"
+        new = [key for key in ("constraints", "monitoring") if key in model]
+        if model["policy"]["kind"] == "two_tier" or new:
+            what = "a two_tier policy" if model["policy"]["kind"] == "two_tier" else " and ".join(new)
             raise ValueError(f"invalid policy document at models[{k}]: {what} need schema_version 2")
 
 
@@ -275,6 +276,8 @@ class PolicyEntry:
     constraints : tuple of dict
         Constraint records the policy was tuned under (review capacity,
         certified risk); see ``docs/policy-json.md``.
+    monitoring : dict or None
+        The reference for label-free alerts (see ``monitoring_record``).
     """
 
     model: str
@@ -285,6 +288,7 @@ class PolicyEntry:
     evaluation: Mapping | None = None
     notes: tuple[str, ...] = ()
     constraints: tuple = ()
+    monitoring: Mapping | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "constraints", tuple(dict(c) for c in self.constraints))
@@ -306,6 +310,8 @@ class PolicyEntry:
             out["notes"] = list(self.notes)
         if self.constraints:
             out["constraints"] = [dict(c) for c in self.constraints]
+        if self.monitoring is not None:
+            out["monitoring"] = dict(self.monitoring)
         return _jsonable(out)
 
     @classmethod
@@ -341,6 +347,7 @@ class PolicyEntry:
             evaluation=None if data["evaluation"] is None else dict(data["evaluation"]),
             notes=tuple(data.get("notes", ())),
             constraints=tuple(data.get("constraints", ())),
+            monitoring=data.get("monitoring"),
         )
 
 
@@ -640,9 +647,21 @@ def build_policy_entry(
     from ._constrained import fit_constrained, two_tier_evaluation
 
     # data-free kinds (tuning_run None) take no constraint: check_constraint_options refuses them
+    with_monitoring = constraints.pop("monitoring", False)
     policy, records, constraint_notes = fit_constrained(
         kind, tuning_run, fit_values, calibration=calibrator.to_dict(), **constraints
     )
+    monitoring = None
+    if with_monitoring:
+        from ._bands import monitoring_record
+
+        reference_name = choice.tuning_split
+        reference = run.splits[reference_name]
+        if reference.has_labels and kind != "two_tier":
+            monitoring = monitoring_record(reference, policy, values, reference_split=reference_name)
+        else:
+            notes.append(f"{model}: no monitoring reference: split {reference_name!r} has no labels"
+                         if not reference.has_labels else f"{model}: two_tier policies are not monitored")
     notes.extend(f"{model}: {note}" for note in constraint_notes)
 
     ci95 = None
@@ -686,6 +705,7 @@ def build_policy_entry(
         evaluation=_jsonable(evaluation),
         notes=tuple(notes),
         constraints=tuple(_jsonable(r) for r in records),
+        monitoring=None if monitoring is None else _jsonable(monitoring),
     )
     return entry, notes
 
@@ -758,7 +778,7 @@ def build_policy_document(
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
     from ._constrained import check_constraint_options
 
-    check_constraint_options(kind, **constraints)
+    check_constraint_options(kind, **{k: v for k, v in constraints.items() if k != "monitoring"})
     entries, notes, failures = [], [], []
     for name, run in models.items():
         try:
