@@ -61,6 +61,8 @@ def _abstain_value(run: SortedRun, values: Values) -> float:
     """Total value of abstaining on every item (the baseline of every gain)."""
     from ._policies import value_matrix_for
 
+    if isinstance(values, UseCase):
+        return values.v_abstain * run.total_weight
     predictions = run.predictions
     matrix = value_matrix_for(values, predictions.classes)
     return float(np.sum(matrix.values[predictions.y_true, -1] * predictions.sample_weight))
@@ -323,11 +325,18 @@ def fit_capacity(
 def _class_prefixes(run: SortedRun, values: Values):
     """Per predicted class: thresholds, accepted weight and gain of each prefix (index 0 = none)."""
     predictions = run.predictions
-    gains = item_gains(predictions, values)[run.class_order]
-    weights = predictions.sample_weight[run.class_order]
     ends = run.class_group_end
-    cum_gain = np.cumsum(gains)[ends - 1] if ends.size else np.zeros(0)
-    cum_weight = np.cumsum(weights)[ends - 1] if ends.size else np.zeros(0)
+    if isinstance(values, UseCase) and run.class_cum_correct is not None:
+        # Fast path: O(n_class_groups) from the counts cached at presort.
+        cum_gain = (values.v_correct - values.v_abstain) * run.class_cum_correct + (
+            values.v_wrong - values.v_abstain
+        ) * run.class_cum_wrong
+        cum_weight = run.class_cum_correct + run.class_cum_wrong
+    else:
+        gains = item_gains(predictions, values)[run.class_order]
+        weights = predictions.sample_weight[run.class_order]
+        cum_gain = np.cumsum(gains)[ends - 1] if ends.size else np.zeros(0)
+        cum_weight = np.cumsum(weights)[ends - 1] if ends.size else np.zeros(0)
     group_class = run.class_group_class
     out = {}
     starts = np.r_[0, np.flatnonzero(group_class[1:] != group_class[:-1]) + 1] if ends.size else []

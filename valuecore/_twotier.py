@@ -29,7 +29,9 @@ import numpy as np
 
 from ._policies import Policy, Values, item_gains, value_matrix_for
 from ._predictions import Predictions
+from ._capacity import global_cum_gain
 from ._sorted import SortedRun
+from ._usecase import UseCase
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
 
@@ -121,14 +123,21 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
     extra = {"calibration": calibration} if calibration else {}
     if predictions.n == 0:
         return Policy("two_tier", threshold=None, assist_threshold=None, assisted=assisted.to_dict(), **extra)
-    weight = predictions.sample_weight
-    act = item_gains(predictions, values)[run.order]
-    assist = ((_assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)) * weight)[
-        run.order
-    ]
-    ends = run.group_end - 1
-    act_cum = np.r_[0.0, np.cumsum(act)[ends]]
-    assist_cum = np.r_[0.0, np.cumsum(assist)[ends]]
+    if isinstance(values, UseCase) and run.cum_correct is not None:
+        # Fast path: O(n_groups) from the counts cached at presort.
+        act_cum = global_cum_gain(run, values)
+        assist_cum = (assisted.v_confirmed_correct - assisted.cost - values.v_abstain) * run.cum_correct + (
+            assisted.v_confirmed_wrong - assisted.cost - values.v_abstain
+        ) * run.cum_wrong
+    else:
+        weight = predictions.sample_weight
+        act = item_gains(predictions, values)[run.order]
+        assist = ((_assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)) * weight)[
+            run.order
+        ]
+        ends = run.group_end - 1
+        act_cum = np.r_[0.0, np.cumsum(act)[ends]]
+        assist_cum = np.r_[0.0, np.cumsum(assist)[ends]]
     # best j >= i of assist_cum[j], ties to the smallest j: scan from the end,
     # an equal value at a smaller index replaces the record.
     reverse = assist_cum[::-1]
