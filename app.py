@@ -23,6 +23,7 @@ PAGES = {
                 url_path="value-and-thresholds"),
         st.Page("pages/voc.py", title="VOC curves", icon=":material/show_chart:", url_path="voc-curves"),
         st.Page("pages/cost_matrix.py", title="Cost matrix", icon=":material/grid_on:", url_path="cost-matrix"),
+        st.Page("pages/constraints.py", title="Capacity & guarantees", icon=":material/rule:", url_path="capacity"),
     ],
     "Trust the numbers": [
         st.Page("pages/calibration.py", title="Calibration", icon=":material/tune:", url_path="calibration-check"),

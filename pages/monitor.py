@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.charts.monitor import monitor_chart, monitor_long
 from dashboard.data import Workspace
+from dashboard.monitor_bands import bands_section
 from dashboard.state import current, stop_unless_models
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS
@@ -206,6 +207,9 @@ else:
             f"{selection.money(float(drift[worst]), 4)}"
             + (" (a drop worth investigating: label a sample of recent items to check)." if drift[worst] < 0 else ".")
         )
+
+# -- bands, alerts and drift (estimate calibrated on a labelled reference split)
+bands_section(selection, workspace, models, policies, values)
 
 # -- back-test: a labelled split, estimated vs realised
 st.header("Back-test on a labelled split")

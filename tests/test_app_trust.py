@@ -244,7 +244,7 @@ def test_export_restores_a_value_matrix():
     ("edit", "message"),
     [
         (lambda text, doc: "{not json", "not valid JSON"),
-        (lambda text, doc: json.dumps({**doc, "schema_version": 2}), "schema_version 2 is not supported"),
+        (lambda text, doc: json.dumps({**doc, "schema_version": 3}), "schema_version 3 is not supported"),
         (
             lambda text, doc: json.dumps({**doc, "models": [{**doc["models"][0], "classes": ["cat", "dog"]}]}),
             "does not fit the loaded runs",

@@ -60,6 +60,7 @@ def make_run(name, classes, splits=("val", "test"), *, seed=0, n=120, unlabeled=
     return ModelRun(model=name, path=f"{name}.csv", sha256=sha, classes=tuple(classes), splits=parts)
 
 
+ASSISTED = {"v_confirmed_correct": 0.8, "v_confirmed_wrong": -1.0, "cost": 0.1}
 BINARY = ("neg", "pos")
 TERNARY = ("a", "b", "c")
 
@@ -112,7 +113,8 @@ def _values(values_kind: str, n_classes: int):
 def _built(kind: str, calibration: str, values_kind: str, n_classes: int):
     """The document of one case, built once for the whole module."""
     values = _values(values_kind, n_classes)
-    return build_policy_document(_runs(n_classes), values, kind=kind, calibration_method=calibration)
+    extra = {"assisted": ASSISTED} if kind == "two_tier" else {}
+    return build_policy_document(_runs(n_classes), values, kind=kind, calibration_method=calibration, **extra)
 
 
 def _strict_loads(text: str):
@@ -152,7 +154,7 @@ def test_every_policy_round_trips_through_valid_json(kind, calibration, values_k
     assert not errors, [e.message for e in errors]
     validate_policy_document(data)
 
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["generated_by"].startswith("valuecore ")
     assert data["accept_rule"] == ACCEPT_RULE
     assert [m["model"] for m in data["models"]] == list(runs)
@@ -315,12 +317,12 @@ def test_unknown_schema_version_is_refused(good_document):
     from valuecore import __version__
 
     data = copy.deepcopy(good_document)
-    data["schema_version"] = 2
-    message = f"schema_version 2 is not supported; this is valuecore {__version__} which reads version 1"
+    data["schema_version"] = 3
+    message = f"schema_version 3 is not supported; this is valuecore {__version__} which reads versions 1 and 2"
     with pytest.raises(ValueError) as info:
         PolicyDocument.from_dict(data)
     assert str(info.value) == message
-    with pytest.raises(ValueError, match="schema_version 2 is not supported"):
+    with pytest.raises(ValueError, match="schema_version 3 is not supported"):
         PolicyDocument.from_json(json.dumps(data))
     del data["schema_version"]
     with pytest.raises(ValueError, match="no schema_version"):

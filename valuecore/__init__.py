@@ -39,6 +39,7 @@ Examples
 (0.8, 2.0)
 """
 
+from ._bands import BAND_COLUMNS, MonitorBands, monitor_bands
 from ._calibration import (
     Calibrator,
     brier_score,
@@ -50,6 +51,7 @@ from ._calibration import (
     negative_log_likelihood,
     reliability_diagram,
 )
+from ._capacity import CapacityCurve, CapacityResult, capacity_curve, fit_capacity
 from ._curves import (
     RiskCoverage,
     ThresholdCurve,
@@ -79,8 +81,9 @@ from ._policy_json import (
     policy_schema,
     validate_policy_document,
 )
-from ._policies import POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
+from ._policies import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
 from ._predictions import Predictions
+from ._risk import CertifiedRisk, fit_certified
 from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
 from ._sorted import SortedRun, presort
 from ._table import DEFAULT_KS, ComparisonTable, comparison_table
@@ -98,12 +101,26 @@ from ._uncertainty import (
     threshold_stability,
     voc_band,
 )
+from ._twotier import AssistedValues, TwoTierResult, evaluate_two_tier, fit_two_tier
 from ._usecase import Regime, UseCase, ValueMatrix
 from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BAND_COLUMNS",
+    "MonitorBands",
+    "monitor_bands",
+    "AssistedValues",
+    "TwoTierResult",
+    "evaluate_two_tier",
+    "fit_two_tier",
+    "CertifiedRisk",
+    "fit_certified",
+    "CapacityCurve",
+    "CapacityResult",
+    "capacity_curve",
+    "fit_capacity",
     "Calibrator",
     "brier_score",
     "calibration_summary",
@@ -151,6 +168,7 @@ __all__ = [
     "DEFAULT_KS",
     "Dominance",
     "POLICY_KINDS",
+    "ALL_POLICY_KINDS",
     "Policy",
     "PolicyResult",
     "Predictions",

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from ._calibration import describe_calibration
-from ._policies import POLICY_KINDS
+from ._constrained import describe_constraints
+from ._policies import ALL_POLICY_KINDS
 from ._policy_json import (
     build_policy_document,
     choose_splits,
@@ -396,6 +397,7 @@ def _cmd_report(args) -> int:
         tune_split=args.tune_split,
         eval_split=args.eval_split,
         with_interval=not args.no_interval,
+        **_constraint_kwargs(args),
     )
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
@@ -420,7 +422,9 @@ def _cmd_report(args) -> int:
         evaluated_n = _count(evaluation.get("n", 0))
         say(f"evaluated on          split {evaluation.get('split')!r} ({evaluated_n} items){estimated}")
         say(f"calibration           {describe_calibration(entry.policy.calibration)}")
-        for line in _describe_rule(entry.policy):
+        for line in _describe_rule(entry.policy) if entry.policy.kind != "two_tier" else []:
+            say(line)
+        for line in describe_constraints(entry):
             say(line)
         say(f"value total           {_fmt(evaluation.get('value_total'), '.6g')}")
         say(f"value per item        {_fmt(evaluation.get('value_per_item'))}")
@@ -594,6 +598,47 @@ def _add_values_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("constraints and tiers (see docs/constraints.md)")
+    group.add_argument("--max-handoff-rate", type=_finite_float, metavar="R",
+                       help="review capacity: hand off at most this share of items (0 to 1); policy threshold or "
+                       "class_thresholds")
+    group.add_argument("--max-risk", type=_finite_float, metavar="A",
+                       help="certified risk: wrong answers among accepted items at most A (0 to 1), guaranteed with "
+                       "--risk-confidence; policy threshold")
+    group.add_argument("--risk-confidence", type=_finite_float, metavar="C",
+                       help="confidence of the --max-risk guarantee, 1 - delta (default 0.9)")
+    group.add_argument("--v-confirmed-correct", type=_finite_float, metavar="X",
+                       help="two_tier: value of a correct answer confirmed by a person")
+    group.add_argument("--v-confirmed-wrong", type=_finite_float, metavar="Z",
+                       help="two_tier: value of a wrong answer put to a person")
+    group.add_argument("--assist-cost", type=_finite_float, metavar="K", default=None,
+                       help="two_tier: cost of a person's confirmation per item (default 0)")
+    group.add_argument("--monitoring", action="store_true",
+                       help="record in the policy JSON the reference a serving system needs for label-free alerts")
+
+
+def _constraint_kwargs(args) -> dict:
+    kwargs = {}
+    if args.max_handoff_rate is not None:
+        kwargs["max_handoff_rate"] = args.max_handoff_rate
+    if args.max_risk is not None or args.risk_confidence is not None:
+        kwargs["max_risk"] = args.max_risk
+        kwargs["risk_confidence"] = args.risk_confidence
+    if args.monitoring:
+        kwargs["monitoring"] = True
+    given = [args.v_confirmed_correct, args.v_confirmed_wrong, args.assist_cost]
+    if any(v is not None for v in given):
+        if args.v_confirmed_correct is None or args.v_confirmed_wrong is None:
+            raise UsageError("the assisted tier needs --v-confirmed-correct and --v-confirmed-wrong")
+        kwargs["assisted"] = {
+            "v_confirmed_correct": args.v_confirmed_correct,
+            "v_confirmed_wrong": args.v_confirmed_wrong,
+            "cost": args.assist_cost or 0.0,
+        }
+    return kwargs
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -633,14 +678,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
     _add_values_options(report)
     report.add_argument(
-        "--policy", choices=POLICY_KINDS, default="threshold", metavar="KIND",
-        help=f"policy kind, one of {', '.join(POLICY_KINDS)} (default threshold)",
+        "--policy", choices=ALL_POLICY_KINDS, default="threshold", metavar="KIND",
+        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)} (default threshold)",
     )  # fmt: skip
     report.add_argument(
         "--calibration", choices=CALIBRATION_METHODS, default="none", metavar="METHOD",
         help=f"recalibration fitted on the tuning split, one of {', '.join(CALIBRATION_METHODS)} (default none)",
     )  # fmt: skip
     _add_split_options(report)
+    _add_constraint_options(report)
     report.add_argument("--json", metavar="OUT.json", help="write the policy JSON here ('-' for stdout)")
     report.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
     report.set_defaults(handler=_cmd_report)
@@ -662,6 +708,10 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", dest="format", action="store_const", const="markdown", help="a Markdown table")
     table.set_defaults(format="text", handler=_cmd_table)
     _add_split_options(table)
+
+    from ._cli_monitor import add_monitor_command  # here: it imports this module's helpers
+
+    add_monitor_command(commands, common)
 
     voc = commands.add_parser(
         "voc",

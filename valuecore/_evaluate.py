@@ -117,6 +117,11 @@ def _result(classes, confusion, matrix_values, truth_mass, estimated: bool, n_it
     )
 
 
+def _refuse_two_tier(policy: Policy) -> None:
+    if policy.kind == "two_tier":
+        raise ValueError("a two_tier policy's value includes its assisted tier: use evaluate_two_tier")
+
+
 def evaluate(policy: Policy, predictions: Predictions, values: Values) -> PolicyResult:
     """Realised value of ``policy`` on a labelled split. O(n).
 
@@ -128,6 +133,7 @@ def evaluate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     (2.0, 2.0, 0.0, 1.0, 0.6666666666666666)
     """
     predictions.require_labels("evaluating a policy")
+    _refuse_two_tier(policy)
     matrix = value_matrix_for(values, predictions.classes)
     actions = policy.decide(predictions, matrix)
     n_classes = predictions.n_classes
@@ -170,6 +176,7 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     >>> round(estimate(Policy("accept_all"), p, UseCase(1, 0, -1)).value_total, 6)
     1.0
     """
+    _refuse_two_tier(policy)
     matrix = value_matrix_for(values, predictions.classes)
     actions = policy.decide(predictions, matrix)
     n_classes = predictions.n_classes

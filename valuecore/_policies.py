@@ -21,6 +21,7 @@ from ._usecase import UseCase, ValueMatrix
 __all__ = [
     "Policy",
     "POLICY_KINDS",
+    "ALL_POLICY_KINDS",
     "fit_policy",
     "value_matrix_for",
     "item_gains",
@@ -36,6 +37,9 @@ POLICY_KINDS = (
     "calibrated_class_thresholds",
     "expected_value",
 )
+# Kinds that need more than the values: two_tier needs the values of its assisted tier.
+TIERED_KINDS = ("two_tier",)
+ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
 
 _NO_CALIBRATION = {"method": "none"}
 
@@ -56,7 +60,7 @@ class Policy:
     Attributes
     ----------
     kind : str
-        One of ``POLICY_KINDS``.
+        One of ``ALL_POLICY_KINDS`` (``POLICY_KINDS`` and ``two_tier``).
     threshold : float or None
         For ``threshold`` / ``calibrated_threshold``: accept iff
         ``confidence >= threshold``; None abstains on everything.
@@ -66,6 +70,13 @@ class Policy:
     calibration : mapping
         How confidences are recalibrated before the rule applies
         (``{"method": "none"}`` by default); see ``Calibrator.to_dict``.
+    assist_threshold : float or None
+        For ``two_tier``: items with ``assist_threshold <= confidence <
+        threshold`` are acted on after a person confirms; below it they are
+        handed off. None (with ``threshold`` None) assists nothing.
+    assisted : mapping or None
+        For ``two_tier``: ``{"v_confirmed_correct", "v_confirmed_wrong",
+        "cost"}``, the values of the assisted tier (see ``AssistedValues``).
 
     Examples
     --------
@@ -80,10 +91,12 @@ class Policy:
     threshold: float | None = None
     class_thresholds: tuple | None = None
     calibration: Mapping = field(default_factory=lambda: dict(_NO_CALIBRATION))
+    assist_threshold: float | None = None
+    assisted: Mapping | None = None
 
     def __post_init__(self):
-        if self.kind not in POLICY_KINDS:
-            raise ValueError(f"unknown policy kind {self.kind!r}; expected one of {list(POLICY_KINDS)}")
+        if self.kind not in ALL_POLICY_KINDS:
+            raise ValueError(f"unknown policy kind {self.kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
         object.__setattr__(self, "threshold", _check_threshold(self.threshold, "threshold"))
         if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
             if self.class_thresholds is None:
@@ -98,10 +111,40 @@ class Policy:
         if self.kind in ("accept_all", "expected_value", "class_thresholds", "calibrated_class_thresholds"):
             if self.threshold is not None:
                 raise ValueError(f"a {self.kind} policy takes no global threshold")
+        self._check_two_tier()
         calibration = dict(self.calibration or _NO_CALIBRATION)
         if "method" not in calibration:
             raise ValueError("calibration needs a 'method' (e.g. 'none', 'temperature')")
         object.__setattr__(self, "calibration", _FrozenDict(calibration))
+
+    def _check_two_tier(self) -> None:
+        if self.kind != "two_tier":
+            if self.assist_threshold is not None or self.assisted is not None:
+                raise ValueError(f"a {self.kind} policy takes no assist_threshold or assisted values")
+            return
+        from ._twotier import AssistedValues
+
+        if self.assisted is None:
+            raise ValueError("a two_tier policy needs the values of its assisted tier")
+        assisted = AssistedValues.from_dict(self.assisted).to_dict()
+        object.__setattr__(self, "assisted", _FrozenDict(assisted))
+        assist = _check_threshold(self.assist_threshold, "assist_threshold")
+        object.__setattr__(self, "assist_threshold", assist)
+        if assist is None and self.threshold is not None:
+            raise ValueError("a two_tier policy with an automatic threshold needs an assist_threshold (<= it)")
+        if assist is not None and self.threshold is not None and assist > self.threshold:
+            raise ValueError(
+                f"assist_threshold {assist} must not exceed the automatic threshold {self.threshold}"
+            )
+
+    def tiers(self, predictions: Predictions) -> np.ndarray:
+        """For ``two_tier``: 0 act, 1 act after a person confirms, 2 hand off; shape (n,)."""
+        if self.kind != "two_tier":
+            raise ValueError(f"tiers are defined for two_tier policies, not {self.kind!r}")
+        confidence = self.calibrate(predictions).confidence
+        auto = np.inf if self.threshold is None else self.threshold
+        assist = np.inf if self.assist_threshold is None else self.assist_threshold
+        return np.where(confidence >= auto, 0, np.where(confidence >= assist, 1, 2)).astype(np.int64)
 
     # -------------------------------------------------------------- decisions
     def decide(self, predictions: Predictions, values: Values | None = None) -> np.ndarray:
@@ -114,7 +157,8 @@ class Policy:
         n_classes = predictions.n_classes
         if self.kind == "accept_all":
             return predictions.y_pred.copy()
-        if self.kind in ("threshold", "calibrated_threshold"):
+        if self.kind in ("threshold", "calibrated_threshold", "two_tier"):
+            # two_tier: the automatic tier; the others need a person (see ``tiers``)
             if self.threshold is None:
                 return np.full(predictions.n, n_classes, dtype=np.int64)
             accept = predictions.confidence >= self.threshold
@@ -150,12 +194,16 @@ class Policy:
 
     # ---------------------------------------------------------- serialisation
     def to_dict(self) -> dict:
-        return {
+        out = {
             "kind": self.kind,
             "threshold": self.threshold,
             "class_thresholds": None if self.class_thresholds is None else dict(self.class_thresholds),
             "calibration": dict(self.calibration),
         }
+        if self.kind == "two_tier":
+            out["assist_threshold"] = self.assist_threshold
+            out["assisted"] = dict(self.assisted)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "Policy":
@@ -166,6 +214,8 @@ class Policy:
             threshold=data.get("threshold"),
             class_thresholds=data.get("class_thresholds"),
             calibration=data.get("calibration") or _NO_CALIBRATION,
+            assist_threshold=data.get("assist_threshold"),
+            assisted=data.get("assisted"),
         )
 
 
@@ -271,6 +321,7 @@ def fit_policy(
     *,
     calibration: Mapping | None = None,
     estimate: bool = False,
+    assisted=None,
 ) -> Policy:
     """Fit a policy of ``kind`` for ``values`` on a tuning run.
 
@@ -287,6 +338,8 @@ def fit_policy(
     estimate : bool
         Tune on expected gains from the probabilities instead of the labels
         (label-free tuning on production data).
+    assisted : AssistedValues or mapping, optional
+        The values of the confirmed tier; required by ``two_tier`` (labels only).
 
     Examples
     --------
@@ -296,8 +349,8 @@ def fit_policy(
     >>> fit_policy("calibrated_threshold", None, UseCase(1, 0, -4)).threshold
     0.8
     """
-    if kind not in POLICY_KINDS:
-        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
+    if kind not in ALL_POLICY_KINDS:
+        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}
     if kind == "accept_all":
         return Policy("accept_all", **extra)
@@ -322,6 +375,12 @@ def fit_policy(
         run.predictions.require_labels(f"tuning a {kind} policy")
     if kind == "threshold":
         return Policy(kind, threshold=_tune_global(run, values, estimate), **extra)
+    if kind == "two_tier":
+        if estimate:
+            raise ValueError("a two_tier policy is tuned on labels (the assisted tier's values depend on them)")
+        from ._twotier import fit_two_tier
+
+        return fit_two_tier(run, values, assisted, calibration=calibration)
     if kind == "class_thresholds":
         if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
             # Fast path: O(n_class_groups) from counts cached at presort.
@@ -336,7 +395,7 @@ def fit_policy(
             (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
         )
         return Policy(kind, class_thresholds=pairs, **extra)
-    raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
+    raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
 
 
 from ._sorted import presort  # noqa: E402,F401  (used in doctests)

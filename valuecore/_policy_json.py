@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 import numpy as np
 
 from ._evaluate import estimate, evaluate
-from ._policies import POLICY_KINDS, Policy, fit_policy, value_matrix_for
+from ._policies import ALL_POLICY_KINDS, Policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import presort
 from ._usecase import UseCase, ValueMatrix
@@ -66,7 +66,9 @@ __all__ = [
 
 Values = Union[UseCase, ValueMatrix]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Version 2 adds the two_tier policy kind and models[].constraints; version 1 documents still load.
+READABLE_VERSIONS = (1, 2)
 SCHEMA_FILE = "policy.schema.json"
 ACCEPT_RULE = "act on the predicted class iff confidence >= threshold; null = always abstain"
 
@@ -123,10 +125,10 @@ def validate_policy_document(data: Any) -> None:
 
     Examples
     --------
-    >>> validate_policy_document({"schema_version": 2})  # doctest: +ELLIPSIS
+    >>> validate_policy_document({"schema_version": 3})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: schema_version 2 is not supported; this is valuecore ... which reads version 1
+    ValueError: schema_version 3 is not supported; this is valuecore ... which reads versions 1 and 2
     """
     from jsonschema.exceptions import best_match
 
@@ -135,21 +137,38 @@ def validate_policy_document(data: Any) -> None:
     if "schema_version" not in data:
         raise ValueError(
             f"the policy document has no schema_version; this is valuecore {_version()} "
-            f"which reads version {SCHEMA_VERSION}"
+            f"which reads {_readable()}"
         )
     version = data["schema_version"]
-    if version != SCHEMA_VERSION or isinstance(version, bool):
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         shown = version if isinstance(version, (int, float)) and not isinstance(version, bool) else repr(version)
         raise ValueError(
             f"schema_version {shown} is not supported; this is valuecore {_version()} "
-            f"which reads version {SCHEMA_VERSION}"
+            f"which reads {_readable()}"
         )
     errors = list(_validator().iter_errors(data))
     if not errors:
+        _check_version_features(data)
         return
     error = best_match(errors)
     more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     raise ValueError(f"invalid policy document at {_json_path(error.absolute_path)}: {error.message}{more}")
+
+
+def _readable() -> str:
+    *first, last = (str(v) for v in READABLE_VERSIONS)
+    return f"versions {', '.join(first)} and {last}" if first else f"version {last}"
+
+
+def _check_version_features(data: Mapping) -> None:
+    """A version 1 document cannot hold what version 2 introduced."""
+    if data["schema_version"] != 1:
+        return
+    for k, model in enumerate(data["models"]):
+        new = [key for key in ("constraints", "monitoring") if key in model]
+        if model["policy"]["kind"] == "two_tier" or new:
+            what = "a two_tier policy" if model["policy"]["kind"] == "two_tier" else " and ".join(new)
+            raise ValueError(f"invalid policy document at models[{k}]: {what} need schema_version 2")
 
 
 # ----------------------------------------------------------------- values
@@ -254,6 +273,11 @@ class PolicyEntry:
         "selective_risk", "n_correct", "n_wrong", "n_abstain", "ci95"}``.
     notes : tuple of str
         Caveats a reader must see (e.g. "tuned on the evaluated split").
+    constraints : tuple of dict
+        Constraint records the policy was tuned under (review capacity,
+        certified risk); see ``docs/policy-json.md``.
+    monitoring : dict or None
+        The reference for label-free alerts (see ``monitoring_record``).
     """
 
     model: str
@@ -263,8 +287,11 @@ class PolicyEntry:
     tuned_on: Mapping = field(default_factory=lambda: {"split": None, "n": 0})
     evaluation: Mapping | None = None
     notes: tuple[str, ...] = ()
+    constraints: tuple = ()
+    monitoring: Mapping | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "constraints", tuple(dict(c) for c in self.constraints))
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
         if not isinstance(self.policy, Policy):
@@ -281,6 +308,10 @@ class PolicyEntry:
         }
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.constraints:
+            out["constraints"] = [dict(c) for c in self.constraints]
+        if self.monitoring is not None:
+            out["monitoring"] = dict(self.monitoring)
         return _jsonable(out)
 
     @classmethod
@@ -315,6 +346,8 @@ class PolicyEntry:
             tuned_on=dict(data["tuned_on"]),
             evaluation=None if data["evaluation"] is None else dict(data["evaluation"]),
             notes=tuple(data.get("notes", ())),
+            constraints=tuple(data.get("constraints", ())),
+            monitoring=data.get("monitoring"),
         )
 
 
@@ -562,14 +595,17 @@ def build_policy_entry(
     tune_split: str | None = None,
     eval_split: str | None = None,
     with_interval: bool = True,
+    **constraints,
 ) -> tuple[PolicyEntry, list[str]]:
     """Fit and evaluate the policy of one model; see :func:`build_policy_document`.
 
     Raises ValueError when this model cannot get a policy (missing split, no
     labels where needed, a calibration or kind the run does not support).
+    ``constraints`` are the keyword options of :func:`fit_constrained`
+    (``max_handoff_rate``, ``max_risk``, ``risk_confidence``, ``assisted``).
     """
-    if kind not in POLICY_KINDS:
-        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
+    if kind not in ALL_POLICY_KINDS:
+        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
     from ._calibration import METHODS, Calibrator, fit_calibration
 
     if calibration_method not in METHODS:
@@ -608,11 +644,38 @@ def build_policy_entry(
     fit_values = values
     if kind == "calibrated_class_thresholds" and tuning_run is None:
         fit_values = value_matrix_for(values, run.classes)  # carries the classes
-    policy = fit_policy(kind, tuning_run, fit_values, calibration=calibrator.to_dict())
+    from ._constrained import fit_constrained, two_tier_evaluation
+
+    # data-free kinds (tuning_run None) take no constraint: check_constraint_options refuses them
+    with_monitoring = constraints.pop("monitoring", False)
+    policy, records, constraint_notes = fit_constrained(
+        kind, tuning_run, fit_values, calibration=calibrator.to_dict(), **constraints
+    )
+    monitoring = None
+    if with_monitoring:
+        from ._bands import monitoring_record
+
+        reference_name = choice.tuning_split
+        reference = run.splits[reference_name]
+        if reference.has_labels and kind != "two_tier":
+            monitoring = monitoring_record(reference, policy, values, reference_split=reference_name)
+        else:
+            notes.append(f"{model}: no monitoring reference: split {reference_name!r} has no labels"
+                         if not reference.has_labels else f"{model}: two_tier policies are not monitored")
+    notes.extend(f"{model}: {note}" for note in constraint_notes)
 
     ci95 = None
     std_error = None
-    if evaluated.has_labels:
+    if kind == "two_tier" and evaluated.has_labels:
+        result = None
+        evaluation = {"split": choice.evaluate, **two_tier_evaluation(policy, evaluated, values,
+                                                                      with_interval=with_interval)}
+        ci95 = evaluation.pop("ci95")
+        std_error = evaluation.pop("std_error", None)
+    elif kind == "two_tier":
+        raise ValueError(f"the evaluated split {choice.evaluate!r} of model {model!r} has no labels; "
+                         "a two_tier policy is evaluated on labels only")
+    elif evaluated.has_labels:
         result = evaluate(policy, evaluated, values)
         if with_interval:
             interval = _interval(policy, evaluated, values)
@@ -624,7 +687,9 @@ def build_policy_entry(
             f"{model}: split {choice.evaluate!r} has no labels, so its value is estimated from the "
             "model's (calibrated) probabilities; it is only as good as their calibration"
         )
-    evaluation = {"split": choice.evaluate, **result.to_dict(), "estimated": bool(result.estimated)}
+    if result is not None:
+        evaluation = {"split": choice.evaluate, **result.to_dict()}
+    evaluation["estimated"] = bool(result is not None and result.estimated)
     evaluation["n"] = evaluated.total_weight  # exact; an estimated confusion matrix sums to it only roughly
     for key in ("n", "n_correct", "n_wrong", "n_abstain"):
         evaluation[key] = _count(evaluation[key])
@@ -639,6 +704,8 @@ def build_policy_entry(
         tuned_on=tuned_on,
         evaluation=_jsonable(evaluation),
         notes=tuple(notes),
+        constraints=tuple(_jsonable(r) for r in records),
+        monitoring=None if monitoring is None else _jsonable(monitoring),
     )
     return entry, notes
 
@@ -652,6 +719,7 @@ def build_policy_document(
     tune_split: str | None = None,
     eval_split: str | None = None,
     with_interval: bool = True,
+    **constraints,
 ) -> tuple[PolicyDocument, list[str]]:
     """Build the policy document of several models: the whole pipeline, in one place.
 
@@ -677,6 +745,11 @@ def build_policy_document(
         Split names; None picks the defaults of :func:`choose_splits`.
     with_interval : bool
         Compute ``evaluation.ci95`` (None otherwise).
+    **constraints
+        ``max_handoff_rate`` (kinds threshold, class_thresholds), ``max_risk``
+        and ``risk_confidence`` (kind threshold), ``assisted`` (kind
+        two_tier, required): tune under a review capacity, a certified risk,
+        or with an assisted tier; recorded in ``models[].constraints``.
 
     Returns
     -------
@@ -690,8 +763,8 @@ def build_policy_document(
         Unknown kind or calibration method, or no model could get a policy
         (the message gives every model's reason).
     """
-    if kind not in POLICY_KINDS:
-        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
+    if kind not in ALL_POLICY_KINDS:
+        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
     from ._calibration import METHODS
 
     if calibration_method not in METHODS:
@@ -703,6 +776,9 @@ def build_policy_document(
         )
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+    from ._constrained import check_constraint_options
+
+    check_constraint_options(kind, **{k: v for k, v in constraints.items() if k != "monitoring"})
     entries, notes, failures = [], [], []
     for name, run in models.items():
         try:
@@ -714,6 +790,7 @@ def build_policy_document(
                 tune_split=tune_split,
                 eval_split=eval_split,
                 with_interval=with_interval,
+                **constraints,
             )
         except ValueError as exc:
             failures.append(f"{name}: skipped: {exc}")

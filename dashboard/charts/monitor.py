@@ -156,3 +156,50 @@ def monitor_chart(
         )
         chart = rule + chart
     return chart.properties(height=height)
+
+
+def band_chart(frame: pd.DataFrame, currency: str = "$", height: int = 300) -> alt.Chart:
+    """Estimated value per item per chunk with its band, the reference band, alerts and realised values.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        ``valuecore.monitor_bands(...).frame``: one row per chunk with
+        ``chunk``, ``estimated_value_per_item``, ``band_low``/``band_high``,
+        ``reference_low``/``reference_high``, ``alert``, ``drift``,
+        ``realised_value_per_item`` (NaN without labels).
+    """
+    data = frame.reset_index(drop=True).assign(position=lambda f: f.index + 1)
+    data["status"] = [
+        "alert" if a else ("drift" if d else "ok") for a, d in zip(data["alert"], data["drift"])
+    ]
+    x = alt.X("position:Q", title="Chunk", axis=alt.Axis(tickMinStep=1))
+    unit = f" ({currency})"
+    reference = alt.Chart(data).mark_area(opacity=0.15, color="#000000", interpolate="step").encode(
+        x=x, y=alt.Y("reference_low:Q", title=f"Value per item{unit}"), y2="reference_high:Q"
+    )
+    band = alt.Chart(data).mark_area(opacity=0.3, color="#0072B2").encode(x=x, y="band_low:Q", y2="band_high:Q")
+    tooltip = [
+        alt.Tooltip("chunk:N", title="Chunk"),
+        alt.Tooltip("estimated_value_per_item:Q", title="Estimated", format=",.4f"),
+        alt.Tooltip("band_low:Q", title="Band from", format=",.4f"),
+        alt.Tooltip("band_high:Q", title="Band to", format=",.4f"),
+        alt.Tooltip("status:N", title="Status"),
+        alt.Tooltip("drift_p_value:Q", title="Drift p-value", format=".3g"),
+    ]
+    estimate = alt.Chart(data).mark_line(point=True, color="#0072B2").encode(
+        x=x, y="estimated_value_per_item:Q", tooltip=tooltip
+    )
+    alerts = alt.Chart(data[data["status"] != "ok"]).mark_point(size=120, filled=True).encode(
+        x=x, y="estimated_value_per_item:Q", tooltip=tooltip,
+        color=alt.Color("status:N", title="Flag", scale=alt.Scale(domain=["alert", "drift"],
+                                                                   range=["#D55E00", "#E69F00"])),
+    )
+    layers = [reference, band, estimate, alerts]
+    realised = data.dropna(subset=["realised_value_per_item"])
+    if len(realised):
+        layers.append(alt.Chart(realised).mark_point(shape="diamond", color="#000000", size=60).encode(
+            x=x, y="realised_value_per_item:Q",
+            tooltip=[alt.Tooltip("realised_value_per_item:Q", title="Realised", format=",.4f")],
+        ))
+    return alt.layer(*layers).properties(height=height)

@@ -1,0 +1,85 @@
+"""The "bands, alerts and drift" section of the Monitor page (Streamlit glue).
+
+Calls ``valuecore.monitor_bands`` for one model: the estimation calibration is
+fitted on a labelled reference split (the tuning split by default), the
+watched split is cut into chunks, and a labelled split is back-tested.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import valuecore as vc
+from dashboard.charts.monitor import band_chart
+
+
+def _sentences(result: vc.MonitorBands, split: str, money) -> list[str]:
+    frame = result.frame
+    n = len(frame)
+    lines = [
+        f"Chunk by chunk on '{split}': the shaded blue band is where the realised value per item should fall "
+        f"({100 * result.confidence:g}% of the time) if the calibrated probabilities are right; the grey band is "
+        f"where the estimate of a chunk from the reference data would fall ({100 * result.alert_confidence:g}%), "
+        f"around {money(result.reference_value_per_item, 4)} per item."
+    ]
+    if result.n_alerts:
+        lines.append(f"**{result.n_alerts} of {n} chunks raised an alert**: their estimated value left the reference "
+                     "band. Label a sample of those items to check.")
+    else:
+        lines.append(f"No alert: every one of the {n} chunks stayed within the reference band.")
+    if result.n_drift:
+        lines.append(f"The confidence distribution drifted away from the reference on {result.n_drift} of {n} chunks "
+                     f"(Kolmogorov-Smirnov test, p < {result.drift_level:g}): the model sees different data.")
+    return lines
+
+
+def bands_section(selection, workspace, models, policies, values) -> None:
+    """Render the section; pages call it with what they already computed."""
+    st.header("Bands, alerts and drift")
+    candidates = [m for m in models if any(p.has_labels for p in workspace.run(m).splits.values())]
+    if not candidates:
+        st.info("Bands need a labelled reference split; none of the selected models has one.")
+        return
+    columns = st.columns(4)
+    model = columns[0].selectbox("Model", candidates, key="monitor_bands_model")
+    run = workspace.run(model)
+    labelled = [s for s, p in run.splits.items() if p.has_labels]
+    default_reference = workspace.tuning_split_for(model)
+    reference_split = columns[1].selectbox(
+        "Labelled reference split", labelled,
+        index=labelled.index(default_reference) if default_reference in labelled else 0,
+        key="monitor_bands_reference",
+        help="Fits the calibration of the estimate and sets the reference band and confidence distribution.",
+    )
+    others = [s for s in run.splits if s != reference_split] or [reference_split]
+    unlabelled_first = sorted(others, key=lambda s: run.splits[s].has_labels)
+    watched = columns[2].selectbox("Split to watch", unlabelled_first, key="monitor_bands_split")
+    n_chunks = columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")
+    calibration = st.radio(
+        "Calibrate the estimate", ["auto", "none"], horizontal=True, key="monitor_bands_calibration",
+        format_func={"auto": "On the reference split (isotonic, or temperature for a value matrix)",
+                     "none": "No: raw probabilities"}.get,
+    )
+    try:
+        result = vc.monitor_bands(run.splits[reference_split], run.splits[watched], policies[model], values,
+                                  n_chunks=n_chunks, calibration=calibration)
+    except ValueError as error:
+        st.warning(f"**{model}**: no bands: {error}")
+        return
+    st.caption(f"Estimate calibrated with: {result.calibration_text}.")
+    st.altair_chart(band_chart(result.frame, selection.currency))
+    for line in _sentences(result, watched, selection.money):
+        st.markdown(line)
+    # back-test: the band against the truth on a labelled split other than the reference
+    backtest_splits = [s for s in labelled if s != reference_split]
+    if not backtest_splits:
+        st.caption("No labelled split besides the reference, so the bands cannot be back-tested.")
+        return
+    backtest = selection.eval_split if selection.eval_split in backtest_splits else backtest_splits[0]
+    checked = vc.monitor_bands(run.splits[reference_split], run.splits[backtest], policies[model], values,
+                               n_chunks=n_chunks, calibration=calibration)
+    covered = int(checked.frame["covered"].astype(bool).sum())
+    st.markdown(
+        f"Back-test on the labelled split '{backtest}': the {100 * checked.confidence:g}% band covered the realised "
+        f"value in **{covered} of {checked.n_backtest} chunks** ({100 * checked.backtest_coverage:.0f}%)."
+    )

@@ -1,0 +1,97 @@
+"""Capacity & guarantees: the best policy under a review capacity, with a
+guaranteed error rate, and with a tier where a person confirms.
+
+Reads top to bottom like the page: the volume of a day, then three questions
+a team asks once the best threshold is known, each answered in one sentence
+and one chart. The logic lives in ``dashboard.constraints``.
+"""
+
+import streamlit as st
+
+import valuecore as vc
+from dashboard import constraints as view
+from dashboard import views
+from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
+from dashboard.data import workspace
+from dashboard.state import current, stop_unless_models
+
+selection = current()
+ws = workspace(selection)
+values = selection.values
+money = selection.money
+
+st.title("Capacity & guarantees")
+st.markdown(
+    "The best threshold is the first answer. The next questions are about limits and promises: what to do when "
+    "the team can only review so many items, how to promise an error rate and keep the promise on new data, and "
+    "whether a person confirming a pre-filled answer pays. Thresholds are chosen on the tuning split "
+    f"'{selection.tune_split}'; values per day are measured on '{selection.eval_split}' and scaled to your volume."
+)
+stop_unless_models(selection)
+
+labelled = [m for m in selection.models if (p := ws.predictions(m, ws.tuning_split_for(m))) is not None
+            and p.has_labels]
+if not labelled:
+    st.info("These answers need a labelled tuning split; none of the selected models has one.")
+    st.stop()
+model = st.selectbox("Model", labelled, key="constraints_model")
+volume = st.number_input("Items per day", min_value=1.0, value=1000.0, step=100.0, key="constraints_volume",
+                         help="How many items the model sees in a day; every per-day figure scales with it.")
+
+# ---- 1. review capacity
+st.header("Review capacity")
+left, middle, right = st.columns(3)
+capacity = left.number_input("Reviews your team can do per day", min_value=0.0, value=30.0, step=10.0,
+                             key="constraints_capacity")
+reviewer = middle.number_input("Reviews one more reviewer adds per day", min_value=1.0, value=10.0, step=5.0,
+                               key="constraints_reviewer")
+per_class = right.toggle("Per-class thresholds (one shared budget)", key="constraints_per_class")
+with st.spinner("Finding the best rule within capacity…"):
+    capacity_answer = view.capacity_view(ws, model, values, volume=volume, capacity=capacity, reviewer=reviewer,
+                                         per_class=per_class)
+st.markdown(view.capacity_sentence(capacity_answer, capacity=capacity, reviewer=reviewer, money=money))
+st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency))
+st.caption(
+    f"On the tuning split each extra review slot is worth up to {money(capacity_answer.marginal_per_slot)} "
+    "(the steepest gain to a better rule needing more reviews). The curve is for one global threshold."
+)
+
+# ---- 2. certified error rate
+st.header("A guaranteed error rate")
+left, right = st.columns(2)
+max_risk = left.slider("Most wrong answers you accept among automated ones", 0.0, 0.3, 0.05, 0.005,
+                       format="%.3f", key="constraints_max_risk")
+confidence = right.select_slider("How sure the promise must be", [0.8, 0.9, 0.95, 0.99], value=0.9,
+                                 format_func=lambda c: views.percent(c, 0), key="constraints_confidence")
+risk_answer = view.risk_view(ws, model, values, max_risk=max_risk, confidence=confidence, volume=volume)
+for line in view.risk_sentences(risk_answer, max_risk=max_risk, confidence=confidence, money=money,
+                                percent=views.percent):
+    st.markdown(line)
+if not risk_answer.table.empty:
+    st.altair_chart(certified_risk_chart(risk_answer.table, max_risk))
+st.caption(f"Method: {risk_answer.result.method}; weights count as repeated items.")
+
+# ---- 3. two tiers
+st.header("A person confirms the uncertain ones")
+use_case = selection.use_case
+left, middle, right = st.columns(3)
+v_ok = left.number_input("Value of a confirmed correct answer", value=float(use_case.v_correct),
+                         key="constraints_v_ok")
+v_bad = middle.number_input("Value of a wrong answer put to a person", value=float(use_case.v_abstain),
+                            key="constraints_v_bad")
+# a person's time: by default half of what an automatic correct answer gains over a hand-off
+default_cost = max((use_case.v_correct - use_case.v_abstain) / 2, 0.0)
+cost = right.number_input("Cost of a confirmation", value=float(default_cost), min_value=0.0, key="constraints_cost")
+tiers = view.two_tier_view(ws, model, values, vc.AssistedValues(v_ok, v_bad, cost), volume=volume)
+if tiers is None:
+    st.info(f"The evaluated split '{selection.eval_split}' has no labels, so the tiers cannot be measured.")
+else:
+    st.markdown(view.two_tier_sentence(tiers, money))
+    st.altair_chart(tiers_chart(tiers.tiers))
+    document, _ = vc.build_policy_document(
+        {model: ws.run(model)}, values, kind="two_tier", calibration_method=selection.calibration,
+        tune_split=ws.tuning_split_for(model), eval_split=selection.eval_split,
+        assisted=vc.AssistedValues(v_ok, v_bad, cost).to_dict(),
+    )
+    st.download_button("Download this two-tier policy (JSON)", document.to_json(), file_name="two_tier_policy.json",
+                       mime="application/json", key="constraints_download")

@@ -1,0 +1,80 @@
+"""The "Capacity & guarantees" page, driven through the whole app with AppTest:
+its sentences must carry the figures valuecore computes, and its JSON must load."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+DIGITS = ROOT / "sample_runs" / "digits"
+
+
+@pytest.fixture(scope="module")
+def page():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/constraints.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def _money(text: str, after: str) -> float:
+    match = re.search(re.escape(after) + r"[^$\d-]*(-?)\$([\d,]+\.\d+)", text)
+    assert match, (after, text)
+    return float(match.group(2).replace(",", "")) * (-1 if match.group(1) else 1)
+
+
+def _charts(at) -> int:
+    return sum(1 for e in at.main if getattr(e, "type", None) == "vega_lite_chart")
+
+
+def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
+    text = _markdown(page)
+    assert "Your team can review **30 items a day**" in text
+    assert "each extra reviewer (10 reviews a day) adds" in text
+    assert _charts(page) == 3
+    model = page.selectbox(key="constraints_model").value
+    run = vc.load_runs([str(DIGITS)]).models[model]
+    use_case = vc.UseCase(1, 0, -4)
+    tuned = vc.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=30 / 1000)
+    per_day = vc.evaluate(tuned.policy, run.splits["test"], use_case).value_per_item * 1000
+    shown = _money(text, "best rule **threshold " + f"{tuned.policy.threshold:.2f}**")
+    assert shown == pytest.approx(per_day, abs=0.01)
+    more = vc.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=40 / 1000)
+    extra = (vc.evaluate(more.policy, run.splits["test"], use_case).value_per_item * 1000) - per_day
+    assert _money(text, "adds ") == pytest.approx(extra, abs=0.01)
+
+
+def test_a_large_team_is_not_the_bottleneck_and_a_zero_risk_cannot_be_promised(page):
+    page.number_input(key="constraints_capacity").set_value(1000.0).run()
+    page.slider(key="constraints_max_risk").set_value(0.0).run()
+    assert not page.exception, [e.value for e in page.exception]
+    text = _markdown(page)
+    assert "The team is not the bottleneck" in text
+    assert "Nothing can be guaranteed" in text and "hand every item to people" in text
+
+
+def test_the_two_tier_section_answers_and_offers_the_policy_json(page):
+    page.number_input(key="constraints_cost").set_value(0.5).run()
+    assert not page.exception
+    (button,) = [e for e in page.main if getattr(e, "type", None) == "download_button"]
+    text = _markdown(page)
+    assert "ask a person to confirm from" in text or "does not pay" in text
+    assert button.proto.label == "Download this two-tier policy (JSON)"
+
+
+def test_per_class_capacity_renders(page):
+    page.toggle(key="constraints_per_class").set_value(True).run()
+    assert not page.exception, [e.value for e in page.exception]
+    assert "per-class thresholds (" in _markdown(page)

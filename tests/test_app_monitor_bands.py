@@ -1,0 +1,67 @@
+"""The Monitor page's bands section, through the whole app with AppTest: the
+sentences carry the figures of valuecore.monitor_bands, and say which calibration."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+def _monitor(source: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    if source:
+        at.sidebar.selectbox(key="sidebar_source").set_value(source).run()
+    at.switch_page("pages/monitor.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _text(at) -> str:
+    return "\n".join(m.value for m in at.markdown) + "\n" + "\n".join(c.value for c in at.caption)
+
+
+def _expected(at, sample: str, watched: str):
+    model = at.selectbox(key="monitor_bands_model").value
+    run = vc.load_runs([str(ROOT / "sample_runs" / sample)]).models[model]
+    policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
+    reference = run.splits["val"]
+    return (vc.monitor_bands(reference, run.splits[watched], policy, vc.UseCase(1, 0, -4), n_chunks=8),
+            vc.monitor_bands(reference, run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=8))
+
+
+def test_bands_on_a_labelled_sample_say_the_calibration_and_the_backtest():
+    at = _monitor()
+    text = _text(at)
+    watched, backtest = _expected(at, "digits", at.selectbox(key="monitor_bands_split").value)
+    assert f"Estimate calibrated with: {watched.calibration_text}." in text
+    assert "isotonic calibration fitted on the labelled reference split (449 items)" in text
+    covered = int(backtest.frame["covered"].astype(bool).sum())
+    assert f"covered the realised value in **{covered} of {backtest.n_backtest} chunks**" in text
+
+
+def test_production_chunks_raise_the_alerts_valuecore_finds():
+    at = _monitor("sample:breast_cancer")
+    assert at.selectbox(key="monitor_bands_split").value == "prod"  # unlabelled splits are offered first
+    watched, _ = _expected(at, "breast_cancer", "prod")
+    text = _text(at)
+    if watched.n_alerts:
+        assert f"**{watched.n_alerts} of {len(watched.frame)} chunks raised an alert**" in text
+    else:
+        assert "No alert" in text
+    drift = re.search(r"drifted away from the reference on (\d+) of", text)
+    assert (int(drift.group(1)) if drift else 0) == watched.n_drift
+
+
+def test_raw_probabilities_can_be_chosen_and_are_named():
+    at = _monitor()
+    at.radio(key="monitor_bands_calibration").set_value("none").run()
+    assert not at.exception
+    assert "raw model probabilities (no calibration)" in _text(at)

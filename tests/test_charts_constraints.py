@@ -1,0 +1,54 @@
+"""The pure chart functions of the constraints page and the monitor bands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import valuecore as vc
+from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
+from dashboard.charts.monitor import band_chart
+
+
+def _datasets(chart) -> list:
+    spec = chart.to_dict()
+    return list(spec.get("datasets", {}).values())
+
+
+def test_capacity_chart_plots_the_curve_and_marks_the_team():
+    curve = pd.DataFrame({"reviews_per_day": [0, 10, 30], "value_per_day": [5.0, 8.0, 9.0],
+                          "threshold": [0.1, 0.5, 0.9]})
+    spec = capacity_chart(curve, 20, "€").to_dict()
+    assert spec["title"] == "Value against review capacity"
+    data = _datasets(capacity_chart(curve, 20, "€"))
+    assert [r["value_text"] for r in data[0]] == ["€5.00", "€8.00", "€9.00"]
+    assert data[1] == [{"capacity": 20}]
+
+
+def test_certified_risk_chart_shows_rate_bound_and_limit():
+    table = pd.DataFrame({"threshold": [0.9, 0.8], "coverage": [0.2, 0.4], "error_rate": [0.01, 0.03],
+                          "upper_bound": [0.04, 0.06], "certified": [True, False]})
+    data = _datasets(certified_risk_chart(table, 0.05))
+    assert {r["what"] for r in data[0]} == {"Error rate on the tuning split", "Certified upper bound"}
+    assert data[1] == [{"max_risk": 0.05}]
+
+
+def test_tiers_chart_keeps_the_tier_order():
+    tiers = pd.DataFrame({"tier": ["Automatic", "Confirmed by a person", "Handed off"],
+                          "items_per_day": [800, 150, 50]})
+    spec = tiers_chart(tiers).to_dict()
+    assert spec["encoding"]["y"]["sort"] == ["Automatic", "Confirmed by a person", "Handed off"]
+
+
+def test_band_chart_layers_and_flags():
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(0.5, 1, 600)
+    p = vc.Predictions.from_top_label(["a"] * 600, conf, np.where(rng.uniform(size=600) < conf, "a", "b"),
+                                      classes=["a", "b"])
+    shifted = vc.Predictions.from_top_label(["a"] * 200, conf[:200] * 0.7, classes=["a", "b"])
+    out = vc.monitor_bands(p.subset(slice(0, 300)), {"test": p.subset(slice(300, 600)), "prod": shifted},
+                           vc.Policy("accept_all"), vc.UseCase(1, 0, -1), n_chunks=2)
+    spec = band_chart(out.frame).to_dict()
+    assert len(spec["layer"]) == 5  # reference band, chunk band, estimate, flags, realised
+    flags = [r for d in spec["datasets"].values() for r in d if "status" in r and r["status"] != "ok"]
+    assert flags and all(r["split"] == "prod" for r in flags)

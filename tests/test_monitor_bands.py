@@ -1,0 +1,116 @@
+"""Monitoring with bands: the per-item moments against a double loop, band
+coverage without drift close to nominal, and alerts on an injected drift."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import valuecore as vc
+
+USE_CASE = vc.UseCase(1, 0, -2)
+
+
+def draw(rng, n, low=0.5, high=1.0, power=1.5):
+    """Known model: confidence ~ U(low, high), right with probability confidence ** power
+    (over-confident, so the raw estimate is biased and calibration matters)."""
+    conf = rng.uniform(low, high, n)
+    right = rng.uniform(size=n) < conf**power
+    return vc.Predictions.from_top_label(["a"] * n, conf, np.where(right, "a", "b"), classes=["a", "b"])
+
+
+def test_moments_are_the_double_loop_over_items_and_true_classes():
+    rng = np.random.default_rng(1)
+    proba = rng.dirichlet([1, 1, 1], 30)
+    p = vc.Predictions.from_proba(proba, classes=["x", "y", "z"], sample_weight=rng.integers(0, 3, 30))
+    matrix = vc.ValueMatrix(("x", "y", "z"), [[2, -1, -3, 0], [-1, 1, -2, 0], [-4, -1, 3, -0.5]])
+    policy = vc.Policy("threshold", threshold=0.5)
+    from valuecore._bands import expected_item_values
+
+    mean, variance = expected_item_values(policy, p, matrix)
+    actions = policy.decide(p)
+    for i in range(p.n):
+        outcomes = [matrix.values[k, actions[i]] for k in range(3)]
+        m = sum(proba[i, k] / proba[i].sum() * outcomes[k] for k in range(3))
+        s = sum(proba[i, k] / proba[i].sum() * (outcomes[k] - m) ** 2 for k in range(3))
+        assert mean[i] == pytest.approx(m) and variance[i] == pytest.approx(s, abs=1e-12)
+    # the estimate with no calibration is vc.estimate's
+    out = vc.monitor_bands(_labelled(p, rng), p, policy, matrix, n_chunks=1, calibration="none")
+    assert out.frame["estimated_value_per_item"].iloc[0] == pytest.approx(
+        vc.estimate(policy, p, matrix).value_per_item
+    )
+    assert "no calibration" in out.calibration_text
+
+
+def _labelled(p, rng):
+    y = rng.integers(0, 3, p.n).astype(str)
+    return vc.Predictions.from_proba(p.proba, np.array(p.classes)[y.astype(int)], classes=p.classes)
+
+
+def test_default_calibration_is_fitted_on_the_reference_and_said():
+    rng = np.random.default_rng(2)
+    reference, production = draw(rng, 2000), draw(rng, 2000)
+    raw = vc.monitor_bands(reference, production, vc.Policy("accept_all"), USE_CASE, n_chunks=4, calibration="none")
+    calibrated = vc.monitor_bands(reference, production, vc.Policy("accept_all"), USE_CASE, n_chunks=4)
+    assert calibrated.calibration["method"] == "isotonic"
+    assert "isotonic calibration fitted on the labelled reference split (2000 items)" == calibrated.calibration_text
+    truth = production.accuracy * 3 - 2  # value per item of accept_all: 1 right, -2 wrong
+    assert abs(calibrated.frame["estimated_value_per_item"].mean() - truth) < abs(
+        raw.frame["estimated_value_per_item"].mean() - truth
+    )
+
+
+def test_whole_number_weights_are_copies():
+    rng = np.random.default_rng(4)
+    reference, production = draw(rng, 300), draw(rng, 200, high=0.9)
+    weight = rng.integers(1, 4, 200)
+    labels = np.array(["a", "b"])[production.y_true]
+    weighted = vc.Predictions.from_top_label(["a"] * 200, production.confidence, labels, classes=["a", "b"],
+                                             sample_weight=weight)
+    copies = production.subset(np.repeat(np.arange(200), weight))
+    policy = vc.Policy("threshold", threshold=0.7)
+    a = vc.monitor_bands(reference, weighted, policy, USE_CASE, n_chunks=1).frame.iloc[0]
+    b = vc.monitor_bands(reference, copies, policy, USE_CASE, n_chunks=1).frame.iloc[0]
+    for column in ("n", "estimated_value_per_item", "band_low", "band_high", "reference_low", "drift_statistic",
+                   "drift_p_value", "realised_value_per_item"):
+        assert a[column] == pytest.approx(b[column], rel=1e-9), column
+
+
+def test_bad_options_are_refused():
+    rng = np.random.default_rng(3)
+    p = draw(rng, 100)
+    unlabeled = vc.Predictions.from_top_label(["a"] * 5, [0.9] * 5, classes=["a", "b"])
+    with pytest.raises(ValueError, match="labels"):
+        vc.monitor_bands(unlabeled, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2)
+    with pytest.raises(ValueError, match="confidence"):
+        vc.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, confidence=1.0)
+    with pytest.raises(ValueError, match="calibration for monitoring"):
+        vc.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, calibration="platt")
+
+
+@pytest.mark.slow
+def test_band_coverage_without_drift_is_close_to_nominal_and_drift_raises_alerts():
+    rng = np.random.default_rng(20261123)
+    start = time.perf_counter()
+    reference = draw(rng, 5000)
+    policy = vc.Policy("threshold", threshold=0.7)
+    steady = draw(rng, 300 * 200)
+    out = vc.monitor_bands(reference, steady, policy, USE_CASE, size=300)
+    # 200 chunks of 300 items, no drift: the 95% band covers the realised value about 95% of the time
+    coverage = out.backtest_coverage
+    false_alerts = out.n_alerts / len(out.frame)
+    false_drift = out.n_drift / len(out.frame)
+    # drift: confidences fall (the model sees harder items) in 20 further chunks
+    shifted = draw(rng, 300 * 20, low=0.5, high=0.85)
+    drifted = vc.monitor_bands(reference, {"steady": steady.subset(slice(0, 6000)), "shifted": shifted}, policy,
+                               USE_CASE, size=300)
+    alerts = drifted.frame.groupby("split")[["alert", "drift"]].mean()
+    print(f"{time.perf_counter() - start:.1f} s; coverage {coverage:.3f} over {out.n_backtest} chunks; "
+          f"false alerts {false_alerts:.3f}; false drift {false_drift:.3f}; after drift:\n{alerts}")
+    assert out.n_backtest == 200
+    assert 0.90 <= coverage <= 0.99
+    assert false_alerts <= 0.05 and false_drift <= 0.05
+    assert alerts.loc["shifted", "alert"] >= 0.9 and alerts.loc["shifted", "drift"] >= 0.9
+    assert alerts.loc["steady", "alert"] <= 0.1

@@ -1,0 +1,365 @@
+"""Monitoring with uncertainty: calibrated label-free estimates, bands, alerts, drift.
+
+:func:`monitor_bands` watches a policy on production chunks without labels:
+
+Calibration
+    Label-free estimates are only as good as the probabilities. By default a
+    map is fitted on the *labelled reference split* and applied to every
+    chunk before estimating: isotonic regression of correctness on the
+    top-label confidence for a simple use case (the predicted class is right
+    with the recalibrated confidence), temperature scaling for a value matrix
+    (which needs whole probability vectors). ``calibration="none"`` uses the
+    raw probabilities. The policy's decisions are untouched: the map only
+    changes what we *expect* those decisions to earn.
+Band per chunk
+    With per-item expected value ``e_i`` and variance ``s_i^2`` (over the
+    true class, under the calibrated probabilities) of the action the policy
+    takes, the realised value per item of a chunk of weighted size ``W`` has
+    mean ``sum(w e) / W`` and standard deviation ``sqrt(sum(w s^2)) / W``
+    (items independent given their confidences; a weight counts copies). The
+    band is the mean +- z of that (normal approximation). On a labelled chunk
+    the back-test checks whether the band covered the realised value.
+Reference band and alerts
+    On the reference split the per-item estimate has mean ``mu`` and standard
+    deviation ``sd``; a chunk of size ``W`` from the same distribution has an
+    estimated value per item within ``mu +- z' sd / sqrt(W)`` with
+    probability ``alert_confidence``. A chunk outside that band raises an
+    alert (false alerts: about ``1 - alert_confidence`` of the chunks).
+Drift signal
+    The two-sample Kolmogorov-Smirnov distance between the chunk's and the
+    reference's (raw) confidence distributions, weighted, with the asymptotic
+    p-value; the sizes are the summed weights when they are whole numbers
+    (copies), else Kish's effective sizes. ``drift`` when it is below ``drift_level``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._policies import Policy, Values, value_matrix_for
+from ._predictions import Predictions
+
+__all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
+
+BAND_COLUMNS = (
+    "split",
+    "chunk",
+    "start",
+    "end",
+    "n",
+    "estimated_value_per_item",
+    "band_low",
+    "band_high",
+    "reference_low",
+    "reference_high",
+    "alert",
+    "drift_statistic",
+    "drift_p_value",
+    "drift",
+    "has_labels",
+    "realised_value_per_item",
+    "covered",
+)
+
+
+def _z(confidence: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2))
+
+
+def _truth(calibrated: Predictions, matrix) -> np.ndarray:
+    """Distribution of the true class per item, shape (n, C), under the calibrated output."""
+    if calibrated.has_proba:
+        return calibrated.normalised_proba()
+    if matrix.as_use_case() is None:
+        calibrated.require_proba("label-free estimation with a per-class value matrix")
+    n, n_classes = calibrated.n, matrix.n_classes
+    truth = np.zeros((n, n_classes))
+    rows = np.arange(n)
+    # top label only: right with probability `confidence`; where the rest goes
+    # does not matter for a simple use case (every wrong answer is worth the same)
+    truth[rows, calibrated.y_pred] = calibrated.confidence
+    truth[rows, (calibrated.y_pred + 1) % n_classes] += 1 - calibrated.confidence
+    return truth
+
+
+def expected_item_values(
+    policy: Policy, predictions: Predictions, values: Values, calibrator=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item expected value and variance, shapes (n,), of the policy's actions.
+
+    The actions are the policy's own (on ``predictions`` as given); the
+    distribution of the truth is read from ``calibrator.apply(predictions)``
+    (the raw predictions when ``calibrator`` is None).
+    """
+    matrix = value_matrix_for(values, predictions.classes)
+    actions = policy.decide(predictions, matrix)
+    calibrated = predictions if calibrator is None else calibrator.apply(predictions)
+    truth = _truth(calibrated, matrix)
+    outcome = matrix.values[:, actions].T  # (n, C): value of the action if the truth is each class
+    mean = np.einsum("ik,ik->i", truth, outcome)
+    second = np.einsum("ik,ik->i", truth, outcome**2)
+    return mean, np.maximum(second - mean**2, 0.0)
+
+
+def _effective_size(weight: np.ndarray) -> float:
+    """Whole-number weights count copies (n = sum w); other weights use Kish's sum(w)^2 / sum(w^2)."""
+    if np.all(weight == np.round(weight)):
+        return float(weight.sum())
+    return float(weight.sum() ** 2 / np.sum(weight**2))
+
+
+def _weighted_ks(reference: np.ndarray, ref_weight: np.ndarray, sample: np.ndarray, weight: np.ndarray):
+    """(distance, p-value) of the weighted two-sample Kolmogorov-Smirnov test."""
+    from scipy.stats import kstwobign
+
+    if ref_weight.sum() <= 0 or weight.sum() <= 0:
+        return math.nan, math.nan
+    grid = np.union1d(reference, sample)
+
+    def ecdf(x, w):
+        order = np.argsort(x, kind="stable")
+        cum = np.cumsum(w[order]) / w.sum()
+        index = np.searchsorted(x[order], grid, side="right")
+        return np.where(index > 0, cum[np.maximum(index - 1, 0)], 0.0)
+
+    distance = float(np.max(np.abs(ecdf(reference, ref_weight) - ecdf(sample, weight))))
+    n1, n2 = _effective_size(ref_weight), _effective_size(weight)
+    effective = math.sqrt(n1 * n2 / (n1 + n2))
+    # Stephens' small-sample correction of the asymptotic distribution
+    p_value = float(kstwobign.sf((effective + 0.12 + 0.11 / effective) * distance))
+    return distance, min(max(p_value, 0.0), 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class MonitorBands:
+    """Per-chunk estimates with bands, alerts and drift, and the back-test.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        One row per chunk, columns ``BAND_COLUMNS``: ``band_low/high`` the
+        band of the chunk's realised value per item, ``reference_low/high``
+        the reference band of its estimate, ``alert`` (estimate outside the
+        reference band), ``drift_statistic`` / ``drift_p_value`` / ``drift``,
+        and on labelled chunks ``realised_value_per_item`` and ``covered``.
+    calibration : dict
+        The estimation map fitted on the reference (``Calibrator.to_dict()``).
+    calibration_text : str
+        One sentence saying which calibration, fitted on what.
+    reference_value_per_item, reference_sd : float
+        Mean and standard deviation of the per-item estimate on the reference.
+    confidence, alert_confidence, drift_level : float
+    n_backtest : int
+        Labelled chunks.
+    backtest_coverage : float or None
+        Share of labelled chunks whose band covered the realised value.
+    """
+
+    frame: object
+    calibration: dict
+    calibration_text: str
+    reference_value_per_item: float
+    reference_sd: float
+    confidence: float
+    alert_confidence: float
+    drift_level: float
+    n_backtest: int
+    backtest_coverage: float | None
+
+    @property
+    def n_alerts(self) -> int:
+        return int(self.frame["alert"].sum())
+
+    @property
+    def n_drift(self) -> int:
+        return int(self.frame["drift"].sum())
+
+
+def _check_level(value, name: str) -> float:
+    value = float(value)
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {value!r}")
+    return value
+
+
+def _reference_moments(policy: Policy, reference: Predictions, values: Values, calibrator) -> tuple[float, float]:
+    """Weighted mean and standard deviation of the per-item estimate on the reference."""
+    weight = reference.sample_weight
+    mean, _ = expected_item_values(policy, reference, values, calibrator)
+    mu = float(mean @ weight / weight.sum())
+    return mu, float(math.sqrt(max(((mean - mu) ** 2) @ weight / weight.sum(), 0.0)))
+
+
+def monitoring_record(
+    reference: Predictions, policy: Policy, values: Values, *, reference_split: str, calibration: str = "auto",
+    alert_confidence: float = 0.99,
+) -> dict:
+    """What a serving system needs to raise the alerts of :func:`monitor_bands` (policy JSON ``monitoring``).
+
+    A chunk of weighted size W alerts when its estimated value per item,
+    computed with ``estimation_calibration``, leaves
+    ``reference_value_per_item +- z * reference_sd_per_item / sqrt(W)``,
+    z the normal quantile of ``alert_confidence``.
+    """
+    alert_confidence = _check_level(alert_confidence, "alert_confidence")
+    reference.require_labels("the monitoring reference (it fits the calibration)")
+    calibrator, text = _estimation_calibrator(reference, values, calibration)
+    mu, sd = _reference_moments(policy, reference, values, calibrator)
+    return {
+        "reference_split": reference_split,
+        "estimation_calibration": calibrator.to_dict(),
+        "calibration_text": text,
+        "reference_value_per_item": mu,
+        "reference_sd_per_item": sd,
+        "alert_confidence": alert_confidence,
+        "alert_z": _z(alert_confidence),
+    }
+
+
+def _estimation_calibrator(reference: Predictions, values: Values, method: str):
+    from ._calibration import Calibrator, fit_calibration
+
+    if method == "auto":
+        use_case = value_matrix_for(values, reference.classes).as_use_case() is not None
+        method = "isotonic" if use_case else "temperature"
+    if method not in ("none", "isotonic", "temperature"):
+        raise ValueError(f"calibration for monitoring must be auto, none, isotonic or temperature, not {method!r}")
+    if method == "none":
+        return Calibrator("none", {}), "raw model probabilities (no calibration)"
+    if method == "isotonic" and value_matrix_for(values, reference.classes).as_use_case() is None:
+        raise ValueError("a per-class value matrix needs probability vectors: use temperature (or none), not isotonic")
+    calibrator = fit_calibration(reference, method)
+    return calibrator, f"{method} calibration fitted on the labelled reference split ({reference.total_weight:g} items)"
+
+
+def monitor_bands(
+    reference: Predictions,
+    analysis: Predictions | Mapping[str, Predictions],
+    policy: Policy,
+    values: Values,
+    *,
+    size=None,
+    n_chunks=None,
+    period=None,
+    calibration: str = "auto",
+    confidence: float = 0.95,
+    alert_confidence: float = 0.99,
+    drift_level: float = 0.01,
+) -> MonitorBands:
+    """Label-free value per chunk with a sampling-error band, alerts and a drift signal.
+
+    Parameters
+    ----------
+    reference : Predictions
+        Labelled reference split (e.g. the test split): fits the estimation
+        calibration and sets the reference band and distribution.
+    analysis : Predictions or mapping of split name -> Predictions
+        The data to watch, chunked like :func:`monitor`; labelled chunks are back-tested.
+    policy : Policy
+        Not ``two_tier``.
+    values : UseCase or ValueMatrix
+    size, n_chunks, period
+        How to chunk; exactly one (see :func:`chunk_predictions`).
+    calibration : {"auto", "isotonic", "temperature", "none"}
+        Estimation calibration fitted on ``reference``; "auto" = isotonic for
+        a simple use case, temperature for a value matrix.
+    confidence : float
+        Coverage of the per-chunk band.
+    alert_confidence : float
+        Coverage of the reference band (an alert outside it).
+    drift_level : float
+        p-value below which the confidence distribution is flagged as drifted.
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1, 400)
+    >>> p = vc.Predictions.from_top_label(["a"] * 400, conf, np.where(rng.uniform(size=400) < conf, "a", "b"),
+    ...                                  classes=["a", "b"])
+    >>> out = monitor_bands(p.subset(slice(0, 200)), p.subset(slice(200, 400)), vc.Policy("accept_all"),
+    ...                     vc.UseCase(1, 0, -1), n_chunks=2)
+    >>> out.frame[["chunk", "alert", "drift", "covered"]]
+          chunk  alert  drift  covered
+    0   [0:100]  False  False     True
+    1 [100:200]  False  False     True
+    """
+    import pandas as pd
+
+    from ._monitoring import chunk_predictions
+
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
+    if policy.kind == "two_tier":
+        raise ValueError("bands for two_tier policies are not available: monitor its automatic tier instead")
+    confidence = _check_level(confidence, "confidence")
+    alert_confidence = _check_level(alert_confidence, "alert_confidence")
+    drift_level = _check_level(drift_level, "drift_level")
+    reference.require_labels("the monitoring reference (it fits the calibration)")
+    if reference.total_weight <= 0:
+        raise ValueError("the monitoring reference split has no items")
+    splits = {"all": analysis} if isinstance(analysis, Predictions) else dict(analysis)
+    calibrator, calibration_text = _estimation_calibrator(reference, values, calibration)
+
+    ref_weight = reference.sample_weight
+    mu, sd = _reference_moments(policy, reference, values, calibrator)
+    z, z_alert = _z(confidence), _z(alert_confidence)
+
+    rows = []
+    for split, run in splits.items():  # loop over splits and chunks, never items
+        for chunk in chunk_predictions(run, size=size, n_chunks=n_chunks, period=period):
+            p = chunk.predictions
+            weight = p.sample_weight
+            total = float(weight.sum())
+            if total <= 0:
+                continue
+            mean, variance = expected_item_values(policy, p, values, calibrator)
+            estimated = float(mean @ weight / total)
+            half = z * math.sqrt(float(variance @ weight)) / total
+            reference_half = z_alert * sd / math.sqrt(total)
+            distance, p_value = _weighted_ks(reference.confidence, ref_weight, p.confidence, weight)
+            realised = covered = None
+            if p.has_labels:
+                from ._evaluate import evaluate
+
+                realised = evaluate(policy, p, values).value_total / total
+                covered = bool(estimated - half - 1e-12 <= realised <= estimated + half + 1e-12)
+            rows.append({
+                "split": str(split),
+                "chunk": chunk.key,
+                "start": chunk.start,
+                "end": chunk.end,
+                "n": total,
+                "estimated_value_per_item": estimated,
+                "band_low": estimated - half,
+                "band_high": estimated + half,
+                "reference_low": mu - reference_half,
+                "reference_high": mu + reference_half,
+                "alert": not (mu - reference_half <= estimated <= mu + reference_half),
+                "drift_statistic": distance,
+                "drift_p_value": p_value,
+                "drift": bool(p_value < drift_level),
+                "has_labels": p.has_labels,
+                "realised_value_per_item": np.nan if realised is None else realised,
+                "covered": covered,
+            })
+    frame = pd.DataFrame(rows, columns=list(BAND_COLUMNS))
+    labelled = frame[frame["has_labels"]]
+    return MonitorBands(
+        frame=frame,
+        calibration=calibrator.to_dict(),
+        calibration_text=calibration_text,
+        reference_value_per_item=mu,
+        reference_sd=sd,
+        confidence=confidence,
+        alert_confidence=alert_confidence,
+        drift_level=drift_level,
+        n_backtest=int(len(labelled)),
+        backtest_coverage=float(labelled["covered"].astype(bool).mean()) if len(labelled) else None,
+    )

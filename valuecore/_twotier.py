@@ -1,0 +1,235 @@
+"""Two-tier automation: act, act after a person confirms, or hand off.
+
+Seed 000's Appendix A notes that confidence can buy more than act/abstain: a
+fairly confident prediction can pre-fill a form that a person confirms. That
+is a third action with its own values: a *confirmed correct* answer, a
+*confirmed wrong* answer (the person may or may not catch it), and the cost of
+the person's time. Three tiers by confidence::
+
+    confidence >= threshold                    act automatically
+    assist_threshold <= confidence < threshold act after a person confirms
+    confidence < assist_threshold              hand off entirely
+
+Tuning is exact and O(n_groups) after the sort: with ``A`` and ``S`` the
+cumulative gains (over handing off) of acting and of assisting along the
+confidence order, the value of the pair of group indices ``i <= j`` is
+``A[i] + S[j] - S[i]``; for each ``i`` the best ``j >= i`` is a suffix
+maximum. Ties go to the highest ``threshold``, then the highest
+``assist_threshold`` (fewest automated calls, then fewest confirmations).
+When confirming is worth no more than handing off, no item is assisted and
+the answer is the one-threshold policy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._policies import Policy, Values, item_gains, value_matrix_for
+from ._predictions import Predictions
+from ._capacity import global_cum_gain
+from ._sorted import SortedRun
+from ._usecase import UseCase
+
+__all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
+
+
+@dataclass(frozen=True)
+class AssistedValues:
+    """What an item is worth when a person confirms the model's answer.
+
+    Attributes
+    ----------
+    v_confirmed_correct : float
+        Value of a correct answer confirmed by a person (before the cost).
+    v_confirmed_wrong : float
+        Value of a wrong answer put to a person (before the cost): whatever
+        the person's catch rate makes of it.
+    cost : float
+        Cost of the person's time per assisted item.
+
+    Examples
+    --------
+    >>> AssistedValues(0.9, -0.5, 0.1).to_dict()
+    {'v_confirmed_correct': 0.9, 'v_confirmed_wrong': -0.5, 'cost': 0.1}
+    """
+
+    v_confirmed_correct: float
+    v_confirmed_wrong: float
+    cost: float = 0.0
+
+    def __post_init__(self):
+        for name in ("v_confirmed_correct", "v_confirmed_wrong", "cost"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
+                math.isfinite(value)
+            ):
+                raise ValueError(f"{name} of the assisted tier must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+
+    def to_dict(self) -> dict:
+        return {"v_confirmed_correct": self.v_confirmed_correct, "v_confirmed_wrong": self.v_confirmed_wrong,
+                "cost": self.cost}
+
+    @classmethod
+    def from_dict(cls, data) -> "AssistedValues":
+        if isinstance(data, AssistedValues):
+            return data
+        try:
+            return cls(data["v_confirmed_correct"], data["v_confirmed_wrong"], data.get("cost", 0.0))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(
+                "the assisted tier needs v_confirmed_correct, v_confirmed_wrong and cost"
+            ) from exc
+
+
+def _assisted_item_values(predictions: Predictions, assisted: AssistedValues) -> np.ndarray:
+    """Unweighted value of assisting each item, shape (n,)."""
+    return np.where(
+        predictions.correct, assisted.v_confirmed_correct, assisted.v_confirmed_wrong
+    ) - assisted.cost
+
+
+def _handoff_values(predictions: Predictions, values: Values) -> np.ndarray:
+    matrix = value_matrix_for(values, predictions.classes)
+    return matrix.values[predictions.y_true, -1]
+
+
+def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) -> Policy:
+    """Tune both thresholds of a ``two_tier`` policy exactly on a labelled split.
+
+    Parameters
+    ----------
+    run : SortedRun
+        Labelled tuning split, presorted (calibrated first if the policy is).
+    values : UseCase or ValueMatrix
+        Values of acting automatically and of handing off.
+    assisted : AssistedValues or mapping
+    calibration : mapping, optional
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_top_label(["a"] * 4, [0.9, 0.8, 0.7, 0.6], ["a", "a", "b", "a"], classes=["a", "b"])
+    >>> policy = fit_two_tier(vc.presort(p), vc.UseCase(1, 0, -4), AssistedValues(0.9, 0.0, 0.1))
+    >>> policy.threshold, policy.assist_threshold
+    (0.8, 0.6)
+    """
+    assisted = AssistedValues.from_dict(assisted)
+    predictions = run.predictions
+    predictions.require_labels("tuning a two-tier policy")
+    extra = {"calibration": calibration} if calibration else {}
+    if predictions.n == 0:
+        return Policy("two_tier", threshold=None, assist_threshold=None, assisted=assisted.to_dict(), **extra)
+    if isinstance(values, UseCase) and run.cum_correct is not None:
+        # Fast path: O(n_groups) from the counts cached at presort.
+        act_cum = global_cum_gain(run, values)
+        assist_cum = (assisted.v_confirmed_correct - assisted.cost - values.v_abstain) * run.cum_correct + (
+            assisted.v_confirmed_wrong - assisted.cost - values.v_abstain
+        ) * run.cum_wrong
+    else:
+        weight = predictions.sample_weight
+        act = item_gains(predictions, values)[run.order]
+        assist = ((_assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)) * weight)[
+            run.order
+        ]
+        ends = run.group_end - 1
+        act_cum = np.r_[0.0, np.cumsum(act)[ends]]
+        assist_cum = np.r_[0.0, np.cumsum(assist)[ends]]
+    # best j >= i of assist_cum[j], ties to the smallest j: scan from the end,
+    # an equal value at a smaller index replaces the record.
+    reverse = assist_cum[::-1]
+    record = np.maximum.accumulate(reverse)
+    last_hit = np.maximum.accumulate(np.where(reverse == record, np.arange(reverse.size), 0))
+    suffix_best = record[::-1]
+    suffix_index = (reverse.size - 1 - last_hit)[::-1]
+    total = act_cum - assist_cum + suffix_best
+    i = int(np.argmax(total))  # ties: the highest automatic threshold
+    j = int(suffix_index[i])
+    threshold = None if i == 0 else float(run.thresholds[i - 1])
+    assist_threshold = None if j == 0 else float(run.thresholds[j - 1])
+    return Policy(
+        "two_tier", threshold=threshold, assist_threshold=assist_threshold, assisted=assisted.to_dict(), **extra
+    )
+
+
+def two_tier_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
+    """Per-item realised value of a two-tier policy, shape (n,), unweighted."""
+    if policy.kind != "two_tier":
+        raise ValueError(f"not a two-tier policy: {policy.kind!r}")
+    predictions.require_labels("the realised value")
+    assisted = AssistedValues.from_dict(policy.assisted)
+    tiers = policy.tiers(predictions)
+    matrix = value_matrix_for(values, predictions.classes)
+    calibrated = policy.calibrate(predictions)
+    acted = matrix.values[predictions.y_true, calibrated.y_pred]
+    return np.select(
+        [tiers == 0, tiers == 1],
+        [acted, _assisted_item_values(calibrated, assisted)],
+        default=_handoff_values(predictions, values),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class TwoTierResult:
+    """Realised value and volumes of a two-tier policy (weighted counts).
+
+    Attributes
+    ----------
+    n_items, value_total, value_per_item : float
+    n_auto, n_assisted, n_handoff : float
+        Items in each tier.
+    n_auto_wrong, n_assisted_wrong : float
+        Wrong answers acted on automatically / put to a person.
+    """
+
+    n_items: float
+    value_total: float
+    value_per_item: float
+    n_auto: float
+    n_assisted: float
+    n_handoff: float
+    n_auto_wrong: float
+    n_assisted_wrong: float
+
+    def to_dict(self) -> dict:
+        return {
+            "n_auto": self.n_auto,
+            "n_assisted": self.n_assisted,
+            "n_handoff": self.n_handoff,
+            "n_auto_wrong": self.n_auto_wrong,
+            "n_assisted_wrong": self.n_assisted_wrong,
+        }
+
+
+def evaluate_two_tier(policy: Policy, predictions: Predictions, values: Values) -> TwoTierResult:
+    """Realised value of a two-tier policy on a labelled split. O(n).
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_top_label(["a"] * 4, [0.9, 0.8, 0.7, 0.6], ["a", "a", "b", "a"], classes=["a", "b"])
+    >>> policy = vc.Policy("two_tier", threshold=0.8, assist_threshold=0.6,
+    ...                    assisted={"v_confirmed_correct": 0.9, "v_confirmed_wrong": 0.0, "cost": 0.1})
+    >>> r = evaluate_two_tier(policy, p, vc.UseCase(1, 0, -4))
+    >>> round(r.value_total, 6), r.n_auto, r.n_assisted, r.n_handoff
+    (2.7, 2.0, 2.0, 0.0)
+    """
+    per_item = two_tier_item_values(policy, predictions, values)
+    weight = predictions.sample_weight
+    tiers = policy.tiers(predictions)
+    wrong = ~policy.calibrate(predictions).correct
+    n_items = predictions.total_weight
+    total = float(per_item @ weight)
+    return TwoTierResult(
+        n_items=n_items,
+        value_total=total,
+        value_per_item=total / n_items if n_items > 0 else 0.0,
+        n_auto=float(weight[tiers == 0].sum()),
+        n_assisted=float(weight[tiers == 1].sum()),
+        n_handoff=float(weight[tiers == 2].sum()),
+        n_auto_wrong=float(weight[(tiers == 0) & wrong].sum()),
+        n_assisted_wrong=float(weight[(tiers == 1) & wrong].sum()),
+    )
