@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 
 import numpy as np
 import pandas as pd
@@ -589,7 +588,9 @@ def test_any_bytes_give_a_report_never_an_exception(data):
 
 # ------------------------------------------------------------------ speed
 @pytest.mark.slow
-def test_million_row_parquet_loads_in_a_few_seconds(tmp_path):
+def test_million_row_parquet_loads_whole(tmp_path):
+    # Speed is measured by benchmarks/bench_core.py, never asserted here (shared CI machines vary);
+    # this checks that a million-row file loads whole and that its splits add up.
     rng = np.random.default_rng(0)
     n, n_classes = 1_000_000, 10
     proba = rng.dirichlet(np.full(n_classes, 0.3), size=n)
@@ -598,10 +599,9 @@ def test_million_row_parquet_loads_in_a_few_seconds(tmp_path):
     frame.insert(0, "split", np.where(rng.random(n) < 0.5, "val", "test"))
     frame.insert(0, "id", np.arange(n))
     frame.to_parquet(tmp_path / "big.parquet")
-    started = time.perf_counter()
     report = load_runs(tmp_path / "big.parquet")
-    elapsed = time.perf_counter() - started
     assert report.ok
-    assert report.models["big"].n_rows == n
-    # About 0.8 s on an idle 2-core machine; the margin is for busy, shared CI machines.
-    assert elapsed < 8.0, f"took {elapsed:.2f} s"
+    run = report.models["big"]
+    assert run.n_rows == n
+    assert sum(p.n for p in run.splits.values()) == n
+    assert run.splits["val"].n == int((frame["split"] == "val").sum())
