@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._policies import Values, item_gains, value_matrix_for
+from ._policies import Values, value_matrix_for
 from ._predictions import Predictions
-from ._sorted import SortedRun
+from ._sorted import SortedRun, cumulative_gain
 from ._usecase import UseCase
 
 __all__ = [
@@ -92,14 +92,10 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
         truth_mass = np.bincount(predictions.y_true, weights=predictions.sample_weight, minlength=matrix.n_classes)
     elif matrix.as_use_case() is None:
         predictions.require_proba("label-free value of a per-class value matrix")
+    gain = cumulative_gain(run, values, estimate=estimate)
     if isinstance(values, UseCase) and not estimate:
-        gain = (values.v_correct - values.v_abstain) * run.cum_correct + (
-            values.v_wrong - values.v_abstain
-        ) * run.cum_wrong
         base = values.v_abstain * n_items
     else:
-        gains = item_gains(predictions, values, estimate=estimate)[run.order]
-        gain = np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
         if truth_mass is None:
             # Expected value of abstaining on everything, from the probabilities.
             if predictions.has_proba:

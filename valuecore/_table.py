@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score
 
 from ._policies import fit_policy
 from ._sorted import SortedRun
@@ -58,12 +56,6 @@ class ComparisonTable:
         return pd.concat([self.metrics, ranked], axis=1)[columns]
 
 
-def _value_at(run: SortedRun, threshold: float | None, omega: float) -> float:
-    _, correct, wrong = run.counts_at(threshold)
-    n_items = run.total_weight
-    return (correct - omega * wrong) / n_items if n_items > 0 else 0.0
-
-
 def comparison_table(
     eval_runs: dict[str, SortedRun],
     tune_runs: dict[str, SortedRun] | None = None,
@@ -89,16 +81,7 @@ def comparison_table(
         weight = predictions.sample_weight
         row = {
             "accuracy": predictions.accuracy,
-            "macro_f1": float(
-                f1_score(
-                    predictions.y_true,
-                    predictions.y_pred,
-                    labels=np.arange(predictions.n_classes),
-                    average="macro",
-                    sample_weight=weight,
-                    zero_division=0,
-                )
-            ),
+            "macro_f1": predictions.macro_f1,
         }
         binary = predictions.n_classes == 2
         if binary:
@@ -109,8 +92,8 @@ def comparison_table(
             if binary:
                 row[f"cost_error_k{k:g}"] = (false_neg * k + false_pos) / max(run.total_weight, 1e-300)
             tuned = fit_policy("threshold", tune_runs[model], use_case).threshold
-            row[f"value_tuned_k{k:g}"] = _value_at(run, tuned, k)
-            row[f"value_calibrated_k{k:g}"] = _value_at(run, use_case.calibrated_threshold, k)
+            row[f"value_tuned_k{k:g}"] = run.value_at(tuned, k)
+            row[f"value_calibrated_k{k:g}"] = run.value_at(use_case.calibrated_threshold, k)
         rows[model] = row
     metrics = pd.DataFrame.from_dict(rows, orient="index")
     metrics.index.name = "model"

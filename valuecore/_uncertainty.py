@@ -39,7 +39,7 @@ from scipy import stats
 from ._evaluate import item_values
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
-from ._sorted import SortedRun
+from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
 
 __all__ = [
@@ -999,15 +999,12 @@ def _direct_values(mode: str, omegas: np.ndarray, evaluated: _RunTables, eval_co
     total = r.sum(axis=1)[:, None]
     if mode == "accept_all":
         correct, wrong = _rowdot(r, evaluated.correct)[:, None], _rowdot(r, evaluated.wrong)[:, None]
-        return (correct - omegas[None, :] * wrong) / total
+        return dimensionless_value(correct, wrong, omegas[None, :], total)
     # "calibrated", as voc_curve: group g (confidence c) is accepted while omega <= c / (1 - c).
-    confidence = evaluated.run.thresholds
-    with np.errstate(divide="ignore"):
-        limits = np.where(confidence >= 1.0, np.inf, confidence / np.maximum(1.0 - confidence, 0.0))
+    limits = acceptance_limits(evaluated.run.thresholds)
     accepted = np.searchsorted(-limits, -omegas, side="right")  # (m,) groups accepted
     correct, wrong = _group_cums(evaluated, r, np.maximum(accepted, 1))  # (batch, m)
-    values = np.where(accepted > 0, correct - omegas[None, :] * wrong, 0.0)
-    return values / total
+    return np.where(accepted > 0, dimensionless_value(correct, wrong, omegas[None, :], total), 0.0)
 
 
 def _band_tables(
@@ -1051,7 +1048,7 @@ def _band_values(
     column = np.maximum(groups - 1, 0)
     correct = np.take_along_axis(tables["eval_correct"], column, axis=1)
     wrong = np.take_along_axis(tables["eval_wrong"], column, axis=1)
-    return np.where(groups > 0, correct - omegas[None, :] * wrong, 0.0) / total
+    return np.where(groups > 0, dimensionless_value(correct, wrong, omegas[None, :], total), 0.0)
 
 
 def _voc_values(

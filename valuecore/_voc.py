@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._sorted import SortedRun
+from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 
 __all__ = ["VOCCurve", "voc_curve", "dominance", "Dominance", "VOC_MODES", "voc_frame"]
 
@@ -94,7 +94,7 @@ class VOCCurve:
         if self.n_items <= 0:
             return np.zeros_like(omega)
         correct, wrong = self._counts_at(omega)
-        return (correct - omega * wrong) / self.n_items
+        return dimensionless_value(correct, wrong, omega, self.n_items)
 
     def threshold_at(self, omega) -> np.ndarray:
         """The threshold in force at each omega (NaN = always abstain)."""
@@ -151,39 +151,6 @@ class VOCCurve:
                 "threshold": self.threshold_at(omegas),
             }
         )
-
-
-def _acceptance_limits(confidence: np.ndarray) -> np.ndarray:
-    """Omega up to which a confidence c is accepted by ``omega / (1 + omega) <= c``.
-
-    ``inf`` for c = 1 (always accepted). Computed as c / (1 - c), then moved by
-    a few ulps towards where the float test flips. The test is not monotone at
-    the last ulp, so values at given omegas never rely on these breaks (see
-    ``VOCCurve._counts_at``); areas, omega_sup and dominance, which they feed,
-    are unaffected by ulp-wide slivers.
-    """
-    confidence = np.asarray(confidence, dtype=np.float64)
-    limits = np.full(confidence.shape, np.inf)
-    finite = confidence < 1.0
-    c = confidence[finite]
-    omega = c / (1.0 - c)
-
-    def accepted(w):
-        return w / (1.0 + w) <= c
-
-    for _ in range(8):  # a few ulps at most; a loop over steps, not items
-        too_far = ~accepted(omega)
-        if not too_far.any():
-            break
-        omega = np.where(too_far, np.nextafter(omega, -np.inf), omega)
-    for _ in range(8):
-        step = np.nextafter(omega, np.inf)
-        can_grow = accepted(step)
-        if not can_grow.any():
-            break
-        omega = np.where(can_grow, step, omega)
-    limits[finite] = np.maximum(omega, 0.0)
-    return limits
 
 
 # ------------------------------------------------------------------ hulls
@@ -280,7 +247,7 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
         # up to omega = c / (1 - c). Breaks are then nudged to the float the policy's
         # own test flips at, so the curve and `confidence >= omega / (1 + omega)`
         # agree at every omega, boundaries included.
-        limits = _acceptance_limits(run.thresholds)  # decreasing with the confidence
+        limits = acceptance_limits(run.thresholds)  # decreasing with the confidence
         finite = limits[np.isfinite(limits)][::-1]  # increasing
         n_always = int(np.isinf(limits).sum())
         # On piece j (finite[j-1], finite[j]] the groups with limit >= finite[j] are
