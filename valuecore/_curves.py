@@ -7,9 +7,12 @@ distinct confidence (a candidate threshold), in decreasing order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
 from ._policies import Values, value_matrix_for
 from ._predictions import Predictions
@@ -59,6 +62,7 @@ class ThresholdCurve:
         With ``max_points``, keeps an evenly spaced subset of rows plus the
         best one, so a chart of a million-item run stays light.
         """
+        import pandas as pd
         keep = np.arange(self.thresholds.size)
         if max_points is not None and keep.size > max_points:
             keep = np.unique(np.r_[np.linspace(1, keep.size - 1, max_points).astype(int), self.best_index])
@@ -163,6 +167,7 @@ def confidence_histogram(predictions: Predictions, bins: int = 20) -> pd.DataFra
     Returns a tidy frame ``bin_start, bin_end, outcome, count, share``
     (``share`` of all items), two rows per bin.
     """
+    import pandas as pd
     predictions.require_labels("a correct-vs-wrong confidence histogram")
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.searchsorted(edges, predictions.confidence, side="right") - 1, 0, bins - 1)

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["Predictions"]
 
@@ -41,6 +40,7 @@ def _label_text(value) -> str:
 
 
 def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
+    import pandas as pd  # imported on use, so that importing the module stays light
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")

@@ -8,8 +8,10 @@ does at a given cost factor ``k`` (= omega).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
 from ._policies import fit_policy
 from ._sorted import SortedRun
@@ -51,6 +53,7 @@ class ComparisonTable:
 
     def to_frame(self) -> pd.DataFrame:
         """One frame with ``<metric>`` and ``<metric>_rank`` columns side by side."""
+        import pandas as pd
         ranked = self.ranks.add_suffix("_rank")
         columns = [c for pair in zip(self.metrics.columns, ranked.columns) for c in pair]
         return pd.concat([self.metrics, ranked], axis=1)[columns]
@@ -73,6 +76,7 @@ def comparison_table(
         Cost factors (omega). Cost-sensitive error uses ``k_fn = k``,
         ``k_fp = 1`` with ``classes[1]`` as the positive class.
     """
+    import pandas as pd
     tune_runs = tune_runs or eval_runs
     rows = {}
     for model, run in eval_runs.items():  # loop over models, not items

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 
@@ -141,6 +144,7 @@ class VOCCurve:
 
     def to_frame(self, omegas, model: str = "") -> pd.DataFrame:
         """Tidy frame ``model, mode, omega, value, threshold`` on an omega grid."""
+        import pandas as pd
         omegas = np.asarray(omegas, dtype=np.float64)
         return pd.DataFrame(
             {
@@ -339,6 +343,7 @@ def dominance(a: VOCCurve, b: VOCCurve, omega_max: float | None = None, *, tol: 
 
 def voc_frame(curves: dict[str, VOCCurve], omegas) -> pd.DataFrame:
     """Tidy frame of several curves: ``model, mode, omega, value, threshold``."""
+    import pandas as pd
     frames = [curve.to_frame(omegas, model) for model, curve in curves.items()]
     if not frames:
         return pd.DataFrame(columns=["model", "mode", "omega", "value", "threshold"])
