@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._predictions import Predictions
+from ._usecase import UseCase
 
 __all__ = [
     "SortedRun",
@@ -221,9 +222,16 @@ def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.nda
         Entry ``k`` accepts ``confidence >= thresholds[k - 1]``; entry 0 accepts
         nothing (0). In the currency of ``values``, weighted. O(n_groups) for a
         use case on a labelled run (counts cached at presort), O(n) otherwise.
-    """
-    from ._usecase import UseCase
 
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6]], y_true=[0, 1, 1])
+    >>> run = presort(p)
+    >>> cumulative_gain(run, UseCase(1, 0, -2)).tolist()
+    [0.0, 1.0, -1.0, 0.0]
+    >>> run.value_at(0.9, omega=2.0), run.coverage_at(0.9)
+    (0.3333333333333333, 0.3333333333333333)
+    """
     if isinstance(values, UseCase) and not estimate and run.cum_correct is not None:
         return (values.v_correct - values.v_abstain) * run.cum_correct + (
             values.v_wrong - values.v_abstain
@@ -244,8 +252,6 @@ def class_cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> 
         confidence) group, not reset between classes: the input of
         :func:`best_prefix_per_class_cumulative`.
     """
-    from ._usecase import UseCase
-
     if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
         return (values.v_correct - values.v_abstain) * run.class_cum_correct + (
             values.v_wrong - values.v_abstain
