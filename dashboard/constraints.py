@@ -42,8 +42,9 @@ def _per_item_on_eval(ws, model: str, policy: vc.Policy, values) -> float:
     return float("nan") if result is None else result.value_per_item
 
 
-def capacity_view(ws, model: str, values, *, volume: float, capacity: float, reviewer: float,
-                  per_class: bool) -> CapacityView:
+def capacity_view(
+    ws, model: str, values, *, volume: float, capacity: float, reviewer: float, per_class: bool
+) -> CapacityView:
     """Best policy with at most ``capacity`` reviews a day out of ``volume`` items, and the worth of one more reviewer.
 
     Values per day are measured on the evaluated split (value per item x volume);
@@ -54,16 +55,18 @@ def capacity_view(ws, model: str, values, *, volume: float, capacity: float, rev
     calibration = ws.calibration_dict(model)
     rate = min(capacity / volume, 1.0)
     more = min((capacity + reviewer) / volume, 1.0)
-    chosen = vc.fit_capacity(run, values, max_handoff_rate=rate, kind=kind, calibration=calibration)
-    bigger = vc.fit_capacity(run, values, max_handoff_rate=more, kind=kind, calibration=calibration)
+    chosen = vc.constraints.fit_capacity(run, values, max_handoff_rate=rate, kind=kind, calibration=calibration)
+    bigger = vc.constraints.fit_capacity(run, values, max_handoff_rate=more, kind=kind, calibration=calibration)
     free = vc.fit_policy(kind, run, values, calibration=calibration)
     per_item = _per_item_on_eval(ws, model, chosen.policy, values)
-    curve = vc.capacity_curve(run, values).to_frame()
-    curve = pd.DataFrame({
-        "reviews_per_day": curve["handoff_rate"] * volume,
-        "value_per_day": curve["value_per_item"] * volume,
-        "threshold": curve["threshold"],
-    })
+    curve = vc.constraints.capacity_curve(run, values).to_frame()
+    curve = pd.DataFrame(
+        {
+            "reviews_per_day": curve["handoff_rate"] * volume,
+            "value_per_day": curve["value_per_item"] * volume,
+            "threshold": curve["threshold"],
+        }
+    )
     return CapacityView(
         threshold_text=_rule_text(chosen.policy),
         value_per_day=per_item * volume,
@@ -84,21 +87,27 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
         f"**{money(view.extra_reviewer_per_day)} per day**."
     )
     if not view.binding:
-        text += (f" The team is not the bottleneck: the best rule hands off about {view.handoffs_per_day:,.0f} "
-                 "items a day, within capacity.")
+        text += (
+            f" The team is not the bottleneck: the best rule hands off about {view.handoffs_per_day:,.0f} "
+            "items a day, within capacity."
+        )
     else:
-        text += (f" Without the limit the model would earn {money(view.unconstrained_per_day)} per day, "
-                 "so the limit costs "
-                 f"{money(view.unconstrained_per_day - view.value_per_day)} per day.")
+        text += (
+            f" Without the limit the model would earn {money(view.unconstrained_per_day)} per day, "
+            "so the limit costs "
+            f"{money(view.unconstrained_per_day - view.value_per_day)} per day."
+        )
     if not view.exact:
-        text += (" (Per-class thresholds under a shared budget are optimal only at some budgets; this one is "
-                 "within a small, known margin of the best.)")
+        text += (
+            " (Per-class thresholds under a shared budget are optimal only at some budgets; this one is "
+            "within a small, known margin of the best.)"
+        )
     return text
 
 
 @dataclass(frozen=True)
 class RiskView:
-    result: object  # vc.CertifiedRisk
+    result: object  # vc.constraints.CertifiedRisk
     automated_share: float | None  # on the evaluated split
     error_rate: float | None  # on the evaluated split
     value_per_day: float
@@ -108,20 +117,23 @@ class RiskView:
 
 def risk_view(ws, model: str, values, *, max_risk: float, confidence: float, volume: float) -> RiskView:
     run = ws.sorted(model, ws.tuning_split_for(model))
-    result = vc.fit_certified(run, values, max_risk=max_risk, confidence=confidence,
-                              calibration=ws.calibration_dict(model))
+    result = vc.constraints.fit_certified(
+        run, values, max_risk=max_risk, confidence=confidence, calibration=ws.calibration_dict(model)
+    )
     evaluated = ws.result(model, result.policy, values)
     n = run.total_weight if run.total_weight > 0 else 1.0
     tested = np.flatnonzero(result.tested)
     accepted = run.cum_accepted[1:]
     wrong = run.cum_wrong[1:]
-    table = pd.DataFrame({
-        "threshold": result.thresholds[tested],
-        "coverage": accepted[tested] / n,
-        "error_rate": np.where(accepted[tested] > 0, wrong[tested] / np.maximum(accepted[tested], 1e-300), np.nan),
-        "upper_bound": result.bounds[tested],
-        "certified": result.certified[tested],
-    })
+    table = pd.DataFrame(
+        {
+            "threshold": result.thresholds[tested],
+            "coverage": accepted[tested] / n,
+            "error_rate": np.where(accepted[tested] > 0, wrong[tested] / np.maximum(accepted[tested], 1e-300), np.nan),
+            "upper_bound": result.bounds[tested],
+            "certified": result.certified[tested],
+        }
+    )
     return RiskView(
         result=result,
         automated_share=None if evaluated is None else evaluated.coverage,
@@ -161,31 +173,38 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money,
 @dataclass(frozen=True)
 class TwoTierView:
     policy: object
-    result: object  # vc.TwoTierResult on the evaluated split
+    result: object  # vc.constraints.TwoTierResult on the evaluated split
     single_per_item: float
     volume: float
 
     @property
     def tiers(self) -> pd.DataFrame:
         n = self.result.n_items if self.result.n_items > 0 else 1.0
-        return pd.DataFrame({
-            "tier": ["Automatic", "Confirmed by a person", "Handed off"],
-            "items_per_day": [self.result.n_auto / n * self.volume, self.result.n_assisted / n * self.volume,
-                              self.result.n_handoff / n * self.volume],
-        })
+        return pd.DataFrame(
+            {
+                "tier": ["Automatic", "Confirmed by a person", "Handed off"],
+                "items_per_day": [
+                    self.result.n_auto / n * self.volume,
+                    self.result.n_assisted / n * self.volume,
+                    self.result.n_handoff / n * self.volume,
+                ],
+            }
+        )
 
 
-def two_tier_view(ws, model: str, values, assisted: vc.AssistedValues, *, volume: float) -> TwoTierView | None:
+def two_tier_view(
+    ws, model: str, values, assisted: vc.constraints.AssistedValues, *, volume: float
+) -> TwoTierView | None:
     split = ws.tuning_split_for(model)
     run = ws.sorted(model, split)
     evaluated = ws.predictions(model, ws.eval_split)
     if evaluated is None or not evaluated.has_labels:
         return None
-    policy = vc.fit_two_tier(run, values, assisted, calibration=ws.calibration_dict(model))
+    policy = vc.constraints.fit_two_tier(run, values, assisted, calibration=ws.calibration_dict(model))
     single = vc.fit_policy("threshold", run, values, calibration=ws.calibration_dict(model))
     return TwoTierView(
         policy=policy,
-        result=vc.evaluate_two_tier(policy, evaluated, values),
+        result=vc.constraints.evaluate_two_tier(policy, evaluated, values),
         single_per_item=vc.evaluate(single, evaluated, values).value_per_item,
         volume=volume,
     )
@@ -194,8 +213,10 @@ def two_tier_view(ws, model: str, values, assisted: vc.AssistedValues, *, volume
 def two_tier_sentence(view: TwoTierView, money) -> str:
     policy, result = view.policy, view.result
     if policy.threshold == policy.assist_threshold:
-        return ("Asking a person to confirm does not pay with these values: the best plan is the single "
-                f"threshold, worth {money(view.single_per_item * view.volume)} per day.")
+        return (
+            "Asking a person to confirm does not pay with these values: the best plan is the single "
+            f"threshold, worth {money(view.single_per_item * view.volume)} per day."
+        )
     auto = "never act alone" if policy.threshold is None else f"act alone at confidence ≥ {policy.threshold:.2f}"
     tiers = view.tiers["items_per_day"].tolist()
     return (

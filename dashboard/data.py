@@ -16,7 +16,7 @@ import numpy as np
 import streamlit as st
 
 import valuecore as vc
-from valuecore._runfiles import LoadProblem, LoadReport, ModelRun, load_run_file, load_runs
+from valuecore.runs import LoadProblem, LoadReport, ModelRun, load_run_file, load_runs
 
 SAMPLE_ROOT = Path(__file__).resolve().parent.parent / "sample_runs"
 RUN_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -78,7 +78,7 @@ def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
 
 @st.cache_resource(show_spinner="Fitting the calibration…", max_entries=256)
 def _calibrator(sha256: str, model: str, split: str, method: str, _predictions: vc.Predictions):
-    from valuecore._calibration import fit_calibration
+    from valuecore.calibration import fit_calibration
 
     return fit_calibration(_predictions, method)
 
@@ -289,7 +289,7 @@ class Workspace:
 
         Raises ImportError while ``valuecore._uncertainty`` does not exist, ValueError without labels.
         """
-        from valuecore._uncertainty import policy_interval, result_interval
+        from valuecore.uncertainty import policy_interval, result_interval
 
         split = self.eval_split if split is None else split
         predictions = self.predictions(model, split)
@@ -307,7 +307,7 @@ class Workspace:
 
         Raises ImportError while that module does not exist, ValueError when a split is unusable.
         """
-        from valuecore._uncertainty import voc_band
+        from valuecore.uncertainty import voc_band
 
         self.voc(model, mode)  # same checks, in plain words
         run = self.sorted(model, self.eval_split)

@@ -13,7 +13,7 @@ import valuecore as vc
 from dashboard.charts.monitor import band_chart
 
 
-def _sentences(result: vc.MonitorBands, split: str, money) -> list[str]:
+def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[str]:
     frame = result.frame
     n = len(frame)
     lines = [
@@ -61,7 +61,7 @@ def bands_section(selection, workspace, models, policies, values) -> None:
                      "none": "No: raw probabilities"}.get,
     )
     try:
-        result = vc.monitor_bands(run.splits[reference_split], run.splits[watched], policies[model], values,
+        result = vc.monitoring.monitor_bands(run.splits[reference_split], run.splits[watched], policies[model], values,
                                   n_chunks=n_chunks, calibration=calibration)
     except ValueError as error:
         st.warning(f"**{model}**: no bands: {error}")
@@ -76,7 +76,7 @@ def bands_section(selection, workspace, models, policies, values) -> None:
         st.caption("No labelled split besides the reference, so the bands cannot be back-tested.")
         return
     backtest = selection.eval_split if selection.eval_split in backtest_splits else backtest_splits[0]
-    checked = vc.monitor_bands(run.splits[reference_split], run.splits[backtest], policies[model], values,
+    checked = vc.monitoring.monitor_bands(run.splits[reference_split], run.splits[backtest], policies[model], values,
                                n_chunks=n_chunks, calibration=calibration)
     covered = int(checked.frame["covered"].astype(bool).sum())
     st.markdown(

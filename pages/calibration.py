@@ -22,8 +22,8 @@ from dashboard.charts.calibration import calibration_value_chart, calibration_va
 from dashboard.data import Workspace
 from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
 from valuecore import DEFAULT_KS
-from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
-from valuecore._monitoring import calibration_value_table
+from valuecore.calibration import brier_score, calibration_summary, reliability_diagram
+from valuecore.monitoring import calibration_value_table
 
 METHOD_LABELS = {
     "none": "None (raw confidences)",

@@ -26,7 +26,7 @@ from dashboard.data import Workspace
 from dashboard.state import current
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS, item_values
-from valuecore._uncertainty import paired_comparison, policy_interval, threshold_stability
+from valuecore.uncertainty import paired_comparison, policy_interval, threshold_stability
 
 RESAMPLES = (500, 1000, 2000, 5000, 10000)
 

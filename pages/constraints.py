@@ -82,16 +82,16 @@ v_bad = middle.number_input("Value of a wrong answer put to a person", value=flo
 # a person's time: by default half of what an automatic correct answer gains over a hand-off
 default_cost = max((use_case.v_correct - use_case.v_abstain) / 2, 0.0)
 cost = right.number_input("Cost of a confirmation", value=float(default_cost), min_value=0.0, key="constraints_cost")
-tiers = view.two_tier_view(ws, model, values, vc.AssistedValues(v_ok, v_bad, cost), volume=volume)
+tiers = view.two_tier_view(ws, model, values, vc.constraints.AssistedValues(v_ok, v_bad, cost), volume=volume)
 if tiers is None:
     st.info(f"The evaluated split '{selection.eval_split}' has no labels, so the tiers cannot be measured.")
 else:
     st.markdown(view.two_tier_sentence(tiers, money))
     st.altair_chart(tiers_chart(tiers.tiers))
-    document, _ = vc.build_policy_document(
+    document, _ = vc.policy_json.build_policy_document(
         {model: ws.run(model)}, values, kind="two_tier", calibration_method=selection.calibration,
         tune_split=ws.tuning_split_for(model), eval_split=selection.eval_split,
-        assisted=vc.AssistedValues(v_ok, v_bad, cost).to_dict(),
+        assisted=vc.constraints.AssistedValues(v_ok, v_bad, cost).to_dict(),
     )
     st.download_button("Download this two-tier policy (JSON)", document.to_json(), file_name="two_tier_policy.json",
                        mime="application/json", key="constraints_download")

@@ -24,8 +24,8 @@ from dashboard.sidebar import SLIDER_LIMIT, VALUE_FIELDS, VALUE_MODE_REQUEST, ma
 from dashboard.state import CALIBRATION_METHODS, current
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS, UseCase, ValueMatrix
-from valuecore._calibration import describe_calibration
-from valuecore._policy_json import (
+from valuecore.calibration import describe_calibration
+from valuecore.policy_json import (
     PolicyDocument,
     align_values,
     build_policy_document,

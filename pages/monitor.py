@@ -18,7 +18,7 @@ from dashboard.monitor_bands import bands_section
 from dashboard.state import current, stop_unless_models
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS
-from valuecore._monitoring import monitor, monitor_summary
+from valuecore.monitoring import monitor, monitor_summary
 
 SAMPLE_WITH_PRODUCTION = "breast_cancer"
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}

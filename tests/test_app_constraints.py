@@ -47,11 +47,11 @@ def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
     model = page.selectbox(key="constraints_model").value
     run = vc.load_runs([str(DIGITS)]).models[model]
     use_case = vc.UseCase(1, 0, -4)
-    tuned = vc.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=30 / 1000)
+    tuned = vc.constraints.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=30 / 1000)
     per_day = vc.evaluate(tuned.policy, run.splits["test"], use_case).value_per_item * 1000
     shown = _money(text, "best rule **threshold " + f"{tuned.policy.threshold:.2f}**")
     assert shown == pytest.approx(per_day, abs=0.01)
-    more = vc.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=40 / 1000)
+    more = vc.constraints.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=40 / 1000)
     extra = (vc.evaluate(more.policy, run.splits["test"], use_case).value_per_item * 1000) - per_day
     assert _money(text, "adds ") == pytest.approx(extra, abs=0.01)
 

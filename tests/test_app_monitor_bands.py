@@ -33,8 +33,8 @@ def _expected(at, sample: str, watched: str):
     run = vc.load_runs([str(ROOT / "sample_runs" / sample)]).models[model]
     policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
     reference = run.splits["val"]
-    return (vc.monitor_bands(reference, run.splits[watched], policy, vc.UseCase(1, 0, -4), n_chunks=8),
-            vc.monitor_bands(reference, run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=8))
+    return (vc.monitoring.monitor_bands(reference, run.splits[watched], policy, vc.UseCase(1, 0, -4), n_chunks=8),
+            vc.monitoring.monitor_bands(reference, run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=8))
 
 
 def test_bands_on_a_labelled_sample_say_the_calibration_and_the_backtest():

@@ -28,7 +28,7 @@ def test_global_capacity_is_the_exhaustive_optimum(case_vals, share):
     case, vals = case_vals
     p, run, values, r, M = build(case, vals)
     budget = Fraction(share) * r.total  # dyadic: exact in floating point
-    result = vc.fit_capacity(run, values, max_handoffs=float(budget))
+    result = vc.constraints.fit_capacity(run, values, max_handoffs=float(budget))
     t, best = refc.capacity_search(r, M, budget)
     assert result.policy.threshold == t
     assert Fraction(result.value_total) == best
@@ -48,7 +48,7 @@ def test_global_capacity_is_the_exhaustive_optimum(case_vals, share):
 def test_capacity_curve_is_the_best_value_for_each_budget(case_vals):
     case, vals = case_vals
     _, run, values, r, M = build(case, vals)
-    curve = vc.capacity_curve(run, values)
+    curve = vc.constraints.capacity_curve(run, values)
     expected = refc.capacity_curve(r, M)
     assert [Fraction(h) for h in curve.handoffs] == [h for h, _ in expected]
     got = [Fraction(v) for v in curve.best_gain + curve.abstain_value]
@@ -64,7 +64,7 @@ def test_class_capacity_is_feasible_and_within_its_bound_of_the_exhaustive_optim
     case, vals = case_vals
     p, run, values, r, M = build(case, vals)
     budget = Fraction(share) * r.total
-    result = vc.fit_capacity(run, values, max_handoffs=float(budget), kind="class_thresholds")
+    result = vc.constraints.fit_capacity(run, values, max_handoffs=float(budget), kind="class_thresholds")
     optimum = refc.class_capacity_optimum(r, M, budget)
     thresholds = dict(result.policy.class_thresholds)
     actions = ref.class_threshold_actions(r, [thresholds[c] for c in case.classes])
@@ -87,11 +87,11 @@ def test_class_capacity_is_exact_at_hull_vertices_and_reports_the_gap_between():
     )
     run = vc.presort(p)
     use_case = vc.UseCase(1, 0, -4)
-    result = vc.fit_capacity(run, use_case, max_handoffs=1, kind="class_thresholds")
+    result = vc.constraints.fit_capacity(run, use_case, max_handoffs=1, kind="class_thresholds")
     assert result.binding and result.exact
     assert result.value_total == -2.0 and result.handoffs == 1.0
     assert result.marginal_value == 4.0  # one more slot hands the bad item off again: +4
-    loose = vc.fit_capacity(run, use_case, max_handoffs=2, kind="class_thresholds")
+    loose = vc.constraints.fit_capacity(run, use_case, max_handoffs=2, kind="class_thresholds")
     assert not loose.binding and loose.value_total == 2.0 and loose.marginal_value == 0.0
 
 
@@ -105,7 +105,7 @@ def test_class_capacity_between_vertices_is_flagged_inexact_with_its_bound():
         sample_weight=[1, 1, 1, 1, 2],
     )
     run = vc.presort(p)
-    result = vc.fit_capacity(run, vc.UseCase(1, 0, -1), max_handoffs=3, kind="class_thresholds")
+    result = vc.constraints.fit_capacity(run, vc.UseCase(1, 0, -1), max_handoffs=3, kind="class_thresholds")
     # unconstrained: accept a@0.9 and b@0.8 (2 items, 4 hand-offs); one more item must be accepted:
     # either class's wrong block (2 units, -2) overshoots, so the answer is not on a hull vertex.
     assert result.binding and not result.exact
@@ -117,16 +117,16 @@ def test_rate_and_count_agree_and_bad_limits_are_refused():
     p = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.55, 0.45]], y_true=[0, 0, 1, 1])
     run = vc.presort(p)
     use_case = vc.UseCase(1, 0, -4)
-    by_rate = vc.fit_capacity(run, use_case, max_handoff_rate=0.25)
-    by_count = vc.fit_capacity(run, use_case, max_handoffs=1)
+    by_rate = vc.constraints.fit_capacity(run, use_case, max_handoff_rate=0.25)
+    by_count = vc.constraints.fit_capacity(run, use_case, max_handoffs=1)
     assert by_rate.policy == by_count.policy and by_rate.max_handoff_rate == 0.25
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="max_handoff_rate"):
-            vc.fit_capacity(run, use_case, max_handoff_rate=bad)
+            vc.constraints.fit_capacity(run, use_case, max_handoff_rate=bad)
     with pytest.raises(ValueError, match="exactly one"):
-        vc.fit_capacity(run, use_case)
+        vc.constraints.fit_capacity(run, use_case)
     with pytest.raises(ValueError, match="kinds"):
-        vc.fit_capacity(run, use_case, max_handoffs=1, kind="expected_value")
+        vc.constraints.fit_capacity(run, use_case, max_handoffs=1, kind="expected_value")
     record = by_rate.to_dict()
     assert record["type"] == "review_capacity" and record["binding"] is True
 
@@ -139,6 +139,6 @@ def test_weights_count_as_repeated_items():
     use_case = vc.UseCase(1, 0, -4)
     for budget in range(0, 7):
         for kind in ("threshold", "class_thresholds"):
-            a = vc.fit_capacity(vc.presort(p), use_case, max_handoffs=budget, kind=kind)
-            b = vc.fit_capacity(vc.presort(q), use_case, max_handoffs=budget, kind=kind)
+            a = vc.constraints.fit_capacity(vc.presort(p), use_case, max_handoffs=budget, kind=kind)
+            b = vc.constraints.fit_capacity(vc.presort(q), use_case, max_handoffs=budget, kind=kind)
             assert a.policy == b.policy and a.value_total == b.value_total and a.marginal_value == b.marginal_value

@@ -32,8 +32,9 @@ def test_certified_threshold_matches_the_exact_binomial_reference(case_vals, alp
     p = case.predictions()
     run = vc.presort(p)
     r, M = case.ref(), vals.ref(case.n_classes)
-    result = vc.fit_certified(run, vals.engine(case.classes), max_risk=float(alpha), confidence=float(1 - delta),
-                              method=method, n_grid=n_grid)
+    result = vc.constraints.fit_certified(
+        run, vals.engine(case.classes), max_risk=float(alpha), confidence=float(1 - delta), method=method, n_grid=n_grid
+    )
     t, value, tested, certified = refc.certified_search(r, M, alpha, delta, method, n_grid)
     level = delta / max(len(tested), 1) if method == "bonferroni" else delta
     for threshold in tested:  # p-values are floats: one within round-off of the level could go either way
@@ -56,17 +57,18 @@ def test_weights_are_frequency_weights():
     weight = rng.integers(1, 4, 80)
     labels = np.where(right, "a", "b")
     p = vc.Predictions.from_top_label(["a"] * 80, conf, labels, classes=["a", "b"], sample_weight=weight)
-    q = vc.Predictions.from_top_label(["a"] * int(weight.sum()), np.repeat(conf, weight), np.repeat(labels, weight),
-                                      classes=["a", "b"])
+    q = vc.Predictions.from_top_label(
+        ["a"] * int(weight.sum()), np.repeat(conf, weight), np.repeat(labels, weight), classes=["a", "b"]
+    )
     use_case = vc.UseCase(1, 0, -1)
-    a = vc.fit_certified(vc.presort(p), use_case, max_risk=0.15, confidence=0.9)
-    b = vc.fit_certified(vc.presort(q), use_case, max_risk=0.15, confidence=0.9)
+    a = vc.constraints.fit_certified(vc.presort(p), use_case, max_risk=0.15, confidence=0.9)
+    b = vc.constraints.fit_certified(vc.presort(q), use_case, max_risk=0.15, confidence=0.9)
     assert a.policy == b.policy and a.n_tested == b.n_tested and a.upper_bound == pytest.approx(b.upper_bound)
 
 
 def test_nothing_certifiable_falls_back_to_always_abstaining():
     p = vc.Predictions.from_top_label(["a"] * 5, [0.9, 0.8, 0.7, 0.6, 0.5], ["a"] * 5, classes=["a", "b"])
-    result = vc.fit_certified(vc.presort(p), vc.UseCase(1, 0, -1), max_risk=0.05, confidence=0.95)
+    result = vc.constraints.fit_certified(vc.presort(p), vc.UseCase(1, 0, -1), max_risk=0.05, confidence=0.95)
     assert result.policy.threshold is None and not result.any_certified and result.n_tested == 0
     assert result.upper_bound is None and result.n_accepted == 0
     record = result.to_dict()
@@ -76,11 +78,14 @@ def test_nothing_certifiable_falls_back_to_always_abstaining():
 def test_bad_levels_are_refused():
     p = vc.Predictions.from_top_label(["a"], [0.9], ["a"], classes=["a", "b"])
     run = vc.presort(p)
-    for kwargs, match in (({"max_risk": 1.0}, "max_risk"), ({"max_risk": -0.1}, "max_risk"),
-                          ({"max_risk": 0.1, "confidence": 1.0}, "confidence"),
-                          ({"max_risk": 0.1, "confidence": 0.0}, "confidence")):
+    for kwargs, match in (
+        ({"max_risk": 1.0}, "max_risk"),
+        ({"max_risk": -0.1}, "max_risk"),
+        ({"max_risk": 0.1, "confidence": 1.0}, "confidence"),
+        ({"max_risk": 0.1, "confidence": 0.0}, "confidence"),
+    ):
         with pytest.raises(ValueError, match=match):
-            vc.fit_certified(run, vc.UseCase(1, 0, -1), **kwargs)
+            vc.constraints.fit_certified(run, vc.UseCase(1, 0, -1), **kwargs)
 
 
 # ------------------------------------------------------------------ simulation
@@ -98,9 +103,12 @@ def simulate(repetitions: int, n: int, alpha: float, confidence: float, seed: in
     for _ in range(repetitions):
         conf = rng.uniform(0.5, 1.0, n)
         right = rng.uniform(size=n) < conf
-        p = vc.Predictions.from_top_label(np.zeros(n, dtype=int).astype(str), conf,
-                                          np.where(right, "0", "1"), classes=["0", "1"])
-        result = vc.fit_certified(vc.presort(p), use_case, max_risk=alpha, confidence=confidence, method=method)
+        p = vc.Predictions.from_top_label(
+            np.zeros(n, dtype=int).astype(str), conf, np.where(right, "0", "1"), classes=["0", "1"]
+        )
+        result = vc.constraints.fit_certified(
+            vc.presort(p), use_case, max_risk=alpha, confidence=confidence, method=method
+        )
         certified_miss += population_risk(result.policy.threshold) > alpha
         naive_miss += population_risk(result.empirical_threshold) > alpha
         t = result.policy.threshold

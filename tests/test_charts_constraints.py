@@ -46,7 +46,7 @@ def test_band_chart_layers_and_flags():
     p = vc.Predictions.from_top_label(["a"] * 600, conf, np.where(rng.uniform(size=600) < conf, "a", "b"),
                                       classes=["a", "b"])
     shifted = vc.Predictions.from_top_label(["a"] * 200, conf[:200] * 0.7, classes=["a", "b"])
-    out = vc.monitor_bands(p.subset(slice(0, 300)), {"test": p.subset(slice(300, 600)), "prod": shifted},
+    out = vc.monitoring.monitor_bands(p.subset(slice(0, 300)), {"test": p.subset(slice(300, 600)), "prod": shifted},
                            vc.Policy("accept_all"), vc.UseCase(1, 0, -1), n_chunks=2)
     spec = band_chart(out.frame).to_dict()
     assert len(spec["layer"]) == 5  # reference band, chunk band, estimate, flags, realised

@@ -33,16 +33,18 @@ def models(runs_dir):
 
 def _strict_round_trip(document):
     data = json.loads(document.to_json())
-    Draft202012Validator(vc.policy_schema()).validate(data)
-    again = vc.PolicyDocument.from_json(document.to_json())
+    Draft202012Validator(vc.policy_json.policy_schema()).validate(data)
+    again = vc.policy_json.PolicyDocument.from_json(document.to_json())
     assert again == document
     return data
 
 
 def test_capacity_is_honoured_and_recorded(models):
     for kind in ("threshold", "class_thresholds"):
-        free, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), kind=kind)
-        document, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), kind=kind, max_handoff_rate=0.1)
+        free, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), kind=kind)
+        document, _ = vc.policy_json.build_policy_document(
+            models, vc.UseCase(1, 0, -4), kind=kind, max_handoff_rate=0.1
+        )
         data = _strict_round_trip(document)
         assert data["schema_version"] == 2
         for entry, free_entry in zip(document.entries, free.entries):
@@ -59,7 +61,7 @@ def test_capacity_is_honoured_and_recorded(models):
 
 
 def test_certified_risk_is_recorded_and_its_bound_holds(models):
-    document, notes = vc.build_policy_document(
+    document, notes = vc.policy_json.build_policy_document(
         models, vc.UseCase(1, 0, -4), max_risk=0.1, risk_confidence=0.8
     )
     _strict_round_trip(document)
@@ -79,18 +81,20 @@ def test_certified_risk_is_recorded_and_its_bound_holds(models):
 
 
 def test_nothing_certifiable_says_so_and_abstains(models):
-    document, notes = vc.build_policy_document(models, vc.UseCase(1, 0, -4), max_risk=0.0, risk_confidence=0.9)
+    document, notes = vc.policy_json.build_policy_document(
+        models, vc.UseCase(1, 0, -4), max_risk=0.0, risk_confidence=0.9
+    )
     assert all(entry.policy.threshold is None for entry in document.entries)
     assert any("no threshold could be certified" in note for note in notes)
 
 
 def test_two_tier_document_round_trips_and_its_value_is_the_tiers(models):
-    document, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), kind="two_tier", assisted=ASSISTED)
+    document, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), kind="two_tier", assisted=ASSISTED)
     data = _strict_round_trip(document)
     for item, entry in zip(data["models"], document.entries):
         assert item["policy"]["assisted"] == ASSISTED
         test = models[entry.model].splits["test"]
-        expected = vc.evaluate_two_tier(entry.policy, test, vc.UseCase(1, 0, -4))
+        expected = vc.constraints.evaluate_two_tier(entry.policy, test, vc.UseCase(1, 0, -4))
         assert item["evaluation"]["value_total"] == pytest.approx(expected.value_total)
         assert item["evaluation"]["two_tier"]["n_assisted"] == expected.n_assisted
         low, high = item["evaluation"]["ci95"]
@@ -102,7 +106,7 @@ def test_the_serving_reference_in_the_docs_decides_two_tier_like_valuecore(model
 
     decide = _docs_reference_code()["decide"]
     for calibration in ("none", "temperature", "isotonic"):
-        document, _ = vc.build_policy_document(
+        document, _ = vc.policy_json.build_policy_document(
             models, vc.UseCase(1, 0, -4), kind="two_tier", assisted=ASSISTED, calibration_method=calibration
         )
         data = json.loads(document.to_json())
@@ -114,26 +118,26 @@ def test_the_serving_reference_in_the_docs_decides_two_tier_like_valuecore(model
 
 
 def test_version_1_documents_still_load_and_cannot_hold_version_2_features(models):
-    document, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4))
+    document, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4))
     data = document.to_dict()
     old = copy.deepcopy(data)
     old["schema_version"] = 1
-    again = vc.PolicyDocument.from_dict(old)
+    again = vc.policy_json.PolicyDocument.from_dict(old)
     assert [e.policy for e in again.entries] == [e.policy for e in document.entries]
-    tiered, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), kind="two_tier", assisted=ASSISTED)
+    tiered, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), kind="two_tier", assisted=ASSISTED)
     bad = tiered.to_dict()
     bad["schema_version"] = 1
     with pytest.raises(ValueError, match=r"models\[0\]: a two_tier policy need schema_version 2"):
-        vc.PolicyDocument.from_dict(bad)
-    capped, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), max_handoff_rate=0.2)
+        vc.policy_json.PolicyDocument.from_dict(bad)
+    capped, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), max_handoff_rate=0.2)
     bad = capped.to_dict()
     bad["schema_version"] = 1
     with pytest.raises(ValueError, match="constraints need schema_version 2"):
-        vc.PolicyDocument.from_dict(bad)
+        vc.policy_json.PolicyDocument.from_dict(bad)
     broken = capped.to_dict()
     broken["models"][0]["constraints"][0]["max_handoff_rate"] = 2
     with pytest.raises(ValueError, match=r"models\[0\]\.constraints\[0\]\.max_handoff_rate"):
-        vc.PolicyDocument.from_dict(broken)
+        vc.policy_json.PolicyDocument.from_dict(broken)
 
 
 @pytest.mark.parametrize(
@@ -153,7 +157,7 @@ def test_bad_constraint_options_are_refused_in_one_sentence(models, options, mes
     options = dict(options)
     kind = options.pop("kind", "threshold")
     with pytest.raises(ValueError, match=message):
-        vc.build_policy_document(models, vc.UseCase(1, 0, -4), kind=kind, **options)
+        vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), kind=kind, **options)
 
 
 # ------------------------------------------------------------------ CLI
@@ -166,15 +170,30 @@ def test_cli_capacity_risk_and_two_tier(capsys, runs_dir, tmp_path):
     data = json.loads(out_json.read_text())
     assert data["models"][0]["constraints"][0]["type"] == "review_capacity"
 
-    code, out, err = run_cli(capsys, "report", runs_dir, *VALUES, "--max-risk", "0.1", "--risk-confidence", "0.8",
-                             "--json", out_json)
+    code, out, err = run_cli(
+        capsys, "report", runs_dir, *VALUES, "--max-risk", "0.1", "--risk-confidence", "0.8", "--json", out_json
+    )
     assert code == 0, err
     assert "with 80% confidence" in out
     record = json.loads(out_json.read_text())["models"][0]["constraints"][0]
     assert record["type"] == "certified_risk" and record["confidence"] == 0.8
 
-    code, out, err = run_cli(capsys, "report", runs_dir, *VALUES, "--policy", "two_tier", "--v-confirmed-correct",
-                             "0.6", "--v-confirmed-wrong", "-0.5", "--assist-cost", "0.1", "--json", out_json)
+    code, out, err = run_cli(
+        capsys,
+        "report",
+        runs_dir,
+        *VALUES,
+        "--policy",
+        "two_tier",
+        "--v-confirmed-correct",
+        "0.6",
+        "--v-confirmed-wrong",
+        "-0.5",
+        "--assist-cost",
+        "0.1",
+        "--json",
+        out_json,
+    )
     assert code == 0, err
     assert "assist threshold" in out and "confirmed by a person" in out
     assert json.loads(out_json.read_text())["models"][0]["policy"]["assisted"] == ASSISTED
@@ -196,15 +215,18 @@ def test_cli_refuses_bad_constraints_cleanly(capsys, runs_dir, argv, fragment):
     assert_clean_error(code, out, err, fragment)
 
 
-
 def test_cli_monitor_prints_bands_alerts_drift_and_the_backtest(capsys, tmp_path):
     path = write_run(tmp_path / "m.csv", splits=("val", "test", "prod"), unlabeled=("prod",), n=240, seed=7)
     code, out, err = run_cli(capsys, "monitor", path, *VALUES, "--chunks", "4")
     assert code == 0, err
     run = vc.load_runs([str(path)]).models["m"]
     policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
-    watched = vc.monitor_bands(run.splits["val"], run.splits["prod"], policy, vc.UseCase(1, 0, -4), n_chunks=4)
-    checked = vc.monitor_bands(run.splits["val"], run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=4)
+    watched = vc.monitoring.monitor_bands(
+        run.splits["val"], run.splits["prod"], policy, vc.UseCase(1, 0, -4), n_chunks=4
+    )
+    checked = vc.monitoring.monitor_bands(
+        run.splits["val"], run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=4
+    )
     assert "watching split 'prod'" in out
     assert f"estimate calibrated with: {watched.calibration_text}" in out
     assert f"alerts: {watched.n_alerts} of 4 chunks" in out and f"drift:  {watched.n_drift} of 4 chunks" in out
@@ -221,13 +243,14 @@ def test_cli_monitor_refuses_a_missing_split_cleanly(capsys, tmp_path):
 
 
 def test_the_monitoring_reference_in_the_json_reproduces_the_alert_band(models, capsys, runs_dir, tmp_path):
-    document, _ = vc.build_policy_document(models, vc.UseCase(1, 0, -4), monitoring=True)
+    document, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), monitoring=True)
     data = _strict_round_trip(document)
     for item, entry in zip(data["models"], document.entries):
         record = item["monitoring"]
         run = models[entry.model]
-        bands = vc.monitor_bands(run.splits["val"], run.splits["test"], entry.policy, vc.UseCase(1, 0, -4),
-                                 n_chunks=3)
+        bands = vc.monitoring.monitor_bands(
+            run.splits["val"], run.splits["test"], entry.policy, vc.UseCase(1, 0, -4), n_chunks=3
+        )
         row = bands.frame.iloc[0]
         half = record["alert_z"] * record["reference_sd_per_item"] / np.sqrt(row["n"])
         assert record["reference_value_per_item"] - half == pytest.approx(row["reference_low"])
@@ -236,7 +259,7 @@ def test_the_monitoring_reference_in_the_json_reproduces_the_alert_band(models, 
     old = document.to_dict()
     old["schema_version"] = 1
     with pytest.raises(ValueError, match="monitoring need schema_version 2"):
-        vc.PolicyDocument.from_dict(old)
+        vc.policy_json.PolicyDocument.from_dict(old)
     out_json = tmp_path / "mon.json"
     code, out, err = run_cli(capsys, "report", runs_dir, *VALUES, "--monitoring", "--json", out_json)
     assert code == 0, err

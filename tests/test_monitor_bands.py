@@ -37,10 +37,8 @@ def test_moments_are_the_double_loop_over_items_and_true_classes():
         s = sum(proba[i, k] / proba[i].sum() * (outcomes[k] - m) ** 2 for k in range(3))
         assert mean[i] == pytest.approx(m) and variance[i] == pytest.approx(s, abs=1e-12)
     # the estimate with no calibration is vc.estimate's
-    out = vc.monitor_bands(_labelled(p, rng), p, policy, matrix, n_chunks=1, calibration="none")
-    assert out.frame["estimated_value_per_item"].iloc[0] == pytest.approx(
-        vc.estimate(policy, p, matrix).value_per_item
-    )
+    out = vc.monitoring.monitor_bands(_labelled(p, rng), p, policy, matrix, n_chunks=1, calibration="none")
+    assert out.frame["estimated_value_per_item"].iloc[0] == pytest.approx(vc.estimate(policy, p, matrix).value_per_item)
     assert "no calibration" in out.calibration_text
 
 
@@ -52,8 +50,10 @@ def _labelled(p, rng):
 def test_default_calibration_is_fitted_on_the_reference_and_said():
     rng = np.random.default_rng(2)
     reference, production = draw(rng, 2000), draw(rng, 2000)
-    raw = vc.monitor_bands(reference, production, vc.Policy("accept_all"), USE_CASE, n_chunks=4, calibration="none")
-    calibrated = vc.monitor_bands(reference, production, vc.Policy("accept_all"), USE_CASE, n_chunks=4)
+    raw = vc.monitoring.monitor_bands(
+        reference, production, vc.Policy("accept_all"), USE_CASE, n_chunks=4, calibration="none"
+    )
+    calibrated = vc.monitoring.monitor_bands(reference, production, vc.Policy("accept_all"), USE_CASE, n_chunks=4)
     assert calibrated.calibration["method"] == "isotonic"
     assert "isotonic calibration fitted on the labelled reference split (2000 items)" == calibrated.calibration_text
     truth = production.accuracy * 3 - 2  # value per item of accept_all: 1 right, -2 wrong
@@ -67,14 +67,23 @@ def test_whole_number_weights_are_copies():
     reference, production = draw(rng, 300), draw(rng, 200, high=0.9)
     weight = rng.integers(1, 4, 200)
     labels = np.array(["a", "b"])[production.y_true]
-    weighted = vc.Predictions.from_top_label(["a"] * 200, production.confidence, labels, classes=["a", "b"],
-                                             sample_weight=weight)
+    weighted = vc.Predictions.from_top_label(
+        ["a"] * 200, production.confidence, labels, classes=["a", "b"], sample_weight=weight
+    )
     copies = production.subset(np.repeat(np.arange(200), weight))
     policy = vc.Policy("threshold", threshold=0.7)
-    a = vc.monitor_bands(reference, weighted, policy, USE_CASE, n_chunks=1).frame.iloc[0]
-    b = vc.monitor_bands(reference, copies, policy, USE_CASE, n_chunks=1).frame.iloc[0]
-    for column in ("n", "estimated_value_per_item", "band_low", "band_high", "reference_low", "drift_statistic",
-                   "drift_p_value", "realised_value_per_item"):
+    a = vc.monitoring.monitor_bands(reference, weighted, policy, USE_CASE, n_chunks=1).frame.iloc[0]
+    b = vc.monitoring.monitor_bands(reference, copies, policy, USE_CASE, n_chunks=1).frame.iloc[0]
+    for column in (
+        "n",
+        "estimated_value_per_item",
+        "band_low",
+        "band_high",
+        "reference_low",
+        "drift_statistic",
+        "drift_p_value",
+        "realised_value_per_item",
+    ):
         assert a[column] == pytest.approx(b[column], rel=1e-9), column
 
 
@@ -83,11 +92,11 @@ def test_bad_options_are_refused():
     p = draw(rng, 100)
     unlabeled = vc.Predictions.from_top_label(["a"] * 5, [0.9] * 5, classes=["a", "b"])
     with pytest.raises(ValueError, match="labels"):
-        vc.monitor_bands(unlabeled, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2)
+        vc.monitoring.monitor_bands(unlabeled, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2)
     with pytest.raises(ValueError, match="confidence"):
-        vc.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, confidence=1.0)
+        vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, confidence=1.0)
     with pytest.raises(ValueError, match="calibration for monitoring"):
-        vc.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, calibration="platt")
+        vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, calibration="platt")
 
 
 @pytest.mark.slow
@@ -97,18 +106,21 @@ def test_band_coverage_without_drift_is_close_to_nominal_and_drift_raises_alerts
     reference = draw(rng, 5000)
     policy = vc.Policy("threshold", threshold=0.7)
     steady = draw(rng, 300 * 200)
-    out = vc.monitor_bands(reference, steady, policy, USE_CASE, size=300)
+    out = vc.monitoring.monitor_bands(reference, steady, policy, USE_CASE, size=300)
     # 200 chunks of 300 items, no drift: the 95% band covers the realised value about 95% of the time
     coverage = out.backtest_coverage
     false_alerts = out.n_alerts / len(out.frame)
     false_drift = out.n_drift / len(out.frame)
     # drift: confidences fall (the model sees harder items) in 20 further chunks
     shifted = draw(rng, 300 * 20, low=0.5, high=0.85)
-    drifted = vc.monitor_bands(reference, {"steady": steady.subset(slice(0, 6000)), "shifted": shifted}, policy,
-                               USE_CASE, size=300)
+    drifted = vc.monitoring.monitor_bands(
+        reference, {"steady": steady.subset(slice(0, 6000)), "shifted": shifted}, policy, USE_CASE, size=300
+    )
     alerts = drifted.frame.groupby("split")[["alert", "drift"]].mean()
-    print(f"{time.perf_counter() - start:.1f} s; coverage {coverage:.3f} over {out.n_backtest} chunks; "
-          f"false alerts {false_alerts:.3f}; false drift {false_drift:.3f}; after drift:\n{alerts}")
+    print(
+        f"{time.perf_counter() - start:.1f} s; coverage {coverage:.3f} over {out.n_backtest} chunks; "
+        f"false alerts {false_alerts:.3f}; false drift {false_drift:.3f}; after drift:\n{alerts}"
+    )
     assert out.n_backtest == 200
     assert 0.90 <= coverage <= 0.99
     assert false_alerts <= 0.05 and false_drift <= 0.05

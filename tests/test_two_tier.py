@@ -23,13 +23,13 @@ def test_two_tier_is_the_exhaustive_optimum_over_threshold_pairs(case_vals, v_ok
     p = case.predictions()
     values = vals.engine(case.classes)
     r, M = case.ref(), vals.ref(case.n_classes)
-    assisted = vc.AssistedValues(v_ok, v_bad, cost)
-    policy = vc.fit_two_tier(vc.presort(p), values, assisted)
+    assisted = vc.constraints.AssistedValues(v_ok, v_bad, cost)
+    policy = vc.constraints.fit_two_tier(vc.presort(p), values, assisted)
     t_auto, t_assist, best = refc.two_tier_search(r, M, (v_ok, v_bad, cost))
     got = (policy.threshold, policy.assist_threshold)
     assert refc.two_tier_value(r, M, *got, (v_ok, v_bad, cost)) == best
     assert got == (t_auto, t_assist), "ties: the highest automatic threshold, then the highest assist threshold"
-    result = vc.evaluate_two_tier(policy, p, values)
+    result = vc.constraints.evaluate_two_tier(policy, p, values)
     assert Fraction(result.value_total) == best
     assert result.n_auto + result.n_assisted + result.n_handoff == pytest.approx(p.total_weight)
 
@@ -45,13 +45,16 @@ def test_an_assisted_tier_worth_no_more_than_a_handoff_reduces_to_one_threshold(
     run = vc.presort(p)
     values = vals.engine(case.classes)
     # confirming is worth at most a hand-off whether the answer is right or wrong
-    assisted = vc.AssistedValues(v_abstain - below_ok, v_abstain - below_bad, 0.0)
-    policy = vc.fit_two_tier(run, values, assisted)
+    assisted = vc.constraints.AssistedValues(v_abstain - below_ok, v_abstain - below_bad, 0.0)
+    policy = vc.constraints.fit_two_tier(run, values, assisted)
     single = vc.fit_policy("threshold", run, values)
     assert policy.threshold == single.threshold
     assert policy.assist_threshold == policy.threshold, "nothing is assisted"
     if p.n:
-        assert vc.evaluate_two_tier(policy, p, values).value_total == vc.evaluate(single, p, values).value_total
+        assert (
+            vc.constraints.evaluate_two_tier(policy, p, values).value_total
+            == vc.evaluate(single, p, values).value_total
+        )
 
 
 def test_two_tier_round_trips_and_refuses_bad_input():
@@ -70,6 +73,6 @@ def test_two_tier_round_trips_and_refuses_bad_input():
     with pytest.raises(ValueError, match="evaluate_two_tier"):
         vc.evaluate(policy, p, vc.UseCase(1, 0, -1))
     with pytest.raises(ValueError, match="finite"):
-        vc.AssistedValues(float("nan"), 0, 0)
+        vc.constraints.AssistedValues(float("nan"), 0, 0)
     fitted = vc.fit_policy("two_tier", vc.presort(p), vc.UseCase(1, 0, -1), assisted=assisted)
     assert fitted.kind == "two_tier" and dict(fitted.assisted) == assisted

@@ -69,7 +69,7 @@ def sorted_weights(run, row):
 # --------------------------------------------------------------------------
 def test_t_interval_matches_scipy_by_hand():
     values = np.random.default_rng(1).normal(2.0, 3.0, 37)
-    iv = mean_interval(values, confidence=0.9)
+    iv = mean_interval(values, confidence_level=0.9)
     n = values.size
     se = values.std(ddof=1) / math.sqrt(n)
     half = stats.t.ppf(0.95, n - 1) * se
@@ -136,7 +136,7 @@ def test_too_few_items_give_an_unbounded_interval_without_warnings():
     with pytest.raises(ValueError, match="positive weight"):
         mean_interval([1.0, 2.0], [0.0, 0.0])
     with pytest.raises(ValueError, match="confidence"):
-        mean_interval([1.0, 2.0], confidence=95)
+        mean_interval([1.0, 2.0], confidence_level=95)
 
 
 def test_describe_separates_this_data_from_new_data():
@@ -195,9 +195,11 @@ def test_policy_interval_is_built_on_item_values():
     iv = policy_interval(policy, evaluated, vc.UseCase(10, 0, -40))
     assert iv.mean == pytest.approx(result.value_per_item, rel=1e-12)
     assert iv.n == evaluated.total_weight
-    boot = policy_interval(policy, evaluated, vc.UseCase(10, 0, -40), method="bootstrap")
+    boot = policy_interval(policy, evaluated, vc.UseCase(10, 0, -40), method="bootstrap", rng=np.random.default_rng(0))
     assert boot.mean == iv.mean and boot.low < iv.mean < boot.high
-    assert boot == policy_interval(policy, evaluated, vc.UseCase(10, 0, -40), method="bootstrap")
+    assert boot == policy_interval(
+        policy, evaluated, vc.UseCase(10, 0, -40), method="bootstrap", rng=np.random.default_rng(0)
+    )
     with pytest.raises(ValueError, match="method"):
         policy_interval(policy, evaluated, USE_CASE, method="bayes")
 
@@ -341,7 +343,7 @@ def test_resampled_thresholds_follow_fit_policy_tie_rule(seed):
     tune = binary_run(40, seed, rounding=rounding)
     run = vc.presort(tune)
     values = [vc.UseCase(1, 0, -4), vc.UseCase(1, 0, -1), vc.UseCase(2, 1, 0), vc.UseCase(1, 0, 0)][seed % 4]
-    result = threshold_stability(run, values, rng=np.random.default_rng(seed), n_resamples=30, batch_size=30)
+    result = threshold_stability(run, values, rng=np.random.default_rng(seed), n_resamples=30, batch=30)
     counts = _run_tables(run, "test").sampler.counts(30, np.random.default_rng(seed))
     for b in range(30):
         resample = vc.presort(binary_run(40, seed, rounding=rounding, weights=sorted_weights(run, counts[b])))
@@ -354,7 +356,7 @@ def test_resampled_thresholds_follow_fit_policy_tie_rule(seed):
 def test_threshold_stability_with_a_value_matrix():
     run = vc.presort(binary_run(60, 3))
     matrix = vc.ValueMatrix(("0", "1"), np.array([[2.0, -5.0, 0.0], [-1.0, 1.0, 0.0]]))
-    result = threshold_stability(run, matrix, rng=np.random.default_rng(1), n_resamples=20, batch_size=20)
+    result = threshold_stability(run, matrix, rng=np.random.default_rng(1), n_resamples=20, batch=20)
     counts = _run_tables(run, "test").sampler.counts(20, np.random.default_rng(1))
     for b in range(20):
         resample = vc.presort(binary_run(60, 3, weights=sorted_weights(run, counts[b])))
@@ -421,12 +423,12 @@ def test_fixed_seed_gives_identical_results_whatever_the_batch_size():
     values = np.random.default_rng(0).normal(size=3000)
     one = bootstrap_interval(values, rng=np.random.default_rng(11))
     assert one == bootstrap_interval(values, rng=np.random.default_rng(11))
-    assert one == bootstrap_interval(values, rng=np.random.default_rng(11), batch_size=7)
+    assert one == bootstrap_interval(values, rng=np.random.default_rng(11), batch=7)
     assert one != bootstrap_interval(values, rng=np.random.default_rng(12))
 
     run = vc.presort(binary_run(1500, 4))
     first = threshold_stability(run, USE_CASE, rng=np.random.default_rng(5), n_resamples=200)
-    again = threshold_stability(run, USE_CASE, rng=np.random.default_rng(5), n_resamples=200, batch_size=13)
+    again = threshold_stability(run, USE_CASE, rng=np.random.default_rng(5), n_resamples=200, batch=13)
     np.testing.assert_array_equal(first.thresholds, again.thresholds)
 
     tune = vc.presort(binary_run(500, 5))
@@ -458,8 +460,8 @@ def test_result_interval_equals_policy_interval_for_counts(seed):
     )
     matrix = vc.ValueMatrix(("0", "1", "2"), rng.normal(size=(n_classes, n_classes + 1)))
     policy = vc.Policy("threshold", threshold=0.5)
-    by_cells = vc.result_interval(vc.evaluate(policy, predictions, matrix), matrix)
-    by_items = vc.policy_interval(policy, predictions, matrix, method="t")
+    by_cells = vc.uncertainty.result_interval(vc.evaluate(policy, predictions, matrix), matrix)
+    by_items = vc.uncertainty.policy_interval(policy, predictions, matrix, method="t")
     for field in ("mean", "std_error", "low", "high", "n"):
         assert getattr(by_cells, field) == pytest.approx(getattr(by_items, field), rel=1e-12, abs=1e-12)
 
@@ -468,4 +470,4 @@ def test_result_interval_refuses_an_estimate():
     predictions = vc.Predictions.from_proba([[0.9, 0.1], [0.3, 0.7]])
     estimated = vc.estimate(vc.Policy("accept_all"), predictions, vc.UseCase(1, 0, -1))
     with pytest.raises(ValueError, match="labelled split"):
-        vc.result_interval(estimated, vc.UseCase(1, 0, -1))
+        vc.uncertainty.result_interval(estimated, vc.UseCase(1, 0, -1))

@@ -28,6 +28,53 @@ Exactness and speed
     Every distinct confidence is a candidate threshold. A run is sorted once
     (:func:`presort`, cache it); after that every question is a cumulative sum
     or a convex hull, with no Python loop over items or thresholds.
+Randomness
+    Everything random takes an explicit ``rng`` (a ``numpy.random.Generator``);
+    interval arguments are named as in ``scipy.stats.bootstrap``
+    (``confidence_level``, ``n_resamples``, ``batch``).
+
+Where things live
+-----------------
+The everyday names are at the top of the package:
+
+- runs and values: :class:`Predictions`, :class:`UseCase`, :class:`ValueMatrix`,
+  :class:`Regime`, :func:`load_runs`, :func:`load_run_file`, :class:`ModelRun`,
+  :class:`LoadReport`, :class:`LoadProblem`, :func:`check_comparable`;
+- sorting, policies and their value: :func:`presort`, :class:`SortedRun`,
+  :class:`Policy`, ``POLICY_KINDS`` (``ALL_POLICY_KINDS`` adds ``two_tier``), :func:`fit_policy`, :func:`evaluate`,
+  :func:`estimate`, :class:`PolicyResult`, :func:`item_values`,
+  :func:`item_gains`, :func:`decision_values`, :func:`value_matrix_for`;
+- curves and comparisons: :func:`threshold_curve`, :class:`ThresholdCurve`,
+  :func:`risk_coverage_curve`, :class:`RiskCoverage`,
+  :func:`confidence_histogram`, :func:`discrimination`, :func:`voc_curve`,
+  :class:`VOCCurve`, ``VOC_MODES``, :func:`voc_frame`, :func:`dominance`,
+  :class:`Dominance`, :func:`comparison_table`, :class:`ComparisonTable`,
+  ``DEFAULT_KS``.
+
+The rest is grouped in public submodules, each documented on its own:
+``valuecore.calibration`` (recalibration and its diagnostics),
+``valuecore.uncertainty`` (intervals, paired tests, bootstrap bands),
+``valuecore.constraints`` (review capacity, certified risk, two-tier automation),
+``valuecore.monitoring`` (value over time, without labels),
+``valuecore.policy_json`` (the policy file for a serving system),
+``valuecore.curves`` (every curve, and the value primitive they share),
+``valuecore.runs`` (reading run files) and ``valuecore.cli`` (the command
+line). Modules whose name starts with ``_`` are private. Names that moved
+from the top level into a submodule still import from the top, with a
+``DeprecationWarning``, until release 0.3.
+
+Dependencies and start-up
+-------------------------
+numpy does the arithmetic. pandas is a required dependency, though not of the
+arithmetic: it encodes the labels when a :class:`Predictions` is built with
+``y_true`` (or ``y_pred`` given as labels), reads run files (with pyarrow for
+Parquet), and holds every tidy-frame result (``to_frame``,
+:func:`comparison_table`, ``valuecore.monitoring``). scipy fits and applies
+the recalibrations of ``valuecore.calibration`` (scikit-learn the isotonic
+one) and gives ``valuecore.uncertainty`` its t quantiles; jsonschema checks
+``valuecore.policy_json``. Each is imported where it is used, and the names of
+this package load on first use, so ``import valuecore`` loads none of them,
+not even numpy (timed by ``benchmarks/bench_import.py``).
 
 Examples
 --------
@@ -39,161 +86,143 @@ Examples
 (0.8, 2.0)
 """
 
-from ._bands import BAND_COLUMNS, MonitorBands, monitor_bands
-from ._calibration import (
-    Calibrator,
-    brier_score,
-    calibration_summary,
-    describe_calibration,
-    expected_calibration_error,
-    fit_calibration,
-    maximum_calibration_error,
-    negative_log_likelihood,
-    reliability_diagram,
-)
-from ._capacity import CapacityCurve, CapacityResult, capacity_curve, fit_capacity
-from ._curves import (
-    RiskCoverage,
-    ThresholdCurve,
-    confidence_histogram,
-    discrimination,
-    risk_coverage_curve,
-    threshold_curve,
-)
-from ._evaluate import PolicyResult, decision_values, estimate, evaluate, item_values
-from ._monitoring import (
-    MONITOR_COLUMNS,
-    Chunk,
-    calibration_value_table,
-    calibration_value_tables,
-    chunk_predictions,
-    monitor,
-    monitor_summary,
-)
-from ._policy_json import (
-    SCHEMA_VERSION,
-    PolicyDocument,
-    PolicyEntry,
-    build_policy_document,
-    build_policy_entry,
-    check_against_runs,
-    check_classes,
-    policy_schema,
-    validate_policy_document,
-)
-from ._policies import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
-from ._predictions import Predictions
-from ._risk import CertifiedRisk, fit_certified
-from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
-from ._sorted import SortedRun, presort
-from ._table import DEFAULT_KS, ComparisonTable, comparison_table
-from ._uncertainty import (
-    WEIGHT_KINDS,
-    Interval,
-    PairedComparison,
-    ThresholdStability,
-    VOCBand,
-    bootstrap_interval,
-    mean_interval,
-    paired_comparison,
-    policy_interval,
-    result_interval,
-    threshold_stability,
-    voc_band,
-)
-from ._twotier import AssistedValues, TwoTierResult, evaluate_two_tier, fit_two_tier
-from ._usecase import Regime, UseCase, ValueMatrix
-from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
+from __future__ import annotations
+
+import importlib
+import warnings
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BAND_COLUMNS",
-    "MonitorBands",
-    "monitor_bands",
-    "AssistedValues",
-    "TwoTierResult",
-    "evaluate_two_tier",
-    "fit_two_tier",
-    "CertifiedRisk",
-    "fit_certified",
-    "CapacityCurve",
-    "CapacityResult",
-    "capacity_curve",
-    "fit_capacity",
-    "Calibrator",
-    "brier_score",
-    "calibration_summary",
-    "describe_calibration",
-    "expected_calibration_error",
-    "fit_calibration",
-    "maximum_calibration_error",
-    "negative_log_likelihood",
-    "reliability_diagram",
-    "Chunk",
-    "MONITOR_COLUMNS",
-    "calibration_value_table",
-    "calibration_value_tables",
-    "chunk_predictions",
-    "monitor",
-    "monitor_summary",
-    "SCHEMA_VERSION",
-    "PolicyDocument",
-    "PolicyEntry",
-    "build_policy_document",
-    "build_policy_entry",
-    "check_against_runs",
-    "check_classes",
-    "policy_schema",
-    "validate_policy_document",
-    "LoadProblem",
-    "LoadReport",
-    "ModelRun",
-    "check_comparable",
-    "load_run_file",
-    "load_runs",
-    "WEIGHT_KINDS",
-    "Interval",
-    "PairedComparison",
-    "ThresholdStability",
-    "VOCBand",
-    "bootstrap_interval",
-    "mean_interval",
-    "paired_comparison",
-    "policy_interval",
-    "result_interval",
-    "threshold_stability",
-    "voc_band",
-    "ComparisonTable",
-    "DEFAULT_KS",
-    "Dominance",
-    "POLICY_KINDS",
-    "ALL_POLICY_KINDS",
-    "Policy",
-    "PolicyResult",
-    "Predictions",
-    "Regime",
-    "RiskCoverage",
-    "SortedRun",
-    "ThresholdCurve",
-    "UseCase",
-    "VOCCurve",
-    "VOC_MODES",
-    "ValueMatrix",
-    "comparison_table",
-    "confidence_histogram",
-    "decision_values",
-    "discrimination",
-    "dominance",
-    "estimate",
-    "evaluate",
-    "fit_policy",
-    "item_gains",
-    "item_values",
-    "presort",
-    "risk_coverage_curve",
-    "threshold_curve",
-    "value_matrix_for",
-    "voc_curve",
-    "voc_frame",
-]
+# Each public top-level name and the private module that defines it. Names are
+# loaded on first use (PEP 562), so that ``import valuecore`` and
+# ``python -m valuecore --help`` pay for no numpy, pandas or scipy.
+_TOP_LEVEL = {
+    "Predictions": "_predictions",
+    "UseCase": "_usecase",
+    "ValueMatrix": "_usecase",
+    "Regime": "_usecase",
+    "load_runs": "_runfiles",
+    "load_run_file": "_runfiles",
+    "ModelRun": "_runfiles",
+    "LoadReport": "_runfiles",
+    "LoadProblem": "_runfiles",
+    "check_comparable": "_runfiles",
+    "presort": "_sorted",
+    "SortedRun": "_sorted",
+    "Policy": "_policies",
+    "POLICY_KINDS": "_policies",
+    "ALL_POLICY_KINDS": "_policies",
+    "fit_policy": "_policies",
+    "item_gains": "_policies",
+    "value_matrix_for": "_policies",
+    "evaluate": "_evaluate",
+    "estimate": "_evaluate",
+    "PolicyResult": "_evaluate",
+    "item_values": "_evaluate",
+    "decision_values": "_evaluate",
+    "threshold_curve": "_curves",
+    "ThresholdCurve": "_curves",
+    "risk_coverage_curve": "_curves",
+    "RiskCoverage": "_curves",
+    "confidence_histogram": "_curves",
+    "discrimination": "_curves",
+    "voc_curve": "_voc",
+    "VOCCurve": "_voc",
+    "VOC_MODES": "_voc",
+    "voc_frame": "_voc",
+    "dominance": "_voc",
+    "Dominance": "_voc",
+    "comparison_table": "_table",
+    "ComparisonTable": "_table",
+    "DEFAULT_KS": "_table",
+}
+
+_SUBMODULES = ("calibration", "cli", "constraints", "curves", "monitoring", "policy_json", "runs", "uncertainty")
+
+# Top-level names of release 0.1 that live in a public submodule now; still
+# importable from the top, with a DeprecationWarning, until release 0.3. A fixed
+# record of that release, not a copy of the submodules' __all__: names added to a
+# submodule later never appear at the top.
+_MOVED = {
+    **dict.fromkeys(
+        (
+            "Calibrator",
+            "brier_score",
+            "calibration_summary",
+            "describe_calibration",
+            "expected_calibration_error",
+            "fit_calibration",
+            "maximum_calibration_error",
+            "negative_log_likelihood",
+            "reliability_diagram",
+        ),
+        "calibration",
+    ),
+    **dict.fromkeys(
+        (
+            "Chunk",
+            "MONITOR_COLUMNS",
+            "calibration_value_table",
+            "calibration_value_tables",
+            "chunk_predictions",
+            "monitor",
+            "monitor_summary",
+        ),
+        "monitoring",
+    ),
+    **dict.fromkeys(
+        (
+            "SCHEMA_VERSION",
+            "PolicyDocument",
+            "PolicyEntry",
+            "build_policy_document",
+            "build_policy_entry",
+            "check_against_runs",
+            "check_classes",
+            "policy_schema",
+            "validate_policy_document",
+        ),
+        "policy_json",
+    ),
+    **dict.fromkeys(
+        (
+            "WEIGHT_KINDS",
+            "Interval",
+            "PairedComparison",
+            "ThresholdStability",
+            "VOCBand",
+            "bootstrap_interval",
+            "mean_interval",
+            "paired_comparison",
+            "policy_interval",
+            "result_interval",
+            "threshold_stability",
+            "voc_band",
+        ),
+        "uncertainty",
+    ),
+}
+
+__all__ = [*_TOP_LEVEL, *_SUBMODULES]
+
+
+def __getattr__(name: str):
+    if name in _TOP_LEVEL:
+        value = getattr(importlib.import_module(f"{__name__}.{_TOP_LEVEL[name]}"), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _MOVED:
+        where = f"{__name__}.{_MOVED[name]}"
+        warnings.warn(
+            f"{__name__}.{name} is deprecated and goes in release 0.3: use {where}.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(where), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

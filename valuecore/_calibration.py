@@ -32,12 +32,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from scipy.optimize import minimize, minimize_scalar
-from scipy.special import expit, log_softmax, logsumexp, softmax
+
+if TYPE_CHECKING:
+    import pandas as pd
+# scipy and pandas are imported where they are used: importing valuecore (and
+# the command line, which names calibrations) stays light.
 
 from ._predictions import Predictions
 
@@ -293,6 +295,7 @@ class Calibrator:
             Temperature or Platt on a run without probabilities, Platt on a
             run that is not binary.
         """
+        from scipy.special import softmax
         method = self.method
         if method == "none":
             return predictions
@@ -344,6 +347,7 @@ class Calibrator:
         >>> Calibrator("isotonic", {"x": [0.5, 1.0], "y": [0.4, 0.9]}).apply_confidence([0.6, 1.0])
         array([0.5, 0.9])
         """
+        from scipy.special import softmax
         confidence = np.asarray(confidence, dtype=np.float64)
         if confidence.ndim != 1:
             raise ValueError(f"confidence must be one-dimensional, got shape {confidence.shape}")
@@ -371,6 +375,7 @@ class Calibrator:
         return np.clip(np.interp(confidence, self.params["x"], self.params["y"]), 0.0, 1.0)
 
     def _platt(self, scores: np.ndarray) -> np.ndarray:
+        from scipy.special import expit
         return expit(self.params["a"] * scores + self.params["b"])
 
     # ------------------------------------------------------------- serialise
@@ -475,6 +480,8 @@ def fit_calibration(predictions: Predictions, method: str, *, use_logits="auto")
 
 
 def _fit_temperature(predictions: Predictions, use_logits) -> Calibrator:
+    from scipy.optimize import minimize_scalar
+    from scipy.special import log_softmax, logsumexp
     predictions.require_proba("temperature scaling")
     chosen = _resolve_use_logits(predictions, use_logits, "temperature scaling")
     keep = predictions.sample_weight > 0
@@ -513,6 +520,8 @@ def _fit_isotonic(predictions: Predictions) -> Calibrator:
 
 
 def _fit_platt(predictions: Predictions, use_logits) -> Calibrator:
+    from scipy.optimize import minimize
+    from scipy.special import expit
     _require_binary(predictions.classes, "Platt scaling")
     predictions.require_proba("Platt scaling")
     chosen = _resolve_use_logits(predictions, use_logits, "Platt scaling")
@@ -770,6 +779,7 @@ def reliability_diagram(predictions: Predictions, n_bins: int = 15, strategy: st
     0        0.0        0.5       0.5    2.0
     1        0.5        1.0       1.0    2.0
     """
+    import pandas as pd
     table = _bin_table(predictions, n_bins, strategy, "a reliability diagram")
     if table["weight"].size:
         low, high = _wilson(table["accuracy"], table["weight"])

@@ -30,10 +30,12 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is printed: --help stays fast
 
 from ._calibration import describe_calibration
 from ._constrained import describe_constraints
@@ -487,6 +489,7 @@ def _markdown(frame: pd.DataFrame) -> str:
 
 def _table_view(table) -> pd.DataFrame:
     """Metrics as rows, models as columns, each cell 'value (rank)'."""
+    import pandas as pd
     metrics, ranks = table.metrics, table.ranks
     view = pd.DataFrame(index=metrics.columns, columns=metrics.index, dtype=object)
     for model in metrics.index:

@@ -7,13 +7,16 @@ distinct confidence (a candidate threshold), in decreasing order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ._policies import Values, item_gains, value_matrix_for
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built, so that importing the module stays light
+
+from ._policies import Values, value_matrix_for
 from ._predictions import Predictions
-from ._sorted import SortedRun
+from ._sorted import SortedRun, cumulative_gain
 from ._usecase import UseCase
 
 __all__ = [
@@ -59,6 +62,7 @@ class ThresholdCurve:
         With ``max_points``, keeps an evenly spaced subset of rows plus the
         best one, so a chart of a million-item run stays light.
         """
+        import pandas as pd
         keep = np.arange(self.thresholds.size)
         if max_points is not None and keep.size > max_points:
             keep = np.unique(np.r_[np.linspace(1, keep.size - 1, max_points).astype(int), self.best_index])
@@ -92,14 +96,10 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
         truth_mass = np.bincount(predictions.y_true, weights=predictions.sample_weight, minlength=matrix.n_classes)
     elif matrix.as_use_case() is None:
         predictions.require_proba("label-free value of a per-class value matrix")
+    gain = cumulative_gain(run, values, estimate=estimate)
     if isinstance(values, UseCase) and not estimate:
-        gain = (values.v_correct - values.v_abstain) * run.cum_correct + (
-            values.v_wrong - values.v_abstain
-        ) * run.cum_wrong
         base = values.v_abstain * n_items
     else:
-        gains = item_gains(predictions, values, estimate=estimate)[run.order]
-        gain = np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
         if truth_mass is None:
             # Expected value of abstaining on everything, from the probabilities.
             if predictions.has_proba:
@@ -167,6 +167,7 @@ def confidence_histogram(predictions: Predictions, bins: int = 20) -> pd.DataFra
     Returns a tidy frame ``bin_start, bin_end, outcome, count, share``
     (``share`` of all items), two rows per bin.
     """
+    import pandas as pd
     predictions.require_labels("a correct-vs-wrong confidence histogram")
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.searchsorted(edges, predictions.confidence, side="right") - 1, 0, bins - 1)

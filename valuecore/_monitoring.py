@@ -21,12 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score
 
 from ._evaluate import estimate, evaluate
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions, _first_rows
-from ._sorted import SortedRun, presort
+from ._sorted import presort
 from ._table import DEFAULT_KS
 from ._usecase import UseCase
 
@@ -527,30 +526,6 @@ _TABLE_COLUMNS = (
 )
 
 
-def _macro_f1(predictions: Predictions) -> float:
-    if predictions.total_weight <= 0:
-        return float("nan")
-    return float(
-        f1_score(
-            predictions.y_true,
-            predictions.y_pred,
-            labels=np.arange(predictions.n_classes),
-            average="macro",
-            sample_weight=predictions.sample_weight,
-            zero_division=0,
-        )
-    )
-
-
-def _value_and_coverage(run: SortedRun, threshold: float | None, omega: float) -> tuple[float, float]:
-    """Dimensionless value ``(N_correct - omega N_wrong) / N`` and coverage at ``threshold``."""
-    accepted, correct, wrong = run.counts_at(threshold)
-    n = run.total_weight
-    if n <= 0:
-        return float("nan"), float("nan")
-    return (correct - omega * wrong) / n, accepted / n
-
-
 def calibration_value_table(
     tune_predictions: Predictions,
     eval_predictions: Predictions,
@@ -606,8 +581,8 @@ def calibration_value_table(
     common = {
         "accuracy_before": eval_predictions.accuracy,
         "accuracy_after": eval_after.accuracy,
-        "macro_f1_before": _macro_f1(eval_predictions),
-        "macro_f1_after": _macro_f1(eval_after),
+        "macro_f1_before": eval_predictions.macro_f1,
+        "macro_f1_after": eval_after.macro_f1,
     }
     rows = []
     for k in ks:  # loop over cost factors
@@ -615,11 +590,11 @@ def calibration_value_table(
         threshold = use_case.calibrated_threshold
         row = {"k": k, "threshold": np.nan if threshold is None else threshold, **common}
         for when in ("before", "after"):
-            value, coverage = _value_and_coverage(eval_runs[when], threshold, float(k))
+            value, coverage = eval_runs[when].value_at(threshold, k), eval_runs[when].coverage_at(threshold)
             tuned = fit_policy("threshold", tune_runs[when], use_case).threshold
             row[f"value_calibrated_{when}"] = value
             row[f"coverage_calibrated_{when}"] = coverage
-            row[f"value_tuned_{when}"] = _value_and_coverage(eval_runs[when], tuned, float(k))[0]
+            row[f"value_tuned_{when}"] = eval_runs[when].value_at(tuned, k)
             row[f"threshold_tuned_{when}"] = np.nan if tuned is None else tuned
         rows.append(row)
     frame = pd.DataFrame(rows, columns=list(_TABLE_COLUMNS))

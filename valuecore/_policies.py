@@ -15,7 +15,13 @@ from typing import Mapping, Union
 import numpy as np
 
 from ._predictions import Predictions
-from ._sorted import SortedRun, best_prefix, best_prefix_per_class, best_prefix_per_class_cumulative
+from ._sorted import (
+    SortedRun,
+    best_prefix,
+    best_prefix_per_class_cumulative,
+    class_cumulative_gain,
+    cumulative_gain,
+)
 from ._usecase import UseCase, ValueMatrix
 
 __all__ = [
@@ -296,15 +302,7 @@ def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None
     predictions = run.predictions
     if predictions.n == 0:
         return None
-    if isinstance(values, UseCase) and not estimate and run.cum_correct is not None:
-        # Fast path: O(n_groups) from counts cached at presort.
-        cum_gain = (values.v_correct - values.v_abstain) * run.cum_correct + (
-            values.v_wrong - values.v_abstain
-        ) * run.cum_wrong
-    else:
-        gains = item_gains(predictions, values, estimate=estimate)[run.order]
-        cum_gain = np.r_[0.0, np.cumsum(gains)[run.group_end - 1]]
-    k = best_prefix(cum_gain)
+    k = best_prefix(cumulative_gain(run, values, estimate=estimate))
     return None if k == 0 else float(run.thresholds[k - 1])
 
 
@@ -382,15 +380,8 @@ def fit_policy(
 
         return fit_two_tier(run, values, assisted, calibration=calibration)
     if kind == "class_thresholds":
-        if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
-            # Fast path: O(n_class_groups) from counts cached at presort.
-            at_end = (values.v_correct - values.v_abstain) * run.class_cum_correct + (
-                values.v_wrong - values.v_abstain
-            ) * run.class_cum_wrong
-            thresholds, _ = best_prefix_per_class_cumulative(at_end, run)
-        else:
-            gains = item_gains(run.predictions, values, estimate=estimate)
-            thresholds, _ = best_prefix_per_class(gains, run)
+        at_end = class_cumulative_gain(run, values, estimate=estimate)
+        thresholds, _ = best_prefix_per_class_cumulative(at_end, run)
         pairs = tuple(
             (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
         )

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["Predictions"]
 
@@ -41,6 +40,7 @@ def _label_text(value) -> str:
 
 
 def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
+    import pandas as pd  # imported on use, so that importing the module stays light
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")
@@ -278,6 +278,27 @@ class Predictions:
         if total <= 0:
             return float("nan")
         return float(self.sample_weight[self.correct].sum() / total)
+
+    @property
+    def macro_f1(self) -> float:
+        """Macro-averaged F1 of plain argmax (no rejection); NaN when empty.
+
+        The unweighted mean over all ``n_classes`` of each class's weighted
+        ``F1 = 2 TP / (2 TP + FP + FN)``; a class never true nor predicted
+        counts 0 (``sklearn.metrics.f1_score(..., average="macro",
+        zero_division=0)`` with every class as a label).
+        """
+        self.require_labels("the macro F1")
+        if self.total_weight <= 0:
+            return float("nan")
+        n_classes, weight, correct = self.n_classes, self.sample_weight, self.correct
+        true_positive = np.bincount(self.y_true[correct], weights=weight[correct], minlength=n_classes)
+        # 2 TP + FP + FN = (items truly of the class) + (items predicted as it).
+        denominator = np.bincount(self.y_true, weights=weight, minlength=n_classes) + np.bincount(
+            self.y_pred, weights=weight, minlength=n_classes
+        )
+        f1 = np.divide(2 * true_positive, denominator, out=np.zeros(n_classes), where=denominator > 0)
+        return float(f1.mean())
 
     def require_labels(self, what: str) -> None:
         if self.y_true is None:

@@ -18,8 +18,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._predictions import Predictions
+from ._usecase import UseCase
 
-__all__ = ["SortedRun", "presort"]
+__all__ = [
+    "SortedRun",
+    "presort",
+    "cumulative_gain",
+    "class_cumulative_gain",
+    "dimensionless_value",
+    "acceptance_limits",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +106,23 @@ class SortedRun:
         k = np.searchsorted(-self.thresholds, -t, side="right")
         return int(k) if np.ndim(k) == 0 else k
 
+    def value_at(self, threshold: float | None, omega: float) -> float:
+        """Dimensionless value per item ``(N_correct - omega N_wrong) / N`` at ``threshold``.
+
+        O(log n_groups); see :func:`dimensionless_value`. NaN for a run of
+        total weight 0. Needs labels.
+        """
+        if self.total_weight <= 0:
+            return float("nan")
+        _, correct, wrong = self.counts_at(threshold)
+        return float(dimensionless_value(correct, wrong, omega, self.total_weight))
+
+    def coverage_at(self, threshold: float | None) -> float:
+        """Weighted share of items accepted at ``threshold``; NaN for a run of total weight 0."""
+        if self.total_weight <= 0:
+            return float("nan")
+        return float(self.cum_accepted[self.groups_accepted(threshold)] / self.total_weight)
+
 
 def _group_ends(sorted_keys: list[np.ndarray], n: int) -> np.ndarray:
     if n == 0:
@@ -168,6 +193,126 @@ def presort(predictions: Predictions) -> SortedRun:
     )
 
 
+# ------------------------------------------------------------ value primitive
+# Every value question of the package reduces to these: tuning, curves, VOC,
+# the comparison table, monitoring and the bootstrap all call them.
+def dimensionless_value(n_correct, n_wrong, omega, n_items):
+    """Seed 000's dimensionless value per item ``(N_correct - omega N_wrong) / N``.
+
+    0 = always abstain, 1 = perfect. Broadcasts over array arguments (e.g.
+    counts of shape (batch, m) against omegas of shape (m,)). The caller
+    decides what an empty run (``n_items == 0``) is worth.
+    """
+    return (n_correct - omega * n_wrong) / n_items
+
+
+def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.ndarray:
+    """Gain over abstaining of accepting the ``k`` most confident groups.
+
+    Parameters
+    ----------
+    run : SortedRun
+    values : UseCase or ValueMatrix
+    estimate : bool
+        Expected gains from the model's probabilities instead of the labels.
+
+    Returns
+    -------
+    ndarray of shape (n_groups + 1,)
+        Entry ``k`` accepts ``confidence >= thresholds[k - 1]``; entry 0 accepts
+        nothing (0). In the currency of ``values``, weighted. O(n_groups) for a
+        use case on a labelled run (counts cached at presort), O(n) otherwise.
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6]], y_true=[0, 1, 1])
+    >>> run = presort(p)
+    >>> cumulative_gain(run, UseCase(1, 0, -2)).tolist()
+    [0.0, 1.0, -1.0, 0.0]
+    >>> run.value_at(0.9, omega=2.0), run.coverage_at(0.9)
+    (0.3333333333333333, 0.3333333333333333)
+    """
+    if isinstance(values, UseCase) and not estimate and run.cum_correct is not None:
+        return (values.v_correct - values.v_abstain) * run.cum_correct + (
+            values.v_wrong - values.v_abstain
+        ) * run.cum_wrong
+    from ._policies import item_gains  # _policies builds on this module
+
+    gains = item_gains(run.predictions, values, estimate=estimate)[run.order]
+    return np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
+
+
+def class_cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.ndarray:
+    """Per-class form of :func:`cumulative_gain`, for per-class thresholds.
+
+    Returns
+    -------
+    ndarray of shape (n_class_groups,)
+        Gain cumulated along ``run.class_order`` up to the end of each (class,
+        confidence) group, not reset between classes: the input of
+        :func:`best_prefix_per_class_cumulative`.
+    """
+    if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
+        return (values.v_correct - values.v_abstain) * run.class_cum_correct + (
+            values.v_wrong - values.v_abstain
+        ) * run.class_cum_wrong
+    from ._policies import item_gains  # _policies builds on this module
+
+    gains = item_gains(run.predictions, values, estimate=estimate)
+    return _class_cumulative(gains, run)
+
+
+def _class_cumulative(gain: np.ndarray, run: SortedRun) -> np.ndarray:
+    if run.class_group_end.size == 0:
+        return np.zeros(0)
+    return np.cumsum(gain[run.class_order])[run.class_group_end - 1]
+
+
+def acceptance_limits(confidence) -> np.ndarray:
+    """Largest omega at which the calibrated rule still accepts each confidence.
+
+    The calibrated threshold is ``omega / (1 + omega)`` (seed 000 eq. 5b), so a
+    confidence ``c`` is accepted while ``omega <= c / (1 - c)``. The float test
+    ``omega / (1 + omega) <= c`` flips a few ulps away from that quotient, so
+    the quotient is moved to the last float the test accepts (``inf`` for
+    ``c = 1``, 0 for ``c = 0``). Shape of ``confidence``.
+
+    The test is not monotone at the last ulp, so values at given omegas should
+    apply the test itself (``run.groups_accepted(omega / (1 + omega))``); the
+    limits serve as curve breakpoints, where an ulp-wide sliver is harmless.
+
+    Examples
+    --------
+    >>> acceptance_limits([0.5, 0.8, 1.0]).tolist()
+    [1.0, 4.000000000000002, inf]
+    """
+    confidence = np.asarray(confidence, dtype=np.float64)
+    limits = np.full(confidence.shape, np.inf)
+    finite = confidence < 1.0
+    c = confidence[finite]
+
+    def accepted(w):
+        return w / (1.0 + w) <= c
+
+    # The flip lies within about (1 + omega) ulps of the quotient, too far to
+    # step to for c near 1: bisect on the floats' bit patterns instead (positive
+    # floats order as their int64 views), from a narrow bracket when it holds.
+    # At most 64 halvings: a loop over bits, not items.
+    quotient = c / (1.0 - c)
+    low = quotient * (1 - 2.0**-20)
+    low = np.where(accepted(low), low, 0.0)  # omega = 0 is accepted by every c >= 0
+    high = quotient * (1 + 2.0**-20)
+    high = np.where(accepted(high), np.inf, high)  # inf / inf is NaN: never accepted
+    low_bits, high_bits = low.view(np.int64), high.view(np.int64)
+    while np.any(high_bits - low_bits > 1):
+        middle = low_bits + (high_bits - low_bits) // 2
+        ok = accepted(middle.view(np.float64))
+        low_bits = np.where(ok, middle, low_bits)
+        high_bits = np.where(ok, high_bits, middle)
+    limits[finite] = low_bits.view(np.float64)
+    return limits
+
+
 def best_prefix(cum_gain: np.ndarray) -> int:
     """Index maximising ``cum_gain`` (shape (n_groups + 1,), index 0 = accept none).
 
@@ -195,10 +340,7 @@ def best_prefix_per_class(gain: np.ndarray, run: SortedRun) -> tuple[np.ndarray,
     best_gain : ndarray of shape (n_classes,)
         The gain of that choice (0 for "accept nothing").
     """
-    if run.class_group_end.size == 0:
-        return best_prefix_per_class_cumulative(np.zeros(0), run)
-    cumulative = np.cumsum(gain[run.class_order])
-    return best_prefix_per_class_cumulative(cumulative[run.class_group_end - 1], run)
+    return best_prefix_per_class_cumulative(_class_cumulative(gain, run), run)
 
 
 def best_prefix_per_class_cumulative(at_end: np.ndarray, run: SortedRun) -> tuple[np.ndarray, np.ndarray]:

@@ -8,10 +8,10 @@ does at a given cost factor ``k`` (= omega).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-from sklearn.metrics import f1_score
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
 from ._policies import fit_policy
 from ._sorted import SortedRun
@@ -53,15 +53,10 @@ class ComparisonTable:
 
     def to_frame(self) -> pd.DataFrame:
         """One frame with ``<metric>`` and ``<metric>_rank`` columns side by side."""
+        import pandas as pd
         ranked = self.ranks.add_suffix("_rank")
         columns = [c for pair in zip(self.metrics.columns, ranked.columns) for c in pair]
         return pd.concat([self.metrics, ranked], axis=1)[columns]
-
-
-def _value_at(run: SortedRun, threshold: float | None, omega: float) -> float:
-    _, correct, wrong = run.counts_at(threshold)
-    n_items = run.total_weight
-    return (correct - omega * wrong) / n_items if n_items > 0 else 0.0
 
 
 def comparison_table(
@@ -81,6 +76,7 @@ def comparison_table(
         Cost factors (omega). Cost-sensitive error uses ``k_fn = k``,
         ``k_fp = 1`` with ``classes[1]`` as the positive class.
     """
+    import pandas as pd
     tune_runs = tune_runs or eval_runs
     rows = {}
     for model, run in eval_runs.items():  # loop over models, not items
@@ -89,16 +85,7 @@ def comparison_table(
         weight = predictions.sample_weight
         row = {
             "accuracy": predictions.accuracy,
-            "macro_f1": float(
-                f1_score(
-                    predictions.y_true,
-                    predictions.y_pred,
-                    labels=np.arange(predictions.n_classes),
-                    average="macro",
-                    sample_weight=weight,
-                    zero_division=0,
-                )
-            ),
+            "macro_f1": predictions.macro_f1,
         }
         binary = predictions.n_classes == 2
         if binary:
@@ -109,8 +96,8 @@ def comparison_table(
             if binary:
                 row[f"cost_error_k{k:g}"] = (false_neg * k + false_pos) / max(run.total_weight, 1e-300)
             tuned = fit_policy("threshold", tune_runs[model], use_case).threshold
-            row[f"value_tuned_k{k:g}"] = _value_at(run, tuned, k)
-            row[f"value_calibrated_k{k:g}"] = _value_at(run, use_case.calibrated_threshold, k)
+            row[f"value_tuned_k{k:g}"] = run.value_at(tuned, k)
+            row[f"value_calibrated_k{k:g}"] = run.value_at(use_case.calibrated_threshold, k)
         rows[model] = row
     metrics = pd.DataFrame.from_dict(rows, orient="index")
     metrics.index.name = "model"

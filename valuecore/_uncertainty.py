@@ -39,7 +39,7 @@ from scipy import stats
 from ._evaluate import item_values
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
-from ._sorted import SortedRun
+from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
 
 __all__ = [
@@ -294,7 +294,7 @@ class ThresholdStability:
 def _check_confidence(confidence: float) -> float:
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+        raise ValueError(f"confidence_level must lie strictly between 0 and 1, got {confidence}")
     return confidence
 
 
@@ -385,7 +385,7 @@ def _t_bounds(m: _Moments, confidence: float) -> tuple[float, float]:
     return m.mean - half, m.mean + half
 
 
-def mean_interval(values, sample_weight=None, *, confidence: float = 0.95, weight_kind: str = "auto") -> Interval:
+def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95, weight_kind: str = "auto") -> Interval:
     """Weighted mean of per-item values with a t-based confidence interval.
 
     ``mean +- t_{(1 + confidence) / 2, n - 1} * SE`` with
@@ -398,7 +398,7 @@ def mean_interval(values, sample_weight=None, *, confidence: float = 0.95, weigh
         Per-item values (e.g. :func:`item_values`), finite.
     sample_weight : array-like of shape (n,), optional
         Non-negative weights.
-    confidence : float
+    confidence_level : float
         Coverage of the interval, in (0, 1).
     weight_kind : {"auto", "frequency", "probability"}
         "frequency": a weight ``w`` is ``w`` copies, so ``n = sum(w)``, the
@@ -424,7 +424,7 @@ def mean_interval(values, sample_weight=None, *, confidence: float = 0.95, weigh
     >>> (iv.mean, iv.n, round(iv.low, 9)) == (twice.mean, twice.n, round(twice.low, 9))
     True
     """
-    confidence = _check_confidence(confidence)
+    confidence = _check_confidence(confidence_level)
     v, w = _values_and_weights(values, sample_weight)
     kind = _weight_kind(w, weight_kind)
     m = _moments(v, w, kind)
@@ -526,9 +526,9 @@ def bootstrap_interval(
     *,
     rng: np.random.Generator,
     n_resamples: int = 1000,
-    confidence: float = 0.95,
+    confidence_level: float = 0.95,
     weight_kind: str = "auto",
-    batch_size: int | None = None,
+    batch: int | None = None,
 ) -> Interval:
     """Percentile-bootstrap interval of the weighted mean of per-item values.
 
@@ -543,9 +543,9 @@ def bootstrap_interval(
     rng : numpy.random.Generator
         The only source of randomness.
     n_resamples : int
-    confidence : float
+    confidence_level : float
     weight_kind : {"auto", "frequency", "probability"}
-    batch_size : int, optional
+    batch : int, optional
         Resamples per vectorised batch; default keeps a batch's
         ``(batch, n)`` arrays within ~200 MB.
 
@@ -562,7 +562,7 @@ def bootstrap_interval(
     >>> iv.mean, iv.method, iv.low < iv.mean < iv.high
     (0.25, 'bootstrap', True)
     """
-    confidence = _check_confidence(confidence)
+    confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
     n_resamples = _check_resamples(n_resamples)
     v, w = _values_and_weights(values, sample_weight)
@@ -572,7 +572,7 @@ def bootstrap_interval(
         # One item resamples to itself: a zero-width interval would claim
         # certainty; say "unknown" as the t interval does.
         return Interval(m.mean, math.nan, -math.inf, math.inf, m.n, confidence, "bootstrap")
-    means = _bootstrap_means(v, w, kind, rng, n_resamples, batch_size)
+    means = _bootstrap_means(v, w, kind, rng, n_resamples, batch)
     alpha = 1 - confidence
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
     std_error = float(np.std(means, ddof=1)) if n_resamples > 1 else math.nan
@@ -586,7 +586,7 @@ def policy_interval(
     *,
     method: str = "t",
     rng: np.random.Generator | None = None,
-    confidence: float = 0.95,
+    confidence_level: float = 0.95,
     n_resamples: int = 1000,
 ) -> Interval:
     """Value per item of a *fixed* policy on a labelled split, with its interval.
@@ -603,9 +603,9 @@ def policy_interval(
     values : UseCase or ValueMatrix
     method : {"t", "bootstrap"}
     rng : numpy.random.Generator, optional
-        For ``method="bootstrap"``; default ``numpy.random.default_rng(0)``
-        (reproducible; pass your own for independent runs).
-    confidence : float
+        Required for ``method="bootstrap"`` (e.g. ``numpy.random.default_rng(0)``
+        for a reproducible interval); the t interval draws nothing.
+    confidence_level : float
     n_resamples : int
         For ``method="bootstrap"``.
 
@@ -626,10 +626,12 @@ def policy_interval(
         raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
     per_item = item_values(policy, predictions, values)
     if method == "t":
-        return mean_interval(per_item, predictions.sample_weight, confidence=confidence)
-    rng = np.random.default_rng(0) if rng is None else rng
+        return mean_interval(per_item, predictions.sample_weight, confidence_level=confidence_level)
+    if rng is None:
+        raise TypeError("policy_interval(method='bootstrap') needs an rng, e.g. rng=numpy.random.default_rng(0)")
     return bootstrap_interval(
-        per_item, predictions.sample_weight, rng=rng, n_resamples=n_resamples, confidence=confidence
+        per_item, predictions.sample_weight, rng=_check_rng(rng), n_resamples=n_resamples,
+        confidence_level=confidence_level,
     )
 
 
@@ -703,7 +705,7 @@ def _check_same_items(a: Predictions, b: Predictions, take: np.ndarray, ids, nam
         )
 
 
-def result_interval(result, values, *, confidence: float = 0.95) -> Interval:
+def result_interval(result, values, *, confidence_level: float = 0.95) -> Interval:
     """t interval of the value per item, from a realised :class:`PolicyResult` alone. O(C^2).
 
     Every item's value is one cell of the value matrix (true class, action),
@@ -725,7 +727,7 @@ def result_interval(result, values, *, confidence: float = 0.95) -> Interval:
         raise ValueError("an interval of the realised value needs a labelled split; this result is estimated")
     matrix = value_matrix_for(values, result.classes)
     return mean_interval(
-        matrix.values.ravel(), result.confusion.ravel(), confidence=confidence, weight_kind="frequency"
+        matrix.values.ravel(), result.confusion.ravel(), confidence_level=confidence_level, weight_kind="frequency"
     )
 
 
@@ -738,10 +740,10 @@ def paired_comparison(
     *,
     rng: np.random.Generator,
     n_resamples: int = 1000,
-    confidence: float = 0.95,
+    confidence_level: float = 0.95,
     names: tuple[str, str] = ("A", "B"),
     currency: str = "",
-    batch_size: int | None = None,
+    batch: int | None = None,
 ) -> PairedComparison:
     """Is policy A on model A worth more than policy B on model B? A paired test.
 
@@ -762,13 +764,13 @@ def paired_comparison(
     rng : numpy.random.Generator
         For the bootstrap p-value.
     n_resamples : int
-    confidence : float
+    confidence_level : float
         Of the interval; the test level in the text is ``1 - confidence``.
     names : (str, str)
         How the two sides are called in the text.
     currency : str
         Used in the text only.
-    batch_size : int, optional
+    batch : int, optional
 
     Returns
     -------
@@ -790,7 +792,7 @@ def paired_comparison(
     >>> same.mean_difference, same.p_value_t, same.p_value_bootstrap
     (0.0, 1.0, 1.0)
     """
-    confidence = _check_confidence(confidence)
+    confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
     n_resamples = _check_resamples(n_resamples)
     names = (str(names[0]), str(names[1]))
@@ -818,7 +820,7 @@ def paired_comparison(
         # the mean as far from 0 as observed. The tolerance keeps round-off
         # in the centring from deciding ties.
         centred = diff - m.mean
-        means = _bootstrap_means(centred, weight, kind, rng, n_resamples, batch_size)
+        means = _bootstrap_means(centred, weight, kind, rng, n_resamples, batch)
         tolerance = 1e-12 * float(np.abs(diff).max())
         hits = int(np.count_nonzero(np.abs(means) >= abs(m.mean) - tolerance))
         p_boot = (1 + hits) / (1 + n_resamples)
@@ -999,15 +1001,12 @@ def _direct_values(mode: str, omegas: np.ndarray, evaluated: _RunTables, eval_co
     total = r.sum(axis=1)[:, None]
     if mode == "accept_all":
         correct, wrong = _rowdot(r, evaluated.correct)[:, None], _rowdot(r, evaluated.wrong)[:, None]
-        return (correct - omegas[None, :] * wrong) / total
+        return dimensionless_value(correct, wrong, omegas[None, :], total)
     # "calibrated", as voc_curve: group g (confidence c) is accepted while omega <= c / (1 - c).
-    confidence = evaluated.run.thresholds
-    with np.errstate(divide="ignore"):
-        limits = np.where(confidence >= 1.0, np.inf, confidence / np.maximum(1.0 - confidence, 0.0))
+    limits = acceptance_limits(evaluated.run.thresholds)
     accepted = np.searchsorted(-limits, -omegas, side="right")  # (m,) groups accepted
     correct, wrong = _group_cums(evaluated, r, np.maximum(accepted, 1))  # (batch, m)
-    values = np.where(accepted > 0, correct - omegas[None, :] * wrong, 0.0)
-    return values / total
+    return np.where(accepted > 0, dimensionless_value(correct, wrong, omegas[None, :], total), 0.0)
 
 
 def _band_tables(
@@ -1051,7 +1050,7 @@ def _band_values(
     column = np.maximum(groups - 1, 0)
     correct = np.take_along_axis(tables["eval_correct"], column, axis=1)
     wrong = np.take_along_axis(tables["eval_wrong"], column, axis=1)
-    return np.where(groups > 0, correct - omegas[None, :] * wrong, 0.0) / total
+    return np.where(groups > 0, dimensionless_value(correct, wrong, omegas[None, :], total), 0.0)
 
 
 def _voc_values(
@@ -1088,8 +1087,8 @@ def voc_band(
     tune_run: SortedRun | None = None,
     rng: np.random.Generator,
     n_resamples: int = 200,
-    confidence: float = 0.95,
-    batch_size: int | None = None,
+    confidence_level: float = 0.95,
+    batch: int | None = None,
 ) -> VOCBand:
     """Pointwise percentile bootstrap band of a VOC curve.
 
@@ -1116,8 +1115,8 @@ def voc_band(
         Required for "tuned".
     rng : numpy.random.Generator
     n_resamples : int
-    confidence : float
-    batch_size : int, optional
+    confidence_level : float
+    batch : int, optional
         Resamples per vectorised batch; the default keeps a batch's
         ``(batch, n)`` working arrays within ~200 MB.
 
@@ -1142,7 +1141,7 @@ def voc_band(
     """
     if mode not in VOC_MODES:
         raise ValueError(f"unknown VOC mode {mode!r}; expected one of {list(VOC_MODES)}")
-    confidence = _check_confidence(confidence)
+    confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
     n_resamples = _check_resamples(n_resamples)
     omegas = _check_omegas(omegas)
@@ -1156,7 +1155,7 @@ def voc_band(
         width += tune.sampler.width
     samples = np.empty((n_resamples, omegas.size))
     if mode in ("accept_all", "calibrated"):
-        for start, size in _batches(n_resamples, width, batch_size):
+        for start, size in _batches(n_resamples, width, batch):
             samples[start : start + size] = _direct_values(mode, omegas, evaluated, evaluated.sampler.counts(size, rng))
     else:
         # Resamples are drawn in cache-sized batches; their prefix tables are
@@ -1171,7 +1170,7 @@ def voc_band(
         for first in range(0, n_resamples, chunk):
             size_chunk = min(chunk, n_resamples - first)
             parts = []
-            for _, size in _batches(size_chunk, width, batch_size):
+            for _, size in _batches(size_chunk, width, batch):
                 tune_counts = tune.sampler.counts(size, rng) if tune is not None else None
                 parts.append(_band_tables(mode, evaluated, evaluated.sampler.counts(size, rng), tune, tune_counts))
             tables = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
@@ -1195,8 +1194,8 @@ def threshold_stability(
     *,
     rng: np.random.Generator,
     n_resamples: int = 1000,
-    confidence: float = 0.95,
-    batch_size: int | None = None,
+    confidence_level: float = 0.95,
+    batch: int | None = None,
 ) -> ThresholdStability:
     """How much the tuned global threshold moves when the tuning data is resampled.
 
@@ -1214,9 +1213,9 @@ def threshold_stability(
     values : UseCase or ValueMatrix
     rng : numpy.random.Generator
     n_resamples : int
-    confidence : float
+    confidence_level : float
         Of the reported ``low``-``high`` range.
-    batch_size : int, optional
+    batch : int, optional
 
     Returns
     -------
@@ -1230,7 +1229,7 @@ def threshold_stability(
     >>> s.thresholds.shape, s.tuned_threshold, s.median
     ((200,), 0.9, 0.9)
     """
-    confidence = _check_confidence(confidence)
+    confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
     n_resamples = _check_resamples(n_resamples)
     tables = _run_tables(tune_run, "threshold stability")
@@ -1242,7 +1241,7 @@ def threshold_stability(
     ends = tune_run.group_end - 1
     thresholds = np.empty(n_resamples)
     sampler = tables.sampler
-    for start, size in _batches(n_resamples, sampler.width, batch_size):
+    for start, size in _batches(n_resamples, sampler.width, batch):
         buffer = sampler.weights(sampler.counts(size, rng))
         buffer *= gain
         np.cumsum(buffer, axis=1, out=buffer)

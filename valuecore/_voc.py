@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from ._sorted import SortedRun
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a frame is built, so that importing the module stays light
+
+from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 
 __all__ = ["VOCCurve", "voc_curve", "dominance", "Dominance", "VOC_MODES", "voc_frame"]
 
@@ -94,7 +97,7 @@ class VOCCurve:
         if self.n_items <= 0:
             return np.zeros_like(omega)
         correct, wrong = self._counts_at(omega)
-        return (correct - omega * wrong) / self.n_items
+        return dimensionless_value(correct, wrong, omega, self.n_items)
 
     def threshold_at(self, omega) -> np.ndarray:
         """The threshold in force at each omega (NaN = always abstain)."""
@@ -173,6 +176,7 @@ class VOCCurve:
 
     def to_frame(self, omegas, model: str = "") -> pd.DataFrame:
         """Tidy frame ``model, mode, omega, value, threshold`` on an omega grid."""
+        import pandas as pd
         omegas = np.asarray(omegas, dtype=np.float64)
         return pd.DataFrame(
             {
@@ -183,58 +187,6 @@ class VOCCurve:
                 "threshold": self.threshold_at(omegas),
             }
         )
-
-
-def _acceptance_limits(confidence: np.ndarray) -> np.ndarray:
-    """The last float omega at which ``omega / (1 + omega) <= c`` accepts before it first rejects.
-
-    ``inf`` for c = 1 (always accepted). Found by bisection on the floats (their
-    bit patterns are ordered like them) between an omega the test accepts and
-    one it rejects, around c / (1 - c): that quotient may lie hundreds of ulps
-    from the flip once omega is large (a nudge of a few ulps is not enough).
-
-    The computed ``omega / (1 + omega)`` is not monotone at the last ulp (the
-    rounding of ``1 + omega``), so past this limit the test may accept again at
-    a few isolated floats: within a few ulps for omega < 2, over about omega
-    ulps just below a power of two (for c within 2**-53 of 1, every other float
-    up to omega = 2**55). Values at given omegas never rely on these breaks
-    (see ``VOCCurve._counts_at``); areas and omega_sup cannot see isolated
-    floats; dominance labels the open intervals between breaks, so at such a
-    float it names the leader of the curve, not of the float test.
-    """
-    confidence = np.asarray(confidence, dtype=np.float64)
-    limits = np.full(confidence.shape, np.inf)
-    finite = np.flatnonzero(confidence < 1.0)
-    c = confidence[finite]
-
-    def accepts(omega, c):
-        return omega / (1.0 + omega) <= c
-
-    center = c / (1.0 - c)
-    spread = 8 * np.spacing(c) * (1 + center) ** 2 + 8 * np.spacing(center)
-    low = np.maximum(center - spread, 0.0)
-    high = np.minimum(center + spread, np.finfo(np.float64).max)
-    for _ in range(64):  # widen the rare bracket that misses (spread x 16 a time)
-        miss = ~accepts(low, c) | accepts(high, c)
-        if not miss.any():
-            break
-        spread = np.where(miss, spread * 16, spread)
-        low = np.where(miss, np.maximum(center - spread, 0.0), low)
-        high = np.where(miss, np.minimum(center + spread, np.finfo(np.float64).max), high)
-    low, high = low.view(np.int64), high.view(np.int64)
-    for _ in range(8):  # most brackets hold a few dozen floats: halve them all at once
-        middle = low + (high - low) // 2  # = low once closed, which is accepted
-        yes = accepts(middle.view(np.float64), c)
-        low, high = np.where(yes, middle, low), np.where(yes, high, middle)
-    active = np.flatnonzero(high - low > 1)
-    while active.size:  # invariant: accepted at low, rejected at high
-        middle = low[active] + (high[active] - low[active]) // 2
-        yes = accepts(middle.view(np.float64), c[active])
-        low[active[yes]] = middle[yes]
-        high[active[~yes]] = middle[~yes]
-        active = active[high[active] - low[active] > 1]
-    limits[finite] = low.view(np.float64)
-    return limits
 
 
 # ------------------------------------------------------------------ hulls
@@ -330,8 +282,8 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
         # Group g (confidence c) is accepted while omega / (1 + omega) <= c, i.e.
         # up to omega = c / (1 - c): the break is the last float the policy's own
         # test accepts there, so the curve and `confidence >= omega / (1 + omega)`
-        # agree at every break (and see _acceptance_limits for floats just past one).
-        limits = _acceptance_limits(run.thresholds)  # decreasing with the confidence
+        # agree at every break (and see acceptance_limits in _sorted for floats just past one).
+        limits = acceptance_limits(run.thresholds)  # decreasing with the confidence
         finite = limits[np.isfinite(limits)][::-1]  # increasing
         n_always = int(np.isinf(limits).sum())
         # On piece j (finite[j-1], finite[j]] the groups with limit >= finite[j] are
@@ -465,6 +417,7 @@ def dominance(a: VOCCurve, b: VOCCurve, omega_max: float | None = None, *, tol: 
 
 def voc_frame(curves: dict[str, VOCCurve], omegas) -> pd.DataFrame:
     """Tidy frame of several curves: ``model, mode, omega, value, threshold``."""
+    import pandas as pd
     frames = [curve.to_frame(omegas, model) for model, curve in curves.items()]
     if not frames:
         return pd.DataFrame(columns=["model", "mode", "omega", "value", "threshold"])

@@ -1,0 +1,98 @@
+"""Start-up cost: ``import valuecore`` and ``python -m valuecore --help``.
+
+Each command runs in a fresh interpreter, ``--repeat`` times, interleaved so
+that a burst of load on the shared machine hits every command alike; the
+table shows the minimum (the least disturbed run) and the median of the wall
+time, and the minimum CPU time, in milliseconds, next to the bare interpreter
+and ``import numpy``.
+With ``--compare DIR`` the same commands also run against the ``valuecore``
+package found in DIR (for instance an older release unpacked with
+``git archive <ref> valuecore | tar -x -C DIR``), side by side, with the ratio.
+
+Usage: ``python benchmarks/bench_import.py [--repeat 15] [--compare DIR]``
+This is a benchmark, not a test: it asserts nothing about time. For where the
+time goes, see ``python -X importtime -c "import valuecore"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+COMMANDS = {
+    "python (nothing)": ["-c", "pass"],
+    "import numpy": ["-c", "import numpy"],
+    "import valuecore": ["-c", "import valuecore"],
+    "python -m valuecore --help": ["-m", "valuecore", "--help"],
+    "vc.fit_policy (numeric core)": ["-c", "import valuecore as vc; vc.fit_policy; vc.evaluate; vc.voc_curve"],
+}
+PACKAGE_COMMANDS = ("import valuecore", "python -m valuecore --help", "vc.fit_policy (numeric core)")
+
+
+def run_once(args: list[str], where: Path) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one fresh interpreter, in seconds."""
+    env = {**os.environ, "PYTHONPATH": str(where)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *args], cwd=where, env=env, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(repeat: int, places: dict[str, Path]) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    jobs = [(label, name) for label in places for name in COMMANDS if label == "this" or name in PACKAGE_COMMANDS]
+    for _ in range(repeat):  # interleaved: each round runs every command once
+        for label, name in jobs:
+            wall, cpu = run_once(COMMANDS[name], places[label])
+            times.setdefault((label, name), []).append((1000 * wall, 1000 * cpu))
+    return times
+
+
+def cell(samples: list[tuple[float, float]]) -> str:
+    walls, cpus = [w for w, _ in samples], [c for _, c in samples]
+    return f"{min(walls):>6.0f} ({statistics.median(walls):>5.0f}) {min(cpus):>5.0f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--compare", type=Path, help="a directory holding another valuecore package")
+    args = parser.parse_args()
+    places = {"this": ROOT}
+    if args.compare is not None:
+        places["compare"] = args.compare.resolve()
+    for place in places.values():
+        run_once(COMMANDS["import valuecore"], place)  # write the .pyc files first
+    times = measure(args.repeat, places)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"Python {platform.python_version()} | {platform.machine()} | {os.cpu_count()} cores | "
+          f"load average {load:.1f} at the end | {args.repeat} runs each, interleaved")
+    print("ms per fresh interpreter: wall minimum (wall median) and CPU minimum (user + system, which")
+    print("a busy machine inflates less than wall time)\n")
+    header = f"{'command':<30} {'this checkout: wall (med)  cpu':>31}"
+    if "compare" in places:
+        header += f" {'--compare: wall (med)  cpu':>27} {'wall ratio':>10}"
+    print(header)
+    print("-" * len(header))
+    for name in COMMANDS:
+        this = times[("this", name)]
+        line = f"{name:<30} {cell(this):>31}"
+        if ("compare", name) in times:
+            other = times[("compare", name)]
+            ratio = min(w for w, _ in other) / min(w for w, _ in this)
+            line += f" {cell(other):>27} {ratio:>9.1f}x"
+        print(line)
+
+if __name__ == "__main__":
+    main()

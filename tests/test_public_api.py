@@ -1,0 +1,183 @@
+"""The public surface of valuecore: what the docs name exists, nothing outside imports a private module,
+old names still work with a warning, and importing stays light (which modules load, never how long)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import valuecore as vc
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMODULES = ("calibration", "cli", "constraints", "curves", "monitoring", "policy_json", "runs", "uncertainty")
+OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")
+HEAVY = ("pandas", "scipy", "sklearn", "pyarrow", "jsonschema")
+
+
+def named_in(docstring: str) -> set[str]:
+    """Names a docstring refers to: :func:`x`, :class:`x` (unqualified) and ``x``."""
+    roles = set(re.findall(r":(?:func|class|data|attr):`~?([A-Za-z_][A-Za-z0-9_]*)`", docstring))
+    literals = set(re.findall(r"``([A-Za-z_][A-Za-z0-9_]*)``", docstring))
+    return roles | literals
+
+
+@pytest.mark.parametrize("name", SUBMODULES)
+def test_each_public_submodule_documents_exactly_what_it_exposes(name):
+    module = importlib.import_module(f"valuecore.{name}")
+    assert module.__doc__ and module.__doc__.strip(), f"valuecore.{name} has no docstring"
+    assert name in vc._SUBMODULES and getattr(vc, name) is module
+    exported = set(module.__all__)
+    assert len(exported) == len(module.__all__), "repeated names in __all__"
+    for export in exported:
+        assert hasattr(module, export), f"valuecore.{name}.{export} is in __all__ but missing"
+    missing = exported - named_in(module.__doc__)
+    assert not missing, f"valuecore.{name} exposes {sorted(missing)} without naming them in its docstring"
+    roles = set(re.findall(r":(?:func|class):`([A-Za-z_][A-Za-z0-9_]*)`", module.__doc__))
+    assert roles <= exported, f"the docstring of valuecore.{name} names {sorted(roles - exported)}, not exposed"
+
+
+def test_the_package_docstring_names_every_top_level_name_and_submodule():
+    top = [n for n in vc.__all__ if n not in SUBMODULES]
+    assert set(vc.__all__) == set(vc._TOP_LEVEL) | set(SUBMODULES)
+    missing = set(top) - named_in(vc.__doc__)
+    assert not missing, f"the package docstring does not name {sorted(missing)}"
+    for name in SUBMODULES:
+        assert f"``valuecore.{name}``" in vc.__doc__
+    for name in top:
+        assert getattr(vc, name) is getattr(importlib.import_module(f"valuecore.{vc._TOP_LEVEL[name]}"), name)
+    assert set(vc.__all__) <= set(dir(vc))
+
+
+def test_moved_names_still_import_from_the_top_with_a_warning():
+    for name, where in vc._MOVED.items():
+        assert name not in vc.__all__
+        with pytest.warns(DeprecationWarning, match=f"valuecore.{where}.{name}"):
+            old = getattr(vc, name)
+        assert old is getattr(importlib.import_module(f"valuecore.{where}"), name)
+        assert name in importlib.import_module(f"valuecore.{where}").__all__
+    with pytest.warns(DeprecationWarning):
+        from valuecore import fit_calibration  # noqa: F401
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        vc.nonexistent  # noqa: B018
+
+
+def test_interval_arguments_have_scipys_names_and_the_old_ones_warn():
+    values = [1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0]
+    new = vc.uncertainty.mean_interval(values, confidence_level=0.9)
+    with pytest.warns(DeprecationWarning, match="'confidence' is now called 'confidence_level'"):
+        old = vc.uncertainty.mean_interval(values, confidence=0.9)
+    assert old == new and new.confidence == 0.9
+    with pytest.warns(DeprecationWarning, match="'batch_size' is now called 'batch'"):
+        old = vc.uncertainty.bootstrap_interval(values, rng=np.random.default_rng(1), batch_size=7)
+    assert old == vc.uncertainty.bootstrap_interval(values, rng=np.random.default_rng(1), batch=7)
+    with pytest.raises(TypeError, match="both"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        vc.uncertainty.mean_interval(values, confidence=0.9, confidence_level=0.9)
+
+
+def test_policy_interval_takes_an_explicit_rng_for_the_bootstrap():
+    p = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], y_true=[0, 0, 1, 1])
+    policy, use_case = vc.Policy("threshold", threshold=0.7), vc.UseCase(10, 0, -40)
+    with pytest.raises(TypeError, match="needs an rng"):
+        vc.uncertainty.policy_interval(policy, p, use_case, method="bootstrap")
+    first = vc.uncertainty.policy_interval(policy, p, use_case, method="bootstrap", rng=np.random.default_rng(0))
+    assert first == vc.uncertainty.policy_interval(
+        policy, p, use_case, method="bootstrap", rng=np.random.default_rng(0)
+    )
+    assert vc.uncertainty.policy_interval(policy, p, use_case).method == "t"  # the t interval draws nothing
+
+
+# ------------------------------------------------------------ nothing outside imports a private module
+def outside_files(suffix: str):
+    for entry in OUTSIDE:
+        path = ROOT / entry
+        if path.is_file() and path.suffix == suffix:
+            yield path
+        elif path.is_dir():
+            yield from sorted(path.rglob(f"*{suffix}"))
+
+
+def private_imports(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if re.match(r"valuecore\._", a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if re.match(r"valuecore\._", node.module):
+                found.append(node.module)
+            elif node.module == "valuecore":
+                private = [a.name for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+                found += [f"valuecore.{name}" for name in private]
+    return found
+
+
+def test_no_module_outside_the_package_imports_a_private_one():
+    offenders = {}
+    for path in outside_files(".py"):
+        found = private_imports(path.read_text(encoding="utf-8"))
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    for path in [*outside_files(".md"), ROOT / "README.md"]:
+        found = re.findall(r"^\s*(?:from|import) (valuecore\._\w+)", path.read_text(encoding="utf-8"), re.M)
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    assert not offenders, f"private valuecore modules imported from outside the package: {offenders}"
+
+
+def test_the_private_import_check_can_fail():
+    assert private_imports("from valuecore._runfiles import load_runs") == ["valuecore._runfiles"]
+    assert private_imports("import valuecore._sorted as s") == ["valuecore._sorted"]
+    assert private_imports("from valuecore import _voc, presort") == ["valuecore._voc"]
+    assert private_imports("from valuecore.runs import load_runs\nimport valuecore as vc") == []
+
+
+# ------------------------------------------------------------ import cost, structurally
+def loaded_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules)))"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    return {m.split(".")[0] for m in out}
+
+
+def test_import_valuecore_loads_no_heavy_dependency():
+    loaded = loaded_after("import valuecore")
+    assert not loaded & {*HEAVY, "numpy"}, sorted(loaded & {*HEAVY, "numpy"})
+
+
+def test_the_command_line_parser_and_the_numeric_core_load_no_heavy_dependency():
+    loaded = loaded_after("from valuecore._cli import build_parser; build_parser()")
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    loaded = loaded_after(
+        "import valuecore as vc\n"
+        "for name in ('presort', 'fit_policy', 'evaluate', 'estimate', 'threshold_curve', 'voc_curve',"
+        " 'dominance', 'comparison_table', 'Policy', 'UseCase', 'ValueMatrix'): getattr(vc, name)\n"
+        "vc.Policy('threshold', threshold=0.5).decide(vc.Predictions.from_proba([[0.9, 0.1], [0.4, 0.6]]))"
+    )
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_heavy_dependencies_are_imported_where_used_never_at_module_level():
+    """Only the modules that are all about frames or files import pandas at the top."""
+    allowed = {"pandas": {"_monitoring.py", "_runfiles.py", "_uncertainty.py"}, "scipy": {"_uncertainty.py"}}
+    for path in sorted((ROOT / "valuecore").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module level only
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                root = name.split(".")[0]
+                if root in HEAVY:
+                    assert path.name in allowed.get(root, ()), f"{path.name} imports {root} at module level"
+    for path in sorted((ROOT / "valuecore").glob("*.py")):  # one macro F1: Predictions.macro_f1
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            used = getattr(node, "id", None) or getattr(node, "attr", None) or getattr(node, "name", None)
+            assert used != "f1_score", f"{path.name} uses scikit-learn's f1_score"

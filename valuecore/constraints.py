@@ -1,0 +1,26 @@
+"""Decisions under real constraints and with guarantees.
+
+Review capacity: :func:`fit_capacity` finds the most valuable policy that hands
+off at most a given share of the items (one threshold exactly; per-class
+thresholds with one shared budget at hull vertices, with an upper bound), and
+:func:`capacity_curve` gives value against capacity, as a
+:class:`CapacityCurve`; a fit is a :class:`CapacityResult`.
+
+Certified risk: :func:`fit_certified` maximises value among thresholds whose
+selective risk is certified at most alpha with confidence 1 - delta
+(Learn-then-Test with exact binomial p-values, ``METHODS``), a
+:class:`CertifiedRisk`; :func:`binomial_p_values` and :func:`upper_bounds`
+are its building blocks.
+
+Two-tier automation: act, act after a person confirms, or hand off.
+:class:`AssistedValues` holds the confirmed tier's values, :func:`fit_two_tier`
+tunes both thresholds exactly, :func:`evaluate_two_tier` scores them (a
+:class:`TwoTierResult`) and :func:`two_tier_item_values` gives each item's value.
+"""
+
+from . import _capacity, _risk, _twotier
+from ._capacity import *  # noqa: F403
+from ._risk import *  # noqa: F403
+from ._twotier import *  # noqa: F403
+
+__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__]

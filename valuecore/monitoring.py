@@ -1,0 +1,25 @@
+"""Monitoring: the value of a model over time, with or without labels.
+
+:func:`chunk_predictions` cuts a run into :class:`Chunk` objects (by time
+period or by count); :func:`monitor` reports, per chunk, the value of a
+policy estimated from the model's own probabilities and, where labels exist,
+realised, as a tidy frame with the columns ``MONITOR_COLUMNS``;
+:func:`monitor_summary` condenses it. :func:`calibration_value_table` (one
+model) and :func:`calibration_value_tables` (several) build seed 003's Table
+5: the value of the calibrated threshold before and after recalibration.
+
+With a labelled reference split, :func:`monitor_bands` calibrates the
+label-free estimate on it and adds, per chunk, a sampling-error band, alerts
+against the reference band and a drift signal on the confidences, as a
+:class:`MonitorBands` (frame columns ``BAND_COLUMNS``);
+:func:`expected_item_values` is each item's estimated value and
+:func:`monitoring_record` the summary the policy JSON keeps.
+
+Results are pandas frames.
+"""
+
+from . import _bands, _monitoring
+from ._bands import *  # noqa: F403
+from ._monitoring import *  # noqa: F403  (exactly the names of _monitoring.__all__)
+
+__all__ = [*_monitoring.__all__, *_bands.__all__]

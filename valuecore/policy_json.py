@@ -1,0 +1,23 @@
+"""The policy JSON: the contract between valuecore and a serving system.
+
+A :class:`PolicyDocument` holds the values (a use case or a value matrix) and
+one :class:`PolicyEntry` per model; ``to_json`` / ``from_json`` write and
+read it, and :func:`validate_policy_document` checks a parsed document against
+:func:`policy_schema` (JSON Schema draft 2020-12, version ``SCHEMA_VERSION``).
+:func:`build_policy_document` runs the whole pipeline (pick the splits with
+:func:`choose_splits` into a :class:`SplitChoice`, calibrate, tune, evaluate,
+interval), one model at a time through :func:`build_policy_entry`;
+:func:`tuning_note` is the caveat when a policy was tuned on the evaluated
+split. :func:`check_against_runs` and :func:`check_classes` compare a document
+with run files. :func:`values_to_dict`, :func:`values_from_dict` and
+:func:`align_values` convert the values. ``ACCEPT_RULE`` is the rule in words
+and ``DATA_FREE_KINDS`` the policy kinds fitted without data. The format is
+described key by key in ``docs/policy-json.md``.
+
+Uses jsonschema (validation).
+"""
+
+from . import _policy_json
+from ._policy_json import *  # noqa: F403  (exactly the names of _policy_json.__all__)
+
+__all__ = list(_policy_json.__all__)

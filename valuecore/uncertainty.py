@@ -1,0 +1,35 @@
+"""Uncertainty: how sure is a value, on this data and on new data?
+
+A value on an evaluation split is a fact about that split; as an estimate of
+the value on new items it needs an interval. :func:`mean_interval` and
+:func:`bootstrap_interval` give an :class:`Interval` for per-item values;
+:func:`policy_interval` for a fixed policy on a labelled split and
+:func:`result_interval` for a realised :class:`~valuecore.PolicyResult`;
+:func:`paired_comparison` tests two models on the same items
+(:class:`PairedComparison`); :func:`voc_band` is a bootstrap band of a VOC
+curve (:class:`VOCBand`) and :func:`threshold_stability` the spread of a tuned
+threshold (:class:`ThresholdStability`). ``WEIGHT_KINDS`` names how sample
+weights are read (frequency or probability weights).
+
+Arguments follow ``scipy.stats.bootstrap``: ``confidence_level``,
+``n_resamples``, ``batch`` and an explicit ``rng`` (a
+``numpy.random.Generator``) wherever something is random. Uses scipy (t
+quantiles).
+"""
+
+from . import _uncertainty
+from ._deprecation import renamed_arguments
+from ._uncertainty import *  # noqa: F403  (exactly the names of _uncertainty.__all__)
+
+# The interval arguments now have scipy's names; the old ones still work, with a warning, until release 0.3.
+_CONFIDENCE = {"confidence": "confidence_level"}
+_BATCH = {"batch_size": "batch"}
+mean_interval = renamed_arguments(_uncertainty.mean_interval, **_CONFIDENCE)
+bootstrap_interval = renamed_arguments(_uncertainty.bootstrap_interval, **_CONFIDENCE, **_BATCH)
+policy_interval = renamed_arguments(_uncertainty.policy_interval, **_CONFIDENCE)
+result_interval = renamed_arguments(_uncertainty.result_interval, **_CONFIDENCE)
+paired_comparison = renamed_arguments(_uncertainty.paired_comparison, **_CONFIDENCE, **_BATCH)
+voc_band = renamed_arguments(_uncertainty.voc_band, **_CONFIDENCE, **_BATCH)
+threshold_stability = renamed_arguments(_uncertainty.threshold_stability, **_CONFIDENCE, **_BATCH)
+
+__all__ = list(_uncertainty.__all__)
