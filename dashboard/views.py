@@ -49,22 +49,10 @@ def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) ->
     }[mode]
 
 
-def percent(x: float | None, digits: int = 1) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{digits}%}"
-
-
-def number(x: float | None, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.{digits}f}"
-
-
-def omega_text(omega: float) -> str:
-    return "∞" if not math.isfinite(omega) else f"{omega:.3g}"
+# Numbers read the same on every page, in the CLI and in the report: valuecore.wording formats them.
+percent = vc.wording.percent
+number = vc.wording.number
+omega_text = vc.wording.omega
 
 
 def threshold_text(threshold: float | None) -> str:
@@ -76,12 +64,8 @@ def threshold_text(threshold: float | None) -> str:
 
 
 def threshold_number(threshold: float) -> str:
-    """3 decimals, or as many as it takes (up to 6) not to print 1.000 for a threshold below 1."""
-    for digits in (3, 4, 5, 6):
-        text = f"{threshold:.{digits}f}"
-        if threshold >= 1 or float(text) < 1:
-            return text
-    return f"{threshold:.6f}"
+    """Enough digits to reproduce the decision exactly (never 1.000 for a threshold below 1)."""
+    return vc.wording.threshold(threshold)
 
 
 def short_list(items, limit: int = 6) -> str:
@@ -753,7 +737,7 @@ def value_styler(table: pd.DataFrame, money):
     formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
     for column in ("Acted on", "Accuracy when acting", "Your threshold: acted on"):
         if column in frame.columns:
-            formats[column] = lambda x: f"{x:.1%}" if pd.notna(x) else "–"
+            formats[column] = percent
 
     def highlight(row):
         if row["★"] == "★":

@@ -100,6 +100,7 @@ from ._uncertainty import (
 )
 from ._usecase import Regime, UseCase, ValueMatrix
 from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
+from . import wording
 
 __version__ = "0.1.0"
 
@@ -178,4 +179,5 @@ __all__ = [
     "value_matrix_for",
     "voc_curve",
     "voc_frame",
+    "wording",
 ]

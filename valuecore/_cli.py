@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import wording
 from ._calibration import describe_calibration
 from ._policies import POLICY_KINDS
 from ._policy_json import (
@@ -84,7 +85,7 @@ def _fmt(value, spec: str = ".4f") -> str:
 
 
 def _pct(value) -> str:
-    return "n/a" if value is None else f"{100 * float(value):.1f}%"
+    return "n/a" if value is None else wording.percent(value)
 
 
 def _count(value) -> str:
@@ -378,10 +379,11 @@ def _describe_rule(policy) -> list[str]:
     if kind in ("threshold", "calibrated_threshold"):
         if policy.threshold is None:
             return ["threshold             none: always abstain"]
-        return [f"threshold             {policy.threshold:.6g}  (act iff confidence >= threshold)"]
+        # Enough digits to reproduce the decision (never 1 for 0.9999997): people copy it from here.
+        return [f"threshold             {wording.threshold(policy.threshold)}  (act iff confidence >= threshold)"]
     lines = ["class thresholds      (act iff confidence >= threshold of the predicted class)"]
     for label, threshold in policy.class_thresholds:
-        lines.append(f"  {label:<19} {'never (abstain)' if threshold is None else f'{threshold:.6g}'}")
+        lines.append(f"  {label:<19} {'never (abstain)' if threshold is None else wording.threshold(threshold)}")
     return lines
 
 
