@@ -100,6 +100,7 @@ from ._uncertainty import (
 )
 from ._usecase import Regime, UseCase, ValueMatrix
 from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
+from ._verdict import RuleComparison, Standing, Verdict, simpler_rule, verdict
 from . import wording
 
 __version__ = "0.1.0"
@@ -180,4 +181,9 @@ __all__ = [
     "voc_curve",
     "voc_frame",
     "wording",
+    "RuleComparison",
+    "Standing",
+    "Verdict",
+    "simpler_rule",
+    "verdict",
 ]

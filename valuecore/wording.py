@@ -56,6 +56,7 @@ __all__ = [
     "paired_sentences",
     "verdict_headline",
     "verdict_sentences",
+    "rule_phrase",
     "simpler_rule_sentences",
 ]
 
@@ -338,11 +339,11 @@ GLOSSARY = {
 
 
 # ------------------------------------------------------------------ verdict
-def _names(items) -> str:
+def _names(items, conjunction: str = "and") -> str:
     items = [str(i) for i in items]
     if len(items) <= 1:
         return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
 def verdict_headline(verdict, currency: str = "") -> str:
@@ -368,10 +369,30 @@ def verdict_headline(verdict, currency: str = "") -> str:
         )
     if v.contenders:
         return (
-            f"Deploy {v.best}, or {_names(v.contenders)}: on these items the data cannot tell "
-            f"{'them' if len(v.contenders) > 1 else 'the two'} apart."
+            f"Deploy {v.best} or {_names(v.contenders, 'or')}: they are level within noise, and {v.best} "
+            "earns the most on these items."
         )
     return f"Deploy {v.best}: it earns the most, and clearly more than the other models."
+
+
+def rule_phrase(policy, confidences=None) -> str:
+    """A fitted policy's rule in words: ``act when confidence ≥ 0.682``, ``per-class thresholds``, ..."""
+    if policy is None:
+        return "always hand off"
+    if policy.kind in ("threshold", "calibrated_threshold"):
+        return threshold_phrase(policy.threshold, confidences)
+    if policy.kind == "accept_all":
+        return "act on every item"
+    if policy.kind == "expected_value":
+        return "act when acting is worth more than handing over (expected-value rule)"
+    return "a threshold per predicted class"
+
+
+_BASIS = {
+    "paired": "a paired comparison on the same items",
+    "overlap": "overlapping 95% intervals (the runs could not be paired item by item)",
+    "mixed": "paired comparisons where the runs hold the same items, overlapping intervals otherwise",
+}
 
 
 def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: float | None = None) -> list[str]:
@@ -388,17 +409,28 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
     """
     v = verdict
     sentences = []
+    if v.unlabelled:
+        sentences.append(
+            f"{_names(v.unlabelled)} {'is' if len(v.unlabelled) == 1 else 'are'} left out of the verdict: "
+            "the evaluated items have no true labels for them, so their value is an estimate that cannot be tested."
+        )
     if v.degenerate in ("no_models", "pointless"):
         return sentences
     if v.degenerate == "all_useless":
-        sentences.append(
-            f"The best of them, {v.best}, earns {money(v.best_per_item, currency)} per item, "
-            f"{money(v.baseline_per_item - v.best_per_item, currency)} less than handing everything over."
-        )
+        if v.best_per_item < v.baseline_per_item:
+            sentences.append(
+                f"The best of them, {v.best}, earns {money(v.best_per_item, currency)} per item, "
+                f"{money(v.baseline_per_item - v.best_per_item, currency)} less than handing everything over."
+            )
+        else:
+            sentences.append(
+                f"The best any model can do here is hand every item over ({money(v.baseline_per_item, currency)} "
+                "per item), which needs no model at all."
+            )
         return sentences
     gain = v.best_per_item - v.baseline_per_item
     sentences.append(
-        f"{v.best} earns {money(v.best_per_item, currency)} per item ({threshold_phrase(v.best_threshold)}), "
+        f"{v.best} earns {money(v.best_per_item, currency)} per item ({rule_phrase(v.best_policy)}), "
         f"{money(gain, currency)} more than handing every item to a person, and automates {percent(v.coverage)} "
         "of the items."
     )
@@ -408,30 +440,31 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
             f"At {significant(volume)} items{per} that is {money(v.best_per_item * volume, currency)}{per} "
             f"({money(gain * volume, currency)}{per} more than no model)."
         )
-    if v.no_hand_off_needed:
+    if v.abstain_pointless:
         sentences.append(
-            "Handing items over adds nothing with these values: acting on every item is as good as any threshold."
+            "Handing items over is never better than a wrong answer with these values, so acting on every item "
+            "is as good as any threshold."
         )
     if v.contenders:
-        basis = {
-            "paired": "a paired comparison on the same items",
-            "overlap": "overlapping 95% intervals (the runs could not be paired item by item)",
-        }[v.basis]
         sentences.append(
-            f"{v.best} and {_names(v.contenders)} are within noise of each other by {basis}; "
+            f"{_names([v.best, *v.contenders])} cannot be told apart on these items, judged by {_BASIS[v.basis]}; "
             "pick on other grounds (cost to run, explainability) or label more items."
         )
         if v.items_to_separate is not None and math.isfinite(v.items_to_separate):
             sentences.append(
-                f"Telling {v.best} from {v.runner_up} apart would take about {significant(v.items_to_separate)} "
-                f"labelled items in all (now {significant(v.n_items)}), if the gap stays "
+                f"Telling {v.best} and {v.runner_up} apart would take about {significant(v.items_to_separate)} "
+                f"labelled items in all (there are {significant(v.n_items)} now), if the gap stays "
                 f"{money(v.runner_up_gap, currency)} per item."
             )
-        elif v.runner_up is not None:
+        elif v.items_to_separate is not None:
             sentences.append(
-                f"{v.best} and {v.runner_up} make the same decisions' worth on these items: more labelled items "
-                "would not separate them."
+                f"{v.best} and {v.runner_up} are worth exactly the same on these items: more labelled items "
+                "would not tell them apart."
             )
+    elif v.runner_up is not None:
+        sentences.append(
+            f"It is ahead of every other model beyond noise (judged by {_BASIS.get(v.basis, 'its intervals')})."
+        )
     return sentences
 
 
