@@ -1,0 +1,113 @@
+"""The landing page's numbers: the verdict on the user's selection, and its tiles and table.
+
+Pages lay out widgets; this module fits each selected model's policy, asks
+``valuecore.verdict`` which one to deploy and how sure the items let us be,
+and turns that into texts formatted by ``valuecore.wording``. Nothing here draws.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+import valuecore as vc
+
+from . import views
+from .data import Workspace, policy_key, values_key
+
+PERIODS = ("month", "week", "day", "year")
+_MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~<>$:&"})
+
+
+def as_text(sentence: str) -> str:
+    """A sentence holding names from files, escaped so that st.markdown shows it as plain text."""
+    return sentence.translate(_MARKDOWN_SPECIALS)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One metric tile: a short label, its value as text, and a tooltip."""
+
+    label: str
+    value: str
+    help: str = ""
+
+
+@st.cache_resource(show_spinner="Weighing the models…", max_entries=128)
+def _verdict(key: tuple, _runs, _values) -> vc.Verdict:
+    return vc.verdict(_runs, _values)
+
+
+def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:
+    """Fit ``kind`` per model on its tuning split and judge the models on the evaluated split.
+
+    Returns the verdict and a plain note per model left out (no split, a rule it cannot use).
+    """
+    runs, notes, key = {}, [], []
+    for model in models:
+        predictions = ws.predictions(model, ws.eval_split)
+        if predictions is None:
+            notes.append(f"{model} has no '{ws.eval_split}' split, so it is left out.")
+            continue
+        try:
+            policy = views.fit(ws, model, kind, values)
+        except ValueError as error:
+            notes.append(f"{model} is left out: {error}.")
+            continue
+        runs[model] = (policy, predictions)
+        key.append((model, ws.run(model).sha256, policy_key(policy)))
+    verdict = _verdict((tuple(key), ws.eval_split, values_key(values)), runs, values)
+    return verdict, notes
+
+
+def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> list[Tile]:
+    """The six tiles under the headline: the rule, the share automated, value per item and per period."""
+    v = verdict
+    money = vc.wording.money
+    if v.degenerate in ("no_models",):
+        return []
+    if v.degenerate in ("pointless", "all_useless"):
+        rule, automated, per_item = "Hand every item over", vc.wording.percent(0.0), v.baseline_per_item
+    else:
+        threshold = v.best_threshold
+        rule = (vc.wording.threshold(threshold) if v.best_policy.kind in views.GLOBAL_THRESHOLD_KINDS
+                and threshold is not None and threshold > 0 else vc.wording.rule_phrase(v.best_policy).capitalize())
+        automated, per_item = vc.wording.percent(v.coverage), v.best_per_item
+    gain = per_item - v.baseline_per_item
+    return [
+        Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule,
+             "Items the model is at least this confident about are automated; the rest go to a person."),
+        Tile("Automated", automated, "Share of items acted on without a person (coverage)."),
+        Tile("Value per item", money(per_item, currency),
+             "Average value of every item, hand-offs included, on the evaluated items."),
+        Tile(f"Value per {period}", money(per_item * volume, currency),
+             f"Value per item × {vc.wording.significant(volume)} items per {period}."),
+        Tile(f"More than no model, per {period}", money(gain * volume, currency),
+             "Compared with handing every item to a person (the no-model baseline)."),
+        Tile("No model, per item", money(v.baseline_per_item, currency),
+             "Value per item of handing every item over: the bar every model must clear."),
+    ]
+
+
+def standings_frame(verdict: vc.Verdict, currency: str) -> pd.DataFrame:
+    """One row per model, best first, as text: value per item, its range, share automated, tie with the best."""
+    money = vc.wording.money
+    rows = []
+    for s in verdict.standings:
+        if s.basis == "best":
+            tie = "best on these items"
+        elif s.contender:
+            tie = "cannot be told apart"
+        else:
+            tie = "clearly behind"
+        interval = (f"{money(s.low, currency)} to {money(s.high, currency)}"
+                    if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
+        rows.append({"Model": s.model, "Value per item": money(s.per_item, currency), "Likely range": interval,
+                     "Automated": vc.wording.percent(s.coverage), "Against the best": tie})
+    rows.append({"Model": "no model (hand everything over)", "Value per item": money(verdict.baseline_per_item,
+                                                                                     currency),
+                 "Likely range": "", "Automated": vc.wording.percent(0.0), "Against the best": "baseline"})
+    return pd.DataFrame(rows)
