@@ -53,7 +53,9 @@ CHROMIUM_ARGS = [
 TIMEOUT_MS = 30_000  # one rerun of a page; the sample runs take well under a second once cached
 
 # title in the sidebar navigation -> the page's heading (URL paths are read from app.py, see url_path)
+HOME = "Which model should we deploy?"  # the heading of the default (landing) page
 PAGES = {
+    "Start here: the verdict": HOME,
     "Runs": "Runs",
     "Value & thresholds": "Value & thresholds",
     "VOC curves": "VOC curves",
@@ -338,7 +340,7 @@ def test_deep_link_on_a_freshly_started_server(page, browser):
 
 def test_every_page_opens_without_errors(server, page):
     with step(page, "load"):
-        open_app(page, server, "Runs")
+        open_app(page, server, HOME)
         assert errors_on(page) == [], "the front page shows errors on the sample runs"
         assert_default_use_case(page)
     for title in PAGES:
@@ -359,7 +361,7 @@ def test_sidebar_values_survive_a_quick_page_change(server, browser):
         context, page = new_page(browser, f"quick-page-change-{visit}")
         try:
             with step(page, "visit"):
-                open_app(page, server, "Runs")
+                open_app(page, server, HOME)
                 go_to(page, "Value & thresholds")  # at once, with no check in between: that is the point
                 go_to(page, "VOC curves")
                 assert_default_use_case(page, f"after two quick page changes (visit {visit + 1} of 3)")
@@ -445,7 +447,8 @@ def test_malformed_upload_is_reported_with_its_file_name(server, page, tmp_path)
     bad = tmp_path / "broken_model.csv"
     bad.write_text("y_true,proba_a,proba_b\na,0.5,oops\nb,0.2,0.8\n", encoding="utf-8")
     with step(page, "open-runs"):
-        open_app(page, server, "Runs")
+        open_app(page, server, HOME)
+        go_to(page, "Runs")
     with step(page, "choose-upload"):
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()
