@@ -1,4 +1,7 @@
-"""The landing page's numbers: the verdict on the user's selection, and its tiles and table.
+"""The landing page's numbers: the verdict on the user's selection, its tiles and table, and the report.
+
+Also the Value page's overfitting note (:func:`simpler_rule_notes`), which
+weighs a richer rule against the one-threshold rule the same way.
 
 Pages lay out widgets; this module fits each selected model's policy, asks
 ``valuecore.verdict`` which one to deploy and how sure the items let us be,
@@ -111,3 +114,53 @@ def standings_frame(verdict: vc.Verdict, currency: str) -> pd.DataFrame:
                                                                                      currency),
                  "Likely range": "", "Automated": vc.wording.percent(0.0), "Against the best": "baseline"})
     return pd.DataFrame(rows)
+
+
+RICHER_KINDS = ("class_thresholds", "calibrated_class_thresholds", "expected_value")
+
+
+def simpler_rule_notes(ws: Workspace, models, kind: str, values, currency: str) -> list[str]:
+    """Per model, when ``kind`` is a richer rule than one tuned threshold and does not earn its keep, say so.
+
+    The richer rule and the one-threshold rule are both tuned on the tuning
+    split and compared item by item on the evaluated split.
+    """
+    if kind not in RICHER_KINDS:
+        return []
+    notes = []
+    for model in models:
+        predictions = ws.predictions(model, ws.eval_split)
+        if predictions is None or not predictions.has_labels:
+            continue
+        try:
+            rich = views.fit(ws, model, kind, values)
+            simple = ws.policy(model, "threshold", values)
+            comparison = vc.simpler_rule(rich, simple, predictions, values)
+        except ValueError:
+            continue  # the page already says why this rule cannot apply
+        labels = {k: v.lower() for k, v in views.POLICY_LABELS.items()}
+        notes += [f"{model}: {sentence}" for sentence in vc.wording.simpler_rule_sentences(comparison, currency,
+                                                                                            labels)]
+    return notes
+
+
+def report_maker(selection, kind: str, volume: float, period: str):
+    """A no-argument callable that writes the shareable HTML report of the selection (for st.download_button).
+
+    It runs when the visitor clicks, on another thread; a problem becomes a short HTML page that says it.
+    """
+    import html
+
+    models = {m: selection.report.models[m] for m in selection.models if m in selection.report.models}
+
+    def make() -> str:
+        try:
+            return vc.report.html_report(
+                models, selection.values, kind=kind, calibration_method=selection.calibration,
+                tune_split=selection.tune_split, eval_split=selection.eval_split, currency=selection.currency,
+                volume=volume, period=period,
+            )
+        except ValueError as error:
+            return f"<!DOCTYPE html><meta charset=utf-8><p>The report could not be made: {html.escape(str(error))}</p>"
+
+    return make

@@ -63,6 +63,13 @@ for sentence in vc.wording.verdict_sentences(verdict, currency, period=period, v
 for note in notes:
     st.caption(home.as_text(note))
 
+st.download_button(
+    "Download report", home.report_maker(selection, kind, float(volume), period), file_name="model-value-report.html",
+    mime="text/html", icon=":material/description:", on_click="ignore",
+    help="One HTML file to share: the settings, this verdict with its uncertainty, the value table, the charts, "
+    "calibration at a glance and the policy JSON. It opens in any browser without a network.",
+)
+
 if verdict.standings:
     with st.expander("Every model, best first", expanded=False):
         st.dataframe(home.standings_frame(verdict, currency), hide_index=True, width="stretch")

@@ -8,7 +8,7 @@ confidence of correct and wrong predictions for one model.
 import pandas as pd
 import streamlit as st
 
-from dashboard import views
+from dashboard import home, views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
@@ -96,6 +96,8 @@ c4.metric(
 )
 for sentence in views.value_verdict(rows, selection.money):
     st.markdown(sentence)
+for note in home.simpler_rule_notes(ws, selection.models, kind, values, selection.currency):
+    st.info(home.as_text(note), icon=":material/warning:")  # overfitting, said out loud
 if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 

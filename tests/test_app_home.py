@@ -145,3 +145,33 @@ def test_names_from_files_are_shown_as_text(tmp_path):
     headline = at.subheader[0].value
     assert "\\*\\*bold\\*\\*\\[x\\]\\(y\\)" in headline
     assert as_text("a_b") == "a\\_b"
+
+
+def test_the_value_page_says_when_per_class_thresholds_overfit():
+    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    at.switch_page("pages/value.py").run()
+    at.radio(key="value_policy_kind").set_value("class_thresholds").run()
+    assert not at.exception
+    infos = [unescape(i.value) for i in at.info]
+    # The same comparison as the core makes, said by the wording module.
+    use_case = vc.UseCase(1, 0, -5)
+    report = vc.load_runs([str(SAMPLES / "digits")])
+    expected = []
+    for model, run in report.models.items():
+        tuned = vc.presort(run.splits["val"])
+        comparison = vc.simpler_rule(vc.fit_policy("class_thresholds", tuned, use_case),
+                                     vc.fit_policy("threshold", tuned, use_case), run.splits["test"], use_case)
+        if comparison.prefer_simpler:
+            expected.append(model)
+    assert expected, "the sample runs should show a richer rule that does not pay"
+    for model in expected:
+        assert any(i.startswith(f"{model}: The richer rule") for i in infos), (model, infos)
+    assert any("overfitting" in i or "within noise" in i for i in infos)
+    at.radio(key="value_policy_kind").set_value("threshold").run()
+    assert not any("richer rule" in unescape(i.value) for i in at.info)
+
+
+def test_the_landing_page_offers_the_report():
+    at = start(src="sample:digits")
+    buttons = at.get("download_button")
+    assert [b.proto.label for b in buttons] == ["Download report"]

@@ -101,7 +101,7 @@ from ._uncertainty import (
 from ._usecase import Regime, UseCase, ValueMatrix
 from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
 from ._verdict import RuleComparison, Standing, Verdict, simpler_rule, verdict
-from . import wording
+from . import report, wording
 
 __version__ = "0.1.0"
 
@@ -181,6 +181,7 @@ __all__ = [
     "voc_curve",
     "voc_frame",
     "wording",
+    "report",
     "RuleComparison",
     "Standing",
     "Verdict",

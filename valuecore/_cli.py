@@ -457,13 +457,32 @@ def _cmd_report(args) -> int:
         if args.json == "-":
             sys.stdout.write(text)
         else:
-            try:
-                Path(args.json).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write the policy JSON to {args.json}: {exc.strerror or exc}") from None
+            _write_text(args.json, text, "the policy JSON")
             say("")
             say(f"wrote the policy JSON for {len(document.entries)} model(s) to {args.json}")
+    if args.html:
+        _write_html_report(args, models, values, say)
     return EXIT_OK
+
+
+def _write_html_report(args, models, values, say) -> None:
+    """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
+    from .report import html_report
+
+    text = html_report(
+        models, values, kind=args.policy, calibration_method=args.calibration, tune_split=args.tune_split,
+        eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
+    )
+    _write_text(args.html, text, "the HTML report")
+    say("")
+    say(f"wrote the HTML report to {args.html}")
+
+
+def _write_text(path: str, text: str, what: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
 
 
 # ----------------------------------------------------------------- table
@@ -645,6 +664,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_split_options(report)
     report.add_argument("--json", metavar="OUT.json", help="write the policy JSON here ('-' for stdout)")
     report.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
+    report.add_argument("--html", metavar="REPORT.html",
+                        help="also write a self-contained HTML report to share (opens offline, charts inline)")
+    report.add_argument("--currency", default="", metavar="SYMBOL", help="currency of the values in the HTML report")
+    report.add_argument("--volume", type=_positive_float, metavar="N",
+                        help="expected items per period, for the value per period in the HTML report")
+    report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
     report.set_defaults(handler=_cmd_report)
 
     table = commands.add_parser(
