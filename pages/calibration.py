@@ -21,6 +21,7 @@ import streamlit as st
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
 from dashboard.data import Workspace
 from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
+from dashboard.tables import compact_dataframe
 from valuecore import DEFAULT_KS
 from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
 from valuecore._monitoring import calibration_value_table
@@ -193,8 +194,10 @@ for model in labelled:
         )
 metrics = pd.DataFrame(rows)
 number = st.column_config.NumberColumn(format="%.4f")
-st.dataframe(
+compact_dataframe(
     metrics,
+    ["Model", "Confidence", "ECE, equal width", "Brier", "NLL"],
+    details="All metrics (equal-mass ECE, MCE, top-label Brier, the fitted recalibration)",
     hide_index=True,
     column_config={
         c: number for c in ("ECE, equal width", "ECE, equal mass", "MCE", "Brier", "Brier, top label", "NLL")
@@ -286,8 +289,11 @@ if tables:
         "coverage_calibrated_after": "Coverage, k/(k+1) recalibrated",
     }
     percent = st.column_config.NumberColumn(format="percent")
-    st.dataframe(
+    compact_dataframe(
         shown.rename(columns=labels),
+        ["Model", "k", "Value, tuned raw", "Value, tuned recalibrated", "Value, k/(k+1) raw",
+         "Value, k/(k+1) recalibrated"],
+        details="All columns (thresholds and coverage)",
         hide_index=True,
         column_config={
             **{labels[c]: number for c in shown.columns if c.startswith(("value_", "threshold"))},

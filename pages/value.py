@@ -11,7 +11,10 @@ import streamlit as st
 from dashboard import home, views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
+from dashboard.tables import compact_dataframe
 from dashboard.state import current, stop_unless_models
+
+VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
 
 selection = current()
 ws = workspace(selection)
@@ -102,7 +105,7 @@ if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 
 # ---- one row per model, and the no-model baseline
-st.dataframe(views.value_styler(table, selection.money), hide_index=True, width="stretch")
+compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch")
 skipped = [f"{r.model}: {r.note}" for r in rows if not r.ok and r.note]
 for message in skipped:
     st.warning(message)

@@ -16,6 +16,7 @@ from dashboard import views
 from dashboard.charts.voc import voc_chart
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
+from dashboard.tables import compact_dataframe
 
 selection = current()
 ws = workspace(selection)
@@ -122,8 +123,10 @@ ranges, range_problems = views.parse_ranges(edited)
 for problem in range_problems:
     st.warning(problem)
 summary = views.voc_summary(curves, omega, ranges)
-st.dataframe(
+compact_dataframe(
     summary,
+    ["model", "value_at_omega", "useful_up_to"],
+    details="VOC areas on your ω ranges",
     hide_index=True,
     width="stretch",
     column_config={
@@ -161,5 +164,6 @@ try:
 except ValueError as error:
     st.info(f"The comparison table is unavailable: {error}.")
 else:
-    st.dataframe(views.comparison_display(table), hide_index=True, width="stretch")
+    compact_dataframe(views.comparison_display(table), ["metric", "best model", "differs from accuracy"],
+                      details="Every model's score and rank", hide_index=True, width="stretch")
     st.markdown("\n".join(views.comparison_words(table)))
