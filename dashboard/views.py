@@ -43,7 +43,7 @@ NO_PROBA_NOTE = (
 def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
     return {
         "tuned": f"Tuned on '{tune_split}', applied to '{eval_split}'",
-        "oracle": f"Oracle: tuned on '{eval_split}' itself (an upper bound, not reachable)",
+        "oracle": f"Best possible: tuned on '{eval_split}' itself (an upper bound, not reachable)",
         "calibrated": "Calibrated threshold ω/(1+ω), no tuning",
         "accept_all": "Accept all (no hand-offs: the accuracy baseline)",
     }[mode]

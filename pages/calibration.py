@@ -26,6 +26,17 @@ from valuecore import DEFAULT_KS
 from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
 from valuecore._monitoring import calibration_value_table
 
+# The technical names stay in the headers (people search for them); the plain meaning is in the tooltip.
+METRIC_HELP = {
+    "ECE, equal width": "Expected calibration error: the average gap between the confidence the model states "
+    "and how often it is right (bins of equal width). 0 = a 90%-confident answer is right 90% of the time.",
+    "ECE, equal mass": "The same average gap, with bins holding equally many items.",
+    "MCE": "Maximum calibration error: the largest gap in any bin.",
+    "Brier": "Mean squared error of the predicted probabilities, all classes. Lower is better.",
+    "Brier, top label": "Mean squared error of the top-label confidence only (what isotonic recalibration changes).",
+    "NLL": "Negative log-likelihood: how surprised the model is by the true answers. Lower is better.",
+}
+
 METHOD_LABELS = {
     "none": "None (raw confidences)",
     "temperature": "Temperature scaling",
@@ -200,7 +211,8 @@ compact_dataframe(
     details="All metrics (equal-mass ECE, MCE, top-label Brier, the fitted recalibration)",
     hide_index=True,
     column_config={
-        c: number for c in ("ECE, equal width", "ECE, equal mass", "MCE", "Brier", "Brier, top label", "NLL")
+        c: st.column_config.NumberColumn(format="%.4f", help=METRIC_HELP[c])
+        for c in ("ECE, equal width", "ECE, equal mass", "MCE", "Brier", "Brier, top label", "NLL")
     },
 )
 st.caption(
@@ -302,6 +314,6 @@ if tables:
         },
     )
     st.caption(
-        f"Seed 003, Table 5: evaluated on {eval_split!r}; recalibration and tuned thresholds fitted on the tuning "
+        f"Evaluated on {eval_split!r}; recalibration and tuned thresholds fitted on the tuning "
         "split. An empty tuned threshold means always abstain. Accuracy and F1 do not change with temperature scaling."
     )

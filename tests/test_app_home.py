@@ -175,3 +175,15 @@ def test_the_landing_page_offers_the_report():
     at = start(src="sample:digits")
     buttons = at.get("download_button")
     assert [b.proto.label for b in buttons] == ["Download report"]
+
+
+def test_the_glossary_explains_every_technical_name():
+    at = start(src="sample:digits")
+    at.switch_page("pages/how_value_works.py").run()
+    assert not at.exception
+    glossary = next(m.value for m in at.markdown if m.value.startswith("- **ω (omega)**"))
+    entries = dict(line[4:].split("**: ", 1) for line in glossary.splitlines())
+    terms = " ".join(entries)
+    for name in ("ω", "VOC", "ECE", "oracle", "ω_sup", "MCE", "NLL", "threshold", "no-model baseline"):
+        assert name in terms, name
+    assert min(len(meaning) for meaning in entries.values()) > 40
