@@ -73,3 +73,34 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
     finally:
         context.close()
     assert problems == {}, f"cut at {width} px: {problems}"
+
+
+def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path):
+    """At 1440×900 the verdict, the threshold and the value per item are visible without scrolling,
+    and "Download report" saves the self-contained HTML report."""
+    from playwright.sync_api import expect
+
+    server, browser = app_in_browser
+    context, page = new_page(browser, "landing")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    try:
+        with step(page, "above-the-fold"):
+            open_app(page, server, HOME)
+            headline = page.locator('[data-testid="stMain"] h3').first
+            expect(headline).to_contain_text("Deploy")
+            for element in (headline, page.locator('[data-testid="stMetric"]').filter(has_text="Act when confidence"),
+                            page.locator('[data-testid="stMetric"]').filter(has_text="Value per item")):
+                box = element.bounding_box()
+                assert box is not None and box["y"] + box["height"] <= 900, "below the fold at 1440×900"
+        with step(page, "download"):
+            with page.expect_download(timeout=120_000) as info:
+                page.get_by_role("button", name="Download report").click()
+            saved = tmp_path / "report.html"
+            info.value.save_as(saved)
+            text = saved.read_text(encoding="utf-8")
+            assert info.value.suggested_filename == "model-value-report.html"
+            for section in ("settings", "verdict", "value", "voc", "threshold", "calibration", "policy"):
+                assert f'<section id="{section}">' in text
+            assert text.count("<svg") == 3
+    finally:
+        context.close()
