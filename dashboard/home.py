@@ -95,6 +95,16 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> lis
     ]
 
 
+def best_tile(verdict: vc.Verdict, best: str) -> Tile:
+    """The Value page's "best model" tile, honest about ties and degenerate values."""
+    if verdict.degenerate in ("pointless", "all_useless"):
+        return Tile("Best model", "none", "No model earns more than handing every item to a person.")
+    if verdict.contenders:
+        return Tile("Highest on these items", best, f"Cannot be told apart from {', '.join(verdict.contenders)} "
+                    "on these items: see the landing page.")
+    return Tile("Best model", best, "Ahead of every other model beyond noise on these items.")
+
+
 def standings_frame(verdict: vc.Verdict, currency: str) -> pd.DataFrame:
     """One row per model, best first, as text: value per item, its range, share automated, tie with the best."""
     money = vc.wording.money

@@ -394,11 +394,15 @@ def value_verdict(rows: list[ModelValue], money) -> list[str]:
     best = best_model(rows)
     top = next(r for r in ok if r.model == best)
     threshold, rule = policy_summary(top.policy)
-    sentences.append(
-        f"**{best}** brings the most value: {money(top.result.value_per_item)} per item "
-        f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
-        f"acting on {percent(top.result.coverage)} of them ({rule})."
-    )
+    if top.result.value_per_item <= top.no_model_per_item + 1e-12:
+        # Crowning a model at the no-model value would be a claim the numbers do not make.
+        sentences.append("No model earns more than handing every item to a person with these values.")
+    else:
+        sentences.append(
+            f"**{best}** brings the most value: {money(top.result.value_per_item)} per item "
+            f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
+            f"acting on {percent(top.result.coverage)} of them ({rule})."
+        )
     worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]
     if worse:
         sentences.append(
@@ -748,7 +752,7 @@ def value_styler(table: pd.DataFrame, money):
 
     # st.dataframe shows missing numbers as "None" whatever the Styler says; the
     # columns that are empty on the baseline row are shown as text instead.
-    for column in ("Threshold", "Accuracy when acting"):
+    for column in ("Threshold", "Accuracy when acting", "Dimensionless value"):
         if column in frame.columns:
             frame[column] = [formats[column](x) for x in frame[column]]
             formats.pop(column)

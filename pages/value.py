@@ -8,6 +8,8 @@ confidence of correct and wrong predictions for one model.
 import pandas as pd
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard import home, views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
@@ -88,8 +90,12 @@ if best is None:
     st.stop()
 best_row = next(r for r in rows if r.model == best)
 threshold, rule = views.policy_summary(best_row.policy)
+verdict, _ = home.page_verdict(ws, selection.models, kind, values)
+if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
+    st.markdown("**" + home.as_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Best model", best)
+tile = home.best_tile(verdict, best)
+c1.metric(tile.label, tile.value, help=tile.help)
 c2.metric("Its threshold", views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else rule)
 c3.metric("Value per item", selection.money(best_row.result.value_per_item))
 c4.metric(

@@ -187,3 +187,23 @@ def test_the_glossary_explains_every_technical_name():
     for name in ("ω", "VOC", "ECE", "oracle", "ω_sup", "MCE", "NLL", "threshold", "no-model baseline"):
         assert name in terms, name
     assert min(len(meaning) for meaning in entries.values()) > 40
+
+
+def test_the_value_page_does_not_crown_a_model_when_none_adds_value():
+    at = start(src="sample:breast_cancer", vc="0", va="0", vw="-1")
+    at.switch_page("pages/value.py").run()
+    assert not at.exception
+    shown = tiles(at)
+    assert shown["Best model"] == "none"
+    text = unescape(page_text(at))
+    assert "no model adds value" in text and "brings the most value" not in text
+    assert not at.dataframe[0].value.astype(str).apply(lambda c: c.str.contains(BAD_TEXT)).any().any()
+
+
+def test_the_value_page_says_when_the_best_cannot_be_told_apart():
+    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    at.switch_page("pages/value.py").run()
+    assert not at.exception
+    metric = next(m for m in at.main.get("metric") if m.label == "Highest on these items")
+    assert metric.value == "svm_rbf"
+    assert any(unescape(m.value).startswith("**Deploy svm_rbf or") for m in at.markdown)

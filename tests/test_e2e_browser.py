@@ -300,6 +300,13 @@ def assert_default_use_case(page, when: str = "on load") -> None:
         expect(page.get_by_label(f"{label}, exact")).to_have_value(shown, timeout=TIMEOUT_MS)
 
 
+def best_model_tile(page):
+    """The Value page's best-model tile: "Best model", or "Highest on these items" when the data cannot
+    tell the best from other models."""
+    tiles = page.locator('[data-testid="stMetric"]').filter(has_text=re.compile("Best model|Highest on these items"))
+    return tiles.locator('[data-testid="stMetricValue"]')
+
+
 def metric_value(page, label: str):
     return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator('[data-testid="stMetricValue"]')
 
@@ -370,7 +377,8 @@ def test_sidebar_values_survive_a_quick_page_change(server, browser):
 
 
 def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
-    """The best model on the digits sample runs and its tuned threshold (3 decimals), per ``valuecore report``."""
+    """The best model on the digits sample runs and its tuned threshold as valuecore.wording writes it
+    (enough digits to reproduce the decision), per ``valuecore report``."""
     from valuecore._cli import main
 
     out = tmp_path / f"policy-omega-{omega:g}.json"
@@ -378,7 +386,9 @@ def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
         assert main(["report", str(ROOT / "sample_runs" / "digits"), "--omega", f"{omega:g}", "--json", str(out)]) == 0
     entries = json.loads(out.read_text(encoding="utf-8"))["models"]
     best = max(entries, key=lambda e: e["evaluation"]["value_per_item"])
-    return best["model"], f"{best['policy']['threshold']:.3f}"
+    from valuecore import wording
+
+    return best["model"], wording.threshold(best["policy"]["threshold"])
 
 
 def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
@@ -391,7 +401,7 @@ def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
         open_app(page, f"{server}/{url_path('value')}", "Value & thresholds")
         threshold = metric_value(page, "Its threshold")
         expect(metric_value(page, "Penalty ω")).to_have_text("4")
-        expect(metric_value(page, "Best model")).to_have_text(best_4)
+        expect(best_model_tile(page)).to_have_text(best_4)
         expect(threshold).to_have_text(threshold_4)
         assert errors_on(page) == []
     with step(page, "type-v-wrong"):
@@ -401,7 +411,7 @@ def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
         expect(metric_value(page, "Penalty ω")).to_have_text("30")
         expect(threshold).not_to_have_text(threshold_4)
         wait_for_app(page)
-        expect(metric_value(page, "Best model")).to_have_text(best_30)
+        expect(best_model_tile(page)).to_have_text(best_30)
         expect(threshold).to_have_text(threshold_30)
         slider = page.locator('[data-testid="stSidebar"]').get_by_role("slider", name=re.compile("Wrong answer"))
         expect(slider).to_have_value("-30")  # the slider follows the exact input
