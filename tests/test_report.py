@@ -119,3 +119,15 @@ def test_the_report_opens_offline_with_every_chart_drawn(digits_report):
             assert page.locator("h1").inner_text() == "Which model to deploy"
         finally:
             browser.close()
+
+
+def test_the_command_line_says_the_verdict_in_the_same_words():
+    code, out, _ = run_cli("report", str(SAMPLES / "digits"), "--omega", "5", "--currency", "$")
+    assert code == 0
+    use_case = vc.UseCase.from_omega(5)
+    report = vc.load_runs([str(SAMPLES / "digits")])
+    runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
+            for m, r in report.models.items()}
+    verdict = vc.verdict(runs, use_case)
+    assert f"verdict: {vc.wording.verdict_headline(verdict, '$')}" in out
+    assert "labelled items in all" in out

@@ -450,6 +450,8 @@ def _cmd_report(args) -> int:
         best = ranked[0]
         say("")
         say(f"highest value per item: {best.model} ({_fmt(best.evaluation['value_per_item'])})")
+        for line in _verdict_lines(document, models, values, args.currency):
+            say(line)
     if args.json:
         data = document.to_dict()
         validate_policy_document(data)  # never write a document the schema refuses
@@ -463,6 +465,19 @@ def _cmd_report(args) -> int:
     if args.html:
         _write_html_report(args, models, values, say)
     return EXIT_OK
+
+
+def _verdict_lines(document, models, values, currency: str) -> list[str]:
+    """The verdict with its uncertainty, in the words of the dashboard and the HTML report."""
+    from ._verdict import verdict
+
+    runs = {e.model: (e.policy, models[e.model].splits[e.evaluation["split"]]) for e in document.entries
+            if e.evaluation}
+    judged = verdict(runs, values)
+    if judged.degenerate == "no_models":
+        return []
+    return ["verdict: " + wording.verdict_headline(judged, currency)] + [
+        "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
 
 
 def _write_html_report(args, models, values, say) -> None:
