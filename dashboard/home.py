@@ -66,23 +66,55 @@ def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, 
     return verdict, notes
 
 
-def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> list[Tile]:
-    """The six tiles under the headline: the rule, the share automated, value per item and per period."""
+# Tile values are set in a large font: a few words at most, or the tile cuts them at 1280 px.
+_SHORT_RULES = {
+    "accept_all": "Act on all",
+    "class_thresholds": "Per class",
+    "calibrated_class_thresholds": "Per class",
+    "expected_value": "Expected value",
+}
+
+
+def best_confidences(ws: Workspace, verdict: vc.Verdict):
+    """The (recalibrated) confidences the best model's threshold decides on: its tuning and evaluated items."""
+    import numpy as np
+
+    if verdict.best is None:
+        return None
+    parts = [ws.calibrated(verdict.best, split) for split in {ws.tuning_split_for(verdict.best), ws.eval_split}]
+    parts = [p.confidence for p in parts if p is not None]
+    return np.concatenate(parts) if parts else None
+
+
+def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str, confidences=None) -> list[Tile]:
+    """The six tiles under the headline: the rule, the share automated, value per item and per period.
+
+    ``confidences`` (the best model's, see :func:`best_confidences`) let the threshold be written with the
+    fewest digits that still decide every one of those items as the exact threshold does.
+    """
     v = verdict
     money = vc.wording.money
     if v.degenerate in ("no_models",):
         return []
     if v.degenerate in ("pointless", "all_useless"):
-        rule, automated, per_item = "Hand every item over", vc.wording.percent(0.0), v.baseline_per_item
+        rule, automated, per_item = "Hand over", vc.wording.percent(0.0), v.baseline_per_item
+        rule_help = "No model: every item goes to a person."
     else:
         threshold = v.best_threshold
-        rule = (vc.wording.threshold(threshold) if v.best_policy.kind in views.GLOBAL_THRESHOLD_KINDS
-                and threshold is not None and threshold > 0 else vc.wording.rule_phrase(v.best_policy).capitalize())
+        if v.best_policy.kind in views.GLOBAL_THRESHOLD_KINDS:
+            rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
+                    else vc.wording.threshold(threshold, confidences))
+        else:
+            rule = _SHORT_RULES.get(v.best_policy.kind, v.best_policy.kind)
         automated, per_item = vc.wording.percent(v.coverage), v.best_per_item
+        rule_help = vc.wording.rule_phrase(v.best_policy).capitalize() + "."
+    if rule[0].isdigit():
+        rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
+                     "Written with enough digits to decide every tuning and evaluated item as the exact "
+                     "threshold does.")
     gain = per_item - v.baseline_per_item
     return [
-        Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule,
-             "Items the model is at least this confident about are automated; the rest go to a person."),
+        Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),
         Tile("Automated", automated, "Share of items acted on without a person (coverage)."),
         Tile("Value per item", money(per_item, currency),
              "Average value of every item, hand-offs included, on the evaluated items."),

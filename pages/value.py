@@ -64,7 +64,7 @@ if len(with_proba) < len(selection.models):
         + " It needs one probability column per class."
     )
 
-what_if_col, slider_col = st.columns([1, 3])
+what_if_col, slider_col = st.columns([2, 3])  # wide enough for the toggle label at 1280 px
 what_if = what_if_col.toggle("What if I pick the threshold?", key="value_what_if")
 manual = None
 if what_if:

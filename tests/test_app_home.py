@@ -70,7 +70,11 @@ def test_the_landing_page_is_the_verdict_with_its_numbers():
     runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
             for m, r in report.models.items()}
     verdict = vc.verdict(runs, use_case)
-    assert shown["Act when confidence ≥"] == vc.wording.threshold(verdict.best_threshold)
+    best_run = report.models[verdict.best]
+    confidences = np.concatenate([best_run.splits["val"].confidence, best_run.splits["test"].confidence])
+    assert shown["Act when confidence ≥"] == vc.wording.threshold(verdict.best_threshold, confidences)
+    exact = confidences >= verdict.best_threshold
+    assert np.array_equal(confidences >= float(shown["Act when confidence ≥"]), exact)
     assert shown["Automated"] == vc.wording.percent(verdict.coverage)
     assert shown["Value per item"] == vc.wording.money(verdict.best_per_item, "$")
     assert shown["Value per month"] == vc.wording.money(verdict.best_per_item * 10_000, "$")
@@ -118,7 +122,7 @@ def test_correct_equal_to_hand_off_is_said_in_plain_words_not_crowned():
     text = assert_clean(at)
     headline = unescape(at.subheader[0].value)
     assert "no model adds value" in headline and "Deploy" not in headline
-    assert tiles(at)["Rule"] == "Hand every item over" and "Best model" not in text
+    assert tiles(at)["Rule"] == "Hand over" and "Best model" not in text
 
 
 def test_every_model_useless_says_keep_handing_over(tmp_path):
@@ -127,7 +131,7 @@ def test_every_model_useless_says_keep_handing_over(tmp_path):
     text = assert_clean(at)
     headline = unescape(at.subheader[0].value)
     assert headline.startswith("Keep handing items to people") and "Deploy" not in headline
-    assert tiles(at)["Rule"] == "Hand every item over" and tiles(at)["Automated"] == "0.0%"
+    assert tiles(at)["Rule"] == "Hand over" and tiles(at)["Automated"] == "0.0%"
     assert "which needs no model at all" in text
 
 

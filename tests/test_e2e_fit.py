@@ -22,7 +22,8 @@ _TRUNCATION_PROBE = """
 () => {
   const main = document.querySelector('[data-testid="stMain"]');
   const selectors = ['h1', 'h2', 'h3', '[data-testid="stMetricLabel"]', '[data-testid="stMetricValue"]',
-                     '[data-testid="stMetricLabel"] *', '[data-testid="stMetricValue"] *', 'button p'];
+                     '[data-testid="stMetricLabel"] *', '[data-testid="stMetricValue"] *', 'button p',
+                     '[data-testid="stWidgetLabel"] p'];
   const cut = [];
   for (const element of main.querySelectorAll(selectors.join(','))) {
     if (!element.offsetParent) continue;  // not displayed (e.g. a closed expander)
@@ -70,6 +71,13 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
                 cut = page.evaluate(_TRUNCATION_PROBE)
                 if cut:
                     problems[title] = cut
+        # The landing page's other states: a tie, and values that make every model pointless.
+        for name, query in (("tie", "?vw=-5"), ("degenerate", "?src=sample:breast_cancer&vc=0&va=0&vw=-1")):
+            with step(page, name):
+                open_app(page, server + "/" + query, HOME)
+                cut = page.evaluate(_TRUNCATION_PROBE)
+                if cut:
+                    problems[f"landing, {name}"] = cut
     finally:
         context.close()
     assert problems == {}, f"cut at {width} px: {problems}"
