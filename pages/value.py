@@ -111,7 +111,8 @@ if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 
 # ---- one row per model, and the no-model baseline
-compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch")
+compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch",
+                  column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
 skipped = [f"{r.model}: {r.note}" for r in rows if not r.ok and r.note]
 for message in skipped:
     st.warning(message)
