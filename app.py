@@ -17,8 +17,9 @@ st.set_page_config(page_title="Model value dashboard", page_icon="⚖️", layou
 # With distinct paths such a request falls back to this script, which then resolves the page.
 PAGES = {
     "Models and values": [
-        st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", default=True,
-                url_path="loaded-runs"),
+        st.Page("pages/home.py", title="Start here: the verdict", icon=":material/flag:", default=True,
+                url_path="verdict"),
+        st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="loaded-runs"),
         st.Page("pages/value.py", title="Value & thresholds", icon=":material/paid:",
                 url_path="value-and-thresholds"),
         st.Page("pages/voc.py", title="VOC curves", icon=":material/show_chart:", url_path="voc-curves"),

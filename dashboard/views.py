@@ -43,28 +43,16 @@ NO_PROBA_NOTE = (
 def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
     return {
         "tuned": f"Tuned on '{tune_split}', applied to '{eval_split}'",
-        "oracle": f"Oracle: tuned on '{eval_split}' itself (an upper bound, not reachable)",
+        "oracle": f"Best possible: tuned on '{eval_split}' itself (an upper bound, not reachable)",
         "calibrated": "Calibrated threshold ω/(1+ω), no tuning",
         "accept_all": "Accept all (no hand-offs: the accuracy baseline)",
     }[mode]
 
 
-def percent(x: float | None, digits: int = 1) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:.{digits}%}"
-
-
-def number(x: float | None, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.{digits}f}"
-
-
-def omega_text(omega: float) -> str:
-    return "∞" if not math.isfinite(omega) else f"{omega:.3g}"
+# Numbers read the same on every page, in the CLI and in the report: valuecore.wording formats them.
+percent = vc.wording.percent
+number = vc.wording.number
+omega_text = vc.wording.omega
 
 
 def threshold_text(threshold: float | None) -> str:
@@ -76,12 +64,8 @@ def threshold_text(threshold: float | None) -> str:
 
 
 def threshold_number(threshold: float) -> str:
-    """3 decimals, or as many as it takes (up to 6) not to print 1.000 for a threshold below 1."""
-    for digits in (3, 4, 5, 6):
-        text = f"{threshold:.{digits}f}"
-        if threshold >= 1 or float(text) < 1:
-            return text
-    return f"{threshold:.6f}"
+    """Enough digits to reproduce the decision exactly (never 1.000 for a threshold below 1)."""
+    return vc.wording.threshold(threshold)
 
 
 def short_list(items, limit: int = 6) -> str:
@@ -410,11 +394,15 @@ def value_verdict(rows: list[ModelValue], money) -> list[str]:
     best = best_model(rows)
     top = next(r for r in ok if r.model == best)
     threshold, rule = policy_summary(top.policy)
-    sentences.append(
-        f"**{best}** brings the most value: {money(top.result.value_per_item)} per item "
-        f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
-        f"acting on {percent(top.result.coverage)} of them ({rule})."
-    )
+    if top.result.value_per_item <= top.no_model_per_item + 1e-12:
+        # Crowning a model at the no-model value would be a claim the numbers do not make.
+        sentences.append("No model earns more than handing every item to a person with these values.")
+    else:
+        sentences.append(
+            f"**{best}** brings the most value: {money(top.result.value_per_item)} per item "
+            f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
+            f"acting on {percent(top.result.coverage)} of them ({rule})."
+        )
     worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]
     if worse:
         sentences.append(
@@ -756,7 +744,7 @@ def value_styler(table: pd.DataFrame, money):
     formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
     for column in ("Acted on", "Accuracy when acting", "Your threshold: acted on"):
         if column in frame.columns:
-            formats[column] = lambda x: f"{x:.1%}" if pd.notna(x) else "–"
+            formats[column] = percent
 
     def highlight(row):
         if row["★"] == "★":
@@ -767,7 +755,7 @@ def value_styler(table: pd.DataFrame, money):
 
     # st.dataframe shows missing numbers as "None" whatever the Styler says; the
     # columns that are empty on the baseline row are shown as text instead.
-    for column in ("Threshold", "Accuracy when acting"):
+    for column in ("Threshold", "Accuracy when acting", "Dimensionless value"):
         if column in frame.columns:
             frame[column] = [formats[column](x) for x in frame[column]]
             formats.pop(column)

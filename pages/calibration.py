@@ -21,9 +21,21 @@ import streamlit as st
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
 from dashboard.data import Workspace
 from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
+from dashboard.tables import compact_dataframe
 from valuecore import DEFAULT_KS
 from valuecore.calibration import brier_score, calibration_summary, reliability_diagram
 from valuecore.monitoring import calibration_value_table
+
+# The technical names stay in the headers (people search for them); the plain meaning is in the tooltip.
+METRIC_HELP = {
+    "ECE, equal width": "Expected calibration error: the average gap between the confidence the model states "
+    "and how often it is right (bins of equal width). 0 = a 90%-confident answer is right 90% of the time.",
+    "ECE, equal mass": "The same average gap, with bins holding equally many items.",
+    "MCE": "Maximum calibration error: the largest gap in any bin.",
+    "Brier": "Mean squared error of the predicted probabilities, all classes. Lower is better.",
+    "Brier, top label": "Mean squared error of the top-label confidence only (what isotonic recalibration changes).",
+    "NLL": "Negative log-likelihood: how surprised the model is by the true answers. Lower is better.",
+}
 
 METHOD_LABELS = {
     "none": "None (raw confidences)",
@@ -193,11 +205,14 @@ for model in labelled:
         )
 metrics = pd.DataFrame(rows)
 number = st.column_config.NumberColumn(format="%.4f")
-st.dataframe(
+compact_dataframe(
     metrics,
+    ["Model", "Confidence", "ECE, equal width", "Brier", "NLL"],
+    details="All metrics (equal-mass ECE, MCE, top-label Brier, the fitted recalibration)",
     hide_index=True,
     column_config={
-        c: number for c in ("ECE, equal width", "ECE, equal mass", "MCE", "Brier", "Brier, top label", "NLL")
+        c: st.column_config.NumberColumn(format="%.4f", help=METRIC_HELP[c])
+        for c in ("ECE, equal width", "ECE, equal mass", "MCE", "Brier", "Brier, top label", "NLL")
     },
 )
 st.caption(
@@ -286,8 +301,11 @@ if tables:
         "coverage_calibrated_after": "Coverage, k/(k+1) recalibrated",
     }
     percent = st.column_config.NumberColumn(format="percent")
-    st.dataframe(
+    compact_dataframe(
         shown.rename(columns=labels),
+        ["Model", "k", "Value, tuned raw", "Value, tuned recalibrated", "Value, k/(k+1) raw",
+         "Value, k/(k+1) recalibrated"],
+        details="All columns (thresholds and coverage)",
         hide_index=True,
         column_config={
             **{labels[c]: number for c in shown.columns if c.startswith(("value_", "threshold"))},
@@ -296,6 +314,6 @@ if tables:
         },
     )
     st.caption(
-        f"Seed 003, Table 5: evaluated on {eval_split!r}; recalibration and tuned thresholds fitted on the tuning "
+        f"Evaluated on {eval_split!r}; recalibration and tuned thresholds fitted on the tuning "
         "split. An empty tuned threshold means always abstain. Accuracy and F1 do not change with temperature scaling."
     )

@@ -136,7 +136,6 @@ try:
             rng=np.random.default_rng(seed),
             n_resamples=n_resamples,
             names=(model_a, model_b),
-            currency=selection.currency,
         )
         intervals = {
             m: policy_interval(p, r, values, method="t")

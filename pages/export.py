@@ -20,8 +20,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard.sidebar import SLIDER_LIMIT, VALUE_FIELDS, VALUE_MODE_REQUEST, matrix_key
 from dashboard.state import CALIBRATION_METHODS, current
+from dashboard.tables import compact_dataframe
 from dashboard.views import POLICY_LABELS
 from valuecore import POLICY_KINDS, UseCase, ValueMatrix
 from valuecore.calibration import describe_calibration
@@ -51,10 +54,12 @@ def _build(key: str, _models: dict, _values, kind: str, calibration: str, tune: 
 
 def _thresholds_text(policy: dict) -> str:
     if policy.get("class_thresholds") is not None:
-        return ", ".join(f"{c}: {'never' if t is None else f'{t:.4f}'}" for c, t in policy["class_thresholds"].items())
+        return ", ".join(f"{c}: {'never' if t is None else vc.wording.threshold(t)}"
+                         for c, t in policy["class_thresholds"].items())
     if policy["kind"] in ("accept_all", "expected_value"):
         return "–"
-    return "always abstain" if policy.get("threshold") is None else f"{policy['threshold']:.4f}"
+    # Enough digits to reproduce the decision (never 1.0000 for 0.999997): people copy it from here.
+    return "always abstain" if policy.get("threshold") is None else vc.wording.threshold(policy["threshold"])
 
 
 def _summary(document: dict, currency: str) -> pd.DataFrame:
@@ -240,8 +245,10 @@ else:
         data = document.to_dict()
         text = document.to_json()
         st.subheader("What the policy says")
-        st.dataframe(
+        compact_dataframe(
             _summary(data, selection.currency),
+            ["Model", "Threshold(s)", f"Value per item ({selection.currency})", "95% low", "95% high", "Coverage"],
+            details="All columns (policy, calibration, splits)",
             hide_index=True,
             column_config={
                 f"Value per item ({selection.currency})": st.column_config.NumberColumn(format="%.4f"),

@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard import views
 from dashboard.state import current
 
@@ -96,6 +98,10 @@ class**, or takes for each item the action with the highest expected value (this
 probability vector).
 """
 )
+
+st.header("Glossary", anchor="glossary")
+st.caption("The technical names the other pages keep in their tooltips, in plain words.")
+st.markdown("\n".join(f"- **{term}**: {meaning}" for term, meaning in vc.wording.GLOSSARY.items()))
 
 st.header("Read more")
 st.markdown(

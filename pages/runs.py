@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import views
 from dashboard.state import current
+from dashboard.tables import compact_dataframe
 
 selection = current()
 report = selection.report
@@ -44,8 +45,10 @@ else:
         for column in table.columns
         if column.startswith("accuracy on ")
     }
-    st.dataframe(
+    compact_dataframe(
         table,
+        ["model", "splits", *accuracy_columns],
+        details="All columns (classes, probabilities, file, hash)",
         hide_index=True,
         width="stretch",
         column_config={

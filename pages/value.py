@@ -8,10 +8,15 @@ confidence of correct and wrong predictions for one model.
 import pandas as pd
 import streamlit as st
 
-from dashboard import views
+import valuecore as vc
+
+from dashboard import home, views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
+from dashboard.tables import compact_dataframe
 from dashboard.state import current, stop_unless_models
+
+VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
 
 selection = current()
 ws = workspace(selection)
@@ -59,7 +64,7 @@ if len(with_proba) < len(selection.models):
         + " It needs one probability column per class."
     )
 
-what_if_col, slider_col = st.columns([1, 3])
+what_if_col, slider_col = st.columns([2, 3])  # wide enough for the toggle label at 1280 px
 what_if = what_if_col.toggle("What if I pick the threshold?", key="value_what_if")
 manual = None
 if what_if:
@@ -85,8 +90,12 @@ if best is None:
     st.stop()
 best_row = next(r for r in rows if r.model == best)
 threshold, rule = views.policy_summary(best_row.policy)
+verdict, _ = home.page_verdict(ws, selection.models, kind, values)
+if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
+    st.markdown("**" + home.as_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Best model", best)
+tile = home.best_tile(verdict, best)
+c1.metric(tile.label, tile.value, help=tile.help)
 c2.metric("Its threshold", views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else rule)
 c3.metric("Value per item", selection.money(best_row.result.value_per_item))
 c4.metric(
@@ -96,11 +105,14 @@ c4.metric(
 )
 for sentence in views.value_verdict(rows, selection.money):
     st.markdown(sentence)
+for note in home.simpler_rule_notes(ws, selection.models, kind, values, selection.currency):
+    st.info(home.as_text(note), icon=":material/warning:")  # overfitting, said out loud
 if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 
 # ---- one row per model, and the no-model baseline
-st.dataframe(views.value_styler(table, selection.money), hide_index=True, width="stretch")
+compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch",
+                  column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
 skipped = [f"{r.model}: {r.note}" for r in rows if not r.ok and r.note]
 for message in skipped:
     st.warning(message)

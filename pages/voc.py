@@ -16,6 +16,7 @@ from dashboard import views
 from dashboard.charts.voc import voc_chart
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
+from dashboard.tables import compact_dataframe
 
 selection = current()
 ws = workspace(selection)
@@ -43,8 +44,8 @@ mode = st.radio(
     key="voc_mode",
 )
 if mode == "oracle":
-    st.caption("The oracle picks each ω's best threshold on the very items it is scored on: no real deployment "
-               "can do as well. Use it as an upper bound, not as a forecast.")
+    st.caption("The best possible curve (the 'oracle') picks each ω's best threshold on the very items it is "
+               "scored on: no real deployment can do as well. Use it as an upper bound, not as a forecast.")
 if mode == "tuned" and selection.tune_split == selection.eval_split:
     st.caption("Tuning and evaluation use the same split, so 'tuned' equals the oracle here.")
 
@@ -122,8 +123,10 @@ ranges, range_problems = views.parse_ranges(edited)
 for problem in range_problems:
     st.warning(problem)
 summary = views.voc_summary(curves, omega, ranges)
-st.dataframe(
+compact_dataframe(
     summary,
+    ["model", "value_at_omega", "useful_up_to"],
+    details="VOC areas on your ω ranges",
     hide_index=True,
     width="stretch",
     column_config={
@@ -131,7 +134,9 @@ st.dataframe(
         "value_at_omega": st.column_config.NumberColumn(
             f"Value at your ω = {views.omega_text(omega)}", format="%.3f"),
         "omega_sup": None,
-        "useful_up_to": st.column_config.TextColumn("Worth more than no model up to (ω_sup)"),
+        "useful_up_to": st.column_config.TextColumn(
+            "Worth more than no model up to", help="ω_sup: the largest mistake cost at which the model still earns "
+            "more than handing every item to a person."),
         **{views.range_label(lo, hi): st.column_config.NumberColumn(
             views.range_label(lo, hi).replace("area", "VOC area"), format="%.3f") for lo, hi in ranges},
     },
@@ -151,9 +156,10 @@ else:
 # ---- seed 003: accuracy vs value
 st.subheader("Accuracy and value rank models differently")
 st.caption(
-    "Sayin et al.'s comparison table: accuracy and macro F1 against the value with a tuned or a calibrated "
-    f"threshold at cost factors k = ω of 0 to 10, on '{selection.eval_split}'. Each cell is the metric and the "
-    "model's rank (#1 = best); ⚠ marks the metrics whose best model is not the most accurate one."
+    "Accuracy and macro F1 against the value with a tuned or a calibrated threshold, for mistake costs of 0 to 10 "
+    f"(k, the same as ω), on '{selection.eval_split}'. Each cell is the metric and the model's rank (#1 = best); ⚠ "
+    "marks the metrics whose best model is not the most accurate one. The table follows Sayin et al. (see How "
+    "value works)."
 )
 try:
     with st.spinner("Computing the comparison table…"):
@@ -161,5 +167,6 @@ try:
 except ValueError as error:
     st.info(f"The comparison table is unavailable: {error}.")
 else:
-    st.dataframe(views.comparison_display(table), hide_index=True, width="stretch")
+    compact_dataframe(views.comparison_display(table), ["metric", "best model", "differs from accuracy"],
+                      details="Every model's score and rank", hide_index=True, width="stretch")
     st.markdown("\n".join(views.comparison_words(table)))

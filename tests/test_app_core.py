@@ -264,7 +264,7 @@ def test_cost_matrix_handles_models_with_different_classes(tmp_path):
 def test_a_bad_file_shows_its_error_and_the_good_ones_stay_usable(tmp_path):
     (tmp_path / "good.csv").write_bytes((SAMPLES / "breast_cancer" / "logreg.csv").read_bytes())
     (tmp_path / "bad.csv").write_bytes(BAD_CSV)
-    at = start(src=f"folder:{tmp_path}")
+    at = start("pages/runs.py", src=f"folder:{tmp_path}")
     assert not at.exception
     assert any("bad.csv" in e.value for e in at.error)
     assert list(at.dataframe[0].value["model"]) == ["good"]
@@ -279,7 +279,7 @@ def test_a_bad_file_shows_its_error_and_the_good_ones_stay_usable(tmp_path):
 
 
 def test_uploaded_files_good_and_bad():
-    at = start(src="upload")
+    at = start("pages/runs.py", src="upload")
     assert_clean(at)
     assert "Upload one CSV or Parquet file" in texts(at)
     good = (SAMPLES / "breast_cancer" / "mlp.csv").read_bytes()

@@ -181,3 +181,21 @@ def test_value_matrix_chart_shows_each_cell_in_the_currency():
     text = next(leaf for leaf in layers(spec) if mark_type(leaf) == "text")
     assert text["encoding"]["text"]["field"] == "value_text"
     assert "-CHF 4.00" in list(dataset(spec, text)["value_text"])
+
+
+def test_voc_chart_axis_follows_the_data_and_the_bands():
+    frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [0.9, 0.5, -0.15]})
+    bands = frame.assign(low=frame["value"] - 0.3, high=frame["value"] + 0.05)[["model", "omega", "low", "high"]]
+    spec = voc_chart(frame, models=ALL_MODELS, bands=bands).to_dict(validate=True)
+    line = next(leaf for leaf in layers(spec) if mark_type(leaf) == "line")
+    low, high = line["encoding"]["y"]["scale"]["domain"]
+    assert low < -0.45 and low > -0.6  # the lowest band edge (-0.45) is in view, with a little room
+    assert 0.95 <= high <= 1.0
+    edges = [leaf for leaf in layers(spec) if mark_type(leaf) == "line" and leaf["encoding"]["y"]["field"] in
+             ("low", "high")]
+    assert len(edges) == 2
+    # Without bands, a curve that dips to -3 is not clipped at -1.
+    deep = frame.assign(value=[0.9, -1.0, -3.0])
+    line = next(leaf for leaf in layers(voc_chart(deep, models=ALL_MODELS).to_dict(validate=True))
+                if mark_type(leaf) == "line")
+    assert line["encoding"]["y"]["scale"]["domain"][0] < -3.0

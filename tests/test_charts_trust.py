@@ -209,6 +209,19 @@ def test_difference_chart_colours_who_earns_more():
     _check_types_and_tooltips(spec)
 
 
+def test_difference_chart_counts_on_an_honest_labelled_scale():
+    counts = difference_counts([0.0] * 428 + [5.0])
+    spec = difference_chart(counts, model_a="logreg", model_b="mlp").to_dict()
+    units = _units(spec)
+    bars = next(u for u in units if _mark(u) == "bar")["encoding"]
+    assert bars["y"]["scale"]["type"] == "linear" and "linear" in bars["y"]["title"]
+    text = next(u for u in units if _mark(u) == "text")
+    assert text["encoding"]["text"]["field"] == "label"
+    rows = next(rows for rows in spec["datasets"].values() if "label" in rows[0])
+    labels = [row["label"] for row in rows]
+    assert labels == ["428", "1"]
+
+
 def test_stability_chart_counts_resampled_thresholds_and_marks_the_tuned_one():
     counts = stability_counts({"logreg": [0.5, 0.5, 0.6, np.nan], "mlp": [0.7]})
     assert counts.to_dict("list") == {

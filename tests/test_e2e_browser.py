@@ -53,7 +53,9 @@ CHROMIUM_ARGS = [
 TIMEOUT_MS = 30_000  # one rerun of a page; the sample runs take well under a second once cached
 
 # title in the sidebar navigation -> the page's heading (URL paths are read from app.py, see url_path)
+HOME = "Which model should we deploy?"  # the heading of the default (landing) page
 PAGES = {
+    "Start here: the verdict": HOME,
     "Runs": "Runs",
     "Value & thresholds": "Value & thresholds",
     "VOC curves": "VOC curves",
@@ -298,6 +300,13 @@ def assert_default_use_case(page, when: str = "on load") -> None:
         expect(page.get_by_label(f"{label}, exact")).to_have_value(shown, timeout=TIMEOUT_MS)
 
 
+def best_model_tile(page):
+    """The Value page's best-model tile: "Best model", or "Highest on these items" when the data cannot
+    tell the best from other models."""
+    tiles = page.locator('[data-testid="stMetric"]').filter(has_text=re.compile("Best model|Highest on these items"))
+    return tiles.locator('[data-testid="stMetricValue"]')
+
+
 def metric_value(page, label: str):
     return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator('[data-testid="stMetricValue"]')
 
@@ -338,7 +347,7 @@ def test_deep_link_on_a_freshly_started_server(page, browser):
 
 def test_every_page_opens_without_errors(server, page):
     with step(page, "load"):
-        open_app(page, server, "Runs")
+        open_app(page, server, HOME)
         assert errors_on(page) == [], "the front page shows errors on the sample runs"
         assert_default_use_case(page)
     for title in PAGES:
@@ -359,7 +368,7 @@ def test_sidebar_values_survive_a_quick_page_change(server, browser):
         context, page = new_page(browser, f"quick-page-change-{visit}")
         try:
             with step(page, "visit"):
-                open_app(page, server, "Runs")
+                open_app(page, server, HOME)
                 go_to(page, "Value & thresholds")  # at once, with no check in between: that is the point
                 go_to(page, "VOC curves")
                 assert_default_use_case(page, f"after two quick page changes (visit {visit + 1} of 3)")
@@ -368,7 +377,8 @@ def test_sidebar_values_survive_a_quick_page_change(server, browser):
 
 
 def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
-    """The best model on the digits sample runs and its tuned threshold (3 decimals), per ``valuecore report``."""
+    """The best model on the digits sample runs and its tuned threshold as valuecore.wording writes it
+    (enough digits to reproduce the decision), per ``valuecore report``."""
     from valuecore._cli import main
 
     out = tmp_path / f"policy-omega-{omega:g}.json"
@@ -376,7 +386,9 @@ def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
         assert main(["report", str(ROOT / "sample_runs" / "digits"), "--omega", f"{omega:g}", "--json", str(out)]) == 0
     entries = json.loads(out.read_text(encoding="utf-8"))["models"]
     best = max(entries, key=lambda e: e["evaluation"]["value_per_item"])
-    return best["model"], f"{best['policy']['threshold']:.3f}"
+    from valuecore import wording
+
+    return best["model"], wording.threshold(best["policy"]["threshold"])
 
 
 def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
@@ -389,7 +401,7 @@ def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
         open_app(page, f"{server}/{url_path('value')}", "Value & thresholds")
         threshold = metric_value(page, "Its threshold")
         expect(metric_value(page, "Penalty ω")).to_have_text("4")
-        expect(metric_value(page, "Best model")).to_have_text(best_4)
+        expect(best_model_tile(page)).to_have_text(best_4)
         expect(threshold).to_have_text(threshold_4)
         assert errors_on(page) == []
     with step(page, "type-v-wrong"):
@@ -399,7 +411,7 @@ def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):
         expect(metric_value(page, "Penalty ω")).to_have_text("30")
         expect(threshold).not_to_have_text(threshold_4)
         wait_for_app(page)
-        expect(metric_value(page, "Best model")).to_have_text(best_30)
+        expect(best_model_tile(page)).to_have_text(best_30)
         expect(threshold).to_have_text(threshold_30)
         slider = page.locator('[data-testid="stSidebar"]').get_by_role("slider", name=re.compile("Wrong answer"))
         expect(slider).to_have_value("-30")  # the slider follows the exact input
@@ -445,7 +457,8 @@ def test_malformed_upload_is_reported_with_its_file_name(server, page, tmp_path)
     bad = tmp_path / "broken_model.csv"
     bad.write_text("y_true,proba_a,proba_b\na,0.5,oops\nb,0.2,0.8\n", encoding="utf-8")
     with step(page, "open-runs"):
-        open_app(page, server, "Runs")
+        open_app(page, server, HOME)
+        go_to(page, "Runs")
     with step(page, "choose-upload"):
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()

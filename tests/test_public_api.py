@@ -17,7 +17,10 @@ import pytest
 import valuecore as vc
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBMODULES = ("calibration", "cli", "constraints", "curves", "monitoring", "policy_json", "runs", "uncertainty")
+SUBMODULES = (
+    "calibration", "cli", "constraints", "curves", "monitoring",
+    "policy_json", "report", "runs", "uncertainty", "wording",
+)
 OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")
 HEAVY = ("pandas", "scipy", "sklearn", "pyarrow", "jsonschema")
 

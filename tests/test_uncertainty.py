@@ -26,6 +26,7 @@ from valuecore._uncertainty import (
     threshold_stability,
     voc_band,
 )
+from valuecore.wording import paired_sentences
 
 USE_CASE = vc.UseCase(1.0, 0.0, -4.0)
 
@@ -214,8 +215,9 @@ def test_identical_models_differ_by_zero_with_p_value_one():
     assert result.mean_difference == 0.0
     assert result.p_value_t == 1.0 and result.p_value_bootstrap == 1.0
     assert result.low == result.high == 0.0
-    assert "exactly the same" in result.claim_on_data
-    assert "cannot tell the two apart" in result.claim_on_distribution
+    on_data, on_distribution = paired_sentences(result)
+    assert "exactly the same" in on_data
+    assert "cannot tell the two apart" in on_distribution
 
 
 def test_a_clearly_better_model_is_detected():
@@ -229,9 +231,10 @@ def test_a_clearly_better_model_is_detected():
     )
     assert result.mean_difference > 0 and result.low > 0
     assert result.p_value_t < 0.01 and result.p_value_bootstrap < 0.01
-    assert "good is better" in result.claim_on_distribution
-    assert "paired t-test p < 0.001, bootstrap p < 0.001" in result.claim_on_distribution
-    assert result.claim_on_data.startswith("On these 2,000 items, good is worth")
+    on_data, on_distribution = paired_sentences(result, names=("good", "noisy"))
+    assert "good is better" in on_distribution
+    assert "paired t-test p < 0.001, bootstrap p < 0.001" in on_distribution
+    assert on_data.startswith("On these 2,000 items, good is worth")
     # The t p-value is scipy's paired t-test.
     a = vc.item_values(vc.Policy("threshold", threshold=0.8), good, use_case)
     b = vc.item_values(vc.Policy("threshold", threshold=0.8), noisy, use_case)

@@ -49,7 +49,11 @@ The everyday names are at the top of the package:
   :func:`confidence_histogram`, :func:`discrimination`, :func:`voc_curve`,
   :class:`VOCCurve`, ``VOC_MODES``, :func:`voc_frame`, :func:`dominance`,
   :class:`Dominance`, :func:`comparison_table`, :class:`ComparisonTable`,
-  ``DEFAULT_KS``.
+  ``DEFAULT_KS``;
+- the verdict a product manager reads: :func:`verdict` (a :class:`Verdict` of
+  :class:`Standing` rows: the best model and those the data cannot separate
+  from it) and :func:`simpler_rule` (a :class:`RuleComparison`: does a richer
+  rule really earn more than one threshold?).
 
 The rest is grouped in public submodules, each documented on its own:
 ``valuecore.calibration`` (recalibration and its diagnostics),
@@ -58,8 +62,10 @@ The rest is grouped in public submodules, each documented on its own:
 ``valuecore.monitoring`` (value over time, without labels),
 ``valuecore.policy_json`` (the policy file for a serving system),
 ``valuecore.curves`` (every curve, and the value primitive they share),
-``valuecore.runs`` (reading run files) and ``valuecore.cli`` (the command
-line). Modules whose name starts with ``_`` are private. Names that moved
+``valuecore.runs`` (reading run files), ``valuecore.wording`` (numbers and
+sentences for people: the one formatting module of the CLI, the dashboard and
+the report), ``valuecore.report`` (the self-contained HTML report) and
+``valuecore.cli`` (the command line). Modules whose name starts with ``_`` are private. Names that moved
 from the top level into a submodule still import from the top, with a
 ``DeprecationWarning``, until release 0.3.
 
@@ -135,9 +141,25 @@ _TOP_LEVEL = {
     "comparison_table": "_table",
     "ComparisonTable": "_table",
     "DEFAULT_KS": "_table",
+    "verdict": "_verdict",
+    "Verdict": "_verdict",
+    "Standing": "_verdict",
+    "simpler_rule": "_verdict",
+    "RuleComparison": "_verdict",
 }
 
-_SUBMODULES = ("calibration", "cli", "constraints", "curves", "monitoring", "policy_json", "runs", "uncertainty")
+_SUBMODULES = (
+    "calibration",
+    "cli",
+    "constraints",
+    "curves",
+    "monitoring",
+    "policy_json",
+    "report",
+    "runs",
+    "uncertainty",
+    "wording",
+)
 
 # Top-level names of release 0.1 that live in a public submodule now; still
 # importable from the top, with a DeprecationWarning, until release 0.3. A fixed

@@ -37,6 +37,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is printed: --help stays fast
 
+from . import wording
 from ._calibration import describe_calibration
 from ._constrained import describe_constraints
 from ._policies import ALL_POLICY_KINDS
@@ -87,7 +88,7 @@ def _fmt(value, spec: str = ".4f") -> str:
 
 
 def _pct(value) -> str:
-    return "n/a" if value is None else f"{100 * float(value):.1f}%"
+    return "n/a" if value is None else wording.percent(value)
 
 
 def _count(value) -> str:
@@ -381,10 +382,11 @@ def _describe_rule(policy) -> list[str]:
     if kind in ("threshold", "calibrated_threshold"):
         if policy.threshold is None:
             return ["threshold             none: always abstain"]
-        return [f"threshold             {policy.threshold:.6g}  (act iff confidence >= threshold)"]
+        # Enough digits to reproduce the decision (never 1 for 0.9999997): people copy it from here.
+        return [f"threshold             {wording.threshold(policy.threshold)}  (act iff confidence >= threshold)"]
     lines = ["class thresholds      (act iff confidence >= threshold of the predicted class)"]
     for label, threshold in policy.class_thresholds:
-        lines.append(f"  {label:<19} {'never (abstain)' if threshold is None else f'{threshold:.6g}'}")
+        lines.append(f"  {label:<19} {'never (abstain)' if threshold is None else wording.threshold(threshold)}")
     return lines
 
 
@@ -454,6 +456,8 @@ def _cmd_report(args) -> int:
         best = ranked[0]
         say("")
         say(f"highest value per item: {best.model} ({_fmt(best.evaluation['value_per_item'])})")
+        for line in _verdict_lines(document, models, values, args.currency):
+            say(line)
     if args.json:
         data = document.to_dict()
         validate_policy_document(data)  # never write a document the schema refuses
@@ -461,13 +465,45 @@ def _cmd_report(args) -> int:
         if args.json == "-":
             sys.stdout.write(text)
         else:
-            try:
-                Path(args.json).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write the policy JSON to {args.json}: {exc.strerror or exc}") from None
+            _write_text(args.json, text, "the policy JSON")
             say("")
             say(f"wrote the policy JSON for {len(document.entries)} model(s) to {args.json}")
+    if args.html:
+        _write_html_report(args, models, values, say)
     return EXIT_OK
+
+
+def _verdict_lines(document, models, values, currency: str) -> list[str]:
+    """The verdict with its uncertainty, in the words of the dashboard and the HTML report."""
+    from ._verdict import verdict
+
+    runs = {e.model: (e.policy, models[e.model].splits[e.evaluation["split"]]) for e in document.entries
+            if e.evaluation}
+    judged = verdict(runs, values)
+    if judged.degenerate == "no_models":
+        return []
+    return ["verdict: " + wording.verdict_headline(judged, currency)] + [
+        "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
+
+
+def _write_html_report(args, models, values, say) -> None:
+    """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
+    from .report import html_report
+
+    text = html_report(
+        models, values, kind=args.policy, calibration_method=args.calibration, tune_split=args.tune_split,
+        eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
+    )
+    _write_text(args.html, text, "the HTML report")
+    say("")
+    say(f"wrote the HTML report to {args.html}")
+
+
+def _write_text(path: str, text: str, what: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
 
 
 # ----------------------------------------------------------------- table
@@ -692,6 +728,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_constraint_options(report)
     report.add_argument("--json", metavar="OUT.json", help="write the policy JSON here ('-' for stdout)")
     report.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
+    report.add_argument("--html", metavar="REPORT.html",
+                        help="also write a self-contained HTML report to share (opens offline, charts inline)")
+    report.add_argument("--currency", default="", metavar="SYMBOL", help="currency of the values in the HTML report")
+    report.add_argument("--volume", type=_positive_float, metavar="N",
+                        help="expected items per period, for the value per period in the HTML report")
+    report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
     report.set_defaults(handler=_cmd_report)
 
     table = commands.add_parser(

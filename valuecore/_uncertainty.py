@@ -7,7 +7,8 @@ The question a decision maker usually asks is different: what will the policy
 earn on *new* items from the same distribution? The split is then a sample,
 its mean value an estimate, and the estimate needs a standard error, a
 confidence interval, and for two models a paired test (seed 004). Every
-result here carries both readings as text, so the dashboard never mixes them.
+result here holds the numbers of both readings; :mod:`valuecore.wording` says
+them in words, so the dashboard never mixes them.
 
 Weights follow the package convention: an integer weight ``w`` is ``w``
 copies of the item ("frequency" weights), so a weight of 2 gives exactly the
@@ -30,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,37 +75,6 @@ _MEMORY_BUDGET = 200 * 10**6
 _MAX_DRAWS_PER_ITEM = 8
 
 
-# --------------------------------------------------------------------- text
-def _fmt(x: float) -> str:
-    """Three significant digits, thousands written out (no 1.23e+03)."""
-    if not math.isfinite(x):
-        return str(x)
-    if abs(x) >= 1000:
-        text = f"{x:,.0f}"
-    else:
-        text = f"{x:.3g}"
-    return "0" if text in ("-0", "0.0", "-0.0") else text
-
-
-def _money(x: float, currency: str = "") -> str:
-    """``$1.5`` for a one-character symbol, ``1.5 EUR`` for a code, ``1.5`` without."""
-    if not currency:
-        return _fmt(x)
-    if len(currency) == 1 and not currency.isalnum():
-        return ("-" if x < 0 else "") + currency + _fmt(abs(x))
-    return f"{_fmt(x)} {currency}"
-
-
-def _pct(confidence: float) -> str:
-    return f"{confidence * 100:g}%"
-
-
-def _p_text(p: float) -> str:
-    if not math.isfinite(p):
-        return "p undefined"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
-
-
 # ------------------------------------------------------------------ results
 @dataclass(frozen=True)
 class Interval:
@@ -138,29 +109,24 @@ class Interval:
 
     @property
     def claim_on_data(self) -> str:
-        """What is certain: the mean on the evaluated items."""
-        return self._on_data("")
+        """What is certain: the mean on the evaluated items (words from :mod:`valuecore.wording`)."""
+        return self._sentences("")[0]
 
     @property
     def claim_on_distribution(self) -> str:
         """What is estimated: the expected mean on new items, with the interval."""
-        return self._on_distribution("")
+        return self._sentences("")[1]
 
-    def _on_data(self, currency: str) -> str:
-        return f"On this data: {_money(self.mean, currency)} per item."
+    def _sentences(self, currency: str) -> tuple[str, str]:
+        from .wording import interval_sentences
 
-    def _on_distribution(self, currency: str) -> str:
-        head = "Expected on new data from the same distribution"
-        if not (math.isfinite(self.low) and math.isfinite(self.high)):
-            return f"{head}: unknown (too few items for an interval)."
-        how = "" if self.method == "t" else ", percentile bootstrap"
-        return (
-            f"{head}: {_money(self.mean, currency)} per item "
-            f"({_pct(self.confidence)} CI {_money(self.low, currency)} to {_money(self.high, currency)}{how})."
-        )
+        return interval_sentences(self, currency)
 
     def describe(self, currency: str = "") -> str:
         """Two sentences: the fact on this data, then the estimate for new data.
+
+        A convenience over :func:`valuecore.wording.interval_sentences`, where
+        the words live.
 
         Parameters
         ----------
@@ -174,7 +140,7 @@ class Interval:
         On this data: $0.25 per item.
         Expected on new data from the same distribution: $0.25 per item (95% CI -$1.22 to $1.72).
         """
-        return self._on_data(currency) + " " + self._on_distribution(currency)
+        return " ".join(self._sentences(currency))
 
 
 @dataclass(frozen=True)
@@ -198,10 +164,14 @@ class PairedComparison:
         observed one, ``(1 + hits) / (1 + n_resamples)``.
     n : float
         Effective number of paired items (see :attr:`Interval.n`).
-    claim_on_data, claim_on_distribution : str
-        The two readings, in words.
     std_error : float
     confidence : float
+    total_difference : float
+        Weighted sum over items of ``value_A - value_B``: exact on this data.
+    total_weight : float
+        Weighted number of paired items.
+
+    The two readings in words are :func:`valuecore.wording.paired_sentences`.
     """
 
     mean_difference: float
@@ -210,10 +180,10 @@ class PairedComparison:
     p_value_t: float
     p_value_bootstrap: float
     n: float
-    claim_on_data: str
-    claim_on_distribution: str
     std_error: float = math.nan
     confidence: float = 0.95
+    total_difference: float = math.nan
+    total_weight: float = math.nan
 
 
 @dataclass(frozen=True, eq=False)
@@ -767,9 +737,10 @@ def paired_comparison(
     confidence_level : float
         Of the interval; the test level in the text is ``1 - confidence``.
     names : (str, str)
-        How the two sides are called in the text.
+        How the two sides are called in error messages.
     currency : str
-        Used in the text only.
+        Deprecated and ignored: the words are built by
+        :func:`valuecore.wording.paired_sentences`.
     batch : int, optional
 
     Returns
@@ -795,6 +766,12 @@ def paired_comparison(
     confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
     n_resamples = _check_resamples(n_resamples)
+    if currency:
+        warnings.warn(
+            "paired_comparison(currency=...) is ignored: pass the currency to valuecore.wording.paired_sentences",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     names = (str(names[0]), str(names[1]))
     take, ids = _pair_rows(predictions_a, predictions_b, names)
     _check_same_items(predictions_a, predictions_b, take, ids, names)
@@ -825,8 +802,6 @@ def paired_comparison(
         hits = int(np.count_nonzero(np.abs(means) >= abs(m.mean) - tolerance))
         p_boot = (1 + hits) / (1 + n_resamples)
 
-    on_data, on_distribution = _paired_claims(m, low, high, p_t, p_boot, float(weight @ diff), confidence,
-                                              names, currency, float(weight.sum()))
     return PairedComparison(
         mean_difference=m.mean,
         low=low,
@@ -834,41 +809,11 @@ def paired_comparison(
         p_value_t=p_t,
         p_value_bootstrap=p_boot,
         n=m.n,
-        claim_on_data=on_data,
-        claim_on_distribution=on_distribution,
         std_error=m.std_error,
         confidence=confidence,
+        total_difference=float(weight @ diff),
+        total_weight=float(weight.sum()),
     )
-
-
-def _paired_claims(m: _Moments, low, high, p_t, p_boot, total, confidence, names, currency, n_items):
-    a, b = names
-    items = _fmt(n_items)
-    if m.mean == 0:
-        on_data = f"On these {items} items, {a} and {b} are worth exactly the same ({_money(0.0, currency)} in total)."
-    else:
-        more = "more" if m.mean > 0 else "less"
-        on_data = (
-            f"On these {items} items, {a} is worth {_money(abs(m.mean), currency)} per item {more} than {b} "
-            f"({_money(total, currency)} in total)."
-        )
-    head = f"On new items from the same distribution, {a} minus {b} is expected to be"
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return on_data, f"{head} {_money(m.mean, currency)} per item, but there are too few items to test it."
-    level = _pct(1 - confidence)
-    numbers = (
-        f"{_money(m.mean, currency)} per item ({_pct(confidence)} CI {_money(low, currency)} to "
-        f"{_money(high, currency)}; paired t-test {_p_text(p_t)}, bootstrap {_p_text(p_boot)})"
-    )
-    if p_t < 1 - confidence:
-        better = a if m.mean > 0 else b
-        verdict = f"{better} is better, statistically significant at the {level} level."
-    else:
-        verdict = (
-            f"at the {level} level the data cannot tell the two apart (the interval includes 0), "
-            "which is not evidence that they are equally good."
-        )
-    return on_data, f"{head} {numbers}: {verdict}"
 
 
 # ------------------------------------------------------- sorted-run resampling

@@ -142,32 +142,35 @@ def difference_chart(frame: pd.DataFrame, *, model_a: str, model_b: str, currenc
     Returns
     -------
     altair.LayerChart
-        Bars of items per difference, coloured by who earned more, with a
-        line at zero.
+        Bars of items per difference on a linear count axis, each labelled
+        with its count, coloured by who earned more, with a line at zero.
     """
     _check(frame, DIFFERENCE_COLUMNS, "a difference chart")
     data = frame.loc[:, list(DIFFERENCE_COLUMNS)].copy()
     better_a, better_b, same = f"{model_a} earns more", f"{model_b} earns more", "same value"
     data["who"] = [better_a if d > 0 else better_b if d < 0 else same for d in data["difference"]]
     x_title = f"Value of {model_a} − value of {model_b} on one item{_unit(currency)}"
-    bars = (
-        alt.Chart(data)
-        .mark_bar(size=14)
-        .encode(
-            x=alt.X("difference:Q", title=x_title),
-            y=alt.Y("items:Q", title="Items (weighted)", scale=alt.Scale(type="symlog")),
-            color=alt.Color(
-                "who:N",
-                title="On the item",
-                scale=alt.Scale(domain=[better_a, same, better_b], range=["#0072B2", "#BBBBBB", "#D55E00"]),
-            ),
-            tooltip=[
-                alt.Tooltip("difference:Q", title=f"Difference{_unit(currency)}", format=",.4g"),
-                alt.Tooltip("items:Q", title="Items", format=",.0f"),
-                alt.Tooltip("who:N", title="On these items"),
-            ],
-        )
+    # A linear count axis, every bar labelled with its count: a 1-item bar is drawn 1/428 as tall as a
+    # 428-item bar and says "1", instead of a log scale that makes the two look alike.
+    data["label"] = [f"{items:,.0f}" if float(items).is_integer() else f"{items:,.1f}" for items in data["items"]]
+    base = alt.Chart(data).encode(
+        x=alt.X("difference:Q", title=x_title),
+        y=alt.Y("items:Q", title="Items (weighted, linear scale)", scale=alt.Scale(type="linear", zero=True)),
     )
+    bars = base.mark_bar(size=14).encode(
+        color=alt.Color(
+            "who:N",
+            title="On the item",
+            scale=alt.Scale(domain=[better_a, same, better_b], range=["#0072B2", "#BBBBBB", "#D55E00"]),
+        ),
+        tooltip=[
+            alt.Tooltip("difference:Q", title=f"Difference{_unit(currency)}", format=",.4g"),
+            alt.Tooltip("items:Q", title="Items", format=",.0f"),
+            alt.Tooltip("who:N", title="On these items"),
+        ],
+    )
+    counts = base.mark_text(dy=-7, fontSize=12, color="#333333").encode(text=alt.Text("label:N"))
+    bars = bars + counts
     zero = (
         alt.Chart(pd.DataFrame({"zero": [0.0]}))
         .mark_rule(color="#999999", strokeDash=[3, 3])

@@ -20,7 +20,7 @@ def voc_chart(
     omega_now: float | None = None,
     omega_sup: pd.DataFrame | None = None,
     bands: pd.DataFrame | None = None,
-    y_min: float = -1.0,
+    y_min: float | None = None,
     height: int = 380,
 ) -> alt.LayerChart:
     """VOC curves of several models overlaid.
@@ -39,13 +39,25 @@ def voc_chart(
         than no model, drawn as points on the zero line.
     bands : DataFrame, optional
         ``model, omega, low, high``: bootstrap bands, drawn as shaded areas.
-    y_min : float
+    y_min : float, optional
         Lower end of the value axis; values below are clipped (they mean
-        "far worse than no model").
+        "far worse than no model"). By default the axis follows the data:
+        from the lowest curve or band value (or 0) to the highest.
     """
     color = model_color(model_domain(models, curves))
-    low = min(float(curves["value"].min()) if len(curves) else 0.0, 0.0)
-    y_scale = alt.Scale(domain=[max(low, y_min), 1.0])
+    band_color = model_color(model_domain(models, curves))
+    band_color.legend = None  # the legend follows the curves, not the faint bands
+    lows = [float(curves["value"].min())] if len(curves) else []
+    highs = [float(curves["value"].max())] if len(curves) else []
+    if bands is not None and len(bands):
+        lows.append(float(bands["low"].min()))
+        highs.append(float(bands["high"].max()))
+    low = min(lows + [0.0])
+    high = max(highs + [low + 0.1])
+    # A little room below and above, so neither the lowest band nor the top curve sits on the frame.
+    pad = 0.04 * (high - low)
+    low = low - pad if y_min is None else max(low - pad, y_min)
+    y_scale = alt.Scale(domain=[low, min(high + pad, 1.0) if high <= 1.0 else high + pad], nice=False)
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("omega:Q", title="ω", format=".2f"),
@@ -57,8 +69,8 @@ def voc_chart(
     layers = [view(pd.DataFrame({"value": [0.0]}), "rule", {"color": "#999999"}, y=alt.Y("value:Q", scale=y_scale))]
     if bands is not None and len(bands):
         layers.append(view(
-            bands, "area", {"opacity": 0.18, "clip": True},
-            x=x, y=alt.Y("low:Q", title=VALUE_TITLE, scale=y_scale), y2=alt.Y2("high:Q"), color=color,
+            bands, "area", {"opacity": 0.08, "clip": True},
+            x=x, y=alt.Y("low:Q", title=VALUE_TITLE, scale=y_scale), y2=alt.Y2("high:Q"), color=band_color,
             tooltip=[
                 alt.Tooltip("model:N", title="Model"),
                 alt.Tooltip("omega:Q", title="ω", format=".2f"),
@@ -70,6 +82,13 @@ def voc_chart(
         curves, "line", {"clip": True},
         x=x, y=alt.Y("value:Q", title=VALUE_TITLE, scale=y_scale), color=color, tooltip=tooltip,
     ))
+    if bands is not None and len(bands):
+        # Light fills with thin dashed edges: five overlapping bands stay readable, each in its model's colour.
+        for edge in ("low", "high"):
+            layers.append(view(
+                bands, "line", {"clip": True, "strokeWidth": 1, "strokeDash": [2, 3], "opacity": 0.6},
+                x=x, y=alt.Y(f"{edge}:Q", scale=y_scale), color=band_color, detail=alt.Detail("model:N"),
+            ))
     if omega_sup is not None and len(omega_sup):
         layers.append(view(
             omega_sup, "point", {"shape": "diamond", "size": 110, "filled": True, "stroke": "white"},

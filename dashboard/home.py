@@ -1,0 +1,208 @@
+"""The landing page's numbers: the verdict on the user's selection, its tiles and table, and the report.
+
+Also the Value page's overfitting note (:func:`simpler_rule_notes`), which
+weighs a richer rule against the one-threshold rule the same way.
+
+Pages lay out widgets; this module fits each selected model's policy, asks
+``valuecore.verdict`` which one to deploy and how sure the items let us be,
+and turns that into texts formatted by ``valuecore.wording``. Nothing here draws.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+import valuecore as vc
+
+from . import views
+from .data import Workspace, policy_key, values_key
+
+PERIODS = ("month", "week", "day", "year")
+_MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~<>$:&"})
+
+
+def as_text(sentence: str) -> str:
+    """A sentence holding names from files, escaped so that st.markdown shows it as plain text."""
+    return sentence.translate(_MARKDOWN_SPECIALS)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One metric tile: a short label, its value as text, and a tooltip."""
+
+    label: str
+    value: str
+    help: str = ""
+
+
+@st.cache_resource(show_spinner="Weighing the models…", max_entries=128)
+def _verdict(key: tuple, _runs, _values) -> vc.Verdict:
+    return vc.verdict(_runs, _values)
+
+
+def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:
+    """Fit ``kind`` per model on its tuning split and judge the models on the evaluated split.
+
+    Returns the verdict and a plain note per model left out (no split, a rule it cannot use).
+    """
+    runs, notes, key = {}, [], []
+    for model in models:
+        predictions = ws.predictions(model, ws.eval_split)
+        if predictions is None:
+            notes.append(f"{model} has no '{ws.eval_split}' split, so it is left out.")
+            continue
+        try:
+            policy = views.fit(ws, model, kind, values)
+        except ValueError as error:
+            notes.append(f"{model} is left out: {error}.")
+            continue
+        runs[model] = (policy, predictions)
+        key.append((model, ws.run(model).sha256, policy_key(policy)))
+    verdict = _verdict((tuple(key), ws.eval_split, values_key(values)), runs, values)
+    return verdict, notes
+
+
+# Tile values are set in a large font: a few words at most, or the tile cuts them at 1280 px.
+_SHORT_RULES = {
+    "accept_all": "Act on all",
+    "class_thresholds": "Per class",
+    "calibrated_class_thresholds": "Per class",
+    "expected_value": "Expected value",
+}
+
+
+def best_confidences(ws: Workspace, verdict: vc.Verdict):
+    """The (recalibrated) confidences the best model's threshold decides on: its tuning and evaluated items."""
+    import numpy as np
+
+    if verdict.best is None:
+        return None
+    parts = [ws.calibrated(verdict.best, split) for split in {ws.tuning_split_for(verdict.best), ws.eval_split}]
+    parts = [p.confidence for p in parts if p is not None]
+    return np.concatenate(parts) if parts else None
+
+
+def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str, confidences=None) -> list[Tile]:
+    """The six tiles under the headline: the rule, the share automated, value per item and per period.
+
+    ``confidences`` (the best model's, see :func:`best_confidences`) let the threshold be written with the
+    fewest digits that still decide every one of those items as the exact threshold does.
+    """
+    v = verdict
+    money = vc.wording.money
+    if v.degenerate in ("no_models",):
+        return []
+    if v.degenerate in ("pointless", "all_useless"):
+        rule, automated, per_item = "Hand over", vc.wording.percent(0.0), v.baseline_per_item
+        rule_help = "No model: every item goes to a person."
+    else:
+        threshold = v.best_threshold
+        if v.best_policy.kind in views.GLOBAL_THRESHOLD_KINDS:
+            rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
+                    else vc.wording.threshold(threshold, confidences))
+        else:
+            rule = _SHORT_RULES.get(v.best_policy.kind, v.best_policy.kind)
+        automated, per_item = vc.wording.percent(v.coverage), v.best_per_item
+        rule_help = vc.wording.rule_phrase(v.best_policy).capitalize() + "."
+    if rule[0].isdigit():
+        rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
+                     "Written with enough digits to decide every tuning and evaluated item as the exact "
+                     "threshold does.")
+    gain = per_item - v.baseline_per_item
+    return [
+        Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),
+        Tile("Automated", automated, "Share of items acted on without a person (coverage)."),
+        Tile("Value per item", money(per_item, currency),
+             "Average value of every item, hand-offs included, on the evaluated items."),
+        Tile(f"Value per {period}", money(per_item * volume, currency),
+             f"Value per item × {vc.wording.significant(volume)} items per {period}."),
+        Tile(f"More than no model, per {period}", money(gain * volume, currency),
+             "Compared with handing every item to a person (the no-model baseline)."),
+        Tile("No model, per item", money(v.baseline_per_item, currency),
+             "Value per item of handing every item over: the bar every model must clear."),
+    ]
+
+
+def best_tile(verdict: vc.Verdict, best: str) -> Tile:
+    """The Value page's "best model" tile, honest about ties and degenerate values."""
+    if verdict.degenerate in ("pointless", "all_useless"):
+        return Tile("Best model", "none", "No model earns more than handing every item to a person.")
+    if verdict.contenders:
+        return Tile("Highest on these items", best, f"Cannot be told apart from {', '.join(verdict.contenders)} "
+                    "on these items: see the landing page.")
+    return Tile("Best model", best, "Ahead of every other model beyond noise on these items.")
+
+
+def standings_frame(verdict: vc.Verdict, currency: str) -> pd.DataFrame:
+    """One row per model, best first, as text: value per item, its range, share automated, tie with the best."""
+    money = vc.wording.money
+    rows = []
+    for s in verdict.standings:
+        if s.basis == "best":
+            tie = "best on these items"
+        elif s.contender:
+            tie = "cannot be told apart"
+        else:
+            tie = "clearly behind"
+        interval = (f"{money(s.low, currency)} to {money(s.high, currency)}"
+                    if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
+        rows.append({"Model": s.model, "Value per item": money(s.per_item, currency), "Likely range": interval,
+                     "Automated": vc.wording.percent(s.coverage), "Against the best": tie})
+    rows.append({"Model": "no model (hand everything over)", "Value per item": money(verdict.baseline_per_item,
+                                                                                     currency),
+                 "Likely range": "", "Automated": vc.wording.percent(0.0), "Against the best": "baseline"})
+    return pd.DataFrame(rows)
+
+
+RICHER_KINDS = ("class_thresholds", "calibrated_class_thresholds", "expected_value")
+
+
+def simpler_rule_notes(ws: Workspace, models, kind: str, values, currency: str) -> list[str]:
+    """Per model, when ``kind`` is a richer rule than one tuned threshold and does not earn its keep, say so.
+
+    The richer rule and the one-threshold rule are both tuned on the tuning
+    split and compared item by item on the evaluated split.
+    """
+    if kind not in RICHER_KINDS:
+        return []
+    notes = []
+    for model in models:
+        predictions = ws.predictions(model, ws.eval_split)
+        if predictions is None or not predictions.has_labels:
+            continue
+        try:
+            rich = views.fit(ws, model, kind, values)
+            simple = ws.policy(model, "threshold", values)
+            comparison = vc.simpler_rule(rich, simple, predictions, values)
+        except ValueError:
+            continue  # the page already says why this rule cannot apply
+        labels = {k: v.lower() for k, v in views.POLICY_LABELS.items()}
+        notes += [f"{model}: {sentence}" for sentence in vc.wording.simpler_rule_sentences(comparison, currency,
+                                                                                            labels)]
+    return notes
+
+
+def report_maker(selection, kind: str, volume: float, period: str):
+    """A no-argument callable that writes the shareable HTML report of the selection (for st.download_button).
+
+    It runs when the visitor clicks, on another thread; a problem becomes a short HTML page that says it.
+    """
+    import html
+
+    models = {m: selection.report.models[m] for m in selection.models if m in selection.report.models}
+
+    def make() -> str:
+        try:
+            return vc.report.html_report(
+                models, selection.values, kind=kind, calibration_method=selection.calibration,
+                tune_split=selection.tune_split, eval_split=selection.eval_split, currency=selection.currency,
+                volume=volume, period=period,
+            )
+        except ValueError as error:
+            return f"<!DOCTYPE html><meta charset=utf-8><p>The report could not be made: {html.escape(str(error))}</p>"
+
+    return make

@@ -1,0 +1,80 @@
+"""Start here: which model to deploy, at what threshold, and what it is worth.
+
+Reads top to bottom like the page: the verdict in one sentence, how many
+items a period brings, six tiles (rule, share automated, value per item and
+per period, the no-model baseline), the supporting sentences with ties and
+degenerate values in plain words, every model's standing, and the report to
+share.
+"""
+
+import streamlit as st
+
+import valuecore as vc
+from dashboard import home, views
+from dashboard.data import workspace
+from dashboard.state import current, stop_unless_models
+
+selection = current()
+ws = workspace(selection)
+use_case = selection.use_case
+currency = selection.currency
+
+st.title("Which model should we deploy?")
+st.caption(
+    f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
+    f"{vc.wording.money(use_case.v_abstain, currency)}, a wrong answer {vc.wording.money(use_case.v_wrong, currency)}"
+    + (" (per-class values from the Cost matrix page)" if selection.value_matrix is not None else "")
+    + f". Thresholds are tuned on '{selection.tune_split}', value is measured on '{selection.eval_split}'. "
+    "Change the values in the sidebar."
+)
+if (problem_note := views.load_problem_note(selection.report)) is not None:
+    st.caption(":material/warning: " + home.as_text(problem_note))
+for note in selection.notes:
+    st.warning(note)
+stop_unless_models(selection)
+
+kind = st.session_state.get("policy_kind", "threshold")
+if kind not in views.VALUE_PAGE_KINDS:
+    kind = "threshold"
+verdict, notes = home.page_verdict(ws, selection.models, kind, selection.values)
+
+st.subheader(home.as_text(vc.wording.verdict_headline(verdict, currency)), anchor=False)
+
+volume_col, period_col, _ = st.columns([2, 2, 3])
+volume = volume_col.number_input(
+    "Items you expect", min_value=1, max_value=10**12, value=int(st.session_state.get("home_volume", 10_000)),
+    step=1000, key="home_volume_input", help="How many items the model would see per period, to turn value per "
+    "item into value per period.",
+)
+period = period_col.selectbox(
+    "per", home.PERIODS, index=home.PERIODS.index(st.session_state.get("home_period", "month")),
+    key="home_period_input",
+)
+# Kept outside the widgets' own state, which Streamlit drops when another page is shown.
+st.session_state["home_volume"], st.session_state["home_period"] = volume, period
+
+tiles = home.tiles(verdict, currency, float(volume), period, home.best_confidences(ws, verdict))
+for start in range(0, len(tiles), 3):
+    for column, tile in zip(st.columns(3), tiles[start : start + 3]):
+        column.metric(tile.label, tile.value, help=tile.help)
+
+for sentence in vc.wording.verdict_sentences(verdict, currency, period=period, volume=float(volume)):
+    st.markdown(home.as_text(sentence))
+for note in notes:
+    st.caption(home.as_text(note))
+
+st.download_button(
+    "Download report", home.report_maker(selection, kind, float(volume), period), file_name="model-value-report.html",
+    mime="text/html", icon=":material/description:", on_click="ignore",
+    help="One HTML file to share: the settings, this verdict with its uncertainty, the value table, the charts, "
+    "calibration at a glance and the policy JSON. It opens in any browser without a network.",
+)
+
+if verdict.standings:
+    with st.expander("Every model, best first", expanded=False):
+        st.dataframe(home.standings_frame(verdict, currency), hide_index=True, width="stretch")
+        st.caption(
+            "Likely range: the 95% interval of the value per item on new items like these. 'Cannot be told apart': "
+            "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "
+            "exclude that the model is as good as the best. The rule and its threshold are on the Value page."
+        )

@@ -1,0 +1,213 @@
+"""The landing page ("Start here: the verdict"), driven through Streamlit's AppTest.
+
+The page must answer "which model, at what threshold, worth how much" on the
+sample runs; say ties and degenerate values in plain words; and never show
+None or nan.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+from dashboard.home import as_text
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+SAMPLES = ROOT / "sample_runs"
+BAD_TEXT = re.compile(r"\b(None|nan|NaN|inf)\b")
+
+
+def start(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    return at
+
+
+def page_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.subheader]
+    parts += [i.value for i in at.info] + [w.value for w in at.warning]
+    parts += [f"{m.label}: {m.value}" for m in at.main.get("metric")]
+    return "\n".join(parts)
+
+
+def unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def tiles(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.main.get("metric")}
+
+
+def assert_clean(at: AppTest) -> str:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    text = unescape(page_text(at))
+    assert not BAD_TEXT.search(text), BAD_TEXT.search(text)
+    for frame in at.dataframe:
+        assert not frame.value.isna().any().any()
+        assert not frame.value.astype(str).apply(lambda c: c.str.contains(BAD_TEXT)).any().any()
+    return text
+
+
+def test_the_landing_page_is_the_verdict_with_its_numbers():
+    at = start(src="sample:digits", vc="1", va="0", vw="-1")
+    text = assert_clean(at)
+    assert at.title[0].value == "Which model should we deploy?"
+    headline = unescape(at.subheader[0].value)
+    assert headline.startswith("Deploy svm_rbf")
+    shown = tiles(at)
+    # The numbers are the core's, formatted by the one wording module.
+    report = vc.load_runs([str(SAMPLES / "digits")])
+    use_case = vc.UseCase(1, 0, -1)
+    runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
+            for m, r in report.models.items()}
+    verdict = vc.verdict(runs, use_case)
+    best_run = report.models[verdict.best]
+    confidences = np.concatenate([best_run.splits["val"].confidence, best_run.splits["test"].confidence])
+    assert shown["Act when confidence ≥"] == vc.wording.threshold(verdict.best_threshold, confidences)
+    exact = confidences >= verdict.best_threshold
+    assert np.array_equal(confidences >= float(shown["Act when confidence ≥"]), exact)
+    assert shown["Automated"] == vc.wording.percent(verdict.coverage)
+    assert shown["Value per item"] == vc.wording.money(verdict.best_per_item, "$")
+    assert shown["Value per month"] == vc.wording.money(verdict.best_per_item * 10_000, "$")
+    assert shown["No model, per item"] == vc.wording.money(0.0, "$")
+    assert "more than handing every item to a person" in text
+    # The standings table holds every model and the no-model row.
+    table = at.dataframe[0].value
+    assert list(table["Model"])[:1] == ["svm_rbf"] and table["Model"].iloc[-1].startswith("no model")
+
+
+def test_the_expected_volume_turns_value_per_item_into_value_per_period():
+    at = start(src="sample:digits")
+    per_item = tiles(at)["Value per item"]
+    at.number_input(key="home_volume_input").set_value(250).run()
+    at.selectbox(key="home_period_input").set_value("day").run()
+    assert_clean(at)
+    amount = float(per_item.replace("$", "").replace(",", ""))
+    shown = tiles(at)["Value per day"]
+    # 250 items per day: the tile is the per-item value times 250, to the cent of the rounded value.
+    assert abs(float(shown.replace("$", "").replace(",", "")) - 250 * amount) <= 250 * 0.005 + 1e-9
+
+
+def test_a_tie_names_the_contenders_and_how_many_items_would_separate_them():
+    # digits at ω = 5: svm_rbf and random_forest cannot be told apart (the issue's example).
+    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    text = assert_clean(at)
+    headline = unescape(at.subheader[0].value)
+    assert headline.startswith("Deploy svm_rbf or") and "random_forest" in headline
+    assert "cannot be told apart on these items, judged by a paired comparison on the same items" in text
+    assert re.search(r"would take about [\d,]+ labelled items in all", text)
+
+
+def coin_flip_run(path: Path) -> None:
+    """A model whose confidence says nothing about being right: no threshold can make it pay at ω = 20."""
+    rng = np.random.default_rng(0)
+    n = 400
+    confidence, y_true, y_pred = rng.uniform(0.5, 1, n), rng.integers(0, 2, n), rng.integers(0, 2, n)
+    proba_1 = np.where(y_pred == 1, confidence, 1 - confidence)
+    pd.DataFrame({"split": np.where(np.arange(n) < n // 2, "val", "test"), "y_true": y_true,
+                  "proba_0": 1 - proba_1, "proba_1": proba_1}).to_csv(path, index=False)
+
+
+def test_correct_equal_to_hand_off_is_said_in_plain_words_not_crowned():
+    at = start(src="sample:breast_cancer", vc="0", va="0", vw="-1")
+    text = assert_clean(at)
+    headline = unescape(at.subheader[0].value)
+    assert "no model adds value" in headline and "Deploy" not in headline
+    assert tiles(at)["Rule"] == "Hand over" and "Best model" not in text
+
+
+def test_every_model_useless_says_keep_handing_over(tmp_path):
+    coin_flip_run(tmp_path / "coin.csv")
+    at = start(src=f"folder:{tmp_path}", vc="1", va="0", vw="-20")
+    text = assert_clean(at)
+    headline = unescape(at.subheader[0].value)
+    assert headline.startswith("Keep handing items to people") and "Deploy" not in headline
+    assert tiles(at)["Rule"] == "Hand over" and tiles(at)["Automated"] == "0.0%"
+    assert "which needs no model at all" in text
+
+
+def test_abstaining_pointless_is_explained():
+    at = start(src="sample:digits", vc="1", va="-1", vw="-1")
+    text = assert_clean(at)
+    assert "acting on every item is as good as any threshold" in text
+
+
+def test_names_from_files_are_shown_as_text(tmp_path):
+    frame = pd.read_csv(SAMPLES / "breast_cancer" / "logreg.csv")
+    frame.to_csv(tmp_path / "**bold**[x](y).csv", index=False)
+    at = start(src=f"folder:{tmp_path}")
+    assert not at.exception
+    headline = at.subheader[0].value
+    assert "\\*\\*bold\\*\\*\\[x\\]\\(y\\)" in headline
+    assert as_text("a_b") == "a\\_b"
+
+
+def test_the_value_page_says_when_per_class_thresholds_overfit():
+    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    at.switch_page("pages/value.py").run()
+    at.radio(key="value_policy_kind").set_value("class_thresholds").run()
+    assert not at.exception
+    infos = [unescape(i.value) for i in at.info]
+    # The same comparison as the core makes, said by the wording module.
+    use_case = vc.UseCase(1, 0, -5)
+    report = vc.load_runs([str(SAMPLES / "digits")])
+    expected = []
+    for model, run in report.models.items():
+        tuned = vc.presort(run.splits["val"])
+        comparison = vc.simpler_rule(vc.fit_policy("class_thresholds", tuned, use_case),
+                                     vc.fit_policy("threshold", tuned, use_case), run.splits["test"], use_case)
+        if comparison.prefer_simpler:
+            expected.append(model)
+    assert expected, "the sample runs should show a richer rule that does not pay"
+    for model in expected:
+        assert any(i.startswith(f"{model}: The richer rule") for i in infos), (model, infos)
+    assert any("overfitting" in i or "within noise" in i for i in infos)
+    at.radio(key="value_policy_kind").set_value("threshold").run()
+    assert not any("richer rule" in unescape(i.value) for i in at.info)
+
+
+def test_the_landing_page_offers_the_report():
+    at = start(src="sample:digits")
+    buttons = at.get("download_button")
+    assert [b.proto.label for b in buttons] == ["Download report"]
+
+
+def test_the_glossary_explains_every_technical_name():
+    at = start(src="sample:digits")
+    at.switch_page("pages/how_value_works.py").run()
+    assert not at.exception
+    glossary = next(m.value for m in at.markdown if m.value.startswith("- **ω (omega)**"))
+    entries = dict(line[4:].split("**: ", 1) for line in glossary.splitlines())
+    terms = " ".join(entries)
+    for name in ("ω", "VOC", "ECE", "oracle", "ω_sup", "MCE", "NLL", "threshold", "no-model baseline"):
+        assert name in terms, name
+    assert min(len(meaning) for meaning in entries.values()) > 40
+
+
+def test_the_value_page_does_not_crown_a_model_when_none_adds_value():
+    at = start(src="sample:breast_cancer", vc="0", va="0", vw="-1")
+    at.switch_page("pages/value.py").run()
+    assert not at.exception
+    shown = tiles(at)
+    assert shown["Best model"] == "none"
+    text = unescape(page_text(at))
+    assert "no model adds value" in text and "brings the most value" not in text
+    assert not at.dataframe[0].value.astype(str).apply(lambda c: c.str.contains(BAD_TEXT)).any().any()
+
+
+def test_the_value_page_says_when_the_best_cannot_be_told_apart():
+    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    at.switch_page("pages/value.py").run()
+    assert not at.exception
+    metric = next(m for m in at.main.get("metric") if m.label == "Highest on these items")
+    assert metric.value == "svm_rbf"
+    assert any(unescape(m.value).startswith("**Deploy svm_rbf or") for m in at.markdown)

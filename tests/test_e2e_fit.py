@@ -1,0 +1,114 @@
+"""Fits the screen: at 1280 and 1440 px wide no page cuts a heading, a metric tile or a table, and
+visitors see no Deploy button.
+
+"Cut" is measured, not eyeballed: an element whose content is wider than its
+box (``scrollWidth > clientWidth``, what CSS ellipsis hides) is truncated. A
+table (Streamlit draws it on a canvas) is cut when its grid scrolls
+sideways, i.e. some default column is out of view.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_e2e_browser import (
+    HOME, PAGES, _need_browser, chromium, chromium_path, go_to, new_page, open_app, step, streamlit_server,
+)
+
+pytestmark = pytest.mark.e2e
+
+# Text elements whose content must fit their box: headings, metric labels and values, tab labels, buttons.
+_TRUNCATION_PROBE = """
+() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const selectors = ['h1', 'h2', 'h3', '[data-testid="stMetricLabel"]', '[data-testid="stMetricValue"]',
+                     '[data-testid="stMetricLabel"] *', '[data-testid="stMetricValue"] *', 'button p',
+                     '[data-testid="stWidgetLabel"] p'];
+  const cut = [];
+  for (const element of main.querySelectorAll(selectors.join(','))) {
+    if (!element.offsetParent) continue;  // not displayed (e.g. a closed expander)
+    if (element.scrollWidth > element.clientWidth + 1) {
+      const text = element.innerText.slice(0, 60);
+      cut.push(`${element.tagName} "${text}" ${element.scrollWidth}px in ${element.clientWidth}px`);
+    }
+  }
+  for (const grid of main.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')) {
+    if (!grid.offsetParent) continue;
+    if (grid.scrollWidth > grid.clientWidth + 1) {
+      const frame = grid.closest('[data-testid="stDataFrame"]');
+      cut.push(`table ${grid.scrollWidth}px wide in ${grid.clientWidth}px (${frame.innerText.slice(0, 60)})`);
+    }
+  }
+  return cut;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def app_in_browser():
+    """A fresh server and a headless Chromium, for this module's tests."""
+    executable = chromium_path()
+    if executable is None:
+        _need_browser("no Chromium to check the layout with")
+    with streamlit_server() as url, chromium(executable) as browser:
+        yield url, browser
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_in_browser, width):
+    server, browser = app_in_browser
+    context, page = new_page(browser, f"fit-{width}")
+    page.set_viewport_size({"width": width, "height": 900})
+    problems = {}
+    try:
+        with step(page, "load"):
+            open_app(page, server, HOME)
+        for title in PAGES:
+            with step(page, title):
+                go_to(page, title)
+                page.wait_for_timeout(300)  # let the grids lay out their columns
+                assert page.locator('[data-testid="stAppDeployButton"]').count() == 0, "a Deploy button is shown"
+                cut = page.evaluate(_TRUNCATION_PROBE)
+                if cut:
+                    problems[title] = cut
+        # The landing page's other states: a tie, and values that make every model pointless.
+        for name, query in (("tie", "?vw=-5"), ("degenerate", "?src=sample:breast_cancer&vc=0&va=0&vw=-1")):
+            with step(page, name):
+                open_app(page, server + "/" + query, HOME)
+                cut = page.evaluate(_TRUNCATION_PROBE)
+                if cut:
+                    problems[f"landing, {name}"] = cut
+    finally:
+        context.close()
+    assert problems == {}, f"cut at {width} px: {problems}"
+
+
+def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path):
+    """At 1440×900 the verdict, the threshold and the value per item are visible without scrolling,
+    and "Download report" saves the self-contained HTML report."""
+    from playwright.sync_api import expect
+
+    server, browser = app_in_browser
+    context, page = new_page(browser, "landing")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    try:
+        with step(page, "above-the-fold"):
+            open_app(page, server, HOME)
+            headline = page.locator('[data-testid="stMain"] h3').first
+            expect(headline).to_contain_text("Deploy")
+            for element in (headline, page.locator('[data-testid="stMetric"]').filter(has_text="Act when confidence"),
+                            page.locator('[data-testid="stMetric"]').filter(has_text="Value per item")):
+                box = element.bounding_box()
+                assert box is not None and box["y"] + box["height"] <= 900, "below the fold at 1440×900"
+        with step(page, "download"):
+            with page.expect_download(timeout=120_000) as info:
+                page.get_by_role("button", name="Download report").click()
+            saved = tmp_path / "report.html"
+            info.value.save_as(saved)
+            text = saved.read_text(encoding="utf-8")
+            assert info.value.suggested_filename == "model-value-report.html"
+            for section in ("settings", "verdict", "value", "voc", "threshold", "calibration", "policy"):
+                assert f'<section id="{section}">' in text
+            assert text.count("<svg") == 3
+    finally:
+        context.close()

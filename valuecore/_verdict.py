@@ -1,0 +1,379 @@
+"""Which model to deploy, and how sure the data lets us be: a verdict that knows its uncertainty.
+
+The model with the highest value per item on the evaluated items is the best
+*on these items*; whether it would stay ahead on new items is a question of
+noise. Each other model is compared with it item by item (a paired t interval
+of the per-item differences) when the two runs hold the same items (same ids,
+or same rows with the same labels), and otherwise by the overlap of their two
+t intervals. Models whose comparison cannot exclude "no difference" are the
+*contenders*. For the runner-up the verdict also estimates how many labelled
+items would separate it from the best if the gap per item stayed as observed
+(a normal-approximation sample size at the chosen confidence and power).
+
+Degenerate values are flagged rather than crowned: when no action can earn
+more than handing the item over ("pointless"), when no model beats the
+no-model baseline ("all_useless"), and when handing over never beats a wrong
+answer, so a threshold adds nothing (``abstain_pointless``).
+
+Everything here is numbers; :mod:`valuecore.wording` says them in words.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ._evaluate import evaluate, item_values
+from ._policies import Policy, Values, value_matrix_for
+from ._predictions import Predictions
+from ._uncertainty import Interval, _check_same_items, _pair_rows, mean_interval
+
+__all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "DEGENERATE_KINDS"]
+
+DEGENERATE_KINDS = ("no_models", "pointless", "all_useless")
+# A per-item gap smaller than this share of the value scale counts as none (round-off of sums).
+_RELATIVE_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One model's value per item on the evaluated items, and how it compares with the best.
+
+    Attributes
+    ----------
+    model : str
+    per_item : float
+        Weighted mean value per item on these items (exact).
+    low, high : float
+        t interval of the expected value per item on new data.
+    coverage : float
+        Share of items acted on.
+    difference : float
+        ``best - this model`` per item (0 for the best).
+    difference_low, difference_high : float
+        Interval of that difference: paired when ``basis == "paired"``,
+        NaN for the overlap basis (and for the best).
+    contender : bool
+        The data cannot tell this model from the best (False for the best).
+    basis : {"best", "paired", "overlap"}
+    """
+
+    model: str
+    per_item: float
+    low: float
+    high: float
+    coverage: float
+    difference: float = 0.0
+    difference_low: float = math.nan
+    difference_high: float = math.nan
+    contender: bool = False
+    basis: str = "best"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to deploy and how sure the evaluated items let us be.
+
+    Attributes
+    ----------
+    best : str or None
+        Highest value per item on these items; None when no model could be evaluated.
+    best_policy : Policy or None
+    best_per_item, coverage : float
+        The best model's value per item and share of items acted on.
+    baseline_per_item : float
+        Value per item of handing every item over (no model).
+    contenders : tuple of str
+        Models the data cannot tell apart from the best, best first.
+    basis : {"paired", "overlap", "mixed", "none"}
+        How the contenders were judged: item by item on the same items,
+        by overlapping intervals, both (for different models), or not at all
+        (a single model).
+    runner_up : str or None
+        The second-highest model.
+    runner_up_gap : float
+        ``best - runner_up`` per item on these items.
+    items_to_separate : float or None
+        Estimated labelled items (in all, like ``n_items``) at which the
+        runner-up's gap, if it stayed as observed, would be significant at
+        ``confidence`` with probability ``power``; ``inf`` when the gap is 0;
+        None when the runner-up is already separated (or there is none).
+    n_items : float
+        Weighted number of evaluated items of the best model.
+    degenerate : str or None
+        "no_models", "pointless" (no action beats handing over),
+        "all_useless" (no model beats the no-model baseline), or None.
+    abstain_pointless : bool
+        Handing an item over is never better than a wrong answer, so acting
+        on every item is optimal and a threshold adds nothing.
+    standings : tuple of Standing
+        Every evaluated model, best first.
+    unlabelled : tuple of str
+        Models left out because the evaluated split has no labels.
+    confidence, power : float
+    """
+
+    best: str | None
+    best_policy: Policy | None
+    best_per_item: float
+    coverage: float
+    baseline_per_item: float
+    contenders: tuple
+    basis: str
+    runner_up: str | None
+    runner_up_gap: float
+    items_to_separate: float | None
+    n_items: float
+    degenerate: str | None
+    abstain_pointless: bool
+    standings: tuple
+    unlabelled: tuple = ()
+    confidence: float = 0.95
+    power: float = 0.8
+
+    @property
+    def best_threshold(self) -> float | None:
+        """The best model's global threshold (None: no single threshold, or always hand off)."""
+        return None if self.best_policy is None else self.best_policy.threshold
+
+    @property
+    def is_tie(self) -> bool:
+        return bool(self.contenders)
+
+
+@dataclass(frozen=True)
+class RuleComparison:
+    """A richer rule against a simpler one, item by item on the same evaluated items.
+
+    Attributes
+    ----------
+    rich_kind, simple_kind : str
+        Policy kinds, e.g. "class_thresholds" and "threshold".
+    rich_per_item, simple_per_item : float
+        Values per item on the evaluated items.
+    low, high : float
+        Paired t interval of ``rich - simple`` per item.
+    confidence : float
+    """
+
+    rich_kind: str
+    simple_kind: str
+    rich_per_item: float
+    simple_per_item: float
+    low: float
+    high: float
+    confidence: float = 0.95
+
+    @property
+    def gain(self) -> float:
+        return self.rich_per_item - self.simple_per_item
+
+    @property
+    def within_noise(self) -> bool:
+        """The interval of the gain includes 0 (or is unknown)."""
+        return not (self.low > 0)
+
+    @property
+    def prefer_simpler(self) -> bool:
+        """The richer rule earns less, or its gain is within noise."""
+        return self.gain < 0 or self.within_noise
+
+
+def _normal_quantile(p: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.ppf(p))
+
+
+def _items_needed(gap: float, spread: float, confidence: float, power: float) -> float:
+    """Items n with ``(z_{1-a/2} + z_power) * spread / sqrt(n) = |gap|``; spread is a per-item SD."""
+    if gap == 0:
+        return math.inf
+    if not math.isfinite(spread):
+        return math.nan  # too few items to estimate the spread
+    z = _normal_quantile((1 + confidence) / 2) + _normal_quantile(power)
+    return math.ceil((z * spread / abs(gap)) ** 2)
+
+
+def _per_item_sd(interval: Interval) -> float:
+    return interval.std_error * math.sqrt(interval.n) if math.isfinite(interval.std_error) else math.nan
+
+
+def _degenerate_values(values: Values, classes) -> tuple[bool, bool]:
+    """(no action beats handing over, handing over never beats acting) for these classes."""
+    gains = value_matrix_for(values, classes).gains
+    return bool(np.all(gains <= 0)), bool(np.all(gains >= 0))
+
+
+def _realised_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
+    """Each item's realised value under ``policy``, the assisted tier included for a two-tier one."""
+    if policy.kind == "two_tier":
+        from ._twotier import two_tier_item_values
+
+        return two_tier_item_values(policy, predictions, values)
+    return item_values(policy, predictions, values)
+
+
+def _automated_share(policy: Policy, predictions: Predictions, values: Values) -> float:
+    """Weighted share acted on without a person (a two-tier policy's confirmed tier is not automated)."""
+    if policy.kind == "two_tier":
+        from ._twotier import evaluate_two_tier
+
+        result = evaluate_two_tier(policy, predictions, values)
+        return result.n_auto / result.n_items if result.n_items > 0 else math.nan
+    return evaluate(policy, predictions, values).coverage
+
+
+def verdict(
+    runs: Mapping[str, tuple[Policy, Predictions]],
+    values: Values,
+    *,
+    confidence: float = 0.95,
+    power: float = 0.8,
+) -> Verdict:
+    """Best model on the evaluated items, the models the data cannot tell from it, and degenerate values.
+
+    Parameters
+    ----------
+    runs : mapping of str to (Policy, Predictions)
+        Per model, its fitted policy and its evaluated split. Unlabelled
+        splits are left out (listed in ``unlabelled``).
+    values : UseCase or ValueMatrix
+    confidence : float
+        Of the intervals and tests.
+    power : float
+        For ``items_to_separate``.
+
+    Returns
+    -------
+    Verdict
+
+    Cost: one ``item_values`` per model, O(n) each, and O(n) per pairing.
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], y_true=[0, 0, 1, 1])
+    >>> v = verdict({"a": (vc.Policy("accept_all"), p), "b": (vc.Policy("threshold", threshold=0.85), p)},
+    ...             vc.UseCase(1, 0, -4))
+    >>> v.best, v.contenders, v.basis, v.degenerate
+    ('b', ('a',), 'paired', None)
+    """
+    labelled = {m: (policy, p) for m, (policy, p) in runs.items() if p.has_labels}
+    unlabelled = tuple(m for m in runs if m not in labelled)
+    if not labelled:
+        return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
+                       "no_models", False, (), unlabelled, confidence, power)
+    per_item, intervals, coverage = {}, {}, {}
+    for model, (policy, predictions) in labelled.items():
+        per_item[model] = _realised_item_values(policy, predictions, values)
+        intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence)
+        coverage[model] = _automated_share(policy, predictions, values)
+    ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
+    best = ranked[0]
+    best_policy, best_predictions = labelled[best]
+    baseline = float(
+        np.average(item_values(Policy("threshold", threshold=None), best_predictions, values),
+                   weights=best_predictions.sample_weight)
+    )
+    pointless, abstain_pointless = _degenerate_values(values, best_predictions.classes)
+    scale = max(abs(intervals[best].mean), abs(baseline), 1.0)
+    best_mean = intervals[best].mean
+    degenerate = None
+    if pointless:
+        degenerate = "pointless"
+    elif best_mean <= baseline + _RELATIVE_TOLERANCE * scale:
+        degenerate = "all_useless"
+
+    standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best])]
+    spreads = {}
+    for model in ranked[1:]:
+        policy, predictions = labelled[model]
+        gap = best_mean - intervals[model].mean
+        try:
+            take, ids = _pair_rows(best_predictions, predictions, (best, model))
+            _check_same_items(best_predictions, predictions, take, ids, (best, model))
+        except ValueError:
+            # Different items: judge by overlapping intervals of the two models.
+            contender = bool(intervals[model].high >= intervals[best].low) or gap == 0
+            spreads[model] = math.hypot(_per_item_sd(intervals[best]), _per_item_sd(intervals[model]))
+            standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
+                                      coverage[model], gap, math.nan, math.nan, contender, "overlap"))
+            continue
+        diff = mean_interval(per_item[best] - per_item[model][take], best_predictions.sample_weight,
+                             confidence_level=confidence)
+        spreads[model] = _per_item_sd(diff)
+        contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
+        standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
+                                  coverage[model], diff.mean, diff.low, diff.high, contender, "paired"))
+
+    contenders = tuple(s.model for s in standings[1:] if s.contender)
+    bases = {s.basis for s in standings[1:] if s.contender} or {s.basis for s in standings[1:]}
+    basis = "none" if not bases else bases.pop() if len(bases) == 1 else "mixed"
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    gap = best_mean - intervals[runner_up].mean if runner_up else math.nan
+    needed = None
+    if runner_up in contenders:
+        needed = _items_needed(gap, spreads[runner_up], confidence, power)
+        needed = None if math.isnan(needed) else needed
+    return Verdict(
+        best=best,
+        best_policy=best_policy,
+        best_per_item=best_mean,
+        coverage=coverage[best],
+        baseline_per_item=baseline,
+        contenders=contenders,
+        basis=basis,
+        runner_up=runner_up,
+        runner_up_gap=gap,
+        items_to_separate=needed,
+        n_items=float(best_predictions.total_weight),
+        degenerate=degenerate,
+        abstain_pointless=abstain_pointless,
+        standings=tuple(standings),
+        unlabelled=unlabelled,
+        confidence=confidence,
+        power=power,
+    )
+
+
+def simpler_rule(
+    rich_policy: Policy,
+    simple_policy: Policy,
+    predictions: Predictions,
+    values: Values,
+    *,
+    confidence: float = 0.95,
+) -> RuleComparison:
+    """Does a richer rule earn more than a simpler one on the evaluated items, beyond noise?
+
+    Both rules are fitted on the tuning split and judged on the same evaluated
+    items, so the per-item differences are paired. A richer rule that earns
+    less, or whose gain is within noise, has likely fitted the tuning items
+    too closely (:attr:`RuleComparison.prefer_simpler`).
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], y_true=[0, 0, 1, 1])
+    >>> c = simpler_rule(vc.Policy("accept_all"), vc.Policy("threshold", threshold=0.85), p, vc.UseCase(1, 0, -4))
+    >>> c.gain < 0, c.prefer_simpler
+    (True, True)
+    """
+    predictions.require_labels("comparing two rules")
+    rich = item_values(rich_policy, predictions, values)
+    simple = item_values(simple_policy, predictions, values)
+    weight = predictions.sample_weight
+    diff = mean_interval(rich - simple, weight, confidence_level=confidence)
+    return RuleComparison(
+        rich_kind=rich_policy.kind,
+        simple_kind=simple_policy.kind,
+        rich_per_item=float(np.average(rich, weights=weight)),
+        simple_per_item=float(np.average(simple, weights=weight)),
+        low=diff.low,
+        high=diff.high,
+        confidence=confidence,
+    )

@@ -1,0 +1,390 @@
+"""A report to share: one self-contained HTML file with the decision and its evidence.
+
+:func:`html_report` runs the same pipeline as ``python -m valuecore report``
+(:func:`~valuecore.build_policy_document`: calibrate and tune on the tuning
+split, evaluate on the evaluated split), asks :func:`~valuecore.verdict`
+which model to deploy, and writes the settings, the verdict with its
+uncertainty, the value table, the VOC and value-against-threshold charts,
+calibration at a glance and the policy JSON into one HTML page.
+
+The file needs no network to open: charts are Vega-Lite specifications
+rendered to inline SVG by ``vl-convert-python`` (no script, no font or CDN
+request), the style sheet is inline, and a Content-Security-Policy forbids
+every request the page could make. Every name that comes from a file is
+HTML-escaped. Words come from :mod:`valuecore.wording`. ``REPORT_SECTIONS``
+names the report's sections, in order.
+"""
+
+from __future__ import annotations
+
+import datetime as _datetime
+import html
+import math
+from typing import Mapping
+
+import numpy as np
+
+from . import wording
+
+__all__ = ["html_report", "REPORT_SECTIONS"]
+
+REPORT_SECTIONS = ("settings", "verdict", "value", "voc", "threshold", "calibration", "policy")
+_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+_KIND_WORDS = {
+    "threshold": "one threshold, tuned",
+    "calibrated_threshold": "calibrated threshold ω/(1+ω)",
+    "accept_all": "accept all (no hand-offs)",
+    "class_thresholds": "per-class thresholds, tuned",
+    "calibrated_class_thresholds": "per-class thresholds, calibrated",
+    "expected_value": "expected-value rule",
+}
+_STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2rem auto;
+padding:0 1rem;color:#1f2328;line-height:1.5}
+h1{font-size:1.9rem;margin-bottom:.2rem}h2{margin-top:2.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.2rem}
+.headline{font-size:1.35rem;font-weight:600;margin:.8rem 0}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem}
+th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}th{background:#f6f8fa}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.muted{color:#59636e;font-size:.9rem}figure{margin:1rem 0}figure svg{max-width:100%;height:auto}
+pre{background:#f6f8fa;padding:.8rem;overflow:auto;font-size:.8rem;max-height:30rem}
+"""
+# Nothing may leave the page: no script, no fetch, no font, no image from anywhere but the file itself.
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:"
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+# ------------------------------------------------------------------ charts
+def _svg(spec: dict) -> str:
+    """A Vega-Lite specification rendered to an inline ``<svg>`` (no script, no network)."""
+    try:
+        import vl_convert
+    except ImportError as error:  # a clear message instead of a traceback
+        raise ValueError(
+            "the HTML report draws its charts with vl-convert-python, which is not installed "
+            "(pip install vl-convert-python)"
+        ) from error
+    svg = vl_convert.vegalite_to_svg(spec)
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else svg
+
+
+def _color(models) -> dict:
+    models = list(models)
+    return {"field": "model", "type": "nominal", "title": "Model",
+            "scale": {"domain": models, "range": [_PALETTE[i % len(_PALETTE)] for i in range(len(models))]}}
+
+
+def _layered(title: str, subtitle: str, layers: list, *, width: int = 760, height: int = 320, **extra) -> dict:
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+            "title": {"text": title, "subtitle": subtitle}, "width": width, "height": height, "layer": layers,
+            **extra}
+
+
+def _voc_spec(rows: list[dict], models, omega: float, mode_words: str) -> dict:
+    layers = [{
+        "mark": {"type": "line", "strokeWidth": 2},
+        "encoding": {
+            "x": {"field": "omega", "type": "quantitative", "title": "Penalty ω (how many correct answers one "
+                  "mistake wipes out)"},
+            "y": {"field": "value", "type": "quantitative", "title": "Value per item, 0 = no model, 1 = perfect",
+                  "scale": {"zero": False}},
+            "color": _color(models),
+        },
+    }, {
+        "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#59636e"},
+        "data": {"values": [{"zero": 0}]},
+        "encoding": {"y": {"field": "zero", "type": "quantitative"}},
+    }]
+    if math.isfinite(omega):
+        layers.append({
+            "mark": {"type": "rule", "color": "#1f2328"},
+            "data": {"values": [{"omega": omega}]},
+            "encoding": {"x": {"field": "omega", "type": "quantitative"}},
+        })
+    return _layered("Value for every mistake cost (VOC curves)", mode_words, layers, data={"values": rows})
+
+
+def _threshold_spec(rows: list[dict], models, currency: str, marks: list[dict]) -> dict:
+    return _layered(
+        "Value per item against the threshold",
+        "Items at or above the threshold are acted on; points mark each model's tuned threshold",
+        [{
+            "data": {"values": rows},
+            "mark": {"type": "line", "strokeWidth": 2, "interpolate": "step-before"},
+            "encoding": {
+                "x": {"field": "threshold", "type": "quantitative", "title": "Threshold (act when confidence ≥)",
+                      "scale": {"domain": [0, 1]}},
+                "y": {"field": "value_per_item", "type": "quantitative",
+                      "title": f"Value per item ({currency or 'value units'})", "scale": {"zero": False}},
+                "color": _color(models),
+            },
+        }, {
+            "data": {"values": marks},
+            "mark": {"type": "point", "filled": True, "size": 90, "stroke": "#1f2328"},
+            "encoding": {"x": {"field": "threshold", "type": "quantitative"},
+                         "y": {"field": "value_per_item", "type": "quantitative"}, "color": _color(models)},
+        }],
+    )
+
+
+def _reliability_spec(rows: list[dict], models) -> dict:
+    return _layered(
+        "Calibration at a glance", "On the diagonal, a model that says 80% is right 80% of the time",
+        [{
+            "data": {"values": [{"x": 0, "y": 0}, {"x": 1, "y": 1}]},
+            "mark": {"type": "line", "color": "#8c959f", "strokeDash": [4, 3]},
+            "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}},
+        }, {
+            "data": {"values": rows},
+            "mark": {"type": "line", "point": True},
+            "encoding": {
+                "x": {"field": "mean_confidence", "type": "quantitative", "title": "Stated confidence",
+                      "scale": {"domain": [0, 1]}},
+                "y": {"field": "accuracy", "type": "quantitative", "title": "Share right",
+                      "scale": {"domain": [0, 1]}},
+                "color": _color(models),
+            },
+        }],
+        width=360, height=300,
+    )
+
+
+def _records(frame) -> list[dict]:
+    out = []
+    for record in frame.to_dict("records"):
+        out.append({k: (None if isinstance(v, float) and not math.isfinite(v) else
+                        (v.item() if hasattr(v, "item") else v)) for k, v in record.items()})
+    return out
+
+
+# ------------------------------------------------------------------- parts
+def _table(header, rows, numeric=()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{_e(cell)}</td>' if i in numeric else f"<td>{_e(cell)}</td>" for i, cell in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _settings(values, kind, calibration_method, splits, currency, volume, period) -> str:
+    from ._usecase import UseCase
+
+    items = []
+    if isinstance(values, UseCase):
+        items += [
+            ("A correct answer earns", wording.money(values.v_correct, currency)),
+            ("A hand-off to a person earns", wording.money(values.v_abstain, currency)),
+            ("A wrong answer earns", wording.money(values.v_wrong, currency)),
+            ("Penalty ω (mistake cost ÷ reward)", wording.omega(values.omega)),
+        ]
+    else:
+        items.append(("Values", f"a per-class value matrix over {len(values.classes)} classes (in the policy JSON)"))
+    items += [
+        ("Decision rule", _KIND_WORDS.get(kind, kind)),
+        ("Recalibration before the rule", calibration_method),
+        ("Tuned on / evaluated on", splits),
+    ]
+    if volume:
+        items.append(("Expected items", f"{wording.significant(volume)} per {period}"))
+    return _table(["Setting", "Value"], items)
+
+
+def html_report(
+    models: Mapping,
+    values,
+    *,
+    kind: str = "threshold",
+    calibration_method: str = "none",
+    tune_split: str | None = None,
+    eval_split: str | None = None,
+    currency: str = "",
+    volume: float | None = None,
+    period: str = "month",
+    title: str = "Which model to deploy",
+    generated_at: str | None = None,
+) -> str:
+    """The whole report as one HTML string (write it with ``encoding="utf-8"``).
+
+    Parameters
+    ----------
+    models : dict of name -> ModelRun
+        The loaded runs (:func:`~valuecore.load_runs`).
+    values : UseCase or ValueMatrix
+    kind, calibration_method, tune_split, eval_split
+        As :func:`~valuecore.build_policy_document`.
+    currency : str
+    volume : float, optional
+        Expected items per ``period``, for the value per period.
+    period : str
+    title : str
+    generated_at : str, optional
+        Timestamp shown in the report (default: now, UTC).
+
+    Returns
+    -------
+    str
+        A complete HTML document with sections ``REPORT_SECTIONS`` (each an
+        element id), charts as inline SVG.
+
+    Raises
+    ------
+    ValueError
+        As ``build_policy_document`` (in plain words), or when
+        vl-convert-python is missing.
+    """
+    from ._calibration import calibration_summary, reliability_diagram
+    from ._curves import threshold_curve
+    from ._policy_json import build_policy_document
+    from ._sorted import presort
+    from ._usecase import UseCase
+    from ._verdict import verdict as judge
+    from ._voc import voc_curve
+
+    document, notes = build_policy_document(
+        models, values, kind=kind, calibration_method=calibration_method, tune_split=tune_split,
+        eval_split=eval_split, with_interval=True,
+    )
+    entries = list(document.entries)
+    names = [e.model for e in entries]
+    runs, evaluated, tuning = {}, {}, {}
+    for entry in entries:
+        run = models[entry.model]
+        split = entry.evaluation["split"]
+        runs[entry.model] = (entry.policy, run.splits[split])
+        evaluated[entry.model] = entry.policy.calibrate(run.splits[split])
+        tuned_on = entry.tuned_on.get("split")
+        if tuned_on is not None and tuned_on in run.splits and run.splits[tuned_on].has_labels:
+            tuning[entry.model] = entry.policy.calibrate(run.splits[tuned_on])
+    verdict = judge(runs, values)
+
+    # -- the verdict
+    sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume)
+    verdict_html = f'<p class="headline">{_e(wording.verdict_headline(verdict, currency))}</p>'
+    verdict_html += "".join(f"<p>{_e(s)}</p>" for s in sentences)
+    if verdict.standings:
+        rows = []
+        for s in verdict.standings:
+            against = ("best on these items" if s.basis == "best" else
+                       "cannot be told apart" if s.contender else "clearly behind")
+            likely = (f"{wording.money(s.low, currency)} to {wording.money(s.high, currency)}"
+                      if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
+            rows.append([s.model, wording.money(s.per_item, currency), likely, wording.percent(s.coverage), against])
+        rows.append(["no model (hand everything over)", wording.money(verdict.baseline_per_item, currency), "",
+                     wording.percent(0.0), "baseline"])
+        verdict_html += _table(["Model", "Value per item", "Likely range (95%)", "Automated", "Against the best"],
+                               rows, numeric=(1, 3))
+
+    # -- the value table
+    value_rows = []
+    for entry in entries:
+        ev = entry.evaluation or {}
+        ci = ev.get("ci95")
+        rule = wording.rule_phrase(entry.policy)
+        value_rows.append([
+            entry.model, rule, wording.money(ev.get("value_per_item"), currency),
+            wording.money(ev.get("value_total"), currency), wording.percent(ev.get("coverage")),
+            wording.percent(ev.get("selective_accuracy")),
+            f"{wording.money(ci[0], currency)} to {wording.money(ci[1], currency)}" if ci else "not available",
+        ])
+    value_html = _table(
+        ["Model", "Rule", "Value per item", "Total value", "Automated", "Right when acting", "95% interval per item"],
+        value_rows, numeric=(2, 3, 4, 5),
+    )
+    if notes:
+        value_html += "".join(f'<p class="muted">{_e(n)}</p>' for n in notes)
+
+    # -- charts
+    omega = values.omega if isinstance(values, UseCase) else math.nan
+    high = max(10.0, 2 * omega) if math.isfinite(omega) else 10.0
+    omegas = np.linspace(0.0, high, 161)
+    voc_rows, modes = [], set()
+    for model in names:
+        try:
+            run = presort(evaluated[model])
+            entry = document.entry(model)
+            if model in tuning and entry.tuned_on.get("split") != entry.evaluation["split"]:
+                curve, mode = voc_curve(run, "tuned", tune_run=presort(tuning[model])), "tuned"
+            else:
+                curve, mode = voc_curve(run, "oracle"), "oracle"
+        except ValueError:
+            continue
+        modes.add(mode)
+        voc_rows += _records(curve.to_frame(omegas, model)[["model", "omega", "value"]])
+    mode_words = ("thresholds tuned on the tuning split for every ω" if modes == {"tuned"} else
+                  "thresholds tuned on the evaluated items themselves: an upper bound" if modes == {"oracle"} else
+                  "tuned on the tuning split where there is one, else on the evaluated items (an upper bound)")
+    threshold_rows, marks = [], []
+    for entry in entries:
+        model = entry.model
+        if not evaluated[model].has_labels:
+            continue
+        frame = threshold_curve(presort(evaluated[model]), values).to_frame(max_points=300)
+        frame = frame[frame["threshold"].notna()]
+        threshold_rows += _records(frame.assign(model=model)[["model", "threshold", "value_per_item"]])
+        t = entry.policy.threshold
+        if t is not None and entry.evaluation.get("value_per_item") is not None:
+            marks.append({"model": model, "threshold": t, "value_per_item": entry.evaluation["value_per_item"]})
+    calibration_rows, reliability_rows = [], []
+    for model in names:
+        predictions = evaluated[model]
+        if not predictions.has_labels:
+            calibration_rows.append([model, "–", "–", "needs labels"])
+            continue
+        summary = calibration_summary(predictions)
+        gap = summary["ece_uniform"]
+        reading = ("confidence matches how often it is right" if gap < 0.02 else
+                   f"confidence is off by {wording.percent(gap)} on average")
+        calibration_rows.append([model, wording.percent(gap), wording.number(summary["brier"]), reading])
+        diagram = reliability_diagram(predictions, 10)
+        reliability_rows += _records(diagram.assign(model=model)[["model", "mean_confidence", "accuracy"]].dropna())
+
+    voc_html = (f"<figure>{_svg(_voc_spec(voc_rows, names, omega, mode_words))}</figure>" if voc_rows else
+                '<p class="muted">No VOC curve: the evaluated items have no labels.</p>')
+    voc_html += ('<p class="muted">Each line: the value per item of a model for every mistake cost ω, '
+                 "on a scale where 0 is handing everything over and 1 a perfect model. The vertical line is "
+                 "your ω. Where a line drops below 0, the model is worth less than no model.</p>")
+    threshold_html = (f"<figure>{_svg(_threshold_spec(threshold_rows, names, currency, marks))}</figure>"
+                      if threshold_rows else '<p class="muted">Needs labelled evaluated items.</p>')
+    calibration_html = _table(["Model", "Average gap (ECE)", "Brier score", "In words"], calibration_rows,
+                              numeric=(1, 2))
+    if reliability_rows:
+        calibration_html += f"<figure>{_svg(_reliability_spec(reliability_rows, names))}</figure>"
+
+    policy_html = ('<p class="muted">The policy a serving system applies (schema in docs/policy-json.md).</p>'
+                   f"<pre>{_e(document.to_json())}</pre>")
+    splits = ", ".join(sorted({f"{e.tuned_on.get('split')} / {e.evaluation['split']}" for e in entries}))
+    settings_html = _settings(values, kind, calibration_method, splits, currency, volume, period)
+    when = generated_at or _datetime.datetime.now(_datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sections = {
+        "settings": ("Settings", settings_html),
+        "verdict": ("The verdict", verdict_html),
+        "value": ("Value of each model", value_html),
+        "voc": ("Value for every mistake cost", voc_html),
+        "threshold": ("Value against the threshold", threshold_html),
+        "calibration": ("Calibration at a glance", calibration_html),
+        "policy": ("The policy JSON", policy_html),
+    }
+    body = "".join(f'<section id="{key}"><h2>{_e(heading)}</h2>{content}</section>'
+                   for key, (heading, content) in sections.items())
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{_e(title)}</h1><p class=\"muted\">Generated {_e(when)} by valuecore {_e(_version())}. "
+        "Values are measured on the evaluated items; ranges are 95% intervals for new items like them.</p>"
+        f"{body}</body></html>\n"
+    )
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__

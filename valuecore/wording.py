@@ -1,0 +1,506 @@
+"""Words and numbers at the edge: one formatting module for the CLI, the dashboard and the report.
+
+The numeric modules return frozen results holding numbers; every sentence a
+person reads is built here, so a threshold, an amount or a share reads the
+same on every page, in the terminal and in the exported report.
+
+Conventions
+-----------
+Thresholds
+    Written with enough digits to reproduce the decision exactly: the printed
+    number accepts the same items as the exact one (``confidence >=
+    threshold``). Given the run's confidences, the shortest such number is
+    the threshold rounded *down* to the fewest decimals (at least 3) that
+    lets no other observed confidence slip in; without them, the shortest
+    decimal that reads back as the same float. Never ``1.0000`` for
+    ``0.999997``.
+Money
+    In the chosen currency: a one-character symbol before the number
+    (``-$1,234.50``), a code after it (``1,234.50 EUR``). Two decimals, more
+    significant digits for amounts below a cent so that a small per-item
+    value does not read as zero.
+Shares
+    One decimal everywhere (``94.4%``). A share that is not exactly 0 or 1
+    never reads as ``0.0%`` or ``100.0%``: it reads ``<0.1%`` or ``>99.9%``.
+Missing numbers
+    ``None`` and NaN read as an en dash, never as ``None`` or ``nan``.
+
+What lives here
+---------------
+Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`percent`
+(``PERCENT_DIGITS`` decimals), :func:`p_value`, :func:`threshold`,
+:func:`threshold_phrase`, :func:`omega`; ``DASH`` stands for a missing number.
+Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
+:func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
+:func:`simpler_rule_sentences`. ``GLOSSARY`` explains the technical names.
+
+Examples
+--------
+>>> threshold(0.999997)
+'0.999997'
+>>> threshold(0.6823529411764706, confidences=[0.9, 0.6823529411764706, 0.5])
+'0.682'
+>>> money(-1234.5, "$"), money(0.91, "EUR"), percent(0.9444)
+('-$1,234.50', '0.91 EUR', '94.4%')
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_FLOOR, Decimal
+
+__all__ = [
+    "DASH",
+    "PERCENT_DIGITS",
+    "GLOSSARY",
+    "number",
+    "significant",
+    "money",
+    "percent",
+    "p_value",
+    "threshold",
+    "threshold_phrase",
+    "omega",
+    "interval_sentences",
+    "paired_sentences",
+    "verdict_headline",
+    "verdict_sentences",
+    "rule_phrase",
+    "simpler_rule_sentences",
+]
+
+DASH = "–"
+PERCENT_DIGITS = 1
+_MIN_THRESHOLD_DECIMALS = 3
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, (float, int)) and not isinstance(x, bool) and math.isnan(float(x)))
+
+
+def _not_finite(x) -> str | None:
+    """The text of a missing or infinite number; None for a finite one."""
+    if _missing(x):
+        return DASH
+    if math.isinf(float(x)):
+        return "∞" if float(x) > 0 else "−∞"
+    return None
+
+
+# ----------------------------------------------------------------- numbers
+def significant(x: float) -> str:
+    """Three significant digits, thousands written out (no 1.23e+03); ``–`` when missing.
+
+    >>> significant(1234.5), significant(0.012345), significant(-0.0)
+    ('1,234', '0.0123', '0')
+    """
+    if (special := _not_finite(x)) is not None:
+        return special
+    x = float(x)
+    text = f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+    return "0" if text in ("-0", "0.0", "-0.0") else text
+
+
+def number(x: float, digits: int = 3) -> str:
+    """Fixed decimals; ``–`` when missing, ``∞`` for infinity.
+
+    >>> number(0.25), number(float("nan")), number(float("-inf"))
+    ('0.250', '–', '−∞')
+    """
+    if (special := _not_finite(x)) is not None:
+        return special
+    x = float(x)
+    text = f"{x:,.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text
+
+
+def money(x: float, currency: str = "", digits: int = 2) -> str:
+    """An amount in the currency: ``$1.50`` for a symbol, ``1.50 EUR`` for a code, ``1.50`` without.
+
+    Amounts smaller than a cent (but not zero) keep three significant digits.
+
+    >>> money(0.004, "$"), money(-0.0, "$"), money(None, "$")
+    ('$0.004', '$0.00', '–')
+    """
+    if _missing(x):
+        return DASH
+    x = float(x)
+    if math.isinf(x):
+        body = "∞"
+    elif x != 0 and abs(x) < 0.5 * 10**-digits:
+        body = f"{abs(x):.3g}"
+    else:
+        body = f"{abs(x):,.{digits}f}"
+    negative = x < 0 and body.strip("0.,") != ""
+    sign = "-" if negative else ""
+    if not currency:
+        return sign + body
+    if len(currency) == 1 and not currency.isalnum():
+        return sign + currency + body
+    return f"{sign}{body} {currency}"
+
+
+def percent(share: float, digits: int = PERCENT_DIGITS) -> str:
+    """A share as a percentage with one precision everywhere; never 100.0% for less than all.
+
+    >>> percent(0.9444), percent(0.99997), percent(0.00001), percent(1.0), percent(None)
+    ('94.4%', '>99.9%', '<0.1%', '100.0%', '–')
+    """
+    if _missing(share):
+        return DASH
+    share = float(share)
+    text = f"{share:.{digits}%}"
+    step = 10.0 ** -(digits + 2)
+    if 1 - step < share < 1 and text == f"{1:.{digits}%}":
+        return f">{1 - step:.{digits}%}"
+    if 0 < share < step and text == f"{0:.{digits}%}":
+        return f"<{step:.{digits}%}"
+    return text
+
+
+def p_value(p: float) -> str:
+    """``p < 0.001``, ``p = 0.043``, or ``p undefined``."""
+    if _missing(p) or not math.isfinite(float(p)):
+        return "p undefined"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+
+
+def omega(value: float) -> str:
+    """The penalty ω with three significant digits; ``∞`` when abstaining costs nothing."""
+    if _missing(value):
+        return DASH
+    return "∞" if not math.isfinite(value) else f"{value:.3g}"
+
+
+# -------------------------------------------------------------- thresholds
+def _floor_text(value: float, decimals: int) -> str:
+    exact = Decimal(value)  # the float's exact binary value
+    return str(exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR))
+
+
+def threshold(value: float, confidences=None) -> str:
+    """The threshold as a decimal that accepts exactly the same items as ``value``.
+
+    Parameters
+    ----------
+    value : float
+        The threshold (act iff ``confidence >= value``).
+    confidences : array-like of shape (n,), optional
+        The run's confidences. With them the text is the threshold rounded
+        down to the fewest decimals (at least 3) such that no confidence lies
+        between the printed and the exact threshold; without them, the
+        shortest decimal (at least 3 decimals) that reads back as ``value``
+        itself, which decides every run like ``value`` does.
+
+    Returns
+    -------
+    str
+        ``–`` for a missing threshold.
+
+    Examples
+    --------
+    >>> threshold(0.5), threshold(0.999997), threshold(1.0)
+    ('0.500', '0.999997', '1.000')
+    >>> threshold(0.68235, confidences=[0.6824, 0.68235, 0.6823])
+    '0.68235'
+    """
+    if _missing(value):
+        return DASH
+    value = float(value)
+    if not math.isfinite(value):
+        return "∞" if value > 0 else "−∞"
+    import numpy as np
+
+    # The shortest positional decimal that reads back as the same float (no exponent: people copy it).
+    exact = np.format_float_positional(value, unique=True, trim="-")
+    decimals_needed = len(exact.partition(".")[2])
+    if confidences is not None:
+        observed = np.asarray(confidences, dtype=np.float64).ravel()
+        below = observed[observed < value]
+        # The printed p must satisfy (next lower confidence) < p <= value.
+        floor = float(below.max()) if below.size else -math.inf
+        for decimals in range(_MIN_THRESHOLD_DECIMALS, decimals_needed):
+            text = _floor_text(value, decimals)
+            if floor < float(text) <= value:
+                return _plain(text)
+    return _plain(exact if decimals_needed >= _MIN_THRESHOLD_DECIMALS else f"{value:.{_MIN_THRESHOLD_DECIMALS}f}")
+
+
+def _plain(text: str) -> str:
+    return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
+
+
+def threshold_phrase(value: float | None, confidences=None) -> str:
+    """The rule in words: ``act when confidence ≥ 0.682``, ``always hand off``, ``act on every item``.
+
+    >>> threshold_phrase(None), threshold_phrase(0.0), threshold_phrase(0.75)
+    ('always hand off', 'act on every item', 'act when confidence ≥ 0.750')
+    """
+    if _missing(value):
+        return "always hand off"
+    if float(value) <= 0:
+        return "act on every item"
+    return f"act when confidence ≥ {threshold(value, confidences)}"
+
+
+# -------------------------------------------------------------- intervals
+def interval_sentences(interval, currency: str = "") -> tuple[str, str]:
+    """Two readings of an :class:`~valuecore.Interval`: the fact on this data, the estimate for new data.
+
+    >>> import valuecore as vc
+    >>> interval = vc.uncertainty.mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0])
+    >>> print(*interval_sentences(interval, "$"), sep="\\n")
+    On this data: $0.25 per item.
+    Expected on new data from the same distribution: $0.25 per item (95% CI -$1.22 to $1.72).
+    """
+    on_data = f"On this data: {_amount(interval.mean, currency)} per item."
+    head = "Expected on new data from the same distribution"
+    if not (math.isfinite(interval.low) and math.isfinite(interval.high)):
+        return on_data, f"{head}: unknown (too few items for an interval)."
+    how = "" if interval.method == "t" else ", percentile bootstrap"
+    return on_data, (
+        f"{head}: {_amount(interval.mean, currency)} per item ({_level(interval.confidence)} CI "
+        f"{_amount(interval.low, currency)} to {_amount(interval.high, currency)}{how})."
+    )
+
+
+def _amount(x: float, currency: str) -> str:
+    """Three significant digits in the currency: the precision of a statistical statement."""
+    body = significant(abs(x))
+    if not currency:
+        return significant(x)
+    sign = "-" if x < 0 and body != "0" else ""
+    if len(currency) == 1 and not currency.isalnum():
+        return sign + currency + body
+    return f"{sign}{body} {currency}"
+
+
+def _level(confidence: float) -> str:
+    return f"{confidence * 100:g}%"
+
+
+def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[str, str]:
+    """Two readings of a :class:`~valuecore.PairedComparison` of A minus B, in words.
+
+    Returns
+    -------
+    (on_data, on_distribution) : tuple of str
+        What is certain on these items, and what is expected on new items
+        from the same distribution with the interval and both p-values.
+    """
+    a, b = (str(n) for n in names)
+    m = comparison
+    items = significant(m.total_weight)
+    if m.mean_difference == 0:
+        on_data = f"On these {items} items, {a} and {b} are worth exactly the same ({_amount(0.0, currency)} in total)."
+    else:
+        more = "more" if m.mean_difference > 0 else "less"
+        on_data = (
+            f"On these {items} items, {a} is worth {_amount(abs(m.mean_difference), currency)} per item {more} "
+            f"than {b} ({_amount(m.total_difference, currency)} in total)."
+        )
+    head = f"On new items from the same distribution, {a} minus {b} is expected to be"
+    if not (math.isfinite(m.low) and math.isfinite(m.high)):
+        return on_data, (
+            f"{head} {_amount(m.mean_difference, currency)} per item, but there are too few items to test it."
+        )
+    level = _level(1 - m.confidence)
+    numbers = (
+        f"{_amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {_amount(m.low, currency)} to "
+        f"{_amount(m.high, currency)}; paired t-test {p_value(m.p_value_t)}, bootstrap {p_value(m.p_value_bootstrap)})"
+    )
+    if math.isfinite(m.p_value_t) and m.p_value_t < 1 - m.confidence:
+        better = a if m.mean_difference > 0 else b
+        verdict = f"{better} is better, statistically significant at the {level} level."
+    else:
+        verdict = (
+            f"at the {level} level the data cannot tell the two apart (the interval includes 0), "
+            "which is not evidence that they are equally good."
+        )
+    return on_data, f"{head} {numbers}: {verdict}"
+
+
+# ----------------------------------------------------------------- glossary
+GLOSSARY = {
+    "ω (omega)": "How many correct answers one wrong answer wipes out: (hand-off value − wrong value) / "
+    "(correct value − hand-off value). ω = 4 means a mistake costs four times what a right answer earns "
+    "over handing the item to a person.",
+    "threshold": "The model acts on an item when its confidence is at least the threshold; below it, the item is "
+    "handed to a person.",
+    "no-model baseline": "Hand every item to a person: the value every model must beat.",
+    "share automated (coverage)": "The share of items the model acts on instead of handing them over.",
+    "VOC (value operating characteristic)": "The value per item of a model plotted against ω: one curve shows the "
+    "model's worth for every ratio of mistake cost to reward.",
+    "ω_sup": "The largest ω at which the model is still worth more than handing everything over; beyond it, "
+    "the model is useless.",
+    "oracle": "A threshold tuned on the very items it is judged on: an upper bound nobody can reach in production.",
+    "ECE (expected calibration error)": "The average gap between the confidence a model states and how often it "
+    "is right; 0 means a 90%-confident answer is right 90% of the time.",
+    "MCE (maximum calibration error)": "The largest such gap in any confidence bin.",
+    "NLL (negative log-likelihood)": "How surprised the model is by the true answers; lower is better.",
+    "Brier score": "The mean squared error of the predicted probabilities; lower is better.",
+    "dimensionless value": "The value per item on a scale where 0 is handing everything over and 1 is a "
+    "perfect model that is always right.",
+    "paired comparison": "Two models judged on the same items, item by item; the differences cancel the luck "
+    "of which items ended up in the sample.",
+    "confidence interval": "The range of values per item that new data from the same source would plausibly "
+    "give; 95% of such ranges contain the true value.",
+}
+
+
+# ------------------------------------------------------------------ verdict
+def _names(items, conjunction: str = "and") -> str:
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def verdict_headline(verdict, currency: str = "") -> str:
+    """One sentence a product manager can repeat: what to deploy, or why nothing should be.
+
+    Parameters
+    ----------
+    verdict : valuecore.Verdict
+    currency : str
+    """
+    v = verdict
+    if v.degenerate == "no_models":
+        return "No model could be evaluated on the chosen data."
+    if v.degenerate == "pointless":
+        return (
+            "With these values a correct answer is worth no more than handing the item over, so no model adds value: "
+            "keep handing items to people (or revisit the values)."
+        )
+    if v.degenerate == "all_useless":
+        return (
+            f"Keep handing items to people: no model earns more than the no-model baseline "
+            f"({money(v.baseline_per_item, currency)} per item)."
+        )
+    if v.contenders:
+        return (
+            f"Deploy {v.best} or {_names(v.contenders, 'or')}: they are level within noise, and {v.best} "
+            "earns the most on these items."
+        )
+    return f"Deploy {v.best}: it earns the most, and clearly more than the other models."
+
+
+def rule_phrase(policy, confidences=None) -> str:
+    """A fitted policy's rule in words: ``act when confidence ≥ 0.682``, ``per-class thresholds``, ..."""
+    if policy is None:
+        return "always hand off"
+    if policy.kind in ("threshold", "calibrated_threshold"):
+        return threshold_phrase(policy.threshold, confidences)
+    if policy.kind == "accept_all":
+        return "act on every item"
+    if policy.kind == "expected_value":
+        return "act when acting is worth more than handing over (expected-value rule)"
+    return "a threshold per predicted class"
+
+
+_BASIS = {
+    "paired": "a paired comparison on the same items",
+    "overlap": "overlapping 95% intervals (the runs could not be paired item by item)",
+    "mixed": "paired comparisons where the runs hold the same items, overlapping intervals otherwise",
+}
+
+
+def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: float | None = None) -> list[str]:
+    """The verdict's supporting sentences: value, share automated, baseline, ties, how many more items.
+
+    Parameters
+    ----------
+    verdict : valuecore.Verdict
+    currency : str
+    period : str
+        How the expected volume is counted ("month", "day"), for the value per period.
+    volume : float, optional
+        Expected number of items per period.
+    """
+    v = verdict
+    sentences = []
+    if v.unlabelled:
+        sentences.append(
+            f"{_names(v.unlabelled)} {'is' if len(v.unlabelled) == 1 else 'are'} left out of the verdict: "
+            "the evaluated items have no true labels for them, so their value is an estimate that cannot be tested."
+        )
+    if v.degenerate in ("no_models", "pointless"):
+        return sentences
+    if v.degenerate == "all_useless":
+        if v.best_per_item < v.baseline_per_item:
+            sentences.append(
+                f"The best of them, {v.best}, earns {money(v.best_per_item, currency)} per item, "
+                f"{money(v.baseline_per_item - v.best_per_item, currency)} less than handing everything over."
+            )
+        else:
+            sentences.append(
+                f"The best any model can do here is hand every item over ({money(v.baseline_per_item, currency)} "
+                "per item), which needs no model at all."
+            )
+        return sentences
+    gain = v.best_per_item - v.baseline_per_item
+    sentences.append(
+        f"{v.best} earns {money(v.best_per_item, currency)} per item ({rule_phrase(v.best_policy)}), "
+        f"{money(gain, currency)} more than handing every item to a person, and automates {percent(v.coverage)} "
+        "of the items."
+    )
+    if volume is not None and math.isfinite(volume) and volume > 0:
+        per = f" per {period}" if period else ""
+        sentences.append(
+            f"At {significant(volume)} items{per} that is {money(v.best_per_item * volume, currency)}{per} "
+            f"({money(gain * volume, currency)}{per} more than no model)."
+        )
+    if v.abstain_pointless:
+        sentences.append(
+            "Handing items over is never better than a wrong answer with these values, so acting on every item "
+            "is as good as any threshold."
+        )
+    if v.contenders:
+        sentences.append(
+            f"{_names([v.best, *v.contenders])} cannot be told apart on these items, judged by {_BASIS[v.basis]}; "
+            "pick on other grounds (cost to run, explainability) or label more items."
+        )
+        if v.items_to_separate is not None and math.isfinite(v.items_to_separate):
+            sentences.append(
+                f"Telling {v.best} and {v.runner_up} apart would take about {significant(v.items_to_separate)} "
+                f"labelled items in all (there are {significant(v.n_items)} now), if the gap stays "
+                f"{money(v.runner_up_gap, currency)} per item."
+            )
+        elif v.items_to_separate is not None:
+            sentences.append(
+                f"{v.best} and {v.runner_up} are worth exactly the same on these items: more labelled items "
+                "would not tell them apart."
+            )
+    elif v.runner_up is not None:
+        sentences.append(
+            f"It is ahead of every other model beyond noise (judged by {_BASIS.get(v.basis, 'its intervals')})."
+        )
+    return sentences
+
+
+def simpler_rule_sentences(comparison, currency: str = "", labels=None) -> list[str]:
+    """Say out loud when a richer rule does not earn its complexity (see :func:`valuecore.simpler_rule`).
+
+    Parameters
+    ----------
+    comparison : valuecore.RuleComparison
+    labels : mapping, optional
+        Plain names of the rule kinds.
+    """
+    labels = labels or {}
+    c = comparison
+    rich, simple = labels.get(c.rich_kind, c.rich_kind), labels.get(c.simple_kind, c.simple_kind)
+    if c.rich_per_item < c.simple_per_item:
+        return [
+            f"The richer rule ({rich}) earns {money(c.simple_per_item - c.rich_per_item, currency)} per item less "
+            f"than the simpler one ({simple}) on the evaluation items: it fitted the tuning items too closely "
+            f"(overfitting). Use the simpler rule."
+        ]
+    if c.within_noise:
+        return [
+            f"The richer rule ({rich}) earns {money(c.rich_per_item - c.simple_per_item, currency)} per item more "
+            f"than the simpler one ({simple}), but that gain is within noise ({_level(c.confidence)} interval "
+            f"{money(c.low, currency)} to {money(c.high, currency)}). Prefer the simpler rule: it is easier to "
+            "explain and less likely to have fitted the tuning items by chance."
+        ]
+    return []
