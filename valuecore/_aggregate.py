@@ -392,7 +392,7 @@ def _not_a_number(plan: _Plan, column: str) -> str | None:
         return None
     missing = ", ".join(_lit(m) for m in NUMERIC_MISSING)
     text = f"TRIM(CAST({_q(column)} AS STRING))"
-    return f"({text} NOT IN ({missing}) AND TRY_CAST({text} AS DOUBLE) IS NULL)"
+    return f"COALESCE({text} NOT IN ({missing}) AND TRY_CAST({text} AS DOUBLE) IS NULL, FALSE)"
 
 
 def _text(plan: _Plan, column: str) -> str:
@@ -552,6 +552,7 @@ class _Check:
     column: str | None
     bad: str
     severity: str = "error"
+    names_labels: bool = False  # the message lists the offending labels, as the loader's does
 
 
 def _checks(plan: _Plan) -> list[_Check]:
@@ -572,9 +573,10 @@ def _checks(plan: _Plan) -> list[_Check]:
     if plan.has("y_true"):
         checks.append(
             _Check(
-                f"labels are not among the classes {_short_list(plan.classes)}",
+                f"are not among the classes {_short_list(plan.classes)}",
                 "y_true",
                 f"{_text(plan, 'y_true')} IS NOT NULL AND {_class_of(plan, 'y_true')} IS NULL",
+                names_labels=True,
             )
         )
     if plan.has("weight"):
@@ -903,7 +905,10 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
             if len(by_message[check.message]) > SHOWN_COLUMNS:
                 continue
             rows = _first_rows(engine, check.bad, file)
-            problems.append(LoadProblem(display, check.message, check.column, rows, check.severity, int(count)))
+            message = check.message
+            if check.names_labels:
+                message = f"labels {_short_list(_labels_where(engine, plan, check, file))} {message}"
+            problems.append(LoadProblem(display, message, check.column, rows, check.severity, int(count)))
         for message, hits in by_message.items():
             if len(hits) > SHOWN_COLUMNS:
                 more = [c.column for c, n in zip(checks, counts) if n and c.message == message][SHOWN_COLUMNS:]
@@ -917,6 +922,16 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
 def _first_rows(engine: _Engine, condition: str, file) -> tuple[int, ...]:
     rows = [r[0] for r in engine.rows(_rows_where_sql(condition, file))]
     return tuple(int(r) + 1 for r in rows if r is not None)
+
+
+def _labels_where(engine: _Engine, plan: _Plan, check: _Check, file) -> list[str]:
+    """The distinct offending labels of a file, in order of first appearance."""
+    text = _text(plan, check.column)
+    sql = (
+        f"SELECT {text} AS label, MIN({ROW_COLUMN}) AS first FROM {SOURCE_VIEW} "
+        f"WHERE {FILE_COLUMN} = {_lit(file)} AND ({check.bad}) GROUP BY {text} ORDER BY first, label"
+    )
+    return [str(r[0]) for r in engine.rows(sql)]
 
 
 def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:
