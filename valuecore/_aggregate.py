@@ -441,7 +441,7 @@ def _rounded(expression: str, resolution: float | None) -> str:
     """Round down to a multiple of ``resolution``, guarding the division's round-off both ways."""
     if resolution is None:
         return expression
-    r = repr(float(resolution))
+    r = f"CAST({float(resolution)!r} AS DOUBLE)"  # Spark reads a bare 0.001 as a DECIMAL
     k = f"FLOOR(({expression}) / {r})"
     return (
         f"(CASE WHEN ({k} + 1) * {r} <= ({expression}) THEN ({k} + 1) * {r} "
@@ -805,6 +805,8 @@ class _Spark(_Engine):
         # The aggregation text quotes identifiers with double quotes, as DuckDB does.
         self.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
         self.spark.conf.set("spark.sql.session.timeZone", "UTC")
+        # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
+        self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self._uris: dict[str, str] = {}
 
     def bind(self, source: _Source) -> None:
@@ -842,7 +844,12 @@ def _active_or_local_session():
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    return active if active is not None else spark_session()
+    if active is not None:
+        return active
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # Launched by spark-submit: the master and the rest come from its command line.
+        return SparkSession.builder.appName("valuecore-aggregate").getOrCreate()
+    return spark_session()
 
 
 def _uri_path(text: str) -> str:
