@@ -212,7 +212,7 @@ def load_runs(
     inferred_classes: set[str] = set()
     for display, path in _expand_paths(paths, problems):
         try:
-            data = path.read_bytes()
+            data = _file_content(path)
         except OSError as exc:
             problems.append(LoadProblem(display, f"cannot be read: {exc.strerror or exc}"))
             continue
@@ -278,7 +278,7 @@ def load_run_file(
     else:
         display = name or str(path_or_bytes)
         try:
-            data = Path(path_or_bytes).read_bytes()
+            data = _file_content(Path(path_or_bytes))
         except OSError as exc:
             return LoadReport({}, (LoadProblem(display, f"cannot be read: {exc.strerror or exc}"),))
     runs, problems, _ = _load_bytes(
@@ -435,7 +435,7 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance)
     if parsed is None or problems.has_errors:
         return [], kind.inferred
-    sha = hashlib.sha256(data).hexdigest()
+    sha = _sha256(data)
     return _build_runs(parsed, display, sha, problems, splits, sum_tolerance), kind.inferred
 
 
@@ -650,9 +650,8 @@ def _build_split(rows, context, problems: _FileProblems, parsed: _ParsedColumns,
     try:
         if parsed.proba is not None:
             logits = None if parsed.logits is None else parsed.logits[rows]
-            # Rows were checked against sum_tolerance above; the contract re-checks.
-            proba = parsed.proba[rows]
-            return Predictions.from_proba(proba, y_true, logits=logits, sum_tolerance=sum_tolerance, **common)
+            # Checked column by column above; a second pass over (n, C) would only cost time and memory.
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, **common)
         y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
         return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
@@ -722,7 +721,28 @@ def _split_ids(ids, rows, context, absolute, problems: _FileProblems):
 
 
 # ---------------------------------------------------------------- reading
-def _read_table(data: bytes, display: str, problems: _FileProblems) -> pd.DataFrame | None:
+def _file_content(path: Path) -> bytes | Path:
+    """The bytes of a file, or the path itself for Parquet, which is read from disk
+    column by column rather than held in memory twice (bytes, then decoded)."""
+    with open(path, "rb") as handle:
+        if handle.read(4) == b"PAR1":
+            return path
+    return path.read_bytes()
+
+
+def _sha256(data: bytes | Path) -> str:
+    if isinstance(data, Path):
+        digest = hashlib.sha256()
+        with open(data, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> pd.DataFrame | None:
+    if isinstance(data, Path):
+        return _read_parquet(data, problems)
     if len(data) == 0:
         problems.add("empty file (0 bytes)")
         return None
@@ -739,12 +759,12 @@ def _read_table(data: bytes, display: str, problems: _FileProblems) -> pd.DataFr
     return _read_csv(data, problems)
 
 
-def _read_parquet(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(io.BytesIO(data))
+        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data))
         # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
         schema = parquet.schema_arrow
         if not _check_header(schema.names, problems):
@@ -758,7 +778,9 @@ def _read_parquet(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
-    frame = table.to_pandas()
+    # Column by column, freeing each Arrow column once converted: the table never exists twice.
+    frame = table.to_pandas(split_blocks=True, self_destruct=True)
+    del table
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame
 
@@ -974,11 +996,21 @@ def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, n
     return series.to_numpy(dtype=np.float64, na_value=np.nan), not_number
 
 
-def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray]:
-    """Columns as a float64 matrix (n, k) and the (n, k) mask of non-numeric text."""
+def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray | None]:
+    """Columns as one matrix (n, k) and the (n, k) mask of non-numeric text (None when all are numbers).
+
+    Float columns keep their dtype (float32 stays float32: half the memory,
+    and every float32 is exactly a float64) and are copied once, column by
+    column, into the matrix; nothing else of size (n, k) is made.
+    """
     if all(pd.api.types.is_float_dtype(frame[c]) for c in columns):
-        matrix = frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
-        return matrix, np.zeros(matrix.shape, dtype=bool)
+        dtypes = {np.dtype(frame[c].dtype.numpy_dtype if hasattr(frame[c].dtype, "numpy_dtype") else frame[c].dtype)
+                  for c in columns}  # fmt: skip
+        dtype = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
+        matrix = np.empty((len(frame), len(columns)), dtype=dtype)
+        for j, c in enumerate(columns):
+            matrix[:, j] = frame[c].to_numpy(dtype=dtype, na_value=np.nan)
+        return matrix, None
     parts = [_numeric(frame, c, problems) for c in columns]
     matrix = np.column_stack([values for values, _ in parts])
     not_number = np.column_stack(
@@ -988,19 +1020,34 @@ def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray
 
 
 def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_tolerance):
-    """Probability matrix (n, n_classes) float64, or None after reporting errors."""
+    """Probability matrix (n, n_classes) in the file's float dtype, or None after reporting errors.
+
+    Checked in blocks of rows, so the working memory stays a few MB whatever n.
+    """
     before = len(problems.items)
     proba, not_number = _numeric_matrix(frame, columns, problems)
-    nan = np.isnan(proba) & ~not_number  # text was reported already
-    negative = proba < 0
-    infinite = np.isinf(proba)
-    _report_by_column(problems, columns, nan, "NaN or missing probabilities")
-    _report_by_column(problems, columns, infinite, "infinite probabilities")
-    _report_by_column(problems, columns, negative, "negative probabilities")
-    valid = ~(nan | negative | infinite).any(axis=1)
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
-        deviation = np.abs(proba.sum(axis=1) - 1.0)
-    deviation[~valid] = 0.0
+    n, k = proba.shape
+    messages = ("NaN or missing probabilities", "infinite probabilities", "negative probabilities")
+    found: dict[str, list] = {m: [] for m in messages}  # (file rows, column indices) per block
+    deviation = np.empty(n, dtype=np.float64)
+    for start in range(0, n, _CHECK_BLOCK):
+        block = proba[start : start + _CHECK_BLOCK]
+        text = None if not_number is None else not_number[start : start + _CHECK_BLOCK]
+        nan = np.isnan(block) if text is None else np.isnan(block) & ~text  # text was reported already
+        masks = (nan, np.isinf(block), block < 0)
+        for message, mask in zip(messages, masks):
+            if mask.any():
+                rows, cols = np.nonzero(mask)
+                found[message].append((rows + start, cols))
+        invalid = (masks[0] | masks[1] | masks[2]).any(axis=1)
+        if text is not None:
+            invalid |= text.any(axis=1)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
+            part = np.abs(block.sum(axis=1, dtype=np.float64) - 1.0)
+        part[invalid] = 0.0
+        deviation[start : start + _CHECK_BLOCK] = part
+    for message in messages:
+        _report_columns(problems, columns, found[message], message)
     too_far = deviation > sum_tolerance
     if too_far.any():
         problems.add(
@@ -1018,6 +1065,23 @@ def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_
                 severity="warning",
             )
     return None if any(p.severity == "error" for p in problems.items[before:]) else proba
+
+
+_CHECK_BLOCK = 1 << 16  # rows per block of the probability checks
+
+
+def _report_columns(problems: _FileProblems, columns, found: list, message: str) -> None:
+    """One problem per offending column, from (file rows, column indices) blocks; the first few columns only."""
+    if not found:
+        return
+    rows = np.concatenate([r for r, _ in found])
+    cols = np.concatenate([c for _, c in found])
+    bad_columns = np.unique(cols)
+    for j in bad_columns[:SHOWN_COLUMNS]:
+        problems.add(message, column=columns[j], where=rows[cols == j])
+    if bad_columns.size > SHOWN_COLUMNS:
+        more = [columns[j] for j in bad_columns[SHOWN_COLUMNS:]]
+        problems.add(f"{message} also in columns {_short_list(more)}")
 
 
 def _report_by_column(problems: _FileProblems, columns, bad: np.ndarray, message: str) -> None:
@@ -1045,7 +1109,8 @@ def _logits(frame, columns, classes, problems: _FileProblems):
         return None
     ordered = [LOGIT_PREFIX + c for c in classes]
     logits, not_number = _numeric_matrix(frame, ordered, problems)
-    _report_by_column(problems, ordered, ~np.isfinite(logits) & ~not_number, "NaN, missing or infinite logits")
+    bad = ~np.isfinite(logits) if not_number is None else ~np.isfinite(logits) & ~not_number
+    _report_by_column(problems, ordered, bad, "NaN, missing or infinite logits")
     return logits
 
 
