@@ -31,6 +31,14 @@ def _as_float_1d(values, name: str, n: int | None = None) -> np.ndarray:
     return array
 
 
+@dataclass(frozen=True, eq=False)
+class ClassCodes:
+    """Labels already encoded as indices into ``classes`` (int64, shape (n,)), e.g. by the
+    run-file loader, which checked them: no text is made for each item and matched again."""
+
+    codes: np.ndarray
+
+
 def _as_float_matrix(values) -> np.ndarray:
     """float32 stays float32 (every float32 is exactly a float64, at half the memory); anything else float64."""
     array = np.asarray(values)
@@ -222,8 +230,11 @@ class Predictions:
     def _finish(cls, classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp):
         n = confidence.shape[0]
         y_true_codes = None
-        if y_true is not None:
+        if isinstance(y_true, ClassCodes):
+            y_true_codes = y_true.codes
+        elif y_true is not None:
             y_true_codes = _encode_labels(y_true, classes, "y_true")
+        if y_true_codes is not None:
             if y_true_codes.shape[0] != n:
                 raise ValueError(f"y_true has {y_true_codes.shape[0]} items but the run has {n}")
         if sample_weight is None:

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._predictions import Predictions
+from ._predictions import ClassCodes, Predictions
 
 __all__ = [
     "LoadProblem",
@@ -433,6 +433,7 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     if kind is None:
         return [], False
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance)
+    del frame  # the file's columns are converted: free them before the splits are cut
     if parsed is None or problems.has_errors:
         return [], kind.inferred
     sha = _sha256(data)
@@ -677,7 +678,7 @@ def _split_labels(parsed: _ParsedColumns, rows, context, absolute, problems: _Fi
             where=absolute(missing),
         )
         return False, None
-    return True, parsed.class_text[codes]
+    return True, ClassCodes(codes)
 
 
 def _split_times(timestamp, rows, context, absolute, problems: _FileProblems):
