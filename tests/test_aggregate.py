@@ -234,6 +234,9 @@ def test_cli_aggregate_then_report(tmp_path, capsys):
     assert main(["aggregate", str(raw), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "groups from 500 rows" in printed and "exact" in printed
+    # Loading it says what an aggregate can and cannot answer.
+    assert any("is an aggregate" in str(w) and "expected-value rule" in str(w) for w in vc.load_runs(out).warnings)
+    assert not vc.load_runs(raw).warnings
     assert main(["report", str(out), "--omega", "2", "--no-interval"]) == 0
     on_aggregate = capsys.readouterr().out
     assert main(["report", str(raw), "--omega", "2", "--no-interval"]) == 0

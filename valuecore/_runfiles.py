@@ -64,6 +64,14 @@ _TOO_MANY_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 Severity = Literal["error", "warning"]
 
+# Written by `python -m valuecore aggregate`: one row per group of equal (model, split,
+# predicted class, confidence, true class), its weight the group's size.
+AGGREGATE_NOTE = (
+    "is an aggregate (one row per group of equal predictions, weight = items): thresholds, values, curves, "
+    "intervals and label-free estimates are exact; the expected-value rule, temperature scaling and "
+    "comparisons paired by id need each item's own row and are approximate or unavailable here"
+)
+
 
 # --------------------------------------------------------------------- results
 @dataclass(frozen=True)
@@ -776,6 +784,8 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame |
         if nested:
             return None
         table = parquet.read()
+        if schema.metadata and b"valuecore.aggregate" in schema.metadata:
+            problems.add(AGGREGATE_NOTE, severity="warning")
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
