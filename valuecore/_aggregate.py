@@ -491,56 +491,61 @@ def _rows_sql(plan: _Plan) -> str:
     return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
 
 
-def aggregate_sql(plan: _Plan) -> str:
+GROUPED_TABLE = "grouped_rows"
+
+
+def _keys(plan: _Plan) -> list[str]:
+    return ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred", "confidence", "y_true"]
+
+
+def grouped_sql(plan: _Plan) -> str:
     """The aggregation, one SQL text for DuckDB and Spark.
 
     One row per (model, split[, period], predicted class, confidence, true
-    class): the summed weight and, for probability sources at full
-    resolution, the weighted mean probability vector, in which the predicted
-    class keeps exactly the group's confidence and every other class is
-    capped by its group maximum (round-off can then never move the argmax).
+    class): the summed weight, the number of raw rows and, for probability
+    sources at full resolution, the weighted mean probability vector, in
+    which the predicted class keeps exactly the group's confidence and every
+    other class is capped by its group maximum (round-off can then never
+    move the argmax).
     """
-    keys = ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred", "confidence", "y_true"]
-    select = ["model", "split"]
-    if plan.period is not None:
-        select.append("period AS timestamp")
-    select += ["y_true"]
-    if plan.top_label or plan.resolution is not None:
-        select += ["y_pred", "confidence"]
-    else:
+    select = _keys(plan)
+    if not plan.top_label and plan.resolution is None:
         for column in plan.proba_columns:
             c = column[len("proba_") :]
-            mean = (
-                f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
-            )
+            mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
             select.append(
                 f"CASE WHEN y_pred = {_lit(c)} THEN confidence ELSE LEAST({mean}, MAX({_q(column)})) END "
                 f"AS {_q(column)}"
             )
-    select.append("SUM(w) AS weight")
-    order = ["model", "split"] + (["period"] if plan.period is not None else [])
-    order += ["y_pred", "confidence DESC", "y_true"]
+    select += ["SUM(w) AS weight", "COUNT(*) AS n_rows"]
     return (
         f"WITH item_rows AS ({_rows_sql(plan)}) "
-        f"SELECT {', '.join(select)} FROM item_rows GROUP BY {', '.join(keys)} "
-        f"ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
+        f"SELECT {', '.join(select)} FROM item_rows GROUP BY {', '.join(_keys(plan))}"
     )
 
 
-def group_count_sql(plan: _Plan, resolutions: Sequence[float | None]) -> str:
-    """Approximate distinct groups at each resolution, in one pass (HyperLogLog)."""
-    raw = _raw_confidence(plan)
-    keys = [
-        _group_text(plan, "model", plan.model), _group_text(plan, "split", DEFAULT_SPLIT),
-        _class_of(plan, "y_true") if plan.has("y_true") else "0", _predicted(plan, raw),
-    ]  # fmt: skip
-    if plan.period is not None:
-        keys.append(f"CAST({_period(plan)} AS STRING)")
-    counts = [
-        f"approx_count_distinct(hash({', '.join(keys + [_rounded(raw, r)])})) AS n{i}"
-        for i, r in enumerate(resolutions)
-    ]
-    return f"SELECT {', '.join(counts)} FROM {SOURCE_VIEW}"
+def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
+    """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
+    select = ["model", "split"] + (["period AS timestamp"] if plan.period is not None else []) + ["y_true"]
+    if plan.top_label or plan.resolution is not None:
+        select += ["y_pred", "confidence"]
+    else:
+        select += [_q(c) for c in plan.proba_columns]
+    select.append("weight")
+    order = ["model", "split"] + (["period"] if plan.period is not None else [])
+    order += ["y_pred", "confidence DESC", "y_true"]
+    return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
+
+
+def aggregate_sql(plan: _Plan) -> str:
+    """:func:`grouped_sql` and :func:`output_sql` as one statement."""
+    return f"WITH {GROUPED_TABLE} AS ({grouped_sql(plan)}) {output_sql(plan)}"
+
+
+def groups_at_sql(plan: _Plan, resolution: float, table: str = GROUPED_TABLE) -> str:
+    """Exact number of groups if the (exact) confidences were rounded down to ``resolution``."""
+    keys = [k for k in _keys(plan) if k != "confidence"] + [f"{_rounded('confidence', resolution)} AS rounded"]
+    return f"SELECT COUNT(*) FROM (SELECT DISTINCT {', '.join(keys)} FROM {table}) AS coarser"
 
 
 # -------------------------------------------------------------- the checks
@@ -691,6 +696,9 @@ class _Engine:
     def arrow(self, sql: str, progress):
         raise NotImplementedError
 
+    def materialize(self, name: str, sql: str, progress) -> None:
+        raise NotImplementedError
+
     def display_file(self, engine_file) -> str:
         return str(engine_file)
 
@@ -751,13 +759,20 @@ class _DuckDB(_Engine):
     def rows(self, sql: str) -> list[tuple]:
         return self.con.execute(sql).fetchall()
 
+    def materialize(self, name: str, sql: str, progress) -> None:
+        self._with_progress(lambda: self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}"), progress)
+
     def arrow(self, sql: str, progress):
+        return self._with_progress(lambda: self.con.sql(sql).to_arrow_table(), progress)
+
+    def _with_progress(self, work, progress):
+        """Run ``work`` in a thread, reporting DuckDB's query progress every half second."""
         done = threading.Event()
         result: dict = {}
 
         def run():
             try:
-                result["table"] = self.con.sql(sql).to_arrow_table()
+                result["table"] = work()
             except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
                 result["error"] = exc
             finally:
@@ -838,6 +853,23 @@ class _Spark(_Engine):
 
     def arrow(self, sql: str, progress):
         return self.spark.sql(sql).toArrow()
+
+    def materialize(self, name: str, sql: str, progress) -> None:
+        # A DataFrame's view keeps its analysed plan (a SQL-text view would re-resolve
+        # against whatever source_rows means later).
+        self._drop_cached()
+        self._cached = self.spark.sql(sql).persist()
+        self._cached.count()
+        self._cached.createOrReplaceTempView(name)
+
+    def _drop_cached(self) -> None:
+        if getattr(self, "_cached", None) is not None:
+            self._cached.unpersist()
+            self._cached = None
+
+    def close(self) -> None:
+        self._drop_cached()
+        self.spark.catalog.dropTempView(GROUPED_TABLE)
 
 
 def _active_or_local_session():
@@ -1002,10 +1034,10 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
 
 
 def _suggest_resolution(engine: _Engine, plan: _Plan, max_groups: int) -> tuple[float | None, int | None]:
-    """The finest power-of-ten resolution whose (approximate) group count fits the budget."""
-    counts = engine.rows(group_count_sql(plan, CANDIDATE_RESOLUTIONS))[0]
-    for resolution, count in zip(CANDIDATE_RESOLUTIONS, counts):
-        if count is not None and count <= 0.9 * max_groups:
+    """The finest power-of-ten resolution whose exact group count fits the budget (counted on the groups)."""
+    for resolution in CANDIDATE_RESOLUTIONS:
+        (count,) = engine.rows(groups_at_sql(plan, resolution))[0]
+        if count <= max_groups:
             return resolution, int(count)
     return None, None
 
@@ -1018,7 +1050,7 @@ def _refusal(source: _Source, groups: int, max_groups: int, suggestion) -> LoadP
     )
     if resolution is not None:
         message += (
-            f"; run again with --resolution {resolution:g} (about {estimate:,} groups; confidences are rounded "
+            f"; run again with --resolution {resolution:g} ({estimate:,} groups; confidences are rounded "
             "down to that grid and the report states what it can cost), or raise --max-groups"
         )
     else:
@@ -1139,15 +1171,18 @@ def aggregate(
             problems.extend(_run_checks(runner, plan, source))
             if any(p.severity == "error" for p in problems):
                 continue
-            table = runner.arrow(aggregate_sql(plan), progress)
-            if table.num_rows > max_groups:
+            # Grouped in the engine (spilling if need be), counted there: only a table
+            # within the budget ever comes into this process.
+            runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+            groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
+            if groups > max_groups:
                 suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(
                     runner, plan, max_groups
                 )
-                problems.append(_refusal(source, table.num_rows, max_groups, suggestion))
+                problems.append(_refusal(source, int(groups), max_groups, suggestion))
                 continue
-            rows_read += int(runner.rows(f"SELECT COUNT(*) FROM {SOURCE_VIEW}")[0][0])
-            tables.append(table)
+            rows_read += int(rows or 0)
+            tables.append(runner.arrow(output_sql(plan), None))
             plans.append(plan)
     finally:
         runner.close()
