@@ -442,6 +442,7 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
         return [], False
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance)
     del frame  # the file's columns are converted: free them before the splits are cut
+    _release_arrow_memory()
     if parsed is None or problems.has_errors:
         return [], kind.inferred
     sha = _sha256(data)
@@ -737,6 +738,14 @@ def _file_content(path: Path) -> bytes | Path:
         if handle.read(4) == b"PAR1":
             return path
     return path.read_bytes()
+
+
+def _release_arrow_memory() -> None:
+    """Hand Arrow's freed buffers back to the system (its allocator keeps them for reuse)."""
+    import sys
+
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 
 def _sha256(data: bytes | Path) -> str:
