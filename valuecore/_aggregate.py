@@ -1280,9 +1280,10 @@ def resolution_bound(run, values) -> float:
     one). So the exact optimum is at most
     ``max_g [value(cells above g) + gain bound of g]``, and this function
     returns that bound minus the best grid value: an upper bound, in
-    ``values``' currency, on what the grid costs. 0 on an exact aggregate
-    whose groups are single confidences is *not* implied: the bound is
-    computed from the cells, whatever their width.
+    ``values``' currency, on what the grid costs. It is computed from the
+    cells whatever their width; on an exact aggregate it still counts a
+    (never used) split of a confidence group, so it is only meaningful with
+    a resolution.
 
     Parameters
     ----------
@@ -1294,8 +1295,8 @@ def resolution_bound(run, values) -> float:
     Returns
     -------
     float
-        Non-negative; total value (multiply-free: divide by ``run.total_weight``
-        for a per-item figure).
+        Non-negative, in total value; divide by ``run.total_weight`` for a
+        per-item figure.
     """
     if run.cum_correct is None:
         raise ValueError("the resolution bound needs true labels (y_true)")
