@@ -38,6 +38,7 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
+from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
 from ._runfiles import (
     DEFAULT_SPLIT,
     MAX_GROUPS,
@@ -66,10 +67,6 @@ __all__ = [
 ]
 
 AGGREGATE_METADATA_KEY = b"valuecore.aggregate"
-PERIODS = ("day", "week", "month")
-ENGINES = ("duckdb", "spark")
-DEFAULT_MAX_GROUPS = 2_000_000
-DEFAULT_MEMORY_LIMIT = "1GB"
 CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 # The view every engine exposes: the source's columns plus where each row comes from.
 SOURCE_VIEW = "source_rows"

@@ -34,7 +34,7 @@ def _max_groups(text: str) -> int:
 
 def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
     """Register ``aggregate`` on the sub-command parsers of the main CLI."""
-    from ._aggregate import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+    from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
 
     parser = commands.add_parser(
         "aggregate",
