@@ -62,7 +62,8 @@ The rest is grouped in public submodules, each documented on its own:
 ``valuecore.monitoring`` (value over time, without labels),
 ``valuecore.policy_json`` (the policy file for a serving system),
 ``valuecore.curves`` (every curve, and the value primitive they share),
-``valuecore.runs`` (reading run files), ``valuecore.wording`` (numbers and
+``valuecore.runs`` (reading run files), ``valuecore.aggregation``
+(prediction logs larger than memory, reduced with DuckDB or Spark), ``valuecore.wording`` (numbers and
 sentences for people: the one formatting module of the CLI, the dashboard and
 the report), ``valuecore.report`` (the self-contained HTML report) and
 ``valuecore.cli`` (the command line). Modules whose name starts with ``_`` are private. Names that moved
@@ -149,6 +150,7 @@ _TOP_LEVEL = {
 }
 
 _SUBMODULES = (
+    "aggregation",
     "calibration",
     "cli",
     "constraints",

@@ -776,6 +776,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_split_options(voc)
     voc.add_argument("--csv", metavar="OUT.csv", help="write the tidy table to this CSV file instead of printing it")
     voc.set_defaults(handler=_cmd_voc)
+
+    from ._cli_aggregate import add_aggregate_command
+
+    add_aggregate_command(commands, common)
     return parser
 
 

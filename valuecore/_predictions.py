@@ -30,6 +30,20 @@ def _as_float_1d(values, name: str, n: int | None = None) -> np.ndarray:
     return array
 
 
+@dataclass(frozen=True, eq=False)
+class ClassCodes:
+    """Labels already encoded as indices into ``classes`` (int64, shape (n,)), e.g. by the
+    run-file loader, which checked them: no text is made for each item and matched again."""
+
+    codes: np.ndarray
+
+
+def _as_float_matrix(values) -> np.ndarray:
+    """float32 stays float32 (every float32 is exactly a float64, at half the memory); anything else float64."""
+    array = np.asarray(values)
+    return array if array.dtype == np.float32 else np.asarray(array, dtype=np.float64)
+
+
 def _label_text(value) -> str:
     """Labels compare as text; a whole-number float (pandas' int column with gaps) is an int."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
@@ -121,7 +135,7 @@ class Predictions:
         >>> p.y_pred.tolist(), p.confidence.tolist(), p.correct.tolist()
         ([0, 1], [0.9, 0.6], [True, False])
         """
-        proba = np.asarray(proba, dtype=np.float64)
+        proba = _as_float_matrix(proba)
         if proba.ndim != 2:
             raise ValueError(f"proba must have shape (n, n_classes), got {proba.shape}")
         n, n_classes = proba.shape
@@ -141,8 +155,6 @@ class Predictions:
                 f"proba rows must sum to 1 (worst deviation {deviation.max():.3g}) "
                 f"at rows {_first_rows(bad)}"
             )
-        y_pred = np.argmax(proba, axis=1).astype(np.int64) if n else np.zeros(0, np.int64)
-        confidence = proba[np.arange(n), y_pred] if n else np.zeros(0)
         if logits is not None:
             logits = np.asarray(logits, dtype=np.float64)
             if logits.shape != proba.shape:
@@ -150,6 +162,16 @@ class Predictions:
             bad = ~np.isfinite(logits).all(axis=1)
             if bad.any():
                 raise ValueError(f"logits has NaN or infinite values at rows {_first_rows(bad)}")
+        return cls._from_checked_proba(proba, y_true, classes, logits, sample_weight, ids, timestamp)
+
+    @classmethod
+    def _from_checked_proba(cls, proba, y_true, classes, logits, sample_weight, ids, timestamp) -> "Predictions":
+        """From a probability matrix (n, C) already checked (finite, non-negative, rows
+        summing to 1), e.g. by the run-file loader, which checks it column by column:
+        a second check would only cost memory and time."""
+        n = proba.shape[0]
+        y_pred = np.argmax(proba, axis=1).astype(np.int64) if n else np.zeros(0, np.int64)
+        confidence = proba[np.arange(n), y_pred] if n else np.zeros(0)
         return cls._finish(classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp)
 
     @classmethod
@@ -208,8 +230,11 @@ class Predictions:
     def _finish(cls, classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp):
         n = confidence.shape[0]
         y_true_codes = None
-        if y_true is not None:
+        if isinstance(y_true, ClassCodes):
+            y_true_codes = y_true.codes
+        elif y_true is not None:
             y_true_codes = _encode_labels(y_true, classes, "y_true")
+        if y_true_codes is not None:
             if y_true_codes.shape[0] != n:
                 raise ValueError(f"y_true has {y_true_codes.shape[0]} items but the run has {n}")
         if sample_weight is None:

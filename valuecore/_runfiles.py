@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._predictions import Predictions
+from ._predictions import ClassCodes, Predictions
 
 __all__ = [
     "LoadProblem",
@@ -63,6 +63,14 @@ _INTEGER_TEXT = re.compile(r"[+-]?\d+")
 _TOO_MANY_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 Severity = Literal["error", "warning"]
+
+# Written by `python -m valuecore aggregate`: one row per group of equal (model, split,
+# predicted class, confidence, true class), its weight the group's size.
+AGGREGATE_NOTE = (
+    "is an aggregate (one row per group of equal predictions, weight = items): thresholds, values, curves, "
+    "intervals and label-free estimates are exact; the expected-value rule, temperature scaling and "
+    "comparisons paired by id need each item's own row and are approximate or unavailable here"
+)
 
 
 # --------------------------------------------------------------------- results
@@ -212,7 +220,7 @@ def load_runs(
     inferred_classes: set[str] = set()
     for display, path in _expand_paths(paths, problems):
         try:
-            data = path.read_bytes()
+            data = _file_content(path)
         except OSError as exc:
             problems.append(LoadProblem(display, f"cannot be read: {exc.strerror or exc}"))
             continue
@@ -278,7 +286,7 @@ def load_run_file(
     else:
         display = name or str(path_or_bytes)
         try:
-            data = Path(path_or_bytes).read_bytes()
+            data = _file_content(Path(path_or_bytes))
         except OSError as exc:
             return LoadReport({}, (LoadProblem(display, f"cannot be read: {exc.strerror or exc}"),))
     runs, problems, _ = _load_bytes(
@@ -420,6 +428,7 @@ def _load_bytes(
 
 
 def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits):
+    """Read one file, check every column, then cut it into runs by model and split."""
     frame = _read_table(data, display, problems)
     if frame is None:
         return [], False
@@ -427,118 +436,179 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
         problems.add("file has a header but no data rows")
         return [], False
     columns = list(frame.columns)
-    proba_columns = [c for c in columns if c.startswith(PROBA_PREFIX)]
-    logit_columns = [c for c in columns if c.startswith(LOGIT_PREFIX)]
     _warn_unknown_columns(columns, problems)
+    kind = _run_kind(columns, problems)
+    if kind is None:
+        return [], False
+    parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance)
+    del frame  # the file's columns are converted: free them before the splits are cut
+    _release_arrow_memory()
+    if parsed is None or problems.has_errors:
+        return [], kind.inferred
+    sha = _sha256(data)
+    return _build_runs(parsed, display, sha, problems, splits, sum_tolerance), kind.inferred
 
-    # ---- which kind of run: full probabilities or top label only
+
+@dataclass(frozen=True)
+class _RunKind:
+    """Which kind of run a header describes: full probabilities, or top label only."""
+
+    proba_columns: tuple[str, ...]
+    logit_columns: tuple[str, ...]
+    classes: tuple[str, ...] | None  # None: a top-label run, classes inferred from its labels
+
+    @property
+    def inferred(self) -> bool:
+        return self.classes is None
+
+
+def _run_kind(columns: Sequence[str], problems: _FileProblems) -> _RunKind | None:
+    """The run kind of a header, or None after reporting why it is neither kind."""
+    proba_columns = tuple(c for c in columns if c.startswith(PROBA_PREFIX))
+    logit_columns = tuple(c for c in columns if c.startswith(LOGIT_PREFIX))
     if proba_columns:
         classes = tuple(c[len(PROBA_PREFIX) :] for c in proba_columns)
         if "" in classes:
             problems.add("a probability column has no class name after 'proba_'", column=PROBA_PREFIX)
-            return [], False
+            return None
         if len(classes) < 2:
             problems.add(
                 f"only one probability column ({proba_columns[0]}); give one proba_<class> column "
                 "per class, including both classes of a binary problem",
                 column=proba_columns[0],
             )
-            return [], False
-        inferred = False
-    elif "y_pred" in columns and "confidence" in columns:
-        classes = None  # inferred from the labels below
-        inferred = True
+            return None
+        return _RunKind(proba_columns, logit_columns, classes)
+    if "y_pred" in columns and "confidence" in columns:
+        return _RunKind((), logit_columns, None)
+    if "y_pred" in columns or "confidence" in columns:
+        have, lack = ("y_pred", "confidence") if "y_pred" in columns else ("confidence", "y_pred")
+        message = f"has {have} but no {lack} column; a top-label run needs both"
     else:
-        if "y_pred" in columns or "confidence" in columns:
-            have, lack = ("y_pred", "confidence") if "y_pred" in columns else ("confidence", "y_pred")
-            message = f"has {have} but no {lack} column; a top-label run needs both"
-        else:
-            message = (
-                "no prediction columns: need one proba_<class> column per class, or y_pred and "
-                f"confidence (found columns {_short_list(columns, 10)})"
-            )
-            if len(columns) == 1 and any(sep in columns[0] for sep in ";\t|"):
-                message += "; the header looks separated by something else than commas: save as comma-separated CSV"
-        problems.add(message)
-        return [], False
+        message = (
+            "no prediction columns: need one proba_<class> column per class, or y_pred and "
+            f"confidence (found columns {_short_list(columns, 10)})"
+        )
+        if len(columns) == 1 and any(sep in columns[0] for sep in ";\t|"):
+            message += "; the header looks separated by something else than commas: save as comma-separated CSV"
+    problems.add(message)
+    return None
 
+
+@dataclass(frozen=True, eq=False)
+class _ParsedColumns:
+    """Every column of one file, checked, as arrays over the file's rows (n,)."""
+
+    classes: tuple[str, ...]
+    model_codes: np.ndarray
+    model_names: list[str]
+    split_codes: np.ndarray
+    split_names: list[str]
+    y_true_codes: np.ndarray | None
+    proba: np.ndarray | None
+    logits: np.ndarray | None
+    y_pred_codes: np.ndarray | None
+    confidence: np.ndarray | None
+    weight: np.ndarray | None
+    timestamp: np.ndarray | None
+    ids: np.ndarray | None
+
+    @property
+    def class_text(self) -> np.ndarray:
+        return np.asarray(self.classes, dtype=object)
+
+
+def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_tolerance, warn_tolerance):
+    """Check and convert every column; None when the classes cannot be known."""
     n = len(frame)
     model_codes, model_names = _group_column(frame, "model", _display_stem(display), problems, n)
     split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, problems, n)
-
     weight = _weights(frame, problems)
     timestamp = _timestamps(frame, problems)
     ids = _ids(frame)
-
+    classes = kind.classes if kind.classes is not None else _infer_classes(frame, problems)
     if classes is None:
-        classes = _infer_classes(frame, problems)
-        if classes is None:
-            return [], True
-    class_text = np.asarray(classes, dtype=object)
-
+        return None
     y_true_codes = _label_column(frame, "y_true", classes, problems)
-    proba = logits = confidence = y_pred_codes = None
-    if not inferred:
-        proba = _probabilities(frame, proba_columns, problems, sum_tolerance, warn_tolerance)
-        logits = _logits(frame, logit_columns, classes, problems)
-        if "y_pred" in columns:
-            y_pred_given = _label_column(frame, "y_pred", classes, problems)
-            if proba is not None and y_pred_given is not None:
-                argmax = np.argmax(proba, axis=1)
-                disagree = (y_pred_given >= 0) & (y_pred_given != argmax)
-                if disagree.any():
-                    problems.add(
-                        "y_pred differs from the most probable proba_ column; predictions are "
-                        "taken from the probabilities and y_pred/confidence are ignored",
-                        column="y_pred",
-                        where=disagree,
-                        severity="warning",
-                    )
+    if kind.inferred:
+        proba = logits = None
+        y_pred_codes, confidence = _top_label_columns(frame, kind, classes, problems)
     else:
-        if logit_columns:
-            problems.add(
-                "logit_ columns are ignored in a top-label run (they need proba_ columns)",
-                column=logit_columns[0],
-                severity="warning",
-            )
-        y_pred_codes = _label_column(frame, "y_pred", classes, problems)
-        if y_pred_codes is not None:
-            missing = y_pred_codes == _MISSING
-            if missing.any():
-                problems.add("y_pred is missing", column="y_pred", where=missing)
-        confidence = _confidence(frame, problems)
-    if problems.has_errors:
-        return [], inferred
+        y_pred_codes = confidence = None
+        proba, logits = _probability_columns(frame, kind, classes, problems, sum_tolerance, warn_tolerance)
+    return _ParsedColumns(
+        classes, model_codes, model_names, split_codes, split_names, y_true_codes, proba, logits,
+        y_pred_codes, confidence, weight, timestamp, ids,
+    )  # fmt: skip
 
+
+def _probability_columns(frame, kind: _RunKind, classes, problems: _FileProblems, sum_tolerance, warn_tolerance):
+    """(proba, logits) of a full-probability run; a given y_pred is only compared."""
+    proba = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
+    logits = _logits(frame, list(kind.logit_columns), classes, problems)
+    if "y_pred" in frame.columns:
+        y_pred_given = _label_column(frame, "y_pred", classes, problems)
+        if proba is not None and y_pred_given is not None:
+            disagree = (y_pred_given >= 0) & (y_pred_given != np.argmax(proba, axis=1))
+            if disagree.any():
+                problems.add(
+                    "y_pred differs from the most probable proba_ column; predictions are "
+                    "taken from the probabilities and y_pred/confidence are ignored",
+                    column="y_pred",
+                    where=disagree,
+                    severity="warning",
+                )
+    return proba, logits
+
+
+def _top_label_columns(frame, kind: _RunKind, classes, problems: _FileProblems):
+    """(y_pred codes, confidence) of a top-label run."""
+    if kind.logit_columns:
+        problems.add(
+            "logit_ columns are ignored in a top-label run (they need proba_ columns)",
+            column=kind.logit_columns[0],
+            severity="warning",
+        )
+    y_pred_codes = _label_column(frame, "y_pred", classes, problems)
+    if y_pred_codes is not None:
+        missing = y_pred_codes == _MISSING
+        if missing.any():
+            problems.add("y_pred is missing", column="y_pred", where=missing)
+    return y_pred_codes, _confidence(frame, problems)
+
+
+def _build_runs(parsed: _ParsedColumns, display, sha, problems: _FileProblems, splits, sum_tolerance):
+    """One :class:`ModelRun` per model of the file, each holding its requested splits."""
     runs = []
-    sha = hashlib.sha256(data).hexdigest()
-    groups = _group_rows(model_codes, split_codes, len(split_names))
-    for model_index, model in enumerate(model_names):
+    groups = _group_rows(parsed.model_codes, parsed.split_codes, len(parsed.split_names))
+    several_models = len(parsed.model_names) > 1
+    for model_index, model in enumerate(parsed.model_names):
         model_splits: dict[str, Predictions] = {}
-        for split_index, split in enumerate(split_names):
+        for split_index, split in enumerate(parsed.split_names):
             if splits is not None and split not in splits:
                 continue
             rows = groups.get((model_index, split_index))
             if rows is None:
                 continue  # this model has no rows in that split; reported below if asked for
-            context = _context(split, model if len(model_names) > 1 else None)
-            prediction = _build_split(
-                rows, context, problems, classes, class_text, y_true_codes, proba, logits,
-                y_pred_codes, confidence, weight, timestamp, ids, sum_tolerance,
-            )  # fmt: skip
+            context = _context(split, model if several_models else None)
+            prediction = _build_split(rows, context, problems, parsed, sum_tolerance)
             if prediction is not None:
                 model_splits[split] = prediction
-        if splits is not None:
-            for wanted in splits:
-                if wanted not in model_splits:
-                    problems.add(
-                        f"model {model!r} has no rows in split {wanted!r}", column="split", severity="warning"
-                    )
-            if not model_splits:
-                problems.add(f"model {model!r} has no rows in the requested splits {list(splits)}")
-                continue
-        runs.append(ModelRun(model=model, path=display, sha256=sha, classes=classes, splits=model_splits))
-    return runs, inferred
+        if splits is not None and not _report_missing_splits(model, model_splits, splits, problems):
+            continue
+        runs.append(ModelRun(model=model, path=display, sha256=sha, classes=parsed.classes, splits=model_splits))
+    return runs
+
+
+def _report_missing_splits(model, model_splits, splits, problems: _FileProblems) -> bool:
+    """Warn about requested splits a model lacks; False when it has none of them."""
+    for wanted in splits:
+        if wanted not in model_splits:
+            problems.add(f"model {model!r} has no rows in split {wanted!r}", column="split", severity="warning")
+    if not model_splits:
+        problems.add(f"model {model!r} has no rows in the requested splits {list(splits)}")
+        return False
+    return True
 
 
 def _display_stem(display: str) -> str:
@@ -567,98 +637,33 @@ def _context(split: str, model: str | None) -> str:
     return f"split {split!r}" + (f" of model {model!r}" if model is not None else "")
 
 
-def _build_split(
-    rows, context, problems: _FileProblems, classes, class_text, y_true_codes, proba, logits,
-    y_pred_codes, confidence, weight, timestamp, ids, sum_tolerance,
-):  # fmt: skip
+def _build_split(rows, context, problems: _FileProblems, parsed: _ParsedColumns, sum_tolerance):
     """Make the :class:`Predictions` of one split of one model (rows: positions or slice)."""
-
-    def take(values):
-        return None if values is None else values[rows]
 
     def absolute(mask):
         """File row positions of a mask over this split's rows."""
         return np.flatnonzero(mask) if isinstance(rows, slice) else rows[mask]
 
-    y_true = None
-    if y_true_codes is not None:
-        codes = y_true_codes[rows]
-        missing = codes == _MISSING
-        if missing.all():
-            y_true = None  # a whole split without labels (e.g. prod) is simply unlabeled
-        elif missing.any():
-            problems.add(
-                f"y_true is missing in {context}, which has labels elsewhere "
-                "(leave y_true empty for a whole split to mark it unlabeled)",
-                column="y_true",
-                where=absolute(missing),
-            )
-            return None
-        else:
-            y_true = class_text[codes]
-
-    split_time = None
-    if timestamp is not None:
-        values = timestamp[rows]
-        missing = np.isnat(values)
-        if missing.all():
-            split_time = None
-        elif missing.any():
-            problems.add(
-                f"timestamp is missing in {context}, which has timestamps elsewhere",
-                column="timestamp",
-                where=absolute(missing),
-            )
-            return None
-        else:
-            split_time = values
-
-    split_ids = None
-    if ids is not None:
-        values = ids[rows]
-        missing = pd.isna(values)
-        if not missing.all():
-            if missing.any():
-                problems.add(
-                    f"id is missing in {context}, which has ids elsewhere", column="id", where=absolute(missing)
-                )
-                return None
-            split_ids = values
-            duplicated = pd.Series(values).duplicated(keep="first").to_numpy()
-            if duplicated.any():
-                problems.add(
-                    f"duplicate ids in {context} (models are paired by id)",
-                    column="id",
-                    where=absolute(duplicated),
-                    severity="warning",
-                )
-
-    split_weight = take(weight)
+    ok, y_true = _split_labels(parsed, rows, context, absolute, problems)
+    if not ok:
+        return None
+    ok, split_time = _split_times(parsed.timestamp, rows, context, absolute, problems)
+    if not ok:
+        return None
+    ok, split_ids = _split_ids(parsed.ids, rows, context, absolute, problems)
+    if not ok:
+        return None
+    split_weight = None if parsed.weight is None else parsed.weight[rows]
     if split_weight is not None and not (split_weight > 0).any():
         problems.add(f"all weights are zero in {context}", column="weight", severity="warning")
-
+    common = {"classes": parsed.classes, "sample_weight": split_weight, "ids": split_ids, "timestamp": split_time}
     try:
-        if proba is not None:
-            return Predictions.from_proba(
-                proba[rows],
-                y_true,
-                classes=classes,
-                sample_weight=split_weight,
-                logits=take(logits),
-                ids=split_ids,
-                timestamp=split_time,
-                # Rows were checked against sum_tolerance above; the contract re-checks.
-                sum_tolerance=sum_tolerance,
-            )
-        return Predictions.from_top_label(
-            class_text[y_pred_codes[rows]],
-            confidence[rows],
-            y_true,
-            classes=classes,
-            sample_weight=split_weight,
-            ids=split_ids,
-            timestamp=split_time,
-        )
+        if parsed.proba is not None:
+            logits = None if parsed.logits is None else parsed.logits[rows]
+            # Checked column by column above; a second pass over (n, C) would only cost time and memory.
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, **common)
+        y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
+        return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
         # Safety net only: the checks above should catch everything first. Row
         # numbers inside this message count from 0 within the split.
@@ -666,8 +671,96 @@ def _build_split(
         return None
 
 
+def _split_labels(parsed: _ParsedColumns, rows, context, absolute, problems: _FileProblems):
+    """(ok, y_true text or None): a split is wholly labelled or wholly unlabelled."""
+    if parsed.y_true_codes is None:
+        return True, None
+    codes = parsed.y_true_codes[rows]
+    missing = codes == _MISSING
+    if missing.all():
+        return True, None  # a whole split without labels (e.g. prod) is simply unlabeled
+    if missing.any():
+        problems.add(
+            f"y_true is missing in {context}, which has labels elsewhere "
+            "(leave y_true empty for a whole split to mark it unlabeled)",
+            column="y_true",
+            where=absolute(missing),
+        )
+        return False, None
+    return True, ClassCodes(codes)
+
+
+def _split_times(timestamp, rows, context, absolute, problems: _FileProblems):
+    """(ok, timestamps or None): a split has a time on every row or on none."""
+    if timestamp is None:
+        return True, None
+    values = timestamp[rows]
+    missing = np.isnat(values)
+    if missing.all():
+        return True, None
+    if missing.any():
+        problems.add(
+            f"timestamp is missing in {context}, which has timestamps elsewhere",
+            column="timestamp",
+            where=absolute(missing),
+        )
+        return False, None
+    return True, values
+
+
+def _split_ids(ids, rows, context, absolute, problems: _FileProblems):
+    """(ok, ids or None): ids on every row or none; duplicates are a warning."""
+    if ids is None:
+        return True, None
+    values = ids[rows]
+    missing = pd.isna(values)
+    if missing.all():
+        return True, None
+    if missing.any():
+        problems.add(f"id is missing in {context}, which has ids elsewhere", column="id", where=absolute(missing))
+        return False, None
+    duplicated = pd.Series(values).duplicated(keep="first").to_numpy()
+    if duplicated.any():
+        problems.add(
+            f"duplicate ids in {context} (models are paired by id)",
+            column="id",
+            where=absolute(duplicated),
+            severity="warning",
+        )
+    return True, values
+
+
 # ---------------------------------------------------------------- reading
-def _read_table(data: bytes, display: str, problems: _FileProblems) -> pd.DataFrame | None:
+def _file_content(path: Path) -> bytes | Path:
+    """The bytes of a file, or the path itself for Parquet, which is read from disk
+    column by column rather than held in memory twice (bytes, then decoded)."""
+    with open(path, "rb") as handle:
+        if handle.read(4) == b"PAR1":
+            return path
+    return path.read_bytes()
+
+
+def _release_arrow_memory() -> None:
+    """Hand Arrow's freed buffers back to the system (its allocator keeps them for reuse)."""
+    import sys
+
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+
+
+def _sha256(data: bytes | Path) -> str:
+    if isinstance(data, Path):
+        digest = hashlib.sha256()
+        with open(data, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> pd.DataFrame | None:
+    if isinstance(data, Path):
+        return _read_parquet(data, problems)
     if len(data) == 0:
         problems.add("empty file (0 bytes)")
         return None
@@ -684,12 +777,12 @@ def _read_table(data: bytes, display: str, problems: _FileProblems) -> pd.DataFr
     return _read_csv(data, problems)
 
 
-def _read_parquet(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(io.BytesIO(data))
+        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data))
         # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
         schema = parquet.schema_arrow
         if not _check_header(schema.names, problems):
@@ -700,10 +793,14 @@ def _read_parquet(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         if nested:
             return None
         table = parquet.read()
+        if schema.metadata and b"valuecore.aggregate" in schema.metadata:
+            problems.add(AGGREGATE_NOTE, severity="warning")
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
-    frame = table.to_pandas()
+    # Column by column, freeing each Arrow column once converted: the table never exists twice.
+    frame = table.to_pandas(split_blocks=True, self_destruct=True)
+    del table
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame
 
@@ -919,11 +1016,21 @@ def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, n
     return series.to_numpy(dtype=np.float64, na_value=np.nan), not_number
 
 
-def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray]:
-    """Columns as a float64 matrix (n, k) and the (n, k) mask of non-numeric text."""
+def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray | None]:
+    """Columns as one matrix (n, k) and the (n, k) mask of non-numeric text (None when all are numbers).
+
+    Float columns keep their dtype (float32 stays float32: half the memory,
+    and every float32 is exactly a float64) and are copied once, column by
+    column, into the matrix; nothing else of size (n, k) is made.
+    """
     if all(pd.api.types.is_float_dtype(frame[c]) for c in columns):
-        matrix = frame[columns].to_numpy(dtype=np.float64, na_value=np.nan)
-        return matrix, np.zeros(matrix.shape, dtype=bool)
+        dtypes = {np.dtype(frame[c].dtype.numpy_dtype if hasattr(frame[c].dtype, "numpy_dtype") else frame[c].dtype)
+                  for c in columns}  # fmt: skip
+        dtype = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
+        matrix = np.empty((len(frame), len(columns)), dtype=dtype)
+        for j, c in enumerate(columns):
+            matrix[:, j] = frame[c].to_numpy(dtype=dtype, na_value=np.nan)
+        return matrix, None
     parts = [_numeric(frame, c, problems) for c in columns]
     matrix = np.column_stack([values for values, _ in parts])
     not_number = np.column_stack(
@@ -933,19 +1040,34 @@ def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray
 
 
 def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_tolerance):
-    """Probability matrix (n, n_classes) float64, or None after reporting errors."""
+    """Probability matrix (n, n_classes) in the file's float dtype, or None after reporting errors.
+
+    Checked in blocks of rows, so the working memory stays a few MB whatever n.
+    """
     before = len(problems.items)
     proba, not_number = _numeric_matrix(frame, columns, problems)
-    nan = np.isnan(proba) & ~not_number  # text was reported already
-    negative = proba < 0
-    infinite = np.isinf(proba)
-    _report_by_column(problems, columns, nan, "NaN or missing probabilities")
-    _report_by_column(problems, columns, infinite, "infinite probabilities")
-    _report_by_column(problems, columns, negative, "negative probabilities")
-    valid = ~(nan | negative | infinite).any(axis=1)
-    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
-        deviation = np.abs(proba.sum(axis=1) - 1.0)
-    deviation[~valid] = 0.0
+    n, k = proba.shape
+    messages = ("NaN or missing probabilities", "infinite probabilities", "negative probabilities")
+    found: dict[str, list] = {m: [] for m in messages}  # (file rows, column indices) per block
+    deviation = np.empty(n, dtype=np.float64)
+    for start in range(0, n, _CHECK_BLOCK):
+        block = proba[start : start + _CHECK_BLOCK]
+        text = None if not_number is None else not_number[start : start + _CHECK_BLOCK]
+        nan = np.isnan(block) if text is None else np.isnan(block) & ~text  # text was reported already
+        masks = (nan, np.isinf(block), block < 0)
+        for message, mask in zip(messages, masks):
+            if mask.any():
+                rows, cols = np.nonzero(mask)
+                found[message].append((rows + start, cols))
+        invalid = (masks[0] | masks[1] | masks[2]).any(axis=1)
+        if text is not None:
+            invalid |= text.any(axis=1)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
+            part = np.abs(block.sum(axis=1, dtype=np.float64) - 1.0)
+        part[invalid] = 0.0
+        deviation[start : start + _CHECK_BLOCK] = part
+    for message in messages:
+        _report_columns(problems, columns, found[message], message)
     too_far = deviation > sum_tolerance
     if too_far.any():
         problems.add(
@@ -963,6 +1085,23 @@ def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_
                 severity="warning",
             )
     return None if any(p.severity == "error" for p in problems.items[before:]) else proba
+
+
+_CHECK_BLOCK = 1 << 16  # rows per block of the probability checks
+
+
+def _report_columns(problems: _FileProblems, columns, found: list, message: str) -> None:
+    """One problem per offending column, from (file rows, column indices) blocks; the first few columns only."""
+    if not found:
+        return
+    rows = np.concatenate([r for r, _ in found])
+    cols = np.concatenate([c for _, c in found])
+    bad_columns = np.unique(cols)
+    for j in bad_columns[:SHOWN_COLUMNS]:
+        problems.add(message, column=columns[j], where=rows[cols == j])
+    if bad_columns.size > SHOWN_COLUMNS:
+        more = [columns[j] for j in bad_columns[SHOWN_COLUMNS:]]
+        problems.add(f"{message} also in columns {_short_list(more)}")
 
 
 def _report_by_column(problems: _FileProblems, columns, bad: np.ndarray, message: str) -> None:
@@ -990,7 +1129,8 @@ def _logits(frame, columns, classes, problems: _FileProblems):
         return None
     ordered = [LOGIT_PREFIX + c for c in classes]
     logits, not_number = _numeric_matrix(frame, ordered, problems)
-    _report_by_column(problems, ordered, ~np.isfinite(logits) & ~not_number, "NaN, missing or infinite logits")
+    bad = ~np.isfinite(logits) if not_number is None else ~np.isfinite(logits) & ~not_number
+    _report_by_column(problems, ordered, bad, "NaN, missing or infinite logits")
     return logits
 
 

@@ -138,6 +138,48 @@ def _cum_at(weights_sorted: np.ndarray, group_end: np.ndarray) -> np.ndarray:
     return np.r_[0.0, cumulative[group_end - 1]] if group_end.size else np.zeros(1)
 
 
+def _small_ints(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Codes in [0, n_codes) in the narrowest unsigned type: NumPy's stable sort is a
+    radix sort, O(n), for types of 16 bits or less."""
+    for dtype in (np.uint8, np.uint16):
+        if n_codes <= np.iinfo(dtype).max + 1:
+            return codes.astype(dtype)
+    return codes
+
+
+def _descending_order(confidence: np.ndarray) -> np.ndarray:
+    """``np.argsort(-confidence, kind="stable")``, faster when confidences repeat.
+
+    Real scores are often rounded (4 decimals, or float32): then hashing the
+    values, sorting only the distinct ones and radix-sorting the items by the
+    rank of their value beats a comparison sort of all items. Ties keep their
+    order, so the result is identical.
+    """
+    n = confidence.shape[0]
+    if n < _FAST_SORT_MIN_ITEMS:
+        return np.argsort(-confidence, kind="stable")
+    import pandas as pd
+
+    # A strided sample of nearly all-distinct values says the hash would not pay off.
+    sample = confidence[:: max(1, n // _SAMPLE)]
+    if pd.unique(sample).shape[0] > 0.9 * sample.shape[0]:
+        return np.argsort(-confidence, kind="stable")
+    codes, distinct = pd.factorize(confidence, sort=False)
+    n_distinct = distinct.shape[0]
+    if n_distinct > _FAST_SORT_MAX_DISTINCT:
+        return np.argsort(-confidence, kind="stable")
+    rank = np.empty(n_distinct, dtype=np.intp)
+    rank[np.argsort(-np.asarray(distinct), kind="stable")] = np.arange(n_distinct)
+    return np.argsort(_small_ints(rank[codes], n_distinct), kind="stable")
+
+
+# Below this many items a comparison sort is already fast; above this many distinct
+# values the ranks no longer fit the 16-bit radix sort.
+_FAST_SORT_MIN_ITEMS = 1 << 15
+_FAST_SORT_MAX_DISTINCT = 1 << 16
+_SAMPLE = 4096
+
+
 def presort(predictions: Predictions) -> SortedRun:
     """Sort ``predictions`` once; O(n log n). Cache the result per run.
 
@@ -150,7 +192,7 @@ def presort(predictions: Predictions) -> SortedRun:
     """
     confidence = predictions.confidence
     n = predictions.n
-    order = np.argsort(-confidence, kind="stable")
+    order = _descending_order(confidence)
     sorted_confidence = confidence[order]
     group_end = _group_ends([sorted_confidence], n)
     thresholds = sorted_confidence[group_end - 1] if n else np.zeros(0)
@@ -165,7 +207,7 @@ def presort(predictions: Predictions) -> SortedRun:
         cum_wrong = np.where(cum_wrong < 0, 0.0, cum_wrong)
     # A stable sort by class of the confidence order keeps confidences decreasing
     # within each class: an integer (radix) sort instead of a second lexsort.
-    class_order = order[np.argsort(predictions.y_pred[order], kind="stable")]
+    class_order = order[np.argsort(_small_ints(predictions.y_pred[order], predictions.n_classes), kind="stable")]
     class_sorted_pred = predictions.y_pred[class_order]
     class_sorted_conf = confidence[class_order]
     class_group_end = _group_ends([class_sorted_pred, class_sorted_conf], n)

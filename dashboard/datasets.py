@@ -1,0 +1,112 @@
+"""Parquet datasets (prediction logs too large for memory) as a dashboard source.
+
+A *dataset* is a folder the operator allows (see ``dashboard.serverfiles``:
+the visitor only picks among the operator's folders, never types a path) that
+holds Parquet or CSV files in sub-folders, e.g. hive partitions
+``split=val/part-0.parquet``. The dashboard does not load it row by row: it
+aggregates it once with DuckDB (``valuecore.aggregate``, memory-capped),
+caches the aggregate on disk under the dataset's *fingerprint* (every data
+file's relative path, size and modification time), and from then on loads
+the small aggregate like any run file. A changed file changes the
+fingerprint, so a stale aggregate is never served.
+
+No Streamlit here: the sidebar passes a progress callback (e.g. a
+``st.progress`` bar's ``progress`` method) and shows any refusal's problems
+as text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["CACHE_ENV", "cached_aggregate", "dataset_fingerprint", "default_cache_dir", "is_dataset"]
+
+CACHE_ENV = "VALUE_DASHBOARD_AGGREGATE_CACHE"
+DATA_SUFFIXES = (".parquet", ".pq", ".parq", ".csv")
+
+
+def _data_files(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.suffix.lower() in DATA_SUFFIXES
+        and not any(part.startswith((".", "_")) for part in p.relative_to(folder).parts)
+    )
+
+
+def is_dataset(folder: str | os.PathLike) -> bool:
+    """True for a folder whose data files sit in sub-folders (a partitioned log), not beside each other."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return False
+    return any(len(p.relative_to(folder).parts) > 1 for p in _data_files(folder))
+
+
+def dataset_fingerprint(folder: str | os.PathLike) -> str:
+    """SHA-256 over every data file's relative path, size and modification time (not its bytes:
+    hashing terabytes on each visit would defeat the cache)."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for path in _data_files(folder):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """Where aggregates are kept: ``$VALUE_DASHBOARD_AGGREGATE_CACHE``, else the user's cache folder."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "valuecore" / "aggregates"
+
+
+def cached_aggregate(
+    folder: str | os.PathLike,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    progress: Callable[[float], None] | None = None,
+    resolution: float | None = None,
+    memory_limit: str = "1GB",
+) -> Path:
+    """The aggregate run file of a dataset, made once per fingerprint.
+
+    Parameters
+    ----------
+    folder : path
+        The dataset, already resolved inside the operator's roots by the caller.
+    cache_dir : path, optional
+        Default :func:`default_cache_dir`.
+    progress : callable, optional
+        Called with the fraction done (0..1) while aggregating.
+    resolution, memory_limit
+        As in ``valuecore.aggregate``; the resolution is part of the cache key.
+
+    Returns
+    -------
+    Path
+        A Parquet run file; load it with ``valuecore.load_runs``. Its model is
+        named after the folder (or its ``model`` column).
+
+    Raises
+    ------
+    valuecore.aggregation.AggregateRefused
+        With the problems (file, column, rows) to show, when the dataset fails
+        a check or has too many distinct confidences.
+    """
+    from valuecore.aggregation import aggregate
+
+    folder = Path(folder)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    key = dataset_fingerprint(folder) + ("" if resolution is None else f"-r{resolution:g}")
+    out = cache / f"{folder.name}-{key[:32]}.parquet"
+    if out.is_file():
+        return out
+    cache.mkdir(parents=True, exist_ok=True)
+    aggregate(str(folder), out, resolution=resolution, memory_limit=memory_limit, progress=progress,
+              model=folder.name)  # fmt: skip
+    return out

@@ -1,0 +1,372 @@
+"""Aggregate-then-answer equals answer-on-raw-rows (DuckDB engine).
+
+The raw rows are written to Parquet, aggregated by ``valuecore.aggregate``
+(DuckDB), and both files are loaded by the ordinary loader; every question
+the product answers must then agree. Spark's identical aggregate is checked
+in ``test_aggregate_spark.py``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import valuecore as vc
+from valuecore._aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
+from valuecore._cli import main
+
+CLASSES = ("a", "b", "c")
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+AGGREGATE_POLICIES = ("accept_all", "threshold", "calibrated_threshold", "class_thresholds",
+                      "calibrated_class_thresholds")  # fmt: skip
+
+
+def raw_frame(seed: int, n: int, *, levels: int = 4, weights: bool = True, labelled_test: bool = True):
+    """Probabilities on a coarse grid (many ties), integer weights, two splits."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, levels + 1, size=(n, 3))
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    proba = counts / counts.sum(axis=1, keepdims=True)
+    frame = pd.DataFrame({f"proba_{c}": proba[:, j] for j, c in enumerate(CLASSES)})
+    frame["y_true"] = rng.choice(CLASSES, size=n)
+    frame["split"] = np.where(np.arange(n) % 2 == 0, "val", "test")
+    if not labelled_test:
+        frame.loc[frame["split"] == "test", "y_true"] = None
+    if weights:
+        frame["weight"] = rng.integers(1, 4, size=n).astype(float)
+    return frame
+
+
+def raw_and_aggregate(frame: pd.DataFrame, folder: Path, **options):
+    raw = folder / "model.parquet"
+    frame.to_parquet(raw)
+    out = folder / "agg.parquet"
+    result = aggregate(str(raw), out, **options)
+    raw_report, agg_report = vc.load_runs(raw), vc.load_runs(out)
+    assert raw_report.ok and agg_report.ok, (raw_report.problems, agg_report.problems)
+    return raw_report.models["model"], agg_report.models["model"], result
+
+
+def assert_same_result(a, b):
+    for name in ("value_total", "n_correct", "n_wrong", "n_abstain", "coverage", "n_items"):
+        assert getattr(a, name) == pytest.approx(getattr(b, name), rel=1e-9, abs=1e-9), name
+    np.testing.assert_allclose(a.confusion, b.confusion, rtol=1e-9, atol=1e-9)
+
+
+def assert_same_policy(a: vc.Policy, b: vc.Policy):
+    assert a.kind == b.kind
+    if a.threshold is None or b.threshold is None:
+        assert a.threshold is None and b.threshold is None
+    else:
+        assert a.threshold == b.threshold
+    if a.class_thresholds is not None:
+        np.testing.assert_array_equal(np.asarray(a.class_thresholds), np.asarray(b.class_thresholds))
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), omega=st.sampled_from([0.0, 0.5, 1.0, 3.0, 9.0]))
+def test_every_answer_on_the_aggregate_equals_the_raw_rows(seed, n, omega):
+    frame = raw_frame(seed, n)
+    with tempfile.TemporaryDirectory() as folder:
+        raw, agg, result = raw_and_aggregate(frame, Path(folder))
+    assert result.groups <= n and result.source_rows == n
+    use_case = vc.UseCase.from_omega(omega)
+    matrix = vc.ValueMatrix(CLASSES, np.random.default_rng(seed).integers(-5, 6, size=(3, 4)).astype(float))
+    tune_raw, tune_agg = vc.presort(raw.splits["val"]), vc.presort(agg.splits["val"])
+    test_raw, test_agg = raw.splits.get("test"), agg.splits.get("test")
+    if test_raw is None:
+        return
+    sorted_raw, sorted_agg = vc.presort(test_raw), vc.presort(test_agg)
+    for values in (use_case, matrix):
+        for kind in AGGREGATE_POLICIES:
+            p_raw = vc.fit_policy(kind, tune_raw, values)
+            p_agg = vc.fit_policy(kind, tune_agg, values)
+            assert_same_policy(p_raw, p_agg)
+            assert_same_result(vc.evaluate(p_raw, test_raw, values), vc.evaluate(p_agg, test_agg, values))
+            # Label-free: linear in the probabilities, so the group means keep it exact.
+            assert_same_result(vc.estimate(p_raw, test_raw, values), vc.estimate(p_agg, test_agg, values))
+    for mode in vc.VOC_MODES:
+        omegas = np.linspace(0, 12, 25)
+        curve_raw = vc.voc_curve(sorted_raw, mode, tune_run=tune_raw)
+        curve_agg = vc.voc_curve(sorted_agg, mode, tune_run=tune_agg)
+        np.testing.assert_allclose(curve_raw.value_at(omegas), curve_agg.value_at(omegas), rtol=1e-9, atol=1e-12)
+    rc_raw, rc_agg = vc.risk_coverage_curve(sorted_raw), vc.risk_coverage_curve(sorted_agg)
+    np.testing.assert_array_equal(rc_raw.thresholds, rc_agg.thresholds)
+    np.testing.assert_allclose(rc_raw.coverage, rc_agg.coverage, rtol=1e-12)
+    np.testing.assert_allclose(rc_raw.risk, rc_agg.risk, rtol=1e-12)
+    assert rc_raw.aurc == pytest.approx(rc_agg.aurc, rel=1e-9, abs=1e-12)
+    policy = vc.fit_policy("threshold", tune_raw, use_case)
+    t_raw = vc.uncertainty.policy_interval(policy, test_raw, use_case, method="t")
+    t_agg = vc.uncertainty.policy_interval(policy, test_agg, use_case, method="t")
+    for name in ("mean", "std_error", "low", "high", "n"):
+        a, b = getattr(t_raw, name), getattr(t_agg, name)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-12), name
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 30))
+def test_bootstrap_on_the_aggregate_draws_the_same_resamples(seed, n):
+    """Frequency weights: a group of weight w is w copies, so with the raw rows in
+    the aggregate's order the same seed draws the same items, group for group."""
+    frame = raw_frame(seed, n).assign(split="all")
+    with tempfile.TemporaryDirectory() as folder:
+        _, agg, _ = raw_and_aggregate(frame, Path(folder))
+    test_agg = agg.splits["all"]
+    # The raw rows written out in the aggregate's group order, one row per unit weight.
+    truth = vc.UseCase(1, 0, -2)
+    policy = vc.Policy("threshold", threshold=0.5)
+    order = pd.DataFrame({"p": list(map(tuple, frame[[f"proba_{c}" for c in CLASSES]].to_numpy()))})
+    del order
+    per_group = vc.item_values(policy, test_agg, truth)
+    expanded = np.repeat(per_group, test_agg.sample_weight.astype(int))
+    a = vc.uncertainty.bootstrap_interval(
+        per_group, test_agg.sample_weight, rng=np.random.default_rng(seed), n_resamples=200)
+    b = vc.uncertainty.bootstrap_interval(expanded, rng=np.random.default_rng(seed), n_resamples=200)
+    assert a.low == pytest.approx(b.low, abs=1e-12) and a.high == pytest.approx(b.high, abs=1e-12)
+    # And the per-item values of the aggregate are those of the raw rows, group by group.
+    raw_values = np.sort(vc.item_values(policy, vc.load_run_file(_to_bytes(frame), name="m.parquet")
+                                        .models["m"].splits["all"], truth).repeat(frame["weight"].astype(int)))
+    np.testing.assert_allclose(np.sort(expanded), raw_values)
+
+
+def _to_bytes(frame: pd.DataFrame) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.slow
+def test_bootstrap_on_large_groups_is_multinomial_over_groups(tmp_path):
+    """Groups heavier than the resampler's per-item draw budget are drawn multinomially;
+    the distribution of resampled means still matches the items written out."""
+    frame = raw_frame(3, 400, levels=2, weights=False).assign(split="all")
+    frame = pd.concat([frame] * 50, ignore_index=True)
+    _, agg, result = raw_and_aggregate(frame, tmp_path)
+    assert result.groups < 60
+    test_agg = agg.splits["all"]
+    values = vc.item_values(vc.Policy("threshold", threshold=0.5), test_agg, vc.UseCase(1, 0, -2))
+    expanded = np.repeat(values, test_agg.sample_weight.astype(int))
+    a = vc.uncertainty.bootstrap_interval(
+        values, test_agg.sample_weight, rng=np.random.default_rng(1), n_resamples=4000)
+    b = vc.uncertainty.bootstrap_interval(expanded, rng=np.random.default_rng(2), n_resamples=4000)
+    assert a.mean == pytest.approx(b.mean)
+    assert a.std_error == pytest.approx(b.std_error, rel=0.06)
+    assert a.low == pytest.approx(b.low, abs=0.2 * b.std_error + 1e-3)
+    assert a.high == pytest.approx(b.high, abs=0.2 * b.std_error + 1e-3)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(5, 60), resolution=st.sampled_from([0.01, 0.05, 0.1, 0.25]),
+       omega=st.sampled_from([0.5, 1.0, 2.0, 4.0]))  # fmt: skip
+def test_the_resolution_bound_holds_against_the_exact_answer(seed, n, resolution, omega):
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet([1, 1, 1], size=n)
+    frame = pd.DataFrame({f"proba_{c}": proba[:, j] for j, c in enumerate(CLASSES)})
+    frame["y_true"] = np.where(rng.random(n) < proba.max(axis=1), np.array(CLASSES)[proba.argmax(axis=1)],
+                               rng.choice(CLASSES, size=n))  # fmt: skip
+    use_case = vc.UseCase.from_omega(omega)
+    with tempfile.TemporaryDirectory() as folder:
+        raw, agg, result = raw_and_aggregate(frame, Path(folder), resolution=resolution)
+    assert result.resolution == resolution and result.kind == "top_label"
+    raw_run, agg_run = vc.presort(raw.splits["all"]), vc.presort(agg.splits["all"])
+    grid = agg_run.thresholds
+    assert np.all(np.isclose(grid / resolution, np.round(grid / resolution)))
+    exact = vc.fit_policy("threshold", raw_run, use_case)
+    on_grid = vc.fit_policy("threshold", agg_run, use_case)
+    exact_value = vc.evaluate(exact, raw.splits["all"], use_case).value_total
+    grid_value = vc.evaluate(on_grid, agg.splits["all"], use_case).value_total
+    # A grid threshold accepts the same raw items as the rounded ones: its value is exact.
+    assert vc.evaluate(on_grid, raw.splits["all"], use_case).value_total == pytest.approx(grid_value, abs=1e-9)
+    bound = resolution_bound(agg_run, use_case)
+    assert grid_value <= exact_value + 1e-9
+    assert exact_value <= grid_value + bound + 1e-9
+
+
+def test_rounding_is_down_and_exact_on_grid_points(tmp_path):
+    confidence = [0.3, 0.7, 0.29999999999999993, 0.1 * 3, 0.95, 0.5]
+    frame = pd.DataFrame({"y_pred": ["a", "b", "a", "b", "a", "b"], "confidence": confidence,
+                          "y_true": ["a", "a", "b", "b", "a", "b"]})  # fmt: skip
+    _, agg, _ = raw_and_aggregate(frame, tmp_path, resolution=0.1)
+    got = sorted(set(agg.splits["all"].confidence.tolist()))
+    for c in confidence:
+        grid = max(g for g in got if g <= c)
+        assert c - grid < 0.1 + 1e-12
+    assert all(g <= max(c for c in confidence if c >= g) for g in got)
+
+
+def test_aggregate_keeps_top_label_runs_periods_and_hive_partitions(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 300
+    frame = pd.DataFrame({
+        "y_pred": rng.choice(["1", "2", "10"], n), "confidence": rng.integers(5, 10, n) / 10,
+        "y_true": rng.choice(["1", "2", "10"], n),
+        "timestamp": pd.Timestamp("2024-05-01") + pd.to_timedelta(rng.integers(0, 60 * 24 * 20, n), "min"),
+    })  # fmt: skip
+    for split in ("val", "test"):
+        folder = tmp_path / "logs" / f"split={split}"
+        folder.mkdir(parents=True)
+        part = frame.iloc[: n // 2] if split == "val" else frame.iloc[n // 2 :]
+        part.to_parquet(folder / "part-0.parquet")
+    out = tmp_path / "agg.parquet"
+    result = aggregate(str(tmp_path / "logs"), out, period="week")
+    assert result.classes == ("1", "2", "10") and result.period == "week"
+    report = vc.load_runs(out)
+    assert report.ok, report.problems
+    run = report.models["logs"]
+    assert set(run.splits) == {"val", "test"}
+    weeks = np.unique(run.splits["val"].timestamp)
+    assert all(pd.Timestamp(w).dayofweek == 0 and pd.Timestamp(w).hour == 0 for w in weeks)
+    assert run.splits["val"].total_weight + run.splits["test"].total_weight == n
+    assert read_aggregate_metadata(out)["period"] == "week"
+
+
+def test_cli_aggregate_then_report(tmp_path, capsys):
+    frame = raw_frame(7, 500)
+    raw = tmp_path / "model.parquet"
+    frame.to_parquet(raw)
+    out = tmp_path / "agg.parquet"
+    assert main(["aggregate", str(raw), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "groups from 500 rows" in printed and "exact" in printed
+    # Loading it says what an aggregate can and cannot answer.
+    assert any("is an aggregate" in str(w) and "expected-value rule" in str(w) for w in vc.load_runs(out).warnings)
+    assert not vc.load_runs(raw).warnings
+    assert main(["report", str(out), "--omega", "2", "--no-interval"]) == 0
+    on_aggregate = capsys.readouterr().out
+    assert main(["report", str(raw), "--omega", "2", "--no-interval"]) == 0
+    on_raw = capsys.readouterr().out
+    pick = lambda text: [line for line in text.splitlines() if line.startswith(("threshold", "value total"))]  # noqa: E731
+    assert pick(on_aggregate) == pick(on_raw) and pick(on_raw)
+
+
+def test_cli_refuses_over_the_group_budget_and_suggests_a_resolution(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet([1, 1], size=3000)
+    frame = pd.DataFrame({"proba_a": proba[:, 0], "proba_b": proba[:, 1], "y_true": rng.choice(["a", "b"], 3000)})
+    raw = tmp_path / "model.parquet"
+    frame.to_parquet(raw)
+    out = tmp_path / "agg.parquet"
+    assert main(["aggregate", str(raw), "--out", str(out), "--max-groups", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert "groups (model, split, predicted class, confidence, true class) exceed the budget of 1,000" in err
+    assert "--resolution 0.01" in err
+    assert not out.exists()
+    assert main(["aggregate", str(raw), "--out", str(out), "--max-groups", "1000", "--resolution", "0.01"]) == 0
+    assert "rounded down to multiples of 0.01" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- bad sources
+def loader_problems(path: Path) -> list[str]:
+    return [str(p) for p in vc.load_runs(path).problems if p.severity == "error"]
+
+
+def aggregate_problems(source, tmp_path: Path, **options) -> list[str]:
+    with pytest.raises(AggregateRefused) as refused:
+        aggregate(str(source), tmp_path / "agg.parquet", **options)
+    assert not (tmp_path / "agg.parquet").exists()
+    return [str(p) for p in refused.value.problems if p.severity == "error"]
+
+
+BAD_FRAMES = {
+    "nan": pd.DataFrame({"proba_a": [0.9, np.nan, 0.2, np.nan], "proba_b": [0.1, 0.5, 0.8, 0.5],
+                         "y_true": ["a", "b", "a", "b"]}),
+    "negative": pd.DataFrame({"proba_a": [0.9, -0.5, 0.2], "proba_b": [0.1, 1.5, 0.8], "y_true": ["a", "b", "a"]}),
+    "sum": pd.DataFrame({"proba_a": [0.9, 0.4, 0.2], "proba_b": [0.1, 0.4, 0.8], "y_true": ["a", "b", "a"]}),
+    "unknown_label": pd.DataFrame({"proba_a": [0.9, 0.4], "proba_b": [0.1, 0.6], "y_true": ["a", "z"]}),
+    "no_prediction_columns": pd.DataFrame({"y_true": ["a", "b"], "score": [0.2, 0.3]}),
+    "one_class": pd.DataFrame({"proba_a": [1.0, 1.0], "y_true": ["a", "a"]}),
+    "confidence": pd.DataFrame({"y_pred": ["a", "b", "a"], "confidence": [0.5, 1.5, np.nan],
+                                "y_true": ["a", "b", "b"]}),
+    "weight": pd.DataFrame({"proba_a": [0.9, 0.4], "proba_b": [0.1, 0.6], "y_true": ["a", "b"], "weight": [-1.0, 2]}),
+    "partly_labelled": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7],
+                                     "y_true": ["a", None, "b"]}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FRAMES))
+def test_bad_sources_give_the_loaders_messages(case, tmp_path):
+    path = tmp_path / "model.parquet"
+    BAD_FRAMES[case].to_parquet(path)
+    expected = loader_problems(path)
+    assert expected
+    assert aggregate_problems(path, tmp_path) == expected
+
+
+def test_bad_csv_source_gives_the_loaders_messages(tmp_path):
+    path = tmp_path / "model.csv"
+    path.write_text("proba_a,proba_b,y_true\n0.9,0.1,a\nabc,0.5,b\n0.2,0.8,a\n,1,b\n")
+    expected = loader_problems(path)
+    assert aggregate_problems(path, tmp_path) == expected
+
+
+def test_mixed_classes_empty_and_unreadable_parts(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    pd.DataFrame({"proba_a": [0.9], "proba_b": [0.1], "y_true": ["a"]}).to_parquet(data / "part-0.parquet")
+    pd.DataFrame({"proba_a": [0.9], "proba_c": [0.1], "y_true": ["a"]}).to_parquet(data / "part-1.parquet")
+    (data / "part-2.parquet").write_bytes(b"PAR1 this is not parquet")
+    problems = aggregate_problems(data, tmp_path)
+    assert any("part-1.parquet, column proba_b: has other columns than" in p and "'proba_c'" in p for p in problems)
+    assert any(p.startswith(f"{data / 'part-2.parquet'}: is not a readable Parquet file") for p in problems)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    pd.DataFrame({"proba_a": pd.Series([], dtype=float), "proba_b": pd.Series([], dtype=float)}).to_parquet(
+        empty / "part-0.parquet"
+    )
+    assert aggregate_problems(empty, tmp_path) == [f"{empty}: file has a header but no data rows"]
+    nowhere = tmp_path / "nowhere"
+    assert aggregate_problems(nowhere, tmp_path) == [f"{nowhere}: no such file, folder or table"]
+
+
+def test_duckdb_table_source(tmp_path):
+    import duckdb
+
+    frame = raw_frame(11, 200)
+    database = tmp_path / "logs.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE predictions AS SELECT * FROM frame")
+    out = tmp_path / "agg.parquet"
+    aggregate(f"{database}:predictions", out)
+    raw_path = tmp_path / "predictions.parquet"
+    frame.to_parquet(raw_path)
+    raw, agg = vc.load_runs(raw_path).models["predictions"], vc.load_runs(out).models["predictions"]
+    for split in ("val", "test"):
+        assert agg.splits[split].total_weight == pytest.approx(raw.splits[split].total_weight)
+        thresholds = [vc.presort(run.splits[split]).thresholds for run in (agg, raw)]
+        np.testing.assert_array_equal(*thresholds)
+
+
+# ------------------------------------------------------------------ memory
+def test_aggregates_a_dataset_larger_than_duckdbs_memory_limit(tmp_path):
+    """~2.4e6 rows of float64 probabilities (about 100 MB of columns) under a 24 MB limit."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "big"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    total = 0
+    for part in range(4):
+        n = 600_000
+        a = rng.integers(0, 1001, n) / 1000
+        table = pa.table({"proba_a": a, "proba_b": 1 - a, "y_true": rng.choice(["a", "b"], n),
+                          "split": rng.choice(["val", "test"], n)})  # fmt: skip
+        pq.write_table(table, folder / f"part-{part}.parquet")
+        total += n
+    out = tmp_path / "agg.parquet"
+    result = aggregate(str(folder), out, memory_limit="24MB", threads=1)
+    assert result.source_rows == total
+    assert result.groups <= 2 * 2 * 2 * 1001
+    report = vc.load_runs(out)
+    assert report.ok
+    weight = sum(p.total_weight for p in report.models["big"].splits.values())
+    assert weight == total

@@ -1,0 +1,120 @@
+"""Spark computes the identical aggregate, and the loader's messages for bad sources.
+
+One local Spark session (``local[2]``, loopback only) serves the whole module.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import valuecore as vc
+from valuecore._aggregate import AggregateRefused, aggregate, spark_session
+
+from test_aggregate import BAD_FRAMES, loader_problems, raw_frame
+
+os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = spark_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def both_engines(spark, source, tmp_path, **options):
+    """(DuckDB's aggregate, Spark's aggregate) as pyarrow tables."""
+    tables = []
+    for engine in ("duckdb", "spark"):
+        out = tmp_path / f"{engine}.parquet"
+        extra = {"spark": spark} if engine == "spark" else {}
+        aggregate(str(source), out, engine=engine, **options, **extra)
+        tables.append(pq.read_table(out))
+    return tables
+
+
+def assert_same_rows(duck, spark_table):
+    assert duck.column_names == spark_table.column_names
+    assert duck.num_rows == spark_table.num_rows
+    for name in duck.column_names:
+        a, b = duck[name].to_pylist(), spark_table[name].to_pylist()
+        if name.startswith("proba_"):
+            np.testing.assert_allclose(np.array(a, float), np.array(b, float), rtol=1e-12, atol=1e-15)
+        else:
+            assert a == b, name
+
+
+def test_spark_aggregate_equals_duckdb_row_for_row(spark, tmp_path):
+    frame = raw_frame(5, 3000)
+    frame["model"] = np.where(np.arange(len(frame)) % 3 == 0, "m1", "m2")
+    source = tmp_path / "logs"
+    source.mkdir()
+    frame.iloc[:1000].to_parquet(source / "part-0.parquet")
+    frame.iloc[1000:].to_parquet(source / "part-1.parquet")
+    duck, spark_table = both_engines(spark, source, tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert duck.num_rows < len(frame)
+
+
+def test_spark_equals_duckdb_with_resolution_period_and_hive_partitions(spark, tmp_path):
+    rng = np.random.default_rng(8)
+    n = 2000
+    proba = rng.dirichlet([2, 1], size=n).astype(np.float32)
+    frame = pd.DataFrame({
+        "proba_0": proba[:, 0], "proba_1": 1 - proba[:, 0], "y_true": rng.integers(0, 2, n),
+        "timestamp": pd.Timestamp("2024-05-01") + pd.to_timedelta(rng.integers(0, 60 * 24 * 60, n), "min"),
+    })  # fmt: skip
+    source = tmp_path / "logs"
+    for split in ("val", "prod"):
+        (source / f"split={split}").mkdir(parents=True)
+        part = frame.iloc[: n // 2] if split == "val" else frame.iloc[n // 2 :].assign(y_true=pd.NA)
+        part = part.astype({"y_true": "Int64"})
+        part.to_parquet(source / f"split={split}" / "part-0.parquet")
+    duck, spark_table = both_engines(spark, source, tmp_path, resolution=0.001, period="month")
+    assert_same_rows(duck, spark_table)
+    report = vc.load_runs(tmp_path / "spark.parquet")
+    assert report.ok, report.problems
+    assert not report.models["logs"].splits["prod"].has_labels
+
+
+def test_spark_equals_duckdb_on_top_label_csv(spark, tmp_path):
+    rng = np.random.default_rng(9)
+    n = 500
+    frame = pd.DataFrame({"y_pred": rng.choice(["cat", "dog"], n), "confidence": rng.integers(50, 100, n) / 100,
+                          "y_true": rng.choice(["cat", "dog"], n), "weight": rng.integers(1, 5, n)})  # fmt: skip
+    source = tmp_path / "model.csv"
+    frame.to_csv(source, index=False)
+    duck, spark_table = both_engines(spark, source, tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert sum(duck["weight"].to_pylist()) == frame["weight"].sum()
+
+
+@pytest.mark.parametrize("case", ["nan", "sum", "unknown_label", "partly_labelled"])
+def test_bad_sources_give_the_loaders_messages_from_spark(spark, case, tmp_path):
+    path = tmp_path / "model.parquet"
+    BAD_FRAMES[case].to_parquet(path)
+    with pytest.raises(AggregateRefused) as refused:
+        aggregate(str(path), tmp_path / "agg.parquet", engine="spark", spark=spark)
+    assert [str(p) for p in refused.value.problems if p.severity == "error"] == loader_problems(path)
+
+
+def test_spark_catalog_table(spark, tmp_path):
+    frame = raw_frame(12, 400)
+    spark.createDataFrame(frame).createOrReplaceTempView("predictions_table")
+    out = tmp_path / "agg.parquet"
+    aggregate("table:predictions_table", out, engine="spark", spark=spark)
+    raw_path = tmp_path / "predictions_table.parquet"
+    frame.to_parquet(raw_path)
+    raw = vc.load_runs(raw_path).models["predictions_table"]
+    agg = vc.load_runs(out).models["predictions_table"]
+    use_case = vc.UseCase(1, 0, -3)
+    for split in ("val", "test"):
+        a = vc.fit_policy("threshold", vc.presort(raw.splits[split]), use_case)
+        b = vc.fit_policy("threshold", vc.presort(agg.splits[split]), use_case)
+        assert a.threshold == b.threshold

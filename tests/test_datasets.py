@@ -1,0 +1,44 @@
+"""Parquet datasets in the dashboard: aggregated once per fingerprint, then loaded like a run file."""
+
+import os
+
+import numpy as np
+import pandas as pd
+
+import valuecore as vc
+from dashboard import datasets
+
+
+def make_dataset(root, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 21, n) / 20
+    frame = pd.DataFrame({"proba_a": a, "proba_b": 1 - a, "y_true": rng.choice(["a", "b"], n)})
+    for split in ("val", "test"):
+        (root / f"split={split}").mkdir(parents=True, exist_ok=True)
+        frame.to_parquet(root / f"split={split}" / "part-0.parquet")
+    return frame
+
+
+def test_cached_aggregate_is_made_once_per_fingerprint(tmp_path, monkeypatch):
+    dataset = tmp_path / "fraud_model"
+    make_dataset(dataset)
+    assert datasets.is_dataset(dataset) and not datasets.is_dataset(tmp_path / "nowhere")
+    calls = []
+    real = vc.aggregation.aggregate
+    monkeypatch.setattr("valuecore.aggregation.aggregate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    again = datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    assert first == again and len(calls) == 1
+    report = vc.load_runs(first)
+    assert report.ok and set(report.models["fraud_model"].splits) == {"val", "test"}
+    # A changed part changes the fingerprint: never a stale aggregate.
+    part = dataset / "split=val" / "part-0.parquet"
+    make_dataset(dataset, seed=1)
+    os.utime(part, ns=(part.stat().st_atime_ns, part.stat().st_mtime_ns + 10**9))
+    third = datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    assert third != first and len(calls) == 2
+
+
+def test_a_flat_folder_of_run_files_is_not_a_dataset(tmp_path):
+    pd.DataFrame({"proba_a": [0.5], "proba_b": [0.5]}).to_parquet(tmp_path / "model.parquet")
+    assert not datasets.is_dataset(tmp_path)

@@ -1,0 +1,1320 @@
+"""Aggregate prediction logs too large for memory into an ordinary run file.
+
+Every threshold question (policies, VOC, risk-coverage, confusion matrices,
+t-intervals, label-free estimates) is a function of the weighted counts per
+(model, split, predicted class, true class, distinct confidence), and of the
+probability sums per group for label-free per-class values. The aggregate
+keeps exactly those: one row per group, its summed ``weight`` and, for
+full-probability sources, the group's weighted mean probability vector. It is
+a run file like any other: ``load_runs`` reads it, and a weight of w is w
+copies (the bootstrap then draws multinomially over groups).
+
+The aggregation is one SQL text (:func:`aggregate_sql`), run by DuckDB
+in-process (the default, memory bounded by ``memory_limit`` with spilling to
+a temporary folder) or by Spark (a cluster, or ``local[2]``). The checks the
+in-memory loader makes run in the engine too (:func:`check_sql`) and come back
+as the loader's own :class:`LoadProblem` messages, naming file, column and rows.
+
+Exact by default. When the confidences are too finely spread (e.g. float32
+scores), the number of groups exceeds a budget and the aggregation refuses,
+suggesting a ``resolution``: confidences are then rounded *down* to multiples
+of it, so "confidence >= t" is exact for every grid threshold t, and
+:func:`resolution_bound` bounds what the grid costs against the exact optimum.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import json
+import math
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+
+from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from ._runfiles import (
+    DEFAULT_SPLIT,
+    MAX_GROUPS,
+    NUMERIC_MISSING,
+    PARQUET_SUFFIXES,
+    SHOWN_COLUMNS,
+    SHOWN_ROWS,
+    LoadProblem,
+    _check_header,
+    _FileProblems,
+    _is_run_column,
+    _run_kind,
+    _short_list,
+    _warn_unknown_columns,
+)
+
+__all__ = [
+    "AGGREGATE_METADATA_KEY",
+    "AggregateResult",
+    "AggregateRefused",
+    "PERIODS",
+    "aggregate",
+    "aggregate_sql",
+    "check_sql",
+    "resolution_bound",
+]
+
+AGGREGATE_METADATA_KEY = b"valuecore.aggregate"
+CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+# The view every engine exposes: the source's columns plus where each row comes from.
+SOURCE_VIEW = "source_rows"
+FILE_COLUMN = "__file"
+ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
+_CSV_SUFFIXES = (".csv", ".txt")
+_LARGEST_DOUBLE = "1.7976931348623157e308"
+
+
+# --------------------------------------------------------------- results
+class AggregateRefused(ValueError):
+    """The source cannot be aggregated as asked; ``problems`` say why (file, column, rows)."""
+
+    def __init__(self, problems: Sequence[LoadProblem]):
+        self.problems = tuple(problems)
+        errors = [p for p in self.problems if p.severity == "error"] or list(self.problems)
+        super().__init__("; ".join(str(p) for p in errors[:3]))
+
+
+@dataclass(frozen=True)
+class AggregateResult:
+    """What :func:`aggregate` wrote.
+
+    Attributes
+    ----------
+    path : str
+        The aggregate Parquet file.
+    engine : {"duckdb", "spark"}
+    source_rows : int
+        Rows read from the sources.
+    groups : int
+        Rows of the aggregate.
+    resolution : float or None
+        Confidences were rounded down to multiples of this; None = exact.
+    period : str or None
+        Time bucket of the ``timestamp`` column, if any.
+    classes : tuple of str
+    kind : {"proba", "top_label"}
+        Whether the aggregate keeps mean probability vectors.
+    seconds : float
+        Wall time.
+    problems : tuple of LoadProblem
+        Warnings (errors refuse instead).
+    """
+
+    path: str
+    engine: str
+    source_rows: int
+    groups: int
+    resolution: float | None
+    period: str | None
+    classes: tuple[str, ...]
+    kind: str
+    seconds: float
+    problems: tuple[LoadProblem, ...] = ()
+
+    @property
+    def metadata(self) -> dict:
+        return {
+            "format": 1,
+            "engine": self.engine,
+            "source_rows": self.source_rows,
+            "groups": self.groups,
+            "resolution": self.resolution,
+            "period": self.period,
+            "kind": self.kind,
+            "classes": list(self.classes),
+        }
+
+
+# -------------------------------------------------------------- the sources
+@dataclass(frozen=True)
+class _Source:
+    """One SOURCE argument: the files (or table) it names and their columns."""
+
+    display: str
+    model: str
+    format: str  # "parquet", "csv", "duckdb_table" or "spark_table"
+    files: tuple[str, ...] = ()
+    base: str | None = None  # folder of a hive-partitioned dataset
+    table: str | None = None
+    database: str | None = None
+    columns: tuple[str, ...] = ()
+    column_types: dict = field(default_factory=dict)  # name -> "number", "text" or "time"
+    rows: int | None = None
+
+
+def _is_glob(text: str) -> bool:
+    return any(ch in text for ch in "*?[")
+
+
+def _source_files(text: str, problems: _FileProblems) -> tuple[list[Path], Path | None]:
+    """Data files named by a file, a folder (recursive) or a glob; (files, hive base folder)."""
+    path = Path(text)
+    if _is_glob(text):
+        files = [Path(p) for p in sorted(globlib.glob(text, recursive=True)) if Path(p).is_file()]
+        base = None
+    elif path.is_dir():
+        files = sorted(
+            p
+            for p in path.rglob("*")
+            if p.is_file()
+            and p.suffix.lower() in PARQUET_SUFFIXES + _CSV_SUFFIXES
+            and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+        )
+        base = path
+    elif path.exists():
+        return [path], None
+    else:
+        problems.add("no such file, folder or table")
+        return [], None
+    if not files:
+        problems.add("holds no .parquet or .csv files")
+    return files, base
+
+
+def _hive_keys(file: Path, base: Path | None) -> list[tuple[str, str]]:
+    if base is None:
+        return []
+    parts = file.relative_to(base).parts[:-1]
+    return [tuple(part.split("=", 1)) for part in parts if "=" in part]
+
+
+def _arrow_kind(arrow_type) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(arrow_type) or pa.types.is_date(arrow_type):
+        return "time"
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+        return "number"
+    if pa.types.is_boolean(arrow_type):
+        return "bool"
+    return "text"
+
+
+def _scan_parquet(file: Path, problems: _FileProblems):
+    """(columns, kinds, rows) from the Parquet footer only, or None after reporting."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(file)
+        schema = meta.schema_arrow
+        rows = meta.metadata.num_rows
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
+        problems.add(f"is not a readable Parquet file ({exc})")
+        return None
+    if not _check_header(schema.names, problems):
+        return None
+    nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
+    for name in nested:
+        problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
+    if nested:
+        return None
+    return [f.name for f in schema], {f.name: _arrow_kind(f.type) for f in schema}, rows
+
+
+def _scan_csv(file: Path, problems: _FileProblems):
+    import csv
+
+    try:
+        with open(file, "rb") as handle:
+            first = handle.readline()
+            rows = sum(1 for line in handle if line.strip())
+    except OSError as exc:
+        problems.add(f"cannot be read: {exc.strerror or exc}")
+        return None
+    try:
+        header_text = first.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        problems.add("is not UTF-8 text; save the CSV as UTF-8")
+        return None
+    if not header_text.strip():
+        problems.add("has an empty first line; the first line must be the column header")
+        return None
+    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+    if not _check_header(header, problems):
+        return None
+    return header, {name: "text" for name in header}, rows
+
+
+def _scan_files(text: str, model: str | None, problems: list[LoadProblem]) -> _Source | None:
+    """Check every file of one SOURCE from its footer or header: readable, same columns."""
+    where = _FileProblems(text)
+    files, base = _source_files(text, where)
+    problems.extend(where.items)
+    if not files:
+        return None
+    first_columns: list[str] | None = None
+    kinds: dict = {}
+    total = 0
+    good: list[str] = []
+    fmt = None
+    for file in files:
+        file_problems = _FileProblems(str(file))
+        is_parquet = file.suffix.lower() in PARQUET_SUFFIXES or file.read_bytes()[:4] == b"PAR1"
+        scanned = _scan_parquet(file, file_problems) if is_parquet else _scan_csv(file, file_problems)
+        this_format = "parquet" if is_parquet else "csv"
+        if scanned is not None and fmt is not None and this_format != fmt:
+            file_problems.add(f"is {this_format} but the other files of {text} are {fmt}; use one format")
+            scanned = None
+        if scanned is not None:
+            columns, file_kinds, rows = scanned
+            hive = _hive_keys(file, base)
+            columns = [c.strip() for c in columns] + [k for k, _ in hive if k not in columns]
+            file_kinds = {k.strip(): v for k, v in file_kinds.items()} | {k: "text" for k, _ in hive}
+            if first_columns is None:
+                first_columns, kinds, fmt = columns, file_kinds, this_format
+            elif set(columns) != set(first_columns):
+                missing = [c for c in first_columns if c not in columns]
+                extra = [c for c in columns if c not in first_columns]
+                file_problems.add(
+                    f"has other columns than {good[0] if good else files[0]} (missing {_short_list(missing)}, "
+                    f"extra {_short_list(extra)}); all files of a dataset need the same columns",
+                    column=(missing or extra)[0],
+                )
+            else:
+                for name, kind in file_kinds.items():
+                    if kinds.get(name) != kind:
+                        kinds[name] = "text" if "text" in (kind, kinds.get(name)) else kind
+            if not file_problems.has_errors:
+                if rows == 0:
+                    file_problems.add("file has a header but no data rows", severity="warning")
+                else:
+                    good.append(str(file))
+                total += rows
+        problems.extend(file_problems.items)
+    if any(p.severity == "error" for p in problems) or first_columns is None:
+        return None
+    if total == 0:
+        problems.append(LoadProblem(text, "file has a header but no data rows"))
+        return None
+    name = model or _default_model_name(text)
+    return _Source(
+        display=text, model=name, format=fmt, files=tuple(good), base=None if base is None else str(base),
+        columns=tuple(first_columns), column_types=kinds, rows=total,
+    )  # fmt: skip
+
+
+def _default_model_name(text: str) -> str:
+    """A model name from a SOURCE: the file stem, the folder name, or a glob's folder."""
+    path = Path(text)
+    if _is_glob(text):
+        fixed = [p for p in path.parts if not _is_glob(p)]
+        path = Path(*fixed) if fixed else Path("model")
+        return path.name or "model"
+    return path.stem if path.suffix else path.name
+
+
+def _table_source(text: str, model: str | None, engine: str, problems: list[LoadProblem]) -> _Source | None:
+    """``table:NAME`` (Spark catalog) or ``FILE.duckdb:TABLE`` / ``FILE.db:TABLE`` (DuckDB)."""
+    if text.startswith("table:"):
+        if engine != "spark":
+            problems.append(LoadProblem(text, "a catalog table (table:NAME) needs --engine spark"))
+            return None
+        table = text[len("table:") :]
+        return _Source(display=text, model=model or table.split(".")[-1], format="spark_table", table=table)
+    database, table = text.rsplit(":", 1)
+    if engine != "duckdb":
+        problems.append(LoadProblem(text, "a DuckDB database table needs --engine duckdb"))
+        return None
+    if not Path(database).is_file():
+        problems.append(LoadProblem(text, "no such DuckDB database file"))
+        return None
+    return _Source(display=text, model=model or table.split(".")[-1], format="duckdb_table", table=table,
+                   database=database)  # fmt: skip
+
+
+def _is_table(text: str) -> bool:
+    if text.startswith("table:"):
+        return True
+    head, _, tail = text.rpartition(":")
+    return bool(tail) and Path(head).suffix.lower() in (".duckdb", ".db", ".ddb")
+
+
+# ---------------------------------------------------------------- the SQL
+def _q(name: str) -> str:
+    """A quoted identifier; both engines read double quotes (Spark with doubleQuotedIdentifiers)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything the SQL needs to know about one source."""
+
+    columns: tuple[str, ...]
+    column_types: dict
+    classes: tuple[str, ...] | None  # None until inferred for a top-label source
+    proba_columns: tuple[str, ...]
+    model: str
+    resolution: float | None = None
+    period: str | None = None
+    sum_tolerance: float = 1e-2
+    warn_tolerance: float = 1e-6
+
+    @property
+    def top_label(self) -> bool:
+        return not self.proba_columns
+
+    def has(self, column: str) -> bool:
+        return column in self.columns
+
+
+def _number(plan: _Plan, column: str) -> str:
+    """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
+    if plan.column_types.get(column) in ("number", "bool", None):
+        return f"CAST({_q(column)} AS DOUBLE)"
+    missing = ", ".join(_lit(m) for m in NUMERIC_MISSING)
+    text = f"TRIM(CAST({_q(column)} AS STRING))"
+    return f"(CASE WHEN {text} IN ({missing}) THEN NULL ELSE TRY_CAST({text} AS DOUBLE) END)"
+
+
+def _not_a_number(plan: _Plan, column: str) -> str | None:
+    """Rows whose text is not a number, or None when the column is numeric."""
+    if plan.column_types.get(column) in ("number", "bool", None):
+        return None
+    missing = ", ".join(_lit(m) for m in NUMERIC_MISSING)
+    text = f"TRIM(CAST({_q(column)} AS STRING))"
+    return f"COALESCE({text} NOT IN ({missing}) AND TRY_CAST({text} AS DOUBLE) IS NULL, FALSE)"
+
+
+def _text(plan: _Plan, column: str) -> str:
+    """A label-like column as trimmed text, NULL when empty; whole-number floats read as integers."""
+    q = _q(column)
+    if plan.column_types.get(column) == "number":
+        as_text = (
+            f"CASE WHEN CAST({q} AS DOUBLE) = FLOOR(CAST({q} AS DOUBLE)) AND ABS(CAST({q} AS DOUBLE)) < 1e15 "
+            f"THEN CAST(CAST({q} AS BIGINT) AS STRING) ELSE CAST({q} AS STRING) END"
+        )
+    else:
+        as_text = f"CAST({q} AS STRING)"
+    return f"NULLIF(TRIM({as_text}), '')"
+
+
+def _class_of(plan: _Plan, column: str) -> str:
+    """A label column mapped to its class name; NULL when empty or not a class."""
+    text = _text(plan, column)
+    cases = []
+    for c in plan.classes:
+        condition = f"{text} = {_lit(c)}"
+        if _is_integer_text(c):
+            condition += f" OR TRY_CAST({text} AS DOUBLE) = {int(c)}"
+        cases.append(f"WHEN {condition} THEN {_lit(c)}")
+    return f"(CASE {' '.join(cases)} ELSE NULL END)"
+
+
+def _is_integer_text(text: str) -> bool:
+    try:
+        return str(int(text)) == text and abs(int(text)) < 10**15
+    except ValueError:
+        return False
+
+
+def _is_nan(expression: str) -> str:
+    return f"isnan({expression})"
+
+
+def _raw_confidence(plan: _Plan) -> str:
+    if plan.top_label:
+        return _number(plan, "confidence")
+    return "GREATEST(" + ", ".join(_number(plan, c) for c in plan.proba_columns) + ")"
+
+
+def _rounded(expression: str, resolution: float | None) -> str:
+    """Round down to a multiple of ``resolution``, guarding the division's round-off both ways."""
+    if resolution is None:
+        return expression
+    r = f"CAST({float(resolution)!r} AS DOUBLE)"  # Spark reads a bare 0.001 as a DECIMAL
+    k = f"FLOOR(({expression}) / {r})"
+    return (
+        f"(CASE WHEN ({k} + 1) * {r} <= ({expression}) THEN ({k} + 1) * {r} "
+        f"WHEN {k} * {r} > ({expression}) THEN ({k} - 1) * {r} ELSE {k} * {r} END)"
+    )
+
+
+def _predicted(plan: _Plan, confidence: str) -> str:
+    """The predicted class: the first column holding the maximum (numpy's argmax)."""
+    if plan.top_label:
+        return _class_of(plan, "y_pred")
+    cases = " ".join(
+        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_'):])}" for c in plan.proba_columns
+    )
+    return f"(CASE {cases} END)"
+
+
+def _group_text(plan: _Plan, column: str, default: str) -> str:
+    return _text(plan, column) if plan.has(column) else _lit(default)
+
+
+def _period(plan: _Plan) -> str | None:
+    if plan.period is None:
+        return None
+    if plan.column_types.get("timestamp") == "time":
+        stamp = f"CAST({_q('timestamp')} AS TIMESTAMP)"
+    else:
+        stamp = f"TRY_CAST(TRIM(CAST({_q('timestamp')} AS STRING)) AS TIMESTAMP)"
+    return f"date_trunc({_lit(plan.period)}, {stamp})"
+
+
+def _rows_sql(plan: _Plan) -> str:
+    """Per-row derived columns, the common base of the checks and the aggregate."""
+    raw = _raw_confidence(plan)
+    parts = [
+        f"{_group_text(plan, 'model', plan.model)} AS model",
+        f"{_group_text(plan, 'split', DEFAULT_SPLIT)} AS split",
+        f"{_class_of(plan, 'y_true') if plan.has('y_true') else 'CAST(NULL AS STRING)'} AS y_true",
+        f"{_predicted(plan, raw)} AS y_pred",
+        f"{_rounded(raw, plan.resolution)} AS confidence",
+        f"{_number(plan, 'weight') if plan.has('weight') else 'CAST(1.0 AS DOUBLE)'} AS w",
+    ]
+    if plan.period is not None:
+        parts.append(f"{_period(plan)} AS period")
+    if not plan.top_label and plan.resolution is None:
+        parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
+    return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
+
+
+GROUPED_TABLE = "grouped_rows"
+
+
+def _keys(plan: _Plan) -> list[str]:
+    return ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred", "confidence", "y_true"]
+
+
+def grouped_sql(plan: _Plan) -> str:
+    """The aggregation, one SQL text for DuckDB and Spark.
+
+    One row per (model, split[, period], predicted class, confidence, true
+    class): the summed weight, the number of raw rows and, for probability
+    sources at full resolution, the weighted mean probability vector, in
+    which the predicted class keeps exactly the group's confidence and every
+    other class is capped by its group maximum (round-off can then never
+    move the argmax).
+    """
+    select = _keys(plan)
+    if not plan.top_label and plan.resolution is None:
+        for column in plan.proba_columns:
+            c = column[len("proba_") :]
+            mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
+            select.append(
+                f"CASE WHEN y_pred = {_lit(c)} THEN confidence ELSE LEAST({mean}, MAX({_q(column)})) END "
+                f"AS {_q(column)}"
+            )
+    select += ["SUM(w) AS weight", "COUNT(*) AS n_rows"]
+    return (
+        f"WITH item_rows AS ({_rows_sql(plan)}) "
+        f"SELECT {', '.join(select)} FROM item_rows GROUP BY {', '.join(_keys(plan))}"
+    )
+
+
+def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
+    """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
+    select = ["model", "split"] + (["period AS timestamp"] if plan.period is not None else []) + ["y_true"]
+    if plan.top_label or plan.resolution is not None:
+        select += ["y_pred", "confidence"]
+    else:
+        select += [_q(c) for c in plan.proba_columns]
+    select.append("weight")
+    order = ["model", "split"] + (["period"] if plan.period is not None else [])
+    order += ["y_pred", "confidence DESC", "y_true"]
+    return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
+
+
+def aggregate_sql(plan: _Plan) -> str:
+    """:func:`grouped_sql` and :func:`output_sql` as one statement."""
+    return f"WITH {GROUPED_TABLE} AS ({grouped_sql(plan)}) {output_sql(plan)}"
+
+
+def groups_at_sql(plan: _Plan, resolution: float, table: str = GROUPED_TABLE) -> str:
+    """Exact number of groups if the (exact) confidences were rounded down to ``resolution``."""
+    keys = [k for k in _keys(plan) if k != "confidence"] + [f"{_rounded('confidence', resolution)} AS rounded"]
+    return f"SELECT COUNT(*) FROM (SELECT DISTINCT {', '.join(keys)} FROM {table}) AS coarser"
+
+
+# -------------------------------------------------------------- the checks
+@dataclass(frozen=True)
+class _Check:
+    """One loader check: rows where ``bad`` holds are reported with ``message``."""
+
+    message: str
+    column: str | None
+    bad: str
+    severity: str = "error"
+    names_labels: bool = False  # the message lists the offending labels, as the loader's does
+
+
+def _checks(plan: _Plan) -> list[_Check]:
+    """The in-memory loader's row checks, as SQL conditions (same messages)."""
+    checks: list[_Check] = []
+    for column in ("model", "split"):
+        if plan.has(column):
+            checks.append(_Check(f"{column} is empty", column, f"{_text(plan, column)} IS NULL"))
+    numeric = [c for c in (list(plan.proba_columns) + ["confidence", "weight"]) if plan.has(c)]
+    for column in numeric:
+        not_number = _not_a_number(plan, column)
+        if not_number is not None:
+            checks.append(_Check("values that are not numbers", column, not_number))
+    if plan.top_label:
+        checks += _top_label_checks(plan)
+    else:
+        checks += _proba_checks(plan)
+    if plan.has("y_true"):
+        checks.append(
+            _Check(
+                f"are not among the classes {_short_list(plan.classes)}",
+                "y_true",
+                f"{_text(plan, 'y_true')} IS NOT NULL AND {_class_of(plan, 'y_true')} IS NULL",
+                names_labels=True,
+            )
+        )
+    if plan.has("weight"):
+        w = _number(plan, "weight")
+        not_number = _not_a_number(plan, "weight") or "FALSE"
+        checks.append(
+            _Check(
+                "weight is missing, NaN or infinite", "weight",
+                f"NOT ({not_number}) AND ({w} IS NULL OR {_is_nan(w)} OR ABS({w}) > {_LARGEST_DOUBLE})",
+            )
+        )  # fmt: skip
+        checks.append(_Check("weight must be a non-negative count", "weight", f"{w} < 0"))
+    if plan.period is not None:
+        checks.append(
+            _Check(
+                "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)",
+                "timestamp", f"{_q('timestamp')} IS NOT NULL AND {_period(plan)} IS NULL",
+            )
+        )  # fmt: skip
+    return checks
+
+
+def _top_label_checks(plan: _Plan) -> list[_Check]:
+    c = _number(plan, "confidence")
+    not_number = _not_a_number(plan, "confidence") or "FALSE"
+    return [
+        _Check("y_pred is missing", "y_pred", f"{_text(plan, 'y_pred')} IS NULL"),
+        _Check(
+            "confidence is missing, NaN or infinite", "confidence",
+            f"NOT ({not_number}) AND ({c} IS NULL OR {_is_nan(c)} OR ABS({c}) > {_LARGEST_DOUBLE})",
+        ),
+        _Check("confidence must lie between 0 and 1", "confidence", f"({c} < 0 OR {c} > 1)"),
+    ]  # fmt: skip
+
+
+def _proba_checks(plan: _Plan) -> list[_Check]:
+    checks = []
+    for column in plan.proba_columns:
+        p = _number(plan, column)
+        not_number = _not_a_number(plan, column) or "FALSE"
+        checks.append(
+            _Check("NaN or missing probabilities", column, f"NOT ({not_number}) AND ({p} IS NULL OR {_is_nan(p)})")
+        )
+    for column in plan.proba_columns:
+        p = _number(plan, column)
+        checks.append(_Check("infinite probabilities", column, f"ABS({p}) > {_LARGEST_DOUBLE}"))
+    for column in plan.proba_columns:
+        checks.append(_Check("negative probabilities", column, f"{_number(plan, column)} < 0"))
+    return checks
+
+
+def _sum_deviation(plan: _Plan) -> str:
+    """|sum - 1| of rows whose cells are all valid, else NULL."""
+    cells = [_number(plan, c) for c in plan.proba_columns]
+    valid = " AND ".join(f"{p} IS NOT NULL AND NOT {_is_nan(p)} AND {p} >= 0 AND {p} <= 1e300" for p in cells)
+    return f"(CASE WHEN {valid} THEN ABS(({' + '.join(cells)}) - 1) ELSE NULL END)"
+
+
+def check_sql(plan: _Plan) -> tuple[str, list[_Check]]:
+    """One pass counting every check's offending rows per file (and the worst sum deviation)."""
+    checks = _checks(plan)
+    counts = [f"SUM(CASE WHEN {c.bad} THEN 1 ELSE 0 END) AS c{i}" for i, c in enumerate(checks)]
+    counts.append("COUNT(*) AS n_rows")
+    if not plan.top_label:
+        deviation = _sum_deviation(plan)
+        counts.append(f"MAX({deviation}) AS worst")
+        counts.append(f"SUM(CASE WHEN {deviation} > {plan.sum_tolerance!r} THEN 1 ELSE 0 END) AS too_far")
+        counts.append(f"SUM(CASE WHEN {deviation} > {plan.warn_tolerance!r} THEN 1 ELSE 0 END) AS off")
+    sql = f"SELECT {FILE_COLUMN}, {', '.join(counts)} FROM {SOURCE_VIEW} GROUP BY {FILE_COLUMN}"
+    return sql, checks
+
+
+def _rows_where_sql(condition: str, file: str) -> str:
+    return (
+        f"SELECT {ROW_COLUMN} FROM {SOURCE_VIEW} WHERE {FILE_COLUMN} = {_lit(file)} AND ({condition}) "
+        f"ORDER BY {ROW_COLUMN} LIMIT {SHOWN_ROWS}"
+    )
+
+
+def _label_values_sql(plan: _Plan) -> str:
+    columns = [c for c in ("y_pred", "y_true") if plan.has(c)]
+    union = " UNION ".join(f"SELECT DISTINCT {_text(plan, c)} AS label FROM {SOURCE_VIEW}" for c in columns)
+    return f"SELECT label FROM ({union}) AS labels WHERE label IS NOT NULL"
+
+
+def _split_labels_sql(plan: _Plan) -> str:
+    """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all)."""
+    model = _group_text(plan, "model", plan.model)
+    split = _group_text(plan, "split", DEFAULT_SPLIT)
+    return (
+        f"SELECT {model} AS model, {split} AS split, COUNT(*) AS n_rows, COUNT({_text(plan, 'y_true')}) "
+        f"AS labelled FROM {SOURCE_VIEW} GROUP BY {model}, {split}"
+    )
+
+
+def _distinct_count_sql(plan: _Plan, column: str) -> str:
+    return f"SELECT COUNT(DISTINCT {_text(plan, column)}) FROM {SOURCE_VIEW}"
+
+
+# --------------------------------------------------------------- the engines
+class _Engine:
+    """Runs SQL over the ``source_rows`` view; subclasses bind the view to a source."""
+
+    name = ""
+
+    def bind(self, source: _Source) -> None:
+        raise NotImplementedError
+
+    def rows(self, sql: str) -> list[tuple]:
+        raise NotImplementedError
+
+    def arrow(self, sql: str, progress):
+        raise NotImplementedError
+
+    def materialize(self, name: str, sql: str, progress) -> None:
+        raise NotImplementedError
+
+    def display_file(self, engine_file) -> str:
+        return str(engine_file)
+
+    def close(self) -> None:
+        pass
+
+
+class _DuckDB(_Engine):
+    name = "duckdb"
+
+    def __init__(self, memory_limit: str, temp_directory: str | None, threads: int | None):
+        import duckdb
+
+        self._temp = tempfile.TemporaryDirectory(prefix="valuecore-duckdb-", dir=temp_directory)
+        self.con = duckdb.connect(":memory:")
+        self.con.execute(f"SET memory_limit = {_lit(memory_limit)}")
+        self.con.execute(f"SET temp_directory = {_lit(self._temp.name)}")
+        self.con.execute("SET preserve_insertion_order = false")
+        self.con.execute("SET TimeZone = 'UTC'")
+        if threads:
+            self.con.execute(f"SET threads = {int(threads)}")
+        self._attached = False
+
+    def bind(self, source: _Source) -> None:
+        if source.format == "parquet":
+            files = "[" + ", ".join(_lit(f) for f in source.files) + "]"
+            hive = "true" if source.base is not None else "false"
+            reader = (
+                f"read_parquet({files}, filename = true, file_row_number = true, hive_partitioning = {hive}, "
+                "union_by_name = true)"
+            )
+            select = f"SELECT * EXCLUDE (filename, file_row_number), filename AS {FILE_COLUMN}, " \
+                     f"file_row_number AS {ROW_COLUMN} FROM {reader}"  # fmt: skip
+        elif source.format == "csv":
+            files = "[" + ", ".join(_lit(f) for f in source.files) + "]"
+            hive = "true" if source.base is not None else "false"
+            reader = (
+                f"read_csv({files}, header = true, all_varchar = true, filename = true, parallel = false, "
+                f"hive_partitioning = {hive}, union_by_name = true)"
+            )
+            select = (
+                f"SELECT * EXCLUDE (filename), filename AS {FILE_COLUMN}, "
+                f"row_number() OVER (PARTITION BY filename) - 1 AS {ROW_COLUMN} FROM {reader}"
+            )
+        else:
+            if not self._attached:
+                self.con.execute(f"ATTACH {_lit(source.database)} AS source_db (READ_ONLY)")
+                self._attached = True
+            select = (
+                f"SELECT *, {_lit(source.display)} AS {FILE_COLUMN}, row_number() OVER () - 1 AS {ROW_COLUMN} "
+                f"FROM source_db.{source.table}"
+            )
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS {select}")
+
+    def describe(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {SOURCE_VIEW}").fetchall()]
+
+    def rows(self, sql: str) -> list[tuple]:
+        return self.con.execute(sql).fetchall()
+
+    def materialize(self, name: str, sql: str, progress) -> None:
+        self._with_progress(lambda: self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}"), progress)
+
+    def arrow(self, sql: str, progress):
+        return self._with_progress(lambda: self.con.sql(sql).to_arrow_table(), progress)
+
+    def _with_progress(self, work, progress):
+        """Run ``work`` in a thread, reporting DuckDB's query progress every half second."""
+        done = threading.Event()
+        result: dict = {}
+
+        def run():
+            try:
+                result["table"] = work()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                result["error"] = exc
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        while not done.wait(0.5):
+            if progress is not None:
+                fraction = self.con.query_progress()
+                if fraction is not None and fraction >= 0:
+                    progress(min(fraction / 100.0, 1.0))
+        worker.join()
+        if "error" in result:
+            raise result["error"]
+        return result["table"]
+
+    def close(self) -> None:
+        self.con.close()
+        self._temp.cleanup()
+
+
+def spark_session(master: str = "local[2]"):
+    """A local Spark session bound to the loopback interface (for tests and one machine)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    return (
+        SparkSession.builder.master(master)
+        .appName("valuecore-aggregate")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+
+
+class _Spark(_Engine):
+    name = "spark"
+
+    def __init__(self, session=None):
+        self.spark = session if session is not None else _active_or_local_session()
+        # The aggregation text quotes identifiers with double quotes, as DuckDB does.
+        self.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
+        self.spark.conf.set("spark.sql.session.timeZone", "UTC")
+        # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
+        self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        self._uris: dict[str, str] = {}
+
+    def bind(self, source: _Source) -> None:
+        reader = self.spark.read
+        if source.format == "spark_table":
+            frame = self.spark.table(source.table)
+            frame = frame.selectExpr(
+                "*", f"{_lit(source.display)} AS {FILE_COLUMN}", f"CAST(NULL AS BIGINT) AS {ROW_COLUMN}"
+            )
+        else:
+            if source.base is not None:
+                reader = reader.option("basePath", source.base)
+            if source.format == "parquet":
+                frame = reader.parquet(*source.files)
+                row = "_metadata.row_index"
+            else:
+                frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
+                row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
+            frame = frame.selectExpr("*", f"_metadata.file_path AS {FILE_COLUMN}", f"{row} AS {ROW_COLUMN}")
+            for file in source.files:
+                self._uris[_uri_path(Path(file).resolve().as_uri())] = file
+        frame.createOrReplaceTempView(SOURCE_VIEW)
+
+    def display_file(self, engine_file) -> str:
+        return self._uris.get(_uri_path(str(engine_file)), str(engine_file))
+
+    def rows(self, sql: str) -> list[tuple]:
+        return [tuple(r) for r in self.spark.sql(sql).collect()]
+
+    def arrow(self, sql: str, progress):
+        return self.spark.sql(sql).toArrow()
+
+    def materialize(self, name: str, sql: str, progress) -> None:
+        # A DataFrame's view keeps its analysed plan (a SQL-text view would re-resolve
+        # against whatever source_rows means later).
+        self._drop_cached()
+        self._cached = self.spark.sql(sql).persist()
+        self._cached.count()
+        self._cached.createOrReplaceTempView(name)
+
+    def _drop_cached(self) -> None:
+        if getattr(self, "_cached", None) is not None:
+            self._cached.unpersist()
+            self._cached = None
+
+    def close(self) -> None:
+        self._drop_cached()
+        self.spark.catalog.dropTempView(GROUPED_TABLE)
+
+
+def _active_or_local_session():
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # Launched by spark-submit: the master and the rest come from its command line.
+        return SparkSession.builder.appName("valuecore-aggregate").getOrCreate()
+    return spark_session()
+
+
+def _uri_path(text: str) -> str:
+    parsed = urlparse(text)
+    return unquote(parsed.path) if parsed.scheme in ("file", "") else text
+
+
+# ------------------------------------------------------------- the command
+def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan | None:
+    where = _FileProblems(source.display)
+    columns = [c for c in source.columns if c not in (FILE_COLUMN, ROW_COLUMN)]
+    _warn_unknown_columns(columns, where)
+    kind = _run_kind(columns, where)
+    if kind is not None and kind.logit_columns:
+        where.add(
+            "logit_ columns are not kept in an aggregate (temperature scaling needs per-item rows)",
+            column=kind.logit_columns[0],
+            severity="warning",
+        )
+    if options.get("period") is not None and "timestamp" not in columns:
+        where.add(f"--period {options['period']} needs a timestamp column", column="timestamp")
+    problems.extend(where.items)
+    if kind is None or where.has_errors:
+        return None
+    return _Plan(
+        columns=tuple(columns), column_types=source.column_types, classes=kind.classes,
+        proba_columns=kind.proba_columns, model=source.model, **options,
+    )  # fmt: skip
+
+
+def _infer_classes(engine: _Engine, plan: _Plan, source: _Source, problems: list[LoadProblem]):
+    labels = sorted({str(r[0]) for r in engine.rows(_label_values_sql(plan))})
+    if len(labels) < 2:
+        problems.append(
+            LoadProblem(
+                source.display,
+                f"a top-label run needs at least 2 classes among y_pred and y_true, found {_short_list(labels)}",
+                "y_pred",
+            )
+        )
+        return None
+    if all(_is_integer_text(c) for c in labels):
+        return tuple(sorted(labels, key=int))
+    return tuple(labels)
+
+
+def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """Every row check in one pass; the offending rows are fetched only for failed checks."""
+    sql, checks = check_sql(plan)
+    problems: list[LoadProblem] = []
+    for record in engine.rows(sql):
+        file = record[0]
+        display = engine.display_file(file)
+        counts = record[1 : 1 + len(checks)]
+        by_message: dict[str, list[int]] = {}
+        for check, count in zip(checks, counts):
+            if not count:
+                continue
+            by_message.setdefault(check.message, []).append(1)
+            if len(by_message[check.message]) > SHOWN_COLUMNS:
+                continue
+            rows = _first_rows(engine, check.bad, file)
+            message = check.message
+            if check.names_labels:
+                message = f"labels {_short_list(_labels_where(engine, plan, check, file))} {message}"
+            problems.append(LoadProblem(display, message, check.column, rows, check.severity, int(count)))
+        for message, hits in by_message.items():
+            if len(hits) > SHOWN_COLUMNS:
+                more = [c.column for c, n in zip(checks, counts) if n and c.message == message][SHOWN_COLUMNS:]
+                problems.append(LoadProblem(display, f"{message} also in columns {_short_list(more)}"))
+        if not plan.top_label:
+            problems.extend(_sum_problems(engine, plan, file, display, record[1 + len(checks) :]))
+    problems.extend(_group_problems(engine, plan, source))
+    return problems
+
+
+def _first_rows(engine: _Engine, condition: str, file) -> tuple[int, ...]:
+    rows = [r[0] for r in engine.rows(_rows_where_sql(condition, file))]
+    return tuple(int(r) + 1 for r in rows if r is not None)
+
+
+def _labels_where(engine: _Engine, plan: _Plan, check: _Check, file) -> list[str]:
+    """The distinct offending labels of a file, in order of first appearance."""
+    text = _text(plan, check.column)
+    sql = (
+        f"SELECT {text} AS label, MIN({ROW_COLUMN}) AS first FROM {SOURCE_VIEW} "
+        f"WHERE {FILE_COLUMN} = {_lit(file)} AND ({check.bad}) GROUP BY {text} ORDER BY first, label"
+    )
+    return [str(r[0]) for r in engine.rows(sql)]
+
+
+def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:
+    _, worst, too_far, off = record
+    deviation = _sum_deviation(plan)
+    if too_far:
+        rows = _first_rows(engine, f"{deviation} > {plan.sum_tolerance!r}", file)
+        message = (
+            f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
+        )
+        return [LoadProblem(display, message, None, rows, "error", int(too_far))]
+    if off:
+        rows = _first_rows(engine, f"{deviation} > {plan.warn_tolerance!r}", file)
+        message = f"probabilities sum to 1 only approximately (worst deviation {worst:.3g}, kept as they are)"
+        return [LoadProblem(display, message, None, rows, "warning", int(off))]
+    return []
+
+
+def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """Too many models or splits; a split labelled only in part."""
+    problems = []
+    for column in ("model", "split"):
+        if plan.has(column):
+            (count,) = engine.rows(_distinct_count_sql(plan, column))[0]
+            if count > MAX_GROUPS:
+                problems.append(
+                    LoadProblem(
+                        source.display,
+                        f"{column} has {count} distinct values (at most {MAX_GROUPS}); is it the right column?",
+                        column,
+                    )
+                )
+    if not plan.has("y_true"):
+        return problems
+    several_models = plan.has("model")
+    for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan)):
+        if model is None or split is None or labelled in (0, n_rows):
+            continue
+        context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
+        in_group = (
+            f"{_group_text(plan, 'model', plan.model)} = {_lit(model)} AND "
+            f"{_group_text(plan, 'split', DEFAULT_SPLIT)} = {_lit(split)} AND {_text(plan, 'y_true')} IS NULL"
+        )
+        files = engine.rows(
+            f"SELECT {FILE_COLUMN}, COUNT(*) FROM {SOURCE_VIEW} WHERE {in_group} GROUP BY {FILE_COLUMN} "
+            f"ORDER BY {FILE_COLUMN}"
+        )
+        for file, count in files:
+            problems.append(
+                LoadProblem(
+                    engine.display_file(file),
+                    f"y_true is missing in {context}, which has labels elsewhere "
+                    "(leave y_true empty for a whole split to mark it unlabeled)",
+                    "y_true",
+                    _first_rows(engine, in_group, file),
+                    "error",
+                    int(count),
+                )
+            )
+    return problems
+
+
+def _suggest_resolution(engine: _Engine, plan: _Plan, max_groups: int) -> tuple[float | None, int | None]:
+    """The finest power-of-ten resolution whose exact group count fits the budget (counted on the groups)."""
+    for resolution in CANDIDATE_RESOLUTIONS:
+        (count,) = engine.rows(groups_at_sql(plan, resolution))[0]
+        if count <= max_groups:
+            return resolution, int(count)
+    return None, None
+
+
+def _refusal(source: _Source, groups: int, max_groups: int, suggestion) -> LoadProblem:
+    resolution, estimate = suggestion
+    message = (
+        f"{groups:,} groups (model, split, predicted class, confidence, true class) exceed the budget of "
+        f"{max_groups:,}: the confidences are too finely spread to aggregate exactly"
+    )
+    if resolution is not None:
+        message += (
+            f"; run again with --resolution {resolution:g} ({estimate:,} groups; confidences are rounded "
+            "down to that grid and the report states what it can cost), or raise --max-groups"
+        )
+    else:
+        message += "; even --resolution 0.01 leaves too many groups (are model or split the right columns?)"
+    return LoadProblem(source.display, message)
+
+
+def _check_options(engine: str, resolution, period, max_groups) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    if resolution is not None and not (0 < float(resolution) <= 0.5 and math.isfinite(float(resolution))):
+        raise ValueError(f"resolution must lie in (0, 0.5], got {resolution}")
+    if period is not None and period not in PERIODS:
+        raise ValueError(f"period must be one of {list(PERIODS)}, got {period!r}")
+    if int(max_groups) < 1:
+        raise ValueError(f"max_groups must be at least 1, got {max_groups}")
+
+
+def aggregate(
+    sources: str | Sequence[str],
+    out: str | os.PathLike,
+    *,
+    engine: str = "duckdb",
+    resolution: float | None = None,
+    period: str | None = None,
+    model: str | None = None,
+    max_groups: int = DEFAULT_MAX_GROUPS,
+    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+    temp_directory: str | None = None,
+    threads: int | None = None,
+    spark=None,
+    sum_tolerance: float = 1e-2,
+    warn_tolerance: float = 1e-6,
+    progress: Callable[[float], None] | None = None,
+) -> AggregateResult:
+    """Aggregate prediction logs into one run file (Parquet) of weighted groups.
+
+    Parameters
+    ----------
+    sources : str or sequence of str
+        Each a Parquet or CSV file, a folder of them (recursive; hive
+        partitions such as ``split=val/`` become columns), a glob, a DuckDB
+        table ``FILE.duckdb:TABLE`` (DuckDB engine) or a Spark catalog table
+        ``table:NAME`` (Spark engine). Each source is one model unless it has
+        a ``model`` column; the model name defaults to the file stem, folder
+        or table name.
+    out : path
+        The aggregate, a Parquet file (written only when every check passes).
+    engine : {"duckdb", "spark"}
+    resolution : float, optional
+        Round confidences *down* to multiples of this (e.g. 1e-4). Default:
+        exact, every distinct confidence kept.
+    period : {"day", "week", "month"}, optional
+        Also group by the start of the ``timestamp``'s period (UTC), kept as
+        the aggregate's ``timestamp`` column for monitoring.
+    model : str, optional
+        Model name of a single source without a ``model`` column.
+    max_groups : int
+        Refuse (with the count and a suggested resolution) above this many
+        aggregate rows per source.
+    memory_limit, temp_directory, threads
+        DuckDB's working memory cap (it spills to a temporary folder, deleted
+        afterwards) and threads.
+    spark : pyspark.sql.SparkSession, optional
+        The session for ``engine="spark"``; default the active one, else
+        ``local[2]`` on the loopback interface.
+    sum_tolerance, warn_tolerance
+        As in :func:`load_runs`.
+    progress : callable, optional
+        Called with the fraction done (0..1) during the aggregation (DuckDB).
+
+    Returns
+    -------
+    AggregateResult
+
+    Raises
+    ------
+    AggregateRefused
+        With the loader's problems (file, column, rows) when a source fails a
+        check, or with the group count and a suggested resolution.
+    """
+    _check_options(engine, resolution, period, max_groups)
+    started = time.perf_counter()
+    sources = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    sources = [str(s) for s in sources]
+    if model is not None and len(sources) > 1:
+        raise ValueError("--model names the model of a single source; give one source, or use a model column")
+    problems: list[LoadProblem] = []
+    scanned = []
+    for text in sources:
+        source = (
+            _table_source(text, model, engine, problems) if _is_table(text) else _scan_files(text, model, problems)
+        )
+        if source is not None:
+            scanned.append(source)
+    if any(p.severity == "error" for p in problems):
+        raise AggregateRefused(problems)
+    runner = (
+        _DuckDB(memory_limit, temp_directory, threads) if engine == "duckdb" else _Spark(spark)
+    )
+    try:
+        tables, plans, rows_read = [], [], 0
+        for source in scanned:
+            runner.bind(source)
+            if source.format in ("duckdb_table", "spark_table"):
+                source = _with_engine_columns(runner, source)
+            plan = _plan_for(
+                source, problems, resolution=None if resolution is None else float(resolution), period=period,
+                sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance,
+            )  # fmt: skip
+            if plan is None:
+                continue
+            if plan.classes is None:
+                classes = _infer_classes(runner, plan, source, problems)
+                if classes is None:
+                    continue
+                plan = _replace_classes(plan, classes)
+            problems.extend(_run_checks(runner, plan, source))
+            if any(p.severity == "error" for p in problems):
+                continue
+            # Grouped in the engine (spilling if need be), counted there: only a table
+            # within the budget ever comes into this process.
+            runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+            groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
+            if groups > max_groups:
+                suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(
+                    runner, plan, max_groups
+                )
+                problems.append(_refusal(source, int(groups), max_groups, suggestion))
+                continue
+            rows_read += int(rows or 0)
+            tables.append(runner.arrow(output_sql(plan), None))
+            plans.append(plan)
+    finally:
+        runner.close()
+    if any(p.severity == "error" for p in problems) or not tables:
+        raise AggregateRefused(problems or [LoadProblem(", ".join(sources), "nothing to aggregate")])
+    classes = _common_classes(plans, problems, sources)
+    result = AggregateResult(
+        path=str(out), engine=engine, source_rows=rows_read, groups=sum(t.num_rows for t in tables),
+        resolution=plans[0].resolution, period=period, classes=classes,
+        kind="top_label" if plans[0].top_label or plans[0].resolution is not None else "proba",
+        seconds=0.0, problems=tuple(p for p in problems if p.severity != "error"),
+    )  # fmt: skip
+    _write(tables, plans, classes, out, result)
+    return _with_seconds(result, time.perf_counter() - started)
+
+
+def _with_engine_columns(runner: _Engine, source: _Source) -> _Source:
+    """A table source's columns, read from the engine."""
+    if isinstance(runner, _DuckDB):
+        described = runner.describe()
+    else:
+        described = [(f.name, f.dataType.simpleString()) for f in runner.spark.table(SOURCE_VIEW).schema.fields]
+    kinds = {}
+    for name, sql_type in described:
+        t = sql_type.upper()
+        if "TIMESTAMP" in t or t == "DATE":
+            kinds[name] = "time"
+        elif any(k in t for k in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC")):
+            kinds[name] = "number"
+        elif "BOOL" in t:
+            kinds[name] = "bool"
+        else:
+            kinds[name] = "text"
+    columns = tuple(n for n, _ in described if n not in (FILE_COLUMN, ROW_COLUMN))
+    return _Source(display=source.display, model=source.model, format=source.format, table=source.table,
+                   database=source.database, columns=columns, column_types=kinds)  # fmt: skip
+
+
+def _replace_classes(plan: _Plan, classes) -> _Plan:
+    from dataclasses import replace
+
+    return replace(plan, classes=tuple(classes))
+
+
+def _with_seconds(result: AggregateResult, seconds: float) -> AggregateResult:
+    from dataclasses import replace
+
+    return replace(result, seconds=seconds)
+
+
+def _common_classes(plans: Sequence[_Plan], problems, sources) -> tuple[str, ...]:
+    kinds = {(p.top_label or p.resolution is not None) for p in plans}
+    classes = {p.classes for p in plans}
+    if len(kinds) > 1 or len(classes) > 1:
+        detail = "; ".join(f"{s}: {_short_list(p.classes)}" for s, p in zip(sources, plans))
+        raise AggregateRefused(
+            list(problems)
+            + [LoadProblem(", ".join(sources), f"sources have different classes or run kinds ({detail}); "
+                           "aggregate them into separate files")]
+        )  # fmt: skip
+    return plans[0].classes
+
+
+def _write(tables, plans, classes, out, result: AggregateResult) -> None:
+    """One Parquet file, sources concatenated, with what was done in its metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.concat_tables([t.cast(tables[0].schema) for t in tables]) if len(tables) > 1 else tables[0]
+    if plans[0].period is not None:
+        table = table.set_column(
+            table.schema.get_field_index("timestamp"), "timestamp", table["timestamp"].cast(pa.timestamp("us"))
+        )
+    metadata = dict(table.schema.metadata or {})
+    metadata[AGGREGATE_METADATA_KEY] = json.dumps(result.metadata).encode()
+    table = table.replace_schema_metadata(metadata)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(str(out) + ".partial")
+    pq.write_table(table, partial)
+    os.replace(partial, out)
+    del classes
+
+
+# --------------------------------------------------------- the resolution bound
+def resolution_bound(run, values) -> float:
+    """How much total value a confidence grid can cost against the exact optimum.
+
+    On an aggregate whose confidences were rounded *down* to a grid, a
+    threshold on the grid accepts exactly the raw items it would accept
+    (``floor(c) >= t`` iff ``c >= t`` for grid ``t``), so the best grid
+    threshold's value is exact. What the grid hides is a threshold *inside* a
+    grid cell. The exact optimum accepts every cell above some cell ``g`` and
+    part of ``g``; that part can add at most ``max(v_correct - v_abstain, 0)``
+    per correct item of ``g`` (and ``max(v_wrong - v_abstain, 0)`` per wrong
+    one). So the exact optimum is at most
+    ``max_g [value(cells above g) + gain bound of g]``, and this function
+    returns that bound minus the best grid value: an upper bound, in
+    ``values``' currency, on what the grid costs. It is computed from the
+    cells whatever their width; on an exact aggregate it still counts a
+    (never used) split of a confidence group, so it is only meaningful with
+    a resolution.
+
+    Parameters
+    ----------
+    run : SortedRun
+        The (labelled) aggregate run, as :func:`presort` returns it.
+    values : UseCase
+        The use case a single threshold is tuned for.
+
+    Returns
+    -------
+    float
+        Non-negative, in total value; divide by ``run.total_weight`` for a
+        per-item figure.
+    """
+    if run.cum_correct is None:
+        raise ValueError("the resolution bound needs true labels (y_true)")
+    gain_correct = values.v_correct - values.v_abstain
+    gain_wrong = values.v_wrong - values.v_abstain
+    cum = gain_correct * run.cum_correct + gain_wrong * run.cum_wrong  # value over abstaining, per prefix
+    best_grid = float(np.max(cum))
+    cell_correct = np.diff(run.cum_correct)
+    cell_wrong = np.diff(run.cum_wrong)
+    inside = cum[:-1] + max(gain_correct, 0.0) * cell_correct + max(gain_wrong, 0.0) * cell_wrong
+    upper = max(best_grid, float(np.max(inside, initial=-np.inf)))
+    return max(upper - best_grid, 0.0)
+
+
+def read_aggregate_metadata(path: str | os.PathLike) -> dict | None:
+    """What :func:`aggregate` recorded in a file, or None for an ordinary run file."""
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except Exception:  # noqa: BLE001 - not Parquet, or unreadable: not an aggregate
+        return None
+    raw = metadata.get(AGGREGATE_METADATA_KEY)
+    return None if raw is None else json.loads(raw)

@@ -1,0 +1,6 @@
+"""The aggregation's options, importable without numpy or pandas (the CLI's parser needs only these)."""
+
+PERIODS = ("day", "week", "month")
+ENGINES = ("duckdb", "spark")
+DEFAULT_MAX_GROUPS = 2_000_000
+DEFAULT_MEMORY_LIMIT = "1GB"

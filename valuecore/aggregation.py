@@ -1,0 +1,21 @@
+"""Prediction logs too large for memory, reduced to an ordinary run file.
+
+:func:`aggregate` reads Parquet or CSV files, folders, globs or a DuckDB table
+(or a Spark catalog table) and writes one row per (model, split, predicted
+class, true class, confidence[, period]) with the summed ``weight`` and the
+group's mean probability vector, as an :class:`AggregateResult`; it raises
+:class:`AggregateRefused` with the loader's messages when the source is bad or
+the groups exceed the budget. ``PERIODS`` are the time buckets it knows and
+``AGGREGATE_METADATA_KEY`` the Parquet metadata key that records its settings.
+:func:`aggregate_sql` is the one SQL text both engines run, :func:`check_sql`
+the loader's checks in SQL, and :func:`resolution_bound` bounds what rounding
+confidences down to a grid can cost against the exact answer.
+
+DuckDB runs in-process; PySpark (``engine="spark"``) is an optional install
+(``requirements-spark.txt``). Both are imported only when used.
+"""
+
+from . import _aggregate
+from ._aggregate import *  # noqa: F403  (exactly the names of _aggregate.__all__)
+
+__all__ = list(_aggregate.__all__)
