@@ -72,13 +72,18 @@ from ._policy_json import (
     SCHEMA_VERSION,
     PolicyDocument,
     PolicyEntry,
+    align_values,
     build_policy_document,
     build_policy_entry,
     check_against_runs,
     check_classes,
+    choose_splits,
     policy_schema,
     validate_policy_document,
+    values_from_dict,
+    values_to_dict,
 )
+from ._pipeline import AppliedPolicy, ModelPlan, Pipeline, apply_policy_document, evaluation_record
 from ._policies import POLICY_KINDS, Policy, fit_policy, item_gains, value_matrix_for
 from ._predictions import Predictions
 from ._runfiles import LoadProblem, LoadReport, ModelRun, check_comparable, load_run_file, load_runs
@@ -129,6 +134,15 @@ __all__ = [
     "check_classes",
     "policy_schema",
     "validate_policy_document",
+    "align_values",
+    "choose_splits",
+    "values_from_dict",
+    "values_to_dict",
+    "AppliedPolicy",
+    "ModelPlan",
+    "Pipeline",
+    "apply_policy_document",
+    "evaluation_record",
     "LoadProblem",
     "LoadReport",
     "ModelRun",

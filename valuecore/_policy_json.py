@@ -35,10 +35,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 
 import numpy as np
 
-from ._evaluate import estimate, evaluate
-from ._policies import POLICY_KINDS, Policy, fit_policy, value_matrix_for
+from ._policies import POLICY_KINDS, Policy, value_matrix_for
 from ._predictions import Predictions
-from ._sorted import presort
 from ._usecase import UseCase, ValueMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -547,12 +545,6 @@ def tuning_note(model: str, choice: SplitChoice, what: str = "the threshold") ->
     return None
 
 
-def _interval(policy: Policy, predictions: Predictions, values: Values):
-    from ._uncertainty import policy_interval
-
-    return policy_interval(policy, predictions, values, method="t")
-
-
 def build_policy_entry(
     run: ModelRun,
     values: Values,
@@ -565,82 +557,16 @@ def build_policy_entry(
 ) -> tuple[PolicyEntry, list[str]]:
     """Fit and evaluate the policy of one model; see :func:`build_policy_document`.
 
-    Raises ValueError when this model cannot get a policy (missing split, no
-    labels where needed, a calibration or kind the run does not support).
+    Raises ValueError when this model cannot get a policy (no evaluated split,
+    a rule the run does not support).
     """
+    from ._pipeline import Pipeline
+
     if kind not in POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
-    from ._calibration import METHODS, Calibrator, fit_calibration
-
-    if calibration_method not in METHODS:
-        raise ValueError(f"unknown calibration method {calibration_method!r}; choose one of {list(METHODS)}")
-    model = run.model
-    choice = choose_splits(run, tune_split, eval_split)
-    values = align_values(values, run.classes)
-    evaluated = run.splits[choice.evaluate]
-    notes: list[str] = []
-
-    fits_on_data = kind not in DATA_FREE_KINDS or calibration_method != "none"
-    if fits_on_data:
-        tune_name = choice.tuning_split
-        tune = run.splits[tune_name]
-        if not tune.has_labels:
-            raise ValueError(
-                f"the tuning split {tune_name!r} of model {model!r} has no labels (y_true); "
-                "tuning a threshold or fitting a calibration needs them"
-            )
-        what = {
-            (True, False): "the threshold",
-            (True, True): "the threshold and the calibration",
-            (False, True): "the calibration",
-        }[(kind not in DATA_FREE_KINDS, calibration_method != "none")]
-        note = tuning_note(model, choice, what)
-        if note:
-            notes.append(note)
-        calibrator = fit_calibration(tune, calibration_method)
-        tuning_run = presort(calibrator.apply(tune))
-        tuned_on = {"split": tune_name, "n": _count(tune.total_weight)}
-    else:
-        calibrator = Calibrator("none", {})
-        tuning_run = None
-        tuned_on = {"split": None, "n": 0}
-
-    fit_values = values
-    if kind == "calibrated_class_thresholds" and tuning_run is None:
-        fit_values = value_matrix_for(values, run.classes)  # carries the classes
-    policy = fit_policy(kind, tuning_run, fit_values, calibration=calibrator.to_dict())
-
-    ci95 = None
-    std_error = None
-    if evaluated.has_labels:
-        result = evaluate(policy, evaluated, values)
-        if with_interval:
-            interval = _interval(policy, evaluated, values)
-            ci95 = [interval.low, interval.high]
-            std_error = interval.std_error
-    else:
-        result = estimate(policy, evaluated, values)
-        notes.append(
-            f"{model}: split {choice.evaluate!r} has no labels, so its value is estimated from the "
-            "model's (calibrated) probabilities; it is only as good as their calibration"
-        )
-    evaluation = {"split": choice.evaluate, **result.to_dict(), "estimated": bool(result.estimated)}
-    evaluation["n"] = evaluated.total_weight  # exact; an estimated confusion matrix sums to it only roughly
-    for key in ("n", "n_correct", "n_wrong", "n_abstain"):
-        evaluation[key] = _count(evaluation[key])
-    evaluation["ci95"] = ci95
-    if std_error is not None:
-        evaluation["std_error"] = std_error
-    entry = PolicyEntry(
-        model=model,
-        run_sha256=run.sha256,
-        classes=run.classes,
-        policy=policy,
-        tuned_on=tuned_on,
-        evaluation=_jsonable(evaluation),
-        notes=tuple(notes),
-    )
-    return entry, notes
+    pipeline = Pipeline({run.model: run}, tune_split, eval_split, calibration_method)
+    entry = pipeline.entry(run.model, kind, values, with_interval=with_interval)
+    return entry, list(entry.notes)
 
 
 def build_policy_document(
@@ -703,24 +629,9 @@ def build_policy_document(
         )
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
-    entries, notes, failures = [], [], []
-    for name, run in models.items():
-        try:
-            entry, entry_notes = build_policy_entry(
-                run,
-                values,
-                kind=kind,
-                calibration_method=calibration_method,
-                tune_split=tune_split,
-                eval_split=eval_split,
-                with_interval=with_interval,
-            )
-        except ValueError as exc:
-            failures.append(f"{name}: skipped: {exc}")
-            continue
-        entries.append(entry)
-        notes.extend(entry_notes)
-    if not entries:
-        reasons = "; ".join(failures) if failures else "no models were given"
-        raise ValueError(f"no policy could be built ({reasons})")
-    return PolicyDocument(values=values, entries=tuple(entries)), failures + notes
+    from ._pipeline import Pipeline
+
+    if tune_split is not None and models and not any(tune_split in run.splits for run in models.values()):
+        raise ValueError(f"no split {tune_split!r} in any model to tune on")
+    pipeline = Pipeline(models, tune_split, eval_split, calibration_method)
+    return pipeline.document(list(models), kind, values, with_interval=with_interval)
