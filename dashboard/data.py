@@ -137,31 +137,13 @@ class Workspace(vc.Pipeline):
         self._sorted_memo[memo_key] = run
         return run
 
-    def result(self, model: str, policy: vc.Policy, values, split: str | None = None):
-        """The pipeline's value of ``policy`` on a split (default the evaluated one), cached."""
-        split = self.plan(model).eval_split if split is None else split
-        predictions = self.predictions(model, split)
-        if predictions is None:
-            return None
-        return _evaluated(self.run(model).sha256, model, split, policy_key(policy), values_key(values),
-                          self, policy, values)
+    def evaluate_split(self, model: str, split: str, policy: vc.Policy, values):
+        key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
+        return _evaluated(key, self, policy, values)
 
-    def _uncached_result(self, model, policy, values, split):
-        return vc.Pipeline.result(self, model, policy, values, split)
-
-    def interval(self, model: str, policy: vc.Policy, values, result=None, split: str | None = None):
-        """The pipeline's 95% interval of the value per item (None without labels), cached."""
-        split = self.plan(model).eval_split if split is None else split
-        predictions = self.predictions(model, split)
-        if predictions is None or not predictions.has_labels:
-            return None
-        if result is None:
-            result = self.result(model, policy, values, split)
+    def interval_on(self, model: str, split: str, policy: vc.Policy, values, result):
         key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
         return _interval(key, self, policy, values, result)
-
-    def _uncached_interval(self, model, policy, values, result, split):
-        return vc.Pipeline.interval(self, model, policy, values, result, split)
 
     # ------------------------------------------------------------ views
     def tuning_split_for(self, model: str) -> str | None:
@@ -285,8 +267,8 @@ def policy_key(policy: vc.Policy) -> str:
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _evaluated(sha256: str, model: str, split: str, policy_text: str, values_text: str, _ws, _policy, _values):
-    return _ws._uncached_result(model, _policy, _values, split)
+def _evaluated(key: tuple, _ws, _policy, _values):
+    return vc.Pipeline.evaluate_split(_ws, key[1], key[2], _policy, _values)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -342,7 +324,7 @@ def _threshold_view(key: tuple, _run, _values) -> ThresholdView:
 
 @st.cache_resource(show_spinner=False, max_entries=512)
 def _interval(key: tuple, _ws, _policy, _values, _result):
-    return _ws._uncached_interval(key[1], _policy, _values, _result, key[2])
+    return vc.Pipeline.interval_on(_ws, key[1], key[2], _policy, _values, _result)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
