@@ -153,13 +153,6 @@ class Workspace(vc.Pipeline):
     def has_split(self, model: str, split: str | None) -> bool:
         return split is not None and split in self.run(model).splits
 
-    def curve(self, model: str, split: str | None, values) -> vc.ThresholdCurve | None:
-        """Value at every threshold of a (calibrated) split; estimated when it has no labels. Not cached."""
-        run = self.sorted(model, split)
-        if run is None:
-            return None
-        return vc.threshold_curve(run, values)
-
     def threshold_view(self, model: str, split: str | None, values, thresholds=(), max_points: int = 400):
         """Everything the Value page reads off one threshold curve of a (calibrated) split, cached.
 

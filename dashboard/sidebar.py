@@ -47,12 +47,12 @@ def _use_three_values() -> None:
 
 def _values_section(settings: Settings) -> UseCase:
     """Preset and the three values, or, with a value matrix in force, its summary and the way back."""
-    st.subheader("What is each outcome worth?")
     use_case = settings.use_case
     if settings.matrix is not None:
         classes = settings.matrix[0]
+        st.markdown("**What is each outcome worth?**")
         st.info(f"Values come from a per-class value matrix ({len(classes)} classes), edited on the Cost matrix "
-                "page. The three values below it do not apply while it is in force.")
+                "page. The three outcome values do not apply while it is in force.")
         st.page_link(COST_MATRIX, label="See or edit the matrix", icon=":material/grid_on:")
         st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,
                   icon=":material/undo:")
@@ -61,7 +61,8 @@ def _values_section(settings: Settings) -> UseCase:
     labels = [YOUR_VALUES, *PRESETS]
     matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
     state.forget_widget("sidebar_preset")  # always drawn from the values in force
-    st.selectbox("Preset", labels, index=matching, key="sidebar_preset", on_change=_apply_preset)
+    st.selectbox("What is each outcome worth?", labels, index=matching, key="sidebar_preset",
+                 on_change=_apply_preset, help="A preset, or your own values below.")
     currency = settings.currency
     for name, label in VALUE_FIELDS:
         state.value(st.number_input, name, f"{label} ({currency})", key=f"sidebar_{name}_input", step=0.5,

@@ -27,10 +27,9 @@ else:
     values_text = (f"A correct answer earns {selection.money(use_case.v_correct)}, a hand-off "
                    f"{selection.money(use_case.v_abstain)}, a wrong answer {selection.money(use_case.v_wrong)} "
                    f"(ω = {views.omega_text(selection.omega)}).")
-st.caption(
-    f"{values_text} Thresholds are tuned on {views.split_text(selection.tune_split)} and the value is measured on "
-    f"{views.split_text(selection.eval_split)}."
-)
+splits_text = (f" Thresholds are tuned on '{selection.tune_split}' and the value is measured on "
+               f"'{selection.eval_split}'." if selection.eval_split is not None else "")
+st.caption(values_text + splits_text)
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
 for note in selection.notes:
