@@ -146,6 +146,8 @@ def render_sidebar() -> state.Selection:
         st.divider()
         report, source_label = _source_section(state.get())
         loaded = list(report.models)
+        if loaded:
+            state.note_link_once(_missing_from_runs(state.get(), report))
         models = state.multi(st.multiselect, "models", "Models", loaded, key="sidebar_models")
 
         splits = sorted({s for m in models for s in report.models[m].splits})
@@ -185,6 +187,20 @@ def render_sidebar() -> state.Selection:
     state.publish(selection)
     state.write_url(settings)
     return selection
+
+
+def _missing_from_runs(settings: Settings, report) -> list[str]:
+    """Notes on models and splits the settings (a link) name but the loaded runs lack."""
+    notes = []
+    missing = [m for m in settings.models or () if m not in report.models]
+    if missing:
+        notes.append(f"The link names models that are not loaded here ({', '.join(missing)}); "
+                     "the loaded ones are selected instead.")
+    splits = {s for run in report.models.values() for s in run.splits}
+    for label, split in (("tuning", settings.tune_split), ("evaluated", settings.eval_split)):
+        if split is not None and split not in splits:
+            notes.append(f"The link's {label} split {split!r} is not in the loaded runs; the default is used.")
+    return notes
 
 
 def _preferred(splits: list[str], names: tuple[str, ...]) -> int:

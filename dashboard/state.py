@@ -56,6 +56,7 @@ __all__ = [
     "init",
     "link_notes",
     "multi",
+    "note_link_once",
     "publish",
     "request",
     "stop_unless_models",
@@ -80,6 +81,14 @@ def init() -> Settings:
         st.session_state[SETTINGS_KEY] = settings
         st.session_state[LINK_NOTES_KEY] = notes
     return settings
+
+
+def note_link_once(notes: list[str]) -> None:
+    """Add what the link named but the loaded runs lack (checked once, when runs are first loaded)."""
+    if st.session_state.get("_link_checked"):
+        return
+    st.session_state["_link_checked"] = True
+    st.session_state[LINK_NOTES_KEY] = link_notes() + list(notes)
 
 
 def get() -> Settings:
@@ -107,7 +116,7 @@ def request(**changes: Any) -> Settings:
     current = get()
     new = replace(current, **changes)
     for name in changes:
-        if getattr(new, name) != getattr(current, name) or name == "matrix":
+        if getattr(new, name) != getattr(current, name):
             for key in _WIDGETS.get(name, ()):
                 st.session_state.pop(key, None)
     _store(new)

@@ -256,6 +256,14 @@ def test_a_bad_link_is_refused_with_a_note_not_a_traceback():
     assert at.session_state["settings"] == Settings(source="sample:digits", tune_split="val", eval_split="test")
 
 
+def test_a_link_naming_models_or_splits_that_are_not_loaded_says_so():
+    at = start("value", src="sample:digits", m='["logreg","ghost"]', tune="holdout")
+    sidebar = "\n".join(w.value for w in at.sidebar.warning)
+    assert "ghost" in sidebar and "'holdout'" in sidebar
+    assert list(at.sidebar.multiselect(key="sidebar_models").value) == ["logreg"]
+    assert at.sidebar.selectbox(key="sidebar_tune_split").value == "val"
+
+
 def test_a_link_to_uploads_says_what_to_do_instead_of_none():
     at = start("value", src="upload")
     assert UPLOAD_LINK_NOTE in [w.value for w in at.warning]
