@@ -315,3 +315,26 @@ def test_models_without_a_tuning_split_or_a_fittable_calibration_are_the_same_ev
     for model in ("A", "B", "C", "D"):
         cli_value = next(e for e in cli["models"] if e["model"] == model)["evaluation"]["value_per_item"]
         assert table.loc[model, "Value per item"] == cli_value
+
+
+def test_importing_a_policy_for_other_run_files_says_which_and_shows_the_stored_policies_applied(tmp_path):
+    at = start("export", src="sample:digits")
+    text = at.code[0].value
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("logreg", "mlp"):
+        frame = pd.read_csv(SAMPLES / "digits" / f"{name}.csv")
+        (frame.iloc[:-1] if name == "mlp" else frame).to_csv(folder / f"{name}.csv", index=False)
+    other = start("export", src=f"folder:{folder}")
+    other.text_area(key="export_paste").input(text).run()
+    clean(other)
+    words = texts(other)
+    assert "model 'mlp': the run file" in words and "is not the one the policy was built from" in words
+    assert "applied as stored" in words
+    applied = next(d.value for d in other.dataframe if "Same run file" in d.value.columns).set_index("Model")
+    assert applied.loc["mlp", "Same run file"] == "no (other SHA-256)"
+    assert applied.loc["logreg", "Same run file"] == "yes"
+    stored = vc.PolicyDocument.from_json(text)
+    runs = vc.load_runs(folder).models
+    expected = vc.evaluate(stored.entry("mlp").policy, runs["mlp"].splits["test"], stored.values)
+    assert applied.loc["mlp", "Value per item ($)"] == expected.value_per_item
