@@ -93,8 +93,13 @@ def _presorted(sha256: str, model: str, split: str, calibration_key: str, _predi
     return vc.presort(_predictions)
 
 
-class Workspace:
-    """Cached access to the selected models' splits, calibration and policies.
+class Workspace(vc.Pipeline):
+    """``valuecore.Pipeline`` over the loaded runs, with its expensive stages cached.
+
+    The pipeline decides every number (splits, calibration, policy, value,
+    interval); this class only remembers them across reruns, keyed on the
+    run file's SHA-256 and the settings, and adds the views the pages draw
+    (threshold curves, histograms, VOC curves, the comparison table).
 
     Parameters
     ----------
@@ -105,64 +110,22 @@ class Workspace:
     """
 
     def __init__(self, report: LoadReport, tune_split: str | None, eval_split: str | None, calibration: str = "none"):
+        super().__init__(report.models, tune_split, eval_split, calibration)
         self.report = report
-        self.tune_split = tune_split
-        self.eval_split = eval_split
-        self.calibration = calibration
         # Within one script run a page asks for the same sorted run many times; each
         # st.cache_resource lookup costs about a millisecond, so remember them here.
         self._sorted_memo: dict = {}
 
-    def run(self, model: str) -> ModelRun:
-        return self.report.models[model]
-
-    def predictions(self, model: str, split: str | None) -> vc.Predictions | None:
-        """Raw predictions of one split, or None when the model lacks it."""
-        if split is None:
-            return None
-        return self.run(model).splits.get(split)
-
-    def tuning_split_for(self, model: str) -> str | None:
-        """The split thresholds are tuned on: the tuning split, else the evaluated one."""
-        splits = self.run(model).splits
-        if self.tune_split in splits and splits[self.tune_split].has_labels:
-            return self.tune_split
-        return self.eval_split if self.eval_split in splits else None
-
-    def calibrator(self, model: str):
-        """The fitted calibrator (None for "none" or when it cannot be fitted)."""
-        if self.calibration == "none":
-            return None
-        split = self.tuning_split_for(model)
-        predictions = self.predictions(model, split)
-        if predictions is None or not predictions.has_labels:
-            return None
+    # ------------------------------------------------- cached pipeline stages
+    def fit_calibration(self, model: str, split: str, predictions: vc.Predictions):
         return _calibrator(self.run(model).sha256, model, split, self.calibration, predictions)
-
-    def calibration_error(self, model: str) -> str | None:
-        """Why the chosen calibration cannot apply to this model, if it cannot."""
-        try:
-            self.calibrator(model)
-        except ValueError as error:
-            return str(error)
-        return None
-
-    def _calibration_key(self, model: str) -> str:
-        calibrator = self.safe_calibrator(model)
-        return "none" if calibrator is None else f"{self.calibration}@{self.tuning_split_for(model)}"
-
-    def safe_calibrator(self, model: str):
-        try:
-            return self.calibrator(model)
-        except ValueError:
-            return None  # reported on the page via calibration_error
 
     def calibrated(self, model: str, split: str | None) -> vc.Predictions | None:
         predictions = self.predictions(model, split)
-        calibrator = self.safe_calibrator(model)
+        calibrator, _ = self.calibrator(model)
         if predictions is None or calibrator is None:
             return predictions
-        return _calibrated(self.run(model).sha256, model, split, self._calibration_key(model), predictions, calibrator)
+        return _calibrated(self.run(model).sha256, model, split, self.calibration_key(model), predictions, calibrator)
 
     def sorted(self, model: str, split: str | None) -> vc.SortedRun | None:
         """Presorted (calibrated) split, computed once per file content and setting."""
@@ -172,59 +135,25 @@ class Workspace:
         predictions = self.calibrated(model, split)
         if predictions is None:
             return None
-        run = _presorted(self.run(model).sha256, model, split, self._calibration_key(model), predictions)
+        run = _presorted(self.run(model).sha256, model, split, self.calibration_key(model), predictions)
         self._sorted_memo[memo_key] = run
         return run
 
-    def calibration_dict(self, model: str) -> dict | None:
-        calibrator = self.safe_calibrator(model)
-        return None if calibrator is None else calibrator.to_dict()
+    def evaluate_split(self, model: str, split: str, policy: vc.Policy, values):
+        key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
+        return _evaluated(key, self, policy, values)
 
-    def policy(self, model: str, kind: str, values) -> vc.Policy:
-        """Fit a policy of ``kind`` on the tuning split (labels, else label-free)."""
-        split = self.tuning_split_for(model)
-        run = self.sorted(model, split)
-        estimate = run is not None and not run.predictions.has_labels
-        return vc.fit_policy(kind, run, values, calibration=self.calibration_dict(model), estimate=estimate)
+    def interval_on(self, model: str, split: str, policy: vc.Policy, values, result):
+        key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
+        return _interval(key, self, policy, values, result)
 
-    def result(self, model: str, policy: vc.Policy, values) -> vc.PolicyResult | None:
-        """Realised value on the evaluated split (estimated when it has no labels)."""
-        predictions = self.predictions(model, self.eval_split)
-        if predictions is None:
-            return None
-        if predictions.has_labels:
-            return vc.evaluate(policy, predictions, values)
-        return vc.estimate(policy, predictions, values)
-
-    # ---------------------------------------------------- added: cached views
-
-    def calibration_key(self, model: str) -> str:
-        """Text that identifies the calibration in force for a model ("none" when none)."""
-        return self._calibration_key(model)
+    # ------------------------------------------------------------ views
+    def tuning_split_for(self, model: str) -> str | None:
+        """The split thresholds and calibration are fitted on (the pipeline's rule)."""
+        return self.plan(model).tune_split
 
     def has_split(self, model: str, split: str | None) -> bool:
         return split is not None and split in self.run(model).splits
-
-    def has_proba(self, model: str) -> bool:
-        """True when the model's run carries full probability vectors."""
-        return all(p.has_proba for p in self.run(model).splits.values())
-
-    def cached_result(self, model: str, policy: vc.Policy, values, split: str | None = None):
-        """Like :meth:`result` (on ``split``, default the evaluated one), cached per policy and values."""
-        split = self.eval_split if split is None else split
-        predictions = self.predictions(model, split)
-        if predictions is None:
-            return None
-        return _evaluated(
-            self.run(model).sha256, model, split, policy_key(policy), values_key(values), policy, predictions, values
-        )
-
-    def curve(self, model: str, split: str | None, values) -> vc.ThresholdCurve | None:
-        """Value at every threshold of a (calibrated) split; estimated when it has no labels. Not cached."""
-        run = self.sorted(model, split)
-        if run is None:
-            return None
-        return vc.threshold_curve(run, values)
 
     def threshold_view(self, model: str, split: str | None, values, thresholds=(), max_points: int = 400):
         """Everything the Value page reads off one threshold curve of a (calibrated) split, cached.
@@ -237,7 +166,7 @@ class Workspace:
         if run is None:
             return None
         thresholds = tuple(None if t is None else float(t) for t in thresholds)
-        key = (self.run(model).sha256, model, split, self._calibration_key(model), values_key(values), max_points,
+        key = (self.run(model).sha256, model, split, self.calibration_key(model), values_key(values), max_points,
                thresholds)
         return _threshold_view(key, run, values)
 
@@ -255,7 +184,7 @@ class Workspace:
         predictions = self.calibrated(model, split)
         if predictions is None or not predictions.has_labels:
             return None
-        return _histogram(self.run(model).sha256, model, split, self._calibration_key(model), bins, predictions)
+        return _histogram(self.run(model).sha256, model, split, self.calibration_key(model), bins, predictions)
 
     def voc(self, model: str, mode: str) -> vc.VOCCurve:
         """The VOC curve of ``mode`` on the evaluated split ("tuned" tunes on the tuning split).
@@ -271,51 +200,26 @@ class Workspace:
         tune = None
         tune_split = None
         if mode == "tuned":
-            tune_split = self.tune_split
+            tune_split = self.tuning_split_for(model)  # the pipeline's rule: the evaluated split as a fallback
             tune = self.sorted(model, tune_split)
-            if tune is None:
-                raise ValueError(f"{model} has no {tune_split!r} split to tune thresholds on")
             if not tune.predictions.has_labels:
                 raise ValueError(f"the {tune_split!r} split of {model} has no labels to tune thresholds on")
-        key = (self.run(model).sha256, model, split, tune_split, self._calibration_key(model))
+        key = (self.run(model).sha256, model, split, tune_split, self.calibration_key(model))
         return _voc(key, mode, run, tune)
 
-    def interval(self, model: str, policy: vc.Policy, values, split: str | None = None, result=None):
-        """95% t-interval of the value per item of a fixed policy on a labelled split (cached).
-
-        With whole-number weights, ``valuecore._uncertainty.result_interval`` reads it off the
-        policy's ``result`` on this split in O(C^2) instead of O(n); pass ``result`` to use it.
-        Otherwise ``policy_interval`` is called.
-
-        Raises ImportError while ``valuecore._uncertainty`` does not exist, ValueError without labels.
-        """
-        from valuecore.uncertainty import policy_interval, result_interval
-
-        split = self.eval_split if split is None else split
-        predictions = self.predictions(model, split)
-        if predictions is None:
-            raise ValueError(f"{model} has no {split!r} split")
-        predictions.require_labels("an interval of the realised value")
-        sha = self.run(model).sha256
-        if result is not None and not result.estimated and _whole_weights(sha, model, split, predictions):
-            return result_interval(result, values)
-        key = (sha, model, split, policy_key(policy), values_key(values))
-        return _interval(key, policy_interval, policy, predictions, values)
-
     def voc_band(self, model: str, mode: str, omegas, n_resamples: int = 200, seed: int = 0):
-        """Bootstrap band of the VOC curve (``valuecore._uncertainty.voc_band``), cached.
+        """Bootstrap band of the VOC curve (``valuecore.uncertainty.voc_band``), cached.
 
-        Raises ImportError while that module does not exist, ValueError when a split is unusable.
+        Raises ValueError when a split is unusable.
         """
-        from valuecore.uncertainty import voc_band
-
         self.voc(model, mode)  # same checks, in plain words
         run = self.sorted(model, self.eval_split)
-        tune = self.sorted(model, self.tune_split) if mode == "tuned" else None
+        tune_split = self.tuning_split_for(model) if mode == "tuned" else None
+        tune = self.sorted(model, tune_split) if mode == "tuned" else None
         omegas = np.asarray(omegas, dtype=float)
-        key = (self.run(model).sha256, model, self.eval_split, self.tune_split if mode == "tuned" else None,
-               self._calibration_key(model), mode, omegas.tobytes(), n_resamples, seed)
-        return _band(key, voc_band, run, tune, omegas)
+        key = (self.run(model).sha256, model, self.eval_split, tune_split,
+               self.calibration_key(model), mode, omegas.tobytes(), n_resamples, seed)
+        return _band(key, vc.uncertainty.voc_band, run, tune, omegas)
 
     def comparison(self, models) -> vc.ComparisonTable:
         """Seed 003's comparison table of ``models`` (tuned on the tuning split when labelled)."""
@@ -325,9 +229,9 @@ class Workspace:
             if run is None or not run.predictions.has_labels:
                 continue
             eval_runs[model] = run
-            tune = self.sorted(model, self.tune_split)
-            tune_runs[model] = tune if tune is not None and tune.predictions.has_labels else run
-            key.append((model, self.run(model).sha256, self._calibration_key(model)))
+            tune = self.sorted(model, self.tuning_split_for(model))
+            tune_runs[model] = tune if tune.predictions.has_labels else run
+            key.append((model, self.run(model).sha256, self.calibration_key(model)))
         if not eval_runs:
             raise ValueError("no selected model has labels on the evaluated split")
         return _comparison((tuple(key), self.eval_split, self.tune_split), eval_runs, tune_runs)
@@ -358,10 +262,8 @@ def policy_key(policy: vc.Policy) -> str:
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _evaluated(sha256: str, model: str, split: str, policy_text: str, values_text: str, _policy, _predictions, _values):
-    if _predictions.has_labels:
-        return vc.evaluate(_policy, _predictions, _values)
-    return vc.estimate(_policy, _predictions, _values)
+def _evaluated(key: tuple, _ws, _policy, _values):
+    return vc.Pipeline.evaluate_split(_ws, key[1], key[2], _policy, _values)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -372,12 +274,6 @@ def _histogram(sha256: str, model: str, split: str, calibration_key: str, bins: 
 @st.cache_resource(show_spinner="Computing the VOC curve…", max_entries=512)
 def _voc(key: tuple, mode: str, _run, _tune_run):
     return vc.voc_curve(_run, mode, tune_run=_tune_run)
-
-
-@st.cache_resource(show_spinner=False, max_entries=512)
-def _whole_weights(sha256: str, model: str, split: str, _predictions) -> bool:
-    weight = _predictions.sample_weight
-    return bool(np.all(weight == np.round(weight)))
 
 
 class ThresholdView:
@@ -422,8 +318,8 @@ def _threshold_view(key: tuple, _run, _values) -> ThresholdView:
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _interval(key: tuple, _policy_interval, _policy, _predictions, _values):
-    return _policy_interval(_policy, _predictions, _values, method="t")
+def _interval(key: tuple, _ws, _policy, _values, _result):
+    return vc.Pipeline.interval_on(_ws, key[1], key[2], _policy, _values, _result)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -437,6 +333,10 @@ def _comparison(key: tuple, _eval_runs, _tune_runs):
     return vc.comparison_table(_eval_runs, _tune_runs)
 
 
-def workspace(selection) -> "Workspace":
-    """The :class:`Workspace` of a :class:`~dashboard.state.Selection` (cheap: caches are global)."""
-    return Workspace(selection.report, selection.tune_split, selection.eval_split, selection.calibration)
+def workspace(selection, calibration: str | None = None) -> "Workspace":
+    """The :class:`Workspace` of a :class:`~dashboard.state.Selection` (cheap: caches are global).
+
+    ``calibration`` overrides the selection's recalibration (the Calibration page examines others).
+    """
+    method = selection.calibration if calibration is None else calibration
+    return Workspace(selection.report, selection.tune_split, selection.eval_split, method)

@@ -1,4 +1,9 @@
-"""The sidebar shared by every page: data source, models, use case, splits."""
+"""The sidebar shared by every page: the outcome values first, then data, models, splits, recalibration.
+
+Every widget here shows one setting (see ``dashboard.state`` for the rules);
+:func:`render_sidebar` resolves the settings against the loaded runs into the
+:class:`~dashboard.state.Selection` the pages read.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,12 @@ import math
 import streamlit as st
 
 from valuecore import UseCase, ValueMatrix
+from valuecore.policy_json import align_values
 
-from . import data
-from .state import CALIBRATION_METHODS, Selection, init_state, write_url
+from . import data, state
+from .settings import CALIBRATION_METHODS, Settings
 
-# (label, v_correct, v_abstain, v_wrong)
+# label -> (v_correct, v_abstain, v_wrong)
 PRESETS = {
     "Accuracy: an error costs no more than a hand-off (ω = 0)": (1.0, 0.0, 0.0),
     "An error is as bad as a correct answer is good (ω = 1)": (1.0, 0.0, -1.0),
@@ -19,85 +25,86 @@ PRESETS = {
     "Errors 10× as bad as a correct answer is good (ω = 10)": (1.0, 0.0, -10.0),
     "Support desk: automation saves $5, a hand-off costs $1, an error costs $30": (5.0, -1.0, -30.0),
 }
-SLIDER_LIMIT = 50.0
+YOUR_VALUES = "(your own values)"
 HOW_VALUE_WORKS = "pages/how_value_works.py"  # linked from the sidebar on every page
-VALUE_MODE_REQUEST = "value_mode_request"  # session key a page sets to switch "Values" before the sidebar draws
-VALUE_FIELDS = (("v_correct", "Correct answer"), ("v_abstain", "Abstention (hand-off)"), ("v_wrong", "Wrong answer"))
-
-
-def _copy(from_key: str, to_key: str, canonical: str) -> None:
-    value = float(st.session_state[from_key])
-    st.session_state[canonical] = value
-    st.session_state[to_key] = max(-SLIDER_LIMIT, min(SLIDER_LIMIT, value)) if to_key.endswith("_slider") else value
+COST_MATRIX = "pages/cost_matrix.py"
+VALUE_FIELDS = (("v_correct", "Correct answer"), ("v_abstain", "Hand-off to a person"), ("v_wrong", "Wrong answer"))
+UPLOAD_LINK_NOTE = (
+    "Uploaded files are not part of a link: whoever opens it must upload the same run files in the sidebar "
+    "(the exported policy JSON records each file's SHA-256, so the Export page can check they match)."
+)
 
 
 def _apply_preset() -> None:
     label = st.session_state.get("sidebar_preset")
     if label in PRESETS:
-        for (name, _), value in zip(VALUE_FIELDS, PRESETS[label]):
-            st.session_state[name] = value
-            st.session_state[f"sidebar_{name}_input"] = value
-            st.session_state[f"sidebar_{name}_slider"] = max(-SLIDER_LIMIT, min(SLIDER_LIMIT, value))
+        v_correct, v_abstain, v_wrong = PRESETS[label]
+        state.request(v_correct=v_correct, v_abstain=v_abstain, v_wrong=v_wrong, matrix=None)
 
 
-def _value_widgets(currency: str) -> UseCase:
+def _use_three_values() -> None:
+    state.request(matrix=None)
+
+
+def _values_section(settings: Settings) -> UseCase:
+    """Preset and the three values, or, with a value matrix in force, its summary and the way back."""
+    use_case = settings.use_case
+    if settings.matrix is not None:
+        classes = settings.matrix[0]
+        st.markdown("**What is each outcome worth?**")
+        st.info(f"Values come from a per-class value matrix ({len(classes)} classes), edited on the Cost matrix "
+                "page. The three outcome values do not apply while it is in force.")
+        st.page_link(COST_MATRIX, label="See or edit the matrix", icon=":material/grid_on:")
+        st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,
+                  icon=":material/undo:")
+        return use_case
+    current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
+    labels = [YOUR_VALUES, *PRESETS]
+    matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
+    state.forget_widget("sidebar_preset")  # always drawn from the values in force
+    st.selectbox("What is each outcome worth?", labels, index=matching, key="sidebar_preset",
+                 on_change=_apply_preset, help="A preset, or your own values below.")
+    currency = settings.currency
     for name, label in VALUE_FIELDS:
-        value = float(st.session_state[name])
-        clipped = max(-SLIDER_LIMIT, min(SLIDER_LIMIT, value))
-        st.session_state.setdefault(f"sidebar_{name}_input", value)
-        st.session_state.setdefault(f"sidebar_{name}_slider", clipped)
-        slider_col, input_col = st.columns([3, 2])
-        # value= repeats the stored value on purpose: it becomes the widget's default in the browser,
-        # so a widget the browser re-creates during a quick page change comes back with the user's
-        # value, not with -50 / 0, which its on_change would then store. (It does not reset the
-        # widget: keyed sliders and number inputs keep their identity when only the default changes.)
-        slider_col.slider(
-            f"{label} ({currency})",
-            min_value=-SLIDER_LIMIT,
-            max_value=SLIDER_LIMIT,
-            value=clipped,
-            step=0.5,
-            key=f"sidebar_{name}_slider",
-            on_change=_copy,
-            args=(f"sidebar_{name}_slider", f"sidebar_{name}_input", name),
-        )
-        input_col.number_input(
-            f"{label}, exact",
-            value=value,
-            step=0.5,
-            format="%g",
-            key=f"sidebar_{name}_input",
-            on_change=_copy,
-            args=(f"sidebar_{name}_input", f"sidebar_{name}_slider", name),
-            label_visibility="hidden",
-        )
-    return UseCase(
-        float(st.session_state["v_correct"]), float(st.session_state["v_abstain"]), float(st.session_state["v_wrong"])
-    )
+        state.value(st.number_input, name, f"{label} ({currency})", key=f"sidebar_{name}_input", step=0.5,
+                    format="%g", convert=float)
+    settings = state.get()
+    use_case = settings.use_case
+    omega = use_case.omega
+    omega_text = "∞" if not math.isfinite(omega) else f"{omega:.3g}"
+    st.metric("Penalty ω", omega_text, help=(
+        "ω = (hand-off − wrong) / (correct − hand-off). A wrong answer costs ω times what a correct one earns, "
+        "both measured against handing the item over."))
+    regime = use_case.regime
+    if regime.kind == "normal":
+        st.caption(regime.reason)
+    else:
+        st.warning(regime.reason)
+    return use_case
 
 
-def _source_report():
+def _folder_report(path: str):
+    """The folder source (kept apart: the operator's allowed roots decide what may be read)."""
+    if not path:
+        return data.LoadReport(models={}, problems=()), "a folder (none given yet)"
+    return data.load_folder(path), f"folder {path}"
+
+
+def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
     labels = {"upload": "Upload run files", "folder": "A folder on this machine"}
-    source = st.session_state.get("source", options[0] if options else "upload")
-    if source.startswith("folder:"):
-        st.session_state["sidebar_folder"] = st.session_state.get("sidebar_folder", source[len("folder:"):])
-        source = "folder"
-    if source not in options:
-        source = options[0]
-    choice = st.selectbox(
-        "Data source",
-        options,
-        index=options.index(source),
-        format_func=lambda o: labels.get(o, f"Sample runs: {o.split(':', 1)[-1]}"),
-        key="sidebar_source",
+    source = settings.source
+    shown = "folder" if source.startswith("folder:") or source == "folder" else source
+    if shown not in options:
+        shown = options[0]
+    choice = state.choice(
+        st.selectbox, "source", "Data source", options, key="sidebar_source",
+        fallback=options.index(shown), format_func=lambda o: labels.get(o, f"Sample runs: {o.split(':', 1)[-1]}"),
     )
     if choice.startswith("sample:"):
-        st.session_state["source"] = choice
         name = choice.split(":", 1)[1]
         return data.load_folder(data.SAMPLE_ROOT / name), f"sample runs '{name}'"
     if choice == "upload":
-        st.session_state["source"] = "upload"
         files = st.file_uploader(
             "Run files (CSV or Parquet, one per model)",
             type=["csv", "parquet"],
@@ -107,134 +114,95 @@ def _source_report():
             "optional split, weight, id, timestamp.",
         )
         return data.load_uploads([(f.name, f.getvalue()) for f in files or []]), "uploaded files"
-    folder = st.text_input("Folder with run files", key="sidebar_folder", placeholder="/path/to/runs")
-    st.session_state["source"] = f"folder:{folder}" if folder else "folder"
-    if not folder:
-        return data.LoadReport(models={}, problems=()), "a folder (none given yet)"
-    return data.load_folder(folder), f"folder {folder}"
+    path = source[len("folder:"):] if source.startswith("folder:") else ""
+    folder = st.text_input("Folder with run files", value=path, key="sidebar_folder", placeholder="/path/to/runs")
+    state.from_widget("source", f"folder:{folder}" if folder else "folder")
+    return _folder_report(folder)
 
 
-def _split_choice(label: str, splits: list[str], preferred: tuple[str, ...], key: str, state_key: str) -> str | None:
-    if not splits:
-        return None
-    current = st.session_state.get(state_key)
-    default = current if current in splits else next((s for s in preferred if s in splits), splits[0])
-    choice = st.selectbox(label, splits, index=splits.index(default), key=key)
-    st.session_state[state_key] = choice
-    return choice
+def _resolve_matrix(settings: Settings, report, models) -> tuple[ValueMatrix | None, list[str]]:
+    """The value matrix in force for the selected models (reordered to their classes), or why none is."""
+    matrix = settings.value_matrix
+    if matrix is None or not models:
+        return None, []
+    class_sets = {report.models[m].classes for m in models}
+    if len(class_sets) != 1:
+        return None, ["The selected models do not share one class set, so the per-class value matrix cannot "
+                      "apply: the three values are used."]
+    classes = next(iter(class_sets))
+    try:
+        return align_values(matrix, classes), []
+    except ValueError:
+        return None, [f"The value matrix is for the classes {', '.join(matrix.classes)}, not the selected "
+                      "models' classes: the three values are used."]
 
 
-def render_sidebar() -> Selection:
-    """Draw the sidebar and store the resulting :class:`Selection` in session state."""
-    init_state()
-    # A page may ask to switch the value mode (e.g. the Cost matrix page after an edit); it is
-    # applied here, before the radio below is drawn, because a drawn widget's state is read-only.
-    requested = st.session_state.pop(VALUE_MODE_REQUEST, None)
-    if requested in ("simple", "matrix"):
-        st.session_state["value_mode"] = requested
-        st.session_state["sidebar_value_mode"] = requested
+def render_sidebar() -> state.Selection:
+    """Draw the sidebar and publish the resulting :class:`~dashboard.state.Selection`."""
+    settings = state.init()
     with st.sidebar:
-        report, source_label = _source_report()
+        _values_section(settings)
+        state.value(st.text_input, "currency", "Currency", key="sidebar_currency", max_chars=5)
+
+        st.divider()
+        report, source_label = _source_section(state.get())
         loaded = list(report.models)
-        wanted = st.session_state.pop("url_models", None)
-        if "sidebar_models" not in st.session_state or wanted is not None:
-            st.session_state["sidebar_models"] = [m for m in (wanted or loaded) if m in loaded] or loaded
-        else:
-            kept = [m for m in st.session_state["sidebar_models"] if m in loaded]
-            # When the loaded models change (another source, an upload), keep what is still
-            # there or select them all; otherwise respect the user's choice, even an empty one.
-            same_source = st.session_state.get("_models_offered") == loaded
-            st.session_state["sidebar_models"] = kept if (kept or same_source) else loaded
-        st.session_state["_models_offered"] = loaded
-        models = st.multiselect("Models", loaded, key="sidebar_models")
+        if loaded:
+            state.note_link_once(_missing_from_runs(state.get(), report))
+        models = state.multi(st.multiselect, "models", "Models", loaded, key="sidebar_models")
 
-        st.divider()
-        st.subheader("What is each outcome worth?")
-        currency = st.text_input(
-            "Currency", value=st.session_state.get("currency", "$"), key="sidebar_currency", max_chars=5
-        )
-        st.session_state["currency"] = currency
-        st.selectbox(
-            "Preset", ["(keep my values)", *PRESETS], key="sidebar_preset", on_change=_apply_preset
-        )
-        use_case = _value_widgets(currency)
-        omega = use_case.omega
-        omega_text = "∞" if not math.isfinite(omega) else f"{omega:.3g}"
-        st.metric("Penalty ω", omega_text, help=(
-            "ω = (abstain − wrong) / (correct − abstain). A wrong answer costs ω times what a correct one earns, "
-            "both measured against handing the item over."))
-        regime = use_case.regime
-        if regime.kind == "normal":
-            st.caption(regime.reason)
-        else:
-            st.warning(regime.reason)
-
-        value_mode = st.radio(
-            "Values",
-            ["simple", "matrix"],
-            index=0 if st.session_state.get("value_mode") != "matrix" else 1,
-            format_func=lambda m: (
-                "Three values (above)" if m == "simple" else "Per-class value matrix (Cost matrix page)"
-            ),
-            key="sidebar_value_mode",
-            horizontal=False,
-        )
-        st.session_state["value_mode"] = value_mode
-
-        st.divider()
         splits = sorted({s for m in models for s in report.models[m].splits})
-        tune_split = _split_choice(
-            "Tune thresholds on", splits, ("val", "validation", "tune"), "sidebar_tune_split", "tune_split"
-        )
-        eval_split = _split_choice("Evaluate on", splits, ("test", "eval"), "sidebar_eval_split", "eval_split")
-        calibration = st.selectbox(
-            "Recalibrate before thresholding",
-            CALIBRATION_METHODS,
-            index=CALIBRATION_METHODS.index(st.session_state.get("calibration", "none"))
-            if st.session_state.get("calibration") in CALIBRATION_METHODS else 0,
+        tune_split = state.choice(st.selectbox, "tune_split", "Tune thresholds on", splits,
+                                  key="sidebar_tune_split", fallback=_preferred(splits, ("val", "validation", "tune")))
+        eval_split = state.choice(st.selectbox, "eval_split", "Evaluate on", splits, key="sidebar_eval_split",
+                                  fallback=_preferred(splits, ("test", "eval")))
+        calibration = state.choice(
+            st.selectbox, "calibration", "Recalibrate before thresholding", CALIBRATION_METHODS,
             key="sidebar_calibration",
             help="Fitted on the tuning split. Temperature scaling needs class probabilities.",
         )
-        st.session_state["calibration"] = calibration
+        for note in state.link_notes():
+            st.warning(note, icon=":material/link_off:")
 
         st.divider()
         st.page_link(HOW_VALUE_WORKS, label="How value works", icon=":material/help:",
                      help="What ω means, tuned vs calibrated thresholds, VOC curves: a short read.")
 
-    value_matrix = None
-    notes = []
-    if value_mode == "matrix" and models:
-        value_matrix = matrix_for(report, models, use_case)
-        if value_matrix is None:
-            notes.append("The selected models do not share one class set, so the per-class matrix cannot apply.")
-    selection = Selection(
+    settings = state.get()
+    value_matrix, notes = _resolve_matrix(settings, report, models)
+    if settings.source == "upload" and not report.models:
+        notes.append(UPLOAD_LINK_NOTE)
+    selection = state.Selection(
+        settings=settings,
         report=report,
         models=tuple(models),
-        use_case=use_case,
+        use_case=settings.use_case,
         value_matrix=value_matrix,
         tune_split=tune_split,
         eval_split=eval_split,
         calibration=calibration,
-        currency=currency,
+        currency=settings.currency,
         source_label=source_label,
         notes=tuple(notes),
     )
-    st.session_state["selection"] = selection
-    write_url(selection)
+    state.publish(selection)
+    state.write_url(settings)
     return selection
 
 
-def matrix_key(classes) -> str:
-    return "value_matrix::" + "|".join(classes)
+def _missing_from_runs(settings: Settings, report) -> list[str]:
+    """Notes on models and splits the settings (a link) name but the loaded runs lack."""
+    notes = []
+    missing = [m for m in settings.models or () if m not in report.models]
+    if missing:
+        notes.append(f"The link names models that are not loaded here ({', '.join(missing)}); "
+                     "the loaded ones are selected instead.")
+    splits = {s for run in report.models.values() for s in run.splits}
+    for label, split in (("tuning", settings.tune_split), ("evaluated", settings.eval_split)):
+        if split is not None and split not in splits:
+            notes.append(f"The link's {label} split {split!r} is not in the loaded runs; the default is used.")
+    return notes
 
 
-def matrix_for(report, models, use_case: UseCase) -> ValueMatrix | None:
-    """The edited value matrix for the selected models' classes (from the use case until edited)."""
-    class_sets = {report.models[m].classes for m in models}
-    if len(class_sets) != 1:
-        return None
-    classes = next(iter(class_sets))
-    stored = st.session_state.get(matrix_key(classes))
-    if stored is None:
-        return use_case.value_matrix(classes)
-    return ValueMatrix(classes, stored)
+def _preferred(splits: list[str], names: tuple[str, ...]) -> int:
+    return next((splits.index(n) for n in names if n in splits), 0)

@@ -1,66 +1,229 @@
-"""What the user chose, kept in ``st.session_state`` and mirrored in the URL.
+"""The state rules of the dashboard. Read this first.
 
-Every page reads the same :class:`Selection`; the sidebar writes it. The URL
-query parameters hold the use case, models and settings, so a link
-reproduces what someone sees.
+1. **One value.** Everything the user chose that changes a number or what a
+   page shows is one frozen :class:`~dashboard.settings.Settings`, kept in
+   ``st.session_state["settings"]``. Only this module reads or writes it, and
+   only this module touches the session-state keys of widgets that show a
+   setting. Pages and the sidebar call the functions below.
+2. **From the link, once.** On a session's first run the settings come from
+   the URL's query parameters (:meth:`Settings.from_query`). A parameter that
+   is unknown or invalid is refused: the default is used and a note is shown
+   in the sidebar, never a traceback.
+3. **Widgets show settings.** A widget that shows a setting is drawn with
+   :func:`choice`, :func:`value` or :func:`multi`: its default comes from the
+   settings, and the value it returns becomes the setting. A widget's key is
+   known to the page that draws it and to this module, to no one else.
+4. **Everything else asks.** A page button, a preset, the cost-matrix
+   editor, an imported policy: they call :func:`request` (from a widget
+   callback: in force on the rerun that follows) or :func:`change_now` (from
+   a page's body: it reruns at once). The widgets that show the changed
+   settings are redrawn from the new value, on every page, in the sidebar
+   and in the URL, until the user changes it again.
+5. **The URL mirrors the settings** on every run (:func:`write_url`), so a
+   link reproduces what its sender sees. Uploaded files are not part of a
+   link: a link to uploads says so.
+6. **Derived, not stored.** What follows from the settings and the loaded
+   runs (the models actually selected, the splits actually used, the values
+   in force) is resolved by the sidebar on each run into a
+   :class:`Selection`; pages read it with :func:`current`. The numbers come
+   from one pipeline (``valuecore.Pipeline``, cached by
+   :class:`dashboard.data.Workspace`), the same one the export and the
+   command line use.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 import streamlit as st
 
 from valuecore import UseCase, ValueMatrix
 
-# Canonical session-state keys (not widget keys: widgets are "<page>_<name>").
-DEFAULTS = {
-    "v_correct": 1.0,
-    "v_abstain": 0.0,
-    "v_wrong": -4.0,
-    "currency": "$",
-    "source": "sample:digits",
-    "value_mode": "simple",
-    "calibration": "none",
-    "policy_kind": "threshold",
-}
+from .settings import CALIBRATION_METHODS, QUERY_KEYS, Settings
 
-# URL query parameter -> (session key, parser)
-_URL_FIELDS = {
-    "vc": ("v_correct", float),
-    "va": ("v_abstain", float),
-    "vw": ("v_wrong", float),
-    "cur": ("currency", str),
-    "src": ("source", str),
-    "mode": ("value_mode", str),
-    "cal": ("calibration", str),
-    "tune": ("tune_split", str),
-    "eval": ("eval_split", str),
-}
+__all__ = [
+    "CALIBRATION_METHODS",
+    "Selection",
+    "Settings",
+    "change_now",
+    "choice",
+    "current",
+    "forget_widget",
+    "from_widget",
+    "get",
+    "init",
+    "link_notes",
+    "multi",
+    "note_link_once",
+    "publish",
+    "request",
+    "stop_unless_models",
+    "value",
+    "write_url",
+]
 
-CALIBRATION_METHODS = ("none", "temperature", "isotonic")
+SETTINGS_KEY = "settings"
+SELECTION_KEY = "selection"
+LINK_NOTES_KEY = "link_notes"
+# setting -> widget keys that show it (filled as widgets are drawn; names only)
+_WIDGETS: dict[str, set[str]] = {}
 
 
+# --------------------------------------------------------------- settings
+def init() -> Settings:
+    """The settings of this session, read from the URL on its first run."""
+    settings = st.session_state.get(SETTINGS_KEY)
+    if settings is None:
+        params = {key: st.query_params.get_all(key) for key in st.query_params}
+        settings, notes = Settings.from_query(params)
+        st.session_state[SETTINGS_KEY] = settings
+        st.session_state[LINK_NOTES_KEY] = notes
+    return settings
+
+
+def note_link_once(notes: list[str]) -> None:
+    """Add what the link named but the loaded runs lack (checked once, when runs are first loaded)."""
+    if st.session_state.get("_link_checked"):
+        return
+    st.session_state["_link_checked"] = True
+    st.session_state[LINK_NOTES_KEY] = link_notes() + list(notes)
+
+
+def get() -> Settings:
+    """The settings in force."""
+    return init()
+
+
+def link_notes() -> list[str]:
+    """What the link asked for and could not have (shown in the sidebar)."""
+    return list(st.session_state.get(LINK_NOTES_KEY, ()))
+
+
+def _store(settings: Settings) -> None:
+    st.session_state[SETTINGS_KEY] = settings
+    write_url(settings)
+
+
+def request(**changes: Any) -> Settings:
+    """Change settings from outside their widgets (a button, a preset, an import).
+
+    Call it from a widget callback: the change is in force on the rerun that
+    follows, where every widget showing a changed setting is drawn from the
+    new value. From a page's body use :func:`change_now`.
+    """
+    current = get()
+    new = replace(current, **changes)
+    for name in changes:
+        if getattr(new, name) != getattr(current, name):
+            for key in _WIDGETS.get(name, ()):
+                st.session_state.pop(key, None)
+    _store(new)
+    return new
+
+
+def change_now(**changes: Any) -> None:
+    """:func:`request`, then rerun at once (for changes made in a page's body)."""
+    request(**changes)
+    st.rerun()
+
+
+def from_widget(name: str, widget_value: Any) -> None:
+    """Store what a widget drawn by hand (not with the helpers below) shows for setting ``name``."""
+    settings = get()
+    if getattr(settings, name) != widget_value:
+        _store(replace(settings, **{name: widget_value}))
+
+
+def forget_widget(key: str) -> None:
+    """Drop a widget's own state before it is drawn, so it is drawn from the settings again."""
+    st.session_state.pop(key, None)
+
+
+# ---------------------------------------------------------------- widgets
+def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback: int = 0, **kwargs) -> Any:
+    """A selectbox or radio showing setting ``name``; the option picked becomes the setting.
+
+    When the setting is not among ``options`` (another data set, a stale
+    link), option ``fallback`` is shown and becomes the setting.
+    """
+    _WIDGETS.setdefault(name, set()).add(key)
+    options = list(options)
+    if not options:
+        return None
+    current = getattr(get(), name)
+    index = options.index(current) if current in options else min(fallback, len(options) - 1)
+    picked = draw(label, options, index=index, key=key, **kwargs)
+    from_widget(name, picked)
+    return picked
+
+
+def value(draw: Callable, name: str, label: str, *, key: str, default: Any = None,
+          convert: Callable = lambda v: v, **kwargs) -> Any:
+    """A number input, slider, toggle or checkbox showing setting ``name`` (``default`` when it is None)."""
+    _WIDGETS.setdefault(name, set()).add(key)
+    current = getattr(get(), name)
+    shown = draw(label, value=default if current is None else current, key=key, **kwargs)
+    from_widget(name, convert(shown))
+    return shown
+
+
+def multi(draw: Callable, name: str, label: str, options, *, key: str, **kwargs) -> list:
+    """A multiselect showing setting ``name`` (None = every option); picking all of them stores None."""
+    _WIDGETS.setdefault(name, set()).add(key)
+    options = list(options)
+    current = getattr(get(), name)
+    default = options if current is None else [o for o in current if o in options]
+    if not default:
+        default = options  # none of the chosen ones is loaded (another source): select them all
+    offered_key = f"_offered::{key}"
+    if st.session_state.get(offered_key) != options:
+        st.session_state.pop(key, None)  # other options (another source, an upload): drawn from the setting
+    st.session_state[offered_key] = options
+    picked = draw(label, options, default=default, key=key, **kwargs)
+    from_widget(name, None if list(picked) == options else tuple(picked))
+    return list(picked)
+
+
+# -------------------------------------------------------------------- URL
+def write_url(settings: Settings) -> None:
+    """Mirror the settings in the URL (only what changed, to keep reruns cheap)."""
+    wanted = settings.to_query()
+    params = st.query_params
+    for key in [k for k in params if k in QUERY_KEYS and k not in wanted]:
+        del params[key]
+    for key, text in wanted.items():
+        if params.get(key) != text:
+            params[key] = text
+
+
+# -------------------------------------------------------------- selection
 @dataclass(frozen=True)
 class Selection:
-    """Everything a page needs to know about the user's choices.
+    """What the settings mean for the loaded runs, resolved by the sidebar on each run.
 
     Attributes
     ----------
+    settings : Settings
     report : valuecore LoadReport
         All loaded models and the problems found in their files.
     models : tuple of str
-        The models the user selected (all loaded ones by default).
+        The selected models that are loaded.
     use_case : UseCase
     value_matrix : ValueMatrix or None
-        Set when the user works with a per-class matrix.
+        Set when the settings hold a matrix that fits the selected models' classes.
     tune_split, eval_split : str or None
+        The splits chosen in the sidebar (a model lacking the tuning split is
+        tuned on the evaluated one; the pipeline says so).
     calibration : str
-        Recalibration applied before thresholds: "none", "temperature" or "isotonic".
     currency : str
+    source_label : str
+    notes : tuple of str
+        Why a setting could not apply (shown by the pages).
     """
 
+    settings: Settings
     report: object
     models: tuple
     use_case: UseCase
@@ -81,6 +244,10 @@ class Selection:
     def omega(self) -> float:
         return self.use_case.omega
 
+    @property
+    def rule(self) -> str:
+        return self.settings.rule
+
     def money(self, amount: float | None, digits: int = 2) -> str:
         """Format an amount in the user's currency."""
         if amount is None or (isinstance(amount, float) and math.isnan(amount)):
@@ -89,49 +256,17 @@ class Selection:
         return f"{sign}{self.currency}{abs(amount):,.{digits}f}"
 
 
-def init_state() -> None:
-    """Fill session state once per session: defaults, then the URL on top."""
-    if st.session_state.get("_state_ready"):
-        return
-    for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
-    params = st.query_params
-    for param, (key, parse) in _URL_FIELDS.items():
-        if param in params:
-            try:
-                value = parse(params[param])
-            except ValueError:
-                continue  # a hand-edited link must not break the app
-            if parse is float and not math.isfinite(value):
-                continue
-            st.session_state[key] = value
-    if "models" in params:
-        st.session_state["url_models"] = [m for m in params.get_all("models") if m]
-    st.session_state["_state_ready"] = True
+def publish(selection: Selection) -> None:
+    """Store the selection the sidebar resolved on this run (pages read it with :func:`current`)."""
+    st.session_state[SELECTION_KEY] = selection
 
 
-def write_url(selection: Selection) -> None:
-    """Mirror the current choices in the URL (only what changed, to keep reruns cheap)."""
-    wanted = {
-        "vc": f"{selection.use_case.v_correct:g}",
-        "va": f"{selection.use_case.v_abstain:g}",
-        "vw": f"{selection.use_case.v_wrong:g}",
-        "cur": selection.currency,
-        "src": st.session_state.get("source", DEFAULTS["source"]),
-        "mode": st.session_state.get("value_mode", "simple"),
-        "cal": selection.calibration,
-    }
-    if selection.tune_split:
-        wanted["tune"] = selection.tune_split
-    if selection.eval_split:
-        wanted["eval"] = selection.eval_split
-    params = st.query_params
-    for key, value in wanted.items():
-        if params.get(key) != value:
-            params[key] = value
-    models = list(selection.models)
-    if params.get_all("models") != models:
-        params["models"] = models
+def current() -> Selection:
+    """The selection the sidebar made on this run."""
+    selection = st.session_state.get(SELECTION_KEY)
+    if selection is None:
+        raise RuntimeError("the sidebar has not run yet: pages are run from app.py")
+    return selection
 
 
 def stop_unless_models(selection: Selection) -> None:
@@ -142,11 +277,3 @@ def stop_unless_models(selection: Selection) -> None:
     if not selection.models:
         st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")
         st.stop()
-
-
-def current() -> Selection:
-    """The selection the sidebar made on this run."""
-    selection = st.session_state.get("selection")
-    if selection is None:
-        raise RuntimeError("the sidebar has not run yet: pages are run from app.py")
-    return selection

@@ -30,8 +30,10 @@ POLICY_LABELS = {
     "calibrated_class_thresholds": "Per-class thresholds, calibrated",
     "expected_value": "Expected-value rule",
 }
-VALUE_PAGE_KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds", "expected_value")
+VALUE_PAGE_KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds",
+                    "calibrated_class_thresholds", "expected_value")
 NEEDS_PROBA = frozenset({"expected_value"})
+NEEDS_ONE_OMEGA = frozenset({"calibrated_threshold"})
 GLOBAL_THRESHOLD_KINDS = frozenset({"threshold", "calibrated_threshold"})
 
 VOC_MODE_ORDER = ("tuned", "oracle", "calibrated", "accept_all")
@@ -66,6 +68,11 @@ def threshold_text(threshold: float | None) -> str:
 def threshold_number(threshold: float) -> str:
     """Enough digits to reproduce the decision exactly (never 1.000 for a threshold below 1)."""
     return vc.wording.threshold(threshold)
+
+
+def split_text(split: str | None) -> str:
+    """'val' in quotes, or words when there is no split (never 'None')."""
+    return "no split (none is loaded)" if split is None else f"'{split}'"
 
 
 def short_list(items, limit: int = 6) -> str:
@@ -140,8 +147,9 @@ def load_problem_note(report) -> str | None:
 
 
 # --------------------------------------------------------- split checks
-def split_notes(ws: Workspace, models) -> list[tuple[str, str]]:
-    """(severity, message) about missing or unlabelled splits and calibration that cannot apply."""
+def split_notes(ws: Workspace, models, kind: str = "threshold") -> list[tuple[str, str]]:
+    """(severity, message) per caveat of the pipeline: a missing split, a tuning fallback, a calibration
+    that cannot apply, values estimated without labels. The same notes go into the exported JSON."""
     notes = []
     if ws.eval_split is None:
         return [("info", "The selected models have no splits to evaluate.")]
@@ -151,24 +159,12 @@ def split_notes(ws: Workspace, models) -> list[tuple[str, str]]:
         notes.append(("warning", f"{short_list(missing)} {'has' if one else 'have'} no '{ws.eval_split}' split, "
                                  f"so {'it is' if one else 'they are'} left out. "
                                  "Pick another split under 'Evaluate on' in the sidebar."))
-    present = [m for m in models if ws.has_split(m, ws.eval_split)]
-    unlabelled = [m for m in present if not ws.predictions(m, ws.eval_split).has_labels]
-    if unlabelled:
-        notes.append(("info", f"The '{ws.eval_split}' split has no labels: values shown for {short_list(unlabelled)} "
-                              "are estimated from the models' own probabilities, so they are only as good as the "
-                              "models' calibration."))
-    fallback = [
-        m for m in models
-        if ws.has_split(m, ws.eval_split) and ws.tune_split is not None and ws.tuning_split_for(m) != ws.tune_split
-    ]
-    if fallback:
-        notes.append(("info", f"'{ws.tune_split}' is missing or unlabelled for {short_list(fallback)}: "
-                              f"their thresholds are tuned on '{ws.eval_split}' instead (an optimistic choice)."))
     for model in models:
-        error = ws.calibration_error(model) if ws.calibration != "none" else None
-        if error:
-            notes.append(("warning", f"{model}: the '{ws.calibration}' recalibration cannot apply ({error}); "
-                                     "its raw confidences are used."))
+        if not ws.has_split(model, ws.eval_split):
+            continue
+        for note in ws.notes(model, kind):
+            severity = "warning" if "cannot be fitted" in note else "info"
+            notes.append((severity, note))
     return notes
 
 
@@ -214,28 +210,29 @@ class ModelValue:
         return self.view.at.get(self.what_if_threshold)
 
 
-def _interval(ws: Workspace, model: str, policy, values, result) -> tuple[tuple | None, str]:
-    """95% interval of value per item from ``valuecore._uncertainty``, when that module exists."""
-    try:
-        found = ws.interval(model, policy, values, result=result)
-    except ImportError:
-        return None, "interval unavailable (the uncertainty module is not installed yet)"
-    except (ValueError, TypeError) as error:
-        return None, f"interval unavailable ({error})"
-    for low, high in (("low", "high"), ("lower", "upper"), ("lo", "hi")):
-        if hasattr(found, low) and hasattr(found, high):
-            return (float(getattr(found, low)), float(getattr(found, high))), ""
-        if isinstance(found, dict) and low in found and high in found:
-            return (float(found[low]), float(found[high])), ""
-    if isinstance(found, (tuple, list)) and len(found) >= 2:
-        return (float(found[0]), float(found[1])), ""
-    return None, "interval unavailable (unexpected answer from the uncertainty module)"
+def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
+    """The decision rules that apply to these models and values, and a note per rule left out.
+
+    Every page that offers a rule offers these (one setting, one list).
+    """
+    options, notes = list(VALUE_PAGE_KINDS), []
+    if isinstance(values, vc.ValueMatrix):
+        options = [k for k in options if k not in NEEDS_ONE_OMEGA]
+        notes.append("The calibrated threshold ω/(1+ω) needs one penalty ω, and a value matrix has none: it is not "
+                     "offered while the matrix is in force (per-class calibrated thresholds are).")
+    with_proba = [m for m in models if ws.has_proba(m)]
+    if not with_proba:
+        options = [k for k in options if k not in NEEDS_PROBA]
+    if len(with_proba) < len(models):
+        top_label = [m for m in models if m not in with_proba]
+        notes.append(f"{short_list(top_label)}: top label only, so the expected-value rule "
+                     + ("is not offered." if not with_proba else "is not available for them.")
+                     + " It needs one probability column per class.")
+    return options, notes
 
 
 def fit(ws: Workspace, model: str, kind: str, values) -> vc.Policy:
-    """Fit a policy, in plain words when it cannot be done (ValueError)."""
-    if kind in NEEDS_PROBA and not ws.has_proba(model):
-        raise ValueError(NO_PROBA_NOTE)
+    """The pipeline's policy (ValueError in plain words when the model cannot get one)."""
     return ws.policy(model, kind, values)
 
 
@@ -266,15 +263,17 @@ def model_values(
         try:
             row.policy = fit(ws, model, kind, values)
             tuned = row.policy if kind == "threshold" else ws.policy(model, "threshold", values)
-            calibrated = (
-                row.policy if kind == "calibrated_threshold" else ws.policy(model, "calibrated_threshold", values)
-            )
-            row.tuned_threshold, row.calibrated_threshold = tuned.threshold, calibrated.threshold
+            row.tuned_threshold = tuned.threshold
+            if isinstance(values, vc.UseCase):  # a value matrix has no single ω, so no ω/(1+ω) mark
+                calibrated = (
+                    row.policy if kind == "calibrated_threshold" else ws.policy(model, "calibrated_threshold", values)
+                )
+                row.calibrated_threshold = calibrated.threshold
             row.what_if_threshold = None if what_if is None else float(what_if)
             marked = (row.tuned_threshold, row.calibrated_threshold, None) + (
                 () if what_if is None else (row.what_if_threshold,))
             row.view = ws.threshold_view(model, ws.eval_split, values, marked)
-            row.result = ws.cached_result(model, row.policy, values)
+            row.result = ws.result(model, row.policy, values)
         except ValueError as error:
             row.note = str(error)
             row.result = None
@@ -284,7 +283,8 @@ def model_values(
         elif row.estimated:
             row.interval_note = "interval needs labels"
         else:
-            row.interval, row.interval_note = _interval(ws, model, row.policy, values, row.result)
+            found = ws.interval(model, row.policy, values, row.result)
+            row.interval = None if found is None else (found.low, found.high)
     return rows
 
 
@@ -294,6 +294,11 @@ def best_model(rows: list[ModelValue]) -> str | None:
     if not scored:
         return None
     return max(scored, key=lambda pair: pair[0])[1]
+
+
+def exact_policies(rows: list[ModelValue]) -> dict:
+    """model -> the policy as the policy JSON writes it (every digit), for the models that got one."""
+    return {r.model: r.policy.to_dict() for r in rows if r.policy is not None}
 
 
 def policy_summary(policy: vc.Policy | None) -> tuple[float | None, str]:
@@ -690,7 +695,7 @@ def matrix_policies(ws: Workspace, model: str, matrix: vc.ValueMatrix) -> dict:
     for kind in MATRIX_KINDS:
         try:
             policy = fit(ws, model, kind, matrix)
-            result = ws.cached_result(model, policy, matrix)
+            result = ws.result(model, policy, matrix)
             out[kind] = (policy, result, "" if result is not None else f"no '{ws.eval_split}' split")
         except ValueError as error:
             out[kind] = (None, None, str(error))

@@ -5,10 +5,10 @@ diagrams, the calibration metrics before and after, then seed 003's Table 5
 (value at k = 0..10 with the formula threshold k/(k+1), before and after
 recalibration, against the tuned threshold).
 
-The recalibration chosen here (``calibration_method``) is independent of the
-sidebar's: this page is where a recalibration is examined before it is
-adopted, so it always shows "before" (raw) next to "after". A button copies
-the choice to the sidebar, which drives every other page and the export.
+The recalibration examined here is a setting of its own (it is in the link):
+this page is where a recalibration is examined before it is adopted, so it
+always shows "before" (raw) next to "after". A button makes it the
+recalibration of every page and of the export (``dashboard.state.request``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import math
 import pandas as pd
 import streamlit as st
 
+import valuecore as vc
+from dashboard import state
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
-from dashboard.data import Workspace
-from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
+from dashboard.data import workspace
+from dashboard.settings import BIN_STRATEGIES, CALIBRATION_METHODS
+from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
-from valuecore import DEFAULT_KS
-from valuecore.calibration import brier_score, calibration_summary, reliability_diagram
-from valuecore.monitoring import calibration_value_table
 
 # The technical names stay in the headers (people search for them); the plain meaning is in the tooltip.
 METRIC_HELP = {
@@ -43,24 +43,20 @@ METHOD_LABELS = {
     "isotonic": "Isotonic regression",
 }
 STRATEGY_LABELS = {"uniform": "Equal width", "quantile": "Equal mass"}
-EXAMINED_KEY = "calibration_examined"
 
 
 # ---------------------------------------------------------------- helpers
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _table5(sha256: str, model: str, tune: str, evaluated: str, method: str, _tune_p, _eval_p) -> pd.DataFrame:
     """Seed 003 Table 5 for one model (cached per file content, splits and method)."""
-    table = calibration_value_table(_tune_p, _eval_p, method=method, ks=DEFAULT_KS)
+    table = vc.monitoring.calibration_value_table(_tune_p, _eval_p, method=method, ks=vc.DEFAULT_KS)
     table.insert(0, "model", model)
     return table
 
 
 def _adopt(method: str) -> None:
-    """Make this page's recalibration the one every page uses (runs before the sidebar is drawn)."""
-    st.session_state["calibration"] = method
-    # The sidebar draws its selectbox with index= from "calibration"; dropping the widget's
-    # own state makes it take that index (setting both would log a Streamlit warning).
-    st.session_state.pop("sidebar_calibration", None)
+    """Make this page's recalibration the one every page uses, from the next rerun on."""
+    state.request(calibration=method)
 
 
 def _fmt(value) -> float | None:
@@ -80,7 +76,7 @@ def _calibration_text(params: dict | None) -> str:
 
 
 # ---------------------------------------------------------------- the page
-selection = current()
+selection = state.current()
 st.title("Calibration")
 st.markdown(
     "A model is **calibrated** when, among the answers it gives with confidence 0.8, about 80% are right. "
@@ -96,7 +92,7 @@ if eval_split is None:
     st.info("The selected models have no split to evaluate on. Choose one under **Evaluate on** in the sidebar.")
     st.stop()
 
-raw = Workspace(selection.report, selection.tune_split, eval_split, "none")
+raw = workspace(selection, "none")
 labelled = [m for m in models if (p := raw.predictions(m, eval_split)) is not None and p.has_labels]
 unlabelled = [m for m in models if m not in labelled]
 if not labelled:
@@ -111,24 +107,24 @@ if unlabelled:
 
 # -- the recalibration to examine
 sidebar_method = selection.calibration if selection.calibration in CALIBRATION_METHODS else "none"
-# Kept outside the widget's own state, which Streamlit drops when another page is shown.
-examined = st.session_state.get(EXAMINED_KEY) or (sidebar_method if sidebar_method != "none" else "temperature")
 controls = st.columns([3, 2, 2])
-method = controls[0].radio(
-    "Recalibration to examine",
-    list(CALIBRATION_METHODS),
-    index=list(CALIBRATION_METHODS).index(examined) if examined in CALIBRATION_METHODS else 1,
-    format_func=METHOD_LABELS.get,
-    key="calibration_method",
-    horizontal=True,
-    help="Only this page: it shows raw confidences next to recalibrated ones. "
-    "The sidebar's 'Recalibrate before thresholding' is what the other pages and the export use.",
-)
-st.session_state[EXAMINED_KEY] = method
-n_bins = controls[1].slider("Bins", 5, 30, 15, key="calibration_bins", help="For the diagrams, ECE and MCE.")
-strategy = controls[2].radio(
-    "Diagram bins", list(STRATEGY_LABELS), format_func=STRATEGY_LABELS.get, key="calibration_strategy", horizontal=True
-)
+with controls[0]:
+    method = state.choice(
+        st.radio, "calibration_examined", "Recalibration to examine", CALIBRATION_METHODS,
+        # Not examined yet: the sidebar's recalibration, or temperature scaling when it is none.
+        fallback=CALIBRATION_METHODS.index(sidebar_method if sidebar_method != "none" else "temperature"),
+        format_func=METHOD_LABELS.get,
+        key="calibration_method",
+        horizontal=True,
+        help="Only this page: it shows raw confidences next to recalibrated ones. "
+        "The sidebar's 'Recalibrate before thresholding' is what the other pages and the export use.",
+    )
+with controls[1]:
+    n_bins = state.value(st.slider, "calibration_bins", "Bins", key="calibration_bins", min_value=5, max_value=30,
+                         help="For the diagrams, ECE and MCE.")
+with controls[2]:
+    strategy = state.choice(st.radio, "calibration_strategy", "Diagram bins", BIN_STRATEGIES,
+                            format_func=STRATEGY_LABELS.get, key="calibration_strategy", horizontal=True)
 if method == sidebar_method:
     st.caption(f"The other pages use the same recalibration ({METHOD_LABELS[method].lower()}).")
 else:
@@ -143,16 +139,16 @@ else:
         args=(method,),
     )
 
-after = Workspace(selection.report, selection.tune_split, eval_split, method)
+after = workspace(selection, method)
 fitted: dict[str, object] = {}
 problems: list[str] = []
 for model in labelled:
     fit_split = after.tuning_split_for(model)
     if method != "none":
-        error = after.calibration_error(model)
+        _, error = after.calibrator(model)
         if error:
             hint = " Isotonic regression works on the top-label confidence alone." if method == "temperature" else ""
-            problems.append(f"**{model}**: {METHOD_LABELS[method].lower()} cannot be fitted: {error}.{hint}")
+            problems.append(f"{error}.{hint}")
             continue
         if fit_split == eval_split:
             problems.append(
@@ -175,7 +171,7 @@ for model in labelled:
     if fitted.get(model) is not None:
         stages.append(("after", fitted[model]))
     for stage, predictions in stages:
-        table = reliability_diagram(predictions, n_bins=n_bins, strategy=strategy)
+        table = vc.calibration.reliability_diagram(predictions, n_bins=n_bins, strategy=strategy)
         table.insert(0, "stage", stage)
         table.insert(0, "model", model)
         frames.append(table)
@@ -189,7 +185,7 @@ for model in labelled:
     if fitted.get(model) is not None:
         stages.append((f"{method}", fitted[model]))
     for stage, predictions in stages:
-        summary = calibration_summary(predictions, n_bins=n_bins)
+        summary = vc.calibration.calibration_summary(predictions, n_bins=n_bins)
         rows.append(
             {
                 "Model": model,
@@ -198,7 +194,7 @@ for model in labelled:
                 "ECE, equal mass": _fmt(summary["ece_quantile"]),
                 "MCE": _fmt(summary["mce"]),
                 "Brier": _fmt(summary["brier"]),
-                "Brier, top label": _fmt(brier_score(predictions, top_label=True)),
+                "Brier, top label": _fmt(vc.calibration.brier_score(predictions, top_label=True)),
                 "NLL": _fmt(summary["nll"]),
                 "Fitted": "" if stage == "raw" else _calibration_text(after.calibration_dict(model)),
             }
@@ -242,7 +238,7 @@ if tables:
     table5 = pd.concat(tables, ignore_index=True)
     recalibrated = method != "none"
     st.altair_chart(calibration_value_chart(calibration_value_long(table5, recalibrated=recalibrated), all_models))
-    k_max = max(DEFAULT_KS)
+    k_max = max(vc.DEFAULT_KS)
     top = table5[table5["k"] == k_max].set_index("model")
     if recalibrated:
         gains = (top["value_calibrated_after"] - top["value_calibrated_before"]).sort_values(ascending=False)

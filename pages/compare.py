@@ -22,11 +22,9 @@ from dashboard.charts.compare import (
     stability_counts,
     value_interval_chart,
 )
-from dashboard.data import Workspace
-from dashboard.state import current
-from dashboard.views import POLICY_LABELS
-from valuecore import POLICY_KINDS, item_values
-from valuecore.uncertainty import paired_comparison, policy_interval, threshold_stability
+import valuecore as vc
+from dashboard import state, views
+from dashboard.data import workspace as make_workspace
 
 RESAMPLES = (500, 1000, 2000, 5000, 10000)
 
@@ -39,15 +37,15 @@ def _p(p: float) -> str:
 
 def _item_differences(policy_a, run_a, policy_b, run_b, values) -> tuple[np.ndarray, np.ndarray]:
     """Per-item value of A minus B, items matched as paired_comparison matches them (by id, else by row)."""
-    value_a = item_values(policy_a, run_a, values)
-    value_b = item_values(policy_b, run_b, values)
+    value_a = vc.item_values(policy_a, run_a, values)
+    value_b = vc.item_values(policy_b, run_b, values)
     if run_a.ids is not None and run_b.ids is not None:
         value_b = value_b[pd.Index(run_b.ids).get_indexer(pd.Index(run_a.ids))]
     return value_a - value_b, run_a.sample_weight
 
 
 # ---------------------------------------------------------------- the page
-selection = current()
+selection = state.current()
 st.title("Compare two models")
 st.markdown(
     "Two models judged on the **same items** can be compared item by item: the differences cancel the luck of "
@@ -69,8 +67,7 @@ if len(models) < 2:
     )
     st.stop()
 
-# The pair is kept outside the widgets' own state, which Streamlit drops when another page is shown.
-stored_a, stored_b = st.session_state.get("compare_pair", (models[0], models[1]))
+stored_a, stored_b = selection.settings.compare_pair or (models[0], models[1])
 left, right = st.columns(2)
 model_a = left.selectbox(
     "Model A", models, index=models.index(stored_a) if stored_a in models else 0, key="compare_model_a"
@@ -78,13 +75,13 @@ model_a = left.selectbox(
 model_b = right.selectbox(
     "Model B", models, index=models.index(stored_b) if stored_b in models else 1, key="compare_model_b"
 )
-st.session_state["compare_pair"] = (model_a, model_b)
+state.from_widget("compare_pair", None if (model_a, model_b) == (models[0], models[1]) else (model_a, model_b))
 if model_a == model_b:
     st.info("Pick two different models.")
     st.stop()
 
 split = selection.eval_split
-workspace = Workspace(selection.report, selection.tune_split, split, selection.calibration)
+workspace = make_workspace(selection)
 run_a, run_b = workspace.predictions(model_a, split), workspace.predictions(model_b, split)
 missing = [m for m, r in ((model_a, run_a), (model_b, run_b)) if r is None]
 if split is None or missing:
@@ -102,32 +99,38 @@ if unlabelled:
     st.stop()
 
 columns = st.columns(3)
-default_kind = st.session_state.get("policy_kind", "threshold")
-kind = columns[0].selectbox(
-    "Policy",
-    list(POLICY_KINDS),
-    index=list(POLICY_KINDS).index(default_kind) if default_kind in POLICY_KINDS else 1,
-    format_func=lambda k: POLICY_LABELS.get(k, k),
-    key="compare_policy_kind",
-    help="Each model gets its own policy of this kind, tuned on its tuning split.",
-)
-st.session_state["policy_kind"] = kind  # one policy kind across the pages
-n_resamples = columns[1].select_slider("Bootstrap resamples", RESAMPLES, value=2000, key="compare_resamples")
-seed = int(columns[2].number_input("Random seed", min_value=0, value=0, step=1, key="compare_seed"))
-
 values = selection.values
+kinds, rule_notes = views.rule_options(workspace, [model_a, model_b], values)
+with columns[0]:
+    kind = state.choice(
+        st.selectbox, "rule", "Decision rule", kinds,
+        format_func=lambda k: views.POLICY_LABELS.get(k, k),
+        key="compare_policy_kind",
+        help="Each model gets its own policy of this kind, tuned on its tuning split (the same rule on every page).",
+    )
+with columns[1]:
+    n_resamples = state.value(st.select_slider, "compare_resamples", "Bootstrap resamples", key="compare_resamples",
+                              options=RESAMPLES)
+with columns[2]:
+    seed = int(state.value(st.number_input, "compare_seed", "Random seed", key="compare_seed", min_value=0, step=1,
+                           convert=int))
+for note in rule_notes:
+    st.caption(note)
+for severity, message in views.split_notes(workspace, [model_a, model_b], kind):
+    getattr(st, severity)(message)
+
 try:
     policy_a = workspace.policy(model_a, kind, values)
     policy_b = workspace.policy(model_b, kind, values)
     for policy, run in ((policy_a, run_a), (policy_b, run_b)):
-        item_values(policy, run, values)  # e.g. the expected-value rule on a top-label-only run
+        vc.item_values(policy, run, values)  # e.g. the expected-value rule on a top-label-only run
 except ValueError as error:
-    st.error(f"The rule '{POLICY_LABELS.get(kind, kind)}' cannot be used here: {error}. Choose another policy.")
+    st.error(f"The rule '{views.POLICY_LABELS.get(kind, kind)}' cannot be used here: {error}. Choose another policy.")
     st.stop()
 
 try:
     with st.spinner(f"Paired test with {n_resamples:,} bootstrap resamples…"):
-        comparison = paired_comparison(
+        comparison = vc.uncertainty.paired_comparison(
             policy_a,
             run_a,
             policy_b,
@@ -137,10 +140,8 @@ try:
             n_resamples=n_resamples,
             names=(model_a, model_b),
         )
-        intervals = {
-            m: policy_interval(p, r, values, method="t")
-            for m, p, r in ((model_a, policy_a, run_a), (model_b, policy_b, run_b))
-        }
+        # The pipeline's interval: the very one the Value page shows and the export writes.
+        intervals = {m: workspace.interval(m, p, values) for m, p in ((model_a, policy_a), (model_b, policy_b))}
 except ValueError as error:
     st.error(
         f"**{model_a}** and **{model_b}** cannot be compared item by item on {split!r}: {error}",
@@ -223,7 +224,7 @@ with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
             st.info(f"**{model}** has no labelled tuning split, so its threshold stability cannot be measured.")
             continue
         try:
-            stability = threshold_stability(
+            stability = vc.uncertainty.threshold_stability(
                 tune_run, values, rng=np.random.default_rng(seed), n_resamples=min(n_resamples, 2000)
             )
         except ValueError as error:

@@ -6,18 +6,20 @@ per-class thresholds and of the expected-value rule, and the confusion matrix
 with an abstain column and the value each cell contributes.
 """
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import valuecore as vc
-from dashboard import views
+from dashboard import state, views
 from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.data import workspace
-from dashboard.sidebar import VALUE_MODE_REQUEST, matrix_key
-from dashboard.state import current, stop_unless_models
+from dashboard.settings import values_changes
+from dashboard.state import stop_unless_models
 
-selection = current()
+selection = state.current()
 ws = workspace(selection)
 report = selection.report
 use_case = selection.use_case
@@ -49,18 +51,21 @@ else:
 models = [m for m in selection.models if report.models[m].classes == classes]
 
 # ---- the editable matrix
-state_key = matrix_key(classes)
-stored = st.session_state.get(state_key)
-matrix = vc.ValueMatrix(classes, stored) if stored is not None else use_case.value_matrix(classes)
-version = st.session_state.get("cost_matrix_version", 0)
+in_force = selection.settings.value_matrix
+stored = None
+if in_force is not None:
+    try:
+        stored = vc.policy_json.align_values(in_force, classes)
+    except ValueError:
+        stored = None
+matrix = stored if stored is not None else use_case.value_matrix(classes)
+# The editor is keyed by the matrix it shows: a new matrix (an edit, a preset, an import) is a fresh editor.
+version = hashlib.sha256(repr((matrix.classes, matrix.values.tolist())).encode()).hexdigest()[:12]
 
 
 def _use_matrix(values) -> None:
-    """Store a new matrix for the sidebar, ask it to switch to matrix mode, and draw again."""
-    st.session_state[state_key] = np.asarray(values, dtype=float)
-    if st.session_state.get("value_mode") != "matrix":
-        st.session_state[VALUE_MODE_REQUEST] = "matrix"
-    st.rerun()
+    """Put this matrix in force on every page (and in the link), then draw again."""
+    state.change_now(**values_changes(vc.ValueMatrix(classes, np.asarray(values, dtype=float))))
 
 
 base = views.matrix_frame(matrix)
@@ -81,10 +86,9 @@ if edited_matrix is not None and not np.array_equal(edited_matrix.values, matrix
 
 in_use = selection.value_matrix is not None and selection.value_matrix.classes == classes
 if in_use:
-    st.caption("Every page now uses this matrix ('Values' in the sidebar is set to the per-class matrix).")
-elif stored is not None:
-    st.caption("Other pages use the three values: set 'Values' in the sidebar to 'Per-class value matrix' "
-               "to use this matrix everywhere.")
+    st.caption("Every page uses this matrix (the sidebar says so, and offers the way back to the three values).")
+elif in_force is not None:
+    st.caption("A value matrix is in force but does not fit these classes, so the pages use the three values.")
 else:
     st.caption("This starts from the three values in the sidebar. Edit a cell and every page switches to it.")
 
@@ -104,12 +108,9 @@ if len(classes) == 2:
                 preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
                                                classes=(negative, positive))
                 order = [preset.classes.index(c) for c in classes]
-                st.session_state["cost_matrix_version"] = version + 1
                 _use_matrix(preset.values[order][:, order + [2]])
-if right.button("Reset to the three values", key="cost_matrix_reset", disabled=stored is None):
-    st.session_state.pop(state_key, None)
-    st.session_state["cost_matrix_version"] = version + 1
-    st.rerun()
+if right.button("Reset to the three values", key="cost_matrix_reset", disabled=in_force is None):
+    state.change_now(matrix=None)
 
 with st.expander("See the matrix as colours"):
     cells = base.reset_index().melt(id_vars="true class", var_name="predicted", value_name="value")
@@ -121,7 +122,7 @@ st.subheader("What this matrix is worth, model by model")
 left_out = [m for m in selection.models if m not in models]
 if left_out:
     st.caption(f"Left out (other classes): {views.short_list(left_out)}.")
-for severity, message in views.split_notes(ws, models):
+for severity, message in views.split_notes(ws, models, "class_thresholds"):
     getattr(st, severity)(message)
 
 with st.spinner("Tuning per-class thresholds…"):

@@ -1,65 +1,52 @@
-"""Export: the policy JSON for a serving system, and restoring a saved one.
+"""Export: the policy JSON for a serving system, and importing a saved one (its exact inverse).
 
-Reads top to bottom like the page: what will be exported (policy kind, use
-case, calibration from the sidebar), the per-model summary, the JSON itself
-with its validation status and a download button; then "Restore a saved
-policy" from an uploaded file or pasted text.
+Reads top to bottom like the page: the rule and settings the policies are
+made with, the per-model summary, the JSON itself with its validation status
+and a download button; then "Import a saved policy" from an uploaded file or
+pasted text.
 
-Restoring runs in widget callbacks: they run before the sidebar is drawn, so
-the sidebar's own widget keys can be set there and the sidebar shows the
-restored use case on the same rerun (setting a widget's key after the widget
-is drawn is refused by Streamlit, and ``st.rerun()`` inside a callback is a
-no-op, so no explicit rerun is needed).
+The policies come from the same pipeline as the Value page
+(``dashboard.data.Workspace``, a cached ``valuecore.Pipeline``): the
+thresholds here are the ones shown there, to the last digit. Importing puts
+every setting the document records in force (``dashboard.state.request``,
+called from the widgets' callbacks, so the sidebar shows them on the rerun
+that follows); on the same runs (same SHA-256) the page then exports the very
+same policies. On other runs it says which differ, and shows the stored
+policies applied as they are (``valuecore.apply_policy_document``, what
+``python -m valuecore apply`` prints).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import valuecore as vc
 
-from dashboard.sidebar import SLIDER_LIMIT, VALUE_FIELDS, VALUE_MODE_REQUEST, matrix_key
-from dashboard.state import CALIBRATION_METHODS, current
+from dashboard import state, views
+from dashboard.data import workspace
+from dashboard.settings import document_with_settings, settings_from_document
 from dashboard.tables import compact_dataframe
-from dashboard.views import POLICY_LABELS
-from valuecore import POLICY_KINDS, UseCase, ValueMatrix
-from valuecore.calibration import describe_calibration
-from valuecore.policy_json import (
-    PolicyDocument,
-    align_values,
-    build_policy_document,
-    check_against_runs,
-    validate_policy_document,
-    values_to_dict,
-)
 
 STATUS_KEY = "export_restore_status"
-# The pages' policy-kind widgets; each is drawn with index= from the canonical "policy_kind".
-KIND_WIDGETS = ("export_policy_kind", "value_policy_kind", "compare_policy_kind", "monitor_policy_kind")
-RESTORED_KEY = "restored_policy_document"
+RESTORED_KEY = "export_restored_document"
 
 
-# ---------------------------------------------------------------- building
-@st.cache_resource(show_spinner=False, max_entries=64)
-def _build(key: str, _models: dict, _values, kind: str, calibration: str, tune: str | None, evaluated: str | None):
-    """build_policy_document, cached per (runs, values, kind, calibration, splits) in ``key``."""
-    return build_policy_document(
-        _models, _values, kind=kind, calibration_method=calibration, tune_split=tune, eval_split=evaluated
-    )
+# ---------------------------------------------------------------- helpers
+def _threshold(value) -> str:
+    """Enough digits to reproduce the decision (never 1.0000 for 0.999997): people copy it from here."""
+    return "never (abstain)" if value is None else vc.wording.threshold(float(value))
 
 
 def _thresholds_text(policy: dict) -> str:
     if policy.get("class_thresholds") is not None:
-        return ", ".join(f"{c}: {'never' if t is None else vc.wording.threshold(t)}"
-                         for c, t in policy["class_thresholds"].items())
+        return ", ".join(f"{c}: {_threshold(t)}" for c, t in policy["class_thresholds"].items())
     if policy["kind"] in ("accept_all", "expected_value"):
         return "–"
-    # Enough digits to reproduce the decision (never 1.0000 for 0.999997): people copy it from here.
-    return "always abstain" if policy.get("threshold") is None else vc.wording.threshold(policy["threshold"])
+    return "always abstain" if policy.get("threshold") is None else _threshold(policy["threshold"])
 
 
 def _summary(document: dict, currency: str) -> pd.DataFrame:
@@ -70,9 +57,9 @@ def _summary(document: dict, currency: str) -> pd.DataFrame:
         rows.append(
             {
                 "Model": entry["model"],
-                "Policy": entry["policy"]["kind"],
+                "Policy": views.POLICY_LABELS.get(entry["policy"]["kind"], entry["policy"]["kind"]),
                 "Threshold(s)": _thresholds_text(entry["policy"]),
-                "Calibration": describe_calibration(entry["policy"]["calibration"]),
+                "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
                 "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
                 "Evaluated on": evaluation.get("split"),
                 f"Value per item ({currency})": evaluation.get("value_per_item"),
@@ -85,91 +72,60 @@ def _summary(document: dict, currency: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ---------------------------------------------------------------- restoring
-def _set_choice(canonical: str, widget_key: str, value) -> None:
-    """Set a sidebar choice: the canonical key, and drop the widget's own state so the
-    sidebar redraws the widget from the canonical key (it passes ``index=`` from it)."""
-    st.session_state[canonical] = value
-    st.session_state.pop(widget_key, None)
+def _applied_table(applied: list, currency: str) -> pd.DataFrame:
+    rows = []
+    for item in applied:
+        evaluation = item.evaluation or {}
+        rows.append({
+            "Model": item.model,
+            "Same run file": {True: "yes", False: "no (other SHA-256)", None: "unknown"}[item.same_run],
+            "Split": item.split,
+            f"Value per item ({currency})": evaluation.get("value_per_item"),
+            "Coverage": evaluation.get("coverage"),
+            "Note": item.note,
+        })
+    return pd.DataFrame(rows)
 
 
-def _set_values(values) -> str:
-    """Write the restored use case into the canonical keys and the sidebar's widget keys."""
-    if isinstance(values, UseCase):
-        for (name, _), value in zip(VALUE_FIELDS, (values.v_correct, values.v_abstain, values.v_wrong)):
-            st.session_state[name] = value
-            st.session_state[f"sidebar_{name}_input"] = value
-            st.session_state[f"sidebar_{name}_slider"] = max(-SLIDER_LIMIT, min(SLIDER_LIMIT, value))
-        st.session_state[VALUE_MODE_REQUEST] = "simple"  # the sidebar switches "Values" before drawing
-        return f"correct {values.v_correct:g}, abstain {values.v_abstain:g}, wrong {values.v_wrong:g}"
-    st.session_state[matrix_key(values.classes)] = np.asarray(values.values, dtype=float)
-    # The Cost matrix page keys its editor by this version: a new one shows the restored matrix.
-    st.session_state["cost_matrix_version"] = st.session_state.get("cost_matrix_version", 0) + 1
-    st.session_state[VALUE_MODE_REQUEST] = "matrix"
-    return f"a value matrix for the classes {', '.join(values.classes)}"
-
-
+# ---------------------------------------------------------------- importing
 def _restore(text: str | bytes | None, source: str) -> None:
-    """Parse, validate, check against the loaded runs and apply a saved policy document."""
+    """Parse, validate and check a saved policy against the loaded runs, then put its settings in force."""
     if text is None or (isinstance(text, str) and not text.strip()):
         st.session_state.pop(STATUS_KEY, None)
         return
     try:
-        document = PolicyDocument.from_json(text)
-    except ValueError as error:
-        st.session_state[STATUS_KEY] = {
-            "level": "error",
-            "message": f"Nothing was restored from the {source}: {error}.",
-        }
+        data = json.loads(text.decode("utf-8-sig") if isinstance(text, bytes) else text)
+        document = vc.policy_json.PolicyDocument.from_dict(data)
+        restored, notes = settings_from_document(data, state.get())
+    except (ValueError, UnicodeDecodeError) as error:
+        reason = f"the policy file is not valid JSON ({error})" if isinstance(error, json.JSONDecodeError) else error
+        st.session_state[STATUS_KEY] = {"level": "error", "message": f"Nothing was restored from the {source}: "
+                                                                      f"{reason}."}
         return
-    selection = st.session_state.get("selection")
-    runs = selection.report.models if selection is not None else {}
+    runs = state.current().report.models
     try:
-        warnings = check_against_runs(document, runs)
+        warnings = vc.policy_json.check_against_runs(document, runs)
     except ValueError as error:
         st.session_state[STATUS_KEY] = {
             "level": "error",
             "message": f"Nothing was restored: the policy does not fit the loaded runs. {error}.",
         }
         return
+    current = state.get()
+    changes = {f.name: getattr(restored, f.name) for f in fields(restored)
+               if getattr(restored, f.name) != getattr(current, f.name)}
+    state.request(**changes)
+    same = all(e.model in runs and e.run_sha256 == runs[e.model].sha256 for e in document.entries)
     values = document.values
-    if isinstance(values, ValueMatrix):
-        loaded = [e for e in document.entries if e.model in runs]
-        if loaded:
-            values = align_values(values, runs[loaded[0].model].classes)
-    described = _set_values(values)
-
-    notes = []
-    kinds = {e.policy.kind for e in document.entries}
-    if len(kinds) == 1:
-        st.session_state["policy_kind"] = kinds.pop()
-        for widget_key in KIND_WIDGETS:  # redrawn from "policy_kind"
-            st.session_state.pop(widget_key, None)
-    else:
-        notes.append(f"The models use different policy kinds ({', '.join(sorted(kinds))}); the policy kind was kept.")
-    methods = {e.policy.calibration.get("method", "none") for e in document.entries}
-    if len(methods) == 1 and (method := next(iter(methods))) in CALIBRATION_METHODS:
-        _set_choice("calibration", "sidebar_calibration", method)
-    else:
-        notes.append(
-            f"The recalibration ({', '.join(sorted(methods))}) cannot be chosen in the sidebar; it was kept as it was."
-        )
-    loaded_models = [m for m in document.models if m in runs]
-    if loaded_models:
-        st.session_state["sidebar_models"] = loaded_models
-    for name, getter in (
-        ("tune_split", lambda e: e.tuned_on.get("split")),
-        ("eval_split", lambda e: (e.evaluation or {}).get("split")),
-    ):
-        splits = {getter(e) for e in document.entries if e.model in runs}
-        if len(splits) == 1 and (split := next(iter(splits))) and all(split in runs[m].splits for m in loaded_models):
-            _set_choice(name, f"sidebar_{name}", split)
-    st.session_state[RESTORED_KEY] = document.to_dict()
+    described = ("a value matrix for the classes " + ", ".join(values.classes) if isinstance(values, vc.ValueMatrix)
+                 else f"correct {values.v_correct!r}, hand-off {values.v_abstain!r}, wrong {values.v_wrong!r}")
+    st.session_state[RESTORED_KEY] = data
     st.session_state[STATUS_KEY] = {
         "level": "success",
-        "message": f"Restored from the {source}: {described}; {len(document.entries)} model polic"
-        + ("y." if len(document.entries) == 1 else "ies."),
+        "message": f"Restored from the {source}: {described}; decision rule, recalibration, splits and models "
+        f"as recorded ({len(document.entries)} model polic" + ("y)." if len(document.entries) == 1 else "ies)."),
         "warnings": warnings + notes,
+        "same_runs": same,
     }
 
 
@@ -184,66 +140,50 @@ def _restore_upload() -> None:
 
 
 # ---------------------------------------------------------------- the page
-selection = current()
+selection = state.current()
 st.title("Export policy")
 st.markdown(
     "The policy JSON tells a serving system, for each model, when to act on a prediction and when to hand the "
     "item over: the accept rule, the thresholds, the recalibration to apply first, and what the policy was worth "
-    "on the evaluated split. It uses the use case, recalibration and splits chosen in the sidebar."
+    "on the evaluated split. It holds the very policies the Value page shows (same settings, same pipeline)."
 )
+for note in selection.notes:
+    st.warning(note)
 
 models = list(selection.models)
 if not models:
     st.info("No model is selected: load run files and pick models in the sidebar to export their policies.")
 else:
-    default_kind = st.session_state.get("policy_kind", "threshold")
-    kind = st.selectbox(
-        "Policy kind",
-        list(POLICY_KINDS),
-        index=list(POLICY_KINDS).index(default_kind) if default_kind in POLICY_KINDS else 1,
-        format_func=POLICY_LABELS.get,
-        key="export_policy_kind",
-    )
-    st.session_state["policy_kind"] = kind  # one policy kind across the pages
+    ws = workspace(selection)
     values = selection.values
-    for note in selection.notes:
-        st.warning(note + " The three values are exported instead.")
+    kinds, rule_notes = views.rule_options(ws, models, values)
+    kind = state.choice(st.selectbox, "rule", "Decision rule", kinds, format_func=views.POLICY_LABELS.get,
+                        key="export_policy_kind", help="The same rule on every page.")
+    for note in rule_notes:
+        st.caption(note)
     what = (
         "the per-class value matrix"
-        if isinstance(values, ValueMatrix)
+        if isinstance(values, vc.ValueMatrix)
         else (
-            f"correct {selection.money(values.v_correct)}, abstain {selection.money(values.v_abstain)}, "
+            f"correct {selection.money(values.v_correct)}, hand-off {selection.money(values.v_abstain)}, "
             f"wrong {selection.money(values.v_wrong)}"
         )
     )
     st.caption(
-        f"Use case: {what}. Recalibration: {selection.calibration}. Tuned on {selection.tune_split!r}, "
-        f"evaluated on {selection.eval_split!r}."
-    )
-    runs = {m: selection.report.models[m] for m in models}
-    key = json.dumps(
-        {
-            "runs": [(m, r.sha256) for m, r in runs.items()],
-            "values": values_to_dict(values),
-            "kind": kind,
-            "calibration": selection.calibration,
-            "splits": [selection.tune_split, selection.eval_split],
-        },
-        sort_keys=True,
+        f"Values: {what}. Recalibration: {selection.calibration}. Tuned on {views.split_text(selection.tune_split)}, "
+        f"evaluated on {views.split_text(selection.eval_split)}."
     )
     document = None
     try:
         with st.spinner("Fitting the policies and their 95% intervals…"):
-            document, notes = _build(
-                key, runs, values, kind, selection.calibration, selection.tune_split, selection.eval_split
-            )
+            document, notes = ws.document(models, kind, values)
     except ValueError as error:
         st.error(f"No policy could be built: {error}")
     if document is not None:
         for note in notes:
             st.warning(note)
-        data = document.to_dict()
-        text = document.to_json()
+        data = document_with_settings(document, state.get())
+        text = json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
         st.subheader("What the policy says")
         compact_dataframe(
             _summary(data, selection.currency),
@@ -258,7 +198,7 @@ else:
             },
         )
         try:
-            validate_policy_document(json.loads(text))
+            vc.policy_json.validate_policy_document(json.loads(text))
         except ValueError as error:
             st.error(f"The document does not match the policy schema: {error}")
         else:
@@ -272,14 +212,18 @@ else:
             icon=":material/download:",
             on_click="ignore",  # downloading needs no rerun
         )
+        st.caption("Check it later against newly labelled data, exactly as stored: "
+                   "`python -m valuecore apply policy.json RUNS... [--split NAME]`.")
         with st.expander("The policy JSON", expanded=True):
             st.code(text, language="json", height=420)
 
-# -- restore a saved policy
-st.header("Restore a saved policy")
+# -- import a saved policy
+st.header("Import a saved policy")
 st.markdown(
-    "Load a policy JSON saved earlier: its use case (or value matrix), policy kind, recalibration, models and "
-    "splits are set in the sidebar, and its thresholds are checked against the loaded runs' classes."
+    "Load a policy JSON saved earlier: every setting it records is put in force on every page (values or value "
+    "matrix, decision rule, recalibration, splits, models). On the same run files (same SHA-256) the policies "
+    "above are then the stored ones, digit for digit; on other runs they are re-tuned, and the stored ones are "
+    "shown below as they are."
 )
 st.file_uploader("Policy JSON file", type=["json"], key="export_upload", on_change=_restore_upload)
 st.text_area(
@@ -289,7 +233,7 @@ st.text_area(
     on_change=_restore_paste,
     placeholder='{"schema_version": 1, "use_case": {...}, "models": [...]}',
 )
-st.button("Restore from the pasted JSON", key="export_restore", on_click=_restore_paste)
+st.button("Import the pasted JSON", key="export_restore", on_click=_restore_paste)
 
 status = st.session_state.get(STATUS_KEY)
 if status:
@@ -301,5 +245,21 @@ if status:
             st.warning(warning)
         restored = st.session_state.get(RESTORED_KEY)
         if restored:
-            st.markdown("**Restored thresholds**")
+            st.markdown("**The stored policies**")
             st.dataframe(_summary(restored, selection.currency), hide_index=True)
+            stored = vc.policy_json.PolicyDocument.from_dict(restored)
+            if status.get("same_runs"):
+                st.caption("The loaded run files are the ones these policies were made from (same SHA-256), so "
+                           "the export above re-creates them exactly.")
+            else:
+                st.warning("Some loaded run files are not the ones these policies were made from (see above). "
+                           "The export above re-tunes the policies on the loaded runs; to keep the stored "
+                           "thresholds as they are, use the stored JSON itself. Here is what the stored policies "
+                           "are worth on the loaded runs, applied as stored:")
+                try:
+                    applied = vc.apply_policy_document(stored, selection.report.models)
+                except ValueError as error:
+                    st.error(f"The stored policies cannot be applied to the loaded runs: {error}.")
+                else:
+                    st.dataframe(_applied_table(applied, selection.currency), hide_index=True,
+                                 column_config={"Coverage": st.column_config.NumberColumn(format="percent")})

@@ -11,14 +11,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import data
+import valuecore as vc
+from dashboard import data, state, views
 from dashboard.charts.monitor import monitor_chart, monitor_long
-from dashboard.data import Workspace
+from dashboard.data import workspace as make_workspace
+from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
+from dashboard.state import stop_unless_models
 from dashboard.monitor_bands import bands_section
-from dashboard.state import current, stop_unless_models
-from dashboard.views import POLICY_LABELS
-from valuecore import POLICY_KINDS
-from valuecore.monitoring import monitor, monitor_summary
 
 SAMPLE_WITH_PRODUCTION = "breast_cancer"
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
@@ -26,10 +25,8 @@ CHUNKING = {"period": "By time period", "count": "By number of chunks"}
 
 
 def _load_sample() -> None:
-    """Switch the sidebar's data source to the sample with a production split (runs before the sidebar)."""
-    choice = f"sample:{SAMPLE_WITH_PRODUCTION}"
-    st.session_state["source"] = choice
-    st.session_state.pop("sidebar_source", None)  # redrawn from "source" (the sidebar passes index=)
+    """Make the sample with a production split the data source of every page, from the next rerun on."""
+    state.request(source=f"sample:{SAMPLE_WITH_PRODUCTION}", models=None)
 
 
 def _monitor_models(workspace, models, split, policies, values, **chunking) -> tuple[pd.DataFrame, list[str]]:
@@ -41,7 +38,7 @@ def _monitor_models(workspace, models, split, policies, values, **chunking) -> t
             problems.append(f"**{model}** has no split {split!r}.")
             continue
         try:
-            frame = monitor(predictions, policies[model], values, **chunking)
+            frame = vc.monitoring.monitor(predictions, policies[model], values, **chunking)
         except ValueError as error:
             problems.append(f"**{model}**: {error}")
             continue
@@ -53,7 +50,7 @@ def _monitor_models(workspace, models, split, policies, values, **chunking) -> t
 def _summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model, part in frame.groupby("model", sort=False):
-        summary = monitor_summary(part.drop(columns="model")).iloc[-1]
+        summary = vc.monitoring.monitor_summary(part.drop(columns="model")).iloc[-1]
         rows.append({"Model": model, **summary.drop(labels="split").to_dict()})
     return pd.DataFrame(rows)
 
@@ -82,7 +79,7 @@ def _show_charts(frame: pd.DataFrame, models, currency: str, *, by_time: bool, r
 
 
 # ---------------------------------------------------------------- the page
-selection = current()
+selection = state.current()
 st.title("Monitor (no labels)")
 st.markdown(
     "In production the truth arrives late or never. The value of a policy can still be **estimated** from the "
@@ -104,24 +101,24 @@ if selection.calibration == "none":
 else:
     st.caption(f"Probabilities recalibrated with {selection.calibration}, fitted on each model's tuning split.")
 
-workspace = Workspace(selection.report, selection.tune_split, selection.eval_split, selection.calibration)
+workspace = make_workspace(selection)
 values = selection.values
-default_kind = st.session_state.get("policy_kind", "threshold")
-kind = st.selectbox(
-    "Policy",
-    list(POLICY_KINDS),
-    index=list(POLICY_KINDS).index(default_kind) if default_kind in POLICY_KINDS else 1,
-    format_func=lambda k: POLICY_LABELS.get(k, k),
+kinds, rule_notes = views.rule_options(workspace, models, values)
+kind = state.choice(
+    st.selectbox, "rule", "Decision rule", kinds,
+    format_func=lambda k: views.POLICY_LABELS.get(k, k),
     key="monitor_policy_kind",
-    help="Tuned on each model's tuning split (with the sidebar's values and recalibration), then applied as is.",
+    help="Tuned on each model's tuning split (with the sidebar's values and recalibration), then applied as is: "
+    "the same rule on every page and in the export.",
 )
-st.session_state["policy_kind"] = kind  # one policy kind across the pages
+for note in rule_notes:
+    st.caption(note)
 policies, problems = {}, []
 for model in models:
     try:
         policies[model] = workspace.policy(model, kind, values)
     except ValueError as error:
-        problems.append(f"**{model}**: no {POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
+        problems.append(f"**{model}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
 for problem in problems:
     st.warning(problem)
 models = [m for m in models if m in policies]
@@ -145,30 +142,30 @@ if not unlabelled:
     if SAMPLE_WITH_PRODUCTION in data.sample_sets():
         st.button("Load the breast_cancer sample", key="monitor_load_sample", on_click=_load_sample)
 else:
-    split = st.selectbox("Split to monitor", list(unlabelled), key="monitor_split")
+    split = state.choice(st.selectbox, "monitor_split", "Split to monitor", list(unlabelled), key="monitor_split")
     split_models = unlabelled[split]
     has_times = all(workspace.predictions(m, split).timestamp is not None for m in split_models)
     columns = st.columns(3)
-    chunking = columns[0].radio(
-        "Chunks",
-        list(CHUNKING) if has_times else ["count"],
-        format_func=CHUNKING.get,
-        key="monitor_chunking",
-        horizontal=True,
-    )
-    if not has_times:
-        columns[0].caption(f"Split {split!r} has no timestamps, so it is cut into chunks of consecutive rows.")
-    if chunking == "period":
-        period = columns[1].selectbox("Period", list(PERIODS), index=1, format_func=PERIODS.get, key="monitor_period")
-        how = {"period": period}
-    else:
-        how = {"n_chunks": columns[1].slider("Number of chunks", 2, 40, 10, key="monitor_n_chunks")}
-    retune = columns[2].checkbox(
-        "Re-tune the threshold on each chunk",
-        key="monitor_retune",
-        help="Re-tune a tuned threshold without labels on every chunk and apply that instead. "
-        "Its estimated value is then optimistic (tuned and judged on the same chunk).",
-    )
+    with columns[0]:
+        chunking = state.choice(
+            st.radio, "monitor_chunking", "Chunks", list(CHUNKINGS) if has_times else ["count"],
+            format_func=CHUNKING.get, key="monitor_chunking", horizontal=True,
+        ) if has_times else "count"
+        if not has_times:
+            st.caption(f"Split {split!r} has no timestamps, so it is cut into chunks of consecutive rows.")
+    with columns[1]:
+        if chunking == "period":
+            how = {"period": state.choice(st.selectbox, "monitor_period", "Period", PERIOD_CODES,
+                                          format_func=PERIODS.get, key="monitor_period")}
+        else:
+            how = {"n_chunks": state.value(st.slider, "monitor_chunks", "Number of chunks", key="monitor_n_chunks",
+                                           min_value=2, max_value=40)}
+    with columns[2]:
+        retune = state.value(
+            st.checkbox, "monitor_retune", "Re-tune the threshold on each chunk", key="monitor_retune",
+            help="Re-tune a tuned threshold without labels on every chunk and apply that instead. "
+            "Its estimated value is then optimistic (tuned and judged on the same chunk).",
+        )
     with st.spinner("Estimating the value of every chunk…"):
         frame, problems = _monitor_models(workspace, split_models, split, policies, values, retune=retune, **how)
     for problem in problems:
@@ -219,10 +216,12 @@ if not labelled:
     st.stop()
 default = selection.eval_split if selection.eval_split in labelled else labelled[-1]
 columns = st.columns(2)
-backtest_split = columns[0].selectbox(
-    "Labelled split", labelled, index=labelled.index(default), key="monitor_backtest_split"
-)
-n_chunks = columns[1].slider("Number of chunks", 2, 20, 5, key="monitor_backtest_chunks")
+with columns[0]:
+    backtest_split = state.choice(st.selectbox, "backtest_split", "Labelled split", labelled,
+                                  key="monitor_backtest_split", fallback=labelled.index(default))
+with columns[1]:
+    n_chunks = state.value(st.slider, "backtest_chunks", "Number of chunks", key="monitor_backtest_chunks",
+                           min_value=2, max_value=20)
 backtest_models = [m for m in models if backtest_split in workspace.run(m).splits]
 if any(workspace.tuning_split_for(m) == backtest_split for m in backtest_models):
     st.caption(

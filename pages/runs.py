@@ -33,8 +33,10 @@ if errors or warnings:
 if not report.models:
     if errors:
         st.info("No model could be loaded: see the problems above.")
-    elif st.session_state.get("source") == "upload":
+    elif selection.settings.source == "upload":
         st.info("Upload one CSV or Parquet file per model in the sidebar to start.")
+        for note in selection.notes:
+            st.caption(note)
     else:
         st.info("No run is loaded yet. Choose the sample runs or a folder of run files in the sidebar.")
 else:

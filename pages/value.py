@@ -5,79 +5,72 @@ one row per model (plus "no model"), value against the threshold, then the
 confidence of correct and wrong predictions for one model.
 """
 
+import json
+
 import pandas as pd
 import streamlit as st
 
 import valuecore as vc
 
-from dashboard import home, views
+from dashboard import home, state, views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
 from dashboard.tables import compact_dataframe
-from dashboard.state import current, stop_unless_models
 
 VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
 
-selection = current()
+selection = state.current()
 ws = workspace(selection)
 values = selection.values
 all_models = list(selection.report.models)
 
 st.title("Value & thresholds")
 use_case = selection.use_case
-st.caption(
-    f"A correct answer earns {selection.money(use_case.v_correct)}, a hand-off {selection.money(use_case.v_abstain)}, "
-    f"a wrong answer {selection.money(use_case.v_wrong)} (ω = {views.omega_text(selection.omega)}). "
-    f"Thresholds are tuned on '{selection.tune_split}' and the value is measured on '{selection.eval_split}'."
-    + (" Values come from the per-class matrix of the Cost matrix page." if selection.value_matrix is not None else "")
-)
+if selection.value_matrix is not None:
+    values_text = "Values come from the per-class value matrix (Cost matrix page)."
+else:
+    values_text = (f"A correct answer earns {selection.money(use_case.v_correct)}, a hand-off "
+                   f"{selection.money(use_case.v_abstain)}, a wrong answer {selection.money(use_case.v_wrong)} "
+                   f"(ω = {views.omega_text(selection.omega)}).")
+splits_text = (f" Thresholds are tuned on '{selection.tune_split}' and the value is measured on "
+               f"'{selection.eval_split}'." if selection.eval_split is not None else "")
+st.caption(values_text + splits_text)
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
 for note in selection.notes:
     st.warning(note)
 
-stop_unless_models(selection)
-
-for severity, message in views.split_notes(ws, selection.models):
-    getattr(st, severity)(message)
+state.stop_unless_models(selection)
 
 # ---- the rule to apply
-with_proba = [m for m in selection.models if ws.has_proba(m)]
-kinds = [k for k in views.VALUE_PAGE_KINDS if k not in views.NEEDS_PROBA or with_proba]
-stored_kind = st.session_state.get("policy_kind", "threshold")
-kind = st.radio(
-    "Decision rule",
-    kinds,
-    index=kinds.index(stored_kind) if stored_kind in kinds else 0,
+kinds, rule_notes = views.rule_options(ws, selection.models, values)
+kind = state.choice(
+    st.radio, "rule", "Decision rule", kinds,
     format_func=views.POLICY_LABELS.get,
     horizontal=True,
     key="value_policy_kind",
     help="Tuned rules pick the thresholds that earn the most on the tuning split. The calibrated threshold "
     "ω/(1+ω) needs no tuning but is only right when confidences are calibrated.",
 )
-st.session_state["policy_kind"] = kind
-if len(with_proba) < len(selection.models):
-    top_label = [m for m in selection.models if m not in with_proba]
-    st.caption(
-        f"{views.short_list(top_label)}: top label only, so the expected-value rule "
-        + ("is not offered." if not with_proba else "is not available for them.")
-        + " It needs one probability column per class."
-    )
+for note in rule_notes:
+    st.caption(note)
+for severity, message in views.split_notes(ws, selection.models, kind):
+    getattr(st, severity)(message)
 
 what_if_col, slider_col = st.columns([2, 3])  # wide enough for the toggle label at 1280 px
-what_if = what_if_col.toggle("What if I pick the threshold?", key="value_what_if")
+what_if = what_if_col.toggle("What if I pick the threshold?", value=selection.settings.what_if is not None,
+                             key="value_what_if")
 manual = None
 if what_if:
     default = use_case.calibrated_threshold if use_case.calibrated_threshold is not None else 0.5
-    manual = slider_col.slider(
-        "Your threshold (act when confidence ≥ this)",
-        min_value=0.0,
-        max_value=1.0,
-        value=float(min(max(default, 0.0), 1.0)),
-        step=0.005,
-        format="%.3f",
-        key="value_manual_threshold",
-    )
+    with slider_col:
+        manual = state.value(
+            st.slider, "what_if", "Your threshold (act when confidence ≥ this)", key="value_manual_threshold",
+            default=float(min(max(default, 0.0), 1.0)), min_value=0.0, max_value=1.0, step=0.005, format="%.3f",
+            convert=float,
+        )
+else:
+    state.from_widget("what_if", None)
 
 with st.spinner("Tuning and evaluating…"):
     rows = views.model_values(ws, selection.models, kind, values, what_if=manual)
@@ -116,11 +109,15 @@ compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_
 skipped = [f"{r.model}: {r.note}" for r in rows if not r.ok and r.note]
 for message in skipped:
     st.warning(message)
+with st.expander("The exact rule per model (as in the exported policy JSON)"):
+    st.code(json.dumps(views.exact_policies(rows), indent=2), language="json")
+    st.caption("Every digit of each threshold, and the recalibration fitted before it: the Export page writes "
+               "these very policies, and `python -m valuecore apply` evaluates them as they are.")
 
 # ---- value against the threshold
 st.subheader("Value against the threshold")
 show_tuning = st.checkbox(
-    f"Also draw the tuning split ('{selection.tune_split}'), dashed", key="value_show_tuning",
+    f"Also draw the tuning split ({views.split_text(selection.tune_split)}), dashed", key="value_show_tuning",
     disabled=selection.tune_split == selection.eval_split,
 )
 curves, markers = views.curve_frames(ws, rows, values, with_tuning=show_tuning)
@@ -135,8 +132,9 @@ else:
     st.caption(
         f"Each line: the value per item on '{selection.eval_split}' if every item whose (recalibrated) confidence "
         "is at least the threshold were acted on, and the rest handed over. Points mark the threshold tuned on "
-        f"'{selection.tune_split}' (●) and the calibrated threshold ω/(1+ω) (◆): where ● sits below the top "
-        "of its line, the tuning split and the evaluated split disagree."
+        f"{views.split_text(selection.tune_split)} (●)"
+        + (" and the calibrated threshold ω/(1+ω) (◆)" if selection.value_matrix is None else "")
+        + ": where ● sits below the top of its line, the tuning split and the evaluated split disagree."
     )
 
 # ---- confidence of correct and wrong predictions (seed 000, Figure 2)

@@ -14,11 +14,12 @@ import streamlit as st
 import valuecore as vc
 from dashboard import views
 from dashboard.charts.voc import voc_chart
+from dashboard import state
 from dashboard.data import workspace
-from dashboard.state import current, stop_unless_models
+from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
 
-selection = current()
+selection = state.current()
 ws = workspace(selection)
 all_models = list(selection.report.models)
 omega = selection.omega
@@ -36,9 +37,8 @@ if selection.value_matrix is not None:
     st.info("VOC curves use the three values (one ω); the per-class matrix has no single ω and is not used here.")
 
 # ---- how thresholds are chosen, and the range of ω
-mode = st.radio(
-    "Thresholds",
-    views.VOC_MODE_ORDER,
+mode = state.choice(
+    st.radio, "voc_mode", "Thresholds", views.VOC_MODE_ORDER,
     format_func=lambda m: views.voc_mode_label(m, selection.tune_split, selection.eval_split),
     horizontal=True,
     key="voc_mode",
@@ -46,15 +46,23 @@ mode = st.radio(
 if mode == "oracle":
     st.caption("The best possible curve (the 'oracle') picks each ω's best threshold on the very items it is "
                "scored on: no real deployment can do as well. Use it as an upper bound, not as a forecast.")
+if mode == "tuned":
+    for model in selection.models:
+        if ws.has_split(model, selection.eval_split) and (note := ws.tuning_note(model)):
+            st.caption(note)
 if mode == "tuned" and selection.tune_split == selection.eval_split:
     st.caption("Tuning and evaluation use the same split, so 'tuned' equals the oracle here.")
 
 finite_omega = math.isfinite(omega) and omega >= 0
 default_high = min(100.0, max(10.0, 2 * omega if finite_omega else 10.0))
 range_col, band_col = st.columns([3, 1])
-low, high = range_col.slider(
-    "ω range", min_value=0.0, max_value=100.0, value=(0.0, float(default_high)), step=0.5, key="voc_omega_range"
-)
+default_range = (0.0, float(default_high))
+with range_col:
+    low, high = state.value(
+        st.slider, "voc_range", "ω range", key="voc_omega_range", default=default_range,
+        min_value=0.0, max_value=100.0, step=0.5,
+        convert=lambda r: None if tuple(r) == default_range else (float(r[0]), max(float(r[1]), float(r[0]) + 0.5)),
+    )
 if high <= low:
     high = low + 0.5
 bands_on = band_col.checkbox("Bootstrap bands", key="voc_bands",
@@ -77,9 +85,6 @@ if bands_on:
         for model in curves:
             try:
                 band = ws.voc_band(model, mode, np.linspace(low, high, 61))
-            except ImportError:
-                band_problems = ["Bootstrap bands are not available yet (the uncertainty module is missing)."]
-                break
             except ValueError as error:
                 band_problems.append(f"No band for {model}: {error}")
                 continue

@@ -112,7 +112,7 @@ def test_a_larger_penalty_raises_the_tuned_threshold():
     # NaN = "always hand off", the highest threshold of all.
     assert all(np.isnan(after[m]) or after[m] >= before[m] for m in models)
     assert after["logreg"] > before["logreg"]
-    assert at.session_state["v_wrong"] == -40.0
+    assert at.session_state["settings"].v_wrong == -40.0
 
 
 def test_value_table_has_the_no_model_baseline_and_a_best_model():
@@ -216,8 +216,9 @@ def test_editing_the_cost_matrix_changes_the_value_everywhere():
     at.run()
     assert_clean(at)
     assert tuned_value(at) != before
-    assert at.sidebar.radio(key="sidebar_value_mode").value == "matrix"
-    assert at.session_state["value_mode"] == "matrix"
+    assert at.session_state["settings"].matrix is not None
+    assert at.sidebar.button(key="sidebar_use_three_values")  # the way back, in the sidebar
+    assert not [n for n in at.sidebar.number_input if n.key == "sidebar_v_wrong_input"]  # no live sliders
     at.switch_page("pages/value.py").run()
     assert_clean(at)
     assert value_table(at).loc["logreg", "Total value"] == pytest.approx(tuned_value_from_value_page(at))
@@ -241,7 +242,7 @@ def test_binary_preset_sets_the_matrix():
     matrix = at.data_editor[0].value.to_numpy()
     # rows: true benign, true malignant; columns: → benign, → malignant, abstain (positive = malignant)
     np.testing.assert_allclose(matrix, [[1.0, -5.0, 0.0], [-100.0, 10.0, 0.0]])
-    assert at.session_state["value_mode"] == "matrix"
+    assert at.session_state["settings"].value_matrix.values.tolist() == [[1.0, -5.0, 0.0], [-100.0, 10.0, 0.0]]
 
 
 def test_cost_matrix_handles_models_with_different_classes(tmp_path):
@@ -325,7 +326,7 @@ def test_threshold_view_and_fast_interval_match_valuecore():
     matrix = vc.ValueMatrix.binary(tp=10, tn=1, fp=-5, fn=-50, abstain=-1, classes=predictions.classes)
     for values in (vc.UseCase(1, 0, -7), matrix):
         tuned = ws.policy("mlp", "threshold", values)
-        result = ws.cached_result("mlp", tuned, values)
+        result = ws.result("mlp", tuned, values)
         view = ws.threshold_view("mlp", "test", values, (tuned.threshold, 0.5, None))
         assert view.at[tuned.threshold][1] == pytest.approx(result.value_per_item)
         assert view.at[tuned.threshold][2] == pytest.approx(result.coverage)
@@ -335,7 +336,7 @@ def test_threshold_view_and_fast_interval_match_valuecore():
         accept_all = vc.evaluate(vc.Policy("accept_all"), predictions, values)
         assert view.no_model_total == pytest.approx(no_model.value_total)
         assert view.accept_all_per_item == pytest.approx(accept_all.value_per_item)
-        fast = ws.interval("mlp", tuned, values, result=result)
+        fast = ws.interval("mlp", tuned, values, result)
         direct = uncertainty.policy_interval(tuned, predictions, values, method="t")
         expected = (direct.mean, direct.low, direct.high, direct.n)
         assert (fast.mean, fast.low, fast.high, fast.n) == pytest.approx(expected)

@@ -27,12 +27,12 @@ SCHEMA = json.loads((ROOT / "valuecore" / "policy.schema.json").read_text(encodi
 def _app(source: str | None = None) -> AppTest:
     """The app after its first run, on the digits sample or on ``source``.
 
-    ``"sample:<name>"`` is chosen in the sidebar; ``"folder:<path>"`` is set
-    before the first run, as a link with ``?src=folder:<path>`` would.
+    ``"sample:<name>"`` is chosen in the sidebar; ``"folder:<path>"`` comes
+    from the link (``?src=folder:<path>``), as a shared link would bring it.
     """
     at = AppTest.from_file(APP, default_timeout=60)
     if source is not None and source.startswith("folder:"):
-        at.session_state["source"] = source
+        at.query_params["src"] = source
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     if source is not None and source.startswith("sample:"):
@@ -107,7 +107,7 @@ def test_calibration_page_explains_top_label_only_runs(tmp_path):
         (tmp_path / f"{model}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     at = _open(_app(f"folder:{tmp_path}"), "calibration")
     warnings = _texts(at.warning)
-    assert "temperature scaling cannot be fitted" in warnings and "Isotonic regression works" in warnings
+    assert "temperature recalibration cannot be fitted" in warnings and "Isotonic regression works" in warnings
     assert _frame(at, "NLL")["NLL"].isna().all()  # no probability vector, no log-likelihood
     at.radio(key="calibration_method").set_value("isotonic").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -219,7 +219,7 @@ def test_export_json_is_valid_and_round_trips_through_the_paste_box():
 
     assert at.session_state["selection"].use_case == vc.UseCase(3.0, -1.0, -12.0)  # the sidebar ran with it
     assert at.session_state["sidebar_v_wrong_input"] == -12.0
-    assert at.session_state["sidebar_v_correct_slider"] == 3.0
+    assert at.session_state["sidebar_v_correct_input"] == 3.0
     assert "Restored from the pasted text" in _texts(at.success)
     restored = at.dataframe[-1].value.set_index("Model")
     assert restored.loc["logreg", "Threshold(s)"] == "0.987"  # as valuecore.wording writes thresholds

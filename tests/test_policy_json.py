@@ -275,9 +275,18 @@ def test_a_model_that_cannot_get_a_policy_is_skipped_with_a_note(binary_runs, te
     assert any(n.startswith("tree: skipped") and "value matrix" in n for n in notes)
 
 
+def test_a_calibration_that_cannot_be_fitted_falls_back_to_raw_confidences_and_says_so(ternary_runs):
+    # One rule on screen, in the CLI and in the JSON (valuecore._pipeline): raw confidences, with a note.
+    document, notes = build_policy_document(ternary_runs, UseCase(1, 0, -4), kind="threshold",
+                                            calibration_method="platt")
+    for entry in document.entries:
+        assert entry.policy.calibration["method"] == "none"
+        assert any("platt recalibration cannot be fitted" in n and "binary runs only" in n for n in entry.notes)
+
+
 def test_nothing_usable_raises_with_every_reason(ternary_runs):
-    with pytest.raises(ValueError, match=r"no policy could be built.*tree: skipped.*binary runs only"):
-        build_policy_document(ternary_runs, UseCase(1, 0, -4), kind="threshold", calibration_method="platt")
+    with pytest.raises(ValueError, match=r"no policy could be built.*tree: skipped.*no split 'holdout'"):
+        build_policy_document(ternary_runs, UseCase(1, 0, -4), kind="threshold", eval_split="holdout")
 
 
 def test_expected_value_with_isotonic_is_refused(binary_runs):

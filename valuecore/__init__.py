@@ -50,6 +50,11 @@ The everyday names are at the top of the package:
   :class:`VOCCurve`, ``VOC_MODES``, :func:`voc_frame`, :func:`dominance`,
   :class:`Dominance`, :func:`comparison_table`, :class:`ComparisonTable`,
   ``DEFAULT_KS``;
+- one pipeline from settings to policy, the same for the dashboard, the command
+  line and the export: :class:`Pipeline` (choose splits, fit the recalibration,
+  sort, fit the policy, evaluate, interval; a :class:`ModelPlan` per model),
+  :func:`evaluation_record`, and :func:`apply_policy_document`, which evaluates
+  an exported policy as stored (an :class:`AppliedPolicy` per model);
 - the verdict a product manager reads: :func:`verdict` (a :class:`Verdict` of
   :class:`Standing` rows: the best model and those the data cannot separate
   from it) and :func:`simpler_rule` (a :class:`RuleComparison`: does a richer
@@ -142,6 +147,11 @@ _TOP_LEVEL = {
     "comparison_table": "_table",
     "ComparisonTable": "_table",
     "DEFAULT_KS": "_table",
+    "Pipeline": "_pipeline",
+    "ModelPlan": "_pipeline",
+    "AppliedPolicy": "_pipeline",
+    "apply_policy_document": "_pipeline",
+    "evaluation_record": "_pipeline",
     "verdict": "_verdict",
     "Verdict": "_verdict",
     "Standing": "_verdict",

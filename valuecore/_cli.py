@@ -1,4 +1,4 @@
-"""The command line: ``python -m valuecore {validate,report,table,voc} ...``.
+"""The command line: ``python -m valuecore {validate,report,apply,table,voc} ...``.
 
 Exit codes (documented in ``docs/cli.md``):
 
@@ -506,6 +506,99 @@ def _write_text(path: str, text: str, what: str) -> None:
         raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
 
 
+# ----------------------------------------------------------------- apply
+def _confusion_lines(result) -> list[str]:
+    """The confusion matrix with its abstain column, as aligned text (rows true class)."""
+    columns = [*result.classes, "abstain"]
+    corner = "true \\ acted as"
+    width = max(8, *(len(str(c)) for c in columns)) + 1
+    first = max(len(corner), *(len(str(c)) for c in result.classes)) + 1
+    lines = [f"  {corner:<{first}}" + "".join(str(c).rjust(width) for c in columns)]
+    for label, row in zip(result.classes, result.confusion):
+        lines.append(f"  {str(label):<{first}}" + "".join(_count(v).rjust(width) for v in row))
+    return lines
+
+
+def _cmd_apply(args) -> int:
+    from ._pipeline import apply_policy_document
+    from ._policy_json import PolicyDocument
+
+    path = Path(args.policy)
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such policy file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        document = PolicyDocument.from_json(text)
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    models = _load(args.paths)
+    applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
+    say = _err if args.json == "-" else _out
+    say(_describe_values(document.values))
+    say(f"policies from {path} applied as stored (thresholds, calibration and rule; nothing refitted)")
+    evaluated = 0
+    for item in applied:
+        entry = document.entry(item.model)
+        say("")
+        say(f"== {item.model}" + (f"  ({models[item.model].path})" if item.model in models else ""))
+        if item.same_run is False:
+            say("note: this run file is not the one the policy was built from (other SHA-256)")
+        if item.evaluation is None:
+            _err(f"warning: {item.model} not evaluated: {item.note}")
+            continue
+        evaluated += 1
+        evaluation = item.evaluation
+        estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
+        say(f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}")
+        say(f"calibration           {describe_calibration(entry.policy.calibration)}")
+        for line in _describe_rule(entry.policy):
+            say(line)
+        say(f"value total           {_fmt(evaluation.get('value_total'), '.6g')}")
+        say(f"value per item        {_fmt(evaluation.get('value_per_item'))}")
+        say(f"coverage              {_pct(evaluation.get('coverage'))}")
+        ci = evaluation.get("ci95")
+        if ci:
+            say(f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)")
+        say("confusion matrix (weighted counts; columns: the class acted on, then abstain)")
+        for line in _confusion_lines(item.result):
+            say(line)
+    if not evaluated:
+        raise UsageError("no stored policy could be evaluated on these runs (see the warnings above)")
+    if args.json:
+        out = {
+            "policy": str(path),
+            "split": args.split,
+            "models": [
+                {
+                    "model": item.model,
+                    "same_run": item.same_run,
+                    "evaluation": item.evaluation,
+                    "confusion": None if item.result is None else {
+                        "rows_true_class": list(item.result.classes),
+                        "columns": [*item.result.classes, "abstain"],
+                        "counts": item.result.confusion.tolist(),
+                    },
+                    "note": item.note or None,
+                }
+                for item in applied
+            ],
+        }
+        body = json.dumps(out, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+        if args.json == "-":
+            sys.stdout.write(body)
+        else:
+            try:
+                Path(args.json).write_text(body, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write {args.json}: {exc.strerror or exc}") from None
+            say("")
+            say(f"wrote the evaluation of {evaluated} model(s) to {args.json}")
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------- table
 def _markdown(frame: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table (index as the first column)."""
@@ -735,6 +828,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="expected items per period, for the value per period in the HTML report")
     report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
     report.set_defaults(handler=_cmd_report)
+
+    apply = commands.add_parser(
+        "apply",
+        parents=[common],
+        help="evaluate an exported policy JSON, as stored, on run files",
+        description="Evaluate each model's stored policy (its thresholds, calibration parameters and rule: nothing "
+        "is refitted) on run files: value, coverage and the confusion matrix with an abstain column. On the runs "
+        "the policy was exported from, this reproduces the export's evaluation exactly; on newly labelled data it "
+        "checks a deployed policy.",
+        epilog="Example: %(prog)s policy.json sample_runs/digits --split test --json check.json",
+    )
+    apply.add_argument("policy", metavar="POLICY.json",
+                       help="a policy JSON written by 'report --json' or the dashboard")
+    apply.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
+    apply.add_argument("--split", metavar="NAME", help="split to evaluate on (default: the split each policy "
+                       "was evaluated on when exported)")
+    apply.add_argument("--json", metavar="OUT.json", help="write the evaluation here ('-' for stdout)")
+    apply.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
+    apply.set_defaults(handler=_cmd_apply)
 
     table = commands.add_parser(
         "table",

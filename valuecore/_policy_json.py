@@ -35,10 +35,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 
 import numpy as np
 
-from ._evaluate import estimate, evaluate
 from ._policies import ALL_POLICY_KINDS, Policy, value_matrix_for
 from ._predictions import Predictions
-from ._sorted import presort
 from ._usecase import UseCase, ValueMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -580,12 +578,6 @@ def tuning_note(model: str, choice: SplitChoice, what: str = "the threshold") ->
     return None
 
 
-def _interval(policy: Policy, predictions: Predictions, values: Values):
-    from ._uncertainty import policy_interval
-
-    return policy_interval(policy, predictions, values, method="t")
-
-
 def build_policy_entry(
     run: ModelRun,
     values: Values,
@@ -599,115 +591,18 @@ def build_policy_entry(
 ) -> tuple[PolicyEntry, list[str]]:
     """Fit and evaluate the policy of one model; see :func:`build_policy_document`.
 
-    Raises ValueError when this model cannot get a policy (missing split, no
-    labels where needed, a calibration or kind the run does not support).
-    ``constraints`` are the keyword options of :func:`fit_constrained`
-    (``max_handoff_rate``, ``max_risk``, ``risk_confidence``, ``assisted``).
+    Raises ValueError when this model cannot get a policy (no evaluated split,
+    a rule the run does not support). ``constraints`` are the keyword options
+    of :meth:`Pipeline.constrained_policy` (``max_handoff_rate``, ``max_risk``,
+    ``risk_confidence``, ``assisted``) and ``monitoring``.
     """
+    from ._pipeline import Pipeline
+
     if kind not in ALL_POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
-    from ._calibration import METHODS, Calibrator, fit_calibration
-
-    if calibration_method not in METHODS:
-        raise ValueError(f"unknown calibration method {calibration_method!r}; choose one of {list(METHODS)}")
-    model = run.model
-    choice = choose_splits(run, tune_split, eval_split)
-    values = align_values(values, run.classes)
-    evaluated = run.splits[choice.evaluate]
-    notes: list[str] = []
-
-    fits_on_data = kind not in DATA_FREE_KINDS or calibration_method != "none"
-    if fits_on_data:
-        tune_name = choice.tuning_split
-        tune = run.splits[tune_name]
-        if not tune.has_labels:
-            raise ValueError(
-                f"the tuning split {tune_name!r} of model {model!r} has no labels (y_true); "
-                "tuning a threshold or fitting a calibration needs them"
-            )
-        what = {
-            (True, False): "the threshold",
-            (True, True): "the threshold and the calibration",
-            (False, True): "the calibration",
-        }[(kind not in DATA_FREE_KINDS, calibration_method != "none")]
-        note = tuning_note(model, choice, what)
-        if note:
-            notes.append(note)
-        calibrator = fit_calibration(tune, calibration_method)
-        tuning_run = presort(calibrator.apply(tune))
-        tuned_on = {"split": tune_name, "n": _count(tune.total_weight)}
-    else:
-        calibrator = Calibrator("none", {})
-        tuning_run = None
-        tuned_on = {"split": None, "n": 0}
-
-    fit_values = values
-    if kind == "calibrated_class_thresholds" and tuning_run is None:
-        fit_values = value_matrix_for(values, run.classes)  # carries the classes
-    from ._constrained import fit_constrained, two_tier_evaluation
-
-    # data-free kinds (tuning_run None) take no constraint: check_constraint_options refuses them
-    with_monitoring = constraints.pop("monitoring", False)
-    policy, records, constraint_notes = fit_constrained(
-        kind, tuning_run, fit_values, calibration=calibrator.to_dict(), **constraints
-    )
-    monitoring = None
-    if with_monitoring:
-        from ._bands import monitoring_record
-
-        reference_name = choice.tuning_split
-        reference = run.splits[reference_name]
-        if reference.has_labels and kind != "two_tier":
-            monitoring = monitoring_record(reference, policy, values, reference_split=reference_name)
-        else:
-            notes.append(f"{model}: no monitoring reference: split {reference_name!r} has no labels"
-                         if not reference.has_labels else f"{model}: two_tier policies are not monitored")
-    notes.extend(f"{model}: {note}" for note in constraint_notes)
-
-    ci95 = None
-    std_error = None
-    if kind == "two_tier" and evaluated.has_labels:
-        result = None
-        evaluation = {"split": choice.evaluate, **two_tier_evaluation(policy, evaluated, values,
-                                                                      with_interval=with_interval)}
-        ci95 = evaluation.pop("ci95")
-        std_error = evaluation.pop("std_error", None)
-    elif kind == "two_tier":
-        raise ValueError(f"the evaluated split {choice.evaluate!r} of model {model!r} has no labels; "
-                         "a two_tier policy is evaluated on labels only")
-    elif evaluated.has_labels:
-        result = evaluate(policy, evaluated, values)
-        if with_interval:
-            interval = _interval(policy, evaluated, values)
-            ci95 = [interval.low, interval.high]
-            std_error = interval.std_error
-    else:
-        result = estimate(policy, evaluated, values)
-        notes.append(
-            f"{model}: split {choice.evaluate!r} has no labels, so its value is estimated from the "
-            "model's (calibrated) probabilities; it is only as good as their calibration"
-        )
-    if result is not None:
-        evaluation = {"split": choice.evaluate, **result.to_dict()}
-    evaluation["estimated"] = bool(result is not None and result.estimated)
-    evaluation["n"] = evaluated.total_weight  # exact; an estimated confusion matrix sums to it only roughly
-    for key in ("n", "n_correct", "n_wrong", "n_abstain"):
-        evaluation[key] = _count(evaluation[key])
-    evaluation["ci95"] = ci95
-    if std_error is not None:
-        evaluation["std_error"] = std_error
-    entry = PolicyEntry(
-        model=model,
-        run_sha256=run.sha256,
-        classes=run.classes,
-        policy=policy,
-        tuned_on=tuned_on,
-        evaluation=_jsonable(evaluation),
-        notes=tuple(notes),
-        constraints=tuple(_jsonable(r) for r in records),
-        monitoring=None if monitoring is None else _jsonable(monitoring),
-    )
-    return entry, notes
+    pipeline = Pipeline({run.model: run}, tune_split, eval_split, calibration_method)
+    entry = pipeline.entry(run.model, kind, values, with_interval=with_interval, **constraints)
+    return entry, list(entry.notes)
 
 
 def build_policy_document(
@@ -776,28 +671,9 @@ def build_policy_document(
         )
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
-    from ._constrained import check_constraint_options
+    from ._pipeline import Pipeline
 
-    check_constraint_options(kind, **{k: v for k, v in constraints.items() if k != "monitoring"})
-    entries, notes, failures = [], [], []
-    for name, run in models.items():
-        try:
-            entry, entry_notes = build_policy_entry(
-                run,
-                values,
-                kind=kind,
-                calibration_method=calibration_method,
-                tune_split=tune_split,
-                eval_split=eval_split,
-                with_interval=with_interval,
-                **constraints,
-            )
-        except ValueError as exc:
-            failures.append(f"{name}: skipped: {exc}")
-            continue
-        entries.append(entry)
-        notes.extend(entry_notes)
-    if not entries:
-        reasons = "; ".join(failures) if failures else "no models were given"
-        raise ValueError(f"no policy could be built ({reasons})")
-    return PolicyDocument(values=values, entries=tuple(entries)), failures + notes
+    if tune_split is not None and models and not any(tune_split in run.splits for run in models.values()):
+        raise ValueError(f"no split {tune_split!r} in any model to tune on")
+    pipeline = Pipeline(models, tune_split, eval_split, calibration_method)
+    return pipeline.document(list(models), kind, values, with_interval=with_interval, **constraints)

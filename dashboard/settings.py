@@ -1,0 +1,371 @@
+"""The user's settings: everything that changes a number anywhere in the dashboard, as one frozen value.
+
+:class:`Settings` is pure data (no Streamlit). It converts exactly
+
+* to and from URL query parameters (:meth:`Settings.to_query`,
+  :meth:`Settings.from_query`): floats are written with ``repr`` so every
+  value comes back bit for bit; lists, pairs and the value matrix are JSON
+  (which escapes any class or model name safely); a setting at its default
+  is left out of the link. An unknown or invalid parameter is refused with a
+  note and the default is used, never an exception;
+* to and from the policy JSON (:func:`document_with_settings`,
+  :func:`settings_from_document`): the document's own entries give the
+  values or matrix, the decision rule, the recalibration, the splits and the
+  models; a ``dashboard_settings`` block (the query parameters) adds what a
+  policy does not say (currency, page-level choices). The data source is
+  never taken from a document or replaced by one: the server reads only
+  what the visitor chose in the sidebar.
+
+``dashboard.state`` is the only module that keeps a :class:`Settings` in the
+session; read its docstring for the rules.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any, Mapping
+
+import valuecore as vc
+
+CALIBRATION_METHODS = ("none", "temperature", "isotonic")
+RULES = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds", "calibrated_class_thresholds",
+         "expected_value")
+VOC_MODES = ("tuned", "oracle", "calibrated", "accept_all")
+CHUNKINGS = ("period", "count")
+PERIODS = ("D", "W", "MS")
+BIN_STRATEGIES = ("uniform", "quantile")
+SETTINGS_BLOCK = "dashboard_settings"  # the policy JSON's extra object (the query parameters)
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Invalid("not a finite number")
+    return value
+
+
+def _json(text: str):
+    def refuse(name):
+        raise _Invalid(f"{name} is not a number")
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as error:
+        raise _Invalid(f"not valid JSON ({error.msg})") from None
+
+
+def _names(text: str) -> tuple[str, ...]:
+    data = _json(text)
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        raise _Invalid("expected a JSON list of names")
+    return tuple(data)
+
+
+def _pair_of(kind):
+    def parse(text: str):
+        data = _json(text)
+        if not isinstance(data, list) or len(data) != 2:
+            raise _Invalid("expected a JSON list of two items")
+        if kind is float:
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in data):
+                raise _Invalid("expected two numbers")
+            low, high = float(data[0]), float(data[1])
+            if not (math.isfinite(low) and math.isfinite(high) and 0 <= low < high):
+                raise _Invalid("expected 0 ≤ from < to")
+            return (low, high)
+        if not all(isinstance(x, str) for x in data):
+            raise _Invalid("expected two names")
+        return (data[0], data[1])
+
+    return parse
+
+
+def _matrix(text: str):
+    data = _json(text)
+    if not isinstance(data, dict) or set(data) != {"classes", "values"}:
+        raise _Invalid('expected {"classes": [...], "values": [[...], ...]}')
+    classes, values = data["classes"], data["values"]
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise _Invalid("classes must be a list of names")
+    try:
+        matrix = vc.ValueMatrix(tuple(classes), values)
+    except (ValueError, TypeError) as error:
+        raise _Invalid(str(error)) from None
+    return _matrix_tuple(matrix)
+
+
+def _matrix_tuple(matrix: vc.ValueMatrix):
+    return (tuple(matrix.classes), tuple(tuple(float(x) for x in row) for row in matrix.values))
+
+
+def _choice(options):
+    def parse(text: str) -> str:
+        if text not in options:
+            raise _Invalid(f"expected one of {', '.join(options)}")
+        return text
+
+    return parse
+
+
+def _int_in(low: int, high: int):
+    def parse(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise _Invalid(f"expected a whole number from {low} to {high}")
+        return value
+
+    return parse
+
+
+def _text(limit: int):
+    def parse(text: str) -> str:
+        if len(text) > limit:
+            raise _Invalid(f"longer than {limit} characters")
+        return text
+
+    return parse
+
+
+def _bool(text: str) -> bool:
+    if text not in ("0", "1"):
+        raise _Invalid("expected 0 or 1")
+    return text == "1"
+
+
+def _write_json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _write(value) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return value
+    return _write_json([list(v) if isinstance(v, tuple) else v for v in value])
+
+
+def _write_matrix(value) -> str:
+    classes, rows = value
+    return _write_json({"classes": list(classes), "values": [list(r) for r in rows]})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the user chose that changes a number or what a page shows.
+
+    Attributes
+    ----------
+    source : str
+        ``"sample:<name>"``, ``"upload"`` or ``"folder:<path>"`` (a path the
+        server operator allows; see the sidebar).
+    models : tuple of str or None
+        The selected models, in order; None selects every loaded model.
+    v_correct, v_abstain, v_wrong : float
+        The three outcome values (used when ``matrix`` is None).
+    matrix : (classes, rows) or None
+        A per-class value matrix: class names, and rows (true class) of
+        values (predicted class, then abstain). When set, it replaces the
+        three values everywhere.
+    currency : str
+    rule : str
+        The decision rule (a ``valuecore`` policy kind).
+    tune_split, eval_split : str or None
+        None picks the default split.
+    calibration : {"none", "temperature", "isotonic"}
+    voc_mode, voc_range : the VOC page's threshold mode and ω range (None: from ω).
+    compare_pair, compare_resamples, compare_seed : the Compare page's models and bootstrap.
+    monitor_split, monitor_chunking, monitor_period, monitor_chunks, monitor_retune,
+    backtest_split, backtest_chunks : the Monitor page.
+    calibration_examined, calibration_bins, calibration_strategy : the Calibration page.
+    what_if : float or None
+        The Value page's "what if I pick the threshold" threshold (None: off).
+    """
+
+    source: str = "sample:digits"
+    models: tuple[str, ...] | None = None
+    v_correct: float = 1.0
+    v_abstain: float = 0.0
+    v_wrong: float = -4.0
+    matrix: tuple | None = None
+    currency: str = "$"
+    rule: str = "threshold"
+    tune_split: str | None = None
+    eval_split: str | None = None
+    calibration: str = "none"
+    voc_mode: str = "tuned"
+    voc_range: tuple[float, float] | None = None
+    compare_pair: tuple[str, str] | None = None
+    compare_resamples: int = 2000
+    compare_seed: int = 0
+    monitor_split: str | None = None
+    monitor_chunking: str = "period"
+    monitor_period: str = "W"
+    monitor_chunks: int = 10
+    monitor_retune: bool = False
+    backtest_split: str | None = None
+    backtest_chunks: int = 5
+    calibration_examined: str | None = None
+    calibration_bins: int = 15
+    calibration_strategy: str = "uniform"
+    what_if: float | None = None
+
+    def __post_init__(self):
+        for name in ("v_correct", "v_abstain", "v_wrong"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+        if self.what_if is not None:
+            object.__setattr__(self, "what_if", float(self.what_if))
+        if self.models is not None:
+            object.__setattr__(self, "models", tuple(self.models))
+
+    # ----------------------------------------------------------- values
+    @property
+    def use_case(self) -> vc.UseCase:
+        return vc.UseCase(self.v_correct, self.v_abstain, self.v_wrong)
+
+    @property
+    def value_matrix(self) -> vc.ValueMatrix | None:
+        if self.matrix is None:
+            return None
+        classes, rows = self.matrix
+        return vc.ValueMatrix(classes, [list(r) for r in rows])
+
+    def with_values(self, values) -> Settings:
+        """These settings with a UseCase (the matrix dropped) or a ValueMatrix in force."""
+        return replace(self, **values_changes(values))
+
+    # -------------------------------------------------------------- URL
+    def to_query(self) -> dict[str, str]:
+        """Query parameters of the settings that differ from the defaults."""
+        out = {}
+        for name, (key, _, write) in _FIELDS.items():
+            value, default = getattr(self, name), _DEFAULTS[name]
+            # repr, not ==: -0.0 == 0.0, and a link must bring back the very same bits
+            if value is not None and (type(value) is not type(default) or repr(value) != repr(default)):
+                out[key] = write(value)
+        return out
+
+    @classmethod
+    def from_query(cls, params: Mapping[str, Any]) -> tuple[Settings, list[str]]:
+        """Settings from query parameters, and a note per parameter refused (the default is used)."""
+        changes, notes = {}, []
+        by_key = {key: (name, parse) for name, (key, parse, _) in _FIELDS.items()}
+        for key, raw in params.items():
+            if isinstance(raw, (list, tuple)):
+                raw = raw[-1] if raw else ""
+            if key not in by_key:
+                notes.append(f"The link parameter {key!r} is not known here; it was ignored.")
+                continue
+            name, parse = by_key[key]
+            try:
+                changes[name] = parse(str(raw))
+            except (ValueError, TypeError) as error:
+                reason = str(error) if isinstance(error, _Invalid) else "not readable"
+                notes.append(f"The link's {key}={str(raw)[:40]!r} was refused ({reason}); the default is used.")
+        return cls(**changes), notes
+
+
+def values_changes(values) -> dict:
+    """The settings fields that put a UseCase (dropping any matrix) or a ValueMatrix in force."""
+    if isinstance(values, vc.ValueMatrix):
+        return {"matrix": _matrix_tuple(values)}
+    return {"v_correct": float(values.v_correct), "v_abstain": float(values.v_abstain),
+            "v_wrong": float(values.v_wrong), "matrix": None}
+
+
+_DEFAULTS = {f.name: f.default for f in fields(Settings)}
+
+# field -> (query key, parser, writer)
+_FIELDS = {
+    "source": ("src", _text(4096), _write),
+    "models": ("m", _names, _write),
+    "v_correct": ("vc", _finite, _write),
+    "v_abstain": ("va", _finite, _write),
+    "v_wrong": ("vw", _finite, _write),
+    "matrix": ("vm", _matrix, _write_matrix),
+    "currency": ("cur", _text(5), _write),
+    "rule": ("rule", _choice(RULES), _write),
+    "tune_split": ("tune", _text(200), _write),
+    "eval_split": ("eval", _text(200), _write),
+    "calibration": ("cal", _choice(CALIBRATION_METHODS), _write),
+    "voc_mode": ("voc", _choice(VOC_MODES), _write),
+    "voc_range": ("vocr", _pair_of(float), _write),
+    "compare_pair": ("pair", _pair_of(str), _write),
+    "compare_resamples": ("boot", _int_in(100, 100_000), _write),
+    "compare_seed": ("seed", _int_in(0, 2**31 - 1), _write),
+    "monitor_split": ("mon", _text(200), _write),
+    "monitor_chunking": ("chunk", _choice(CHUNKINGS), _write),
+    "monitor_period": ("period", _choice(PERIODS), _write),
+    "monitor_chunks": ("nchunk", _int_in(2, 40), _write),
+    "monitor_retune": ("retune", _bool, _write),
+    "backtest_split": ("bt", _text(200), _write),
+    "backtest_chunks": ("btchunk", _int_in(2, 20), _write),
+    "calibration_examined": ("calx", _choice(CALIBRATION_METHODS), _write),
+    "calibration_bins": ("bins", _int_in(5, 30), _write),
+    "calibration_strategy": ("binning", _choice(BIN_STRATEGIES), _write),
+    "what_if": ("whatif", _finite, _write),
+}
+QUERY_KEYS = frozenset(key for key, _, _ in _FIELDS.values())
+
+
+# ----------------------------------------------------------- policy JSON
+def document_with_settings(document: vc.policy_json.PolicyDocument, settings: Settings) -> dict:
+    """The policy JSON (as a dict) with the settings it was made with (``dashboard_settings``)."""
+    data = document.to_dict()
+    data[SETTINGS_BLOCK] = settings.to_query()
+    return data
+
+
+def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, list[str]]:
+    """The settings a policy JSON records, applied over ``current``; and notes on what could not be.
+
+    The entries say the values or matrix, the rule, the recalibration, the
+    splits and the models; the ``dashboard_settings`` block, when present,
+    the rest. ``current.source`` is always kept. Raises ValueError when the
+    document is not valid (see :meth:`valuecore.PolicyDocument.from_dict`).
+    """
+    document = vc.policy_json.PolicyDocument.from_dict(data)
+    notes: list[str] = []
+    block = data.get(SETTINGS_BLOCK) if isinstance(data, Mapping) else None
+    if block is not None and not isinstance(block, Mapping):
+        notes.append(f"The document's {SETTINGS_BLOCK} is not an object; it was ignored.")
+        block = None
+    base = current
+    if block:
+        from_block, block_notes = Settings.from_query({k: v for k, v in block.items() if k != "src"})
+        notes += block_notes
+        base = from_block
+    restored = replace(base, source=current.source).with_values(document.values)
+    entries = document.entries
+    kinds = {e.policy.kind for e in entries}
+    if len(kinds) == 1:
+        restored = replace(restored, rule=next(iter(kinds)))
+    else:
+        notes.append(f"The models use different decision rules ({', '.join(sorted(kinds))}); "
+                     f"the rule '{restored.rule}' is used.")
+    if not block:
+        fitted = {e.policy.calibration.get("method", "none") for e in entries} - {"none"}
+        if len(fitted) == 1 and (method := next(iter(fitted))) in CALIBRATION_METHODS:
+            restored = replace(restored, calibration=method)
+        elif not fitted:
+            restored = replace(restored, calibration="none")
+        else:
+            notes.append(f"The recalibration ({', '.join(sorted(fitted))}) cannot be chosen here; "
+                         f"'{restored.calibration}' is used.")
+        evaluated = {(e.evaluation or {}).get("split") for e in entries} - {None}
+        if len(evaluated) == 1:
+            restored = replace(restored, eval_split=next(iter(evaluated)))
+        tuned = {e.tuned_on.get("split") for e in entries} - {None} - evaluated
+        if len(tuned) == 1:
+            restored = replace(restored, tune_split=next(iter(tuned)))
+        restored = replace(restored, models=tuple(document.models))
+    return restored, notes

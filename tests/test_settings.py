@@ -1,0 +1,205 @@
+"""The dashboard's Settings: exact round trips through the URL and through the policy JSON (Hypothesis).
+
+* settings -> query parameters -> (a real URL, encoded and decoded) -> settings
+  is the identity, floats bit for bit (-0.0, subnormals, 17 digits), value
+  matrices and awkward model and class names included;
+* settings -> policy JSON -> import -> settings is the identity (the data
+  source is the importer's own, never the document's);
+* any query string at all gives settings and notes, never an exception; a
+  refused parameter falls back to its default and is named in a note.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.parse
+from dataclasses import fields, replace
+
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+import valuecore as vc
+from dashboard.settings import (
+    BIN_STRATEGIES,
+    CALIBRATION_METHODS,
+    CHUNKINGS,
+    PERIODS,
+    QUERY_KEYS,
+    RULES,
+    SETTINGS_BLOCK,
+    VOC_MODES,
+    Settings,
+    document_with_settings,
+    settings_from_document,
+)
+
+AWKWARD = st.text(
+    alphabet=st.sampled_from(list("abcXYZ019 ,;&=?#%+\"'\\/[]{}:é漢🙂\t") + ["\u200b"]), min_size=1, max_size=10
+)
+FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
+SPLITS = st.none() | AWKWARD
+
+
+@st.composite
+def matrices(draw):
+    classes = draw(st.lists(AWKWARD, min_size=2, max_size=4, unique=True))
+    rows = draw(st.lists(st.tuples(*[FLOATS] * (len(classes) + 1)), min_size=len(classes), max_size=len(classes)))
+    return (tuple(classes), tuple(tuple(float(x) for x in row) for row in rows))
+
+
+@st.composite
+def ranges(draw):
+    low = draw(st.floats(min_value=0.0, max_value=99.0))
+    high = draw(st.floats(min_value=low, max_value=1e6).filter(lambda h: h > low))
+    return (low, high)
+
+
+SETTINGS = st.builds(
+    Settings,
+    source=st.sampled_from(["sample:digits", "sample:breast_cancer", "upload"]) | AWKWARD,
+    models=st.none() | st.lists(AWKWARD, max_size=4, unique=True).map(tuple),
+    v_correct=FLOATS,
+    v_abstain=FLOATS,
+    v_wrong=FLOATS,
+    matrix=st.none() | matrices(),
+    currency=st.text(max_size=5),
+    rule=st.sampled_from(RULES),
+    tune_split=SPLITS,
+    eval_split=SPLITS,
+    calibration=st.sampled_from(CALIBRATION_METHODS),
+    voc_mode=st.sampled_from(VOC_MODES),
+    voc_range=st.none() | ranges(),
+    compare_pair=st.none() | st.tuples(AWKWARD, AWKWARD),
+    compare_resamples=st.integers(100, 100_000),
+    compare_seed=st.integers(0, 2**31 - 1),
+    monitor_split=SPLITS,
+    monitor_chunking=st.sampled_from(CHUNKINGS),
+    monitor_period=st.sampled_from(PERIODS),
+    monitor_chunks=st.integers(2, 40),
+    monitor_retune=st.booleans(),
+    backtest_split=SPLITS,
+    backtest_chunks=st.integers(2, 20),
+    calibration_examined=st.none() | st.sampled_from(CALIBRATION_METHODS),
+    calibration_bins=st.integers(5, 30),
+    calibration_strategy=st.sampled_from(BIN_STRATEGIES),
+    what_if=st.none() | FLOATS,
+)
+
+
+def same_bits(a: Settings, b: Settings) -> bool:
+    """Equal field by field, floats compared by their repr (so -0.0 is not 0.0)."""
+    return repr(a) == repr(b)
+
+
+def through_a_browser(query: dict[str, str]) -> dict[str, list[str]]:
+    """Encode the parameters into a URL and read them back, as a browser and Streamlit do."""
+    url = "http://127.0.0.1:8501/value-and-thresholds?" + urllib.parse.urlencode(query)
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(url).query, keep_blank_values=True)
+
+
+@hypothesis_settings(max_examples=150, deadline=None)
+@given(SETTINGS)
+def test_settings_round_trip_through_the_url_bit_for_bit(settings):
+    query = settings.to_query()
+    assert set(query) <= QUERY_KEYS
+    back, notes = Settings.from_query(through_a_browser(query))
+    assert notes == []
+    assert same_bits(back, settings)
+
+
+def test_floats_in_a_link_keep_every_digit():
+    settings = Settings(v_wrong=-4.1234567, v_abstain=-0.0, v_correct=5e-324)
+    query = settings.to_query()
+    assert query["vw"] == "-4.1234567" and query["va"] == "-0.0"
+    back, _ = Settings.from_query(through_a_browser(query))
+    assert same_bits(back, settings)
+    assert math.copysign(1.0, back.v_abstain) == -1.0
+
+
+def test_defaults_make_an_empty_link():
+    assert Settings().to_query() == {}
+    assert Settings.from_query({}) == (Settings(), [])
+
+
+@hypothesis_settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(QUERY_KEYS)) | st.text(max_size=6), st.text(max_size=40),
+                       max_size=8))
+def test_any_link_gives_settings_and_notes_never_an_exception(params):
+    settings, notes = Settings.from_query(params)
+    assert isinstance(settings, Settings)
+    for key in params:
+        if key not in QUERY_KEYS:
+            assert any(repr(key) in note for note in notes)
+    # What was accepted survives a second trip unchanged.
+    again, more = Settings.from_query(settings.to_query())
+    assert more == [] and same_bits(again, settings)
+
+
+def test_refused_parameters_are_named_and_fall_back_to_the_default():
+    settings, notes = Settings.from_query({"vw": "nan", "rule": "bogus", "vm": '{"classes": ["a"]}', "cur": "dollars",
+                                           "vocr": "[5, 1]", "vc": "2"})
+    assert settings == Settings(v_correct=2.0)
+    assert len(notes) == 5
+    for key in ("vw=", "rule=", "vm=", "cur=", "vocr="):
+        assert any(key in note for note in notes)
+
+
+# ------------------------------------------------------------ policy JSON
+def _calibration(method: str) -> dict:
+    return {
+        "none": {"method": "none"},
+        "temperature": {"method": "temperature", "temperature": 1.5, "use_logits": True},
+        "isotonic": {"method": "isotonic", "x": [0.0, 1.0], "y": [0.0, 1.0]},
+    }[method]
+
+
+def document_for(settings: Settings) -> dict:
+    """A policy JSON as the Export page writes it for these settings (policies made up, not fitted)."""
+    values = settings.value_matrix if settings.matrix is not None else settings.use_case
+    classes = settings.matrix[0] if settings.matrix is not None else ("a", "b")
+    models = settings.models or ("only model",)
+    kind = settings.rule
+    extra = {}
+    if kind in ("threshold", "calibrated_threshold"):
+        extra["threshold"] = 0.5
+    elif kind in ("class_thresholds", "calibrated_class_thresholds"):
+        extra["class_thresholds"] = tuple((c, 0.75) for c in classes)
+    policy = vc.Policy(kind, calibration=_calibration(settings.calibration), **extra)
+    entries = tuple(vc.policy_json.PolicyEntry(m, None, classes, policy, {"split": settings.tune_split, "n": 1}, None)
+                    for m in models)
+    return document_with_settings(vc.policy_json.PolicyDocument(values, entries), settings)
+
+
+@hypothesis_settings(max_examples=100, deadline=None)
+@given(SETTINGS, SETTINGS)
+def test_settings_round_trip_through_the_policy_json(settings, importer):
+    text = json.dumps(document_for(settings), allow_nan=False, ensure_ascii=False)
+    vc.policy_json.validate_policy_document(json.loads(text))
+    restored, notes = settings_from_document(json.loads(text), importer)
+    assert notes == []
+    assert restored.source == importer.source  # a document never chooses what the server reads
+    assert same_bits(restored, replace(settings, source=importer.source))
+
+
+def test_a_document_without_the_settings_block_restores_what_its_entries_record():
+    settings = Settings(v_wrong=-7.25, rule="class_thresholds", calibration="temperature", tune_split="val",
+                        models=("x", "y"))
+    data = document_for(settings)
+    del data[SETTINGS_BLOCK]
+    restored, notes = settings_from_document(data, Settings(currency="€", source="upload"))
+    assert notes == []
+    for name in ("v_correct", "v_abstain", "v_wrong", "matrix", "rule", "calibration", "tune_split", "models"):
+        assert getattr(restored, name) == getattr(settings, name), name
+    assert restored.currency == "€" and restored.source == "upload"
+
+
+def test_every_field_has_a_link_parameter():
+    settings = Settings(models=("m",), matrix=(("a", "b"), ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0))), tune_split="t",
+                        eval_split="e", voc_range=(1.0, 2.0), compare_pair=("a", "b"), monitor_split="p",
+                        backtest_split="q", calibration_examined="isotonic", what_if=0.5, source="upload",
+                        currency="€", rule="expected_value", calibration="isotonic", voc_mode="oracle",
+                        compare_resamples=500, compare_seed=3, monitor_chunking="count", monitor_period="D",
+                        monitor_chunks=3, monitor_retune=True, backtest_chunks=3, calibration_bins=6,
+                        calibration_strategy="quantile", v_correct=2.0, v_abstain=1.0, v_wrong=-1.0)
+    assert all(getattr(settings, f.name) != f.default for f in fields(Settings))
+    assert len(settings.to_query()) == len(fields(Settings))
