@@ -493,9 +493,9 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
     with step(page, "page-level-choice"):
         go_to(page, "VOC curves")
         mode = page.locator('[data-testid="stMain"] [data-testid="stRadio"]').filter(has_text="Thresholds")
-        mode.get_by_text(re.compile("^Oracle")).click()
+        mode.get_by_text(re.compile("^Best possible")).click()
         wait_for_app(page)
-        expect(page.get_by_text(re.compile("The oracle picks each ω's best threshold"))).to_be_visible()
+        expect(page.get_by_text(re.compile("The best possible curve"))).to_be_visible()
         voc_text = main_text(page)
         voc_link = page.url
         go_to(page, "Value & thresholds")
