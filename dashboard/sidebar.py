@@ -8,7 +8,7 @@ import streamlit as st
 
 from valuecore import UseCase, ValueMatrix
 
-from . import data
+from . import data, serverfiles
 from .state import CALIBRATION_METHODS, Selection, init_state, write_url
 
 # (label, v_correct, v_abstain, v_wrong)
@@ -78,7 +78,7 @@ def _value_widgets(currency: str) -> UseCase:
 
 def _source_report():
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
-    labels = {"upload": "Upload run files", "folder": "A folder on this machine"}
+    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)"}
     source = st.session_state.get("source", options[0] if options else "upload")
     if source.startswith("folder:"):
         st.session_state["sidebar_folder"] = st.session_state.get("sidebar_folder", source[len("folder:"):])
@@ -107,11 +107,7 @@ def _source_report():
             "optional split, weight, id, timestamp.",
         )
         return data.load_uploads([(f.name, f.getvalue()) for f in files or []]), "uploaded files"
-    folder = st.text_input("Folder with run files", key="sidebar_folder", placeholder="/path/to/runs")
-    st.session_state["source"] = f"folder:{folder}" if folder else "folder"
-    if not folder:
-        return data.LoadReport(models={}, problems=()), "a folder (none given yet)"
-    return data.load_folder(folder), f"folder {folder}"
+    return serverfiles.folder_source()
 
 
 def _split_choice(label: str, splits: list[str], preferred: tuple[str, ...], key: str, state_key: str) -> str | None:

@@ -8,6 +8,7 @@ not depend on luck; new edge cases are found locally.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -15,3 +16,12 @@ settings.register_profile(
 )
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
+    """The operator's setting for tests: server folders may be read under pytest's temporary root only.
+
+    Tests that load ``folder:<tmp_path>`` links rely on it; tests of the refusal set their own roots.
+    """
+    monkeypatch.setenv("VALUE_DASHBOARD_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))
