@@ -855,7 +855,8 @@ def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
     names = [str(n).strip() for n in names]
     repeated = [name for name, count in Counter(names).items() if count > 1 and name]
     for name in repeated:
-        problems.add(f"duplicate column: {clip_text(name)!r} appears {names.count(name)} times in the header", column=name)
+        times = names.count(name)
+        problems.add(f"duplicate column: {clip_text(name)!r} appears {times} times in the header", column=name)
     return not repeated
 
 
