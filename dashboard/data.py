@@ -386,7 +386,8 @@ def _voc(key: tuple, mode: str, _run, _tune_run):
 @st.cache_resource(show_spinner=False, max_entries=512)
 def _whole_weights(sha256: str, model: str, split: str, _predictions) -> bool:
     weight = _predictions.sample_weight
-    return bool(np.all(weight == np.round(weight)))
+    # Like valuecore's "auto" weight kind: whole numbers are counts while their total is exact.
+    return bool(np.all(weight == np.round(weight))) and float(weight.sum()) <= 2.0**53
 
 
 class ThresholdView:

@@ -1106,7 +1106,25 @@ def _weights(frame, problems: _FileProblems) -> np.ndarray | None:
     negative = weight < 0
     if negative.any():
         problems.add("weight must be a non-negative count", column="weight", where=negative)
+    _weights_in_range(weight, problems)
     return weight
+
+
+# Weights multiply values (up to 1e100, see UseCase) and are squared for intervals; within this range
+# no sum of a run overflows or underflows float64.
+WEIGHT_RANGE = (1e-50, 1e50)
+
+
+def _weights_in_range(weight: np.ndarray, problems: _FileProblems) -> None:
+    low, high = WEIGHT_RANGE
+    outside = (weight > high) | ((weight > 0) & (weight < low))
+    if outside.any():
+        problems.add(
+            f"weight must be 0 or between {low:g} and {high:g}; rescale the weights (multiplying every "
+            "weight by one number changes no threshold and no value per item)",
+            column="weight",
+            where=outside,
+        )
 
 
 def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:

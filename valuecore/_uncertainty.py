@@ -335,7 +335,8 @@ def _weight_kind(weight: np.ndarray, kind: str) -> str:
         raise ValueError(f"weight_kind must be one of {list(WEIGHT_KINDS)}, got {kind!r}")
     integral = bool(np.all(weight == np.round(weight)))
     if kind == "auto":
-        return "frequency" if integral else "probability"
+        # Whole numbers beyond 2**53 in total are no exact counts: they are read as sampling weights.
+        return "frequency" if integral and float(weight.sum()) <= 2.0**53 else "probability"
     if kind == "frequency" and not integral:
         raise ValueError("frequency weights must be whole numbers (a weight of w is w copies of the item)")
     return kind

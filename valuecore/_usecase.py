@@ -61,6 +61,7 @@ class UseCase:
             value = getattr(self, name)
             if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
+            _check_magnitude(np.asarray([value], dtype=float), name)
             object.__setattr__(self, name, float(value))
 
     @classmethod
@@ -129,6 +130,23 @@ class UseCase:
         }
 
 
+# Values are multiplied by weights (up to WEIGHT_RANGE) and squared for intervals; within these
+# bounds no sum of a run overflows or underflows float64. Thresholds do not change when every value
+# is multiplied by one positive number, so larger or smaller amounts can always be rescaled.
+VALUE_LIMIT = 1e100
+
+
+def _check_magnitude(values: np.ndarray, name: str) -> None:
+    magnitude = np.abs(values)
+    bad = (magnitude > VALUE_LIMIT) | ((magnitude > 0) & (magnitude < 1 / VALUE_LIMIT))
+    if bad.any():
+        raise ValueError(
+            f"{name} must be 0 or between {1 / VALUE_LIMIT:g} and {VALUE_LIMIT:g} in magnitude; "
+            f"got {values[bad].flat[0]:g}. Express the values in a larger or smaller unit: multiplying "
+            "every value by one positive number changes no threshold"
+        )
+
+
 def _calibrated_threshold(gain_correct: float, gain_wrong: float) -> float | None:
     """Lowest calibrated confidence ``c`` with ``c * gain_correct + (1 - c) * gain_wrong >= 0``.
 
@@ -182,6 +200,7 @@ class ValueMatrix:
         if not np.isfinite(values).all():
             rows = np.flatnonzero(~np.isfinite(values).all(axis=1)).tolist()
             raise ValueError(f"the value matrix has NaN or infinite entries in rows (true classes) {rows}")
+        _check_magnitude(values, "the value matrix")
         values.setflags(write=False)
         object.__setattr__(self, "classes", classes)
         object.__setattr__(self, "values", values)
