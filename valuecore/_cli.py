@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import math
 import os
 import re
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ._calibration import describe_calibration
+from ._limits import load_json_limited
 from ._policies import POLICY_KINDS
 from ._policy_json import (
     build_policy_document,
@@ -246,9 +246,9 @@ def read_value_matrix(path: str | Path):
     if suffix != ".json":
         raise UsageError(f"{path}: a value matrix must be a .csv or a .json file")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        data = load_json_limited(text, str(path))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if isinstance(data, dict) and "use_case" in data:
         data = data["use_case"]
     try:

@@ -405,21 +405,10 @@ class PolicyDocument:
     @classmethod
     def from_json(cls, text: str | bytes) -> PolicyDocument:
         """Parse and validate policy JSON text; ValueError if it is not JSON or not a valid document."""
-        if isinstance(text, (bytes, bytearray)):
-            try:
-                text = bytes(text).decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"the policy file is not UTF-8 text ({exc})") from exc
+        from ._limits import load_json_limited
 
-        def refuse_constant(name):
-            raise ValueError(f"the policy file is not valid JSON: {name} is not a JSON number (write null)")
-
-        try:
-            data = json.loads(text, parse_constant=refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"the policy file is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            ) from exc
+        # Size and nesting depth are checked before parsing; numbers must be finite.
+        data = load_json_limited(text, "the policy file")
         return cls.from_dict(data)
 
 

@@ -61,7 +61,6 @@ class UseCase:
             value = getattr(self, name)
             if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
-            _check_magnitude(np.asarray([value], dtype=float), name)
             object.__setattr__(self, name, float(value))
 
     @classmethod
@@ -131,7 +130,9 @@ class UseCase:
 
 
 # Values are multiplied by weights (up to WEIGHT_RANGE) and squared for intervals; within these
-# bounds no sum of a run overflows or underflows float64. Thresholds do not change when every value
+# bounds no sum of a run overflows or underflows float64. A UseCase takes any finite numbers (its
+# algebra, omega and the calibrated threshold, is exact for all of them); the check is made when
+# values meet a run, through its value matrix. Thresholds do not change when every value
 # is multiplied by one positive number, so larger or smaller amounts can always be rescaled.
 VALUE_LIMIT = 1e100
 
