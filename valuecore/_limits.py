@@ -104,7 +104,7 @@ def _whole_number(text: str) -> int | float:
 
 
 def _no_constant(text: str):
-    raise ValueError(f"{text} is not allowed in JSON here (use a finite number)")
+    raise ValueError(f"{text} is not a JSON number (write a finite number, or null where allowed)")
 
 
 def load_json_limited(text: str | bytes, source: str = "JSON"):
