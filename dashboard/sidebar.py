@@ -9,6 +9,7 @@ import streamlit as st
 from valuecore import UseCase, ValueMatrix
 
 from . import data, serverfiles
+from .limits import CLAMP_NOTE, clamp_value
 from .state import CALIBRATION_METHODS, Selection, init_state, write_url
 
 # (label, v_correct, v_abstain, v_wrong)
@@ -71,9 +72,10 @@ def _value_widgets(currency: str) -> UseCase:
             args=(f"sidebar_{name}_input", f"sidebar_{name}_slider", name),
             label_visibility="hidden",
         )
-    return UseCase(
-        float(st.session_state["v_correct"]), float(st.session_state["v_abstain"]), float(st.session_state["v_wrong"])
-    )
+    values = [clamp_value(st.session_state[name]) for name, _ in VALUE_FIELDS]
+    if any(changed for _, changed in values):
+        st.warning(CLAMP_NOTE)
+    return UseCase(*(value for value, _ in values))
 
 
 def _source_report():

@@ -21,6 +21,7 @@ import streamlit as st
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
 from dashboard.data import Workspace
 from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
+from dashboard.safetext import md_text
 from valuecore import DEFAULT_KS
 from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
 from valuecore._monitoring import calibration_value_table
@@ -149,7 +150,7 @@ for model in labelled:
             )
     fitted[model] = after.calibrated(model, eval_split) if method != "none" else None
 for problem in problems:
-    st.warning(problem)
+    st.warning(md_text(problem))
 
 # -- reliability diagrams
 st.subheader("Reliability diagrams")
@@ -220,7 +221,7 @@ for model in labelled:
     try:
         tables.append(_table5(raw.run(model).sha256, model, tune_split, eval_split, method, tune_p, eval_p))
     except ValueError as error:
-        st.warning(f"**{model}**: {error}")
+        st.warning(f"**{md_text(model)}**: {md_text(error)}")
 if not tables and method != "none":
     st.info(f"No model could be recalibrated with {METHOD_LABELS[method].lower()}, so there is no before and after.")
 if tables:

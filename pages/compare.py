@@ -25,6 +25,7 @@ from dashboard.charts.compare import (
 from dashboard.data import Workspace
 from dashboard.state import current
 from dashboard.views import POLICY_LABELS
+from dashboard.safetext import md_text
 from valuecore import POLICY_KINDS, item_values
 from valuecore._uncertainty import paired_comparison, policy_interval, threshold_stability
 
@@ -221,14 +222,14 @@ with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
         tune_split = workspace.tuning_split_for(model)
         tune_run = workspace.sorted(model, tune_split)
         if tune_run is None or not tune_run.predictions.has_labels:
-            st.info(f"**{model}** has no labelled tuning split, so its threshold stability cannot be measured.")
+            st.info(f"**{md_text(model)}** has no labelled tuning split, so its threshold stability cannot be measured.")  # noqa: E501
             continue
         try:
             stability = threshold_stability(
                 tune_run, values, rng=np.random.default_rng(seed), n_resamples=min(n_resamples, 2000)
             )
         except ValueError as error:
-            st.warning(f"**{model}**: {error}")
+            st.warning(f"**{md_text(model)}**: {md_text(error)}")
             continue
         thresholds[model] = stability.thresholds
         tuned.append({"model": model, "threshold": stability.tuned_threshold})

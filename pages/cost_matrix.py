@@ -16,6 +16,7 @@ from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.data import workspace
 from dashboard.sidebar import VALUE_MODE_REQUEST, matrix_key
 from dashboard.state import current, stop_unless_models
+from dashboard.safetext import md_text
 
 selection = current()
 ws = workspace(selection)
@@ -167,7 +168,7 @@ model_col, rule_col = st.columns(2)
 model = model_col.selectbox("Model", models, key="cost_matrix_model")
 available = [k for k, (_, result, _) in fitted[model].items() if result is not None]
 if not available:
-    st.info(f"{model} cannot be evaluated here: " + "; ".join(n for _, _, n in fitted[model].values() if n))
+    st.info(f"{md_text(model)} cannot be evaluated here: " + md_text("; ".join(n for _, _, n in fitted[model].values() if n)))  # noqa: E501
     st.stop()
 kind = rule_col.radio("Rule", available, format_func=views.POLICY_LABELS.get, key="cost_matrix_rule",
                       horizontal=True)
@@ -175,14 +176,14 @@ policy, result, _ = fitted[model][kind]
 missing = [views.POLICY_LABELS[k] for k, (_, r, _) in fitted[model].items() if r is None]
 if missing:
     notes = {views.POLICY_LABELS[k]: n for k, (_, r, n) in fitted[model].items() if r is None}
-    st.caption("; ".join(f"{label}: {note}" for label, note in notes.items()))
+    st.caption(md_text("; ".join(f"{label}: {note}" for label, note in notes.items())))
 
 table_col, chart_col = st.columns([1, 2])
 with table_col:
     st.markdown("**Per-class thresholds**")
     st.dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
 with chart_col:
-    st.markdown(f"**{model}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")
+    st.markdown(f"**{md_text(model)}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")  # noqa: E501
     st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),
                     width="stretch")
 st.caption(

@@ -16,6 +16,7 @@ from dashboard.charts.monitor import monitor_chart, monitor_long
 from dashboard.data import Workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.views import POLICY_LABELS
+from dashboard.safetext import md_text
 from valuecore import POLICY_KINDS
 from valuecore._monitoring import monitor, monitor_summary
 
@@ -122,7 +123,7 @@ for model in models:
     except ValueError as error:
         problems.append(f"**{model}**: no {POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
 for problem in problems:
-    st.warning(problem)
+    st.warning(md_text(problem))
 models = [m for m in models if m in policies]
 if not models:
     st.stop()
@@ -171,7 +172,7 @@ else:
     with st.spinner("Estimating the value of every chunk…"):
         frame, problems = _monitor_models(workspace, split_models, split, policies, values, retune=retune, **how)
     for problem in problems:
-        st.warning(problem)
+        st.warning(md_text(problem))
     if not frame.empty:
         _show_charts(frame, all_models, selection.currency, by_time=chunking == "period", realised=False)
         summary = _summary_table(frame)
@@ -228,7 +229,7 @@ if any(workspace.tuning_split_for(m) == backtest_split for m in backtest_models)
 with st.spinner("Estimating and measuring every chunk…"):
     frame, problems = _monitor_models(workspace, backtest_models, backtest_split, policies, values, n_chunks=n_chunks)
 for problem in problems:
-    st.warning(problem)
+    st.warning(md_text(problem))
 if not frame.empty:
     st.markdown(
         f"The labels of {backtest_split!r} are hidden for the **estimate** (solid) and used for the **realised** "

@@ -10,12 +10,13 @@ import streamlit as st
 
 from dashboard import views
 from dashboard.state import current
+from dashboard.safetext import md_text
 
 selection = current()
 report = selection.report
 
 st.title("Runs")
-st.caption(f"Loaded from {selection.source_label}.")
+st.caption(f"Loaded from {md_text(selection.source_label)}.")
 
 # ---- problems: every error and warning, in plain words; good files still load
 errors, warnings = report.errors, report.warnings
@@ -24,9 +25,9 @@ if errors or warnings:
     if errors:
         st.caption(f"{len(errors)} error(s): the file (or the model named) was not loaded. Fix it and load it again.")
     for problem in errors:
-        st.error(str(problem), icon=":material/error:")
+        st.error(md_text(problem), icon=":material/error:")
     for problem in warnings:
-        st.warning(str(problem), icon=":material/warning:")
+        st.warning(md_text(problem), icon=":material/warning:")
 
 # ---- models
 if not report.models:

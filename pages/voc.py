@@ -16,6 +16,7 @@ from dashboard import views
 from dashboard.charts.voc import voc_chart
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
+from dashboard.safetext import md_text
 
 selection = current()
 ws = workspace(selection)
@@ -85,7 +86,7 @@ if bands_on:
             pieces.append(band.to_frame(model))
     bands = pd.concat(pieces, ignore_index=True) if pieces else None
     for problem in band_problems:
-        st.info(problem)
+        st.info(md_text(problem))
 
 st.altair_chart(
     voc_chart(
@@ -120,7 +121,7 @@ edited = st.data_editor(
 )
 ranges, range_problems = views.parse_ranges(edited)
 for problem in range_problems:
-    st.warning(problem)
+    st.warning(md_text(problem))
 summary = views.voc_summary(curves, omega, ranges)
 st.dataframe(
     summary,
@@ -144,7 +145,7 @@ if len(curves) < 2:
 else:
     sentences, champion = views.dominance_sentences(curves, high)
     if champion:
-        st.success(f"**{champion}** is above or level with every other selected model for all 0 ≤ ω ≤ {high:g}: "
+        st.success(f"**{md_text(champion)}** is above or level with every other selected model for all 0 ≤ ω ≤ {high:g}: "  # noqa: E501
                    "whatever the use case in that range, it is the one to pick.")
     st.markdown("\n".join(f"- {s}" for s in sentences))
 
