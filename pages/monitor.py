@@ -38,12 +38,12 @@ def _monitor_models(workspace, models, split, policies, values, **chunking) -> t
     for model in models:
         predictions = workspace.predictions(model, split)
         if predictions is None:
-            problems.append(f"**{model}** has no split {split!r}.")
+            problems.append(f"**{md_text(model)}** has no split {md_text(repr(split))}.")
             continue
         try:
             frame = monitor(predictions, policies[model], values, **chunking)
         except ValueError as error:
-            problems.append(f"**{model}**: {error}")
+            problems.append(f"**{md_text(model)}**: {error}")
             continue
         frame.insert(0, "model", model)
         frames.append(frame)
@@ -121,9 +121,9 @@ for model in models:
     try:
         policies[model] = workspace.policy(model, kind, values)
     except ValueError as error:
-        problems.append(f"**{model}**: no {POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
+        problems.append(f"**{md_text(model)}**: no {POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
 for problem in problems:
-    st.warning(md_text(problem))
+    st.warning(problem)
 models = [m for m in models if m in policies]
 if not models:
     st.stop()
@@ -157,7 +157,7 @@ else:
         horizontal=True,
     )
     if not has_times:
-        columns[0].caption(f"Split {split!r} has no timestamps, so it is cut into chunks of consecutive rows.")
+        columns[0].caption(f"Split {md_text(repr(split))} has no timestamps, so it is cut into chunks of consecutive rows.")  # noqa: E501
     if chunking == "period":
         period = columns[1].selectbox("Period", list(PERIODS), index=1, format_func=PERIODS.get, key="monitor_period")
         how = {"period": period}
@@ -172,11 +172,11 @@ else:
     with st.spinner("Estimating the value of every chunk…"):
         frame, problems = _monitor_models(workspace, split_models, split, policies, values, retune=retune, **how)
     for problem in problems:
-        st.warning(md_text(problem))
+        st.warning(problem)
     if not frame.empty:
         _show_charts(frame, all_models, selection.currency, by_time=chunking == "period", realised=False)
         summary = _summary_table(frame)
-        st.markdown(f"**Over the whole split {split!r}** (estimated, per item in {selection.currency}):")
+        st.markdown(f"**Over the whole split {md_text(repr(split))}** (estimated, per item in {selection.currency}):")
         st.dataframe(
             summary[
                 ["Model", "n_chunks", "n", "estimated_value_total", "estimated_value_per_item", "estimated_coverage"]
@@ -203,7 +203,7 @@ else:
         )
         worst = drift.idxmin()
         st.markdown(
-            f"From the first to the last chunk, the estimated value per item of **{worst}** moved by "
+            f"From the first to the last chunk, the estimated value per item of **{md_text(worst)}** moved by "
             f"{selection.money(float(drift[worst]), 4)}"
             + (" (a drop worth investigating: label a sample of recent items to check)." if drift[worst] < 0 else ".")
         )
@@ -229,7 +229,7 @@ if any(workspace.tuning_split_for(m) == backtest_split for m in backtest_models)
 with st.spinner("Estimating and measuring every chunk…"):
     frame, problems = _monitor_models(workspace, backtest_models, backtest_split, policies, values, n_chunks=n_chunks)
 for problem in problems:
-    st.warning(md_text(problem))
+    st.warning(problem)
 if not frame.empty:
     st.markdown(
         f"The labels of {backtest_split!r} are hidden for the **estimate** (solid) and used for the **realised** "
@@ -260,7 +260,7 @@ if not frame.empty:
     errors = summary.set_index("Model")["estimation_error_per_item"]
     worst = errors.abs().idxmax()
     st.markdown(
-        f"The estimate is furthest off for **{worst}**: {selection.money(float(errors[worst]), 4)} per item "
+        f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(float(errors[worst]), 4)} per item "
         f"({'too optimistic' if errors[worst] > 0 else 'too pessimistic'}). "
         "A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
         "production estimates above."

@@ -86,7 +86,7 @@ if bands_on:
             pieces.append(band.to_frame(model))
     bands = pd.concat(pieces, ignore_index=True) if pieces else None
     for problem in band_problems:
-        st.info(md_text(problem))
+        st.info(problem)
 
 st.altair_chart(
     voc_chart(
@@ -121,7 +121,7 @@ edited = st.data_editor(
 )
 ranges, range_problems = views.parse_ranges(edited)
 for problem in range_problems:
-    st.warning(md_text(problem))
+    st.warning(problem)
 summary = views.voc_summary(curves, omega, ranges)
 st.dataframe(
     summary,

@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.safetext import md_text
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_runs"
@@ -172,7 +174,7 @@ def test_voc_page_lists_every_selected_model():
     summary = next(df.value for df in at.dataframe if "omega_sup" in df.value.columns)
     assert list(summary["model"]) == selected
     words = texts(at)
-    assert all(f"**{m}**" in words for m in selected)  # dominance and comparison, in words
+    assert all(f"**{md_text(m)}**" in words for m in selected)  # dominance and comparison, in words
     at.sidebar.multiselect(key="sidebar_models").set_value(["mlp", "svm_rbf"]).run()
     assert_clean(at)
     summary = next(df.value for df in at.dataframe if "omega_sup" in df.value.columns)
