@@ -765,8 +765,8 @@ def value_styler(table: pd.DataFrame, money):
 
     # st.dataframe shows missing numbers as "None" whatever the Styler says; the
     # columns that are empty on the baseline row are shown as text instead.
-    for column in ("Threshold", "Accuracy when acting"):
-        if column in frame.columns:
+    for column in list(formats):
+        if column in frame.columns and (column in ("Threshold", "Accuracy when acting") or frame[column].isna().any()):
             frame[column] = [formats[column](x) for x in frame[column]]
             formats.pop(column)
     return frame.style.format(formats, na_rep="–").apply(highlight, axis=1)

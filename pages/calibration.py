@@ -22,6 +22,7 @@ from dashboard.charts.calibration import calibration_value_chart, calibration_va
 from dashboard.data import Workspace
 from dashboard.state import CALIBRATION_METHODS, current, stop_unless_models
 from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 from valuecore import DEFAULT_KS
 from valuecore._calibration import brier_score, calibration_summary, reliability_diagram
 from valuecore._monitoring import calibration_value_table
@@ -194,7 +195,7 @@ for model in labelled:
         )
 metrics = pd.DataFrame(rows)
 number = st.column_config.NumberColumn(format="%.4f")
-st.dataframe(
+show_dataframe(
     metrics,
     hide_index=True,
     column_config={
@@ -287,7 +288,7 @@ if tables:
         "coverage_calibrated_after": "Coverage, k/(k+1) recalibrated",
     }
     percent = st.column_config.NumberColumn(format="percent")
-    st.dataframe(
+    show_dataframe(
         shown.rename(columns=labels),
         hide_index=True,
         column_config={

@@ -26,6 +26,7 @@ from dashboard.data import Workspace
 from dashboard.state import current
 from dashboard.views import POLICY_LABELS
 from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 from valuecore import POLICY_KINDS, item_values
 from valuecore._uncertainty import paired_comparison, policy_interval, threshold_stability
 
@@ -254,7 +255,7 @@ if rows:
         )
     )
     number = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(
+    show_dataframe(
         pd.DataFrame(rows),
         hide_index=True,
         column_config={

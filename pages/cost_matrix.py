@@ -17,6 +17,7 @@ from dashboard.data import workspace
 from dashboard.sidebar import VALUE_MODE_REQUEST, matrix_key
 from dashboard.state import current, stop_unless_models
 from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 selection = current()
 ws = workspace(selection)
@@ -143,16 +144,20 @@ best_per_model = summary.groupby("model")["value_per_item"].transform("max")
 
 
 def _highlight(row):
-    best = pd.notna(row["Value per item"]) and row["Value per item"] == best_per_model.loc[row.name]
+    value = summary.loc[row.name, "value_per_item"]
+    best = pd.notna(value) and value == best_per_model.loc[row.name]
     return ["font-weight: 600; background-color: rgba(0, 158, 115, 0.15)" if best else ""] * len(row)
 
 
 display = summary.rename(columns={"model": "Model", "rule": "Rule", "value_total": "Total value",
                                   "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"})
 money = lambda x: selection.money(x) if pd.notna(x) else "–"  # noqa: E731
-st.dataframe(
-    display.style.format({"Total value": money, "Value per item": money,
-                          "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}).apply(_highlight, axis=1),
+# As text: st.dataframe would show a missing number as "None" whatever the Styler says.
+for column, show in {"Total value": money, "Value per item": money,
+                     "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}.items():
+    display[column] = [show(x) for x in display[column]]
+show_dataframe(
+    display.style.apply(_highlight, axis=1),
     hide_index=True,
     width="stretch",
 )
@@ -181,7 +186,7 @@ if missing:
 table_col, chart_col = st.columns([1, 2])
 with table_col:
     st.markdown("**Per-class thresholds**")
-    st.dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
+    show_dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
 with chart_col:
     st.markdown(f"**{md_text(model)}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")  # noqa: E501
     st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),

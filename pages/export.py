@@ -23,6 +23,7 @@ import streamlit as st
 from dashboard.sidebar import SLIDER_LIMIT, VALUE_FIELDS, VALUE_MODE_REQUEST, matrix_key
 from dashboard.state import CALIBRATION_METHODS, current
 from dashboard.views import POLICY_LABELS
+from dashboard.tables import dataframe as show_dataframe
 from valuecore import POLICY_KINDS, UseCase, ValueMatrix
 from valuecore._calibration import describe_calibration
 from valuecore._policy_json import (
@@ -240,7 +241,7 @@ else:
         data = document.to_dict()
         text = document.to_json()
         st.subheader("What the policy says")
-        st.dataframe(
+        show_dataframe(
             _summary(data, selection.currency),
             hide_index=True,
             column_config={
@@ -295,4 +296,4 @@ if status:
         restored = st.session_state.get(RESTORED_KEY)
         if restored:
             st.markdown("**Restored thresholds**")
-            st.dataframe(_summary(restored, selection.currency), hide_index=True)
+            show_dataframe(_summary(restored, selection.currency), hide_index=True)

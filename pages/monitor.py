@@ -17,6 +17,7 @@ from dashboard.data import Workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.views import POLICY_LABELS
 from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 from valuecore import POLICY_KINDS
 from valuecore._monitoring import monitor, monitor_summary
 
@@ -177,7 +178,7 @@ else:
         _show_charts(frame, all_models, selection.currency, by_time=chunking == "period", realised=False)
         summary = _summary_table(frame)
         st.markdown(f"**Over the whole split {md_text(repr(split))}** (estimated, per item in {selection.currency}):")
-        st.dataframe(
+        show_dataframe(
             summary[
                 ["Model", "n_chunks", "n", "estimated_value_total", "estimated_value_per_item", "estimated_coverage"]
             ].rename(
@@ -249,7 +250,7 @@ if not frame.empty:
         }
     )
     money = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(
+    show_dataframe(
         shown,
         hide_index=True,
         column_config={

@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard import views
 from dashboard.state import current
 from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 selection = current()
 report = selection.report
@@ -45,7 +46,7 @@ else:
         for column in table.columns
         if column.startswith("accuracy on ")
     }
-    st.dataframe(
+    show_dataframe(
         table,
         hide_index=True,
         width="stretch",
@@ -69,7 +70,7 @@ else:
             "one probability column per class and are not offered for these models."
         )
     with st.expander("Per split"):
-        st.dataframe(
+        show_dataframe(
             views.splits_table(report),
             hide_index=True,
             width="stretch",

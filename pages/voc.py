@@ -17,6 +17,7 @@ from dashboard.charts.voc import voc_chart
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 selection = current()
 ws = workspace(selection)
@@ -123,7 +124,7 @@ ranges, range_problems = views.parse_ranges(edited)
 for problem in range_problems:
     st.warning(problem)
 summary = views.voc_summary(curves, omega, ranges)
-st.dataframe(
+show_dataframe(
     summary,
     hide_index=True,
     width="stretch",
@@ -162,5 +163,5 @@ try:
 except ValueError as error:
     st.info(f"The comparison table is unavailable: {error}.")
 else:
-    st.dataframe(views.comparison_display(table), hide_index=True, width="stretch")
+    show_dataframe(views.comparison_display(table), hide_index=True, width="stretch")
     st.markdown("\n".join(views.comparison_words(table)))

@@ -340,7 +340,7 @@ def test_brier_and_nll_by_hand():
     assert brier_score(run, top_label=True) == pytest.approx((0.09 + 3 * 0.25) / 4)
     assert negative_log_likelihood(run) == pytest.approx(-(math.log(0.7) + 3 * math.log(0.25)) / 4)
     certain_and_wrong = Predictions.from_proba([[1.0, 0.0]], y_true=[1])
-    assert negative_log_likelihood(certain_and_wrong) == pytest.approx(-math.log(np.finfo(np.float64).eps))  # as log_loss
+    assert negative_log_likelihood(certain_and_wrong) == pytest.approx(-math.log(np.finfo(np.float64).eps))
     top = top_label_run([0.7, 0.5], [True, False], [1, 3])
     assert brier_score(top) == pytest.approx((0.09 + 3 * 0.25) / 4)
 

@@ -33,10 +33,13 @@ def neutralise_cell(value):
 
 def spreadsheet_safe(frame):
     """A copy of a DataFrame with every text cell, column name and index label neutralised."""
+    from pandas.api import types
+
     frame = frame.copy()
     for column in frame.columns:
-        if frame[column].dtype == object or str(frame[column].dtype) in ("string", "category"):
-            frame[column] = frame[column].map(neutralise_cell)
+        dtype = frame[column].dtype
+        if not (types.is_numeric_dtype(dtype) or types.is_bool_dtype(dtype) or types.is_datetime64_any_dtype(dtype)):
+            frame[column] = frame[column].astype(object).map(neutralise_cell)
     frame.columns = [neutralise_cell(c) for c in frame.columns]
     frame.index = frame.index.map(neutralise_cell)
     return frame
