@@ -197,9 +197,26 @@ def test_text_helpers():
 
 
 # ------------------------------------------------------------------ CLI
-def run_cli(*args, cwd=ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "valuecore", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+def run_cli(*args) -> subprocess.CompletedProcess:
+    """``python -m valuecore ARGS`` in this process (a subprocess per case would cost seconds each)."""
+    import contextlib
+
+    from valuecore._cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def test_the_cli_as_a_process_exits_2_without_a_traceback(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_bytes(CORPUS["200k columns"][1])
+    result = subprocess.run([sys.executable, "-m", "valuecore", "report", str(path), "--v-wrong", "-1e3",
+                             "--v-correct", "1", "--v-abstain", "0"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "too many columns" in result.stderr and "VALUECORE_MAX_COLUMNS" in result.stderr
 
 
 def assert_cli_clean(result: subprocess.CompletedProcess) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ._usecase import check_value_range as _check_value_range
 from ._policies import Values, item_gains, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun
@@ -83,6 +84,7 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
     >>> curve.value_total.tolist()
     [0.0, 1.0, -1.0, 0.0]
     """
+    _check_value_range(values)
     predictions = run.predictions
     matrix = value_matrix_for(values, predictions.classes)
     n_items = run.total_weight

@@ -14,6 +14,7 @@ from typing import Mapping, Union
 
 import numpy as np
 
+from ._usecase import check_value_range as _check_value_range
 from ._predictions import Predictions
 from ._sorted import SortedRun, best_prefix, best_prefix_per_class, best_prefix_per_class_cumulative
 from ._usecase import UseCase, ValueMatrix
@@ -296,6 +297,7 @@ def fit_policy(
     >>> fit_policy("calibrated_threshold", None, UseCase(1, 0, -4)).threshold
     0.8
     """
+    _check_value_range(values)
     if kind not in POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}

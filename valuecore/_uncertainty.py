@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._usecase import check_value_range as _check_value_range
 from ._evaluate import item_values
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
@@ -623,6 +624,7 @@ def policy_interval(
     >>> iv.mean, round(iv.std_error, 4)
     (7.5, 2.5)
     """
+    _check_value_range(values)
     if method not in ("t", "bootstrap"):
         raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
     per_item = item_values(policy, predictions, values)

@@ -148,6 +148,16 @@ def _check_magnitude(values: np.ndarray, name: str) -> None:
         )
 
 
+def check_value_range(values) -> None:
+    """Refuse (ValueError, in words) a UseCase whose values a run's sums cannot hold.
+
+    Called where values meet a run (policies, evaluation, curves, intervals); a
+    :class:`ValueMatrix` is checked when it is made.
+    """
+    if isinstance(values, UseCase):
+        _check_magnitude(np.array([values.v_correct, values.v_abstain, values.v_wrong]), "the values of the use case")
+
+
 def _calibrated_threshold(gain_correct: float, gain_wrong: float) -> float | None:
     """Lowest calibrated confidence ``c`` with ``c * gain_correct + (1 - c) * gain_wrong >= 0``.
 
