@@ -103,11 +103,15 @@ if len(classes) == 2:
             abstain = c5.number_input("Hand-off", value=use_case.v_abstain, format="%g", key="cost_matrix_abstain")
             if st.form_submit_button(f"Use these values ({selection.currency})"):
                 negative = next(c for c in classes if c != positive)
-                preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
-                                               classes=(negative, positive))
-                order = [preset.classes.index(c) for c in classes]
-                st.session_state["cost_matrix_version"] = version + 1
-                _use_matrix(preset.values[order][:, order + [2]])
+                try:
+                    preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
+                                                   classes=(negative, positive))
+                except ValueError as error:  # values beyond the computable range, in words
+                    st.warning(f"These values cannot be used: {error}.")
+                else:
+                    order = [preset.classes.index(c) for c in classes]
+                    st.session_state["cost_matrix_version"] = version + 1
+                    _use_matrix(preset.values[order][:, order + [2]])
 if right.button("Reset to the three values", key="cost_matrix_reset", disabled=stored is None):
     st.session_state.pop(state_key, None)
     st.session_state["cost_matrix_version"] = version + 1

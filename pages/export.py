@@ -24,6 +24,7 @@ from dashboard.sidebar import SLIDER_LIMIT, VALUE_FIELDS, VALUE_MODE_REQUEST, ma
 from dashboard.state import CALIBRATION_METHODS, current
 from dashboard.views import POLICY_LABELS
 from dashboard.tables import dataframe as show_dataframe
+from dashboard.safetext import md_text
 from valuecore import POLICY_KINDS, UseCase, ValueMatrix
 from valuecore._calibration import describe_calibration
 from valuecore._policy_json import (
@@ -115,7 +116,7 @@ def _restore(text: str | bytes | None, source: str) -> None:
     except ValueError as error:
         st.session_state[STATUS_KEY] = {
             "level": "error",
-            "message": f"Nothing was restored from the {source}: {error}.",
+            "message": f"Nothing was restored from the {source}: {md_text(error)}.",
         }
         return
     selection = st.session_state.get("selection")
@@ -125,7 +126,7 @@ def _restore(text: str | bytes | None, source: str) -> None:
     except ValueError as error:
         st.session_state[STATUS_KEY] = {
             "level": "error",
-            "message": f"Nothing was restored: the policy does not fit the loaded runs. {error}.",
+            "message": f"Nothing was restored: the policy does not fit the loaded runs. {md_text(error)}.",
         }
         return
     values = document.values
@@ -176,7 +177,7 @@ def _restore_paste() -> None:
 def _restore_upload() -> None:
     uploaded = st.session_state.get("export_upload")
     if uploaded is not None:
-        _restore(uploaded.getvalue(), f"file {uploaded.name}")
+        _restore(uploaded.getvalue(), f"file {md_text(uploaded.name)}")
 
 
 # ---------------------------------------------------------------- the page

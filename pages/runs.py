@@ -91,7 +91,8 @@ One file per model (CSV or Parquet), one row per prediction:
   **or** just `y_pred` and `confidence` when only the top label is known;
 - optional: `split` (`val`, `test`, `prod`…), `weight`, `id` (to pair models item by item), `timestamp`.
 
-The file name is the model name. In the sidebar, choose *Upload run files* or *A folder on this machine*.
+The file name is the model name. In the sidebar, choose *Upload run files* or (when the operator allowed
+server folders) *A folder on the server*.
 The complete format, its checks and limits are in `docs/run-format.md`.
 """
     )

@@ -364,3 +364,18 @@ def test_without_allowed_roots_no_server_folder_is_read(tmp_path, monkeypatch):
     assert not at.dataframe or "good" not in str(at.dataframe[0].value)
     assert any(serverfiles.REFUSAL in e.value for e in at.error)
     assert serverfiles.roots_from_argv(["--data-root", "/a", "--data-root=/b", "x"]) == ("/a", "/b")
+
+
+def test_the_export_page_refuses_deep_huge_and_overflowing_json_in_words():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["src"] = "sample:breast_cancer"
+    at.run()
+    at.switch_page("pages/export.py").run()
+    for text, expected in (
+        ("[" * 50_000 + "]" * 50_000, "VALUECORE_MAX_JSON_DEPTH"),
+        ('{"schema_version": 1, "use_case": {"v_correct": ' + "9" * 4000 + "}}", "too large to hold"),
+        ('{"schema_version": 1, "use_case": {"v_correct": 1e999}}', "too large to hold"),
+    ):
+        at.text_area(key="export_paste").set_value(text).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(md_text(expected) in e.value for e in at.error), [e.value for e in at.error]

@@ -49,10 +49,10 @@ def limit(name: str) -> int:
 
 
 def refusal(name: str, what: str, found) -> str:
-    """``"<what> (<found>) exceeds the limit of N <unit>; raise it with VAR=..."``."""
+    """``"<what>: <found>, above the limit of N <unit>; ... environment variable VAR"``."""
     variable, _, unit = LIMITS[name]
     return (
-        f"{what} ({found}) exceeds the limit of {limit(name):,} {unit}; "
+        f"{what}: {found}, above the limit of {limit(name):,} {unit}; "
         f"the server's operator can raise it with the environment variable {variable}"
     )
 
