@@ -624,7 +624,7 @@ def policy_interval(
     >>> iv.mean, round(iv.std_error, 4)
     (7.5, 2.5)
     """
-    _check_value_range(values)
+    _check_value_range(values, interval=True)
     if method not in ("t", "bootstrap"):
         raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
     per_item = item_values(policy, predictions, values)

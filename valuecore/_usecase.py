@@ -137,25 +137,35 @@ class UseCase:
 VALUE_LIMIT = 1e100
 
 
-def _check_magnitude(values: np.ndarray, name: str) -> None:
+def _check_magnitude(values: np.ndarray, name: str, *, tiny: bool = False) -> None:
+    """Refuse magnitudes above VALUE_LIMIT (and, with ``tiny``, nonzero ones below 1/VALUE_LIMIT)."""
     magnitude = np.abs(values)
-    bad = (magnitude > VALUE_LIMIT) | ((magnitude > 0) & (magnitude < 1 / VALUE_LIMIT))
+    bad = magnitude > VALUE_LIMIT
+    if tiny:
+        bad |= (magnitude > 0) & (magnitude < 1 / VALUE_LIMIT)
     if bad.any():
+        limits = f"0 or between {1 / VALUE_LIMIT:g} and {VALUE_LIMIT:g}" if tiny else f"at most {VALUE_LIMIT:g}"
         raise ValueError(
-            f"{name} must be 0 or between {1 / VALUE_LIMIT:g} and {VALUE_LIMIT:g} in magnitude; "
+            f"{name} must be {limits} in magnitude{' for an interval' if tiny else ''}; "
             f"got {values[bad].flat[0]:g}. Express the values in a larger or smaller unit: multiplying "
             "every value by one positive number changes no threshold"
         )
 
 
-def check_value_range(values) -> None:
-    """Refuse (ValueError, in words) a UseCase whose values a run's sums cannot hold.
+def check_value_range(values, *, interval: bool = False) -> None:
+    """Refuse (ValueError, in words) values that a run's sums cannot hold.
 
-    Called where values meet a run (policies, evaluation, curves, intervals); a
-    :class:`ValueMatrix` is checked when it is made.
+    Called where values meet a run (policies, evaluation, curves, intervals). Values of any
+    magnitude up to VALUE_LIMIT are exact for thresholds and totals; an interval squares them,
+    so there nonzero values below 1/VALUE_LIMIT are refused too.
     """
     if isinstance(values, UseCase):
-        _check_magnitude(np.array([values.v_correct, values.v_abstain, values.v_wrong]), "the values of the use case")
+        entries = np.array([values.v_correct, values.v_abstain, values.v_wrong])
+    elif isinstance(values, ValueMatrix):
+        entries = values.values
+    else:
+        return
+    _check_magnitude(entries, "the values of the use case", tiny=interval)
 
 
 def _calibrated_threshold(gain_correct: float, gain_wrong: float) -> float | None:
