@@ -144,6 +144,8 @@ def test_links_loops_fifos_and_unreadable_files_are_reported_and_the_others_load
     assert "pipe.csv" in text and "not a regular file" in text
     if os.geteuid() != 0:  # root reads anything
         assert "locked.csv" in text
+    direct = load_run_file(tmp_path / "pipe.csv")  # named on its own, it must not block either
+    assert not direct.models and "not a regular file" in str(direct.problems[0])
 
 
 def test_the_cache_key_follows_the_content_not_the_mtime(tmp_path):

@@ -284,6 +284,9 @@ def load_run_file(
         display = name or "upload.csv"
     else:
         display = name or str(path_or_bytes)
+        reason = _not_a_readable_file(Path(path_or_bytes))
+        if reason is not None:  # checked first: reading a FIFO would wait forever
+            return LoadReport({}, (LoadProblem(display, reason),))
         try:
             data = Path(path_or_bytes).read_bytes()
         except OSError as exc:
