@@ -297,7 +297,8 @@ def fit_policy(
     >>> fit_policy("calibrated_threshold", None, UseCase(1, 0, -4)).threshold
     0.8
     """
-    _check_value_range(values)
+    if run is not None:  # the calibrated threshold needs no run, and no sums
+        _check_value_range(values)
     if kind not in POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}
