@@ -32,9 +32,18 @@ def sample_sets() -> list[str]:
 
 
 def _fingerprint(folder: Path) -> tuple:
-    """Changes whenever a run file in the folder changes, so the cache never serves stale runs."""
-    files = sorted(f for f in folder.iterdir() if f.suffix.lower() in RUN_SUFFIXES)
-    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    """The content hash of each run file of the folder, so the cache never serves stale runs.
+
+    A file whose stat cannot be read (a dangling or looping link, no permission) or that is
+    no regular file (a FIFO) is keyed by its name and the reason; the loader reports it.
+    """
+    from .filehash import file_key
+
+    try:
+        files = sorted(f for f in folder.iterdir() if f.suffix.lower() in RUN_SUFFIXES)
+    except OSError as exc:
+        return (("", f"cannot list: {exc.errno}"),)
+    return tuple((f.name, file_key(f)) for f in files)
 
 
 @st.cache_resource(show_spinner="Loading and checking the run files…", max_entries=16)

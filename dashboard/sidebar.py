@@ -14,7 +14,8 @@ import streamlit as st
 from valuecore import UseCase, ValueMatrix
 from valuecore.policy_json import align_values
 
-from . import data, state
+from . import data, serverfiles, state
+from .limits import CLAMP_NOTE, clamp_value
 from .settings import CALIBRATION_METHODS, Settings
 
 # label -> (v_correct, v_abstain, v_wrong)
@@ -67,7 +68,9 @@ def _values_section(settings: Settings) -> UseCase:
     currency = settings.currency
     for name, label in VALUE_FIELDS:
         state.value(st.number_input, name, f"{label} ({currency})", key=f"sidebar_{name}_input", step=0.5,
-                    format="%g", convert=float)
+                    format="%g", convert=_within_range)
+    if any(clamp_value(st.session_state.get(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
+        st.warning(CLAMP_NOTE)
     settings = state.get()
     use_case = settings.use_case
     omega = use_case.omega
@@ -84,15 +87,25 @@ def _values_section(settings: Settings) -> UseCase:
 
 
 def _folder_report(path: str):
-    """The folder source (kept apart: the operator's allowed roots decide what may be read)."""
+    """A server folder, read only inside the operator's allowed roots (the refusal reveals nothing of it)."""
     if not path:
         return data.LoadReport(models={}, problems=()), "a folder (none given yet)"
-    return data.load_folder(path), f"folder {path}"
+    resolved = serverfiles.resolve_inside_roots(path)
+    if resolved is None:
+        st.error(serverfiles.REFUSAL, icon=":material/block:")
+        return (data.LoadReport(models={}, problems=(data.LoadProblem("server folder", serverfiles.REFUSAL),)),
+                "a folder (refused)")
+    return data.load_folder(resolved), f"folder {path}"
+
+
+def _within_range(value) -> float:
+    """A typed amount inside the range the core computes exactly (see dashboard.limits)."""
+    return clamp_value(value)[0]
 
 
 def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
-    labels = {"upload": "Upload run files", "folder": "A folder on this machine"}
+    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)"}
     source = settings.source
     shown = "folder" if source.startswith("folder:") or source == "folder" else source
     if shown not in options:
@@ -115,7 +128,16 @@ def _source_section(settings: Settings):
         )
         return data.load_uploads([(f.name, f.getvalue()) for f in files or []]), "uploaded files"
     path = source[len("folder:"):] if source.startswith("folder:") else ""
-    folder = st.text_input("Folder with run files", value=path, key="sidebar_folder", placeholder="/path/to/runs")
+    if not serverfiles.allowed_roots():
+        # Off unless the operator allowed folders: a link naming one gets the same words, whatever it names.
+        message = serverfiles.REFUSAL + " " + serverfiles.DISABLED if path else serverfiles.DISABLED
+        (st.error if path else st.info)(message, icon=":material/block:")
+        problems = (data.LoadProblem("server folder", message),) if path else ()
+        return data.LoadReport(models={}, problems=problems), "a server folder (switched off)"
+    folder = st.text_input(
+        "Folder with run files", value=path, key="sidebar_folder", placeholder="runs/2024-05",
+        help="A folder inside the ones the operator allowed; a relative path is taken inside the first of them.",
+    )
     state.from_widget("source", f"folder:{folder}" if folder else "folder")
     return _folder_report(folder)
 

@@ -20,6 +20,7 @@ import pandas as pd
 import valuecore as vc
 
 from .data import Workspace
+from .safetext import md_text
 
 # ------------------------------------------------------------------ labels
 POLICY_LABELS = {
@@ -283,7 +284,11 @@ def model_values(
         elif row.estimated:
             row.interval_note = "interval needs labels"
         else:
-            found = ws.interval(model, row.policy, values, row.result)
+            try:
+                found = ws.interval(model, row.policy, values, row.result)
+            except ValueError as error:  # e.g. values too tiny to square: the interval is refused in words
+                row.interval_note = f"no interval: {error}"
+                continue
             row.interval = None if found is None else (found.low, found.high)
     return rows
 
@@ -404,7 +409,7 @@ def value_verdict(rows: list[ModelValue], money) -> list[str]:
         sentences.append("No model earns more than handing every item to a person with these values.")
     else:
         sentences.append(
-            f"**{best}** brings the most value: {money(top.result.value_per_item)} per item "
+            f"**{md_text(best)}** brings the most value: {money(top.result.value_per_item)} per item "
             f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
             f"acting on {percent(top.result.coverage)} of them ({rule})."
         )
@@ -527,10 +532,10 @@ def dominance_sentence(a: str, b: str, result: vc.Dominance) -> str:
     """"logreg is above svm for ω < 2.3, below after" from a :class:`~valuecore.Dominance`."""
     top = f"0 ≤ ω ≤ {result.omega_max:.3g}"
     if result.dominant == "tie":
-        return f"**{a}** and **{b}** are worth the same on {top}."
+        return f"**{md_text(a)}** and **{md_text(b)}** are worth the same on {top}."
     if result.dominant in ("a", "b"):
         winner, loser = (a, b) if result.dominant == "a" else (b, a)
-        return (f"**{winner}** is above or level with **{loser}** everywhere on {top}: "
+        return (f"**{md_text(winner)}** is above or level with **{md_text(loser)}** everywhere on {top}: "
                 "it is better for every use case there.")
     segments = result.segments
     parts = []
@@ -540,11 +545,11 @@ def dominance_sentence(a: str, b: str, result: vc.Dominance) -> str:
             parts.append(f"{word} **{b}** at ω = {start:.3g}" if i == 0 else f"{word} at ω = {start:.3g}")
         elif i == 0:
             word = {"a": "above", "b": "below", "tie": "level with"}[leader]
-            parts.append(f"{word} **{b}** for ω < {end:.3g}")
+            parts.append(f"{word} **{md_text(b)}** for ω < {end:.3g}")
         else:
             word = {"a": "above", "b": "below", "tie": "level"}[leader]
             parts.append(f"{word} after" if i == len(segments) - 1 else f"{word} for {start:.3g} < ω < {end:.3g}")
-    return f"**{a}** is " + ", ".join(parts) + "."
+    return f"**{md_text(a)}** is " + ", ".join(parts) + "."
 
 
 def dominance_sentences(curves: dict, omega_max: float) -> tuple[list[str], str | None]:
@@ -625,16 +630,16 @@ def comparison_words(table: vc.ComparisonTable) -> list[str]:
     best = table.best()
     disagreements = table.disagreements()
     if not disagreements:
-        return [f"Every metric here ranks **{best['accuracy']}** first, as accuracy does."]
+        return [f"Every metric here ranks **{md_text(best['accuracy'])}** first, as accuracy does."]
     grouped: dict[str, dict[str, list[str]]] = {}
     for column in disagreements:
         family, k = _metric_family(column)
         grouped.setdefault(best[column], {}).setdefault(family, []).append(k)
-    sentences = [f"Accuracy ranks **{best['accuracy']}** first, but:"]
+    sentences = [f"Accuracy ranks **{md_text(best['accuracy'])}** first, but:"]
     for model, families in grouped.items():
         parts = [family if ks == [None] else f"{family} at k = {_and([k for k in ks if k is not None])}"
                  for family, ks in families.items()]
-        sentences.append(f"- **{model}** comes first on {_and(parts)}")
+        sentences.append(f"- **{md_text(model)}** comes first on {_and(parts)}")
     return sentences
 
 
@@ -760,8 +765,9 @@ def value_styler(table: pd.DataFrame, money):
 
     # st.dataframe shows missing numbers as "None" whatever the Styler says; the
     # columns that are empty on the baseline row are shown as text instead.
-    for column in ("Threshold", "Accuracy when acting", "Dimensionless value"):
-        if column in frame.columns:
+    for column in list(formats):
+        always_text = column in ("Threshold", "Accuracy when acting", "Dimensionless value")
+        if column in frame.columns and (always_text or frame[column].isna().any()):
             frame[column] = [formats[column](x) for x in frame[column]]
             formats.pop(column)
     return frame.style.format(formats, na_rep="–").apply(highlight, axis=1)

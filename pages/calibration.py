@@ -25,6 +25,7 @@ from dashboard.data import workspace
 from dashboard.settings import BIN_STRATEGIES, CALIBRATION_METHODS
 from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
+from dashboard.safetext import md_text
 
 # The technical names stay in the headers (people search for them); the plain meaning is in the tooltip.
 METRIC_HELP = {
@@ -97,13 +98,13 @@ labelled = [m for m in models if (p := raw.predictions(m, eval_split)) is not No
 unlabelled = [m for m in models if m not in labelled]
 if not labelled:
     st.warning(
-        f"The evaluated split **{eval_split}** has no labels (no `y_true`), so calibration cannot be checked on it: "
+        f"The evaluated split **{md_text(eval_split)}** has no labels (no `y_true`), so calibration cannot be checked on it: "  # noqa: E501
         "it compares confidence with how often the model is right. Choose a labelled split under "
         "**Evaluate on** in the sidebar (for the samples: `test`)."
     )
     st.stop()
 if unlabelled:
-    st.caption(f"Left out (no labelled split {eval_split!r}): {', '.join(unlabelled)}.")
+    st.caption(f"Left out (no labelled split {md_text(repr(eval_split))}): {', '.join(unlabelled)}.")
 
 # -- the recalibration to examine
 sidebar_method = selection.calibration if selection.calibration in CALIBRATION_METHODS else "none"
@@ -152,7 +153,7 @@ for model in labelled:
             continue
         if fit_split == eval_split:
             problems.append(
-                f"**{model}**: no labelled tuning split, so the recalibration is fitted on {eval_split!r} itself "
+                f"**{md_text(model)}**: no labelled tuning split, so the recalibration is fitted on {md_text(repr(eval_split))} itself "  # noqa: E501
                 "and judged there: its 'after' figures are optimistic."
             )
     fitted[model] = after.calibrated(model, eval_split) if method != "none" else None
@@ -162,7 +163,7 @@ for problem in problems:
 # -- reliability diagrams
 st.subheader("Reliability diagrams")
 st.markdown(
-    f"Each point is a bin of answers on **{eval_split}**: its mean confidence (across) against how often it was "
+    f"Each point is a bin of answers on **{md_text(eval_split)}**: its mean confidence (across) against how often it was "  # noqa: E501
     "right (up), with a 95% interval. On the dotted diagonal the model is calibrated; below it, over-confident."
 )
 frames = []
@@ -212,7 +213,7 @@ compact_dataframe(
     },
 )
 st.caption(
-    f"On split {eval_split!r}, {n_bins} bins; lower is better everywhere. ECE: mean gap between confidence and "
+    f"On split {md_text(repr(eval_split))}, {n_bins} bins; lower is better everywhere. ECE: mean gap between confidence and "  # noqa: E501
     "accuracy over bins, weighted by items; MCE: the largest gap. Brier (all classes) and NLL use the full "
     "probability vector, so an isotonic recalibration, which only changes the top-label confidence, leaves them "
     "as they were: see 'Brier, top label'. NLL is empty for runs that only report the top label."
@@ -231,7 +232,7 @@ for model in labelled:
     try:
         tables.append(_table5(raw.run(model).sha256, model, tune_split, eval_split, method, tune_p, eval_p))
     except ValueError as error:
-        st.warning(f"**{model}**: {error}")
+        st.warning(f"**{md_text(model)}**: {md_text(error)}")
 if not tables and method != "none":
     st.info(f"No model could be recalibrated with {METHOD_LABELS[method].lower()}, so there is no before and after.")
 if tables:
@@ -247,7 +248,7 @@ if tables:
         st.markdown(
             f"**What it means.** The formula threshold k/(k+1) is only right for calibrated confidences. "
             f"At k = {k_max:g} (an error costs {k_max:g} correct answers), {METHOD_LABELS[method].lower()} moves "
-            f"**{best}** from {row['value_calibrated_before']:.3f} to {row['value_calibrated_after']:.3f} per item "
+            f"**{md_text(best)}** from {row['value_calibrated_before']:.3f} to {row['value_calibrated_after']:.3f} per item "  # noqa: E501
             f"with the formula, against {row['value_tuned_before']:.3f} with a threshold tuned on "
             f"{raw.tuning_split_for(best)!r}. Where the recalibrated dashed line meets the tuned solid one, the "
             "formula can be trusted instead of tuning; where it stays below, tune the threshold on data. "
@@ -310,6 +311,6 @@ if tables:
         },
     )
     st.caption(
-        f"Evaluated on {eval_split!r}; recalibration and tuned thresholds fitted on the tuning "
+        f"Evaluated on {md_text(repr(eval_split))}; recalibration and tuned thresholds fitted on the tuning "
         "split. An empty tuned threshold means always abstain. Accuracy and F1 do not change with temperature scaling."
     )

@@ -25,6 +25,8 @@ from dashboard.charts.compare import (
 import valuecore as vc
 from dashboard import state, views
 from dashboard.data import workspace as make_workspace
+from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 RESAMPLES = (500, 1000, 2000, 5000, 10000)
 
@@ -86,14 +88,14 @@ run_a, run_b = workspace.predictions(model_a, split), workspace.predictions(mode
 missing = [m for m, r in ((model_a, run_a), (model_b, run_b)) if r is None]
 if split is None or missing:
     st.warning(
-        f"{' and '.join(missing) or 'The models'} have no split {split!r} to evaluate on. "
+        f"{' and '.join(missing) or 'The models'} have no split {md_text(repr(split))} to evaluate on. "
         "Choose a split both have under **Evaluate on** in the sidebar."
     )
     st.stop()
 unlabelled = [m for m, r in ((model_a, run_a), (model_b, run_b)) if not r.has_labels]
 if unlabelled:
     st.warning(
-        f"The split {split!r} has no labels for {', '.join(unlabelled)}: a comparison of realised value needs the "
+        f"The split {md_text(repr(split))} has no labels for {', '.join(unlabelled)}: a comparison of realised value needs the "  # noqa: E501
         "true class of every item. Choose a labelled split under **Evaluate on** in the sidebar."
     )
     st.stop()
@@ -144,7 +146,7 @@ try:
         intervals = {m: workspace.interval(m, p, values) for m, p in ((model_a, policy_a), (model_b, policy_b))}
 except ValueError as error:
     st.error(
-        f"**{model_a}** and **{model_b}** cannot be compared item by item on {split!r}: {error}",
+        f"**{md_text(model_a)}** and **{md_text(model_b)}** cannot be compared item by item on {md_text(repr(split))}: {error}",  # noqa: E501
     )
     st.caption(
         "A paired comparison needs both runs on the same items: the same ids (or, without ids, the same number "
@@ -168,11 +170,11 @@ metrics[3].metric("p, paired bootstrap", _p(comparison.p_value_bootstrap))
 
 n_items = f"{float(weight.sum()):,.0f}"
 if d == 0:
-    on_data = f"**On this data** ({n_items} items of {split!r}): {model_a} and {model_b} earn exactly the same."
+    on_data = f"**On this data** ({n_items} items of {md_text(repr(split))}): {model_a} and {model_b} earn exactly the same."  # noqa: E501
 else:
     more, less = (model_a, model_b) if d > 0 else (model_b, model_a)
     on_data = (
-        f"**On this data** ({n_items} items of {split!r}): {more} earns {selection.money(abs(d), 4)} more per item "
+        f"**On this data** ({n_items} items of {md_text(repr(split))}): {more} earns {selection.money(abs(d), 4)} more per item "  # noqa: E501
         f"than {less} ({selection.money(abs(total))} in total). This is a fact about these items, no test needed."
     )
 st.markdown(on_data)
@@ -221,14 +223,14 @@ with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
         tune_split = workspace.tuning_split_for(model)
         tune_run = workspace.sorted(model, tune_split)
         if tune_run is None or not tune_run.predictions.has_labels:
-            st.info(f"**{model}** has no labelled tuning split, so its threshold stability cannot be measured.")
+            st.info(f"**{md_text(model)}** has no labelled tuning split, so its threshold stability cannot be measured.")  # noqa: E501
             continue
         try:
             stability = vc.uncertainty.threshold_stability(
                 tune_run, values, rng=np.random.default_rng(seed), n_resamples=min(n_resamples, 2000)
             )
         except ValueError as error:
-            st.warning(f"**{model}**: {error}")
+            st.warning(f"**{md_text(model)}**: {md_text(error)}")
             continue
         thresholds[model] = stability.thresholds
         tuned.append({"model": model, "threshold": stability.tuned_threshold})
@@ -253,7 +255,7 @@ if rows:
         )
     )
     number = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(
+    show_dataframe(
         pd.DataFrame(rows),
         hide_index=True,
         column_config={

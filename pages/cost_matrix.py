@@ -18,6 +18,8 @@ from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.data import workspace
 from dashboard.settings import values_changes
 from dashboard.state import stop_unless_models
+from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 selection = state.current()
 ws = workspace(selection)
@@ -105,10 +107,14 @@ if len(classes) == 2:
             abstain = c5.number_input("Hand-off", value=use_case.v_abstain, format="%g", key="cost_matrix_abstain")
             if st.form_submit_button(f"Use these values ({selection.currency})"):
                 negative = next(c for c in classes if c != positive)
-                preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
-                                               classes=(negative, positive))
-                order = [preset.classes.index(c) for c in classes]
-                _use_matrix(preset.values[order][:, order + [2]])
+                try:
+                    preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
+                                                   classes=(negative, positive))
+                except ValueError as error:  # values beyond the computable range, in words
+                    st.warning(f"These values cannot be used: {error}.")
+                else:
+                    order = [preset.classes.index(c) for c in classes]
+                    _use_matrix(preset.values[order][:, order + [2]])
 if right.button("Reset to the three values", key="cost_matrix_reset", disabled=in_force is None):
     state.change_now(matrix=None)
 
@@ -143,16 +149,23 @@ best_per_model = summary.groupby("model")["value_per_item"].transform("max")
 
 
 def _highlight(row):
-    best = pd.notna(row["Value per item"]) and row["Value per item"] == best_per_model.loc[row.name]
+    value = summary.loc[row.name, "value_per_item"]
+    best = pd.notna(value) and value == best_per_model.loc[row.name]
     return ["font-weight: 600; background-color: rgba(0, 158, 115, 0.15)" if best else ""] * len(row)
 
 
 display = summary.rename(columns={"model": "Model", "rule": "Rule", "value_total": "Total value",
                                   "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"})
 money = lambda x: selection.money(x) if pd.notna(x) else "–"  # noqa: E731
-st.dataframe(
-    display.style.format({"Total value": money, "Value per item": money,
-                          "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}).apply(_highlight, axis=1),
+# As text: st.dataframe would show a missing number as "None" whatever the Styler says.
+for column, show in {"Total value": money, "Value per item": money,
+                     "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}.items():
+    if display[column].isna().any():
+        display[column] = [show(x) for x in display[column]]
+show_dataframe(
+    display.style.format({c: f for c, f in {"Total value": money, "Value per item": money,
+                          "Acted on": lambda x: f"{x:.1%}"}.items() if pd.api.types.is_numeric_dtype(display[c])})
+    .apply(_highlight, axis=1),
     hide_index=True,
     width="stretch",
 )
@@ -168,7 +181,7 @@ model_col, rule_col = st.columns(2)
 model = model_col.selectbox("Model", models, key="cost_matrix_model")
 available = [k for k, (_, result, _) in fitted[model].items() if result is not None]
 if not available:
-    st.info(f"{model} cannot be evaluated here: " + "; ".join(n for _, _, n in fitted[model].values() if n))
+    st.info(f"{md_text(model)} cannot be evaluated here: " + md_text("; ".join(n for _, _, n in fitted[model].values() if n)))  # noqa: E501
     st.stop()
 kind = rule_col.radio("Rule", available, format_func=views.POLICY_LABELS.get, key="cost_matrix_rule",
                       horizontal=True)
@@ -176,14 +189,14 @@ policy, result, _ = fitted[model][kind]
 missing = [views.POLICY_LABELS[k] for k, (_, r, _) in fitted[model].items() if r is None]
 if missing:
     notes = {views.POLICY_LABELS[k]: n for k, (_, r, n) in fitted[model].items() if r is None}
-    st.caption("; ".join(f"{label}: {note}" for label, note in notes.items()))
+    st.caption(md_text("; ".join(f"{label}: {note}" for label, note in notes.items())))
 
 table_col, chart_col = st.columns([1, 2])
 with table_col:
     st.markdown("**Per-class thresholds**")
-    st.dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
+    show_dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
 with chart_col:
-    st.markdown(f"**{model}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")
+    st.markdown(f"**{md_text(model)}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")  # noqa: E501
     st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),
                     width="stretch")
 st.caption(

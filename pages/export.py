@@ -30,6 +30,8 @@ from dashboard import state, views
 from dashboard.data import workspace
 from dashboard.settings import document_with_settings, settings_from_document
 from dashboard.tables import compact_dataframe
+from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 STATUS_KEY = "export_restore_status"
 RESTORED_KEY = "export_restored_document"
@@ -94,13 +96,12 @@ def _restore(text: str | bytes | None, source: str) -> None:
         st.session_state.pop(STATUS_KEY, None)
         return
     try:
-        data = json.loads(text.decode("utf-8-sig") if isinstance(text, bytes) else text)
+        data = vc.policy_json.load_json_limited(text, "the policy file")
         document = vc.policy_json.PolicyDocument.from_dict(data)
         restored, notes = settings_from_document(data, state.get())
-    except (ValueError, UnicodeDecodeError) as error:
-        reason = f"the policy file is not valid JSON ({error})" if isinstance(error, json.JSONDecodeError) else error
+    except ValueError as error:  # LimitError and JSON errors are ValueErrors, in words
         st.session_state[STATUS_KEY] = {"level": "error", "message": f"Nothing was restored from the {source}: "
-                                                                      f"{reason}."}
+                                                                      f"{md_text(error)}."}
         return
     runs = state.current().report.models
     try:
@@ -108,7 +109,7 @@ def _restore(text: str | bytes | None, source: str) -> None:
     except ValueError as error:
         st.session_state[STATUS_KEY] = {
             "level": "error",
-            "message": f"Nothing was restored: the policy does not fit the loaded runs. {error}.",
+            "message": f"Nothing was restored: the policy does not fit the loaded runs. {md_text(error)}.",
         }
         return
     current = state.get()
@@ -136,7 +137,7 @@ def _restore_paste() -> None:
 def _restore_upload() -> None:
     uploaded = st.session_state.get("export_upload")
     if uploaded is not None:
-        _restore(uploaded.getvalue(), f"file {uploaded.name}")
+        _restore(uploaded.getvalue(), f"file {md_text(uploaded.name)}")
 
 
 # ---------------------------------------------------------------- the page
@@ -246,7 +247,7 @@ if status:
         restored = st.session_state.get(RESTORED_KEY)
         if restored:
             st.markdown("**The stored policies**")
-            st.dataframe(_summary(restored, selection.currency), hide_index=True)
+            show_dataframe(_summary(restored, selection.currency), hide_index=True)
             stored = vc.policy_json.PolicyDocument.from_dict(restored)
             if status.get("same_runs"):
                 st.caption("The loaded run files are the ones these policies were made from (same SHA-256), so "
@@ -259,7 +260,7 @@ if status:
                 try:
                     applied = vc.apply_policy_document(stored, selection.report.models)
                 except ValueError as error:
-                    st.error(f"The stored policies cannot be applied to the loaded runs: {error}.")
+                    st.error(f"The stored policies cannot be applied to the loaded runs: {md_text(error)}.")
                 else:
-                    st.dataframe(_applied_table(applied, selection.currency), hide_index=True,
+                    show_dataframe(_applied_table(applied, selection.currency), hide_index=True,
                                  column_config={"Coverage": st.column_config.NumberColumn(format="percent")})

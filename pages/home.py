@@ -13,6 +13,7 @@ import valuecore as vc
 from dashboard import home, views
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
+from dashboard.tables import dataframe as show_dataframe
 
 selection = current()
 ws = workspace(selection)
@@ -72,7 +73,7 @@ st.download_button(
 
 if verdict.standings:
     with st.expander("Every model, best first", expanded=False):
-        st.dataframe(home.standings_frame(verdict, currency), hide_index=True, width="stretch")
+        show_dataframe(home.standings_frame(verdict, currency), hide_index=True, width="stretch")
         st.caption(
             "Likely range: the 95% interval of the value per item on new items like these. 'Cannot be told apart': "
             "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "

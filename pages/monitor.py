@@ -18,6 +18,8 @@ from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.state import stop_unless_models
 from dashboard.monitor_bands import bands_section
+from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 SAMPLE_WITH_PRODUCTION = "breast_cancer"
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
@@ -35,12 +37,12 @@ def _monitor_models(workspace, models, split, policies, values, **chunking) -> t
     for model in models:
         predictions = workspace.predictions(model, split)
         if predictions is None:
-            problems.append(f"**{model}** has no split {split!r}.")
+            problems.append(f"**{md_text(model)}** has no split {md_text(repr(split))}.")
             continue
         try:
             frame = vc.monitoring.monitor(predictions, policies[model], values, **chunking)
         except ValueError as error:
-            problems.append(f"**{model}**: {error}")
+            problems.append(f"**{md_text(model)}**: {error}")
             continue
         frame.insert(0, "model", model)
         frames.append(frame)
@@ -118,7 +120,7 @@ for model in models:
     try:
         policies[model] = workspace.policy(model, kind, values)
     except ValueError as error:
-        problems.append(f"**{model}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
+        problems.append(f"**{md_text(model)}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
 for problem in problems:
     st.warning(problem)
 models = [m for m in models if m in policies]
@@ -152,7 +154,7 @@ else:
             format_func=CHUNKING.get, key="monitor_chunking", horizontal=True,
         ) if has_times else "count"
         if not has_times:
-            st.caption(f"Split {split!r} has no timestamps, so it is cut into chunks of consecutive rows.")
+            st.caption(f"Split {md_text(repr(split))} has no timestamps, so it is cut into chunks of consecutive rows.")
     with columns[1]:
         if chunking == "period":
             how = {"period": state.choice(st.selectbox, "monitor_period", "Period", PERIOD_CODES,
@@ -173,8 +175,8 @@ else:
     if not frame.empty:
         _show_charts(frame, all_models, selection.currency, by_time=chunking == "period", realised=False)
         summary = _summary_table(frame)
-        st.markdown(f"**Over the whole split {split!r}** (estimated, per item in {selection.currency}):")
-        st.dataframe(
+        st.markdown(f"**Over the whole split {md_text(repr(split))}** (estimated, per item in {selection.currency}):")
+        show_dataframe(
             summary[
                 ["Model", "n_chunks", "n", "estimated_value_total", "estimated_value_per_item", "estimated_coverage"]
             ].rename(
@@ -200,7 +202,7 @@ else:
         )
         worst = drift.idxmin()
         st.markdown(
-            f"From the first to the last chunk, the estimated value per item of **{worst}** moved by "
+            f"From the first to the last chunk, the estimated value per item of **{md_text(worst)}** moved by "
             f"{selection.money(float(drift[worst]), 4)}"
             + (" (a drop worth investigating: label a sample of recent items to check)." if drift[worst] < 0 else ".")
         )
@@ -251,7 +253,7 @@ if not frame.empty:
         }
     )
     money = st.column_config.NumberColumn(format="%.4f")
-    st.dataframe(
+    show_dataframe(
         shown,
         hide_index=True,
         column_config={
@@ -262,7 +264,7 @@ if not frame.empty:
     errors = summary.set_index("Model")["estimation_error_per_item"]
     worst = errors.abs().idxmax()
     st.markdown(
-        f"The estimate is furthest off for **{worst}**: {selection.money(float(errors[worst]), 4)} per item "
+        f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(float(errors[worst]), 4)} per item "
         f"({'too optimistic' if errors[worst] > 0 else 'too pessimistic'}). "
         "A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
         "production estimates above."

@@ -11,12 +11,14 @@ import streamlit as st
 from dashboard import views
 from dashboard.state import current
 from dashboard.tables import compact_dataframe
+from dashboard.safetext import md_text
+from dashboard.tables import dataframe as show_dataframe
 
 selection = current()
 report = selection.report
 
 st.title("Runs")
-st.caption(f"Loaded from {selection.source_label}.")
+st.caption(f"Loaded from {md_text(selection.source_label)}.")
 
 # ---- problems: every error and warning, in plain words; good files still load
 errors, warnings = report.errors, report.warnings
@@ -25,9 +27,9 @@ if errors or warnings:
     if errors:
         st.caption(f"{len(errors)} error(s): the file (or the model named) was not loaded. Fix it and load it again.")
     for problem in errors:
-        st.error(str(problem), icon=":material/error:")
+        st.error(md_text(problem), icon=":material/error:")
     for problem in warnings:
-        st.warning(str(problem), icon=":material/warning:")
+        st.warning(md_text(problem), icon=":material/warning:")
 
 # ---- models
 if not report.models:
@@ -73,7 +75,7 @@ else:
             "one probability column per class and are not offered for these models."
         )
     with st.expander("Per split"):
-        st.dataframe(
+        show_dataframe(
             views.splits_table(report),
             hide_index=True,
             width="stretch",
@@ -94,7 +96,8 @@ One file per model (CSV or Parquet), one row per prediction:
   **or** just `y_pred` and `confidence` when only the top label is known;
 - optional: `split` (`val`, `test`, `prod`…), `weight`, `id` (to pair models item by item), `timestamp`.
 
-The file name is the model name. In the sidebar, choose *Upload run files* or *A folder on this machine*.
+The file name is the model name. In the sidebar, choose *Upload run files* or (when the operator allowed
+server folders) *A folder on the server*.
 The complete format, its checks and limits are in `docs/run-format.md`.
 """
     )

@@ -16,6 +16,7 @@ from dashboard import home, state, views
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
 from dashboard.tables import compact_dataframe
+from dashboard.safetext import md_text
 
 VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
 
@@ -79,7 +80,7 @@ table = views.value_table(rows, with_what_if=manual is not None)
 # ---- the verdict
 best = views.best_model(rows)
 if best is None:
-    st.warning("No selected model could be evaluated: " + "; ".join(f"{r.model}: {r.note}" for r in rows if r.note))
+    st.warning("No selected model could be evaluated: " + "; ".join(f"{md_text(r.model)}: {md_text(r.note)}" for r in rows if r.note))  # noqa: E501
     st.stop()
 best_row = next(r for r in rows if r.model == best)
 threshold, rule = views.policy_summary(best_row.policy)

@@ -18,6 +18,7 @@ from dashboard import state
 from dashboard.data import workspace
 from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
+from dashboard.safetext import md_text
 
 selection = state.current()
 ws = workspace(selection)
@@ -154,7 +155,7 @@ if len(curves) < 2:
 else:
     sentences, champion = views.dominance_sentences(curves, high)
     if champion:
-        st.success(f"**{champion}** is above or level with every other selected model for all 0 ≤ ω ≤ {high:g}: "
+        st.success(f"**{md_text(champion)}** is above or level with every other selected model for all 0 ≤ ω ≤ {high:g}: "  # noqa: E501
                    "whatever the use case in that range, it is the one to pick.")
     st.markdown("\n".join(f"- {s}" for s in sentences))
 

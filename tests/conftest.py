@@ -72,3 +72,12 @@ def pytest_runtest_teardown(item):
     counts = next((line.strip() for line in stats.splitlines() if "passing examples" in line), "")
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"{item.nodeid}\t{counts}\n")
+
+
+@pytest.fixture(autouse=True)
+def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
+    """The operator's setting for tests: server folders may be read under pytest's temporary root only.
+
+    Tests that load ``folder:<tmp_path>`` links rely on it; tests of the refusal set their own roots.
+    """
+    monkeypatch.setenv("VALUE_DASHBOARD_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))

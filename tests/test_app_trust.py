@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 import valuecore as vc
 from valuecore._runfiles import load_runs
 from valuecore._uncertainty import paired_comparison
+from dashboard.safetext import md_text
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -108,7 +109,8 @@ def test_calibration_page_explains_top_label_only_runs(tmp_path):
     at = _open(_app(f"folder:{tmp_path}"), "calibration")
     warnings = _texts(at.warning)
     assert "temperature recalibration cannot be fitted" in warnings and "Isotonic regression works" in warnings
-    assert _frame(at, "NLL")["NLL"].isna().all()  # no probability vector, no log-likelihood
+    # no probability vector, no log-likelihood: shown as a dash, never "None"
+    assert _frame(at, "NLL")["NLL"].map(lambda v: v == "–" or (isinstance(v, float) and v != v)).all()
     at.radio(key="calibration_method").set_value("isotonic").run()
     assert not at.exception, [e.value for e in at.exception]
     assert set(_frame(at, "ECE, equal width")["Confidence"]) == {"raw", "isotonic"}
@@ -257,5 +259,5 @@ def test_export_refuses_a_bad_policy_with_a_clear_error(edit, message):
     text = at.code[0].value
     at.text_area(key="export_paste").input(edit(text, json.loads(text))).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert message in _texts(at.error)
+    assert md_text(message) in _texts(at.error)  # names from the file are shown as text (escaped)
     assert at.session_state["selection"].use_case == vc.UseCase(1.0, 0.0, -4.0)  # nothing applied

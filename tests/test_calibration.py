@@ -315,8 +315,8 @@ def test_uniform_bin_edges_are_half_open_with_the_last_closed():
 
 
 def test_uniform_bins_agree_with_their_reported_edges():
-    # floor(c * B) would put 0.29 (29 * 0.01 = 28.999...) into the 0.28 bin
-    edges = np.linspace(0.0, 1.0, 101)
+    # floor(c * B) would put 0.29 (29 * 0.01 = 28.999...) into the 0.28 bin; the edges are the floats k/B
+    edges = np.arange(101) / 100
     run = top_label_run(edges, [True] * 101)
     table = reliability_diagram(run, n_bins=100)
     assert table["count"].tolist() == [1.0] * 99 + [2.0]
@@ -340,7 +340,7 @@ def test_brier_and_nll_by_hand():
     assert brier_score(run, top_label=True) == pytest.approx((0.09 + 3 * 0.25) / 4)
     assert negative_log_likelihood(run) == pytest.approx(-(math.log(0.7) + 3 * math.log(0.25)) / 4)
     certain_and_wrong = Predictions.from_proba([[1.0, 0.0]], y_true=[1])
-    assert negative_log_likelihood(certain_and_wrong) == pytest.approx(-math.log(1e-12))
+    assert negative_log_likelihood(certain_and_wrong) == pytest.approx(-math.log(np.finfo(np.float64).eps))
     top = top_label_run([0.7, 0.5], [True, False], [1, 3])
     assert brier_score(top) == pytest.approx((0.09 + 3 * 0.25) / 4)
 
@@ -379,7 +379,7 @@ def brute_force_ece(confidence, correct, weight, n_bins, strategy):
     keep = [i for i in range(len(confidence)) if weight[i] > 0]
     total = sum(weight[i] for i in keep)
     if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        edges = np.arange(n_bins + 1) / n_bins
         members = []
         for b in range(n_bins):
             lo, hi = edges[b], edges[b + 1]
@@ -528,3 +528,32 @@ def test_reliability_diagram_is_a_float_frame():
     assert isinstance(table, pd.DataFrame)
     assert all(dtype == np.float64 for dtype in table.dtypes)
     assert table["bin_lower"].is_monotonic_increasing
+
+
+def test_uniform_bins_are_exactly_k_over_b():
+    # np.linspace(0, 1, 11) has the edges 0.6000000000000001 and 0.7000000000000001 (issue 10)
+    confidence = [0.05, 0.3, 0.6, 0.7, 0.95, 1.0]
+    table = reliability_diagram(top_label_run(confidence, [True] * 6), n_bins=10)
+    occupied = table[table["count"] > 0]
+    assert occupied["bin_lower"].tolist() == [0.0, 0.3, 0.6, 0.7, 0.9]
+    assert occupied["count"].tolist() == [1.0, 1.0, 1.0, 1.0, 2.0]
+
+
+def test_nll_uses_the_floor_of_scikit_learn_log_loss():
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet([0.3, 0.3, 0.3], size=300)
+    proba[:7] = [1.0, 0.0, 0.0]  # true class 1 or 2 gets probability 0 on some rows
+    y = rng.integers(0, 3, size=300)
+    weight = rng.uniform(0.5, 2.0, size=300)
+    run = Predictions.from_proba(proba, y, sample_weight=weight)
+    expected = log_loss(y, proba, labels=[0, 1, 2], sample_weight=weight)
+    assert negative_log_likelihood(run) == pytest.approx(expected, rel=1e-12)
+
+
+def test_isotonic_never_pools_confidences_a_threshold_tells_apart():
+    low, high = 0.5, float(np.nextafter(0.5, 1.0))  # 1e-16 apart: scikit-learn would merge them
+    run = Predictions.from_top_label(["1"] * 4, [low, low, high, high], ["0", "0", "1", "1"], classes=["0", "1"])
+    calibrated = fit_calibration(run, "isotonic").apply(run).confidence
+    assert calibrated.tolist() == [0.0, 0.0, 1.0, 1.0]

@@ -38,7 +38,8 @@ Where things live
 The everyday names are at the top of the package:
 
 - runs and values: :class:`Predictions`, :class:`UseCase`, :class:`ValueMatrix`,
-  :class:`Regime`, :func:`load_runs`, :func:`load_run_file`, :class:`ModelRun`,
+  :class:`Regime`, ``VALUE_LIMIT`` (the largest value magnitude computed exactly),
+  :func:`load_runs`, :func:`load_run_file`, :class:`ModelRun`,
   :class:`LoadReport`, :class:`LoadProblem`, :func:`check_comparable`;
 - sorting, policies and their value: :func:`presort`, :class:`SortedRun`,
   :class:`Policy`, ``POLICY_KINDS`` (``ALL_POLICY_KINDS`` adds ``two_tier``), :func:`fit_policy`, :func:`evaluate`,
@@ -113,6 +114,7 @@ _TOP_LEVEL = {
     "UseCase": "_usecase",
     "ValueMatrix": "_usecase",
     "Regime": "_usecase",
+    "VALUE_LIMIT": "_usecase",
     "load_runs": "_runfiles",
     "load_run_file": "_runfiles",
     "ModelRun": "_runfiles",

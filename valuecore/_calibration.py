@@ -65,6 +65,7 @@ STRATEGIES = ("uniform", "quantile")
 # Probabilities are floored before taking logs so that a model that claims
 # certainty and is wrong costs a large but finite amount.
 _PROBA_FLOOR = 1e-12
+_NLL_FLOOR = float(np.finfo(np.float64).eps)  # as scikit-learn's log_loss
 # Temperatures outside [0.05, 20] mean the scores carry (almost) no usable
 # ranking information; capping keeps the optimiser away from degenerate ends.
 _LOG_T_BOUNDS = (math.log(0.05), math.log(20.0))
@@ -507,14 +508,17 @@ def _fit_isotonic(predictions: Predictions) -> Calibrator:
 
     keep = predictions.sample_weight > 0
     model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+    # Fitted on the rank of each distinct confidence: scikit-learn merges inputs closer than
+    # float64 resolution (1e-15) into one, which would pool confidences a threshold tells apart.
+    distinct, rank = np.unique(predictions.confidence[keep], return_inverse=True)
     model.fit(
-        predictions.confidence[keep],
+        rank.astype(np.float64),
         predictions.correct[keep].astype(np.float64),
         sample_weight=predictions.sample_weight[keep],
     )
     # scikit-learn predicts by linear interpolation between these thresholds
     # and clips outside them, which is exactly np.interp.
-    x = np.asarray(model.X_thresholds_, dtype=np.float64)
+    x = distinct[np.rint(np.asarray(model.X_thresholds_)).astype(np.int64)]
     y = np.clip(np.maximum.accumulate(np.asarray(model.y_thresholds_, dtype=np.float64)), 0.0, 1.0)
     return Calibrator("isotonic", {"x": x.tolist(), "y": y.tolist()})
 
@@ -562,6 +566,17 @@ def _top_label(predictions: Predictions, what: str) -> tuple[np.ndarray, np.ndar
     )
 
 
+def _uniform_bin(confidence: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin ``k`` with ``k/B <= confidence < (k+1)/B`` (1 in the last bin).
+
+    The edges are the correctly rounded floats ``k/B`` (``np.arange(B + 1) / B``), so
+    a confidence written as 0.6 lies in bin 6 of 10. ``np.linspace(0, 1, 11)`` would
+    make the edge 0.6000000000000001 and put 0.6 and 0.7 in the bin below.
+    """
+    edges = np.arange(n_bins + 1) / n_bins
+    return np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, n_bins - 1)
+
+
 def _bin_index(confidence: np.ndarray, weight: np.ndarray, n_bins: int, strategy: str):
     """Bin of each row, plus the lower/upper edge of each of the ``n_bins`` bins.
 
@@ -575,9 +590,8 @@ def _bin_index(confidence: np.ndarray, weight: np.ndarray, n_bins: int, strategy
     the next non-empty bin (1 for the last).
     """
     if strategy == "uniform":
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-        index = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, n_bins - 1)
-        return index, edges[:-1], edges[1:]
+        edges = np.arange(n_bins + 1) / n_bins
+        return _uniform_bin(confidence, n_bins), edges[:-1], edges[1:]
     values, inverse = np.unique(confidence, return_inverse=True)
     value_weight = np.bincount(inverse, weights=weight, minlength=values.size)
     total = value_weight.sum()
@@ -715,7 +729,10 @@ def brier_score(predictions: Predictions, *, top_label: bool = False) -> float:
 
 
 def negative_log_likelihood(predictions: Predictions) -> float:
-    """Weighted mean of ``-log(clip(p_true, 1e-12, 1))``.
+    """Weighted mean of ``-log(max(p_true, eps))``, ``eps`` = float64 machine epsilon (2.2e-16).
+
+    The floor is scikit-learn's ``log_loss`` one, so the two agree: a true class given
+    probability 0 costs ``-log(eps)`` = 36.04, not infinity.
 
     Raises
     ------
@@ -731,7 +748,7 @@ def negative_log_likelihood(predictions: Predictions) -> float:
     predictions.require_labels("the negative log-likelihood")
     predictions.require_proba("the negative log-likelihood")
     true_p = predictions.proba[np.arange(predictions.n), predictions.y_true]
-    return _weighted_mean(-np.log(np.clip(true_p, _PROBA_FLOOR, 1.0)), predictions.sample_weight)
+    return _weighted_mean(-np.log(np.clip(true_p, _NLL_FLOOR, 1.0)), predictions.sample_weight)
 
 
 def _wilson(accuracy: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

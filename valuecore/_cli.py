@@ -22,11 +22,12 @@ valuecore ...
 from __future__ import annotations
 
 import argparse
+import json
 import csv
 import io
-import json
 import math
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 from . import wording
 from ._calibration import describe_calibration
 from ._constrained import describe_constraints
+from ._limits import load_json_limited
 from ._policies import ALL_POLICY_KINDS
 from ._policy_json import (
     build_policy_document,
@@ -49,6 +51,7 @@ from ._policy_json import (
     values_from_dict,
 )
 from ._sorted import presort
+from ._safecsv import spreadsheet_safe
 from ._table import DEFAULT_KS, comparison_table
 from ._usecase import UseCase, ValueMatrix
 from ._voc import VOC_MODES, voc_curve, voc_frame
@@ -84,6 +87,8 @@ def _fmt(value, spec: str = ".4f") -> str:
         return "n/a"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
+    if abs(value) >= 1e15 and spec.endswith("f"):
+        return format(value, ".6g")  # a fixed-point huge number would print hundreds of digits
     return format(value, spec)
 
 
@@ -93,6 +98,8 @@ def _pct(value) -> str:
 
 def _count(value) -> str:
     value = float(value)
+    if abs(value) >= 1e15:
+        return f"{value:.6g}"
     return f"{value:.0f}" if value.is_integer() else f"{value:.1f}"
 
 
@@ -244,9 +251,9 @@ def read_value_matrix(path: str | Path):
     if suffix != ".json":
         raise UsageError(f"{path}: a value matrix must be a .csv or a .json file")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        data = load_json_limited(text, str(path))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if isinstance(data, dict) and "use_case" in data:
         data = data["use_case"]
     try:
@@ -638,7 +645,7 @@ def _cmd_table(args) -> int:
     for note in notes:
         _err(f"note: {note}")
     if args.format == "csv":
-        sys.stdout.write(table.to_frame().to_csv())
+        sys.stdout.write(spreadsheet_safe(table.to_frame()).to_csv())
         return EXIT_OK
     view = _table_view(table)
     if args.format == "markdown":
@@ -681,7 +688,7 @@ def _cmd_voc(args) -> int:
         _err(f"note: {note}")
     if args.csv:
         try:
-            frame.to_csv(args.csv, index=False)
+            spreadsheet_safe(frame).to_csv(args.csv, index=False)
         except OSError as exc:
             raise UsageError(f"cannot write {args.csv}: {exc.strerror or exc}") from None
         _out(f"wrote {len(frame)} rows ({len(curves)} model(s) x {args.points} omegas) to {args.csv}")
@@ -698,6 +705,41 @@ def _cmd_voc(args) -> int:
 
 
 # ----------------------------------------------------------------- parser
+_NUMBER = re.compile(r"-(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|-(?:inf|infinity|nan)", re.IGNORECASE)
+
+
+def _value_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Long options (of the parser and its subcommands) that take a value."""
+    names: set[str] = set()
+    for action in parser._actions:  # argparse has no public listing of its actions
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names |= _value_options(sub)
+        elif action.nargs != 0 and action.option_strings:
+            names.update(o for o in action.option_strings if o.startswith("--"))
+    return names
+
+
+def _attach_negative_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``--v-wrong -1e3`` as ``--v-wrong=-1e3``: argparse would read ``-1e3`` as an unknown option.
+
+    Only a number right after an option that takes a value is attached, so every form works:
+    ``--v-wrong -4``, ``--v-wrong -1e3``, ``--v-wrong -.5``, ``--v-wrong=-1e3``, ``--k -1``
+    (refused as a cost factor, in words).
+    """
+    options = _value_options(parser)
+    out: list[str] = []
+    for token in argv:
+        numbers = token.split(",")  # --k takes a comma-separated list
+        if out and out[-1] in options and _NUMBER.fullmatch(numbers[0]) and all(
+            _NUMBER.fullmatch(n) or _NUMBER.fullmatch("-" + n) for n in numbers[1:]
+        ):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def _add_split_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tune-split",
@@ -899,6 +941,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 unexpected failure, 2 bad usage or input)."""
     parser = build_parser()
+    argv = _attach_negative_values(parser, sys.argv[1:] if argv is None else list(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help, --version, or a usage error (already printed)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
 from ._policies import Values, value_matrix_for
+from ._usecase import check_value_range as _check_value_range
 from ._predictions import Predictions
 from ._sorted import SortedRun, cumulative_gain
 from ._usecase import UseCase
@@ -87,6 +88,7 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
     >>> curve.value_total.tolist()
     [0.0, 1.0, -1.0, 0.0]
     """
+    _check_value_range(values)
     predictions = run.predictions
     matrix = value_matrix_for(values, predictions.classes)
     n_items = run.total_weight

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._usecase import check_value_range as _check_value_range
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
 
@@ -132,6 +133,7 @@ def evaluate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     >>> r.value_total, r.n_correct, r.n_wrong, r.n_abstain, r.coverage
     (2.0, 2.0, 0.0, 1.0, 0.6666666666666666)
     """
+    _check_value_range(values)
     predictions.require_labels("evaluating a policy")
     _refuse_two_tier(policy)
     matrix = value_matrix_for(values, predictions.classes)
@@ -177,6 +179,7 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     1.0
     """
     _refuse_two_tier(policy)
+    _check_value_range(values)
     matrix = value_matrix_for(values, predictions.classes)
     actions = policy.decide(predictions, matrix)
     n_classes = predictions.n_classes

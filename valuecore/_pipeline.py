@@ -419,7 +419,8 @@ def _interval(policy: Policy, predictions: Predictions, values, result: PolicyRe
     from ._uncertainty import policy_interval, result_interval
 
     weight = predictions.sample_weight
-    if not result.estimated and bool(np.all(weight == np.round(weight))):
+    # Like the "auto" weight kind: whole numbers are counts only while their total is exact in floats.
+    if not result.estimated and bool(np.all(weight == np.round(weight))) and float(weight.sum()) <= 2.0**53:
         return result_interval(result, values)
     return policy_interval(policy, predictions, values, method="t")
 

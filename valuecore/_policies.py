@@ -14,6 +14,7 @@ from typing import Mapping, Union
 
 import numpy as np
 
+from ._usecase import check_value_range as _check_value_range
 from ._predictions import Predictions
 from ._sorted import (
     SortedRun,
@@ -347,6 +348,8 @@ def fit_policy(
     >>> fit_policy("calibrated_threshold", None, UseCase(1, 0, -4)).threshold
     0.8
     """
+    if run is not None:  # the calibrated threshold needs no run, and no sums
+        _check_value_range(values)
     if kind not in ALL_POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}

@@ -37,6 +37,7 @@ import numpy as np
 
 from ._policies import ALL_POLICY_KINDS, Policy, value_matrix_for
 from ._predictions import Predictions
+from ._limits import load_json_limited
 from ._usecase import UseCase, ValueMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,6 +56,7 @@ __all__ = [
     "check_against_runs",
     "check_classes",
     "choose_splits",
+    "load_json_limited",
     "policy_schema",
     "tuning_note",
     "validate_policy_document",
@@ -436,21 +438,10 @@ class PolicyDocument:
     @classmethod
     def from_json(cls, text: str | bytes) -> PolicyDocument:
         """Parse and validate policy JSON text; ValueError if it is not JSON or not a valid document."""
-        if isinstance(text, (bytes, bytearray)):
-            try:
-                text = bytes(text).decode("utf-8-sig")
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"the policy file is not UTF-8 text ({exc})") from exc
+        from ._limits import load_json_limited
 
-        def refuse_constant(name):
-            raise ValueError(f"the policy file is not valid JSON: {name} is not a JSON number (write null)")
-
-        try:
-            data = json.loads(text, parse_constant=refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"the policy file is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            ) from exc
+        # Size and nesting depth are checked before parsing; numbers must be finite.
+        data = load_json_limited(text, "the policy file")
         return cls.from_dict(data)
 
 

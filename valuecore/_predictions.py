@@ -172,6 +172,9 @@ class Predictions:
         n = proba.shape[0]
         y_pred = np.argmax(proba, axis=1).astype(np.int64) if n else np.zeros(0, np.int64)
         confidence = proba[np.arange(n), y_pred] if n else np.zeros(0)
+        # A row within sum_tolerance of 1 can hold 1.00000012 (float32 round-off); a threshold
+        # read off the confidences must never exceed 1.
+        confidence = np.minimum(confidence, 1.0)
         return cls._finish(classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp)
 
     @classmethod

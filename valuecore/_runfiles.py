@@ -25,6 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ._limits import clip_text, limit, refusal
 from ._predictions import ClassCodes, Predictions
 
 __all__ = [
@@ -44,6 +45,7 @@ DEFAULT_SPLIT = "all"
 RUN_FILE_SUFFIXES = (".csv", ".parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 SHOWN_ROWS = 5
+CONFIDENCE_TOLERANCE = 1e-6  # a confidence up to 1 + this is read as 1 (float32 round-off)
 SHOWN_COLUMNS = 5
 MAX_GROUPS = 1000  # distinct models or splits per file
 # Class codes of labels that are not classes: empty cells, and text that names no class.
@@ -104,6 +106,11 @@ class LoadProblem:
     row_count: int = 0
 
     def __post_init__(self) -> None:
+        # Names and cells from a file can be huge; a message stays a few lines long.
+        object.__setattr__(self, "file", clip_text(self.file))
+        object.__setattr__(self, "message", clip_text(self.message, 10 * limit("cell_chars")))
+        if self.column is not None:
+            object.__setattr__(self, "column", clip_text(self.column))
         if self.row_count < len(self.rows):
             object.__setattr__(self, "row_count", len(self.rows))
 
@@ -285,6 +292,9 @@ def load_run_file(
         display = name or "upload.csv"
     else:
         display = name or str(path_or_bytes)
+        reason = _not_a_readable_file(Path(path_or_bytes))
+        if reason is not None:  # checked first: reading a FIFO would wait forever
+            return LoadReport({}, (LoadProblem(display, reason),))
         try:
             data = _file_content(Path(path_or_bytes))
         except OSError as exc:
@@ -369,19 +379,84 @@ def _expand_paths(paths, problems: list[LoadProblem]) -> list[tuple[str, Path]]:
         path = Path(given)
         if path.is_dir():
             # Hidden files are skipped: macOS "._name.csv" resource forks are not runs.
-            files = sorted(
-                p
-                for p in path.iterdir()
-                if p.is_file() and p.suffix.lower() in RUN_FILE_SUFFIXES and not p.name.startswith(".")
-            )
-            if not files:
+            try:
+                candidates = sorted(
+                    p for p in path.iterdir() if p.suffix.lower() in RUN_FILE_SUFFIXES and not p.name.startswith(".")
+                )
+            except OSError as exc:
+                problems.append(LoadProblem(str(given), f"folder cannot be listed: {exc.strerror or exc}"))
+                continue
+            files = []
+            for p in candidates:
+                reason = _not_a_readable_file(p)
+                if reason is None:
+                    files.append(p)
+                else:
+                    problems.append(LoadProblem(str(p), reason))
+            if not candidates:
                 problems.append(LoadProblem(str(given), "folder holds no .csv or .parquet run files"))
             found.extend((str(p), p) for p in files)
-        elif path.exists():
-            found.append((str(given), path))
+        elif path.exists() or path.is_symlink():
+            reason = _not_a_readable_file(path)
+            if reason is None:
+                found.append((str(given), path))
+            else:
+                problems.append(LoadProblem(str(given), reason))
         else:
             problems.append(LoadProblem(str(given), "no such file or folder"))
     return found
+
+
+def _not_a_readable_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a run file (a broken link, a FIFO...), or None.
+
+    Checked before opening: opening a FIFO would wait for a writer forever.
+    """
+    import errno
+    import stat
+
+    try:
+        info = path.stat()
+    except RuntimeError:
+        return "is a symbolic link that loops; skipped"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that loops; skipped"
+        if exc.errno == errno.ENOENT and path.is_symlink():
+            return "is a symbolic link to nothing (its target is missing); skipped"
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a folder, not a run file; skipped (folders are not read recursively)"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a pipe, socket or device); skipped"
+    if info.st_size > max_file_bytes():
+        return too_large_message(info.st_size)
+    return None
+
+
+# ------------------------------------------------------------------- limits
+def max_file_bytes() -> int:
+    """Largest run file read, in bytes (``VALUECORE_MAX_FILE_MB``, see docs/run-format.md)."""
+    return limit("file_mb") * 1_000_000
+
+
+def too_large_message(size: int) -> str:
+    return refusal("file_mb", "file is too large", f"{size / 1e6:,.1f} MB")
+
+
+def _too_many_columns(n_columns: int, problems) -> bool:
+    """Refuse a header with more columns than the limit, before pandas builds a frame of them."""
+    if n_columns <= limit("columns"):
+        return False
+    problems.add(refusal("columns", "the header has too many columns", f"{n_columns:,}"))
+    return True
+
+
+def _too_many_classes(n_classes: int, problems) -> bool:
+    if n_classes <= limit("classes"):
+        return False
+    problems.add(refusal("classes", "too many classes", f"{n_classes:,}"))
+    return True
 
 
 # ------------------------------------------------------------------- one file
@@ -417,6 +492,11 @@ def _load_bytes(
     multi-model file would make comparisons silently incomplete.
     """
     problems = _FileProblems(display)
+    # A Parquet file is read from disk (``data`` is its path), anything else from its bytes.
+    size = data.stat().st_size if isinstance(data, Path) else len(data)
+    if size > max_file_bytes():
+        problems.add(too_large_message(size))
+        return [], problems.items, False
     try:
         runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits)
     except Exception as exc:  # noqa: BLE001 - the loader promises no traceback for any input
@@ -477,6 +557,8 @@ def _run_kind(columns: Sequence[str], problems: _FileProblems) -> _RunKind | Non
                 "per class, including both classes of a binary problem",
                 column=proba_columns[0],
             )
+            return None
+        if _too_many_classes(len(classes), problems):
             return None
         return _RunKind(proba_columns, logit_columns, classes)
     if "y_pred" in columns and "confidence" in columns:
@@ -785,7 +867,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame |
         parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data))
         # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
         schema = parquet.schema_arrow
-        if not _check_header(schema.names, problems):
+        if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
             return None
         nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
         for name in nested:
@@ -820,7 +902,7 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         return None
     # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
     header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r")]))]
-    if not _check_header(header, problems):
+    if _too_many_columns(len(header), problems) or not _check_header(header, problems):
         return None
     text_columns = [c for c in header if c in TEXT_COLUMNS]
     na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
@@ -875,7 +957,8 @@ def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
     names = [str(n).strip() for n in names]
     repeated = [name for name, count in Counter(names).items() if count > 1 and name]
     for name in repeated:
-        problems.add(f"duplicate column: {name!r} appears {names.count(name)} times in the header", column=name)
+        times = names.count(name)
+        problems.add(f"duplicate column: {clip_text(name)!r} appears {times} times in the header", column=name)
     return not repeated
 
 
@@ -965,6 +1048,8 @@ def _infer_classes(frame, problems: _FileProblems) -> tuple[str, ...] | None:
             f"a top-label run needs at least 2 classes among y_pred and y_true, found {_short_list(sorted(labels))}",
             column="y_pred",
         )
+        return None
+    if _too_many_classes(len(labels), problems):
         return None
     if all(_INTEGER_TEXT.fullmatch(c) for c in labels):
         return tuple(sorted(labels, key=int))
@@ -1084,7 +1169,14 @@ def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_
                 where=off,
                 severity="warning",
             )
-    return None if any(p.severity == "error" for p in problems.items[before:]) else proba
+    if any(p.severity == "error" for p in problems.items[before:]):
+        return None
+    return _clip_to_one(proba)
+
+
+def _clip_to_one(values: np.ndarray) -> np.ndarray:
+    """Entries a hair above 1 (a row within the sum tolerance) set to 1, so no threshold exceeds 1."""
+    return np.minimum(values, 1.0) if (values > 1.0).any() else values
 
 
 _CHECK_BLOCK = 1 << 16  # rows per block of the probability checks
@@ -1139,6 +1231,10 @@ def _confidence(frame, problems: _FileProblems) -> np.ndarray:
     missing = ~np.isfinite(confidence) if not_number is None else ~np.isfinite(confidence) & ~not_number
     if missing.any():
         problems.add("confidence is missing, NaN or infinite", column="confidence", where=missing)
+    # float32 round-off (1.00000012) is read as 1: a threshold must never exceed 1.
+    near_one = (confidence > 1) & (confidence <= 1 + CONFIDENCE_TOLERANCE)
+    if near_one.any():
+        confidence = np.where(near_one, 1.0, confidence)
     outside = (confidence < 0) | (confidence > 1)
     if outside.any():
         problems.add("confidence must lie between 0 and 1", column="confidence", where=outside)
@@ -1155,7 +1251,25 @@ def _weights(frame, problems: _FileProblems) -> np.ndarray | None:
     negative = weight < 0
     if negative.any():
         problems.add("weight must be a non-negative count", column="weight", where=negative)
+    _weights_in_range(weight, problems)
     return weight
+
+
+# Weights multiply values (up to 1e100, see UseCase) and are squared for intervals; within this range
+# no sum of a run overflows or underflows float64.
+WEIGHT_RANGE = (1e-50, 1e50)
+
+
+def _weights_in_range(weight: np.ndarray, problems: _FileProblems) -> None:
+    low, high = WEIGHT_RANGE
+    outside = (weight > high) | ((weight > 0) & (weight < low))
+    if outside.any():
+        problems.add(
+            f"weight must be 0 or between {low:g} and {high:g}; rescale the weights (multiplying every "
+            "weight by one number changes no threshold and no value per item)",
+            column="weight",
+            where=outside,
+        )
 
 
 def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
@@ -1186,7 +1300,30 @@ def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
                 where=failed,
             )
             return None
+    if _times_out_of_range(parsed, problems):
+        return None
     return parsed.to_numpy(dtype="datetime64[ns]")
+
+
+# Timestamps are held in nanoseconds (numpy datetime64[ns]): 1677-09-21 to 2262-04-11.
+TIME_RANGE = ("1677-09-22", "2262-04-11")
+
+
+def _times_out_of_range(parsed: pd.Series, problems: _FileProblems) -> bool:
+    """Report timestamps that nanoseconds cannot hold (they would wrap around silently)."""
+    values = parsed.to_numpy()
+    if values.dtype == np.dtype("datetime64[ns]"):
+        return False
+    # Compared in the column's own (coarser) unit, so the comparison itself cannot overflow.
+    outside = (values < np.datetime64(TIME_RANGE[0], "D")) | (values > np.datetime64(TIME_RANGE[1], "D"))
+    if not outside.any():
+        return False
+    problems.add(
+        f"timestamps outside the supported range {TIME_RANGE[0]} to {TIME_RANGE[1]}",
+        column="timestamp",
+        where=outside,
+    )
+    return True
 
 
 def _parse_times(text: pd.Series) -> pd.Series:
@@ -1250,8 +1387,8 @@ def _with_classes(prediction: Predictions, classes: tuple[str, ...]) -> Predicti
 
 
 def _short_list(items: Sequence, limit: int = 8) -> str:
-    items = [str(i) for i in items]
-    shown = ", ".join(repr(i) for i in items[:limit])
+    items = list(items)
+    shown = ", ".join(repr(clip_text(i)) for i in items[:limit])
     if len(items) > limit:
         shown += f", ... ({len(items) - limit} more)"
     return f"[{shown}]"

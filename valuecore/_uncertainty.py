@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._usecase import check_value_range as _check_value_range
 from ._evaluate import item_values
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
@@ -305,7 +306,8 @@ def _weight_kind(weight: np.ndarray, kind: str) -> str:
         raise ValueError(f"weight_kind must be one of {list(WEIGHT_KINDS)}, got {kind!r}")
     integral = bool(np.all(weight == np.round(weight)))
     if kind == "auto":
-        return "frequency" if integral else "probability"
+        # Whole numbers beyond 2**53 in total are no exact counts: they are read as sampling weights.
+        return "frequency" if integral and float(weight.sum()) <= 2.0**53 else "probability"
     if kind == "frequency" and not integral:
         raise ValueError("frequency weights must be whole numbers (a weight of w is w copies of the item)")
     return kind
@@ -592,6 +594,7 @@ def policy_interval(
     >>> iv.mean, round(iv.std_error, 4)
     (7.5, 2.5)
     """
+    _check_value_range(values, interval=True)
     if method not in ("t", "bootstrap"):
         raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
     per_item = item_values(policy, predictions, values)
@@ -695,6 +698,7 @@ def result_interval(result, values, *, confidence_level: float = 0.95) -> Interv
     """
     if result.estimated:
         raise ValueError("an interval of the realised value needs a labelled split; this result is estimated")
+    _check_value_range(values, interval=True)
     matrix = value_matrix_for(values, result.classes)
     return mean_interval(
         matrix.values.ravel(), result.confusion.ravel(), confidence_level=confidence_level, weight_kind="frequency"

@@ -129,6 +129,45 @@ class UseCase:
         }
 
 
+# Values are multiplied by weights (up to WEIGHT_RANGE) and squared for intervals; within these
+# bounds no sum of a run overflows or underflows float64. A UseCase takes any finite numbers (its
+# algebra, omega and the calibrated threshold, is exact for all of them); the check is made when
+# values meet a run, through its value matrix. Thresholds do not change when every value
+# is multiplied by one positive number, so larger or smaller amounts can always be rescaled.
+VALUE_LIMIT = 1e100
+
+
+def _check_magnitude(values: np.ndarray, name: str, *, tiny: bool = False) -> None:
+    """Refuse magnitudes above VALUE_LIMIT (and, with ``tiny``, nonzero ones below 1/VALUE_LIMIT)."""
+    magnitude = np.abs(values)
+    bad = magnitude > VALUE_LIMIT
+    if tiny:
+        bad |= (magnitude > 0) & (magnitude < 1 / VALUE_LIMIT)
+    if bad.any():
+        limits = f"0 or between {1 / VALUE_LIMIT:g} and {VALUE_LIMIT:g}" if tiny else f"at most {VALUE_LIMIT:g}"
+        raise ValueError(
+            f"{name} must be {limits} in magnitude{' for an interval' if tiny else ''}; "
+            f"got {values[bad].flat[0]:g}. Express the values in a larger or smaller unit: multiplying "
+            "every value by one positive number changes no threshold"
+        )
+
+
+def check_value_range(values, *, interval: bool = False) -> None:
+    """Refuse (ValueError, in words) values that a run's sums cannot hold.
+
+    Called where values meet a run (policies, evaluation, curves, intervals). Values of any
+    magnitude up to VALUE_LIMIT are exact for thresholds and totals; an interval squares them,
+    so there nonzero values below 1/VALUE_LIMIT are refused too.
+    """
+    if isinstance(values, UseCase):
+        entries = np.array([values.v_correct, values.v_abstain, values.v_wrong])
+    elif isinstance(values, ValueMatrix):
+        entries = values.values
+    else:
+        return
+    _check_magnitude(entries, "the values of the use case", tiny=interval)
+
+
 def _calibrated_threshold(gain_correct: float, gain_wrong: float) -> float | None:
     """Lowest calibrated confidence ``c`` with ``c * gain_correct + (1 - c) * gain_wrong >= 0``.
 
@@ -182,6 +221,7 @@ class ValueMatrix:
         if not np.isfinite(values).all():
             rows = np.flatnonzero(~np.isfinite(values).all(axis=1)).tolist()
             raise ValueError(f"the value matrix has NaN or infinite entries in rows (true classes) {rows}")
+        _check_magnitude(values, "the value matrix")
         values.setflags(write=False)
         object.__setattr__(self, "classes", classes)
         object.__setattr__(self, "values", values)

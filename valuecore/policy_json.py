@@ -11,7 +11,9 @@ interval), one model at a time through :func:`build_policy_entry`;
 split. :func:`check_against_runs` and :func:`check_classes` compare a document
 with run files. :func:`values_to_dict`, :func:`values_from_dict` and
 :func:`align_values` convert the values. ``ACCEPT_RULE`` is the rule in words
-and ``DATA_FREE_KINDS`` the policy kinds fitted without data. The format is
+and ``DATA_FREE_KINDS`` the policy kinds fitted without data.
+:func:`load_json_limited` parses JSON after checking its size and nesting
+depth (the limits of ``docs/run-format.md``). The format is
 described key by key in ``docs/policy-json.md``.
 
 Uses jsonschema (validation).

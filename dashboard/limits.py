@@ -1,0 +1,36 @@
+"""Values typed in the dashboard, kept inside the range the core computes exactly.
+
+``valuecore`` refuses value matrices with entries above 1e100 or below 1e-100 in
+magnitude (see ``valuecore._usecase.VALUE_LIMIT``): beyond them sums over a run
+could overflow or underflow. The sidebar reads a larger amount as the limit and a
+tinier one as 0, and says so, instead of failing on every page.
+"""
+
+from __future__ import annotations
+
+import math
+
+from valuecore import VALUE_LIMIT
+
+__all__ = ["VALUE_LIMIT", "clamp_value", "CLAMP_NOTE"]
+
+CLAMP_NOTE = (
+    f"Values are limited to ±{VALUE_LIMIT:g} (and amounts below {1 / VALUE_LIMIT:g} read as 0). "
+    "Thresholds do not change when every value is multiplied by one number: use a larger unit."
+)
+
+
+def clamp_value(value: float) -> tuple[float, bool]:
+    """``(value inside the range, whether it was changed)``.
+
+    >>> clamp_value(1e308), clamp_value(-1e-300), clamp_value(-4.0)
+    ((1e+100, True), (0.0, True), (-4.0, False))
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        return (math.copysign(VALUE_LIMIT, value) if math.isinf(value) else 0.0), True
+    if abs(value) > VALUE_LIMIT:
+        return math.copysign(VALUE_LIMIT, value), True
+    if 0 < abs(value) < 1 / VALUE_LIMIT:
+        return 0.0, True
+    return value, False
