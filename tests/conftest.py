@@ -69,7 +69,12 @@ def pytest_runtest_teardown(item):
     log = os.environ.get("HYPOTHESIS_EXPLORE_LOG")
     if EXPLORE_SCALE == 1 or stats is None or not log:
         return
-    counts = next((line.strip() for line in stats.splitlines() if "passing examples" in line), "")
+    # One entry per phase ("reuse" replays the example database, "generate" is the budget).
+    lines = stats.splitlines()
+    counts = "; ".join(
+        f"{lines[k - 2].split('(')[0].strip(' -')}: {line.strip(' -')}"
+        for k, line in enumerate(lines) if "passing examples" in line and k >= 2
+    )
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"{item.nodeid}\t{counts}\n")
 

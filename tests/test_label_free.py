@@ -10,10 +10,11 @@ noise; when they are not, the disagreement must show.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.special import softmax
 
@@ -158,7 +159,9 @@ def brute_force_actions(policy: vc.Policy, p: vc.Predictions, matrix: np.ndarray
             t = dict(policy.class_thresholds)[p.classes[pred]]
             actions.append(pred if t is not None and conf >= t else n_classes)
         else:  # expected_value: best expected action; ties -> argmax class, then abstain, then lowest class
-            expected = [sum(p.proba[i, k] * matrix[k, a] for k in range(n_classes)) for a in range(n_classes + 1)]
+            # Exact sums: float sums in index order would break exact ties between equal probabilities.
+            expected = [sum(Fraction(float(p.proba[i, k])) * Fraction(float(matrix[k, a])) for k in range(n_classes))
+                        for a in range(n_classes + 1)]
             best = max(expected)
             if expected[pred] >= best:
                 actions.append(pred)
@@ -198,6 +201,14 @@ def small_cases(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(small_cases())
+# Found by exploration: classes 0 and 2 have equal probabilities; summed in index order in floats,
+# class 2 came out one ulp ahead, while the documented tie rule keeps the predicted class 0.
+@example(case=(
+    vc.Predictions.from_proba(softmax(np.array([[3.0, -2.0, 3.0], [0.0, 0.0, 0.0]]) / 2.0, axis=1),
+                              sample_weight=[0.5, 0.0]),
+    vc.UseCase(1.0, -0.5, -1.0),
+    vc.Policy("expected_value"),
+))
 def test_estimate_is_exactly_the_double_sum_over_items_and_classes(case):
     predictions, values, policy = case
     matrix = value_matrix(values, predictions.classes)

@@ -538,6 +538,26 @@ def _docs_reference_code() -> dict:
     return namespace
 
 
+@pytest.mark.parametrize("values", [UseCase(0, -2, -1.9375), "symmetric"])
+def test_reference_implementation_in_the_docs_keeps_exact_expected_value_ties(values):
+    # Classes 0, 1 and 3 have the same probability and symmetric values, so their expected values
+    # are exactly equal and the tie goes to the predicted class 0. A plain matrix product adds the
+    # terms in different orders and puts class 3 (use case) or class 1 (matrix) one ulp ahead.
+    classes = ("a", "b", "c", "d")
+    if values == "symmetric":  # not a use case: class c is charged differently
+        values = ValueMatrix(classes, [[2.75, -0.875, -1.375, -0.875, -3.0], [-0.875, 2.75, -1.375, -0.875, -3.0],
+                                       [-1.0, -1.0, 2.75, -1.0, -3.0], [-0.875, -0.875, -1.375, 2.75, -3.0]])
+    proba = np.array([[2 / 7, 2 / 7, 1 / 7, 2 / 7]])
+    document = {
+        "schema_version": 2, "use_case": values.to_dict(),
+        "models": [{"model": "m", "classes": list(classes),
+                    "policy": {"kind": "expected_value", "calibration": {"method": "none"}}}],
+    }
+    got = _docs_reference_code()["decide"](document, "m", proba)
+    engine = Policy("expected_value").decide(Predictions.from_proba(proba, classes=list(classes)), values)
+    assert got.tolist() == engine.tolist() == [0]
+
+
 @pytest.mark.parametrize(
     ("kind", "calibration"),
     # expected_value with isotonic is refused when the document is built (tested above).

@@ -286,9 +286,7 @@ def item_gains(predictions: Predictions, values: Values, *, estimate: bool = Fal
 
 def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix) -> np.ndarray:
     predictions.require_proba("the expected-value rule")
-    # Class-major layout (C + 1, n): reductions across a few long rows are much
-    # faster than across many rows of C + 1 entries.
-    expected = np.ascontiguousarray(matrix.values.T) @ predictions.proba.T  # expected value of each action
+    expected = _expected_values(predictions.proba, matrix.values)  # (C + 1, n)
     best = expected.max(axis=0)
     n, n_classes = predictions.n, predictions.n_classes
     # Ties prefer the argmax class, then abstaining, then the lowest class index.
@@ -296,6 +294,40 @@ def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix) -> np
     abstain = expected[n_classes] >= best
     other = np.argmax(expected[:n_classes], axis=0)
     return np.where(keep_argmax, predictions.y_pred, np.where(abstain, n_classes, other)).astype(np.int64)
+
+
+def _expected_values(proba: np.ndarray, values: np.ndarray, chunk: int = 1 << 14) -> np.ndarray:
+    """Expected value of every action, shape (C + 1, n), from ``proba`` (n, C) and ``values`` (C, C + 1).
+
+    The tie rule needs exactly equal expected values to come out equal in
+    floating point. A matrix product does not promise that: with the use case
+    (0, -2, -1.9375) and the row (2/7, 2/7, 1/7, 2/7), classes 0 and 3 add
+    the same four products in a different order and differ by one ulp. So the
+    value of an action is the sum of its terms ``proba[k] * values[k, action]``
+    sorted in ascending order: actions whose terms are equal up to order (equal
+    probabilities, a symmetric matrix) get bit-identical values. Sorting costs
+    several matrix products, so it is done only for the items where some
+    action comes within the matrix product's round-off of the best one;
+    elsewhere the best action is the same under either summation.
+    """
+    # Class-major layout (C + 1, n): reductions across a few long rows are much
+    # faster than across many rows of C + 1 entries.
+    by_action = np.ascontiguousarray(values.T)
+    expected = by_action @ proba.T
+    n_terms = values.shape[0]
+    # Round-off of a sum of C products, in any order: at most C ulps of the sum
+    # of their magnitudes, plus the absolute error of subnormal products.
+    magnitude = (np.abs(by_action) @ np.abs(proba).T).max(axis=0)
+    slack = 2 * (n_terms + 1) * (np.finfo(np.float64).eps * magnitude + np.finfo(np.float64).smallest_subnormal)
+    with np.errstate(invalid="ignore"):
+        near = (expected >= expected.max(axis=0) - 2 * slack).sum(axis=0) > 1
+    redo = np.flatnonzero(near | ~np.isfinite(slack))
+    for start in range(0, len(redo), chunk):
+        items = redo[start:start + chunk]
+        terms = proba[items, None, :] * values.T[None, :, :]  # (items, C + 1, C)
+        terms.sort(axis=2)
+        expected[:, items] = terms.sum(axis=2).T
+    return expected
 
 
 # ------------------------------------------------------------------ tuning

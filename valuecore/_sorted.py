@@ -202,9 +202,9 @@ def presort(predictions: Predictions) -> SortedRun:
     if predictions.has_labels:
         correct = predictions.correct[order]
         cum_correct = _cum_at(np.where(correct, weight, 0.0), group_end)
-        cum_wrong = cum_accepted - cum_correct
-        # Clip round-off so that "no wrong item" is exactly zero.
-        cum_wrong = np.where(cum_wrong < 0, 0.0, cum_wrong)
+        # Summed on its own, not as cum_accepted - cum_correct: the difference can
+        # lose a tiny weight (1 + 1e-167 - 1 = 0) and decrease, which the hull needs never to.
+        cum_wrong = _cum_at(np.where(correct, 0.0, weight), group_end)
     # A stable sort by class of the confidence order keeps confidences decreasing
     # within each class: an integer (radix) sort instead of a second lexsort.
     class_order = order[np.argsort(_small_ints(predictions.y_pred[order], predictions.n_classes), kind="stable")]
