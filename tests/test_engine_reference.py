@@ -550,6 +550,13 @@ def test_omega_sup_matches_brute_force(pair):
             assert any(fn(Fraction(o)) > 0 for o in below), (sup, want)
             assert want <= Fraction(sup) <= 2**54, (sup, want)
             continue
+        if mode == "calibrated" and want is not None and math.isfinite(curve.omega_sup):
+            # The policy's own float test omega / (1 + omega) <= c resolves omega / (1 + omega) to an ulp
+            # of 1, i.e. omega to about (1 + omega)**2 ulps of 1: the exact c / (1 - c) of the reference
+            # and the float rule's flip may differ by that much (c = 1 - 1e-9: about 100 at omega = 1e9).
+            slack = Fraction(4 * (1 + abs(float(want))) ** 2) * Fraction(2) ** -53
+            if abs(Fraction(float(curve.omega_sup)) - Fraction(want)) <= slack:
+                continue
         assert close(curve.omega_sup, want, 1 + abs(float(want))), (mode, curve.omega_sup, want)
 
 
