@@ -307,6 +307,15 @@ def test_bad_csv_source_gives_the_loaders_messages(tmp_path):
     assert aggregate_problems(path, tmp_path) == expected
 
 
+def test_a_csv_header_over_the_column_limit_is_refused_as_the_loader_refuses_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("VALUECORE_MAX_COLUMNS", "3")
+    path = tmp_path / "model.csv"
+    path.write_text("proba_a,proba_b,proba_c,y_true\n0.8,0.1,0.1,a\n")
+    expected = loader_problems(path)
+    assert any("column" in p for p in expected)
+    assert aggregate_problems(path, tmp_path) == expected
+
+
 def test_mixed_classes_empty_and_unreadable_parts(tmp_path):
     data = tmp_path / "data"
     data.mkdir()

@@ -47,6 +47,7 @@ from ._runfiles import (
     SHOWN_COLUMNS,
     SHOWN_ROWS,
     LoadProblem,
+    csv_header,
     _check_header,
     _FileProblems,
     _is_run_column,
@@ -225,7 +226,6 @@ def _scan_parquet(file: Path, problems: _FileProblems):
 
 
 def _scan_csv(file: Path, problems: _FileProblems):
-    import csv
 
     try:
         with open(file, "rb") as handle:
@@ -234,16 +234,8 @@ def _scan_csv(file: Path, problems: _FileProblems):
     except OSError as exc:
         problems.add(f"cannot be read: {exc.strerror or exc}")
         return None
-    try:
-        header_text = first.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        problems.add("is not UTF-8 text; save the CSV as UTF-8")
-        return None
-    if not header_text.strip():
-        problems.add("has an empty first line; the first line must be the column header")
-        return None
-    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
-    if not _check_header(header, problems):
+    header = csv_header(first, problems)
+    if header is None:
         return None
     return header, {name: "text" for name in header}, rows
 

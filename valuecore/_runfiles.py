@@ -887,11 +887,12 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame |
     return frame
 
 
-def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
-    if b"\x00" in data[:65536]:
-        problems.add("contains binary data; it is neither CSV text nor Parquet")
-        return None
-    first_line = data.split(b"\n", 1)[0]
+def csv_header(first_line: bytes, problems) -> list[str] | None:
+    """The column names of a CSV header line, or None after reporting why they cannot be used.
+
+    Shared by the loader and the aggregation's CSV sources, so both refuse the same headers
+    (encoding, empty line, the column limit, missing or repeated names).
+    """
     try:
         header_text = first_line.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -901,8 +902,18 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         problems.add("has an empty first line; the first line must be the column header")
         return None
     # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
-    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r")]))]
+    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
     if _too_many_columns(len(header), problems) or not _check_header(header, problems):
+        return None
+    return header
+
+
+def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+    if b"\x00" in data[:65536]:
+        problems.add("contains binary data; it is neither CSV text nor Parquet")
+        return None
+    header = csv_header(data.split(b"\n", 1)[0], problems)
+    if header is None:
         return None
     text_columns = [c for c in header if c in TEXT_COLUMNS]
     na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
