@@ -129,14 +129,22 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _points(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 2 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"needs between 2 and 1000000 points, got {value}")
-    return value
+def _whole_number_between(low: int, high: int, what: str):
+    """An argparse type: a whole number of ``what`` from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"needs between {low} and {high} {what}, got {value}")
+        return value
+
+    return parse
+
+
+_points = _whole_number_between(2, 1_000_000, "points")
 
 
 def _ks(text: str) -> tuple:

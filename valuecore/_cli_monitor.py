@@ -19,6 +19,7 @@ from ._cli import (
     _pct,
     _positive_float,
     _values,
+    _whole_number_between,
 )
 from ._policies import POLICY_KINDS
 
@@ -102,14 +103,7 @@ def _share(text: str) -> float:
     return value
 
 
-def _chunks(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"needs between 1 and 10000 chunks, got {value}")
-    return value
+_chunks = _whole_number_between(1, 10_000, "chunks")
 
 
 def add_monitor_command(commands, common) -> None:
