@@ -309,6 +309,10 @@ def test_report_with_values_too_tiny_for_an_interval_suggests_no_interval(capsys
     assert code == 0, err
     assert "95% CI per item       n/a (not computed)" in out
     assert json.loads((tmp_path / "p.json").read_text())["models"][0]["evaluation"]["ci95"] is None
+    code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir)
+    assert_clean_error(code, out, err, "for an interval", "--no-interval")
+    code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir, "--no-interval")
+    assert code == 0 and "confusion matrix" in out, err
 
 
 def test_report_html_with_values_too_tiny_for_an_interval_says_the_report_needs_them(capsys, runs_dir, tmp_path):
