@@ -345,12 +345,12 @@ def test_report_sample_runs_calibrated(capsys, tmp_path):
 # unexpected failures
 # --------------------------------------------------------------------------
 def test_unexpected_failure_exits_1_with_hint_and_traceback_only_with_debug(capsys, runs_dir, monkeypatch):
-    import valuecore._cli as cli
+    import valuecore._table as table  # the command imports it when it runs (--help loads no numpy)
 
     def boom(*args, **kwargs):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(cli, "comparison_table", boom)
+    monkeypatch.setattr(table, "comparison_table", boom)
     code, out, err = run_cli(capsys, "table", runs_dir)
     assert_clean_error(code, out, err, "unexpected failure (RuntimeError: kaboom)", "--debug", expected_code=1)
     code, out, err = run_cli(capsys, "table", runs_dir, "--debug")

@@ -100,10 +100,10 @@ and the certified risk of ``valuecore.constraints`` (beta); jsonschema checks
 ``valuecore.report``; DuckDB or PySpark, optional installs
 (``requirements-spark.txt``), run ``valuecore.aggregation``. Each is
 imported where it is used, and the names of this package load on first use,
-so ``import valuecore`` loads none of them, not even numpy, and
-``python -m valuecore --help`` loads only numpy, the standard library and the
-package's own modules (timed by ``benchmarks/bench_import.py``, checked by
-``tests/test_public_api.py``).
+so neither ``import valuecore`` nor ``python -m valuecore --help`` loads any
+of them, not even numpy: ``--help`` loads the standard library and the
+package's numpy-free modules, a command the rest when it runs (timed by
+``benchmarks/bench_import.py``, checked by ``tests/test_public_api.py``).
 
 Examples
 --------

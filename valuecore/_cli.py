@@ -33,28 +33,15 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-
-if TYPE_CHECKING:
-    import pandas as pd  # imported where a table is printed: --help stays fast
-
 from . import wording
-from ._calibration import describe_calibration
-from ._constrained import describe_constraints
+from ._choices import ALL_POLICY_KINDS, DEFAULT_KS, VOC_MODES
 from ._limits import load_json_limited
-from ._policies import ALL_POLICY_KINDS
-from ._policy_json import (
-    build_policy_document,
-    choose_splits,
-    tuning_note,
-    validate_policy_document,
-    values_from_dict,
-)
-from ._sorted import presort
 from ._safecsv import spreadsheet_safe
-from ._table import DEFAULT_KS, comparison_table
-from ._usecase import UseCase, ValueMatrix, check_value_range
-from ._voc import VOC_MODES, voc_curve, voc_frame
+
+if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
+    import pandas as pd
+
+    from ._usecase import UseCase, ValueMatrix
 
 __all__ = ["main", "read_value_matrix", "value_matrix_from_csv", "UsageError"]
 
@@ -178,6 +165,10 @@ def value_matrix_from_csv(text: str, source: str = "value matrix") -> ValueMatri
     >>> m.classes, m.values.tolist()
     (('ok', 'fraud'), [[1.0, -5.0, 0.0], [-50.0, 10.0, 0.0]])
     """
+    import numpy as np
+
+    from ._usecase import ValueMatrix
+
     rows = _non_empty_rows(text, source)
     header = _matrix_header(rows[0], source)
     matrix: dict[str, list[float]] = {}
@@ -291,6 +282,8 @@ def read_value_matrix(path: str | Path):
         raise UsageError(str(exc)) from None
     if isinstance(data, dict) and "use_case" in data:
         data = data["use_case"]
+    from ._policy_json import values_from_dict
+
     try:
         return values_from_dict(data)
     except (ValueError, TypeError, KeyError) as exc:
@@ -313,6 +306,8 @@ def _load(paths: Sequence[str]) -> dict:
 
 
 def _values(args) -> UseCase | ValueMatrix:
+    from ._usecase import UseCase
+
     triple = {"--v-correct": args.v_correct, "--v-abstain": args.v_abstain, "--v-wrong": args.v_wrong}
     given = [name for name, value in triple.items() if value is not None]
     sources = sum([bool(given), args.value_matrix is not None, args.omega is not None])
@@ -333,6 +328,9 @@ def _values(args) -> UseCase | ValueMatrix:
 
 def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
     """(eval runs, tune runs, notes) of the models that can be compared; others warned and skipped."""
+    from ._policy_json import choose_splits, tuning_note
+    from ._sorted import presort
+
     eval_runs, tune_runs, notes, splits = {}, {}, [], {}
     for name, run in models.items():
         try:
@@ -367,6 +365,8 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
 
 # -------------------------------------------------------------- validate
 def _cmd_validate(args) -> int:
+    import numpy as np
+
     from ._runfiles import load_runs
 
     report = load_runs(list(args.paths))
@@ -402,6 +402,8 @@ def _cmd_validate(args) -> int:
 
 # ---------------------------------------------------------------- report
 def _describe_values(values) -> str:
+    from ._usecase import UseCase
+
     if isinstance(values, UseCase):
         text = (
             f"use case: correct {values.v_correct:g}, abstain {values.v_abstain:g}, wrong {values.v_wrong:g} "
@@ -433,6 +435,8 @@ def _describe_rule(policy) -> list[str]:
 
 
 def _cmd_report(args) -> int:
+    from ._policy_json import build_policy_document
+
     values = _values(args)
     _check_interval_values(values, with_interval=not args.no_interval, html=bool(args.html))
     models = _load(args.paths)
@@ -476,6 +480,8 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
     """Refuse, before any work, values too tiny or too large for an interval, and say how to do without one."""
     if not (with_interval or html):
         return
+    from ._usecase import check_value_range
+
     check_value_range(values)  # beyond what any sum can hold: --no-interval would not help
     try:
         check_value_range(values, interval=True)
@@ -489,6 +495,9 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
 
 def _entry_lines(entry, path) -> list[str]:
     """One model's section of the report: what it was tuned and evaluated on, its rule and its value."""
+    from ._calibration import describe_calibration
+    from ._constrained import describe_constraints
+
     evaluation = entry.evaluation or {}
     tuned = entry.tuned_on
     tuned_text = (
@@ -548,6 +557,8 @@ def _ranking_lines(document, models, values, currency: str) -> list[str]:
 
 def _write_policy_json(document, destination: str, say) -> None:
     """The policy JSON to stdout (``-``) or a file; never a document the schema refuses."""
+    from ._policy_json import validate_policy_document
+
     validate_policy_document(document.to_dict())
     text = document.to_json()
     if destination == "-":
@@ -652,6 +663,8 @@ def _read_policy_document(path: Path):
 
 def _applied_lines(item, policy) -> list[str]:
     """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
+    from ._calibration import describe_calibration
+
     evaluation = item.evaluation
     estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
     ci = evaluation.get("ci95")
@@ -736,6 +749,8 @@ def _table_view(table) -> pd.DataFrame:
 
 
 def _cmd_table(args) -> int:
+    from ._table import comparison_table
+
     models = _load(args.paths)
     eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=True)
     table = comparison_table(eval_runs, tune_runs, ks=args.k)
@@ -768,6 +783,10 @@ def _cmd_table(args) -> int:
 
 # ------------------------------------------------------------------- voc
 def _cmd_voc(args) -> int:
+    import numpy as np
+
+    from ._voc import voc_curve, voc_frame
+
     models = _load(args.paths)
     need_tuning = args.mode == "tuned"
     eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=need_tuning)

@@ -21,7 +21,7 @@ from ._cli import (
     _values,
     _whole_number_between,
 )
-from ._policies import POLICY_KINDS
+from ._choices import POLICY_KINDS
 
 __all__ = ["add_monitor_command"]
 
