@@ -298,6 +298,36 @@ def test_report_unwritable_json_exits_2(capsys, runs_dir, tmp_path):
     assert_clean_error(code, out, err, "cannot write the policy JSON")
 
 
+TINY = ["--v-correct", "1e-300", "--v-abstain", "0", "--v-wrong", "-4e-300"]
+
+
+def test_report_with_values_too_tiny_for_an_interval_suggests_no_interval(capsys, runs_dir, tmp_path):
+    code, out, err = run_cli(capsys, "report", runs_dir, *TINY)
+    assert_clean_error(code, out, err, "for an interval", "got 1e-300", "--no-interval")
+    assert err.count("error:") == 1 and "alpha" not in err  # said once, before any model is tuned
+    code, out, err = run_cli(capsys, "report", runs_dir, *TINY, "--no-interval", "--json", tmp_path / "p.json")
+    assert code == 0, err
+    assert "95% CI per item       n/a (not computed)" in out
+    assert json.loads((tmp_path / "p.json").read_text())["models"][0]["evaluation"]["ci95"] is None
+    code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir)
+    assert_clean_error(code, out, err, "for an interval", "--no-interval")
+    code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir, "--no-interval")
+    assert code == 0 and "confusion matrix" in out, err
+
+
+def test_report_html_with_values_too_tiny_for_an_interval_says_the_report_needs_them(capsys, runs_dir, tmp_path):
+    code, out, err = run_cli(capsys, "report", runs_dir, *TINY, "--no-interval", "--html", tmp_path / "r.html")
+    assert_clean_error(code, out, err, "for an interval", "the HTML report always shows 95% intervals")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_with_values_too_large_for_any_sum_does_not_suggest_no_interval(capsys, runs_dir):
+    code, out, err = run_cli(capsys, "report", runs_dir, "--v-correct", "1e300", "--v-abstain", "0",
+                             "--v-wrong", "-1e300")
+    assert_clean_error(code, out, err, "at most 1e+100")
+    assert "--no-interval" not in err
+
+
 @needs_samples
 def test_report_sample_runs_calibrated(capsys, tmp_path):
     out_json = tmp_path / "policy.json"
@@ -315,12 +345,12 @@ def test_report_sample_runs_calibrated(capsys, tmp_path):
 # unexpected failures
 # --------------------------------------------------------------------------
 def test_unexpected_failure_exits_1_with_hint_and_traceback_only_with_debug(capsys, runs_dir, monkeypatch):
-    import valuecore._cli as cli
+    import valuecore._table as table  # the command imports it when it runs (--help loads no numpy)
 
     def boom(*args, **kwargs):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(cli, "comparison_table", boom)
+    monkeypatch.setattr(table, "comparison_table", boom)
     code, out, err = run_cli(capsys, "table", runs_dir)
     assert_clean_error(code, out, err, "unexpected failure (RuntimeError: kaboom)", "--debug", expected_code=1)
     code, out, err = run_cli(capsys, "table", runs_dir, "--debug")

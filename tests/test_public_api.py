@@ -168,6 +168,18 @@ def test_the_command_line_parser_and_the_numeric_core_load_no_heavy_dependency()
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
+def test_help_loads_the_standard_library_and_the_package_only_not_even_numpy():
+    help_run = (
+        "import io, runpy\nsys.argv = ['valuecore', '--help']\nreal, sys.stdout = sys.stdout, io.StringIO()\n"
+        "try:\n    runpy.run_module('valuecore', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "sys.stdout = real"
+    )
+    extra = loaded_after("import sys\n" + help_run) - loaded_after("pass")
+    assert {"valuecore", "argparse"} <= extra  # the check sees what --help loads
+    foreign = extra - set(sys.stdlib_module_names) - {"valuecore"}
+    assert not foreign, sorted(foreign)
+
+
 def test_heavy_dependencies_are_imported_where_used_never_at_module_level():
     """Only the modules that are all about frames or files import pandas at the top."""
     allowed = {"pandas": {"_monitoring.py", "_runfiles.py", "_uncertainty.py"}, "scipy": {"_uncertainty.py"}}

@@ -76,3 +76,11 @@ def test_two_tier_round_trips_and_refuses_bad_input():
         vc.constraints.AssistedValues(float("nan"), 0, 0)
     fitted = vc.fit_policy("two_tier", vc.presort(p), vc.UseCase(1, 0, -1), assisted=assisted)
     assert fitted.kind == "two_tier" and dict(fitted.assisted) == assisted
+
+
+def test_assisted_values_beyond_the_value_limit_are_refused_in_words():
+    # 1.7e308 - (-1.7e308) overflows: the assisted gains would be inf and nan, the thresholds nonsense.
+    p = vc.Predictions.from_top_label(["a"] * 4, [0.9, 0.8, 0.7, 0.6], ["a", "a", "b", "a"], classes=["a", "b"])
+    for values in (vc.UseCase(1, 0, -4), vc.ValueMatrix(("a", "b"), [[1, -4, 0], [-4, 1, 0]])):
+        with pytest.raises(ValueError, match="the values of the assisted tier must be at most 1e\\+100"):
+            vc.constraints.fit_two_tier(vc.presort(p), values, vc.constraints.AssistedValues(1.7e308, 0.0, -1.7e308))

@@ -20,8 +20,10 @@ import valuecore as vc
 from valuecore._sorted import (
     acceptance_limits,
     class_cumulative_gain,
+    class_cumulative_weight,
     cumulative_gain,
     dimensionless_value,
+    group_cumulative,
 )
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -68,6 +70,22 @@ def test_class_cumulative_gain_restarts_nowhere_and_ends_each_group(case_vals):
             if r.y_pred[i] < cls or (r.y_pred[i] == cls and r.conf[i] >= threshold)
         ]
         assert close(got[g], sum((gains[i] for i in before), Fraction(0)), case.scale(vals))
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(ref.cases(), st.integers(0, 2**32 - 1))
+def test_group_cumulative_and_class_cumulative_weight_sum_what_each_prefix_accepts(case, seed):
+    run, r = vc.presort(case.predictions()), case.ref()
+    amounts = np.random.default_rng(seed).integers(-9, 10, r.n).astype(float)  # exact in any order
+    got = group_cumulative(run, amounts)
+    assert got.shape == (run.n_groups + 1,)
+    for k, threshold in enumerate(ref.candidates(r)):  # candidates[0] is "accept nothing"
+        assert got[k] == sum(amounts[i] for i in r.items() if ref.accepts(r.conf[i], threshold))
+    weight = class_cumulative_weight(run)
+    assert weight.shape == run.class_group_end.shape
+    for g, (cls, threshold) in enumerate(zip(run.class_group_class, run.class_group_threshold)):
+        before = [i for i in r.items() if r.y_pred[i] < cls or (r.y_pred[i] == cls and r.conf[i] >= threshold)]
+        assert close(weight[g], sum((Fraction(r.weight[i]) for i in before), Fraction(0)), 1.0 + float(r.total))
 
 
 def test_use_case_fast_path_equals_the_matrix_path():

@@ -27,7 +27,14 @@ Accept rule
 Exactness and speed
     Every distinct confidence is a candidate threshold. A run is sorted once
     (:func:`presort`, cache it); after that every question is a cumulative sum
-    or a convex hull, with no Python loop over items or thresholds.
+    or a convex hull, with no Python loop over items. One loop runs over
+    thresholds: the upper hull of each class's prefixes when per-class
+    thresholds share a review capacity (``valuecore.constraints``), amortised
+    O(groups). Approximations are explicit and bounded: those per-class
+    thresholds solve the linear relaxation (the result's ``exact`` and
+    ``upper_bound`` say how close), and an aggregate whose confidences were
+    rounded to a ``resolution`` has its cost bounded by ``resolution_bound``
+    (``valuecore.aggregation``).
 Randomness
     Everything random takes an explicit ``rng`` (a ``numpy.random.Generator``);
     interval arguments are named as in ``scipy.stats.bootstrap``
@@ -78,16 +85,25 @@ from the top level into a submodule still import from the top, with a
 
 Dependencies and start-up
 -------------------------
-numpy does the arithmetic. pandas is a required dependency, though not of the
+numpy does the arithmetic. pandas is a required dependency, mostly not of the
 arithmetic: it encodes the labels when a :class:`Predictions` is built with
 ``y_true`` (or ``y_pred`` given as labels), reads run files (with pyarrow for
 Parquet), and holds every tidy-frame result (``to_frame``,
-:func:`comparison_table`, ``valuecore.monitoring``). scipy fits and applies
-the recalibrations of ``valuecore.calibration`` (scikit-learn the isotonic
-one) and gives ``valuecore.uncertainty`` its t quantiles; jsonschema checks
-``valuecore.policy_json``. Each is imported where it is used, and the names of
-this package load on first use, so ``import valuecore`` loads none of them,
-not even numpy (timed by ``benchmarks/bench_import.py``).
+:func:`comparison_table`, ``valuecore.monitoring``); its hashing also speeds
+up :func:`presort` on runs of 32768 items or more whose confidences repeat
+(the order is the same without it). scipy fits and applies the recalibrations
+of ``valuecore.calibration`` (scikit-learn the isotonic one) and gives its
+quantiles and distributions to ``valuecore.uncertainty`` (t),
+:func:`verdict` (normal), the monitoring bands (normal, Kolmogorov-Smirnov)
+and the certified risk of ``valuecore.constraints`` (beta); jsonschema checks
+``valuecore.policy_json``; vl-convert-python draws the charts of
+``valuecore.report``; DuckDB or PySpark, optional installs
+(``requirements-spark.txt``), run ``valuecore.aggregation``. Each is
+imported where it is used, and the names of this package load on first use,
+so neither ``import valuecore`` nor ``python -m valuecore --help`` loads any
+of them, not even numpy: ``--help`` loads the standard library and the
+package's numpy-free modules, a command the rest when it runs (timed by
+``benchmarks/bench_import.py``, checked by ``tests/test_public_api.py``).
 
 Examples
 --------

@@ -39,6 +39,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from ._sorted import cumulative_gain
 from ._runfiles import (
     DEFAULT_SPLIT,
     MAX_GROUPS,
@@ -1289,9 +1290,9 @@ def resolution_bound(run, values) -> float:
     """
     if run.cum_correct is None:
         raise ValueError("the resolution bound needs true labels (y_true)")
+    cum = cumulative_gain(run, values)  # value over abstaining, per prefix
     gain_correct = values.v_correct - values.v_abstain
     gain_wrong = values.v_wrong - values.v_abstain
-    cum = gain_correct * run.cum_correct + gain_wrong * run.cum_wrong  # value over abstaining, per prefix
     best_grid = float(np.max(cum))
     cell_correct = np.diff(run.cum_correct)
     cell_wrong = np.diff(run.cum_wrong)

@@ -32,29 +32,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values, item_gains
-from ._sorted import SortedRun
+from ._policies import Policy, Values
+from ._sorted import SortedRun, class_cumulative_gain, class_cumulative_weight, cumulative_gain
 from ._usecase import UseCase
 
 __all__ = ["CapacityCurve", "CapacityResult", "capacity_curve", "fit_capacity"]
 
 _KINDS = ("threshold", "class_thresholds")
-
-
-def global_cum_gain(run: SortedRun, values: Values) -> np.ndarray:
-    """Weighted gain over always-abstaining at every candidate, shape (n_groups + 1,).
-
-    Index 0 accepts nothing; index k accepts ``confidence >= run.thresholds[k - 1]``.
-    """
-    if isinstance(values, UseCase) and run.cum_correct is not None:
-        return (values.v_correct - values.v_abstain) * run.cum_correct + (
-            values.v_wrong - values.v_abstain
-        ) * run.cum_wrong
-    run.predictions.require_labels("the realised value")
-    gains = item_gains(run.predictions, values)[run.order]
-    if gains.size == 0:
-        return np.zeros(1)
-    return np.r_[0.0, np.cumsum(gains)[run.group_end - 1]]
 
 
 def _abstain_value(run: SortedRun, values: Values) -> float:
@@ -178,7 +162,7 @@ def capacity_curve(run: SortedRun, values: Values) -> CapacityCurve:
     ([3.0, 2.0, 1.0, 0.0], [2.0, 2.0, 2.0, -2.0])
     """
     run.predictions.require_labels("the value of review capacity")
-    cum_gain = global_cum_gain(run, values)
+    cum_gain = cumulative_gain(run, values)
     handoffs = run.total_weight - run.cum_accepted
     handoffs = np.where(handoffs < 0, 0.0, handoffs)
     # best over the suffix k..end, ties to the smallest index (highest threshold):
@@ -324,19 +308,9 @@ def fit_capacity(
 # ------------------------------------------------------- per-class budget
 def _class_prefixes(run: SortedRun, values: Values):
     """Per predicted class: thresholds, accepted weight and gain of each prefix (index 0 = none)."""
-    predictions = run.predictions
     ends = run.class_group_end
-    if isinstance(values, UseCase) and run.class_cum_correct is not None:
-        # Fast path: O(n_class_groups) from the counts cached at presort.
-        cum_gain = (values.v_correct - values.v_abstain) * run.class_cum_correct + (
-            values.v_wrong - values.v_abstain
-        ) * run.class_cum_wrong
-        cum_weight = run.class_cum_correct + run.class_cum_wrong
-    else:
-        gains = item_gains(predictions, values)[run.class_order]
-        weights = predictions.sample_weight[run.class_order]
-        cum_gain = np.cumsum(gains)[ends - 1] if ends.size else np.zeros(0)
-        cum_weight = np.cumsum(weights)[ends - 1] if ends.size else np.zeros(0)
+    cum_gain = class_cumulative_gain(run, values)
+    cum_weight = class_cumulative_weight(run)
     group_class = run.class_group_class
     out = {}
     starts = np.r_[0, np.flatnonzero(group_class[1:] != group_class[:-1]) + 1] if ends.size else []

@@ -33,28 +33,15 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
-
-if TYPE_CHECKING:
-    import pandas as pd  # imported where a table is printed: --help stays fast
-
 from . import wording
-from ._calibration import describe_calibration
-from ._constrained import describe_constraints
+from ._choices import ALL_POLICY_KINDS, DEFAULT_KS, VOC_MODES
 from ._limits import load_json_limited
-from ._policies import ALL_POLICY_KINDS
-from ._policy_json import (
-    build_policy_document,
-    choose_splits,
-    tuning_note,
-    validate_policy_document,
-    values_from_dict,
-)
-from ._sorted import presort
 from ._safecsv import spreadsheet_safe
-from ._table import DEFAULT_KS, comparison_table
-from ._usecase import UseCase, ValueMatrix
-from ._voc import VOC_MODES, voc_curve, voc_frame
+
+if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
+    import pandas as pd
+
+    from ._usecase import UseCase, ValueMatrix
 
 __all__ = ["main", "read_value_matrix", "value_matrix_from_csv", "UsageError"]
 
@@ -129,14 +116,22 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _points(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 2 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"needs between 2 and 1000000 points, got {value}")
-    return value
+def _whole_number_between(low: int, high: int, what: str):
+    """An argparse type: a whole number of ``what`` from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"needs between {low} and {high} {what}, got {value}")
+        return value
+
+    return parse
+
+
+_points = _whole_number_between(2, 1_000_000, "points")
 
 
 def _ks(text: str) -> tuple:
@@ -170,21 +165,54 @@ def value_matrix_from_csv(text: str, source: str = "value matrix") -> ValueMatri
     >>> m.classes, m.values.tolist()
     (('ok', 'fraud'), [[1.0, -5.0, 0.0], [-50.0, 10.0, 0.0]])
     """
+    import numpy as np
+
+    from ._usecase import ValueMatrix
+
+    rows = _non_empty_rows(text, source)
+    header = _matrix_header(rows[0], source)
+    matrix: dict[str, list[float]] = {}
+    for line_number, row in enumerate(rows[1:], start=2):
+        label, cells = _row_label(row, line_number, len(header), source)
+        if label in matrix:
+            raise UsageError(f"{source}: true class {label!r} has more than one row")
+        matrix[label] = _row_values(cells, line_number, label, header, source)
+    predicted = header[1:-1]
+    if set(matrix) != set(predicted):
+        raise UsageError(
+            f"{source}: the rows name the true classes {_short(matrix)} but the columns name the "
+            f"predicted classes {_short(predicted)}; both must list the same classes"
+        )
+    return ValueMatrix(tuple(predicted), np.array([matrix[c] for c in predicted], dtype=float))
+
+
+def _non_empty_rows(text: str, source: str) -> list[list[str]]:
+    """The CSV's rows that hold anything; a header and at least two classes, or UsageError."""
     rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
     if len(rows) < 3:
         raise UsageError(
             f"{source}: needs a header row (corner, predicted classes..., abstain) and one row per "
             f"true class, at least 2 classes; found {len(rows)} non-empty row(s)"
         )
-    header = [cell.strip() for cell in rows[0]]
+    return rows
+
+
+def _matrix_header(row: list[str], source: str) -> list[str]:
+    """The header's cells (corner, predicted classes, ``abstain``), checked; a trailing comma dropped."""
+    header = [cell.strip() for cell in row]
     while header and header[-1] == "" and len(header) > 1:
-        header.pop()  # a trailing comma
+        header.pop()
     if header[-1].lower() != "abstain":
         raise UsageError(
             f"{source}: the last column of the header row must be 'abstain', got {header[-1]!r} "
             "(header: corner cell, predicted classes, abstain)"
         )
-    predicted = header[1:-1]
+    _check_predicted_classes(header[1:-1], source)
+    return header
+
+
+def _check_predicted_classes(predicted: list[str], source: str) -> None:
+    """At least two predicted classes in the header, each named, none twice."""
     if len(predicted) < 2:
         raise UsageError(
             f"{source}: the header names {len(predicted)} predicted class(es); a classifier has at least 2"
@@ -194,41 +222,39 @@ def value_matrix_from_csv(text: str, source: str = "value matrix") -> ValueMatri
     repeated = sorted({c for c in predicted if predicted.count(c) > 1})
     if repeated:
         raise UsageError(f"{source}: the header names the predicted classes {repeated} more than once")
-    matrix = {}
-    width = len(header) - 1
-    for line_number, row in enumerate(rows[1:], start=2):
-        cells = [cell.strip() for cell in row]
-        while len(cells) > width + 1 and cells[-1] == "":
-            cells.pop()
-        label = cells[0]
-        if not label:
-            raise UsageError(f"{source}: row {line_number} has no true class in its first column")
-        if label in matrix:
-            raise UsageError(f"{source}: true class {label!r} has more than one row")
-        if len(cells) - 1 != width:
-            raise UsageError(
-                f"{source}: row {line_number} (true class {label!r}) has {len(cells) - 1} values "
-                f"but the header has {width} columns ({_short(header[1:])})"
-            )
-        values = []
-        for column, cell in zip(header[1:], cells[1:]):
-            try:
-                value = float(cell)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                raise UsageError(
-                    f"{source}: row {line_number} (true class {label!r}), column {column!r}: "
-                    f"{cell!r} is not a finite number"
-                )
-            values.append(value)
-        matrix[label] = values
-    if set(matrix) != set(predicted):
+
+
+def _row_label(row: list[str], line_number: int, n_columns: int, source: str) -> tuple[str, list[str]]:
+    """(true class, value cells) of one row; trailing empty cells beyond the header's width dropped."""
+    cells = [cell.strip() for cell in row]
+    while len(cells) > n_columns and cells[-1] == "":
+        cells.pop()
+    if not cells[0]:
+        raise UsageError(f"{source}: row {line_number} has no true class in its first column")
+    return cells[0], cells[1:]
+
+
+def _row_values(cells: list[str], line_number: int, label: str, header: list[str], source: str) -> list[float]:
+    """One row's values in the header's column order, or UsageError naming the cell at fault."""
+    columns = header[1:]
+    if len(cells) != len(columns):
         raise UsageError(
-            f"{source}: the rows name the true classes {_short(matrix)} but the columns name the "
-            f"predicted classes {_short(predicted)}; both must list the same classes"
+            f"{source}: row {line_number} (true class {label!r}) has {len(cells)} values "
+            f"but the header has {len(columns)} columns ({_short(columns)})"
         )
-    return ValueMatrix(tuple(predicted), np.array([matrix[c] for c in predicted], dtype=float))
+    values = []
+    for column, cell in zip(columns, cells):
+        try:
+            value = float(cell)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise UsageError(
+                f"{source}: row {line_number} (true class {label!r}), column {column!r}: "
+                f"{cell!r} is not a finite number"
+            )
+        values.append(value)
+    return values
 
 
 def read_value_matrix(path: str | Path):
@@ -256,6 +282,8 @@ def read_value_matrix(path: str | Path):
         raise UsageError(str(exc)) from None
     if isinstance(data, dict) and "use_case" in data:
         data = data["use_case"]
+    from ._policy_json import values_from_dict
+
     try:
         return values_from_dict(data)
     except (ValueError, TypeError, KeyError) as exc:
@@ -278,6 +306,8 @@ def _load(paths: Sequence[str]) -> dict:
 
 
 def _values(args) -> UseCase | ValueMatrix:
+    from ._usecase import UseCase
+
     triple = {"--v-correct": args.v_correct, "--v-abstain": args.v_abstain, "--v-wrong": args.v_wrong}
     given = [name for name, value in triple.items() if value is not None]
     sources = sum([bool(given), args.value_matrix is not None, args.omega is not None])
@@ -298,6 +328,9 @@ def _values(args) -> UseCase | ValueMatrix:
 
 def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
     """(eval runs, tune runs, notes) of the models that can be compared; others warned and skipped."""
+    from ._policy_json import choose_splits, tuning_note
+    from ._sorted import presort
+
     eval_runs, tune_runs, notes, splits = {}, {}, [], {}
     for name, run in models.items():
         try:
@@ -332,6 +365,8 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
 
 # -------------------------------------------------------------- validate
 def _cmd_validate(args) -> int:
+    import numpy as np
+
     from ._runfiles import load_runs
 
     report = load_runs(list(args.paths))
@@ -367,6 +402,8 @@ def _cmd_validate(args) -> int:
 
 # ---------------------------------------------------------------- report
 def _describe_values(values) -> str:
+    from ._usecase import UseCase
+
     if isinstance(values, UseCase):
         text = (
             f"use case: correct {values.v_correct:g}, abstain {values.v_abstain:g}, wrong {values.v_wrong:g} "
@@ -398,7 +435,10 @@ def _describe_rule(policy) -> list[str]:
 
 
 def _cmd_report(args) -> int:
+    from ._policy_json import build_policy_document
+
     values = _values(args)
+    _check_interval_values(values, with_interval=not args.no_interval, html=bool(args.html))
     models = _load(args.paths)
     document, notes = build_policy_document(
         models,
@@ -412,72 +452,121 @@ def _cmd_report(args) -> int:
     )
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
+    _warn_notes_of_no_model(document, notes)
+    say(_describe_values(values))
+    say(f"policy: {args.policy}, calibration: {args.calibration}")
+    for entry in document.entries:
+        say("")
+        for line in _entry_lines(entry, models[entry.model].path):
+            say(line)
+    for line in _ranking_lines(document, models, values, args.currency):
+        say(line)
+    if args.json:
+        _write_policy_json(document, args.json, say)
+    if args.html:
+        _write_html_report(args, models, values, say)
+    return EXIT_OK
+
+
+def _warn_notes_of_no_model(document, notes) -> None:
+    """Notes that belong to no model go to stderr; the others are said in their model's section."""
     entry_notes = {n for e in document.entries for n in e.notes}
     for note in notes:
         if note not in entry_notes:
             _err(f"warning: {note}")
-    say(_describe_values(values))
-    say(f"policy: {args.policy}, calibration: {args.calibration}")
-    for entry in document.entries:
-        evaluation = entry.evaluation or {}
-        tuned = entry.tuned_on
-        say("")
-        say(f"== {entry.model}  ({models[entry.model].path})")
-        tuned_text = (
-            "nothing (the rule follows from the values)"
-            if tuned["split"] is None
-            else (f"split {tuned['split']!r} ({_count(tuned['n'])} items)")
-        )
-        estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
-        say(f"tuned on              {tuned_text}")
-        evaluated_n = _count(evaluation.get("n", 0))
-        say(f"evaluated on          split {evaluation.get('split')!r} ({evaluated_n} items){estimated}")
-        say(f"calibration           {describe_calibration(entry.policy.calibration)}")
-        for line in _describe_rule(entry.policy) if entry.policy.kind != "two_tier" else []:
-            say(line)
-        for line in describe_constraints(entry):
-            say(line)
-        say(f"value total           {_fmt(evaluation.get('value_total'), '.6g')}")
-        say(f"value per item        {_fmt(evaluation.get('value_per_item'))}")
-        say(f"value dimensionless   {_fmt(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)")
-        say(
-            f"coverage              {_pct(evaluation.get('coverage'))}  "
-            f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
-            f"{_count(evaluation.get('n_abstain', 0))} abstained)"
-        )
-        say(f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}")
-        ci = evaluation.get("ci95")
-        if ci:
-            say(f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)")
+
+
+def _check_interval_values(values, *, with_interval: bool, html: bool = False) -> None:
+    """Refuse, before any work, values too tiny or too large for an interval, and say how to do without one."""
+    if not (with_interval or html):
+        return
+    from ._usecase import check_value_range
+
+    check_value_range(values)  # beyond what any sum can hold: --no-interval would not help
+    try:
+        check_value_range(values, interval=True)
+    except ValueError as exc:
+        if html:  # the HTML report always shows its intervals
+            hint = "; the HTML report always shows 95% intervals: without --html, --no-interval skips them"
         else:
-            reason = "estimated value" if evaluation.get("estimated") else "not computed"
-            say(f"95% CI per item       n/a ({reason})")
-        for note in entry.notes:
-            prefix = f"{entry.model}: "
-            say(f"note: {note[len(prefix) :] if note.startswith(prefix) else note}")
+            hint = "; or skip the confidence intervals with --no-interval"
+        raise UsageError(f"{exc}{hint}") from None
+
+
+def _entry_lines(entry, path) -> list[str]:
+    """One model's section of the report: what it was tuned and evaluated on, its rule and its value."""
+    from ._calibration import describe_calibration
+    from ._constrained import describe_constraints
+
+    evaluation = entry.evaluation or {}
+    tuned = entry.tuned_on
+    tuned_text = (
+        "nothing (the rule follows from the values)"
+        if tuned["split"] is None
+        else (f"split {tuned['split']!r} ({_count(tuned['n'])} items)")
+    )
+    estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
+    lines = [
+        f"== {entry.model}  ({path})",
+        f"tuned on              {tuned_text}",
+        f"evaluated on          split {evaluation.get('split')!r} ({_count(evaluation.get('n', 0))} items){estimated}",
+        f"calibration           {describe_calibration(entry.policy.calibration)}",
+        *(_describe_rule(entry.policy) if entry.policy.kind != "two_tier" else []),
+        *describe_constraints(entry),
+        *_evaluation_lines(evaluation),
+    ]
+    prefix = f"{entry.model}: "
+    lines += [f"note: {note[len(prefix) :] if note.startswith(prefix) else note}" for note in entry.notes]
+    return lines
+
+
+def _evaluation_lines(evaluation: dict) -> list[str]:
+    """Value, coverage, selective accuracy and the interval of one evaluation."""
+    ci = evaluation.get("ci95")
+    if ci:
+        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)"
+    else:
+        interval = f"n/a ({'estimated value' if evaluation.get('estimated') else 'not computed'})"
+    return [
+        f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
+        f"value per item        {_fmt(evaluation.get('value_per_item'))}",
+        f"value dimensionless   {_fmt(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)",
+        f"coverage              {_pct(evaluation.get('coverage'))}  "
+        f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
+        f"{_count(evaluation.get('n_abstain', 0))} abstained)",
+        f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}",
+        f"95% CI per item       {interval}",
+    ]
+
+
+def _ranking_lines(document, models, values, currency: str) -> list[str]:
+    """With two or more evaluated models: the one of highest value per item, then the verdict."""
     ranked = sorted(
         (e for e in document.entries if e.evaluation and e.evaluation.get("value_per_item") is not None),
         key=lambda e: -e.evaluation["value_per_item"],
     )
-    if len(ranked) > 1:
-        best = ranked[0]
-        say("")
-        say(f"highest value per item: {best.model} ({_fmt(best.evaluation['value_per_item'])})")
-        for line in _verdict_lines(document, models, values, args.currency):
-            say(line)
-    if args.json:
-        data = document.to_dict()
-        validate_policy_document(data)  # never write a document the schema refuses
-        text = document.to_json()
-        if args.json == "-":
-            sys.stdout.write(text)
-        else:
-            _write_text(args.json, text, "the policy JSON")
-            say("")
-            say(f"wrote the policy JSON for {len(document.entries)} model(s) to {args.json}")
-    if args.html:
-        _write_html_report(args, models, values, say)
-    return EXIT_OK
+    if len(ranked) < 2:
+        return []
+    best = ranked[0]
+    return [
+        "",
+        f"highest value per item: {best.model} ({_fmt(best.evaluation['value_per_item'])})",
+        *_verdict_lines(document, models, values, currency),
+    ]
+
+
+def _write_policy_json(document, destination: str, say) -> None:
+    """The policy JSON to stdout (``-``) or a file; never a document the schema refuses."""
+    from ._policy_json import validate_policy_document
+
+    validate_policy_document(document.to_dict())
+    text = document.to_json()
+    if destination == "-":
+        sys.stdout.write(text)
+        return
+    _write_text(destination, text, "the policy JSON")
+    say("")
+    say(f"wrote the policy JSON for {len(document.entries)} model(s) to {destination}")
 
 
 def _verdict_lines(document, models, values, currency: str) -> list[str]:
@@ -528,19 +617,10 @@ def _confusion_lines(result) -> list[str]:
 
 def _cmd_apply(args) -> int:
     from ._pipeline import apply_policy_document
-    from ._policy_json import PolicyDocument
 
     path = Path(args.policy)
-    try:
-        text = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such policy file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        document = PolicyDocument.from_json(text)
-    except ValueError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+    document = _read_policy_document(path)
+    _check_interval_values(document.values, with_interval=not args.no_interval)
     models = _load(args.paths)
     applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
     say = _err if args.json == "-" else _out
@@ -548,7 +628,6 @@ def _cmd_apply(args) -> int:
     say(f"policies from {path} applied as stored (thresholds, calibration and rule; nothing refitted)")
     evaluated = 0
     for item in applied:
-        entry = document.entry(item.model)
         say("")
         say(f"== {item.model}" + (f"  ({models[item.model].path})" if item.model in models else ""))
         if item.same_run is False:
@@ -557,53 +636,84 @@ def _cmd_apply(args) -> int:
             _err(f"warning: {item.model} not evaluated: {item.note}")
             continue
         evaluated += 1
-        evaluation = item.evaluation
-        estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
-        say(f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}")
-        say(f"calibration           {describe_calibration(entry.policy.calibration)}")
-        for line in _describe_rule(entry.policy):
-            say(line)
-        say(f"value total           {_fmt(evaluation.get('value_total'), '.6g')}")
-        say(f"value per item        {_fmt(evaluation.get('value_per_item'))}")
-        say(f"coverage              {_pct(evaluation.get('coverage'))}")
-        ci = evaluation.get("ci95")
-        if ci:
-            say(f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)")
-        say("confusion matrix (weighted counts; columns: the class acted on, then abstain)")
-        for line in _confusion_lines(item.result):
+        for line in _applied_lines(item, document.entry(item.model).policy):
             say(line)
     if not evaluated:
         raise UsageError("no stored policy could be evaluated on these runs (see the warnings above)")
     if args.json:
-        out = {
-            "policy": str(path),
-            "split": args.split,
-            "models": [
-                {
-                    "model": item.model,
-                    "same_run": item.same_run,
-                    "evaluation": item.evaluation,
-                    "confusion": None if item.result is None else {
-                        "rows_true_class": list(item.result.classes),
-                        "columns": [*item.result.classes, "abstain"],
-                        "counts": item.result.confusion.tolist(),
-                    },
-                    "note": item.note or None,
-                }
-                for item in applied
-            ],
-        }
-        body = json.dumps(out, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-        if args.json == "-":
-            sys.stdout.write(body)
-        else:
-            try:
-                Path(args.json).write_text(body, encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write {args.json}: {exc.strerror or exc}") from None
-            say("")
-            say(f"wrote the evaluation of {evaluated} model(s) to {args.json}")
+        _write_applied_json(args.json, _applied_record(path, args.split, applied), evaluated, say)
     return EXIT_OK
+
+
+def _read_policy_document(path: Path):
+    """The policy JSON at ``path``, or UsageError saying why it cannot be used."""
+    from ._policy_json import PolicyDocument
+
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such policy file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        return PolicyDocument.from_json(text)
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
+def _applied_lines(item, policy) -> list[str]:
+    """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
+    from ._calibration import describe_calibration
+
+    evaluation = item.evaluation
+    estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
+    ci = evaluation.get("ci95")
+    return [
+        f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}",
+        f"calibration           {describe_calibration(policy.calibration)}",
+        *_describe_rule(policy),
+        f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
+        f"value per item        {_fmt(evaluation.get('value_per_item'))}",
+        f"coverage              {_pct(evaluation.get('coverage'))}",
+        *([f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)"] if ci else []),
+        "confusion matrix (weighted counts; columns: the class acted on, then abstain)",
+        *_confusion_lines(item.result),
+    ]
+
+
+def _applied_record(path: Path, split, applied) -> dict:
+    """What ``apply --json`` writes: per model its evaluation and confusion matrix."""
+    return {
+        "policy": str(path),
+        "split": split,
+        "models": [
+            {
+                "model": item.model,
+                "same_run": item.same_run,
+                "evaluation": item.evaluation,
+                "confusion": None if item.result is None else {
+                    "rows_true_class": list(item.result.classes),
+                    "columns": [*item.result.classes, "abstain"],
+                    "counts": item.result.confusion.tolist(),
+                },
+                "note": item.note or None,
+            }
+            for item in applied
+        ],
+    }
+
+
+def _write_applied_json(destination: str, record: dict, evaluated: int, say) -> None:
+    body = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    if destination == "-":
+        sys.stdout.write(body)
+        return
+    try:
+        Path(destination).write_text(body, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {destination}: {exc.strerror or exc}") from None
+    say("")
+    say(f"wrote the evaluation of {evaluated} model(s) to {destination}")
 
 
 # ----------------------------------------------------------------- table
@@ -639,6 +749,8 @@ def _table_view(table) -> pd.DataFrame:
 
 
 def _cmd_table(args) -> int:
+    from ._table import comparison_table
+
     models = _load(args.paths)
     eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=True)
     table = comparison_table(eval_runs, tune_runs, ks=args.k)
@@ -671,6 +783,10 @@ def _cmd_table(args) -> int:
 
 # ------------------------------------------------------------------- voc
 def _cmd_voc(args) -> int:
+    import numpy as np
+
+    from ._voc import voc_curve, voc_frame
+
     models = _load(args.paths)
     need_tuning = args.mode == "tuned"
     eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=need_tuning)

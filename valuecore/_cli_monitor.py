@@ -19,8 +19,9 @@ from ._cli import (
     _pct,
     _positive_float,
     _values,
+    _whole_number_between,
 )
-from ._policies import POLICY_KINDS
+from ._choices import POLICY_KINDS
 
 __all__ = ["add_monitor_command"]
 
@@ -66,23 +67,8 @@ def _cmd_monitor(args) -> int:
         result = monitor_bands(run.splits[reference], run.splits[watched], entry.policy, values,
                                calibration=args.estimate_calibration, confidence=args.confidence, **how)
         _out("")
-        _out(f"== {entry.model}  ({run.path}), watching split {watched!r}")
-        _out(f"estimate calibrated with: {result.calibration_text}")
-        _out(f"reference value per item {_fmt(result.reference_value_per_item)} (split {reference!r})")
-        _out(f"{'chunk':<24} {'n':>8} {'estimated':>10} {'band':>21} {'reference band':>21} {'alert':>5} "
-             f"{'drift p':>8} {'realised':>9}")
-        for row in result.frame.itertuples():
-            band = f"[{row.band_low:.4f}, {row.band_high:.4f}]"
-            ref = f"[{row.reference_low:.4f}, {row.reference_high:.4f}]"
-            realised = "" if not row.has_labels else f"{row.realised_value_per_item:.4f}"
-            _out(f"{str(row.chunk)[:24]:<24} {row.n:>8g} {row.estimated_value_per_item:>10.4f} {band:>21} {ref:>21} "
-                 f"{'ALERT' if row.alert else '-':>5} {row.drift_p_value:>8.3g}{'*' if row.drift else ' '}"
-                 f"{realised:>9}")
-        n = len(result.frame)
-        _out(f"alerts: {result.n_alerts} of {n} chunks (estimate outside the {100 * result.alert_confidence:g}% "
-             "reference band)")
-        _out(f"drift:  {result.n_drift} of {n} chunks (* : confidence distribution differs, KS p < "
-             f"{result.drift_level:g})")
+        for line in _band_lines(result, f"{entry.model}  ({run.path})", watched, reference):
+            _out(line)
         backtest = args.eval_split or entry.evaluation["split"]
         if backtest != reference and backtest in run.splits and run.splits[backtest].has_labels:
             # labelled splits rarely carry timestamps: the back-test cuts into consecutive rows
@@ -95,6 +81,32 @@ def _cmd_monitor(args) -> int:
     return 0
 
 
+def _band_lines(result, model: str, watched: str, reference: str) -> list[str]:
+    """One model's monitoring table: a row per chunk, then the count of alerts and of drifted chunks."""
+    lines = [
+        f"== {model}, watching split {watched!r}",
+        f"estimate calibrated with: {result.calibration_text}",
+        f"reference value per item {_fmt(result.reference_value_per_item)} (split {reference!r})",
+        f"{'chunk':<24} {'n':>8} {'estimated':>10} {'band':>21} {'reference band':>21} {'alert':>5} "
+        f"{'drift p':>8} {'realised':>9}",
+    ]
+    for row in result.frame.itertuples():
+        band = f"[{row.band_low:.4f}, {row.band_high:.4f}]"
+        ref = f"[{row.reference_low:.4f}, {row.reference_high:.4f}]"
+        realised = "" if not row.has_labels else f"{row.realised_value_per_item:.4f}"
+        lines.append(
+            f"{str(row.chunk)[:24]:<24} {row.n:>8g} {row.estimated_value_per_item:>10.4f} {band:>21} {ref:>21} "
+            f"{'ALERT' if row.alert else '-':>5} {row.drift_p_value:>8.3g}{'*' if row.drift else ' '}"
+            f"{realised:>9}"
+        )
+    n = len(result.frame)
+    lines.append(f"alerts: {result.n_alerts} of {n} chunks (estimate outside the "
+                 f"{100 * result.alert_confidence:g}% reference band)")
+    lines.append(f"drift:  {result.n_drift} of {n} chunks (* : confidence distribution differs, KS p < "
+                 f"{result.drift_level:g})")
+    return lines
+
+
 def _share(text: str) -> float:
     value = _positive_float(text)
     if value >= 1:
@@ -102,14 +114,7 @@ def _share(text: str) -> float:
     return value
 
 
-def _chunks(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"needs between 1 and 10000 chunks, got {value}")
-    return value
+_chunks = _whole_number_between(1, 10_000, "chunks")
 
 
 def add_monitor_command(commands, common) -> None:

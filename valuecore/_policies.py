@@ -24,6 +24,7 @@ from ._sorted import (
     cumulative_gain,
 )
 from ._usecase import UseCase, ValueMatrix
+from ._choices import ALL_POLICY_KINDS, POLICY_KINDS
 
 __all__ = [
     "Policy",
@@ -36,17 +37,6 @@ __all__ = [
 
 Values = Union[UseCase, ValueMatrix]
 
-POLICY_KINDS = (
-    "accept_all",
-    "threshold",
-    "calibrated_threshold",
-    "class_thresholds",
-    "calibrated_class_thresholds",
-    "expected_value",
-)
-# Kinds that need more than the values: two_tier needs the values of its assisted tier.
-TIERED_KINDS = ("two_tier",)
-ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
 
 _NO_CALIBRATION = {"method": "none"}
 

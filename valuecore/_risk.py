@@ -59,9 +59,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._capacity import global_cum_gain
 from ._policies import Policy, Values
-from ._sorted import SortedRun
+from ._sorted import SortedRun, cumulative_gain
 
 __all__ = ["CertifiedRisk", "METHODS", "fit_certified", "binomial_p_values", "upper_bounds"]
 
@@ -264,7 +263,7 @@ def fit_certified(
     if tested.any():
         bounds[tested] = upper_bounds(accepted[tested], wrong[tested], level)
 
-    cum_gain = global_cum_gain(run, values)
+    cum_gain = cumulative_gain(run, values)
     allowed = np.r_[True, certified]  # index 0: always abstain, allowed whatever happens
     best = int(np.argmax(np.where(allowed, cum_gain, -np.inf)))  # ties: the highest threshold
     empirical_ok = np.r_[True, (accepted > 0) & (wrong <= alpha * accepted)]

@@ -408,3 +408,32 @@ def best_prefix_per_class_cumulative(at_end: np.ndarray, run: SortedRun) -> tupl
     thresholds[present[worth_it]] = run.class_group_threshold[best_group[worth_it]]
     best_gain[present[worth_it]] = segment_max[worth_it]
     return thresholds, best_gain
+
+
+# ------------------------------------------------ the value primitive, per-item form
+def group_cumulative(run: SortedRun, per_item) -> np.ndarray:
+    """Per-item amounts summed over the ``k`` most confident groups.
+
+    Parameters
+    ----------
+    run : SortedRun
+    per_item : array-like of shape (n,)
+        Weighted amounts (e.g. gains over abstaining) in the run's original order.
+
+    Returns
+    -------
+    ndarray of shape (n_groups + 1,)
+        Indexed like :func:`cumulative_gain`: entry 0 accepts nothing (0),
+        entry ``k`` accepts ``confidence >= thresholds[k - 1]``.
+    """
+    ordered = np.asarray(per_item, dtype=np.float64)[run.order]
+    return np.r_[0.0, np.cumsum(ordered)[run.group_end - 1]] if ordered.size else np.zeros(1)
+
+
+def class_cumulative_weight(run: SortedRun) -> np.ndarray:
+    """Weighted items cumulated along ``run.class_order`` up to the end of each
+    (class, confidence) group, shape (n_class_groups,): the accepted weight that
+    goes with :func:`class_cumulative_gain`."""
+    if run.class_cum_correct is not None:  # counts cached at presort: O(n_class_groups)
+        return run.class_cum_correct + run.class_cum_wrong
+    return _class_cumulative(run.predictions.sample_weight, run)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
+from ._choices import DEFAULT_KS
 from ._policies import fit_policy
 from ._sorted import SortedRun
 from ._usecase import UseCase
 
 __all__ = ["ComparisonTable", "comparison_table", "DEFAULT_KS"]
 
-DEFAULT_KS = (0, 1, 2, 4, 8, 10)
 
 
 @dataclass(frozen=True, eq=False)

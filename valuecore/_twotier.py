@@ -27,11 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values, item_gains, value_matrix_for
+from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
-from ._capacity import global_cum_gain
-from ._sorted import SortedRun
-from ._usecase import UseCase
+from ._sorted import SortedRun, cumulative_gain, group_cumulative
+from ._usecase import UseCase, _check_magnitude
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
 
@@ -118,26 +117,24 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
     (0.8, 0.6)
     """
     assisted = AssistedValues.from_dict(assisted)
+    # The same bound as the use case's: the assisted gains below must stay finite.
+    _check_magnitude(np.array([assisted.v_confirmed_correct, assisted.v_confirmed_wrong, assisted.cost]),
+                     "the values of the assisted tier")
     predictions = run.predictions
     predictions.require_labels("tuning a two-tier policy")
     extra = {"calibration": calibration} if calibration else {}
     if predictions.n == 0:
         return Policy("two_tier", threshold=None, assist_threshold=None, assisted=assisted.to_dict(), **extra)
-    if isinstance(values, UseCase) and run.cum_correct is not None:
-        # Fast path: O(n_groups) from the counts cached at presort.
-        act_cum = global_cum_gain(run, values)
-        assist_cum = (assisted.v_confirmed_correct - assisted.cost - values.v_abstain) * run.cum_correct + (
-            assisted.v_confirmed_wrong - assisted.cost - values.v_abstain
-        ) * run.cum_wrong
+    act_cum = cumulative_gain(run, values)
+    if isinstance(values, UseCase):
+        # Assisting is a use case of its own against the same hand-off: O(n_groups) from cached counts.
+        assisting = UseCase(
+            assisted.v_confirmed_correct - assisted.cost, values.v_abstain, assisted.v_confirmed_wrong - assisted.cost
+        )
+        assist_cum = cumulative_gain(run, assisting)
     else:
-        weight = predictions.sample_weight
-        act = item_gains(predictions, values)[run.order]
-        assist = ((_assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)) * weight)[
-            run.order
-        ]
-        ends = run.group_end - 1
-        act_cum = np.r_[0.0, np.cumsum(act)[ends]]
-        assist_cum = np.r_[0.0, np.cumsum(assist)[ends]]
+        assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)
+        assist_cum = group_cumulative(run, assist_gains * predictions.sample_weight)
     # best j >= i of assist_cum[j], ties to the smallest j: scan from the end,
     # an equal value at a smaller index replaces the record.
     reverse = assist_cum[::-1]

@@ -25,11 +25,11 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
+from ._choices import VOC_MODES
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 
 __all__ = ["VOCCurve", "voc_curve", "dominance", "Dominance", "VOC_MODES", "voc_frame"]
 
-VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,22 @@
+"""The names the command line offers as choices, importable without numpy.
+
+``python -m valuecore --help`` builds its parser from these alone, so it loads
+no numpy; the modules that act on them (``_policies``, ``_voc``, ``_table``)
+import them from here.
+"""
+
+POLICY_KINDS = (
+    "accept_all",
+    "threshold",
+    "calibrated_threshold",
+    "class_thresholds",
+    "calibrated_class_thresholds",
+    "expected_value",
+)
+# Kinds that need more than the values: two_tier needs the values of its assisted tier.
+TIERED_KINDS = ("two_tier",)
+ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
+
+VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")
+
+DEFAULT_KS = (0, 1, 2, 4, 8, 10)
