@@ -7,6 +7,7 @@ Every widget here shows one setting (see ``dashboard.state`` for the rules);
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import streamlit as st
@@ -16,6 +17,7 @@ from valuecore.policy_json import align_values
 
 from . import data, serverfiles, state
 from .limits import CLAMP_NOTE, clamp_value
+from .safetext import md_text
 from .settings import CALIBRATION_METHODS, Settings
 
 # label -> (v_correct, v_abstain, v_wrong)
@@ -103,6 +105,72 @@ def _within_range(value) -> float:
     return clamp_value(value)[0]
 
 
+# The uploaded files in force live here, not in the drop zone: Streamlit's uploader keeps every file
+# dropped on it, two of the same name included, so a corrected file could not replace its first version.
+UPLOADS_KEY = "sidebar_uploaded_files"  # file name -> content, in upload order (kept across pages)
+UPLOAD_NOTE_KEY = "sidebar_upload_replaced"
+_UPLOADER_ROUND_KEY = "sidebar_upload_round"
+
+
+def add_uploads(store: dict[str, bytes], files) -> tuple[dict[str, bytes], list[str]]:
+    """``store`` with ``files`` (``(name, content)`` pairs) added; a name already there is replaced in place.
+
+    Returns the new store and the names that replaced an earlier upload.
+
+    >>> add_uploads({"a.csv": b"1", "b.csv": b"2"}, [("a.csv", b"3"), ("c.csv", b"4")])
+    ({'a.csv': b'3', 'b.csv': b'2', 'c.csv': b'4'}, ['a.csv'])
+    """
+    store = dict(store)
+    replaced = [name for name, _ in files if name in store]
+    for name, content in files:
+        store[name] = content
+    return store, list(dict.fromkeys(replaced))
+
+
+def _uploader_key() -> str:
+    return f"sidebar_upload_{st.session_state.get(_UPLOADER_ROUND_KEY, 0)}"
+
+
+def _take_uploads() -> None:
+    """Move the files just dropped into the store, and empty the drop zone (a new widget key)."""
+    files = st.session_state.get(_uploader_key()) or []
+    store, replaced = add_uploads(st.session_state.get(UPLOADS_KEY, {}), [(f.name, f.getvalue()) for f in files])
+    st.session_state[UPLOADS_KEY] = store
+    st.session_state[UPLOAD_NOTE_KEY] = replaced
+    st.session_state[_UPLOADER_ROUND_KEY] = st.session_state.get(_UPLOADER_ROUND_KEY, 0) + 1
+
+
+def _remove_upload(name: str) -> None:
+    store = dict(st.session_state.get(UPLOADS_KEY, {}))
+    store.pop(name, None)
+    st.session_state[UPLOADS_KEY] = store
+    st.session_state[UPLOAD_NOTE_KEY] = []
+
+
+def _upload_section() -> list[tuple[str, bytes]]:
+    """The drop zone, then each file in force with a button that removes it (and so its model)."""
+    st.file_uploader(
+        "Run files (CSV or Parquet, one per model)",
+        type=["csv", "parquet"],
+        accept_multiple_files=True,
+        key=_uploader_key(),
+        on_change=_take_uploads,
+        help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), "
+        "optional split, weight, id, timestamp. A file with the name of one already uploaded replaces it.",
+    )
+    store = st.session_state.get(UPLOADS_KEY, {})
+    for name in store:
+        name_column, button_column = st.columns([3, 2], vertical_alignment="center")
+        name_column.caption(":material/description: " + md_text(name))
+        button_column.button("Remove", key=f"sidebar_remove::{hashlib.sha256(name.encode()).hexdigest()[:16]}",
+                             on_click=_remove_upload, args=(name,), type="tertiary", icon=":material/close:",
+                             help="Remove this file and its model.")
+    replaced = [n for n in st.session_state.get(UPLOAD_NOTE_KEY, ()) if n in store]
+    if replaced:
+        st.caption(f"Replaced by the new upload of the same name: {md_text(', '.join(replaced))}.")
+    return list(store.items())
+
+
 def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
     labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)"}
@@ -118,15 +186,7 @@ def _source_section(settings: Settings):
         name = choice.split(":", 1)[1]
         return data.load_folder(data.SAMPLE_ROOT / name), f"sample runs '{name}'"
     if choice == "upload":
-        files = st.file_uploader(
-            "Run files (CSV or Parquet, one per model)",
-            type=["csv", "parquet"],
-            accept_multiple_files=True,
-            key="sidebar_upload",
-            help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), "
-            "optional split, weight, id, timestamp.",
-        )
-        return data.load_uploads([(f.name, f.getvalue()) for f in files or []]), "uploaded files"
+        return data.load_uploads(_upload_section()), "uploaded files"
     path = source[len("folder:"):] if source.startswith("folder:") else ""
     if not serverfiles.allowed_roots():
         # Off unless the operator allowed folders: a link naming one gets the same words, whatever it names.
