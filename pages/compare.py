@@ -234,15 +234,16 @@ with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
             continue
         thresholds[model] = stability.thresholds
         tuned.append({"model": model, "threshold": stability.tuned_threshold})
+        threshold = vc.wording.threshold  # as on every page: the exact threshold, to its last digit
         rows.append(
             {
                 "Model": model,
                 "Tuned on": tune_split,
-                "Tuned threshold": stability.tuned_threshold,
-                "Median over resamples": stability.median,
-                "95% range, low": stability.low,
-                "95% range, high": stability.high,
-                "Spread": stability.spread,
+                "Tuned threshold": threshold(stability.tuned_threshold),
+                "Median over resamples": threshold(stability.median),
+                "95% range, low": threshold(stability.low),
+                "95% range, high": threshold(stability.high),
+                "Spread": vc.wording.significant(stability.spread),
                 "Always abstain in": stability.share_always_abstain,
             }
         )
@@ -254,18 +255,11 @@ if rows:
             tuned=pd.DataFrame(tuned).astype({"threshold": float}),
         )
     )
-    number = st.column_config.NumberColumn(format="%.4f")
     show_dataframe(
         pd.DataFrame(rows),
         hide_index=True,
-        column_config={
-            **{
-                c: number
-                for c in ("Tuned threshold", "Median over resamples", "95% range, low", "95% range, high", "Spread")
-            },
-            "Always abstain in": st.column_config.NumberColumn(format="percent"),
-        },
+        column_config={"Always abstain in": st.column_config.NumberColumn(format="percent")},
     )
     st.caption(
-        "Black ticks: the threshold tuned on the whole tuning split. An empty cell means always abstaining was best."
+        "Black ticks: the threshold tuned on the whole tuning split. A dash (–) means always abstaining was best."
     )

@@ -54,7 +54,7 @@ period = period_col.selectbox(
 # Kept outside the widgets' own state, which Streamlit drops when another page is shown.
 st.session_state["home_volume"], st.session_state["home_period"] = volume, period
 
-tiles = home.tiles(verdict, currency, float(volume), period, home.best_confidences(ws, verdict))
+tiles = home.tiles(verdict, currency, float(volume), period)
 for start in range(0, len(tiles), 3):
     for column, tile in zip(st.columns(3), tiles[start : start + 3]):
         column.metric(tile.label, tile.value, help=tile.help)

@@ -9,11 +9,13 @@ Conventions
 Thresholds
     Written with enough digits to reproduce the decision exactly: the printed
     number accepts the same items as the exact one (``confidence >=
-    threshold``). Given the run's confidences, the shortest such number is
-    the threshold rounded *down* to the fewest decimals (at least 3) that
-    lets no other observed confidence slip in; without them, the shortest
-    decimal that reads back as the same float. Never ``1.0000`` for
-    ``0.999997``.
+    threshold``). The app, the CLI, the exported tables and the report all
+    write the shortest decimal that reads back as the same float (at least 3
+    decimals), so a copy of it decides *any* item as the stored policy does,
+    and one threshold reads the same everywhere. Given a run's confidences,
+    :func:`threshold` can instead round *down* to the fewest decimals that
+    let no observed confidence slip in: shorter, but exact only on those
+    items. Never ``1.0000`` for ``0.999997``.
 Money
     In the chosen currency: a one-character symbol before the number
     (``-$1,234.50``), a code after it (``1,234.50 EUR``). Two decimals, more
