@@ -9,8 +9,6 @@ tuned threshold is.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -29,12 +27,6 @@ from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
 
 RESAMPLES = (500, 1000, 2000, 5000, 10000)
-
-
-def _p(p: float) -> str:
-    if not math.isfinite(p):
-        return "undefined"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _item_differences(policy_a, run_a, policy_b, run_b, values) -> tuple[np.ndarray, np.ndarray]:
@@ -155,49 +147,29 @@ except ValueError as error:
     st.stop()
 
 difference, weight = _item_differences(policy_a, run_a, policy_b, run_b, values)
-total = float(np.dot(weight, difference))
 d = comparison.mean_difference
+words = vc.wording  # the sentences the CLI and the HTML report use for the same comparison
 
 # -- the result, said twice
 st.subheader("The difference in value")
 metrics = st.columns([3, 4, 2, 2])
-metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", selection.money(d, 4))
+metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", words.amount(d, selection.currency))
 metrics[1].metric(
-    "95% interval (new data)", f"{selection.money(comparison.low, 3)} to {selection.money(comparison.high, 3)}"
+    "95% interval (new data)",
+    f"{words.amount(comparison.low, selection.currency)} to {words.amount(comparison.high, selection.currency)}",
 )
-metrics[2].metric("p, paired t-test", _p(comparison.p_value_t))
-metrics[3].metric("p, paired bootstrap", _p(comparison.p_value_bootstrap))
+metrics[2].metric("Paired t-test", words.p_value(comparison.p_value_t))
+metrics[3].metric("Paired bootstrap", words.p_value(comparison.p_value_bootstrap))
 
-n_items = f"{float(weight.sum()):,.0f}"
-if d == 0:
-    on_data = f"**On this data** ({n_items} items of {md_text(repr(split))}): {model_a} and {model_b} earn exactly the same."  # noqa: E501
-else:
-    more, less = (model_a, model_b) if d > 0 else (model_b, model_a)
-    on_data = (
-        f"**On this data** ({n_items} items of {md_text(repr(split))}): {more} earns {selection.money(abs(d), 4)} more per item "  # noqa: E501
-        f"than {less} ({selection.money(abs(total))} in total). This is a fact about these items, no test needed."
-    )
-st.markdown(on_data)
-if math.isfinite(comparison.low) and math.isfinite(comparison.high):
-    significant = math.isfinite(comparison.p_value_t) and comparison.p_value_t < 0.05
-    verdict = (
-        f"{model_a if d > 0 else model_b} is better beyond chance at the 5% level."
-        if significant
-        else "the data cannot tell the two apart at the 5% level (the interval includes 0); "
-        "that is not evidence that they are equally good."
-    )
-    st.markdown(
-        f"**Expected on new data from the same distribution**: {model_a} − {model_b} between "
-        f"{selection.money(comparison.low, 4)} and {selection.money(comparison.high, 4)} per item "
-        f"(95% interval; paired t-test p = {_p(comparison.p_value_t)}, paired bootstrap p = "
-        f"{_p(comparison.p_value_bootstrap)} from {n_resamples:,} resamples, seed {seed}): {verdict}"
-    )
-else:
-    st.markdown("**Expected on new data**: too few items for an interval or a test.")
+on_data, on_new_data = words.paired_sentences(comparison, (model_a, model_b), selection.currency)
+st.markdown(md_text(on_data))
+st.markdown(md_text(on_new_data))
 st.caption(
+    f"The first sentence is a fact about these items of the split {md_text(repr(split))}: no test needed. The "
+    f"second is an estimate; its bootstrap p-value comes from {n_resamples:,} resamples with seed {seed}. "
     "The interval treats the policies as fixed and the items as a random sample; it does not include the noise "
     f"of tuning the thresholds (see threshold stability below). Values per item in {selection.currency}, "
-    "abstentions included."
+    "hand-offs included."
 )
 
 left, right = st.columns(2)
