@@ -61,18 +61,20 @@ def _values_section(settings: Settings) -> UseCase:
         st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,
                   icon=":material/undo:")
         return use_case
-    current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
-    labels = [YOUR_VALUES, *PRESETS]
-    matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
-    state.forget_widget("sidebar_preset")  # always drawn from the values in force
-    st.selectbox("What is each outcome worth?", labels, index=matching, key="sidebar_preset",
-                 on_change=_apply_preset, help="A preset, or your own values below.")
+    # The three values come first: with the page list above them they must end above the fold at 1440×900.
+    st.markdown("**What is each outcome worth?**")
     currency = settings.currency
     for name, label in VALUE_FIELDS:
         state.value(st.number_input, name, f"{label} ({currency})", key=f"sidebar_{name}_input", step=0.5,
                     format="%g", convert=_within_range)
     if any(clamp_value(st.session_state.get(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
         st.warning(CLAMP_NOTE)
+    current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
+    labels = [YOUR_VALUES, *PRESETS]
+    matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
+    state.forget_widget("sidebar_preset")  # always drawn from the values in force
+    st.selectbox("…or start from a preset", labels, index=matching, key="sidebar_preset",
+                 on_change=_apply_preset, help="Sets the three values above; change any of them afterwards.")
     settings = state.get()
     use_case = settings.use_case
     omega = use_case.omega

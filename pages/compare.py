@@ -152,7 +152,7 @@ words = vc.wording  # the sentences the CLI and the HTML report use for the same
 
 # -- the result, said twice
 st.subheader("The difference in value")
-metrics = st.columns([3, 4, 2, 2])
+metrics = st.columns([3, 5, 2, 2])
 metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", words.amount(d, selection.currency))
 metrics[1].metric(
     "95% interval (new data)",

@@ -83,10 +83,43 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
     assert problems == {}, f"cut at {width} px: {problems}"
 
 
-def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path):
-    """At 1440×900 the verdict, the threshold and the value per item are visible without scrolling,
-    and "Download report" saves the self-contained HTML report."""
+def assert_the_answer_is_above_the_fold(page, fold: int) -> None:
+    """The verdict, the threshold, the value per item and the three outcome values end above ``fold``."""
     from playwright.sync_api import expect
+
+    headline = page.locator('[data-testid="stMain"] h3').first
+    expect(headline).to_contain_text("Deploy")
+    tiles = page.locator('[data-testid="stMetric"]')
+    inputs = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
+    elements = {"the verdict": headline, "the threshold tile": tiles.filter(has_text="Act when confidence"),
+                "the value per item tile": tiles.filter(has_text="Value per item")}
+    for label in ("Correct answer", "Hand-off to a person", "Wrong answer"):
+        elements[f"the {label.lower()} input"] = inputs.filter(has_text=label)
+    below = {}
+    for name, element in elements.items():
+        expect(element).to_have_count(1)
+        box = element.bounding_box()
+        assert box is not None, name
+        if box["y"] + box["height"] > fold:
+            below[name] = round(box["y"] + box["height"])
+    assert below == {}, f"below the fold ({fold} px): {below}"
+
+
+def test_the_answer_is_above_the_fold_at_1280(app_in_browser):
+    server, browser = app_in_browser
+    context, page = new_page(browser, "landing-1280")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    try:
+        with step(page, "above-the-fold"):
+            open_app(page, server, HOME)
+            assert_the_answer_is_above_the_fold(page, 900)
+    finally:
+        context.close()
+
+
+def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path):
+    """At 1440×900 the verdict, the threshold, the value per item and the three outcome values are visible
+    without scrolling, and "Download report" saves the self-contained HTML report."""
 
     server, browser = app_in_browser
     context, page = new_page(browser, "landing")
@@ -94,12 +127,7 @@ def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in
     try:
         with step(page, "above-the-fold"):
             open_app(page, server, HOME)
-            headline = page.locator('[data-testid="stMain"] h3').first
-            expect(headline).to_contain_text("Deploy")
-            for element in (headline, page.locator('[data-testid="stMetric"]').filter(has_text="Act when confidence"),
-                            page.locator('[data-testid="stMetric"]').filter(has_text="Value per item")):
-                box = element.bounding_box()
-                assert box is not None and box["y"] + box["height"] <= 900, "below the fold at 1440×900"
+            assert_the_answer_is_above_the_fold(page, 900)
         with step(page, "download"):
             with page.expect_download(timeout=120_000) as info:
                 page.get_by_role("button", name="Download report").click()
