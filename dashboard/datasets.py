@@ -22,10 +22,41 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "cached_aggregate", "dataset_fingerprint", "default_cache_dir", "is_dataset"]
+__all__ = [
+    "CACHE_ENV",
+    "PER_ITEM_NOTE",
+    "aggregated_models",
+    "cached_aggregate",
+    "dataset_fingerprint",
+    "default_cache_dir",
+    "is_dataset",
+]
 
 CACHE_ENV = "VALUE_DASHBOARD_AGGREGATE_CACHE"
 DATA_SUFFIXES = (".parquet", ".pq", ".parq", ".csv")
+# The loader marks every aggregate run file with a warning that starts so (valuecore's run-file loader).
+_AGGREGATE_WARNING = "is an aggregate"
+PER_ITEM_NOTE = (
+    "{models} {verb} aggregated (one row per group of equal predictions, its weight the number of items), "
+    "so {what} does not apply: it needs each item's own row."
+)
+
+
+def aggregated_models(report, models=None) -> list[str]:
+    """The models of ``report`` (of ``models``, when given) loaded from an aggregate run file.
+
+    Thresholds, values, curves and intervals are exact on them; what needs each item's own row
+    (the expected-value rule, temperature scaling, a comparison paired item by item) does not apply.
+    """
+    files = {p.file for p in report.warnings if p.message.startswith(_AGGREGATE_WARNING)}
+    names = report.models if models is None else [m for m in models if m in report.models]
+    return [m for m in names if report.models[m].path in files]
+
+
+def per_item_note(models, what: str) -> str:
+    """The sentence that says ``what`` (e.g. "temperature scaling") does not apply to these aggregated models."""
+    models = list(models)
+    return PER_ITEM_NOTE.format(models=", ".join(models), verb="is" if len(models) == 1 else "are", what=what)
 
 
 def _data_files(folder: Path) -> list[Path]:

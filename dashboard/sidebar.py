@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
+import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 from valuecore.policy_json import align_values
 
-from . import data, serverfiles, state
+from . import data, datasets, serverfiles, state
 from .limits import CLAMP_NOTE, clamp_value
 from .safetext import md_text
 from .settings import CALIBRATION_METHODS, Settings
@@ -99,7 +102,56 @@ def _folder_report(path: str):
         st.error(serverfiles.REFUSAL, icon=":material/block:")
         return (data.LoadReport(models={}, problems=(data.LoadProblem("server folder", serverfiles.REFUSAL),)),
                 "a folder (refused)")
+    if datasets.is_dataset(resolved):
+        return _dataset_report(resolved, path), f"Parquet dataset {path}"
     return data.load_folder(resolved), f"folder {path}"
+
+
+@st.cache_resource(show_spinner="Loading the aggregate…", max_entries=16)
+def _load_aggregate(path: str, shown_as: str) -> data.LoadReport:
+    """The aggregate run file (its name holds the dataset's fingerprint), its cache path shown as the dataset."""
+    report = vc.load_runs(path)
+
+    def shown(file: str) -> str:
+        return shown_as if file == path else file
+
+    models = {m: replace(run, path=shown(run.path)) for m, run in report.models.items()}
+    return data.LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file)) for p in report.problems))
+
+
+def _dataset_report(folder, shown_as: str) -> data.LoadReport:
+    """A Parquet dataset (a partitioned prediction log) aggregated once per fingerprint, then loaded like a run.
+
+    The aggregation is DuckDB's, memory-capped, with its progress on a bar; a refusal is said in words.
+    """
+    label = f"Aggregating the Parquet dataset {md_text(shown_as)} (once; later visits use the stored result)…"
+    bar = st.progress(0.0, text=label)
+    try:
+        path = datasets.cached_aggregate(folder, progress=lambda done: bar.progress(min(max(float(done), 0.0), 1.0),
+                                                                                     text=label))
+    except vc.aggregation.AggregateRefused as refused:
+        bar.empty()
+        problems = tuple(replace(p, file=_inside(p.file, folder, shown_as)) for p in refused.problems)
+        st.error("The Parquet dataset could not be aggregated: "
+                 + md_text("; ".join(str(p) for p in problems if p.severity == "error")[:1000] or str(refused)),
+                 icon=":material/block:")
+        return data.LoadReport(models={}, problems=problems)
+    except OSError as error:  # the cache folder cannot be written: the operator's to fix, said without its path
+        bar.empty()
+        message = ("The Parquet dataset could not be aggregated: the server cannot store the result "
+                   f"({error.strerror or 'input/output error'}). Tell the dashboard's operator.")
+        st.error(message, icon=":material/block:")
+        return data.LoadReport(models={}, problems=(data.LoadProblem(shown_as, message),))
+    bar.empty()
+    return _load_aggregate(str(path), shown_as)
+
+
+def _inside(file: str, folder, shown_as: str) -> str:
+    """A file of the dataset named from the dataset as the visitor named it, not by its server path."""
+    try:
+        return str(Path(shown_as) / Path(file).relative_to(folder))
+    except ValueError:
+        return file
 
 
 def _within_range(value) -> float:
@@ -198,7 +250,9 @@ def _source_section(settings: Settings):
         return data.LoadReport(models={}, problems=problems), "a server folder (switched off)"
     folder = st.text_input(
         "Folder with run files", value=path, key="sidebar_folder", placeholder="runs/2024-05",
-        help="A folder inside the ones the operator allowed; a relative path is taken inside the first of them.",
+        help="A folder inside the ones the operator allowed; a relative path is taken inside the first of them. "
+        "A folder of run files loads them; a Parquet dataset (data files in sub-folders, e.g. split=val/...) "
+        "is aggregated once and then used like a run.",
     )
     state.from_widget("source", f"folder:{folder}" if folder else "folder")
     return _folder_report(folder)
@@ -240,11 +294,15 @@ def render_sidebar() -> state.Selection:
                                   key="sidebar_tune_split", fallback=_preferred(splits, ("val", "validation", "tune")))
         eval_split = state.choice(st.selectbox, "eval_split", "Evaluate on", splits, key="sidebar_eval_split",
                                   fallback=_preferred(splits, ("test", "eval")))
+        aggregated = datasets.aggregated_models(report, models)
+        methods = [m for m in CALIBRATION_METHODS if not (aggregated and m == "temperature")]
         calibration = state.choice(
-            st.selectbox, "calibration", "Recalibrate before thresholding", CALIBRATION_METHODS,
+            st.selectbox, "calibration", "Recalibrate before thresholding", methods,
             key="sidebar_calibration",
             help="Fitted on the tuning split. Temperature scaling needs class probabilities.",
         )
+        if aggregated:
+            st.caption(md_text(datasets.per_item_note(aggregated, "temperature scaling")) + " It is not offered.")
         for note in state.link_notes():
             st.warning(note, icon=":material/link_off:")
 

@@ -21,7 +21,7 @@ from dashboard.charts.compare import (
     value_interval_chart,
 )
 import valuecore as vc
-from dashboard import state, views
+from dashboard import datasets, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
@@ -72,6 +72,10 @@ model_b = right.selectbox(
 state.from_widget("compare_pair", None if (model_a, model_b) == (models[0], models[1]) else (model_a, model_b))
 if model_a == model_b:
     st.info("Pick two different models.")
+    st.stop()
+if aggregated := datasets.aggregated_models(selection.report, [model_a, model_b]):
+    st.info(md_text(datasets.per_item_note(aggregated, "a comparison paired item by item")) + " Compare their "
+            "values and 95% intervals on the Value page instead: those are exact on aggregates.")
     st.stop()
 
 split = selection.eval_split
