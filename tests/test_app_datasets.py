@@ -20,10 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
 from dashboard import datasets, serverfiles
-
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-
+from test_app_core import start as start_app
 
 def plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
@@ -61,14 +58,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def start(source: str, page: str | None = None, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["src"] = source
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
-    return at
+    return start_app(page, src=source, **query)
 
 
 def test_a_parquet_dataset_is_aggregated_with_progress_and_answers_like_its_raw_rows(tmp_path, cache, monkeypatch):
