@@ -287,7 +287,8 @@ def render_sidebar() -> state.Selection:
         loaded = list(report.models)
         if loaded:
             state.note_link_once(_missing_from_runs(state.get(), report))
-        models = state.multi(st.multiselect, "models", "Models", loaded, key="sidebar_models")
+        # Without options the browser would keep showing the last chips (a removed file's model), greyed out.
+        models = state.multi(st.multiselect, "models", "Models", loaded, key="sidebar_models") if loaded else []
 
         splits = sorted({s for m in models for s in report.models[m].splits})
         tune_split = state.choice(st.selectbox, "tune_split", "Tune thresholds on", splits,

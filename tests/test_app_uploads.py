@@ -46,7 +46,8 @@ def runs_table(at: AppTest) -> pd.DataFrame:
 
 
 def loaded_models(at: AppTest) -> list[str]:
-    return list(at.sidebar.multiselect(key="sidebar_models").options)
+    pickers = [m for m in at.sidebar.multiselect if m.key == "sidebar_models"]
+    return list(pickers[0].options) if pickers else []  # no picker at all when nothing is loaded
 
 
 def test_a_file_uploaded_again_under_its_name_replaces_the_first():
