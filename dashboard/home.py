@@ -116,6 +116,25 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> lis
     ]
 
 
+# A tile's value is set in a large font, about 19 px a character: a column a third wide holds about ten.
+_CHARACTERS_IN_A_THIRD = 10
+
+
+def tile_rows(tiles: list[Tile]) -> list[tuple[list[int], list[Tile]]]:
+    """The tiles three to a row, with the relative column widths of each row.
+
+    A threshold written to its last digit (17 significant digits for a float confidence) does not fit a
+    third of the page at 1280 px: its row gives it half.
+    """
+    rows = []
+    for start in range(0, len(tiles), 3):
+        row = tiles[start : start + 3]
+        long = max((len(t.value) for t in row), default=0) > _CHARACTERS_IN_A_THIRD
+        rows.append(([2 if len(t.value) > _CHARACTERS_IN_A_THIRD else 1 for t in row] if long else [1] * len(row),
+                     row))
+    return rows
+
+
 def best_tile(verdict: vc.Verdict, best: str) -> Tile:
     """The Value page's "best model" tile, honest about ties and degenerate values."""
     if verdict.degenerate in ("pointless", "all_useless"):
