@@ -6,6 +6,10 @@ missing cell into text, formatted as its column configuration asks (percent,
 printf-style, or a plain number), with "–" where the number is missing; its
 configuration becomes a text column with the same label and help.
 
+A column of thresholds (its label says "threshold") reads as everywhere else too:
+``valuecore.wording.threshold``, the exact threshold to its last digit, never
+a printf format's ``1.0000`` for 0.999997.
+
 Percentages read as everywhere else (``valuecore.wording.percent``, one
 decimal: 94.4%, never Streamlit's own "percent" format, which writes 94%).
 A ``format="percent"`` column of shares becomes percentages rounded as the
@@ -25,7 +29,7 @@ import math
 
 import pandas as pd
 
-from valuecore.wording import PERCENT_DIGITS, percent
+from valuecore.wording import PERCENT_DIGITS, percent, threshold
 
 __all__ = ["MISSING", "compact_dataframe", "dataframe", "readable"]
 
@@ -62,6 +66,16 @@ def _text_config(config, column):
 
     label, help_text = _label_and_help(config, column)
     return st.column_config.TextColumn(label, help=help_text)
+
+
+def _is_threshold_column(config, column, values) -> bool:
+    """A column of numbers in [0, 1] whose label names thresholds."""
+    label, _ = _label_and_help(config, column)
+    if "threshold" not in str(label).lower():
+        return False
+    numbers = [v for v in values if not _is_missing(v)]
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in numbers) and bool(
+        numbers)
 
 
 def _percentages(values) -> list[float] | None:
@@ -102,6 +116,10 @@ def readable(frame: pd.DataFrame, column_config: dict | None = None) -> tuple[pd
                                                                format=f"%.{PERCENT_DIGITS}f%%")
                 continue
             frame[column] = [MISSING if _is_missing(v) else percent(v) for v in values]
+            config[column] = _text_config(config.get(column), column)
+            continue
+        if _is_threshold_column(config.get(column), column, values):
+            frame[column] = [threshold(v) for v in values]  # "–" where missing (always hand off)
             config[column] = _text_config(config.get(column), column)
             continue
         if not any(_is_missing(v) for v in values):

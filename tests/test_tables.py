@@ -40,3 +40,11 @@ def test_printf_of_the_shown_number_is_the_wording_modules_text(share):
     else:
         # What the browser prints with "%.1f%%" (sprintf-js: toFixed) for the number stored.
         assert config["Coverage"]["type_config"]["format"] % shown == percent(share)
+
+
+def test_a_column_of_thresholds_reads_to_its_last_digit_whatever_its_printf_format():
+    config = {"Tuned threshold, raw": st.column_config.NumberColumn(format="%.4f")}
+    frame = pd.DataFrame({"Tuned threshold, raw": [0.999997, 0.5, None], "Value": [0.123456, 1.0, 2.0]})
+    shown, config = readable(frame, config)
+    assert shown["Tuned threshold, raw"].tolist() == ["0.999997", "0.500", "–"]
+    assert shown["Value"].tolist() == [0.123456, 1.0, 2.0]  # other numbers keep their own format
