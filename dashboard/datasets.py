@@ -2,7 +2,7 @@
 
 A *dataset* is a folder the operator allows (see ``dashboard.serverfiles``:
 the visitor only picks among the operator's folders, never types a path) that
-holds Parquet or CSV files in sub-folders, e.g. hive partitions
+holds Parquet files in sub-folders only, e.g. hive partitions
 ``split=val/part-0.parquet``. The dashboard does not load it row by row: it
 aggregates it once with DuckDB (``valuecore.aggregate``, memory-capped),
 caches the aggregate on disk under the dataset's *fingerprint* (every data
@@ -33,7 +33,8 @@ __all__ = [
 ]
 
 CACHE_ENV = "VALUE_DASHBOARD_AGGREGATE_CACHE"
-DATA_SUFFIXES = (".parquet", ".pq", ".parq", ".csv")
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+DATA_SUFFIXES = (*PARQUET_SUFFIXES, ".csv")
 # The loader marks every aggregate run file with a warning that starts so (valuecore's run-file loader).
 _AGGREGATE_WARNING = "is an aggregate"
 PER_ITEM_NOTE = (
@@ -70,11 +71,18 @@ def _data_files(folder: Path) -> list[Path]:
 
 
 def is_dataset(folder: str | os.PathLike) -> bool:
-    """True for a folder whose data files sit in sub-folders (a partitioned log), not beside each other."""
+    """True for a folder whose data files are Parquet files in sub-folders (a partitioned log).
+
+    A folder with run files of its own, or with CSV files in its sub-folders (say, a folder of
+    run folders), is not one: its models stay separate files instead of being merged into one log.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         return False
-    return any(len(p.relative_to(folder).parts) > 1 for p in _data_files(folder))
+    files = _data_files(folder)
+    return bool(files) and all(
+        len(p.relative_to(folder).parts) > 1 and p.suffix.lower() in PARQUET_SUFFIXES for p in files
+    )
 
 
 def dataset_fingerprint(folder: str | os.PathLike) -> str:
