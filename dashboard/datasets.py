@@ -1,7 +1,7 @@
 """Parquet datasets (prediction logs too large for memory) as a dashboard source.
 
-A *dataset* is a folder the operator allows (see ``dashboard.serverfiles``:
-the visitor only picks among the operator's folders, never types a path) that
+A *dataset* is a folder inside the roots the operator allows (see
+``dashboard.serverfiles``: a folder the visitor names is read only there) that
 holds Parquet files in sub-folders only, e.g. hive partitions
 ``split=val/part-0.parquet``. The dashboard does not load it row by row: it
 aggregates it once with DuckDB (``valuecore.aggregate``, memory-capped),
