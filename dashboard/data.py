@@ -66,22 +66,31 @@ def _load_upload(name: str, sha256: str, _data: bytes) -> LoadReport:
 
 
 def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
-    """Uploaded run files as one report; a bad file never hides the good ones."""
+    """Uploaded run files as one report; a bad file never hides the good ones.
+
+    ``files`` are ``(name, content)`` in upload order. A name uploaded again
+    replaces the earlier upload (a corrected file keeps its place, with the new
+    content); each file's problems are reported once. A model named by two files
+    of different names is loaded from the first and the second is reported.
+    """
+    latest: dict[str, bytes] = {}
+    for name, content in files:
+        latest[name] = content  # a dict keeps the first upload's place and the last upload's content
     models: dict[str, ModelRun] = {}
-    problems: list[LoadProblem] = []
-    for name, data in files:
-        report = _load_upload(name, hashlib.sha256(data).hexdigest(), data)
-        problems.extend(report.problems)
+    source: dict[str, str] = {}
+    problems: dict[LoadProblem, None] = {}  # insertion-ordered set: each problem counted once
+    for name, content in latest.items():
+        report = _load_upload(name, hashlib.sha256(content).hexdigest(), content)
+        problems.update(dict.fromkeys(report.problems))
         for model, run in report.models.items():
             if model in models:
-                problems.append(
-                    LoadProblem(
-                        name, f"model {model!r} is already loaded from another file; this one is skipped", "model", (),
-                        "error",
-                    )
+                problem = LoadProblem(
+                    name, f"model {model!r} is already loaded from {source[model]}; this file's is skipped "
+                    "(remove one of the two files, or give the models different names)", "model", (), "error",
                 )
+                problems[problem] = None
                 continue
-            models[model] = run
+            models[model], source[model] = run, name
     return LoadReport(models=models, problems=tuple(problems))
 
 

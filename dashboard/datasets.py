@@ -1,8 +1,8 @@
 """Parquet datasets (prediction logs too large for memory) as a dashboard source.
 
-A *dataset* is a folder the operator allows (see ``dashboard.serverfiles``:
-the visitor only picks among the operator's folders, never types a path) that
-holds Parquet or CSV files in sub-folders, e.g. hive partitions
+A *dataset* is a folder inside the roots the operator allows (see
+``dashboard.serverfiles``: a folder the visitor names is read only there) that
+holds Parquet files in sub-folders only, e.g. hive partitions
 ``split=val/part-0.parquet``. The dashboard does not load it row by row: it
 aggregates it once with DuckDB (``valuecore.aggregate``, memory-capped),
 caches the aggregate on disk under the dataset's *fingerprint* (every data
@@ -22,10 +22,42 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "cached_aggregate", "dataset_fingerprint", "default_cache_dir", "is_dataset"]
+__all__ = [
+    "CACHE_ENV",
+    "PER_ITEM_NOTE",
+    "aggregated_models",
+    "cached_aggregate",
+    "dataset_fingerprint",
+    "default_cache_dir",
+    "is_dataset",
+]
 
 CACHE_ENV = "VALUE_DASHBOARD_AGGREGATE_CACHE"
-DATA_SUFFIXES = (".parquet", ".pq", ".parq", ".csv")
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+DATA_SUFFIXES = (*PARQUET_SUFFIXES, ".csv")
+# The loader marks every aggregate run file with a warning that starts so (valuecore's run-file loader).
+_AGGREGATE_WARNING = "is an aggregate"
+PER_ITEM_NOTE = (
+    "{models} {verb} aggregated (one row per group of equal predictions, its weight the number of items), "
+    "so {what} does not apply: it needs each item's own row."
+)
+
+
+def aggregated_models(report, models=None) -> list[str]:
+    """The models of ``report`` (of ``models``, when given) loaded from an aggregate run file.
+
+    Thresholds, values, curves and intervals are exact on them; what needs each item's own row
+    (the expected-value rule, temperature scaling, a comparison paired item by item) does not apply.
+    """
+    files = {p.file for p in report.warnings if p.message.startswith(_AGGREGATE_WARNING)}
+    names = report.models if models is None else [m for m in models if m in report.models]
+    return [m for m in names if report.models[m].path in files]
+
+
+def per_item_note(models, what: str) -> str:
+    """The sentence that says ``what`` (e.g. "temperature scaling") does not apply to these aggregated models."""
+    models = list(models)
+    return PER_ITEM_NOTE.format(models=", ".join(models), verb="is" if len(models) == 1 else "are", what=what)
 
 
 def _data_files(folder: Path) -> list[Path]:
@@ -39,11 +71,18 @@ def _data_files(folder: Path) -> list[Path]:
 
 
 def is_dataset(folder: str | os.PathLike) -> bool:
-    """True for a folder whose data files sit in sub-folders (a partitioned log), not beside each other."""
+    """True for a folder whose data files are Parquet files in sub-folders (a partitioned log).
+
+    A folder with run files of its own, or with CSV files in its sub-folders (say, a folder of
+    run folders), is not one: its models stay separate files instead of being merged into one log.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         return False
-    return any(len(p.relative_to(folder).parts) > 1 for p in _data_files(folder))
+    files = _data_files(folder)
+    return bool(files) and all(
+        len(p.relative_to(folder).parts) > 1 and p.suffix.lower() in PARQUET_SUFFIXES for p in files
+    )
 
 
 def dataset_fingerprint(folder: str | os.PathLike) -> str:

@@ -75,22 +75,11 @@ _SHORT_RULES = {
 }
 
 
-def best_confidences(ws: Workspace, verdict: vc.Verdict):
-    """The (recalibrated) confidences the best model's threshold decides on: its tuning and evaluated items."""
-    import numpy as np
-
-    if verdict.best is None:
-        return None
-    parts = [ws.calibrated(verdict.best, split) for split in {ws.tuning_split_for(verdict.best), ws.eval_split}]
-    parts = [p.confidence for p in parts if p is not None]
-    return np.concatenate(parts) if parts else None
-
-
-def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str, confidences=None) -> list[Tile]:
+def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> list[Tile]:
     """The six tiles under the headline: the rule, the share automated, value per item and per period.
 
-    ``confidences`` (the best model's, see :func:`best_confidences`) let the threshold be written with the
-    fewest digits that still decide every one of those items as the exact threshold does.
+    The threshold reads as everywhere else (``valuecore.wording.threshold``): the shortest decimal that
+    is the exact threshold, so the tile, the sentences, the tables, the export and the report agree.
     """
     v = verdict
     money = vc.wording.money
@@ -103,15 +92,15 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str, confid
         threshold = v.best_threshold
         if v.best_policy.kind in views.GLOBAL_THRESHOLD_KINDS:
             rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
-                    else vc.wording.threshold(threshold, confidences))
+                    else vc.wording.threshold(threshold))
         else:
             rule = _SHORT_RULES.get(v.best_policy.kind, v.best_policy.kind)
         automated, per_item = vc.wording.percent(v.coverage), v.best_per_item
         rule_help = vc.wording.rule_phrase(v.best_policy).capitalize() + "."
     if rule[0].isdigit():
         rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
-                     "Written with enough digits to decide every tuning and evaluated item as the exact "
-                     "threshold does.")
+                     "Written to the last digit of the exact threshold, so that a copy of it decides every item "
+                     "as the exported policy does.")
     gain = per_item - v.baseline_per_item
     return [
         Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),
@@ -125,6 +114,25 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str, confid
         Tile("No model, per item", money(v.baseline_per_item, currency),
              "Value per item of handing every item over: the bar every model must clear."),
     ]
+
+
+# A tile's value is set in a large font, about 19 px a character: a column a third wide holds about ten.
+_CHARACTERS_IN_A_THIRD = 10
+
+
+def tile_rows(tiles: list[Tile]) -> list[tuple[list[int], list[Tile]]]:
+    """The tiles three to a row, with the relative column widths of each row.
+
+    A threshold written to its last digit (17 significant digits for a float confidence) does not fit a
+    third of the page at 1280 px: its row gives it half.
+    """
+    rows = []
+    for start in range(0, len(tiles), 3):
+        row = tiles[start : start + 3]
+        long = max((len(t.value) for t in row), default=0) > _CHARACTERS_IN_A_THIRD
+        rows.append(([2 if len(t.value) > _CHARACTERS_IN_A_THIRD else 1 for t in row] if long else [1] * len(row),
+                     row))
+    return rows
 
 
 def best_tile(verdict: vc.Verdict, best: str) -> Tile:

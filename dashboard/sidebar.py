@@ -7,15 +7,20 @@ Every widget here shows one setting (see ``dashboard.state`` for the rules);
 
 from __future__ import annotations
 
+import hashlib
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
+import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 from valuecore.policy_json import align_values
 
-from . import data, serverfiles, state
+from . import data, datasets, serverfiles, state
 from .limits import CLAMP_NOTE, clamp_value
+from .safetext import md_text
 from .settings import CALIBRATION_METHODS, Settings
 
 # label -> (v_correct, v_abstain, v_wrong)
@@ -59,18 +64,20 @@ def _values_section(settings: Settings) -> UseCase:
         st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,
                   icon=":material/undo:")
         return use_case
-    current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
-    labels = [YOUR_VALUES, *PRESETS]
-    matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
-    state.forget_widget("sidebar_preset")  # always drawn from the values in force
-    st.selectbox("What is each outcome worth?", labels, index=matching, key="sidebar_preset",
-                 on_change=_apply_preset, help="A preset, or your own values below.")
+    # The three values come first: with the page list above them they must end above the fold at 1440×900.
+    st.markdown("**What is each outcome worth?**")
     currency = settings.currency
     for name, label in VALUE_FIELDS:
         state.value(st.number_input, name, f"{label} ({currency})", key=f"sidebar_{name}_input", step=0.5,
                     format="%g", convert=_within_range)
     if any(clamp_value(st.session_state.get(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
         st.warning(CLAMP_NOTE)
+    current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
+    labels = [YOUR_VALUES, *PRESETS]
+    matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
+    state.forget_widget("sidebar_preset")  # always drawn from the values in force
+    st.selectbox("…or start from a preset", labels, index=matching, key="sidebar_preset",
+                 on_change=_apply_preset, help="Sets the three values above; change any of them afterwards.")
     settings = state.get()
     use_case = settings.use_case
     omega = use_case.omega
@@ -95,12 +102,127 @@ def _folder_report(path: str):
         st.error(serverfiles.REFUSAL, icon=":material/block:")
         return (data.LoadReport(models={}, problems=(data.LoadProblem("server folder", serverfiles.REFUSAL),)),
                 "a folder (refused)")
+    if datasets.is_dataset(resolved):
+        return _dataset_report(resolved, path), f"Parquet dataset {path}"
     return data.load_folder(resolved), f"folder {path}"
+
+
+@st.cache_resource(show_spinner="Loading the aggregate…", max_entries=16)
+def _load_aggregate(path: str, shown_as: str) -> data.LoadReport:
+    """The aggregate run file (its name holds the dataset's fingerprint), its cache path shown as the dataset."""
+    report = vc.load_runs(path)
+
+    def shown(file: str) -> str:
+        return shown_as if file == path else file
+
+    models = {m: replace(run, path=shown(run.path)) for m, run in report.models.items()}
+    return data.LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file)) for p in report.problems))
+
+
+def _dataset_report(folder, shown_as: str) -> data.LoadReport:
+    """A Parquet dataset (a partitioned prediction log) aggregated once per fingerprint, then loaded like a run.
+
+    The aggregation is DuckDB's, memory-capped, with its progress on a bar; a refusal is said in words.
+    """
+    label = f"Aggregating the Parquet dataset {md_text(shown_as)} (once; later visits use the stored result)…"
+    bar = st.progress(0.0, text=label)
+    try:
+        path = datasets.cached_aggregate(folder, progress=lambda done: bar.progress(min(max(float(done), 0.0), 1.0),
+                                                                                     text=label))
+    except vc.aggregation.AggregateRefused as refused:
+        bar.empty()
+        problems = tuple(replace(p, file=_inside(p.file, folder, shown_as)) for p in refused.problems)
+        st.error("The Parquet dataset could not be aggregated: "
+                 + md_text("; ".join(str(p) for p in problems if p.severity == "error")[:1000] or str(refused)),
+                 icon=":material/block:")
+        return data.LoadReport(models={}, problems=problems)
+    except OSError as error:  # the cache folder cannot be written: the operator's to fix, said without its path
+        bar.empty()
+        message = ("The Parquet dataset could not be aggregated: the server cannot store the result "
+                   f"({error.strerror or 'input/output error'}). Tell the dashboard's operator.")
+        st.error(message, icon=":material/block:")
+        return data.LoadReport(models={}, problems=(data.LoadProblem(shown_as, message),))
+    bar.empty()
+    return _load_aggregate(str(path), shown_as)
+
+
+def _inside(file: str, folder, shown_as: str) -> str:
+    """A file of the dataset named from the dataset as the visitor named it, not by its server path."""
+    try:
+        return str(Path(shown_as) / Path(file).relative_to(folder))
+    except ValueError:
+        return file
 
 
 def _within_range(value) -> float:
     """A typed amount inside the range the core computes exactly (see dashboard.limits)."""
     return clamp_value(value)[0]
+
+
+# The uploaded files in force live here, not in the drop zone: Streamlit's uploader keeps every file
+# dropped on it, two of the same name included, so a corrected file could not replace its first version.
+UPLOADS_KEY = "sidebar_uploaded_files"  # file name -> content, in upload order (kept across pages)
+UPLOAD_NOTE_KEY = "sidebar_upload_replaced"
+_UPLOADER_ROUND_KEY = "sidebar_upload_round"
+
+
+def add_uploads(store: dict[str, bytes], files) -> tuple[dict[str, bytes], list[str]]:
+    """``store`` with ``files`` (``(name, content)`` pairs) added; a name already there is replaced in place.
+
+    Returns the new store and the names that replaced an earlier upload.
+
+    >>> add_uploads({"a.csv": b"1", "b.csv": b"2"}, [("a.csv", b"3"), ("c.csv", b"4")])
+    ({'a.csv': b'3', 'b.csv': b'2', 'c.csv': b'4'}, ['a.csv'])
+    """
+    store = dict(store)
+    replaced = [name for name, _ in files if name in store]
+    for name, content in files:
+        store[name] = content
+    return store, list(dict.fromkeys(replaced))
+
+
+def _uploader_key() -> str:
+    return f"sidebar_upload_{st.session_state.get(_UPLOADER_ROUND_KEY, 0)}"
+
+
+def _take_uploads() -> None:
+    """Move the files just dropped into the store, and empty the drop zone (a new widget key)."""
+    files = st.session_state.get(_uploader_key()) or []
+    store, replaced = add_uploads(st.session_state.get(UPLOADS_KEY, {}), [(f.name, f.getvalue()) for f in files])
+    st.session_state[UPLOADS_KEY] = store
+    st.session_state[UPLOAD_NOTE_KEY] = replaced
+    st.session_state[_UPLOADER_ROUND_KEY] = st.session_state.get(_UPLOADER_ROUND_KEY, 0) + 1
+
+
+def _remove_upload(name: str) -> None:
+    store = dict(st.session_state.get(UPLOADS_KEY, {}))
+    store.pop(name, None)
+    st.session_state[UPLOADS_KEY] = store
+    st.session_state[UPLOAD_NOTE_KEY] = []
+
+
+def _upload_section() -> list[tuple[str, bytes]]:
+    """The drop zone, then each file in force with a button that removes it (and so its model)."""
+    st.file_uploader(
+        "Run files (CSV or Parquet, one per model)",
+        type=["csv", "parquet"],
+        accept_multiple_files=True,
+        key=_uploader_key(),
+        on_change=_take_uploads,
+        help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), "
+        "optional split, weight, id, timestamp. A file with the name of one already uploaded replaces it.",
+    )
+    store = st.session_state.get(UPLOADS_KEY, {})
+    for name in store:
+        name_column, button_column = st.columns([3, 2], vertical_alignment="center")
+        name_column.caption(":material/description: " + md_text(name))
+        button_column.button("Remove", key=f"sidebar_remove::{hashlib.sha256(name.encode()).hexdigest()[:16]}",
+                             on_click=_remove_upload, args=(name,), type="tertiary", icon=":material/close:",
+                             help="Remove this file and its model.")
+    replaced = [n for n in st.session_state.get(UPLOAD_NOTE_KEY, ()) if n in store]
+    if replaced:
+        st.caption(f"Replaced by the new upload of the same name: {md_text(', '.join(replaced))}.")
+    return list(store.items())
 
 
 def _source_section(settings: Settings):
@@ -118,15 +240,7 @@ def _source_section(settings: Settings):
         name = choice.split(":", 1)[1]
         return data.load_folder(data.SAMPLE_ROOT / name), f"sample runs '{name}'"
     if choice == "upload":
-        files = st.file_uploader(
-            "Run files (CSV or Parquet, one per model)",
-            type=["csv", "parquet"],
-            accept_multiple_files=True,
-            key="sidebar_upload",
-            help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), "
-            "optional split, weight, id, timestamp.",
-        )
-        return data.load_uploads([(f.name, f.getvalue()) for f in files or []]), "uploaded files"
+        return data.load_uploads(_upload_section()), "uploaded files"
     path = source[len("folder:"):] if source.startswith("folder:") else ""
     if not serverfiles.allowed_roots():
         # Off unless the operator allowed folders: a link naming one gets the same words, whatever it names.
@@ -136,7 +250,9 @@ def _source_section(settings: Settings):
         return data.LoadReport(models={}, problems=problems), "a server folder (switched off)"
     folder = st.text_input(
         "Folder with run files", value=path, key="sidebar_folder", placeholder="runs/2024-05",
-        help="A folder inside the ones the operator allowed; a relative path is taken inside the first of them.",
+        help="A folder inside the ones the operator allowed; a relative path is taken inside the first of them. "
+        "A folder of run files loads them; a Parquet dataset (data files in sub-folders, e.g. split=val/...) "
+        "is aggregated once and then used like a run.",
     )
     state.from_widget("source", f"folder:{folder}" if folder else "folder")
     return _folder_report(folder)
@@ -171,18 +287,23 @@ def render_sidebar() -> state.Selection:
         loaded = list(report.models)
         if loaded:
             state.note_link_once(_missing_from_runs(state.get(), report))
-        models = state.multi(st.multiselect, "models", "Models", loaded, key="sidebar_models")
+        # Without options the browser would keep showing the last chips (a removed file's model), greyed out.
+        models = state.multi(st.multiselect, "models", "Models", loaded, key="sidebar_models") if loaded else []
 
         splits = sorted({s for m in models for s in report.models[m].splits})
         tune_split = state.choice(st.selectbox, "tune_split", "Tune thresholds on", splits,
                                   key="sidebar_tune_split", fallback=_preferred(splits, ("val", "validation", "tune")))
         eval_split = state.choice(st.selectbox, "eval_split", "Evaluate on", splits, key="sidebar_eval_split",
                                   fallback=_preferred(splits, ("test", "eval")))
+        aggregated = datasets.aggregated_models(report, models)
+        methods = [m for m in CALIBRATION_METHODS if not (aggregated and m == "temperature")]
         calibration = state.choice(
-            st.selectbox, "calibration", "Recalibrate before thresholding", CALIBRATION_METHODS,
+            st.selectbox, "calibration", "Recalibrate before thresholding", methods,
             key="sidebar_calibration",
             help="Fitted on the tuning split. Temperature scaling needs class probabilities.",
         )
+        if aggregated:
+            st.caption(md_text(datasets.per_item_note(aggregated, "temperature scaling")) + " It is not offered.")
         for note in state.link_notes():
             st.warning(note, icon=":material/link_off:")
 

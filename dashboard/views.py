@@ -20,6 +20,7 @@ import pandas as pd
 import valuecore as vc
 
 from .data import Workspace
+from .datasets import aggregated_models, per_item_note
 from .safetext import md_text
 
 # ------------------------------------------------------------------ labels
@@ -221,10 +222,15 @@ def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
         options = [k for k in options if k not in NEEDS_ONE_OMEGA]
         notes.append("The calibrated threshold ω/(1+ω) needs one penalty ω, and a value matrix has none: it is not "
                      "offered while the matrix is in force (per-class calibrated thresholds are).")
+    aggregated = aggregated_models(ws.report, models)
+    if aggregated:  # each item's own probability vector is gone: the rule is not offered at all
+        options = [k for k in options if k not in NEEDS_PROBA]
+        notes.append(md_text(per_item_note(aggregated, "the expected-value rule")) + " It is not offered.")
+        models = [m for m in models if m not in aggregated]
     with_proba = [m for m in models if ws.has_proba(m)]
     if not with_proba:
         options = [k for k in options if k not in NEEDS_PROBA]
-    if len(with_proba) < len(models):
+    if models and len(with_proba) < len(models):
         top_label = [m for m in models if m not in with_proba]
         notes.append(f"{short_list(top_label)}: top label only, so the expected-value rule "
                      + ("is not offered." if not with_proba else "is not available for them.")

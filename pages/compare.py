@@ -9,8 +9,6 @@ tuned threshold is.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -23,18 +21,12 @@ from dashboard.charts.compare import (
     value_interval_chart,
 )
 import valuecore as vc
-from dashboard import state, views
+from dashboard import datasets, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
 
 RESAMPLES = (500, 1000, 2000, 5000, 10000)
-
-
-def _p(p: float) -> str:
-    if not math.isfinite(p):
-        return "undefined"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _item_differences(policy_a, run_a, policy_b, run_b, values) -> tuple[np.ndarray, np.ndarray]:
@@ -80,6 +72,10 @@ model_b = right.selectbox(
 state.from_widget("compare_pair", None if (model_a, model_b) == (models[0], models[1]) else (model_a, model_b))
 if model_a == model_b:
     st.info("Pick two different models.")
+    st.stop()
+if aggregated := datasets.aggregated_models(selection.report, [model_a, model_b]):
+    st.info(md_text(datasets.per_item_note(aggregated, "a comparison paired item by item")) + " Compare their "
+            "values and 95% intervals on the Value page instead: those are exact on aggregates.")
     st.stop()
 
 split = selection.eval_split
@@ -155,49 +151,29 @@ except ValueError as error:
     st.stop()
 
 difference, weight = _item_differences(policy_a, run_a, policy_b, run_b, values)
-total = float(np.dot(weight, difference))
 d = comparison.mean_difference
+words = vc.wording  # the sentences the CLI and the HTML report use for the same comparison
 
 # -- the result, said twice
 st.subheader("The difference in value")
-metrics = st.columns([3, 4, 2, 2])
-metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", selection.money(d, 4))
+metrics = st.columns([3, 5, 2, 2])
+metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", words.amount(d, selection.currency))
 metrics[1].metric(
-    "95% interval (new data)", f"{selection.money(comparison.low, 3)} to {selection.money(comparison.high, 3)}"
+    "95% interval (new data)",
+    f"{words.amount(comparison.low, selection.currency)} to {words.amount(comparison.high, selection.currency)}",
 )
-metrics[2].metric("p, paired t-test", _p(comparison.p_value_t))
-metrics[3].metric("p, paired bootstrap", _p(comparison.p_value_bootstrap))
+metrics[2].metric("Paired t-test", words.p_value(comparison.p_value_t))
+metrics[3].metric("Paired bootstrap", words.p_value(comparison.p_value_bootstrap))
 
-n_items = f"{float(weight.sum()):,.0f}"
-if d == 0:
-    on_data = f"**On this data** ({n_items} items of {md_text(repr(split))}): {model_a} and {model_b} earn exactly the same."  # noqa: E501
-else:
-    more, less = (model_a, model_b) if d > 0 else (model_b, model_a)
-    on_data = (
-        f"**On this data** ({n_items} items of {md_text(repr(split))}): {more} earns {selection.money(abs(d), 4)} more per item "  # noqa: E501
-        f"than {less} ({selection.money(abs(total))} in total). This is a fact about these items, no test needed."
-    )
-st.markdown(on_data)
-if math.isfinite(comparison.low) and math.isfinite(comparison.high):
-    significant = math.isfinite(comparison.p_value_t) and comparison.p_value_t < 0.05
-    verdict = (
-        f"{model_a if d > 0 else model_b} is better beyond chance at the 5% level."
-        if significant
-        else "the data cannot tell the two apart at the 5% level (the interval includes 0); "
-        "that is not evidence that they are equally good."
-    )
-    st.markdown(
-        f"**Expected on new data from the same distribution**: {model_a} − {model_b} between "
-        f"{selection.money(comparison.low, 4)} and {selection.money(comparison.high, 4)} per item "
-        f"(95% interval; paired t-test p = {_p(comparison.p_value_t)}, paired bootstrap p = "
-        f"{_p(comparison.p_value_bootstrap)} from {n_resamples:,} resamples, seed {seed}): {verdict}"
-    )
-else:
-    st.markdown("**Expected on new data**: too few items for an interval or a test.")
+on_data, on_new_data = words.paired_sentences(comparison, (model_a, model_b), selection.currency)
+st.markdown(md_text(on_data))
+st.markdown(md_text(on_new_data))
 st.caption(
+    f"The first sentence is a fact about these items of the split {md_text(repr(split))}: no test needed. The "
+    f"second is an estimate; its bootstrap p-value comes from {n_resamples:,} resamples with seed {seed}. "
     "The interval treats the policies as fixed and the items as a random sample; it does not include the noise "
     f"of tuning the thresholds (see threshold stability below). Values per item in {selection.currency}, "
-    "abstentions included."
+    "hand-offs included."
 )
 
 left, right = st.columns(2)
@@ -234,15 +210,16 @@ with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
             continue
         thresholds[model] = stability.thresholds
         tuned.append({"model": model, "threshold": stability.tuned_threshold})
+        threshold = vc.wording.threshold  # as on every page: the exact threshold, to its last digit
         rows.append(
             {
                 "Model": model,
                 "Tuned on": tune_split,
-                "Tuned threshold": stability.tuned_threshold,
-                "Median over resamples": stability.median,
-                "95% range, low": stability.low,
-                "95% range, high": stability.high,
-                "Spread": stability.spread,
+                "Tuned threshold": threshold(stability.tuned_threshold),
+                "Median over resamples": threshold(stability.median),
+                "95% range, low": threshold(stability.low),
+                "95% range, high": threshold(stability.high),
+                "Spread": vc.wording.significant(stability.spread),
                 "Always abstain in": stability.share_always_abstain,
             }
         )
@@ -254,18 +231,11 @@ if rows:
             tuned=pd.DataFrame(tuned).astype({"threshold": float}),
         )
     )
-    number = st.column_config.NumberColumn(format="%.4f")
     show_dataframe(
         pd.DataFrame(rows),
         hide_index=True,
-        column_config={
-            **{
-                c: number
-                for c in ("Tuned threshold", "Median over resamples", "95% range, low", "95% range, high", "Spread")
-            },
-            "Always abstain in": st.column_config.NumberColumn(format="percent"),
-        },
+        column_config={"Always abstain in": st.column_config.NumberColumn(format="percent")},
     )
     st.caption(
-        "Black ticks: the threshold tuned on the whole tuning split. An empty cell means always abstaining was best."
+        "Black ticks: the threshold tuned on the whole tuning split. A dash (–) means always abstaining was best."
     )

@@ -54,9 +54,9 @@ period = period_col.selectbox(
 # Kept outside the widgets' own state, which Streamlit drops when another page is shown.
 st.session_state["home_volume"], st.session_state["home_period"] = volume, period
 
-tiles = home.tiles(verdict, currency, float(volume), period, home.best_confidences(ws, verdict))
-for start in range(0, len(tiles), 3):
-    for column, tile in zip(st.columns(3), tiles[start : start + 3]):
+tiles = home.tiles(verdict, currency, float(volume), period)
+for widths, row in home.tile_rows(tiles):
+    for column, tile in zip(st.columns(widths), row):
         column.metric(tile.label, tile.value, help=tile.help)
 
 for sentence in vc.wording.verdict_sentences(verdict, currency, period=period, volume=float(volume)):

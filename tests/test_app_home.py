@@ -70,11 +70,9 @@ def test_the_landing_page_is_the_verdict_with_its_numbers():
     runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
             for m, r in report.models.items()}
     verdict = vc.verdict(runs, use_case)
-    best_run = report.models[verdict.best]
-    confidences = np.concatenate([best_run.splits["val"].confidence, best_run.splits["test"].confidence])
-    assert shown["Act when confidence ≥"] == vc.wording.threshold(verdict.best_threshold, confidences)
-    exact = confidences >= verdict.best_threshold
-    assert np.array_equal(confidences >= float(shown["Act when confidence ≥"]), exact)
+    # The tile's threshold is the exact one (it reads back as the same float), in the one format of every page.
+    assert shown["Act when confidence ≥"] == vc.wording.threshold(verdict.best_threshold)
+    assert float(shown["Act when confidence ≥"]) == verdict.best_threshold
     assert shown["Automated"] == vc.wording.percent(verdict.coverage)
     assert shown["Value per item"] == vc.wording.money(verdict.best_per_item, "$")
     assert shown["Value per month"] == vc.wording.money(verdict.best_per_item * 10_000, "$")
@@ -83,6 +81,25 @@ def test_the_landing_page_is_the_verdict_with_its_numbers():
     # The standings table holds every model and the no-model row.
     table = at.dataframe[0].value
     assert list(table["Model"])[:1] == ["svm_rbf"] and table["Model"].iloc[-1].startswith("no model")
+
+
+def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_value_and_export_tables():
+    # digits at ω = 5: svm_rbf's threshold 0.681818 once read 0.681 on the tile and 0.681818 in the sentence.
+    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    text = assert_clean(at)
+    shown = tiles(at)["Act when confidence ≥"]
+    report = vc.load_runs([str(SAMPLES / "digits")])
+    exact = vc.fit_policy("threshold", vc.presort(report.models["svm_rbf"].splits["val"]), vc.UseCase(1, 0, -5))
+    assert float(shown) == exact.threshold and len(shown.split(".")[1]) >= 3
+    assert "svm_rbf earns" in text and f"act when confidence ≥ {shown})" in text
+    at.switch_page("pages/value.py").run()
+    assert not at.exception
+    value_table = at.dataframe[0].value.set_index("Model")
+    assert value_table.loc["svm_rbf", "Threshold"] == shown
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    export_table = at.dataframe[0].value.set_index("Model")
+    assert export_table.loc["svm_rbf", "Threshold(s)"] == shown
 
 
 def test_the_expected_volume_turns_value_per_item_into_value_per_period():

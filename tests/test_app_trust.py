@@ -115,7 +115,7 @@ def test_calibration_page_explains_top_label_only_runs(tmp_path):
     assert not at.exception, [e.value for e in at.exception]
     assert set(_frame(at, "ECE, equal width")["Confidence"]) == {"raw", "isotonic"}
     _open(at, "compare")
-    assert "**On this data** (40 items of 'test')" in _texts(at.markdown)
+    assert "On these 40 items, " in _texts(at.markdown)
 
 
 def vc_ece(predictions) -> float:
@@ -137,9 +137,6 @@ def test_compare_page_states_the_difference_its_interval_and_p_values():
     metrics = {m.label: m.value for m in at.metric}
     assert "logreg − mlp, per item (this data)" in metrics
     markdown = _texts(at.markdown)
-    assert "**On this data** (450 items of 'test')" in markdown
-    assert "**Expected on new data from the same distribution**" in markdown
-    assert "paired t-test p =" in markdown and "paired bootstrap p =" in markdown
 
     # The numbers are valuecore's: the same paired comparison computed directly.
     runs = load_runs(ROOT / "sample_runs" / "digits").models
@@ -154,10 +151,15 @@ def test_compare_page_states_the_difference_its_interval_and_p_values():
         rng=np.random.default_rng(0),
         n_resamples=2000,
     )
-    sign = "-" if expected.mean_difference < 0 else ""
-    assert metrics["logreg − mlp, per item (this data)"] == f"{sign}${abs(expected.mean_difference):,.4f}"
-    assert metrics["p, paired t-test"] == f"{expected.p_value_t:.3f}"
-    assert metrics["p, paired bootstrap"] == f"{expected.p_value_bootstrap:.3f}"
+    # ... said by the one wording module that the CLI and the HTML report use (names escaped as text).
+    on_data, on_new_data = vc.wording.paired_sentences(expected, ("logreg", "mlp"), "$")
+    assert on_data.startswith("On these 450 items, ") and "paired t-test p" in on_new_data
+    assert md_text(on_data) in markdown and md_text(on_new_data) in markdown
+    assert metrics["logreg − mlp, per item (this data)"] == vc.wording.amount(expected.mean_difference, "$")
+    assert metrics["95% interval (new data)"] == (f"{vc.wording.amount(expected.low, '$')} to "
+                                                  f"{vc.wording.amount(expected.high, '$')}")
+    assert metrics["Paired t-test"] == vc.wording.p_value(expected.p_value_t)
+    assert metrics["Paired bootstrap"] == vc.wording.p_value(expected.p_value_bootstrap)
     assert "Tuned threshold" in _frame(at, "Spread").columns
 
 

@@ -42,3 +42,17 @@ def test_cached_aggregate_is_made_once_per_fingerprint(tmp_path, monkeypatch):
 def test_a_flat_folder_of_run_files_is_not_a_dataset(tmp_path):
     pd.DataFrame({"proba_a": [0.5], "proba_b": [0.5]}).to_parquet(tmp_path / "model.parquet")
     assert not datasets.is_dataset(tmp_path)
+
+
+def test_a_folder_of_run_folders_or_with_run_files_of_its_own_is_not_a_dataset(tmp_path):
+    make_dataset(tmp_path / "log")
+    assert datasets.is_dataset(tmp_path / "log")
+    # Run files beside the partitions: separate models, not one log.
+    pd.DataFrame({"proba_a": [0.5], "proba_b": [0.5]}).to_parquet(tmp_path / "log" / "other_model.parquet")
+    assert not datasets.is_dataset(tmp_path / "log")
+    # A folder of folders of CSV run files (like sample_runs/) is not a Parquet dataset either.
+    runs = tmp_path / "runs"
+    for name in ("digits", "breast_cancer"):
+        (runs / name).mkdir(parents=True)
+        pd.DataFrame({"y_true": ["a"], "proba_a": [1.0], "proba_b": [0.0]}).to_csv(runs / name / "m.csv")
+    assert not datasets.is_dataset(runs)

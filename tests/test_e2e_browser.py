@@ -317,6 +317,25 @@ def metric_value(page, label: str):
     return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator('[data-testid="stMetricValue"]')
 
 
+def choose_upload(page):
+    """Pick "Upload run files" as the sidebar's data source; return the drop zone's file input."""
+    from playwright.sync_api import expect
+
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    wait_for_app(page)
+    option = page.get_by_role("option", name="Upload run files")
+    for _ in range(3):  # a rerun that lands just then closes the list: open it again
+        sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()
+        with contextlib.suppress(Exception):
+            option.wait_for(state="visible", timeout=5_000)
+            break
+    option.click()
+    uploader = sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    expect(uploader).to_be_attached()
+    wait_for_app(page)
+    return uploader
+
+
 # ---------------------------------------------------------------- tests
 pytestmark = pytest.mark.e2e
 
@@ -529,18 +548,7 @@ def test_malformed_upload_is_reported_with_its_file_name(server, page, tmp_path)
         open_app(page, server, HOME)
         go_to(page, "Runs")
     with step(page, "choose-upload"):
-        sidebar = page.locator('[data-testid="stSidebar"]')
-        wait_for_app(page)
-        option = page.get_by_role("option", name="Upload run files")
-        for _ in range(3):  # a rerun that lands just then closes the list: open it again
-            sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()
-            with contextlib.suppress(Exception):
-                option.wait_for(state="visible", timeout=5_000)
-                break
-        option.click()
-        uploader = sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]')
-        expect(uploader).to_be_attached()
-        wait_for_app(page)
+        uploader = choose_upload(page)
     with step(page, "upload"):
         uploader.set_input_files(bad)
         error = page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]')

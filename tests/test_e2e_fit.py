@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from test_e2e_browser import (
-    HOME, PAGES, _need_browser, chromium, chromium_path, go_to, new_page, open_app, step, streamlit_server,
+    HOME, PAGES, _need_browser, choose_upload, chromium, chromium_path, go_to, new_page, open_app, step,
+    streamlit_server, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -54,8 +55,30 @@ def app_in_browser():
         yield url, browser
 
 
+def full_precision_run(folder) -> tuple:
+    """A run file with float64 confidences, and its tuned threshold as every page writes it (17 digits)."""
+    import numpy as np
+    import pandas as pd
+
+    import valuecore as vc
+
+    rng = np.random.default_rng(1)
+    n = 600
+    proba_a = rng.random(n)
+    right = rng.random(n) < np.maximum(proba_a, 1 - proba_a)
+    y_true = np.where(right == (proba_a > 0.5), "a", "b")
+    path = folder / "full_precision.csv"
+    pd.DataFrame({"split": np.where(np.arange(n) < n // 2, "val", "test"), "y_true": y_true, "proba_a": proba_a,
+                  "proba_b": 1 - proba_a}).to_csv(path, index=False)
+    run = vc.load_runs([str(path)]).models["full_precision"]
+    policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
+    return path, vc.wording.threshold(policy.threshold)
+
+
 @pytest.mark.parametrize("width", [1280, 1440])
-def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_in_browser, width):
+def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_in_browser, width, tmp_path):
+    from playwright.sync_api import expect
+
     server, browser = app_in_browser
     context, page = new_page(browser, f"fit-{width}")
     page.set_viewport_size({"width": width, "height": 900})
@@ -78,28 +101,58 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
                 cut = page.evaluate(_TRUNCATION_PROBE)
                 if cut:
                     problems[f"landing, {name}"] = cut
+        # A threshold written to its last digit (float confidences): the longest tile value there is.
+        with step(page, "long threshold"):
+            path, threshold = full_precision_run(tmp_path)
+            assert len(threshold) > 15
+            open_app(page, server, HOME)
+            choose_upload(page).set_input_files(path)
+            tile = page.locator('[data-testid="stMetric"]').filter(has_text="Act when confidence")
+            expect(tile.locator('[data-testid="stMetricValue"]')).to_have_text(threshold)
+            wait_for_app(page)
+            cut = page.evaluate(_TRUNCATION_PROBE)
+            if cut:
+                problems["landing, a 17-digit threshold"] = cut
     finally:
         context.close()
     assert problems == {}, f"cut at {width} px: {problems}"
 
 
-def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path):
-    """At 1440×900 the verdict, the threshold and the value per item are visible without scrolling,
-    and "Download report" saves the self-contained HTML report."""
+def assert_the_answer_is_above_the_fold(page, fold: int) -> None:
+    """The verdict, the threshold, the value per item and the three outcome values end above ``fold``."""
     from playwright.sync_api import expect
 
+    headline = page.locator('[data-testid="stMain"] h3').first
+    expect(headline).to_contain_text("Deploy")
+    tiles = page.locator('[data-testid="stMetric"]')
+    inputs = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
+    elements = {"the verdict": headline, "the threshold tile": tiles.filter(has_text="Act when confidence"),
+                "the value per item tile": tiles.filter(has_text="Value per item")}
+    for label in ("Correct answer", "Hand-off to a person", "Wrong answer"):
+        elements[f"the {label.lower()} input"] = inputs.filter(has_text=label)
+    below = {}
+    for name, element in elements.items():
+        expect(element).to_have_count(1)
+        box = element.bounding_box()
+        assert box is not None, name
+        if box["y"] + box["height"] > fold:
+            below[name] = round(box["y"] + box["height"])
+    assert below == {}, f"below the fold ({fold} px): {below}"
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path, width):
+    """At 1280×900 and 1440×900 the verdict, the threshold, the value per item and the three outcome values
+    are visible without scrolling, and "Download report" saves the self-contained HTML report."""
     server, browser = app_in_browser
-    context, page = new_page(browser, "landing")
-    page.set_viewport_size({"width": 1440, "height": 900})
+    context, page = new_page(browser, f"landing-{width}")
+    page.set_viewport_size({"width": width, "height": 900})
     try:
         with step(page, "above-the-fold"):
             open_app(page, server, HOME)
-            headline = page.locator('[data-testid="stMain"] h3').first
-            expect(headline).to_contain_text("Deploy")
-            for element in (headline, page.locator('[data-testid="stMetric"]').filter(has_text="Act when confidence"),
-                            page.locator('[data-testid="stMetric"]').filter(has_text="Value per item")):
-                box = element.bounding_box()
-                assert box is not None and box["y"] + box["height"] <= 900, "below the fold at 1440×900"
+            assert_the_answer_is_above_the_fold(page, 900)
+        if width != 1440:
+            return  # the report is the same at any width
         with step(page, "download"):
             with page.expect_download(timeout=120_000) as info:
                 page.get_by_role("button", name="Download report").click()

@@ -9,11 +9,13 @@ Conventions
 Thresholds
     Written with enough digits to reproduce the decision exactly: the printed
     number accepts the same items as the exact one (``confidence >=
-    threshold``). Given the run's confidences, the shortest such number is
-    the threshold rounded *down* to the fewest decimals (at least 3) that
-    lets no other observed confidence slip in; without them, the shortest
-    decimal that reads back as the same float. Never ``1.0000`` for
-    ``0.999997``.
+    threshold``). The app, the CLI, the exported tables and the report all
+    write the shortest decimal that reads back as the same float (at least 3
+    decimals), so a copy of it decides *any* item as the stored policy does,
+    and one threshold reads the same everywhere. Given a run's confidences,
+    :func:`threshold` can instead round *down* to the fewest decimals that
+    let no observed confidence slip in: shorter, but exact only on those
+    items. Never ``1.0000`` for ``0.999997``.
 Money
     In the chosen currency: a one-character symbol before the number
     (``-$1,234.50``), a code after it (``1,234.50 EUR``). Two decimals, more
@@ -27,7 +29,7 @@ Missing numbers
 
 What lives here
 ---------------
-Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`percent`
+Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :func:`percent`
 (``PERCENT_DIGITS`` decimals), :func:`p_value`, :func:`threshold`,
 :func:`threshold_phrase`, :func:`omega`; ``DASH`` stands for a missing number.
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
@@ -56,6 +58,7 @@ __all__ = [
     "number",
     "significant",
     "money",
+    "amount",
     "percent",
     "p_value",
     "threshold",
@@ -253,19 +256,28 @@ def interval_sentences(interval, currency: str = "") -> tuple[str, str]:
     On this data: $0.25 per item.
     Expected on new data from the same distribution: $0.25 per item (95% CI -$1.22 to $1.72).
     """
-    on_data = f"On this data: {_amount(interval.mean, currency)} per item."
+    on_data = f"On this data: {amount(interval.mean, currency)} per item."
     head = "Expected on new data from the same distribution"
     if not (math.isfinite(interval.low) and math.isfinite(interval.high)):
         return on_data, f"{head}: unknown (too few items for an interval)."
     how = "" if interval.method == "t" else ", percentile bootstrap"
     return on_data, (
-        f"{head}: {_amount(interval.mean, currency)} per item ({_level(interval.confidence)} CI "
-        f"{_amount(interval.low, currency)} to {_amount(interval.high, currency)}{how})."
+        f"{head}: {amount(interval.mean, currency)} per item ({_level(interval.confidence)} CI "
+        f"{amount(interval.low, currency)} to {amount(interval.high, currency)}{how})."
     )
 
 
-def _amount(x: float, currency: str) -> str:
-    """Three significant digits in the currency: the precision of a statistical statement."""
+def amount(x: float, currency: str = "") -> str:
+    """Three significant digits in the currency: the precision of a statistical statement.
+
+    Used for estimates and their intervals (a difference per item, a confidence interval), where
+    :func:`money`'s cents would hide a small difference or claim more precision than the data holds.
+
+    >>> amount(0.012345, "$"), amount(-1234.5, "EUR"), amount(float("nan"), "$")
+    ('$0.0123', '-1,234 EUR', '–')
+    """
+    if _missing(x):
+        return DASH
     body = significant(abs(x))
     if not currency:
         return significant(x)
@@ -292,22 +304,22 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
     m = comparison
     items = significant(m.total_weight)
     if m.mean_difference == 0:
-        on_data = f"On these {items} items, {a} and {b} are worth exactly the same ({_amount(0.0, currency)} in total)."
+        on_data = f"On these {items} items, {a} and {b} are worth exactly the same ({amount(0.0, currency)} in total)."
     else:
         more = "more" if m.mean_difference > 0 else "less"
         on_data = (
-            f"On these {items} items, {a} is worth {_amount(abs(m.mean_difference), currency)} per item {more} "
-            f"than {b} ({_amount(m.total_difference, currency)} in total)."
+            f"On these {items} items, {a} is worth {amount(abs(m.mean_difference), currency)} per item {more} "
+            f"than {b} ({amount(m.total_difference, currency)} in total)."
         )
     head = f"On new items from the same distribution, {a} minus {b} is expected to be"
     if not (math.isfinite(m.low) and math.isfinite(m.high)):
         return on_data, (
-            f"{head} {_amount(m.mean_difference, currency)} per item, but there are too few items to test it."
+            f"{head} {amount(m.mean_difference, currency)} per item, but there are too few items to test it."
         )
     level = _level(1 - m.confidence)
     numbers = (
-        f"{_amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {_amount(m.low, currency)} to "
-        f"{_amount(m.high, currency)}; paired t-test {p_value(m.p_value_t)}, bootstrap {p_value(m.p_value_bootstrap)})"
+        f"{amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {amount(m.low, currency)} to "
+        f"{amount(m.high, currency)}; paired t-test {p_value(m.p_value_t)}, bootstrap {p_value(m.p_value_bootstrap)})"
     )
     if math.isfinite(m.p_value_t) and m.p_value_t < 1 - m.confidence:
         better = a if m.mean_difference > 0 else b
