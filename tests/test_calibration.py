@@ -625,3 +625,31 @@ def test_isotonic_never_pools_confidences_a_threshold_tells_apart():
     run = Predictions.from_top_label(["1"] * 4, [low, low, high, high], ["0", "0", "1", "1"], classes=["0", "1"])
     calibrated = fit_calibration(run, "isotonic").apply(run).confidence
     assert calibrated.tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("use_logits", [True, False])
+def test_fitting_and_applying_leave_the_run_untouched(use_logits):
+    run = softmax_model(300, 4, 2.0, seed=3)
+    before = {name: getattr(run, name).copy() for name in ("proba", "logits", "confidence", "y_pred")}
+    calibrator = fit_calibration(run, "temperature", use_logits=use_logits)
+    after = calibrator.apply(run)
+    assert calibrator.apply(run) is after  # applied once per run and calibrator
+    for name, array in before.items():
+        np.testing.assert_array_equal(getattr(run, name), array, err_msg=name)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 3000), decimals=st.sampled_from([1, 2, 4, 12]))
+def test_distinct_values_by_hashing_equal_numpy_unique(seed, n, decimals):
+    from valuecore import _calibration, _sorted
+
+    confidence = np.round(np.random.default_rng(seed).random(n), decimals)
+    saved = _sorted._FAST_SORT_MIN_ITEMS
+    _sorted._FAST_SORT_MIN_ITEMS = 0  # the hashing path on small inputs too
+    try:
+        values, inverse = _calibration._distinct_values(confidence)
+    finally:
+        _sorted._FAST_SORT_MIN_ITEMS = saved
+    expected_values, expected_inverse = np.unique(confidence, return_inverse=True)
+    np.testing.assert_array_equal(values, expected_values)
+    np.testing.assert_array_equal(inverse, expected_inverse)

@@ -291,6 +291,8 @@ class Calibrator:
             that class. ``"isotonic"``: only ``confidence`` changes.
             ``"platt"``: new binary ``proba``, ``y_pred`` its argmax (may
             change), ``logits=None``. ``"none"``: ``predictions`` itself.
+            Computed once per ``predictions`` object and calibrator: asking
+            again returns the same object.
 
         Raises
         ------
@@ -298,10 +300,19 @@ class Calibrator:
             Temperature or Platt on a run without probabilities, Platt on a
             run that is not binary.
         """
+        if self.method == "none":
+            return predictions
+        with _FITTED_LOCK:
+            applied = _APPLIED.get(predictions, {}).get(self)
+        if applied is None:
+            applied = self._apply(predictions)
+            with _FITTED_LOCK:
+                _APPLIED.setdefault(predictions, {})[self] = applied
+        return applied
+
+    def _apply(self, predictions: Predictions) -> Predictions:
         from scipy.special import softmax
         method = self.method
-        if method == "none":
-            return predictions
         if method == "isotonic":
             return predictions.with_confidence(self._isotonic(predictions.confidence))
         if method == "temperature":
@@ -492,6 +503,9 @@ def fit_calibration(predictions: Predictions, method: str, *, use_logits="auto")
 # run's split is fitted once however many pages, tables and reports ask (the
 # dashboard's Calibration page asks twice per model). Entries go with the run.
 _FITTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Likewise a calibrator applied to a split, kept while the raw split lives (the page's
+# table applies the calibrator the dashboard has already applied).
+_APPLIED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _FITTED_LOCK = threading.Lock()
 
 
@@ -499,13 +513,18 @@ def _fit_temperature(predictions: Predictions, use_logits) -> Calibrator:
     predictions.require_proba("temperature scaling")
     chosen = _resolve_use_logits(predictions, use_logits, "temperature scaling")
     keep = predictions.sample_weight > 0
-    logits = predictions.logits[keep] if chosen else None
-    scores, used = _temperature_scores(predictions.proba[keep], logits, chosen)
+    kept = slice(None) if keep.all() else keep  # no copy of the matrices when every row counts
+    logits = predictions.logits[kept] if chosen else None
+    scores, used = _temperature_scores(predictions.proba[kept], logits, chosen)
+    rows = np.arange(scores.shape[0])
     # Shifting each row by a constant changes no softmax; with each row's largest
     # score at 0, exp(beta * score) lies in (0, 1] for every beta > 0 (no overflow).
-    scores = scores - scores.max(axis=1, keepdims=True)
-    weight = predictions.sample_weight[keep] / predictions.sample_weight[keep].sum()
-    true_score = scores[np.arange(scores.shape[0]), predictions.y_true[keep]]
+    if used:  # may be the run's own logits: a new array
+        scores = scores - scores.max(axis=1, keepdims=True)
+    else:  # a fresh array; log(clip(p)) is largest at the predicted class (argmax p)
+        scores -= scores[rows, predictions.y_pred[kept]][:, None]
+    weight = predictions.sample_weight[kept] / predictions.sample_weight[kept].sum()
+    true_score = scores[rows, predictions.y_true[kept]]
     beta = _minimise_nll_in_inverse_temperature(scores, true_score, weight)
     # At a bound, the bound itself (1 / (1 / 20) is 19.999999999999996).
     temperature = {_BETA_BOUNDS[0]: _T_BOUNDS[1], _BETA_BOUNDS[1]: _T_BOUNDS[0]}.get(beta, 1.0 / beta)
@@ -669,7 +688,7 @@ def _bin_index(confidence: np.ndarray, weight: np.ndarray, n_bins: int, strategy
     if strategy == "uniform":
         edges = np.arange(n_bins + 1) / n_bins
         return _uniform_bin(confidence, n_bins), edges[:-1], edges[1:]
-    values, inverse = np.unique(confidence, return_inverse=True)
+    values, inverse = _distinct_values(confidence)
     value_weight = np.bincount(inverse, weights=weight, minlength=values.size)
     total = value_weight.sum()
     midpoint = np.cumsum(value_weight) - value_weight / 2.0
@@ -686,6 +705,17 @@ def _bin_index(confidence: np.ndarray, weight: np.ndarray, n_bins: int, strategy
         upper[occupied[-1]] = 1.0
         lower[occupied[0]] = 0.0
     return index, lower, upper
+
+
+def _distinct_values(confidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(confidence, return_inverse=True)``, by hashing when the values repeat (as presort groups them)."""
+    from ._sorted import _group_ranks
+
+    ranked = _group_ranks(confidence)
+    if ranked is None:
+        return np.unique(confidence, return_inverse=True)
+    rank, decreasing = ranked
+    return decreasing[::-1], (decreasing.shape[0] - 1) - rank.astype(np.intp)
 
 
 def _bin_table(predictions: Predictions, n_bins: int, strategy: str, what: str) -> dict[str, np.ndarray]:
