@@ -4,7 +4,8 @@ Not a test: it prints figures and the goal, and asserts nothing.
 
 Five synthetic 10-class runs of 10^6 predictions each (val and test splits of
 5 x 10^5, Parquet, written by ``bench_app.synthetic_runs`` to a temporary
-folder and read through the folder source) are loaded once; then, for every
+folder and read through the folder source; the models share their items, so
+that the Compare page can pair them) are loaded once; then, for every
 page, all of Streamlit's caches but the loaded runs are emptied, a new
 session opens the app (the landing page, as every visitor does) and moves to
 the page. The time of that move is the page's first visit: what a visitor
@@ -128,7 +129,7 @@ def main() -> None:
         folder = str(Path(folder).resolve())
         os.environ["VALUE_DASHBOARD_DATA_ROOTS"] = folder  # the operator allows this folder, and only it
         start = time.perf_counter()
-        synthetic_runs(Path(folder), args.n)
+        synthetic_runs(Path(folder), args.n, same_items=True)  # the Compare page pairs items
         print(f"wrote 5 synthetic runs of {args.n:,} rows in {time.perf_counter() - start:.1f} s; "
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         table = pd.DataFrame(first_visits(folder, pages))
