@@ -552,3 +552,31 @@ def test_a_resample_that_can_only_tie_with_accepting_nothing_abstains():
     result = threshold_stability(run, vc.UseCase(1, 0, 0), rng=np.random.default_rng(0), n_resamples=50)
     assert vc.fit_policy("threshold", run, vc.UseCase(1, 0, 0)).threshold is None
     assert np.isnan(result.thresholds).all() and result.share_always_abstain == 1.0
+
+
+@pytest.mark.parametrize("weights", [None, "integers"])
+def test_bootstrap_by_value_draws_the_item_bootstrap_distribution(weights, monkeypatch):
+    """Counts per distinct value (multinomial) = resampling the items, summed per value."""
+    from valuecore import _uncertainty
+
+    rng = np.random.default_rng(3)
+    values = rng.choice([-4.0, 0.0, 1.0, 2.5], 300, p=[0.1, 0.2, 0.6, 0.1])
+    weight = None if weights is None else rng.integers(0, 4, 300)
+    by_value = bootstrap_interval(values, weight, rng=np.random.default_rng(1), n_resamples=20_000)
+    monkeypatch.setattr(_uncertainty, "_MAX_VALUE_CELLS", 0)  # the item bootstrap
+    by_item = bootstrap_interval(values, weight, rng=np.random.default_rng(2), n_resamples=20_000)
+    assert by_value.mean == by_item.mean
+    assert by_value.low == pytest.approx(by_item.low, abs=0.02)
+    assert by_value.high == pytest.approx(by_item.high, abs=0.02)
+    w = np.ones(300) if weight is None else weight
+    v, cell = np.unique(values, return_inverse=True)
+    cell_weight = np.bincount(cell, weights=w)
+    means = {}
+    for name, seed in (("value", 5), ("item", 6)):
+        if name == "value":
+            means[name] = _uncertainty._bootstrap_means_by_value(v, cell_weight, np.random.default_rng(seed), 20_000)
+        else:
+            means[name] = _uncertainty._bootstrap_means(values, w, "frequency", np.random.default_rng(seed), 20_000,
+                                                        None)  # fmt: skip
+    assert stats.ks_2samp(means["value"], means["item"]).pvalue > 1e-4
+    assert abs(np.std(means["value"]) / np.std(means["item"]) - 1) < 0.05
