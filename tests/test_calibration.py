@@ -653,3 +653,16 @@ def test_distinct_values_by_hashing_equal_numpy_unique(seed, n, decimals):
     expected_values, expected_inverse = np.unique(confidence, return_inverse=True)
     np.testing.assert_array_equal(values, expected_values)
     np.testing.assert_array_equal(inverse, expected_inverse)
+
+
+def test_the_warm_start_on_a_subsample_reaches_the_same_minimum():
+    from valuecore import _calibration
+
+    run = softmax_model(70_000, 4, 1.7, seed=8, with_logits=False, weights=True)  # > 2 * 2**15 rows: warm start
+    warm = fit_calibration(run, "temperature").params["temperature"]
+    scores = np.log(np.clip(run.proba, 1e-12, 1.0))
+    scores -= scores[np.arange(run.n), run.y_pred][:, None]
+    weight = run.sample_weight / run.sample_weight.sum()
+    cold = 1.0 / _calibration._minimise_nll_in_inverse_temperature(scores, scores[np.arange(run.n), run.y_true], weight)
+    assert warm == pytest.approx(cold, rel=1e-12)
+    assert warm == pytest.approx(1.7, rel=0.05)

@@ -525,7 +525,17 @@ def _fit_temperature(predictions: Predictions, use_logits) -> Calibrator:
         scores -= scores[rows, predictions.y_pred[kept]][:, None]
     weight = predictions.sample_weight[kept] / predictions.sample_weight[kept].sum()
     true_score = scores[rows, predictions.y_true[kept]]
-    beta = _minimise_nll_in_inverse_temperature(scores, true_score, weight)
+    # Newton from where a strided subsample's minimum lies: two or three passes over all
+    # rows instead of about five. The result is the minimum on all rows either way.
+    stride = max(1, scores.shape[0] // _WARM_START_ROWS)
+    start = 1.0
+    if stride > 1:
+        sample_weight = weight[::stride]
+        if sample_weight.sum() > 0:
+            start = _minimise_nll_in_inverse_temperature(
+                scores[::stride], true_score[::stride], sample_weight / sample_weight.sum(), rtol=1e-4
+            )
+    beta = _minimise_nll_in_inverse_temperature(scores, true_score, weight, start=start)
     # At a bound, the bound itself (1 / (1 / 20) is 19.999999999999996).
     temperature = {_BETA_BOUNDS[0]: _T_BOUNDS[1], _BETA_BOUNDS[1]: _T_BOUNDS[0]}.get(beta, 1.0 / beta)
     return Calibrator("temperature", {"temperature": temperature, "use_logits": used})
@@ -536,6 +546,7 @@ _BETA_BOUNDS = (1.0 / _T_BOUNDS[1], 1.0 / _T_BOUNDS[0])
 _NEWTON_RTOL = 1e-9
 _NEWTON_MAX_STEPS = 100
 _ROWS_PER_BLOCK = 1 << 15
+_WARM_START_ROWS = 1 << 15
 
 
 def _nll_slope_and_curvature(scores, true_score, weight, beta: float) -> tuple[float, float]:
@@ -564,7 +575,8 @@ def _nll_slope_and_curvature(scores, true_score, weight, beta: float) -> tuple[f
     return slope, curvature
 
 
-def _minimise_nll_in_inverse_temperature(scores, true_score, weight) -> float:
+def _minimise_nll_in_inverse_temperature(scores, true_score, weight, *, start: float = 1.0,
+                                         rtol: float = _NEWTON_RTOL) -> float:  # fmt: skip
     """The ``beta = 1/T`` in ``_BETA_BOUNDS`` minimising the weighted NLL, by safeguarded Newton steps.
 
     The NLL is convex in ``beta`` (its curvature is a variance), so its slope
@@ -576,7 +588,7 @@ def _minimise_nll_in_inverse_temperature(scores, true_score, weight) -> float:
     """
     low, high = _BETA_BOUNDS
     tried_low = tried_high = False
-    beta = 1.0
+    beta = min(max(start, low), high)
     for _ in range(_NEWTON_MAX_STEPS):
         slope, curvature = _nll_slope_and_curvature(scores, true_score, weight, beta)
         if slope == 0.0:
@@ -588,7 +600,7 @@ def _minimise_nll_in_inverse_temperature(scores, true_score, weight) -> float:
         if low >= high:
             return beta  # at a bound, with the slope pointing beyond it
         step = -slope / curvature if curvature > 0 else math.copysign(math.inf, -slope)
-        if abs(step) <= _NEWTON_RTOL * beta:
+        if abs(step) <= rtol * beta:
             return min(max(beta + step, _BETA_BOUNDS[0]), _BETA_BOUNDS[1])
         candidate = beta + step
         if candidate >= high:
