@@ -38,17 +38,20 @@ GOALS = {"digits": 150.0, "synthetic": 500.0}
 PAGES = (("Value & thresholds", "pages/value.py"), ("VOC curves", "pages/voc.py"))
 
 
-def synthetic_runs(folder: Path, n: int, n_models: int = 5, n_classes: int = 10, seed: int = 0) -> None:
+def synthetic_runs(folder: Path, n: int, n_models: int = 5, n_classes: int = 10, seed: int = 0,
+                   same_items: bool = False) -> None:
     """Write ``n_models`` Parquet run files of ``n`` rows (half val, half test), like real exports.
 
     Probabilities are rounded to 4 decimals, as exported scores usually are,
     so many confidences tie; the rounding residue goes to the top class so
-    rows still sum to 1.
+    rows still sum to 1. With ``same_items`` every model sees the same items
+    (the same true label row by row), as models compared on one test set do.
     """
     rng = np.random.default_rng(seed)
     split = np.where(np.arange(n) < n // 2, "val", "test")
+    shared = rng.integers(0, n_classes, n) if same_items else None
     for m in range(n_models):
-        y = rng.integers(0, n_classes, n)
+        y = shared if same_items else rng.integers(0, n_classes, n)
         logits = rng.normal(size=(n, n_classes)) * 1.5
         logits[np.arange(n), y] += 1.5 + 0.4 * m
         proba = np.exp(logits - logits.max(axis=1, keepdims=True))

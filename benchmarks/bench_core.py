@@ -196,11 +196,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--scratch-only", action="store_true", help="only the from-scratch / per-move table")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = np.random.default_rng(20261122)
     print(f"valuecore {vc.__version__} | numpy {np.__version__} | Python {platform.python_version()} | "
           f"{platform.machine()} | {os.cpu_count()} cores | {N_MODELS} models x {N_CLASSES} classes")
+    print(f"load average {os.getloadavg()[0]:.1f} at the start")
+    if args.scratch_only:
+        from_scratch_table(sizes, args.repeat, rng)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        return
     print("times are the best of", args.repeat, "runs, in milliseconds, for all 5 models together\n")
     header = (f"{'n':>9} | {'presort':>8} | {'threshold':>8} {'naive':>9} {'ratio':>8} | {'all kinds':>9} | "
               f"{'VOC 201':>8} {'naive':>11} {'ratio':>8} | {'oracle':>7} | {'evaluate':>8}")
@@ -252,6 +258,7 @@ def main() -> None:
 
     print("\n== from scratch (arrays in memory -> exact answer) and per slider move, one model, one run\n")
     from_scratch_table(sizes, args.repeat, rng)
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -92,6 +92,74 @@ def test_temperature_uses_sample_weight():
     assert t_cold.params["temperature"] < 1.6
 
 
+def _nll_at(run: Predictions, temperature: float) -> float:
+    """Weighted NLL of softmax(log(clip(proba)) / T) on the rows of positive weight, straight from the definition."""
+    from scipy.special import log_softmax
+
+    keep = run.sample_weight > 0
+    scores = np.log(np.clip(run.proba[keep], 1e-12, 1.0)) / temperature
+    log_p = log_softmax(scores, axis=1)[np.arange(keep.sum()), run.y_true[keep]]
+    weight = run.sample_weight[keep]
+    return float(-np.dot(weight, log_p) / weight.sum())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 300),
+    n_classes=st.integers(2, 6),
+    labels=st.sampled_from(["from_the_model", "random", "always_top"]),
+    weights=st.sampled_from(["none", "uniform", "with_zeros"]),
+    sharpness=st.sampled_from([0.05, 0.5, 2.0, 8.0]),
+)
+def test_temperature_newton_reaches_the_nll_minimum(seed, n, n_classes, labels, weights, sharpness):
+    from scipy.optimize import minimize_scalar
+
+    rng = np.random.default_rng(seed)
+    proba = softmax(rng.normal(0.0, sharpness, (n, n_classes)), axis=1)
+    y = {"from_the_model": (rng.random(n)[:, None] > np.cumsum(proba, axis=1)).sum(axis=1).clip(0, n_classes - 1),
+         "random": rng.integers(0, n_classes, n), "always_top": proba.argmax(axis=1)}[labels]  # fmt: skip
+    weight = {"none": None, "uniform": rng.uniform(0.1, 3.0, n),
+              "with_zeros": np.where(rng.random(n) < 0.3, 0.0, rng.uniform(0.1, 3.0, n))}[weights]  # fmt: skip
+    if weight is not None and not (weight > 0).any():
+        weight[0] = 1.0
+    run = Predictions.from_proba(proba, y_true=y, sample_weight=weight)
+    fitted = fit_calibration(run, "temperature").params["temperature"]
+    assert 0.05 <= fitted <= 20.0
+    # The reference: a bounded scalar search of the NLL itself, in log T, far tighter than needed.
+    reference = math.exp(minimize_scalar(lambda log_t: _nll_at(run, math.exp(log_t)), method="bounded",
+                                         bounds=(math.log(0.05), math.log(20.0)),
+                                         options={"xatol": 1e-10}).x)  # fmt: skip
+    assert _nll_at(run, fitted) <= _nll_at(run, reference) + 1e-12 * max(1.0, abs(_nll_at(run, reference)))
+    # and no better temperature nearby (a minimum, not a plateau the steps stopped on)
+    for nearby in (fitted * (1 - 1e-6), fitted * (1 + 1e-6)):
+        if 0.05 <= nearby <= 20.0:
+            assert _nll_at(run, fitted) <= _nll_at(run, nearby) + 1e-13
+
+
+def test_temperature_stops_at_the_bounds():
+    rng = np.random.default_rng(0)
+    n = 2000
+    # Random labels under confident scores: softer is always better, up to T = 20.
+    confident = softmax(rng.normal(0.0, 4.0, (n, 4)), axis=1)
+    random = Predictions.from_proba(confident, y_true=rng.integers(0, 4, n))
+    assert fit_calibration(random, "temperature").params["temperature"] == 20.0
+    # Always right yet hesitant: sharper is always better, down to T = 0.05.
+    hesitant = softmax(rng.normal(0.0, 0.01, (n, 4)), axis=1)
+    sure = Predictions.from_proba(hesitant, y_true=hesitant.argmax(axis=1))
+    assert fit_calibration(sure, "temperature").params["temperature"] == 0.05
+
+
+def test_a_split_is_fitted_once_per_method():
+    run = softmax_model(500, 3, 2.0, seed=1)
+    first = fit_calibration(run, "temperature")
+    assert fit_calibration(run, "temperature") is first
+    assert fit_calibration(run, "temperature", use_logits=False) is not first  # another fit: log(proba)
+    copy = run.subset(slice(None))
+    assert fit_calibration(copy, "temperature") is not first
+    assert fit_calibration(copy, "temperature") == first  # same data, same answer
+
+
 def test_temperature_lowers_held_out_nll_and_keeps_accuracy():
     run = softmax_model(8_000, 5, 3.0, seed=5, weights=True)
     tune, valid = run.subset(slice(0, 4_000)), run.subset(slice(4_000, None))
@@ -557,3 +625,44 @@ def test_isotonic_never_pools_confidences_a_threshold_tells_apart():
     run = Predictions.from_top_label(["1"] * 4, [low, low, high, high], ["0", "0", "1", "1"], classes=["0", "1"])
     calibrated = fit_calibration(run, "isotonic").apply(run).confidence
     assert calibrated.tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("use_logits", [True, False])
+def test_fitting_and_applying_leave_the_run_untouched(use_logits):
+    run = softmax_model(300, 4, 2.0, seed=3)
+    before = {name: getattr(run, name).copy() for name in ("proba", "logits", "confidence", "y_pred")}
+    calibrator = fit_calibration(run, "temperature", use_logits=use_logits)
+    after = calibrator.apply(run)
+    assert calibrator.apply(run) is after  # applied once per run and calibrator
+    for name, array in before.items():
+        np.testing.assert_array_equal(getattr(run, name), array, err_msg=name)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 3000), decimals=st.sampled_from([1, 2, 4, 12]))
+def test_distinct_values_by_hashing_equal_numpy_unique(seed, n, decimals):
+    from valuecore import _calibration, _sorted
+
+    confidence = np.round(np.random.default_rng(seed).random(n), decimals)
+    saved = _sorted._FAST_SORT_MIN_ITEMS
+    _sorted._FAST_SORT_MIN_ITEMS = 0  # the hashing path on small inputs too
+    try:
+        values, inverse = _calibration._distinct_values(confidence)
+    finally:
+        _sorted._FAST_SORT_MIN_ITEMS = saved
+    expected_values, expected_inverse = np.unique(confidence, return_inverse=True)
+    np.testing.assert_array_equal(values, expected_values)
+    np.testing.assert_array_equal(inverse, expected_inverse)
+
+
+def test_the_warm_start_on_a_subsample_reaches_the_same_minimum():
+    from valuecore import _calibration
+
+    run = softmax_model(70_000, 4, 1.7, seed=8, with_logits=False, weights=True)  # > 2 * 2**15 rows: warm start
+    warm = fit_calibration(run, "temperature").params["temperature"]
+    scores = np.log(np.clip(run.proba, 1e-12, 1.0))
+    scores -= scores[np.arange(run.n), run.y_pred][:, None]
+    weight = run.sample_weight / run.sample_weight.sum()
+    cold = 1.0 / _calibration._minimise_nll_in_inverse_temperature(scores, scores[np.arange(run.n), run.y_true], weight)
+    assert warm == pytest.approx(cold, rel=1e-12)
+    assert warm == pytest.approx(1.7, rel=0.05)

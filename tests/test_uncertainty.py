@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 import valuecore as vc
+from valuecore import _grouped_bootstrap
 from valuecore._uncertainty import (
     Interval,
     _run_tables,
@@ -340,31 +341,97 @@ def test_resampled_voc_values_are_the_engine_on_the_resample(seed):
         np.testing.assert_allclose(ones[0], vc.voc_curve(eval_run, mode, tune_run).value_at(omegas), atol=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(8))
+def _node_counts(run, tree, item_counts, values):
+    """Item counts in sorted order, shape (R, n), as counts per node of the group tree, shape (R, 2P, K)."""
+    p = run.predictions
+    group = np.repeat(np.arange(run.n_groups), np.diff(np.r_[0, run.group_end]))
+    if isinstance(values, vc.UseCase):
+        category = (~p.correct[run.order]).astype(int)
+    else:
+        gain = vc.value_matrix_for(values, p.classes).gains[p.y_true, p.y_pred][run.order]
+        category = np.searchsorted(tree.gains, gain)
+    size, n_categories = 1 << tree.depth, tree.gains.size
+    nodes = np.zeros((item_counts.shape[0], 2 * size, n_categories), dtype=np.int64)
+    for r, row in enumerate(item_counts):
+        np.add.at(nodes[r], (size + group, category), row)
+    for v in range(size - 1, 0, -1):
+        nodes[:, v] = nodes[:, 2 * v] + nodes[:, 2 * v + 1]
+    return nodes
+
+
+def _tree_thresholds_on(run, values, item_counts):
+    """The grouped search's thresholds when the resamples are the given item counts (no binomials)."""
+    matrix = vc.value_matrix_for(values, run.predictions.classes)
+    tree = _grouped_bootstrap.group_tree(run, values, matrix.gains)
+    nodes = _node_counts(run, tree, item_counts, values)
+    best = _grouped_bootstrap.search(tree, nodes[:, 1], lambda r, node, counts: nodes[r, 2 * node])
+    return np.where(best >= 0, run.thresholds[np.maximum(best, 0)], np.nan)
+
+
+VALUES_FOR_TIES = [vc.UseCase(1, 0, -4), vc.UseCase(1, 0, -1), vc.UseCase(2, 1, 0), vc.UseCase(1, 0, 0),
+                   vc.UseCase(0.7, 0.1, -2.3), vc.UseCase(1, 3, 0),
+                   vc.ValueMatrix(("0", "1"), np.array([[2.0, -5.0, 0.0], [-1.0, 1.0, 0.0]])),
+                   vc.ValueMatrix(("0", "1"), np.array([[0.3, -1.7, 0.1], [-0.9, 1.1, 0.0]]))]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(16))
 def test_resampled_thresholds_follow_fit_policy_tie_rule(seed):
+    """The grouped search, pruning included, re-tunes exactly as fit_policy on the materialised resample."""
     rounding = [None, 1, 2, None][seed % 4]
-    tune = binary_run(40, seed, rounding=rounding)
+    values = VALUES_FOR_TIES[seed % len(VALUES_FOR_TIES)]
+    n = [40, 3, 1, 200][seed % 4]
+    weights = None if seed % 3 else np.random.default_rng(seed).integers(0, 4, n)
+    if weights is not None and not weights.any():
+        weights[0] = 1
+    tune = binary_run(n, seed, rounding=rounding, weights=weights)
     run = vc.presort(tune)
-    values = [vc.UseCase(1, 0, -4), vc.UseCase(1, 0, -1), vc.UseCase(2, 1, 0), vc.UseCase(1, 0, 0)][seed % 4]
-    result = threshold_stability(run, values, rng=np.random.default_rng(seed), n_resamples=30, batch=30)
-    counts = _run_tables(run, "test").sampler.counts(30, np.random.default_rng(seed))
+    counts = _run_tables(run, "test").sampler.counts(30, np.random.default_rng(seed))  # item bootstrap draws
+    got = _tree_thresholds_on(run, values, counts)
     for b in range(30):
-        resample = vc.presort(binary_run(40, seed, rounding=rounding, weights=sorted_weights(run, counts[b])))
+        resample = vc.presort(binary_run(n, seed, rounding=rounding, weights=sorted_weights(run, counts[b])))
         want = vc.fit_policy("threshold", resample, values).threshold
-        got = result.thresholds[b]
-        assert (want is None and math.isnan(got)) or got == want, (b, got, want)
+        assert (want is None and math.isnan(got[b])) or got[b] == want, (b, got[b], want)
+    result = threshold_stability(run, values, rng=np.random.default_rng(seed), n_resamples=30)
     assert result.tuned_threshold == vc.fit_policy("threshold", run, values).threshold
+    assert set(result.thresholds[~np.isnan(result.thresholds)]) <= set(run.thresholds)
+
+
+@pytest.mark.parametrize("values", [vc.UseCase(1, 0, -1), VALUES_FOR_TIES[6]], ids=["use_case", "matrix"])
+def test_grouped_resamples_draw_the_item_bootstrap_distribution(values):
+    """Multinomial over (confidence, gain) cells by binomial splits = resampling the items."""
+    from valuecore._uncertainty import _thresholds_by_items
+
+    run = vc.presort(binary_run(60, 7, rounding=1, weights=np.random.default_rng(7).integers(1, 3, 60)))
+    matrix = vc.value_matrix_for(values, run.predictions.classes)
+    n_resamples = 20_000
+    grouped = threshold_stability(run, values, rng=np.random.default_rng(1), n_resamples=n_resamples).thresholds
+    items = _thresholds_by_items(run, matrix, n_resamples, np.random.default_rng(2), None)
+    labels = np.unique(np.r_[np.nan_to_num(grouped, nan=-1.0), np.nan_to_num(items, nan=-1.0)])
+    table = np.array([[np.sum(np.nan_to_num(t, nan=-1.0) == v) for v in labels] for t in (grouped, items)])
+    table = table[:, table.sum(axis=0) >= 10]  # chi-square needs filled cells
+    assert table.shape[1] >= 3  # the threshold really varies
+    assert stats.chi2_contingency(table).pvalue > 1e-4
+
+
+def test_fractional_weights_resample_the_items():
+    """Sampling weights keep each drawn item's weight: no cell counts, the item bootstrap."""
+    run = vc.presort(binary_run(50, 2, weights=np.random.default_rng(2).uniform(0.5, 2.0, 50)))
+    matrix = vc.value_matrix_for(USE_CASE, run.predictions.classes)
+    from valuecore._uncertainty import _thresholds_by_items
+
+    got = threshold_stability(run, USE_CASE, rng=np.random.default_rng(4), n_resamples=40).thresholds
+    np.testing.assert_array_equal(got, _thresholds_by_items(run, matrix, 40, np.random.default_rng(4), None))
 
 
 def test_threshold_stability_with_a_value_matrix():
     run = vc.presort(binary_run(60, 3))
     matrix = vc.ValueMatrix(("0", "1"), np.array([[2.0, -5.0, 0.0], [-1.0, 1.0, 0.0]]))
-    result = threshold_stability(run, matrix, rng=np.random.default_rng(1), n_resamples=20, batch=20)
     counts = _run_tables(run, "test").sampler.counts(20, np.random.default_rng(1))
+    got = _tree_thresholds_on(run, matrix, counts)
     for b in range(20):
         resample = vc.presort(binary_run(60, 3, weights=sorted_weights(run, counts[b])))
         want = vc.fit_policy("threshold", resample, matrix).threshold
-        assert (want is None and math.isnan(result.thresholds[b])) or result.thresholds[b] == want
+        assert (want is None and math.isnan(got[b])) or got[b] == want
 
 
 # --------------------------------------------------------------------------
@@ -474,3 +541,42 @@ def test_result_interval_refuses_an_estimate():
     estimated = vc.estimate(vc.Policy("accept_all"), predictions, vc.UseCase(1, 0, -1))
     with pytest.raises(ValueError, match="labelled split"):
         vc.uncertainty.result_interval(estimated, vc.UseCase(1, 0, -1))
+
+
+def test_a_resample_that_can_only_tie_with_accepting_nothing_abstains():
+    """Every prefix worth exactly 0 (wrong answers cost nothing, none is right): "accept nothing" wins the tie."""
+    tune = binary_run(30, 1, rounding=1, y_true=None)
+    wrong = vc.Predictions.from_top_label(tune.y_pred.astype(str), tune.confidence, (1 - tune.y_pred).astype(str),
+                                          classes=["0", "1"])  # fmt: skip
+    run = vc.presort(wrong)
+    result = threshold_stability(run, vc.UseCase(1, 0, 0), rng=np.random.default_rng(0), n_resamples=50)
+    assert vc.fit_policy("threshold", run, vc.UseCase(1, 0, 0)).threshold is None
+    assert np.isnan(result.thresholds).all() and result.share_always_abstain == 1.0
+
+
+@pytest.mark.parametrize("weights", [None, "integers"])
+def test_bootstrap_by_value_draws_the_item_bootstrap_distribution(weights, monkeypatch):
+    """Counts per distinct value (multinomial) = resampling the items, summed per value."""
+    from valuecore import _uncertainty
+
+    rng = np.random.default_rng(3)
+    values = rng.choice([-4.0, 0.0, 1.0, 2.5], 300, p=[0.1, 0.2, 0.6, 0.1])
+    weight = None if weights is None else rng.integers(0, 4, 300)
+    by_value = bootstrap_interval(values, weight, rng=np.random.default_rng(1), n_resamples=20_000)
+    monkeypatch.setattr(_uncertainty, "_MAX_VALUE_CELLS", 0)  # the item bootstrap
+    by_item = bootstrap_interval(values, weight, rng=np.random.default_rng(2), n_resamples=20_000)
+    assert by_value.mean == by_item.mean
+    assert by_value.low == pytest.approx(by_item.low, abs=0.02)
+    assert by_value.high == pytest.approx(by_item.high, abs=0.02)
+    w = np.ones(300) if weight is None else weight
+    v, cell = np.unique(values, return_inverse=True)
+    cell_weight = np.bincount(cell, weights=w)
+    means = {}
+    for name, seed in (("value", 5), ("item", 6)):
+        if name == "value":
+            means[name] = _uncertainty._bootstrap_means_by_value(v, cell_weight, np.random.default_rng(seed), 20_000)
+        else:
+            means[name] = _uncertainty._bootstrap_means(values, w, "frequency", np.random.default_rng(seed), 20_000,
+                                                        None)  # fmt: skip
+    assert stats.ks_2samp(means["value"], means["item"]).pvalue > 1e-4
+    assert abs(np.std(means["value"]) / np.std(means["item"]) - 1) < 0.05

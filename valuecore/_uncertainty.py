@@ -480,7 +480,18 @@ def _rowdot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
 def _bootstrap_means(
     v: np.ndarray, w: np.ndarray, kind: str, rng: np.random.Generator, n_resamples: int, batch_size: int | None
 ) -> np.ndarray:
-    """Weighted means of ``n_resamples`` bootstrap resamples, shape (n_resamples,)."""
+    """Weighted means of ``n_resamples`` bootstrap resamples, shape (n_resamples,).
+
+    Frequency weights over few distinct values (item values of policies take a
+    handful) resample the counts per distinct value, multinomial with the
+    value's share of the weight: exactly the item bootstrap summed per value,
+    in O(distinct values) per resample instead of O(items).
+    """
+    if kind == "frequency":
+        distinct, cell = np.unique(v, return_inverse=True)
+        if distinct.size <= _MAX_VALUE_CELLS:
+            return _bootstrap_means_by_value(distinct, np.bincount(cell, weights=w, minlength=distinct.size), rng,
+                                             n_resamples)  # fmt: skip
     sampler = _Resampler(w, kind)
     mass = v if kind == "frequency" else w * v
     means = np.empty(n_resamples)
@@ -490,6 +501,27 @@ def _bootstrap_means(
         denominator = sampler.n_draws if kind == "frequency" else _rowdot(counts, w)
         means[start : start + size] = _rowdot(counts, mass) / denominator
     return means
+
+
+def _bootstrap_means_by_value(distinct: np.ndarray, cell_weight: np.ndarray, rng, n_resamples: int) -> np.ndarray:
+    # Values of weight 0 are no cells at all: weight 0 is the item left out, draw for draw.
+    drawn = cell_weight > 0
+    distinct, cell_weight = distinct[drawn], cell_weight[drawn]
+    total = float(cell_weight.sum())
+    if total <= 0:
+        raise ValueError("no item has a positive weight: there is nothing to resample")
+    n_draws = int(round(total))
+    share = cell_weight / total
+    means = np.empty(n_resamples)
+    for start in range(0, n_resamples, _RESAMPLES_PER_DRAW):  # fixed: results never depend on a batch size
+        size = min(_RESAMPLES_PER_DRAW, n_resamples - start)
+        means[start : start + size] = _rowdot(rng.multinomial(n_draws, share, size=size), distinct) / n_draws
+    return means
+
+
+# Distinct values up to which a bootstrap draws counts per value; resamples per draw.
+_MAX_VALUE_CELLS = 4096
+_RESAMPLES_PER_DRAW = 256
 
 
 def bootstrap_interval(
@@ -818,6 +850,37 @@ def paired_comparison(
         total_difference=float(weight @ diff),
         total_weight=float(weight.sum()),
     )
+
+
+def _thresholds_by_groups(tree, tune_run: SortedRun, n_resamples: int, rng) -> np.ndarray:
+    """Frequency weights: the resampled counts per (confidence, gain) cell are multinomial; O(groups) per resample."""
+    from ._grouped_bootstrap import best_groups
+
+    if tree.n_draws == 0:
+        raise ValueError("no item has a positive weight: there is nothing to resample")
+    best = best_groups(tree, n_resamples, rng)
+    return np.where(best >= 0, tune_run.thresholds[np.maximum(best, 0)], np.nan)
+
+
+def _thresholds_by_items(tune_run: SortedRun, matrix, n_resamples: int, rng, batch) -> np.ndarray:
+    """Any weights: each resample as item counts (a cumulative sum over the sorted items)."""
+    tables = _run_tables(tune_run, "threshold stability")
+    predictions = tune_run.predictions
+    # Unweighted gain over abstaining of acting on each item, sorted; the
+    # resample supplies the weights.
+    gain = matrix.gains[predictions.y_true, predictions.y_pred][tune_run.order]
+    ends = tune_run.group_end - 1
+    thresholds = np.empty(n_resamples)
+    sampler = tables.sampler
+    for start, size in _batches(n_resamples, sampler.width, batch):
+        buffer = sampler.weights(sampler.counts(size, rng))
+        buffer *= gain
+        np.cumsum(buffer, axis=1, out=buffer)
+        cum_gain = buffer[:, ends]  # (batch, G): gain of accepting groups 1..k
+        best = cum_gain.argmax(axis=1)  # the first maximiser: the highest threshold
+        worth_it = cum_gain[np.arange(size), best] > 0  # ties with "accept nothing" abstain
+        thresholds[start : start + size] = np.where(worth_it, tune_run.thresholds[best], np.nan)
+    return thresholds
 
 
 # ------------------------------------------------------- sorted-run resampling
@@ -1165,10 +1228,22 @@ def threshold_stability(
     confidence_level : float
         Of the reported ``low``-``high`` range.
     batch : int, optional
+        Resamples per batch when items are resampled (fractional weights, or a
+        value matrix with more than 8 distinct gains); the result does not
+        depend on it.
 
     Returns
     -------
     ThresholdStability
+
+    Notes
+    -----
+    With whole-number weights a resample is drawn as counts per (distinct
+    confidence, gain) cell, which is exactly the item bootstrap summed over
+    each cell (a multinomial), and searched from the top of a binary tree of
+    the cells without visiting the ones that cannot hold the best threshold:
+    O(log(distinct confidences)) levels per resample, not O(items). See
+    ``valuecore._grouped_bootstrap``.
 
     Examples
     --------
@@ -1181,23 +1256,18 @@ def threshold_stability(
     confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
     n_resamples = _check_resamples(n_resamples)
-    tables = _run_tables(tune_run, "threshold stability")
     predictions = tune_run.predictions
+    predictions.require_labels("threshold stability")
     matrix = value_matrix_for(values, predictions.classes)
-    # Unweighted gain over abstaining of acting on each item, sorted; the
-    # resample supplies the weights.
-    gain = matrix.gains[predictions.y_true, predictions.y_pred][tune_run.order]
-    ends = tune_run.group_end - 1
-    thresholds = np.empty(n_resamples)
-    sampler = tables.sampler
-    for start, size in _batches(n_resamples, sampler.width, batch):
-        buffer = sampler.weights(sampler.counts(size, rng))
-        buffer *= gain
-        np.cumsum(buffer, axis=1, out=buffer)
-        cum_gain = buffer[:, ends]  # (batch, G): gain of accepting groups 1..k
-        best = cum_gain.argmax(axis=1)  # the first maximiser: the highest threshold
-        worth_it = cum_gain[np.arange(size), best] > 0  # ties with "accept nothing" abstain
-        thresholds[start : start + size] = np.where(worth_it, tune_run.thresholds[best], np.nan)
+    tree = None
+    if predictions.n and _weight_kind(predictions.sample_weight, "auto") == "frequency":
+        from ._grouped_bootstrap import group_tree
+
+        tree = group_tree(tune_run, values, matrix.gains)
+    if tree is not None:
+        thresholds = _thresholds_by_groups(tree, tune_run, n_resamples, rng)
+    else:
+        thresholds = _thresholds_by_items(tune_run, matrix, n_resamples, rng, batch)
     ordered = np.sort(thresholds)  # NaN (always abstain) last: above every threshold
     alpha = 1 - confidence
     tuned = fit_policy("threshold", tune_run, values).threshold
