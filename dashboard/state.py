@@ -10,7 +10,7 @@
    is unknown or invalid is refused: the default is used and a note is shown
    in the sidebar, never a traceback.
 3. **Widgets show settings.** A widget that shows a setting is drawn with
-   :func:`choice`, :func:`value` or :func:`multi`: its default comes from the
+   :func:`choice`, :func:`pair`, :func:`value`, :func:`multi` or :func:`editor`: its default comes from the
    settings, and the value it returns becomes the setting. A widget's key is
    known to the page that draws it and to this module, to no one else.
 4. **Everything else asks.** A page button, a preset, the cost-matrix
@@ -33,6 +33,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -50,6 +51,8 @@ __all__ = [
     "change_now",
     "choice",
     "current",
+    "editor",
+    "editor_key",
     "forget_widget",
     "from_widget",
     "get",
@@ -57,6 +60,7 @@ __all__ = [
     "link_notes",
     "multi",
     "note_link_once",
+    "pair",
     "publish",
     "request",
     "stop_unless_models",
@@ -142,20 +146,64 @@ def forget_widget(key: str) -> None:
 
 
 # ---------------------------------------------------------------- widgets
-def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback: int = 0, **kwargs) -> Any:
+def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback: int = 0, default: Any = None,
+           **kwargs) -> Any:
     """A selectbox or radio showing setting ``name``; the option picked becomes the setting.
 
     When the setting is not among ``options`` (another data set, a stale
-    link), option ``fallback`` is shown and becomes the setting.
+    link), option ``fallback`` is shown and becomes the setting. With a
+    ``default`` option (e.g. the best model), the setting None shows it and
+    picking it stores None: a link then follows the default instead of
+    freezing today's.
     """
     _WIDGETS.setdefault(name, set()).add(key)
     options = list(options)
     if not options:
         return None
     current = getattr(get(), name)
+    if default is not None and default in options:
+        fallback = options.index(default)
+        _follow_default(key, current, default)
     index = options.index(current) if current in options else min(fallback, len(options) - 1)
     picked = draw(label, options, index=index, key=key, **kwargs)
-    from_widget(name, picked)
+    from_widget(name, None if default is not None and picked == default else picked)
+    return picked
+
+
+def _follow_default(key: str, current: Any, default: Any) -> None:
+    """While a setting is None (the default) and its widget shows the default, a new default is shown.
+
+    A keyed widget keeps what it shows when its default moves (another ω,
+    another best model); a widget that merely showed the default follows it.
+    """
+    shown_default = f"_default::{key}"
+    before = st.session_state.get(shown_default)
+    if current is None and key in st.session_state and before is not None:
+        if _same(st.session_state[key], before) and not _same(default, before):
+            st.session_state.pop(key, None)
+    st.session_state[shown_default] = default
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) if not isinstance(a, (list, tuple)) else tuple(a) == tuple(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def pair(draws: tuple[Callable, Callable], name: str, labels: tuple[str, str], options, *,
+         keys: tuple[str, str], **kwargs) -> tuple:
+    """Two selectboxes showing setting ``name``, a pair of options (None: the first two options)."""
+    options = list(options)
+    for key in keys:
+        _WIDGETS.setdefault(name, set()).add(key)
+    default = tuple(options[:2])
+    current = getattr(get(), name) or default
+    picked = tuple(
+        draw(label, options, index=options.index(shown) if shown in options else position, key=key, **kwargs)
+        for draw, label, shown, position, key in zip(draws, labels, current, (0, 1), keys)
+    )
+    from_widget(name, None if picked == default else picked)
     return picked
 
 
@@ -164,6 +212,8 @@ def value(draw: Callable, name: str, label: str, *, key: str, default: Any = Non
     """A number input, slider, toggle or checkbox showing setting ``name`` (``default`` when it is None)."""
     _WIDGETS.setdefault(name, set()).add(key)
     current = getattr(get(), name)
+    if default is not None:
+        _follow_default(key, current, default)
     shown = draw(label, value=default if current is None else current, key=key, **kwargs)
     from_widget(name, convert(shown))
     return shown
@@ -184,6 +234,26 @@ def multi(draw: Callable, name: str, label: str, options, *, key: str, **kwargs)
     picked = draw(label, options, default=default, key=key, **kwargs)
     from_widget(name, None if list(picked) == options else tuple(picked))
     return list(picked)
+
+
+def editor(name: str, frame, *, key: str, read: Callable, **kwargs):
+    """A data editor showing setting ``name`` as ``frame``; ``read(edited frame)`` gives the setting it shows.
+
+    The editor is keyed by the setting it shows, so a new setting (an edit,
+    a link, an import) is a fresh editor; an edit reruns at once, so that the
+    next edit goes to the fresh one.
+    """
+    current = getattr(get(), name)
+    edited = st.data_editor(frame, key=editor_key(key, current), **kwargs)
+    shown = read(edited)
+    if shown != current:
+        change_now(**{name: shown})
+    return edited
+
+
+def editor_key(key: str, shown: Any) -> str:
+    """The widget key of the :func:`editor` with ``key`` while it shows the setting value ``shown``."""
+    return f"{key}_{hashlib.sha256(repr(shown).encode()).hexdigest()[:12]}"
 
 
 # -------------------------------------------------------------------- URL
