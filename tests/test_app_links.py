@@ -13,6 +13,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import valuecore as vc
 from dashboard.settings import Settings
 from dashboard.state import editor_key
 from test_app_state import clean, go, start
@@ -168,3 +169,32 @@ def test_a_link_with_bad_page_choices_says_so_and_uses_the_defaults():
     assert at.slider(key="constraints_max_risk").value == Settings().constraints_max_risk
     assert at.selectbox(key="constraints_model").value == at.selectbox(key="constraints_model").options[0]
     assert "cmodel" not in at.query_params  # a model that is not loaded: the first one is shown, and kept
+
+
+def test_the_cost_matrix_class_set_and_awkward_model_names_travel_in_the_link(tmp_path):
+    import shutil
+
+    from test_app_state import SAMPLES
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    names = {"digits": "digits & co #1", "breast_cancer": "bc=50% ü?x"}  # URL characters in model names
+    for sample, name in names.items():
+        shutil.copy(SAMPLES / sample / "logreg.csv", folder / f"{name}.csv")
+        shutil.copy(SAMPLES / sample / "mlp.csv", folder / f"{name} mlp.csv")
+    at = start("cost_matrix", src=f"folder:{folder}")
+    assert len(at.selectbox(key="cost_matrix_classes").options) == 2
+    assert at.selectbox(key="cost_matrix_classes").index == 0 and "mclasses" not in at.query_params
+    # AppTest cannot pick an option whose label is not its value: the link picks the other class set.
+    second = next(run.classes for run in vc.load_runs(folder).models.values() if "benign" not in run.classes)
+    at = start("cost_matrix", src=f"folder:{folder}", mclasses=json.dumps(list(second)))
+    assert at.selectbox(key="cost_matrix_classes").index == 1
+    assert "→ 9" in at.dataframe[0].value.columns and "→ malignant" not in at.dataframe[0].value.columns
+    model = at.selectbox(key="cost_matrix_model").value
+    other = next(o for o in at.selectbox(key="cost_matrix_model").options if o != model)
+    act(at, "selectbox", "cost_matrix_model", other)
+    assert other in names.values() or other.removesuffix(" mlp") in names.values()
+    assert at.query_params["mmodel"] == other and json.loads(at.query_params["mclasses"]) == list(second)
+    fresh = same_page_from_the_link(at, "cost_matrix")
+    assert fresh.selectbox(key="cost_matrix_classes").index == 1
+    assert fresh.selectbox(key="cost_matrix_model").value == other
