@@ -313,6 +313,17 @@ def best_model_tile(page):
     return tiles.locator('[data-testid="stMetricValue"]')
 
 
+def choose(page, selectbox, option_name: str) -> None:
+    """Open ``selectbox`` and click its option ``option_name``."""
+    option = page.get_by_role("option", name=option_name, exact=True)
+    for _ in range(3):  # a rerun that lands just then closes the list: open it again
+        selectbox.click()
+        with contextlib.suppress(Exception):
+            option.wait_for(state="visible", timeout=5_000)
+            break
+    option.click()
+
+
 def metric_value(page, label: str):
     return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator('[data-testid="stMetricValue"]')
 
@@ -472,8 +483,9 @@ def main_text(page) -> str:
 
 
 def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, page):
-    """Change a value, the decision rule and a page-level choice; the page's URL, opened in a fresh
-    browser context (a new session), shows the same text in the main area."""
+    """Change a value, the decision rule and page-level choices (the VOC mode; the Value page's tuning-split
+    curves and histogram model); the page's URL, opened in a fresh browser context (a new session), shows the
+    same text in the main area and the same choices."""
     from playwright.sync_api import expect
 
     with step(page, "open-value"):
@@ -499,10 +511,22 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
         voc_text = main_text(page)
         voc_link = page.url
         go_to(page, "Value & thresholds")
+    with step(page, "value-page-choices"):
+        main = page.locator('[data-testid="stMain"]')
+        tuning = main.locator('[data-testid="stCheckbox"]').filter(has_text="Also draw the tuning split")
+        tuning.locator("label").click()
+        wait_for_app(page)
+        expect(tuning.locator("input")).to_be_checked()
+        histogram_model = main.locator('[data-testid="stSelectbox"]').filter(has_text="Model")
+        pick = "naive_bayes" if histogram_model.get_by_role("combobox").input_value() != "naive_bayes" else "mlp"
+        choose(page, histogram_model, pick)
+        wait_for_app(page)
+        expect(histogram_model.get_by_role("combobox")).to_have_value(pick)
         value_text = main_text(page)
         value_link = page.url
     for link in (value_link, voc_link):
         assert "vw=-4.1234567" in link and "rule=class_thresholds" in link and "voc=oracle" in link, link
+    assert f"hist={pick}" in value_link and "showtune=1" in value_link, value_link
     for link, title, shown in ((value_link, "Value & thresholds", value_text), (voc_link, "VOC curves", voc_text)):
         context, fresh = new_page(browser, f"link-{title}")
         try:
@@ -516,6 +540,12 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
                     fresh.wait_for_timeout(500)
                     wait_for_app(fresh)
                 assert main_text(fresh) == shown
+                if title == "Value & thresholds":  # choices shown by widgets, not as text
+                    main = fresh.locator('[data-testid="stMain"]')
+                    checkbox = main.locator('[data-testid="stCheckbox"]').filter(has_text="Also draw the tuning split")
+                    expect(checkbox.locator("input")).to_be_checked()
+                    histogram_model = main.locator('[data-testid="stSelectbox"]').filter(has_text="Model")
+                    expect(histogram_model.get_by_role("combobox")).to_have_value(pick)
         finally:
             context.close()
 
@@ -531,13 +561,7 @@ def test_malformed_upload_is_reported_with_its_file_name(server, page, tmp_path)
     with step(page, "choose-upload"):
         sidebar = page.locator('[data-testid="stSidebar"]')
         wait_for_app(page)
-        option = page.get_by_role("option", name="Upload run files")
-        for _ in range(3):  # a rerun that lands just then closes the list: open it again
-            sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()
-            with contextlib.suppress(Exception):
-                option.wait_for(state="visible", timeout=5_000)
-                break
-        option.click()
+        choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source"), "Upload run files")
         uploader = sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]')
         expect(uploader).to_be_attached()
         wait_for_app(page)
