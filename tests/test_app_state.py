@@ -231,6 +231,34 @@ def test_a_sidebar_preset_stays_in_force_on_every_page():
     assert exported(at)["use_case"]["v_wrong"] == -10.0
 
 
+def test_the_matrix_editor_its_reset_and_the_sidebars_way_back_stay_in_force_on_every_page():
+    at = start("cost_matrix", src="sample:breast_cancer")
+    editor = at.data_editor[0]
+    at.session_state[editor.key] = {"edited_rows": {1: {"→ benign": -50.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    clean(at)
+    _two_more_pages(at, "voc", "compare")
+    assert at.session_state["settings"].value_matrix.values[1, 0] == -50.0
+    assert json.loads(at.query_params["vm"])["values"][1][0] == -50.0
+    go(at, "value")
+    assert "per-class value matrix" in texts(at)
+    go(at, "cost_matrix")
+    at.button(key="cost_matrix_reset").click().run()
+    clean(at)
+    _two_more_pages(at, "value", "export")
+    assert at.session_state["settings"].matrix is None and "vm" not in at.query_params
+    assert exported(at)["use_case"].get("value_matrix") is None
+    assert at.sidebar.number_input(key="sidebar_v_wrong_input").value == -4.0
+    # The sidebar's way back, from any page.
+    at = start("value", src="sample:breast_cancer", vm=BREAST_MATRIX)
+    at.sidebar.button(key="sidebar_use_three_values").click().run()
+    clean(at)
+    _two_more_pages(at, "cost_matrix", "compare")
+    assert at.session_state["settings"].matrix is None and "vm" not in at.query_params
+    go(at, "value")
+    assert "per-class value matrix" not in texts(at)
+
+
 # ------------------------------------------------------------------ links
 def test_a_link_reproduces_the_page():
     at = start("value", src="sample:breast_cancer")
