@@ -84,7 +84,7 @@ COMBINATIONS = [(values, calibration) for values in ("three values", "matrix")
 
 
 @pytest.mark.parametrize(("values", "calibration"), COMBINATIONS)
-def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration):
+def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration, tmp_path, capsys):
     query = {"src": "sample:breast_cancer", "vw": "-6.123456789", "vc": "1.25"}
     if values == "matrix":
         query["vm"] = BREAST_MATRIX
@@ -97,7 +97,8 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
     assert sorted(at.radio(key="value_policy_kind").options) == sorted(_label(k) for k in expected_kinds)
     for kind in expected_kinds:
         if kind == "expected_value" and calibration == "isotonic":
-            continue  # refused with a reason on every page (isotonic leaves no probability vector)
+            _refused_alike_on_screen_in_the_export_and_the_cli(at, query, tmp_path, capsys)
+            continue
         go(at, "value")
         set_rule(at, kind)
         policies = screen_policies(at)
@@ -120,6 +121,29 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
         for item in vc.apply_policy_document(stored, runs):
             assert item.same_run is True
             assert item.evaluation == by_model[item.model]["evaluation"], (kind, calibration, item.model)
+
+
+def _refused_alike_on_screen_in_the_export_and_the_cli(at: AppTest, query: dict, tmp_path, capsys) -> None:
+    """The expected-value rule after isotonic recalibration (which leaves no probability vector) is refused,
+    with its reason, on the Value page, by the export and by the command line."""
+    reason = "needs calibrated probability vectors"
+    go(at, "value")
+    set_rule(at, "expected_value")
+    assert reason in " ".join(w.value for w in at.warning)
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    assert reason in " ".join(e.value for e in at.error) and not at.code
+    argv = ["report", str(SAMPLES / "breast_cancer"), "--policy", "expected_value", "--calibration", "isotonic"]
+    if "vm" in query:
+        matrix = tmp_path / "matrix.json"
+        link = json.loads(query["vm"])
+        matrix.write_text(json.dumps({"classes": link["classes"], "value_matrix": link["values"]}), encoding="utf-8")
+        argv += ["--value-matrix", str(matrix)]
+    else:
+        argv += ["--v-correct", query["vc"], "--v-abstain", "0", "--v-wrong", query["vw"]]
+    capsys.readouterr()
+    assert main(argv) != 0
+    assert reason in capsys.readouterr().err
 
 
 def _label(kind: str) -> str:
