@@ -464,6 +464,34 @@ def test_export_downloads_a_valid_policy_json(server, page, tmp_path):
         expect(metric_value(page, "Penalty ω")).to_have_text("7.5")
         wait_for_app(page)
         assert errors_on(page) == []
+    with step(page, "restored-stays"):  # in force on the next pages, in the sidebar and in the URL
+        go_to(page, "VOC curves")
+        go_to(page, "Value & thresholds")
+        expect(metric_value(page, "Penalty ω")).to_have_text("7.5")
+        expect(value_input(page, "Wrong answer")).to_have_value("-7.5")
+        assert use_case_in_url(page)["vw"] == "-7.5"
+
+
+def test_a_page_button_stays_in_force_in_the_browser(server, page):
+    """The Calibration page's "Use ... on every page": the sidebar shows it at once, and it stays after
+    two more pages (the browser keeps its own copy of each widget's value, which must follow)."""
+    from playwright.sync_api import expect
+
+    sidebar_calibration = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
+        has_text="Recalibrate before thresholding").get_by_role("combobox")
+    with step(page, "open-calibration"):
+        open_app(page, f"{server}/{url_path('calibration')}?vw=-5", "Calibration")
+        dismiss_not_found(page)
+        expect(sidebar_calibration).to_have_value(re.compile("^none", re.I))
+    with step(page, "use-on-every-page"):
+        page.locator('[data-testid="stButton"]').filter(has_text="on every page").locator("button").click()
+        wait_for_app(page)
+        expect(sidebar_calibration).to_have_value(re.compile("^temperature", re.I))
+    with step(page, "two-more-pages"):
+        go_to(page, "Value & thresholds")
+        go_to(page, "VOC curves")
+        expect(sidebar_calibration).to_have_value(re.compile("^temperature", re.I))
+        assert "cal=temperature" in page.url, page.url
 
 
 def dismiss_not_found(page) -> None:
