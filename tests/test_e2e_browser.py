@@ -543,11 +543,13 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
         main = page.locator('[data-testid="stMain"]')
         tuning = main.locator('[data-testid="stCheckbox"]').filter(has_text="Also draw the tuning split")
         tuning.locator("label").click()
+        expect(page).to_have_url(re.compile(r"[?&]showtune=1(&|$)"))  # the rerun it starts has run
         wait_for_app(page)
         expect(tuning.locator("input")).to_be_checked()
         histogram_model = main.locator('[data-testid="stSelectbox"]').filter(has_text="Model")
         pick = "naive_bayes" if histogram_model.get_by_role("combobox").input_value() != "naive_bayes" else "mlp"
         choose(page, histogram_model, pick)
+        expect(page).to_have_url(re.compile(rf"[?&]hist={pick}(&|$)"))
         wait_for_app(page)
         expect(histogram_model.get_by_role("combobox")).to_have_value(pick)
         value_text = main_text(page)
