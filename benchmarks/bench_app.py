@@ -20,6 +20,7 @@ Run: ``python benchmarks/bench_app.py [--reruns 7] [--n 1000000] [--skip-large]`
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -33,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from dashboard import serverfiles  # noqa: E402
 
 GOALS = {"digits": 150.0, "synthetic": 500.0}
 PAGES = (("Value & thresholds", "pages/value.py"), ("VOC curves", "pages/voc.py"))
@@ -94,6 +97,8 @@ def bench(label: str, source: str, reruns: int) -> list[dict]:
     if at.exception:
         raise RuntimeError([e.value for e in at.exception])
     n_models = len(at.session_state["selection"].models)
+    if n_models == 0:  # timing an empty page would measure nothing
+        raise RuntimeError(f"{label}: no run loaded from {source!r}")
     rows = []
     for title, page in PAGES:
         first, times = time_page(at, page, reruns)
@@ -125,6 +130,7 @@ def main() -> None:
             start = time.perf_counter()
             synthetic_runs(Path(folder), args.n)
             print(f"wrote 5 synthetic runs of {args.n:,} rows in {time.perf_counter() - start:.1f} s", flush=True)
+            os.environ[serverfiles.ENV_VAR] = folder  # as the operator allows a folder (dashboard/serverfiles.py)
             rows += bench("synthetic", f"folder:{folder}", args.reruns)
 
     table = pd.DataFrame(rows)

@@ -36,6 +36,9 @@ VOC_MODES = ("tuned", "oracle", "calibrated", "accept_all")
 CHUNKINGS = ("period", "count")
 PERIODS = ("D", "W", "MS")
 BIN_STRATEGIES = ("uniform", "quantile")
+HOME_PERIODS = ("month", "week", "day", "year")  # dashboard.home.PERIODS (a test keeps them equal)
+PROMISE_CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+VOC_AREA_ROWS = 20  # rows of the VOC page's range table a link may hold
 SETTINGS_BLOCK = "dashboard_settings"  # the policy JSON's extra object (the query parameters)
 
 
@@ -86,6 +89,44 @@ def _pair_of(kind):
     return parse
 
 
+def _number_in(low: float, high: float, read=_finite, words: str = "a number"):
+    def parse(text: str):
+        value = read(text)
+        if not low <= value <= high:
+            show = "{:,}" if read is int else "{:g}"
+            raise _Invalid(f"expected {words} from {show.format(low)} to {show.format(high)}")
+        return value
+
+    return parse
+
+
+def _number_among(options):
+    def parse(text: str) -> float:
+        value = _finite(text)
+        if value not in options:
+            raise _Invalid(f"expected one of {', '.join(f'{o:g}' for o in options)}")
+        return value
+
+    return parse
+
+
+def _area_rows(text: str):
+    """The VOC page's range rows: [[from, to], ...], each a number >= 0 or null (an empty cell)."""
+    data = _json(text)
+    if not isinstance(data, list) or len(data) > VOC_AREA_ROWS:
+        raise _Invalid(f"expected a JSON list of at most {VOC_AREA_ROWS} rows")
+    rows = []
+    for row in data:
+        if not isinstance(row, list) or len(row) != 2:
+            raise _Invalid("expected rows of two items")
+        for cell in row:
+            if cell is not None and (isinstance(cell, bool) or not isinstance(cell, (int, float))
+                                     or not math.isfinite(cell) or cell < 0):
+                raise _Invalid("expected numbers >= 0 or null")
+        rows.append(tuple(None if c is None else float(c) for c in row))
+    return tuple(rows)
+
+
 def _matrix(text: str):
     data = _json(text)
     if not isinstance(data, dict) or set(data) != {"classes", "values"}:
@@ -114,13 +155,7 @@ def _choice(options):
 
 
 def _int_in(low: int, high: int):
-    def parse(text: str) -> int:
-        value = int(text)
-        if not low <= value <= high:
-            raise _Invalid(f"expected a whole number from {low} to {high}")
-        return value
-
-    return parse
+    return _number_in(low, high, read=int, words="a whole number")
 
 
 def _text(limit: int):
@@ -189,6 +224,14 @@ class Settings:
     calibration_examined, calibration_bins, calibration_strategy : the Calibration page.
     what_if : float or None
         The Value page's "what if I pick the threshold" threshold (None: off).
+    value_show_tuning, value_hist_model : the Value page's tuning-split curves and histogram model (None: the best).
+    voc_bands, voc_areas : the VOC page's bootstrap bands and its table of ω ranges (rows of from, to; None
+        is an empty cell).
+    constraints_* : the Capacity & guarantees page (model None: the first one; the two-tier values None:
+        from the three values).
+    matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
+        (None: the first one offered).
+    home_volume, home_period : the Start page's expected items per period.
     """
 
     source: str = "sample:digits"
@@ -218,14 +261,36 @@ class Settings:
     calibration_bins: int = 15
     calibration_strategy: str = "uniform"
     what_if: float | None = None
+    value_show_tuning: bool = False
+    value_hist_model: str | None = None
+    voc_bands: bool = False
+    voc_areas: tuple = ((0.0, 1.0), (1.0, 10.0))
+    constraints_model: str | None = None
+    constraints_volume: float = 1000.0
+    constraints_capacity: float = 30.0
+    constraints_reviewer: float = 10.0
+    constraints_per_class: bool = False
+    constraints_max_risk: float = 0.05
+    constraints_confidence: float = 0.9
+    constraints_v_ok: float | None = None
+    constraints_v_bad: float | None = None
+    constraints_cost: float | None = None
+    matrix_classes: tuple[str, ...] | None = None
+    matrix_model: str | None = None
+    matrix_rule: str | None = None
+    home_volume: int = 10_000
+    home_period: str = "month"
 
     def __post_init__(self):
-        for name in ("v_correct", "v_abstain", "v_wrong"):
-            object.__setattr__(self, name, float(getattr(self, name)))
-        if self.what_if is not None:
-            object.__setattr__(self, "what_if", float(self.what_if))
-        if self.models is not None:
-            object.__setattr__(self, "models", tuple(self.models))
+        # Widgets may hand over ints for float settings: stored as floats, a link brings back the same type.
+        for name in _FLOAT_FIELDS:
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, float(getattr(self, name)))
+        for name in ("models", "matrix_classes"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "voc_areas", tuple(tuple(None if c is None else float(c) for c in row)
+                                                    for row in self.voc_areas))
 
     # ----------------------------------------------------------- values
     @property
@@ -283,6 +348,9 @@ def values_changes(values) -> dict:
 
 
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}
+_FLOAT_FIELDS = ("v_correct", "v_abstain", "v_wrong", "what_if", "constraints_volume", "constraints_capacity",
+                 "constraints_reviewer", "constraints_max_risk", "constraints_confidence", "constraints_v_ok",
+                 "constraints_v_bad", "constraints_cost")
 
 # field -> (query key, parser, writer)
 _FIELDS = {
@@ -313,6 +381,25 @@ _FIELDS = {
     "calibration_bins": ("bins", _int_in(5, 30), _write),
     "calibration_strategy": ("binning", _choice(BIN_STRATEGIES), _write),
     "what_if": ("whatif", _finite, _write),
+    "value_show_tuning": ("showtune", _bool, _write),
+    "value_hist_model": ("hist", _text(200), _write),
+    "voc_bands": ("bands", _bool, _write),
+    "voc_areas": ("areas", _area_rows, _write),
+    "constraints_model": ("cmodel", _text(200), _write),
+    "constraints_volume": ("perday", _number_in(1.0, 1e15), _write),
+    "constraints_capacity": ("capacity", _number_in(0.0, 1e15), _write),
+    "constraints_reviewer": ("reviewer", _number_in(1.0, 1e15), _write),
+    "constraints_per_class": ("capclass", _bool, _write),
+    "constraints_max_risk": ("maxrisk", _number_in(0.0, 0.3), _write),
+    "constraints_confidence": ("sure", _number_among(PROMISE_CONFIDENCES), _write),
+    "constraints_v_ok": ("vok", _finite, _write),
+    "constraints_v_bad": ("vbad", _finite, _write),
+    "constraints_cost": ("vconfirm", _number_in(0.0, 1e15), _write),
+    "matrix_classes": ("mclasses", _names, _write),
+    "matrix_model": ("mmodel", _text(200), _write),
+    "matrix_rule": ("mrule", _choice(RULES), _write),
+    "home_volume": ("volume", _int_in(1, 10**12), _write),
+    "home_period": ("per", _choice(HOME_PERIODS), _write),
 }
 QUERY_KEYS = frozenset(key for key, _, _ in _FIELDS.values())
 

@@ -75,7 +75,7 @@ def _values_section(settings: Settings) -> UseCase:
     current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
     labels = [YOUR_VALUES, *PRESETS]
     matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
-    state.forget_widget("sidebar_preset")  # always drawn from the values in force
+    state.show("sidebar_preset", labels[matching])  # always shows the values in force, in the browser too
     st.selectbox("…or start from a preset", labels, index=matching, key="sidebar_preset",
                  on_change=_apply_preset, help="Sets the three values above; change any of them afterwards.")
     settings = state.get()

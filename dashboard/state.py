@@ -10,9 +10,12 @@
    is unknown or invalid is refused: the default is used and a note is shown
    in the sidebar, never a traceback.
 3. **Widgets show settings.** A widget that shows a setting is drawn with
-   :func:`choice`, :func:`value` or :func:`multi`: its default comes from the
-   settings, and the value it returns becomes the setting. A widget's key is
-   known to the page that draws it and to this module, to no one else.
+   :func:`choice`, :func:`pair`, :func:`value`, :func:`multi` or
+   :func:`editor`: its default comes from the settings, and the value it
+   returns becomes the setting. A setting that follows a default (the best
+   model, a range from ω) is None while the widget shows that default, so a
+   link follows it too. A widget's key is known to the page that draws it
+   and to this module, to no one else.
 4. **Everything else asks.** A page button, a preset, the cost-matrix
    editor, an imported policy: they call :func:`request` (from a widget
    callback: in force on the rerun that follows) or :func:`change_now` (from
@@ -33,6 +36,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
@@ -50,13 +54,15 @@ __all__ = [
     "change_now",
     "choice",
     "current",
-    "forget_widget",
+    "editor",
+    "editor_key",
     "from_widget",
     "get",
     "init",
     "link_notes",
     "multi",
     "note_link_once",
+    "pair",
     "publish",
     "request",
     "stop_unless_models",
@@ -67,8 +73,6 @@ __all__ = [
 SETTINGS_KEY = "settings"
 SELECTION_KEY = "selection"
 LINK_NOTES_KEY = "link_notes"
-# setting -> widget keys that show it (filled as widgets are drawn; names only)
-_WIDGETS: dict[str, set[str]] = {}
 
 
 # --------------------------------------------------------------- settings
@@ -113,13 +117,8 @@ def request(**changes: Any) -> Settings:
     follows, where every widget showing a changed setting is drawn from the
     new value. From a page's body use :func:`change_now`.
     """
-    current = get()
-    new = replace(current, **changes)
-    for name in changes:
-        if getattr(new, name) != getattr(current, name):
-            for key in _WIDGETS.get(name, ()):
-                st.session_state.pop(key, None)
-    _store(new)
+    new = replace(get(), **changes)
+    _store(new)  # the widgets showing it are told on the next run, before they are drawn (see _show)
     return new
 
 
@@ -136,42 +135,97 @@ def from_widget(name: str, widget_value: Any) -> None:
         _store(replace(settings, **{name: widget_value}))
 
 
-def forget_widget(key: str) -> None:
-    """Drop a widget's own state before it is drawn, so it is drawn from the settings again."""
-    st.session_state.pop(key, None)
-
-
 # ---------------------------------------------------------------- widgets
-def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback: int = 0, **kwargs) -> Any:
+def _show(key: str, wanted: Any, means: Callable, setting: Any) -> None:
+    """Make widget ``key`` show ``wanted`` (what setting ``setting`` looks like) unless the user just changed it.
+
+    A browser keeps its own copy of each widget's value and sends it back on
+    every rerun: a widget whose setting changed elsewhere (a button, an
+    import, another page, a default that moved) must be told its new value
+    through the session state, before it is drawn, or the browser's old copy
+    comes back. What the user has just changed in the widget (it differs from
+    what was shown last) is left alone: it becomes the setting.
+    """
+    shown_key = f"_shown::{key}"
+    if key not in st.session_state or shown_key not in st.session_state:
+        return
+    value = st.session_state[key]
+    if _same(value, st.session_state[shown_key]) and not _same(means(value), setting):
+        st.session_state[key] = wanted
+
+
+def _shown(key: str, value: Any) -> None:
+    st.session_state[f"_shown::{key}"] = value
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return tuple(a) == tuple(b)
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback: int = 0, default: Any = None,
+           **kwargs) -> Any:
     """A selectbox or radio showing setting ``name``; the option picked becomes the setting.
 
     When the setting is not among ``options`` (another data set, a stale
-    link), option ``fallback`` is shown and becomes the setting.
+    link), option ``fallback`` is shown and becomes the setting. With a
+    ``default`` option (e.g. the best model), the setting None shows it and
+    picking it stores None: a link then follows the default instead of
+    freezing today's.
     """
-    _WIDGETS.setdefault(name, set()).add(key)
     options = list(options)
     if not options:
         return None
     current = getattr(get(), name)
+    if default is not None and default in options:
+        fallback = options.index(default)
     index = options.index(current) if current in options else min(fallback, len(options) - 1)
+
+    def means(picked):
+        return None if default is not None and picked == default else picked
+
+    _show(key, options[index], means, current)
     picked = draw(label, options, index=index, key=key, **kwargs)
-    from_widget(name, picked)
+    _shown(key, picked)
+    from_widget(name, means(picked))
+    return picked
+
+
+def pair(draws: tuple[Callable, Callable], name: str, labels: tuple[str, str], options, *,
+         keys: tuple[str, str], **kwargs) -> tuple:
+    """Two selectboxes showing setting ``name``, a pair of options (None: the first two options)."""
+    options = list(options)
+    default = tuple(options[:2])
+    current = getattr(get(), name) or default
+    picked = []
+    for draw, label, shown, position, key in zip(draws, labels, current, (0, 1), keys):
+        index = options.index(shown) if shown in options else position
+        _show(key, options[index], lambda v: v, options[index])
+        picked.append(draw(label, options, index=index, key=key, **kwargs))
+        _shown(key, picked[-1])
+    picked = tuple(picked)
+    from_widget(name, None if picked == default else picked)
     return picked
 
 
 def value(draw: Callable, name: str, label: str, *, key: str, default: Any = None,
           convert: Callable = lambda v: v, **kwargs) -> Any:
     """A number input, slider, toggle or checkbox showing setting ``name`` (``default`` when it is None)."""
-    _WIDGETS.setdefault(name, set()).add(key)
     current = getattr(get(), name)
-    shown = draw(label, value=default if current is None else current, key=key, **kwargs)
+    wanted = default if current is None else current
+    _show(key, wanted, convert, current)
+    shown = draw(label, value=wanted, key=key, **kwargs)
+    _shown(key, shown)
     from_widget(name, convert(shown))
     return shown
 
 
 def multi(draw: Callable, name: str, label: str, options, *, key: str, **kwargs) -> list:
     """A multiselect showing setting ``name`` (None = every option); picking all of them stores None."""
-    _WIDGETS.setdefault(name, set()).add(key)
     options = list(options)
     current = getattr(get(), name)
     default = options if current is None else [o for o in current if o in options]
@@ -181,9 +235,40 @@ def multi(draw: Callable, name: str, label: str, options, *, key: str, **kwargs)
     if st.session_state.get(offered_key) != options:
         st.session_state.pop(key, None)  # other options (another source, an upload): drawn from the setting
     st.session_state[offered_key] = options
+
+    def means(picked):
+        return None if list(picked) == options else tuple(picked)
+
+    _show(key, default, means, current)
     picked = draw(label, options, default=default, key=key, **kwargs)
-    from_widget(name, None if list(picked) == options else tuple(picked))
+    _shown(key, list(picked))
+    from_widget(name, means(picked))
     return list(picked)
+
+
+def show(key: str, wanted: Any) -> None:
+    """Make a widget drawn by hand show ``wanted`` on this run (call it before drawing the widget)."""
+    st.session_state[key] = wanted
+
+
+def editor(name: str, frame, *, key: str, read: Callable, **kwargs):
+    """A data editor showing setting ``name`` as ``frame``; ``read(edited frame)`` gives the setting it shows.
+
+    The editor is keyed by the setting it shows, so a new setting (an edit,
+    a link, an import) is a fresh editor; an edit reruns at once, so that the
+    next edit goes to the fresh one.
+    """
+    current = getattr(get(), name)
+    edited = st.data_editor(frame, key=editor_key(key, current), **kwargs)
+    shown = read(edited)
+    if shown != current:
+        change_now(**{name: shown})
+    return edited
+
+
+def editor_key(key: str, shown: Any) -> str:
+    """The widget key of the :func:`editor` with ``key`` while it shows the setting value ``shown``."""
+    return f"{key}_{hashlib.sha256(repr(shown).encode()).hexdigest()[:12]}"
 
 
 # -------------------------------------------------------------------- URL

@@ -507,6 +507,20 @@ def range_label(low: float, high: float) -> str:
     return f"area ω∈[{low:g}, {high_text}]"
 
 
+def area_rows_frame(rows) -> pd.DataFrame:
+    """The VOC page's editable range table from its rows of (from, to); None is an empty cell."""
+    return pd.DataFrame({"from": [np.nan if low is None else low for low, _ in rows],
+                         "to": [np.nan if high is None else high for _, high in rows]}, dtype=float)
+
+
+def frame_area_rows(frame: pd.DataFrame) -> tuple:
+    """The rows of (from, to) an edited range table holds, an empty cell as None (the inverse of the above)."""
+    def cell(x):
+        return None if x is None or pd.isna(x) else float(x)
+
+    return tuple((cell(low), cell(high)) for low, high in zip(frame.get("from", []), frame.get("to", [])))
+
+
 def parse_ranges(frame: pd.DataFrame) -> tuple[list[tuple[float, float]], list[str]]:
     """Omega ranges from the editable table (columns ``from``, ``to``; empty ``to`` = ∞)."""
     ranges, problems = [], []

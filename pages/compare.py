@@ -61,15 +61,9 @@ if len(models) < 2:
     )
     st.stop()
 
-stored_a, stored_b = selection.settings.compare_pair or (models[0], models[1])
 left, right = st.columns(2)
-model_a = left.selectbox(
-    "Model A", models, index=models.index(stored_a) if stored_a in models else 0, key="compare_model_a"
-)
-model_b = right.selectbox(
-    "Model B", models, index=models.index(stored_b) if stored_b in models else 1, key="compare_model_b"
-)
-state.from_widget("compare_pair", None if (model_a, model_b) == (models[0], models[1]) else (model_a, model_b))
+model_a, model_b = state.pair((left.selectbox, right.selectbox), "compare_pair", ("Model A", "Model B"), models,
+                              keys=("compare_model_a", "compare_model_b"))
 if model_a == model_b:
     st.info("Pick two different models.")
     st.stop()

@@ -10,9 +10,10 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard import constraints as view
-from dashboard import views
+from dashboard import state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
 from dashboard.data import workspace
+from dashboard.settings import PROMISE_CONFIDENCES
 from dashboard.state import current, stop_unless_models
 
 selection = current()
@@ -34,18 +35,21 @@ labelled = [m for m in selection.models if (p := ws.predictions(m, ws.tuning_spl
 if not labelled:
     st.info("These answers need a labelled tuning split; none of the selected models has one.")
     st.stop()
-model = st.selectbox("Model", labelled, key="constraints_model")
-volume = st.number_input("Items per day", min_value=1.0, value=1000.0, step=100.0, key="constraints_volume",
-                         help="How many items the model sees in a day; every per-day figure scales with it.")
+model = state.choice(st.selectbox, "constraints_model", "Model", labelled, key="constraints_model",
+                     default=labelled[0])
+volume = state.value(st.number_input, "constraints_volume", "Items per day", min_value=1.0, step=100.0,
+                     key="constraints_volume", convert=float,
+                     help="How many items the model sees in a day; every per-day figure scales with it.")
 
 # ---- 1. review capacity
 st.header("Review capacity")
 left, middle, right = st.columns(3)
-capacity = left.number_input("Reviews your team can do per day", min_value=0.0, value=30.0, step=10.0,
-                             key="constraints_capacity")
-reviewer = middle.number_input("Reviews one more reviewer adds per day", min_value=1.0, value=10.0, step=5.0,
-                               key="constraints_reviewer")
-per_class = right.toggle("Per-class thresholds (one shared budget)", key="constraints_per_class")
+capacity = state.value(left.number_input, "constraints_capacity", "Reviews your team can do per day",
+                       min_value=0.0, step=10.0, key="constraints_capacity", convert=float)
+reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one more reviewer adds per day",
+                       min_value=1.0, step=5.0, key="constraints_reviewer", convert=float)
+per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds (one shared budget)",
+                        key="constraints_per_class")
 with st.spinner("Finding the best rule within capacity…"):
     capacity_answer = view.capacity_view(ws, model, values, volume=volume, capacity=capacity, reviewer=reviewer,
                                          per_class=per_class)
@@ -59,10 +63,12 @@ st.caption(
 # ---- 2. certified error rate
 st.header("A guaranteed error rate")
 left, right = st.columns(2)
-max_risk = left.slider("Most wrong answers you accept among automated ones", 0.0, 0.3, 0.05, 0.005,
-                       format="%.3f", key="constraints_max_risk")
-confidence = right.select_slider("How sure the promise must be", [0.8, 0.9, 0.95, 0.99], value=0.9,
-                                 format_func=lambda c: views.percent(c, 0), key="constraints_confidence")
+max_risk = state.value(left.slider, "constraints_max_risk", "Most wrong answers you accept among automated ones",
+                       min_value=0.0, max_value=0.3, step=0.005, format="%.3f", key="constraints_max_risk",
+                       convert=float)
+confidence = state.value(right.select_slider, "constraints_confidence", "How sure the promise must be",
+                         options=PROMISE_CONFIDENCES, format_func=lambda c: views.percent(c, 0),
+                         key="constraints_confidence", convert=float)
 risk_answer = view.risk_view(ws, model, values, max_risk=max_risk, confidence=confidence, volume=volume)
 for line in view.risk_sentences(risk_answer, max_risk=max_risk, confidence=confidence, money=money,
                                 percent=views.percent):
@@ -75,13 +81,23 @@ st.caption(f"Method: {risk_answer.result.method}; weights count as repeated item
 st.header("A person confirms the uncertain ones")
 use_case = selection.use_case
 left, middle, right = st.columns(3)
-v_ok = left.number_input("Value of a confirmed correct answer", value=float(use_case.v_correct),
-                         key="constraints_v_ok")
-v_bad = middle.number_input("Value of a wrong answer put to a person", value=float(use_case.v_abstain),
-                            key="constraints_v_bad")
-# a person's time: by default half of what an automatic correct answer gains over a hand-off
-default_cost = max((use_case.v_correct - use_case.v_abstain) / 2, 0.0)
-cost = right.number_input("Cost of a confirmation", value=float(default_cost), min_value=0.0, key="constraints_cost")
+# By default from the three values; a person's time: half of what an automatic correct answer gains over a hand-off.
+defaults = {"constraints_v_ok": float(use_case.v_correct), "constraints_v_bad": float(use_case.v_abstain),
+            "constraints_cost": float(max((use_case.v_correct - use_case.v_abstain) / 2, 0.0))}
+
+
+def _follow(name):
+    """None (follow the three values) while the input shows the default."""
+    return lambda shown: None if float(shown) == defaults[name] else float(shown)
+
+
+v_ok = state.value(left.number_input, "constraints_v_ok", "Value of a confirmed correct answer",
+                   default=defaults["constraints_v_ok"], key="constraints_v_ok", convert=_follow("constraints_v_ok"))
+v_bad = state.value(middle.number_input, "constraints_v_bad", "Value of a wrong answer put to a person",
+                    default=defaults["constraints_v_bad"], key="constraints_v_bad",
+                    convert=_follow("constraints_v_bad"))
+cost = state.value(right.number_input, "constraints_cost", "Cost of a confirmation", min_value=0.0,
+                   default=defaults["constraints_cost"], key="constraints_cost", convert=_follow("constraints_cost"))
 tiers = view.two_tier_view(ws, model, values, vc.constraints.AssistedValues(v_ok, v_bad, cost), volume=volume)
 if tiers is None:
     st.info(f"The evaluated split '{selection.eval_split}' has no labels, so the tiers cannot be measured.")

@@ -39,9 +39,9 @@ stop_unless_models(selection)
 # ---- which class set
 class_sets = list(dict.fromkeys(report.models[m].classes for m in selection.models))
 if len(class_sets) > 1:
-    classes = st.selectbox(
-        "The selected models do not share one class set; edit the matrix for",
-        class_sets,
+    classes = state.choice(
+        st.selectbox, "matrix_classes", "The selected models do not share one class set; edit the matrix for",
+        class_sets, default=class_sets[0],
         format_func=lambda c: f"{len(c)} classes ({views.short_list(c, 4)}): "
         + views.short_list([m for m in selection.models if report.models[m].classes == c], 4),
         key="cost_matrix_classes",
@@ -178,13 +178,13 @@ if not models:
     st.stop()
 st.subheader("Where the value comes from")
 model_col, rule_col = st.columns(2)
-model = model_col.selectbox("Model", models, key="cost_matrix_model")
+model = state.choice(model_col.selectbox, "matrix_model", "Model", models, key="cost_matrix_model", default=models[0])
 available = [k for k, (_, result, _) in fitted[model].items() if result is not None]
 if not available:
     st.info(f"{md_text(model)} cannot be evaluated here: " + md_text("; ".join(n for _, _, n in fitted[model].values() if n)))  # noqa: E501
     st.stop()
-kind = rule_col.radio("Rule", available, format_func=views.POLICY_LABELS.get, key="cost_matrix_rule",
-                      horizontal=True)
+kind = state.choice(rule_col.radio, "matrix_rule", "Rule", available, format_func=views.POLICY_LABELS.get,
+                    key="cost_matrix_rule", default=available[0], horizontal=True)
 policy, result, _ = fitted[model][kind]
 missing = [views.POLICY_LABELS[k] for k, (_, r, _) in fitted[model].items() if r is None]
 if missing:

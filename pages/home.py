@@ -10,7 +10,7 @@ share.
 import streamlit as st
 
 import valuecore as vc
-from dashboard import home, views
+from dashboard import home, state, views
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.tables import dataframe as show_dataframe
@@ -34,25 +34,19 @@ for note in selection.notes:
     st.warning(note)
 stop_unless_models(selection)
 
-kind = st.session_state.get("policy_kind", "threshold")
-if kind not in views.VALUE_PAGE_KINDS:
-    kind = "threshold"
+kinds, _ = views.rule_options(ws, selection.models, selection.values)
+kind = selection.rule if selection.rule in kinds else kinds[0]  # the rule every page uses (the Value page's)
 verdict, notes = home.page_verdict(ws, selection.models, kind, selection.values)
 
 st.subheader(home.as_text(vc.wording.verdict_headline(verdict, currency)), anchor=False)
 
 volume_col, period_col, _ = st.columns([2, 2, 3])
-volume = volume_col.number_input(
-    "Items you expect", min_value=1, max_value=10**12, value=int(st.session_state.get("home_volume", 10_000)),
-    step=1000, key="home_volume_input", help="How many items the model would see per period, to turn value per "
+volume = state.value(
+    volume_col.number_input, "home_volume", "Items you expect", min_value=1, max_value=10**12, step=1000,
+    key="home_volume_input", convert=int, help="How many items the model would see per period, to turn value per "
     "item into value per period.",
 )
-period = period_col.selectbox(
-    "per", home.PERIODS, index=home.PERIODS.index(st.session_state.get("home_period", "month")),
-    key="home_period_input",
-)
-# Kept outside the widgets' own state, which Streamlit drops when another page is shown.
-st.session_state["home_volume"], st.session_state["home_period"] = volume, period
+period = state.choice(period_col.selectbox, "home_period", "per", home.PERIODS, key="home_period_input")
 
 tiles = home.tiles(verdict, currency, float(volume), period)
 for widths, row in home.tile_rows(tiles):

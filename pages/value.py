@@ -117,9 +117,9 @@ with st.expander("The exact rule per model (as in the exported policy JSON)"):
 
 # ---- value against the threshold
 st.subheader("Value against the threshold")
-show_tuning = st.checkbox(
-    f"Also draw the tuning split ({views.split_text(selection.tune_split)}), dashed", key="value_show_tuning",
-    disabled=selection.tune_split == selection.eval_split,
+show_tuning = state.value(
+    st.checkbox, "value_show_tuning", f"Also draw the tuning split ({views.split_text(selection.tune_split)}), dashed",
+    key="value_show_tuning", disabled=selection.tune_split == selection.eval_split,
 )
 curves, markers = views.curve_frames(ws, rows, values, with_tuning=show_tuning)
 if curves.empty:
@@ -144,8 +144,8 @@ labelled = [r.model for r in rows if r.ok and not r.estimated]
 if not labelled:
     st.info(f"This needs labels, and the '{selection.eval_split}' split has none. Evaluate on a labelled split.")
 else:
-    model = st.selectbox("Model", labelled, index=labelled.index(best) if best in labelled else 0,
-                         key="value_hist_model")
+    model = state.choice(st.selectbox, "value_hist_model", "Model", labelled, key="value_hist_model",
+                         default=best if best in labelled else labelled[0])
     histogram = ws.histogram(model, selection.eval_split)
     marks = markers[markers["model"] == model][["marker", "threshold"]].rename(columns={"marker": "label"})
     if manual is not None:

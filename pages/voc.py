@@ -66,8 +66,8 @@ with range_col:
     )
 if high <= low:
     high = low + 0.5
-bands_on = band_col.checkbox("Bootstrap bands", key="voc_bands",
-                             help="95% bands from resampling the evaluated items (200 resamples). Takes a moment.")
+bands_on = state.value(band_col.checkbox, "voc_bands", "Bootstrap bands", key="voc_bands",
+                       help="95% bands from resampling the evaluated items (200 resamples). Takes a moment.")
 
 curves, left_out = views.voc_curves(ws, selection.models, mode)
 for note in left_out:
@@ -114,9 +114,10 @@ else:
 st.subheader("Value and VOC area per ω range")
 st.caption("Edit the ranges below (leave 'to' empty for ∞). The area is the integral of max(value, 0) over ω: "
            "how much value a model brings over that family of use cases.")
-default_ranges = pd.DataFrame({"from": [0.0, 1.0], "to": [1.0, 10.0]})
-edited = st.data_editor(
-    default_ranges,
+edited = state.editor(
+    "voc_areas",
+    views.area_rows_frame(selection.settings.voc_areas),
+    read=views.frame_area_rows,
     num_rows="dynamic",
     key="voc_area_ranges",
     hide_index=True,

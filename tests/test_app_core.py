@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.safetext import md_text
+from dashboard.state import editor_key
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -193,13 +194,15 @@ def test_voc_modes_ranges_and_bands():
     at.slider(key="voc_omega_range").set_value((0.0, 5.0)).run()
     at.checkbox(key="voc_bands").check().run()
     assert_clean(at)
-    at.session_state["voc_area_ranges"] = {
+    at.session_state[editor_key("voc_area_ranges", at.session_state["settings"].voc_areas)] = {
         "edited_rows": {1: {"to": None}}, "added_rows": [{"from": 2.0, "to": 3.0}], "deleted_rows": []
     }
     at.run()
     assert_clean(at)
     summary = next(df.value for df in at.dataframe if "omega_sup" in df.value.columns)
     assert {"area ω∈[0, 1]", "area ω∈[1, ∞]", "area ω∈[2, 3]"} <= set(summary.columns)
+    assert at.session_state["settings"].voc_areas == ((0.0, 1.0), (1.0, None), (2.0, 3.0))
+    assert at.query_params["areas"] == "[[0.0,1.0],[1.0,null],[2.0,3.0]]"
 
 
 # -------------------------------------------------------- cost matrix page

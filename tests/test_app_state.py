@@ -84,7 +84,7 @@ COMBINATIONS = [(values, calibration) for values in ("three values", "matrix")
 
 
 @pytest.mark.parametrize(("values", "calibration"), COMBINATIONS)
-def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration):
+def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration, tmp_path, capsys):
     query = {"src": "sample:breast_cancer", "vw": "-6.123456789", "vc": "1.25"}
     if values == "matrix":
         query["vm"] = BREAST_MATRIX
@@ -97,7 +97,8 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
     assert sorted(at.radio(key="value_policy_kind").options) == sorted(_label(k) for k in expected_kinds)
     for kind in expected_kinds:
         if kind == "expected_value" and calibration == "isotonic":
-            continue  # refused with a reason on every page (isotonic leaves no probability vector)
+            _refused_alike_on_screen_in_the_export_and_the_cli(at, query, tmp_path, capsys)
+            continue
         go(at, "value")
         set_rule(at, kind)
         policies = screen_policies(at)
@@ -120,6 +121,29 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
         for item in vc.apply_policy_document(stored, runs):
             assert item.same_run is True
             assert item.evaluation == by_model[item.model]["evaluation"], (kind, calibration, item.model)
+
+
+def _refused_alike_on_screen_in_the_export_and_the_cli(at: AppTest, query: dict, tmp_path, capsys) -> None:
+    """The expected-value rule after isotonic recalibration (which leaves no probability vector) is refused,
+    with its reason, on the Value page, by the export and by the command line."""
+    reason = "needs calibrated probability vectors"
+    go(at, "value")
+    set_rule(at, "expected_value")
+    assert reason in " ".join(w.value for w in at.warning)
+    at.switch_page("pages/export.py").run()
+    assert not at.exception
+    assert reason in " ".join(e.value for e in at.error) and not at.code
+    argv = ["report", str(SAMPLES / "breast_cancer"), "--policy", "expected_value", "--calibration", "isotonic"]
+    if "vm" in query:
+        matrix = tmp_path / "matrix.json"
+        link = json.loads(query["vm"])
+        matrix.write_text(json.dumps({"classes": link["classes"], "value_matrix": link["values"]}), encoding="utf-8")
+        argv += ["--value-matrix", str(matrix)]
+    else:
+        argv += ["--v-correct", query["vc"], "--v-abstain", "0", "--v-wrong", query["vw"]]
+    capsys.readouterr()
+    assert main(argv) != 0
+    assert reason in capsys.readouterr().err
 
 
 def _label(kind: str) -> str:
@@ -229,6 +253,34 @@ def test_a_sidebar_preset_stays_in_force_on_every_page():
     assert at.sidebar.number_input(key="sidebar_v_wrong_input").value == -10.0
     assert at.sidebar.selectbox(key="sidebar_preset").value == label
     assert exported(at)["use_case"]["v_wrong"] == -10.0
+
+
+def test_the_matrix_editor_its_reset_and_the_sidebars_way_back_stay_in_force_on_every_page():
+    at = start("cost_matrix", src="sample:breast_cancer")
+    editor = at.data_editor[0]
+    at.session_state[editor.key] = {"edited_rows": {1: {"→ benign": -50.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    clean(at)
+    _two_more_pages(at, "voc", "compare")
+    assert at.session_state["settings"].value_matrix.values[1, 0] == -50.0
+    assert json.loads(at.query_params["vm"])["values"][1][0] == -50.0
+    go(at, "value")
+    assert "per-class value matrix" in texts(at)
+    go(at, "cost_matrix")
+    at.button(key="cost_matrix_reset").click().run()
+    clean(at)
+    _two_more_pages(at, "value", "export")
+    assert at.session_state["settings"].matrix is None and "vm" not in at.query_params
+    assert exported(at)["use_case"].get("value_matrix") is None
+    assert at.sidebar.number_input(key="sidebar_v_wrong_input").value == -4.0
+    # The sidebar's way back, from any page.
+    at = start("value", src="sample:breast_cancer", vm=BREAST_MATRIX)
+    at.sidebar.button(key="sidebar_use_three_values").click().run()
+    clean(at)
+    _two_more_pages(at, "cost_matrix", "compare")
+    assert at.session_state["settings"].matrix is None and "vm" not in at.query_params
+    go(at, "value")
+    assert "per-class value matrix" not in texts(at)
 
 
 # ------------------------------------------------------------------ links

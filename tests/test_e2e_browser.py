@@ -313,6 +313,17 @@ def best_model_tile(page):
     return tiles.locator('[data-testid="stMetricValue"]')
 
 
+def choose(page, selectbox, option_name: str) -> None:
+    """Open ``selectbox`` and click its option ``option_name``."""
+    option = page.get_by_role("option", name=option_name, exact=True)
+    for _ in range(3):  # a rerun that lands just then closes the list: open it again
+        selectbox.click()
+        with contextlib.suppress(Exception):
+            option.wait_for(state="visible", timeout=5_000)
+            break
+    option.click()
+
+
 def metric_value(page, label: str):
     return page.locator('[data-testid="stMetric"]').filter(has_text=label).locator('[data-testid="stMetricValue"]')
 
@@ -472,6 +483,34 @@ def test_export_downloads_a_valid_policy_json(server, page, tmp_path):
         expect(metric_value(page, "Penalty ω")).to_have_text("7.5")
         wait_for_app(page)
         assert errors_on(page) == []
+    with step(page, "restored-stays"):  # in force on the next pages, in the sidebar and in the URL
+        go_to(page, "VOC curves")
+        go_to(page, "Value & thresholds")
+        expect(metric_value(page, "Penalty ω")).to_have_text("7.5")
+        expect(value_input(page, "Wrong answer")).to_have_value("-7.5")
+        assert use_case_in_url(page)["vw"] == "-7.5"
+
+
+def test_a_page_button_stays_in_force_in_the_browser(server, page):
+    """The Calibration page's "Use ... on every page": the sidebar shows it at once, and it stays after
+    two more pages (the browser keeps its own copy of each widget's value, which must follow)."""
+    from playwright.sync_api import expect
+
+    sidebar_calibration = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').filter(
+        has_text="Recalibrate before thresholding").get_by_role("combobox")
+    with step(page, "open-calibration"):
+        open_app(page, f"{server}/{url_path('calibration')}?vw=-5", "Calibration")
+        dismiss_not_found(page)
+        expect(sidebar_calibration).to_have_value(re.compile("^none", re.I))
+    with step(page, "use-on-every-page"):
+        page.locator('[data-testid="stButton"]').filter(has_text="on every page").locator("button").click()
+        wait_for_app(page)
+        expect(sidebar_calibration).to_have_value(re.compile("^temperature", re.I))
+    with step(page, "two-more-pages"):
+        go_to(page, "Value & thresholds")
+        go_to(page, "VOC curves")
+        expect(sidebar_calibration).to_have_value(re.compile("^temperature", re.I))
+        assert "cal=temperature" in page.url, page.url
 
 
 def dismiss_not_found(page) -> None:
@@ -491,8 +530,9 @@ def main_text(page) -> str:
 
 
 def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, page):
-    """Change a value, the decision rule and a page-level choice; the page's URL, opened in a fresh
-    browser context (a new session), shows the same text in the main area."""
+    """Change a value, the decision rule and page-level choices (the VOC mode; the Value page's tuning-split
+    curves and histogram model); the page's URL, opened in a fresh browser context (a new session), shows the
+    same text in the main area and the same choices."""
     from playwright.sync_api import expect
 
     with step(page, "open-value"):
@@ -518,10 +558,24 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
         voc_text = main_text(page)
         voc_link = page.url
         go_to(page, "Value & thresholds")
+    with step(page, "value-page-choices"):
+        main = page.locator('[data-testid="stMain"]')
+        tuning = main.locator('[data-testid="stCheckbox"]').filter(has_text="Also draw the tuning split")
+        tuning.locator("label").click()
+        expect(page).to_have_url(re.compile(r"[?&]showtune=1(&|$)"))  # the rerun it starts has run
+        wait_for_app(page)
+        expect(tuning.locator("input")).to_be_checked()
+        histogram_model = main.locator('[data-testid="stSelectbox"]').filter(has_text="Model")
+        pick = "naive_bayes" if histogram_model.get_by_role("combobox").input_value() != "naive_bayes" else "mlp"
+        choose(page, histogram_model, pick)
+        expect(page).to_have_url(re.compile(rf"[?&]hist={pick}(&|$)"))
+        wait_for_app(page)
+        expect(histogram_model.get_by_role("combobox")).to_have_value(pick)
         value_text = main_text(page)
         value_link = page.url
     for link in (value_link, voc_link):
         assert "vw=-4.1234567" in link and "rule=class_thresholds" in link and "voc=oracle" in link, link
+    assert f"hist={pick}" in value_link and "showtune=1" in value_link, value_link
     for link, title, shown in ((value_link, "Value & thresholds", value_text), (voc_link, "VOC curves", voc_text)):
         context, fresh = new_page(browser, f"link-{title}")
         try:
@@ -535,6 +589,12 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
                     fresh.wait_for_timeout(500)
                     wait_for_app(fresh)
                 assert main_text(fresh) == shown
+                if title == "Value & thresholds":  # choices shown by widgets, not as text
+                    main = fresh.locator('[data-testid="stMain"]')
+                    checkbox = main.locator('[data-testid="stCheckbox"]').filter(has_text="Also draw the tuning split")
+                    expect(checkbox.locator("input")).to_be_checked()
+                    histogram_model = main.locator('[data-testid="stSelectbox"]').filter(has_text="Model")
+                    expect(histogram_model.get_by_role("combobox")).to_have_value(pick)
         finally:
             context.close()
 

@@ -23,10 +23,13 @@ from dashboard.settings import (
     BIN_STRATEGIES,
     CALIBRATION_METHODS,
     CHUNKINGS,
+    HOME_PERIODS,
     PERIODS,
+    PROMISE_CONFIDENCES,
     QUERY_KEYS,
     RULES,
     SETTINGS_BLOCK,
+    VOC_AREA_ROWS,
     VOC_MODES,
     Settings,
     document_with_settings,
@@ -41,6 +44,8 @@ FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
 # refused in words (tests/test_hostile_inputs.py), so a round trip is only asked of these.
 MATRIX_FLOATS = st.floats(min_value=-1e100, max_value=1e100, width=64).filter(lambda x: x == 0 or abs(x) >= 1e-100)
 SPLITS = st.none() | AWKWARD
+NAMES = st.none() | AWKWARD  # a model chosen on a page (None: the page's default)
+CELLS = st.none() | st.floats(min_value=0.0, max_value=1e300)  # a cell of the VOC range table (None: empty)
 
 
 @st.composite
@@ -87,6 +92,25 @@ SETTINGS = st.builds(
     calibration_bins=st.integers(5, 30),
     calibration_strategy=st.sampled_from(BIN_STRATEGIES),
     what_if=st.none() | FLOATS,
+    value_show_tuning=st.booleans(),
+    value_hist_model=NAMES,
+    voc_bands=st.booleans(),
+    voc_areas=st.lists(st.tuples(CELLS, CELLS), max_size=VOC_AREA_ROWS).map(tuple),
+    constraints_model=NAMES,
+    constraints_volume=st.floats(min_value=1.0, max_value=1e15),
+    constraints_capacity=st.floats(min_value=0.0, max_value=1e15),
+    constraints_reviewer=st.floats(min_value=1.0, max_value=1e15),
+    constraints_per_class=st.booleans(),
+    constraints_max_risk=st.floats(min_value=0.0, max_value=0.3),
+    constraints_confidence=st.sampled_from(PROMISE_CONFIDENCES),
+    constraints_v_ok=st.none() | FLOATS,
+    constraints_v_bad=st.none() | FLOATS,
+    constraints_cost=st.none() | st.floats(min_value=0.0, max_value=1e15),
+    matrix_classes=st.none() | st.lists(AWKWARD, min_size=1, max_size=4, unique=True).map(tuple),
+    matrix_model=NAMES,
+    matrix_rule=st.none() | st.sampled_from(RULES),
+    home_volume=st.integers(1, 10**12),
+    home_period=st.sampled_from(HOME_PERIODS),
 )
 
 
@@ -204,6 +228,37 @@ def test_every_field_has_a_link_parameter():
                         currency="€", rule="expected_value", calibration="isotonic", voc_mode="oracle",
                         compare_resamples=500, compare_seed=3, monitor_chunking="count", monitor_period="D",
                         monitor_chunks=3, monitor_retune=True, backtest_chunks=3, calibration_bins=6,
-                        calibration_strategy="quantile", v_correct=2.0, v_abstain=1.0, v_wrong=-1.0)
+                        calibration_strategy="quantile", v_correct=2.0, v_abstain=1.0, v_wrong=-1.0,
+                        value_show_tuning=True, value_hist_model="m", voc_bands=True, voc_areas=((2.0, None),),
+                        constraints_model="m", constraints_volume=5.0, constraints_capacity=1.0,
+                        constraints_reviewer=2.0, constraints_per_class=True, constraints_max_risk=0.1,
+                        constraints_confidence=0.99, constraints_v_ok=3.0, constraints_v_bad=-2.0,
+                        constraints_cost=0.25, matrix_classes=("a", "b"), matrix_model="m",
+                        matrix_rule="expected_value", home_volume=7, home_period="day")
     assert all(getattr(settings, f.name) != f.default for f in fields(Settings))
     assert len(settings.to_query()) == len(fields(Settings))
+
+
+def test_page_choices_out_of_range_are_refused_with_a_note():
+    params = {"sure": "0.5", "maxrisk": "0.9", "areas": "[[-1, 2]]", "per": "fortnight", "volume": "0",
+              "bands": "yes", "mrule": "magic", "perday": "inf", "vconfirm": "-1",
+              "areas ": "[]", "mclasses": '"a"'}
+    settings, notes = Settings.from_query(params)
+    assert settings == Settings()
+    assert len(notes) == len(params)
+    for key in params:
+        assert any(f"{key}=" in note or repr(key) in note for note in notes), key
+    too_many = "[" + ",".join(["[0, 1]"] * (VOC_AREA_ROWS + 1)) + "]"
+    assert Settings.from_query({"areas": too_many})[0] == Settings()
+
+
+def test_empty_cells_of_the_voc_range_table_survive_a_link():
+    settings = Settings(voc_areas=((None, None), (0.5, None), (None, 3.0), (-0.0, 1e-300)))
+    back, notes = Settings.from_query(through_a_browser(settings.to_query()))
+    assert notes == [] and same_bits(back, settings)
+
+
+def test_the_pages_own_option_lists_are_the_ones_a_link_accepts():
+    from dashboard import home
+
+    assert HOME_PERIODS == home.PERIODS
