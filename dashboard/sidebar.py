@@ -72,10 +72,13 @@ def _values_section(settings: Settings) -> UseCase:
                     format="%g", convert=_within_range)
     if any(clamp_value(st.session_state.get(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
         st.warning(CLAMP_NOTE)
-    current = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
+    # The preset shows the values in force after the inputs above (the browser's copy too), so that its
+    # old label never comes back on the next rerun and undoes what was just typed.
+    in_force = state.get().use_case
+    current = (in_force.v_correct, in_force.v_abstain, in_force.v_wrong)
     labels = [YOUR_VALUES, *PRESETS]
     matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
-    state.show("sidebar_preset", labels[matching])  # always shows the values in force, in the browser too
+    state.show("sidebar_preset", labels[matching])
     st.selectbox("…or start from a preset", labels, index=matching, key="sidebar_preset",
                  on_change=_apply_preset, help="Sets the three values above; change any of them afterwards.")
     settings = state.get()
