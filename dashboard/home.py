@@ -22,14 +22,6 @@ from . import views
 from .data import Workspace, policy_key, values_key
 
 PERIODS = ("month", "week", "day", "year")
-_MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~<>$:&"})
-
-
-def as_text(sentence: str) -> str:
-    """A sentence holding names from files, escaped so that st.markdown shows it as plain text."""
-    return sentence.translate(_MARKDOWN_SPECIALS)
-
-
 @dataclass(frozen=True)
 class Tile:
     """One metric tile: a short label, its value as text, and a tooltip."""
@@ -118,6 +110,7 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> lis
 
 # A tile's value is set in a large font, about 19 px a character: a column a third wide holds about ten.
 _CHARACTERS_IN_A_THIRD = 10
+CHARACTERS_IN_A_QUARTER = 8  # what a metric tile holds in a quarter of the page at 1280 px
 
 
 def tile_rows(tiles: list[Tile]) -> list[tuple[list[int], list[Tile]]]:

@@ -14,6 +14,7 @@ from dashboard import home, state, views
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.tables import dataframe as show_dataframe
+from dashboard.safetext import md_text
 
 selection = current()
 ws = workspace(selection)
@@ -29,7 +30,7 @@ st.caption(
     "Change the values in the sidebar."
 )
 if (problem_note := views.load_problem_note(selection.report)) is not None:
-    st.caption(":material/warning: " + home.as_text(problem_note))
+    st.caption(":material/warning: " + md_text(problem_note))
 for note in selection.notes:
     st.warning(note)
 stop_unless_models(selection)
@@ -38,7 +39,7 @@ kinds, _ = views.rule_options(ws, selection.models, selection.values)
 kind = selection.rule if selection.rule in kinds else kinds[0]  # the rule every page uses (the Value page's)
 verdict, notes = home.page_verdict(ws, selection.models, kind, selection.values)
 
-st.subheader(home.as_text(vc.wording.verdict_headline(verdict, currency)), anchor=False)
+st.subheader(md_text(vc.wording.verdict_headline(verdict, currency)), anchor=False)
 
 volume_col, period_col, _ = st.columns([2, 2, 3])
 volume = state.value(
@@ -54,9 +55,9 @@ for widths, row in home.tile_rows(tiles):
         column.metric(tile.label, tile.value, help=tile.help)
 
 for sentence in vc.wording.verdict_sentences(verdict, currency, period=period, volume=float(volume)):
-    st.markdown(home.as_text(sentence))
+    st.markdown(md_text(sentence))
 for note in notes:
-    st.caption(home.as_text(note))
+    st.caption(md_text(note))
 
 st.download_button(
     "Download report", home.report_maker(selection, kind, float(volume), period), file_name="model-value-report.html",

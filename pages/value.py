@@ -86,11 +86,16 @@ best_row = next(r for r in rows if r.model == best)
 threshold, rule = views.policy_summary(best_row.policy)
 verdict, _ = home.page_verdict(ws, selection.models, kind, values)
 if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
-    st.markdown("**" + home.as_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
-c1, c2, c3, c4 = st.columns(4)
+    st.markdown("**" + md_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
+threshold_shown = views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else rule
+if len(threshold_shown) > home.CHARACTERS_IN_A_QUARTER:  # a threshold to its last digit gets half the row
+    c1, c2 = st.columns(2)
+    c3, c4 = st.columns(2)
+else:
+    c1, c2, c3, c4 = st.columns(4)
 tile = home.best_tile(verdict, best)
 c1.metric(tile.label, tile.value, help=tile.help)
-c2.metric("Its threshold", views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else rule)
+c2.metric("Its threshold", threshold_shown)
 c3.metric("Value per item", selection.money(best_row.result.value_per_item))
 c4.metric(
     "Over no model, per item",
@@ -100,7 +105,7 @@ c4.metric(
 for sentence in views.value_verdict(rows, selection.money):
     st.markdown(sentence)
 for note in home.simpler_rule_notes(ws, selection.models, kind, values, selection.currency):
-    st.info(home.as_text(note), icon=":material/warning:")  # overfitting, said out loud
+    st.info(md_text(note), icon=":material/warning:")  # overfitting, said out loud
 if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 

@@ -15,7 +15,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
-from dashboard.home import as_text
+from dashboard.safetext import md_text as as_text
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

@@ -113,6 +113,16 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
             cut = page.evaluate(_TRUNCATION_PROBE)
             if cut:
                 problems["landing, a 17-digit threshold"] = cut
+        for title in ("Value & thresholds", "Export policy"):  # the other pages that write it in a tile or table
+            with step(page, f"long threshold, {title}"):
+                go_to(page, title)
+                if title == "Value & thresholds":
+                    tile = page.locator('[data-testid="stMetric"]').filter(has_text="Its threshold")
+                    expect(tile.locator('[data-testid="stMetricValue"]')).to_have_text(threshold)
+                page.wait_for_timeout(300)
+                cut = page.evaluate(_TRUNCATION_PROBE)
+                if cut:
+                    problems[f"{title}, a 17-digit threshold"] = cut
     finally:
         context.close()
     assert problems == {}, f"cut at {width} px: {problems}"
