@@ -529,6 +529,25 @@ def main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text(timeout=TIMEOUT_MS)
 
 
+def settled_main_text(page) -> str:
+    """The main area's text once the page has finished drawing: the same on two reads a second apart.
+
+    A loaded machine may report the script as finished while the browser is still laying out its last
+    elements; reading then would capture half a page.
+    """
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    wait_for_app(page)
+    text = main_text(page)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(1_000)
+        wait_for_app(page)
+        again = main_text(page)
+        if again == text:
+            return text
+        text = again
+    return text
+
+
 def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, page):
     """Change a value, the decision rule and page-level choices (the VOC mode; the Value page's tuning-split
     curves and histogram model); the page's URL, opened in a fresh browser context (a new session), shows the
@@ -555,7 +574,7 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
         mode.get_by_text(re.compile("^Best possible")).click()
         wait_for_app(page)
         expect(page.get_by_text(re.compile("The best possible curve"))).to_be_visible()
-        voc_text = main_text(page)
+        voc_text = settled_main_text(page)
         voc_link = page.url
         go_to(page, "Value & thresholds")
     with step(page, "value-page-choices"):
@@ -571,7 +590,7 @@ def test_a_link_opened_in_a_fresh_browser_shows_the_same_page(server, browser, p
         expect(page).to_have_url(re.compile(rf"[?&]hist={pick}(&|$)"))
         wait_for_app(page)
         expect(histogram_model.get_by_role("combobox")).to_have_value(pick)
-        value_text = main_text(page)
+        value_text = settled_main_text(page)
         value_link = page.url
     for link in (value_link, voc_link):
         assert "vw=-4.1234567" in link and "rule=class_thresholds" in link and "voc=oracle" in link, link
