@@ -704,6 +704,7 @@ def _top_label(predictions: Predictions, what: str) -> tuple[np.ndarray, np.ndar
     """Confidence, correctness and weight of the rows with positive weight."""
     predictions.require_labels(what)
     keep = predictions.sample_weight > 0
+    keep = slice(None) if keep.all() else keep  # no copies when every row counts (callers never write to them)
     return (
         predictions.confidence[keep],
         predictions.correct[keep].astype(np.float64),
