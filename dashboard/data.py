@@ -157,6 +157,14 @@ class Workspace(vc.Pipeline):
         self._sorted_memo[memo_key] = run
         return run
 
+    def calibration_diagnostics(self, model: str, split: str | None, n_bins: int):
+        """``valuecore.calibration.calibration_diagnostics`` of a labelled (calibrated) split, cached, or None."""
+        predictions = self.calibrated(model, split)
+        if predictions is None or not predictions.has_labels:
+            return None
+        return _calibration_diagnostics(self.run(model).sha256, model, split, self.calibration_key(model), n_bins,
+                                        predictions)
+
     def evaluate_split(self, model: str, split: str, policy: vc.Policy, values):
         key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
         return _evaluated(key, self, policy, values)
@@ -287,6 +295,11 @@ def _evaluated(key: tuple, _ws, _policy, _values):
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _histogram(sha256: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
     return vc.confidence_histogram(_predictions, bins=bins)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _calibration_diagnostics(sha256: str, model: str, split: str, calibration_key: str, n_bins: int, _predictions):
+    return vc.calibration.calibration_diagnostics(_predictions, n_bins=n_bins)
 
 
 @st.cache_resource(show_spinner="Computing the VOC curve…", max_entries=512)

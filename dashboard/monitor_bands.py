@@ -76,8 +76,10 @@ def bands_section(selection, workspace, models, policies, values) -> None:
         st.caption("No labelled split besides the reference, so the bands cannot be back-tested.")
         return
     backtest = selection.eval_split if selection.eval_split in backtest_splits else backtest_splits[0]
-    checked = vc.monitoring.monitor_bands(run.splits[reference_split], run.splits[backtest], policies[model], values,
-                               n_chunks=n_chunks, calibration=calibration)
+    # Watching the labelled split back-tested already gives the back-test: not computed twice.
+    checked = result if backtest == watched else vc.monitoring.monitor_bands(
+        run.splits[reference_split], run.splits[backtest], policies[model], values, n_chunks=n_chunks,
+        calibration=calibration)
     covered = int(checked.frame["covered"].astype(bool).sum())
     st.markdown(
         f"Back-test on the labelled split '{backtest}': the {100 * checked.confidence:g}% band covered the realised "

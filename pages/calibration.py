@@ -166,13 +166,18 @@ st.markdown(
     f"Each point is a bin of answers on **{md_text(eval_split)}**: its mean confidence (across) against how often it was "  # noqa: E501
     "right (up), with a 95% interval. On the dotted diagonal the model is calibrated; below it, over-confident."
 )
+# Each split's diagnostics are computed once (both diagrams, the metrics) and cached.
+diagnostics = {}
+for model in labelled:
+    diagnostics[model, "before"] = raw.calibration_diagnostics(model, eval_split, n_bins)
+    if fitted.get(model) is not None:
+        diagnostics[model, "after"] = after.calibration_diagnostics(model, eval_split, n_bins)
 frames = []
 for model in labelled:
-    stages = [("before", raw.predictions(model, eval_split))]
-    if fitted.get(model) is not None:
-        stages.append(("after", fitted[model]))
-    for stage, predictions in stages:
-        table = vc.calibration.reliability_diagram(predictions, n_bins=n_bins, strategy=strategy)
+    for stage in ("before", "after"):
+        if (model, stage) not in diagnostics:
+            continue
+        table = diagnostics[model, stage].reliability(strategy).copy()  # the cached frame stays as it is
         table.insert(0, "stage", stage)
         table.insert(0, "model", model)
         frames.append(table)
@@ -182,11 +187,11 @@ st.altair_chart(reliability_chart(pd.concat(frames, ignore_index=True), all_mode
 st.subheader("Calibration metrics")
 rows = []
 for model in labelled:
-    stages = [("raw", raw.predictions(model, eval_split))]
-    if fitted.get(model) is not None:
-        stages.append((f"{method}", fitted[model]))
-    for stage, predictions in stages:
-        summary = vc.calibration.calibration_summary(predictions, n_bins=n_bins)
+    stages = [("raw", diagnostics[model, "before"])]
+    if (model, "after") in diagnostics:
+        stages.append((f"{method}", diagnostics[model, "after"]))
+    for stage, diagnosed in stages:
+        summary = diagnosed.summary()
         rows.append(
             {
                 "Model": model,
@@ -195,7 +200,7 @@ for model in labelled:
                 "ECE, equal mass": _fmt(summary["ece_quantile"]),
                 "MCE": _fmt(summary["mce"]),
                 "Brier": _fmt(summary["brier"]),
-                "Brier, top label": _fmt(vc.calibration.brier_score(predictions, top_label=True)),
+                "Brier, top label": _fmt(diagnosed.brier_top_label),
                 "NLL": _fmt(summary["nll"]),
                 "Fitted": "" if stage == "raw" else _calibration_text(after.calibration_dict(model)),
             }

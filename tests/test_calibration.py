@@ -666,3 +666,56 @@ def test_the_warm_start_on_a_subsample_reaches_the_same_minimum():
     cold = 1.0 / _calibration._minimise_nll_in_inverse_temperature(scores, scores[np.arange(run.n), run.y_true], weight)
     assert warm == pytest.approx(cold, rel=1e-12)
     assert warm == pytest.approx(1.7, rel=0.05)
+
+
+@pytest.mark.parametrize("source", ["proba64", "proba32", "logits"])
+def test_temperature_applied_in_blocks_is_scipy_softmax_bit_for_bit(source):
+    # more rows than one block, and a last block that is not full
+    n = 3 * (1 << 13) + 17
+    p = softmax_model(n, 7, 1.8, seed=11)
+    proba = p.proba.astype(np.float32) if source == "proba32" else p.proba
+    use_logits = source == "logits"
+    run = Predictions.from_proba(proba, p.y_true, logits=p.logits if use_logits else None)
+    calibrator = Calibrator("temperature", {"temperature": 1.37, "use_logits": use_logits})
+    scores = (np.asarray(p.logits, dtype=np.float64) if use_logits
+              else np.log(np.clip(np.asarray(proba, dtype=np.float64), 1e-12, 1.0)))
+    expected = softmax(scores / 1.37, axis=1)
+    applied = calibrator.apply(run)
+    assert np.array_equal(applied.proba, expected)
+    assert np.array_equal(applied.confidence, np.clip(expected[np.arange(n), run.y_pred], 0.0, 1.0))
+    if use_logits:
+        assert np.array_equal(applied.logits, scores / 1.37)
+    else:
+        assert applied.logits is None
+    served = calibrator.apply_confidence(run.confidence, proba=proba, logits=run.logits)
+    assert np.array_equal(served, np.clip(expected.max(axis=1), 0.0, 1.0))
+
+
+@pytest.mark.parametrize("n_bins", [1, 4, 15])
+@pytest.mark.parametrize("kind", ["proba", "top_label", "weighted_ties"])
+def test_diagnostics_at_once_are_the_diagnostics_one_by_one(kind, n_bins):
+    from valuecore._calibration import calibration_diagnostics
+
+    if kind == "proba":
+        run = softmax_model(700, 5, 1.6, seed=21, weights=True)
+    else:
+        rng = np.random.default_rng(22)
+        confidence = rng.uniform(0.3, 1.0, 700).round(1 if kind == "weighted_ties" else 6)
+        weight = rng.integers(0, 4, 700).astype(float) if kind == "weighted_ties" else None
+        run = top_label_run(confidence, rng.random(700) < confidence, weight)
+    diagnostics = calibration_diagnostics(run, n_bins=n_bins)
+    for strategy in ("uniform", "quantile"):
+        pd.testing.assert_frame_equal(diagnostics.reliability(strategy), reliability_diagram(run, n_bins, strategy),
+                                      check_exact=True)
+    assert diagnostics.summary() == calibration_summary(run, n_bins)
+    one_by_one = {
+        "ece_uniform": expected_calibration_error(run, n_bins, "uniform"),
+        "ece_quantile": expected_calibration_error(run, n_bins, "quantile"),
+        "mce": maximum_calibration_error(run, n_bins, "uniform"),
+        "brier": brier_score(run),
+        "nll": negative_log_likelihood(run) if run.has_proba else None,
+    }
+    assert diagnostics.summary() == one_by_one  # the same floats
+    assert diagnostics.brier_top_label == brier_score(run, top_label=True)
+    with pytest.raises(ValueError, match="strategy"):
+        diagnostics.reliability("equal")

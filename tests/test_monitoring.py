@@ -547,3 +547,36 @@ def test_monitor_refuses_isotonic_calibration_with_a_per_class_matrix():
     matrix = vc.ValueMatrix(("0", "1", "2"), [[1, -1, -9, 0], [-1, 1, -1, 0], [-1, -1, 1, 0]])
     with pytest.raises(ValueError, match="isotonic recalibrates only the top-label confidence"):
         monitor(run, isotonic_policy(), matrix, size=10)
+
+
+@pytest.mark.parametrize("weights", ["unit", "integers", "fractions"])
+@pytest.mark.parametrize("method", ["temperature", "isotonic"])
+def test_calibration_value_table_is_the_presorted_evaluation_bit_for_bit(weights, method):
+    # The evaluation split is counted at the table's thresholds instead of sorted; the
+    # figures must be presort's, to the bit (ties: probabilities rounded to 2 decimals).
+    rng = np.random.default_rng(31)
+    n = 3000
+    proba = np.round(softmax(rng.normal(0.0, 2.0, size=(n, 3)), axis=1), 2)
+    proba[np.arange(n), proba.argmax(axis=1)] += 1.0 - proba.sum(axis=1)
+    y = rng.integers(0, 3, n)
+    weight = {"unit": None, "integers": rng.integers(0, 4, n).astype(float),
+              "fractions": rng.uniform(0.1, 2.0, n)}[weights]
+    tune = vc.Predictions.from_proba(proba[: n // 2], y[: n // 2],
+                                     sample_weight=None if weight is None else weight[: n // 2])
+    evaluation = vc.Predictions.from_proba(proba[n // 2:], y[n // 2:],
+                                           sample_weight=None if weight is None else weight[n // 2:])
+    table = calibration_value_table(tune, evaluation, method=method)
+    from valuecore._calibration import Calibrator
+
+    calibrator = Calibrator.from_dict(table.attrs["calibration"])
+    runs = {"before": (vc.presort(tune), vc.presort(evaluation)),
+            "after": (vc.presort(calibrator.apply(tune)), vc.presort(calibrator.apply(evaluation)))}
+    for row in table.itertuples():
+        use_case = vc.UseCase.from_omega(row.k)
+        for when, (tune_run, eval_run) in runs.items():
+            tuned = vc.fit_policy("threshold", tune_run, use_case).threshold
+            assert getattr(row, f"value_calibrated_{when}") == eval_run.value_at(use_case.calibrated_threshold, row.k)
+            assert getattr(row, f"coverage_calibrated_{when}") == eval_run.coverage_at(use_case.calibrated_threshold)
+            assert getattr(row, f"value_tuned_{when}") == eval_run.value_at(tuned, row.k)
+            threshold_tuned = getattr(row, f"threshold_tuned_{when}")
+            assert threshold_tuned == tuned or (tuned is None and math.isnan(threshold_tuned))

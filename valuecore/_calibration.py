@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 from ._predictions import Predictions
 
 __all__ = [
+    "CalibrationDiagnostics",
     "Calibrator",
     "brier_score",
+    "calibration_diagnostics",
     "calibration_summary",
     "describe_calibration",
     "expected_calibration_error",
@@ -185,7 +187,13 @@ def _require_binary(classes: tuple[str, ...] | int, what: str) -> None:
 # the score each parametric method rescales
 # --------------------------------------------------------------------------
 def _log_proba(proba: np.ndarray) -> np.ndarray:
-    return np.log(np.clip(proba, _PROBA_FLOOR, 1.0))
+    """``log(clip(proba, 1e-12, 1))`` in float64, by blocks of rows that stay in cache (same bits, no temporary)."""
+    out = np.empty(proba.shape)
+    for start in range(0, proba.shape[0], _SOFTMAX_ROWS_PER_BLOCK):
+        block = out[start:start + _SOFTMAX_ROWS_PER_BLOCK]
+        block[...] = proba[start:start + _SOFTMAX_ROWS_PER_BLOCK]
+        np.log(np.clip(block, _PROBA_FLOOR, 1.0, out=block), out=block)
+    return out
 
 
 def _logits_agree(logits: np.ndarray, y_pred: np.ndarray) -> bool:
@@ -214,7 +222,39 @@ def _temperature_scores(proba, logits, use_logits: bool) -> tuple[np.ndarray, bo
         return np.asarray(logits, dtype=np.float64), True
     # log p is the logit up to a per-row constant, which softmax ignores, so
     # for a softmax model both inputs give the same result (up to the floor).
-    return _log_proba(np.asarray(proba, dtype=np.float64)), False
+    return _log_proba(np.asarray(proba)), False
+
+
+_SOFTMAX_ROWS_PER_BLOCK = 1 << 13
+
+
+def _temperature_softmax(proba, logits, use_logits: bool, temperature: float):
+    """``softmax(scores / temperature)`` of :func:`_temperature_scores`, in cache-sized blocks of rows.
+
+    Returns ``(proba, scaled, used_logits)``: the new probabilities, shape (n, n_classes),
+    float64; ``scores / temperature`` when the scores are logits (else None); whether they
+    are. The same float operations as ``scipy.special.softmax`` row by row (maximum,
+    shift, exp, sum, divide), so the same bits, about three times faster: each block
+    stays in cache and no full-size temporary is made.
+    """
+    used_logits = logits is not None and (use_logits or proba is None)
+    source = np.asarray(logits if used_logits else proba)
+    n, n_classes = source.shape
+    out = np.empty((n, n_classes))
+    scaled = np.empty((n, n_classes)) if used_logits else None
+    for start in range(0, n, _SOFTMAX_ROWS_PER_BLOCK):
+        stop = min(start + _SOFTMAX_ROWS_PER_BLOCK, n)
+        block = out[start:stop]
+        block[...] = source[start:stop]  # float64, as _temperature_scores converts
+        if not used_logits:
+            np.log(np.clip(block, _PROBA_FLOOR, 1.0, out=block), out=block)
+        np.divide(block, temperature, out=block)
+        if used_logits:
+            scaled[start:stop] = block
+        np.subtract(block, block.max(axis=1, keepdims=True), out=block)
+        np.exp(block, out=block)
+        np.divide(block, block.sum(axis=1, keepdims=True), out=block)
+    return out, scaled, used_logits
 
 
 def _platt_scores(proba, logits, use_logits: bool) -> np.ndarray:
@@ -311,17 +351,14 @@ class Calibrator:
         return applied
 
     def _apply(self, predictions: Predictions) -> Predictions:
-        from scipy.special import softmax
         method = self.method
         if method == "isotonic":
             return predictions.with_confidence(self._isotonic(predictions.confidence))
         if method == "temperature":
             predictions.require_proba("temperature scaling")
-            scores, used_logits = _temperature_scores(
-                predictions.proba, predictions.logits, self.params["use_logits"]
+            proba, scaled, used_logits = _temperature_softmax(
+                predictions.proba, predictions.logits, self.params["use_logits"], self.params["temperature"]
             )
-            scaled = scores / self.params["temperature"]
-            proba = softmax(scaled, axis=1)
             rows = np.arange(predictions.n)
             # T > 0 keeps each row's order, but log, division and exp can merge
             # nearly equal scores into exact ties whose argmax would pick the
@@ -361,7 +398,6 @@ class Calibrator:
         >>> Calibrator("isotonic", {"x": [0.5, 1.0], "y": [0.4, 0.9]}).apply_confidence([0.6, 1.0])
         array([0.5, 0.9])
         """
-        from scipy.special import softmax
         confidence = np.asarray(confidence, dtype=np.float64)
         if confidence.ndim != 1:
             raise ValueError(f"confidence must be one-dimensional, got shape {confidence.shape}")
@@ -379,8 +415,9 @@ class Calibrator:
                         f"{name} must have shape ({confidence.shape[0]}, n_classes), got {shape}"
                     )
         if self.method == "temperature":
-            scores, _ = _temperature_scores(proba, logits, self.params["use_logits"])
-            return np.clip(softmax(scores / self.params["temperature"], axis=1).max(axis=1), 0.0, 1.0)
+            scaled_proba, _, _ = _temperature_softmax(proba, logits, self.params["use_logits"],
+                                                      self.params["temperature"])
+            return np.clip(scaled_proba.max(axis=1), 0.0, 1.0)
         _require_binary(np.shape(proba if proba is not None else logits)[1], "Platt scaling")
         positive = self._platt(_platt_scores(proba, logits, self.params["use_logits"]))
         return np.maximum(positive, 1.0 - positive)
@@ -545,7 +582,7 @@ def _fit_temperature(predictions: Predictions, use_logits) -> Calibrator:
 _BETA_BOUNDS = (1.0 / _T_BOUNDS[1], 1.0 / _T_BOUNDS[0])
 _NEWTON_RTOL = 1e-9
 _NEWTON_MAX_STEPS = 100
-_ROWS_PER_BLOCK = 1 << 15
+_ROWS_PER_BLOCK = 1 << 12  # 330 kB of 10 classes: 5x faster than 1 << 15 (2.6 MB) on this machine
 _WARM_START_ROWS = 1 << 15
 
 
@@ -667,6 +704,7 @@ def _top_label(predictions: Predictions, what: str) -> tuple[np.ndarray, np.ndar
     """Confidence, correctness and weight of the rows with positive weight."""
     predictions.require_labels(what)
     keep = predictions.sample_weight > 0
+    keep = slice(None) if keep.all() else keep  # no copies when every row counts (callers never write to them)
     return (
         predictions.confidence[keep],
         predictions.correct[keep].astype(np.float64),
@@ -777,7 +815,10 @@ def expected_calibration_error(predictions: Predictions, n_bins: int = 15, strat
     >>> round(expected_calibration_error(p, n_bins=2), 6)  # (2*|0.5-0.3| + 2*|1-0.8|) / 4
     0.2
     """
-    table = _bin_table(predictions, n_bins, strategy, "the expected calibration error")
+    return _ece_of(_bin_table(predictions, n_bins, strategy, "the expected calibration error"))
+
+
+def _ece_of(table: dict[str, np.ndarray]) -> float:
     total = table["weight"].sum()
     if total <= 0:
         return float("nan")
@@ -798,7 +839,10 @@ def maximum_calibration_error(predictions: Predictions, n_bins: int = 15, strate
     >>> round(maximum_calibration_error(p, n_bins=2), 6)
     0.2
     """
-    table = _bin_table(predictions, n_bins, strategy, "the maximum calibration error")
+    return _mce_of(_bin_table(predictions, n_bins, strategy, "the maximum calibration error"))
+
+
+def _mce_of(table: dict[str, np.ndarray]) -> float:
     if table["weight"].size == 0:
         return float("nan")
     return float(np.max(np.abs(table["accuracy"] - table["confidence"])))
@@ -915,8 +959,11 @@ def reliability_diagram(predictions: Predictions, n_bins: int = 15, strategy: st
     0        0.0        0.5       0.5    2.0
     1        0.5        1.0       1.0    2.0
     """
+    return _reliability_of(_bin_table(predictions, n_bins, strategy, "a reliability diagram"))
+
+
+def _reliability_of(table: dict[str, np.ndarray]) -> pd.DataFrame:
     import pandas as pd
-    table = _bin_table(predictions, n_bins, strategy, "a reliability diagram")
     if table["weight"].size:
         low, high = _wilson(table["accuracy"], table["weight"])
     else:
@@ -956,13 +1003,76 @@ def calibration_summary(predictions: Predictions, n_bins: int = 15) -> dict[str,
     (['brier', 'ece_quantile', 'ece_uniform', 'mce', 'nll'], None)
     """
     predictions.require_labels("a calibration summary")
-    return {
-        "ece_uniform": expected_calibration_error(predictions, n_bins, "uniform"),
-        "ece_quantile": expected_calibration_error(predictions, n_bins, "quantile"),
-        "mce": maximum_calibration_error(predictions, n_bins, "uniform"),
-        "brier": brier_score(predictions),
-        "nll": negative_log_likelihood(predictions) if predictions.has_proba else None,
-    }
+    return calibration_diagnostics(predictions, n_bins).summary()
+
+
+@dataclass(frozen=True, eq=False)
+class CalibrationDiagnostics:
+    """Every diagnostic of :func:`calibration_diagnostics` for one labelled split.
+
+    Attributes
+    ----------
+    n_bins : int
+    reliability_uniform, reliability_quantile : DataFrame
+        :func:`reliability_diagram` with each binning strategy.
+    ece_uniform, ece_quantile, mce, brier, brier_top_label : float
+        As :func:`calibration_summary`; ``brier_top_label`` is
+        ``brier_score(predictions, top_label=True)``.
+    nll : float or None
+        None when the run has no ``proba``.
+    """
+
+    n_bins: int
+    reliability_uniform: pd.DataFrame
+    reliability_quantile: pd.DataFrame
+    ece_uniform: float
+    ece_quantile: float
+    mce: float
+    brier: float
+    brier_top_label: float
+    nll: float | None
+
+    def reliability(self, strategy: str = "uniform") -> pd.DataFrame:
+        """The reliability diagram with ``strategy`` bins ("uniform" or "quantile")."""
+        _check_bins(self.n_bins, strategy)
+        return self.reliability_uniform if strategy == "uniform" else self.reliability_quantile
+
+    def summary(self) -> dict[str, float | None]:
+        """The dict of :func:`calibration_summary`."""
+        return {"ece_uniform": self.ece_uniform, "ece_quantile": self.ece_quantile, "mce": self.mce,
+                "brier": self.brier, "nll": self.nll}
+
+
+def calibration_diagnostics(predictions: Predictions, n_bins: int = 15) -> CalibrationDiagnostics:
+    """Reliability diagrams (both binnings), ECEs, MCE, Brier scores and NLL of a labelled split at once.
+
+    The same numbers as :func:`reliability_diagram`, :func:`expected_calibration_error`,
+    :func:`maximum_calibration_error`, :func:`brier_score` and
+    :func:`negative_log_likelihood` called one by one, with each binning computed
+    once instead of once per diagnostic (the equal-mass one sorts the confidences).
+
+    Examples
+    --------
+    >>> p = Predictions.from_top_label(["a", "a", "a", "a"], [0.2, 0.4, 0.7, 0.9],
+    ...                                ["a", "b", "a", "a"], classes=["a", "b"])
+    >>> d = calibration_diagnostics(p, n_bins=2)
+    >>> round(d.ece_uniform, 6), round(d.mce, 6), d.reliability("uniform")["count"].tolist()
+    (0.2, 0.2, [2.0, 2.0])
+    """
+    predictions.require_labels("calibration diagnostics")
+    uniform = _bin_table(predictions, n_bins, "uniform", "calibration diagnostics")
+    quantile = _bin_table(predictions, n_bins, "quantile", "calibration diagnostics")
+    return CalibrationDiagnostics(
+        n_bins=int(n_bins),
+        reliability_uniform=_reliability_of(uniform),
+        reliability_quantile=_reliability_of(quantile),
+        ece_uniform=_ece_of(uniform),
+        ece_quantile=_ece_of(quantile),
+        mce=_mce_of(uniform),
+        brier=brier_score(predictions),
+        brier_top_label=brier_score(predictions, top_label=True),
+        nll=negative_log_likelihood(predictions) if predictions.has_proba else None,
+    )
 
 
 def describe_calibration(calibration) -> str:

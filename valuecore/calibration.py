@@ -8,7 +8,10 @@ a :class:`Calibrator` to apply anywhere and to record in a policy
 a short phrase. The diagnostics: :func:`expected_calibration_error`,
 :func:`maximum_calibration_error`, :func:`brier_score`,
 :func:`negative_log_likelihood`, :func:`reliability_diagram` (a tidy frame)
-and :func:`calibration_summary` (all of them at once).
+and :func:`calibration_summary` (all of them at once);
+:func:`calibration_diagnostics` returns them all, both reliability diagrams
+included, as a :class:`CalibrationDiagnostics`, binning the confidences once
+per strategy (what a page showing them together asks for).
 
 Uses scipy (fitting) and pandas (the reliability diagram).
 """
