@@ -41,6 +41,7 @@ PROBA_PREFIX = "proba_"
 LOGIT_PREFIX = "logit_"
 RESERVED_COLUMNS = ("model", "split", "id", "timestamp", "weight", "y_true", "y_pred", "confidence")
 TEXT_COLUMNS = ("model", "split", "id", "timestamp", "y_true", "y_pred")
+_FEW_VALUES = ("model", "split", "y_true", "y_pred")  # text columns with few distinct values
 DEFAULT_SPLIT = "all"
 RUN_FILE_SUFFIXES = (".csv", ".parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -591,10 +592,10 @@ def _run_kind(columns: Sequence[str], problems: _FileProblems) -> _RunKind | Non
 
 @dataclass(frozen=True, eq=False)
 class _ParsedColumns:
-    """Every column of one file, checked, as arrays over the file's rows (n,).
+    """Every column of one file, checked, as arrays (n,) with the rows ordered by (model, split).
 
-    ``proba`` and ``logits`` may be laid out by (model, split) instead: ``groups`` maps each
-    (model index, split index) to (its file rows, its rows of ``proba`` and ``logits``).
+    ``groups`` maps each (model index, split index) to (its file rows, for problems; its
+    rows of the arrays, a slice).
     """
 
     classes: tuple[str, ...]
@@ -634,10 +635,10 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
     if classes is None:
         return None
     y_true_codes = _label_column(frame, "y_true", classes, problems)
-    # Read into (model, split) order, every split's probabilities are a view, not a copy.
+    # Every column is put in (model, split) order once, so that each split is a view
+    # (a slice), not a copy; Parquet probabilities are read into that order directly.
     laid_out = floats is not None and not kind.inferred
-    groups = {key: (_rows(order, a, b), slice(a, b) if laid_out else _rows(order, a, b))
-              for key, (a, b) in layout.bounds.items()}  # fmt: skip
+    groups = {key: (_rows(order, a, b), slice(a, b)) for key, (a, b) in layout.bounds.items()}
     if kind.inferred:
         proba = logits = None
         y_pred_codes, confidence = _top_label_columns(frame, kind, classes, problems)
@@ -646,10 +647,19 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
         proba, logits = _probability_columns(
             frame, kind, classes, problems, sum_tolerance, warn_tolerance, floats, layout if laid_out else None
         )
+        if not laid_out:
+            proba, logits = _in_order(proba, order), _in_order(logits, order)
+    y_true_codes, y_pred_codes, confidence = (_in_order(v, order) for v in (y_true_codes, y_pred_codes, confidence))
+    weight, timestamp, ids = (_in_order(v, order) for v in (weight, timestamp, ids))
     return _ParsedColumns(
         classes, groups, model_names, split_names, y_true_codes, proba, logits,
         y_pred_codes, confidence, weight, timestamp, ids,
     )  # fmt: skip
+
+
+def _in_order(values: np.ndarray | None, order: np.ndarray | None) -> np.ndarray | None:
+    """Rows of ``values`` (file order) in the (model, split) order."""
+    return values if values is None or order is None else values[order]
 
 
 def _rows(order: np.ndarray | None, start: int, stop: int):
@@ -673,6 +683,7 @@ def _probability_columns(
         order = layout.order
         proba = floats.probabilities(list(kind.proba_columns), layout, problems, sum_tolerance, warn_tolerance)
         logits = floats.logits(list(kind.logit_columns), classes, layout, problems)
+        floats.close()
     if "y_pred" in frame.columns:
         y_pred_given = _label_column(frame, "y_pred", classes, problems)
         if proba is not None and y_pred_given is not None:
@@ -795,22 +806,19 @@ def _context(split: str, model: str | None) -> str:
     return f"split {split!r}" + (f" of model {model!r}" if model is not None else "")
 
 
-def _build_split(rows, matrix_rows, context, problems: _FileProblems, parsed: _ParsedColumns, copy: bool):
+def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parsed: _ParsedColumns, copy: bool):
     """Make the :class:`Predictions` of one split of one model.
 
-    ``rows``: its file rows (positions or a slice); ``matrix_rows``: its rows of
-    ``parsed.proba`` and ``parsed.logits`` (the same, or a slice of a laid-out matrix,
-    copied when ``copy``).
+    ``file_rows``: its rows in the file (positions or a slice), for problems; ``rows``:
+    its rows of ``parsed``'s arrays, copied when ``copy`` (else views of them).
     """
 
     def absolute(mask):
         """File row positions of a mask over this split's rows."""
-        return np.flatnonzero(mask) + (rows.start or 0) if isinstance(rows, slice) else rows[mask]
+        return np.flatnonzero(mask) + file_rows.start if isinstance(file_rows, slice) else file_rows[mask]
 
-    def matrix(values):
-        part = values[matrix_rows]
-        return part.copy() if copy and isinstance(matrix_rows, slice) else part
-
+    if copy:
+        rows = np.arange(rows.start, rows.stop)  # indexing by positions copies
     ok, y_true = _split_labels(parsed, rows, context, absolute, problems)
     if not ok:
         return None
@@ -826,9 +834,9 @@ def _build_split(rows, matrix_rows, context, problems: _FileProblems, parsed: _P
     common = {"classes": parsed.classes, "sample_weight": split_weight, "ids": split_ids, "timestamp": split_time}
     try:
         if parsed.proba is not None:
-            logits = None if parsed.logits is None else matrix(parsed.logits)
+            logits = None if parsed.logits is None else parsed.logits[rows]
             # Checked column by column above; a second pass over (n, C) would only cost time and memory.
-            return Predictions._from_checked_proba(matrix(parsed.proba), y_true, logits=logits, **common)
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, **common)
         y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
         return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
@@ -961,7 +969,8 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data))
+        # No pre-buffering: it would keep every compressed column chunk read in memory until the end.
+        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data), pre_buffer=False)
         # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
         schema = parquet.schema_arrow
         if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
@@ -977,6 +986,13 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         matrix_columns = [i for i, c in enumerate(columns) if c.startswith((PROBA_PREFIX, LOGIT_PREFIX))]
         streamed = bool(matrix_columns) and all(pa.types.is_floating(schema.field(i).type) for i in matrix_columns)
         kept = [i for i in range(len(columns)) if not (streamed and i in set(matrix_columns))]
+        # Text columns with few distinct values become categories: codes, not one string object per row.
+        text = (pa.types.is_string, pa.types.is_large_string)
+        labels = [schema.names[i] for i in kept
+                  if columns[i] in _FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
+        if labels:
+            source = data if isinstance(data, Path) else io.BytesIO(data)
+            parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
         table = parquet.read(columns=[schema.names[i] for i in kept])
         aggregate = bool(schema.metadata and b"valuecore.aggregate" in schema.metadata)
         if aggregate:
@@ -988,6 +1004,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     # Column by column, freeing each Arrow column once converted: the table never exists twice.
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
+    _release_arrow_memory()
     frame.columns = [columns[i] for i in kept]
     if frame.shape[1] == 0:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
@@ -1060,6 +1077,12 @@ class _FloatColumns:
         if start != self.n:
             raise ValueError(f"read {start} rows of probabilities, expected {self.n}")
         return matrix
+
+    def close(self) -> None:
+        """Let go of the file, and of the decoding buffers its reader keeps."""
+        self.parquet.close()
+        self.parquet = None
+        _release_arrow_memory()
 
     def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
         """As :func:`_probabilities`, its rows in the ``layout`` order."""
