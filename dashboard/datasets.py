@@ -35,8 +35,6 @@ __all__ = [
 CACHE_ENV = "VALUE_DASHBOARD_AGGREGATE_CACHE"
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 DATA_SUFFIXES = (*PARQUET_SUFFIXES, ".csv")
-# The loader marks every aggregate run file with a warning that starts so (valuecore's run-file loader).
-_AGGREGATE_WARNING = "is an aggregate"
 PER_ITEM_NOTE = (
     "{models} {verb} aggregated (one row per group of equal predictions, its weight the number of items), "
     "so {what} does not apply: it needs each item's own row."
@@ -49,9 +47,8 @@ def aggregated_models(report, models=None) -> list[str]:
     Thresholds, values, curves and intervals are exact on them; what needs each item's own row
     (the expected-value rule, temperature scaling, a comparison paired item by item) does not apply.
     """
-    files = {p.file for p in report.warnings if p.message.startswith(_AGGREGATE_WARNING)}
     names = report.models if models is None else [m for m in models if m in report.models]
-    return [m for m in names if report.models[m].path in files]
+    return [m for m in names if report.models[m].aggregate]
 
 
 def per_item_note(models, what: str) -> str:

@@ -18,7 +18,7 @@ import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +41,7 @@ PROBA_PREFIX = "proba_"
 LOGIT_PREFIX = "logit_"
 RESERVED_COLUMNS = ("model", "split", "id", "timestamp", "weight", "y_true", "y_pred", "confidence")
 TEXT_COLUMNS = ("model", "split", "id", "timestamp", "y_true", "y_pred")
+_FEW_VALUES = ("model", "split", "y_true", "y_pred")  # text columns with few distinct values
 DEFAULT_SPLIT = "all"
 RUN_FILE_SUFFIXES = (".csv", ".parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -141,6 +142,11 @@ class ModelRun:
         Class labels as text, in probability-column order.
     splits : dict of str to Predictions
         One entry per split, in order of first appearance in the file.
+    aggregate : bool
+        True when the file is an aggregate written by ``python -m valuecore aggregate``
+        (one row per group of equal predictions, its weight the group's size): what
+        needs each item's own row (the expected-value rule, temperature scaling, a
+        comparison paired by id) does not apply to it.
     """
 
     model: str
@@ -148,6 +154,7 @@ class ModelRun:
     sha256: str
     classes: tuple[str, ...]
     splits: dict[str, Predictions] = field(default_factory=dict)
+    aggregate: bool = False
 
     @property
     def split_names(self) -> tuple[str, ...]:
@@ -478,6 +485,11 @@ class _FileProblems:
             rows = tuple(int(r) + 1 for r in positions[:SHOWN_ROWS])
         self.items.append(LoadProblem(self.display, message, column, rows, severity, count))
 
+    def add_rows(self, message: str, tally: _RowTally, column: str | None = None, severity: Severity = "error"):
+        """Like :meth:`add`, from a count of file rows and the first few of them (0-based)."""
+        rows = tuple(r + 1 for r in tally.first[:SHOWN_ROWS])
+        self.items.append(LoadProblem(self.display, message, column, rows, severity, tally.count))
+
     @property
     def has_errors(self) -> bool:
         return any(p.severity == "error" for p in self.items)
@@ -509,24 +521,25 @@ def _load_bytes(
 
 def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits):
     """Read one file, check every column, then cut it into runs by model and split."""
-    frame = _read_table(data, display, problems)
-    if frame is None:
+    table = _read_table(data, display, problems)
+    if table is None:
         return [], False
+    frame = table.frame
     if len(frame) == 0:
         problems.add("file has a header but no data rows")
         return [], False
-    columns = list(frame.columns)
-    _warn_unknown_columns(columns, problems)
-    kind = _run_kind(columns, problems)
+    _warn_unknown_columns(table.columns, problems)
+    kind = _run_kind(table.columns, problems)
     if kind is None:
         return [], False
-    parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance)
-    del frame  # the file's columns are converted: free them before the splits are cut
+    parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
+    aggregate = table.aggregate
+    del frame, table  # the file's columns are converted: free them before the splits are cut
     _release_arrow_memory()
     if parsed is None or problems.has_errors:
         return [], kind.inferred
     sha = _sha256(data)
-    return _build_runs(parsed, display, sha, problems, splits, sum_tolerance), kind.inferred
+    return _build_runs(parsed, display, sha, problems, splits, aggregate), kind.inferred
 
 
 @dataclass(frozen=True)
@@ -579,12 +592,15 @@ def _run_kind(columns: Sequence[str], problems: _FileProblems) -> _RunKind | Non
 
 @dataclass(frozen=True, eq=False)
 class _ParsedColumns:
-    """Every column of one file, checked, as arrays over the file's rows (n,)."""
+    """Every column of one file, checked, as arrays (n,) with the rows ordered by (model, split).
+
+    ``groups`` maps each (model index, split index) to (its file rows, for problems; its
+    rows of the arrays, a slice).
+    """
 
     classes: tuple[str, ...]
-    model_codes: np.ndarray
+    groups: dict
     model_names: list[str]
-    split_codes: np.ndarray
     split_names: list[str]
     y_true_codes: np.ndarray | None
     proba: np.ndarray | None
@@ -600,11 +616,18 @@ class _ParsedColumns:
         return np.asarray(self.classes, dtype=object)
 
 
-def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_tolerance, warn_tolerance):
-    """Check and convert every column; None when the classes cannot be known."""
+def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_tolerance, warn_tolerance, floats):
+    """Check and convert every column; None when the classes cannot be known.
+
+    ``floats``: None, or the reader of the file's float columns that ``frame`` lacks
+    (the probabilities and logits of a Parquet file, read straight into their matrices).
+    """
     n = len(frame)
     model_codes, model_names = _group_column(frame, "model", _display_stem(display), problems, n)
     split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, problems, n)
+    layout = _layout(model_codes, split_codes, len(split_names))
+    del model_codes, split_codes
+    order = layout.order
     weight = _weights(frame, problems)
     timestamp = _timestamps(frame, problems)
     ids = _ids(frame)
@@ -612,26 +635,63 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
     if classes is None:
         return None
     y_true_codes = _label_column(frame, "y_true", classes, problems)
+    # Every column is put in (model, split) order once, so that each split is a view
+    # (a slice), not a copy; Parquet probabilities are read into that order directly.
+    laid_out = floats is not None and not kind.inferred
+    groups = {key: (_rows(order, a, b), slice(a, b)) for key, (a, b) in layout.bounds.items()}
     if kind.inferred:
         proba = logits = None
         y_pred_codes, confidence = _top_label_columns(frame, kind, classes, problems)
     else:
         y_pred_codes = confidence = None
-        proba, logits = _probability_columns(frame, kind, classes, problems, sum_tolerance, warn_tolerance)
+        proba, logits = _probability_columns(
+            frame, kind, classes, problems, sum_tolerance, warn_tolerance, floats, layout if laid_out else None
+        )
+        if not laid_out:
+            proba, logits = _in_order(proba, order), _in_order(logits, order)
+    y_true_codes, y_pred_codes, confidence = (_in_order(v, order) for v in (y_true_codes, y_pred_codes, confidence))
+    weight, timestamp, ids = (_in_order(v, order) for v in (weight, timestamp, ids))
     return _ParsedColumns(
-        classes, model_codes, model_names, split_codes, split_names, y_true_codes, proba, logits,
+        classes, groups, model_names, split_names, y_true_codes, proba, logits,
         y_pred_codes, confidence, weight, timestamp, ids,
     )  # fmt: skip
 
 
-def _probability_columns(frame, kind: _RunKind, classes, problems: _FileProblems, sum_tolerance, warn_tolerance):
-    """(proba, logits) of a full-probability run; a given y_pred is only compared."""
-    proba = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
-    logits = _logits(frame, list(kind.logit_columns), classes, problems)
+def _in_order(values: np.ndarray | None, order: np.ndarray | None) -> np.ndarray | None:
+    """Rows of ``values`` (file order) in the (model, split) order."""
+    return values if values is None or order is None else values[order]
+
+
+def _rows(order: np.ndarray | None, start: int, stop: int):
+    """File rows start:stop of the (model, split) order: a slice when the file is already in that order."""
+    return slice(start, stop) if order is None else order[start:stop]
+
+
+def _probability_columns(
+    frame, kind: _RunKind, classes, problems: _FileProblems, sum_tolerance, warn_tolerance, floats=None, layout=None
+):
+    """(proba, logits) of a full-probability run; a given y_pred is only compared.
+
+    With ``floats`` the matrices are read from the file with their rows in the
+    ``layout`` order; problems still name file rows.
+    """
+    order = None
+    if floats is None:
+        proba = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
+        logits = _logits(frame, list(kind.logit_columns), classes, problems)
+    else:
+        order = layout.order
+        proba = floats.probabilities(list(kind.proba_columns), layout, problems, sum_tolerance, warn_tolerance)
+        logits = floats.logits(list(kind.logit_columns), classes, layout, problems)
+        floats.close()
     if "y_pred" in frame.columns:
         y_pred_given = _label_column(frame, "y_pred", classes, problems)
         if proba is not None and y_pred_given is not None:
+            if order is not None:
+                y_pred_given = y_pred_given[order]
             disagree = (y_pred_given >= 0) & (y_pred_given != np.argmax(proba, axis=1))
+            if order is not None:
+                disagree = order[disagree]
             if disagree.any():
                 problems.add(
                     "y_pred differs from the most probable proba_ column; predictions are "
@@ -659,11 +719,13 @@ def _top_label_columns(frame, kind: _RunKind, classes, problems: _FileProblems):
     return y_pred_codes, _confidence(frame, problems)
 
 
-def _build_runs(parsed: _ParsedColumns, display, sha, problems: _FileProblems, splits, sum_tolerance):
+def _build_runs(parsed: _ParsedColumns, display, sha, problems: _FileProblems, splits, aggregate: bool):
     """One :class:`ModelRun` per model of the file, each holding its requested splits."""
     runs = []
-    groups = _group_rows(parsed.model_codes, parsed.split_codes, len(parsed.split_names))
+    groups = parsed.groups
     several_models = len(parsed.model_names) > 1
+    # Splits left out must not keep a whole laid-out matrix alive through views of it.
+    copy = splits is not None and any(parsed.split_names[s] not in splits for _, s in groups)
     for model_index, model in enumerate(parsed.model_names):
         model_splits: dict[str, Predictions] = {}
         for split_index, split in enumerate(parsed.split_names):
@@ -673,12 +735,12 @@ def _build_runs(parsed: _ParsedColumns, display, sha, problems: _FileProblems, s
             if rows is None:
                 continue  # this model has no rows in that split; reported below if asked for
             context = _context(split, model if several_models else None)
-            prediction = _build_split(rows, context, problems, parsed, sum_tolerance)
+            prediction = _build_split(*rows, context, problems, parsed, copy)
             if prediction is not None:
                 model_splits[split] = prediction
         if splits is not None and not _report_missing_splits(model, model_splits, splits, problems):
             continue
-        runs.append(ModelRun(model=model, path=display, sha256=sha, classes=parsed.classes, splits=model_splits))
+        runs.append(ModelRun(model, display, sha, parsed.classes, model_splits, aggregate))
     return runs
 
 
@@ -698,34 +760,65 @@ def _display_stem(display: str) -> str:
     return Path(display).stem
 
 
-def _group_rows(model_codes: np.ndarray, split_codes: np.ndarray, n_splits: int) -> dict:
-    """Rows of each (model, split) pair: 0-based positions in file order, or a slice
-    when one pair covers the whole file (saves copying a large probability matrix)."""
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """The file's rows ordered by (model, split), rows staying in file order within a pair.
+
+    order : (n,) 0-based file rows in that order, or None when the file is in that order already
+    group : (n,) int16 or int32 index of each file row's pair, or None without ``order``
+    starts : (n_pairs,) where each pair's rows start in that order
+    bounds : {(model index, split index): (start, stop)}
+    """
+
+    order: np.ndarray | None
+    group: np.ndarray | None
+    starts: np.ndarray
+    bounds: dict
+
+
+def _layout(model_codes: np.ndarray, split_codes: np.ndarray, n_splits: int) -> _Layout:
     key = model_codes * n_splits + split_codes
-    first = key[0]
-    if (key == first).all():
-        return {(int(first) // n_splits, int(first) % n_splits): slice(None)}
-    order = np.argsort(key, kind="stable")  # stable: rows stay in file order within a group
-    sorted_keys = key[order]
+    if key.size == 0 or (key[1:] >= key[:-1]).all():
+        order = None
+        sorted_keys = key
+    else:
+        order = np.argsort(key, kind="stable")  # stable: rows stay in file order within a group
+        sorted_keys = key[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
     ends = np.r_[starts[1:], key.size]
-    return {
-        (int(sorted_keys[a]) // n_splits, int(sorted_keys[a]) % n_splits): order[a:b]
-        for a, b in zip(starts, ends)
+    distinct = sorted_keys[starts]
+    group = None
+    if order is not None:
+        # Keys are below models x splits (at most MAX_GROUPS ** 2): a lookup table, not a search.
+        shift = int(distinct[0])
+        # int16 when it can: half the memory, and numpy sorts it by radix (see _FloatColumns).
+        small = np.int16 if distinct.size <= np.iinfo(np.int16).max else np.int32
+        lookup = np.zeros(int(distinct[-1]) - shift + 1, dtype=small)
+        lookup[distinct - shift] = np.arange(distinct.size, dtype=small)
+        group = lookup[key - shift if shift else key]
+    bounds = {
+        (int(k) // n_splits, int(k) % n_splits): (int(a), int(b)) for k, a, b in zip(distinct, starts, ends)
     }
+    return _Layout(order, group, starts, bounds)
 
 
 def _context(split: str, model: str | None) -> str:
     return f"split {split!r}" + (f" of model {model!r}" if model is not None else "")
 
 
-def _build_split(rows, context, problems: _FileProblems, parsed: _ParsedColumns, sum_tolerance):
-    """Make the :class:`Predictions` of one split of one model (rows: positions or slice)."""
+def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parsed: _ParsedColumns, copy: bool):
+    """Make the :class:`Predictions` of one split of one model.
+
+    ``file_rows``: its rows in the file (positions or a slice), for problems; ``rows``:
+    its rows of ``parsed``'s arrays, copied when ``copy`` (else views of them).
+    """
 
     def absolute(mask):
         """File row positions of a mask over this split's rows."""
-        return np.flatnonzero(mask) if isinstance(rows, slice) else rows[mask]
+        return np.flatnonzero(mask) + file_rows.start if isinstance(file_rows, slice) else file_rows[mask]
 
+    if copy:
+        rows = np.arange(rows.start, rows.stop)  # indexing by positions copies
     ok, y_true = _split_labels(parsed, rows, context, absolute, problems)
     if not ok:
         return None
@@ -840,7 +933,18 @@ def _sha256(data: bytes | Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> pd.DataFrame | None:
+@dataclass(frozen=True, eq=False)
+class _Table:
+    """A file as read: its columns (names stripped, file order), those in ``frame``, and
+    the reader of the float columns left out of it (Parquet probabilities and logits)."""
+
+    frame: pd.DataFrame
+    columns: list[str]
+    floats: _FloatColumns | None = None
+    aggregate: bool = False  # written by `python -m valuecore aggregate`
+
+
+def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> _Table | None:
     if isinstance(data, Path):
         return _read_parquet(data, problems)
     if len(data) == 0:
@@ -856,15 +960,17 @@ def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> pd
     if suffix not in (".csv", ".txt", ""):
         problems.add(f"unsupported file type {suffix!r}; run files are .csv or .parquet")
         return None
-    return _read_csv(data, problems)
+    frame = _read_csv(data, problems)
+    return None if frame is None else _Table(frame, list(frame.columns))
 
 
-def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame | None:
+def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data))
+        # No pre-buffering: it would keep every compressed column chunk read in memory until the end.
+        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data), pre_buffer=False)
         # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
         schema = parquet.schema_arrow
         if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
@@ -874,17 +980,131 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> pd.DataFrame |
             problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
         if nested:
             return None
-        table = parquet.read()
-        if schema.metadata and b"valuecore.aggregate" in schema.metadata:
+        columns = [str(name).strip() for name in schema.names]
+        # Probabilities and logits, when all are floats, are read later batch by batch straight
+        # into their matrices: a pandas copy of them would double the peak memory.
+        matrix_columns = [i for i, c in enumerate(columns) if c.startswith((PROBA_PREFIX, LOGIT_PREFIX))]
+        streamed = bool(matrix_columns) and all(pa.types.is_floating(schema.field(i).type) for i in matrix_columns)
+        kept = [i for i in range(len(columns)) if not (streamed and i in set(matrix_columns))]
+        # Text columns with few distinct values become categories: codes, not one string object per row.
+        text = (pa.types.is_string, pa.types.is_large_string)
+        labels = [schema.names[i] for i in kept
+                  if columns[i] in _FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
+        if labels:
+            source = data if isinstance(data, Path) else io.BytesIO(data)
+            parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
+        table = parquet.read(columns=[schema.names[i] for i in kept])
+        aggregate = bool(schema.metadata and b"valuecore.aggregate" in schema.metadata)
+        if aggregate:
             problems.add(AGGREGATE_NOTE, severity="warning")
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
+    n = table.num_rows
     # Column by column, freeing each Arrow column once converted: the table never exists twice.
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
-    frame.columns = [str(c).strip() for c in frame.columns]
-    return frame
+    _release_arrow_memory()
+    frame.columns = [columns[i] for i in kept]
+    if frame.shape[1] == 0:
+        frame = pd.DataFrame(index=pd.RangeIndex(n))
+    floats = _FloatColumns(parquet, {columns[i]: schema.names[i] for i in matrix_columns}, n) if streamed else None
+    return _Table(frame, columns, floats, aggregate)
+
+
+class _FloatColumns:
+    """Float columns of a Parquet file, read batch by batch into one matrix and checked as they come.
+
+    Parameters
+    ----------
+    parquet : pyarrow.parquet.ParquetFile
+    names : dict of str to str
+        Stripped column name to the name in the file.
+    n : int
+        Rows of the file.
+    """
+
+    def __init__(self, parquet, names: dict[str, str], n: int):
+        self.parquet = parquet
+        self.names = names
+        self.n = n
+
+    def _matrix(self, columns, layout: _Layout | None, check):
+        """Matrix (n, k) of ``columns``, its rows in the ``layout`` order (None: file order).
+
+        ``check(block, first_file_row)`` sees each block of file rows, and may change it,
+        before it is placed. float32 stays float32 when every column is float32, as in
+        :func:`_numeric_matrix`.
+        """
+        import pyarrow as pa
+
+        schema = self.parquet.schema_arrow
+        types = {schema.field(self.names[c]).type for c in columns}
+        dtype = np.float32 if types == {pa.float32()} else np.float64
+        matrix = np.empty((self.n, len(columns)), dtype=dtype)
+        group = None if layout is None or layout.order is None else layout.group
+        if group is not None:
+            buffer = np.empty((_CHECK_BLOCK, len(columns)), dtype=dtype)
+            cursor = layout.starts.copy()  # where each pair's next row goes
+        start = 0
+        for batch in self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=[self.names[c] for c in columns]):
+            stop = start + batch.num_rows
+            if group is None:
+                block = matrix[start:stop]
+            else:
+                groups = group[start:stop]
+                one = groups[0] if (groups == groups[0]).all() else None
+                block = buffer[: stop - start] if one is None else matrix[cursor[one] : cursor[one] + stop - start]
+            for j, column in enumerate(batch.columns):
+                block[:, j] = column.to_numpy(zero_copy_only=False)  # nulls become NaN
+            del batch
+            check(block, start)
+            if group is None:
+                pass
+            elif one is not None:
+                cursor[one] += stop - start
+            else:
+                # Each pair's rows of a block go, in file order, to the next free rows of that pair.
+                by_pair = np.argsort(groups, kind="stable")
+                sorted_groups = groups[by_pair]
+                firsts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+                sorted_block = block[by_pair]
+                for a, b in zip(firsts, np.r_[firsts[1:], by_pair.size]):
+                    pair = sorted_groups[a]
+                    matrix[cursor[pair] : cursor[pair] + b - a] = sorted_block[a:b]
+                    cursor[pair] += b - a
+            start = stop
+        if start != self.n:
+            raise ValueError(f"read {start} rows of probabilities, expected {self.n}")
+        return matrix
+
+    def close(self) -> None:
+        """Let go of the file, and of the decoding buffers its reader keeps."""
+        self.parquet.close()
+        self.parquet = None
+        _release_arrow_memory()
+
+    def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
+        """As :func:`_probabilities`, its rows in the ``layout`` order."""
+        checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance)
+        proba = self._matrix(columns, layout, checks.block)
+        return proba if checks.report(problems) else None
+
+    def logits(self, columns, classes, layout: _Layout | None, problems: _FileProblems):
+        """As :func:`_logits`, its rows in the ``layout`` order."""
+        ordered = _logit_order(columns, classes, problems)
+        if ordered is None:
+            return None
+        found: list = []
+
+        def check(block, start):
+            rows, cols = np.nonzero(~np.isfinite(block))
+            if rows.size:
+                found.append((rows + start, cols))
+
+        logits = self._matrix(ordered, layout, check)
+        _report_columns(problems, ordered, found, "NaN, missing or infinite logits")
+        return logits
 
 
 def csv_header(first_line: bytes, problems) -> list[str] | None:
@@ -1142,52 +1362,88 @@ def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_
     """
     before = len(problems.items)
     proba, not_number = _numeric_matrix(frame, columns, problems)
-    n, k = proba.shape
-    messages = ("NaN or missing probabilities", "infinite probabilities", "negative probabilities")
-    found: dict[str, list] = {m: [] for m in messages}  # (file rows, column indices) per block
-    deviation = np.empty(n, dtype=np.float64)
-    for start in range(0, n, _CHECK_BLOCK):
-        block = proba[start : start + _CHECK_BLOCK]
+    checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance)
+    for start in range(0, proba.shape[0], _CHECK_BLOCK):
         text = None if not_number is None else not_number[start : start + _CHECK_BLOCK]
-        nan = np.isnan(block) if text is None else np.isnan(block) & ~text  # text was reported already
+        checks.block(proba[start : start + _CHECK_BLOCK], start, text)
+    checks.report(problems)
+    if any(p.severity == "error" for p in problems.items[before:]):
+        return None
+    return proba
+
+
+class _ProbabilityChecks:
+    """Checks a probability matrix block by block of file rows, remembering what is wrong.
+
+    NaN, infinite and negative entries are kept by column; rows whose sum is off are
+    counted with their first few rows and the worst deviation. Entries a hair above 1
+    (a row within the sum tolerance) are set to 1 in place, so no threshold exceeds 1.
+    """
+
+    MESSAGES = ("NaN or missing probabilities", "infinite probabilities", "negative probabilities")
+
+    def __init__(self, columns, sum_tolerance: float, warn_tolerance: float):
+        self.columns = columns
+        self.sum_tolerance = sum_tolerance
+        self.warn_tolerance = warn_tolerance
+        self.found: dict[str, list] = {m: [] for m in self.MESSAGES}  # (file rows, column indices) per block
+        self.worst = 0.0
+        self.too_far = _RowTally()
+        self.off = _RowTally()
+
+    def block(self, block: np.ndarray, start: int, text: np.ndarray | None = None) -> None:
+        """Check rows start:start+len(block) of the file; ``text``: their non-numeric cells, reported already."""
+        nan = np.isnan(block) if text is None else np.isnan(block) & ~text
         masks = (nan, np.isinf(block), block < 0)
-        for message, mask in zip(messages, masks):
+        for message, mask in zip(self.MESSAGES, masks):
             if mask.any():
                 rows, cols = np.nonzero(mask)
-                found[message].append((rows + start, cols))
+                self.found[message].append((rows + start, cols))
         invalid = (masks[0] | masks[1] | masks[2]).any(axis=1)
         if text is not None:
             invalid |= text.any(axis=1)
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
-            part = np.abs(block.sum(axis=1, dtype=np.float64) - 1.0)
-        part[invalid] = 0.0
-        deviation[start : start + _CHECK_BLOCK] = part
-    for message in messages:
-        _report_columns(problems, columns, found[message], message)
-    too_far = deviation > sum_tolerance
-    if too_far.any():
-        problems.add(
-            f"probabilities do not sum to 1 (worst deviation {deviation.max():.3g}, "
-            f"tolerance {sum_tolerance:g})",
-            where=too_far,
-        )
-    else:
-        off = deviation > warn_tolerance
-        if off.any():
-            problems.add(
-                f"probabilities sum to 1 only approximately (worst deviation {deviation.max():.3g}, "
+            deviation = np.abs(block.sum(axis=1, dtype=np.float64) - 1.0)
+        deviation[invalid] = 0.0
+        if deviation.size:
+            self.worst = max(self.worst, float(deviation.max()))
+        self.too_far.add(deviation > self.sum_tolerance, start)
+        self.off.add(deviation > self.warn_tolerance, start)
+        if (block > 1.0).any():
+            np.minimum(block, 1.0, out=block)
+
+    def report(self, problems: _FileProblems) -> bool:
+        """Add the problems found; False when any is an error."""
+        for message in self.MESSAGES:
+            _report_columns(problems, self.columns, self.found[message], message)
+        if self.too_far.count:
+            problems.add_rows(
+                f"probabilities do not sum to 1 (worst deviation {self.worst:.3g}, "
+                f"tolerance {self.sum_tolerance:g})",
+                self.too_far,
+            )
+        elif self.off.count:
+            problems.add_rows(
+                f"probabilities sum to 1 only approximately (worst deviation {self.worst:.3g}, "
                 "kept as they are)",
-                where=off,
+                self.off,
                 severity="warning",
             )
-    if any(p.severity == "error" for p in problems.items[before:]):
-        return None
-    return _clip_to_one(proba)
+        return not (self.too_far.count or any(self.found.values()))
 
 
-def _clip_to_one(values: np.ndarray) -> np.ndarray:
-    """Entries a hair above 1 (a row within the sum tolerance) set to 1, so no threshold exceeds 1."""
-    return np.minimum(values, 1.0) if (values > 1.0).any() else values
+class _RowTally:
+    """How many file rows have a property, and the first few of them."""
+
+    def __init__(self):
+        self.count = 0
+        self.first: list[int] = []
+
+    def add(self, mask: np.ndarray, start: int) -> None:
+        positions = np.flatnonzero(mask)
+        self.count += int(positions.size)
+        if len(self.first) < SHOWN_ROWS:
+            self.first.extend(int(r) + start for r in positions[: SHOWN_ROWS - len(self.first)])
 
 
 _CHECK_BLOCK = 1 << 16  # rows per block of the probability checks
@@ -1218,6 +1474,17 @@ def _report_by_column(problems: _FileProblems, columns, bad: np.ndarray, message
 
 
 def _logits(frame, columns, classes, problems: _FileProblems):
+    ordered = _logit_order(columns, classes, problems)
+    if ordered is None:
+        return None
+    logits, not_number = _numeric_matrix(frame, ordered, problems)
+    bad = ~np.isfinite(logits) if not_number is None else ~np.isfinite(logits) & ~not_number
+    _report_by_column(problems, ordered, bad, "NaN, missing or infinite logits")
+    return logits
+
+
+def _logit_order(columns, classes, problems: _FileProblems) -> list[str] | None:
+    """The logit_ columns in class order, or None when there are none or they name other classes."""
     if not columns:
         return None
     logit_classes = [c[len(LOGIT_PREFIX) :] for c in columns]
@@ -1230,11 +1497,7 @@ def _logits(frame, columns, classes, problems: _FileProblems):
             column=columns[0],
         )
         return None
-    ordered = [LOGIT_PREFIX + c for c in classes]
-    logits, not_number = _numeric_matrix(frame, ordered, problems)
-    bad = ~np.isfinite(logits) if not_number is None else ~np.isfinite(logits) & ~not_number
-    _report_by_column(problems, ordered, bad, "NaN, missing or infinite logits")
-    return logits
+    return [LOGIT_PREFIX + c for c in classes]
 
 
 def _confidence(frame, problems: _FileProblems) -> np.ndarray:
@@ -1376,7 +1639,7 @@ def _align_classes(models: dict[str, ModelRun], inferred: set[str]) -> dict[str,
         widen = name in inferred and set(run.classes) < set(reference)
         if run.classes != reference and (same_set or widen):
             splits = {s: _with_classes(p, reference) for s, p in run.splits.items()}
-            run = ModelRun(run.model, run.path, run.sha256, reference, splits)
+            run = replace(run, classes=reference, splits=splits)
         aligned[name] = run
     return aligned
 
