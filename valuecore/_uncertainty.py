@@ -687,13 +687,17 @@ def _pair_rows(a: Predictions, b: Predictions, names: tuple[str, str]) -> tuple[
 def _check_same_items(a: Predictions, b: Predictions, take: np.ndarray, ids, names) -> None:
     a.require_labels("a paired comparison")
     b.require_labels("a paired comparison")
-    label_a = np.asarray(a.classes, dtype=object)[a.y_true]
-    label_b = np.asarray(b.classes, dtype=object)[b.y_true[take]]
-    differ = label_a != label_b
+    # Compare class codes, not label objects: b's codes mapped to a's (-1: a class a does not have).
+    classes_a = list(a.classes)
+    to_a = np.array([classes_a.index(c) if c in classes_a else -1 for c in b.classes], dtype=np.intp)
+    codes_b = b.y_true[take]
+    differ = a.y_true != to_a[codes_b]
     if differ.any():
         rows = np.flatnonzero(differ)
+        names_a, names_b = np.asarray(a.classes, dtype=object), np.asarray(b.classes, dtype=object)
         where = [
-            (f"id {ids[r]!r}" if ids is not None else f"row {r}") + f": {label_a[r]!r} vs {label_b[r]!r}"
+            (f"id {ids[r]!r}" if ids is not None else f"row {r}")
+            + f": {names_a[a.y_true[r]]!r} vs {names_b[codes_b[r]]!r}"
             for r in rows[:3]
         ]
         raise ValueError(
