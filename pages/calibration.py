@@ -19,13 +19,13 @@ import pandas as pd
 import streamlit as st
 
 import valuecore as vc
-from dashboard import state
+from dashboard import datasets, state
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
 from dashboard.data import workspace
+from dashboard.safetext import md_text
 from dashboard.settings import BIN_STRATEGIES, CALIBRATION_METHODS
 from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
-from dashboard.safetext import md_text
 
 # The technical names stay in the headers (people search for them); the plain meaning is in the tooltip.
 METRIC_HELP = {
@@ -108,12 +108,16 @@ if unlabelled:
 
 # -- the recalibration to examine
 sidebar_method = selection.calibration if selection.calibration in CALIBRATION_METHODS else "none"
+# Temperature scaling needs each item's own probabilities; an aggregate holds group means.
+aggregated = datasets.aggregated_models(selection.report, labelled)
+methods = [m for m in CALIBRATION_METHODS if not (aggregated and m == "temperature")]
+first_examined = sidebar_method if sidebar_method != "none" else methods[1]
 controls = st.columns([3, 2, 2])
 with controls[0]:
     method = state.choice(
-        st.radio, "calibration_examined", "Recalibration to examine", CALIBRATION_METHODS,
-        # Not examined yet: the sidebar's recalibration, or temperature scaling when it is none.
-        fallback=CALIBRATION_METHODS.index(sidebar_method if sidebar_method != "none" else "temperature"),
+        st.radio, "calibration_examined", "Recalibration to examine", methods,
+        # Not examined yet: the sidebar's recalibration, or the first recalibration when it is none.
+        fallback=methods.index(first_examined) if first_examined in methods else 0,
         format_func=METHOD_LABELS.get,
         key="calibration_method",
         horizontal=True,
@@ -126,6 +130,8 @@ with controls[1]:
 with controls[2]:
     strategy = state.choice(st.radio, "calibration_strategy", "Diagram bins", BIN_STRATEGIES,
                             format_func=STRATEGY_LABELS.get, key="calibration_strategy", horizontal=True)
+if aggregated:
+    st.caption(datasets.per_item_note(aggregated, "temperature scaling"))
 if method == sidebar_method:
     st.caption(f"The other pages use the same recalibration ({METHOD_LABELS[method].lower()}).")
 else:
@@ -221,7 +227,7 @@ st.caption(
     f"On split {md_text(repr(eval_split))}, {n_bins} bins; lower is better everywhere. ECE: mean gap between confidence and "  # noqa: E501
     "accuracy over bins, weighted by items; MCE: the largest gap. Brier (all classes) and NLL use the full "
     "probability vector, so an isotonic recalibration, which only changes the top-label confidence, leaves them "
-    "as they were: see 'Brier, top label'. NLL is empty for runs that only report the top label."
+    "as they were: see 'Brier, top label'. NLL shows – for runs that only report the top label."
 )
 
 # -- seed 003 Table 5

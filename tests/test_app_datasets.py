@@ -113,6 +113,10 @@ def test_what_needs_each_items_own_row_is_not_offered_on_an_aggregate(tmp_path, 
     info = plain("\n".join(i.value for i in at.info))
     assert "a comparison paired item by item does not apply" in info and "Value page" in info
     assert not at.get("metric") or all("per item (this data)" not in m.label for m in at.main.get("metric"))
+    at.switch_page("pages/calibration.py").run()
+    assert not at.exception
+    assert "temperature" not in at.radio(key="calibration_method").options
+    assert any("temperature scaling does not apply" in plain(c.value) for c in at.caption)
 
 
 def test_a_bad_dataset_is_refused_in_words(tmp_path, tmp_path_factory, cache):
