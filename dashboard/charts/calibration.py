@@ -46,7 +46,7 @@ def _check(frame: pd.DataFrame, columns, what: str) -> None:
         raise ValueError(f"{what} needs the columns {missing}; got {list(frame.columns)}")
 
 
-def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: int = 220) -> alt.FacetChart:
+def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: int = 180) -> alt.FacetChart:
     """Reliability diagrams, one panel per model, before and after recalibration.
 
     Parameters
