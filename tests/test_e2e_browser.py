@@ -316,12 +316,17 @@ def best_model_tile(page):
 def choose(page, selectbox, option_name: str) -> None:
     """Open ``selectbox`` and click its option ``option_name``."""
     option = page.get_by_role("option", name=option_name, exact=True)
-    for _ in range(3):  # a rerun that lands just then closes the list: open it again
-        selectbox.click()
+    # A rerun that lands just then closes the list, or redraws it under the pointer: wait for the app to be
+    # idle, open the list unless it is open, and try again until the option is clicked.
+    for _ in range(6):
         with contextlib.suppress(Exception):
-            option.wait_for(state="visible", timeout=5_000)
-            break
-    option.click()
+            wait_for_app(page)
+            if not option.is_visible():
+                selectbox.click(timeout=5_000)
+                option.wait_for(state="visible", timeout=5_000)
+            option.click(timeout=5_000)
+            return
+    raise AssertionError(f"could not pick {option_name!r}: its list did not stay open")
 
 
 def metric_value(page, label: str):
@@ -333,14 +338,7 @@ def choose_upload(page):
     from playwright.sync_api import expect
 
     sidebar = page.locator('[data-testid="stSidebar"]')
-    wait_for_app(page)
-    option = page.get_by_role("option", name="Upload run files")
-    for _ in range(3):  # a rerun that lands just then closes the list: open it again
-        sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source").click()
-        with contextlib.suppress(Exception):
-            option.wait_for(state="visible", timeout=5_000)
-            break
-    option.click()
+    choose(page, sidebar.locator('[data-testid="stSelectbox"]').filter(has_text="Data source"), "Upload run files")
     uploader = sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]')
     expect(uploader).to_be_attached()
     wait_for_app(page)
