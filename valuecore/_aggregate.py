@@ -50,8 +50,8 @@ from ._runfiles import (
     LoadProblem,
     csv_header,
     _check_header,
+    _check_plain_cells,
     _FileProblems,
-    _is_run_column,
     _run_kind,
     _short_list,
     _warn_unknown_columns,
@@ -206,7 +206,6 @@ def _arrow_kind(arrow_type) -> str:
 
 def _scan_parquet(file: Path, problems: _FileProblems):
     """(columns, kinds, rows) from the Parquet footer only, or None after reporting."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
@@ -216,12 +215,7 @@ def _scan_parquet(file: Path, problems: _FileProblems):
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
-    if not _check_header(schema.names, problems):
-        return None
-    nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
-    for name in nested:
-        problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
-    if nested:
+    if not _check_header(schema.names, problems) or not _check_plain_cells(schema, problems):
         return None
     return [f.name for f in schema], {f.name: _arrow_kind(f.type) for f in schema}, rows
 

@@ -975,10 +975,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         schema = parquet.schema_arrow
         if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
             return None
-        nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
-        for name in nested:
-            problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
-        if nested:
+        if not _check_plain_cells(schema, problems):
             return None
         columns = [str(name).strip() for name in schema.names]
         # Probabilities and logits, when all are floats, are read later batch by batch straight
@@ -1182,6 +1179,16 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         return None
     frame.columns = header
     return frame
+
+
+def _check_plain_cells(schema, problems: _FileProblems) -> bool:
+    """Whether every run column of an Arrow ``schema`` holds one plain value per cell (no lists, no records)."""
+    import pyarrow as pa
+
+    nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
+    for name in nested:
+        problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
+    return not nested
 
 
 def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
