@@ -184,7 +184,7 @@ def _value_row(name: str, label: str, currency: str) -> None:
     settings = state.get()
     in_force = getattr(settings, name)
     low, high = state.widest(slider_key, *slider_decades([in_force]))
-    stops = slider_stops(in_force, (int(low), int(high)))
+    stops = slider_stops(in_force, (int(max(low, high - SLIDER_DECADES)), int(high)))
     slider_column, box_column = st.columns([2, 1], gap="xsmall", vertical_alignment="bottom")
     with slider_column:
         state.value(st.select_slider, name, f"{label} ({currency})", key=slider_key, options=stops,
