@@ -12,10 +12,13 @@
 3. **Widgets show settings.** A widget that shows a setting is drawn with
    :func:`choice`, :func:`pair`, :func:`value`, :func:`multi` or
    :func:`editor`: its default comes from the settings, and the value it
-   returns becomes the setting. A setting that follows a default (the best
-   model, a range from ω) is None while the widget shows that default, so a
-   link follows it too. A widget's key is known to the page that draws it
-   and to this module, to no one else.
+   returns becomes the setting. Two widgets showing one setting (an outcome
+   value's slider and its exact box) call :func:`adopt` before either is
+   drawn: the one the user moved gives the setting, the other is told. A
+   setting that follows a default (the best model, a range from ω) is None
+   while the widget shows that default, so a link follows it too. A
+   widget's key is known to the page that draws it and to this module, to
+   no one else.
 4. **Everything else asks.** A page button, a preset, the cost-matrix
    editor, an imported policy: they call :func:`request` (from a widget
    callback: in force on the rerun that follows) or :func:`change_now` (from
