@@ -44,7 +44,7 @@ VALUE_FIELDS = (("v_correct", "Correct answer"), ("v_abstain", "Hand-off to a pe
 # On a laptop screen the page list (12 pages, 500 px) pushed the outcome values below the fold: at 1280×800
 # the wrong-answer box and the preset were out of sight. On screens up to 960 px high the list is drawn
 # tighter (22 px rows instead of 34), so the three values, their sliders and the preset's label end above
-# the fold at 1280×800 and 1440×900 (checked in Chromium by tests/test_e2e_browser.py). Style only, by the
+# the fold at 1280×800 and 1440×900 (checked in Chromium by tests/test_e2e_sliders.py). Style only, by the
 # nav's test ids; with another Streamlit version that renames them the list merely keeps its height.
 COMPACT_PAGE_LIST = """<style>
 @media (max-height: 960px) {
@@ -82,7 +82,7 @@ def _values_section(settings: Settings) -> UseCase:
         st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,
                   icon=":material/undo:")
         return use_case
-    # The three values come first: with the page list above them they must end above the fold at 1440×900.
+    # The three values come first: with the page list above them they must end above the fold at 1280×800.
     st.markdown("**What is each outcome worth?**", help=(
         "Drag a slider for a quick look (round numbers, finer near 0), or type an exact value in the box "
         "beside it. Every page recomputes at once."))
@@ -120,13 +120,15 @@ def _values_section(settings: Settings) -> UseCase:
 # -0.5 to -1000 and more, and what the thresholds follow is the ratio ω = (hand-off − wrong) / (correct −
 # hand-off). A linear slider wide enough for -1000 moves in steps of several units and cannot tell ω = 0.5
 # from ω = 1; one fine enough for 0.5 cannot reach -1000. Stops spaced evenly in relative terms resolve every
-# magnitude alike: between two stops a value changes by at most 2.5 %, so the break-even confidence ω/(1+ω)
-# (where the accept threshold sits for calibrated confidences) moves by at most 2.5 %·p(1−p) ≤ 0.63
-# percentage points per stop, whatever the magnitude; tests/test_app_sliders.py checks on the sample runs
-# that the stops reach every threshold the exact values reach. The stops are round numbers (1, 1.02, …, 2,
-# 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a typed
-# -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10 either
-# side of 0 and grows, by decades, to hold any value in use (typed, linked, imported), at most
+# magnitude alike: two nonzero stops are at most 2.5 % apart, so with a hand-off worth 0 one stop of the
+# wrong (or correct) answer's slider moves ω by at most 2.5 % and the break-even confidence p = ω/(1+ω), where
+# the accept threshold sits for calibrated confidences, by at most 2.5 %·p(1−p) ≤ 0.63 percentage points,
+# whatever the magnitude. On the sample runs the stops reach every threshold the exact values reach
+# (tests/test_app_sliders.py); on runs of 10^6 items some neighbouring thresholds lie closer than one stop,
+# and only the box reaches those (benchmarks/bench_slider_reach.py). The stops are round numbers (1, 1.02,
+# …, 2, 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a
+# typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10
+# either side of 0 and grows, by decades, to hold any value in use (typed, linked, imported), at most
 # SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop stays where it was.
 _MANTISSAS = tuple([f"{1 + i / 50:.2f}" for i in range(50)] + [f"{2 + i / 20:.2f}" for i in range(60)]
                    + [f"{5 + i / 10:.1f}" for i in range(50)])
