@@ -17,7 +17,7 @@ import pytest
 
 import valuecore as vc
 from dashboard.sidebar import SLIDER_DECADES, SLIDER_RANGE, slider_decades, slider_stops, stop_label
-from test_app_state import ROOT, clean, go, screen_policies, start
+from test_app_state import ROOT, clean, go, screen_policies, start, texts
 
 NAMES = ("v_correct", "v_abstain", "v_wrong")
 
@@ -211,6 +211,10 @@ def test_a_new_currency_is_in_the_labels_at_once_and_without_spaces():
     assert slider(at).label == "Wrong answer (CHF)"
     assert at.query_params["cur"] == "CHF"
     assert not any("CHF ," in str(m.value) for m in [*at.markdown, *at.caption])
+    # A link with the space gets the same, on the first page too.
+    linked = start("home", src="sample:digits", cur="CHF ")
+    assert linked.session_state["settings"].currency == "CHF"
+    assert "CHF" in texts(linked) and "CHF ," not in texts(linked)
 
 
 def test_no_sliders_while_a_value_matrix_is_in_force():
