@@ -244,3 +244,26 @@ def log_report_to_mlflow(source: str, policy_json: str, html: str | None) -> str
     if html is not None:
         client.log_text(run_id, html, "valuecore/report.html")
     return run_id
+
+
+# ------------------------------------------------------------------ the command line's two hooks
+def local_run_sources(paths) -> list[str]:
+    """``paths`` with each ``mlflow:`` source replaced by a local folder of its run files."""
+    return [mlflow_runs_folder(path) if is_mlflow_source(str(path)) else path for path in paths]
+
+
+def log_report_to_runs(args, document, models, values, say) -> None:
+    """``report --log-mlflow``: the policy JSON and the HTML report, logged to each MLflow run of ``args.paths``."""
+    sources = [path for path in args.paths if is_mlflow_source(str(path))]
+    if not sources:
+        raise ValueError("--log-mlflow logs to the MLflow run the runs came from: name it as mlflow:<run_id> "
+                         "or mlflow:<experiment>/<run>")
+    from .report import html_report
+
+    html = html_report(
+        models, values, kind=args.policy, calibration_method=args.calibration, tune_split=args.tune_split,
+        eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
+    )
+    for source in sources:
+        run_id = log_report_to_mlflow(source, document.to_json(), html)
+        say(f"logged valuecore/policy.json and valuecore/report.html to the MLflow run {run_id}")
