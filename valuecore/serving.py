@@ -199,11 +199,13 @@ class ServingPolicy:
     def decisions(self, proba=None, *, y_pred=None, confidence=None, logits=None) -> Decisions:
         """Action codes, predicted class and recalibrated confidence of each item; see :class:`Decisions`."""
         predictions = self.predictions(proba, y_pred=y_pred, confidence=confidence, logits=logits)
-        calibrated = self.policy.calibrate(predictions)  # cached: decide() below reuses it
-        action = self.policy.decide(predictions, self._matrix)
-        if self.kind == "two_tier":
-            confirmed = self.policy.tiers(predictions) == 1
-            action = np.where(confirmed, len(self.classes) + 1, action)
+        calibrated = self.policy.calibrate(predictions)  # cached: decide() and tiers() below reuse it
+        if self.kind == "two_tier":  # tiers: 0 act, 1 a person confirms, 2 hand off (as evaluate_two_tier)
+            tiers = self.policy.tiers(predictions)
+            codes = np.array([0, len(self.classes) + 1, len(self.classes)], dtype=np.int64)[tiers]
+            action = np.where(tiers == 0, calibrated.y_pred, codes)
+        else:
+            action = self.policy.decide(predictions, self._matrix)
         return Decisions(np.asarray(action, dtype=np.int64), calibrated.y_pred, calibrated.confidence)
 
     def labels(self, abstain=ABSTAIN, confirm=CONFIRM) -> np.ndarray:
