@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MLFLOW_PREFIX", "is_mlflow_source", "log_report_to_mlflow", "mlflow_runs_folder", "save_mlflow_model"]
+__all__ = ["MLFLOW_PREFIX", "is_mlflow_source", "list_mlflow_runs", "log_report_to_mlflow", "mlflow_runs_folder",
+           "save_mlflow_model"]
 
 MLFLOW_PREFIX = "mlflow:"
 RUN_FILE_SUFFIXES = (".csv", ".parquet", ".json")
@@ -150,16 +151,28 @@ def is_mlflow_source(text: str) -> bool:
     return isinstance(text, str) and text.startswith(MLFLOW_PREFIX)
 
 
-def _client():
+def _client(tracking_uri: str | None = None):
+    """A client of ``tracking_uri`` (default: MLflow's own, from ``MLFLOW_TRACKING_URI``); the process-wide
+    setting is never changed."""
     mlflow = _mlflow()
-    return mlflow.tracking.MlflowClient()
+    return mlflow.tracking.MlflowClient(tracking_uri=tracking_uri)
 
 
-def resolve_run_id(source: str) -> str:
+def list_mlflow_runs(tracking_uri: str | None = None, max_runs: int = 1000) -> list[tuple[str, str, str]]:
+    """``(experiment name, run id, run name)`` of the runs at ``tracking_uri``, newest first per experiment."""
+    client = _client(tracking_uri)
+    out = []
+    for experiment in client.search_experiments():
+        for run in client.search_runs([experiment.experiment_id], max_results=max_runs):
+            out.append((experiment.name, run.info.run_id, run.info.run_name or ""))
+    return out
+
+
+def resolve_run_id(source: str, tracking_uri: str | None = None) -> str:
     """The run id of ``mlflow:<run_id>`` or ``mlflow:<experiment>/<run name or id>``.
 
     ValueError naming what is missing (run, experiment) at the tracking URI."""
-    client = _client()
+    client = _client(tracking_uri)
     reference = source[len(MLFLOW_PREFIX):].strip()
     if not reference:
         raise ValueError(f"{source!r}: give mlflow:<run_id> or mlflow:<experiment>/<run>")
@@ -168,7 +181,7 @@ def resolve_run_id(source: str) -> str:
             return client.get_run(reference).info.run_id
         except Exception as exc:  # MlflowException, or a malformed id
             raise ValueError(f"{source!r}: no MLflow run with id {reference!r} at the tracking URI "
-                             f"{_mlflow().get_tracking_uri()!r} ({type(exc).__name__})") from None
+                             f"{client.tracking_uri!r} ({type(exc).__name__})") from None
     experiment_name, run = reference.split("/", 1)
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
@@ -191,7 +204,7 @@ def _artifacts(client, run_id: str, folder: str = ""):
             yield item
 
 
-def mlflow_runs_folder(source: str) -> str:
+def mlflow_runs_folder(source: str, tracking_uri: str | None = None) -> str:
     """Download the prediction tables of an MLflow run into a temporary folder of run files; its path.
 
     Tables logged with ``mlflow.log_table`` (JSON with ``columns`` and ``data``) become CSV files;
@@ -200,8 +213,8 @@ def mlflow_runs_folder(source: str) -> str:
     """
     from ._limits import LimitError, limit, refusal
 
-    client = _client()
-    run_id = resolve_run_id(source)
+    client = _client(tracking_uri)
+    run_id = resolve_run_id(source, tracking_uri)
     items = list(_artifacts(client, run_id))
     if not items:
         raise ValueError(f"{source!r}: the MLflow run {run_id} has no prediction table "
@@ -211,10 +224,8 @@ def mlflow_runs_folder(source: str) -> str:
         raise LimitError(refusal("file_mb", f"{source!r}: the run's tables", f"{total / 2**20:,.1f} MB"))
     folder = Path(tempfile.mkdtemp(prefix="valuecore-mlflow-run-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    mlflow = _mlflow()
     for item in items:
-        local = Path(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=item.path,
-                                                         dst_path=str(folder / "download")))
+        local = Path(client.download_artifacts(run_id, item.path, str(folder / "download")))
         name = Path(item.path).name
         if name.lower().endswith(".json"):
             _table_to_csv(local, folder / (Path(name).stem + ".csv"), source)

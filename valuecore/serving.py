@@ -22,7 +22,10 @@ Two integrations load their library on first use of their name:
 ``predict`` returns the action, an abstain label when the policy abstains)
 and tunes its policy on validation data with valuecore
 (``fit(X_val, y_val, use_case=...)``); :func:`save_mlflow_model` writes an
-MLflow pyfunc model that carries the policy; see ``docs/serving.md``.
+MLflow pyfunc model that carries the policy; see ``docs/serving.md``. MLflow runs are
+a data source too: :func:`list_mlflow_runs` lists the runs of a tracking server and
+:func:`mlflow_runs_folder` downloads the prediction tables of one (``mlflow:<run_id>`` or
+``mlflow:<experiment>/<run>``) into a temporary folder of run files.
 
 Examples
 --------
@@ -60,7 +63,7 @@ from ._policy_json import (
 from ._predictions import Predictions, _first_rows, _label_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._serving_mlflow import save_mlflow_model
+    from ._serving_mlflow import list_mlflow_runs, mlflow_runs_folder, save_mlflow_model
     from ._serving_sklearn import RejectOptionClassifier
 
 __all__ = [
@@ -69,7 +72,9 @@ __all__ = [
     "Decisions",
     "RejectOptionClassifier",
     "ServingPolicy",
+    "list_mlflow_runs",
     "load_policy",
+    "mlflow_runs_folder",
     "save_mlflow_model",
 ]
 
@@ -80,6 +85,8 @@ CONFIRM = "confirm"
 _LAZY = {
     "RejectOptionClassifier": "_serving_sklearn",
     "save_mlflow_model": "_serving_mlflow",
+    "list_mlflow_runs": "_serving_mlflow",
+    "mlflow_runs_folder": "_serving_mlflow",
 }
 
 
