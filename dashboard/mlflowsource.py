@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
@@ -52,8 +54,18 @@ def _runs(uri: str) -> list[tuple[str, str, str]]:
 
 @st.cache_resource(show_spinner="Reading the MLflow run…", max_entries=16)
 def _load_run(uri: str, run_id: str) -> data.LoadReport:
-    """A run's tables, read once: logged artifacts do not change (what --log-mlflow adds back is skipped)."""
-    return data.load_folder(vc.serving.mlflow_runs_folder(PREFIX + run_id, tracking_uri=uri))
+    """A run's tables, read once: logged artifacts do not change (what --log-mlflow adds back is skipped).
+
+    Files are named from the run (``mlflow:<run>/logreg.csv``), never by the server's temporary folder.
+    """
+    folder = vc.serving.mlflow_runs_folder(PREFIX + run_id, tracking_uri=uri)
+    report = data.load_folder(folder)
+
+    def shown(file: str) -> str:
+        return f"{PREFIX}{run_id[:8]}/{Path(file).name}" if file.startswith(folder) else file
+
+    models = {m: replace(run, path=shown(run.path)) for m, run in report.models.items()}
+    return data.LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file)) for p in report.problems))
 
 
 def _refused(message: str):

@@ -43,6 +43,20 @@ def test_an_mlflow_run_opens_in_the_dashboard(server, monkeypatch):
     assert "logreg" in set(frame["Model"])
 
 
+def test_a_bad_table_in_a_run_is_named_from_the_run_never_by_a_server_path(server, monkeypatch):
+    uri, run_id = server
+    client = mlflow.tracking.MlflowClient(tracking_uri=uri)
+    client.log_table(run_id, pd.DataFrame({"y_true": ["a", "b"], "proba_a": [0.9, 1.7], "proba_b": [0.1, 0.2]}),
+                     "predictions/broken.json")
+    monkeypatch.setenv(mlflowsource.ENV_VAR, uri)
+    at = start("pages/runs.py", src=f"mlflow:{run_id}")
+    assert not at.exception
+    shown = "\n".join([e.value for e in at.error] + [w.value for w in at.warning] + [m.value for m in at.markdown])
+    shown += "\n".join(str(frame.value.to_dict()) for frame in at.dataframe)
+    assert "broken" in shown and f"mlflow:{run_id[:8]}/broken.csv" in shown.replace("\\", "")
+    assert "valuecore-mlflow-run" not in shown
+
+
 def test_without_the_operators_uri_mlflow_is_not_offered_and_a_link_reads_nothing(server, monkeypatch):
     _, run_id = server
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server[0])  # the process-wide setting is not the operator's
