@@ -82,7 +82,8 @@ def test_the_wrapped_model_gives_the_exported_jsons_evaluation_on_the_test_split
     assert np.sum(actions[~abstained] != y_test[~abstained]) == evaluation["n_wrong"]
     np.testing.assert_array_equal(clf.predict_proba(X_test), model.predict_proba(X_test))
     np.testing.assert_array_equal(clf.classes_, model.classes_)
-    assert clf.decide(X_test).tolist() == [a if a != -1 else -1 for a in actions.tolist()]
+    runtime = load_policy(document).decide(model.predict_proba(X_test), abstain=-1)
+    assert clf.decide(X_test).tolist() == runtime.tolist() == [str(a) if a != -1 else -1 for a in actions]
 
 
 def test_fit_tunes_the_same_policy_as_the_pipeline(tuned):
