@@ -20,7 +20,7 @@ import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 from valuecore.policy_json import align_values
 
-from . import data, datasets, serverfiles, state
+from . import data, datasets, mlflowsource, serverfiles, state
 from .limits import CLAMP_NOTE, clamp_value
 from .safetext import md_text
 from .settings import CALIBRATION_METHODS, Settings
@@ -335,9 +335,12 @@ def _upload_section() -> list[tuple[str, bytes]]:
 
 def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
-    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)"}
+    options += ["mlflow"] if mlflowsource.tracking_uri() else []  # only when the operator named a server
+    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)",
+              "mlflow": "Runs logged to MLflow (the operator's tracking server)"}
     source = settings.source
     shown = "folder" if source.startswith("folder:") or source == "folder" else source
+    shown = "mlflow" if source.startswith(mlflowsource.PREFIX) else shown
     if shown not in options:
         shown = options[0]
     choice = state.choice(
@@ -349,6 +352,8 @@ def _source_section(settings: Settings):
         return data.load_folder(data.SAMPLE_ROOT / name), f"sample runs '{name}'"
     if choice == "upload":
         return data.load_uploads(_upload_section()), "uploaded files"
+    if choice == "mlflow":
+        return mlflowsource.section(source)
     path = source[len("folder:"):] if source.startswith("folder:") else ""
     if not serverfiles.allowed_roots():
         # Off unless the operator allowed folders: a link naming one gets the same words, whatever it names.
