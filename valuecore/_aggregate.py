@@ -40,6 +40,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from ._limits import clip_text
 from ._paths import check_output, outside_roots, write_atomically
 from ._sorted import cumulative_gain
 from ._runfiles import (
@@ -1349,39 +1350,21 @@ def aggregate(
     try:
         tables, plans, used, rows_read = [], [], [], 0
         for source in scanned:
-            runner.bind(source)
-            if source.format in ("duckdb_table", "spark_table"):
-                source = _with_engine_columns(runner, source)
-            plan = _plan_for(
-                source, problems, resolution=None if resolution is None else float(resolution), period=period,
-                sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance,
-            )  # fmt: skip
-            if plan is None:
+            options = dict(resolution=None if resolution is None else float(resolution), period=period,
+                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance)  # fmt: skip
+            try:
+                done = _aggregate_source(runner, source, problems, options, max_groups, progress)
+            except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file
+                if not _is_engine_error(exc):
+                    raise
+                problems.append(_engine_problem(source, exc))
                 continue
-            if plan.classes is None:
-                classes = _infer_classes(runner, plan, source, problems)
-                if classes is None:
-                    continue
-                plan = _replace_classes(plan, classes)
-            problems.extend(_run_checks(runner, plan, source))
-            if plan.file_models and plan.has("model"):
-                problems.extend(_models_in_several_files(runner, plan, source))
-            if any(p.severity == "error" for p in problems):
-                continue
-            # Grouped in the engine (spilling if need be), counted there: only a table
-            # within the budget ever comes into this process.
-            runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
-            groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
-            if groups > max_groups:
-                suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(
-                    runner, plan, max_groups
-                )
-                problems.append(_refusal(source, int(groups), max_groups, suggestion))
-                continue
-            rows_read += int(rows or 0)
-            tables.append(runner.arrow(output_sql(plan), None))
-            plans.append(plan)
-            used.append(source)
+            if done is not None:
+                table, plan, rows = done
+                rows_read += rows
+                tables.append(table)
+                plans.append(plan)
+                used.append(source)
     finally:
         runner.close()
     if any(p.severity == "error" for p in problems) or not tables:
@@ -1396,6 +1379,73 @@ def aggregate(
     )  # fmt: skip
     _write(tables, plans, classes, out, result)
     return _with_seconds(result, time.perf_counter() - started)
+
+
+def _aggregate_source(runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups,
+                      progress):
+    """(aggregate table, plan, rows read) of one source, or None after adding its problems."""
+    runner.bind(source)
+    if source.format in ("duckdb_table", "spark_table"):
+        source = _with_engine_columns(runner, source)
+    elif source.format == "csv":
+        missing = [c for c in source.columns if c not in {name for name, _ in _engine_columns(runner)}]
+        if missing:
+            problems.append(LoadProblem(source.display, _CSV_NOT_AS_HEADER, missing[0]))
+            return None
+    plan = _plan_for(source, problems, **options)
+    if plan is None:
+        return None
+    if plan.classes is None:
+        classes = _infer_classes(runner, plan, source, problems)
+        if classes is None:
+            return None
+        plan = _replace_classes(plan, classes)
+    problems.extend(_run_checks(runner, plan, source))
+    if plan.file_models and plan.has("model"):
+        problems.extend(_models_in_several_files(runner, plan, source))
+    if any(p.severity == "error" for p in problems):
+        return None
+    # Grouped in the engine (spilling if need be), counted there: only a table
+    # within the budget ever comes into this process.
+    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+    groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
+    if groups > max_groups:
+        suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(runner, plan, max_groups)
+        problems.append(_refusal(source, int(groups), max_groups, suggestion))
+        return None
+    return runner.arrow(output_sql(plan), None), plan, int(rows or 0)
+
+
+_CSV_NOT_AS_HEADER = (
+    "could not be read with the columns of its header (a row with more fields than the header, or a quote that "
+    "is never closed?); `python -m valuecore validate FILE` names the rows"
+)
+
+
+def _engine_columns(runner: _Engine) -> list[tuple[str, str]]:
+    if isinstance(runner, _DuckDB):
+        return runner.describe()
+    return [(f.name, f.dataType.simpleString()) for f in runner.spark.table(SOURCE_VIEW).schema.fields]
+
+
+def _is_engine_error(exc: Exception) -> bool:
+    return type(exc).__module__.split(".")[0].lstrip("_") in ("duckdb", "pyspark", "py4j")
+
+
+def _engine_problem(source: _Source, exc: Exception) -> LoadProblem:
+    """A sentence for an error the engine raised while reading a source (no engine jargon)."""
+    text = str(exc)
+    line = re.search(r"CSV Error on Line: (\d+)", text)
+    if "Maximum line size" in text or "max_line_size" in text:
+        message = "has a line longer than the 2 MB a CSV line may hold here (is it a CSV file with one row per line?)"
+    elif line:
+        message = f"could not be read as CSV at line {line.group(1)} (a row with other fields than the header?)"
+    elif "Binder Error" in text or "not found in FROM clause" in text:
+        message = _CSV_NOT_AS_HEADER if source.format == "csv" else "could not be read with its own columns"
+    else:
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        message = f"could not be read ({clip_text(first, 200)})"
+    return LoadProblem(source.display, message)
 
 
 def _once_each(named: list[_Named], problems: list[LoadProblem]) -> list[_Named]:
@@ -1468,10 +1518,7 @@ def _check_engine_options(engine: str, memory_limit: str, temp_directory) -> Non
 
 def _with_engine_columns(runner: _Engine, source: _Source) -> _Source:
     """A table source's columns, read from the engine."""
-    if isinstance(runner, _DuckDB):
-        described = runner.describe()
-    else:
-        described = [(f.name, f.dataType.simpleString()) for f in runner.spark.table(SOURCE_VIEW).schema.fields]
+    described = _engine_columns(runner)
     kinds = {}
     for name, sql_type in described:
         t = sql_type.upper()

@@ -342,6 +342,9 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
         if not evaluated.has_labels:
             _err(f"warning: {name} skipped: its evaluated split {choice.evaluate!r} has no labels (y_true)")
             continue
+        if not evaluated.total_weight > 0:
+            _err(f"warning: {name} skipped: every weight of its evaluated split {choice.evaluate!r} is zero")
+            continue
         sorted_eval = presort(evaluated)
         eval_runs[name] = sorted_eval
         splits[name] = choice.evaluate

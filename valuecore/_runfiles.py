@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import re
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -1027,7 +1028,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
             return None
         if not _check_plain_cells(schema, problems):
             return None
-        columns = [str(name).strip() for name in schema.names]
+        columns = [_nfc(str(name).strip()) for name in schema.names]
         # Probabilities and logits, when all are floats, are read later batch by batch straight
         # into their matrices: a pandas copy of them would double the peak memory.
         matrix_columns = [i for i, c in enumerate(columns) if c.startswith((PROBA_PREFIX, LOGIT_PREFIX))]
@@ -1241,7 +1242,11 @@ def csv_header(first_line: bytes, problems) -> list[str] | None:
         )
         return None
     # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
-    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+    try:
+        header = [_nfc(name.strip()) for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+    except csv.Error:  # a name beyond the csv module's field limit (128 KiB)
+        problems.add(f"a column name in the header is longer than {csv.field_size_limit():,} characters")
+        return None
     if _too_many_columns(len(header), problems) or not _check_header(header, problems):
         return None
     return header
@@ -1293,7 +1298,11 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         # row by row is slow, but only ever happens for a broken file.
         reader = csv.reader(io.StringIO(data.decode("utf-8-sig")), skipinitialspace=True)
         next(reader)
-        too_long = [i for i, fields in enumerate(reader) if len(fields) > len(header)]
+        too_long = []
+        try:
+            too_long = [i for i, fields in enumerate(reader) if len(fields) > len(header)]
+        except csv.Error:  # a field beyond the csv module's limit: the rows found so far are named
+            pass
         problems.add(
             "rows have more fields than the header has columns "
             "(a comma inside an unquoted value, or a missing header name?)",
@@ -1315,7 +1324,7 @@ def _check_plain_cells(schema, problems: _FileProblems) -> bool:
 
 
 def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
-    names = [str(n).strip() for n in names]
+    names = [_nfc(str(n).strip()) for n in names]
     repeated = [name for name, count in Counter(names).items() if count > 1 and name]
     for name in repeated:
         times = names.count(name)
@@ -1365,15 +1374,23 @@ def _text_values(series: pd.Series) -> tuple[np.ndarray, list[str | None]]:
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     texts: list[str | None] = []
     for value in uniques.tolist() if hasattr(uniques, "tolist") else list(uniques):
+        if isinstance(value, (bytes, bytearray)):  # Parquet text stored as binary
+            value = bytes(value).decode("utf-8", errors="replace")
         if isinstance(value, float):
             if not np.isfinite(value):
                 texts.append(None)
                 continue
             if value.is_integer():
                 value = int(value)
-        text = str(value).strip()
+        text = _nfc(str(value).strip())
         texts.append(text or None)
     return np.asarray(codes, dtype=np.int64), texts
+
+
+def _nfc(text: str) -> str:
+    """Text in Unicode's composed form (NFC): "é" typed as one character or as "e" plus an accent is
+    one name, never two classes or models that look alike."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _group_column(frame, column: str, default: str, problems: _FileProblems, n: int):
