@@ -600,7 +600,7 @@ def _write_html_report(args, models, values, say) -> None:
 
 def _command_inputs(args) -> list[str]:
     """Every file or folder a command reads: run files, the policy, the value matrix."""
-    given = list(getattr(args, "paths", None) or [])
+    given = list(getattr(args, "paths", None) or []) + list(getattr(args, "sources", None) or [])
     for name in ("policy", "value_matrix"):
         if getattr(args, name, None):
             given.append(getattr(args, name))
