@@ -216,6 +216,16 @@ def test_two_sources_giving_one_model_name_are_refused(tmp_path):
     assert not out.exists()
 
 
+def test_run_files_of_a_folder_naming_one_model_in_their_model_column_are_refused(tmp_path):
+    frame = pd.read_csv(SAMPLE)
+    frame["model"] = "champion"
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    frame.assign(y_true=frame["y_true"].to_numpy()[::-1]).to_csv(tmp_path / "b.csv", index=False)
+    assert "already taken" in str(vc.load_runs(tmp_path).errors[0])  # the loader refuses this too
+    with pytest.raises(AggregateRefused, match="model name 'champion'"):
+        aggregate(str(tmp_path), tmp_path.parent / f"{tmp_path.name}.parquet")
+
+
 def test_a_source_named_twice_is_counted_once_and_overlaps_are_refused(tmp_path):
     log = tmp_path / "logreg.parquet"
     pd.read_csv(SAMPLE).to_parquet(log)

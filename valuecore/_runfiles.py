@@ -1243,7 +1243,7 @@ def csv_header(first_line: bytes, problems) -> list[str] | None:
         return None
     # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
     try:
-        header = [_nfc(name.strip()) for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+        header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
     except csv.Error:  # a name beyond the csv module's field limit (128 KiB)
         problems.add(f"a column name in the header is longer than {csv.field_size_limit():,} characters")
         return None
@@ -1309,7 +1309,7 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
             where=too_long,
         )
         return None
-    frame.columns = header
+    frame.columns = [_nfc(name) for name in header]
     return frame
 
 
