@@ -202,7 +202,8 @@ def cached_aggregate(
     resolution, memory_limit
         As in ``valuecore.aggregate``; the resolution is part of the cache key.
     roots : sequence of paths, optional
-        The operator's roots: a data file whose links lead outside them is refused.
+        Where the dataset's files may lie once their links are resolved (the operator's roots);
+        a part file linked from elsewhere is refused. Default: the dataset folder itself.
 
     Returns
     -------
@@ -226,5 +227,5 @@ def cached_aggregate(
         return out
     cache.mkdir(parents=True, exist_ok=True)
     aggregate(str(folder), out, resolution=resolution, memory_limit=memory_limit, progress=progress,
-              model=folder.name, roots=roots)  # fmt: skip
+              model=folder.name, roots=[folder] if roots is None else roots)  # fmt: skip
     return out

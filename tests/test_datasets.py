@@ -91,3 +91,15 @@ def test_labels_flipped_with_size_and_mtime_restored_are_not_served_stale(tmp_pa
     real = datasets._content_digest
     monkeypatch.setattr(datasets, "_content_digest", lambda path: calls.append(path) or real(path))
     assert datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache") == second and calls == []
+
+
+def test_a_part_file_linked_from_outside_the_dataset_is_refused(tmp_path):
+    """Issue 24 (M6): a linked part file of a Parquet dataset showed an outside file's rows."""
+    dataset = tmp_path / "log"
+    make_dataset(dataset)
+    outside = tmp_path / "elsewhere.parquet"
+    pd.DataFrame({"proba_a": [0.9], "proba_b": [0.1], "y_true": ["a"]}).to_parquet(outside)
+    (dataset / "split=val" / "part-1.parquet").symlink_to(outside)
+    with pytest.raises(vc.aggregation.AggregateRefused, match="outside the allowed folders"):
+        datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    assert datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache", roots=[tmp_path]).is_file()
