@@ -123,12 +123,23 @@ class _Signals:
         return 128 + (self.received[0] if self.received else 2)  # 130 for SIGINT, 143 for SIGTERM
 
 
+def _identity(path: str):
+    import os
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_mtime_ns)
+
+
 def _cmd_aggregate(args) -> int:
     from ._aggregate import AggregateRefused, aggregate
     from ._cli import EXIT_OK, EXIT_USAGE, _err, _out
 
     line = _ProgressLine()
     signals = _Signals()
+    before = _identity(args.out)
     try:
         with signals:
             result = aggregate(
@@ -147,7 +158,10 @@ def _cmd_aggregate(args) -> int:
             raise
         # The engine may report the interrupt in its own words ("Query interrupted"): the signal decides.
         line.close()
-        _err("interrupted: nothing was written")
+        if _identity(args.out) not in (before, None):  # the signal came just after the rename
+            _err(f"interrupted after {args.out} was written whole")
+        else:
+            _err("interrupted: nothing was written")
         return signals.exit_code
     line.close()
     for problem in result.problems:
