@@ -948,7 +948,8 @@ def _early_header_problems(path: Path, display: str) -> list[LoadProblem]:
         return []
     problems = _FileProblems(display)
     with open(path, "rb") as handle:
-        if handle.read(4)[:2] in (b"PA", b"PK"):  # Parquet or a spreadsheet: their readers decide
+        head = handle.read(4)
+        if head == b"PAR1" or head[:2] == b"PK":  # Parquet or a spreadsheet: their readers decide
             return []
         handle.seek(0)
         line = first_line(handle, problems)
