@@ -43,8 +43,14 @@ def refused(result: subprocess.CompletedProcess, *words: str) -> None:
 
 
 def peak_rss_mb(code: str) -> tuple[float, subprocess.CompletedProcess]:
-    """Run ``code`` in a fresh Python; its peak resident memory in MB (ru_maxrss of the child)."""
-    wrapper = code + "\nimport resource, sys\nprint('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    """Run ``code`` in a fresh Python; its peak resident memory in MB.
+
+    VmHWM of the child's own address space: ``ru_maxrss`` would also count the forking pytest
+    process, whose high-water mark Linux carries across ``exec``."""
+    wrapper = code + (
+        "\nhwm = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]"
+        "\nprint('PEAK', hwm.split()[1])\n"
+    )
     done = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, cwd=ROOT, timeout=300)
     peak = [line for line in done.stdout.splitlines() if line.startswith("PEAK")]
     assert peak, done.stderr[-3000:]
