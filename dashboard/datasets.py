@@ -105,15 +105,22 @@ def dataset_fingerprint(folder: str | os.PathLike, cache_dir: str | os.PathLike 
     memo = _load_digests(cache_dir)
     digest = hashlib.sha256()
     changed = False
+    seen = set()
     for path in _data_files(folder):
         key = _stat_key(path)
-        entry = memo.get(str(path.resolve()))
+        name = str(path.resolve())
+        seen.add(name)
+        entry = memo.get(name)
         if entry is None or entry[:-1] != key:
             entry = [*key, _content_digest(path)]
-            memo[str(path.resolve())] = entry
+            memo[name] = entry
             changed = True
         digest.update(f"{path.relative_to(folder).as_posix()}\0{entry[-1]}\n".encode())
-    if changed:
+    inside = str(folder.resolve()) + os.sep
+    gone = [name for name in memo if name.startswith(inside) and name not in seen]
+    for name in gone:  # files deleted from the dataset: the memo does not grow without end
+        memo.pop(name, None)
+    if changed or gone:
         _save_digests(cache_dir, memo)
     return digest.hexdigest()
 
