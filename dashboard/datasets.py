@@ -104,7 +104,7 @@ def dataset_fingerprint(folder: str | os.PathLike, cache_dir: str | os.PathLike 
     folder = Path(folder)
     memo = _load_digests(cache_dir)
     digest = hashlib.sha256()
-    changed = False
+    fresh: dict[str, list] = {}
     seen = set()
     for path in _data_files(folder):
         key = _stat_key(path)
@@ -112,15 +112,15 @@ def dataset_fingerprint(folder: str | os.PathLike, cache_dir: str | os.PathLike 
         seen.add(name)
         entry = memo.get(name)
         if entry is None or entry[:-1] != key:
-            entry = [*key, _content_digest(path)]
-            memo[name] = entry
-            changed = True
+            entry = fresh[name] = [*key, _content_digest(path)]
         digest.update(f"{path.relative_to(folder).as_posix()}\0{entry[-1]}\n".encode())
     inside = str(folder.resolve()) + os.sep
-    gone = [name for name in memo if name.startswith(inside) and name not in seen]
-    for name in gone:  # files deleted from the dataset: the memo does not grow without end
-        memo.pop(name, None)
-    if changed or gone:
+    with _digest_lock:  # sessions share the memo: changed only under the lock
+        memo.update(fresh)
+        gone = [name for name in memo if name.startswith(inside) and name not in seen]
+        for name in gone:  # files deleted from the dataset: the memo does not grow without end
+            del memo[name]
+    if fresh or gone:
         _save_digests(cache_dir, memo)
     return digest.hexdigest()
 
