@@ -118,3 +118,14 @@ def test_spark_catalog_table(spark, tmp_path):
         a = vc.fit_policy("threshold", vc.presort(raw.splits[split]), use_case)
         b = vc.fit_policy("threshold", vc.presort(agg.splits[split]), use_case)
         assert a.threshold == b.threshold
+
+
+def test_a_catalog_table_name_is_quoted_never_parsed_as_sql(spark, tmp_path):
+    """Issue 24 (M1): ``table:NAME`` is a name, quoted part by part; a missing one is a sentence."""
+    spark.createDataFrame(raw_frame(13, 50)).createOrReplaceTempView("kept_table")
+    out = tmp_path / "agg.parquet"
+    with pytest.raises(AggregateRefused, match="no such table"):
+        aggregate("table:kept_table; DROP VIEW kept_table", out, engine="spark", spark=spark)
+    with pytest.raises(AggregateRefused, match="without backquotes"):
+        aggregate("table:kept`table", out, engine="spark", spark=spark)
+    assert spark.catalog.tableExists("kept_table") and not out.exists()

@@ -3,6 +3,7 @@
 import os
 
 import numpy as np
+import pytest
 import pandas as pd
 
 import valuecore as vc
@@ -56,3 +57,49 @@ def test_a_folder_of_run_folders_or_with_run_files_of_its_own_is_not_a_dataset(t
         (runs / name).mkdir(parents=True)
         pd.DataFrame({"y_true": ["a"], "proba_a": [1.0], "proba_b": [0.0]}).to_csv(runs / name / "m.csv")
     assert not datasets.is_dataset(runs)
+
+
+def test_labels_flipped_with_size_and_mtime_restored_are_not_served_stale(tmp_path, monkeypatch):
+    """Issue 24 (M8): the same size and the old mtime once made the dashboard serve the old aggregate."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dataset = tmp_path / "log"
+    part = dataset / "split=test" / "part-0.parquet"
+    part.parent.mkdir(parents=True)
+    a = np.linspace(0.55, 0.95, 200)
+    labels = np.where(np.arange(200) % 10 == 0, "b", "a")
+
+    def write(y_true):
+        table = pa.table({"proba_a": a, "proba_b": 1 - a, "y_true": y_true})
+        pq.write_table(table, part, compression="none", use_dictionary=False, write_statistics=False)
+
+    write(labels)
+    first = datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    accuracy = vc.load_runs(first).models["log"].splits["test"].accuracy
+    stat = part.stat()
+    footer = pq.ParquetFile(part).metadata.to_dict()
+    write(np.where(labels == "a", "b", "a"))  # every label flipped: same size, same footer
+    os.utime(part, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert part.stat().st_size == stat.st_size and part.stat().st_mtime_ns == stat.st_mtime_ns
+    assert pq.ParquetFile(part).metadata.to_dict() == footer
+    second = datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    flipped = vc.load_runs(second).models["log"].splits["test"].accuracy
+    assert second != first and flipped == pytest.approx(1 - accuracy)
+    # Incremental: an unchanged dataset is not read again to be recognised.
+    calls = []
+    real = datasets._content_digest
+    monkeypatch.setattr(datasets, "_content_digest", lambda path: calls.append(path) or real(path))
+    assert datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache") == second and calls == []
+
+
+def test_a_part_file_linked_from_outside_the_dataset_is_refused(tmp_path):
+    """Issue 24 (M6): a linked part file of a Parquet dataset showed an outside file's rows."""
+    dataset = tmp_path / "log"
+    make_dataset(dataset)
+    outside = tmp_path / "elsewhere.parquet"
+    pd.DataFrame({"proba_a": [0.9], "proba_b": [0.1], "y_true": ["a"]}).to_parquet(outside)
+    (dataset / "split=val" / "part-1.parquet").symlink_to(outside)
+    with pytest.raises(vc.aggregation.AggregateRefused, match="outside the allowed folders"):
+        datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache")
+    assert datasets.cached_aggregate(dataset, cache_dir=tmp_path / "cache", roots=[tmp_path]).is_file()

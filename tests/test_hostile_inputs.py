@@ -262,11 +262,13 @@ def test_the_cli_takes_extreme_and_negative_values(values):
 
 def test_cli_csv_outputs_are_spreadsheet_safe(tmp_path):
     frame = sample_frame()
-    (tmp_path / "=HYPERLINK(1).csv").write_bytes(csv_bytes(frame))
-    (tmp_path / "-cmd.csv").write_bytes(csv_bytes(frame))
-    table = run_cli("table", tmp_path, "--csv")
+    runs = tmp_path / "runs"  # the output goes beside the input folder: a CSV inside it would be read as a run
+    runs.mkdir()
+    (runs / "=HYPERLINK(1).csv").write_bytes(csv_bytes(frame))
+    (runs / "-cmd.csv").write_bytes(csv_bytes(frame))
+    table = run_cli("table", runs, "--csv")
     assert table.returncode == 0, table.stderr
-    voc = run_cli("voc", tmp_path, "--csv", tmp_path / "voc.csv", "--points", "3")
+    voc = run_cli("voc", runs, "--csv", tmp_path / "voc.csv", "--points", "3")
     assert voc.returncode == 0, voc.stderr
     for text in (table.stdout, (tmp_path / "voc.csv").read_text()):
         cells = [cell for line in text.splitlines() for cell in line.split(",")]

@@ -28,6 +28,7 @@ import glob as globlib
 import json
 import math
 import os
+import re
 import tempfile
 import threading
 import time
@@ -39,6 +40,8 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from ._limits import clip_text
+from ._paths import check_output, outside_roots, write_atomically
 from ._sorted import cumulative_gain
 from ._runfiles import (
     DEFAULT_SPLIT,
@@ -47,8 +50,10 @@ from ._runfiles import (
     PARQUET_SUFFIXES,
     SHOWN_COLUMNS,
     SHOWN_ROWS,
+    OUTSIDE_ROOTS,
     LoadProblem,
     csv_header,
+    first_line,
     _check_header,
     _check_plain_cells,
     _FileProblems,
@@ -74,7 +79,6 @@ CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 SOURCE_VIEW = "source_rows"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
-_CSV_SUFFIXES = (".csv", ".txt")
 _LARGEST_DOUBLE = "1.7976931348623157e308"
 
 
@@ -154,35 +158,85 @@ class _Source:
     columns: tuple[str, ...] = ()
     column_types: dict = field(default_factory=dict)  # name -> "number", "text" or "time"
     rows: int | None = None
+    folder: str | None = None  # the folder of run files this file was found in (one model per file)
+    file_models: tuple[tuple[str, str], ...] = ()  # (file, model) when several run files are read in one pass
 
 
 def _is_glob(text: str) -> bool:
     return any(ch in text for ch in "*?[")
 
 
-def _source_files(text: str, problems: _FileProblems) -> tuple[list[Path], Path | None]:
-    """Data files named by a file, a folder (recursive) or a glob; (files, hive base folder)."""
+def _data_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(data files, other files) under ``folder``, recursively; hidden and ``_``-prefixed parts skipped."""
+    data, other = [], []
+    for p in sorted(folder.rglob("*")):
+        if any(part.startswith((".", "_")) for part in p.relative_to(folder).parts) or not p.is_file():
+            continue
+        (data if p.suffix.lower() in PARQUET_SUFFIXES + (".csv",) else other).append(p)
+    return data, other
+
+
+@dataclass(frozen=True)
+class _Named:
+    """One source as the command line names it: a file, a glob, a partitioned folder or a table."""
+
+    display: str
+    model: str | None  # None: from the file name (or the model column)
+    files: tuple[Path, ...] = ()
+    base: Path | None = None  # folder of a partitioned log (its hive keys become columns)
+    table: bool = False
+    folder: str | None = None  # set for each run file of a folder of run files
+
+
+def _expand_source(text: str, model: str | None, problems: list[LoadProblem]) -> list[_Named]:
+    """What SOURCE means, the same to every command: a folder of run files is one model per file
+    (as ``load_runs`` reads it); a folder whose data lies only in sub-folders (hive partitions such
+    as ``split=val/``) is one partitioned log; ``--model NAME`` makes any folder one log."""
+    if _is_table(text):
+        return [_Named(text, model, table=True)]
+    where = _FileProblems(text)
     path = Path(text)
-    if _is_glob(text):
-        files = [Path(p) for p in sorted(globlib.glob(text, recursive=True)) if Path(p).is_file()]
-        base = None
+    named: list[_Named] = []
+    if not text.strip():
+        where.add("an empty path names no file or folder; give a path")
+    elif _is_glob(text):
+        files = tuple(Path(p) for p in sorted(globlib.glob(text, recursive=True)) if Path(p).is_file())
+        if files:
+            named.append(_Named(text, model or _default_model_name(text), files))
+        else:
+            where.add("holds no .parquet or .csv files")
     elif path.is_dir():
-        files = sorted(
-            p
-            for p in path.rglob("*")
-            if p.is_file()
-            and p.suffix.lower() in PARQUET_SUFFIXES + _CSV_SUFFIXES
-            and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
-        )
-        base = path
+        files, other = _data_files(path)
+        if other:
+            names = _short_list([o.name for o in other])
+            where.add(f"ignored {len(other)} file(s) that are not .parquet or .csv data: {names}", severity="warning")
+        top = [f for f in files if f.parent == path]
+        if not files:
+            where.add("holds no .parquet or .csv files")
+        elif model is not None or not top:
+            named.append(_Named(text, model or path.name, tuple(files), base=path))
+        elif len(top) < len(files):
+            where.add(
+                "holds data files both directly and in sub-folders: read as run files (one model per file) it "
+                "would skip the sub-folders; give the files or sub-folders separately, or --model NAME to read "
+                "the whole folder as one model's log"
+            )
+        elif all(f.name.lower().startswith(("part-", "part_")) for f in top):
+            # Parts of one log (as Spark and DuckDB write them), not run files of separate models.
+            named.append(_Named(text, path.name, tuple(files), base=path))
+            where.add(
+                f"its files are parts (part-...) of one log, read as one model {path.name!r} (unless a model column "
+                "names the models); give --model NAME to name it",
+                severity="warning",
+            )
+        else:
+            named.extend(_Named(str(f), None, (f,), folder=text) for f in top)
     elif path.exists():
-        return [path], None
+        named.append(_Named(text, model, (path,)))
     else:
-        problems.add("no such file, folder or table")
-        return [], None
-    if not files:
-        problems.add("holds no .parquet or .csv files")
-    return files, base
+        where.add("no such file, folder or table")
+    problems.extend(where.items)
+    return named
 
 
 def _hive_keys(file: Path, base: Path | None) -> list[tuple[str, str]]:
@@ -221,27 +275,36 @@ def _scan_parquet(file: Path, problems: _FileProblems):
 
 
 def _scan_csv(file: Path, problems: _FileProblems):
-
+    """(columns, kinds, rows) from a CSV's header, reading its first line at most ``max_header_bytes``."""
     try:
         with open(file, "rb") as handle:
-            first = handle.readline()
-            rows = sum(1 for line in handle if line.strip())
+            first = first_line(handle, problems)
+            header = None if first is None else csv_header(first, problems)
+            if header is None:
+                return None
+            # Lines are counted by blocks: one very long line never sits in memory whole.
+            rows, data, last = 0, False, b"\n"
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                rows += block.count(b"\n")
+                data = data or bool(block.strip())
+                last = block[-1:]
+            rows += last != b"\n"
     except OSError as exc:
         problems.add(f"cannot be read: {exc.strerror or exc}")
         return None
-    header = csv_header(first, problems)
-    if header is None:
-        return None
-    return header, {name: "text" for name in header}, rows
+    return header, {name: "text" for name in header}, rows if data else 0
 
 
-def _scan_files(text: str, model: str | None, problems: list[LoadProblem]) -> _Source | None:
+def _is_parquet(file: Path) -> bool:
+    if file.suffix.lower() in PARQUET_SUFFIXES:
+        return True
+    with open(file, "rb") as handle:
+        return handle.read(4) == b"PAR1"
+
+
+def _scan_files(named: _Named, problems: list[LoadProblem], roots=None) -> _Source | None:
     """Check every file of one SOURCE from its footer or header: readable, same columns."""
-    where = _FileProblems(text)
-    files, base = _source_files(text, where)
-    problems.extend(where.items)
-    if not files:
-        return None
+    text, files, base = named.display, list(named.files), named.base
     first_columns: list[str] | None = None
     kinds: dict = {}
     total = 0
@@ -249,9 +312,17 @@ def _scan_files(text: str, model: str | None, problems: list[LoadProblem]) -> _S
     fmt = None
     for file in files:
         file_problems = _FileProblems(str(file))
-        is_parquet = file.suffix.lower() in PARQUET_SUFFIXES or file.read_bytes()[:4] == b"PAR1"
-        scanned = _scan_parquet(file, file_problems) if is_parquet else _scan_csv(file, file_problems)
-        this_format = "parquet" if is_parquet else "csv"
+        scanned, this_format = None, fmt
+        if outside_roots(file, roots):
+            file_problems.add(OUTSIDE_ROOTS)
+        else:
+            try:
+                this_format = "parquet" if _is_parquet(file) else "csv"
+            except OSError as exc:
+                file_problems.add(f"cannot be read: {exc.strerror or exc}")
+            else:
+                scan = _scan_parquet if this_format == "parquet" else _scan_csv
+                scanned = scan(file, file_problems)
         if scanned is not None and fmt is not None and this_format != fmt:
             file_problems.add(f"is {this_format} but the other files of {text} are {fmt}; use one format")
             scanned = None
@@ -286,11 +357,51 @@ def _scan_files(text: str, model: str | None, problems: list[LoadProblem]) -> _S
     if total == 0:
         problems.append(LoadProblem(text, "file has a header but no data rows"))
         return None
-    name = model or _default_model_name(text)
+    name = named.model or _default_model_name(text)
     return _Source(
         display=text, model=name, format=fmt, files=tuple(good), base=None if base is None else str(base),
-        columns=tuple(first_columns), column_types=kinds, rows=total,
+        columns=tuple(first_columns), column_types=kinds, rows=total, folder=named.folder,
     )  # fmt: skip
+
+
+def _one_pass_per_folder(sources: list[_Source], engine: str) -> list[_Source]:
+    """The run files of one folder that share their format and columns, read in one pass (DuckDB):
+    the model of each row is still its file's (or its model column's), named by ``file_models``."""
+    if engine != "duckdb":
+        return sources  # Spark names files by URI: each run file keeps its own pass
+    merged: list[_Source] = []
+    groups: dict[tuple, list[_Source]] = {}
+    for source in sources:
+        if source.folder is None or not source.files:
+            merged.append(source)
+            continue
+        key = (source.folder, source.format, frozenset(source.columns))
+        if key not in groups:
+            groups[key] = []
+            merged.append(key)  # the group's place in the order
+        groups[key].append(source)
+    result = []
+    for item in merged:
+        if isinstance(item, _Source):
+            result.append(item)
+            continue
+        members = groups[item]
+        models = [m.model for m in members]
+        if len(members) == 1 or len(set(models)) < len(models):
+            result.extend(members)  # a repeated name is refused later, naming both files
+            continue
+        kinds: dict = {}
+        for member in members:
+            for name, kind in member.column_types.items():
+                kinds[name] = kind if kinds.get(name, kind) == kind else "text"
+        result.append(
+            _Source(
+                display=item[0], model=members[0].model, format=item[1], files=tuple(m.files[0] for m in members),
+                columns=members[0].columns, column_types=kinds, rows=sum(m.rows or 0 for m in members),
+                folder=item[0], file_models=tuple((m.files[0], m.model) for m in members),
+            )
+        )  # fmt: skip
+    return result
 
 
 def _default_model_name(text: str) -> str:
@@ -352,6 +463,7 @@ class _Plan:
     period: str | None = None
     sum_tolerance: float = 1e-2
     warn_tolerance: float = 1e-6
+    file_models: tuple[tuple[str, str], ...] = ()
 
     @property
     def top_label(self) -> bool:
@@ -444,7 +556,12 @@ def _predicted(plan: _Plan, confidence: str) -> str:
 
 
 def _group_text(plan: _Plan, column: str, default: str) -> str:
-    return _text(plan, column) if plan.has(column) else _lit(default)
+    if plan.has(column):
+        return _text(plan, column)
+    if column == "model" and plan.file_models:  # several run files in one pass: each file's own model
+        cases = " ".join(f"WHEN {_lit(file)} THEN {_lit(model)}" for file, model in plan.file_models)
+        return f"(CASE {FILE_COLUMN} {cases} END)"
+    return _lit(default)
 
 
 def _period(plan: _Plan) -> str | None:
@@ -690,21 +807,64 @@ class _Engine:
         pass
 
 
+def _one_statement(sql: str) -> str:
+    """``sql`` when it is exactly one statement (every text run is built here from quoted names;
+    this makes sure no name could ever have smuggled in a second one)."""
+    import duckdb
+
+    if len(duckdb.extract_statements(sql)) != 1:
+        raise ValueError("refused to run SQL that is not exactly one statement")
+    return sql
+
+
 class _DuckDB(_Engine):
     name = "duckdb"
 
     def __init__(self, memory_limit: str, temp_directory: str | None, threads: int | None):
         import duckdb
 
-        self._temp = tempfile.TemporaryDirectory(prefix="valuecore-duckdb-", dir=temp_directory)
+        try:
+            self._temp = tempfile.TemporaryDirectory(prefix="valuecore-duckdb-", dir=temp_directory)
+        except OSError as exc:
+            raise ValueError(f"cannot make a temporary folder in {temp_directory}: {exc.strerror or exc}") from None
         self.con = duckdb.connect(":memory:")
-        self.con.execute(f"SET memory_limit = {_lit(memory_limit)}")
-        self.con.execute(f"SET temp_directory = {_lit(self._temp.name)}")
-        self.con.execute("SET preserve_insertion_order = false")
-        self.con.execute("SET TimeZone = 'UTC'")
+        try:
+            self._execute(f"SET memory_limit = {_lit(memory_limit)}")
+        except duckdb.Error:
+            self.close()
+            raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {memory_limit!r}") from None
+        self._execute(f"SET temp_directory = {_lit(self._temp.name)}")
+        self._execute("SET preserve_insertion_order = false")
+        self._execute("SET TimeZone = 'UTC'")
         if threads:
-            self.con.execute(f"SET threads = {int(threads)}")
-        self._attached = False
+            self._execute(f"SET threads = {int(threads)}")
+        self._databases: dict[str, str] = {}  # database file -> its alias
+
+    def _execute(self, sql: str, parameters=None):
+        return self.con.execute(_one_statement(sql), parameters)
+
+    def _table(self, source: _Source) -> str:
+        """The quoted, existing table of ``FILE.duckdb:TABLE`` (``TABLE`` or ``SCHEMA.TABLE``), matched
+        against the database's own list: the name is never pasted into SQL."""
+        alias = self._databases.get(source.database)
+        if alias is None:
+            alias = f"source_db_{len(self._databases)}"
+            self._execute(f"ATTACH {_lit(source.database)} AS {_q(alias)} (READ_ONLY)")
+            self._databases[source.database] = alias
+        listed = self._execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? UNION ALL "
+            "SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = ? AND NOT internal",
+            [alias, alias],
+        ).fetchall()
+        wanted = source.table
+        for schema, table in listed:
+            if wanted in (table, f"{schema}.{table}"):
+                return f"{_q(alias)}.{_q(schema)}.{_q(table)}"
+        names = sorted(t if s == "main" else f"{s}.{t}" for s, t in listed)
+        raise AggregateRefused(
+            [LoadProblem(source.display, f"no table named {wanted!r} in {source.database} (it holds "
+                         f"{_short_list(names) if names else 'no tables'})")]
+        )  # fmt: skip
 
     def bind(self, source: _Source) -> None:
         if source.format == "parquet":
@@ -728,29 +888,30 @@ class _DuckDB(_Engine):
                 f"row_number() OVER (PARTITION BY filename) - 1 AS {ROW_COLUMN} FROM {reader}"
             )
         else:
-            if not self._attached:
-                self.con.execute(f"ATTACH {_lit(source.database)} AS source_db (READ_ONLY)")
-                self._attached = True
             select = (
                 f"SELECT *, {_lit(source.display)} AS {FILE_COLUMN}, row_number() OVER () - 1 AS {ROW_COLUMN} "
-                f"FROM source_db.{source.table}"
+                f"FROM {self._table(source)}"
             )
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS {select}")
+        self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS {select}"))
 
     def describe(self) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {SOURCE_VIEW}").fetchall()]
+        return [(r[0], r[1]) for r in self._run(lambda: self._execute(f"DESCRIBE {SOURCE_VIEW}").fetchall())]
 
     def rows(self, sql: str) -> list[tuple]:
-        return self.con.execute(sql).fetchall()
+        return self._run(lambda: self._execute(sql).fetchall())
 
     def materialize(self, name: str, sql: str, progress) -> None:
-        self._with_progress(lambda: self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}"), progress)
+        self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}"), progress)
 
     def arrow(self, sql: str, progress):
-        return self._with_progress(lambda: self.con.sql(sql).to_arrow_table(), progress)
+        return self._run(lambda: self.con.sql(_one_statement(sql)).to_arrow_table(), progress)
 
-    def _with_progress(self, work, progress):
-        """Run ``work`` in a thread, reporting DuckDB's query progress every half second."""
+    def _run(self, work, progress=None):
+        """Run ``work`` in a thread, reporting DuckDB's query progress every half second.
+
+        The main thread only waits, so a signal (Ctrl-C, SIGTERM) is handled at once: the query is
+        interrupted and its thread joined before the exception goes on (a thread left running
+        while the interpreter exits would abort the process)."""
         done = threading.Event()
         result: dict = {}
 
@@ -764,11 +925,16 @@ class _DuckDB(_Engine):
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
-        while not done.wait(0.5):
-            if progress is not None:
-                fraction = self.con.query_progress()
-                if fraction is not None and fraction >= 0:
-                    progress(min(fraction / 100.0, 1.0))
+        try:
+            while not done.wait(0.5):
+                if progress is not None:
+                    fraction = self.con.query_progress()
+                    if fraction is not None and fraction >= 0:
+                        progress(min(fraction / 100.0, 1.0))
+        except BaseException:
+            self.con.interrupt()
+            worker.join()
+            raise
         worker.join()
         if "error" in result:
             raise result["error"]
@@ -776,7 +942,7 @@ class _DuckDB(_Engine):
 
     def close(self) -> None:
         self.con.close()
-        self._temp.cleanup()
+        self._temp.cleanup()  # the spill files of an interrupted query too
 
 
 def spark_session(master: str = "local[2]"):
@@ -811,7 +977,7 @@ class _Spark(_Engine):
     def bind(self, source: _Source) -> None:
         reader = self.spark.read
         if source.format == "spark_table":
-            frame = self.spark.table(source.table)
+            frame = self._catalog_table(source)
             frame = frame.selectExpr(
                 "*", f"{_lit(source.display)} AS {FILE_COLUMN}", f"CAST(NULL AS BIGINT) AS {ROW_COLUMN}"
             )
@@ -828,6 +994,22 @@ class _Spark(_Engine):
             for file in source.files:
                 self._uris[_uri_path(Path(file).resolve().as_uri())] = file
         frame.createOrReplaceTempView(SOURCE_VIEW)
+
+    def _catalog_table(self, source: _Source):
+        """``table:NAME`` as a DataFrame: NAME's parts quoted one by one, never parsed as SQL."""
+        parts = source.table.split(".")
+        if not 1 <= len(parts) <= 3 or any(not p.strip() or "`" in p or not p.isprintable() for p in parts):
+            raise AggregateRefused(
+                [LoadProblem(source.display, "a catalog table is named NAME, DATABASE.NAME or CATALOG.DATABASE.NAME, "
+                             "without backquotes or control characters")]
+            )  # fmt: skip
+        quoted = ".".join(f"`{p}`" for p in parts)
+        try:
+            return self.spark.table(quoted)
+        except Exception as exc:  # noqa: BLE001 - pyspark's AnalysisException moved between versions
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc) or "not found" in str(exc).lower():
+                raise AggregateRefused([LoadProblem(source.display, "no such table in the Spark catalog")]) from None
+            raise
 
     def display_file(self, engine_file) -> str:
         return self._uris.get(_uri_path(str(engine_file)), str(engine_file))
@@ -892,7 +1074,7 @@ def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan 
         return None
     return _Plan(
         columns=tuple(columns), column_types=source.column_types, classes=kind.classes,
-        proba_columns=kind.proba_columns, model=source.model, **options,
+        proba_columns=kind.proba_columns, model=source.model, file_models=source.file_models, **options,
     )  # fmt: skip
 
 
@@ -942,6 +1124,24 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
     return problems
 
 
+def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """Run files of one folder are separate models: a model column value found in two of them is refused."""
+    model = _text(plan, "model")
+    sql = (
+        f"SELECT {model} AS name, MIN({FILE_COLUMN}), MAX({FILE_COLUMN}) FROM {SOURCE_VIEW} WHERE {model} IS NOT NULL "
+        f"GROUP BY name HAVING COUNT(DISTINCT {FILE_COLUMN}) > 1 ORDER BY name"
+    )
+    return [
+        LoadProblem(
+            engine.display_file(last),
+            f"gives the model name {name!r}, which {engine.display_file(first)} gives too: the two would be blended "
+            "into one model; rename one (its file, or its model column), or aggregate them into separate files",
+            "model",
+        )
+        for name, first, last in engine.rows(sql)
+    ]
+
+
 def _first_rows(engine: _Engine, condition: str, file) -> tuple[int, ...]:
     rows = [r[0] for r in engine.rows(_rows_where_sql(condition, file))]
     return tuple(int(r) + 1 for r in rows if r is not None)
@@ -989,7 +1189,7 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
                 )
     if not plan.has("y_true"):
         return problems
-    several_models = plan.has("model")
+    several_models = plan.has("model") or bool(plan.file_models)
     for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan)):
         if model is None or split is None or labelled in (0, n_rows):
             continue
@@ -1069,20 +1269,26 @@ def aggregate(
     sum_tolerance: float = 1e-2,
     warn_tolerance: float = 1e-6,
     progress: Callable[[float], None] | None = None,
+    roots: Sequence[str | os.PathLike] | None = None,
 ) -> AggregateResult:
     """Aggregate prediction logs into one run file (Parquet) of weighted groups.
 
     Parameters
     ----------
     sources : str or sequence of str
-        Each a Parquet or CSV file, a folder of them (recursive; hive
-        partitions such as ``split=val/`` become columns), a glob, a DuckDB
-        table ``FILE.duckdb:TABLE`` (DuckDB engine) or a Spark catalog table
-        ``table:NAME`` (Spark engine). Each source is one model unless it has
-        a ``model`` column; the model name defaults to the file stem, folder
-        or table name.
+        Each a Parquet or CSV file, a folder, a glob, a DuckDB table
+        ``FILE.duckdb:TABLE`` (DuckDB engine) or a Spark catalog table
+        ``table:NAME`` (Spark engine). A folder means what it means to
+        ``load_runs``: its files are one model each (named after the file);
+        a folder whose data lies only in sub-folders is one partitioned log
+        (hive partitions such as ``split=val/`` become columns), as is any
+        folder with ``model``. A glob is one log. Each source is one model
+        unless it has a ``model`` column; the model name defaults to the file
+        stem, folder or table name. A source named twice is read once; two
+        sources that give the same model name are refused.
     out : path
-        The aggregate, a Parquet file (written only when every check passes).
+        The aggregate, a Parquet file (written only when every check passes,
+        to a temporary file renamed into place; never one of the inputs).
     engine : {"duckdb", "spark"}
     resolution : float, optional
         Round confidences *down* to multiples of this (e.g. 1e-4). Default:
@@ -1105,6 +1311,9 @@ def aggregate(
         As in :func:`load_runs`.
     progress : callable, optional
         Called with the fraction done (0..1) during the aggregation (DuckDB).
+    roots : sequence of paths, optional
+        For a server: every data file, its links resolved, must lie in one of
+        these folders (a linked file pointing elsewhere is refused).
 
     Returns
     -------
@@ -1122,57 +1331,46 @@ def aggregate(
     sources = [str(s) for s in sources]
     if model is not None and len(sources) > 1:
         raise ValueError("--model names the model of a single source; give one source, or use a model column")
+    _check_engine_options(engine, memory_limit, temp_directory)
     problems: list[LoadProblem] = []
+    named = _once_each([n for text in sources for n in _expand_source(text, model, problems)], problems)
     scanned = []
-    for text in sources:
-        source = (
-            _table_source(text, model, engine, problems) if _is_table(text) else _scan_files(text, model, problems)
-        )
+    for item in named:
+        source = _table_source(item.display, item.model, engine, problems) if item.table else (
+            _scan_files(item, problems, roots)
+        )  # fmt: skip
         if source is not None:
             scanned.append(source)
     if any(p.severity == "error" for p in problems):
         raise AggregateRefused(problems)
-    runner = (
-        _DuckDB(memory_limit, temp_directory, threads) if engine == "duckdb" else _Spark(spark)
-    )
+    scanned = _one_pass_per_folder(scanned, engine)
+    read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
+    check_output(out, read, "the aggregate")
+    runner = _DuckDB(memory_limit, temp_directory, threads) if engine == "duckdb" else _Spark(spark)
     try:
-        tables, plans, rows_read = [], [], 0
+        tables, plans, used, rows_read = [], [], [], 0
         for source in scanned:
-            runner.bind(source)
-            if source.format in ("duckdb_table", "spark_table"):
-                source = _with_engine_columns(runner, source)
-            plan = _plan_for(
-                source, problems, resolution=None if resolution is None else float(resolution), period=period,
-                sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance,
-            )  # fmt: skip
-            if plan is None:
+            options = dict(resolution=None if resolution is None else float(resolution), period=period,
+                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance)  # fmt: skip
+            try:
+                done = _aggregate_source(runner, source, problems, options, max_groups, progress)
+            except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file
+                if not _is_engine_error(exc):
+                    raise
+                problems.append(_engine_problem(source, exc))
                 continue
-            if plan.classes is None:
-                classes = _infer_classes(runner, plan, source, problems)
-                if classes is None:
-                    continue
-                plan = _replace_classes(plan, classes)
-            problems.extend(_run_checks(runner, plan, source))
-            if any(p.severity == "error" for p in problems):
-                continue
-            # Grouped in the engine (spilling if need be), counted there: only a table
-            # within the budget ever comes into this process.
-            runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
-            groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
-            if groups > max_groups:
-                suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(
-                    runner, plan, max_groups
-                )
-                problems.append(_refusal(source, int(groups), max_groups, suggestion))
-                continue
-            rows_read += int(rows or 0)
-            tables.append(runner.arrow(output_sql(plan), None))
-            plans.append(plan)
+            if done is not None:
+                table, plan, rows = done
+                rows_read += rows
+                tables.append(table)
+                plans.append(plan)
+                used.append(source)
     finally:
         runner.close()
     if any(p.severity == "error" for p in problems) or not tables:
         raise AggregateRefused(problems or [LoadProblem(", ".join(sources), "nothing to aggregate")])
-    classes = _common_classes(plans, problems, sources)
+    _check_model_names(tables, used, problems)
+    classes = _common_classes(plans, problems, [s.display for s in used])
     result = AggregateResult(
         path=str(out), engine=engine, source_rows=rows_read, groups=sum(t.num_rows for t in tables),
         resolution=plans[0].resolution, period=period, classes=classes,
@@ -1183,12 +1381,144 @@ def aggregate(
     return _with_seconds(result, time.perf_counter() - started)
 
 
+def _aggregate_source(runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups,
+                      progress):
+    """(aggregate table, plan, rows read) of one source, or None after adding its problems."""
+    runner.bind(source)
+    if source.format in ("duckdb_table", "spark_table"):
+        source = _with_engine_columns(runner, source)
+    elif source.format == "csv":
+        missing = [c for c in source.columns if c not in {name for name, _ in _engine_columns(runner)}]
+        if missing:
+            problems.append(LoadProblem(source.display, _CSV_NOT_AS_HEADER, missing[0]))
+            return None
+    plan = _plan_for(source, problems, **options)
+    if plan is None:
+        return None
+    if plan.classes is None:
+        classes = _infer_classes(runner, plan, source, problems)
+        if classes is None:
+            return None
+        plan = _replace_classes(plan, classes)
+    problems.extend(_run_checks(runner, plan, source))
+    if plan.file_models and plan.has("model"):
+        problems.extend(_models_in_several_files(runner, plan, source))
+    if any(p.severity == "error" for p in problems):
+        return None
+    # Grouped in the engine (spilling if need be), counted there: only a table
+    # within the budget ever comes into this process.
+    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+    groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
+    if groups > max_groups:
+        suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(runner, plan, max_groups)
+        problems.append(_refusal(source, int(groups), max_groups, suggestion))
+        return None
+    return runner.arrow(output_sql(plan), None), plan, int(rows or 0)
+
+
+_CSV_NOT_AS_HEADER = (
+    "could not be read with the columns of its header (a row with more fields than the header, or a quote that "
+    "is never closed?); `python -m valuecore validate FILE` names the rows"
+)
+
+
+def _engine_columns(runner: _Engine) -> list[tuple[str, str]]:
+    if isinstance(runner, _DuckDB):
+        return runner.describe()
+    return [(f.name, f.dataType.simpleString()) for f in runner.spark.table(SOURCE_VIEW).schema.fields]
+
+
+def _is_engine_error(exc: Exception) -> bool:
+    return type(exc).__module__.split(".")[0].lstrip("_") in ("duckdb", "pyspark", "py4j")
+
+
+def _engine_problem(source: _Source, exc: Exception) -> LoadProblem:
+    """A sentence for an error the engine raised while reading a source (no engine jargon)."""
+    text = str(exc)
+    line = re.search(r"CSV Error on Line: (\d+)", text)
+    if "Maximum line size" in text or "max_line_size" in text:
+        message = "has a line longer than the 2 MB a CSV line may hold here (is it a CSV file with one row per line?)"
+    elif line:
+        message = f"could not be read as CSV at line {line.group(1)} (a row with other fields than the header?)"
+    elif "Binder Error" in text or "not found in FROM clause" in text:
+        message = _CSV_NOT_AS_HEADER if source.format == "csv" else "could not be read with its own columns"
+    else:
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        message = f"could not be read ({clip_text(first, 200)})"
+    return LoadProblem(source.display, message)
+
+
+def _once_each(named: list[_Named], problems: list[LoadProblem]) -> list[_Named]:
+    """Each source once: one named twice (by any path or link) is read once; two that share
+    some files are refused, since those rows would count twice."""
+    kept: list[tuple[_Named, frozenset]] = []
+    for item in named:
+        keys = frozenset([("table", item.display)] if item.table else (_identity(f) for f in item.files))
+        same = [earlier for earlier, earlier_keys in kept if earlier_keys == keys]
+        shared = [earlier.display for earlier, earlier_keys in kept if earlier_keys & keys]
+        if same:
+            again = f"is {same[0].display} named again; read once"
+            problems.append(LoadProblem(item.display, again, severity="warning"))
+        elif shared:
+            problems.append(
+                LoadProblem(
+                    item.display,
+                    f"shares files with {_short_list(shared)}; their rows would count twice (name each file or "
+                    "folder once)",
+                )
+            )
+        else:
+            kept.append((item, keys))
+    return [item for item, _ in kept]
+
+
+def _identity(file: Path) -> tuple:
+    try:
+        info = file.stat()
+    except OSError:
+        return ("path", str(file.resolve()))
+    return (info.st_dev, info.st_ino)
+
+
+def _check_model_names(tables, used: Sequence[_Source], problems: list[LoadProblem]) -> None:
+    """Refuse two sources giving the same model name: their rows would blend into one model."""
+    import pyarrow.compute as pc
+
+    source_of: dict[str, str] = {}
+    for table, source in zip(tables, used):
+        for name in pc.unique(table.column("model")).to_pylist():
+            if name in source_of and source_of[name] != source.display:
+                problems.append(
+                    LoadProblem(
+                        source.display,
+                        f"gives the model name {name!r}, which {source_of[name]} gives too: the two would be "
+                        "blended into one model; rename one (its file, or its model column), or aggregate them "
+                        "into separate files",
+                    )
+                )
+            source_of.setdefault(name, source.display)
+    if any(p.severity == "error" for p in problems):
+        raise AggregateRefused(problems)
+
+
+_SIZE = re.compile(r"\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*|\s*\d+(\.\d+)?\s*%\s*", re.IGNORECASE)
+
+
+def _check_engine_options(engine: str, memory_limit: str, temp_directory) -> None:
+    """Plain sentences for options DuckDB would refuse with its own words."""
+    if engine == "duckdb" and not _SIZE.fullmatch(str(memory_limit)):
+        raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {str(memory_limit)!r}")
+    if temp_directory is not None:
+        folder = Path(temp_directory)
+        if not folder.is_dir():
+            raise ValueError(f"--temp-dir {temp_directory} is not a folder; give an existing folder to spill into")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ValueError(f"--temp-dir {temp_directory} is not writable; give a folder you can write in")
+
+
 def _with_engine_columns(runner: _Engine, source: _Source) -> _Source:
     """A table source's columns, read from the engine."""
-    if isinstance(runner, _DuckDB):
-        described = runner.describe()
-    else:
-        described = [(f.name, f.dataType.simpleString()) for f in runner.spark.table(SOURCE_VIEW).schema.fields]
+    described = _engine_columns(runner)
     kinds = {}
     for name, sql_type in described:
         t = sql_type.upper()
@@ -1218,8 +1548,13 @@ def _with_seconds(result: AggregateResult, seconds: float) -> AggregateResult:
 
 
 def _common_classes(plans: Sequence[_Plan], problems, sources) -> tuple[str, ...]:
+    """The classes of the aggregate: those of every probability source (in any column order), or
+    the union of the classes of top-label sources (each found from its own labels, as the loader does)."""
     kinds = {(p.top_label or p.resolution is not None) for p in plans}
-    classes = {p.classes for p in plans}
+    if kinds == {True} and all(p.top_label for p in plans):
+        union = {c for p in plans for c in p.classes}
+        return tuple(sorted(union, key=int)) if all(_is_integer_text(c) for c in union) else tuple(sorted(union))
+    classes = {frozenset(p.classes) for p in plans}
     if len(kinds) > 1 or len(classes) > 1:
         detail = "; ".join(f"{s}: {_short_list(p.classes)}" for s, p in zip(sources, plans))
         raise AggregateRefused(
@@ -1235,7 +1570,8 @@ def _write(tables, plans, classes, out, result: AggregateResult) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.concat_tables([t.cast(tables[0].schema) for t in tables]) if len(tables) > 1 else tables[0]
+    names = tables[0].schema.names
+    table = pa.concat_tables([t.select(names).cast(tables[0].schema) for t in tables]) if len(tables) > 1 else tables[0]
     if plans[0].period is not None:
         table = table.set_column(
             table.schema.get_field_index("timestamp"), "timestamp", table["timestamp"].cast(pa.timestamp("us"))
@@ -1244,9 +1580,7 @@ def _write(tables, plans, classes, out, result: AggregateResult) -> None:
     metadata[AGGREGATE_METADATA_KEY] = json.dumps(result.metadata).encode()
     table = table.replace_schema_metadata(metadata)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(str(out) + ".partial")
-    pq.write_table(table, partial)
-    os.replace(partial, out)
+    write_atomically(out, lambda partial: pq.write_table(table, partial))
     del classes
 
 

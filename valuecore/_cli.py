@@ -349,6 +349,9 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
         if not evaluated.has_labels:
             _err(f"warning: {name} skipped: its evaluated split {choice.evaluate!r} has no labels (y_true)")
             continue
+        if not evaluated.total_weight > 0:
+            _err(f"warning: {name} skipped: every weight of its evaluated split {choice.evaluate!r} is zero")
+            continue
         sorted_eval = presort(evaluated)
         eval_runs[name] = sorted_eval
         splits[name] = choice.evaluate
@@ -469,7 +472,7 @@ def _cmd_report(args) -> int:
     for line in _ranking_lines(document, models, values, args.currency):
         say(line)
     if args.json:
-        _write_policy_json(document, args.json, say)
+        _write_policy_json(document, args.json, say, args)
     if args.html:
         _write_html_report(args, models, values, say)
     if args.log_mlflow:
@@ -569,7 +572,7 @@ def _ranking_lines(document, models, values, currency: str) -> list[str]:
     ]
 
 
-def _write_policy_json(document, destination: str, say) -> None:
+def _write_policy_json(document, destination: str, say, args) -> None:
     """The policy JSON to stdout (``-``) or a file; never a document the schema refuses."""
     from ._policy_json import validate_policy_document
 
@@ -578,7 +581,7 @@ def _write_policy_json(document, destination: str, say) -> None:
     if destination == "-":
         sys.stdout.write(text)
         return
-    _write_text(destination, text, "the policy JSON")
+    _write_text(destination, text, "the policy JSON", args)
     say("")
     say(f"wrote the policy JSON for {len(document.entries)} model(s) to {destination}")
 
@@ -604,16 +607,48 @@ def _write_html_report(args, models, values, say) -> None:
         models, values, kind=args.policy, calibration_method=args.calibration, tune_split=args.tune_split,
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
     )
-    _write_text(args.html, text, "the HTML report")
+    _write_text(args.html, text, "the HTML report", args)
     say("")
     say(f"wrote the HTML report to {args.html}")
 
 
-def _write_text(path: str, text: str, what: str) -> None:
+def _command_inputs(args) -> list[str]:
+    """Every file or folder a command reads: run files, the policy, the value matrix."""
+    given = list(getattr(args, "paths", None) or []) + list(getattr(args, "sources", None) or [])
+    for name in ("policy", "value_matrix"):
+        if getattr(args, name, None):
+            given.append(getattr(args, name))
+    return given
+
+
+_OUTPUT_OPTIONS = ("json", "html", "csv", "out")  # options naming a file to write (table's --csv is a format)
+
+
+def _check_outputs(args) -> None:
+    """Refuse, before any work, an output that is an input, a folder, or another output of the same command."""
+    from ._paths import OutputRefused, check_output
+
+    outputs = [getattr(args, name) for name in _OUTPUT_OPTIONS if isinstance(getattr(args, name, None), str)]
+    outputs = [o for o in outputs if o != "-"]
+    for i, output in enumerate(outputs):
+        if not output.strip():
+            raise OutputRefused("an output file name is empty; give a file name")
+        check_output(output, _command_inputs(args) + outputs[:i], "the output")
+
+
+def _write_output(path: str, write, what: str, args) -> None:
+    """Write one output of a command: never over one of its inputs, complete or not at all."""
+    from ._paths import check_output, write_atomically
+
+    check_output(path, _command_inputs(args), what)
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        write_atomically(path, write)
     except OSError as exc:
         raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
+
+
+def _write_text(path: str, text: str, what: str, args) -> None:
+    _write_output(path, lambda temporary: temporary.write_text(text, encoding="utf-8"), what, args)
 
 
 # ----------------------------------------------------------------- apply
@@ -655,7 +690,7 @@ def _cmd_apply(args) -> int:
     if not evaluated:
         raise UsageError("no stored policy could be evaluated on these runs (see the warnings above)")
     if args.json:
-        _write_applied_json(args.json, _applied_record(path, args.split, applied), evaluated, say)
+        _write_applied_json(args.json, _applied_record(path, args.split, applied), evaluated, say, args)
     return EXIT_OK
 
 
@@ -717,15 +752,12 @@ def _applied_record(path: Path, split, applied) -> dict:
     }
 
 
-def _write_applied_json(destination: str, record: dict, evaluated: int, say) -> None:
+def _write_applied_json(destination: str, record: dict, evaluated: int, say, args) -> None:
     body = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     if destination == "-":
         sys.stdout.write(body)
         return
-    try:
-        Path(destination).write_text(body, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {destination}: {exc.strerror or exc}") from None
+    _write_text(destination, body, "the evaluation JSON", args)
     say("")
     say(f"wrote the evaluation of {evaluated} model(s) to {destination}")
 
@@ -817,10 +849,8 @@ def _cmd_voc(args) -> int:
     for note in notes:
         _err(f"note: {note}")
     if args.csv:
-        try:
-            spreadsheet_safe(frame).to_csv(args.csv, index=False)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.csv}: {exc.strerror or exc}") from None
+        safe = spreadsheet_safe(frame)
+        _write_output(args.csv, lambda temporary: safe.to_csv(temporary, index=False), "the VOC table", args)
         _out(f"wrote {len(frame)} rows ({len(curves)} model(s) x {args.points} omegas) to {args.csv}")
     else:
         _out(frame.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
@@ -1083,6 +1113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False))
     try:
+        _check_outputs(args)
         return args.handler(args)
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         try:  # keep the interpreter's final flush from complaining

@@ -88,23 +88,81 @@ class _ProgressLine:
             self.stream.flush()
 
 
+class _Signals:
+    """SIGINT and SIGTERM as one interrupt: the first raises KeyboardInterrupt in the main thread (the
+    aggregation then stops its query, removes its temporary folder and partial output); later ones are
+    ignored so that the clean-up finishes. Restores the previous handlers on exit."""
+
+    def __init__(self):
+        self.received: list[int] = []
+        self._previous: dict = {}
+
+    def _handle(self, signum, frame) -> None:
+        self.received.append(signum)
+        if len(self.received) == 1:
+            raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(signum) is not signal.SIG_IGN:  # e.g. a shell's background job ignores SIGINT
+                    self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + (self.received[0] if self.received else 2)  # 130 for SIGINT, 143 for SIGTERM
+
+
+def _identity(path: str):
+    import os
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_mtime_ns)
+
+
 def _cmd_aggregate(args) -> int:
     from ._aggregate import AggregateRefused, aggregate
     from ._cli import EXIT_OK, EXIT_USAGE, _err, _out
 
     line = _ProgressLine()
+    signals = _Signals()
+    before = _identity(args.out)
     try:
-        result = aggregate(
-            args.sources, args.out, engine=args.engine, resolution=args.resolution, period=args.period,
-            model=args.model, max_groups=args.max_groups, memory_limit=args.memory_limit,
-            temp_directory=args.temp_dir, progress=line,
-        )  # fmt: skip
+        with signals:
+            result = aggregate(
+                args.sources, args.out, engine=args.engine, resolution=args.resolution, period=args.period,
+                model=args.model, max_groups=args.max_groups, memory_limit=args.memory_limit,
+                temp_directory=args.temp_dir, progress=line,
+            )  # fmt: skip
     except AggregateRefused as refused:
         line.close()
         for problem in refused.problems:
             _err(f"{problem.severity}: {problem}")
         _err("error: nothing was written")
         return EXIT_USAGE
+    except BaseException:
+        if not signals.received:
+            raise
+        # The engine may report the interrupt in its own words ("Query interrupted"): the signal decides.
+        line.close()
+        if _identity(args.out) not in (before, None):  # the signal came just after the rename
+            _err(f"interrupted after {args.out} was written whole")
+        else:
+            _err("interrupted: nothing was written")
+        return signals.exit_code
     line.close()
     for problem in result.problems:
         _err(f"{problem.severity}: {problem}")

@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import re
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -202,6 +203,7 @@ def load_runs(
     sum_tolerance: float = 1e-2,
     warn_tolerance: float = 1e-6,
     splits: Sequence[str] | None = None,
+    roots: Sequence[str | os.PathLike] | None = None,
 ) -> LoadReport:
     """Load run files and folders of run files into one comparison.
 
@@ -218,6 +220,10 @@ def load_runs(
     splits : sequence of str, optional
         Keep only these splits; a model without rows in one of them gets a
         warning, and a model with none of them is not loaded.
+    roots : sequence of paths, optional
+        For a server: every file, its symbolic links resolved, must lie inside
+        one of these folders; a link pointing elsewhere is refused (skipped,
+        with a problem). Default: no restriction.
 
     Returns
     -------
@@ -232,8 +238,12 @@ def load_runs(
     problems: list[LoadProblem] = []
     models: dict[str, ModelRun] = {}
     inferred_classes: set[str] = set()
-    for display, path in _expand_paths(paths, problems):
+    for display, path in _expand_paths(paths, problems, roots):
         try:
+            early = _early_header_problems(path, display)
+            if early:
+                problems.extend(early)
+                continue
             data = _file_content(path)
         except OSError as exc:
             problems.append(LoadProblem(display, f"cannot be read: {exc.strerror or exc}"))
@@ -303,6 +313,9 @@ def load_run_file(
         if reason is not None:  # checked first: reading a FIFO would wait forever
             return LoadReport({}, (LoadProblem(display, reason),))
         try:
+            early = _early_header_problems(Path(path_or_bytes), display)
+            if early:
+                return LoadReport({}, tuple(early))
             data = _file_content(Path(path_or_bytes))
         except OSError as exc:
             return LoadReport({}, (LoadProblem(display, f"cannot be read: {exc.strerror or exc}"),))
@@ -378,11 +391,32 @@ def _split_filter(splits) -> tuple[str, ...] | None:
 
 
 # ------------------------------------------------------------- file discovery
-def _expand_paths(paths, problems: list[LoadProblem]) -> list[tuple[str, Path]]:
+def _expand_paths(paths, problems: list[LoadProblem], roots=None) -> list[tuple[str, Path]]:
+    found = _expand_given(paths, problems)
+    if roots is None:
+        return found
+    from ._paths import outside_roots
+
+    inside = []
+    for display, path in found:
+        if outside_roots(path, roots):
+            problems.append(LoadProblem(display, OUTSIDE_ROOTS))
+        else:
+            inside.append((display, path))
+    return inside
+
+
+OUTSIDE_ROOTS = "is a link to a file outside the allowed folders; skipped"
+
+
+def _expand_given(paths, problems: list[LoadProblem]) -> list[tuple[str, Path]]:
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     found: list[tuple[str, Path]] = []
     for given in paths:
+        if not str(given).strip():
+            problems.append(LoadProblem(repr(str(given)), "an empty path names no file or folder; give a path"))
+            continue
         path = Path(given)
         if path.is_dir():
             # Hidden files are skipped: macOS "._name.csv" resource forks are not runs.
@@ -906,6 +940,24 @@ def _split_ids(ids, rows, context, absolute, problems: _FileProblems):
 
 
 # ---------------------------------------------------------------- reading
+def _early_header_problems(path: Path, display: str) -> list[LoadProblem]:
+    """The problems of a CSV file's header, found before the file is read whole (empty when fine).
+
+    A hostile header is refused after reading O(limit) bytes of it, not the file."""
+    if Path(display).suffix.lower() not in (".csv", ".txt", ""):
+        return []
+    problems = _FileProblems(display)
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+        if head == b"PAR1" or head[:2] == b"PK":  # Parquet or a spreadsheet: their readers decide
+            return []
+        handle.seek(0)
+        line = first_line(handle, problems)
+        if line is not None and line.strip():
+            csv_header(line, problems)
+    return problems.items if problems.has_errors else []
+
+
 def _file_content(path: Path) -> bytes | Path:
     """The bytes of a file, or the path itself for Parquet, which is read from disk
     column by column rather than held in memory twice (bytes, then decoded)."""
@@ -977,7 +1029,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
             return None
         if not _check_plain_cells(schema, problems):
             return None
-        columns = [str(name).strip() for name in schema.names]
+        columns = [_nfc(str(name).strip()) for name in schema.names]
         # Probabilities and logits, when all are floats, are read later batch by batch straight
         # into their matrices: a pandas copy of them would double the peak memory.
         matrix_columns = [i for i, c in enumerate(columns) if c.startswith((PROBA_PREFIX, LOGIT_PREFIX))]
@@ -1104,33 +1156,110 @@ class _FloatColumns:
         return logits
 
 
+def max_header_bytes() -> int:
+    """Longest header line read: 1,024 bytes per allowed column (``VALUECORE_MAX_COLUMNS``)."""
+    return limit("columns") * 1024
+
+
+def first_line(source, problems) -> bytes | None:
+    """The first line of a CSV (bytes, or a seekable binary file object), without its end.
+
+    Read in blocks and never beyond :func:`max_header_bytes`: a hostile header (say 200 MB of
+    commas) is refused after reading about ``limit("columns")`` commas, so refusing costs
+    O(limit), not O(file), in time and memory. None after reporting why.
+    """
+    bound = max_header_bytes()
+    block = 1 << 16
+    seen = bytearray()
+    commas, quoted, position = 0, False, 0
+    start = None if isinstance(source, (bytes, bytearray, memoryview)) else source.tell()
+    while len(seen) <= bound:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            chunk = bytes(source[position : position + block])
+            position += len(chunk)
+        else:
+            chunk = source.read(block)
+        if not chunk:
+            break
+        end = chunk.find(b"\n")
+        piece = chunk if end < 0 else chunk[:end]
+        seen += piece
+        commas += piece.count(b",")
+        quoted = quoted or b'"' in piece
+        # Without quotes every comma separates two columns: refuse as soon as the count is over.
+        if not quoted and commas + 1 > limit("columns"):
+            problems.add(refusal("columns", "the header has too many columns", f"more than {limit('columns'):,}"))
+            return None
+        if end >= 0:
+            if start is not None:  # a file is left just after the header line
+                source.seek(start + len(seen) + 1)
+            break
+    if len(seen) > bound:
+        problems.add(
+            f"the first line (the column header) is longer than {bound:,} bytes; a run file starts with a "
+            "short header line such as y_true,proba_a,proba_b"
+        )
+        return None
+    return bytes(seen)
+
+
+def _looks_utf16(line: bytes) -> bool:
+    """A UTF-16 byte-order mark, or text whose every other byte is zero (UTF-16 without one)."""
+    if line[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    sample = line[:512]
+    return len(sample) >= 4 and (sample[1::2].count(0) == len(sample) // 2 or sample[0::2].count(0) == len(sample) // 2)
+
+
 def csv_header(first_line: bytes, problems) -> list[str] | None:
     """The column names of a CSV header line, or None after reporting why they cannot be used.
 
     Shared by the loader and the aggregation's CSV sources, so both refuse the same headers
-    (encoding, empty line, the column limit, missing or repeated names).
+    (encoding, empty line, line ends, the column limit, missing or repeated names).
     """
+    if _looks_utf16(first_line):
+        problems.add("is UTF-16 text, not UTF-8; save the CSV as UTF-8")
+        return None
+    if b"\x00" in first_line:
+        problems.add("contains binary data; it is neither CSV text nor Parquet")
+        return None
     try:
         header_text = first_line.decode("utf-8-sig")
     except UnicodeDecodeError:
         problems.add("is not UTF-8 text; save the CSV as UTF-8")
         return None
+    if "\r" in header_text.rstrip("\r"):
+        problems.add(
+            "has lines ending in a carriage return only (old Mac line ends); save the CSV with \\n or \\r\\n line ends"
+        )
+        return None
     if not header_text.strip():
         problems.add("has an empty first line; the first line must be the column header")
         return None
+    if header_text.count('"') % 2:
+        problems.add(
+            "the header has a line break inside a quoted column name (or a quote that is never closed); "
+            "write the header on one line"
+        )
+        return None
     # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
-    header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+    try:
+        header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+    except csv.Error:  # a name beyond the csv module's field limit (128 KiB)
+        problems.add(f"a column name in the header is longer than {csv.field_size_limit():,} characters")
+        return None
     if _too_many_columns(len(header), problems) or not _check_header(header, problems):
         return None
     return header
 
 
 def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+    line = first_line(data, problems)
+    header = None if line is None else csv_header(line, problems)
+    if header is None:
+        return None
     if b"\x00" in data[:65536]:
         problems.add("contains binary data; it is neither CSV text nor Parquet")
-        return None
-    header = csv_header(data.split(b"\n", 1)[0], problems)
-    if header is None:
         return None
     text_columns = [c for c in header if c in TEXT_COLUMNS]
     na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
@@ -1170,14 +1299,18 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         # row by row is slow, but only ever happens for a broken file.
         reader = csv.reader(io.StringIO(data.decode("utf-8-sig")), skipinitialspace=True)
         next(reader)
-        too_long = [i for i, fields in enumerate(reader) if len(fields) > len(header)]
+        too_long = []
+        try:
+            too_long = [i for i, fields in enumerate(reader) if len(fields) > len(header)]
+        except csv.Error:  # a field beyond the csv module's limit: the rows found so far are named
+            pass
         problems.add(
             "rows have more fields than the header has columns "
             "(a comma inside an unquoted value, or a missing header name?)",
             where=too_long,
         )
         return None
-    frame.columns = header
+    frame.columns = [_nfc(name) for name in header]
     return frame
 
 
@@ -1192,7 +1325,7 @@ def _check_plain_cells(schema, problems: _FileProblems) -> bool:
 
 
 def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
-    names = [str(n).strip() for n in names]
+    names = [_nfc(str(n).strip()) for n in names]
     repeated = [name for name, count in Counter(names).items() if count > 1 and name]
     for name in repeated:
         times = names.count(name)
@@ -1242,15 +1375,23 @@ def _text_values(series: pd.Series) -> tuple[np.ndarray, list[str | None]]:
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     texts: list[str | None] = []
     for value in uniques.tolist() if hasattr(uniques, "tolist") else list(uniques):
+        if isinstance(value, (bytes, bytearray)):  # Parquet text stored as binary
+            value = bytes(value).decode("utf-8", errors="replace")
         if isinstance(value, float):
             if not np.isfinite(value):
                 texts.append(None)
                 continue
             if value.is_integer():
                 value = int(value)
-        text = str(value).strip()
+        text = _nfc(str(value).strip())
         texts.append(text or None)
     return np.asarray(codes, dtype=np.int64), texts
+
+
+def _nfc(text: str) -> str:
+    """Text in Unicode's composed form (NFC): "é" typed as one character or as "e" plus an accent is
+    one name, never two classes or models that look alike."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _group_column(frame, column: str, default: str, problems: _FileProblems, n: int):
