@@ -415,14 +415,14 @@ class Pipeline:
 
 
 def _interval(policy: Policy, predictions: Predictions, values, result: PolicyResult):
-    """The t interval: from the confusion cells when weights are counts (exact, O(C^2)), else from the items."""
+    """The bounded interval: from the confusion cells when weights are counts (exact, O(C^2)), else the items."""
     from ._uncertainty import policy_interval, result_interval
 
     weight = predictions.sample_weight
     # Like the "auto" weight kind: whole numbers are counts only while their total is exact in floats.
     if not result.estimated and bool(np.all(weight == np.round(weight))) and float(weight.sum()) <= 2.0**53:
-        return result_interval(result, values)
-    return policy_interval(policy, predictions, values, method="t")
+        return result_interval(result, values, policy=policy)
+    return policy_interval(policy, predictions, values)
 
 
 def evaluation_record(split: str, predictions: Predictions, result: PolicyResult, interval=None) -> dict:

@@ -254,13 +254,13 @@ def interval_sentences(interval, currency: str = "") -> tuple[str, str]:
     >>> interval = vc.uncertainty.mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0])
     >>> print(*interval_sentences(interval, "$"), sep="\\n")
     On this data: $0.25 per item.
-    Expected on new data from the same distribution: $0.25 per item (95% CI -$1.22 to $1.72).
+    Expected on new data from the same distribution: $0.25 per item (95% CI -$1.68 to $0.95).
     """
     on_data = f"On this data: {amount(interval.mean, currency)} per item."
     head = "Expected on new data from the same distribution"
     if not (math.isfinite(interval.low) and math.isfinite(interval.high)):
         return on_data, f"{head}: unknown (too few items for an interval)."
-    how = "" if interval.method == "t" else ", percentile bootstrap"
+    how = ", percentile bootstrap" if interval.method == "bootstrap" else ""
     return on_data, (
         f"{head}: {amount(interval.mean, currency)} per item ({_level(interval.confidence)} CI "
         f"{amount(interval.low, currency)} to {amount(interval.high, currency)}{how})."
@@ -298,7 +298,10 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
     -------
     (on_data, on_distribution) : tuple of str
         What is certain on these items, and what is expected on new items
-        from the same distribution with the interval and both p-values.
+        from the same distribution with the interval and the p-values. The
+        verdict rests on ``p_value`` (the test that matches the interval and
+        keeps its level when a costly error is rare); the paired t-test and the
+        bootstrap are shown beside it.
     """
     a, b = (str(n) for n in names)
     m = comparison
@@ -317,11 +320,13 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
             f"{head} {amount(m.mean_difference, currency)} per item, but there are too few items to test it."
         )
     level = _level(1 - m.confidence)
+    decisive = m.p_value if math.isfinite(getattr(m, "p_value", math.nan)) else m.p_value_t
     numbers = (
         f"{amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {amount(m.low, currency)} to "
-        f"{amount(m.high, currency)}; paired t-test {p_value(m.p_value_t)}, bootstrap {p_value(m.p_value_bootstrap)})"
+        f"{amount(m.high, currency)}, {p_value(decisive)}; paired t-test {p_value(m.p_value_t)}, "
+        f"bootstrap {p_value(m.p_value_bootstrap)})"
     )
-    if math.isfinite(m.p_value_t) and m.p_value_t < 1 - m.confidence:
+    if math.isfinite(decisive) and decisive < 1 - m.confidence:
         better = a if m.mean_difference > 0 else b
         verdict = f"{better} is better, statistically significant at the {level} level."
     else:
