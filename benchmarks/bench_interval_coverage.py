@@ -9,11 +9,12 @@ value. The table gives, per (n, omega, e), the coverage of the new interval
 ("bounded", valuecore's default) and of the t interval it replaces, and the
 width of the bounded interval over the t interval's (mean widths).
 
-Weights: "unit" (one row per item), "integer" (the same sample written as
-rows of weight 1-3, fed through the counts path that ``result_interval``
-uses), "fractional" (sampling weights drawn uniformly in [0.5, 1.5],
-independent of the outcome, through ``mean_interval`` item by item, fewer
-replicates).
+Weights: "unit" (one row per item, through ``mean_interval`` on the counts
+per outcome, as ``result_interval`` computes it); "integer" (200 of those
+samples written as rows of weight 1-3: integer weights are copies, so the
+column gives the largest gap to the unit-weight interval, which must be ~0);
+"fractional" (sampling weights drawn uniformly in [0.5, 1.5], independent of
+the outcome, through ``mean_interval`` item by item, fewer replicates).
 
 The paired test: two models on the same items with equal expected value.
 Model A acts on a share ``s`` of items that B hands over, B on a share
@@ -92,6 +93,7 @@ def unit_cell(rng, n, omega, error_rate, replicates):
     truth = true_value(omega, error_rate)
     t_width = np.mean(t_high - t_low)
     return {
+        "samples": (x, counts, low, high),
         "bounded": np.mean((low <= truth) & (truth <= high)),
         "t": np.mean((t_low <= truth) & (truth <= t_high)),
         "ratio": np.mean(high - low) / t_width if t_width > 0 else np.inf,
@@ -99,22 +101,23 @@ def unit_cell(rng, n, omega, error_rate, replicates):
     }
 
 
-def integer_weight_cell(rng, n, omega, error_rate, replicates):
-    """Coverage through mean_interval with rows of integer weights (1-3) holding the same sample."""
-    x = outcome_values(omega)
-    truth = true_value(omega, error_rate)
-    hits = 0
-    for counts in rng.multinomial(n, outcome_probabilities(error_rate), size=replicates):
+def integer_weight_gap(rng, x, counts, low, high, replicates):
+    """Largest gap between the unit-weight intervals and the same samples written as rows of weight 1-3.
+
+    Integer weights are copies, so the intervals must be the same: their coverage is the unit column's.
+    """
+    gap = 0.0
+    for row, unit_low, unit_high in zip(counts[:replicates], low[:replicates], high[:replicates]):
         values, weights = [], []
-        for value, count in zip(x, counts):
+        for value, count in zip(x, row):
             while count > 0:
                 w = min(int(rng.integers(1, 4)), count)
                 values.append(value)
                 weights.append(w)
                 count -= w
         iv = uncertainty.mean_interval(values, weights, value_range=(x.min(), x.max()))
-        hits += iv.low <= truth <= iv.high
-    return hits / replicates
+        gap = max(gap, abs(iv.low - unit_low), abs(iv.high - unit_high))
+    return gap
 
 
 def fractional_weight_cell(rng, n, omega, error_rate, replicates):
@@ -157,7 +160,8 @@ def paired_cell(rng, n, omega, share, replicates):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=4000, help="per cell, unit weights and the paired test")
-    parser.add_argument("--weighted-replicates", type=int, default=300, help="per cell, integer and fractional")
+    parser.add_argument("--weighted-replicates", type=int, default=1000,
+                        help="per cell, fractional weights; integer weights are checked on 200 of the unit samples")
     parser.add_argument("--seed", type=int, default=20261124)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
@@ -165,19 +169,21 @@ def main(argv=None) -> int:
     print(f"seed {args.seed}, {args.replicates} replicates per cell (weighted: {args.weighted_replicates}), "
           f"confidence {CONFIDENCE}, {platform.machine()} {platform.python_version()} numpy {np.__version__}")
     print()
-    print("| n | omega | error rate | bounded | t | width bounded/t | integer w | fractional w |")
+    print("| n | omega | error rate | bounded | t | width bounded/t | integer w: gap | fractional w |")
     print("|---|---|---|---|---|---|---|---|")
-    worst = []
+    worst, worst_fractional, largest_gap = [], [], 0.0
     ratios_where_t_right = []
     for n in NS:
         for omega in OMEGAS:
             for error_rate in ERROR_RATES:
                 cell = unit_cell(rng, n, omega, error_rate, args.replicates)
-                integer = integer_weight_cell(rng, n, omega, error_rate, args.weighted_replicates)
+                integer = integer_weight_gap(rng, *cell["samples"], 200)
                 fractional = fractional_weight_cell(rng, n, omega, error_rate, args.weighted_replicates)
                 if cell["zero_width"] > 0:
                     print(f"ZERO-WIDTH intervals at n={n} omega={omega} e={error_rate}: {cell['zero_width']:.3f}")
                 worst.append((cell["bounded"], n, omega, error_rate))
+                worst_fractional.append((fractional, n, omega, error_rate))
+                largest_gap = max(largest_gap, integer)
                 # "The t interval is already right": it covers, and it has seen the costly outcome
                 # (at least 5 wrong answers expected), or there is none (omega = 0: wrong is as good as a hand-off).
                 # Where errors are rarer, no interval can be as narrow as t's and still cover: the data look
@@ -185,11 +191,15 @@ def main(argv=None) -> int:
                 if cell["t"] >= 0.93 and (omega == 0 or n * ACCEPTED * error_rate >= 5):
                     ratios_where_t_right.append((cell["ratio"], n, omega, error_rate))
                 print(f"| {n} | {omega:g} | {error_rate:.3f} | {cell['bounded']:.3f} | {cell['t']:.3f} | "
-                      f"{cell['ratio']:.2f} | {integer:.3f} | {fractional:.3f} |")
+                      f"{cell['ratio']:.2f} | {integer:.0e} | {fractional:.3f} |")
     print()
     worst.sort()
     print("worst cells (bounded, unit weights):", ", ".join(
         f"{c:.3f} at n={n} omega={o:g} e={e}" for c, n, o, e in worst[:5]))
+    worst_fractional.sort()
+    print("worst cells (bounded, fractional weights):", ", ".join(
+        f"{c:.3f} at n={n} omega={o:g} e={e}" for c, n, o, e in worst_fractional[:5]))
+    print(f"integer weights: largest gap to the same sample with unit weights {largest_gap:.1e}")
     ratios_where_t_right.sort(reverse=True)
     print(f"width ratio where the t interval is right ({len(ratios_where_t_right)} cells): max "
           + ", ".join(f"{r:.2f} at n={n} omega={o:g} e={e}" for r, n, o, e in ratios_where_t_right[:3]))
