@@ -280,7 +280,7 @@ class Pipeline:
 
     def interval(self, model: str, policy: Policy, values, result: PolicyResult | None = None,
                  split: str | None = None):
-        """95% t-interval of the value per item on a labelled split (None without labels)."""
+        """95% interval of the value per item (bounded method) on a labelled split (None without labels)."""
         split = self.plan(model).eval_split if split is None else split
         predictions = self.predictions(model, split)
         if predictions is None or not predictions.has_labels:

@@ -35,6 +35,10 @@ Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :fu
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 :func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
 :func:`simpler_rule_sentences`. ``GLOSSARY`` explains the technical names.
+What a likely range means and rests on: :func:`likely_range_sentence` (from
+the numbers), :func:`interval_basis` (from an ``Interval``),
+:func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
+:func:`worst_outcome_name` (what the lowest value is called).
 
 Examples
 --------
