@@ -21,6 +21,7 @@ from scipy import stats
 
 import valuecore as vc
 from valuecore._cli import main
+from valuecore._uncertainty import items_to_exclude
 
 mean_interval = vc.uncertainty.mean_interval
 
@@ -206,3 +207,27 @@ def test_rare_large_differences_are_not_called_significant():
     assert result.p_value_t < 1e-6  # the t-test is sure...
     assert result.p_value > 0.05 and result.low < 0  # ...the bounded test is not
     assert "cannot tell the two apart" in vc.wording.paired_sentences(result)[1]
+
+
+def test_items_to_exclude_matches_the_interval_at_that_size():
+    """90% right, 10% handed over, a wrong answer worth -1000 never seen: how many items until the low end > 0?"""
+    needed = items_to_exclude([1.0] * 9 + [0.0], None, (-1000.0, 1.0))
+    assert 1000 < needed < math.inf
+    for n, excluded in ((math.floor(needed * 0.95 / 10) * 10, False), (math.ceil(needed * 1.05 / 10) * 10, True)):
+        iv = mean_interval([1.0, 0.0], [0.9 * n, 0.1 * n], value_range=(-1000.0, 1.0), weight_kind="frequency")
+        assert (iv.low > 0) == excluded, (n, iv.low)
+    assert items_to_exclude([1.0, -1.0], None, (-1.0, 1.0)) == math.inf  # a mean of 0 never is
+
+
+def test_the_verdict_never_promises_fewer_items_than_its_test_needs():
+    """Two models with no error seen at a wrong answer of -1000: the normal approximation alone said ~45 items."""
+    n = 400
+    y = np.zeros(n, dtype=int)
+    confident = np.r_[np.full(300, 0.99), np.full(40, 0.8), np.full(60, 0.55)]
+    p = vc.Predictions.from_proba(np.c_[confident, 1 - confident], y_true=y)
+    use_case = vc.UseCase(1, 0, -1000)
+    v = vc.verdict({"wide": (vc.Policy("threshold", threshold=0.7), p),
+                    "narrow": (vc.Policy("threshold", threshold=0.9), p)}, use_case)
+    assert v.best == "wide" and v.contenders == ("narrow",)
+    diff = np.r_[np.zeros(300), np.ones(40), np.zeros(60)]
+    assert v.items_to_separate == items_to_exclude(diff, None, (-1001.0, 1001.0)) > 10 * n

@@ -44,7 +44,7 @@ from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
-from ._bounded import bounded_interval, bounded_p_value, one_more_at_worst, pseudo_counts
+from ._bounded import bounded_interval, bounded_p_value, interval_from_counts, one_more_at_worst, pseudo_counts
 
 __all__ = [
     "Interval",
@@ -495,6 +495,50 @@ def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95,
         return _bounded_interval(v, w, kind, m, confidence, value_range)
     low, high = _t_bounds(m, confidence)
     return Interval(m.mean, m.std_error, low, high, m.n, confidence, "t")
+
+
+def items_to_exclude(values, sample_weight, value_range, *, confidence_level: float = 0.95,
+                     null: float = 0.0) -> float:
+    """Items at which the bounded interval would exclude ``null`` if every value kept its observed share.
+
+    The smallest ``n`` such that :func:`mean_interval` of ``n`` items in the
+    observed proportions no longer holds ``null``; ``inf`` when the mean is
+    ``null`` or no number of items up to 2**50 would do. Where a costly
+    outcome is rare this is far more than a normal-approximation sample size
+    says, because one more costly item moves the bound so much.
+
+    Examples
+    --------
+    >>> items_to_exclude([1.0] * 9 + [0.0], None, (-1000.0, 1.0))  # 90% right, a wrong answer worth -1000
+    3928.0
+    """
+    confidence = _check_confidence(confidence_level)
+    v, w = _values_and_weights(values, sample_weight)
+    kind = _weight_kind(w, "auto")
+    m = _moments(v, w, kind)
+    lowest, highest = _observed_range(v, w, value_range)
+    if m.mean == null or highest <= lowest:
+        return math.inf
+    distinct, counts = pseudo_counts(v, w, kind, m.n, m.std_error if math.isfinite(m.std_error) else 0.0)
+    shares = counts / counts.sum()
+
+    def excluded(n: np.ndarray) -> np.ndarray:
+        low, high = interval_from_counts(distinct, n[:, None] * shares[None, :], lowest, highest, confidence)
+        return (low > null) | (high < null)
+
+    grid = 2.0 ** np.arange(1, 51)
+    found = np.flatnonzero(excluded(grid))
+    if not found.size:
+        return math.inf
+    above = grid[found[0]]
+    below = above / 2  # not excluded (or 1 item)
+    while above - below > 1:  # bisection over whole numbers of items: ~50 steps at most
+        middle = math.floor((above + below) / 2)
+        if excluded(np.array([float(middle)]))[0]:
+            above = middle
+        else:
+            below = middle
+    return float(above)
 
 
 def possible_range(values: Values, classes, policy: Policy | None = None) -> tuple[float, float]:

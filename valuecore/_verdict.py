@@ -31,7 +31,7 @@ import numpy as np
 from ._evaluate import evaluate, item_values
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
-from ._uncertainty import Interval, _check_same_items, _pair_rows, mean_interval, possible_range
+from ._uncertainty import Interval, _check_same_items, _pair_rows, items_to_exclude, mean_interval, possible_range
 
 __all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "DEGENERATE_KINDS"]
 
@@ -101,8 +101,11 @@ class Verdict:
     items_to_separate : float or None
         Estimated labelled items (in all, like ``n_items``) at which the
         runner-up's gap, if it stayed as observed, would be significant at
-        ``confidence`` with probability ``power``; ``inf`` when the gap is 0;
-        None when the runner-up is already separated (or there is none).
+        ``confidence`` with probability ``power`` (normal approximation), and
+        at least the items at which the paired bounded interval of the
+        differences, in their observed shares, would exclude 0 (far more
+        where a costly difference is rare); ``inf`` when the gap is 0; None
+        when the runner-up is already separated (or there is none).
     n_items : float
         Weighted number of evaluated items of the best model.
     degenerate : str or None
@@ -298,7 +301,7 @@ def verdict(
         degenerate = "all_useless"
 
     standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best])]
-    spreads = {}
+    spreads, differences = {}, {}
     for model in ranked[1:]:
         policy, predictions = labelled[model]
         gap = best_mean - intervals[model].mean
@@ -312,7 +315,8 @@ def verdict(
             standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
                                       coverage[model], gap, math.nan, math.nan, contender, "overlap"))
             continue
-        diff = mean_interval(per_item[best] - per_item[model][take], best_predictions.sample_weight,
+        differences[model] = per_item[best] - per_item[model][take]
+        diff = mean_interval(differences[model], best_predictions.sample_weight,
                              confidence_level=confidence, value_range=_difference_range(values, predictions.classes))
         spreads[model] = _per_item_sd(diff)
         contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
@@ -327,6 +331,12 @@ def verdict(
     needed = None
     if runner_up in contenders:
         needed = _items_needed(gap, spreads[runner_up], confidence, power)
+        if runner_up in differences and not math.isnan(needed):
+            # Where a costly difference is rare the bounded test needs far more items than the normal
+            # approximation says: never promise fewer than it needs with the shares observed.
+            needed = max(needed, items_to_exclude(
+                differences[runner_up], best_predictions.sample_weight,
+                _difference_range(values, best_predictions.classes), confidence_level=confidence))
         needed = None if math.isnan(needed) else needed
     return Verdict(
         best=best,
