@@ -193,12 +193,16 @@ def test_paired_p_value_rejects_exactly_when_the_interval_excludes_zero(seed):
     assert result.low <= result.mean_difference <= result.high
 
 
+def all_right(sure: int, fairly_sure: int, unsure: int) -> vc.Predictions:
+    """Items all of class 0, all predicted right, at confidences 0.99, 0.8 and 0.55."""
+    confident = np.r_[np.full(sure, 0.99), np.full(fairly_sure, 0.8), np.full(unsure, 0.55)]
+    return vc.Predictions.from_proba(np.c_[confident, 1 - confident], y_true=np.zeros(confident.size, dtype=int))
+
+
 def test_rare_large_differences_are_not_called_significant():
     """A accepts 30 more items than B, all right; one of them wrong would cost 1000: no evidence A is better."""
     n = 300
-    y = np.zeros(n, dtype=int)
-    confident = np.r_[np.full(200, 0.99), np.full(30, 0.8), np.full(70, 0.55)]
-    a = vc.Predictions.from_proba(np.c_[confident, 1 - confident], y_true=y)
+    a = all_right(200, 30, 70)
     use_case = vc.UseCase(1, 0, -1000)
     result = vc.uncertainty.paired_comparison(vc.Policy("threshold", threshold=0.7), a,
                                               vc.Policy("threshold", threshold=0.9), a, use_case,
@@ -222,9 +226,7 @@ def test_items_to_exclude_matches_the_interval_at_that_size():
 def test_the_verdict_never_promises_fewer_items_than_its_test_needs():
     """Two models with no error seen at a wrong answer of -1000: the normal approximation alone said ~45 items."""
     n = 400
-    y = np.zeros(n, dtype=int)
-    confident = np.r_[np.full(300, 0.99), np.full(40, 0.8), np.full(60, 0.55)]
-    p = vc.Predictions.from_proba(np.c_[confident, 1 - confident], y_true=y)
+    p = all_right(300, 40, 60)
     use_case = vc.UseCase(1, 0, -1000)
     v = vc.verdict({"wide": (vc.Policy("threshold", threshold=0.7), p),
                     "narrow": (vc.Policy("threshold", threshold=0.9), p)}, use_case)
