@@ -233,3 +233,25 @@ def test_the_verdict_never_promises_fewer_items_than_its_test_needs():
     assert v.best == "wide" and v.contenders == ("narrow",)
     diff = np.r_[np.zeros(300), np.ones(40), np.zeros(60)]
     assert v.items_to_separate == items_to_exclude(diff, None, (-1001.0, 1001.0)) > 10 * n
+
+
+# ------------------------------------------------------------ shown where the range is shown
+def test_the_pages_say_what_each_likely_range_rests_on():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    def captions():  # as read, without the markdown escapes of md_text
+        return [c.value.replace("\\", "") for c in at.caption]
+
+    home = [text for text in captions() if "Likely range: 95% sure" in text]
+    assert len(home) == 1 and "wrong answer" in home[0] and "automated" in home[0]  # the best model's range
+    at.switch_page("pages/value.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [text for text in captions() if "Likely range: 95% sure" in text]
+    models = {"logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"}
+    assert {text.split(":")[0] for text in shown} == models
+    assert all("seen in 450 items" in text for text in shown)
