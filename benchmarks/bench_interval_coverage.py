@@ -157,6 +157,30 @@ def paired_cell(rng, n, omega, share, replicates):
     return np.mean(bounded), np.mean(p_t < 0.05)
 
 
+# A value matrix (binary, per-class values): true negative 1, true positive 10, false alarm -5, a missed
+# positive -500, hand-off 0. Five outcomes; the costly one (a miss) at a rate among acted items of:
+MATRIX_VALUES = np.array([-500.0, -5.0, 0.0, 1.0, 10.0])  # miss, false alarm, hand-off, tn, tp
+MISS_RATES = (0.0, 0.001, 0.005, 0.02, 0.1)
+
+
+def matrix_probabilities(miss_rate: float) -> np.ndarray:
+    acted = ACCEPTED
+    return np.array([acted * miss_rate, acted * 0.02, 1 - acted, acted * (0.73 - miss_rate), acted * 0.25])
+
+
+def matrix_cell(rng, n, miss_rate, replicates):
+    """(bounded coverage, t coverage, width ratio) with the five outcomes of the value matrix above."""
+    x = MATRIX_VALUES
+    p = matrix_probabilities(miss_rate)
+    counts = rng.multinomial(n, p, size=replicates)
+    low, high = intervals_from_counts(x, counts, (x.min(), x.max()))
+    t_low, t_high = t_bounds(x, counts)
+    truth = float(p @ x)
+    t_width = np.mean(t_high - t_low)
+    return (np.mean((low <= truth) & (truth <= high)), np.mean((t_low <= truth) & (truth <= t_high)),
+            np.mean(high - low) / t_width if t_width > 0 else np.inf)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=4000, help="per cell, unit weights and the paired test")
@@ -203,6 +227,22 @@ def main(argv=None) -> int:
     ratios_where_t_right.sort(reverse=True)
     print(f"width ratio where the t interval is right ({len(ratios_where_t_right)} cells): max "
           + ", ".join(f"{r:.2f} at n={n} omega={o:g} e={e}" for r, n, o, e in ratios_where_t_right[:3]))
+    print()
+    print("Value matrix: tn 1, tp 10, false alarm -5, missed positive -500, hand-off 0 (25% handed over,")
+    print("2% false alarms and 25% true positives among acted items)")
+    print()
+    print("| n | miss rate | bounded | t | width bounded/t |")
+    print("|---|---|---|---|---|")
+    worst_matrix = []
+    for n in NS:
+        for miss_rate in MISS_RATES:
+            bounded, t, ratio = matrix_cell(rng, n, miss_rate, args.replicates)
+            worst_matrix.append((bounded, n, miss_rate))
+            print(f"| {n} | {miss_rate:.3f} | {bounded:.3f} | {t:.3f} | {ratio:.2f} |")
+    worst_matrix.sort()
+    print()
+    print("worst cells (bounded, value matrix):", ", ".join(
+        f"{c:.3f} at n={n} miss rate={m}" for c, n, m in worst_matrix[:3]))
     print()
     print("Paired test, no difference in expectation: share of p < 0.05")
     print()

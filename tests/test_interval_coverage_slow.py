@@ -103,3 +103,18 @@ def test_the_paired_test_rejects_a_true_null_at_most_5_percent(n, omega, share):
     low, high = _intervals(d, counts, (-(1 + omega), 1 + omega))
     rejected = float(np.mean((low > 0) | (high < 0)))
     assert rejected <= 0.05, rejected
+
+
+MATRIX_VALUES = np.array([-500.0, -5.0, 0.0, 1.0, 10.0])  # missed positive, false alarm, hand-off, tn, tp
+
+
+@pytest.mark.parametrize("n, miss_rate", [(2000, 0.02), (2000, 0.1), (100, 0.1), (500, 0.001), (20, 0.02)])
+def test_a_value_matrix_with_five_outcomes_covers_at_least_93_percent(n, miss_rate):
+    """Five outcomes (the Beta is then an approximation of the Dirichlet's quantile): the benchmark's lowest
+    value-matrix cells, and two where the t interval fails (500 items at 0.1% misses, 20 at 2%)."""
+    rng = np.random.default_rng(31)
+    p = np.array([ACCEPTED * miss_rate, ACCEPTED * 0.02, 1 - ACCEPTED, ACCEPTED * (0.73 - miss_rate), ACCEPTED * 0.25])
+    truth = float(p @ MATRIX_VALUES)
+    low, high = _intervals(MATRIX_VALUES, rng.multinomial(n, p, size=REPLICATES), (-500.0, 10.0))
+    coverage = float(np.mean((low <= truth) & (truth <= high)))
+    assert coverage >= 0.93, coverage
