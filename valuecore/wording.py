@@ -458,7 +458,8 @@ GLOSSARY = {
     "paired comparison": "Two models judged on the same items, item by item; the differences cancel the luck "
     "of which items ended up in the sample.",
     "confidence interval": "The range of values per item that new data from the same source would plausibly "
-    "give; 95% of such ranges contain the true value.",
+    "give; 95% of such ranges contain the true value. It allows for outcomes that are rare or were never seen: "
+    "no wrong answer among a few hundred items does not mean no risk when one costs a lot.",
 }
 
 
