@@ -306,6 +306,15 @@ def likely_range_words(interval: vc.Interval, values, currency: str = "") -> str
     return vc.wording.interval_basis(interval, currency, vc.wording.worst_outcome_name(values))
 
 
+def model_range_words(ws: Workspace, model: str, policy, values, currency: str = "") -> str:
+    """:func:`likely_range_words` for one model's policy on the evaluated split; "" when it has no interval."""
+    try:
+        found = ws.interval(model, policy, values)
+    except ValueError:  # values too tiny or too large to square: the Value page says why
+        return ""
+    return "" if found is None else f"{model}: {likely_range_words(found, values, currency)}"
+
+
 def best_model(rows: list[ModelValue]) -> str | None:
     """The model with the highest value per item (None when no model has a value)."""
     scored = [(r.result.value_per_item, r.model) for r in rows if r.ok]
