@@ -7,6 +7,8 @@ Every widget here shows one setting (see ``dashboard.state`` for the rules);
 
 from __future__ import annotations
 
+import bisect
+import functools
 import hashlib
 import math
 from dataclasses import replace
@@ -18,23 +20,39 @@ import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 from valuecore.policy_json import align_values
 
-from . import data, datasets, serverfiles, state
+from . import data, datasets, mlflowsource, serverfiles, state
 from .limits import CLAMP_NOTE, clamp_value
 from .safetext import md_text
 from .settings import CALIBRATION_METHODS, Settings
 
-# label -> (v_correct, v_abstain, v_wrong)
+# label -> (v_correct, v_abstain, v_wrong); labels short enough to show whole in the sidebar's box
 PRESETS = {
-    "Accuracy: an error costs no more than a hand-off (ω = 0)": (1.0, 0.0, 0.0),
-    "An error is as bad as a correct answer is good (ω = 1)": (1.0, 0.0, -1.0),
-    "Errors 4× as bad as a correct answer is good (ω = 4)": (1.0, 0.0, -4.0),
-    "Errors 10× as bad as a correct answer is good (ω = 10)": (1.0, 0.0, -10.0),
-    "Support desk: automation saves $5, a hand-off costs $1, an error costs $30": (5.0, -1.0, -30.0),
+    "ω = 0: plain accuracy": (1.0, 0.0, 0.0),
+    "ω = 1: errors cost 1×": (1.0, 0.0, -1.0),
+    "ω = 4: errors cost 4×": (1.0, 0.0, -4.0),
+    "ω = 10: errors cost 10×": (1.0, 0.0, -10.0),
+    "Support desk: 5, −1, −30": (5.0, -1.0, -30.0),
 }
+PRESETS_HELP = (
+    "Sets the three values above; change any of them afterwards. ω = k: a wrong answer costs k times what a "
+    "correct one earns (a hand-off is worth 0). Support desk: automation saves 5, a hand-off costs 1, an error 30."
+)
 YOUR_VALUES = "(your own values)"
 HOW_VALUE_WORKS = "pages/how_value_works.py"  # linked from the sidebar on every page
 COST_MATRIX = "pages/cost_matrix.py"
 VALUE_FIELDS = (("v_correct", "Correct answer"), ("v_abstain", "Hand-off to a person"), ("v_wrong", "Wrong answer"))
+# On a laptop screen the page list (12 pages, 500 px) pushed the outcome values below the fold: at 1280×800
+# the wrong-answer box and the preset were out of sight. On screens up to 960 px high the list is drawn
+# tighter (22 px rows instead of 34), so the three values, their sliders and the preset's label end above
+# the fold at 1280×800 and 1440×900 (checked in Chromium by tests/test_e2e_sliders.py). Style only, by the
+# nav's test ids; with another Streamlit version that renames them the list merely keeps its height.
+COMPACT_PAGE_LIST = """<style>
+@media (max-height: 960px) {
+  [data-testid="stSidebarNavItems"] li { margin: 0.125rem 0 0; }
+  [data-testid="stSidebarNavLink"] { height: 1.375rem; line-height: 1.375rem; margin-top: 0; margin-bottom: 0; }
+  [data-testid="stSidebarNavItems"] > div + div { margin-top: 0.5rem; }
+}
+</style>"""
 UPLOAD_LINK_NOTE = (
     "Uploaded files are not part of a link: whoever opens it must upload the same run files in the sidebar "
     "(the exported policy JSON records each file's SHA-256, so the Export page can check they match)."
@@ -64,12 +82,13 @@ def _values_section(settings: Settings) -> UseCase:
         st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,
                   icon=":material/undo:")
         return use_case
-    # The three values come first: with the page list above them they must end above the fold at 1440×900.
-    st.markdown("**What is each outcome worth?**")
-    currency = settings.currency
-    for name, label in VALUE_FIELDS:
-        state.value(st.number_input, name, f"{label} ({currency})", key=f"sidebar_{name}_input", step=0.5,
-                    format="%g", convert=_within_range)
+    # The three values come first: with the page list above them they must end above the fold at 1280×800.
+    st.markdown("**What is each outcome worth?**", help=(
+        "Drag a slider for a quick look (round numbers, finer near 0), or type an exact value in the box "
+        "beside it. Every page recomputes at once."))
+    with st.container(gap="xsmall"):  # three compact rows: at 1280×800 they end above the fold
+        for name, label in VALUE_FIELDS:
+            _value_row(name, label, settings.currency)
     if any(clamp_value(st.session_state.get(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
         st.warning(CLAMP_NOTE)
     # The preset shows the values in force after the inputs above (the browser's copy too), so that its
@@ -80,7 +99,7 @@ def _values_section(settings: Settings) -> UseCase:
     matching = next((i for i, v in enumerate(PRESETS.values(), start=1) if v == current), 0)
     state.show("sidebar_preset", labels[matching])
     st.selectbox("…or start from a preset", labels, index=matching, key="sidebar_preset",
-                 on_change=_apply_preset, help="Sets the three values above; change any of them afterwards.")
+                 on_change=_apply_preset, help=PRESETS_HELP)
     settings = state.get()
     use_case = settings.use_case
     omega = use_case.omega
@@ -94,6 +113,87 @@ def _values_section(settings: Settings) -> UseCase:
     else:
         st.warning(regime.reason)
     return use_case
+
+
+# ----------------------------------------------------------- the sliders
+# Why a symmetric-log scale of round numbers, and not a linear slider: the value of a wrong answer runs from
+# -0.5 to -1000 and more, and what the thresholds follow is the ratio ω = (hand-off − wrong) / (correct −
+# hand-off). A linear slider wide enough for -1000 moves in steps of several units and cannot tell ω = 0.5
+# from ω = 1; one fine enough for 0.5 cannot reach -1000. Stops spaced evenly in relative terms resolve every
+# magnitude alike: two nonzero stops are at most 2.5 % apart, so with a hand-off worth 0 one stop of the
+# wrong (or correct) answer's slider moves ω by at most 2.5 % and the break-even confidence p = ω/(1+ω), where
+# the accept threshold sits for calibrated confidences, by at most 2.5 %·p(1−p) ≤ 0.63 percentage points,
+# whatever the magnitude. On the sample runs the stops reach every threshold the exact values reach
+# (tests/test_app_sliders.py); on runs of 10^6 items some neighbouring thresholds lie closer than one stop,
+# and only the box reaches those (benchmarks/bench_slider_reach.py). The stops are round numbers (1, 1.02,
+# …, 2, 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a
+# typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10
+# either side of 0 and grows, by decades, to hold any value in use (typed, linked, imported), at most
+# SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop stays where it was.
+_MANTISSAS = tuple([f"{1 + i / 50:.2f}" for i in range(50)] + [f"{2 + i / 20:.2f}" for i in range(60)]
+                   + [f"{5 + i / 10:.1f}" for i in range(50)])
+SLIDER_RANGE = (-2, 1)  # powers of ten: stops from 0.01 to 10 (and the same below 0) before any value asks for more
+SLIDER_DECADES = 6  # at most this many decades of stops (about 2,000 stops): a rerun stays cheap
+
+
+def slider_decades(values) -> tuple[int, int]:
+    """The powers of ten the stops span to hold ``values``: ``(low, high)``, stops from 10**low to 10**high.
+
+    >>> slider_decades([1.0, 0.0, -4.0]), slider_decades([5.0, -1.0, -1000.0]), slider_decades([0.001])
+    ((-2, 1), (-2, 3), (-3, 1))
+    """
+    magnitudes = [abs(v) for v in values if v != 0 and math.isfinite(v)]
+    low = min([SLIDER_RANGE[0], *(math.floor(math.log10(m)) for m in magnitudes)])
+    high = max([SLIDER_RANGE[1], *(math.ceil(math.log10(m)) for m in magnitudes)])
+    return max(low, high - SLIDER_DECADES), high
+
+
+@functools.lru_cache(maxsize=16)
+def _slider_grid(low: int, high: int) -> tuple[float, ...]:
+    positive = [float(f"{m}e{e}") for e in range(low, high) for m in _MANTISSAS] + [float(f"1e{high}")]
+    return (*(-v for v in reversed(positive)), 0.0, *positive)
+
+
+def slider_stops(value: float, decades: tuple[int, int]) -> tuple[float, ...]:
+    """The slider's stops over ``decades``, ascending, with ``value`` among them.
+
+    >>> stops = slider_stops(-3.14159, (-2, 1))
+    >>> len(stops), stops[0], stops[-1], -3.14159 in stops, -4.0 in stops, 0.0102 in stops
+    (964, -10.0, 10.0, True, True, True)
+    """
+    grid = _slider_grid(*decades)
+    at = bisect.bisect_left(grid, value)
+    if at < len(grid) and grid[at] == value:
+        return grid
+    return (*grid[:at], value, *grid[at:])
+
+
+@functools.lru_cache(maxsize=4096)
+def stop_label(value: float) -> str:
+    """A stop as the slider shows it: a round number as such, any other to its last digit.
+
+    >>> stop_label(-4.0), stop_label(0.0102), stop_label(-0.0), stop_label(-3.14159265), stop_label(1000.0)
+    ('-4', '0.0102', '0', '-3.14159265', '1000')
+    """
+    value = value + 0.0  # -0.0 reads as 0
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
+def _value_row(name: str, label: str, currency: str) -> None:
+    """One outcome value: its slider beside its exact box, both showing the setting, whichever moved last."""
+    box_key, slider_key = f"sidebar_{name}_input", f"sidebar_{name}_slider"
+    settings = state.get()
+    in_force = getattr(settings, name)
+    low, high = state.widest(slider_key, *slider_decades([in_force]))
+    stops = slider_stops(in_force, (int(max(low, high - SLIDER_DECADES)), int(high)))
+    slider_column, box_column = st.columns([2, 1], gap="xsmall", vertical_alignment="bottom")
+    with slider_column:
+        state.value(st.select_slider, name, f"{label} ({currency})", key=slider_key, options=stops,
+                    format_func=stop_label, convert=float)
+    with box_column:
+        state.value(st.number_input, name, f"{label} ({currency}), exact", key=box_key, step=0.5, format="%g",
+                    convert=_within_range, label_visibility="collapsed")
 
 
 def _folder_report(path: str):
@@ -155,6 +255,11 @@ def _inside(file: str, folder, shown_as: str) -> str:
         return str(Path(shown_as) / Path(file).relative_to(folder))
     except ValueError:
         return file
+
+
+def _currency(text: str) -> str:
+    """The currency as typed, without the spaces around it (a trailing space wrote "1.00 CHF ,")."""
+    return str(text).strip()
 
 
 def _within_range(value) -> float:
@@ -230,9 +335,12 @@ def _upload_section() -> list[tuple[str, bytes]]:
 
 def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
-    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)"}
+    options += ["mlflow"] if mlflowsource.tracking_uri() else []  # only when the operator named a server
+    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)",
+              "mlflow": "Runs logged to MLflow (the operator's tracking server)"}
     source = settings.source
     shown = "folder" if source.startswith("folder:") or source == "folder" else source
+    shown = "mlflow" if source.startswith(mlflowsource.PREFIX) else shown
     if shown not in options:
         shown = options[0]
     choice = state.choice(
@@ -244,6 +352,8 @@ def _source_section(settings: Settings):
         return data.load_folder(data.SAMPLE_ROOT / name), f"sample runs '{name}'"
     if choice == "upload":
         return data.load_uploads(_upload_section()), "uploaded files"
+    if choice == "mlflow":
+        return mlflowsource.section(source)
     path = source[len("folder:"):] if source.startswith("folder:") else ""
     if not serverfiles.allowed_roots():
         # Off unless the operator allowed folders: a link naming one gets the same words, whatever it names.
@@ -280,10 +390,16 @@ def _resolve_matrix(settings: Settings, report, models) -> tuple[ValueMatrix | N
 
 def render_sidebar() -> state.Selection:
     """Draw the sidebar and publish the resulting :class:`~dashboard.state.Selection`."""
-    settings = state.init()
+    state.init()
+    # What the user just changed takes effect before anything showing it is drawn: the labels say the new
+    # currency at once, and a moved slider or a typed box moves the other one on this very run.
+    state.adopt("currency", {"sidebar_currency": _currency})
+    for name, _ in VALUE_FIELDS:
+        state.adopt(name, {f"sidebar_{name}_slider": float, f"sidebar_{name}_input": _within_range})
     with st.sidebar:
-        _values_section(settings)
-        state.value(st.text_input, "currency", "Currency", key="sidebar_currency", max_chars=5)
+        st.html(COMPACT_PAGE_LIST)
+        _values_section(state.get())
+        state.value(st.text_input, "currency", "Currency", key="sidebar_currency", max_chars=5, convert=_currency)
 
         st.divider()
         report, source_label = _source_section(state.get())

@@ -12,10 +12,13 @@
 3. **Widgets show settings.** A widget that shows a setting is drawn with
    :func:`choice`, :func:`pair`, :func:`value`, :func:`multi` or
    :func:`editor`: its default comes from the settings, and the value it
-   returns becomes the setting. A setting that follows a default (the best
-   model, a range from ω) is None while the widget shows that default, so a
-   link follows it too. A widget's key is known to the page that draws it
-   and to this module, to no one else.
+   returns becomes the setting. Two widgets showing one setting (an outcome
+   value's slider and its exact box) call :func:`adopt` before either is
+   drawn: the one the user moved gives the setting, the other is told. A
+   setting that follows a default (the best model, a range from ω) is None
+   while the widget shows that default, so a link follows it too. A
+   widget's key is known to the page that draws it and to this module, to
+   no one else.
 4. **Everything else asks.** A page button, a preset, the cost-matrix
    editor, an imported policy: they call :func:`request` (from a widget
    callback: in force on the rerun that follows) or :func:`change_now` (from
@@ -51,6 +54,7 @@ __all__ = [
     "CALIBRATION_METHODS",
     "Selection",
     "Settings",
+    "adopt",
     "change_now",
     "choice",
     "current",
@@ -66,6 +70,7 @@ __all__ = [
     "publish",
     "request",
     "stop_unless_models",
+    "widest",
     "value",
     "write_url",
 ]
@@ -222,6 +227,35 @@ def value(draw: Callable, name: str, label: str, *, key: str, default: Any = Non
     _shown(key, shown)
     from_widget(name, convert(shown))
     return shown
+
+
+def adopt(name: str, widgets: dict[str, Callable]) -> Settings:
+    """Take what the user just changed in one of the widgets showing setting ``name`` into the settings, now.
+
+    ``widgets`` maps each widget's key to what turns its value into the setting.
+    Call it before drawing any of them (and before anything that shows the
+    setting, e.g. a label in the new currency): the widget the user changed
+    (it differs from what was shown last) gives the setting, and the others,
+    drawn afterwards with :func:`value`, are told the new value. So a slider
+    and a number box showing one setting stay in step, whichever was moved.
+    """
+    for key, convert in widgets.items():
+        shown_key = f"_shown::{key}"
+        if key in st.session_state and shown_key in st.session_state:
+            if not _same(st.session_state[key], st.session_state[shown_key]):
+                from_widget(name, convert(st.session_state[key]))
+                break
+    return get()
+
+
+def widest(key: str, low: float, high: float) -> tuple[float, float]:
+    """The widest range asked for ``key`` in this session: a slider's range grows with the values, and never
+    shrinks under the user's hand (its stops would move)."""
+    memory = f"_widest::{key}"
+    old_low, old_high = st.session_state.get(memory, (low, high))
+    widest_range = (min(low, old_low), max(high, old_high))
+    st.session_state[memory] = widest_range
+    return widest_range
 
 
 def multi(draw: Callable, name: str, label: str, options, *, key: str, **kwargs) -> list:

@@ -302,8 +302,9 @@ def assert_default_use_case(page, when: str = "on load") -> None:
 
 
 def value_input(page, label: str):
-    """The sidebar's number input for one outcome value ("Wrong answer ($)")."""
-    return page.locator('[data-testid="stSidebar"]').get_by_label(re.compile(re.escape(label)))
+    """The sidebar's exact number box for one outcome value ("Wrong answer ($)"), not the slider beside it."""
+    boxes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
+    return boxes.get_by_label(re.compile(re.escape(label)))
 
 
 def best_model_tile(page):

@@ -75,7 +75,8 @@ The rest is grouped in public submodules, each documented on its own:
 ``valuecore.monitoring`` (value over time, without labels),
 ``valuecore.policy_json`` (the policy file for a serving system),
 ``valuecore.curves`` (every curve, and the value primitive they share),
-``valuecore.runs`` (reading run files), ``valuecore.aggregation``
+``valuecore.runs`` (reading run files), ``valuecore.serving`` (a policy JSON applied to new
+model outputs with numpy alone, a scikit-learn wrapper and an MLflow model), ``valuecore.aggregation``
 (prediction logs larger than memory, reduced with DuckDB or Spark), ``valuecore.wording`` (numbers and
 sentences for people: the one formatting module of the CLI, the dashboard and
 the report), ``valuecore.report`` (the self-contained HTML report) and
@@ -187,6 +188,7 @@ _SUBMODULES = (
     "policy_json",
     "report",
     "runs",
+    "serving",
     "uncertainty",
     "wording",
 )

@@ -266,6 +266,13 @@ def _platt_scores(proba, logits, use_logits: bool) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-z))`` in numpy alone, so that the serving runtime (numpy only) and the
+    pipeline compute the same bits; an overflowing exp gives exactly 0, as scipy's expit."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-z))
+
+
 # --------------------------------------------------------------------------
 # the calibrator
 # --------------------------------------------------------------------------
@@ -426,8 +433,7 @@ class Calibrator:
         return np.clip(np.interp(confidence, self.params["x"], self.params["y"]), 0.0, 1.0)
 
     def _platt(self, scores: np.ndarray) -> np.ndarray:
-        from scipy.special import expit
-        return expit(self.params["a"] * scores + self.params["b"])
+        return _sigmoid(self.params["a"] * scores + self.params["b"])
 
     # ------------------------------------------------------------- serialise
     def to_dict(self) -> dict[str, Any]:

@@ -295,6 +295,13 @@ def _load(paths: Sequence[str]) -> dict:
     """Load run files; problems go to stderr; UsageError when no model is usable."""
     from ._runfiles import load_runs
 
+    if any(str(path).startswith("mlflow:") for path in paths):  # runs logged to MLflow (valuecore.serving)
+        from ._serving_mlflow import local_run_sources
+
+        try:
+            paths = local_run_sources(paths)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     report = load_runs(list(paths))
     for problem in report.problems:
         _err(f"{problem.severity}: {problem}")
@@ -465,6 +472,13 @@ def _cmd_report(args) -> int:
         _write_policy_json(document, args.json, say)
     if args.html:
         _write_html_report(args, models, values, say)
+    if args.log_mlflow:
+        from ._serving_mlflow import log_report_to_runs
+
+        try:
+            log_report_to_runs(args, document, models, values, say)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     return EXIT_OK
 
 
@@ -991,6 +1005,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--volume", type=_positive_float, metavar="N",
                         help="expected items per period, for the value per period in the HTML report")
     report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
+    report.add_argument("--log-mlflow", action="store_true",
+                        help="log the policy JSON and the HTML report to the MLflow run(s) named as mlflow:RUN")
     report.set_defaults(handler=_cmd_report)
 
     apply = commands.add_parser(

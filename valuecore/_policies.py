@@ -229,6 +229,10 @@ class _FrozenDict(dict):
 
     __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _refuse
 
+    def __reduce__(self):
+        # pickle would refill a dict subclass item by item, which __setitem__ refuses
+        return (type(self), (dict(self),))
+
 
 # ----------------------------------------------------------------- values
 def value_matrix_for(values: Values | None, classes) -> ValueMatrix:

@@ -1,0 +1,90 @@
+"""Serving cost: ``valuecore.serving`` decisions for 10^6 rows against one ``numpy.argmax`` over them.
+
+For each policy kind and recalibration, a policy JSON is loaded with ``load_policy`` and
+``decisions(proba)`` is timed on ``--rows`` rows of ``--classes`` classes (float64, rows
+summing to 1): the input checks (finite, non-negative, rows summing to 1), the
+recalibration, the rule and its ties. The baseline is ``proba.argmax(axis=1)`` on the same
+array, the least a server does to act on a model at all. The table shows the best of
+``--repeat`` runs, wall and CPU time in milliseconds, and their ratios to the baseline's.
+
+Usage: ``python benchmarks/bench_serving.py [--rows 1000000] [--classes 10] [--repeat 5]``
+This is a benchmark, not a test: it asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from valuecore.serving import load_policy  # noqa: E402
+
+ASSISTED = {"v_confirmed_correct": 0.5, "v_confirmed_wrong": -1.0, "cost": 0.25}
+
+
+def policies(classes: list[str]) -> dict[str, dict]:
+    per_class = {c: 0.5 + 0.04 * k for k, c in enumerate(classes)}
+    temperature = {"method": "temperature", "temperature": 0.8, "use_logits": False}
+    isotonic = {"method": "isotonic", "x": [0.0, 0.3, 0.6, 0.9, 1.0], "y": [0.0, 0.2, 0.5, 0.9, 1.0]}
+    out = {
+        "accept_all": {"kind": "accept_all"},
+        "threshold": {"kind": "threshold", "threshold": 0.7},
+        "threshold + temperature": {"kind": "threshold", "threshold": 0.7, "calibration": temperature},
+        "threshold + isotonic": {"kind": "threshold", "threshold": 0.7, "calibration": isotonic},
+        "class_thresholds": {"kind": "class_thresholds", "class_thresholds": per_class},
+        "two_tier": {"kind": "two_tier", "threshold": 0.8, "assist_threshold": 0.5, "assisted": ASSISTED},
+        "expected_value": {"kind": "expected_value"},
+        "expected_value + temperature": {"kind": "expected_value", "calibration": temperature},
+    }
+    if len(classes) == 2:
+        out["threshold + platt"] = {"kind": "threshold", "threshold": 0.7,
+                                    "calibration": {"method": "platt", "a": 1.2, "b": -0.1, "use_logits": False}}
+    for policy in out.values():
+        policy.setdefault("calibration", {"method": "none"})
+    return out
+
+
+def best_of(repeat: int, work) -> tuple[float, float]:
+    """Minimum wall time and minimum CPU time of this process, in ms (a busy machine inflates CPU time less)."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        work()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return min(wall) * 1000, min(cpu) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--classes", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet(np.full(args.classes, 0.3), size=args.rows)
+    classes = [f"c{k}" for k in range(args.classes)]
+    argmax_ms, argmax_cpu = best_of(args.repeat, lambda: proba.argmax(axis=1))
+    print(f"{args.rows:,} rows x {args.classes} classes, float64; best of {args.repeat}; "
+          f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"numpy.argmax(proba, axis=1): {argmax_ms:.1f} ms wall, {argmax_cpu:.1f} ms CPU\n")
+    print(f"| {'policy':<30} | wall (ms) | ratio | CPU (ms) | ratio |")
+    print(f"| {'-' * 30} | --------: | ----: | -------: | ----: |")
+    for name, policy in policies(classes).items():
+        document = {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
+                    "models": [{"model": "m", "classes": classes, "policy": policy}]}
+        served = load_policy(document)
+        wall, cpu = best_of(args.repeat, lambda served=served: served.decisions(proba))
+        print(f"| {name:<30} | {wall:9.1f} | {wall / argmax_ms:5.1f} | {cpu:8.1f} | {cpu / argmax_cpu:5.1f} |")
+
+
+if __name__ == "__main__":
+    main()

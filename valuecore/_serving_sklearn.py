@@ -1,0 +1,213 @@
+"""A scikit-learn classifier that abstains as a stored policy says (``valuecore.serving``).
+
+Imported only when ``valuecore.serving.RejectOptionClassifier`` is first used: the
+decision runtime of ``valuecore.serving`` itself stays numpy-only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+__all__ = ["RejectOptionClassifier"]
+
+CONFIRM = "confirm"
+
+
+def _is_fitted(estimator) -> bool:
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """A fitted classifier whose ``predict`` abstains where a valuecore policy says so.
+
+    Shaped like scikit-learn's ``FixedThresholdClassifier``: the wrapped
+    ``estimator`` gives the probabilities (``predict_proba`` is passed
+    through), the policy gives the decision, with the recalibration, the
+    thresholds (one, or one per class), the expected-value rule or two
+    tiers, exactly as ``python -m valuecore apply`` scores it.
+
+    Parameters
+    ----------
+    estimator : classifier with ``predict_proba`` and ``classes_``
+        Used as it is when fitted (wrap it in ``sklearn.frozen.FrozenEstimator``
+        to keep it fitted through ``clone``, e.g. in a grid search); otherwise
+        :meth:`fit` fits a clone first, and then the policy is tuned on the very
+        data the model learnt (optimistic).
+    policy : path, dict, PolicyDocument or ServingPolicy, optional
+        A stored policy to apply. Without one, :meth:`fit` tunes it.
+    model : str, optional
+        Which model of a several-model document (default: its recommendation).
+    abstain_label : default -1
+        What ``predict`` returns for an item handed to a person (and, for a
+        ``two_tier`` policy, for an item a person confirms). Must not be a class.
+    use_case : UseCase or ValueMatrix, optional
+        The values :meth:`fit` tunes the policy for (``fit(..., use_case=...)``
+        overrides it). Class names are ``str(c)`` of ``classes_``.
+    kind : str, default "threshold"
+        The policy kind :meth:`fit` tunes (``valuecore.ALL_POLICY_KINDS``).
+    calibration : {"none", "temperature", "isotonic", "platt"}, default "none"
+        The recalibration :meth:`fit` fits before tuning.
+    assisted : dict, optional
+        The values of the confirmed tier, for ``kind="two_tier"``.
+
+    Attributes
+    ----------
+    estimator_ : the classifier used
+    classes_ : ndarray, the estimator's classes
+    document_ : PolicyDocument, the policy applied (tuned by :meth:`fit`, or read)
+    """
+
+    def __init__(self, estimator, policy=None, model=None, abstain_label=-1, *, use_case=None, kind="threshold",
+                 calibration="none", assisted=None):
+        self.estimator = estimator
+        self.policy = policy
+        self.model = model
+        self.abstain_label = abstain_label
+        self.use_case = use_case
+        self.kind = kind
+        self.calibration = calibration
+        self.assisted = assisted
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y, *, use_case=None, kind=None, calibration=None, sample_weight=None, name="model"):
+        """Tune the policy on labelled validation data ``(X, y)`` with valuecore's pipeline.
+
+        The values come from ``use_case`` (here or in the constructor), else
+        from the stored ``policy`` document (whose kind and calibration method
+        are then the defaults). Returns self.
+        """
+        from ._pipeline import Pipeline
+        from ._predictions import Predictions
+        from ._runfiles import ModelRun
+
+        from ._predictions import _label_text
+
+        y = column_or_1d(y, warn=True)
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight is not None and not sample_weight.sum() > 0:
+            raise ValueError("sample_weight must not be all zero: no item would count")
+        estimator = self.estimator
+        if not _is_fitted(estimator):
+            weight = {} if sample_weight is None else {"sample_weight": sample_weight}
+            estimator = clone(estimator).fit(X, y, **weight)
+        classes = np.asarray(estimator.classes_)
+        names = tuple(_label_text(c) for c in classes)  # labels compare as text, as in run files
+        stored = self._stored_policy() if self.policy is not None else None
+        values = use_case if use_case is not None else self.use_case
+        if values is None and stored is not None:
+            values = stored.values
+        if values is None:
+            raise ValueError("fit needs the values to tune for: use_case=UseCase(...) or a ValueMatrix, "
+                             "here or in the constructor, or a stored policy")
+        kind = kind or (stored.kind if stored is not None and self.use_case is None else self.kind)
+        method = calibration or (stored.policy.calibration.get("method", "none")
+                                 if stored is not None and self.use_case is None else self.calibration)
+        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        if y.shape[0] != proba.shape[0]:
+            raise ValueError(f"y must have one label per row of X ({proba.shape[0]}), got {y.shape[0]}")
+        predictions = Predictions.from_proba(proba, y_true=y.astype(object), classes=names,
+                                             sample_weight=sample_weight)
+        run = ModelRun(name, "<validation data given to fit>", None, names, {"val": predictions})
+        constraints = {"assisted": self.assisted} if kind == "two_tier" else {}
+        pipeline = Pipeline({name: run}, "val", "val", method)
+        self.document_, self.notes_ = pipeline.document([name], kind, _aligned(values, names),
+                                                        with_interval=False, **constraints)
+        self.estimator_ = estimator
+        self._check_abstain_label(classes)
+        return self
+
+    def _stored_policy(self):
+        from .serving import ServingPolicy, load_policy
+
+        if isinstance(self.policy, ServingPolicy):
+            return self.policy
+        return load_policy(self.policy, self.model)
+
+    # ----------------------------------------------------------------- decisions
+    def __sklearn_is_fitted__(self) -> bool:
+        if hasattr(self, "document_"):
+            return True
+        return self.policy is not None and _is_fitted(self.estimator)
+
+    def _served(self):
+        """(the fitted estimator, the ServingPolicy) of the tuned policy, or of the stored one on a fitted estimator."""
+        from .serving import load_policy
+
+        if hasattr(self, "document_"):
+            return self.estimator_, load_policy(self.document_, self.document_.models[0])
+        check_is_fitted(self)
+        return self.estimator, self._stored_policy()
+
+    def _check_abstain_label(self, classes) -> None:
+        from ._predictions import _label_text
+
+        if any(_label_text(c) == _label_text(self.abstain_label) for c in classes):
+            raise ValueError(f"abstain_label {self.abstain_label!r} is one of the classes {list(classes)}: "
+                             "choose a label that no class has")
+
+    @property
+    def n_features_in_(self) -> int:
+        """The wrapped estimator's number of input features (AttributeError before it is fitted)."""
+        if not self.__sklearn_is_fitted__():
+            raise AttributeError(f"{type(self).__name__} is not fitted: it has no n_features_in_")
+        return self._served()[0].n_features_in_
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return np.asarray(self._served()[0].classes_)
+
+    def predict_proba(self, X):
+        """The wrapped estimator's probabilities, as it gives them."""
+        return self._served()[0].predict_proba(X)
+
+    def _codes(self, X):
+        estimator, served = self._served()
+        classes = np.asarray(estimator.classes_)
+        from ._predictions import _label_text
+
+        if tuple(_label_text(c) for c in classes) != served.classes:
+            raise ValueError(f"the policy of model {served.model!r} is for classes {list(served.classes)} but the "
+                             f"estimator has classes {[str(c) for c in classes]} (in this order)")
+        self._check_abstain_label(classes)
+        return classes, served.decisions(np.asarray(estimator.predict_proba(X), dtype=np.float64))
+
+    def decisions(self, X):
+        """:class:`valuecore.serving.Decisions` (action codes, predicted class, calibrated confidence) of X."""
+        return self._codes(X)[1]
+
+    def decide(self, X) -> np.ndarray:
+        """Per row: its class, ``abstain_label``, or (two tiers) ``"confirm"``; an object array."""
+        classes, decisions = self._codes(X)
+        labels = np.empty(len(classes) + 2, dtype=object)
+        labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM]
+        return labels[decisions.action]
+
+    def predict(self, X) -> np.ndarray:
+        """Per row: the class acted on, or ``abstain_label`` (a confirmed tier counts as abstaining)."""
+        classes, decisions = self._codes(X)
+        action = np.minimum(decisions.action, len(classes))  # confirm -> abstain
+        labels = np.empty(len(classes) + 1, dtype=object)
+        labels[:] = [*classes.tolist(), self.abstain_label]
+        out = labels[action]
+        dtype = np.result_type(classes.dtype, np.asarray(self.abstain_label).dtype)
+        return out.astype(dtype) if dtype.kind in "iufb" else out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse  # only predict_proba reads X
+        return tags
+
+
+def _aligned(values, names):
+    from ._policy_json import align_values
+
+    return align_values(values, names)
