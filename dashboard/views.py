@@ -189,6 +189,7 @@ class ModelValue:
     what_if_threshold: float | None = None
     interval: tuple | None = None
     interval_note: str = ""
+    interval_numbers: object = None  # the Interval itself: its counts say what the range rests on
     note: str = ""
     estimated: bool = False
 
@@ -296,7 +297,22 @@ def model_values(
                 row.interval_note = f"no interval: {error}"
                 continue
             row.interval = None if found is None else (found.low, found.high)
+            row.interval_numbers = found
     return rows
+
+
+def likely_range_words(interval: vc.Interval, values, currency: str = "") -> str:
+    """What a "likely range" means and what it rests on: '0 wrong answers seen in 450 items, 356 automated...'."""
+    return vc.wording.interval_basis(interval, currency, vc.wording.worst_outcome_name(values))
+
+
+def model_range_words(ws: Workspace, model: str, policy, values, currency: str = "") -> str:
+    """:func:`likely_range_words` for one model's policy on the evaluated split; "" when it has no interval."""
+    try:
+        found = ws.interval(model, policy, values)
+    except ValueError:  # values too tiny or too large to square: the Value page says why
+        return ""
+    return "" if found is None else f"{model}: {likely_range_words(found, values, currency)}"
 
 
 def best_model(rows: list[ModelValue]) -> str | None:

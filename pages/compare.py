@@ -156,8 +156,12 @@ metrics[1].metric(
     "95% interval (new data)",
     f"{words.amount(comparison.low, selection.currency)} to {words.amount(comparison.high, selection.currency)}",
 )
-metrics[2].metric("Paired t-test", words.p_value(comparison.p_value_t))
-metrics[3].metric("Paired bootstrap", words.p_value(comparison.p_value_bootstrap))
+metrics[2].metric("Paired test", words.p_value(comparison.p_value),
+                  help="The test that matches the interval: it allows for a large difference (one model's costly "
+                  "error) that is rare or was not seen. The verdict rests on it.")
+metrics[3].metric("Paired t-test", words.p_value(comparison.p_value_t),
+                  help="Too optimistic when a costly error is rare: shown for comparison, with the bootstrap's "
+                  "p-value in the sentence below.")
 
 on_data, on_new_data = words.paired_sentences(comparison, (model_a, model_b), selection.currency)
 st.markdown(md_text(on_data))

@@ -74,3 +74,6 @@ if verdict.standings:
             "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "
             "exclude that the model is as good as the best. The rule and its threshold are on the Value page."
         )
+        if verdict.best is not None and (words := views.model_range_words(ws, verdict.best, verdict.best_policy,
+                                                                          selection.values, currency)):
+            st.caption(md_text(words))

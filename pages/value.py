@@ -112,6 +112,10 @@ if any(r.estimated for r in rows):
 # ---- one row per model, and the no-model baseline
 compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch",
                   column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
+for row in rows:  # what each likely range rests on, in one sentence
+    if row.interval_numbers is not None:
+        words = views.likely_range_words(row.interval_numbers, values, selection.currency)
+        st.caption(md_text(f"{row.model}: {words}"))
 skipped = [f"{r.model}: {r.note}" for r in rows if not r.ok and r.note]
 for message in skipped:
     st.warning(message)

@@ -345,7 +345,7 @@ def test_threshold_view_and_fast_interval_match_valuecore():
         assert view.no_model_total == pytest.approx(no_model.value_total)
         assert view.accept_all_per_item == pytest.approx(accept_all.value_per_item)
         fast = ws.interval("mlp", tuned, values, result)
-        direct = uncertainty.policy_interval(tuned, predictions, values, method="t")
+        direct = uncertainty.policy_interval(tuned, predictions, values)
         expected = (direct.mean, direct.low, direct.high, direct.n)
         assert (fast.mean, fast.low, fast.high, fast.n) == pytest.approx(expected)
 

@@ -159,7 +159,8 @@ def test_compare_page_states_the_difference_its_interval_and_p_values():
     assert metrics["95% interval (new data)"] == (f"{vc.wording.amount(expected.low, '$')} to "
                                                   f"{vc.wording.amount(expected.high, '$')}")
     assert metrics["Paired t-test"] == vc.wording.p_value(expected.p_value_t)
-    assert metrics["Paired bootstrap"] == vc.wording.p_value(expected.p_value_bootstrap)
+    assert metrics["Paired test"] == vc.wording.p_value(expected.p_value)
+    assert "bootstrap " + vc.wording.p_value(expected.p_value_bootstrap) in on_new_data
     assert "Tuned threshold" in _frame(at, "Spread").columns
 
 

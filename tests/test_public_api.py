@@ -95,7 +95,7 @@ def test_policy_interval_takes_an_explicit_rng_for_the_bootstrap():
     assert first == vc.uncertainty.policy_interval(
         policy, p, use_case, method="bootstrap", rng=np.random.default_rng(0)
     )
-    assert vc.uncertainty.policy_interval(policy, p, use_case).method == "t"  # the t interval draws nothing
+    assert vc.uncertainty.policy_interval(policy, p, use_case).method == "bounded"  # the default draws nothing
 
 
 # ------------------------------------------------------------ nothing outside imports a private module

@@ -71,7 +71,7 @@ def sorted_weights(run, row):
 # --------------------------------------------------------------------------
 def test_t_interval_matches_scipy_by_hand():
     values = np.random.default_rng(1).normal(2.0, 3.0, 37)
-    iv = mean_interval(values, confidence_level=0.9)
+    iv = mean_interval(values, confidence_level=0.9, method="t")
     n = values.size
     se = values.std(ddof=1) / math.sqrt(n)
     half = stats.t.ppf(0.95, n - 1) * se
@@ -531,8 +531,9 @@ def test_result_interval_equals_policy_interval_for_counts(seed):
     matrix = vc.ValueMatrix(("0", "1", "2"), rng.normal(size=(n_classes, n_classes + 1)))
     policy = vc.Policy("threshold", threshold=0.5)
     by_cells = vc.uncertainty.result_interval(vc.evaluate(policy, predictions, matrix), matrix)
-    by_items = vc.uncertainty.policy_interval(policy, predictions, matrix, method="t")
-    for field in ("mean", "std_error", "low", "high", "n"):
+    by_items = vc.uncertainty.policy_interval(policy, predictions, matrix)
+    assert by_items.method == by_cells.method == "bounded"
+    for field in ("mean", "std_error", "low", "high", "n", "n_acted", "n_worst", "worst_value"):
         assert getattr(by_cells, field) == pytest.approx(getattr(by_items, field), rel=1e-12, abs=1e-12)
 
 

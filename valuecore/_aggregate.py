@@ -1,7 +1,7 @@
 """Aggregate prediction logs too large for memory into an ordinary run file.
 
 Every threshold question (policies, VOC, risk-coverage, confusion matrices,
-t-intervals, label-free estimates) is a function of the weighted counts per
+intervals, label-free estimates) is a function of the weighted counts per
 (model, split, predicted class, true class, distinct confidence), and of the
 probability sums per group for label-free per-class values. The aggregate
 keeps exactly those: one row per group, its summed ``weight`` and, for

@@ -467,7 +467,7 @@ def _cmd_report(args) -> int:
     say(f"policy: {args.policy}, calibration: {args.calibration}")
     for entry in document.entries:
         say("")
-        for line in _entry_lines(entry, models[entry.model].path):
+        for line in _entry_lines(entry, models[entry.model].path, values, args.currency):
             say(line)
     for line in _ranking_lines(document, models, values, args.currency):
         say(line)
@@ -510,7 +510,7 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
         raise UsageError(f"{exc}{hint}") from None
 
 
-def _entry_lines(entry, path) -> list[str]:
+def _entry_lines(entry, path, values=None, currency: str = "") -> list[str]:
     """One model's section of the report: what it was tuned and evaluated on, its rule and its value."""
     from ._calibration import describe_calibration
     from ._constrained import describe_constraints
@@ -530,18 +530,20 @@ def _entry_lines(entry, path) -> list[str]:
         f"calibration           {describe_calibration(entry.policy.calibration)}",
         *(_describe_rule(entry.policy) if entry.policy.kind != "two_tier" else []),
         *describe_constraints(entry),
-        *_evaluation_lines(evaluation),
+        *_evaluation_lines(evaluation, values, currency),
     ]
     prefix = f"{entry.model}: "
     lines += [f"note: {note[len(prefix) :] if note.startswith(prefix) else note}" for note in entry.notes]
     return lines
 
 
-def _evaluation_lines(evaluation: dict) -> list[str]:
-    """Value, coverage, selective accuracy and the interval of one evaluation."""
+def _evaluation_lines(evaluation: dict, values=None, currency: str = "") -> list[str]:
+    """Value, coverage, selective accuracy and the interval of one evaluation, with what the interval rests on."""
     ci = evaluation.get("ci95")
+    basis = []
     if ci:
-        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)"
+        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  ({_INTERVAL_METHOD})"
+        basis = [" " * 22 + wording.evaluation_basis(evaluation, values, currency)]
     else:
         interval = f"n/a ({'estimated value' if evaluation.get('estimated') else 'not computed'})"
     return [
@@ -553,7 +555,11 @@ def _evaluation_lines(evaluation: dict) -> list[str]:
         f"{_count(evaluation.get('n_abstain', 0))} abstained)",
         f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}",
         f"95% CI per item       {interval}",
+        *basis,
     ]
+
+
+_INTERVAL_METHOD = "allows for outcomes rare or not seen; exact for two outcomes"
 
 
 def _ranking_lines(document, models, values, currency: str) -> list[str]:
@@ -724,7 +730,7 @@ def _applied_lines(item, policy) -> list[str]:
         f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
         f"value per item        {_fmt(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",
-        *([f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  (t interval over items)"] if ci else []),
+        *([f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  ({_INTERVAL_METHOD})"] if ci else []),
         "confusion matrix (weighted counts; columns: the class acted on, then abstain)",
         *_confusion_lines(item.result),
     ]

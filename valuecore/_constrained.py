@@ -107,6 +107,15 @@ def _baselines(predictions: Predictions, values: Values) -> tuple[float, float]:
     return float(matrix[y, -1] @ weight), float(matrix[y, y] @ weight)
 
 
+def _two_tier_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:
+    """Lowest and highest value one item can take under a two-tier policy: a matrix cell or an assisted value."""
+    cells = value_matrix_for(values, predictions.classes).values
+    assisted = policy.assisted
+    confirmed = [assisted["v_confirmed_correct"] - assisted.get("cost", 0.0),
+                 assisted["v_confirmed_wrong"] - assisted.get("cost", 0.0)]
+    return min(float(cells.min()), *confirmed), max(float(cells.max()), *confirmed)
+
+
 def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values, *, with_interval: bool) -> dict:
     """The ``evaluation`` record of a two-tier policy on a labelled split.
 
@@ -132,10 +141,14 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
     if with_interval and predictions.n:
         from ._uncertainty import mean_interval
 
-        interval = mean_interval(two_tier_item_values(policy, predictions, values), predictions.sample_weight)
+        interval = mean_interval(two_tier_item_values(policy, predictions, values), predictions.sample_weight,
+                                 value_range=_two_tier_range(policy, predictions, values))
         if np.isfinite(interval.low) and np.isfinite(interval.high):
             record["ci95"] = [interval.low, interval.high]
             record["std_error"] = interval.std_error
+            from ._pipeline import interval_basis_record
+
+            record["ci95_basis"] = interval_basis_record(interval)
     return record
 
 

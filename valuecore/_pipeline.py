@@ -280,7 +280,7 @@ class Pipeline:
 
     def interval(self, model: str, policy: Policy, values, result: PolicyResult | None = None,
                  split: str | None = None):
-        """95% t-interval of the value per item on a labelled split (None without labels)."""
+        """95% interval of the value per item (bounded method) on a labelled split (None without labels)."""
         split = self.plan(model).eval_split if split is None else split
         predictions = self.predictions(model, split)
         if predictions is None or not predictions.has_labels:
@@ -415,14 +415,14 @@ class Pipeline:
 
 
 def _interval(policy: Policy, predictions: Predictions, values, result: PolicyResult):
-    """The t interval: from the confusion cells when weights are counts (exact, O(C^2)), else from the items."""
+    """The bounded interval: from the confusion cells when weights are counts (exact, O(C^2)), else the items."""
     from ._uncertainty import policy_interval, result_interval
 
     weight = predictions.sample_weight
     # Like the "auto" weight kind: whole numbers are counts only while their total is exact in floats.
     if not result.estimated and bool(np.all(weight == np.round(weight))) and float(weight.sum()) <= 2.0**53:
-        return result_interval(result, values)
-    return policy_interval(policy, predictions, values, method="t")
+        return result_interval(result, values, policy=policy)
+    return policy_interval(policy, predictions, values)
 
 
 def evaluation_record(split: str, predictions: Predictions, result: PolicyResult, interval=None) -> dict:
@@ -434,7 +434,14 @@ def evaluation_record(split: str, predictions: Predictions, result: PolicyResult
     record["ci95"] = None if interval is None else [interval.low, interval.high]
     if interval is not None:
         record["std_error"] = interval.std_error
+        record["ci95_basis"] = interval_basis_record(interval)
     return _jsonable(record)
+
+
+def interval_basis_record(interval) -> dict:
+    """What ``ci95`` rests on: its method and the counts behind it (``docs/policy-json.md``)."""
+    return {"method": interval.method, "n_acted": interval.n_acted, "n_worst": interval.n_worst,
+            "worst_value": interval.worst_value, "one_more_worst": interval.one_more_worst}
 
 
 # ------------------------------------------------------------------ apply

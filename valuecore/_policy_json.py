@@ -614,7 +614,7 @@ def build_policy_document(
     calibrated tuning split and ``fit_policy(kind, ...)`` on it, recording
     the calibration in the policy; evaluate on the evaluated split (realised
     value when it is labelled, else :func:`estimate`, marked ``estimated``);
-    attach a 95% t-interval of the value per item (labelled splits only).
+    attach a 95% interval of the value per item (labelled splits only; see ``mean_interval``).
     When a run has no separate tuning split, tuning happens on the evaluated
     split, ``tuned_on.split`` says so and a note warns that the value is
     optimistic.

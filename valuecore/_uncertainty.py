@@ -25,14 +25,14 @@ Examples
 --------
 >>> iv = mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0])
 >>> round(iv.mean, 3), round(iv.low, 3), round(iv.high, 3)
-(0.25, -1.215, 1.715)
+(0.25, -1.682, 0.95)
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,7 @@ from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
+from ._bounded import bounded_interval, bounded_p_value, interval_from_counts, one_more_at_worst, pseudo_counts
 
 __all__ = [
     "Interval",
@@ -97,7 +98,23 @@ class Interval:
         frequency weights, Kish's ``sum(w)**2 / sum(w**2)`` for probability
         weights.
     confidence : float
-    method : {"t", "bootstrap"}
+    method : {"bounded", "t", "bootstrap"}
+        "bounded" (the default everywhere): the interval for a mean of
+        outcomes within known bounds, with one extra item at the worst
+        possible value for the low end and at the best for the high end
+        (Clopper-Pearson for two outcomes; see ``valuecore._bounded``). It
+        holds when the costliest outcome is rare or never seen.
+    worst_value : float
+        The lowest value one item can take (e.g. the value of a wrong answer):
+        what the low end allows for. NaN when not known.
+    n_worst : float
+        Weighted number of items seen at ``worst_value``.
+    n_acted : float
+        Weighted number of items the model acted on (not handed over); NaN
+        when the interval was built from bare values.
+    one_more_worst : float
+        How much lower the value per item would be had one more item taken
+        ``worst_value`` (instead of the mean): ``(mean - worst_value) / n``.
     """
 
     mean: float
@@ -107,6 +124,10 @@ class Interval:
     n: float
     confidence: float
     method: str
+    worst_value: float = math.nan
+    n_worst: float = math.nan
+    n_acted: float = math.nan
+    one_more_worst: float = math.nan
 
     @property
     def claim_on_data(self) -> str:
@@ -139,7 +160,7 @@ class Interval:
         --------
         >>> print(mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0]).describe("$"))
         On this data: $0.25 per item.
-        Expected on new data from the same distribution: $0.25 per item (95% CI -$1.22 to $1.72).
+        Expected on new data from the same distribution: $0.25 per item (95% CI -$1.68 to $0.95).
         """
         return " ".join(self._sentences(currency))
 
@@ -154,7 +175,9 @@ class PairedComparison:
         Weighted mean over items of ``value_A - value_B`` (currency per item);
         exact on this data.
     low, high : float
-        t-based confidence interval of the expected difference on new data.
+        Confidence interval of the expected difference on new data: the
+        bounded interval of :func:`mean_interval`, the differences lying
+        between ``lowest - highest`` and ``highest - lowest`` of the values.
     p_value_t : float
         Two-sided paired t-test of "no difference in expectation"
         (``scipy.stats.ttest_rel`` without weights). 1 when every difference
@@ -171,6 +194,12 @@ class PairedComparison:
         Weighted sum over items of ``value_A - value_B``: exact on this data.
     total_weight : float
         Weighted number of paired items.
+    p_value : float
+        Two-sided p-value of "no difference in expectation" that matches
+        ``low``/``high`` (0 lies outside the interval at confidence ``c``
+        exactly when ``p_value < 1 - c``). Unlike the t-test and the
+        bootstrap, it keeps its level when a large difference (one model's
+        costly error) is rare: the test to decide on.
 
     The two readings in words are :func:`valuecore.wording.paired_sentences`.
     """
@@ -185,6 +214,7 @@ class PairedComparison:
     confidence: float = 0.95
     total_difference: float = math.nan
     total_weight: float = math.nan
+    p_value: float = math.nan
 
 
 @dataclass(frozen=True, eq=False)
@@ -357,12 +387,58 @@ def _t_bounds(m: _Moments, confidence: float) -> tuple[float, float]:
     return m.mean - half, m.mean + half
 
 
-def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95, weight_kind: str = "auto") -> Interval:
-    """Weighted mean of per-item values with a t-based confidence interval.
+def _observed_range(v: np.ndarray, w: np.ndarray, value_range) -> tuple[float, float]:
+    """The range the mean can take: the given bounds, widened to every value with positive weight."""
+    seen = v[w > 0]
+    lowest, highest = float(seen.min()), float(seen.max())
+    if value_range is not None:
+        low, high = (float(x) for x in value_range)
+        if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+            raise ValueError(f"value_range must be two finite numbers, lowest first, got {value_range!r}")
+        lowest, highest = min(lowest, low), max(highest, high)
+    return lowest, highest
 
-    ``mean +- t_{(1 + confidence) / 2, n - 1} * SE`` with
-    ``SE = s / sqrt(n)`` (seed 004): the interval for the expected value on new
-    items from the same distribution, assuming the items are i.i.d.
+
+def _bounded_interval(v: np.ndarray, w: np.ndarray, kind: str, m: _Moments, confidence: float,
+                      value_range) -> Interval:
+    lowest, highest = _observed_range(v, w, value_range)
+    n_worst = float(w[v == lowest].sum())
+    one_more = one_more_at_worst(m.mean, lowest, m.n)
+    if not math.isfinite(m.std_error):
+        # Fewer than 2 items: say "unknown", as the t interval does.
+        return Interval(m.mean, m.std_error, -math.inf, math.inf, m.n, confidence, "bounded", lowest, n_worst,
+                        math.nan, one_more)
+    distinct, counts = pseudo_counts(v, w, kind, m.n, m.std_error)
+    low, high = bounded_interval(distinct, counts, lowest, highest, confidence)
+    # The bound's quantiles never pass the observed mean; min/max only absorb round-off.
+    return Interval(m.mean, m.std_error, min(low, m.mean), max(high, m.mean), m.n, confidence, "bounded",
+                    lowest, n_worst, math.nan, one_more)
+
+
+INTERVAL_METHODS = ("bounded", "t")
+
+
+def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95, weight_kind: str = "auto",
+                  value_range=None, method: str = "bounded") -> Interval:
+    """Weighted mean of per-item values with a confidence interval for the mean on new data.
+
+    ``method="bounded"`` (the default): every item's value lies in
+    ``value_range`` (e.g. the lowest and highest cell of the value matrix) and
+    takes one of a few values, so the mean is a linear combination of outcome
+    rates. The low end is the lower quantile of that combination under the
+    Dirichlet distribution of the observed counts plus *one item at the
+    lowest possible value*, the high end the upper quantile with one item at
+    the highest (Clopper-Pearson for two outcomes; Learned-Miller & Thomas's
+    bound for a bounded mean, in general). So a costly outcome that is rare or
+    never seen still pulls the low end down: 0 wrong answers among 91 is not
+    "no risk". The interval has zero width only when the value cannot vary
+    (``value_range`` of zero width and every value equal to it). Coverage is
+    measured in ``benchmarks/bench_interval_coverage.py`` (at least 93% in
+    every regime measured, rare costly errors included).
+
+    ``method="t"``: ``mean +- t_{(1 + confidence) / 2, n - 1} * SE`` with
+    ``SE = s / sqrt(n)`` (seed 004), right for many items and a moderate
+    spread, far too narrow when a costly outcome is rare.
 
     Parameters
     ----------
@@ -379,15 +455,22 @@ def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95,
         "probability": weights are sampling weights, any positive scale;
         ``SE**2 = k / (k - 1) * sum(w**2 (v - mean)**2) / sum(w)**2`` over the
         ``k`` items of positive weight (the survey "sandwich" variance), and
-        ``n`` is Kish's effective size ``sum(w)**2 / sum(w**2)``. "auto" (the
-        default) picks "frequency" when every weight is a whole number and
-        "probability" otherwise. Both agree for equal unit weights.
+        ``n`` is Kish's effective size ``sum(w)**2 / sum(w**2)``; the bounded
+        interval reads them as ``1 + s**2 / SE**2`` counts in the observed
+        shares. "auto" (the default) picks "frequency" when every weight is a
+        whole number and "probability" otherwise. Both agree for equal unit
+        weights.
+    value_range : (float, float), optional
+        The lowest and highest value one item can take. Without it, the
+        lowest and highest observed values: then an outcome never seen cannot
+        widen the interval, so pass it whenever it is known.
+    method : {"bounded", "t"}
 
     Returns
     -------
     Interval
-        ``method="t"`` with ``df = n - 1``. With fewer than 2 (effective)
-        items the standard error is NaN and the interval is unbounded.
+        With fewer than 2 (effective) items the standard error is NaN and the
+        interval is unbounded.
 
     Examples
     --------
@@ -395,13 +478,81 @@ def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95,
     >>> twice = mean_interval([1.0, 1.0, 2.0, 3.0])
     >>> (iv.mean, iv.n, round(iv.low, 9)) == (twice.mean, twice.n, round(twice.low, 9))
     True
+
+    Twenty correct answers, none wrong, where a wrong answer would cost 100:
+
+    >>> iv = mean_interval([1.0] * 20, value_range=(-100.0, 1.0))
+    >>> iv.mean, round(iv.low, 2), iv.high, iv.n_worst
+    (1.0, -16.01, 1.0, 0.0)
     """
     confidence = _check_confidence(confidence_level)
+    if method not in INTERVAL_METHODS:
+        raise ValueError(f"method must be one of {list(INTERVAL_METHODS)}, got {method!r}")
     v, w = _values_and_weights(values, sample_weight)
     kind = _weight_kind(w, weight_kind)
     m = _moments(v, w, kind)
+    if method == "bounded":
+        return _bounded_interval(v, w, kind, m, confidence, value_range)
     low, high = _t_bounds(m, confidence)
     return Interval(m.mean, m.std_error, low, high, m.n, confidence, "t")
+
+
+def items_to_exclude(values, sample_weight, value_range, *, confidence_level: float = 0.95,
+                     null: float = 0.0) -> float:
+    """Items at which the bounded interval would exclude ``null`` if every value kept its observed share.
+
+    The smallest ``n`` such that :func:`mean_interval` of ``n`` items in the
+    observed proportions no longer holds ``null``; ``inf`` when the mean is
+    ``null`` or no number of items up to 2**50 would do. Where a costly
+    outcome is rare this is far more than a normal-approximation sample size
+    says, because one more costly item moves the bound so much.
+
+    Examples
+    --------
+    >>> items_to_exclude([1.0] * 9 + [0.0], None, (-1000.0, 1.0))  # 90% right, a wrong answer worth -1000
+    3928.0
+    """
+    confidence = _check_confidence(confidence_level)
+    v, w = _values_and_weights(values, sample_weight)
+    kind = _weight_kind(w, "auto")
+    m = _moments(v, w, kind)
+    lowest, highest = _observed_range(v, w, value_range)
+    if m.mean == null or highest <= lowest:
+        return math.inf
+    distinct, counts = pseudo_counts(v, w, kind, m.n, m.std_error if math.isfinite(m.std_error) else 0.0)
+    shares = counts / counts.sum()
+
+    def excluded(n: np.ndarray) -> np.ndarray:
+        low, high = interval_from_counts(distinct, n[:, None] * shares[None, :], lowest, highest, confidence)
+        return (low > null) | (high < null)
+
+    grid = 2.0 ** np.arange(1, 51)
+    found = np.flatnonzero(excluded(grid))
+    if not found.size:
+        return math.inf
+    above = grid[found[0]]
+    below = above / 2  # not excluded (or 1 item)
+    while above - below > 1:  # bisection over whole numbers of items: ~50 steps at most
+        middle = math.floor((above + below) / 2)
+        if excluded(np.array([float(middle)]))[0]:
+            above = middle
+        else:
+            below = middle
+    return float(above)
+
+
+def possible_range(values: Values, classes, policy: Policy | None = None) -> tuple[float, float]:
+    """Lowest and highest value one item can take under ``values`` (and ``policy``, when given).
+
+    A policy that hands every item over can only take the hand-off cells, and
+    ``accept_all`` only the action cells; any other policy can take any cell.
+    """
+    cells = value_matrix_for(values, classes).values
+    if policy is not None and policy.kind in ("threshold", "calibrated_threshold") and policy.threshold is None:
+        cells = cells[:, -1:]
+    elif policy is not None and policy.kind == "accept_all":
+        cells = cells[:, :-1]
+    return float(cells.min()), float(cells.max())
 
 
 # ------------------------------------------------------------- resampling
@@ -588,7 +739,7 @@ def policy_interval(
     predictions: Predictions,
     values: Values,
     *,
-    method: str = "t",
+    method: str = "bounded",
     rng: np.random.Generator | None = None,
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
@@ -605,10 +756,13 @@ def policy_interval(
     predictions : Predictions
         Labelled; its ``sample_weight`` is used as in :func:`mean_interval`.
     values : UseCase or ValueMatrix
-    method : {"t", "bootstrap"}
+    method : {"bounded", "t", "bootstrap"}
+        "bounded" (the default) allows for every outcome the value matrix
+        holds, seen or not (see :func:`mean_interval`); "t" and "bootstrap"
+        only for what was seen, and fail when a costly outcome is rare.
     rng : numpy.random.Generator, optional
         Required for ``method="bootstrap"`` (e.g. ``numpy.random.default_rng(0)``
-        for a reproducible interval); the t interval draws nothing.
+        for a reproducible interval); the other methods draw nothing.
     confidence_level : float
     n_resamples : int
         For ``method="bootstrap"``.
@@ -616,22 +770,27 @@ def policy_interval(
     Returns
     -------
     Interval
-        In the currency of ``values``, per item (abstentions included).
+        In the currency of ``values``, per item (abstentions included), with
+        the counts it rests on (``n_acted``, ``n_worst``, ``worst_value``).
 
     Examples
     --------
     >>> from valuecore import UseCase
     >>> p = Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], y_true=[0, 0, 1, 1])
     >>> iv = policy_interval(Policy("threshold", threshold=0.7), p, UseCase(10, 0, -40))
-    >>> iv.mean, round(iv.std_error, 4)
-    (7.5, 2.5)
+    >>> iv.mean, round(iv.std_error, 4), iv.n_acted, iv.n_worst, iv.worst_value
+    (7.5, 2.5, 3.0, 0.0, -40.0)
     """
     _check_value_range(values, interval=True)
-    if method not in ("t", "bootstrap"):
-        raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
+    if method not in ("bounded", "t", "bootstrap"):
+        raise ValueError(f"method must be 'bounded', 't' or 'bootstrap', got {method!r}")
     per_item = item_values(policy, predictions, values)
-    if method == "t":
-        return mean_interval(per_item, predictions.sample_weight, confidence_level=confidence_level)
+    if method in INTERVAL_METHODS:
+        interval = mean_interval(per_item, predictions.sample_weight, confidence_level=confidence_level,
+                                 value_range=possible_range(values, predictions.classes, policy), method=method)
+        matrix = value_matrix_for(values, predictions.classes)
+        acted = policy.decide(predictions, matrix) < predictions.n_classes
+        return replace(interval, n_acted=float(predictions.sample_weight[acted].sum()))
     if rng is None:
         raise TypeError("policy_interval(method='bootstrap') needs an rng, e.g. rng=numpy.random.default_rng(0)")
     return bootstrap_interval(
@@ -714,31 +873,36 @@ def _check_same_items(a: Predictions, b: Predictions, take: np.ndarray, ids, nam
         )
 
 
-def result_interval(result, values, *, confidence_level: float = 0.95) -> Interval:
-    """t interval of the value per item, from a realised :class:`PolicyResult` alone. O(C^2).
+def result_interval(result, values, *, confidence_level: float = 0.95, policy: Policy | None = None) -> Interval:
+    """Interval of the value per item, from a realised :class:`PolicyResult` alone. O(C^2).
 
     Every item's value is one cell of the value matrix (true class, action),
     so the per-item values are the matrix entries repeated as often as the
     confusion matrix counts them. With whole-number weights (counts) this is
-    exactly ``policy_interval(policy, predictions, values, method="t")``,
-    without going back to the n items: what a dashboard rerun needs.
+    exactly ``policy_interval(policy, predictions, values)``, without going
+    back to the n items: what a dashboard rerun needs. The interval allows
+    for every cell of the matrix (only the cells ``policy`` can reach, when
+    given), seen or not: see :func:`mean_interval`.
 
     Examples
     --------
     >>> from valuecore import Policy, Predictions, UseCase, evaluate
     >>> p = Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.2, 0.8], [0.6, 0.4]], y_true=[0, 1, 1, 0])
     >>> use_case = UseCase(1, 0, -4)
-    >>> r = evaluate(Policy("threshold", threshold=0.65), p, use_case)
-    >>> result_interval(r, use_case).mean == policy_interval(Policy("threshold", threshold=0.65), p, use_case).mean
+    >>> policy = Policy("threshold", threshold=0.65)
+    >>> r = evaluate(policy, p, use_case)
+    >>> result_interval(r, use_case, policy=policy) == policy_interval(policy, p, use_case)
     True
     """
     if result.estimated:
         raise ValueError("an interval of the realised value needs a labelled split; this result is estimated")
     _check_value_range(values, interval=True)
     matrix = value_matrix_for(values, result.classes)
-    return mean_interval(
-        matrix.values.ravel(), result.confusion.ravel(), confidence_level=confidence_level, weight_kind="frequency"
+    interval = mean_interval(
+        matrix.values.ravel(), result.confusion.ravel(), confidence_level=confidence_level, weight_kind="frequency",
+        value_range=possible_range(values, result.classes, policy),
     )
+    return replace(interval, n_acted=float(result.confusion[:, :-1].sum()))
 
 
 def paired_comparison(
@@ -800,8 +964,8 @@ def paired_comparison(
     >>> p = Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], y_true=[0, 0, 1, 1])
     >>> same = paired_comparison(Policy("accept_all"), p, Policy("accept_all"), p, UseCase(1, 0, -4),
     ...                          rng=np.random.default_rng(0))
-    >>> same.mean_difference, same.p_value_t, same.p_value_bootstrap
-    (0.0, 1.0, 1.0)
+    >>> same.mean_difference, same.p_value, same.p_value_t, same.p_value_bootstrap
+    (0.0, 1.0, 1.0, 1.0)
     """
     confidence = _check_confidence(confidence_level)
     rng = _check_rng(rng)
@@ -819,13 +983,21 @@ def paired_comparison(
     weight = predictions_a.sample_weight
     kind = _weight_kind(weight, "auto")
     m = _moments(diff, weight, kind)
-    low, high = _t_bounds(m, confidence)
+    lowest, highest = possible_range(values, predictions_a.classes)
+    # The same policy on the same run cannot differ from itself on any item, old or new.
+    spread = 0.0 if policy_a == policy_b and predictions_a is predictions_b else highest - lowest
+    interval = _bounded_interval(diff, weight, kind, m, confidence, (-spread, spread))
+    low, high = interval.low, interval.high
+    p_value = math.nan
+    if math.isfinite(m.std_error):
+        distinct, counts = pseudo_counts(diff, weight, kind, m.n, m.std_error)
+        p_value = bounded_p_value(distinct, counts, min(-spread, distinct.min()), max(spread, distinct.max()))
 
     all_zero = not np.any(diff[weight > 0])
     if all_zero:
         # Identical decisions on every item: no evidence of any difference
         # (and no 0/0 from a zero standard error).
-        p_t = p_boot = 1.0
+        p_t = p_boot = p_value = 1.0
     else:
         if not math.isfinite(m.std_error):
             p_t = math.nan
@@ -853,6 +1025,7 @@ def paired_comparison(
         confidence=confidence,
         total_difference=float(weight @ diff),
         total_weight=float(weight.sum()),
+        p_value=p_value,
     )
 
 

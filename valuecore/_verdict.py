@@ -2,10 +2,12 @@
 
 The model with the highest value per item on the evaluated items is the best
 *on these items*; whether it would stay ahead on new items is a question of
-noise. Each other model is compared with it item by item (a paired t interval
+noise. Each other model is compared with it item by item (a paired interval
 of the per-item differences) when the two runs hold the same items (same ids,
 or same rows with the same labels), and otherwise by the overlap of their two
-t intervals. Models whose comparison cannot exclude "no difference" are the
+intervals. Every interval is the bounded one of :func:`mean_interval`: it
+allows for the costliest outcome of the value matrix even when it is rare or
+unseen. Models whose comparison cannot exclude "no difference" are the
 *contenders*. For the runner-up the verdict also estimates how many labelled
 items would separate it from the best if the gap per item stayed as observed
 (a normal-approximation sample size at the chosen confidence and power).
@@ -29,7 +31,7 @@ import numpy as np
 from ._evaluate import evaluate, item_values
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
-from ._uncertainty import Interval, _check_same_items, _pair_rows, mean_interval
+from ._uncertainty import Interval, _check_same_items, _pair_rows, items_to_exclude, mean_interval, possible_range
 
 __all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "DEGENERATE_KINDS"]
 
@@ -48,7 +50,7 @@ class Standing:
     per_item : float
         Weighted mean value per item on these items (exact).
     low, high : float
-        t interval of the expected value per item on new data.
+        Interval of the expected value per item on new data (bounded method).
     coverage : float
         Share of items acted on.
     difference : float
@@ -99,8 +101,11 @@ class Verdict:
     items_to_separate : float or None
         Estimated labelled items (in all, like ``n_items``) at which the
         runner-up's gap, if it stayed as observed, would be significant at
-        ``confidence`` with probability ``power``; ``inf`` when the gap is 0;
-        None when the runner-up is already separated (or there is none).
+        ``confidence`` with probability ``power`` (normal approximation), and
+        at least the items at which the paired bounded interval of the
+        differences, in their observed shares, would exclude 0 (far more
+        where a costly difference is rare); ``inf`` when the gap is 0; None
+        when the runner-up is already separated (or there is none).
     n_items : float
         Weighted number of evaluated items of the best model.
     degenerate : str or None
@@ -155,7 +160,7 @@ class RuleComparison:
     rich_per_item, simple_per_item : float
         Values per item on the evaluated items.
     low, high : float
-        Paired t interval of ``rich - simple`` per item.
+        Paired interval of ``rich - simple`` per item (bounded method).
     confidence : float
     """
 
@@ -196,6 +201,12 @@ def _items_needed(gap: float, spread: float, confidence: float, power: float) ->
         return math.nan  # too few items to estimate the spread
     z = _normal_quantile((1 + confidence) / 2) + _normal_quantile(power)
     return math.ceil((z * spread / abs(gap)) ** 2)
+
+
+def _difference_range(values: Values, classes) -> tuple[float, float]:
+    """The range of one item's value under one policy minus its value under another."""
+    lowest, highest = possible_range(values, classes)
+    return lowest - highest, highest - lowest
 
 
 def _per_item_sd(interval: Interval) -> float:
@@ -270,7 +281,8 @@ def verdict(
     per_item, intervals, coverage = {}, {}, {}
     for model, (policy, predictions) in labelled.items():
         per_item[model] = _realised_item_values(policy, predictions, values)
-        intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence)
+        intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence,
+                                         value_range=possible_range(values, predictions.classes, policy))
         coverage[model] = _automated_share(policy, predictions, values)
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
@@ -289,7 +301,7 @@ def verdict(
         degenerate = "all_useless"
 
     standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best])]
-    spreads = {}
+    spreads, differences = {}, {}
     for model in ranked[1:]:
         policy, predictions = labelled[model]
         gap = best_mean - intervals[model].mean
@@ -303,8 +315,9 @@ def verdict(
             standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
                                       coverage[model], gap, math.nan, math.nan, contender, "overlap"))
             continue
-        diff = mean_interval(per_item[best] - per_item[model][take], best_predictions.sample_weight,
-                             confidence_level=confidence)
+        differences[model] = per_item[best] - per_item[model][take]
+        diff = mean_interval(differences[model], best_predictions.sample_weight,
+                             confidence_level=confidence, value_range=_difference_range(values, predictions.classes))
         spreads[model] = _per_item_sd(diff)
         contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
         standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
@@ -318,6 +331,12 @@ def verdict(
     needed = None
     if runner_up in contenders:
         needed = _items_needed(gap, spreads[runner_up], confidence, power)
+        if runner_up in differences and not math.isnan(needed):
+            # Where a costly difference is rare the bounded test needs far more items than the normal
+            # approximation says: never promise fewer than it needs with the shares observed.
+            needed = max(needed, items_to_exclude(
+                differences[runner_up], best_predictions.sample_weight,
+                _difference_range(values, best_predictions.classes), confidence_level=confidence))
         needed = None if math.isnan(needed) else needed
     return Verdict(
         best=best,
@@ -367,7 +386,8 @@ def simpler_rule(
     rich = item_values(rich_policy, predictions, values)
     simple = item_values(simple_policy, predictions, values)
     weight = predictions.sample_weight
-    diff = mean_interval(rich - simple, weight, confidence_level=confidence)
+    diff = mean_interval(rich - simple, weight, confidence_level=confidence,
+                         value_range=_difference_range(values, predictions.classes))
     return RuleComparison(
         rich_kind=rich_policy.kind,
         simple_kind=simple_policy.kind,

@@ -297,6 +297,10 @@ def html_report(
         ["Model", "Rule", "Value per item", "Total value", "Automated", "Right when acting", "95% interval per item"],
         value_rows, numeric=(2, 3, 4, 5),
     )
+    value_html += "".join(
+        f"<p>{_e(entry.model)}: {_e(wording.evaluation_basis(entry.evaluation, values, currency))}</p>"
+        for entry in entries if (entry.evaluation or {}).get("ci95")
+    )
     if notes:
         value_html += "".join(f'<p class="muted">{_e(n)}</p>' for n in notes)
 

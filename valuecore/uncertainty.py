@@ -11,10 +11,15 @@ curve (:class:`VOCBand`) and :func:`threshold_stability` the spread of a tuned
 threshold (:class:`ThresholdStability`). ``WEIGHT_KINDS`` names how sample
 weights are read (frequency or probability weights).
 
+The value intervals and the paired test are "bounded" by default: they allow
+for every outcome the values hold, seen or not, so they keep their coverage
+when a costly outcome (a wrong answer at -1000) is rare or never seen, where a
+t interval does not (``method="t"`` still gives it, for comparison).
+
 Arguments follow ``scipy.stats.bootstrap``: ``confidence_level``,
 ``n_resamples``, ``batch`` and an explicit ``rng`` (a
 ``numpy.random.Generator``) wherever something is random. Uses scipy (t
-quantiles).
+and beta quantiles).
 """
 
 from . import _uncertainty

@@ -35,6 +35,10 @@ Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :fu
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 :func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
 :func:`simpler_rule_sentences`. ``GLOSSARY`` explains the technical names.
+What a likely range means and rests on: :func:`likely_range_sentence` (from
+the numbers), :func:`interval_basis` (from an ``Interval``),
+:func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
+:func:`worst_outcome_name` (what the lowest value is called).
 
 Examples
 --------
@@ -65,6 +69,10 @@ __all__ = [
     "threshold_phrase",
     "omega",
     "interval_sentences",
+    "likely_range_sentence",
+    "interval_basis",
+    "evaluation_basis",
+    "worst_outcome_name",
     "paired_sentences",
     "verdict_headline",
     "verdict_sentences",
@@ -254,17 +262,106 @@ def interval_sentences(interval, currency: str = "") -> tuple[str, str]:
     >>> interval = vc.uncertainty.mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0])
     >>> print(*interval_sentences(interval, "$"), sep="\\n")
     On this data: $0.25 per item.
-    Expected on new data from the same distribution: $0.25 per item (95% CI -$1.22 to $1.72).
+    Expected on new data from the same distribution: $0.25 per item (95% CI -$1.68 to $0.95).
     """
     on_data = f"On this data: {amount(interval.mean, currency)} per item."
     head = "Expected on new data from the same distribution"
     if not (math.isfinite(interval.low) and math.isfinite(interval.high)):
         return on_data, f"{head}: unknown (too few items for an interval)."
-    how = "" if interval.method == "t" else ", percentile bootstrap"
+    how = ", percentile bootstrap" if interval.method == "bootstrap" else ""
     return on_data, (
         f"{head}: {amount(interval.mean, currency)} per item ({_level(interval.confidence)} CI "
         f"{amount(interval.low, currency)} to {amount(interval.high, currency)}{how})."
     )
+
+
+def likely_range_sentence(
+    *,
+    low: float,
+    high: float,
+    n_items: float,
+    n_acted: float,
+    n_worst: float,
+    worst_value: float,
+    one_more_worst: float,
+    confidence: float = 0.95,
+    currency: str = "",
+    outcome: str = "wrong answer",
+) -> str:
+    """What a "likely range" of the value per item means and what it rests on, in one sentence.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval (per item).
+    n_items, n_acted : float
+        Items evaluated, and of them the ones the model acted on (NaN: not known).
+    n_worst : float
+        Items seen at the worst possible value, ``worst_value`` (per item).
+    one_more_worst : float
+        How much lower the value per item would be with one more such item.
+    outcome : str
+        What the worst value is, in the singular ("wrong answer").
+
+    Examples
+    --------
+    >>> sentence = likely_range_sentence(low=-8.2, high=0.87, n_items=114, n_acted=91, n_worst=0,
+    ...                                  worst_value=-1000, one_more_worst=8.78, currency="$")
+    >>> for part in sentence.replace(". ", ".|").replace("; ", ";|").split("|"):
+    ...     print(part)
+    Likely range: 95% sure to hold the value per item on new items like these.
+    It rests on 0 wrong answers (-$1,000 each) seen in 114 items, 91 automated;
+    one more would lower the value per item by $8.78.
+    """
+    if _missing(low) or _missing(high) or not (math.isfinite(low) and math.isfinite(high)):
+        return "Likely range: unknown, too few items to say what new items would be worth."
+    if low == high:
+        return (f"Likely range: none needed, every item is worth {amount(low, currency)} under this rule "
+                "whatever its outcome.")
+    seen = significant(n_worst)
+    plural = "" if seen == "1" else "s"
+    where = f"{significant(n_items)} items"
+    if not _missing(n_acted) and math.isfinite(n_acted):
+        where += f", {significant(n_acted)} automated"
+    return (
+        f"Likely range: {_level(confidence)} sure to hold the value per item on new items like these. "
+        f"It rests on {seen} {outcome}{plural} ({amount(worst_value, currency)} each) seen in {where}; "
+        f"one more would lower the value per item by {amount(one_more_worst, currency)}."
+    )
+
+
+def interval_basis(interval, currency: str = "", outcome: str = "wrong answer") -> str:
+    """:func:`likely_range_sentence` for an :class:`~valuecore.Interval` (its own numbers)."""
+    return likely_range_sentence(
+        low=interval.low, high=interval.high, n_items=interval.n, n_acted=interval.n_acted,
+        n_worst=interval.n_worst, worst_value=interval.worst_value, one_more_worst=interval.one_more_worst,
+        confidence=interval.confidence, currency=currency, outcome=outcome,
+    )
+
+
+def evaluation_basis(evaluation, values=None, currency: str = "") -> str:
+    """:func:`likely_range_sentence` for the ``evaluation`` object of the policy JSON (``ci95``, ``ci95_basis``)."""
+    ci = evaluation.get("ci95") or [None, None]
+    basis = evaluation.get("ci95_basis") or {}
+
+    def number(found):
+        return math.nan if found is None else float(found)
+
+    return likely_range_sentence(
+        low=number(ci[0]), high=number(ci[1]), n_items=number(evaluation.get("n")),
+        n_acted=number(basis.get("n_acted")), n_worst=number(basis.get("n_worst")),
+        worst_value=number(basis.get("worst_value")), one_more_worst=number(basis.get("one_more_worst")),
+        currency=currency, outcome=worst_outcome_name(values) if values is not None else "costliest outcome",
+    )
+
+
+def worst_outcome_name(values) -> str:
+    """What the lowest value of ``values`` is called: "wrong answer" for a use case whose wrong answer is
+    its lowest value, else "costliest outcome"."""
+    wrong, abstain, correct = (getattr(values, f"v_{k}", None) for k in ("wrong", "abstain", "correct"))
+    if wrong is not None and wrong <= abstain and wrong <= correct:
+        return "wrong answer"
+    return "costliest outcome"
 
 
 def amount(x: float, currency: str = "") -> str:
@@ -298,7 +395,10 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
     -------
     (on_data, on_distribution) : tuple of str
         What is certain on these items, and what is expected on new items
-        from the same distribution with the interval and both p-values.
+        from the same distribution with the interval and the p-values. The
+        verdict rests on ``p_value`` (the test that matches the interval and
+        keeps its level when a costly error is rare); the paired t-test and the
+        bootstrap are shown beside it.
     """
     a, b = (str(n) for n in names)
     m = comparison
@@ -317,11 +417,13 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
             f"{head} {amount(m.mean_difference, currency)} per item, but there are too few items to test it."
         )
     level = _level(1 - m.confidence)
+    decisive = m.p_value if math.isfinite(getattr(m, "p_value", math.nan)) else m.p_value_t
     numbers = (
         f"{amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {amount(m.low, currency)} to "
-        f"{amount(m.high, currency)}; paired t-test {p_value(m.p_value_t)}, bootstrap {p_value(m.p_value_bootstrap)})"
+        f"{amount(m.high, currency)}, {p_value(decisive)}; paired t-test {p_value(m.p_value_t)}, "
+        f"bootstrap {p_value(m.p_value_bootstrap)})"
     )
-    if math.isfinite(m.p_value_t) and m.p_value_t < 1 - m.confidence:
+    if math.isfinite(decisive) and decisive < 1 - m.confidence:
         better = a if m.mean_difference > 0 else b
         verdict = f"{better} is better, statistically significant at the {level} level."
     else:
@@ -356,7 +458,8 @@ GLOSSARY = {
     "paired comparison": "Two models judged on the same items, item by item; the differences cancel the luck "
     "of which items ended up in the sample.",
     "confidence interval": "The range of values per item that new data from the same source would plausibly "
-    "give; 95% of such ranges contain the true value.",
+    "give; 95% of such ranges contain the true value. It allows for outcomes that are rare or were never seen: "
+    "no wrong answer among a few hundred items does not mean no risk when one costs a lot.",
 }
 
 
