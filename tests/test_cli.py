@@ -479,3 +479,23 @@ def test_python_dash_m_report_writes_schema_valid_json(tmp_path):
     Draft202012Validator(policy_schema()).validate(data)
     assert [m["model"] for m in data["models"]] == ["logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"]
     assert "Traceback" not in result.stderr
+
+
+@needs_samples
+def test_apply_scores_a_stored_two_tier_policy_as_report_did(capsys, tmp_path):
+    # apply used to stop on any two_tier document ("use evaluate_two_tier"); it must give report's evaluation back.
+    policy, applied = tmp_path / "two_tier.json", tmp_path / "applied.json"
+    code, _, err = run_cli(capsys, "report", SAMPLE_RUNS / "digits", "--omega", "4", "--policy", "two_tier",
+                           "--v-confirmed-correct", "0.6", "--v-confirmed-wrong", "-1", "--json", policy)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "apply", policy, SAMPLE_RUNS / "digits", "--json", applied)
+    assert code == 0, err
+    assert "assist threshold" in out and "confirmed by a person" in out
+    stored = {m["model"]: m["evaluation"] for m in json.loads(policy.read_text())["models"]}
+    scored = {m["model"]: m for m in json.loads(applied.read_text())["models"]}
+    assert set(scored) == set(stored)
+    for model, evaluation in stored.items():
+        assert scored[model]["evaluation"] == evaluation
+        counts = np.asarray(scored[model]["confusion"]["counts"])
+        tiers = evaluation["two_tier"]
+        assert counts[:, -1].sum() == tiers["n_assisted"] + tiers["n_handoff"]

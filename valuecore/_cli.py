@@ -719,6 +719,7 @@ def _read_policy_document(path: Path):
 def _applied_lines(item, policy) -> list[str]:
     """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
     from ._calibration import describe_calibration
+    from ._constrained import describe_two_tier
 
     evaluation = item.evaluation
     estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
@@ -726,7 +727,7 @@ def _applied_lines(item, policy) -> list[str]:
     return [
         f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}",
         f"calibration           {describe_calibration(policy.calibration)}",
-        *_describe_rule(policy),
+        *(_describe_rule(policy) if policy.kind != "two_tier" else describe_two_tier(policy, evaluation)),
         f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
         f"value per item        {_fmt(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",

@@ -156,26 +156,31 @@ def _pct(value) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def describe_two_tier(policy: Policy, evaluation: dict | None) -> list[str]:
+    """Plain-language lines for a two-tier rule, and its tiers' volumes when ``evaluation`` has them."""
+    from . import wording
+
+    assisted = policy.assisted
+    auto = "none" if policy.threshold is None else wording.threshold(policy.threshold)
+    assist = "none" if policy.assist_threshold is None else wording.threshold(policy.assist_threshold)
+    lines = [
+        f"automatic threshold   {auto}  (act alone iff confidence >= it)",
+        f"assist threshold      {assist}  (up to the automatic one a person confirms; below: hand off)",
+        f"assisted tier values  confirmed correct {assisted['v_confirmed_correct']:g}, "
+        f"confirmed wrong {assisted['v_confirmed_wrong']:g}, cost {assisted['cost']:g}",
+    ]
+    tiers = (evaluation or {}).get("two_tier")
+    if tiers:
+        lines.append(
+            f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_assisted']:g} confirmed by a person, "
+            f"{tiers['n_handoff']:g} handed off"
+        )
+    return lines
+
+
 def describe_constraints(entry) -> list[str]:
     """Plain-language lines for a policy entry's two-tier rule and constraint records (CLI report)."""
-    lines = []
-    policy = entry.policy
-    if policy.kind == "two_tier":
-        assisted = policy.assisted
-        auto = "none" if policy.threshold is None else f"{policy.threshold:.6g}"
-        assist = "none" if policy.assist_threshold is None else f"{policy.assist_threshold:.6g}"
-        lines.append(f"automatic threshold   {auto}  (act alone iff confidence >= it)")
-        lines.append(f"assist threshold      {assist}  (up to the automatic one a person confirms; below: hand off)")
-        lines.append(
-            f"assisted tier values  confirmed correct {assisted['v_confirmed_correct']:g}, "
-            f"confirmed wrong {assisted['v_confirmed_wrong']:g}, cost {assisted['cost']:g}"
-        )
-        tiers = (entry.evaluation or {}).get("two_tier")
-        if tiers:
-            lines.append(
-                f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_assisted']:g} confirmed by a person, "
-                f"{tiers['n_handoff']:g} handed off"
-            )
+    lines = describe_two_tier(entry.policy, entry.evaluation) if entry.policy.kind == "two_tier" else []
     if entry.monitoring is not None:
         m = entry.monitoring
         lines.append(

@@ -507,6 +507,9 @@ def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | 
             continue
         predictions = run.splits[name]
         values = align_values(document.values, run.classes)
+        if entry.policy.kind == "two_tier":
+            out.append(_apply_two_tier(entry, name, predictions, values, same, with_interval=with_interval))
+            continue
         if predictions.has_labels:
             result = evaluate(entry.policy, predictions, values)
         else:
@@ -517,3 +520,23 @@ def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | 
         out.append(AppliedPolicy(entry.model, name, evaluation_record(name, predictions, result, interval),
                                  result, same, note))
     return out
+
+
+def _apply_two_tier(entry, name: str, predictions: Predictions, values, same, *, with_interval: bool) -> AppliedPolicy:
+    """A stored two-tier policy on one split: its evaluation record, and the automatic tier's confusion matrix.
+
+    Two tiers are valued on labels only (the assisted tier's worth rests on what a person does with the
+    suggestion, which no probability tells), so an unlabelled split is named, not estimated.
+    """
+    from ._constrained import two_tier_evaluation
+
+    if not predictions.has_labels:
+        return AppliedPolicy(entry.model, name, None, None, same,
+                             f"split {name!r} has no labels; a two_tier policy is evaluated on labels only")
+    record = two_tier_evaluation(entry.policy, predictions, values, with_interval=with_interval)
+    evaluation = _jsonable({"split": name, **record, "estimated": False,
+                            **{key: _count(record[key]) for key in ("n", "n_correct", "n_wrong", "n_abstain")}})
+    automatic = Policy("threshold", threshold=entry.policy.threshold, calibration=entry.policy.calibration)
+    return AppliedPolicy(entry.model, name, evaluation, evaluate(automatic, predictions, values), same,
+                         "the confusion matrix is the automatic tier's; 'abstain' holds both tiers a person sees")
+
