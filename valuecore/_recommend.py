@@ -170,8 +170,16 @@ def allowed_kinds(values, *, assisted=None) -> tuple[str, ...]:
     return (*kinds, "two_tier") if assisted is not None else tuple(kinds)
 
 
+def _constraints_for(kind: str, constraints: Mapping) -> dict:
+    """The assisted tier's values are for two tiers only; the other rules are weighed without them."""
+    return {k: v for k, v in constraints.items() if v is not None and (k == "assisted") == (kind == "two_tier")}
+
+
 def _fit(pipeline, model: str, kind: str, values, constraints: Mapping) -> Policy:
-    if kind == "two_tier" or any(v is not None for v in constraints.values()):
+    if kind == "expected_value" and getattr(pipeline.run(model), "aggregate", False):
+        raise ValueError("an aggregate has no item's own probability vector, which the expected-value rule needs")
+    constraints = _constraints_for(kind, constraints)
+    if kind == "two_tier" or constraints:
         from ._constrained import check_constraint_options
 
         check_constraint_options(kind, **constraints)
@@ -314,7 +322,9 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
     if r.model is not None:
         index = next((i for i, e in enumerate(entries) if e.model == r.model), None)
         if index is None or entries[index].policy.kind != r.kind:
-            entry = pipeline.entry(r.model, r.kind, values, with_interval=with_interval, **constraints)
+            monitoring = {"monitoring": True} if constraints.get("monitoring") else {}
+            entry = pipeline.entry(r.model, r.kind, values, with_interval=with_interval, **monitoring,
+                                   **_constraints_for(r.kind, constraints))
             if index is None:
                 entries.append(entry)
             else:
