@@ -218,7 +218,8 @@ class Settings:
         None picks the default split.
     calibration : {"none", "temperature", "isotonic"}
     voc_mode, voc_range : the VOC page's threshold mode and ω range (None: from ω).
-    compare_pair, compare_resamples, compare_seed : the Compare page's models and bootstrap.
+    compare_pair, compare_resamples, compare_seed : the Compare page's models (None: the recommended one and its
+        closest rival) and bootstrap.
     monitor_split, monitor_chunking, monitor_period, monitor_chunks, monitor_retune,
     backtest_split, backtest_chunks : the Monitor page.
     calibration_examined, calibration_bins, calibration_strategy : the Calibration page.
@@ -227,7 +228,7 @@ class Settings:
     value_show_tuning, value_hist_model : the Value page's tuning-split curves and histogram model (None: the best).
     voc_bands, voc_areas : the VOC page's bootstrap bands and its table of ω ranges (rows of from, to; None
         is an empty cell).
-    constraints_* : the Capacity & guarantees page (model None: the first one; the two-tier values None:
+    constraints_* : the Capacity & guarantees page (model None: the recommended one; the two-tier values None:
         from the three values).
     matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
         (None: the first one offered).

@@ -21,7 +21,7 @@ from dashboard.charts.compare import (
     value_interval_chart,
 )
 import valuecore as vc
-from dashboard import datasets, state, views
+from dashboard import datasets, home, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
@@ -63,7 +63,8 @@ if len(models) < 2:
 
 left, right = st.columns(2)
 model_a, model_b = state.pair((left.selectbox, right.selectbox), "compare_pair", ("Model A", "Model B"), models,
-                              keys=("compare_model_a", "compare_model_b"))
+                              keys=("compare_model_a", "compare_model_b"),
+                              default=home.recommended_pair(selection, models))  # the recommended one first
 if model_a == model_b:
     st.info("Pick two different models.")
     st.stop()

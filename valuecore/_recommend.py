@@ -125,6 +125,9 @@ class Recommendation:
     skipped : tuple of str
         Each (model, rule) that could not be judged, and why, in words.
     confidence : float
+    abstain_pointless : bool
+        Handing an item over is never better than a wrong answer with these
+        values, so no threshold can beat acting on every item.
     """
 
     model: str | None
@@ -145,6 +148,7 @@ class Recommendation:
     candidates: tuple
     skipped: tuple = ()
     confidence: float = 0.95
+    abstain_pointless: bool = False
 
     @property
     def is_none(self) -> bool:
@@ -265,7 +269,7 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommen
     none = dict(model=None, kind=None, policy=None, per_item=math.nan, low=math.nan, high=math.nan,
                 coverage=math.nan, baseline_per_item=judged.baseline_per_item, clears_baseline=False,
                 separated=True, items_to_separate=None, n_items=judged.n_items, candidates=candidates,
-                skipped=skipped, confidence=confidence)
+                skipped=skipped, confidence=confidence, abstain_pointless=judged.abstain_pointless)
     if not candidates:
         return Recommendation(**none, choice="no_candidates", alternative=None, alternative_gap=math.nan)
     best = candidates[0]
@@ -303,7 +307,7 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommen
         high=chosen.high, coverage=chosen.coverage, baseline_per_item=chosen.baseline,
         clears_baseline=bool(chosen.low > chosen.baseline), choice=how, alternative=alternative,
         alternative_gap=gap, separated=separated, items_to_separate=needed, n_items=judged.n_items,
-        candidates=candidates, skipped=skipped, confidence=confidence,
+        candidates=candidates, skipped=skipped, confidence=confidence, abstain_pointless=judged.abstain_pointless,
     )
 
 

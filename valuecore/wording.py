@@ -602,10 +602,13 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
         body = (f"; {_model_and_rule(a.model, a.kind)} is level within noise "
                 f"({amount(-r.alternative_gap, currency)} less per item){_items_clause(r)}")
     tail = ""
+    if r.abstain_pointless:
+        tail += (" Handing items over is never better than a wrong answer with these values, so acting on every "
+                 "item is as good as any threshold.")
     if not r.clears_baseline:
         if math.isfinite(r.low) and math.isfinite(r.high):
-            tail = (f" Its likely range ({amount(r.low, currency)} to {amount(r.high, currency)} per item) still "
+            tail += (f" Its likely range ({amount(r.low, currency)} to {amount(r.high, currency)} per item) still "
                     f"includes earning no more than no model ({money(r.baseline_per_item, currency)}).")
         else:
-            tail = " Too few items for a likely range: label more before relying on it."
+            tail += " Too few items for a likely range: label more before relying on it."
     return head + body + "." + tail
