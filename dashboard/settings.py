@@ -416,8 +416,9 @@ def document_with_settings(document: vc.policy_json.PolicyDocument, settings: Se
 def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, list[str]]:
     """The settings a policy JSON records, applied over ``current``; and notes on what could not be.
 
-    The entries say the values or matrix, the rule, the recalibration, the
-    splits and the models; the ``dashboard_settings`` block, when present,
+    The entries say the values or matrix, the rule (that of the entries other
+    than the recommended model's, when the document recommends one), the
+    recalibration, the splits and the models; the ``dashboard_settings`` block, when present,
     the rest. ``current.source`` is always kept. Raises ValueError when the
     document is not valid (see :meth:`valuecore.PolicyDocument.from_dict`).
     """
@@ -434,7 +435,9 @@ def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, 
         base = from_block
     restored = replace(base, source=current.source).with_values(document.values)
     entries = document.entries
-    kinds = {e.policy.kind for e in entries}
+    # The recommended model's entry may hold another rule (the recommended one): the others say the rule in force.
+    chosen = (document.recommendation or {}).get("model")
+    kinds = {e.policy.kind for e in entries if e.model != chosen} or {e.policy.kind for e in entries}
     if len(kinds) == 1:
         restored = replace(restored, rule=next(iter(kinds)))
     else:

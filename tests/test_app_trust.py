@@ -134,6 +134,9 @@ def test_calibration_page_explains_an_unlabelled_evaluation_split():
 # -------------------------------------------------------------------- compare
 def test_compare_page_states_the_difference_its_interval_and_p_values():
     at = _open(_app(), "compare")
+    # It opens on the recommended model; this test compares logreg with mlp.
+    at.selectbox(key="compare_model_a").set_value("logreg").run()
+    at.selectbox(key="compare_model_b").set_value("mlp").run()
     metrics = {m.label: m.value for m in at.metric}
     assert "logreg − mlp, per item (this data)" in metrics
     markdown = _texts(at.markdown)
@@ -250,8 +253,13 @@ def test_export_restores_a_value_matrix():
         (lambda text, doc: "{not json", "not valid JSON"),
         (lambda text, doc: json.dumps({**doc, "schema_version": 3}), "schema_version 3 is not supported"),
         (
-            lambda text, doc: json.dumps({**doc, "models": [{**doc["models"][0], "classes": ["cat", "dog"]}]}),
+            lambda text, doc: json.dumps({**{k: v for k, v in doc.items() if k != "recommendation"},
+                                          "models": [{**doc["models"][0], "classes": ["cat", "dog"]}]}),
             "does not fit the loaded runs",
+        ),
+        (
+            lambda text, doc: json.dumps({**doc, "recommendation": {**doc["recommendation"], "model": "ghost"}}),
+            "invalid policy document at recommendation: it names model 'ghost'",
         ),
         (lambda text, doc: json.dumps({**doc, "use_case": {"v_correct": 1}}), "Nothing was restored"),
     ],
