@@ -187,7 +187,7 @@ else:
             recommendation = home.page_recommendation(ws, models, values)
             reason = vc.wording.recommendation_reason(recommendation, selection.currency)
             document, more = vc.recommended_document(ws, document, recommendation, values, reason)
-            notes = [*notes, *more]
+            notes = [*notes, *(md_text(note) for note in more)]  # it names a model: shown as text
     except ValueError as error:
         st.error(f"No policy could be built: {error}")
     if document is not None:

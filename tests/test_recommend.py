@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -173,6 +174,8 @@ def test_the_recommendation_earns_and_is_never_clearly_beaten(seed, n, skills, o
     values = vc.UseCase.from_omega(omega)
     rec = vc.recommend(vc.Pipeline(runs), values)
     assert rec.candidates
+    for text in (wording.recommendation_headline(rec), wording.recommendation_reason(rec, "$")):
+        assert text and not re.search(r"\b(None|nan|NaN|inf)\b", text), text
     if rec.is_none:
         assert rec.choice in ("all_useless", "pointless")
         assert all(c.per_item <= c.baseline + 1e-9 for c in rec.candidates[:1])

@@ -491,7 +491,8 @@ def _recommendation_lines(recommended, document, currency: str) -> list[str]:
     """The report's first lines: the one recommendation and why, then a blank line."""
     lines = ["recommendation: " + wording.recommendation_headline(recommended),
              "                " + document.recommendation["reason"]]
-    if recommended.model is not None and recommended.kind not in ("threshold", "calibrated_threshold"):
+    # The headline says one threshold; two tiers are described in their model's section.
+    if recommended.model is not None and recommended.kind not in ("threshold", "calibrated_threshold", "two_tier"):
         entry = document.entry(recommended.model)
         lines += ["                " + line for line in _describe_rule(entry.policy)]
     return [*lines, ""]

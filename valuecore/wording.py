@@ -539,10 +539,18 @@ def rule_name(kind: str | None) -> str:
     return "no model" if kind is None else RULE_NAMES.get(kind, kind)
 
 
+# Per-class thresholds are spelled out in a headline for this many classes at most (else: see the policy).
+_CLASSES_SPELLED_OUT = 3
+
+
 def _model_and_rule(model: str, kind: str, policy=None) -> str:
     text = f"{model} with {rule_name(kind)}"
     if policy is not None and kind in ("threshold", "calibrated_threshold"):
         text += f" ({threshold_phrase(policy.threshold)})"
+    elif policy is not None and policy.class_thresholds and len(policy.class_thresholds) <= _CLASSES_SPELLED_OUT:
+        parts = [f"never on a predicted {label}" if t is None else
+                 f"on a predicted {label} when confidence ≥ {threshold(t)}" for label, t in policy.class_thresholds]
+        text += f" (act {', '.join(parts)})"
     return text
 
 
