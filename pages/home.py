@@ -69,8 +69,9 @@ if recommendation.model is not None:
         f"{vc.wording.money(recommendation.per_item * float(volume), currency)} per {period} "
         f"({vc.wording.money(gain * float(volume), currency)} per {period} more than no model)."
     ))
-for note in recommendation.skipped:
-    st.caption(md_text(f"Not weighed: {note}."))
+if not recommendation.candidates:  # otherwise they are listed with the candidates, below
+    for note in recommendation.skipped:
+        st.caption(md_text(f"Not weighed: {note}."))
 
 st.download_button(
     "Download report", home.report_maker(selection, selection.rule if selection.rule in kinds else kinds[0],
@@ -90,3 +91,5 @@ if recommendation.candidates:
             "exclude that it is as good as the best; a model earning no more than no model is never level. Among "
             "those level with the best, the simplest rule is recommended, then the one whose range starts higher."
         )
+        for note in recommendation.skipped:
+            st.caption(md_text(f"Not weighed: {note}."))

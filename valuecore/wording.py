@@ -557,6 +557,8 @@ def _model_and_rule(model: str, kind: str, policy=None) -> str:
 def recommendation_headline(recommendation) -> str:
     """What to deploy, in a few words: ``Deploy mlp with one threshold (act when confidence ≥ 0.99).``"""
     r = recommendation
+    if r.choice == "no_candidates":
+        return "Nothing can be recommended: no model could be judged on labelled items."
     if r.model is None:
         return "Deploy no model: hand every item to a person."
     return f"Deploy {_model_and_rule(r.model, r.kind, r.policy)}."
