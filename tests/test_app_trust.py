@@ -138,7 +138,8 @@ def test_compare_page_states_the_difference_its_interval_and_p_values():
     at.selectbox(key="compare_model_a").set_value("logreg").run()
     at.selectbox(key="compare_model_b").set_value("mlp").run()
     metrics = {m.label: m.value for m in at.metric}
-    assert "logreg − mlp, per item (this data)" in metrics
+    assert "A − B, per item (this data)" in metrics
+    assert any(h.value == "The difference in value: logreg − mlp" for h in at.subheader)
     markdown = _texts(at.markdown)
 
     # The numbers are valuecore's: the same paired comparison computed directly.
@@ -158,7 +159,7 @@ def test_compare_page_states_the_difference_its_interval_and_p_values():
     on_data, on_new_data = vc.wording.paired_sentences(expected, ("logreg", "mlp"), "$")
     assert on_data.startswith("On these 450 items, ") and "paired t-test p" in on_new_data
     assert md_text(on_data) in markdown and md_text(on_new_data) in markdown
-    assert metrics["logreg − mlp, per item (this data)"] == vc.wording.amount(expected.mean_difference, "$")
+    assert metrics["A − B, per item (this data)"] == vc.wording.amount(expected.mean_difference, "$")
     assert metrics["95% interval (new data)"] == (f"{vc.wording.amount(expected.low, '$')} to "
                                                   f"{vc.wording.amount(expected.high, '$')}")
     assert metrics["Paired t-test"] == vc.wording.p_value(expected.p_value_t)

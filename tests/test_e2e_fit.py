@@ -135,7 +135,7 @@ def assert_the_answer_is_above_the_fold(page, fold: int) -> None:
 
     headline = page.locator('[data-testid="stMain"] h3').first
     expect(headline).to_contain_text("Deploy")
-    tiles = page.locator('[data-testid="stMetric"]')
+    tiles = page.locator('[data-testid="stMain"] [data-testid="stMetric"]')
     inputs = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
     elements = {"the recommendation": headline, "the rule tile": tiles.first,
                 "the value per item tile": tiles.filter(has_text="Value per item")}
