@@ -282,8 +282,9 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommen
     ranked = sorted(pool, key=lambda c: (RULE_SIMPLICITY.get(c.kind, 9),
                                          -c.low if math.isfinite(c.low) else math.inf, -c.per_item))
     # Level with the best is not enough: no candidate the data clearly separates may beat the one named.
+    memo: dict = {}
     chosen = next((c for c in ranked
-                   if not clearly_ahead(runs, values, (c.model, c.kind), confidence=confidence)), best)
+                   if not clearly_ahead(runs, values, (c.model, c.kind), confidence=confidence, memo=memo)), best)
     if len(candidates) == 1:
         how, alternative = "only", None
     elif len(level) == 1:

@@ -381,22 +381,32 @@ def clearly_ahead(
     of,
     *,
     confidence: float = 0.95,
+    memo: dict | None = None,
 ) -> tuple:
     """The keys of ``runs`` whose value the data separates above that of ``runs[of]``, as :func:`verdict` judges.
 
     Item by item when the two runs hold the same items, by non-overlapping
     intervals otherwise. Only runs worth more on these items can be ahead.
+    ``memo`` (a dict kept across calls on the same runs) saves recomputing
+    each run's item values and interval.
     """
-    policy, predictions = runs[of]
-    mine = _realised_item_values(policy, predictions, values)
-    own = mean_interval(mine, predictions.sample_weight, confidence_level=confidence)
+    memo = {} if memo is None else memo
+
+    def judged(key):
+        if key not in memo:
+            policy, predictions = runs[key]
+            items = _realised_item_values(policy, predictions, values)
+            memo[key] = items, mean_interval(items, predictions.sample_weight, confidence_level=confidence)
+        return memo[key]
+
+    predictions = runs[of][1]
+    mine, own = judged(of)
     scale = max(abs(own.mean), 1.0)
     ahead = []
-    for key, (other_policy, other_predictions) in runs.items():
+    for key, (_, other_predictions) in runs.items():
         if key == of:
             continue
-        theirs = _realised_item_values(other_policy, other_predictions, values)
-        other = mean_interval(theirs, other_predictions.sample_weight, confidence_level=confidence)
+        theirs, other = judged(key)
         if not other.mean > own.mean:
             continue
         try:
