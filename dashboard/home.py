@@ -1,4 +1,8 @@
-"""The landing page's numbers: the verdict on the user's selection, its tiles and table, and the report.
+"""The landing page's numbers: the one recommendation on the user's selection, its tiles and table, and the report.
+
+The recommendation (``valuecore.recommend`` over the cached workspace, every
+rule the settings allow) is also the model Compare, Capacity & guarantees and
+Monitor open on when the user has not chosen one (:func:`recommended_model`).
 
 Also the Value page's overfitting note (:func:`simpler_rule_notes`), which
 weighs a richer rule against the one-threshold rule the same way.
@@ -13,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -34,6 +39,99 @@ class Tile:
 @st.cache_resource(show_spinner="Weighing the models…", max_entries=128)
 def _verdict(key: tuple, _runs, _values) -> vc.Verdict:
     return vc.verdict(_runs, _values)
+
+
+@st.cache_resource(show_spinner="Weighing every model and rule…", max_entries=64)
+def _recommendation(key: tuple, _ws, _models, _kinds, _values) -> vc.Recommendation:
+    return vc.recommend(_ws, _values, _models, kinds=_kinds)
+
+
+def page_recommendation(ws: Workspace, models, values) -> vc.Recommendation:
+    """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them."""
+    kinds, _ = views.rule_options(ws, models, values)
+    models = tuple(m for m in models if m in ws.report.models)
+    key = (tuple((m, ws.run(m).sha256) for m in models), tuple(kinds), values_key(values), ws.tune_split,
+           ws.eval_split, ws.calibration)
+    return _recommendation(key, ws, models, tuple(kinds), values)
+
+
+def recommended_model(selection, among=None) -> str | None:
+    """The recommended model of the selection (None: none is), for pages opening on it by default.
+
+    ``among`` restricts the answer to the models a page offers (None when the recommended one is not there).
+    """
+    from .data import workspace
+
+    if not selection.models:
+        return None
+    model = page_recommendation(workspace(selection), selection.models, selection.values).model
+    return model if among is None or model in among else None
+
+
+def recommended_pair(selection, among) -> tuple[str, str] | None:
+    """The recommended model and its closest rival among ``among`` (the Compare page's default), or None."""
+    from .data import workspace
+
+    if not selection.models:
+        return None
+    r = page_recommendation(workspace(selection), selection.models, selection.values)
+    if r.model is None or r.model not in among:
+        return None
+    preferred = [] if r.alternative is None else [r.alternative.model]
+    rival = next((m for m in [*preferred, *(c.model for c in r.candidates), *among]
+                  if m != r.model and m in among), None)
+    return None if rival is None else (r.model, rival)
+
+
+def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, period: str) -> list[Tile]:
+    """The six tiles under the headline, for the recommendation (or for handing every item over)."""
+    if r.choice == "no_candidates":
+        return []
+    if r.model is None:
+        rule, automated, per_item = "Hand over", vc.wording.percent(0.0), r.baseline_per_item
+        rule_help = "No model: every item goes to a person."
+    else:
+        if r.kind in views.GLOBAL_THRESHOLD_KINDS:
+            threshold = r.threshold
+            rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
+                    else vc.wording.threshold(threshold))
+        else:
+            rule = _SHORT_RULES.get(r.kind, r.kind)
+        automated, per_item = vc.wording.percent(r.coverage), r.per_item
+        rule_help = f"{r.model}: {vc.wording.rule_phrase(r.policy)}."
+    return _tiles(rule, rule_help, automated, per_item, r.baseline_per_item, currency, volume, period)
+
+
+def values_frame(matrix: vc.ValueMatrix, currency: str) -> pd.DataFrame:
+    """The value matrix in force as text: one row per true class, a column per action (predicted class, hand-off)."""
+    money = vc.wording.money
+    columns = [f"predicted {c}" for c in matrix.classes] + ["handed over"]
+    rows = [[money(float(v), currency) for v in row] for row in np.asarray(matrix.values, dtype=float)]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.insert(0, "True class", [str(c) for c in matrix.classes])
+    return frame
+
+
+def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
+    """Every (model, rule) judged, best first, as text, then the no-model row."""
+    money = vc.wording.money
+    rows = []
+    for c in r.candidates:
+        if (c.model, c.kind) == (r.model, r.kind):
+            against = "recommended"
+        elif c.difference == 0 and c.contender:
+            against = "best on these items" if c is r.candidates[0] else "level with the best"
+        else:
+            against = "level with the best" if c.contender else "clearly behind the best"
+        likely = (f"{money(c.low, currency)} to {money(c.high, currency)}"
+                  if math.isfinite(c.low) and math.isfinite(c.high) else "too few items")
+        rows.append({"Model": c.model, "Rule": vc.wording.rule_name(c.kind), "Value per item": money(c.per_item,
+                                                                                                     currency),
+                     "Likely range": likely, "Automated": vc.wording.percent(c.coverage), "Against the best": against})
+    rows.append({"Model": "no model (hand everything over)", "Rule": "", "Value per item": money(
+        r.baseline_per_item, currency), "Likely range": "", "Automated": vc.wording.percent(0.0),
+        "Against the best": "baseline"})
+    return pd.DataFrame(rows)
 
 
 def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:
@@ -74,7 +172,6 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> lis
     is the exact threshold, so the tile, the sentences, the tables, the export and the report agree.
     """
     v = verdict
-    money = vc.wording.money
     if v.degenerate in ("no_models",):
         return []
     if v.degenerate in ("pointless", "all_useless"):
@@ -89,11 +186,17 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> lis
             rule = _SHORT_RULES.get(v.best_policy.kind, v.best_policy.kind)
         automated, per_item = vc.wording.percent(v.coverage), v.best_per_item
         rule_help = vc.wording.rule_phrase(v.best_policy).capitalize() + "."
+    return _tiles(rule, rule_help, automated, per_item, v.baseline_per_item, currency, volume, period)
+
+
+def _tiles(rule: str, rule_help: str, automated: str, per_item: float, baseline: float, currency: str,
+           volume: float, period: str) -> list[Tile]:
+    money = vc.wording.money
     if rule[0].isdigit():
         rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
                      "Written to the last digit of the exact threshold, so that a copy of it decides every item "
                      "as the exported policy does.")
-    gain = per_item - v.baseline_per_item
+    gain = per_item - baseline
     return [
         Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),
         Tile("Automated", automated, "Share of items acted on without a person (coverage)."),
@@ -103,7 +206,7 @@ def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> lis
              f"Value per item × {vc.wording.significant(volume)} items per {period}."),
         Tile(f"More than no model, per {period}", money(gain * volume, currency),
              "Compared with handing every item to a person (the no-model baseline)."),
-        Tile("No model, per item", money(v.baseline_per_item, currency),
+        Tile("No model, per item", money(baseline, currency),
              "Value per item of handing every item over: the bar every model must clear."),
     ]
 
@@ -187,7 +290,7 @@ def simpler_rule_notes(ws: Workspace, models, kind: str, values, currency: str) 
     return notes
 
 
-def report_maker(selection, kind: str, volume: float, period: str):
+def report_maker(selection, kind: str, volume: float, period: str, recommend_kinds=None):
     """A no-argument callable that writes the shareable HTML report of the selection (for st.download_button).
 
     It runs when the visitor clicks, on another thread; a problem becomes a short HTML page that says it.
@@ -201,7 +304,7 @@ def report_maker(selection, kind: str, volume: float, period: str):
             return vc.report.html_report(
                 models, selection.values, kind=kind, calibration_method=selection.calibration,
                 tune_split=selection.tune_split, eval_split=selection.eval_split, currency=selection.currency,
-                volume=volume, period=period,
+                volume=volume, period=period, recommend_kinds=recommend_kinds,
             )
         except ValueError as error:
             return f"<!DOCTYPE html><meta charset=utf-8><p>The report could not be made: {html.escape(str(error))}</p>"

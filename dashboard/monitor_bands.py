@@ -11,6 +11,7 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard.charts.monitor import band_chart
+from dashboard.home import recommended_model
 
 
 def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[str]:
@@ -41,7 +42,9 @@ def bands_section(selection, workspace, models, policies, values) -> None:
         st.info("Bands need a labelled reference split; none of the selected models has one.")
         return
     columns = st.columns(4)
-    model = columns[0].selectbox("Model", candidates, key="monitor_bands_model")
+    recommended = recommended_model(selection, among=candidates)  # opens on the recommended model
+    model = columns[0].selectbox("Model", candidates, key="monitor_bands_model",
+                                 index=candidates.index(recommended) if recommended else 0)
     run = workspace.run(model)
     labelled = [s for s, p in run.splits.items() if p.has_labels]
     default_reference = workspace.tuning_split_for(model)

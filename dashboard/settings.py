@@ -218,7 +218,8 @@ class Settings:
         None picks the default split.
     calibration : {"none", "temperature", "isotonic"}
     voc_mode, voc_range : the VOC page's threshold mode and ω range (None: from ω).
-    compare_pair, compare_resamples, compare_seed : the Compare page's models and bootstrap.
+    compare_pair, compare_resamples, compare_seed : the Compare page's models (None: the recommended one and its
+        closest rival) and bootstrap.
     monitor_split, monitor_chunking, monitor_period, monitor_chunks, monitor_retune,
     backtest_split, backtest_chunks : the Monitor page.
     calibration_examined, calibration_bins, calibration_strategy : the Calibration page.
@@ -227,7 +228,7 @@ class Settings:
     value_show_tuning, value_hist_model : the Value page's tuning-split curves and histogram model (None: the best).
     voc_bands, voc_areas : the VOC page's bootstrap bands and its table of ω ranges (rows of from, to; None
         is an empty cell).
-    constraints_* : the Capacity & guarantees page (model None: the first one; the two-tier values None:
+    constraints_* : the Capacity & guarantees page (model None: the recommended one; the two-tier values None:
         from the three values).
     matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
         (None: the first one offered).
@@ -415,8 +416,9 @@ def document_with_settings(document: vc.policy_json.PolicyDocument, settings: Se
 def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, list[str]]:
     """The settings a policy JSON records, applied over ``current``; and notes on what could not be.
 
-    The entries say the values or matrix, the rule, the recalibration, the
-    splits and the models; the ``dashboard_settings`` block, when present,
+    The entries say the values or matrix, the rule (that of the entries other
+    than the recommended model's, when the document recommends one), the
+    recalibration, the splits and the models; the ``dashboard_settings`` block, when present,
     the rest. ``current.source`` is always kept. Raises ValueError when the
     document is not valid (see :meth:`valuecore.PolicyDocument.from_dict`).
     """
@@ -433,7 +435,9 @@ def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, 
         base = from_block
     restored = replace(base, source=current.source).with_values(document.values)
     entries = document.entries
-    kinds = {e.policy.kind for e in entries}
+    # The recommended model's entry may hold another rule (the recommended one): the others say the rule in force.
+    chosen = (document.recommendation or {}).get("model")
+    kinds = {e.policy.kind for e in entries if e.model != chosen} or {e.policy.kind for e in entries}
     if len(kinds) == 1:
         restored = replace(restored, rule=next(iter(kinds)))
     else:

@@ -201,14 +201,20 @@ def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback
 
 
 def pair(draws: tuple[Callable, Callable], name: str, labels: tuple[str, str], options, *,
-         keys: tuple[str, str], **kwargs) -> tuple:
-    """Two selectboxes showing setting ``name``, a pair of options (None: the first two options)."""
+         keys: tuple[str, str], default: tuple | None = None, **kwargs) -> tuple:
+    """Two selectboxes showing setting ``name``, a pair of options.
+
+    The setting None shows ``default`` (e.g. the recommended model and its closest rival) when both are
+    among ``options``, else the first two options; picking it stores None, so a link follows the default.
+    """
     options = list(options)
-    default = tuple(options[:2])
+    if default is None or len(set(default)) != 2 or not all(o in options for o in default):
+        default = tuple(options[:2])
+    default = tuple(default)
     current = getattr(get(), name) or default
     picked = []
-    for draw, label, shown, position, key in zip(draws, labels, current, (0, 1), keys):
-        index = options.index(shown) if shown in options else position
+    for draw, label, shown, fallback, key in zip(draws, labels, current, default, keys):
+        index = options.index(shown) if shown in options else options.index(fallback)
         _show(key, options[index], lambda v: v, options[index])
         picked.append(draw(label, options, index=index, key=key, **kwargs))
         _shown(key, picked[-1])

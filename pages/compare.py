@@ -21,7 +21,7 @@ from dashboard.charts.compare import (
     value_interval_chart,
 )
 import valuecore as vc
-from dashboard import datasets, state, views
+from dashboard import datasets, home, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
@@ -63,7 +63,8 @@ if len(models) < 2:
 
 left, right = st.columns(2)
 model_a, model_b = state.pair((left.selectbox, right.selectbox), "compare_pair", ("Model A", "Model B"), models,
-                              keys=("compare_model_a", "compare_model_b"))
+                              keys=("compare_model_a", "compare_model_b"),
+                              default=home.recommended_pair(selection, models))  # the recommended one first
 if model_a == model_b:
     st.info("Pick two different models.")
     st.stop()
@@ -149,9 +150,11 @@ d = comparison.mean_difference
 words = vc.wording  # the sentences the CLI and the HTML report use for the same comparison
 
 # -- the result, said twice
-st.subheader("The difference in value")
+# Model names can be long: they go in the heading, and the tile says A − B (the selectboxes above).
+st.subheader(f"The difference in value: {md_text(model_a)} − {md_text(model_b)}")
 metrics = st.columns([3, 5, 2, 2])
-metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", words.amount(d, selection.currency))
+metrics[0].metric("A − B, per item (this data)", words.amount(d, selection.currency),
+                  help=f"{model_a} − {model_b}: the mean of the per-item differences on these items.")
 metrics[1].metric(
     "95% interval (new data)",
     f"{words.amount(comparison.low, selection.currency)} to {words.amount(comparison.high, selection.currency)}",
@@ -214,7 +217,7 @@ with st.spinner("Re-tuning the threshold on bootstrap resamples…"):
                 "Model": model,
                 "Tuned on": tune_split,
                 "Tuned threshold": threshold(stability.tuned_threshold),
-                "Median over resamples": threshold(stability.median),
+                "Resampled median": threshold(stability.median),
                 "95% range, low": threshold(stability.low),
                 "95% range, high": threshold(stability.high),
                 "Spread": vc.wording.significant(stability.spread),

@@ -10,7 +10,7 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard import constraints as view
-from dashboard import state, views
+from dashboard import home, state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
 from dashboard.data import workspace
 from dashboard.settings import PROMISE_CONFIDENCES
@@ -36,7 +36,7 @@ if not labelled:
     st.info("These answers need a labelled tuning split; none of the selected models has one.")
     st.stop()
 model = state.choice(st.selectbox, "constraints_model", "Model", labelled, key="constraints_model",
-                     default=labelled[0])
+                     default=home.recommended_model(selection, among=labelled) or labelled[0])
 volume = state.value(st.number_input, "constraints_volume", "Items per day", min_value=1.0, step=100.0,
                      key="constraints_volume", convert=float,
                      help="How many items the model sees in a day; every per-day figure scales with it.")

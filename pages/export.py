@@ -26,7 +26,7 @@ import streamlit as st
 
 import valuecore as vc
 
-from dashboard import state, views
+from dashboard import home, state, views
 from dashboard.data import workspace
 from dashboard.settings import document_with_settings, settings_from_document
 from dashboard.tables import compact_dataframe
@@ -117,6 +117,10 @@ def _restore(text: str | bytes | None, source: str) -> None:
                if getattr(restored, f.name) != getattr(current, f.name)}
     state.request(**changes)
     same = all(e.model in runs and e.run_sha256 == runs[e.model].sha256 for e in document.entries)
+    stored = document.recommendation
+    recommends = "" if stored is None else (
+        " The document recommends no model." if stored["model"] is None else
+        f" The document recommends {md_text(stored['model'])} with {vc.wording.rule_name(stored['policy'])}.")
     values = document.values
     described = ("a value matrix for the classes " + ", ".join(values.classes) if isinstance(values, vc.ValueMatrix)
                  else f"correct {values.v_correct!r}, hand-off {values.v_abstain!r}, wrong {values.v_wrong!r}")
@@ -124,7 +128,8 @@ def _restore(text: str | bytes | None, source: str) -> None:
     st.session_state[STATUS_KEY] = {
         "level": "success",
         "message": f"Restored from the {source}: {described}; decision rule, recalibration, splits and models "
-        f"as recorded ({len(document.entries)} model polic" + ("y)." if len(document.entries) == 1 else "ies)."),
+        f"as recorded ({len(document.entries)} model polic" + ("y)." if len(document.entries) == 1 else "ies).")
+        + recommends,
         "warnings": warnings + notes,
         "same_runs": same,
     }
@@ -178,6 +183,11 @@ else:
     try:
         with st.spinner("Fitting the policies and their 95% intervals…"):
             document, notes = ws.document(models, kind, values)
+            # The one recommendation of the first page; its model's entry holds the recommended rule.
+            recommendation = home.page_recommendation(ws, models, values)
+            reason = vc.wording.recommendation_reason(recommendation, selection.currency)
+            document, more = vc.recommended_document(ws, document, recommendation, values, reason)
+            notes = [*notes, *(md_text(note) for note in more)]  # it names a model: shown as text
     except ValueError as error:
         st.error(f"No policy could be built: {error}")
     if document is not None:
@@ -186,6 +196,8 @@ else:
         data = document_with_settings(document, state.get())
         text = json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
         st.subheader("What the policy says")
+        st.info(md_text(f"{vc.wording.recommendation_headline(recommendation)} {reason} The JSON's "
+                        "\"recommendation\" names it."))
         compact_dataframe(
             _summary(data, selection.currency),
             ["Model", "Threshold(s)", f"Value per item ({selection.currency})", "95% low", "95% high", "Coverage"],

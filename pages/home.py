@@ -1,10 +1,10 @@
-"""Start here: which model to deploy, at what threshold, and what it is worth.
+"""Start here: the one model and rule to deploy, at what threshold, and what it is worth.
 
-Reads top to bottom like the page: the verdict in one sentence, how many
+Reads top to bottom like the page: the values in force (the value matrix's
+own values when one is set), the recommendation in one sentence, how many
 items a period brings, six tiles (rule, share automated, value per item and
-per period, the no-model baseline), the supporting sentences with ties and
-degenerate values in plain words, every model's standing, and the report to
-share.
+per period, the no-model baseline), why this one and what separates it from
+the next, every (model, rule) weighed, and the report to share.
 """
 
 import streamlit as st
@@ -20,15 +20,23 @@ selection = current()
 ws = workspace(selection)
 use_case = selection.use_case
 currency = selection.currency
+matrix = selection.value_matrix
 
 st.title("Which model should we deploy?")
-st.caption(
-    f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
-    f"{vc.wording.money(use_case.v_abstain, currency)}, a wrong answer {vc.wording.money(use_case.v_wrong, currency)}"
-    + (" (per-class values from the Cost matrix page)" if selection.value_matrix is not None else "")
-    + f". Thresholds are tuned on '{selection.tune_split}', value is measured on '{selection.eval_split}'. "
-    "Change the values in the sidebar."
-)
+splits_text = (f"Thresholds are tuned on '{selection.tune_split}', value is measured on '{selection.eval_split}'. ")
+if matrix is None:
+    st.caption(
+        f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
+        f"{vc.wording.money(use_case.v_abstain, currency)}, a wrong answer "
+        f"{vc.wording.money(use_case.v_wrong, currency)}. " + splits_text + "Change the values in the sidebar."
+    )
+else:
+    st.caption(
+        "Per-class values from the Cost matrix page are in force: what each outcome earns depends on the true "
+        "class and on what is done with the item (below). " + splits_text + "Edit them on the Cost matrix page."
+    )
+    with st.expander("The values in force", expanded=len(matrix.classes) <= 3):
+        show_dataframe(home.values_frame(matrix, currency), hide_index=True, width="stretch")
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + md_text(problem_note))
 for note in selection.notes:
@@ -36,10 +44,9 @@ for note in selection.notes:
 stop_unless_models(selection)
 
 kinds, _ = views.rule_options(ws, selection.models, selection.values)
-kind = selection.rule if selection.rule in kinds else kinds[0]  # the rule every page uses (the Value page's)
-verdict, notes = home.page_verdict(ws, selection.models, kind, selection.values)
+recommendation = home.page_recommendation(ws, selection.models, selection.values)
 
-st.subheader(md_text(vc.wording.verdict_headline(verdict, currency)), anchor=False)
+st.subheader(md_text(vc.wording.recommendation_headline(recommendation)), anchor=False)
 
 volume_col, period_col, _ = st.columns([2, 2, 3])
 volume = state.value(
@@ -49,31 +56,43 @@ volume = state.value(
 )
 period = state.choice(period_col.selectbox, "home_period", "per", home.PERIODS, key="home_period_input")
 
-tiles = home.tiles(verdict, currency, float(volume), period)
+tiles = home.recommendation_tiles(recommendation, currency, float(volume), period)
 for widths, row in home.tile_rows(tiles):
     for column, tile in zip(st.columns(widths), row):
         column.metric(tile.label, tile.value, help=tile.help)
 
-for sentence in vc.wording.verdict_sentences(verdict, currency, period=period, volume=float(volume)):
-    st.markdown(md_text(sentence))
-for note in notes:
-    st.caption(md_text(note))
+st.markdown(md_text(vc.wording.recommendation_reason(recommendation, currency)))
+if recommendation.model is not None and (words := views.model_range_words(
+        ws, recommendation.model, recommendation.policy, selection.values, currency)):
+    st.caption(md_text(words))
+if recommendation.model is not None:
+    gain = recommendation.gain_per_item
+    st.markdown(md_text(
+        f"At {vc.wording.significant(float(volume))} items per {period} that is "
+        f"{vc.wording.money(recommendation.per_item * float(volume), currency)} per {period} "
+        f"({vc.wording.money(gain * float(volume), currency)} per {period} more than no model)."
+    ))
+if not recommendation.candidates:  # otherwise they are listed with the candidates, below
+    for note in recommendation.skipped:
+        st.caption(md_text(f"Not weighed: {note}."))
 
 st.download_button(
-    "Download report", home.report_maker(selection, kind, float(volume), period), file_name="model-value-report.html",
-    mime="text/html", icon=":material/description:", on_click="ignore",
-    help="One HTML file to share: the settings, this verdict with its uncertainty, the value table, the charts, "
-    "calibration at a glance and the policy JSON. It opens in any browser without a network.",
+    "Download report", home.report_maker(selection, selection.rule if selection.rule in kinds else kinds[0],
+                                         float(volume), period, recommend_kinds=tuple(kinds)),
+    file_name="model-value-report.html", mime="text/html", icon=":material/description:", on_click="ignore",
+    help="One HTML file to share: this recommendation, the settings, the models with their uncertainty, the value "
+    "table, the charts, calibration at a glance and the policy JSON. It opens in any browser without a network.",
 )
 
-if verdict.standings:
-    with st.expander("Every model, best first", expanded=False):
-        show_dataframe(home.standings_frame(verdict, currency), hide_index=True, width="stretch")
+if recommendation.candidates:
+    with st.expander("Every model and rule weighed, best first", expanded=False):
+        show_dataframe(home.candidates_frame(recommendation, currency), hide_index=True, width="stretch")
         st.caption(
-            "Likely range: the 95% interval of the value per item on new items like these. 'Cannot be told apart': "
+            "Every decision rule the settings allow, tuned on the tuning split and judged on the evaluated items. "
+            "Likely range: the 95% interval of the value per item on new items like these. 'Level with the best': "
             "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "
-            "exclude that the model is as good as the best. The rule and its threshold are on the Value page."
+            "exclude that it is as good as the best; a model earning no more than no model is never level. Among "
+            "those level with the best, the simplest rule is recommended, then the one whose range starts higher."
         )
-        if verdict.best is not None and (words := views.model_range_words(ws, verdict.best, verdict.best_policy,
-                                                                          selection.values, currency)):
-            st.caption(md_text(words))
+        for note in recommendation.skipped:
+            st.caption(md_text(f"Not weighed: {note}."))

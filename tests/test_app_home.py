@@ -57,49 +57,51 @@ def assert_clean(at: AppTest) -> str:
     return text
 
 
-def test_the_landing_page_is_the_verdict_with_its_numbers():
+def recommended(folder: str, values) -> vc.Recommendation:
+    report = vc.load_runs([str(SAMPLES / folder)])
+    return vc.recommend(vc.Pipeline(report.models), values)
+
+
+def test_the_landing_page_is_the_recommendation_with_its_numbers():
     at = start(src="sample:digits", vc="1", va="0", vw="-1")
     text = assert_clean(at)
     assert at.title[0].value == "Which model should we deploy?"
-    headline = unescape(at.subheader[0].value)
-    assert headline.startswith("Deploy svm_rbf")
+    # The numbers are the core's recommendation over every rule, formatted by the one wording module.
+    rec = recommended("digits", vc.UseCase(1, 0, -1))
+    assert rec.model == "svm_rbf"
+    assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(rec)
     shown = tiles(at)
-    # The numbers are the core's, formatted by the one wording module.
-    report = vc.load_runs([str(SAMPLES / "digits")])
-    use_case = vc.UseCase(1, 0, -1)
-    runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
-            for m, r in report.models.items()}
-    verdict = vc.verdict(runs, use_case)
-    # The tile's threshold is the exact one (it reads back as the same float), in the one format of every page.
-    assert shown["Act when confidence ≥"] == vc.wording.threshold(verdict.best_threshold)
-    assert float(shown["Act when confidence ≥"]) == verdict.best_threshold
-    assert shown["Automated"] == vc.wording.percent(verdict.coverage)
-    assert shown["Value per item"] == vc.wording.money(verdict.best_per_item, "$")
-    assert shown["Value per month"] == vc.wording.money(verdict.best_per_item * 10_000, "$")
+    assert shown["Automated"] == vc.wording.percent(rec.coverage)
+    assert shown["Value per item"] == vc.wording.money(rec.per_item, "$")
+    assert shown["Value per month"] == vc.wording.money(rec.per_item * 10_000, "$")
     assert shown["No model, per item"] == vc.wording.money(0.0, "$")
+    assert vc.wording.recommendation_reason(rec, "$") in text
     assert "more than handing every item to a person" in text
-    # The standings table holds every model and the no-model row.
+    # The table holds every (model, rule) weighed, the recommended one marked, and the no-model row.
     table = at.dataframe[0].value
-    assert list(table["Model"])[:1] == ["svm_rbf"] and table["Model"].iloc[-1].startswith("no model")
+    assert len(table) == len(rec.candidates) + 1 and table["Model"].iloc[-1].startswith("no model")
+    marked = table[table["Against the best"] == "recommended"]
+    assert list(marked["Model"]) == [rec.model] and list(marked["Rule"]) == [vc.wording.rule_name(rec.kind)]
 
 
 def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_value_and_export_tables():
-    # digits at ω = 5: svm_rbf's threshold 0.681818 once read 0.681 on the tile and 0.681818 in the sentence.
-    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    # digits at a wrong answer of -1000: mlp with one threshold, 0.968127, written to its last digit.
+    at = start(src="sample:digits", vc="1", va="0", vw="-1000")
     text = assert_clean(at)
     shown = tiles(at)["Act when confidence ≥"]
     report = vc.load_runs([str(SAMPLES / "digits")])
-    exact = vc.fit_policy("threshold", vc.presort(report.models["svm_rbf"].splits["val"]), vc.UseCase(1, 0, -5))
+    exact = vc.fit_policy("threshold", vc.presort(report.models["mlp"].splits["val"]), vc.UseCase(1, 0, -1000))
     assert float(shown) == exact.threshold and len(shown.split(".")[1]) >= 3
-    assert "svm_rbf earns" in text and f"act when confidence ≥ {shown})" in text
+    assert f"Deploy mlp with one threshold (act when confidence ≥ {shown})." == unescape(at.subheader[0].value)
+    assert "mlp with one threshold earns" in text
     at.switch_page("pages/value.py").run()
     assert not at.exception
     value_table = at.dataframe[0].value.set_index("Model")
-    assert value_table.loc["svm_rbf", "Threshold"] == shown
+    assert value_table.loc["mlp", "Threshold"] == shown
     at.switch_page("pages/export.py").run()
     assert not at.exception
     export_table = at.dataframe[0].value.set_index("Model")
-    assert export_table.loc["svm_rbf", "Threshold(s)"] == shown
+    assert export_table.loc["mlp", "Threshold(s)"] == shown
 
 
 def test_the_expected_volume_turns_value_per_item_into_value_per_period():
@@ -114,14 +116,46 @@ def test_the_expected_volume_turns_value_per_item_into_value_per_period():
     assert abs(float(shown.replace("$", "").replace(",", "")) - 250 * amount) <= 250 * 0.005 + 1e-9
 
 
-def test_a_tie_names_the_contenders_and_how_many_items_would_separate_them():
-    # digits at ω = 5: svm_rbf and random_forest cannot be told apart (the example).
+def test_a_tie_names_one_model_what_separates_it_and_how_many_items_would():
+    # digits at ω = 5: one threshold earns a little more than acting on every item, within noise.
     at = start(src="sample:digits", vc="1", va="0", vw="-5")
     text = assert_clean(at)
+    rec = recommended("digits", vc.UseCase(1, 0, -5))
     headline = unescape(at.subheader[0].value)
-    assert headline.startswith("Deploy svm_rbf or") and "random_forest" in headline
-    assert "cannot be told apart on these items, judged by a paired comparison on the same items" in text
-    assert re.search(r"would take about [\d,]+ labelled items in all", text)
+    assert headline.startswith(f"Deploy {rec.model} with") and " or " not in headline
+    assert rec.choice in ("highest", "simpler", "lower_bound") and "is level within noise" in text
+    assert re.search(r"about [\d,]+ labelled items in all would tell them apart", text)
+
+
+def test_losing_models_are_never_level_with_the_recommended_one():
+    # The example: at a wrong answer of -1000, random_forest and svm_rbf lose money against no model.
+    at = start(src="sample:digits", vc="1", va="0", vw="-1000")
+    assert_clean(at)
+    table = at.dataframe[0].value
+    losing = table[table["Value per item"].str.startswith("-")]
+    assert not losing.empty and set(losing["Against the best"]) == {"clearly behind the best"}
+    recommended_row = table[table["Against the best"] == "recommended"].iloc[0]
+    assert not recommended_row["Value per item"].startswith("-") and recommended_row["Model"] == "mlp"
+
+
+def test_a_value_matrix_in_force_is_shown_and_weighed_with_every_rule():
+    # breast_cancer with a missed malignant tumour at -50, set on the Cost matrix page (the example).
+    at = start(src="sample:breast_cancer")
+    at.switch_page("pages/cost_matrix.py").run()
+    editor = at.data_editor[0]
+    at.session_state[editor.key] = {"edited_rows": {1: {"→ benign": -50.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    at.switch_page("pages/home.py").run()
+    text = assert_clean(at)
+    assert "a wrong answer" not in text and "Per-class values from the Cost matrix page are in force" in text
+    values = at.dataframe[0].value.set_index("True class")
+    assert values.loc["malignant", "predicted benign"] == "-$50.00"
+    assert values.loc["benign", "predicted malignant"] == "-$4.00"
+    matrix = vc.ValueMatrix(("benign", "malignant"), [[1, -4, 0], [-50, 1, 0]])
+    rec = recommended("breast_cancer", matrix)
+    assert rec.kind != "threshold" and rec.per_item > 0.7  # the best rule under the matrix, not one threshold
+    assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(rec)
+    assert tiles(at)["Value per item"] == vc.wording.money(rec.per_item, "$")
 
 
 def coin_flip_run(path: Path) -> None:
@@ -137,8 +171,8 @@ def coin_flip_run(path: Path) -> None:
 def test_correct_equal_to_hand_off_is_said_in_plain_words_not_crowned():
     at = start(src="sample:breast_cancer", vc="0", va="0", vw="-1")
     text = assert_clean(at)
-    headline = unescape(at.subheader[0].value)
-    assert "no model adds value" in headline and "Deploy" not in headline
+    assert unescape(at.subheader[0].value) == "Deploy no model: hand every item to a person."
+    assert "no action earns more than handing an item to a person" in text
     assert tiles(at)["Rule"] == "Hand over" and "Best model" not in text
 
 
@@ -146,10 +180,9 @@ def test_every_model_useless_says_keep_handing_over(tmp_path):
     coin_flip_run(tmp_path / "coin.csv")
     at = start(src=f"folder:{tmp_path}", vc="1", va="0", vw="-20")
     text = assert_clean(at)
-    headline = unescape(at.subheader[0].value)
-    assert headline.startswith("Keep handing items to people") and "Deploy" not in headline
+    assert unescape(at.subheader[0].value) == "Deploy no model: hand every item to a person."
     assert tiles(at)["Rule"] == "Hand over" and tiles(at)["Automated"] == "0.0%"
-    assert "which needs no model at all" in text
+    assert "No model earns more than handing every item to a person" in text
 
 
 def test_abstaining_pointless_is_explained():
@@ -228,3 +261,30 @@ def test_the_value_page_says_when_the_best_cannot_be_told_apart():
     metric = next(m for m in at.main.get("metric") if m.label == "Highest on these items")
     assert metric.value == "svm_rbf"
     assert any(unescape(m.value).startswith("**Deploy svm_rbf or") for m in at.markdown)
+
+
+def test_compare_capacity_and_monitor_open_on_the_recommended_model():
+    # digits at a wrong answer of -1000: the recommendation is mlp (logreg is next); the pages used to open on
+    # logreg whatever the first page said.
+    at = start(src="sample:digits", vc="1", va="0", vw="-1000")
+    assert unescape(at.subheader[0].value).startswith("Deploy mlp ")
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert (at.selectbox(key="compare_model_a").value, at.selectbox(key="compare_model_b").value) == ("mlp", "logreg")
+    at.switch_page("pages/constraints.py").run()
+    assert not at.exception
+    assert at.selectbox(key="constraints_model").value == "mlp"
+    at.switch_page("pages/monitor.py").run()
+    assert not at.exception
+    assert at.selectbox(key="monitor_bands_model").value == "mlp"
+    # Following the default stores nothing: the link follows the recommendation.
+    assert at.session_state["settings"].compare_pair is None and at.session_state["settings"].constraints_model is None
+
+
+def test_a_model_chosen_in_the_link_still_wins_over_the_recommendation():
+    at = start(src="sample:digits", vc="1", va="0", vw="-1000", pair='["svm_rbf","naive_bayes"]', cmodel="logreg")
+    at.switch_page("pages/compare.py").run()
+    assert (at.selectbox(key="compare_model_a").value, at.selectbox(key="compare_model_b").value) == (
+        "svm_rbf", "naive_bayes")
+    at.switch_page("pages/constraints.py").run()
+    assert at.selectbox(key="constraints_model").value == "logreg"

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 import valuecore as vc
 from dashboard.settings import Settings
 from dashboard.state import editor_key
-from test_app_state import clean, go, start
+from test_app_state import SAMPLES, clean, go, start
 
 WIDGETS = ("selectbox", "radio", "checkbox", "toggle", "slider", "select_slider", "number_input", "multiselect")
 WORDS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "success", "code")
@@ -59,7 +59,7 @@ CHOICES = {
     "value": [("checkbox", "value_show_tuning", True), ("selectbox", "value_hist_model", "mlp")],
     "voc": [("checkbox", "voc_bands", True)],
     "compare": [("selectbox", "compare_model_a", "svm_rbf"), ("selectbox", "compare_model_b", "naive_bayes")],
-    "constraints": [("selectbox", "constraints_model", "mlp"), ("number_input", "constraints_volume", 2500.0),
+    "constraints": [("selectbox", "constraints_model", "naive_bayes"), ("number_input", "constraints_volume", 2500.0),
                     ("number_input", "constraints_capacity", 120.0), ("number_input", "constraints_reviewer", 7.5),
                     ("toggle", "constraints_per_class", True), ("slider", "constraints_max_risk", 0.02),
                     ("select_slider", "constraints_confidence", 0.99), ("number_input", "constraints_v_ok", 0.75),
@@ -117,20 +117,25 @@ def test_the_compare_pair_in_a_link_names_models_safely():
     assert (at.selectbox(key="compare_model_a").value, at.selectbox(key="compare_model_b").value) == (
         "svm_rbf", "logreg")
     assert json.loads(at.query_params["pair"]) == ["svm_rbf", "logreg"]
-    # Back to the first two models: the default, left out of the link.
-    act(at, "selectbox", "compare_model_a", "logreg")
-    act(at, "selectbox", "compare_model_b", "mlp")
+    # Back to the pair the page opens on (the recommended model and its closest rival): the default, left out
+    # of the link.
+    opened = start("compare", src="sample:breast_cancer")
+    default = (opened.selectbox(key="compare_model_a").value, opened.selectbox(key="compare_model_b").value)
+    assert default[0] == vc.recommend(vc.Pipeline(vc.load_runs(SAMPLES / "breast_cancer").models),
+                                      vc.UseCase(1, 0, -4)).model
+    act(at, "selectbox", "compare_model_a", default[0])
+    act(at, "selectbox", "compare_model_b", default[1])
     assert "pair" not in at.query_params and at.session_state["settings"].compare_pair is None
 
 
-def test_the_start_page_uses_the_decision_rule_of_every_page():
-    at = start("value", src="sample:breast_cancer")
+def test_the_start_page_weighs_every_rule_whatever_rule_the_other_pages_show():
+    at = start("home", src="sample:breast_cancer")
+    before = ({m.label: m.value for m in at.metric}, at.subheader[0].value)
+    go(at, "value")
     at.radio(key="value_policy_kind").set_value("class_thresholds").run()
     go(at, "home")
-    tiles = {m.label: m.value for m in at.metric}
-    assert tiles.get("Rule") == "Per class"
-    assert "Act when confidence ≥" not in tiles
-    assert at.query_params["rule"] == "class_thresholds"
+    assert ({m.label: m.value for m in at.metric}, at.subheader[0].value) == before  # one recommendation
+    assert at.query_params["rule"] == "class_thresholds"  # and the pages' rule is kept
 
 
 def test_a_page_model_follows_the_best_until_the_user_picks_one():
@@ -167,8 +172,9 @@ def test_a_link_with_bad_page_choices_says_so_and_uses_the_defaults():
     assert "sure=" in sidebar and "maxrisk=" in sidebar and "per=" in sidebar
     assert at.select_slider(key="constraints_confidence").value == Settings().constraints_confidence
     assert at.slider(key="constraints_max_risk").value == Settings().constraints_max_risk
-    assert at.selectbox(key="constraints_model").value == at.selectbox(key="constraints_model").options[0]
-    assert "cmodel" not in at.query_params  # a model that is not loaded: the first one is shown, and kept
+    recommended = vc.recommend(vc.Pipeline(vc.load_runs(SAMPLES / "breast_cancer").models), vc.UseCase(1, 0, -4))
+    assert at.selectbox(key="constraints_model").value == recommended.model
+    assert "cmodel" not in at.query_params  # a model that is not loaded: the recommended one is shown, and kept
 
 
 def test_the_cost_matrix_class_set_and_awkward_model_names_travel_in_the_link(tmp_path):

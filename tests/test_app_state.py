@@ -73,6 +73,16 @@ def exported(at: AppTest) -> dict:
     return json.loads(at.code[0].value)
 
 
+def refitted_for_the_recommendation(document: dict, rule: str) -> str | None:
+    """The model whose exported entry holds the recommended rule instead of the pages' ``rule`` (None: none)."""
+    recommendation = document["recommendation"]
+    if recommendation["model"] is None or recommendation["policy"] == rule:
+        return None
+    entry = next(e for e in document["models"] if e["model"] == recommendation["model"])
+    assert entry["policy"]["kind"] == recommendation["policy"]
+    return recommendation["model"]
+
+
 def set_rule(at: AppTest, kind: str) -> None:
     at.radio(key="value_policy_kind").set_value(kind).run()
     clean(at)
@@ -109,7 +119,10 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
         vc.policy_json.validate_policy_document(document)
         by_model = {entry["model"]: entry for entry in document["models"]}
         assert set(by_model) == set(policies), kind
+        refitted = refitted_for_the_recommendation(document, kind)
         for model, policy in policies.items():
+            if model == refitted:
+                continue  # it holds the recommended rule; apply below still reproduces its evaluation
             entry = by_model[model]
             assert entry["policy"] == policy, (kind, calibration, model)  # every digit of every threshold
             evaluation = entry["evaluation"]
@@ -162,12 +175,24 @@ def test_the_cli_apply_on_a_dashboard_export_reproduces_the_screen(tmp_path, cap
     out = tmp_path / "applied.json"
     assert main(["apply", str(path), str(SAMPLES / "digits"), "--json", str(out)]) == 0
     capsys.readouterr()
+    refitted = refitted_for_the_recommendation(json.loads(path.read_text(encoding="utf-8")), "threshold")
+    checked = 0
     for item in json.loads(out.read_text(encoding="utf-8"))["models"]:
-        assert item["evaluation"]["value_per_item"] == table.loc[item["model"], "Value per item"]
-    # svm_rbf at ω = 5 on digits with temperature scaling: the recalibrated threshold (not the raw 0.682).
-    svm = next(e for e in json.loads(path.read_text(encoding="utf-8"))["models"] if e["model"] == "svm_rbf")
-    assert svm["policy"]["calibration"]["method"] == "temperature"
-    assert round(svm["policy"]["threshold"], 4) == 0.7186
+        if item["model"] != refitted:
+            checked += 1
+            assert item["evaluation"]["value_per_item"] == table.loc[item["model"], "Value per item"]
+    assert checked >= 4
+    exported_models = json.loads(path.read_text(encoding="utf-8"))["models"]
+    assert {e["policy"]["calibration"]["method"] for e in exported_models} == {"temperature"}
+    # svm_rbf at ω = 5 on digits with temperature scaling: the recalibrated threshold (not the raw 0.682); the
+    # export names a recommendation and holds its rule (refitted only when it is not the pages' rule).
+    go(at, "value")
+    assert round(screen_policies(at)["svm_rbf"]["threshold"], 4) == 0.7186
+    recommendation = json.loads(path.read_text(encoding="utf-8"))["recommendation"]
+    assert recommendation["model"] is not None
+    assert next(e for e in exported_models if e["model"] == recommendation["model"])[
+        "policy"]["kind"] == recommendation["policy"]
+    assert refitted is None or refitted == recommendation["model"]
 
 
 # ------------------------------------------------ page buttons stay in force
@@ -355,16 +380,18 @@ def test_models_without_a_tuning_split_or_a_fittable_calibration_are_the_same_ev
     policies = screen_policies(at)
     go(at, "export")
     document = exported(at)
-    assert {e["model"]: e["policy"] for e in document["models"]} == policies
+    refitted = refitted_for_the_recommendation(document, "threshold")
+    assert {e["model"]: e["policy"] for e in document["models"] if e["model"] != refitted} == {
+        m: p for m, p in policies.items() if m != refitted}
     out = tmp_path / "cli.json"
     assert main(["report", str(folder), "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-5",
-                 "--calibration", "temperature", "--tune-split", "val", "--eval-split", "test",
+                 "--calibration", "temperature", "--tune-split", "val", "--eval-split", "test", "--currency", "$",
                  "--json", str(out)]) == 0
     capsys.readouterr()
     cli = json.loads(out.read_text(encoding="utf-8"))
-    assert {e["model"]: e["policy"] for e in cli["models"]} == policies
-    assert [e.get("notes") for e in cli["models"]] == [e.get("notes") for e in document["models"]]
-    for model in ("A", "B", "C", "D"):
+    # The export and the command line: the same document, the recommendation and its entry included.
+    assert cli["models"] == document["models"] and cli["recommendation"] == document["recommendation"]
+    for model in set("ABCD") - {refitted}:
         cli_value = next(e for e in cli["models"] if e["model"] == model)["evaluation"]["value_per_item"]
         assert table.loc[model, "Value per item"] == cli_value
 

@@ -134,8 +134,12 @@ def test_calibration_page_explains_an_unlabelled_evaluation_split():
 # -------------------------------------------------------------------- compare
 def test_compare_page_states_the_difference_its_interval_and_p_values():
     at = _open(_app(), "compare")
+    # It opens on the recommended model; this test compares logreg with mlp.
+    at.selectbox(key="compare_model_a").set_value("logreg").run()
+    at.selectbox(key="compare_model_b").set_value("mlp").run()
     metrics = {m.label: m.value for m in at.metric}
-    assert "logreg − mlp, per item (this data)" in metrics
+    assert "A − B, per item (this data)" in metrics
+    assert any(h.value == "The difference in value: logreg − mlp" for h in at.subheader)
     markdown = _texts(at.markdown)
 
     # The numbers are valuecore's: the same paired comparison computed directly.
@@ -155,7 +159,7 @@ def test_compare_page_states_the_difference_its_interval_and_p_values():
     on_data, on_new_data = vc.wording.paired_sentences(expected, ("logreg", "mlp"), "$")
     assert on_data.startswith("On these 450 items, ") and "paired t-test p" in on_new_data
     assert md_text(on_data) in markdown and md_text(on_new_data) in markdown
-    assert metrics["logreg − mlp, per item (this data)"] == vc.wording.amount(expected.mean_difference, "$")
+    assert metrics["A − B, per item (this data)"] == vc.wording.amount(expected.mean_difference, "$")
     assert metrics["95% interval (new data)"] == (f"{vc.wording.amount(expected.low, '$')} to "
                                                   f"{vc.wording.amount(expected.high, '$')}")
     assert metrics["Paired t-test"] == vc.wording.p_value(expected.p_value_t)
@@ -251,8 +255,13 @@ def test_export_restores_a_value_matrix():
         (lambda text, doc: "{not json", "not valid JSON"),
         (lambda text, doc: json.dumps({**doc, "schema_version": 3}), "schema_version 3 is not supported"),
         (
-            lambda text, doc: json.dumps({**doc, "models": [{**doc["models"][0], "classes": ["cat", "dog"]}]}),
+            lambda text, doc: json.dumps({**{k: v for k, v in doc.items() if k != "recommendation"},
+                                          "models": [{**doc["models"][0], "classes": ["cat", "dog"]}]}),
             "does not fit the loaded runs",
+        ),
+        (
+            lambda text, doc: json.dumps({**doc, "recommendation": {**doc["recommendation"], "model": "ghost"}}),
+            "invalid policy document at recommendation: it names model 'ghost'",
         ),
         (lambda text, doc: json.dumps({**doc, "use_case": {"v_correct": 1}}), "Nothing was restored"),
     ],

@@ -499,3 +499,48 @@ def test_apply_scores_a_stored_two_tier_policy_as_report_did(capsys, tmp_path):
         counts = np.asarray(scored[model]["confusion"]["counts"])
         tiers = evaluation["two_tier"]
         assert counts[:, -1].sum() == tiers["n_assisted"] + tiers["n_handoff"]
+
+
+# --------------------------------------------------------------------------
+# the one recommendation
+# --------------------------------------------------------------------------
+DIGITS = Path(__file__).resolve().parent.parent / "sample_runs" / "digits"
+
+
+def test_report_leads_with_one_recommendation_that_earns_and_writes_it(capsys, tmp_path):
+    out_json = tmp_path / "p.json"
+    code, out, err = run_cli(capsys, "report", DIGITS, "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-1000",
+                             "--json", out_json)
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("recommendation: Deploy ")
+    data = json.loads(out_json.read_text())
+    Draft202012Validator(policy_schema()).validate(data)
+    recommendation = data["recommendation"]
+    entry = next(m for m in data["models"] if m["model"] == recommendation["model"])
+    assert entry["policy"]["kind"] == recommendation["policy"]
+    assert entry["evaluation"]["value_per_item"] > 0  # never a model at or below no model
+    assert f"Deploy {recommendation['model']} " in first and recommendation["reason"] in out
+    # apply reads it back and marks the recommended policy
+    code, out, err = run_cli(capsys, "apply", out_json, DIGITS)
+    assert code == 0, err
+    assert out.startswith(f"recommendation (as stored): {recommendation['model']} ({recommendation['policy']})")
+    assert f"== {recommendation['model']}  ({DIGITS / (recommendation['model'] + '.csv')})  [recommended]" in out
+
+
+def test_report_an_explicit_policy_is_the_only_rule_weighed(capsys, runs_dir, tmp_path):
+    out_json = tmp_path / "p.json"
+    code, out, err = run_cli(capsys, "report", runs_dir, *VALUES, "--policy", "class_thresholds", "--json", out_json)
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert {m["policy"]["kind"] for m in data["models"]} == {"class_thresholds"}
+    assert data["recommendation"]["policy"] in ("class_thresholds", None)
+
+
+def test_report_recommends_no_model_when_none_earns(capsys, runs_dir, tmp_path):
+    out_json = tmp_path / "p.json"
+    code, out, err = run_cli(capsys, "report", runs_dir, "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-1e9",
+                             "--policy", "accept_all", "--json", out_json, "--no-interval")
+    assert code == 0, err
+    assert out.startswith("recommendation: Deploy no model: hand every item to a person.")
+    assert json.loads(out_json.read_text())["recommendation"]["model"] is None

@@ -418,7 +418,8 @@ def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
 
     out = tmp_path / f"policy-omega-{omega:g}.json"
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["report", str(ROOT / "sample_runs" / "digits"), "--omega", f"{omega:g}", "--json", str(out)]) == 0
+        assert main(["report", str(ROOT / "sample_runs" / "digits"), "--omega", f"{omega:g}", "--policy", "threshold",
+                     "--json", str(out)]) == 0  # the Value page's rule, for every model
     entries = json.loads(out.read_text(encoding="utf-8"))["models"]
     best = max(entries, key=lambda e: e["evaluation"]["value_per_item"])
     from valuecore import wording

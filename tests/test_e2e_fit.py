@@ -129,14 +129,15 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
 
 
 def assert_the_answer_is_above_the_fold(page, fold: int) -> None:
-    """The verdict, the threshold, the value per item and the three outcome values end above ``fold``."""
+    """The recommendation, its rule (a threshold or another rule), the value per item and the three outcome
+    values end above ``fold``."""
     from playwright.sync_api import expect
 
     headline = page.locator('[data-testid="stMain"] h3').first
     expect(headline).to_contain_text("Deploy")
-    tiles = page.locator('[data-testid="stMetric"]')
+    tiles = page.locator('[data-testid="stMain"] [data-testid="stMetric"]')
     inputs = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
-    elements = {"the verdict": headline, "the threshold tile": tiles.filter(has_text="Act when confidence"),
+    elements = {"the recommendation": headline, "the rule tile": tiles.first,
                 "the value per item tile": tiles.filter(has_text="Value per item")}
     for label in ("Correct answer", "Hand-off to a person", "Wrong answer"):
         elements[f"the {label.lower()} input"] = inputs.filter(has_text=label)

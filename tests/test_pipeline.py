@@ -79,7 +79,12 @@ def test_the_pipeline_gives_the_same_policy_to_every_caller(tmp_path, capsys):
     capsys.readouterr()
     assert code == 0
     cli = json.loads(out.read_text(encoding="utf-8"))
-    assert cli["models"] == document.to_dict()["models"]
+    # Every entry is the pipeline's, the recommended model's with the recommended rule.
+    pipeline = vc.Pipeline(report.models, "val", "test", "temperature")
+    recommended = vc.recommend(pipeline, values)
+    expected, _ = vc.recommended_document(pipeline, document, recommended, values, cli["recommendation"]["reason"])
+    assert cli["models"] == expected.to_dict()["models"]
+    assert cli["recommendation"]["model"] == recommended.model and recommended.model is not None
 
 
 @pytest.mark.parametrize("calibration", ["none", "temperature", "isotonic"])

@@ -576,3 +576,52 @@ def test_reference_implementation_in_the_docs_matches_valuecore(kind, calibratio
                 expected = np.where(expected == predictions.n_classes, -1, expected)
                 got = reference["decide"](data, name, predictions.proba, predictions.logits)
                 np.testing.assert_array_equal(got, expected)
+
+
+# ----------------------------------------------------------- recommendation
+def _two_model_document():
+    runs = {name: make_run(name, BINARY, seed=seed) for seed, name in enumerate(("a", "b"))}
+    document, _ = build_policy_document(runs, UseCase(1, 0, -4), kind="threshold")
+    return runs, document
+
+
+def test_the_recommendation_round_trips_and_the_schema_accepts_it():
+    import dataclasses
+
+    _, document = _two_model_document()
+    for recommendation in ({"model": "b", "policy": "threshold", "reason": "b earns more."},
+                           {"model": None, "policy": None, "reason": "No model earns more."}):
+        stated = dataclasses.replace(document, recommendation=recommendation)
+        data = json.loads(stated.to_json())
+        Draft202012Validator(policy_schema()).validate(data)
+        assert data["schema_version"] == 2 and data["recommendation"] == recommendation
+        again = PolicyDocument.from_json(stated.to_json())
+        assert again.recommendation == recommendation and again == stated
+    assert "recommendation" not in document.to_dict()  # optional: absent when not stated
+
+
+@pytest.mark.parametrize("recommendation, words", [
+    ({"model": "zeta", "policy": "threshold", "reason": ""}, "no entry"),
+    ({"model": "a", "policy": "expected_value", "reason": ""}, "holds a 'threshold' policy"),
+    ({"model": None, "policy": "threshold", "reason": ""}, "must be null"),
+    ({"model": "a", "policy": "threshold"}, "recommendation"),
+    ({"model": "a", "policy": "threshold", "reason": "", "extra": 1}, "recommendation"),
+])
+def test_a_recommendation_the_entries_cannot_honour_is_refused(recommendation, words):
+    _, document = _two_model_document()
+    data = document.to_dict()
+    data["recommendation"] = recommendation
+    with pytest.raises(ValueError, match=words):
+        PolicyDocument.from_dict(data)
+
+
+def test_apply_marks_the_recommended_policy():
+    import dataclasses
+
+    import valuecore as vc
+
+    runs, document = _two_model_document()
+    stated = dataclasses.replace(document, recommendation={"model": "b", "policy": "threshold", "reason": "x"})
+    applied = vc.apply_policy_document(PolicyDocument.from_json(stated.to_json()), runs)
+    assert [a.recommended for a in applied] == [False, True]
+    assert not any(a.recommended for a in vc.apply_policy_document(document, runs))

@@ -52,11 +52,18 @@ def test_the_report_has_every_section_and_the_verdict_in_the_wording_modules_wor
     runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
             for m, r in report.models.items()}
     verdict = vc.verdict(runs, use_case)
-    assert html.escape(vc.wording.verdict_headline(verdict, "$")) in text
     for sentence in vc.wording.verdict_sentences(verdict, "$", period="week", volume=5000):
         assert html.escape(sentence) in text
-    # The policy JSON is the one the CLI writes, and it is the same document.
+    # It leads with the one recommendation, weighed over every rule by the export's pipeline.
+    pipeline = vc.Pipeline(report.models)
+    recommended = vc.recommend(pipeline, use_case)
+    headline = html.escape(vc.wording.recommendation_headline(recommended))
+    assert text.index(headline) < text.index('<section id="settings">')
+    reason = vc.wording.recommendation_reason(recommended, "$")
+    assert html.escape(reason) in text
+    # The policy JSON is the one the CLI writes, and it is the same document, naming the recommendation.
     document, _ = vc.policy_json.build_policy_document(report.models, use_case)
+    document, _ = vc.recommended_document(pipeline, document, recommended, use_case, reason)
     assert html.escape(document.to_json()) in text
     assert text.count("<svg") == 3  # VOC, value against threshold, calibration
     assert "<script" not in text and "http://" not in text.replace("http://www.w3.org", "")

@@ -262,3 +262,24 @@ def test_the_pages_own_option_lists_are_the_ones_a_link_accepts():
     from dashboard import home
 
     assert HOME_PERIODS == home.PERIODS
+
+
+def test_a_recommended_entry_with_another_rule_does_not_change_the_rule_restored():
+    """The export writes the recommended model with the recommended rule; the import reads the rule of the rest."""
+    settings = Settings(rule="threshold", models=("x", "y", "z"))
+    data = document_for(settings)
+    document = vc.policy_json.PolicyDocument.from_dict(data)
+    per_class = vc.Policy("class_thresholds", class_thresholds=(("a", 0.75), ("b", 0.75)))
+    entries = tuple(replace(e, policy=per_class) if e.model == "y" else e for e in document.entries)
+    recommendation = {"model": "y", "policy": "class_thresholds", "reason": "y earns the most."}
+    stated = replace(document, entries=entries, recommendation=recommendation)
+    data = document_with_settings(stated, settings)
+    del data[SETTINGS_BLOCK]
+    text = json.dumps(data, allow_nan=False)
+    restored, notes = settings_from_document(json.loads(text), Settings(source="upload", rule="expected_value"))
+    assert notes == [] and restored.rule == "threshold" and restored.models == ("x", "y", "z")
+    assert vc.policy_json.PolicyDocument.from_json(text).recommendation == recommendation
+    # without the recommendation, the same entries are two rules: said, and the current one kept
+    del data["recommendation"]
+    restored, notes = settings_from_document(data, Settings(source="upload", rule="expected_value"))
+    assert restored.rule == "expected_value" and any("different decision rules" in n for n in notes)

@@ -66,7 +66,10 @@ The everyday names are at the top of the package:
 - the verdict a product manager reads: :func:`verdict` (a :class:`Verdict` of
   :class:`Standing` rows: the best model and those the data cannot separate
   from it) and :func:`simpler_rule` (a :class:`RuleComparison`: does a richer
-  rule really earn more than one threshold?).
+  rule really earn more than one threshold?); :func:`recommend` (a
+  :class:`Recommendation`: the one model, rule and threshold(s) to deploy, or
+  none, from every :class:`Candidate` rule the settings allow) and
+  :func:`recommended_document` (the policy JSON that names it).
 
 The rest is grouped in public submodules, each documented on its own:
 ``valuecore.calibration`` (recalibration and its diagnostics),
@@ -176,6 +179,10 @@ _TOP_LEVEL = {
     "Standing": "_verdict",
     "simpler_rule": "_verdict",
     "RuleComparison": "_verdict",
+    "recommend": "_recommend",
+    "Recommendation": "_recommend",
+    "Candidate": "_recommend",
+    "recommended_document": "_recommend",
 }
 
 _SUBMODULES = (

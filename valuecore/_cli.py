@@ -453,18 +453,21 @@ def _cmd_report(args) -> int:
     document, notes = build_policy_document(
         models,
         values,
-        kind=args.policy,
+        kind=args.policy or "threshold",
         calibration_method=args.calibration,
         tune_split=args.tune_split,
         eval_split=args.eval_split,
         with_interval=not args.no_interval,
         **_constraint_kwargs(args),
     )
+    document, notes, recommended = _with_recommendation(args, models, values, document, notes)
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
+    for line in _recommendation_lines(recommended, document, args.currency):
+        say(line)
     say(_describe_values(values))
-    say(f"policy: {args.policy}, calibration: {args.calibration}")
+    say(f"policy: {args.policy or 'threshold'}, calibration: {args.calibration}")
     for entry in document.entries:
         say("")
         for line in _entry_lines(entry, models[entry.model].path, values, args.currency):
@@ -483,6 +486,33 @@ def _cmd_report(args) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     return EXIT_OK
+
+
+def _with_recommendation(args, models, values, document, notes):
+    """The recommendation from the export's pipeline, and the document that names it (its entry refitted if needed)."""
+    from ._pipeline import Pipeline
+    from ._recommend import recommend, recommended_document
+
+    constraints = _constraint_kwargs(args)
+    pipeline = Pipeline(models, args.tune_split, args.eval_split, args.calibration)
+    kinds = None if args.policy is None else (args.policy,)  # an explicit rule is the only one weighed
+    recommended = recommend(pipeline, values, kinds=kinds,
+                            **{k: v for k, v in constraints.items() if k != "monitoring"})
+    reason = wording.recommendation_reason(recommended, args.currency)
+    document, more = recommended_document(pipeline, document, recommended, values, reason,
+                                          with_interval=not args.no_interval, **constraints)
+    return document, [*notes, *more], recommended
+
+
+def _recommendation_lines(recommended, document, currency: str) -> list[str]:
+    """The report's first lines: the one recommendation and why, then a blank line."""
+    lines = ["recommendation: " + wording.recommendation_headline(recommended),
+             "                " + document.recommendation["reason"]]
+    # The headline says one threshold; two tiers are described in their model's section.
+    if recommended.model is not None and recommended.kind not in ("threshold", "calibrated_threshold", "two_tier"):
+        entry = document.entry(recommended.model)
+        lines += ["                " + line for line in _describe_rule(entry.policy)]
+    return [*lines, ""]
 
 
 def _warn_notes_of_no_model(document, notes) -> None:
@@ -610,7 +640,8 @@ def _write_html_report(args, models, values, say) -> None:
     from .report import html_report
 
     text = html_report(
-        models, values, kind=args.policy, calibration_method=args.calibration, tune_split=args.tune_split,
+        models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
+        tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
     )
     _write_text(args.html, text, "the HTML report", args)
@@ -679,12 +710,15 @@ def _cmd_apply(args) -> int:
     models = _load(args.paths)
     applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
     say = _err if args.json == "-" else _out
+    if document.recommendation is not None:
+        say(f"recommendation (as stored): {_stored_recommendation(document.recommendation)}")
     say(_describe_values(document.values))
     say(f"policies from {path} applied as stored (thresholds, calibration and rule; nothing refitted)")
     evaluated = 0
     for item in applied:
         say("")
-        say(f"== {item.model}" + (f"  ({models[item.model].path})" if item.model in models else ""))
+        say(f"== {item.model}" + (f"  ({models[item.model].path})" if item.model in models else "")
+            + ("  [recommended]" if item.recommended else ""))
         if item.same_run is False:
             say("note: this run file is not the one the policy was built from (other SHA-256)")
         if item.evaluation is None:
@@ -696,7 +730,8 @@ def _cmd_apply(args) -> int:
     if not evaluated:
         raise UsageError("no stored policy could be evaluated on these runs (see the warnings above)")
     if args.json:
-        _write_applied_json(args.json, _applied_record(path, args.split, applied), evaluated, say, args)
+        record = _applied_record(path, args.split, applied, document.recommendation)
+        _write_applied_json(args.json, record, evaluated, say, args)
     return EXIT_OK
 
 
@@ -737,11 +772,18 @@ def _applied_lines(item, policy) -> list[str]:
     ]
 
 
-def _applied_record(path: Path, split, applied) -> dict:
+def _stored_recommendation(recommendation: dict) -> str:
+    if recommendation["model"] is None:
+        return f"no model. {recommendation['reason']}"
+    return f"{recommendation['model']} ({recommendation['policy']}). {recommendation['reason']}"
+
+
+def _applied_record(path: Path, split, applied, recommendation=None) -> dict:
     """What ``apply --json`` writes: per model its evaluation and confusion matrix."""
     return {
         "policy": str(path),
         "split": split,
+        "recommendation": recommendation,
         "models": [
             {
                 "model": item.model,
@@ -1019,8 +1061,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
     _add_values_options(report)
     report.add_argument(
-        "--policy", choices=ALL_POLICY_KINDS, default="threshold", metavar="KIND",
-        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)} (default threshold)",
+        "--policy", choices=ALL_POLICY_KINDS, default=None, metavar="KIND",
+        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)}; the recommendation weighs only this one. "
+        "Default: every model gets a threshold, and the recommendation weighs every rule (its model gets the "
+        "rule recommended)",
     )  # fmt: skip
     report.add_argument(
         "--calibration", choices=CALIBRATION_METHODS, default="none", metavar="METHOD",

@@ -34,7 +34,7 @@ the document's evaluation exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -461,6 +461,8 @@ class AppliedPolicy:
         True when the run file's SHA-256 is the one the policy was built from.
     note : str
         Why the model was not evaluated, or a caveat.
+    recommended : bool
+        The document's ``recommendation`` names this model (and so this policy).
     """
 
     model: str
@@ -469,6 +471,7 @@ class AppliedPolicy:
     result: PolicyResult | None
     same_run: bool | None
     note: str = ""
+    recommended: bool = False
 
 
 def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | None = None,
@@ -485,7 +488,8 @@ def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | 
 
     Returns
     -------
-    list of AppliedPolicy, one per entry of the document, in its order.
+    list of AppliedPolicy, one per entry of the document, in its order; the
+    one the document's ``recommendation`` names is marked ``recommended``.
 
     Raises
     ------
@@ -519,7 +523,8 @@ def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | 
         note = "" if predictions.has_labels else "no labels: the value is estimated from the probabilities"
         out.append(AppliedPolicy(entry.model, name, evaluation_record(name, predictions, result, interval),
                                  result, same, note))
-    return out
+    chosen = (document.recommendation or {}).get("model")
+    return [replace(item, recommended=item.model == chosen) for item in out]
 
 
 def _apply_two_tier(entry, name: str, predictions: Predictions, values, same, *, with_interval: bool) -> AppliedPolicy:

@@ -361,11 +361,16 @@ class PolicyDocument:
     entries : tuple of PolicyEntry
     generated_by : str or None
         Written as ``"valuecore <version>"`` when None; kept as read otherwise.
+    recommendation : dict or None
+        ``{"model": name or None, "policy": kind or None, "reason": text}``:
+        the one model and rule to deploy (see :func:`valuecore.recommend`);
+        the named model's entry holds that rule. None: not written.
     """
 
     values: Values
     entries: tuple[PolicyEntry, ...]
     generated_by: str | None = None
+    recommendation: Mapping | None = None
 
     def __post_init__(self):
         if not isinstance(self.values, (UseCase, ValueMatrix)):
@@ -379,6 +384,8 @@ class PolicyDocument:
             for entry in entries:
                 align_values(self.values, entry.classes)  # raises on another class set
         object.__setattr__(self, "entries", entries)
+        if self.recommendation is not None:
+            object.__setattr__(self, "recommendation", _checked_recommendation(self.recommendation, entries))
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, PolicyDocument):
@@ -414,6 +421,7 @@ class PolicyDocument:
                 "accept_rule": ACCEPT_RULE,
                 "use_case": values_to_dict(self.values),
                 "models": [entry.to_dict() for entry in self.entries],
+                **({} if self.recommendation is None else {"recommendation": dict(self.recommendation)}),
             }
         )
 
@@ -433,7 +441,8 @@ class PolicyDocument:
         except ValueError as exc:
             raise ValueError(f"invalid policy document at use_case: {exc}") from exc
         entries = tuple(PolicyEntry.from_dict(item) for item in data["models"])
-        return cls(values=values, entries=entries, generated_by=data.get("generated_by"))
+        return cls(values=values, entries=entries, generated_by=data.get("generated_by"),
+                   recommendation=data.get("recommendation"))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> PolicyDocument:
@@ -443,6 +452,27 @@ class PolicyDocument:
         # Size and nesting depth are checked before parsing; numbers must be finite.
         data = load_json_limited(text, "the policy file")
         return cls.from_dict(data)
+
+
+def _checked_recommendation(recommendation: Mapping, entries) -> dict:
+    """The recommendation as a plain dict; ValueError when it names a model or rule the entries do not hold."""
+    if not isinstance(recommendation, Mapping) or set(recommendation) != {"model", "policy", "reason"}:
+        raise ValueError("invalid policy document at recommendation: it needs exactly the keys model, policy "
+                         "and reason")
+    model, kind = recommendation["model"], recommendation["policy"]
+    if model is None:
+        if kind is not None:
+            raise ValueError("invalid policy document at recommendation: no model is recommended, so its policy "
+                             "must be null")
+    else:
+        entry = next((e for e in entries if e.model == model), None)
+        if entry is None:
+            raise ValueError(f"invalid policy document at recommendation: it names model {model!r}, which has no "
+                             f"entry in models (they are {[e.model for e in entries]})")
+        if entry.policy.kind != kind:
+            raise ValueError(f"invalid policy document at recommendation: it names the {kind!r} policy of model "
+                             f"{model!r}, whose entry holds a {entry.policy.kind!r} policy")
+    return {"model": model, "policy": kind, "reason": str(recommendation["reason"])}
 
 
 # ------------------------------------------------------------ run checks

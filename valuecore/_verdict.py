@@ -8,9 +8,13 @@ or same rows with the same labels), and otherwise by the overlap of their two
 intervals. Every interval is the bounded one of :func:`mean_interval`: it
 allows for the costliest outcome of the value matrix even when it is rare or
 unseen. Models whose comparison cannot exclude "no difference" are the
-*contenders*. For the runner-up the verdict also estimates how many labelled
-items would separate it from the best if the gap per item stayed as observed
-(a normal-approximation sample size at the chosen confidence and power).
+*contenders*, except that a model earning no more than handing every item
+over is never level with a best model that earns more: whatever the noise,
+deploying it loses against no model on these items. For each contender the
+verdict also estimates how many labelled items would separate it from the
+best if the gap per item stayed as observed (a normal-approximation sample
+size at the chosen confidence and power, never fewer than the bounded paired
+test needs with the shares observed).
 
 Degenerate values are flagged rather than crowned: when no action can earn
 more than handing the item over ("pointless"), when no model beats the
@@ -23,7 +27,7 @@ Everything here is numbers; :mod:`valuecore.wording` says them in words.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -33,7 +37,7 @@ from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
 from ._uncertainty import Interval, _check_same_items, _pair_rows, items_to_exclude, mean_interval, possible_range
 
-__all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "DEGENERATE_KINDS"]
+__all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "clearly_ahead", "DEGENERATE_KINDS"]
 
 DEGENERATE_KINDS = ("no_models", "pointless", "all_useless")
 # A per-item gap smaller than this share of the value scale counts as none (round-off of sums).
@@ -60,7 +64,15 @@ class Standing:
         NaN for the overlap basis (and for the best).
     contender : bool
         The data cannot tell this model from the best (False for the best).
+        Never True for a model at or below its no-model baseline while the
+        best is above it.
     basis : {"best", "paired", "overlap"}
+    baseline : float
+        Value per item of handing every item of this model's evaluated split over.
+    items_to_separate : float or None
+        For a contender: labelled items (in all) at which its gap to the best,
+        if it stayed as observed, would be significant (``inf`` for no gap);
+        None otherwise.
     """
 
     model: str
@@ -73,6 +85,13 @@ class Standing:
     difference_high: float = math.nan
     contender: bool = False
     basis: str = "best"
+    baseline: float = math.nan
+    items_to_separate: float | None = None
+
+    @property
+    def above_baseline(self) -> bool:
+        """Earns more per item than handing every item over (round-off aside)."""
+        return above_baseline(self.per_item, self.baseline)
 
 
 @dataclass(frozen=True)
@@ -187,6 +206,12 @@ class RuleComparison:
         return self.gain < 0 or self.within_noise
 
 
+def above_baseline(per_item: float, baseline: float) -> bool:
+    """``per_item`` earns more than ``baseline``, beyond the round-off of sums."""
+    scale = max(abs(per_item), abs(baseline), 1.0)
+    return bool(per_item > baseline + _RELATIVE_TOLERANCE * scale)
+
+
 def _normal_quantile(p: float) -> float:
     from scipy import stats
 
@@ -217,6 +242,12 @@ def _degenerate_values(values: Values, classes) -> tuple[bool, bool]:
     """(no action beats handing over, handing over never beats acting) for these classes."""
     gains = value_matrix_for(values, classes).gains
     return bool(np.all(gains <= 0)), bool(np.all(gains >= 0))
+
+
+def _baseline(predictions: Predictions, values: Values) -> float:
+    """Value per item of handing every item over (no model)."""
+    return float(np.average(item_values(Policy("threshold", threshold=None), predictions, values),
+                            weights=predictions.sample_weight))
 
 
 def _realised_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
@@ -271,26 +302,27 @@ def verdict(
     >>> v = verdict({"a": (vc.Policy("accept_all"), p), "b": (vc.Policy("threshold", threshold=0.85), p)},
     ...             vc.UseCase(1, 0, -4))
     >>> v.best, v.contenders, v.basis, v.degenerate
-    ('b', ('a',), 'paired', None)
+    ('b', (), 'paired', None)
+    >>> a = v.standings[1]  # within noise of b, but it loses against handing every item over
+    >>> a.model, a.difference_low < 0, a.per_item < v.baseline_per_item, a.contender
+    ('a', True, True, False)
     """
     labelled = {m: (policy, p) for m, (policy, p) in runs.items() if p.has_labels}
     unlabelled = tuple(m for m in runs if m not in labelled)
     if not labelled:
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
-    per_item, intervals, coverage = {}, {}, {}
+    per_item, intervals, coverage, baselines = {}, {}, {}, {}
     for model, (policy, predictions) in labelled.items():
         per_item[model] = _realised_item_values(policy, predictions, values)
         intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence,
                                          value_range=possible_range(values, predictions.classes, policy))
         coverage[model] = _automated_share(policy, predictions, values)
+        baselines[model] = _baseline(predictions, values)
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
     best_policy, best_predictions = labelled[best]
-    baseline = float(
-        np.average(item_values(Policy("threshold", threshold=None), best_predictions, values),
-                   weights=best_predictions.sample_weight)
-    )
+    baseline = baselines[best]
     pointless, abstain_pointless = _degenerate_values(values, best_predictions.classes)
     scale = max(abs(intervals[best].mean), abs(baseline), 1.0)
     best_mean = intervals[best].mean
@@ -300,7 +332,9 @@ def verdict(
     elif best_mean <= baseline + _RELATIVE_TOLERANCE * scale:
         degenerate = "all_useless"
 
-    standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best])]
+    standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best],
+                          baseline=baseline)]
+    best_earns = standings[0].above_baseline
     spreads, differences = {}, {}
     for model in ranked[1:]:
         policy, predictions = labelled[model]
@@ -312,32 +346,34 @@ def verdict(
             # Different items: judge by overlapping intervals of the two models.
             contender = bool(intervals[model].high >= intervals[best].low) or gap == 0
             spreads[model] = math.hypot(_per_item_sd(intervals[best]), _per_item_sd(intervals[model]))
-            standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
-                                      coverage[model], gap, math.nan, math.nan, contender, "overlap"))
-            continue
-        differences[model] = per_item[best] - per_item[model][take]
-        diff = mean_interval(differences[model], best_predictions.sample_weight,
-                             confidence_level=confidence, value_range=_difference_range(values, predictions.classes))
-        spreads[model] = _per_item_sd(diff)
-        contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
-        standings.append(Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
-                                  coverage[model], diff.mean, diff.low, diff.high, contender, "paired"))
+            low, high, basis, difference = math.nan, math.nan, "overlap", gap
+        else:
+            differences[model] = per_item[best] - per_item[model][take]
+            diff = mean_interval(differences[model], best_predictions.sample_weight, confidence_level=confidence,
+                                 value_range=_difference_range(values, predictions.classes))
+            spreads[model] = _per_item_sd(diff)
+            contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
+            low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
+        standing = Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
+                            coverage[model], difference, low, high, contender, basis, baselines[model])
+        # Losing money against no model is never "level" with earning some, whatever the noise.
+        contender = contender and not (best_earns and not standing.above_baseline)
+        needed = _items_needed(gap, spreads[model], confidence, power) if contender else None
+        if needed is not None and model in differences and not math.isnan(needed):
+            # Where a costly difference is rare the bounded test needs far more items than the normal
+            # approximation says: never promise fewer than it needs with the shares observed.
+            needed = max(needed, items_to_exclude(differences[model], best_predictions.sample_weight,
+                                                  _difference_range(values, best_predictions.classes),
+                                                  confidence_level=confidence))
+        standings.append(replace(standing, contender=contender,
+                                 items_to_separate=None if needed is None or math.isnan(needed) else needed))
 
     contenders = tuple(s.model for s in standings[1:] if s.contender)
     bases = {s.basis for s in standings[1:] if s.contender} or {s.basis for s in standings[1:]}
     basis = "none" if not bases else bases.pop() if len(bases) == 1 else "mixed"
     runner_up = ranked[1] if len(ranked) > 1 else None
     gap = best_mean - intervals[runner_up].mean if runner_up else math.nan
-    needed = None
-    if runner_up in contenders:
-        needed = _items_needed(gap, spreads[runner_up], confidence, power)
-        if runner_up in differences and not math.isnan(needed):
-            # Where a costly difference is rare the bounded test needs far more items than the normal
-            # approximation says: never promise fewer than it needs with the shares observed.
-            needed = max(needed, items_to_exclude(
-                differences[runner_up], best_predictions.sample_weight,
-                _difference_range(values, best_predictions.classes), confidence_level=confidence))
-        needed = None if math.isnan(needed) else needed
+    needed = next((s.items_to_separate for s in standings[1:] if s.model == runner_up), None)
     return Verdict(
         best=best,
         best_policy=best_policy,
@@ -357,6 +393,53 @@ def verdict(
         confidence=confidence,
         power=power,
     )
+
+
+def clearly_ahead(
+    runs: Mapping,
+    values: Values,
+    of,
+    *,
+    confidence: float = 0.95,
+    memo: dict | None = None,
+) -> tuple:
+    """The keys of ``runs`` whose value the data separates above that of ``runs[of]``, as :func:`verdict` judges.
+
+    Item by item when the two runs hold the same items, by non-overlapping
+    intervals otherwise. Only runs worth more on these items can be ahead.
+    ``memo`` (a dict kept across calls on the same runs) saves recomputing
+    each run's item values and interval.
+    """
+    memo = {} if memo is None else memo
+
+    def judged(key):
+        if key not in memo:
+            policy, predictions = runs[key]
+            items = _realised_item_values(policy, predictions, values)
+            memo[key] = items, mean_interval(items, predictions.sample_weight, confidence_level=confidence)
+        return memo[key]
+
+    predictions = runs[of][1]
+    mine, own = judged(of)
+    scale = max(abs(own.mean), 1.0)
+    ahead = []
+    for key, (_, other_predictions) in runs.items():
+        if key == of:
+            continue
+        theirs, other = judged(key)
+        if not other.mean > own.mean:
+            continue
+        try:
+            take, ids = _pair_rows(other_predictions, predictions, (key, of))
+            _check_same_items(other_predictions, predictions, take, ids, (key, of))
+        except ValueError:
+            if other.low > own.high:
+                ahead.append(key)
+            continue
+        diff = mean_interval(theirs - mine[take], other_predictions.sample_weight, confidence_level=confidence)
+        if diff.low > _RELATIVE_TOLERANCE * max(scale, abs(other.mean)):
+            ahead.append(key)
+    return tuple(ahead)
 
 
 def simpler_rule(

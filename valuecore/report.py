@@ -2,8 +2,10 @@
 
 :func:`html_report` runs the same pipeline as ``python -m valuecore report``
 (:func:`~valuecore.build_policy_document`: calibrate and tune on the tuning
-split, evaluate on the evaluated split), asks :func:`~valuecore.verdict`
-which model to deploy, and writes the settings, the verdict with its
+split, evaluate on the evaluated split), leads with the one recommendation
+of :func:`~valuecore.recommend` (every rule weighed, the same pipeline), asks
+:func:`~valuecore.verdict` how the models compare under the chosen rule, and
+writes the settings, the verdict with its
 uncertainty, the value table, the VOC and value-against-threshold charts,
 calibration at a glance and the policy JSON into one HTML page.
 
@@ -28,7 +30,7 @@ from . import wording
 
 __all__ = ["html_report", "REPORT_SECTIONS"]
 
-REPORT_SECTIONS = ("settings", "verdict", "value", "voc", "threshold", "calibration", "policy")
+REPORT_SECTIONS = ("recommendation", "settings", "verdict", "value", "voc", "threshold", "calibration", "policy")
 _PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 _KIND_WORDS = {
     "threshold": "one threshold, tuned",
@@ -209,6 +211,7 @@ def html_report(
     period: str = "month",
     title: str = "Which model to deploy",
     generated_at: str | None = None,
+    recommend_kinds=None,
 ) -> str:
     """The whole report as one HTML string (write it with ``encoding="utf-8"``).
 
@@ -226,6 +229,8 @@ def html_report(
     title : str
     generated_at : str, optional
         Timestamp shown in the report (default: now, UTC).
+    recommend_kinds : iterable of str, optional
+        The rules the recommendation weighs (default: every rule the values allow).
 
     Returns
     -------
@@ -247,27 +252,37 @@ def html_report(
     from ._verdict import verdict as judge
     from ._voc import voc_curve
 
+    from ._pipeline import Pipeline
+    from ._recommend import recommend, recommended_document
+
     document, notes = build_policy_document(
         models, values, kind=kind, calibration_method=calibration_method, tune_split=tune_split,
         eval_split=eval_split, with_interval=True,
     )
+    pipeline = Pipeline(models, tune_split, eval_split, calibration_method)
+    recommended = recommend(pipeline, values, kinds=recommend_kinds)
+    reason = wording.recommendation_reason(recommended, currency)
+    # The verdict compares the models under the chosen rule; the policy JSON names the recommendation.
+    judged = judge({e.model: (e.policy, models[e.model].splits[e.evaluation["split"]]) for e in document.entries},
+                   values)
+    document, more = recommended_document(pipeline, document, recommended, values, reason)
+    notes = [*notes, *more]
+    recommendation_html = _recommendation_html(recommended, reason, currency)
     entries = list(document.entries)
     names = [e.model for e in entries]
-    runs, evaluated, tuning = {}, {}, {}
+    evaluated, tuning = {}, {}
     for entry in entries:
         run = models[entry.model]
         split = entry.evaluation["split"]
-        runs[entry.model] = (entry.policy, run.splits[split])
         evaluated[entry.model] = entry.policy.calibrate(run.splits[split])
         tuned_on = entry.tuned_on.get("split")
         if tuned_on is not None and tuned_on in run.splits and run.splits[tuned_on].has_labels:
             tuning[entry.model] = entry.policy.calibrate(run.splits[tuned_on])
-    verdict = judge(runs, values)
+    verdict = judged
 
     # -- the verdict
     sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume)
-    verdict_html = f'<p class="headline">{_e(wording.verdict_headline(verdict, currency))}</p>'
-    verdict_html += "".join(f"<p>{_e(s)}</p>" for s in sentences)
+    verdict_html = "".join(f"<p>{_e(s)}</p>" for s in sentences)
     if verdict.standings:
         rows = []
         for s in verdict.standings:
@@ -367,8 +382,9 @@ def html_report(
     settings_html = _settings(values, kind, calibration_method, splits, currency, volume, period)
     when = generated_at or _datetime.datetime.now(_datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = {
+        "recommendation": ("The recommendation", recommendation_html),
         "settings": ("Settings", settings_html),
-        "verdict": ("The verdict", verdict_html),
+        "verdict": (f"Every model with {wording.rule_name(kind)}", verdict_html),
         "value": ("Value of each model", value_html),
         "voc": ("Value for every mistake cost", voc_html),
         "threshold": ("Value against the threshold", threshold_html),
@@ -386,6 +402,31 @@ def html_report(
         "Values are measured on the evaluated items; ranges are 95% intervals for new items like them.</p>"
         f"{body}</body></html>\n"
     )
+
+
+_LEVEL_ROWS = 6
+
+
+def _recommendation_html(recommended, reason: str, currency: str) -> str:
+    """The headline, the reason, and the candidates level with the best (plus the first one clearly behind)."""
+    out = f'<p class="headline">{_e(wording.recommendation_headline(recommended))}</p><p>{_e(reason)}</p>'
+    chosen = [c for c in recommended.candidates if (c.model, c.kind) == (recommended.model, recommended.kind)]
+    level = [c for c in recommended.candidates if c.contender and c not in chosen]
+    shown = chosen + level[:_LEVEL_ROWS] + [c for c in recommended.candidates if not c.contender][:1]
+    if not shown:
+        return out
+    more = len(level) - _LEVEL_ROWS
+    rows = []
+    for c in shown:
+        likely = (f"{wording.money(c.low, currency)} to {wording.money(c.high, currency)}"
+                  if math.isfinite(c.low) and math.isfinite(c.high) else "too few items")
+        mark = ("recommended" if (c.model, c.kind) == (recommended.model, recommended.kind) else
+                "level with the best" if c.contender else "clearly behind the best")
+        rows.append([c.model, wording.rule_name(c.kind), wording.money(c.per_item, currency), likely, mark])
+    out += _table(["Model", "Rule", "Value per item", "Likely range (95%)", ""], rows, numeric=(2,))
+    if more > 0:
+        out += f'<p class="muted">And {more} more (model, rule) pairs level with the best.</p>'
+    return out
 
 
 def _version() -> str:

@@ -34,7 +34,8 @@ Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :fu
 :func:`threshold_phrase`, :func:`omega`; ``DASH`` stands for a missing number.
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 :func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
-:func:`simpler_rule_sentences`. ``GLOSSARY`` explains the technical names.
+:func:`simpler_rule_sentences`, :func:`recommendation_headline`, :func:`recommendation_reason`,
+:func:`rule_name`. ``GLOSSARY`` explains the technical names.
 What a likely range means and rests on: :func:`likely_range_sentence` (from
 the numbers), :func:`interval_basis` (from an ``Interval``),
 :func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
@@ -78,6 +79,9 @@ __all__ = [
     "verdict_sentences",
     "rule_phrase",
     "simpler_rule_sentences",
+    "rule_name",
+    "recommendation_headline",
+    "recommendation_reason",
 ]
 
 DASH = "–"
@@ -619,3 +623,105 @@ def simpler_rule_sentences(comparison, currency: str = "", labels=None) -> list[
             "explain and less likely to have fitted the tuning items by chance."
         ]
     return []
+
+
+# ------------------------------------------------------------ recommendation
+RULE_NAMES = {
+    "accept_all": "no hand-offs (act on every item)",
+    "threshold": "one threshold",
+    "calibrated_threshold": "the calibrated threshold ω/(1+ω)",
+    "class_thresholds": "a threshold per class",
+    "calibrated_class_thresholds": "a calibrated threshold per class",
+    "expected_value": "the expected-value rule",
+    "two_tier": "two tiers (a person confirms the middle tier)",
+}
+
+
+def rule_name(kind: str | None) -> str:
+    """A policy kind in plain words (``"threshold"`` → ``"one threshold"``)."""
+    return "no model" if kind is None else RULE_NAMES.get(kind, kind)
+
+
+# Per-class thresholds are spelled out in a headline for this many classes at most (else: see the policy).
+_CLASSES_SPELLED_OUT = 3
+
+
+def _model_and_rule(model: str, kind: str, policy=None) -> str:
+    text = f"{model} with {rule_name(kind)}"
+    if policy is not None and kind in ("threshold", "calibrated_threshold"):
+        text += f" ({threshold_phrase(policy.threshold)})"
+    elif policy is not None and policy.class_thresholds and len(policy.class_thresholds) <= _CLASSES_SPELLED_OUT:
+        parts = [f"never on a predicted {label}" if t is None else
+                 f"on a predicted {label} when confidence ≥ {threshold(t)}" for label, t in policy.class_thresholds]
+        text += f" (act {', '.join(parts)})"
+    return text
+
+
+def recommendation_headline(recommendation) -> str:
+    """What to deploy, in a few words: ``Deploy mlp with one threshold (act when confidence ≥ 0.99).``"""
+    r = recommendation
+    if r.choice == "no_candidates":
+        return "Nothing can be recommended: no model could be judged on labelled items."
+    if r.model is None:
+        return "Deploy no model: hand every item to a person."
+    return f"Deploy {_model_and_rule(r.model, r.kind, r.policy)}."
+
+
+def _items_clause(r) -> str:
+    if r.items_to_separate is None:
+        return ""
+    if not math.isfinite(r.items_to_separate):
+        return "; they are worth exactly the same on these items, so more labelled items would not separate them"
+    return (f"; about {significant(r.items_to_separate)} labelled items in all would tell them apart (there are "
+            f"{significant(r.n_items)}), if the gap stays as it is")
+
+
+def recommendation_reason(recommendation, currency: str = "") -> str:
+    """Why this recommendation, in plain words: its value, what separates it from the alternative, how sure.
+
+    Parameters
+    ----------
+    recommendation : valuecore.Recommendation
+    currency : str
+    """
+    r = recommendation
+    if r.model is None:
+        if r.choice == "no_candidates":
+            return "No model and rule could be judged on labelled items, so nothing can be recommended."
+        if r.choice == "pointless":
+            return ("With these values no action earns more than handing an item to a person, so no model can "
+                    "add value.")
+        a = r.alternative
+        return (f"No model earns more than handing every item to a person ({money(r.baseline_per_item, currency)} "
+                f"per item): the best, {_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)} "
+                "per item on the evaluated items.")
+    gain = r.per_item - r.baseline_per_item
+    head = (f"{r.model} with {rule_name(r.kind)} earns {money(r.per_item, currency)} per item on the "
+            f"{significant(r.n_items)} evaluated items, {money(gain, currency)} more than handing every item to a "
+            "person")
+    a = r.alternative
+    if r.choice == "only" or a is None:
+        body = ""
+    elif r.choice == "clear":
+        body = (f", and more than every other model and rule beyond noise (the next, "
+                f"{_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)})")
+    elif r.choice == "simpler":
+        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
+                f"within noise, so the simpler rule is preferred{_items_clause(r)}")
+    elif r.choice == "lower_bound":
+        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
+                f"within noise, and {r.model}'s likely range starts higher{_items_clause(r)}")
+    else:  # highest, level with others no simpler
+        body = (f"; {_model_and_rule(a.model, a.kind)} is level within noise "
+                f"({amount(-r.alternative_gap, currency)} less per item){_items_clause(r)}")
+    tail = ""
+    if r.abstain_pointless:
+        tail += (" Handing items over is never better than a wrong answer with these values, so acting on every "
+                 "item is as good as any threshold.")
+    if not r.clears_baseline:
+        if math.isfinite(r.low) and math.isfinite(r.high):
+            tail += (f" Its likely range ({amount(r.low, currency)} to {amount(r.high, currency)} per item) still "
+                    f"includes earning no more than no model ({money(r.baseline_per_item, currency)}).")
+        else:
+            tail += " Too few items for a likely range: label more before relying on it."
+    return head + body + "." + tail

@@ -1,0 +1,346 @@
+"""One recommendation: which model, which decision rule, which threshold(s), or no model at all.
+
+Every (model, rule) pair the settings allow is fitted by the same
+:class:`~valuecore.Pipeline` the export uses (tuned on the tuning split,
+recalibrated as set) and judged on the evaluated split by
+:func:`~valuecore.verdict`, which ranks them and says which ones the data
+cannot tell apart from the best. The choice, in order:
+
+1. Only candidates that earn more per item than handing every item to a
+   person (the no-model baseline) on the evaluated items can be recommended;
+   when none does, the recommendation is *no model*.
+2. Among the best candidate and those the data cannot tell from it, those
+   whose interval's lower bound clears the baseline come first (when any
+   does); among them the simplest rule wins (acting on all, then one
+   threshold, then a threshold per class, then the expected-value rule, then
+   two tiers), then the one with the higher lower bound, then the higher value.
+
+The recommendation keeps the numbers that explain it: its value and interval,
+whether the interval's lower bound clears the baseline, and the closest
+alternative with the gap and the labelled items that would separate them.
+:func:`valuecore.wording.recommendation_reason` says it in one sentence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Iterable, Mapping
+
+from ._choices import POLICY_KINDS
+from ._policies import Policy
+from ._usecase import UseCase, ValueMatrix
+from ._verdict import above_baseline, clearly_ahead, verdict
+
+__all__ = ["Candidate", "Recommendation", "recommend", "recommended_document", "RULE_SIMPLICITY"]
+
+# Fewer numbers to set and explain first; rules of equal rank are told apart by their lower bound.
+RULE_SIMPLICITY = {
+    "accept_all": 0,
+    "threshold": 1,
+    "calibrated_threshold": 1,
+    "class_thresholds": 2,
+    "calibrated_class_thresholds": 2,
+    "expected_value": 3,
+    "two_tier": 4,
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (model, rule) judged on the evaluated items.
+
+    Attributes
+    ----------
+    model, kind : str
+    policy : Policy
+    per_item, low, high : float
+        Value per item on the evaluated items and its interval on new items.
+    coverage : float
+        Share of items acted on without a person.
+    baseline : float
+        Value per item of handing every item over.
+    difference : float
+        ``best - this`` per item (0 for the best).
+    contender : bool
+        The data cannot tell it from the best (True for the best itself).
+    items_to_separate : float or None
+        Labelled items that would separate it from the best (contenders only).
+    """
+
+    model: str
+    kind: str
+    policy: Policy
+    per_item: float
+    low: float
+    high: float
+    coverage: float
+    baseline: float
+    difference: float
+    contender: bool
+    items_to_separate: float | None
+
+    @property
+    def above_baseline(self) -> bool:
+        return above_baseline(self.per_item, self.baseline)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What to deploy, and the numbers that say why.
+
+    Attributes
+    ----------
+    model, kind : str or None
+        The recommended model and rule; None for "no model: hand every item over".
+    policy : Policy or None
+    per_item, low, high, coverage : float
+        The recommended candidate's value per item, interval, and share automated (NaN for none).
+    baseline_per_item : float
+        Value per item of handing every item over.
+    clears_baseline : bool
+        The interval's lower bound is above the baseline (False for none).
+    choice : str
+        How it was chosen: ``"clear"`` (ahead of every other candidate beyond
+        noise), ``"only"`` (the only candidate), ``"simpler"`` (a simpler rule
+        level within noise with the best), ``"lower_bound"`` (level with the
+        best, same simplicity, better lower bound), ``"highest"`` (the best,
+        level with others that are no simpler), or why there is none:
+        ``"no_candidates"``, ``"pointless"``, ``"all_useless"``.
+    alternative : Candidate or None
+        The candidate that separates it from the rest: the best on these items
+        when the recommendation is another one, else the closest candidate the
+        data cannot tell from it, else the runner-up; for none, the best candidate.
+    alternative_gap : float
+        ``alternative - recommended`` per item (for none: ``best - baseline``).
+    separated : bool
+        The data tells the alternative apart from the recommendation.
+    items_to_separate : float or None
+        Labelled items in all that would separate them, if the gap stayed as
+        observed (``inf``: they are worth exactly the same); None when separated.
+    n_items : float
+        Weighted number of evaluated items.
+    candidates : tuple of Candidate
+        Every (model, rule) judged, best first.
+    skipped : tuple of str
+        Each (model, rule) that could not be judged, and why, in words.
+    confidence : float
+    abstain_pointless : bool
+        Handing an item over is never better than a wrong answer with these
+        values, so no threshold can beat acting on every item.
+    """
+
+    model: str | None
+    kind: str | None
+    policy: Policy | None
+    per_item: float
+    low: float
+    high: float
+    coverage: float
+    baseline_per_item: float
+    clears_baseline: bool
+    choice: str
+    alternative: Candidate | None
+    alternative_gap: float
+    separated: bool
+    items_to_separate: float | None
+    n_items: float
+    candidates: tuple
+    skipped: tuple = ()
+    confidence: float = 0.95
+    abstain_pointless: bool = False
+
+    @property
+    def is_none(self) -> bool:
+        return self.model is None
+
+    @property
+    def gain_per_item(self) -> float:
+        """Value per item above handing every item over (NaN for none)."""
+        return self.per_item - self.baseline_per_item
+
+    @property
+    def threshold(self) -> float | None:
+        return None if self.policy is None else self.policy.threshold
+
+    def to_dict(self, reason: str) -> dict:
+        """The policy JSON's ``recommendation`` object."""
+        return {"model": self.model, "policy": self.kind, "reason": reason}
+
+
+def allowed_kinds(values, *, assisted=None) -> tuple[str, ...]:
+    """The rules a recommendation weighs for these values: every kind, two tiers when its values are given."""
+    kinds = [k for k in POLICY_KINDS if not (isinstance(values, ValueMatrix) and k == "calibrated_threshold")]
+    return (*kinds, "two_tier") if assisted is not None else tuple(kinds)
+
+
+def _constraints_for(kind: str, constraints: Mapping) -> dict:
+    """The assisted tier's values are for two tiers only; the other rules are weighed without them."""
+    return {k: v for k, v in constraints.items() if v is not None and (k == "assisted") == (kind == "two_tier")}
+
+
+def _fit(pipeline, model: str, kind: str, values, constraints: Mapping) -> Policy:
+    if kind == "expected_value" and getattr(pipeline.run(model), "aggregate", False):
+        raise ValueError("an aggregate has no item's own probability vector, which the expected-value rule needs")
+    constraints = _constraints_for(kind, constraints)
+    if kind == "two_tier" or constraints:
+        from ._constrained import check_constraint_options
+
+        check_constraint_options(kind, **constraints)
+        return pipeline.constrained_policy(model, kind, values, **constraints)[0]
+    return pipeline.policy(model, kind, values)
+
+
+def recommend(
+    pipeline,
+    values,
+    models: Iterable[str] | None = None,
+    *,
+    kinds: Iterable[str] | None = None,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    **constraints,
+) -> Recommendation:
+    """The one (model, rule) to deploy, or none, from the pipeline behind the export.
+
+    Parameters
+    ----------
+    pipeline : Pipeline
+        Its splits and recalibration are those of the export (the dashboard's
+        cached workspace is one).
+    values : UseCase or ValueMatrix
+    models : iterable of str, optional
+        Default: every run of the pipeline.
+    kinds : iterable of str, optional
+        The rules the settings allow; default every policy kind that applies to
+        ``values`` (``two_tier`` too when ``assisted`` values are given).
+    confidence, power : float
+        Of the verdict's intervals and of ``items_to_separate``.
+    **constraints
+        ``max_handoff_rate``, ``max_risk``, ``risk_confidence``, ``assisted``:
+        as for :meth:`Pipeline.entry`; a rule they cannot apply to is skipped.
+
+    Returns
+    -------
+    Recommendation
+        Never a model whose value per item on the evaluated split is at or
+        below handing every item over.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import valuecore as vc
+    >>> runs = vc.load_runs([str(Path(vc.__file__).parent.parent / "sample_runs" / "digits")]).models
+    >>> r = vc.recommend(vc.Pipeline(runs), vc.UseCase(1, 0, -1000))
+    >>> r.model, r.kind, r.choice, r.per_item > r.baseline_per_item
+    ('mlp', 'threshold', 'highest', True)
+    """
+    if not isinstance(values, (UseCase, ValueMatrix)):
+        raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+    models = list(pipeline.runs) if models is None else list(models)
+    kinds = allowed_kinds(values, assisted=constraints.get("assisted")) if kinds is None else tuple(kinds)
+    constraints = {k: v for k, v in constraints.items() if v is not None and k != "monitoring"}
+    runs, skipped = {}, []
+    for model in models:
+        plan = pipeline.plan(model)
+        if plan.skip is not None:
+            skipped.append(f"{model}: {plan.skip}")
+            continue
+        predictions = pipeline.predictions(model, plan.eval_split)
+        if not predictions.has_labels:
+            skipped.append(f"{model}: the evaluated split {plan.eval_split!r} has no labels, so its value cannot "
+                           "be measured")
+            continue
+        for kind in kinds:
+            try:
+                runs[(model, kind)] = (_fit(pipeline, model, kind, values, constraints), predictions)
+            except ValueError as error:
+                skipped.append(f"{model}, {kind}: {error}")
+    judged = verdict(runs, values, confidence=confidence, power=power)
+    return _choose(judged, runs, values, tuple(skipped), confidence)
+
+
+def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommendation:
+    candidates = tuple(
+        Candidate(s.model[0], s.model[1], runs[s.model][0], s.per_item, s.low, s.high, s.coverage, s.baseline,
+                  s.difference, s.basis == "best" or s.contender, s.items_to_separate)
+        for s in judged.standings
+    )
+    none = dict(model=None, kind=None, policy=None, per_item=math.nan, low=math.nan, high=math.nan,
+                coverage=math.nan, baseline_per_item=judged.baseline_per_item, clears_baseline=False,
+                separated=True, items_to_separate=None, n_items=judged.n_items, candidates=candidates,
+                skipped=skipped, confidence=confidence, abstain_pointless=judged.abstain_pointless)
+    if not candidates:
+        return Recommendation(**none, choice="no_candidates", alternative=None, alternative_gap=math.nan)
+    best = candidates[0]
+    if judged.degenerate is not None or not best.above_baseline:
+        return Recommendation(**none, choice=judged.degenerate or "all_useless", alternative=best,
+                              alternative_gap=best.per_item - best.baseline)
+    level = [c for c in candidates if c.contender]  # the best first; the verdict keeps losers out
+    # Where errors are rare and costly nearly everything is level within noise, so being level is not enough
+    # to give up the best's value: only a candidate whose likely range starts no lower than the best's may be
+    # named instead (the simpler rule, then the better lower bound). A range that clears no model beats one
+    # that does not, whatever the simplicity.
+    floor = best.low if math.isfinite(best.low) else -math.inf
+    safe = [c for c in level if c is best or (math.isfinite(c.low) and c.low >= floor)]
+    pool = [c for c in safe if c.low > c.baseline] or safe
+    ranked = sorted(pool, key=lambda c: (RULE_SIMPLICITY.get(c.kind, 9),
+                                         -c.low if math.isfinite(c.low) else math.inf, -c.per_item))
+    # Level with the best is not enough: no candidate the data clearly separates may beat the one named.
+    memo: dict = {}
+    chosen = next((c for c in ranked
+                   if not clearly_ahead(runs, values, (c.model, c.kind), confidence=confidence, memo=memo)), best)
+    if len(candidates) == 1:
+        how, alternative = "only", None
+    elif len(level) == 1:
+        how, alternative = "clear", candidates[1]
+    elif chosen is best:
+        # The closest rival worth naming: another model first (the same model's other rules often tie exactly).
+        # Equal values: the simpler rule first, so the rival named does not depend on the order rules came in.
+        others = sorted((c for c in level if c is not chosen),
+                        key=lambda c: (-c.per_item, RULE_SIMPLICITY.get(c.kind, 9), -c.low))
+        how, alternative = "highest", next((c for c in others if c.model != chosen.model), others[0])
+    else:
+        simpler = RULE_SIMPLICITY.get(chosen.kind, 9) < RULE_SIMPLICITY.get(best.kind, 9)
+        how, alternative = ("simpler" if simpler else "lower_bound"), best
+    if alternative is None:
+        gap, separated, needed = math.nan, True, None
+    elif alternative is best:
+        gap, separated, needed = best.per_item - chosen.per_item, False, chosen.items_to_separate
+    else:
+        gap, separated = alternative.per_item - chosen.per_item, not alternative.contender
+        needed = None if separated else alternative.items_to_separate
+    return Recommendation(
+        model=chosen.model, kind=chosen.kind, policy=chosen.policy, per_item=chosen.per_item, low=chosen.low,
+        high=chosen.high, coverage=chosen.coverage, baseline_per_item=chosen.baseline,
+        clears_baseline=bool(chosen.low > chosen.baseline), choice=how, alternative=alternative,
+        alternative_gap=gap, separated=separated, items_to_separate=needed, n_items=judged.n_items,
+        candidates=candidates, skipped=skipped, confidence=confidence, abstain_pointless=judged.abstain_pointless,
+    )
+
+
+def recommended_document(pipeline, document, recommendation: Recommendation, values, reason: str, *,
+                         with_interval: bool = True, **constraints):
+    """``document`` with its ``recommendation``, and the recommended model's entry holding the recommended rule.
+
+    When the document was built with another rule for the recommended model,
+    that model's entry is refitted with the recommended one (a serving system
+    reading the recommendation finds the very policy it names). Returns
+    (document, notes).
+    """
+    notes = []
+    entries = list(document.entries)
+    r = recommendation
+    if r.model is not None:
+        index = next((i for i, e in enumerate(entries) if e.model == r.model), None)
+        if index is None or entries[index].policy.kind != r.kind:
+            monitoring = {"monitoring": True} if constraints.get("monitoring") else {}
+            entry = pipeline.entry(r.model, r.kind, values, with_interval=with_interval, **monitoring,
+                                   **_constraints_for(r.kind, constraints))
+            if index is None:
+                entries.append(entry)
+            else:
+                notes.append(f"{r.model}: its policy is the recommended rule ({r.kind}), not "
+                             f"{entries[index].policy.kind}")
+                entries[index] = entry
+    return replace(document, entries=tuple(entries), recommendation=r.to_dict(reason)), notes
