@@ -476,13 +476,16 @@ def _cmd_report(args) -> int:
         say(line)
     if args.json:
         _write_policy_json(document, args.json, say, args)
+    html = _html_report_text(args, models, values) if args.html or args.log_mlflow else None
     if args.html:
-        _write_html_report(args, models, values, say)
+        _write_text(args.html, html, "the HTML report", args)
+        say("")
+        say(f"wrote the HTML report to {args.html}")
     if args.log_mlflow:
         from ._serving_mlflow import log_report_to_runs
 
         try:
-            log_report_to_runs(args, document, models, values, say)
+            log_report_to_runs(args.paths, document, html, say)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     return EXIT_OK
@@ -635,18 +638,15 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
 
 
-def _write_html_report(args, models, values, say) -> None:
+def _html_report_text(args, models, values) -> str:
     """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
     from .report import html_report
 
-    text = html_report(
+    return html_report(
         models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
         tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
     )
-    _write_text(args.html, text, "the HTML report", args)
-    say("")
-    say(f"wrote the HTML report to {args.html}")
 
 
 def _command_inputs(args) -> list[str]:

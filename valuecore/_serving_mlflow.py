@@ -263,18 +263,12 @@ def local_run_sources(paths) -> list[str]:
     return [mlflow_runs_folder(path) if is_mlflow_source(str(path)) else path for path in paths]
 
 
-def log_report_to_runs(args, document, models, values, say) -> None:
-    """``report --log-mlflow``: the policy JSON and the HTML report, logged to each MLflow run of ``args.paths``."""
-    sources = [path for path in args.paths if is_mlflow_source(str(path))]
+def log_report_to_runs(paths, document, html: str, say) -> None:
+    """``report --log-mlflow``: the policy JSON and the HTML report, logged to each MLflow run among ``paths``."""
+    sources = [path for path in paths if is_mlflow_source(str(path))]
     if not sources:
         raise ValueError("--log-mlflow logs to the MLflow run the runs came from: name it as mlflow:<run_id> "
                          "or mlflow:<experiment>/<run>")
-    from .report import html_report
-
-    html = html_report(
-        models, values, kind=args.policy, calibration_method=args.calibration, tune_split=args.tune_split,
-        eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
-    )
     for source in sources:
         run_id = log_report_to_mlflow(source, document.to_json(), html)
         say(f"logged valuecore/policy.json and valuecore/report.html to the MLflow run {run_id}")
