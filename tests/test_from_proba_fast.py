@@ -97,3 +97,13 @@ def test_integer_labels_by_table_are_the_hashed_codes(seed, n, dtype, low, span,
     else:
         np.testing.assert_array_equal(by_table, hashed)
         assert by_table.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_predicted_class_and_confidence_over_many_blocks_of_rows(dtype):
+    rng = np.random.default_rng(5)
+    proba = rng.dirichlet(np.ones(4), 20_001).astype(dtype)
+    proba[::7] = 0.25  # four-way ties: the first column wins, as in argmax
+    p = vc.Predictions.from_proba(proba)
+    np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
+    np.testing.assert_array_equal(p.confidence, np.minimum(proba.max(axis=1).astype(np.float64), 1.0))

@@ -116,6 +116,23 @@ def _check_proba_rows(proba: np.ndarray, sum_tolerance: float) -> None:
         )
 
 
+_ROWS_PER_BLOCK = 8192
+
+
+def _argmax_and_max(proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.argmax(proba, axis=1)`` (int64) and the entry there, block by block of rows,
+    so that each block is read from the cache the second time."""
+    n = proba.shape[0]
+    y_pred = np.empty(n, dtype=np.int64)
+    confidence = np.empty(n, dtype=proba.dtype)
+    for start in range(0, n, _ROWS_PER_BLOCK):
+        block = proba[start : start + _ROWS_PER_BLOCK]
+        where = y_pred[start : start + block.shape[0]]
+        np.argmax(block, axis=1, out=where)
+        confidence[start : start + block.shape[0]] = np.take_along_axis(block, where[:, None], axis=1)[:, 0]
+    return y_pred, confidence
+
+
 @dataclass(frozen=True, eq=False)
 class Predictions:
     """Validated per-item output of one model on one split.
@@ -200,16 +217,10 @@ class Predictions:
         """From a probability matrix (n, C) already checked (finite, non-negative, rows
         summing to 1), e.g. by the run-file loader, which checks it column by column:
         a second check would only cost memory and time."""
-        n = proba.shape[0]
-        if n:
-            y_pred = np.argmax(proba, axis=1).astype(np.int64, copy=False)
-            # The entry at the argmax, gathered along the rows: no (n,) index array is built.
-            confidence = np.take_along_axis(proba, y_pred[:, None], axis=1)[:, 0]
-            # A row within sum_tolerance of 1 can hold 1.00000012 (float32 round-off); a threshold
-            # read off the confidences must never exceed 1.
-            np.minimum(confidence, 1.0, out=confidence)
-        else:
-            y_pred, confidence = np.zeros(0, np.int64), np.zeros(0)
+        y_pred, confidence = _argmax_and_max(proba)
+        # A row within sum_tolerance of 1 can hold 1.00000012 (float32 round-off); a threshold
+        # read off the confidences must never exceed 1.
+        np.minimum(confidence, 1.0, out=confidence)
         return cls._finish(classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp)
 
     @classmethod
