@@ -15,7 +15,8 @@ decimals (float32, as many exports are) and full-precision float64 scores:
 
 - read: ``load_run_file`` (reading and validating every cell) against
   ``pd.read_parquet`` of the same columns;
-- ``Predictions.from_proba`` on the same matrix already in memory;
+- ``Predictions.from_proba`` on the same matrix already in memory (row-major
+  float64, as ``predict_proba`` returns it);
 - file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
   ``pd.read_parquet`` + argmax + pandas groupby/cumsum, and against
   ``pd.read_parquet`` + argmax + numpy sort/cumsum (the three thresholds are
@@ -103,6 +104,7 @@ def read_with_pandas(path):
 
 
 def from_file_table(sizes, repeat: int) -> None:
+    import numpy as np
     import pandas as pd
     from bench_core import median_times, numpy_sort_cumsum, pandas_groupby_cumsum
 
@@ -126,7 +128,9 @@ def from_file_table(sizes, repeat: int) -> None:
                 path = Path(folder) / "run.parquet"
                 write_run(path, n, rounded)
                 frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
-                matrix, labels = frame[PROBA_COLUMNS].to_numpy(), frame["y_true"].to_numpy()
+                # Row-major float64, as predict_proba returns it.
+                matrix = np.ascontiguousarray(frame[PROBA_COLUMNS].to_numpy(), dtype=np.float64)
+                labels = frame["y_true"].to_numpy()
                 del frame
                 sorted_run = vc.presort(load_run_file(path).models["run"].splits["all"])
                 load = os.getloadavg()[0]

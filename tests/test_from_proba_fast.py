@@ -107,3 +107,12 @@ def test_predicted_class_and_confidence_over_many_blocks_of_rows(dtype):
     p = vc.Predictions.from_proba(proba)
     np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
     np.testing.assert_array_equal(p.confidence, np.minimum(proba.max(axis=1).astype(np.float64), 1.0))
+
+
+def test_a_column_major_matrix_gives_the_same_predictions():
+    rng = np.random.default_rng(6)
+    proba = rng.dirichlet(np.ones(5), 20_000)
+    by_rows = vc.Predictions.from_proba(proba)
+    by_columns = vc.Predictions.from_proba(np.asfortranarray(proba))
+    np.testing.assert_array_equal(by_columns.y_pred, by_rows.y_pred)
+    np.testing.assert_array_equal(by_columns.confidence, by_rows.confidence)

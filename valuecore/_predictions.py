@@ -125,8 +125,11 @@ def _argmax_and_max(proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = proba.shape[0]
     y_pred = np.empty(n, dtype=np.int64)
     confidence = np.empty(n, dtype=proba.dtype)
+    row_major = proba.flags.c_contiguous
     for start in range(0, n, _ROWS_PER_BLOCK):
         block = proba[start : start + _ROWS_PER_BLOCK]
+        if not row_major:  # e.g. a pandas frame's columns: rows made contiguous while in cache
+            block = np.ascontiguousarray(block)
         where = y_pred[start : start + block.shape[0]]
         np.argmax(block, axis=1, out=where)
         confidence[start : start + block.shape[0]] = np.take_along_axis(block, where[:, None], axis=1)[:, 0]
