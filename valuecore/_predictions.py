@@ -116,24 +116,46 @@ def _check_proba_rows(proba: np.ndarray, sum_tolerance: float) -> None:
         )
 
 
-_ROWS_PER_BLOCK = 8192
+_ROWS_PER_BLOCK = 4096
+_FEW_CLASSES = 32
 
 
 def _argmax_and_max(proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.argmax(proba, axis=1)`` (int64) and the entry there, block by block of rows,
-    so that each block is read from the cache the second time."""
-    n = proba.shape[0]
+    """``np.argmax(proba, axis=1)`` (int64) and the entry there, a block of rows at a time.
+
+    With few classes each block is copied class-major into a small tile (in cache), and
+    the maximum and its first column are found by whole-row ufuncs over the tile's rows
+    instead of one short argmax per item.
+    """
+    n, n_classes = proba.shape
     y_pred = np.empty(n, dtype=np.int64)
     confidence = np.empty(n, dtype=proba.dtype)
-    row_major = proba.flags.c_contiguous
+    tile = np.empty((n_classes, _ROWS_PER_BLOCK), dtype=proba.dtype) if n_classes <= _FEW_CLASSES else None
+    equal = np.empty(_ROWS_PER_BLOCK, dtype=bool)
     for start in range(0, n, _ROWS_PER_BLOCK):
         block = proba[start : start + _ROWS_PER_BLOCK]
-        if not row_major:  # e.g. a pandas frame's columns: rows made contiguous while in cache
-            block = np.ascontiguousarray(block)
-        where = y_pred[start : start + block.shape[0]]
+        rows = block.shape[0]
+        where, top = y_pred[start : start + rows], confidence[start : start + rows]
+        if tile is not None and _tile_argmax(block, tile[:, :rows], where, top, equal[:rows]):
+            continue
         np.argmax(block, axis=1, out=where)
-        confidence[start : start + block.shape[0]] = np.take_along_axis(block, where[:, None], axis=1)[:, 0]
+        top[:] = np.take_along_axis(block, where[:, None], axis=1)[:, 0]
     return y_pred, confidence
+
+
+def _tile_argmax(block, columns, where, top, equal) -> bool:
+    """Fill ``where`` and ``top`` for a block from its class-major copy ``columns``; False
+    (nothing to trust) when a row holds NaN or its maximum is a zero, whose sign the
+    maximum need not keep as the argmax does."""
+    np.copyto(columns, block.T)
+    np.maximum.reduce(columns, axis=0, out=top)
+    if not (top > 0).all():  # NaN, zeros (and negatives): the item-by-item argmax decides
+        return False
+    # Downwards, so that the first column holding the maximum is written last (argmax's tie rule).
+    for j in range(columns.shape[0] - 1, -1, -1):
+        np.equal(columns[j], top, out=equal)
+        np.copyto(where, j, where=equal)
+    return True
 
 
 @dataclass(frozen=True, eq=False)
