@@ -214,8 +214,9 @@ def from_scratch_table(sizes, repeat, rng, rounded: bool = True, sklearn: bool =
             exact_time = median_times({"exact": lambda: sklearn_tuned(head, head_correct, use_case, np.unique(head))},
                                       1)["exact"]  # fmt: skip
         # The baselines hold no cache: each slider move recomputes them from scratch.
-        print(f"{n:>9,} | {scratch * 1e3:9.1f} {numpy_time * 1e3:8.1f} {pandas_time * 1e3:8.1f} "
-              f"{grid_time * 1e3:8.0f} {exact_time * 1e3:8.0f}{'*' if exact_n < n else ' '} | "
+        sk = (f"{grid_time * 1e3:8.0f} {exact_time * 1e3:8.0f}{'*' if exact_n < n else ' '}" if sklearn
+              else f"{'-':>8} {'-':>8} ")
+        print(f"{n:>9,} | {scratch * 1e3:9.1f} {numpy_time * 1e3:8.1f} {pandas_time * 1e3:8.1f} {sk} | "
               f"{move * 1e3:9.3f} {numpy_time / move:8.0f}x {pandas_time / move:8.0f}x | "
               f"{scratch * 1e3:8.1f} {numpy_time / scratch:8.2f}x {pandas_time / scratch:8.2f}x")
         expected = numpy_sort_cumsum(confidence, correct, use_case)
