@@ -13,9 +13,12 @@ Prints, for n = 10^4, 10^5, 10^6 predictions per model and 5 models:
 - then, side by side in the same run, from scratch (presort included) and per
   slider move, against numpy sort + cumsum, pandas groupby + cumsum and
   scikit-learn's TunedThresholdClassifierCV (default grid, and every distinct
-  confidence at a smaller n).
+  confidence at a smaller n), for scores rounded to 4 decimals and for
+  full-precision float64 scores (medians of interleaved runs).
 
-Usage: ``python benchmarks/bench_core.py [--sizes 10000,100000,1000000] [--repeat 5]``
+From a file (reading and validating included): ``benchmarks/bench_loader.py --from-file``.
+
+Usage: ``python benchmarks/bench_core.py [--sizes 10000,100000,1000000] [--repeat 5] [--scratch-only]``
 This is a benchmark, not a test: it asserts nothing about time.
 """
 
@@ -42,18 +45,43 @@ POLICY_KINDS = ("accept_all", "threshold", "calibrated_threshold", "class_thresh
                 "calibrated_class_thresholds", "expected_value")
 
 
-def synthetic_predictions(n: int, rng: np.random.Generator, sharpness: float) -> vc.Predictions:
-    """A 10-class run with realistic confidence spread and ~80-95% accuracy."""
+def synthetic_proba(n: int, rng: np.random.Generator, sharpness: float, rounded: bool = True):
+    """Probabilities (n, 10) with realistic confidence spread and ~80-95% accuracy, and the true labels.
+
+    ``rounded``: to 4 decimals like many exported runs (ties the core must not split);
+    otherwise full-precision float64, nearly every confidence distinct (raw model scores).
+    """
     y_true = rng.integers(0, N_CLASSES, n)
     logits = rng.normal(0.0, 1.0, (n, N_CLASSES))
     logits[np.arange(n), y_true] += rng.normal(2.5, 1.5, n)
     logits *= sharpness
     proba = np.exp(logits - logits.max(axis=1, keepdims=True))
     proba /= proba.sum(axis=1, keepdims=True)
-    # Round like real exported runs: this creates the ties the core must not split.
-    proba = np.round(proba, 4)
-    proba[np.arange(n), proba.argmax(axis=1)] += 1.0 - proba.sum(axis=1)
-    return vc.Predictions.from_proba(np.clip(proba, 0, 1), y_true)
+    if rounded:
+        proba = np.round(proba, 4)
+        proba[np.arange(n), proba.argmax(axis=1)] += 1.0 - proba.sum(axis=1)
+        proba = np.clip(proba, 0, 1)
+    return proba, y_true
+
+
+def synthetic_predictions(n: int, rng: np.random.Generator, sharpness: float, rounded: bool = True) -> vc.Predictions:
+    """A 10-class run (see :func:`synthetic_proba`)."""
+    return vc.Predictions.from_proba(*synthetic_proba(n, rng, sharpness, rounded))
+
+
+def median_times(contenders: dict, repeat: int) -> dict:
+    """Median seconds of each contender, run in turn within each repeat (interleaved, so a
+    change of the machine's load hits them alike)."""
+    import gc
+
+    times = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, function in contenders.items():
+            gc.collect()
+            start = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - start)
+    return {name: float(np.median(values)) for name, values in times.items()}
 
 
 def best_time(function, repeat: int) -> float:
@@ -156,47 +184,62 @@ class _AllData:
         return 1
 
 
-def from_scratch_table(sizes, repeat, rng) -> None:
-    """One model: arrays in memory -> exact tuned threshold, and per slider move, side by side."""
+def from_scratch_table(sizes, repeat, rng, rounded: bool = True, sklearn: bool = True) -> None:
+    """One model: arrays in memory -> exact tuned threshold, and per slider move, side by side.
+
+    Medians of ``repeat`` interleaved runs; the scikit-learn columns once each (they are slow)."""
     use_case = vc.UseCase(1.0, 0.0, -4.0)
+    print(f"-- {'scores rounded to 4 decimals' if rounded else 'full-precision float64 scores (nearly all distinct)'}"
+          f"; load average {os.getloadavg()[0]:.1f}")
     header = (f"{'n':>9} | {'valuecore':>9} {'numpy':>8} {'pandas':>8} {'sk grid':>8} {'sk exact':>9} | "
               f"{'per move':>9} {'numpy/vc':>9} {'pandas/vc':>9} | {'scratch':>8} {'numpy/vc':>9} {'pandas/vc':>9}")
     print(header)
     print("-" * len(header))
     for n in sizes:
-        p = synthetic_predictions(n, rng, 1.0)
+        p = synthetic_predictions(n, rng, 1.0, rounded)
         confidence, correct = p.confidence, p.correct
-        scratch = best_time(lambda: vc.fit_policy("threshold", vc.presort(p), use_case), repeat)
         sorted_run = vc.presort(p)
-        move = best_time(lambda: vc.fit_policy("threshold", sorted_run, use_case), repeat)
-        numpy_time = best_time(lambda: numpy_sort_cumsum(confidence, correct, use_case), repeat)
-        pandas_time = best_time(lambda: pandas_groupby_cumsum(confidence, correct, use_case), repeat)
-        grid_time = best_time(lambda: sklearn_tuned(confidence, correct, use_case, 100), 1)
+        times = median_times({
+            "scratch": lambda: vc.fit_policy("threshold", vc.presort(p), use_case),
+            "numpy": lambda: numpy_sort_cumsum(confidence, correct, use_case),
+            "pandas": lambda: pandas_groupby_cumsum(confidence, correct, use_case),
+            "move": lambda: vc.fit_policy("threshold", sorted_run, use_case),
+        }, repeat)  # fmt: skip
+        scratch, numpy_time, pandas_time, move = (times[k] for k in ("scratch", "numpy", "pandas", "move"))
+        grid_time = exact_time = float("nan")
         exact_n = min(n, 20_000)
-        exact_time = best_time(
-            lambda: sklearn_tuned(confidence[:exact_n], correct[:exact_n], use_case, np.unique(confidence[:exact_n])),
-            1,
-        )
+        if sklearn:
+            grid_time = median_times({"grid": lambda: sklearn_tuned(confidence, correct, use_case, 100)}, 1)["grid"]
+            head, head_correct = confidence[:exact_n], correct[:exact_n]
+            exact_time = median_times({"exact": lambda: sklearn_tuned(head, head_correct, use_case, np.unique(head))},
+                                      1)["exact"]  # fmt: skip
         # The baselines hold no cache: each slider move recomputes them from scratch.
-        print(f"{n:>9,} | {scratch * 1e3:9.1f} {numpy_time * 1e3:8.1f} {pandas_time * 1e3:8.1f} "
-              f"{grid_time * 1e3:8.0f} {exact_time * 1e3:8.0f}{'*' if exact_n < n else ' '} | "
+        sk = (f"{grid_time * 1e3:8.0f} {exact_time * 1e3:8.0f}{'*' if exact_n < n else ' '}" if sklearn
+              else f"{'-':>8} {'-':>8} ")
+        print(f"{n:>9,} | {scratch * 1e3:9.1f} {numpy_time * 1e3:8.1f} {pandas_time * 1e3:8.1f} {sk} | "
               f"{move * 1e3:9.3f} {numpy_time / move:8.0f}x {pandas_time / move:8.0f}x | "
               f"{scratch * 1e3:8.1f} {numpy_time / scratch:8.2f}x {pandas_time / scratch:8.2f}x")
-    expected = numpy_sort_cumsum(confidence, correct, use_case)
-    assert pandas_groupby_cumsum(confidence, correct, use_case) == expected
-    assert vc.fit_policy("threshold", vc.presort(p), use_case).threshold == expected
-    print("\nvaluecore = presort + exact tuned threshold (from scratch); numpy = sort + cumsum; pandas = groupby +"
-          "\n  cumsum (both exact, same threshold, checked); sk grid = TunedThresholdClassifierCV with its default"
-          "\n  100-point grid (approximate); sk exact = with every distinct confidence as a candidate (* = on the"
-          "\n  first 20,000 items only: it costs O(n) per candidate). per move = valuecore on the presorted run,"
-          "\n  against the baselines, which recompute from scratch; ratios > 1 mean valuecore is faster.")
+        expected = numpy_sort_cumsum(confidence, correct, use_case)
+        assert pandas_groupby_cumsum(confidence, correct, use_case) == expected
+        assert vc.fit_policy("threshold", vc.presort(p), use_case).threshold == expected
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+SCRATCH_NOTE = """
+valuecore = presort + exact tuned threshold (from scratch, Predictions in memory); numpy = sort + cumsum;
+  pandas = groupby + cumsum (both exact, same threshold, checked); sk grid = TunedThresholdClassifierCV with
+  its default 100-point grid (approximate); sk exact = with every distinct confidence as a candidate (* = on
+  the first 20,000 items only: it costs O(n) per candidate). per move = valuecore on the presorted run, against
+  the baselines, which recompute from scratch; ratios > 1 mean valuecore is faster. Medians of --repeat
+  interleaved runs (sk: one run)."""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--scratch-only", action="store_true", help="only the from-scratch / per-move table")
+    parser.add_argument("--scratch-only", action="store_true", help="only the from-scratch / per-move tables")
+    parser.add_argument("--no-sklearn", action="store_true", help="leave out the scikit-learn columns")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = np.random.default_rng(20261122)
@@ -204,8 +247,9 @@ def main() -> None:
           f"{platform.machine()} | {os.cpu_count()} cores | {N_MODELS} models x {N_CLASSES} classes")
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
     if args.scratch_only:
-        from_scratch_table(sizes, args.repeat, rng)
-        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        for rounded in (True, False):
+            from_scratch_table(sizes, args.repeat, rng, rounded, not args.no_sklearn)
+        print(SCRATCH_NOTE)
         return
     print("times are the best of", args.repeat, "runs, in milliseconds, for all 5 models together\n")
     header = (f"{'n':>9} | {'presort':>8} | {'threshold':>8} {'naive':>9} {'ratio':>8} | {'all kinds':>9} | "
@@ -257,8 +301,9 @@ def main() -> None:
           "\noracle = upper-hull VOC at 201 omegas; evaluate = tune + realised value on test (O(n)).")
 
     print("\n== from scratch (arrays in memory -> exact answer) and per slider move, one model, one run\n")
-    from_scratch_table(sizes, args.repeat, rng)
-    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    for rounded in (True, False):
+        from_scratch_table(sizes, args.repeat, rng, rounded, not args.no_sklearn)
+    print(SCRATCH_NOTE)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,23 @@ imports alone, and the bytes of the arrays the loaded runs keep (each buffer
 counted once). ``--compare DIR`` loads with another copy of the package too
 (e.g. ``git archive <commit> valuecore | tar -x -C DIR``), side by side.
 
+``--from-file`` instead times what a user pays from a run file (one model, one
+split: ``proba_0..proba_9`` and ``y_true``) to an exact tuned threshold, side by
+side in one process with medians of interleaved repeats, for scores rounded to 4
+decimals (float32, as many exports are) and full-precision float64 scores:
+
+- read: ``load_run_file`` (reading and validating every cell) against
+  ``pd.read_parquet`` of the same columns;
+- ``Predictions.from_proba`` on the same matrix already in memory (row-major
+  float64, as ``predict_proba`` returns it);
+- file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
+  ``pd.read_parquet`` + argmax + pandas groupby/cumsum, and against
+  ``pd.read_parquet`` + argmax + numpy sort/cumsum (the three thresholds are
+  checked equal); and the per-slider-move time on the presorted run.
+
 Usage: ``python benchmarks/bench_loader.py [--n 10000000] [--compare DIR]``
-Not a test: it asserts nothing.
+or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5]``
+Not a test: it asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -54,11 +69,105 @@ def measure(path: Path, package_parent: Path) -> tuple[float, float, float, floa
     return float(out[0]), float(out[1]), float(out[2]), float(out[3]), out[4]
 
 
+PROBA_COLUMNS = [f"proba_{c}" for c in range(10)]
+
+
+def write_run(path: Path, n: int, rounded: bool, seed: int = 0) -> None:
+    """One model's run file, written in chunks of 10^6 rows."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from bench_core import synthetic_proba
+
+    rng = np.random.default_rng(seed)
+    writer = None
+    for start in range(0, n, 1_000_000):
+        proba, y_true = synthetic_proba(min(1_000_000, n - start), rng, 1.0, rounded)
+        proba = proba.astype(np.float32 if rounded else np.float64)
+        table = pa.table({**{c: proba[:, k] for k, c in enumerate(PROBA_COLUMNS)}, "y_true": y_true.astype(np.int16)})
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table, row_group_size=1_000_000)
+    writer.close()
+
+
+def read_with_pandas(path):
+    """What a competent user writes to get the predictions out of the file: the columns, argmax, max."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
+    proba = frame[PROBA_COLUMNS].to_numpy()
+    y_pred = proba.argmax(axis=1)
+    confidence = np.take_along_axis(proba, y_pred[:, None], axis=1)[:, 0].astype(np.float64)
+    return confidence, y_pred == frame["y_true"].to_numpy()
+
+
+def from_file_table(sizes, repeat: int) -> None:
+    import numpy as np
+    import pandas as pd
+    from bench_core import median_times, numpy_sort_cumsum, pandas_groupby_cumsum
+
+    import valuecore as vc
+    from valuecore.runs import load_run_file
+
+    use_case = vc.UseCase(1.0, 0.0, -4.0)
+
+    def valuecore_threshold(path):
+        run = load_run_file(path).models["run"].splits["all"]
+        return vc.fit_policy("threshold", vc.presort(run), use_case).threshold
+
+    header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'from_proba':>10} | "
+              f"{'file->thr vc':>12} {'pandas':>8} {'numpy':>8} {'pandas/vc':>9} {'numpy/vc':>8} | "
+              f"{'per move':>9} | load")
+    print(header)
+    print("-" * len(header))
+    with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
+        for rounded in (True, False):
+            for n in sizes:
+                path = Path(folder) / "run.parquet"
+                write_run(path, n, rounded)
+                frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
+                # Row-major float64, as predict_proba returns it.
+                matrix = np.ascontiguousarray(frame[PROBA_COLUMNS].to_numpy(), dtype=np.float64)
+                labels = frame["y_true"].to_numpy()
+                del frame
+                sorted_run = vc.presort(load_run_file(path).models["run"].splits["all"])
+                load = os.getloadavg()[0]
+                times = median_times({
+                    "read vc": lambda: load_run_file(path),
+                    "read pandas": lambda: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]),
+                    "from_proba": lambda: vc.Predictions.from_proba(matrix, labels),
+                    "vc": lambda: valuecore_threshold(path),
+                    "pandas": lambda: pandas_groupby_cumsum(*read_with_pandas(path), use_case),
+                    "numpy": lambda: numpy_sort_cumsum(*read_with_pandas(path), use_case),
+                    "move": lambda: vc.fit_policy("threshold", sorted_run, use_case),
+                }, repeat)  # fmt: skip
+                expected = valuecore_threshold(path)
+                assert pandas_groupby_cumsum(*read_with_pandas(path), use_case) == expected
+                assert numpy_sort_cumsum(*read_with_pandas(path), use_case) == expected
+                t = {k: v * 1e3 for k, v in times.items()}
+                print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['read vc']:8.0f} {t['read pandas']:8.0f} "
+                      f"{times['read vc'] / times['read pandas']:5.2f}x | {t['from_proba']:10.0f} | "
+                      f"{t['vc']:12.0f} {t['pandas']:8.0f} {t['numpy']:8.0f} {times['pandas'] / times['vc']:8.2f}x "
+                      f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}")
+    print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better);"
+          "\nfile->thr ratios = baseline / valuecore (> 1: valuecore faster). rounded = float32 rounded to 4"
+          "\ndecimals; full = float64 at full precision. load = load average before-after the row.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--compare", default=None, help="a folder holding another copy of the valuecore package")
+    parser.add_argument("--from-file", action="store_true", help="time file -> exact threshold against pandas, numpy")
+    parser.add_argument("--sizes", default="1000000,10000000", help="with --from-file")
+    parser.add_argument("--repeat", type=int, default=5, help="with --from-file")
     args = parser.parse_args()
+    if args.from_file:
+        sys.path.insert(0, str(ROOT))
+        from_file_table([int(s) for s in args.sizes.split(",")], args.repeat)
+        return
     from bench_scale import write_log
 
     with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:

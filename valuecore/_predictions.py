@@ -53,16 +53,33 @@ def _label_text(value) -> str:
     return str(value)
 
 
+_SMALL_INTEGER_SPAN = 1 << 12
+
+
+def _encode_small_integers(labels: np.ndarray, lookup: dict[str, int]) -> np.ndarray | None:
+    """Codes of integer labels within a small span, by one table lookup per item (no
+    hashing); None for other labels. Unknown labels get -1, as in the general path."""
+    if labels.dtype.kind not in "iu" or labels.size == 0:
+        return None
+    low, high = int(labels.min()), int(labels.max())
+    if high - low >= _SMALL_INTEGER_SPAN:
+        return None
+    table = np.array([lookup.get(str(value), -1) for value in range(low, high + 1)], dtype=np.int64)
+    return table[np.subtract(labels, low, dtype=np.intp)] if low else table[labels]
+
+
 def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
     import pandas as pd  # imported on use, so that importing the module stays light
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")
-    # Encode the distinct labels only, then map back: O(n) without a Python loop over items.
-    codes, uniques = pd.factorize(pd.Series(labels, dtype=object if labels.dtype.kind in "OUS" else None))
     lookup = {c: i for i, c in enumerate(classes)}
-    unique_codes = np.array([lookup.get(_label_text(v), -1) for v in uniques], dtype=np.int64)
-    result = np.where(codes >= 0, unique_codes[np.maximum(codes, 0)] if unique_codes.size else -1, -1)
+    result = _encode_small_integers(labels, lookup)
+    if result is None:
+        # Encode the distinct labels only, then map back: O(n) without a Python loop over items.
+        codes, uniques = pd.factorize(pd.Series(labels, dtype=object if labels.dtype.kind in "OUS" else None))
+        unique_codes = np.array([lookup.get(_label_text(v), -1) for v in uniques], dtype=np.int64)
+        result = np.where(codes >= 0, unique_codes[np.maximum(codes, 0)] if unique_codes.size else -1, -1)
     unknown = result < 0
     if unknown.any():
         shown = pd.Series(labels[unknown]).astype(str).unique()[:5].tolist()
@@ -70,7 +87,75 @@ def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
             f"{name} has labels that are not among the classes {list(classes)}: "
             f"{shown} at rows {_first_rows(unknown)}"
         )
-    return result.astype(np.int64)
+    return result.astype(np.int64, copy=False)
+
+
+def _check_proba_rows(proba: np.ndarray, sum_tolerance: float) -> None:
+    """Raise unless every row is finite, non-negative and sums to 1 within ``sum_tolerance``.
+
+    One pass does the work when the matrix is valid: the row sums (a NaN or an
+    infinity makes its row's sum non-finite) and the smallest entry. The
+    per-entry masks that name the rows are built only when something is wrong.
+    """
+    if proba.shape[0] == 0:
+        return
+    # einsum sums short rows without numpy's per-row reduction overhead (several times faster).
+    row_sum = np.einsum("ij->i", proba)
+    if not np.isfinite(row_sum).all():
+        bad = ~np.isfinite(proba).all(axis=1)
+        if bad.any():
+            raise ValueError(f"proba has NaN or infinite values at rows {_first_rows(bad)}")
+    if proba.min() < 0:
+        bad = (proba < 0).any(axis=1)
+        raise ValueError(f"proba has negative probabilities at rows {_first_rows(bad)}")
+    deviation = np.abs(row_sum - 1.0, out=row_sum)
+    bad = deviation > sum_tolerance
+    if bad.any():
+        raise ValueError(
+            f"proba rows must sum to 1 (worst deviation {deviation.max():.3g}) at rows {_first_rows(bad)}"
+        )
+
+
+_ROWS_PER_BLOCK = 4096
+_FEW_CLASSES = 32
+
+
+def _argmax_and_max(proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.argmax(proba, axis=1)`` (int64) and the entry there, a block of rows at a time.
+
+    With few classes each block is copied class-major into a small tile (in cache), and
+    the maximum and its first column are found by whole-row ufuncs over the tile's rows
+    instead of one short argmax per item.
+    """
+    n, n_classes = proba.shape
+    y_pred = np.empty(n, dtype=np.int64)
+    confidence = np.empty(n, dtype=proba.dtype)
+    tile = np.empty((n_classes, _ROWS_PER_BLOCK), dtype=proba.dtype) if n_classes <= _FEW_CLASSES else None
+    equal = np.empty(_ROWS_PER_BLOCK, dtype=bool)
+    for start in range(0, n, _ROWS_PER_BLOCK):
+        block = proba[start : start + _ROWS_PER_BLOCK]
+        rows = block.shape[0]
+        where, top = y_pred[start : start + rows], confidence[start : start + rows]
+        if tile is not None and _tile_argmax(block, tile[:, :rows], where, top, equal[:rows]):
+            continue
+        np.argmax(block, axis=1, out=where)
+        top[:] = np.take_along_axis(block, where[:, None], axis=1)[:, 0]
+    return y_pred, confidence
+
+
+def _tile_argmax(block, columns, where, top, equal) -> bool:
+    """Fill ``where`` and ``top`` for a block from its class-major copy ``columns``; False
+    (nothing to trust) when a row holds NaN or its maximum is a zero, whose sign the
+    maximum need not keep as the argmax does."""
+    np.copyto(columns, block.T)
+    np.maximum.reduce(columns, axis=0, out=top)
+    if not (top > 0).all():  # NaN, zeros (and negatives): the item-by-item argmax decides
+        return False
+    # Downwards, so that the first column holding the maximum is written last (argmax's tie rule).
+    for j in range(columns.shape[0] - 1, -1, -1):
+        np.equal(columns[j], top, out=equal)
+        np.copyto(where, j, where=equal)
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,23 +227,7 @@ class Predictions:
         if n_classes < 2:
             raise ValueError(f"proba needs at least 2 class columns, got {n_classes}")
         classes = cls._classes(classes, n_classes)
-        # Whole-array checks first (a fraction of a per-row pass); the rows are found only to name them.
-        if not np.isfinite(proba).all():
-            bad = ~np.isfinite(proba).all(axis=1)
-            raise ValueError(f"proba has NaN or infinite values at rows {_first_rows(bad)}")
-        if n and proba.min() < 0:
-            bad = (proba < 0).any(axis=1)
-            raise ValueError(f"proba has negative probabilities at rows {_first_rows(bad)}")
-        # Row sums as a matrix-vector product: several times faster than sum(axis=1) on few columns,
-        # and only compared with the tolerance.
-        totals = proba @ np.ones(n_classes, dtype=proba.dtype) if n else np.zeros(0)
-        deviation = np.abs(totals - 1.0)
-        bad = deviation > sum_tolerance
-        if bad.any():
-            raise ValueError(
-                f"proba rows must sum to 1 (worst deviation {deviation.max():.3g}) "
-                f"at rows {_first_rows(bad)}"
-            )
+        _check_proba_rows(proba, sum_tolerance)
         if logits is not None:
             logits = np.asarray(logits, dtype=np.float64)
             if logits.shape != proba.shape:
@@ -173,12 +242,10 @@ class Predictions:
         """From a probability matrix (n, C) already checked (finite, non-negative, rows
         summing to 1), e.g. by the run-file loader, which checks it column by column:
         a second check would only cost memory and time."""
-        n = proba.shape[0]
-        y_pred = np.argmax(proba, axis=1).astype(np.int64) if n else np.zeros(0, np.int64)
-        confidence = proba[np.arange(n), y_pred] if n else np.zeros(0)
+        y_pred, confidence = _argmax_and_max(proba)
         # A row within sum_tolerance of 1 can hold 1.00000012 (float32 round-off); a threshold
         # read off the confidences must never exceed 1.
-        confidence = np.minimum(confidence, 1.0)
+        np.minimum(confidence, 1.0, out=confidence)
         return cls._finish(classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp)
 
     @classmethod

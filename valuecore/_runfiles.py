@@ -26,8 +26,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ._fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
 from ._limits import clip_text, limit, refusal
 from ._predictions import ClassCodes, Predictions
+from ._sorted import _small_ints
 
 __all__ = [
     "LoadProblem",
@@ -566,14 +568,14 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     kind = _run_kind(table.columns, problems)
     if kind is None:
         return [], False
+    sha = in_background(lambda: _sha256(data))  # overlaps the conversion of the columns
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
     aggregate = table.aggregate
     del frame, table  # the file's columns are converted: free them before the splits are cut
     _release_arrow_memory()
     if parsed is None or problems.has_errors:
         return [], kind.inferred
-    sha = _sha256(data)
-    return _build_runs(parsed, display, sha, problems, splits, aggregate), kind.inferred
+    return _build_runs(parsed, display, sha(), problems, splits, aggregate), kind.inferred
 
 
 @dataclass(frozen=True)
@@ -816,7 +818,9 @@ def _layout(model_codes: np.ndarray, split_codes: np.ndarray, n_splits: int) -> 
         order = None
         sorted_keys = key
     else:
-        order = np.argsort(key, kind="stable")  # stable: rows stay in file order within a group
+        # Stable: rows stay in file order within a group; a radix sort when the keys are small.
+        radix = key if key.min() < 0 else _small_ints(key, int(key.max()) + 1)
+        order = np.argsort(radix, kind="stable")
         sorted_keys = key[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
     ends = np.r_[starts[1:], key.size]
@@ -1104,8 +1108,7 @@ class _FloatColumns:
                 groups = group[start:stop]
                 one = groups[0] if (groups == groups[0]).all() else None
                 block = buffer[: stop - start] if one is None else matrix[cursor[one] : cursor[one] + stop - start]
-            for j, column in enumerate(batch.columns):
-                block[:, j] = column.to_numpy(zero_copy_only=False)  # nulls become NaN
+            fill_columns(block, [column.to_numpy(zero_copy_only=False) for column in batch.columns])  # nulls: NaN
             del batch
             check(block, start)
             if group is None:
@@ -1443,6 +1446,9 @@ def _label_column(frame, column: str, classes: tuple[str, ...], problems: _FileP
     """Class index of each row (n,), ``_MISSING`` where empty; unknown labels are errors."""
     if column not in frame.columns:
         return None
+    codes = integer_label_codes(frame[column], classes)
+    if codes is not None:  # integer labels, all of them classes: no hashing
+        return codes
     codes, texts = _text_values(frame[column])
     lookup = {c: i for i, c in enumerate(classes)}
     remap = np.full(len(texts) + 1, _MISSING, dtype=np.int64)
@@ -1541,6 +1547,18 @@ class _ProbabilityChecks:
 
     def block(self, block: np.ndarray, start: int, text: np.ndarray | None = None) -> None:
         """Check rows start:start+len(block) of the file; ``text``: their non-numeric cells, reported already."""
+        deviation = clean_row_deviations(block) if text is None else None
+        if deviation is None:
+            deviation = self._bad_entries(block, start, text)
+        if deviation.size:
+            self.worst = max(self.worst, float(deviation.max()))
+        self.too_far.add(deviation > self.sum_tolerance, start)
+        self.off.add(deviation > self.warn_tolerance, start)
+        if deviation.size and block.max() > 1.0:
+            np.minimum(block, 1.0, out=block)
+
+    def _bad_entries(self, block: np.ndarray, start: int, text: np.ndarray | None) -> np.ndarray:
+        """Record the NaN, infinite and negative entries; the rows' deviations from 1 (0 where invalid)."""
         nan = np.isnan(block) if text is None else np.isnan(block) & ~text
         masks = (nan, np.isinf(block), block < 0)
         for message, mask in zip(self.MESSAGES, masks):
@@ -1553,12 +1571,7 @@ class _ProbabilityChecks:
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
             deviation = np.abs(block.sum(axis=1, dtype=np.float64) - 1.0)
         deviation[invalid] = 0.0
-        if deviation.size:
-            self.worst = max(self.worst, float(deviation.max()))
-        self.too_far.add(deviation > self.sum_tolerance, start)
-        self.off.add(deviation > self.warn_tolerance, start)
-        if (block > 1.0).any():
-            np.minimum(block, 1.0, out=block)
+        return deviation
 
     def report(self, problems: _FileProblems) -> bool:
         """Add the problems found; False when any is an error."""

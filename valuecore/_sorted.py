@@ -10,7 +10,10 @@ Two orders are kept: the global one (for one threshold) and one by predicted
 class then decreasing confidence (for per-class thresholds, where the tuning
 problem separates by predicted class). When confidences repeat and weights are
 integers, the counts per distinct confidence are summed without moving any
-item, and the orders are built only when a question needs them.
+item, and the orders are built only when a question needs them. When they are
+nearly all distinct and every weight is 1, one sort of int64 keys (the float
+bits and the correct bit, see ``_bitsort``) gives the counts, and the orders
+too are built on first use.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ._bitsort import descending_counts, stable_descending_order
 from ._predictions import Predictions
 from ._usecase import UseCase
 
@@ -226,7 +230,7 @@ def _group_ranks(confidence: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
 def _order_by_rank(rank: np.ndarray | None, n_groups: int, confidence: np.ndarray) -> np.ndarray:
     """``np.argsort(-confidence, kind="stable")``: a radix sort of the group ranks when known."""
     if rank is None:
-        return np.argsort(-confidence, kind="stable")
+        return stable_descending_order(confidence)
     return np.argsort(_small_ints(rank, n_groups), kind="stable")
 
 
@@ -271,6 +275,10 @@ def presort(predictions: Predictions) -> SortedRun:
     ranked = _group_ranks(confidence)
     if ranked is not None and _sums_exact_in_any_order(weight):
         return _presort_by_group_sums(predictions, *ranked)
+    if ranked is None and _all_ones(weight):
+        run = _presort_by_sorted_keys(predictions)
+        if run is not None:
+            return run
     n = predictions.n
     rank, distinct = ranked if ranked is not None else (None, np.zeros(0))
     order = _order_by_rank(rank, distinct.shape[0], confidence)
@@ -295,6 +303,37 @@ def _known(run: SortedRun, **values) -> None:
     # Seeds the cached properties with what presort computed on the way: a
     # cached_property reads the instance's __dict__ first.
     vars(run).update(values)
+
+
+def _all_ones(weight: np.ndarray) -> bool:
+    return bool((weight == 1.0).all())
+
+
+def _presort_by_sorted_keys(predictions: Predictions) -> SortedRun | None:
+    """Counts per distinct confidence from one sort of (confidence, correct) keys,
+    for nearly-distinct confidences and unit weights; None when the keys do not
+    apply. Every count is a whole number, exact in float64: identical to
+    cumulating the items in sorted order."""
+    correct = predictions.correct if predictions.has_labels else None
+    counts = descending_counts(predictions.confidence, correct)
+    if counts is None:
+        return None
+    group_end = counts.group_end
+    cum_accepted = _with_leading_zero(group_end)
+    cum_correct = cum_wrong = None
+    if correct is not None:
+        cum_wrong = _with_leading_zero(counts.cum_wrong_at_end)
+        cum_correct = _with_leading_zero(group_end - counts.cum_wrong_at_end)
+    run = SortedRun(predictions, counts.thresholds, cum_accepted, cum_correct, cum_wrong)
+    _known(run, group_end=group_end)
+    return run
+
+
+def _with_leading_zero(counts: np.ndarray) -> np.ndarray:
+    cumulative = np.empty(counts.shape[0] + 1)
+    cumulative[0] = 0.0
+    cumulative[1:] = counts
+    return cumulative
 
 
 def _presort_by_group_sums(predictions: Predictions, rank: np.ndarray, thresholds: np.ndarray) -> SortedRun:

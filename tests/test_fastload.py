@@ -1,0 +1,93 @@
+"""The loader's fast paths report exactly what its per-entry checks report."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from valuecore import _fastload, _runfiles
+from valuecore.runs import load_run_file
+
+
+def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def _outcome(data: bytes):
+    report = load_run_file(data, name="model.parquet")
+    run = report.models.get("model")
+    splits = {} if run is None else {name: (p.y_pred, p.confidence, p.y_true) for name, p in run.splits.items()}
+    return [str(problem) for problem in report.problems], splits, None if run is None else run.sha256
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 300),
+    spoil=st.lists(st.sampled_from(["nan", "inf", "negative", "off", "slightly_off", "above_one", "label"]),
+                   max_size=3),
+    split=st.booleans(),
+    float32=st.booleans(),
+)  # fmt: skip
+def test_fast_checks_load_what_the_entry_checks_load(seed, n, spoil, split, float32):
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.ones(3), n)
+    labels = rng.integers(0, 3, n)
+    row = int(rng.integers(n))
+    for kind in spoil:
+        if kind == "label":
+            labels[row] = 7
+        else:
+            value = {"nan": np.nan, "inf": np.inf, "negative": -0.1, "off": proba[row, 0] + 0.5,
+                     "slightly_off": proba[row, 0] + 1e-4, "above_one": 1.0 + 1e-7}[kind]  # fmt: skip
+            proba[row, int(rng.integers(3))] = value
+    frame = pd.DataFrame({f"proba_{c}": proba[:, c].astype(np.float32 if float32 else np.float64) for c in range(3)})
+    frame["y_true"] = labels.astype(np.int16)
+    if split:
+        frame["split"] = rng.choice(["val", "test"], n)
+    data = _parquet_bytes(frame)
+    fast = _outcome(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_runfiles, "clean_row_deviations", lambda block: None)
+        patch.setattr(_runfiles, "integer_label_codes", lambda values, classes: None)
+        slow = _outcome(data)
+    assert fast[0] == slow[0] and fast[2] == slow[2]
+    assert fast[1].keys() == slow[1].keys()
+    for name in fast[1]:
+        for got, expected in zip(fast[1][name], slow[1][name]):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_the_hash_thread_hands_its_error_to_the_caller():
+    def fail():
+        raise OSError("gone")
+
+    result = _fastload.in_background(fail)
+    with pytest.raises(OSError, match="gone"):
+        result()
+    assert _fastload.in_background(lambda: "abc")() == "abc"
+
+
+def test_a_file_that_vanishes_while_hashed_is_reported_not_raised(tmp_path, monkeypatch):
+    path = tmp_path / "model.parquet"
+    path.write_bytes(_parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]})))
+
+    def vanished(data):
+        raise FileNotFoundError("the file went away")
+
+    monkeypatch.setattr(_runfiles, "_sha256", vanished)
+    report = load_run_file(path)
+    assert not report.ok and "could not be loaded" in str(report.errors[0])
+
+
+def test_tiles_fill_every_row_and_column():
+    rng = np.random.default_rng(0)
+    columns = [rng.random(10_000) for _ in range(3)]
+    block = np.empty((10_000, 3))
+    _fastload.fill_columns(block, columns)
+    np.testing.assert_array_equal(block, np.column_stack(columns))

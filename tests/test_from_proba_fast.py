@@ -1,0 +1,118 @@
+"""from_proba's one-pass checks and table-lookup labels give what the per-entry checks and hashing gave."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import valuecore as vc
+from valuecore import _predictions
+from valuecore._predictions import _first_rows
+
+
+def _checked_entry_by_entry(proba, sum_tolerance):
+    """The checks as written before the one-pass version: the message of the first failing one, or None."""
+    bad = ~np.isfinite(proba).all(axis=1)
+    if bad.any():
+        return f"proba has NaN or infinite values at rows {_first_rows(bad)}"
+    bad = (proba < 0).any(axis=1)
+    if bad.any():
+        return f"proba has negative probabilities at rows {_first_rows(bad)}"
+    with np.errstate(over="ignore"):
+        deviation = np.abs(proba.sum(axis=1) - 1.0)
+    bad = deviation > sum_tolerance
+    if bad.any():
+        return f"proba rows must sum to 1 (worst deviation {deviation.max():.3g}) at rows {_first_rows(bad)}"
+    return None
+
+
+SPOILERS = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "negative": -0.25, "negative_zero": -0.0,
+            "huge": 1e308, "too_big": 0.7}  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 300),
+    n_classes=st.integers(2, 7),
+    spoilers=st.lists(st.sampled_from(sorted(SPOILERS)), max_size=4),
+    float32=st.booleans(),
+)
+def test_one_pass_checks_raise_what_the_entry_checks_raised(seed, n, n_classes, spoilers, float32):
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.ones(n_classes), n)
+    for spoiler in spoilers:
+        proba[rng.integers(n), rng.integers(n_classes)] = SPOILERS[spoiler]
+    if float32:
+        with np.errstate(over="ignore"):  # 1e308 becomes inf: another spoiler
+            proba = proba.astype(np.float32)
+    expected = _checked_entry_by_entry(proba, 1e-3)
+    if expected is None:
+        p = vc.Predictions.from_proba(proba)
+        np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
+        np.testing.assert_array_equal(p.confidence, np.minimum(proba[np.arange(n), p.y_pred], 1.0))
+        assert p.confidence.dtype == np.float64 and p.y_pred.dtype == np.int64
+    else:
+        with pytest.raises(ValueError) as raised:
+            vc.Predictions.from_proba(proba)
+        assert str(raised.value) == expected
+
+
+def test_finite_entries_whose_sum_overflows_are_a_sum_error():
+    proba = np.array([[0.5, 0.5], [1e308, 1e308], [0.25, 0.75]])
+    with pytest.raises(ValueError) as raised:
+        vc.Predictions.from_proba(proba)
+    assert str(raised.value) == _checked_entry_by_entry(proba, 1e-3)
+    assert "worst deviation inf" in str(raised.value) and "rows 1" in str(raised.value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 400),
+    dtype=st.sampled_from(["int8", "uint8", "int16", "int64", "uint64"]),
+    low=st.integers(-128, 100),
+    span=st.integers(1, 20),
+    known=st.integers(1, 20),
+)
+def test_integer_labels_by_table_are_the_hashed_codes(seed, n, dtype, low, span, known):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "u":
+        low = abs(low)
+    labels = (low + rng.integers(0, span, n)).astype(dtype)
+    classes = tuple(str(low + k) for k in range(known)) + ("other",)
+
+    def encoded():
+        try:
+            return _predictions._encode_labels(labels, classes, "y_true")
+        except ValueError as error:
+            return str(error)
+
+    by_table = encoded()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_predictions, "_SMALL_INTEGER_SPAN", 0)  # every label through the hash
+        hashed = encoded()
+    if isinstance(hashed, str):
+        assert by_table == hashed
+    else:
+        np.testing.assert_array_equal(by_table, hashed)
+        assert by_table.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_predicted_class_and_confidence_over_many_blocks_of_rows(dtype):
+    rng = np.random.default_rng(5)
+    proba = rng.dirichlet(np.ones(4), 20_001).astype(dtype)
+    proba[::7] = 0.25  # four-way ties: the first column wins, as in argmax
+    p = vc.Predictions.from_proba(proba)
+    np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
+    np.testing.assert_array_equal(p.confidence, np.minimum(proba.max(axis=1).astype(np.float64), 1.0))
+
+
+def test_a_column_major_matrix_gives_the_same_predictions():
+    rng = np.random.default_rng(6)
+    proba = rng.dirichlet(np.ones(5), 20_000)
+    by_rows = vc.Predictions.from_proba(proba)
+    by_columns = vc.Predictions.from_proba(np.asfortranarray(proba))
+    np.testing.assert_array_equal(by_columns.y_pred, by_rows.y_pred)
+    np.testing.assert_array_equal(by_columns.confidence, by_rows.confidence)
