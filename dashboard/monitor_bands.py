@@ -57,7 +57,7 @@ def bands_section(selection, workspace, models, policies, values) -> None:
     n_chunks = columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")
     calibration = st.radio(
         "Calibrate the estimate", ["auto", "none"], horizontal=True, key="monitor_bands_calibration",
-        format_func={"auto": "On the reference split (isotonic, or temperature for a value matrix)",
+        format_func={"auto": "On the reference split (isotonic, or temperature for a value matrix of 3+ classes)",
                      "none": "No: raw probabilities"}.get,
     )
     try:

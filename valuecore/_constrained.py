@@ -168,7 +168,7 @@ def describe_constraints(entry) -> list[str]:
         lines.append(
             f"monitoring reference  split {m['reference_split']!r}: estimated value per item "
             f"{m['reference_value_per_item']:.4g}, sd {m['reference_sd_per_item']:.4g} per item "
-            f"(alert outside +- {m['alert_z']:.3g} sd / sqrt(chunk size))"
+            f"(alert outside +- {m['alert_z']:.3g} sqrt(sd^2 / chunk size + {m.get('reference_mean_sd', 0.0):.3g}^2))"
         )
     for record in entry.constraints:
         if record["type"] == "review_capacity":
