@@ -11,7 +11,7 @@ realised value can be checked too. Two settings:
     threshold 0.7; the estimate is calibrated by isotonic regression (the default).
 ``binary matrix``
     P(positive) ~ Beta(0.7, 0.7), the truth drawn from it; value matrix TN 1, FP -5, FN -2, TP 3,
-    abstain 0, threshold 0.6; Platt scaling (the default for a binary matrix).
+    abstain 0, threshold 0.6; isotonic calibration (the default for a binary matrix too).
 
 Run: ``python benchmarks/bench_monitor_bands.py [--replicates 200]`` (prints a markdown table);
 ``tests/test_monitor_bands.py`` runs a smaller version as a slow test.
@@ -53,20 +53,34 @@ def setting_values(setting: str):
 
 
 def simulate(setting: str, n_replicates: int, rng: np.random.Generator, n_resamples: int = 100) -> dict:
-    """Per chunk size: (false-alert rate, band coverage, chunks) over ``n_replicates`` references."""
+    """Per chunk size: (false-alert rate, band coverage, chunks, mean squared alert score) over the references.
+
+    The alert score of a chunk is its estimate's distance to the reference value in units of the alert
+    band's standard deviation: its mean square is 1 when the band's width is right.
+    """
     policy, values = setting_values(setting)
     alerts = {size: [] for size in CHUNK_SIZES}
     covered = {size: [] for size in CHUNK_SIZES}
+    scores = {size: [] for size in CHUNK_SIZES}
     for _ in range(n_replicates):  # loop over replicates
         reference = draw(setting, REFERENCE_SIZE, rng)
         watched = {f"{size}": draw(setting, size * CHUNKS_PER_SIZE[size], rng) for size in CHUNK_SIZES}
         for size in CHUNK_SIZES:
             out = vc.monitoring.monitor_bands(reference, watched[f"{size}"], policy, values, size=size,
                                               n_resamples=n_resamples, rng=rng)
-            alerts[size].extend(out.frame["alert"].tolist())
-            covered[size].extend(out.frame["covered"].astype(bool).tolist())
-    return {size: (float(np.mean(alerts[size])), float(np.mean(covered[size])), len(alerts[size]))
-            for size in CHUNK_SIZES}
+            frame = out.frame
+            alerts[size].extend(frame["alert"].tolist())
+            covered[size].extend(frame["covered"].astype(bool).tolist())
+            sd = (frame["reference_high"] - frame["reference_low"]) / 2 / out_z(out.alert_confidence)
+            scores[size].extend(((frame["estimated_value_per_item"] - out.reference_value_per_item) / sd).tolist())
+    return {size: (float(np.mean(alerts[size])), float(np.mean(covered[size])), len(alerts[size]),
+                   float(np.mean(np.square(scores[size])))) for size in CHUNK_SIZES}
+
+
+def out_z(confidence: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2))
 
 
 def main(argv=None) -> int:
@@ -77,13 +91,14 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     print(f"{args.replicates} references of {REFERENCE_SIZE} items each, seed {args.seed}; claimed: 1% false "
           "alerts (alert_confidence 0.99), 95% band coverage\n")
-    print("| setting | chunk size | chunks | false alerts | band coverage |")
-    print("|---|---:|---:|---:|---:|")
+    print("| setting | chunk size | chunks | false alerts | mean squared alert score (1 = right width) "
+          "| band coverage |")
+    print("|---|---:|---:|---:|---:|---:|")
     for setting in ("use case", "binary matrix"):
         start = time.perf_counter()
         result = simulate(setting, args.replicates, rng)
-        for size, (alert_rate, coverage, n) in result.items():
-            print(f"| {setting} | {size:,} | {n:,} | {100 * alert_rate:.2f}% | {100 * coverage:.1f}% |")
+        for size, (alert_rate, coverage, n, score) in result.items():
+            print(f"| {setting} | {size:,} | {n:,} | {100 * alert_rate:.2f}% | {score:.2f} | {100 * coverage:.1f}% |")
         print(f"<!-- {setting}: {time.perf_counter() - start:.0f} s -->", file=sys.stderr)
     return 0
 

@@ -221,3 +221,32 @@ def test_drift_distance_at_scale_is_the_union_grid_distance_exactly():
     assert _weighted_ks(reference, ref_weight, sample, weight)[0] == _union_grid_ks_distance(
         reference, ref_weight, sample, weight
     )
+
+
+def _bench_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_monitor_bands.py"
+    spec = importlib.util.spec_from_file_location("bench_monitor_bands", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_false_alerts_stay_within_twice_the_claim_at_every_chunk_size():
+    """Calibrated by construction, 5,000-item references: 1% false alerts claimed, at most 2% allowed.
+
+    The mean squared alert score (1 when the band's width is right) pins the width itself: without the
+    reference's own error it was about 1 + 20000/5000 = 5 at 20,000-item chunks.
+    """
+    bench = _bench_module()
+    start = time.perf_counter()
+    result = bench.simulate("use case", 12, np.random.default_rng(20261124), n_resamples=40)
+    print(f"{time.perf_counter() - start:.1f} s; {result}")
+    for size, (alert_rate, coverage, n, score) in result.items():
+        assert alert_rate <= 0.02, (size, alert_rate)
+        assert 0.4 <= score <= 1.6, (size, score)
+        assert coverage >= 0.8, (size, coverage)  # 24 chunks of 20,000 items: a loose check; the benchmark has more
+    assert sum(n for _, _, n, _ in result.values()) == 12 * (20 + 6 + 2)
