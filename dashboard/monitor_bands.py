@@ -11,6 +11,7 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard.charts.monitor import band_chart
+from dashboard.safetext import md_text
 
 
 def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[str]:
@@ -33,15 +34,21 @@ def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[st
     return lines
 
 
-def bands_section(selection, workspace, models, policies, values) -> None:
-    """Render the section; pages call it with what they already computed."""
+def bands_section(selection, workspace, models, policies, values, *, charted_split=None, charted_model=None,
+                  charted_chunking=None) -> None:
+    """Render the section; pages call it with what they already computed.
+
+    ``charted_split``, ``charted_model`` and ``charted_chunking`` (``{"n_chunks": k}`` or ``{"period": p}``)
+    say what the production chart above shows: the alerts watch the same by default.
+    """
     st.header("Bands, alerts and drift")
     candidates = [m for m in models if any(p.has_labels for p in workspace.run(m).splits.values())]
     if not candidates:
         st.info("Bands need a labelled reference split; none of the selected models has one.")
         return
     columns = st.columns(4)
-    model = columns[0].selectbox("Model", candidates, key="monitor_bands_model")
+    model = columns[0].selectbox("Model", candidates, key="monitor_bands_model",
+                                 index=candidates.index(charted_model) if charted_model in candidates else 0)
     run = workspace.run(model)
     labelled = [s for s, p in run.splits.items() if p.has_labels]
     default_reference = workspace.tuning_split_for(model)
@@ -52,9 +59,19 @@ def bands_section(selection, workspace, models, policies, values) -> None:
         help="Fits the calibration of the estimate and sets the reference band and confidence distribution.",
     )
     others = [s for s in run.splits if s != reference_split] or [reference_split]
-    unlabelled_first = sorted(others, key=lambda s: run.splits[s].has_labels)
+    # the charted split first, then the unlabelled ones
+    unlabelled_first = sorted(others, key=lambda s: (s != charted_split, run.splits[s].has_labels))
     watched = columns[2].selectbox("Split to watch", unlabelled_first, key="monitor_bands_split")
-    n_chunks = columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")
+    same_as_chart = watched == charted_split and model == charted_model and charted_chunking is not None
+    if same_as_chart:
+        how = dict(charted_chunking)
+        columns[3].caption("Chunks as in the production chart above.")
+    else:
+        how = {"n_chunks": columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")}
+    if charted_model is not None and (model != charted_model or watched != charted_split):
+        st.caption(f"The production chart above shows {md_text(repr(charted_model))} on split "
+                   f"{md_text(repr(charted_split))}; these alerts watch {md_text(repr(model))} on "
+                   f"{md_text(repr(watched))}.")
     calibration = st.radio(
         "Calibrate the estimate", ["auto", "none"], horizontal=True, key="monitor_bands_calibration",
         format_func={"auto": "On the reference split (isotonic, or temperature for a value matrix of 3+ classes)",
@@ -62,9 +79,9 @@ def bands_section(selection, workspace, models, policies, values) -> None:
     )
     try:
         result = vc.monitoring.monitor_bands(run.splits[reference_split], run.splits[watched], policies[model], values,
-                                  n_chunks=n_chunks, calibration=calibration)
+                                             calibration=calibration, **how)
     except ValueError as error:
-        st.warning(f"**{model}**: no bands: {error}")
+        st.warning(f"**{md_text(model)}**: no bands: {error}")
         return
     st.caption(f"Estimate calibrated with: {result.calibration_text}.")
     st.altair_chart(band_chart(result.frame, selection.currency))
@@ -78,8 +95,8 @@ def bands_section(selection, workspace, models, policies, values) -> None:
     backtest = selection.eval_split if selection.eval_split in backtest_splits else backtest_splits[0]
     # Watching the labelled split back-tested already gives the back-test: not computed twice.
     checked = result if backtest == watched else vc.monitoring.monitor_bands(
-        run.splits[reference_split], run.splits[backtest], policies[model], values, n_chunks=n_chunks,
-        calibration=calibration)
+        run.splits[reference_split], run.splits[backtest], policies[model], values,
+        n_chunks=how.get("n_chunks", 8), calibration=calibration)
     covered = int(checked.frame["covered"].astype(bool).sum())
     st.markdown(
         f"Back-test on the labelled split '{backtest}': the {100 * checked.confidence:g}% band covered the realised "

@@ -207,8 +207,10 @@ else:
             + (" (a drop worth investigating: label a sample of recent items to check)." if drift[worst] < 0 else ".")
         )
 
-# -- bands, alerts and drift (estimate calibrated on a labelled reference split)
-bands_section(selection, workspace, models, policies, values)
+# -- bands, alerts and drift (estimate calibrated on a labelled reference split): by default the
+# alerts watch what the production chart shows (its split, its first model, its chunks)
+charted = {"charted_split": split, "charted_model": split_models[0], "charted_chunking": how} if unlabelled else {}
+bands_section(selection, workspace, models, policies, values, **charted)
 
 # -- back-test: a labelled split, estimated vs realised
 st.header("Back-test on a labelled split")
