@@ -56,8 +56,9 @@ with st.spinner("Finding the best rule within capacity…"):
 st.markdown(view.capacity_sentence(capacity_answer, capacity=capacity, reviewer=reviewer, money=money))
 st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency))
 st.caption(
-    f"On the tuning split each extra review slot is worth up to {money(capacity_answer.marginal_per_slot)} "
-    "(the steepest gain to a better rule needing more reviews). The curve is for one global threshold."
+    f"On the tuning split each extra review slot is worth {money(capacity_answer.marginal_per_slot)} "
+    "(the slope of the best value against capacity, smoothed to diminishing returns, just past your capacity: "
+    "more reviews pay while a slot costs less). The curve is for one global threshold."
 )
 
 # ---- 2. certified error rate
