@@ -107,12 +107,12 @@ def test_bad_options_are_refused():
         vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, n_resamples=1)
 
 
-def test_a_binary_value_matrix_is_no_longer_calibrated_by_temperature_by_default():
+def test_a_binary_value_matrix_is_calibrated_with_an_intercept_per_class():
     """Temperature scaling has no intercept: a model whose log-odds are shifted stays biased under it.
 
-    The default (isotonic on the top-label confidence, which with two classes gives the whole
-    distribution) errs less; it pools both predicted classes, so a shift that differs between them
-    is only partly corrected (its band missed these 4 chunks: a known limit, docs/constraints.md).
+    The default for a binary value matrix is isotonic regression of the truth on P(positive), as NannyML's
+    CBPE calibrates: it corrects a shift of the log-odds, which moves the two predicted classes apart
+    (a top-label map, pooling both, missed every chunk here).
     """
     rng = np.random.default_rng(5)
     n = 4000
@@ -124,13 +124,15 @@ def test_a_binary_value_matrix_is_no_longer_calibrated_by_temperature_by_default
     matrix = vc.ValueMatrix(("neg", "pos"), [[1.0, -5.0, 0.0], [-2.0, 3.0, 0.0]])
     reference, watched = p.subset(slice(0, 2000)), p.subset(slice(2000, n))
     policy = vc.Policy("accept_all")
-    auto = vc.monitoring.monitor_bands(reference, watched, policy, matrix, n_chunks=4, n_resamples=30)
-    temperature = vc.monitoring.monitor_bands(reference, watched, policy, matrix, n_chunks=4, n_resamples=30,
-                                              calibration="temperature")
-    assert auto.calibration["method"] == "isotonic"
+    runs = {name: vc.monitoring.monitor_bands(reference, watched, policy, matrix, n_chunks=4, n_resamples=30,
+                                              calibration=name) for name in ("auto", "temperature")}
+    assert runs["auto"].calibration["method"] == "isotonic" and runs["auto"].calibration["positive_class"]
+    assert "isotonic calibration of P(positive class) fitted" in runs["auto"].calibration_text
     error = {name: np.abs(out.frame["estimated_value_per_item"] - out.frame["realised_value_per_item"]).mean()
-             for name, out in (("isotonic", auto), ("temperature", temperature))}
-    assert error["isotonic"] < error["temperature"], error
+             for name, out in runs.items()}
+    assert error["auto"] < error["temperature"] / 3, error
+    assert runs["auto"].backtest_coverage >= 0.75
+    assert runs["temperature"].backtest_coverage == 0.0
 
 
 def test_alert_band_counts_the_reference_sampling_error():
@@ -250,3 +252,18 @@ def test_false_alerts_stay_within_twice_the_claim_at_every_chunk_size():
         assert 0.4 <= score <= 1.6, (size, score)
         assert coverage >= 0.8, (size, coverage)  # 24 chunks of 20,000 items: a loose check; the benchmark has more
     assert sum(n for _, _, n, _ in result.values()) == 12 * (20 + 6 + 2)
+
+
+def test_the_positive_class_map_round_trips_and_serves_as_it_estimates():
+    from valuecore.calibration import Calibrator
+
+    cal = Calibrator("isotonic", {"x": [0.1, 0.5, 0.9], "y": [0.0, 0.3, 0.8], "positive_class": True})
+    assert Calibrator.from_dict(cal.to_dict()) == cal and cal.to_dict()["positive_class"] is True
+    assert "positive_class" not in Calibrator("isotonic", {"x": [0.5], "y": [0.5]}).to_dict()
+    proba = np.array([[0.9, 0.1], [0.5, 0.5], [0.3, 0.7], [0.05, 0.95]])
+    p = vc.Predictions.from_proba(proba, classes=["neg", "pos"])
+    applied = cal.apply(p)
+    assert applied.proba[:, 1].tolist() == pytest.approx([0.0, 0.3, 0.55, 0.8])
+    assert cal.apply_confidence(p.confidence, proba=proba).tolist() == pytest.approx(applied.confidence.tolist())
+    with pytest.raises(ValueError, match="two-column proba"):
+        cal.apply_confidence(p.confidence)

@@ -7,10 +7,12 @@ Calibration
     map is fitted on the *labelled reference split* and applied to every
     chunk before estimating: isotonic regression of correctness on the
     top-label confidence for a simple use case (the predicted class is right
-    with the recalibrated confidence), Platt scaling (a slope *and an
-    intercept* on the log-odds, as NannyML's CBPE calibrates with an
-    intercept too) for a binary value matrix, temperature scaling for a
-    value matrix of more classes (which needs whole probability vectors).
+    with the recalibrated confidence); isotonic regression of the truth on
+    P(positive class) for a binary value matrix, as NannyML's CBPE does (a
+    monotone map, so with an intercept, unlike temperature scaling, and one
+    that corrects the two predicted classes apart); temperature scaling for
+    a value matrix of more classes (which needs whole probability vectors).
+    ``platt`` can be asked for two classes.
     ``calibration="none"`` uses the raw probabilities. The policy's
     decisions are untouched: the map only changes what we *expect* those
     decisions to earn.
@@ -369,21 +371,28 @@ def monitoring_record(
 
 
 _ESTIMATION_METHODS = ("auto", "none", "isotonic", "platt", "temperature")
+_ISOTONIC_POSITIVE = "isotonic of the positive class"  # internal name: the method stays "isotonic"
 
 
 def _estimation_method(reference: Predictions, values: Values, method: str) -> str:
     """The map ``method`` names for these values; "auto": isotonic, Platt (binary matrix) or temperature."""
+    if method == _ISOTONIC_POSITIVE:  # already resolved
+        return method
     if method not in _ESTIMATION_METHODS:
         raise ValueError(
             f"calibration for monitoring must be one of {', '.join(_ESTIMATION_METHODS)}, not {method!r}"
         )
     use_case = value_matrix_for(values, reference.classes).as_use_case() is not None
     binary = len(reference.classes) == 2
-    if method == "auto":
-        return "isotonic" if use_case or binary else "temperature"
     if method == "isotonic" and not (use_case or binary):
         raise ValueError("a per-class value matrix of more than two classes needs probability vectors: use "
                          "temperature (or none), not isotonic")
+    if method in ("auto", "isotonic") and not use_case and binary and reference.has_proba:
+        # the value depends on which class is true: calibrate P(positive), as NannyML's CBPE does, so that
+        # a miscalibration that differs between the two predicted classes is corrected too
+        return _ISOTONIC_POSITIVE
+    if method == "auto":
+        return "isotonic" if use_case or binary else "temperature"
     if method == "platt" and not binary:
         raise ValueError(f"platt calibration is for two classes; this run has {len(reference.classes)}: use "
                          "temperature (or none)")
@@ -391,8 +400,10 @@ def _estimation_method(reference: Predictions, values: Values, method: str) -> s
 
 
 def _fit_estimation_calibrator(reference: Predictions, method: str):
-    from ._calibration import Calibrator, fit_calibration
+    from ._calibration import Calibrator, _fit_isotonic, fit_calibration
 
+    if method == _ISOTONIC_POSITIVE:
+        return _fit_isotonic(reference, positive_class=True)
     return Calibrator("none", {}) if method == "none" else fit_calibration(reference, method)
 
 
@@ -401,7 +412,8 @@ def _estimation_calibrator(reference: Predictions, values: Values, method: str):
     calibrator = _fit_estimation_calibrator(reference, method)
     if method == "none":
         return calibrator, "raw model probabilities (no calibration)"
-    return calibrator, f"{method} calibration fitted on the labelled reference split ({reference.total_weight:g} items)"
+    name = "isotonic calibration of P(positive class)" if method == _ISOTONIC_POSITIVE else f"{method} calibration"
+    return calibrator, f"{name} fitted on the labelled reference split ({reference.total_weight:g} items)"
 
 
 def monitor_bands(
@@ -436,8 +448,8 @@ def monitor_bands(
         How to chunk; exactly one (see :func:`chunk_predictions`).
     calibration : {"auto", "isotonic", "platt", "temperature", "none"}
         Estimation calibration fitted on ``reference``; "auto" = isotonic for
-        a simple use case, Platt for a binary value matrix, temperature for
-        a value matrix of more classes.
+        a simple use case (top label) and for a binary value matrix (of
+        P(positive class)), temperature for a value matrix of more classes.
     confidence : float
         Coverage of the per-chunk band.
     alert_confidence : float
