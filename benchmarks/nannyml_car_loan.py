@@ -87,6 +87,8 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunk-size", type=int, nargs="+", default=[5000, 1000])
+    parser.add_argument("--calibration", nargs="+", default=["auto", "platt", "temperature", "none"],
+                        choices=["auto", "isotonic", "platt", "temperature", "none"])
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     reference, analysis, _ = load()
@@ -103,12 +105,16 @@ def main(argv=None) -> int:
         covered = int(np.sum((low <= truth) & (truth <= high)))
         print(f"| {size:,} | {n} | NannyML CBPE (isotonic), +-3 sampling errors | "
               f"{np.mean(np.abs(value - truth)):.2f} | {covered} of {n} |")
-        for calibration in ("auto", "platt", "temperature", "none"):
+        for calibration in args.calibration:
             value, low, high, truth, out = ours(reference, analysis, size, calibration)
-            covered = int(np.sum((low - 1e-12 <= truth) & (truth <= high + 1e-12)))
-            name = out.calibration["method"]
-            print(f"| {size:,} | {len(truth)} | ours, {name}{' (default)' if calibration == 'auto' else ''}, 95% band"
-                  f" | {np.mean(np.abs(value - truth)):.2f} | {covered} of {len(truth)} |")
+            name = out.calibration["method"] + (" of P(positive)" if out.calibration.get("positive_class") else "")
+            name += " (default)" if calibration == "auto" else ""
+            # the 95% band, and the same band at NannyML's width (+-3 standard deviations)
+            wide = (high - low) / 2 * 3 / 1.959963984540054
+            for label, lo, hi in (("95% band", low, high), ("+-3 sd", value - wide, value + wide)):
+                covered = int(np.sum((lo - 1e-12 <= truth) & (truth <= hi + 1e-12)))
+                print(f"| {size:,} | {len(truth)} | ours, {name}, {label} | {np.mean(np.abs(value - truth)):.2f} "
+                      f"| {covered} of {len(truth)} |")
     return 0
 
 

@@ -34,18 +34,45 @@ def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[st
     return lines
 
 
+def _charted_alerts(workspace, charted_models, policies, values, split: str, how: dict) -> dict:
+    """Per charted model: its bands on the charted split, referenced on its tuning split (auto calibration)."""
+    out = {}
+    for model in charted_models:  # loop over models
+        run = workspace.run(model)
+        reference = workspace.tuning_split_for(model)
+        if split not in run.splits or reference not in run.splits or not run.splits[reference].has_labels:
+            continue
+        try:
+            out[model] = vc.monitoring.monitor_bands(run.splits[reference], run.splits[split], policies[model],
+                                                     values, **how)
+        except ValueError:
+            continue
+    return out
+
+
 def bands_section(selection, workspace, models, policies, values, *, charted_split=None, charted_model=None,
-                  charted_chunking=None) -> None:
+                  charted_models=(), charted_chunking=None) -> None:
     """Render the section; pages call it with what they already computed.
 
-    ``charted_split``, ``charted_model`` and ``charted_chunking`` (``{"n_chunks": k}`` or ``{"period": p}``)
-    say what the production chart above shows: the alerts watch the same by default.
+    ``charted_split``, ``charted_models`` (the first is ``charted_model``) and ``charted_chunking``
+    (``{"n_chunks": k}`` or ``{"period": p}``) say what the production chart above shows: the alerts
+    of every charted model are summed up first, and the detailed view opens on ``charted_model``.
     """
     st.header("Bands, alerts and drift")
     candidates = [m for m in models if any(p.has_labels for p in workspace.run(m).splits.values())]
     if not candidates:
         st.info("Bands need a labelled reference split; none of the selected models has one.")
         return
+    charted = {}
+    if charted_split is not None and charted_chunking is not None:
+        charted = _charted_alerts(workspace, [m for m in charted_models if m in candidates], policies, values,
+                                  charted_split, dict(charted_chunking))
+        if charted:
+            st.markdown(
+                f"Alerts on the charted split {md_text(repr(charted_split))}, per model: "
+                + "; ".join(f"**{md_text(m)}** {r.n_alerts} of {len(r.frame)} chunks" for m, r in charted.items())
+                + "."
+            )
     columns = st.columns(4)
     model = columns[0].selectbox("Model", candidates, key="monitor_bands_model",
                                  index=candidates.index(charted_model) if charted_model in candidates else 0)
@@ -78,8 +105,10 @@ def bands_section(selection, workspace, models, policies, values, *, charted_spl
                      "none": "No: raw probabilities"}.get,
     )
     try:
-        result = vc.monitoring.monitor_bands(run.splits[reference_split], run.splits[watched], policies[model], values,
-                                             calibration=calibration, **how)
+        reused = (same_as_chart and calibration == "auto" and model in charted
+                  and reference_split == workspace.tuning_split_for(model))
+        result = charted[model] if reused else vc.monitoring.monitor_bands(
+            run.splits[reference_split], run.splits[watched], policies[model], values, calibration=calibration, **how)
     except ValueError as error:
         st.warning(f"**{md_text(model)}**: no bands: {error}")
         return

@@ -209,7 +209,8 @@ else:
 
 # -- bands, alerts and drift (estimate calibrated on a labelled reference split): by default the
 # alerts watch what the production chart shows (its split, its first model, its chunks)
-charted = {"charted_split": split, "charted_model": split_models[0], "charted_chunking": how} if unlabelled else {}
+charted = {"charted_split": split, "charted_model": split_models[0], "charted_models": split_models,
+           "charted_chunking": how} if unlabelled else {}
 bands_section(selection, workspace, models, policies, values, **charted)
 
 # -- back-test: a labelled split, estimated vs realised
