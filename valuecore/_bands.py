@@ -42,7 +42,7 @@ Reference band and alerts
     ``mu +- z' sqrt(sd^2 / W + var_b(est_b - mu_b))`` raises an alert (false
     alerts: about ``1 - alert_confidence`` of the chunks). Without the
     reference's term, a 5,000-item reference watched in 20,000-item chunks
-    raised 17-31% false alerts at a claimed 1%; the seeded simulation of
+    raised 17-31% false alerts at a claimed 1% (issue 19); the seeded simulation of
     ``benchmarks/bench_monitor_bands.py`` gives the rates now.
 Drift signal
     The two-sample Kolmogorov-Smirnov distance between the chunk's and the

@@ -48,7 +48,7 @@ counts and the weights must be whole numbers. By default (``weights="unit"``)
 a run whose positive weights are not all 1 is refused with a ValueError that
 says why: integer weights that are not independent copies (duplicated rows,
 importance or survey weights) broke the promise in 15-20% of seeded runs
-against delta = 10%, silently. Such weights need another method.
+against delta = 10%, silently (as reported in issue 19). Such weights need another method.
 
 The threshold candidates are the observed confidences (as in Geifman and
 El-Yaniv's selection with guaranteed risk); the finite-sample argument is
