@@ -21,7 +21,9 @@ def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[st
         f"Chunk by chunk on '{split}': the shaded blue band is where the realised value per item should fall "
         f"({100 * result.confidence:g}% of the time) if the calibrated probabilities are right; the grey band is "
         f"where the estimate of a chunk from the reference data would fall ({100 * result.alert_confidence:g}%), "
-        f"around {money(result.reference_value_per_item, 4)} per item."
+        f"around {money(result.reference_value_per_item, 4)} per item. Both count what the reference itself "
+        f"cannot pin down: its finite sample and the calibration fitted on it ({result.n_resamples} bootstrap "
+        "copies)."
     ]
     if result.n_alerts:
         lines.append(f"**{result.n_alerts} of {n} chunks raised an alert**: their estimated value left the reference "
