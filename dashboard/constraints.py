@@ -115,10 +115,18 @@ class RiskView:
     n_tuning: float
 
 
-def risk_view(ws, model: str, values, *, max_risk: float, confidence: float, volume: float) -> RiskView:
+def tuning_weighted(ws, model: str) -> bool:
+    """Whether the tuning split carries weights other than 0 and 1 (a certified risk must be told what they mean)."""
+    weight = ws.sorted(model, ws.tuning_split_for(model)).predictions.sample_weight
+    return bool(np.any((weight > 0) & (weight != 1)))
+
+
+def risk_view(ws, model: str, values, *, max_risk: float, confidence: float, volume: float,
+              weights: str = "unit") -> RiskView:
+    """The certified choice on the tuning split; ValueError (in words) for weights it cannot count."""
     run = ws.sorted(model, ws.tuning_split_for(model))
     result = vc.constraints.fit_certified(
-        run, values, max_risk=max_risk, confidence=confidence, calibration=ws.calibration_dict(model)
+        run, values, max_risk=max_risk, confidence=confidence, calibration=ws.calibration_dict(model), weights=weights
     )
     evaluated = ws.result(model, result.policy, values)
     n = run.total_weight if run.total_weight > 0 else 1.0

@@ -13,6 +13,7 @@ from dashboard import constraints as view
 from dashboard import home, state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
 from dashboard.data import workspace
+from dashboard.safetext import md_text
 from dashboard.settings import PROMISE_CONFIDENCES
 from dashboard.state import current, stop_unless_models
 
@@ -56,8 +57,9 @@ with st.spinner("Finding the best rule within capacity…"):
 st.markdown(view.capacity_sentence(capacity_answer, capacity=capacity, reviewer=reviewer, money=money))
 st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency))
 st.caption(
-    f"On the tuning split each extra review slot is worth up to {money(capacity_answer.marginal_per_slot)} "
-    "(the steepest gain to a better rule needing more reviews). The curve is for one global threshold."
+    f"On the tuning split each extra review slot is worth {money(capacity_answer.marginal_per_slot)} "
+    "(the slope of the best value against capacity, smoothed to diminishing returns, just past your capacity: "
+    "more reviews pay while a slot costs less). The curve is for one global threshold."
 )
 
 # ---- 2. certified error rate
@@ -69,13 +71,26 @@ max_risk = state.value(left.slider, "constraints_max_risk", "Most wrong answers 
 confidence = state.value(right.select_slider, "constraints_confidence", "How sure the promise must be",
                          options=PROMISE_CONFIDENCES, format_func=lambda c: views.percent(c, 0),
                          key="constraints_confidence", convert=float)
-risk_answer = view.risk_view(ws, model, values, max_risk=max_risk, confidence=confidence, volume=volume)
-for line in view.risk_sentences(risk_answer, max_risk=max_risk, confidence=confidence, money=money,
-                                percent=views.percent):
-    st.markdown(line)
-if not risk_answer.table.empty:
-    st.altair_chart(certified_risk_chart(risk_answer.table, max_risk))
-st.caption(f"Method: {risk_answer.result.method}; weights count as repeated items.")
+copies = view.tuning_weighted(ws, model) and st.checkbox(
+    "Each weight counts that many independent items (e.g. an aggregated log)", value=False,
+    key="constraints_weights_are_copies",
+    help="The guarantee counts independent items. Duplicated rows, importance or survey weights cannot be "
+    "certified this way.",
+)
+try:
+    risk_answer = view.risk_view(ws, model, values, max_risk=max_risk, confidence=confidence, volume=volume,
+                                 weights="copies" if copies else "unit")
+except ValueError as error:
+    st.warning(f"No guaranteed error rate for **{md_text(model)}**: {md_text(error)}")
+    risk_answer = None
+if risk_answer is not None:
+    for line in view.risk_sentences(risk_answer, max_risk=max_risk, confidence=confidence, money=money,
+                                    percent=views.percent):
+        st.markdown(line)
+    if not risk_answer.table.empty:
+        st.altair_chart(certified_risk_chart(risk_answer.table, max_risk))
+    st.caption(f"Method: {risk_answer.result.method}; "
+               + ("each weight counts as that many independent items." if copies else "every item counts once."))
 
 # ---- 3. two tiers
 st.header("A person confirms the uncertain ones")

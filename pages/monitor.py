@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import valuecore as vc
-from dashboard import data, state, views
+from dashboard import data, home, state, views
 from dashboard.charts.monitor import monitor_chart, monitor_long
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
@@ -207,8 +207,12 @@ else:
             + (" (a drop worth investigating: label a sample of recent items to check)." if drift[worst] < 0 else ".")
         )
 
-# -- bands, alerts and drift (estimate calibrated on a labelled reference split)
-bands_section(selection, workspace, models, policies, values)
+# -- bands, alerts and drift (estimate calibrated on a labelled reference split): by default the
+# alerts watch what the production chart shows (its split, the recommended or first model, its chunks)
+recommended = home.recommended_model(selection, among=split_models) if unlabelled else None
+charted = {"charted_split": split, "charted_model": recommended or split_models[0], "charted_models": split_models,
+           "charted_chunking": how} if unlabelled else {}
+bands_section(selection, workspace, models, policies, values, **charted)
 
 # -- back-test: a labelled split, estimated vs realised
 st.header("Back-test on a labelled split")

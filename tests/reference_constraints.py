@@ -47,14 +47,48 @@ def capacity_curve(run: ref.RefRun, M) -> list:
     return points
 
 
+def majorant_right_slope(points, budget: Fraction) -> Fraction:
+    """Slope just right of ``budget`` of the least concave function above the step function
+    ``V(x) = max{v : (h, v) in points, h <= x}``, by brute force over every pair of points."""
+    steps = sorted({h for h, _ in points})
+    best_within = {x: max(v for h, v in points if h <= x) for x in steps}
+    top = max(best_within.values())
+
+    def majorant(x: Fraction) -> Fraction:
+        out = top if x >= steps[-1] else None  # flat past the last step
+        for p in steps:
+            for q in steps:
+                if p <= x <= q:
+                    vp, vq = best_within[p], best_within[q]
+                    value = vp if p == q else vp + (vq - vp) * (x - p) / (q - p)
+                    out = value if out is None else max(out, value)
+        return out
+
+    after = [h for h in steps if h > budget]
+    if not after:
+        return Fraction(0)
+    step = min(after) - budget  # the majorant is linear between consecutive steps
+    return (majorant(budget + step) - majorant(budget)) / step
+
+
 def marginal_value(run: ref.RefRun, M, budget: Fraction) -> Fraction:
-    """Steepest average value per extra hand-off slot to a better policy needing more."""
-    _, current = capacity_search(run, M, budget)
-    best = Fraction(0)
-    for h, value in capacity_curve(run, M):
-        if h > budget:
-            best = max(best, (value - current) / (h - budget))
-    return best
+    """Value of one more hand-off slot: the concave majorant's slope just right of the budget (one threshold)."""
+    return majorant_right_slope(capacity_curve(run, M), budget)
+
+
+def class_capacity_points(run: ref.RefRun, M) -> list:
+    """(hand-offs, value) of every combination of per-class thresholds."""
+    per_class = [ref.candidates(run, [i for i in run.items() if run.y_pred[i] == j]) for j in range(run.n_classes)]
+    points = []
+    for combo in itertools.product(*per_class):
+        actions = ref.class_threshold_actions(run, list(combo))
+        points.append((handoffs(run, actions), ref.realised_value(run, actions, M)))
+    return points
+
+
+def class_marginal_value(run: ref.RefRun, M, budget: Fraction) -> Fraction:
+    """The same slope for per-class thresholds."""
+    return majorant_right_slope(class_capacity_points(run, M), budget)
 
 
 def class_capacity_optimum(run: ref.RefRun, M, budget: Fraction) -> Fraction:

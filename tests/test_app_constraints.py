@@ -78,3 +78,29 @@ def test_per_class_capacity_renders(page):
     page.toggle(key="constraints_per_class").set_value(True).run()
     assert not page.exception, [e.value for e in page.exception]
     assert "per-class thresholds (" in _markdown(page)
+
+
+def test_a_weighted_run_gets_no_silent_certificate():
+    """Weights that may not be independent copies: the page says why there is no guarantee, and a box
+    states what the weights mean (issue 19, item 4d)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(9)
+    n = 300
+    conf = rng.uniform(0.5, 1, n).round(3)
+    frame = pd.DataFrame({"y_pred": "a", "confidence": conf, "y_true": np.where(rng.uniform(size=n) < conf, "a", "b"),
+                          "weight": rng.integers(1, 3, n), "split": np.where(np.arange(n) < 150, "val", "test")})
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["src"] = "upload"
+    at.run()
+    at.sidebar.get("file_uploader")[0].set_value([("weighted.csv", frame.to_csv(index=False).encode(), "text/csv")])
+    at.run()
+    at.switch_page("pages/constraints.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = "\n".join(w.value for w in at.warning)
+    assert "No guaranteed error rate" in warnings and "weights other than 1" in warnings
+    at.checkbox(key="constraints_weights_are_copies").check().run()
+    assert not at.exception
+    assert "No guaranteed error rate" not in "\n".join(w.value for w in at.warning)
+    assert any("each weight counts as that many independent items" in c.value for c in at.caption)

@@ -28,12 +28,13 @@ def _text(at) -> str:
     return "\n".join(m.value for m in at.markdown) + "\n" + "\n".join(c.value for c in at.caption)
 
 
-def _expected(at, sample: str, watched: str):
+def _expected(at, sample: str, watched: str, **how):
     model = at.selectbox(key="monitor_bands_model").value
     run = vc.load_runs([str(ROOT / "sample_runs" / sample)]).models[model]
     policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
     reference = run.splits["val"]
-    return (vc.monitoring.monitor_bands(reference, run.splits[watched], policy, vc.UseCase(1, 0, -4), n_chunks=8),
+    how = how or {"n_chunks": 8}
+    return (vc.monitoring.monitor_bands(reference, run.splits[watched], policy, vc.UseCase(1, 0, -4), **how),
             vc.monitoring.monitor_bands(reference, run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=8))
 
 
@@ -50,7 +51,7 @@ def test_bands_on_a_labelled_sample_say_the_calibration_and_the_backtest():
 def test_production_chunks_raise_the_alerts_valuecore_finds():
     at = _monitor("sample:breast_cancer")
     assert at.selectbox(key="monitor_bands_split").value == "prod"  # unlabelled splits are offered first
-    watched, _ = _expected(at, "breast_cancer", "prod")
+    watched, _ = _expected(at, "breast_cancer", "prod", period="W")  # the production chart's weeks
     text = _text(at)
     if watched.n_alerts:
         assert f"**{watched.n_alerts} of {len(watched.frame)} chunks raised an alert**" in text
@@ -65,3 +66,28 @@ def test_raw_probabilities_can_be_chosen_and_are_named():
     at.radio(key="monitor_bands_calibration").set_value("none").run()
     assert not at.exception
     assert "raw model probabilities (no calibration)" in _text(at)
+
+
+def test_alerts_watch_the_model_split_and_chunks_the_production_chart_shows():
+    at = _monitor("sample:breast_cancer")
+    charted = at.selectbox(key="monitor_split").value
+    assert at.selectbox(key="monitor_bands_split").value == charted
+    # every charted model's alerts, as valuecore counts them on the chart's weekly chunks
+    summary = next(m.value for m in at.markdown if m.value.startswith("Alerts on the charted split"))
+    for model, run in vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models.items():
+        policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
+        bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits[charted], policy, vc.UseCase(1, 0, -4),
+                                            period="W")
+        assert f"**{model.replace('_', chr(92) + '_')}** {bands.n_alerts} of {len(bands.frame)} chunks" in summary
+    # the chart cuts the production split by week: the alerts count the same chunks
+    at.radio(key="monitor_chunking").set_value("count").run()
+    at.slider(key="monitor_n_chunks").set_value(5).run()
+    assert not at.exception
+    text = _text(at)
+    assert "Chunks as in the production chart above." in text
+    assert re.search(r"(of|the) 5 chunks", text), text
+    # another model in the bands section: said in words, with its own chunks
+    others = [m for m in at.selectbox(key="monitor_bands_model").options
+              if m != at.selectbox(key="monitor_bands_model").value]
+    at.selectbox(key="monitor_bands_model").set_value(others[0]).run()
+    assert "these alerts watch" in _text(at)

@@ -74,6 +74,10 @@ def test_class_capacity_is_feasible_and_within_its_bound_of_the_exhaustive_optim
     assert achieved <= optimum <= Fraction(result.upper_bound)
     if result.exact:
         assert achieved == optimum
+    # never worse than the best single threshold within the same capacity
+    assert achieved >= refc.capacity_search(r, M, budget)[1]
+    # the value of one more slot: the concave majorant's slope, as for one threshold
+    assert result.marginal_value == pytest.approx(float(refc.class_marginal_value(r, M, budget)), rel=1e-9, abs=1e-12)
     if not result.binding:
         unconstrained = vc.fit_policy("class_thresholds", run, values)
         assert result.policy.class_thresholds == unconstrained.class_thresholds
@@ -142,3 +146,25 @@ def test_weights_count_as_repeated_items():
             a = vc.constraints.fit_capacity(vc.presort(p), use_case, max_handoffs=budget, kind=kind)
             b = vc.constraints.fit_capacity(vc.presort(q), use_case, max_handoffs=budget, kind=kind)
             assert a.policy == b.policy and a.value_total == b.value_total and a.marginal_value == b.marginal_value
+
+
+def test_class_capacity_never_loses_to_one_threshold_on_every_three_item_run():
+    """Exhaustive: 3 items, 2 classes, every prediction, truth, confidence order and budget (issue 19, 4b)."""
+    import itertools
+
+    use_case = vc.UseCase(1, 0, -4)
+    checked = 0
+    for predicted in itertools.product("ab", repeat=3):
+        for truth in itertools.product("ab", repeat=3):
+            for confidence in ((0.9, 0.8, 0.6), (0.9, 0.6, 0.6), (0.7, 0.7, 0.7)):
+                p = vc.Predictions.from_top_label(list(predicted), list(confidence), list(truth), classes=["a", "b"])
+                run = vc.presort(p)
+                for budget in (0, 1, 2, 3):
+                    single = vc.constraints.fit_capacity(run, use_case, max_handoffs=budget)
+                    both = vc.constraints.fit_capacity(run, use_case, max_handoffs=budget, kind="class_thresholds")
+                    assert both.handoffs <= budget
+                    assert vc.evaluate(both.policy, p, use_case).value_total == pytest.approx(both.value_total)
+                    assert both.value_total >= single.value_total, (predicted, truth, confidence, budget)
+                    assert both.value_total <= both.upper_bound + 1e-12
+                    checked += 1
+    assert checked == 8 * 8 * 3 * 4

@@ -252,9 +252,13 @@ def test_the_monitoring_reference_in_the_json_reproduces_the_alert_band(models, 
             run.splits["val"], run.splits["test"], entry.policy, vc.UseCase(1, 0, -4), n_chunks=3
         )
         row = bands.frame.iloc[0]
-        half = record["alert_z"] * record["reference_sd_per_item"] / np.sqrt(row["n"])
-        assert record["reference_value_per_item"] - half == pytest.approx(row["reference_low"])
-        assert record["reference_value_per_item"] + half == pytest.approx(row["reference_high"])
+        # the serving rule counts the reference's own error whole: never narrower than the page's band
+        half = record["alert_z"] * np.sqrt(record["reference_sd_per_item"] ** 2 / row["n"]
+                                           + record["reference_mean_sd"] ** 2)
+        centre = (row["reference_low"] + row["reference_high"]) / 2
+        assert record["reference_value_per_item"] == pytest.approx(centre)
+        assert half >= (row["reference_high"] - row["reference_low"]) / 2 * (1 - 1e-9)
+        assert half > record["alert_z"] * record["reference_sd_per_item"] / np.sqrt(row["n"])
         assert record["estimation_calibration"]["method"] == "isotonic"
     old = document.to_dict()
     old["schema_version"] = 1

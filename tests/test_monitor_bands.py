@@ -98,7 +98,54 @@ def test_bad_options_are_refused():
     with pytest.raises(ValueError, match="confidence"):
         vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, confidence=1.0)
     with pytest.raises(ValueError, match="calibration for monitoring"):
-        vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, calibration="platt")
+        vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, calibration="beta")
+    three = vc.Predictions.from_proba([[0.5, 0.3, 0.2], [0.1, 0.8, 0.1]] * 10, y_true=[0, 1] * 10)
+    matrix = vc.ValueMatrix(three.classes, [[1, -1, -1, 0], [-1, 1, -3, 0], [-1, -1, 1, 0]])
+    with pytest.raises(ValueError, match="platt calibration is for two classes"):
+        vc.monitoring.monitor_bands(three, three, vc.Policy("accept_all"), matrix, n_chunks=2, calibration="platt")
+    with pytest.raises(ValueError, match="n_resamples"):
+        vc.monitoring.monitor_bands(p, p, vc.Policy("accept_all"), USE_CASE, n_chunks=2, n_resamples=1)
+
+
+def test_a_binary_value_matrix_is_calibrated_with_an_intercept_per_class():
+    """Temperature scaling has no intercept: a model whose log-odds are shifted stays biased under it.
+
+    The default for a binary value matrix is isotonic regression of the truth on P(positive), as NannyML's
+    CBPE calibrates: it corrects a shift of the log-odds, which moves the two predicted classes apart
+    (a top-label map, pooling both, missed every chunk here).
+    """
+    rng = np.random.default_rng(5)
+    n = 4000
+    true_logit = rng.normal(0, 2, n)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-true_logit))).astype(int)
+    shown = 1 / (1 + np.exp(-(true_logit + 1.5)))  # the model over-rates the positive class
+    p = vc.Predictions.from_proba(np.column_stack([1 - shown, shown]), np.array(["neg", "pos"])[y],
+                                  classes=["neg", "pos"])
+    matrix = vc.ValueMatrix(("neg", "pos"), [[1.0, -5.0, 0.0], [-2.0, 3.0, 0.0]])
+    reference, watched = p.subset(slice(0, 2000)), p.subset(slice(2000, n))
+    policy = vc.Policy("accept_all")
+    runs = {name: vc.monitoring.monitor_bands(reference, watched, policy, matrix, n_chunks=4, n_resamples=30,
+                                              calibration=name) for name in ("auto", "temperature")}
+    assert runs["auto"].calibration["method"] == "isotonic" and runs["auto"].calibration["positive_class"]
+    assert "isotonic calibration of P(positive class) fitted" in runs["auto"].calibration_text
+    error = {name: np.abs(out.frame["estimated_value_per_item"] - out.frame["realised_value_per_item"]).mean()
+             for name, out in runs.items()}
+    assert error["auto"] < error["temperature"] / 3, error
+    assert runs["auto"].backtest_coverage >= 0.75
+    assert runs["temperature"].backtest_coverage == 0.0
+
+
+def test_alert_band_counts_the_reference_sampling_error():
+    """A 500-item reference watched in 20,000-item chunks: the reference's own error dominates the band."""
+    rng = np.random.default_rng(6)
+    reference, watched = draw(rng, 500), draw(rng, 40_000)
+    out = vc.monitoring.monitor_bands(reference, watched, vc.Policy("threshold", threshold=0.7), USE_CASE,
+                                      size=20_000, n_resamples=50)
+    row = out.frame.iloc[0]
+    half = (row["reference_high"] - row["reference_low"]) / 2
+    chunk_only = 2.5758 * out.reference_sd / np.sqrt(20_000)
+    assert half > 2 * chunk_only
+    assert out.reference_mean_sd > out.reference_sd / np.sqrt(500) * 0.5
 
 
 @pytest.mark.slow
@@ -176,3 +223,47 @@ def test_drift_distance_at_scale_is_the_union_grid_distance_exactly():
     assert _weighted_ks(reference, ref_weight, sample, weight)[0] == _union_grid_ks_distance(
         reference, ref_weight, sample, weight
     )
+
+
+def _bench_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_monitor_bands.py"
+    spec = importlib.util.spec_from_file_location("bench_monitor_bands", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_false_alerts_stay_within_twice_the_claim_at_every_chunk_size():
+    """Calibrated by construction, 5,000-item references: 1% false alerts claimed, at most 2% allowed.
+
+    The mean squared alert score (1 when the band's width is right) pins the width itself: without the
+    reference's own error it was about 1 + 20000/5000 = 5 at 20,000-item chunks.
+    """
+    bench = _bench_module()
+    start = time.perf_counter()
+    result = bench.simulate("use case", 12, np.random.default_rng(20261124), n_resamples=40)
+    print(f"{time.perf_counter() - start:.1f} s; {result}")
+    for size, (alert_rate, coverage, n, score) in result.items():
+        assert alert_rate <= 0.02, (size, alert_rate)
+        assert 0.4 <= score <= 1.6, (size, score)
+        assert coverage >= 0.8, (size, coverage)  # 24 chunks of 20,000 items: a loose check; the benchmark has more
+    assert sum(n for _, _, n, _ in result.values()) == 12 * (20 + 6 + 2)
+
+
+def test_the_positive_class_map_round_trips_and_serves_as_it_estimates():
+    from valuecore.calibration import Calibrator
+
+    cal = Calibrator("isotonic", {"x": [0.1, 0.5, 0.9], "y": [0.0, 0.3, 0.8], "positive_class": True})
+    assert Calibrator.from_dict(cal.to_dict()) == cal and cal.to_dict()["positive_class"] is True
+    assert "positive_class" not in Calibrator("isotonic", {"x": [0.5], "y": [0.5]}).to_dict()
+    proba = np.array([[0.9, 0.1], [0.5, 0.5], [0.3, 0.7], [0.05, 0.95]])
+    p = vc.Predictions.from_proba(proba, classes=["neg", "pos"])
+    applied = cal.apply(p)
+    assert applied.proba[:, 1].tolist() == pytest.approx([0.0, 0.3, 0.55, 0.8])
+    assert cal.apply_confidence(p.confidence, proba=proba).tolist() == pytest.approx(applied.confidence.tolist())
+    with pytest.raises(ValueError, match="two-column proba"):
+        cal.apply_confidence(p.confidence)

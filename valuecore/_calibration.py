@@ -79,7 +79,7 @@ _Z_95 = 1.959963984540054
 _PARAM_SPEC: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "none": ((), {}),
     "temperature": (("temperature",), {"use_logits": True}),
-    "isotonic": (("x", "y"), {}),
+    "isotonic": (("x", "y"), {"positive_class": False}),
     "platt": (("a", "b"), {"use_logits": True}),
 }
 
@@ -163,6 +163,8 @@ def _validate_params(method: str, params) -> dict[str, Any]:
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(f"calibrator parameter {key!r} must be true or false, got {value!r}")  # noqa: TRY004
         out[key] = bool(value)
+    if method == "isotonic" and not out["positive_class"]:
+        del out["positive_class"]  # the usual top-label map keeps its plain {x, y} form
     return out
 
 
@@ -359,6 +361,11 @@ class Calibrator:
 
     def _apply(self, predictions: Predictions) -> Predictions:
         method = self.method
+        if method == "isotonic" and self.params.get("positive_class"):
+            _require_binary(predictions.classes, "isotonic calibration of the positive class")
+            predictions.require_proba("isotonic calibration of the positive class")
+            positive = self._isotonic(predictions.normalised_proba()[:, 1])
+            return predictions.with_proba(np.column_stack([1.0 - positive, positive]))
         if method == "isotonic":
             return predictions.with_confidence(self._isotonic(predictions.confidence))
         if method == "temperature":
@@ -410,8 +417,13 @@ class Calibrator:
             raise ValueError(f"confidence must be one-dimensional, got shape {confidence.shape}")
         if self.method == "none":
             return confidence.copy()
-        if self.method == "isotonic":
+        if self.method == "isotonic" and not self.params.get("positive_class"):
             return self._isotonic(confidence)
+        if self.method == "isotonic":
+            if proba is None or np.shape(proba)[-1] != 2:
+                raise ValueError("isotonic calibration of the positive class needs the two-column proba")
+            positive = self._isotonic(np.asarray(proba, dtype=np.float64)[:, 1])
+            return np.maximum(positive, 1.0 - positive)
         if proba is None and logits is None:
             raise ValueError(f"{self.method} calibration needs proba or logits, not only the confidence")
         for name, array in (("proba", proba), ("logits", logits)):
@@ -654,24 +666,32 @@ def _minimise_nll_in_inverse_temperature(scores, true_score, weight, *, start: f
     return beta
 
 
-def _fit_isotonic(predictions: Predictions) -> Calibrator:
+def _fit_isotonic(predictions: Predictions, *, positive_class: bool = False) -> Calibrator:
+    """Isotonic map of the top-label confidence to being right, or (``positive_class``, binary runs
+    with probabilities, as NannyML's CBPE calibrates) of P(classes[1]) to the truth being classes[1]."""
     from sklearn.isotonic import IsotonicRegression
 
     keep = predictions.sample_weight > 0
+    if positive_class:
+        _require_binary(predictions.classes, "isotonic calibration of the positive class")
+        predictions.require_proba("isotonic calibration of the positive class")
+        score, target = predictions.normalised_proba()[keep, 1], predictions.y_true[keep] == 1
+    else:
+        score, target = predictions.confidence[keep], predictions.correct[keep]
     model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
     # Fitted on the rank of each distinct confidence: scikit-learn merges inputs closer than
     # float64 resolution (1e-15) into one, which would pool confidences a threshold tells apart.
-    distinct, rank = np.unique(predictions.confidence[keep], return_inverse=True)
+    distinct, rank = np.unique(score, return_inverse=True)
     model.fit(
         rank.astype(np.float64),
-        predictions.correct[keep].astype(np.float64),
+        target.astype(np.float64),
         sample_weight=predictions.sample_weight[keep],
     )
     # scikit-learn predicts by linear interpolation between these thresholds
     # and clips outside them, which is exactly np.interp.
     x = distinct[np.rint(np.asarray(model.X_thresholds_)).astype(np.int64)]
     y = np.clip(np.maximum.accumulate(np.asarray(model.y_thresholds_, dtype=np.float64)), 0.0, 1.0)
-    return Calibrator("isotonic", {"x": x.tolist(), "y": y.tolist()})
+    return Calibrator("isotonic", {"x": x.tolist(), "y": y.tolist(), "positive_class": positive_class})
 
 
 def _fit_platt(predictions: Predictions, use_logits) -> Calibrator:
@@ -1095,7 +1115,8 @@ def describe_calibration(calibration) -> str:
     if method == "temperature":
         return f"temperature scaling, T = {calibration['temperature']:.4g}"
     if method == "isotonic":
-        return f"isotonic ({len(calibration.get('x', []))} breakpoints)"
+        of = " of P(positive class)" if calibration.get("positive_class") else ""
+        return f"isotonic{of} ({len(calibration.get('x', []))} breakpoints)"
     if method == "platt":
         return f"Platt scaling, a = {calibration['a']:.4g}, b = {calibration['b']:.4g}"
     return "none"

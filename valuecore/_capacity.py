@@ -116,16 +116,17 @@ class CapacityCurve:
         return float(out) if out.ndim == 0 else out
 
     def marginal_value(self, max_handoffs: float) -> float:
-        """Value per extra hand-off slot beyond ``max_handoffs``: the steepest
-        average gain to any better policy needing more hand-offs (0 when none)."""
+        """Value per extra hand-off slot beyond ``max_handoffs``: the slope of the
+        concave majorant of :meth:`value_at` just to the right of the budget (0 past the last rise)."""
         slack = 1e-9 * max(1.0, self.n_items)
-        k = min(self._feasible_from(max_handoffs, slack), self.handoffs.size - 1)
-        current = self.best_gain[k]
-        more = self.handoffs[:k] > max_handoffs + slack
-        if not more.any():
+        # hand-offs increasing; the majorant of a non-decreasing step function is the upper hull of its steps
+        x, y = self.handoffs[::-1], self.best_gain[::-1]
+        hull = np.asarray(_upper_hull_from(x, y, 0))
+        vertex = int(np.searchsorted(x[hull], max_handoffs + slack, side="right")) - 1
+        if vertex >= hull.size - 1:
             return 0.0
-        slopes = (self.best_gain[:k][more] - current) / (self.handoffs[:k][more] - max_handoffs)
-        return float(max(slopes.max(), 0.0))
+        a, b = hull[max(vertex, 0)], hull[max(vertex, 0) + 1]
+        return float(max((y[b] - y[a]) / (x[b] - x[a]), 0.0))
 
     def to_frame(self):
         """Tidy frame: ``handoff_rate``, ``value_per_item``, ``threshold`` per candidate."""
@@ -302,7 +303,26 @@ def fit_capacity(
             exact=True,
             upper_bound=value,
         )
-    return _fit_class_capacity(run, values, budget, extra)
+    per_class = _fit_class_capacity(run, values, budget, extra)
+    single = fit_capacity(run, values, max_handoffs=budget, kind="threshold", calibration=calibration)
+    if single.value_total <= per_class.value_total:
+        return per_class
+    # The hull vertex lost to one threshold (the relaxation's rounding can): that threshold for every class.
+    threshold = single.policy.threshold
+    bound = per_class.upper_bound
+    return CapacityResult(
+        policy=Policy("class_thresholds", class_thresholds=tuple((c, threshold) for c in run.predictions.classes),
+                      **extra),
+        max_handoffs=budget,
+        n_items=per_class.n_items,
+        handoffs=single.handoffs,
+        value_total=single.value_total,
+        unconstrained_value_total=per_class.unconstrained_value_total,
+        binding=per_class.binding,
+        marginal_value=per_class.marginal_value,
+        exact=bool(single.value_total >= bound - 1e-12 * max(1.0, abs(bound))),
+        upper_bound=bound,
+    )
 
 
 # ------------------------------------------------------- per-class budget

@@ -991,6 +991,9 @@ def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
                        "--risk-confidence; policy threshold")
     group.add_argument("--risk-confidence", type=_finite_float, metavar="C",
                        help="confidence of the --max-risk guarantee, 1 - delta (default 0.9)")
+    group.add_argument("--weights-are-copies", action="store_true",
+                       help="--max-risk: a run's whole-number weight k stands for k independent items (e.g. an "
+                       "aggregated log); without it a run weighted otherwise than 1 is refused")
     group.add_argument("--v-confirmed-correct", type=_finite_float, metavar="X",
                        help="two_tier: value of a correct answer confirmed by a person")
     group.add_argument("--v-confirmed-wrong", type=_finite_float, metavar="Z",
@@ -1008,6 +1011,8 @@ def _constraint_kwargs(args) -> dict:
     if args.max_risk is not None or args.risk_confidence is not None:
         kwargs["max_risk"] = args.max_risk
         kwargs["risk_confidence"] = args.risk_confidence
+    if args.weights_are_copies:
+        kwargs["risk_weights"] = "copies"
     if args.monitoring:
         kwargs["monitoring"] = True
     given = [args.v_confirmed_correct, args.v_confirmed_wrong, args.assist_cost]

@@ -143,9 +143,9 @@ def add_monitor_command(commands, common) -> None:
     group.add_argument("--chunks", type=_chunks, default=8, metavar="N", help="number of chunks (default 8)")
     group.add_argument("--period", metavar="P", help="chunk by time period (pandas offset: D, W, MS); needs "
                        "a timestamp column")
-    monitor.add_argument("--estimate-calibration", choices=("auto", "isotonic", "temperature", "none"),
+    monitor.add_argument("--estimate-calibration", choices=("auto", "isotonic", "platt", "temperature", "none"),
                          default="auto", help="calibration of the estimate, fitted on the reference split "
-                         "(auto: isotonic for a use case, temperature for a value matrix)")
+                         "(auto: isotonic for a use case or two classes, temperature for a value matrix of more)")
     monitor.add_argument("--confidence", type=_share, default=0.95, metavar="C",
                          help="coverage of the per-chunk band (default 0.95)")
     monitor.set_defaults(handler=_cmd_monitor)

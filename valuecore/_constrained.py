@@ -24,7 +24,7 @@ RISK_KINDS = ("threshold",)
 
 
 def check_constraint_options(
-    kind: str, *, max_handoff_rate=None, max_risk=None, risk_confidence=None, assisted=None
+    kind: str, *, max_handoff_rate=None, max_risk=None, risk_confidence=None, assisted=None, risk_weights=None
 ) -> None:
     """Refuse (ValueError, one plain sentence) combinations the pipeline cannot honour."""
     if max_handoff_rate is not None:
@@ -47,6 +47,8 @@ def check_constraint_options(
             raise ValueError(f"the risk confidence must be strictly between 0 and 1, got {risk_confidence!r}")
         if max_risk is None:
             raise ValueError("a risk confidence needs a maximum risk")
+    if risk_weights is not None and max_risk is None:
+        raise ValueError("what the weights mean for a certified risk needs a maximum risk")
     if kind == "two_tier" and assisted is None:
         raise ValueError("a two_tier policy needs the values of its assisted tier (confirmed correct, "
                          "confirmed wrong, cost)")
@@ -64,11 +66,15 @@ def fit_constrained(
     max_risk=None,
     risk_confidence=None,
     assisted=None,
+    risk_weights=None,
 ) -> tuple[Policy, list[dict], list[str]]:
-    """(policy, constraint records, notes) for the pipeline; plain ``fit_policy`` when unconstrained."""
+    """(policy, constraint records, notes) for the pipeline; plain ``fit_policy`` when unconstrained.
+
+    ``risk_weights`` is ``fit_certified``'s ``weights`` (None: "unit").
+    """
     check_constraint_options(
         kind, max_handoff_rate=max_handoff_rate, max_risk=max_risk, risk_confidence=risk_confidence,
-        assisted=assisted,
+        assisted=assisted, risk_weights=risk_weights,
     )
     if run is None:  # a kind whose rule follows from the values alone
         return fit_policy(kind, None, values, calibration=calibration), [], []
@@ -88,7 +94,8 @@ def fit_constrained(
         from ._risk import fit_certified
 
         confidence = 0.9 if risk_confidence is None else risk_confidence
-        result = fit_certified(run, values, max_risk=max_risk, confidence=confidence, calibration=calibration)
+        result = fit_certified(run, values, max_risk=max_risk, confidence=confidence, calibration=calibration,
+                               weights=risk_weights or "unit")
         notes = []
         if not result.any_certified:
             notes.append(
@@ -186,7 +193,7 @@ def describe_constraints(entry) -> list[str]:
         lines.append(
             f"monitoring reference  split {m['reference_split']!r}: estimated value per item "
             f"{m['reference_value_per_item']:.4g}, sd {m['reference_sd_per_item']:.4g} per item "
-            f"(alert outside +- {m['alert_z']:.3g} sd / sqrt(chunk size))"
+            f"(alert outside +- {m['alert_z']:.3g} sqrt(sd^2 / chunk size + {m.get('reference_mean_sd', 0.0):.3g}^2))"
         )
     for record in entry.constraints:
         if record["type"] == "review_capacity":

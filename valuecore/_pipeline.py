@@ -364,7 +364,7 @@ class Pipeline:
                            constraints=tuple(_jsonable(r) for r in records), monitoring=monitoring)
 
     def constrained_policy(self, model: str, kind: str, values, *, max_handoff_rate=None, max_risk=None,
-                           risk_confidence=None, assisted=None) -> tuple[Policy, list, list]:
+                           risk_confidence=None, assisted=None, risk_weights=None) -> tuple[Policy, list, list]:
         """(policy, constraint records, notes) under a review capacity, a certified risk or two tiers.
 
         The constraints hold on the labelled tuning split, so a model without one
@@ -384,7 +384,7 @@ class Pipeline:
                              "risk or two tiers are fitted on labelled items")
         return fit_constrained(kind, run, values, calibration=self.calibration_dict(model),
                                max_handoff_rate=max_handoff_rate, max_risk=max_risk,
-                               risk_confidence=risk_confidence, assisted=assisted)
+                               risk_confidence=risk_confidence, assisted=assisted, risk_weights=risk_weights)
 
     def document(self, models, kind: str, values, *, with_interval: bool = True,
                  **constraints) -> tuple[PolicyDocument, list]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._bitsort import descending_counts, stable_descending_order
 from ._predictions import Predictions
-from ._usecase import UseCase
+from ._usecase import UseCase, threshold_for_omega
 
 __all__ = [
     "SortedRun",
@@ -497,7 +497,7 @@ def acceptance_limits(confidence) -> np.ndarray:
     c = confidence[finite]
 
     def accepted(w):
-        return w / (1.0 + w) <= c
+        return threshold_for_omega(w) <= c
 
     # The flip lies within about (1 + omega) ulps of the quotient, too far to
     # step to for c near 1: bisect on the floats' bit patterns instead (positive

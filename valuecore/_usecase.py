@@ -181,10 +181,22 @@ def _calibrated_threshold(gain_correct: float, gain_wrong: float) -> float | Non
     if gain_correct <= gain_wrong:
         # Confidence does not raise the expected gain: accept all or nothing.
         return 0.0 if gain_wrong > 0 else None
-    threshold = -gain_wrong / (gain_correct - gain_wrong)
-    if threshold > 1.0:
-        return None
-    return max(0.0, float(threshold))
+    # Through omega, so that policies, VOC curves and acceptance limits share one float formula.
+    omega = -gain_wrong / gain_correct
+    if math.isinf(omega):  # overflowed: only certainty is worth acting on
+        return 1.0
+    return max(0.0, float(threshold_for_omega(omega)))
+
+
+def threshold_for_omega(omega):
+    """The calibrated threshold ``omega / (1 + omega)`` (seed 000 eq. 5b), scalar or array.
+
+    The one float formula of the package: the calibrated policy, the calibrated VOC curve and
+    :func:`acceptance_limits` all call it, so that an item exactly at the threshold is accepted by
+    all of them or by none (``-g_w / (g_c - g_w)`` differs from it by an ulp in about a third of
+    use cases). NaN at ``omega = inf`` (always abstain).
+    """
+    return omega / (1.0 + omega)
 
 
 @dataclass(frozen=True, eq=False)

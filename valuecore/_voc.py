@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 from ._choices import VOC_MODES
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
+from ._usecase import threshold_for_omega
 
 __all__ = ["VOCCurve", "voc_curve", "dominance", "Dominance", "VOC_MODES", "voc_frame"]
 
@@ -73,7 +74,7 @@ class VOCCurve:
 
     def _counts_at(self, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.group_confidence is not None:
-            threshold = omega / (1 + omega)
+            threshold = threshold_for_omega(omega)
             groups = np.searchsorted(-self.group_confidence, -threshold, side="right")
             return self.group_cum_correct[groups], self.group_cum_wrong[groups]
         piece = self._piece(omega)
@@ -103,7 +104,7 @@ class VOCCurve:
         """The threshold in force at each omega (NaN = always abstain)."""
         omega = np.asarray(omega, dtype=np.float64)
         if self.mode == "calibrated":
-            return omega / (1 + omega)
+            return threshold_for_omega(omega)
         return self.thresholds[self._piece(omega)]
 
     def _lines(self) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,8 @@ Certified risk: :func:`fit_certified` maximises value among thresholds whose
 selective risk is certified at most alpha with confidence 1 - delta
 (Learn-then-Test with exact binomial p-values, ``METHODS``), a
 :class:`CertifiedRisk`; :func:`binomial_p_values` and :func:`upper_bounds`
-are its building blocks.
+are its building blocks. Its ``weights`` says what sample weights mean
+(``WEIGHT_MEANINGS``): a weighted run is refused unless they are copies.
 
 Two-tier automation: act, act after a person confirms, or hand off.
 :class:`AssistedValues` holds the confirmed tier's values, :func:`fit_two_tier`
