@@ -24,9 +24,10 @@ import valuecore as vc
 from dashboard import datasets, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.safetext import md_text
+from dashboard.settings import COMPARE_RESAMPLES
 from dashboard.tables import dataframe as show_dataframe
 
-RESAMPLES = (500, 1000, 2000, 5000, 10000)
+RESAMPLES = COMPARE_RESAMPLES  # a link may name only these (dashboard.settings)
 
 
 def _item_differences(policy_a, run_a, policy_b, run_b, values) -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +152,7 @@ words = vc.wording  # the sentences the CLI and the HTML report use for the same
 # -- the result, said twice
 st.subheader("The difference in value")
 metrics = st.columns([3, 5, 2, 2])
-metrics[0].metric(f"{model_a} − {model_b}, per item (this data)", words.amount(d, selection.currency))
+metrics[0].metric(f"{md_text(model_a)} − {md_text(model_b)}, per item (this data)", words.amount(d, selection.currency))
 metrics[1].metric(
     "95% interval (new data)",
     f"{words.amount(comparison.low, selection.currency)} to {words.amount(comparison.high, selection.currency)}",

@@ -170,7 +170,8 @@ show_dataframe(
     width="stretch",
 )
 st.caption("Per-class thresholds: one confidence threshold per predicted class, tuned on "
-           f"'{selection.tune_split}' or derived from the matrix for calibrated confidences. The expected-value "
+           f"{views.split_text(selection.tune_split)} or derived from the matrix for calibrated confidences. "
+           f"The expected-value "
            "rule takes, for each item, the action with the highest expected value under the model's probabilities.")
 
 # ---- one model in detail
@@ -200,7 +201,8 @@ with chart_col:
     st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),
                     width="stretch")
 st.caption(
-    f"Total {selection.money(result.value_total)} on {result.n_items:,.0f} items of '{selection.eval_split}' "
+    f"Total {selection.money(result.value_total)} on {result.n_items:,.0f} items of "
+    f"{views.split_text(selection.eval_split)} "
     f"({selection.money(result.value_per_item)} per item); {views.percent(result.coverage)} acted on."
     + (" Estimated from probabilities: this split has no labels." if result.estimated else "")
 )

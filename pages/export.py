@@ -118,14 +118,15 @@ def _restore(text: str | bytes | None, source: str) -> None:
     state.request(**changes)
     same = all(e.model in runs and e.run_sha256 == runs[e.model].sha256 for e in document.entries)
     values = document.values
-    described = ("a value matrix for the classes " + ", ".join(values.classes) if isinstance(values, vc.ValueMatrix)
+    described = ("a value matrix for the classes " + md_text(", ".join(values.classes))
+                 if isinstance(values, vc.ValueMatrix)
                  else f"correct {values.v_correct!r}, hand-off {values.v_abstain!r}, wrong {values.v_wrong!r}")
     st.session_state[RESTORED_KEY] = data
     st.session_state[STATUS_KEY] = {
         "level": "success",
         "message": f"Restored from the {source}: {described}; decision rule, recalibration, splits and models "
         f"as recorded ({len(document.entries)} model polic" + ("y)." if len(document.entries) == 1 else "ies)."),
-        "warnings": warnings + notes,
+        "warnings": [md_text(w) for w in warnings + notes],  # they quote the document's names and keys
         "same_runs": same,
     }
 
@@ -182,7 +183,7 @@ else:
         st.error(f"No policy could be built: {error}")
     if document is not None:
         for note in notes:
-            st.warning(note)
+            st.warning(md_text(note))  # the pipeline's words quote model and split names
         data = document_with_settings(document, state.get())
         text = json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
         st.subheader("What the policy says")

@@ -26,11 +26,12 @@ st.caption(
     f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
     f"{vc.wording.money(use_case.v_abstain, currency)}, a wrong answer {vc.wording.money(use_case.v_wrong, currency)}"
     + (" (per-class values from the Cost matrix page)" if selection.value_matrix is not None else "")
-    + f". Thresholds are tuned on '{selection.tune_split}', value is measured on '{selection.eval_split}'. "
+    + f". Thresholds are tuned on {views.split_text(selection.tune_split)}, value is measured on "
+      f"{views.split_text(selection.eval_split)}. "
     "Change the values in the sidebar."
 )
 if (problem_note := views.load_problem_note(selection.report)) is not None:
-    st.caption(":material/warning: " + md_text(problem_note))
+    st.caption(":material/warning: " + problem_note)
 for note in selection.notes:
     st.warning(note)
 stop_unless_models(selection)

@@ -227,7 +227,8 @@ with columns[1]:
 backtest_models = [m for m in models if backtest_split in workspace.run(m).splits]
 if any(workspace.tuning_split_for(m) == backtest_split for m in backtest_models):
     st.caption(
-        f"Split {backtest_split!r} is also where thresholds (and any recalibration) were fitted: the back-test is "
+        f"Split {views.split_text(backtest_split)} is also where thresholds (and any recalibration) were "
+        f"fitted: the back-test is "
         "in-sample and flatters the estimate. Prefer the evaluated split."
     )
 with st.spinner("Estimating and measuring every chunk…"):
@@ -236,7 +237,8 @@ for problem in problems:
     st.warning(problem)
 if not frame.empty:
     st.markdown(
-        f"The labels of {backtest_split!r} are hidden for the **estimate** (solid) and used for the **realised** "
+        f"The labels of {views.split_text(backtest_split)} are hidden for the **estimate** (solid) and used for "
+        f"the **realised** "
         "value (dashed). Where the lines agree, the label-free estimate can be trusted on production data from "
         "the same source."
     )
