@@ -1,10 +1,12 @@
 """Loading, calibrating and presorting runs, once per file content.
 
 Loading and presorting are the expensive steps (O(n log n)); a slider change
-must only redo the cheap O(n) part. Results are cached with
-``st.cache_resource`` rather than ``st.cache_data`` on purpose: the objects
-are immutable (frozen dataclasses over numpy arrays) and ``cache_data``
-would pickle a copy of millions of rows on every rerun.
+must only redo the cheap O(n) part. The heavy objects (loaded, recalibrated and
+sorted runs) are kept in :class:`dashboard.memory.BudgetCache` caches, bounded in
+bytes across sessions and released after a time to live (the server's memory
+budget); the light derived ones with ``st.cache_resource``. Neither copies: the
+objects are immutable (frozen dataclasses over numpy arrays), where
+``cache_data`` would pickle a copy of millions of rows on every rerun.
 """
 
 from __future__ import annotations
@@ -20,6 +22,22 @@ import valuecore as vc
 from valuecore.runs import LoadProblem, LoadReport, ModelRun, load_run_file, load_runs
 
 from . import serverfiles
+from .memory import BudgetCache, upload_refusal
+
+# The heavy caches, bounded by the server's memory budget (dashboard.memory, dashboard.limits).
+_LOADED = BudgetCache("loaded runs")
+_DERIVED = BudgetCache("recalibrated and sorted runs")
+
+
+def _budgeted(cache: BudgetCache, key: tuple, compute, spinner: str | None = None):
+    """``compute()`` once per key while it is kept, with a spinner while it runs."""
+    def run():
+        if spinner is None:
+            return compute()
+        with st.spinner(spinner):
+            return compute()
+
+    return cache.get(key, run)
 
 SAMPLE_ROOT = Path(__file__).resolve().parent.parent / "sample_runs"
 RUN_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -49,8 +67,17 @@ def _fingerprint(folder: Path, skip: tuple[str, ...] = ()) -> tuple:
     return tuple((f.name, "refused" if str(f) in skip else file_key(f)) for f in files)
 
 
-@st.cache_resource(show_spinner="Loading and checking the run files…", max_entries=16)
+def budgeted_load(key: tuple, compute, spinner: str | None = None) -> LoadReport:
+    """A loaded report kept with the other loaded runs, within the server's memory budget."""
+    return _budgeted(_LOADED, key, compute, spinner)
+
+
 def _load_folder(folder: str, fingerprint: tuple, refused: tuple[str, ...] = ()) -> LoadReport:
+    return _budgeted(_LOADED, ("folder", folder, fingerprint, refused), lambda: _read_folder(folder, refused),
+                     "Loading and checking the run files…")
+
+
+def _read_folder(folder: str, refused: tuple[str, ...]) -> LoadReport:
     if not refused:
         return load_runs(folder)
     # Files read by name, the refused links left out (the loader would follow them).
@@ -88,9 +115,12 @@ def shown_report(report: LoadReport, roots: tuple[Path, ...] | None = None) -> L
     return LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file, roots)) for p in report.problems))
 
 
-@st.cache_resource(show_spinner="Loading and checking the uploaded file…", max_entries=64)
-def _load_upload(name: str, sha256: str, _data: bytes) -> LoadReport:
-    return load_run_file(_data, name=name)
+def _load_upload(name: str, sha256: str, data: bytes) -> LoadReport:
+    refusal = upload_refusal(name, data)  # weighed from its size and header, before any parsing
+    if refusal is not None:
+        return LoadReport(models={}, problems=(LoadProblem(name, refusal),))
+    return _budgeted(_LOADED, ("upload", name, sha256), lambda: load_run_file(data, name=name),
+                     "Loading and checking the uploaded file…")
 
 
 def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
@@ -122,21 +152,21 @@ def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
     return LoadReport(models=models, problems=tuple(problems))
 
 
-@st.cache_resource(show_spinner="Fitting the calibration…", max_entries=256)
-def _calibrator(run_key: str, model: str, split: str, method: str, _predictions: vc.Predictions):
+def _calibrator(run_key: str, model: str, split: str, method: str, predictions: vc.Predictions):
     from valuecore.calibration import fit_calibration
 
-    return fit_calibration(_predictions, method)
+    return _budgeted(_DERIVED, ("calibrator", run_key, model, split, method),
+                     lambda: fit_calibration(predictions, method), "Fitting the calibration…")
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
-def _calibrated(run_key: str, model: str, split: str, calibration_key: str, _predictions, _calibrator):
-    return _calibrator.apply(_predictions)
+def _calibrated(run_key: str, model: str, split: str, calibration_key: str, predictions, calibrator):
+    return _budgeted(_DERIVED, ("calibrated", run_key, model, split, calibration_key),
+                     lambda: calibrator.apply(predictions))
 
 
-@st.cache_resource(show_spinner="Sorting the run once…", max_entries=512)
-def _presorted(run_key: str, model: str, split: str, calibration_key: str, _predictions: vc.Predictions):
-    return vc.presort(_predictions)
+def _presorted(run_key: str, model: str, split: str, calibration_key: str, predictions: vc.Predictions):
+    return _budgeted(_DERIVED, ("sorted", run_key, model, split, calibration_key),
+                     lambda: vc.presort(predictions), "Sorting the run once…")
 
 
 class Workspace(vc.Pipeline):

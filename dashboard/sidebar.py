@@ -121,9 +121,15 @@ def _folder_report(path: str):
     return data.load_folder(resolved, roots), f"folder {path}"
 
 
-@st.cache_resource(show_spinner="Loading the aggregate…", max_entries=16)
 def _load_aggregate(path: str, shown_as: str) -> data.LoadReport:
-    """The aggregate run file (its name holds the dataset's fingerprint), its cache path shown as the dataset."""
+    """The aggregate run file (its name holds the dataset's fingerprint), its cache path shown as the dataset.
+
+    Kept within the server's memory budget, like every loaded run (dashboard.memory)."""
+    return data.budgeted_load(("aggregate", path, shown_as), lambda: _read_aggregate(path, shown_as),
+                              "Loading the aggregate…")
+
+
+def _read_aggregate(path: str, shown_as: str) -> data.LoadReport:
     report = vc.load_runs(path)
 
     def shown(file: str) -> str:

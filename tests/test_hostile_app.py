@@ -10,6 +10,7 @@ visitors never see server paths; the start page's own path works.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -296,3 +297,45 @@ def test_visitors_see_paths_under_the_roots_name_never_the_server_path(tmp_path,
     at = _app_on("sample:breast_cancer")
     assert str(ROOT) not in _everything_shown(at)
     assert at.session_state["selection"].report.models["logreg"].path == "sample_runs/breast_cancer/logreg.csv"
+
+
+# ------------------------------------------------------------------ H1: the server's memory budget
+def test_the_heavy_caches_are_bounded_in_bytes_across_caches_and_expire(monkeypatch):
+    from dashboard import limits, memory
+
+    monkeypatch.setenv(limits.MEMORY_ENV, "1")  # 1 MiB for every budgeted cache together
+    first, second = memory.BudgetCache("test a"), memory.BudgetCache("test b")
+    try:
+        for i in range(6):
+            cache = first if i % 2 else second
+            cache.get(("k", i), lambda: np.zeros(400_000 // 8))  # 400 kB each
+            assert memory.total_bytes() <= 2**20
+        assert len(first) + len(second) == 2  # the four least recently used were dropped
+        assert first.get(("k", 5), lambda: "recomputed") is not None
+        assert isinstance(second.get(("k", 0), lambda: "recomputed"), str)  # dropped, so computed again
+        monkeypatch.setenv(limits.TTL_ENV, "5")
+        import time
+
+        assert memory.expire(time.monotonic() + 6) >= 2 and len(first) + len(second) == 0
+    finally:
+        memory._CACHES.remove(first)
+        memory._CACHES.remove(second)
+
+
+def test_an_upload_too_large_for_the_budget_is_refused_from_its_header_before_parsing(monkeypatch):
+    from dashboard import data, limits
+
+    content = b"y_true,proba_a,proba_b\n" + b"a,0.9,0.1\n" * 200_000  # 2 MB, about 200,000 rows
+    monkeypatch.setenv(limits.MEMORY_ENV, "4")
+
+    def never(*args, **kwargs):
+        raise AssertionError("the upload was parsed")
+
+    monkeypatch.setattr(data, "load_run_file", never)
+    report = data.load_uploads([("big.csv", content)])
+    assert not report.models
+    message = str(report.problems[0])
+    assert re.search(r"about 200,\d{3} rows", message) and "budget of 4 MB" in message and limits.MEMORY_ENV in message
+    monkeypatch.setenv(limits.MEMORY_ENV, "2048")
+    monkeypatch.undo()
+    assert data.load_uploads([("big.csv", content)]).models  # within the budget it loads
