@@ -202,11 +202,44 @@ def expire(now: float | None = None) -> int:
     return dropped
 
 
+def close_expired_sessions() -> None:
+    """Ask Streamlit to end the sessions whose tab closed more than ``server.disconnectedSessionTTL`` ago.
+
+    Streamlit keeps a closed tab's session (its state, its uploaded files) for that time so the tab
+    may reconnect, but drops it only when another session comes or goes: the last visitor's uploads
+    would stay until the next visitor. This reads Streamlit's own session storage (a private part of
+    its runtime, hence the guards: if it changes, sessions end as Streamlit itself decides).
+    """
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return
+        runtime = Runtime.instance()
+        manager = runtime._session_mgr
+        expired_cache = getattr(getattr(manager, "_session_storage", None), "_cache", None)
+        if not hasattr(expired_cache, "expire"):
+            return
+
+        def on_the_event_loop():
+            with getattr(manager, "_storage_lock", threading.Lock()):
+                expired = expired_cache.expire()
+            for _, info in expired:
+                info.session.shutdown()  # removes the session's uploaded files too
+            if expired:
+                release_memory()
+
+        runtime._get_async_objs().eventloop.call_soon_threadsafe(on_the_event_loop)
+    except Exception:  # Streamlit's internals moved: it still ends sessions in its own time
+        return
+
+
 def _sweep_forever() -> None:
     while True:
         time.sleep(max(1.0, min(30.0, cache_ttl_seconds() / 4)))
         try:
             expire()
+            close_expired_sessions()
         except Exception:  # the sweep must never die: the next round tries again
             pass
 

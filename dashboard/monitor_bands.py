@@ -11,6 +11,7 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard.charts.monitor import band_chart
+from dashboard.safetext import md_text
 from dashboard.views import split_text
 
 
@@ -65,7 +66,7 @@ def bands_section(selection, workspace, models, policies, values) -> None:
         result = vc.monitoring.monitor_bands(run.splits[reference_split], run.splits[watched], policies[model], values,
                                   n_chunks=n_chunks, calibration=calibration)
     except ValueError as error:
-        st.warning(f"**{model}**: no bands: {error}")
+        st.warning(f"**{md_text(model)}**: no bands: {md_text(error)}")
         return
     st.caption(f"Estimate calibrated with: {result.calibration_text}.")
     st.altair_chart(band_chart(result.frame, selection.currency))

@@ -118,7 +118,8 @@ try:
     for policy, run in ((policy_a, run_a), (policy_b, run_b)):
         vc.item_values(policy, run, values)  # e.g. the expected-value rule on a top-label-only run
 except ValueError as error:
-    st.error(f"The rule '{views.POLICY_LABELS.get(kind, kind)}' cannot be used here: {error}. Choose another policy.")
+    st.error(f"The rule '{views.POLICY_LABELS.get(kind, kind)}' cannot be used here: {md_text(error)}. "
+             "Choose another policy.")
     st.stop()
 
 try:

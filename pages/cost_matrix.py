@@ -81,7 +81,7 @@ edited = st.data_editor(
 try:
     edited_matrix = views.frame_matrix(edited, classes)
 except ValueError as error:
-    st.warning(f"This matrix cannot be used yet: {error}.")
+    st.warning(f"This matrix cannot be used yet: {md_text(error)}.")
     edited_matrix = None
 if edited_matrix is not None and not np.array_equal(edited_matrix.values, matrix.values):
     _use_matrix(edited_matrix.values)
@@ -111,7 +111,7 @@ if len(classes) == 2:
                     preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
                                                    classes=(negative, positive))
                 except ValueError as error:  # values beyond the computable range, in words
-                    st.warning(f"These values cannot be used: {error}.")
+                    st.warning(f"These values cannot be used: {md_text(error)}.")
                 else:
                     order = [preset.classes.index(c) for c in classes]
                     _use_matrix(preset.values[order][:, order + [2]])
@@ -127,7 +127,7 @@ with st.expander("See the matrix as colours"):
 st.subheader("What this matrix is worth, model by model")
 left_out = [m for m in selection.models if m not in models]
 if left_out:
-    st.caption(f"Left out (other classes): {views.short_list(left_out)}.")
+    st.caption(f"Left out (other classes): {md_text(views.short_list(left_out))}.")
 for severity, message in views.split_notes(ws, models, "class_thresholds"):
     getattr(st, severity)(message)
 

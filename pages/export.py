@@ -180,7 +180,7 @@ else:
         with st.spinner("Fitting the policies and their 95% intervals…"):
             document, notes = ws.document(models, kind, values)
     except ValueError as error:
-        st.error(f"No policy could be built: {error}")
+        st.error(f"No policy could be built: {md_text(error)}")
     if document is not None:
         for note in notes:
             st.warning(md_text(note))  # the pipeline's words quote model and split names
@@ -202,7 +202,7 @@ else:
         try:
             vc.policy_json.validate_policy_document(json.loads(text))
         except ValueError as error:
-            st.error(f"The document does not match the policy schema: {error}")
+            st.error(f"The document does not match the policy schema: {md_text(error)}")
         else:
             st.success(f"Valid against the policy schema (schema_version {data['schema_version']}).")
         st.download_button(

@@ -42,7 +42,7 @@ def _monitor_models(workspace, models, split, policies, values, **chunking) -> t
         try:
             frame = vc.monitoring.monitor(predictions, policies[model], values, **chunking)
         except ValueError as error:
-            problems.append(f"**{md_text(model)}**: {error}")
+            problems.append(f"**{md_text(model)}**: {md_text(error)}")
             continue
         frame.insert(0, "model", model)
         frames.append(frame)
@@ -120,7 +120,8 @@ for model in models:
     try:
         policies[model] = workspace.policy(model, kind, values)
     except ValueError as error:
-        problems.append(f"**{md_text(model)}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
+        problems.append(f"**{md_text(model)}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: "
+                        f"{md_text(error)}")
 for problem in problems:
     st.warning(problem)
 models = [m for m in models if m in policies]

@@ -173,7 +173,7 @@ try:
     with st.spinner("Computing the comparison table…"):
         table = ws.comparison(list(curves))
 except ValueError as error:
-    st.info(f"The comparison table is unavailable: {error}.")
+    st.info(f"The comparison table is unavailable: {md_text(error)}.")
 else:
     compact_dataframe(views.comparison_display(table), ["metric", "best model", "differs from accuracy"],
                       details="Every model's score and rank", hide_index=True, width="stretch")
