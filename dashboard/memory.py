@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import io
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -167,6 +168,7 @@ class BudgetCache:
 
 
 _MISSING = object()
+_log = logging.getLogger("dashboard.memory")
 _CACHES: list[BudgetCache] = []
 _sweeper_lock = threading.Lock()
 _sweeper: threading.Thread | None = None
@@ -199,6 +201,8 @@ def expire(now: float | None = None) -> int:
     dropped = sum(cache._drop_where(lambda entry: now - entry[2] > ttl) for cache in _CACHES)
     if dropped:
         release_memory()
+        _log.info("memory: %d cached object(s) unused for %g s dropped; the caches hold %.0f MB",
+                  dropped, ttl, total_bytes() / 2**20)
     return dropped
 
 
@@ -226,8 +230,23 @@ def close_expired_sessions() -> None:
                 expired = expired_cache.expire()
             for _, info in expired:
                 info.session.shutdown()  # removes the session's uploaded files too
-            if expired:
+                # Streamlit's runtime loop keeps a reference to the last session it looked at (a loop
+                # variable) until another session comes: without this, the last visitor's loaded runs
+                # and uploads stayed in memory until then.
+                state = getattr(info.session, "_session_state", None)
+                if hasattr(state, "clear"):
+                    state.clear()
+            # A session Streamlit dropped on its own (when another one came) was not shut down: its
+            # uploaded files stayed in the upload manager for good. Files of no live session go.
+            uploads = getattr(runtime, "_uploaded_file_mgr", None)
+            orphans = [session_id for session_id in list(getattr(uploads, "file_storage", None) or {})
+                       if manager.get_session_info(session_id) is None]
+            for session_id in orphans:
+                uploads.remove_session_files(session_id)
+            if expired or orphans:
                 release_memory()
+                _log.info("memory: %d closed session(s) ended, uploads of %d dropped session(s) removed",
+                          len(expired), len(orphans))
 
         runtime._get_async_objs().eventloop.call_soon_threadsafe(on_the_event_loop)
     except Exception:  # Streamlit's internals moved: it still ends sessions in its own time
