@@ -339,3 +339,40 @@ def test_an_upload_too_large_for_the_budget_is_refused_from_its_header_before_pa
     monkeypatch.setenv(limits.MEMORY_ENV, "2048")
     monkeypatch.undo()
     assert data.load_uploads([("big.csv", content)]).models  # within the budget it loads
+
+
+def _numbers_as_text():
+    from hypothesis import strategies as st
+
+    floats = st.floats(allow_nan=True, allow_infinity=True).map(repr)
+    huge = st.sampled_from(["1e308", "-1e308", "1e101", "1e-300", "100", "2001", "100000", "5", "-0.0", "nan"])
+    pairs = st.lists(st.one_of(st.floats(), st.integers(-10**400, 10**400), st.none()), max_size=3).map(
+        lambda v: json.dumps(v, allow_nan=True))
+    return st.one_of(floats, huge, pairs, st.text(max_size=30), st.integers(-10**30, 10**30).map(str))
+
+
+def test_any_link_value_for_any_setting_gives_a_setting_its_widget_can_show():
+    """Property: whatever a link (or an imported policy's dashboard_settings) says, parsing never raises,
+    and the settings a widget shows stay inside what that widget can show."""
+    from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+    import valuecore as vc
+    from dashboard.settings import (COMPARE_RESAMPLES, PROMISE_CONFIDENCES, QUERY_KEYS, VOC_AREA_MAX,
+                                    VOC_OMEGA_MAX, Settings)
+
+    @hypothesis_settings(max_examples=400)
+    @given(key=st.sampled_from(sorted(QUERY_KEYS)), raw=_numbers_as_text())
+    def check(key, raw):
+        parsed, _ = Settings.from_query({key: raw})
+        parsed.to_query()
+        assert parsed.compare_resamples in COMPARE_RESAMPLES
+        assert parsed.voc_range is None or 0 <= parsed.voc_range[0] < parsed.voc_range[1] <= VOC_OMEGA_MAX
+        assert parsed.what_if is None or 0 <= parsed.what_if <= 1
+        for amount in (parsed.constraints_v_ok, parsed.constraints_v_bad):
+            assert amount is None or abs(amount) <= vc.VALUE_LIMIT
+        assert all(c is None or 0 <= c <= VOC_AREA_MAX for row in parsed.voc_areas for c in row)
+        assert parsed.constraints_confidence in PROMISE_CONFIDENCES
+        assert 2 <= parsed.monitor_chunks <= 40 and 2 <= parsed.backtest_chunks <= 20
+        assert 5 <= parsed.calibration_bins <= 30 and 0 <= parsed.constraints_max_risk <= 0.3
+
+    check()
