@@ -376,3 +376,23 @@ def test_any_link_value_for_any_setting_gives_a_setting_its_widget_can_show():
         assert 5 <= parsed.calibration_bins <= 30 and 0 <= parsed.constraints_max_risk <= 0.3
 
     check()
+
+
+def test_importing_a_policy_made_from_another_file_names_the_loaded_file_without_its_server_path(
+        tmp_path, monkeypatch):
+    import valuecore as vc
+
+    root = tmp_path / "team-runs"
+    (root / "2024").mkdir(parents=True)
+    (root / "2024" / "logreg.csv").write_bytes(SAMPLE.read_bytes() + b"\n")  # the same rows, another file
+    monkeypatch.setenv(serverfiles.ENV_VAR, str(root))
+    report = vc.load_runs(str(SAMPLE.parent))
+    document, _ = vc.Pipeline({"logreg": report.models["logreg"]}, "val", "test", "none").document(
+        ["logreg"], "threshold", vc.UseCase(1, 0, -4))
+    at = _app_on("folder:2024")
+    at.switch_page("pages/export.py").run()
+    at.text_area(key="export_paste").set_value(json.dumps(document.to_dict())).run()
+    assert not at.exception
+    shown = _everything_shown(at)
+    assert md_text("team-runs/2024/logreg.csv") in shown  # the warning names the loaded file...
+    assert str(tmp_path) not in shown and str(ROOT) not in shown  # ...never by its server path
