@@ -18,7 +18,10 @@ st.set_page_config(page_title="Model value dashboard", page_icon="⚖️", layou
 PAGES = {
     "Models and values": [
         st.Page("pages/home.py", title="Start here: the verdict", icon=":material/flag:", default=True,
-                url_path="verdict"),
+                url_path="start-here"),
+        # The default page is served at "/" only; this hidden twin keeps old links to /verdict working.
+        st.Page("pages/home.py", title="Start here: the verdict", icon=":material/flag:", url_path="verdict",
+                visibility="hidden"),
         st.Page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="loaded-runs"),
         st.Page("pages/value.py", title="Value & thresholds", icon=":material/paid:",
                 url_path="value-and-thresholds"),

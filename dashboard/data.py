@@ -1,15 +1,18 @@
 """Loading, calibrating and presorting runs, once per file content.
 
 Loading and presorting are the expensive steps (O(n log n)); a slider change
-must only redo the cheap O(n) part. Results are cached with
-``st.cache_resource`` rather than ``st.cache_data`` on purpose: the objects
-are immutable (frozen dataclasses over numpy arrays) and ``cache_data``
-would pickle a copy of millions of rows on every rerun.
+must only redo the cheap O(n) part. The heavy objects (loaded, recalibrated and
+sorted runs) are kept in :class:`dashboard.memory.BudgetCache` caches, bounded in
+bytes across sessions and released after a time to live (the server's memory
+budget); the light derived ones with ``st.cache_resource``. Neither copies: the
+objects are immutable (frozen dataclasses over numpy arrays), where
+``cache_data`` would pickle a copy of millions of rows on every rerun.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +20,24 @@ import streamlit as st
 
 import valuecore as vc
 from valuecore.runs import LoadProblem, LoadReport, ModelRun, load_run_file, load_runs
+
+from . import serverfiles
+from .memory import BudgetCache, upload_refusal
+
+# The heavy caches, bounded by the server's memory budget (dashboard.memory, dashboard.limits).
+_LOADED = BudgetCache("loaded runs")
+_DERIVED = BudgetCache("recalibrated and sorted runs")
+
+
+def _budgeted(cache: BudgetCache, key: tuple, compute, spinner: str | None = None):
+    """``compute()`` once per key while it is kept, with a spinner while it runs."""
+    def run():
+        if spinner is None:
+            return compute()
+        with st.spinner(spinner):
+            return compute()
+
+    return cache.get(key, run)
 
 SAMPLE_ROOT = Path(__file__).resolve().parent.parent / "sample_runs"
 RUN_SUFFIXES = (".csv", ".parquet", ".pq")
@@ -31,7 +52,7 @@ def sample_sets() -> list[str]:
     )
 
 
-def _fingerprint(folder: Path) -> tuple:
+def _fingerprint(folder: Path, skip: tuple[str, ...] = ()) -> tuple:
     """The content hash of each run file of the folder, so the cache never serves stale runs.
 
     A file whose stat cannot be read (a dangling or looping link, no permission) or that is
@@ -43,26 +64,63 @@ def _fingerprint(folder: Path) -> tuple:
         files = sorted(f for f in folder.iterdir() if f.suffix.lower() in RUN_SUFFIXES)
     except OSError as exc:
         return (("", f"cannot list: {exc.errno}"),)
-    return tuple((f.name, file_key(f)) for f in files)
+    return tuple((f.name, "refused" if str(f) in skip else file_key(f)) for f in files)
 
 
-@st.cache_resource(show_spinner="Loading and checking the run files…", max_entries=16)
-def _load_folder(folder: str, fingerprint: tuple) -> LoadReport:
-    return load_runs(folder)
+def budgeted_load(key: tuple, compute, spinner: str | None = None) -> LoadReport:
+    """A loaded report kept with the other loaded runs, within the server's memory budget."""
+    return _budgeted(_LOADED, key, compute, spinner)
 
 
-def load_folder(folder: str | Path) -> LoadReport:
-    """All run files of a folder (cached per folder content)."""
+def _load_folder(folder: str, fingerprint: tuple, refused: tuple[str, ...] = ()) -> LoadReport:
+    return _budgeted(_LOADED, ("folder", folder, fingerprint, refused), lambda: _read_folder(folder, refused),
+                     "Loading and checking the run files…")
+
+
+def _read_folder(folder: str, refused: tuple[str, ...]) -> LoadReport:
+    if not refused:
+        return load_runs(folder)
+    # Files read by name, the refused links left out (the loader would follow them).
+    files = [f for f in sorted(Path(folder).iterdir())
+             if f.suffix.lower() in RUN_SUFFIXES and not f.name.startswith(".") and str(f) not in refused]
+    report = load_runs(files)
+    problems = tuple(LoadProblem(name, serverfiles.LINK_REFUSAL) for name in refused)
+    return LoadReport(models=report.models, problems=problems + report.problems)
+
+
+def load_folder(folder: str | Path, roots: tuple[Path, ...] | None = None) -> LoadReport:
+    """All run files of a folder (cached per folder content), its paths shown as :func:`shown`.
+
+    With ``roots`` (a server folder), a file that is a link leading outside them is refused, not read.
+    """
     folder = Path(folder).expanduser()
     if not folder.is_dir():
-        problem = LoadProblem(str(folder), "this folder does not exist", None, (), "error")
+        problem = LoadProblem(shown(folder, roots), "this folder does not exist", None, (), "error")
         return LoadReport(models={}, problems=(problem,))
-    return _load_folder(str(folder.resolve()), _fingerprint(folder))
+    folder = folder.resolve()
+    refused = () if roots is None else tuple(
+        str(f) for f in serverfiles.links_leaving_roots(folder, roots, suffixes=RUN_SUFFIXES))
+    report = _load_folder(str(folder), _fingerprint(folder, skip=refused), refused)
+    return shown_report(report, roots)
 
 
-@st.cache_resource(show_spinner="Loading and checking the uploaded file…", max_entries=64)
-def _load_upload(name: str, sha256: str, _data: bytes) -> LoadReport:
-    return load_run_file(_data, name=name)
+def shown(path, roots: tuple[Path, ...] | None = None) -> str:
+    """A server path as visitors see it: under the allowed root's name or ``sample_runs`` (never absolute)."""
+    return serverfiles.shown_path(path, roots or (), named={SAMPLE_ROOT: SAMPLE_ROOT.name})
+
+
+def shown_report(report: LoadReport, roots: tuple[Path, ...] | None = None) -> LoadReport:
+    """``report`` with every file path (models and problems) as :func:`shown` (cheap: no data is copied)."""
+    models = {m: replace(run, path=shown(run.path, roots)) for m, run in report.models.items()}
+    return LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file, roots)) for p in report.problems))
+
+
+def _load_upload(name: str, sha256: str, data: bytes) -> LoadReport:
+    refusal = upload_refusal(name, data)  # weighed from its size and header, before any parsing
+    if refusal is not None:
+        return LoadReport(models={}, problems=(LoadProblem(name, refusal),))
+    return _budgeted(_LOADED, ("upload", name, sha256), lambda: load_run_file(data, name=name),
+                     "Loading and checking the uploaded file…")
 
 
 def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
@@ -94,21 +152,21 @@ def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
     return LoadReport(models=models, problems=tuple(problems))
 
 
-@st.cache_resource(show_spinner="Fitting the calibration…", max_entries=256)
-def _calibrator(sha256: str, model: str, split: str, method: str, _predictions: vc.Predictions):
+def _calibrator(run_key: str, model: str, split: str, method: str, predictions: vc.Predictions):
     from valuecore.calibration import fit_calibration
 
-    return fit_calibration(_predictions, method)
+    return _budgeted(_DERIVED, ("calibrator", run_key, model, split, method),
+                     lambda: fit_calibration(predictions, method), "Fitting the calibration…")
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
-def _calibrated(sha256: str, model: str, split: str, calibration_key: str, _predictions, _calibrator):
-    return _calibrator.apply(_predictions)
+def _calibrated(run_key: str, model: str, split: str, calibration_key: str, predictions, calibrator):
+    return _budgeted(_DERIVED, ("calibrated", run_key, model, split, calibration_key),
+                     lambda: calibrator.apply(predictions))
 
 
-@st.cache_resource(show_spinner="Sorting the run once…", max_entries=512)
-def _presorted(sha256: str, model: str, split: str, calibration_key: str, _predictions: vc.Predictions) -> vc.SortedRun:
-    return vc.presort(_predictions)
+def _presorted(run_key: str, model: str, split: str, calibration_key: str, predictions: vc.Predictions):
+    return _budgeted(_DERIVED, ("sorted", run_key, model, split, calibration_key),
+                     lambda: vc.presort(predictions), "Sorting the run once…")
 
 
 class Workspace(vc.Pipeline):
@@ -134,16 +192,20 @@ class Workspace(vc.Pipeline):
         # st.cache_resource lookup costs about a millisecond, so remember them here.
         self._sorted_memo: dict = {}
 
+    def run_key(self, model: str) -> str:
+        """The cache key of a model's run: its file content and what the loader made of it (see :func:`run_key`)."""
+        return run_key(self.run(model))
+
     # ------------------------------------------------- cached pipeline stages
     def fit_calibration(self, model: str, split: str, predictions: vc.Predictions):
-        return _calibrator(self.run(model).sha256, model, split, self.calibration, predictions)
+        return _calibrator(self.run_key(model), model, split, self.calibration, predictions)
 
     def calibrated(self, model: str, split: str | None) -> vc.Predictions | None:
         predictions = self.predictions(model, split)
         calibrator, _ = self.calibrator(model)
         if predictions is None or calibrator is None:
             return predictions
-        return _calibrated(self.run(model).sha256, model, split, self.calibration_key(model), predictions, calibrator)
+        return _calibrated(self.run_key(model), model, split, self.calibration_key(model), predictions, calibrator)
 
     def sorted(self, model: str, split: str | None) -> vc.SortedRun | None:
         """Presorted (calibrated) split, computed once per file content and setting."""
@@ -153,7 +215,7 @@ class Workspace(vc.Pipeline):
         predictions = self.calibrated(model, split)
         if predictions is None:
             return None
-        run = _presorted(self.run(model).sha256, model, split, self.calibration_key(model), predictions)
+        run = _presorted(self.run_key(model), model, split, self.calibration_key(model), predictions)
         self._sorted_memo[memo_key] = run
         return run
 
@@ -162,15 +224,15 @@ class Workspace(vc.Pipeline):
         predictions = self.calibrated(model, split)
         if predictions is None or not predictions.has_labels:
             return None
-        return _calibration_diagnostics(self.run(model).sha256, model, split, self.calibration_key(model), n_bins,
+        return _calibration_diagnostics(self.run_key(model), model, split, self.calibration_key(model), n_bins,
                                         predictions)
 
     def evaluate_split(self, model: str, split: str, policy: vc.Policy, values):
-        key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
+        key = (self.run_key(model), model, split, policy_key(policy), values_key(values))
         return _evaluated(key, self, policy, values)
 
     def interval_on(self, model: str, split: str, policy: vc.Policy, values, result):
-        key = (self.run(model).sha256, model, split, policy_key(policy), values_key(values))
+        key = (self.run_key(model), model, split, policy_key(policy), values_key(values))
         return _interval(key, self, policy, values, result)
 
     # ------------------------------------------------------------ views
@@ -192,7 +254,7 @@ class Workspace(vc.Pipeline):
         if run is None:
             return None
         thresholds = tuple(None if t is None else float(t) for t in thresholds)
-        key = (self.run(model).sha256, model, split, self.calibration_key(model), values_key(values), max_points,
+        key = (self.run_key(model), model, split, self.calibration_key(model), values_key(values), max_points,
                thresholds)
         return _threshold_view(key, run, values)
 
@@ -210,7 +272,7 @@ class Workspace(vc.Pipeline):
         predictions = self.calibrated(model, split)
         if predictions is None or not predictions.has_labels:
             return None
-        return _histogram(self.run(model).sha256, model, split, self.calibration_key(model), bins, predictions)
+        return _histogram(self.run_key(model), model, split, self.calibration_key(model), bins, predictions)
 
     def voc(self, model: str, mode: str) -> vc.VOCCurve:
         """The VOC curve of ``mode`` on the evaluated split ("tuned" tunes on the tuning split).
@@ -230,7 +292,7 @@ class Workspace(vc.Pipeline):
             tune = self.sorted(model, tune_split)
             if not tune.predictions.has_labels:
                 raise ValueError(f"the {tune_split!r} split of {model} has no labels to tune thresholds on")
-        key = (self.run(model).sha256, model, split, tune_split, self.calibration_key(model))
+        key = (self.run_key(model), model, split, tune_split, self.calibration_key(model))
         return _voc(key, mode, run, tune)
 
     def voc_band(self, model: str, mode: str, omegas, n_resamples: int = 200, seed: int = 0):
@@ -243,7 +305,7 @@ class Workspace(vc.Pipeline):
         tune_split = self.tuning_split_for(model) if mode == "tuned" else None
         tune = self.sorted(model, tune_split) if mode == "tuned" else None
         omegas = np.asarray(omegas, dtype=float)
-        key = (self.run(model).sha256, model, self.eval_split, tune_split,
+        key = (self.run_key(model), model, self.eval_split, tune_split,
                self.calibration_key(model), mode, omegas.tobytes(), n_resamples, seed)
         return _band(key, vc.uncertainty.voc_band, run, tune, omegas)
 
@@ -257,7 +319,7 @@ class Workspace(vc.Pipeline):
             eval_runs[model] = run
             tune = self.sorted(model, self.tuning_split_for(model))
             tune_runs[model] = tune if tune.predictions.has_labels else run
-            key.append((model, self.run(model).sha256, self.calibration_key(model)))
+            key.append((model, self.run_key(model), self.calibration_key(model)))
         if not eval_runs:
             raise ValueError("no selected model has labels on the evaluated split")
         return _comparison((tuple(key), self.eval_split, self.tune_split), eval_runs, tune_runs)
@@ -269,6 +331,17 @@ class Workspace(vc.Pipeline):
 # Every cache below is keyed on plain strings (file hash, model, split,
 # calibration, a text key of the values or the policy); the heavy objects are
 # passed as underscore arguments, which Streamlit does not hash.
+
+
+def run_key(run: ModelRun) -> str:
+    """Everything that shapes a run's cached objects, as text: the file's SHA-256, the class order the
+    loader imposed (a folder aligns its files' column orders, an upload of the same bytes does not), whether
+    it is an aggregate, and the loader's options (the dashboard always uses the defaults, named here so a
+    change of them changes the key). Keyed by the SHA-256 alone, one session's class order reached another's."""
+    return f"{run.sha256}|{'ag' if run.aggregate else 'rows'}|{_LOADER_OPTIONS}|" + "\x1f".join(run.classes)
+
+
+_LOADER_OPTIONS = "sum_tolerance=0.01,warn_tolerance=1e-06,splits=all"
 
 
 def values_key(values) -> str:
@@ -293,12 +366,12 @@ def _evaluated(key: tuple, _ws, _policy, _values):
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _histogram(sha256: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
+def _histogram(run_key: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
     return vc.confidence_histogram(_predictions, bins=bins)
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
-def _calibration_diagnostics(sha256: str, model: str, split: str, calibration_key: str, n_bins: int, _predictions):
+def _calibration_diagnostics(run_key: str, model: str, split: str, calibration_key: str, n_bins: int, _predictions):
     return vc.calibration.calibration_diagnostics(_predictions, n_bins=n_bins)
 
 

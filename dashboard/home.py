@@ -24,6 +24,7 @@ import streamlit as st
 import valuecore as vc
 
 from . import views
+from .safetext import md_text
 from .data import Workspace, policy_key, values_key
 
 PERIODS = ("month", "week", "day", "year")
@@ -151,7 +152,7 @@ def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, 
             notes.append(f"{model} is left out: {error}.")
             continue
         runs[model] = (policy, predictions)
-        key.append((model, ws.run(model).sha256, policy_key(policy)))
+        key.append((model, ws.run_key(model), policy_key(policy)))
     verdict = _verdict((tuple(key), ws.eval_split, values_key(values)), runs, values)
     return verdict, notes
 
@@ -236,9 +237,10 @@ def best_tile(verdict: vc.Verdict, best: str) -> Tile:
     if verdict.degenerate in ("pointless", "all_useless"):
         return Tile("Best model", "none", "No model earns more than handing every item to a person.")
     if verdict.contenders:
-        return Tile("Highest on these items", best, f"Cannot be told apart from {', '.join(verdict.contenders)} "
-                    "on these items: see the landing page.")
-    return Tile("Best model", best, "Ahead of every other model beyond noise on these items.")
+        return Tile("Highest on these items", md_text(best),
+                    f"Cannot be told apart from {md_text(', '.join(verdict.contenders))} on these items: see the "
+                    "landing page.")
+    return Tile("Best model", md_text(best), "Ahead of every other model beyond noise on these items.")
 
 
 def standings_frame(verdict: vc.Verdict, currency: str) -> pd.DataFrame:

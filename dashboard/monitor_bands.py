@@ -13,13 +13,14 @@ import valuecore as vc
 from dashboard.charts.monitor import band_chart
 from dashboard.home import recommended_model
 from dashboard.safetext import md_text
+from dashboard.views import split_text
 
 
 def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[str]:
     frame = result.frame
     n = len(frame)
     lines = [
-        f"Chunk by chunk on '{split}': the shaded blue band is where the realised value per item should fall "
+        f"Chunk by chunk on {split_text(split)}: the shaded blue band is where the realised value per item should fall "
         f"({100 * result.confidence:g}% of the time) if the calibrated probabilities are right; the grey band is "
         f"where the estimate of a chunk from the reference data would fall ({100 * result.alert_confidence:g}%), "
         f"around {money(result.reference_value_per_item, 4)} per item. Both count what the reference itself "
@@ -115,7 +116,7 @@ def bands_section(selection, workspace, models, policies, values, *, charted_spl
         result = charted[model] if reused else vc.monitoring.monitor_bands(
             run.splits[reference_split], run.splits[watched], policies[model], values, calibration=calibration, **how)
     except ValueError as error:
-        st.warning(f"**{md_text(model)}**: no bands: {error}")
+        st.warning(f"**{md_text(model)}**: no bands: {md_text(error)}")
         return
     st.caption(f"Estimate calibrated with: {result.calibration_text}.")
     st.altair_chart(band_chart(result.frame, selection.currency))
@@ -133,6 +134,7 @@ def bands_section(selection, workspace, models, policies, values, *, charted_spl
         n_chunks=how.get("n_chunks", 8), calibration=calibration)
     covered = int(checked.frame["covered"].astype(bool).sum())
     st.markdown(
-        f"Back-test on the labelled split '{backtest}': the {100 * checked.confidence:g}% band covered the realised "
+        f"Back-test on the labelled split {split_text(backtest)}: the {100 * checked.confidence:g}% band "
+        f"covered the realised "
         f"value in **{covered} of {checked.n_backtest} chunks** ({100 * checked.backtest_coverage:.0f}%)."
     )

@@ -29,7 +29,14 @@ DISABLED = (
     f"variable {ENV_VAR} or with `streamlit run app.py -- {CLI_FLAG} PATH`; until then, upload the run files."
 )
 
-__all__ = ["ENV_VAR", "CLI_FLAG", "REFUSAL", "DISABLED", "allowed_roots", "resolve_inside_roots", "roots_from_argv"]
+LINK_REFUSAL = (
+    "is a link to a place outside the folders the operator allowed; it was not read "
+    "(copy the file into the folder instead)"
+)
+MAX_WALKED = 100_000  # entries looked at for links in a Parquet dataset (a larger one is refused in words)
+
+__all__ = ["ENV_VAR", "CLI_FLAG", "REFUSAL", "DISABLED", "LINK_REFUSAL", "allowed_roots", "inside_roots",
+           "links_leaving_roots", "resolve_inside_roots", "roots_from_argv", "shown_path"]
 
 
 def roots_from_argv(argv: list[str] | None = None) -> tuple[str, ...]:
@@ -115,3 +122,70 @@ def resolve_inside_roots(text: str) -> Path | None:
         if resolved == root or root in resolved.parents:
             return resolved
     return None
+
+
+def inside_roots(path: Path, roots: tuple[Path, ...] | None = None) -> bool:
+    """Whether the real path of ``path`` (links and ``..`` resolved) lies inside one of ``roots``.
+
+    ``roots`` defaults to :func:`allowed_roots`. A path that cannot be resolved is not inside.
+    """
+    roots = allowed_roots() if roots is None else roots
+    resolved = _resolve(Path(path))
+    return resolved is not None and any(resolved == root or root in resolved.parents for root in roots)
+
+
+def links_leaving_roots(folder: Path, roots: tuple[Path, ...] | None = None, *, recursive: bool = False,
+                        suffixes: tuple[str, ...] | None = None) -> list[Path]:
+    """The entries of ``folder`` that are links whose real path lies outside ``roots``, in name order.
+
+    A folder is checked once, when it is opened; the files in it are read later by name, so a link to a
+    file outside (``ROOT/runs/leak.csv -> /elsewhere/creds.csv``) would be followed. ``recursive`` walks
+    sub-folders too (a Parquet dataset's part files), without following linked folders (a linked folder
+    that leaves the roots is itself reported). ``suffixes`` limits the files looked at (e.g. run files).
+    Raises ValueError when the folder holds more than :data:`MAX_WALKED` entries.
+    """
+    roots = allowed_roots() if roots is None else roots
+    leaving: list[Path] = []
+    walked = 0
+    pending = [Path(folder)]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = sorted(current.iterdir())
+        except OSError:
+            continue  # the loader reports an unreadable folder in its own words
+        for entry in entries:
+            walked += 1
+            if walked > MAX_WALKED:
+                raise ValueError(f"the folder holds more than {MAX_WALKED:,} entries")
+            if entry.is_symlink():
+                if (suffixes is None or entry.suffix.lower() in suffixes or entry.is_dir()) \
+                        and not inside_roots(entry, roots):
+                    leaving.append(entry)
+            elif recursive and entry.is_dir():
+                pending.append(entry)
+    return sorted(leaving)
+
+
+def shown_path(path, roots: tuple[Path, ...] | None = None, named: dict[Path, str] | None = None) -> str:
+    """A server path as a visitor may see it: relative to the allowed root holding it, under that root's
+    own name (``/srv/runs/2024/a.csv`` -> ``runs/2024/a.csv``); ``named`` adds folders shown under a name
+    of their own (the sample runs). Any other path shows its last part only.
+
+    >>> shown_path("/srv/runs/2024/a.csv", roots=(Path("/srv/runs"),))
+    'runs/2024/a.csv'
+    >>> shown_path("/etc/passwd", roots=(Path("/srv/runs"),))
+    'passwd'
+    """
+    roots = allowed_roots() if roots is None else roots
+    text = str(path)
+    candidate = Path(text)
+    places = dict(named or {})
+    places.update({root: root.name or str(root) for root in roots})
+    for place, name in sorted(places.items(), key=lambda item: -len(str(item[0]))):  # the deepest place first
+        try:
+            relative = candidate.relative_to(place)
+        except ValueError:
+            continue
+        return name if str(relative) == "." else f"{name}/{relative.as_posix()}"
+    return candidate.name or text

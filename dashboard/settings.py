@@ -38,6 +38,11 @@ PERIODS = ("D", "W", "MS")
 BIN_STRATEGIES = ("uniform", "quantile")
 HOME_PERIODS = ("month", "week", "day", "year")  # dashboard.home.PERIODS (a test keeps them equal)
 PROMISE_CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+COMPARE_RESAMPLES = (500, 1000, 2000, 5000, 10000)  # the Compare page's slider offers exactly these
+VOC_OMEGA_MAX, VOC_OMEGA_STEP = 100.0, 0.5  # the VOC page's ω-range slider
+VOC_AREA_MAX = 1e6  # a cell of the VOC page's range table (the integrals stay finite)
+# A currency is printed next to amounts in markdown: no character there may start a link, emphasis or code.
+_CURRENCY_FORBIDDEN = set("\\`*_{}[]()<>#!|:~&^=+")
 VOC_AREA_ROWS = 20  # rows of the VOC page's range table a link may hold
 SETTINGS_BLOCK = "dashboard_settings"  # the policy JSON's extra object (the query parameters)
 
@@ -81,6 +86,10 @@ def _pair_of(kind):
             low, high = float(data[0]), float(data[1])
             if not (math.isfinite(low) and math.isfinite(high) and 0 <= low < high):
                 raise _Invalid("expected 0 ≤ from < to")
+            # Snapped to what the slider shows (0 to 100 in steps of 0.5): a wider range drew no chart.
+            low, high = (round(min(x, VOC_OMEGA_MAX) / VOC_OMEGA_STEP) * VOC_OMEGA_STEP for x in (low, high))
+            if not low < high:
+                raise _Invalid(f"expected 0 ≤ from < to ≤ {VOC_OMEGA_MAX:g}")
             return (low, high)
         if not all(isinstance(x, str) for x in data):
             raise _Invalid("expected two names")
@@ -100,9 +109,9 @@ def _number_in(low: float, high: float, read=_finite, words: str = "a number"):
     return parse
 
 
-def _number_among(options):
+def _number_among(options, read=_finite):
     def parse(text: str) -> float:
-        value = _finite(text)
+        value = read(text)
         if value not in options:
             raise _Invalid(f"expected one of {', '.join(f'{o:g}' for o in options)}")
         return value
@@ -121,8 +130,8 @@ def _area_rows(text: str):
             raise _Invalid("expected rows of two items")
         for cell in row:
             if cell is not None and (isinstance(cell, bool) or not isinstance(cell, (int, float))
-                                     or not math.isfinite(cell) or cell < 0):
-                raise _Invalid("expected numbers >= 0 or null")
+                                     or not math.isfinite(cell) or not 0 <= cell <= VOC_AREA_MAX):
+                raise _Invalid(f"expected numbers from 0 to {VOC_AREA_MAX:g} or null")
         rows.append(tuple(None if c is None else float(c) for c in row))
     return tuple(rows)
 
@@ -165,6 +174,22 @@ def _text(limit: int):
         return text
 
     return parse
+
+
+def _amount(text: str) -> float:
+    """A value inside the range the core computes exactly (dashboard.limits): a larger one is refused."""
+    value = _finite(text)
+    if abs(value) > vc.VALUE_LIMIT or 0 < abs(value) < 1 / vc.VALUE_LIMIT:
+        raise _Invalid(f"expected a value from -{vc.VALUE_LIMIT:g} to {vc.VALUE_LIMIT:g}, and 0 or at least "
+                       f"{1 / vc.VALUE_LIMIT:g} in size")
+    return value
+
+
+def _currency(text: str) -> str:
+    text = _text(5)(text)
+    if any(c in _CURRENCY_FORBIDDEN or not c.isprintable() for c in text):
+        raise _Invalid("expected a currency sign such as $, €, CHF")
+    return text
 
 
 def _bool(text: str) -> bool:
@@ -334,7 +359,7 @@ class Settings:
             name, parse = by_key[key]
             try:
                 changes[name] = parse(str(raw))
-            except (ValueError, TypeError) as error:
+            except (ValueError, TypeError, OverflowError) as error:
                 reason = str(error) if isinstance(error, _Invalid) else "not readable"
                 notes.append(f"The link's {key}={str(raw)[:40]!r} was refused ({reason}); the default is used.")
         return cls(**changes), notes
@@ -361,7 +386,7 @@ _FIELDS = {
     "v_abstain": ("va", _finite, _write),
     "v_wrong": ("vw", _finite, _write),
     "matrix": ("vm", _matrix, _write_matrix),
-    "currency": ("cur", _text(5), _write),
+    "currency": ("cur", _currency, _write),
     "rule": ("rule", _choice(RULES), _write),
     "tune_split": ("tune", _text(200), _write),
     "eval_split": ("eval", _text(200), _write),
@@ -369,7 +394,7 @@ _FIELDS = {
     "voc_mode": ("voc", _choice(VOC_MODES), _write),
     "voc_range": ("vocr", _pair_of(float), _write),
     "compare_pair": ("pair", _pair_of(str), _write),
-    "compare_resamples": ("boot", _int_in(100, 100_000), _write),
+    "compare_resamples": ("boot", _number_among(COMPARE_RESAMPLES, read=int), _write),
     "compare_seed": ("seed", _int_in(0, 2**31 - 1), _write),
     "monitor_split": ("mon", _text(200), _write),
     "monitor_chunking": ("chunk", _choice(CHUNKINGS), _write),
@@ -381,7 +406,7 @@ _FIELDS = {
     "calibration_examined": ("calx", _choice(CALIBRATION_METHODS), _write),
     "calibration_bins": ("bins", _int_in(5, 30), _write),
     "calibration_strategy": ("binning", _choice(BIN_STRATEGIES), _write),
-    "what_if": ("whatif", _finite, _write),
+    "what_if": ("whatif", _number_in(0.0, 1.0), _write),  # the Value page's slider: 0 to 1
     "value_show_tuning": ("showtune", _bool, _write),
     "value_hist_model": ("hist", _text(200), _write),
     "voc_bands": ("bands", _bool, _write),
@@ -393,8 +418,8 @@ _FIELDS = {
     "constraints_per_class": ("capclass", _bool, _write),
     "constraints_max_risk": ("maxrisk", _number_in(0.0, 0.3), _write),
     "constraints_confidence": ("sure", _number_among(PROMISE_CONFIDENCES), _write),
-    "constraints_v_ok": ("vok", _finite, _write),
-    "constraints_v_bad": ("vbad", _finite, _write),
+    "constraints_v_ok": ("vok", _amount, _write),
+    "constraints_v_bad": ("vbad", _amount, _write),
     "constraints_cost": ("vconfirm", _number_in(0.0, 1e15), _write),
     "matrix_classes": ("mclasses", _names, _write),
     "matrix_model": ("mmodel", _text(200), _write),

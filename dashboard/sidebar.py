@@ -205,14 +205,31 @@ def _folder_report(path: str):
         st.error(serverfiles.REFUSAL, icon=":material/block:")
         return (data.LoadReport(models={}, problems=(data.LoadProblem("server folder", serverfiles.REFUSAL),)),
                 "a folder (refused)")
+    roots = serverfiles.allowed_roots()
     if datasets.is_dataset(resolved):
+        try:
+            leaving = serverfiles.links_leaving_roots(resolved, roots, recursive=True)
+        except ValueError as error:
+            leaving, message = [resolved], f"The Parquet dataset was not read: {error}."
+        else:
+            message = (f"The Parquet dataset was not read: {_inside(str(leaving[0]), resolved, path)} "
+                       f"{serverfiles.LINK_REFUSAL}.") if leaving else ""
+        if leaving:  # a linked part file or folder would be read by the aggregation
+            st.error(md_text(message), icon=":material/block:")
+            return data.LoadReport(models={}, problems=(data.LoadProblem(path, message),)), "a folder (refused)"
         return _dataset_report(resolved, path), f"Parquet dataset {path}"
-    return data.load_folder(resolved), f"folder {path}"
+    return data.load_folder(resolved, roots), f"folder {path}"
 
 
-@st.cache_resource(show_spinner="Loading the aggregate…", max_entries=16)
 def _load_aggregate(path: str, shown_as: str) -> data.LoadReport:
-    """The aggregate run file (its name holds the dataset's fingerprint), its cache path shown as the dataset."""
+    """The aggregate run file (its name holds the dataset's fingerprint), its cache path shown as the dataset.
+
+    Kept within the server's memory budget, like every loaded run (dashboard.memory)."""
+    return data.budgeted_load(("aggregate", path, shown_as), lambda: _read_aggregate(path, shown_as),
+                              "Loading the aggregate…")
+
+
+def _read_aggregate(path: str, shown_as: str) -> data.LoadReport:
     report = vc.load_runs(path)
 
     def shown(file: str) -> str:
@@ -384,7 +401,7 @@ def _resolve_matrix(settings: Settings, report, models) -> tuple[ValueMatrix | N
     try:
         return align_values(matrix, classes), []
     except ValueError:
-        return None, [f"The value matrix is for the classes {', '.join(matrix.classes)}, not the selected "
+        return None, [f"The value matrix is for the classes {md_text(', '.join(matrix.classes))}, not the selected "
                       "models' classes: the three values are used."]
 
 
@@ -424,7 +441,7 @@ def render_sidebar() -> state.Selection:
         if aggregated:
             st.caption(md_text(datasets.per_item_note(aggregated, "temperature scaling")) + " It is not offered.")
         for note in state.link_notes():
-            st.warning(note, icon=":material/link_off:")
+            st.warning(md_text(note), icon=":material/link_off:")  # notes quote the link's own text
 
         st.divider()
         st.page_link(HOW_VALUE_WORKS, label="How value works", icon=":material/help:",

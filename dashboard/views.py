@@ -73,8 +73,8 @@ def threshold_number(threshold: float) -> str:
 
 
 def split_text(split: str | None) -> str:
-    """'val' in quotes, or words when there is no split (never 'None')."""
-    return "no split (none is loaded)" if split is None else f"'{split}'"
+    """'val' in quotes, or words when there is no split (never 'None'); markdown-safe."""
+    return "no split (none is loaded)" if split is None else f"'{md_text(split)}'"
 
 
 def short_list(items, limit: int = 6) -> str:
@@ -144,7 +144,7 @@ def load_problem_note(report) -> str | None:
     if not errors:
         return None
     files = list(dict.fromkeys(p.file for p in errors))
-    return (f"{len(files)} file(s) could not be loaded ({short_list([Path(f).name for f in files], 3)}): "
+    return (f"{len(files)} file(s) could not be loaded ({md_text(short_list([Path(f).name for f in files], 3))}): "
             "the Runs page says why. The models shown here loaded fine.")
 
 
@@ -158,7 +158,8 @@ def split_notes(ws: Workspace, models, kind: str = "threshold") -> list[tuple[st
     missing = [m for m in models if not ws.has_split(m, ws.eval_split)]
     if missing:
         one = len(missing) == 1
-        notes.append(("warning", f"{short_list(missing)} {'has' if one else 'have'} no '{ws.eval_split}' split, "
+        notes.append(("warning", f"{md_text(short_list(missing))} {'has' if one else 'have'} no "
+                                 f"{split_text(ws.eval_split)} split, "
                                  f"so {'it is' if one else 'they are'} left out. "
                                  "Pick another split under 'Evaluate on' in the sidebar."))
     for model in models:
@@ -166,7 +167,7 @@ def split_notes(ws: Workspace, models, kind: str = "threshold") -> list[tuple[st
             continue
         for note in ws.notes(model, kind):
             severity = "warning" if "cannot be fitted" in note else "info"
-            notes.append((severity, note))
+            notes.append((severity, md_text(note)))  # the core's plain words, with model and split names
     return notes
 
 
@@ -233,7 +234,7 @@ def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
         options = [k for k in options if k not in NEEDS_PROBA]
     if models and len(with_proba) < len(models):
         top_label = [m for m in models if m not in with_proba]
-        notes.append(f"{short_list(top_label)}: top label only, so the expected-value rule "
+        notes.append(f"{md_text(short_list(top_label))}: top label only, so the expected-value rule "
                      + ("is not offered." if not with_proba else "is not available for them.")
                      + " It needs one probability column per class.")
     return options, notes
@@ -438,13 +439,13 @@ def value_verdict(rows: list[ModelValue], money) -> list[str]:
     worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]
     if worse:
         sentences.append(
-            f"{short_list(worse)} {'is' if len(worse) == 1 else 'are'} worth **less than no model at all**: "
+            f"{md_text(short_list(worse))} {'is' if len(worse) == 1 else 'are'} worth **less than no model at all**: "
             "handing every item over would be better."
         )
     naive = [r.model for r in ok if r.accept_all_per_item < r.no_model_per_item - 1e-12]
     if naive:
         sentences.append(
-            f"Answering everything (no hand-offs) would lose money with {short_list(naive)}: "
+            f"Answering everything (no hand-offs) would lose money with {md_text(short_list(naive))}: "
             "the option to hand items over is what makes them useful."
         )
     return sentences
@@ -486,7 +487,7 @@ def voc_curves(ws: Workspace, models, mode: str) -> tuple[dict, list[str]]:
         try:
             curves[model] = ws.voc(model, mode)
         except ValueError as error:
-            notes.append(f"{model} is left out: {error}.")
+            notes.append(md_text(f"{model} is left out: {error}."))
     return curves, notes
 
 

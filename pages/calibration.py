@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 import valuecore as vc
-from dashboard import datasets, state
+from dashboard import datasets, state, views
 from dashboard.charts.calibration import calibration_value_chart, calibration_value_long, reliability_chart
 from dashboard.data import workspace
 from dashboard.safetext import md_text
@@ -48,7 +48,7 @@ STRATEGY_LABELS = {"uniform": "Equal width", "quantile": "Equal mass"}
 
 # ---------------------------------------------------------------- helpers
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _table5(sha256: str, model: str, tune: str, evaluated: str, method: str, _tune_p, _eval_p) -> pd.DataFrame:
+def _table5(run_key: str, model: str, tune: str, evaluated: str, method: str, _tune_p, _eval_p) -> pd.DataFrame:
     """Seed 003 Table 5 for one model (cached per file content, splits and method)."""
     table = vc.monitoring.calibration_value_table(_tune_p, _eval_p, method=method, ks=vc.DEFAULT_KS)
     table.insert(0, "model", model)
@@ -241,7 +241,7 @@ for model in labelled:
     if model not in fitted:
         continue
     try:
-        tables.append(_table5(raw.run(model).sha256, model, tune_split, eval_split, method, tune_p, eval_p))
+        tables.append(_table5(raw.run_key(model), model, tune_split, eval_split, method, tune_p, eval_p))
     except ValueError as error:
         st.warning(f"**{md_text(model)}**: {md_text(error)}")
 if not tables and method != "none":
@@ -261,7 +261,8 @@ if tables:
             f"At k = {k_max:g} (an error costs {k_max:g} correct answers), {METHOD_LABELS[method].lower()} moves "
             f"**{md_text(best)}** from {row['value_calibrated_before']:.3f} to {row['value_calibrated_after']:.3f} per item "  # noqa: E501
             f"with the formula, against {row['value_tuned_before']:.3f} with a threshold tuned on "
-            f"{raw.tuning_split_for(best)!r}. Where the recalibrated dashed line meets the tuned solid one, the "
+            f"{views.split_text(raw.tuning_split_for(best))}. Where the recalibrated dashed line meets the "
+            f"tuned solid one, the "
             "formula can be trusted instead of tuning; where it stays below, tune the threshold on data. "
             "Values are dimensionless (correct 1, abstain 0, wrong −k); 0 is what always abstaining earns."
         )

@@ -24,9 +24,10 @@ import valuecore as vc
 from dashboard import datasets, home, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.safetext import md_text
+from dashboard.settings import COMPARE_RESAMPLES
 from dashboard.tables import dataframe as show_dataframe
 
-RESAMPLES = (500, 1000, 2000, 5000, 10000)
+RESAMPLES = COMPARE_RESAMPLES  # a link may name only these (dashboard.settings)
 
 
 def _item_differences(policy_a, run_a, policy_b, run_b, values) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +119,8 @@ try:
     for policy, run in ((policy_a, run_a), (policy_b, run_b)):
         vc.item_values(policy, run, values)  # e.g. the expected-value rule on a top-label-only run
 except ValueError as error:
-    st.error(f"The rule '{views.POLICY_LABELS.get(kind, kind)}' cannot be used here: {error}. Choose another policy.")
+    st.error(f"The rule '{views.POLICY_LABELS.get(kind, kind)}' cannot be used here: {md_text(error)}. "
+             "Choose another policy.")
     st.stop()
 
 try:
@@ -154,7 +156,7 @@ words = vc.wording  # the sentences the CLI and the HTML report use for the same
 st.subheader(f"The difference in value: {md_text(model_a)} − {md_text(model_b)}")
 metrics = st.columns([3, 5, 2, 2])
 metrics[0].metric("A − B, per item (this data)", words.amount(d, selection.currency),
-                  help=f"{model_a} − {model_b}: the mean of the per-item differences on these items.")
+                  help=f"{md_text(model_a)} − {md_text(model_b)}: the mean of the per-item differences on these items.")
 metrics[1].metric(
     "95% interval (new data)",
     f"{words.amount(comparison.low, selection.currency)} to {words.amount(comparison.high, selection.currency)}",

@@ -27,7 +27,8 @@ st.markdown(
     "The best threshold is the first answer. The next questions are about limits and promises: what to do when "
     "the team can only review so many items, how to promise an error rate and keep the promise on new data, and "
     "whether a person confirming a pre-filled answer pays. Thresholds are chosen on the tuning split "
-    f"'{selection.tune_split}'; values per day are measured on '{selection.eval_split}' and scaled to your volume."
+    f"{views.split_text(selection.tune_split)}; values per day are measured on "
+    f"{views.split_text(selection.eval_split)} and scaled to your volume."
 )
 stop_unless_models(selection)
 
@@ -115,7 +116,8 @@ cost = state.value(right.number_input, "constraints_cost", "Cost of a confirmati
                    default=defaults["constraints_cost"], key="constraints_cost", convert=_follow("constraints_cost"))
 tiers = view.two_tier_view(ws, model, values, vc.constraints.AssistedValues(v_ok, v_bad, cost), volume=volume)
 if tiers is None:
-    st.info(f"The evaluated split '{selection.eval_split}' has no labels, so the tiers cannot be measured.")
+    st.info(f"The evaluated split {views.split_text(selection.eval_split)} has no labels, so the tiers cannot "
+            f"be measured.")
 else:
     st.markdown(view.two_tier_sentence(tiers, money))
     st.altair_chart(tiers_chart(tiers.tiers))

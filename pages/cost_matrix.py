@@ -81,7 +81,7 @@ edited = st.data_editor(
 try:
     edited_matrix = views.frame_matrix(edited, classes)
 except ValueError as error:
-    st.warning(f"This matrix cannot be used yet: {error}.")
+    st.warning(f"This matrix cannot be used yet: {md_text(error)}.")
     edited_matrix = None
 if edited_matrix is not None and not np.array_equal(edited_matrix.values, matrix.values):
     _use_matrix(edited_matrix.values)
@@ -111,7 +111,7 @@ if len(classes) == 2:
                     preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
                                                    classes=(negative, positive))
                 except ValueError as error:  # values beyond the computable range, in words
-                    st.warning(f"These values cannot be used: {error}.")
+                    st.warning(f"These values cannot be used: {md_text(error)}.")
                 else:
                     order = [preset.classes.index(c) for c in classes]
                     _use_matrix(preset.values[order][:, order + [2]])
@@ -127,7 +127,7 @@ with st.expander("See the matrix as colours"):
 st.subheader("What this matrix is worth, model by model")
 left_out = [m for m in selection.models if m not in models]
 if left_out:
-    st.caption(f"Left out (other classes): {views.short_list(left_out)}.")
+    st.caption(f"Left out (other classes): {md_text(views.short_list(left_out))}.")
 for severity, message in views.split_notes(ws, models, "class_thresholds"):
     getattr(st, severity)(message)
 
@@ -170,7 +170,8 @@ show_dataframe(
     width="stretch",
 )
 st.caption("Per-class thresholds: one confidence threshold per predicted class, tuned on "
-           f"'{selection.tune_split}' or derived from the matrix for calibrated confidences. The expected-value "
+           f"{views.split_text(selection.tune_split)} or derived from the matrix for calibrated confidences. "
+           f"The expected-value "
            "rule takes, for each item, the action with the highest expected value under the model's probabilities.")
 
 # ---- one model in detail
@@ -200,7 +201,8 @@ with chart_col:
     st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),
                     width="stretch")
 st.caption(
-    f"Total {selection.money(result.value_total)} on {result.n_items:,.0f} items of '{selection.eval_split}' "
+    f"Total {selection.money(result.value_total)} on {result.n_items:,.0f} items of "
+    f"{views.split_text(selection.eval_split)} "
     f"({selection.money(result.value_per_item)} per item); {views.percent(result.coverage)} acted on."
     + (" Estimated from probabilities: this split has no labels." if result.estimated else "")
 )

@@ -122,7 +122,8 @@ def _restore(text: str | bytes | None, source: str) -> None:
         " The document recommends no model." if stored["model"] is None else
         f" The document recommends {md_text(stored['model'])} with {vc.wording.rule_name(stored['policy'])}.")
     values = document.values
-    described = ("a value matrix for the classes " + ", ".join(values.classes) if isinstance(values, vc.ValueMatrix)
+    described = ("a value matrix for the classes " + md_text(", ".join(values.classes))
+                 if isinstance(values, vc.ValueMatrix)
                  else f"correct {values.v_correct!r}, hand-off {values.v_abstain!r}, wrong {values.v_wrong!r}")
     st.session_state[RESTORED_KEY] = data
     st.session_state[STATUS_KEY] = {
@@ -130,7 +131,7 @@ def _restore(text: str | bytes | None, source: str) -> None:
         "message": f"Restored from the {source}: {described}; decision rule, recalibration, splits and models "
         f"as recorded ({len(document.entries)} model polic" + ("y)." if len(document.entries) == 1 else "ies).")
         + recommends,
-        "warnings": warnings + notes,
+        "warnings": [md_text(w) for w in warnings + notes],  # they quote the document's names and keys
         "same_runs": same,
     }
 
@@ -189,10 +190,10 @@ else:
             document, more = vc.recommended_document(ws, document, recommendation, values, reason)
             notes = [*notes, *(md_text(note) for note in more)]  # it names a model: shown as text
     except ValueError as error:
-        st.error(f"No policy could be built: {error}")
+        st.error(f"No policy could be built: {md_text(error)}")
     if document is not None:
         for note in notes:
-            st.warning(note)
+            st.warning(md_text(note))  # the pipeline's words quote model and split names
         data = document_with_settings(document, state.get())
         text = json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
         st.subheader("What the policy says")
@@ -213,7 +214,7 @@ else:
         try:
             vc.policy_json.validate_policy_document(json.loads(text))
         except ValueError as error:
-            st.error(f"The document does not match the policy schema: {error}")
+            st.error(f"The document does not match the policy schema: {md_text(error)}")
         else:
             st.success(f"Valid against the policy schema (schema_version {data['schema_version']}).")
         st.download_button(

@@ -23,7 +23,8 @@ currency = selection.currency
 matrix = selection.value_matrix
 
 st.title("Which model should we deploy?")
-splits_text = (f"Thresholds are tuned on '{selection.tune_split}', value is measured on '{selection.eval_split}'. ")
+splits_text = (f"Thresholds are tuned on {views.split_text(selection.tune_split)}, value is measured on "
+               f"{views.split_text(selection.eval_split)}. ")
 if matrix is None:
     st.caption(
         f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
@@ -38,7 +39,7 @@ else:
     with st.expander("The values in force", expanded=len(matrix.classes) <= 3):
         show_dataframe(home.values_frame(matrix, currency), hide_index=True, width="stretch")
 if (problem_note := views.load_problem_note(selection.report)) is not None:
-    st.caption(":material/warning: " + md_text(problem_note))
+    st.caption(":material/warning: " + problem_note)
 for note in selection.notes:
     st.warning(note)
 stop_unless_models(selection)

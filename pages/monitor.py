@@ -42,7 +42,7 @@ def _monitor_models(workspace, models, split, policies, values, **chunking) -> t
         try:
             frame = vc.monitoring.monitor(predictions, policies[model], values, **chunking)
         except ValueError as error:
-            problems.append(f"**{md_text(model)}**: {error}")
+            problems.append(f"**{md_text(model)}**: {md_text(error)}")
             continue
         frame.insert(0, "model", model)
         frames.append(frame)
@@ -120,7 +120,8 @@ for model in models:
     try:
         policies[model] = workspace.policy(model, kind, values)
     except ValueError as error:
-        problems.append(f"**{md_text(model)}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: {error}")
+        problems.append(f"**{md_text(model)}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: "
+                        f"{md_text(error)}")
 for problem in problems:
     st.warning(problem)
 models = [m for m in models if m in policies]
@@ -231,7 +232,8 @@ with columns[1]:
 backtest_models = [m for m in models if backtest_split in workspace.run(m).splits]
 if any(workspace.tuning_split_for(m) == backtest_split for m in backtest_models):
     st.caption(
-        f"Split {backtest_split!r} is also where thresholds (and any recalibration) were fitted: the back-test is "
+        f"Split {views.split_text(backtest_split)} is also where thresholds (and any recalibration) were "
+        f"fitted: the back-test is "
         "in-sample and flatters the estimate. Prefer the evaluated split."
     )
 with st.spinner("Estimating and measuring every chunk…"):
@@ -240,7 +242,8 @@ for problem in problems:
     st.warning(problem)
 if not frame.empty:
     st.markdown(
-        f"The labels of {backtest_split!r} are hidden for the **estimate** (solid) and used for the **realised** "
+        f"The labels of {views.split_text(backtest_split)} are hidden for the **estimate** (solid) and used for "
+        f"the **realised** "
         "value (dashed). Where the lines agree, the label-free estimate can be trusted on production data from "
         "the same source."
     )

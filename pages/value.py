@@ -33,8 +33,8 @@ else:
     values_text = (f"A correct answer earns {selection.money(use_case.v_correct)}, a hand-off "
                    f"{selection.money(use_case.v_abstain)}, a wrong answer {selection.money(use_case.v_wrong)} "
                    f"(ω = {views.omega_text(selection.omega)}).")
-splits_text = (f" Thresholds are tuned on '{selection.tune_split}' and the value is measured on "
-               f"'{selection.eval_split}'." if selection.eval_split is not None else "")
+splits_text = (f" Thresholds are tuned on {views.split_text(selection.tune_split)} and the value is measured on "
+               f"{views.split_text(selection.eval_split)}." if selection.eval_split is not None else "")
 st.caption(values_text + splits_text)
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
@@ -87,7 +87,7 @@ threshold, rule = views.policy_summary(best_row.policy)
 verdict, _ = home.page_verdict(ws, selection.models, kind, values)
 if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
     st.markdown("**" + md_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
-threshold_shown = views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else rule
+threshold_shown = views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule)
 if len(threshold_shown) > home.CHARACTERS_IN_A_QUARTER:  # a threshold to its last digit gets half the row
     c1, c2 = st.columns(2)
     c3, c4 = st.columns(2)
@@ -140,7 +140,8 @@ else:
         width="stretch",
     )
     st.caption(
-        f"Each line: the value per item on '{selection.eval_split}' if every item whose (recalibrated) confidence "
+        f"Each line: the value per item on {views.split_text(selection.eval_split)} if every item whose "
+        f"(recalibrated) confidence "
         "is at least the threshold were acted on, and the rest handed over. Points mark the threshold tuned on "
         f"{views.split_text(selection.tune_split)} (●)"
         + (" and the calibrated threshold ω/(1+ω) (◆)" if selection.value_matrix is None else "")
@@ -151,7 +152,8 @@ else:
 st.subheader("Confidence of correct and wrong predictions")
 labelled = [r.model for r in rows if r.ok and not r.estimated]
 if not labelled:
-    st.info(f"This needs labels, and the '{selection.eval_split}' split has none. Evaluate on a labelled split.")
+    st.info(f"This needs labels, and the {views.split_text(selection.eval_split)} split has none. Evaluate on a "
+            f"labelled split.")
 else:
     model = state.choice(st.selectbox, "value_hist_model", "Model", labelled, key="value_hist_model",
                          default=best if best in labelled else labelled[0])

@@ -50,7 +50,7 @@ if mode == "oracle":
 if mode == "tuned":
     for model in selection.models:
         if ws.has_split(model, selection.eval_split) and (note := ws.tuning_note(model)):
-            st.caption(note)
+            st.caption(md_text(note))
 if mode == "tuned" and selection.tune_split == selection.eval_split:
     st.caption("Tuning and evaluation use the same split, so 'tuned' equals the oracle here.")
 
@@ -73,8 +73,8 @@ curves, left_out = views.voc_curves(ws, selection.models, mode)
 for note in left_out:
     st.warning(note)
 if not curves:
-    st.info(f"No selected model can be drawn: a VOC curve needs labels on '{selection.eval_split}'"
-            + (f" and on '{selection.tune_split}'." if mode == "tuned" else "."))
+    st.info(f"No selected model can be drawn: a VOC curve needs labels on {views.split_text(selection.eval_split)}"
+            + (f" and on {views.split_text(selection.tune_split)}." if mode == "tuned" else "."))
     st.stop()
 
 grid = views.omega_grid(low, high, curves)
@@ -87,7 +87,7 @@ if bands_on:
             try:
                 band = ws.voc_band(model, mode, np.linspace(low, high, 61))
             except ValueError as error:
-                band_problems.append(f"No band for {model}: {error}")
+                band_problems.append(md_text(f"No band for {model}: {error}"))
                 continue
             pieces.append(band.to_frame(model))
     bands = pd.concat(pieces, ignore_index=True) if pieces else None
@@ -164,7 +164,8 @@ else:
 st.subheader("Accuracy and value rank models differently")
 st.caption(
     "Accuracy and macro F1 against the value with a tuned or a calibrated threshold, for mistake costs of 0 to 10 "
-    f"(k, the same as ω), on '{selection.eval_split}'. Each cell is the metric and the model's rank (#1 = best); ⚠ "
+    f"(k, the same as ω), on {views.split_text(selection.eval_split)}. Each cell is the metric and the model's "
+    f"rank (#1 = best); ⚠ "
     "marks the metrics whose best model is not the most accurate one. The table follows Sayin et al. (see How "
     "value works)."
 )
@@ -172,7 +173,7 @@ try:
     with st.spinner("Computing the comparison table…"):
         table = ws.comparison(list(curves))
 except ValueError as error:
-    st.info(f"The comparison table is unavailable: {error}.")
+    st.info(f"The comparison table is unavailable: {md_text(error)}.")
 else:
     compact_dataframe(views.comparison_display(table), ["metric", "best model", "differs from accuracy"],
                       details="Every model's score and rank", hide_index=True, width="stretch")

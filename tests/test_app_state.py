@@ -21,6 +21,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
+from dashboard.safetext import md_text
 from dashboard.settings import Settings
 from dashboard.sidebar import UPLOAD_LINK_NOTE
 from valuecore._cli import main
@@ -375,8 +376,8 @@ def test_models_without_a_tuning_split_or_a_fittable_calibration_are_the_same_ev
     table = screen_table(at)
     assert {"A", "B", "C", "D"} <= set(table.index)
     words = texts(at)
-    assert "B: no 'val' split to tune on" in words and "C: the 'val' split has no labels" in words
-    assert "D: the temperature recalibration cannot be fitted" in words
+    assert md_text("B: no 'val' split to tune on") in words and md_text("C: the 'val' split has no labels") in words
+    assert md_text("D: the temperature recalibration cannot be fitted") in words
     policies = screen_policies(at)
     go(at, "export")
     document = exported(at)
@@ -408,7 +409,7 @@ def test_importing_a_policy_for_other_run_files_says_which_and_shows_the_stored_
     other.text_area(key="export_paste").input(text).run()
     clean(other)
     words = texts(other)
-    assert "model 'mlp': the run file" in words and "is not the one the policy was built from" in words
+    assert md_text("model 'mlp': the run file") in words and "is not the one the policy was built from" in words
     assert "applied as stored" in words
     applied = next(d.value for d in other.dataframe if "Same run file" in d.value.columns).set_index("Model")
     assert applied.loc["mlp", "Same run file"] == "no (other SHA-256)"

@@ -20,6 +20,9 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 import valuecore as vc
 from dashboard.settings import (
+    COMPARE_RESAMPLES,
+    VOC_AREA_MAX,
+    VOC_OMEGA_STEP,
     BIN_STRATEGIES,
     CALIBRATION_METHODS,
     CHUNKINGS,
@@ -32,6 +35,7 @@ from dashboard.settings import (
     VOC_AREA_ROWS,
     VOC_MODES,
     Settings,
+    _CURRENCY_FORBIDDEN,
     document_with_settings,
     settings_from_document,
 )
@@ -45,7 +49,7 @@ FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
 MATRIX_FLOATS = st.floats(min_value=-1e100, max_value=1e100, width=64).filter(lambda x: x == 0 or abs(x) >= 1e-100)
 SPLITS = st.none() | AWKWARD
 NAMES = st.none() | AWKWARD  # a model chosen on a page (None: the page's default)
-CELLS = st.none() | st.floats(min_value=0.0, max_value=1e300)  # a cell of the VOC range table (None: empty)
+CELLS = st.none() | st.floats(min_value=0.0, max_value=VOC_AREA_MAX)  # a cell of the VOC range table (None: empty)
 
 
 @st.composite
@@ -58,9 +62,10 @@ def matrices(draw):
 
 @st.composite
 def ranges(draw):
-    low = draw(st.floats(min_value=0.0, max_value=99.0))
-    high = draw(st.floats(min_value=low, max_value=1e6).filter(lambda h: h > low))
-    return (low, high)
+    # what the VOC page's slider can show: 0 to 100 in steps of 0.5
+    low = draw(st.integers(0, 199))
+    high = draw(st.integers(low + 1, 200))
+    return (low * VOC_OMEGA_STEP, high * VOC_OMEGA_STEP)
 
 
 SETTINGS = st.builds(
@@ -71,7 +76,7 @@ SETTINGS = st.builds(
     v_abstain=FLOATS,
     v_wrong=FLOATS,
     matrix=st.none() | matrices(),
-    currency=st.text(max_size=5),
+    currency=st.text(max_size=5).filter(lambda t: all(c.isprintable() and c not in _CURRENCY_FORBIDDEN for c in t)),
     rule=st.sampled_from(RULES),
     tune_split=SPLITS,
     eval_split=SPLITS,
@@ -79,7 +84,7 @@ SETTINGS = st.builds(
     voc_mode=st.sampled_from(VOC_MODES),
     voc_range=st.none() | ranges(),
     compare_pair=st.none() | st.tuples(AWKWARD, AWKWARD),
-    compare_resamples=st.integers(100, 100_000),
+    compare_resamples=st.sampled_from(COMPARE_RESAMPLES),
     compare_seed=st.integers(0, 2**31 - 1),
     monitor_split=SPLITS,
     monitor_chunking=st.sampled_from(CHUNKINGS),
@@ -91,7 +96,7 @@ SETTINGS = st.builds(
     calibration_examined=st.none() | st.sampled_from(CALIBRATION_METHODS),
     calibration_bins=st.integers(5, 30),
     calibration_strategy=st.sampled_from(BIN_STRATEGIES),
-    what_if=st.none() | FLOATS,
+    what_if=st.none() | st.floats(min_value=0.0, max_value=1.0),
     value_show_tuning=st.booleans(),
     value_hist_model=NAMES,
     voc_bands=st.booleans(),
@@ -103,8 +108,8 @@ SETTINGS = st.builds(
     constraints_per_class=st.booleans(),
     constraints_max_risk=st.floats(min_value=0.0, max_value=0.3),
     constraints_confidence=st.sampled_from(PROMISE_CONFIDENCES),
-    constraints_v_ok=st.none() | FLOATS,
-    constraints_v_bad=st.none() | FLOATS,
+    constraints_v_ok=st.none() | MATRIX_FLOATS,
+    constraints_v_bad=st.none() | MATRIX_FLOATS,
     constraints_cost=st.none() | st.floats(min_value=0.0, max_value=1e15),
     matrix_classes=st.none() | st.lists(AWKWARD, min_size=1, max_size=4, unique=True).map(tuple),
     matrix_model=NAMES,
