@@ -450,6 +450,13 @@ def _cmd_report(args) -> int:
         with_interval=not args.no_interval,
         **_constraint_kwargs(args),
     )
+    if args.adapt_to is not None:  # re-tuned for the class mix of an unlabelled split (docs/constraints.md)
+        from ._prior_shift import adapted_policy_document
+
+        document, notes = adapted_policy_document(
+            models, values, args.adapt_to, method=args.adapt_method, kind=args.policy,
+            calibration_method=args.calibration, tune_split=args.tune_split, eval_split=args.eval_split,
+            with_interval=not args.no_interval, rng=0, **_constraint_kwargs(args))
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
@@ -985,6 +992,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--volume", type=_positive_float, metavar="N",
                         help="expected items per period, for the value per period in the HTML report")
     report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
+    report.add_argument("--adapt-to", metavar="SPLIT",
+                        help="re-tune for the class mix of this (unlabelled) split, estimated from the "
+                        "probabilities; recorded as prior_shift in the policy JSON")
+    report.add_argument("--adapt-method", choices=("em", "bbse"), default="em",
+                        help="how --adapt-to estimates the class mix (default em)")
     report.set_defaults(handler=_cmd_report)
 
     apply = commands.add_parser(
