@@ -10,9 +10,11 @@ Two estimators of ``q`` from an unlabelled split:
 
 * ``"em"``: the EM of Saerens, Latinne & Decaestecker (2002), the maximum
   likelihood estimate of the mixing weights given calibrated posteriors. Its
-  fixed point is ``q = mean_i p'(. | x_i)``. Interval: Wald, from the exact
-  observed information of the mixture likelihood (delta method on the free
-  weights; a sandwich when the weights are fractional sampling weights).
+  fixed point is ``q = mean_i p'(. | x_i)``. Interval: Wald, by the delta
+  method over both splits: the exact observed information of the mixture
+  likelihood on the unlabelled items (a sandwich when the weights are
+  fractional sampling weights), plus the noise of the reference mix, the
+  class shares of the labelled split, through EM's derivative in it.
 * ``"bbse"``: black-box shift estimation (Lipton, Wang & Smola 2018). With
   ``C[j, k] = P(predicted j, true k)`` on the labelled reference split and
   ``mu[j] = P(predicted j)`` on the unlabelled one, solve ``C w = mu``; then
@@ -156,8 +158,17 @@ def em_priors(proba, reference_priors, sample_weight=None, *, tol: float = 1e-10
     return priors, max_iter, False
 
 
-def _em_interval(proba, reference, priors, weight, z: float) -> tuple[np.ndarray, np.ndarray]:
-    """Wald interval from the observed information of the mixture likelihood (exact Hessian)."""
+def _covariance_of_shares(shares_of_items: np.ndarray, weight: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Covariance of a weighted mean of per-item vectors: whole-number weights are counts, others sampling weights."""
+    centred = shares_of_items - mean
+    total = weight.sum()
+    if np.all(weight == np.round(weight)):
+        return centred.T @ (centred * weight[:, None]) / total**2
+    return centred.T @ (centred * (weight**2)[:, None]) / total**2
+
+
+def _em_covariance(proba, reference, priors, weight) -> np.ndarray:
+    """Covariance of the EM shares from the unlabelled items (the observed information, exact Hessian)."""
     ratio = np.divide(1.0, reference, out=np.zeros_like(reference), where=reference > 0)
     scaled = proba * ratio  # a_ic = p(c|x_i) / pi(c); l_i(q) = log(a_i . q)
     density = scaled @ priors
@@ -171,7 +182,31 @@ def _em_interval(proba, reference, priors, weight, z: float) -> tuple[np.ndarray
         covariance_free = inverse @ (free.T @ (free * (weight**2)[:, None])) @ inverse
     n_classes = len(priors)
     to_all = np.vstack([np.eye(n_classes - 1), -np.ones((1, n_classes - 1))])
-    error = np.sqrt(np.clip(np.diag(to_all @ covariance_free @ to_all.T), 0.0, None))
+    return to_all @ covariance_free @ to_all.T
+
+
+def _em_reference_jacobian(proba, reference, weight, step: float = 1e-6) -> np.ndarray:
+    """d(EM shares) / d(reference shares), by central differences (EM is smooth in the reference mix)."""
+    n_classes = len(reference)
+    jacobian = np.zeros((n_classes, n_classes))
+    for k in np.flatnonzero(reference > step):
+        shift = np.zeros(n_classes)
+        shift[k] = step
+        # The scale of the reference mix cancels in the adjustment, so a one-sided move needs no renormalising.
+        up, _, _ = em_priors(proba, reference + shift, weight, tol=1e-14)
+        down, _, _ = em_priors(proba, reference - shift, weight, tol=1e-14)
+        jacobian[:, k] = (up - down) / (2 * step)
+    return jacobian
+
+
+def _em_interval(proba, weight, reference, reference_items, priors, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wald interval by the delta method over both splits: the unlabelled items and the labelled reference mix."""
+    covariance = _em_covariance(proba, reference, priors, weight)
+    labels, reference_weight = reference_items
+    onehot = np.eye(len(reference))[labels]
+    jacobian = _em_reference_jacobian(proba, reference, weight)
+    covariance = covariance + jacobian @ _covariance_of_shares(onehot, reference_weight, reference) @ jacobian.T
+    error = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     return np.clip(priors - z * error, 0.0, 1.0), np.clip(priors + z * error, 0.0, 1.0)
 
 
@@ -282,7 +317,8 @@ def estimate_priors(unlabelled: Predictions, reference: Predictions, method: str
         proba = unlabelled.normalised_proba()
         priors, iterations, converged = em_priors(proba, reference_priors, unlabelled.sample_weight,
                                                   tol=tol, max_iter=max_iter)
-        low, high = _em_interval(proba, reference_priors, priors, unlabelled.sample_weight, norm.ppf(1 - tail))
+        low, high = _em_interval(proba, unlabelled.sample_weight, reference_priors,
+                                 (reference.y_true, reference.sample_weight), priors, norm.ppf(1 - tail))
     else:
         rng = np.random.default_rng(rng)
         priors = bbse_priors(reference.y_pred, reference.y_true, unlabelled.y_pred, reference.n_classes,
