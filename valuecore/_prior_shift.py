@@ -442,6 +442,8 @@ class _AdaptedPipeline(Pipeline):
             result = estimate_under_priors(entry.policy, adapted, aligned, estimate)
             record["estimated_value_per_item"] = result.value_per_item
             record["estimated_value_dimensionless"] = result.value_dimensionless
+            notes.append(f"{model}: its value per item on {self.adapt_to!r} under that mix, estimated without "
+                         f"labels: {result.value_per_item:.4f}")
         return replace(entry, prior_shift=record, notes=tuple(entry.notes) + tuple(notes))
 
 
