@@ -14,8 +14,10 @@ For each mix and replicate it prints
   value per item on production of the policy tuned on the tuning split as it
   is (unadapted), re-tuned for the EM estimate (adapted), and re-tuned for the
   true mix (oracle re-weighting); the gap adapted - unadapted, its smallest
-  value over replicates; and the error of the label-free estimate of the value
-  on production with the posteriors adjusted to the estimated mix (and without).
+  value over replicates; the same gap for the policy tuned without labels on
+  production itself, its posteriors adjusted to the EM estimate (label-free);
+  and the error of the label-free estimate of the value on production with the
+  posteriors adjusted to the estimated mix (and without).
 
 Usage: ``python benchmarks/bench_prior_shift.py [--replicates 20] [--seed 2026] [--n-resamples 200]``
 """
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import valuecore as vc  # noqa: E402
 from valuecore.monitoring import (  # noqa: E402
+    adjust_predictions,
     estimate_priors,
     estimate_under_priors,
     reweight_to_priors,
@@ -82,6 +85,7 @@ def replicate(mix, rng, n_resamples: int = 200) -> tuple[dict, list[dict]]:
     sorted_tune = vc.presort(tune)
     adapted_tune = vc.presort(reweight_to_priors(tune, em.priors))
     oracle_tune = vc.presort(reweight_to_priors(tune, truth))
+    production_adjusted = vc.presort(adjust_predictions(unlabelled, em))
     values = []
     for omega in OMEGAS:
         use_case = vc.UseCase.from_omega(omega)
@@ -89,12 +93,14 @@ def replicate(mix, rng, n_resamples: int = 200) -> tuple[dict, list[dict]]:
             unadapted = vc.fit_policy(kind, sorted_tune, use_case)
             adapted = vc.fit_policy(kind, adapted_tune, use_case)
             oracle = vc.fit_policy(kind, oracle_tune, use_case)
+            label_free = vc.fit_policy(kind, production_adjusted, use_case, estimate=True)
             realised = vc.evaluate(adapted, production, use_case).value_per_item
             values.append({
                 "classes": n_classes, "mix": mix, "omega": omega, "rule": kind,
                 "unadapted": vc.evaluate(unadapted, production, use_case).value_per_item,
                 "adapted": realised,
                 "oracle": vc.evaluate(oracle, production, use_case).value_per_item,
+                "label_free": vc.evaluate(label_free, production, use_case).value_per_item,
                 "estimate_error": estimate_under_priors(adapted, unlabelled, use_case, em).value_per_item - realised,
                 "naive_estimate_error": vc.estimate(adapted, unlabelled, use_case).value_per_item - realised,
             })
@@ -121,11 +127,13 @@ def summarise(estimation: pd.DataFrame, values: pd.DataFrame) -> tuple[pd.DataFr
         em_coverage=("em_covered", "mean"), bbse_coverage=("bbse_covered", "mean"),
         em_iterations=("em_iterations", "max"), all_converged=("em_converged", "all"))
     values = values.assign(mix=mix_text(values), gap=values["adapted"] - values["unadapted"],
+                           label_free_gap=values["label_free"] - values["unadapted"],
                            abs_estimate_error=values["estimate_error"].abs(),
                            abs_naive_error=values["naive_estimate_error"].abs())
     val = values.groupby(["mix", "omega", "rule"], sort=False).agg(
         unadapted=("unadapted", "mean"), adapted=("adapted", "mean"), oracle=("oracle", "mean"),
-        mean_gap=("gap", "mean"), min_gap=("gap", "min"), estimate_mae=("abs_estimate_error", "mean"),
+        mean_gap=("gap", "mean"), min_gap=("gap", "min"), label_free_mean_gap=("label_free_gap", "mean"),
+        label_free_min_gap=("label_free_gap", "min"), estimate_mae=("abs_estimate_error", "mean"),
         naive_mae=("abs_naive_error", "mean"))
     return est.reset_index(), val.reset_index()
 

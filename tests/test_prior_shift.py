@@ -13,6 +13,7 @@ import pytest
 import valuecore as vc
 from valuecore.cli import main
 from valuecore.monitoring import (
+    adjust_predictions,
     adjust_to_priors,
     bbse_priors,
     em_priors,
@@ -78,6 +79,34 @@ def test_adjust_to_priors_is_bayes_rule():
                         [0.3 * 0.9 / (0.3 * 0.9 + 0.7 * 0.1), 0.7 * 0.1 / (0.3 * 0.9 + 0.7 * 0.1)]])
     np.testing.assert_allclose(adjusted, by_hand)
     np.testing.assert_allclose(adjust_to_priors(proba, [0.3, 0.7], [0.3, 0.7]), proba)
+
+
+def test_adjusted_predictions_keep_the_served_decisions():
+    rng = np.random.default_rng(6)
+    reference = gaussian_run((0.5, 0.5), 1000, rng)
+    unlabelled = gaussian_run((0.9, 0.1), 2000, rng, labelled=False)
+    estimate = estimate_priors(unlabelled, reference, "em")
+    adjusted = adjust_predictions(unlabelled, estimate)
+    np.testing.assert_array_equal(adjusted.y_pred, unlabelled.y_pred)
+    np.testing.assert_array_equal(adjusted.confidence, unlabelled.confidence)
+    np.testing.assert_allclose(adjusted.proba, adjust_to_priors(unlabelled.proba, estimate.reference_priors,
+                                                                estimate.priors))
+    # The mean adjusted posterior is the EM estimate (its fixed point).
+    np.testing.assert_allclose(adjusted.proba.mean(axis=0), estimate.priors, atol=1e-8)
+
+
+def test_the_schema_refuses_an_unknown_prior_shift_method(tmp_path, capsys):
+    path = write_run(tmp_path / "model.csv")
+    out = tmp_path / "policy.json"
+    assert run_cli(capsys, "report", path, "--omega", "4", "--adapt-to", "prod", "--json", out)[0] == 0
+    data = json.loads(out.read_text())
+    data["models"][0]["prior_shift"]["method"] = "guess"
+    with pytest.raises(ValueError, match="prior_shift"):
+        PolicyDocument.from_dict(data)
+    del data["models"][0]["prior_shift"]["estimated_priors"]
+    data["models"][0]["prior_shift"]["method"] = "em"
+    with pytest.raises(ValueError, match="estimated_priors"):
+        PolicyDocument.from_dict(data)
 
 
 def test_bbse_equals_a_direct_linear_solve():

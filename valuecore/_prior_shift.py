@@ -44,6 +44,7 @@ __all__ = [
     "PRIOR_SHIFT_METHODS",
     "PriorEstimate",
     "adapted_policy_document",
+    "adjust_predictions",
     "adjust_to_priors",
     "bbse_priors",
     "em_priors",
@@ -274,6 +275,19 @@ def _reference_priors(reference: Predictions) -> np.ndarray:
     return counts / counts.sum()
 
 
+def adjust_predictions(predictions: Predictions, estimate: PriorEstimate) -> Predictions:
+    """The same served decisions (``y_pred``, ``confidence``), with ``proba`` adjusted to the estimated mix.
+
+    Label-free tools that read ``proba`` as the chance of each true class
+    (``fit_policy(..., estimate=True)``, the expected gains) then reason under
+    the new mix, while thresholds still apply to the confidence as served.
+    Pass predictions already recalibrated like those the estimate was made on.
+    """
+    predictions.require_proba("adjusting probabilities to a new class mix")
+    adjusted = adjust_to_priors(predictions.normalised_proba(), estimate.reference_priors, estimate.priors)
+    return replace(predictions, proba=adjusted, logits=None)
+
+
 def estimate_priors(unlabelled: Predictions, reference: Predictions, method: str = "em", *,
                     confidence_level: float = 0.95, n_resamples: int = 500, rng=None,
                     tol: float = 1e-10, max_iter: int = 10_000) -> PriorEstimate:
@@ -363,9 +377,7 @@ def estimate_under_priors(policy: Policy, predictions: Predictions, values, esti
         raise ValueError("a two_tier policy's value includes its assisted tier: it is evaluated on labels only")
     matrix = value_matrix_for(values, predictions.classes)
     actions = policy.decide(predictions, matrix)
-    calibrated = policy.calibrate(predictions)
-    calibrated.require_proba("a label-free value under a new class mix")
-    truth = adjust_to_priors(calibrated.normalised_proba(), estimate.reference_priors, estimate.priors)
+    truth = adjust_predictions(policy.calibrate(predictions), estimate).proba
     weighted_truth = truth * predictions.sample_weight[:, None]
     n_classes = predictions.n_classes
     confusion = weighted_truth.T @ np.eye(n_classes + 1)[actions]
