@@ -318,5 +318,9 @@ def test_simulation_pins_the_documented_figures():
     gap = values["adapted"] - values["unadapted"]
     per_class = values["rule"] == "class_thresholds"
     assert gap[per_class].min() > 0  # per-class thresholds: re-tuning always earned more
-    assert gap[~per_class].min() > -0.03  # one threshold: re-tuning is within noise of the old one
+    assert gap[~per_class].min() > -0.06  # one threshold: re-weighting is within noise of the old one (docs)
+    assert abs(gap[~per_class].mean()) < 0.01
+    label_free_gap = values["label_free"] - values["unadapted"]
+    assert label_free_gap[~per_class].mean() > 0  # label-free tuning on production gains on average
+    assert label_free_gap[per_class].min() > 0
     assert values["estimate_error"].abs().mean() < values["naive_estimate_error"].abs().mean()
