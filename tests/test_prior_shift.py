@@ -263,6 +263,28 @@ def test_report_adapt_to_round_trips_through_the_json_and_apply(tmp_path, capsys
     assert adapted_value > plain_value  # test is labelled and shifted like prod
 
 
+@pytest.mark.parametrize("kind", ["threshold", "class_thresholds"])
+def test_report_label_free_tuning_is_the_estimate_mode_fit_on_the_adjusted_split(tmp_path, capsys, kind):
+    path = write_run(tmp_path / "model.csv")
+    out = tmp_path / "policy.json"
+    code, stdout, stderr = run_cli(capsys, "report", path, "--omega", "4", "--policy", kind, "--adapt-to", "prod",
+                                   "--adapt-tuning", "label_free", "--json", out)
+    assert code == 0, stderr
+    document = PolicyDocument.from_json(out.read_text())
+    entry = document.entries[0]
+    assert entry.tuned_on == {"split": "prod", "n": 5000}
+    assert entry.prior_shift["tuning"] == "label_free"
+    run = vc.load_runs([str(path)]).models["model"]
+    estimate = estimate_priors(run.splits["prod"], run.splits["val"], "em")
+    expected = vc.fit_policy(kind, vc.presort(adjust_predictions(run.splits["prod"], estimate)),
+                             vc.UseCase.from_omega(4), estimate=True)
+    assert entry.policy == expected
+    assert run_cli(capsys, "apply", out, path)[0] == 0
+    code, _, stderr = run_cli(capsys, "report", path, "--omega", "4", "--policy", kind, "--adapt-to", "prod",
+                              "--adapt-tuning", "label_free", "--max-handoff-rate", "0.2")
+    assert code == 2 and "labelled items" in stderr
+
+
 def test_report_adapt_to_the_evaluated_unlabelled_split_estimates_under_the_new_mix(tmp_path, capsys):
     path = write_run(tmp_path / "model.csv")
     out = tmp_path / "policy.json"

@@ -454,7 +454,7 @@ def _cmd_report(args) -> int:
         from ._prior_shift import adapted_policy_document
 
         document, notes = adapted_policy_document(
-            models, values, args.adapt_to, method=args.adapt_method, kind=args.policy,
+            models, values, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning, kind=args.policy,
             calibration_method=args.calibration, tune_split=args.tune_split, eval_split=args.eval_split,
             with_interval=not args.no_interval, rng=0, **_constraint_kwargs(args))
     # With --json - the JSON owns stdout and the readable report goes to stderr.
@@ -997,6 +997,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "probabilities; recorded as prior_shift in the policy JSON")
     report.add_argument("--adapt-method", choices=("em", "bbse"), default="em",
                         help="how --adapt-to estimates the class mix (default em)")
+    report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default="reweight",
+                        help="--adapt-to re-weights the tuning split (default), or tunes without labels on the "
+                        "adapted split, its probabilities adjusted to the estimated mix")
     report.set_defaults(handler=_cmd_report)
 
     apply = commands.add_parser(

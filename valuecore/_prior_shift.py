@@ -41,6 +41,7 @@ from ._policies import Policy, value_matrix_for
 from ._predictions import Predictions
 
 __all__ = [
+    "ADAPT_TUNINGS",
     "PRIOR_SHIFT_METHODS",
     "PriorEstimate",
     "adapted_policy_document",
@@ -54,6 +55,8 @@ __all__ = [
 ]
 
 PRIOR_SHIFT_METHODS = ("em", "bbse")
+ADAPT_TUNINGS = ("reweight", "label_free")
+_FITTED_KINDS = ("threshold", "class_thresholds")
 _BOOTSTRAP_CELLS = 4_000_000  # items x resamples held in memory at once
 
 
@@ -389,12 +392,15 @@ def estimate_under_priors(policy: Policy, predictions: Predictions, values, esti
 class _AdaptedPipeline(Pipeline):
     """The ordinary pipeline, with the tuning split re-weighted to the mix estimated on ``adapt_to``."""
 
-    def __init__(self, runs: Mapping, adapt_to: str, method: str, *, rng=None, **options):
+    def __init__(self, runs: Mapping, adapt_to: str, method: str, *, tuning: str = "reweight", rng=None, **options):
         super().__init__(runs, **options)
         if method not in PRIOR_SHIFT_METHODS:
             raise ValueError(f"unknown prior-shift method {method!r}; choose one of {list(PRIOR_SHIFT_METHODS)}")
+        if tuning not in ADAPT_TUNINGS:
+            raise ValueError(f"unknown adapted tuning {tuning!r}; choose one of {list(ADAPT_TUNINGS)}")
         self.adapt_to = adapt_to
         self.method = method
+        self.tuning = tuning
         self.rng = rng
         self._estimates: dict = {}
 
@@ -429,6 +435,27 @@ class _AdaptedPipeline(Pipeline):
             return predictions
         return reweight_to_priors(predictions, self.prior_estimate(model).priors)
 
+    def _label_free(self, kind: str) -> bool:
+        return self.tuning == "label_free" and kind in _FITTED_KINDS
+
+    def policy(self, model: str, kind: str, values) -> Policy:
+        policy = super().policy(model, kind, values)  # every check of the ordinary pipeline, and re-weighted tuning
+        if not self._label_free(kind):
+            return policy
+        from ._policies import fit_policy
+        from ._policy_json import align_values
+        from ._sorted import presort
+
+        adapted = adjust_predictions(Pipeline.calibrated(self, model, self.adapt_to), self.prior_estimate(model))
+        return fit_policy(kind, presort(adapted), align_values(values, self.run(model).classes),
+                          calibration=self.calibration_dict(model), estimate=True)
+
+    def constrained_policy(self, model: str, kind: str, values, **constraints):
+        if self._label_free(kind) or (self.tuning == "label_free" and kind == "two_tier"):
+            raise ValueError("constraints and two tiers are fitted on labelled items: adapt them with "
+                             "re-weighting (the default), not label-free tuning")
+        return super().constrained_policy(model, kind, values, **constraints)
+
     def evaluate_split(self, model: str, split: str, policy: Policy, values) -> PolicyResult:
         predictions = self.predictions(model, split)
         if split != self.adapt_to or predictions.has_labels:
@@ -441,11 +468,15 @@ class _AdaptedPipeline(Pipeline):
     def entry(self, model: str, kind: str, values, *, with_interval: bool = True, **constraints):
         estimate = self.prior_estimate(model)  # first, so a model that cannot be adapted is refused in words
         entry = super().entry(model, kind, values, with_interval=with_interval, **constraints)
-        from ._policy_json import align_values
+        from ._policy_json import _count, align_values
 
-        record = {"split": self.adapt_to, **estimate.to_dict()}
+        record = {"split": self.adapt_to, **estimate.to_dict(), "tuning": self.tuning}
         notes = [f"{model}: tuned for the class mix estimated on split {self.adapt_to!r} ({self.method}): "
                  + ", ".join(f"{c} {p:.3f}" for c, p in zip(estimate.classes, estimate.priors))]
+        if self._label_free(kind):
+            adapted_split = self.run(model).splits[self.adapt_to]
+            entry = replace(entry, tuned_on={"split": self.adapt_to, "n": _count(adapted_split.total_weight)})
+            notes.append(f"{model}: tuned without labels on {self.adapt_to!r}, its posteriors adjusted to that mix")
         if kind in ("accept_all", "calibrated_threshold", "calibrated_class_thresholds", "expected_value"):
             notes.append(f"{model}: the {kind} rule is not fitted on data, so re-weighting does not change it")
         if kind != "two_tier":
@@ -459,19 +490,25 @@ class _AdaptedPipeline(Pipeline):
         return replace(entry, prior_shift=record, notes=tuple(entry.notes) + tuple(notes))
 
 
-def adapted_policy_document(models: Mapping, values, adapt_to: str, *, method: str = "em", kind: str = "threshold",
+def adapted_policy_document(models: Mapping, values, adapt_to: str, *, method: str = "em", tuning: str = "reweight",
+                            kind: str = "threshold",
                             calibration_method: str = "none", tune_split: str | None = None,
                             eval_split: str | None = None, with_interval: bool = True, rng=None, **constraints):
     """The policy document of ``models`` re-tuned for the class mix of split ``adapt_to``.
 
     The same arguments as :func:`~valuecore.policy_json.build_policy_document`,
-    plus ``adapt_to`` (the unlabelled split), ``method`` ("em" or "bbse") and
-    ``rng`` (BBSE's bootstrap). Each entry records ``prior_shift``: the split,
-    method, estimated priors with their interval, and the label-free value of
-    the re-tuned policy on ``adapt_to`` under that mix.
+    plus ``adapt_to`` (the unlabelled split), ``method`` ("em" or "bbse"),
+    ``tuning`` and ``rng`` (BBSE's bootstrap). ``tuning="reweight"`` re-weights
+    the labelled tuning split to the estimated mix; ``"label_free"`` tunes the
+    ``threshold`` and ``class_thresholds`` rules without labels on
+    ``adapt_to`` itself, its posteriors adjusted to the mix (less noisy in the
+    simulation of ``docs/constraints.md``; no constraints). Each entry records
+    ``prior_shift``: the split, method, tuning, estimated priors with their
+    interval, and the label-free value of the policy on ``adapt_to`` under
+    that mix.
 
     Returns (PolicyDocument, notes); ValueError when no model can be adapted.
     """
-    pipeline = _AdaptedPipeline(models, adapt_to, method, rng=rng, tune_split=tune_split, eval_split=eval_split,
-                                calibration=calibration_method)
+    pipeline = _AdaptedPipeline(models, adapt_to, method, tuning=tuning, rng=rng, tune_split=tune_split,
+                                eval_split=eval_split, calibration=calibration_method)
     return pipeline.document(list(models), kind, values, with_interval=with_interval, **constraints)
