@@ -23,7 +23,8 @@ black-box shift estimation of :func:`bbse_priors`);
 (:func:`adjust_predictions`: the same, keeping the served decisions),
 :func:`reweight_to_priors` re-weights a labelled split to it,
 :func:`estimate_under_priors` is the label-free value under it, and
-:func:`adapted_policy_document` re-tunes every model's policy for it.
+:func:`adapted_policy_document` re-tunes every model's policy for it (by one
+of ``ADAPT_TUNINGS``).
 
 Results are pandas frames.
 """
