@@ -40,3 +40,19 @@ def test_class_mix_per_chunk_on_the_production_sample():
         assert "Re-tuning for the estimated mix would earn up to" in text
     else:  # the sample's production mix is close to its tuning mix
         assert "would not earn more on any chunk" in text
+
+
+def test_mix_table_finds_the_gain_of_re_tuning_per_class_thresholds_under_a_shift():
+    import numpy as np
+
+    from test_prior_shift import gaussian_run
+
+    rng = np.random.default_rng(31)
+    reference = gaussian_run((0.5, 0.5), 3000, rng)
+    watched = gaussian_run((0.9, 0.1), 6000, rng, labelled=False)
+    values = vc.UseCase.from_omega(4)
+    policy = vc.fit_policy("class_thresholds", vc.presort(reference), values)
+    table = mix_table(reference, watched, policy, values, "class_thresholds", 3)
+    assert len(table) == 3 and table["Items"].sum() == 6000
+    assert all(float(cell.split()[0]) > 0.85 for cell in table["Share of c0"])
+    assert (table["Gain"] > 0).all()
