@@ -426,7 +426,7 @@ class _AdaptedPipeline(Pipeline):
         target = Pipeline.calibrated(self, model, self.adapt_to)
         if not (reference.has_proba and target.has_proba):
             raise ValueError(f"the {self.calibration} recalibration keeps only the top-label confidence; adapting "
-                             "to a new class mix needs probability vectors: use calibration none or temperature")
+                             "to a new class mix needs probability vectors: use calibration none, temperature or platt")
         return estimate_priors(target, reference, self.method, rng=self.rng)
 
     def calibrated(self, model: str, split: str | None) -> Predictions | None:
