@@ -346,3 +346,10 @@ def test_simulation_pins_the_documented_figures():
     assert label_free_gap[~per_class].mean() > 0  # label-free tuning on production gains on average
     assert label_free_gap[per_class].min() > 0
     assert values["estimate_error"].abs().mean() < values["naive_estimate_error"].abs().mean()
+
+
+def test_report_adapt_to_after_isotonic_recalibration_is_refused(tmp_path, capsys):
+    path = write_run(tmp_path / "model.csv")
+    code, _, stderr = run_cli(capsys, "report", path, "--omega", "4", "--adapt-to", "prod", "--calibration", "isotonic")
+    assert code == 2
+    assert "keeps only the top-label confidence" in stderr and "Traceback" not in stderr
