@@ -276,3 +276,8 @@ if not frame.empty:
         "A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
         "production estimates above."
     )
+
+# -- class mix per chunk, and what re-tuning for it would earn (prior shift)
+from dashboard.prior_shift import prior_shift_section  # noqa: E402  (kept with its section, at the end)
+
+prior_shift_section(selection, workspace, models, policies, values, kind)

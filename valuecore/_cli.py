@@ -460,7 +460,17 @@ def _cmd_report(args) -> int:
         with_interval=not args.no_interval,
         **_constraint_kwargs(args),
     )
-    document, notes, recommended = _with_recommendation(args, models, values, document, notes)
+    pipeline = None
+    if args.adapt_to is not None:  # re-tuned for the class mix of an unlabelled split (docs/constraints.md)
+        from ._prior_shift import adapted_pipeline
+
+        pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning,
+                                    calibration_method=args.calibration, tune_split=args.tune_split,
+                                    eval_split=args.eval_split, rng=0)
+        document, notes = pipeline.document(list(models), args.policy or "threshold", values,
+                                            with_interval=not args.no_interval, **_constraint_kwargs(args))
+    # The recommendation weighs the rules on the same pipeline the document came from (adapted or not).
+    document, notes, recommended = _with_recommendation(args, models, values, document, notes, pipeline)
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
@@ -491,13 +501,14 @@ def _cmd_report(args) -> int:
     return EXIT_OK
 
 
-def _with_recommendation(args, models, values, document, notes):
+def _with_recommendation(args, models, values, document, notes, pipeline=None):
     """The recommendation from the export's pipeline, and the document that names it (its entry refitted if needed)."""
     from ._pipeline import Pipeline
     from ._recommend import recommend, recommended_document
 
     constraints = _constraint_kwargs(args)
-    pipeline = Pipeline(models, args.tune_split, args.eval_split, args.calibration)
+    if pipeline is None:
+        pipeline = Pipeline(models, args.tune_split, args.eval_split, args.calibration)
     kinds = None if args.policy is None else (args.policy,)  # an explicit rule is the only one weighed
     recommended = recommend(pipeline, values, kinds=kinds,
                             **{k: v for k, v in constraints.items() if k != "monitoring"})
@@ -1087,6 +1098,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
     report.add_argument("--log-mlflow", action="store_true",
                         help="log the policy JSON and the HTML report to the MLflow run(s) named as mlflow:RUN")
+    report.add_argument("--adapt-to", metavar="SPLIT",
+                        help="re-tune for the class mix of this (unlabelled) split, estimated from the "
+                        "probabilities; recorded as prior_shift in the policy JSON")
+    report.add_argument("--adapt-method", choices=("em", "bbse"), default="em",
+                        help="how --adapt-to estimates the class mix (default em)")
+    report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default="reweight",
+                        help="--adapt-to re-weights the tuning split (default), or tunes without labels on the "
+                        "adapted split, its probabilities adjusted to the estimated mix")
     report.set_defaults(handler=_cmd_report)
 
     apply = commands.add_parser(

@@ -278,6 +278,8 @@ class PolicyEntry:
         certified risk); see ``docs/policy-json.md``.
     monitoring : dict or None
         The reference for label-free alerts (see ``monitoring_record``).
+    prior_shift : dict or None
+        The class mix the policy was re-tuned for (``report --adapt-to``).
     """
 
     model: str
@@ -289,6 +291,7 @@ class PolicyEntry:
     notes: tuple[str, ...] = ()
     constraints: tuple = ()
     monitoring: Mapping | None = None
+    prior_shift: Mapping | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "constraints", tuple(dict(c) for c in self.constraints))
@@ -312,6 +315,8 @@ class PolicyEntry:
             out["constraints"] = [dict(c) for c in self.constraints]
         if self.monitoring is not None:
             out["monitoring"] = dict(self.monitoring)
+        if self.prior_shift is not None:
+            out["prior_shift"] = dict(self.prior_shift)
         return _jsonable(out)
 
     @classmethod
@@ -348,6 +353,7 @@ class PolicyEntry:
             notes=tuple(data.get("notes", ())),
             constraints=tuple(data.get("constraints", ())),
             monitoring=data.get("monitoring"),
+            prior_shift=data.get("prior_shift"),
         )
 
 

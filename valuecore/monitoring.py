@@ -15,11 +15,23 @@ against the reference band and a drift signal on the confidences, as a
 :func:`expected_item_values` is each item's estimated value and
 :func:`monitoring_record` the summary the policy JSON keeps.
 
+Under a new class mix (prior shift), :func:`estimate_priors` estimates the
+mix of an unlabelled split (a :class:`PriorEstimate` with an interval, by
+one of ``PRIOR_SHIFT_METHODS``: the EM of :func:`em_priors` or the
+black-box shift estimation of :func:`bbse_priors`);
+:func:`adjust_to_priors` moves calibrated posteriors to a new mix
+(:func:`adjust_predictions`: the same, keeping the served decisions),
+:func:`reweight_to_priors` re-weights a labelled split to it,
+:func:`estimate_under_priors` is the label-free value under it, and
+:func:`adapted_policy_document` re-tunes every model's policy for it (by one
+of ``ADAPT_TUNINGS``).
+
 Results are pandas frames.
 """
 
-from . import _bands, _monitoring
+from . import _bands, _monitoring, _prior_shift
 from ._bands import *  # noqa: F403
 from ._monitoring import *  # noqa: F403  (exactly the names of _monitoring.__all__)
+from ._prior_shift import *  # noqa: F403
 
-__all__ = [*_monitoring.__all__, *_bands.__all__]
+__all__ = [*_monitoring.__all__, *_bands.__all__, *_prior_shift.__all__]

@@ -1,0 +1,527 @@
+"""Value under prior shift: a new class mix, estimated without labels, and the policy re-tuned for it.
+
+Under *prior shift* (label shift) the class mix moves while each class looks
+the same: p(x | y) is fixed, pi(y) changes. A model calibrated under the
+reference mix ``pi`` then has, under the new mix ``q``, the exact posteriors
+
+    p'(y | x) = p(y | x) q(y) / pi(y) / sum_k p(k | x) q(k) / pi(k).
+
+Two estimators of ``q`` from an unlabelled split:
+
+* ``"em"``: the EM of Saerens, Latinne & Decaestecker (2002), the maximum
+  likelihood estimate of the mixing weights given calibrated posteriors. Its
+  fixed point is ``q = mean_i p'(. | x_i)``. Interval: Wald, by the delta
+  method over both splits: the exact observed information of the mixture
+  likelihood on the unlabelled items (a sandwich when the weights are
+  fractional sampling weights), plus the noise of the reference mix, the
+  class shares of the labelled split, through EM's derivative in it.
+* ``"bbse"``: black-box shift estimation (Lipton, Wang & Smola 2018). With
+  ``C[j, k] = P(predicted j, true k)`` on the labelled reference split and
+  ``mu[j] = P(predicted j)`` on the unlabelled one, solve ``C w = mu``; then
+  ``q(k) = w(k) pi(k)``. It needs hard predictions only, and is consistent
+  even when the probabilities are not calibrated. Interval: percentile
+  bootstrap over the items of both splits (seeded by ``rng``).
+
+Re-tuning: the labelled tuning split re-weighted to the new mix, item weight
+``w_i = q(y_i) / pi(y_i)`` (a sampling weight, the package's convention),
+then the ordinary ``fit_policy`` through the ordinary :class:`Pipeline`.
+The label-free value on the unlabelled split uses the adjusted posteriors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+
+from ._evaluate import PolicyResult, _result
+from ._pipeline import Pipeline
+from ._policies import Policy, value_matrix_for
+from ._predictions import Predictions
+
+__all__ = [
+    "ADAPT_TUNINGS",
+    "PRIOR_SHIFT_METHODS",
+    "PriorEstimate",
+    "adapted_policy_document",
+    "adjust_predictions",
+    "adjust_to_priors",
+    "bbse_priors",
+    "em_priors",
+    "estimate_priors",
+    "estimate_under_priors",
+    "reweight_to_priors",
+]
+
+PRIOR_SHIFT_METHODS = ("em", "bbse")
+ADAPT_TUNINGS = ("reweight", "label_free")
+_FITTED_KINDS = ("threshold", "class_thresholds")
+_BOOTSTRAP_CELLS = 4_000_000  # items x resamples held in memory at once
+
+
+@dataclass(frozen=True)
+class PriorEstimate:
+    """The class mix of an unlabelled split, estimated from a model's outputs.
+
+    Attributes
+    ----------
+    classes : tuple of str
+    priors : tuple of float
+        Estimated share of each class, summing to 1.
+    low, high : tuple of float
+        The interval of each share, at ``confidence_level``.
+    reference_priors : tuple of float
+        The class mix of the labelled reference split (the mix the
+        probabilities are calibrated for).
+    method : {"em", "bbse"}
+    iterations : int
+        EM iterations (0 for BBSE, a direct solve).
+    converged : bool
+    n_items : float
+        Weighted number of unlabelled items.
+    confidence_level : float
+    """
+
+    classes: tuple
+    priors: tuple
+    low: tuple
+    high: tuple
+    reference_priors: tuple
+    method: str
+    iterations: int
+    converged: bool
+    n_items: float
+    confidence_level: float
+
+    def to_dict(self) -> dict:
+        """Numbers by class name, for the policy JSON."""
+        named = lambda values: {c: float(v) for c, v in zip(self.classes, values)}  # noqa: E731
+        return {
+            "method": self.method,
+            "estimated_priors": named(self.priors),
+            "interval": {c: [float(lo), float(hi)] for c, lo, hi in zip(self.classes, self.low, self.high)},
+            "confidence_level": float(self.confidence_level),
+            "reference_priors": named(self.reference_priors),
+            "iterations": int(self.iterations),
+            "converged": bool(self.converged),
+            "n": float(self.n_items),
+        }
+
+
+# ------------------------------------------------------------------ core
+def _weights(sample_weight, n: int) -> np.ndarray:
+    return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+
+
+def _check_priors(priors, n_classes: int, what: str) -> np.ndarray:
+    priors = np.asarray(priors, dtype=float)
+    if priors.shape != (n_classes,) or not np.all(np.isfinite(priors)) or np.any(priors < 0):
+        raise ValueError(f"{what} must be {n_classes} non-negative numbers, got {priors.tolist()}")
+    if priors.sum() <= 0:
+        raise ValueError(f"{what} must not all be zero")
+    return priors / priors.sum()
+
+
+def adjust_to_priors(proba, reference_priors, new_priors) -> np.ndarray:
+    """Posteriors under ``new_priors`` of a model calibrated under ``reference_priors``, shape (n, C).
+
+    ``p'(y|x) ∝ p(y|x) new(y) / reference(y)``: exact under prior shift. A
+    class absent from the reference mix keeps probability 0.
+    """
+    proba = np.asarray(proba, dtype=float)
+    reference = _check_priors(reference_priors, proba.shape[1], "reference_priors")
+    new = _check_priors(new_priors, proba.shape[1], "new_priors")
+    ratio = np.divide(new, reference, out=np.zeros_like(new), where=reference > 0)
+    scaled = proba * ratio
+    totals = scaled.sum(axis=1, keepdims=True)
+    # An item whose every possible class vanished under the new mix keeps its old posterior.
+    return np.where(totals > 0, scaled / np.where(totals > 0, totals, 1.0), proba)
+
+
+def em_priors(proba, reference_priors, sample_weight=None, *, tol: float = 1e-10,
+              max_iter: int = 10_000) -> tuple[np.ndarray, int, bool]:
+    """Saerens-Latinne-Decaestecker EM: (priors, iterations, converged).
+
+    Starts at ``reference_priors``; each step sets the priors to the weighted
+    mean of the posteriors adjusted to the current priors; stops when no
+    share moves by more than ``tol``.
+    """
+    proba = np.asarray(proba, dtype=float)
+    weight = _weights(sample_weight, proba.shape[0])
+    reference = _check_priors(reference_priors, proba.shape[1], "reference_priors")
+    total = weight.sum()
+    if total <= 0:
+        raise ValueError("the unlabelled split has no items (total weight 0)")
+    priors = reference.copy()
+    for iteration in range(1, max_iter + 1):
+        updated = weight @ adjust_to_priors(proba, reference, priors) / total
+        if np.max(np.abs(updated - priors)) <= tol:
+            return updated, iteration, True
+        priors = updated
+    return priors, max_iter, False
+
+
+def _covariance_of_shares(shares_of_items: np.ndarray, weight: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Covariance of a weighted mean of per-item vectors: whole-number weights are counts, others sampling weights."""
+    centred = shares_of_items - mean
+    total = weight.sum()
+    if np.all(weight == np.round(weight)):
+        return centred.T @ (centred * weight[:, None]) / total**2
+    return centred.T @ (centred * (weight**2)[:, None]) / total**2
+
+
+def _em_covariance(proba, reference, priors, weight) -> np.ndarray:
+    """Covariance of the EM shares from the unlabelled items (the observed information, exact Hessian)."""
+    ratio = np.divide(1.0, reference, out=np.zeros_like(reference), where=reference > 0)
+    scaled = proba * ratio  # a_ic = p(c|x_i) / pi(c); l_i(q) = log(a_i . q)
+    density = scaled @ priors
+    score = scaled / np.where(density > 0, density, 1.0)[:, None]
+    free = score[:, :-1] - score[:, -1:]  # gradient in the first C-1 shares (the last is 1 - their sum)
+    information = free.T @ (free * weight[:, None])  # minus the Hessian: exactly sum w_i d_i d_i^T
+    inverse = np.linalg.pinv(information)
+    if np.all(weight == np.round(weight)):  # whole numbers are counts: the information is the variance
+        covariance_free = inverse
+    else:  # fractional weights are sampling weights: sandwich
+        covariance_free = inverse @ (free.T @ (free * (weight**2)[:, None])) @ inverse
+    n_classes = len(priors)
+    to_all = np.vstack([np.eye(n_classes - 1), -np.ones((1, n_classes - 1))])
+    return to_all @ covariance_free @ to_all.T
+
+
+def _em_reference_jacobian(proba, reference, weight, step: float = 1e-6) -> np.ndarray:
+    """d(EM shares) / d(reference shares), by central differences (EM is smooth in the reference mix)."""
+    n_classes = len(reference)
+    jacobian = np.zeros((n_classes, n_classes))
+    for k in np.flatnonzero(reference > step):
+        shift = np.zeros(n_classes)
+        shift[k] = step
+        # The scale of the reference mix cancels in the adjustment, so a one-sided move needs no renormalising.
+        up, _, _ = em_priors(proba, reference + shift, weight, tol=1e-14)
+        down, _, _ = em_priors(proba, reference - shift, weight, tol=1e-14)
+        jacobian[:, k] = (up - down) / (2 * step)
+    return jacobian
+
+
+def _em_interval(proba, weight, reference, reference_items, priors, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wald interval by the delta method over both splits: the unlabelled items and the labelled reference mix."""
+    covariance = _em_covariance(proba, reference, priors, weight)
+    labels, reference_weight = reference_items
+    onehot = np.eye(len(reference))[labels]
+    jacobian = _em_reference_jacobian(proba, reference, weight)
+    covariance = covariance + jacobian @ _covariance_of_shares(onehot, reference_weight, reference) @ jacobian.T
+    error = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    return np.clip(priors - z * error, 0.0, 1.0), np.clip(priors + z * error, 0.0, 1.0)
+
+
+def _confusion_shares(y_pred, y_true, weight, n_classes: int) -> np.ndarray:
+    """C[j, k] = weighted share of (predicted j, true k)."""
+    cells = np.bincount(y_pred * n_classes + y_true, weights=weight, minlength=n_classes * n_classes)
+    return cells.reshape(n_classes, n_classes) / weight.sum()
+
+
+def bbse_priors(reference_pred, reference_true, unlabelled_pred, n_classes: int, *,
+                reference_weight=None, unlabelled_weight=None) -> np.ndarray:
+    """Black-box shift estimation: solve ``C w = mu``; priors ``w * pi``, clipped at 0 and renormalised.
+
+    Raises ValueError when the confusion matrix is singular (a class never
+    predicted, or two classes the model cannot tell apart).
+    """
+    reference_pred = np.asarray(reference_pred, dtype=np.int64)
+    reference_true = np.asarray(reference_true, dtype=np.int64)
+    unlabelled_pred = np.asarray(unlabelled_pred, dtype=np.int64)
+    confusion = _confusion_shares(reference_pred, reference_true,
+                                  _weights(reference_weight, len(reference_pred)), n_classes)
+    weight = _weights(unlabelled_weight, len(unlabelled_pred))
+    predicted = np.bincount(unlabelled_pred, weights=weight, minlength=n_classes) / weight.sum()
+    return _bbse_solve(confusion, predicted)
+
+
+def _bbse_solve(confusion: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    reference = confusion.sum(axis=0)
+    if np.linalg.matrix_rank(confusion) < confusion.shape[0]:
+        raise ValueError("black-box shift estimation needs an invertible confusion matrix on the labelled "
+                         "split: every class must be predicted, and the classes told apart")
+    importance = np.linalg.solve(confusion, predicted)
+    priors = np.clip(importance * reference, 0.0, None)
+    return priors / priors.sum() if priors.sum() > 0 else reference
+
+
+def _bbse_bootstrap(reference: Predictions, unlabelled: Predictions, n_resamples: int, rng) -> np.ndarray:
+    """(n_resamples, C) BBSE priors, items of both splits resampled with replacement."""
+    n_classes = reference.n_classes
+    out = np.empty((n_resamples, n_classes))
+    ref_cells = reference.y_pred * n_classes + reference.y_true
+    batch = max(1, _BOOTSTRAP_CELLS // max(reference.n, unlabelled.n, 1))
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        offsets = np.arange(size)[:, None]
+        rows = rng.integers(0, reference.n, size=(size, reference.n))
+        confusion = np.bincount((offsets * n_classes**2 + ref_cells[rows]).ravel(),
+                                weights=reference.sample_weight[rows].ravel(),
+                                minlength=size * n_classes**2).reshape(size, n_classes, n_classes)
+        rows = rng.integers(0, unlabelled.n, size=(size, unlabelled.n))
+        predicted = np.bincount((offsets * n_classes + unlabelled.y_pred[rows]).ravel(),
+                                weights=unlabelled.sample_weight[rows].ravel(),
+                                minlength=size * n_classes).reshape(size, n_classes)
+        for k in range(size):  # a C x C solve per resample; C is a handful
+            try:
+                out[start + k] = _bbse_solve(confusion[k] / confusion[k].sum(), predicted[k] / predicted[k].sum())
+            except ValueError:
+                out[start + k] = np.nan
+    return out
+
+
+def _reference_priors(reference: Predictions) -> np.ndarray:
+    reference.require_labels("estimating a class mix (the labelled reference split)")
+    counts = np.bincount(reference.y_true, weights=reference.sample_weight, minlength=reference.n_classes)
+    return counts / counts.sum()
+
+
+def adjust_predictions(predictions: Predictions, estimate: PriorEstimate) -> Predictions:
+    """The same served decisions (``y_pred``, ``confidence``), with ``proba`` adjusted to the estimated mix.
+
+    Label-free tools that read ``proba`` as the chance of each true class
+    (``fit_policy(..., estimate=True)``, the expected gains) then reason under
+    the new mix, while thresholds still apply to the confidence as served.
+    Pass predictions already recalibrated like those the estimate was made on.
+    """
+    predictions.require_proba("adjusting probabilities to a new class mix")
+    adjusted = adjust_to_priors(predictions.normalised_proba(), estimate.reference_priors, estimate.priors)
+    return replace(predictions, proba=adjusted, logits=None)
+
+
+def estimate_priors(unlabelled: Predictions, reference: Predictions, method: str = "em", *,
+                    confidence_level: float = 0.95, n_resamples: int = 500, rng=None,
+                    tol: float = 1e-10, max_iter: int = 10_000) -> PriorEstimate:
+    """Estimate the class mix of ``unlabelled`` from a model's calibrated outputs.
+
+    Parameters
+    ----------
+    unlabelled : Predictions
+        The split whose mix is wanted (its labels, if any, are not read).
+    reference : Predictions
+        A labelled split of the reference mix, the one the probabilities are
+        calibrated on (for BBSE: the confusion matrix).
+    method : {"em", "bbse"}
+    confidence_level : float
+    n_resamples : int
+        Bootstrap resamples (BBSE only).
+    rng : numpy.random.Generator, optional
+        For the BBSE bootstrap.
+
+    Raises
+    ------
+    ValueError
+        Unknown method, no probabilities (EM), different classes, an
+        unlabelled reference, a singular confusion matrix (BBSE).
+    """
+    from scipy.stats import norm
+
+    if method not in PRIOR_SHIFT_METHODS:
+        raise ValueError(f"unknown prior-shift method {method!r}; choose one of {list(PRIOR_SHIFT_METHODS)}")
+    if tuple(unlabelled.classes) != tuple(reference.classes):
+        raise ValueError(f"the two splits have different classes: {list(reference.classes)} and "
+                         f"{list(unlabelled.classes)}")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    reference_priors = _reference_priors(reference)
+    if unlabelled.total_weight <= 0:
+        raise ValueError("the unlabelled split has no items (total weight 0)")
+    tail = (1 - confidence_level) / 2
+    if method == "em":
+        unlabelled.require_proba("estimating a class mix by EM")
+        proba = unlabelled.normalised_proba()
+        priors, iterations, converged = em_priors(proba, reference_priors, unlabelled.sample_weight,
+                                                  tol=tol, max_iter=max_iter)
+        low, high = _em_interval(proba, unlabelled.sample_weight, reference_priors,
+                                 (reference.y_true, reference.sample_weight), priors, norm.ppf(1 - tail))
+    else:
+        rng = np.random.default_rng(rng)
+        priors = bbse_priors(reference.y_pred, reference.y_true, unlabelled.y_pred, reference.n_classes,
+                             reference_weight=reference.sample_weight, unlabelled_weight=unlabelled.sample_weight)
+        draws = _bbse_bootstrap(reference, unlabelled, int(n_resamples), rng)
+        draws = draws[np.all(np.isfinite(draws), axis=1)]
+        if len(draws) == 0:
+            low = high = priors
+        else:
+            low, high = np.quantile(draws, tail, axis=0), np.quantile(draws, 1 - tail, axis=0)
+        iterations, converged = 0, True
+    as_tuple = lambda values: tuple(float(v) for v in values)  # noqa: E731
+    return PriorEstimate(tuple(unlabelled.classes), as_tuple(priors), as_tuple(low), as_tuple(high),
+                         as_tuple(reference_priors), method, int(iterations), bool(converged),
+                         float(unlabelled.total_weight), float(confidence_level))
+
+
+def reweight_to_priors(reference: Predictions, priors) -> Predictions:
+    """The labelled split re-weighted to the class mix ``priors``: weight times ``q(y) / pi(y)``.
+
+    Sums to the same total weight; a class absent from the split cannot be
+    represented (ValueError when ``priors`` gives it a share).
+    """
+    reference_priors = _reference_priors(reference)
+    priors = _check_priors(priors, reference.n_classes, "priors")
+    missing = [c for c, p, r in zip(reference.classes, priors, reference_priors) if p > 0 and r == 0]
+    if missing:
+        raise ValueError(f"the labelled split has no item of class(es) {missing}, so it cannot be re-weighted "
+                         "to a mix that contains them")
+    ratio = np.divide(priors, reference_priors, out=np.zeros_like(priors), where=reference_priors > 0)
+    return replace(reference, sample_weight=reference.sample_weight * ratio[reference.y_true])
+
+
+def estimate_under_priors(policy: Policy, predictions: Predictions, values, estimate: PriorEstimate) -> PolicyResult:
+    """Label-free value of ``policy`` on ``predictions`` when its class mix is ``estimate.priors``.
+
+    Decisions are the policy's, on the model's (calibrated) outputs as served;
+    the chance of each true class is the calibrated posterior adjusted to the
+    new mix. With the reference mix this is :func:`~valuecore.estimate`.
+    """
+    if policy.kind == "two_tier":
+        raise ValueError("a two_tier policy's value includes its assisted tier: it is evaluated on labels only")
+    matrix = value_matrix_for(values, predictions.classes)
+    actions = policy.decide(predictions, matrix)
+    truth = adjust_predictions(policy.calibrate(predictions), estimate).proba
+    weighted_truth = truth * predictions.sample_weight[:, None]
+    n_classes = predictions.n_classes
+    confusion = weighted_truth.T @ np.eye(n_classes + 1)[actions]
+    return _result(predictions.classes, confusion, matrix.values, weighted_truth.sum(axis=0), estimated=True,
+                   n_items=predictions.total_weight)
+
+
+# -------------------------------------------------------------- pipeline
+class _AdaptedPipeline(Pipeline):
+    """The ordinary pipeline, with the tuning split re-weighted to the mix estimated on ``adapt_to``."""
+
+    def __init__(self, runs: Mapping, adapt_to: str, method: str, *, tuning: str = "reweight", rng=None, **options):
+        super().__init__(runs, **options)
+        if method not in PRIOR_SHIFT_METHODS:
+            raise ValueError(f"unknown prior-shift method {method!r}; choose one of {list(PRIOR_SHIFT_METHODS)}")
+        if tuning not in ADAPT_TUNINGS:
+            raise ValueError(f"unknown adapted tuning {tuning!r}; choose one of {list(ADAPT_TUNINGS)}")
+        self.adapt_to = adapt_to
+        self.method = method
+        self.tuning = tuning
+        self.rng = rng
+        self._estimates: dict = {}
+
+    def prior_estimate(self, model: str) -> PriorEstimate:
+        if model not in self._estimates:
+            self._estimates[model] = self._estimate(model)
+        return self._estimates[model]
+
+    def _estimate(self, model: str) -> PriorEstimate:
+        run = self.run(model)
+        plan = self.plan(model)
+        if plan.skip is not None:
+            raise ValueError(plan.skip)
+        if self.adapt_to not in run.splits:
+            raise ValueError(f"no split {self.adapt_to!r} to adapt to (its splits: {', '.join(run.splits)})")
+        if plan.tune_split == self.adapt_to or not run.splits[plan.tune_split].has_labels:
+            raise ValueError(f"adapting to split {self.adapt_to!r} needs another, labelled split to tune on "
+                             f"(the tuning split is {plan.tune_split!r}); give --tune-split")
+        if not all(run.splits[s].has_proba for s in (plan.tune_split, self.adapt_to)):
+            raise ValueError("adapting to a new class mix needs the full probability vector (proba_<class> "
+                             "columns); this run only has the top label and its confidence")
+        reference = Pipeline.calibrated(self, model, plan.tune_split)
+        target = Pipeline.calibrated(self, model, self.adapt_to)
+        if not (reference.has_proba and target.has_proba):
+            raise ValueError(f"the {self.calibration} recalibration keeps only the top-label confidence; adapting "
+                             "to a new class mix needs probability vectors: use calibration none, temperature or platt")
+        return estimate_priors(target, reference, self.method, rng=self.rng)
+
+    def calibrated(self, model: str, split: str | None) -> Predictions | None:
+        predictions = super().calibrated(model, split)
+        if predictions is None or split != self.plan(model).tune_split:
+            return predictions
+        return reweight_to_priors(predictions, self.prior_estimate(model).priors)
+
+    def _label_free(self, kind: str) -> bool:
+        return self.tuning == "label_free" and kind in _FITTED_KINDS
+
+    def policy(self, model: str, kind: str, values) -> Policy:
+        policy = super().policy(model, kind, values)  # every check of the ordinary pipeline, and re-weighted tuning
+        if not self._label_free(kind):
+            return policy
+        from ._policies import fit_policy
+        from ._policy_json import align_values
+        from ._sorted import presort
+
+        adapted = adjust_predictions(Pipeline.calibrated(self, model, self.adapt_to), self.prior_estimate(model))
+        return fit_policy(kind, presort(adapted), align_values(values, self.run(model).classes),
+                          calibration=self.calibration_dict(model), estimate=True)
+
+    def constrained_policy(self, model: str, kind: str, values, **constraints):
+        if self._label_free(kind) or (self.tuning == "label_free" and kind == "two_tier"):
+            raise ValueError("constraints and two tiers are fitted on labelled items: adapt them with "
+                             "re-weighting (the default), not label-free tuning")
+        return super().constrained_policy(model, kind, values, **constraints)
+
+    def evaluate_split(self, model: str, split: str, policy: Policy, values) -> PolicyResult:
+        predictions = self.predictions(model, split)
+        if split != self.adapt_to or predictions.has_labels:
+            return super().evaluate_split(model, split, policy, values)
+        from ._policy_json import align_values
+
+        return estimate_under_priors(policy, predictions, align_values(values, self.run(model).classes),
+                                     self.prior_estimate(model))
+
+    def entry(self, model: str, kind: str, values, *, with_interval: bool = True, **constraints):
+        estimate = self.prior_estimate(model)  # first, so a model that cannot be adapted is refused in words
+        entry = super().entry(model, kind, values, with_interval=with_interval, **constraints)
+        from ._policy_json import _count, align_values
+
+        record = {"split": self.adapt_to, **estimate.to_dict(), "tuning": self.tuning}
+        notes = [f"{model}: tuned for the class mix estimated on split {self.adapt_to!r} ({self.method}): "
+                 + ", ".join(f"{c} {p:.3f}" for c, p in zip(estimate.classes, estimate.priors))]
+        if self._label_free(kind):
+            adapted_split = self.run(model).splits[self.adapt_to]
+            entry = replace(entry, tuned_on={"split": self.adapt_to, "n": _count(adapted_split.total_weight)})
+            notes.append(f"{model}: tuned without labels on {self.adapt_to!r}, its posteriors adjusted to that mix")
+        if kind in ("accept_all", "calibrated_threshold", "calibrated_class_thresholds", "expected_value"):
+            notes.append(f"{model}: the {kind} rule is not fitted on data, so re-weighting does not change it")
+        if kind != "two_tier":
+            adapted = self.predictions(model, self.adapt_to)
+            aligned = align_values(values, self.run(model).classes)
+            result = estimate_under_priors(entry.policy, adapted, aligned, estimate)
+            record["estimated_value_per_item"] = result.value_per_item
+            record["estimated_value_dimensionless"] = result.value_dimensionless
+            notes.append(f"{model}: its value per item on {self.adapt_to!r} under that mix, estimated without "
+                         f"labels: {result.value_per_item:.4f}")
+        return replace(entry, prior_shift=record, notes=tuple(entry.notes) + tuple(notes))
+
+
+def adapted_policy_document(models: Mapping, values, adapt_to: str, *, method: str = "em", tuning: str = "reweight",
+                            kind: str = "threshold",
+                            calibration_method: str = "none", tune_split: str | None = None,
+                            eval_split: str | None = None, with_interval: bool = True, rng=None, **constraints):
+    """The policy document of ``models`` re-tuned for the class mix of split ``adapt_to``.
+
+    The same arguments as :func:`~valuecore.policy_json.build_policy_document`,
+    plus ``adapt_to`` (the unlabelled split), ``method`` ("em" or "bbse"),
+    ``tuning`` and ``rng`` (BBSE's bootstrap). ``tuning="reweight"`` re-weights
+    the labelled tuning split to the estimated mix; ``"label_free"`` tunes the
+    ``threshold`` and ``class_thresholds`` rules without labels on
+    ``adapt_to`` itself, its posteriors adjusted to the mix (less noisy in the
+    simulation of ``docs/constraints.md``; no constraints). Each entry records
+    ``prior_shift``: the split, method, tuning, estimated priors with their
+    interval, and the label-free value of the policy on ``adapt_to`` under
+    that mix.
+
+    Returns (PolicyDocument, notes); ValueError when no model can be adapted.
+    """
+    pipeline = adapted_pipeline(models, adapt_to, method=method, tuning=tuning, calibration_method=calibration_method,
+                                tune_split=tune_split, eval_split=eval_split, rng=rng)
+    return pipeline.document(list(models), kind, values, with_interval=with_interval, **constraints)
+
+
+def adapted_pipeline(models: Mapping, adapt_to: str, *, method: str = "em", tuning: str = "reweight",
+                     calibration_method: str = "none", tune_split: str | None = None,
+                     eval_split: str | None = None, rng=None):
+    """The :class:`~valuecore.Pipeline` of ``models`` whose tuning follows the class mix of split ``adapt_to``.
+
+    Arguments as :func:`adapted_policy_document`; every policy it fits (``policy``, ``entry``, ``document``)
+    is re-tuned for the estimated mix and its entries record ``prior_shift``, so the recommendation and the
+    export weigh the same adapted rules.
+    """
+    return _AdaptedPipeline(models, adapt_to, method, tuning=tuning, rng=rng, tune_split=tune_split,
+                            eval_split=eval_split, calibration=calibration_method)
