@@ -99,7 +99,7 @@ def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, per
         else:
             rule = _SHORT_RULES.get(r.kind, r.kind)
         automated, per_item = vc.wording.percent(r.coverage), r.per_item
-        rule_help = f"{r.model}: {vc.wording.rule_phrase(r.policy)}."
+        rule_help = f"{md_text(r.model)}: {vc.wording.rule_phrase(r.policy)}."  # help text is markdown
     return _tiles(rule, rule_help, automated, per_item, r.baseline_per_item, currency, volume, period)
 
 

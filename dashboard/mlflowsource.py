@@ -61,8 +61,8 @@ def _load_run(uri: str, run_id: str) -> data.LoadReport:
     folder = vc.serving.mlflow_runs_folder(PREFIX + run_id, tracking_uri=uri)
     report = data.load_folder(folder)
 
-    def shown(file: str) -> str:
-        return f"{PREFIX}{run_id[:8]}/{Path(file).name}" if file.startswith(folder) else file
+    def shown(file: str) -> str:  # every file is the run's (load_folder already hides the server's folder)
+        return f"{PREFIX}{run_id[:8]}/{Path(file).name}"
 
     models = {m: replace(run, path=shown(run.path)) for m, run in report.models.items()}
     return data.LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file)) for p in report.problems))
