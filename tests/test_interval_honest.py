@@ -247,11 +247,11 @@ def test_the_pages_say_what_each_likely_range_rests_on():
     def captions():  # as read, without the markdown escapes of md_text
         return [c.value.replace("\\", "") for c in at.caption]
 
-    home = [text for text in captions() if "Likely range: 95% sure" in text]
+    home = [text for text in captions() if "per item: 95% sure" in text]
     assert len(home) == 1 and "wrong answer" in home[0] and "automated" in home[0]  # the best model's range
     at.switch_page("pages/value.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    shown = [text for text in captions() if "Likely range: 95% sure" in text]
+    shown = [text for text in captions() if "per item: 95% sure" in text]
     models = {"logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"}
     assert {text.split(":")[0] for text in shown} == models
     assert all("seen in 450 items" in text for text in shown)

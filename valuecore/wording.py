@@ -313,7 +313,7 @@ def likely_range_sentence(
     ...                                  worst_value=-1000, one_more_worst=8.78, currency="$")
     >>> for part in sentence.replace(". ", ".|").replace("; ", ";|").split("|"):
     ...     print(part)
-    Likely range: 95% sure to hold the value per item on new items like these.
+    Likely range -$8.2 to $0.87 per item: 95% sure to hold the value per item on new items like these.
     It rests on 0 wrong answers (-$1,000 each) seen in 114 items, 91 automated;
     one more would lower the value per item by $8.78.
     """
@@ -327,9 +327,11 @@ def likely_range_sentence(
     where = f"{significant(n_items)} items"
     if not _missing(n_acted) and math.isfinite(n_acted):
         where += f", {significant(n_acted)} automated"
+    each = " each" if plural else ""
     return (
-        f"Likely range: {_level(confidence)} sure to hold the value per item on new items like these. "
-        f"It rests on {seen} {outcome}{plural} ({amount(worst_value, currency)} each) seen in {where}; "
+        f"Likely range {amount(low, currency)} to {amount(high, currency)} per item: {_level(confidence)} sure "
+        "to hold the value per item on new items like these. "
+        f"It rests on {seen} {outcome}{plural} ({amount(worst_value, currency)}{each}) seen in {where}; "
         f"one more would lower the value per item by {amount(one_more_worst, currency)}."
     )
 
