@@ -188,7 +188,7 @@ else:
             recommendation = home.page_recommendation(ws, models, values)
             reason = vc.wording.recommendation_reason(recommendation, selection.currency)
             document, more = vc.recommended_document(ws, document, recommendation, values, reason)
-            notes = [*notes, *(md_text(note) for note in more)]  # it names a model: shown as text
+            notes = [*notes, *more]  # escaped once, where they are shown
     except ValueError as error:
         st.error(f"No policy could be built: {md_text(error)}")
     if document is not None:

@@ -340,7 +340,9 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
             if index is None:
                 entries.append(entry)
             else:
-                notes.append(f"{r.model}: its policy is the recommended rule ({r.kind}), not "
-                             f"{entries[index].policy.kind}")
+                from .wording import rule_name  # the note is read by people (CLI, Export page)
+
+                notes.append(f"{r.model}: its policy is the recommended rule, {rule_name(r.kind)}, not "
+                             f"{rule_name(entries[index].policy.kind)}")
                 entries[index] = entry
     return replace(document, entries=tuple(entries), recommendation=r.to_dict(reason)), notes
