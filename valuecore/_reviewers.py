@@ -150,16 +150,21 @@ class Reviewers:
         a = self.accuracy_at(rate)
         return a * use_case.v_abstain + (1.0 - a) * self.wrong_value(use_case)
 
+    def use_case_at(self, use_case: UseCase, rate: float) -> UseCase:
+        """The use case whose ``v_abstain`` is the expected value of a hand-off at hand-off
+        rate ``rate``: exact for any policy that hands off that share of the items."""
+        a = float(self.accuracy_at(rate))
+        if a == 1.0:
+            return use_case
+        return UseCase(use_case.v_correct, a * use_case.v_abstain + (1.0 - a) * self.wrong_value(use_case),
+                       use_case.v_wrong)
+
     def effective_use_case(self, use_case: UseCase) -> UseCase:
         """For a flat accuracy: the use case whose ``v_abstain`` is the expected hand-off
         value, which makes every existing rule (and per-class thresholds) exact."""
         if not self.flat:
             raise ValueError("a workload curve couples the hand-offs of every class: no single use case stands for it")
-        a = self._flat_accuracy
-        if a == 1.0:
-            return use_case
-        return UseCase(use_case.v_correct, a * use_case.v_abstain + (1.0 - a) * self.wrong_value(use_case),
-                       use_case.v_wrong)
+        return self.use_case_at(use_case, 0.0)
 
     def total_value(self, n_correct, n_wrong, n_handoff, use_case: UseCase):
         """Total value of a policy from its weighted counts: the one place the reviewer model enters."""
