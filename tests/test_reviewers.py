@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -188,3 +189,109 @@ def test_a_tie_hidden_by_round_off_goes_to_the_highest_threshold():
     assert curve[3] > curve[2]  # the float values do split the tie
     fit = fit_reviewer_threshold(vc.presort(case.predictions()), vc.UseCase(*use_case), Reviewers(workload=workload))
     assert fit.threshold == 0.7
+
+
+# ------------------------------------------------------------------ command line and policy JSON
+DIGITS = str(__import__("pathlib").Path(__file__).resolve().parent.parent / "sample_runs" / "digits")
+USE_CASE = ["--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4", "--no-interval"]
+
+
+def cli(capsys, *argv):
+    from valuecore._cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def report_json(capsys, tmp_path, name, *extra):
+    path = tmp_path / name
+    code, out, err = cli(capsys, "report", DIGITS, *USE_CASE, *extra, "--json", path)
+    assert code == 0, err
+    return json.loads(path.read_text()), path, out
+
+
+def test_a_flat_accuracy_is_priced_into_the_use_case_for_every_rule(capsys, tmp_path):
+    with_people, _, out = report_json(capsys, tmp_path, "a.json", "--reviewer-accuracy", "0.75")
+    # 0.75 x 0 + 0.25 x (-4): the same report as a use case whose hand-off is worth -1
+    code, _, err = cli(capsys, "report", DIGITS, "--v-correct", "1", "--v-abstain", "-1", "--v-wrong", "-4",
+                       "--no-interval", "--json", tmp_path / "b.json")
+    assert code == 0, err
+    priced = json.loads((tmp_path / "b.json").read_text())
+    assert with_people["use_case"]["v_abstain"] == -1.0
+    assert with_people["models"] == priced["models"] and with_people["recommendation"] == priced["recommendation"]
+    record = with_people["reviewers"]
+    assert record["priced_in_use_case"] is True and record["v_abstain_if_right"] == 0.0
+    assert record["accuracy"] == 0.75 and record["v_person_wrong"] == -4.0
+    assert "reviewers' accuracy 0.7500" in out
+
+
+def test_a_perfect_reviewer_changes_nothing_but_the_record(capsys, tmp_path):
+    plain, _, _ = report_json(capsys, tmp_path, "a.json")
+    perfect, _, _ = report_json(capsys, tmp_path, "b.json", "--reviewer-accuracy", "1")
+    assert perfect.pop("reviewers")["priced_in_use_case"] is True
+    assert perfect == plain
+
+
+def test_a_workload_report_is_the_exact_scan_and_apply_reads_it_back(capsys, tmp_path):
+    document, path, out = report_json(capsys, tmp_path, "w.json", "--reviewer-sample", "180/200",
+                                      "--workload", "0.02:0.95,0.10:0.6", "--v-person-wrong", "-6")
+    record = document["reviewers"]
+    assert record["priced_in_use_case"] is False and record["sample"] == {"n_right": 180, "n_reviewed": 200}
+    assert record["workload"] == [{"handoff_rate": 0.02, "accuracy": 0.95}, {"handoff_rate": 0.1, "accuracy": 0.6}]
+    r = Reviewers.from_dict(record)
+    use_case = vc.UseCase(1, 0, -4)
+    runs = vc.load_runs(DIGITS).models
+    for entry in document["models"]:
+        splits = runs[entry["model"]].splits
+        fit = fit_reviewer_threshold(vc.presort(splits["val"]), use_case, r)
+        assert entry["policy"]["threshold"] == fit.threshold
+        test = vc.presort(splits["test"])
+        accepted, correct, wrong = test.counts_at(fit.threshold)
+        want = r.total_value(correct, wrong, test.total_weight - accepted, use_case)
+        assert entry["evaluation"]["value_total"] == pytest.approx(want, rel=1e-12)
+    best = max(document["models"], key=lambda e: e["evaluation"]["value_per_item"])
+    assert document["recommendation"]["model"] == best["model"]
+    code, _, err = cli(capsys, "apply", path, DIGITS, "--no-interval", "--json", tmp_path / "applied.json")
+    assert code == 0, err
+    applied = json.loads((tmp_path / "applied.json").read_text())
+    stored = {e["model"]: e["evaluation"]["value_total"] for e in document["models"]}
+    assert {m["model"]: m["evaluation"]["value_total"] for m in applied["models"]} == pytest.approx(stored, rel=1e-12)
+
+
+@pytest.mark.parametrize(("extra", "fragment"), [
+    (["--workload", "0.5:0.9,0.2:0.8"], "strictly increasing"),
+    (["--workload", "0.5"], "RATE:ACCURACY"),
+    (["--reviewer-accuracy", "1.5"], "between 0 and 1"),
+    (["--reviewer-sample", "9/5"], "RIGHT/REVIEWED"),
+    (["--reviewer-accuracy", "0.9", "--reviewer-sample", "9/10"], "not both"),
+    (["--workload", "0.1:0.9,0.5:0.8", "--policy", "class_thresholds"], "one global threshold"),
+])
+def test_bad_reviewer_options_get_a_clear_message(capsys, extra, fragment):
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, *extra)
+    assert code == 2 and fragment in err and "Traceback" not in err
+
+
+def test_reviewers_need_a_use_case(capsys, tmp_path):
+    matrix = tmp_path / "m.csv"
+    classes = [str(k) for k in range(10)]
+    rows = ["true," + ",".join(classes) + ",abstain"]
+    rows += [f"{t}," + ",".join("1" if t == p else "-4" for p in classes) + ",0" for t in classes]
+    matrix.write_text("\n".join(rows) + "\n")
+    code, _, err = cli(capsys, "report", DIGITS, "--value-matrix", matrix, "--reviewer-accuracy", "0.9")
+    assert code == 2 and "value matrix" in err
+
+
+def test_the_policy_json_refuses_bad_reviewers(capsys, tmp_path):
+    from valuecore._policy_json import PolicyDocument
+
+    document, _, _ = report_json(capsys, tmp_path, "a.json", "--reviewer-accuracy", "0.9")
+    assert PolicyDocument.from_dict(document).reviewers == document["reviewers"]
+    bad = json.loads(json.dumps(document))
+    bad["reviewers"]["accuracy"] = 1.5
+    with pytest.raises(ValueError, match="reviewers"):
+        PolicyDocument.from_dict(bad)
+    bad["reviewers"]["accuracy"] = 0.9
+    bad["reviewers"]["workload"] = [{"handoff_rate": 0.5, "accuracy": 0.9}, {"handoff_rate": 0.1, "accuracy": 0.9}]
+    with pytest.raises(ValueError, match="strictly increasing"):
+        PolicyDocument.from_dict(bad)
