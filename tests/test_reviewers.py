@@ -295,3 +295,11 @@ def test_the_policy_json_refuses_bad_reviewers(capsys, tmp_path):
     bad["reviewers"]["workload"] = [{"handoff_rate": 0.5, "accuracy": 0.9}, {"handoff_rate": 0.1, "accuracy": 0.9}]
     with pytest.raises(ValueError, match="strictly increasing"):
         PolicyDocument.from_dict(bad)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(st.floats(0.0, 50.0), ACCURACIES)
+def test_reviewers_who_err_like_the_model_lower_the_penalty(omega, accuracy):
+    # v_person_wrong = v_wrong: the VOC curve read at omega' = a omega / (1 + (1 - a) omega) answers for them.
+    effective = Reviewers(accuracy=accuracy).effective_use_case(vc.UseCase.from_omega(omega))
+    assert effective.omega == pytest.approx(accuracy * omega / (1 + (1 - accuracy) * omega), rel=1e-12, abs=1e-12)
