@@ -448,6 +448,12 @@ def _cmd_report(args) -> int:
     from ._policy_json import build_policy_document
 
     values = _values(args)
+    reviewers = _reviewers(args, values)
+    if reviewers is not None and not reviewers.flat:
+        return _report_for_loaded_reviewers(args, values, reviewers)
+    typed_values = values
+    if reviewers is not None:  # a flat accuracy: priced into v_abstain, so every rule stays exact
+        values = reviewers.effective_use_case(values)
     _check_interval_values(values, with_interval=not args.no_interval, html=bool(args.html))
     models = _load(args.paths)
     document, notes = build_policy_document(
@@ -471,12 +477,20 @@ def _cmd_report(args) -> int:
                                             with_interval=not args.no_interval, **_constraint_kwargs(args))
     # The recommendation weighs the rules on the same pipeline the document came from (adapted or not).
     document, notes, recommended = _with_recommendation(args, models, values, document, notes, pipeline)
+    if reviewers is not None:
+        from dataclasses import replace
+
+        from ._cli_reviewers import reviewer_record
+
+        document = replace(document, reviewers=reviewer_record(reviewers, typed_values))
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
     for line in _recommendation_lines(recommended, document, args.currency):
         say(line)
     say(_describe_values(values))
+    for line in _reviewer_lines(document):
+        say(line)
     say(f"policy: {args.policy or 'threshold'}, calibration: {args.calibration}")
     for entry in document.entries:
         say("")
@@ -498,6 +512,57 @@ def _cmd_report(args) -> int:
             log_report_to_runs(args.paths, document, html, say)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+    return EXIT_OK
+
+
+def _reviewers(args, values):
+    """The reviewers of ``report --reviewer-accuracy ...`` (docs/constraints.md), or None."""
+    from ._cli_reviewers import reviewers_from_args
+
+    try:
+        return reviewers_from_args(args, values)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _reviewer_lines(document) -> list[str]:
+    from ._cli_reviewers import reviewer_lines
+
+    return reviewer_lines(document.reviewers)
+
+
+def _report_for_loaded_reviewers(args, values, reviewers) -> int:
+    """``report`` with a workload curve: one exact threshold per model, each priced at its hand-off rate."""
+    from ._cli_reviewers import loaded_reviewer_document
+
+    unsupported = [name for name, given in (
+        ("--policy other than threshold", args.policy not in (None, "threshold")),
+        ("--adapt-to", args.adapt_to is not None), ("--html", bool(args.html)), ("--log-mlflow", args.log_mlflow),
+        ("constraints and tiers", bool(_constraint_kwargs(args)))) if given]
+    if unsupported:
+        raise UsageError("with a --workload curve the report tunes one global threshold per model; it does not "
+                         f"take {', '.join(unsupported)} (a flat --reviewer-accuracy does)")
+    models = _load(args.paths)
+    try:
+        document, notes = loaded_reviewer_document(
+            models, values, reviewers, tune_split=args.tune_split, eval_split=args.eval_split,
+            calibration_method=args.calibration, with_interval=not args.no_interval)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    say = _err if args.json == "-" else _out
+    _warn_notes_of_no_model(document, notes)
+    recommendation = document.recommendation
+    say(f"recommendation: {_stored_recommendation(recommendation)}")
+    say(_describe_values(values))
+    for line in _reviewer_lines(document):
+        say(line)
+    say(f"policy: threshold (tuned for the reviewers' workload), calibration: {args.calibration}")
+    for entry in document.entries:
+        say("")
+        for line in _entry_lines(entry, models[entry.model].path, None, args.currency):
+            say(line)
+    if args.json:
+        _write_policy_json(document, args.json, say, args)
     return EXIT_OK
 
 
@@ -720,10 +785,16 @@ def _cmd_apply(args) -> int:
     _check_interval_values(document.values, with_interval=not args.no_interval)
     models = _load(args.paths)
     applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
+    if document.reviewers is not None:  # on a workload curve, each policy is priced at its own hand-off rate
+        from ._cli_reviewers import reprice_applied
+
+        applied = reprice_applied(document, models, applied, with_interval=not args.no_interval)
     say = _err if args.json == "-" else _out
     if document.recommendation is not None:
         say(f"recommendation (as stored): {_stored_recommendation(document.recommendation)}")
     say(_describe_values(document.values))
+    for line in _reviewer_lines(document):
+        say(line)
     say(f"policies from {path} applied as stored (thresholds, calibration and rule; nothing refitted)")
     evaluated = 0
     for item in applied:
@@ -1015,6 +1086,12 @@ def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
                        help="record in the policy JSON the reference a serving system needs for label-free alerts")
 
 
+def _add_reviewer_options(parser: argparse.ArgumentParser) -> None:
+    from ._cli_reviewers import add_reviewer_options
+
+    add_reviewer_options(parser)
+
+
 def _constraint_kwargs(args) -> dict:
     kwargs = {}
     if args.max_handoff_rate is not None:
@@ -1088,6 +1165,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_split_options(report)
     _add_constraint_options(report)
+    _add_reviewer_options(report)
     report.add_argument("--json", metavar="OUT.json", help="write the policy JSON here ('-' for stdout)")
     report.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
     report.add_argument("--html", metavar="REPORT.html",

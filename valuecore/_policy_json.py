@@ -371,12 +371,20 @@ class PolicyDocument:
         ``{"model": name or None, "policy": kind or None, "reason": text}``:
         the one model and rule to deploy (see :func:`valuecore.recommend`);
         the named model's entry holds that rule. None: not written.
+    reviewers : dict or None
+        The people who take the hand-offs when they are not always right
+        (``report --reviewer-accuracy``; see docs/constraints.md): their
+        accuracy, workload curve and the value of a hand-off they get wrong.
+        ``priced_in_use_case`` true: ``use_case`` already holds the expected
+        value of a hand-off; false: each policy's value is priced at its own
+        hand-off rate. None: not written.
     """
 
     values: Values
     entries: tuple[PolicyEntry, ...]
     generated_by: str | None = None
     recommendation: Mapping | None = None
+    reviewers: Mapping | None = None
 
     def __post_init__(self):
         if not isinstance(self.values, (UseCase, ValueMatrix)):
@@ -428,6 +436,7 @@ class PolicyDocument:
                 "use_case": values_to_dict(self.values),
                 "models": [entry.to_dict() for entry in self.entries],
                 **({} if self.recommendation is None else {"recommendation": dict(self.recommendation)}),
+                **({} if self.reviewers is None else {"reviewers": dict(self.reviewers)}),
             }
         )
 
@@ -447,8 +456,16 @@ class PolicyDocument:
         except ValueError as exc:
             raise ValueError(f"invalid policy document at use_case: {exc}") from exc
         entries = tuple(PolicyEntry.from_dict(item) for item in data["models"])
+        reviewers = data.get("reviewers")
+        if reviewers is not None:
+            from ._reviewers import Reviewers
+
+            try:
+                Reviewers.from_dict(reviewers)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"invalid policy document at reviewers: {exc}") from exc
         return cls(values=values, entries=entries, generated_by=data.get("generated_by"),
-                   recommendation=data.get("recommendation"))
+                   recommendation=data.get("recommendation"), reviewers=reviewers)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> PolicyDocument:

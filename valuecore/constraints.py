@@ -17,11 +17,19 @@ Two-tier automation: act, act after a person confirms, or hand off.
 :class:`AssistedValues` holds the confirmed tier's values, :func:`fit_two_tier`
 tunes both thresholds exactly, :func:`evaluate_two_tier` scores them (a
 :class:`TwoTierResult`) and :func:`two_tier_item_values` gives each item's value.
+
+People who are not always right: :class:`Reviewers` (their accuracy, from a
+sample with an exact interval, and a workload curve: accuracy against the
+hand-off rate) prices a hand-off; :func:`fit_reviewer_threshold` finds the exact
+best threshold when value is non-linear in the hand-off rate (a
+:class:`ReviewerFit`), :func:`reviewer_value_curve` gives the value of every
+candidate threshold.
 """
 
-from . import _capacity, _risk, _twotier
+from . import _capacity, _reviewers, _risk, _twotier
 from ._capacity import *  # noqa: F403
+from ._reviewers import *  # noqa: F403
 from ._risk import *  # noqa: F403
 from ._twotier import *  # noqa: F403
 
-__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__]
+__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_reviewers.__all__]
