@@ -86,7 +86,9 @@ best_row = next(r for r in rows if r.model == best)
 threshold, rule = views.policy_summary(best_row.policy)
 verdict, _ = home.page_verdict(ws, selection.models, kind, values)
 if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
-    st.markdown("**" + md_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
+    st.markdown(f"**With {md_text(vc.wording.rule_name(kind))}:** "
+                + md_text(vc.wording.verdict_headline(verdict, selection.currency))
+                + " What to deploy, over every rule, is on the first page.")
 threshold_shown = views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule)
 if len(threshold_shown) > home.CHARACTERS_IN_A_QUARTER:  # a threshold to its last digit gets half the row
     c1, c2 = st.columns(2)

@@ -260,7 +260,8 @@ def test_the_value_page_says_when_the_best_cannot_be_told_apart():
     assert not at.exception
     metric = next(m for m in at.main.get("metric") if m.label == "Highest on these items")
     assert unescape(metric.value) == "svm_rbf"  # shown as text (markdown-escaped)
-    assert any(unescape(m.value).startswith("**Deploy svm_rbf or") for m in at.markdown)
+    assert any(unescape(m.value).startswith("**With one threshold:** svm_rbf earns the most on these items;")
+               for m in at.markdown)
 
 
 def test_compare_capacity_and_monitor_open_on_the_recommended_model():

@@ -136,5 +136,5 @@ def test_the_command_line_says_the_verdict_in_the_same_words():
     runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
             for m, r in report.models.items()}
     verdict = vc.verdict(runs, use_case)
-    assert f"verdict: {vc.wording.verdict_headline(verdict, '$')}" in out
+    assert f"verdict (one threshold): {vc.wording.verdict_headline(verdict, '$')}" in out
     assert "labelled items in all" in out

@@ -710,7 +710,9 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
     judged = verdict(runs, values)
     if judged.degenerate == "no_models":
         return []
-    return ["verdict: " + wording.verdict_headline(judged, currency)] + [
+    kinds = {e.policy.kind for e in document.entries if e.evaluation}
+    rule = f" ({wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
+    return [f"verdict{rule}: " + wording.verdict_headline(judged, currency)] + [
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
 
 

@@ -498,12 +498,17 @@ def verdict_headline(verdict, currency: str = "") -> str:
             f"Keep handing items to people: no model earns more than the no-model baseline "
             f"({money(v.baseline_per_item, currency)} per item)."
         )
+    # Which model to deploy over every rule is the recommendation's to say (recommendation_headline); this
+    # sentence ranks the models under one rule, so it never says "Deploy" (two answers would contradict).
     if v.contenders:
-        return (
-            f"Deploy {v.best} or {_names(v.contenders, 'or')}: they are level within noise, and {v.best} "
-            "earns the most on these items."
-        )
-    return f"Deploy {v.best}: it earns the most, and clearly more than the other models."
+        level = "is" if len(v.contenders) == 1 else "are"
+        return (f"{v.best} earns the most on these items; {_names(v.contenders, 'and')} {level} level with it "
+                "within noise.")
+    others = len(v.standings) - 1
+    if others <= 0:
+        return f"{v.best} is the only model judged."
+    return (f"{v.best} earns the most, clearly more than "
+            + ("the other model." if others == 1 else f"the {significant(others)} other models."))
 
 
 def rule_phrase(policy, confidences=None) -> str:
