@@ -255,3 +255,19 @@ def test_the_pages_say_what_each_likely_range_rests_on():
     models = {"logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"}
     assert {text.split(":")[0] for text in shown} == models
     assert all("seen in 450 items" in text for text in shown)
+
+
+def test_the_comparison_says_why_the_t_test_disagrees_when_a_costly_difference_was_not_seen():
+    # digits at a wrong answer of -1000: mlp and logreg made no error on 'test'; the t-test finds mlp better,
+    # the bounded test cannot (one unseen error would cost 1000): the sentence must say why they disagree.
+    from pathlib import Path
+
+    runs = vc.load_runs([str(Path(__file__).resolve().parents[1] / "sample_runs" / "digits")]).models
+    use_case = vc.UseCase(1, 0, -1000)
+    policies = {m: vc.fit_policy("threshold", vc.presort(runs[m].splits["val"]), use_case) for m in ("mlp", "logreg")}
+    result = vc.uncertainty.paired_comparison(policies["mlp"], runs["mlp"].splits["test"], policies["logreg"],
+                                              runs["logreg"].splits["test"], use_case,
+                                              rng=np.random.default_rng(0), n_resamples=200)
+    assert result.p_value_t < 0.05 <= result.p_value
+    _, on_new_data = vc.wording.paired_sentences(result, ("mlp", "logreg"), "$")
+    assert "cannot tell the two apart" in on_new_data and "assume the costliest difference" in on_new_data

@@ -437,6 +437,9 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
             f"at the {level} level the data cannot tell the two apart (the interval includes 0), "
             "which is not evidence that they are equally good."
         )
+        if math.isfinite(m.p_value_t) and m.p_value_t < 1 - m.confidence:
+            verdict += (" The t-test and the bootstrap would call it significant because they assume the costliest "
+                        "difference, rare or not seen on these items, cannot happen.")
     return on_data, f"{head} {numbers}: {verdict}"
 
 
