@@ -17,11 +17,21 @@ Two-tier automation: act, act after a person confirms, or hand off.
 :class:`AssistedValues` holds the confirmed tier's values, :func:`fit_two_tier`
 tunes both thresholds exactly, :func:`evaluate_two_tier` scores them (a
 :class:`TwoTierResult`) and :func:`two_tier_item_values` gives each item's value.
+
+A shortlist instead of a blank hand-off: act, hand off with a list of the
+model's top classes, or hand off blank. :class:`ShortlistValues` holds the
+value of a list of ``k`` classes that holds the true class and of one that
+misses it; :func:`fit_shortlist` tunes both thresholds and ``k`` (or, with the
+``cumulative`` rule of ``SHORTLIST_RULES``, the probability level of a
+conformal-style set, over :func:`shortlist_levels`) exactly;
+:func:`evaluate_shortlist` scores it (a :class:`ShortlistResult`) and
+:func:`shortlist_item_values` gives each item's value.
 """
 
-from . import _capacity, _risk, _twotier
+from . import _capacity, _risk, _shortlist, _twotier
 from ._capacity import *  # noqa: F403
 from ._risk import *  # noqa: F403
+from ._shortlist import *  # noqa: F403
 from ._twotier import *  # noqa: F403
 
-__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__]
+__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_shortlist.__all__]
