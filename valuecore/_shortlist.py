@@ -332,7 +332,8 @@ class ShortlistResult:
     ----------
     n_items, value_total, value_per_item : float
     n_auto, n_listed, n_handoff : float
-        Items acted on / handed off with a list / handed off blank.
+        Items acted on / handed off with a list / handed off blank (a list of
+        a size with no value is not shown: those items count as blank).
     n_auto_wrong : float
         Wrong answers acted on.
     n_listed_hit : float
@@ -381,7 +382,8 @@ def evaluate_shortlist(policy: Policy, predictions: Predictions, values: Values)
     calibrated = policy.calibrate(predictions)
     tiers = _tiers(policy, calibrated)
     sizes, rank = _item_sizes_and_ranks(policy, calibrated)
-    listed = tiers == 1
+    # a list of a size the use case gives no value for is not shown: a blank hand-off
+    listed = (tiers == 1) & np.isin(sizes, ShortlistValues.from_dict(policy.shortlist["values"]).sizes)
     n_items = predictions.total_weight
     total = float(per_item @ weight)
     n_listed = float(weight[listed].sum())
@@ -391,8 +393,73 @@ def evaluate_shortlist(policy: Policy, predictions: Predictions, values: Values)
         value_per_item=total / n_items if n_items > 0 else 0.0,
         n_auto=float(weight[tiers == 0].sum()),
         n_listed=n_listed,
-        n_handoff=float(weight[tiers == 2].sum()),
+        n_handoff=float(weight[(tiers != 0) & ~listed].sum()),
         n_auto_wrong=float(weight[(tiers == 0) & ~calibrated.correct].sum()),
         n_listed_hit=float(weight[listed & (rank < sizes)].sum()),
         mean_list_size=float(sizes[listed] @ weight[listed]) / n_listed if n_listed > 0 else 0.0,
     )
+
+
+# ------------------------------------------------------------- the pipeline's view
+# How many levels the cumulative rule searches when every distinct one is too many.
+LEVEL_GRID_SIZE = 1000
+
+
+def fit_shortlist_for_pipeline(run: SortedRun | None, values: Values, shortlist_values, *, rule: str = "top_k",
+                               calibration=None) -> tuple[Policy, list, list]:
+    """(policy, constraint records, notes) as ``fit_constrained`` returns them.
+
+    The cumulative rule searches every distinct level unless levels times items
+    exceed ``EXACT_LEVEL_BUDGET``; then it searches ``LEVEL_GRID_SIZE`` of them,
+    evenly spread by rank, and a note says so.
+    """
+    if run is None:
+        raise ValueError("a shortlist policy is tuned on a labelled split")
+    levels, notes = None, []
+    if rule == "cumulative":
+        every = shortlist_levels(run.predictions)
+        if every.size * max(run.predictions.n, 1) > EXACT_LEVEL_BUDGET:
+            levels = every[np.unique(np.linspace(0, every.size - 1, LEVEL_GRID_SIZE).round().astype(np.intp))]
+            notes.append(f"the shortlist level was searched over {levels.size} of the {every.size} distinct "
+                         "cumulative levels of the tuning split (evenly spread by rank), not all of them")
+    policy = fit_shortlist(run, values, shortlist_values, rule=rule, calibration=calibration, levels=levels)
+    return policy, [], notes
+
+
+def shortlist_value_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:
+    """Lowest and highest value one item can take under a shortlist policy: a matrix cell or a list's value."""
+    from ._policies import value_matrix_for
+
+    cells = value_matrix_for(values, predictions.classes).values
+    listed = [v for pair in policy.shortlist["values"].values() for v in pair]
+    return min(float(cells.min()), *listed), max(float(cells.max()), *listed)
+
+
+def describe_shortlist(policy: Policy, evaluation: dict | None) -> list[str]:
+    """Plain-language lines for a shortlist rule, and its tiers' volumes when ``evaluation`` has them."""
+    from . import wording
+
+    spec = policy.shortlist
+    auto = "none" if policy.threshold is None else wording.threshold(policy.threshold)
+    listed = "none" if spec["list_threshold"] is None else wording.threshold(spec["list_threshold"])
+    if spec["rule"] == "top_k":
+        rule = "none" if spec["k"] is None else f"the {spec['k']} most probable classes"
+    else:
+        rule = "none" if spec["level"] is None else (
+            f"the fewest most probable classes whose probabilities sum to at least {spec['level']:.6g}")
+    sizes = ", ".join(f"k={k}: {v_in:g} if it holds the answer, {v_out:g} if not"
+                      for k, (v_in, v_out) in spec["values"].items())
+    lines = [
+        f"automatic threshold   {auto}  (act alone iff confidence >= it)",
+        f"list threshold        {listed}  (up to the automatic one a person gets a shortlist; below: blank)",
+        f"shortlist             {rule}",
+        f"shortlist values      {sizes}",
+    ]
+    tiers = (evaluation or {}).get("shortlist")
+    if tiers:
+        lines.append(
+            f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_listed']:g} handed off with a list "
+            f"({tiers['n_listed_hit']:g} holding the answer, {tiers['mean_list_size']:.3g} classes on average), "
+            f"{tiers['n_handoff']:g} handed off blank"
+        )
+    return lines
