@@ -130,3 +130,81 @@ def test_shortlist_policy_round_trips_and_refuses_bad_input():
         vc.Policy("threshold", threshold=0.9, shortlist={"values": {"1": [1, 0]}})
     with pytest.raises(ValueError, match="needs the values"):
         vc.fit_policy("shortlist", vc.presort(p), vc.UseCase(1, 0, -3))
+
+
+# ------------------------------------------------------------ command line and policy JSON
+from pathlib import Path  # noqa: E402
+
+from jsonschema import Draft202012Validator  # noqa: E402
+
+from valuecore._cli import main  # noqa: E402
+from valuecore._policy_json import PolicyDocument, policy_schema  # noqa: E402
+
+DIGITS = Path(__file__).resolve().parent.parent / "sample_runs" / "digits"
+LISTS = "2:0.6:-0.1,3:0.5:-0.1"
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("rule", ["top_k", "cumulative"])
+def test_report_writes_a_shortlist_policy_that_apply_scores_as_stored(capsys, tmp_path, rule):
+    import json
+
+    policy, applied = tmp_path / "shortlist.json", tmp_path / "applied.json"
+    code, out, err = run_cli(capsys, "report", DIGITS, "--omega", "5", "--policy", "shortlist",
+                             "--shortlist-values", LISTS, "--shortlist-rule", rule, "--json", policy)
+    assert code == 0, err
+    assert "list threshold" in out and "handed off with a list" in out
+    data = json.loads(policy.read_text())
+    Draft202012Validator(policy_schema()).validate(data)
+    assert PolicyDocument.from_json(policy.read_text()).to_dict() == data, "the document round-trips"
+    for model in data["models"]:
+        assert model["policy"]["kind"] == "shortlist"
+        assert model["policy"]["shortlist"]["rule"] == rule
+    code, out, err = run_cli(capsys, "apply", policy, DIGITS, "--json", applied)
+    assert code == 0, err
+    stored = {m["model"]: m["evaluation"] for m in data["models"]}
+    scored = {m["model"]: m for m in json.loads(applied.read_text())["models"]}
+    assert set(scored) == set(stored)
+    for name, evaluation in stored.items():
+        assert scored[name]["evaluation"] == evaluation
+        tiers = evaluation["shortlist"]
+        counts = np.asarray(scored[name]["confusion"]["counts"])
+        assert counts[:, -1].sum() == tiers["n_listed"] + tiers["n_handoff"]
+
+
+def test_the_stored_shortlist_value_is_the_core_value_on_the_evaluated_split(capsys, tmp_path):
+    import json
+
+    policy = tmp_path / "shortlist.json"
+    code, _, err = run_cli(capsys, "report", DIGITS, "--omega", "5", "--policy", "shortlist",
+                           "--shortlist-values", LISTS, "--json", policy)
+    assert code == 0, err
+    runs = vc.load_runs([str(DIGITS)]).models
+    for model in json.loads(policy.read_text())["models"]:
+        tune, test = runs[model["model"]].splits["val"], runs[model["model"]].splits["test"]
+        fitted = fit_shortlist(vc.presort(tune), vc.UseCase(1, 0, -5), ShortlistValues.parse(LISTS))
+        assert fitted == vc.Policy.from_dict(model["policy"])
+        assert evaluate_shortlist(fitted, test, vc.UseCase(1, 0, -5)).value_total == pytest.approx(
+            model["evaluation"]["value_total"], abs=1e-9)
+
+
+def test_report_refuses_a_shortlist_without_values_or_probabilities_in_words(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "report", DIGITS, "--omega", "5", "--policy", "shortlist")
+    assert code == 2 and "Traceback" not in err and "per list size k" in err
+    code, out, err = run_cli(capsys, "report", DIGITS, "--omega", "5", "--policy", "shortlist",
+                             "--shortlist-values", "2:0.6")
+    assert code == 2 and "Traceback" not in err and "K:IN:OUT" in err
+    code, out, err = run_cli(capsys, "report", DIGITS, "--omega", "5", "--policy", "threshold",
+                             "--shortlist-values", LISTS)
+    assert code == 2 and "Traceback" not in err and "shortlist values apply to the shortlist policy kind" in err
+    top = tmp_path / "top.csv"
+    top.write_text("id,split,y_true,y_pred,confidence\n" + "".join(
+        f"{i},{'val' if i % 2 else 'test'},{i % 3},{(i * 7) % 3},{0.4 + (i % 6) / 10}\n" for i in range(30)))
+    code, out, err = run_cli(capsys, "report", top, "--omega", "5", "--policy", "shortlist",
+                             "--shortlist-values", LISTS)
+    assert code == 2 and "Traceback" not in err and "probability vector" in err, err
