@@ -415,6 +415,9 @@ def fit_shortlist_for_pipeline(run: SortedRun | None, values: Values, shortlist_
     """
     if run is None:
         raise ValueError("a shortlist policy is tuned on a labelled split")
+    if run.predictions.proba is None and (calibration or {}).get("method") == "isotonic":
+        raise ValueError("isotonic calibration recalibrates only the top-label confidence, not the probability "
+                         "vectors a shortlist is read off: use calibration none, temperature or platt")
     levels, notes = None, []
     if rule == "cumulative":
         every = shortlist_levels(run.predictions)
