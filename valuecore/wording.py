@@ -634,6 +634,7 @@ RULE_NAMES = {
     "calibrated_class_thresholds": "a calibrated threshold per class",
     "expected_value": "the expected-value rule",
     "two_tier": "two tiers (a person confirms the middle tier)",
+    "shortlist": "a shortlist (a person picks from the likeliest classes in the middle tier)",
 }
 
 
