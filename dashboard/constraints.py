@@ -8,6 +8,7 @@ scaled to a day of the volume the user gives.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -179,25 +180,31 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money,
 
 
 @dataclass(frozen=True)
-class TwoTierView:
+class _TiersPerDay:
+    """A three-tier answer on the evaluated split, per day: act / a person with help / a blank hand-off."""
+
     policy: object
-    result: object  # vc.constraints.TwoTierResult on the evaluated split
+    result: object  # vc.constraints.TwoTierResult or ShortlistResult on the evaluated split
     single_per_item: float
     volume: float
+    TIER_NAMES: ClassVar[tuple] = ()
+
+    def _counts(self) -> tuple:
+        raise NotImplementedError
 
     @property
     def tiers(self) -> pd.DataFrame:
         n = self.result.n_items if self.result.n_items > 0 else 1.0
-        return pd.DataFrame(
-            {
-                "tier": ["Automatic", "Confirmed by a person", "Handed off"],
-                "items_per_day": [
-                    self.result.n_auto / n * self.volume,
-                    self.result.n_assisted / n * self.volume,
-                    self.result.n_handoff / n * self.volume,
-                ],
-            }
-        )
+        return pd.DataFrame({"tier": list(self.TIER_NAMES),
+                             "items_per_day": [count / n * self.volume for count in self._counts()]})
+
+
+@dataclass(frozen=True)
+class TwoTierView(_TiersPerDay):
+    TIER_NAMES: ClassVar[tuple] = ("Automatic", "Confirmed by a person", "Handed off")
+
+    def _counts(self) -> tuple:
+        return self.result.n_auto, self.result.n_assisted, self.result.n_handoff
 
 
 def two_tier_view(
@@ -237,25 +244,11 @@ def two_tier_sentence(view: TwoTierView, money) -> str:
 
 
 @dataclass(frozen=True)
-class ShortlistView:
-    policy: object
-    result: object  # vc.constraints.ShortlistResult on the evaluated split
-    single_per_item: float
-    volume: float
+class ShortlistView(_TiersPerDay):
+    TIER_NAMES: ClassVar[tuple] = ("Automatic", "Handed off with a shortlist", "Handed off blank")
 
-    @property
-    def tiers(self) -> pd.DataFrame:
-        n = self.result.n_items if self.result.n_items > 0 else 1.0
-        return pd.DataFrame(
-            {
-                "tier": ["Automatic", "Handed off with a shortlist", "Handed off blank"],
-                "items_per_day": [
-                    self.result.n_auto / n * self.volume,
-                    self.result.n_listed / n * self.volume,
-                    self.result.n_handoff / n * self.volume,
-                ],
-            }
-        )
+    def _counts(self) -> tuple:
+        return self.result.n_auto, self.result.n_listed, self.result.n_handoff
 
 
 def shortlist_view(ws, model: str, values, shortlist_values: dict, rule: str, *, volume: float
