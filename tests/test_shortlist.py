@@ -208,3 +208,17 @@ def test_report_refuses_a_shortlist_without_values_or_probabilities_in_words(cap
     code, out, err = run_cli(capsys, "report", top, "--omega", "5", "--policy", "shortlist",
                              "--shortlist-values", LISTS)
     assert code == 2 and "Traceback" not in err and "probability vector" in err, err
+
+
+@pytest.mark.parametrize(("policy_args", "phrase"), [
+    (("--policy", "shortlist", "--shortlist-values", LISTS), "handed off with a shortlist"),
+    (("--policy", "two_tier", "--v-confirmed-correct", "0.6", "--v-confirmed-wrong", "-1"), "a person confirms from"),
+])
+def test_the_html_report_takes_the_tiers_values_and_names_the_tiers(capsys, tmp_path, policy_args, phrase):
+    # the HTML report used to be built without the tier's values, and refused both tiered kinds
+    html = tmp_path / "report.html"
+    code, _, err = run_cli(capsys, "report", DIGITS, "--omega", "5", *policy_args, "--html", html)
+    assert code == 0, err
+    text = html.read_text(encoding="utf-8")
+    assert phrase in text
+    assert "a threshold per predicted class" not in text

@@ -658,6 +658,7 @@ def _html_report_text(args, models, values) -> str:
         models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
         tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
+        **_constraint_kwargs(args),
     )
 
 
