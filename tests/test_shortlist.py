@@ -222,3 +222,21 @@ def test_the_html_report_takes_the_tiers_values_and_names_the_tiers(capsys, tmp_
     text = html.read_text(encoding="utf-8")
     assert phrase in text
     assert "a threshold per predicted class" not in text
+
+
+def test_too_many_levels_are_searched_on_a_stated_grid(monkeypatch):
+    from valuecore import _shortlist
+
+    p = _digits_like(200)
+    run = vc.presort(p)
+    every = _shortlist.shortlist_levels(p)
+    monkeypatch.setattr(_shortlist, "EXACT_LEVEL_BUDGET", 10)
+    monkeypatch.setattr(_shortlist, "LEVEL_GRID_SIZE", 50)
+    policy, _, notes = _shortlist.fit_shortlist_for_pipeline(run, vc.UseCase(1, 0, -3), {"2": [0.6, -0.1]},
+                                                             rule="cumulative")
+    assert len(notes) == 1 and f"of the {every.size} distinct cumulative levels" in notes[0]
+    assert policy.shortlist["level"] in set(every.tolist())
+    exact = fit_shortlist(run, vc.UseCase(1, 0, -3), {"2": [0.6, -0.1]}, rule="cumulative")
+    # the grid can only lose value against every level, on the tuning split
+    assert (evaluate_shortlist(policy, p, vc.UseCase(1, 0, -3)).value_total
+            <= evaluate_shortlist(exact, p, vc.UseCase(1, 0, -3)).value_total)
