@@ -245,6 +245,7 @@ def two_tier_sentence(view: TwoTierView, money) -> str:
 
 @dataclass(frozen=True)
 class ShortlistView(_TiersPerDay):
+    levels_searched: tuple | None = None  # (searched, distinct) when a grid of levels was searched
     TIER_NAMES: ClassVar[tuple] = ("Automatic", "Handed off with a shortlist", "Handed off blank")
 
     def _counts(self) -> tuple:
@@ -262,14 +263,17 @@ def shortlist_view(ws, model: str, values, shortlist_values: dict, rule: str, *,
     if run.predictions.proba is None:
         return ("A shortlist is read off each item's probability for every class, which this run (or isotonic "
                 "calibration, which keeps only the top confidence) does not give.")
+    levels, n_distinct = (vc.constraints.shortlist_level_grid(run.predictions) if rule == "cumulative"
+                          else (None, 0))
     policy = vc.constraints.fit_shortlist(run, values, shortlist_values, rule=rule,
-                                          calibration=ws.calibration_dict(model))
+                                          calibration=ws.calibration_dict(model), levels=levels)
     single = vc.fit_policy("threshold", run, values, calibration=ws.calibration_dict(model))
     return ShortlistView(
         policy=policy,
         result=vc.constraints.evaluate_shortlist(policy, evaluated, values),
         single_per_item=vc.evaluate(single, evaluated, values).value_per_item,
         volume=volume,
+        levels_searched=None if levels is None or levels.size == n_distinct else (levels.size, n_distinct),
     )
 
 
@@ -293,4 +297,6 @@ def shortlist_sentence(view: ShortlistView, money) -> str:
         f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} listed ({held:.0%} of the lists hold the answer) and "
         f"{tiers[2]:,.0f} blank hand-offs a day, worth **{money(result.value_per_item * view.volume)} per day** "
         f"against {money(view.single_per_item * view.volume)} with one threshold."
-    )
+    ) + ("" if view.levels_searched is None else
+         f" (The level was searched over {view.levels_searched[0]:,} of the {view.levels_searched[1]:,} distinct "
+         "levels: too many to try them all here.)")

@@ -45,6 +45,7 @@ __all__ = [
     "evaluate_shortlist",
     "shortlist_item_values",
     "shortlist_levels",
+    "shortlist_level_grid",
 ]
 
 SHORTLIST_RULES = ("top_k", "cumulative")
@@ -420,13 +421,26 @@ def fit_shortlist_for_pipeline(run: SortedRun | None, values: Values, shortlist_
                          "vectors a shortlist is read off: use calibration none, temperature or platt")
     levels, notes = None, []
     if rule == "cumulative":
-        every = shortlist_levels(run.predictions)
-        if every.size * max(run.predictions.n, 1) > EXACT_LEVEL_BUDGET:
-            levels = every[np.unique(np.linspace(0, every.size - 1, LEVEL_GRID_SIZE).round().astype(np.intp))]
-            notes.append(f"the shortlist level was searched over {levels.size} of the {every.size} distinct "
+        levels, n_distinct = shortlist_level_grid(run.predictions)
+        if levels.size < n_distinct:
+            notes.append(f"the shortlist level was searched over {levels.size} of the {n_distinct} distinct "
                          "cumulative levels of the tuning split (evenly spread by rank), not all of them")
     policy = fit_shortlist(run, values, shortlist_values, rule=rule, calibration=calibration, levels=levels)
     return policy, [], notes
+
+
+def shortlist_level_grid(predictions: Predictions) -> tuple[np.ndarray, int]:
+    """The levels the cumulative rule searches, and how many distinct levels there are.
+
+    Every distinct level (exact) unless levels times items exceed
+    ``EXACT_LEVEL_BUDGET``; then ``LEVEL_GRID_SIZE`` of them, evenly spread by
+    rank. Checked before any tuning, so a large split never starts the exact search.
+    """
+    every = shortlist_levels(predictions)
+    if every.size * max(predictions.n, 1) <= EXACT_LEVEL_BUDGET:
+        return every, every.size
+    picked = np.unique(np.linspace(0, every.size - 1, LEVEL_GRID_SIZE).round().astype(np.intp))
+    return every[picked], every.size
 
 
 def shortlist_value_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:

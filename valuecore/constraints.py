@@ -23,7 +23,8 @@ model's top classes, or hand off blank. :class:`ShortlistValues` holds the
 value of a list of ``k`` classes that holds the true class and of one that
 misses it; :func:`fit_shortlist` tunes both thresholds and ``k`` (or, with the
 ``cumulative`` rule of ``SHORTLIST_RULES``, the probability level of a
-conformal-style set, over :func:`shortlist_levels`) exactly;
+conformal-style set, over :func:`shortlist_levels`) exactly
+(:func:`shortlist_level_grid` says which levels when they are too many);
 :func:`evaluate_shortlist` scores it (a :class:`ShortlistResult`) and
 :func:`shortlist_item_values` gives each item's value.
 """
