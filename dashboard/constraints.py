@@ -8,6 +8,7 @@ scaled to a day of the volume the user gives.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -179,25 +180,31 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money,
 
 
 @dataclass(frozen=True)
-class TwoTierView:
+class _TiersPerDay:
+    """A three-tier answer on the evaluated split, per day: act / a person with help / a blank hand-off."""
+
     policy: object
-    result: object  # vc.constraints.TwoTierResult on the evaluated split
+    result: object  # vc.constraints.TwoTierResult or ShortlistResult on the evaluated split
     single_per_item: float
     volume: float
+    TIER_NAMES: ClassVar[tuple] = ()
+
+    def _counts(self) -> tuple:
+        raise NotImplementedError
 
     @property
     def tiers(self) -> pd.DataFrame:
         n = self.result.n_items if self.result.n_items > 0 else 1.0
-        return pd.DataFrame(
-            {
-                "tier": ["Automatic", "Confirmed by a person", "Handed off"],
-                "items_per_day": [
-                    self.result.n_auto / n * self.volume,
-                    self.result.n_assisted / n * self.volume,
-                    self.result.n_handoff / n * self.volume,
-                ],
-            }
-        )
+        return pd.DataFrame({"tier": list(self.TIER_NAMES),
+                             "items_per_day": [count / n * self.volume for count in self._counts()]})
+
+
+@dataclass(frozen=True)
+class TwoTierView(_TiersPerDay):
+    TIER_NAMES: ClassVar[tuple] = ("Automatic", "Confirmed by a person", "Handed off")
+
+    def _counts(self) -> tuple:
+        return self.result.n_auto, self.result.n_assisted, self.result.n_handoff
 
 
 def two_tier_view(
@@ -234,3 +241,62 @@ def two_tier_sentence(view: TwoTierView, money) -> str:
         f"worth **{money(result.value_per_item * view.volume)} per day** against "
         f"{money(view.single_per_item * view.volume)} with one threshold."
     )
+
+
+@dataclass(frozen=True)
+class ShortlistView(_TiersPerDay):
+    levels_searched: tuple | None = None  # (searched, distinct) when a grid of levels was searched
+    TIER_NAMES: ClassVar[tuple] = ("Automatic", "Handed off with a shortlist", "Handed off blank")
+
+    def _counts(self) -> tuple:
+        return self.result.n_auto, self.result.n_listed, self.result.n_handoff
+
+
+def shortlist_view(ws, model: str, values, shortlist_values: dict, rule: str, *, volume: float
+                   ) -> ShortlistView | str:
+    """The shortlist answer for one model, or why there is none (a sentence)."""
+    split = ws.tuning_split_for(model)
+    run = ws.sorted(model, split)
+    evaluated = ws.predictions(model, ws.eval_split)
+    if evaluated is None or not evaluated.has_labels:
+        return "The evaluated split has no labels, so the tiers cannot be measured."
+    if run.predictions.proba is None:
+        return ("A shortlist is read off each item's probability for every class, which this run (or isotonic "
+                "calibration, which keeps only the top confidence) does not give.")
+    levels, n_distinct = (vc.constraints.shortlist_level_grid(run.predictions) if rule == "cumulative"
+                          else (None, 0))
+    policy = vc.constraints.fit_shortlist(run, values, shortlist_values, rule=rule,
+                                          calibration=ws.calibration_dict(model), levels=levels)
+    single = vc.fit_policy("threshold", run, values, calibration=ws.calibration_dict(model))
+    return ShortlistView(
+        policy=policy,
+        result=vc.constraints.evaluate_shortlist(policy, evaluated, values),
+        single_per_item=vc.evaluate(single, evaluated, values).value_per_item,
+        volume=volume,
+        levels_searched=None if levels is None or levels.size == n_distinct else (levels.size, n_distinct),
+    )
+
+
+def shortlist_sentence(view: ShortlistView, money) -> str:
+    policy, result = view.policy, view.result
+    spec = policy.shortlist
+    if result.n_listed == 0 and spec["list_threshold"] == policy.threshold:
+        return (
+            "A shortlist does not pay with these values: the best plan is the single "
+            f"threshold, worth {money(view.single_per_item * view.volume)} per day."
+        )
+    auto = "never act alone" if policy.threshold is None else f"act alone at confidence ≥ {policy.threshold:.2f}"
+    listed = "no list" if spec["list_threshold"] is None else f"**{spec['list_threshold']:.2f}**"
+    what = (f"the {spec['k']} likeliest classes" if spec["rule"] == "top_k" else
+            f"the fewest likeliest classes whose probabilities add up to {spec['level']:.2f} "
+            f"({result.mean_list_size:.1f} on average)")
+    tiers = view.tiers["items_per_day"].tolist()
+    held = result.n_listed_hit / result.n_listed if result.n_listed > 0 else 0.0
+    return (
+        f"{auto[0].upper() + auto[1:]}, hand off with {what} from {listed}, blank below: "
+        f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} listed ({held:.0%} of the lists hold the answer) and "
+        f"{tiers[2]:,.0f} blank hand-offs a day, worth **{money(result.value_per_item * view.volume)} per day** "
+        f"against {money(view.single_per_item * view.volume)} with one threshold."
+    ) + ("" if view.levels_searched is None else
+         f" (The level was searched over {view.levels_searched[0]:,} of the {view.levels_searched[1]:,} distinct "
+         "levels: too many to try them all here.)")

@@ -128,3 +128,27 @@ else:
     )
     st.download_button("Download this two-tier policy (JSON)", document.to_json(), file_name="two_tier_policy.json",
                        mime="application/json", key="constraints_download")
+
+# ---- 4. a shortlist instead of a blank hand-off
+st.header("A shortlist instead of a blank hand-off")
+st.caption("When a person picks the answer from a list, the model's likeliest classes save time if the right one "
+           "is among them. Say what such a hand-off is worth; valuecore finds both thresholds exactly "
+           "(docs/constraints.md).")
+n_classes = len(ws.run(model).classes)
+size_col, in_col, out_col, rule_col = st.columns(4)
+list_size = int(size_col.number_input("Classes on the list", min_value=1, max_value=n_classes,
+                                      value=min(2, n_classes), step=1, key="constraints_list_size"))
+v_listed_in = in_col.number_input("Value when the list holds the answer",
+                                  value=float(use_case.v_abstain + (use_case.v_correct - use_case.v_abstain) / 2),
+                                  key="constraints_list_in")
+v_listed_out = out_col.number_input("Value when it does not", value=float(use_case.v_abstain),
+                                    key="constraints_list_out")
+list_rule = rule_col.radio("List", ("top_k", "cumulative"), key="constraints_list_rule",
+                           format_func=lambda r: "a fixed length" if r == "top_k" else "grows with doubt")
+listing = view.shortlist_view(ws, model, values, {str(list_size): [v_listed_in, v_listed_out]}, list_rule,
+                              volume=volume)
+if isinstance(listing, str):
+    st.info(listing)
+else:
+    st.markdown(view.shortlist_sentence(listing, money))
+    st.altair_chart(tiers_chart(listing.tiers))

@@ -43,7 +43,7 @@ def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
     text = _markdown(page)
     assert "Your team can review **30 items a day**" in text
     assert "each extra reviewer (10 reviews a day) adds" in text
-    assert _charts(page) == 3
+    assert _charts(page) == 4  # capacity, certified risk, two tiers, shortlist
     model = page.selectbox(key="constraints_model").value
     run = vc.load_runs([str(DIGITS)]).models[model]
     use_case = vc.UseCase(1, 0, -4)
@@ -104,3 +104,14 @@ def test_a_weighted_run_gets_no_silent_certificate():
     assert not at.exception
     assert "No guaranteed error rate" not in "\n".join(w.value for w in at.warning)
     assert any("each weight counts as that many independent items" in c.value for c in at.caption)
+
+
+def test_the_shortlist_section_answers_for_both_list_rules(page):
+    page.number_input(key="constraints_list_in").set_value(0.6).run()
+    assert not page.exception, [e.value for e in page.exception]
+    text = _markdown(page)
+    assert "hand off with the 2 likeliest classes" in text or "A shortlist does not pay" in text
+    page.radio(key="constraints_list_rule").set_value("cumulative").run()
+    assert not page.exception, [e.value for e in page.exception]
+    text = _markdown(page)
+    assert "add up to" in text or "A shortlist does not pay" in text

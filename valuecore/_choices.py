@@ -13,8 +13,9 @@ POLICY_KINDS = (
     "calibrated_class_thresholds",
     "expected_value",
 )
-# Kinds that need more than the values: two_tier needs the values of its assisted tier.
-TIERED_KINDS = ("two_tier",)
+# Kinds that need more than the values: two_tier needs the values of its assisted tier,
+# shortlist the values of a hand-off with a shortlist.
+TIERED_KINDS = ("two_tier", "shortlist")
 ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
 
 VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")

@@ -588,7 +588,8 @@ def _recommendation_lines(recommended, document, currency: str) -> list[str]:
     lines = ["recommendation: " + wording.recommendation_headline(recommended),
              "                " + document.recommendation["reason"]]
     # The headline says one threshold; two tiers are described in their model's section.
-    if recommended.model is not None and recommended.kind not in ("threshold", "calibrated_threshold", "two_tier"):
+    if recommended.model is not None and recommended.kind not in (
+            "threshold", "calibrated_threshold", "two_tier", "shortlist"):
         entry = document.entry(recommended.model)
         lines += ["                " + line for line in _describe_rule(entry.policy)]
     return [*lines, ""]
@@ -637,7 +638,7 @@ def _entry_lines(entry, path, values=None, currency: str = "") -> list[str]:
         f"tuned on              {tuned_text}",
         f"evaluated on          split {evaluation.get('split')!r} ({_count(evaluation.get('n', 0))} items){estimated}",
         f"calibration           {describe_calibration(entry.policy.calibration)}",
-        *(_describe_rule(entry.policy) if entry.policy.kind != "two_tier" else []),
+        *(_describe_rule(entry.policy) if entry.policy.kind not in ("two_tier", "shortlist") else []),
         *describe_constraints(entry),
         *_evaluation_lines(evaluation, values, currency),
     ]
@@ -724,6 +725,7 @@ def _html_report_text(args, models, values) -> str:
         models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
         tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
+        **_constraint_kwargs(args),
     )
 
 
@@ -838,7 +840,7 @@ def _read_policy_document(path: Path):
 def _applied_lines(item, policy) -> list[str]:
     """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
     from ._calibration import describe_calibration
-    from ._constrained import describe_two_tier
+    from ._constrained import describe_tiers
 
     evaluation = item.evaluation
     estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
@@ -846,7 +848,7 @@ def _applied_lines(item, policy) -> list[str]:
     return [
         f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}",
         f"calibration           {describe_calibration(policy.calibration)}",
-        *(_describe_rule(policy) if policy.kind != "two_tier" else describe_two_tier(policy, evaluation)),
+        *(describe_tiers(policy, evaluation) or _describe_rule(policy)),
         f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
         f"value per item        {_fmt(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",
@@ -1084,6 +1086,12 @@ def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
                        help="two_tier: value of a wrong answer put to a person")
     group.add_argument("--assist-cost", type=_finite_float, metavar="K", default=None,
                        help="two_tier: cost of a person's confirmation per item (default 0)")
+    group.add_argument("--shortlist-values", metavar="K:IN:OUT,...",
+                       help="shortlist: value of a hand-off with the K most probable classes when they hold the "
+                       "true class (IN) and when not (OUT), per K, e.g. 2:0.6:-0.1,3:0.5:-0.1")
+    group.add_argument("--shortlist-rule", choices=("top_k", "cumulative"), default=None,
+                       help="shortlist: the K most probable classes (top_k, default) or the fewest whose "
+                       "probabilities reach a tuned level (cumulative)")
     group.add_argument("--monitoring", action="store_true",
                        help="record in the policy JSON the reference a serving system needs for label-free alerts")
 
@@ -1114,6 +1122,15 @@ def _constraint_kwargs(args) -> dict:
             "v_confirmed_wrong": args.v_confirmed_wrong,
             "cost": args.assist_cost or 0.0,
         }
+    if args.shortlist_values is not None:
+        from ._shortlist import ShortlistValues
+
+        try:
+            kwargs["shortlist_values"] = ShortlistValues.parse(args.shortlist_values).to_dict()
+        except ValueError as exc:
+            raise UsageError(f"--shortlist-values: {exc}") from None
+    if args.shortlist_rule is not None:
+        kwargs["shortlist_rule"] = args.shortlist_rule
     return kwargs
 
 

@@ -24,7 +24,8 @@ RISK_KINDS = ("threshold",)
 
 
 def check_constraint_options(
-    kind: str, *, max_handoff_rate=None, max_risk=None, risk_confidence=None, assisted=None, risk_weights=None
+    kind: str, *, max_handoff_rate=None, max_risk=None, risk_confidence=None, assisted=None, risk_weights=None,
+    shortlist_values=None, shortlist_rule=None,
 ) -> None:
     """Refuse (ValueError, one plain sentence) combinations the pipeline cannot honour."""
     if max_handoff_rate is not None:
@@ -54,6 +55,11 @@ def check_constraint_options(
                          "confirmed wrong, cost)")
     if kind != "two_tier" and assisted is not None:
         raise ValueError(f"assisted-tier values apply to the two_tier policy kind, not {kind!r}")
+    if kind == "shortlist" and shortlist_values is None:
+        raise ValueError("a shortlist policy needs the value of a hand-off with a shortlist holding the true class "
+                         "and without it, per list size k")
+    if kind != "shortlist" and (shortlist_values is not None or shortlist_rule is not None):
+        raise ValueError(f"shortlist values apply to the shortlist policy kind, not {kind!r}")
 
 
 def fit_constrained(
@@ -67,6 +73,8 @@ def fit_constrained(
     risk_confidence=None,
     assisted=None,
     risk_weights=None,
+    shortlist_values=None,
+    shortlist_rule=None,
 ) -> tuple[Policy, list[dict], list[str]]:
     """(policy, constraint records, notes) for the pipeline; plain ``fit_policy`` when unconstrained.
 
@@ -74,8 +82,13 @@ def fit_constrained(
     """
     check_constraint_options(
         kind, max_handoff_rate=max_handoff_rate, max_risk=max_risk, risk_confidence=risk_confidence,
-        assisted=assisted, risk_weights=risk_weights,
+        assisted=assisted, risk_weights=risk_weights, shortlist_values=shortlist_values, shortlist_rule=shortlist_rule,
     )
+    if kind == "shortlist":
+        from ._shortlist import fit_shortlist_for_pipeline
+
+        return fit_shortlist_for_pipeline(run, values, shortlist_values, rule=shortlist_rule or "top_k",
+                                          calibration=calibration)
     if run is None:  # a kind whose rule follows from the values alone
         return fit_policy(kind, None, values, calibration=calibration), [], []
     if max_handoff_rate is not None:
@@ -124,32 +137,36 @@ def _two_tier_range(policy: Policy, predictions: Predictions, values: Values) ->
 
 
 def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values, *, with_interval: bool) -> dict:
-    """The ``evaluation`` record of a two-tier policy on a labelled split.
+    """The ``evaluation`` record of a two-tier or shortlist policy on a labelled split.
 
     Counts (``coverage``, ``n_correct``, ``n_wrong``) describe the automatic
     tier; ``n_abstain`` is everything a person sees; the values include the
-    assisted tier; ``two_tier`` gives the volume of each tier.
+    assisted (or listed) tier; ``two_tier`` (or ``shortlist``) gives the
+    volume of each tier.
     """
     from ._evaluate import evaluate
+    from ._shortlist import evaluate_shortlist, shortlist_item_values, shortlist_value_range
     from ._twotier import evaluate_two_tier, two_tier_item_values
 
     automatic = Policy("threshold", threshold=policy.threshold, calibration=policy.calibration)
     record = evaluate(automatic, predictions, values).to_dict()
-    result = evaluate_two_tier(policy, predictions, values)
+    listed = policy.kind == "shortlist"
+    result = (evaluate_shortlist if listed else evaluate_two_tier)(policy, predictions, values)
     abstain, perfect = _baselines(predictions, values)
     scale = perfect - abstain
     record.update(
         value_total=result.value_total,
         value_per_item=result.value_per_item,
         value_dimensionless=(result.value_total - abstain) / scale if scale > 0 else None,
-        two_tier=result.to_dict(),
+        **{policy.kind: result.to_dict()},
     )
     record["ci95"] = None
     if with_interval and predictions.n:
         from ._uncertainty import mean_interval
 
-        interval = mean_interval(two_tier_item_values(policy, predictions, values), predictions.sample_weight,
-                                 value_range=_two_tier_range(policy, predictions, values))
+        item_values = (shortlist_item_values if listed else two_tier_item_values)(policy, predictions, values)
+        value_range = (shortlist_value_range if listed else _two_tier_range)(policy, predictions, values)
+        interval = mean_interval(item_values, predictions.sample_weight, value_range=value_range)
         if np.isfinite(interval.low) and np.isfinite(interval.high):
             record["ci95"] = [interval.low, interval.high]
             record["std_error"] = interval.std_error
@@ -185,9 +202,20 @@ def describe_two_tier(policy: Policy, evaluation: dict | None) -> list[str]:
     return lines
 
 
+def describe_tiers(policy: Policy, evaluation: dict | None) -> list[str]:
+    """The lines of a two-tier or shortlist rule; none for the other kinds."""
+    if policy.kind == "two_tier":
+        return describe_two_tier(policy, evaluation)
+    if policy.kind == "shortlist":
+        from ._shortlist import describe_shortlist
+
+        return describe_shortlist(policy, evaluation)
+    return []
+
+
 def describe_constraints(entry) -> list[str]:
     """Plain-language lines for a policy entry's two-tier rule and constraint records (CLI report)."""
-    lines = describe_two_tier(entry.policy, entry.evaluation) if entry.policy.kind == "two_tier" else []
+    lines = describe_tiers(entry.policy, entry.evaluation)
     if entry.monitoring is not None:
         m = entry.monitoring
         lines.append(

@@ -40,6 +40,7 @@ from typing import Mapping
 import numpy as np
 
 from ._evaluate import PolicyResult, estimate, evaluate
+from ._choices import TIERED_KINDS
 from ._policies import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, value_matrix_for
 from ._policy_json import (
     DATA_FREE_KINDS,
@@ -323,7 +324,7 @@ class Pipeline:
         with_monitoring = bool(constraints.pop("monitoring", False))
         records: list = []
         notes = self.notes(model, kind)
-        if kind == "two_tier" or any(value is not None for value in constraints.values()):
+        if kind in TIERED_KINDS or any(value is not None for value in constraints.values()):
             policy, records, constraint_notes = self.constrained_policy(model, kind, values, **constraints)
             notes.extend(f"{model}: {note}" for note in constraint_notes)
         else:
@@ -335,12 +336,12 @@ class Pipeline:
             tuned_on = {"split": None, "n": 0}
         evaluated = run.splits[plan.eval_split]
         aligned = align_values(values, run.classes)
-        if kind == "two_tier":
+        if kind in TIERED_KINDS:
             from ._constrained import two_tier_evaluation
 
             if not evaluated.has_labels:
                 raise ValueError(f"the evaluated split {plan.eval_split!r} of model {model!r} has no labels; "
-                                 "a two_tier policy is evaluated on labels only")
+                                 f"a {kind} policy is evaluated on labels only")
             record = two_tier_evaluation(policy, evaluated, aligned, with_interval=with_interval)
             evaluation = _jsonable({"split": plan.eval_split, **record, "estimated": False,
                                     **{key: _count(record[key]) for key in ("n", "n_correct", "n_wrong",
@@ -352,19 +353,20 @@ class Pipeline:
         monitoring = None
         if with_monitoring:
             reference = run.splits[plan.tune_split]
-            if reference.has_labels and kind != "two_tier":
+            if reference.has_labels and kind not in TIERED_KINDS:
                 from ._bands import monitoring_record
 
                 monitoring = _jsonable(monitoring_record(reference, policy, aligned, reference_split=plan.tune_split))
             else:
                 notes.append(f"{model}: no monitoring reference: split {plan.tune_split!r} has no labels"
-                             if not reference.has_labels else f"{model}: two_tier policies are not monitored")
+                             if not reference.has_labels else f"{model}: {kind} policies are not monitored")
         return PolicyEntry(model=model, run_sha256=run.sha256, classes=run.classes, policy=policy,
                            tuned_on=tuned_on, evaluation=evaluation, notes=tuple(notes),
                            constraints=tuple(_jsonable(r) for r in records), monitoring=monitoring)
 
     def constrained_policy(self, model: str, kind: str, values, *, max_handoff_rate=None, max_risk=None,
-                           risk_confidence=None, assisted=None, risk_weights=None) -> tuple[Policy, list, list]:
+                           risk_confidence=None, assisted=None, risk_weights=None, shortlist_values=None,
+                           shortlist_rule=None) -> tuple[Policy, list, list]:
         """(policy, constraint records, notes) under a review capacity, a certified risk or two tiers.
 
         The constraints hold on the labelled tuning split, so a model without one
@@ -384,7 +386,8 @@ class Pipeline:
                              "risk or two tiers are fitted on labelled items")
         return fit_constrained(kind, run, values, calibration=self.calibration_dict(model),
                                max_handoff_rate=max_handoff_rate, max_risk=max_risk,
-                               risk_confidence=risk_confidence, assisted=assisted, risk_weights=risk_weights)
+                               risk_confidence=risk_confidence, assisted=assisted, risk_weights=risk_weights,
+                               shortlist_values=shortlist_values, shortlist_rule=shortlist_rule)
 
     def document(self, models, kind: str, values, *, with_interval: bool = True,
                  **constraints) -> tuple[PolicyDocument, list]:
@@ -511,7 +514,7 @@ def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | 
             continue
         predictions = run.splits[name]
         values = align_values(document.values, run.classes)
-        if entry.policy.kind == "two_tier":
+        if entry.policy.kind in TIERED_KINDS:
             out.append(_apply_two_tier(entry, name, predictions, values, same, with_interval=with_interval))
             continue
         if predictions.has_labels:
@@ -537,7 +540,10 @@ def _apply_two_tier(entry, name: str, predictions: Predictions, values, same, *,
 
     if not predictions.has_labels:
         return AppliedPolicy(entry.model, name, None, None, same,
-                             f"split {name!r} has no labels; a two_tier policy is evaluated on labels only")
+                             f"split {name!r} has no labels; a {entry.policy.kind} policy is evaluated on labels only")
+    if entry.policy.kind == "shortlist" and predictions.proba is None:
+        return AppliedPolicy(entry.model, name, None, None, same, f"split {name!r} gives no probability vectors; "
+                             "a shortlist policy reads its lists off them")
     record = two_tier_evaluation(entry.policy, predictions, values, with_interval=with_interval)
     evaluation = _jsonable({"split": name, **record, "estimated": False,
                             **{key: _count(record[key]) for key in ("n", "n_correct", "n_wrong", "n_abstain")}})

@@ -74,6 +74,10 @@ class Policy:
     assisted : mapping or None
         For ``two_tier``: ``{"v_confirmed_correct", "v_confirmed_wrong",
         "cost"}``, the values of the assisted tier (see ``AssistedValues``).
+    shortlist : mapping or None
+        For ``shortlist``: ``{"rule", "k", "level", "list_threshold",
+        "values"}``; items with ``list_threshold <= confidence < threshold``
+        are handed off with a list of classes (see ``fit_shortlist``).
 
     Examples
     --------
@@ -90,6 +94,7 @@ class Policy:
     calibration: Mapping = field(default_factory=lambda: dict(_NO_CALIBRATION))
     assist_threshold: float | None = None
     assisted: Mapping | None = None
+    shortlist: Mapping | None = None
 
     def __post_init__(self):
         if self.kind not in ALL_POLICY_KINDS:
@@ -109,6 +114,7 @@ class Policy:
             if self.threshold is not None:
                 raise ValueError(f"a {self.kind} policy takes no global threshold")
         self._check_two_tier()
+        self._check_shortlist()
         calibration = dict(self.calibration or _NO_CALIBRATION)
         if "method" not in calibration:
             raise ValueError("calibration needs a 'method' (e.g. 'none', 'temperature')")
@@ -134,6 +140,22 @@ class Policy:
                 f"assist_threshold {assist} must not exceed the automatic threshold {self.threshold}"
             )
 
+    def _check_shortlist(self) -> None:
+        if self.kind != "shortlist":
+            if self.shortlist is not None:
+                raise ValueError(f"a {self.kind} policy takes no shortlist")
+            return
+        from ._shortlist import check_shortlist_spec
+
+        spec = check_shortlist_spec(self.shortlist)
+        listed = spec["list_threshold"]
+        if listed is None and self.threshold is not None:
+            raise ValueError("a shortlist policy with an automatic threshold needs a list_threshold (<= it)")
+        if listed is not None and self.threshold is not None and listed > self.threshold:
+            raise ValueError(f"list_threshold {listed} must not exceed the automatic threshold {self.threshold}")
+        spec["values"] = _FrozenDict({k: tuple(v) for k, v in spec["values"].items()})
+        object.__setattr__(self, "shortlist", _FrozenDict(spec))
+
     def tiers(self, predictions: Predictions) -> np.ndarray:
         """For ``two_tier``: 0 act, 1 act after a person confirms, 2 hand off; shape (n,)."""
         if self.kind != "two_tier":
@@ -154,8 +176,8 @@ class Policy:
         n_classes = predictions.n_classes
         if self.kind == "accept_all":
             return predictions.y_pred.copy()
-        if self.kind in ("threshold", "calibrated_threshold", "two_tier"):
-            # two_tier: the automatic tier; the others need a person (see ``tiers``)
+        if self.kind in ("threshold", "calibrated_threshold", "two_tier", "shortlist"):
+            # two_tier, shortlist: the automatic tier; the others need a person (see ``tiers``)
             if self.threshold is None:
                 return np.full(predictions.n, n_classes, dtype=np.int64)
             accept = predictions.confidence >= self.threshold
@@ -200,6 +222,8 @@ class Policy:
         if self.kind == "two_tier":
             out["assist_threshold"] = self.assist_threshold
             out["assisted"] = dict(self.assisted)
+        if self.kind == "shortlist":
+            out["shortlist"] = {**self.shortlist, "values": {k: list(v) for k, v in self.shortlist["values"].items()}}
         return out
 
     @classmethod
@@ -213,6 +237,7 @@ class Policy:
             calibration=data.get("calibration") or _NO_CALIBRATION,
             assist_threshold=data.get("assist_threshold"),
             assisted=data.get("assisted"),
+            shortlist=data.get("shortlist"),
         )
 
 
@@ -347,6 +372,8 @@ def fit_policy(
     calibration: Mapping | None = None,
     estimate: bool = False,
     assisted=None,
+    shortlist_values=None,
+    shortlist_rule: str = "top_k",
 ) -> Policy:
     """Fit a policy of ``kind`` for ``values`` on a tuning run.
 
@@ -365,6 +392,11 @@ def fit_policy(
         (label-free tuning on production data).
     assisted : AssistedValues or mapping, optional
         The values of the confirmed tier; required by ``two_tier`` (labels only).
+    shortlist_values, shortlist_rule : optional
+        For ``shortlist`` (labels and probability vectors): the value of a
+        hand-off with a list of ``k`` classes, per ``k`` (``ShortlistValues``
+        or ``{k: [value if in, value if not]}``), and the list rule
+        (``"top_k"`` or ``"cumulative"``).
 
     Examples
     --------
@@ -408,6 +440,14 @@ def fit_policy(
         from ._twotier import fit_two_tier
 
         return fit_two_tier(run, values, assisted, calibration=calibration)
+    if kind == "shortlist":
+        if estimate:
+            raise ValueError("a shortlist policy is tuned on labels (whether a list holds the answer depends on them)")
+        if shortlist_values is None:
+            raise ValueError("a shortlist policy needs the values of a hand-off with a shortlist, per size k")
+        from ._shortlist import fit_shortlist
+
+        return fit_shortlist(run, values, shortlist_values, rule=shortlist_rule, calibration=calibration)
     if kind == "class_thresholds":
         at_end = class_cumulative_gain(run, values, estimate=estimate)
         thresholds, _ = best_prefix_per_class_cumulative(at_end, run)

@@ -166,8 +166,9 @@ def _check_version_features(data: Mapping) -> None:
         return
     for k, model in enumerate(data["models"]):
         new = [key for key in ("constraints", "monitoring") if key in model]
-        if model["policy"]["kind"] == "two_tier" or new:
-            what = "a two_tier policy" if model["policy"]["kind"] == "two_tier" else " and ".join(new)
+        tiered = model["policy"]["kind"] in ("two_tier", "shortlist")
+        if tiered or new:
+            what = f"a {model['policy']['kind']} policy" if tiered else " and ".join(new)
             raise ValueError(f"invalid policy document at models[{k}]: {what} need schema_version 2")
 
 

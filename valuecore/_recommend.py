@@ -43,6 +43,7 @@ RULE_SIMPLICITY = {
     "calibrated_class_thresholds": 2,
     "expected_value": 3,
     "two_tier": 4,
+    "shortlist": 4,
 }
 
 
@@ -168,22 +169,30 @@ class Recommendation:
         return {"model": self.model, "policy": self.kind, "reason": reason}
 
 
-def allowed_kinds(values, *, assisted=None) -> tuple[str, ...]:
-    """The rules a recommendation weighs for these values: every kind, two tiers when its values are given."""
+def allowed_kinds(values, *, assisted=None, shortlist_values=None) -> tuple[str, ...]:
+    """The rules a recommendation weighs for these values: every kind, two tiers (or a shortlist) when its
+    values are given."""
     kinds = [k for k in POLICY_KINDS if not (isinstance(values, ValueMatrix) and k == "calibrated_threshold")]
-    return (*kinds, "two_tier") if assisted is not None else tuple(kinds)
+    return (*kinds, *(("two_tier",) if assisted is not None else ()),
+            *(("shortlist",) if shortlist_values is not None else ()))
+
+
+# Options that belong to one tiered kind only; the other rules are weighed without them.
+_TIER_OPTIONS = {"assisted": "two_tier", "shortlist_values": "shortlist", "shortlist_rule": "shortlist"}
 
 
 def _constraints_for(kind: str, constraints: Mapping) -> dict:
-    """The assisted tier's values are for two tiers only; the other rules are weighed without them."""
-    return {k: v for k, v in constraints.items() if v is not None and (k == "assisted") == (kind == "two_tier")}
+    """The assisted tier's values are for two tiers only, a shortlist's for shortlists only."""
+    tiered = kind in _TIER_OPTIONS.values()  # a tiered rule takes its own options and no others
+    return {k: v for k, v in constraints.items()
+            if v is not None and (_TIER_OPTIONS[k] == kind if k in _TIER_OPTIONS else not tiered)}
 
 
 def _fit(pipeline, model: str, kind: str, values, constraints: Mapping) -> Policy:
     if kind == "expected_value" and getattr(pipeline.run(model), "aggregate", False):
         raise ValueError("an aggregate has no item's own probability vector, which the expected-value rule needs")
     constraints = _constraints_for(kind, constraints)
-    if kind == "two_tier" or constraints:
+    if kind in ("two_tier", "shortlist") or constraints:
         from ._constrained import check_constraint_options
 
         check_constraint_options(kind, **constraints)
@@ -238,7 +247,8 @@ def recommend(
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
     models = list(pipeline.runs) if models is None else list(models)
-    kinds = allowed_kinds(values, assisted=constraints.get("assisted")) if kinds is None else tuple(kinds)
+    kinds = allowed_kinds(values, assisted=constraints.get("assisted"),
+                          shortlist_values=constraints.get("shortlist_values")) if kinds is None else tuple(kinds)
     constraints = {k: v for k, v in constraints.items() if v is not None and k != "monitoring"}
     runs, skipped = {}, []
     for model in models:

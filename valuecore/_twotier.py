@@ -135,21 +135,32 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
     else:
         assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)
         assist_cum = group_cumulative(run, assist_gains * predictions.sample_weight)
-    # best j >= i of assist_cum[j], ties to the smallest j: scan from the end,
-    # an equal value at a smaller index replaces the record.
-    reverse = assist_cum[::-1]
-    record = np.maximum.accumulate(reverse)
-    last_hit = np.maximum.accumulate(np.where(reverse == record, np.arange(reverse.size), 0))
-    suffix_best = record[::-1]
-    suffix_index = (reverse.size - 1 - last_hit)[::-1]
-    total = act_cum - assist_cum + suffix_best
-    i = int(np.argmax(total))  # ties: the highest automatic threshold
-    j = int(suffix_index[i])
+    i, j, _ = best_tier_pair(act_cum, assist_cum)
     threshold = None if i == 0 else float(run.thresholds[i - 1])
     assist_threshold = None if j == 0 else float(run.thresholds[j - 1])
     return Policy(
         "two_tier", threshold=threshold, assist_threshold=assist_threshold, assisted=assisted.to_dict(), **extra
     )
+
+
+def best_tier_pair(act_cum: np.ndarray, middle_cum: np.ndarray) -> tuple[int, int, float]:
+    """Best group indices ``i <= j`` for act / middle tier / hand off, and their gain.
+
+    ``act_cum`` and ``middle_cum`` are cumulative gains over handing off (shape
+    (n_groups + 1,)); the gain of the pair is ``act_cum[i] + middle_cum[j] -
+    middle_cum[i]``. Ties go to the smallest ``i`` (highest automatic
+    threshold), then the smallest ``j``. O(n_groups).
+    """
+    # best j >= i of middle_cum[j], ties to the smallest j: scan from the end,
+    # an equal value at a smaller index replaces the record.
+    reverse = middle_cum[::-1]
+    record = np.maximum.accumulate(reverse)
+    last_hit = np.maximum.accumulate(np.where(reverse == record, np.arange(reverse.size), 0))
+    suffix_best = record[::-1]
+    suffix_index = (reverse.size - 1 - last_hit)[::-1]
+    total = act_cum - middle_cum + suffix_best
+    i = int(np.argmax(total))  # ties: the highest automatic threshold
+    return i, int(suffix_index[i]), float(total[i])
 
 
 def two_tier_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:

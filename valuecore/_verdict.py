@@ -256,15 +256,20 @@ def _realised_item_values(policy: Policy, predictions: Predictions, values: Valu
         from ._twotier import two_tier_item_values
 
         return two_tier_item_values(policy, predictions, values)
+    if policy.kind == "shortlist":
+        from ._shortlist import shortlist_item_values
+
+        return shortlist_item_values(policy, predictions, values)
     return item_values(policy, predictions, values)
 
 
 def _automated_share(policy: Policy, predictions: Predictions, values: Values) -> float:
     """Weighted share acted on without a person (a two-tier policy's confirmed tier is not automated)."""
-    if policy.kind == "two_tier":
+    if policy.kind in ("two_tier", "shortlist"):
+        from ._shortlist import evaluate_shortlist
         from ._twotier import evaluate_two_tier
 
-        result = evaluate_two_tier(policy, predictions, values)
+        result = (evaluate_two_tier if policy.kind == "two_tier" else evaluate_shortlist)(policy, predictions, values)
         return result.n_auto / result.n_items if result.n_items > 0 else math.nan
     return evaluate(policy, predictions, values).coverage
 

@@ -24,12 +24,23 @@ hand-off rate) prices a hand-off; :func:`fit_reviewer_threshold` finds the exact
 best threshold when value is non-linear in the hand-off rate (a
 :class:`ReviewerFit`), :func:`reviewer_value_curve` gives the value of every
 candidate threshold.
+
+A shortlist instead of a blank hand-off: act, hand off with a list of the
+model's top classes, or hand off blank. :class:`ShortlistValues` holds the
+value of a list of ``k`` classes that holds the true class and of one that
+misses it; :func:`fit_shortlist` tunes both thresholds and ``k`` (or, with the
+``cumulative`` rule of ``SHORTLIST_RULES``, the probability level of a
+conformal-style set, over :func:`shortlist_levels`) exactly
+(:func:`shortlist_level_grid` says which levels when they are too many);
+:func:`evaluate_shortlist` scores it (a :class:`ShortlistResult`) and
+:func:`shortlist_item_values` gives each item's value.
 """
 
-from . import _capacity, _reviewers, _risk, _twotier
+from . import _capacity, _reviewers, _risk, _shortlist, _twotier
 from ._capacity import *  # noqa: F403
 from ._reviewers import *  # noqa: F403
 from ._risk import *  # noqa: F403
+from ._shortlist import *  # noqa: F403
 from ._twotier import *  # noqa: F403
 
-__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_reviewers.__all__]
+__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_reviewers.__all__, *_shortlist.__all__]

@@ -212,6 +212,7 @@ def html_report(
     title: str = "Which model to deploy",
     generated_at: str | None = None,
     recommend_kinds=None,
+    **constraints,
 ) -> str:
     """The whole report as one HTML string (write it with ``encoding="utf-8"``).
 
@@ -231,6 +232,9 @@ def html_report(
         Timestamp shown in the report (default: now, UTC).
     recommend_kinds : iterable of str, optional
         The rules the recommendation weighs (default: every rule the values allow).
+    **constraints
+        As :func:`~valuecore.build_policy_document` (e.g. ``assisted`` for
+        ``two_tier``, ``shortlist_values`` for ``shortlist``).
 
     Returns
     -------
@@ -257,15 +261,16 @@ def html_report(
 
     document, notes = build_policy_document(
         models, values, kind=kind, calibration_method=calibration_method, tune_split=tune_split,
-        eval_split=eval_split, with_interval=True,
+        eval_split=eval_split, with_interval=True, **constraints,
     )
     pipeline = Pipeline(models, tune_split, eval_split, calibration_method)
-    recommended = recommend(pipeline, values, kinds=recommend_kinds)
+    weighed = {k: v for k, v in constraints.items() if k != "monitoring"}
+    recommended = recommend(pipeline, values, kinds=recommend_kinds, **weighed)
     reason = wording.recommendation_reason(recommended, currency)
     # The verdict compares the models under the chosen rule; the policy JSON names the recommendation.
     judged = judge({e.model: (e.policy, models[e.model].splits[e.evaluation["split"]]) for e in document.entries},
                    values)
-    document, more = recommended_document(pipeline, document, recommended, values, reason)
+    document, more = recommended_document(pipeline, document, recommended, values, reason, **weighed)
     notes = [*notes, *more]
     recommendation_html = _recommendation_html(recommended, reason, currency)
     entries = list(document.entries)
@@ -315,6 +320,10 @@ def html_report(
     value_html += "".join(
         f"<p>{_e(entry.model)}: {_e(wording.evaluation_basis(entry.evaluation, values, currency))}</p>"
         for entry in entries if (entry.evaluation or {}).get("ci95")
+    )
+    value_html += "".join(
+        f"<p>{_e(entry.model)}: {_e(wording.shortlist_tiers(entry.evaluation['shortlist']))}</p>"
+        for entry in entries if (entry.evaluation or {}).get("shortlist")
     )
     if notes:
         value_html += "".join(f'<p class="muted">{_e(n)}</p>' for n in notes)

@@ -39,7 +39,8 @@ Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 What a likely range means and rests on: :func:`likely_range_sentence` (from
 the numbers), :func:`interval_basis` (from an ``Interval``),
 :func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
-:func:`worst_outcome_name` (what the lowest value is called).
+:func:`worst_outcome_name` (what the lowest value is called); a shortlist
+policy's tiers in one sentence: :func:`shortlist_tiers`.
 
 Examples
 --------
@@ -78,6 +79,7 @@ __all__ = [
     "verdict_headline",
     "verdict_sentences",
     "rule_phrase",
+    "shortlist_tiers",
     "simpler_rule_sentences",
     "rule_name",
     "recommendation_headline",
@@ -524,7 +526,25 @@ def rule_phrase(policy, confidences=None) -> str:
         return "act on every item"
     if policy.kind == "expected_value":
         return "act when acting is worth more than handing over (expected-value rule)"
+    if policy.kind == "two_tier":
+        middle = policy.assist_threshold
+        return threshold_phrase(policy.threshold, confidences) + (
+            "" if middle is None else f"; a person confirms from confidence {threshold(middle)}")
+    if policy.kind == "shortlist":
+        spec = policy.shortlist
+        listed = ("" if spec["list_threshold"] is None else
+                  f"; a shortlist of the {spec['k']} likeliest classes" if spec["rule"] == "top_k" else
+                  f"; a shortlist of the likeliest classes up to probability {spec['level']:.3g}")
+        return threshold_phrase(policy.threshold, confidences) + (
+            listed + f" from confidence {threshold(spec['list_threshold'])}" if listed else "")
     return "a threshold per predicted class"
+
+
+def shortlist_tiers(tiers: dict) -> str:
+    """The tiers of a shortlist policy on the evaluated split (``evaluation.shortlist``) in one sentence."""
+    return (f"{tiers['n_auto']:,.0f} items acted on alone, {tiers['n_listed']:,.0f} handed off with a shortlist "
+            f"({tiers['n_listed_hit']:,.0f} of those lists held the answer; {tiers['mean_list_size']:.2g} classes on "
+            f"average) and {tiers['n_handoff']:,.0f} handed off blank.")
 
 
 _BASIS = {
@@ -644,6 +664,7 @@ RULE_NAMES = {
     "calibrated_class_thresholds": "a calibrated threshold per class",
     "expected_value": "the expected-value rule",
     "two_tier": "two tiers (a person confirms the middle tier)",
+    "shortlist": "a shortlist (a person picks from the likeliest classes in the middle tier)",
 }
 
 

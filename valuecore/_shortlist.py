@@ -1,0 +1,482 @@
+"""A shortlist instead of a blank hand-off: act, offer a short list, or hand off.
+
+Seed 000's Appendix A ("Ranking/alternatives"): when a person picks the answer
+from a drop-down, a list of the model's top classes that holds the right one is
+worth more than a blank form. Three tiers by confidence::
+
+    confidence >= threshold                     act automatically
+    list_threshold <= confidence < threshold    hand off with a shortlist
+    confidence < list_threshold                 blank hand-off (the values' hand-off)
+
+The use case gives, per list size ``k``, the value of a hand-off whose list
+holds the true class and of one whose list misses it. Two list rules:
+
+* ``top_k``: the ``k`` most probable classes (ties in probability go to the
+  lower class index, as ``argmax`` does).
+* ``cumulative``: the smallest set of most probable classes whose summed
+  probability reaches ``level`` (a conformal-style set); its size varies by
+  item, and a size the use case gives no value for is a blank hand-off.
+
+Tuning is exact: for each candidate rule (every ``k`` given, or every distinct
+cumulative level of the tuning split) the two thresholds are the two-tier scan
+over every pair of distinct confidences (``best_tier_pair``); ties go to the
+highest automatic threshold, then the highest list threshold, then the
+smallest ``k`` (or level). Needs the probability vectors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._policies import Policy, Values
+from ._predictions import Predictions
+from ._sorted import SortedRun, cumulative_gain, group_cumulative
+from ._twotier import _handoff_values, best_tier_pair
+from ._usecase import _check_magnitude
+
+__all__ = [
+    "SHORTLIST_RULES",
+    "ShortlistValues",
+    "ShortlistResult",
+    "fit_shortlist",
+    "evaluate_shortlist",
+    "shortlist_item_values",
+    "shortlist_levels",
+    "shortlist_level_grid",
+]
+
+SHORTLIST_RULES = ("top_k", "cumulative")
+# Above this many (candidate levels x items) the cumulative rule is tuned over a
+# stated grid of levels rather than every distinct one.
+EXACT_LEVEL_BUDGET = 50_000_000
+
+
+def _finite(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
+        math.isfinite(value)
+    ):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class ShortlistValues:
+    """Value of a hand-off with a shortlist of ``k`` classes, per ``k``.
+
+    Attributes
+    ----------
+    by_size : tuple of (k, value_if_in, value_if_out)
+        Sorted by ``k``; ``value_if_in`` when the list holds the true class,
+        ``value_if_out`` when it does not (before any cost: charge it in both).
+
+    Examples
+    --------
+    >>> ShortlistValues.parse("3:0.6:-0.1,1:0.8:-0.2").by_size
+    ((1, 0.8, -0.2), (3, 0.6, -0.1))
+    >>> ShortlistValues.from_dict({"2": [0.5, 0.0]}).to_dict()
+    {'2': [0.5, 0.0]}
+    """
+
+    by_size: tuple
+
+    def __post_init__(self):
+        rows = []
+        seen = set()
+        for row in self.by_size:
+            if len(row) != 3:
+                raise ValueError("each shortlist value needs a size k, a value if the true class is in it, "
+                                 "and a value if not")
+            k, v_in, v_out = row
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+                raise ValueError(f"a shortlist size must be a whole number of at least 1, got {k!r}")
+            if int(k) in seen:
+                raise ValueError(f"the shortlist size {int(k)} is given twice")
+            seen.add(int(k))
+            rows.append((int(k), _finite(v_in, f"the value of a {k}-shortlist holding the true class"),
+                         _finite(v_out, f"the value of a {k}-shortlist missing the true class")))
+        if not rows:
+            raise ValueError("a shortlist policy needs the value of at least one list size")
+        rows.sort()
+        object.__setattr__(self, "by_size", tuple(rows))
+        _check_magnitude(np.array([v for _, a, b in rows for v in (a, b)]), "the values of the shortlists")
+
+    @property
+    def sizes(self) -> tuple:
+        return tuple(k for k, _, _ in self.by_size)
+
+    def to_dict(self) -> dict:
+        return {str(k): [v_in, v_out] for k, v_in, v_out in self.by_size}
+
+    @classmethod
+    def from_dict(cls, data) -> "ShortlistValues":
+        if isinstance(data, ShortlistValues):
+            return data
+        if not isinstance(data, dict) and not hasattr(data, "items"):
+            raise ValueError("the shortlist values must map a size k to [value if in, value if not]")
+        rows = []
+        for k, pair in data.items():
+            try:
+                size = int(k)
+                if str(size) != str(k).strip() and not isinstance(k, (int, np.integer)):
+                    raise ValueError
+                v_in, v_out = pair
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"shortlist value {k!r}: expected a whole size mapped to "
+                                 "[value if in, value if not]") from exc
+            rows.append((size, v_in, v_out))
+        return cls(tuple(rows))
+
+    @classmethod
+    def parse(cls, text: str) -> "ShortlistValues":
+        """From ``"K:IN:OUT,K:IN:OUT"`` (the command line's form)."""
+        rows = []
+        for part in str(text).split(","):
+            pieces = part.strip().split(":")
+            try:
+                if len(pieces) != 3:
+                    raise ValueError
+                k = int(pieces[0])
+                rows.append((k, float(pieces[1]), float(pieces[2])))
+            except ValueError as exc:
+                raise ValueError(f"shortlist value {part.strip()!r}: expected K:IN:OUT, e.g. 3:0.6:-0.1") from exc
+        return cls(tuple(rows))
+
+
+def check_shortlist_spec(spec) -> dict:
+    """The normalised ``shortlist`` mapping of a Policy; ValueError in words otherwise."""
+    if not hasattr(spec, "get"):
+        raise ValueError("a shortlist policy needs its shortlist rule (an object)")
+    rule = spec.get("rule", "top_k")
+    if rule not in SHORTLIST_RULES:
+        raise ValueError(f"unknown shortlist rule {rule!r}; expected one of {list(SHORTLIST_RULES)}")
+    values = ShortlistValues.from_dict(spec.get("values"))
+    list_threshold = spec.get("list_threshold")
+    if list_threshold is not None:
+        list_threshold = _finite(list_threshold, "list_threshold")
+    k = level = None
+    if rule == "top_k":
+        k = spec.get("k")
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) not in values.sizes:
+                raise ValueError(f"the shortlist size k={k!r} must be one of the sizes given a value "
+                                 f"{list(values.sizes)}")
+            k = int(k)
+        if spec.get("level") is not None:
+            raise ValueError("a top_k shortlist takes a size k, not a level")
+    else:
+        level = spec.get("level")
+        if level is not None:
+            level = _finite(level, "the shortlist level")
+            if not 0 < level <= 1:
+                raise ValueError(f"the shortlist level must be above 0 and at most 1, got {level}")
+        if spec.get("k") is not None:
+            raise ValueError("a cumulative shortlist takes a level, not a size k")
+    if list_threshold is not None and k is None and level is None:
+        raise ValueError("a shortlist policy that lists items needs its size k (top_k) or level (cumulative)")
+    return {"rule": rule, "k": k, "level": level, "list_threshold": list_threshold, "values": values.to_dict()}
+
+
+def _require_proba(predictions: Predictions, what: str) -> np.ndarray:
+    if predictions.proba is None:
+        raise ValueError(f"{what} needs each item's probability vector (a shortlist is read off it); this run "
+                         "gives only the predicted class and its confidence")
+    return np.asarray(predictions.proba, dtype=np.float64)
+
+
+def _true_rank(proba: np.ndarray, y_true: np.ndarray) -> np.ndarray:
+    """Place of the true class in each item's list (0 = first), ties to the lower class index."""
+    p_true = proba[np.arange(proba.shape[0]), y_true][:, None]
+    lower_index = np.arange(proba.shape[1])[None, :] < y_true[:, None]
+    return ((proba > p_true) | ((proba == p_true) & lower_index)).sum(axis=1)
+
+
+def _cumulative_levels(proba: np.ndarray) -> np.ndarray:
+    """Summed probability of each item's 1, 2, ... most probable classes, shape (n, n_classes)."""
+    return np.cumsum(-np.sort(-proba, axis=1), axis=1)
+
+
+def _sizes_at_level(levels: np.ndarray, level: float) -> np.ndarray:
+    """Smallest list whose summed probability reaches ``level`` (all classes if rounding never reaches it)."""
+    return np.minimum((levels < level).sum(axis=1) + 1, levels.shape[1])
+
+
+def shortlist_levels(predictions: Predictions) -> np.ndarray:
+    """Every distinct cumulative level of a run, increasing: the candidate ``level`` values."""
+    levels = _cumulative_levels(_require_proba(predictions, "a cumulative shortlist"))
+    distinct = np.unique(levels)
+    return distinct[(distinct > 0) & (distinct <= 1)] if distinct.size else distinct
+
+
+def _list_values(sizes, rank, values: ShortlistValues, handoff: np.ndarray) -> np.ndarray:
+    """Unweighted value of handing each item off with its list (a blank hand-off where no value is given)."""
+    sizes = np.broadcast_to(np.asarray(sizes), rank.shape)
+    out = handoff.copy()
+    for k, v_in, v_out in values.by_size:
+        here = sizes == k
+        out[here] = np.where(rank[here] < k, v_in, v_out)
+    return out
+
+
+def fit_shortlist(run: SortedRun, values: Values, shortlist_values, *, rule: str = "top_k",
+                  calibration=None, levels=None) -> Policy:
+    """Tune the act and list thresholds and the list size (or level) exactly on a labelled split.
+
+    Parameters
+    ----------
+    run : SortedRun
+        Labelled tuning split with probability vectors, presorted (calibrated
+        first if the policy is).
+    values : UseCase or ValueMatrix
+        Values of acting and of a blank hand-off.
+    shortlist_values : ShortlistValues or mapping
+    rule : {"top_k", "cumulative"}
+    calibration : mapping, optional
+    levels : array-like, optional
+        For ``cumulative``: the levels searched. Default: every distinct level
+        of the split (exact); pass a grid when that is too many.
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_proba([[0.9, 0.05, 0.05], [0.5, 0.4, 0.1], [0.4, 0.35, 0.25]],
+    ...                               y_true=[0, 1, 2])
+    >>> policy = fit_shortlist(vc.presort(p), vc.UseCase(1, 0, -4), {"2": [0.5, -0.1]})
+    >>> policy.threshold, policy.shortlist["list_threshold"], policy.shortlist["k"]
+    (0.9, 0.5, 2)
+    """
+    shortlist_values = ShortlistValues.from_dict(shortlist_values)
+    if rule not in SHORTLIST_RULES:
+        raise ValueError(f"unknown shortlist rule {rule!r}; expected one of {list(SHORTLIST_RULES)}")
+    predictions = run.predictions
+    predictions.require_labels("tuning a shortlist policy")
+    proba = _require_proba(predictions, "a shortlist policy")
+    too_big = [k for k in shortlist_values.sizes if k > predictions.n_classes]
+    if too_big:
+        raise ValueError(f"shortlist sizes {too_big} exceed the {predictions.n_classes} classes of the run")
+    extra = {"calibration": calibration} if calibration else {}
+    spec = {"rule": rule, "values": shortlist_values.to_dict(), "list_threshold": None}
+    act_cum = cumulative_gain(run, values)
+    handoff = _handoff_values(predictions, values)
+    rank = _true_rank(proba, predictions.y_true)
+    weight = predictions.sample_weight
+    if rule == "top_k":
+        candidates = shortlist_values.sizes
+        sizes_of = lambda k: k  # noqa: E731
+    else:
+        all_levels = _cumulative_levels(proba)
+        candidates = shortlist_levels(predictions) if levels is None else np.unique(np.asarray(levels, float))
+        sizes_of = lambda level: _sizes_at_level(all_levels, level)  # noqa: E731
+    best = None
+    for candidate in candidates:
+        list_gain = (_list_values(sizes_of(candidate), rank, shortlist_values, handoff) - handoff) * weight
+        i, j, total = best_tier_pair(act_cum, group_cumulative(run, list_gain))
+        # strictly better only: ties keep the earlier (smaller) k or level
+        if best is None or total > best[0] or (total == best[0] and (i, j) < best[1:3]):
+            best = (total, i, j, candidate)
+    if best is None:  # no item, so no cumulative level: list nothing
+        return Policy("shortlist", threshold=None, shortlist=spec, **extra)
+    _, i, j, candidate = best
+    spec["list_threshold"] = None if j == 0 else float(run.thresholds[j - 1])
+    if rule == "top_k":
+        spec["k"] = int(candidate)
+    else:
+        spec["level"] = float(candidate)
+    return Policy("shortlist", threshold=None if i == 0 else float(run.thresholds[i - 1]), shortlist=spec, **extra)
+
+
+def _tiers(policy: Policy, calibrated: Predictions) -> np.ndarray:
+    """0 act, 1 hand off with a list, 2 blank hand-off; shape (n,)."""
+    auto = np.inf if policy.threshold is None else policy.threshold
+    listed = policy.shortlist["list_threshold"]
+    listed = np.inf if listed is None else listed
+    confidence = calibrated.confidence
+    return np.where(confidence >= auto, 0, np.where(confidence >= listed, 1, 2)).astype(np.int64)
+
+
+def _item_sizes_and_ranks(policy: Policy, calibrated: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    proba = _require_proba(calibrated, "a shortlist policy")
+    spec = policy.shortlist
+    rank = _true_rank(proba, calibrated.y_true)
+    if spec["rule"] == "top_k":
+        k = spec["k"] if spec["k"] is not None else 0
+        return np.full(calibrated.n, k), rank
+    if spec["level"] is None:
+        return np.zeros(calibrated.n, np.int64), rank
+    return _sizes_at_level(_cumulative_levels(proba), spec["level"]), rank
+
+
+def shortlist_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
+    """Per-item realised value of a shortlist policy, shape (n,), unweighted."""
+    if policy.kind != "shortlist":
+        raise ValueError(f"not a shortlist policy: {policy.kind!r}")
+    predictions.require_labels("the realised value")
+    from ._policies import value_matrix_for
+
+    calibrated = policy.calibrate(predictions)
+    tiers = _tiers(policy, calibrated)
+    sizes, rank = _item_sizes_and_ranks(policy, calibrated)
+    handoff = _handoff_values(predictions, values)
+    matrix = value_matrix_for(values, predictions.classes)
+    acted = matrix.values[predictions.y_true, calibrated.y_pred]
+    listed = _list_values(sizes, rank, ShortlistValues.from_dict(policy.shortlist["values"]), handoff)
+    return np.select([tiers == 0, tiers == 1], [acted, listed], default=handoff)
+
+
+@dataclass(frozen=True, eq=False)
+class ShortlistResult:
+    """Realised value and volumes of a shortlist policy (weighted counts).
+
+    Attributes
+    ----------
+    n_items, value_total, value_per_item : float
+    n_auto, n_listed, n_handoff : float
+        Items acted on / handed off with a list / handed off blank (a list of
+        a size with no value is not shown: those items count as blank).
+    n_auto_wrong : float
+        Wrong answers acted on.
+    n_listed_hit : float
+        Listed items whose list holds the true class.
+    mean_list_size : float
+        Average size of the lists shown (0 when none is).
+    """
+
+    n_items: float
+    value_total: float
+    value_per_item: float
+    n_auto: float
+    n_listed: float
+    n_handoff: float
+    n_auto_wrong: float
+    n_listed_hit: float
+    mean_list_size: float
+
+    def to_dict(self) -> dict:
+        return {
+            "n_auto": self.n_auto,
+            "n_listed": self.n_listed,
+            "n_handoff": self.n_handoff,
+            "n_auto_wrong": self.n_auto_wrong,
+            "n_listed_hit": self.n_listed_hit,
+            "mean_list_size": self.mean_list_size,
+        }
+
+
+def evaluate_shortlist(policy: Policy, predictions: Predictions, values: Values) -> ShortlistResult:
+    """Realised value of a shortlist policy on a labelled split. O(n n_classes).
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_proba([[0.9, 0.05, 0.05], [0.5, 0.4, 0.1], [0.4, 0.35, 0.25]],
+    ...                               y_true=[0, 1, 2])
+    >>> policy = vc.Policy("shortlist", threshold=0.9, shortlist={
+    ...     "rule": "top_k", "k": 2, "list_threshold": 0.5, "values": {"2": [0.5, -0.1]}})
+    >>> r = evaluate_shortlist(policy, p, vc.UseCase(1, 0, -4))
+    >>> r.value_total, r.n_auto, r.n_listed, r.n_handoff, r.n_listed_hit
+    (1.5, 1.0, 1.0, 1.0, 1.0)
+    """
+    per_item = shortlist_item_values(policy, predictions, values)
+    weight = predictions.sample_weight
+    calibrated = policy.calibrate(predictions)
+    tiers = _tiers(policy, calibrated)
+    sizes, rank = _item_sizes_and_ranks(policy, calibrated)
+    # a list of a size the use case gives no value for is not shown: a blank hand-off
+    listed = (tiers == 1) & np.isin(sizes, ShortlistValues.from_dict(policy.shortlist["values"]).sizes)
+    n_items = predictions.total_weight
+    total = float(per_item @ weight)
+    n_listed = float(weight[listed].sum())
+    return ShortlistResult(
+        n_items=n_items,
+        value_total=total,
+        value_per_item=total / n_items if n_items > 0 else 0.0,
+        n_auto=float(weight[tiers == 0].sum()),
+        n_listed=n_listed,
+        n_handoff=float(weight[(tiers != 0) & ~listed].sum()),
+        n_auto_wrong=float(weight[(tiers == 0) & ~calibrated.correct].sum()),
+        n_listed_hit=float(weight[listed & (rank < sizes)].sum()),
+        mean_list_size=float(sizes[listed] @ weight[listed]) / n_listed if n_listed > 0 else 0.0,
+    )
+
+
+# ------------------------------------------------------------- the pipeline's view
+# How many levels the cumulative rule searches when every distinct one is too many.
+LEVEL_GRID_SIZE = 1000
+
+
+def fit_shortlist_for_pipeline(run: SortedRun | None, values: Values, shortlist_values, *, rule: str = "top_k",
+                               calibration=None) -> tuple[Policy, list, list]:
+    """(policy, constraint records, notes) as ``fit_constrained`` returns them.
+
+    The cumulative rule searches every distinct level unless levels times items
+    exceed ``EXACT_LEVEL_BUDGET``; then it searches ``LEVEL_GRID_SIZE`` of them,
+    evenly spread by rank, and a note says so.
+    """
+    if run is None:
+        raise ValueError("a shortlist policy is tuned on a labelled split")
+    if run.predictions.proba is None and (calibration or {}).get("method") == "isotonic":
+        raise ValueError("isotonic calibration recalibrates only the top-label confidence, not the probability "
+                         "vectors a shortlist is read off: use calibration none, temperature or platt")
+    levels, notes = None, []
+    if rule == "cumulative":
+        levels, n_distinct = shortlist_level_grid(run.predictions)
+        if levels.size < n_distinct:
+            notes.append(f"the shortlist level was searched over {levels.size} of the {n_distinct} distinct "
+                         "cumulative levels of the tuning split (evenly spread by rank), not all of them")
+    policy = fit_shortlist(run, values, shortlist_values, rule=rule, calibration=calibration, levels=levels)
+    return policy, [], notes
+
+
+def shortlist_level_grid(predictions: Predictions) -> tuple[np.ndarray, int]:
+    """The levels the cumulative rule searches, and how many distinct levels there are.
+
+    Every distinct level (exact) unless levels times items exceed
+    ``EXACT_LEVEL_BUDGET``; then ``LEVEL_GRID_SIZE`` of them, evenly spread by
+    rank. Checked before any tuning, so a large split never starts the exact search.
+    """
+    every = shortlist_levels(predictions)
+    if every.size * max(predictions.n, 1) <= EXACT_LEVEL_BUDGET:
+        return every, every.size
+    picked = np.unique(np.linspace(0, every.size - 1, LEVEL_GRID_SIZE).round().astype(np.intp))
+    return every[picked], every.size
+
+
+def shortlist_value_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:
+    """Lowest and highest value one item can take under a shortlist policy: a matrix cell or a list's value."""
+    from ._policies import value_matrix_for
+
+    cells = value_matrix_for(values, predictions.classes).values
+    listed = [v for pair in policy.shortlist["values"].values() for v in pair]
+    return min(float(cells.min()), *listed), max(float(cells.max()), *listed)
+
+
+def describe_shortlist(policy: Policy, evaluation: dict | None) -> list[str]:
+    """Plain-language lines for a shortlist rule, and its tiers' volumes when ``evaluation`` has them."""
+    from . import wording
+
+    spec = policy.shortlist
+    auto = "none" if policy.threshold is None else wording.threshold(policy.threshold)
+    listed = "none" if spec["list_threshold"] is None else wording.threshold(spec["list_threshold"])
+    if spec["rule"] == "top_k":
+        rule = "none" if spec["k"] is None else f"the {spec['k']} most probable classes"
+    else:
+        rule = "none" if spec["level"] is None else (
+            f"the fewest most probable classes whose probabilities sum to at least {spec['level']:.6g}")
+    sizes = ", ".join(f"k={k}: {v_in:g} if it holds the answer, {v_out:g} if not"
+                      for k, (v_in, v_out) in spec["values"].items())
+    lines = [
+        f"automatic threshold   {auto}  (act alone iff confidence >= it)",
+        f"list threshold        {listed}  (up to the automatic one a person gets a shortlist; below: blank)",
+        f"shortlist             {rule}",
+        f"shortlist values      {sizes}",
+    ]
+    tiers = (evaluation or {}).get("shortlist")
+    if tiers:
+        lines.append(
+            f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_listed']:g} handed off with a list "
+            f"({tiers['n_listed_hit']:g} holding the answer, {tiers['mean_list_size']:.3g} classes on average), "
+            f"{tiers['n_handoff']:g} handed off blank"
+        )
+    return lines
