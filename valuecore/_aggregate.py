@@ -80,6 +80,8 @@ SOURCE_VIEW = "source_rows"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
 _LARGEST_DOUBLE = "1.7976931348623157e308"
+# 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
+_JUST_BELOW_ONE = "CAST(0.9999999999999998 AS DOUBLE)"  # Spark reads a bare 0.99... as a DECIMAL
 
 
 # --------------------------------------------------------------- results
@@ -506,6 +508,12 @@ def _text(plan: _Plan, column: str) -> str:
 
 def _class_of(plan: _Plan, column: str) -> str:
     """A label column mapped to its class name; NULL when empty or not a class."""
+    if plan.column_types.get(column) == "number" and all(_is_integer_text(c) for c in plan.classes):
+        # A number equals the integer class c exactly when its text (the integer's digits) would: compared as
+        # a number, without making text of every row.
+        value = f"CAST({_q(column)} AS DOUBLE)"
+        cases = " ".join(f"WHEN {value} = {int(c)} THEN {_lit(c)}" for c in plan.classes)
+        return f"(CASE {cases} ELSE NULL END)"
     text = _text(plan, column)
     cases = []
     for c in plan.classes:
@@ -550,7 +558,7 @@ def _predicted(plan: _Plan, confidence: str) -> str:
     if plan.top_label:
         return _class_of(plan, "y_pred")
     cases = " ".join(
-        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_'):])}" for c in plan.proba_columns
+        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_') :])}" for c in plan.proba_columns
     )
     return f"(CASE {cases} END)"
 
@@ -589,6 +597,15 @@ def _rows_sql(plan: _Plan) -> str:
         parts.append(f"{_period(plan)} AS period")
     if not plan.top_label and plan.resolution is None:
         parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
+    if not _checks_in_groups(plan):
+        return f"SELECT {', '.join(parts)}, 0 AS bad FROM {SOURCE_VIEW}"
+    # The loader's checks ride along as one flag per row (counted per group): no pass of their own.
+    bad = [f"({c.bad})" for c in _checks(plan)]
+    if not plan.top_label:
+        deviation = _sum_deviation(plan)
+        bad.append(f"{deviation} > {plan.sum_tolerance!r}")
+        parts.append(f"{deviation} AS deviation")
+    parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 ELSE 0 END AS bad")
     return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
 
 
@@ -603,22 +620,40 @@ def grouped_sql(plan: _Plan) -> str:
     """The aggregation, one SQL text for DuckDB and Spark.
 
     One row per (model, split[, period], predicted class, confidence, true
-    class): the summed weight, the number of raw rows and, for probability
+    class): the summed weight, the number of raw rows, the number of rows
+    failing one of the loader's checks (``n_bad``; for probability sources
+    also the worst row-sum deviation and the rows off by more than the
+    warning tolerance) and, for probability
     sources at full resolution, the weighted mean probability vector, in
-    which the predicted class keeps exactly the group's confidence and every
-    other class is capped by its group maximum (round-off can then never
-    move the argmax).
+    which the predicted class keeps exactly the group's confidence and
+    round-off can never move the argmax: a class after the predicted one
+    (a tie goes to the first column) is capped at the confidence, a class
+    before it just below (every one of its rows lies strictly below). The
+    caps cost no running maximum per column, so the engine keeps as many
+    running values per group as a plain ``AVG`` per column would.
     """
     select = _keys(plan)
     if not plan.top_label and plan.resolution is None:
-        for column in plan.proba_columns:
-            c = column[len("proba_") :]
-            mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
+        classes = [column[len("proba_") :] for column in plan.proba_columns]
+        for index, column in enumerate(plan.proba_columns):
+            c = classes[index]
+            earlier = ", ".join(_lit(e) for e in classes[:index])  # y_pred among them: column c comes after it
+            if plan.has("weight"):
+                mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
+            else:  # every weight is 1: the same mean with one running sum per column instead of three
+                mean = f"SUM({_q(column)}) / CAST(COUNT(*) AS DOUBLE)"
+            after = f"WHEN y_pred IN ({earlier}) THEN LEAST({mean}, confidence) " if earlier else ""
             select.append(
-                f"CASE WHEN y_pred = {_lit(c)} THEN confidence ELSE LEAST({mean}, MAX({_q(column)})) END "
-                f"AS {_q(column)}"
+                f"CASE WHEN y_pred = {_lit(c)} THEN confidence {after}"
+                f"ELSE LEAST({mean}, confidence * {_JUST_BELOW_ONE}) END AS {_q(column)}"
             )
-    select += ["SUM(w) AS weight", "COUNT(*) AS n_rows"]
+    select += ["SUM(w) AS weight" if plan.has("weight") else "CAST(COUNT(*) AS DOUBLE) AS weight", "COUNT(*) AS n_rows"]
+    select.append("SUM(bad) AS n_bad")
+    if not plan.top_label and _checks_in_groups(plan):
+        select += [
+            "MAX(deviation) AS worst",
+            f"SUM(CASE WHEN deviation > {plan.warn_tolerance!r} THEN 1 ELSE 0 END) AS n_off",
+        ]
     return (
         f"WITH item_rows AS ({_rows_sql(plan)}) "
         f"SELECT {', '.join(select)} FROM item_rows GROUP BY {', '.join(_keys(plan))}"
@@ -1124,6 +1159,51 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
     return problems
 
 
+def _checks_in_groups(plan: _Plan) -> bool:
+    """Whether the grouping counts the checks itself: with typed number columns (Parquet, tables). On text
+    cells (CSV) every check parses each cell again, and one expression holding them all grows past what
+    DuckDB plans within its memory limit; those sources get the separate pass of :func:`_run_checks`."""
+    numeric = list(plan.proba_columns) + [c for c in ("confidence", "weight") if plan.has(c)]
+    return all(_not_a_number(plan, c) is None for c in numeric)
+
+
+def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """The loader's checks, read from the counts the grouping kept; the per-file pass of
+    :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
+    if not _checks_in_groups(plan):
+        return []  # checked before the grouping
+    off = ", SUM(n_off), MAX(worst)" if not plan.top_label else ""
+    record = engine.rows(f"SELECT SUM(n_bad){off} FROM {GROUPED_TABLE}")[0]
+    if record[0]:
+        return _run_checks(engine, plan, source)
+    problems: list[LoadProblem] = []
+    if not plan.top_label and record[1]:
+        if len(source.files) != 1:  # several files (or a table): each one's own count and worst deviation
+            return _run_checks(engine, plan, source)
+        file = engine.rows(f"SELECT {FILE_COLUMN} FROM {SOURCE_VIEW} LIMIT 1")[0][0]
+        problems += _sum_problems(engine, plan, file, engine.display_file(file), (None, record[2], 0, record[1]))
+    if _group_counts_suspect(engine, plan):
+        problems += _group_problems(engine, plan, source)
+    return problems
+
+
+def _group_counts_suspect(engine: _Engine, plan: _Plan) -> bool:
+    """Whether :func:`_group_problems` would find anything, judged on the groups (checks passed,
+    so a NULL y_true there is an empty one)."""
+    for column in ("model", "split"):
+        if plan.has(column) and engine.rows(f"SELECT COUNT(DISTINCT {column}) FROM {GROUPED_TABLE}")[0][0] > MAX_GROUPS:
+            return True
+    if not plan.has("y_true"):
+        return False
+    sql = (
+        f"SELECT COUNT(*) FROM (SELECT model, split, SUM(n_rows) AS n_rows, "
+        f"SUM(CASE WHEN y_true IS NULL THEN 0 ELSE n_rows END) AS labelled FROM {GROUPED_TABLE} "
+        "WHERE model IS NOT NULL AND split IS NOT NULL GROUP BY model, split) AS per_split "
+        "WHERE labelled > 0 AND labelled < n_rows"
+    )
+    return engine.rows(sql)[0][0] > 0
+
+
 def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
     """Run files of one folder are separate models: a model column value found in two of them is refused."""
     model = _text(plan, "model")
@@ -1162,9 +1242,7 @@ def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[L
     deviation = _sum_deviation(plan)
     if too_far:
         rows = _first_rows(engine, f"{deviation} > {plan.sum_tolerance!r}", file)
-        message = (
-            f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
-        )
+        message = f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
         return [LoadProblem(display, message, None, rows, "error", int(too_far))]
     if off:
         rows = _first_rows(engine, f"{deviation} > {plan.warn_tolerance!r}", file)
@@ -1381,8 +1459,9 @@ def aggregate(
     return _with_seconds(result, time.perf_counter() - started)
 
 
-def _aggregate_source(runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups,
-                      progress):
+def _aggregate_source(
+    runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups, progress
+):
     """(aggregate table, plan, rows read) of one source, or None after adding its problems."""
     runner.bind(source)
     if source.format in ("duckdb_table", "spark_table"):
@@ -1400,14 +1479,19 @@ def _aggregate_source(runner: _Engine, source: _Source, problems: list[LoadProbl
         if classes is None:
             return None
         plan = _replace_classes(plan, classes)
-    problems.extend(_run_checks(runner, plan, source))
+    if not _checks_in_groups(plan):
+        problems.extend(_run_checks(runner, plan, source))
+        if any(p.severity == "error" for p in problems):
+            return None
+    # Grouped in the engine (spilling if need be), counted there: only a table
+    # within the budget ever comes into this process. The checks are counted in
+    # the same pass; the rows they name are looked up only when a count says so.
+    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+    problems.extend(_checks_from_groups(runner, plan, source))
     if plan.file_models and plan.has("model"):
         problems.extend(_models_in_several_files(runner, plan, source))
     if any(p.severity == "error" for p in problems):
         return None
-    # Grouped in the engine (spilling if need be), counted there: only a table
-    # within the budget ever comes into this process.
-    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
     groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
     if groups > max_groups:
         suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(runner, plan, max_groups)
