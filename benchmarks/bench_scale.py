@@ -144,21 +144,12 @@ BARE_DUCKDB_SQL = (
 )
 
 
-def spill_folder_bytes(folder: str) -> int:
-    """Bytes on disk (allocated blocks) of the files under ``folder``."""
-    total = 0
-    for base, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(base, name)).st_blocks * 512
-            except OSError:
-                pass
-    return total
-
-
 def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     """Run :data:`BARE_DUCKDB_SQL`; print the peak size of its spill folder (sampled every 0.1 s)."""
     import duckdb
+
+    sys.path.insert(0, str(ROOT))
+    from valuecore._aggregate import _bytes_on_disk  # the same measure as aggregate's "spilled"
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")
@@ -169,7 +160,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
 
         def sample() -> None:
             while not finished.wait(0.1):
-                peak[0] = max(peak[0], spill_folder_bytes(spill))
+                peak[0] = max(peak[0], _bytes_on_disk(spill))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()

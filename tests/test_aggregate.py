@@ -432,3 +432,32 @@ def test_mean_vectors_never_move_the_argmax_on_ties(tmp_path):
         weighted((run.y_pred, run.confidence), run.sample_weight),
         weighted((raw.y_pred, raw.confidence), np.ones(n)),
     )
+
+
+def distinct_log(path: Path, n: int = 400_000) -> None:
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet(np.ones(3), size=n)  # every confidence distinct: n groups, more than 40MB of state
+    frame = pd.DataFrame(proba, columns=[f"proba_{c}" for c in CLASSES]).assign(y_true=rng.choice(CLASSES, n))
+    frame.to_parquet(path)
+
+
+def test_spill_is_reported_and_bounded_by_max_temp_size(tmp_path):
+    distinct_log(tmp_path / "log.parquet")
+    spilled = aggregate(str(tmp_path / "log.parquet"), tmp_path / "agg.parquet", memory_limit="40MB", threads=1)
+    assert spilled.spilled_bytes > 0
+    with pytest.raises(AggregateRefused, match=r"needs more than --max-temp-size 1MB of spill space"):
+        aggregate(str(tmp_path / "log.parquet"), tmp_path / "capped.parquet", memory_limit="40MB",
+                  max_temp_size="1MB", threads=1)  # fmt: skip
+    assert not (tmp_path / "capped.parquet").exists()
+    within = aggregate(str(tmp_path / "log.parquet"), tmp_path / "small.parquet", threads=1)
+    assert within.spilled_bytes == 0
+
+
+def test_cli_prints_the_spill_and_refuses_a_bad_max_temp_size(tmp_path, capsys):
+    distinct_log(tmp_path / "log.parquet", 2000)
+    assert main(["aggregate", str(tmp_path / "log.parquet"), "--out", str(tmp_path / "a.parquet")]) == 0
+    assert "spilled 0.00 GiB to disk at the peak (at most --max-temp-size 10GB" in capsys.readouterr().out
+    code = main(["aggregate", str(tmp_path / "log.parquet"), "--out", str(tmp_path / "b.parquet"),
+                 "--max-temp-size", "lots"])  # fmt: skip
+    assert code == 2
+    assert "--max-temp-size must be a size such as 4GB" in capsys.readouterr().err

@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
 from ._limits import clip_text
 from ._paths import check_output, outside_roots, write_atomically
 from ._sorted import cumulative_gain
@@ -118,6 +118,9 @@ class AggregateResult:
         Wall time.
     problems : tuple of LoadProblem
         Warnings (errors refuse instead).
+    spilled_bytes : int
+        Peak bytes on disk of DuckDB's spill folder, sampled every 0.1 s
+        (0 when nothing spilled, and with Spark). Not in the file's metadata.
     """
 
     path: str
@@ -130,6 +133,7 @@ class AggregateResult:
     kind: str
     seconds: float
     problems: tuple[LoadProblem, ...] = ()
+    spilled_bytes: int = 0  # peak size of DuckDB's spill folder (sampled); 0 for Spark
 
     @property
     def metadata(self) -> dict:
@@ -855,7 +859,13 @@ def _one_statement(sql: str) -> str:
 class _DuckDB(_Engine):
     name = "duckdb"
 
-    def __init__(self, memory_limit: str, temp_directory: str | None, threads: int | None):
+    def __init__(
+        self,
+        memory_limit: str,
+        temp_directory: str | None,
+        threads: int | None,
+        max_temp_size: str = DEFAULT_MAX_TEMP_SIZE,
+    ):
         import duckdb
 
         try:
@@ -869,6 +879,13 @@ class _DuckDB(_Engine):
             self.close()
             raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {memory_limit!r}") from None
         self._execute(f"SET temp_directory = {_lit(self._temp.name)}")
+        try:
+            self._execute(f"SET max_temp_directory_size = {_lit(max_temp_size)}")
+        except duckdb.Error:
+            self.close()
+            raise ValueError(f"--max-temp-size must be a size such as 4GB or 20GB, got {max_temp_size!r}") from None
+        self.max_temp_size = max_temp_size
+        self.spilled_bytes = 0
         self._execute("SET preserve_insertion_order = false")
         self._execute("SET TimeZone = 'UTC'")
         if threads:
@@ -961,8 +978,11 @@ class _DuckDB(_Engine):
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         try:
-            while not done.wait(0.5):
-                if progress is not None:
+            ticks = 0
+            while not done.wait(0.1):
+                self.spilled_bytes = max(self.spilled_bytes, _bytes_on_disk(self._temp.name))
+                ticks += 1
+                if progress is not None and ticks % 5 == 0:
                     fraction = self.con.query_progress()
                     if fraction is not None and fraction >= 0:
                         progress(min(fraction / 100.0, 1.0))
@@ -978,6 +998,18 @@ class _DuckDB(_Engine):
     def close(self) -> None:
         self.con.close()
         self._temp.cleanup()  # the spill files of an interrupted query too
+
+
+def _bytes_on_disk(folder: str) -> int:
+    """Bytes allocated on disk to the files under ``folder`` (spill files may be sparse)."""
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(base, name)).st_blocks * 512
+            except OSError:
+                pass  # removed by DuckDB meanwhile
+    return total
 
 
 def spark_session(master: str = "local[2]"):
@@ -1342,6 +1374,7 @@ def aggregate(
     max_groups: int = DEFAULT_MAX_GROUPS,
     memory_limit: str = DEFAULT_MEMORY_LIMIT,
     temp_directory: str | None = None,
+    max_temp_size: str = DEFAULT_MAX_TEMP_SIZE,
     threads: int | None = None,
     spark=None,
     sum_tolerance: float = 1e-2,
@@ -1379,9 +1412,10 @@ def aggregate(
     max_groups : int
         Refuse (with the count and a suggested resolution) above this many
         aggregate rows per source.
-    memory_limit, temp_directory, threads
+    memory_limit, temp_directory, max_temp_size, threads
         DuckDB's working memory cap (it spills to a temporary folder, deleted
-        afterwards) and threads.
+        afterwards), that folder's size cap (default 10GB: a run beyond it
+        stops with a message instead of filling the disk) and threads.
     spark : pyspark.sql.SparkSession, optional
         The session for ``engine="spark"``; default the active one, else
         ``local[2]`` on the loopback interface.
@@ -1409,7 +1443,7 @@ def aggregate(
     sources = [str(s) for s in sources]
     if model is not None and len(sources) > 1:
         raise ValueError("--model names the model of a single source; give one source, or use a model column")
-    _check_engine_options(engine, memory_limit, temp_directory)
+    _check_engine_options(engine, memory_limit, temp_directory, max_temp_size)
     problems: list[LoadProblem] = []
     named = _once_each([n for text in sources for n in _expand_source(text, model, problems)], problems)
     scanned = []
@@ -1424,7 +1458,7 @@ def aggregate(
     scanned = _one_pass_per_folder(scanned, engine)
     read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
     check_output(out, read, "the aggregate")
-    runner = _DuckDB(memory_limit, temp_directory, threads) if engine == "duckdb" else _Spark(spark)
+    runner = _DuckDB(memory_limit, temp_directory, threads, max_temp_size) if engine == "duckdb" else _Spark(spark)
     try:
         tables, plans, used, rows_read = [], [], [], 0
         for source in scanned:
@@ -1435,7 +1469,7 @@ def aggregate(
             except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file
                 if not _is_engine_error(exc):
                     raise
-                problems.append(_engine_problem(source, exc))
+                problems.append(_engine_problem(source, exc, runner))
                 continue
             if done is not None:
                 table, plan, rows = done
@@ -1454,6 +1488,7 @@ def aggregate(
         resolution=plans[0].resolution, period=period, classes=classes,
         kind="top_label" if plans[0].top_label or plans[0].resolution is not None else "proba",
         seconds=0.0, problems=tuple(p for p in problems if p.severity != "error"),
+        spilled_bytes=getattr(runner, "spilled_bytes", 0),
     )  # fmt: skip
     _write(tables, plans, classes, out, result)
     return _with_seconds(result, time.perf_counter() - started)
@@ -1516,11 +1551,17 @@ def _is_engine_error(exc: Exception) -> bool:
     return type(exc).__module__.split(".")[0].lstrip("_") in ("duckdb", "pyspark", "py4j")
 
 
-def _engine_problem(source: _Source, exc: Exception) -> LoadProblem:
+def _engine_problem(source: _Source, exc: Exception, runner: _Engine | None = None) -> LoadProblem:
     """A sentence for an error the engine raised while reading a source (no engine jargon)."""
     text = str(exc)
     line = re.search(r"CSV Error on Line: (\d+)", text)
-    if "Maximum line size" in text or "max_line_size" in text:
+    if "max_temp_directory_size" in text:
+        limit = getattr(runner, "max_temp_size", DEFAULT_MAX_TEMP_SIZE)
+        message = (
+            f"needs more than --max-temp-size {limit} of spill space on disk to aggregate (stopped, its spill "
+            "files removed); raise --max-temp-size or --memory-limit, or give a coarser --resolution"
+        )
+    elif "Maximum line size" in text or "max_line_size" in text:
         message = "has a line longer than the 2 MB a CSV line may hold here (is it a CSV file with one row per line?)"
     elif line:
         message = f"could not be read as CSV at line {line.group(1)} (a row with other fields than the header?)"
@@ -1588,10 +1629,12 @@ def _check_model_names(tables, used: Sequence[_Source], problems: list[LoadProbl
 _SIZE = re.compile(r"\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*|\s*\d+(\.\d+)?\s*%\s*", re.IGNORECASE)
 
 
-def _check_engine_options(engine: str, memory_limit: str, temp_directory) -> None:
+def _check_engine_options(engine: str, memory_limit: str, temp_directory, max_temp_size=DEFAULT_MAX_TEMP_SIZE) -> None:
     """Plain sentences for options DuckDB would refuse with its own words."""
     if engine == "duckdb" and not _SIZE.fullmatch(str(memory_limit)):
         raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {str(memory_limit)!r}")
+    if engine == "duckdb" and (not _SIZE.fullmatch(str(max_temp_size)) or "%" in str(max_temp_size)):
+        raise ValueError(f"--max-temp-size must be a size such as 4GB or 20GB, got {str(max_temp_size)!r}")
     if temp_directory is not None:
         folder = Path(temp_directory)
         if not folder.is_dir():
