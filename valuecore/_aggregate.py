@@ -677,6 +677,24 @@ def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
     return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
 
 
+_SORT_PREDICTED, _SORT_CONFIDENCE = "__sort_y_pred", "__sort_confidence"
+
+
+def _fetch_ordered(runner: _Engine, plan: _Plan):
+    """The output of :func:`output_sql`, in its order, sorted by Arrow in this process: the engine only
+    hands over the (budgeted) groups, with no distributed sort of its own (identical from both engines)."""
+    import pyarrow.compute as pc
+
+    sql = output_sql(plan)
+    unordered = sql[: sql.index(" FROM ")] + f", y_pred AS {_SORT_PREDICTED}, confidence AS {_SORT_CONFIDENCE}"
+    table = runner.arrow(f"{unordered} FROM {GROUPED_TABLE}", None)
+    keys = [("model", "ascending"), ("split", "ascending")]
+    keys += [("timestamp", "ascending")] if plan.period is not None else []
+    keys += [(_SORT_PREDICTED, "ascending"), (_SORT_CONFIDENCE, "descending"), ("y_true", "ascending")]
+    order = pc.sort_indices(table, sort_keys=keys, null_placement="at_end")
+    return table.take(order).drop_columns([_SORT_PREDICTED, _SORT_CONFIDENCE])
+
+
 def aggregate_sql(plan: _Plan) -> str:
     """:func:`grouped_sql` and :func:`output_sql` as one statement."""
     return f"WITH {GROUPED_TABLE} AS ({grouped_sql(plan)}) {output_sql(plan)}"
@@ -1040,8 +1058,18 @@ class _Spark(_Engine):
         # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self._uris: dict[str, str] = {}
+        self._partitions = self.spark.conf.get("spark.sql.shuffle.partitions")
+
+    def _size_shuffle(self, rows: int | None) -> None:
+        """Shuffle partitions sized to the source (about 2M rows each, at least two per core), not a fixed
+        default: the grouping's shuffle then neither queues tiny tasks nor overloads a few."""
+        if rows is None:
+            return
+        cores = self.spark.sparkContext.defaultParallelism
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(max(2 * cores, min(4000, -(-rows // 2_000_000)))))
 
     def bind(self, source: _Source) -> None:
+        self._size_shuffle(source.rows)
         reader = self.spark.read
         if source.format == "spark_table":
             frame = self._catalog_table(source)
@@ -1103,6 +1131,7 @@ class _Spark(_Engine):
     def close(self) -> None:
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
+        self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
 
 
 def _active_or_local_session():
@@ -1204,8 +1233,9 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[L
     :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
     if not _checks_in_groups(plan):
         return []  # checked before the grouping
-    off = ", SUM(n_off), MAX(worst)" if not plan.top_label else ""
-    record = engine.rows(f"SELECT SUM(n_bad){off} FROM {GROUPED_TABLE}")[0]
+    off = ", SUM(n_off), MAX(worst)" if not plan.top_label else ", 0, 0"
+    distinct = ", ".join(f"COUNT(DISTINCT {c})" if plan.has(c) else "0" for c in ("model", "split"))
+    record = engine.rows(f"SELECT SUM(n_bad){off}, {distinct} FROM {GROUPED_TABLE}")[0]
     if record[0]:
         return _run_checks(engine, plan, source)
     problems: list[LoadProblem] = []
@@ -1214,17 +1244,14 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[L
             return _run_checks(engine, plan, source)
         file = engine.rows(f"SELECT {FILE_COLUMN} FROM {SOURCE_VIEW} LIMIT 1")[0][0]
         problems += _sum_problems(engine, plan, file, engine.display_file(file), (None, record[2], 0, record[1]))
-    if _group_counts_suspect(engine, plan):
+    if max(record[3], record[4]) > MAX_GROUPS or _partly_labelled(engine, plan):
         problems += _group_problems(engine, plan, source)
     return problems
 
 
-def _group_counts_suspect(engine: _Engine, plan: _Plan) -> bool:
-    """Whether :func:`_group_problems` would find anything, judged on the groups (checks passed,
-    so a NULL y_true there is an empty one)."""
-    for column in ("model", "split"):
-        if plan.has(column) and engine.rows(f"SELECT COUNT(DISTINCT {column}) FROM {GROUPED_TABLE}")[0][0] > MAX_GROUPS:
-            return True
+def _partly_labelled(engine: _Engine, plan: _Plan) -> bool:
+    """Whether a (model, split) is labelled only in part, judged on the groups (checks passed, so a
+    NULL y_true there is an empty one)."""
     if not plan.has("y_true"):
         return False
     sql = (
@@ -1532,7 +1559,7 @@ def _aggregate_source(
         suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(runner, plan, max_groups)
         problems.append(_refusal(source, int(groups), max_groups, suggestion))
         return None
-    return runner.arrow(output_sql(plan), None), plan, int(rows or 0)
+    return _fetch_ordered(runner, plan), plan, int(rows or 0)
 
 
 _CSV_NOT_AS_HEADER = (
