@@ -664,14 +664,18 @@ def grouped_sql(plan: _Plan) -> str:
     )
 
 
-def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
-    """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
+def _output_columns(plan: _Plan) -> list[str]:
     select = ["model", "split"] + (["period AS timestamp"] if plan.period is not None else []) + ["y_true"]
     if plan.top_label or plan.resolution is not None:
         select += ["y_pred", "confidence"]
     else:
         select += [_q(c) for c in plan.proba_columns]
-    select.append("weight")
+    return select + ["weight"]
+
+
+def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
+    """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
+    select = _output_columns(plan)
     order = ["model", "split"] + (["period"] if plan.period is not None else [])
     order += ["y_pred", "confidence DESC", "y_true"]
     return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
@@ -685,9 +689,8 @@ def _fetch_ordered(runner: _Engine, plan: _Plan):
     hands over the (budgeted) groups, with no distributed sort of its own (identical from both engines)."""
     import pyarrow.compute as pc
 
-    sql = output_sql(plan)
-    unordered = sql[: sql.index(" FROM ")] + f", y_pred AS {_SORT_PREDICTED}, confidence AS {_SORT_CONFIDENCE}"
-    table = runner.arrow(f"{unordered} FROM {GROUPED_TABLE}", None)
+    select = _output_columns(plan) + [f"y_pred AS {_SORT_PREDICTED}", f"confidence AS {_SORT_CONFIDENCE}"]
+    table = runner.arrow(f"SELECT {', '.join(select)} FROM {GROUPED_TABLE}", None)
     keys = [("model", "ascending"), ("split", "ascending")]
     keys += [("timestamp", "ascending")] if plan.period is not None else []
     keys += [(_SORT_PREDICTED, "ascending"), (_SORT_CONFIDENCE, "descending"), ("y_true", "ascending")]
