@@ -13,7 +13,21 @@ It prints wall time, peak RSS and aggregate rows, and checks that both reports
 give the same threshold and value. The temporary folder is deleted afterwards.
 This is a benchmark, not a test: it asserts nothing about time.
 
-Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]``
+Then, with ``--engines`` (default duckdb,spark), it times ``aggregate`` on each
+engine side by side with a bare query to the same groups, each in its own
+process, ``--repeats`` times (median shown), in one run:
+
+- bare DuckDB: one ``COPY (SELECT ... GROUP BY ...) TO 'out.parquet'`` under the
+  same memory limit (:data:`BARE_DUCKDB_SQL`);
+- bare PySpark: ``groupBy(...).agg(...)`` written with ``write.parquet``, the
+  same local[2] session settings (:func:`bare_spark`).
+
+It prints time, peak RSS (of the Python process; for Spark the driver's Python
+process and, apart, the peak RSS sampled of its JVM) and the peak size of
+DuckDB's spill folder, with the ratios aggregate / bare.
+
+Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]
+[--engines duckdb,spark] [--repeats 3] [--skip-reports]``
 """
 
 from __future__ import annotations
@@ -22,7 +36,9 @@ import argparse
 import os
 import subprocess
 import sys
+import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -59,20 +75,186 @@ def write_log(path: Path, n: int, seed: int = 0) -> None:
     writer.close()
 
 
-def measured_child(command: list[str]) -> tuple[float, float, str]:
-    """Like :func:`measured`, reading the child's own peak RSS with wait4."""
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        found += [int(c) for c in children]
+        todo += [int(c) for c in children]
+    return found
+
+
+def _rss_gib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0
+
+
+def measured_child(command: list[str]) -> tuple[float, float, str, float]:
+    """(seconds, peak RSS GiB of the child, its stdout, peak RSS GiB sampled of its descendants, e.g. a JVM).
+
+    The child's own peak comes from wait4 (exact); its descendants' is sampled every 0.2 s."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out_chunks = []
+    peak_descendants = [0.0]
+    finished = threading.Event()
+
+    def sample() -> None:
+        while not finished.wait(0.2):
+            total = sum(_rss_gib(pid) for pid in _descendants(process.pid))
+            peak_descendants[0] = max(peak_descendants[0], total)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     # Read all output before waiting, so that a full pipe cannot block the child.
-    out_chunks.append(process.stdout.read())
+    out = process.stdout.read()
     err = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
+    finished.set()
+    sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{err.decode()}")
-    return seconds, usage.ru_maxrss / 2**20, b"".join(out_chunks).decode()
+    return seconds, usage.ru_maxrss / 2**20, out.decode(), peak_descendants[0]
+
+
+PROBA = [f"proba_{c}" for c in range(N_CLASSES)]
+# The bare DuckDB query: the same groups (split, argmax class, max probability, true class), the same sums and
+# means, written to Parquet; no checks, no model column, no ordering.
+BARE_DUCKDB_SQL = (
+    "COPY (WITH r AS (SELECT split, y_true, {greatest} AS confidence, {probas} FROM read_parquet('{log}')) "
+    "SELECT split, CASE {argmax} END AS y_pred, confidence, y_true, COUNT(*) AS weight, {means} "
+    "FROM r GROUP BY ALL) TO '{out}' (FORMAT parquet)"
+).format(
+    greatest="GREATEST(" + ", ".join(PROBA) + ")",
+    probas=", ".join(PROBA),
+    argmax=" ".join(f"WHEN {p} = confidence THEN '{c}'" for c, p in enumerate(PROBA)),
+    means=", ".join(f"AVG({p}) AS {p}" for p in PROBA),
+    log="{log}",
+    out="{out}",
+)
+
+
+def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
+    """Run :data:`BARE_DUCKDB_SQL`; print the peak size of its spill folder (sampled every 0.1 s)."""
+    import duckdb
+
+    sys.path.insert(0, str(ROOT))
+    from valuecore._aggregate import _bytes_on_disk  # the same measure as aggregate's "spilled"
+
+    with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
+        con = duckdb.connect(":memory:")
+        con.execute(f"SET memory_limit = '{memory_limit}'")
+        con.execute(f"SET temp_directory = '{spill}'")
+        con.execute("SET preserve_insertion_order = false")
+        peak, finished = [0], threading.Event()
+
+        def sample() -> None:
+            while not finished.wait(0.1):
+                peak[0] = max(peak[0], _bytes_on_disk(spill))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        con.execute(BARE_DUCKDB_SQL.format(log=log, out=out))
+        finished.set()
+        sampler.join()
+        groups = con.execute(f"SELECT COUNT(*) FROM '{out}'").fetchone()[0]
+    print(f"bare duckdb: {groups} groups; spilled {peak[0] / 2**30:.2f} GiB")
+
+
+def bare_spark(log: str, out: str) -> None:
+    """The bare PySpark groupBy, in the session ``aggregate --engine spark`` starts (local[2] on 127.0.0.1)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    spark = (
+        SparkSession.builder.master("local[2]").appName("bare-groupby")
+        .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false").getOrCreate()
+    )  # fmt: skip
+    spark.sparkContext.setLogLevel("ERROR")
+    rows = spark.read.parquet(log)
+    confidence = F.greatest(*[F.col(p) for p in PROBA])
+    argmax = None
+    for c, p in enumerate(PROBA):
+        argmax = (F.when if argmax is None else argmax.when)(F.col(p) == F.col("confidence"), F.lit(str(c)))
+    rows = rows.withColumn("confidence", confidence).withColumn("y_pred", argmax)
+    grouped = rows.groupBy("split", "y_pred", "confidence", "y_true").agg(
+        F.count(F.lit(1)).alias("weight"), *[F.avg(p).alias(p) for p in PROBA]
+    )
+    grouped.write.mode("overwrite").parquet(out)
+    groups = spark.read.parquet(out).count()
+    spark.stop()
+    print(f"bare spark: {groups} groups")
+
+
+def _spilled(text: str) -> float:
+    import re
+
+    found = re.search(r"spilled ([0-9.]+) GiB", text)
+    return float(found.group(1)) if found else float("nan")
+
+
+def compare_engines(log: Path, folder: Path, n: int, engines: list[str], repeats: int, memory_limit: str) -> None:
+    """aggregate against the bare query, per engine, medians of ``repeats`` runs interleaved."""
+    python, me = sys.executable, str(Path(__file__).resolve())
+    commands = {}
+    for engine in engines:
+        out = folder / f"agg-{engine}.parquet"
+        commands[(engine, "aggregate")] = [
+            python,
+            "-m",
+            "valuecore",
+            "aggregate",
+            str(log),
+            "--out",
+            str(out),
+            "--engine",
+            engine,
+            "--memory-limit",
+            memory_limit,
+        ]
+        commands[(engine, "bare")] = [
+            python,
+            me,
+            "--bare",
+            engine,
+            str(log),
+            str(folder / f"bare-{engine}"),
+            "--memory-limit",
+            memory_limit,
+        ]
+    runs: dict = {key: [] for key in commands}
+    loads = []
+    for _ in range(repeats):
+        for key, command in commands.items():
+            if key[0] == "duckdb" and key[1] == "bare":
+                command = command[:5] + [str(folder / f"bare-duckdb-{len(runs[key])}.parquet")] + command[6:]
+            seconds, gib, out, jvm = measured_child(command)
+            runs[key].append((seconds, gib, jvm, _spilled(out)))
+            loads.append(os.getloadavg()[0])
+    for engine in engines:
+        (a, b) = (runs[(engine, "aggregate")], runs[(engine, "bare")])
+        med = [[statistics.median(r[i] for r in rows) for i in range(4)] for rows in (a, b)]
+        for label, (seconds, gib, jvm, spill) in zip(("aggregate", "bare"), med):
+            jvm_text = f"{jvm:5.2f}" if engine == "spark" else f"{'-':>5}"
+            spill_text = f"{spill:6.2f}" if engine == "duckdb" else f"{'-':>6}"
+            print(
+                f"{n:>12,} | {engine:>6} {label:>9} | {seconds:8.1f} {gib:5.2f} {jvm_text} {spill_text} | "
+                f"{', '.join(f'{r[0]:.1f}' for r in (a if label == 'aggregate' else b))}"
+            )
+        print(f"{'':>12} | {engine:>6} {'ratio':>9} | {med[0][0] / med[1][0]:7.2f}x {med[0][1] / med[1][1]:4.2f}x")
+    print(f"{'':>12} | load average during these runs: {min(loads):.1f}-{max(loads):.1f}")
 
 
 def answer(report_text: str) -> list[str]:
@@ -80,33 +262,55 @@ def answer(report_text: str) -> list[str]:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--bare":
+        engine, log, out = sys.argv[2:5]
+        limit = sys.argv[6] if len(sys.argv) > 6 else "1GB"
+        bare_duckdb(log, out, limit) if engine == "duckdb" else bare_spark(log, out)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,10000000")
     parser.add_argument("--huge", action="store_true", help="also 10^8 rows (needs ~4 GB of disk, minutes)")
     parser.add_argument("--in-memory-max", type=float, default=1e7, help="largest n for the in-memory report")
     parser.add_argument("--temp-dir", default=None)
+    parser.add_argument("--engines", default="duckdb,spark", help="engines compared with a bare query ('' for none)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each engine comparison (median shown)")
+    parser.add_argument("--skip-reports", action="store_true", help="only the engine comparison")
+    parser.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit of aggregate and the bare query")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")] + ([10**8] if args.huge else [])
+    engines = [e for e in args.engines.split(",") if e]
     python = sys.executable
     print(f"{os.cpu_count()} cores | load average {os.getloadavg()[0]:.1f} at start | 10 classes, float32, 4 decimals")
-    header = (f"{'n':>12} | {'aggregate s':>11} {'GiB':>5} {'groups':>9} | {'report agg s':>12} {'GiB':>5} | "
-              f"{'in-memory s':>11} {'GiB':>5} | same answer")
-    print(header)
-    print("-" * len(header))
+    header = (
+        f"{'n':>12} | {'aggregate s':>11} {'GiB':>5} {'groups':>9} | {'report agg s':>12} {'GiB':>5} | "
+        f"{'in-memory s':>11} {'GiB':>5} | same answer"
+    )
+    compare_header = (
+        f"{'n':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'GiB':>5} {'JVM':>5} {'spill':>6} | each run s"
+    )
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="valuecore-bench-", dir=args.temp_dir) as folder:
             log, agg = Path(folder) / "log.parquet", Path(folder) / "agg.parquet"
             write_log(log, n)
-            a_s, a_gib, a_out = measured_child([python, "-m", "valuecore", "aggregate", str(log), "--out", str(agg)])
-            groups = a_out.split(": ", 1)[1].split(" groups")[0]
-            r_s, r_gib, r_out = measured_child([python, "-m", "valuecore", "report", str(agg), *REPORT])
-            if n <= args.in_memory_max:
-                m_s, m_gib, m_out = measured_child([python, "-m", "valuecore", "report", str(log), *REPORT])
-                same = "yes" if answer(m_out) == answer(r_out) and answer(r_out) else "NO"
-                memory = f"{m_s:11.1f} {m_gib:5.2f}"
-            else:
-                memory, same = f"{'-':>11} {'-':>5}", "-"
-        print(f"{n:>12,} | {a_s:11.1f} {a_gib:5.2f} {groups:>9} | {r_s:12.1f} {r_gib:5.2f} | {memory} | {same}")
+            if not args.skip_reports:
+                print(header)
+                print("-" * len(header))
+                a_s, a_gib, a_out, _ = measured_child(
+                    [python, "-m", "valuecore", "aggregate", str(log), "--out", str(agg)]
+                )
+                groups = a_out.split(": ", 1)[1].split(" groups")[0]
+                r_s, r_gib, r_out, _ = measured_child([python, "-m", "valuecore", "report", str(agg), *REPORT])
+                if n <= args.in_memory_max:
+                    m_s, m_gib, m_out, _ = measured_child([python, "-m", "valuecore", "report", str(log), *REPORT])
+                    same = "yes" if answer(m_out) == answer(r_out) and answer(r_out) else "NO"
+                    memory = f"{m_s:11.1f} {m_gib:5.2f}"
+                else:
+                    memory, same = f"{'-':>11} {'-':>5}", "-"
+                print(f"{n:>12,} | {a_s:11.1f} {a_gib:5.2f} {groups:>9} | {r_s:12.1f} {r_gib:5.2f} | {memory} | {same}")
+            if engines:
+                print(compare_header)
+                print("-" * len(compare_header))
+                compare_engines(log, Path(folder), n, engines, args.repeats, args.memory_limit)
     print(f"load average {os.getloadavg()[0]:.1f} at the end; the temporary logs were deleted")
 
 

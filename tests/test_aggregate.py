@@ -379,3 +379,85 @@ def test_aggregates_a_dataset_larger_than_duckdbs_memory_limit(tmp_path):
     assert report.ok
     weight = sum(p.total_weight for p in report.models["big"].splits.values())
     assert weight == total
+
+
+def warnings_of(problems) -> list[str]:
+    return [str(p) for p in problems if p.severity == "warning"]
+
+
+@pytest.mark.parametrize("files", [1, 3])
+def test_approximate_sums_warn_as_the_loader_warns_from_the_grouping_counts(files, tmp_path):
+    """The warning comes from the grouping's own counts (one file) or the per-file pass (several): both name
+    the file, the count, the worst deviation and the first rows, as the loader does."""
+    rng = np.random.default_rng(5)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for index in range(files):
+        proba = rng.dirichlet(np.ones(3), size=40)
+        proba[[3, 17, 30]] += 1e-4  # three rows sum to 1 + 3e-4: kept, with a warning
+        frame = pd.DataFrame(proba, columns=[f"proba_{c}" for c in CLASSES]).assign(y_true=rng.choice(CLASSES, 40))
+        frame.to_parquet(folder / f"model{index}.parquet")
+    source = folder / "model0.parquet" if files == 1 else folder
+    expected = warnings_of(vc.load_runs(source).problems)
+    assert any("only approximately" in w for w in expected)
+    result = aggregate(str(source), tmp_path / "agg.parquet")
+    assert sorted(warnings_of(result.problems)) == sorted(expected)
+
+
+def test_mean_vectors_never_move_the_argmax_on_ties(tmp_path):
+    """Columns tied with the maximum stay at most the confidence (after the predicted column) or strictly
+    below it (before): the aggregate's argmax is its y_pred's column in every group."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    levels = np.array([0.0, 1 / 3, 0.5, 1.0])
+    proba = levels[rng.integers(0, 4, size=(n, 3))]
+    proba[:, 2] = np.clip(1.0 - proba[:, 0] - proba[:, 1], 0.0, None)
+    # 997 rows tied between the first two classes at a value whose mean by summation rounds up past it.
+    tied = 0.3422059457448054
+    proba[:997] = [tied, tied, 1.0 - 2 * tied]
+    proba[997:] /= proba[997:].sum(axis=1, keepdims=True)
+    frame = pd.DataFrame(proba, columns=[f"proba_{c}" for c in CLASSES]).assign(y_true=rng.choice(CLASSES, n))
+    frame.to_parquet(tmp_path / "ties.parquet")
+    aggregate(str(tmp_path / "ties.parquet"), tmp_path / "agg.parquet")
+    (run,) = [m.splits["all"] for m in vc.load_runs(tmp_path / "agg.parquet").models.values()]
+    (raw,) = [m.splits["all"] for m in vc.load_runs(tmp_path / "ties.parquet").models.values()]
+
+    def weighted(pairs, weights):
+        table = pd.DataFrame({"pred": pairs[0], "conf": pairs[1], "w": weights})
+        return table.groupby(["pred", "conf"])["w"].sum().sort_index()
+
+    # The loader reads each group's class as the argmax of its mean vector: the same (class, confidence)
+    # weights as the raw rows, so no tied column overtook the predicted one.
+    pd.testing.assert_series_equal(
+        weighted((run.y_pred, run.confidence), run.sample_weight),
+        weighted((raw.y_pred, raw.confidence), np.ones(n)),
+    )
+
+
+def distinct_log(path: Path, n: int = 400_000) -> None:
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet(np.ones(3), size=n)  # every confidence distinct: n groups, more than 40MB of state
+    frame = pd.DataFrame(proba, columns=[f"proba_{c}" for c in CLASSES]).assign(y_true=rng.choice(CLASSES, n))
+    frame.to_parquet(path)
+
+
+def test_spill_is_reported_and_bounded_by_max_temp_size(tmp_path):
+    distinct_log(tmp_path / "log.parquet")
+    spilled = aggregate(str(tmp_path / "log.parquet"), tmp_path / "agg.parquet", memory_limit="40MB", threads=1)
+    assert spilled.spilled_bytes > 0
+    with pytest.raises(AggregateRefused, match=r"needs more than --max-temp-size 1MB of spill space"):
+        aggregate(str(tmp_path / "log.parquet"), tmp_path / "capped.parquet", memory_limit="40MB",
+                  max_temp_size="1MB", threads=1)  # fmt: skip
+    assert not (tmp_path / "capped.parquet").exists()
+    within = aggregate(str(tmp_path / "log.parquet"), tmp_path / "small.parquet", threads=1)
+    assert within.spilled_bytes == 0
+
+
+def test_cli_prints_the_spill_and_refuses_a_bad_max_temp_size(tmp_path, capsys):
+    distinct_log(tmp_path / "log.parquet", 2000)
+    assert main(["aggregate", str(tmp_path / "log.parquet"), "--out", str(tmp_path / "a.parquet")]) == 0
+    assert "spilled 0.00 GiB to disk at the peak (at most --max-temp-size 10GB" in capsys.readouterr().out
+    code = main(["aggregate", str(tmp_path / "log.parquet"), "--out", str(tmp_path / "b.parquet"),
+                 "--max-temp-size", "lots"])  # fmt: skip
+    assert code == 2
+    assert "--max-temp-size must be a size such as 4GB" in capsys.readouterr().err

@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
 from ._limits import clip_text
 from ._paths import check_output, outside_roots, write_atomically
 from ._sorted import cumulative_gain
@@ -80,6 +80,8 @@ SOURCE_VIEW = "source_rows"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
 _LARGEST_DOUBLE = "1.7976931348623157e308"
+# 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
+_JUST_BELOW_ONE = "CAST(0.9999999999999998 AS DOUBLE)"  # Spark reads a bare 0.99... as a DECIMAL
 
 
 # --------------------------------------------------------------- results
@@ -116,6 +118,9 @@ class AggregateResult:
         Wall time.
     problems : tuple of LoadProblem
         Warnings (errors refuse instead).
+    spilled_bytes : int
+        Peak bytes on disk of DuckDB's spill folder, sampled every 0.1 s
+        (0 when nothing spilled, and with Spark). Not in the file's metadata.
     """
 
     path: str
@@ -128,6 +133,7 @@ class AggregateResult:
     kind: str
     seconds: float
     problems: tuple[LoadProblem, ...] = ()
+    spilled_bytes: int = 0  # peak size of DuckDB's spill folder (sampled); 0 for Spark
 
     @property
     def metadata(self) -> dict:
@@ -506,6 +512,12 @@ def _text(plan: _Plan, column: str) -> str:
 
 def _class_of(plan: _Plan, column: str) -> str:
     """A label column mapped to its class name; NULL when empty or not a class."""
+    if plan.column_types.get(column) == "number" and all(_is_integer_text(c) for c in plan.classes):
+        # A number equals the integer class c exactly when its text (the integer's digits) would: compared as
+        # a number, without making text of every row.
+        value = f"CAST({_q(column)} AS DOUBLE)"
+        cases = " ".join(f"WHEN {value} = {int(c)} THEN {_lit(c)}" for c in plan.classes)
+        return f"(CASE {cases} ELSE NULL END)"
     text = _text(plan, column)
     cases = []
     for c in plan.classes:
@@ -550,7 +562,7 @@ def _predicted(plan: _Plan, confidence: str) -> str:
     if plan.top_label:
         return _class_of(plan, "y_pred")
     cases = " ".join(
-        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_'):])}" for c in plan.proba_columns
+        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_') :])}" for c in plan.proba_columns
     )
     return f"(CASE {cases} END)"
 
@@ -589,6 +601,15 @@ def _rows_sql(plan: _Plan) -> str:
         parts.append(f"{_period(plan)} AS period")
     if not plan.top_label and plan.resolution is None:
         parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
+    if not _checks_in_groups(plan):
+        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {SOURCE_VIEW}"
+    # The loader's checks ride along as one flag per row (counted per group): no pass of their own.
+    bad = [f"({c.bad})" for c in _checks(plan)]
+    if not plan.top_label:
+        deviation = _sum_deviation(plan)
+        bad.append(f"{deviation} > {plan.sum_tolerance!r}")
+        parts.append(f"{deviation} AS deviation")
+    parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 END AS bad")
     return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
 
 
@@ -603,39 +624,78 @@ def grouped_sql(plan: _Plan) -> str:
     """The aggregation, one SQL text for DuckDB and Spark.
 
     One row per (model, split[, period], predicted class, confidence, true
-    class): the summed weight, the number of raw rows and, for probability
+    class): the summed weight, the number of raw rows, the number of rows
+    failing one of the loader's checks (``n_bad``; for probability sources
+    also the worst row-sum deviation and the rows off by more than the
+    warning tolerance) and, for probability
     sources at full resolution, the weighted mean probability vector, in
-    which the predicted class keeps exactly the group's confidence and every
-    other class is capped by its group maximum (round-off can then never
-    move the argmax).
+    which the predicted class keeps exactly the group's confidence and
+    round-off can never move the argmax: a class after the predicted one
+    (a tie goes to the first column) is capped at the confidence, a class
+    before it just below (every one of its rows lies strictly below). The
+    caps cost no running maximum per column, so the engine keeps as many
+    running values per group as a plain ``AVG`` per column would.
     """
     select = _keys(plan)
     if not plan.top_label and plan.resolution is None:
-        for column in plan.proba_columns:
-            c = column[len("proba_") :]
-            mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
+        classes = [column[len("proba_") :] for column in plan.proba_columns]
+        for index, column in enumerate(plan.proba_columns):
+            c = classes[index]
+            earlier = ", ".join(_lit(e) for e in classes[:index])  # y_pred among them: column c comes after it
+            if plan.has("weight"):
+                mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
+            else:  # every weight is 1: the same mean with one running sum per column instead of three
+                mean = f"SUM({_q(column)}) / CAST(COUNT(*) AS DOUBLE)"
+            after = f"WHEN y_pred IN ({earlier}) THEN LEAST({mean}, confidence) " if earlier else ""
             select.append(
-                f"CASE WHEN y_pred = {_lit(c)} THEN confidence ELSE LEAST({mean}, MAX({_q(column)})) END "
-                f"AS {_q(column)}"
+                f"CASE WHEN y_pred = {_lit(c)} THEN confidence {after}"
+                f"ELSE LEAST({mean}, confidence * {_JUST_BELOW_ONE}) END AS {_q(column)}"
             )
-    select += ["SUM(w) AS weight", "COUNT(*) AS n_rows"]
+    select += ["SUM(w) AS weight" if plan.has("weight") else "CAST(COUNT(*) AS DOUBLE) AS weight", "COUNT(*) AS n_rows"]
+    select.append("COUNT(bad) AS n_bad")  # a count keeps 8 bytes per group, where an integer SUM keeps 16
+    if not plan.top_label and _checks_in_groups(plan):
+        select += [
+            "MAX(deviation) AS worst",
+            f"COUNT(CASE WHEN deviation > {plan.warn_tolerance!r} THEN 1 END) AS n_off",
+        ]
     return (
         f"WITH item_rows AS ({_rows_sql(plan)}) "
         f"SELECT {', '.join(select)} FROM item_rows GROUP BY {', '.join(_keys(plan))}"
     )
 
 
-def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
-    """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
+def _output_columns(plan: _Plan) -> list[str]:
     select = ["model", "split"] + (["period AS timestamp"] if plan.period is not None else []) + ["y_true"]
     if plan.top_label or plan.resolution is not None:
         select += ["y_pred", "confidence"]
     else:
         select += [_q(c) for c in plan.proba_columns]
-    select.append("weight")
+    return select + ["weight"]
+
+
+def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
+    """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
+    select = _output_columns(plan)
     order = ["model", "split"] + (["period"] if plan.period is not None else [])
     order += ["y_pred", "confidence DESC", "y_true"]
     return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
+
+
+_SORT_PREDICTED, _SORT_CONFIDENCE = "__sort_y_pred", "__sort_confidence"
+
+
+def _fetch_ordered(runner: _Engine, plan: _Plan):
+    """The output of :func:`output_sql`, in its order, sorted by Arrow in this process: the engine only
+    hands over the (budgeted) groups, with no distributed sort of its own (identical from both engines)."""
+    import pyarrow.compute as pc
+
+    select = _output_columns(plan) + [f"y_pred AS {_SORT_PREDICTED}", f"confidence AS {_SORT_CONFIDENCE}"]
+    table = runner.arrow(f"SELECT {', '.join(select)} FROM {GROUPED_TABLE}", None)
+    keys = [("model", "ascending"), ("split", "ascending")]
+    keys += [("timestamp", "ascending")] if plan.period is not None else []
+    keys += [(_SORT_PREDICTED, "ascending"), (_SORT_CONFIDENCE, "descending"), ("y_true", "ascending")]
+    order = pc.sort_indices(table, sort_keys=keys, null_placement="at_end")
+    return table.take(order).drop_columns([_SORT_PREDICTED, _SORT_CONFIDENCE])
 
 
 def aggregate_sql(plan: _Plan) -> str:
@@ -820,7 +880,13 @@ def _one_statement(sql: str) -> str:
 class _DuckDB(_Engine):
     name = "duckdb"
 
-    def __init__(self, memory_limit: str, temp_directory: str | None, threads: int | None):
+    def __init__(
+        self,
+        memory_limit: str,
+        temp_directory: str | None,
+        threads: int | None,
+        max_temp_size: str = DEFAULT_MAX_TEMP_SIZE,
+    ):
         import duckdb
 
         try:
@@ -834,6 +900,13 @@ class _DuckDB(_Engine):
             self.close()
             raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {memory_limit!r}") from None
         self._execute(f"SET temp_directory = {_lit(self._temp.name)}")
+        try:
+            self._execute(f"SET max_temp_directory_size = {_lit(max_temp_size)}")
+        except duckdb.Error:
+            self.close()
+            raise ValueError(f"--max-temp-size must be a size such as 4GB or 20GB, got {max_temp_size!r}") from None
+        self.max_temp_size = max_temp_size
+        self.spilled_bytes = 0
         self._execute("SET preserve_insertion_order = false")
         self._execute("SET TimeZone = 'UTC'")
         if threads:
@@ -926,8 +999,11 @@ class _DuckDB(_Engine):
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         try:
-            while not done.wait(0.5):
-                if progress is not None:
+            ticks = 0
+            while not done.wait(0.1):
+                self.spilled_bytes = max(self.spilled_bytes, _bytes_on_disk(self._temp.name))
+                ticks += 1
+                if progress is not None and ticks % 5 == 0:
                     fraction = self.con.query_progress()
                     if fraction is not None and fraction >= 0:
                         progress(min(fraction / 100.0, 1.0))
@@ -943,6 +1019,18 @@ class _DuckDB(_Engine):
     def close(self) -> None:
         self.con.close()
         self._temp.cleanup()  # the spill files of an interrupted query too
+
+
+def _bytes_on_disk(folder: str) -> int:
+    """Bytes allocated on disk to the files under ``folder`` (spill files may be sparse)."""
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(base, name)).st_blocks * 512
+            except OSError:
+                pass  # removed by DuckDB meanwhile
+    return total
 
 
 def spark_session(master: str = "local[2]"):
@@ -973,8 +1061,18 @@ class _Spark(_Engine):
         # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self._uris: dict[str, str] = {}
+        self._partitions = self.spark.conf.get("spark.sql.shuffle.partitions")
+
+    def _size_shuffle(self, rows: int | None) -> None:
+        """Shuffle partitions sized to the source (about 2M rows each, at least two per core), not a fixed
+        default: the grouping's shuffle then neither queues tiny tasks nor overloads a few."""
+        if rows is None:
+            return
+        cores = self.spark.sparkContext.defaultParallelism
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(max(2 * cores, min(4000, -(-rows // 2_000_000)))))
 
     def bind(self, source: _Source) -> None:
+        self._size_shuffle(source.rows)
         reader = self.spark.read
         if source.format == "spark_table":
             frame = self._catalog_table(source)
@@ -1036,6 +1134,7 @@ class _Spark(_Engine):
     def close(self) -> None:
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
+        self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
 
 
 def _active_or_local_session():
@@ -1124,6 +1223,49 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
     return problems
 
 
+def _checks_in_groups(plan: _Plan) -> bool:
+    """Whether the grouping counts the checks itself: with typed number columns (Parquet, tables). On text
+    cells (CSV) every check parses each cell again, and one expression holding them all grows past what
+    DuckDB plans within its memory limit; those sources get the separate pass of :func:`_run_checks`."""
+    numeric = list(plan.proba_columns) + [c for c in ("confidence", "weight") if plan.has(c)]
+    return all(_not_a_number(plan, c) is None for c in numeric)
+
+
+def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """The loader's checks, read from the counts the grouping kept; the per-file pass of
+    :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
+    if not _checks_in_groups(plan):
+        return []  # checked before the grouping
+    off = ", SUM(n_off), MAX(worst)" if not plan.top_label else ", 0, 0"
+    distinct = ", ".join(f"COUNT(DISTINCT {c})" if plan.has(c) else "0" for c in ("model", "split"))
+    record = engine.rows(f"SELECT SUM(n_bad){off}, {distinct} FROM {GROUPED_TABLE}")[0]
+    if record[0]:
+        return _run_checks(engine, plan, source)
+    problems: list[LoadProblem] = []
+    if not plan.top_label and record[1]:
+        if len(source.files) != 1:  # several files (or a table): each one's own count and worst deviation
+            return _run_checks(engine, plan, source)
+        file = engine.rows(f"SELECT {FILE_COLUMN} FROM {SOURCE_VIEW} LIMIT 1")[0][0]
+        problems += _sum_problems(engine, plan, file, engine.display_file(file), (None, record[2], 0, record[1]))
+    if max(record[3], record[4]) > MAX_GROUPS or _partly_labelled(engine, plan):
+        problems += _group_problems(engine, plan, source)
+    return problems
+
+
+def _partly_labelled(engine: _Engine, plan: _Plan) -> bool:
+    """Whether a (model, split) is labelled only in part, judged on the groups (checks passed, so a
+    NULL y_true there is an empty one)."""
+    if not plan.has("y_true"):
+        return False
+    sql = (
+        f"SELECT COUNT(*) FROM (SELECT model, split, SUM(n_rows) AS n_rows, "
+        f"SUM(CASE WHEN y_true IS NULL THEN 0 ELSE n_rows END) AS labelled FROM {GROUPED_TABLE} "
+        "WHERE model IS NOT NULL AND split IS NOT NULL GROUP BY model, split) AS per_split "
+        "WHERE labelled > 0 AND labelled < n_rows"
+    )
+    return engine.rows(sql)[0][0] > 0
+
+
 def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
     """Run files of one folder are separate models: a model column value found in two of them is refused."""
     model = _text(plan, "model")
@@ -1162,9 +1304,7 @@ def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[L
     deviation = _sum_deviation(plan)
     if too_far:
         rows = _first_rows(engine, f"{deviation} > {plan.sum_tolerance!r}", file)
-        message = (
-            f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
-        )
+        message = f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
         return [LoadProblem(display, message, None, rows, "error", int(too_far))]
     if off:
         rows = _first_rows(engine, f"{deviation} > {plan.warn_tolerance!r}", file)
@@ -1264,6 +1404,7 @@ def aggregate(
     max_groups: int = DEFAULT_MAX_GROUPS,
     memory_limit: str = DEFAULT_MEMORY_LIMIT,
     temp_directory: str | None = None,
+    max_temp_size: str = DEFAULT_MAX_TEMP_SIZE,
     threads: int | None = None,
     spark=None,
     sum_tolerance: float = 1e-2,
@@ -1301,9 +1442,10 @@ def aggregate(
     max_groups : int
         Refuse (with the count and a suggested resolution) above this many
         aggregate rows per source.
-    memory_limit, temp_directory, threads
+    memory_limit, temp_directory, max_temp_size, threads
         DuckDB's working memory cap (it spills to a temporary folder, deleted
-        afterwards) and threads.
+        afterwards), that folder's size cap (default 10GB: a run beyond it
+        stops with a message instead of filling the disk) and threads.
     spark : pyspark.sql.SparkSession, optional
         The session for ``engine="spark"``; default the active one, else
         ``local[2]`` on the loopback interface.
@@ -1331,7 +1473,7 @@ def aggregate(
     sources = [str(s) for s in sources]
     if model is not None and len(sources) > 1:
         raise ValueError("--model names the model of a single source; give one source, or use a model column")
-    _check_engine_options(engine, memory_limit, temp_directory)
+    _check_engine_options(engine, memory_limit, temp_directory, max_temp_size)
     problems: list[LoadProblem] = []
     named = _once_each([n for text in sources for n in _expand_source(text, model, problems)], problems)
     scanned = []
@@ -1346,7 +1488,7 @@ def aggregate(
     scanned = _one_pass_per_folder(scanned, engine)
     read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
     check_output(out, read, "the aggregate")
-    runner = _DuckDB(memory_limit, temp_directory, threads) if engine == "duckdb" else _Spark(spark)
+    runner = _DuckDB(memory_limit, temp_directory, threads, max_temp_size) if engine == "duckdb" else _Spark(spark)
     try:
         tables, plans, used, rows_read = [], [], [], 0
         for source in scanned:
@@ -1357,7 +1499,7 @@ def aggregate(
             except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file
                 if not _is_engine_error(exc):
                     raise
-                problems.append(_engine_problem(source, exc))
+                problems.append(_engine_problem(source, exc, runner))
                 continue
             if done is not None:
                 table, plan, rows = done
@@ -1376,13 +1518,15 @@ def aggregate(
         resolution=plans[0].resolution, period=period, classes=classes,
         kind="top_label" if plans[0].top_label or plans[0].resolution is not None else "proba",
         seconds=0.0, problems=tuple(p for p in problems if p.severity != "error"),
+        spilled_bytes=getattr(runner, "spilled_bytes", 0),
     )  # fmt: skip
     _write(tables, plans, classes, out, result)
     return _with_seconds(result, time.perf_counter() - started)
 
 
-def _aggregate_source(runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups,
-                      progress):
+def _aggregate_source(
+    runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups, progress
+):
     """(aggregate table, plan, rows read) of one source, or None after adding its problems."""
     runner.bind(source)
     if source.format in ("duckdb_table", "spark_table"):
@@ -1400,20 +1544,25 @@ def _aggregate_source(runner: _Engine, source: _Source, problems: list[LoadProbl
         if classes is None:
             return None
         plan = _replace_classes(plan, classes)
-    problems.extend(_run_checks(runner, plan, source))
+    if not _checks_in_groups(plan):
+        problems.extend(_run_checks(runner, plan, source))
+        if any(p.severity == "error" for p in problems):
+            return None
+    # Grouped in the engine (spilling if need be), counted there: only a table
+    # within the budget ever comes into this process. The checks are counted in
+    # the same pass; the rows they name are looked up only when a count says so.
+    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+    problems.extend(_checks_from_groups(runner, plan, source))
     if plan.file_models and plan.has("model"):
         problems.extend(_models_in_several_files(runner, plan, source))
     if any(p.severity == "error" for p in problems):
         return None
-    # Grouped in the engine (spilling if need be), counted there: only a table
-    # within the budget ever comes into this process.
-    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
     groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
     if groups > max_groups:
         suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(runner, plan, max_groups)
         problems.append(_refusal(source, int(groups), max_groups, suggestion))
         return None
-    return runner.arrow(output_sql(plan), None), plan, int(rows or 0)
+    return _fetch_ordered(runner, plan), plan, int(rows or 0)
 
 
 _CSV_NOT_AS_HEADER = (
@@ -1432,11 +1581,17 @@ def _is_engine_error(exc: Exception) -> bool:
     return type(exc).__module__.split(".")[0].lstrip("_") in ("duckdb", "pyspark", "py4j")
 
 
-def _engine_problem(source: _Source, exc: Exception) -> LoadProblem:
+def _engine_problem(source: _Source, exc: Exception, runner: _Engine | None = None) -> LoadProblem:
     """A sentence for an error the engine raised while reading a source (no engine jargon)."""
     text = str(exc)
     line = re.search(r"CSV Error on Line: (\d+)", text)
-    if "Maximum line size" in text or "max_line_size" in text:
+    if "max_temp_directory_size" in text:
+        limit = getattr(runner, "max_temp_size", DEFAULT_MAX_TEMP_SIZE)
+        message = (
+            f"needs more than --max-temp-size {limit} of spill space on disk to aggregate (stopped, its spill "
+            "files removed); raise --max-temp-size or --memory-limit, or give a coarser --resolution"
+        )
+    elif "Maximum line size" in text or "max_line_size" in text:
         message = "has a line longer than the 2 MB a CSV line may hold here (is it a CSV file with one row per line?)"
     elif line:
         message = f"could not be read as CSV at line {line.group(1)} (a row with other fields than the header?)"
@@ -1504,10 +1659,12 @@ def _check_model_names(tables, used: Sequence[_Source], problems: list[LoadProbl
 _SIZE = re.compile(r"\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*|\s*\d+(\.\d+)?\s*%\s*", re.IGNORECASE)
 
 
-def _check_engine_options(engine: str, memory_limit: str, temp_directory) -> None:
+def _check_engine_options(engine: str, memory_limit: str, temp_directory, max_temp_size=DEFAULT_MAX_TEMP_SIZE) -> None:
     """Plain sentences for options DuckDB would refuse with its own words."""
     if engine == "duckdb" and not _SIZE.fullmatch(str(memory_limit)):
         raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {str(memory_limit)!r}")
+    if engine == "duckdb" and (not _SIZE.fullmatch(str(max_temp_size)) or "%" in str(max_temp_size)):
+        raise ValueError(f"--max-temp-size must be a size such as 4GB or 20GB, got {str(max_temp_size)!r}")
     if temp_directory is not None:
         folder = Path(temp_directory)
         if not folder.is_dir():

@@ -4,3 +4,4 @@ PERIODS = ("day", "week", "month")
 ENGINES = ("duckdb", "spark")
 DEFAULT_MAX_GROUPS = 2_000_000
 DEFAULT_MEMORY_LIMIT = "1GB"
+DEFAULT_MAX_TEMP_SIZE = "10GB"  # DuckDB's spill folder never grows past this (a run cannot fill a disk)

@@ -34,7 +34,7 @@ def _max_groups(text: str) -> int:
 
 def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
     """Register ``aggregate`` on the sub-command parsers of the main CLI."""
-    from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+    from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
 
     parser = commands.add_parser(
         "aggregate",
@@ -65,6 +65,11 @@ def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
         help=f"DuckDB working memory; it spills to a temporary folder beyond (default {DEFAULT_MEMORY_LIMIT})",
     )  # fmt: skip
     parser.add_argument("--temp-dir", metavar="DIR", help="where DuckDB spills (default: the system's temp folder)")
+    parser.add_argument(
+        "--max-temp-size", default=DEFAULT_MAX_TEMP_SIZE, metavar="SIZE",
+        help=f"most disk DuckDB may spill to; beyond it the run stops instead of filling the disk "
+        f"(default {DEFAULT_MAX_TEMP_SIZE})",
+    )  # fmt: skip
     parser.set_defaults(handler=_cmd_aggregate)
 
 
@@ -145,7 +150,7 @@ def _cmd_aggregate(args) -> int:
             result = aggregate(
                 args.sources, args.out, engine=args.engine, resolution=args.resolution, period=args.period,
                 model=args.model, max_groups=args.max_groups, memory_limit=args.memory_limit,
-                temp_directory=args.temp_dir, progress=line,
+                temp_directory=args.temp_dir, max_temp_size=args.max_temp_size, progress=line,
             )  # fmt: skip
     except AggregateRefused as refused:
         line.close()
@@ -169,6 +174,9 @@ def _cmd_aggregate(args) -> int:
     share = result.groups / result.source_rows if result.source_rows else 0.0
     _out(f"wrote {result.path}: {result.groups:,} groups from {result.source_rows:,} rows ({share:.1%}), "
          f"{len(result.classes)} classes, {result.seconds:.1f} s with {result.engine}")  # fmt: skip
+    if result.engine == "duckdb":
+        _out(f"spilled {result.spilled_bytes / 2**30:.2f} GiB to disk at the peak (at most --max-temp-size "
+             f"{args.max_temp_size}; removed afterwards)")  # fmt: skip
     if result.kind == "proba":
         _out("kept: the weighted mean probability vector of each group (label-free estimates stay exact)")
     if result.resolution is None:
