@@ -149,7 +149,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     import duckdb
 
     sys.path.insert(0, str(ROOT))
-    from valuecore._aggregate import _bytes_on_disk  # the same measure as aggregate's "spilled"
+    from valuecore.aggregation import bytes_on_disk  # the same measure as aggregate's "spilled"
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")
@@ -160,7 +160,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
 
         def sample() -> None:
             while not finished.wait(0.1):
-                peak[0] = max(peak[0], _bytes_on_disk(spill))
+                peak[0] = max(peak[0], bytes_on_disk(spill))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()

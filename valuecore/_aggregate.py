@@ -69,6 +69,7 @@ __all__ = [
     "PERIODS",
     "aggregate",
     "aggregate_sql",
+    "bytes_on_disk",
     "check_sql",
     "resolution_bound",
 ]
@@ -694,7 +695,7 @@ def _fetch_ordered(runner: _Engine, plan: _Plan):
     keys = [("model", "ascending"), ("split", "ascending")]
     keys += [("timestamp", "ascending")] if plan.period is not None else []
     keys += [(_SORT_PREDICTED, "ascending"), (_SORT_CONFIDENCE, "descending"), ("y_true", "ascending")]
-    order = pc.sort_indices(table, sort_keys=keys, null_placement="at_end")
+    order = pc.sort_indices(table, sort_keys=keys)  # nulls last: the default (a per-call placement is deprecated)
     return table.take(order).drop_columns([_SORT_PREDICTED, _SORT_CONFIDENCE])
 
 
@@ -1001,7 +1002,7 @@ class _DuckDB(_Engine):
         try:
             ticks = 0
             while not done.wait(0.1):
-                self.spilled_bytes = max(self.spilled_bytes, _bytes_on_disk(self._temp.name))
+                self.spilled_bytes = max(self.spilled_bytes, bytes_on_disk(self._temp.name))
                 ticks += 1
                 if progress is not None and ticks % 5 == 0:
                     fraction = self.con.query_progress()
@@ -1021,7 +1022,7 @@ class _DuckDB(_Engine):
         self._temp.cleanup()  # the spill files of an interrupted query too
 
 
-def _bytes_on_disk(folder: str) -> int:
+def bytes_on_disk(folder: str) -> int:
     """Bytes allocated on disk to the files under ``folder`` (spill files may be sparse)."""
     total = 0
     for base, _, files in os.walk(folder):

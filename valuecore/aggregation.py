@@ -10,6 +10,8 @@ the groups exceed the budget. ``PERIODS`` are the time buckets it knows and
 :func:`aggregate_sql` is the one SQL text both engines run, :func:`check_sql`
 the loader's checks in SQL, and :func:`resolution_bound` bounds what rounding
 confidences down to a grid can cost against the exact answer.
+:func:`bytes_on_disk` is how much of the disk a folder's files hold (what
+``aggregate`` reports as spilled, sparse files counted by their blocks).
 
 DuckDB runs in-process; PySpark (``engine="spark"``) is an optional install
 (``requirements-spark.txt``). Both are imported only when used.
