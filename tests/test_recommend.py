@@ -198,3 +198,10 @@ def test_the_recommendation_earns_and_is_never_clearly_beaten(seed, n, skills, o
     for c in rec.candidates:
         diff = mean_interval(realised(c, test[c.model], values) - mine)
         assert not (diff.low > 1e-12), (c.model, c.kind, diff)
+
+
+def test_a_rival_worth_exactly_the_same_is_named_without_a_zero_gap():
+    rec = vc.recommend(vc.Pipeline(sample("breast_cancer")), vc.UseCase(1, 0, -4))
+    reason = wording.recommendation_reason(rec, "$")
+    assert rec.alternative is not None and rec.alternative_gap == 0
+    assert "$0 less" not in reason and "worth exactly the same" in reason

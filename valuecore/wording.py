@@ -743,8 +743,8 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
         body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
                 f"within noise, and {r.model}'s likely range starts higher{_items_clause(r)}")
     else:  # highest, level with others no simpler
-        body = (f"; {_model_and_rule(a.model, a.kind)} is level within noise "
-                f"({amount(-r.alternative_gap, currency)} less per item){_items_clause(r)}")
+        gap = "" if r.alternative_gap == 0 else f" ({amount(-r.alternative_gap, currency)} less per item)"
+        body = f"; {_model_and_rule(a.model, a.kind)} is level within noise{gap}{_items_clause(r)}"
     tail = ""
     if r.abstain_pointless:
         tail += (" Handing items over is never better than a wrong answer with these values, so acting on every "
