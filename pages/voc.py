@@ -94,17 +94,20 @@ if bands_on:
     for problem in band_problems:
         st.info(problem)
 
+sup_points = views.omega_sup_frame(curves, low, high)
 st.altair_chart(
     voc_chart(
         frame,
         models=all_models,
         omega_now=omega if finite_omega and low <= omega <= high else None,
-        omega_sup=views.omega_sup_frame(curves, low, high),
+        omega_sup=sup_points,
         bands=bands,
     ),
     width="stretch",
 )
-marks = "◆ marks ω_sup, where a model stops being worth more than no model."
+# Promise the ◆ only when one is drawn: a curve that stays above zero on the range has no ω_sup there.
+marks = ("◆ marks ω_sup, the penalty ω beyond which a model is worth less than no model." if len(sup_points)
+         else "No curve falls below zero (no model) on this ω range, so no ω_sup (◆) is marked.")
 if finite_omega:
     st.caption(f"The dashed line is your use case (ω = {omega:.3g}). {marks}")
 else:
