@@ -33,8 +33,8 @@ if matrix is None:
     )
 else:
     st.caption(
-        "Per-class values from the Cost matrix page are in force: what each outcome earns depends on the true "
-        "class and on what is done with the item (below). " + splits_text + "Edit them on the Cost matrix page."
+        "Per-class values from the Values per class page are in force: what each outcome earns depends on the true "
+        "class and on what is done with the item (below). " + splits_text + "Edit them on the Values per class page."
     )
     with st.expander("The values in force", expanded=len(matrix.classes) <= 3):
         show_dataframe(home.values_frame(matrix, currency), hide_index=True, width="stretch")

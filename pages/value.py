@@ -28,7 +28,7 @@ all_models = list(selection.report.models)
 st.title("Value & thresholds")
 use_case = selection.use_case
 if selection.value_matrix is not None:
-    values_text = "Values come from the per-class value matrix (Cost matrix page)."
+    values_text = "Values come from the per-class value matrix (Values per class page)."
 else:
     values_text = (f"A correct answer earns {selection.money(use_case.v_correct)}, a hand-off "
                    f"{selection.money(use_case.v_abstain)}, a wrong answer {selection.money(use_case.v_wrong)} "

@@ -59,7 +59,7 @@ PAGES = {
     "Runs": "Runs",
     "Value & thresholds": "Value & thresholds",
     "VOC curves": "VOC curves",
-    "Cost matrix": "Cost matrix",
+    "Values per class": "Values per class",
     "Calibration": "Calibration",
     "Compare two models": "Compare two models",
     "Monitor (no labels)": "Monitor",
