@@ -46,8 +46,8 @@ NO_PROBA_NOTE = (
 
 def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
     return {
-        "tuned": f"Tuned on '{tune_split}', applied to '{eval_split}'",
-        "oracle": f"Best possible: tuned on '{eval_split}' itself (an upper bound, not reachable)",
+        "tuned": f"Tuned on {split_text(tune_split)}, applied to {split_text(eval_split)}",
+        "oracle": f"Best possible: tuned on {split_text(eval_split)} itself (an upper bound, not reachable)",
         "calibrated": "Calibrated threshold ω/(1+ω), no tuning",
         "accept_all": "Accept all (no hand-offs: the accuracy baseline)",
     }[mode]
@@ -617,7 +617,7 @@ def metric_label(column: str) -> str:
         ("cost_error_k", "cost-sensitive error"),
     ):
         if column.startswith(prefix):
-            return f"{words}, k = {column[len(prefix):]}"
+            return f"{words}, ω = {column[len(prefix):]}"
     return column
 
 
@@ -674,7 +674,7 @@ def comparison_words(table: vc.ComparisonTable) -> list[str]:
         grouped.setdefault(best[column], {}).setdefault(family, []).append(k)
     sentences = [f"Accuracy ranks **{md_text(best['accuracy'])}** first, but:"]
     for model, families in grouped.items():
-        parts = [family if ks == [None] else f"{family} at k = {_and([k for k in ks if k is not None])}"
+        parts = [family if ks == [None] else f"{family} at ω = {_and([k for k in ks if k is not None])}"
                  for family, ks in families.items()]
         sentences.append(f"- **{md_text(model)}** comes first on {_and(parts)}")
     return sentences

@@ -56,7 +56,7 @@ with st.spinner("Finding the best rule within capacity…"):
     capacity_answer = view.capacity_view(ws, model, values, volume=volume, capacity=capacity, reviewer=reviewer,
                                          per_class=per_class)
 st.markdown(view.capacity_sentence(capacity_answer, capacity=capacity, reviewer=reviewer, money=money))
-st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency))
+st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency), width="stretch")
 st.caption(
     f"On the tuning split each extra review slot is worth {money(capacity_answer.marginal_per_slot)} "
     "(the slope of the best value against capacity, smoothed to diminishing returns, just past your capacity: "
@@ -89,9 +89,13 @@ if risk_answer is not None:
                                     percent=views.percent):
         st.markdown(line)
     if not risk_answer.table.empty:
-        st.altair_chart(certified_risk_chart(risk_answer.table, max_risk))
-    st.caption(f"Method: {risk_answer.result.method}; "
-               + ("each weight counts as that many independent items." if copies else "every item counts once."))
+        st.altair_chart(certified_risk_chart(risk_answer.table, max_risk), width="stretch")
+    # A plain label first; the method's name (learn-then-test, ...) for those who look it up, in the glossary too.
+    st.caption("How the guarantee is checked: each candidate threshold is tested in turn on the tuning items, "
+               "from the safest, and the walk stops at the first that fails (method: "
+               f"{md_text(risk_answer.result.method)}, see learn-then-test under How value works); "
+               + ("each weight counts as that many independent items." if copies else "every item counts once."),
+               help=vc.wording.GLOSSARY["learn-then-test"])
 
 # ---- 3. two tiers
 st.header("A person confirms the uncertain ones")
@@ -120,7 +124,7 @@ if tiers is None:
             f"be measured.")
 else:
     st.markdown(view.two_tier_sentence(tiers, money))
-    st.altair_chart(tiers_chart(tiers.tiers))
+    st.altair_chart(tiers_chart(tiers.tiers), width="stretch")
     document, _ = vc.policy_json.build_policy_document(
         {model: ws.run(model)}, values, kind="two_tier", calibration_method=selection.calibration,
         tune_split=ws.tuning_split_for(model), eval_split=selection.eval_split,

@@ -23,8 +23,9 @@ currency = selection.currency
 matrix = selection.value_matrix
 
 st.title("Which model should we deploy?")
+# Before any run is loaded there is no split to name (it used to read "tuned on 'None'").
 splits_text = (f"Thresholds are tuned on {views.split_text(selection.tune_split)}, value is measured on "
-               f"{views.split_text(selection.eval_split)}. ")
+               f"{views.split_text(selection.eval_split)}. " if selection.eval_split is not None else "")
 if matrix is None:
     st.caption(
         f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "

@@ -457,6 +457,12 @@ GLOSSARY = {
     "MCE (maximum calibration error)": "The largest such gap in any confidence bin.",
     "NLL (negative log-likelihood)": "How surprised the model is by the true answers; lower is better.",
     "Brier score": "The mean squared error of the predicted probabilities; lower is better.",
+    "VOC area": "The area under a model's VOC curve (counting only where it is above zero) over a range of ω: "
+    "how much value the model brings over that whole family of use cases, not just yours.",
+    "learn-then-test": "How a guarantee on the error rate is certified: candidate thresholds are tested one by "
+    "one, from the safest, on items the tuning never saw (fixed-sequence testing), each with an exact binomial "
+    "test; the first that fails stops the walk, so the chosen threshold keeps its promise with the stated "
+    "confidence.",
     "dimensionless value": "The value per item on a scale where 0 is handing everything over and 1 is a "
     "perfect model that is always right.",
     "paired comparison": "Two models judged on the same items, item by item; the differences cancel the luck "
@@ -501,6 +507,8 @@ def verdict_headline(verdict, currency: str = "") -> str:
             f"Deploy {v.best} or {_names(v.contenders, 'or')}: they are level within noise, and {v.best} "
             "earns the most on these items."
         )
+    if v.runner_up is None:  # nothing to be "clearly more than": one model, or the only one evaluated
+        return f"Deploy {v.best}: it earns more than handing every item to a person."
     return f"Deploy {v.best}: it earns the most, and clearly more than the other models."
 
 

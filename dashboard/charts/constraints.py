@@ -49,7 +49,9 @@ def certified_risk_chart(table: pd.DataFrame, max_risk: float, height: int = 300
     points = alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("coverage:Q", title="Share of items automated", axis=alt.Axis(format="%")),
         y=alt.Y("rate:Q", title="Wrong answers among automated ones", axis=alt.Axis(format="%")),
-        color=alt.Color("what:N", title=None, scale=alt.Scale(range=[OKABE_ITO[0], OKABE_ITO[1]])),
+        # The legend under the chart, labels whole: beside it "Error rate on the tuning split" was cut.
+        color=alt.Color("what:N", title=None, scale=alt.Scale(range=[OKABE_ITO[0], OKABE_ITO[1]]),
+                        legend=alt.Legend(orient="bottom", labelLimit=0)),
         tooltip=[
             alt.Tooltip("threshold:Q", title="Threshold", format=".3f"),
             alt.Tooltip("coverage:Q", title="Automated", format=".1%"),
