@@ -19,6 +19,8 @@ from dashboard.tables import compact_dataframe
 from dashboard.safetext import md_text
 
 VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
+# With the what-if on, the picked threshold's numbers sit beside the tuned ones, not in the collapsed details.
+WHAT_IF_SHOWN = ("Your threshold: value per item", "Your threshold: acted on")
 
 selection = state.current()
 ws = workspace(selection)
@@ -102,6 +104,24 @@ c4.metric(
     selection.money(best_row.result.value_per_item - best_row.no_model_per_item),
     help="No model = hand every item over to a person.",
 )
+if manual is not None:
+    # The what-if changes numbers in view: the best model at the picked threshold, against its tuned one.
+    picked = best_row.what_if
+    w1, w2, w3 = st.columns(3)
+    w1.metric("Your threshold", views.threshold_number(manual),
+              help="Act when confidence ≥ this; move the slider above to try another.")
+    if picked is None:
+        w2.metric("Value per item, your threshold", "–", help=f"No value at this threshold for {md_text(best)}.")
+    else:
+        _, picked_per_item, picked_coverage = picked
+        tuned_per_item = best_row.result.value_per_item
+        w2.metric("Value per item, your threshold", selection.money(picked_per_item),
+                  delta=f"{selection.money(picked_per_item - tuned_per_item)} vs tuned",
+                  delta_color="normal" if picked_per_item != tuned_per_item else "off",
+                  help=f"{md_text(best)} at your threshold, against its tuned threshold "
+                  f"({selection.money(tuned_per_item)} per item). Every model's figure is in the table below.")
+        w3.metric("Acted on, your threshold", views.percent(picked_coverage),
+                  help=f"{md_text(best)} at its tuned threshold: {views.percent(best_row.result.coverage)}.")
 for sentence in views.value_verdict(rows, selection.money):
     st.markdown(sentence)
 for note in home.simpler_rule_notes(ws, selection.models, kind, values, selection.currency):
@@ -110,7 +130,8 @@ if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 
 # ---- one row per model, and the no-model baseline
-compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch",
+compact_dataframe(views.value_styler(table, selection.money),
+                  VALUE_SHOWN + (WHAT_IF_SHOWN if manual is not None else ()), hide_index=True, width="stretch",
                   column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
 for row in rows:  # what each likely range rests on, in one sentence
     if row.interval_numbers is not None:

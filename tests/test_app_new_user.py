@@ -102,3 +102,26 @@ def test_the_glossary_explains_the_jargon_the_pages_use():
     at = start("pages/constraints.py", src="sample:breast_cancer")
     method = next(c for c in at.caption if "learn-then-test" in c.value)
     assert method.value.startswith("How the guarantee is checked") and "binomial" in method.help
+
+
+# ---- the what-if changes the numbers it shows
+def test_the_what_if_threshold_changes_tiles_and_table_beside_the_tuned_ones():
+    at = start("pages/value.py", src="sample:digits")
+    tuned = {m.label: m.value for m in at.main.get("metric")}
+    assert "Your threshold" not in tuned
+    at.toggle(key="value_what_if").set_value(True).run()
+    numbers = {}
+    for picked in (0.3, 0.95):
+        at.slider(key="value_manual_threshold").set_value(picked).run()
+        assert not at.exception
+        shown = {m.label: m.value for m in at.main.get("metric")}
+        assert shown["Your threshold"] == vc.wording.threshold(picked)
+        assert shown["Its threshold"] == tuned["Its threshold"]  # the tuned one stays beside it
+        # In the table's shown columns, not only in the collapsed details.
+        shown_columns = list(at.dataframe[0].proto.column_order)
+        assert {"Your threshold: value per item", "Your threshold: acted on"} <= set(shown_columns)
+        numbers[picked] = (shown["Value per item, your threshold"], shown["Acted on, your threshold"])
+    # A much higher threshold acts on fewer items and earns a different value: the tiles moved.
+    assert numbers[0.3] != numbers[0.95]
+    low, high = (float(numbers[p][1].rstrip("%").lstrip("<>")) for p in (0.3, 0.95))
+    assert high < low
