@@ -50,8 +50,10 @@ capacity = state.value(left.number_input, "constraints_capacity", "Reviews your 
                        min_value=0.0, step=10.0, key="constraints_capacity", convert=float)
 reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one more reviewer adds per day",
                        min_value=1.0, step=5.0, key="constraints_reviewer", convert=float)
-per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds (one shared budget)",
-                        key="constraints_per_class")
+# A short label: at 1280 px a third of the page cut "(one shared budget)"; the help keeps it.
+per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds",
+                        key="constraints_per_class", help="One threshold per predicted class, all classes sharing "
+                        "the team's review budget.")
 with st.spinner("Finding the best rule within capacity…"):
     capacity_answer = view.capacity_view(ws, model, values, volume=volume, capacity=capacity, reviewer=reviewer,
                                          per_class=per_class)

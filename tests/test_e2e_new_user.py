@@ -128,6 +128,8 @@ def test_every_page_fits_its_boxes_at_both_sizes(app_in_browser, width, height):
             with step(page, title):
                 if title != "Start here: the verdict":
                     go_to(page, title)
+                if title in CHART_PAGES:  # Vega draws after the script run ends
+                    page.locator(".vega-embed > canvas, .vega-embed > svg").first.wait_for(timeout=TIMEOUT_MS)
                 settle(page)
                 found = page.evaluate(_OVERFLOW_PROBE)
                 if found["problems"]:

@@ -164,15 +164,14 @@ def difference_chart(
     data["label"] = [f"{items:,.0f}" if float(items).is_integer() else f"{items:,.1f}" for items in data["items"]]
     base = alt.Chart(data).encode(
         x=alt.X("difference:Q", title=x_title),
-        y=alt.Y("items:Q", title="Items (weighted, linear scale)", scale=alt.Scale(type="linear", zero=True)),
+        y=alt.Y("items:Q", title="Items (weighted, linear)", scale=alt.Scale(type="linear", zero=True)),
     )
     bars = base.mark_bar(size=14).encode(
         color=alt.Color(
             "who:N",
-            title="On the item",
             scale=alt.Scale(domain=[better_a, same, better_b], range=[side_colors[0], "#BBBBBB", side_colors[1]]),
             # Below the bars: beside them, a long model name pushed the legend out of a half-width column.
-            legend=alt.Legend(orient="bottom", direction="vertical"),
+            legend=alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0),
         ),
         tooltip=[
             alt.Tooltip("difference:Q", title=f"Difference{_unit(currency)}", format=",.4g"),
@@ -187,7 +186,8 @@ def difference_chart(
         .mark_rule(color="#999999", strokeDash=[3, 3])
         .encode(x=alt.X("zero:Q", title=x_title))
     )
-    return (zero + bars).properties(title="Where the two models differ, item by item", height=220)
+    # Taller than the chart beside it: the legend under the bars takes its share of the height.
+    return (zero + bars).properties(title="Where the two models differ, item by item", height=320)
 
 
 def stability_chart(frame: pd.DataFrame, models, *, tuned: pd.DataFrame | None = None) -> alt.LayerChart:

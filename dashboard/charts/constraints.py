@@ -48,7 +48,8 @@ def certified_risk_chart(table: pd.DataFrame, max_risk: float, height: int = 300
     ).replace({"what": {"error_rate": "Error rate on the tuning split", "upper_bound": "Certified upper bound"}})
     points = alt.Chart(long).mark_line(point=True).encode(
         x=alt.X("coverage:Q", title="Share of items automated", axis=alt.Axis(format="%")),
-        y=alt.Y("rate:Q", title="Wrong answers among automated ones", axis=alt.Axis(format="%")),
+        # A title shorter than the plot is tall: a longer one shrank the plot and pushed the chart's title out.
+        y=alt.Y("rate:Q", title="Wrong among automated", axis=alt.Axis(format="%")),
         # The legend under the chart, labels whole: beside it "Error rate on the tuning split" was cut.
         color=alt.Color("what:N", title=None, scale=alt.Scale(range=[OKABE_ITO[0], OKABE_ITO[1]]),
                         legend=alt.Legend(orient="bottom", labelLimit=0)),
@@ -70,7 +71,7 @@ def tiers_chart(tiers: pd.DataFrame, height: int = 160) -> alt.Chart:
     order = list(tiers["tier"])
     return alt.Chart(tiers).mark_bar().encode(
         x=alt.X("items_per_day:Q", title="Items per day"),
-        y=alt.Y("tier:N", sort=order, title=None),
+        y=alt.Y("tier:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),  # "Confirmed by a person", whole
         color=alt.Color("tier:N", sort=order, legend=None,
                         scale=alt.Scale(domain=order, range=[OKABE_ITO[2], OKABE_ITO[1], OKABE_ITO[3]])),
         tooltip=[alt.Tooltip("tier:N", title="Tier"), alt.Tooltip("items_per_day:Q", title="Per day", format=",.0f")],
