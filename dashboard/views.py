@@ -67,6 +67,35 @@ def threshold_text(threshold: float | None) -> str:
     return threshold_number(threshold)
 
 
+# Beyond six significant digits a threshold is noise to a reader; the exact one is in the help and the JSON.
+THRESHOLD_SIGNIFICANT = 6
+
+
+def shown_confidences(ws, model: str):
+    """The model's distinct (recalibrated) confidences on the data shown: its tuning and evaluated splits."""
+    pieces = [run.thresholds for split in dict.fromkeys((ws.tuning_split_for(model), ws.eval_split))
+              if split is not None and (run := ws.sorted(model, split)) is not None]
+    return np.concatenate(pieces) if pieces else None
+
+
+def threshold_on_data(threshold: float, confidences) -> str:
+    """The threshold with as many digits as tell its decision apart on ``confidences`` (at most 6 significant).
+
+    The text acts on the same items as the exact threshold whenever 6 significant digits can do so;
+    ``0.5340621214869945`` on a run whose confidences have few digits reads ``0.534``.
+    """
+    text = vc.wording.threshold(threshold, confidences)
+    digits = text.replace("-", "").replace(".", "").lstrip("0")
+    if len(digits) <= THRESHOLD_SIGNIFICANT or confidences is None:
+        return text if confidences is not None else threshold_number(threshold)
+    return np.format_float_positional(threshold, precision=THRESHOLD_SIGNIFICANT, unique=False, fractional=False,
+                                      trim="-")
+
+
+def threshold_help(threshold: float) -> str:
+    return f"Exact threshold: {threshold_number(threshold)} (as in the exported policy JSON)."
+
+
 def threshold_number(threshold: float) -> str:
     """Enough digits to reproduce the decision exactly (never 1.000 for a threshold below 1)."""
     return vc.wording.threshold(threshold)
@@ -775,9 +804,16 @@ VALUE_COLUMNS = {
 }
 
 
-def value_styler(table: pd.DataFrame, money):
-    """The Value page table, formatted (currency, %, 3 decimals) with the best model highlighted."""
+def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
+    """The Value page table, formatted (currency, %, 3 decimals) with the best model highlighted.
+
+    ``confidences``: model -> its confidences on the data shown; each threshold is then written with the
+    digits that tell its decision apart on them (:func:`threshold_on_data`), else to its last digit.
+    """
     frame = table.copy()
+    if confidences is not None:
+        frame["threshold"] = [threshold_on_data(t, confidences.get(m)) if pd.notna(t) else "–"
+                              for m, t in zip(frame["model"], frame["threshold"])]
     frame["interval"] = [
         (f"{money(lo)} to {money(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
         if pd.notna(lo) and pd.notna(hi) else ""
@@ -787,7 +823,8 @@ def value_styler(table: pd.DataFrame, money):
     money_columns = ["Total value", "Value per item", "Accept all, per item", "Gain over no model, per item",
                      "Your threshold: value per item"]
     formats = {c: (lambda x: money(x) if pd.notna(x) else "–") for c in money_columns if c in frame.columns}
-    formats["Threshold"] = lambda x: threshold_number(x) if pd.notna(x) else "–"
+    formats["Threshold"] = (lambda x: x) if confidences is not None else (
+        lambda x: threshold_number(x) if pd.notna(x) else "–")
     formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
     for column in ("Acted on", "Accuracy when acting", "Your threshold: acted on"):
         if column in frame.columns:

@@ -48,7 +48,10 @@ stop_unless_models(selection)
 kinds, _ = views.rule_options(ws, selection.models, selection.values)
 recommendation = home.page_recommendation(ws, selection.models, selection.values)
 
-st.subheader(md_text(vc.wording.recommendation_headline(recommendation)), anchor=False)
+# The threshold with the digits that matter on the data shown (the exact one is in the tile's help).
+shown_confidences = (views.shown_confidences(ws, recommendation.model) if recommendation.model is not None
+                     else None)
+st.subheader(md_text(vc.wording.recommendation_headline(recommendation, shown_confidences)), anchor=False)
 
 volume_col, period_col, _ = st.columns([2, 2, 3])
 volume = state.value(
@@ -58,7 +61,7 @@ volume = state.value(
 )
 period = state.choice(period_col.selectbox, "home_period", "per", home.PERIODS, key="home_period_input")
 
-tiles = home.recommendation_tiles(recommendation, currency, float(volume), period)
+tiles = home.recommendation_tiles(recommendation, currency, float(volume), period, shown_confidences)
 for widths, row in home.tile_rows(tiles):
     for column, tile in zip(st.columns(widths), row):
         column.metric(tile.label, tile.value, help=tile.help)

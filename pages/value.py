@@ -89,7 +89,11 @@ threshold, rule = views.policy_summary(best_row.policy)
 verdict, _ = home.page_verdict(ws, selection.models, kind, values)
 if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
     st.markdown("**" + md_text(vc.wording.verdict_headline(verdict, selection.currency)) + "**")
-threshold_shown = views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule)
+# Thresholds with the digits that tell their decisions apart on the data shown; every digit in the help and JSON.
+confidences = {r.model: views.shown_confidences(ws, r.model) for r in rows if r.ok}
+global_threshold = kind in views.GLOBAL_THRESHOLD_KINDS and threshold == threshold and threshold is not None
+threshold_shown = (views.threshold_on_data(threshold, confidences.get(best)) if global_threshold and threshold > 0
+                   else views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule))
 if len(threshold_shown) > home.CHARACTERS_IN_A_QUARTER:  # a threshold to its last digit gets half the row
     c1, c2 = st.columns(2)
     c3, c4 = st.columns(2)
@@ -97,7 +101,8 @@ else:
     c1, c2, c3, c4 = st.columns(4)
 tile = home.best_tile(verdict, best)
 c1.metric(tile.label, tile.value, help=tile.help)
-c2.metric("Its threshold", threshold_shown)
+c2.metric("Its threshold", threshold_shown,
+          help=views.threshold_help(threshold) if global_threshold and threshold > 0 else None)
 c3.metric("Value per item", selection.money(best_row.result.value_per_item))
 c4.metric(
     "Over no model, per item",
@@ -130,7 +135,7 @@ if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 
 # ---- one row per model, and the no-model baseline
-compact_dataframe(views.value_styler(table, selection.money),
+compact_dataframe(views.value_styler(table, selection.money, confidences),
                   VALUE_SHOWN + (WHAT_IF_SHOWN if manual is not None else ()), hide_index=True, width="stretch",
                   column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
 for row in rows:  # what each likely range rests on, in one sentence

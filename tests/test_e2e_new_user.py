@@ -41,8 +41,8 @@ _OVERFLOW_PROBE = """
   const outer = box(main);
   // 1. Each chart's drawing inside its element and inside the main column.
   for (const drawing of main.querySelectorAll('.vega-embed > canvas, .vega-embed > svg')) {
-    if (!shown(drawing)) continue;
     charts += 1;
+    if (!shown(drawing)) continue;
     const inner = box(drawing);
     const holder = drawing.closest('[data-testid="stElementContainer"]') || drawing.parentElement;
     const cell = box(holder);
@@ -129,7 +129,8 @@ def test_every_page_fits_its_boxes_at_both_sizes(app_in_browser, width, height):
                 if title != "Start here: the verdict":
                     go_to(page, title)
                 if title in CHART_PAGES:  # Vega draws after the script run ends
-                    page.locator(".vega-embed > canvas, .vega-embed > svg").first.wait_for(timeout=TIMEOUT_MS)
+                    page.locator(".vega-embed > canvas, .vega-embed > svg").first.wait_for(
+                        state="attached", timeout=TIMEOUT_MS)
                 settle(page)
                 found = page.evaluate(_OVERFLOW_PROBE)
                 if found["problems"]:
