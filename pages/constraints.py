@@ -39,8 +39,9 @@ if not labelled:
     st.stop()
 model = state.choice(st.selectbox, "constraints_model", "Model", labelled, key="constraints_model",
                      default=home.recommended_model(selection, among=labelled) or labelled[0])
+# A whole number of items, written as on the landing page ("10000", not "1000.00").
 volume = state.value(st.number_input, "constraints_volume", "Items per day", min_value=1.0, step=100.0,
-                     key="constraints_volume", convert=float,
+                     format="%.0f", key="constraints_volume", convert=float,
                      help="How many items the model sees in a day; every per-day figure scales with it.")
 
 # ---- 1. review capacity

@@ -125,3 +125,9 @@ def test_the_what_if_threshold_changes_tiles_and_table_beside_the_tuned_ones():
     assert numbers[0.3] != numbers[0.95]
     low, high = (float(numbers[p][1].rstrip("%").lstrip("<>")) for p in (0.3, 0.95))
     assert high < low
+
+
+def test_the_capacity_volume_reads_as_a_whole_number_of_items():
+    at = start("pages/constraints.py", src="sample:breast_cancer")
+    volume = at.number_input(key="constraints_volume")
+    assert volume.proto.format == "%.0f"
