@@ -187,7 +187,8 @@ def difference_chart(
         .encode(x=alt.X("zero:Q", title=x_title))
     )
     # Taller than the chart beside it: the legend under the bars takes its share of the height.
-    return (zero + bars).properties(title="Where the two models differ, item by item", height=320)
+    return (zero + bars).properties(title="Where the two models differ, item by item", height=320,
+                                    padding={"left": 5, "top": 10, "right": 5, "bottom": 5})
 
 
 def stability_chart(frame: pd.DataFrame, models, *, tuned: pd.DataFrame | None = None) -> alt.LayerChart:

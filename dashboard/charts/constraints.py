@@ -12,6 +12,8 @@ from ._style import OKABE_ITO
 
 __all__ = ["capacity_chart", "certified_risk_chart", "tiers_chart"]
 
+TITLE_PADDING = {"left": 5, "top": 10, "right": 5, "bottom": 5}
+
 
 def capacity_chart(curve: pd.DataFrame, capacity: float, currency: str = "$", height: int = 300) -> alt.Chart:
     """Best value per day against the reviews a day the team can do (a step curve).
@@ -34,7 +36,7 @@ def capacity_chart(curve: pd.DataFrame, capacity: float, currency: str = "$", he
     rule = alt.Chart(pd.DataFrame({"capacity": [capacity]})).mark_rule(color=OKABE_ITO[3], strokeDash=[4, 3]).encode(
         x="capacity:Q", tooltip=[alt.Tooltip("capacity:Q", title="Your team", format=",.0f")]
     )
-    return (line + rule).properties(height=height, title="Value against review capacity")
+    return (line + rule).properties(height=height, title="Value against review capacity", padding=TITLE_PADDING)
 
 
 def certified_risk_chart(table: pd.DataFrame, max_risk: float, height: int = 300) -> alt.Chart:
@@ -63,7 +65,9 @@ def certified_risk_chart(table: pd.DataFrame, max_risk: float, height: int = 300
     target = alt.Chart(pd.DataFrame({"max_risk": [max_risk]})).mark_rule(color=OKABE_ITO[3], strokeDash=[4, 3]).encode(
         y="max_risk:Q", tooltip=[alt.Tooltip("max_risk:Q", title="Your limit", format=".1%")]
     )
-    return (points + target).properties(height=height, title="Error rate and what can be guaranteed")
+    # Room above the title: without it the title's first pixels were cut by the element's top edge.
+    return (points + target).properties(height=height, title="Error rate and what can be guaranteed",
+                                        padding=TITLE_PADDING)
 
 
 def tiers_chart(tiers: pd.DataFrame, height: int = 160) -> alt.Chart:
