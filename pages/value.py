@@ -94,12 +94,13 @@ confidences = {r.model: views.shown_confidences(ws, r.model) for r in rows if r.
 global_threshold = kind in views.GLOBAL_THRESHOLD_KINDS and threshold == threshold and threshold is not None
 threshold_shown = (views.threshold_on_data(threshold, confidences.get(best)) if global_threshold and threshold > 0
                    else views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule))
-if len(threshold_shown) > home.CHARACTERS_IN_A_QUARTER:  # a threshold to its last digit gets half the row
+tile = home.best_tile(verdict, best)
+# A long threshold or model name gets half the row (a quarter of 1280 px cut "full_precision").
+if max(len(threshold_shown), len(tile.value)) > home.CHARACTERS_IN_A_QUARTER:
     c1, c2 = st.columns(2)
     c3, c4 = st.columns(2)
 else:
     c1, c2, c3, c4 = st.columns(4)
-tile = home.best_tile(verdict, best)
 c1.metric(tile.label, tile.value, help=tile.help)
 c2.metric("Its threshold", threshold_shown,
           help=views.threshold_help(threshold) if global_threshold and threshold > 0 else None)
