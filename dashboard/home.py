@@ -105,7 +105,7 @@ def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, per
             threshold = None
             rule = _SHORT_RULES.get(r.kind, r.kind)
         automated, per_item = vc.wording.percent(r.coverage), r.per_item
-        rule_help = f"{r.model}: {vc.wording.rule_phrase(r.policy, confidences)}."
+        rule_help = f"{md_text(r.model)}: {vc.wording.rule_phrase(r.policy, confidences)}."
         if threshold is not None and threshold > 0:
             rule_help += " " + views.threshold_help(threshold)
     return _tiles(rule, rule_help, automated, per_item, r.baseline_per_item, currency, volume, period)
