@@ -447,8 +447,11 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False) -> pd.Dat
         pd.DataFrame(columns=["best", "model", "threshold"]))
 
 
-def value_verdict(rows: list[ModelValue], money) -> list[str]:
-    """Plain sentences: who is best, who is worth less than no model, who beats accept-all."""
+def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None) -> list[str]:
+    """Plain sentences: who is best, who is worth less than no model, who beats accept-all.
+
+    ``confidences``: model -> confidences on the data shown, to write the threshold as the tiles do.
+    """
     ok = [r for r in rows if r.ok]
     if not ok:
         return []
@@ -456,6 +459,8 @@ def value_verdict(rows: list[ModelValue], money) -> list[str]:
     best = best_model(rows)
     top = next(r for r in ok if r.model == best)
     threshold, rule = policy_summary(top.policy)
+    if confidences is not None and threshold == threshold and threshold is not None and threshold > 0:
+        rule = f"act when confidence ≥ {threshold_on_data(threshold, confidences.get(best))}"
     if top.result.value_per_item <= top.no_model_per_item + 1e-12:
         # Crowning a model at the no-model value would be a claim the numbers do not make.
         sentences.append("No model earns more than handing every item to a person with these values.")
@@ -798,8 +803,8 @@ VALUE_COLUMNS = {
     "selective_accuracy": "Accuracy when acting",
     "accept_all_per_item": "Accept all, per item",
     "gain_vs_no_model": "Gain over no model, per item",
-    "what_if_per_item": "Your threshold: value per item",
-    "what_if_coverage": "Your threshold: acted on",
+    "what_if_per_item": "Yours: per item",
+    "what_if_coverage": "Yours: acted on",
     "note": "Note",
 }
 
@@ -821,12 +826,12 @@ def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
     ]
     frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
     money_columns = ["Total value", "Value per item", "Accept all, per item", "Gain over no model, per item",
-                     "Your threshold: value per item"]
+                     "Yours: per item"]
     formats = {c: (lambda x: money(x) if pd.notna(x) else "–") for c in money_columns if c in frame.columns}
     formats["Threshold"] = (lambda x: x) if confidences is not None else (
         lambda x: threshold_number(x) if pd.notna(x) else "–")
     formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
-    for column in ("Acted on", "Accuracy when acting", "Your threshold: acted on"):
+    for column in ("Acted on", "Accuracy when acting", "Yours: acted on"):
         if column in frame.columns:
             formats[column] = percent
 

@@ -20,7 +20,7 @@ from dashboard.safetext import md_text
 
 VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
 # With the what-if on, the picked threshold's numbers sit beside the tuned ones, not in the collapsed details.
-WHAT_IF_SHOWN = ("Your threshold: value per item", "Your threshold: acted on")
+WHAT_IF_SHOWN = ("Yours: per item", "Yours: acted on")
 
 selection = state.current()
 ws = workspace(selection)
@@ -128,7 +128,7 @@ if manual is not None:
                   f"({selection.money(tuned_per_item)} per item). Every model's figure is in the table below.")
         w3.metric("Acted on, your threshold", views.percent(picked_coverage),
                   help=f"{md_text(best)} at its tuned threshold: {views.percent(best_row.result.coverage)}.")
-for sentence in views.value_verdict(rows, selection.money):
+for sentence in views.value_verdict(rows, selection.money, confidences):
     st.markdown(sentence)
 for note in home.simpler_rule_notes(ws, selection.models, kind, values, selection.currency):
     st.info(md_text(note), icon=":material/warning:")  # overfitting, said out loud
@@ -138,7 +138,9 @@ if any(r.estimated for r in rows):
 # ---- one row per model, and the no-model baseline
 compact_dataframe(views.value_styler(table, selection.money, confidences),
                   VALUE_SHOWN + (WHAT_IF_SHOWN if manual is not None else ()), hide_index=True, width="stretch",
-                  column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
+                  column_config={"Model": st.column_config.TextColumn(width="medium"),  # "no model (always hand off)"
+                                 **{c: st.column_config.Column(help="At the threshold picked with the what-if slider")
+                                    for c in WHAT_IF_SHOWN}})
 for row in rows:  # what each likely range rests on, in one sentence
     if row.interval_numbers is not None:
         words = views.likely_range_words(row.interval_numbers, values, selection.currency)

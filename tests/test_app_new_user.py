@@ -119,7 +119,7 @@ def test_the_what_if_threshold_changes_tiles_and_table_beside_the_tuned_ones():
         assert shown["Its threshold"] == tuned["Its threshold"]  # the tuned one stays beside it
         # In the table's shown columns, not only in the collapsed details.
         shown_columns = list(at.dataframe[0].proto.column_order)
-        assert {"Your threshold: value per item", "Your threshold: acted on"} <= set(shown_columns)
+        assert {"Yours: per item", "Yours: acted on"} <= set(shown_columns)
         numbers[picked] = (shown["Value per item, your threshold"], shown["Acted on, your threshold"])
     # A much higher threshold acts on fewer items and earns a different value: the tiles moved.
     assert numbers[0.3] != numbers[0.95]

@@ -148,6 +148,19 @@ def test_every_page_fits_its_boxes_at_both_sizes(app_in_browser, width, height):
                 page.screenshot(path=f"{shot}_full.png")
                 page.set_viewport_size({"width": width, "height": height})
                 shots += 1
+        with step(page, "what-if"):  # the what-if adds tiles and columns: they must fit too
+            from playwright.sync_api import expect
+
+            go_to(page, "Value & thresholds")
+            page.get_by_text("What if I pick the threshold?", exact=True).click()
+            expect(page.locator('[data-testid="stMetric"]').filter(has_text="Value per item, your threshold")
+                   ).to_be_visible(timeout=TIMEOUT_MS)
+            wait_for_app(page)
+            settle(page)
+            page.screenshot(path=str(SHOTS / f"value_what_if_{width}x{height}.png"))
+            found = page.evaluate(_OVERFLOW_PROBE)
+            if found["problems"]:
+                problems["Value & thresholds, what-if"] = found["problems"]
     finally:
         context.close()
     assert shots == len(ALL_PAGES)
