@@ -26,7 +26,12 @@ PAGES = {
         st.Page("pages/value.py", title="Value & thresholds", icon=":material/paid:",
                 url_path="value-and-thresholds"),
         st.Page("pages/voc.py", title="VOC curves", icon=":material/show_chart:", url_path="voc-curves"),
-        st.Page("pages/cost_matrix.py", title="Cost matrix", icon=":material/grid_on:", url_path="cost-matrix"),
+        # The page takes values (+1 correct, -4 wrong), not costs: named for what it takes. Old links to
+        # /cost-matrix still open it through the hidden twin, as /verdict does for the first page.
+        st.Page("pages/cost_matrix.py", title="Values per class", icon=":material/grid_on:",
+                url_path="values-per-class"),
+        st.Page("pages/cost_matrix.py", title="Values per class", icon=":material/grid_on:", url_path="cost-matrix",
+                visibility="hidden"),
         st.Page("pages/constraints.py", title="Capacity & guarantees", icon=":material/rule:", url_path="capacity"),
     ],
     "Trust the numbers": [

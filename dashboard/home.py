@@ -84,8 +84,13 @@ def recommended_pair(selection, among) -> tuple[str, str] | None:
     return None if rival is None else (r.model, rival)
 
 
-def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, period: str) -> list[Tile]:
-    """The six tiles under the headline, for the recommendation (or for handing every item over)."""
+def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, period: str,
+                         confidences=None) -> list[Tile]:
+    """The six tiles under the headline, for the recommendation (or for handing every item over).
+
+    ``confidences``: the model's confidences on the data shown (``views.shown_confidences``); the threshold
+    tile then has the digits that tell its decision apart on them, and its help the exact threshold.
+    """
     if r.choice == "no_candidates":
         return []
     if r.model is None:
@@ -95,11 +100,14 @@ def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, per
         if r.kind in views.GLOBAL_THRESHOLD_KINDS:
             threshold = r.threshold
             rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
-                    else vc.wording.threshold(threshold))
+                    else views.threshold_on_data(threshold, confidences))
         else:
+            threshold = None
             rule = _SHORT_RULES.get(r.kind, r.kind)
         automated, per_item = vc.wording.percent(r.coverage), r.per_item
-        rule_help = f"{md_text(r.model)}: {vc.wording.rule_phrase(r.policy)}."  # help text is markdown
+        rule_help = f"{md_text(r.model)}: {vc.wording.rule_phrase(r.policy, confidences)}."
+        if threshold is not None and threshold > 0:
+            rule_help += " " + views.threshold_help(threshold)
     return _tiles(rule, rule_help, automated, per_item, r.baseline_per_item, currency, volume, period)
 
 
@@ -194,9 +202,12 @@ def _tiles(rule: str, rule_help: str, automated: str, per_item: float, baseline:
            volume: float, period: str) -> list[Tile]:
     money = vc.wording.money
     if rule[0].isdigit():
+        exact = rule_help.partition("Exact threshold:")[2]
         rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
-                     "Written to the last digit of the exact threshold, so that a copy of it decides every item "
-                     "as the exported policy does.")
+                     + (f"Written with the digits that decide the items shown as the exact threshold does; the exact "
+                        f"threshold, as in the exported policy:{exact}" if exact else
+                        "Written to the last digit of the exact threshold, so that a copy of it decides every item "
+                        "as the exported policy does."))
     gain = per_item - baseline
     return [
         Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),

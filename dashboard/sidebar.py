@@ -76,7 +76,7 @@ def _values_section(settings: Settings) -> UseCase:
     if settings.matrix is not None:
         classes = settings.matrix[0]
         st.markdown("**What is each outcome worth?**")
-        st.info(f"Values come from a per-class value matrix ({len(classes)} classes), edited on the Cost matrix "
+        st.info(f"Values come from a per-class value matrix ({len(classes)} classes), edited on the Values per class "
                 "page. The three outcome values do not apply while it is in force.")
         st.page_link(COST_MATRIX, label="See or edit the matrix", icon=":material/grid_on:")
         st.button("Use the three values instead", key="sidebar_use_three_values", on_click=_use_three_values,

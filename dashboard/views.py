@@ -46,8 +46,8 @@ NO_PROBA_NOTE = (
 
 def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
     return {
-        "tuned": f"Tuned on '{tune_split}', applied to '{eval_split}'",
-        "oracle": f"Best possible: tuned on '{eval_split}' itself (an upper bound, not reachable)",
+        "tuned": f"Tuned on {split_text(tune_split)}, applied to {split_text(eval_split)}",
+        "oracle": f"Best possible: tuned on {split_text(eval_split)} itself (an upper bound, not reachable)",
         "calibrated": "Calibrated threshold ω/(1+ω), no tuning",
         "accept_all": "Accept all (no hand-offs: the accuracy baseline)",
     }[mode]
@@ -65,6 +65,35 @@ def threshold_text(threshold: float | None) -> str:
     if threshold <= 0:
         return "accept all"
     return threshold_number(threshold)
+
+
+# Beyond six significant digits a threshold is noise to a reader; the exact one is in the help and the JSON.
+THRESHOLD_SIGNIFICANT = 6
+
+
+def shown_confidences(ws, model: str):
+    """The model's distinct (recalibrated) confidences on the data shown: its tuning and evaluated splits."""
+    pieces = [run.thresholds for split in dict.fromkeys((ws.tuning_split_for(model), ws.eval_split))
+              if split is not None and (run := ws.sorted(model, split)) is not None]
+    return np.concatenate(pieces) if pieces else None
+
+
+def threshold_on_data(threshold: float, confidences) -> str:
+    """The threshold with as many digits as tell its decision apart on ``confidences`` (at most 6 significant).
+
+    The text acts on the same items as the exact threshold whenever 6 significant digits can do so;
+    ``0.5340621214869945`` on a run whose confidences have few digits reads ``0.534``.
+    """
+    text = vc.wording.threshold(threshold, confidences)
+    digits = text.replace("-", "").replace(".", "").lstrip("0")
+    if len(digits) <= THRESHOLD_SIGNIFICANT or confidences is None:
+        return text if confidences is not None else threshold_number(threshold)
+    return np.format_float_positional(threshold, precision=THRESHOLD_SIGNIFICANT, unique=False, fractional=False,
+                                      trim="-")
+
+
+def threshold_help(threshold: float) -> str:
+    return f"Exact threshold: {threshold_number(threshold)} (as in the exported policy JSON)."
 
 
 def threshold_number(threshold: float) -> str:
@@ -418,8 +447,11 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False) -> pd.Dat
         pd.DataFrame(columns=["best", "model", "threshold"]))
 
 
-def value_verdict(rows: list[ModelValue], money) -> list[str]:
-    """Plain sentences: who is best, who is worth less than no model, who beats accept-all."""
+def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None) -> list[str]:
+    """Plain sentences: who is best, who is worth less than no model, who beats accept-all.
+
+    ``confidences``: model -> confidences on the data shown, to write the threshold as the tiles do.
+    """
     ok = [r for r in rows if r.ok]
     if not ok:
         return []
@@ -427,6 +459,8 @@ def value_verdict(rows: list[ModelValue], money) -> list[str]:
     best = best_model(rows)
     top = next(r for r in ok if r.model == best)
     threshold, rule = policy_summary(top.policy)
+    if confidences is not None and threshold == threshold and threshold is not None and threshold > 0:
+        rule = f"act when confidence ≥ {threshold_on_data(threshold, confidences.get(best))}"
     if top.result.value_per_item <= top.no_model_per_item + 1e-12:
         # Crowning a model at the no-model value would be a claim the numbers do not make.
         sentences.append("No model earns more than handing every item to a person with these values.")
@@ -617,7 +651,7 @@ def metric_label(column: str) -> str:
         ("cost_error_k", "cost-sensitive error"),
     ):
         if column.startswith(prefix):
-            return f"{words}, k = {column[len(prefix):]}"
+            return f"{words}, ω = {column[len(prefix):]}"
     return column
 
 
@@ -674,7 +708,7 @@ def comparison_words(table: vc.ComparisonTable) -> list[str]:
         grouped.setdefault(best[column], {}).setdefault(family, []).append(k)
     sentences = [f"Accuracy ranks **{md_text(best['accuracy'])}** first, but:"]
     for model, families in grouped.items():
-        parts = [family if ks == [None] else f"{family} at k = {_and([k for k in ks if k is not None])}"
+        parts = [family if ks == [None] else f"{family} at ω = {_and([k for k in ks if k is not None])}"
                  for family, ks in families.items()]
         sentences.append(f"- **{md_text(model)}** comes first on {_and(parts)}")
     return sentences
@@ -769,15 +803,22 @@ VALUE_COLUMNS = {
     "selective_accuracy": "Accuracy when acting",
     "accept_all_per_item": "Accept all, per item",
     "gain_vs_no_model": "Gain over no model, per item",
-    "what_if_per_item": "Your threshold: value per item",
-    "what_if_coverage": "Your threshold: acted on",
+    "what_if_per_item": "Yours: per item",
+    "what_if_coverage": "Yours: acted on",
     "note": "Note",
 }
 
 
-def value_styler(table: pd.DataFrame, money):
-    """The Value page table, formatted (currency, %, 3 decimals) with the best model highlighted."""
+def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
+    """The Value page table, formatted (currency, %, 3 decimals) with the best model highlighted.
+
+    ``confidences``: model -> its confidences on the data shown; each threshold is then written with the
+    digits that tell its decision apart on them (:func:`threshold_on_data`), else to its last digit.
+    """
     frame = table.copy()
+    if confidences is not None:
+        frame["threshold"] = [threshold_on_data(t, confidences.get(m)) if pd.notna(t) else "–"
+                              for m, t in zip(frame["model"], frame["threshold"])]
     frame["interval"] = [
         (f"{money(lo)} to {money(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
         if pd.notna(lo) and pd.notna(hi) else ""
@@ -785,11 +826,12 @@ def value_styler(table: pd.DataFrame, money):
     ]
     frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
     money_columns = ["Total value", "Value per item", "Accept all, per item", "Gain over no model, per item",
-                     "Your threshold: value per item"]
+                     "Yours: per item"]
     formats = {c: (lambda x: money(x) if pd.notna(x) else "–") for c in money_columns if c in frame.columns}
-    formats["Threshold"] = lambda x: threshold_number(x) if pd.notna(x) else "–"
+    formats["Threshold"] = (lambda x: x) if confidences is not None else (
+        lambda x: threshold_number(x) if pd.notna(x) else "–")
     formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
-    for column in ("Acted on", "Accuracy when acting", "Your threshold: acted on"):
+    for column in ("Acted on", "Accuracy when acting", "Yours: acted on"):
         if column in frame.columns:
             formats[column] = percent
 

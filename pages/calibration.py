@@ -2,7 +2,7 @@
 
 Reads top to bottom like the page: the recalibration to examine, reliability
 diagrams, the calibration metrics before and after, then seed 003's Table 5
-(value at k = 0..10 with the formula threshold k/(k+1), before and after
+(value at ω = 0..10 with the formula threshold ω/(1+ω), before and after
 recalibration, against the tuned threshold).
 
 The recalibration examined here is a setting of its own (it is in the link):
@@ -81,7 +81,7 @@ selection = state.current()
 st.title("Calibration")
 st.markdown(
     "A model is **calibrated** when, among the answers it gives with confidence 0.8, about 80% are right. "
-    "The threshold formula k/(k+1) of the value pages assumes exactly that; recalibration (fitted on the "
+    "The threshold formula ω/(1+ω) of the value pages assumes exactly that; recalibration (fitted on the "
     "tuning split) repairs the confidences without changing which class is predicted."
 )
 
@@ -257,20 +257,21 @@ if tables:
         best = gains.index[0]
         row = top.loc[best]
         st.markdown(
-            f"**What it means.** The formula threshold k/(k+1) is only right for calibrated confidences. "
-            f"At k = {k_max:g} (an error costs {k_max:g} correct answers), {METHOD_LABELS[method].lower()} moves "
+            f"**What it means.** The formula threshold ω/(1+ω) is only right for calibrated confidences. "
+            f"At a penalty ω = {k_max:g} (an error costs {k_max:g} correct answers), "
+            f"{METHOD_LABELS[method].lower()} moves "
             f"**{md_text(best)}** from {row['value_calibrated_before']:.3f} to {row['value_calibrated_after']:.3f} per item "  # noqa: E501
             f"with the formula, against {row['value_tuned_before']:.3f} with a threshold tuned on "
             f"{views.split_text(raw.tuning_split_for(best))}. Where the recalibrated dashed line meets the "
             f"tuned solid one, the "
             "formula can be trusted instead of tuning; where it stays below, tune the threshold on data. "
-            "Values are dimensionless (correct 1, abstain 0, wrong −k); 0 is what always abstaining earns."
+            "Values are dimensionless (correct 1, abstain 0, wrong −ω); 0 is what always abstaining earns."
         )
     else:
         st.markdown(
-            "**What it means.** With raw confidences, the formula threshold k/(k+1) falls behind the tuned "
-            "threshold wherever the model is over-confident, most at large k. Values are dimensionless "
-            "(correct 1, abstain 0, wrong −k)."
+            "**What it means.** With raw confidences, the formula threshold ω/(1+ω) falls behind the tuned "
+            "threshold wherever the model is over-confident, most at large ω. Values are dimensionless "
+            "(correct 1, abstain 0, wrong −ω)."
         )
     shown = table5[
         [
@@ -298,28 +299,28 @@ if tables:
         )
     labels = {
         "model": "Model",
-        "k": "k",
-        "threshold": "k/(k+1)",
-        "value_calibrated_before": "Value, k/(k+1) raw",
-        "value_calibrated_after": "Value, k/(k+1) recalibrated",
+        "k": "Penalty ω",
+        "threshold": "ω/(1+ω)",
+        "value_calibrated_before": "Value, ω/(1+ω) raw",
+        "value_calibrated_after": "Value, ω/(1+ω) recalibrated",
         "value_tuned_before": "Value, tuned raw",
         "value_tuned_after": "Value, tuned recalibrated",
         "threshold_tuned_before": "Tuned threshold, raw",
         "threshold_tuned_after": "Tuned threshold, recalibrated",
-        "coverage_calibrated_before": "Coverage, k/(k+1) raw",
-        "coverage_calibrated_after": "Coverage, k/(k+1) recalibrated",
+        "coverage_calibrated_before": "Coverage, ω/(1+ω) raw",
+        "coverage_calibrated_after": "Coverage, ω/(1+ω) recalibrated",
     }
     percent = st.column_config.NumberColumn(format="percent")
     compact_dataframe(
         shown.rename(columns=labels),
-        ["Model", "k", "Value, tuned raw", "Value, tuned recalibrated", "Value, k/(k+1) raw",
-         "Value, k/(k+1) recalibrated"],
+        ["Model", "Penalty ω", "Value, tuned raw", "Value, tuned recalibrated", "Value, ω/(1+ω) raw",
+         "Value, ω/(1+ω) recalibrated"],
         details="All columns (thresholds and coverage)",
         hide_index=True,
         column_config={
             **{labels[c]: number for c in shown.columns if c.startswith(("value_", "threshold"))},
             **{labels[c]: percent for c in shown.columns if c.startswith("coverage_")},
-            "k": st.column_config.NumberColumn(format="%g"),
+            "Penalty ω": st.column_config.NumberColumn(format="%g"),
         },
     )
     st.caption(

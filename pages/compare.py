@@ -182,12 +182,15 @@ st.caption(
 left, right = st.columns(2)
 with left:
     frame = pd.DataFrame([{"model": m, "mean": iv.mean, "low": iv.low, "high": iv.high} for m, iv in intervals.items()])
-    st.altair_chart(value_interval_chart(frame, all_models, currency=selection.currency))
+    # Both charts fill their column: at their natural width the right one's axis title ran over the left one.
+    st.altair_chart(value_interval_chart(frame, all_models, currency=selection.currency), width="stretch")
 with right:
     st.altair_chart(
         difference_chart(
-            difference_counts(difference, weight), model_a=model_a, model_b=model_b, currency=selection.currency
-        )
+            difference_counts(difference, weight), model_a=model_a, model_b=model_b, currency=selection.currency,
+            models=all_models,
+        ),
+        width="stretch",
     )
 
 # -- threshold stability
@@ -232,7 +235,8 @@ if rows:
             stability_counts(thresholds),
             all_models,
             tuned=pd.DataFrame(tuned).astype({"threshold": float}),
-        )
+        ),
+        width="stretch",
     )
     show_dataframe(
         pd.DataFrame(rows),

@@ -39,8 +39,9 @@ if not labelled:
     st.stop()
 model = state.choice(st.selectbox, "constraints_model", "Model", labelled, key="constraints_model",
                      default=home.recommended_model(selection, among=labelled) or labelled[0])
+# A whole number of items, written as on the landing page ("10000", not "1000.00").
 volume = state.value(st.number_input, "constraints_volume", "Items per day", min_value=1.0, step=100.0,
-                     key="constraints_volume", convert=float,
+                     format="%.0f", key="constraints_volume", convert=float,
                      help="How many items the model sees in a day; every per-day figure scales with it.")
 
 # ---- 1. review capacity
@@ -50,13 +51,15 @@ capacity = state.value(left.number_input, "constraints_capacity", "Reviews your 
                        min_value=0.0, step=10.0, key="constraints_capacity", convert=float)
 reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one more reviewer adds per day",
                        min_value=1.0, step=5.0, key="constraints_reviewer", convert=float)
-per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds (one shared budget)",
-                        key="constraints_per_class")
+# A short label: at 1280 px a third of the page cut "(one shared budget)"; the help keeps it.
+per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds",
+                        key="constraints_per_class", help="One threshold per predicted class, all classes sharing "
+                        "the team's review budget.")
 with st.spinner("Finding the best rule within capacity…"):
     capacity_answer = view.capacity_view(ws, model, values, volume=volume, capacity=capacity, reviewer=reviewer,
                                          per_class=per_class)
 st.markdown(view.capacity_sentence(capacity_answer, capacity=capacity, reviewer=reviewer, money=money))
-st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency))
+st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency), width="stretch")
 st.caption(
     f"On the tuning split each extra review slot is worth {money(capacity_answer.marginal_per_slot)} "
     "(the slope of the best value against capacity, smoothed to diminishing returns, just past your capacity: "
@@ -89,9 +92,13 @@ if risk_answer is not None:
                                     percent=views.percent):
         st.markdown(line)
     if not risk_answer.table.empty:
-        st.altair_chart(certified_risk_chart(risk_answer.table, max_risk))
-    st.caption(f"Method: {risk_answer.result.method}; "
-               + ("each weight counts as that many independent items." if copies else "every item counts once."))
+        st.altair_chart(certified_risk_chart(risk_answer.table, max_risk), width="stretch")
+    # A plain label first; the method's name (learn-then-test, ...) for those who look it up, in the glossary too.
+    st.caption("How the guarantee is checked: each candidate threshold is tested in turn on the tuning items, "
+               "from the safest, and the walk stops at the first that fails (method: "
+               f"{md_text(risk_answer.result.method)}, see learn-then-test under How value works); "
+               + ("each weight counts as that many independent items." if copies else "every item counts once."),
+               help=vc.wording.GLOSSARY["learn-then-test"])
 
 # ---- 3. two tiers
 st.header("A person confirms the uncertain ones")
@@ -120,7 +127,7 @@ if tiers is None:
             f"be measured.")
 else:
     st.markdown(view.two_tier_sentence(tiers, money))
-    st.altair_chart(tiers_chart(tiers.tiers))
+    st.altair_chart(tiers_chart(tiers.tiers), width="stretch")
     document, _ = vc.policy_json.build_policy_document(
         {model: ws.run(model)}, values, kind="two_tier", calibration_method=selection.calibration,
         tune_split=ws.tuning_split_for(model), eval_split=selection.eval_split,

@@ -1,4 +1,4 @@
-"""Cost matrix: what each (true class, action) outcome is worth, and what that changes per model.
+"""Values per class (once "Cost matrix"): what each (true class, action) outcome is worth, and what it changes.
 
 Reads top to bottom like the page: the class set, the editable value matrix
 (with a binary TP/TN/FP/FN preset and a reset), then per model the value of
@@ -26,10 +26,11 @@ ws = workspace(selection)
 report = selection.report
 use_case = selection.use_case
 
-st.title("Cost matrix")
+st.title("Values per class")
 st.caption(
     "When errors are not all alike (missing a fraud costs more than flagging a good customer), give each "
-    "(true class, action) pair its own value. Rows are the true class, columns the predicted class, then "
+    "(true class, action) pair its own value: positive for what an outcome earns, negative for what it costs. "
+    "Rows are the true class, columns the predicted class, then "
     "'abstain' (hand the item to a person)."
 )
 if (problem_note := views.load_problem_note(selection.report)) is not None:

@@ -23,8 +23,9 @@ currency = selection.currency
 matrix = selection.value_matrix
 
 st.title("Which model should we deploy?")
+# Before any run is loaded there is no split to name (it used to read "tuned on 'None'").
 splits_text = (f"Thresholds are tuned on {views.split_text(selection.tune_split)}, value is measured on "
-               f"{views.split_text(selection.eval_split)}. ")
+               f"{views.split_text(selection.eval_split)}. " if selection.eval_split is not None else "")
 if matrix is None:
     st.caption(
         f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
@@ -33,8 +34,8 @@ if matrix is None:
     )
 else:
     st.caption(
-        "Per-class values from the Cost matrix page are in force: what each outcome earns depends on the true "
-        "class and on what is done with the item (below). " + splits_text + "Edit them on the Cost matrix page."
+        "Per-class values from the Values per class page are in force: what each outcome earns depends on the true "
+        "class and on what is done with the item (below). " + splits_text + "Edit them on the Values per class page."
     )
     with st.expander("The values in force", expanded=len(matrix.classes) <= 3):
         show_dataframe(home.values_frame(matrix, currency), hide_index=True, width="stretch")
@@ -47,7 +48,10 @@ stop_unless_models(selection)
 kinds, _ = views.rule_options(ws, selection.models, selection.values)
 recommendation = home.page_recommendation(ws, selection.models, selection.values)
 
-st.subheader(md_text(vc.wording.recommendation_headline(recommendation)), anchor=False)
+# The threshold with the digits that matter on the data shown (the exact one is in the tile's help).
+shown_confidences = (views.shown_confidences(ws, recommendation.model) if recommendation.model is not None
+                     else None)
+st.subheader(md_text(vc.wording.recommendation_headline(recommendation, shown_confidences)), anchor=False)
 
 volume_col, period_col, _ = st.columns([2, 2, 3])
 volume = state.value(
@@ -57,7 +61,7 @@ volume = state.value(
 )
 period = state.choice(period_col.selectbox, "home_period", "per", home.PERIODS, key="home_period_input")
 
-tiles = home.recommendation_tiles(recommendation, currency, float(volume), period)
+tiles = home.recommendation_tiles(recommendation, currency, float(volume), period, shown_confidences)
 for widths, row in home.tile_rows(tiles):
     for column, tile in zip(st.columns(widths), row):
         column.metric(tile.label, tile.value, help=tile.help)

@@ -92,7 +92,7 @@ can do that, so read it as an **upper bound**, not a forecast; the *tuned* curve
 st.header("When errors are not all alike")
 st.markdown(
     """
-Missing a fraud can cost a hundred times more than flagging a good customer. The Cost matrix page gives
+Missing a fraud can cost a hundred times more than flagging a good customer. The Values per class page gives
 each (true class, action) pair its own value; the dashboard then tunes one threshold **per predicted
 class**, or takes for each item the action with the highest expected value (this needs the model's full
 probability vector).

@@ -19,6 +19,8 @@ from dashboard.tables import compact_dataframe
 from dashboard.safetext import md_text
 
 VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Gain over no model, per item")
+# With the what-if on, the picked threshold's numbers sit beside the tuned ones, not in the collapsed details.
+WHAT_IF_SHOWN = ("Yours: per item", "Yours: acted on")
 
 selection = state.current()
 ws = workspace(selection)
@@ -28,7 +30,7 @@ all_models = list(selection.report.models)
 st.title("Value & thresholds")
 use_case = selection.use_case
 if selection.value_matrix is not None:
-    values_text = "Values come from the per-class value matrix (Cost matrix page)."
+    values_text = "Values come from the per-class value matrix (Values per class page)."
 else:
     values_text = (f"A correct answer earns {selection.money(use_case.v_correct)}, a hand-off "
                    f"{selection.money(use_case.v_abstain)}, a wrong answer {selection.money(use_case.v_wrong)} "
@@ -89,22 +91,46 @@ if verdict.degenerate != "no_models":  # unlabelled runs: the values below are e
     st.markdown(f"**With {md_text(vc.wording.rule_name(kind))}:** "
                 + md_text(vc.wording.verdict_headline(verdict, selection.currency))
                 + " What to deploy, over every rule, is on the first page.")
-threshold_shown = views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule)
-if len(threshold_shown) > home.CHARACTERS_IN_A_QUARTER:  # a threshold to its last digit gets half the row
+# Thresholds with the digits that tell their decisions apart on the data shown; every digit in the help and JSON.
+confidences = {r.model: views.shown_confidences(ws, r.model) for r in rows if r.ok}
+global_threshold = kind in views.GLOBAL_THRESHOLD_KINDS and threshold == threshold and threshold is not None
+threshold_shown = (views.threshold_on_data(threshold, confidences.get(best)) if global_threshold and threshold > 0
+                   else views.threshold_text(threshold) if kind in views.GLOBAL_THRESHOLD_KINDS else md_text(rule))
+tile = home.best_tile(verdict, best)
+# A long threshold or model name gets half the row (a quarter of 1280 px cut "full_precision").
+if max(len(threshold_shown), len(tile.value)) > home.CHARACTERS_IN_A_QUARTER:
     c1, c2 = st.columns(2)
     c3, c4 = st.columns(2)
 else:
     c1, c2, c3, c4 = st.columns(4)
-tile = home.best_tile(verdict, best)
 c1.metric(tile.label, tile.value, help=tile.help)
-c2.metric("Its threshold", threshold_shown)
+c2.metric("Its threshold", threshold_shown,
+          help=views.threshold_help(threshold) if global_threshold and threshold > 0 else None)
 c3.metric("Value per item", selection.money(best_row.result.value_per_item))
 c4.metric(
     "Over no model, per item",
     selection.money(best_row.result.value_per_item - best_row.no_model_per_item),
     help="No model = hand every item over to a person.",
 )
-for sentence in views.value_verdict(rows, selection.money):
+if manual is not None:
+    # The what-if changes numbers in view: the best model at the picked threshold, against its tuned one.
+    picked = best_row.what_if
+    w1, w2, w3 = st.columns(3)
+    w1.metric("Your threshold", views.threshold_number(manual),
+              help="Act when confidence ≥ this; move the slider above to try another.")
+    if picked is None:
+        w2.metric("Value per item, your threshold", "–", help=f"No value at this threshold for {md_text(best)}.")
+    else:
+        _, picked_per_item, picked_coverage = picked
+        tuned_per_item = best_row.result.value_per_item
+        w2.metric("Value per item, your threshold", selection.money(picked_per_item),
+                  delta=f"{selection.money(picked_per_item - tuned_per_item)} vs tuned",
+                  delta_color="normal" if picked_per_item != tuned_per_item else "off",
+                  help=f"{md_text(best)} at your threshold, against its tuned threshold "
+                  f"({selection.money(tuned_per_item)} per item). Every model's figure is in the table below.")
+        w3.metric("Acted on, your threshold", views.percent(picked_coverage),
+                  help=f"{md_text(best)} at its tuned threshold: {views.percent(best_row.result.coverage)}.")
+for sentence in views.value_verdict(rows, selection.money, confidences):
     st.markdown(sentence)
 for note in home.simpler_rule_notes(ws, selection.models, kind, values, selection.currency):
     st.info(md_text(note), icon=":material/warning:")  # overfitting, said out loud
@@ -112,8 +138,11 @@ if any(r.estimated for r in rows):
     st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
 
 # ---- one row per model, and the no-model baseline
-compact_dataframe(views.value_styler(table, selection.money), VALUE_SHOWN, hide_index=True, width="stretch",
-                  column_config={"Model": st.column_config.TextColumn(width="medium")})  # "no model (always hand off)"
+compact_dataframe(views.value_styler(table, selection.money, confidences),
+                  VALUE_SHOWN + (WHAT_IF_SHOWN if manual is not None else ()), hide_index=True, width="stretch",
+                  column_config={"Model": st.column_config.TextColumn(width="medium"),  # "no model (always hand off)"
+                                 **{c: st.column_config.Column(help="At the threshold picked with the what-if slider")
+                                    for c in WHAT_IF_SHOWN}})
 for row in rows:  # what each likely range rests on, in one sentence
     if row.interval_numbers is not None:
         words = views.likely_range_words(row.interval_numbers, values, selection.currency)

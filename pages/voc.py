@@ -94,17 +94,20 @@ if bands_on:
     for problem in band_problems:
         st.info(problem)
 
+sup_points = views.omega_sup_frame(curves, low, high)
 st.altair_chart(
     voc_chart(
         frame,
         models=all_models,
         omega_now=omega if finite_omega and low <= omega <= high else None,
-        omega_sup=views.omega_sup_frame(curves, low, high),
+        omega_sup=sup_points,
         bands=bands,
     ),
     width="stretch",
 )
-marks = "◆ marks ω_sup, where a model stops being worth more than no model."
+# Promise the ◆ only when one is drawn: a curve that stays above zero on the range has no ω_sup there.
+marks = ("◆ marks ω_sup, the penalty ω beyond which a model is worth less than no model." if len(sup_points)
+         else "No curve falls below zero (no model) on this ω range, so no ω_sup (◆) is marked.")
 if finite_omega:
     st.caption(f"The dashed line is your use case (ω = {omega:.3g}). {marks}")
 else:
@@ -145,7 +148,8 @@ compact_dataframe(
             "Worth more than no model up to", help="ω_sup: the largest mistake cost at which the model still earns "
             "more than handing every item to a person."),
         **{views.range_label(lo, hi): st.column_config.NumberColumn(
-            views.range_label(lo, hi).replace("area", "VOC area"), format="%.3f") for lo, hi in ranges},
+            views.range_label(lo, hi).replace("area", "VOC area"), format="%.3f",
+            help=vc.wording.GLOSSARY["VOC area"]) for lo, hi in ranges},
     },
 )
 
@@ -163,8 +167,9 @@ else:
 # ---- seed 003: accuracy vs value
 st.subheader("Accuracy and value rank models differently")
 st.caption(
-    "Accuracy and macro F1 against the value with a tuned or a calibrated threshold, for mistake costs of 0 to 10 "
-    f"(k, the same as ω), on {views.split_text(selection.eval_split)}. Each cell is the metric and the model's "
+    "Accuracy and macro F1 against the value with a tuned or a calibrated threshold, for penalties ω of 0 to 10 "
+    f"(an error costs ω correct answers), on {views.split_text(selection.eval_split)}. Each cell is the metric "
+    "and the model's "
     f"rank (#1 = best); ⚠ "
     "marks the metrics whose best model is not the most accurate one. The table follows Sayin et al. (see How "
     "value works)."

@@ -141,8 +141,8 @@ def test_every_policy_kind_and_the_what_if_threshold():
     at.slider(key="value_manual_threshold").set_value(0.99).run()
     assert_clean(at)
     table = value_table(at)
-    assert "Your threshold: value per item" in table.columns
-    acted_on = table["Your threshold: acted on"].drop("no model (always hand off)")
+    assert "Yours: per item" in table.columns
+    acted_on = table["Yours: acted on"].drop("no model (always hand off)")
     # shown as text ("87.5%") when the no-model row leaves the column empty (st.dataframe would say None)
     acted_on = pd.to_numeric(acted_on.astype(str).str.rstrip("%")) / (100 if acted_on.dtype != float else 1)
     assert acted_on.max() < 1.0

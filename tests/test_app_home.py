@@ -62,6 +62,12 @@ def recommended(folder: str, values) -> vc.Recommendation:
     return vc.recommend(vc.Pipeline(report.models), values)
 
 
+def shown_confidences(rec: vc.Recommendation, folder: str):
+    """The recommended model's confidences on the data the landing page shows (tuning 'val', evaluated 'test')."""
+    splits = vc.load_runs([str(SAMPLES / folder)]).models[rec.model].splits
+    return np.concatenate([splits[s].confidence for s in ("val", "test") if s in splits])
+
+
 def test_the_landing_page_is_the_recommendation_with_its_numbers():
     at = start(src="sample:digits", vc="1", va="0", vw="-1")
     text = assert_clean(at)
@@ -69,7 +75,7 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
     # The numbers are the core's recommendation over every rule, formatted by the one wording module.
     rec = recommended("digits", vc.UseCase(1, 0, -1))
     assert rec.model == "svm_rbf"
-    assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(rec)
+    assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(rec, shown_confidences(rec, "digits"))
     shown = tiles(at)
     assert shown["Automated"] == vc.wording.percent(rec.coverage)
     assert shown["Value per item"] == vc.wording.money(rec.per_item, "$")
@@ -85,13 +91,20 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
 
 
 def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_value_and_export_tables():
-    # digits at a wrong answer of -1000: mlp with one threshold, 0.968127, written to its last digit.
+    # digits at a wrong answer of -1000: mlp with one threshold, 0.968127. The tile, the sentence and the
+    # value table write it with the digits that tell its decision apart on the data shown (tuning and
+    # evaluated splits); the tile's help and the export table have every digit.
     at = start(src="sample:digits", vc="1", va="0", vw="-1000")
     text = assert_clean(at)
     shown = tiles(at)["Act when confidence ≥"]
     report = vc.load_runs([str(SAMPLES / "digits")])
     exact = vc.fit_policy("threshold", vc.presort(report.models["mlp"].splits["val"]), vc.UseCase(1, 0, -1000))
-    assert float(shown) == exact.threshold and len(shown.split(".")[1]) >= 3
+    for split in ("val", "test"):  # the shown text acts on exactly the items the exact threshold acts on
+        confidence = report.models["mlp"].splits[split].confidence
+        assert np.array_equal(confidence >= float(shown), confidence >= exact.threshold), split
+    assert len(shown.split(".")[1]) >= 3 and len(shown.replace(".", "").lstrip("0")) <= 6
+    help_text = next(m.help for m in at.main.get("metric") if m.label == "Act when confidence ≥")
+    assert vc.wording.threshold(exact.threshold) in help_text
     assert f"Deploy mlp with one threshold (act when confidence ≥ {shown})." == unescape(at.subheader[0].value)
     assert "mlp with one threshold earns" in text
     at.switch_page("pages/value.py").run()
@@ -101,7 +114,7 @@ def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_val
     at.switch_page("pages/export.py").run()
     assert not at.exception
     export_table = at.dataframe[0].value.set_index("Model")
-    assert export_table.loc["mlp", "Threshold(s)"] == shown
+    assert export_table.loc["mlp", "Threshold(s)"] == vc.wording.threshold(exact.threshold)  # people copy it
 
 
 def test_the_expected_volume_turns_value_per_item_into_value_per_period():
@@ -147,14 +160,15 @@ def test_a_value_matrix_in_force_is_shown_and_weighed_with_every_rule():
     at.run()
     at.switch_page("pages/home.py").run()
     text = assert_clean(at)
-    assert "a wrong answer" not in text and "Per-class values from the Cost matrix page are in force" in text
+    assert "a wrong answer" not in text and "Per-class values from the Values per class page are in force" in text
     values = at.dataframe[0].value.set_index("True class")
     assert values.loc["malignant", "predicted benign"] == "-$50.00"
     assert values.loc["benign", "predicted malignant"] == "-$4.00"
     matrix = vc.ValueMatrix(("benign", "malignant"), [[1, -4, 0], [-50, 1, 0]])
     rec = recommended("breast_cancer", matrix)
     assert rec.kind != "threshold" and rec.per_item > 0.7  # the best rule under the matrix, not one threshold
-    assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(rec)
+    assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(
+        rec, shown_confidences(rec, "breast_cancer"))
     assert tiles(at)["Value per item"] == vc.wording.money(rec.per_item, "$")
 
 
@@ -238,7 +252,8 @@ def test_the_glossary_explains_every_technical_name():
     glossary = next(m.value for m in at.markdown if m.value.startswith("- **ω (omega)**"))
     entries = dict(line[4:].split("**: ", 1) for line in glossary.splitlines())
     terms = " ".join(entries)
-    for name in ("ω", "VOC", "ECE", "oracle", "ω_sup", "MCE", "NLL", "threshold", "no-model baseline"):
+    for name in ("ω", "VOC", "ECE", "oracle", "ω_sup", "MCE", "NLL", "threshold", "no-model baseline", "VOC area",
+                 "learn-then-test", "dimensionless value"):
         assert name in terms, name
     assert min(len(meaning) for meaning in entries.values()) > 40
 

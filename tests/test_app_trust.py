@@ -75,9 +75,9 @@ def test_calibration_page_shows_metrics_before_and_after_and_table5():
     run = load_runs(ROOT / "sample_runs" / "digits").models["logreg"].splits["test"]
     assert raw.loc["logreg", "ECE, equal width"] == pytest.approx(vc_ece(run))
 
-    table5 = _frame(at, "Value, k/(k+1) raw")
-    assert sorted(set(table5["k"])) == [0, 1, 2, 4, 8, 10]
-    assert "Value, k/(k+1) recalibrated" in table5.columns and "Value, tuned raw" in table5.columns
+    table5 = _frame(at, "Value, ω/(1+ω) raw")
+    assert sorted(set(table5["Penalty ω"])) == [0, 1, 2, 4, 8, 10]
+    assert "Value, ω/(1+ω) recalibrated" in table5.columns and "Value, tuned raw" in table5.columns
     assert "What it means" in _texts(at.markdown)
     assert len(at.get("vega_lite_chart")) == 2
 

@@ -199,3 +199,18 @@ def test_voc_chart_axis_follows_the_data_and_the_bands():
     line = next(leaf for leaf in layers(voc_chart(deep, models=ALL_MODELS).to_dict(validate=True))
                 if mark_type(leaf) == "line")
     assert line["encoding"]["y"]["scale"]["domain"][0] < -3.0
+
+
+def test_voc_chart_fits_the_axis_to_curves_far_above_zero():
+    # Four curves between 0.83 and 1.0 used to be squeezed into the top sixth of a 0-1 axis.
+    frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [1.0, 0.9, 0.83]})
+    line = next(leaf for leaf in layers(voc_chart(frame, models=ALL_MODELS).to_dict(validate=True))
+                if mark_type(leaf) == "line")
+    low, high = line["encoding"]["y"]["scale"]["domain"]
+    assert 0.75 < low < 0.83 and 1.0 <= high < 1.01
+    assert ")" == line["encoding"]["y"]["title"][-1] and len(line["encoding"]["y"]["title"]) <= 45
+    # A curve that comes near zero keeps zero (no model) in view.
+    near = frame.assign(value=[0.9, 0.4, 0.1])
+    line = next(leaf for leaf in layers(voc_chart(near, models=ALL_MODELS).to_dict(validate=True))
+                if mark_type(leaf) == "line")
+    assert line["encoding"]["y"]["scale"]["domain"][0] <= 0.0

@@ -18,6 +18,7 @@ from dashboard.charts.calibration import (
     calibration_value_long,
     reliability_chart,
 )
+from dashboard.charts._style import model_palette
 from dashboard.charts.compare import (
     difference_chart,
     difference_counts,
@@ -276,3 +277,14 @@ def test_monitor_chart_by_chunk_number_without_times():
 def test_monitor_chart_refuses_an_unknown_measure():
     with pytest.raises(ValueError, match="unknown measure"):
         monitor_chart(monitor_long(_monitor_frame()), ALL_MODELS, measure="accuracy")
+
+
+def test_difference_chart_gives_each_model_its_colour_on_every_chart():
+    # svm_rbf is the third loaded model: green in the interval chart, so green here too (it was orange).
+    models = ["logreg", "mlp", "svm_rbf"]
+    spec = difference_chart(difference_counts([0.0, 5.0, -1.0]), model_a="logreg", model_b="svm_rbf",
+                            models=models).to_dict()
+    bars = next(u for u in _units(spec) if _mark(u) == "bar")["encoding"]
+    palette = model_palette(models)
+    assert bars["color"]["scale"]["range"] == [palette[0], "#BBBBBB", palette[2]]
+    assert bars["color"]["legend"]["orient"] == "bottom"  # never beside the bars, out of a half-width column

@@ -59,7 +59,7 @@ PAGES = {
     "Runs": "Runs",
     "Value & thresholds": "Value & thresholds",
     "VOC curves": "VOC curves",
-    "Cost matrix": "Cost matrix",
+    "Values per class": "Values per class",
     "Calibration": "Calibration",
     "Compare two models": "Compare two models",
     "Monitor (no labels)": "Monitor",
@@ -412,8 +412,8 @@ def test_sidebar_values_survive_a_quick_page_change(server, browser):
 
 
 def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
-    """The best model on the digits sample runs and its tuned threshold as valuecore.wording writes it
-    (enough digits to reproduce the decision), per ``valuecore report``."""
+    """The best model on the digits sample runs and its tuned threshold as the Value page writes it (the
+    digits that tell its decision apart on the tuning and evaluated splits), per ``valuecore report``."""
     from valuecore._cli import main
 
     out = tmp_path / f"policy-omega-{omega:g}.json"
@@ -422,9 +422,13 @@ def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
                      "--json", str(out)]) == 0  # the Value page's rule, for every model
     entries = json.loads(out.read_text(encoding="utf-8"))["models"]
     best = max(entries, key=lambda e: e["evaluation"]["value_per_item"])
-    from valuecore import wording
+    import numpy as np
 
-    return best["model"], wording.threshold(best["policy"]["threshold"])
+    import valuecore as vc
+
+    splits = vc.load_runs([str(ROOT / "sample_runs" / "digits")]).models[best["model"]].splits
+    confidences = np.concatenate([splits[s].confidence for s in ("val", "test")])
+    return best["model"], vc.wording.threshold(best["policy"]["threshold"], confidences)
 
 
 def test_wrong_answer_value_moves_the_threshold(server, page, tmp_path):

@@ -605,3 +605,18 @@ def test_million_row_parquet_loads_whole(tmp_path):
     assert run.n_rows == n
     assert sum(p.n for p in run.splits.values()) == n
     assert run.splits["val"].n == int((frame["split"] == "val").sum())
+
+
+@pytest.mark.parametrize("column", ["label", "target", "y", "class", "Truth"])
+def test_a_label_like_column_without_y_true_is_an_error_naming_file_and_column(column):
+    report = load_run_file(f"{column},proba_a,proba_b\na,0.9,0.1\nb,0.3,0.7\n".encode(), name="logreg.csv")
+    assert not report.models
+    (error,) = report.errors
+    assert error.file == "logreg.csv" and error.column == column
+    assert "y_true" in str(error) and repr(column) in str(error)
+
+
+def test_a_label_like_column_beside_y_true_is_only_ignored():
+    report = load_run_file(b"y_true,label,proba_a,proba_b\na,x,0.9,0.1\nb,y,0.3,0.7\n", name="logreg.csv")
+    assert report.models and not report.errors
+    assert any("ignored unknown columns" in str(w) for w in report.warnings)

@@ -1352,10 +1352,27 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
             known = PROBA_PREFIX + c.split("_", 1)[1]
         if known is not None:
             hints.append(f"{known!r} for {c!r}")
+    if "y_true" not in columns:
+        label_like = [c for c in unknown if c.strip().lower().replace("-", "_").replace(" ", "_") in _LABEL_LIKE]
+        if label_like:
+            # Loading on would drop the labels without a word: every figure that needs them would be missing.
+            problems.add(
+                f"no y_true column, but {clip_text(label_like[0])!r} looks like the true labels: rename it to "
+                "y_true (a file without y_true is read as unlabelled, so no value could be measured on it)",
+                column=label_like[0],
+            )
+            return
     message = f"ignored unknown columns {_short_list(unknown)}"
     if hints:
         message += "; did you mean " + ", ".join(hints) + "?"
     problems.add(message, column=unknown[0] if len(unknown) == 1 else None, severity="warning")
+
+
+# Names people give the true-label column; a file with one of these and no y_true almost surely meant y_true.
+_LABEL_LIKE = frozenset((
+    "label", "labels", "target", "targets", "y", "class", "truth", "ground_truth", "groundtruth", "gt",
+    "true_label", "true_class", "actual", "y_test", "ytrue", "true",
+))
 
 
 def _is_run_column(column: str) -> bool:

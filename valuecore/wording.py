@@ -464,6 +464,12 @@ GLOSSARY = {
     "MCE (maximum calibration error)": "The largest such gap in any confidence bin.",
     "NLL (negative log-likelihood)": "How surprised the model is by the true answers; lower is better.",
     "Brier score": "The mean squared error of the predicted probabilities; lower is better.",
+    "VOC area": "The area under a model's VOC curve (counting only where it is above zero) over a range of ω: "
+    "how much value the model brings over that whole family of use cases, not just yours.",
+    "learn-then-test": "How a guarantee on the error rate is certified: candidate thresholds are tested one by "
+    "one, from the safest, on items the tuning never saw (fixed-sequence testing), each with an exact binomial "
+    "test; the first that fails stops the walk, so the chosen threshold keeps its promise with the stated "
+    "confidence.",
     "dimensionless value": "The value per item on a scale where 0 is handing everything over and 1 is a "
     "perfect model that is always right.",
     "paired comparison": "Two models judged on the same items, item by item; the differences cancel the luck "
@@ -677,10 +683,10 @@ def rule_name(kind: str | None) -> str:
 _CLASSES_SPELLED_OUT = 3
 
 
-def _model_and_rule(model: str, kind: str, policy=None) -> str:
+def _model_and_rule(model: str, kind: str, policy=None, confidences=None) -> str:
     text = f"{model} with {rule_name(kind)}"
     if policy is not None and kind in ("threshold", "calibrated_threshold"):
-        text += f" ({threshold_phrase(policy.threshold)})"
+        text += f" ({threshold_phrase(policy.threshold, confidences)})"
     elif policy is not None and policy.class_thresholds and len(policy.class_thresholds) <= _CLASSES_SPELLED_OUT:
         parts = [f"never on a predicted {label}" if t is None else
                  f"on a predicted {label} when confidence ≥ {threshold(t)}" for label, t in policy.class_thresholds]
@@ -688,14 +694,18 @@ def _model_and_rule(model: str, kind: str, policy=None) -> str:
     return text
 
 
-def recommendation_headline(recommendation) -> str:
-    """What to deploy, in a few words: ``Deploy mlp with one threshold (act when confidence ≥ 0.99).``"""
+def recommendation_headline(recommendation, confidences=None) -> str:
+    """What to deploy, in a few words: ``Deploy mlp with one threshold (act when confidence ≥ 0.99).``
+
+    ``confidences``: the recommended model's confidences on the data shown; the threshold is then written
+    with the digits that tell its decision apart on them (see :func:`threshold`), not to its last digit.
+    """
     r = recommendation
     if r.choice == "no_candidates":
         return "Nothing can be recommended: no model could be judged on labelled items."
     if r.model is None:
         return "Deploy no model: hand every item to a person."
-    return f"Deploy {_model_and_rule(r.model, r.kind, r.policy)}."
+    return f"Deploy {_model_and_rule(r.model, r.kind, r.policy, confidences)}."
 
 
 def _items_clause(r) -> str:

@@ -17,8 +17,12 @@ def model_color(models, *, legend_title: str = "Model") -> alt.Color:
         All loaded models, in a fixed order (the domain of the scale).
     """
     models = list(models)
-    palette = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(models))]
-    return alt.Color("model:N", scale=alt.Scale(domain=models, range=palette), title=legend_title)
+    return alt.Color("model:N", scale=alt.Scale(domain=models, range=model_palette(models)), title=legend_title)
+
+
+def model_palette(models) -> list[str]:
+    """The colour of each model, in order: the range of :func:`model_color`'s scale."""
+    return [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(list(models)))]
 
 
 def money_text(amounts, currency: str = "$", digits: int = 2) -> list[str]:

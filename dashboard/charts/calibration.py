@@ -35,7 +35,8 @@ RELIABILITY_COLUMNS = (
 CALIBRATION_VALUE_COLUMNS = ("model", "k", "rule", "value", "threshold")
 
 STAGE_ORDER = ("before", "after")
-X_TITLE = "Mean confidence in the bin (probability)"
+# Shorter than a panel is wide: each panel of a row repeats it, and longer titles ran into each other.
+X_TITLE = "Mean confidence in the bin"
 Y_TITLE = "Accuracy in the bin (share correct)"
 STAGE_DASH = ([1, 0], [5, 3])
 
@@ -126,7 +127,12 @@ def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: in
         columns=columns,
     ).properties(
         title="Reliability: accuracy against confidence" + (" (raw and recalibrated)" if len(stages) > 1 else "")
-    )
+    ).configure_legend(**BOTTOM_LEGENDS)
+
+
+# Legends under the panels, not beside them: beside three panels they ran out of the page at 1280 px
+# ("random_fore", "calibrated threshold, rec…").
+BOTTOM_LEGENDS = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
 
 
 RULE_ORDER = (
@@ -180,7 +186,7 @@ def calibration_value_chart(
     frame: pd.DataFrame,
     models,
     *,
-    value_title: str = "Value per item (correct 1, wrong −k)",
+    value_title: str = "Value per item (correct 1, wrong −ω)",
     columns: int = 3,
     size: int = 220,
 ) -> alt.FacetChart:
@@ -215,12 +221,12 @@ def calibration_value_chart(
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("rule:N", title="Threshold"),
-        alt.Tooltip("k:Q", title="k", format="g"),
+        alt.Tooltip("k:Q", title="Penalty ω", format="g"),
         alt.Tooltip("threshold:Q", title="Threshold used", format=".3f"),
         alt.Tooltip("value:Q", title="Value per item", format=".3f"),
     ]
     base = alt.Chart().encode(
-        x=alt.X("k:Q", title="Cost factor k (= ω)"),
+        x=alt.X("k:Q", title="Penalty ω (errors cost ω×)"),
         y=alt.Y("value:Q", title=value_title),
         color=model_color(models),
         tooltip=tooltip,
@@ -244,6 +250,8 @@ def calibration_value_chart(
             columns=columns,
         )
         .properties(
-            title="Value against k: the formula k/(k+1) before and after recalibration, and the tuned threshold"
+            title="Value against the penalty ω: the threshold ω/(1+ω) before and after recalibration, and the "
+            "tuned threshold"
         )
+        .configure_legend(**BOTTOM_LEGENDS)
     )

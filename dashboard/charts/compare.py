@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ._style import model_color
+from ._style import model_color, model_palette
 
 __all__ = [
     "INTERVAL_COLUMNS",
@@ -126,7 +126,9 @@ def value_interval_chart(frame: pd.DataFrame, models, *, currency: str = "$") ->
     return (zero + interval + point).properties(title="Value per item with its 95% interval", height=alt.Step(48))
 
 
-def difference_chart(frame: pd.DataFrame, *, model_a: str, model_b: str, currency: str = "$") -> alt.LayerChart:
+def difference_chart(
+    frame: pd.DataFrame, *, model_a: str, model_b: str, currency: str = "$", models=None
+) -> alt.LayerChart:
     """How the per-item difference A − B is distributed over the items.
 
     Parameters
@@ -138,6 +140,8 @@ def difference_chart(frame: pd.DataFrame, *, model_a: str, model_b: str, currenc
     model_a, model_b : str
         Names used in the legend.
     currency : str
+    models : sequence of str, optional
+        All loaded models: each side then takes its model's colour, as on every other chart.
 
     Returns
     -------
@@ -150,18 +154,24 @@ def difference_chart(frame: pd.DataFrame, *, model_a: str, model_b: str, currenc
     better_a, better_b, same = f"{model_a} earns more", f"{model_b} earns more", "same value"
     data["who"] = [better_a if d > 0 else better_b if d < 0 else same for d in data["difference"]]
     x_title = f"Value of {model_a} − value of {model_b} on one item{_unit(currency)}"
+    if models is not None and model_a in models and model_b in models:
+        palette = model_palette(models)
+        side_colors = (palette[list(models).index(model_a)], palette[list(models).index(model_b)])
+    else:
+        side_colors = ("#0072B2", "#D55E00")
     # A linear count axis, every bar labelled with its count: a 1-item bar is drawn 1/428 as tall as a
     # 428-item bar and says "1", instead of a log scale that makes the two look alike.
     data["label"] = [f"{items:,.0f}" if float(items).is_integer() else f"{items:,.1f}" for items in data["items"]]
     base = alt.Chart(data).encode(
         x=alt.X("difference:Q", title=x_title),
-        y=alt.Y("items:Q", title="Items (weighted, linear scale)", scale=alt.Scale(type="linear", zero=True)),
+        y=alt.Y("items:Q", title="Items (weighted, linear)", scale=alt.Scale(type="linear", zero=True)),
     )
     bars = base.mark_bar(size=14).encode(
         color=alt.Color(
             "who:N",
-            title="On the item",
-            scale=alt.Scale(domain=[better_a, same, better_b], range=["#0072B2", "#BBBBBB", "#D55E00"]),
+            scale=alt.Scale(domain=[better_a, same, better_b], range=[side_colors[0], "#BBBBBB", side_colors[1]]),
+            # Below the bars: beside them, a long model name pushed the legend out of a half-width column.
+            legend=alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=0),
         ),
         tooltip=[
             alt.Tooltip("difference:Q", title=f"Difference{_unit(currency)}", format=",.4g"),
@@ -176,7 +186,9 @@ def difference_chart(frame: pd.DataFrame, *, model_a: str, model_b: str, currenc
         .mark_rule(color="#999999", strokeDash=[3, 3])
         .encode(x=alt.X("zero:Q", title=x_title))
     )
-    return (zero + bars).properties(title="Where the two models differ, item by item", height=220)
+    # Taller than the chart beside it: the legend under the bars takes its share of the height.
+    return (zero + bars).properties(title="Where the two models differ, item by item", height=320,
+                                    padding={"left": 5, "top": 10, "right": 5, "bottom": 5})
 
 
 def stability_chart(frame: pd.DataFrame, models, *, tuned: pd.DataFrame | None = None) -> alt.LayerChart:

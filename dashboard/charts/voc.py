@@ -10,7 +10,8 @@ import pandas as pd
 from ._style import layer, model_color, model_domain, view
 
 OMEGA_TITLE = "Penalty ω (an error costs ω times what a correct answer earns)"
-VALUE_TITLE = "Dimensionless value per item (0 = no model, 1 = perfect)"
+# Short enough to fit the chart's height at 1280 px (a longer title lost its closing bracket).
+VALUE_TITLE = "Value per item (0 = no model, 1 = perfect)"
 
 
 def voc_chart(
@@ -52,8 +53,13 @@ def voc_chart(
     if bands is not None and len(bands):
         lows.append(float(bands["low"].min()))
         highs.append(float(bands["high"].max()))
-    low = min(lows + [0.0])
-    high = max(highs + [low + 0.1])
+    # Fit the axis to the curves: four curves between 0.83 and 1.0 were squeezed into the top of a 0-1 axis.
+    # Zero (no model) stays in view when the data come near it, so a fall below it is never hidden.
+    low = min(lows) if lows else 0.0
+    high = max(highs) if highs else 1.0
+    if low > 0.0 and low < 0.25 * max(high, 1e-12):
+        low = 0.0
+    high = max(high, low + 0.02)
     # A little room below and above, so neither the lowest band nor the top curve sits on the frame.
     pad = 0.04 * (high - low)
     low = low - pad if y_min is None else max(low - pad, y_min)
@@ -66,7 +72,8 @@ def voc_chart(
     if "threshold" in curves.columns:
         tooltip.append(alt.Tooltip("threshold:Q", title="Threshold in force", format=".3f"))
     x = alt.X("omega:Q", title=OMEGA_TITLE)
-    layers = [view(pd.DataFrame({"value": [0.0]}), "rule", {"color": "#999999"}, y=alt.Y("value:Q", scale=y_scale))]
+    layers = [view(pd.DataFrame({"value": [0.0]}), "rule", {"color": "#999999", "clip": True},
+                   y=alt.Y("value:Q", scale=y_scale))]
     if bands is not None and len(bands):
         layers.append(view(
             bands, "area", {"opacity": 0.08, "clip": True},

@@ -1,0 +1,167 @@
+"""What a new user sees (issue 23.6): every page at 1280×800 and 1440×900, screenshotted, with nothing
+sticking out of its box and no two blocks drawn over each other.
+
+Measured, not eyeballed, from the elements' bounding boxes:
+
+- a chart's drawing (the canvas or SVG Vega renders: axis titles and legends included) lies inside the
+  element Streamlit gives it and inside the page's main column, so nothing is cut off at the edge;
+- blocks stacked in one column do not overlap (a chart title drawn under the paragraph above it did);
+- columns side by side do not overlap (an axis title over the next chart did).
+
+The screenshots are kept in ``test-artifacts/new-user/`` to be looked at.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_e2e_browser import (
+    ARTIFACTS, HOME, PAGES, TIMEOUT_MS, _need_browser, chromium, chromium_path, heading, new_page, open_app, step,
+    streamlit_server, wait_for_app,
+)
+
+pytestmark = pytest.mark.e2e
+
+# Every page in the navigation, with its heading (the shared list leaves Capacity out).
+ALL_PAGES = {**PAGES, "Capacity & guarantees": "Capacity & guarantees"}
+SIZES = ((1280, 800), (1440, 900))
+SHOTS = ARTIFACTS / "new-user"
+
+_OVERFLOW_PROBE = """
+() => {
+  const main = document.querySelector('[data-testid="stMain"] [data-testid="stMainBlockContainer"]')
+            || document.querySelector('[data-testid="stMain"]');
+  const box = (element) => element.getBoundingClientRect();
+  const shown = (element) => element.offsetParent !== null && box(element).width > 0 && box(element).height > 0;
+  const name = (element) => (element.innerText || element.getAttribute('aria-label') || '').trim().slice(0, 50);
+  const problems = [];
+  let charts = 0;
+  const outer = box(main);
+  // 1. Each chart's drawing inside its element and inside the main column.
+  for (const drawing of main.querySelectorAll('.vega-embed > canvas, .vega-embed > svg')) {
+    charts += 1;
+    if (!shown(drawing)) continue;
+    const inner = box(drawing);
+    const holder = drawing.closest('[data-testid="stElementContainer"]') || drawing.parentElement;
+    const cell = box(holder);
+    const label = (drawing.getAttribute('aria-label') || 'chart').slice(0, 60);
+    if (inner.right > cell.right + 1 || inner.left < cell.left - 1) {
+      problems.push(`${label}: drawn ${Math.round(inner.width)}px wide in a ${Math.round(cell.width)}px box`);
+    }
+    if (inner.right > outer.right + 1) {
+      problems.push(`${label}: runs ${Math.round(inner.right - outer.right)}px past the main column`);
+    }
+  }
+  // 2. Blocks of one column do not overlap; 3. columns side by side do not overlap.
+  for (const block of main.querySelectorAll('[data-testid="stVerticalBlock"]')) {
+    const children = [...block.children].filter(shown);
+    for (let i = 0; i + 1 < children.length; i++) {
+      const above = box(children[i]), below = box(children[i + 1]);
+      if (above.bottom > below.top + 1) {
+        problems.push(`"${name(children[i])}" overlaps "${name(children[i + 1])}" by ${
+          Math.round(above.bottom - below.top)}px`);
+      }
+    }
+  }
+  for (const row of main.querySelectorAll('[data-testid="stHorizontalBlock"]')) {
+    const columns = [...row.children].filter(shown);
+    for (let i = 0; i + 1 < columns.length; i++) {
+      const left = box(columns[i]), right = box(columns[i + 1]);
+      if (left.right > right.left + 1 && left.top < right.bottom && right.top < left.bottom) {
+        problems.push(`column "${name(columns[i])}" overlaps the next by ${Math.round(left.right - right.left)}px`);
+      }
+    }
+    // An element wider than its column spills into the next one.
+    for (const column of columns) {
+      const edge = box(column);
+      for (const drawing of column.querySelectorAll('.vega-embed > canvas, .vega-embed > svg')) {
+        if (shown(drawing) && box(drawing).right > edge.right + 1) {
+          problems.push(`a chart in column "${name(column)}" spills ${Math.round(box(drawing).right - edge.right)
+            }px into the next column`);
+        }
+      }
+    }
+  }
+  return {problems, charts};
+}
+"""
+# Pages that draw charts on the sample runs: the probe must have found some there, or it measured nothing.
+CHART_PAGES = ("Value & thresholds", "VOC curves", "Values per class", "Calibration", "Compare two models",
+               "Capacity & guarantees")
+
+
+@pytest.fixture(scope="module")
+def app_in_browser():
+    executable = chromium_path()
+    if executable is None:
+        _need_browser("no Chromium to check the layout with")
+    with streamlit_server() as url, chromium(executable) as browser:
+        yield url, browser
+
+
+def go_to(page, title: str) -> None:
+    from playwright.sync_api import expect
+
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True).click(timeout=TIMEOUT_MS)
+    expect(heading(page, ALL_PAGES[title])).to_be_visible(timeout=TIMEOUT_MS)
+    wait_for_app(page)
+
+
+def settle(page) -> None:
+    """Let Vega draw every chart (it renders after the script run ends) and the grids lay out."""
+    page.wait_for_timeout(800)
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_every_page_fits_its_boxes_at_both_sizes(app_in_browser, width, height):
+    server, browser = app_in_browser
+    context, page = new_page(browser, f"new-user-{width}")
+    page.set_viewport_size({"width": width, "height": height})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    problems, shots = {}, 0
+    try:
+        with step(page, "load"):
+            open_app(page, server, HOME)
+        for title in ALL_PAGES:
+            with step(page, title):
+                if title != "Start here: the verdict":
+                    go_to(page, title)
+                if title in CHART_PAGES:  # Vega draws after the script run ends
+                    page.locator(".vega-embed > canvas, .vega-embed > svg").first.wait_for(
+                        state="attached", timeout=TIMEOUT_MS)
+                settle(page)
+                found = page.evaluate(_OVERFLOW_PROBE)
+                if found["problems"]:
+                    problems[title] = found["problems"]
+                if title in CHART_PAGES:
+                    assert found["charts"] > 0, f"no chart measured on {title!r}"
+                stem = re.sub(r"[^A-Za-z0-9]+", "_", title).strip("_").lower()
+                shot = SHOTS / f"{stem}_{width}x{height}"
+                page.screenshot(path=f"{shot}.png")  # what the visitor sees first
+                # The whole page: Streamlit scrolls its main block, not the window, so the window is made as
+                # tall as the content for this picture (the width, and so the layout, stays the same).
+                tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+                page.set_viewport_size({"width": width, "height": min(int(tall) + 50, 12000)})
+                settle(page)
+                page.screenshot(path=f"{shot}_full.png")
+                page.set_viewport_size({"width": width, "height": height})
+                shots += 1
+        with step(page, "what-if"):  # the what-if adds tiles and columns: they must fit too
+            from playwright.sync_api import expect
+
+            go_to(page, "Value & thresholds")
+            page.get_by_text("What if I pick the threshold?", exact=True).click()
+            expect(page.locator('[data-testid="stMetric"]').filter(has_text="Value per item, your threshold")
+                   ).to_be_visible(timeout=TIMEOUT_MS)
+            wait_for_app(page)
+            settle(page)
+            page.screenshot(path=str(SHOTS / f"value_what_if_{width}x{height}.png"))
+            found = page.evaluate(_OVERFLOW_PROBE)
+            if found["problems"]:
+                problems["Value & thresholds, what-if"] = found["problems"]
+    finally:
+        context.close()
+    assert shots == len(ALL_PAGES)
+    assert problems == {}, f"overflowing or overlapping at {width}×{height}: {problems}"
