@@ -486,16 +486,8 @@ def _cmd_report(args) -> int:
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
-    for line in _recommendation_lines(recommended, document, args.currency):
-        say(line)
-    say(_describe_values(values))
-    for line in _reviewer_lines(document):
-        say(line)
-    say(f"policy: {args.policy or 'threshold'}, calibration: {args.calibration}")
-    for entry in document.entries:
-        say("")
-        for line in _entry_lines(entry, models[entry.model].path, values, args.currency):
-            say(line)
+    _say_document(say, _recommendation_lines(recommended, document, args.currency), document, models, values,
+                  values, f"{args.policy or 'threshold'}, calibration: {args.calibration}", args.currency)
     for line in _ranking_lines(document, models, values, args.currency):
         say(line)
     if args.json:
@@ -551,19 +543,26 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
         raise UsageError(str(exc)) from None
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
-    recommendation = document.recommendation
-    say(f"recommendation: {_stored_recommendation(recommendation)}")
-    say(_describe_values(values))
-    for line in _reviewer_lines(document):
-        say(line)
-    say(f"policy: threshold (tuned for the reviewers' workload), calibration: {args.calibration}")
-    for entry in document.entries:
-        say("")
-        for line in _entry_lines(entry, models[entry.model].path, None, args.currency):
-            say(line)
+    _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
+                  values, None, f"threshold (tuned for the reviewers' workload), calibration: {args.calibration}",
+                  args.currency)
     if args.json:
         _write_policy_json(document, args.json, say, args)
     return EXIT_OK
+
+
+def _say_document(say, head: list[str], document, models, values, entry_values, policy: str, currency: str) -> None:
+    """The readable report of a policy document: its recommendation, values, reviewers, then each model."""
+    for line in head:
+        say(line)
+    say(_describe_values(values))
+    for line in _reviewer_lines(document):
+        say(line)
+    say(f"policy: {policy}")
+    for entry in document.entries:
+        say("")
+        for line in _entry_lines(entry, models[entry.model].path, entry_values, currency):
+            say(line)
 
 
 def _with_recommendation(args, models, values, document, notes, pipeline=None):
