@@ -273,8 +273,10 @@ if not frame.empty:
     st.markdown(
         f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(float(errors[worst]), 4)} per item "
         f"({'too optimistic' if errors[worst] > 0 else 'too pessimistic'}). "
-        "A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
-        "production estimates above."
+        + ("A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
+           "production estimates above." if selection.calibration == "none" else
+           f"A large gap means the probabilities stay miscalibrated even after {selection.calibration} "
+           "recalibration: try another method (sidebar), or label a sample of production items.")
     )
 
 # -- class mix per chunk, and what re-tuning for it would earn (prior shift)

@@ -91,3 +91,18 @@ def test_alerts_watch_the_model_split_and_chunks_the_production_chart_shows():
               if m != at.selectbox(key="monitor_bands_model").value]
     at.selectbox(key="monitor_bands_model").set_value(others[0]).run()
     assert "these alerts watch" in _text(at)
+
+
+def test_the_back_test_does_not_advise_recalibrating_when_recalibration_is_on():
+    # With temperature scaling in force the back-test used to say "recalibrate (sidebar)" all the same.
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["src"] = "sample:digits"
+    at.query_params["cal"] = "temperature"
+    at.run()
+    at.switch_page("pages/monitor.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = _text(at)
+    assert "The estimate is furthest off for" in text
+    assert "recalibrate (sidebar)" not in text and "even after temperature recalibration" in text
+    at = _monitor("sample:digits")
+    assert "recalibrate (sidebar) before trusting" in _text(at)
