@@ -468,7 +468,7 @@ def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None
         sentences.append(
             f"**{md_text(best)}** brings the most value: {money(top.result.value_per_item)} per item "
             f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
-            f"acting on {percent(top.result.coverage)} of them ({rule})."
+            f"acting on {percent(top.result.coverage)} of them ({md_text(rule)})."  # class names from the file
         )
     worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]
     if worse:

@@ -112,6 +112,23 @@ def test_every_page_shows_hostile_names_and_link_parameters_as_text(hostile_root
     assert not problems, problems[:8]
 
 
+@pytest.mark.parametrize("rule", ["class_thresholds", "calibrated_class_thresholds"])
+def test_per_class_rules_show_hostile_class_names_as_text(hostile_root, rule):
+    # The Value page's sentence quotes the best model's class thresholds ("c1: 0.53, c2: 0.69"): class names
+    # from the file reached markdown unescaped under a per-class rule.
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["src"] = "folder:runs"
+    at.query_params["rule"] = rule
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    problems = []
+    for page in ("pages/value.py", "pages/home.py", "pages/export.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        problems += [(page, *found) for found in unescaped(at)]
+    assert not problems, problems[:8]
+
+
 def test_refused_split_names_in_a_link_are_shown_as_text(hostile_root):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["src"] = "folder:runs"
