@@ -245,7 +245,7 @@ st.text_area(
     key="export_paste",
     height=160,
     on_change=_restore_paste,
-    placeholder='{"schema_version": 1, "use_case": {...}, "models": [...]}',
+    placeholder=f'{{"schema_version": {vc.policy_json.SCHEMA_VERSION}, "use_case": {{...}}, "models": [...]}}',
 )
 st.button("Import the pasted JSON", key="export_restore", on_click=_restore_paste)
 

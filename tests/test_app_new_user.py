@@ -131,3 +131,10 @@ def test_the_capacity_volume_reads_as_a_whole_number_of_items():
     at = start("pages/constraints.py", src="sample:breast_cancer")
     volume = at.number_input(key="constraints_volume")
     assert volume.proto.format == "%.0f"
+
+
+def test_the_paste_box_shows_the_schema_version_in_force():
+    # It showed "schema_version": 1 while the export writes version 2.
+    at = start("pages/export.py", src="sample:digits")
+    placeholders = [a.placeholder for a in at.text_area]
+    assert any(f'"schema_version": {vc.policy_json.SCHEMA_VERSION},' in (p or "") for p in placeholders), placeholders
