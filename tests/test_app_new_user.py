@@ -10,6 +10,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+import test_app_core as app_core
 import valuecore as vc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,12 +19,8 @@ SAMPLES = ROOT / "sample_runs"
 
 
 def start(page: str | None = None, **query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
+    """test_app_core's start, and the page must have run without an exception."""
+    at = app_core.start(page, **query)
     assert not at.exception, [e.value for e in at.exception]
     return at
 
