@@ -19,9 +19,9 @@ import pandas as pd
 
 import valuecore as vc
 
-from .data import Workspace
-from .datasets import aggregated_models, per_item_note
-from .safetext import md_text
+from ..data import Workspace
+from ..datasets import aggregated_models, per_item_note
+from ..safetext import md_text
 
 # ------------------------------------------------------------------ labels
 POLICY_LABELS = {
