@@ -3,27 +3,22 @@
 Reads top to bottom like the page: the class set, the editable value matrix
 (with a binary TP/TN/FP/FN preset and a reset), then per model the value of
 per-class thresholds and of the expected-value rule, and the confusion matrix
-with an abstain column and the value each cell contributes.
+with an abstain column and the value each cell contributes. The figures come
+from ``dashboard.views.values_per_class.build``.
 """
 
-import hashlib
-
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-import valuecore as vc
 from dashboard import state, views
 from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.data import workspace
-from dashboard.settings import values_changes
-from dashboard.state import stop_unless_models
 from dashboard.safetext import md_text
+from dashboard.state import stop_unless_models
 from dashboard.tables import dataframe as show_dataframe
+from dashboard.views import values_per_class as view
 
 selection = state.current()
 ws = workspace(selection)
-report = selection.report
 use_case = selection.use_case
 
 st.title("Values per class")
@@ -38,62 +33,35 @@ if (problem_note := views.load_problem_note(selection.report)) is not None:
 stop_unless_models(selection)
 
 # ---- which class set
-class_sets = list(dict.fromkeys(report.models[m].classes for m in selection.models))
+class_sets = view.class_sets(selection)
 if len(class_sets) > 1:
     classes = state.choice(
         st.selectbox, "matrix_classes", "The selected models do not share one class set; edit the matrix for",
-        class_sets, default=class_sets[0],
-        format_func=lambda c: f"{len(c)} classes ({views.short_list(c, 4)}): "
-        + views.short_list([m for m in selection.models if report.models[m].classes == c], 4),
+        class_sets, default=class_sets[0], format_func=lambda c: view.class_set_label(selection, c),
         key="cost_matrix_classes",
     )
     st.caption("Only models with exactly these classes are evaluated below, and the other pages use the "
                "three values while the selected models' classes differ.")
 else:
     classes = class_sets[0]
-models = [m for m in selection.models if report.models[m].classes == classes]
+
+with st.spinner("Tuning per-class thresholds…"):
+    page = view.build(selection, ws, classes)
 
 # ---- the editable matrix
-in_force = selection.settings.value_matrix
-stored = None
-if in_force is not None:
-    try:
-        stored = vc.policy_json.align_values(in_force, classes)
-    except ValueError:
-        stored = None
-matrix = stored if stored is not None else use_case.value_matrix(classes)
-# The editor is keyed by the matrix it shows: a new matrix (an edit, a preset, an import) is a fresh editor.
-version = hashlib.sha256(repr((matrix.classes, matrix.values.tolist())).encode()).hexdigest()[:12]
-
-
-def _use_matrix(values) -> None:
-    """Put this matrix in force on every page (and in the link), then draw again."""
-    state.change_now(**values_changes(vc.ValueMatrix(classes, np.asarray(values, dtype=float))))
-
-
-base = views.matrix_frame(matrix)
 edited = st.data_editor(
-    base,
-    key=f"cost_matrix_editor_{version}",
+    page.editor,
+    key=f"cost_matrix_editor_{page.editor_version}",  # a new matrix (an edit, a preset, an import): a fresh editor
     num_rows="fixed",
     width="stretch",
-    column_config={c: st.column_config.NumberColumn(c, format="%g", required=True) for c in base.columns},
+    column_config={c: st.column_config.NumberColumn(c, format="%g", required=True) for c in page.editor.columns},
 )
-try:
-    edited_matrix = views.frame_matrix(edited, classes)
-except ValueError as error:
-    st.warning(f"This matrix cannot be used yet: {md_text(error)}.")
-    edited_matrix = None
-if edited_matrix is not None and not np.array_equal(edited_matrix.values, matrix.values):
-    _use_matrix(edited_matrix.values)
-
-in_use = selection.value_matrix is not None and selection.value_matrix.classes == classes
-if in_use:
-    st.caption("Every page uses this matrix (the sidebar says so, and offers the way back to the three values).")
-elif in_force is not None:
-    st.caption("A value matrix is in force but does not fit these classes, so the pages use the three values.")
-else:
-    st.caption("This starts from the three values in the sidebar. Edit a cell and every page switches to it.")
+changes, problem = view.edited_changes(edited, page.matrix)
+if problem is not None:
+    st.warning(problem)
+if changes is not None:
+    state.change_now(**changes)  # in force on every page (and in the link), then drawn again
+st.caption(page.status)
 
 left, right = st.columns([3, 1])
 if len(classes) == 2:
@@ -107,103 +75,49 @@ if len(classes) == 2:
             fn = c4.number_input("False negative", value=use_case.v_wrong, format="%g", key="cost_matrix_fn")
             abstain = c5.number_input("Hand-off", value=use_case.v_abstain, format="%g", key="cost_matrix_abstain")
             if st.form_submit_button(f"Use these values ({selection.currency})"):
-                negative = next(c for c in classes if c != positive)
                 try:
-                    preset = vc.ValueMatrix.binary(tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain,
-                                                   classes=(negative, positive))
+                    preset = view.binary_changes(classes, positive, tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain)
                 except ValueError as error:  # values beyond the computable range, in words
                     st.warning(f"These values cannot be used: {md_text(error)}.")
                 else:
-                    order = [preset.classes.index(c) for c in classes]
-                    _use_matrix(preset.values[order][:, order + [2]])
-if right.button("Reset to the three values", key="cost_matrix_reset", disabled=in_force is None):
+                    state.change_now(**preset)
+if right.button("Reset to the three values", key="cost_matrix_reset",
+                disabled=selection.settings.value_matrix is None):
     state.change_now(matrix=None)
 
 with st.expander("See the matrix as colours"):
-    cells = base.reset_index().melt(id_vars="true class", var_name="predicted", value_name="value")
-    cells = cells.rename(columns={"true class": "true"})
-    st.altair_chart(value_matrix_chart(cells, currency=selection.currency), width="stretch")
+    st.altair_chart(value_matrix_chart(page.cells, currency=selection.currency), width="stretch")
 
 # ---- per model: per-class thresholds and the expected-value rule
 st.subheader("What this matrix is worth, model by model")
-left_out = [m for m in selection.models if m not in models]
-if left_out:
-    st.caption(f"Left out (other classes): {md_text(views.short_list(left_out))}.")
-for severity, message in views.split_notes(ws, models, "class_thresholds"):
+if page.left_out_note:
+    st.caption(page.left_out_note)
+for severity, message in page.notes:
     getattr(st, severity)(message)
-
-with st.spinner("Tuning per-class thresholds…"):
-    fitted = {model: views.matrix_policies(ws, model, matrix) for model in models}
-records = []
-for model, policies in fitted.items():
-    for kind, (policy, result, note) in policies.items():
-        records.append({
-            "model": model,
-            "rule": views.POLICY_LABELS[kind],
-            "value_total": result.value_total if result is not None else np.nan,
-            "value_per_item": result.value_per_item if result is not None else np.nan,
-            "coverage": result.coverage if result is not None else np.nan,
-            "note": note if result is None else ("estimated without labels" if result.estimated else ""),
-        })
-summary = pd.DataFrame(records, columns=["model", "rule", "value_total", "value_per_item", "coverage", "note"])
-best_per_model = summary.groupby("model")["value_per_item"].transform("max")
-
-
-def _highlight(row):
-    value = summary.loc[row.name, "value_per_item"]
-    best = pd.notna(value) and value == best_per_model.loc[row.name]
-    return ["font-weight: 600; background-color: rgba(0, 158, 115, 0.15)" if best else ""] * len(row)
-
-
-display = summary.rename(columns={"model": "Model", "rule": "Rule", "value_total": "Total value",
-                                  "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"})
-money = lambda x: selection.money(x) if pd.notna(x) else "–"  # noqa: E731
-# As text: st.dataframe would show a missing number as "None" whatever the Styler says.
-for column, show in {"Total value": money, "Value per item": money,
-                     "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}.items():
-    if display[column].isna().any():
-        display[column] = [show(x) for x in display[column]]
-show_dataframe(
-    display.style.format({c: f for c, f in {"Total value": money, "Value per item": money,
-                          "Acted on": lambda x: f"{x:.1%}"}.items() if pd.api.types.is_numeric_dtype(display[c])})
-    .apply(_highlight, axis=1),
-    hide_index=True,
-    width="stretch",
-)
-st.caption("Per-class thresholds: one confidence threshold per predicted class, tuned on "
-           f"{views.split_text(selection.tune_split)} or derived from the matrix for calibrated confidences. "
-           f"The expected-value "
-           "rule takes, for each item, the action with the highest expected value under the model's probabilities.")
+show_dataframe(page.summary_styled, hide_index=True, width="stretch")
+st.caption(page.summary_caption)
 
 # ---- one model in detail
-if not models:
+if not page.models:
     st.stop()
 st.subheader("Where the value comes from")
 model_col, rule_col = st.columns(2)
-model = state.choice(model_col.selectbox, "matrix_model", "Model", models, key="cost_matrix_model", default=models[0])
-available = [k for k, (_, result, _) in fitted[model].items() if result is not None]
+model = state.choice(model_col.selectbox, "matrix_model", "Model", list(page.models), key="cost_matrix_model",
+                     default=page.models[0])
+available = page.rules(model)
 if not available:
-    st.info(f"{md_text(model)} cannot be evaluated here: " + md_text("; ".join(n for _, _, n in fitted[model].values() if n)))  # noqa: E501
+    st.info(f"{md_text(model)} cannot be evaluated here: {page.why_not(model)}")
     st.stop()
 kind = state.choice(rule_col.radio, "matrix_rule", "Rule", available, format_func=views.POLICY_LABELS.get,
                     key="cost_matrix_rule", default=available[0], horizontal=True)
-policy, result, _ = fitted[model][kind]
-missing = [views.POLICY_LABELS[k] for k, (_, r, _) in fitted[model].items() if r is None]
-if missing:
-    notes = {views.POLICY_LABELS[k]: n for k, (_, r, n) in fitted[model].items() if r is None}
-    st.caption(md_text("; ".join(f"{label}: {note}" for label, note in notes.items())))
-
+if why_not := page.why_not(model):
+    st.caption(why_not)
+detail = page.detail(model, kind)
 table_col, chart_col = st.columns([1, 2])
 with table_col:
     st.markdown("**Per-class thresholds**")
-    show_dataframe(views.class_threshold_table(fitted[model], classes), width="stretch")
+    show_dataframe(detail.thresholds, width="stretch")
 with chart_col:
-    st.markdown(f"**{md_text(model)}, {views.POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they bring**")  # noqa: E501
-    st.altair_chart(confusion_value_chart(views.confusion_frame(result), currency=selection.currency),
-                    width="stretch")
-st.caption(
-    f"Total {selection.money(result.value_total)} on {result.n_items:,.0f} items of "
-    f"{views.split_text(selection.eval_split)} "
-    f"({selection.money(result.value_per_item)} per item); {views.percent(result.coverage)} acted on."
-    + (" Estimated from probabilities: this split has no labels." if result.estimated else "")
-)
+    st.markdown(detail.title)
+    st.altair_chart(confusion_value_chart(detail.cells, currency=selection.currency), width="stretch")
+st.caption(detail.caption)

@@ -151,7 +151,7 @@ def test_confusion_value_chart_orders_classes_then_abstain():
     )
     matrix = vc.ValueMatrix.binary(tp=10, tn=1, fp=-5, fn=-50, abstain=0, classes=["ok", "fraud"])
     result = vc.evaluate(vc.Policy("threshold", threshold=0.65), p, matrix)
-    from dashboard.views import confusion_frame
+    from dashboard.views.values_per_class import confusion_frame
 
     cells = confusion_frame(result)
     assert list(cells["predicted"].unique()) == ["ok", "fraud", "abstain"]

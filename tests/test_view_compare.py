@@ -1,0 +1,81 @@
+"""The "Compare two models" view model (dashboard.views.compare), without Streamlit:
+its figures are valuecore's paired comparison and threshold stability on the same runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from view_selection import selection
+
+import valuecore as vc
+from dashboard.views import compare
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return selection("digits")
+
+
+def _expected(chosen, a, b, kind="threshold", n_resamples=500, seed=3):
+    runs = chosen.report.models
+    policies = {m: vc.fit_policy(kind, vc.presort(runs[m].splits["val"]), chosen.values) for m in (a, b)}
+    return vc.uncertainty.paired_comparison(policies[a], runs[a].splits["test"], policies[b], runs[b].splits["test"],
+                                            chosen.values, rng=np.random.default_rng(seed), n_resamples=n_resamples)
+
+
+def test_the_tiles_and_sentences_are_the_paired_comparison(digits):
+    chosen, ws = digits
+    page = compare.build(chosen, ws, model_a="logreg", model_b="mlp", kind="threshold", n_resamples=500, seed=3)
+    assert not page.stop
+    expected = _expected(chosen, "logreg", "mlp")
+    tiles = {t.label: t.value for t in page.tiles}
+    assert tiles["A − B, per item (this data)"] == vc.wording.amount(expected.mean_difference, "$")
+    assert tiles["95% interval (new data)"] == (f"{vc.wording.amount(expected.low, '$')} to "
+                                                f"{vc.wording.amount(expected.high, '$')}")
+    assert tiles["Paired test"] == vc.wording.p_value(expected.p_value)
+    assert page.sentences[0].startswith("On these 450 items, ")
+    # The difference chart's counts hold every item once, and their weighted mean is the mean difference.
+    counts = page.differences
+    assert counts["items"].sum() == pytest.approx(450)
+    assert (counts["difference"] * counts["items"]).sum() / 450 == pytest.approx(expected.mean_difference)
+    # The interval chart holds each model's pipeline interval around its value per item on 'test'.
+    for model in ("logreg", "mlp"):
+        policy = ws.policy(model, "threshold", chosen.values)
+        per_item = vc.evaluate(policy, chosen.report.models[model].splits["test"], chosen.values).value_per_item
+        row = page.intervals.set_index("model").loc[model]
+        assert row["mean"] == pytest.approx(per_item) and row["low"] <= per_item <= row["high"]
+
+
+def test_the_fact_on_this_data_does_not_depend_on_the_seed(digits):
+    chosen, ws = digits
+    one = compare.build(chosen, ws, model_a="svm_rbf", model_b="naive_bayes", kind="threshold", n_resamples=500,
+                        seed=1)
+    two = compare.build(chosen, ws, model_a="svm_rbf", model_b="naive_bayes", kind="threshold", n_resamples=500,
+                        seed=2)
+    assert one.sentences[0] == two.sentences[0]
+    assert one.comparison.mean_difference > 0  # svm_rbf earns more than naive_bayes on the digits
+    assert one.comparison.p_value_bootstrap == _expected(chosen, "svm_rbf", "naive_bayes", seed=1).p_value_bootstrap
+
+
+def test_threshold_stability_is_the_cores(digits):
+    chosen, ws = digits
+    page = compare.build(chosen, ws, model_a="logreg", model_b="mlp", kind="threshold", n_resamples=200, seed=0)
+    table = page.stability.table.set_index("Model")
+    for model in ("logreg", "mlp"):
+        expected = vc.uncertainty.threshold_stability(ws.sorted(model, "val"), chosen.values,
+                                                      rng=np.random.default_rng(0), n_resamples=200)
+        assert table.loc[model, "Tuned threshold"] == vc.wording.threshold(expected.tuned_threshold)
+        assert table.loc[model, "95% range, high"] == vc.wording.threshold(expected.high)
+        kept = np.count_nonzero(~np.isnan(np.asarray(expected.thresholds, dtype=float)))  # NaN: always abstain
+        assert page.stability.counts.query("model == @model")["resamples"].sum() == kept
+
+
+def test_what_stops_the_page_is_said():
+    assert compare.needs_two_models(["a"], ["a", "b"]).endswith("Select at least two of the 2 loaded models in "
+                                                                 "the sidebar.")
+    assert compare.needs_two_models(["a", "b"], ["a", "b"]) is None
+    chosen, ws = selection("breast_cancer", evaluate="prod")
+    page = compare.build(chosen, ws, model_a="logreg", model_b="mlp", kind="threshold", n_resamples=200, seed=0)
+    assert page.stop and "has no labels" in page.stop[0].text
+    same = compare.build(chosen, ws, model_a="mlp", model_b="mlp", kind="threshold", n_resamples=200, seed=0)
+    assert same.stop[0].text == "Pick two different models."
