@@ -3,13 +3,13 @@ guaranteed error rate, and with a tier where a person confirms.
 
 Reads top to bottom like the page: the volume of a day, then three questions
 a team asks once the best threshold is known, each answered in one sentence
-and one chart. The logic lives in ``dashboard.constraints``.
+and one chart. The logic lives in ``dashboard.views.capacity``.
 """
 
 import streamlit as st
 
 import valuecore as vc
-from dashboard import constraints as view
+from dashboard.views import capacity as view
 from dashboard import home, state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
 from dashboard.data import workspace
