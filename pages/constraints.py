@@ -1,39 +1,32 @@
 """Capacity & guarantees: the best policy under a review capacity, with a
 guaranteed error rate, and with a tier where a person confirms.
 
-Reads top to bottom like the page: the volume of a day, then three questions
+Reads top to bottom like the page: the volume of a day, then the questions
 a team asks once the best threshold is known, each answered in one sentence
-and one chart. The logic lives in ``dashboard.views.capacity``.
+and one chart. Each section's widgets are laid out first, in its own
+container; ``dashboard.views.capacity.build`` then answers them all, and each
+answer is written under its widgets.
 """
 
 import streamlit as st
 
 import valuecore as vc
-from dashboard.views import capacity as view
 from dashboard import home, state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
 from dashboard.data import workspace
-from dashboard.safetext import md_text
 from dashboard.settings import PROMISE_CONFIDENCES
 from dashboard.state import current, stop_unless_models
+from dashboard.views import capacity as view
 
 selection = current()
 ws = workspace(selection)
-values = selection.values
-money = selection.money
+use_case = selection.use_case
 
 st.title("Capacity & guarantees")
-st.markdown(
-    "The best threshold is the first answer. The next questions are about limits and promises: what to do when "
-    "the team can only review so many items, how to promise an error rate and keep the promise on new data, and "
-    "whether a person confirming a pre-filled answer pays. Thresholds are chosen on the tuning split "
-    f"{views.split_text(selection.tune_split)}; values per day are measured on "
-    f"{views.split_text(selection.eval_split)} and scaled to your volume."
-)
+st.markdown(view.intro(selection))
 stop_unless_models(selection)
 
-labelled = [m for m in selection.models if (p := ws.predictions(m, ws.tuning_split_for(m))) is not None
-            and p.has_labels]
+labelled = view.labelled_models(selection, ws)
 if not labelled:
     st.info("These answers need a labelled tuning split; none of the selected models has one.")
     st.stop()
@@ -55,16 +48,7 @@ reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one
 per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds",
                         key="constraints_per_class", help="One threshold per predicted class, all classes sharing "
                         "the team's review budget.")
-with st.spinner("Finding the best rule within capacity…"):
-    capacity_answer = view.capacity_view(ws, model, values, volume=volume, capacity=capacity, reviewer=reviewer,
-                                         per_class=per_class)
-st.markdown(view.capacity_sentence(capacity_answer, capacity=capacity, reviewer=reviewer, money=money))
-st.altair_chart(capacity_chart(capacity_answer.curve, capacity, selection.currency), width="stretch")
-st.caption(
-    f"On the tuning split each extra review slot is worth {money(capacity_answer.marginal_per_slot)} "
-    "(the slope of the best value against capacity, smoothed to diminishing returns, just past your capacity: "
-    "more reviews pay while a slot costs less). The curve is for one global threshold."
-)
+capacity_answer = st.container()
 
 # ---- 2. certified error rate
 st.header("A guaranteed error rate")
@@ -81,32 +65,14 @@ copies = view.tuning_weighted(ws, model) and st.checkbox(
     help="The guarantee counts independent items. Duplicated rows, importance or survey weights cannot be "
     "certified this way.",
 )
-try:
-    risk_answer = view.risk_view(ws, model, values, max_risk=max_risk, confidence=confidence, volume=volume,
-                                 weights="copies" if copies else "unit")
-except ValueError as error:
-    st.warning(f"No guaranteed error rate for **{md_text(model)}**: {md_text(error)}")
-    risk_answer = None
-if risk_answer is not None:
-    for line in view.risk_sentences(risk_answer, max_risk=max_risk, confidence=confidence, money=money,
-                                    percent=views.percent):
-        st.markdown(line)
-    if not risk_answer.table.empty:
-        st.altair_chart(certified_risk_chart(risk_answer.table, max_risk), width="stretch")
-    # A plain label first; the method's name (learn-then-test, ...) for those who look it up, in the glossary too.
-    st.caption("How the guarantee is checked: each candidate threshold is tested in turn on the tuning items, "
-               "from the safest, and the walk stops at the first that fails (method: "
-               f"{md_text(risk_answer.result.method)}, see learn-then-test under How value works); "
-               + ("each weight counts as that many independent items." if copies else "every item counts once."),
-               help=vc.wording.GLOSSARY["learn-then-test"])
+risk_answer = st.container()
 
 # ---- 3. two tiers
 st.header("A person confirms the uncertain ones")
-use_case = selection.use_case
 left, middle, right = st.columns(3)
-# By default from the three values; a person's time: half of what an automatic correct answer gains over a hand-off.
-defaults = {"constraints_v_ok": float(use_case.v_correct), "constraints_v_bad": float(use_case.v_abstain),
-            "constraints_cost": float(max((use_case.v_correct - use_case.v_abstain) / 2, 0.0))}
+default = view.default_assisted(use_case)
+defaults = {"constraints_v_ok": default.v_confirmed_correct, "constraints_v_bad": default.v_confirmed_wrong,
+            "constraints_cost": default.cost}
 
 
 def _follow(name):
@@ -121,41 +87,49 @@ v_bad = state.value(middle.number_input, "constraints_v_bad", "Value of a wrong 
                     convert=_follow("constraints_v_bad"))
 cost = state.value(right.number_input, "constraints_cost", "Cost of a confirmation", min_value=0.0,
                    default=defaults["constraints_cost"], key="constraints_cost", convert=_follow("constraints_cost"))
-tiers = view.two_tier_view(ws, model, values, vc.constraints.AssistedValues(v_ok, v_bad, cost), volume=volume)
-if tiers is None:
-    st.info(f"The evaluated split {views.split_text(selection.eval_split)} has no labels, so the tiers cannot "
-            f"be measured.")
-else:
-    st.markdown(view.two_tier_sentence(tiers, money))
-    st.altair_chart(tiers_chart(tiers.tiers), width="stretch")
-    document, _ = vc.policy_json.build_policy_document(
-        {model: ws.run(model)}, values, kind="two_tier", calibration_method=selection.calibration,
-        tune_split=ws.tuning_split_for(model), eval_split=selection.eval_split,
-        assisted=vc.constraints.AssistedValues(v_ok, v_bad, cost).to_dict(),
-    )
-    st.download_button("Download this two-tier policy (JSON)", document.to_json(), file_name="two_tier_policy.json",
-                       mime="application/json", key="constraints_download")
+tiers_answer = st.container()
 
 # ---- 4. a shortlist instead of a blank hand-off
 st.header("A shortlist instead of a blank hand-off")
 st.caption("When a person picks the answer from a list, the model's likeliest classes save time if the right one "
            "is among them. Say what such a hand-off is worth; valuecore finds both thresholds exactly "
            "(docs/constraints.md).")
-n_classes = len(ws.run(model).classes)
+n_classes = view.class_count(ws, model)
+listed_in, listed_out = view.default_list_values(use_case)
 size_col, in_col, out_col, rule_col = st.columns(4)
 list_size = int(size_col.number_input("Classes on the list", min_value=1, max_value=n_classes,
                                       value=min(2, n_classes), step=1, key="constraints_list_size"))
-v_listed_in = in_col.number_input("Value when the list holds the answer",
-                                  value=float(use_case.v_abstain + (use_case.v_correct - use_case.v_abstain) / 2),
-                                  key="constraints_list_in")
-v_listed_out = out_col.number_input("Value when it does not", value=float(use_case.v_abstain),
-                                    key="constraints_list_out")
+v_listed_in = in_col.number_input("Value when the list holds the answer", value=listed_in, key="constraints_list_in")
+v_listed_out = out_col.number_input("Value when it does not", value=listed_out, key="constraints_list_out")
 list_rule = rule_col.radio("List", ("top_k", "cumulative"), key="constraints_list_rule",
                            format_func=lambda r: "a fixed length" if r == "top_k" else "grows with doubt")
-listing = view.shortlist_view(ws, model, values, {str(list_size): [v_listed_in, v_listed_out]}, list_rule,
-                              volume=volume)
-if isinstance(listing, str):
-    st.info(listing)
-else:
-    st.markdown(view.shortlist_sentence(listing, money))
-    st.altair_chart(tiers_chart(listing.tiers))
+shortlist_answer = st.container()
+
+inputs = view.Inputs(volume=volume, capacity=capacity, reviewer=reviewer, per_class=per_class, max_risk=max_risk,
+                     confidence=confidence, weights="copies" if copies else "unit",
+                     assisted=vc.constraints.AssistedValues(v_ok, v_bad, cost), list_size=list_size,
+                     list_values=(v_listed_in, v_listed_out), list_rule=list_rule)
+with st.spinner("Finding the best rules within capacity…"):
+    page = view.build(selection, ws, model, inputs)
+
+
+def _write(section, where, chart):
+    with where:
+        if section.notice is not None:
+            getattr(st, section.notice[0])(section.notice[1])
+            return
+        for sentence in section.sentences:
+            st.markdown(sentence)
+        if section.chart is not None:
+            st.altair_chart(chart(section.chart), width="stretch")
+        if section.caption:
+            st.caption(section.caption, help=section.caption_help)
+        if section.document is not None:
+            st.download_button("Download this two-tier policy (JSON)", section.document,
+                               file_name="two_tier_policy.json", mime="application/json", key="constraints_download")
+
+
+_write(page.capacity, capacity_answer, lambda curve: capacity_chart(curve, capacity, selection.currency))
+_write(page.risk, risk_answer, lambda table: certified_risk_chart(table, max_risk))
+_write(page.tiers, tiers_answer, tiers_chart)
+_write(page.shortlist, shortlist_answer, tiers_chart)

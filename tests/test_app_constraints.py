@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -40,20 +41,29 @@ def _charts(at) -> int:
 
 
 def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
+    page.selectbox(key="constraints_model").set_value("naive_bayes").run()  # a model the team's capacity binds
     text = _markdown(page)
     assert "Your team can review **30 items a day**" in text
-    assert "each extra reviewer (10 reviews a day) adds" in text
+    assert "one more reviewer (10 reviews a day) adds" in text
     assert _charts(page) == 4  # capacity, certified risk, two tiers, shortlist
     model = page.selectbox(key="constraints_model").value
     run = vc.load_runs([str(DIGITS)]).models[model]
     use_case = vc.UseCase(1, 0, -4)
     tuned = vc.constraints.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=30 / 1000)
     per_day = vc.evaluate(tuned.policy, run.splits["test"], use_case).value_per_item * 1000
-    shown = _money(text, "best rule **threshold " + f"{tuned.policy.threshold:.2f}**")
+    written_text = re.search(r"best rule \*\*threshold ([\d.]+)\*\*", text).group(1)
+    written = float(written_text)
+    confidence = run.splits["val"].confidence
+    assert np.array_equal(confidence >= written, confidence >= tuned.policy.threshold)  # the same decisions
+    shown = _money(text, f"best rule **threshold {written_text}")
     assert shown == pytest.approx(per_day, abs=0.01)
+    # One more reviewer is judged where the rules are chosen (the tuning split), as the curve and the slot value are.
     more = vc.constraints.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=40 / 1000)
-    extra = (vc.evaluate(more.policy, run.splits["test"], use_case).value_per_item * 1000) - per_day
-    assert _money(text, "adds ") == pytest.approx(extra, abs=0.01)
+    n_tuning = run.splits["val"].total_weight
+    extra = (more.value_total - tuned.value_total) / n_tuning * 1000
+    assert extra > 0.005 and _money(text, "adds ") == pytest.approx(extra, abs=0.01)
+    limit = (tuned.unconstrained_value_total - tuned.value_total) / n_tuning * 1000
+    assert _money(text, "lifting the limit altogether would add ") == pytest.approx(limit, abs=0.01)
 
 
 def test_a_large_team_is_not_the_bottleneck_and_a_zero_risk_cannot_be_promised(page):

@@ -1,41 +1,71 @@
-"""Logic and words of the "Capacity & guarantees" page (no Streamlit here).
+"""The "Capacity & guarantees" page as data: :func:`build` returns a :class:`CapacityPage`.
 
 Every figure is computed by valuecore on the model's tuning split (where the
 thresholds are chosen) and, where said, measured on the evaluated split, then
-scaled to a day of the volume the user gives.
+scaled to a day of the volume the user gives. Comparisons between rules (one
+more reviewer, no limit at all, the worth of a review slot) are all made on the
+tuning split, where the rules are chosen and each is the best of its budget, so
+they never contradict each other; the chosen rule's value is then measured on
+the evaluated split. No Streamlit here: the page lays out what :func:`build`
+returned.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from functools import partial
+from typing import Callable, ClassVar
 
 import numpy as np
 import pandas as pd
 
 import valuecore as vc
 
+from ..safetext import md_text
+from ..settings import Settings
+from . import percent, shown_confidences, split_text, threshold_on_data
+
 
 @dataclass(frozen=True)
 class CapacityView:
-    """The capacity answer for one model, per day."""
+    """The capacity answer for one model, per day.
+
+    ``value_per_day`` is measured on the evaluated split; the ``tuned_*`` figures, the curve and the value
+    of a slot are on the tuning split, where the rules are chosen.
+    """
 
     threshold_text: str
     value_per_day: float
-    unconstrained_per_day: float
-    extra_reviewer_per_day: float
+    tuned_per_day: float  # the chosen rule on the tuning split
+    more_per_day: float  # the best rule with one more reviewer, tuning split
+    unconstrained_per_day: float  # the best rule of the kind without a limit, tuning split
     marginal_per_slot: float
-    handoffs_per_day: float
+    handoffs_per_day: float  # of the chosen rule, tuning split
+    unconstrained_handoffs_per_day: float | None  # of the best rule without a limit (one threshold only)
+    next_step_reviews: float | None  # the fewest reviews a day that buy a better rule than now (one threshold)
     binding: bool
     exact: bool
     curve: pd.DataFrame  # reviews_per_day, value_per_day, threshold
+    tune_split: str | None = None
+    eval_split: str | None = None
+
+    @property
+    def extra_reviewer_per_day(self) -> float:
+        return self.more_per_day - self.tuned_per_day
+
+    @property
+    def limit_cost_per_day(self) -> float:
+        return self.unconstrained_per_day - self.tuned_per_day
 
 
-def _rule_text(policy: vc.Policy) -> str:
+def _rule_text(policy: vc.Policy, confidences) -> str:
+    def shown(t):
+        return threshold_on_data(t, confidences)
+
     if policy.kind == "class_thresholds":
-        parts = [f"{label}: {'never' if t is None else f'{t:.2f}'}" for label, t in policy.class_thresholds]
+        parts = [f"{label}: {'never' if t is None else shown(t)}" for label, t in policy.class_thresholds]
         return "per-class thresholds (" + ", ".join(parts) + ")"
-    return "hand everything to people" if policy.threshold is None else f"threshold {policy.threshold:.2f}"
+    return "hand everything to people" if policy.threshold is None else f"threshold {shown(policy.threshold)}"
 
 
 def _per_item_on_eval(ws, model: str, policy: vc.Policy, values) -> float:
@@ -43,14 +73,22 @@ def _per_item_on_eval(ws, model: str, policy: vc.Policy, values) -> float:
     return float("nan") if result is None else result.value_per_item
 
 
+def _per_item(fitted) -> float:
+    return fitted.value_total / fitted.n_items if fitted.n_items > 0 else 0.0
+
+
+def _next_step(curve, budget: float) -> float | None:
+    """The fewest hand-offs that buy a better single threshold than ``budget`` does (None: none does)."""
+    slack = 1e-9 * max(1.0, curve.n_items)
+    k = min(int(np.searchsorted(-curve.handoffs, -(budget + slack), side="left")), curve.handoffs.size - 1)
+    better = np.flatnonzero(curve.best_gain[:k] > curve.best_gain[k] + slack)
+    return None if better.size == 0 else float(curve.handoffs[better[-1]])
+
+
 def capacity_view(
     ws, model: str, values, *, volume: float, capacity: float, reviewer: float, per_class: bool
 ) -> CapacityView:
-    """Best policy with at most ``capacity`` reviews a day out of ``volume`` items, and the worth of one more reviewer.
-
-    Values per day are measured on the evaluated split (value per item x volume);
-    the curve and the value per extra slot are on the tuning split.
-    """
+    """Best policy with at most ``capacity`` reviews a day out of ``volume`` items; one more reviewer's worth."""
     run = ws.sorted(model, ws.tuning_split_for(model))
     kind = "class_thresholds" if per_class else "threshold"
     calibration = ws.calibration_dict(model)
@@ -58,52 +96,86 @@ def capacity_view(
     more = min((capacity + reviewer) / volume, 1.0)
     chosen = vc.constraints.fit_capacity(run, values, max_handoff_rate=rate, kind=kind, calibration=calibration)
     bigger = vc.constraints.fit_capacity(run, values, max_handoff_rate=more, kind=kind, calibration=calibration)
-    free = vc.fit_policy(kind, run, values, calibration=calibration)
-    per_item = _per_item_on_eval(ws, model, chosen.policy, values)
-    curve = vc.constraints.capacity_curve(run, values).to_frame()
-    curve = pd.DataFrame(
-        {
-            "reviews_per_day": curve["handoff_rate"] * volume,
-            "value_per_day": curve["value_per_item"] * volume,
-            "threshold": curve["threshold"],
-        }
-    )
+    unlimited = vc.constraints.fit_capacity(run, values, max_handoff_rate=1.0, kind=kind, calibration=calibration)
+    curve = vc.constraints.capacity_curve(run, values)
+    n = run.total_weight if run.total_weight > 0 else 1.0
+    step = None if per_class or not chosen.binding else _next_step(curve, chosen.max_handoffs)
+    frame = curve.to_frame()
     return CapacityView(
-        threshold_text=_rule_text(chosen.policy),
-        value_per_day=per_item * volume,
-        unconstrained_per_day=_per_item_on_eval(ws, model, free, values) * volume,
-        extra_reviewer_per_day=(_per_item_on_eval(ws, model, bigger.policy, values) - per_item) * volume,
+        threshold_text=_rule_text(chosen.policy, shown_confidences(ws, model)),
+        value_per_day=_per_item_on_eval(ws, model, chosen.policy, values) * volume,
+        tuned_per_day=_per_item(chosen) * volume,
+        more_per_day=_per_item(bigger) * volume,
+        unconstrained_per_day=_per_item(unlimited) * volume,
         marginal_per_slot=chosen.marginal_value,
         handoffs_per_day=chosen.handoff_rate * volume,
+        unconstrained_handoffs_per_day=None if per_class else unlimited.handoff_rate * volume,
+        next_step_reviews=None if step is None else step / n * volume,
         binding=chosen.binding,
         exact=chosen.exact,
-        curve=curve,
+        curve=pd.DataFrame({
+            "reviews_per_day": frame["handoff_rate"] * volume,
+            "value_per_day": frame["value_per_item"] * volume,
+            "threshold": frame["threshold"],
+        }),
+        tune_split=ws.tuning_split_for(model),
+        eval_split=ws.eval_split,
     )
+
+
+def _count(x: float) -> str:
+    return f"{x:,.0f}"
 
 
 def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, money) -> str:
+    """The answer in words; every comparison is made on the tuning split, so the words agree with each other."""
+    tune = split_text(view.tune_split)
     text = (
-        f"Your team can review **{capacity:,.0f} items a day**: best rule **{view.threshold_text}**, "
-        f"**{money(view.value_per_day)} per day**; each extra reviewer ({reviewer:,.0f} reviews a day) adds "
-        f"**{money(view.extra_reviewer_per_day)} per day**."
+        f"Your team can review **{_count(capacity)} items a day**: best rule **{view.threshold_text}**, "
+        f"**{money(view.value_per_day)} per day** on {split_text(view.eval_split)}."
     )
     if not view.binding:
-        text += (
-            f" The team is not the bottleneck: the best rule hands off about {view.handoffs_per_day:,.0f} "
-            "items a day, within capacity."
+        return text + (
+            f" The team is not the bottleneck: on {tune}, where the rule is chosen, it hands off about "
+            f"{_count(view.handoffs_per_day)} items a day, within capacity, so one more reviewer "
+            f"({_count(reviewer)} reviews a day) adds nothing."
         )
+    if view.unconstrained_handoffs_per_day is not None:
+        text += (f" The limit binds: without it the best rule would hand off about "
+                 f"{_count(view.unconstrained_handoffs_per_day)} items a day.")
     else:
-        text += (
-            f" Without the limit the model would earn {money(view.unconstrained_per_day)} per day, "
-            "so the limit costs "
-            f"{money(view.unconstrained_per_day - view.value_per_day)} per day."
-        )
+        text += " The limit binds."
+    extra = view.extra_reviewer_per_day
+    if extra > 0.005:
+        text += (f" On {tune}, where rules are chosen, one more reviewer ({_count(reviewer)} reviews a day) adds "
+                 f"**{money(extra)} per day**")
+    else:
+        text += (f" On {tune}, where rules are chosen, one more reviewer ({_count(reviewer)} reviews a day) adds "
+                 "**nothing**")
+        if view.next_step_reviews is not None:
+            text += (f" (the next better rule needs about {_count(view.next_step_reviews)} reviews a day in all, "
+                     f"{_count(view.next_step_reviews - capacity)} more than now)")
+    text += f", and lifting the limit altogether would add {money(view.limit_cost_per_day)} per day."
     if not view.exact:
         text += (
             " (Per-class thresholds under a shared budget are optimal only at some budgets; this one is "
             "within a small, known margin of the best.)"
         )
     return text
+
+
+def capacity_caption(view: CapacityView, money) -> str:
+    """What one more review slot is worth, in words that agree with the sentence."""
+    tune = split_text(view.tune_split)
+    if view.marginal_per_slot <= 0:
+        return (f"On {tune} the curve is flat past your capacity: more review slots earn nothing. "
+                "The curve is for one global threshold.")
+    return (
+        f"On {tune}, beyond your capacity, a review slot is worth about {money(view.marginal_per_slot)} a day "
+        "(the slope of the best value against capacity, smoothed to diminishing returns: extra reviews pay while a "
+        "slot costs less). The gains come in steps, so a few more slots may add nothing until the next step. "
+        "The curve is for one global threshold."
+    )
 
 
 @dataclass(frozen=True)
@@ -114,6 +186,7 @@ class RiskView:
     value_per_day: float
     table: pd.DataFrame  # tested grid points
     n_tuning: float
+    confidences: object = None  # the model's confidences on the data shown, to write thresholds with
 
 
 def tuning_weighted(ws, model: str) -> bool:
@@ -150,10 +223,11 @@ def risk_view(ws, model: str, values, *, max_risk: float, confidence: float, vol
         value_per_day=float("nan") if evaluated is None else evaluated.value_per_item * volume,
         table=table,
         n_tuning=run.total_weight,
+        confidences=shown_confidences(ws, model),
     )
 
 
-def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money, percent) -> list[str]:
+def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money) -> list[str]:
     result = view.result
     if result.policy.threshold is None:
         if not result.any_certified:
@@ -163,20 +237,25 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money,
                 "The safe choice is to hand every item to people; more labelled tuning data helps."
             ]
         return ["Some thresholds are certified, but none of them earns more than handing everything to people."]
+    certified = threshold_on_data(result.policy.threshold, view.confidences)
     lines = [
         f"With **{percent(confidence, 0)} confidence, at most {percent(max_risk)} of automated answers are wrong** "
-        f"at threshold **{result.policy.threshold:.2f}** (certified bound {percent(result.upper_bound)}, resting on "
+        f"at threshold **{certified}** (certified bound {percent(result.upper_bound)}, resting on "
         f"{result.n_accepted:,.0f} tuning items). It automates {percent(view.automated_share)} of items and earns "
         f"**{money(view.value_per_day)} per day** (evaluated split: {percent(view.error_rate)} wrong)."
     ]
     empirical = result.empirical_threshold
-    if empirical is not None and f"{empirical:.3f}" != f"{result.policy.threshold:.3f}":
+    if empirical is not None and empirical != result.policy.threshold:
         lines.append(
             "Picking the threshold by the tuning split's error rate alone would give "
-            f"{empirical:.3f}, "
+            f"{threshold_on_data(empirical, view.confidences)}, "
             "with no guarantee: in our simulation such a choice broke the promise on new data about half the time."
         )
     return lines
+
+
+RISK_CAPTION = ("How the guarantee is checked: each candidate threshold is tested in turn on the tuning items, from "
+                "the safest, and the walk stops at the first that fails; ")
 
 
 @dataclass(frozen=True)
@@ -187,21 +266,53 @@ class _TiersPerDay:
     result: object  # vc.constraints.TwoTierResult or ShortlistResult on the evaluated split
     single_per_item: float
     volume: float
+    confidences: object = None  # the model's confidences on the data shown, to write thresholds with
     TIER_NAMES: ClassVar[tuple] = ()
+    PEOPLE: ClassVar[tuple] = ()  # the words for the tiers a person works on
 
     def _counts(self) -> tuple:
         raise NotImplementedError
 
     @property
-    def tiers(self) -> pd.DataFrame:
+    def per_day(self) -> list[float]:
         n = self.result.n_items if self.result.n_items > 0 else 1.0
-        return pd.DataFrame({"tier": list(self.TIER_NAMES),
-                             "items_per_day": [count / n * self.volume for count in self._counts()]})
+        return [count / n * self.volume for count in self._counts()]
+
+    @property
+    def tiers(self) -> pd.DataFrame:
+        return pd.DataFrame({"tier": list(self.TIER_NAMES), "items_per_day": self.per_day})
+
+    def threshold(self, t: float) -> str:
+        return threshold_on_data(t, self.confidences)
+
+    def _auto(self) -> str:
+        policy = self.policy
+        return ("Never act alone" if policy.threshold is None
+                else f"Act alone at confidence ≥ {self.threshold(policy.threshold)}")
+
+    def _against_single(self, money) -> str:
+        plan, single = self.result.value_per_item * self.volume, self.single_per_item * self.volume
+        word = "more than" if plan > single + 0.005 else "less than" if plan < single - 0.005 else "the same as"
+        return f"worth **{money(plan)} per day**, {word} the {money(single)} of one threshold"
+
+    def workload(self, capacity: float | None) -> str:
+        """How many items a day people work on under this plan, said against the team's capacity."""
+        _, helped, blank = self.per_day
+        people = helped + blank
+        text = (f" People would work on about {_count(people)} items a day ({_count(helped)} {self.PEOPLE[0]}, "
+                f"{_count(blank)} {self.PEOPLE[1]})")
+        if capacity is None:
+            return text + "."
+        if people > capacity + 0.5:
+            return text + (f", more than the {_count(capacity)} your team can review: this plan ignores the review "
+                           "capacity above.")
+        return text + f", within the {_count(capacity)} your team can review."
 
 
 @dataclass(frozen=True)
 class TwoTierView(_TiersPerDay):
     TIER_NAMES: ClassVar[tuple] = ("Automatic", "Confirmed by a person", "Handed off")
+    PEOPLE: ClassVar[tuple] = ("confirmations", "blank hand-offs")
 
     def _counts(self) -> tuple:
         return self.result.n_auto, self.result.n_assisted, self.result.n_handoff
@@ -222,31 +333,30 @@ def two_tier_view(
         result=vc.constraints.evaluate_two_tier(policy, evaluated, values),
         single_per_item=vc.evaluate(single, evaluated, values).value_per_item,
         volume=volume,
+        confidences=shown_confidences(ws, model),
     )
 
 
-def two_tier_sentence(view: TwoTierView, money) -> str:
-    policy, result = view.policy, view.result
+def two_tier_sentence(view: TwoTierView, money, capacity: float | None = None) -> str:
+    policy = view.policy
     if policy.threshold == policy.assist_threshold:
         return (
             "Asking a person to confirm does not pay with these values: the best plan is the single "
             f"threshold, worth {money(view.single_per_item * view.volume)} per day."
         )
-    auto = "never act alone" if policy.threshold is None else f"act alone at confidence ≥ {policy.threshold:.2f}"
-    tiers = view.tiers["items_per_day"].tolist()
+    automatic, confirmed, blank = view.per_day
     return (
-        f"{auto[0].upper() + auto[1:]}, ask a person to confirm from **{policy.assist_threshold:.2f}**, "
-        "hand off below: "
-        f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} confirmed and {tiers[2]:,.0f} handed-off items a day, "
-        f"worth **{money(result.value_per_item * view.volume)} per day** against "
-        f"{money(view.single_per_item * view.volume)} with one threshold."
-    )
+        f"{view._auto()}, ask a person to confirm from **{view.threshold(policy.assist_threshold)}**, "
+        f"hand off below: about {_count(automatic)} automatic, {_count(confirmed)} confirmed and {_count(blank)} "
+        f"handed-off items a day, {view._against_single(money)}."
+    ) + view.workload(capacity)
 
 
 @dataclass(frozen=True)
 class ShortlistView(_TiersPerDay):
     levels_searched: tuple | None = None  # (searched, distinct) when a grid of levels was searched
     TIER_NAMES: ClassVar[tuple] = ("Automatic", "Handed off with a shortlist", "Handed off blank")
+    PEOPLE: ClassVar[tuple] = ("with a list", "blank")
 
     def _counts(self) -> tuple:
         return self.result.n_auto, self.result.n_listed, self.result.n_handoff
@@ -273,11 +383,12 @@ def shortlist_view(ws, model: str, values, shortlist_values: dict, rule: str, *,
         result=vc.constraints.evaluate_shortlist(policy, evaluated, values),
         single_per_item=vc.evaluate(single, evaluated, values).value_per_item,
         volume=volume,
+        confidences=shown_confidences(ws, model),
         levels_searched=None if levels is None or levels.size == n_distinct else (levels.size, n_distinct),
     )
 
 
-def shortlist_sentence(view: ShortlistView, money) -> str:
+def shortlist_sentence(view: ShortlistView, money, capacity: float | None = None) -> str:
     policy, result = view.policy, view.result
     spec = policy.shortlist
     if result.n_listed == 0 and spec["list_threshold"] == policy.threshold:
@@ -285,18 +396,150 @@ def shortlist_sentence(view: ShortlistView, money) -> str:
             "A shortlist does not pay with these values: the best plan is the single "
             f"threshold, worth {money(view.single_per_item * view.volume)} per day."
         )
-    auto = "never act alone" if policy.threshold is None else f"act alone at confidence ≥ {policy.threshold:.2f}"
-    listed = "no list" if spec["list_threshold"] is None else f"**{spec['list_threshold']:.2f}**"
+    listed = "no list" if spec["list_threshold"] is None else f"**{view.threshold(spec['list_threshold'])}**"
     what = (f"the {spec['k']} likeliest classes" if spec["rule"] == "top_k" else
             f"the fewest likeliest classes whose probabilities add up to {spec['level']:.2f} "
             f"({result.mean_list_size:.1f} on average)")
-    tiers = view.tiers["items_per_day"].tolist()
+    automatic, on_list, blank = view.per_day
     held = result.n_listed_hit / result.n_listed if result.n_listed > 0 else 0.0
     return (
-        f"{auto[0].upper() + auto[1:]}, hand off with {what} from {listed}, blank below: "
-        f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} listed ({held:.0%} of the lists hold the answer) and "
-        f"{tiers[2]:,.0f} blank hand-offs a day, worth **{money(result.value_per_item * view.volume)} per day** "
-        f"against {money(view.single_per_item * view.volume)} with one threshold."
-    ) + ("" if view.levels_searched is None else
-         f" (The level was searched over {view.levels_searched[0]:,} of the {view.levels_searched[1]:,} distinct "
-         "levels: too many to try them all here.)")
+        f"{view._auto()}, hand off with {what} from {listed}, blank below: "
+        f"about {_count(automatic)} automatic, {_count(on_list)} listed ({percent(held)} of the lists hold the "
+        f"answer) and {_count(blank)} blank hand-offs a day, {view._against_single(money)}."
+    ) + view.workload(capacity) + ("" if view.levels_searched is None else
+                                   f" (The level was searched over {view.levels_searched[0]:,} of the "
+                                   f"{view.levels_searched[1]:,} distinct levels: too many to try them all here.)")
+
+
+def _two_tier_document(ws, model: str, values, calibration: str, eval_split, assisted) -> str:
+    """The two-tier policy JSON (built when the download button is pressed, not on every rerun)."""
+    document, _ = vc.policy_json.build_policy_document(
+        {model: ws.run(model)}, values, kind="two_tier", calibration_method=calibration,
+        tune_split=ws.tuning_split_for(model), eval_split=eval_split, assisted=assisted.to_dict(),
+    )
+    return document.to_json()
+
+
+# ---------------------------------------------------------------- the page
+_DEFAULTS = Settings()
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the page's widgets say, section by section (by default, the settings' defaults)."""
+
+    volume: float = _DEFAULTS.constraints_volume
+    capacity: float = _DEFAULTS.constraints_capacity
+    reviewer: float = _DEFAULTS.constraints_reviewer
+    per_class: bool = _DEFAULTS.constraints_per_class
+    max_risk: float = _DEFAULTS.constraints_max_risk
+    confidence: float = _DEFAULTS.constraints_confidence
+    weights: str = "unit"  # "copies" when each weight counts that many independent items
+    assisted: object = None  # vc.constraints.AssistedValues
+    list_size: int = 2
+    list_values: tuple = (0.5, 0.0)  # value when the list holds the answer, when it does not
+    list_rule: str = "top_k"
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section's answer: sentences (markdown-safe), a chart's frame, a caption, a notice in place of all."""
+
+    sentences: tuple = ()
+    chart: pd.DataFrame | None = None
+    caption: str = ""
+    caption_help: str | None = None
+    notice: tuple | None = None  # (severity, text) shown instead of an answer
+    document: Callable[[], str] | None = None  # the policy JSON, made when asked for
+
+
+@dataclass(frozen=True)
+class CapacityPage:
+    model: str
+    intro: str
+    capacity: Section
+    risk: Section
+    tiers: Section
+    shortlist: Section
+    views: dict  # section name -> its view (CapacityView, RiskView, ...), for tests and the curious
+
+
+def intro(selection) -> str:
+    return (
+        "The best threshold is the first answer. The next questions are about limits and promises: what to do when "
+        "the team can only review so many items, how to promise an error rate and keep the promise on new data, "
+        "and whether a person confirming a pre-filled answer pays. Thresholds are chosen on the tuning split "
+        f"{split_text(selection.tune_split)}; values per day are measured on {split_text(selection.eval_split)} "
+        "and scaled to your volume."
+    )
+
+
+def labelled_models(selection, ws) -> list[str]:
+    """The selected models with a labelled tuning split (every answer here needs one)."""
+    return [m for m in selection.models
+            if (p := ws.predictions(m, ws.tuning_split_for(m))) is not None and p.has_labels]
+
+
+def default_assisted(use_case) -> vc.constraints.AssistedValues:
+    """The assisted tier from the three values: a confirmed answer is worth a correct one, a wrong one put to a
+    person a hand-off, and a person's time half of what an automatic correct answer gains over a hand-off."""
+    return vc.constraints.AssistedValues(float(use_case.v_correct), float(use_case.v_abstain),
+                                         float(max((use_case.v_correct - use_case.v_abstain) / 2, 0.0)))
+
+
+def default_list_values(use_case) -> tuple[float, float]:
+    """A listed hand-off: half-way between a hand-off and a correct answer when the list holds it, else a hand-off."""
+    return (float(use_case.v_abstain + (use_case.v_correct - use_case.v_abstain) / 2), float(use_case.v_abstain))
+
+
+def class_count(ws, model: str) -> int:
+    return len(ws.run(model).classes)
+
+
+def build(selection, ws, model: str, inputs: Inputs) -> CapacityPage:
+    """Every section's answer for ``model`` under the page's ``inputs``."""
+    values, money, volume = selection.values, selection.money, inputs.volume
+    views = {}
+    answer = capacity_view(ws, model, values, volume=volume, capacity=inputs.capacity, reviewer=inputs.reviewer,
+                           per_class=inputs.per_class)
+    views["capacity"] = answer
+    capacity = Section(sentences=(capacity_sentence(answer, capacity=inputs.capacity, reviewer=inputs.reviewer,
+                                                    money=money),),
+                       chart=answer.curve, caption=capacity_caption(answer, money))
+    try:
+        risk_answer = risk_view(ws, model, values, max_risk=inputs.max_risk, confidence=inputs.confidence,
+                                volume=volume, weights=inputs.weights)
+    except ValueError as error:
+        risk = Section(notice=("warning", f"No guaranteed error rate for **{md_text(model)}**: {md_text(error)}"))
+    else:
+        views["risk"] = risk_answer
+        counted = "each weight counts as that many independent items" if inputs.weights == "copies" else (
+            "every item counts once")
+        risk = Section(
+            sentences=tuple(risk_sentences(risk_answer, max_risk=inputs.max_risk, confidence=inputs.confidence,
+                                           money=money)),
+            chart=None if risk_answer.table.empty else risk_answer.table,
+            # A plain label; the method's name is in the tooltip, for those who look it up.
+            caption=RISK_CAPTION + counted + " (the method is known as learn-then-test; the ⓘ says more).",
+            caption_help=f"{vc.wording.GLOSSARY['learn-then-test']} Method: {md_text(risk_answer.result.method)}.",
+        )
+    assisted = inputs.assisted if inputs.assisted is not None else default_assisted(selection.use_case)
+    tiers_answer = two_tier_view(ws, model, values, assisted, volume=volume)
+    if tiers_answer is None:
+        tiers = Section(notice=("info", f"The evaluated split {split_text(selection.eval_split)} has no labels, so "
+                                        "the tiers cannot be measured."))
+    else:
+        views["tiers"] = tiers_answer
+        tiers = Section(sentences=(two_tier_sentence(tiers_answer, money, inputs.capacity),),
+                        chart=tiers_answer.tiers,
+                        document=partial(_two_tier_document, ws, model, values, selection.calibration,
+                                         selection.eval_split, assisted))
+    listing = shortlist_view(ws, model, values, {str(inputs.list_size): list(inputs.list_values)}, inputs.list_rule,
+                             volume=volume)
+    if isinstance(listing, str):
+        shortlist = Section(notice=("info", listing))
+    else:
+        views["shortlist"] = listing
+        shortlist = Section(sentences=(shortlist_sentence(listing, money, inputs.capacity),), chart=listing.tiers)
+    return CapacityPage(model=model, intro=intro(selection), capacity=capacity, risk=risk, tiers=tiers,
+                        shortlist=shortlist, views=views)

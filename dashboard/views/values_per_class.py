@@ -130,10 +130,15 @@ def summary_styler(summary: pd.DataFrame, money):
     best = summary.groupby("model")["value_per_item"].transform("max")
     is_best = summary["value_per_item"].notna() & (summary["value_per_item"] == best)
     shown = summary.rename(columns=SUMMARY_COLUMNS)
-    # As text: st.dataframe shows a missing number as "None" whatever a Styler says.
-    for column, show in {"Total value": money, "Value per item": money, "Acted on": percent}.items():
-        shown[column] = [show(x) if pd.notna(x) else "–" for x in shown[column]]
-    return shown.style.apply(lambda row: [BEST_STYLE if is_best.loc[row.name] else ""] * len(row), axis=1)
+    formats = {"Total value": money, "Value per item": money, "Acted on": percent}
+    # Numbers stay numbers (they sort) unless one is missing: st.dataframe shows a missing number as "None"
+    # whatever a Styler says, so such a column becomes text.
+    for column, show in list(formats.items()):
+        if shown[column].isna().any():
+            shown[column] = [show(x) if pd.notna(x) else "–" for x in shown[column]]
+            del formats[column]
+    return shown.style.format(formats).apply(
+        lambda row: [BEST_STYLE if is_best.loc[row.name] else ""] * len(row), axis=1)
 
 
 @dataclass(frozen=True)
