@@ -99,8 +99,11 @@ listed_in, listed_out = view.default_list_values(use_case)
 size_col, in_col, out_col, rule_col = st.columns(4)
 list_size = int(size_col.number_input("Classes on the list", min_value=1, max_value=n_classes,
                                       value=min(2, n_classes), step=1, key="constraints_list_size"))
-v_listed_in = in_col.number_input("Value when the list holds the answer", value=listed_in, key="constraints_list_in")
-v_listed_out = out_col.number_input("Value when it does not", value=listed_out, key="constraints_list_out")
+# Short labels: at 1280 px a quarter of the page wrapped "Value when the list holds the answer" onto two lines.
+v_listed_in = in_col.number_input("Value, answer listed", value=listed_in, key="constraints_list_in",
+                                  help="What a hand-off is worth when the list holds the right answer.")
+v_listed_out = out_col.number_input("Value, answer not listed", value=listed_out, key="constraints_list_out",
+                                    help="What a hand-off is worth when the right answer is not on the list.")
 list_rule = rule_col.radio("List", ("top_k", "cumulative"), key="constraints_list_rule",
                            format_func=lambda r: "a fixed length" if r == "top_k" else "grows with doubt")
 shortlist_answer = st.container()

@@ -119,5 +119,7 @@ with table_col:
     show_dataframe(detail.thresholds, width="stretch")
 with chart_col:
     st.markdown(detail.title)
-    st.altair_chart(confusion_value_chart(detail.cells, currency=selection.currency), width="stretch")
+    # At least 200 px: with two classes the default 160 cut the colour legend's lower end.
+    st.altair_chart(confusion_value_chart(detail.cells, currency=selection.currency,
+                                          height=max(200, 34 * len(classes))), width="stretch")
 st.caption(detail.caption)

@@ -136,8 +136,9 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
     )
     if not view.binding:
         return text + (
-            f" The team is not the bottleneck: on {tune}, where the rule is chosen, it hands off about "
-            f"{_count(view.handoffs_per_day)} items a day, within capacity, so one more reviewer "
+            f" The team is not the bottleneck: on {tune}, where the rule is chosen, it hands off "
+            + ("almost no items" if view.handoffs_per_day < 0.5 else f"about {_count(view.handoffs_per_day)} items")
+            + " a day, within capacity, so one more reviewer "
             f"({_count(reviewer)} reviews a day) adds nothing."
         )
     if view.unconstrained_handoffs_per_day is not None:
@@ -519,8 +520,8 @@ def build(selection, ws, model: str, inputs: Inputs) -> CapacityPage:
             sentences=tuple(risk_sentences(risk_answer, max_risk=inputs.max_risk, confidence=inputs.confidence,
                                            money=money)),
             chart=None if risk_answer.table.empty else risk_answer.table,
-            # A plain label; the method's name is in the tooltip, for those who look it up.
-            caption=RISK_CAPTION + counted + " (the method is known as learn-then-test; the ⓘ says more).",
+            # A plain description and the method's name; its jargon in the tooltip, for those who look it up.
+            caption=RISK_CAPTION + counted + " (the method is known as learn-then-test: the ? says more).",
             caption_help=f"{vc.wording.GLOSSARY['learn-then-test']} Method: {md_text(risk_answer.result.method)}.",
         )
     assisted = inputs.assisted if inputs.assisted is not None else default_assisted(selection.use_case)

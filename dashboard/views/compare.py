@@ -19,7 +19,7 @@ import valuecore as vc
 from ..charts.compare import difference_counts, stability_counts
 from ..datasets import aggregated_models, per_item_note
 from ..safetext import md_text
-from . import POLICY_LABELS, split_notes
+from . import POLICY_LABELS, split_notes, threshold_on_data
 
 # The threshold stability resamples at most this many times (it re-tunes a threshold per resample).
 STABILITY_RESAMPLES = 2000
@@ -195,7 +195,6 @@ def build(selection, ws, *, model_a: str, model_b: str, kind: str, n_resamples: 
 def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> Stability:
     """The one-threshold policy re-tuned on bootstrap resamples of each model's tuning split."""
     rows, thresholds, tuned, notices = [], {}, [], []
-    threshold = vc.wording.threshold  # as on every page: the exact threshold, to its last digit
     for model in models:
         tune_split = ws.tuning_split_for(model)
         tune_run = ws.sorted(model, tune_split)
@@ -211,6 +210,10 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
             notices.append(Notice("warning", f"**{md_text(model)}**: {md_text(error)}"))
             continue
         thresholds[model] = stability.thresholds
+
+        def threshold(t, confidences=tune_run.thresholds):  # the digits that tell decisions apart on this split
+            return "–" if t is None or t != t else threshold_on_data(t, confidences)
+
         tuned.append({"model": model, "threshold": stability.tuned_threshold})
         rows.append({
             "Model": model,

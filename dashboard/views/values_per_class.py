@@ -20,7 +20,8 @@ import valuecore as vc
 
 from ..safetext import md_text
 from ..settings import values_changes
-from . import POLICY_LABELS, percent, short_list, split_notes, split_text, threshold_text
+from . import (POLICY_LABELS, percent, short_list, shown_confidences, split_notes, split_text, threshold_number,
+               threshold_on_data)
 
 ABSTAIN = "abstain"
 MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
@@ -97,8 +98,14 @@ def matrix_policies(ws, model: str, matrix: vc.ValueMatrix) -> dict:
     return out
 
 
-def class_threshold_table(policies: dict, classes) -> pd.DataFrame:
-    """Per class: the tuned and the calibrated per-class thresholds."""
+def class_threshold_table(policies: dict, classes, confidences=None) -> pd.DataFrame:
+    """Per class: the tuned and the calibrated per-class thresholds, written with the digits that tell their
+    decisions apart on ``confidences`` (the model's, on the data shown), else to their last digit."""
+
+    def threshold_text(t):
+        return ("always hand off" if t is None else "accept all" if t <= 0 else threshold_on_data(t, confidences)
+                if confidences is not None else threshold_number(t))
+
     frame = pd.DataFrame(index=list(classes))
     frame.index.name = "predicted class"
     for kind in ("class_thresholds", "calibrated_class_thresholds"):
@@ -171,6 +178,7 @@ class ValuesPerClassPage:
     summary_styled: object  # a pandas Styler of the summary
     summary_caption: str
     fitted: dict = field(repr=False)
+    confidences: dict = field(default_factory=dict, repr=False)  # model -> its confidences on the data shown
     eval_split: str | None = None
     money: object = field(default=None, repr=False, compare=False)
 
@@ -192,7 +200,7 @@ class ValuesPerClassPage:
             + (" Estimated from probabilities: this split has no labels." if result.estimated else "")
         )
         return Detail(
-            thresholds=class_threshold_table(self.fitted[model], self.classes),
+            thresholds=class_threshold_table(self.fitted[model], self.classes, self.confidences.get(model)),
             cells=confusion_frame(result),
             title=f"**{md_text(model)}, {POLICY_LABELS[kind].lower()}: items per cell, coloured by the value they "
                   "bring**",
@@ -256,6 +264,7 @@ def build(selection, ws, classes) -> ValuesPerClassPage:
             "probabilities."
         ),
         fitted=fitted,
+        confidences={model: shown_confidences(ws, model) for model in models},
         eval_split=selection.eval_split,
         money=selection.money,
     )
