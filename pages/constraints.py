@@ -41,9 +41,9 @@ volume = state.value(st.number_input, "constraints_volume", "Items per day", min
 st.header("Review capacity")
 left, middle, right = st.columns(3)
 capacity = state.value(left.number_input, "constraints_capacity", "Reviews your team can do per day",
-                       min_value=0.0, step=10.0, key="constraints_capacity", convert=float)
+                       min_value=0.0, step=10.0, format="%g", key="constraints_capacity", convert=float)
 reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one more reviewer adds per day",
-                       min_value=1.0, step=5.0, key="constraints_reviewer", convert=float)
+                       min_value=1.0, step=5.0, format="%g", key="constraints_reviewer", convert=float)
 # A short label: at 1280 px a third of the page cut "(one shared budget)"; the help keeps it.
 per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds",
                         key="constraints_per_class", help="One threshold per predicted class, all classes sharing "

@@ -124,14 +124,20 @@ def capacity_view(
 
 
 def _count(x: float) -> str:
+    """A computed number of items, whole."""
     return f"{x:,.0f}"
+
+
+def _given(x: float) -> str:
+    """A number the user typed, as typed (7.5 reviews stay 7.5)."""
+    return f"{x:,g}"
 
 
 def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, money) -> str:
     """The answer in words; every comparison is made on the tuning split, so the words agree with each other."""
     tune = split_text(view.tune_split)
     text = (
-        f"Your team can review **{_count(capacity)} items a day**: best rule **{view.threshold_text}**, "
+        f"Your team can review **{_given(capacity)} items a day**: best rule **{view.threshold_text}**, "
         f"**{money(view.value_per_day)} per day** on {split_text(view.eval_split)}."
     )
     if not view.binding:
@@ -139,7 +145,7 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
             f" The team is not the bottleneck: on {tune}, where the rule is chosen, it hands off "
             + ("almost no items" if view.handoffs_per_day < 0.5 else f"about {_count(view.handoffs_per_day)} items")
             + " a day, within capacity, so one more reviewer "
-            f"({_count(reviewer)} reviews a day) adds nothing."
+            f"({_given(reviewer)} reviews a day) adds nothing."
         )
     if view.unconstrained_handoffs_per_day is not None:
         text += (f" The limit binds: without it the best rule would hand off about "
@@ -148,10 +154,10 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
         text += " The limit binds."
     extra = view.extra_reviewer_per_day
     if extra > 0.005:
-        text += (f" On {tune}, where rules are chosen, one more reviewer ({_count(reviewer)} reviews a day) adds "
+        text += (f" On {tune}, where rules are chosen, one more reviewer ({_given(reviewer)} reviews a day) adds "
                  f"**{money(extra)} per day**")
     else:
-        text += (f" On {tune}, where rules are chosen, one more reviewer ({_count(reviewer)} reviews a day) adds "
+        text += (f" On {tune}, where rules are chosen, one more reviewer ({_given(reviewer)} reviews a day) adds "
                  "**nothing**")
         if view.next_step_reviews is not None:
             text += (f" (the next better rule needs about {_count(view.next_step_reviews)} reviews a day in all, "
@@ -305,9 +311,9 @@ class _TiersPerDay:
         if capacity is None:
             return text + "."
         if people > capacity + 0.5:
-            return text + (f", more than the {_count(capacity)} your team can review: this plan ignores the review "
+            return text + (f", more than the {_given(capacity)} your team can review: this plan ignores the review "
                            "capacity above.")
-        return text + f", within the {_count(capacity)} your team can review."
+        return text + f", within the {_given(capacity)} your team can review."
 
 
 @dataclass(frozen=True)
