@@ -83,19 +83,11 @@ def _pct(value) -> str:
     return "n/a" if value is None else wording.percent(value)
 
 
-def _count(value) -> str:
-    value = float(value)
-    if abs(value) >= 1e15:
-        return f"{value:.6g}"
-    return f"{value:.0f}" if value.is_integer() else f"{value:.1f}"
+_count = wording.count
 
 
 def _short(items, limit: int = 12) -> str:
-    items = [str(i) for i in items]
-    text = ", ".join(items[:limit])
-    if len(items) > limit:
-        text += f", ... ({len(items) - limit} more)"
-    return f"[{text}]"
+    return f"[{wording.short_list(items, limit)}]"
 
 
 # ------------------------------------------------------------- arg types

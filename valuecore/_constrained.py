@@ -16,6 +16,7 @@ import numpy as np
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun
+from . import wording
 
 __all__ = ["check_constraint_options", "fit_constrained", "two_tier_evaluation"]
 
@@ -177,13 +178,11 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
 
 
 def _pct(value) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+    return "n/a" if value is None else wording.percent(value)
 
 
 def describe_two_tier(policy: Policy, evaluation: dict | None) -> list[str]:
     """Plain-language lines for a two-tier rule, and its tiers' volumes when ``evaluation`` has them."""
-    from . import wording
-
     assisted = policy.assisted
     auto = "none" if policy.threshold is None else wording.threshold(policy.threshold)
     assist = "none" if policy.assist_threshold is None else wording.threshold(policy.assist_threshold)
@@ -237,7 +236,7 @@ def describe_constraints(entry) -> list[str]:
         elif record["type"] == "certified_risk":
             promise = (
                 f"error rate among accepted items <= {_pct(record['max_risk'])} "
-                f"with {100 * record['confidence']:g}% confidence"
+                f"with {wording.level(record['confidence'])} confidence"
             )
             if record["certified_upper_bound"] is None:
                 lines.append(f"certified risk        {promise}: nothing certified, so always abstain")

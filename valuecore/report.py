@@ -13,7 +13,9 @@ The file needs no network to open: charts are Vega-Lite specifications
 rendered to inline SVG by ``vl-convert-python`` (no script, no font or CDN
 request), the style sheet is inline, and a Content-Security-Policy forbids
 every request the page could make. Every name that comes from a file is
-HTML-escaped. Words come from :mod:`valuecore.wording`. ``REPORT_SECTIONS``
+HTML-escaped. Words come from :mod:`valuecore.wording`; the VOC and
+value-against-threshold charts are the app's own specs
+(:mod:`valuecore.chartspecs`), so a model has one colour in both. ``REPORT_SECTIONS``
 names the report's sections, in order.
 """
 
@@ -26,20 +28,11 @@ from typing import Mapping
 
 import numpy as np
 
-from . import wording
+from . import chartspecs, wording
 
 __all__ = ["html_report", "REPORT_SECTIONS"]
 
 REPORT_SECTIONS = ("recommendation", "settings", "verdict", "value", "voc", "threshold", "calibration", "policy")
-_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
-_KIND_WORDS = {
-    "threshold": "one threshold, tuned",
-    "calibrated_threshold": "calibrated threshold ω/(1+ω)",
-    "accept_all": "accept all (no hand-offs)",
-    "class_thresholds": "per-class thresholds, tuned",
-    "calibrated_class_thresholds": "per-class thresholds, calibrated",
-    "expected_value": "expected-value rule",
-}
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2rem auto;
 padding:0 1rem;color:#1f2328;line-height:1.5}
@@ -74,63 +67,25 @@ def _svg(spec: dict) -> str:
     return svg[start:] if start >= 0 else svg
 
 
-def _color(models) -> dict:
-    models = list(models)
-    return {"field": "model", "type": "nominal", "title": "Model",
-            "scale": {"domain": models, "range": [_PALETTE[i % len(_PALETTE)] for i in range(len(models))]}}
+def _titled(spec: dict, title: str, subtitle: str, width: int = 760) -> dict:
+    """A spec of :mod:`valuecore.chartspecs` (the app's very chart) with the report's title and width."""
+    return {**spec, "title": {"text": title, "subtitle": subtitle}, "width": width}
 
 
 def _layered(title: str, subtitle: str, layers: list, *, width: int = 760, height: int = 320, **extra) -> dict:
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-            "title": {"text": title, "subtitle": subtitle}, "width": width, "height": height, "layer": layers,
-            **extra}
+    return {"$schema": chartspecs.SCHEMA, "title": {"text": title, "subtitle": subtitle}, "width": width,
+            "height": height, "layer": layers, **extra}
 
 
 def _voc_spec(rows: list[dict], models, omega: float, mode_words: str) -> dict:
-    layers = [{
-        "mark": {"type": "line", "strokeWidth": 2},
-        "encoding": {
-            "x": {"field": "omega", "type": "quantitative", "title": "Penalty ω (how many correct answers one "
-                  "mistake wipes out)"},
-            "y": {"field": "value", "type": "quantitative", "title": "Value per item, 0 = no model, 1 = perfect",
-                  "scale": {"zero": False}},
-            "color": _color(models),
-        },
-    }, {
-        "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#59636e"},
-        "data": {"values": [{"zero": 0}]},
-        "encoding": {"y": {"field": "zero", "type": "quantitative"}},
-    }]
-    if math.isfinite(omega):
-        layers.append({
-            "mark": {"type": "rule", "color": "#1f2328"},
-            "data": {"values": [{"omega": omega}]},
-            "encoding": {"x": {"field": "omega", "type": "quantitative"}},
-        })
-    return _layered("Value for every mistake cost (VOC curves)", mode_words, layers, data={"values": rows})
+    spec = chartspecs.voc_spec(rows, models=models, omega_now=omega if math.isfinite(omega) else None, height=320)
+    return _titled(spec, "Value for every mistake cost (VOC curves)", mode_words)
 
 
 def _threshold_spec(rows: list[dict], models, currency: str, marks: list[dict]) -> dict:
-    return _layered(
-        "Value per item against the threshold",
-        "Items at or above the threshold are acted on; points mark each model's tuned threshold",
-        [{
-            "data": {"values": rows},
-            "mark": {"type": "line", "strokeWidth": 2, "interpolate": "step-before"},
-            "encoding": {
-                "x": {"field": "threshold", "type": "quantitative", "title": "Threshold (act when confidence ≥)",
-                      "scale": {"domain": [0, 1]}},
-                "y": {"field": "value_per_item", "type": "quantitative",
-                      "title": f"Value per item ({currency or 'value units'})", "scale": {"zero": False}},
-                "color": _color(models),
-            },
-        }, {
-            "data": {"values": marks},
-            "mark": {"type": "point", "filled": True, "size": 90, "stroke": "#1f2328"},
-            "encoding": {"x": {"field": "threshold", "type": "quantitative"},
-                         "y": {"field": "value_per_item", "type": "quantitative"}, "color": _color(models)},
-        }],
-    )
+    spec = chartspecs.value_threshold_spec(rows, marks, models=models, currency=currency, height=320)
+    return _titled(spec, "Value per item against the threshold",
+                   "Items at or above the threshold are acted on; points mark each model's tuned threshold")
 
 
 def _reliability_spec(rows: list[dict], models) -> dict:
@@ -148,7 +103,7 @@ def _reliability_spec(rows: list[dict], models) -> dict:
                       "scale": {"domain": [0, 1]}},
                 "y": {"field": "accuracy", "type": "quantitative", "title": "Share right",
                       "scale": {"domain": [0, 1]}},
-                "color": _color(models),
+                "color": chartspecs.model_color(models),
             },
         }],
         width=360, height=300,
@@ -184,12 +139,12 @@ def _settings(values, kind, calibration_method, splits, currency, volume, period
             ("A correct answer earns", wording.money(values.v_correct, currency)),
             ("A hand-off to a person earns", wording.money(values.v_abstain, currency)),
             ("A wrong answer earns", wording.money(values.v_wrong, currency)),
-            ("Penalty ω (mistake cost ÷ reward)", wording.omega(values.omega)),
+            (f"{wording.OMEGA_LABEL} (mistake cost ÷ reward)", wording.omega(values.omega)),
         ]
     else:
         items.append(("Values", f"a per-class value matrix over {len(values.classes)} classes (in the policy JSON)"))
     items += [
-        ("Decision rule", _KIND_WORDS.get(kind, kind)),
+        ("Decision rule", wording.policy_label(kind)),
         ("Recalibration before the rule", calibration_method),
         ("Tuned on / evaluated on", splits),
     ]
@@ -355,10 +310,12 @@ def html_report(
             continue
         frame = threshold_curve(presort(evaluated[model]), values).to_frame(max_points=300)
         frame = frame[frame["threshold"].notna()]
-        threshold_rows += _records(frame.assign(model=model)[["model", "threshold", "value_per_item"]])
+        threshold_rows += _records(frame.assign(model=model)[["model", "threshold", "value_per_item", "coverage"]])
         t = entry.policy.threshold
         if t is not None and entry.evaluation.get("value_per_item") is not None:
-            marks.append({"model": model, "threshold": t, "value_per_item": entry.evaluation["value_per_item"]})
+            marker = "calibrated" if entry.policy.kind == "calibrated_threshold" else "tuned"
+            marks.append({"model": model, "marker": marker, "threshold": t,
+                          "value_per_item": entry.evaluation["value_per_item"]})
     calibration_rows, reliability_rows = [], []
     for model in names:
         predictions = evaluated[model]
