@@ -119,13 +119,18 @@ def _records(frame) -> list[dict]:
 
 
 # ------------------------------------------------------------------- parts
+def _cell(cell, numeric: bool) -> str:
+    """A table cell; a ``(text, tooltip)`` pair shows the tooltip on hover (e.g. an exact threshold)."""
+    text, tip = cell if isinstance(cell, tuple) else (cell, None)
+    attributes = (' class="num"' if numeric else "") + (f' title="{_e(tip)}"' if tip else "")
+    return f"<td{attributes}>{_e(text)}</td>"
+
+
 def _table(header, rows, numeric=()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = []
     for row in rows:
-        cells = "".join(
-            f'<td class="num">{_e(cell)}</td>' if i in numeric else f"<td>{_e(cell)}</td>" for i, cell in enumerate(row)
-        )
+        cells = "".join(_cell(cell, i in numeric) for i, cell in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -227,7 +232,6 @@ def html_report(
                    values)
     document, more = recommended_document(pipeline, document, recommended, values, reason, **weighed)
     notes = [*notes, *more]
-    recommendation_html = _recommendation_html(recommended, reason, currency)
     entries = list(document.entries)
     names = [e.model for e in entries]
     evaluated, tuning = {}, {}
@@ -239,6 +243,10 @@ def html_report(
         if tuned_on is not None and tuned_on in run.splits and run.splits[tuned_on].has_labels:
             tuning[entry.model] = entry.policy.calibrate(run.splits[tuned_on])
     verdict = judged
+    # Thresholds read with the digits that tell their decision apart on the items shown (exact: title, JSON).
+    shown = {model: np.concatenate([run.confidence for run in (evaluated[model], tuning.get(model)) if run is not None])
+             for model in names}
+    recommendation_html = _recommendation_html(recommended, reason, currency, shown.get(recommended.model))
 
     # -- the verdict
     sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume)
@@ -261,7 +269,9 @@ def html_report(
     for entry in entries:
         ev = entry.evaluation or {}
         ci = ev.get("ci95")
-        rule = wording.rule_phrase(entry.policy)
+        rule = wording.rule_phrase(entry.policy, shown[entry.model])
+        exact = wording.threshold(entry.policy.threshold) if entry.policy.threshold is not None else None
+        rule = (rule, f"exact threshold {exact}, as in the policy JSON") if exact and exact not in rule else rule
         value_rows.append([
             entry.model, rule, wording.money(ev.get("value_per_item"), currency),
             wording.money(ev.get("value_total"), currency), wording.percent(ev.get("coverage")),
@@ -373,9 +383,10 @@ def html_report(
 _LEVEL_ROWS = 6
 
 
-def _recommendation_html(recommended, reason: str, currency: str) -> str:
+def _recommendation_html(recommended, reason: str, currency: str, confidences=None) -> str:
     """The headline, the reason, and the candidates level with the best (plus the first one clearly behind)."""
-    out = f'<p class="headline">{_e(wording.recommendation_headline(recommended))}</p><p>{_e(reason)}</p>'
+    headline = wording.recommendation_headline(recommended, confidences)
+    out = f'<p class="headline">{_e(headline)}</p><p>{_e(reason)}</p>'
     chosen = [c for c in recommended.candidates if (c.model, c.kind) == (recommended.model, recommended.kind)]
     level = [c for c in recommended.candidates if c.contender and c not in chosen]
     shown = chosen + level[:_LEVEL_ROWS] + [c for c in recommended.candidates if not c.contender][:1]
