@@ -294,7 +294,8 @@ def shortlist_sentence(view: ShortlistView, money) -> str:
     held = result.n_listed_hit / result.n_listed if result.n_listed > 0 else 0.0
     return (
         f"{auto[0].upper() + auto[1:]}, hand off with {what} from {listed}, blank below: "
-        f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} listed ({held:.0%} of the lists hold the answer) and "
+        f"about {tiers[0]:,.0f} automatic, {tiers[1]:,.0f} listed ({vc.wording.percent(held)} of the lists hold the "
+        "answer) and "
         f"{tiers[2]:,.0f} blank hand-offs a day, worth **{money(result.value_per_item * view.volume)} per day** "
         f"against {money(view.single_per_item * view.volume)} with one threshold."
     ) + ("" if view.levels_searched is None else

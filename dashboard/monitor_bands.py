@@ -137,5 +137,5 @@ def bands_section(selection, workspace, models, policies, values, *, charted_spl
     st.markdown(
         f"Back-test on the labelled split {split_text(backtest)}: the {vc.wording.level(checked.confidence)} band "
         f"covered the realised "
-        f"value in **{covered} of {checked.n_backtest} chunks** ({100 * checked.backtest_coverage:.0f}%)."
+        f"value in **{covered} of {checked.n_backtest} chunks** ({vc.wording.percent(checked.backtest_coverage)})."
     )

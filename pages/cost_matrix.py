@@ -160,12 +160,12 @@ display = summary.rename(columns={"model": "Model", "rule": "Rule", "value_total
 money = lambda x: selection.money(x) if pd.notna(x) else "–"  # noqa: E731
 # As text: st.dataframe would show a missing number as "None" whatever the Styler says.
 for column, show in {"Total value": money, "Value per item": money,
-                     "Acted on": lambda x: f"{x:.1%}" if pd.notna(x) else "–"}.items():
+                     "Acted on": vc.wording.percent}.items():
     if display[column].isna().any():
         display[column] = [show(x) for x in display[column]]
 show_dataframe(
     display.style.format({c: f for c, f in {"Total value": money, "Value per item": money,
-                          "Acted on": lambda x: f"{x:.1%}"}.items() if pd.api.types.is_numeric_dtype(display[c])})
+                          "Acted on": vc.wording.percent}.items() if pd.api.types.is_numeric_dtype(display[c])})
     .apply(_highlight, axis=1),
     hide_index=True,
     width="stretch",

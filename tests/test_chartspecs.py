@@ -14,6 +14,7 @@ import pytest
 
 import valuecore as vc
 import valuecore.report as report
+from dashboard.charts.calibration import reliability_chart
 from dashboard.charts.value import value_threshold_chart
 from dashboard.charts.voc import voc_chart
 from valuecore.chartspecs import PALETTE, model_color, model_palette, records
@@ -41,10 +42,16 @@ def _shared(spec: dict) -> dict:
     return {k: v for k, v in spec.items() if k not in REPORT_ONLY}
 
 
+def _views(spec: dict) -> list[dict]:
+    """Every single view of a layered or faceted spec."""
+    inner = spec.get("spec", spec)
+    return [view for layer in inner.get("layer", [inner]) for view in _views(layer)] if "layer" in inner else [inner]
+
+
 def _colors(spec: dict) -> dict:
     """model -> colour, from every colour scale over models in the spec."""
     found = {}
-    for layer in spec["layer"]:
+    for layer in _views(spec):
         color = layer.get("encoding", {}).get("color", {})
         if color.get("field") == "model":
             scale = color["scale"]
@@ -72,6 +79,16 @@ def test_the_app_and_the_report_draw_the_same_value_threshold_spec(report_specs)
     app = value_threshold_chart(curves, markers, models=models, currency="€",
                                 height=spec["height"]).to_dict(validate=True)
     assert _shared(app) == _shared(spec)
+
+
+def test_the_app_and_the_report_draw_the_same_reliability_spec(report_specs):
+    specs, models = report_specs
+    spec = specs["Calibration at a glance"]
+    rows = pd.DataFrame(spec["datasets"]["reliability"])
+    assert set(rows["stage"]) == {"before"}  # no recalibration asked: the raw confidence only
+    app = reliability_chart(rows, models, size=spec["spec"]["width"]).to_dict(validate=True)
+    assert _shared(app) == _shared(spec)
+    assert app["config"]["legend"] == spec["config"]["legend"]
 
 
 def test_model_i_has_colour_i_in_the_app_and_in_the_report(report_specs):

@@ -17,8 +17,10 @@ white). :func:`model_palette` gives each model of a list its colour,
 :func:`model_color` the colour encoding over *all* loaded models (so a model
 keeps its colour on a chart that shows only some), :func:`records` turns a
 frame into JSON-ready rows. Charts: :func:`voc_spec` (value against the
-penalty ω, seed 000's VOC curves) and :func:`value_threshold_spec` (value per
-item against the threshold). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
+penalty ω, seed 000's VOC curves), :func:`value_threshold_spec` (value per
+item against the threshold) and :func:`reliability_spec` (reliability
+diagrams, one panel per model, before and after recalibration; rows with
+``RELIABILITY_COLUMNS``). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
 ``THRESHOLD_TITLE``; ``THRESHOLD_DASHES``: the dash of each marked threshold.
 
 Examples
@@ -46,6 +48,8 @@ __all__ = [
     "records",
     "voc_spec",
     "value_threshold_spec",
+    "RELIABILITY_COLUMNS",
+    "reliability_spec",
 ]
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
@@ -312,3 +316,93 @@ def value_threshold_spec(
             tooltip=[_tip("threshold", "Your threshold", fmt=".3f")],
         ))
     return _spec(layers, datasets, height=height)
+
+
+# -------------------------------------------------------------- reliability
+# One row per (model, stage, bin): valuecore.calibration.reliability_diagram plus "model" and "stage".
+RELIABILITY_COLUMNS = ("model", "stage", "bin_lower", "bin_upper", "mean_confidence", "accuracy", "count",
+                       "accuracy_low", "accuracy_high")
+_STAGES = ("before", "after")
+_STAGE_DASH = ([1, 0], [5, 3])
+# Shorter than a panel is wide: each panel of a row repeats it, and longer titles ran into each other.
+_MEAN_CONFIDENCE = "Mean confidence in the bin"
+_SHARE_RIGHT = "Accuracy in the bin (share correct)"
+# Legends under the panels, not beside them: beside three panels they ran out of the page at 1280 px
+# ("random_fore", "calibrated threshold, rec…").
+BOTTOM_LEGENDS = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
+
+
+def reliability_spec(rows, models, *, columns: int = 3, size: int = 180) -> dict:
+    """Reliability diagrams, one panel per model, before ("raw") and after recalibration.
+
+    Parameters
+    ----------
+    rows : DataFrame or list of dict
+        With ``RELIABILITY_COLUMNS``; ``stage`` is "before" (raw confidence) or "after" (recalibrated).
+    models : sequence of str
+        All loaded models (the colour domain; panels in this order).
+    columns, size : int
+        Panels per row; width and height of one panel in pixels.
+
+    Returns
+    -------
+    dict
+        A faceted Vega-Lite spec; per panel the diagonal of perfect calibration, each bin's 95% interval
+        of accuracy (a rule), a point per bin sized by its weighted count, and a line through the points
+        dashed by stage.
+
+    Raises
+    ------
+    ValueError
+        When a column of ``RELIABILITY_COLUMNS`` is missing.
+    """
+    data = records(rows)
+    given = [str(c) for c in rows.columns] if hasattr(rows, "columns") else list(data[0]) if data else []
+    missing = [c for c in RELIABILITY_COLUMNS if c not in given]
+    if missing and (data or hasattr(rows, "columns")):
+        raise ValueError(f"a reliability chart needs the columns {missing}; got {given}")
+    data = [{c: row[c] for c in RELIABILITY_COLUMNS} | {"stage": str(row["stage"])} for row in data]
+    present = {row["stage"] for row in data}
+    color = model_color(models)
+    unit = {"domain": [0, 1]}
+    tooltip = [
+        _tip("model", "Model", "nominal"), _tip("stage", "Confidence", "nominal"),
+        _tip("bin_lower", "Bin from", fmt=".3f"), _tip("bin_upper", "Bin to", fmt=".3f"),
+        _tip("mean_confidence", "Mean confidence", fmt=".3f"), _tip("accuracy", "Accuracy", fmt=".3f"),
+        _tip("accuracy_low", "Accuracy, 95% low", fmt=".3f"), _tip("accuracy_high", "Accuracy, 95% high", fmt=".3f"),
+        _tip("count", "Items (weighted)", fmt=",.0f"),
+    ]
+    x = _field("mean_confidence", title=_MEAN_CONFIDENCE, scale=unit)
+    y = _field("accuracy", title=_SHARE_RIGHT, scale=unit)
+    dash = _field("stage", "nominal", title="Confidence",
+                  scale={"domain": list(_STAGES), "range": [list(d) for d in _STAGE_DASH]},
+                  legend={"labelExpr": "datum.label == 'before' ? 'raw (before)' : 'recalibrated (after)'"})
+    diagonal = {
+        "transform": [{"aggregate": [{"op": "count", "as": "rows"}]}, {"calculate": "0", "as": "low"},
+                      {"calculate": "1", "as": "high"}],
+        "mark": {"type": "rule", "color": _GREY, "strokeDash": [2, 2]},
+        "encoding": {"x": _field("low", title=_MEAN_CONFIDENCE, scale=unit),
+                     "y": _field("low", title=_SHARE_RIGHT, scale=unit),
+                     "x2": {"field": "high"}, "y2": {"field": "high"}},
+    }
+    intervals = {"mark": {"type": "rule", "opacity": 0.5},
+                 "encoding": {"x": x, "y": _field("accuracy_low", title=_SHARE_RIGHT, scale=unit),
+                              "y2": {"field": "accuracy_high"}, "color": color, "tooltip": tooltip}}
+    line = {"mark": {"type": "line"},
+            "encoding": {"x": x, "y": y, "color": color, "strokeDash": dash, "detail": _field("stage", "nominal")}}
+    points = {"mark": {"type": "circle", "opacity": 0.85},
+              "encoding": {"x": x, "y": y, "color": color, "tooltip": tooltip,
+                           "size": _field("count", title="Items in the bin", scale={"range": [15, 250]}),
+                           "opacity": _field("stage", "nominal", legend=None,
+                                             scale={"domain": list(_STAGES), "range": [0.45, 0.95]})}}
+    shown = {row["model"] for row in data}
+    return {
+        "$schema": SCHEMA,
+        "datasets": {"reliability": data},
+        "data": {"name": "reliability"},
+        "facet": _field("model", "nominal", title=None, sort=[str(m) for m in models if str(m) in shown]),
+        "columns": columns,
+        "spec": {"layer": [diagonal, intervals, line, points], "width": size, "height": size},
+        "title": "Reliability: accuracy against confidence" + (" (raw and recalibrated)" if len(present) > 1 else ""),
+        "config": {"legend": dict(BOTTOM_LEGENDS)},
+    }

@@ -72,11 +72,6 @@ def _titled(spec: dict, title: str, subtitle: str, width: int = 760) -> dict:
     return {**spec, "title": {"text": title, "subtitle": subtitle}, "width": width}
 
 
-def _layered(title: str, subtitle: str, layers: list, *, width: int = 760, height: int = 320, **extra) -> dict:
-    return {"$schema": chartspecs.SCHEMA, "title": {"text": title, "subtitle": subtitle}, "width": width,
-            "height": height, "layer": layers, **extra}
-
-
 def _voc_spec(rows: list[dict], models, omega: float, mode_words: str) -> dict:
     spec = chartspecs.voc_spec(rows, models=models, omega_now=omega if math.isfinite(omega) else None, height=320)
     return _titled(spec, "Value for every mistake cost (VOC curves)", mode_words)
@@ -89,33 +84,12 @@ def _threshold_spec(rows: list[dict], models, currency: str, marks: list[dict]) 
 
 
 def _reliability_spec(rows: list[dict], models) -> dict:
-    return _layered(
-        "Calibration at a glance", "On the diagonal, a model that says 80% is right 80% of the time",
-        [{
-            "data": {"values": [{"x": 0, "y": 0}, {"x": 1, "y": 1}]},
-            "mark": {"type": "line", "color": "#8c959f", "strokeDash": [4, 3]},
-            "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}},
-        }, {
-            "data": {"values": rows},
-            "mark": {"type": "line", "point": True},
-            "encoding": {
-                "x": {"field": "mean_confidence", "type": "quantitative", "title": "Stated confidence",
-                      "scale": {"domain": [0, 1]}},
-                "y": {"field": "accuracy", "type": "quantitative", "title": "Share right",
-                      "scale": {"domain": [0, 1]}},
-                "color": chartspecs.model_color(models),
-            },
-        }],
-        width=360, height=300,
-    )
+    spec = chartspecs.reliability_spec(rows, models, size=200)
+    return {**spec, "title": {"text": "Calibration at a glance",
+                              "subtitle": "On the diagonal, a model that says 80% is right 80% of the time"}}
 
 
-def _records(frame) -> list[dict]:
-    out = []
-    for record in frame.to_dict("records"):
-        out.append({k: (None if isinstance(v, float) and not math.isfinite(v) else
-                        (v.item() if hasattr(v, "item") else v)) for k, v in record.items()})
-    return out
+_records = chartspecs.records
 
 
 # ------------------------------------------------------------------- parts
@@ -327,6 +301,7 @@ def html_report(
             marks.append({"model": model, "marker": marker, "threshold": t,
                           "value_per_item": entry.evaluation["value_per_item"]})
     calibration_rows, reliability_rows = [], []
+    entry_of = {entry.model: entry for entry in entries}
     for model in names:
         predictions = evaluated[model]
         if not predictions.has_labels:
@@ -337,8 +312,13 @@ def html_report(
         reading = ("confidence matches how often it is right" if gap < 0.02 else
                    f"confidence is off by {wording.percent(gap)} on average")
         calibration_rows.append([model, wording.percent(gap), wording.number(summary["brier"]), reading])
-        diagram = reliability_diagram(predictions, 10)
-        reliability_rows += _records(diagram.assign(model=model)[["model", "mean_confidence", "accuracy"]].dropna())
+        # As the app draws it: the raw confidence, and the recalibrated one when the policy recalibrates.
+        stages = {"before": models[model].splits[document.entry(model).evaluation["split"]]}
+        if entry_of[model].policy.calibration.get("method", "none") != "none":
+            stages["after"] = predictions
+        for stage, shown_run in stages.items():
+            diagram = reliability_diagram(shown_run, 10).dropna(subset=["accuracy"])
+            reliability_rows += _records(diagram.assign(model=model, stage=stage))
 
     voc_html = (f"<figure>{_svg(_voc_spec(voc_rows, names, omega, mode_words))}</figure>" if voc_rows else
                 '<p class="muted">No VOC curve: the evaluated items have no labels.</p>')

@@ -56,12 +56,9 @@ def model_domain(models, frame=None) -> list[str]:
 # ``to_dict(validate=True)`` on every chart function.
 
 
-class LayerChart(alt.LayerChart):
-    """An ``alt.LayerChart`` whose ``to_dict`` does not validate unless asked to.
-
-    Rows given as plain JSON-ready dicts (``_plain_datasets``, from :func:`from_spec`) join the output's
-    ``datasets`` after serialisation: walking thousands of rows again tripled the time of ``to_dict``.
-    """
+class _PlainRows:
+    """Rows given as plain JSON-ready dicts (``_plain_datasets``, from :func:`from_spec`) join the output's
+    ``datasets`` after serialisation: walking thousands of rows again tripled the time of ``to_dict``."""
 
     _plain_datasets: dict = {}
 
@@ -75,6 +72,14 @@ class LayerChart(alt.LayerChart):
         out = super().copy(deep=deep, ignore=ignore)
         object.__setattr__(out, "_plain_datasets", self._plain_datasets)
         return out
+
+
+class LayerChart(_PlainRows, alt.LayerChart):
+    """An ``alt.LayerChart`` whose ``to_dict`` does not validate unless asked to."""
+
+
+class FacetChart(_PlainRows, alt.FacetChart):
+    """An ``alt.FacetChart`` that serialises like :class:`LayerChart`."""
 
 
 def view(data, mark: str, mark_props: dict | None = None, **channels) -> alt.Chart:
@@ -91,14 +96,18 @@ def layer(*charts: alt.Chart, **properties) -> LayerChart:
     return LayerChart(layer=list(charts), **properties)
 
 
-def from_spec(spec: dict) -> LayerChart:
-    """A layered Vega-Lite dict of :mod:`valuecore.chartspecs` as an Altair chart: the spec the report draws.
+def from_spec(spec: dict) -> LayerChart | FacetChart:
+    """A Vega-Lite dict of :mod:`valuecore.chartspecs` as an Altair chart: the spec the report draws.
 
     The layers stay plain dicts and the data rows are attached as they are: ``LayerChart.from_dict`` parses
     every piece into schema objects, which took 35 ms for a VOC chart's skeleton (and over a second with 2,000
     inline rows), where the spec is already checked (tests/test_charts_core.py validates it).
     """
     top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer")}
+    if "facet" in spec:  # a few small panels: parsing the skeleton is cheap enough, and Altair needs its objects
+        chart = FacetChart.from_dict({k: v for k, v in spec.items() if k != "datasets"}, validate=False)
+        object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))
+        return chart
     views = [alt.Chart(**{**view, "encoding": alt.FacetedEncoding(**view["encoding"])}) for view in spec["layer"]]
     chart = LayerChart(layer=views, **top)
     object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))  # not a Vega-Lite property
