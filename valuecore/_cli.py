@@ -652,7 +652,7 @@ def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=No
         f"evaluated on          split {evaluation.get('split')!r} ({_count(evaluation.get('n', 0))} items){estimated}",
         f"calibration           {describe_calibration(entry.policy.calibration)}",
         *(_describe_rule(entry.policy, confidences) if entry.policy.kind not in ("two_tier", "shortlist") else []),
-        *describe_constraints(entry),
+        *describe_constraints(entry, confidences),
         *_evaluation_lines(evaluation, values, currency),
     ]
     prefix = f"{entry.model}: "
@@ -866,7 +866,7 @@ def _applied_lines(item, policy, confidences=None) -> list[str]:
     return [
         f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}",
         f"calibration           {describe_calibration(policy.calibration)}",
-        *(describe_tiers(policy, evaluation) or _describe_rule(policy, confidences)),
+        *(describe_tiers(policy, evaluation, confidences) or _describe_rule(policy, confidences)),
         f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
         f"value per item        {_fmt(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",
