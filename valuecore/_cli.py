@@ -726,8 +726,9 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         return []
     kinds = {e.policy.kind for e in document.entries if e.evaluation}
     rule = f" ({wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
+    shown = _shown_confidences(document.entry(judged.best), models) if judged.best is not None else None
     return [f"verdict{rule}: " + wording.verdict_headline(judged, currency)] + [
-        "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
+        "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
 
 def _html_report_text(args, models, values) -> str:

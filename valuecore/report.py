@@ -223,7 +223,8 @@ def html_report(
     recommendation_html = _recommendation_html(recommended, reason, currency, shown.get(recommended.model))
 
     # -- the verdict
-    sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume)
+    sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume,
+                                          confidences=shown.get(verdict.best))
     verdict_html = "".join(f"<p>{_e(s)}</p>" for s in sentences)
     if verdict.standings:
         rows = []

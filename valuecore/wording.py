@@ -671,7 +671,8 @@ _BASIS = {
 }
 
 
-def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: float | None = None) -> list[str]:
+def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: float | None = None,
+                      confidences=None) -> list[str]:
     """The verdict's supporting sentences: value, share automated, baseline, ties, how many more items.
 
     Parameters
@@ -682,6 +683,9 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
         How the expected volume is counted ("month", "day"), for the value per period.
     volume : float, optional
         Expected number of items per period.
+    confidences : array-like, optional
+        The best model's confidences on the data shown: its threshold is written with the digits that tell
+        its decision apart on them (:func:`threshold_on_data`).
     """
     v = verdict
     sentences = []
@@ -706,7 +710,7 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
         return sentences
     gain = v.best_per_item - v.baseline_per_item
     sentences.append(
-        f"{v.best} earns {money(v.best_per_item, currency)} per item ({rule_phrase(v.best_policy)}), "
+        f"{v.best} earns {money(v.best_per_item, currency)} per item ({rule_phrase(v.best_policy, confidences)}), "
         f"{money(gain, currency)} more than handing every item to a person, and automates {percent(v.coverage)} "
         "of the items."
     )
