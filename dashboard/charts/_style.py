@@ -105,7 +105,8 @@ def from_spec(spec: dict) -> LayerChart | FacetChart:
     """
     top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer")}
     if "facet" in spec:  # a few small panels: parsing the skeleton is cheap enough, and Altair needs its objects
-        chart = FacetChart.from_dict({k: v for k, v in spec.items() if k != "datasets"}, validate=False)
+        chart = FacetChart.from_dict({k: v for k, v in spec.items() if k not in ("$schema", "datasets")},
+                                     validate=False)
         object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))
         return chart
     views = [alt.Chart(**{**view, "encoding": alt.FacetedEncoding(**view["encoding"])}) for view in spec["layer"]]
