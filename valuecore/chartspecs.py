@@ -21,7 +21,8 @@ penalty ω, seed 000's VOC curves), :func:`value_threshold_spec` (value per
 item against the threshold) and :func:`reliability_spec` (reliability
 diagrams, one panel per model, before and after recalibration; rows with
 ``RELIABILITY_COLUMNS``). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
-``THRESHOLD_TITLE``; ``THRESHOLD_DASHES``: the dash of each marked threshold.
+``THRESHOLD_TITLE``; ``THRESHOLD_DASHES``: the dash of each marked threshold;
+``BOTTOM_LEGENDS``: legends under a row of panels (beside them they ran off a laptop screen).
 
 Examples
 --------
@@ -49,6 +50,7 @@ __all__ = [
     "voc_spec",
     "value_threshold_spec",
     "RELIABILITY_COLUMNS",
+    "BOTTOM_LEGENDS",
     "reliability_spec",
 ]
 
