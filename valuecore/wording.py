@@ -659,9 +659,9 @@ def rule_phrase(policy, confidences=None) -> str:
 
 def shortlist_tiers(tiers: dict) -> str:
     """The tiers of a shortlist policy on the evaluated split (``evaluation.shortlist``) in one sentence."""
-    return (f"{tiers['n_auto']:,.0f} items acted on alone, {tiers['n_listed']:,.0f} handed off with a shortlist "
-            f"({tiers['n_listed_hit']:,.0f} of those lists held the answer; {tiers['mean_list_size']:.2g} classes on "
-            f"average) and {tiers['n_handoff']:,.0f} handed off blank.")
+    return (f"{count(tiers['n_auto'])} items acted on alone, {count(tiers['n_listed'])} handed off with a shortlist "
+            f"({count(tiers['n_listed_hit'])} of those lists held the answer; {tiers['mean_list_size']:.2g} classes on "
+            f"average) and {count(tiers['n_handoff'])} handed off blank.")
 
 
 _BASIS = {

@@ -26,15 +26,11 @@ model_palette = chartspecs.model_palette  # the colour of each model, in order: 
 
 
 def money_text(amounts, currency: str = "$", digits: int = 2) -> list[str]:
-    """Amounts as text in the user's currency ("-$1.20"), for tooltips (Vega formats know only "$")."""
-    out = []
-    for amount in amounts:
-        if amount is None or amount != amount:  # None or NaN
-            out.append("–")
-            continue
-        sign = "-" if amount < 0 else ""
-        out.append(f"{sign}{currency}{abs(amount):,.{digits}f}")
-    return out
+    """Amounts as text in the user's currency, as ``valuecore.wording.money`` writes them everywhere ("-$1.20",
+    "1.20 CHF"), for tooltips and labels (Vega formats know only "$")."""
+    from valuecore.wording import money
+
+    return [money(amount, currency.strip(), digits) for amount in amounts]
 
 
 def model_domain(models, frame=None) -> list[str]:
