@@ -21,8 +21,9 @@ def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[st
     n = len(frame)
     lines = [
         f"Chunk by chunk on {split_text(split)}: the shaded blue band is where the realised value per item should fall "
-        f"({100 * result.confidence:g}% of the time) if the calibrated probabilities are right; the grey band is "
-        f"where the estimate of a chunk from the reference data would fall ({100 * result.alert_confidence:g}%), "
+        f"({vc.wording.level(result.confidence)} of the time) if the calibrated probabilities are right; the grey "
+        "band is where the estimate of a chunk from the reference data would fall "
+        f"({vc.wording.level(result.alert_confidence)}), "
         f"around {money(result.reference_value_per_item, 4)} per item. Both count what the reference itself "
         f"cannot pin down: its finite sample and the calibration fitted on it ({result.n_resamples} bootstrap "
         "copies)."
@@ -134,7 +135,7 @@ def bands_section(selection, workspace, models, policies, values, *, charted_spl
         n_chunks=how.get("n_chunks", 8), calibration=calibration)
     covered = int(checked.frame["covered"].astype(bool).sum())
     st.markdown(
-        f"Back-test on the labelled split {split_text(backtest)}: the {100 * checked.confidence:g}% band "
+        f"Back-test on the labelled split {split_text(backtest)}: the {vc.wording.level(checked.confidence)} band "
         f"covered the realised "
-        f"value in **{covered} of {checked.n_backtest} chunks** ({100 * checked.backtest_coverage:.0f}%)."
+        f"value in **{covered} of {checked.n_backtest} chunks** ({vc.wording.percent(checked.backtest_coverage)})."
     )

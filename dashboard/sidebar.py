@@ -34,7 +34,7 @@ PRESETS = {
     "Support desk: 5, −1, −30": (5.0, -1.0, -30.0),
 }
 PRESETS_HELP = (
-    "Sets the three values above; change any of them afterwards. ω = k: a wrong answer costs k times what a "
+    "Sets the three values above; change any of them afterwards. ω = 4: a wrong answer costs 4 times what a "
     "correct one earns (a hand-off is worth 0). Support desk: automation saves 5, a hand-off costs 1, an error 30."
 )
 YOUR_VALUES = "(your own values)"
@@ -103,8 +103,8 @@ def _values_section(settings: Settings) -> UseCase:
     settings = state.get()
     use_case = settings.use_case
     omega = use_case.omega
-    omega_text = "∞" if not math.isfinite(omega) else f"{omega:.3g}"
-    st.metric("Penalty ω", omega_text, help=(
+    omega_text = vc.wording.omega(omega)
+    st.metric(vc.wording.OMEGA_LABEL, omega_text, help=(
         "ω = (hand-off − wrong) / (correct − hand-off). A wrong answer costs ω times what a correct one earns, "
         "both measured against handing the item over."))
     regime = use_case.regime

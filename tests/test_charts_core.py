@@ -54,6 +54,7 @@ def curve_frame() -> pd.DataFrame:
 
 def test_money_text_puts_the_sign_before_the_currency():
     assert money_text([1.5, -2.25, float("nan")], "€") == ["€1.50", "-€2.25", "–"]
+    assert money_text([1.5, -2.25], "CHF ") == [vc.wording.money(1.5, "CHF"), "-2.25 CHF"]
 
 
 def test_value_threshold_chart_encodes_threshold_value_and_model(curve_frame):
@@ -180,7 +181,7 @@ def test_value_matrix_chart_shows_each_cell_in_the_currency():
     spec = value_matrix_chart(cells, currency="CHF ").to_dict(validate=True)
     text = next(leaf for leaf in layers(spec) if mark_type(leaf) == "text")
     assert text["encoding"]["text"]["field"] == "value_text"
-    assert "-CHF 4.00" in list(dataset(spec, text)["value_text"])
+    assert "-4.00 CHF" in list(dataset(spec, text)["value_text"])  # a code after the number, as on every page
 
 
 def test_voc_chart_axis_follows_the_data_and_the_bands():

@@ -18,7 +18,7 @@ import valuecore as vc
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMODULES = (
-    "aggregation", "calibration", "cli", "constraints", "curves", "monitoring",
+    "aggregation", "calibration", "chartspecs", "cli", "constraints", "curves", "monitoring",
     "policy_json", "report", "runs", "serving", "uncertainty", "wording",
 )
 OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")

@@ -52,12 +52,18 @@ def test_the_report_has_every_section_and_the_verdict_in_the_wording_modules_wor
     runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
             for m, r in report.models.items()}
     verdict = vc.verdict(runs, use_case)
-    for sentence in vc.wording.verdict_sentences(verdict, "$", period="week", volume=5000):
+    best = report.models[verdict.best].splits  # its threshold reads on the items shown (tuning and evaluated)
+    best_confidences = [*best["val"].confidence, *best["test"].confidence]
+    for sentence in vc.wording.verdict_sentences(verdict, "$", period="week", volume=5000,
+                                                 confidences=best_confidences):
         assert html.escape(sentence) in text
     # It leads with the one recommendation, weighed over every rule by the export's pipeline.
     pipeline = vc.Pipeline(report.models)
     recommended = vc.recommend(pipeline, use_case)
-    headline = html.escape(vc.wording.recommendation_headline(recommended))
+    # Its threshold reads with the digits that tell the decision apart on the items shown (tuning and evaluated).
+    shown = report.models[recommended.model].splits
+    confidences = [*shown["val"].confidence, *shown["test"].confidence]
+    headline = html.escape(vc.wording.recommendation_headline(recommended, confidences))
     assert text.index(headline) < text.index('<section id="settings">')
     reason = vc.wording.recommendation_reason(recommended, "$")
     assert html.escape(reason) in text

@@ -93,6 +93,77 @@ def test_threshold_text_reads_back_exactly(threshold):
     assert float(wording.threshold(threshold)) == threshold
 
 
+# What a person reads next to the data: as many digits as tell the decision apart there, at most 6 significant.
+def significant_digits(text: str) -> int:
+    return len(text.replace(".", "").lstrip("0").rstrip("0") or "0")
+
+
+def floor_decimals(value: float, decimals: int) -> float:
+    from decimal import ROUND_FLOOR, Decimal
+
+    return float(Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR))
+
+
+crowded = st.one_of(
+    near_edges,
+    st.tuples(st.floats(min_value=0.0, max_value=1.0), st.integers(min_value=1, max_value=12)).map(
+        lambda pair: round(pair[0], pair[1])),
+)
+
+
+@given(st.lists(crowded, min_size=1, max_size=40), st.data())
+def test_threshold_on_data_separates_the_decision_with_at_most_six_digits(confidences, data):
+    confidence = np.asarray(confidences)
+    threshold = data.draw(st.sampled_from(sorted(set(confidences))))
+    text = wording.threshold_on_data(threshold, confidence)
+    shown = float(text)
+    assert "e" not in text and significant_digits(text) <= wording.THRESHOLD_SIGNIFICANT, text
+    # Never above the exact threshold: every item the policy acts on, the text acts on too.
+    assert shown <= threshold
+    below = confidence[confidence < threshold]
+    # Whenever six significant digits can tell the accepted items from the rejected ones, the text does.
+    exponent = math.floor(math.log10(threshold)) if threshold > 0 else 0
+    six = floor_decimals(threshold, max(wording.THRESHOLD_SIGNIFICANT - 1 - exponent, 0))
+    if below.size == 0 or six > below.max():
+        assert np.array_equal(decisions(confidence, shown), decisions(confidence, threshold)), text
+    # And no more digits than that: one decimal fewer (down to three) would let a rejected item in.
+    decimals = len(text.partition(".")[2])
+    if decimals > 3 and below.size and significant_digits(text) < wording.THRESHOLD_SIGNIFICANT:
+        assert floor_decimals(threshold, decimals - 1) <= below.max(), text
+
+
+def test_threshold_on_data_on_the_sample_runs_is_short_and_exact_on_them():
+    longest = 0
+    for name, predictions in sample_runs():
+        run = vc.presort(predictions)
+        if not predictions.has_labels:
+            continue
+        for omega in (1, 4, 49):
+            policy = vc.fit_policy("threshold", run, vc.UseCase.from_omega(omega))
+            if policy.threshold is None:
+                continue
+            text = wording.threshold_on_data(policy.threshold, predictions.confidence)
+            exact = decisions(predictions.confidence, policy.threshold)
+            assert np.array_equal(decisions(predictions.confidence, float(text)), exact), (name, text)
+            longest = max(longest, significant_digits(text))
+    assert 3 <= longest <= wording.THRESHOLD_SIGNIFICANT
+
+
+def test_threshold_on_data_without_data_is_the_exact_threshold():
+    assert wording.threshold_on_data(0.5340621214869945) == "0.5340621214869945"
+    assert wording.threshold_on_data(0.5340621214869945, [0.9, 0.5340621214869945, 0.41]) == "0.534"
+    assert wording.threshold_phrase(0.5340621214869945, [0.9, 0.41]) == "act when confidence ≥ 0.534"
+
+
+def test_the_small_formatters_write_each_thing_once():
+    assert wording.level(0.95) == "95%" and wording.level(0.999) == "99.9%"
+    assert wording.count(1797) == "1,797" and wording.count(2.5) == "2.5"
+    assert wording.short_list(["a", "b", "c"], limit=2) == "a, b, … (3 in all)"
+    assert wording.names(["a", "b", "c"]) == "a, b and c"
+    assert wording.policy_label("threshold") == wording.POLICY_LABELS["threshold"]
+    assert "probability vector" in wording.NO_PROBA_NOTE and "ω" in wording.OMEGA_LABEL
+
+
 # ------------------------------------------------------------ money, shares
 def test_money_in_the_chosen_currency():
     assert wording.money(1234.5, "$") == "$1,234.50"

@@ -82,7 +82,8 @@ The rest is grouped in public submodules, each documented on its own:
 model outputs with numpy alone, a scikit-learn wrapper and an MLflow model), ``valuecore.aggregation``
 (prediction logs larger than memory, reduced with DuckDB or Spark), ``valuecore.wording`` (numbers and
 sentences for people: the one formatting module of the CLI, the dashboard and
-the report), ``valuecore.report`` (the self-contained HTML report) and
+the report), ``valuecore.chartspecs`` (charts as plain Vega-Lite dicts, one palette, drawn by the app
+and the report alike), ``valuecore.report`` (the self-contained HTML report) and
 ``valuecore.cli`` (the command line). Modules whose name starts with ``_`` are private. Names that moved
 from the top level into a submodule still import from the top, with a
 ``DeprecationWarning``, until release 0.3.
@@ -188,6 +189,7 @@ _TOP_LEVEL = {
 _SUBMODULES = (
     "aggregation",
     "calibration",
+    "chartspecs",
     "cli",
     "constraints",
     "curves",

@@ -83,19 +83,11 @@ def _pct(value) -> str:
     return "n/a" if value is None else wording.percent(value)
 
 
-def _count(value) -> str:
-    value = float(value)
-    if abs(value) >= 1e15:
-        return f"{value:.6g}"
-    return f"{value:.0f}" if value.is_integer() else f"{value:.1f}"
+_count = wording.count
 
 
 def _short(items, limit: int = 12) -> str:
-    items = [str(i) for i in items]
-    text = ", ".join(items[:limit])
-    if len(items) > limit:
-        text += f", ... ({len(items) - limit} more)"
-    return f"[{text}]"
+    return f"[{wording.short_list(items, limit)}]"
 
 
 # ------------------------------------------------------------- arg types
@@ -425,7 +417,23 @@ def _describe_values(values) -> str:
     return f"value matrix for classes {_short(values.classes)} (rows true class, columns predicted then abstain)"
 
 
-def _describe_rule(policy) -> list[str]:
+def _shown_confidences(entry, models):
+    """The (recalibrated) confidences of a model on the data the report shows: its tuning and evaluated splits."""
+    import numpy as np
+
+    run = models.get(entry.model) if models is not None else None
+    if run is None:
+        return None
+    splits = dict.fromkeys((entry.tuned_on.get("split"), (entry.evaluation or {}).get("split")))
+    try:
+        pieces = [entry.policy.calibrate(run.splits[s]).confidence for s in splits if s in run.splits]
+    except ValueError:  # a calibration that cannot apply: the exact threshold is printed instead
+        return None
+    return np.concatenate(pieces) if pieces else None
+
+
+def _describe_rule(policy, confidences=None) -> list[str]:
+    """The rule's lines; thresholds with the digits that tell their decision apart on ``confidences``."""
     kind = policy.kind
     if kind == "accept_all":
         return ["rule                  accept every prediction (no abstention)"]
@@ -436,11 +444,13 @@ def _describe_rule(policy) -> list[str]:
     if kind in ("threshold", "calibrated_threshold"):
         if policy.threshold is None:
             return ["threshold             none: always abstain"]
-        # Enough digits to reproduce the decision (never 1 for 0.9999997): people copy it from here.
-        return [f"threshold             {wording.threshold(policy.threshold)}  (act iff confidence >= threshold)"]
+        # Enough digits to tell the decision apart on the data (never 1 for 0.9999997); the exact one is in the JSON.
+        text = wording.threshold_on_data(policy.threshold, confidences)
+        return [f"threshold             {text}  (act iff confidence >= threshold)"]
     lines = ["class thresholds      (act iff confidence >= threshold of the predicted class)"]
     for label, threshold in policy.class_thresholds:
-        lines.append(f"  {label:<19} {'never (abstain)' if threshold is None else wording.threshold(threshold)}")
+        text = "never (abstain)" if threshold is None else wording.threshold_on_data(threshold, confidences)
+        lines.append(f"  {label:<19} {text}")
     return lines
 
 
@@ -486,7 +496,7 @@ def _cmd_report(args) -> int:
     # With --json - the JSON owns stdout and the readable report goes to stderr.
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
-    _say_document(say, _recommendation_lines(recommended, document, args.currency), document, models, values,
+    _say_document(say, _recommendation_lines(recommended, document, args.currency, models), document, models, values,
                   values, f"{args.policy or 'threshold'}, calibration: {args.calibration}", args.currency)
     for line in _ranking_lines(document, models, values, args.currency):
         say(line)
@@ -561,7 +571,8 @@ def _say_document(say, head: list[str], document, models, values, entry_values, 
     say(f"policy: {policy}")
     for entry in document.entries:
         say("")
-        for line in _entry_lines(entry, models[entry.model].path, entry_values, currency):
+        for line in _entry_lines(entry, models[entry.model].path, entry_values, currency,
+                                 confidences=_shown_confidences(entry, models)):
             say(line)
 
 
@@ -582,15 +593,18 @@ def _with_recommendation(args, models, values, document, notes, pipeline=None):
     return document, [*notes, *more], recommended
 
 
-def _recommendation_lines(recommended, document, currency: str) -> list[str]:
+def _recommendation_lines(recommended, document, currency: str, models=None) -> list[str]:
     """The report's first lines: the one recommendation and why, then a blank line."""
-    lines = ["recommendation: " + wording.recommendation_headline(recommended),
+    confidences = None
+    if recommended.model is not None and recommended.model in {e.model for e in document.entries}:
+        confidences = _shown_confidences(document.entry(recommended.model), models)
+    lines = ["recommendation: " + wording.recommendation_headline(recommended, confidences),
              "                " + document.recommendation["reason"]]
     # The headline says one threshold; two tiers are described in their model's section.
     if recommended.model is not None and recommended.kind not in (
             "threshold", "calibrated_threshold", "two_tier", "shortlist"):
         entry = document.entry(recommended.model)
-        lines += ["                " + line for line in _describe_rule(entry.policy)]
+        lines += ["                " + line for line in _describe_rule(entry.policy, confidences)]
     return [*lines, ""]
 
 
@@ -619,7 +633,7 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
         raise UsageError(f"{exc}{hint}") from None
 
 
-def _entry_lines(entry, path, values=None, currency: str = "") -> list[str]:
+def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=None) -> list[str]:
     """One model's section of the report: what it was tuned and evaluated on, its rule and its value."""
     from ._calibration import describe_calibration
     from ._constrained import describe_constraints
@@ -637,8 +651,8 @@ def _entry_lines(entry, path, values=None, currency: str = "") -> list[str]:
         f"tuned on              {tuned_text}",
         f"evaluated on          split {evaluation.get('split')!r} ({_count(evaluation.get('n', 0))} items){estimated}",
         f"calibration           {describe_calibration(entry.policy.calibration)}",
-        *(_describe_rule(entry.policy) if entry.policy.kind not in ("two_tier", "shortlist") else []),
-        *describe_constraints(entry),
+        *(_describe_rule(entry.policy, confidences) if entry.policy.kind not in ("two_tier", "shortlist") else []),
+        *describe_constraints(entry, confidences),
         *_evaluation_lines(evaluation, values, currency),
     ]
     prefix = f"{entry.model}: "
@@ -712,8 +726,9 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         return []
     kinds = {e.policy.kind for e in document.entries if e.evaluation}
     rule = f" ({wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
+    shown = _shown_confidences(document.entry(judged.best), models) if judged.best is not None else None
     return [f"verdict{rule}: " + wording.verdict_headline(judged, currency)] + [
-        "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
+        "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
 
 def _html_report_text(args, models, values) -> str:
@@ -810,7 +825,12 @@ def _cmd_apply(args) -> int:
             _err(f"warning: {item.model} not evaluated: {item.note}")
             continue
         evaluated += 1
-        for line in _applied_lines(item, document.entry(item.model).policy):
+        policy = document.entry(item.model).policy
+        try:  # the threshold reads with the digits that tell its decision apart on the split shown
+            confidences = policy.calibrate(models[item.model].splits[item.split]).confidence
+        except (KeyError, ValueError):
+            confidences = None
+        for line in _applied_lines(item, policy, confidences):
             say(line)
     if not evaluated:
         raise UsageError("no stored policy could be evaluated on these runs (see the warnings above)")
@@ -836,7 +856,7 @@ def _read_policy_document(path: Path):
         raise UsageError(f"{path}: {exc}") from None
 
 
-def _applied_lines(item, policy) -> list[str]:
+def _applied_lines(item, policy, confidences=None) -> list[str]:
     """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
     from ._calibration import describe_calibration
     from ._constrained import describe_tiers
@@ -847,7 +867,7 @@ def _applied_lines(item, policy) -> list[str]:
     return [
         f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}",
         f"calibration           {describe_calibration(policy.calibration)}",
-        *(describe_tiers(policy, evaluation) or _describe_rule(policy)),
+        *(describe_tiers(policy, evaluation, confidences) or _describe_rule(policy, confidences)),
         f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
         f"value per item        {_fmt(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",

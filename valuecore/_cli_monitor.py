@@ -21,6 +21,7 @@ from ._cli import (
     _values,
     _whole_number_between,
 )
+from . import wording
 from ._choices import POLICY_KINDS
 
 __all__ = ["add_monitor_command"]
@@ -76,8 +77,8 @@ def _cmd_monitor(args) -> int:
                                     calibration=args.estimate_calibration, confidence=args.confidence,
                                     n_chunks=args.chunks)
             covered = int(checked.frame["covered"].astype(bool).sum())
-            _out(f"back-test on {backtest!r}: the {100 * checked.confidence:g}% band covered the realised value in "
-                 f"{covered} of {checked.n_backtest} chunks ({_pct(checked.backtest_coverage)})")
+            _out(f"back-test on {backtest!r}: the {wording.level(checked.confidence)} band covered the realised "
+                 f"value in {covered} of {checked.n_backtest} chunks ({_pct(checked.backtest_coverage)})")
     return 0
 
 
@@ -101,7 +102,7 @@ def _band_lines(result, model: str, watched: str, reference: str) -> list[str]:
         )
     n = len(result.frame)
     lines.append(f"alerts: {result.n_alerts} of {n} chunks (estimate outside the "
-                 f"{100 * result.alert_confidence:g}% reference band)")
+                 f"{wording.level(result.alert_confidence)} reference band)")
     lines.append(f"drift:  {result.n_drift} of {n} chunks (* : confidence distribution differs, KS p < "
                  f"{result.drift_level:g})")
     return lines

@@ -16,6 +16,7 @@ import numpy as np
 from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun
+from . import wording
 
 __all__ = ["check_constraint_options", "fit_constrained", "two_tier_evaluation"]
 
@@ -177,16 +178,15 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
 
 
 def _pct(value) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+    return "n/a" if value is None else wording.percent(value)
 
 
-def describe_two_tier(policy: Policy, evaluation: dict | None) -> list[str]:
+def describe_two_tier(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
     """Plain-language lines for a two-tier rule, and its tiers' volumes when ``evaluation`` has them."""
-    from . import wording
-
     assisted = policy.assisted
-    auto = "none" if policy.threshold is None else wording.threshold(policy.threshold)
-    assist = "none" if policy.assist_threshold is None else wording.threshold(policy.assist_threshold)
+    auto = "none" if policy.threshold is None else wording.threshold_on_data(policy.threshold, confidences)
+    assist = ("none" if policy.assist_threshold is None else
+              wording.threshold_on_data(policy.assist_threshold, confidences))
     lines = [
         f"automatic threshold   {auto}  (act alone iff confidence >= it)",
         f"assist threshold      {assist}  (up to the automatic one a person confirms; below: hand off)",
@@ -202,20 +202,20 @@ def describe_two_tier(policy: Policy, evaluation: dict | None) -> list[str]:
     return lines
 
 
-def describe_tiers(policy: Policy, evaluation: dict | None) -> list[str]:
-    """The lines of a two-tier or shortlist rule; none for the other kinds."""
+def describe_tiers(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
+    """The lines of a two-tier or shortlist rule (thresholds as read on ``confidences``); none for other kinds."""
     if policy.kind == "two_tier":
-        return describe_two_tier(policy, evaluation)
+        return describe_two_tier(policy, evaluation, confidences)
     if policy.kind == "shortlist":
         from ._shortlist import describe_shortlist
 
-        return describe_shortlist(policy, evaluation)
+        return describe_shortlist(policy, evaluation, confidences)
     return []
 
 
-def describe_constraints(entry) -> list[str]:
+def describe_constraints(entry, confidences=None) -> list[str]:
     """Plain-language lines for a policy entry's two-tier rule and constraint records (CLI report)."""
-    lines = describe_tiers(entry.policy, entry.evaluation)
+    lines = describe_tiers(entry.policy, entry.evaluation, confidences)
     if entry.monitoring is not None:
         m = entry.monitoring
         lines.append(
@@ -237,7 +237,7 @@ def describe_constraints(entry) -> list[str]:
         elif record["type"] == "certified_risk":
             promise = (
                 f"error rate among accepted items <= {_pct(record['max_risk'])} "
-                f"with {100 * record['confidence']:g}% confidence"
+                f"with {wording.level(record['confidence'])} confidence"
             )
             if record["certified_upper_bound"] is None:
                 lines.append(f"certified risk        {promise}: nothing certified, so always abstain")

@@ -56,6 +56,7 @@ from ._policy_json import (
 from ._predictions import Predictions
 from ._sorted import SortedRun, presort
 from ._usecase import UseCase, ValueMatrix
+from .wording import NO_PROBA_NOTE as NO_PROBA
 
 __all__ = [
     "AppliedPolicy",
@@ -66,10 +67,7 @@ __all__ = [
     "evaluation_record",
 ]
 
-NO_PROBA_NOTE = (
-    "the expected-value rule needs the full probability vector (proba_<class> columns); "
-    "this run only has the top label and its confidence"
-)
+NO_PROBA_NOTE = "the expected-value rule " + NO_PROBA
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .wording import NO_PROBA_NOTE
+
 __all__ = ["Predictions"]
 
 
@@ -405,10 +407,7 @@ class Predictions:
 
     def require_proba(self, what: str) -> None:
         if self.proba is None:
-            raise ValueError(
-                f"{what} needs the full probability vector (proba_<class> columns); "
-                "this run only has the top label and its confidence"
-            )
+            raise ValueError(f"{what} {NO_PROBA_NOTE}")
 
     def subset(self, rows) -> "Predictions":
         """The same predictions restricted to ``rows`` (a boolean mask or indices)."""

@@ -452,13 +452,14 @@ def shortlist_value_range(policy: Policy, predictions: Predictions, values: Valu
     return min(float(cells.min()), *listed), max(float(cells.max()), *listed)
 
 
-def describe_shortlist(policy: Policy, evaluation: dict | None) -> list[str]:
+def describe_shortlist(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
     """Plain-language lines for a shortlist rule, and its tiers' volumes when ``evaluation`` has them."""
     from . import wording
 
     spec = policy.shortlist
-    auto = "none" if policy.threshold is None else wording.threshold(policy.threshold)
-    listed = "none" if spec["list_threshold"] is None else wording.threshold(spec["list_threshold"])
+    auto = "none" if policy.threshold is None else wording.threshold_on_data(policy.threshold, confidences)
+    listed = ("none" if spec["list_threshold"] is None else
+              wording.threshold_on_data(spec["list_threshold"], confidences))
     if spec["rule"] == "top_k":
         rule = "none" if spec["k"] is None else f"the {spec['k']} most probable classes"
     else:

@@ -13,7 +13,9 @@ The file needs no network to open: charts are Vega-Lite specifications
 rendered to inline SVG by ``vl-convert-python`` (no script, no font or CDN
 request), the style sheet is inline, and a Content-Security-Policy forbids
 every request the page could make. Every name that comes from a file is
-HTML-escaped. Words come from :mod:`valuecore.wording`. ``REPORT_SECTIONS``
+HTML-escaped. Words come from :mod:`valuecore.wording`; the VOC and
+value-against-threshold charts are the app's own specs
+(:mod:`valuecore.chartspecs`), so a model has one colour in both. ``REPORT_SECTIONS``
 names the report's sections, in order.
 """
 
@@ -26,20 +28,11 @@ from typing import Mapping
 
 import numpy as np
 
-from . import wording
+from . import chartspecs, wording
 
 __all__ = ["html_report", "REPORT_SECTIONS"]
 
 REPORT_SECTIONS = ("recommendation", "settings", "verdict", "value", "voc", "threshold", "calibration", "policy")
-_PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
-_KIND_WORDS = {
-    "threshold": "one threshold, tuned",
-    "calibrated_threshold": "calibrated threshold ω/(1+ω)",
-    "accept_all": "accept all (no hand-offs)",
-    "class_thresholds": "per-class thresholds, tuned",
-    "calibrated_class_thresholds": "per-class thresholds, calibrated",
-    "expected_value": "expected-value rule",
-}
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2rem auto;
 padding:0 1rem;color:#1f2328;line-height:1.5}
@@ -74,103 +67,44 @@ def _svg(spec: dict) -> str:
     return svg[start:] if start >= 0 else svg
 
 
-def _color(models) -> dict:
-    models = list(models)
-    return {"field": "model", "type": "nominal", "title": "Model",
-            "scale": {"domain": models, "range": [_PALETTE[i % len(_PALETTE)] for i in range(len(models))]}}
-
-
-def _layered(title: str, subtitle: str, layers: list, *, width: int = 760, height: int = 320, **extra) -> dict:
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-            "title": {"text": title, "subtitle": subtitle}, "width": width, "height": height, "layer": layers,
-            **extra}
+def _titled(spec: dict, title: str, subtitle: str, width: int = 760) -> dict:
+    """A spec of :mod:`valuecore.chartspecs` (the app's very chart) with the report's title and width."""
+    return {**spec, "title": {"text": title, "subtitle": subtitle}, "width": width}
 
 
 def _voc_spec(rows: list[dict], models, omega: float, mode_words: str) -> dict:
-    layers = [{
-        "mark": {"type": "line", "strokeWidth": 2},
-        "encoding": {
-            "x": {"field": "omega", "type": "quantitative", "title": "Penalty ω (how many correct answers one "
-                  "mistake wipes out)"},
-            "y": {"field": "value", "type": "quantitative", "title": "Value per item, 0 = no model, 1 = perfect",
-                  "scale": {"zero": False}},
-            "color": _color(models),
-        },
-    }, {
-        "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#59636e"},
-        "data": {"values": [{"zero": 0}]},
-        "encoding": {"y": {"field": "zero", "type": "quantitative"}},
-    }]
-    if math.isfinite(omega):
-        layers.append({
-            "mark": {"type": "rule", "color": "#1f2328"},
-            "data": {"values": [{"omega": omega}]},
-            "encoding": {"x": {"field": "omega", "type": "quantitative"}},
-        })
-    return _layered("Value for every mistake cost (VOC curves)", mode_words, layers, data={"values": rows})
+    spec = chartspecs.voc_spec(rows, models=models, omega_now=omega if math.isfinite(omega) else None, height=320)
+    return _titled(spec, "Value for every mistake cost (VOC curves)", mode_words)
 
 
 def _threshold_spec(rows: list[dict], models, currency: str, marks: list[dict]) -> dict:
-    return _layered(
-        "Value per item against the threshold",
-        "Items at or above the threshold are acted on; points mark each model's tuned threshold",
-        [{
-            "data": {"values": rows},
-            "mark": {"type": "line", "strokeWidth": 2, "interpolate": "step-before"},
-            "encoding": {
-                "x": {"field": "threshold", "type": "quantitative", "title": "Threshold (act when confidence ≥)",
-                      "scale": {"domain": [0, 1]}},
-                "y": {"field": "value_per_item", "type": "quantitative",
-                      "title": f"Value per item ({currency or 'value units'})", "scale": {"zero": False}},
-                "color": _color(models),
-            },
-        }, {
-            "data": {"values": marks},
-            "mark": {"type": "point", "filled": True, "size": 90, "stroke": "#1f2328"},
-            "encoding": {"x": {"field": "threshold", "type": "quantitative"},
-                         "y": {"field": "value_per_item", "type": "quantitative"}, "color": _color(models)},
-        }],
-    )
+    spec = chartspecs.value_threshold_spec(rows, marks, models=models, currency=currency, height=320)
+    return _titled(spec, "Value per item against the threshold",
+                   "Items at or above the threshold are acted on; points mark each model's tuned threshold")
 
 
 def _reliability_spec(rows: list[dict], models) -> dict:
-    return _layered(
-        "Calibration at a glance", "On the diagonal, a model that says 80% is right 80% of the time",
-        [{
-            "data": {"values": [{"x": 0, "y": 0}, {"x": 1, "y": 1}]},
-            "mark": {"type": "line", "color": "#8c959f", "strokeDash": [4, 3]},
-            "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}},
-        }, {
-            "data": {"values": rows},
-            "mark": {"type": "line", "point": True},
-            "encoding": {
-                "x": {"field": "mean_confidence", "type": "quantitative", "title": "Stated confidence",
-                      "scale": {"domain": [0, 1]}},
-                "y": {"field": "accuracy", "type": "quantitative", "title": "Share right",
-                      "scale": {"domain": [0, 1]}},
-                "color": _color(models),
-            },
-        }],
-        width=360, height=300,
-    )
+    spec = chartspecs.reliability_spec(rows, models, size=200)
+    return {**spec, "title": {"text": "Calibration at a glance",
+                              "subtitle": "On the diagonal, a model that says 80% is right 80% of the time"}}
 
 
-def _records(frame) -> list[dict]:
-    out = []
-    for record in frame.to_dict("records"):
-        out.append({k: (None if isinstance(v, float) and not math.isfinite(v) else
-                        (v.item() if hasattr(v, "item") else v)) for k, v in record.items()})
-    return out
+_records = chartspecs.records
 
 
 # ------------------------------------------------------------------- parts
+def _cell(cell, numeric: bool) -> str:
+    """A table cell; a ``(text, tooltip)`` pair shows the tooltip on hover (e.g. an exact threshold)."""
+    text, tip = cell if isinstance(cell, tuple) else (cell, None)
+    attributes = (' class="num"' if numeric else "") + (f' title="{_e(tip)}"' if tip else "")
+    return f"<td{attributes}>{_e(text)}</td>"
+
+
 def _table(header, rows, numeric=()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = []
     for row in rows:
-        cells = "".join(
-            f'<td class="num">{_e(cell)}</td>' if i in numeric else f"<td>{_e(cell)}</td>" for i, cell in enumerate(row)
-        )
+        cells = "".join(_cell(cell, i in numeric) for i, cell in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -184,12 +118,12 @@ def _settings(values, kind, calibration_method, splits, currency, volume, period
             ("A correct answer earns", wording.money(values.v_correct, currency)),
             ("A hand-off to a person earns", wording.money(values.v_abstain, currency)),
             ("A wrong answer earns", wording.money(values.v_wrong, currency)),
-            ("Penalty ω (mistake cost ÷ reward)", wording.omega(values.omega)),
+            (f"{wording.OMEGA_LABEL} (mistake cost ÷ reward)", wording.omega(values.omega)),
         ]
     else:
         items.append(("Values", f"a per-class value matrix over {len(values.classes)} classes (in the policy JSON)"))
     items += [
-        ("Decision rule", _KIND_WORDS.get(kind, kind)),
+        ("Decision rule", wording.policy_label(kind)),
         ("Recalibration before the rule", calibration_method),
         ("Tuned on / evaluated on", splits),
     ]
@@ -272,7 +206,6 @@ def html_report(
                    values)
     document, more = recommended_document(pipeline, document, recommended, values, reason, **weighed)
     notes = [*notes, *more]
-    recommendation_html = _recommendation_html(recommended, reason, currency)
     entries = list(document.entries)
     names = [e.model for e in entries]
     evaluated, tuning = {}, {}
@@ -284,9 +217,14 @@ def html_report(
         if tuned_on is not None and tuned_on in run.splits and run.splits[tuned_on].has_labels:
             tuning[entry.model] = entry.policy.calibrate(run.splits[tuned_on])
     verdict = judged
+    # Thresholds read with the digits that tell their decision apart on the items shown (exact: title, JSON).
+    shown = {model: np.concatenate([run.confidence for run in (evaluated[model], tuning.get(model)) if run is not None])
+             for model in names}
+    recommendation_html = _recommendation_html(recommended, reason, currency, shown.get(recommended.model))
 
     # -- the verdict
-    sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume)
+    sentences = wording.verdict_sentences(verdict, currency, period=period, volume=volume,
+                                          confidences=shown.get(verdict.best))
     verdict_html = "".join(f"<p>{_e(s)}</p>" for s in sentences)
     if verdict.standings:
         rows = []
@@ -306,7 +244,9 @@ def html_report(
     for entry in entries:
         ev = entry.evaluation or {}
         ci = ev.get("ci95")
-        rule = wording.rule_phrase(entry.policy)
+        rule = wording.rule_phrase(entry.policy, shown[entry.model])
+        exact = wording.threshold(entry.policy.threshold) if entry.policy.threshold is not None else None
+        rule = (rule, f"exact threshold {exact}, as in the policy JSON") if exact and exact not in rule else rule
         value_rows.append([
             entry.model, rule, wording.money(ev.get("value_per_item"), currency),
             wording.money(ev.get("value_total"), currency), wording.percent(ev.get("coverage")),
@@ -355,11 +295,14 @@ def html_report(
             continue
         frame = threshold_curve(presort(evaluated[model]), values).to_frame(max_points=300)
         frame = frame[frame["threshold"].notna()]
-        threshold_rows += _records(frame.assign(model=model)[["model", "threshold", "value_per_item"]])
+        threshold_rows += _records(frame.assign(model=model)[["model", "threshold", "value_per_item", "coverage"]])
         t = entry.policy.threshold
         if t is not None and entry.evaluation.get("value_per_item") is not None:
-            marks.append({"model": model, "threshold": t, "value_per_item": entry.evaluation["value_per_item"]})
+            marker = "calibrated" if entry.policy.kind == "calibrated_threshold" else "tuned"
+            marks.append({"model": model, "marker": marker, "threshold": t,
+                          "value_per_item": entry.evaluation["value_per_item"]})
     calibration_rows, reliability_rows = [], []
+    entry_of = {entry.model: entry for entry in entries}
     for model in names:
         predictions = evaluated[model]
         if not predictions.has_labels:
@@ -370,8 +313,13 @@ def html_report(
         reading = ("confidence matches how often it is right" if gap < 0.02 else
                    f"confidence is off by {wording.percent(gap)} on average")
         calibration_rows.append([model, wording.percent(gap), wording.number(summary["brier"]), reading])
-        diagram = reliability_diagram(predictions, 10)
-        reliability_rows += _records(diagram.assign(model=model)[["model", "mean_confidence", "accuracy"]].dropna())
+        # As the app draws it: the raw confidence, and the recalibrated one when the policy recalibrates.
+        stages = {"before": models[model].splits[document.entry(model).evaluation["split"]]}
+        if entry_of[model].policy.calibration.get("method", "none") != "none":
+            stages["after"] = predictions
+        for stage, shown_run in stages.items():
+            diagram = reliability_diagram(shown_run, 10).dropna(subset=["accuracy"])
+            reliability_rows += _records(diagram.assign(model=model, stage=stage))
 
     voc_html = (f"<figure>{_svg(_voc_spec(voc_rows, names, omega, mode_words))}</figure>" if voc_rows else
                 '<p class="muted">No VOC curve: the evaluated items have no labels.</p>')
@@ -416,9 +364,10 @@ def html_report(
 _LEVEL_ROWS = 6
 
 
-def _recommendation_html(recommended, reason: str, currency: str) -> str:
+def _recommendation_html(recommended, reason: str, currency: str, confidences=None) -> str:
     """The headline, the reason, and the candidates level with the best (plus the first one clearly behind)."""
-    out = f'<p class="headline">{_e(wording.recommendation_headline(recommended))}</p><p>{_e(reason)}</p>'
+    headline = wording.recommendation_headline(recommended, confidences)
+    out = f'<p class="headline">{_e(headline)}</p><p>{_e(reason)}</p>'
     chosen = [c for c in recommended.candidates if (c.model, c.kind) == (recommended.model, recommended.kind)]
     level = [c for c in recommended.candidates if c.contender and c not in chosen]
     shown = chosen + level[:_LEVEL_ROWS] + [c for c in recommended.candidates if not c.contender][:1]

@@ -15,7 +15,11 @@ Thresholds
     and one threshold reads the same everywhere. Given a run's confidences,
     :func:`threshold` can instead round *down* to the fewest decimals that
     let no observed confidence slip in: shorter, but exact only on those
-    items. Never ``1.0000`` for ``0.999997``.
+    items. Never ``1.0000`` for ``0.999997``. What a person reads next to
+    the data (the app's tables, the CLI's text, the report, the sentences
+    here) is :func:`threshold_on_data`: those digits, at most
+    ``THRESHOLD_SIGNIFICANT`` (6) significant ones; the exact value goes in a
+    tooltip and in the policy JSON.
 Money
     In the chosen currency: a one-character symbol before the number
     (``-$1,234.50``), a code after it (``1,234.50 EUR``). Two decimals, more
@@ -30,8 +34,12 @@ Missing numbers
 What lives here
 ---------------
 Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :func:`percent`
-(``PERCENT_DIGITS`` decimals), :func:`p_value`, :func:`threshold`,
-:func:`threshold_phrase`, :func:`omega`; ``DASH`` stands for a missing number.
+(``PERCENT_DIGITS`` decimals), :func:`level` (a confidence level, ``95%``), :func:`count`,
+:func:`p_value`, :func:`threshold`, :func:`threshold_on_data`, :func:`threshold_phrase`,
+:func:`omega`; ``DASH`` stands for a missing number. Lists: :func:`short_list` (cut after a few),
+:func:`names` (``a, b and c``). Labels: ``OMEGA_LABEL`` (the penalty's one name on screen),
+``POLICY_LABELS`` and :func:`policy_label` (a policy kind in a menu or a table; :func:`rule_name` in a
+sentence), ``NO_PROBA_NOTE`` (why a rule needs probabilities).
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 :func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
 :func:`simpler_rule_sentences`, :func:`recommendation_headline`, :func:`recommendation_reason`,
@@ -70,6 +78,16 @@ __all__ = [
     "threshold",
     "threshold_phrase",
     "omega",
+    "OMEGA_LABEL",
+    "THRESHOLD_SIGNIFICANT",
+    "threshold_on_data",
+    "level",
+    "count",
+    "short_list",
+    "names",
+    "POLICY_LABELS",
+    "policy_label",
+    "NO_PROBA_NOTE",
     "interval_sentences",
     "likely_range_sentence",
     "interval_basis",
@@ -89,6 +107,25 @@ __all__ = [
 DASH = "–"
 PERCENT_DIGITS = 1
 _MIN_THRESHOLD_DECIMALS = 3
+# Beyond six significant digits a threshold is noise to a reader; the exact one is in the tooltip and the JSON.
+THRESHOLD_SIGNIFICANT = 6
+# The penalty has one name on every screen: the symbol with a plain word before it.
+OMEGA_LABEL = "Penalty ω"
+# What a rule needing probabilities says about a run that has only the top label.
+NO_PROBA_NOTE = (
+    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
+)
+# The policy kinds as a person picks them (menus, tables, the report's settings).
+POLICY_LABELS = {
+    "threshold": "One threshold, tuned",
+    "calibrated_threshold": "Calibrated threshold ω/(1+ω)",
+    "accept_all": "Accept all (no hand-offs)",
+    "class_thresholds": "Per-class thresholds, tuned",
+    "calibrated_class_thresholds": "Per-class thresholds, calibrated",
+    "expected_value": "Expected-value rule",
+    "two_tier": "Two tiers (a person confirms the middle tier)",
+    "shortlist": "Shortlist (a person picks from the likeliest classes)",
+}
 
 
 def _missing(x) -> bool:
@@ -175,6 +212,60 @@ def percent(share: float, digits: int = PERCENT_DIGITS) -> str:
     return text
 
 
+def level(share: float) -> str:
+    """A confidence level or a stated rate as people write it: ``95%``, ``99.9%``, ``2.5%`` (no trailing zeros).
+
+    >>> level(0.95), level(0.999), level(0.025), level(None)
+    ('95%', '99.9%', '2.5%', '–')
+    """
+    if _missing(share):
+        return DASH
+    return f"{float(share) * 100:g}%"
+
+
+def count(x: float) -> str:
+    """A (weighted) number of items: ``1,234``, ``12.5`` for a fractional weight, ``1.23e+15`` when huge.
+
+    >>> count(1234), count(12.5), count(1e16), count(None)
+    ('1,234', '12.5', '1e+16', '–')
+    """
+    if (special := _not_finite(x)) is not None:
+        return special
+    x = float(x)
+    if abs(x) >= 1e15:
+        return f"{x:.6g}"
+    return f"{x:,.0f}" if x.is_integer() else f"{x:,.1f}"
+
+
+def short_list(items, limit: int = 6) -> str:
+    """A list cut after ``limit`` items: ``a, b, c, … (9 in all)``.
+
+    >>> short_list("abc"), short_list(range(9), limit=3)
+    ('a, b, c', '0, 1, 2, … (9 in all)')
+    """
+    items = [str(i) for i in items]
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f", … ({len(items)} in all)"
+
+
+def names(items, conjunction: str = "and") -> str:
+    """Items in a sentence: ``a``, ``a and b``, ``a, b and c``.
+
+    >>> names(["a"]), names(["a", "b", "c"]), names(["a", "b"], "or")
+    ('a', 'a, b and c', 'a or b')
+    """
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def policy_label(kind: str | None) -> str:
+    """A policy kind as a person picks it (``POLICY_LABELS``); an unknown kind as it is."""
+    return "No model" if kind is None else POLICY_LABELS.get(kind, kind)
+
+
 def p_value(p: float) -> str:
     """``p < 0.001``, ``p = 0.043``, or ``p undefined``."""
     if _missing(p) or not math.isfinite(float(p)):
@@ -247,6 +338,31 @@ def _plain(text: str) -> str:
     return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
 
 
+def threshold_on_data(value: float, confidences=None) -> str:
+    """The threshold with as many digits as tell its decision apart on ``confidences`` and no more.
+
+    At most ``THRESHOLD_SIGNIFICANT`` (6) significant digits: the text acts on the same items of
+    ``confidences`` as the exact threshold whenever 6 significant digits can do so (when two confidences
+    differ only beyond that, the text is rounded down to 6 significant digits; the exact value belongs in a
+    tooltip and in the policy JSON). Without ``confidences`` the exact threshold (:func:`threshold`).
+
+    >>> threshold_on_data(0.5340621214869945, [0.9, 0.5340621214869945, 0.41])
+    '0.534'
+    >>> threshold_on_data(0.5340621214869945, [0.5340621214869945, 0.53406212])
+    '0.534062'
+    """
+    if confidences is None or _missing(value) or not math.isfinite(float(value)):
+        return threshold(value)
+    text = threshold(value, confidences)
+    digits = text.replace("-", "").replace(".", "").lstrip("0")
+    if len(digits) <= THRESHOLD_SIGNIFICANT:
+        return text
+    value = float(value)
+    # Round down so the text still acts on every item the exact threshold acts on.
+    exponent = math.floor(math.log10(abs(value))) if value else 0
+    return _plain(_floor_text(value, max(THRESHOLD_SIGNIFICANT - 1 - exponent, 0)))
+
+
 def threshold_phrase(value: float | None, confidences=None) -> str:
     """The rule in words: ``act when confidence ≥ 0.682``, ``always hand off``, ``act on every item``.
 
@@ -257,7 +373,7 @@ def threshold_phrase(value: float | None, confidences=None) -> str:
         return "always hand off"
     if float(value) <= 0:
         return "act on every item"
-    return f"act when confidence ≥ {threshold(value, confidences)}"
+    return f"act when confidence ≥ {threshold_on_data(value, confidences)}"
 
 
 # -------------------------------------------------------------- intervals
@@ -392,8 +508,7 @@ def amount(x: float, currency: str = "") -> str:
     return f"{sign}{body} {currency}"
 
 
-def _level(confidence: float) -> str:
-    return f"{confidence * 100:g}%"
+_level = level
 
 
 def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[str, str]:
@@ -481,11 +596,7 @@ GLOSSARY = {
 
 
 # ------------------------------------------------------------------ verdict
-def _names(items, conjunction: str = "and") -> str:
-    items = [str(i) for i in items]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+_names = names
 
 
 def verdict_headline(verdict, currency: str = "") -> str:
@@ -535,22 +646,22 @@ def rule_phrase(policy, confidences=None) -> str:
     if policy.kind == "two_tier":
         middle = policy.assist_threshold
         return threshold_phrase(policy.threshold, confidences) + (
-            "" if middle is None else f"; a person confirms from confidence {threshold(middle)}")
+            "" if middle is None else f"; a person confirms from confidence {threshold_on_data(middle, confidences)}")
     if policy.kind == "shortlist":
         spec = policy.shortlist
         listed = ("" if spec["list_threshold"] is None else
                   f"; a shortlist of the {spec['k']} likeliest classes" if spec["rule"] == "top_k" else
                   f"; a shortlist of the likeliest classes up to probability {spec['level']:.3g}")
         return threshold_phrase(policy.threshold, confidences) + (
-            listed + f" from confidence {threshold(spec['list_threshold'])}" if listed else "")
+            listed + f" from confidence {threshold_on_data(spec['list_threshold'], confidences)}" if listed else "")
     return "a threshold per predicted class"
 
 
 def shortlist_tiers(tiers: dict) -> str:
     """The tiers of a shortlist policy on the evaluated split (``evaluation.shortlist``) in one sentence."""
-    return (f"{tiers['n_auto']:,.0f} items acted on alone, {tiers['n_listed']:,.0f} handed off with a shortlist "
-            f"({tiers['n_listed_hit']:,.0f} of those lists held the answer; {tiers['mean_list_size']:.2g} classes on "
-            f"average) and {tiers['n_handoff']:,.0f} handed off blank.")
+    return (f"{count(tiers['n_auto'])} items acted on alone, {count(tiers['n_listed'])} handed off with a shortlist "
+            f"({count(tiers['n_listed_hit'])} of those lists held the answer; {tiers['mean_list_size']:.2g} classes on "
+            f"average) and {count(tiers['n_handoff'])} handed off blank.")
 
 
 _BASIS = {
@@ -560,7 +671,8 @@ _BASIS = {
 }
 
 
-def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: float | None = None) -> list[str]:
+def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: float | None = None,
+                      confidences=None) -> list[str]:
     """The verdict's supporting sentences: value, share automated, baseline, ties, how many more items.
 
     Parameters
@@ -571,6 +683,9 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
         How the expected volume is counted ("month", "day"), for the value per period.
     volume : float, optional
         Expected number of items per period.
+    confidences : array-like, optional
+        The best model's confidences on the data shown: its threshold is written with the digits that tell
+        its decision apart on them (:func:`threshold_on_data`).
     """
     v = verdict
     sentences = []
@@ -595,7 +710,7 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
         return sentences
     gain = v.best_per_item - v.baseline_per_item
     sentences.append(
-        f"{v.best} earns {money(v.best_per_item, currency)} per item ({rule_phrase(v.best_policy)}), "
+        f"{v.best} earns {money(v.best_per_item, currency)} per item ({rule_phrase(v.best_policy, confidences)}), "
         f"{money(gain, currency)} more than handing every item to a person, and automates {percent(v.coverage)} "
         "of the items."
     )
@@ -689,7 +804,8 @@ def _model_and_rule(model: str, kind: str, policy=None, confidences=None) -> str
         text += f" ({threshold_phrase(policy.threshold, confidences)})"
     elif policy is not None and policy.class_thresholds and len(policy.class_thresholds) <= _CLASSES_SPELLED_OUT:
         parts = [f"never on a predicted {label}" if t is None else
-                 f"on a predicted {label} when confidence ≥ {threshold(t)}" for label, t in policy.class_thresholds]
+                 f"on a predicted {label} when confidence ≥ {threshold_on_data(t, confidences)}"
+                 for label, t in policy.class_thresholds]
         text += f" (act {', '.join(parts)})"
     return text
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ._style import model_color
+from valuecore import chartspecs
+from valuecore.wording import OMEGA_LABEL
+
+from ._style import from_spec, model_color
 
 __all__ = [
     "RELIABILITY_COLUMNS",
@@ -18,27 +21,9 @@ __all__ = [
     "calibration_value_chart",
 ]
 
-# One row per (model, stage, bin): the output of
-# ``valuecore._calibration.reliability_diagram`` plus "model" and "stage".
-RELIABILITY_COLUMNS = (
-    "model",
-    "stage",
-    "bin_lower",
-    "bin_upper",
-    "mean_confidence",
-    "accuracy",
-    "count",
-    "accuracy_low",
-    "accuracy_high",
-)
+RELIABILITY_COLUMNS = chartspecs.RELIABILITY_COLUMNS
 # One row per (model, k, threshold rule): value per item on the evaluation split.
 CALIBRATION_VALUE_COLUMNS = ("model", "k", "rule", "value", "threshold")
-
-STAGE_ORDER = ("before", "after")
-# Shorter than a panel is wide: each panel of a row repeats it, and longer titles ran into each other.
-X_TITLE = "Mean confidence in the bin"
-Y_TITLE = "Accuracy in the bin (share correct)"
-STAGE_DASH = ([1, 0], [5, 3])
 
 
 def _check(frame: pd.DataFrame, columns, what: str) -> None:
@@ -48,7 +33,7 @@ def _check(frame: pd.DataFrame, columns, what: str) -> None:
 
 
 def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: int = 180) -> alt.FacetChart:
-    """Reliability diagrams, one panel per model, before and after recalibration.
+    """Reliability diagrams, one panel per model, before and after recalibration (the report's spec too).
 
     Parameters
     ----------
@@ -70,69 +55,10 @@ def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: in
         (mean confidence, accuracy) sized by its weighted count, and a line
         through the points; the stage is the line dash.
     """
-    _check(frame, RELIABILITY_COLUMNS, "a reliability chart")
-    data = frame.loc[:, list(RELIABILITY_COLUMNS)].copy()
-    data["stage"] = data["stage"].astype(str)
-    stages = [s for s in STAGE_ORDER if s in set(data["stage"])] or sorted(set(data["stage"]))
-    dash = alt.StrokeDash(
-        "stage:N",
-        scale=alt.Scale(domain=list(STAGE_ORDER), range=list(STAGE_DASH)),
-        title="Confidence",
-        legend=alt.Legend(labelExpr="datum.label == 'before' ? 'raw (before)' : 'recalibrated (after)'"),
-    )
-    x = alt.X("mean_confidence:Q", title=X_TITLE, scale=alt.Scale(domain=[0, 1]))
-    y = alt.Y("accuracy:Q", title=Y_TITLE, scale=alt.Scale(domain=[0, 1]))
-    tooltip = [
-        alt.Tooltip("model:N", title="Model"),
-        alt.Tooltip("stage:N", title="Confidence"),
-        alt.Tooltip("bin_lower:Q", title="Bin from", format=".3f"),
-        alt.Tooltip("bin_upper:Q", title="Bin to", format=".3f"),
-        alt.Tooltip("mean_confidence:Q", title="Mean confidence", format=".3f"),
-        alt.Tooltip("accuracy:Q", title="Accuracy", format=".3f"),
-        alt.Tooltip("accuracy_low:Q", title="Accuracy, 95% low", format=".3f"),
-        alt.Tooltip("accuracy_high:Q", title="Accuracy, 95% high", format=".3f"),
-        alt.Tooltip("count:Q", title="Items (weighted)", format=",.0f"),
-    ]
-    color = model_color(models)
-    base = alt.Chart().encode(x=x)
-    diagonal = (
-        alt.Chart()
-        .transform_aggregate(rows="count()")
-        .transform_calculate(low="0", high="1")
-        .mark_rule(color="#999999", strokeDash=[2, 2])
-        .encode(
-            x=alt.X("low:Q", title=X_TITLE, scale=alt.Scale(domain=[0, 1])),
-            y=alt.Y("low:Q", title=Y_TITLE, scale=alt.Scale(domain=[0, 1])),
-            x2="high:Q",
-            y2="high:Q",
-        )
-    )
-    intervals = base.mark_rule(opacity=0.5).encode(
-        y=alt.Y("accuracy_low:Q", title=Y_TITLE, scale=alt.Scale(domain=[0, 1])),
-        y2="accuracy_high:Q",
-        color=color,
-        tooltip=tooltip,
-    )
-    line = base.mark_line().encode(y=y, color=color, strokeDash=dash, detail="stage:N")
-    points = base.mark_circle(opacity=0.85).encode(
-        y=y,
-        color=color,
-        size=alt.Size("count:Q", title="Items in the bin", scale=alt.Scale(range=[15, 250])),
-        opacity=alt.Opacity("stage:N", scale=alt.Scale(domain=list(STAGE_ORDER), range=[0.45, 0.95]), legend=None),
-        tooltip=tooltip,
-    )
-    layered = alt.layer(diagonal + intervals + line + points, data=data).properties(width=size, height=size)
-    return layered.facet(
-        facet=alt.Facet("model:N", title=None, sort=[m for m in models if m in set(data["model"])]),
-        columns=columns,
-    ).properties(
-        title="Reliability: accuracy against confidence" + (" (raw and recalibrated)" if len(stages) > 1 else "")
-    ).configure_legend(**BOTTOM_LEGENDS)
+    return from_spec(chartspecs.reliability_spec(frame, models, columns=columns, size=size))
 
 
-# Legends under the panels, not beside them: beside three panels they ran out of the page at 1280 px
-# ("random_fore", "calibrated threshold, rec…").
-BOTTOM_LEGENDS = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
+BOTTOM_LEGENDS = chartspecs.BOTTOM_LEGENDS
 
 
 RULE_ORDER = (
@@ -190,7 +116,7 @@ def calibration_value_chart(
     columns: int = 3,
     size: int = 220,
 ) -> alt.FacetChart:
-    """Value per item against the cost factor k, one panel per model, one line per threshold rule.
+    """Value per item against the penalty ω (column ``k``), one panel per model, one line per threshold rule.
 
     Parameters
     ----------
@@ -221,12 +147,12 @@ def calibration_value_chart(
     tooltip = [
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("rule:N", title="Threshold"),
-        alt.Tooltip("k:Q", title="Penalty ω", format="g"),
+        alt.Tooltip("k:Q", title=OMEGA_LABEL, format="g"),
         alt.Tooltip("threshold:Q", title="Threshold used", format=".3f"),
         alt.Tooltip("value:Q", title="Value per item", format=".3f"),
     ]
     base = alt.Chart().encode(
-        x=alt.X("k:Q", title="Penalty ω (errors cost ω×)"),
+        x=alt.X("k:Q", title=f"{OMEGA_LABEL} (errors cost ω×)"),
         y=alt.Y("value:Q", title=value_title),
         color=model_color(models),
         tooltip=tooltip,

@@ -1,4 +1,5 @@
-"""Charts of the Value page: value per item against the threshold, and confidence histograms."""
+"""Charts of the Value page: value per item against the threshold (the spec the report draws too), and
+confidence histograms."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import Sequence
 import altair as alt
 import pandas as pd
 
-from ._style import layer, model_color, model_domain, money_text, view
+from valuecore import chartspecs
+
+from ._style import from_spec, layer, view
 
 CORRECT_WRONG = alt.Scale(domain=["correct", "wrong"], range=["#009E73", "#D55E00"])
-DASHES = {"tuned": [1, 0], "calibrated": [6, 3], "your threshold": [2, 2]}
-SHAPES = {"tuned": "circle", "calibrated": "diamond"}
+DASHES = chartspecs.THRESHOLD_DASHES
 
 
 def _dashes(labels) -> alt.Scale:
@@ -20,10 +22,7 @@ def _dashes(labels) -> alt.Scale:
     return alt.Scale(domain=present, range=[DASHES[label] for label in present])
 
 
-def _shapes(labels) -> alt.Scale:
-    present = [label for label in SHAPES if label in set(labels)]
-    return alt.Scale(domain=present, range=[SHAPES[label] for label in present])
-THRESHOLD_TITLE = "Threshold: act when confidence ≥ this (0 = accept all)"
+THRESHOLD_TITLE = chartspecs.THRESHOLD_TITLE
 
 
 def value_threshold_chart(
@@ -52,53 +51,8 @@ def value_threshold_chart(
     manual_threshold : float, optional
         A "what if" threshold, drawn as a grey dotted rule.
     """
-    color = model_color(model_domain(models, curves))
-    data = curves.assign(value_text=money_text(curves["value_per_item"], currency))
-    x = alt.X("threshold:Q", title=THRESHOLD_TITLE, scale=alt.Scale(domain=[0, 1]))
-    y = alt.Y("value_per_item:Q", title=f"Value per item ({currency})", axis=alt.Axis(format=",.2f"))
-    tooltip = [
-        alt.Tooltip("model:N", title="Model"),
-        alt.Tooltip("threshold:Q", title="Threshold", format=".3f"),
-        alt.Tooltip("value_text:N", title=f"Value per item ({currency})"),
-        alt.Tooltip("coverage:Q", title="Acted on", format=".1%"),
-    ]
-    channels = dict(x=x, y=y, color=color, tooltip=tooltip)
-    if "split" in data.columns and data["split"].nunique() > 1:
-        tooltip.insert(1, alt.Tooltip("split:N", title="Split"))
-        splits = list(dict.fromkeys(data["split"]))
-        channels["strokeDash"] = alt.StrokeDash(
-            "split:N", title="Split", scale=alt.Scale(domain=splits, range=[[1, 0], [4, 3]][: len(splits)])
-        )
-    layers = [
-        view(pd.DataFrame({"zero": [0.0]}), "rule", {"color": "#999999", "strokeWidth": 1}, y=alt.Y("zero:Q")),
-        view(data, "line", {"interpolate": "step-before", "clip": True}, **channels),
-    ]
-    if markers is not None and len(markers):
-        marks = markers.assign(value_text=money_text(markers["value_per_item"], currency))
-        marker_tooltip = [
-            alt.Tooltip("model:N", title="Model"),
-            alt.Tooltip("marker:N", title="Threshold"),
-            alt.Tooltip("threshold:Q", title="Value", format=".3f"),
-            alt.Tooltip("value_text:N", title=f"Value per item ({currency})"),
-        ]
-        layers.append(view(
-            marks, "rule", {"opacity": 0.6}, x=alt.X("threshold:Q"), color=color,
-            strokeDash=alt.StrokeDash("marker:N", title="Marked threshold", scale=_dashes(marks["marker"])),
-            tooltip=marker_tooltip,
-        ))
-        layers.append(view(
-            marks, "point", {"size": 90, "filled": True, "stroke": "white"}, x=alt.X("threshold:Q"),
-            y=alt.Y("value_per_item:Q"), color=color,
-            shape=alt.Shape("marker:N", title="Marked threshold", scale=_shapes(marks["marker"])),
-            tooltip=marker_tooltip,
-        ))
-    if manual_threshold is not None:
-        manual = pd.DataFrame({"threshold": [float(manual_threshold)]})
-        layers.append(view(
-            manual, "rule", {"color": "#555555", "strokeDash": [2, 2], "strokeWidth": 2}, x=alt.X("threshold:Q"),
-            tooltip=[alt.Tooltip("threshold:Q", title="Your threshold", format=".3f")],
-        ))
-    return layer(*layers, height=height)
+    return from_spec(chartspecs.value_threshold_spec(curves, markers, models=models, currency=currency,
+                                                     manual_threshold=manual_threshold, height=height))
 
 
 def confidence_histogram_chart(

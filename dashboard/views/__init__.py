@@ -24,14 +24,7 @@ from ..datasets import aggregated_models, per_item_note
 from ..safetext import md_text
 
 # ------------------------------------------------------------------ labels
-POLICY_LABELS = {
-    "threshold": "One threshold, tuned",
-    "calibrated_threshold": "Calibrated threshold ω/(1+ω)",
-    "accept_all": "Accept all (no hand-offs)",
-    "class_thresholds": "Per-class thresholds, tuned",
-    "calibrated_class_thresholds": "Per-class thresholds, calibrated",
-    "expected_value": "Expected-value rule",
-}
+POLICY_LABELS = vc.wording.POLICY_LABELS  # one label per policy kind, in the app, the CLI and the report
 VALUE_PAGE_KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds",
                     "calibrated_class_thresholds", "expected_value")
 NEEDS_PROBA = frozenset({"expected_value"})
@@ -39,9 +32,7 @@ NEEDS_ONE_OMEGA = frozenset({"calibrated_threshold"})
 GLOBAL_THRESHOLD_KINDS = frozenset({"threshold", "calibrated_threshold"})
 
 VOC_MODE_ORDER = ("tuned", "oracle", "calibrated", "accept_all")
-NO_PROBA_NOTE = (
-    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
-)
+NO_PROBA_NOTE = vc.wording.NO_PROBA_NOTE
 
 
 def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
@@ -67,8 +58,7 @@ def threshold_text(threshold: float | None) -> str:
     return threshold_number(threshold)
 
 
-# Beyond six significant digits a threshold is noise to a reader; the exact one is in the help and the JSON.
-THRESHOLD_SIGNIFICANT = 6
+THRESHOLD_SIGNIFICANT = vc.wording.THRESHOLD_SIGNIFICANT
 
 
 def shown_confidences(ws, model: str):
@@ -78,18 +68,7 @@ def shown_confidences(ws, model: str):
     return np.concatenate(pieces) if pieces else None
 
 
-def threshold_on_data(threshold: float, confidences) -> str:
-    """The threshold with as many digits as tell its decision apart on ``confidences`` (at most 6 significant).
-
-    The text acts on the same items as the exact threshold whenever 6 significant digits can do so;
-    ``0.5340621214869945`` on a run whose confidences have few digits reads ``0.534``.
-    """
-    text = vc.wording.threshold(threshold, confidences)
-    digits = text.replace("-", "").replace(".", "").lstrip("0")
-    if len(digits) <= THRESHOLD_SIGNIFICANT or confidences is None:
-        return text if confidences is not None else threshold_number(threshold)
-    return np.format_float_positional(threshold, precision=THRESHOLD_SIGNIFICANT, unique=False, fractional=False,
-                                      trim="-")
+threshold_on_data = vc.wording.threshold_on_data  # as many digits as tell the decision apart, at most 6
 
 
 def threshold_help(threshold: float) -> str:
@@ -106,11 +85,7 @@ def split_text(split: str | None) -> str:
     return "no split (none is loaded)" if split is None else f"'{md_text(split)}'"
 
 
-def short_list(items, limit: int = 6) -> str:
-    items = [str(i) for i in items]
-    if len(items) <= limit:
-        return ", ".join(items)
-    return ", ".join(items[:limit]) + f", … ({len(items)} in all)"
+short_list = vc.wording.short_list
 
 
 # ------------------------------------------------------------------- runs
@@ -692,8 +667,7 @@ def _metric_family(column: str) -> tuple[str, str | None]:
     return metric_label(column), None
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+_and = vc.wording.names
 
 
 def comparison_words(table: vc.ComparisonTable) -> list[str]:
