@@ -472,7 +472,7 @@ def _cmd_report(args) -> int:
 
         pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning,
                                     calibration_method=args.calibration, tune_split=args.tune_split,
-                                    eval_split=args.eval_split, rng=0)
+                                    eval_split=args.eval_split, rng=0, guard=not args.adapt_always)
         document, notes = pipeline.document(list(models), args.policy or "threshold", values,
                                             with_interval=not args.no_interval, **_constraint_kwargs(args))
     # The recommendation weighs the rules on the same pipeline the document came from (adapted or not).
@@ -1197,11 +1197,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--adapt-to", metavar="SPLIT",
                         help="re-tune for the class mix of this (unlabelled) split, estimated from the "
                         "probabilities; recorded as prior_shift in the policy JSON")
-    report.add_argument("--adapt-method", choices=("em", "bbse"), default="em",
-                        help="how --adapt-to estimates the class mix (default em)")
+    report.add_argument("--adapt-method", choices=("em", "bbse", "bbse_soft"), default="em",
+                        help="how --adapt-to estimates the class mix (default em, the most accurate; bbse "
+                        "on hard predictions, bbse_soft on probabilities)")
     report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default="reweight",
                         help="--adapt-to re-weights the tuning split (default), or tunes without labels on the "
                         "adapted split, its probabilities adjusted to the estimated mix")
+    report.add_argument("--adapt-always", action="store_true",
+                        help="use the re-weighted rule even when its estimated gain is within noise (by default "
+                        "the rule as tuned is kept then)")
     report.set_defaults(handler=_cmd_report)
 
     apply = commands.add_parser(

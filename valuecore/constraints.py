@@ -33,7 +33,8 @@ misses it; :func:`fit_shortlist` tunes both thresholds and ``k`` (or, with the
 conformal-style set, over :func:`shortlist_levels`) exactly
 (:func:`shortlist_level_grid` says which levels when they are too many);
 :func:`evaluate_shortlist` scores it (a :class:`ShortlistResult`) and
-:func:`shortlist_item_values` gives each item's value.
+:func:`shortlist_item_values` gives each item's value; :func:`shortlist_sets`
+gives the list each item is handed off with (what a server shows).
 """
 
 from . import _capacity, _reviewers, _risk, _shortlist, _twotier
