@@ -303,3 +303,62 @@ def test_reviewers_who_err_like_the_model_lower_the_penalty(omega, accuracy):
     # v_person_wrong = v_wrong: the VOC curve read at omega' = a omega / (1 + (1 - a) omega) answers for them.
     effective = Reviewers(accuracy=accuracy).effective_use_case(vc.UseCase.from_omega(omega))
     assert effective.omega == pytest.approx(accuracy * omega / (1 + (1 - accuracy) * omega), rel=1e-12, abs=1e-12)
+
+
+# ------------------------------------------------------------- VOC and verdict with reviewers
+OMEGAS = (0.0, 0.3, 1.0, 2.5, 4.0, 9.0, 40.0)
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(ref.cases(max_n=12, max_classes=4), reviewers())
+def test_the_voc_curve_with_reviewers_is_the_brute_force_best_at_every_omega(case, r):
+    # Oracle: the best threshold on the items themselves for use case 1 / 0 / -omega, hand-offs priced at
+    # the rate each threshold produces (the brute force of reference_reviewers, in exact arithmetic).
+    run, rr = vc.presort(case.predictions()), case.ref()
+    curve = vc.voc_curve(run, "oracle", reviewers=r)
+    n_items = rr.total
+    if n_items == 0:
+        return
+    for omega in OMEGAS:
+        want = rref.search_threshold(rr, (1, 0, -omega), **ref_args(r)).best_value / n_items
+        assert abs(float(curve.value_at(omega)) - float(want)) <= 1e-9 * (1 + omega) * (1 + abs(r.v_person_wrong or 0))
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(ref.cases(max_n=12, max_classes=3), ref.cases(max_n=12, max_classes=3), reviewers())
+def test_the_tuned_voc_curve_with_reviewers_applies_the_reviewer_threshold(tune_case, eval_case, r):
+    if tune_case.n_classes != eval_case.n_classes:
+        return
+    tune, evaluated = vc.presort(tune_case.predictions()), vc.presort(eval_case.predictions())
+    curve = vc.voc_curve(evaluated, "tuned", tune_run=tune, reviewers=r)
+    for omega in (0.37, 2.3, 7.1):  # away from the breaks, where the threshold in force is unique
+        fit = fit_reviewer_threshold(tune, vc.UseCase(1, 0, -omega), r)
+        got = float(curve.value_at(omega))
+        policy = vc.Policy("threshold", threshold=fit.threshold)
+        priced = vc.constraints.priced_use_case(r, vc.UseCase(1, 0, -omega), policy, eval_case.predictions())
+        want = vc.evaluate(policy, eval_case.predictions(), priced).value_per_item
+        if abs(got - want) > 1e-9 * (1 + omega) * (1 + abs(r.v_person_wrong or 0)):
+            # Only a tie on the tuning split (two thresholds worth the same there) may pick another one.
+            values = reviewer_value_curve(tune, vc.UseCase(1, 0, -omega), r)
+            assert np.sum(values >= values.max() - 1e-9 * (1 + omega) * tune.total_weight) > 1
+
+
+def test_the_verdict_prices_each_models_hand_offs_at_its_own_rate():
+    rng = np.random.default_rng(4)
+    proba = rng.dirichlet([1.0, 1.0, 1.0], size=400)
+    truth = np.array([rng.choice(3, p=row) for row in proba])
+    p = vc.Predictions.from_proba(proba, y_true=truth)
+    use_case = vc.UseCase(1, 0, -4)
+    team = Reviewers(workload=((0.05, 0.95), (0.4, 0.5)))
+    runs = {"strict": (vc.Policy("threshold", threshold=0.9), p), "loose": (vc.Policy("threshold", threshold=0.5), p)}
+    judged = vc.verdict(runs, use_case, reviewers=team)
+    for standing in judged.standings:
+        policy = runs[standing.model][0]
+        rate = vc.evaluate(policy, p, use_case).n_abstain / p.total_weight
+        expected = vc.evaluate(policy, p, team.use_case_at(use_case, rate)).value_per_item
+        assert standing.per_item == pytest.approx(expected, rel=1e-12)
+    assert judged.baseline_per_item == pytest.approx(float(team.handoff_value(use_case, 1.0)))
+    # Perfect reviewers change nothing; a matrix is refused in words.
+    assert vc.verdict(runs, use_case, reviewers=Reviewers()) == vc.verdict(runs, use_case)
+    with pytest.raises(ValueError, match="use case"):
+        vc.verdict(runs, vc.value_matrix_for(use_case, p.classes), reviewers=team)

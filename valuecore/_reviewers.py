@@ -40,7 +40,8 @@ import numpy as np
 from ._sorted import SortedRun, cumulative_gain
 from ._usecase import UseCase
 
-__all__ = ["Reviewers", "ReviewerFit", "reviewer_value_curve", "fit_reviewer_threshold"]
+__all__ = ["Reviewers", "ReviewerFit", "reviewer_value_curve", "fit_reviewer_threshold", "priced_use_case",
+           "reviewer_counts"]
 
 # Candidates whose values differ by less than this share of the largest possible
 # value are a tie (the interpolation's round-off); the highest threshold wins.
@@ -288,3 +289,43 @@ def fit_reviewer_threshold(run: SortedRun, use_case: UseCase, reviewers: Reviewe
         handoff_rate=handoff_rate,
         reviewer_accuracy=float(reviewers.accuracy_at(handoff_rate)),
     )
+
+
+def priced_use_case(reviewers: Reviewers, use_case: UseCase, policy, predictions) -> UseCase:
+    """The use case whose ``v_abstain`` is a hand-off's expected value at the hand-off rate ``policy``
+    produces on ``predictions``: a fixed policy on fixed items hands off a fixed share, so its value is
+    exact with it. One-tier rules only (a person's share of a two-tier or shortlist rule is not a blank
+    hand-off)."""
+    if not isinstance(use_case, UseCase):
+        raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")
+    if reviewers.flat:
+        return reviewers.effective_use_case(use_case)
+    if policy.kind in ("two_tier", "shortlist"):
+        raise ValueError(f"a workload curve prices the blank hand-offs of one-tier rules; a {policy.kind} "
+                         "policy also hands items to people with a suggestion")
+    from ._evaluate import evaluate
+
+    result = evaluate(policy, predictions, use_case)
+    rate = float(result.n_abstain / result.n_items) if result.n_items > 0 else 0.0
+    return reviewers.use_case_at(use_case, rate)
+
+
+def reviewer_counts(run: SortedRun, reviewers: Reviewers) -> SortedRun:
+    """The run with the reviewers' expected mistakes folded into its cumulative counts, for VOC curves.
+
+    On the VOC scale (use case ``1 / 0 / -omega``) a hand-off the person gets right is worth 0, and one
+    they get wrong ``v_person_wrong``: when that is None it follows ``-omega``, and the person's
+    ``H (1 - a(H/N))`` expected mistakes add to ``cum_wrong``; when it is a number ``z`` they add
+    ``z H (1 - a(H/N))`` to ``cum_correct``. Either way each prefix's value stays a line in omega,
+    so the exact VOC machinery applies; the counts need no longer be monotone.
+    """
+    from dataclasses import replace
+
+    run.predictions.require_labels("a VOC curve with reviewers")
+    n_items = run.total_weight
+    handoffs = n_items - run.cum_accepted
+    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
+    missed = handoffs * (1.0 - reviewers.accuracy_at(rate))
+    if reviewers.v_person_wrong is None:
+        return replace(run, cum_wrong=run.cum_wrong + missed)
+    return replace(run, cum_correct=run.cum_correct + reviewers.v_person_wrong * missed)

@@ -23,7 +23,9 @@ sample with an exact interval, and a workload curve: accuracy against the
 hand-off rate) prices a hand-off; :func:`fit_reviewer_threshold` finds the exact
 best threshold when value is non-linear in the hand-off rate (a
 :class:`ReviewerFit`), :func:`reviewer_value_curve` gives the value of every
-candidate threshold.
+candidate threshold; :func:`priced_use_case` prices a fixed policy's hand-offs at
+its own rate (what ``verdict(..., reviewers=)`` does) and :func:`reviewer_counts`
+folds the reviewers' mistakes into a run's counts (``voc_curve(..., reviewers=)``).
 
 A shortlist instead of a blank hand-off: act, hand off with a list of the
 model's top classes, or hand off blank. :class:`ShortlistValues` holds the
