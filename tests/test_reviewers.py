@@ -362,3 +362,36 @@ def test_the_verdict_prices_each_models_hand_offs_at_its_own_rate():
     assert vc.verdict(runs, use_case, reviewers=Reviewers()) == vc.verdict(runs, use_case)
     with pytest.raises(ValueError, match="use case"):
         vc.verdict(runs, vc.value_matrix_for(use_case, p.classes), reviewers=team)
+
+
+def _section(page: str, key: str) -> str:
+    start = page.index(f'<section id="{key}">')
+    return page[start:page.index("</section>", start)]
+
+
+def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsys, tmp_path):
+    import html as html_text
+
+    from valuecore import wording
+
+    page, path = tmp_path / "r.html", tmp_path / "w.json"
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--workload", "0.02:0.95,0.10:0.6",
+                       "--json", path, "--html", page)
+    assert code == 0, err
+    section = html_text.unescape(_section(page.read_text(encoding="utf-8"), "reviewers"))
+    assert "price a hand-off as if the person were always right" in section and "<svg" in section
+    document = json.loads(path.read_text())
+    r = Reviewers.from_dict(document["reviewers"])
+    for entry in document["models"]:  # the section's thresholds and values are the JSON's
+        assert f"<td>{entry['model']}</td><td>{wording.threshold(entry['policy']['threshold'])}</td>" in section
+        assert wording.money(entry["evaluation"]["value_per_item"], "") in section
+    best = max(document["models"], key=lambda e: e["evaluation"]["value_per_item"])["model"]
+    assert f"the best is {best}" in section
+    assert wording.money(float(r.handoff_value(vc.UseCase(1, 0, -4), 1.0)), "") in section
+    # A flat accuracy is priced into every section; without reviewers there is no such section.
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--reviewer-accuracy", "0.9", "--html", page)
+    assert code == 0, err
+    assert "every figure is exact for these reviewers" in _section(page.read_text(encoding="utf-8"), "reviewers")
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--html", page)
+    assert code == 0, err
+    assert 'id="reviewers"' not in page.read_text(encoding="utf-8")

@@ -492,7 +492,7 @@ def _cmd_report(args) -> int:
         say(line)
     if args.json:
         _write_policy_json(document, args.json, say, args)
-    html = _html_report_text(args, models, values) if args.html or args.log_mlflow else None
+    html = _html_report_text(args, models, values, reviewers) if args.html or args.log_mlflow else None
     if args.html:
         _write_text(args.html, html, "the HTML report", args)
         say("")
@@ -529,7 +529,7 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
 
     unsupported = [name for name, given in (
         ("--policy other than threshold", args.policy not in (None, "threshold")),
-        ("--adapt-to", args.adapt_to is not None), ("--html", bool(args.html)), ("--log-mlflow", args.log_mlflow),
+        ("--adapt-to", args.adapt_to is not None), ("--log-mlflow", args.log_mlflow),
         ("constraints and tiers", bool(_constraint_kwargs(args)))) if given]
     if unsupported:
         raise UsageError("with a --workload curve the report tunes one global threshold per model; it does not "
@@ -548,6 +548,10 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
                   args.currency)
     if args.json:
         _write_policy_json(document, args.json, say, args)
+    if args.html:  # the other sections price a perfect reviewer; the reviewers' own section says what changes
+        _write_text(args.html, _html_report_text(args, models, values, reviewers), "the HTML report", args)
+        say("")
+        say(f"wrote the HTML report to {args.html}")
     return EXIT_OK
 
 
@@ -716,7 +720,7 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency)]
 
 
-def _html_report_text(args, models, values) -> str:
+def _html_report_text(args, models, values, reviewers=None) -> str:
     """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
     from .report import html_report
 
@@ -724,7 +728,7 @@ def _html_report_text(args, models, values) -> str:
         models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
         tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
-        **_constraint_kwargs(args),
+        **_constraint_kwargs(args), **({} if reviewers is None else {"reviewers": reviewers}),
     )
 
 
