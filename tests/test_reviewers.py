@@ -265,7 +265,7 @@ def test_a_workload_report_is_the_exact_scan_and_apply_reads_it_back(capsys, tmp
     (["--reviewer-accuracy", "1.5"], "between 0 and 1"),
     (["--reviewer-sample", "9/5"], "RIGHT/REVIEWED"),
     (["--reviewer-accuracy", "0.9", "--reviewer-sample", "9/10"], "not both"),
-    (["--workload", "0.1:0.9,0.5:0.8", "--policy", "class_thresholds"], "one global threshold"),
+    (["--workload", "0.1:0.9,0.5:0.8", "--policy", "expected_value"], "one global threshold or per-class"),
 ])
 def test_bad_reviewer_options_get_a_clear_message(capsys, extra, fragment):
     code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, *extra)
@@ -395,3 +395,72 @@ def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsy
     code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--html", page)
     assert code == 0, err
     assert 'id="reviewers"' not in page.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------- per-class thresholds on a workload curve
+@settings(max_examples=250, **SETTINGS)
+@given(ref.cases(max_n=9, max_classes=3), ref.use_cases(exact=True), reviewers())
+def test_per_class_thresholds_for_reviewers_are_the_exhaustive_optimum(case, vals, r):
+    from valuecore.constraints import fit_reviewer_class_thresholds
+
+    p = case.predictions()
+    run, rr = vc.presort(p), case.ref()
+    if not np.all(p.sample_weight == np.round(p.sample_weight)):
+        with pytest.raises(ValueError, match="whole numbers"):
+            fit_reviewer_class_thresholds(run, vals.engine(case.classes), r)
+        return
+    fit = fit_reviewer_class_thresholds(run, vals.engine(case.classes), r)
+    best, maximisers = rref.search_class_thresholds(rr, vals.data, **ref_args(r))
+    chosen = tuple(t for _, t in fit.class_thresholds)
+    achieved = rref.class_threshold_value(rr, chosen, vals.data, **ref_args(r))
+    scale = Fraction(scale_of(case, vals, r))
+    assert best - achieved <= Fraction(REL) * scale  # the thresholds returned reach the optimum
+    assert abs(Fraction(fit.value_total) - achieved) <= Fraction(REL) * scale  # and it says what they are worth
+    if case.exact and r.flat:
+        assert chosen in maximisers
+    # The policy it describes decides as the thresholds say.
+    policy = vc.Policy("class_thresholds", class_thresholds=fit.class_thresholds)
+    handed = float(np.sum(p.sample_weight[policy.decide(p) == p.n_classes]))
+    assert fit.handoff_rate == pytest.approx(handed / p.total_weight if p.total_weight > 0 else 0.0, abs=1e-12)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(ref.cases(max_n=20, weighted=False), ref.use_cases(exact=False), st.sampled_from(PERFECT + (
+    Reviewers(accuracy=0.75), Reviewers(accuracy=0.5, v_person_wrong=-2.0))))
+def test_per_class_thresholds_for_a_flat_accuracy_are_todays_for_the_priced_use_case(case, vals, r):
+    from valuecore.constraints import fit_reviewer_class_thresholds
+
+    p = case.predictions()
+    run = vc.presort(p)
+    use_case = vals.engine(case.classes)
+    fit = fit_reviewer_class_thresholds(run, use_case, r)
+    today = vc.fit_policy("class_thresholds", run, r.effective_use_case(use_case))
+    want = vc.evaluate(today, p, r.effective_use_case(use_case)).value_total
+    assert fit.value_total == pytest.approx(want, rel=1e-9, abs=1e-9 * scale_of(case, vals, r))
+
+
+def test_a_workload_report_with_per_class_thresholds_is_the_exact_search_and_apply_reads_it_back(capsys, tmp_path):
+    from valuecore.constraints import fit_reviewer_class_thresholds
+
+    document, path, _ = report_json(capsys, tmp_path, "c.json", "--workload", "0.02:0.95,0.10:0.6",
+                                    "--policy", "class_thresholds")
+    r = Reviewers.from_dict(document["reviewers"])
+    use_case = vc.UseCase(1, 0, -4)
+    runs = vc.load_runs(DIGITS).models
+    gains = []
+    for entry in document["models"]:
+        splits = runs[entry["model"]].splits
+        fit = fit_reviewer_class_thresholds(vc.presort(splits["val"]), use_case, r)
+        policy = vc.Policy.from_dict(entry["policy"])
+        assert policy == vc.Policy("class_thresholds", class_thresholds=fit.class_thresholds)
+        rate = vc.evaluate(policy, splits["test"], use_case).n_abstain / splits["test"].total_weight
+        want = vc.evaluate(policy, splits["test"], r.use_case_at(use_case, rate)).value_total
+        assert entry["evaluation"]["value_total"] == pytest.approx(want, rel=1e-12)
+        # On the tuning split it is at least as good as one threshold tuned for the same reviewers.
+        gains.append(fit.value_total - fit_reviewer_threshold(vc.presort(splits["val"]), use_case, r).value_total)
+    assert min(gains) >= -1e-9
+    code, _, err = cli(capsys, "apply", path, DIGITS, "--no-interval", "--json", tmp_path / "applied.json")
+    assert code == 0, err
+    applied = json.loads((tmp_path / "applied.json").read_text())
+    stored = {e["model"]: e["evaluation"]["value_total"] for e in document["models"]}
+    assert {m["model"]: m["evaluation"]["value_total"] for m in applied["models"]} == pytest.approx(stored, rel=1e-12)

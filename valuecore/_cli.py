@@ -528,23 +528,25 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     from ._cli_reviewers import loaded_reviewer_document
 
     unsupported = [name for name, given in (
-        ("--policy other than threshold", args.policy not in (None, "threshold")),
+        ("--policy other than threshold or class_thresholds", args.policy not in (None, "threshold",
+                                                                               "class_thresholds")),
         ("--adapt-to", args.adapt_to is not None), ("--log-mlflow", args.log_mlflow),
         ("constraints and tiers", bool(_constraint_kwargs(args)))) if given]
     if unsupported:
-        raise UsageError("with a --workload curve the report tunes one global threshold per model; it does not "
-                         f"take {', '.join(unsupported)} (a flat --reviewer-accuracy does)")
+        raise UsageError("with a --workload curve the report tunes one global threshold or per-class thresholds "
+                         f"per model; it does not take {', '.join(unsupported)} (a flat --reviewer-accuracy does)")
     models = _load(args.paths)
     try:
         document, notes = loaded_reviewer_document(
             models, values, reviewers, tune_split=args.tune_split, eval_split=args.eval_split,
-            calibration_method=args.calibration, with_interval=not args.no_interval)
+            calibration_method=args.calibration, with_interval=not args.no_interval, kind=args.policy or "threshold")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
     _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
-                  values, None, f"threshold (tuned for the reviewers' workload), calibration: {args.calibration}",
+                  values, None, f"{args.policy or 'threshold'} (tuned for the reviewers' workload), calibration: "
+                  f"{args.calibration}",
                   args.currency)
     if args.json:
         _write_policy_json(document, args.json, say, args)
