@@ -246,14 +246,28 @@ def _gain_curve(run: SortedRun, use_case: UseCase, reviewers: Reviewers) -> tupl
     if reviewers.flat:
         effective = reviewers.effective_use_case(use_case)
         return effective.v_abstain * n_items, cumulative_gain(run, effective)
-    handoffs = n_items - run.cum_accepted
-    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
     wrong_gap = reviewers.wrong_value(use_case) - use_case.v_abstain
     # Every value is measured against handing all N off to the loaded reviewers.
     everything = n_items * (1.0 - float(reviewers.accuracy_at(1.0))) * wrong_gap
-    missed = handoffs * (1.0 - reviewers.accuracy_at(rate))
+    missed = _expected_misses(n_items - run.cum_accepted, n_items, reviewers)
     gain = cumulative_gain(run, use_case) + (missed * wrong_gap - everything)
     return use_case.v_abstain * n_items + everything, gain
+
+
+def _expected_misses(handoffs, n_items: float, reviewers: Reviewers) -> np.ndarray:
+    """The reviewers' expected mistakes ``H (1 - a(H/N))`` for hand-off counts ``H``."""
+    handoffs = np.asarray(handoffs, dtype=np.float64)
+    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
+    return handoffs * (1.0 - reviewers.accuracy_at(rate))
+
+
+def _tie_tolerance(use_case: UseCase, reviewers: Reviewers, n_items: float) -> float:
+    """Values this close count as equal: the interpolation's round-off (0 for a flat accuracy)."""
+    if reviewers.flat:
+        return 0.0
+    scale = max(abs(use_case.v_correct), abs(use_case.v_abstain), abs(use_case.v_wrong),
+                abs(reviewers.wrong_value(use_case)))
+    return _TIE * scale * max(n_items, 1.0)
 
 
 def _best_index(values: np.ndarray, tolerance: float) -> int:
@@ -280,12 +294,7 @@ def fit_reviewer_threshold(run: SortedRun, use_case: UseCase, reviewers: Reviewe
     """
     base, gain = _gain_curve(run, use_case, reviewers)
     n_items = run.total_weight
-    tolerance = 0.0
-    if not reviewers.flat:
-        scale = max(abs(use_case.v_correct), abs(use_case.v_abstain), abs(use_case.v_wrong),
-                    abs(reviewers.wrong_value(use_case)))
-        tolerance = _TIE * scale * max(n_items, 1.0)
-    k = _best_index(gain, tolerance)
+    k = _best_index(gain, _tie_tolerance(use_case, reviewers, n_items))
     value_total = base + float(gain[k])
     handoff_rate = float((n_items - run.cum_accepted[k]) / n_items) if n_items > 0 else 0.0
     return ReviewerFit(
@@ -329,9 +338,7 @@ def reviewer_counts(run: SortedRun, reviewers: Reviewers) -> SortedRun:
 
     run.predictions.require_labels("a VOC curve with reviewers")
     n_items = run.total_weight
-    handoffs = n_items - run.cum_accepted
-    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
-    missed = handoffs * (1.0 - reviewers.accuracy_at(rate))
+    missed = _expected_misses(n_items - run.cum_accepted, n_items, reviewers)
     if reviewers.v_person_wrong is None:
         return replace(run, cum_wrong=run.cum_wrong + missed)
     return replace(run, cum_correct=run.cum_correct + reviewers.v_person_wrong * missed)
@@ -412,18 +419,10 @@ def fit_reviewer_class_thresholds(run: SortedRun, use_case: UseCase, reviewers: 
         best = merged
         choices.append(choice)
         prefixes.append(groups)
-    totals = np.arange(n_items + 1, dtype=np.float64)
-    handoffs = n_items - totals
-    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
-    wrong_gap = reviewers.wrong_value(use_case) - use_case.v_abstain
-    correction = handoffs * (1.0 - reviewers.accuracy_at(rate)) * wrong_gap
+    handoffs = n_items - np.arange(n_items + 1, dtype=np.float64)
+    correction = _expected_misses(handoffs, n_items, reviewers) * (reviewers.wrong_value(use_case) - use_case.v_abstain)
     objective = best + correction  # the value less N * v_abstain; -inf where no total is reachable
-    tolerance = 0.0
-    if not reviewers.flat:
-        scale = max(abs(use_case.v_correct), abs(use_case.v_abstain), abs(use_case.v_wrong),
-                    abs(reviewers.wrong_value(use_case)))
-        tolerance = _TIE * scale * max(n_items, 1.0)
-    total = _best_index(objective, tolerance)
+    total = _best_index(objective, _tie_tolerance(use_case, reviewers, n_items))
     value_total = use_case.v_abstain * n_items + float(objective[total])
     thresholds = [None] * predictions.n_classes
     remaining = total
