@@ -159,3 +159,8 @@ if isinstance(listing, str):
 else:
     st.markdown(view.shortlist_sentence(listing, money))
     st.altair_chart(tiers_chart(listing.tiers))
+
+# ---- 5. reviewers who are not always right (the panel lives in dashboard/views/reviewers.py)
+from dashboard.views.reviewers import reviewers_panel  # noqa: E402
+
+reviewers_panel(ws, model, selection, volume=volume)
