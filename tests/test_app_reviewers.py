@@ -3,39 +3,24 @@ carries the figures valuecore computes for a workload curve."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+import test_app_constraints as constraints_page
 
 import valuecore as vc
 from dashboard.views.reviewers import reviewers_answer
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-DIGITS = ROOT / "sample_runs" / "digits"
+page = constraints_page.page  # the page run once by AppTest (that module's fixture)
+_money_after = constraints_page._money
 
-
-@pytest.fixture(scope="module")
-def page():
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    at.switch_page("pages/constraints.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+DIGITS = Path(__file__).resolve().parent.parent / "sample_runs" / "digits"
 
 
 def _sentence(at) -> str:
     found = [m.value for m in at.markdown if m.value.startswith("For these reviewers the best rule")]
     assert len(found) == 1, [m.value for m in at.markdown]
     return found[0]
-
-
-def _money_after(text: str, after: str) -> float:
-    match = re.search(re.escape(after) + r"[^$\d-]*(-?)\$([\d,]+\.\d+)", text)
-    assert match, (after, text)
-    return float(match.group(2).replace(",", "")) * (-1 if match.group(1) else 1)
 
 
 def test_the_panel_says_the_exact_threshold_for_tired_reviewers_and_what_it_earns(page):
