@@ -25,7 +25,10 @@ best threshold when value is non-linear in the hand-off rate (a
 :class:`ReviewerFit`), :func:`reviewer_value_curve` gives the value of every
 candidate threshold; :func:`priced_use_case` prices a fixed policy's hand-offs at
 its own rate (what ``verdict(..., reviewers=)`` does) and :func:`reviewer_counts`
-folds the reviewers' mistakes into a run's counts (``voc_curve(..., reviewers=)``).
+folds the reviewers' mistakes into a run's counts (``voc_curve(..., reviewers=)``);
+:func:`fit_reviewer_class_thresholds` finds the exact best per-class thresholds
+on a workload curve (a :class:`ReviewerClassFit`; at most ``EXACT_CLASS_BUDGET``
+steps).
 
 A shortlist instead of a blank hand-off: act, hand off with a list of the
 model's top classes, or hand off blank. :class:`ShortlistValues` holds the
