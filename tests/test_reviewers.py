@@ -388,6 +388,15 @@ def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsy
     best = max(document["models"], key=lambda e: e["evaluation"]["value_per_item"])["model"]
     assert f"the best is {best}" in section
     assert wording.money(float(r.handoff_value(vc.UseCase(1, 0, -4), 1.0)), "") in section
+    # Per-class thresholds: the section's values are those of the JSON's per-class rules.
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--workload", "0.02:0.95,0.10:0.6",
+                       "--policy", "class_thresholds", "--json", path, "--html", page)
+    assert code == 0, err
+    section = html_text.unescape(_section(page.read_text(encoding="utf-8"), "reviewers"))
+    for entry in json.loads(path.read_text())["models"]:
+        rule = wording.rule_phrase(vc.Policy.from_dict(entry["policy"]))
+        assert f"<td>{entry['model']}</td><td>{rule}</td>" in section
+        assert wording.money(entry["evaluation"]["value_per_item"], "") in section
     # A flat accuracy is priced into every section; without reviewers there is no such section.
     code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--reviewer-accuracy", "0.9", "--html", page)
     assert code == 0, err

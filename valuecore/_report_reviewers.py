@@ -48,7 +48,7 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
     from . import wording
     from ._evaluate import evaluate
     from ._policies import Policy
-    from ._reviewers import fit_reviewer_threshold, priced_use_case
+    from ._reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold, priced_use_case
     from ._sorted import presort
     from ._usecase import UseCase
     from ._verdict import verdict
@@ -65,8 +65,9 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
         return {"reviewers": ("With your reviewers", text)}
 
     intro = ("<p>The reviewers' accuracy falls with their workload. <strong>The other sections of this report price "
-             "a hand-off as if the person were always right.</strong> Here each model gets the one threshold that "
-             "is best for these reviewers on its tuning split (every distinct confidence tried), and each policy's "
+             "a hand-off as if the person were always right.</strong> Here each model gets the rule of the report "
+             "(one threshold, or one per class) tuned exactly for these reviewers on its tuning split, and each "
+             "policy's "
              "hand-offs are priced at the rate it produces on the evaluated items (the 95% ranges treat that rate "
              "as fixed).</p>")
     tuned, rows, voc_rows = {}, [], []
@@ -81,8 +82,16 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
         if not evaluated.has_labels:
             continue
         tuning = presort(entry.policy.calibrate(run.splits[tune_split]))
-        fit = fit_reviewer_threshold(tuning, values, reviewers)
-        policy = Policy("threshold", threshold=fit.threshold, calibration=entry.policy.calibration)
+        if entry.policy.kind == "class_thresholds":  # per-class thresholds, exact for the workload curve
+            try:
+                fit = fit_reviewer_class_thresholds(tuning, values, reviewers)
+            except ValueError:
+                continue
+            policy = Policy("class_thresholds", class_thresholds=fit.class_thresholds,
+                            calibration=entry.policy.calibration)
+        else:
+            fit = fit_reviewer_threshold(tuning, values, reviewers)
+            policy = Policy("threshold", threshold=fit.threshold, calibration=entry.policy.calibration)
         tuned[entry.model] = (policy, evaluated)
         as_reported = None
         if entry.policy.kind not in ("two_tier", "shortlist"):
@@ -103,15 +112,18 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
         s = by_model[model]
         likely = (f"{wording.money(s.low, currency)} to {wording.money(s.high, currency)}"
                   if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
-        table_rows.append([model, wording.threshold(policy.threshold) if policy.threshold is not None else
-                           "hand every item over", wording.percent(rate),
+        if policy.kind == "class_thresholds":
+            rule = wording.rule_phrase(policy)
+        else:
+            rule = "hand every item over" if policy.threshold is None else wording.threshold(policy.threshold)
+        table_rows.append([model, rule, wording.percent(rate),
                            wording.percent(float(reviewers.accuracy_at(rate))), wording.money(s.per_item, currency),
                            likely, "–" if as_reported is None else wording.money(as_reported, currency)])
     table_rows.append(["no model (hand everything over)", "", wording.percent(1.0),
                        wording.percent(float(reviewers.accuracy_at(1.0))),
                        wording.money(judged.baseline_per_item, currency), "", ""])
     body = _people(reviewers, values) + intro + _table(
-        ["Model", "Threshold for these reviewers", "Handed over", "Reviewers right", "Value per item",
+        ["Model", "Rule for these reviewers", "Handed over", "Reviewers right", "Value per item",
          "Likely range (95%)", "The report's rule, with these reviewers"], table_rows)
     best = judged.best
     if best is not None:
