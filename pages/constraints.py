@@ -13,10 +13,12 @@ import streamlit as st
 import valuecore as vc
 from dashboard import home, state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
+from dashboard.charts.reviewers import reviewer_value_chart
 from dashboard.data import workspace
 from dashboard.settings import PROMISE_CONFIDENCES
 from dashboard.state import current, stop_unless_models
 from dashboard.views import capacity as view
+from dashboard.views import reviewers as reviewers_view
 
 selection = current()
 ws = workspace(selection)
@@ -136,3 +138,29 @@ _write(page.capacity, capacity_answer, lambda curve: capacity_chart(curve, capac
 _write(page.risk, risk_answer, lambda table: certified_risk_chart(table, max_risk))
 _write(page.tiers, tiers_answer, tiers_chart)
 _write(page.shortlist, shortlist_answer, tiers_chart)
+
+# ---- 5. reviewers who are not always right
+st.header("People who are not always right")
+st.caption("The hand-off value assumes a person who always gets it right. Say how often your reviewers are "
+           "right when they see few items and when they see many; in between it is a straight line "
+           "(docs/constraints.md, section 6). valuecore tries every threshold and prices each at the share "
+           "it hands over.")
+if selection.value_matrix is not None:
+    st.info("Reviewers are priced for the three values (correct, hand-off, wrong), not a value matrix.")
+    st.stop()
+low_rate, low_acc, high_rate, high_acc, wrong = st.columns(5)
+rate_1 = low_rate.number_input("Few items: share handed over", 0.0, 1.0, 0.02, 0.01, format="%.2f",
+                               key="reviewers_rate_low")
+accuracy_1 = low_acc.number_input("Right then", 0.0, 1.0, 0.95, 0.01, format="%.2f", key="reviewers_acc_low")
+rate_2 = high_rate.number_input("Many items: share handed over", 0.0, 1.0, 0.10, 0.01, format="%.2f",
+                                key="reviewers_rate_high")
+accuracy_2 = high_acc.number_input("Right then", 0.0, 1.0, 0.60, 0.01, format="%.2f", key="reviewers_acc_high")
+v_person_wrong = wrong.number_input("Value of their mistake", value=float(use_case.v_wrong), key="reviewers_v_wrong")
+reviewers_page = reviewers_view.build(ws, model, selection, workload=((rate_1, accuracy_1), (rate_2, accuracy_2)),
+                                      v_person_wrong=v_person_wrong, volume=volume)
+if reviewers_page.notice is not None:
+    st.info(reviewers_page.notice)
+else:
+    st.markdown(reviewers_page.sentence)
+    st.altair_chart(reviewer_value_chart(reviewers_page.answer.curve, reviewers_page.answer.chosen,
+                                         selection.currency), width="stretch")

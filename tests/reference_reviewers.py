@@ -58,3 +58,26 @@ def search_threshold(run: ref.RefRun, use_case, accuracy=1.0, workload=(), v_per
         table.append((t, value(c, w, h, use_case, accuracy, workload, v_person_wrong)))
     best_t, best_v = ref._argmax_highest(table)
     return ref.Search(best_t, best_v, table)
+
+
+def class_threshold_value(run: ref.RefRun, thresholds, use_case, accuracy=1.0, workload=(),
+                          v_person_wrong=None) -> Fraction:
+    """Exact value of per-class thresholds (``thresholds[j]`` for items predicted j), hand-offs priced at
+    the rate they produce."""
+    c, w, h = counts(run, ref.class_threshold_actions(run, list(thresholds)))
+    return value(c, w, h, use_case, accuracy, workload, v_person_wrong)
+
+
+def search_class_thresholds(run: ref.RefRun, use_case, accuracy=1.0, workload=(), v_person_wrong=None):
+    """(best value, every maximising tuple of thresholds): every combination of per-class candidates."""
+    from itertools import product
+
+    per_class = [ref.candidates(run, [i for i in run.items() if run.y_pred[i] == j]) for j in range(run.n_classes)]
+    best, maximisers = None, []
+    for combo in product(*per_class):
+        v = class_threshold_value(run, combo, use_case, accuracy, workload, v_person_wrong)
+        if best is None or v > best:
+            best, maximisers = v, [combo]
+        elif v == best:
+            maximisers.append(combo)
+    return best, maximisers

@@ -45,7 +45,7 @@ def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
     text = _markdown(page)
     assert "Your team can review **30 items a day**" in text
     assert "one more reviewer (10 reviews a day) adds" in text
-    assert _charts(page) == 4  # capacity, certified risk, two tiers, shortlist
+    assert _charts(page) == 5  # capacity, certified risk, two tiers, shortlist, reviewers
     model = page.selectbox(key="constraints_model").value
     run = vc.load_runs([str(DIGITS)]).models[model]
     use_case = vc.UseCase(1, 0, -4)

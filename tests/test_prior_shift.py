@@ -19,7 +19,9 @@ from valuecore.monitoring import (
     em_priors,
     estimate_priors,
     estimate_under_priors,
+    retuning_gain,
     reweight_to_priors,
+    soft_bbse_priors,
 )
 from valuecore.policy_json import PolicyDocument
 
@@ -131,6 +133,44 @@ def test_bbse_refuses_a_singular_confusion_matrix():
         bbse_priors([0, 0, 0, 0], [0, 1, 0, 1], [0, 0], 2)
 
 
+def test_soft_bbse_equals_a_direct_solve_and_hard_bbse_on_one_hot_probabilities():
+    rng = np.random.default_rng(9)
+    n_classes = 3
+    reference_proba = rng.dirichlet([0.3, 0.3, 0.3], size=400)
+    reference_true = np.array([rng.choice(n_classes, p=row) for row in reference_proba])
+    # The unlabelled items: reference items drawn at another class mix.
+    by_class = rng.choice(n_classes, size=600, p=[0.5, 0.3, 0.2])
+    unlabelled_proba = reference_proba[[rng.choice(np.flatnonzero(reference_true == k)) for k in by_class]]
+    weight = rng.uniform(0.5, 2.0, size=400)
+    confusion = np.zeros((n_classes, n_classes))
+    for row, true, w in zip(reference_proba, reference_true, weight):
+        confusion[:, true] += w * row / weight.sum()
+    expected = np.linalg.solve(confusion, unlabelled_proba.mean(axis=0)) * confusion.sum(axis=0)
+    assert np.all(expected > 0)
+    got = soft_bbse_priors(reference_proba, reference_true, unlabelled_proba, reference_weight=weight)
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    # With one-hot probabilities the soft estimate is the hard one.
+    reference_pred = reference_proba.argmax(axis=1)
+    unlabelled_pred = unlabelled_proba.argmax(axis=1)
+    eye = np.eye(n_classes)
+    np.testing.assert_allclose(soft_bbse_priors(eye[reference_pred], reference_true, eye[unlabelled_pred]),
+                               bbse_priors(reference_pred, reference_true, unlabelled_pred, n_classes), atol=1e-12)
+
+
+def test_soft_bbse_is_less_noisy_than_hard_bbse():
+    # The reason it exists: over seeded replicates its error is smaller than the hard solve's.
+    rng = np.random.default_rng(12)
+    mix = np.array([0.5, 0.2, 0.15, 0.1, 0.05])
+    hard, soft = [], []
+    for _ in range(8):
+        reference = gaussian_run(np.full(5, 0.2), 3000, rng)
+        unlabelled = gaussian_run(mix, 5000, rng, labelled=False)
+        for method, errors in (("bbse", hard), ("bbse_soft", soft)):
+            estimate = estimate_priors(unlabelled, reference, method, n_resamples=20, rng=1)
+            errors.append(np.abs(np.array(estimate.priors) - mix).mean())
+    assert np.mean(soft) < np.mean(hard)
+
+
 def test_bbse_estimate_and_its_bootstrap_are_seeded():
     rng = np.random.default_rng(2)
     reference = gaussian_run((0.5, 0.5), 3000, rng)
@@ -140,6 +180,10 @@ def test_bbse_estimate_and_its_bootstrap_are_seeded():
     assert first == again
     assert abs(first.priors[0] - 0.8) < 0.02
     assert first.low[0] < first.priors[0] < first.high[0]
+    soft = estimate_priors(unlabelled, reference, "bbse_soft", n_resamples=100, rng=np.random.default_rng(4))
+    assert soft == estimate_priors(unlabelled, reference, "bbse_soft", n_resamples=100, rng=np.random.default_rng(4))
+    assert soft.method == "bbse_soft" and abs(soft.priors[0] - 0.8) < 0.02
+    assert soft.low[0] < soft.priors[0] < soft.high[0]
 
 
 def brute_force_threshold(confidence, correct, counts, omega):
@@ -205,6 +249,43 @@ def test_label_free_value_under_the_estimated_mix_tracks_the_realised_one():
     assert abs(naive - realised) > abs(adjusted - realised)
 
 
+def test_retuning_gain_is_the_item_by_item_expectation_and_label_noise():
+    # Written out item by item: the posterior under the estimated mix, the two rules' actions, the value matrix.
+    rng = np.random.default_rng(31)
+    reference = gaussian_run((0.5, 0.5), 2000, rng)
+    unlabelled = gaussian_run((0.8, 0.2), 400, rng, labelled=False)
+    unlabelled = vc.Predictions.from_proba(unlabelled.proba, classes=unlabelled.classes,
+                                           sample_weight=rng.uniform(0.5, 2.0, size=400))
+    use_case = vc.UseCase(1.0, 0.0, -4.0)
+    estimate = estimate_priors(unlabelled, reference, "em")
+    low, high = vc.Policy("threshold", threshold=0.7), vc.Policy("threshold", threshold=0.9)
+    gain = retuning_gain(low, high, unlabelled, use_case, estimate)
+    posterior = adjust_to_priors(unlabelled.proba, estimate.reference_priors, estimate.priors)
+    total = unlabelled.sample_weight.sum()
+    mean = variance = n_differ = 0.0
+    for proba, confidence, predicted, weight in zip(posterior, unlabelled.confidence, unlabelled.y_pred,
+                                                    unlabelled.sample_weight):
+        if not 0.7 <= confidence < 0.9:
+            continue  # both rules act, or both hand off: no difference
+        n_differ += weight
+        # The lower threshold acts on it (+1 when right, -4 when wrong), the higher hands it off (0).
+        outcomes = np.where(np.arange(2) == predicted, 1.0, -4.0)
+        expected = proba @ outcomes
+        mean += weight * expected / total
+        variance += weight**2 * (proba @ outcomes**2 - expected**2) / total**2  # fractional: sampling weights
+    assert gain.gain_per_item == pytest.approx(mean, rel=1e-12)
+    assert gain.standard_error == pytest.approx(np.sqrt(variance), rel=1e-12)
+    assert gain.n_differ == pytest.approx(n_differ)
+    assert gain.worst_gain_per_item <= gain.gain_per_item
+    assert gain.adopted == (gain.worst_gain_per_item > 1.645 * gain.standard_error)
+    # The same rule twice: nothing to gain, nothing adopted.
+    same = retuning_gain(high, high, unlabelled, use_case, estimate)
+    assert (same.gain_per_item, same.standard_error, same.adopted) == (0.0, 0.0, False)
+    # A large real gain is adopted: per-class thresholds tuned for the mix against acting on everything.
+    tuned = vc.fit_policy("class_thresholds", vc.presort(reweight_to_priors(reference, estimate.priors)), use_case)
+    assert retuning_gain(tuned, vc.Policy("accept_all"), unlabelled, use_case, estimate).adopted
+
+
 # ------------------------------------------------------------------- CLI
 def write_run(path: Path, *, top_label: bool = False) -> Path:
     rng = np.random.default_rng(17)
@@ -231,7 +312,7 @@ def run_cli(capsys, *argv):
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize("method", ["em", "bbse"])
+@pytest.mark.parametrize("method", ["em", "bbse", "bbse_soft"])
 def test_report_adapt_to_round_trips_through_the_json_and_apply(tmp_path, capsys, method):
     path = write_run(tmp_path / "model.csv")
     out = tmp_path / "policy.json"
@@ -296,6 +377,31 @@ def test_report_adapt_to_the_evaluated_unlabelled_split_estimates_under_the_new_
     assert entry["evaluation"]["value_per_item"] == pytest.approx(entry["prior_shift"]["estimated_value_per_item"])
 
 
+@pytest.mark.parametrize("kind", ["threshold", "class_thresholds"])
+def test_report_adapt_to_keeps_the_rule_as_tuned_unless_the_gain_clears_its_noise(tmp_path, capsys, kind):
+    path = write_run(tmp_path / "model.csv")
+    guarded, always = tmp_path / "guarded.json", tmp_path / "always.json"
+    base = ("report", path, "--omega", "20", "--policy", kind, "--adapt-to", "prod", "--no-interval")
+    assert run_cli(capsys, *base, "--json", guarded)[0] == 0
+    assert run_cli(capsys, *base, "--adapt-always", "--json", always)[0] == 0
+    entry = PolicyDocument.from_dict(json.loads(guarded.read_text())).entries[0]
+    retuned = PolicyDocument.from_dict(json.loads(always.read_text())).entries[0]
+    record = entry.prior_shift["retuning"]
+    assert "retuning" not in retuned.prior_shift  # no guard, nothing to record
+    models = vc.load_runs([str(path)]).models
+    run = models["model"]
+    as_tuned = vc.fit_policy(kind, vc.presort(run.splits["val"]), vc.UseCase.from_omega(20))
+    estimate = estimate_priors(run.splits["prod"], run.splits["val"], "em")
+    reweighted = vc.fit_policy(kind, vc.presort(reweight_to_priors(run.splits["val"], estimate.priors)),
+                               vc.UseCase.from_omega(20))
+    assert retuned.policy == reweighted
+    gain = retuning_gain(reweighted, as_tuned, run.splits["prod"], vc.UseCase.from_omega(20), estimate)
+    assert record["adopted"] == gain.adopted
+    assert record["estimated_gain_per_item"] == pytest.approx(gain.gain_per_item)
+    assert entry.policy == (reweighted if gain.adopted else as_tuned)
+    assert any(("is within noise" in n) != gain.adopted for n in entry.notes)
+
+
 def test_report_adapt_to_a_missing_split_is_a_usage_error(tmp_path, capsys):
     path = write_run(tmp_path / "model.csv")
     code, _, stderr = run_cli(capsys, "report", path, "--omega", "4", "--adapt-to", "nope")
@@ -332,16 +438,24 @@ def test_simulation_pins_the_documented_figures():
 
     estimation, values = bench.simulate(replicates=6, seed=7, n_resamples=100)
     assert estimation["em_error"].max() < 0.02
-    assert estimation["bbse_error"].max() < 0.035
+    assert estimation["bbse_error"].max() < 0.04
+    assert estimation["soft_error"].max() < 0.03
+    assert estimation["soft_error"].mean() < estimation["bbse_error"].mean()  # probabilities carry more
+    assert estimation["em_error"].mean() < estimation["soft_error"].mean()  # and EM, the default, most
     assert estimation["em_converged"].all()
     # Intervals: per-class coverage of the 95% intervals, pooled, not far below 95%.
-    assert estimation["em_covered"].mean() > 0.85
-    assert estimation["bbse_covered"].mean() > 0.85
+    for method in ("em", "bbse", "soft"):
+        assert estimation[f"{method}_covered"].mean() > 0.85
     gap = values["adapted"] - values["unadapted"]
     per_class = values["rule"] == "class_thresholds"
     assert gap[per_class].min() > 0  # per-class thresholds: re-tuning always earned more
     assert gap[~per_class].min() > -0.06  # one threshold: re-weighting is within noise of the old one (docs)
     assert abs(gap[~per_class].mean()) < 0.01
+    # The guard of report --adapt-to: never worse in these cases, and it keeps the per-class gains.
+    guarded = values["guarded"] - values["unadapted"]
+    assert guarded.min() >= 0
+    assert values.loc[per_class, "adopted"].mean() > 0.9
+    assert guarded[per_class].mean() > 0.9 * gap[per_class].mean()
     label_free_gap = values["label_free"] - values["unadapted"]
     assert label_free_gap[~per_class].mean() > 0  # label-free tuning on production gains on average
     assert label_free_gap[per_class].min() > 0

@@ -265,7 +265,7 @@ def test_a_workload_report_is_the_exact_scan_and_apply_reads_it_back(capsys, tmp
     (["--reviewer-accuracy", "1.5"], "between 0 and 1"),
     (["--reviewer-sample", "9/5"], "RIGHT/REVIEWED"),
     (["--reviewer-accuracy", "0.9", "--reviewer-sample", "9/10"], "not both"),
-    (["--workload", "0.1:0.9,0.5:0.8", "--policy", "class_thresholds"], "one global threshold"),
+    (["--workload", "0.1:0.9,0.5:0.8", "--policy", "expected_value"], "one global threshold or per-class"),
 ])
 def test_bad_reviewer_options_get_a_clear_message(capsys, extra, fragment):
     code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, *extra)
@@ -303,3 +303,173 @@ def test_reviewers_who_err_like_the_model_lower_the_penalty(omega, accuracy):
     # v_person_wrong = v_wrong: the VOC curve read at omega' = a omega / (1 + (1 - a) omega) answers for them.
     effective = Reviewers(accuracy=accuracy).effective_use_case(vc.UseCase.from_omega(omega))
     assert effective.omega == pytest.approx(accuracy * omega / (1 + (1 - accuracy) * omega), rel=1e-12, abs=1e-12)
+
+
+# ------------------------------------------------------------- VOC and verdict with reviewers
+OMEGAS = (0.0, 0.3, 1.0, 2.5, 4.0, 9.0, 40.0)
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(ref.cases(max_n=12, max_classes=4), reviewers())
+def test_the_voc_curve_with_reviewers_is_the_brute_force_best_at_every_omega(case, r):
+    # Oracle: the best threshold on the items themselves for use case 1 / 0 / -omega, hand-offs priced at
+    # the rate each threshold produces (the brute force of reference_reviewers, in exact arithmetic).
+    run, rr = vc.presort(case.predictions()), case.ref()
+    curve = vc.voc_curve(run, "oracle", reviewers=r)
+    n_items = rr.total
+    if n_items == 0:
+        return
+    for omega in OMEGAS:
+        want = rref.search_threshold(rr, (1, 0, -omega), **ref_args(r)).best_value / n_items
+        assert abs(float(curve.value_at(omega)) - float(want)) <= 1e-9 * (1 + omega) * (1 + abs(r.v_person_wrong or 0))
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(ref.cases(max_n=12, max_classes=3), ref.cases(max_n=12, max_classes=3), reviewers())
+def test_the_tuned_voc_curve_with_reviewers_applies_the_reviewer_threshold(tune_case, eval_case, r):
+    if tune_case.n_classes != eval_case.n_classes:
+        return
+    tune, evaluated = vc.presort(tune_case.predictions()), vc.presort(eval_case.predictions())
+    curve = vc.voc_curve(evaluated, "tuned", tune_run=tune, reviewers=r)
+    for omega in (0.37, 2.3, 7.1):  # away from the breaks, where the threshold in force is unique
+        fit = fit_reviewer_threshold(tune, vc.UseCase(1, 0, -omega), r)
+        got = float(curve.value_at(omega))
+        policy = vc.Policy("threshold", threshold=fit.threshold)
+        priced = vc.constraints.priced_use_case(r, vc.UseCase(1, 0, -omega), policy, eval_case.predictions())
+        want = vc.evaluate(policy, eval_case.predictions(), priced).value_per_item
+        if abs(got - want) > 1e-9 * (1 + omega) * (1 + abs(r.v_person_wrong or 0)):
+            # Only a tie on the tuning split (two thresholds worth the same there) may pick another one.
+            values = reviewer_value_curve(tune, vc.UseCase(1, 0, -omega), r)
+            assert np.sum(values >= values.max() - 1e-9 * (1 + omega) * tune.total_weight) > 1
+
+
+def test_the_verdict_prices_each_models_hand_offs_at_its_own_rate():
+    rng = np.random.default_rng(4)
+    proba = rng.dirichlet([1.0, 1.0, 1.0], size=400)
+    truth = np.array([rng.choice(3, p=row) for row in proba])
+    p = vc.Predictions.from_proba(proba, y_true=truth)
+    use_case = vc.UseCase(1, 0, -4)
+    team = Reviewers(workload=((0.05, 0.95), (0.4, 0.5)))
+    runs = {"strict": (vc.Policy("threshold", threshold=0.9), p), "loose": (vc.Policy("threshold", threshold=0.5), p)}
+    judged = vc.verdict(runs, use_case, reviewers=team)
+    for standing in judged.standings:
+        policy = runs[standing.model][0]
+        rate = vc.evaluate(policy, p, use_case).n_abstain / p.total_weight
+        expected = vc.evaluate(policy, p, team.use_case_at(use_case, rate)).value_per_item
+        assert standing.per_item == pytest.approx(expected, rel=1e-12)
+    assert judged.baseline_per_item == pytest.approx(float(team.handoff_value(use_case, 1.0)))
+    # Perfect reviewers change nothing; a matrix is refused in words.
+    assert vc.verdict(runs, use_case, reviewers=Reviewers()) == vc.verdict(runs, use_case)
+    with pytest.raises(ValueError, match="use case"):
+        vc.verdict(runs, vc.value_matrix_for(use_case, p.classes), reviewers=team)
+
+
+def _section(page: str, key: str) -> str:
+    start = page.index(f'<section id="{key}">')
+    return page[start:page.index("</section>", start)]
+
+
+def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsys, tmp_path):
+    import html as html_text
+
+    from valuecore import wording
+
+    page, path = tmp_path / "r.html", tmp_path / "w.json"
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--workload", "0.02:0.95,0.10:0.6",
+                       "--json", path, "--html", page)
+    assert code == 0, err
+    section = html_text.unescape(_section(page.read_text(encoding="utf-8"), "reviewers"))
+    assert "price a hand-off as if the person were always right" in section and "<svg" in section
+    document = json.loads(path.read_text())
+    r = Reviewers.from_dict(document["reviewers"])
+    for entry in document["models"]:  # the section's thresholds and values are the JSON's
+        assert f"<td>{entry['model']}</td><td>{wording.threshold(entry['policy']['threshold'])}</td>" in section
+        assert wording.money(entry["evaluation"]["value_per_item"], "") in section
+    best = max(document["models"], key=lambda e: e["evaluation"]["value_per_item"])["model"]
+    assert f"the best is {best}" in section
+    assert wording.money(float(r.handoff_value(vc.UseCase(1, 0, -4), 1.0)), "") in section
+    # Per-class thresholds: the section's values are those of the JSON's per-class rules.
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--workload", "0.02:0.95,0.10:0.6",
+                       "--policy", "class_thresholds", "--json", path, "--html", page)
+    assert code == 0, err
+    section = html_text.unescape(_section(page.read_text(encoding="utf-8"), "reviewers"))
+    for entry in json.loads(path.read_text())["models"]:
+        rule = wording.rule_phrase(vc.Policy.from_dict(entry["policy"]))
+        assert f"<td>{entry['model']}</td><td>{rule}</td>" in section
+        assert wording.money(entry["evaluation"]["value_per_item"], "") in section
+    # A flat accuracy is priced into every section; without reviewers there is no such section.
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--reviewer-accuracy", "0.9", "--html", page)
+    assert code == 0, err
+    assert "every figure is exact for these reviewers" in _section(page.read_text(encoding="utf-8"), "reviewers")
+    code, _, err = cli(capsys, "report", DIGITS, *USE_CASE, "--html", page)
+    assert code == 0, err
+    assert 'id="reviewers"' not in page.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------- per-class thresholds on a workload curve
+@settings(max_examples=250, **SETTINGS)
+@given(ref.cases(max_n=9, max_classes=3), ref.use_cases(exact=True), reviewers())
+def test_per_class_thresholds_for_reviewers_are_the_exhaustive_optimum(case, vals, r):
+    from valuecore.constraints import fit_reviewer_class_thresholds
+
+    p = case.predictions()
+    run, rr = vc.presort(p), case.ref()
+    if not np.all(p.sample_weight == np.round(p.sample_weight)):
+        with pytest.raises(ValueError, match="whole numbers"):
+            fit_reviewer_class_thresholds(run, vals.engine(case.classes), r)
+        return
+    fit = fit_reviewer_class_thresholds(run, vals.engine(case.classes), r)
+    best, maximisers = rref.search_class_thresholds(rr, vals.data, **ref_args(r))
+    chosen = tuple(t for _, t in fit.class_thresholds)
+    achieved = rref.class_threshold_value(rr, chosen, vals.data, **ref_args(r))
+    scale = Fraction(scale_of(case, vals, r))
+    assert best - achieved <= Fraction(REL) * scale  # the thresholds returned reach the optimum
+    assert abs(Fraction(fit.value_total) - achieved) <= Fraction(REL) * scale  # and it says what they are worth
+    if case.exact and r.flat:
+        assert chosen in maximisers
+    # The policy it describes decides as the thresholds say.
+    policy = vc.Policy("class_thresholds", class_thresholds=fit.class_thresholds)
+    handed = float(np.sum(p.sample_weight[policy.decide(p) == p.n_classes]))
+    assert fit.handoff_rate == pytest.approx(handed / p.total_weight if p.total_weight > 0 else 0.0, abs=1e-12)
+
+
+@settings(max_examples=100, **SETTINGS)
+@given(ref.cases(max_n=20, weighted=False), ref.use_cases(exact=False), st.sampled_from(PERFECT + (
+    Reviewers(accuracy=0.75), Reviewers(accuracy=0.5, v_person_wrong=-2.0))))
+def test_per_class_thresholds_for_a_flat_accuracy_are_todays_for_the_priced_use_case(case, vals, r):
+    from valuecore.constraints import fit_reviewer_class_thresholds
+
+    p = case.predictions()
+    run = vc.presort(p)
+    use_case = vals.engine(case.classes)
+    fit = fit_reviewer_class_thresholds(run, use_case, r)
+    today = vc.fit_policy("class_thresholds", run, r.effective_use_case(use_case))
+    want = vc.evaluate(today, p, r.effective_use_case(use_case)).value_total
+    assert fit.value_total == pytest.approx(want, rel=1e-9, abs=1e-9 * scale_of(case, vals, r))
+
+
+def test_a_workload_report_with_per_class_thresholds_is_the_exact_search_and_apply_reads_it_back(capsys, tmp_path):
+    from valuecore.constraints import fit_reviewer_class_thresholds
+
+    document, path, _ = report_json(capsys, tmp_path, "c.json", "--workload", "0.02:0.95,0.10:0.6",
+                                    "--policy", "class_thresholds")
+    r = Reviewers.from_dict(document["reviewers"])
+    use_case = vc.UseCase(1, 0, -4)
+    runs = vc.load_runs(DIGITS).models
+    gains = []
+    for entry in document["models"]:
+        splits = runs[entry["model"]].splits
+        fit = fit_reviewer_class_thresholds(vc.presort(splits["val"]), use_case, r)
+        policy = vc.Policy.from_dict(entry["policy"])
+        assert policy == vc.Policy("class_thresholds", class_thresholds=fit.class_thresholds)
+        rate = vc.evaluate(policy, splits["test"], use_case).n_abstain / splits["test"].total_weight
+        want = vc.evaluate(policy, splits["test"], r.use_case_at(use_case, rate)).value_total
+        assert entry["evaluation"]["value_total"] == pytest.approx(want, rel=1e-12)
+        # On the tuning split it is at least as good as one threshold tuned for the same reviewers.
+        gains.append(fit.value_total - fit_reviewer_threshold(vc.presort(splits["val"]), use_case, r).value_total)
+    assert min(gains) >= -1e-9
+    code, _, err = cli(capsys, "apply", path, DIGITS, "--no-interval", "--json", tmp_path / "applied.json")
+    assert code == 0, err
+    applied = json.loads((tmp_path / "applied.json").read_text())
+    stored = {e["model"]: e["evaluation"]["value_total"] for e in document["models"]}
+    assert {m["model"]: m["evaluation"]["value_total"] for m in applied["models"]} == pytest.approx(stored, rel=1e-12)

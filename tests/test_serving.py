@@ -18,7 +18,7 @@ from valuecore import ALL_POLICY_KINDS, Predictions, UseCase, ValueMatrix, apply
 from valuecore.constraints import evaluate_two_tier
 from valuecore.policy_json import PolicyDocument, build_policy_document
 from valuecore.runs import ModelRun
-from valuecore.serving import ABSTAIN, CONFIRM, load_policy
+from valuecore.serving import ABSTAIN, CONFIRM, SHORTLIST, load_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSISTED = {"v_confirmed_correct": 0.5, "v_confirmed_wrong": -1.0, "cost": 0.25}
@@ -84,7 +84,7 @@ def served_codes(document: PolicyDocument, predictions: Predictions):
 def test_decide_agrees_with_the_pipeline_and_apply_on_every_item(kind, calibration, data):
     run, kind, calibration, values = data.draw(runs_and_settings(kind, calibration))
     extra = {"assisted": ASSISTED} if kind == "two_tier" else {}
-    if kind == "shortlist":  # the listed tier is abstain to a server that knows act/abstain only
+    if kind == "shortlist":  # the listed tier is served as "shortlist", with its list (shortlists())
         extra = {"shortlist_values": {"1": [0.5, -1.0], "2": [0.25, -0.5]}}
     try:
         document, _ = build_policy_document({"m": run}, values, kind=kind, calibration_method=calibration,
@@ -103,6 +103,9 @@ def test_decide_agrees_with_the_pipeline_and_apply_on_every_item(kind, calibrati
     if kind == "two_tier":
         tiers = entry.policy.tiers(test)
         expected = np.where(tiers == 1, n_classes + 1, pipeline)
+    elif kind == "shortlist":
+        expected = np.where(decisions.list_size > 0, n_classes + 2, pipeline)
+        assert np.all(pipeline[decisions.list_size > 0] == n_classes)  # listed items are not acted on
     else:
         expected = pipeline
     np.testing.assert_array_equal(decisions.action, expected)
@@ -111,7 +114,7 @@ def test_decide_agrees_with_the_pipeline_and_apply_on_every_item(kind, calibrati
     np.testing.assert_array_equal(decisions.predicted, calibrated.y_pred)
     # 2. item by item against the independent numpy code printed in docs/policy-json.md
     reference = REFERENCE(json.loads(document.to_json()), "m", test.proba, test.logits)
-    automatic = np.where(decisions.action == n_classes + 1, n_classes, decisions.action)
+    automatic = np.where(decisions.action > n_classes, n_classes, decisions.action)
     np.testing.assert_array_equal(np.where(automatic == n_classes, -1, automatic), reference)
     # 3. counts: the confusion matrix `apply` reports, and the stored evaluation
     if kind == "two_tier":
@@ -122,15 +125,33 @@ def test_decide_agrees_with_the_pipeline_and_apply_on_every_item(kind, calibrati
         assert entry.evaluation["two_tier"]["n_assisted"] == np.sum(decisions.action == n_classes + 1)
     else:
         applied = apply_policy_document(document, {"m": run}, with_interval=False)[0]
-        cells = test.y_true * (n_classes + 1) + decisions.action
+        cells = test.y_true * (n_classes + 1) + automatic
         confusion = np.bincount(cells, minlength=n_classes * (n_classes + 1)).reshape(n_classes, -1)
         np.testing.assert_array_equal(applied.result.confusion, confusion)
-        assert entry.evaluation["n_abstain"] == np.sum(decisions.action == n_classes)
+        assert entry.evaluation["n_abstain"] == np.sum(automatic == n_classes)
+    if kind == "shortlist":  # 3b. the lists served, priced by hand, are worth what apply stored
+        assert entry.evaluation["shortlist"]["n_listed"] == np.sum(decisions.action == n_classes + 2)
+        lists = served.shortlists(test.proba, logits=test.logits)
+        assert [len(items) for items in lists] == decisions.list_size.tolist()
+        matrix = served._matrix.values
+        prices = {int(k): pair for k, pair in entry.policy.shortlist["values"].items()}
+        total = 0.0
+        for action, items, truth in zip(decisions.action, lists, test.y_true):
+            if action == n_classes + 2:
+                total += prices[len(items)][0 if run.classes[truth] in items else 1]
+            else:
+                total += matrix[truth, min(action, n_classes)]
+        assert total == pytest.approx(entry.evaluation["value_total"], abs=1e-9)
+    else:
+        assert decisions.list_order is None and decisions.list_size is None
     # 4. labels, and the top-label input where the rule allows it
     labels = served.decide(test.proba, logits=test.logits)
-    names = [*run.classes, ABSTAIN, CONFIRM]
+    names = [*run.classes, ABSTAIN, CONFIRM, SHORTLIST]
     assert labels.tolist() == [names[a] for a in decisions.action]
-    if calibration in ("none", "isotonic") and kind != "expected_value":
+    if kind == "shortlist":  # the lists are read off the probability vector: the top label is not enough
+        with pytest.raises(ValueError, match="probability vector"):
+            served.decide(y_pred=np.array(run.classes)[test.y_pred], confidence=test.confidence)
+    elif calibration in ("none", "isotonic") and kind != "expected_value":
         top = served.decide(y_pred=np.array(run.classes)[test.y_pred], confidence=test.confidence)
         assert top.tolist() == labels.tolist()
 

@@ -240,3 +240,44 @@ def test_too_many_levels_are_searched_on_a_stated_grid(monkeypatch):
     # the grid can only lose value against every level, on the tuning split
     assert (evaluate_shortlist(policy, p, vc.UseCase(1, 0, -3)).value_total
             <= evaluate_shortlist(exact, p, vc.UseCase(1, 0, -3)).value_total)
+
+
+@pytest.mark.parametrize("rule", ["top_k", "cumulative"])
+def test_a_served_shortlist_holds_what_apply_counted(capsys, tmp_path, rule):
+    # report -> JSON -> load_policy: the lists a server shows are those apply scored (sizes, hits, value).
+    import json
+
+    from valuecore.serving import SHORTLIST, load_policy
+
+    policy = tmp_path / "shortlist.json"
+    code, _, err = run_cli(capsys, "report", DIGITS, "--omega", "5", "--policy", "shortlist",
+                           "--shortlist-values", LISTS, "--shortlist-rule", rule, "--json", policy)
+    assert code == 0, err
+    runs = vc.load_runs([str(DIGITS)]).models
+    prices = {int(k): pair for k, pair in ShortlistValues.parse(LISTS).to_dict().items()}
+    for model in json.loads(policy.read_text())["models"]:
+        test = runs[model["model"]].splits["test"]
+        served = load_policy(policy, model=model["model"])
+        actions = served.decide(test.proba)
+        lists = served.shortlists(test.proba)
+        listed = actions == SHORTLIST
+        assert [bool(items) for items in lists] == listed.tolist()
+        truth = np.asarray(test.classes, dtype=object)[test.y_true]
+        hits = [t in items for t, items in zip(truth, lists)]
+        tiers = model["evaluation"]["shortlist"]
+        assert listed.sum() == tiers["n_listed"] and sum(hits) == tiers["n_listed_hit"]
+        assert np.mean([len(items) for items in lists if items] or [0]) == pytest.approx(tiers["mean_list_size"])
+        listed_value = sum(prices[len(items)][0 if hit else 1] for items, hit in zip(lists, hits) if items)
+        acted = [a for a in actions if a not in (SHORTLIST, "abstain")]
+        assert len(acted) == tiers["n_auto"]
+        # every list is the item's most probable classes, in order
+        for row, items in zip(test.proba, lists):
+            if items:
+                top = np.argsort(-row, kind="stable")[:len(items)]
+                assert items == tuple(np.asarray(test.classes)[top])
+        blank = np.sum(actions == "abstain")
+        use_case = vc.UseCase(1, 0, -5)
+        acted_value = sum(use_case.v_correct if a == t else use_case.v_wrong for a, t in zip(actions, truth)
+                          if a not in (SHORTLIST, "abstain"))
+        assert acted_value + listed_value + blank * use_case.v_abstain == pytest.approx(
+            model["evaluation"]["value_total"], abs=1e-9)

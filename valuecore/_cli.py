@@ -482,7 +482,7 @@ def _cmd_report(args) -> int:
 
         pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning,
                                     calibration_method=args.calibration, tune_split=args.tune_split,
-                                    eval_split=args.eval_split, rng=0)
+                                    eval_split=args.eval_split, rng=0, guard=not args.adapt_always)
         document, notes = pipeline.document(list(models), args.policy or "threshold", values,
                                             with_interval=not args.no_interval, **_constraint_kwargs(args))
     # The recommendation weighs the rules on the same pipeline the document came from (adapted or not).
@@ -502,7 +502,7 @@ def _cmd_report(args) -> int:
         say(line)
     if args.json:
         _write_policy_json(document, args.json, say, args)
-    html = _html_report_text(args, models, values) if args.html or args.log_mlflow else None
+    html = _html_report_text(args, models, values, reviewers) if args.html or args.log_mlflow else None
     if args.html:
         _write_text(args.html, html, "the HTML report", args)
         say("")
@@ -538,26 +538,32 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     from ._cli_reviewers import loaded_reviewer_document
 
     unsupported = [name for name, given in (
-        ("--policy other than threshold", args.policy not in (None, "threshold")),
-        ("--adapt-to", args.adapt_to is not None), ("--html", bool(args.html)), ("--log-mlflow", args.log_mlflow),
+        ("--policy other than threshold or class_thresholds", args.policy not in (None, "threshold",
+                                                                               "class_thresholds")),
+        ("--adapt-to", args.adapt_to is not None), ("--log-mlflow", args.log_mlflow),
         ("constraints and tiers", bool(_constraint_kwargs(args)))) if given]
     if unsupported:
-        raise UsageError("with a --workload curve the report tunes one global threshold per model; it does not "
-                         f"take {', '.join(unsupported)} (a flat --reviewer-accuracy does)")
+        raise UsageError("with a --workload curve the report tunes one global threshold or per-class thresholds "
+                         f"per model; it does not take {', '.join(unsupported)} (a flat --reviewer-accuracy does)")
     models = _load(args.paths)
     try:
         document, notes = loaded_reviewer_document(
             models, values, reviewers, tune_split=args.tune_split, eval_split=args.eval_split,
-            calibration_method=args.calibration, with_interval=not args.no_interval)
+            calibration_method=args.calibration, with_interval=not args.no_interval, kind=args.policy or "threshold")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
     _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
-                  values, None, f"threshold (tuned for the reviewers' workload), calibration: {args.calibration}",
+                  values, None, f"{args.policy or 'threshold'} (tuned for the reviewers' workload), calibration: "
+                  f"{args.calibration}",
                   args.currency)
     if args.json:
         _write_policy_json(document, args.json, say, args)
+    if args.html:  # the other sections price a perfect reviewer; the reviewers' own section says what changes
+        _write_text(args.html, _html_report_text(args, models, values, reviewers), "the HTML report", args)
+        say("")
+        say(f"wrote the HTML report to {args.html}")
     return EXIT_OK
 
 
@@ -731,7 +737,7 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
 
-def _html_report_text(args, models, values) -> str:
+def _html_report_text(args, models, values, reviewers=None) -> str:
     """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
     from .report import html_report
 
@@ -739,7 +745,7 @@ def _html_report_text(args, models, values) -> str:
         models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
         tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
-        **_constraint_kwargs(args),
+        **_constraint_kwargs(args), **({} if reviewers is None else {"reviewers": reviewers}),
     )
 
 
@@ -1217,11 +1223,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--adapt-to", metavar="SPLIT",
                         help="re-tune for the class mix of this (unlabelled) split, estimated from the "
                         "probabilities; recorded as prior_shift in the policy JSON")
-    report.add_argument("--adapt-method", choices=("em", "bbse"), default="em",
-                        help="how --adapt-to estimates the class mix (default em)")
+    report.add_argument("--adapt-method", choices=("em", "bbse", "bbse_soft"), default="em",
+                        help="how --adapt-to estimates the class mix (default em, the most accurate; bbse "
+                        "on hard predictions, bbse_soft on probabilities)")
     report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default="reweight",
                         help="--adapt-to re-weights the tuning split (default), or tunes without labels on the "
                         "adapted split, its probabilities adjusted to the estimated mix")
+    report.add_argument("--adapt-always", action="store_true",
+                        help="use the re-weighted rule even when its estimated gain is within noise (by default "
+                        "the rule as tuned is kept then)")
     report.set_defaults(handler=_cmd_report)
 
     apply = commands.add_parser(

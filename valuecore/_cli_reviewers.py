@@ -4,8 +4,9 @@ A flat accuracy is priced into the use case (its ``v_abstain`` becomes the
 expected value of a hand-off), so every rule, the recommendation, the verdict
 and the VOC of the HTML report are exact through the usual pipeline. A workload
 curve makes value non-linear in the hand-off rate: one global threshold per model
-is tuned by the exact prefix scan, and each policy's value is priced at the
-hand-off rate it produces.
+is tuned by the exact prefix scan (per-class thresholds by the exact search over
+every total accepted), and each policy's value is priced at the hand-off rate it
+produces.
 """
 
 from __future__ import annotations
@@ -94,15 +95,18 @@ def _handoff_rate(result) -> float:
 
 
 def loaded_reviewer_document(models, use_case, reviewers, *, tune_split, eval_split, calibration_method,
-                             with_interval: bool):
-    """(document, notes) with one threshold per model tuned by the exact prefix scan for a workload curve."""
+                             with_interval: bool, kind: str = "threshold"):
+    """(document, notes) with one threshold (or per-class thresholds) per model tuned exactly for a workload
+    curve: the prefix scan, or the search over every total accepted (``fit_reviewer_class_thresholds``)."""
     from ._pipeline import Pipeline, evaluation_record
     from ._policies import Policy
     from ._policy_json import PolicyDocument
-    from ._reviewers import fit_reviewer_threshold
+    from ._reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold
 
+    if kind not in ("threshold", "class_thresholds"):
+        raise ValueError(f"a workload curve tunes one threshold or per-class thresholds, not {kind}")
     pipeline = Pipeline(models, tune_split, eval_split, calibration_method)
-    base, notes = pipeline.document(list(models), "threshold", use_case, with_interval=False)
+    base, notes = pipeline.document(list(models), kind, use_case, with_interval=False)
     entries = []
     for entry in base.entries:
         model = entry.model
@@ -111,9 +115,17 @@ def loaded_reviewer_document(models, use_case, reviewers, *, tune_split, eval_sp
         if tuning is None or not tuning.predictions.has_labels:
             notes.append(f"{model}: skipped: its tuning split {plan.tune_split!r} has no labels")
             continue
-        fit = fit_reviewer_threshold(tuning, use_case, reviewers)
-        policy = Policy("threshold", threshold=fit.threshold, **(
-            {"calibration": pipeline.calibration_dict(model)} if pipeline.calibration_dict(model) else {}))
+        calibration = {"calibration": pipeline.calibration_dict(model)} if pipeline.calibration_dict(model) else {}
+        if kind == "class_thresholds":
+            try:
+                fit = fit_reviewer_class_thresholds(tuning, use_case, reviewers)
+            except ValueError as error:
+                notes.append(f"{model}: skipped: {error}")
+                continue
+            policy = Policy("class_thresholds", class_thresholds=fit.class_thresholds, **calibration)
+        else:
+            fit = fit_reviewer_threshold(tuning, use_case, reviewers)
+            policy = Policy("threshold", threshold=fit.threshold, **calibration)
         # A fixed policy on a fixed split hands off a fixed share: priced at that rate, its value is linear.
         rate = _handoff_rate(pipeline.result(model, policy, use_case))
         priced = reviewers.use_case_at(use_case, rate)
@@ -131,7 +143,7 @@ def loaded_reviewer_document(models, use_case, reviewers, *, tune_split, eval_sp
     everything = float(reviewers.handoff_value(use_case, 1.0))
     best = max(entries, key=lambda e: e.evaluation["value_per_item"])
     if best.evaluation["value_per_item"] > everything:
-        recommendation = {"model": best.model, "policy": "threshold", "reason": (
+        recommendation = {"model": best.model, "policy": kind, "reason": (
             f"the highest value per item with these reviewers ({best.evaluation['value_per_item']:.4f}, against "
             f"{everything:.4f} for handing every item over)")}
     else:

@@ -25,9 +25,12 @@ the sorted prefix, so scanning every distinct confidence (the cumulative gain of
 however non-linear ``a`` is. With a flat accuracy the correction is linear in
 ``H``: the problem is today's with an *effective* use case whose ``v_abstain`` is
 the expected hand-off value, and per-class thresholds stay exact. With a
-workload curve the classes share the hand-off rate, the per-class problem no
-longer separates (a knapsack-like coupling), and only one global threshold is
-tuned.
+workload curve the classes share the hand-off rate and the per-class problem no
+longer separates; but the value is ``sum_c g_c(p_c) + F(sum_c A_c(p_c))``, the
+gains of each class's prefix plus a function of the total accepted, so with
+whole-number weights a dynamic programme over the total accepted (the best sum
+of class gains for every total, class by class) followed by a scan of ``F``
+finds the exact optimum (:func:`fit_reviewer_class_thresholds`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,11 @@ import numpy as np
 from ._sorted import SortedRun, cumulative_gain
 from ._usecase import UseCase
 
-__all__ = ["Reviewers", "ReviewerFit", "reviewer_value_curve", "fit_reviewer_threshold"]
+__all__ = ["Reviewers", "ReviewerFit", "reviewer_value_curve", "fit_reviewer_threshold", "priced_use_case",
+           "reviewer_counts", "ReviewerClassFit", "fit_reviewer_class_thresholds", "EXACT_CLASS_BUDGET"]
+
+# The exact per-class search costs (items + 1) x (per-class groups) additions; above this it is refused.
+EXACT_CLASS_BUDGET = 2_000_000_000
 
 # Candidates whose values differ by less than this share of the largest possible
 # value are a tie (the interpolation's round-off); the highest threshold wins.
@@ -239,14 +246,28 @@ def _gain_curve(run: SortedRun, use_case: UseCase, reviewers: Reviewers) -> tupl
     if reviewers.flat:
         effective = reviewers.effective_use_case(use_case)
         return effective.v_abstain * n_items, cumulative_gain(run, effective)
-    handoffs = n_items - run.cum_accepted
-    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
     wrong_gap = reviewers.wrong_value(use_case) - use_case.v_abstain
     # Every value is measured against handing all N off to the loaded reviewers.
     everything = n_items * (1.0 - float(reviewers.accuracy_at(1.0))) * wrong_gap
-    missed = handoffs * (1.0 - reviewers.accuracy_at(rate))
+    missed = _expected_misses(n_items - run.cum_accepted, n_items, reviewers)
     gain = cumulative_gain(run, use_case) + (missed * wrong_gap - everything)
     return use_case.v_abstain * n_items + everything, gain
+
+
+def _expected_misses(handoffs, n_items: float, reviewers: Reviewers) -> np.ndarray:
+    """The reviewers' expected mistakes ``H (1 - a(H/N))`` for hand-off counts ``H``."""
+    handoffs = np.asarray(handoffs, dtype=np.float64)
+    rate = handoffs / n_items if n_items > 0 else np.zeros_like(handoffs)
+    return handoffs * (1.0 - reviewers.accuracy_at(rate))
+
+
+def _tie_tolerance(use_case: UseCase, reviewers: Reviewers, n_items: float) -> float:
+    """Values this close count as equal: the interpolation's round-off (0 for a flat accuracy)."""
+    if reviewers.flat:
+        return 0.0
+    scale = max(abs(use_case.v_correct), abs(use_case.v_abstain), abs(use_case.v_wrong),
+                abs(reviewers.wrong_value(use_case)))
+    return _TIE * scale * max(n_items, 1.0)
 
 
 def _best_index(values: np.ndarray, tolerance: float) -> int:
@@ -273,16 +294,150 @@ def fit_reviewer_threshold(run: SortedRun, use_case: UseCase, reviewers: Reviewe
     """
     base, gain = _gain_curve(run, use_case, reviewers)
     n_items = run.total_weight
-    tolerance = 0.0
-    if not reviewers.flat:
-        scale = max(abs(use_case.v_correct), abs(use_case.v_abstain), abs(use_case.v_wrong),
-                    abs(reviewers.wrong_value(use_case)))
-        tolerance = _TIE * scale * max(n_items, 1.0)
-    k = _best_index(gain, tolerance)
+    k = _best_index(gain, _tie_tolerance(use_case, reviewers, n_items))
     value_total = base + float(gain[k])
     handoff_rate = float((n_items - run.cum_accepted[k]) / n_items) if n_items > 0 else 0.0
     return ReviewerFit(
         threshold=None if k == 0 else float(run.thresholds[k - 1]),
+        value_total=value_total,
+        value_per_item=value_total / n_items if n_items > 0 else 0.0,
+        handoff_rate=handoff_rate,
+        reviewer_accuracy=float(reviewers.accuracy_at(handoff_rate)),
+    )
+
+
+def priced_use_case(reviewers: Reviewers, use_case: UseCase, policy, predictions) -> UseCase:
+    """The use case whose ``v_abstain`` is a hand-off's expected value at the hand-off rate ``policy``
+    produces on ``predictions``: a fixed policy on fixed items hands off a fixed share, so its value is
+    exact with it. One-tier rules only (a person's share of a two-tier or shortlist rule is not a blank
+    hand-off)."""
+    if not isinstance(use_case, UseCase):
+        raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")
+    if reviewers.flat:
+        return reviewers.effective_use_case(use_case)
+    if policy.kind in ("two_tier", "shortlist"):
+        raise ValueError(f"a workload curve prices the blank hand-offs of one-tier rules; a {policy.kind} "
+                         "policy also hands items to people with a suggestion")
+    from ._evaluate import evaluate
+
+    result = evaluate(policy, predictions, use_case)
+    rate = float(result.n_abstain / result.n_items) if result.n_items > 0 else 0.0
+    return reviewers.use_case_at(use_case, rate)
+
+
+def reviewer_counts(run: SortedRun, reviewers: Reviewers) -> SortedRun:
+    """The run with the reviewers' expected mistakes folded into its cumulative counts, for VOC curves.
+
+    On the VOC scale (use case ``1 / 0 / -omega``) a hand-off the person gets right is worth 0, and one
+    they get wrong ``v_person_wrong``: when that is None it follows ``-omega``, and the person's
+    ``H (1 - a(H/N))`` expected mistakes add to ``cum_wrong``; when it is a number ``z`` they add
+    ``z H (1 - a(H/N))`` to ``cum_correct``. Either way each prefix's value stays a line in omega,
+    so the exact VOC machinery applies; the counts need no longer be monotone.
+    """
+    from dataclasses import replace
+
+    run.predictions.require_labels("a VOC curve with reviewers")
+    n_items = run.total_weight
+    missed = _expected_misses(n_items - run.cum_accepted, n_items, reviewers)
+    if reviewers.v_person_wrong is None:
+        return replace(run, cum_wrong=run.cum_wrong + missed)
+    return replace(run, cum_correct=run.cum_correct + reviewers.v_person_wrong * missed)
+
+
+@dataclass(frozen=True)
+class ReviewerClassFit:
+    """The best per-class thresholds with reviewers on a workload curve, on the tuning run.
+
+    ``class_thresholds`` pairs each class with its threshold (None: never act on
+    it); the other fields as :class:`ReviewerFit`.
+    """
+
+    class_thresholds: tuple
+    value_total: float
+    value_per_item: float
+    handoff_rate: float
+    reviewer_accuracy: float
+
+
+def fit_reviewer_class_thresholds(run: SortedRun, use_case: UseCase, reviewers: Reviewers) -> ReviewerClassFit:
+    """The exact best per-class thresholds when hand-offs go to reviewers on a workload curve.
+
+    Accepting the ``p_c`` most confident groups of predicted class ``c`` gains
+    ``g_c(p_c)`` over handing them off and accepts ``A_c(p_c)`` items; the
+    reviewers' correction depends only on the total accepted ``A``. For every
+    whole-number ``A`` the best ``sum_c g_c`` with ``sum_c A_c = A`` is a
+    max-plus convolution over the classes, exact, in O((N + 1) x groups); the
+    best ``A`` is then scanned with the correction. Ties never split; among
+    equal values the fewest accepted wins, and within a class the highest
+    threshold. Needs whole-number weights (copies), and refuses more than
+    ``EXACT_CLASS_BUDGET`` additions.
+    """
+    if not isinstance(use_case, UseCase):
+        raise ValueError("imperfect reviewers are priced for a use case (v_correct, v_abstain, v_wrong), "
+                         "not a value matrix")
+    predictions = run.predictions
+    predictions.require_labels("tuning per-class thresholds for imperfect reviewers")
+    weight = predictions.sample_weight
+    if not np.all(weight == np.round(weight)):
+        raise ValueError("per-class thresholds for a workload curve are searched over every whole number of "
+                         "accepted items: the sample weights must be whole numbers (copies)")
+    from ._sorted import class_cumulative_gain
+
+    n_items = int(round(run.total_weight))
+    n_groups = run.class_group_end.size
+    if (n_items + 1) * max(n_groups, 1) > EXACT_CLASS_BUDGET:
+        raise ValueError(f"the exact per-class search for a workload curve would take {(n_items + 1) * n_groups:,} "
+                         f"steps (more than {EXACT_CLASS_BUDGET:,}): tune one threshold, or fewer items")
+    if n_groups == 0:  # no item: nothing to accept
+        return ReviewerClassFit(tuple((c, None) for c in predictions.classes), 0.0, 0.0, 0.0,
+                                float(reviewers.accuracy_at(0.0)))
+    gain_at_end = class_cumulative_gain(run, use_case)
+    accepted_at_end = np.rint(run.class_cum_correct + run.class_cum_wrong).astype(np.int64)
+    best = np.full(n_items + 1, -np.inf)
+    best[0] = 0.0
+    choices, prefixes = [], []
+    classes = run.class_group_class
+    for c in range(predictions.n_classes):
+        groups = np.flatnonzero(classes == c)
+        if groups.size == 0:
+            choices.append(None)
+            prefixes.append(groups)
+            continue
+        start = groups[0]
+        gain0 = gain_at_end[start - 1] if start > 0 else 0.0
+        accepted0 = accepted_at_end[start - 1] if start > 0 else 0
+        gains = np.r_[0.0, gain_at_end[groups] - gain0]
+        accepted = np.r_[0, accepted_at_end[groups] - accepted0]
+        merged = best.copy()  # p = 0: accept none of this class
+        choice = np.zeros(n_items + 1, dtype=np.int64)
+        for prefix in range(1, gains.size):
+            a = int(accepted[prefix])
+            candidate = best[: n_items + 1 - a] + gains[prefix]
+            better = candidate > merged[a:]  # strictly: ties keep the higher threshold
+            merged[a:][better] = candidate[better]
+            choice[a:][better] = prefix
+        best = merged
+        choices.append(choice)
+        prefixes.append(groups)
+    handoffs = n_items - np.arange(n_items + 1, dtype=np.float64)
+    correction = _expected_misses(handoffs, n_items, reviewers) * (reviewers.wrong_value(use_case) - use_case.v_abstain)
+    objective = best + correction  # the value less N * v_abstain; -inf where no total is reachable
+    total = _best_index(objective, _tie_tolerance(use_case, reviewers, n_items))
+    value_total = use_case.v_abstain * n_items + float(objective[total])
+    thresholds = [None] * predictions.n_classes
+    remaining = total
+    for c in reversed(range(predictions.n_classes)):
+        if choices[c] is None:
+            continue
+        prefix = int(choices[c][remaining])
+        if prefix > 0:
+            group = prefixes[c][prefix - 1]
+            thresholds[c] = float(run.class_group_threshold[group])
+            start = prefixes[c][0]
+            remaining -= int(accepted_at_end[group] - (accepted_at_end[start - 1] if start > 0 else 0))
+    handoff_rate = float((n_items - total) / n_items) if n_items > 0 else 0.0
+    return ReviewerClassFit(
+        class_thresholds=tuple(zip(predictions.classes, thresholds)),
         value_total=value_total,
         value_per_item=value_total / n_items if n_items > 0 else 0.0,
         handoff_rate=handoff_rate,

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 __all__ = ["RejectOptionClassifier"]
 
 CONFIRM = "confirm"
+SHORTLIST = "shortlist"
 
 
 def _is_fitted(estimator) -> bool:
@@ -187,8 +188,8 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def decide(self, X) -> np.ndarray:
         """Per row: its class, ``abstain_label``, or (two tiers) ``"confirm"``; an object array."""
         classes, decisions = self._codes(X)
-        labels = np.empty(len(classes) + 2, dtype=object)
-        labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM]
+        labels = np.empty(len(classes) + 3, dtype=object)
+        labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM, SHORTLIST]
         return labels[decisions.action]
 
     def predict(self, X) -> np.ndarray:

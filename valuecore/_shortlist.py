@@ -44,6 +44,7 @@ __all__ = [
     "fit_shortlist",
     "evaluate_shortlist",
     "shortlist_item_values",
+    "shortlist_sets",
     "shortlist_levels",
     "shortlist_level_grid",
 ]
@@ -296,16 +297,46 @@ def _tiers(policy: Policy, calibrated: Predictions) -> np.ndarray:
     return np.where(confidence >= auto, 0, np.where(confidence >= listed, 1, 2)).astype(np.int64)
 
 
-def _item_sizes_and_ranks(policy: Policy, calibrated: Predictions) -> tuple[np.ndarray, np.ndarray]:
+def _item_sizes(policy: Policy, calibrated: Predictions) -> np.ndarray:
+    """Size of each item's list under the policy's rule, whatever its tier; shape (n,)."""
     proba = _require_proba(calibrated, "a shortlist policy")
     spec = policy.shortlist
-    rank = _true_rank(proba, calibrated.y_true)
     if spec["rule"] == "top_k":
-        k = spec["k"] if spec["k"] is not None else 0
-        return np.full(calibrated.n, k), rank
+        return np.full(calibrated.n, spec["k"] if spec["k"] is not None else 0)
     if spec["level"] is None:
-        return np.zeros(calibrated.n, np.int64), rank
-    return _sizes_at_level(_cumulative_levels(proba), spec["level"]), rank
+        return np.zeros(calibrated.n, np.int64)
+    return _sizes_at_level(_cumulative_levels(proba), spec["level"])
+
+
+def _item_sizes_and_ranks(policy: Policy, calibrated: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    return _item_sizes(policy, calibrated), _true_rank(_require_proba(calibrated, "a shortlist policy"),
+                                                       calibrated.y_true)
+
+
+def _listed_sizes(policy: Policy, calibrated: Predictions) -> np.ndarray:
+    """Size of the list each item is handed off with: 0 when it is acted on, handed off blank, or its
+    list size has no value (the valuation's blank hand-off); shape (n,)."""
+    sizes = _item_sizes(policy, calibrated)
+    valued = np.isin(sizes, ShortlistValues.from_dict(policy.shortlist["values"]).sizes)
+    return np.where((_tiers(policy, calibrated) == 1) & valued, sizes, 0).astype(np.int64)
+
+
+def shortlist_sets(policy: Policy, predictions: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    """The list each item is handed off with: (order, sizes).
+
+    ``order`` (n, n_classes) ranks the classes of each item, most probable first
+    (ties to the lower class index, as the valuation ranks the true class);
+    ``sizes`` (n,) is how many of them the list shows, 0 for an item acted on
+    or handed off blank (including a list size the values do not price). The
+    list of item ``i`` is ``order[i, :sizes[i]]``. Reads the recalibrated
+    probabilities, like the policy's decisions.
+    """
+    if policy.kind != "shortlist":
+        raise ValueError(f"not a shortlist policy: {policy.kind!r}")
+    calibrated = policy.calibrate(predictions)
+    proba = _require_proba(calibrated, "a shortlist policy")
+    order = np.argsort(-proba, axis=1, kind="stable")
+    return order, _listed_sizes(policy, calibrated)
 
 
 def shortlist_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:

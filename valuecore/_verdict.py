@@ -228,9 +228,12 @@ def _items_needed(gap: float, spread: float, confidence: float, power: float) ->
     return math.ceil((z * spread / abs(gap)) ** 2)
 
 
-def _difference_range(values: Values, classes) -> tuple[float, float]:
-    """The range of one item's value under one policy minus its value under another."""
+def _difference_range(values: Values, classes, other: Values | None = None) -> tuple[float, float]:
+    """The range of one item's value under one policy minus its value under another (priced by ``other``)."""
     lowest, highest = possible_range(values, classes)
+    if other is not None:
+        low, high = possible_range(other, classes)
+        lowest, highest = min(lowest, low), max(highest, high)
     return lowest - highest, highest - lowest
 
 
@@ -280,6 +283,7 @@ def verdict(
     *,
     confidence: float = 0.95,
     power: float = 0.8,
+    reviewers=None,
 ) -> Verdict:
     """Best model on the evaluated items, the models the data cannot tell from it, and degenerate values.
 
@@ -293,6 +297,11 @@ def verdict(
         Of the intervals and tests.
     power : float
         For ``items_to_separate``.
+    reviewers : Reviewers, optional
+        People who are not always right (``valuecore.constraints.Reviewers``,
+        with a use case): each model's hand-offs are priced at the hand-off
+        rate its policy produces on its items (exact for a fixed policy; the
+        intervals treat that rate as fixed), handing every item over at rate 1.
 
     Returns
     -------
@@ -318,12 +327,18 @@ def verdict(
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
     per_item, intervals, coverage, baselines = {}, {}, {}, {}
+    priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
+    if reviewers is not None:
+        from ._reviewers import priced_use_case
+
+        priced = {m: priced_use_case(reviewers, values, *labelled[m]) for m in labelled}
+    everything = values if reviewers is None else reviewers.use_case_at(values, 1.0)
     for model, (policy, predictions) in labelled.items():
-        per_item[model] = _realised_item_values(policy, predictions, values)
+        per_item[model] = _realised_item_values(policy, predictions, priced[model])
         intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence,
-                                         value_range=possible_range(values, predictions.classes, policy))
+                                         value_range=possible_range(priced[model], predictions.classes, policy))
         coverage[model] = _automated_share(policy, predictions, values)
-        baselines[model] = _baseline(predictions, values)
+        baselines[model] = _baseline(predictions, everything)
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
     best_policy, best_predictions = labelled[best]
@@ -355,7 +370,7 @@ def verdict(
         else:
             differences[model] = per_item[best] - per_item[model][take]
             diff = mean_interval(differences[model], best_predictions.sample_weight, confidence_level=confidence,
-                                 value_range=_difference_range(values, predictions.classes))
+                                 value_range=_difference_range(priced[best], predictions.classes, priced[model]))
             spreads[model] = _per_item_sd(diff)
             contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
             low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
@@ -368,7 +383,8 @@ def verdict(
             # Where a costly difference is rare the bounded test needs far more items than the normal
             # approximation says: never promise fewer than it needs with the shares observed.
             needed = max(needed, items_to_exclude(differences[model], best_predictions.sample_weight,
-                                                  _difference_range(values, best_predictions.classes),
+                                                  _difference_range(priced[best], best_predictions.classes,
+                                                                    priced[model]),
                                                   confidence_level=confidence))
         standings.append(replace(standing, contender=contender,
                                  items_to_separate=None if needed is None or math.isnan(needed) else needed))

@@ -223,7 +223,13 @@ def _hull_pieces(run: SortedRun):
     """Oracle pieces of a labelled run: (breaks, group counts k per piece)."""
     run.predictions.require_labels("a VOC curve")
     wrong, correct = run.cum_wrong, run.cum_correct
-    vertices = _upper_hull(wrong, correct)
+    if np.any(np.diff(wrong) < 0) or np.any(np.diff(correct) < 0):  # reviewers' mistakes folded in
+        # Sort by wrong, best correct first, highest threshold first; one point per wrong.
+        order = np.lexsort((np.arange(wrong.size), -correct, wrong))
+        order = order[np.r_[True, wrong[order][1:] != wrong[order][:-1]]]
+        vertices = order[_upper_hull(wrong[order], correct[order])]
+    else:
+        vertices = _upper_hull(wrong, correct)
     # Slopes between consecutive vertices are decreasing; vertex i is optimal
     # for omega in [slope_i, slope_{i-1}). Reverse so omega increases.
     slopes = np.diff(correct[vertices]) / np.diff(wrong[vertices])
@@ -238,7 +244,8 @@ def _thresholds_for_groups(run: SortedRun, groups: np.ndarray) -> np.ndarray:
     return thresholds
 
 
-def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None = None) -> VOCCurve:
+def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None = None,
+              reviewers=None) -> VOCCurve:
     """The exact VOC curve of a labelled, presorted run.
 
     Parameters
@@ -252,6 +259,10 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
         "accept_all": no rejection (the accuracy baseline, a straight line).
     tune_run : SortedRun, optional
         Required for "tuned".
+    reviewers : Reviewers, optional
+        People who are not always right (``valuecore.constraints.Reviewers``):
+        each threshold's value prices its hand-offs at the rate it produces,
+        exactly (``reviewer_counts``); the thresholds are tuned for them.
 
     Cost: O(n_groups) for the hull, O(pieces log n) for "tuned".
 
@@ -264,6 +275,11 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
     """
     run.predictions.require_labels("a VOC curve")
     n_items = run.total_weight
+    if reviewers is not None:  # docs/constraints.md, "People who are not always right"
+        from ._reviewers import reviewer_counts
+
+        run = reviewer_counts(run, reviewers)
+        tune_run = None if tune_run is None else reviewer_counts(tune_run, reviewers)
     if mode == "oracle":
         breaks, groups = _hull_pieces(run)
         return VOCCurve(

@@ -23,7 +23,12 @@ sample with an exact interval, and a workload curve: accuracy against the
 hand-off rate) prices a hand-off; :func:`fit_reviewer_threshold` finds the exact
 best threshold when value is non-linear in the hand-off rate (a
 :class:`ReviewerFit`), :func:`reviewer_value_curve` gives the value of every
-candidate threshold.
+candidate threshold; :func:`priced_use_case` prices a fixed policy's hand-offs at
+its own rate (what ``verdict(..., reviewers=)`` does) and :func:`reviewer_counts`
+folds the reviewers' mistakes into a run's counts (``voc_curve(..., reviewers=)``);
+:func:`fit_reviewer_class_thresholds` finds the exact best per-class thresholds
+on a workload curve (a :class:`ReviewerClassFit`; at most ``EXACT_CLASS_BUDGET``
+steps).
 
 A shortlist instead of a blank hand-off: act, hand off with a list of the
 model's top classes, or hand off blank. :class:`ShortlistValues` holds the
@@ -33,7 +38,8 @@ misses it; :func:`fit_shortlist` tunes both thresholds and ``k`` (or, with the
 conformal-style set, over :func:`shortlist_levels`) exactly
 (:func:`shortlist_level_grid` says which levels when they are too many);
 :func:`evaluate_shortlist` scores it (a :class:`ShortlistResult`) and
-:func:`shortlist_item_values` gives each item's value.
+:func:`shortlist_item_values` gives each item's value; :func:`shortlist_sets`
+gives the list each item is handed off with (what a server shows).
 """
 
 from . import _capacity, _reviewers, _risk, _shortlist, _twotier

@@ -17,14 +17,16 @@ against the reference band and a drift signal on the confidences, as a
 
 Under a new class mix (prior shift), :func:`estimate_priors` estimates the
 mix of an unlabelled split (a :class:`PriorEstimate` with an interval, by
-one of ``PRIOR_SHIFT_METHODS``: the EM of :func:`em_priors` or the
-black-box shift estimation of :func:`bbse_priors`);
+one of ``PRIOR_SHIFT_METHODS``: the EM of :func:`em_priors`, or the
+black-box shift estimation of :func:`bbse_priors`, on hard predictions, or
+of :func:`soft_bbse_priors`, on probabilities);
 :func:`adjust_to_priors` moves calibrated posteriors to a new mix
 (:func:`adjust_predictions`: the same, keeping the served decisions),
 :func:`reweight_to_priors` re-weights a labelled split to it,
 :func:`estimate_under_priors` is the label-free value under it, and
 :func:`adapted_policy_document` re-tunes every model's policy for it (by one
-of ``ADAPT_TUNINGS``).
+of ``ADAPT_TUNINGS``), keeping a re-tuned rule only when
+:func:`retuning_gain` (a :class:`RetuningGain`) finds its gain beyond noise.
 
 Results are pandas frames.
 """

@@ -192,7 +192,9 @@ def html_report(
 
     from ._pipeline import Pipeline
     from ._recommend import recommend, recommended_document
+    from ._report_reviewers import reviewers_section
 
+    reviewers = constraints.pop("reviewers", None)  # valuecore.constraints.Reviewers: a section of their own
     document, notes = build_policy_document(
         models, values, kind=kind, calibration_method=calibration_method, tune_split=tune_split,
         eval_split=eval_split, with_interval=True, **constraints,
@@ -343,6 +345,7 @@ def html_report(
         "settings": ("Settings", settings_html),
         "verdict": (f"Every model with {wording.rule_name(kind)}", verdict_html),
         "value": ("Value of each model", value_html),
+        **reviewers_section(reviewers, models, document, values, currency, svg=_svg, voc_spec=_voc_spec),
         "voc": ("Value for every mistake cost", voc_html),
         "threshold": ("Value against the threshold", threshold_html),
         "calibration": ("Calibration at a glance", calibration_html),

@@ -4,12 +4,13 @@
 ``PolicyDocument``) and returns a :class:`ServingPolicy` for one of its
 models, whose ``decide`` turns model outputs (a probability matrix, or the
 top label and its confidence) into actions: the class acted on, ``"abstain"``,
-or for a ``two_tier`` policy ``"confirm"`` (a person confirms the predicted
-class). It applies the stored recalibration, thresholds, expected-value rule
+for a ``two_tier`` policy ``"confirm"`` (a person confirms the predicted
+class), for a ``shortlist`` policy ``"shortlist"`` (a person picks from the
+list that :meth:`ServingPolicy.shortlists` gives). It applies the stored recalibration, thresholds, expected-value rule
 and tie rules with the very code that ``python -m valuecore apply`` evaluates
 (``Policy.decide``), so the two agree on every item. ``decisions`` gives the
 action codes with the calibrated confidence and predicted class, a
-:class:`Decisions`; ``ABSTAIN`` and ``CONFIRM`` are the default labels.
+:class:`Decisions`; ``ABSTAIN``, ``CONFIRM`` and ``SHORTLIST`` are the default labels.
 
 The decision path imports numpy and the standard library only: no pandas,
 scipy, scikit-learn or jsonschema. The document is checked with the few rules
@@ -70,6 +71,7 @@ __all__ = [
     "ABSTAIN",
     "CONFIRM",
     "Decisions",
+    "SHORTLIST",
     "RejectOptionClassifier",
     "ServingPolicy",
     "list_mlflow_runs",
@@ -80,6 +82,7 @@ __all__ = [
 
 ABSTAIN = "abstain"
 CONFIRM = "confirm"
+SHORTLIST = "shortlist"
 
 # Names whose library (scikit-learn, MLflow) is imported only when they are used.
 _LAZY = {
@@ -110,16 +113,25 @@ class Decisions:
     ----------
     action : ndarray of int64
         The class index acted on; ``n_classes`` = abstain; ``n_classes + 1`` =
-        a person confirms the predicted class (``two_tier`` only).
+        a person confirms the predicted class (``two_tier`` only);
+        ``n_classes + 2`` = a person picks from a shortlist (``shortlist`` only).
     predicted : ndarray of int64
         The predicted class index after recalibration (Platt scaling can change it).
     confidence : ndarray of float64
         The recalibrated confidence the thresholds compare.
+    list_order : ndarray of int64, shape (n, n_classes), or None
+        ``shortlist`` only: each item's classes, most probable first (ties to
+        the lower index); the list of item ``i`` is ``list_order[i, :list_size[i]]``.
+    list_size : ndarray of int64 or None
+        ``shortlist`` only: how many classes the item's list shows (0 unless
+        its action is the shortlist).
     """
 
     action: np.ndarray
     predicted: np.ndarray
     confidence: np.ndarray
+    list_order: np.ndarray | None = None
+    list_size: np.ndarray | None = None
 
 
 class ServingPolicy:
@@ -211,19 +223,53 @@ class ServingPolicy:
             tiers = self.policy.tiers(predictions)
             codes = np.array([0, len(self.classes) + 1, len(self.classes)], dtype=np.int64)[tiers]
             action = np.where(tiers == 0, calibrated.y_pred, codes)
+        elif self.kind == "shortlist":  # act, hand off with a list, or blank (as evaluate_shortlist)
+            from ._shortlist import shortlist_sets
+
+            action = self.policy.decide(predictions, self._matrix)
+            order, sizes = shortlist_sets(self.policy, predictions)
+            action = np.where(sizes > 0, len(self.classes) + 2, action)
+            return Decisions(np.asarray(action, dtype=np.int64), calibrated.y_pred, calibrated.confidence,
+                             order, sizes)
         else:
             action = self.policy.decide(predictions, self._matrix)
         return Decisions(np.asarray(action, dtype=np.int64), calibrated.y_pred, calibrated.confidence)
 
-    def labels(self, abstain=ABSTAIN, confirm=CONFIRM) -> np.ndarray:
-        """The label of each action code: the classes, then ``abstain``, then ``confirm`` (an object array)."""
-        out = np.empty(len(self.classes) + 2, dtype=object)
-        out[:] = [*self.classes, abstain, confirm]
+    def labels(self, abstain=ABSTAIN, confirm=CONFIRM, shortlist=SHORTLIST) -> np.ndarray:
+        """The label of each action code: the classes, then ``abstain``, ``confirm``, ``shortlist`` (objects)."""
+        out = np.empty(len(self.classes) + 3, dtype=object)
+        out[:] = [*self.classes, abstain, confirm, shortlist]
         return out
 
+    def shortlists(self, proba=None, *, logits=None) -> list[tuple]:
+        """The classes a person picks from, per item, most probable first; ``()`` for an item acted on or
+        handed off blank. ``shortlist`` policies only (they read the probability vector).
+
+        Examples
+        --------
+        >>> doc = {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
+        ...        "models": [{"model": "m", "classes": ["a", "b", "c"],
+        ...                    "policy": {"kind": "shortlist", "threshold": 0.9, "calibration": {"method": "none"},
+        ...                               "shortlist": {"rule": "top_k", "k": 2, "list_threshold": 0.5,
+        ...                                             "values": {"2": [0.5, -0.1]}}}}]}
+        >>> policy = load_policy(doc)
+        >>> proba = [[0.95, 0.03, 0.02], [0.1, 0.6, 0.3], [0.4, 0.3, 0.3]]
+        >>> policy.decide(proba).tolist()
+        ['a', 'shortlist', 'abstain']
+        >>> policy.shortlists(proba)
+        [(), ('b', 'c'), ()]
+        """
+        if self.kind != "shortlist":
+            raise ValueError(f"model {self.model!r} has a {self.kind} policy, which offers no shortlist")
+        decisions = self.decisions(proba, logits=logits)
+        names = np.asarray(self.classes, dtype=object)
+        return [tuple(names[order[:size]].tolist())
+                for order, size in zip(decisions.list_order, decisions.list_size.tolist())]
+
     def decide(self, proba=None, *, y_pred=None, confidence=None, logits=None,
-               abstain=ABSTAIN, confirm=CONFIRM) -> np.ndarray:
-        """The action of each item: its class label, ``abstain`` or (two tiers) ``confirm``.
+               abstain=ABSTAIN, confirm=CONFIRM, shortlist=SHORTLIST) -> np.ndarray:
+        """The action of each item: its class label, ``abstain``, (two tiers) ``confirm`` or (a
+        shortlist policy) ``shortlist``, whose list :meth:`shortlists` gives.
 
         Parameters
         ----------
@@ -235,14 +281,14 @@ class ServingPolicy:
         logits : array-like of shape (n, n_classes), optional
             Read by temperature and Platt scaling when the stored
             calibration says ``use_logits``.
-        abstain, confirm : labels written for those actions.
+        abstain, confirm, shortlist : labels written for those actions.
 
         Returns
         -------
         ndarray of shape (n,), dtype object
         """
         codes = self.decisions(proba, y_pred=y_pred, confidence=confidence, logits=logits).action
-        return self.labels(abstain, confirm)[codes]
+        return self.labels(abstain, confirm, shortlist)[codes]
 
 
 # ------------------------------------------------------------------ loading
