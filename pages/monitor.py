@@ -17,7 +17,7 @@ from dashboard.charts.monitor import monitor_chart, monitor_long
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.state import stop_unless_models
-from dashboard.monitor_bands import bands_section
+from dashboard.views.monitor import bands_section
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
 
