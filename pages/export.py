@@ -26,7 +26,6 @@ import valuecore as vc
 from dashboard import state, views
 from dashboard.data import workspace
 from dashboard.safetext import md_text
-from dashboard.tables import compact_dataframe
 from dashboard.tables import dataframe as show_dataframe
 from dashboard.views import export as view
 
@@ -84,19 +83,18 @@ else:
         st.subheader("What the policy says")
         st.info(shown.headline)
         money = view.value_column(selection.currency)
-        compact_dataframe(
-            shown.summary,
-            list(shown.summary_columns),
-            details="All columns (policy, calibration, splits)",
-            hide_index=True,
-            column_config={
-                "Threshold(s)": st.column_config.TextColumn("Threshold(s)", width="medium"),
-                money: st.column_config.NumberColumn(format="%.4f"),
-                "95% low": st.column_config.NumberColumn(format="%.4f"),
-                "95% high": st.column_config.NumberColumn(format="%.4f"),
-                "Coverage": st.column_config.NumberColumn(format="percent"),
-            },
-        )
+        config = {
+            money: st.column_config.NumberColumn(format="%.4f"),
+            "95% low": st.column_config.NumberColumn(format="%.4f"),
+            "95% high": st.column_config.NumberColumn(format="%.4f"),
+            "Coverage": st.column_config.NumberColumn(format="percent"),
+        }
+        show_dataframe(shown.summary, column_order=list(shown.summary_columns), hide_index=True, column_config=config)
+        if shown.class_thresholds is not None:
+            st.caption("Per-class thresholds: act on a prediction of a class when its confidence is at least:")
+            show_dataframe(shown.class_thresholds, hide_index=True)
+        with st.expander("More columns (rule, calibration, splits)", icon=":material/table_view:"):
+            show_dataframe(shown.summary, column_order=list(shown.details_columns), hide_index=True)
         if shown.schema_error:
             st.error(shown.schema_error)
         else:
@@ -144,7 +142,10 @@ elif status is not None:
     if document:
         st.markdown("**The stored policies**")
         policies = view.stored(document, status, selection.report.models, selection.currency)
-        show_dataframe(policies.summary, hide_index=True)
+        show_dataframe(policies.summary, column_order=view.stored_columns(selection.currency), hide_index=True,
+                       column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
+        if policies.class_thresholds is not None:
+            show_dataframe(policies.class_thresholds, hide_index=True)
         if policies.same_runs:
             st.caption("The loaded run files are the ones these policies were made from (same SHA-256), so "
                        "the export above re-creates them exactly.")

@@ -10,7 +10,6 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.state import current
-from dashboard.tables import compact_dataframe
 from dashboard.tables import dataframe as show_dataframe
 from dashboard.views import runs as view
 
@@ -40,25 +39,23 @@ else:
         column: st.column_config.NumberColumn(column.capitalize(), format="percent", help="Accuracy without hand-offs")
         for column in shown.accuracy_columns
     }
-    compact_dataframe(
-        shown.runs,
-        list(shown.shown_first),
-        details="All columns (classes, probabilities, file, hash)",
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "model": st.column_config.TextColumn("Model"),
-            "selected": st.column_config.CheckboxColumn("Selected", help="Selected in the sidebar"),
-            "classes": st.column_config.TextColumn("Classes"),
-            "probabilities": st.column_config.TextColumn(
-                "Probabilities", help="'top label only': the file has y_pred and confidence, not one column per class"
-            ),
-            "splits": st.column_config.TextColumn("Splits (rows)"),
-            **accuracy_columns,
-            "file": st.column_config.TextColumn("File"),
-            "sha256": st.column_config.TextColumn("SHA-256", help="First 12 hex digits of the file's hash"),
-        },
-    )
+    config = {
+        "model": st.column_config.TextColumn("Model"),
+        "selected": st.column_config.CheckboxColumn("Selected", help="Selected in the sidebar"),
+        "classes": st.column_config.TextColumn("Classes"),
+        "probabilities": st.column_config.TextColumn(
+            "Probabilities", help="'top label only': the file has y_pred and confidence, not one column per class"
+        ),
+        "splits": st.column_config.TextColumn("Splits (rows)"),
+        **accuracy_columns,
+        "file": st.column_config.TextColumn("File"),
+        "sha256": st.column_config.TextColumn("SHA-256", help="First 12 hex digits of the file's hash"),
+    }
+    show_dataframe(shown.runs, column_order=list(shown.shown_first), hide_index=True, width="stretch",
+                   column_config=config)
+    with st.expander("More columns (classes, probabilities, file, hash)", icon=":material/table_view:"):
+        show_dataframe(shown.runs, column_order=list(shown.details), hide_index=True, width="stretch",
+                       column_config=config)
     if shown.top_label_note:
         st.caption(shown.top_label_note)
     with st.expander("Per split"):
@@ -67,8 +64,13 @@ else:
             hide_index=True,
             width="stretch",
             column_config={
+                "model": st.column_config.TextColumn("Model"),
+                "split": st.column_config.TextColumn("Split"),
+                "rows": st.column_config.NumberColumn("Rows"),
                 "weighted items": st.column_config.NumberColumn("Weighted items", format="%.0f"),
+                "labelled": st.column_config.CheckboxColumn("Labelled"),
                 "accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
+                "probabilities": st.column_config.TextColumn("Probabilities"),
             },
         )
 

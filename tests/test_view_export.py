@@ -69,6 +69,14 @@ def test_a_rule_that_cannot_be_fitted_is_an_error_in_words(tmp_path):
 def test_an_import_of_the_export_restores_its_settings_on_the_same_runs():
     settings = Settings(v_wrong=-7.5, rule="class_thresholds", tune_split="val", eval_split="test")
     page = view.build(selection(settings=settings), workspace(), "class_thresholds", settings)
+    # ten thresholds do not fit a cell: a table of its own, one row per class, every digit people copy
+    per_class = page.class_thresholds.set_index("Predicted class")
+    for entry in page.document["models"]:
+        thresholds = entry["policy"].get("class_thresholds")
+        summary = page.summary.set_index("Model").loc[entry["model"], "Threshold(s)"]
+        assert (summary == view.PER_CLASS) == (thresholds is not None)
+        for label, threshold in (thresholds or {}).items():
+            assert per_class.loc[str(label), entry["model"]] == vc.wording.threshold(threshold)
     restored = view.restore(page.text, "pasted text", Settings(), REPORT.models)
     assert restored.status.ok and restored.status.same_runs
     assert restored.changes["v_wrong"] == -7.5 and restored.changes["rule"] == "class_thresholds"

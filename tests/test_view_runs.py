@@ -33,6 +33,8 @@ def test_the_tables_carry_the_loader_s_figures():
             assert f"{split}: {predictions.n:,} rows (labelled)" in table.loc[name, "splits"]
     assert page.accuracy_columns == tuple(f"accuracy on {s}" for s in ("val", "test"))
     assert page.shown_first == ("model", "splits", *page.accuracy_columns)
+    # the other columns in a second table, with the model's name: every column is in one of the two
+    assert set(page.shown_first) | set(page.details) == set(page.runs.columns) and page.details[0] == "model"
     splits = page.splits.set_index(["model", "split"])
     run = report.models["mlp"]
     assert splits.loc[("mlp", "test"), "weighted items"] == run.splits["test"].total_weight

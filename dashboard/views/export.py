@@ -25,6 +25,9 @@ __all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "bu
            "summary_frame"]
 
 SUMMARY_COLUMNS = ("Model", "Threshold(s)", "Value per item", "95% low", "95% high", "Coverage")
+# The rest, one click away: with the model's name, so that each table fits 800 px (a laptop with the sidebar open).
+DETAILS_COLUMNS = ("Model", "Policy", "Calibration", "Tuned on", "Evaluated on", "Estimated")
+PER_CLASS = "one per class (table below)"
 
 
 def _threshold(value) -> str:
@@ -45,16 +48,25 @@ def value_column(currency: str) -> str:
     return f"Value per item ({currency})"
 
 
+def stored_columns(currency: str) -> list[str]:
+    """The columns of the stored policies' table (an import): what they are and where they were made."""
+    return ["Model", "Threshold(s)", value_column(currency), "Coverage", "Tuned on", "Evaluated on"]
+
+
 def summary_frame(document: dict, currency: str) -> pd.DataFrame:
-    """One row per model entry of a policy JSON (as a dict): its rule, thresholds and what it earned."""
+    """One row per model entry of a policy JSON (as a dict): its rule, thresholds and what it earned.
+
+    Per-class thresholds (ten numbers do not fit a cell) are in :func:`class_thresholds_frame`.
+    """
     rows = []
     for entry in document["models"]:
         evaluation = entry.get("evaluation") or {}
         ci = evaluation.get("ci95") or [None, None]
+        per_class = entry["policy"].get("class_thresholds") is not None
         rows.append({
             "Model": entry["model"],
             "Policy": POLICY_LABELS.get(entry["policy"]["kind"], entry["policy"]["kind"]),
-            "Threshold(s)": thresholds_text(entry["policy"]),
+            "Threshold(s)": PER_CLASS if per_class else thresholds_text(entry["policy"]),
             "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
             "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
             "Evaluated on": evaluation.get("split"),
@@ -65,6 +77,20 @@ def summary_frame(document: dict, currency: str) -> pd.DataFrame:
             "Estimated": bool(evaluation.get("estimated", False)),
         })
     return pd.DataFrame(rows)
+
+
+def class_thresholds_frame(document: dict) -> pd.DataFrame | None:
+    """The per-class thresholds of a policy JSON: one row per predicted class, one column per model that has
+    them (None when no model has); a class a model has no threshold for reads "–"."""
+    entries = [e for e in document["models"] if e["policy"].get("class_thresholds") is not None]
+    if not entries:
+        return None
+    classes = list(dict.fromkeys(c for e in entries for c in e["policy"]["class_thresholds"]))
+    frame = pd.DataFrame({"Predicted class": [str(c) for c in classes]})
+    for entry in entries:
+        thresholds = entry["policy"]["class_thresholds"]
+        frame[entry["model"]] = [_threshold(thresholds[c]) if c in thresholds else "–" for c in classes]
+    return frame
 
 
 def applied_frame(applied: list, currency: str) -> pd.DataFrame:
@@ -101,6 +127,8 @@ class ExportPage:
     text: str = ""
     summary: pd.DataFrame | None = None
     summary_columns: tuple = ()
+    details_columns: tuple = DETAILS_COLUMNS
+    class_thresholds: pd.DataFrame | None = None
     schema_error: str | None = None
 
     @property
@@ -150,6 +178,7 @@ def build(selection, workspace, kind: str, settings: Settings) -> ExportPage:
         text=text,
         summary=summary_frame(data, selection.currency),
         summary_columns=columns,
+        class_thresholds=class_thresholds_frame(data),
         schema_error=schema_error,
     )
 
@@ -225,17 +254,18 @@ class StoredPolicies:
     same_runs: bool
     applied: pd.DataFrame | None = None
     applied_error: str | None = None
+    class_thresholds: pd.DataFrame | None = None
 
 
 def stored(document: dict, status: RestoreStatus, runs: dict, currency: str) -> StoredPolicies:
     """The stored policies as a table; on other run files, applied as stored to the loaded runs."""
-    summary = summary_frame(document, currency)
+    summary, per_class = summary_frame(document, currency), class_thresholds_frame(document)
     if status.same_runs:
-        return StoredPolicies(summary, True)
+        return StoredPolicies(summary, True, class_thresholds=per_class)
     try:
         applied = vc.apply_policy_document(vc.policy_json.PolicyDocument.from_dict(document), runs)
     except ValueError as error:
-        return StoredPolicies(summary, False,
+        return StoredPolicies(summary, False, class_thresholds=per_class,
                               applied_error=f"The stored policies cannot be applied to the loaded runs: "
                                             f"{md_text(error)}.")
-    return StoredPolicies(summary, False, applied=applied_frame(applied, currency))
+    return StoredPolicies(summary, False, applied=applied_frame(applied, currency), class_thresholds=per_class)

@@ -17,6 +17,9 @@ from . import short_list
 __all__ = ["RunsPage", "build", "count_text", "runs_table", "splits_table"]
 
 RUNS_SHOWN_FIRST = ("model", "splits")  # then the accuracy per split; the rest is one click away
+# The rest, with the model's name: each table then fits the 800 px a page has at 1280 px with the sidebar open
+# (one table of every column hid the accuracies, file and hash behind the edge).
+RUNS_DETAILS = ("model", "selected", "classes", "probabilities", "file", "sha256")
 
 
 def count_text(n: int, one: str, many: str | None = None) -> str:
@@ -100,6 +103,7 @@ class RunsPage:
     heading: str = ""
     runs: pd.DataFrame | None = None
     shown_first: tuple = ()
+    details: tuple = RUNS_DETAILS
     accuracy_columns: tuple = ()
     top_label_note: str = ""
     splits: pd.DataFrame | None = None
