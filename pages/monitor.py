@@ -13,7 +13,6 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import data, state, views
-from dashboard.charts.monitor import band_chart, monitor_chart, monitor_long
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.safetext import md_text
@@ -30,13 +29,11 @@ def _load_sample() -> None:
 
 
 def _show_charts(frame, models, currency: str, *, by_time: bool) -> None:
-    long = monitor_long(frame)
-    st.altair_chart(monitor_chart(long, models, measure="value_per_item", by_time=by_time, currency=currency))
+    value, coverage, threshold = view.chart_specs(frame, models, currency, by_time=by_time)
+    st.vega_lite_chart(spec=value)
     left, right = st.columns(2)
-    for column, measure in ((left, "coverage"), (right, "best_threshold")):
-        with column:
-            st.altair_chart(monitor_chart(long, models, measure=measure, by_time=by_time, currency=currency,
-                                          legend=False, height=240))
+    left.vega_lite_chart(spec=coverage)
+    right.vega_lite_chart(spec=threshold)
 
 
 # ---------------------------------------------------------------- the page
@@ -158,7 +155,7 @@ else:
         st.warning(shown.error)
     else:
         st.caption(shown.calibration_text)
-        st.altair_chart(band_chart(shown.frame, selection.currency))
+        st.vega_lite_chart(spec=view.band_spec(shown.frame, selection.currency))
         for line in shown.sentences:
             st.markdown(line)
         if shown.backtest.startswith("Back-test"):
