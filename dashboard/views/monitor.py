@@ -479,12 +479,22 @@ def backtest(selection, page: MonitorPage, ws, split: str, n_chunks: int, *, cal
     gap = float(errors[worst])
     verdict = (f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(gap, 4)} per item "
                f"({'too optimistic' if gap > 0 else 'too pessimistic'}). "
-               + ("A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
-                  "production estimates above." if selection.calibration == "none" else
-                  f"A large gap means the probabilities stay miscalibrated even after {selection.calibration} "
-                  "recalibration: try another method (sidebar), or label a sample of production items."))
+               + _gap_advice(selection.calibration, calibration))
     return BacktestView(frame, table, in_sample, intro, verdict,
                         _estimate_note(calibration, bands_of, left_out, False), tuple(problems))
+
+
+def _gap_advice(recalibration: str, calibration: str) -> str:
+    """What a gap between estimate and truth means, for the estimate's calibration and the sidebar's."""
+    if calibration != "none":
+        return ("A large gap means the calibration fitted on each model's reference split does not carry over to "
+                "this split (or its chunks are small: see the bands above); label a sample of production items "
+                "before trusting the estimates above.")
+    if recalibration == "none":
+        return ("A large gap means the probabilities are miscalibrated: recalibrate (sidebar), or calibrate the "
+                "estimate on the reference split (above), before trusting the production estimates above.")
+    return (f"A large gap means the probabilities stay miscalibrated even after {recalibration} recalibration: "
+            "try another method (sidebar), or calibrate the estimate on the reference split (above).")
 
 
 # ---------------------------------------------------------------- class mix
