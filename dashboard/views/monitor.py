@@ -189,9 +189,11 @@ class MonitorPage:
 def build(selection, ws, kind: str, samples=()) -> MonitorPage:
     """The policies of rule ``kind`` (tuned on each model's tuning split) and the splits to watch or back-test."""
     raw = selection.calibration == "none"
-    note = ("The probabilities are used as the models report them (no recalibration). Choose **temperature** or "
-            "**isotonic** under 'Recalibrate before thresholding' in the sidebar to make the estimates more "
-            "trustworthy; the Calibration page shows how miscalibrated each model is." if raw else
+    note = ("The policies act on the probabilities as the models report them (no recalibration in the sidebar). "
+            "The estimates below are calibrated on each model's labelled reference split unless you choose "
+            "otherwise; to recalibrate the policies themselves, choose **temperature** or **isotonic** under "
+            "'Recalibrate before thresholding' (the Calibration page shows how miscalibrated each model is)."
+            if raw else
             f"Probabilities recalibrated with {selection.calibration}, fitted on each model's tuning split.")
     policies, problems = {}, []
     for model in selection.models:
