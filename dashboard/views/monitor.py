@@ -26,6 +26,7 @@ values, the chunking and the calibration.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -85,8 +86,17 @@ def _monitored(key: tuple, _predictions, _policy, _values):
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _banded(key: tuple, _reference, _watched, _policy, _values):
-    how, calibration = dict(key[-2]), key[-1]
-    return vc.monitoring.monitor_bands(_reference, _watched, _policy, _values, calibration=calibration, **how)
+    how, calibration, resamples = dict(key[-3]), key[-2], key[-1]
+    return vc.monitoring.monitor_bands(_reference, _watched, _policy, _values, calibration=calibration,
+                                       n_resamples=resamples, **how)
+
+
+# The estimate of a chunk is the calibration fitted on the whole reference; the bootstrap copies (each
+# refitting it) only widen the bands. Where no band is shown (the back-test's table and chart), two
+# copies, the fewest monitor_bands takes, give the same estimate: the first visit of the page on the
+# breast_cancer sample spent most of its time on a hundred refits per model for bands nobody saw.
+ESTIMATE_ONLY = 2
+WITH_BANDS = inspect.signature(vc.monitoring.monitor_bands).parameters["n_resamples"].default  # the core's default
 
 
 def monitor_frame(ws, model: str, split: str, policy, values, how: dict, retune: bool = False) -> pd.DataFrame:
@@ -96,7 +106,7 @@ def monitor_frame(ws, model: str, split: str, policy, values, how: dict, retune:
 
 
 def model_bands(ws, model: str, split: str, policy, values, how: dict, calibration: str = "auto",
-                reference: str | None = None) -> vc.monitoring.MonitorBands:
+                reference: str | None = None, resamples: int = WITH_BANDS) -> vc.monitoring.MonitorBands:
     """``valuecore.monitoring.monitor_bands`` of one model's split against its reference split, cached.
 
     Both splits are given as the policy sees them (the sidebar's recalibration applied), with the policy's
@@ -111,23 +121,25 @@ def model_bands(ws, model: str, split: str, policy, values, how: dict, calibrati
         raise ValueError(f"no split {split!r}")
     bare = replace(policy, calibration={"method": "none"})
     key = (*_run_key(ws, model, split), reference, policy_key(policy), values_key(values), _how_key(how),
-           calibration)
+           calibration, int(resamples))
     return _banded(key, ws.calibrated(model, reference), ws.calibrated(model, split), bare, values)
 
 
 def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, calibration: str = "auto",
-                    retune: bool = False) -> tuple[pd.DataFrame, vc.monitoring.MonitorBands | None, str]:
+                    retune: bool = False, resamples: int = WITH_BANDS
+                    ) -> tuple[pd.DataFrame, vc.monitoring.MonitorBands | None, str]:
     """One model's chunks as ``monitor`` gives them, its estimated value replaced by that of the bands.
 
     Returns the frame (with a ``model`` column), the bands (None when they cannot be had) and a note
-    saying why the estimate is not the bands' one ("" when it is).
+    saying why the estimate is not the bands' one ("" when it is). ``resamples=ESTIMATE_ONLY`` when the
+    bands are not shown: the estimate is the same.
     """
     frame = monitor_frame(ws, model, split, policy, values, how, retune).copy()
     frame.insert(0, "model", model)
     if retune and policy.kind in RETUNABLE:
         return frame, None, "re-tuned on each chunk"
     try:
-        found = model_bands(ws, model, split, policy, values, how, calibration)
+        found = model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
     except ValueError as error:
         return frame, None, str(error)
     estimate = found.frame.set_index("chunk")["estimated_value_per_item"]
@@ -457,7 +469,8 @@ def backtest(selection, page: MonitorPage, ws, split: str, n_chunks: int, *, cal
     for model in models:
         try:
             frame, found, why = estimated_frame(ws, model, split, page.policies[model], selection.values,
-                                                {"n_chunks": n_chunks}, calibration=calibration)
+                                                {"n_chunks": n_chunks}, calibration=calibration,
+                                                resamples=ESTIMATE_ONLY)
         except ValueError as error:
             problems.append(f"**{md_text(model)}**: {md_text(error)}")
             continue
