@@ -233,9 +233,9 @@ def close_expired_sessions() -> None:
                 # Streamlit's runtime loop keeps a reference to the last session it looked at (a loop
                 # variable) until another session comes: without this, the last visitor's loaded runs
                 # and uploads stayed in memory until then.
-                state = getattr(info.session, "_session_state", None)
-                if hasattr(state, "clear"):
-                    state.clear()
+                from .state import clear_session
+
+                clear_session(info.session)
             # A session Streamlit dropped on its own (when another one came) was not shut down: its
             # uploaded files stayed in the upload manager for good. Files of no live session go.
             uploads = getattr(runtime, "_uploaded_file_mgr", None)

@@ -60,7 +60,7 @@ UPLOAD_LINK_NOTE = (
 
 
 def _apply_preset() -> None:
-    label = st.session_state.get("sidebar_preset")
+    label = state.widget_value("sidebar_preset")
     if label in PRESETS:
         v_correct, v_abstain, v_wrong = PRESETS[label]
         state.request(v_correct=v_correct, v_abstain=v_abstain, v_wrong=v_wrong, matrix=None)
@@ -89,7 +89,7 @@ def _values_section(settings: Settings) -> UseCase:
     with st.container(gap="xsmall"):  # three compact rows: at 1280×800 they end above the fold
         for name, label in VALUE_FIELDS:
             _value_row(name, label, settings.currency)
-    if any(clamp_value(st.session_state.get(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
+    if any(clamp_value(state.widget_value(f"sidebar_{name}_input", 0.0))[1] for name, _ in VALUE_FIELDS):
         st.warning(CLAMP_NOTE)
     # The preset shows the values in force after the inputs above (the browser's copy too), so that its
     # old label never comes back on the next rerun and undoes what was just typed.
@@ -284,46 +284,9 @@ def _within_range(value) -> float:
     return clamp_value(value)[0]
 
 
-# The uploaded files in force live here, not in the drop zone: Streamlit's uploader keeps every file
-# dropped on it, two of the same name included, so a corrected file could not replace its first version.
-UPLOADS_KEY = "sidebar_uploaded_files"  # file name -> content, in upload order (kept across pages)
-UPLOAD_NOTE_KEY = "sidebar_upload_replaced"
-_UPLOADER_ROUND_KEY = "sidebar_upload_round"
-
-
-def add_uploads(store: dict[str, bytes], files) -> tuple[dict[str, bytes], list[str]]:
-    """``store`` with ``files`` (``(name, content)`` pairs) added; a name already there is replaced in place.
-
-    Returns the new store and the names that replaced an earlier upload.
-
-    >>> add_uploads({"a.csv": b"1", "b.csv": b"2"}, [("a.csv", b"3"), ("c.csv", b"4")])
-    ({'a.csv': b'3', 'b.csv': b'2', 'c.csv': b'4'}, ['a.csv'])
-    """
-    store = dict(store)
-    replaced = [name for name, _ in files if name in store]
-    for name, content in files:
-        store[name] = content
-    return store, list(dict.fromkeys(replaced))
-
-
-def _uploader_key() -> str:
-    return f"sidebar_upload_{st.session_state.get(_UPLOADER_ROUND_KEY, 0)}"
-
-
-def _take_uploads() -> None:
-    """Move the files just dropped into the store, and empty the drop zone (a new widget key)."""
-    files = st.session_state.get(_uploader_key()) or []
-    store, replaced = add_uploads(st.session_state.get(UPLOADS_KEY, {}), [(f.name, f.getvalue()) for f in files])
-    st.session_state[UPLOADS_KEY] = store
-    st.session_state[UPLOAD_NOTE_KEY] = replaced
-    st.session_state[_UPLOADER_ROUND_KEY] = st.session_state.get(_UPLOADER_ROUND_KEY, 0) + 1
-
-
-def _remove_upload(name: str) -> None:
-    store = dict(st.session_state.get(UPLOADS_KEY, {}))
-    store.pop(name, None)
-    st.session_state[UPLOADS_KEY] = store
-    st.session_state[UPLOAD_NOTE_KEY] = []
+# The uploaded files in force live in the session (dashboard.state): the names stay importable from here.
+UPLOADS_KEY = state.UPLOADS_KEY
+add_uploads = state.add_uploads
 
 
 def _upload_section() -> list[tuple[str, bytes]]:
@@ -332,19 +295,19 @@ def _upload_section() -> list[tuple[str, bytes]]:
         "Run files (CSV or Parquet, one per model)",
         type=["csv", "parquet"],
         accept_multiple_files=True,
-        key=_uploader_key(),
-        on_change=_take_uploads,
+        key=state.uploader_key(),
+        on_change=state.take_uploads,
         help="See docs/run-format.md: y_true, proba_<class> columns (or y_pred + confidence), "
         "optional split, weight, id, timestamp. A file with the name of one already uploaded replaces it.",
     )
-    store = st.session_state.get(UPLOADS_KEY, {})
+    store = state.uploads()
     for name in store:
         name_column, button_column = st.columns([3, 2], vertical_alignment="center")
         name_column.caption(":material/description: " + md_text(name))
         button_column.button("Remove", key=f"sidebar_remove::{hashlib.sha256(name.encode()).hexdigest()[:16]}",
-                             on_click=_remove_upload, args=(name,), type="tertiary", icon=":material/close:",
+                             on_click=state.remove_upload, args=(name,), type="tertiary", icon=":material/close:",
                              help="Remove this file and its model.")
-    replaced = [n for n in st.session_state.get(UPLOAD_NOTE_KEY, ()) if n in store]
+    replaced = state.replaced_uploads()
     if replaced:
         st.caption(f"Replaced by the new upload of the same name: {md_text(', '.join(replaced))}.")
     return list(store.items())

@@ -28,7 +28,13 @@
 5. **The URL mirrors the settings** on every run (:func:`write_url`), so a
    link reproduces what its sender sees. Uploaded files are not part of a
    link: a link to uploads says so.
-6. **Derived, not stored.** What follows from the settings and the loaded
+6. **Files and statuses.** The uploaded run files (:func:`uploads`,
+   :func:`take_uploads`, :func:`remove_upload`) and the Export page's restore
+   status (:func:`restore_status`, :func:`set_restore_status`) live in the
+   session too, and are reached only through the functions below:
+   ``tests/test_state_owner.py`` fails when another module of the app names
+   the session state.
+7. **Derived, not stored.** What follows from the settings and the loaded
    runs (the models actually selected, the splits actually used, the values
    in force) is resolved by the sidebar on each run into a
    :class:`Selection`; pages read it with :func:`current`. The numbers come
@@ -57,6 +63,8 @@ __all__ = [
     "adopt",
     "change_now",
     "choice",
+    "clear_restore_status",
+    "clear_session",
     "current",
     "editor",
     "editor_key",
@@ -68,10 +76,19 @@ __all__ = [
     "note_link_once",
     "pair",
     "publish",
+    "remove_upload",
+    "replaced_uploads",
     "request",
+    "restore_status",
+    "restored_document",
+    "set_restore_status",
     "stop_unless_models",
+    "take_uploads",
+    "uploader_key",
+    "uploads",
     "widest",
     "value",
+    "widget_value",
     "write_url",
 ]
 
@@ -309,6 +326,103 @@ def editor(name: str, frame, *, key: str, read: Callable, **kwargs):
 def editor_key(key: str, shown: Any) -> str:
     """The widget key of the :func:`editor` with ``key`` while it shows the setting value ``shown``."""
     return f"{key}_{hashlib.sha256(repr(shown).encode()).hexdigest()[:12]}"
+
+
+def widget_value(key: str, default: Any = None) -> Any:
+    """What widget ``key`` holds now (in a widget's callback: the value the user just gave it)."""
+    return st.session_state.get(key, default)
+
+
+# ------------------------------------------------------------------ uploads
+# The uploaded files in force live here, not in the drop zone: Streamlit's uploader keeps every file
+# dropped on it, two of the same name included, so a corrected file could not replace its first version.
+UPLOADS_KEY = "sidebar_uploaded_files"  # file name -> content, in upload order (kept across pages)
+UPLOAD_NOTE_KEY = "sidebar_upload_replaced"
+_UPLOADER_ROUND_KEY = "sidebar_upload_round"
+
+
+def add_uploads(store: dict[str, bytes], files) -> tuple[dict[str, bytes], list[str]]:
+    """``store`` with ``files`` (``(name, content)`` pairs) added; a name already there is replaced in place.
+
+    Returns the new store and the names that replaced an earlier upload.
+
+    >>> add_uploads({"a.csv": b"1", "b.csv": b"2"}, [("a.csv", b"3"), ("c.csv", b"4")])
+    ({'a.csv': b'3', 'b.csv': b'2', 'c.csv': b'4'}, ['a.csv'])
+    """
+    store = dict(store)
+    replaced = [name for name, _ in files if name in store]
+    for name, content in files:
+        store[name] = content
+    return store, list(dict.fromkeys(replaced))
+
+
+def uploads() -> dict[str, bytes]:
+    """The uploaded run files in force: file name -> content, in upload order."""
+    return dict(st.session_state.get(UPLOADS_KEY, {}))
+
+
+def uploader_key() -> str:
+    """The drop zone's widget key: a new one after each drop, so the zone is empty again."""
+    return f"sidebar_upload_{st.session_state.get(_UPLOADER_ROUND_KEY, 0)}"
+
+
+def take_uploads() -> None:
+    """Move the files just dropped into the store (a name uploaded again replaces its file), and empty the zone."""
+    files = st.session_state.get(uploader_key()) or []
+    store, replaced = add_uploads(uploads(), [(f.name, f.getvalue()) for f in files])
+    st.session_state[UPLOADS_KEY] = store
+    st.session_state[UPLOAD_NOTE_KEY] = replaced
+    st.session_state[_UPLOADER_ROUND_KEY] = st.session_state.get(_UPLOADER_ROUND_KEY, 0) + 1
+
+
+def remove_upload(name: str) -> None:
+    """Drop one uploaded file (and so its model)."""
+    store = uploads()
+    store.pop(name, None)
+    st.session_state[UPLOADS_KEY] = store
+    st.session_state[UPLOAD_NOTE_KEY] = []
+
+
+def replaced_uploads() -> list[str]:
+    """The files the last drop replaced (same name), among those still uploaded."""
+    store = st.session_state.get(UPLOADS_KEY, {})
+    return [n for n in st.session_state.get(UPLOAD_NOTE_KEY, ()) if n in store]
+
+
+# ------------------------------------------------------------ restore status
+RESTORE_STATUS_KEY = "export_restore_status"
+RESTORED_KEY = "export_restored_document"
+
+
+def restore_status() -> Any:
+    """What the last import of a saved policy said (None before any, or after an empty one)."""
+    return st.session_state.get(RESTORE_STATUS_KEY)
+
+
+def restored_document() -> dict | None:
+    """The policy document the last successful import read (as parsed JSON), or None."""
+    return st.session_state.get(RESTORED_KEY)
+
+
+def set_restore_status(status: Any, document: dict | None = None) -> None:
+    """Record what an import said; ``document`` (a successful import) is kept to show the stored policies."""
+    st.session_state[RESTORE_STATUS_KEY] = status
+    if document is not None:
+        st.session_state[RESTORED_KEY] = document
+
+
+def clear_restore_status() -> None:
+    st.session_state.pop(RESTORE_STATUS_KEY, None)
+
+
+def clear_session(session) -> None:
+    """Empty the state of a Streamlit session that has ended (``dashboard.memory`` frees what it held).
+
+    It reaches Streamlit's private attribute on the session object, hence the guard: if Streamlit moves
+    it, the state goes when Streamlit drops the session."""
+    session_state = getattr(session, "_session_state", None)
+    if hasattr(session_state, "clear"):
+        session_state.clear()
 
 
 # -------------------------------------------------------------------- URL

@@ -1,83 +1,39 @@
 """Monitor: what the policy is worth in production, where no labels exist yet.
 
 Reads top to bottom like the page: why these are estimates, the production
-split chunk by chunk (estimated value, coverage, best threshold), then a
-back-test on a labelled split where the estimate can be checked against the
-realised value (seed 002: label-free estimation and per-chunk monitoring).
+split chunk by chunk (estimated value, coverage, best threshold), bands and
+alerts, then a back-test on a labelled split where the estimate can be checked
+against the realised value (seed 002: label-free estimation and per-chunk
+monitoring), and the class mix. Every label-free value here is one estimate
+(``dashboard.views.monitor``, the page's view model); the page lays it out.
 """
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-import valuecore as vc
-from dashboard import data, home, state, views
-from dashboard.charts.monitor import monitor_chart, monitor_long
+from dashboard import data, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
-from dashboard.state import stop_unless_models
-from dashboard.monitor_bands import bands_section
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
+from dashboard.views import monitor as view
 
-SAMPLE_WITH_PRODUCTION = "breast_cancer"
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
 CHUNKING = {"period": "By time period", "count": "By number of chunks"}
 
 
 def _load_sample() -> None:
     """Make the sample with a production split the data source of every page, from the next rerun on."""
-    state.request(source=f"sample:{SAMPLE_WITH_PRODUCTION}", models=None)
+    state.request(source=f"sample:{view.SAMPLE_WITH_PRODUCTION}", models=None)
 
 
-def _monitor_models(workspace, models, split, policies, values, **chunking) -> tuple[pd.DataFrame, list[str]]:
-    """valuecore.monitor for each model on one split, stacked with a ``model`` column."""
-    frames, problems = [], []
-    for model in models:
-        predictions = workspace.predictions(model, split)
-        if predictions is None:
-            problems.append(f"**{md_text(model)}** has no split {md_text(repr(split))}.")
-            continue
-        try:
-            frame = vc.monitoring.monitor(predictions, policies[model], values, **chunking)
-        except ValueError as error:
-            problems.append(f"**{md_text(model)}**: {md_text(error)}")
-            continue
-        frame.insert(0, "model", model)
-        frames.append(frame)
-    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), problems
-
-
-def _summary_table(frame: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for model, part in frame.groupby("model", sort=False):
-        summary = vc.monitoring.monitor_summary(part.drop(columns="model")).iloc[-1]
-        rows.append({"Model": model, **summary.drop(labels="split").to_dict()})
-    return pd.DataFrame(rows)
-
-
-def _show_charts(frame: pd.DataFrame, models, currency: str, *, by_time: bool, realised: bool) -> None:
-    long = monitor_long(frame)
-    st.altair_chart(monitor_chart(long, models, measure="value_per_item", by_time=by_time, currency=currency))
+def _show_charts(frame, models, currency: str, *, by_time: bool) -> None:
+    value, coverage, threshold = view.chart_specs(frame, models, currency, by_time=by_time)
+    st.vega_lite_chart(spec=value)
     left, right = st.columns(2)
-    with left:
-        st.altair_chart(
-            monitor_chart(
-                long, models, measure="coverage", by_time=by_time, currency=currency, legend=False, height=240
-            )
-        )
-    with right:
-        st.altair_chart(
-            monitor_chart(
-                long, models, measure="best_threshold", by_time=by_time, currency=currency, legend=False, height=240
-            )
-        )
-    if not realised:
-        st.caption(
-            "Solid lines: estimated from the model's probabilities. The best threshold is the one that would "
-            "maximise the estimated value on that chunk alone; a drift in it says the confidences moved."
-        )
+    left.vega_lite_chart(spec=coverage)
+    right.vega_lite_chart(spec=threshold)
 
 
 # ---------------------------------------------------------------- the page
@@ -89,23 +45,11 @@ st.markdown(
     "that rely on calibration: if the model is over-confident, the estimate is too rosy. A back-test on a "
     "labelled split (below) shows how far off the estimate is where it can be checked."
 )
-
-models = list(selection.models)
-all_models = list(selection.report.models)
-stop_unless_models(selection)
-
-if selection.calibration == "none":
-    st.warning(
-        "The probabilities are used as the models report them (no recalibration). Choose **temperature** or "
-        "**isotonic** under 'Recalibrate before thresholding' in the sidebar to make the estimates more "
-        "trustworthy; the Calibration page shows how miscalibrated each model is."
-    )
-else:
-    st.caption(f"Probabilities recalibrated with {selection.calibration}, fitted on each model's tuning split.")
+state.stop_unless_models(selection)
 
 workspace = make_workspace(selection)
-values = selection.values
-kinds, rule_notes = views.rule_options(workspace, models, values)
+all_models = list(selection.report.models)
+kinds, rule_notes = views.rule_options(workspace, selection.models, selection.values)
 kind = state.choice(
     st.selectbox, "rule", "Decision rule", kinds,
     format_func=lambda k: views.POLICY_LABELS.get(k, k),
@@ -115,43 +59,37 @@ kind = state.choice(
 )
 for note in rule_notes:
     st.caption(note)
-policies, problems = {}, []
-for model in models:
-    try:
-        policies[model] = workspace.policy(model, kind, values)
-    except ValueError as error:
-        problems.append(f"**{md_text(model)}**: no {views.POLICY_LABELS.get(kind, kind).lower()} policy: "
-                        f"{md_text(error)}")
-for problem in problems:
+page = view.build(selection, workspace, kind, data.sample_sets())
+(st.warning if page.raw_probabilities else st.caption)(page.recalibration_note)
+for problem in page.problems:
     st.warning(problem)
-models = [m for m in models if m in policies]
-if not models:
+if not page.models:
     st.stop()
+calibration = st.radio(
+    "Calibrate the estimate", list(view.ESTIMATE_CALIBRATIONS), horizontal=True, key="monitor_bands_calibration",
+    format_func=view.ESTIMATE_CALIBRATIONS.get,
+    help="One estimate for the whole page: the production chart, the bands and alerts, and the back-test.",
+)
 
 # -- production: splits without labels
 st.header("Production (no labels)")
-unlabelled = {
-    split: [m for m in models if split in workspace.run(m).splits and not workspace.run(m).splits[split].has_labels]
-    for split in sorted({s for m in models for s in workspace.run(m).splits})
-}
-unlabelled = {split: ms for split, ms in unlabelled.items() if ms}
-if not unlabelled:
+production, split, how = None, None, None
+if not page.unlabelled:
     st.info(
         "None of the selected runs has a split without labels, so there is nothing to monitor yet. "
         "A production split is a split whose rows have no `y_true` (ideally with a `timestamp` column, to chunk "
         "by day or week). To see how monitoring works, load the **breast_cancer** sample: its `prod` split has "
         "six weeks of unlabelled, time-stamped predictions. The back-test below works on any labelled split."
     )
-    if SAMPLE_WITH_PRODUCTION in data.sample_sets():
+    if page.offer_sample:
         st.button("Load the breast_cancer sample", key="monitor_load_sample", on_click=_load_sample)
 else:
-    split = state.choice(st.selectbox, "monitor_split", "Split to monitor", list(unlabelled), key="monitor_split")
-    split_models = unlabelled[split]
-    has_times = all(workspace.predictions(m, split).timestamp is not None for m in split_models)
+    split = state.choice(st.selectbox, "monitor_split", "Split to monitor", list(page.unlabelled), key="monitor_split")
+    has_times = view.has_times(workspace, page.unlabelled[split], split)
     columns = st.columns(3)
     with columns[0]:
         chunking = state.choice(
-            st.radio, "monitor_chunking", "Chunks", list(CHUNKINGS) if has_times else ["count"],
+            st.radio, "monitor_chunking", "Chunks", list(CHUNKINGS),
             format_func=CHUNKING.get, key="monitor_chunking", horizontal=True,
         ) if has_times else "count"
         if not has_times:
@@ -170,116 +108,111 @@ else:
             "Its estimated value is then optimistic (tuned and judged on the same chunk).",
         )
     with st.spinner("Estimating the value of every chunk…"):
-        frame, problems = _monitor_models(workspace, split_models, split, policies, values, retune=retune, **how)
-    for problem in problems:
+        production = view.production(selection, page, workspace, split, how, retune=retune, calibration=calibration)
+    for problem in production.problems:
         st.warning(problem)
-    if not frame.empty:
-        _show_charts(frame, all_models, selection.currency, by_time=chunking == "period", realised=False)
-        summary = _summary_table(frame)
+    if not production.empty:
+        _show_charts(production.frame, all_models, selection.currency, by_time=chunking == "period")
+        st.caption(production.estimate_note)
         st.markdown(f"**Over the whole split {md_text(repr(split))}** (estimated, per item in {selection.currency}):")
-        show_dataframe(
-            summary[
-                ["Model", "n_chunks", "n", "estimated_value_total", "estimated_value_per_item", "estimated_coverage"]
-            ].rename(
-                columns={
-                    "n_chunks": "Chunks",
-                    "n": "Items",
-                    "estimated_value_total": f"Estimated value ({selection.currency})",
-                    "estimated_value_per_item": f"Estimated value per item ({selection.currency})",
-                    "estimated_coverage": "Estimated coverage",
-                }
-            ),
-            hide_index=True,
-            column_config={
-                "Items": st.column_config.NumberColumn(format="%.0f"),
-                f"Estimated value ({selection.currency})": st.column_config.NumberColumn(format="%.2f"),
-                f"Estimated value per item ({selection.currency})": st.column_config.NumberColumn(format="%.4f"),
-                "Estimated coverage": st.column_config.NumberColumn(format="percent"),
-            },
-        )
-        first, last = frame.groupby("model", sort=False).head(1), frame.groupby("model", sort=False).tail(1)
-        drift = (
-            last.set_index("model")["estimated_value_per_item"] - first.set_index("model")["estimated_value_per_item"]
-        )
-        worst = drift.idxmin()
-        st.markdown(
-            f"From the first to the last chunk, the estimated value per item of **{md_text(worst)}** moved by "
-            f"{selection.money(float(drift[worst]), 4)}"
-            + (" (a drop worth investigating: label a sample of recent items to check)." if drift[worst] < 0 else ".")
-        )
+        money = {c: st.column_config.NumberColumn(format=f) for c, f in zip(production.summary.columns[3:5],
+                                                                              ("%.2f", "%.4f"))}
+        show_dataframe(production.summary, hide_index=True, column_config={
+            "Items": st.column_config.NumberColumn(format="%.0f"), **money,
+            "Estimated coverage": st.column_config.NumberColumn(format="percent")})
+        st.markdown(production.drift)
 
-# -- bands, alerts and drift (estimate calibrated on a labelled reference split): by default the
-# alerts watch what the production chart shows (its split, the recommended or first model, its chunks)
-recommended = home.recommended_model(selection, among=split_models) if unlabelled else None
-charted = {"charted_split": split, "charted_model": recommended or split_models[0], "charted_models": split_models,
-           "charted_chunking": how} if unlabelled else {}
-bands_section(selection, workspace, models, policies, values, **charted)
+# -- bands, alerts and drift: by default they watch what the production chart shows (its split, the
+# recommended or first model, its chunks), with the same estimate
+st.header("Bands, alerts and drift")
+charted_model = production.charted_model if production is not None else None
+options = view.bands_options(selection, workspace, page.models, charted_model)
+if not options.candidates:
+    st.info("Bands need a labelled reference split; none of the selected models has one.")
+else:
+    if production is not None and production.alerts:
+        st.markdown(production.alerts)
+    columns = st.columns(4)
+    model = columns[0].selectbox("Model", options.candidates, key="monitor_bands_model",
+                                 index=options.candidates.index(options.opening) if options.opening else 0)
+    reference = columns[1].selectbox(
+        "Labelled reference split", options.labelled[model], index=options.reference_default(workspace, model),
+        key="monitor_bands_reference",
+        help="Fits the calibration of the estimate and sets the reference band and confidence distribution.",
+    )
+    watched = columns[2].selectbox("Split to watch", options.watched(workspace, model, reference, split),
+                                   key="monitor_bands_split")
+    if watched == split and model == charted_model and how is not None:
+        bands_how = dict(how)
+        columns[3].caption("Chunks as in the production chart above.")
+    else:
+        bands_how = {"n_chunks": columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")}
+    shown = view.bands(selection, page, workspace, model, reference, watched, bands_how, calibration=calibration,
+                       charted_model=charted_model, charted_split=split)
+    if shown.mismatch:
+        st.caption(shown.mismatch)
+    if shown.error:
+        st.warning(shown.error)
+    else:
+        st.caption(shown.calibration_text)
+        st.vega_lite_chart(spec=view.band_spec(shown.frame, selection.currency))
+        for line in shown.sentences:
+            st.markdown(line)
+        if shown.backtest.startswith("Back-test"):
+            st.markdown(shown.backtest)
+        else:
+            st.caption(shown.backtest)
 
 # -- back-test: a labelled split, estimated vs realised
 st.header("Back-test on a labelled split")
-labelled = sorted({s for m in models for s, p in workspace.run(m).splits.items() if p.has_labels})
-if not labelled:
+if not page.labelled:
     st.info("None of the selected runs has a labelled split, so the estimate cannot be checked against the truth.")
     st.stop()
-default = selection.eval_split if selection.eval_split in labelled else labelled[-1]
 columns = st.columns(2)
 with columns[0]:
-    backtest_split = state.choice(st.selectbox, "backtest_split", "Labelled split", labelled,
-                                  key="monitor_backtest_split", fallback=labelled.index(default))
+    backtest_split = state.choice(st.selectbox, "backtest_split", "Labelled split", list(page.labelled),
+                                  key="monitor_backtest_split", fallback=page.labelled.index(page.backtest_default))
 with columns[1]:
     n_chunks = state.value(st.slider, "backtest_chunks", "Number of chunks", key="monitor_backtest_chunks",
                            min_value=2, max_value=20)
-backtest_models = [m for m in models if backtest_split in workspace.run(m).splits]
-if any(workspace.tuning_split_for(m) == backtest_split for m in backtest_models):
-    st.caption(
-        f"Split {views.split_text(backtest_split)} is also where thresholds (and any recalibration) were "
-        f"fitted: the back-test is "
-        "in-sample and flatters the estimate. Prefer the evaluated split."
-    )
 with st.spinner("Estimating and measuring every chunk…"):
-    frame, problems = _monitor_models(workspace, backtest_models, backtest_split, policies, values, n_chunks=n_chunks)
-for problem in problems:
+    checked = view.backtest(selection, page, workspace, backtest_split, n_chunks, calibration=calibration)
+if checked.in_sample:
+    st.caption(checked.in_sample)
+for problem in checked.problems:
     st.warning(problem)
-if not frame.empty:
-    st.markdown(
-        f"The labels of {views.split_text(backtest_split)} are hidden for the **estimate** (solid) and used for "
-        f"the **realised** "
-        "value (dashed). Where the lines agree, the label-free estimate can be trusted on production data from "
-        "the same source."
-    )
-    _show_charts(frame, all_models, selection.currency, by_time=False, realised=True)
-    summary = _summary_table(frame)
-    shown = summary[
-        ["Model", "n", "estimated_value_per_item_labelled", "realised_value_per_item", "estimation_error_per_item"]
-    ].rename(
-        columns={
-            "n": "Items",
-            "estimated_value_per_item_labelled": f"Estimated per item ({selection.currency})",
-            "realised_value_per_item": f"Realised per item ({selection.currency})",
-            "estimation_error_per_item": f"Estimate − realised ({selection.currency})",
-        }
-    )
+if not checked.empty:
+    st.markdown(checked.intro)
+    _show_charts(checked.frame, all_models, selection.currency, by_time=False)
+    st.caption(checked.estimate_note)
     money = st.column_config.NumberColumn(format="%.4f")
-    show_dataframe(
-        shown,
-        hide_index=True,
-        column_config={
-            "Items": st.column_config.NumberColumn(format="%.0f"),
-            **{c: money for c in shown.columns if c not in ("Model", "Items")},
-        },
-    )
-    errors = summary.set_index("Model")["estimation_error_per_item"]
-    worst = errors.abs().idxmax()
-    st.markdown(
-        f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(float(errors[worst]), 4)} per item "
-        f"({'too optimistic' if errors[worst] > 0 else 'too pessimistic'}). "
-        + ("A large gap means the probabilities are miscalibrated: recalibrate (sidebar) before trusting the "
-           "production estimates above." if selection.calibration == "none" else
-           f"A large gap means the probabilities stay miscalibrated even after {selection.calibration} "
-           "recalibration: try another method (sidebar), or label a sample of production items.")
-    )
+    show_dataframe(checked.table, hide_index=True, column_config={
+        "Items": st.column_config.NumberColumn(format="%.0f"),
+        **{c: money for c in checked.table.columns if c not in ("Model", "Items")}})
+    st.markdown(checked.verdict)
 
 # -- class mix per chunk, and what re-tuning for it would earn (prior shift)
-from dashboard.prior_shift import prior_shift_section  # noqa: E402  (kept with its section, at the end)
-
-prior_shift_section(selection, workspace, models, policies, values, kind)
+st.header("Class mix")
+candidates = view.class_mix_candidates(workspace, page.models)
+if not candidates:
+    st.info("The class mix is estimated on a split without labels, from probability vectors (proba_ columns), "
+            "against a labelled tuning split: none of the selected runs has all three.")
+else:
+    columns = st.columns(3)
+    with columns[0]:
+        mix_model = st.selectbox("Model", list(candidates), key="monitor_prior_model")
+    with columns[1]:
+        mix_split = st.selectbox("Split", candidates[mix_model], key="monitor_prior_split")
+    with columns[2]:
+        mix_chunks = st.slider("Number of chunks", min_value=1, max_value=20, value=6, key="monitor_prior_chunks")
+    with st.spinner("Estimating the class mix of every chunk…"):
+        mix = view.class_mix(selection, page, workspace, mix_model, mix_split, mix_chunks, kind)
+    if mix.error:
+        st.warning(mix.error)
+    else:
+        st.markdown(mix.intro)
+        money = st.column_config.NumberColumn(format="%.4f")
+        show_dataframe(mix.table, hide_index=True, column_config={
+            "Items": st.column_config.NumberColumn(format="%.0f"), "As tuned": money, "Re-tuned": money,
+            "Gain": money})
+        (st.caption if mix.verdict_is_caption else st.markdown)(mix.verdict)

@@ -1,87 +1,76 @@
 """Runs: what is loaded, and what is wrong with the files that did not load.
 
 Reads top to bottom like the page: problems found in the files, the table of
-models, the table of splits, then how to bring your own runs.
+models, the table of splits, then how to bring your own runs. What it shows
+comes from ``dashboard.views.runs`` (its view model); the page lays it out.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from dashboard import views
 from dashboard.state import current
-from dashboard.tables import compact_dataframe
-from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe
+from dashboard.views import runs as view
 
-selection = current()
-report = selection.report
+shown = view.build(current())
 
 st.title("Runs")
-st.caption(f"Loaded from {md_text(selection.source_label)}.")
+st.caption(shown.source)
 
 # ---- problems: every error and warning, in plain words; good files still load
-errors, warnings = report.errors, report.warnings
-if errors or warnings:
+if shown.errors or shown.warnings:
     st.subheader("Problems found in the files")
-    if errors:
-        st.caption(f"{len(errors)} error(s): the file (or the model named) was not loaded. Fix it and load it again.")
-    for problem in errors:
-        st.error(md_text(problem), icon=":material/error:")
-    for problem in warnings:
-        st.warning(md_text(problem), icon=":material/warning:")
+    if shown.errors_note:
+        st.caption(shown.errors_note)
+    for problem in shown.errors:
+        st.error(problem, icon=":material/error:")
+    for problem in shown.warnings:
+        st.warning(problem, icon=":material/warning:")
 
 # ---- models
-if not report.models:
-    if errors:
-        st.info("No model could be loaded: see the problems above.")
-    elif selection.settings.source == "upload":
-        st.info("Upload one CSV or Parquet file per model in the sidebar to start.")
-        for note in selection.notes:
-            st.caption(note)
-    else:
-        st.info("No run is loaded yet. Choose the sample runs or a folder of run files in the sidebar.")
+if shown.runs is None:
+    st.info(shown.empty)
+    for note in shown.empty_notes:
+        st.caption(note)
 else:
-    st.subheader(f"{len(report.models)} model(s) loaded")
-    table = views.runs_table(report, selected=selection.models)
+    st.subheader(shown.heading)
     accuracy_columns = {
         column: st.column_config.NumberColumn(column.capitalize(), format="percent", help="Accuracy without hand-offs")
-        for column in table.columns
-        if column.startswith("accuracy on ")
+        for column in shown.accuracy_columns
     }
-    compact_dataframe(
-        table,
-        ["model", "splits", *accuracy_columns],
-        details="All columns (classes, probabilities, file, hash)",
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "model": st.column_config.TextColumn("Model"),
-            "selected": st.column_config.CheckboxColumn("Selected", help="Selected in the sidebar"),
-            "classes": st.column_config.TextColumn("Classes"),
-            "probabilities": st.column_config.TextColumn(
-                "Probabilities", help="'top label only': the file has y_pred and confidence, not one column per class"
-            ),
-            "splits": st.column_config.TextColumn("Splits (rows)"),
-            **accuracy_columns,
-            "file": st.column_config.TextColumn("File"),
-            "sha256": st.column_config.TextColumn("SHA-256", help="First 12 hex digits of the file's hash"),
-        },
-    )
-    top_label = [m for m, run in report.models.items() if not all(p.has_proba for p in run.splits.values())]
-    if top_label:
-        st.caption(
-            f"{views.short_list(top_label)}: top label only. The expected-value rule and temperature scaling need "
-            "one probability column per class and are not offered for these models."
-        )
+    config = {
+        "model": st.column_config.TextColumn("Model"),
+        "selected": st.column_config.CheckboxColumn("Selected", help="Selected in the sidebar"),
+        "classes": st.column_config.TextColumn("Classes"),
+        "probabilities": st.column_config.TextColumn(
+            "Probabilities", help="'top label only': the file has y_pred and confidence, not one column per class"
+        ),
+        "splits": st.column_config.TextColumn("Splits (rows)"),
+        **accuracy_columns,
+        "file": st.column_config.TextColumn("File"),
+        "sha256": st.column_config.TextColumn("SHA-256", help="First 12 hex digits of the file's hash"),
+    }
+    show_dataframe(shown.runs, column_order=list(shown.shown_first), hide_index=True, width="stretch",
+                   column_config=config)
+    with st.expander("More columns (classes, probabilities, file, hash)", icon=":material/table_view:"):
+        show_dataframe(shown.runs, column_order=list(shown.details), hide_index=True, width="stretch",
+                       column_config=config)
+    if shown.top_label_note:
+        st.caption(shown.top_label_note)
     with st.expander("Per split"):
         show_dataframe(
-            views.splits_table(report),
+            shown.splits,
             hide_index=True,
             width="stretch",
             column_config={
+                "model": st.column_config.TextColumn("Model"),
+                "split": st.column_config.TextColumn("Split"),
+                "rows": st.column_config.NumberColumn("Rows"),
                 "weighted items": st.column_config.NumberColumn("Weighted items", format="%.0f"),
+                "labelled": st.column_config.CheckboxColumn("Labelled"),
                 "accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
+                "probabilities": st.column_config.TextColumn("Probabilities"),
             },
         )
 

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
-from dashboard.prior_shift import mix_table
+from dashboard.views.monitor import mix_table
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")

@@ -90,7 +90,8 @@ def test_a_bad_file_uploaded_twice_is_counted_once():
     upload(at, ("broken.csv", BROKEN))
     again = [e.value for e in at.error]
     assert first and again == first
-    assert any(c.value.startswith(f"{len(first)} error(s)") for c in at.caption)
+    counted = f"{len(first)} error{'' if len(first) == 1 else 's'}:"  # said in words, never "error(s)"
+    assert any(c.value.startswith(counted) for c in at.caption)
     assert loaded_models(at) == ["mlp"]
 
 

@@ -40,7 +40,7 @@ def test_upload_again_replaces_and_remove_removes(server, page, tmp_path):  # no
     with step(page, "upload"):
         upload.write_bytes(first)
         uploader.set_input_files(upload)
-        expect(main).to_contain_text("1 model(s) loaded")
+        expect(main).to_contain_text("1 model loaded")
         wait_for_app(page)
         expect(main).to_contain_text(rows_of_last_split(first))
     with step(page, "upload-again"):
@@ -48,7 +48,7 @@ def test_upload_again_replaces_and_remove_removes(server, page, tmp_path):  # no
         sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(upload)
         expect(main).to_contain_text(rows_of_last_split(corrected))
         wait_for_app(page)
-        expect(main).to_contain_text("1 model(s) loaded")
+        expect(main).to_contain_text("1 model loaded")
         assert "already loaded" not in main.inner_text()
         expect(sidebar).to_contain_text("Replaced by the new upload of the same name: mlp.csv")
         if shots := os.environ.get("E2E_SCREENSHOTS"):

@@ -89,59 +89,6 @@ short_list = vc.wording.short_list
 
 
 # ------------------------------------------------------------------- runs
-def runs_table(report, selected=()) -> pd.DataFrame:
-    """One row per loaded model: classes, splits with rows, labels, accuracy per split, file, hash."""
-    split_names = []
-    for run in report.models.values():
-        for split in run.splits:
-            if split not in split_names:
-                split_names.append(split)
-    rows = []
-    for name, run in report.models.items():
-        parts = []
-        row = {
-            "model": name,
-            "selected": name in selected,
-            "classes": f"{len(run.classes)}: {short_list(run.classes)}",
-            "probabilities": "full" if all(p.has_proba for p in run.splits.values()) else "top label only",
-        }
-        for split, predictions in run.splits.items():
-            label = "labelled" if predictions.has_labels else "no labels"
-            parts.append(f"{split}: {predictions.n:,} rows ({label})")
-        row["splits"] = " · ".join(parts)
-        for split in split_names:
-            predictions = run.splits.get(split)
-            row[f"accuracy on {split}"] = (
-                predictions.accuracy if predictions is not None and predictions.has_labels else np.nan
-            )
-        row["file"] = run.path
-        row["sha256"] = run.sha256[:12]
-        rows.append(row)
-    columns = ["model", "selected", "classes", "probabilities", "splits"]
-    columns += [f"accuracy on {s}" for s in split_names] + ["file", "sha256"]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def splits_table(report) -> pd.DataFrame:
-    """One row per (model, split): rows, weighted items, labels, accuracy."""
-    rows = []
-    for name, run in report.models.items():
-        for split, predictions in run.splits.items():
-            rows.append(
-                {
-                    "model": name,
-                    "split": split,
-                    "rows": predictions.n,
-                    "weighted items": predictions.total_weight,
-                    "labelled": predictions.has_labels,
-                    "accuracy": predictions.accuracy if predictions.has_labels else np.nan,
-                    "probabilities": "full" if predictions.has_proba else "top label only",
-                }
-            )
-    columns = ["model", "split", "rows", "weighted items", "labelled", "accuracy", "probabilities"]
-    return pd.DataFrame(rows, columns=columns)
-
-
 def load_problem_note(report) -> str | None:
     """One sentence when some files did not load (the Runs page has the details)."""
     errors = report.errors

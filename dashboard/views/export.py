@@ -1,0 +1,271 @@
+"""The Export page's view model: the policy JSON of the selection, and what importing a saved one says.
+
+:func:`build` gives what the page shows for the rule in force (:class:`ExportPage`);
+:func:`restore` reads a saved policy and says what it would put in force
+(:class:`RestoreStatus`, the settings that change); :func:`stored` gives the
+"stored policies" part shown after an import (:class:`StoredPolicies`). Nothing
+here draws or touches the session: the page lays out, ``dashboard.state`` stores.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+
+import pandas as pd
+
+import valuecore as vc
+
+from ..home import page_recommendation
+from ..safetext import md_text
+from ..settings import Settings, document_with_settings, settings_from_document
+from . import POLICY_LABELS, split_text
+
+__all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "build", "restore", "stored",
+           "summary_frame"]
+
+SUMMARY_COLUMNS = ("Model", "Threshold(s)", "Value per item", "95% low", "95% high", "Coverage")
+# The rest, one click away: with the model's name, so that each table fits 800 px (a laptop with the sidebar open).
+DETAILS_COLUMNS = ("Model", "Policy", "Calibration", "Tuned on", "Evaluated on", "Estimated")
+PER_CLASS = "one per class (table below)"
+
+
+def _threshold(value) -> str:
+    """Enough digits to reproduce the decision (never 1.0000 for 0.999997): people copy it from here."""
+    return "never (abstain)" if value is None else vc.wording.threshold(float(value))
+
+
+def thresholds_text(policy: dict) -> str:
+    """A stored policy's threshold(s) as text: one number, ``class: number`` per class, or words."""
+    if policy.get("class_thresholds") is not None:
+        return ", ".join(f"{c}: {_threshold(t)}" for c, t in policy["class_thresholds"].items())
+    if policy["kind"] in ("accept_all", "expected_value"):
+        return "–"
+    return "always abstain" if policy.get("threshold") is None else _threshold(policy["threshold"])
+
+
+def value_column(currency: str) -> str:
+    return f"Value per item ({currency})"
+
+
+def stored_columns(currency: str) -> list[str]:
+    """The columns of the stored policies' table (an import): what they are and where they were made."""
+    return ["Model", "Threshold(s)", value_column(currency), "Coverage", "Tuned on", "Evaluated on"]
+
+
+def summary_frame(document: dict, currency: str) -> pd.DataFrame:
+    """One row per model entry of a policy JSON (as a dict): its rule, thresholds and what it earned.
+
+    Per-class thresholds (ten numbers do not fit a cell) are in :func:`class_thresholds_frame`.
+    """
+    rows = []
+    for entry in document["models"]:
+        evaluation = entry.get("evaluation") or {}
+        ci = evaluation.get("ci95") or [None, None]
+        per_class = entry["policy"].get("class_thresholds") is not None
+        rows.append({
+            "Model": entry["model"],
+            "Policy": POLICY_LABELS.get(entry["policy"]["kind"], entry["policy"]["kind"]),
+            "Threshold(s)": PER_CLASS if per_class else thresholds_text(entry["policy"]),
+            "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
+            "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
+            "Evaluated on": evaluation.get("split"),
+            value_column(currency): evaluation.get("value_per_item"),
+            "95% low": ci[0],
+            "95% high": ci[1],
+            "Coverage": evaluation.get("coverage"),
+            "Estimated": bool(evaluation.get("estimated", False)),
+        })
+    return pd.DataFrame(rows)
+
+
+def class_thresholds_frame(document: dict) -> pd.DataFrame | None:
+    """The per-class thresholds of a policy JSON: one row per predicted class, one column per model that has
+    them (None when no model has); a class a model has no threshold for reads "–"."""
+    entries = [e for e in document["models"] if e["policy"].get("class_thresholds") is not None]
+    if not entries:
+        return None
+    classes = list(dict.fromkeys(c for e in entries for c in e["policy"]["class_thresholds"]))
+    frame = pd.DataFrame({"Predicted class": [str(c) for c in classes]})
+    for entry in entries:
+        thresholds = entry["policy"]["class_thresholds"]
+        frame[entry["model"]] = [_threshold(thresholds[c]) if c in thresholds else "–" for c in classes]
+    return frame
+
+
+def applied_frame(applied: list, currency: str) -> pd.DataFrame:
+    """What stored policies are worth on the loaded runs, applied as stored (``vc.apply_policy_document``)."""
+    rows = []
+    for item in applied:
+        evaluation = item.evaluation or {}
+        rows.append({
+            "Model": item.model,
+            "Same run file": {True: "yes", False: "no (other SHA-256)", None: "unknown"}[item.same_run],
+            "Split": item.split,
+            value_column(currency): evaluation.get("value_per_item"),
+            "Coverage": evaluation.get("coverage"),
+            "Note": item.note,
+        })
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------- the page
+@dataclass(frozen=True)
+class ExportPage:
+    """What the Export page shows for one decision rule.
+
+    ``document`` is the policy JSON as a dict (None when no policy could be built: ``error`` says why),
+    ``text`` the same JSON as downloaded; ``notes`` are markdown-safe; ``schema_error`` is None when the
+    text validates against the policy schema.
+    """
+
+    values_caption: str
+    error: str | None = None
+    notes: tuple = ()
+    headline: str = ""
+    document: dict | None = None
+    text: str = ""
+    summary: pd.DataFrame | None = None
+    summary_columns: tuple = ()
+    details_columns: tuple = DETAILS_COLUMNS
+    class_thresholds: pd.DataFrame | None = None
+    schema_error: str | None = None
+
+    @property
+    def schema_version(self):
+        return None if self.document is None else self.document["schema_version"]
+
+
+def values_caption(selection) -> str:
+    values = selection.values
+    what = ("the per-class value matrix" if isinstance(values, vc.ValueMatrix)
+            else f"correct {selection.money(values.v_correct)}, hand-off {selection.money(values.v_abstain)}, "
+                 f"wrong {selection.money(values.v_wrong)}")
+    return (f"Values: {what}. Recalibration: {selection.calibration}. Tuned on {split_text(selection.tune_split)}, "
+            f"evaluated on {split_text(selection.eval_split)}.")
+
+
+def build(selection, workspace, kind: str, settings: Settings) -> ExportPage:
+    """The policy JSON of the selected models under rule ``kind``, led by the one recommendation.
+
+    ``settings`` are recorded in the JSON (``dashboard_settings``) so that an import restores them.
+    """
+    caption = values_caption(selection)
+    models, values = list(selection.models), selection.values
+    try:
+        document, notes = workspace.document(models, kind, values)
+        # The one recommendation of the first page; its model's entry holds the recommended rule.
+        recommendation = page_recommendation(workspace, models, values)
+        reason = vc.wording.recommendation_reason(recommendation, selection.currency)
+        document, more = vc.recommended_document(workspace, document, recommendation, values, reason)
+    except ValueError as error:
+        return ExportPage(values_caption=caption, error=f"No policy could be built: {md_text(error)}")
+    data = document_with_settings(document, settings)
+    text = json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    try:
+        vc.policy_json.validate_policy_document(json.loads(text))
+        schema_error = None
+    except ValueError as error:
+        schema_error = f"The document does not match the policy schema: {md_text(error)}"
+    headline = md_text(f"{vc.wording.recommendation_headline(recommendation)} {reason} The JSON's "
+                       "\"recommendation\" names it.")
+    columns = tuple(value_column(selection.currency) if c == "Value per item" else c for c in SUMMARY_COLUMNS)
+    return ExportPage(
+        values_caption=caption,
+        notes=tuple(md_text(n) for n in [*notes, *more]),  # the pipeline's words quote model and split names
+        headline=headline,
+        document=data,
+        text=text,
+        summary=summary_frame(data, selection.currency),
+        summary_columns=columns,
+        class_thresholds=class_thresholds_frame(data),
+        schema_error=schema_error,
+    )
+
+
+# ---------------------------------------------------------------- importing
+@dataclass(frozen=True)
+class RestoreStatus:
+    """What an import of a saved policy said: ``level`` "error" or "success", a markdown-safe message,
+    warnings (markdown-safe) and whether the loaded runs are the ones the policies were made from."""
+
+    level: str
+    message: str
+    warnings: tuple = ()
+    same_runs: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.level == "success"
+
+
+@dataclass(frozen=True)
+class Restored:
+    """The outcome of :func:`restore`: the status to show, the settings to change, the document read."""
+
+    status: RestoreStatus | None
+    changes: dict = field(default_factory=dict)
+    document: dict | None = None
+
+
+def restore(text: str | bytes | None, source: str, current: Settings, runs: dict) -> Restored:
+    """Parse, validate and check a saved policy against the loaded ``runs``; the settings it puts in force.
+
+    ``source`` names where the text came from, in words ("pasted text", "file x.json"), markdown-safe.
+    Empty text gives no status (the status shown before is cleared).
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return Restored(None)
+    try:
+        data = vc.policy_json.load_json_limited(text, "the policy file")
+        document = vc.policy_json.PolicyDocument.from_dict(data)
+        restored, notes = settings_from_document(data, current)
+    except ValueError as error:  # LimitError and JSON errors are ValueErrors, in words
+        return Restored(RestoreStatus("error", f"Nothing was restored from the {source}: {md_text(error)}."))
+    try:
+        warnings = vc.policy_json.check_against_runs(document, runs)
+    except ValueError as error:
+        return Restored(RestoreStatus(
+            "error", f"Nothing was restored: the policy does not fit the loaded runs. {md_text(error)}."))
+    changes = {f.name: getattr(restored, f.name) for f in fields(restored)
+               if getattr(restored, f.name) != getattr(current, f.name)}
+    same = all(e.model in runs and e.run_sha256 == runs[e.model].sha256 for e in document.entries)
+    recommended = document.recommendation
+    recommends = "" if recommended is None else (
+        " The document recommends no model." if recommended["model"] is None else
+        f" The document recommends {md_text(recommended['model'])} with "
+        f"{vc.wording.rule_name(recommended['policy'])}.")
+    values = document.values
+    described = ("a value matrix for the classes " + md_text(", ".join(values.classes))
+                 if isinstance(values, vc.ValueMatrix)
+                 else f"correct {values.v_correct!r}, hand-off {values.v_abstain!r}, wrong {values.v_wrong!r}")
+    n = len(document.entries)
+    message = (f"Restored from the {source}: {described}; decision rule, recalibration, splits and models as "
+               f"recorded ({n} model polic{'y' if n == 1 else 'ies'}).{recommends}")
+    status = RestoreStatus("success", message, tuple(md_text(w) for w in warnings + notes), same)
+    return Restored(status, changes, data)
+
+
+@dataclass(frozen=True)
+class StoredPolicies:
+    """The policies a successful import read: their table, and (on other runs) what they are worth there."""
+
+    summary: pd.DataFrame
+    same_runs: bool
+    applied: pd.DataFrame | None = None
+    applied_error: str | None = None
+    class_thresholds: pd.DataFrame | None = None
+
+
+def stored(document: dict, status: RestoreStatus, runs: dict, currency: str) -> StoredPolicies:
+    """The stored policies as a table; on other run files, applied as stored to the loaded runs."""
+    summary, per_class = summary_frame(document, currency), class_thresholds_frame(document)
+    if status.same_runs:
+        return StoredPolicies(summary, True, class_thresholds=per_class)
+    try:
+        applied = vc.apply_policy_document(vc.policy_json.PolicyDocument.from_dict(document), runs)
+    except ValueError as error:
+        return StoredPolicies(summary, False, class_thresholds=per_class,
+                              applied_error=f"The stored policies cannot be applied to the loaded runs: "
+                                            f"{md_text(error)}.")
+    return StoredPolicies(summary, False, applied=applied_frame(applied, currency), class_thresholds=per_class)

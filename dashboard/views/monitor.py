@@ -1,0 +1,591 @@
+"""The Monitor page's view model: production chunks, bands and alerts, the back-test, the class mix.
+
+The page draws its widgets section by section; each section's numbers and
+words come from one function here, returning a frozen dataclass:
+:func:`build` (the rule's policies, the splits on offer), :func:`production`,
+:func:`bands`, :func:`backtest` and :func:`class_mix`. Nothing here draws.
+
+**One estimate.** Every label-free value on the page is the estimate of
+``valuecore.monitoring.monitor_bands``: the policy's decisions on the
+probabilities as the policy sees them (the sidebar's recalibration, if any),
+valued under a calibration fitted on the model's labelled reference split (its
+tuning split), or under those probabilities themselves when the user chooses
+"none" (:data:`ESTIMATE_CALIBRATIONS`). The production chart, its summary, the
+bands, the alerts and the back-test all show that one estimate, so they agree.
+Only a threshold re-tuned on each chunk (the "re-tune" box) is estimated
+without the reference calibration (a different policy per chunk); the page
+says so. Coverage and the best threshold per chunk come from
+``valuecore.monitoring.monitor`` (they do not depend on the estimate's calibration).
+
+**Cached.** The bootstrap behind the bands refits the calibration a hundred
+times (about 0.15 s per model and split on the breast_cancer sample); the
+page reran it for every charted model on every rerun. The results are kept
+(``st.cache_resource``) under the run file's key, the splits, the policy, the
+values, the chunking and the calibration.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+import streamlit as st
+
+import valuecore as vc
+
+from ..charts.monitor import band_chart, monitor_chart, monitor_long
+from ..data import policy_key, values_key
+from ..home import recommended_model
+from ..safetext import md_text
+from . import POLICY_LABELS, split_text
+
+__all__ = [
+    "ESTIMATE_CALIBRATIONS",
+    "BacktestView",
+    "BandsView",
+    "ClassMixView",
+    "MonitorPage",
+    "ProductionView",
+    "backtest",
+    "bands",
+    "bands_options",
+    "band_spec",
+    "build",
+    "chart_specs",
+    "class_mix",
+    "class_mix_candidates",
+    "estimated_frame",
+    "mix_table",
+    "production",
+]
+
+SAMPLE_WITH_PRODUCTION = "breast_cancer"
+ESTIMATE_CALIBRATIONS = {
+    "auto": "Calibrated on each model's labelled reference split (isotonic, or temperature for a value matrix of "
+            "3+ classes)",
+    "none": "Not calibrated: the probabilities as the policy sees them",
+}
+RETUNABLE = ("threshold", "class_thresholds")
+
+
+# ------------------------------------------------------------------ caches
+def _how_key(how: dict) -> tuple:
+    return tuple(sorted(how.items()))
+
+
+def _run_key(ws, model: str, split: str) -> tuple:
+    return (ws.run_key(model), model, split, ws.calibration_key(model))
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _monitored(key: tuple, _predictions, _policy, _values):
+    how, retune = dict(key[-2]), key[-1]
+    return vc.monitoring.monitor(_predictions, _policy, _values, retune=retune, **how)
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _banded(key: tuple, _reference, _watched, _policy, _values):
+    how, calibration, resamples = dict(key[-3]), key[-2], key[-1]
+    return vc.monitoring.monitor_bands(_reference, _watched, _policy, _values, calibration=calibration,
+                                       n_resamples=resamples, **how)
+
+
+# The estimate of a chunk is the calibration fitted on the whole reference; the bootstrap copies (each
+# refitting it) only widen the bands. Where no band is shown (the back-test's table and chart), two
+# copies, the fewest monitor_bands takes, give the same estimate: the first visit of the page on the
+# breast_cancer sample spent most of its time on a hundred refits per model for bands nobody saw.
+ESTIMATE_ONLY = 2
+WITH_BANDS = inspect.signature(vc.monitoring.monitor_bands).parameters["n_resamples"].default  # the core's default
+
+
+def monitor_frame(ws, model: str, split: str, policy, values, how: dict, retune: bool = False) -> pd.DataFrame:
+    """``valuecore.monitoring.monitor`` of one model's split (raw predictions, the policy's own calibration), cached."""
+    key = (*_run_key(ws, model, split), policy_key(policy), values_key(values), _how_key(how), bool(retune))
+    return _monitored(key, ws.predictions(model, split), policy, values)
+
+
+def model_bands(ws, model: str, split: str, policy, values, how: dict, calibration: str = "auto",
+                reference: str | None = None, resamples: int = WITH_BANDS) -> vc.monitoring.MonitorBands:
+    """``valuecore.monitoring.monitor_bands`` of one model's split against its reference split, cached.
+
+    Both splits are given as the policy sees them (the sidebar's recalibration applied), with the policy's
+    own calibration taken off so it is not applied twice: the decisions are the policy's, and "none"
+    values them under the probabilities the policy acts on. ValueError (in words) when it cannot be done.
+    """
+    reference = ws.tuning_split_for(model) if reference is None else reference
+    run = ws.run(model)
+    if reference not in run.splits or not run.splits[reference].has_labels:
+        raise ValueError(f"no labelled reference split {reference!r} to calibrate the estimate on")
+    if split not in run.splits:
+        raise ValueError(f"no split {split!r}")
+    bare = replace(policy, calibration={"method": "none"})
+    key = (*_run_key(ws, model, split), reference, policy_key(policy), values_key(values), _how_key(how),
+           calibration, int(resamples))
+    return _banded(key, ws.calibrated(model, reference), ws.calibrated(model, split), bare, values)
+
+
+def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, calibration: str = "auto",
+                    retune: bool = False, resamples: int = WITH_BANDS
+                    ) -> tuple[pd.DataFrame, vc.monitoring.MonitorBands | None, str]:
+    """One model's chunks as ``monitor`` gives them, its estimated value replaced by that of the bands.
+
+    Returns the frame (with a ``model`` column), the bands (None when they cannot be had) and a note
+    saying why the estimate is not the bands' one ("" when it is). ``resamples=ESTIMATE_ONLY`` when the
+    bands are not shown: the estimate is the same.
+    """
+    frame = monitor_frame(ws, model, split, policy, values, how, retune).copy()
+    frame.insert(0, "model", model)
+    if retune and policy.kind in RETUNABLE:
+        return frame, None, "re-tuned on each chunk"
+    try:
+        found = model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
+    except ValueError as error:
+        return frame, None, str(error)
+    estimate = found.frame.set_index("chunk")["estimated_value_per_item"]
+    per_item = frame["chunk"].map(estimate)
+    frame["estimated_value_per_item"] = per_item.where(per_item.notna(), frame["estimated_value_per_item"])
+    frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
+    return frame, found, ""
+
+
+# ------------------------------------------------------------------- charts
+# Once the numbers are cached, drawing is what a rerun spends its time on: Altair checks each chart against the
+# Vega-Lite schema when it turns it into a spec (about 0.1 s a chart on the breast_cancer sample; the page has
+# seven). The specs are kept per frame (hashed by Streamlit) and the page draws them with st.vega_lite_chart.
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _monitor_specs(frame: pd.DataFrame, models: tuple, currency: str, by_time: bool) -> tuple:
+    long = monitor_long(frame)
+    charts = [monitor_chart(long, list(models), measure="value_per_item", by_time=by_time, currency=currency)]
+    charts += [monitor_chart(long, list(models), measure=measure, by_time=by_time, currency=currency, legend=False,
+                             height=240) for measure in ("coverage", "best_threshold")]
+    return tuple(chart.to_dict() for chart in charts)
+
+
+def chart_specs(frame: pd.DataFrame, models, currency: str, *, by_time: bool) -> tuple[dict, dict, dict]:
+    """Vega-Lite specs of a monitor frame's charts: value per item, coverage, best threshold (cached)."""
+    return _monitor_specs(frame, tuple(models), currency, bool(by_time))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _band_spec(frame: pd.DataFrame, currency: str) -> dict:
+    return band_chart(frame, currency).to_dict()
+
+
+def band_spec(frame: pd.DataFrame, currency: str) -> dict:
+    """The Vega-Lite spec of a bands frame's chart (cached)."""
+    return _band_spec(frame, currency)
+
+
+# -------------------------------------------------------------- the page top
+@dataclass(frozen=True)
+class MonitorPage:
+    """What the top of the Monitor page shows, and what its sections offer.
+
+    ``policies`` maps each model that got a policy of the rule to it (``models``, in order);
+    ``problems`` say why the others did not (markdown-safe). ``unlabelled`` maps each split
+    without labels to the models that have it; ``labelled`` lists the labelled splits.
+    """
+
+    recalibration_note: str
+    raw_probabilities: bool
+    models: tuple
+    policies: dict = field(default_factory=dict)
+    problems: tuple = ()
+    unlabelled: dict = field(default_factory=dict)
+    labelled: tuple = ()
+    backtest_default: str | None = None
+    offer_sample: bool = False
+
+
+def build(selection, ws, kind: str, samples=()) -> MonitorPage:
+    """The policies of rule ``kind`` (tuned on each model's tuning split) and the splits to watch or back-test."""
+    raw = selection.calibration == "none"
+    note = ("The policies act on the probabilities as the models report them (no recalibration in the sidebar). "
+            "The estimates below are calibrated on each model's labelled reference split unless you choose "
+            "otherwise; to recalibrate the policies themselves, choose **temperature** or **isotonic** under "
+            "'Recalibrate before thresholding' (the Calibration page shows how miscalibrated each model is)."
+            if raw else
+            f"Probabilities recalibrated with {selection.calibration}, fitted on each model's tuning split.")
+    policies, problems = {}, []
+    for model in selection.models:
+        try:
+            policies[model] = ws.policy(model, kind, selection.values)
+        except ValueError as error:
+            problems.append(f"**{md_text(model)}**: no {POLICY_LABELS.get(kind, kind).lower()} policy: "
+                            f"{md_text(error)}")
+    models = tuple(m for m in selection.models if m in policies)
+    splits = sorted({s for m in models for s in ws.run(m).splits})
+    unlabelled = {s: tuple(m for m in models if s in ws.run(m).splits and not ws.run(m).splits[s].has_labels)
+                  for s in splits}
+    unlabelled = {s: ms for s, ms in unlabelled.items() if ms}
+    labelled = tuple(sorted({s for m in models for s, p in ws.run(m).splits.items() if p.has_labels}))
+    default = selection.eval_split if selection.eval_split in labelled else (labelled[-1] if labelled else None)
+    return MonitorPage(note, raw, models, policies, tuple(problems), unlabelled, labelled, default,
+                       offer_sample=not unlabelled and SAMPLE_WITH_PRODUCTION in samples)
+
+
+def has_times(ws, models, split: str) -> bool:
+    """Whether every model's split has timestamps (then it can be cut by day, week or month)."""
+    return all(ws.predictions(m, split).timestamp is not None for m in models)
+
+
+# --------------------------------------------------------------- production
+SUMMARY_COLUMNS = {
+    "Model": "Model",
+    "n_chunks": "Chunks",
+    "n": "Items",
+    "estimated_value_total": "Estimated value ({})",
+    "estimated_value_per_item": "Estimated value per item ({})",
+    "estimated_coverage": "Estimated coverage",
+}
+
+
+@dataclass(frozen=True)
+class ProductionView:
+    """The production split chunk by chunk: ``frame`` (``monitor`` columns plus ``model``, the estimate
+    the bands' one) for the charts, ``summary`` over the whole split, and the sentences around them."""
+
+    frame: pd.DataFrame
+    summary: pd.DataFrame
+    estimate_note: str
+    drift: str = ""
+    alerts: str = ""
+    problems: tuple = ()
+    charted_model: str | None = None
+    charted_bands: dict = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return self.frame.empty
+
+
+def _summary_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for model, part in frame.groupby("model", sort=False):
+        summary = vc.monitoring.monitor_summary(part.drop(columns="model")).iloc[-1]
+        rows.append({"Model": model, **summary.drop(labels="split").to_dict()})
+    return pd.DataFrame(rows)
+
+
+def _estimate_note(calibration: str, bands_of: dict, left_out: dict, retune: bool) -> str:
+    if retune:
+        return ("The threshold is re-tuned on each chunk, so each chunk has its own policy: its value is estimated "
+                "from the probabilities as the policy sees them, not calibrated on the reference split like the "
+                "bands below, and it is optimistic (tuned and judged on the same chunk).")
+    first = next(iter(bands_of.values()), None)
+    if first is None:
+        how = "from the probabilities as the policy sees them (no labelled reference split to calibrate on)"
+    elif calibration == "none":
+        how = "from the probabilities as the policy sees them, not calibrated"
+    else:
+        how = "after a calibration fitted on each model's labelled reference split (as for the bands below)"
+    note = (f"Solid lines: the value per item estimated without labels, {how}: the same estimate as the bands, "
+            "alerts and back-test below. The best threshold is the one that would maximise the estimate on that "
+            "chunk alone (on the probabilities as the policy sees them); a drift in it says the confidences moved.")
+    if first is not None and left_out:
+        note += " Not calibrated for " + "; ".join(f"{md_text(m)} ({md_text(why)})" for m, why in left_out.items())
+        note += "."
+    return note
+
+
+def production(selection, page: MonitorPage, ws, split: str, how: dict, *, retune: bool = False,
+               calibration: str = "auto") -> ProductionView:
+    """Every model that has ``split`` (without labels), chunked by ``how`` (``{"n_chunks": k}`` or
+    ``{"period": p}``): the estimate per chunk, its summary, the drift of the worst model and the alerts."""
+    models = page.unlabelled.get(split, ())
+    frames, problems, bands_of, left_out = [], [], {}, {}
+    for model in models:
+        try:
+            frame, found, why = estimated_frame(ws, model, split, page.policies[model], selection.values, how,
+                                                calibration=calibration, retune=retune)
+        except ValueError as error:
+            problems.append(f"**{md_text(model)}**: {md_text(error)}")
+            continue
+        frames.append(frame)
+        if found is not None:
+            bands_of[model] = found
+        else:
+            left_out[model] = why
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    note = _estimate_note(calibration, bands_of, left_out, retune)
+    charted = recommended_model(selection, among=models) or (models[0] if models else None)
+    if frame.empty:
+        return ProductionView(frame, pd.DataFrame(), note, problems=tuple(problems), charted_model=charted)
+    summary = _summary_table(frame)
+    currency = selection.currency
+    summary = summary[list(SUMMARY_COLUMNS)].rename(
+        columns={k: v.format(currency) for k, v in SUMMARY_COLUMNS.items()})
+    first = frame.groupby("model", sort=False).head(1).set_index("model")["estimated_value_per_item"]
+    last = frame.groupby("model", sort=False).tail(1).set_index("model")["estimated_value_per_item"]
+    change = last - first
+    worst = change.idxmin()
+    drift = (f"From the first to the last chunk, the estimated value per item of **{md_text(worst)}** moved by "
+             f"{selection.money(float(change[worst]), 4)}"
+             + (" (a drop worth investigating: label a sample of recent items to check)." if change[worst] < 0
+                else "."))
+    alerts = ""
+    if bands_of:
+        alerts = (f"Alerts on the charted split {md_text(repr(split))}, per model: "
+                  + "; ".join(f"**{md_text(m)}** {r.n_alerts} of {len(r.frame)} chunks" for m, r in bands_of.items())
+                  + ".")
+    return ProductionView(frame, summary, note, drift, alerts, tuple(problems), charted, bands_of)
+
+
+# -------------------------------------------------------------------- bands
+@dataclass(frozen=True)
+class BandsOptions:
+    """What the bands section offers: models with a labelled split, and per model its labelled splits."""
+
+    candidates: tuple
+    labelled: dict = field(default_factory=dict)
+    opening: str | None = None
+
+    def reference_default(self, ws, model: str) -> int:
+        splits = self.labelled[model]
+        default = ws.tuning_split_for(model)
+        return splits.index(default) if default in splits else 0
+
+    def watched(self, ws, model: str, reference: str, charted_split: str | None) -> list[str]:
+        """The splits to watch: the charted split first, then the unlabelled ones."""
+        run = ws.run(model)
+        others = [s for s in run.splits if s != reference] or [reference]
+        return sorted(others, key=lambda s: (s != charted_split, run.splits[s].has_labels))
+
+
+def bands_options(selection, ws, models, charted_model: str | None = None) -> BandsOptions:
+    candidates = tuple(m for m in models if any(p.has_labels for p in ws.run(m).splits.values()))
+    labelled = {m: tuple(s for s, p in ws.run(m).splits.items() if p.has_labels) for m in candidates}
+    # Opens on the model the production chart watches, else on the recommended one.
+    opening = charted_model if charted_model in candidates else recommended_model(selection, among=candidates)
+    return BandsOptions(candidates, labelled, opening)
+
+
+@dataclass(frozen=True)
+class BandsView:
+    """One model's bands on a watched split, and their back-test on a labelled split (when there is one)."""
+
+    frame: pd.DataFrame | None = None
+    calibration_text: str = ""
+    sentences: tuple = ()
+    mismatch: str = ""
+    backtest: str = ""
+    error: str = ""
+
+
+def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[str]:
+    frame = result.frame
+    n = len(frame)
+    lines = [
+        f"Chunk by chunk on {split_text(split)}: the shaded blue band is where the realised value per item should fall "
+        f"({vc.wording.level(result.confidence)} of the time) if the calibrated probabilities are right; the grey "
+        "band is where the estimate of a chunk from the reference data would fall "
+        f"({vc.wording.level(result.alert_confidence)}), "
+        f"around {money(result.reference_value_per_item, 4)} per item. Both count what the reference itself "
+        f"cannot pin down: its finite sample and the calibration fitted on it ({result.n_resamples} bootstrap "
+        "copies)."
+    ]
+    if result.n_alerts:
+        lines.append(f"**{result.n_alerts} of {n} chunks raised an alert**: their estimated value left the reference "
+                     "band. Label a sample of those items to check.")
+    else:
+        lines.append(f"No alert: every one of the {n} chunks stayed within the reference band.")
+    if result.n_drift:
+        lines.append(f"The confidence distribution drifted away from the reference on {result.n_drift} of {n} chunks "
+                     f"(Kolmogorov-Smirnov test, p < {result.drift_level:g}): the model sees different data.")
+    return lines
+
+
+def bands(selection, page: MonitorPage, ws, model: str, reference: str, watched: str, how: dict, *,
+          calibration: str = "auto", charted_model: str | None = None, charted_split: str | None = None
+          ) -> BandsView:
+    """The bands of ``model`` on ``watched`` against ``reference``, and their back-test."""
+    mismatch = ""
+    if charted_model is not None and (model != charted_model or watched != charted_split):
+        mismatch = (f"The production chart above shows {md_text(repr(charted_model))} on split "
+                    f"{md_text(repr(charted_split))}; these alerts watch {md_text(repr(model))} on "
+                    f"{md_text(repr(watched))}.")
+    policy, values = page.policies[model], selection.values
+    try:
+        result = model_bands(ws, model, watched, policy, values, how, calibration, reference)
+    except ValueError as error:
+        return BandsView(mismatch=mismatch, error=f"**{md_text(model)}**: no bands: {md_text(error)}")
+    text = result.calibration_text
+    if calibration == "none" and selection.calibration != "none":
+        text += f", after the sidebar's {selection.calibration} recalibration"
+    view = dict(frame=result.frame, calibration_text=f"Estimate calibrated with: {text}.",
+                sentences=tuple(_sentences(result, watched, selection.money)), mismatch=mismatch)
+    backtest_splits = [s for s in ws.run(model).splits if ws.run(model).splits[s].has_labels and s != reference]
+    if not backtest_splits:
+        return BandsView(**view, backtest="No labelled split besides the reference, so the bands cannot be "
+                                          "back-tested.")
+    split = selection.eval_split if selection.eval_split in backtest_splits else backtest_splits[0]
+    # Watching the labelled split back-tested already gives the back-test: not computed twice (and cached).
+    checked = result if split == watched else model_bands(ws, model, split, policy, values,
+                                                          {"n_chunks": how.get("n_chunks", 8)}, calibration,
+                                                          reference)
+    covered = int(checked.frame["covered"].astype(bool).sum())
+    sentence = (f"Back-test on the labelled split {split_text(split)}: the {vc.wording.level(checked.confidence)} band "
+                f"covered the realised value in **{covered} of {checked.n_backtest} chunks** "
+                f"({vc.wording.percent(checked.backtest_coverage)}).")
+    return BandsView(**view, backtest=sentence)
+
+
+# ---------------------------------------------------------------- back-test
+BACKTEST_COLUMNS = {
+    "Model": "Model",
+    "n": "Items",
+    "estimated_value_per_item_labelled": "Estimated per item ({})",
+    "realised_value_per_item": "Realised per item ({})",
+    "estimation_error_per_item": "Estimate − realised ({})",
+}
+
+
+@dataclass(frozen=True)
+class BacktestView:
+    """A labelled split, its labels hidden for the estimate (the page's one estimate) and used for the truth."""
+
+    frame: pd.DataFrame
+    table: pd.DataFrame | None = None
+    in_sample: str = ""
+    intro: str = ""
+    verdict: str = ""
+    estimate_note: str = ""
+    problems: tuple = ()
+
+    @property
+    def empty(self) -> bool:
+        return self.frame.empty
+
+
+def backtest(selection, page: MonitorPage, ws, split: str, n_chunks: int, *, calibration: str = "auto"
+             ) -> BacktestView:
+    models = [m for m in page.models if split in ws.run(m).splits]
+    in_sample = ""
+    if any(ws.tuning_split_for(m) == split for m in models):
+        in_sample = (f"Split {split_text(split)} is also where thresholds (and any recalibration) were fitted, and "
+                     "the estimate calibrated: the back-test is in-sample and flatters the estimate. Prefer the "
+                     "evaluated split.")
+    frames, problems, bands_of, left_out = [], [], {}, {}
+    for model in models:
+        try:
+            frame, found, why = estimated_frame(ws, model, split, page.policies[model], selection.values,
+                                                {"n_chunks": n_chunks}, calibration=calibration,
+                                                resamples=ESTIMATE_ONLY)
+        except ValueError as error:
+            problems.append(f"**{md_text(model)}**: {md_text(error)}")
+            continue
+        frames.append(frame)
+        if found is not None:
+            bands_of[model] = found
+        else:
+            left_out[model] = why
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        return BacktestView(frame, in_sample=in_sample, problems=tuple(problems))
+    currency = selection.currency
+    summary = _summary_table(frame)
+    table = summary[list(BACKTEST_COLUMNS)].rename(columns={k: v.format(currency) for k, v in
+                                                             BACKTEST_COLUMNS.items()})
+    intro = (f"The labels of {split_text(split)} are hidden for the **estimate** (solid) and used for the "
+             "**realised** value (dashed). Where the lines agree, the label-free estimate can be trusted on "
+             "production data from the same source.")
+    errors = summary.set_index("Model")["estimation_error_per_item"]
+    worst = errors.abs().idxmax()
+    gap = float(errors[worst])
+    verdict = (f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(gap, 4)} per item "
+               f"({'too optimistic' if gap > 0 else 'too pessimistic'}). "
+               + _gap_advice(selection.calibration, calibration))
+    return BacktestView(frame, table, in_sample, intro, verdict,
+                        _estimate_note(calibration, bands_of, left_out, False), tuple(problems))
+
+
+def _gap_advice(recalibration: str, calibration: str) -> str:
+    """What a gap between estimate and truth means, for the estimate's calibration and the sidebar's."""
+    if calibration != "none":
+        return ("A large gap means the calibration fitted on each model's reference split does not carry over to "
+                "this split (or its chunks are small: see the bands above); label a sample of production items "
+                "before trusting the estimates above.")
+    if recalibration == "none":
+        return ("A large gap means the probabilities are miscalibrated: recalibrate (sidebar), or calibrate the "
+                "estimate on the reference split (above), before trusting the production estimates above.")
+    return (f"A large gap means the probabilities stay miscalibrated even after {recalibration} recalibration: "
+            "try another method (sidebar), or calibrate the estimate on the reference split (above).")
+
+
+# ---------------------------------------------------------------- class mix
+def class_mix_candidates(ws, models) -> dict:
+    """model -> its unlabelled splits, for models with probability vectors and a labelled tuning split."""
+    out = {}
+    for model in models:
+        tune = ws.plan(model).tune_split
+        splits = ws.run(model).splits
+        if tune is None or not splits[tune].has_labels or not all(p.has_proba for p in splits.values()):
+            continue
+        unlabelled = [name for name, p in splits.items() if not p.has_labels and name != tune]
+        if unlabelled:
+            out[model] = unlabelled
+    return out
+
+
+def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> pd.DataFrame:
+    """One row per chunk: the estimated mix, and the value per item as tuned and re-tuned for that mix."""
+    calibration = dict(policy.calibration) if policy.calibration else None
+    rows = []
+    for chunk in vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks):
+        estimate = vc.monitoring.estimate_priors(policy.calibrate(chunk.predictions), reference, "em")
+        row = {"Chunk": chunk.key, "Items": chunk.predictions.total_weight}
+        for name, share, low, high in zip(estimate.classes, estimate.priors, estimate.low, estimate.high):
+            row[f"Share of {name}"] = f"{share:.2f} ({low:.2f}–{high:.2f})"
+        now = vc.monitoring.estimate_under_priors(policy, chunk.predictions, values, estimate).value_per_item
+        row["As tuned"] = now
+        if kind in RETUNABLE:
+            reweighted = vc.monitoring.reweight_to_priors(reference, estimate.priors)
+            retuned = vc.fit_policy(kind, vc.presort(reweighted), values, calibration=calibration)
+            row["Re-tuned"] = vc.monitoring.estimate_under_priors(retuned, chunk.predictions, values,
+                                                                  estimate).value_per_item
+            row["Gain"] = row["Re-tuned"] - now
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@st.cache_resource(show_spinner=False, max_entries=128)
+def _mixed(key: tuple, _reference, _watched, _policy, _values) -> pd.DataFrame:
+    return mix_table(_reference, _watched, _policy, _values, key[-2], key[-1])
+
+
+@dataclass(frozen=True)
+class ClassMixView:
+    table: pd.DataFrame | None = None
+    intro: str = ""
+    verdict: str = ""
+    verdict_is_caption: bool = False
+    error: str = ""
+
+
+def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str) -> ClassMixView:
+    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn."""
+    tune = ws.plan(model).tune_split
+    policy = page.policies[model]
+    key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), kind, n_chunks)
+    try:
+        table = _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values)
+    except ValueError as error:
+        return ClassMixView(error=f"**{md_text(model)}**: {md_text(str(error))}")
+    intro = (f"The share of each class in every chunk of {md_text(repr(split))}, estimated without labels from "
+             f"**{md_text(model)}**'s calibrated probabilities (EM, with a 95% interval), against the mix of its "
+             f"tuning split {md_text(repr(tune))}. The values per item ({md_text(selection.currency)}) are estimated "
+             "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix.")
+    if "Gain" not in table:
+        return ClassMixView(table, intro, "This rule is not tuned on data: a new class mix changes its value, not "
+                                          "the rule.", verdict_is_caption=True)
+    gain = table["Gain"].max()
+    if not gain > 0:
+        return ClassMixView(table, intro, "Re-tuning for the estimated mix would not earn more on any chunk: the "
+                                          "policy as tuned fits it.")
+    best = table.loc[table["Gain"].idxmax()]
+    return ClassMixView(table, intro, f"Re-tuning for the estimated mix would earn up to "
+                                      f"{selection.money(float(best['Gain']), 4)} more per item (chunk "
+                                      f"{md_text(str(best['Chunk']))}). The command line writes that policy: "
+                                      "`python -m valuecore report` with `--adapt-to` and the split's name.")
+

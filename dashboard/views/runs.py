@@ -1,0 +1,143 @@
+"""The Runs page's view model: what is loaded, and what is wrong with the files that did not load.
+
+:func:`build` gives :class:`RunsPage`, every text and table of the page; the
+page lays them out. Names from files are escaped here (markdown-safe).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..safetext import md_text
+from . import short_list
+
+__all__ = ["RunsPage", "build", "count_text", "runs_table", "splits_table"]
+
+RUNS_SHOWN_FIRST = ("model", "splits")  # then the accuracy per split; the rest is one click away
+# The rest, with the model's name: each table then fits the 800 px a page has at 1280 px with the sidebar open
+# (one table of every column hid the accuracies, file and hash behind the edge).
+RUNS_DETAILS = ("model", "selected", "classes", "probabilities", "file", "sha256")
+
+
+def count_text(n: int, one: str, many: str | None = None) -> str:
+    """'1 model', '3 models', '0 models': no "model(s)".
+
+    >>> count_text(1, "model"), count_text(3, "model"), count_text(2, "error")
+    ('1 model', '3 models', '2 errors')
+    """
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def runs_table(report, selected=()) -> pd.DataFrame:
+    """One row per loaded model: classes, splits with rows, labels, accuracy per split, file, hash."""
+    split_names = []
+    for run in report.models.values():
+        for split in run.splits:
+            if split not in split_names:
+                split_names.append(split)
+    rows = []
+    for name, run in report.models.items():
+        parts = []
+        row = {
+            "model": name,
+            "selected": name in selected,
+            "classes": f"{len(run.classes)}: {short_list(run.classes)}",
+            "probabilities": "full" if all(p.has_proba for p in run.splits.values()) else "top label only",
+        }
+        for split, predictions in run.splits.items():
+            label = "labelled" if predictions.has_labels else "no labels"
+            parts.append(f"{split}: {predictions.n:,} rows ({label})")
+        row["splits"] = " · ".join(parts)
+        for split in split_names:
+            predictions = run.splits.get(split)
+            row[f"accuracy on {split}"] = (
+                predictions.accuracy if predictions is not None and predictions.has_labels else np.nan
+            )
+        row["file"] = run.path
+        row["sha256"] = run.sha256[:12]
+        rows.append(row)
+    columns = ["model", "selected", "classes", "probabilities", "splits"]
+    columns += [f"accuracy on {s}" for s in split_names] + ["file", "sha256"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def splits_table(report) -> pd.DataFrame:
+    """One row per (model, split): rows, weighted items, labels, accuracy."""
+    rows = []
+    for name, run in report.models.items():
+        for split, predictions in run.splits.items():
+            rows.append(
+                {
+                    "model": name,
+                    "split": split,
+                    "rows": predictions.n,
+                    "weighted items": predictions.total_weight,
+                    "labelled": predictions.has_labels,
+                    "accuracy": predictions.accuracy if predictions.has_labels else np.nan,
+                    "probabilities": "full" if predictions.has_proba else "top label only",
+                }
+            )
+    columns = ["model", "split", "rows", "weighted items", "labelled", "accuracy", "probabilities"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    """What the Runs page shows.
+
+    ``errors`` and ``warnings`` are the loader's problems as markdown-safe text; ``empty`` is the
+    message shown instead of the tables when no model loaded (then ``runs`` is None) and
+    ``empty_notes`` the captions under it. ``accuracy_columns`` are the columns of ``runs`` with an
+    accuracy per split (shown as percentages).
+    """
+
+    source: str
+    errors: tuple = ()
+    warnings: tuple = ()
+    errors_note: str = ""
+    empty: str = ""
+    empty_notes: tuple = ()
+    heading: str = ""
+    runs: pd.DataFrame | None = None
+    shown_first: tuple = ()
+    details: tuple = RUNS_DETAILS
+    accuracy_columns: tuple = ()
+    top_label_note: str = ""
+    splits: pd.DataFrame | None = None
+
+
+def build(selection) -> RunsPage:
+    report = selection.report
+    errors = tuple(md_text(p) for p in report.errors)
+    warnings = tuple(md_text(p) for p in report.warnings)
+    errors_note = (f"{count_text(len(errors), 'error')}: the file (or the model named) was not loaded. Fix it and "
+                   "load it again." if errors else "")
+    source = f"Loaded from {md_text(selection.source_label)}."
+    if not report.models:
+        notes: tuple = ()
+        if errors:
+            empty = "No model could be loaded: see the problems above."
+        elif selection.settings.source == "upload":
+            empty = "Upload one CSV or Parquet file per model in the sidebar to start."
+            notes = tuple(selection.notes)
+        else:
+            empty = "No run is loaded yet. Choose the sample runs or a folder of run files in the sidebar."
+        return RunsPage(source, errors, warnings, errors_note, empty=empty, empty_notes=notes)
+    table = runs_table(report, selected=selection.models)
+    accuracy = tuple(c for c in table.columns if c.startswith("accuracy on "))
+    top_label = [m for m, run in report.models.items() if not all(p.has_proba for p in run.splits.values())]
+    top_label_note = (f"{md_text(short_list(top_label))}: top label only. The expected-value rule and temperature "
+                      "scaling need one probability column per class and are not offered for these models."
+                      if top_label else "")
+    return RunsPage(
+        source, errors, warnings, errors_note,
+        heading=f"{count_text(len(report.models), 'model')} loaded",
+        runs=table,
+        shown_first=(*RUNS_SHOWN_FIRST, *accuracy),
+        accuracy_columns=accuracy,
+        top_label_note=top_label_note,
+        splits=splits_table(report),
+    )
