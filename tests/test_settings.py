@@ -30,6 +30,7 @@ from dashboard.settings import (
     PERIODS,
     PROMISE_CONFIDENCES,
     QUERY_KEYS,
+    KINDS,
     RULES,
     SETTINGS_BLOCK,
     VOC_AREA_ROWS,
@@ -105,7 +106,7 @@ SETTINGS = st.builds(
     constraints_volume=st.floats(min_value=1.0, max_value=1e15),
     constraints_capacity=st.floats(min_value=0.0, max_value=1e15),
     constraints_reviewer=st.floats(min_value=1.0, max_value=1e15),
-    constraints_per_class=st.booleans(),
+    constraints_per_class=st.none() | st.booleans(),
     constraints_max_risk=st.floats(min_value=0.0, max_value=0.3),
     constraints_confidence=st.sampled_from(PROMISE_CONFIDENCES),
     constraints_v_ok=st.none() | MATRIX_FLOATS,
@@ -113,7 +114,7 @@ SETTINGS = st.builds(
     constraints_cost=st.none() | st.floats(min_value=0.0, max_value=1e15),
     matrix_classes=st.none() | st.lists(AWKWARD, min_size=1, max_size=4, unique=True).map(tuple),
     matrix_model=NAMES,
-    matrix_rule=st.none() | st.sampled_from(RULES),
+    matrix_rule=st.none() | st.sampled_from(KINDS),
     home_volume=st.integers(1, 10**12),
     home_period=st.sampled_from(HOME_PERIODS),
 )
@@ -191,7 +192,7 @@ def document_for(settings: Settings) -> dict:
     values = settings.value_matrix if settings.matrix is not None else settings.use_case
     classes = settings.matrix[0] if settings.matrix is not None else ("a", "b")
     models = settings.models or ("only model",)
-    kind = settings.rule
+    kind = "threshold" if settings.rule == vc.RECOMMENDED_RULE else settings.rule
     extra = {}
     if kind in ("threshold", "calibrated_threshold"):
         extra["threshold"] = 0.5

@@ -39,6 +39,7 @@ _KIND_WORDS = {
     "class_thresholds": "per-class thresholds, tuned",
     "calibrated_class_thresholds": "per-class thresholds, calibrated",
     "expected_value": "expected-value rule",
+    "recommended": "each model's recommended rule",
 }
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2rem auto;
@@ -202,7 +203,7 @@ def html_report(
     models: Mapping,
     values,
     *,
-    kind: str = "threshold",
+    kind: str = "recommended",
     calibration_method: str = "none",
     tune_split: str | None = None,
     eval_split: str | None = None,

@@ -671,6 +671,7 @@ RULE_NAMES = {
     "expected_value": "the expected-value rule",
     "two_tier": "two tiers (a person confirms the middle tier)",
     "shortlist": "a shortlist (a person picks from the likeliest classes in the middle tier)",
+    "recommended": "each model's recommended rule",
 }
 
 
