@@ -289,3 +289,23 @@ def test_a_recommended_entry_with_another_rule_does_not_change_the_rule_restored
     del data["recommendation"]
     restored, notes = settings_from_document(data, Settings(source="upload", rule="expected_value"))
     assert restored.rule == "expected_value" and any("different decision rules" in n for n in notes)
+
+
+def test_a_document_whose_models_hold_their_own_rules_restores_the_rule_recommended():
+    """report's default writes each model's recommended rule: read back without a settings block, that is the
+    rule "recommended" (not a note that the models differ)."""
+    settings = Settings(rule="threshold", models=("x", "y", "z"))
+    document = vc.policy_json.PolicyDocument.from_dict(document_for(settings))
+    per_class = vc.Policy("class_thresholds", class_thresholds=(("a", 0.75), ("b", 0.75)))
+    own = {"y": per_class, "z": vc.Policy("accept_all")}
+    entries = tuple(replace(e, policy=own[e.model]) if e.model in own else e for e in document.entries)
+    recommendation = {"model": "x", "policy": "threshold", "reason": "x earns the most."}
+    data = replace(document, entries=entries, recommendation=recommendation).to_dict()
+    restored, notes = settings_from_document(data, Settings(source="upload", rule="expected_value"))
+    assert notes == [] and restored.rule == vc.RECOMMENDED_RULE
+    # with the block, the block says the rule (left out when it is the default)
+    data[SETTINGS_BLOCK] = Settings(rule="accept_all").to_query()
+    assert settings_from_document(data, Settings(source="upload"))[0].rule == "accept_all"
+    data[SETTINGS_BLOCK] = Settings().to_query()
+    assert "rule" not in data[SETTINGS_BLOCK]
+    assert settings_from_document(data, Settings(source="upload", rule="threshold"))[0].rule == vc.RECOMMENDED_RULE
