@@ -15,6 +15,8 @@ import pandas as pd
 
 import valuecore as vc
 
+from .safetext import md_text
+
 
 @dataclass(frozen=True)
 class CapacityView:
@@ -83,7 +85,7 @@ def capacity_view(
 
 def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, money) -> str:
     text = (
-        f"Your team can review **{capacity:,.0f} items a day**: best rule **{view.threshold_text}**, "
+        f"Your team can review **{capacity:,.0f} items a day**: best rule **{md_text(view.threshold_text)}**, "
         f"**{money(view.value_per_day)} per day**; each extra reviewer ({reviewer:,.0f} reviews a day) adds "
         f"**{money(view.extra_reviewer_per_day)} per day**."
     )
