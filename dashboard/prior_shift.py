@@ -72,7 +72,7 @@ def prior_shift_section(selection, workspace, models, policies, values, kind: st
     try:
         with st.spinner("Estimating the class mix of every chunk…"):
             table = mix_table(workspace.calibrated(model, tune), workspace.predictions(model, split),
-                              policies[model], values, kind, n_chunks)
+                              policies[model], values, policies[model].kind, n_chunks)  # its own rule
     except ValueError as error:
         st.warning(f"**{md_text(model)}**: {md_text(str(error))}")
         return
