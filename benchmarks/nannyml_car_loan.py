@@ -11,8 +11,9 @@ labelled reference rows and 50,000 analysis rows whose labels come separately). 
 business value per prediction with the matrix ``[[TN, FP], [FN, TP]] = [[0, -200], [-100, 1000]]``
 and the model's own predictions on every item (our ``accept_all`` policy, abstain never used). For
 each chunk size it prints, over the analysis chunks: the mean absolute error of the estimated value
-per item against the realised one, and how many chunks the 95% band (ours) or NannyML's
-+-3 sampling-error band covered, for NannyML's CBPE and for our estimate with each calibration.
+per item against the realised one, how many chunks the 95% band (ours, with and without its
+calibration-shift term) or NannyML's +-3 sampling-error band covered, and the bands' mean half-width,
+for NannyML's CBPE and for our estimate with each calibration.
 """
 
 from __future__ import annotations
@@ -97,24 +98,27 @@ def main(argv=None) -> int:
     print(f"nannyml {nml.__version__}, pandas {pd.__version__}, numpy {np.__version__}, scikit-learn "
           f"{sklearn.__version__}; car loan: {len(reference)} reference rows, {len(analysis)} analysis rows; "
           f"y_pred equals y_pred_proba >= 0.5 on {100 * agree:.2f}% of rows\n")
-    print("| chunk size | chunks | method | mean abs. error per item | band covered the realised value |")
-    print("|---:|---:|---|---:|---:|")
+    print("| chunk size | chunks | method | mean abs. error per item | band covered the realised value "
+          "| mean band half-width |")
+    print("|---:|---:|---|---:|---:|---:|")
     for size in args.chunk_size:
         value, low, high, truth = nannyml_figures(reference, analysis, size)
         n = len(truth)
         covered = int(np.sum((low <= truth) & (truth <= high)))
         print(f"| {size:,} | {n} | NannyML CBPE (isotonic), +-3 sampling errors | "
-              f"{np.mean(np.abs(value - truth)):.2f} | {covered} of {n} |")
+              f"{np.mean(np.abs(value - truth)):.2f} | {covered} of {n} | {np.mean(high - low) / 2:.2f} |")
         for calibration in args.calibration:
             value, low, high, truth, out = ours(reference, analysis, size, calibration)
             name = out.calibration["method"] + (" of P(positive)" if out.calibration.get("positive_class") else "")
             name += " (default)" if calibration == "auto" else ""
-            # the 95% band, and the same band at NannyML's width (+-3 standard deviations)
-            wide = (high - low) / 2 * 3 / 1.959963984540054
-            for label, lo, hi in (("95% band", low, high), ("+-3 sd", value - wide, value + wide)):
+            # the 95% band, and without its calibration-shift term (the band before issue 19's last step)
+            shift = out.frame["calibration_shift"].to_numpy()
+            bands = (("95% band", low, high), ("95% band without the calibration-shift term", low + shift,
+                                                high - shift))
+            for label, lo, hi in bands:
                 covered = int(np.sum((lo - 1e-12 <= truth) & (truth <= hi + 1e-12)))
                 print(f"| {size:,} | {len(truth)} | ours, {name}, {label} | {np.mean(np.abs(value - truth)):.2f} "
-                      f"| {covered} of {len(truth)} |")
+                      f"| {covered} of {len(truth)} | {np.mean(hi - lo) / 2:.2f} |")
     return 0
 
 

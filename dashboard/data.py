@@ -197,6 +197,15 @@ class Workspace(vc.Pipeline):
         return run_key(self.run(model))
 
     # ------------------------------------------------- cached pipeline stages
+    def recommended_rules(self, values, models=None, **constraints) -> dict:
+        """As the pipeline's, from the first page's recommendation (its rules, cached across reruns)."""
+        if constraints:
+            return super().recommended_rules(values, models, **constraints)
+        from .home import recommended_rules  # home builds on this module
+
+        return recommended_rules(self, tuple(models if models is not None else self.recommend_models or self.runs),
+                                 values)
+
     def fit_calibration(self, model: str, split: str, predictions: vc.Predictions):
         return _calibrator(self.run_key(model), model, split, self.calibration, predictions)
 
@@ -443,4 +452,6 @@ def workspace(selection, calibration: str | None = None) -> "Workspace":
     ``calibration`` overrides the selection's recalibration (the Calibration page examines others).
     """
     method = selection.calibration if calibration is None else calibration
-    return Workspace(selection.report, selection.tune_split, selection.eval_split, method)
+    ws = Workspace(selection.report, selection.tune_split, selection.eval_split, method)
+    ws.recommend_models = tuple(selection.models)  # the rule "recommended" is weighed among them, as on the first page
+    return ws

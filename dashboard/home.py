@@ -47,13 +47,30 @@ def _recommendation(key: tuple, _ws, _models, _kinds, _values) -> vc.Recommendat
     return vc.recommend(_ws, _values, _models, kinds=_kinds)
 
 
-def page_recommendation(ws: Workspace, models, values) -> vc.Recommendation:
-    """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them."""
+@st.cache_resource(show_spinner="Choosing each model's rule…", max_entries=64)
+def _recommended_rules(key: tuple, _ws, _models, _kinds, _values, _recommendation) -> dict:
+    return vc.recommended_rules(_ws, _values, _models, kinds=_kinds, recommendation=_recommendation)
+
+
+def _weighed(ws: Workspace, models, values) -> tuple:
     kinds, _ = views.rule_options(ws, models, values)
     models = tuple(m for m in models if m in ws.report.models)
     key = (tuple((m, ws.run(m).sha256) for m in models), tuple(kinds), values_key(values), ws.tune_split,
            ws.eval_split, ws.calibration)
-    return _recommendation(key, ws, models, tuple(kinds), values)
+    return key, models, tuple(kinds)
+
+
+def page_recommendation(ws: Workspace, models, values) -> vc.Recommendation:
+    """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them."""
+    key, models, kinds = _weighed(ws, models, values)
+    return _recommendation(key, ws, models, kinds, values)
+
+
+def recommended_rules(ws: Workspace, models, values) -> dict:
+    """What the rule "recommended" means for each of ``models``: the first page's recommendation's rule for its
+    model, for every other one the rule it would get alone (``valuecore.recommended_rules``)."""
+    key, models, kinds = _weighed(ws, models, values)
+    return _recommended_rules(key, ws, models, kinds, values, _recommendation(key, ws, models, kinds, values))
 
 
 def recommended_model(selection, among=None) -> str | None:

@@ -30,8 +30,12 @@ from typing import Any, Mapping
 import valuecore as vc
 
 CALIBRATION_METHODS = ("none", "temperature", "isotonic")
-RULES = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds", "calibrated_class_thresholds",
+KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds", "calibrated_class_thresholds",
          "expected_value")
+# The pages' rule: a kind, or "recommended" (each model the rule the recommendation would choose for it,
+# valuecore.recommended_rules), the default, as for `report`. A literal choice, not a default that depends
+# on the data: so a link leaves it out only when it is in force, and reproduces the page wherever it opens.
+RULES = (vc.RECOMMENDED_RULE, *KINDS)
 VOC_MODES = ("tuned", "oracle", "calibrated", "accept_all")
 CHUNKINGS = ("period", "count")
 PERIODS = ("D", "W", "MS")
@@ -238,7 +242,8 @@ class Settings:
         three values everywhere.
     currency : str
     rule : str
-        The decision rule (a ``valuecore`` policy kind).
+        The decision rule: a ``valuecore`` policy kind, or ``"recommended"`` (each model the rule the
+        recommendation would choose for it; the default, as for ``report``).
     tune_split, eval_split : str or None
         None picks the default split.
     calibration : {"none", "temperature", "isotonic"}
@@ -253,8 +258,8 @@ class Settings:
     value_show_tuning, value_hist_model : the Value page's tuning-split curves and histogram model (None: the best).
     voc_bands, voc_areas : the VOC page's bootstrap bands and its table of ω ranges (rows of from, to; None
         is an empty cell).
-    constraints_* : the Capacity & guarantees page (model None: the recommended one; the two-tier values None:
-        from the three values).
+    constraints_* : the Capacity & guarantees page (model None: the recommended one; per class None: as the
+        pages' rule for that model; the two-tier values None: from the three values).
     matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
         (None: the first one offered).
     home_volume, home_period : the Start page's expected items per period.
@@ -267,7 +272,7 @@ class Settings:
     v_wrong: float = -4.0
     matrix: tuple | None = None
     currency: str = "$"
-    rule: str = "threshold"
+    rule: str = vc.RECOMMENDED_RULE
     tune_split: str | None = None
     eval_split: str | None = None
     calibration: str = "none"
@@ -295,7 +300,7 @@ class Settings:
     constraints_volume: float = 1000.0
     constraints_capacity: float = 30.0
     constraints_reviewer: float = 10.0
-    constraints_per_class: bool = False
+    constraints_per_class: bool | None = None
     constraints_max_risk: float = 0.05
     constraints_confidence: float = 0.9
     constraints_v_ok: float | None = None
@@ -423,7 +428,7 @@ _FIELDS = {
     "constraints_cost": ("vconfirm", _number_in(0.0, 1e15), _write),
     "matrix_classes": ("mclasses", _names, _write),
     "matrix_model": ("mmodel", _text(200), _write),
-    "matrix_rule": ("mrule", _choice(RULES), _write),
+    "matrix_rule": ("mrule", _choice(KINDS), _write),
     "home_volume": ("volume", _int_in(1, 10**12), _write),
     "home_period": ("per", _choice(HOME_PERIODS), _write),
 }
@@ -442,7 +447,8 @@ def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, 
     """The settings a policy JSON records, applied over ``current``; and notes on what could not be.
 
     The entries say the values or matrix, the rule (that of the entries other
-    than the recommended model's, when the document recommends one), the
+    than the recommended model's, when the document recommends one; "recommended"
+    when they differ; the block's when there is one), the
     recalibration, the splits and the models; the ``dashboard_settings`` block, when present,
     the rest. ``current.source`` is always kept. Raises ValueError when the
     document is not valid (see :meth:`valuecore.PolicyDocument.from_dict`).
@@ -463,8 +469,12 @@ def settings_from_document(data: Mapping, current: Settings) -> tuple[Settings, 
     # The recommended model's entry may hold another rule (the recommended one): the others say the rule in force.
     chosen = (document.recommendation or {}).get("model")
     kinds = {e.policy.kind for e in entries if e.model != chosen} or {e.policy.kind for e in entries}
-    if len(kinds) == 1:
+    if block:
+        pass  # the block holds the rule the document was made with (left out when it is "recommended")
+    elif len(kinds) == 1:
         restored = replace(restored, rule=next(iter(kinds)))
+    elif document.recommendation is not None:
+        restored = replace(restored, rule=vc.RECOMMENDED_RULE)  # each model its own rule: what it stands for
     else:
         notes.append(f"The models use different decision rules ({', '.join(sorted(kinds))}); "
                      f"the rule '{restored.rule}' is used.")

@@ -47,9 +47,12 @@ capacity = state.value(left.number_input, "constraints_capacity", "Reviews your 
 reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one more reviewer adds per day",
                        min_value=1.0, step=5.0, format="%g", key="constraints_reviewer", convert=float)
 # A short label: at 1280 px a third of the page cut "(one shared budget)"; the help keeps it.
+# Off or on as the pages' rule for this model (the recommended one by default), until the user flips it.
+rule_per_class = ws.rule(model, selection.rule, selection.values) in ("class_thresholds", "calibrated_class_thresholds")
 per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds",
                         key="constraints_per_class", help="One threshold per predicted class, all classes sharing "
-                        "the team's review budget.")
+                        "the team's review budget.", default=rule_per_class,
+                        convert=lambda on: None if on == rule_per_class else on)
 capacity_answer = st.container()
 
 # ---- 2. certified error rate

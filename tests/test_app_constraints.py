@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from dashboard.safetext import md_text
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
@@ -87,7 +89,7 @@ def test_the_two_tier_section_answers_and_offers_the_policy_json(page):
 def test_per_class_capacity_renders(page):
     page.toggle(key="constraints_per_class").set_value(True).run()
     assert not page.exception, [e.value for e in page.exception]
-    assert "per-class thresholds (" in _markdown(page)
+    assert md_text("per-class thresholds (") in _markdown(page)  # escaped: class names are text
 
 
 def test_a_weighted_run_gets_no_silent_certificate():

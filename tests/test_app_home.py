@@ -270,7 +270,7 @@ def test_the_value_page_does_not_crown_a_model_when_none_adds_value():
 
 
 def test_the_value_page_says_when_the_best_cannot_be_told_apart():
-    at = start(src="sample:digits", vc="1", va="0", vw="-5")
+    at = start(src="sample:digits", vc="1", va="0", vw="-5", rule="threshold")  # a rule chosen: one threshold
     at.switch_page("pages/value.py").run()
     assert not at.exception
     metric = next(m for m in at.main.get("metric") if m.label == "Highest on these items")

@@ -74,8 +74,10 @@ def test_alerts_watch_the_model_split_and_chunks_the_production_chart_shows():
     assert at.selectbox(key="monitor_bands_split").value == charted
     # every charted model's alerts, as valuecore counts them on the chart's weekly chunks
     summary = next(m.value for m in at.markdown if m.value.startswith("Alerts on the charted split"))
-    for model, run in vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models.items():
-        policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
+    runs = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models
+    pipeline = vc.Pipeline(runs, "val", "test")
+    for model, run in runs.items():  # each with the pages' default rule: its recommended one
+        policy = pipeline.policy(model, vc.RECOMMENDED_RULE, vc.UseCase(1, 0, -4))
         bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits[charted], policy, vc.UseCase(1, 0, -4),
                                             period="W")
         assert f"**{model.replace('_', chr(92) + '_')}** {bands.n_alerts} of {len(bands.frame)} chunks" in summary

@@ -26,8 +26,10 @@ def test_class_mix_per_chunk_on_the_production_sample():
     shown = next(frame.value for frame in at.dataframe if "Share of benign" in frame.value.columns)
     run = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models[model]
     values = vc.UseCase(1, 0, -4)
-    policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), values)
-    expected = mix_table(run.splits["val"], run.splits["prod"], policy, values, "threshold", 6)
+    # the pages' default rule: the model's recommended one
+    runs = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models
+    policy = vc.Pipeline(runs, "val", "test").policy(model, vc.RECOMMENDED_RULE, values)
+    expected = mix_table(run.splits["val"], run.splits["prod"], policy, values, policy.kind, 6)
     assert list(shown["Share of benign"]) == list(expected["Share of benign"])
     assert shown["As tuned"].tolist() == pytest.approx(expected["As tuned"].tolist())
     assert shown["Gain"].tolist() == pytest.approx(expected["Gain"].tolist())

@@ -77,6 +77,10 @@ def exported(at: AppTest) -> dict:
 def refitted_for_the_recommendation(document: dict, rule: str) -> str | None:
     """The model whose exported entry holds the recommended rule instead of the pages' ``rule`` (None: none)."""
     recommendation = document["recommendation"]
+    if rule == vc.RECOMMENDED_RULE:  # every entry holds its model's recommended rule: nothing is refitted
+        entry = next((e for e in document["models"] if e["model"] == recommendation["model"]), None)
+        assert entry is None or entry["policy"]["kind"] == recommendation["policy"]
+        return None
     if recommendation["model"] is None or recommendation["policy"] == rule:
         return None
     entry = next(e for e in document["models"] if e["model"] == recommendation["model"])
@@ -104,7 +108,8 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
         at.sidebar.selectbox(key="sidebar_calibration").set_value(calibration).run()
         clean(at)
     runs = vc.load_runs(SAMPLES / "breast_cancer").models
-    expected_kinds = [k for k in vc.POLICY_KINDS if not (values == "matrix" and k == "calibrated_threshold")]
+    expected_kinds = [vc.RECOMMENDED_RULE, *(k for k in vc.POLICY_KINDS
+                                             if not (values == "matrix" and k == "calibrated_threshold"))]
     assert sorted(at.radio(key="value_policy_kind").options) == sorted(_label(k) for k in expected_kinds)
     for kind in expected_kinds:
         if kind == "expected_value" and calibration == "isotonic":
@@ -176,7 +181,7 @@ def test_the_cli_apply_on_a_dashboard_export_reproduces_the_screen(tmp_path, cap
     out = tmp_path / "applied.json"
     assert main(["apply", str(path), str(SAMPLES / "digits"), "--json", str(out)]) == 0
     capsys.readouterr()
-    refitted = refitted_for_the_recommendation(json.loads(path.read_text(encoding="utf-8")), "threshold")
+    refitted = refitted_for_the_recommendation(json.loads(path.read_text(encoding="utf-8")), vc.RECOMMENDED_RULE)
     checked = 0
     for item in json.loads(out.read_text(encoding="utf-8"))["models"]:
         if item["model"] != refitted:
@@ -381,7 +386,7 @@ def test_models_without_a_tuning_split_or_a_fittable_calibration_are_the_same_ev
     policies = screen_policies(at)
     go(at, "export")
     document = exported(at)
-    refitted = refitted_for_the_recommendation(document, "threshold")
+    refitted = refitted_for_the_recommendation(document, vc.RECOMMENDED_RULE)
     assert {e["model"]: e["policy"] for e in document["models"] if e["model"] != refitted} == {
         m: p for m, p in policies.items() if m != refitted}
     out = tmp_path / "cli.json"

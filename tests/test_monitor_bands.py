@@ -135,6 +135,26 @@ def test_a_binary_value_matrix_is_calibrated_with_an_intercept_per_class():
     assert runs["temperature"].backtest_coverage == 0.0
 
 
+def test_where_the_confidences_moved_the_band_allows_for_the_maps_unchecked_correction():
+    """Car-loan-like: the confidences move (0.55-0.8 instead of 0.5-1) and P(right | confidence) moves with them,
+    to between the raw confidence and the reference's map. The map cannot see it; the variance-only band
+    missed 8 of 20 chunks of 1,000 items here, the band with the calibration-shift term (KS distance times the
+    map's correction) misses none. Without a map there is no correction to doubt: the term is 0."""
+    rng = np.random.default_rng(20261124)
+    reference = draw(rng, 5000)  # right with probability confidence ** 1.5
+    moved = draw(rng, 20 * 1000, low=0.55, high=0.8, power=1.2)
+    policy = vc.Policy("threshold", threshold=0.7)
+    out = vc.monitoring.monitor_bands(reference, moved, policy, USE_CASE, size=1000, n_resamples=50)
+    frame = out.frame
+    realised, shift = frame["realised_value_per_item"], frame["calibration_shift"]
+    without = ((frame["band_low"] + shift <= realised) & (realised <= frame["band_high"] - shift)).mean()
+    assert frame["drift"].all() and (shift > 0).all()
+    assert out.backtest_coverage >= 0.95 and without <= 0.7, (out.backtest_coverage, without)
+    raw = vc.monitoring.monitor_bands(reference, moved, policy, USE_CASE, size=1000, n_resamples=5,
+                                      calibration="none")
+    assert (raw.frame["calibration_shift"] == 0).all()
+
+
 def test_alert_band_counts_the_reference_sampling_error():
     """A 500-item reference watched in 20,000-item chunks: the reference's own error dominates the band."""
     rng = np.random.default_rng(6)
@@ -247,11 +267,12 @@ def test_false_alerts_stay_within_twice_the_claim_at_every_chunk_size():
     start = time.perf_counter()
     result = bench.simulate("use case", 12, np.random.default_rng(20261124), n_resamples=40)
     print(f"{time.perf_counter() - start:.1f} s; {result}")
-    for size, (alert_rate, coverage, n, score) in result.items():
+    for size, (alert_rate, coverage, n, score, shift) in result.items():
         assert alert_rate <= 0.02, (size, alert_rate)
         assert 0.4 <= score <= 1.6, (size, score)
         assert coverage >= 0.8, (size, coverage)  # 24 chunks of 20,000 items: a loose check; the benchmark has more
-    assert sum(n for _, _, n, _ in result.values()) == 12 * (20 + 6 + 2)
+        assert shift <= 0.15, (size, shift)  # without a shift the calibration-shift term hardly widens the band
+    assert sum(n for _, _, n, _, _ in result.values()) == 12 * (20 + 6 + 2)
 
 
 def test_the_positive_class_map_round_trips_and_serves_as_it_estimates():

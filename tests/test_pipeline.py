@@ -79,12 +79,25 @@ def test_the_pipeline_gives_the_same_policy_to_every_caller(tmp_path, capsys):
     capsys.readouterr()
     assert code == 0
     cli = json.loads(out.read_text(encoding="utf-8"))
-    # Every entry is the pipeline's, the recommended model's with the recommended rule.
+    # Every entry is the pipeline's, each model's with its recommended rule (the default of report and the pages).
     pipeline = vc.Pipeline(report.models, "val", "test", "temperature")
     recommended = vc.recommend(pipeline, values)
-    expected, _ = vc.recommended_document(pipeline, document, recommended, values, cli["recommendation"]["reason"])
+    by_default, _ = vc.policy_json.build_policy_document(report.models, values, kind=vc.RECOMMENDED_RULE,
+                                                         calibration_method="temperature", tune_split="val",
+                                                         eval_split="test")
+    assert ws.document(list(report.models), vc.RECOMMENDED_RULE, values)[0] == by_default
+    expected, notes = vc.recommended_document(pipeline, by_default, recommended, values,
+                                              cli["recommendation"]["reason"])
+    assert notes == []  # nothing refitted: the recommended model's entry already holds the recommended rule
     assert cli["models"] == expected.to_dict()["models"]
     assert cli["recommendation"]["model"] == recommended.model and recommended.model is not None
+    # an explicit rule: every model gets it, and it is the only rule the recommendation weighs
+    assert main(["report", str(folder), "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-5",
+                 "--calibration", "temperature", "--tune-split", "val", "--eval-split", "test", "--policy",
+                 "threshold", "--json", str(out)]) == 0
+    capsys.readouterr()
+    explicit = json.loads(out.read_text(encoding="utf-8"))
+    assert explicit["models"] == document.to_dict()["models"] and explicit["recommendation"]["policy"] == "threshold"
 
 
 @pytest.mark.parametrize("calibration", ["none", "temperature", "isotonic"])

@@ -43,14 +43,20 @@ def digits_report(tmp_path_factory) -> Path:
     return path
 
 
+def recommended_runs(report, use_case) -> dict:
+    """Each model with the rule report uses by default (its recommended one), on the test split."""
+    pipeline = vc.Pipeline(report.models)
+    return {m: (pipeline.policy(m, vc.RECOMMENDED_RULE, use_case), r.splits["test"])
+            for m, r in report.models.items()}
+
+
 def test_the_report_has_every_section_and_the_verdict_in_the_wording_modules_words(digits_report):
     text = digits_report.read_text(encoding="utf-8")
     for section in REPORT_SECTIONS:
         assert f'<section id="{section}">' in text
     use_case = vc.UseCase.from_omega(5)
     report = vc.load_runs([str(SAMPLES / "digits")])
-    runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
-            for m, r in report.models.items()}
+    runs = recommended_runs(report, use_case)  # the default rule: each model's recommended one
     verdict = vc.verdict(runs, use_case)
     best = report.models[verdict.best].splits  # its threshold reads on the items shown (tuning and evaluated)
     best_confidences = [*best["val"].confidence, *best["test"].confidence]
@@ -68,7 +74,7 @@ def test_the_report_has_every_section_and_the_verdict_in_the_wording_modules_wor
     reason = vc.wording.recommendation_reason(recommended, "$")
     assert html.escape(reason) in text
     # The policy JSON is the one the CLI writes, and it is the same document, naming the recommendation.
-    document, _ = vc.policy_json.build_policy_document(report.models, use_case)
+    document, _ = vc.policy_json.build_policy_document(report.models, use_case, kind=vc.RECOMMENDED_RULE)
     document, _ = vc.recommended_document(pipeline, document, recommended, use_case, reason)
     assert html.escape(document.to_json()) in text
     assert text.count("<svg") == 3  # VOC, value against threshold, calibration
@@ -139,8 +145,9 @@ def test_the_command_line_says_the_verdict_in_the_same_words():
     assert code == 0
     use_case = vc.UseCase.from_omega(5)
     report = vc.load_runs([str(SAMPLES / "digits")])
-    runs = {m: (vc.fit_policy("threshold", vc.presort(r.splits["val"]), use_case), r.splits["test"])
-            for m, r in report.models.items()}
+    runs = recommended_runs(report, use_case)
     verdict = vc.verdict(runs, use_case)
-    assert f"verdict (one threshold): {vc.wording.verdict_headline(verdict, '$')}" in out
+    kinds = {policy.kind for policy, _ in runs.values()}
+    rule = f" ({vc.wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
+    assert f"verdict{rule}: {vc.wording.verdict_headline(verdict, '$')}" in out
     assert "labelled items in all" in out

@@ -30,6 +30,7 @@ from dashboard.settings import (
     PERIODS,
     PROMISE_CONFIDENCES,
     QUERY_KEYS,
+    KINDS,
     RULES,
     SETTINGS_BLOCK,
     VOC_AREA_ROWS,
@@ -105,7 +106,7 @@ SETTINGS = st.builds(
     constraints_volume=st.floats(min_value=1.0, max_value=1e15),
     constraints_capacity=st.floats(min_value=0.0, max_value=1e15),
     constraints_reviewer=st.floats(min_value=1.0, max_value=1e15),
-    constraints_per_class=st.booleans(),
+    constraints_per_class=st.none() | st.booleans(),
     constraints_max_risk=st.floats(min_value=0.0, max_value=0.3),
     constraints_confidence=st.sampled_from(PROMISE_CONFIDENCES),
     constraints_v_ok=st.none() | MATRIX_FLOATS,
@@ -113,7 +114,7 @@ SETTINGS = st.builds(
     constraints_cost=st.none() | st.floats(min_value=0.0, max_value=1e15),
     matrix_classes=st.none() | st.lists(AWKWARD, min_size=1, max_size=4, unique=True).map(tuple),
     matrix_model=NAMES,
-    matrix_rule=st.none() | st.sampled_from(RULES),
+    matrix_rule=st.none() | st.sampled_from(KINDS),
     home_volume=st.integers(1, 10**12),
     home_period=st.sampled_from(HOME_PERIODS),
 )
@@ -191,7 +192,7 @@ def document_for(settings: Settings) -> dict:
     values = settings.value_matrix if settings.matrix is not None else settings.use_case
     classes = settings.matrix[0] if settings.matrix is not None else ("a", "b")
     models = settings.models or ("only model",)
-    kind = settings.rule
+    kind = "threshold" if settings.rule == vc.RECOMMENDED_RULE else settings.rule
     extra = {}
     if kind in ("threshold", "calibrated_threshold"):
         extra["threshold"] = 0.5
@@ -288,3 +289,23 @@ def test_a_recommended_entry_with_another_rule_does_not_change_the_rule_restored
     del data["recommendation"]
     restored, notes = settings_from_document(data, Settings(source="upload", rule="expected_value"))
     assert restored.rule == "expected_value" and any("different decision rules" in n for n in notes)
+
+
+def test_a_document_whose_models_hold_their_own_rules_restores_the_rule_recommended():
+    """report's default writes each model's recommended rule: read back without a settings block, that is the
+    rule "recommended" (not a note that the models differ)."""
+    settings = Settings(rule="threshold", models=("x", "y", "z"))
+    document = vc.policy_json.PolicyDocument.from_dict(document_for(settings))
+    per_class = vc.Policy("class_thresholds", class_thresholds=(("a", 0.75), ("b", 0.75)))
+    own = {"y": per_class, "z": vc.Policy("accept_all")}
+    entries = tuple(replace(e, policy=own[e.model]) if e.model in own else e for e in document.entries)
+    recommendation = {"model": "x", "policy": "threshold", "reason": "x earns the most."}
+    data = replace(document, entries=entries, recommendation=recommendation).to_dict()
+    restored, notes = settings_from_document(data, Settings(source="upload", rule="expected_value"))
+    assert notes == [] and restored.rule == vc.RECOMMENDED_RULE
+    # with the block, the block says the rule (left out when it is the default)
+    data[SETTINGS_BLOCK] = Settings(rule="accept_all").to_query()
+    assert settings_from_document(data, Settings(source="upload"))[0].rule == "accept_all"
+    data[SETTINGS_BLOCK] = Settings().to_query()
+    assert "rule" not in data[SETTINGS_BLOCK]
+    assert settings_from_document(data, Settings(source="upload", rule="threshold"))[0].rule == vc.RECOMMENDED_RULE

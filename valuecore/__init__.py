@@ -69,7 +69,9 @@ The everyday names are at the top of the package:
   rule really earn more than one threshold?); :func:`recommend` (a
   :class:`Recommendation`: the one model, rule and threshold(s) to deploy, or
   none, from every :class:`Candidate` rule the settings allow) and
-  :func:`recommended_document` (the policy JSON that names it).
+  :func:`recommended_document` (the policy JSON that names it);
+  :func:`recommended_rules` (each model's rule under the choice
+  ``RECOMMENDED_RULE``, the default of every page and of ``report``).
 
 The rest is grouped in public submodules, each documented on its own:
 ``valuecore.calibration`` (recalibration and its diagnostics),
@@ -184,6 +186,8 @@ _TOP_LEVEL = {
     "Recommendation": "_recommend",
     "Candidate": "_recommend",
     "recommended_document": "_recommend",
+    "recommended_rules": "_recommend",
+    "RECOMMENDED_RULE": "_recommend",
 }
 
 _SUBMODULES = (

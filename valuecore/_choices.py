@@ -17,6 +17,9 @@ POLICY_KINDS = (
 # shortlist the values of a hand-off with a shortlist.
 TIERED_KINDS = ("two_tier", "shortlist")
 ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
+# Not a policy kind but a choice of one per model: the rule the recommendation would choose for it
+# (valuecore.recommended_rules). The default of `report --policy` and of the dashboard's pages.
+RECOMMENDED_RULE = "recommended"
 
 VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from . import wording
-from ._choices import ALL_POLICY_KINDS, DEFAULT_KS, VOC_MODES
+from ._choices import ALL_POLICY_KINDS, DEFAULT_KS, RECOMMENDED_RULE, VOC_MODES
 from ._limits import load_json_limited
 from ._safecsv import spreadsheet_safe
 
@@ -469,7 +469,7 @@ def _cmd_report(args) -> int:
     document, notes = build_policy_document(
         models,
         values,
-        kind=args.policy or "threshold",
+        kind=args.policy,
         calibration_method=args.calibration,
         tune_split=args.tune_split,
         eval_split=args.eval_split,
@@ -483,7 +483,7 @@ def _cmd_report(args) -> int:
         pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning,
                                     calibration_method=args.calibration, tune_split=args.tune_split,
                                     eval_split=args.eval_split, rng=0, guard=not args.adapt_always)
-        document, notes = pipeline.document(list(models), args.policy or "threshold", values,
+        document, notes = pipeline.document(list(models), args.policy, values,
                                             with_interval=not args.no_interval, **_constraint_kwargs(args))
     # The recommendation weighs the rules on the same pipeline the document came from (adapted or not).
     document, notes, recommended = _with_recommendation(args, models, values, document, notes, pipeline)
@@ -497,7 +497,7 @@ def _cmd_report(args) -> int:
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
     _say_document(say, _recommendation_lines(recommended, document, args.currency, models), document, models, values,
-                  values, f"{args.policy or 'threshold'}, calibration: {args.calibration}", args.currency)
+                  values, f"{args.policy}, calibration: {args.calibration}", args.currency)
     for line in _ranking_lines(document, models, values, args.currency):
         say(line)
     if args.json:
@@ -538,24 +538,26 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     from ._cli_reviewers import loaded_reviewer_document
 
     unsupported = [name for name, given in (
-        ("--policy other than threshold or class_thresholds", args.policy not in (None, "threshold",
+        ("--policy other than threshold or class_thresholds", args.policy not in (RECOMMENDED_RULE, "threshold",
                                                                                "class_thresholds")),
         ("--adapt-to", args.adapt_to is not None), ("--log-mlflow", args.log_mlflow),
         ("constraints and tiers", bool(_constraint_kwargs(args)))) if given]
     if unsupported:
         raise UsageError("with a --workload curve the report tunes one global threshold or per-class thresholds "
                          f"per model; it does not take {', '.join(unsupported)} (a flat --reviewer-accuracy does)")
+    # A workload curve tunes one threshold unless per-class thresholds are asked for ("recommended" included).
+    kind = "class_thresholds" if args.policy == "class_thresholds" else "threshold"
     models = _load(args.paths)
     try:
         document, notes = loaded_reviewer_document(
             models, values, reviewers, tune_split=args.tune_split, eval_split=args.eval_split,
-            calibration_method=args.calibration, with_interval=not args.no_interval, kind=args.policy or "threshold")
+            calibration_method=args.calibration, with_interval=not args.no_interval, kind=kind)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     say = _err if args.json == "-" else _out
     _warn_notes_of_no_model(document, notes)
     _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
-                  values, None, f"{args.policy or 'threshold'} (tuned for the reviewers' workload), calibration: "
+                  values, None, f"{kind} (tuned for the reviewers' workload), calibration: "
                   f"{args.calibration}",
                   args.currency)
     if args.json:
@@ -590,7 +592,7 @@ def _with_recommendation(args, models, values, document, notes, pipeline=None):
     constraints = _constraint_kwargs(args)
     if pipeline is None:
         pipeline = Pipeline(models, args.tune_split, args.eval_split, args.calibration)
-    kinds = None if args.policy is None else (args.policy,)  # an explicit rule is the only one weighed
+    kinds = None if args.policy == RECOMMENDED_RULE else (args.policy,)  # an explicit rule is the only one weighed
     recommended = recommend(pipeline, values, kinds=kinds,
                             **{k: v for k, v in constraints.items() if k != "monitoring"})
     reason = wording.recommendation_reason(recommended, args.currency)
@@ -742,8 +744,8 @@ def _html_report_text(args, models, values, reviewers=None) -> str:
     from .report import html_report
 
     return html_report(
-        models, values, kind=args.policy or "threshold", calibration_method=args.calibration,
-        tune_split=args.tune_split, recommend_kinds=None if args.policy is None else (args.policy,),
+        models, values, kind=args.policy, calibration_method=args.calibration,
+        tune_split=args.tune_split, recommend_kinds=None if args.policy == RECOMMENDED_RULE else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
         **_constraint_kwargs(args), **({} if reviewers is None else {"reviewers": reviewers}),
     )
@@ -1198,10 +1200,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
     _add_values_options(report)
     report.add_argument(
-        "--policy", choices=ALL_POLICY_KINDS, default=None, metavar="KIND",
-        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)}; the recommendation weighs only this one. "
-        "Default: every model gets a threshold, and the recommendation weighs every rule (its model gets the "
-        "rule recommended)",
+        "--policy", choices=(RECOMMENDED_RULE, *ALL_POLICY_KINDS), default=RECOMMENDED_RULE, metavar="KIND",
+        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)}: every model gets it, and the recommendation "
+        f"weighs only it. Default {RECOMMENDED_RULE}: the recommendation weighs every rule, its model gets the "
+        "rule recommended and every other model the rule the recommendation would choose for it alone",
     )  # fmt: skip
     report.add_argument(
         "--calibration", choices=CALIBRATION_METHODS, default="none", metavar="METHOD",

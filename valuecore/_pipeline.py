@@ -40,7 +40,7 @@ from typing import Mapping
 import numpy as np
 
 from ._evaluate import PolicyResult, estimate, evaluate
-from ._choices import TIERED_KINDS
+from ._choices import RECOMMENDED_RULE, TIERED_KINDS
 from ._policies import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, value_matrix_for
 from ._policy_json import (
     DATA_FREE_KINDS,
@@ -127,6 +127,9 @@ class Pipeline:
         self.calibration = calibration
         self._plans: dict = {}
         self._calibrators: dict = {}
+        self._recommended: dict = {}
+        # The models the choice "recommended" is weighed among, when not told (None: every run).
+        self.recommend_models: tuple | None = None
 
     # ------------------------------------------------------------ splits
     def run(self, model: str):
@@ -238,11 +241,36 @@ class Pipeline:
         return all(p.has_proba for p in self.run(model).splits.values())
 
     # --------------------------------------------------------------- policy
+    def recommended_rules(self, values, models=None, **constraints) -> dict:
+        """Each model's rule under the choice ``"recommended"`` (:func:`~valuecore.recommended_rules`).
+
+        ``models``: those weighed together (default :attr:`recommend_models`, else every run).
+        """
+        from ._recommend import recommended_rules
+
+        models = tuple(models if models is not None else self.recommend_models or self.runs)
+        key = (models, repr(values), repr(sorted((k, repr(v)) for k, v in constraints.items())))
+        if key not in self._recommended:
+            self._recommended[key] = recommended_rules(self, values, models, **constraints)
+        return self._recommended[key]
+
+    def rule(self, model: str, kind: str, values, **constraints) -> str:
+        """``kind``, or for the choice ``"recommended"`` the rule it means for ``model``."""
+        if kind != RECOMMENDED_RULE:
+            return kind
+        weighed = {k: v for k, v in constraints.items() if k != "monitoring"}
+        rules = self.recommended_rules(values, **weighed)
+        if model not in rules:  # not among those weighed together: weighed alone
+            rules = self.recommended_rules(values, (model,), **weighed)
+        return rules.get(model, "threshold")
+
     def policy(self, model: str, kind: str, values) -> Policy:
         """Fit a policy of ``kind`` for ``values`` on the model's tuning split.
 
+        ``kind`` may be ``"recommended"``: the rule :meth:`rule` says for the model.
         Raises ValueError, in words, when the model cannot get one.
         """
+        kind = self.rule(model, kind, values)
         if kind not in POLICY_KINDS:
             raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(POLICY_KINDS)}")
         plan = self.plan(model)
@@ -317,6 +345,7 @@ class Pipeline:
         ``monitoring=True`` to record the monitoring reference of the policy.
         Raises ValueError, in words, when the model cannot get a policy.
         """
+        kind = self.rule(model, kind, values, **constraints)
         run = self.run(model)
         plan = self.plan(model)
         with_monitoring = bool(constraints.pop("monitoring", False))
@@ -399,11 +428,19 @@ class Pipeline:
 
         if not isinstance(values, (UseCase, ValueMatrix)):
             raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
-        check_constraint_options(kind, **{k: v for k, v in constraints.items() if k != "monitoring"})
+        weighed = {k: v for k, v in constraints.items() if k != "monitoring"}
+        models = list(models)
+        if kind == RECOMMENDED_RULE:  # each model its own rule, weighed among the models of the document
+            rules = self.recommended_rules(values, models, **weighed)
+            for rule in dict.fromkeys(rules.values()):
+                check_constraint_options(rule, **weighed)
+        else:
+            check_constraint_options(kind, **weighed)
+            rules = dict.fromkeys(models, kind)
         entries, notes, failures = [], [], []
         for model in models:
             try:
-                entry = self.entry(model, kind, values, with_interval=with_interval, **dict(constraints))
+                entry = self.entry(model, rules[model], values, with_interval=with_interval, **dict(constraints))
             except ValueError as error:
                 failures.append(f"{model}: skipped: {error}")
                 continue

@@ -679,7 +679,8 @@ def build_policy_document(
     values : UseCase or ValueMatrix
         A value matrix is reordered to each run's class order.
     kind : str
-        One of ``POLICY_KINDS``.
+        One of ``ALL_POLICY_KINDS``, or ``"recommended"``: each model the rule
+        :func:`~valuecore.recommended_rules` says (weighed among ``models``).
     calibration_method : {"none", "temperature", "isotonic", "platt"}
     tune_split, eval_split : str, optional
         Split names; None picks the defaults of :func:`choose_splits`.
@@ -703,8 +704,10 @@ def build_policy_document(
         Unknown kind or calibration method, or no model could get a policy
         (the message gives every model's reason).
     """
-    if kind not in ALL_POLICY_KINDS:
-        raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
+    from ._choices import RECOMMENDED_RULE
+
+    if kind not in ALL_POLICY_KINDS and kind != RECOMMENDED_RULE:
+        raise ValueError(f"unknown policy kind {kind!r}; expected one of {[*ALL_POLICY_KINDS, RECOMMENDED_RULE]}")
     from ._calibration import METHODS
 
     if calibration_method not in METHODS:

@@ -27,12 +27,13 @@ import math
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from ._choices import POLICY_KINDS
+from ._choices import POLICY_KINDS, RECOMMENDED_RULE
 from ._policies import Policy
 from ._usecase import UseCase, ValueMatrix
 from ._verdict import above_baseline, clearly_ahead, verdict
 
-__all__ = ["Candidate", "Recommendation", "recommend", "recommended_document", "RULE_SIMPLICITY"]
+__all__ = ["Candidate", "Recommendation", "recommend", "recommended_document", "recommended_rules",
+           "RULE_SIMPLICITY", "RECOMMENDED_RULE"]
 
 # Fewer numbers to set and explain first; rules of equal rank are told apart by their lower bound.
 RULE_SIMPLICITY = {
@@ -247,8 +248,7 @@ def recommend(
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
     models = list(pipeline.runs) if models is None else list(models)
-    kinds = allowed_kinds(values, assisted=constraints.get("assisted"),
-                          shortlist_values=constraints.get("shortlist_values")) if kinds is None else tuple(kinds)
+    kinds = _weighed_kinds(values, kinds, constraints)
     constraints = {k: v for k, v in constraints.items() if v is not None and k != "monitoring"}
     runs, skipped = {}, []
     for model in models:
@@ -268,6 +268,75 @@ def recommend(
                 skipped.append(f"{model}, {kind}: {error}")
     judged = verdict(runs, values, confidence=confidence, power=power)
     return _choose(judged, runs, values, tuple(skipped), confidence)
+
+
+def _weighed_kinds(values, kinds, constraints: Mapping) -> tuple[str, ...]:
+    """The rules weighed: those given (the choice "recommended" stands for all of them), else every one allowed."""
+    given = () if kinds is None else tuple(k for k in kinds if k != RECOMMENDED_RULE)
+    return given or allowed_kinds(values, assisted=constraints.get("assisted"),
+                                  shortlist_values=constraints.get("shortlist_values"))
+
+
+def recommended_rules(
+    pipeline,
+    values,
+    models: Iterable[str] | None = None,
+    *,
+    kinds: Iterable[str] | None = None,
+    recommendation: Recommendation | None = None,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    **constraints,
+) -> dict[str, str]:
+    """The rule :func:`recommend` chooses for each model: what the choice ``"recommended"`` means.
+
+    The recommended model gets the recommendation's own rule; every other
+    model the rule :func:`recommend` chooses among its own rules alone (the
+    same order: level with its best and no lower range, then the simpler rule);
+    a model none of whose rules earns more than no model gets its best rule,
+    and one that cannot be judged (no labels on the evaluated split) one
+    threshold. So every page, the export and ``report`` show, for each model,
+    the rule that would be recommended if it were the only model, and for the
+    recommended model exactly the recommendation.
+
+    Parameters
+    ----------
+    pipeline, values, models, kinds, confidence, power, **constraints
+        As :func:`recommend`.
+    recommendation : Recommendation, optional
+        ``recommend``'s answer for these arguments, when already computed.
+
+    Returns
+    -------
+    dict of model -> policy kind
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import valuecore as vc
+    >>> runs = vc.load_runs([str(Path(vc.__file__).parent.parent / "sample_runs" / "digits")]).models
+    >>> rules = vc.recommended_rules(vc.Pipeline(runs), vc.UseCase(1, 0, -1000))
+    >>> rules["mlp"]
+    'threshold'
+    """
+    models = list(pipeline.runs) if models is None else list(models)
+    kinds = _weighed_kinds(values, kinds, constraints)
+    if recommendation is None:
+        recommendation = recommend(pipeline, values, models, kinds=kinds, confidence=confidence, power=power,
+                                   **constraints)
+    fallback = "threshold" if "threshold" in kinds else kinds[0]
+    rules = {}
+    for model in models:
+        own = [c for c in recommendation.candidates if c.model == model]  # best first
+        if model == recommendation.model:
+            rules[model] = recommendation.kind
+        elif len(own) <= 1:
+            rules[model] = own[0].kind if own else fallback
+        else:
+            alone = recommend(pipeline, values, [model], kinds=tuple(c.kind for c in own), confidence=confidence,
+                              power=power, **constraints)
+            rules[model] = alone.kind if alone.model is not None else own[0].kind
+    return rules
 
 
 def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommendation:

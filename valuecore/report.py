@@ -136,7 +136,7 @@ def html_report(
     models: Mapping,
     values,
     *,
-    kind: str = "threshold",
+    kind: str = "recommended",
     calibration_method: str = "none",
     tune_split: str | None = None,
     eval_split: str | None = None,

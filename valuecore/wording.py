@@ -117,6 +117,7 @@ NO_PROBA_NOTE = (
 )
 # The policy kinds as a person picks them (menus, tables, the report's settings).
 POLICY_LABELS = {
+    "recommended": "Recommended (each model's own)",
     "threshold": "One threshold, tuned",
     "calibrated_threshold": "Calibrated threshold ω/(1+ω)",
     "accept_all": "Accept all (no hand-offs)",
@@ -786,6 +787,7 @@ RULE_NAMES = {
     "expected_value": "the expected-value rule",
     "two_tier": "two tiers (a person confirms the middle tier)",
     "shortlist": "a shortlist (a person picks from the likeliest classes in the middle tier)",
+    "recommended": "each model's recommended rule",
 }
 
 

@@ -168,7 +168,8 @@ class ModelValue:
 def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
     """The decision rules that apply to these models and values, and a note per rule left out.
 
-    Every page that offers a rule offers these (one setting, one list).
+    Every page that offers a rule offers these (one setting, one list): first "recommended", each model the
+    rule the recommendation would choose for it (``Workspace.policy`` resolves it), then the kinds.
     """
     options, notes = list(VALUE_PAGE_KINDS), []
     if isinstance(values, vc.ValueMatrix):
@@ -188,7 +189,7 @@ def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
         notes.append(f"{md_text(short_list(top_label))}: top label only, so the expected-value rule "
                      + ("is not offered." if not with_proba else "is not available for them.")
                      + " It needs one probability column per class.")
-    return options, notes
+    return [vc.RECOMMENDED_RULE, *options], notes
 
 
 def fit(ws: Workspace, model: str, kind: str, values) -> vc.Policy:

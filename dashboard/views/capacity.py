@@ -137,7 +137,7 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
     """The answer in words; every comparison is made on the tuning split, so the words agree with each other."""
     tune = split_text(view.tune_split)
     text = (
-        f"Your team can review **{_given(capacity)} items a day**: best rule **{view.threshold_text}**, "
+        f"Your team can review **{_given(capacity)} items a day**: best rule **{md_text(view.threshold_text)}**, "
         f"**{money(view.value_per_day)} per day** on {split_text(view.eval_split)}."
     )
     if not view.binding:

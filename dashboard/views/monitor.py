@@ -567,6 +567,7 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
     """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn."""
     tune = ws.plan(model).tune_split
     policy = page.policies[model]
+    kind = policy.kind  # its own rule: the pages' rule may be "recommended", resolved per model
     key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), kind, n_chunks)
     try:
         table = _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values)
