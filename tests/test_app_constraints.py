@@ -44,6 +44,7 @@ def _charts(at) -> int:
 
 def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
     page.selectbox(key="constraints_model").set_value("naive_bayes").run()  # a model the team's capacity binds
+    page.toggle(key="constraints_per_class").set_value(False).run()  # its recommended rule is per class
     text = _markdown(page)
     assert "Your team can review **30 items a day**" in text
     assert "one more reviewer (10 reviews a day) adds" in text
