@@ -78,6 +78,10 @@ class FacetChart(_PlainRows, alt.FacetChart):
     """An ``alt.FacetChart`` that serialises like :class:`LayerChart`."""
 
 
+class Chart(_PlainRows, alt.Chart):
+    """A single-view ``alt.Chart`` that serialises like :class:`LayerChart` (validated only when asked)."""
+
+
 def view(data, mark: str, mark_props: dict | None = None, **channels) -> alt.Chart:
     """``alt.Chart(data).mark_<mark>(**mark_props).encode(**channels)``, without re-parsing the channels.
 
@@ -92,20 +96,26 @@ def layer(*charts: alt.Chart, **properties) -> LayerChart:
     return LayerChart(layer=list(charts), **properties)
 
 
-def from_spec(spec: dict) -> LayerChart | FacetChart:
+def _views(layers: list[dict]) -> list[alt.Chart]:
+    return [alt.Chart(**{**view, "encoding": alt.FacetedEncoding(**view["encoding"])}) for view in layers]
+
+
+def from_spec(spec: dict) -> LayerChart | FacetChart | Chart:
     """A Vega-Lite dict of :mod:`valuecore.chartspecs` as an Altair chart: the spec the report draws.
 
     The layers stay plain dicts and the data rows are attached as they are: ``LayerChart.from_dict`` parses
     every piece into schema objects, which took 35 ms for a VOC chart's skeleton (and over a second with 2,000
-    inline rows), where the spec is already checked (tests/test_charts_core.py validates it).
+    inline rows), and ``FacetChart.from_dict`` 300 to 450 ms for the Calibration page's panels, where the spec
+    is already checked (tests/test_charts_core.py and tests/test_chartspecs.py validate it).
     """
-    top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer")}
-    if "facet" in spec:  # a few small panels: parsing the skeleton is cheap enough, and Altair needs its objects
-        chart = FacetChart.from_dict({k: v for k, v in spec.items() if k not in ("$schema", "datasets")},
-                                     validate=False)
-        object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))
-        return chart
-    views = [alt.Chart(**{**view, "encoding": alt.FacetedEncoding(**view["encoding"])}) for view in spec["layer"]]
-    chart = LayerChart(layer=views, **top)
+    top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer", "spec")}
+    if "facet" in spec:  # Altair wants a chart object as the panel: a layer of plain views
+        inner = spec["spec"]
+        panel = alt.LayerChart(layer=_views(inner["layer"]), **{k: v for k, v in inner.items() if k != "layer"})
+        chart = FacetChart(spec=panel, **top)
+    elif "layer" in spec:
+        chart = LayerChart(layer=_views(spec["layer"]), **top)
+    else:  # a single view
+        chart = Chart(**{**top, "encoding": alt.FacetedEncoding(**spec["encoding"])})
     object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))  # not a Vega-Lite property
     return chart
