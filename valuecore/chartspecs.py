@@ -20,7 +20,12 @@ frame into JSON-ready rows. Charts: :func:`voc_spec` (value against the
 penalty ω, seed 000's VOC curves), :func:`value_threshold_spec` (value per
 item against the threshold) and :func:`reliability_spec` (reliability
 diagrams, one panel per model, before and after recalibration; rows with
-``RELIABILITY_COLUMNS``). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
+``RELIABILITY_COLUMNS``), :func:`calibration_value_spec` (value against ω per threshold rule,
+seed 003's Table 5), :func:`value_interval_spec`, :func:`difference_spec` and :func:`stability_spec`
+(two models compared on the same items), :func:`monitor_spec` and :func:`monitor_band_spec`
+(production chunk by chunk), :func:`capacity_spec`, :func:`certified_risk_spec` and :func:`tiers_spec`
+(capacity and guarantees), :func:`value_matrix_spec` and :func:`confusion_value_spec` (values per
+class). The ``*_COLUMNS`` constants name the rows each expects. Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
 ``THRESHOLD_TITLE``; ``THRESHOLD_DASHES``: the dash of each marked threshold;
 ``BOTTOM_LEGENDS``: legends under a row of panels (beside them they ran off a laptop screen).
 
@@ -52,6 +57,26 @@ __all__ = [
     "RELIABILITY_COLUMNS",
     "BOTTOM_LEGENDS",
     "reliability_spec",
+    "CALIBRATION_VALUE_COLUMNS",
+    "CALIBRATION_RULES",
+    "calibration_value_spec",
+    "INTERVAL_COLUMNS",
+    "DIFFERENCE_COLUMNS",
+    "STABILITY_COLUMNS",
+    "value_interval_spec",
+    "difference_spec",
+    "stability_spec",
+    "MONITOR_MEASURES",
+    "MONITOR_SOURCES",
+    "MONITOR_LONG_COLUMNS",
+    "monitor_spec",
+    "monitor_band_spec",
+    "capacity_spec",
+    "CERTIFIED_RATES",
+    "certified_risk_spec",
+    "tiers_spec",
+    "confusion_value_spec",
+    "value_matrix_spec",
 ]
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
