@@ -749,11 +749,14 @@ def monitor_band_spec(rows, currency: str = "$", height: int = 300) -> dict:
               y2={"field": "band_high"}),
         _view("chunks", "line", {"color": PALETTE[0], "point": True}, x=x, y=_field("estimated_value_per_item"),
               tooltip=tooltip),
-        _view("flags", "point", {"filled": True, "size": 120}, x=x, y=_field("estimated_value_per_item"),
-              tooltip=tooltip, color=_field("status", "nominal", title="Flag",
-                                            scale={"domain": ["alert", "drift"], "range": [PALETTE[3], PALETTE[1]]})),
     ]
-    datasets = {"chunks": data, "flags": [row for row in data if row["status"] != "ok"]}
+    datasets = {"chunks": data}
+    flags = [row for row in data if row["status"] != "ok"]
+    if flags:  # an empty layer made the browser warn of an infinite extent
+        datasets["flags"] = flags
+        layers.append(_view("flags", "point", {"filled": True, "size": 120}, x=x, y=_field("estimated_value_per_item"),
+                            tooltip=tooltip, color=_field("status", "nominal", title="Flag", scale={
+                                "domain": ["alert", "drift"], "range": [PALETTE[3], PALETTE[1]]})))
     realised = [row for row in data if row.get("realised_value_per_item") is not None]
     if realised:
         datasets["realised"] = realised
@@ -765,6 +768,17 @@ def monitor_band_spec(rows, currency: str = "$", height: int = 300) -> dict:
 
 # ------------------------------------------------------------- capacity and guarantees
 _TITLE_PADDING = {"left": 5, "top": 10, "right": 5, "bottom": 5}
+
+
+def _fitted_scale(values: list) -> dict:
+    """A value axis fitted to the data, not started at 0; a flat line gets room around its one value (a domain
+    of one point drew a single tick)."""
+    values = [v for v in values if v is not None]
+    low, high = (min(values), max(values)) if values else (0.0, 0.0)
+    if high - low > 1e-9 * max(abs(high), abs(low), 1.0):
+        return {"zero": False}
+    pad = 0.05 * abs(high) or 1.0
+    return {"zero": False, "domain": [low - pad, high + pad]}
 
 
 def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300) -> dict:
@@ -779,7 +793,8 @@ def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300)
     line = _view(
         "curve", "line", {"color": PALETTE[0], "interpolate": "step-after"},
         x=_field("reviews_per_day", title="Reviews the team can do per day"),
-        y=_field("value_per_day", title=f"Best value per day ({currency}, tuning split)", scale={"zero": False}),
+        y=_field("value_per_day", title=f"Best value per day ({currency}, tuning split)",
+                 scale=_fitted_scale([row["value_per_day"] for row in data])),
         tooltip=[_tip("reviews_per_day", "Reviews per day", fmt=",.0f"),
                  _tip("value_text", "Value per day", "nominal"), _tip("threshold", "Threshold", fmt=".3f")],
     )
