@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import valuecore as vc  # noqa: E402
-from dashboard.charts import calibration, compare, constraints, matrix, monitor  # noqa: E402
+from dashboard.charts import calibration, compare, constraints, matrix, monitor, value  # noqa: E402
 from dashboard.views import calibration as calibration_view  # noqa: E402
 from dashboard.views import capacity as capacity_view  # noqa: E402
 from dashboard.views import compare as compare_view  # noqa: E402
@@ -44,7 +44,10 @@ def inputs() -> dict:
     run = chosen.report.models[models[0]]
     bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits["test"], ws.policy(models[0], "threshold",
                                         chosen.values), chosen.values, n_chunks=8)
+    histogram = vc.confidence_histogram(run.splits["test"], bins=20)
+    marks = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.6, 0.5]})
     return {
+        "value.confidence_histogram_chart": lambda: value.confidence_histogram_chart(histogram, marks),
         "compare.value_interval_chart": lambda: compare.value_interval_chart(page.intervals, models, currency="$"),
         "compare.difference_chart": lambda: compare.difference_chart(page.differences, model_a="logreg",
                                                                      model_b="mlp", currency="$", models=models),

@@ -122,7 +122,7 @@ def digits_charts():
     """name -> (the app's chart, the chartspecs spec) on the same rows of the digits runs, and the models."""
     from view_selection import selection
 
-    from dashboard.charts import calibration, compare, constraints, matrix, monitor
+    from dashboard.charts import calibration, compare, constraints, matrix, monitor, value
     from dashboard.views import calibration as calibration_view
     from dashboard.views import capacity as capacity_view
     from dashboard.views import compare as compare_view
@@ -147,6 +147,8 @@ def digits_charts():
     bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits["test"],
                                         ws.policy(models[0], "threshold", chosen.values), chosen.values, n_chunks=4)
     assert capacity.risk.chart is not None and capacity.tiers.chart is not None
+    histogram = vc.confidence_histogram(chosen.report.models["logreg"].splits["test"], bins=20)
+    marks = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.6, 0.5]})
     charts = {
         "interval": (compare.value_interval_chart(paired.intervals, models, currency="€"),
                      cs.value_interval_spec(paired.intervals, models, currency="€")),
@@ -170,6 +172,8 @@ def digits_charts():
                       cs.confusion_value_spec(detail.cells, currency="€")),
         "calibration value": (calibration.calibration_value_chart(calibrated.value_long, models),
                               cs.calibration_value_spec(calibrated.value_long, models)),
+        "histogram": (value.confidence_histogram_chart(histogram, marks, title="logreg"),
+                      cs.confidence_histogram_spec(histogram, marks, title="logreg")),
     }
     return charts, models
 
@@ -182,7 +186,8 @@ def _without_altair_defaults(spec: dict) -> dict:
 
 
 @pytest.mark.parametrize("name", ["interval", "difference", "stability", "monitor", "bands", "capacity", "risk",
-                                  "tiers", "value matrix", "confusion", "calibration value"])
+                                  "tiers", "value matrix", "confusion", "calibration value",
+                                  "histogram"])
 def test_every_chart_of_the_app_is_its_spec(digits_charts, name):
     charts, _ = digits_charts
     chart, spec = charts[name]

@@ -18,7 +18,8 @@ white). :func:`model_palette` gives each model of a list its colour,
 keeps its colour on a chart that shows only some), :func:`records` turns a
 frame into JSON-ready rows. Charts: :func:`voc_spec` (value against the
 penalty ω, seed 000's VOC curves), :func:`value_threshold_spec` (value per
-item against the threshold) and :func:`reliability_spec` (reliability
+item against the threshold), :func:`confidence_histogram_spec` (confidence of right and wrong answers)
+and :func:`reliability_spec` (reliability
 diagrams, one panel per model, before and after recalibration; rows with
 ``RELIABILITY_COLUMNS``), :func:`calibration_value_spec` (value against ω per threshold rule,
 seed 003's Table 5), :func:`value_interval_spec`, :func:`difference_spec` and :func:`stability_spec`
@@ -57,6 +58,8 @@ __all__ = [
     "RELIABILITY_COLUMNS",
     "BOTTOM_LEGENDS",
     "reliability_spec",
+    "CORRECT_WRONG",
+    "confidence_histogram_spec",
     "CALIBRATION_VALUE_COLUMNS",
     "CALIBRATION_RULES",
     "calibration_value_spec",
@@ -343,6 +346,61 @@ def value_threshold_spec(
             tooltip=[_tip("threshold", "Your threshold", fmt=".3f")],
         ))
     return _spec(layers, datasets, height=height)
+
+
+# ------------------------------------------------------------ confidence histogram
+CORRECT_WRONG = {"domain": ["correct", "wrong"], "range": [PALETTE[2], PALETTE[3]]}
+
+
+def confidence_histogram_spec(histogram, thresholds=None, *, title: str = "", height: int = 260) -> dict:
+    """Confidence of correct and of wrong predictions (seed 000, Figure 2), with marked thresholds.
+
+    Parameters
+    ----------
+    histogram : DataFrame or list of dict
+        ``bin_start, bin_end, outcome, count, share`` (``valuecore.confidence_histogram``).
+    thresholds : DataFrame or list of dict, optional
+        ``label, threshold``: vertical rules dashed as ``THRESHOLD_DASHES`` (e.g. tuned, your threshold).
+    title : str
+    height : int
+
+    Returns
+    -------
+    dict
+        Bars of each outcome's share per bin, each outcome normalised on its own: wrong answers are usually
+        few, and on a shared scale their distribution would be invisible.
+    """
+    rows = records(histogram)
+    totals = {}
+    for row in rows:
+        totals[row["outcome"]] = totals.get(row["outcome"], 0) + (row["count"] or 0)
+    data = [{**row, "share_of_outcome": row["count"] / totals[row["outcome"]] if totals[row["outcome"]] > 0 else 0.0}
+            for row in rows]
+    step = float(rows[0]["bin_end"] - rows[0]["bin_start"]) if rows else 0.05
+    layers = [_view(
+        "histogram", "bar", {"binSpacing": 1, "opacity": 0.6},
+        x=_field("bin_start", title="Confidence of the predicted class", bin={"binned": True, "step": step},
+                 scale={"domain": [0, 1]}),
+        x2={"field": "bin_end"},
+        y=_field("share_of_outcome", title="Share of its outcome (%)", stack=None, axis={"format": "%"}),
+        color=_field("outcome", "nominal", title="Prediction", scale=dict(CORRECT_WRONG)),
+        order=_field("outcome", "nominal", sort="ascending"),
+        tooltip=[_tip("outcome", "Prediction", "nominal"), _tip("bin_start", "Confidence from", fmt=".2f"),
+                 _tip("bin_end", "to", fmt=".2f"), _tip("count", "Items", fmt=",.0f"),
+                 _tip("share_of_outcome", "Share of this outcome", fmt=".1%"),
+                 _tip("share", "Share of all items", fmt=".1%")],
+    )]
+    datasets = {"histogram": data}
+    marks = records(thresholds, ("label", "threshold"))
+    if marks:
+        datasets["thresholds"] = marks
+        layers.append(_view(
+            "thresholds", "rule", {"color": _DARK, "strokeWidth": 2}, x=_field("threshold"),
+            strokeDash=_field("label", "nominal", title="Threshold",
+                              scale=_present_scale(THRESHOLD_DASHES, [row["label"] for row in marks])),
+            tooltip=[_tip("label", "Threshold", "nominal"), _tip("threshold", "Value", fmt=".3f")],
+        ))
+    return _spec(layers, datasets, height=height, **({"title": title} if title else {}))
 
 
 # -------------------------------------------------------------- reliability
