@@ -10,45 +10,17 @@ from valuecore import chartspecs
 OKABE_ITO = chartspecs.PALETTE
 
 
-def model_color(models, *, legend_title: str = "Model") -> alt.Color:
-    """A colour encoding that gives each model the same colour on every chart.
-
-    Parameters
-    ----------
-    models : sequence of str
-        All loaded models, in a fixed order (the domain of the scale).
-    """
-    models = list(models)
-    return alt.Color("model:N", scale=alt.Scale(domain=models, range=model_palette(models)), title=legend_title)
-
-
-model_palette = chartspecs.model_palette  # the colour of each model, in order: the range of model_color's scale
-
-
-def money_text(amounts, currency: str = "$", digits: int = 2) -> list[str]:
-    """Amounts as text in the user's currency, as ``valuecore.wording.money`` writes them everywhere ("-$1.20",
-    "1.20 CHF"), for tooltips and labels (Vega formats know only "$")."""
-    from valuecore.wording import money
-
-    return [money(amount, currency.strip(), digits) for amount in amounts]
-
-
-def model_domain(models, frame=None) -> list[str]:
-    """The colour domain: all loaded models in order, plus any model of ``frame`` not among them."""
-    domain = list(models) if models is not None else []
-    if frame is not None and "model" in frame:
-        domain += [m for m in dict.fromkeys(frame["model"].astype(str)) if m not in domain]
-    return domain
+model_palette = chartspecs.model_palette  # the colour of each model, in order
 
 
 # ---------------------------------------------------------------------------
 # Speed. Streamlit serialises every chart on every rerun, and two Altair steps
 # dominate a rerun: ``.encode()`` re-parses each channel against the schema,
 # and ``to_dict()`` validates the whole spec against the Vega-Lite JSON schema
-# (30-50 ms per layered chart here). The chart functions therefore build
-# layers with :func:`view` (channels passed to the constructor) and combine
-# them with :func:`layer`, whose chart skips validation when serialised. The
-# specs are validated where they are made: tests/test_charts_core.py calls
+# (30-50 ms per layered chart here). Every chart is therefore a plain spec of
+# valuecore.chartspecs handed to :func:`from_spec`, whose charts keep the
+# views as given and skip validation when serialised. The specs are validated
+# where they are made: tests/test_charts_*.py and tests/test_chartspecs.py call
 # ``to_dict(validate=True)`` on every chart function.
 
 
@@ -80,20 +52,6 @@ class FacetChart(_PlainRows, alt.FacetChart):
 
 class Chart(_PlainRows, alt.Chart):
     """A single-view ``alt.Chart`` that serialises like :class:`LayerChart` (validated only when asked)."""
-
-
-def view(data, mark: str, mark_props: dict | None = None, **channels) -> alt.Chart:
-    """``alt.Chart(data).mark_<mark>(**mark_props).encode(**channels)``, without re-parsing the channels.
-
-    Channels must be Altair channel objects (``alt.X("omega:Q", ...)``) or
-    ``alt.value(...)``, so the type code is always explicit.
-    """
-    return alt.Chart(data, mark=alt.MarkDef(type=mark, **(mark_props or {})), encoding=alt.FacetedEncoding(**channels))
-
-
-def layer(*charts: alt.Chart, **properties) -> LayerChart:
-    """Layer charts (like ``a + b + c``) into one chart that Streamlit serialises without re-validating."""
-    return LayerChart(layer=list(charts), **properties)
 
 
 def _views(layers: list[dict]) -> list[alt.Chart]:
