@@ -12,23 +12,28 @@ infinite become ``null``.
 
 What lives here
 ---------------
-``PALETTE``: Okabe & Ito's colour-blind-safe colours, yellow last (weak on
-white). :func:`model_palette` gives each model of a list its colour,
-:func:`model_color` the colour encoding over *all* loaded models (so a model
-keeps its colour on a chart that shows only some), :func:`records` turns a
-frame into JSON-ready rows. Charts: :func:`voc_spec` (value against the
-penalty ω, seed 000's VOC curves), :func:`value_threshold_spec` (value per
-item against the threshold), :func:`confidence_histogram_spec` (confidence of right and wrong answers)
-and :func:`reliability_spec` (reliability
-diagrams, one panel per model, before and after recalibration; rows with
-``RELIABILITY_COLUMNS``), :func:`calibration_value_spec` (value against ω per threshold rule,
-seed 003's Table 5), :func:`value_interval_spec`, :func:`difference_spec` and :func:`stability_spec`
-(two models compared on the same items), :func:`monitor_spec` and :func:`monitor_band_spec`
-(production chunk by chunk), :func:`capacity_spec`, :func:`certified_risk_spec` and :func:`tiers_spec`
-(capacity and guarantees), :func:`value_matrix_spec` and :func:`confusion_value_spec` (values per
-class). The ``*_COLUMNS`` constants name the rows each expects. Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
-``THRESHOLD_TITLE``; ``THRESHOLD_DASHES``: the dash of each marked threshold;
-``BOTTOM_LEGENDS``: legends under a row of panels (beside them they ran off a laptop screen).
+``PALETTE``: Okabe & Ito's colour-blind-safe colours, yellow last (weak on white). :func:`model_palette`
+gives each model of a list its colour, :func:`model_color` the colour encoding over *all* loaded models
+(so a model keeps its colour on a chart that shows only some), :func:`records` turns a frame into
+JSON-ready rows.
+
+Charts: :func:`voc_spec` (value against the penalty ω, seed 000's VOC curves),
+:func:`value_threshold_spec` (value per item against the threshold), :func:`confidence_histogram_spec`
+(confidence of right and wrong answers) and :func:`reliability_spec` (reliability diagrams, one panel per
+model, before and after recalibration; rows with ``RELIABILITY_COLUMNS``), :func:`calibration_value_spec`
+(value against ω per threshold rule, seed 003's Table 5), :func:`value_interval_spec`,
+:func:`difference_spec` and :func:`stability_spec` (two models compared on the same items),
+:func:`monitor_spec` and :func:`monitor_band_spec` (production chunk by chunk), :func:`capacity_spec`,
+:func:`certified_risk_spec` and :func:`tiers_spec` (capacity and guarantees), :func:`value_matrix_spec`
+and :func:`confusion_value_spec` (values per class).
+
+The rows each expects: ``CALIBRATION_VALUE_COLUMNS``, ``INTERVAL_COLUMNS``, ``DIFFERENCE_COLUMNS``,
+``STABILITY_COLUMNS``, ``MONITOR_LONG_COLUMNS`` (with ``MONITOR_MEASURES``, the measures a monitor chart
+can show, and ``MONITOR_SOURCES``); the legends' vocabularies: ``CALIBRATION_RULES`` (the dash of each
+threshold rule), ``CERTIFIED_RATES`` (the two rates of a guarantee) and ``CORRECT_WRONG`` (the colours of
+right and wrong answers). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``, ``THRESHOLD_TITLE``;
+``THRESHOLD_DASHES``: the dash of each marked threshold; ``BOTTOM_LEGENDS``: legends under a row of
+panels (beside them they ran off a laptop screen).
 
 Examples
 --------
