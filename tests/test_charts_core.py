@@ -1,4 +1,4 @@
-"""Chart functions of the Value, VOC and Cost matrix pages: tidy frame in, Altair chart out.
+"""Chart functions of the Value, VOC and Cost matrix pages: tidy frame in, Altair chart out (a chartspecs spec).
 
 Each test builds a small frame, calls the pure chart function and checks the
 Vega-Lite spec from ``to_dict()``: encodings with explicit types, tooltips
@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 import valuecore as vc
-from dashboard.charts import money_text
 from dashboard.charts._style import OKABE_ITO
 from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
@@ -50,11 +49,6 @@ def curve_frame() -> pd.DataFrame:
     frame = vc.threshold_curve(vc.presort(p), vc.UseCase(1, 0, -2)).to_frame(max_points=None)
     frame = frame.dropna(subset=["threshold"])
     return pd.concat([frame.assign(model="mlp", split="test"), frame.assign(model="svm", split="test")])
-
-
-def test_money_text_puts_the_sign_before_the_currency():
-    assert money_text([1.5, -2.25, float("nan")], "€") == ["€1.50", "-€2.25", "–"]
-    assert money_text([1.5, -2.25], "CHF ") == [vc.wording.money(1.5, "CHF"), "-2.25 CHF"]
 
 
 def test_value_threshold_chart_encodes_threshold_value_and_model(curve_frame):

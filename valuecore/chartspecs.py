@@ -12,17 +12,28 @@ infinite become ``null``.
 
 What lives here
 ---------------
-``PALETTE``: Okabe & Ito's colour-blind-safe colours, yellow last (weak on
-white). :func:`model_palette` gives each model of a list its colour,
-:func:`model_color` the colour encoding over *all* loaded models (so a model
-keeps its colour on a chart that shows only some), :func:`records` turns a
-frame into JSON-ready rows. Charts: :func:`voc_spec` (value against the
-penalty ω, seed 000's VOC curves), :func:`value_threshold_spec` (value per
-item against the threshold) and :func:`reliability_spec` (reliability
-diagrams, one panel per model, before and after recalibration; rows with
-``RELIABILITY_COLUMNS``). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``,
-``THRESHOLD_TITLE``; ``THRESHOLD_DASHES``: the dash of each marked threshold;
-``BOTTOM_LEGENDS``: legends under a row of panels (beside them they ran off a laptop screen).
+``PALETTE``: Okabe & Ito's colour-blind-safe colours, yellow last (weak on white). :func:`model_palette`
+gives each model of a list its colour, :func:`model_color` the colour encoding over *all* loaded models
+(so a model keeps its colour on a chart that shows only some), :func:`records` turns a frame into
+JSON-ready rows.
+
+Charts: :func:`voc_spec` (value against the penalty ω, seed 000's VOC curves),
+:func:`value_threshold_spec` (value per item against the threshold), :func:`confidence_histogram_spec`
+(confidence of right and wrong answers) and :func:`reliability_spec` (reliability diagrams, one panel per
+model, before and after recalibration; rows with ``RELIABILITY_COLUMNS``), :func:`calibration_value_spec`
+(value against ω per threshold rule, seed 003's Table 5), :func:`value_interval_spec`,
+:func:`difference_spec` and :func:`stability_spec` (two models compared on the same items),
+:func:`monitor_spec` and :func:`monitor_band_spec` (production chunk by chunk), :func:`capacity_spec`,
+:func:`certified_risk_spec` and :func:`tiers_spec` (capacity and guarantees), :func:`value_matrix_spec`
+and :func:`confusion_value_spec` (values per class).
+
+The rows each expects: ``CALIBRATION_VALUE_COLUMNS``, ``INTERVAL_COLUMNS``, ``DIFFERENCE_COLUMNS``,
+``STABILITY_COLUMNS``, ``MONITOR_LONG_COLUMNS`` (with ``MONITOR_MEASURES``, the measures a monitor chart
+can show, and ``MONITOR_SOURCES``); the legends' vocabularies: ``CALIBRATION_RULES`` (the dash of each
+threshold rule), ``CERTIFIED_RATES`` (the two rates of a guarantee) and ``CORRECT_WRONG`` (the colours of
+right and wrong answers). Axis words: ``OMEGA_TITLE``, ``VALUE_TITLE``, ``THRESHOLD_TITLE``;
+``THRESHOLD_DASHES``: the dash of each marked threshold; ``BOTTOM_LEGENDS``: legends under a row of
+panels (beside them they ran off a laptop screen).
 
 Examples
 --------
@@ -52,6 +63,28 @@ __all__ = [
     "RELIABILITY_COLUMNS",
     "BOTTOM_LEGENDS",
     "reliability_spec",
+    "CORRECT_WRONG",
+    "confidence_histogram_spec",
+    "CALIBRATION_VALUE_COLUMNS",
+    "CALIBRATION_RULES",
+    "calibration_value_spec",
+    "INTERVAL_COLUMNS",
+    "DIFFERENCE_COLUMNS",
+    "STABILITY_COLUMNS",
+    "value_interval_spec",
+    "difference_spec",
+    "stability_spec",
+    "MONITOR_MEASURES",
+    "MONITOR_SOURCES",
+    "MONITOR_LONG_COLUMNS",
+    "monitor_spec",
+    "monitor_band_spec",
+    "capacity_spec",
+    "CERTIFIED_RATES",
+    "certified_risk_spec",
+    "tiers_spec",
+    "confusion_value_spec",
+    "value_matrix_spec",
 ]
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
@@ -320,6 +353,61 @@ def value_threshold_spec(
     return _spec(layers, datasets, height=height)
 
 
+# ------------------------------------------------------------ confidence histogram
+CORRECT_WRONG = {"domain": ["correct", "wrong"], "range": [PALETTE[2], PALETTE[3]]}
+
+
+def confidence_histogram_spec(histogram, thresholds=None, *, title: str = "", height: int = 260) -> dict:
+    """Confidence of correct and of wrong predictions (seed 000, Figure 2), with marked thresholds.
+
+    Parameters
+    ----------
+    histogram : DataFrame or list of dict
+        ``bin_start, bin_end, outcome, count, share`` (``valuecore.confidence_histogram``).
+    thresholds : DataFrame or list of dict, optional
+        ``label, threshold``: vertical rules dashed as ``THRESHOLD_DASHES`` (e.g. tuned, your threshold).
+    title : str
+    height : int
+
+    Returns
+    -------
+    dict
+        Bars of each outcome's share per bin, each outcome normalised on its own: wrong answers are usually
+        few, and on a shared scale their distribution would be invisible.
+    """
+    rows = records(histogram)
+    totals = {}
+    for row in rows:
+        totals[row["outcome"]] = totals.get(row["outcome"], 0) + (row["count"] or 0)
+    data = [{**row, "share_of_outcome": row["count"] / totals[row["outcome"]] if totals[row["outcome"]] > 0 else 0.0}
+            for row in rows]
+    step = float(rows[0]["bin_end"] - rows[0]["bin_start"]) if rows else 0.05
+    layers = [_view(
+        "histogram", "bar", {"binSpacing": 1, "opacity": 0.6},
+        x=_field("bin_start", title="Confidence of the predicted class", bin={"binned": True, "step": step},
+                 scale={"domain": [0, 1]}),
+        x2={"field": "bin_end"},
+        y=_field("share_of_outcome", title="Share of its outcome (%)", stack=None, axis={"format": "%"}),
+        color=_field("outcome", "nominal", title="Prediction", scale=dict(CORRECT_WRONG)),
+        order=_field("outcome", "nominal", sort="ascending"),
+        tooltip=[_tip("outcome", "Prediction", "nominal"), _tip("bin_start", "Confidence from", fmt=".2f"),
+                 _tip("bin_end", "to", fmt=".2f"), _tip("count", "Items", fmt=",.0f"),
+                 _tip("share_of_outcome", "Share of this outcome", fmt=".1%"),
+                 _tip("share", "Share of all items", fmt=".1%")],
+    )]
+    datasets = {"histogram": data}
+    marks = records(thresholds, ("label", "threshold"))
+    if marks:
+        datasets["thresholds"] = marks
+        layers.append(_view(
+            "thresholds", "rule", {"color": _DARK, "strokeWidth": 2}, x=_field("threshold"),
+            strokeDash=_field("label", "nominal", title="Threshold",
+                              scale=_present_scale(THRESHOLD_DASHES, [row["label"] for row in marks])),
+            tooltip=[_tip("label", "Threshold", "nominal"), _tip("threshold", "Value", fmt=".3f")],
+        ))
+    return _spec(layers, datasets, height=height, **({"title": title} if title else {}))
+
+
 # -------------------------------------------------------------- reliability
 # One row per (model, stage, bin): valuecore.calibration.reliability_diagram plus "model" and "stage".
 RELIABILITY_COLUMNS = ("model", "stage", "bin_lower", "bin_upper", "mean_confidence", "accuracy", "count",
@@ -408,3 +496,468 @@ def reliability_spec(rows, models, *, columns: int = 3, size: int = 180) -> dict
         "title": "Reliability: accuracy against confidence" + (" (raw and recalibrated)" if len(present) > 1 else ""),
         "config": {"legend": dict(BOTTOM_LEGENDS)},
     }
+
+
+# ------------------------------------------------------------- calibration and value
+# One row per (model, ω, threshold rule): value per item on the evaluated split (seed 003, Table 5).
+CALIBRATION_VALUE_COLUMNS = ("model", "k", "rule", "value", "threshold")
+CALIBRATION_RULES = {
+    "calibrated threshold, raw": [2, 2],
+    "calibrated threshold, recalibrated": [6, 3],
+    "tuned threshold, raw": [1, 0],
+    "tuned threshold, recalibrated": [8, 2, 2, 2],
+}
+
+
+def _check(rows, data: list[dict], columns, what: str) -> None:
+    """Refuse rows that lack a column (a frame is checked even when empty)."""
+    given = [str(c) for c in rows.columns] if hasattr(rows, "columns") else list(data[0]) if data else []
+    missing = [c for c in columns if c not in given]
+    if missing and (data or hasattr(rows, "columns")):
+        raise ValueError(f"{what} needs the columns {missing}; got {given}")
+
+
+def calibration_value_spec(
+    rows,
+    models,
+    *,
+    value_title: str = "Value per item (correct 1, wrong −ω)",
+    columns: int = 3,
+    size: int = 220,
+) -> dict:
+    """Value per item against the penalty ω (column ``k``), one panel per model, one line per threshold rule.
+
+    Parameters
+    ----------
+    rows : DataFrame or list of dict
+        ``CALIBRATION_VALUE_COLUMNS``: ``k`` (ω), ``rule`` (a key of ``CALIBRATION_RULES`` or another
+        name, drawn dotted), ``value`` and ``threshold`` (missing: always abstain).
+    models : sequence of str
+        All loaded models (the colour domain; panels in this order).
+    value_title : str
+        Axis title with the unit of ``value``.
+    columns, size : int
+        Panels per row; width and height of a panel in pixels.
+
+    Returns
+    -------
+    dict
+        A faceted spec: per panel a zero line (always abstaining) and one line with points per rule; colour
+        is the model, dash the rule.
+    """
+    data = records(rows, CALIBRATION_VALUE_COLUMNS)
+    _check(rows, data, CALIBRATION_VALUE_COLUMNS, "a calibration value chart")
+    present = list(dict.fromkeys(row["rule"] for row in data))
+    rules = [r for r in CALIBRATION_RULES if r in present] + [r for r in present if r not in CALIBRATION_RULES]
+    tooltip = [_tip("model", "Model", "nominal"), _tip("rule", "Threshold", "nominal"),
+               _tip("k", wording.OMEGA_LABEL, fmt="g"), _tip("threshold", "Threshold used", fmt=".3f"),
+               _tip("value", "Value per item", fmt=".3f")]
+    x = _field("k", title=f"{wording.OMEGA_LABEL} (errors cost ω×)")
+    y = _field("value", title=value_title)
+    color = model_color(models)
+    dash = _field("rule", "nominal", title="Threshold",
+                  scale={"domain": rules, "range": [CALIBRATION_RULES.get(r, [1, 1]) for r in rules]})
+    zero = {"transform": [{"aggregate": [{"op": "count", "as": "rows"}]}, {"calculate": "0", "as": "zero"}],
+            "mark": {"type": "rule", "color": _GREY}, "encoding": {"y": _field("zero", title=value_title)}}
+    lines = {"mark": {"type": "line"}, "encoding": {"x": x, "y": y, "color": color, "tooltip": tooltip,
+                                                    "strokeDash": dash}}
+    points = {"mark": {"type": "point", "filled": True, "size": 40},
+              "encoding": {"x": x, "y": y, "color": color, "tooltip": tooltip, "detail": _field("rule", "nominal")}}
+    shown = {row["model"] for row in data}
+    return {
+        "$schema": SCHEMA,
+        "datasets": {"calibration_value": data},
+        "data": {"name": "calibration_value"},
+        "facet": _field("model", "nominal", title=None, sort=[str(m) for m in models if str(m) in shown]),
+        "columns": columns,
+        "spec": {"layer": [zero, lines, points], "width": size, "height": size},
+        "title": "Value against the penalty ω: the threshold ω/(1+ω) before and after recalibration, and the "
+                 "tuned threshold",
+        "config": {"legend": dict(BOTTOM_LEGENDS)},
+    }
+
+
+# ------------------------------------------------------------------ compare two models
+INTERVAL_COLUMNS = ("model", "mean", "low", "high")
+DIFFERENCE_COLUMNS = ("difference", "items")
+STABILITY_COLUMNS = ("model", "threshold", "resamples")
+
+
+def _unit(currency: str) -> str:
+    return f" ({currency})" if currency else ""
+
+
+def _zero_rule(title: str, channel: str = "x") -> dict:
+    return _view("zero", "rule", {"color": _GREY, "strokeDash": [3, 3]}, **{channel: _field("zero", title=title)})
+
+
+def value_interval_spec(rows, models, *, currency: str = "$") -> dict:
+    """Each model's value per item with its 95% interval, one row per model, and a zero line.
+
+    ``rows``: ``INTERVAL_COLUMNS`` (``model, mean, low, high``) in the currency; ``models``: all loaded
+    models (the colour domain). The y axis names the models, so the colour has no legend.
+    """
+    data = records(rows, INTERVAL_COLUMNS)
+    _check(rows, data, INTERVAL_COLUMNS, "a value interval chart")
+    title = f"Value per item{_unit(currency)}"
+    common = dict(
+        y=_field("model", "nominal", title="Model", sort=[row["model"] for row in data]),
+        color=model_color(models, legend=False),
+        tooltip=[_tip("model", "Model", "nominal"), _tip("mean", title, fmt=",.4f"),
+                 _tip("low", "95% interval, low", fmt=",.4f"), _tip("high", "95% interval, high", fmt=",.4f")],
+    )
+    layers = [
+        _zero_rule(title),
+        _view("intervals", "rule", {"strokeWidth": 3}, x=_field("low", title=title), x2={"field": "high"}, **common),
+        _view("intervals", "point", {"filled": True, "size": 120}, x=_field("mean", title=title), **common),
+    ]
+    return _spec(layers, {"zero": [{"zero": 0.0}], "intervals": data},
+                 title="Value per item with its 95% interval", height={"step": 48})
+
+
+def _count_label(items) -> str:
+    return f"{items:,.0f}" if float(items).is_integer() else f"{items:,.1f}"
+
+
+def difference_spec(rows, *, model_a: str, model_b: str, currency: str = "$", models=None) -> dict:
+    """How the per-item difference A − B is spread over the items (a paired comparison).
+
+    Parameters
+    ----------
+    rows : DataFrame or list of dict
+        ``DIFFERENCE_COLUMNS``: each distinct difference in value on one item (A's minus B's, in the
+        currency) and how many items (weighted) have it.
+    model_a, model_b : str
+    currency : str
+    models : sequence of str, optional
+        All loaded models: each side then takes its model's colour, as on every other chart.
+
+    Returns
+    -------
+    dict
+        Bars of items per difference on a linear count axis, each labelled with its count (a 1-item bar
+        beside a 428-item one says "1", where a log scale made them look alike), coloured by who earned
+        more, and a line at zero.
+    """
+    data = records(rows, DIFFERENCE_COLUMNS)
+    _check(rows, data, DIFFERENCE_COLUMNS, "a difference chart")
+    better_a, better_b, same = f"{model_a} earns more", f"{model_b} earns more", "same value"
+    data = [{**row, "who": better_a if row["difference"] > 0 else better_b if row["difference"] < 0 else same,
+             "label": _count_label(row["items"])} for row in data]
+    names = [str(m) for m in models] if models is not None else []
+    if model_a in names and model_b in names:
+        palette = model_palette(names)
+        sides = (palette[names.index(model_a)], palette[names.index(model_b)])
+    else:
+        sides = (PALETTE[0], PALETTE[3])
+    x_title = f"Value of {model_a} − value of {model_b} on one item{_unit(currency)}"
+    axes = dict(x=_field("difference", title=x_title),
+                y=_field("items", title="Items (weighted, linear)", scale={"type": "linear", "zero": True}))
+    bars = _view(
+        "differences", "bar", {"size": 14}, **axes,
+        color=_field("who", "nominal", scale={"domain": [better_a, same, better_b],
+                                              "range": [sides[0], "#BBBBBB", sides[1]]},
+                     # Below the bars: beside them, a long model name pushed the legend out of a half column.
+                     legend={"orient": "bottom", "direction": "vertical", "title": None, "labelLimit": 0}),
+        tooltip=[_tip("difference", f"Difference{_unit(currency)}", fmt=",.4g"),
+                 _tip("items", "Items", fmt=",.0f"), _tip("who", "On these items", "nominal")],
+    )
+    counts = _view("differences", "text", {"dy": -7, "fontSize": 12, "color": _DARK}, **axes,
+                   text=_field("label", "nominal"))
+    # Taller than the chart beside it: the legend under the bars takes its share of the height.
+    return _spec([_zero_rule(x_title), bars, counts], {"zero": [{"zero": 0.0}], "differences": data},
+                 title="Where the two models differ, item by item", height=320,
+                 padding={"left": 5, "top": 10, "right": 5, "bottom": 5})
+
+
+def stability_spec(rows, models, *, tuned=None) -> dict:
+    """Spread of the tuned threshold over bootstrap resamples of the tuning split, one row per model.
+
+    ``rows``: ``STABILITY_COLUMNS`` (a re-tuned threshold and how many resamples chose it; missing
+    thresholds, "always abstain", are left out); ``tuned``: ``model, threshold`` tuned on the whole split,
+    a black tick.
+    """
+    data = [row for row in records(rows, STABILITY_COLUMNS) if row.get("threshold") is not None]
+    _check(rows, data, STABILITY_COLUMNS, "a threshold stability chart")
+    x = _field("threshold", title="Tuned threshold (confidence)", scale={"zero": False})
+    y = _field("model", "nominal", title="Model")
+    layers = [_view(
+        "resampled", "circle", {"opacity": 0.7}, x=x, y=y, color=model_color(models, legend=False),
+        size=_field("resamples", title="Resamples", scale={"range": [20, 400]}),
+        tooltip=[_tip("model", "Model", "nominal"), _tip("threshold", "Tuned threshold", fmt=".4f"),
+                 _tip("resamples", "Resamples that chose it", fmt=",.0f")],
+    )]
+    datasets = {"resampled": data}
+    marks = [row for row in records(tuned, ("model", "threshold")) if row.get("threshold") is not None]
+    if marks:
+        datasets["tuned"] = marks
+        layers.append(_view(
+            "tuned", "tick", {"color": "black", "thickness": 2, "size": 26}, x=x, y=y,
+            tooltip=[_tip("model", "Model", "nominal"),
+                     _tip("threshold", "Threshold tuned on the whole split", fmt=".4f")],
+        ))
+    return _spec(layers, datasets, title="Tuned threshold over bootstrap resamples", height={"step": 56})
+
+
+# ---------------------------------------------------------------------- monitoring
+# measure -> (estimated column, realised column or None, axis title, tooltip format)
+MONITOR_MEASURES = {
+    "value_per_item": ("estimated_value_per_item", "realised_value_per_item", "Value per item{unit}", ",.4f"),
+    "value_total": ("estimated_value_total", "realised_value_total", "Value of the chunk{unit}", ",.2f"),
+    "coverage": ("estimated_coverage", "realised_coverage", "Coverage (share acted on)", ".1%"),
+    "best_threshold": ("estimated_best_threshold", None, "Best threshold (confidence)", ".4f"),
+}
+MONITOR_SOURCES = ("estimated", "realised")
+MONITOR_LONG_COLUMNS = ("model", "position", "chunk", "start", "end", "n", "measure", "source", "amount")
+
+
+def _is_time(value) -> bool:
+    """A point in time (a datetime or pandas Timestamp, not NaT)."""
+    return hasattr(value, "isoformat") and hasattr(value, "year") and value == value
+
+
+def monitor_spec(
+    rows,
+    models,
+    *,
+    measure: str = "value_per_item",
+    by_time: bool = True,
+    currency: str = "$",
+    reference: float | None = None,
+    legend: bool = True,
+    height: int = 320,
+) -> dict:
+    """One measure per chunk: estimated (solid) and realised (dashed) per model.
+
+    Parameters
+    ----------
+    rows : DataFrame or list of dict
+        Long rows ``MONITOR_LONG_COLUMNS`` (``dashboard.charts.monitor.monitor_long``): one per (model,
+        chunk, measure, source) with its ``amount``.
+    models : sequence of str
+        All loaded models (the colour domain).
+    measure : str
+        A key of ``MONITOR_MEASURES``.
+    by_time : bool
+        Chunks at their start time when every ``start`` is a time (chunks by period), else by number.
+    currency : str
+    reference : float, optional
+        A horizontal reference line (e.g. the value on the labelled test split).
+    legend : bool
+        Legends below the plot; False for a small chart beside one that has them.
+    height : int
+
+    Raises
+    ------
+    ValueError
+        For an unknown measure or a missing column.
+    """
+    if measure not in MONITOR_MEASURES:
+        raise ValueError(f"unknown measure {measure!r}; choose one of {list(MONITOR_MEASURES)}")
+    rows = rows if hasattr(rows, "columns") else list(rows or [])
+    _check(rows, rows[:1] if isinstance(rows, list) else [], MONITOR_LONG_COLUMNS, "a monitor chart")
+    if isinstance(rows, list):
+        chosen = [row for row in rows if row.get("measure") == measure]
+        starts = [row.get("start") for row in chosen]
+    else:
+        chosen = rows.loc[rows["measure"] == measure]
+        starts = list(chosen["start"])
+    use_time = by_time and bool(starts) and all(map(_is_time, starts))
+    data = records(chosen, [c for c in MONITOR_LONG_COLUMNS if use_time or c not in ("start", "end")])
+    _, _, title, fmt = MONITOR_MEASURES[measure]
+    title = title.format(unit=_unit(currency))
+    if use_time:
+        x = _field("start", "temporal", title="Chunk start (time)", axis={"format": "%b %d"})
+    else:
+        x = _field("position", "ordinal", title="Chunk (in order)", axis={"labelAngle": 0})
+    tooltip = [_tip("model", "Model", "nominal"), _tip("source", "Figure", "nominal"),
+               _tip("chunk", "Chunk", "ordinal"), _tip("n", "Items", fmt=",.0f"), _tip("amount", title, fmt=fmt)]
+    if use_time:
+        tooltip[3:3] = [_tip("start", "From", "temporal", "%Y-%m-%d %H:%M"),
+                        _tip("end", "To", "temporal", "%Y-%m-%d %H:%M")]
+    # Legends below the plot: beside it, Streamlit's theme clips them on a short chart.
+    color = model_color(models)
+    color["legend"] = {"orient": "bottom", "direction": "horizontal"} if legend else None
+    common = dict(x=x, y=_field("amount", title=title, scale={"zero": False}), color=color, tooltip=tooltip)
+    dash = _field("source", "nominal", title="Figure", scale={"domain": list(MONITOR_SOURCES),
+                                                               "range": [[1, 0], [5, 3]]},
+                  legend={"orient": "bottom", "direction": "horizontal", "symbolStrokeWidth": 2} if legend else None)
+    layers = [_view("chunks", "line", None, strokeDash=dash, **common),
+              _view("chunks", "point", {"filled": True, "size": 45}, detail=_field("source", "nominal"), **common)]
+    datasets = {"chunks": data}
+    if reference is not None:
+        datasets["reference"] = [{"reference": float(reference)}]
+        layers.insert(0, _view("reference", "rule", {"color": _GREY, "strokeDash": [2, 2]},
+                               y=_field("reference", title=title), tooltip=[_tip("reference", "Reference", fmt=fmt)]))
+    return _spec(layers, datasets, height=height)
+
+
+def monitor_band_spec(rows, currency: str = "$", height: int = 300) -> dict:
+    """Estimated value per item per chunk with its band, the reference band, flags and realised values.
+
+    ``rows``: ``valuecore.monitoring.monitor_bands(...).frame``, one row per chunk with ``chunk``,
+    ``estimated_value_per_item``, ``band_low``/``band_high``, ``reference_low``/``reference_high``,
+    ``alert``, ``drift``, ``drift_p_value`` and ``realised_value_per_item`` (missing without labels).
+    """
+    data = [{**row, "position": i + 1, "status": "alert" if row["alert"] else "drift" if row["drift"] else "ok"}
+            for i, row in enumerate(records(rows))]
+    x = _field("position", title="Chunk", axis={"tickMinStep": 1})
+    tooltip = [_tip("chunk", "Chunk", "nominal"), _tip("estimated_value_per_item", "Estimated", fmt=",.4f"),
+               _tip("band_low", "Band from", fmt=",.4f"), _tip("band_high", "Band to", fmt=",.4f"),
+               _tip("status", "Status", "nominal"), _tip("drift_p_value", "Drift p-value", fmt=".3g")]
+    layers = [
+        _view("chunks", "area", {"color": "#000000", "interpolate": "step", "opacity": 0.15}, x=x,
+              y=_field("reference_low", title=f"Value per item{_unit(currency)}"), y2={"field": "reference_high"}),
+        _view("chunks", "area", {"color": PALETTE[0], "opacity": 0.3}, x=x, y=_field("band_low"),
+              y2={"field": "band_high"}),
+        _view("chunks", "line", {"color": PALETTE[0], "point": True}, x=x, y=_field("estimated_value_per_item"),
+              tooltip=tooltip),
+    ]
+    datasets = {"chunks": data}
+    flags = [row for row in data if row["status"] != "ok"]
+    if flags:  # an empty layer made the browser warn of an infinite extent
+        datasets["flags"] = flags
+        layers.append(_view("flags", "point", {"filled": True, "size": 120}, x=x, y=_field("estimated_value_per_item"),
+                            tooltip=tooltip, color=_field("status", "nominal", title="Flag", scale={
+                                "domain": ["alert", "drift"], "range": [PALETTE[3], PALETTE[1]]})))
+    realised = [row for row in data if row.get("realised_value_per_item") is not None]
+    if realised:
+        datasets["realised"] = realised
+        layers.append(_view("realised", "point", {"color": "#000000", "shape": "diamond", "size": 60}, x=x,
+                            y=_field("realised_value_per_item"),
+                            tooltip=[_tip("realised_value_per_item", "Realised", fmt=",.4f")]))
+    return _spec(layers, datasets, height=height)
+
+
+# ------------------------------------------------------------- capacity and guarantees
+_TITLE_PADDING = {"left": 5, "top": 10, "right": 5, "bottom": 5}
+
+
+def _fitted_scale(values: list) -> dict:
+    """A value axis fitted to the data, not started at 0; a flat line gets room around its one value (a domain
+    of one point drew a single tick)."""
+    values = [v for v in values if v is not None]
+    low, high = (min(values), max(values)) if values else (0.0, 0.0)
+    if high - low > 1e-9 * max(abs(high), abs(low), 1.0):
+        return {"zero": False}
+    pad = 0.05 * abs(high) or 1.0
+    return {"zero": False, "domain": [low - pad, high + pad]}
+
+
+def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300) -> dict:
+    """Best value per day against the reviews a day the team can do (a step curve), the team's capacity a rule.
+
+    ``rows``: ``reviews_per_day, value_per_day, threshold`` (``dashboard.views.capacity``). The value axis
+    is fitted to the curve, not started at 0: from 0 the curve's steps were flattened into one line.
+    """
+    data = sorted(records(rows, ("reviews_per_day", "value_per_day", "threshold")),
+                  key=lambda row: row["reviews_per_day"])
+    data = [{**row, "value_text": wording.money(row["value_per_day"], currency.strip())} for row in data]
+    line = _view(
+        "curve", "line", {"color": PALETTE[0], "interpolate": "step-after"},
+        x=_field("reviews_per_day", title="Reviews the team can do per day"),
+        y=_field("value_per_day", title=f"Best value per day ({currency}, tuning split)",
+                 scale=_fitted_scale([row["value_per_day"] for row in data])),
+        tooltip=[_tip("reviews_per_day", "Reviews per day", fmt=",.0f"),
+                 _tip("value_text", "Value per day", "nominal"), _tip("threshold", "Threshold", fmt=".3f")],
+    )
+    rule = _view("team", "rule", {"color": PALETTE[3], "strokeDash": [4, 3]}, x=_field("capacity"),
+                 tooltip=[_tip("capacity", "Your team", fmt=",.0f")])
+    return _spec([line, rule], {"curve": data, "team": [{"capacity": _plain(capacity)}]}, height=height,
+                 title="Value against review capacity", padding=_TITLE_PADDING)
+
+
+CERTIFIED_RATES = {"error_rate": "Error rate on the tuning split", "upper_bound": "Certified upper bound"}
+
+
+def certified_risk_spec(rows, max_risk: float, height: int = 300) -> dict:
+    """Error rate and its certified upper bound against coverage at the tested thresholds, the limit a rule.
+
+    ``rows``: ``threshold, coverage, error_rate, upper_bound, certified``.
+    """
+    data = [{"threshold": row["threshold"], "coverage": row["coverage"], "certified": row["certified"],
+             "what": label, "rate": row[column]}
+            for column, label in CERTIFIED_RATES.items() for row in records(rows)]
+    line = _view(
+        "rates", "line", {"point": True},
+        x=_field("coverage", title="Share of items automated", axis={"format": "%"}),
+        # A title shorter than the plot is tall: a longer one shrank the plot and pushed the chart's title out.
+        y=_field("rate", title="Wrong among automated", axis={"format": "%"}),
+        # The legend under the chart, labels whole: beside it "Error rate on the tuning split" was cut.
+        color=_field("what", "nominal", title=None, scale={"range": [PALETTE[0], PALETTE[1]]},
+                     legend={"orient": "bottom", "labelLimit": 0}),
+        tooltip=[_tip("threshold", "Threshold", fmt=".3f"), _tip("coverage", "Automated", fmt=".1%"),
+                 _tip("rate", "Rate", fmt=".2%"), _tip("certified", "Certified", "nominal")],
+    )
+    limit = _view("limit", "rule", {"color": PALETTE[3], "strokeDash": [4, 3]}, y=_field("max_risk"),
+                  tooltip=[_tip("max_risk", "Your limit", fmt=".1%")])
+    # Room above the title: without it the title's first pixels were cut by the element's top edge.
+    return _spec([line, limit], {"rates": data, "limit": [{"max_risk": _plain(max_risk)}]}, height=height,
+                 title="Error rate and what can be guaranteed", padding=_TITLE_PADDING)
+
+
+def tiers_spec(rows, height: int = 160) -> dict:
+    """Items per day in each tier (``tier, items_per_day``), in the order given."""
+    data = records(rows, ("tier", "items_per_day"))
+    order = [row["tier"] for row in data]
+    return {
+        "$schema": SCHEMA, "datasets": {"tiers": data}, "data": {"name": "tiers"}, "mark": {"type": "bar"},
+        "encoding": {
+            "x": _field("items_per_day", title="Items per day"),
+            "y": _field("tier", "nominal", sort=order, title=None, axis={"labelLimit": 0}),  # whole labels
+            "color": _field("tier", "nominal", sort=order, legend=None,
+                            scale={"domain": order, "range": [PALETTE[2], PALETTE[1], PALETTE[3]]}),
+            "tooltip": [_tip("tier", "Tier", "nominal"), _tip("items_per_day", "Per day", fmt=",.0f")],
+        },
+        "height": height,
+    }
+
+
+# ---------------------------------------------------------------- values per class
+def _order(values) -> list[str]:
+    return list(dict.fromkeys(str(v) for v in values))
+
+
+def _extent(values) -> float:
+    values = [abs(v) for v in values if v is not None]
+    extent = max(values) if values else 1.0
+    return extent if extent > 0 else 1.0
+
+
+def _matrix_layers(data: list[dict], x_title: str, tooltip: list, color_title: str, text: dict) -> list[dict]:
+    rows, columns = _order(r["true"] for r in data), _order(r["predicted"] for r in data)
+    extent = _extent(r["value"] for r in data)
+    axes = dict(x=_field("predicted", "nominal", title=x_title, sort=columns, axis={"labelAngle": 0, "orient": "top"}),
+                y=_field("true", "nominal", title="True class", sort=rows), tooltip=tooltip)
+    color = _field("value", title=color_title, scale={"scheme": "redblue", "domain": [-extent, extent],
+                                                      "domainMid": 0})
+    # White text on the darkest cells, dark text elsewhere.
+    ink = {"condition": {"test": f"abs(datum.value) > {0.6 * extent!r}", "value": "white"}, "value": "#222222"}
+    return [_view("cells", "rect", {"stroke": "white"}, color=color, **axes),
+            _view("cells", "text", {"fontSize": 11}, text=text, color=ink, **axes)]
+
+
+def confusion_value_spec(rows, *, currency: str = "$", height: int | None = None) -> dict:
+    """The confusion matrix with an abstain column, each cell coloured by the value it brings.
+
+    ``rows``: ``true, predicted, count, value``, one per (true class, action) cell, abstain last; ``value``
+    is the cell's contribution (count × the outcome's value) in the currency.
+    """
+    data = [{**row, "value_text": wording.money(row["value"], currency.strip(), 0)}
+            for row in records(rows, ("true", "predicted", "count", "value"))]
+    tooltip = [_tip("true", "True class", "nominal"), _tip("predicted", "Action", "nominal"),
+               _tip("count", "Items", fmt=",.0f"), _tip("value_text", f"Value contributed ({currency})", "nominal")]
+    layers = _matrix_layers(data, "Action taken (predicted class, or abstain)", tooltip,
+                            f"Value contributed ({currency})", _field("count", format=",.0f"))
+    return _spec(layers, {"cells": data}, height=height or max(160, 34 * len(_order(r["true"] for r in data))))
+
+
+def value_matrix_spec(rows, *, currency: str = "$") -> dict:
+    """The value matrix itself: what each (true class, action) outcome is worth (``true, predicted, value``)."""
+    data = [{**row, "value_text": wording.money(row["value"], currency.strip())}
+            for row in records(rows, ("true", "predicted", "value"))]
+    tooltip = [_tip("true", "True class", "nominal"), _tip("predicted", "Action", "nominal"),
+               _tip("value_text", f"Worth ({currency})", "nominal")]
+    layers = _matrix_layers(data, "Action taken", tooltip, f"Worth per item ({currency})",
+                            _field("value_text", "nominal"))
+    return _spec(layers, {"cells": data}, height=max(140, 30 * len(_order(r["true"] for r in data))))

@@ -10,45 +10,17 @@ from valuecore import chartspecs
 OKABE_ITO = chartspecs.PALETTE
 
 
-def model_color(models, *, legend_title: str = "Model") -> alt.Color:
-    """A colour encoding that gives each model the same colour on every chart.
-
-    Parameters
-    ----------
-    models : sequence of str
-        All loaded models, in a fixed order (the domain of the scale).
-    """
-    models = list(models)
-    return alt.Color("model:N", scale=alt.Scale(domain=models, range=model_palette(models)), title=legend_title)
-
-
-model_palette = chartspecs.model_palette  # the colour of each model, in order: the range of model_color's scale
-
-
-def money_text(amounts, currency: str = "$", digits: int = 2) -> list[str]:
-    """Amounts as text in the user's currency, as ``valuecore.wording.money`` writes them everywhere ("-$1.20",
-    "1.20 CHF"), for tooltips and labels (Vega formats know only "$")."""
-    from valuecore.wording import money
-
-    return [money(amount, currency.strip(), digits) for amount in amounts]
-
-
-def model_domain(models, frame=None) -> list[str]:
-    """The colour domain: all loaded models in order, plus any model of ``frame`` not among them."""
-    domain = list(models) if models is not None else []
-    if frame is not None and "model" in frame:
-        domain += [m for m in dict.fromkeys(frame["model"].astype(str)) if m not in domain]
-    return domain
+model_palette = chartspecs.model_palette  # the colour of each model, in order
 
 
 # ---------------------------------------------------------------------------
 # Speed. Streamlit serialises every chart on every rerun, and two Altair steps
 # dominate a rerun: ``.encode()`` re-parses each channel against the schema,
 # and ``to_dict()`` validates the whole spec against the Vega-Lite JSON schema
-# (30-50 ms per layered chart here). The chart functions therefore build
-# layers with :func:`view` (channels passed to the constructor) and combine
-# them with :func:`layer`, whose chart skips validation when serialised. The
-# specs are validated where they are made: tests/test_charts_core.py calls
+# (30-50 ms per layered chart here). Every chart is therefore a plain spec of
+# valuecore.chartspecs handed to :func:`from_spec`, whose charts keep the
+# views as given and skip validation when serialised. The specs are validated
+# where they are made: tests/test_charts_*.py and tests/test_chartspecs.py call
 # ``to_dict(validate=True)`` on every chart function.
 
 
@@ -78,34 +50,30 @@ class FacetChart(_PlainRows, alt.FacetChart):
     """An ``alt.FacetChart`` that serialises like :class:`LayerChart`."""
 
 
-def view(data, mark: str, mark_props: dict | None = None, **channels) -> alt.Chart:
-    """``alt.Chart(data).mark_<mark>(**mark_props).encode(**channels)``, without re-parsing the channels.
-
-    Channels must be Altair channel objects (``alt.X("omega:Q", ...)``) or
-    ``alt.value(...)``, so the type code is always explicit.
-    """
-    return alt.Chart(data, mark=alt.MarkDef(type=mark, **(mark_props or {})), encoding=alt.FacetedEncoding(**channels))
+class Chart(_PlainRows, alt.Chart):
+    """A single-view ``alt.Chart`` that serialises like :class:`LayerChart` (validated only when asked)."""
 
 
-def layer(*charts: alt.Chart, **properties) -> LayerChart:
-    """Layer charts (like ``a + b + c``) into one chart that Streamlit serialises without re-validating."""
-    return LayerChart(layer=list(charts), **properties)
+def _views(layers: list[dict]) -> list[alt.Chart]:
+    return [alt.Chart(**{**view, "encoding": alt.FacetedEncoding(**view["encoding"])}) for view in layers]
 
 
-def from_spec(spec: dict) -> LayerChart | FacetChart:
+def from_spec(spec: dict) -> LayerChart | FacetChart | Chart:
     """A Vega-Lite dict of :mod:`valuecore.chartspecs` as an Altair chart: the spec the report draws.
 
     The layers stay plain dicts and the data rows are attached as they are: ``LayerChart.from_dict`` parses
     every piece into schema objects, which took 35 ms for a VOC chart's skeleton (and over a second with 2,000
-    inline rows), where the spec is already checked (tests/test_charts_core.py validates it).
+    inline rows), and ``FacetChart.from_dict`` 300 to 450 ms for the Calibration page's panels, where the spec
+    is already checked (tests/test_charts_core.py and tests/test_chartspecs.py validate it).
     """
-    top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer")}
-    if "facet" in spec:  # a few small panels: parsing the skeleton is cheap enough, and Altair needs its objects
-        chart = FacetChart.from_dict({k: v for k, v in spec.items() if k not in ("$schema", "datasets")},
-                                     validate=False)
-        object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))
-        return chart
-    views = [alt.Chart(**{**view, "encoding": alt.FacetedEncoding(**view["encoding"])}) for view in spec["layer"]]
-    chart = LayerChart(layer=views, **top)
+    top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer", "spec")}
+    if "facet" in spec:  # Altair wants a chart object as the panel: a layer of plain views
+        inner = spec["spec"]
+        panel = alt.LayerChart(layer=_views(inner["layer"]), **{k: v for k, v in inner.items() if k != "layer"})
+        chart = FacetChart(spec=panel, **top)
+    elif "layer" in spec:
+        chart = LayerChart(layer=_views(spec["layer"]), **top)
+    else:  # a single view
+        chart = Chart(**{**top, "encoding": alt.FacetedEncoding(**spec["encoding"])})
     object.__setattr__(chart, "_plain_datasets", spec.get("datasets", {}))  # not a Vega-Lite property
     return chart

@@ -9,9 +9,8 @@ import altair as alt
 import pandas as pd
 
 from valuecore import chartspecs
-from valuecore.wording import OMEGA_LABEL
 
-from ._style import from_spec, model_color
+from ._style import from_spec
 
 __all__ = [
     "RELIABILITY_COLUMNS",
@@ -23,13 +22,7 @@ __all__ = [
 
 RELIABILITY_COLUMNS = chartspecs.RELIABILITY_COLUMNS
 # One row per (model, k, threshold rule): value per item on the evaluation split.
-CALIBRATION_VALUE_COLUMNS = ("model", "k", "rule", "value", "threshold")
-
-
-def _check(frame: pd.DataFrame, columns, what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} needs the columns {missing}; got {list(frame.columns)}")
+CALIBRATION_VALUE_COLUMNS = chartspecs.CALIBRATION_VALUE_COLUMNS
 
 
 def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: int = 180) -> alt.FacetChart:
@@ -61,13 +54,6 @@ def reliability_chart(frame: pd.DataFrame, models, *, columns: int = 3, size: in
 BOTTOM_LEGENDS = chartspecs.BOTTOM_LEGENDS
 
 
-RULE_ORDER = (
-    "calibrated threshold, raw",
-    "calibrated threshold, recalibrated",
-    "tuned threshold, raw",
-    "tuned threshold, recalibrated",
-)
-RULE_DASH = ([2, 2], [6, 3], [1, 0], [8, 2, 2, 2])
 
 
 def calibration_value_long(table: pd.DataFrame, *, recalibrated: bool = True) -> pd.DataFrame:
@@ -108,76 +94,13 @@ def calibration_value_long(table: pd.DataFrame, *, recalibrated: bool = True) ->
     return pd.concat(parts, ignore_index=True).loc[:, list(CALIBRATION_VALUE_COLUMNS)]
 
 
-def calibration_value_chart(
-    frame: pd.DataFrame,
-    models,
-    *,
-    value_title: str = "Value per item (correct 1, wrong −ω)",
-    columns: int = 3,
-    size: int = 220,
-) -> alt.FacetChart:
+def calibration_value_chart(frame: pd.DataFrame, models, *, value_title: str = "Value per item (correct 1, wrong −ω)",
+                            columns: int = 3, size: int = 220) -> alt.FacetChart:
     """Value per item against the penalty ω (column ``k``), one panel per model, one line per threshold rule.
 
-    Parameters
-    ----------
-    frame : DataFrame
-        Columns :data:`CALIBRATION_VALUE_COLUMNS`: ``k`` (omega), ``rule``
-        (e.g. "calibrated threshold, raw", "calibrated threshold,
-        recalibrated", "tuned threshold"), ``value`` and ``threshold``
-        (may be NaN: always abstain).
-    models : sequence of str
-        All loaded models (colour domain).
-    value_title : str
-        Axis title with the unit of ``value``.
-    columns, size : int
-        Panels per row; width and height of a panel in pixels.
-
-    Returns
-    -------
-    altair.FacetChart
-        Per panel: a zero line (the value of always abstaining) and one line
-        per rule; colour is the model, dash the rule.
+    ``frame``: columns :data:`CALIBRATION_VALUE_COLUMNS` (:func:`calibration_value_long`); the rest as
+    :func:`valuecore.chartspecs.calibration_value_spec`, which draws it: per panel a zero line (always
+    abstaining) and one line per rule, the colour the model and the dash the rule.
     """
-    _check(frame, CALIBRATION_VALUE_COLUMNS, "a calibration value chart")
-    data = frame.loc[:, list(CALIBRATION_VALUE_COLUMNS)].copy()
-    present = list(dict.fromkeys(data["rule"]))
-    rules = [r for r in RULE_ORDER if r in present] + [r for r in present if r not in RULE_ORDER]
-    dash_of = dict(zip(RULE_ORDER, RULE_DASH))
-    dashes = [dash_of.get(r, [1, 1]) for r in rules]
-    tooltip = [
-        alt.Tooltip("model:N", title="Model"),
-        alt.Tooltip("rule:N", title="Threshold"),
-        alt.Tooltip("k:Q", title=OMEGA_LABEL, format="g"),
-        alt.Tooltip("threshold:Q", title="Threshold used", format=".3f"),
-        alt.Tooltip("value:Q", title="Value per item", format=".3f"),
-    ]
-    base = alt.Chart().encode(
-        x=alt.X("k:Q", title=f"{OMEGA_LABEL} (errors cost ω×)"),
-        y=alt.Y("value:Q", title=value_title),
-        color=model_color(models),
-        tooltip=tooltip,
-    )
-    lines = base.mark_line().encode(
-        strokeDash=alt.StrokeDash("rule:N", scale=alt.Scale(domain=rules, range=dashes), title="Threshold"),
-    )
-    points = base.mark_point(filled=True, size=40).encode(detail="rule:N")
-    zero = (
-        alt.Chart()
-        .transform_aggregate(rows="count()")
-        .transform_calculate(zero="0")
-        .mark_rule(color="#999999")
-        .encode(y=alt.Y("zero:Q", title=value_title))
-    )
-    layered = alt.layer(zero + lines + points, data=data)
-    return (
-        layered.properties(width=size, height=size)
-        .facet(
-            facet=alt.Facet("model:N", title=None, sort=[m for m in models if m in set(data["model"])]),
-            columns=columns,
-        )
-        .properties(
-            title="Value against the penalty ω: the threshold ω/(1+ω) before and after recalibration, and the "
-            "tuned threshold"
-        )
-        .configure_legend(**BOTTOM_LEGENDS)
-    )
+    return from_spec(chartspecs.calibration_value_spec(frame, models, value_title=value_title, columns=columns,
+                                                       size=size))
