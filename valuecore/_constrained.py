@@ -170,7 +170,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
         if np.isfinite(interval.low) and np.isfinite(interval.high):
             record["ci95"] = [interval.low, interval.high]
             record["std_error"] = interval.std_error
-            from ._pipeline import interval_basis_record
+            from ._policy_json import interval_basis_record
 
             record["ci95_basis"] = interval_basis_record(interval)
     return record

@@ -52,6 +52,7 @@ from ._policy_json import (
     align_values,
     check_classes,
     choose_splits,
+    interval_basis_record,
 )
 from ._predictions import Predictions
 from ._sorted import SortedRun, presort
@@ -439,12 +440,6 @@ def evaluation_record(split: str, predictions: Predictions, result: PolicyResult
         record["std_error"] = interval.std_error
         record["ci95_basis"] = interval_basis_record(interval)
     return _jsonable(record)
-
-
-def interval_basis_record(interval) -> dict:
-    """What ``ci95`` rests on: its method and the counts behind it (``docs/policy-json.md``)."""
-    return {"method": interval.method, "n_acted": interval.n_acted, "n_worst": interval.n_worst,
-            "worst_value": interval.worst_value, "one_more_worst": interval.one_more_worst}
 
 
 # ------------------------------------------------------------------ apply

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._bitsort import descending_counts, stable_descending_order
 from ._predictions import Predictions
-from ._usecase import UseCase, threshold_for_omega
+from ._usecase import UseCase, Values, threshold_for_omega, value_matrix_for
 
 __all__ = [
     "SortedRun",
@@ -411,6 +411,33 @@ def dimensionless_value(n_correct, n_wrong, omega, n_items):
     return (n_correct - omega * n_wrong) / n_items
 
 
+def item_gains(predictions: Predictions, values: Values, *, estimate: bool = False) -> np.ndarray:
+    """Weighted gain over abstaining of acting on each item's predicted class.
+
+    Returns shape (n,). With ``estimate=False`` the gain uses the true label;
+    with ``estimate=True`` it is the expectation under the model's own
+    probabilities (label-free; only as good as the calibration). A run with
+    only top-label confidence supports the simple use case only, where the
+    predicted class is right with probability ``confidence``.
+    """
+    matrix = value_matrix_for(values, predictions.classes)
+    gains = matrix.gains  # (C, C): true x predicted
+    y_pred = predictions.y_pred
+    if not estimate:
+        predictions.require_labels("the realised value")
+        per_item = gains[predictions.y_true, y_pred]
+    elif predictions.has_proba:
+        per_item = np.einsum("ik,ki->i", predictions.normalised_proba(), gains[:, y_pred])
+    else:
+        if matrix.as_use_case() is None:
+            predictions.require_proba("label-free estimation with a per-class value matrix")
+        masked = np.where(np.eye(matrix.n_classes, dtype=bool), np.inf, gains)
+        worst_wrong = masked.min(axis=0)  # (C,) per predicted class
+        confidence = predictions.confidence
+        per_item = confidence * np.diag(gains)[y_pred] + (1 - confidence) * worst_wrong[y_pred]
+    return per_item * predictions.sample_weight
+
+
 def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.ndarray:
     """Gain over abstaining of accepting the ``k`` most confident groups.
 
@@ -441,8 +468,6 @@ def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.nda
         return (values.v_correct - values.v_abstain) * run.cum_correct + (
             values.v_wrong - values.v_abstain
         ) * run.cum_wrong
-    from ._policies import item_gains  # _policies builds on this module
-
     gains = item_gains(run.predictions, values, estimate=estimate)[run.order]
     return np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
 
@@ -461,8 +486,6 @@ def class_cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> 
         return (values.v_correct - values.v_abstain) * run.class_cum_correct + (
             values.v_wrong - values.v_abstain
         ) * run.class_cum_wrong
-    from ._policies import item_gains  # _policies builds on this module
-
     gains = item_gains(run.predictions, values, estimate=estimate)
     return _class_cumulative(gains, run)
 

@@ -22,66 +22,17 @@ the answer is the one-threshold policy.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values, value_matrix_for
+from ._policy import Policy
 from ._predictions import Predictions
 from ._sorted import SortedRun, cumulative_gain, group_cumulative
-from ._usecase import UseCase, _check_magnitude
+from ._tier_values import AssistedValues
+from ._usecase import UseCase, Values, _check_magnitude, value_matrix_for
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
-
-
-@dataclass(frozen=True)
-class AssistedValues:
-    """What an item is worth when a person confirms the model's answer.
-
-    Attributes
-    ----------
-    v_confirmed_correct : float
-        Value of a correct answer confirmed by a person (before the cost).
-    v_confirmed_wrong : float
-        Value of a wrong answer put to a person (before the cost): whatever
-        the person's catch rate makes of it.
-    cost : float
-        Cost of the person's time per assisted item.
-
-    Examples
-    --------
-    >>> AssistedValues(0.9, -0.5, 0.1).to_dict()
-    {'v_confirmed_correct': 0.9, 'v_confirmed_wrong': -0.5, 'cost': 0.1}
-    """
-
-    v_confirmed_correct: float
-    v_confirmed_wrong: float
-    cost: float = 0.0
-
-    def __post_init__(self):
-        for name in ("v_confirmed_correct", "v_confirmed_wrong", "cost"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
-                math.isfinite(value)
-            ):
-                raise ValueError(f"{name} of the assisted tier must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
-
-    def to_dict(self) -> dict:
-        return {"v_confirmed_correct": self.v_confirmed_correct, "v_confirmed_wrong": self.v_confirmed_wrong,
-                "cost": self.cost}
-
-    @classmethod
-    def from_dict(cls, data) -> "AssistedValues":
-        if isinstance(data, AssistedValues):
-            return data
-        try:
-            return cls(data["v_confirmed_correct"], data["v_confirmed_wrong"], data.get("cost", 0.0))
-        except (KeyError, TypeError) as exc:
-            raise ValueError(
-                "the assisted tier needs v_confirmed_correct, v_confirmed_wrong and cost"
-            ) from exc
 
 
 def _assisted_item_values(predictions: Predictions, assisted: AssistedValues) -> np.ndarray:

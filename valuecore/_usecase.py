@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy as np
 
-__all__ = ["UseCase", "ValueMatrix", "Regime"]
+__all__ = ["UseCase", "ValueMatrix", "Regime", "value_matrix_for"]
 
 
 @dataclass(frozen=True)
@@ -286,3 +286,23 @@ class ValueMatrix:
     @classmethod
     def from_dict(cls, data: dict) -> "ValueMatrix":
         return cls(tuple(data["classes"]), np.asarray(data["value_matrix"], dtype=float))
+
+
+# A value as the public functions take it; the pipeline converts it once with value_matrix_for.
+Values = Union[UseCase, ValueMatrix]
+
+
+def value_matrix_for(values: Values | None, classes) -> ValueMatrix:
+    """The ``(C, C + 1)`` value matrix of ``values`` for these classes."""
+    classes = tuple(str(c) for c in classes)
+    if values is None:
+        raise ValueError("this computation needs a use case or a value matrix")
+    if isinstance(values, UseCase):
+        return values.value_matrix(classes)
+    if isinstance(values, ValueMatrix):
+        if values.classes != classes:
+            raise ValueError(
+                f"the value matrix is for classes {list(values.classes)} but the run has classes {list(classes)}"
+            )
+        return values
+    raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
