@@ -27,7 +27,8 @@ from ._sorted import (
     item_gains,
 )
 from ._twotier import fit_two_tier
-from ._usecase import UseCase, ValueMatrix, Values, _calibrated_threshold, value_matrix_for
+from ._usecase import UseCase  # noqa: F401  (used in doctests)
+from ._usecase import ValueMatrix, Values, _calibrated_threshold, use_case_of, value_matrix_for
 from ._usecase import check_value_range as _check_value_range
 
 __all__ = [
@@ -107,8 +108,9 @@ def fit_policy(
     if kind == "expected_value":
         return Policy("expected_value", **extra)
     if kind == "calibrated_threshold":
-        if isinstance(values, UseCase):
-            return Policy(kind, threshold=values.calibrated_threshold, **extra)
+        use_case = use_case_of(values)
+        if use_case is not None:
+            return Policy(kind, threshold=use_case.calibrated_threshold, **extra)
         # A general matrix: charge correct and wrong at their worst gains.
         return Policy(kind, threshold=_calibrated_threshold(*_worst_case_use_case(values)), **extra)
     if kind == "calibrated_class_thresholds":

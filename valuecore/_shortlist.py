@@ -133,7 +133,7 @@ def fit_shortlist(run: SortedRun, values: Values, shortlist_values, *, rule: str
     extra = {"calibration": calibration} if calibration else {}
     spec = {"rule": rule, "values": shortlist_values.to_dict(), "list_threshold": None}
     act_cum = cumulative_gain(run, values)
-    handoff = _handoff_values(predictions, values)
+    handoff = _handoff_values(predictions, value_matrix_for(values, predictions.classes))
     rank = _true_rank(proba, predictions.y_true)
     weight = predictions.sample_weight
     if rule == "top_k":
@@ -190,8 +190,8 @@ def shortlist_item_values(policy: Policy, predictions: Predictions, values: Valu
     calibrated = policy.calibrate(predictions)
     tiers = _tiers(policy, calibrated)
     sizes, rank = _item_sizes_and_ranks(policy, calibrated)
-    handoff = _handoff_values(predictions, values)
     matrix = value_matrix_for(values, predictions.classes)
+    handoff = _handoff_values(predictions, matrix)
     acted = matrix.values[predictions.y_true, calibrated.y_pred]
     listed = _list_values(sizes, rank, ShortlistValues.from_dict(policy.shortlist["values"]), handoff)
     return np.select([tiers == 0, tiers == 1], [acted, listed], default=handoff)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._bitsort import descending_counts, stable_descending_order
 from ._predictions import Predictions
-from ._usecase import UseCase, Values, threshold_for_omega, value_matrix_for
+from ._usecase import UseCase, Values, threshold_for_omega, use_case_of, value_matrix_for  # noqa: F401  (UseCase: doctests)
 
 __all__ = [
     "SortedRun",
@@ -464,9 +464,10 @@ def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.nda
     >>> run.value_at(0.9, omega=2.0), run.coverage_at(0.9)
     (0.3333333333333333, 0.3333333333333333)
     """
-    if isinstance(values, UseCase) and not estimate and run.cum_correct is not None:
-        return (values.v_correct - values.v_abstain) * run.cum_correct + (
-            values.v_wrong - values.v_abstain
+    use_case = use_case_of(values)
+    if use_case is not None and not estimate and run.cum_correct is not None:
+        return (use_case.v_correct - use_case.v_abstain) * run.cum_correct + (
+            use_case.v_wrong - use_case.v_abstain
         ) * run.cum_wrong
     gains = item_gains(run.predictions, values, estimate=estimate)[run.order]
     return np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
@@ -482,9 +483,10 @@ def class_cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> 
         confidence) group, not reset between classes: the input of
         :func:`best_prefix_per_class_cumulative`.
     """
-    if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
-        return (values.v_correct - values.v_abstain) * run.class_cum_correct + (
-            values.v_wrong - values.v_abstain
+    use_case = use_case_of(values)
+    if use_case is not None and not estimate and run.class_cum_correct is not None:
+        return (use_case.v_correct - use_case.v_abstain) * run.class_cum_correct + (
+            use_case.v_wrong - use_case.v_abstain
         ) * run.class_cum_wrong
     gains = item_gains(run.predictions, values, estimate=estimate)
     return _class_cumulative(gains, run)

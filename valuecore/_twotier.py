@@ -30,7 +30,7 @@ from ._policy import Policy
 from ._predictions import Predictions
 from ._sorted import SortedRun, cumulative_gain, group_cumulative
 from ._tier_values import AssistedValues
-from ._usecase import UseCase, Values, _check_magnitude, value_matrix_for
+from ._usecase import UseCase, ValueMatrix, Values, _check_magnitude, use_case_of, value_matrix_for
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
 
@@ -42,8 +42,7 @@ def _assisted_item_values(predictions: Predictions, assisted: AssistedValues) ->
     ) - assisted.cost
 
 
-def _handoff_values(predictions: Predictions, values: Values) -> np.ndarray:
-    matrix = value_matrix_for(values, predictions.classes)
+def _handoff_values(predictions: Predictions, matrix: ValueMatrix) -> np.ndarray:
     return matrix.values[predictions.y_true, -1]
 
 
@@ -77,14 +76,16 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
     if predictions.n == 0:
         return Policy("two_tier", threshold=None, assist_threshold=None, assisted=assisted.to_dict(), **extra)
     act_cum = cumulative_gain(run, values)
-    if isinstance(values, UseCase):
+    use_case = use_case_of(values)
+    if use_case is not None:
         # Assisting is a use case of its own against the same hand-off: O(n_groups) from cached counts.
         assisting = UseCase(
-            assisted.v_confirmed_correct - assisted.cost, values.v_abstain, assisted.v_confirmed_wrong - assisted.cost
+            assisted.v_confirmed_correct - assisted.cost, use_case.v_abstain, assisted.v_confirmed_wrong - assisted.cost
         )
         assist_cum = cumulative_gain(run, assisting)
     else:
-        assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)
+        matrix = value_matrix_for(values, predictions.classes)
+        assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, matrix)
         assist_cum = group_cumulative(run, assist_gains * predictions.sample_weight)
     i, j, _ = best_tier_pair(act_cum, assist_cum)
     threshold = None if i == 0 else float(run.thresholds[i - 1])
@@ -127,7 +128,7 @@ def two_tier_item_values(policy: Policy, predictions: Predictions, values: Value
     return np.select(
         [tiers == 0, tiers == 1],
         [acted, _assisted_item_values(calibrated, assisted)],
-        default=_handoff_values(predictions, values),
+        default=_handoff_values(predictions, matrix),
     )
 
 
