@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 # One row per (model, stage, bin): the output of
-# ``valuecore._calibration.reliability_diagram`` plus "model" and "stage".
+# ``valuecore.calibration.reliability_diagram`` plus "model" and "stage".
 RELIABILITY_COLUMNS = (
     "model",
     "stage",
@@ -145,7 +145,7 @@ RULE_DASH = ([2, 2], [6, 3], [1, 0], [8, 2, 2, 2])
 
 
 def calibration_value_long(table: pd.DataFrame, *, recalibrated: bool = True) -> pd.DataFrame:
-    """Seed 003 Table 5 (``valuecore._monitoring.calibration_value_tables``) in long form.
+    """Seed 003 Table 5 (``valuecore.monitoring.calibration_value_tables``) in long form.
 
     Parameters
     ----------
