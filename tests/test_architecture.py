@@ -226,3 +226,39 @@ def test_the_private_import_check_can_fail():
     assert private_imports("import importlib\nimportlib.import_module('valuecore._bands')") == ["valuecore._bands"]
     assert private_imports("from valuecore.runs import load_runs\nimport valuecore as vc\n"
                            "from valuecore import __version__") == []
+
+
+# ------------------------------------------------------------ what moved still loads from where it was
+def test_pickles_made_before_a_class_moved_still_load():
+    """Pickles (an MLflow model's classifier holds a ServingPolicy and its Policy objects) name a class by
+    its module: each moved class stays importable from its old module."""
+    import pickle
+
+    import valuecore as vc
+    from valuecore.constraints import AssistedValues, ShortlistValues
+    from valuecore.serving import load_policy
+
+    policy = vc.Policy("two_tier", threshold=0.9, assist_threshold=0.5, calibration={"method": "none"},
+                       assisted={"v_confirmed_correct": 1, "v_confirmed_wrong": 0, "cost": 0.1})
+    served = load_policy({"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
+                          "models": [{"model": "m", "classes": ["no", "yes"], "policy": policy.to_dict()}]})
+    moved = {  # class -> (its module now, its module before)
+        vc.Policy: ("valuecore._policy", "valuecore._policies"),
+        type(policy.calibration): ("valuecore._policy", "valuecore._policies"),
+        type(served): ("valuecore._serving", "valuecore.serving"),
+        AssistedValues: ("valuecore._tier_values", "valuecore._twotier"),
+        ShortlistValues: ("valuecore._tier_values", "valuecore._shortlist"),
+    }
+    for cls, (now, before) in moved.items():
+        assert cls.__module__ == now, cls
+    data = pickle.dumps((policy, served, AssistedValues(0.9, -0.5), ShortlistValues(((2, 0.5, 0.0),))), protocol=0)
+    old = data
+    for cls, (now, before) in moved.items():
+        new_name, old_name = f"c{now}\n{cls.__qualname__}\n".encode(), f"c{before}\n{cls.__qualname__}\n".encode()
+        assert new_name in old, cls
+        old = old.replace(new_name, old_name)
+    policy_again, served_again, assisted, shortlist = pickle.loads(old)
+    assert policy_again == policy and assisted == AssistedValues(0.9, -0.5)
+    assert shortlist == ShortlistValues(((2, 0.5, 0.0),))
+    items = [[0.95, 0.05], [0.2, 0.8]]
+    assert served_again.decide(items).tolist() == served.decide(items).tolist()

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._choices import ALL_POLICY_KINDS, POLICY_KINDS
 from ._policy import Policy
+from ._policy import _FrozenDict  # noqa: F401  (pickles of a Policy made before it moved name it here)
 from ._predictions import Predictions  # noqa: F401  (used in doctests)
 from ._shortlist import fit_shortlist
 from ._sorted import (
