@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from scipy.special import softmax
 
 from valuecore import POLICY_KINDS, Policy, Predictions, UseCase, ValueMatrix, fit_policy, presort
-from valuecore._policy_json import (
+from valuecore.policy_json import (
     ACCEPT_RULE,
     PolicyDocument,
     PolicyEntry,

@@ -1,5 +1,6 @@
-"""The public surface of valuecore: what the docs name exists, nothing outside imports a private module,
-old names still work with a warning, and importing stays light (which modules load, never how long)."""
+"""The public surface of valuecore: what the docs name exists, old names still work with a warning, and
+importing stays light (which modules load, never how long). That nothing outside imports a private module:
+test_architecture.py."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ SUBMODULES = (
     "aggregation", "calibration", "chartspecs", "cli", "constraints", "curves", "monitoring",
     "policy_json", "report", "runs", "serving", "uncertainty", "wording",
 )
-OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")
 HEAVY = ("pandas", "scipy", "sklearn", "pyarrow", "jsonschema")
 
 
@@ -98,48 +98,7 @@ def test_policy_interval_takes_an_explicit_rng_for_the_bootstrap():
     assert vc.uncertainty.policy_interval(policy, p, use_case).method == "bounded"  # the default draws nothing
 
 
-# ------------------------------------------------------------ nothing outside imports a private module
-def outside_files(suffix: str):
-    for entry in OUTSIDE:
-        path = ROOT / entry
-        if path.is_file() and path.suffix == suffix:
-            yield path
-        elif path.is_dir():
-            yield from sorted(path.rglob(f"*{suffix}"))
-
-
-def private_imports(source: str) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [a.name for a in node.names if re.match(r"valuecore\._", a.name)]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if re.match(r"valuecore\._", node.module):
-                found.append(node.module)
-            elif node.module == "valuecore":
-                private = [a.name for a in node.names if a.name.startswith("_") and a.name != "__version__"]
-                found += [f"valuecore.{name}" for name in private]
-    return found
-
-
-def test_no_module_outside_the_package_imports_a_private_one():
-    offenders = {}
-    for path in outside_files(".py"):
-        found = private_imports(path.read_text(encoding="utf-8"))
-        if found:
-            offenders[str(path.relative_to(ROOT))] = found
-    for path in [*outside_files(".md"), ROOT / "README.md"]:
-        found = re.findall(r"^\s*(?:from|import) (valuecore\._\w+)", path.read_text(encoding="utf-8"), re.M)
-        if found:
-            offenders[str(path.relative_to(ROOT))] = found
-    assert not offenders, f"private valuecore modules imported from outside the package: {offenders}"
-
-
-def test_the_private_import_check_can_fail():
-    assert private_imports("from valuecore._runfiles import load_runs") == ["valuecore._runfiles"]
-    assert private_imports("import valuecore._sorted as s") == ["valuecore._sorted"]
-    assert private_imports("from valuecore import _voc, presort") == ["valuecore._voc"]
-    assert private_imports("from valuecore.runs import load_runs\nimport valuecore as vc") == []
+# nothing outside the package imports a private module: tests/test_architecture.py
 
 
 # ------------------------------------------------------------ import cost, structurally

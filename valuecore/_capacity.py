@@ -34,7 +34,7 @@ import numpy as np
 
 from ._policies import Policy, Values
 from ._sorted import SortedRun, class_cumulative_gain, class_cumulative_weight, cumulative_gain
-from ._usecase import UseCase
+from ._usecase import use_case_of, value_matrix_for
 
 __all__ = ["CapacityCurve", "CapacityResult", "capacity_curve", "fit_capacity"]
 
@@ -43,10 +43,9 @@ _KINDS = ("threshold", "class_thresholds")
 
 def _abstain_value(run: SortedRun, values: Values) -> float:
     """Total value of abstaining on every item (the baseline of every gain)."""
-    from ._policies import value_matrix_for
-
-    if isinstance(values, UseCase):
-        return values.v_abstain * run.total_weight
+    use_case = use_case_of(values)
+    if use_case is not None:
+        return use_case.v_abstain * run.total_weight
     predictions = run.predictions
     matrix = value_matrix_for(values, predictions.classes)
     return float(np.sum(matrix.values[predictions.y_true, -1] * predictions.sample_weight))

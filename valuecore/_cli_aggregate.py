@@ -140,7 +140,7 @@ def _identity(path: str):
 
 def _cmd_aggregate(args) -> int:
     from ._aggregate import AggregateRefused, aggregate
-    from ._cli import EXIT_OK, EXIT_USAGE, _err, _out
+    from ._cli_common import EXIT_OK, EXIT_USAGE, _err, _out
 
     line = _ProgressLine()
     signals = _Signals()

@@ -1,14 +1,14 @@
 """``python -m valuecore monitor``: label-free value per chunk with bands, alerts and drift.
 
-Registered by :func:`valuecore._cli.build_parser`; see ``docs/cli.md`` and
-``docs/constraints.md`` (section 4).
+Registered by :func:`valuecore._cli.build_parser`, with which it shares the helpers of
+``_cli_common``; see ``docs/cli.md`` and ``docs/constraints.md`` (section 4).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from ._cli import (
+from ._cli_common import (
     CALIBRATION_METHODS,
     _add_split_options,
     _add_values_options,
@@ -47,7 +47,7 @@ def _chunking(args) -> dict:
 
 def _cmd_monitor(args) -> int:
     from ._bands import monitor_bands
-    from ._policy_json import build_policy_document
+    from ._policy_build import build_policy_document
 
     values = _values(args)
     models = _load(args.paths)

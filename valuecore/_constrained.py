@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ._policies import Policy, Values, fit_policy, value_matrix_for
+from ._usecase import ValueMatrix
 from ._predictions import Predictions
 from ._sorted import SortedRun
 from . import wording
@@ -125,17 +126,17 @@ def fit_constrained(
     return fit_policy(kind, run, values, calibration=calibration, assisted=assisted), [], []
 
 
-def _baselines(predictions: Predictions, values: Values) -> tuple[float, float]:
+def _baselines(predictions: Predictions, matrix: ValueMatrix) -> tuple[float, float]:
     """Total value of always abstaining and of a perfect model."""
-    matrix = value_matrix_for(values, predictions.classes).values
+    matrix = matrix.values
     weight = predictions.sample_weight
     y = predictions.y_true
     return float(matrix[y, -1] @ weight), float(matrix[y, y] @ weight)
 
 
-def _two_tier_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:
+def _two_tier_range(policy: Policy, predictions: Predictions, matrix: ValueMatrix) -> tuple[float, float]:
     """Lowest and highest value one item can take under a two-tier policy: a matrix cell or an assisted value."""
-    cells = value_matrix_for(values, predictions.classes).values
+    cells = matrix.values
     assisted = policy.assisted
     confirmed = [assisted["v_confirmed_correct"] - assisted.get("cost", 0.0),
                  assisted["v_confirmed_wrong"] - assisted.get("cost", 0.0)]
@@ -154,6 +155,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
     from ._shortlist import evaluate_shortlist, shortlist_item_values, shortlist_value_range
     from ._twotier import evaluate_two_tier, two_tier_item_values
 
+    values = value_matrix_for(values, predictions.classes)  # once: the calls below take this matrix
     automatic = Policy("threshold", threshold=policy.threshold, calibration=policy.calibration)
     record = evaluate(automatic, predictions, values).to_dict()
     listed = policy.kind == "shortlist"
@@ -176,7 +178,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
         if np.isfinite(interval.low) and np.isfinite(interval.high):
             record["ci95"] = [interval.low, interval.high]
             record["std_error"] = interval.std_error
-            from ._pipeline import interval_basis_record
+            from ._policy_json import interval_basis_record
 
             record["ci95_basis"] = interval_basis_record(interval)
     return record

@@ -18,7 +18,7 @@ from ._policies import Values, value_matrix_for
 from ._usecase import check_value_range as _check_value_range
 from ._predictions import Predictions
 from ._sorted import SortedRun, cumulative_gain
-from ._usecase import UseCase
+from ._usecase import UseCase, use_case_of  # noqa: F401  (UseCase: used in doctests)
 
 __all__ = [
     "ThresholdCurve",
@@ -99,8 +99,9 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
     elif matrix.as_use_case() is None:
         predictions.require_proba("label-free value of a per-class value matrix")
     gain = cumulative_gain(run, values, estimate=estimate)
-    if isinstance(values, UseCase) and not estimate:
-        base = values.v_abstain * n_items
+    use_case = use_case_of(values)
+    if use_case is not None and not estimate:
+        base = use_case.v_abstain * n_items
     else:
         if truth_mass is None:
             # Expected value of abstaining on everything, from the probabilities.

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._sorted import SortedRun
-from ._usecase import UseCase
+from ._usecase import use_case_of
 
 # More gain categories than this (a value matrix over many classes) and the
 # per-node count vectors stop paying for themselves: the item bootstrap is used.
@@ -71,9 +71,10 @@ def group_tree(run: SortedRun, values, matrix_gains: np.ndarray) -> GroupTree | 
     ``matrix_gains`` is ``value_matrix_for(values, classes).gains`` (used for a value matrix).
     """
     p = run.predictions
-    if isinstance(values, UseCase):
+    use_case = use_case_of(values)
+    if use_case is not None:
         # Categories in fit_policy's order: correct, then wrong.
-        gains = np.array([values.v_correct - values.v_abstain, values.v_wrong - values.v_abstain])
+        gains = np.array([use_case.v_correct - use_case.v_abstain, use_case.v_wrong - use_case.v_abstain])
         category = (~p.correct).astype(np.intp)
     else:
         import pandas as pd

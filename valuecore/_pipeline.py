@@ -52,10 +52,11 @@ from ._policy_json import (
     align_values,
     check_classes,
     choose_splits,
+    interval_basis_record,
 )
 from ._predictions import Predictions
 from ._sorted import SortedRun, presort
-from ._usecase import UseCase, ValueMatrix
+from ._usecase import UseCase, ValueMatrix, check_value_range
 from .wording import NO_PROBA_NOTE as NO_PROBA
 
 __all__ = [
@@ -240,6 +241,19 @@ class Pipeline:
     def has_proba(self, model: str) -> bool:
         return all(p.has_proba for p in self.run(model).splits.values())
 
+    # --------------------------------------------------------------- values
+    def values_for(self, model: str, values) -> ValueMatrix:
+        """``values`` (a UseCase or a ValueMatrix in any class order) as the one ValueMatrix of the
+        model's classes that every stage below takes; converted where a value enters the pipeline
+        (a no-op on a matrix already converted). One made from a UseCase keeps the triple's exact
+        shortcuts (``use_case_of``), so every figure is the one the UseCase gave.
+        """
+        classes = self.run(model).classes
+        if isinstance(values, ValueMatrix) and values.classes == tuple(str(c) for c in classes):
+            return values
+        check_value_range(values)  # in the words of the values given (a use case's, a matrix's)
+        return value_matrix_for(align_values(values, classes), classes)
+
     # --------------------------------------------------------------- policy
     def recommended_rules(self, values, models=None, **constraints) -> dict:
         """Each model's rule under the choice ``"recommended"`` (:func:`~valuecore.recommended_rules`).
@@ -282,12 +296,9 @@ class Pipeline:
             if self.calibration == "isotonic" and self.calibration_dict(model) is not None:
                 raise ValueError("the expected-value rule needs calibrated probability vectors, and isotonic "
                                  "recalibration only changes the top-label confidence: use none or temperature")
-        values = align_values(values, self.run(model).classes)
+        values = self.values_for(model, values)
         run = self.sorted(model, plan.tune_split) if self._fits_on_data(kind) else None
-        fit_values = values
-        if kind == "calibrated_class_thresholds" and run is None:
-            fit_values = value_matrix_for(values, self.run(model).classes)  # carries the classes
-        return fit_policy(kind, run, fit_values, calibration=self.calibration_dict(model),
+        return fit_policy(kind, run, values, calibration=self.calibration_dict(model),
                           estimate=run is not None and not plan.labelled_tuning)
 
     def result(self, model: str, policy: Policy, values, split: str | None = None) -> PolicyResult | None:
@@ -295,12 +306,12 @@ class Pipeline:
         split = self.plan(model).eval_split if split is None else split
         if self.predictions(model, split) is None:
             return None
-        return self.evaluate_split(model, split, policy, values)
+        return self.evaluate_split(model, split, policy, self.values_for(model, values))
 
     def evaluate_split(self, model: str, split: str, policy: Policy, values) -> PolicyResult:
         """The evaluation stage on a split the model has (the dashboard caches it)."""
         predictions = self.predictions(model, split)
-        values = align_values(values, self.run(model).classes)
+        values = self.values_for(model, values)
         if predictions.has_labels:
             return evaluate(policy, predictions, values)
         return estimate(policy, predictions, values)
@@ -312,13 +323,14 @@ class Pipeline:
         predictions = self.predictions(model, split)
         if predictions is None or not predictions.has_labels:
             return None
+        values = self.values_for(model, values)
         if result is None:
             result = self.result(model, policy, values, split)
         return self.interval_on(model, split, policy, values, result)
 
     def interval_on(self, model: str, split: str, policy: Policy, values, result: PolicyResult):
         """The interval stage on a labelled split (the dashboard caches it)."""
-        values = align_values(values, self.run(model).classes)
+        values = self.values_for(model, values)
         return _interval(policy, self.predictions(model, split), values, result)
 
     # ------------------------------------------------------------- entries
@@ -348,6 +360,9 @@ class Pipeline:
         kind = self.rule(model, kind, values, **constraints)
         run = self.run(model)
         plan = self.plan(model)
+        if plan.skip is not None:
+            raise ValueError(plan.skip)
+        values = self.values_for(model, values)  # once: every stage below takes this ValueMatrix
         with_monitoring = bool(constraints.pop("monitoring", False))
         records: list = []
         notes = self.notes(model, kind)
@@ -362,14 +377,13 @@ class Pipeline:
         else:
             tuned_on = {"split": None, "n": 0}
         evaluated = run.splits[plan.eval_split]
-        aligned = align_values(values, run.classes)
         if kind in TIERED_KINDS:
             from ._constrained import two_tier_evaluation
 
             if not evaluated.has_labels:
                 raise ValueError(f"the evaluated split {plan.eval_split!r} of model {model!r} has no labels; "
                                  f"a {kind} policy is evaluated on labels only")
-            record = two_tier_evaluation(policy, evaluated, aligned, with_interval=with_interval)
+            record = two_tier_evaluation(policy, evaluated, values, with_interval=with_interval)
             evaluation = _jsonable({"split": plan.eval_split, **record, "estimated": False,
                                     **{key: _count(record[key]) for key in ("n", "n_correct", "n_wrong",
                                                                             "n_abstain")}})
@@ -383,7 +397,7 @@ class Pipeline:
             if reference.has_labels and kind not in TIERED_KINDS:
                 from ._bands import monitoring_record
 
-                monitoring = _jsonable(monitoring_record(reference, policy, aligned, reference_split=plan.tune_split))
+                monitoring = _jsonable(monitoring_record(reference, policy, values, reference_split=plan.tune_split))
             else:
                 notes.append(f"{model}: no monitoring reference: split {plan.tune_split!r} has no labels"
                              if not reference.has_labels else f"{model}: {kind} policies are not monitored")
@@ -406,7 +420,7 @@ class Pipeline:
         plan = self.plan(model)
         if plan.skip is not None:
             raise ValueError(plan.skip)
-        values = align_values(values, self.run(model).classes)
+        values = self.values_for(model, values)
         run = self.sorted(model, plan.tune_split) if self._fits_on_data(kind) else None
         if run is not None and not self.run(model).splits[plan.tune_split].has_labels:
             raise ValueError(f"the tuning split {plan.tune_split!r} has no labels; a review capacity, a certified "
@@ -474,12 +488,6 @@ def evaluation_record(split: str, predictions: Predictions, result: PolicyResult
         record["std_error"] = interval.std_error
         record["ci95_basis"] = interval_basis_record(interval)
     return _jsonable(record)
-
-
-def interval_basis_record(interval) -> dict:
-    """What ``ci95`` rests on: its method and the counts behind it (``docs/policy-json.md``)."""
-    return {"method": interval.method, "n_acted": interval.n_acted, "n_worst": interval.n_worst,
-            "worst_value": interval.worst_value, "one_more_worst": interval.one_more_worst}
 
 
 # ------------------------------------------------------------------ apply

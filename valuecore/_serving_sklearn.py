@@ -127,7 +127,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self
 
     def _stored_policy(self):
-        from .serving import ServingPolicy, load_policy
+        from ._serving import ServingPolicy, load_policy
 
         if isinstance(self.policy, ServingPolicy):
             return self.policy
@@ -141,7 +141,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def _served(self):
         """(the fitted estimator, the ServingPolicy) of the tuned policy, or of the stored one on a fitted estimator."""
-        from .serving import load_policy
+        from ._serving import load_policy
 
         if hasattr(self, "document_"):
             return self.estimator_, load_policy(self.document_, self.document_.models[0])

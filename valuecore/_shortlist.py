@@ -26,16 +26,16 @@ smallest ``k`` (or level). Needs the probability vectors.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values
+from ._policy import Policy
 from ._predictions import Predictions
 from ._sorted import SortedRun, cumulative_gain, group_cumulative
+from ._tier_values import SHORTLIST_RULES, ShortlistValues, check_shortlist_spec  # noqa: F401  (re-exported)
 from ._twotier import _handoff_values, best_tier_pair
-from ._usecase import _check_magnitude
+from ._usecase import Values, value_matrix_for
 
 __all__ = [
     "SHORTLIST_RULES",
@@ -49,135 +49,9 @@ __all__ = [
     "shortlist_level_grid",
 ]
 
-SHORTLIST_RULES = ("top_k", "cumulative")
 # Above this many (candidate levels x items) the cumulative rule is tuned over a
 # stated grid of levels rather than every distinct one.
 EXACT_LEVEL_BUDGET = 50_000_000
-
-
-def _finite(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
-        math.isfinite(value)
-    ):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
-
-
-@dataclass(frozen=True)
-class ShortlistValues:
-    """Value of a hand-off with a shortlist of ``k`` classes, per ``k``.
-
-    Attributes
-    ----------
-    by_size : tuple of (k, value_if_in, value_if_out)
-        Sorted by ``k``; ``value_if_in`` when the list holds the true class,
-        ``value_if_out`` when it does not (before any cost: charge it in both).
-
-    Examples
-    --------
-    >>> ShortlistValues.parse("3:0.6:-0.1,1:0.8:-0.2").by_size
-    ((1, 0.8, -0.2), (3, 0.6, -0.1))
-    >>> ShortlistValues.from_dict({"2": [0.5, 0.0]}).to_dict()
-    {'2': [0.5, 0.0]}
-    """
-
-    by_size: tuple
-
-    def __post_init__(self):
-        rows = []
-        seen = set()
-        for row in self.by_size:
-            if len(row) != 3:
-                raise ValueError("each shortlist value needs a size k, a value if the true class is in it, "
-                                 "and a value if not")
-            k, v_in, v_out = row
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-                raise ValueError(f"a shortlist size must be a whole number of at least 1, got {k!r}")
-            if int(k) in seen:
-                raise ValueError(f"the shortlist size {int(k)} is given twice")
-            seen.add(int(k))
-            rows.append((int(k), _finite(v_in, f"the value of a {k}-shortlist holding the true class"),
-                         _finite(v_out, f"the value of a {k}-shortlist missing the true class")))
-        if not rows:
-            raise ValueError("a shortlist policy needs the value of at least one list size")
-        rows.sort()
-        object.__setattr__(self, "by_size", tuple(rows))
-        _check_magnitude(np.array([v for _, a, b in rows for v in (a, b)]), "the values of the shortlists")
-
-    @property
-    def sizes(self) -> tuple:
-        return tuple(k for k, _, _ in self.by_size)
-
-    def to_dict(self) -> dict:
-        return {str(k): [v_in, v_out] for k, v_in, v_out in self.by_size}
-
-    @classmethod
-    def from_dict(cls, data) -> "ShortlistValues":
-        if isinstance(data, ShortlistValues):
-            return data
-        if not isinstance(data, dict) and not hasattr(data, "items"):
-            raise ValueError("the shortlist values must map a size k to [value if in, value if not]")
-        rows = []
-        for k, pair in data.items():
-            try:
-                size = int(k)
-                if str(size) != str(k).strip() and not isinstance(k, (int, np.integer)):
-                    raise ValueError
-                v_in, v_out = pair
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"shortlist value {k!r}: expected a whole size mapped to "
-                                 "[value if in, value if not]") from exc
-            rows.append((size, v_in, v_out))
-        return cls(tuple(rows))
-
-    @classmethod
-    def parse(cls, text: str) -> "ShortlistValues":
-        """From ``"K:IN:OUT,K:IN:OUT"`` (the command line's form)."""
-        rows = []
-        for part in str(text).split(","):
-            pieces = part.strip().split(":")
-            try:
-                if len(pieces) != 3:
-                    raise ValueError
-                k = int(pieces[0])
-                rows.append((k, float(pieces[1]), float(pieces[2])))
-            except ValueError as exc:
-                raise ValueError(f"shortlist value {part.strip()!r}: expected K:IN:OUT, e.g. 3:0.6:-0.1") from exc
-        return cls(tuple(rows))
-
-
-def check_shortlist_spec(spec) -> dict:
-    """The normalised ``shortlist`` mapping of a Policy; ValueError in words otherwise."""
-    if not hasattr(spec, "get"):
-        raise ValueError("a shortlist policy needs its shortlist rule (an object)")
-    rule = spec.get("rule", "top_k")
-    if rule not in SHORTLIST_RULES:
-        raise ValueError(f"unknown shortlist rule {rule!r}; expected one of {list(SHORTLIST_RULES)}")
-    values = ShortlistValues.from_dict(spec.get("values"))
-    list_threshold = spec.get("list_threshold")
-    if list_threshold is not None:
-        list_threshold = _finite(list_threshold, "list_threshold")
-    k = level = None
-    if rule == "top_k":
-        k = spec.get("k")
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) not in values.sizes:
-                raise ValueError(f"the shortlist size k={k!r} must be one of the sizes given a value "
-                                 f"{list(values.sizes)}")
-            k = int(k)
-        if spec.get("level") is not None:
-            raise ValueError("a top_k shortlist takes a size k, not a level")
-    else:
-        level = spec.get("level")
-        if level is not None:
-            level = _finite(level, "the shortlist level")
-            if not 0 < level <= 1:
-                raise ValueError(f"the shortlist level must be above 0 and at most 1, got {level}")
-        if spec.get("k") is not None:
-            raise ValueError("a cumulative shortlist takes a level, not a size k")
-    if list_threshold is not None and k is None and level is None:
-        raise ValueError("a shortlist policy that lists items needs its size k (top_k) or level (cumulative)")
-    return {"rule": rule, "k": k, "level": level, "list_threshold": list_threshold, "values": values.to_dict()}
 
 
 def _require_proba(predictions: Predictions, what: str) -> np.ndarray:
@@ -260,7 +134,7 @@ def fit_shortlist(run: SortedRun, values: Values, shortlist_values, *, rule: str
     extra = {"calibration": calibration} if calibration else {}
     spec = {"rule": rule, "values": shortlist_values.to_dict(), "list_threshold": None}
     act_cum = cumulative_gain(run, values)
-    handoff = _handoff_values(predictions, values)
+    handoff = _handoff_values(predictions, value_matrix_for(values, predictions.classes))
     rank = _true_rank(proba, predictions.y_true)
     weight = predictions.sample_weight
     if rule == "top_k":
@@ -344,13 +218,11 @@ def shortlist_item_values(policy: Policy, predictions: Predictions, values: Valu
     if policy.kind != "shortlist":
         raise ValueError(f"not a shortlist policy: {policy.kind!r}")
     predictions.require_labels("the realised value")
-    from ._policies import value_matrix_for
-
     calibrated = policy.calibrate(predictions)
     tiers = _tiers(policy, calibrated)
     sizes, rank = _item_sizes_and_ranks(policy, calibrated)
-    handoff = _handoff_values(predictions, values)
     matrix = value_matrix_for(values, predictions.classes)
+    handoff = _handoff_values(predictions, matrix)
     acted = matrix.values[predictions.y_true, calibrated.y_pred]
     listed = _list_values(sizes, rank, ShortlistValues.from_dict(policy.shortlist["values"]), handoff)
     return np.select([tiers == 0, tiers == 1], [acted, listed], default=handoff)
@@ -476,8 +348,6 @@ def shortlist_level_grid(predictions: Predictions) -> tuple[np.ndarray, int]:
 
 def shortlist_value_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:
     """Lowest and highest value one item can take under a shortlist policy: a matrix cell or a list's value."""
-    from ._policies import value_matrix_for
-
     cells = value_matrix_for(values, predictions.classes).values
     listed = [v for pair in policy.shortlist["values"].values() for v in pair]
     return min(float(cells.min()), *listed), max(float(cells.max()), *listed)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._bitsort import descending_counts, stable_descending_order
 from ._predictions import Predictions
-from ._usecase import UseCase, threshold_for_omega
+from ._usecase import UseCase, Values, threshold_for_omega, use_case_of, value_matrix_for  # noqa: F401  (UseCase: doctests)
 
 __all__ = [
     "SortedRun",
@@ -411,6 +411,33 @@ def dimensionless_value(n_correct, n_wrong, omega, n_items):
     return (n_correct - omega * n_wrong) / n_items
 
 
+def item_gains(predictions: Predictions, values: Values, *, estimate: bool = False) -> np.ndarray:
+    """Weighted gain over abstaining of acting on each item's predicted class.
+
+    Returns shape (n,). With ``estimate=False`` the gain uses the true label;
+    with ``estimate=True`` it is the expectation under the model's own
+    probabilities (label-free; only as good as the calibration). A run with
+    only top-label confidence supports the simple use case only, where the
+    predicted class is right with probability ``confidence``.
+    """
+    matrix = value_matrix_for(values, predictions.classes)
+    gains = matrix.gains  # (C, C): true x predicted
+    y_pred = predictions.y_pred
+    if not estimate:
+        predictions.require_labels("the realised value")
+        per_item = gains[predictions.y_true, y_pred]
+    elif predictions.has_proba:
+        per_item = np.einsum("ik,ki->i", predictions.normalised_proba(), gains[:, y_pred])
+    else:
+        if matrix.as_use_case() is None:
+            predictions.require_proba("label-free estimation with a per-class value matrix")
+        masked = np.where(np.eye(matrix.n_classes, dtype=bool), np.inf, gains)
+        worst_wrong = masked.min(axis=0)  # (C,) per predicted class
+        confidence = predictions.confidence
+        per_item = confidence * np.diag(gains)[y_pred] + (1 - confidence) * worst_wrong[y_pred]
+    return per_item * predictions.sample_weight
+
+
 def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.ndarray:
     """Gain over abstaining of accepting the ``k`` most confident groups.
 
@@ -437,12 +464,11 @@ def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.nda
     >>> run.value_at(0.9, omega=2.0), run.coverage_at(0.9)
     (0.3333333333333333, 0.3333333333333333)
     """
-    if isinstance(values, UseCase) and not estimate and run.cum_correct is not None:
-        return (values.v_correct - values.v_abstain) * run.cum_correct + (
-            values.v_wrong - values.v_abstain
+    use_case = use_case_of(values)
+    if use_case is not None and not estimate and run.cum_correct is not None:
+        return (use_case.v_correct - use_case.v_abstain) * run.cum_correct + (
+            use_case.v_wrong - use_case.v_abstain
         ) * run.cum_wrong
-    from ._policies import item_gains  # _policies builds on this module
-
     gains = item_gains(run.predictions, values, estimate=estimate)[run.order]
     return np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
 
@@ -457,12 +483,11 @@ def class_cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> 
         confidence) group, not reset between classes: the input of
         :func:`best_prefix_per_class_cumulative`.
     """
-    if isinstance(values, UseCase) and not estimate and run.class_cum_correct is not None:
-        return (values.v_correct - values.v_abstain) * run.class_cum_correct + (
-            values.v_wrong - values.v_abstain
+    use_case = use_case_of(values)
+    if use_case is not None and not estimate and run.class_cum_correct is not None:
+        return (use_case.v_correct - use_case.v_abstain) * run.class_cum_correct + (
+            use_case.v_wrong - use_case.v_abstain
         ) * run.class_cum_wrong
-    from ._policies import item_gains  # _policies builds on this module
-
     gains = item_gains(run.predictions, values, estimate=estimate)
     return _class_cumulative(gains, run)
 

@@ -22,66 +22,17 @@ the answer is the one-threshold policy.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values, value_matrix_for
+from ._policy import Policy
 from ._predictions import Predictions
 from ._sorted import SortedRun, cumulative_gain, group_cumulative
-from ._usecase import UseCase, _check_magnitude
+from ._tier_values import AssistedValues
+from ._usecase import UseCase, ValueMatrix, Values, _check_magnitude, use_case_of, value_matrix_for
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
-
-
-@dataclass(frozen=True)
-class AssistedValues:
-    """What an item is worth when a person confirms the model's answer.
-
-    Attributes
-    ----------
-    v_confirmed_correct : float
-        Value of a correct answer confirmed by a person (before the cost).
-    v_confirmed_wrong : float
-        Value of a wrong answer put to a person (before the cost): whatever
-        the person's catch rate makes of it.
-    cost : float
-        Cost of the person's time per assisted item.
-
-    Examples
-    --------
-    >>> AssistedValues(0.9, -0.5, 0.1).to_dict()
-    {'v_confirmed_correct': 0.9, 'v_confirmed_wrong': -0.5, 'cost': 0.1}
-    """
-
-    v_confirmed_correct: float
-    v_confirmed_wrong: float
-    cost: float = 0.0
-
-    def __post_init__(self):
-        for name in ("v_confirmed_correct", "v_confirmed_wrong", "cost"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
-                math.isfinite(value)
-            ):
-                raise ValueError(f"{name} of the assisted tier must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
-
-    def to_dict(self) -> dict:
-        return {"v_confirmed_correct": self.v_confirmed_correct, "v_confirmed_wrong": self.v_confirmed_wrong,
-                "cost": self.cost}
-
-    @classmethod
-    def from_dict(cls, data) -> "AssistedValues":
-        if isinstance(data, AssistedValues):
-            return data
-        try:
-            return cls(data["v_confirmed_correct"], data["v_confirmed_wrong"], data.get("cost", 0.0))
-        except (KeyError, TypeError) as exc:
-            raise ValueError(
-                "the assisted tier needs v_confirmed_correct, v_confirmed_wrong and cost"
-            ) from exc
 
 
 def _assisted_item_values(predictions: Predictions, assisted: AssistedValues) -> np.ndarray:
@@ -91,8 +42,7 @@ def _assisted_item_values(predictions: Predictions, assisted: AssistedValues) ->
     ) - assisted.cost
 
 
-def _handoff_values(predictions: Predictions, values: Values) -> np.ndarray:
-    matrix = value_matrix_for(values, predictions.classes)
+def _handoff_values(predictions: Predictions, matrix: ValueMatrix) -> np.ndarray:
     return matrix.values[predictions.y_true, -1]
 
 
@@ -126,14 +76,16 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
     if predictions.n == 0:
         return Policy("two_tier", threshold=None, assist_threshold=None, assisted=assisted.to_dict(), **extra)
     act_cum = cumulative_gain(run, values)
-    if isinstance(values, UseCase):
+    use_case = use_case_of(values)
+    if use_case is not None:
         # Assisting is a use case of its own against the same hand-off: O(n_groups) from cached counts.
         assisting = UseCase(
-            assisted.v_confirmed_correct - assisted.cost, values.v_abstain, assisted.v_confirmed_wrong - assisted.cost
+            assisted.v_confirmed_correct - assisted.cost, use_case.v_abstain, assisted.v_confirmed_wrong - assisted.cost
         )
         assist_cum = cumulative_gain(run, assisting)
     else:
-        assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, values)
+        matrix = value_matrix_for(values, predictions.classes)
+        assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, matrix)
         assist_cum = group_cumulative(run, assist_gains * predictions.sample_weight)
     i, j, _ = best_tier_pair(act_cum, assist_cum)
     threshold = None if i == 0 else float(run.thresholds[i - 1])
@@ -176,7 +128,7 @@ def two_tier_item_values(policy: Policy, predictions: Predictions, values: Value
     return np.select(
         [tiers == 0, tiers == 1],
         [acted, _assisted_item_values(calibrated, assisted)],
-        default=_handoff_values(predictions, values),
+        default=_handoff_values(predictions, matrix),
     )
 
 

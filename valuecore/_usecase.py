@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy as np
 
-__all__ = ["UseCase", "ValueMatrix", "Regime"]
+__all__ = ["UseCase", "ValueMatrix", "Regime", "value_matrix_for"]
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,9 @@ class UseCase:
         values = np.full((n_classes, n_classes + 1), self.v_wrong)
         values[np.arange(n_classes), np.arange(n_classes)] = self.v_correct
         values[:, -1] = self.v_abstain
-        return ValueMatrix(tuple(str(c) for c in classes), values)
+        matrix = ValueMatrix(tuple(str(c) for c in classes), values)
+        object.__setattr__(matrix, "_use_case", self)  # see use_case_of
+        return matrix
 
     def to_dict(self) -> dict:
         omega = self.omega
@@ -159,8 +161,9 @@ def check_value_range(values, *, interval: bool = False) -> None:
     magnitude up to VALUE_LIMIT are exact for thresholds and totals; an interval squares them,
     so there nonzero values below 1/VALUE_LIMIT are refused too.
     """
-    if isinstance(values, UseCase):
-        entries = np.array([values.v_correct, values.v_abstain, values.v_wrong])
+    use_case = use_case_of(values)
+    if use_case is not None:  # a matrix made from a use case is checked as the use case, every value
+        entries = np.array([use_case.v_correct, use_case.v_abstain, use_case.v_wrong])
     elif isinstance(values, ValueMatrix):
         entries = values.values
     else:
@@ -286,3 +289,37 @@ class ValueMatrix:
     @classmethod
     def from_dict(cls, data: dict) -> "ValueMatrix":
         return cls(tuple(data["classes"]), np.asarray(data["value_matrix"], dtype=float))
+
+
+# A value as the public functions take it; the pipeline converts it once with value_matrix_for.
+Values = Union[UseCase, ValueMatrix]
+
+
+def value_matrix_for(values: Values | None, classes) -> ValueMatrix:
+    """The ``(C, C + 1)`` value matrix of ``values`` for these classes."""
+    classes = tuple(str(c) for c in classes)
+    if values is None:
+        raise ValueError("this computation needs a use case or a value matrix")
+    if isinstance(values, UseCase):
+        return values.value_matrix(classes)
+    if isinstance(values, ValueMatrix):
+        if values.classes != classes:
+            raise ValueError(
+                f"the value matrix is for classes {list(values.classes)} but the run has classes {list(classes)}"
+            )
+        return values
+    raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+
+
+def use_case_of(values: Values) -> UseCase | None:
+    """The use case ``values`` stands for: itself, the one a matrix was made from, or None.
+
+    Values travel down the pipeline as one ValueMatrix (``value_matrix_for``); a matrix made
+    from a UseCase remembers it, so the triple's exact shortcuts (gains from the cached
+    counts, ``UseCase.calibrated_threshold``) give bit for bit what they gave the UseCase.
+    A matrix given as a matrix keeps the matrix's arithmetic even when its entries have the
+    use case's shape (``ValueMatrix.as_use_case``).
+    """
+    if isinstance(values, UseCase):
+        return values
+    return getattr(values, "_use_case", None)

@@ -19,7 +19,8 @@ described key by key in ``docs/policy-json.md``.
 Uses jsonschema (validation).
 """
 
-from . import _policy_json
+from . import _policy_build, _policy_json
+from ._policy_build import *  # noqa: F403  (exactly the names of _policy_build.__all__)
 from ._policy_json import *  # noqa: F403  (exactly the names of _policy_json.__all__)
 
-__all__ = list(_policy_json.__all__)
+__all__ = sorted([*_policy_json.__all__, *_policy_build.__all__])

@@ -184,7 +184,7 @@ def html_report(
     """
     from ._calibration import calibration_summary, reliability_diagram
     from ._curves import threshold_curve
-    from ._policy_json import build_policy_document
+    from ._policy_build import build_policy_document
     from ._sorted import presort
     from ._usecase import UseCase
     from ._verdict import verdict as judge

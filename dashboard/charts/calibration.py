@@ -57,7 +57,7 @@ BOTTOM_LEGENDS = chartspecs.BOTTOM_LEGENDS
 
 
 def calibration_value_long(table: pd.DataFrame, *, recalibrated: bool = True) -> pd.DataFrame:
-    """Seed 003 Table 5 (``valuecore._monitoring.calibration_value_tables``) in long form.
+    """Seed 003 Table 5 (``valuecore.monitoring.calibration_value_tables``) in long form.
 
     Parameters
     ----------

@@ -29,7 +29,7 @@ def monitor_long(frame: pd.DataFrame) -> pd.DataFrame:
     frame : DataFrame
         One row per (model, chunk) with ``chunk``, ``start``, ``end``, ``n``
         and the ``estimated_*`` / ``realised_*`` columns of
-        ``valuecore._monitoring.monitor``.
+        ``valuecore.monitoring.monitor``.
 
     Returns
     -------

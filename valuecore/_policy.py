@@ -1,0 +1,290 @@
+"""The decision rule as deployed: a recorded recalibration, then thresholds.
+
+A :class:`Policy` is a small immutable object that turns predictions into
+actions (a class index, or ``n_classes`` for "abstain") and serialises to a
+plain dict for the policy JSON. It composes two steps: the recalibration it
+records (``calibration``, the mapping of ``Calibrator.to_dict``) maps the
+confidences, then the rule compares the mapped confidences with its
+thresholds. The modules that tune and evaluate rules (``_sorted``,
+``_policies``, ``_twotier``, ``_shortlist``) see only mapped confidences and
+reach the mapping only through :meth:`Policy.calibrate`; this module is the
+one place that turns the recorded mapping into a map.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from ._choices import ALL_POLICY_KINDS
+from ._predictions import Predictions
+from ._tier_values import AssistedValues, check_shortlist_spec
+from ._usecase import ValueMatrix, Values, value_matrix_for
+
+__all__ = ["Policy"]
+
+
+_NO_CALIBRATION = {"method": "none"}
+
+
+def _check_threshold(value, name: str) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number or null (always abstain), got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Policy:
+    """An abstaining decision rule.
+
+    Attributes
+    ----------
+    kind : str
+        One of ``ALL_POLICY_KINDS`` (``POLICY_KINDS`` and ``two_tier``).
+    threshold : float or None
+        For ``threshold`` / ``calibrated_threshold``: accept iff
+        ``confidence >= threshold``; None abstains on everything.
+    class_thresholds : tuple of (class, float or None) pairs, or None
+        For the per-class kinds: the threshold for items *predicted* as each
+        class; None never accepts that class.
+    calibration : mapping
+        How confidences are recalibrated before the rule applies
+        (``{"method": "none"}`` by default); see ``Calibrator.to_dict``.
+    assist_threshold : float or None
+        For ``two_tier``: items with ``assist_threshold <= confidence <
+        threshold`` are acted on after a person confirms; below it they are
+        handed off. None (with ``threshold`` None) assists nothing.
+    assisted : mapping or None
+        For ``two_tier``: ``{"v_confirmed_correct", "v_confirmed_wrong",
+        "cost"}``, the values of the assisted tier (see ``AssistedValues``).
+    shortlist : mapping or None
+        For ``shortlist``: ``{"rule", "k", "level", "list_threshold",
+        "values"}``; items with ``list_threshold <= confidence < threshold``
+        are handed off with a list of classes (see ``fit_shortlist``).
+
+    Examples
+    --------
+    >>> p = Predictions.from_proba([[0.9, 0.1], [0.4, 0.6]])
+    >>> Policy("threshold", threshold=0.8).decide(p).tolist()  # 2 = abstain
+    [0, 2]
+    >>> Policy.from_dict(Policy("threshold", threshold=0.8).to_dict()) == Policy("threshold", threshold=0.8)
+    True
+    """
+
+    kind: str
+    threshold: float | None = None
+    class_thresholds: tuple | None = None
+    calibration: Mapping = field(default_factory=lambda: dict(_NO_CALIBRATION))
+    assist_threshold: float | None = None
+    assisted: Mapping | None = None
+    shortlist: Mapping | None = None
+
+    def __post_init__(self):
+        if self.kind not in ALL_POLICY_KINDS:
+            raise ValueError(f"unknown policy kind {self.kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
+        object.__setattr__(self, "threshold", _check_threshold(self.threshold, "threshold"))
+        if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
+            if self.class_thresholds is None:
+                raise ValueError(f"a {self.kind} policy needs class_thresholds")
+            pairs = self.class_thresholds
+            if isinstance(pairs, Mapping):
+                pairs = pairs.items()
+            pairs = tuple((str(c), _check_threshold(t, f"threshold of class {c}")) for c, t in pairs)
+            object.__setattr__(self, "class_thresholds", pairs)
+        elif self.class_thresholds is not None:
+            raise ValueError(f"a {self.kind} policy takes no class_thresholds")
+        if self.kind in ("accept_all", "expected_value", "class_thresholds", "calibrated_class_thresholds"):
+            if self.threshold is not None:
+                raise ValueError(f"a {self.kind} policy takes no global threshold")
+        self._check_two_tier()
+        self._check_shortlist()
+        calibration = dict(self.calibration or _NO_CALIBRATION)
+        if "method" not in calibration:
+            raise ValueError("calibration needs a 'method' (e.g. 'none', 'temperature')")
+        object.__setattr__(self, "calibration", _FrozenDict(calibration))
+
+    def _check_two_tier(self) -> None:
+        if self.kind != "two_tier":
+            if self.assist_threshold is not None or self.assisted is not None:
+                raise ValueError(f"a {self.kind} policy takes no assist_threshold or assisted values")
+            return
+        if self.assisted is None:
+            raise ValueError("a two_tier policy needs the values of its assisted tier")
+        assisted = AssistedValues.from_dict(self.assisted).to_dict()
+        object.__setattr__(self, "assisted", _FrozenDict(assisted))
+        assist = _check_threshold(self.assist_threshold, "assist_threshold")
+        object.__setattr__(self, "assist_threshold", assist)
+        if assist is None and self.threshold is not None:
+            raise ValueError("a two_tier policy with an automatic threshold needs an assist_threshold (<= it)")
+        if assist is not None and self.threshold is not None and assist > self.threshold:
+            raise ValueError(
+                f"assist_threshold {assist} must not exceed the automatic threshold {self.threshold}"
+            )
+
+    def _check_shortlist(self) -> None:
+        if self.kind != "shortlist":
+            if self.shortlist is not None:
+                raise ValueError(f"a {self.kind} policy takes no shortlist")
+            return
+        spec = check_shortlist_spec(self.shortlist)
+        listed = spec["list_threshold"]
+        if listed is None and self.threshold is not None:
+            raise ValueError("a shortlist policy with an automatic threshold needs a list_threshold (<= it)")
+        if listed is not None and self.threshold is not None and listed > self.threshold:
+            raise ValueError(f"list_threshold {listed} must not exceed the automatic threshold {self.threshold}")
+        spec["values"] = _FrozenDict({k: tuple(v) for k, v in spec["values"].items()})
+        object.__setattr__(self, "shortlist", _FrozenDict(spec))
+
+    def tiers(self, predictions: Predictions) -> np.ndarray:
+        """For ``two_tier``: 0 act, 1 act after a person confirms, 2 hand off; shape (n,)."""
+        if self.kind != "two_tier":
+            raise ValueError(f"tiers are defined for two_tier policies, not {self.kind!r}")
+        confidence = self.calibrate(predictions).confidence
+        auto = np.inf if self.threshold is None else self.threshold
+        assist = np.inf if self.assist_threshold is None else self.assist_threshold
+        return np.where(confidence >= auto, 0, np.where(confidence >= assist, 1, 2)).astype(np.int64)
+
+    # -------------------------------------------------------------- decisions
+    def decide(self, predictions: Predictions, values: Values | None = None) -> np.ndarray:
+        """Actions of shape (n,): the class index acted on, or ``n_classes`` to abstain.
+
+        ``predictions`` are raw (uncalibrated); the policy applies its own
+        calibration first. ``values`` is needed by the expected-value rule only.
+        """
+        predictions = self.calibrate(predictions)
+        n_classes = predictions.n_classes
+        if self.kind == "accept_all":
+            return predictions.y_pred.copy()
+        if self.kind in ("threshold", "calibrated_threshold", "two_tier", "shortlist"):
+            # two_tier, shortlist: the automatic tier; the others need a person (see ``tiers``)
+            if self.threshold is None:
+                return np.full(predictions.n, n_classes, dtype=np.int64)
+            accept = predictions.confidence >= self.threshold
+            return np.where(accept, predictions.y_pred, n_classes)
+        if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
+            per_class = self.thresholds_by_index(predictions.classes)
+            accept = predictions.confidence >= per_class[predictions.y_pred]
+            return np.where(accept, predictions.y_pred, n_classes)
+        return _expected_value_actions(predictions, value_matrix_for(values, predictions.classes))
+
+    def thresholds_by_index(self, classes) -> np.ndarray:
+        """Per-class thresholds as an array of shape (n_classes,); +inf = never accept."""
+        mapping = dict(self.class_thresholds or ())
+        unknown = set(mapping) - set(classes)
+        if unknown:
+            raise ValueError(f"the policy names classes {sorted(unknown)} that the run does not have ({list(classes)})")
+        return np.array(
+            [np.inf if mapping.get(c) is None else mapping[c] for c in classes], dtype=np.float64
+        )
+
+    def calibrate(self, predictions: Predictions) -> Predictions:
+        """Apply the policy's recorded calibration (a no-op for method "none")."""
+        if self.calibration.get("method", "none") == "none":
+            return predictions
+        from ._calibration import Calibrator  # the calibration module is optional here
+
+        if self.kind == "expected_value" and self.calibration["method"] == "isotonic":
+            raise ValueError(
+                "the expected-value rule needs calibrated probability vectors; "
+                "isotonic recalibrates only the top-label confidence (use temperature or none)"
+            )
+        return Calibrator.from_dict(dict(self.calibration)).apply(predictions)
+
+    # ---------------------------------------------------------- serialisation
+    def to_dict(self) -> dict:
+        out = {
+            "kind": self.kind,
+            "threshold": self.threshold,
+            "class_thresholds": None if self.class_thresholds is None else dict(self.class_thresholds),
+            "calibration": dict(self.calibration),
+        }
+        if self.kind == "two_tier":
+            out["assist_threshold"] = self.assist_threshold
+            out["assisted"] = dict(self.assisted)
+        if self.kind == "shortlist":
+            out["shortlist"] = {**self.shortlist, "values": {k: list(v) for k, v in self.shortlist["values"].items()}}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Policy":
+        if not isinstance(data, Mapping) or "kind" not in data:
+            raise ValueError("a policy must be an object with a 'kind'")
+        return cls(
+            kind=data["kind"],
+            threshold=data.get("threshold"),
+            class_thresholds=data.get("class_thresholds"),
+            calibration=data.get("calibration") or _NO_CALIBRATION,
+            assist_threshold=data.get("assist_threshold"),
+            assisted=data.get("assisted"),
+            shortlist=data.get("shortlist"),
+        )
+
+
+class _FrozenDict(dict):
+    """A dict that refuses mutation, so a Policy stays immutable and hashable."""
+
+    def __hash__(self):
+        import json
+
+        return hash(json.dumps(self, sort_keys=True, default=str))
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("policy calibration is read-only")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _refuse
+
+    def __reduce__(self):
+        # pickle would refill a dict subclass item by item, which __setitem__ refuses
+        return (type(self), (dict(self),))
+
+
+def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix) -> np.ndarray:
+    predictions.require_proba("the expected-value rule")
+    expected = _expected_values(predictions.proba, matrix.values)  # (C + 1, n)
+    best = expected.max(axis=0)
+    n, n_classes = predictions.n, predictions.n_classes
+    # Ties prefer the argmax class, then abstaining, then the lowest class index.
+    keep_argmax = expected[predictions.y_pred, np.arange(n)] >= best
+    abstain = expected[n_classes] >= best
+    other = np.argmax(expected[:n_classes], axis=0)
+    return np.where(keep_argmax, predictions.y_pred, np.where(abstain, n_classes, other)).astype(np.int64)
+
+
+def _expected_values(proba: np.ndarray, values: np.ndarray, chunk: int = 1 << 14) -> np.ndarray:
+    """Expected value of every action, shape (C + 1, n), from ``proba`` (n, C) and ``values`` (C, C + 1).
+
+    The tie rule needs exactly equal expected values to come out equal in
+    floating point. A matrix product does not promise that: with the use case
+    (0, -2, -1.9375) and the row (2/7, 2/7, 1/7, 2/7), classes 0 and 3 add
+    the same four products in a different order and differ by one ulp. So the
+    value of an action is the sum of its terms ``proba[k] * values[k, action]``
+    sorted in ascending order: actions whose terms are equal up to order (equal
+    probabilities, a symmetric matrix) get bit-identical values. Sorting costs
+    several matrix products, so it is done only for the items where some
+    action comes within the matrix product's round-off of the best one;
+    elsewhere the best action is the same under either summation.
+    """
+    # Class-major layout (C + 1, n): reductions across a few long rows are much
+    # faster than across many rows of C + 1 entries.
+    by_action = np.ascontiguousarray(values.T)
+    expected = by_action @ proba.T
+    n_terms = values.shape[0]
+    # Round-off of a sum of C products, in any order: at most C ulps of the sum
+    # of their magnitudes, plus the absolute error of subnormal products.
+    magnitude = (np.abs(by_action) @ np.abs(proba).T).max(axis=0)
+    slack = 2 * (n_terms + 1) * (np.finfo(np.float64).eps * magnitude + np.finfo(np.float64).smallest_subnormal)
+    with np.errstate(invalid="ignore"):
+        near = (expected >= expected.max(axis=0) - 2 * slack).sum(axis=0) > 1
+    redo = np.flatnonzero(near | ~np.isfinite(slack))
+    for start in range(0, len(redo), chunk):
+        items = redo[start:start + chunk]
+        terms = proba[items, None, :] * values.T[None, :, :]  # (items, C + 1, C)
+        terms.sort(axis=2)
+        expected[:, items] = terms.sum(axis=2).T
+    return expected
