@@ -304,7 +304,9 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     if args.json:
         _write_policy_json(document, args.json, say, args)
     if args.html:  # the other sections price a perfect reviewer; the reviewers' own section says what changes
-        _write_text(args.html, _html_report_text(args, models, values, reviewers), "the HTML report", args)
+        # The rule the JSON was tuned with (a workload curve resolves "recommended" to one threshold).
+        html = _html_report_text(argparse.Namespace(**{**vars(args), "policy": kind}), models, values, reviewers)
+        _write_text(args.html, html, "the HTML report", args)
         say("")
         say(f"wrote the HTML report to {args.html}")
     return EXIT_OK
