@@ -30,11 +30,13 @@ from .data import Workspace, policy_key, values_key
 PERIODS = ("month", "week", "day", "year")
 @dataclass(frozen=True)
 class Tile:
-    """One metric tile: a short label, its value as text, and a tooltip."""
+    """One metric tile: a short label, its value as text, a tooltip, and a change to show under it (if any)."""
 
     label: str
     value: str
     help: str = ""
+    delta: str | None = None
+    delta_color: str = "normal"
 
 
 @st.cache_resource(show_spinner="Weighing the models…", max_entries=128)

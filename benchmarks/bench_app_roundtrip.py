@@ -1,0 +1,170 @@
+"""Typing a new outcome value on the first page, in Chromium, next to a bare Streamlit app in the same run.
+
+Five synthetic 10-class runs of 10^6 predictions each (``bench_app.synthetic_runs``,
+seeded, written to a temporary folder that is deleted afterwards) are opened on
+the first page through the folder source. Each round types a new wrong-answer
+value in the sidebar's box, presses Enter and waits until the "Value per month"
+tile shows another number: the round trip a user waits for. Every value typed is
+new to the server (no cached answer). The bare app is one number input and one
+line of text that repeats it; it is timed the same way, in the same run.
+
+Then eight sessions type at once (each its own values) and the p90 of their
+round trips is set against the p90 of one session alone.
+
+Goals (issue 23): the first page within 1.5x the bare round trip (median), and
+p90 with eight sessions within 3x one session's. Not a test: prints the figures.
+
+Run: ``python benchmarks/bench_app_roundtrip.py [--n 1000000] [--rounds 8] [--sessions 8]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+from bench_app import synthetic_runs  # noqa: E402
+from test_e2e_browser import CHROMIUM_ARGS, HOME, chromium_path, streamlit_server  # noqa: E402
+
+BARE_APP = '''import streamlit as st
+
+wrong = st.number_input("Wrong answer", value=-4.0, step=0.5)
+st.markdown(f"A wrong answer is worth {wrong:g}.")
+'''
+TIMEOUT_MS = 600_000  # a first load of five 10^6-row runs on a busy machine
+PERIOD_TILE = "Value per month"
+
+
+async def _idle(page) -> None:
+    from playwright.async_api import expect
+
+    app = page.locator('[data-testid="stApp"]')
+    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=TIMEOUT_MS)
+    await expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+async def _open(browser, url: str, ready: str):
+    from playwright.async_api import expect
+
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    await page.goto(url, timeout=TIMEOUT_MS)
+    await expect(page.get_by_text(ready).first).to_be_visible(timeout=TIMEOUT_MS)
+    await _idle(page)
+    return context, page
+
+
+async def _round_trips(page, box, shown, values) -> list[float]:
+    """Seconds from Enter until ``shown`` changes, for each value typed in ``box``."""
+    from playwright.async_api import expect
+
+    times = []
+    for value in values:
+        before = await shown.inner_text()
+        await box.fill(f"{value:g}")
+        start = time.perf_counter()
+        await box.press("Enter")
+        await expect(shown).not_to_have_text(before, timeout=TIMEOUT_MS)
+        times.append(time.perf_counter() - start)
+        await _idle(page)
+    return times
+
+
+def _dashboard_locators(page):
+    sidebar_boxes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
+    box = sidebar_boxes.filter(has_text="Wrong answer").locator("input")
+    tile = page.locator('[data-testid="stMetric"]').filter(has_text=PERIOD_TILE)
+    return box, tile.locator('[data-testid="stMetricValue"]')
+
+
+def _bare_locators(page):
+    box = page.locator('[data-testid="stNumberInput"]').locator("input")
+    return box, page.locator('[data-testid="stMarkdown"]').filter(has_text="wrong answer is worth")
+
+
+def _values(session: int, rounds: int) -> list[float]:
+    """Distinct wrong-answer values per session and round (never a cached one)."""
+    return [-4.0 - 0.5 * (r + 1) - 0.01 * (session + 1) for r in range(rounds)]
+
+
+def _ms(times) -> str:
+    times = sorted(1000 * t for t in times)
+    p90 = times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
+    return f"median {statistics.median(times):6.0f}  p90 {p90:6.0f}  min {times[0]:6.0f} ms ({len(times)})"
+
+
+def _p90(times) -> float:
+    times = sorted(times)
+    return times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
+
+
+async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int) -> None:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                                   args=CHROMIUM_ARGS)
+        try:
+            start = time.perf_counter()
+            context, page = await _open(browser, dashboard_url, HOME)
+            await _idle(page)
+            print(f"first page opened (runs loaded, every rule weighed) in {time.perf_counter() - start:.1f} s")
+            bare_context, bare_page = await _open(browser, bare_url, "wrong answer is worth")
+            # Interleaved, so both see the same load on the machine.
+            dashboard, bare = [], []
+            for r, value in enumerate(_values(0, rounds)):
+                dashboard += await _round_trips(page, *_dashboard_locators(page), [value])
+                bare += await _round_trips(bare_page, *_bare_locators(bare_page), [value])
+            print(f"one session, first page: {_ms(dashboard)}")
+            print(f"one session, bare app:   {_ms(bare)}")
+            ratio = statistics.median(dashboard) / statistics.median(bare)
+            print(f"first page / bare (medians): {ratio:.2f}x (goal 1.5x)")
+            await bare_context.close()
+
+            opened = [await _open(browser, dashboard_url, HOME) for _ in range(sessions - 1)]
+            pages = [page] + [p for _, p in opened]
+            together = await asyncio.gather(*(
+                _round_trips(p, *_dashboard_locators(p), _values(s + 1, rounds)) for s, p in enumerate(pages)))
+            every = [t for times in together for t in times]
+            print(f"{sessions} sessions at once:   {_ms(every)}")
+            print(f"p90 {sessions} sessions / p90 one session: {_p90(every) / _p90(dashboard):.2f}x (goal 3x)")
+            for c, _ in opened:
+                await c.close()
+            await context.close()
+        finally:
+            await browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="predictions per run (five runs)")
+    parser.add_argument("--rounds", type=int, default=8, help="values typed per session")
+    parser.add_argument("--sessions", type=int, default=8, help="concurrent sessions")
+    args = parser.parse_args()
+    if chromium_path() is None:
+        sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-roundtrip-") as tmp:
+        folder = Path(tmp) / "runs"
+        folder.mkdir()
+        synthetic_runs(folder, args.n, seed=0)
+        (Path(tmp) / "bare.py").write_text(BARE_APP)
+        os.environ["VALUE_DASHBOARD_DATA_ROOTS"] = tmp  # the folder source reads only inside allowed roots
+        with streamlit_server(timeout=120) as dashboard_url, \
+                streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")) as bare_url:
+            asyncio.run(_measure(f"{dashboard_url}/?src=folder:{folder}", bare_url, args.rounds, args.sessions))
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
