@@ -56,7 +56,8 @@ class ValuePage:
     sentences: tuple[str, ...]  # who is best, who is worth less than no model, who needs hand-offs
     overfitting_notes: tuple[str, ...]
     estimated: bool  # some values are estimated without labels
-    table: object  # a pandas Styler: one row per model and the no-model row, formatted
+    numbers: pd.DataFrame | None  # one row per model and the no-model row, numbers unformatted
+    table: object  # the same as a pandas Styler, formatted, for the page
     shown_columns: tuple[str, ...]
     range_captions: tuple[str, ...]  # what each likely range rests on
     skipped: tuple[str, ...]
@@ -105,8 +106,8 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
     if best is None:
         failure = "No selected model could be evaluated: " + "; ".join(
             f"{md_text(r.model)}: {md_text(r.note)}" for r in rows if r.note)
-        return ValuePage(kind, notes, failure, None, (), False, (), (), (), False, None, (), (), (), "{}", None, (),
-                         tuple(rows))
+        return ValuePage(kind, notes, failure, None, (), False, (), (), (), False, None, None, (), (), (), "{}", None,
+                         (), tuple(rows))
     best_row = next(r for r in rows if r.model == best)
     threshold, rule = policy_summary(best_row.policy)
     verdict, _ = home.page_verdict(ws, models, kind, values)
@@ -145,6 +146,7 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
         overfitting_notes=tuple(md_text(n) for n in home.simpler_rule_notes(ws, models, kind, values,
                                                                             selection.currency)),
         estimated=any(r.estimated for r in rows),
+        numbers=table,
         table=value_styler(table, money, confidences),
         shown_columns=VALUE_SHOWN + (WHAT_IF_SHOWN if what_if is not None else ()),
         range_captions=tuple(md_text(f"{r.model}: {likely_range_words(r.interval_numbers, values, selection.currency)}")
