@@ -83,7 +83,7 @@ if page.estimated:
 # ---- one row per model, and the no-model baseline
 compact_dataframe(page.table, page.shown_columns, hide_index=True, width="stretch",
                   column_config={"Model": st.column_config.TextColumn(width="medium"),  # "no model (always hand off)"
-                                 **{c: st.column_config.Column(help=view.WHAT_IF_HELP) for c in view.WHAT_IF_SHOWN}})
+                                 **{c: st.column_config.Column(help=words) for c, words in view.COLUMN_HELP.items()}})
 for caption in page.range_captions:  # what each likely range rests on, in one sentence
     st.caption(caption)
 for message in page.skipped:

@@ -25,10 +25,12 @@ from . import (GLOBAL_THRESHOLD_KINDS, fit, load_problem_note, percent, rule_opt
                split_notes, split_text, threshold_help, threshold_number, threshold_on_data, threshold_text)
 
 # The columns shown by default; the rest are in the "All columns" details.
-VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Over no model, per item")
+VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Over no model")
 # With the what-if on, the picked threshold's numbers sit beside the tuned ones, not in the collapsed details.
 WHAT_IF_SHOWN = ("Yours: per item", "Yours: acted on")
 WHAT_IF_HELP = "At the threshold picked with the what-if slider"
+COLUMN_HELP = {"Over no model": "Value per item minus that of handing every item over to a person (no model).",
+               **{column: WHAT_IF_HELP for column in WHAT_IF_SHOWN}}
 
 
 @dataclass(frozen=True)
@@ -488,7 +490,7 @@ VALUE_COLUMNS = {
     "coverage": "Acted on",
     "selective_accuracy": "Accuracy when acting",
     "accept_all_per_item": "Accept all, per item",
-    "gain_vs_no_model": "Over no model, per item",
+    "gain_vs_no_model": "Over no model",  # per item, as the tile says; short, so the what-if fits at 1280 px
     "what_if_per_item": "Yours: per item",
     "what_if_coverage": "Yours: acted on",
     "note": "Note",
@@ -511,7 +513,7 @@ def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
         for lo, hi in zip(frame["interval_low"], frame["interval_high"])
     ]
     frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
-    money_columns = ["Total value", "Value per item", "Accept all, per item", "Over no model, per item",
+    money_columns = ["Total value", "Value per item", "Accept all, per item", "Over no model",
                      "Yours: per item"]
     formats = {c: (lambda x: money(x) if pd.notna(x) else "–") for c in money_columns if c in frame.columns}
     formats["Threshold"] = (lambda x: x) if confidences is not None else (
