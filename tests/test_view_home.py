@@ -6,7 +6,7 @@ import valuecore as vc
 from dashboard.data import workspace
 from dashboard.views import home as view
 from dashboard.views import rule_options
-from view_fixtures import pipeline, selection
+from view_fixtures import SAMPLES, pipeline, selection
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +69,12 @@ def test_a_value_matrix_in_force_is_shown_as_a_frame():
     assert intro.values_frame is not None and intro.values_expanded
     assert intro.values_frame["True class"].tolist() == ["0", "1"]
     assert "Values per class" in intro.caption
+
+
+def test_files_that_did_not_load_are_counted_in_words(tmp_path):
+    (tmp_path / "good.csv").write_text((SAMPLES / "breast_cancer" / "logreg.csv").read_text())
+    (tmp_path / "broken.csv").write_text("split,y_true\nval,1\n")
+    chosen = selection(str(tmp_path))
+    assert view.intro(chosen).problem_note.startswith("1 file could not be loaded (broken.csv)")
+    (tmp_path / "broken2.csv").write_text("nothing here\n")
+    assert view.intro(selection(str(tmp_path))).problem_note.startswith("2 files could not be loaded")

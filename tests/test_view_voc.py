@@ -34,6 +34,7 @@ def test_value_at_omega_and_omega_sup_are_the_core_curves(mode):
         at = drawn.iloc[(drawn["omega"] - 4.0).abs().argmin()]
         assert at["value"] == pytest.approx(float(curve.value_at(float(at["omega"]))), abs=1e-12)
     assert page.omega_now == 4.0
+    assert page.chart_caption.startswith("The dashed line is your use case (ω = 4).")
 
 
 def test_the_champion_is_above_every_other_model_by_the_cores_dominance():
@@ -49,7 +50,7 @@ def test_the_champion_is_above_every_other_model_by_the_cores_dominance():
 def test_a_large_penalty_reads_1000_not_1e03():
     chosen = selection("digits", values=(1.0, 0.0, -1000.0))
     page = view.build(chosen, workspace(chosen), "calibrated", 0.0, 10.0)
-    assert "ω = 1000)" in page.chart_caption
+    assert "ω = 1000) is outside the range drawn" in page.chart_caption  # no dashed line is promised
     assert view.areas(page, chosen.omega, pd.DataFrame({"from": [], "to": []})).value_label.endswith("ω = 1000")
     assert page.omega_now is None  # outside the range drawn
 

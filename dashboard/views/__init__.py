@@ -160,7 +160,8 @@ def load_problem_note(report) -> str | None:
     if not errors:
         return None
     files = list(dict.fromkeys(p.file for p in errors))
-    return (f"{len(files)} file(s) could not be loaded ({md_text(short_list([Path(f).name for f in files], 3))}): "
+    count = "1 file" if len(files) == 1 else f"{len(files)} files"
+    return (f"{count} could not be loaded ({md_text(short_list([Path(f).name for f in files], 3))}): "
             "the Runs page says why. The models shown here loaded fine.")
 
 

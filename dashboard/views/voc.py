@@ -128,13 +128,18 @@ def build(selection, ws: Workspace, mode: str, low: float, high: float, *, bands
     # Promise the ◆ only when one is drawn: a curve that stays above zero on the range has no ω_sup there.
     marks = ("◆ marks ω_sup, the penalty ω beyond which a model is worth less than no model." if len(sup_points)
              else "No curve falls below zero (no model) on this ω range, so no ω_sup (◆) is marked.")
-    caption = (f"The dashed line is your use case (ω = {omega_text(omega)}). {marks}" if finite
-               else f"Your use case has no finite ω ({selection.use_case.regime.reason}) {marks}")
+    inside = finite and low <= omega <= high
+    if inside:
+        caption = f"The dashed line is your use case (ω = {omega_text(omega)}). {marks}"
+    elif finite:  # no dashed line is drawn: say where the use case is instead of promising one
+        caption = f"Your use case (ω = {omega_text(omega)}) is outside the range drawn; widen it to see it. {marks}"
+    else:
+        caption = f"Your use case has no finite ω ({selection.use_case.regime.reason}) {marks}"
     sentences, champion = dominance_sentences(curves, high) if len(curves) >= 2 else ([], None)
     return VocPage(
         mode=mode, mode_notes=tuple(mode_notes), left_out=tuple(left_out), empty_message=None, curves=curves,
         low=low, high=high, frame=frame, bands=band_frame, band_problems=tuple(band_problems), sup_points=sup_points,
-        omega_now=omega if finite and low <= omega <= high else None, chart_caption=caption, champion=champion,
+        omega_now=omega if inside else None, chart_caption=caption, champion=champion,
         dominance=tuple(sentences),
     )
 
