@@ -132,7 +132,8 @@ def build(selection, ws: Workspace, mode: str, low: float, high: float, *, bands
     if inside:
         caption = f"The dashed line is your use case (ω = {omega_text(omega)}). {marks}"
     elif finite:  # no dashed line is drawn: say where the use case is instead of promising one
-        caption = f"Your use case (ω = {omega_text(omega)}) is outside the range drawn; widen it to see it. {marks}"
+        caption = (f"Your use case (ω = {omega_text(omega)}) is outside the range drawn, so no dashed line marks "
+                   f"it. {marks}")
     else:
         caption = f"Your use case has no finite ω ({selection.use_case.regime.reason}) {marks}"
     sentences, champion = dominance_sentences(curves, high) if len(curves) >= 2 else ([], None)
