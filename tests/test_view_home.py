@@ -42,7 +42,11 @@ def test_the_tiles_turn_value_per_item_into_value_per_period(breast_cancer):
         assert tiles[f"More than no model, per {period}"] == vc.wording.money(
             (r.per_item - r.baseline_per_item) * volume, "$")
         assert tiles["No model, per item"] == vc.wording.money(r.baseline_per_item, "$")
-        assert vc.wording.money(r.per_item * volume, "$").replace("$", "\\$") in numbers.per_period
+        money = vc.wording.money
+        assert numbers.per_period == (
+            f"At {vc.wording.significant(volume)} items per {period} that is {money(r.per_item * volume, '$')} per "
+            f"{period} ({money((r.per_item - r.baseline_per_item) * volume, '$')} per {period} more than no model)."
+        ).replace("$", "\\$").replace("(", "\\(").replace(")", "\\)")  # as md_text escapes them
         assert sum(len(row) for _, row in numbers.tile_rows) == 6
 
 
