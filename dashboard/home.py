@@ -30,11 +30,13 @@ from .data import Workspace, policy_key, values_key
 PERIODS = ("month", "week", "day", "year")
 @dataclass(frozen=True)
 class Tile:
-    """One metric tile: a short label, its value as text, and a tooltip."""
+    """One metric tile: a short label, its value as text, a tooltip, and a change to show under it (if any)."""
 
     label: str
     value: str
     help: str = ""
+    delta: str | None = None
+    delta_color: str = "normal"
 
 
 @st.cache_resource(show_spinner="Weighing the models…", max_entries=128)
@@ -191,30 +193,6 @@ _SHORT_RULES = {
 }
 
 
-def tiles(verdict: vc.Verdict, currency: str, volume: float, period: str) -> list[Tile]:
-    """The six tiles under the headline: the rule, the share automated, value per item and per period.
-
-    The threshold reads as everywhere else (``valuecore.wording.threshold``): the shortest decimal that
-    is the exact threshold, so the tile, the sentences, the tables, the export and the report agree.
-    """
-    v = verdict
-    if v.degenerate in ("no_models",):
-        return []
-    if v.degenerate in ("pointless", "all_useless"):
-        rule, automated, per_item = "Hand over", vc.wording.percent(0.0), v.baseline_per_item
-        rule_help = "No model: every item goes to a person."
-    else:
-        threshold = v.best_threshold
-        if v.best_policy.kind in views.GLOBAL_THRESHOLD_KINDS:
-            rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
-                    else vc.wording.threshold(threshold))
-        else:
-            rule = _SHORT_RULES.get(v.best_policy.kind, v.best_policy.kind)
-        automated, per_item = vc.wording.percent(v.coverage), v.best_per_item
-        rule_help = vc.wording.rule_phrase(v.best_policy).capitalize() + "."
-    return _tiles(rule, rule_help, automated, per_item, v.baseline_per_item, currency, volume, period)
-
-
 def _tiles(rule: str, rule_help: str, automated: str, per_item: float, baseline: float, currency: str,
            volume: float, period: str) -> list[Tile]:
     money = vc.wording.money
@@ -269,27 +247,6 @@ def best_tile(verdict: vc.Verdict, best: str) -> Tile:
                     f"Cannot be told apart from {md_text(', '.join(verdict.contenders))} on these items: see the "
                     "landing page.")
     return Tile("Best model", md_text(best), "Ahead of every other model beyond noise on these items.")
-
-
-def standings_frame(verdict: vc.Verdict, currency: str) -> pd.DataFrame:
-    """One row per model, best first, as text: value per item, its range, share automated, tie with the best."""
-    money = vc.wording.money
-    rows = []
-    for s in verdict.standings:
-        if s.basis == "best":
-            tie = "best on these items"
-        elif s.contender:
-            tie = "cannot be told apart"
-        else:
-            tie = "clearly behind"
-        interval = (f"{money(s.low, currency)} to {money(s.high, currency)}"
-                    if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
-        rows.append({"Model": s.model, "Value per item": money(s.per_item, currency), "Likely range": interval,
-                     "Automated": vc.wording.percent(s.coverage), "Against the best": tie})
-    rows.append({"Model": "no model (hand everything over)", "Value per item": money(verdict.baseline_per_item,
-                                                                                     currency),
-                 "Likely range": "", "Automated": vc.wording.percent(0.0), "Against the best": "baseline"})
-    return pd.DataFrame(rows)
 
 
 RICHER_KINDS = ("class_thresholds", "calibrated_class_thresholds", "expected_value")

@@ -103,7 +103,7 @@ def _values_section(settings: Settings) -> UseCase:
     settings = state.get()
     use_case = settings.use_case
     omega = use_case.omega
-    omega_text = vc.wording.omega(omega)
+    omega_text = vc.wording.omega(omega)  # 1000, not 1e+03
     st.metric(vc.wording.OMEGA_LABEL, omega_text, help=(
         "ω = (hand-off − wrong) / (correct − hand-off). A wrong answer costs ω times what a correct one earns, "
         "both measured against handing the item over."))

@@ -2,14 +2,10 @@
 
 import streamlit as st
 
-import valuecore as vc
-
-from dashboard import views
 from dashboard.state import current
+from dashboard.views import how_value_works as view
 
-selection = current()
-use_case = selection.use_case
-omega = selection.omega
+page = view.build(current())
 
 st.title("How value works")
 st.markdown(
@@ -22,19 +18,18 @@ outcomes and asks which model, with which hand-off rule, earns the most.
 )
 
 st.header("Three numbers, and ω")
-threshold = use_case.calibrated_threshold
 st.markdown(
     f"""
 You set what a **correct answer**, a **hand-off** and a **wrong answer** are worth (sidebar). Right now:
-{selection.money(use_case.v_correct)}, {selection.money(use_case.v_abstain)} and {selection.money(use_case.v_wrong)}.
+{page.values}.
 
 Only one ratio matters for choosing a model and a threshold: the penalty
 
 > **ω = (hand-off − wrong) ÷ (correct − hand-off)**
 
 how much an error costs compared with what a correct answer earns, both measured against handing the
-item over. With your numbers **ω = {views.omega_text(omega)}**: one error wipes out the gain of
-{views.omega_text(omega)} correct answers. ω = 0 is plain accuracy (errors cost nothing extra); large ω is a
+item over. With your numbers **ω = {page.omega}**: one error wipes out the gain of
+{page.omega} correct answers. ω = 0 is plain accuracy (errors cost nothing extra); large ω is a
 use case where mistakes are expensive (medicine, payments, legal).
 
 The **dimensionless value** per item, (correct − ω × wrong) ÷ items, is 0 for "no model" (hand everything
@@ -55,10 +50,6 @@ That is why the Value page always shows the "no model" row: it is the bar every 
 )
 
 st.header("Tuned threshold or calibrated threshold")
-calibrated_text = (
-    f"with your numbers ω/(1+ω) = {threshold:.3f}" if threshold is not None and 0 < threshold < 1
-    else "with your numbers it means " + views.threshold_text(threshold)
-)
 st.markdown(
     f"""
 The model acts on an item when its confidence is at least a **threshold**, and hands it over otherwise.
@@ -67,7 +58,7 @@ Two ways to choose it:
 - **Tuned**: try every threshold on a labelled *tuning* split and keep the one that earns the most, then
   measure the value on a separate *evaluation* split. Works whatever the model's confidences mean.
 - **Calibrated**: if a confidence of 0.8 really means "right 80 % of the time", acting pays exactly when
-  confidence ≥ **ω/(1+ω)** ({calibrated_text}). No tuning needed, but most models are over-confident,
+  confidence ≥ **ω/(1+ω)** ({page.calibrated}). No tuning needed, but most models are over-confident,
   so this threshold is often too low. Recalibrating (sidebar) first helps.
 
 When the two disagree a lot, the model's confidences are not to be taken at face value.
@@ -101,7 +92,7 @@ probability vector).
 
 st.header("Glossary", anchor="glossary")
 st.caption("The technical names the other pages keep in their tooltips, in plain words.")
-st.markdown("\n".join(f"- **{term}**: {meaning}" for term, meaning in vc.wording.GLOSSARY.items()))
+st.markdown("\n".join(f"- **{term}**: {meaning}" for term, meaning in page.glossary))
 
 st.header("Read more")
 st.markdown(

@@ -1,7 +1,7 @@
 """The dominance sentence for a leader that holds at a single omega (issue 15)."""
 
 import valuecore as vc
-from dashboard import views
+from dashboard.views import voc as views
 
 
 def test_a_point_segment_reads_as_a_single_omega():

@@ -91,15 +91,15 @@ def _tail(path: Path, lines: int = 40) -> str:
 
 
 @contextlib.contextmanager
-def streamlit_server(timeout: float = 60.0):
-    """Run ``streamlit run app.py`` on a free port; yield its base URL; always stop it.
+def streamlit_server(timeout: float = 60.0, script: str = "app.py"):
+    """Run ``streamlit run <script>`` (app.py by default) on a free port; yield its base URL; always stop it.
 
     The server's output goes to a log file (a pipe could fill up and block it);
     its tail is in every error message.
     """
     port = free_port()
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true",
         "--server.address", "127.0.0.1",
         "--server.port", str(port),

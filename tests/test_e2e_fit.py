@@ -13,7 +13,7 @@ import pytest
 
 from test_e2e_browser import (
     HOME, PAGES, _need_browser, choose_upload, chromium, chromium_path, go_to, new_page, open_app, step,
-    streamlit_server, wait_for_app,
+    streamlit_server, url_path, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -100,13 +100,17 @@ def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_
                 cut = page.evaluate(_TRUNCATION_PROBE)
                 if cut:
                     problems[title] = cut
-        # The landing page's other states: a tie, and values that make every model pointless.
-        for name, query in (("tie", "?vw=-5"), ("degenerate", "?src=sample:breast_cancer&vc=0&va=0&vw=-1")):
+        # The landing page's other states: a tie, and values that make every model pointless; the Value page
+        # with the what-if on (two more columns in its table).
+        for name, query, title in (("tie", "?vw=-5", HOME),
+                                   ("degenerate", "?src=sample:breast_cancer&vc=0&va=0&vw=-1", HOME),
+                                   ("what-if", url_path("value") + "?whatif=0.7", "Value & thresholds")):
             with step(page, name):
-                open_app(page, server + "/" + query, HOME)
+                open_app(page, server + "/" + query, title)
+                page.wait_for_timeout(300)  # let the grids lay out their columns
                 cut = page.evaluate(_TRUNCATION_PROBE)
                 if cut:
-                    problems[f"landing, {name}"] = cut
+                    problems[name if title != HOME else f"landing, {name}"] = cut
         # A threshold written to its last digit (float confidences): the longest tile value there is.
         with step(page, "long threshold"):
             path, threshold = full_precision_run(tmp_path)

@@ -278,7 +278,10 @@ def omega(value: float) -> str:
     """The penalty ω with three significant digits; ``∞`` when abstaining costs nothing."""
     if _missing(value):
         return DASH
-    return "∞" if not math.isfinite(value) else f"{value:.3g}"
+    if not math.isfinite(value):
+        return "∞"
+    text = f"{value:.3g}"
+    return f"{value:.0f}" if "e+" in text else text  # 1000, not 1e+03
 
 
 # -------------------------------------------------------------- thresholds

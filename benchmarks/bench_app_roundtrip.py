@@ -1,0 +1,199 @@
+"""Typing a new outcome value on the first page, in Chromium, next to a bare Streamlit app in the same run.
+
+Five synthetic 10-class runs of 10^6 predictions each (``bench_app.synthetic_runs``,
+seeded, written to a temporary folder that is deleted afterwards) are opened on
+the first page through the folder source. Each round types a new wrong-answer
+value in the sidebar's box, presses Enter and waits until the "Value per month"
+tile shows another number: the round trip a user waits for. Every value typed is
+new to the server (no cached answer). The bare app is one number input and one
+line of text that repeats it; it is timed the same way, in the same run.
+
+A new expected volume (the box on the page, not in the sidebar) is timed too:
+it changes the tiles only, and reruns only their fragment (``st.fragment``).
+
+Then eight sessions type at once (each its own values, the worst case: every
+round is a new computation; with ``--same-values`` they all type the same ones,
+as colleagues looking at one use case do, and share the cached answer) and the
+p90 of their round trips is set against the p90 of one session alone.
+
+Goals (issue 23): the first page within 1.5x the bare round trip (median), and
+p90 with eight sessions within 3x one session's. Not a test: prints the figures.
+
+Run: ``python benchmarks/bench_app_roundtrip.py [--n 1000000] [--rounds 5] [--sessions 8] [--together-rounds 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+from bench_app import synthetic_runs  # noqa: E402
+from test_e2e_browser import CHROMIUM_ARGS, HOME, chromium_path, streamlit_server  # noqa: E402
+
+BARE_APP = '''import streamlit as st
+
+wrong = st.number_input("Wrong answer", value=-4.0, step=0.5)
+st.markdown(f"A wrong answer is worth {wrong:g}.")
+'''
+TIMEOUT_MS = 600_000  # a first load of five 10^6-row runs on a busy machine
+PERIOD_TILE = "Value per month"
+
+
+async def _idle(page) -> None:
+    from playwright.async_api import expect
+
+    app = page.locator('[data-testid="stApp"]')
+    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=TIMEOUT_MS)
+    await expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+async def _open(browser, url: str, ready: str):
+    from playwright.async_api import expect
+
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    await page.goto(url, timeout=TIMEOUT_MS)
+    await expect(page.get_by_text(ready).first).to_be_visible(timeout=TIMEOUT_MS)
+    await _idle(page)
+    return context, page
+
+
+# The text shown, read in the page. Playwright's expect() polls at 100, 250, 500 and then 1000 ms, which would
+# round every round trip up to its schedule; this is checked on every animation frame instead.
+_TEXT_NOW = """([tile, marker]) => {
+  const found = [...document.querySelectorAll(tile ? '[data-testid="stMetric"]' : '[data-testid="stMarkdown"]')]
+    .filter(e => e.innerText.includes(marker));
+  if (!found.length) return null;
+  return tile ? found[0].querySelector('[data-testid="stMetricValue"]').innerText : found[0].innerText;
+}"""
+_CHANGED = "(args) => { const now = (" + _TEXT_NOW + ")(args.slice(0, 2)); return now !== null && now !== args[2]; }"
+
+
+async def _round_trips(page, box, shown, values) -> list[float]:
+    """Seconds from Enter until the text ``shown`` = (is a tile, marker) changes, per value typed in ``box``."""
+    times = []
+    for value in values:
+        before = await page.evaluate(_TEXT_NOW, list(shown))
+        await box.fill(f"{value:g}")
+        start = time.perf_counter()
+        await box.press("Enter")
+        await page.wait_for_function(_CHANGED, arg=[*shown, before], polling="raf", timeout=TIMEOUT_MS)
+        times.append(time.perf_counter() - start)
+        await _idle(page)
+    return times
+
+
+def _dashboard_locators(page):
+    sidebar_boxes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
+    box = sidebar_boxes.filter(has_text="Wrong answer").locator("input")
+    return box, (True, PERIOD_TILE)
+
+
+def _volume_locators(page):
+    box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"]').filter(has_text="Items you expect")
+    return box.locator("input"), _dashboard_locators(page)[1]
+
+
+def _bare_locators(page):
+    box = page.locator('[data-testid="stNumberInput"]').locator("input")
+    return box, (False, "wrong answer is worth")
+
+
+def _values(session: int, rounds: int) -> list[float]:
+    """Distinct wrong-answer values per session and round (never a cached one)."""
+    return [-4.0 - 0.5 * (r + 1) - 0.01 * (session + 1) for r in range(rounds)]
+
+
+def _ms(times) -> str:
+    times = sorted(1000 * t for t in times)
+    p90 = times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
+    return f"median {statistics.median(times):6.0f}  p90 {p90:6.0f}  min {times[0]:6.0f} ms ({len(times)})"
+
+
+def _p90(times) -> float:
+    times = sorted(times)
+    return times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
+
+
+async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int, together_rounds: int,
+                   same_values: bool = False) -> None:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                                   args=CHROMIUM_ARGS)
+        try:
+            start = time.perf_counter()
+            context, page = await _open(browser, dashboard_url, HOME)
+            await _idle(page)
+            print(f"first page opened (runs loaded, every rule weighed) in {time.perf_counter() - start:.1f} s")
+            bare_context, bare_page = await _open(browser, bare_url, "wrong answer is worth")
+            # Interleaved, so both see the same load on the machine.
+            dashboard, volume, bare = [], [], []
+            for r, value in enumerate(_values(0, rounds)):
+                dashboard += await _round_trips(page, *_dashboard_locators(page), [value])
+                volume += await _round_trips(page, *_volume_locators(page), [10_000 + 137 * (r + 1)])
+                bare += await _round_trips(bare_page, *_bare_locators(bare_page), [value])
+            print(f"one session, first page, a new outcome value: {_ms(dashboard)}")
+            print(f"one session, first page, a new volume:        {_ms(volume)}")
+            print(f"one session, bare app:                        {_ms(bare)}")
+            ratio = statistics.median(dashboard) / statistics.median(bare)
+            print(f"first page / bare (medians): {ratio:.2f}x (goal 1.5x); a new volume: "
+                  f"{statistics.median(volume) / statistics.median(bare):.2f}x")
+            await bare_context.close()
+            if sessions < 2:
+                await context.close()
+                return
+
+            opened = [await _open(browser, dashboard_url, HOME) for _ in range(sessions - 1)]
+            pages = [page] + [p for _, p in opened]
+            together = await asyncio.gather(*(
+                _round_trips(p, *_dashboard_locators(p), _values(1 if same_values else s + 1, together_rounds))
+                for s, p in enumerate(pages)))
+            every = [t for times in together for t in times]
+            print(f"{sessions} sessions at once ({'the same' if same_values else 'each its own'} values): {_ms(every)}")
+            print(f"p90 {sessions} sessions / p90 one session: {_p90(every) / _p90(dashboard):.2f}x (goal 3x)")
+            for c, _ in opened:
+                await c.close()
+            await context.close()
+        finally:
+            await browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="predictions per run (five runs)")
+    parser.add_argument("--rounds", type=int, default=5, help="values typed in the one session")
+    parser.add_argument("--sessions", type=int, default=8, help="concurrent sessions")
+    parser.add_argument("--together-rounds", type=int, default=3, help="values typed per concurrent session")
+    parser.add_argument("--same-values", action="store_true", help="the concurrent sessions type the same values")
+    args = parser.parse_args()
+    if chromium_path() is None:
+        sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-roundtrip-") as tmp:
+        folder = Path(tmp) / "runs"
+        folder.mkdir()
+        synthetic_runs(folder, args.n, seed=0)
+        (Path(tmp) / "bare.py").write_text(BARE_APP)
+        os.environ["VALUE_DASHBOARD_DATA_ROOTS"] = tmp  # the folder source reads only inside allowed roots
+        with streamlit_server(timeout=120) as dashboard_url, \
+                streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")) as bare_url:
+            asyncio.run(_measure(f"{dashboard_url}/?src=folder:{folder}", bare_url, args.rounds, args.sessions,
+                                 args.together_rounds, args.same_values))
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The first page's view model: the one model and rule to deploy, at what threshold, and what it is worth.
+
+:func:`build` weighs every (model, rule) the settings allow (``dashboard.home``'s
+cached recommendation) and returns a frozen :class:`HomePage` of sentences and
+frames; :func:`per_period` turns it into the tiles and sentences for a volume
+and a period, the part of the page a volume change reruns alone. Nothing here
+draws and nothing here touches Streamlit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+import valuecore as vc
+
+from .. import home
+from ..data import Workspace
+from ..home import PERIODS, Tile
+
+__all__ = ["PERIODS", "HomeIntro", "HomeNumbers", "HomePage", "build", "intro", "per_period"]
+from ..safetext import md_text
+from . import load_problem_note, rule_options, shown_confidences, split_text
+from .value import likely_range_words
+
+CANDIDATES_CAPTION = (
+    "Every decision rule the settings allow, tuned on the tuning split and judged on the evaluated items. "
+    "Likely range: the 95% interval of the value per item on new items like these. 'Level with the best': "
+    "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "
+    "exclude that it is as good as the best; a model earning no more than no model is never level. Among "
+    "those level with the best, the simplest rule is recommended, then the one whose range starts higher."
+)
+
+
+@dataclass(frozen=True)
+class HomeIntro:
+    """What the page says before it needs a model: the values and splits in force, and load problems."""
+
+    caption: str
+    values_frame: pd.DataFrame | None  # the per-class values in force, as text (None: the three values are)
+    values_expanded: bool
+    problem_note: str | None
+
+
+@dataclass(frozen=True)
+class HomePage:
+    """The recommendation in words and frames, for any volume and period."""
+
+    recommendation: vc.Recommendation
+    headline: str
+    reason: str
+    range_words: str  # what the recommended model's likely range rests on ("" when it has none)
+    skipped: tuple[str, ...]  # "Not weighed: ..." notes
+    candidates: pd.DataFrame | None  # every (model, rule) weighed, best first (None: none was)
+    report_kind: str
+    report_kinds: tuple[str, ...]
+    confidences: object  # the recommended model's confidences on the data shown (None: no model)
+
+
+@dataclass(frozen=True)
+class HomeNumbers:
+    """The tiles and the per-period sentence for one volume and period."""
+
+    tile_rows: tuple[tuple[tuple[int, ...], tuple[Tile, ...]], ...]  # (relative widths, tiles) per row
+    per_period: str | None
+
+
+def intro(selection) -> HomeIntro:
+    """The values in force and the splits in one caption (the matrix as a frame when one is in force)."""
+    use_case, currency, matrix = selection.use_case, selection.currency, selection.value_matrix
+    # Before any run is loaded there is no split to name (it used to read "tuned on 'None'").
+    splits_text = (f"Thresholds are tuned on {split_text(selection.tune_split)}, value is measured on "
+                   f"{split_text(selection.eval_split)}. " if selection.eval_split is not None else "")
+    if matrix is None:
+        caption = (f"A correct answer earns {vc.wording.money(use_case.v_correct, currency)}, a hand-off to a person "
+                   f"{vc.wording.money(use_case.v_abstain, currency)}, a wrong answer "
+                   f"{vc.wording.money(use_case.v_wrong, currency)}. " + splits_text + "Change the values in the "
+                   "sidebar.")
+        frame = None
+    else:
+        caption = ("Per-class values from the Values per class page are in force: what each outcome earns depends on "
+                   "the true class and on what is done with the item (below). " + splits_text + "Edit them on the "
+                   "Values per class page.")
+        frame = home.values_frame(matrix, currency)
+    return HomeIntro(caption, frame, matrix is not None and len(matrix.classes) <= 3,
+                     load_problem_note(selection.report))
+
+
+def build(selection, ws: Workspace) -> HomePage:
+    """The recommendation among the selected models over every rule they can use."""
+    kinds, _ = rule_options(ws, selection.models, selection.values)
+    r = home.page_recommendation(ws, selection.models, selection.values)
+    # The threshold with the digits that matter on the data shown (the exact one is in the tile's help).
+    confidences = shown_confidences(ws, r.model) if r.model is not None else None
+    range_words = (model_range_words(ws, r.model, r.policy, selection.values, selection.currency)
+                   if r.model is not None else "")
+    return HomePage(
+        recommendation=r,
+        headline=md_text(vc.wording.recommendation_headline(r, confidences)),
+        reason=md_text(vc.wording.recommendation_reason(r, selection.currency)),
+        range_words=md_text(range_words) if range_words else "",
+        skipped=tuple(md_text(f"Not weighed: {note}.") for note in r.skipped),
+        candidates=home.candidates_frame(r, selection.currency) if r.candidates else None,
+        report_kind=selection.rule if selection.rule in kinds else kinds[0],
+        report_kinds=tuple(kinds),
+        confidences=confidences,
+    )
+
+
+def per_period(page: HomePage, currency: str, volume: float, period: str) -> HomeNumbers:
+    """The six tiles and the value per period at ``volume`` items per ``period``."""
+    r = page.recommendation
+    tiles = home.recommendation_tiles(r, currency, volume, period, page.confidences)
+    sentence = None
+    if r.model is not None:
+        sentence = md_text(
+            f"At {vc.wording.significant(volume)} items per {period} that is "
+            f"{vc.wording.money(r.per_item * volume, currency)} per {period} "
+            f"({vc.wording.money(r.gain_per_item * volume, currency)} per {period} more than no model)."
+        )
+    return HomeNumbers(tuple((tuple(widths), tuple(row)) for widths, row in home.tile_rows(tiles)), sentence)
+
+
+def model_range_words(ws: Workspace, model: str, policy, values, currency: str = "") -> str:
+    """What one model's likely range rests on, for its policy on the evaluated split; "" when it has no interval."""
+    try:
+        found = ws.interval(model, policy, values)
+    except ValueError:  # values too tiny or too large to square: the Value page says why
+        return ""
+    if found is None:
+        return ""
+    return f"{model}: {likely_range_words(found, values, currency)}"

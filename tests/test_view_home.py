@@ -1,0 +1,84 @@
+"""The first page's view model (dashboard.views.home), without Streamlit: its numbers are the core's."""
+
+import pytest
+
+import valuecore as vc
+from dashboard.data import workspace
+from dashboard.views import home as view
+from dashboard.views import rule_options
+from view_fixtures import SAMPLES, pipeline, selection
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    chosen = selection("breast_cancer", values=(1.0, 0.0, -9.0))
+    ws = workspace(chosen)
+    return chosen, ws, view.build(chosen, ws)
+
+
+def test_the_recommendation_is_the_cores_over_every_rule_offered(breast_cancer):
+    chosen, ws, page = breast_cancer
+    kinds, _ = rule_options(ws, chosen.models, chosen.values)
+    core = pipeline(chosen)
+    expected = vc.recommend(core, chosen.values, chosen.models, kinds=kinds)
+    r = page.recommendation
+    assert (r.model, r.kind) == (expected.model, expected.kind)
+    assert r.per_item == pytest.approx(expected.per_item, abs=1e-12)
+    # and that value is the evaluation of the recommended policy on the evaluated split
+    evaluated = vc.evaluate(core.policy(r.model, r.kind, chosen.values), core.predictions(r.model, "test"),
+                            chosen.values)
+    assert r.per_item == pytest.approx(evaluated.value_per_item, abs=1e-12)
+    assert page.report_kinds == tuple(kinds) and page.report_kind in kinds
+
+
+def test_the_tiles_turn_value_per_item_into_value_per_period(breast_cancer):
+    chosen, _, page = breast_cancer
+    r = page.recommendation
+    for volume, period in ((10_000.0, "month"), (37.0, "day")):
+        numbers = view.per_period(page, chosen.currency, volume, period)
+        tiles = {t.label: t.value for _, row in numbers.tile_rows for t in row}
+        assert tiles["Value per item"] == vc.wording.money(r.per_item, "$")
+        assert tiles[f"Value per {period}"] == vc.wording.money(r.per_item * volume, "$")
+        assert tiles[f"More than no model, per {period}"] == vc.wording.money(
+            (r.per_item - r.baseline_per_item) * volume, "$")
+        assert tiles["No model, per item"] == vc.wording.money(r.baseline_per_item, "$")
+        money = vc.wording.money
+        assert numbers.per_period == (
+            f"At {vc.wording.significant(volume)} items per {period} that is {money(r.per_item * volume, '$')} per "
+            f"{period} ({money((r.per_item - r.baseline_per_item) * volume, '$')} per {period} more than no model)."
+        ).replace("$", "\\$").replace("(", "\\(").replace(")", "\\)")  # as md_text escapes them
+        assert sum(len(row) for _, row in numbers.tile_rows) == 6
+
+
+def test_the_candidates_table_lists_every_candidate_and_no_model(breast_cancer):
+    _, _, page = breast_cancer
+    r = page.recommendation
+    assert len(page.candidates) == len(r.candidates) + 1
+    assert page.candidates["Against the best"].tolist().count("recommended") == 1
+    assert page.candidates.iloc[-1]["Against the best"] == "baseline"
+
+
+def test_the_intro_names_no_split_before_any_run():
+    chosen = selection("digits", tune=None, evaluate=None)
+    intro = view.intro(chosen)
+    assert "None" not in intro.caption and "tuned on" not in intro.caption
+    assert intro.values_frame is None
+    assert "-$4.00" in intro.caption or "−$4.00" in intro.caption
+
+
+def test_a_value_matrix_in_force_is_shown_as_a_frame():
+    matrix = vc.ValueMatrix(("0", "1"), [[1.0, -5.0, 0.0], [-1.0, 2.0, 0.0]])
+    chosen = selection("breast_cancer", matrix=matrix)
+    intro = view.intro(chosen)
+    assert intro.values_frame is not None and intro.values_expanded
+    assert intro.values_frame["True class"].tolist() == ["0", "1"]
+    assert "Values per class" in intro.caption
+
+
+def test_files_that_did_not_load_are_counted_in_words(tmp_path):
+    (tmp_path / "good.csv").write_text((SAMPLES / "breast_cancer" / "logreg.csv").read_text())
+    (tmp_path / "broken.csv").write_text("split,y_true\nval,1\n")
+    chosen = selection(str(tmp_path))
+    assert view.intro(chosen).problem_note.startswith("1 file could not be loaded (broken.csv)")
+    (tmp_path / "broken2.csv").write_text("nothing here\n")
+    assert view.intro(selection(str(tmp_path))).problem_note.startswith("2 files could not be loaded")
