@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore._aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
+from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
 from valuecore._cli import main
 
 CLASSES = ("a", "b", "c")

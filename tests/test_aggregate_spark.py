@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import valuecore as vc
-from valuecore._aggregate import AggregateRefused, aggregate, spark_session
+from valuecore._io.aggregate import AggregateRefused, aggregate, spark_session
 
 from test_aggregate import BAD_FRAMES, loader_problems, raw_frame
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from valuecore import _fastload, _runfiles
+from valuecore._io import fastload as _fastload
+from valuecore._io import runfiles as _runfiles
 from valuecore.runs import load_run_file
 
 

@@ -293,7 +293,7 @@ def read_value_matrix(path: str | Path):
 # ----------------------------------------------------------------- loading
 def _load(paths: Sequence[str]) -> dict:
     """Load run files; problems go to stderr; UsageError when no model is usable."""
-    from ._runfiles import load_runs
+    from ._io.runfiles import load_runs
 
     if any(str(path).startswith("mlflow:") for path in paths):  # runs logged to MLflow (valuecore.serving)
         from ._serving_mlflow import local_run_sources
@@ -377,7 +377,7 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
 def _cmd_validate(args) -> int:
     import numpy as np
 
-    from ._runfiles import load_runs
+    from ._io.runfiles import load_runs
 
     report = load_runs(list(args.paths))
     for run in report.models.values():

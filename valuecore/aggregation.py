@@ -17,7 +17,7 @@ DuckDB runs in-process; PySpark (``engine="spark"``) is an optional install
 (``requirements-spark.txt``). Both are imported only when used.
 """
 
-from . import _aggregate
-from ._aggregate import *  # noqa: F403  (exactly the names of _aggregate.__all__)
+from ._io import aggregate as _aggregate
+from ._io.aggregate import *  # noqa: F403  (exactly the names of _io/aggregate.py's __all__)
 
 __all__ = list(_aggregate.__all__)

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._predictions import _encode_small_integers
+from .._predictions import _encode_small_integers
 
 
 # Rows per tile when columns are written into a row-major block: a tile of every

@@ -39,11 +39,11 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
-from ._limits import clip_text
-from ._paths import check_output, outside_roots, write_atomically
-from ._sorted import cumulative_gain
-from ._runfiles import (
+from .aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from .._limits import clip_text
+from .._paths import check_output, outside_roots, write_atomically
+from .._sorted import cumulative_gain
+from .runfiles import (
     DEFAULT_SPLIT,
     MAX_GROUPS,
     NUMERIC_MISSING,

@@ -26,10 +26,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
-from ._limits import clip_text, limit, refusal
-from ._predictions import ClassCodes, Predictions
-from ._sorted import _small_ints
+from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
+from .._limits import clip_text, limit, refusal
+from .._predictions import ClassCodes, Predictions
+from .._sorted import _small_ints
 
 __all__ = [
     "LoadProblem",
@@ -397,7 +397,7 @@ def _expand_paths(paths, problems: list[LoadProblem], roots=None) -> list[tuple[
     found = _expand_given(paths, problems)
     if roots is None:
         return found
-    from ._paths import outside_roots
+    from .._paths import outside_roots
 
     inside = []
     for display, path in found:
