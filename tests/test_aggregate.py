@@ -286,6 +286,8 @@ BAD_FRAMES = {
     "confidence": pd.DataFrame({"y_pred": ["a", "b", "a"], "confidence": [0.5, 1.5, np.nan],
                                 "y_true": ["a", "b", "b"]}),
     "weight": pd.DataFrame({"proba_a": [0.9, 0.4], "proba_b": [0.1, 0.6], "y_true": ["a", "b"], "weight": [-1.0, 2]}),
+    "weight_range": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7], "y_true": ["a", "b", "a"],
+                                  "weight": [1e60, 2, 1e-60]}),
     "partly_labelled": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7],
                                      "y_true": ["a", None, "b"]}),
 }  # fmt: skip

@@ -43,6 +43,18 @@ from .aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAUL
 from .._limits import clip_text
 from .._paths import check_output, outside_roots, write_atomically
 from .._sorted import cumulative_gain
+from .columns import (
+    NOT_A_NUMBER,
+    PROBA_PREFIX,
+    SPECS,
+    UNKNOWN_LABELS,
+    Dialect,
+    RowRule,
+    rule_sql,
+    rules_of,
+    spec_of,
+    sql_is_nan,
+)
 from .runfiles import (
     DEFAULT_SPLIT,
     MAX_GROUPS,
@@ -80,7 +92,6 @@ CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 SOURCE_VIEW = "source_rows"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
-_LARGEST_DOUBLE = "1.7976931348623157e308"
 # 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
 _JUST_BELOW_ONE = "CAST(0.9999999999999998 AS DOUBLE)"  # Spark reads a bare 0.99... as a DECIMAL
 
@@ -471,6 +482,7 @@ class _Plan:
     sum_tolerance: float = 1e-2
     warn_tolerance: float = 1e-6
     file_models: tuple[tuple[str, str], ...] = ()
+    dialect: Dialect = "duckdb"  # the engine's: one function (NaN) is spelled apart
 
     @property
     def top_label(self) -> bool:
@@ -536,8 +548,8 @@ def _is_integer_text(text: str) -> bool:
         return False
 
 
-def _is_nan(expression: str) -> str:
-    return f"isnan({expression})"
+def _is_nan(plan: _Plan, expression: str) -> str:
+    return sql_is_nan(expression, plan.dialect)
 
 
 def _raw_confidence(plan: _Plan) -> str:
@@ -723,39 +735,32 @@ class _Check:
 
 
 def _checks(plan: _Plan) -> list[_Check]:
-    """The in-memory loader's row checks, as SQL conditions (same messages)."""
+    """The in-memory loader's row checks, as SQL conditions: the rules and messages of ``columns.COLUMNS``."""
     checks: list[_Check] = []
     for column in ("model", "split"):
         if plan.has(column):
-            checks.append(_Check(f"{column} is empty", column, f"{_text(plan, column)} IS NULL"))
+            checks += _rule_checks(plan, column)
     numeric = [c for c in (list(plan.proba_columns) + ["confidence", "weight"]) if plan.has(c)]
     for column in numeric:
         not_number = _not_a_number(plan, column)
         if not_number is not None:
-            checks.append(_Check("values that are not numbers", column, not_number))
+            checks.append(_Check(NOT_A_NUMBER, column, not_number))
     if plan.top_label:
-        checks += _top_label_checks(plan)
+        checks += _rule_checks(plan, "y_pred") + _rule_checks(plan, "confidence")
     else:
-        checks += _proba_checks(plan)
+        for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
+            checks += [_rule_check(plan, column, rule) for column in plan.proba_columns]
     if plan.has("y_true"):
         checks.append(
             _Check(
-                f"are not among the classes {_short_list(plan.classes)}",
+                f"{UNKNOWN_LABELS} {_short_list(plan.classes)}",
                 "y_true",
                 f"{_text(plan, 'y_true')} IS NOT NULL AND {_class_of(plan, 'y_true')} IS NULL",
                 names_labels=True,
             )
         )
     if plan.has("weight"):
-        w = _number(plan, "weight")
-        not_number = _not_a_number(plan, "weight") or "FALSE"
-        checks.append(
-            _Check(
-                "weight is missing, NaN or infinite", "weight",
-                f"NOT ({not_number}) AND ({w} IS NULL OR {_is_nan(w)} OR ABS({w}) > {_LARGEST_DOUBLE})",
-            )
-        )  # fmt: skip
-        checks.append(_Check("weight must be a non-negative count", "weight", f"{w} < 0"))
+        checks += _rule_checks(plan, "weight")
     if plan.period is not None:
         checks.append(
             _Check(
@@ -766,39 +771,24 @@ def _checks(plan: _Plan) -> list[_Check]:
     return checks
 
 
-def _top_label_checks(plan: _Plan) -> list[_Check]:
-    c = _number(plan, "confidence")
-    not_number = _not_a_number(plan, "confidence") or "FALSE"
-    return [
-        _Check("y_pred is missing", "y_pred", f"{_text(plan, 'y_pred')} IS NULL"),
-        _Check(
-            "confidence is missing, NaN or infinite", "confidence",
-            f"NOT ({not_number}) AND ({c} IS NULL OR {_is_nan(c)} OR ABS({c}) > {_LARGEST_DOUBLE})",
-        ),
-        _Check("confidence must lie between 0 and 1", "confidence", f"({c} < 0 OR {c} > 1)"),
-    ]  # fmt: skip
+def _rule_check(plan: _Plan, column: str, rule: RowRule) -> _Check:
+    family = spec_of(column).family
+    value = _number(plan, column) if family in ("number", "probability", "logit") else None
+    text = _text(plan, column) if family in ("group", "label") else None
+    condition = rule_sql(rule.rule, value, _not_a_number(plan, column) if value else None, text, plan.dialect)
+    return _Check(rule.text(column), column, condition, rule.severity)
 
 
-def _proba_checks(plan: _Plan) -> list[_Check]:
-    checks = []
-    for column in plan.proba_columns:
-        p = _number(plan, column)
-        not_number = _not_a_number(plan, column) or "FALSE"
-        checks.append(
-            _Check("NaN or missing probabilities", column, f"NOT ({not_number}) AND ({p} IS NULL OR {_is_nan(p)})")
-        )
-    for column in plan.proba_columns:
-        p = _number(plan, column)
-        checks.append(_Check("infinite probabilities", column, f"ABS({p}) > {_LARGEST_DOUBLE}"))
-    for column in plan.proba_columns:
-        checks.append(_Check("negative probabilities", column, f"{_number(plan, column)} < 0"))
-    return checks
+def _rule_checks(plan: _Plan, column: str) -> list[_Check]:
+    """The checks ``columns.COLUMNS`` gives ``column`` in this kind of run."""
+    kind = "top_label" if plan.top_label else "any"
+    return [_rule_check(plan, column, rule) for rule in rules_of(column) if rule.runs in ("any", kind)]
 
 
 def _sum_deviation(plan: _Plan) -> str:
     """|sum - 1| of rows whose cells are all valid, else NULL."""
     cells = [_number(plan, c) for c in plan.proba_columns]
-    valid = " AND ".join(f"{p} IS NOT NULL AND NOT {_is_nan(p)} AND {p} >= 0 AND {p} <= 1e300" for p in cells)
+    valid = " AND ".join(f"{p} IS NOT NULL AND NOT {_is_nan(plan, p)} AND {p} >= 0 AND {p} <= 1e300" for p in cells)
     return f"(CASE WHEN {valid} THEN ABS(({' + '.join(cells)}) - 1) ELSE NULL END)"
 
 
@@ -1494,7 +1484,7 @@ def aggregate(
         tables, plans, used, rows_read = [], [], [], 0
         for source in scanned:
             options = dict(resolution=None if resolution is None else float(resolution), period=period,
-                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance)  # fmt: skip
+                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, dialect=engine)  # fmt: skip
             try:
                 done = _aggregate_source(runner, source, problems, options, max_groups, progress)
             except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file

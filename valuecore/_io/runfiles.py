@@ -26,6 +26,22 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from .columns import (
+    CONFIDENCE_TOLERANCE,
+    FEW_VALUES,
+    LABEL_LIKE,
+    LOGIT_PREFIX,
+    NOT_A_NUMBER,
+    PROBA_ALIASES,
+    PROBA_PREFIX,
+    RESERVED_COLUMNS,
+    SPECS,
+    TEXT_COLUMNS,
+    TIME_RANGE,
+    UNKNOWN_LABELS,
+    is_run_column,
+    rule_mask,
+)
 from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
 from .._limits import clip_text, limit, refusal
 from .._predictions import ClassCodes, Predictions
@@ -40,16 +56,10 @@ __all__ = [
     "load_runs",
 ]
 
-PROBA_PREFIX = "proba_"
-LOGIT_PREFIX = "logit_"
-RESERVED_COLUMNS = ("model", "split", "id", "timestamp", "weight", "y_true", "y_pred", "confidence")
-TEXT_COLUMNS = ("model", "split", "id", "timestamp", "y_true", "y_pred")
-_FEW_VALUES = ("model", "split", "y_true", "y_pred")  # text columns with few distinct values
 DEFAULT_SPLIT = "all"
 RUN_FILE_SUFFIXES = (".csv", ".parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 SHOWN_ROWS = 5
-CONFIDENCE_TOLERANCE = 1e-6  # a confidence up to 1 + this is read as 1 (float32 round-off)
 SHOWN_COLUMNS = 5
 MAX_GROUPS = 1000  # distinct models or splits per file
 # Class codes of labels that are not classes: empty cells, and text that names no class.
@@ -751,7 +761,7 @@ def _top_label_columns(frame, kind: _RunKind, classes, problems: _FileProblems):
     if y_pred_codes is not None:
         missing = y_pred_codes == _MISSING
         if missing.any():
-            problems.add("y_pred is missing", column="y_pred", where=missing)
+            problems.add(SPECS["y_pred"].rules[0].text("y_pred"), column="y_pred", where=missing)
     return y_pred_codes, _confidence(frame, problems)
 
 
@@ -1042,7 +1052,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         # Text columns with few distinct values become categories: codes, not one string object per row.
         text = (pa.types.is_string, pa.types.is_large_string)
         labels = [schema.names[i] for i in kept
-                  if columns[i] in _FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
+                  if columns[i] in FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
         if labels:
             source = data if isinstance(data, Path) else io.BytesIO(data)
             parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
@@ -1149,13 +1159,15 @@ class _FloatColumns:
             return None
         found: list = []
 
+        (rule,) = SPECS[LOGIT_PREFIX].rules
+
         def check(block, start):
-            rows, cols = np.nonzero(~np.isfinite(block))
+            rows, cols = np.nonzero(rule_mask(rule.rule, block))
             if rows.size:
                 found.append((rows + start, cols))
 
         logits = self._matrix(ordered, layout, check)
-        _report_columns(problems, ordered, found, "NaN, missing or infinite logits")
+        _report_columns(problems, ordered, found, rule.message)
         return logits
 
 
@@ -1321,7 +1333,7 @@ def _check_plain_cells(schema, problems: _FileProblems) -> bool:
     """Whether every run column of an Arrow ``schema`` holds one plain value per cell (no lists, no records)."""
     import pyarrow as pa
 
-    nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
+    nested = [f.name for f in schema if pa.types.is_nested(f.type) and is_run_column(f.name.strip())]
     for name in nested:
         problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
     return not nested
@@ -1340,7 +1352,7 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
     unknown = [
         c
         for c in columns
-        if not _is_run_column(c) and not _unnamed(c)
+        if not is_run_column(c) and not _unnamed(c)
     ]
     if not unknown:
         return
@@ -1348,12 +1360,12 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
     lowered = {r.lower(): r for r in RESERVED_COLUMNS}
     for c in unknown:
         known = lowered.get(c.lower().replace("-", "_").replace(" ", "_"))
-        if known is None and c.lower().startswith(("prob_", "p_", "probability_")):
+        if known is None and c.lower().startswith(PROBA_ALIASES):
             known = PROBA_PREFIX + c.split("_", 1)[1]
         if known is not None:
             hints.append(f"{known!r} for {c!r}")
     if "y_true" not in columns:
-        label_like = [c for c in unknown if c.strip().lower().replace("-", "_").replace(" ", "_") in _LABEL_LIKE]
+        label_like = [c for c in unknown if c.strip().lower().replace("-", "_").replace(" ", "_") in LABEL_LIKE]
         if label_like:
             # Loading on would drop the labels without a word: every figure that needs them would be missing.
             problems.add(
@@ -1366,17 +1378,6 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
     if hints:
         message += "; did you mean " + ", ".join(hints) + "?"
     problems.add(message, column=unknown[0] if len(unknown) == 1 else None, severity="warning")
-
-
-# Names people give the true-label column; a file with one of these and no y_true almost surely meant y_true.
-_LABEL_LIKE = frozenset((
-    "label", "labels", "target", "targets", "y", "class", "truth", "ground_truth", "groundtruth", "gt",
-    "true_label", "true_class", "actual", "y_test", "ytrue", "true",
-))
-
-
-def _is_run_column(column: str) -> bool:
-    return column in RESERVED_COLUMNS or column.startswith((PROBA_PREFIX, LOGIT_PREFIX))
 
 
 def _unnamed(column: str) -> bool:
@@ -1433,7 +1434,7 @@ def _group_column(frame, column: str, default: str, problems: _FileProblems, n: 
     codes = remap[codes]
     missing = codes < 0
     if missing.any():
-        problems.add(f"{column} is empty", column=column, where=missing)
+        problems.add(SPECS[column].rules[0].text(column), column=column, where=missing)
     return codes, names
 
 
@@ -1482,7 +1483,7 @@ def _label_column(frame, column: str, classes: tuple[str, ...], problems: _FileP
     unknown = class_codes == _UNKNOWN
     if unknown.any():
         problems.add(
-            f"labels {_short_list(unknown_labels)} are not among the classes {_short_list(classes)}",
+            f"labels {_short_list(unknown_labels)} {UNKNOWN_LABELS} {_short_list(classes)}",
             column=column,
             where=unknown,
         )
@@ -1498,7 +1499,7 @@ def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, n
         converted = pd.to_numeric(series, errors="coerce")
         not_number = converted.isna().to_numpy() & series.notna().to_numpy()
         if not_number.any():
-            problems.add("values that are not numbers", column=column, where=not_number)
+            problems.add(NOT_A_NUMBER, column=column, where=not_number)
         series = converted
     return series.to_numpy(dtype=np.float64, na_value=np.nan), not_number
 
@@ -1551,7 +1552,8 @@ class _ProbabilityChecks:
     (a row within the sum tolerance) are set to 1 in place, so no threshold exceeds 1.
     """
 
-    MESSAGES = ("NaN or missing probabilities", "infinite probabilities", "negative probabilities")
+    RULES = SPECS[PROBA_PREFIX].rules
+    MESSAGES = tuple(rule.message for rule in RULES)
 
     def __init__(self, columns, sum_tolerance: float, warn_tolerance: float):
         self.columns = columns
@@ -1576,13 +1578,12 @@ class _ProbabilityChecks:
 
     def _bad_entries(self, block: np.ndarray, start: int, text: np.ndarray | None) -> np.ndarray:
         """Record the NaN, infinite and negative entries; the rows' deviations from 1 (0 where invalid)."""
-        nan = np.isnan(block) if text is None else np.isnan(block) & ~text
-        masks = (nan, np.isinf(block), block < 0)
+        masks = [rule_mask(rule.rule, block, text) for rule in self.RULES]
         for message, mask in zip(self.MESSAGES, masks):
             if mask.any():
                 rows, cols = np.nonzero(mask)
                 self.found[message].append((rows + start, cols))
-        invalid = (masks[0] | masks[1] | masks[2]).any(axis=1)
+        invalid = np.logical_or.reduce(masks).any(axis=1)
         if text is not None:
             invalid |= text.any(axis=1)
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
@@ -1656,8 +1657,8 @@ def _logits(frame, columns, classes, problems: _FileProblems):
     if ordered is None:
         return None
     logits, not_number = _numeric_matrix(frame, ordered, problems)
-    bad = ~np.isfinite(logits) if not_number is None else ~np.isfinite(logits) & ~not_number
-    _report_by_column(problems, ordered, bad, "NaN, missing or infinite logits")
+    (rule,) = SPECS[LOGIT_PREFIX].rules
+    _report_by_column(problems, ordered, rule_mask(rule.rule, logits, not_number), rule.message)
     return logits
 
 
@@ -1678,50 +1679,28 @@ def _logit_order(columns, classes, problems: _FileProblems) -> list[str] | None:
     return [LOGIT_PREFIX + c for c in classes]
 
 
+def _checked_number(frame, column: str, problems: _FileProblems) -> np.ndarray:
+    """A number column as float64, each of its rules in ``columns.SPECS`` checked (same rows, same messages
+    as the aggregation's SQL)."""
+    values, not_number = _numeric(frame, column, problems)
+    for rule in SPECS[column].rules:
+        bad = rule_mask(rule.rule, values, not_number)
+        if bad.any():
+            problems.add(rule.text(column), column=column, where=bad, severity=rule.severity)
+    return values
+
+
 def _confidence(frame, problems: _FileProblems) -> np.ndarray:
-    confidence, not_number = _numeric(frame, "confidence", problems)
-    missing = ~np.isfinite(confidence) if not_number is None else ~np.isfinite(confidence) & ~not_number
-    if missing.any():
-        problems.add("confidence is missing, NaN or infinite", column="confidence", where=missing)
+    confidence = _checked_number(frame, "confidence", problems)
     # float32 round-off (1.00000012) is read as 1: a threshold must never exceed 1.
     near_one = (confidence > 1) & (confidence <= 1 + CONFIDENCE_TOLERANCE)
     if near_one.any():
         confidence = np.where(near_one, 1.0, confidence)
-    outside = (confidence < 0) | (confidence > 1)
-    if outside.any():
-        problems.add("confidence must lie between 0 and 1", column="confidence", where=outside)
     return confidence
 
 
 def _weights(frame, problems: _FileProblems) -> np.ndarray | None:
-    if "weight" not in frame.columns:
-        return None
-    weight, not_number = _numeric(frame, "weight", problems)
-    bad = ~np.isfinite(weight) if not_number is None else ~np.isfinite(weight) & ~not_number
-    if bad.any():
-        problems.add("weight is missing, NaN or infinite", column="weight", where=bad)
-    negative = weight < 0
-    if negative.any():
-        problems.add("weight must be a non-negative count", column="weight", where=negative)
-    _weights_in_range(weight, problems)
-    return weight
-
-
-# Weights multiply values (up to 1e100, see UseCase) and are squared for intervals; within this range
-# no sum of a run overflows or underflows float64.
-WEIGHT_RANGE = (1e-50, 1e50)
-
-
-def _weights_in_range(weight: np.ndarray, problems: _FileProblems) -> None:
-    low, high = WEIGHT_RANGE
-    outside = (weight > high) | ((weight > 0) & (weight < low))
-    if outside.any():
-        problems.add(
-            f"weight must be 0 or between {low:g} and {high:g}; rescale the weights (multiplying every "
-            "weight by one number changes no threshold and no value per item)",
-            column="weight",
-            where=outside,
-        )
+    return _checked_number(frame, "weight", problems) if "weight" in frame.columns else None
 
 
 def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
@@ -1755,10 +1734,6 @@ def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
     if _times_out_of_range(parsed, problems):
         return None
     return parsed.to_numpy(dtype="datetime64[ns]")
-
-
-# Timestamps are held in nanoseconds (numpy datetime64[ns]): 1677-09-21 to 2262-04-11.
-TIME_RANGE = ("1677-09-22", "2262-04-11")
 
 
 def _times_out_of_range(parsed: pd.Series, problems: _FileProblems) -> bool:
