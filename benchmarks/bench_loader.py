@@ -14,7 +14,9 @@ side in one process with medians of interleaved repeats, for scores rounded to 4
 decimals (float32, as many exports are) and full-precision float64 scores:
 
 - read: ``load_run_file`` (reading and validating every cell) against
-  ``pd.read_parquet`` of the same columns;
+  ``pd.read_parquet`` of the same columns, in wall time and in CPU time of the
+  process (all its threads: on a machine shared with other work the CPU ratio
+  says what each costs, the wall ratio what a user with idle cores waits);
 - ``Predictions.from_proba`` on the same matrix already in memory (row-major
   float64, as ``predict_proba`` returns it);
 - file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
@@ -103,6 +105,25 @@ def read_with_pandas(path):
     return confidence, y_pred == frame["y_true"].to_numpy()
 
 
+def median_cpu_ratio(ours, theirs, repeat: int) -> float:
+    """Median over interleaved pairs of the process CPU time (all threads) of ``ours`` / ``theirs``."""
+    import gc
+    import time
+
+    import numpy as np
+
+    ratios = []
+    for _ in range(repeat):
+        spent = []
+        for function in (ours, theirs):
+            gc.collect()
+            start = time.process_time()
+            function()
+            spent.append(time.process_time() - start)
+        ratios.append(spent[0] / spent[1])
+    return float(np.median(ratios))
+
+
 def from_file_table(sizes, repeat: int) -> None:
     import numpy as np
     import pandas as pd
@@ -117,7 +138,8 @@ def from_file_table(sizes, repeat: int) -> None:
         run = load_run_file(path).models["run"].splits["all"]
         return vc.fit_policy("threshold", vc.presort(run), use_case).threshold
 
-    header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'from_proba':>10} | "
+    header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} {'cpu ratio':>9} | "
+              f"{'from_proba':>10} {'/read':>6} | "
               f"{'file->thr vc':>12} {'pandas':>8} {'numpy':>8} {'pandas/vc':>9} {'numpy/vc':>8} | "
               f"{'per move':>9} | load")
     print(header)
@@ -134,6 +156,8 @@ def from_file_table(sizes, repeat: int) -> None:
                 del frame
                 sorted_run = vc.presort(load_run_file(path).models["run"].splits["all"])
                 load = os.getloadavg()[0]
+                cpu = median_cpu_ratio(lambda: load_run_file(path),
+                                       lambda: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]), repeat)
                 times = median_times({
                     "read vc": lambda: load_run_file(path),
                     "read pandas": lambda: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]),
@@ -148,10 +172,12 @@ def from_file_table(sizes, repeat: int) -> None:
                 assert numpy_sort_cumsum(*read_with_pandas(path), use_case) == expected
                 t = {k: v * 1e3 for k, v in times.items()}
                 print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['read vc']:8.0f} {t['read pandas']:8.0f} "
-                      f"{times['read vc'] / times['read pandas']:5.2f}x | {t['from_proba']:10.0f} | "
+                      f"{times['read vc'] / times['read pandas']:5.2f}x {cpu:8.2f}x | {t['from_proba']:10.0f} "
+                      f"{times['from_proba'] / times['read vc']:5.2f}x | "
                       f"{t['vc']:12.0f} {t['pandas']:8.0f} {t['numpy']:8.0f} {times['pandas'] / times['vc']:8.2f}x "
                       f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}")
-    print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better);"
+    print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better), in wall"
+          "\ntime and in the process's CPU time (every thread); /read = from_proba / valuecore's read;"
           "\nfile->thr ratios = baseline / valuecore (> 1: valuecore faster). rounded = float32 rounded to 4"
           "\ndecimals; full = float64 at full precision. load = load average before-after the row.")
 

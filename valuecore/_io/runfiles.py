@@ -17,7 +17,8 @@ import os
 import re
 import unicodedata
 import warnings
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,7 +45,7 @@ from .columns import (
 )
 from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
 from .._limits import clip_text, limit, refusal
-from .._predictions import ClassCodes, Predictions
+from .._predictions import ClassCodes, Predictions, _top_of_columns
 from .._sorted import _small_ints
 
 __all__ = [
@@ -671,7 +672,10 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
     n = len(frame)
     model_codes, model_names = _group_column(frame, "model", _display_stem(display), problems, n)
     split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, problems, n)
-    layout = _layout(model_codes, split_codes, len(split_names))
+    if "model" in frame.columns or "split" in frame.columns:
+        layout = _layout(model_codes, split_codes, len(split_names))
+    else:  # one model, one split: the file's order is theirs
+        layout = _Layout(None, None, np.zeros(1, dtype=np.int64), {(0, 0): (0, n)})
     del model_codes, split_codes
     order = layout.order
     weight = _weights(frame, problems)
@@ -689,10 +693,11 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
         proba = logits = None
         y_pred_codes, confidence = _top_label_columns(frame, kind, classes, problems)
     else:
-        y_pred_codes = confidence = None
-        proba, logits = _probability_columns(
+        proba, logits, top = _probability_columns(
             frame, kind, classes, problems, sum_tolerance, warn_tolerance, floats, layout if laid_out else None
         )
+        # For a full-probability run these hold the argmax and max found while checking (or None).
+        y_pred_codes, confidence = (None, None) if top is None else top
         if not laid_out:
             proba, logits = _in_order(proba, order), _in_order(logits, order)
     y_true_codes, y_pred_codes, confidence = (_in_order(v, order) for v in (y_true_codes, y_pred_codes, confidence))
@@ -716,28 +721,32 @@ def _rows(order: np.ndarray | None, start: int, stop: int):
 def _probability_columns(
     frame, kind: _RunKind, classes, problems: _FileProblems, sum_tolerance, warn_tolerance, floats=None, layout=None
 ):
-    """(proba, logits) of a full-probability run; a given y_pred is only compared.
+    """(proba, logits, top) of a full-probability run; a given y_pred is only compared.
 
     With ``floats`` the matrices are read from the file with their rows in the
-    ``layout`` order; problems still name file rows.
+    ``layout`` order; problems still name file rows. ``top``: each row's (argmax, max)
+    in file order, found while checking, or None.
     """
     order = None
     if floats is None:
-        proba = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
+        proba, top = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
         logits = _logits(frame, list(kind.logit_columns), classes, problems)
     else:
         order = layout.order
-        proba = floats.probabilities(list(kind.proba_columns), layout, problems, sum_tolerance, warn_tolerance)
+        proba, top = floats.probabilities(list(kind.proba_columns), layout, problems, sum_tolerance, warn_tolerance)
         logits = floats.logits(list(kind.logit_columns), classes, layout, problems)
         floats.close()
     if "y_pred" in frame.columns:
         y_pred_given = _label_column(frame, "y_pred", classes, problems)
         if proba is not None and y_pred_given is not None:
-            if order is not None:
-                y_pred_given = y_pred_given[order]
-            disagree = (y_pred_given >= 0) & (y_pred_given != np.argmax(proba, axis=1))
-            if order is not None:
-                disagree = order[disagree]
+            if top is not None:  # both in file order
+                disagree = (y_pred_given >= 0) & (y_pred_given != top[0])
+            else:
+                if order is not None:
+                    y_pred_given = y_pred_given[order]
+                disagree = (y_pred_given >= 0) & (y_pred_given != np.argmax(proba, axis=1))
+                if order is not None:
+                    disagree = order[disagree]
             if disagree.any():
                 problems.add(
                     "y_pred differs from the most probable proba_ column; predictions are "
@@ -746,7 +755,7 @@ def _probability_columns(
                     where=disagree,
                     severity="warning",
                 )
-    return proba, logits
+    return proba, logits, top
 
 
 def _top_label_columns(frame, kind: _RunKind, classes, problems: _FileProblems):
@@ -884,7 +893,8 @@ def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parse
         if parsed.proba is not None:
             logits = None if parsed.logits is None else parsed.logits[rows]
             # Checked column by column above; a second pass over (n, C) would only cost time and memory.
-            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, **common)
+            top = None if parsed.confidence is None else (parsed.y_pred_codes[rows], parsed.confidence[rows])
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, top=top, **common)
         y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
         return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
@@ -1095,7 +1105,8 @@ class _FloatColumns:
     def _matrix(self, columns, layout: _Layout | None, check):
         """Matrix (n, k) of ``columns``, its rows in the ``layout`` order (None: file order).
 
-        ``check(block, first_file_row)`` sees each block of file rows, and may change it,
+        ``check(block, first_file_row, columns)`` sees each block of file rows (and its columns as
+        read, class-major, read-only), and may change the block,
         before it is placed. float32 stays float32 when every column is float32, as in
         :func:`_numeric_matrix`.
         """
@@ -1104,23 +1115,22 @@ class _FloatColumns:
         schema = self.parquet.schema_arrow
         types = {schema.field(self.names[c]).type for c in columns}
         dtype = np.float32 if types == {pa.float32()} else np.float64
-        matrix = np.empty((self.n, len(columns)), dtype=dtype)
+        matrix = _class_major_matrix(self.n, len(columns), dtype)
         group = None if layout is None or layout.order is None else layout.group
         if group is not None:
-            buffer = np.empty((_CHECK_BLOCK, len(columns)), dtype=dtype)
+            buffer = _class_major_matrix(_CHECK_BLOCK, len(columns), dtype)
             cursor = layout.starts.copy()  # where each pair's next row goes
-        start = 0
-        for batch in self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=[self.names[c] for c in columns]):
-            stop = start + batch.num_rows
+        def place(start: int, read: list[np.ndarray]) -> None:
+            """Fill, check and lay out file rows start:start+len(read[0]) (one batch at a time, in order)."""
+            stop = start + len(read[0])
             if group is None:
                 block = matrix[start:stop]
             else:
                 groups = group[start:stop]
                 one = groups[0] if (groups == groups[0]).all() else None
                 block = buffer[: stop - start] if one is None else matrix[cursor[one] : cursor[one] + stop - start]
-            fill_columns(block, [column.to_numpy(zero_copy_only=False) for column in batch.columns])  # nulls: NaN
-            del batch
-            check(block, start)
+            fill_columns(block, read)
+            check(block, start, read)
             if group is None:
                 pass
             elif one is not None:
@@ -1135,7 +1145,21 @@ class _FloatColumns:
                     pair = sorted_groups[a]
                     matrix[cursor[pair] : cursor[pair] + b - a] = sorted_block[a:b]
                     cursor[pair] += b - a
-            start = stop
+
+        # Arrow decodes the next batch while numpy places this one (both let go of the GIL): one worker,
+        # so batches are placed in file order, and at most two wait (the memory stays a few batches).
+        start = 0
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="valuecore-place") as worker:
+            waiting: deque = deque()
+            for batch in self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=[self.names[c] for c in columns]):
+                read = [column.to_numpy(zero_copy_only=False) for column in batch.columns]  # nulls: NaN
+                waiting.append(worker.submit(place, start, read))
+                start += batch.num_rows
+                del batch, read
+                if len(waiting) > 2:
+                    waiting.popleft().result()
+            while waiting:
+                waiting.popleft().result()
         if start != self.n:
             raise ValueError(f"read {start} rows of probabilities, expected {self.n}")
         return matrix
@@ -1148,9 +1172,9 @@ class _FloatColumns:
 
     def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
         """As :func:`_probabilities`, its rows in the ``layout`` order."""
-        checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance)
+        checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, self.n)
         proba = self._matrix(columns, layout, checks.block)
-        return proba if checks.report(problems) else None
+        return (proba, checks.argmax_and_max) if checks.report(problems) else (None, None)
 
     def logits(self, columns, classes, layout: _Layout | None, problems: _FileProblems):
         """As :func:`_logits`, its rows in the ``layout`` order."""
@@ -1161,7 +1185,7 @@ class _FloatColumns:
 
         (rule,) = SPECS[LOGIT_PREFIX].rules
 
-        def check(block, start):
+        def check(block, start, read):
             rows, cols = np.nonzero(rule_mask(rule.rule, block))
             if rows.size:
                 found.append((rows + start, cols))
@@ -1504,18 +1528,24 @@ def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, n
     return series.to_numpy(dtype=np.float64, na_value=np.nan), not_number
 
 
+def _class_major_matrix(n: int, k: int, dtype) -> np.ndarray:
+    """An empty (n, k) matrix stored column by column (Fortran order), as Parquet and pandas hold the
+    columns: each is copied in whole, with no transposition; every numpy operation reads it as any other."""
+    return np.empty((k, n), dtype=dtype).T
+
+
 def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray | None]:
     """Columns as one matrix (n, k) and the (n, k) mask of non-numeric text (None when all are numbers).
 
     Float columns keep their dtype (float32 stays float32: half the memory,
     and every float32 is exactly a float64) and are copied once, column by
-    column, into the matrix; nothing else of size (n, k) is made.
+    column, into the (column-major) matrix; nothing else of size (n, k) is made.
     """
     if all(pd.api.types.is_float_dtype(frame[c]) for c in columns):
         dtypes = {np.dtype(frame[c].dtype.numpy_dtype if hasattr(frame[c].dtype, "numpy_dtype") else frame[c].dtype)
                   for c in columns}  # fmt: skip
         dtype = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
-        matrix = np.empty((len(frame), len(columns)), dtype=dtype)
+        matrix = _class_major_matrix(len(frame), len(columns), dtype)
         for j, c in enumerate(columns):
             matrix[:, j] = frame[c].to_numpy(dtype=dtype, na_value=np.nan)
         return matrix, None
@@ -1528,20 +1558,22 @@ def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray
 
 
 def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_tolerance):
-    """Probability matrix (n, n_classes) in the file's float dtype, or None after reporting errors.
+    """Probability matrix (n, n_classes) in the file's float dtype, or None after reporting errors;
+    and its (argmax, max) in file order, or None when the checks could not find them.
 
     Checked in blocks of rows, so the working memory stays a few MB whatever n.
     """
     before = len(problems.items)
     proba, not_number = _numeric_matrix(frame, columns, problems)
-    checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance)
+    checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, proba.shape[0])
     for start in range(0, proba.shape[0], _CHECK_BLOCK):
         text = None if not_number is None else not_number[start : start + _CHECK_BLOCK]
-        checks.block(proba[start : start + _CHECK_BLOCK], start, text)
+        block = proba[start : start + _CHECK_BLOCK]
+        checks.block(block, start, np.ascontiguousarray(block.T), text)
     checks.report(problems)
     if any(p.severity == "error" for p in problems.items[before:]):
-        return None
-    return proba
+        return None, None
+    return proba, checks.argmax_and_max
 
 
 class _ProbabilityChecks:
@@ -1555,8 +1587,14 @@ class _ProbabilityChecks:
     RULES = SPECS[PROBA_PREFIX].rules
     MESSAGES = tuple(rule.message for rule in RULES)
 
-    def __init__(self, columns, sum_tolerance: float, warn_tolerance: float):
+    def __init__(self, columns, sum_tolerance: float, warn_tolerance: float, n: int):
         self.columns = columns
+        # Each row's predicted class and confidence (argmax, max, in the columns' dtype), in file order,
+        # found from the columns as read while they are in cache; None once a block could not say.
+        self.n = n
+        self.top: tuple[np.ndarray, np.ndarray] | None = None
+        self._found = True
+        self._equal = np.empty(_CHECK_BLOCK, dtype=bool)
         self.sum_tolerance = sum_tolerance
         self.warn_tolerance = warn_tolerance
         self.found: dict[str, list] = {m: [] for m in self.MESSAGES}  # (file rows, column indices) per block
@@ -1564,17 +1602,33 @@ class _ProbabilityChecks:
         self.too_far = _RowTally()
         self.off = _RowTally()
 
-    def block(self, block: np.ndarray, start: int, text: np.ndarray | None = None) -> None:
-        """Check rows start:start+len(block) of the file; ``text``: their non-numeric cells, reported already."""
-        deviation = clean_row_deviations(block) if text is None else None
+    def block(self, block: np.ndarray, start: int, columns, text: np.ndarray | None = None) -> None:
+        """Check rows start:start+len(block) of the file, given row-major (``block``) and class-major
+        (``columns``); ``text``: their non-numeric cells, reported already."""
+        deviation = clean_row_deviations(columns) if text is None else None
         if deviation is None:
             deviation = self._bad_entries(block, start, text)
+            self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
         if deviation.size:
             self.worst = max(self.worst, float(deviation.max()))
         self.too_far.add(deviation > self.sum_tolerance, start)
         self.off.add(deviation > self.warn_tolerance, start)
-        if deviation.size and block.max() > 1.0:
+        top = None
+        if self._found and deviation.size:
+            if self.top is None:
+                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n, dtype=columns[0].dtype))
+            y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
+            if _top_of_columns(columns, y_pred, confidence, self._equal[: deviation.size]):
+                top = confidence
+            else:
+                self._found = False
+        if deviation.size and (block.max() if top is None else top.max()) > 1.0:
             np.minimum(block, 1.0, out=block)
+
+    @property
+    def argmax_and_max(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(argmax, max) of every row, or None when some block could not say."""
+        return self.top if self._found else None
 
     def _bad_entries(self, block: np.ndarray, start: int, text: np.ndarray | None) -> np.ndarray:
         """Record the NaN, infinite and negative entries; the rows' deviations from 1 (0 where invalid)."""
