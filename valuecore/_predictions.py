@@ -117,6 +117,7 @@ def _check_proba_rows(proba: np.ndarray, sum_tolerance: float) -> None:
 
 
 _ROWS_PER_BLOCK = 4096
+_ROWS_PER_TILE = 16384  # of the one-pass check and argmax: fewer calls, the tile still in the L2 cache
 _FEW_CLASSES = 32
 
 
@@ -187,12 +188,12 @@ def _checked_top(proba: np.ndarray, sum_tolerance: float) -> tuple[np.ndarray, n
         return None
     y_pred = np.empty(n, dtype=np.int64)
     confidence = np.empty(n, dtype=proba.dtype)
-    tile = np.empty((n_classes, _ROWS_PER_BLOCK), dtype=proba.dtype)
-    total = np.empty(_ROWS_PER_BLOCK)
-    equal = np.empty(_ROWS_PER_BLOCK, dtype=bool)
+    tile = np.empty((n_classes, _ROWS_PER_TILE), dtype=proba.dtype)
+    total = np.empty(_ROWS_PER_TILE)
+    equal = np.empty(_ROWS_PER_TILE, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
-        for start in range(0, n, _ROWS_PER_BLOCK):
-            block = proba[start : start + _ROWS_PER_BLOCK]
+        for start in range(0, n, _ROWS_PER_TILE):
+            block = proba[start : start + _ROWS_PER_TILE]
             rows = block.shape[0]
             columns = tile[:, :rows]
             np.copyto(columns, block.T)
