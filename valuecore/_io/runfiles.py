@@ -1120,6 +1120,7 @@ class _FloatColumns:
         if group is not None:
             buffer = _class_major_matrix(_CHECK_BLOCK, len(columns), dtype)
             cursor = layout.starts.copy()  # where each pair's next row goes
+
         def place(start: int, read: list[np.ndarray]) -> None:
             """Fill, check and lay out file rows start:start+len(read[0]) (one batch at a time, in order)."""
             stop = start + len(read[0])
