@@ -90,6 +90,9 @@ AGGREGATE_METADATA_KEY = b"valuecore.aggregate"
 CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 # The view every engine exposes: the source's columns plus where each row comes from.
 SOURCE_VIEW = "source_rows"
+# Spark: the same rows without the file and row columns, which make its scan read and build the file
+# metadata of every row; the grouping needs neither (the pass that names bad rows reads SOURCE_VIEW).
+VALUES_VIEW = "source_values"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
 # 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
@@ -615,7 +618,7 @@ def _rows_sql(plan: _Plan) -> str:
     if not plan.top_label and plan.resolution is None:
         parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
     if not _checks_in_groups(plan):
-        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {SOURCE_VIEW}"
+        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {_values_view(plan)}"
     # The loader's checks ride along as one flag per row (counted per group): no pass of their own.
     bad = [f"({c.bad})" for c in _checks(plan)]
     if not plan.top_label:
@@ -623,10 +626,16 @@ def _rows_sql(plan: _Plan) -> str:
         bad.append(f"{deviation} > {plan.sum_tolerance!r}")
         parts.append(f"{deviation} AS deviation")
     parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 END AS bad")
-    return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
+    return f"SELECT {', '.join(parts)} FROM {_values_view(plan)}"
 
 
 GROUPED_TABLE = "grouped_rows"
+
+
+def _values_view(plan: _Plan) -> str:
+    """The view the grouping reads: DuckDB's one view (it names each file's model by its file column when
+    several run files are read in one pass), Spark's view without the file and row columns."""
+    return VALUES_VIEW if plan.dialect == "spark" else SOURCE_VIEW
 
 
 def _keys(plan: _Plan) -> list[str]:
@@ -1066,7 +1075,7 @@ class _Spark(_Engine):
         self._size_shuffle(source.rows)
         reader = self.spark.read
         if source.format == "spark_table":
-            frame = self._catalog_table(source)
+            frame = values = self._catalog_table(source)
             frame = frame.selectExpr(
                 "*", f"{_lit(source.display)} AS {FILE_COLUMN}", f"CAST(NULL AS BIGINT) AS {ROW_COLUMN}"
             )
@@ -1079,9 +1088,11 @@ class _Spark(_Engine):
             else:
                 frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
                 row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
+            values = frame
             frame = frame.selectExpr("*", f"_metadata.file_path AS {FILE_COLUMN}", f"{row} AS {ROW_COLUMN}")
             for file in source.files:
                 self._uris[_uri_path(Path(file).resolve().as_uri())] = file
+        values.createOrReplaceTempView(VALUES_VIEW)
         frame.createOrReplaceTempView(SOURCE_VIEW)
 
     def _catalog_table(self, source: _Source):
@@ -1125,6 +1136,7 @@ class _Spark(_Engine):
     def close(self) -> None:
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
+        self.spark.catalog.dropTempView(VALUES_VIEW)
         self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
 
 
