@@ -643,7 +643,8 @@ def _keys(plan: _Plan) -> list[str]:
 
 
 def grouped_sql(plan: _Plan) -> str:
-    """The aggregation, one SQL text for DuckDB and Spark.
+    """The aggregation, one SQL text for DuckDB and Spark (but for how each spells NaN, and the view Spark
+    reads without its file metadata).
 
     One row per (model, split[, period], predicted class, confidence, true
     class): the summed weight, the number of raw rows, the number of rows
