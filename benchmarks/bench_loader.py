@@ -14,7 +14,9 @@ side in one process with medians of interleaved repeats, for scores rounded to 4
 decimals (float32, as many exports are) and full-precision float64 scores:
 
 - read: ``load_run_file`` (reading and validating every cell) against
-  ``pd.read_parquet`` of the same columns;
+  ``pd.read_parquet`` of the same columns, in wall time and in CPU time of the
+  process (all its threads: on a machine shared with other work the CPU ratio
+  says what each costs, the wall ratio what a user with idle cores waits);
 - ``Predictions.from_proba`` on the same matrix already in memory (row-major
   float64, as ``predict_proba`` returns it);
 - file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
@@ -103,10 +105,31 @@ def read_with_pandas(path):
     return confidence, y_pred == frame["y_true"].to_numpy()
 
 
+def median_wall_and_cpu(contenders: dict, repeat: int) -> tuple[dict, dict]:
+    """Medians of wall seconds and of the process's CPU seconds (all threads) of each contender, run in
+    turn within each repeat (interleaved, so a change of the machine's load hits them alike)."""
+    import gc
+    import time
+
+    import numpy as np
+
+    wall: dict = {name: [] for name in contenders}
+    cpu: dict = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, function in contenders.items():
+            gc.collect()
+            started, spent = time.perf_counter(), time.process_time()
+            function()
+            wall[name].append(time.perf_counter() - started)
+            cpu[name].append(time.process_time() - spent)
+    return ({name: float(np.median(v)) for name, v in wall.items()},
+            {name: float(np.median(v)) for name, v in cpu.items()})  # fmt: skip
+
+
 def from_file_table(sizes, repeat: int) -> None:
     import numpy as np
     import pandas as pd
-    from bench_core import median_times, numpy_sort_cumsum, pandas_groupby_cumsum
+    from bench_core import numpy_sort_cumsum, pandas_groupby_cumsum
 
     import valuecore as vc
     from valuecore.runs import load_run_file
@@ -117,7 +140,8 @@ def from_file_table(sizes, repeat: int) -> None:
         run = load_run_file(path).models["run"].splits["all"]
         return vc.fit_policy("threshold", vc.presort(run), use_case).threshold
 
-    header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'from_proba':>10} | "
+    header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'cpu vc':>7} {'pandas':>7} "
+              f"{'ratio':>6} | {'from_proba':>10} {'cpu':>5} {'/read':>6} | "
               f"{'file->thr vc':>12} {'pandas':>8} {'numpy':>8} {'pandas/vc':>9} {'numpy/vc':>8} | "
               f"{'per move':>9} | load")
     print(header)
@@ -134,7 +158,7 @@ def from_file_table(sizes, repeat: int) -> None:
                 del frame
                 sorted_run = vc.presort(load_run_file(path).models["run"].splits["all"])
                 load = os.getloadavg()[0]
-                times = median_times({
+                times, cpu = median_wall_and_cpu({
                     "read vc": lambda: load_run_file(path),
                     "read pandas": lambda: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]),
                     "from_proba": lambda: vc.Predictions.from_proba(matrix, labels),
@@ -147,11 +171,15 @@ def from_file_table(sizes, repeat: int) -> None:
                 assert pandas_groupby_cumsum(*read_with_pandas(path), use_case) == expected
                 assert numpy_sort_cumsum(*read_with_pandas(path), use_case) == expected
                 t = {k: v * 1e3 for k, v in times.items()}
+                c = {k: v * 1e3 for k, v in cpu.items()}
                 print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['read vc']:8.0f} {t['read pandas']:8.0f} "
-                      f"{times['read vc'] / times['read pandas']:5.2f}x | {t['from_proba']:10.0f} | "
+                      f"{times['read vc'] / times['read pandas']:5.2f}x | {c['read vc']:7.0f} {c['read pandas']:7.0f} "
+                      f"{cpu['read vc'] / cpu['read pandas']:5.2f}x | {t['from_proba']:10.0f} {c['from_proba']:5.0f} "
+                      f"{cpu['from_proba'] / cpu['read vc']:5.2f}x | "
                       f"{t['vc']:12.0f} {t['pandas']:8.0f} {t['numpy']:8.0f} {times['pandas'] / times['vc']:8.2f}x "
                       f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}")
-    print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better);"
+    print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better), in wall"
+          "\ntime and in the process's CPU time (every thread); /read = from_proba / valuecore's read, in CPU time;"
           "\nfile->thr ratios = baseline / valuecore (> 1: valuecore faster). rounded = float32 rounded to 4"
           "\ndecimals; full = float64 at full precision. load = load average before-after the row.")
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore._aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
+from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
 from valuecore._cli import main
 
 CLASSES = ("a", "b", "c")
@@ -286,6 +286,8 @@ BAD_FRAMES = {
     "confidence": pd.DataFrame({"y_pred": ["a", "b", "a"], "confidence": [0.5, 1.5, np.nan],
                                 "y_true": ["a", "b", "b"]}),
     "weight": pd.DataFrame({"proba_a": [0.9, 0.4], "proba_b": [0.1, 0.6], "y_true": ["a", "b"], "weight": [-1.0, 2]}),
+    "weight_range": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7], "y_true": ["a", "b", "a"],
+                                  "weight": [1e60, 2, 1e-60]}),
     "partly_labelled": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7],
                                      "y_true": ["a", None, "b"]}),
 }  # fmt: skip
@@ -461,3 +463,41 @@ def test_cli_prints_the_spill_and_refuses_a_bad_max_temp_size(tmp_path, capsys):
                  "--max-temp-size", "lots"])  # fmt: skip
     assert code == 2
     assert "--max-temp-size must be a size such as 4GB" in capsys.readouterr().err
+
+
+def test_a_csv_source_is_never_read_whole_by_python(tmp_path, monkeypatch):
+    """The file-type sniff reads 4 bytes and the row count reads blocks: the module built for files larger
+    than memory never holds a whole file (DuckDB reads the rows)."""
+    path = tmp_path / "model.csv"
+    raw_frame(3, 200).to_csv(path, index=False)
+    opened = []
+    real_open = open
+
+    def watched_open(file, mode="r", *args, **kwargs):
+        handle = real_open(file, mode, *args, **kwargs)
+        if str(file) == str(path):
+            real_read = handle.read
+            opened.append([])
+
+            class Watched:
+                def __getattr__(self, name):
+                    return getattr(handle, name)
+
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    return handle.__exit__(*exc)
+
+                def read(self, size=-1):
+                    assert 0 <= size <= 1 << 20, f"read({size}) of the whole file"
+                    opened[-1].append(size)
+                    return real_read(size)
+
+            return Watched()
+        return handle
+
+    monkeypatch.setattr("builtins.open", watched_open)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"read_bytes({self})"))
+    aggregate(str(path), tmp_path / "agg.parquet")
+    assert opened and opened[0] == [4]  # the sniff: 4 bytes, then the header and row count in blocks

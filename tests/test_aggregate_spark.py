@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import valuecore as vc
-from valuecore._aggregate import AggregateRefused, aggregate, spark_session
+from valuecore._io.aggregate import AggregateRefused, aggregate, spark_session
 
 from test_aggregate import BAD_FRAMES, loader_problems, raw_frame
 
@@ -129,3 +129,23 @@ def test_a_catalog_table_name_is_quoted_never_parsed_as_sql(spark, tmp_path):
     with pytest.raises(AggregateRefused, match="without backquotes"):
         aggregate("table:kept`table", out, engine="spark", spark=spark)
     assert spark.catalog.tableExists("kept_table") and not out.exists()
+
+
+def test_each_rule_holds_on_the_same_values_in_spark_as_in_numpy(spark):
+    """The Spark spelling of every row rule of valuecore/_io/columns.py (no isfinite there) against numpy."""
+    from test_columns import NUMERIC_RULES, VALUES
+
+    from valuecore._io import columns
+
+    values = np.array([np.nan if v is None else v for v in VALUES], dtype=np.float64)
+    text_is_no_number = np.zeros(len(VALUES), bool)
+    text_is_no_number[1] = True
+    cells = spark.createDataFrame(
+        [(i, None if v is None else float(v), bool(t)) for i, (v, t) in enumerate(zip(VALUES, text_is_no_number))],
+        "i INT, v DOUBLE, text_no_number BOOLEAN",
+    )
+    cells.createOrReplaceTempView("cells")
+    for rule in NUMERIC_RULES:
+        condition = columns.rule_sql(rule, "v", "text_no_number", dialect="spark")
+        in_spark = {r[0] for r in spark.sql(f"SELECT i FROM cells WHERE {condition}").collect()}
+        assert in_spark == set(np.flatnonzero(columns.rule_mask(rule, values, text_is_no_number)).tolist()), rule

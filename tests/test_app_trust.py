@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
-from valuecore._runfiles import load_runs
+from valuecore.runs import load_runs
 from valuecore._uncertainty import paired_comparison
 from dashboard.safetext import md_text
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from valuecore import _fastload, _runfiles
+from valuecore._io import fastload as _fastload
+from valuecore._io import runfiles as _runfiles
 from valuecore.runs import load_run_file
 
 
@@ -91,3 +92,33 @@ def test_tiles_fill_every_row_and_column():
     block = np.empty((10_000, 3))
     _fastload.fill_columns(block, columns)
     np.testing.assert_array_equal(block, np.column_stack(columns))
+
+
+@pytest.mark.parametrize("float32", [False, True])
+def test_the_argmax_found_while_checking_is_numpys_on_a_shuffled_file(float32):
+    """The loader finds each row's class and confidence from the columns as read (file order) and lays them
+    out by model and split; they are numpy's argmax and max of the matrix it keeps, ties to the first."""
+    rng = np.random.default_rng(3)
+    n = 3 * (1 << 16) + 17  # several batches, the last one short
+    proba = rng.dirichlet(np.ones(4), n)
+    proba[::5] = 0.25  # four-way ties
+    proba[::11, 1] = 0.5
+    proba[::11, 2] = 0.5  # two-way ties
+    proba[::11, [0, 3]] = 0.0
+    proba[7] = [1.0 + 1e-7, 0, 0, 0]  # a hair above 1: read as 1
+    dtype = np.float32 if float32 else np.float64
+    frame = pd.DataFrame({f"proba_{c}": proba[:, c].astype(dtype) for c in range(4)})
+    frame["model"] = rng.choice(["m1", "m2"], n)
+    frame["split"] = rng.choice(["val", "test"], n)
+    frame["y_pred"] = np.where(np.arange(n) % 13 == 0, 3, proba.argmax(axis=1))  # disagrees now and then
+    report = load_run_file(_parquet_bytes(frame), name="runs.parquet")
+    assert report.ok, [str(p) for p in report.problems]
+    for model, run in report.models.items():
+        for split, p in run.splits.items():
+            np.testing.assert_array_equal(p.y_pred, np.argmax(p.proba, axis=1))
+            np.testing.assert_array_equal(p.confidence, np.minimum(p.proba.max(axis=1).astype(np.float64), 1.0))
+            rows = ((frame["model"] == model) & (frame["split"] == split)).to_numpy()
+            np.testing.assert_array_equal(p.proba, np.minimum(proba[rows].astype(dtype), 1.0))
+    disagree = next(x for x in report.problems if x.column == "y_pred")
+    expected = np.flatnonzero((frame["y_pred"].to_numpy() != proba.astype(dtype).argmax(axis=1)))
+    assert disagree.row_count == expected.size and disagree.rows == tuple(expected[:5] + 1)

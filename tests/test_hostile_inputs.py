@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard import serverfiles
 from dashboard.safetext import md_text
 from valuecore._limits import clip_text, json_depth, load_json_limited
-from valuecore._runfiles import load_run_file, load_runs
+from valuecore.runs import load_run_file, load_runs
 from valuecore._safecsv import neutralise_cell
 
 ROOT = Path(__file__).resolve().parent.parent

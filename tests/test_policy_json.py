@@ -30,7 +30,7 @@ from valuecore.policy_json import (
     validate_policy_document,
     values_from_dict,
 )
-from valuecore._runfiles import ModelRun, load_runs
+from valuecore.runs import ModelRun, load_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_RUNS = ROOT / "sample_runs"

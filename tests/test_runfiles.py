@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from valuecore._predictions import Predictions
-from valuecore._runfiles import (
+from valuecore._io.runfiles import (
     LoadProblem,
     LoadReport,
     ModelRun,

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.datasets import aggregated_models
-from valuecore import _runfiles
-from valuecore._runfiles import LoadReport, load_run_file, load_runs
+from valuecore._io import runfiles as _runfiles
+from valuecore._io.runfiles import LoadReport, load_run_file, load_runs
 
 CLASSES = ("a", "b", "c")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from valuecore._runfiles import load_runs
+from valuecore.runs import load_runs
 
 SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "sample_runs"
 SCRIPT = SAMPLE_RUNS / "make_sample_runs.py"

@@ -32,8 +32,8 @@ def run_cli(*argv) -> tuple[int, str, str]:
 
 def test_the_cli_prints_short_thresholds_and_the_json_keeps_the_exact_floats(tmp_path):
     path = tmp_path / "policy.json"
-    code, out, err = run_cli("report", str(DIGITS), "--omega", "4", "--calibration", "temperature", "--policy", "threshold",
-                             "--json", str(path), "--no-interval")
+    code, out, err = run_cli("report", str(DIGITS), "--omega", "4", "--calibration", "temperature",
+                             "--policy", "threshold", "--json", str(path), "--no-interval")
     assert code == 0, err
     document = json.loads(path.read_text(encoding="utf-8"))
     models = vc.load_runs([str(DIGITS)]).models

@@ -110,7 +110,7 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
 def _cmd_validate(args) -> int:
     import numpy as np
 
-    from ._runfiles import load_runs
+    from ._io.runfiles import load_runs
 
     report = load_runs(list(args.paths))
     for run in report.models.values():

@@ -34,7 +34,7 @@ def _max_groups(text: str) -> int:
 
 def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
     """Register ``aggregate`` on the sub-command parsers of the main CLI."""
-    from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+    from ._io.aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
 
     parser = commands.add_parser(
         "aggregate",
@@ -139,7 +139,7 @@ def _identity(path: str):
 
 
 def _cmd_aggregate(args) -> int:
-    from ._aggregate import AggregateRefused, aggregate
+    from ._io.aggregate import AggregateRefused, aggregate
     from ._cli_common import EXIT_OK, EXIT_USAGE, _err, _out
 
     line = _ProgressLine()

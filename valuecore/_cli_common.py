@@ -264,7 +264,7 @@ def read_value_matrix(path: str | Path):
 # ----------------------------------------------------------------- loading
 def _load(paths: Sequence[str]) -> dict:
     """Load run files; problems go to stderr; UsageError when no model is usable."""
-    from ._runfiles import load_runs
+    from ._io.runfiles import load_runs
 
     if any(str(path).startswith("mlflow:") for path in paths):  # runs logged to MLflow (valuecore.serving)
         from ._serving_mlflow import local_run_sources

@@ -16,7 +16,7 @@ from ._policy_json import PolicyDocument, PolicyEntry
 from ._usecase import UseCase, ValueMatrix, Values
 
 if TYPE_CHECKING:
-    from ._runfiles import ModelRun
+    from ._io.runfiles import ModelRun
 
 __all__ = ["build_policy_document", "build_policy_entry"]
 

@@ -41,7 +41,7 @@ from ._limits import load_json_limited
 from ._usecase import UseCase, ValueMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._runfiles import ModelRun
+    from ._io.runfiles import ModelRun
 
 __all__ = [
     "ACCEPT_RULE",

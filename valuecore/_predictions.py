@@ -119,6 +119,7 @@ def _check_proba_rows(proba: np.ndarray, sum_tolerance: float) -> None:
 
 
 _ROWS_PER_BLOCK = 4096
+_ROWS_PER_TILE = 16384  # of the one-pass check and argmax: fewer calls, the tile still in the L2 cache
 _FEW_CLASSES = 32
 
 
@@ -150,14 +151,65 @@ def _tile_argmax(block, columns, where, top, equal) -> bool:
     (nothing to trust) when a row holds NaN or its maximum is a zero, whose sign the
     maximum need not keep as the argmax does."""
     np.copyto(columns, block.T)
-    np.maximum.reduce(columns, axis=0, out=top)
+    return _top_of_columns(columns, where, top, equal)
+
+
+def _top_of_columns(columns, where, top, equal) -> bool:
+    """``where`` = first column holding each row's maximum (numpy's argmax) and ``top`` = that maximum, from
+    the class-major ``columns`` (a (C, rows) array or C arrays of rows, e.g. a Parquet batch as read);
+    False (nothing to trust) when a row holds NaN or its maximum is not above zero."""
+    np.copyto(top, columns[0])
+    for column in columns[1:]:
+        np.maximum(top, column, out=top)
     if not (top > 0).all():  # NaN, zeros (and negatives): the item-by-item argmax decides
         return False
     # Downwards, so that the first column holding the maximum is written last (argmax's tie rule).
-    for j in range(columns.shape[0] - 1, -1, -1):
+    where[:] = len(columns) - 1
+    for j in range(len(columns) - 2, -1, -1):
         np.equal(columns[j], top, out=equal)
         np.copyto(where, j, where=equal)
     return True
+
+
+def _column_sums(columns, total: np.ndarray) -> np.ndarray:
+    """Row sums (float64, ``total``) of class-major ``columns``, added column after column (as the
+    aggregation's SQL adds them)."""
+    np.copyto(total, columns[0])
+    for column in columns[1:]:
+        np.add(total, column, out=total)
+    return total
+
+
+def _checked_top(proba: np.ndarray, sum_tolerance: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(argmax, max) of a valid probability matrix in one pass over it: each block of rows is copied
+    class-major into a tile in cache once, and checked (row sums, smallest entry) and reduced there.
+    None at the first doubt (a bad entry, a sum off, a zero maximum, many classes): the caller then
+    runs the separate checks, which name the rows, and the general argmax."""
+    n, n_classes = proba.shape
+    if n_classes > _FEW_CLASSES:
+        return None
+    y_pred = np.empty(n, dtype=np.int64)
+    confidence = np.empty(n, dtype=proba.dtype)
+    tile = np.empty((n_classes, _ROWS_PER_TILE), dtype=proba.dtype)
+    total = np.empty(_ROWS_PER_TILE)
+    equal = np.empty(_ROWS_PER_TILE, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n, _ROWS_PER_TILE):
+            block = proba[start : start + _ROWS_PER_TILE]
+            rows = block.shape[0]
+            columns = tile[:, :rows]
+            np.copyto(columns, block.T)
+            sums = _column_sums(columns, total[:rows])
+            # A NaN or an infinity makes its row's sum non-finite (so does an overflowing sum).
+            if not np.isfinite(sums).all() or columns.min() < 0:
+                return None
+            sums -= 1.0
+            if np.abs(sums, out=sums).max() > sum_tolerance:
+                return None
+            if not _top_of_columns(columns, y_pred[start : start + rows], confidence[start : start + rows],
+                                   equal[:rows]):  # fmt: skip
+                return None
+    return y_pred, confidence
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,7 +281,9 @@ class Predictions:
         if n_classes < 2:
             raise ValueError(f"proba needs at least 2 class columns, got {n_classes}")
         classes = cls._classes(classes, n_classes)
-        _check_proba_rows(proba, sum_tolerance)
+        top = _checked_top(proba, sum_tolerance)
+        if top is None:
+            _check_proba_rows(proba, sum_tolerance)  # raises, naming the rows, unless only the fast path doubted
         if logits is not None:
             logits = np.asarray(logits, dtype=np.float64)
             if logits.shape != proba.shape:
@@ -237,14 +291,17 @@ class Predictions:
             bad = ~np.isfinite(logits).all(axis=1)
             if bad.any():
                 raise ValueError(f"logits has NaN or infinite values at rows {_first_rows(bad)}")
-        return cls._from_checked_proba(proba, y_true, classes, logits, sample_weight, ids, timestamp)
+        return cls._from_checked_proba(proba, y_true, classes, logits, sample_weight, ids, timestamp, top)
 
     @classmethod
-    def _from_checked_proba(cls, proba, y_true, classes, logits, sample_weight, ids, timestamp) -> "Predictions":
+    def _from_checked_proba(
+        cls, proba, y_true, classes, logits, sample_weight, ids, timestamp, top=None
+    ) -> "Predictions":
         """From a probability matrix (n, C) already checked (finite, non-negative, rows
         summing to 1), e.g. by the run-file loader, which checks it column by column:
-        a second check would only cost memory and time."""
-        y_pred, confidence = _argmax_and_max(proba)
+        a second check would only cost memory and time. ``top``: its (argmax, max) when
+        already known (found while checking), else found here."""
+        y_pred, confidence = _argmax_and_max(proba) if top is None else top
         # A row within sum_tolerance of 1 can hold 1.00000012 (float32 round-off); a threshold
         # read off the confidences must never exceed 1.
         np.minimum(confidence, 1.0, out=confidence)

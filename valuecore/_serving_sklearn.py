@@ -87,7 +87,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """
         from ._pipeline import Pipeline
         from ._predictions import Predictions
-        from ._runfiles import ModelRun
+        from ._io.runfiles import ModelRun
 
         from ._predictions import _label_text
 

@@ -10,7 +10,7 @@ whether runs can be compared item by item. The format is described in
 Uses pandas (and pyarrow for Parquet).
 """
 
-from . import _runfiles
-from ._runfiles import *  # noqa: F403  (exactly the names of _runfiles.__all__)
+from ._io import runfiles as _runfiles
+from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles.py's __all__)
 
 __all__ = list(_runfiles.__all__)

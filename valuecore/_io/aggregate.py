@@ -39,11 +39,23 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from ._aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
-from ._limits import clip_text
-from ._paths import check_output, outside_roots, write_atomically
-from ._sorted import cumulative_gain
-from ._runfiles import (
+from .aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from .._limits import clip_text
+from .._paths import check_output, outside_roots, write_atomically
+from .._sorted import cumulative_gain
+from .columns import (
+    NOT_A_NUMBER,
+    PROBA_PREFIX,
+    SPECS,
+    UNKNOWN_LABELS,
+    Dialect,
+    RowRule,
+    rule_sql,
+    rules_of,
+    spec_of,
+    sql_is_nan,
+)
+from .runfiles import (
     DEFAULT_SPLIT,
     MAX_GROUPS,
     NUMERIC_MISSING,
@@ -78,9 +90,11 @@ AGGREGATE_METADATA_KEY = b"valuecore.aggregate"
 CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 # The view every engine exposes: the source's columns plus where each row comes from.
 SOURCE_VIEW = "source_rows"
+# Spark: the same rows without the file and row columns, which make its scan read and build the file
+# metadata of every row; the grouping needs neither (the pass that names bad rows reads SOURCE_VIEW).
+VALUES_VIEW = "source_values"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
-_LARGEST_DOUBLE = "1.7976931348623157e308"
 # 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
 _JUST_BELOW_ONE = "CAST(0.9999999999999998 AS DOUBLE)"  # Spark reads a bare 0.99... as a DECIMAL
 
@@ -471,6 +485,7 @@ class _Plan:
     sum_tolerance: float = 1e-2
     warn_tolerance: float = 1e-6
     file_models: tuple[tuple[str, str], ...] = ()
+    dialect: Dialect = "duckdb"  # the engine's: one function (NaN) is spelled apart
 
     @property
     def top_label(self) -> bool:
@@ -536,8 +551,8 @@ def _is_integer_text(text: str) -> bool:
         return False
 
 
-def _is_nan(expression: str) -> str:
-    return f"isnan({expression})"
+def _is_nan(plan: _Plan, expression: str) -> str:
+    return sql_is_nan(expression, plan.dialect)
 
 
 def _raw_confidence(plan: _Plan) -> str:
@@ -603,7 +618,7 @@ def _rows_sql(plan: _Plan) -> str:
     if not plan.top_label and plan.resolution is None:
         parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
     if not _checks_in_groups(plan):
-        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {SOURCE_VIEW}"
+        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {_values_view(plan)}"
     # The loader's checks ride along as one flag per row (counted per group): no pass of their own.
     bad = [f"({c.bad})" for c in _checks(plan)]
     if not plan.top_label:
@@ -611,10 +626,16 @@ def _rows_sql(plan: _Plan) -> str:
         bad.append(f"{deviation} > {plan.sum_tolerance!r}")
         parts.append(f"{deviation} AS deviation")
     parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 END AS bad")
-    return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
+    return f"SELECT {', '.join(parts)} FROM {_values_view(plan)}"
 
 
 GROUPED_TABLE = "grouped_rows"
+
+
+def _values_view(plan: _Plan) -> str:
+    """The view the grouping reads: DuckDB's one view (it names each file's model by its file column when
+    several run files are read in one pass), Spark's view without the file and row columns."""
+    return VALUES_VIEW if plan.dialect == "spark" else SOURCE_VIEW
 
 
 def _keys(plan: _Plan) -> list[str]:
@@ -622,7 +643,8 @@ def _keys(plan: _Plan) -> list[str]:
 
 
 def grouped_sql(plan: _Plan) -> str:
-    """The aggregation, one SQL text for DuckDB and Spark.
+    """The aggregation, one SQL text for DuckDB and Spark (but for how each spells NaN, and the view Spark
+    reads without its file metadata).
 
     One row per (model, split[, period], predicted class, confidence, true
     class): the summed weight, the number of raw rows, the number of rows
@@ -723,39 +745,32 @@ class _Check:
 
 
 def _checks(plan: _Plan) -> list[_Check]:
-    """The in-memory loader's row checks, as SQL conditions (same messages)."""
+    """The in-memory loader's row checks, as SQL conditions: the rules and messages of ``columns.COLUMNS``."""
     checks: list[_Check] = []
     for column in ("model", "split"):
         if plan.has(column):
-            checks.append(_Check(f"{column} is empty", column, f"{_text(plan, column)} IS NULL"))
+            checks += _rule_checks(plan, column)
     numeric = [c for c in (list(plan.proba_columns) + ["confidence", "weight"]) if plan.has(c)]
     for column in numeric:
         not_number = _not_a_number(plan, column)
         if not_number is not None:
-            checks.append(_Check("values that are not numbers", column, not_number))
+            checks.append(_Check(NOT_A_NUMBER, column, not_number))
     if plan.top_label:
-        checks += _top_label_checks(plan)
+        checks += _rule_checks(plan, "y_pred") + _rule_checks(plan, "confidence")
     else:
-        checks += _proba_checks(plan)
+        for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
+            checks += [_rule_check(plan, column, rule) for column in plan.proba_columns]
     if plan.has("y_true"):
         checks.append(
             _Check(
-                f"are not among the classes {_short_list(plan.classes)}",
+                f"{UNKNOWN_LABELS} {_short_list(plan.classes)}",
                 "y_true",
                 f"{_text(plan, 'y_true')} IS NOT NULL AND {_class_of(plan, 'y_true')} IS NULL",
                 names_labels=True,
             )
         )
     if plan.has("weight"):
-        w = _number(plan, "weight")
-        not_number = _not_a_number(plan, "weight") or "FALSE"
-        checks.append(
-            _Check(
-                "weight is missing, NaN or infinite", "weight",
-                f"NOT ({not_number}) AND ({w} IS NULL OR {_is_nan(w)} OR ABS({w}) > {_LARGEST_DOUBLE})",
-            )
-        )  # fmt: skip
-        checks.append(_Check("weight must be a non-negative count", "weight", f"{w} < 0"))
+        checks += _rule_checks(plan, "weight")
     if plan.period is not None:
         checks.append(
             _Check(
@@ -766,39 +781,24 @@ def _checks(plan: _Plan) -> list[_Check]:
     return checks
 
 
-def _top_label_checks(plan: _Plan) -> list[_Check]:
-    c = _number(plan, "confidence")
-    not_number = _not_a_number(plan, "confidence") or "FALSE"
-    return [
-        _Check("y_pred is missing", "y_pred", f"{_text(plan, 'y_pred')} IS NULL"),
-        _Check(
-            "confidence is missing, NaN or infinite", "confidence",
-            f"NOT ({not_number}) AND ({c} IS NULL OR {_is_nan(c)} OR ABS({c}) > {_LARGEST_DOUBLE})",
-        ),
-        _Check("confidence must lie between 0 and 1", "confidence", f"({c} < 0 OR {c} > 1)"),
-    ]  # fmt: skip
+def _rule_check(plan: _Plan, column: str, rule: RowRule) -> _Check:
+    family = spec_of(column).family
+    value = _number(plan, column) if family in ("number", "probability", "logit") else None
+    text = _text(plan, column) if family in ("group", "label") else None
+    condition = rule_sql(rule.rule, value, _not_a_number(plan, column) if value else None, text, plan.dialect)
+    return _Check(rule.text(column), column, condition, rule.severity)
 
 
-def _proba_checks(plan: _Plan) -> list[_Check]:
-    checks = []
-    for column in plan.proba_columns:
-        p = _number(plan, column)
-        not_number = _not_a_number(plan, column) or "FALSE"
-        checks.append(
-            _Check("NaN or missing probabilities", column, f"NOT ({not_number}) AND ({p} IS NULL OR {_is_nan(p)})")
-        )
-    for column in plan.proba_columns:
-        p = _number(plan, column)
-        checks.append(_Check("infinite probabilities", column, f"ABS({p}) > {_LARGEST_DOUBLE}"))
-    for column in plan.proba_columns:
-        checks.append(_Check("negative probabilities", column, f"{_number(plan, column)} < 0"))
-    return checks
+def _rule_checks(plan: _Plan, column: str) -> list[_Check]:
+    """The checks ``columns.COLUMNS`` gives ``column`` in this kind of run."""
+    kind = "top_label" if plan.top_label else "any"
+    return [_rule_check(plan, column, rule) for rule in rules_of(column) if rule.runs in ("any", kind)]
 
 
 def _sum_deviation(plan: _Plan) -> str:
     """|sum - 1| of rows whose cells are all valid, else NULL."""
     cells = [_number(plan, c) for c in plan.proba_columns]
-    valid = " AND ".join(f"{p} IS NOT NULL AND NOT {_is_nan(p)} AND {p} >= 0 AND {p} <= 1e300" for p in cells)
+    valid = " AND ".join(f"{p} IS NOT NULL AND NOT {_is_nan(plan, p)} AND {p} >= 0 AND {p} <= 1e300" for p in cells)
     return f"(CASE WHEN {valid} THEN ABS(({' + '.join(cells)}) - 1) ELSE NULL END)"
 
 
@@ -1076,7 +1076,7 @@ class _Spark(_Engine):
         self._size_shuffle(source.rows)
         reader = self.spark.read
         if source.format == "spark_table":
-            frame = self._catalog_table(source)
+            frame = values = self._catalog_table(source)
             frame = frame.selectExpr(
                 "*", f"{_lit(source.display)} AS {FILE_COLUMN}", f"CAST(NULL AS BIGINT) AS {ROW_COLUMN}"
             )
@@ -1089,9 +1089,11 @@ class _Spark(_Engine):
             else:
                 frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
                 row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
+            values = frame
             frame = frame.selectExpr("*", f"_metadata.file_path AS {FILE_COLUMN}", f"{row} AS {ROW_COLUMN}")
             for file in source.files:
                 self._uris[_uri_path(Path(file).resolve().as_uri())] = file
+        values.createOrReplaceTempView(VALUES_VIEW)
         frame.createOrReplaceTempView(SOURCE_VIEW)
 
     def _catalog_table(self, source: _Source):
@@ -1135,6 +1137,7 @@ class _Spark(_Engine):
     def close(self) -> None:
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
+        self.spark.catalog.dropTempView(VALUES_VIEW)
         self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
 
 
@@ -1494,7 +1497,7 @@ def aggregate(
         tables, plans, used, rows_read = [], [], [], 0
         for source in scanned:
             options = dict(resolution=None if resolution is None else float(resolution), period=period,
-                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance)  # fmt: skip
+                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, dialect=engine)  # fmt: skip
             try:
                 done = _aggregate_source(runner, source, problems, options, max_groups, progress)
             except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._predictions import _encode_small_integers
+from .._predictions import _column_sums, _encode_small_integers
 
 
 # Rows per tile when columns are written into a row-major block: a tile of every
@@ -23,7 +23,12 @@ _TILE_ROWS = 4096
 
 
 def fill_columns(block: np.ndarray, columns: list[np.ndarray]) -> None:
-    """``block[:, j] = columns[j]`` for every j, a tile of rows at a time."""
+    """``block[:, j] = columns[j]`` for every j: in one copy per column into a column-major block,
+    a tile of rows at a time into a row-major one."""
+    if block.strides[0] == block.itemsize:  # column-major (rows of a column-major matrix too)
+        for j, column in enumerate(columns):
+            block[:, j] = column
+        return
     for start in range(0, block.shape[0], _TILE_ROWS):
         tile = block[start : start + _TILE_ROWS]
         for j, column in enumerate(columns):
@@ -52,16 +57,16 @@ def in_background(work: Callable[[], str]) -> Callable[[], str]:
     return result
 
 
-def clean_row_deviations(block: np.ndarray) -> np.ndarray | None:
-    """``|row sum - 1|`` (float64) of a block of probabilities without NaN, infinite or
-    negative entries; None when it has any (the caller then finds which)."""
-    if block.shape[0] == 0:
+def clean_row_deviations(columns) -> np.ndarray | None:
+    """``|row sum - 1|`` (float64) of a block of probabilities given class-major (its C columns,
+    each a contiguous array of the block's rows, as a Parquet batch holds them) without NaN,
+    infinite or negative entries; None when it has any (the caller then finds which)."""
+    if len(columns) == 0 or len(columns[0]) == 0:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        # einsum sums short rows without numpy's per-row reduction overhead; a NaN or an
-        # infinity makes its row's sum non-finite.
-        total = np.einsum("ij->i", block, dtype=np.float64)
-    if not np.isfinite(total).all() or block.min() < 0:
+        # A NaN or an infinity makes its row's sum non-finite.
+        total = _column_sums(columns, np.empty(len(columns[0])))
+    if not np.isfinite(total).all() or min(column.min() for column in columns) < 0:
         return None
     total -= 1.0
     return np.abs(total, out=total)

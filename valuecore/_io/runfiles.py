@@ -17,7 +17,8 @@ import os
 import re
 import unicodedata
 import warnings
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,10 +27,26 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
-from ._limits import clip_text, limit, refusal
-from ._predictions import ClassCodes, Predictions
-from ._sorted import _small_ints
+from .columns import (
+    CONFIDENCE_TOLERANCE,
+    FEW_VALUES,
+    LABEL_LIKE,
+    LOGIT_PREFIX,
+    NOT_A_NUMBER,
+    PROBA_ALIASES,
+    PROBA_PREFIX,
+    RESERVED_COLUMNS,
+    SPECS,
+    TEXT_COLUMNS,
+    TIME_RANGE,
+    UNKNOWN_LABELS,
+    is_run_column,
+    rule_mask,
+)
+from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
+from .._limits import clip_text, limit, refusal
+from .._predictions import ClassCodes, Predictions, _top_of_columns
+from .._sorted import _small_ints
 
 __all__ = [
     "LoadProblem",
@@ -40,16 +57,10 @@ __all__ = [
     "load_runs",
 ]
 
-PROBA_PREFIX = "proba_"
-LOGIT_PREFIX = "logit_"
-RESERVED_COLUMNS = ("model", "split", "id", "timestamp", "weight", "y_true", "y_pred", "confidence")
-TEXT_COLUMNS = ("model", "split", "id", "timestamp", "y_true", "y_pred")
-_FEW_VALUES = ("model", "split", "y_true", "y_pred")  # text columns with few distinct values
 DEFAULT_SPLIT = "all"
 RUN_FILE_SUFFIXES = (".csv", ".parquet")
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 SHOWN_ROWS = 5
-CONFIDENCE_TOLERANCE = 1e-6  # a confidence up to 1 + this is read as 1 (float32 round-off)
 SHOWN_COLUMNS = 5
 MAX_GROUPS = 1000  # distinct models or splits per file
 # Class codes of labels that are not classes: empty cells, and text that names no class.
@@ -397,7 +408,7 @@ def _expand_paths(paths, problems: list[LoadProblem], roots=None) -> list[tuple[
     found = _expand_given(paths, problems)
     if roots is None:
         return found
-    from ._paths import outside_roots
+    from .._paths import outside_roots
 
     inside = []
     for display, path in found:
@@ -661,7 +672,10 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
     n = len(frame)
     model_codes, model_names = _group_column(frame, "model", _display_stem(display), problems, n)
     split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, problems, n)
-    layout = _layout(model_codes, split_codes, len(split_names))
+    if "model" in frame.columns or "split" in frame.columns:
+        layout = _layout(model_codes, split_codes, len(split_names))
+    else:  # one model, one split: the file's order is theirs
+        layout = _Layout(None, None, np.zeros(1, dtype=np.int64), {(0, 0): (0, n)})
     del model_codes, split_codes
     order = layout.order
     weight = _weights(frame, problems)
@@ -679,10 +693,11 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
         proba = logits = None
         y_pred_codes, confidence = _top_label_columns(frame, kind, classes, problems)
     else:
-        y_pred_codes = confidence = None
-        proba, logits = _probability_columns(
+        proba, logits, top = _probability_columns(
             frame, kind, classes, problems, sum_tolerance, warn_tolerance, floats, layout if laid_out else None
         )
+        # For a full-probability run these hold the argmax and max found while checking (or None).
+        y_pred_codes, confidence = (None, None) if top is None else top
         if not laid_out:
             proba, logits = _in_order(proba, order), _in_order(logits, order)
     y_true_codes, y_pred_codes, confidence = (_in_order(v, order) for v in (y_true_codes, y_pred_codes, confidence))
@@ -706,28 +721,32 @@ def _rows(order: np.ndarray | None, start: int, stop: int):
 def _probability_columns(
     frame, kind: _RunKind, classes, problems: _FileProblems, sum_tolerance, warn_tolerance, floats=None, layout=None
 ):
-    """(proba, logits) of a full-probability run; a given y_pred is only compared.
+    """(proba, logits, top) of a full-probability run; a given y_pred is only compared.
 
     With ``floats`` the matrices are read from the file with their rows in the
-    ``layout`` order; problems still name file rows.
+    ``layout`` order; problems still name file rows. ``top``: each row's (argmax, max)
+    in file order, found while checking, or None.
     """
     order = None
     if floats is None:
-        proba = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
+        proba, top = _probabilities(frame, list(kind.proba_columns), problems, sum_tolerance, warn_tolerance)
         logits = _logits(frame, list(kind.logit_columns), classes, problems)
     else:
         order = layout.order
-        proba = floats.probabilities(list(kind.proba_columns), layout, problems, sum_tolerance, warn_tolerance)
+        proba, top = floats.probabilities(list(kind.proba_columns), layout, problems, sum_tolerance, warn_tolerance)
         logits = floats.logits(list(kind.logit_columns), classes, layout, problems)
         floats.close()
     if "y_pred" in frame.columns:
         y_pred_given = _label_column(frame, "y_pred", classes, problems)
         if proba is not None and y_pred_given is not None:
-            if order is not None:
-                y_pred_given = y_pred_given[order]
-            disagree = (y_pred_given >= 0) & (y_pred_given != np.argmax(proba, axis=1))
-            if order is not None:
-                disagree = order[disagree]
+            if top is not None:  # both in file order
+                disagree = (y_pred_given >= 0) & (y_pred_given != top[0])
+            else:
+                if order is not None:
+                    y_pred_given = y_pred_given[order]
+                disagree = (y_pred_given >= 0) & (y_pred_given != np.argmax(proba, axis=1))
+                if order is not None:
+                    disagree = order[disagree]
             if disagree.any():
                 problems.add(
                     "y_pred differs from the most probable proba_ column; predictions are "
@@ -736,7 +755,7 @@ def _probability_columns(
                     where=disagree,
                     severity="warning",
                 )
-    return proba, logits
+    return proba, logits, top
 
 
 def _top_label_columns(frame, kind: _RunKind, classes, problems: _FileProblems):
@@ -751,7 +770,7 @@ def _top_label_columns(frame, kind: _RunKind, classes, problems: _FileProblems):
     if y_pred_codes is not None:
         missing = y_pred_codes == _MISSING
         if missing.any():
-            problems.add("y_pred is missing", column="y_pred", where=missing)
+            problems.add(SPECS["y_pred"].rules[0].text("y_pred"), column="y_pred", where=missing)
     return y_pred_codes, _confidence(frame, problems)
 
 
@@ -874,7 +893,8 @@ def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parse
         if parsed.proba is not None:
             logits = None if parsed.logits is None else parsed.logits[rows]
             # Checked column by column above; a second pass over (n, C) would only cost time and memory.
-            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, **common)
+            top = None if parsed.confidence is None else (parsed.y_pred_codes[rows], parsed.confidence[rows])
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, top=top, **common)
         y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
         return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
@@ -1042,7 +1062,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         # Text columns with few distinct values become categories: codes, not one string object per row.
         text = (pa.types.is_string, pa.types.is_large_string)
         labels = [schema.names[i] for i in kept
-                  if columns[i] in _FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
+                  if columns[i] in FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
         if labels:
             source = data if isinstance(data, Path) else io.BytesIO(data)
             parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
@@ -1085,7 +1105,8 @@ class _FloatColumns:
     def _matrix(self, columns, layout: _Layout | None, check):
         """Matrix (n, k) of ``columns``, its rows in the ``layout`` order (None: file order).
 
-        ``check(block, first_file_row)`` sees each block of file rows, and may change it,
+        ``check(block, first_file_row, columns)`` sees each block of file rows (and its columns as
+        read, class-major, read-only), and may change the block,
         before it is placed. float32 stays float32 when every column is float32, as in
         :func:`_numeric_matrix`.
         """
@@ -1094,23 +1115,23 @@ class _FloatColumns:
         schema = self.parquet.schema_arrow
         types = {schema.field(self.names[c]).type for c in columns}
         dtype = np.float32 if types == {pa.float32()} else np.float64
-        matrix = np.empty((self.n, len(columns)), dtype=dtype)
+        matrix = _class_major_matrix(self.n, len(columns), dtype)
         group = None if layout is None or layout.order is None else layout.group
         if group is not None:
-            buffer = np.empty((_CHECK_BLOCK, len(columns)), dtype=dtype)
+            buffer = _class_major_matrix(_CHECK_BLOCK, len(columns), dtype)
             cursor = layout.starts.copy()  # where each pair's next row goes
-        start = 0
-        for batch in self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=[self.names[c] for c in columns]):
-            stop = start + batch.num_rows
+
+        def place(start: int, read: list[np.ndarray]) -> None:
+            """Fill, check and lay out file rows start:start+len(read[0]) (one batch at a time, in order)."""
+            stop = start + len(read[0])
             if group is None:
                 block = matrix[start:stop]
             else:
                 groups = group[start:stop]
                 one = groups[0] if (groups == groups[0]).all() else None
                 block = buffer[: stop - start] if one is None else matrix[cursor[one] : cursor[one] + stop - start]
-            fill_columns(block, [column.to_numpy(zero_copy_only=False) for column in batch.columns])  # nulls: NaN
-            del batch
-            check(block, start)
+            fill_columns(block, read)
+            check(block, start, read)
             if group is None:
                 pass
             elif one is not None:
@@ -1125,7 +1146,21 @@ class _FloatColumns:
                     pair = sorted_groups[a]
                     matrix[cursor[pair] : cursor[pair] + b - a] = sorted_block[a:b]
                     cursor[pair] += b - a
-            start = stop
+
+        # Arrow decodes the next batch while numpy places this one (both let go of the GIL): one worker,
+        # so batches are placed in file order, and at most two wait (the memory stays a few batches).
+        start = 0
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="valuecore-place") as worker:
+            waiting: deque = deque()
+            for batch in self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=[self.names[c] for c in columns]):
+                read = [column.to_numpy(zero_copy_only=False) for column in batch.columns]  # nulls: NaN
+                waiting.append(worker.submit(place, start, read))
+                start += batch.num_rows
+                del batch, read
+                if len(waiting) > 2:
+                    waiting.popleft().result()
+            while waiting:
+                waiting.popleft().result()
         if start != self.n:
             raise ValueError(f"read {start} rows of probabilities, expected {self.n}")
         return matrix
@@ -1138,9 +1173,9 @@ class _FloatColumns:
 
     def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
         """As :func:`_probabilities`, its rows in the ``layout`` order."""
-        checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance)
+        checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, self.n)
         proba = self._matrix(columns, layout, checks.block)
-        return proba if checks.report(problems) else None
+        return (proba, checks.argmax_and_max) if checks.report(problems) else (None, None)
 
     def logits(self, columns, classes, layout: _Layout | None, problems: _FileProblems):
         """As :func:`_logits`, its rows in the ``layout`` order."""
@@ -1149,13 +1184,15 @@ class _FloatColumns:
             return None
         found: list = []
 
-        def check(block, start):
-            rows, cols = np.nonzero(~np.isfinite(block))
+        (rule,) = SPECS[LOGIT_PREFIX].rules
+
+        def check(block, start, read):
+            rows, cols = np.nonzero(rule_mask(rule.rule, block))
             if rows.size:
                 found.append((rows + start, cols))
 
         logits = self._matrix(ordered, layout, check)
-        _report_columns(problems, ordered, found, "NaN, missing or infinite logits")
+        _report_columns(problems, ordered, found, rule.message)
         return logits
 
 
@@ -1321,7 +1358,7 @@ def _check_plain_cells(schema, problems: _FileProblems) -> bool:
     """Whether every run column of an Arrow ``schema`` holds one plain value per cell (no lists, no records)."""
     import pyarrow as pa
 
-    nested = [f.name for f in schema if pa.types.is_nested(f.type) and _is_run_column(f.name.strip())]
+    nested = [f.name for f in schema if pa.types.is_nested(f.type) and is_run_column(f.name.strip())]
     for name in nested:
         problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
     return not nested
@@ -1340,7 +1377,7 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
     unknown = [
         c
         for c in columns
-        if not _is_run_column(c) and not _unnamed(c)
+        if not is_run_column(c) and not _unnamed(c)
     ]
     if not unknown:
         return
@@ -1348,12 +1385,12 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
     lowered = {r.lower(): r for r in RESERVED_COLUMNS}
     for c in unknown:
         known = lowered.get(c.lower().replace("-", "_").replace(" ", "_"))
-        if known is None and c.lower().startswith(("prob_", "p_", "probability_")):
+        if known is None and c.lower().startswith(PROBA_ALIASES):
             known = PROBA_PREFIX + c.split("_", 1)[1]
         if known is not None:
             hints.append(f"{known!r} for {c!r}")
     if "y_true" not in columns:
-        label_like = [c for c in unknown if c.strip().lower().replace("-", "_").replace(" ", "_") in _LABEL_LIKE]
+        label_like = [c for c in unknown if c.strip().lower().replace("-", "_").replace(" ", "_") in LABEL_LIKE]
         if label_like:
             # Loading on would drop the labels without a word: every figure that needs them would be missing.
             problems.add(
@@ -1366,17 +1403,6 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
     if hints:
         message += "; did you mean " + ", ".join(hints) + "?"
     problems.add(message, column=unknown[0] if len(unknown) == 1 else None, severity="warning")
-
-
-# Names people give the true-label column; a file with one of these and no y_true almost surely meant y_true.
-_LABEL_LIKE = frozenset((
-    "label", "labels", "target", "targets", "y", "class", "truth", "ground_truth", "groundtruth", "gt",
-    "true_label", "true_class", "actual", "y_test", "ytrue", "true",
-))
-
-
-def _is_run_column(column: str) -> bool:
-    return column in RESERVED_COLUMNS or column.startswith((PROBA_PREFIX, LOGIT_PREFIX))
 
 
 def _unnamed(column: str) -> bool:
@@ -1433,7 +1459,7 @@ def _group_column(frame, column: str, default: str, problems: _FileProblems, n: 
     codes = remap[codes]
     missing = codes < 0
     if missing.any():
-        problems.add(f"{column} is empty", column=column, where=missing)
+        problems.add(SPECS[column].rules[0].text(column), column=column, where=missing)
     return codes, names
 
 
@@ -1482,7 +1508,7 @@ def _label_column(frame, column: str, classes: tuple[str, ...], problems: _FileP
     unknown = class_codes == _UNKNOWN
     if unknown.any():
         problems.add(
-            f"labels {_short_list(unknown_labels)} are not among the classes {_short_list(classes)}",
+            f"labels {_short_list(unknown_labels)} {UNKNOWN_LABELS} {_short_list(classes)}",
             column=column,
             where=unknown,
         )
@@ -1498,9 +1524,15 @@ def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, n
         converted = pd.to_numeric(series, errors="coerce")
         not_number = converted.isna().to_numpy() & series.notna().to_numpy()
         if not_number.any():
-            problems.add("values that are not numbers", column=column, where=not_number)
+            problems.add(NOT_A_NUMBER, column=column, where=not_number)
         series = converted
     return series.to_numpy(dtype=np.float64, na_value=np.nan), not_number
+
+
+def _class_major_matrix(n: int, k: int, dtype) -> np.ndarray:
+    """An empty (n, k) matrix stored column by column (Fortran order), as Parquet and pandas hold the
+    columns: each is copied in whole, with no transposition; every numpy operation reads it as any other."""
+    return np.empty((k, n), dtype=dtype).T
 
 
 def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray | None]:
@@ -1508,13 +1540,13 @@ def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray
 
     Float columns keep their dtype (float32 stays float32: half the memory,
     and every float32 is exactly a float64) and are copied once, column by
-    column, into the matrix; nothing else of size (n, k) is made.
+    column, into the (column-major) matrix; nothing else of size (n, k) is made.
     """
     if all(pd.api.types.is_float_dtype(frame[c]) for c in columns):
         dtypes = {np.dtype(frame[c].dtype.numpy_dtype if hasattr(frame[c].dtype, "numpy_dtype") else frame[c].dtype)
                   for c in columns}  # fmt: skip
         dtype = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
-        matrix = np.empty((len(frame), len(columns)), dtype=dtype)
+        matrix = _class_major_matrix(len(frame), len(columns), dtype)
         for j, c in enumerate(columns):
             matrix[:, j] = frame[c].to_numpy(dtype=dtype, na_value=np.nan)
         return matrix, None
@@ -1527,20 +1559,22 @@ def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray
 
 
 def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_tolerance):
-    """Probability matrix (n, n_classes) in the file's float dtype, or None after reporting errors.
+    """Probability matrix (n, n_classes) in the file's float dtype, or None after reporting errors;
+    and its (argmax, max) in file order, or None when the checks could not find them.
 
     Checked in blocks of rows, so the working memory stays a few MB whatever n.
     """
     before = len(problems.items)
     proba, not_number = _numeric_matrix(frame, columns, problems)
-    checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance)
+    checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, proba.shape[0])
     for start in range(0, proba.shape[0], _CHECK_BLOCK):
         text = None if not_number is None else not_number[start : start + _CHECK_BLOCK]
-        checks.block(proba[start : start + _CHECK_BLOCK], start, text)
+        block = proba[start : start + _CHECK_BLOCK]
+        checks.block(block, start, np.ascontiguousarray(block.T), text)
     checks.report(problems)
     if any(p.severity == "error" for p in problems.items[before:]):
-        return None
-    return proba
+        return None, None
+    return proba, checks.argmax_and_max
 
 
 class _ProbabilityChecks:
@@ -1551,10 +1585,17 @@ class _ProbabilityChecks:
     (a row within the sum tolerance) are set to 1 in place, so no threshold exceeds 1.
     """
 
-    MESSAGES = ("NaN or missing probabilities", "infinite probabilities", "negative probabilities")
+    RULES = SPECS[PROBA_PREFIX].rules
+    MESSAGES = tuple(rule.message for rule in RULES)
 
-    def __init__(self, columns, sum_tolerance: float, warn_tolerance: float):
+    def __init__(self, columns, sum_tolerance: float, warn_tolerance: float, n: int):
         self.columns = columns
+        # Each row's predicted class and confidence (argmax, max, in the columns' dtype), in file order,
+        # found from the columns as read while they are in cache; None once a block could not say.
+        self.n = n
+        self.top: tuple[np.ndarray, np.ndarray] | None = None
+        self._found = True
+        self._equal = np.empty(_CHECK_BLOCK, dtype=bool)
         self.sum_tolerance = sum_tolerance
         self.warn_tolerance = warn_tolerance
         self.found: dict[str, list] = {m: [] for m in self.MESSAGES}  # (file rows, column indices) per block
@@ -1562,27 +1603,42 @@ class _ProbabilityChecks:
         self.too_far = _RowTally()
         self.off = _RowTally()
 
-    def block(self, block: np.ndarray, start: int, text: np.ndarray | None = None) -> None:
-        """Check rows start:start+len(block) of the file; ``text``: their non-numeric cells, reported already."""
-        deviation = clean_row_deviations(block) if text is None else None
+    def block(self, block: np.ndarray, start: int, columns, text: np.ndarray | None = None) -> None:
+        """Check rows start:start+len(block) of the file, given row-major (``block``) and class-major
+        (``columns``); ``text``: their non-numeric cells, reported already."""
+        deviation = clean_row_deviations(columns) if text is None else None
         if deviation is None:
             deviation = self._bad_entries(block, start, text)
+            self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
         if deviation.size:
             self.worst = max(self.worst, float(deviation.max()))
         self.too_far.add(deviation > self.sum_tolerance, start)
         self.off.add(deviation > self.warn_tolerance, start)
-        if deviation.size and block.max() > 1.0:
+        top = None
+        if self._found and deviation.size:
+            if self.top is None:
+                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n, dtype=columns[0].dtype))
+            y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
+            if _top_of_columns(columns, y_pred, confidence, self._equal[: deviation.size]):
+                top = confidence
+            else:
+                self._found = False
+        if deviation.size and (block.max() if top is None else top.max()) > 1.0:
             np.minimum(block, 1.0, out=block)
+
+    @property
+    def argmax_and_max(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(argmax, max) of every row, or None when some block could not say."""
+        return self.top if self._found else None
 
     def _bad_entries(self, block: np.ndarray, start: int, text: np.ndarray | None) -> np.ndarray:
         """Record the NaN, infinite and negative entries; the rows' deviations from 1 (0 where invalid)."""
-        nan = np.isnan(block) if text is None else np.isnan(block) & ~text
-        masks = (nan, np.isinf(block), block < 0)
+        masks = [rule_mask(rule.rule, block, text) for rule in self.RULES]
         for message, mask in zip(self.MESSAGES, masks):
             if mask.any():
                 rows, cols = np.nonzero(mask)
                 self.found[message].append((rows + start, cols))
-        invalid = (masks[0] | masks[1] | masks[2]).any(axis=1)
+        invalid = np.logical_or.reduce(masks).any(axis=1)
         if text is not None:
             invalid |= text.any(axis=1)
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in rows already reported
@@ -1656,8 +1712,8 @@ def _logits(frame, columns, classes, problems: _FileProblems):
     if ordered is None:
         return None
     logits, not_number = _numeric_matrix(frame, ordered, problems)
-    bad = ~np.isfinite(logits) if not_number is None else ~np.isfinite(logits) & ~not_number
-    _report_by_column(problems, ordered, bad, "NaN, missing or infinite logits")
+    (rule,) = SPECS[LOGIT_PREFIX].rules
+    _report_by_column(problems, ordered, rule_mask(rule.rule, logits, not_number), rule.message)
     return logits
 
 
@@ -1678,50 +1734,28 @@ def _logit_order(columns, classes, problems: _FileProblems) -> list[str] | None:
     return [LOGIT_PREFIX + c for c in classes]
 
 
+def _checked_number(frame, column: str, problems: _FileProblems) -> np.ndarray:
+    """A number column as float64, each of its rules in ``columns.SPECS`` checked (same rows, same messages
+    as the aggregation's SQL)."""
+    values, not_number = _numeric(frame, column, problems)
+    for rule in SPECS[column].rules:
+        bad = rule_mask(rule.rule, values, not_number)
+        if bad.any():
+            problems.add(rule.text(column), column=column, where=bad, severity=rule.severity)
+    return values
+
+
 def _confidence(frame, problems: _FileProblems) -> np.ndarray:
-    confidence, not_number = _numeric(frame, "confidence", problems)
-    missing = ~np.isfinite(confidence) if not_number is None else ~np.isfinite(confidence) & ~not_number
-    if missing.any():
-        problems.add("confidence is missing, NaN or infinite", column="confidence", where=missing)
+    confidence = _checked_number(frame, "confidence", problems)
     # float32 round-off (1.00000012) is read as 1: a threshold must never exceed 1.
     near_one = (confidence > 1) & (confidence <= 1 + CONFIDENCE_TOLERANCE)
     if near_one.any():
         confidence = np.where(near_one, 1.0, confidence)
-    outside = (confidence < 0) | (confidence > 1)
-    if outside.any():
-        problems.add("confidence must lie between 0 and 1", column="confidence", where=outside)
     return confidence
 
 
 def _weights(frame, problems: _FileProblems) -> np.ndarray | None:
-    if "weight" not in frame.columns:
-        return None
-    weight, not_number = _numeric(frame, "weight", problems)
-    bad = ~np.isfinite(weight) if not_number is None else ~np.isfinite(weight) & ~not_number
-    if bad.any():
-        problems.add("weight is missing, NaN or infinite", column="weight", where=bad)
-    negative = weight < 0
-    if negative.any():
-        problems.add("weight must be a non-negative count", column="weight", where=negative)
-    _weights_in_range(weight, problems)
-    return weight
-
-
-# Weights multiply values (up to 1e100, see UseCase) and are squared for intervals; within this range
-# no sum of a run overflows or underflows float64.
-WEIGHT_RANGE = (1e-50, 1e50)
-
-
-def _weights_in_range(weight: np.ndarray, problems: _FileProblems) -> None:
-    low, high = WEIGHT_RANGE
-    outside = (weight > high) | ((weight > 0) & (weight < low))
-    if outside.any():
-        problems.add(
-            f"weight must be 0 or between {low:g} and {high:g}; rescale the weights (multiplying every "
-            "weight by one number changes no threshold and no value per item)",
-            column="weight",
-            where=outside,
-        )
+    return _checked_number(frame, "weight", problems) if "weight" in frame.columns else None
 
 
 def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
@@ -1755,10 +1789,6 @@ def _timestamps(frame, problems: _FileProblems) -> np.ndarray | None:
     if _times_out_of_range(parsed, problems):
         return None
     return parsed.to_numpy(dtype="datetime64[ns]")
-
-
-# Timestamps are held in nanoseconds (numpy datetime64[ns]): 1677-09-21 to 2262-04-11.
-TIME_RANGE = ("1677-09-22", "2262-04-11")
 
 
 def _times_out_of_range(parsed: pd.Series, problems: _FileProblems) -> bool:

@@ -1,0 +1,10 @@
+"""The input layer: run files (CSV, Parquet) read into runs, and logs too large for memory aggregated.
+
+``runfiles`` reads and checks a run file in memory (pandas, pyarrow); ``aggregate`` reduces a log too large
+for memory to an ordinary run file with DuckDB or Spark, making the same checks in SQL; ``aggregate_options``
+holds the aggregation's options without numpy (the command line's parser needs only these); ``fastload``
+holds the loader's vectorised hot paths; ``columns`` describes a run file's columns once (names, aliases,
+kinds, and each row check with its message, written side by side in numpy and in SQL), read by both
+``runfiles`` and ``aggregate``. The public names live in ``valuecore.runs`` and
+``valuecore.aggregation`` (and the everyday ones at the top of the package).
+"""
