@@ -10,7 +10,10 @@ import pytest
 from dashboard import mlflowsource
 from test_app_core import start
 
-mlflow = pytest.importorskip("mlflow")  # requirements-mlflow.txt, installed by requirements-dev.txt and CI
+from optional import need  # noqa: E402
+
+need("mlflow")  # requirements-mlflow.txt: skipped without it, required in CI
+import mlflow  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BREAST_CANCER = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"

@@ -8,6 +8,9 @@ import pandas as pd
 
 import valuecore as vc
 from dashboard import datasets
+from optional import need
+
+need("duckdb")  # datasets are aggregated with DuckDB (requirements-spark.txt)
 
 
 def make_dataset(root, n=400, seed=0):

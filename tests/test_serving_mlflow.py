@@ -17,7 +17,11 @@ from valuecore.cli import main
 from valuecore.policy_json import PolicyDocument
 from valuecore.serving import RejectOptionClassifier, save_mlflow_model
 
-mlflow = pytest.importorskip("mlflow")  # requirements-mlflow.txt, installed by requirements-dev.txt and CI
+from optional import need  # noqa: E402
+
+need("mlflow")  # requirements-mlflow.txt: skipped without it, required in CI
+import mlflow  # noqa: E402
+
 from test_serving_sklearn import breast_cancer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
