@@ -23,10 +23,11 @@ INSTALL = {
 
 def missing(module: str, *, java: bool = False) -> str | None:
     """Why ``module`` (and Java, if asked) cannot be used here, or None when it can."""
+    install = INSTALL.get(module, f"pip install {module}")
     if importlib.util.find_spec(module) is None:
-        return f"{module} is not installed ({INSTALL.get(module, 'pip install ' + module)})"
+        return f"{module} is not installed ({install})"
     if java and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return f"{module} needs a Java runtime and none was found ({INSTALL[module]})"
+        return f"{module} needs a Java runtime and none was found ({install})"
     return None
 
 
