@@ -580,6 +580,17 @@ def _predicted(plan: _Plan, confidence: str) -> str:
     return f"(CASE {cases} END)"
 
 
+def _predicted_index(plan: _Plan, confidence: str) -> str:
+    """The predicted column's position (0, 1, ...): the first column holding the maximum."""
+    cases = " ".join(f"WHEN {_number(plan, c)} = {confidence} THEN {i}" for i, c in enumerate(plan.proba_columns))
+    return f"(CASE {cases} END)"
+
+
+def _keeps_means(plan: _Plan) -> bool:
+    """Whether the aggregate keeps the mean probability vectors (probability sources at full resolution)."""
+    return not plan.top_label and plan.resolution is None
+
+
 def _group_text(plan: _Plan, column: str, default: str) -> str:
     if plan.has(column):
         return _text(plan, column)
@@ -606,24 +617,31 @@ def _rows_sql(plan: _Plan) -> str:
         f"{_group_text(plan, 'model', plan.model)} AS model",
         f"{_group_text(plan, 'split', DEFAULT_SPLIT)} AS split",
         f"{_class_of(plan, 'y_true') if plan.has('y_true') else 'CAST(NULL AS STRING)'} AS y_true",
-        f"{_predicted(plan, raw)} AS y_pred",
+        f"{_predicted_index(plan, raw)} AS predicted" if _keeps_means(plan) else f"{_predicted(plan, raw)} AS y_pred",
         f"{_rounded(raw, plan.resolution)} AS confidence",
         f"{_number(plan, 'weight') if plan.has('weight') else 'CAST(1.0 AS DOUBLE)'} AS w",
     ]
     if plan.period is not None:
         parts.append(f"{_period(plan)} AS period")
-    if not plan.top_label and plan.resolution is None:
+    if _keeps_means(plan):
         parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
     if not _checks_in_groups(plan):
         return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {SOURCE_VIEW}"
-    # The loader's checks ride along as one flag per row (counted per group): no pass of their own.
+    # The loader's checks ride along with the grouping (counted per group): no pass of their own.
     bad = [f"({c.bad})" for c in _checks(plan)]
-    if not plan.top_label:
-        deviation = _sum_deviation(plan)
-        bad.append(f"{deviation} > {plan.sum_tolerance!r}")
-        parts.append(f"{deviation} AS deviation")
-    parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 END AS bad")
+    if plan.top_label:
+        parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 END AS bad")
+    else:
+        # A row failing a check has an infinite deviation, so one running maximum per group tells a failing row
+        # (or a row sum off by more than the tolerance: an error too) from rows off within it, with no count of
+        # its own. A row reaching the sum passed every check: its cells are numbers, finite and not negative.
+        total = " + ".join(_number(plan, c) for c in plan.proba_columns)
+        failed = " OR ".join(bad) if bad else "FALSE"
+        parts.append(f"CASE WHEN {failed} THEN {_INFINITE} ELSE ABS(({total}) - 1) END AS deviation")
     return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
+
+
+_INFINITE = "CAST('Infinity' AS DOUBLE)"
 
 
 GROUPED_TABLE = "grouped_rows"
@@ -633,14 +651,25 @@ def _keys(plan: _Plan) -> list[str]:
     return ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred", "confidence", "y_true"]
 
 
+def _constant_keys(plan: _Plan) -> dict[str, str]:
+    """Keys that are one literal for the whole source (no model or split column): selected beside the
+    groups, not hashed into every one of them."""
+    constant = {}
+    if not plan.has("model") and not plan.file_models:
+        constant["model"] = _lit(plan.model)
+    if not plan.has("split"):
+        constant["split"] = _lit(DEFAULT_SPLIT)
+    return constant
+
+
 def grouped_sql(plan: _Plan) -> str:
     """The aggregation, one SQL text for DuckDB and Spark.
 
     One row per (model, split[, period], predicted class, confidence, true
-    class): the summed weight, the number of raw rows, the number of rows
-    failing one of the loader's checks (``n_bad``; for probability sources
-    also the worst row-sum deviation and the rows off by more than the
-    warning tolerance) and, for probability
+    class): the summed weight, the number of raw rows, the loader's checks
+    (top-label sources: ``n_bad``, the rows failing one; probability sources:
+    ``worst``, the worst row-sum deviation, infinite when a row fails another
+    check, and ``n_off``, the rows off by more than the warning tolerance) and, for probability
     sources at full resolution, the weighted mean probability vector, in
     which the predicted class keeps exactly the group's confidence and
     round-off can never move the argmax: a class after the predicted one
@@ -649,32 +678,43 @@ def grouped_sql(plan: _Plan) -> str:
     caps cost no running maximum per column, so the engine keeps as many
     running values per group as a plain ``AVG`` per column would.
     """
-    select = _keys(plan)
-    if not plan.top_label and plan.resolution is None:
-        classes = [column[len("proba_") :] for column in plan.proba_columns]
+    constant = _constant_keys(plan)
+    keys = _keys(plan)
+    if _keeps_means(plan):
+        keys = ["predicted" if k == "y_pred" else k for k in keys]  # the column's position, named after grouping
+    select = [f"{constant[k]} AS {k}" if k in constant else k for k in keys]
+    if _keeps_means(plan):
         for index, column in enumerate(plan.proba_columns):
-            c = classes[index]
-            earlier = ", ".join(_lit(e) for e in classes[:index])  # y_pred among them: column c comes after it
             if plan.has("weight"):
                 mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
             else:  # every weight is 1: the same mean with one running sum per column instead of three
                 mean = f"SUM({_q(column)}) / CAST(COUNT(*) AS DOUBLE)"
-            after = f"WHEN y_pred IN ({earlier}) THEN LEAST({mean}, confidence) " if earlier else ""
-            select.append(
-                f"CASE WHEN y_pred = {_lit(c)} THEN confidence {after}"
-                f"ELSE LEAST({mean}, confidence * {_JUST_BELOW_ONE}) END AS {_q(column)}"
-            )
+            select.append(f"{mean} AS __mean_{index}")
     select += ["SUM(w) AS weight" if plan.has("weight") else "CAST(COUNT(*) AS DOUBLE) AS weight", "COUNT(*) AS n_rows"]
-    select.append("COUNT(bad) AS n_bad")  # a count keeps 8 bytes per group, where an integer SUM keeps 16
     if not plan.top_label and _checks_in_groups(plan):
-        select += [
+        select += [  # a failing row counts in n_off too: read only when no row failed
             "MAX(deviation) AS worst",
             f"COUNT(CASE WHEN deviation > {plan.warn_tolerance!r} THEN 1 END) AS n_off",
         ]
-    return (
-        f"WITH item_rows AS ({_rows_sql(plan)}) "
-        f"SELECT {', '.join(select)} FROM item_rows GROUP BY {', '.join(_keys(plan))}"
+    else:
+        select.append("COUNT(bad) AS n_bad")  # a count keeps 8 bytes per group, where an integer SUM keeps 16
+    grouped = (
+        f"WITH item_rows AS ({_rows_sql(plan)}) SELECT {', '.join(select)} FROM item_rows "
+        f"GROUP BY {', '.join(k for k in keys if k not in constant)}"
     )
+    if not _keeps_means(plan):
+        return grouped
+    # Per group, not per row: the predicted class's name, and the caps that keep the argmax where it was.
+    names = " ".join(f"WHEN {i} THEN {_lit(c[len('proba_') :])}" for i, c in enumerate(plan.proba_columns))
+    outer = [k if k != "predicted" else f"CASE predicted {names} END AS y_pred" for k in keys]
+    for index, column in enumerate(plan.proba_columns):
+        mean = f"__mean_{index}"
+        outer.append(
+            f"CASE WHEN predicted = {index} THEN confidence WHEN predicted < {index} THEN LEAST({mean}, confidence) "
+            f"ELSE LEAST({mean}, confidence * {_JUST_BELOW_ONE}) END AS {_q(column)}"
+        )
+    outer += ["weight", "n_rows"] + (["worst", "n_off"] if _checks_in_groups(plan) else ["n_bad"])
+    return f"SELECT {', '.join(outer)} FROM ({grouped}) AS per_group"
 
 
 def _output_columns(plan: _Plan) -> list[str]:
@@ -755,7 +795,7 @@ def _checks(plan: _Plan) -> list[_Check]:
             _Check(
                 f"{UNKNOWN_LABELS} {_short_list(plan.classes)}",
                 "y_true",
-                f"{_text(plan, 'y_true')} IS NOT NULL AND {_class_of(plan, 'y_true')} IS NULL",
+                f"{_present(plan, 'y_true')} AND {_class_of(plan, 'y_true')} IS NULL",
                 names_labels=True,
             )
         )
@@ -769,6 +809,13 @@ def _checks(plan: _Plan) -> list[_Check]:
             )
         )  # fmt: skip
     return checks
+
+
+def _present(plan: _Plan, column: str) -> str:
+    """The cell is not empty: a number never is when it is not NULL (no text made of every row to say so)."""
+    if plan.column_types.get(column) == "number":
+        return f"{_q(column)} IS NOT NULL"
+    return f"{_text(plan, column)} IS NOT NULL"
 
 
 def _rule_check(plan: _Plan, column: str, rule: RowRule) -> _Check:
@@ -1227,9 +1274,12 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[L
     :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
     if not _checks_in_groups(plan):
         return []  # checked before the grouping
-    off = ", SUM(n_off), MAX(worst)" if not plan.top_label else ", 0, 0"
+    if plan.top_label:
+        counts = "SUM(n_bad), 0, 0"
+    else:
+        counts = f"SUM(CASE WHEN worst > {plan.sum_tolerance!r} THEN 1 ELSE 0 END), SUM(n_off), MAX(worst)"
     distinct = ", ".join(f"COUNT(DISTINCT {c})" if plan.has(c) else "0" for c in ("model", "split"))
-    record = engine.rows(f"SELECT SUM(n_bad){off}, {distinct} FROM {GROUPED_TABLE}")[0]
+    record = engine.rows(f"SELECT {counts}, {distinct} FROM {GROUPED_TABLE}")[0]
     if record[0]:
         return _run_checks(engine, plan, source)
     problems: list[LoadProblem] = []
