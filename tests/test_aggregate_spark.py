@@ -129,3 +129,21 @@ def test_a_catalog_table_name_is_quoted_never_parsed_as_sql(spark, tmp_path):
     with pytest.raises(AggregateRefused, match="without backquotes"):
         aggregate("table:kept`table", out, engine="spark", spark=spark)
     assert spark.catalog.tableExists("kept_table") and not out.exists()
+
+
+def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path):
+    # Spark fetches at most max_groups + 1 groups; over the budget it keeps them all to count them and
+    # suggest a resolution, and says what DuckDB says.
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet([1, 1], size=3000)
+    frame = pd.DataFrame({"proba_a": proba[:, 0], "proba_b": proba[:, 1], "y_true": rng.choice(["a", "b"], 3000)})
+    raw = tmp_path / "model.parquet"
+    frame.to_parquet(raw)
+    messages = []
+    for engine in ("duckdb", "spark"):
+        extra = {"spark": spark} if engine == "spark" else {}
+        with pytest.raises(AggregateRefused) as refused:
+            aggregate(str(raw), tmp_path / f"{engine}.parquet", engine=engine, max_groups=1000, **extra)
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1]
+    assert "3,000 groups" in messages[0] and "--resolution 0.01" in messages[0]

@@ -734,21 +734,19 @@ def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
     return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
 
 
-_SORT_PREDICTED, _SORT_CONFIDENCE = "__sort_y_pred", "__sort_confidence"
-
-
-def _fetch_ordered(runner: _Engine, plan: _Plan):
-    """The output of :func:`output_sql`, in its order, sorted by Arrow in this process: the engine only
-    hands over the (budgeted) groups, with no distributed sort of its own (identical from both engines)."""
+def _ordered(groups, plan: _Plan):
+    """The run-file columns of the fetched groups in the order of :func:`output_sql`, sorted by Arrow in this
+    process: the engine only hands over the (budgeted) groups, with no distributed sort of its own."""
     import pyarrow.compute as pc
 
-    select = _output_columns(plan) + [f"y_pred AS {_SORT_PREDICTED}", f"confidence AS {_SORT_CONFIDENCE}"]
-    table = runner.arrow(f"SELECT {', '.join(select)} FROM {GROUPED_TABLE}", None)
     keys = [("model", "ascending"), ("split", "ascending")]
-    keys += [("timestamp", "ascending")] if plan.period is not None else []
-    keys += [(_SORT_PREDICTED, "ascending"), (_SORT_CONFIDENCE, "descending"), ("y_true", "ascending")]
-    order = pc.sort_indices(table, sort_keys=keys)  # nulls last: the default (a per-call placement is deprecated)
-    return table.take(order).drop_columns([_SORT_PREDICTED, _SORT_CONFIDENCE])
+    keys += [("period", "ascending")] if plan.period is not None else []
+    keys += [("y_pred", "ascending"), ("confidence", "descending"), ("y_true", "ascending")]
+    order = pc.sort_indices(groups, sort_keys=keys)  # nulls last: the default (a per-call placement is deprecated)
+    names = ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_true"]
+    names += list(plan.proba_columns) if _keeps_means(plan) else ["y_pred", "confidence"]
+    table = groups.select(names + ["weight"]).take(order)
+    return table.rename_columns(["timestamp" if n == "period" else n for n in table.schema.names])
 
 
 def aggregate_sql(plan: _Plan) -> str:
@@ -898,6 +896,13 @@ class _Engine:
     def materialize(self, name: str, sql: str, progress) -> None:
         raise NotImplementedError
 
+    def groups(self, plan: _Plan, limit: int, progress):
+        """At most ``limit`` rows of :func:`grouped_sql` as an Arrow table; ``holds_groups`` says after
+        whether the engine also keeps them all as ``grouped_rows``."""
+        raise NotImplementedError
+
+    holds_groups = False
+
     def display_file(self, engine_file) -> str:
         return str(engine_file)
 
@@ -1017,6 +1022,13 @@ class _DuckDB(_Engine):
     def arrow(self, sql: str, progress):
         return self._run(lambda: self.con.sql(_one_statement(sql)).to_arrow_table(), progress)
 
+    def groups(self, plan: _Plan, limit: int, progress):
+        # Held in a temporary table first: DuckDB then hands the groups over once, after the grouping freed
+        # its hash tables (fetched straight from the grouping, both were measured alive at once).
+        self.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+        self.holds_groups = True
+        return self.arrow(f"SELECT * FROM {GROUPED_TABLE} LIMIT {int(limit)}", None)
+
     def _run(self, work, progress=None):
         """Run ``work`` in a thread, reporting DuckDB's query progress every half second.
 
@@ -1057,6 +1069,23 @@ class _DuckDB(_Engine):
     def close(self) -> None:
         self.con.close()
         self._temp.cleanup()  # the spill files of an interrupted query too
+
+
+class _FetchedGroups:
+    """The groups once fetched into this process, as ``grouped_rows`` for the checks' small queries (run by
+    DuckDB in process), so that an engine holding them no more is not asked to group again."""
+
+    def __init__(self, table):
+        import duckdb
+
+        self.con = duckdb.connect(":memory:")
+        self.con.register(GROUPED_TABLE, table)
+
+    def rows(self, sql: str) -> list[tuple]:
+        return self.con.execute(_one_statement(sql)).fetchall()
+
+    def close(self) -> None:
+        self.con.close()
 
 
 def bytes_on_disk(folder: str) -> int:
@@ -1156,6 +1185,11 @@ class _Spark(_Engine):
     def arrow(self, sql: str, progress):
         return self.spark.sql(sql).toArrow()
 
+    def groups(self, plan: _Plan, limit: int, progress):
+        # One job, as a bare groupBy: no cache of the groups, no count of them first; the budget is the limit.
+        self.holds_groups = False
+        return self.arrow(f"{grouped_sql(plan)} LIMIT {int(limit)}", progress)
+
     def materialize(self, name: str, sql: str, progress) -> None:
         # A DataFrame's view keeps its analysed plan (a SQL-text view would re-resolve
         # against whatever source_rows means later).
@@ -1163,6 +1197,7 @@ class _Spark(_Engine):
         self._cached = self.spark.sql(sql).persist()
         self._cached.count()
         self._cached.createOrReplaceTempView(name)
+        self.holds_groups = name == GROUPED_TABLE
 
     def _drop_cached(self) -> None:
         if getattr(self, "_cached", None) is not None:
@@ -1269,9 +1304,9 @@ def _checks_in_groups(plan: _Plan) -> bool:
     return all(_not_a_number(plan, c) is None for c in numeric)
 
 
-def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
-    """The loader's checks, read from the counts the grouping kept; the per-file pass of
-    :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
+def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source, groups) -> list[LoadProblem]:
+    """The loader's checks, read from the counts the grouping kept (``groups`` runs SQL on them); the
+    per-file pass of :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
     if not _checks_in_groups(plan):
         return []  # checked before the grouping
     if plan.top_label:
@@ -1279,7 +1314,7 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[L
     else:
         counts = f"SUM(CASE WHEN worst > {plan.sum_tolerance!r} THEN 1 ELSE 0 END), SUM(n_off), MAX(worst)"
     distinct = ", ".join(f"COUNT(DISTINCT {c})" if plan.has(c) else "0" for c in ("model", "split"))
-    record = engine.rows(f"SELECT {counts}, {distinct} FROM {GROUPED_TABLE}")[0]
+    record = groups.rows(f"SELECT {counts}, {distinct} FROM {GROUPED_TABLE}")[0]
     if record[0]:
         return _run_checks(engine, plan, source)
     problems: list[LoadProblem] = []
@@ -1288,12 +1323,12 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source) -> list[L
             return _run_checks(engine, plan, source)
         file = engine.rows(f"SELECT {FILE_COLUMN} FROM {SOURCE_VIEW} LIMIT 1")[0][0]
         problems += _sum_problems(engine, plan, file, engine.display_file(file), (None, record[2], 0, record[1]))
-    if max(record[3], record[4]) > MAX_GROUPS or _partly_labelled(engine, plan):
+    if max(record[3], record[4]) > MAX_GROUPS or _partly_labelled(groups, plan):
         problems += _group_problems(engine, plan, source)
     return problems
 
 
-def _partly_labelled(engine: _Engine, plan: _Plan) -> bool:
+def _partly_labelled(groups, plan: _Plan) -> bool:
     """Whether a (model, split) is labelled only in part, judged on the groups (checks passed, so a
     NULL y_true there is an empty one)."""
     if not plan.has("y_true"):
@@ -1304,7 +1339,7 @@ def _partly_labelled(engine: _Engine, plan: _Plan) -> bool:
         "WHERE model IS NOT NULL AND split IS NOT NULL GROUP BY model, split) AS per_split "
         "WHERE labelled > 0 AND labelled < n_rows"
     )
-    return engine.rows(sql)[0][0] > 0
+    return groups.rows(sql)[0][0] > 0
 
 
 def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
@@ -1569,6 +1604,8 @@ def _aggregate_source(
     runner: _Engine, source: _Source, problems: list[LoadProblem], options: dict, max_groups, progress
 ):
     """(aggregate table, plan, rows read) of one source, or None after adding its problems."""
+    import pyarrow.compute as pc
+
     runner.bind(source)
     if source.format in ("duckdb_table", "spark_table"):
         source = _with_engine_columns(runner, source)
@@ -1592,18 +1629,27 @@ def _aggregate_source(
     # Grouped in the engine (spilling if need be), counted there: only a table
     # within the budget ever comes into this process. The checks are counted in
     # the same pass; the rows they name are looked up only when a count says so.
-    runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
-    problems.extend(_checks_from_groups(runner, plan, source))
-    if plan.file_models and plan.has("model"):
-        problems.extend(_models_in_several_files(runner, plan, source))
-    if any(p.severity == "error" for p in problems):
-        return None
-    groups, rows = runner.rows(f"SELECT COUNT(*), SUM(n_rows) FROM {GROUPED_TABLE}")[0]
-    if groups > max_groups:
-        suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(runner, plan, max_groups)
-        problems.append(_refusal(source, int(groups), max_groups, suggestion))
-        return None
-    return _fetch_ordered(runner, plan), plan, int(rows or 0)
+    table = runner.groups(plan, max_groups + 1, progress)
+    within_budget = table.num_rows <= max_groups
+    if not within_budget and not runner.holds_groups:  # the refusal counts every group: the engine keeps them
+        runner.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
+    groups = runner if runner.holds_groups else _FetchedGroups(table)
+    try:
+        problems.extend(_checks_from_groups(runner, plan, source, groups))
+        if plan.file_models and plan.has("model"):
+            problems.extend(_models_in_several_files(runner, plan, source))
+        if any(p.severity == "error" for p in problems):
+            return None
+        if not within_budget:
+            (count,) = groups.rows(f"SELECT COUNT(*) FROM {GROUPED_TABLE}")[0]
+            suggestion = (None, None) if plan.resolution is not None else _suggest_resolution(groups, plan, max_groups)
+            problems.append(_refusal(source, int(count), max_groups, suggestion))
+            return None
+    finally:
+        if groups is not runner:
+            groups.close()
+    rows = pc.sum(table.column("n_rows")).as_py() if table.num_rows else 0
+    return _ordered(table, plan), plan, int(rows)
 
 
 _CSV_NOT_AS_HEADER = (
