@@ -15,7 +15,7 @@ import pytest
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate, spark_session
 
-from test_aggregate import BAD_FRAMES, loader_problems, raw_frame
+from test_aggregate import BAD_FRAMES, loader_problems, nearly_distinct_scores, raw_frame
 
 os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
 
@@ -134,11 +134,7 @@ def test_a_catalog_table_name_is_quoted_never_parsed_as_sql(spark, tmp_path):
 def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path):
     # Spark fetches at most max_groups + 1 groups; over the budget it keeps them all to count them and
     # suggest a resolution, and says what DuckDB says.
-    rng = np.random.default_rng(0)
-    proba = rng.dirichlet([1, 1], size=3000)
-    frame = pd.DataFrame({"proba_a": proba[:, 0], "proba_b": proba[:, 1], "y_true": rng.choice(["a", "b"], 3000)})
-    raw = tmp_path / "model.parquet"
-    frame.to_parquet(raw)
+    raw = nearly_distinct_scores(tmp_path)
     messages = []
     for engine in ("duckdb", "spark"):
         extra = {"spark": spark} if engine == "spark" else {}
