@@ -92,6 +92,9 @@ CANDIDATE_RESOLUTIONS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 SOURCE_VIEW = "source_rows"
 FILE_COLUMN = "__file"
 ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine cannot tell
+# What the grouping reads: the same rows, where each comes from only if the grouping asks (Spark's Parquet scan
+# otherwise reads every row's index and file path for a grouping that never uses them).
+CELLS_VIEW = "source_cells"
 # 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
 _JUST_BELOW_ONE = "CAST(0.9999999999999998 AS DOUBLE)"  # Spark reads a bare 0.99... as a DECIMAL
 
@@ -626,7 +629,7 @@ def _rows_sql(plan: _Plan) -> str:
     if _keeps_means(plan):
         parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
     if not _checks_in_groups(plan):
-        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {SOURCE_VIEW}"
+        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {CELLS_VIEW}"
     # The loader's checks ride along with the grouping (counted per group): no pass of their own.
     bad = [f"({c.bad})" for c in _checks(plan)]
     if plan.top_label:
@@ -638,7 +641,7 @@ def _rows_sql(plan: _Plan) -> str:
         total = " + ".join(_number(plan, c) for c in plan.proba_columns)
         failed = " OR ".join(bad) if bad else "FALSE"
         parts.append(f"CASE WHEN {failed} THEN {_INFINITE} ELSE ABS(({total}) - 1) END AS deviation")
-    return f"SELECT {', '.join(parts)} FROM {SOURCE_VIEW}"
+    return f"SELECT {', '.join(parts)} FROM {CELLS_VIEW}"
 
 
 _INFINITE = "CAST('Infinity' AS DOUBLE)"
@@ -1009,6 +1012,8 @@ class _DuckDB(_Engine):
                 f"FROM {self._table(source)}"
             )
         self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS {select}"))
+        # DuckDB reads no file name or row number that a query leaves unused: one view serves both.
+        self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP VIEW {CELLS_VIEW} AS SELECT * FROM {SOURCE_VIEW}"))
 
     def describe(self) -> list[tuple[str, str]]:
         return [(r[0], r[1]) for r in self._run(lambda: self._execute(f"DESCRIBE {SOURCE_VIEW}").fetchall())]
@@ -1155,9 +1160,12 @@ class _Spark(_Engine):
             else:
                 frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
                 row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
+            frame.createOrReplaceTempView(CELLS_VIEW)
             frame = frame.selectExpr("*", f"_metadata.file_path AS {FILE_COLUMN}", f"{row} AS {ROW_COLUMN}")
             for file in source.files:
                 self._uris[_uri_path(Path(file).resolve().as_uri())] = file
+        if source.format == "spark_table":
+            frame.createOrReplaceTempView(CELLS_VIEW)
         frame.createOrReplaceTempView(SOURCE_VIEW)
 
     def _catalog_table(self, source: _Source):
