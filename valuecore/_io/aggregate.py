@@ -1029,10 +1029,14 @@ class _DuckDB(_Engine):
 
     def groups(self, plan: _Plan, limit: int, progress):
         # Held in a temporary table first: DuckDB then hands the groups over once, after the grouping freed
-        # its hash tables (fetched straight from the grouping, both were measured alive at once).
+        # its hash tables (fetched straight from the grouping, both were measured alive at once). Once they
+        # are all fetched, the table goes: the groups are not held twice while the rest runs.
         self.materialize(GROUPED_TABLE, grouped_sql(plan), progress)
-        self.holds_groups = True
-        return self.arrow(f"SELECT * FROM {GROUPED_TABLE} LIMIT {int(limit)}", None)
+        table = self.arrow(f"SELECT * FROM {GROUPED_TABLE} LIMIT {int(limit)}", None)
+        self.holds_groups = table.num_rows >= limit  # over the budget: kept, to count them and suggest
+        if not self.holds_groups:
+            self._run(lambda: self._execute(f"DROP TABLE {GROUPED_TABLE}"))
+        return table
 
     def _run(self, work, progress=None):
         """Run ``work`` in a thread, reporting DuckDB's query progress every half second.
