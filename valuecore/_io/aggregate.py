@@ -745,10 +745,13 @@ def _ordered(groups, plan: _Plan):
     keys = [("model", "ascending"), ("split", "ascending")]
     keys += [("period", "ascending")] if plan.period is not None else []
     keys += [("y_pred", "ascending"), ("confidence", "descending"), ("y_true", "ascending")]
-    order = pc.sort_indices(groups, sort_keys=keys)  # nulls last: the default (a per-call placement is deprecated)
     names = ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_true"]
     names += list(plan.proba_columns) if _keeps_means(plan) else ["y_pred", "confidence"]
-    table = groups.select(names + ["weight"]).take(order)
+    # One contiguous chunk per column of the output first (the engine hands over several): the sort and the
+    # gather then ran 0.3-0.4 s faster at 912,215 groups (one profile), for a copy of those columns.
+    columns = groups.select(list(dict.fromkeys(names + ["weight", "y_pred", "confidence"]))).combine_chunks()
+    order = pc.sort_indices(columns, sort_keys=keys)  # nulls last: the default (a per-call placement is deprecated)
+    table = columns.select(names + ["weight"]).take(order)
     return table.rename_columns(["timestamp" if n == "period" else n for n in table.schema.names])
 
 
