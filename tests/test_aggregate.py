@@ -247,12 +247,18 @@ def test_cli_aggregate_then_report(tmp_path, capsys):
     assert pick(on_aggregate) == pick(on_raw) and pick(on_raw)
 
 
-def test_cli_refuses_over_the_group_budget_and_suggests_a_resolution(tmp_path, capsys):
+def nearly_distinct_scores(folder) -> Path:
+    """3,000 rows of two-class scores, nearly every one its own group."""
     rng = np.random.default_rng(0)
     proba = rng.dirichlet([1, 1], size=3000)
     frame = pd.DataFrame({"proba_a": proba[:, 0], "proba_b": proba[:, 1], "y_true": rng.choice(["a", "b"], 3000)})
-    raw = tmp_path / "model.parquet"
+    raw = folder / "model.parquet"
     frame.to_parquet(raw)
+    return raw
+
+
+def test_cli_refuses_over_the_group_budget_and_suggests_a_resolution(tmp_path, capsys):
+    raw = nearly_distinct_scores(tmp_path)
     out = tmp_path / "agg.parquet"
     assert main(["aggregate", str(raw), "--out", str(out), "--max-groups", "1000"]) == 2
     err = capsys.readouterr().err

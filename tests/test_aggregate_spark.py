@@ -15,7 +15,7 @@ import pytest
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate, spark_session
 
-from test_aggregate import BAD_FRAMES, loader_problems, raw_frame
+from test_aggregate import BAD_FRAMES, loader_problems, nearly_distinct_scores, raw_frame
 
 os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
 
@@ -149,3 +149,17 @@ def test_each_rule_holds_on_the_same_values_in_spark_as_in_numpy(spark):
         condition = columns.rule_sql(rule, "v", "text_no_number", dialect="spark")
         in_spark = {r[0] for r in spark.sql(f"SELECT i FROM cells WHERE {condition}").collect()}
         assert in_spark == set(np.flatnonzero(columns.rule_mask(rule, values, text_is_no_number)).tolist()), rule
+
+
+def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path):
+    # Spark fetches at most max_groups + 1 groups; over the budget it keeps them all to count them and
+    # suggest a resolution, and says what DuckDB says.
+    raw = nearly_distinct_scores(tmp_path)
+    messages = []
+    for engine in ("duckdb", "spark"):
+        extra = {"spark": spark} if engine == "spark" else {}
+        with pytest.raises(AggregateRefused) as refused:
+            aggregate(str(raw), tmp_path / f"{engine}.parquet", engine=engine, max_groups=1000, **extra)
+        messages.append(str(refused.value))
+    assert messages[0] == messages[1]
+    assert "3,000 groups" in messages[0] and "--resolution 0.01" in messages[0]
