@@ -207,9 +207,30 @@ def browser(chromium_executable):
 
 
 @pytest.fixture(scope="module")
-def server(chromium_executable):
+def server(browser):
+    """A server whose entry point has run once (see warm_up): the tests that share it start from any page."""
     with streamlit_server() as url:
+        warm_up(browser, url)
         yield url
+
+
+def warm_up(browser, url: str) -> None:
+    """Run the entry point once in a throwaway session, so that the server knows the pages' URL paths.
+
+    A fresh server shows its very first visitor of a deep link Streamlit's "Page not found" dialog
+    (test_deep_link_on_a_freshly_started_server checks that case on a server of its own); tests that
+    share one server should not depend on which of them comes first.
+    """
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    try:
+        first = context.new_page()
+        first.goto(url)
+        expect(first.locator('[data-testid="stMain"] h1').first).to_be_visible(timeout=TIMEOUT_MS)
+        wait_for_app(first)
+    finally:
+        context.close()
 
 
 def new_page(browser, name: str):

@@ -13,7 +13,7 @@ import pytest
 
 from test_e2e_browser import (
     HOME, PAGES, _need_browser, choose_upload, chromium, chromium_path, go_to, new_page, open_app, step,
-    streamlit_server, url_path, wait_for_app,
+    streamlit_server, url_path, wait_for_app, warm_up,
 )
 
 pytestmark = pytest.mark.e2e
@@ -52,6 +52,7 @@ def app_in_browser():
     if executable is None:
         _need_browser("no Chromium to check the layout with")
     with streamlit_server() as url, chromium(executable) as browser:
+        warm_up(browser, url)
         yield url, browser
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from test_e2e_browser import (
     ARTIFACTS, HOME, PAGES, TIMEOUT_MS, _need_browser, chromium, chromium_path, heading, new_page, open_app, step,
-    streamlit_server, wait_for_app,
+    streamlit_server, wait_for_app, warm_up,
 )
 
 pytestmark = pytest.mark.e2e
@@ -98,6 +98,7 @@ def app_in_browser():
     if executable is None:
         _need_browser("no Chromium to check the layout with")
     with streamlit_server() as url, chromium(executable) as browser:
+        warm_up(browser, url)
         yield url, browser
 
 

@@ -120,9 +120,11 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
                          + " What to deploy, over every rule, is on the first page.")
     # Thresholds with the digits that tell their decisions apart on the data shown; every digit in the help and JSON.
     confidences = {r.model: shown_confidences(ws, r.model) for r in rows if r.ok}
-    global_threshold = kind in GLOBAL_THRESHOLD_KINDS and threshold is not None and threshold == threshold
+    # The best model's own rule: under "recommended" each model has its own.
+    best_kind = best_row.policy.kind
+    global_threshold = best_kind in GLOBAL_THRESHOLD_KINDS and threshold is not None and threshold == threshold
     threshold_shown = (threshold_on_data(threshold, confidences.get(best)) if global_threshold and threshold > 0
-                       else threshold_text(threshold) if kind in GLOBAL_THRESHOLD_KINDS else md_text(rule))
+                       else threshold_text(threshold) if best_kind in GLOBAL_THRESHOLD_KINDS else md_text(rule))
     best_tile = home.best_tile(verdict, best)
     money = selection.money
     tiles = (
