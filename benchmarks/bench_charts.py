@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), *(str(ROOT / "tests" / d) for d in ("", "app", "core"))]
 
 import valuecore as vc  # noqa: E402
 from dashboard.charts import calibration, compare, constraints, matrix, monitor, value  # noqa: E402

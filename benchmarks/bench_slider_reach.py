@@ -7,7 +7,7 @@ some slider stop falls in its ω interval. Printed for the sample runs (every
 labelled split) and for seeded synthetic runs of growing size (confidences
 Beta(5, 1), each answer correct with probability its confidence).
 
-Not a test: it prints a table and asserts nothing (tests/test_app_sliders.py
+Not a test: it prints a table and asserts nothing (tests/app/test_app_sliders.py
 asserts the sample runs). Run: ``python benchmarks/bench_slider_reach.py``
 """
 

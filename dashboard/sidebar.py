@@ -44,7 +44,7 @@ VALUE_FIELDS = (("v_correct", "Correct answer"), ("v_abstain", "Hand-off to a pe
 # On a laptop screen the page list (12 pages, 500 px) pushed the outcome values below the fold: at 1280×800
 # the wrong-answer box and the preset were out of sight. On screens up to 960 px high the list is drawn
 # tighter (22 px rows instead of 34), so the three values, their sliders and the preset's label end above
-# the fold at 1280×800 and 1440×900 (checked in Chromium by tests/test_e2e_sliders.py). Style only, by the
+# the fold at 1280×800 and 1440×900 (checked in Chromium by tests/e2e/test_e2e_sliders.py). Style only, by the
 # nav's test ids; with another Streamlit version that renames them the list merely keeps its height.
 COMPACT_PAGE_LIST = """<style>
 @media (max-height: 960px) {
@@ -124,7 +124,7 @@ def _values_section(settings: Settings) -> UseCase:
 # wrong (or correct) answer's slider moves ω by at most 2.5 % and the break-even confidence p = ω/(1+ω), where
 # the accept threshold sits for calibrated confidences, by at most 2.5 %·p(1−p) ≤ 0.63 percentage points,
 # whatever the magnitude. On the sample runs the stops reach every threshold the exact values reach
-# (tests/test_app_sliders.py); on runs of 10^6 items some neighbouring thresholds lie closer than one stop,
+# (tests/app/test_app_sliders.py); on runs of 10^6 items some neighbouring thresholds lie closer than one stop,
 # and only the box reaches those (benchmarks/bench_slider_reach.py). The stops are round numbers (1, 1.02,
 # …, 2, 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a
 # typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10

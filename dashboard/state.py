@@ -32,7 +32,7 @@
    :func:`take_uploads`, :func:`remove_upload`) and the Export page's restore
    status (:func:`restore_status`, :func:`set_restore_status`) live in the
    session too, and are reached only through the functions below:
-   ``tests/test_state_owner.py`` fails when another module of the app names
+   ``tests/app/test_state_owner.py`` fails when another module of the app names
    the session state.
 7. **Derived, not stored.** What follows from the settings and the loaded
    runs (the models actually selected, the splits actually used, the values

@@ -110,7 +110,7 @@ imported where it is used, and the names of this package load on first use,
 so neither ``import valuecore`` nor ``python -m valuecore --help`` loads any
 of them, not even numpy: ``--help`` loads the standard library and the
 package's numpy-free modules, a command the rest when it runs (timed by
-``benchmarks/bench_import.py``, checked by ``tests/test_public_api.py``).
+``benchmarks/bench_import.py``, checked by ``tests/core/test_public_api.py``).
 
 Examples
 --------

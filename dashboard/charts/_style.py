@@ -20,7 +20,7 @@ model_palette = chartspecs.model_palette  # the colour of each model, in order
 # (30-50 ms per layered chart here). Every chart is therefore a plain spec of
 # valuecore.chartspecs handed to :func:`from_spec`, whose charts keep the
 # views as given and skip validation when serialised. The specs are validated
-# where they are made: tests/test_charts_*.py and tests/test_chartspecs.py call
+# where they are made: tests/test_charts_*.py and tests/app/test_chartspecs.py call
 # ``to_dict(validate=True)`` on every chart function.
 
 
@@ -64,7 +64,7 @@ def from_spec(spec: dict) -> LayerChart | FacetChart | Chart:
     The layers stay plain dicts and the data rows are attached as they are: ``LayerChart.from_dict`` parses
     every piece into schema objects, which took 35 ms for a VOC chart's skeleton (and over a second with 2,000
     inline rows), and ``FacetChart.from_dict`` 300 to 450 ms for the Calibration page's panels, where the spec
-    is already checked (tests/test_charts_core.py and tests/test_chartspecs.py validate it).
+    is already checked (tests/app/test_charts_core.py and tests/app/test_chartspecs.py validate it).
     """
     top = {k: v for k, v in spec.items() if k not in ("$schema", "datasets", "layer", "spec")}
     if "facet" in spec:  # Altair wants a chart object as the panel: a layer of plain views

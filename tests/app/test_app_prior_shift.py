@@ -1,0 +1,60 @@
+"""The Monitor page's class-mix section, through the whole app with AppTest: its table carries the
+figures of valuecore.monitoring on the breast_cancer sample's unlabelled prod split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+from dashboard.views.monitor import mix_table
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def test_class_mix_per_chunk_on_the_production_sample():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.sidebar.selectbox(key="sidebar_source").set_value("sample:breast_cancer").run()
+    at.switch_page("pages/monitor.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    model = at.selectbox(key="monitor_prior_model").value
+    assert at.selectbox(key="monitor_prior_split").value == "prod"
+    shown = next(frame.value for frame in at.dataframe if "Share of benign" in frame.value.columns)
+    run = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models[model]
+    values = vc.UseCase(1, 0, -4)
+    # the pages' default rule: the model's recommended one
+    runs = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")]).models
+    policy = vc.Pipeline(runs, "val", "test").policy(model, vc.RECOMMENDED_RULE, values)
+    expected = mix_table(run.splits["val"], run.splits["prod"], policy, values, policy.kind, 6)
+    assert list(shown["Share of benign"]) == list(expected["Share of benign"])
+    assert shown["As tuned"].tolist() == pytest.approx(expected["As tuned"].tolist())
+    assert shown["Gain"].tolist() == pytest.approx(expected["Gain"].tolist())
+    # Each chunk's estimate is EM on that chunk alone.
+    first = vc.monitoring.chunk_predictions(run.splits["prod"], n_chunks=6)[0].predictions
+    estimate = vc.monitoring.estimate_priors(first, run.splits["val"], "em")
+    assert shown["Share of benign"].iloc[0].startswith(f"{estimate.priors[0]:.2f} (")
+    text = "\n".join(m.value for m in at.markdown)
+    if expected["Gain"].max() > 0:
+        assert "Re-tuning for the estimated mix would earn up to" in text
+    else:  # the sample's production mix is close to its tuning mix
+        assert "would not earn more on any chunk" in text
+
+
+def test_mix_table_finds_the_gain_of_re_tuning_per_class_thresholds_under_a_shift():
+    import numpy as np
+
+    from test_prior_shift import gaussian_run
+
+    rng = np.random.default_rng(31)
+    reference = gaussian_run((0.5, 0.5), 3000, rng)
+    watched = gaussian_run((0.9, 0.1), 6000, rng, labelled=False)
+    values = vc.UseCase.from_omega(4)
+    policy = vc.fit_policy("class_thresholds", vc.presort(reference), values)
+    table = mix_table(reference, watched, policy, values, "class_thresholds", 3)
+    assert len(table) == 3 and table["Items"].sum() == 6000
+    assert all(float(cell.split()[0]) > 0.85 for cell in table["Share of c0"])
+    assert (table["Gain"] > 0).all()

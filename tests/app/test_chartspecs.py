@@ -1,0 +1,250 @@
+"""One chart, one colour: the app's Altair charts and the HTML report draw the same Vega-Lite specs.
+
+The report is built on the digits sample runs (eight and more models would wrap the palette; five show
+that model i gets colour i in both); its chart specs are caught on their way to the SVG renderer, and the
+app's chart functions are called on the very rows the report drew.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import valuecore as vc
+import valuecore.report as report
+from dashboard.charts.calibration import reliability_chart
+from dashboard.charts.value import value_threshold_chart
+from dashboard.charts.voc import voc_chart
+from valuecore.chartspecs import PALETTE, model_color, model_palette, records
+
+ROOT = Path(__file__).resolve().parents[2]
+# What only the report sets: its title and its page width (the app sizes to its container).
+REPORT_ONLY = ("title", "width", "$schema", "config")
+
+
+@pytest.fixture(scope="module")
+def report_specs():
+    """The specs the report rendered for the digits runs at ω = 5, by their title, and the model order."""
+    models = vc.load_runs(ROOT / "sample_runs" / "digits").models
+    drawn = []
+    original = report._svg
+    report._svg = lambda spec: drawn.append(spec) or "<svg></svg>"
+    try:
+        report.html_report(models, vc.UseCase.from_omega(5), currency="€")
+    finally:
+        report._svg = original
+    return {spec["title"]["text"]: spec for spec in drawn}, list(models)
+
+
+def _shared(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if k not in REPORT_ONLY}
+
+
+def _views(spec: dict) -> list[dict]:
+    """Every single view of a layered or faceted spec."""
+    inner = spec.get("spec", spec)
+    return [view for layer in inner.get("layer", [inner]) for view in _views(layer)] if "layer" in inner else [inner]
+
+
+def _colors(spec: dict) -> dict:
+    """model -> colour, from every colour scale over models in the spec."""
+    found = {}
+    for layer in _views(spec):
+        color = layer.get("encoding", {}).get("color", {})
+        if color.get("field") == "model":
+            scale = color["scale"]
+            for model, colour in zip(scale["domain"], scale["range"]):
+                assert found.setdefault(model, colour) == colour, "a model with two colours on one chart"
+    return found
+
+
+def test_the_app_and_the_report_draw_the_same_voc_spec(report_specs):
+    specs, models = report_specs
+    spec = specs["Value for every mistake cost (VOC curves)"]
+    omega_now = spec["datasets"]["omega_now"][0]["omega"]
+    assert omega_now == 5
+    app = voc_chart(pd.DataFrame(spec["datasets"]["curves"]), models=models, omega_now=omega_now,
+                    height=spec["height"]).to_dict(validate=True)
+    assert _shared(app) == _shared(spec)
+
+
+def test_the_app_and_the_report_draw_the_same_value_threshold_spec(report_specs):
+    specs, models = report_specs
+    spec = specs["Value per item against the threshold"]
+    curves = pd.DataFrame(spec["datasets"]["curves"]).drop(columns="value_text")
+    markers = pd.DataFrame(spec["datasets"]["markers"]).drop(columns="value_text")
+    # Under the recommended rules (the report's default) a model's marker is its own rule's: tuned or calibrated.
+    assert set(markers["marker"]) <= {"tuned", "calibrated"} and len(markers) == len(set(markers["model"]))
+    app = value_threshold_chart(curves, markers, models=models, currency="€",
+                                height=spec["height"]).to_dict(validate=True)
+    assert _shared(app) == _shared(spec)
+
+
+def test_the_app_and_the_report_draw_the_same_reliability_spec(report_specs):
+    specs, models = report_specs
+    spec = specs["Calibration at a glance"]
+    rows = pd.DataFrame(spec["datasets"]["reliability"])
+    assert set(rows["stage"]) == {"before"}  # no recalibration asked: the raw confidence only
+    app = reliability_chart(rows, models, size=spec["spec"]["width"]).to_dict(validate=True)
+    assert _shared(app) == _shared(spec)
+    assert app["config"]["legend"] == spec["config"]["legend"]
+
+
+def test_model_i_has_colour_i_in_the_app_and_in_the_report(report_specs):
+    specs, models = report_specs
+    assert len(models) >= 5
+    expected = {model: PALETTE[i] for i, model in enumerate(models)}
+    for title, spec in specs.items():
+        assert _colors(spec) == expected, title
+    app = voc_chart(pd.DataFrame(specs["Value for every mistake cost (VOC curves)"]["datasets"]["curves"]),
+                    models=models).to_dict()
+    assert _colors(app) == expected
+
+
+def test_the_palette_wraps_after_eight_and_keeps_yellow_last():
+    names = [f"m{i}" for i in range(10)]
+    assert model_palette(names) == [*PALETTE, *PALETTE[:2]]
+    assert PALETTE[-1] == "#F0E442" and len(set(PALETTE)) == 8
+    assert model_color(names, legend=False)["legend"] is None
+
+
+def test_records_turn_missing_and_infinite_numbers_into_null():
+    frame = pd.DataFrame({"model": ["a", "b"], "value": [float("nan"), float("inf")], "n": [1, 2]})
+    rows = records(frame)
+    assert rows == [{"model": "a", "value": None, "n": 1}, {"model": "b", "value": None, "n": 2}]
+    assert type(rows[0]["n"]) is int
+
+
+# ------------------------------------------------ every other chart of the app: one spec, drawn as it is
+@pytest.fixture(scope="module")
+def digits_charts():
+    """name -> (the app's chart, the chartspecs spec) on the same rows of the digits runs, and the models."""
+    from view_selection import selection
+
+    from dashboard.charts import calibration, compare, constraints, matrix, monitor, value
+    from dashboard.views import calibration as calibration_view
+    from dashboard.views import capacity as capacity_view
+    from dashboard.views import compare as compare_view
+    from dashboard.views import values_per_class as values_view
+    from valuecore import chartspecs as cs
+
+    chosen, ws = selection("digits")
+    models = list(chosen.models)
+    paired = compare_view.build(chosen, ws, model_a="logreg", model_b="svm_rbf", kind="threshold",
+                                n_resamples=100, seed=0)
+    capacity = capacity_view.build(chosen, ws, models[0], capacity_view.Inputs())
+    per_class = values_view.build(chosen, ws, chosen.report.models[models[0]].classes)
+    detail = per_class.detail(per_class.models[0], per_class.rules(per_class.models[0])[0])
+    calibrated = calibration_view.build(chosen, calibration_view.options(chosen), "temperature", 10, "uniform")
+    frames = []
+    for model in models:
+        run = chosen.report.models[model].splits["test"]
+        frame = vc.monitoring.monitor(run, ws.policy(model, "threshold", chosen.values), chosen.values, n_chunks=4)
+        frames.append(frame.assign(model=model))
+    long = monitor.monitor_long(pd.concat(frames, ignore_index=True))
+    run = chosen.report.models[models[0]]
+    bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits["test"],
+                                        ws.policy(models[0], "threshold", chosen.values), chosen.values, n_chunks=4)
+    assert capacity.risk.chart is not None and capacity.tiers.chart is not None
+    histogram = vc.confidence_histogram(chosen.report.models["logreg"].splits["test"], bins=20)
+    marks = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.6, 0.5]})
+    charts = {
+        "interval": (compare.value_interval_chart(paired.intervals, models, currency="€"),
+                     cs.value_interval_spec(paired.intervals, models, currency="€")),
+        "difference": (compare.difference_chart(paired.differences, model_a="logreg", model_b="svm_rbf",
+                                                currency="€", models=models),
+                       cs.difference_spec(paired.differences, model_a="logreg", model_b="svm_rbf", currency="€",
+                                          models=models)),
+        "stability": (compare.stability_chart(paired.stability.counts, models, tuned=paired.stability.tuned),
+                      cs.stability_spec(paired.stability.counts, models, tuned=paired.stability.tuned)),
+        "monitor": (monitor.monitor_chart(long, models, measure="coverage", legend=False, height=240),
+                    cs.monitor_spec(long, models, measure="coverage", legend=False, height=240)),
+        "bands": (monitor.band_chart(bands.frame, "€"), cs.monitor_band_spec(bands.frame, "€")),
+        "capacity": (constraints.capacity_chart(capacity.capacity.chart, 40, "€"),
+                     cs.capacity_spec(capacity.capacity.chart, 40, "€")),
+        "risk": (constraints.certified_risk_chart(capacity.risk.chart, 0.05),
+                 cs.certified_risk_spec(capacity.risk.chart, 0.05)),
+        "tiers": (constraints.tiers_chart(capacity.tiers.chart), cs.tiers_spec(capacity.tiers.chart)),
+        "value matrix": (matrix.value_matrix_chart(per_class.cells, currency="€"),
+                         cs.value_matrix_spec(per_class.cells, currency="€")),
+        "confusion": (matrix.confusion_value_chart(detail.cells, currency="€"),
+                      cs.confusion_value_spec(detail.cells, currency="€")),
+        "calibration value": (calibration.calibration_value_chart(calibrated.value_long, models),
+                              cs.calibration_value_spec(calibrated.value_long, models)),
+        "histogram": (value.confidence_histogram_chart(histogram, marks, title="logreg"),
+                      cs.confidence_histogram_spec(histogram, marks, title="logreg")),
+    }
+    return charts, models
+
+
+def _without_altair_defaults(spec: dict) -> dict:
+    """The spec less what Altair adds on its own: its schema version and its default view size."""
+    out = {k: v for k, v in spec.items() if k != "$schema"}
+    config = {k: v for k, v in out.pop("config", {}).items() if k != "view"}
+    return {**out, "config": config} if config else out
+
+
+@pytest.mark.parametrize("name", ["interval", "difference", "stability", "monitor", "bands", "capacity", "risk",
+                                  "tiers", "value matrix", "confusion", "calibration value",
+                                  "histogram"])
+def test_every_chart_of_the_app_is_its_spec(digits_charts, name):
+    charts, _ = digits_charts
+    chart, spec = charts[name]
+    app = chart.to_dict(validate=True)  # the spec is valid Vega-Lite
+    assert _without_altair_defaults(app) == _without_altair_defaults(spec)
+    assert all(spec["datasets"].values()), name  # drawn from real rows
+
+
+@pytest.mark.parametrize("name", ["interval", "stability", "monitor", "calibration value"])
+def test_model_i_has_colour_i_on_every_chart_that_shows_models(digits_charts, name):
+    charts, models = digits_charts
+    _, spec = charts[name]
+    assert len(models) >= 5
+    assert _colors(spec) == {model: PALETTE[i] for i, model in enumerate(models)}
+
+
+def test_each_side_of_a_paired_comparison_has_its_models_colour(digits_charts):
+    charts, models = digits_charts
+    bars = next(view for view in _views(charts["difference"][1]) if view["mark"]["type"] == "bar")
+    scale = bars["encoding"]["color"]["scale"]
+    assert scale["domain"] == ["logreg earns more", "same value", "svm_rbf earns more"]
+    assert scale["range"] == [PALETTE[models.index("logreg")], "#BBBBBB", PALETTE[models.index("svm_rbf")]]
+
+
+def test_capacitys_value_axis_fits_its_steps():
+    from valuecore.chartspecs import capacity_spec
+
+    def y_scale(values):
+        rows = [{"reviews_per_day": 10.0 * i, "value_per_day": v, "threshold": 0.5} for i, v in enumerate(values)]
+        line = next(view for view in _views(capacity_spec(rows, 20, "€")) if view["mark"]["type"] == "line")
+        return line["encoding"]["y"]["scale"]
+
+    # Steps from 608 to 826 a day (logreg on the digits at ω = 10): from 0 they were flattened into one line.
+    assert y_scale([608.0, 700.0, 826.0]) == {"zero": False}
+    # A flat curve (the team is not the bottleneck) sits in the middle of an axis around its value.
+    assert y_scale([910.9, 910.9]) == {"zero": False, "domain": [pytest.approx(865.355), pytest.approx(956.445)]}
+    assert y_scale([0.0, 0.0])["domain"] == [-1.0, 1.0]
+
+
+def test_specs_take_plain_records_as_they_take_frames():
+    from valuecore import chartspecs as cs
+
+    start = pd.to_datetime(["2024-03-04", "2024-03-11"])
+    frame = pd.DataFrame({"model": "mlp", "position": [1, 2], "chunk": ["w1", "w2"], "start": start,
+                          "end": start + pd.Timedelta(days=7), "n": [50, 50], "measure": "value_per_item",
+                          "source": "estimated", "amount": [0.8, 0.7]})
+    as_rows = frame.to_dict("records")
+    by_frame, by_rows = cs.monitor_spec(frame, ["logreg", "mlp"]), cs.monitor_spec(as_rows, ["logreg", "mlp"])
+    assert by_frame == by_rows
+    line = next(view for view in _views(by_rows) if view["mark"]["type"] == "line")
+    assert line["encoding"]["x"]["type"] == "temporal" and by_rows["datasets"]["chunks"][0]["start"].startswith(
+        "2024-03-04")
+    # Without times (chunks by count), the chunks are numbered in order.
+    numbered = cs.monitor_spec(frame.assign(start=pd.NaT), ["mlp"])
+    assert next(v for v in _views(numbered) if v["mark"]["type"] == "line")["encoding"]["x"]["field"] == "position"
+    with pytest.raises(ValueError, match="amount"):
+        cs.monitor_spec([{k: v for k, v in row.items() if k != "amount"} for row in as_rows], ["mlp"])
+    cells = [{"true": "a", "predicted": "a", "value": 1.0}, {"true": "a", "predicted": "abstain", "value": 0.0}]
+    assert cs.value_matrix_spec(cells) == cs.value_matrix_spec(pd.DataFrame(cells))

@@ -1,0 +1,66 @@
+"""The Runs page's view model (dashboard.views.runs), without Streamlit: its figures are the loader's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import valuecore as vc
+from dashboard.settings import Settings
+from dashboard.state import Selection
+from dashboard.views import runs as view
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def selection(report, source="sample:digits", models=None, notes=()) -> Selection:
+    return Selection(settings=Settings(source=source), report=report,
+                     models=tuple(report.models if models is None else models), use_case=vc.UseCase(1, 0, -4),
+                     source_label="sample runs 'digits'", notes=tuple(notes))
+
+
+def test_the_tables_carry_the_loader_s_figures():
+    report = vc.load_runs([str(ROOT / "sample_runs" / "digits")])
+    page = view.build(selection(report, models=["logreg"]))
+    assert page.heading == f"{len(report.models)} models loaded" and "model(s)" not in page.heading
+    table = page.runs.set_index("model")
+    for name, run in report.models.items():
+        assert table.loc[name, "selected"] == (name == "logreg")
+        assert table.loc[name, "sha256"] == run.sha256[:12]
+        for split, predictions in run.splits.items():
+            assert table.loc[name, f"accuracy on {split}"] == pytest.approx(predictions.accuracy)
+            assert f"{split}: {predictions.n:,} rows (labelled)" in table.loc[name, "splits"]
+    assert page.accuracy_columns == tuple(f"accuracy on {s}" for s in ("val", "test"))
+    assert page.shown_first == ("model", "splits", *page.accuracy_columns)
+    # the other columns in a second table, with the model's name: every column is in one of the two
+    assert set(page.shown_first) | set(page.details) == set(page.runs.columns) and page.details[0] == "model"
+    splits = page.splits.set_index(["model", "split"])
+    run = report.models["mlp"]
+    assert splits.loc[("mlp", "test"), "weighted items"] == run.splits["test"].total_weight
+    assert splits.loc[("mlp", "test"), "accuracy"] == pytest.approx(run.splits["test"].accuracy)
+    assert page.errors == () and page.top_label_note == "" and page.empty == ""
+
+
+def test_a_bad_file_is_an_error_with_its_count_and_the_good_ones_load(tmp_path):
+    (tmp_path / "bad_*model*.csv").write_text("split,y_true,proba_a,proba_b\nval,a,0.9,0.3\n")
+    (tmp_path / "good.csv").write_bytes((ROOT / "sample_runs" / "digits" / "logreg.csv").read_bytes())
+    report = vc.load_runs([str(tmp_path)])
+    page = view.build(selection(report, source="folder:x"))
+    assert page.errors_note.startswith(f"{len(report.errors)} error") and "error(s)" not in page.errors_note
+    assert len(page.errors) == len(report.errors)
+    assert any("bad\\_\\*model\\*.csv" in e for e in page.errors), page.errors  # shown as text, not markdown
+    assert page.heading == "1 model loaded"
+
+
+def test_no_model_says_what_to_do():
+    empty = vc.runs.LoadReport(models={}, problems=())
+    page = view.build(selection(empty, source="upload", notes=["Uploaded files are not part of a link."]))
+    assert page.runs is None and page.empty.startswith("Upload one CSV")
+    assert page.empty_notes == ("Uploaded files are not part of a link.",)
+    assert view.build(selection(empty)).empty.startswith("No run is loaded yet")
+
+
+def test_counts_read_as_words():
+    assert [view.count_text(n, "model") for n in (0, 1, 2, 1200)] == ["0 models", "1 model", "2 models",
+                                                                      "1,200 models"]

@@ -1,0 +1,436 @@
+"""Issue 24, the command line, loader and aggregation: bounded header checks, outputs that never
+replace inputs, models that keep their identity through ``aggregate``, quoted SQL names, links
+outside the roots, interrupts, and plain sentences for every refusal."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import valuecore as vc
+from valuecore.aggregation import AggregateRefused, aggregate
+from valuecore._cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+DIGITS = ROOT / "sample_runs" / "digits"
+SAMPLE = DIGITS / "logreg.csv"
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def refused(result: subprocess.CompletedProcess, *words: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    assert "likely a bug" not in result.stderr and "Traceback" not in result.stderr
+    for word in words:
+        assert word in result.stdout + result.stderr, result.stderr[-2000:]
+
+
+def peak_rss_mb(code: str) -> tuple[float, subprocess.CompletedProcess]:
+    """Run ``code`` in a fresh Python; its peak resident memory in MB.
+
+    VmHWM of the child's own address space: ``ru_maxrss`` would also count the forking pytest
+    process, whose high-water mark Linux carries across ``exec``."""
+    wrapper = code + (
+        "\nhwm = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0]"
+        "\nprint('PEAK', hwm.split()[1])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    peak = [line for line in done.stdout.splitlines() if line.startswith("PEAK")]
+    assert peak, done.stderr[-3000:]
+    return int(peak[0].split()[1]) / 1024, done
+
+
+def write_comma_header(path: Path, megabytes: int) -> None:
+    with open(path, "wb") as handle:
+        for _ in range(megabytes):
+            handle.write(b"," * 1_000_000)
+        handle.write(b"\na,b\n")
+
+
+# ------------------------------------------------------------------ H2
+def test_a_199_mb_comma_header_is_refused_in_bounded_memory(tmp_path):
+    path = tmp_path / "commas.csv"
+    write_comma_header(path, 199)
+    for command in ("validate", "aggregate"):
+        extra = f", '--out', r'{tmp_path / 'agg.parquet'}'" if command == "aggregate" else ""
+        peak, done = peak_rss_mb(
+            "from valuecore._cli import main\n"
+            f"code = main(['{command}', r'{path}'{extra}])\nprint('CODE', code)\n"
+        )
+        assert "CODE 2" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "too many columns" in done.stdout + done.stderr
+        assert peak < 300, f"{command} peaked at {peak:.0f} MB"
+    # An upload is bytes already in memory: refusing its header adds no copy of it.
+    peak, done = peak_rss_mb(
+        "import valuecore as vc\n"
+        f"data = open(r'{path}', 'rb').read()\n"
+        "report = vc.load_run_file(data, name='upload.csv')\n"
+        "print('MESSAGE', report.errors[0].message)\n"
+    )
+    assert "too many columns" in done.stdout
+    assert peak < 300 + 199, f"the upload's refusal peaked at {peak:.0f} MB with the 199 MB upload held"
+
+
+@pytest.mark.slow
+def test_a_1_gb_comma_header_gives_a_sentence_not_memory_error(tmp_path):
+    path = tmp_path / "commas.csv"
+    write_comma_header(path, 1000)  # under the 1,024 MB file limit, so the header check must refuse it
+    for args in (["validate", path], ["aggregate", path, "--out", tmp_path / "agg.parquet"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "valuecore", *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=300
+        )
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert "too many columns" in done.stdout + done.stderr
+        assert "MemoryError" not in done.stderr and "likely a bug" not in done.stderr
+
+
+def test_a_long_header_line_without_commas_is_refused_after_a_bounded_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("VALUECORE_MAX_COLUMNS", "10")  # header lines up to 10 KiB
+    path = tmp_path / "long.csv"
+    path.write_bytes(b"y" * 50_000 + b"\na\n")
+    report = vc.load_runs(path)
+    assert "longer than 10,240 bytes" in report.errors[0].message
+
+
+# ------------------------------------------------------------------ H3
+@pytest.fixture
+def run_copy(tmp_path) -> Path:
+    path = tmp_path / "run.csv"
+    path.write_bytes(SAMPLE.read_bytes())
+    return path
+
+
+def test_no_command_writes_over_one_of_its_inputs(tmp_path, run_copy):
+    before = run_copy.read_bytes()
+    link = tmp_path / "link.csv"
+    link.symlink_to(run_copy)
+    hard = tmp_path / "hard.csv"
+    os.link(run_copy, hard)
+    dotted = tmp_path / "sub" / ".." / "run.csv"
+    (tmp_path / "sub").mkdir()
+    for target in (run_copy, link, hard, dotted):
+        refused(run_cli("report", run_copy, "--omega", 2, "--json", target), "is the input", "write it elsewhere")
+        refused(run_cli("report", run_copy, "--omega", 2, "--html", target), "is the input")
+        refused(run_cli("voc", run_copy, "--csv", target, "--points", 3), "is the input")
+    policy = tmp_path / "policy.json"
+    assert run_cli("report", run_copy, "--omega", 2, "--json", policy).returncode == 0
+    policy_before = policy.read_bytes()
+    refused(run_cli("apply", policy, run_copy, "--json", policy), "is the input")
+    assert policy.read_bytes() == policy_before
+    assert run_copy.read_bytes() == before
+    # A data file inside an input folder would be read by the next command as a run.
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "logreg.csv").write_bytes(before)
+    refused(run_cli("voc", folder, "--csv", folder / "voc.csv"), "inside the input folder")
+    refused(run_cli("report", run_copy, "--omega", 2, "--json", tmp_path), "is a folder")
+
+
+def test_aggregate_never_writes_over_its_source(tmp_path):
+    log = tmp_path / "log.parquet"
+    pd.read_csv(SAMPLE).to_parquet(log)
+    before = log.read_bytes()
+    refused(run_cli("aggregate", log, "--out", log), "is the input")
+    dataset = tmp_path / "logs"
+    (dataset / "split=val").mkdir(parents=True)
+    pd.read_csv(SAMPLE).to_parquet(dataset / "split=val" / "part-0.parquet")
+    refused(run_cli("aggregate", dataset, "--out", dataset / "agg.parquet"), "inside the input folder")
+    assert log.read_bytes() == before and not (dataset / "agg.parquet").exists()
+    # The library refuses it too, for a file that only the expansion of the folder names, by a link.
+    alias = tmp_path / "alias.parquet"
+    alias.symlink_to(dataset / "split=val" / "part-0.parquet")
+    with pytest.raises(ValueError, match="is the input|inside the input folder"):
+        aggregate(str(dataset), alias)
+
+
+def test_outputs_are_written_whole_through_a_temporary_file(tmp_path, run_copy, monkeypatch):
+    from valuecore import _paths
+
+    out = tmp_path / "policy.json"
+    out.write_text("old")
+
+    def fail(temporary):
+        temporary.write_text("half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        _paths.write_atomically(out, fail)
+    assert out.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["policy.json", "run.csv"]
+    assert run_cli("report", run_copy, "--omega", 2, "--json", out).returncode == 0
+    assert json.loads(out.read_text())["models"] and oct(out.stat().st_mode & 0o777) != oct(0o600)
+
+
+# ------------------------------------------------------------------ H4
+def report_sections(path: Path) -> dict[str, list[str]]:
+    """Per model, the lines of `report` (the file path line left out)."""
+    result = run_cli("report", path, "--omega", 2, "--no-interval")
+    assert result.returncode == 0, result.stderr
+    sections, current = {}, None
+    for line in result.stdout.splitlines():
+        if line.startswith("== "):
+            current = line.split()[1]
+            sections[current] = []
+        elif current and line.strip() and not line.startswith(("verdict", "ranking")):
+            sections[current].append(line)
+        elif not line.strip():
+            current = None
+    return sections
+
+
+def test_aggregating_a_folder_of_run_files_keeps_its_five_models(tmp_path):
+    out = tmp_path / "d.parquet"
+    result = run_cli("aggregate", DIGITS, "--out", out)
+    assert result.returncode == 0, result.stderr
+    direct, through = report_sections(DIGITS), report_sections(out)
+    assert sorted(through) == sorted(direct) == ["logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"]
+    for model in direct:
+        assert through[model] == direct[model], model
+    loaded = vc.load_runs(out).models
+    assert {m: r.splits["test"].total_weight for m, r in loaded.items()} == {
+        m: float(r.splits["test"].n) for m, r in vc.load_runs(DIGITS).models.items()
+    }
+
+
+def test_two_sources_giving_one_model_name_are_refused(tmp_path):
+    frame = pd.read_csv(SAMPLE)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    frame.to_parquet(tmp_path / "a" / "logreg.parquet")
+    other = frame.copy()
+    other["y_true"] = other["y_true"].sample(frac=1.0, random_state=0).to_numpy()
+    other.to_parquet(tmp_path / "b" / "logreg.parquet")
+    out = tmp_path / "m.parquet"
+    result = run_cli("aggregate", tmp_path / "a" / "logreg.parquet", tmp_path / "b" / "logreg.parquet", "--out", out)
+    refused(result, "model name 'logreg'", "blended")
+    assert not out.exists()
+
+
+def test_run_files_of_a_folder_naming_one_model_in_their_model_column_are_refused(tmp_path):
+    frame = pd.read_csv(SAMPLE)
+    frame["model"] = "champion"
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    frame.assign(y_true=frame["y_true"].to_numpy()[::-1]).to_csv(tmp_path / "b.csv", index=False)
+    assert "already taken" in str(vc.load_runs(tmp_path).errors[0])  # the loader refuses this too
+    with pytest.raises(AggregateRefused, match="model name 'champion'"):
+        aggregate(str(tmp_path), tmp_path.parent / f"{tmp_path.name}.parquet")
+
+
+def test_a_source_named_twice_is_counted_once_and_overlaps_are_refused(tmp_path):
+    log = tmp_path / "logreg.parquet"
+    pd.read_csv(SAMPLE).to_parquet(log)
+    link = tmp_path / "again.parquet"
+    link.symlink_to(log)
+    out = tmp_path / "once.parquet"
+    result = aggregate([str(log), str(tmp_path / "." / "logreg.parquet"), str(link)], out)
+    assert any("named again; read once" in p.message for p in result.problems)
+    weights = vc.load_runs(out).models["logreg"].splits
+    assert sum(s.total_weight for s in weights.values()) == len(pd.read_csv(SAMPLE))
+    dataset = tmp_path / "logs"
+    (dataset / "split=val").mkdir(parents=True)
+    (dataset / "split=test").mkdir(parents=True)
+    pd.read_csv(SAMPLE).to_parquet(dataset / "split=val" / "part-0.parquet")
+    pd.read_csv(SAMPLE).to_parquet(dataset / "split=test" / "part-0.parquet")
+    with pytest.raises(AggregateRefused, match="would count twice"):
+        aggregate([str(dataset), str(dataset / "split=val" / "part-0.parquet")], tmp_path / "x.parquet")
+
+
+def test_a_partitioned_log_is_one_model_and_model_names_a_folder(tmp_path):
+    dataset = tmp_path / "fraud"
+    frame = pd.read_csv(SAMPLE)
+    for split, part in frame.groupby("split"):
+        (dataset / f"split={split}").mkdir(parents=True)
+        part.drop(columns="split").to_parquet(dataset / f"split={split}" / "part-0.parquet")
+    aggregate(str(dataset), tmp_path / "one.parquet")
+    assert list(vc.load_runs(tmp_path / "one.parquet").models) == ["fraud"]
+    aggregate(str(DIGITS), tmp_path / "named.parquet", model="blend_on_purpose")
+    assert list(vc.load_runs(tmp_path / "named.parquet").models) == ["blend_on_purpose"]
+
+
+def test_a_folder_with_files_at_two_depths_is_refused_with_a_sentence(tmp_path):
+    frame = pd.read_csv(SAMPLE)
+    frame.to_csv(tmp_path / "logreg.csv", index=False)
+    (tmp_path / "old").mkdir()
+    frame.to_csv(tmp_path / "old" / "mlp.csv", index=False)
+    with pytest.raises(AggregateRefused, match="both directly and in sub-folders"):
+        aggregate(str(tmp_path), tmp_path.parent / f"{tmp_path.name}-agg.parquet")
+
+
+# ------------------------------------------------------------------ M1
+def make_database(folder: Path, table: str = "preds") -> Path:
+    import duckdb
+
+    folder.mkdir(exist_ok=True)
+    database = folder / "db.duckdb"
+    frame = pd.read_csv(SAMPLE)
+    with duckdb.connect(str(database)) as con:
+        con.register("frame", frame)
+        quoted = table.replace('"', '""')
+        con.execute(f'CREATE TABLE "{quoted}" AS SELECT * FROM frame')
+    return database
+
+
+def test_a_table_name_is_never_pasted_into_sql(tmp_path, monkeypatch):
+    database = make_database(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    hostile = f"{database}:preds; COPY (SELECT 'x') TO 'out.csv'"
+    refused(run_cli("aggregate", hostile, "--out", tmp_path / "agg.parquet"), "no table named")
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "agg.parquet").exists()
+    refused(run_cli("aggregate", f"{database}:missing", "--out", tmp_path / "agg.parquet"), "no table named", "preds")
+    odd = make_database(tmp_path / "odd", 'we"ird name')
+    assert run_cli("aggregate", f'{odd}:we"ird name', "--out", tmp_path / "ok.parquet").returncode == 0
+
+
+def test_only_one_statement_runs_per_call():
+    from valuecore._io.aggregate import _one_statement
+
+    assert _one_statement("SELECT 1") == "SELECT 1"
+    with pytest.raises(ValueError, match="one statement"):
+        _one_statement("SELECT 1; COPY (SELECT 'x') TO 'out.csv'")
+
+
+# ------------------------------------------------------------------ M6
+def test_links_out_of_the_roots_are_refused_by_loader_and_aggregation(tmp_path):
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "creds.csv").write_bytes(SAMPLE.read_bytes())
+    (root / "linkfile").mkdir()
+    (root / "linkfile" / "leak.csv").symlink_to(elsewhere / "creds.csv")
+    (root / "own.csv").write_bytes(SAMPLE.read_bytes())
+    report = vc.load_runs([root / "linkfile", root / "own.csv"], roots=[root])
+    assert list(report.models) == ["own"]
+    assert any("outside the allowed folders" in p.message for p in report.errors)
+    assert "leak" in vc.load_runs(root / "linkfile").models  # no roots: a command line user's own links
+    dataset = root / "log"
+    (dataset / "split=val").mkdir(parents=True)
+    pd.read_csv(SAMPLE).to_parquet(elsewhere / "outside.parquet")
+    (dataset / "split=val" / "part-0.parquet").symlink_to(elsewhere / "outside.parquet")
+    with pytest.raises(AggregateRefused, match="outside the allowed folders"):
+        aggregate(str(dataset), tmp_path / "agg.parquet", roots=[root])
+
+
+# ------------------------------------------------------------------ M7
+def big_csv_log(path: Path, n: int = 1_000_000) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 1000, n) / 1000
+    frame = pd.DataFrame({"y_true": rng.choice(["a", "b"], n), "proba_a": a, "proba_b": 1 - a,
+                          "split": rng.choice(["val", "test"], n)})  # fmt: skip
+    frame.to_csv(path, index=False)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, signum, code):
+    log = tmp_path / "log.csv"
+    big_csv_log(log)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    out_folder = tmp_path / "out"
+    out_folder.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "valuecore", "aggregate", str(log), "--out", str(out_folder / "agg.parquet"),
+         "--temp-dir", str(spill)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(spill.iterdir()) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)  # DuckDB's temporary folder exists: the engine is at work
+    time.sleep(0.3)
+    assert process.poll() is None, "the aggregation ended before the signal; make the log larger"
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == code, stderr
+    assert "interrupted" in stderr and "likely a bug" not in stderr and "Traceback" not in stderr
+    assert list(spill.iterdir()) == [] and list(out_folder.iterdir()) == []
+
+
+# ------------------------------------------------------------------ low
+def test_aggregate_options_and_outputs_give_sentences(tmp_path):
+    log = tmp_path / "log.parquet"
+    pd.read_csv(SAMPLE).to_parquet(log)
+    refused(run_cli("aggregate", log, "--out", tmp_path / "a.parquet", "--memory-limit", "lots"), "--memory-limit")
+    refused(run_cli("aggregate", log, "--out", tmp_path / "a.parquet", "--temp-dir", "/etc/passwd"), "not a folder")
+    refused(run_cli("aggregate", log, "--out", tmp_path), "is a folder")
+    refused(run_cli("aggregate", f"{tmp_path / 'none.duckdb'}:t", "--out", tmp_path / "a.parquet"), "no such DuckDB")
+    refused(run_cli("validate", ""), "empty path")
+    refused(run_cli("aggregate", "", "--out", tmp_path / "a.parquet"), "empty path")
+
+
+def test_table_on_all_zero_weights_refuses_before_printing(tmp_path):
+    path = tmp_path / "zeros.csv"
+    path.write_text("y_true,proba_a,proba_b,weight\na,0.9,0.1,0\nb,0.2,0.8,0\n")
+    result = run_cli("table", path)
+    refused(result, "every weight", "is zero")
+    assert result.stdout == "" and "NA values" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b"y_true,proba_a,proba_b\ra,0.9,0.1\rb,0.2,0.8\r", "carriage return only"),
+        (b'"y_\ntrue",proba_a,proba_b\na,0.9,0.1\nb,0.2,0.8\n', "line break inside a quoted column name"),
+        ("y_true,proba_a,proba_b\na,0.9,0.1\nb,0.2,0.8\n".encode("utf-16"), "UTF-16"),
+        (b"y_true,proba_a,proba_" + b"b" * 200_000 + b"\na,0.9,0.1\n", "column name in the header is longer"),
+    ],
+)
+def test_parser_jargon_becomes_sentences(tmp_path, data, words):
+    path = tmp_path / "run.csv"
+    path.write_bytes(data)
+    for result in (run_cli("validate", path), run_cli("aggregate", path, "--out", tmp_path / "a.parquet")):
+        assert result.returncode == 2
+        text = result.stdout + result.stderr
+        assert words in text, text[-2000:]
+        for jargon in ("Length mismatch", "binary data", "field limit", "new-line character", "likely a bug"):
+            assert jargon not in text
+
+
+def test_a_very_long_line_is_a_sentence_in_aggregate(tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_bytes(b"y_true,proba_a,proba_b\na,0.9,0.1\n" + b"b" * 3_000_000 + b",0.2,0.8\n")
+    refused(run_cli("aggregate", path, "--out", tmp_path / "a.parquet"), "line longer than")
+
+
+def test_a_readme_inside_a_parquet_dataset_is_ignored_and_said(tmp_path):
+    dataset = tmp_path / "log"
+    (dataset / "split=val").mkdir(parents=True)
+    pd.read_csv(SAMPLE).to_parquet(dataset / "split=val" / "part-0.parquet")
+    (dataset / "README.txt").write_text("what this log is\n")
+    result = aggregate(str(dataset), tmp_path / "agg.parquet")
+    assert any("ignored 1 file(s)" in p.message and "README.txt" in p.message for p in result.problems)
+
+
+def test_nfc_and_nfd_spellings_are_one_class(tmp_path):
+    nfc, nfd = unicodedata.normalize("NFC", "é"), unicodedata.normalize("NFD", "é")
+    text = f"y_true,proba_{nfc},proba_b\n{nfc},0.9,0.1\n{nfd},0.8,0.2\nb,0.2,0.8\n"
+    report = vc.load_run_file(text.encode(), name="accents.csv")
+    assert report.ok and report.models["accents"].classes == (nfc, "b")
+    twice = vc.load_run_file(f"y_true,proba_{nfc},proba_{nfd}\n{nfc},0.9,0.1\n".encode(), name="x.csv")
+    assert "duplicate column" in twice.errors[0].message
+
+
+def test_parquet_labels_stored_as_binary_are_text(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"y_true": pa.array([b"a", b"b", b"a"], pa.binary()), "proba_a": [0.9, 0.2, 0.6],
+                      "proba_b": [0.1, 0.8, 0.4]})  # fmt: skip
+    pq.write_table(table, tmp_path / "bin.parquet")
+    report = vc.load_runs(tmp_path / "bin.parquet")
+    assert report.ok, report.problems
+    assert report.models["bin"].classes == ("a", "b")

@@ -1,0 +1,113 @@
+"""The sample runs load cleanly, tell the intended story, and regenerate byte for byte."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from valuecore.runs import load_runs
+
+SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
+SCRIPT = SAMPLE_RUNS / "make_sample_runs.py"
+SETS = ("digits", "digits_shifted", "breast_cancer")
+MODELS = ("logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf")
+
+
+def generate(out: Path, *extra: str) -> None:
+    subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), *extra], check=True, capture_output=True)
+
+
+def generated_files(root: Path) -> dict[str, bytes]:
+    """Every file the script writes under ``root``, by relative path."""
+    files = [root / "generated_with.txt", *(p for s in SETS for p in (root / s).glob("*.csv"))]
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in files}
+
+
+def load_script_module():
+    spec = importlib.util.spec_from_file_location("make_sample_runs", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_small_generation_is_byte_for_byte_reproducible_and_loads(tmp_path):
+    generate(tmp_path / "first", "--small")
+    generate(tmp_path / "second", "--small")
+    first, second = generated_files(tmp_path / "first"), generated_files(tmp_path / "second")
+    assert len(first) == 1 + 2 * len(SETS)  # two models per set in --small mode
+    assert first.keys() == second.keys()
+    assert [name for name in first if first[name] != second[name]] == []
+    for set_name in SETS:
+        report = load_runs(tmp_path / "first" / set_name)
+        assert report.problems == (), [str(p) for p in report.problems]
+        assert set(report.models) == {"logreg", "naive_bayes"}
+
+
+@pytest.mark.parametrize("set_name", SETS)
+def test_committed_sample_runs_load_without_problems(set_name):
+    report = load_runs(SAMPLE_RUNS / set_name)
+    assert report.problems == (), [str(p) for p in report.problems]
+    assert tuple(sorted(report.models)) == MODELS
+
+
+def test_digits_runs_have_ten_classes_and_labelled_val_and_test():
+    for set_name in ("digits", "digits_shifted"):
+        for run in load_runs(SAMPLE_RUNS / set_name).models.values():
+            assert run.classes == tuple(str(d) for d in range(10))
+            assert run.split_names == ("val", "test")
+            assert all(p.has_labels and p.has_proba and p.ids is not None for p in run.splits.values())
+
+
+def test_shifted_digits_share_the_clean_val_split_and_lose_accuracy_on_test():
+    clean = load_runs(SAMPLE_RUNS / "digits").models
+    shifted = load_runs(SAMPLE_RUNS / "digits_shifted").models
+    for name in MODELS:
+        np.testing.assert_array_equal(clean[name].splits["val"].proba, shifted[name].splits["val"].proba)
+        np.testing.assert_array_equal(clean[name].splits["test"].ids, shifted[name].splits["test"].ids)
+        assert shifted[name].splits["test"].accuracy < clean[name].splits["test"].accuracy - 0.03
+
+
+def test_models_differ_in_accuracy_and_confidence():
+    runs = load_runs(SAMPLE_RUNS / "digits").models.values()
+    accuracy = [r.splits["test"].accuracy for r in runs]
+    gap = [r.splits["test"].confidence.mean() - r.splits["test"].accuracy for r in runs]
+    assert max(accuracy) - min(accuracy) > 0.05
+    assert min(gap) < -0.1 and max(gap) > 0.05  # some under-, some overconfident
+
+
+def test_breast_cancer_has_text_classes_and_an_unlabelled_timestamped_prod_split():
+    for run in load_runs(SAMPLE_RUNS / "breast_cancer").models.values():
+        assert run.classes == ("benign", "malignant")
+        assert run.split_names == ("val", "test", "prod")
+        prod = run.splits["prod"]
+        assert not prod.has_labels
+        assert prod.timestamp.dtype == np.dtype("datetime64[ns]")
+        assert (np.diff(prod.timestamp) == np.timedelta64(1, "h")).all()
+        assert prod.timestamp[-1] - prod.timestamp[0] >= np.timedelta64(5 * 7, "D")
+        assert run.splits["test"].has_labels and run.splits["test"].timestamp is None
+
+
+def test_written_probabilities_have_six_decimals_and_rows_sum_to_one():
+    for set_name in SETS:
+        for run in load_runs(SAMPLE_RUNS / set_name).models.values():
+            for split in run.splits.values():
+                np.testing.assert_allclose(split.proba.sum(axis=1), 1.0, atol=1e-9)
+                np.testing.assert_allclose(split.proba, np.round(split.proba, 6), atol=1e-12)
+
+
+@pytest.mark.slow
+def test_full_regeneration_matches_the_committed_files(tmp_path):
+    recorded = (SAMPLE_RUNS / "generated_with.txt").read_text()
+    current = load_script_module().environment_fingerprint()
+    if recorded != current:
+        pytest.skip(f"sample runs were made with\n{recorded}but this environment has\n{current}")
+    generate(tmp_path)
+    fresh, committed = generated_files(tmp_path), generated_files(SAMPLE_RUNS)
+    assert fresh.keys() == committed.keys()
+    differing = [name for name in fresh if fresh[name] != committed[name]]
+    assert differing == [], "run `python sample_runs/make_sample_runs.py` and commit the result"
