@@ -226,7 +226,8 @@ class MonitorBands:
     ----------
     frame : DataFrame
         One row per chunk, columns ``BAND_COLUMNS``: ``band_low/high`` the
-        band of the chunk's realised value per item (``calibration_shift``
+        band of the chunk's realised value per item, within the lowest and
+        highest value an item can take (``calibration_shift``
         its calibration-shift term, in value per item), ``reference_low/high``
         the reference band of its estimate, ``alert`` (estimate outside the
         reference band), ``drift_statistic`` / ``drift_p_value`` / ``drift``,
@@ -516,6 +517,11 @@ def monitor_bands(
     reference_ecdf = _SortedECDF(reference.confidence, ref_weight)
     mu, sd = _reference_moments(policy, reference, values, calibrator)
     z, z_alert = _z(confidence), _z(alert_confidence)
+    # A chunk's value per item (realised or estimated) lies between the lowest and the highest value an item can
+    # take: the bands stop there (clipping moves no coverage and no alert, and no band promises $1.60 per item
+    # where a correct answer earns $1).
+    cells = value_matrix_for(values, reference.classes).values
+    lowest, highest = float(np.min(cells)), float(np.max(cells))
 
     rows = []
     for split, run in splits.items():  # loop over splits and chunks, never items
@@ -557,11 +563,11 @@ def monitor_bands(
                 "end": chunk.end,
                 "n": total,
                 "estimated_value_per_item": estimated,
-                "band_low": estimated - half,
-                "band_high": estimated + half,
+                "band_low": max(estimated - half, lowest),
+                "band_high": min(estimated + half, highest),
                 "calibration_shift": shift,
-                "reference_low": mu - reference_half,
-                "reference_high": mu + reference_half,
+                "reference_low": max(mu - reference_half, lowest),
+                "reference_high": min(mu + reference_half, highest),
                 "alert": not (mu - reference_half <= estimated <= mu + reference_half),
                 "drift_statistic": distance,
                 "drift_p_value": p_value,

@@ -168,6 +168,22 @@ def test_alert_band_counts_the_reference_sampling_error():
     assert out.reference_mean_sd > out.reference_sd / np.sqrt(500) * 0.5
 
 
+def test_bands_stop_at_the_values_an_item_can_take():
+    """Small chunks at a costly wrong answer: the plain band would reach above what a correct answer earns."""
+    rng = np.random.default_rng(7)
+    reference, watched = draw(rng, 300, low=0.9), draw(rng, 400, low=0.9)
+    costly = vc.UseCase(1, 0, -1000)
+    out = vc.monitoring.monitor_bands(reference, watched, vc.Policy("threshold", threshold=0.95), costly,
+                                      n_chunks=8, n_resamples=20)
+    frame = out.frame
+    assert (frame["band_high"] <= 1).all() and (frame["band_low"] >= -1000).all()
+    assert (frame["reference_high"] <= 1).all() and (frame["reference_low"] >= -1000).all()
+    assert (frame["band_high"] == 1).any()  # the clip is reached: without it this run's bands pass $1
+    realised = frame["realised_value_per_item"]
+    inside = (frame["band_low"] <= realised) & (realised <= frame["band_high"])
+    assert (inside == frame["covered"].astype(bool)).all()  # coverage is read on the same bands
+
+
 @pytest.mark.slow
 def test_band_coverage_without_drift_is_close_to_nominal_and_drift_raises_alerts():
     rng = np.random.default_rng(20261123)
