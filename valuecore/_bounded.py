@@ -39,8 +39,7 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     effective size when every value is the same).
     """
     keep = weight > 0
-    distinct, cell = np.unique(values[keep], return_inverse=True)
-    mass = np.bincount(cell, weights=weight[keep], minlength=distinct.size)
+    distinct, mass = _weighted_distinct(values[keep], weight[keep])
     if kind == "frequency":
         return distinct, mass
     share = mass / mass.sum()
@@ -50,6 +49,35 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     if std_error > 0 and spread > 0:
         total = 1.0 + spread / std_error**2
     return distinct, share * total
+
+
+# Item values take a few distinct values (cells of the value matrix): finding them by comparison is
+# O(n) per value, where sorting every item is O(n log n). Beyond this many, sort.
+_FEW_DISTINCT = 16
+
+
+def _weighted_distinct(values: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``values`` and the weight on each, as ``np.unique`` and ``np.bincount`` give them.
+
+    The same sums bit for bit: each value's weight is added by ``np.bincount``
+    in item order, whichever way the items were labelled.
+    """
+    code = np.full(values.size, -1, dtype=np.int64)
+    found = []
+    unlabelled = np.flatnonzero(code < 0)[:1]
+    while unlabelled.size and len(found) < _FEW_DISTINCT:
+        start = int(unlabelled[0])
+        value = values[start]
+        code[start:][values[start:] == value] = len(found)
+        found.append(value)
+        unlabelled = np.flatnonzero(code[start:] < 0)[:1] + start
+    if unlabelled.size:  # many distinct values: sort them
+        distinct, cell = np.unique(values, return_inverse=True)
+        return distinct, np.bincount(cell, weights=weight, minlength=distinct.size)
+    found = np.array(found, dtype=np.float64)
+    order = np.argsort(found)
+    mass = np.bincount(code, weights=weight, minlength=found.size)
+    return found[order], mass[order]
 
 
 def _moments(unit: np.ndarray, counts: np.ndarray, extra: float) -> tuple[np.ndarray, np.ndarray]:

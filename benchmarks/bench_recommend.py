@@ -1,0 +1,61 @@
+"""Time ``vc.recommend`` for an outcome value it has not seen, over five synthetic 10^6-row runs.
+
+What the first page waits for after a new outcome value (typed or dragged): the
+recommendation over every (model, rule) pair. Five seeded 10-class runs
+(``bench_app.synthetic_runs``) are written to a temporary folder, loaded once and
+tuned once (the pipeline is warmed with a first value, as the dashboard's cached
+workspace is); then each round asks for a wrong-answer value not asked before.
+Prints the second round and the median of ``--rounds`` rounds in seconds.
+
+Run: ``python benchmarks/bench_recommend.py [--n 1000000] [--rounds 5] [--profile]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+
+import valuecore as vc  # noqa: E402
+from bench_app import synthetic_runs  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of one round instead")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        synthetic_runs(Path(folder), args.n)
+        runs = vc.load_runs([folder]).models
+    pipeline = vc.Pipeline(runs)
+    vc.recommend(pipeline, vc.UseCase(1.0, 0.0, -4.0))  # the workspace is warm before a user types
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(vc.recommend, pipeline, vc.UseCase(1.0, 0.0, -4.25))
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+        return
+    seconds = []
+    for i in range(args.rounds):
+        values = vc.UseCase(1.0, 0.0, -4.5 - 0.5 * i)  # new to the pipeline every round
+        start = time.perf_counter()
+        vc.recommend(pipeline, values)
+        seconds.append(time.perf_counter() - start)
+    print(f"n={args.n} x 5 runs: recommend for a new value, second round {seconds[1]:.2f} s, "
+          f"median of {args.rounds} {statistics.median(seconds):.2f} s "
+          f"({', '.join(f'{s:.2f}' for s in seconds)})")
+
+
+if __name__ == "__main__":
+    main()
