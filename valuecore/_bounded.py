@@ -64,14 +64,14 @@ def _weighted_distinct(values: np.ndarray, weight: np.ndarray) -> tuple[np.ndarr
     """
     code = np.full(values.size, -1, dtype=np.int64)
     found = []
-    unlabelled = np.flatnonzero(code < 0)[:1]
-    while unlabelled.size and len(found) < _FEW_DISTINCT:
-        start = int(unlabelled[0])
-        value = values[start]
-        code[start:][values[start:] == value] = len(found)
-        found.append(value)
-        unlabelled = np.flatnonzero(code[start:] < 0)[:1] + start
-    if unlabelled.size:  # many distinct values: sort them
+    start = 0  # the first item not yet labelled with its value
+    while start < values.size and len(found) < _FEW_DISTINCT:
+        code[start:][values[start:] == values[start]] = len(found)
+        found.append(values[start])
+        rest = code[start:] < 0
+        first = int(rest.argmax())
+        start = start + first if rest[first] else values.size
+    if start < values.size:  # many distinct values: sort them
         distinct, cell = np.unique(values, return_inverse=True)
         return distinct, np.bincount(cell, weights=weight, minlength=distinct.size)
     found = np.array(found, dtype=np.float64)

@@ -369,6 +369,8 @@ def verdict(
             memo.setdefault(model, {})["items"] = per_item[model]
         intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence,
                                          value_range=possible_range(priced[model], predictions.classes, policy))
+        if memo is not None and reviewers is None:
+            memo[model]["mean"] = intervals[model].mean  # the mean clearly_ahead compares, bit for bit
         coverage[model] = _automated_share(policy, predictions, values, actions)
         baselines[model] = _baseline(predictions, everything)
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
