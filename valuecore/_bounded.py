@@ -39,7 +39,9 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     effective size when every value is the same).
     """
     keep = weight > 0
-    distinct, mass = _weighted_distinct(values[keep], weight[keep])
+    if not keep.all():  # copies of 10^6 items are not free: only when some weight is zero
+        values, weight = values[keep], weight[keep]
+    distinct, mass = _weighted_distinct(values, weight)
     if kind == "frequency":
         return distinct, mass
     share = mass / mass.sum()
