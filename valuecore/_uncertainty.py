@@ -398,7 +398,8 @@ def _t_bounds(m: _Moments, confidence: float) -> tuple[float, float]:
 
 def _observed_range(v: np.ndarray, w: np.ndarray, value_range) -> tuple[float, float]:
     """The range the mean can take: the given bounds, widened to every value with positive weight."""
-    seen = v[w > 0]
+    weighed = w > 0
+    seen = v if weighed.all() else v[weighed]  # no copy of every item when none is left out
     lowest, highest = float(seen.min()), float(seen.max())
     if value_range is not None:
         low, high = (float(x) for x in value_range)

@@ -354,7 +354,7 @@ def verdict(
     if not labelled:
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
-    per_item, intervals, coverage, baselines = {}, {}, {}, {}
+    per_item, intervals, coverage, baselines, split_baselines = {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
         from ._reviewers import priced_use_case
@@ -372,7 +372,10 @@ def verdict(
         if memo is not None and reviewers is None:
             memo[model]["mean"] = intervals[model].mean  # the mean clearly_ahead compares, bit for bit
         coverage[model] = _automated_share(policy, predictions, values, actions)
-        baselines[model] = _baseline(predictions, everything)
+        # The rules of one model share its evaluated split, and so its baseline: computed once per split.
+        if id(predictions) not in split_baselines:
+            split_baselines[id(predictions)] = _baseline(predictions, everything)
+        baselines[model] = split_baselines[id(predictions)]
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
     best_policy, best_predictions = labelled[best]
