@@ -41,7 +41,9 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     keep = weight > 0
     if not keep.all():  # copies of 10^6 items are not free: only when some weight is zero
         values, weight = values[keep], weight[keep]
-    distinct, mass = _weighted_distinct(values, weight)
+    # np.unique sorts with SIMD: on 10^6 items of 3 values it beat finding them by comparison (7 vs 14 ms)
+    distinct, cell = np.unique(values, return_inverse=True)
+    mass = np.bincount(cell, weights=weight, minlength=distinct.size)
     if kind == "frequency":
         return distinct, mass
     share = mass / mass.sum()
@@ -51,35 +53,6 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     if std_error > 0 and spread > 0:
         total = 1.0 + spread / std_error**2
     return distinct, share * total
-
-
-# Item values take a few distinct values (cells of the value matrix): finding them by comparison is
-# O(n) per value, where sorting every item is O(n log n). Beyond this many, sort.
-_FEW_DISTINCT = 16
-
-
-def _weighted_distinct(values: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct ``values`` and the weight on each, as ``np.unique`` and ``np.bincount`` give them.
-
-    The same sums bit for bit: each value's weight is added by ``np.bincount``
-    in item order, whichever way the items were labelled.
-    """
-    code = np.full(values.size, -1, dtype=np.int64)
-    found = []
-    start = 0  # the first item not yet labelled with its value
-    while start < values.size and len(found) < _FEW_DISTINCT:
-        code[start:][values[start:] == values[start]] = len(found)
-        found.append(values[start])
-        rest = code[start:] < 0
-        first = int(rest.argmax())
-        start = start + first if rest[first] else values.size
-    if start < values.size:  # many distinct values: sort them
-        distinct, cell = np.unique(values, return_inverse=True)
-        return distinct, np.bincount(cell, weights=weight, minlength=distinct.size)
-    found = np.array(found, dtype=np.float64)
-    order = np.argsort(found)
-    mass = np.bincount(code, weights=weight, minlength=found.size)
-    return found[order], mass[order]
 
 
 def _moments(unit: np.ndarray, counts: np.ndarray, extra: float) -> tuple[np.ndarray, np.ndarray]:
