@@ -17,7 +17,8 @@ import pytest
 
 import valuecore as vc
 from valuecore.uncertainty import mean_interval
-from valuecore._bounded import pseudo_counts
+from valuecore import _bounded
+from valuecore._bounded import _weighted_distinct, pseudo_counts
 from valuecore._recommend import _choose
 from valuecore._uncertainty import _check_same_items, _pair_rows
 from valuecore._verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
@@ -30,6 +31,21 @@ KINDS = ("accept_all", "threshold", "class_thresholds", "expected_value")
 def _by_sorting(values, weight):
     distinct, cell = np.unique(values, return_inverse=True)
     return distinct, np.bincount(cell, weights=weight, minlength=distinct.size)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_few_distinct_values_and_their_weights_equal_sorting_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    n_distinct = int(rng.integers(1, 2 * _bounded._FEW_DISTINCT))  # both sides of the sorting fallback
+    cells = rng.normal(size=n_distinct) * 10.0 ** rng.integers(-3, 4)
+    cells[rng.random(n_distinct) < 0.2] = 0.0
+    values = cells[rng.integers(0, n_distinct, int(rng.integers(1, 3000)))]
+    values[rng.random(values.size) < 0.05] *= -1  # -0.0 beside 0.0 where a cell is zero
+    weight = rng.exponential(size=values.size) if seed % 2 else np.ones(values.size)
+    distinct, mass = _weighted_distinct(values, weight)
+    expected_distinct, expected_mass = _by_sorting(values, weight)
+    assert np.array_equal(distinct, expected_distinct)
+    assert mass.tobytes() == expected_mass.tobytes()
 
 
 @pytest.mark.parametrize("kind", ["frequency", "probability"])
