@@ -39,8 +39,9 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     effective size when every value is the same).
     """
     keep = weight > 0
-    distinct, cell = np.unique(values[keep], return_inverse=True)
-    mass = np.bincount(cell, weights=weight[keep], minlength=distinct.size)
+    if not keep.all():  # copies of 10^6 items are not free: only when some weight is zero
+        values, weight = values[keep], weight[keep]
+    distinct, mass = _weighted_distinct(values, weight)
     if kind == "frequency":
         return distinct, mass
     share = mass / mass.sum()
@@ -50,6 +51,39 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     if std_error > 0 and spread > 0:
         total = 1.0 + spread / std_error**2
     return distinct, share * total
+
+
+# Item values take a few distinct values (cells of the value matrix). Beyond this many, sort every item.
+_FEW_DISTINCT = 8
+
+
+def _few_distinct(values: np.ndarray) -> np.ndarray | None:
+    """The sorted distinct values when there are few and numpy finds them by hashing (numpy >= 2.3), else None."""
+    try:
+        distinct = np.unique(values, sorted=False)  # a hash table, O(n)
+    except TypeError:  # numpy before 2.3 always sorts
+        return None
+    if distinct.size > _FEW_DISTINCT:
+        return None
+    distinct = np.sort(distinct)
+    return None if np.any(distinct[1:] == distinct[:-1]) else distinct  # -0.0 beside 0.0: let sorting merge them
+
+
+def _weighted_distinct(values: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``values`` and the weight on each, bit for bit what ``np.unique`` and ``np.bincount`` give.
+
+    ``np.bincount`` adds each value's weights in item order, however the values are numbered, so numbering them
+    by comparison with a few sorted values (3.6 ms on 10^6 items of 3 values) gives the sums that sorting every
+    item (6 ms) gives.
+    """
+    distinct = _few_distinct(values)
+    if distinct is None:
+        distinct, cell = np.unique(values, return_inverse=True)
+    else:
+        cell = np.zeros(values.size, dtype=np.intp)
+        for value in distinct[:-1]:
+            cell += values > value
+    return distinct, np.bincount(cell, weights=weight, minlength=distinct.size)
 
 
 def _moments(unit: np.ndarray, counts: np.ndarray, extra: float) -> tuple[np.ndarray, np.ndarray]:

@@ -137,7 +137,11 @@ def evaluate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     predictions.require_labels("evaluating a policy")
     _refuse_two_tier(policy)
     matrix = value_matrix_for(values, predictions.classes)
-    actions = policy.decide(predictions, matrix)
+    return _evaluate_actions(policy.decide(predictions, matrix), predictions, matrix)
+
+
+def _evaluate_actions(actions: np.ndarray, predictions: Predictions, matrix) -> PolicyResult:
+    """:func:`evaluate` of actions already decided (labels and values already checked)."""
     n_classes = predictions.n_classes
     cells = predictions.y_true * (n_classes + 1) + actions
     confusion = np.bincount(

@@ -266,8 +266,9 @@ def recommend(
                 runs[(model, kind)] = (_fit(pipeline, model, kind, values, constraints), predictions)
             except ValueError as error:
                 skipped.append(f"{model}, {kind}: {error}")
-    judged = verdict(runs, values, confidence=confidence, power=power)
-    return _choose(judged, runs, values, tuple(skipped), confidence)
+    memo: dict = {}  # each rule's item values, computed once for the verdict and the choice
+    judged = verdict(runs, values, confidence=confidence, power=power, memo=memo)
+    return _choose(judged, runs, values, tuple(skipped), confidence, memo)
 
 
 def _weighed_kinds(values, kinds, constraints: Mapping) -> tuple[str, ...]:
@@ -339,7 +340,7 @@ def recommended_rules(
     return rules
 
 
-def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommendation:
+def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict | None = None) -> Recommendation:
     candidates = tuple(
         Candidate(s.model[0], s.model[1], runs[s.model][0], s.per_item, s.low, s.high, s.coverage, s.baseline,
                   s.difference, s.basis == "best" or s.contender, s.items_to_separate)
@@ -366,7 +367,7 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float) -> Recommen
     ranked = sorted(pool, key=lambda c: (RULE_SIMPLICITY.get(c.kind, 9),
                                          -c.low if math.isfinite(c.low) else math.inf, -c.per_item))
     # Level with the best is not enough: no candidate the data clearly separates may beat the one named.
-    memo: dict = {}
+    memo = {} if memo is None else memo
     chosen = next((c for c in ranked
                    if not clearly_ahead(runs, values, (c.model, c.kind), confidence=confidence, memo=memo)), best)
     if len(candidates) == 1:

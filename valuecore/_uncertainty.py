@@ -352,11 +352,20 @@ class _Moments:
     df: float
 
 
-def _moments(v: np.ndarray, w: np.ndarray, kind: str) -> _Moments:
+def _total_and_mean(v: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     total = float(w.sum())
     if total <= 0:
         raise ValueError("no item has a positive weight: the mean is undefined")
-    mean = float(np.dot(w, v) / total)
+    return total, float(np.dot(w, v) / total)
+
+
+def weighted_mean(values, sample_weight=None) -> float:
+    """The ``mean`` of :func:`mean_interval` (the same number, bit for bit), without its interval."""
+    return _total_and_mean(*_values_and_weights(values, sample_weight))[1]
+
+
+def _moments(v: np.ndarray, w: np.ndarray, kind: str) -> _Moments:
+    total, mean = _total_and_mean(v, w)
     resid = v - mean
     if kind == "frequency":
         # w copies of each item: n = sum(w) and the usual (n - 1) denominator,
@@ -389,7 +398,8 @@ def _t_bounds(m: _Moments, confidence: float) -> tuple[float, float]:
 
 def _observed_range(v: np.ndarray, w: np.ndarray, value_range) -> tuple[float, float]:
     """The range the mean can take: the given bounds, widened to every value with positive weight."""
-    seen = v[w > 0]
+    weighed = w > 0
+    seen = v if weighed.all() else v[weighed]  # no copy of every item when none is left out
     lowest, highest = float(seen.min()), float(seen.max())
     if value_range is not None:
         low, high = (float(x) for x in value_range)

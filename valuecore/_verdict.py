@@ -32,10 +32,12 @@ from typing import Mapping
 
 import numpy as np
 
-from ._evaluate import evaluate, item_values
+from ._evaluate import _evaluate_actions, decision_values, evaluate, item_values
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
-from ._uncertainty import Interval, _check_same_items, _pair_rows, items_to_exclude, mean_interval, possible_range
+from ._usecase import check_value_range
+from ._uncertainty import (Interval, _check_same_items, _pair_rows, items_to_exclude, mean_interval, possible_range,
+                           weighted_mean)
 
 __all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "clearly_ahead", "DEGENERATE_KINDS"]
 
@@ -253,8 +255,22 @@ def _baseline(predictions: Predictions, values: Values) -> float:
                             weights=predictions.sample_weight))
 
 
-def _realised_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
-    """Each item's realised value under ``policy``, the assisted tier included for a two-tier one."""
+_TIERED_KINDS = ("two_tier", "shortlist")
+
+
+def _decided(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray | None:
+    """The actions of a one-tier policy, decided once for its item values and its coverage (None: tiered)."""
+    if policy.kind in _TIERED_KINDS:
+        return None
+    return policy.decide(predictions, value_matrix_for(values, predictions.classes))
+
+
+def _realised_item_values(policy: Policy, predictions: Predictions, values: Values,
+                          actions: np.ndarray | None = None) -> np.ndarray:
+    """Each item's realised value under ``policy``, the assisted tier included for a two-tier one.
+
+    ``actions``: the policy's own decisions on these items with these values, when already made.
+    """
     if policy.kind == "two_tier":
         from ._twotier import two_tier_item_values
 
@@ -263,18 +279,25 @@ def _realised_item_values(policy: Policy, predictions: Predictions, values: Valu
         from ._shortlist import shortlist_item_values
 
         return shortlist_item_values(policy, predictions, values)
+    if actions is not None:
+        return decision_values(actions, predictions, values)
     return item_values(policy, predictions, values)
 
 
-def _automated_share(policy: Policy, predictions: Predictions, values: Values) -> float:
+def _automated_share(policy: Policy, predictions: Predictions, values: Values,
+                     actions: np.ndarray | None = None) -> float:
     """Weighted share acted on without a person (a two-tier policy's confirmed tier is not automated)."""
-    if policy.kind in ("two_tier", "shortlist"):
+    if policy.kind in _TIERED_KINDS:
         from ._shortlist import evaluate_shortlist
         from ._twotier import evaluate_two_tier
 
         result = (evaluate_two_tier if policy.kind == "two_tier" else evaluate_shortlist)(policy, predictions, values)
         return result.n_auto / result.n_items if result.n_items > 0 else math.nan
-    return evaluate(policy, predictions, values).coverage
+    if actions is None:
+        return evaluate(policy, predictions, values).coverage
+    check_value_range(values)
+    predictions.require_labels("evaluating a policy")
+    return _evaluate_actions(actions, predictions, value_matrix_for(values, predictions.classes)).coverage
 
 
 def verdict(
@@ -284,6 +307,7 @@ def verdict(
     confidence: float = 0.95,
     power: float = 0.8,
     reviewers=None,
+    memo: dict | None = None,
 ) -> Verdict:
     """Best model on the evaluated items, the models the data cannot tell from it, and degenerate values.
 
@@ -302,6 +326,10 @@ def verdict(
         with a use case): each model's hand-offs are priced at the hand-off
         rate its policy produces on its items (exact for a fixed policy; the
         intervals treat that rate as fixed), handing every item over at rate 1.
+    memo : dict, optional
+        Pass the same dict to :func:`clearly_ahead` on the same runs and
+        values: each run's item values are then computed once (without
+        reviewers).
 
     Returns
     -------
@@ -326,7 +354,7 @@ def verdict(
     if not labelled:
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
-    per_item, intervals, coverage, baselines = {}, {}, {}, {}
+    per_item, intervals, coverage, baselines, split_baselines = {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
         from ._reviewers import priced_use_case
@@ -334,11 +362,20 @@ def verdict(
         priced = {m: priced_use_case(reviewers, values, *labelled[m]) for m in labelled}
     everything = values if reviewers is None else reviewers.use_case_at(values, 1.0)
     for model, (policy, predictions) in labelled.items():
-        per_item[model] = _realised_item_values(policy, predictions, priced[model])
+        # Each rule decides once: its item values and its coverage come from the same actions.
+        actions = _decided(policy, predictions, values) if reviewers is None else None
+        per_item[model] = _realised_item_values(policy, predictions, priced[model], actions)
+        if memo is not None and reviewers is None:
+            memo.setdefault(model, {})["items"] = per_item[model]
         intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence,
                                          value_range=possible_range(priced[model], predictions.classes, policy))
-        coverage[model] = _automated_share(policy, predictions, values)
-        baselines[model] = _baseline(predictions, everything)
+        if memo is not None and reviewers is None:
+            memo[model]["mean"] = intervals[model].mean  # the mean clearly_ahead compares, bit for bit
+        coverage[model] = _automated_share(policy, predictions, values, actions)
+        # The rules of one model share its evaluated split, and so its baseline: computed once per split.
+        if id(predictions) not in split_baselines:
+            split_baselines[id(predictions)] = _baseline(predictions, everything)
+        baselines[model] = split_baselines[id(predictions)]
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
     best_policy, best_predictions = labelled[best]
@@ -428,37 +465,46 @@ def clearly_ahead(
 
     Item by item when the two runs hold the same items, by non-overlapping
     intervals otherwise. Only runs worth more on these items can be ahead.
-    ``memo`` (a dict kept across calls on the same runs) saves recomputing
-    each run's item values and interval.
+    ``memo`` (a dict kept across calls on the same runs and values, and
+    shared with :func:`verdict`'s) saves recomputing each run's item values,
+    mean and interval.
     """
     memo = {} if memo is None else memo
 
-    def judged(key):
-        if key not in memo:
+    def judged(key, part):
+        """``part`` of run ``key``: its item values, their mean, or their interval; each computed once."""
+        found = memo.setdefault(key, {})
+        if part not in found:
             policy, predictions = runs[key]
-            items = _realised_item_values(policy, predictions, values)
-            memo[key] = items, mean_interval(items, predictions.sample_weight, confidence_level=confidence)
-        return memo[key]
+            if "items" not in found:
+                found["items"] = _realised_item_values(policy, predictions, values)
+            if part == "mean":
+                found["mean"] = weighted_mean(found["items"], predictions.sample_weight)
+            elif part == "interval":
+                found["interval"] = mean_interval(found["items"], predictions.sample_weight,
+                                                  confidence_level=confidence)
+        return found[part]
 
     predictions = runs[of][1]
-    mine, own = judged(of)
-    scale = max(abs(own.mean), 1.0)
+    own_mean = judged(of, "mean")
+    scale = max(abs(own_mean), 1.0)
     ahead = []
     for key, (_, other_predictions) in runs.items():
         if key == of:
             continue
-        theirs, other = judged(key)
-        if not other.mean > own.mean:
+        other_mean = judged(key, "mean")  # the interval's own mean; the interval only where it is needed
+        if not other_mean > own_mean:
             continue
         try:
             take, ids = _pair_rows(other_predictions, predictions, (key, of))
             _check_same_items(other_predictions, predictions, take, ids, (key, of))
         except ValueError:
-            if other.low > own.high:
+            if judged(key, "interval").low > judged(of, "interval").high:
                 ahead.append(key)
             continue
-        diff = mean_interval(theirs - mine[take], other_predictions.sample_weight, confidence_level=confidence)
-        if diff.low > _RELATIVE_TOLERANCE * max(scale, abs(other.mean)):
+        diff = mean_interval(judged(key, "items") - judged(of, "items")[take], other_predictions.sample_weight,
+                             confidence_level=confidence)
+        if diff.low > _RELATIVE_TOLERANCE * max(scale, abs(other_mean)):
             ahead.append(key)
     return tuple(ahead)
 
