@@ -12,7 +12,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 import valuecore as vc
 
@@ -141,81 +140,3 @@ def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
 def fit(ws: Workspace, model: str, kind: str, values) -> vc.Policy:
     """The pipeline's policy (ValueError in plain words when the model cannot get one)."""
     return ws.policy(model, kind, values)
-
-
-# ------------------------------------------------------------ cost matrix
-ABSTAIN = "abstain"
-
-
-def matrix_frame(matrix: vc.ValueMatrix) -> pd.DataFrame:
-    """The value matrix as an editable table: rows true class, columns predicted classes then abstain."""
-    columns = [f"→ {c}" for c in matrix.classes] + [ABSTAIN]
-    frame = pd.DataFrame(matrix.values, index=[f"true {c}" for c in matrix.classes], columns=columns)
-    frame.index.name = "true class"
-    return frame
-
-
-def frame_matrix(frame: pd.DataFrame, classes) -> vc.ValueMatrix:
-    """Back from the edited table to a :class:`~valuecore.ValueMatrix` (ValueError in plain words)."""
-    values = frame.to_numpy(dtype=float, na_value=np.nan)
-    if np.isnan(values).any():
-        rows, cols = np.nonzero(np.isnan(values))
-        raise ValueError(f"the matrix has empty cells (row {frame.index[rows[0]]}, column {frame.columns[cols[0]]}); "
-                         "give every cell a number")
-    return vc.ValueMatrix(tuple(classes), values)
-
-
-def apply_edits(base: pd.DataFrame, state) -> pd.DataFrame:
-    """Apply a ``st.data_editor`` edit state (``edited_rows``) to the base frame."""
-    frame = base.copy()
-    for row, changes in (state or {}).get("edited_rows", {}).items():
-        for column, value in changes.items():
-            if column in frame.columns:
-                frame.iloc[int(row), frame.columns.get_loc(column)] = np.nan if value is None else float(value)
-    return frame
-
-
-def confusion_frame(result: vc.PolicyResult) -> pd.DataFrame:
-    """Tidy (true, predicted, count, value) cells of a result's confusion matrix, abstain last."""
-    classes = list(result.classes)
-    predicted = classes + [ABSTAIN]
-    rows = []
-    for i, true in enumerate(classes):
-        for j, action in enumerate(predicted):
-            rows.append({
-                "true": true,
-                "predicted": action,
-                "count": float(result.confusion[i, j]),
-                "value": float(result.cell_values[i, j]),
-            })
-    return pd.DataFrame(rows, columns=["true", "predicted", "count", "value"])
-
-
-MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
-
-
-def matrix_policies(ws: Workspace, model: str, matrix: vc.ValueMatrix) -> dict:
-    """Per kind in MATRIX_KINDS: (policy or None, result or None, note)."""
-    out = {}
-    for kind in MATRIX_KINDS:
-        try:
-            policy = fit(ws, model, kind, matrix)
-            result = ws.result(model, policy, matrix)
-            out[kind] = (policy, result, "" if result is not None else f"no '{ws.eval_split}' split")
-        except ValueError as error:
-            out[kind] = (None, None, str(error))
-    return out
-
-
-def class_threshold_table(policies: dict, classes) -> pd.DataFrame:
-    """Per class: the tuned and the calibrated per-class thresholds."""
-    frame = pd.DataFrame(index=list(classes))
-    frame.index.name = "predicted class"
-    for kind in ("class_thresholds", "calibrated_class_thresholds"):
-        policy = policies.get(kind, (None,))[0]
-        label = "tuned" if kind == "class_thresholds" else "calibrated"
-        mapping = dict(policy.class_thresholds) if policy is not None else {}
-        frame[label] = [threshold_text(mapping[c]) if c in mapping else "–" for c in classes]
-    return frame
-
-

@@ -289,16 +289,14 @@ def _estimate_note(calibration: str, bands_of: dict, left_out: dict, retune: boo
     return note
 
 
-def production(selection, page: MonitorPage, ws, split: str, how: dict, *, retune: bool = False,
-               calibration: str = "auto") -> ProductionView:
-    """Every model that has ``split`` (without labels), chunked by ``how`` (``{"n_chunks": k}`` or
-    ``{"period": p}``): the estimate per chunk, its summary, the drift of the worst model and the alerts."""
-    models = page.unlabelled.get(split, ())
+def _estimated_frames(selection, page: MonitorPage, ws, models, split: str, how: dict, **options):
+    """:func:`estimated_frame` of every model, stacked: (frame, problems in words, bands per model, why each
+    model without bands has none)."""
     frames, problems, bands_of, left_out = [], [], {}, {}
     for model in models:
         try:
             frame, found, why = estimated_frame(ws, model, split, page.policies[model], selection.values, how,
-                                                calibration=calibration, retune=retune)
+                                                **options)
         except ValueError as error:
             problems.append(f"**{md_text(model)}**: {md_text(error)}")
             continue
@@ -307,7 +305,16 @@ def production(selection, page: MonitorPage, ws, split: str, how: dict, *, retun
             bands_of[model] = found
         else:
             left_out[model] = why
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), problems, bands_of, left_out
+
+
+def production(selection, page: MonitorPage, ws, split: str, how: dict, *, retune: bool = False,
+               calibration: str = "auto") -> ProductionView:
+    """Every model that has ``split`` (without labels), chunked by ``how`` (``{"n_chunks": k}`` or
+    ``{"period": p}``): the estimate per chunk, its summary, the drift of the worst model and the alerts."""
+    models = page.unlabelled.get(split, ())
+    frame, problems, bands_of, left_out = _estimated_frames(selection, page, ws, models, split, how,
+                                                            calibration=calibration, retune=retune)
     note = _estimate_note(calibration, bands_of, left_out, retune)
     charted = recommended_model(selection, among=models) or (models[0] if models else None)
     if frame.empty:
@@ -466,21 +473,9 @@ def backtest(selection, page: MonitorPage, ws, split: str, n_chunks: int, *, cal
         in_sample = (f"Split {split_text(split)} is also where thresholds (and any recalibration) were fitted, and "
                      "the estimate calibrated: the back-test is in-sample and flatters the estimate. Prefer the "
                      "evaluated split.")
-    frames, problems, bands_of, left_out = [], [], {}, {}
-    for model in models:
-        try:
-            frame, found, why = estimated_frame(ws, model, split, page.policies[model], selection.values,
-                                                {"n_chunks": n_chunks}, calibration=calibration,
-                                                resamples=ESTIMATE_ONLY)
-        except ValueError as error:
-            problems.append(f"**{md_text(model)}**: {md_text(error)}")
-            continue
-        frames.append(frame)
-        if found is not None:
-            bands_of[model] = found
-        else:
-            left_out[model] = why
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    frame, problems, bands_of, left_out = _estimated_frames(selection, page, ws, models, split,
+                                                            {"n_chunks": n_chunks}, calibration=calibration,
+                                                            resamples=ESTIMATE_ONLY)
     if frame.empty:
         return BacktestView(frame, in_sample=in_sample, problems=tuple(problems))
     currency = selection.currency
