@@ -16,7 +16,7 @@ from dashboard import data, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.safetext import md_text
-from dashboard.tables import dataframe as show_dataframe
+from dashboard.tables import compact_dataframe, dataframe as show_dataframe
 from dashboard.views import monitor as view
 
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
@@ -216,10 +216,11 @@ else:
         st.warning(mix.error)
     else:
         st.markdown(mix.intro)
-        show_dataframe(mix.table, hide_index=True, column_config=mix_columns)
+        compact_dataframe(mix.table, mix.shown_columns, hide_index=True, column_config=mix_columns)
         (st.caption if mix.verdict_is_caption else st.markdown)(mix.verdict)
     for problem in mix.per_model_problems:
         st.warning(problem)
     if mix.per_model is not None:
         st.markdown(mix.per_model_intro)
-        show_dataframe(mix.per_model, hide_index=True, column_config=mix_columns)
+        compact_dataframe(mix.per_model, mix.per_model_columns, hide_index=True, column_config=mix_columns,
+                          details="All columns of the models' table")

@@ -527,10 +527,11 @@ def class_mix_candidates(ws, models) -> dict:
 
 
 GUARD_Z = inspect.signature(vc.monitoring.retuning_gain).parameters["z"].default  # the core's (1.645)
+# Short, so the table fits a laptop's width; the column's help and the sentences under it say why.
 GUARD_WORDS = {
-    "adopted": "Re-tuned: gain clears the noise",
-    "kept": "As tuned: gain within noise",
-    "same": "As tuned: same decisions",
+    "adopted": "Re-tuned",
+    "kept": "Kept (noise)",
+    "same": "Kept (no change)",
 }
 MIX_COLUMN_HELP = {
     "As tuned": "Value per item of the rule in use, estimated without labels under the chunk's mix.",
@@ -538,8 +539,9 @@ MIX_COLUMN_HELP = {
                       "decides: for analysts. It is optimistic, since the re-tuning and this estimate share the mix.",
     "Gain": "What the rule in use earns per item over the rule as tuned: the re-tuned rule's gain when it is "
             "adopted, 0 when the rule as tuned is kept.",
-    "Rule used": f"The re-tuned rule is adopted only when its gain, estimated without labels, clears {GUARD_Z:g} "
-                 "standard errors at every end of the mix's interval; otherwise the rule as tuned is kept.",
+    "Rule used": f"Re-tuned: the re-tuned rule is adopted, its gain (estimated without labels) clears {GUARD_Z:g} "
+                 "standard errors at every end of the mix's interval. Kept (noise): it does not, so the rule as "
+                 "tuned is kept. Kept (no change): the re-tuned rule decides every item as the rule as tuned.",
     "Worst gain": "The re-tuned rule's gain per item with one class's share at either end of its interval "
                   "(the smallest): the guard compares this with the noise bar.",
     "Noise bar": f"{GUARD_Z:g} standard errors of the gain (the label noise of the items the two rules treat "
@@ -547,6 +549,7 @@ MIX_COLUMN_HELP = {
 }
 
 MIX_NUMBER_COLUMNS = ("As tuned", "Re-tuned (raw)", "Gain", "Worst gain", "Noise bar")  # values per item
+GUARD_DETAILS = ("Worst gain", "Noise bar")  # the guard's own figures: in the tables' "all columns"
 
 
 def _guarded_columns(gain) -> dict:
@@ -602,6 +605,15 @@ class ClassMixView:
     per_model_intro: str = ""
     per_model_problems: tuple = ()
 
+    @property
+    def shown_columns(self) -> list:
+        """The chunk table's columns shown at first (the guard's own figures wait under "all columns")."""
+        return [] if self.table is None else [c for c in self.table.columns if c not in GUARD_DETAILS]
+
+    @property
+    def per_model_columns(self) -> list:
+        return [] if self.per_model is None else [c for c in self.per_model.columns if c != "Items"]
+
 
 GUARD_RULE = (f"A re-tuned rule is adopted only when its gain, estimated without labels, clears {GUARD_Z:g} standard "
               "errors at every end of the mix's interval (the command line's guard); otherwise the rule as tuned "
@@ -628,7 +640,8 @@ def _whole_split(selection, page: MonitorPage, ws, split: str) -> tuple[pd.DataF
             problems.append(f"**{md_text(model)}**: {md_text(str(error))}")
             continue
         shares = [c for c in whole.index if c.startswith("Share of ")]
-        mix = ", ".join(f"{c.removeprefix('Share of ')} {whole[c]}" for c in shares)
+        # the shares without their intervals (the chunk table has them): one short cell per model
+        mix = ", ".join(f"{c.removeprefix('Share of ')} {whole[c].split()[0]}" for c in shares)
         rows.append({"Model": model, "Estimated mix": mix,
                      **whole.drop(labels=["Chunk", *shares]).to_dict()})
     return (pd.DataFrame(rows) if rows else None), tuple(problems)
@@ -640,7 +653,7 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
     per_model, problems = _whole_split(selection, page, ws, split)
     whole = dict(per_model=per_model, per_model_problems=problems, per_model_intro=(
         f"**Over the whole split {md_text(repr(split))}, per model**: what the command line's `report --adapt-to` "
-        "does with each model's rule on this split. " + GUARD_RULE))
+        "does with each model's rule on this split, by the same guard."))
     try:
         table = _mix_of(ws, page, selection, model, split, n_chunks)
     except ValueError as error:
@@ -648,7 +661,8 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
     intro = (f"The share of each class in every chunk of {md_text(repr(split))}, estimated without labels from "
              f"**{md_text(model)}**'s calibrated probabilities (EM, with a 95% interval), against the mix of its "
              f"tuning split {md_text(repr(tune))}. The values per item ({md_text(selection.currency)}) are estimated "
-             "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix.")
+             "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix. "
+             + GUARD_RULE)
     if "Gain" not in table:
         return ClassMixView(table, intro, "This rule is not tuned on data: a new class mix changes its value, not "
                                           "the rule.", verdict_is_caption=True, **whole)
@@ -659,15 +673,15 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
             best = table.loc[raw.idxmax()]
             verdict = (f"On no chunk does re-tuning's gain clear its noise, so the rule as tuned is kept everywhere. "
                        f"The largest raw estimate, {selection.money(float(raw.max()), 4)} per item on chunk "
-                       f"{md_text(str(best['Chunk']))}, is within noise. " + GUARD_RULE)
+                       f"{md_text(str(best['Chunk']))}, is within noise.")
         else:
             verdict = ("Re-tuning for the estimated mix would not earn more on any chunk: the policy as tuned fits "
-                       "it. " + GUARD_RULE)
+                       "it.")
         return ClassMixView(table, intro, verdict, **whole)
     best = adopted.loc[adopted["Gain"].idxmax()]
     return ClassMixView(table, intro, f"Re-tuning for the estimated mix is adopted on {len(adopted)} of "
                                       f"{len(table)} chunks and would earn up to "
                                       f"{selection.money(float(best['Gain']), 4)} more per item (chunk "
-                                      f"{md_text(str(best['Chunk']))}). " + GUARD_RULE + " The command line writes "
+                                      f"{md_text(str(best['Chunk']))}). The command line writes "
                                       "that policy: `python -m valuecore report` with `--adapt-to` and the split's "
                                       "name.", **whole)

@@ -224,7 +224,8 @@ def test_the_class_mix_per_model_says_what_report_adapt_to_does(tmp_path, capsys
         assert row["Noise bar"] == pytest.approx(record["z"] * record["standard_error"], abs=1e-12)
         assert row["As tuned"] + row["Gain"] == pytest.approx(entry["prior_shift"]["estimated_value_per_item"])
         share = entry["prior_shift"]["estimated_priors"]["benign"]
-        assert row["Estimated mix"].startswith(f"benign {share:.2f} (")
+        assert row["Estimated mix"].startswith(f"benign {share:.2f}, malignant ")
     if calibration == "none":
         assert decisions == {True, False}  # svm_rbf's re-tuned rule is adopted, random_forest's kept
-    assert "report --adapt-to" in shown.per_model_intro and "1.645 standard errors" in shown.per_model_intro
+    assert "report --adapt-to" in shown.per_model_intro and "1.645 standard errors" in shown.intro
+    assert "Worst gain" not in shown.shown_columns and "Rule used" in shown.shown_columns
