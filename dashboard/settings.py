@@ -260,6 +260,8 @@ class Settings:
         is an empty cell).
     constraints_* : the Capacity & guarantees page (model None: the recommended one; per class None: as the
         pages' rule for that model; the two-tier values None: from the three values).
+    reviewers_* : that page's reviewers panel: the share handed over and the reviewers' accuracy when they see
+        few items (``_low``) and many (``_high``), and the value of their mistake (None: the wrong answer's).
     matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
         (None: the first one offered).
     home_volume, home_period : the Start page's expected items per period.
@@ -306,6 +308,11 @@ class Settings:
     constraints_v_ok: float | None = None
     constraints_v_bad: float | None = None
     constraints_cost: float | None = None
+    reviewers_rate_low: float = 0.02
+    reviewers_acc_low: float = 0.95
+    reviewers_rate_high: float = 0.10
+    reviewers_acc_high: float = 0.60
+    reviewers_v_wrong: float | None = None
     matrix_classes: tuple[str, ...] | None = None
     matrix_model: str | None = None
     matrix_rule: str | None = None
@@ -381,7 +388,8 @@ def values_changes(values) -> dict:
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}
 _FLOAT_FIELDS = ("v_correct", "v_abstain", "v_wrong", "what_if", "constraints_volume", "constraints_capacity",
                  "constraints_reviewer", "constraints_max_risk", "constraints_confidence", "constraints_v_ok",
-                 "constraints_v_bad", "constraints_cost")
+                 "constraints_v_bad", "constraints_cost", "reviewers_rate_low", "reviewers_acc_low",
+                 "reviewers_rate_high", "reviewers_acc_high", "reviewers_v_wrong")
 
 # field -> (query key, parser, writer)
 _FIELDS = {
@@ -426,6 +434,12 @@ _FIELDS = {
     "constraints_v_ok": ("vok", _amount, _write),
     "constraints_v_bad": ("vbad", _amount, _write),
     "constraints_cost": ("vconfirm", _number_in(0.0, 1e15), _write),
+    # The reviewers panel's boxes: shares from 0 to 1 (valuecore.constraints.Reviewers refuses others).
+    "reviewers_rate_low": ("rvrate1", _number_in(0.0, 1.0), _write),
+    "reviewers_acc_low": ("rvacc1", _number_in(0.0, 1.0), _write),
+    "reviewers_rate_high": ("rvrate2", _number_in(0.0, 1.0), _write),
+    "reviewers_acc_high": ("rvacc2", _number_in(0.0, 1.0), _write),
+    "reviewers_v_wrong": ("rvwrong", _amount, _write),
     "matrix_classes": ("mclasses", _names, _write),
     "matrix_model": ("mmodel", _text(200), _write),
     "matrix_rule": ("mrule", _choice(KINDS), _write),

@@ -152,13 +152,22 @@ if selection.value_matrix is not None:
     st.info("Reviewers are priced for the three values (correct, hand-off, wrong), not a value matrix.")
     st.stop()
 low_rate, low_acc, high_rate, high_acc, wrong = st.columns(5)
-rate_1 = low_rate.number_input("Few items: share handed over", 0.0, 1.0, 0.02, 0.01, format="%.2f",
-                               key="reviewers_rate_low")
-accuracy_1 = low_acc.number_input("Right then", 0.0, 1.0, 0.95, 0.01, format="%.2f", key="reviewers_acc_low")
-rate_2 = high_rate.number_input("Many items: share handed over", 0.0, 1.0, 0.10, 0.01, format="%.2f",
-                                key="reviewers_rate_high")
-accuracy_2 = high_acc.number_input("Right then", 0.0, 1.0, 0.60, 0.01, format="%.2f", key="reviewers_acc_high")
-v_person_wrong = wrong.number_input("Value of their mistake", value=float(use_case.v_wrong), key="reviewers_v_wrong")
+shares = dict(min_value=0.0, max_value=1.0, step=0.01, format="%.2f", convert=float)
+# Short labels, each on one line at 1280 px ("Few items: share handed over" wrapped, and its box sat lower than
+# its neighbours'); the help says the rest.
+rate_1 = state.value(low_rate.number_input, "reviewers_rate_low", "Handed over: few", key="reviewers_rate_low",
+                     help="A small share of the items handed to the reviewers (0.02 = 2%).", **shares)
+accuracy_1 = state.value(low_acc.number_input, "reviewers_acc_low", "Right then", key="reviewers_acc_low",
+                         help="How often they are right when they get that small share.", **shares)
+rate_2 = state.value(high_rate.number_input, "reviewers_rate_high", "Handed over: many", key="reviewers_rate_high",
+                     help="A larger share of the items handed to the reviewers; in between, their accuracy is a "
+                     "straight line.", **shares)
+accuracy_2 = state.value(high_acc.number_input, "reviewers_acc_high", "Right then", key="reviewers_acc_high",
+                         help="How often they are right when they get that larger share.", **shares)
+# None (follow the wrong answer's value) while the box shows it.
+v_person_wrong = state.value(wrong.number_input, "reviewers_v_wrong", "Value of their mistake",
+                             default=float(use_case.v_wrong), key="reviewers_v_wrong",
+                             convert=lambda shown: None if float(shown) == float(use_case.v_wrong) else float(shown))
 reviewers_page = reviewers_view.build(ws, model, selection, workload=((rate_1, accuracy_1), (rate_2, accuracy_2)),
                                       v_person_wrong=v_person_wrong, volume=volume)
 if reviewers_page.notice is not None:

@@ -16,7 +16,7 @@ from dashboard import data, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.safetext import md_text
-from dashboard.tables import dataframe as show_dataframe
+from dashboard.tables import compact_dataframe, dataframe as show_dataframe
 from dashboard.views import monitor as view
 
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
@@ -207,12 +207,20 @@ else:
         mix_chunks = st.slider("Number of chunks", min_value=1, max_value=20, value=6, key="monitor_prior_chunks")
     with st.spinner("Estimating the class mix of every chunk…"):
         mix = view.class_mix(selection, page, workspace, mix_model, mix_split, mix_chunks, kind)
+    # Each column says what it holds on hover; the numbers per item to 4 decimals.
+    mix_columns = {"Items": st.column_config.NumberColumn(format="%.0f"),
+                   "Rule used": st.column_config.TextColumn(help=view.MIX_COLUMN_HELP["Rule used"]),
+                   **{c: st.column_config.NumberColumn(format="%.4f", help=view.MIX_COLUMN_HELP[c])
+                      for c in view.MIX_NUMBER_COLUMNS}}
     if mix.error:
         st.warning(mix.error)
     else:
         st.markdown(mix.intro)
-        money = st.column_config.NumberColumn(format="%.4f")
-        show_dataframe(mix.table, hide_index=True, column_config={
-            "Items": st.column_config.NumberColumn(format="%.0f"), "As tuned": money, "Re-tuned": money,
-            "Gain": money})
+        compact_dataframe(mix.table, mix.shown_columns, hide_index=True, column_config=mix_columns)
         (st.caption if mix.verdict_is_caption else st.markdown)(mix.verdict)
+    for problem in mix.per_model_problems:
+        st.warning(problem)
+    if mix.per_model is not None:
+        st.markdown(mix.per_model_intro)
+        compact_dataframe(mix.per_model, mix.per_model_columns, hide_index=True, column_config=mix_columns,
+                          details="All columns of the models' table")

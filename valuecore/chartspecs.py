@@ -15,7 +15,9 @@ What lives here
 ``PALETTE``: Okabe & Ito's colour-blind-safe colours, yellow last (weak on white). :func:`model_palette`
 gives each model of a list its colour, :func:`model_color` the colour encoding over *all* loaded models
 (so a model keeps its colour on a chart that shows only some), :func:`records` turns a frame into
-JSON-ready rows.
+JSON-ready rows. Thresholds in tooltips are exact: :func:`with_exact` adds ``<name>`` + ``EXACT``, the
+value as text with every digit (the axis keeps short labels; the page's words round, the tooltip and the
+policy JSON do not).
 
 Charts: :func:`voc_spec` (value against the penalty ω, seed 000's VOC curves),
 :func:`value_threshold_spec` (value per item against the threshold), :func:`confidence_histogram_spec`
@@ -58,6 +60,8 @@ __all__ = [
     "model_palette",
     "model_color",
     "records",
+    "EXACT",
+    "with_exact",
     "voc_spec",
     "value_threshold_spec",
     "RELIABILITY_COLUMNS",
@@ -148,6 +152,23 @@ def _tip(name: str, title: str, kind: str = "quantitative", fmt: str | None = No
     return tip
 
 
+# A threshold decides which items are acted on: its tooltip shows it exactly, as text (a number format
+# rounds: ".3f" printed 0.534 for 0.5340621214869945, and Vega's default keeps 12 digits), while the axis
+# keeps short labels. The text is valuecore.wording.threshold without data: the shortest decimal that reads
+# back as the same float, the value the policy JSON holds.
+EXACT = "_exact"
+
+
+def with_exact(rows: list[dict], *names: str) -> list[dict]:
+    """``rows`` with ``<name>_exact`` beside each of ``names`` it has: the value as text, every digit kept."""
+    return [{**row, **{name + EXACT: wording.threshold(row[name]) for name in names if name in row}}
+            for row in rows]
+
+
+def _exact_tip(name: str, title: str) -> dict:
+    return _tip(name + EXACT, title, "nominal")
+
+
 def _view(data: str, mark: str, mark_props: dict | None = None, **encoding) -> dict:
     return {"data": {"name": data}, "mark": {"type": mark, **(mark_props or {})}, "encoding": encoding}
 
@@ -219,7 +240,7 @@ def voc_spec(
     dict
         A layered Vega-Lite spec: a zero rule, bands, curves, band edges, ω_sup diamonds, your ω.
     """
-    curve_rows = records(curves)
+    curve_rows = with_exact(records(curves), "threshold")
     band_rows = records(bands)
     sup_rows = records(omega_sup)
     color = model_color(_domain(models, curve_rows))
@@ -239,7 +260,7 @@ def voc_spec(
     tooltip = [_tip("model", "Model", "nominal"), _tip("omega", "ω", fmt=".2f"),
                _tip("value", "Value per item (dimensionless)", fmt=".3f")]
     if any("threshold" in row for row in curve_rows[:1]):
-        tooltip.append(_tip("threshold", "Threshold in force", fmt=".3f"))
+        tooltip.append(_exact_tip("threshold", "Threshold in force"))
     layers.append(_view("curves", "line", {"clip": True},
                         x=x, y=_field("value", title=VALUE_TITLE, scale=y_scale), color=color, tooltip=tooltip))
     if band_rows:
@@ -304,12 +325,12 @@ def value_threshold_spec(
     height : int
     """
     curve_rows = [{**row, "value_text": wording.money(row.get("value_per_item"), currency)}
-                  for row in records(curves)]
+                  for row in with_exact(records(curves), "threshold")]
     unit = currency.strip() or "value units"
     color = model_color(_domain(models, curve_rows))
     x = _field("threshold", title=THRESHOLD_TITLE, scale={"domain": [0, 1]})
     y = _field("value_per_item", title=f"Value per item ({unit})", axis={"format": ",.2f"})
-    tooltip = [_tip("model", "Model", "nominal"), _tip("threshold", "Threshold", fmt=".3f"),
+    tooltip = [_tip("model", "Model", "nominal"), _exact_tip("threshold", "Threshold"),
                _tip("value_text", f"Value per item ({unit})", "nominal")]
     if any("coverage" in row for row in curve_rows[:1]):
         tooltip.append(_tip("coverage", "Acted on", fmt=".1%"))
@@ -325,12 +346,12 @@ def value_threshold_spec(
         _view("curves", "line", {"interpolate": "step-before", "clip": True}, **channels),
     ]
     mark_rows = [{**row, "value_text": wording.money(row.get("value_per_item"), currency)}
-                 for row in records(markers)]
+                 for row in with_exact(records(markers), "threshold")]
     if mark_rows:
         datasets["markers"] = mark_rows
         labels = [row["marker"] for row in mark_rows]
         marker_tooltip = [_tip("model", "Model", "nominal"), _tip("marker", "Threshold", "nominal"),
-                          _tip("threshold", "Value", fmt=".3f"),
+                          _exact_tip("threshold", "Value"),
                           _tip("value_text", f"Value per item ({unit})", "nominal")]
         layers.append(_view(
             "markers", "rule", {"opacity": 0.6}, x=_field("threshold"), color=color,
@@ -345,10 +366,10 @@ def value_threshold_spec(
             tooltip=marker_tooltip,
         ))
     if manual_threshold is not None:
-        datasets["manual"] = [{"threshold": float(manual_threshold)}]
+        datasets["manual"] = with_exact([{"threshold": float(manual_threshold)}], "threshold")
         layers.append(_view(
             "manual", "rule", {"color": "#555555", "strokeDash": [2, 2], "strokeWidth": 2}, x=_field("threshold"),
-            tooltip=[_tip("threshold", "Your threshold", fmt=".3f")],
+            tooltip=[_exact_tip("threshold", "Your threshold")],
         ))
     return _spec(layers, datasets, height=height)
 
@@ -396,14 +417,14 @@ def confidence_histogram_spec(histogram, thresholds=None, *, title: str = "", he
                  _tip("share", "Share of all items", fmt=".1%")],
     )]
     datasets = {"histogram": data}
-    marks = records(thresholds, ("label", "threshold"))
+    marks = with_exact(records(thresholds, ("label", "threshold")), "threshold")
     if marks:
         datasets["thresholds"] = marks
         layers.append(_view(
             "thresholds", "rule", {"color": _DARK, "strokeWidth": 2}, x=_field("threshold"),
             strokeDash=_field("label", "nominal", title="Threshold",
                               scale=_present_scale(THRESHOLD_DASHES, [row["label"] for row in marks])),
-            tooltip=[_tip("label", "Threshold", "nominal"), _tip("threshold", "Value", fmt=".3f")],
+            tooltip=[_tip("label", "Threshold", "nominal"), _exact_tip("threshold", "Value")],
         ))
     return _spec(layers, datasets, height=height, **({"title": title} if title else {}))
 
@@ -547,10 +568,11 @@ def calibration_value_spec(
     """
     data = records(rows, CALIBRATION_VALUE_COLUMNS)
     _check(rows, data, CALIBRATION_VALUE_COLUMNS, "a calibration value chart")
+    data = with_exact(data, "threshold")
     present = list(dict.fromkeys(row["rule"] for row in data))
     rules = [r for r in CALIBRATION_RULES if r in present] + [r for r in present if r not in CALIBRATION_RULES]
     tooltip = [_tip("model", "Model", "nominal"), _tip("rule", "Threshold", "nominal"),
-               _tip("k", wording.OMEGA_LABEL, fmt="g"), _tip("threshold", "Threshold used", fmt=".3f"),
+               _tip("k", wording.OMEGA_LABEL, fmt="g"), _exact_tip("threshold", "Threshold used"),
                _tip("value", "Value per item", fmt=".3f")]
     x = _field("k", title=f"{wording.OMEGA_LABEL} (errors cost ω×)")
     y = _field("value", title=value_title)
@@ -677,35 +699,37 @@ def stability_spec(rows, models, *, tuned=None) -> dict:
     thresholds, "always abstain", are left out); ``tuned``: ``model, threshold`` tuned on the whole split,
     a black tick.
     """
-    data = [row for row in records(rows, STABILITY_COLUMNS) if row.get("threshold") is not None]
+    data = with_exact([row for row in records(rows, STABILITY_COLUMNS) if row.get("threshold") is not None],
+                      "threshold")
     _check(rows, data, STABILITY_COLUMNS, "a threshold stability chart")
     x = _field("threshold", title="Tuned threshold (confidence)", scale={"zero": False})
     y = _field("model", "nominal", title="Model")
     layers = [_view(
         "resampled", "circle", {"opacity": 0.7}, x=x, y=y, color=model_color(models, legend=False),
         size=_field("resamples", title="Resamples", scale={"range": [20, 400]}),
-        tooltip=[_tip("model", "Model", "nominal"), _tip("threshold", "Tuned threshold", fmt=".4f"),
+        tooltip=[_tip("model", "Model", "nominal"), _exact_tip("threshold", "Tuned threshold"),
                  _tip("resamples", "Resamples that chose it", fmt=",.0f")],
     )]
     datasets = {"resampled": data}
-    marks = [row for row in records(tuned, ("model", "threshold")) if row.get("threshold") is not None]
+    marks = with_exact([row for row in records(tuned, ("model", "threshold")) if row.get("threshold") is not None],
+                       "threshold")
     if marks:
         datasets["tuned"] = marks
         layers.append(_view(
             "tuned", "tick", {"color": "black", "thickness": 2, "size": 26}, x=x, y=y,
             tooltip=[_tip("model", "Model", "nominal"),
-                     _tip("threshold", "Threshold tuned on the whole split", fmt=".4f")],
+                     _exact_tip("threshold", "Threshold tuned on the whole split")],
         ))
     return _spec(layers, datasets, title="Tuned threshold over bootstrap resamples", height={"step": 56})
 
 
 # ---------------------------------------------------------------------- monitoring
-# measure -> (estimated column, realised column or None, axis title, tooltip format)
+# measure -> (estimated column, realised column or None, axis title, tooltip format; None: exact, as text)
 MONITOR_MEASURES = {
     "value_per_item": ("estimated_value_per_item", "realised_value_per_item", "Value per item{unit}", ",.4f"),
     "value_total": ("estimated_value_total", "realised_value_total", "Value of the chunk{unit}", ",.2f"),
     "coverage": ("estimated_coverage", "realised_coverage", "Coverage (share acted on)", ".1%"),
-    "best_threshold": ("estimated_best_threshold", None, "Best threshold (confidence)", ".4f"),
+    "best_threshold": ("estimated_best_threshold", None, "Best threshold (confidence)", None),
 }
 MONITOR_SOURCES = ("estimated", "realised")
 MONITOR_LONG_COLUMNS = ("model", "position", "chunk", "start", "end", "n", "measure", "source", "amount")
@@ -766,12 +790,15 @@ def monitor_spec(
     data = records(chosen, [c for c in MONITOR_LONG_COLUMNS if use_time or c not in ("start", "end")])
     _, _, title, fmt = MONITOR_MEASURES[measure]
     title = title.format(unit=_unit(currency))
+    if fmt is None:
+        data = with_exact(data, "amount")
     if use_time:
         x = _field("start", "temporal", title="Chunk start (time)", axis={"format": "%b %d"})
     else:
         x = _field("position", "ordinal", title="Chunk (in order)", axis={"labelAngle": 0})
     tooltip = [_tip("model", "Model", "nominal"), _tip("source", "Figure", "nominal"),
-               _tip("chunk", "Chunk", "ordinal"), _tip("n", "Items", fmt=",.0f"), _tip("amount", title, fmt=fmt)]
+               _tip("chunk", "Chunk", "ordinal"), _tip("n", "Items", fmt=",.0f"),
+               _tip("amount", title, fmt=fmt) if fmt is not None else _exact_tip("amount", title)]
     if use_time:
         tooltip[3:3] = [_tip("start", "From", "temporal", "%Y-%m-%d %H:%M"),
                         _tip("end", "To", "temporal", "%Y-%m-%d %H:%M")]
@@ -786,9 +813,10 @@ def monitor_spec(
               _view("chunks", "point", {"filled": True, "size": 45}, detail=_field("source", "nominal"), **common)]
     datasets = {"chunks": data}
     if reference is not None:
-        datasets["reference"] = [{"reference": float(reference)}]
+        datasets["reference"] = with_exact([{"reference": float(reference)}], "reference")
+        tip = _tip("reference", "Reference", fmt=fmt) if fmt is not None else _exact_tip("reference", "Reference")
         layers.insert(0, _view("reference", "rule", {"color": _GREY, "strokeDash": [2, 2]},
-                               y=_field("reference", title=title), tooltip=[_tip("reference", "Reference", fmt=fmt)]))
+                               y=_field("reference", title=title), tooltip=[tip]))
     return _spec(layers, datasets, height=height)
 
 
@@ -852,14 +880,15 @@ def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300)
     """
     data = sorted(records(rows, ("reviews_per_day", "value_per_day", "threshold")),
                   key=lambda row: row["reviews_per_day"])
-    data = [{**row, "value_text": wording.money(row["value_per_day"], currency.strip())} for row in data]
+    data = [{**row, "value_text": wording.money(row["value_per_day"], currency.strip())}
+            for row in with_exact(data, "threshold")]
     line = _view(
         "curve", "line", {"color": PALETTE[0], "interpolate": "step-after"},
         x=_field("reviews_per_day", title="Reviews the team can do per day"),
         y=_field("value_per_day", title=f"Best value per day ({currency}, tuning split)",
                  scale=_fitted_scale([row["value_per_day"] for row in data])),
         tooltip=[_tip("reviews_per_day", "Reviews per day", fmt=",.0f"),
-                 _tip("value_text", "Value per day", "nominal"), _tip("threshold", "Threshold", fmt=".3f")],
+                 _tip("value_text", "Value per day", "nominal"), _exact_tip("threshold", "Threshold")],
     )
     rule = _view("team", "rule", {"color": PALETTE[3], "strokeDash": [4, 3]}, x=_field("capacity"),
                  tooltip=[_tip("capacity", "Your team", fmt=",.0f")])
@@ -875,9 +904,9 @@ def certified_risk_spec(rows, max_risk: float, height: int = 300) -> dict:
 
     ``rows``: ``threshold, coverage, error_rate, upper_bound, certified``.
     """
-    data = [{"threshold": row["threshold"], "coverage": row["coverage"], "certified": row["certified"],
-             "what": label, "rate": row[column]}
-            for column, label in CERTIFIED_RATES.items() for row in records(rows)]
+    data = with_exact([{"threshold": row["threshold"], "coverage": row["coverage"], "certified": row["certified"],
+                        "what": label, "rate": row[column]}
+                       for column, label in CERTIFIED_RATES.items() for row in records(rows)], "threshold")
     line = _view(
         "rates", "line", {"point": True},
         x=_field("coverage", title="Share of items automated", axis={"format": "%"}),
@@ -886,7 +915,7 @@ def certified_risk_spec(rows, max_risk: float, height: int = 300) -> dict:
         # The legend under the chart, labels whole: beside it "Error rate on the tuning split" was cut.
         color=_field("what", "nominal", title=None, scale={"range": [PALETTE[0], PALETTE[1]]},
                      legend={"orient": "bottom", "labelLimit": 0}),
-        tooltip=[_tip("threshold", "Threshold", fmt=".3f"), _tip("coverage", "Automated", fmt=".1%"),
+        tooltip=[_exact_tip("threshold", "Threshold"), _tip("coverage", "Automated", fmt=".1%"),
                  _tip("rate", "Rate", fmt=".2%"), _tip("certified", "Certified", "nominal")],
     )
     limit = _view("limit", "rule", {"color": PALETTE[3], "strokeDash": [4, 3]}, y=_field("max_risk"),

@@ -42,6 +42,9 @@ from . import POLICY_LABELS, split_text
 
 __all__ = [
     "ESTIMATE_CALIBRATIONS",
+    "GUARD_WORDS",
+    "MIX_COLUMN_HELP",
+    "MIX_NUMBER_COLUMNS",
     "BacktestView",
     "BandsView",
     "ClassMixView",
@@ -523,8 +526,46 @@ def class_mix_candidates(ws, models) -> dict:
     return out
 
 
+GUARD_Z = inspect.signature(vc.monitoring.retuning_gain).parameters["z"].default  # the core's (1.645)
+# Short, so the table fits a laptop's width; the column's help and the sentences under it say why.
+GUARD_WORDS = {
+    "adopted": "Re-tuned",
+    "kept": "Kept (noise)",
+    "same": "Kept (no change)",
+}
+MIX_COLUMN_HELP = {
+    "As tuned": "Value per item of the rule in use, estimated without labels under the chunk's mix.",
+    "Re-tuned (raw)": "Value per item of the rule re-tuned for the chunk's mix, as estimated, before the guard "
+                      "decides: for analysts. It is optimistic, since the re-tuning and this estimate share the mix.",
+    "Gain": "What the rule in use earns per item over the rule as tuned: the re-tuned rule's gain when it is "
+            "adopted, 0 when the rule as tuned is kept.",
+    "Rule used": f"Re-tuned: the re-tuned rule is adopted, its gain (estimated without labels) clears {GUARD_Z:g} "
+                 "standard errors at every end of the mix's interval. Kept (noise): it does not, so the rule as "
+                 "tuned is kept. Kept (no change): the re-tuned rule decides every item as the rule as tuned.",
+    "Worst gain": "The re-tuned rule's gain per item with one class's share at either end of its interval "
+                  "(the smallest): the guard compares this with the noise bar.",
+    "Noise bar": f"{GUARD_Z:g} standard errors of the gain (the label noise of the items the two rules treat "
+                 "differently): the worst gain must clear it.",
+}
+
+MIX_NUMBER_COLUMNS = ("As tuned", "Re-tuned (raw)", "Gain", "Worst gain", "Noise bar")  # values per item
+GUARD_DETAILS = ("Worst gain", "Noise bar")  # the guard's own figures: in the tables' "all columns"
+
+
+def _guarded_columns(gain) -> dict:
+    """The guard's decision on one re-tuning (a ``valuecore.monitoring.RetuningGain``), as table cells."""
+    decision = "adopted" if gain.adopted else ("same" if gain.n_differ == 0 else "kept")
+    return {"Gain": gain.gain_per_item if gain.adopted else 0.0, "Rule used": GUARD_WORDS[decision],
+            "Worst gain": gain.worst_gain_per_item, "Noise bar": gain.z * gain.standard_error}
+
+
 def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> pd.DataFrame:
-    """One row per chunk: the estimated mix, and the value per item as tuned and re-tuned for that mix."""
+    """One row per chunk: the estimated mix, and the value per item as tuned and re-tuned for that mix.
+
+    The re-tuned rule is guarded as ``python -m valuecore report --adapt-to`` guards it
+    (``valuecore.monitoring.retuning_gain``): "Gain" is what the rule in use earns over the rule as tuned
+    (0 when the rule as tuned is kept), "Re-tuned (raw)" the re-tuned rule's own estimate, adopted or not.
+    """
     calibration = dict(policy.calibration) if policy.calibration else None
     rows = []
     for chunk in vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks):
@@ -537,9 +578,10 @@ def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> p
         if kind in RETUNABLE:
             reweighted = vc.monitoring.reweight_to_priors(reference, estimate.priors)
             retuned = vc.fit_policy(kind, vc.presort(reweighted), values, calibration=calibration)
-            row["Re-tuned"] = vc.monitoring.estimate_under_priors(retuned, chunk.predictions, values,
-                                                                  estimate).value_per_item
-            row["Gain"] = row["Re-tuned"] - now
+            row["Re-tuned (raw)"] = vc.monitoring.estimate_under_priors(retuned, chunk.predictions, values,
+                                                                        estimate).value_per_item
+            row.update(_guarded_columns(vc.monitoring.retuning_gain(retuned, policy, chunk.predictions, values,
+                                                                    estimate)))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -551,37 +593,95 @@ def _mixed(key: tuple, _reference, _watched, _policy, _values) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class ClassMixView:
+    """One model's chunks (``table``), and every model over the whole split (``per_model``: what
+    ``report --adapt-to`` would do for each), with the sentences around them."""
+
     table: pd.DataFrame | None = None
     intro: str = ""
     verdict: str = ""
     verdict_is_caption: bool = False
     error: str = ""
+    per_model: pd.DataFrame | None = None
+    per_model_intro: str = ""
+    per_model_problems: tuple = ()
+
+    @property
+    def shown_columns(self) -> list:
+        """The chunk table's columns shown at first (the guard's own figures wait under "all columns")."""
+        return [] if self.table is None else [c for c in self.table.columns if c not in GUARD_DETAILS]
+
+    @property
+    def per_model_columns(self) -> list:
+        return [] if self.per_model is None else [c for c in self.per_model.columns if c != "Items"]
+
+
+GUARD_RULE = (f"A re-tuned rule is adopted only when its gain, estimated without labels, clears {GUARD_Z:g} standard "
+              "errors at every end of the mix's interval (the command line's guard); otherwise the rule as tuned "
+              "is kept and its gain counts as 0.")
+
+
+def _mix_of(ws, page: MonitorPage, selection, model: str, split: str, n_chunks: int) -> pd.DataFrame:
+    tune = ws.plan(model).tune_split
+    policy = page.policies[model]
+    key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), policy.kind,
+           n_chunks)
+    return _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values)
+
+
+def _whole_split(selection, page: MonitorPage, ws, split: str) -> tuple[pd.DataFrame | None, tuple]:
+    """Every model that can be adapted to ``split``, over the whole split: one chunk each."""
+    rows, problems = [], []
+    for model, splits in class_mix_candidates(ws, page.models).items():
+        if split not in splits:
+            continue
+        try:
+            whole = _mix_of(ws, page, selection, model, split, 1).iloc[0]
+        except ValueError as error:
+            problems.append(f"**{md_text(model)}**: {md_text(str(error))}")
+            continue
+        shares = [c for c in whole.index if c.startswith("Share of ")]
+        # the shares without their intervals (the chunk table has them): one short cell per model
+        mix = ", ".join(f"{c.removeprefix('Share of ')} {whole[c].split()[0]}" for c in shares)
+        rows.append({"Model": model, "Estimated mix": mix,
+                     **whole.drop(labels=["Chunk", *shares]).to_dict()})
+    return (pd.DataFrame(rows) if rows else None), tuple(problems)
 
 
 def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str) -> ClassMixView:
-    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn."""
+    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn, guarded."""
     tune = ws.plan(model).tune_split
-    policy = page.policies[model]
-    kind = policy.kind  # its own rule: the pages' rule may be "recommended", resolved per model
-    key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), kind, n_chunks)
+    per_model, problems = _whole_split(selection, page, ws, split)
+    whole = dict(per_model=per_model, per_model_problems=problems, per_model_intro=(
+        f"**Over the whole split {md_text(repr(split))}, per model**: what the command line's `report --adapt-to` "
+        "does with each model's rule on this split, by the same guard."))
     try:
-        table = _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values)
+        table = _mix_of(ws, page, selection, model, split, n_chunks)
     except ValueError as error:
-        return ClassMixView(error=f"**{md_text(model)}**: {md_text(str(error))}")
+        return ClassMixView(error=f"**{md_text(model)}**: {md_text(str(error))}", **whole)
     intro = (f"The share of each class in every chunk of {md_text(repr(split))}, estimated without labels from "
              f"**{md_text(model)}**'s calibrated probabilities (EM, with a 95% interval), against the mix of its "
              f"tuning split {md_text(repr(tune))}. The values per item ({md_text(selection.currency)}) are estimated "
-             "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix.")
+             "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix. "
+             + GUARD_RULE)
     if "Gain" not in table:
         return ClassMixView(table, intro, "This rule is not tuned on data: a new class mix changes its value, not "
-                                          "the rule.", verdict_is_caption=True)
-    gain = table["Gain"].max()
-    if not gain > 0:
-        return ClassMixView(table, intro, "Re-tuning for the estimated mix would not earn more on any chunk: the "
-                                          "policy as tuned fits it.")
-    best = table.loc[table["Gain"].idxmax()]
-    return ClassMixView(table, intro, f"Re-tuning for the estimated mix would earn up to "
+                                          "the rule.", verdict_is_caption=True, **whole)
+    adopted = table[table["Rule used"] == GUARD_WORDS["adopted"]]
+    if adopted.empty:
+        raw = table["Re-tuned (raw)"] - table["As tuned"]
+        if raw.max() > 0:
+            best = table.loc[raw.idxmax()]
+            verdict = (f"On no chunk does re-tuning's gain clear its noise, so the rule as tuned is kept everywhere. "
+                       f"The largest raw estimate, {selection.money(float(raw.max()), 4)} per item on chunk "
+                       f"{md_text(str(best['Chunk']))}, is within noise.")
+        else:
+            verdict = ("Re-tuning for the estimated mix would not earn more on any chunk: the policy as tuned fits "
+                       "it.")
+        return ClassMixView(table, intro, verdict, **whole)
+    best = adopted.loc[adopted["Gain"].idxmax()]
+    return ClassMixView(table, intro, f"Re-tuning for the estimated mix is adopted on {len(adopted)} of "
+                                      f"{len(table)} chunks and would earn up to "
                                       f"{selection.money(float(best['Gain']), 4)} more per item (chunk "
-                                      f"{md_text(str(best['Chunk']))}). The command line writes that policy: "
-                                      "`python -m valuecore report` with `--adapt-to` and the split's name.")
-
+                                      f"{md_text(str(best['Chunk']))}). The command line writes "
+                                      "that policy: `python -m valuecore report` with `--adapt-to` and the split's "
+                                      "name.", **whole)

@@ -63,7 +63,10 @@ CHOICES = {
                     ("number_input", "constraints_capacity", 120.0), ("number_input", "constraints_reviewer", 7.5),
                     ("toggle", "constraints_per_class", True), ("slider", "constraints_max_risk", 0.02),
                     ("select_slider", "constraints_confidence", 0.99), ("number_input", "constraints_v_ok", 0.75),
-                    ("number_input", "constraints_v_bad", -0.25), ("number_input", "constraints_cost", 0.125)],
+                    ("number_input", "constraints_v_bad", -0.25), ("number_input", "constraints_cost", 0.125),
+                    ("number_input", "reviewers_rate_low", 0.05), ("number_input", "reviewers_acc_low", 0.9),
+                    ("number_input", "reviewers_rate_high", 0.25), ("number_input", "reviewers_acc_high", 0.75),
+                    ("number_input", "reviewers_v_wrong", -6.5)],
     "cost_matrix": [("selectbox", "cost_matrix_model", "svm_rbf"), ("radio", "cost_matrix_rule", "expected_value")],
     "home": [("number_input", "home_volume_input", 250), ("selectbox", "home_period_input", "day")],
 }
@@ -72,6 +75,8 @@ QUERY_KEY = {"value_show_tuning": "showtune", "value_hist_model": "hist", "voc_b
              "constraints_volume": "perday", "constraints_capacity": "capacity", "constraints_reviewer": "reviewer",
              "constraints_per_class": "capclass", "constraints_max_risk": "maxrisk", "constraints_confidence": "sure",
              "constraints_v_ok": "vok", "constraints_v_bad": "vbad", "constraints_cost": "vconfirm",
+             "reviewers_rate_low": "rvrate1", "reviewers_acc_low": "rvacc1", "reviewers_rate_high": "rvrate2",
+             "reviewers_acc_high": "rvacc2", "reviewers_v_wrong": "rvwrong",
              "cost_matrix_model": "mmodel", "cost_matrix_rule": "mrule", "home_volume_input": "volume",
              "home_period_input": "per"}
 
@@ -163,6 +168,31 @@ def test_the_two_tier_values_follow_the_three_values_until_changed():
     clean(at)
     assert at.number_input(key="constraints_v_ok").value == 3.0
     assert at.session_state["settings"].constraints_v_ok is None
+
+
+def test_the_reviewers_mistake_follows_the_wrong_answer_until_changed():
+    at = start("constraints", src="sample:breast_cancer", vw="-3")
+    assert at.number_input(key="reviewers_v_wrong").value == -3.0 and "rvwrong" not in at.query_params
+    at.sidebar.number_input(key="sidebar_v_wrong_input").set_value(-5.0).run()
+    clean(at)
+    assert at.number_input(key="reviewers_v_wrong").value == -5.0
+    assert at.session_state["settings"].reviewers_v_wrong is None
+
+
+def test_a_link_with_hostile_reviewer_values_says_so_and_the_panel_still_answers():
+    at = start("constraints", src="sample:breast_cancer", rvrate1="nan", rvacc1="2", rvrate2="1" * 50_000,
+               rvwrong="<b>x</b>")
+    sidebar = "\n".join(w.value for w in at.sidebar.warning)
+    for key in ("rvrate1=", "rvacc1=", "rvrate2=", "rvwrong="):
+        assert key in sidebar, key
+    assert at.number_input(key="reviewers_rate_low").value == Settings().reviewers_rate_low
+    assert at.number_input(key="reviewers_acc_low").value == Settings().reviewers_acc_low
+    assert at.number_input(key="reviewers_rate_high").value == Settings().reviewers_rate_high
+    assert not {"rvrate1", "rvacc1", "rvrate2", "rvwrong"} & set(at.query_params)
+    assert any("For these reviewers the best rule is" in m.value for m in at.markdown)
+    # shares in range but in the wrong order: the panel says so in words, no traceback
+    at = start("constraints", src="sample:breast_cancer", rvrate1="0.5", rvrate2="0.2")
+    assert any("must be larger than the first" in i.value for i in at.info)
 
 
 def test_a_link_with_bad_page_choices_says_so_and_uses_the_defaults():

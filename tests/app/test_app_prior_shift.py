@@ -37,11 +37,17 @@ def test_class_mix_per_chunk_on_the_production_sample():
     first = vc.monitoring.chunk_predictions(run.splits["prod"], n_chunks=6)[0].predictions
     estimate = vc.monitoring.estimate_priors(first, run.splits["val"], "em")
     assert shown["Share of benign"].iloc[0].startswith(f"{estimate.priors[0]:.2f} (")
+    assert list(shown["Rule used"]) == list(expected["Rule used"])  # the guard's decision, per chunk
+    assert shown["Re-tuned (raw)"].tolist() == pytest.approx(expected["Re-tuned (raw)"].tolist())
     text = "\n".join(m.value for m in at.markdown)
     if expected["Gain"].max() > 0:
-        assert "Re-tuning for the estimated mix would earn up to" in text
-    else:  # the sample's production mix is close to its tuning mix
-        assert "would not earn more on any chunk" in text
+        assert "Re-tuning for the estimated mix is adopted on" in text
+    else:  # the sample's production mix is close to its tuning mix, or the gain is within noise
+        assert "would not earn more on any chunk" in text or "clear its noise" in text
+    # and every model over the whole split, as `report --adapt-to` decides
+    per_model = next(frame.value for frame in at.dataframe if "Estimated mix" in frame.value.columns)
+    assert sorted(per_model["Model"]) == sorted(run_name for run_name in runs)
+    assert "report --adapt-to" in text
 
 
 def test_mix_table_finds_the_gain_of_re_tuning_per_class_thresholds_under_a_shift():

@@ -69,7 +69,9 @@ def test_value_threshold_chart_encodes_threshold_value_and_model(curve_frame):
     assert encoding["color"]["scale"]["domain"] == ALL_MODELS
     assert encoding["color"]["scale"]["range"] == list(OKABE_ITO[:3])
     tips = tooltip_fields(line)
-    assert tips["threshold"]["format"] == ".3f"
+    # the threshold exactly, as text (no number format rounds it); the axis keeps its short labels
+    assert tips["threshold_exact"]["type"] == "nominal" and "threshold" not in tips
+    assert "format" not in encoding["x"].get("axis", {})
     assert tips["coverage"]["format"] == ".1%"
     assert tips["value_text"]["type"] == "nominal"
     assert all(text.startswith(("€", "-€")) for text in dataset(spec, line)["value_text"])
@@ -121,7 +123,7 @@ def test_voc_chart_marks_omega_now_omega_sup_and_bands():
     assert line["encoding"]["y"]["field"] == "value"
     assert line["encoding"]["color"]["scale"]["domain"] == ALL_MODELS
     tips = tooltip_fields(line)
-    assert tips["value"]["format"] == ".3f" and tips["threshold"]["format"] == ".3f"
+    assert tips["value"]["format"] == ".3f" and tips["threshold_exact"]["type"] == "nominal"
     area = next(leaf for leaf in leaves if mark_type(leaf) == "area")
     assert area["encoding"]["y"]["field"] == "low" and area["encoding"]["y2"]["field"] == "high"
     point = next(leaf for leaf in leaves if mark_type(leaf) == "point")

@@ -50,6 +50,7 @@ FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
 MATRIX_FLOATS = st.floats(min_value=-1e100, max_value=1e100, width=64).filter(lambda x: x == 0 or abs(x) >= 1e-100)
 SPLITS = st.none() | AWKWARD
 NAMES = st.none() | AWKWARD  # a model chosen on a page (None: the page's default)
+SHARES = st.floats(min_value=0.0, max_value=1.0)  # the reviewers panel's shares and accuracies
 CELLS = st.none() | st.floats(min_value=0.0, max_value=VOC_AREA_MAX)  # a cell of the VOC range table (None: empty)
 
 
@@ -112,6 +113,11 @@ SETTINGS = st.builds(
     constraints_v_ok=st.none() | MATRIX_FLOATS,
     constraints_v_bad=st.none() | MATRIX_FLOATS,
     constraints_cost=st.none() | st.floats(min_value=0.0, max_value=1e15),
+    reviewers_rate_low=SHARES,
+    reviewers_acc_low=SHARES,
+    reviewers_rate_high=SHARES,
+    reviewers_acc_high=SHARES,
+    reviewers_v_wrong=st.none() | MATRIX_FLOATS,
     matrix_classes=st.none() | st.lists(AWKWARD, min_size=1, max_size=4, unique=True).map(tuple),
     matrix_model=NAMES,
     matrix_rule=st.none() | st.sampled_from(KINDS),
@@ -239,7 +245,9 @@ def test_every_field_has_a_link_parameter():
                         constraints_model="m", constraints_volume=5.0, constraints_capacity=1.0,
                         constraints_reviewer=2.0, constraints_per_class=True, constraints_max_risk=0.1,
                         constraints_confidence=0.99, constraints_v_ok=3.0, constraints_v_bad=-2.0,
-                        constraints_cost=0.25, matrix_classes=("a", "b"), matrix_model="m",
+                        constraints_cost=0.25, reviewers_rate_low=0.05, reviewers_acc_low=0.99,
+                        reviewers_rate_high=0.5, reviewers_acc_high=0.7, reviewers_v_wrong=-9.0,
+                        matrix_classes=("a", "b"), matrix_model="m",
                         matrix_rule="expected_value", home_volume=7, home_period="day")
     assert all(getattr(settings, f.name) != f.default for f in fields(Settings))
     assert len(settings.to_query()) == len(fields(Settings))
@@ -309,3 +317,38 @@ def test_a_document_whose_models_hold_their_own_rules_restores_the_rule_recommen
     data[SETTINGS_BLOCK] = Settings().to_query()
     assert "rule" not in data[SETTINGS_BLOCK]
     assert settings_from_document(data, Settings(source="upload", rule="threshold"))[0].rule == vc.RECOMMENDED_RULE
+
+
+# ------------------------------------------------------- the reviewers panel
+REVIEWER_KEYS = {"reviewers_rate_low": "rvrate1", "reviewers_acc_low": "rvacc1", "reviewers_rate_high": "rvrate2",
+                 "reviewers_acc_high": "rvacc2", "reviewers_v_wrong": "rvwrong"}
+
+
+@hypothesis_settings(max_examples=100, deadline=None)
+@given(SHARES, SHARES, SHARES, SHARES, st.none() | MATRIX_FLOATS)
+def test_the_reviewers_panel_round_trips_through_the_url(rate_low, acc_low, rate_high, acc_high, v_wrong):
+    settings = Settings(reviewers_rate_low=rate_low, reviewers_acc_low=acc_low, reviewers_rate_high=rate_high,
+                        reviewers_acc_high=acc_high, reviewers_v_wrong=v_wrong)
+    query = settings.to_query()
+    # a setting at its default stays out of the link, any other is in it under its own key
+    for name, key in REVIEWER_KEYS.items():
+        differs = repr(getattr(settings, name)) != repr(getattr(Settings(), name))
+        assert (key in query) == (differs and getattr(settings, name) is not None), name
+    back, notes = Settings.from_query(through_a_browser(query))
+    assert notes == [] and same_bits(back, settings)
+
+
+def test_hostile_reviewer_values_in_a_link_are_refused_with_a_note():
+    params = {"rvrate1": "nan", "rvacc1": "1.5", "rvrate2": "-0.1", "rvacc2": "9" * 100_000,
+              "rvwrong": "1e400"}
+    settings, notes = Settings.from_query(params)
+    assert settings == Settings()
+    assert len(notes) == len(params)
+    for key in params:
+        assert any(f"{key}=" in note for note in notes), key
+    assert all(len(note) < 200 for note in notes)  # a huge value is not echoed whole
+    assert Settings.from_query({"rvwrong": str(-10 * vc.VALUE_LIMIT)})[0] == Settings()
+    assert Settings.from_query({"rvacc2": "inf", "rvrate1": "0x1p-3"})[0] == Settings()
+    # in range, it is taken as is
+    assert Settings.from_query({"rvacc2": "0.25", "rvwrong": "-0.0"}) == (
+        Settings(reviewers_acc_high=0.25, reviewers_v_wrong=-0.0), [])

@@ -128,3 +128,104 @@ def test_without_a_production_split_the_sample_is_offered():
     options = view.bands_options(selection, ws, page.models)
     assert options.candidates == page.models and options.labelled["mlp"] == ("val", "test")
     assert options.watched(ws, "mlp", "val", None) == ["test"]
+
+
+# ------------------------------------------------------- class mix: the re-tuning guard
+def _half_shifted(rng):
+    """A tuning split at 50/50, and an unlabelled split whose first half keeps that mix and second half is 90/10."""
+    from test_prior_shift import gaussian_run
+
+    reference = gaussian_run((0.5, 0.5), 3000, rng)
+    same, shifted = (gaussian_run(mix, 3000, rng, labelled=False) for mix in ((0.5, 0.5), (0.9, 0.1)))
+    watched = vc.Predictions.from_proba(np.vstack([same.proba, shifted.proba]), classes=same.classes)
+    return reference, watched
+
+
+def test_the_gain_per_chunk_is_that_of_the_rule_the_guard_keeps():
+    reference, watched = _half_shifted(np.random.default_rng(31))
+    values = vc.UseCase.from_omega(4)
+    policy = vc.fit_policy("class_thresholds", vc.presort(reference), values)
+    table = view.mix_table(reference, watched, policy, values, "class_thresholds", 4)
+    raw = table["Re-tuned (raw)"] - table["As tuned"]
+    adopted = table["Rule used"] == view.GUARD_WORDS["adopted"]
+    # Where the mix did not move, re-tuning still finds a little (noise): kept, and its gain counts as 0.
+    assert list(adopted) == [False, False, True, True]
+    assert (raw[~adopted] > 0).any() and (table.loc[~adopted, "Gain"] == 0).all()
+    assert table.loc[adopted, "Gain"].tolist() == pytest.approx(raw[adopted].tolist())
+    assert (adopted == (table["Worst gain"] > table["Noise bar"])).all()
+    # The guard is the core's, chunk by chunk.
+    for chunk, (_, row) in zip(vc.monitoring.chunk_predictions(watched, n_chunks=4), table.iterrows()):
+        estimate = vc.monitoring.estimate_priors(chunk.predictions, reference, "em")
+        retuned = vc.fit_policy("class_thresholds", vc.presort(vc.monitoring.reweight_to_priors(
+            reference, estimate.priors)), values)
+        gain = vc.monitoring.retuning_gain(retuned, policy, chunk.predictions, values, estimate)
+        assert (row["Rule used"] == view.GUARD_WORDS["adopted"]) == gain.adopted
+        assert row["Worst gain"] == pytest.approx(gain.worst_gain_per_item)
+        assert row["Noise bar"] == pytest.approx(gain.z * gain.standard_error)
+    assert view.GUARD_Z == pytest.approx(1.645) and "1.645 standard errors" in view.GUARD_RULE
+
+
+def test_the_class_mix_verdict_counts_only_adopted_gains():
+    """On the breast_cancer sample with per-class thresholds: some chunks' raw gains are positive, none adopted."""
+    report, _, _, _ = setup()
+    selection = Selection(settings=Settings(source="sample:breast_cancer", rule="class_thresholds"), report=report,
+                          models=tuple(report.models), use_case=VALUES, tune_split="val", eval_split="test")
+    ws = Workspace(report, "val", "test", "none")
+    page = view.build(selection, ws, "class_thresholds")
+    within_noise = set()
+    for model in page.models:
+        shown = view.class_mix(selection, page, ws, model, "prod", 6, "class_thresholds")
+        table = shown.table
+        adopted = table["Rule used"] == view.GUARD_WORDS["adopted"]
+        raw = table["Re-tuned (raw)"] - table["As tuned"]
+        assert (table.loc[~adopted, "Gain"] == 0).all()
+        if adopted.any():
+            assert f"adopted on {int(adopted.sum())} of 6 chunks" in shown.verdict
+        elif raw.max() > 0:
+            assert "On no chunk does re-tuning's gain clear its noise" in shown.verdict
+            assert "would earn up to" not in shown.verdict
+            within_noise.add(model)
+        else:
+            assert "would not earn more on any chunk" in shown.verdict
+    # Before the guard, these two read "re-tuning would earn up to ..." while `report --adapt-to` kept the rule.
+    assert within_noise == {"random_forest", "svm_rbf"}
+
+
+@pytest.mark.parametrize("calibration", ["none", "temperature"])
+def test_the_class_mix_per_model_says_what_report_adapt_to_does(tmp_path, capsys, calibration):
+    """The page's whole-split table and the command line's `report --adapt-to`, on the same sample."""
+    import json
+
+    from valuecore.cli import main
+
+    report = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")])
+    selection = Selection(settings=Settings(source="sample:breast_cancer", calibration=calibration,
+                                            rule="class_thresholds"), report=report, models=tuple(report.models),
+                          use_case=VALUES, tune_split="val", eval_split="test", calibration=calibration)
+    ws = Workspace(report, "val", "test", calibration)
+    page = view.build(selection, ws, "class_thresholds")
+    shown = view.class_mix(selection, page, ws, "svm_rbf", "prod", 6, "class_thresholds")
+    out = tmp_path / "adapted.json"
+    code = main(["report", str(ROOT / "sample_runs" / "breast_cancer"), "--omega", "4", "--policy",
+                 "class_thresholds", "--calibration", calibration, "--tune-split", "val", "--eval-split", "test",
+                 "--adapt-to", "prod", "--no-interval", "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    entries = json.loads(out.read_text())["models"]
+    rows = shown.per_model.set_index("Model")
+    assert sorted(rows.index) == sorted(e["model"] for e in entries)
+    decisions = set()
+    for entry in entries:
+        record, row = entry["prior_shift"]["retuning"], rows.loc[entry["model"]]
+        adopted = row["Rule used"] == view.GUARD_WORDS["adopted"]
+        decisions.add(adopted)
+        assert adopted == record["adopted"], entry["model"]
+        assert row["Gain"] == pytest.approx(record["estimated_gain_per_item"] if adopted else 0.0, abs=1e-12)
+        assert row["Worst gain"] == pytest.approx(record["worst_gain_per_item"], abs=1e-12)
+        assert row["Noise bar"] == pytest.approx(record["z"] * record["standard_error"], abs=1e-12)
+        assert row["As tuned"] + row["Gain"] == pytest.approx(entry["prior_shift"]["estimated_value_per_item"])
+        share = entry["prior_shift"]["estimated_priors"]["benign"]
+        assert row["Estimated mix"].startswith(f"benign {share:.2f}, malignant ")
+    if calibration == "none":
+        assert decisions == {True, False}  # svm_rbf's re-tuned rule is adopted, random_forest's kept
+    assert "report --adapt-to" in shown.per_model_intro and "1.645 standard errors" in shown.intro
+    assert "Worst gain" not in shown.shown_columns and "Rule used" in shown.shown_columns
