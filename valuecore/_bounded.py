@@ -42,6 +42,11 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     if not keep.all():  # copies of 10^6 items are not free: only when some weight is zero
         values, weight = values[keep], weight[keep]
     distinct, mass = _weighted_distinct(values, weight)
+    return counts_from_groups(distinct, mass, kind, n, std_error)
+
+
+def counts_from_groups(distinct: np.ndarray, mass: np.ndarray, kind: str, n: float, std_error: float):
+    """:func:`pseudo_counts` from the distinct values (G,) and the weight on each (G,), all positive."""
     if kind == "frequency":
         return distinct, mass
     share = mass / mass.sum()

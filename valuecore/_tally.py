@@ -1,0 +1,265 @@
+"""Tallies: a decision's items counted per (true class, action), so a new value costs O(C^2), not O(n).
+
+A one-tier rule's realised value of an item is a cell of the value matrix,
+``V[y_true, action]``. For the threshold, class-threshold and accept-all
+rules the actions depend on the thresholds only, so the *tally* of a decision
+-- per category ``y * (C + 1) + action``: the items of positive weight, the sum
+of their weights and of their squared weights -- is the same for every value
+that keeps the thresholds. The mean value per item and its bounded interval
+need nothing more than those sums grouped by distinct value
+(:class:`Grouped`); :func:`valuecore.mean_interval` itself goes through the
+same grouping of its per-item values, so both paths share one set of formulas.
+
+Exactness: with whole-number weights (unit weights included) every sum is an
+integer below 2**53, so the tally path and the per-item path give the same
+numbers bit for bit. With fractional weights the sums of a group are added in
+another order (per category, then across the categories of one value, instead
+of item by item), so each group's weight may differ by a few ulps of the
+group's weight (at most ``n_categories`` roundings of a positive sum); the mean
+and the interval's ends then differ by a relative ``~ 4 * eps * n_groups`` of
+the value scale (tested at ``1e-12`` relative to ``max(|values|)``).
+
+The caches hang on the :class:`~valuecore.Predictions` object of a split (weakly:
+they go with it), keyed by the decision (the policy's thresholds, or for the
+expected-value rule the items it acts on), so a value that keeps every
+threshold recomputes no item.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._bounded import _few_distinct
+
+__all__ = ["Grouped", "group_items", "group_cells"]
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """Items of positive weight grouped by their value; every array has shape (G,), values ascending.
+
+    Attributes
+    ----------
+    values : ndarray of float64
+        The distinct values (``-0.0`` and ``0.0`` are one group).
+    count : ndarray of float64
+        Items of positive weight holding each value (whole numbers).
+    weight, weight_sq : ndarray of float64
+        Sum of their weights and of their squared weights.
+    integral : bool
+        Every weight of the sample (zero weights included) is a whole number.
+    """
+
+    values: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    weight_sq: np.ndarray
+    integral: bool
+
+    @property
+    def total(self) -> float:
+        return float(self.weight.sum())
+
+
+def _cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``values`` and each value's index into them, shape (G,) and (n,)."""
+    distinct = _few_distinct(values)
+    if distinct is None:
+        return np.unique(values, return_inverse=True)
+    cell = np.zeros(values.size, dtype=np.intp)
+    for value in distinct[:-1]:
+        cell += values > value
+    return distinct, cell
+
+
+def group_items(values: np.ndarray, weight: np.ndarray, integral: bool) -> Grouped:
+    """:class:`Grouped` of per-item ``values`` (n,) with ``weight`` (n,) (validated: finite, non-negative)."""
+    keep = weight > 0
+    if not keep.all():
+        values, weight = values[keep], weight[keep]
+    distinct, cell = _cells(values)
+    size = distinct.size
+    return Grouped(distinct, np.bincount(cell, minlength=size).astype(np.float64),
+                   np.bincount(cell, weights=weight, minlength=size),
+                   np.bincount(cell, weights=weight * weight, minlength=size), integral)
+
+
+def group_cells(cell_values: np.ndarray, count: np.ndarray, weight: np.ndarray, weight_sq: np.ndarray,
+                integral: bool) -> Grouped:
+    """:class:`Grouped` of a tally: per cell (K,) its value, items of positive weight, weight and squared weight.
+
+    Cells that hold the same value are added in cell order.
+    """
+    occupied = count > 0
+    distinct, cell = np.unique(cell_values[occupied], return_inverse=True)
+    size = distinct.size
+    return Grouped(distinct, np.bincount(cell, weights=count[occupied], minlength=size),
+                   np.bincount(cell, weights=weight[occupied], minlength=size),
+                   np.bincount(cell, weights=weight_sq[occupied], minlength=size), integral)
+
+
+# ------------------------------------------------------------------ tallies of decisions
+@dataclass(frozen=True)
+class Tally:
+    """One decision on one split, counted per category ``y_true * (C + 1) + action``; arrays of shape (K,).
+
+    ``K = C * (C + 1)``. ``categories`` (n,) keeps each item's category (the
+    smallest unsigned integer type that holds K) for the paired tallies.
+    """
+
+    categories: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    weight_sq: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.count.size)
+
+
+def _category_dtype(size: int):
+    return np.uint8 if size <= 256 else np.uint16 if size <= 65536 else np.uint32
+
+
+def _sums(cells: np.ndarray, weight: np.ndarray, positive: np.ndarray | None, weight_sq: np.ndarray, size: int):
+    """(items of positive weight, weight, squared weight) per cell, shape (size,) each."""
+    count = np.bincount(cells if positive is None else cells[positive], minlength=size).astype(np.float64)
+    return (count, np.bincount(cells, weights=weight, minlength=size),
+            np.bincount(cells, weights=weight_sq, minlength=size))
+
+
+class _SplitCache:
+    """What one split's decisions share across values: tallies per decision, pairings, EV screens."""
+
+    _MAX_DECISIONS = 48  # LRU: categories are one byte per item
+    _MAX_PAIRS = 256  # joint tallies are small (occupied cells only)
+
+    def __init__(self, predictions):
+        weight = predictions.sample_weight
+        self.integral = bool(np.all(weight == np.round(weight)))
+        self.positive = None if bool((weight > 0).all()) else weight > 0
+        self.weight_sq = weight * weight
+        self.decisions: OrderedDict = OrderedDict()
+        self.pairs: OrderedDict = OrderedDict()
+        self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.calibrated: dict = {}
+        self.screens: dict = {}
+
+
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def split_cache(predictions) -> _SplitCache:
+    cache = _CACHES.get(predictions)
+    if cache is None:
+        cache = _CACHES[predictions] = _SplitCache(predictions)
+    return cache
+
+
+def _remember(store: OrderedDict, key, value, limit: int):
+    store[key] = value
+    store.move_to_end(key)
+    while len(store) > limit:
+        store.popitem(last=False)
+    return value
+
+
+def tally_of_actions(predictions, actions: np.ndarray) -> Tally:
+    """The :class:`Tally` of ``actions`` (n,) on a labelled split."""
+    cache = split_cache(predictions)
+    n_classes = predictions.n_classes
+    size = n_classes * (n_classes + 1)
+    categories = (predictions.y_true * (n_classes + 1) + actions).astype(_category_dtype(size))
+    return Tally(categories, *_sums(categories, predictions.sample_weight, cache.positive, cache.weight_sq, size))
+
+
+def cached_tally(predictions, key, decide) -> Tally:
+    """The tally of the decision ``key`` on ``predictions``; ``decide()`` gives its actions when not cached."""
+    cache = split_cache(predictions)
+    found = cache.decisions.get(key)
+    if found is not None:
+        cache.decisions.move_to_end(key)
+        return found
+    return _remember(cache.decisions, key, tally_of_actions(predictions, decide()), cache._MAX_DECISIONS)
+
+
+def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool) -> Grouped:
+    """:class:`Grouped` of a tally priced by ``cell_values`` (K,): the value matrix, raveled."""
+    return group_cells(cell_values, tally.count, tally.weight, tally.weight_sq, integral)
+
+
+@dataclass(frozen=True)
+class JointTally:
+    """Two decisions on the same items: occupied cells ``cell_a * K_b + cell_b`` and their sums, shape (J,) each.
+
+    The weights are those of split a (the items of b are matched to a's rows).
+    """
+
+    cell_a: np.ndarray
+    cell_b: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    weight_sq: np.ndarray
+
+
+def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tally_b: Tally,
+                take: np.ndarray) -> JointTally:
+    """The :class:`JointTally` of two decisions, cached per (decision a, split b, decision b)."""
+    cache = split_cache(predictions_a)
+    key = (key_a, id(predictions_b), key_b)
+    found = cache.pairs.get(key)
+    if found is not None and found[0]() is predictions_b:
+        cache.pairs.move_to_end(key)
+        return found[1]
+    size_b = tally_b.size
+    size = tally_a.size * size_b
+    cells = tally_a.categories.astype(np.int64) * size_b
+    matched = tally_b.categories if take is None else tally_b.categories[take]
+    cells += matched
+    count, weight, weight_sq = _sums(cells, predictions_a.sample_weight, cache.positive, cache.weight_sq, size)
+    occupied = np.flatnonzero(count > 0)
+    joint = JointTally(occupied // size_b, occupied % size_b, count[occupied], weight[occupied],
+                       weight_sq[occupied])
+    _remember(cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
+    return joint
+
+
+def grouped_difference(joint: JointTally, values_a: np.ndarray, values_b: np.ndarray, integral: bool) -> Grouped:
+    """:class:`Grouped` of ``value under a - value under b`` per item, from the joint tally (cell values raveled)."""
+    return group_cells(values_a[joint.cell_a] - values_b[joint.cell_b], joint.count, joint.weight, joint.weight_sq,
+                       integral)
+
+
+def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
+    """(rows of b matching each row of a, None) or (None, why not), once per pair of splits.
+
+    ``take`` is None when the rows pair in order (no copy). The error text is that of
+    :func:`valuecore._uncertainty._check_same_items` for the first names asked.
+    """
+    cache = split_cache(predictions_a)
+    found = cache.pairings.get(predictions_b)
+    if found is None:
+        from ._uncertainty import _check_same_items, _pair_rows
+
+        try:
+            take, ids = _pair_rows(predictions_a, predictions_b, names)
+            _check_same_items(predictions_a, predictions_b, take, ids, names)
+        except ValueError as error:
+            found = (None, str(error))
+        else:
+            in_order = ids is None or np.array_equal(take, np.arange(take.size))
+            found = (None if in_order else take, None)
+        cache.pairings[predictions_b] = found
+    return found
+
+
+def coverage_of(tally: Tally, n_classes: int) -> float:
+    """Weighted share acted on, as :func:`valuecore.evaluate` computes it from the same confusion matrix."""
+    confusion = tally.weight.reshape(n_classes, n_classes + 1)
+    n_items = float(confusion.sum())
+    return float(confusion[:, :n_classes].sum()) / n_items if n_items > 0 else 0.0
+
