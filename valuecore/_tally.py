@@ -234,32 +234,52 @@ def grouped_difference(joint: JointTally, values_a: np.ndarray, values_b: np.nda
                        integral)
 
 
-def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
-    """(rows of b matching each row of a, None) or (None, why not), once per pair of splits.
-
-    ``take`` is None when the rows pair in order (no copy). The error text is that of
-    :func:`valuecore._uncertainty._check_same_items` for the first names asked.
-    """
-    cache = split_cache(predictions_a)
-    found = cache.pairings.get(predictions_b)
-    if found is None:
-        from ._uncertainty import _check_same_items, _pair_rows
-
-        try:
-            take, ids = _pair_rows(predictions_a, predictions_b, names)
-            _check_same_items(predictions_a, predictions_b, take, ids, names)
-        except ValueError as error:
-            found = (None, str(error))
-        else:
-            in_order = ids is None or np.array_equal(take, np.arange(take.size))
-            found = (None if in_order else take, None)
-        cache.pairings[predictions_b] = found
-    return found
-
-
 def coverage_of(tally: Tally, n_classes: int) -> float:
     """Weighted share acted on, as :func:`valuecore.evaluate` computes it from the same confusion matrix."""
     confusion = tally.weight.reshape(n_classes, n_classes + 1)
     n_items = float(confusion.sum())
     return float(confusion[:, :n_classes].sum()) / n_items if n_items > 0 else 0.0
 
+# ------------------------------------------------------------------ decisions of a rule
+def _calibrated(policy, predictions):
+    """``policy.calibrate(predictions)``, once per split and recorded calibration."""
+    if policy.calibration.get("method", "none") == "none":
+        return predictions
+    cache = split_cache(predictions)
+    key = policy.calibration  # hashable, compared as a dict
+    if key not in cache.calibrated:
+        cache.calibrated[key] = policy.calibrate(predictions)
+    return cache.calibrated[key]
+
+
+def _screen(calibrated):
+    """The expected-value shortcut's screen of a (calibrated) split, once (False: the shortcut does not apply)."""
+    from ._policy import _ev_screen
+
+    cache = split_cache(calibrated)
+    if "ev" not in cache.screens:
+        cache.screens["ev"] = _ev_screen(calibrated, presort=True) or False
+    return cache.screens["ev"]
+
+
+def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
+    """(decision key, :class:`Tally`) of a one-tier ``policy`` on a labelled split, priced later by ``matrix``.
+
+    Threshold, class-threshold and accept-all rules: the key is the policy (its thresholds), so every value
+    that keeps them reuses the tally. The expected-value rule: for a three-value use case, the key names
+    the items it acts on (:func:`valuecore._policy._ev_plan`), found in O(log n) plus the items near the cut;
+    for any other value matrix, the policy and the matrix.
+    """
+    if policy.kind != "expected_value":
+        return policy, cached_tally(predictions, policy, lambda: policy.decide(predictions, matrix))
+    from ._policy import _expected_value_actions, _ev_plan
+
+    calibrated = _calibrated(policy, predictions)
+    calibrated.require_proba("the expected-value rule")
+    screen = _screen(calibrated)
+    plan = _ev_plan(calibrated, matrix, screen) if screen else None
+    if plan is None:
+        key = (policy, matrix.values.tobytes())
+        return key, cached_tally(predictions, key, lambda: _expected_value_actions(calibrated, matrix))
+    key = (policy, plan.key)
+    return key, cached_tally(predictions, key, plan.actions)

@@ -372,6 +372,11 @@ def _total_and_mean(g: Grouped) -> tuple[float, float]:
     return total, float(np.dot(g.weight, g.values) / total)
 
 
+def grouped_mean(g: Grouped) -> float:
+    """The ``mean`` of :func:`grouped_interval` (bit for bit), without its interval."""
+    return _total_and_mean(g)[1]
+
+
 def weighted_mean(values, sample_weight=None) -> float:
     """The ``mean`` of :func:`mean_interval` (the same number, bit for bit), without its interval."""
     v, w = _values_and_weights(values, sample_weight)
