@@ -120,9 +120,10 @@ def _beta_shapes(mean, variance):
 def _unit_quantile(unit, counts, extra, q) -> np.ndarray:
     mean, variance = _moments(unit, counts, extra)
     a, b, point = _beta_shapes(mean, variance)
-    from scipy import stats  # heavy: imported where used
+    from scipy import special  # heavy: imported where used
 
-    return np.where(point, mean, stats.beta.ppf(q, a, b))
+    # The Beta quantile as stats.beta.ppf computes it (the same Boost routine), without its per-call checks.
+    return np.where(point, mean, special.betaincinv(a, b, q))
 
 
 def interval_from_counts(distinct, counts, lowest: float, highest: float, confidence: float):
