@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -262,19 +262,67 @@ def _screen(calibrated):
     return cache.screens["ev"]
 
 
+@dataclass(frozen=True)
+class _SortedConfidences:
+    """A (calibrated) split's confidences sorted once: all of them, and those of each predicted class.
+
+    ``everything`` (n,) ascending; ``by_class`` (n,) ascending within each predicted class, the classes
+    in order, class k's from ``starts[k]`` to ``starts[k + 1]``.
+    """
+
+    everything: np.ndarray
+    by_class: np.ndarray
+    starts: np.ndarray
+
+
+def _sorted_confidences(calibrated) -> _SortedConfidences:
+    cache = split_cache(calibrated)
+    if "confidences" not in cache.screens:
+        confidence, y_pred = calibrated.confidence, calibrated.y_pred
+        grouped = np.argsort(y_pred, kind="stable")
+        by_class = confidence[grouped]
+        starts = np.searchsorted(y_pred[grouped], np.arange(calibrated.n_classes + 1), side="left")
+        for k in range(calibrated.n_classes):
+            by_class[starts[k]:starts[k + 1]].sort()
+        cache.screens["confidences"] = _SortedConfidences(np.sort(confidence), by_class, starts)
+    return cache.screens["confidences"]
+
+
+def _rank(ascending: np.ndarray, threshold: float) -> int:
+    """Items below ``threshold``: equal ranks, equal items accepted (``confidence >= threshold``)."""
+    return int(np.searchsorted(ascending, threshold, side="left"))
+
+
+def _threshold_key(policy, calibrated) -> tuple:
+    """The items a threshold rule accepts, named in O(log n) per threshold (its thresholds' ranks)."""
+    if policy.kind == "accept_all":
+        return ("all",)
+    confidences = _sorted_confidences(calibrated)
+    if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
+        thresholds = policy.thresholds_by_index(calibrated.classes)
+        return ("per class",) + tuple(
+            _rank(confidences.by_class[confidences.starts[k]:confidences.starts[k + 1]], t)
+            for k, t in enumerate(thresholds))
+    return ("one", calibrated.n if policy.threshold is None else _rank(confidences.everything, policy.threshold))
+
+
 def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
     """(decision key, :class:`Tally`) of a one-tier ``policy`` on a labelled split, priced later by ``matrix``.
 
-    Threshold, class-threshold and accept-all rules: the key is the policy (its thresholds), so every value
-    that keeps them reuses the tally. The expected-value rule: for a three-value use case, the key names
-    the items it acts on (:func:`valuecore._policy._ev_plan`), found in O(log n) plus the items near the cut;
+    Equal keys mean equal actions. Threshold, class-threshold and accept-all rules: the key names the items
+    each threshold accepts (its rank among the split's sorted confidences, O(log n)), so every value that
+    accepts the same items -- the same fitted threshold, or a calibrated threshold that passes no
+    confidence -- reuses the tally. The expected-value rule: for a three-value use case, the key names the
+    items it acts on (:func:`valuecore._policy._ev_plan`), found in O(log n) plus the items near the cut;
     for any other value matrix, the policy and the matrix.
     """
+    calibrated = _calibrated(policy, predictions)
+    uncalibrated = policy if calibrated is predictions else replace(policy, calibration={"method": "none"})
     if policy.kind != "expected_value":
-        return policy, cached_tally(predictions, policy, lambda: policy.decide(predictions, matrix))
+        key = (policy.calibration, _threshold_key(policy, calibrated))
+        return key, cached_tally(predictions, key, lambda: uncalibrated.decide(calibrated, matrix))
     from ._policy import _expected_value_actions, _ev_plan
 
-    calibrated = _calibrated(policy, predictions)
     calibrated.require_proba("the expected-value rule")
     screen = _screen(calibrated)
     plan = _ev_plan(calibrated, matrix, screen) if screen else None

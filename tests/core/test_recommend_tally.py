@@ -247,3 +247,22 @@ def test_the_shortcut_decides_the_bulk_without_expected_values():
     assert moved.key == plan.key
     # correct <= wrong, or a general value matrix: no shortcut
     assert _ev_plan(predictions, value_matrix_for(vc.UseCase(-1, 0, 1), predictions.classes), screen) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_equal_decision_keys_name_equal_actions_and_only_them(data):
+    predictions, _ = data.draw(labelled_runs())
+    matrix = value_matrix_for(vc.UseCase(1, 0, -2), predictions.classes)
+    thresholds = st.one_of(st.none(), st.floats(0, 1), st.sampled_from(sorted(set(predictions.confidence.tolist()))))
+    per_class = st.fixed_dictionaries({c: thresholds for c in predictions.classes})
+    policies = [vc.Policy("threshold", threshold=data.draw(thresholds)) for _ in range(3)]
+    policies += [vc.Policy("calibrated_threshold", threshold=data.draw(thresholds)), vc.Policy("accept_all")]
+    policies += [vc.Policy("class_thresholds", class_thresholds=data.draw(per_class)) for _ in range(3)]
+    decided = [(_tally.decision_tally(p, predictions, matrix)[0], p.decide(predictions)) for p in policies]
+    for key_a, actions_a in decided:
+        for key_b, actions_b in decided:
+            if key_a == key_b:
+                assert np.array_equal(actions_a, actions_b)
+            elif key_a[1][0] == key_b[1][0]:  # the same kind of key: a different key, different actions
+                assert not np.array_equal(actions_a, actions_b)
