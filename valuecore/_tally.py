@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -125,11 +125,14 @@ def _category_dtype(size: int):
     return np.uint8 if size <= 256 else np.uint16 if size <= 65536 else np.uint32
 
 
-def _sums(cells: np.ndarray, weight: np.ndarray, positive: np.ndarray | None, weight_sq: np.ndarray, size: int):
+def _sums(cells: np.ndarray, cache: "_SplitCache", size: int):
     """(items of positive weight, weight, squared weight) per cell, shape (size,) each."""
-    count = np.bincount(cells if positive is None else cells[positive], minlength=size).astype(np.float64)
-    return (count, np.bincount(cells, weights=weight, minlength=size),
-            np.bincount(cells, weights=weight_sq, minlength=size))
+    if cache.unit:  # one count does for all three, exactly
+        count = np.bincount(cells, minlength=size).astype(np.float64)
+        return count, count, count
+    count = np.bincount(cells if cache.positive is None else cells[cache.positive], minlength=size)
+    return (count.astype(np.float64), np.bincount(cells, weights=cache.weight, minlength=size),
+            np.bincount(cells, weights=cache.weight_sq, minlength=size))
 
 
 class _SplitCache:
@@ -140,14 +143,26 @@ class _SplitCache:
 
     def __init__(self, predictions):
         weight = predictions.sample_weight
-        self.integral = bool(np.all(weight == np.round(weight)))
-        self.positive = None if bool((weight > 0).all()) else weight > 0
-        self.weight_sq = weight * weight
+        self.unit = bool((weight == 1).all())
+        self.integral = self.unit or bool(np.all(weight == np.round(weight)))
+        self.weight = weight
+        self.positive = None if self.unit or bool((weight > 0).all()) else weight > 0
+        self.weight_sq = None if self.unit else weight * weight
         self.decisions: OrderedDict = OrderedDict()
         self.pairs: OrderedDict = OrderedDict()
         self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.calibrated: dict = {}
         self.screens: dict = {}
+        self._outcomes = None
+
+    def outcomes(self, predictions) -> tuple[np.ndarray, np.ndarray]:
+        """Each item's category when acted on (its predicted class) and when handed over, shape (n,) each."""
+        if self._outcomes is None:
+            n_classes = predictions.n_classes
+            dtype = _category_dtype(n_classes * (n_classes + 1))
+            row = (predictions.y_true * (n_classes + 1)).astype(dtype)
+            self._outcomes = (row + predictions.y_pred.astype(dtype), row + dtype(n_classes))
+        return self._outcomes
 
 
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -168,23 +183,27 @@ def _remember(store: OrderedDict, key, value, limit: int):
     return value
 
 
+def _tally(predictions, categories: np.ndarray) -> Tally:
+    size = predictions.n_classes * (predictions.n_classes + 1)
+    return Tally(categories, *_sums(categories, split_cache(predictions), size))
+
+
 def tally_of_actions(predictions, actions: np.ndarray) -> Tally:
     """The :class:`Tally` of ``actions`` (n,) on a labelled split."""
-    cache = split_cache(predictions)
     n_classes = predictions.n_classes
-    size = n_classes * (n_classes + 1)
-    categories = (predictions.y_true * (n_classes + 1) + actions).astype(_category_dtype(size))
-    return Tally(categories, *_sums(categories, predictions.sample_weight, cache.positive, cache.weight_sq, size))
+    dtype = _category_dtype(n_classes * (n_classes + 1))
+    return _tally(predictions, (predictions.y_true * (n_classes + 1) + actions).astype(dtype))
 
 
-def cached_tally(predictions, key, decide) -> Tally:
-    """The tally of the decision ``key`` on ``predictions``; ``decide()`` gives its actions when not cached."""
+def cached_tally(predictions, key, categories) -> Tally:
+    """The tally of the decision ``key`` on ``predictions``; ``categories()`` gives its categories (n,) when
+    not cached."""
     cache = split_cache(predictions)
     found = cache.decisions.get(key)
     if found is not None:
         cache.decisions.move_to_end(key)
         return found
-    return _remember(cache.decisions, key, tally_of_actions(predictions, decide()), cache._MAX_DECISIONS)
+    return _remember(cache.decisions, key, _tally(predictions, categories()), cache._MAX_DECISIONS)
 
 
 def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool) -> Grouped:
@@ -217,10 +236,9 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
         return found[1]
     size_b = tally_b.size
     size = tally_a.size * size_b
-    cells = tally_a.categories.astype(np.int64) * size_b
-    matched = tally_b.categories if take is None else tally_b.categories[take]
-    cells += matched
-    count, weight, weight_sq = _sums(cells, predictions_a.sample_weight, cache.positive, cache.weight_sq, size)
+    cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
+    cells += tally_b.categories if take is None else tally_b.categories[take]
+    count, weight, weight_sq = _sums(cells, cache, size)
     occupied = np.flatnonzero(count > 0)
     joint = JointTally(occupied // size_b, occupied % size_b, count[occupied], weight[occupied],
                        weight_sq[occupied])
@@ -241,12 +259,18 @@ def coverage_of(tally: Tally, n_classes: int) -> float:
     return float(confusion[:, :n_classes].sum()) / n_items if n_items > 0 else 0.0
 
 # ------------------------------------------------------------------ decisions of a rule
+def _calibration_key(policy) -> str:
+    """The recorded calibration as text (cheaper to hash than the policy's mapping)."""
+    calibration = policy.calibration
+    return "none" if calibration.get("method", "none") == "none" else repr(sorted(calibration.items()))
+
+
 def _calibrated(policy, predictions):
     """``policy.calibrate(predictions)``, once per split and recorded calibration."""
-    if policy.calibration.get("method", "none") == "none":
+    key = _calibration_key(policy)
+    if key == "none":
         return predictions
     cache = split_cache(predictions)
-    key = policy.calibration  # hashable, compared as a dict
     if key not in cache.calibrated:
         cache.calibrated[key] = policy.calibrate(predictions)
     return cache.calibrated[key]
@@ -317,17 +341,46 @@ def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
     for any other value matrix, the policy and the matrix.
     """
     calibrated = _calibrated(policy, predictions)
-    uncalibrated = policy if calibrated is predictions else replace(policy, calibration={"method": "none"})
+    calibration = _calibration_key(policy)
     if policy.kind != "expected_value":
-        key = (policy.calibration, _threshold_key(policy, calibrated))
-        return key, cached_tally(predictions, key, lambda: uncalibrated.decide(calibrated, matrix))
+        key = (calibration, _threshold_key(policy, calibrated))
+        return key, cached_tally(predictions, key, lambda: _threshold_categories(policy, calibrated))
     from ._policy import _expected_value_actions, _ev_plan
 
     calibrated.require_proba("the expected-value rule")
     screen = _screen(calibrated)
     plan = _ev_plan(calibrated, matrix, screen) if screen else None
     if plan is None:
-        key = (policy, matrix.values.tobytes())
-        return key, cached_tally(predictions, key, lambda: _expected_value_actions(calibrated, matrix))
-    key = (policy, plan.key)
-    return key, cached_tally(predictions, key, plan.actions)
+        key = ("expected_value", calibration, matrix.values.tobytes())
+        return key, cached_tally(predictions, key,
+                                 lambda: _categories(calibrated, _expected_value_actions(calibrated, matrix)))
+    key = ("expected_value", calibration, plan.key)
+    return key, cached_tally(predictions, key, lambda: _plan_categories(plan, calibrated))
+
+
+def _categories(calibrated, actions: np.ndarray) -> np.ndarray:
+    acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+    return handed_over - handed_over.dtype.type(calibrated.n_classes) + actions.astype(acted.dtype)
+
+
+def _threshold_categories(policy, calibrated) -> np.ndarray:
+    """Each item's category under a threshold rule, as ``Policy.decide`` accepts (``confidence >= threshold``)."""
+    acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+    if policy.kind == "accept_all":
+        return acted
+    if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
+        accept = calibrated.confidence >= policy.thresholds_by_index(calibrated.classes)[calibrated.y_pred]
+    elif policy.threshold is None:
+        return handed_over
+    else:
+        accept = calibrated.confidence >= policy.threshold
+    return np.where(accept, acted, handed_over)
+
+
+def _plan_categories(plan, calibrated) -> np.ndarray:
+    """Each item's category under the expected-value rule's plan (see ``_EvPlan.actions``)."""
+    acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+    categories = np.where(plan.screen.ratio > plan.high, acted, handed_over)
+    categories[plan.exact] = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
+                              + plan.exact_actions.astype(acted.dtype))
+    return categories

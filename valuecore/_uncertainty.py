@@ -576,13 +576,35 @@ def grouped_items_to_exclude(g: Grouped, value_range, *, confidence_level: float
         return math.inf
     above = grid[found[0]]
     below = above / 2  # not excluded (or 1 item)
-    while above - below > 1:  # bisection over whole numbers of items: ~50 steps at most
-        middle = math.floor((above + below) / 2)
-        if excluded(np.array([float(middle)]))[0]:
-            above = middle
-        else:
-            below = middle
-    return float(above)
+    return float(_bisect(excluded, below, above))
+
+
+def _bisect(excluded, below, above, levels: int = 6):
+    """Bisection over whole numbers of items (~50 steps at most), ``levels`` steps per vectorised call.
+
+    Each call evaluates every midpoint the next ``levels`` steps could visit, then takes the steps:
+    the same midpoints, so the same answer, as one step per call.
+    """
+    while above - below > 1:
+        frontier, points = [(below, above)], []
+        for _ in range(levels):
+            following = []
+            for low, high in frontier:
+                if high - low > 1:
+                    middle = math.floor((high + low) / 2)
+                    points.append(middle)
+                    following += [(low, middle), (middle, high)]
+            frontier = following
+        outcome = dict(zip(points, excluded(np.array(points, dtype=np.float64)).tolist()))
+        for _ in range(levels):
+            if above - below <= 1:
+                break
+            middle = math.floor((above + below) / 2)
+            if outcome[middle]:
+                above = middle
+            else:
+                below = middle
+    return above
 
 
 def possible_range(values: Values, classes, policy: Policy | None = None) -> tuple[float, float]:

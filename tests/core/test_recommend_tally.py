@@ -266,3 +266,28 @@ def test_equal_decision_keys_name_equal_actions_and_only_them(data):
                 assert np.array_equal(actions_a, actions_b)
             elif key_a[1][0] == key_b[1][0]:  # the same kind of key: a different key, different actions
                 assert not np.array_equal(actions_a, actions_b)
+
+
+def _one_step_at_a_time(excluded, below, above):
+    while above - below > 1:
+        middle = math.floor((above + below) / 2)
+        if excluded(np.array([float(middle)]))[0]:
+            above = middle
+        else:
+            below = middle
+    return above
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 50), st.floats(0, 1), st.lists(st.integers(0, 2**50), max_size=6))
+def test_the_batched_bisection_visits_the_midpoints_of_one_step_at_a_time(power, where, flipped):
+    from valuecore._uncertainty import _bisect
+
+    above = 2.0**power
+    below = above / 2
+    cut = below + where * (above - below)
+
+    def excluded(n):  # not even monotone: the same midpoints still give the same answer
+        return (n >= cut) ^ np.isin(n, np.array(flipped, dtype=np.float64))
+
+    assert _bisect(excluded, below, above) == _one_step_at_a_time(excluded, below, above)
