@@ -27,6 +27,7 @@ threshold recomputes no item.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -153,6 +154,7 @@ class _SplitCache:
         self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.calibrated: dict = {}
         self.screens: dict = {}
+        self.latest: dict = {}  # the last decision of each family: (its ranks or plan, its tally)
         self._outcomes = None
 
     def outcomes(self, predictions) -> tuple[np.ndarray, np.ndarray]:
@@ -290,44 +292,146 @@ def _screen(calibrated):
 class _SortedConfidences:
     """A (calibrated) split's confidences sorted once: all of them, and those of each predicted class.
 
-    ``everything`` (n,) ascending; ``by_class`` (n,) ascending within each predicted class, the classes
-    in order, class k's from ``starts[k]`` to ``starts[k + 1]``.
+    ``order`` (n,): the items by ascending confidence (stable), ``everything`` their confidences;
+    ``order_by_class`` (n,): the items by predicted class, then ascending confidence, class k's from
+    ``starts[k]`` to ``starts[k + 1]``, ``by_class`` their confidences.
     """
 
+    order: np.ndarray
     everything: np.ndarray
+    order_by_class: np.ndarray
     by_class: np.ndarray
     starts: np.ndarray
+
+    def segment(self, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """(items, their ascending confidences) of predicted class k, or of every item (None)."""
+        if k is None:
+            return self.order, self.everything
+        start, stop = self.starts[k], self.starts[k + 1]
+        return self.order_by_class[start:stop], self.by_class[start:stop]
 
 
 def _sorted_confidences(calibrated) -> _SortedConfidences:
     cache = split_cache(calibrated)
     if "confidences" not in cache.screens:
         confidence, y_pred = calibrated.confidence, calibrated.y_pred
-        grouped = np.argsort(y_pred, kind="stable")
-        by_class = confidence[grouped]
-        starts = np.searchsorted(y_pred[grouped], np.arange(calibrated.n_classes + 1), side="left")
+        order = np.argsort(confidence, kind="stable")
+        by_class = np.argsort(y_pred, kind="stable")
+        starts = np.searchsorted(y_pred[by_class], np.arange(calibrated.n_classes + 1), side="left")
         for k in range(calibrated.n_classes):
-            by_class[starts[k]:starts[k + 1]].sort()
-        cache.screens["confidences"] = _SortedConfidences(np.sort(confidence), by_class, starts)
+            items = by_class[starts[k]:starts[k + 1]]
+            by_class[starts[k]:starts[k + 1]] = items[np.argsort(confidence[items], kind="stable")]
+        cache.screens["confidences"] = _SortedConfidences(order, confidence[order], by_class, confidence[by_class],
+                                                          starts)
     return cache.screens["confidences"]
 
 
-def _rank(ascending: np.ndarray, threshold: float) -> int:
-    """Items below ``threshold``: equal ranks, equal items accepted (``confidence >= threshold``)."""
-    return int(np.searchsorted(ascending, threshold, side="left"))
+def _rank(ascending: np.ndarray, threshold: float | None) -> int:
+    """Items below ``threshold`` (None: all): equal ranks, equal items accepted (``confidence >= threshold``)."""
+    return ascending.size if threshold is None else int(np.searchsorted(ascending, threshold, side="left"))
 
 
 def _threshold_key(policy, calibrated) -> tuple:
-    """The items a threshold rule accepts, named in O(log n) per threshold (its thresholds' ranks)."""
-    if policy.kind == "accept_all":
-        return ("all",)
+    """The items a threshold rule accepts, named in O(log n) per threshold: ``(family, ranks)``.
+
+    Family None: one threshold for every item (accepting all is rank 0); family "per class": one rank per
+    predicted class, among the confidences of that class.
+    """
     confidences = _sorted_confidences(calibrated)
+    if policy.kind == "accept_all":
+        return (None, (0,))
     if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
         thresholds = policy.thresholds_by_index(calibrated.classes)
-        return ("per class",) + tuple(
-            _rank(confidences.by_class[confidences.starts[k]:confidences.starts[k + 1]], t)
-            for k, t in enumerate(thresholds))
-    return ("one", calibrated.n if policy.threshold is None else _rank(confidences.everything, policy.threshold))
+        return ("per class", tuple(_rank(confidences.segment(k)[1], None if math.isinf(t) else float(t))
+                                   for k, t in enumerate(thresholds)))
+    return (None, (_rank(confidences.everything, policy.threshold),))
+
+
+# A decision that moves fewer items than this share of the split is updated from the last one of its family.
+_UPDATE_SHARE = 0.25
+
+
+def _updated(predictions, base: Tally, items: np.ndarray, categories_of_items: np.ndarray) -> Tally:
+    """``base`` with the (distinct) ``items`` moved to ``categories_of_items``: O(len(items)) but a copy.
+
+    Whole-number weights only: every sum is an integer, so adding and taking away gives what counting
+    afresh gives, bit for bit.
+    """
+    cache = split_cache(predictions)
+    size = base.size
+    before = base.categories[items]
+    categories = base.categories.copy()
+    categories[items] = categories_of_items
+    if cache.unit:
+        count = base.count - np.bincount(before, minlength=size) + np.bincount(categories_of_items, minlength=size)
+        return Tally(categories, count, count, count)
+    weight = cache.weight[items]
+    positive = weight > 0
+
+    def moved(weights=None):
+        return (np.bincount(categories_of_items, weights=weights, minlength=size)
+                - np.bincount(before, weights=weights, minlength=size))
+
+    count = base.count + (np.bincount(categories_of_items[positive], minlength=size)
+                          - np.bincount(before[positive], minlength=size))
+    return Tally(categories, count, base.weight + moved(weight), base.weight_sq + moved(weight * weight))
+
+
+def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
+    family, ranks = _threshold_key(policy, calibrated)
+    key = (calibration, family, ranks)
+    cache = split_cache(predictions)
+    found = cache.decisions.get(key)
+    if found is not None:
+        cache.decisions.move_to_end(key)
+        return key, found
+    last = cache.latest.get((calibration, family)) if cache.integral else None
+    tally = None
+    if last is not None:
+        confidences = _sorted_confidences(calibrated)
+        acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+        segments = [None] if family is None else range(len(ranks))
+        moved = [confidences.segment(k)[0][min(old, new):max(old, new)]
+                 for k, old, new in zip(segments, last[0], ranks) if old != new]
+        items = np.concatenate(moved) if moved else np.empty(0, dtype=np.intp)
+        if items.size <= _UPDATE_SHARE * calibrated.n:
+            # each moved item is on the other side of its threshold now
+            flipped = np.where(last[1].categories[items] == acted[items], handed_over[items], acted[items])
+            tally = _updated(predictions, last[1], items, flipped)
+    if tally is None:
+        tally = _tally(predictions, _threshold_categories(policy, calibrated))
+    _remember(cache.decisions, key, tally, cache._MAX_DECISIONS)
+    cache.latest[(calibration, family)] = (ranks, tally)
+    return key, tally
+
+
+def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
+    """The expected-value rule's tally under ``plan``, updated from the last plan when few items move."""
+    key = ("expected_value", calibration, plan.key)
+    cache = split_cache(predictions)
+    found = cache.decisions.get(key)
+    if found is not None:
+        cache.decisions.move_to_end(key)
+        return key, found
+    last = cache.latest.get((calibration, "expected_value")) if cache.integral else None
+    tally = None
+    if last is not None:
+        last_plan, base = last
+        low, high = sorted((last_plan.acted, plan.acted))
+        items = np.unique(np.concatenate([plan.screen.order[low:high], last_plan.exact, plan.exact]))
+        if items.size <= _UPDATE_SHARE * calibrated.n:
+            acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+            # the bulk rule under the new cut, then the items decided by their expected values
+            moved = np.where(plan.screen.ratio[items] > plan.high, acted[items], handed_over[items])
+            where = np.searchsorted(items, plan.exact)
+            moved[where] = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
+                            + plan.exact_actions.astype(acted.dtype))
+            tally = _updated(predictions, base, items, moved)
+    if tally is None:
+        tally = _tally(predictions, _plan_categories(plan, calibrated))
+    _remember(cache.decisions, key, tally, cache._MAX_DECISIONS)
+    cache.latest[(calibration, "expected_value")] = (plan, tally)
+    return key, tally
 
 
 def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
@@ -343,8 +447,7 @@ def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
     calibrated = _calibrated(policy, predictions)
     calibration = _calibration_key(policy)
     if policy.kind != "expected_value":
-        key = (calibration, _threshold_key(policy, calibrated))
-        return key, cached_tally(predictions, key, lambda: _threshold_categories(policy, calibrated))
+        return _threshold_tally(policy, predictions, calibrated, calibration)
     from ._policy import _expected_value_actions, _ev_plan
 
     calibrated.require_proba("the expected-value rule")
@@ -354,8 +457,7 @@ def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
         key = ("expected_value", calibration, matrix.values.tobytes())
         return key, cached_tally(predictions, key,
                                  lambda: _categories(calibrated, _expected_value_actions(calibrated, matrix)))
-    key = ("expected_value", calibration, plan.key)
-    return key, cached_tally(predictions, key, lambda: _plan_categories(plan, calibrated))
+    return _plan_tally(plan, predictions, calibrated, calibration)
 
 
 def _categories(calibrated, actions: np.ndarray) -> np.ndarray:

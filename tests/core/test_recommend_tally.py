@@ -264,7 +264,7 @@ def test_equal_decision_keys_name_equal_actions_and_only_them(data):
         for key_b, actions_b in decided:
             if key_a == key_b:
                 assert np.array_equal(actions_a, actions_b)
-            elif key_a[1][0] == key_b[1][0]:  # the same kind of key: a different key, different actions
+            elif key_a[1] == key_b[1]:  # the same family of key: a different key, different actions
                 assert not np.array_equal(actions_a, actions_b)
 
 
@@ -291,3 +291,27 @@ def test_the_batched_bisection_visits_the_midpoints_of_one_step_at_a_time(power,
         return (n >= cut) ^ np.isin(n, np.array(flipped, dtype=np.float64))
 
     assert _bisect(excluded, below, above) == _one_step_at_a_time(excluded, below, above)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_tallies_updated_from_the_last_decision_equal_tallies_counted_afresh(data):
+    predictions, kind = data.draw(labelled_runs())
+    thresholds = st.one_of(st.none(), st.floats(0, 1), st.sampled_from(sorted(set(predictions.confidence.tolist()))))
+    per_class = st.fixed_dictionaries({c: thresholds for c in predictions.classes})
+    policies = st.one_of(st.builds(lambda t: vc.Policy("threshold", threshold=t), thresholds),
+                         st.builds(lambda t: vc.Policy("class_thresholds", class_thresholds=t), per_class),
+                         st.just(vc.Policy("accept_all")), st.just(vc.Policy("expected_value")))
+    for _ in range(data.draw(st.integers(2, 8))):
+        policy = data.draw(policies)
+        hand_off = data.draw(st.sampled_from([0, -0.5, 0.25]))
+        use_case = vc.UseCase(1, hand_off, data.draw(DECIMAL.filter(lambda w: w < 1)))
+        matrix = value_matrix_for(use_case, predictions.classes)
+        _, tally = _tally.decision_tally(policy, predictions, matrix)
+        fresh = _tally.tally_of_actions(predictions, policy.decide(predictions, matrix))
+        assert np.array_equal(tally.categories, fresh.categories)
+        for name in ("count", "weight", "weight_sq"):
+            if kind == "fractional":
+                assert np.allclose(getattr(tally, name), getattr(fresh, name), rtol=1e-12, atol=0)
+            else:
+                assert getattr(tally, name).tobytes() == getattr(fresh, name).tobytes(), name
