@@ -412,7 +412,11 @@ def verdict(
     -------
     Verdict
 
-    Cost: one ``item_values`` per model, O(n) each, and O(n) per pairing.
+    Cost: a one-tier rule without reviewers is priced from the tally of its decision, kept per split
+    (``valuecore._tally``): O(classes^2) for a value that keeps its decision, O(log n) to find that out,
+    and O(items that change side) otherwise (with whole-number weights; O(n) with fractional ones). A
+    pairing of two such rules costs O(n) once per pair of decisions. Two-tier and shortlist rules, and
+    every rule priced for ``reviewers``, go item by item: O(n) each.
 
     Examples
     --------
