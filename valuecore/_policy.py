@@ -328,6 +328,7 @@ def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | N
     order = ratio_sorted = None
     if presort:
         order = np.argsort(ratio, kind="stable")
+        order = order.astype(np.int32) if n < 2**31 else order  # kept per split: 4 bytes an item
         ratio_sorted = ratio[order]
     return _EvScreen(ratio, total_min, near, lead[near], order, ratio_sorted)
 

@@ -28,6 +28,7 @@ threshold recomputes no item.
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -155,6 +156,7 @@ class _SplitCache:
         self.calibrated: dict = {}
         self.screens: dict = {}
         self.latest: dict = {}  # the last decision of each family: (its ranks or plan, its tally)
+        self.lock = threading.Lock()  # sessions share a workspace's splits: the LRU stores change under it
         self._outcomes = None
 
     def outcomes(self, predictions) -> tuple[np.ndarray, np.ndarray]:
@@ -168,21 +170,35 @@ class _SplitCache:
 
 
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
 
 
 def split_cache(predictions) -> _SplitCache:
     cache = _CACHES.get(predictions)
     if cache is None:
-        cache = _CACHES[predictions] = _SplitCache(predictions)
+        with _CACHES_LOCK:
+            cache = _CACHES.get(predictions)
+            if cache is None:
+                cache = _CACHES[predictions] = _SplitCache(predictions)
     return cache
 
 
-def _remember(store: OrderedDict, key, value, limit: int):
-    store[key] = value
-    store.move_to_end(key)
-    while len(store) > limit:
-        store.popitem(last=False)
+def _remember(cache: _SplitCache, store: OrderedDict, key, value, limit: int):
+    with cache.lock:
+        store[key] = value
+        store.move_to_end(key)
+        while len(store) > limit:
+            store.popitem(last=False)
     return value
+
+
+def _recall(cache: _SplitCache, store: OrderedDict, key):
+    """``store[key]`` (now the most recent), or None."""
+    with cache.lock:
+        found = store.get(key)
+        if found is not None:
+            store.move_to_end(key)
+    return found
 
 
 def _tally(predictions, categories: np.ndarray) -> Tally:
@@ -201,11 +217,10 @@ def cached_tally(predictions, key, categories) -> Tally:
     """The tally of the decision ``key`` on ``predictions``; ``categories()`` gives its categories (n,) when
     not cached."""
     cache = split_cache(predictions)
-    found = cache.decisions.get(key)
+    found = _recall(cache, cache.decisions, key)
     if found is not None:
-        cache.decisions.move_to_end(key)
         return found
-    return _remember(cache.decisions, key, _tally(predictions, categories()), cache._MAX_DECISIONS)
+    return _remember(cache, cache.decisions, key, _tally(predictions, categories()), cache._MAX_DECISIONS)
 
 
 def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool) -> Grouped:
@@ -232,9 +247,8 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
     """The :class:`JointTally` of two decisions, cached per (decision a, split b, decision b)."""
     cache = split_cache(predictions_a)
     key = (key_a, id(predictions_b), key_b)
-    found = cache.pairs.get(key)
+    found = _recall(cache, cache.pairs, key)
     if found is not None and found[0]() is predictions_b:
-        cache.pairs.move_to_end(key)
         return found[1]
     size_b = tally_b.size
     size = tally_a.size * size_b
@@ -244,7 +258,7 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
     occupied = np.flatnonzero(count > 0)
     joint = JointTally(occupied // size_b, occupied % size_b, count[occupied], weight[occupied],
                        weight_sq[occupied])
-    _remember(cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
+    _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
     return joint
 
 
@@ -315,8 +329,8 @@ def _sorted_confidences(calibrated) -> _SortedConfidences:
     cache = split_cache(calibrated)
     if "confidences" not in cache.screens:
         confidence, y_pred = calibrated.confidence, calibrated.y_pred
-        order = np.argsort(confidence, kind="stable")
-        by_class = np.argsort(y_pred, kind="stable")
+        order = _compact(np.argsort(confidence, kind="stable"))
+        by_class = _compact(np.argsort(y_pred, kind="stable"))
         starts = np.searchsorted(y_pred[by_class], np.arange(calibrated.n_classes + 1), side="left")
         for k in range(calibrated.n_classes):
             items = by_class[starts[k]:starts[k + 1]]
@@ -324,6 +338,11 @@ def _sorted_confidences(calibrated) -> _SortedConfidences:
         cache.screens["confidences"] = _SortedConfidences(order, confidence[order], by_class, confidence[by_class],
                                                           starts)
     return cache.screens["confidences"]
+
+
+def _compact(order: np.ndarray) -> np.ndarray:
+    """An order of item indices in 4 bytes each when they fit (these arrays are kept per split)."""
+    return order.astype(np.int32) if order.size < 2**31 else order
 
 
 def _rank(ascending: np.ndarray, threshold: float | None) -> int:
@@ -381,9 +400,8 @@ def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple
     family, ranks = _threshold_key(policy, calibrated)
     key = (calibration, family, ranks)
     cache = split_cache(predictions)
-    found = cache.decisions.get(key)
+    found = _recall(cache, cache.decisions, key)
     if found is not None:
-        cache.decisions.move_to_end(key)
         return key, found
     last = cache.latest.get((calibration, family)) if cache.integral else None
     tally = None
@@ -400,7 +418,7 @@ def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple
             tally = _updated(predictions, last[1], items, flipped)
     if tally is None:
         tally = _tally(predictions, _threshold_categories(policy, calibrated))
-    _remember(cache.decisions, key, tally, cache._MAX_DECISIONS)
+    _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
     cache.latest[(calibration, family)] = (ranks, tally)
     return key, tally
 
@@ -409,9 +427,8 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
     """The expected-value rule's tally under ``plan``, updated from the last plan when few items move."""
     key = ("expected_value", calibration, plan.key)
     cache = split_cache(predictions)
-    found = cache.decisions.get(key)
+    found = _recall(cache, cache.decisions, key)
     if found is not None:
-        cache.decisions.move_to_end(key)
         return key, found
     last = cache.latest.get((calibration, "expected_value")) if cache.integral else None
     tally = None
@@ -429,7 +446,7 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
             tally = _updated(predictions, base, items, moved)
     if tally is None:
         tally = _tally(predictions, _plan_categories(plan, calibrated))
-    _remember(cache.decisions, key, tally, cache._MAX_DECISIONS)
+    _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
     cache.latest[(calibration, "expected_value")] = (plan, tally)
     return key, tally
 

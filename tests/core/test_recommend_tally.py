@@ -315,3 +315,15 @@ def test_tallies_updated_from_the_last_decision_equal_tallies_counted_afresh(dat
                 assert np.allclose(getattr(tally, name), getattr(fresh, name), rtol=1e-12, atol=0)
             else:
                 assert getattr(tally, name).tobytes() == getattr(fresh, name).tobytes(), name
+
+
+def test_sessions_sharing_the_splits_get_the_same_verdicts_at_once():
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = _runs(5, "integer")
+    values = [vc.UseCase(1, 0, -w / 4) for w in range(4, 40)]
+    want = [repr(_fresh_verdict(runs, v)) for v in values]
+    _tally._CACHES.clear()
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda v: repr(verdict(runs, v)), values))
+    assert got == want
