@@ -22,7 +22,7 @@ import numpy as np
 from ._choices import ALL_POLICY_KINDS
 from ._predictions import Predictions
 from ._tier_values import AssistedValues, check_shortlist_spec
-from ._usecase import ValueMatrix, Values, value_matrix_for
+from ._usecase import ValueMatrix, Values, use_case_of, value_matrix_for
 
 __all__ = ["Policy"]
 
@@ -288,8 +288,9 @@ class _EvScreen:
     near_tie, near_tie_gap : ndarray (m,)
         The items whose top class leads every other class by at most ``_TIE_CAP`` of the row sum
         (or not at all), and that lead; ascending by lead.
-    order, ratio_sorted : ndarray (n,) or None
-        ``ratio``'s stable ascending order and ``ratio`` in it (kept when the screen is reused).
+    order, ratio_sorted, position : ndarray (n,) or None
+        ``ratio``'s stable ascending order, ``ratio`` in it, and each item's place in it (kept when the
+        screen is reused).
     """
 
     ratio: np.ndarray
@@ -298,6 +299,7 @@ class _EvScreen:
     near_tie_gap: np.ndarray
     order: np.ndarray | None = None
     ratio_sorted: np.ndarray | None = None
+    position: np.ndarray | None = None
 
 
 def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | None:
@@ -325,12 +327,14 @@ def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | N
         return None
     near = np.flatnonzero(lead <= _TIE_CAP)
     near = near[np.argsort(lead[near], kind="stable")]
-    order = ratio_sorted = None
+    order = ratio_sorted = position = None
     if presort:
         order = np.argsort(ratio, kind="stable")
         order = order.astype(np.int32) if n < 2**31 else order  # kept per split: 4 bytes an item
         ratio_sorted = ratio[order]
-    return _EvScreen(ratio, total_min, near, lead[near], order, ratio_sorted)
+        position = np.empty_like(order)
+        position[order] = np.arange(n, dtype=order.dtype)
+    return _EvScreen(ratio, total_min, near, lead[near], order, ratio_sorted, position)
 
 
 @dataclass(frozen=True)
@@ -372,7 +376,7 @@ def _ev_plan(predictions: Predictions, matrix: ValueMatrix, screen: _EvScreen | 
     that cut, or whose top class leads another by less than the margin, are decided as before, by
     :func:`_expected_values` (whose tie rule they need); for every other item both ways agree.
     """
-    use_case = matrix.as_use_case()
+    use_case = use_case_of(matrix) or matrix.as_use_case()  # a matrix made from a use case has its entries
     if use_case is None or not use_case.v_correct > use_case.v_wrong:
         return None
     if screen is None:

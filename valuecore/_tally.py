@@ -409,13 +409,13 @@ def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple
         confidences = _sorted_confidences(calibrated)
         acted, handed_over = split_cache(calibrated).outcomes(calibrated)
         segments = [None] if family is None else range(len(ranks))
-        moved = [confidences.segment(k)[0][min(old, new):max(old, new)]
+        # A lower rank accepts the items between the two ranks, a higher one hands them over.
+        moved = [(confidences.segment(k)[0][min(old, new):max(old, new)], new < old)
                  for k, old, new in zip(segments, last[0], ranks) if old != new]
-        items = np.concatenate(moved) if moved else np.empty(0, dtype=np.intp)
-        if items.size <= _UPDATE_SHARE * calibrated.n:
-            # each moved item is on the other side of its threshold now
-            flipped = np.where(last[1].categories[items] == acted[items], handed_over[items], acted[items])
-            tally = _updated(predictions, last[1], items, flipped)
+        if sum(items.size for items, _ in moved) <= _UPDATE_SHARE * calibrated.n:
+            items = np.concatenate([items for items, _ in moved]) if moved else np.empty(0, dtype=np.intp)
+            now = [(acted if accepted else handed_over)[items] for items, accepted in moved]
+            tally = _updated(predictions, last[1], items, np.concatenate(now) if now else acted[:0])
     if tally is None:
         tally = _tally(predictions, _threshold_categories(policy, calibrated))
     _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
@@ -435,14 +435,19 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
     if last is not None:
         last_plan, base = last
         low, high = sorted((last_plan.acted, plan.acted))
-        items = np.unique(np.concatenate([plan.screen.order[low:high], last_plan.exact, plan.exact]))
-        if items.size <= _UPDATE_SHARE * calibrated.n:
+        if high - low <= _UPDATE_SHARE * calibrated.n:
+            screen = plan.screen
+            # the items whose bulk rule changed, and those decided by their expected values then or now
+            near = np.union1d(last_plan.exact, plan.exact)
+            position = screen.position[near]
+            items = np.concatenate([screen.order[low:high], near[(position < low) | (position >= high)]])
             acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-            # the bulk rule under the new cut, then the items decided by their expected values
-            moved = np.where(plan.screen.ratio[items] > plan.high, acted[items], handed_over[items])
-            where = np.searchsorted(items, plan.exact)
-            moved[where] = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
-                            + plan.exact_actions.astype(acted.dtype))
+            moved = np.where(screen.ratio[items] > plan.high, acted[items], handed_over[items])
+            if plan.exact.size:  # plan.exact is ascending
+                where = np.flatnonzero(np.isin(items, plan.exact))
+                exact = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
+                         + plan.exact_actions.astype(acted.dtype))
+                moved[where] = exact[np.searchsorted(plan.exact, items[where])]
             tally = _updated(predictions, base, items, moved)
     if tally is None:
         tally = _tally(predictions, _plan_categories(plan, calibrated))
