@@ -11,8 +11,9 @@ need nothing more than those sums grouped by distinct value
 same grouping of its per-item values, so both paths share one set of formulas.
 
 Exactness: with whole-number weights (unit weights included) every sum is an
-integer below 2**53, so the tally path and the per-item path give the same
-numbers bit for bit. With fractional weights the sums of a group are added in
+integer, exact while it stays below 2**53 (the squared weights' total is
+checked), so the tally path and the per-item path give the same numbers bit
+for bit. With fractional weights the sums of a group are added in
 another order (per category, then across the categories of one value, instead
 of item by item), so each group's weight may differ by a few ulps of the
 group's weight (at most ``n_categories`` roundings of a positive sum); the mean
@@ -147,6 +148,8 @@ class _SplitCache:
         weight = predictions.sample_weight
         self.unit = bool((weight == 1).all())
         self.integral = self.unit or bool(np.all(weight == np.round(weight)))
+        # Whole-number sums below 2**53 are exact in any order: a tally may then be updated in place.
+        self.exact_sums = self.integral and float(np.dot(weight, weight)) <= 2.0**53
         self.weight = weight
         self.positive = None if self.unit or bool((weight > 0).all()) else weight > 0
         self.weight_sq = None if self.unit else weight * weight
@@ -242,6 +245,10 @@ class JointTally:
     weight_sq: np.ndarray
 
 
+# Pairs of categories counted in one dense array up to this many (12,100 for 10 classes).
+_DENSE_JOINT = 1 << 20
+
+
 def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tally_b: Tally,
                 take: np.ndarray) -> JointTally:
     """The :class:`JointTally` of two decisions, cached per (decision a, split b, decision b)."""
@@ -252,12 +259,19 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
         return found[1]
     size_b = tally_b.size
     size = tally_a.size * size_b
-    cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
-    cells += tally_b.categories if take is None else tally_b.categories[take]
-    count, weight, weight_sq = _sums(cells, cache, size)
-    occupied = np.flatnonzero(count > 0)
-    joint = JointTally(occupied // size_b, occupied % size_b, count[occupied], weight[occupied],
-                       weight_sq[occupied])
+    matched = tally_b.categories if take is None else tally_b.categories[take]
+    if size <= _DENSE_JOINT:
+        cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
+        cells += matched
+        count, weight, weight_sq = _sums(cells, cache, size)
+        occupied = np.flatnonzero(count > 0)
+        count, weight, weight_sq = count[occupied], weight[occupied], weight_sq[occupied]
+    else:  # many classes: number the pairs that occur (the same sums, item by item)
+        occupied, cells = np.unique(tally_a.categories.astype(np.int64) * size_b + matched, return_inverse=True)
+        count, weight, weight_sq = _sums(cells, cache, occupied.size)
+        kept = count > 0
+        occupied, count, weight, weight_sq = occupied[kept], count[kept], weight[kept], weight_sq[kept]
+    joint = JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq)
     _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
     return joint
 
@@ -403,7 +417,7 @@ def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple
     found = _recall(cache, cache.decisions, key)
     if found is not None:
         return key, found
-    last = cache.latest.get((calibration, family)) if cache.integral else None
+    last = cache.latest.get((calibration, family)) if cache.exact_sums else None
     tally = None
     if last is not None:
         confidences = _sorted_confidences(calibrated)
@@ -430,7 +444,7 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
     found = _recall(cache, cache.decisions, key)
     if found is not None:
         return key, found
-    last = cache.latest.get((calibration, "expected_value")) if cache.integral else None
+    last = cache.latest.get((calibration, "expected_value")) if cache.exact_sums else None
     tally = None
     if last is not None:
         last_plan, base = last

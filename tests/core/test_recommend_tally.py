@@ -327,3 +327,12 @@ def test_sessions_sharing_the_splits_get_the_same_verdicts_at_once():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda v: repr(verdict(runs, v)), values))
     assert got == want
+
+
+@pytest.mark.parametrize("weight_kind", ["unit", "fractional"])
+def test_joint_tallies_of_many_classes_number_the_pairs_that_occur(monkeypatch, weight_kind):
+    runs = _runs(2, weight_kind)
+    values = vc.UseCase(1, -0.25, -5)
+    dense = repr(_fresh_verdict(runs, values))
+    monkeypatch.setattr(_tally, "_DENSE_JOINT", 0)
+    assert repr(_fresh_verdict(runs, values)) == dense
