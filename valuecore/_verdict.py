@@ -287,14 +287,16 @@ class _Judged:
         return coverage_of(self.tally, self.predictions.n_classes)
 
 
-def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: bool = False) -> _Judged:
-    """The :class:`_Judged` of a run priced by ``priced``; ``per_item`` forces the item values (reviewers)."""
+def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: bool = False,
+           matrix=None) -> _Judged:
+    """The :class:`_Judged` of a run priced by ``priced`` (``matrix``: its value matrix for the run's classes,
+    when made already); ``per_item`` forces the item values (reviewers)."""
     integral = split_cache(predictions).integral
     if per_item or policy.kind in _TIERED_KINDS:
         items = _realised_item_values(policy, predictions, priced)
         return _Judged(predictions, group_items(items, predictions.sample_weight, integral), items=items)
     predictions.require_labels("per-item values")
-    matrix = value_matrix_for(priced, predictions.classes)
+    matrix = value_matrix_for(priced, predictions.classes) if matrix is None else matrix
     key, tally = decision_tally(policy, predictions, matrix)
     cells = matrix.values.ravel()
     return _Judged(predictions, grouped_tally(tally, cells, integral), key, tally, cells)
@@ -443,18 +445,28 @@ def verdict(
 
         priced = {m: priced_use_case(reviewers, values, *labelled[m]) for m in labelled}
     everything = values if reviewers is None else reviewers.use_case_at(values, 1.0)
+    made: dict = {}
+
+    def matrix_of(given: Values, classes) -> Values:
+        """``given``'s value matrix for ``classes``, made once per verdict (the rules of a model share it)."""
+        key = (id(given), tuple(classes))
+        if key not in made:
+            made[key] = (given, value_matrix_for(given, classes))  # holds ``given``, so its id stays its own
+        return made[key][1]
+
     for model, (policy, predictions) in labelled.items():
         # Each rule decides once (a tally per decision, kept across values): its value and coverage share it.
-        judged[model] = _judge(policy, predictions, priced[model], per_item=reviewers is not None)
+        matrix = matrix_of(priced[model], predictions.classes)
+        judged[model] = _judge(policy, predictions, priced[model], per_item=reviewers is not None, matrix=matrix)
         intervals[model] = grouped_interval(judged[model].grouped, confidence_level=confidence,
-                                            value_range=possible_range(priced[model], predictions.classes, policy))
+                                            value_range=possible_range(matrix, predictions.classes, policy))
         if memo is not None and reviewers is None:
             # the run and the mean clearly_ahead compares, bit for bit
             memo[model] = {"judged": judged[model], "mean": intervals[model].mean}
         coverage[model] = judged[model].coverage(policy, values)
         # The rules of one model share its evaluated split, and so its baseline: computed once per split.
         if id(predictions) not in split_baselines:
-            split_baselines[id(predictions)] = _baseline(predictions, everything)
+            split_baselines[id(predictions)] = _baseline(predictions, matrix_of(everything, predictions.classes))
         baselines[model] = split_baselines[id(predictions)]
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
@@ -484,8 +496,9 @@ def verdict(
             low, high, basis, difference = math.nan, math.nan, "overlap", gap
         else:
             differences[model] = _difference(judged[best], judged[model], take)
-            diff = grouped_interval(differences[model], confidence_level=confidence,
-                                    value_range=_difference_range(priced[best], predictions.classes, priced[model]))
+            pair_range = _difference_range(matrix_of(priced[best], predictions.classes), predictions.classes,
+                                           matrix_of(priced[model], predictions.classes))
+            diff = grouped_interval(differences[model], confidence_level=confidence, value_range=pair_range)
             spreads[model] = _per_item_sd(diff)
             contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
             low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
@@ -497,10 +510,9 @@ def verdict(
         if needed is not None and model in differences and not math.isnan(needed):
             # Where a costly difference is rare the bounded test needs far more items than the normal
             # approximation says: never promise fewer than it needs with the shares observed.
-            needed = max(needed, grouped_items_to_exclude(differences[model],
-                                                          _difference_range(priced[best], best_predictions.classes,
-                                                                            priced[model]),
-                                                          confidence_level=confidence))
+            pair_range = _difference_range(matrix_of(priced[best], best_predictions.classes),
+                                           best_predictions.classes, matrix_of(priced[model], best_predictions.classes))
+            needed = max(needed, grouped_items_to_exclude(differences[model], pair_range, confidence_level=confidence))
         standings.append(replace(standing, contender=contender,
                                  items_to_separate=None if needed is None or math.isnan(needed) else needed))
 
