@@ -109,6 +109,8 @@ def _beta_shapes(mean, variance):
     ``point`` marks rows where the distribution is a point (no spread, or all
     mass at one end): there the quantile is the mean itself.
     """
+    if np.ndim(mean) == 0 and np.ndim(variance) == 0:
+        return _scalar_beta_shapes(float(mean), float(variance))
     mu = np.clip(mean, 0.0, 1.0)
     point = (variance <= 0) | (mu <= 0) | (mu >= 1)
     nu = np.where(point, 2.0, mu * (1 - mu) / np.where(point, 1.0, variance)) - 1.0
@@ -117,10 +119,24 @@ def _beta_shapes(mean, variance):
     return np.where(point, 1.0, mu * nu), np.where(point, 1.0, (1 - mu) * nu), point
 
 
+def _scalar_beta_shapes(mean: float, variance: float) -> tuple[float, float, bool]:
+    """:func:`_beta_shapes` of one interval in Python floats (the same IEEE operations, without array overhead)."""
+    mu = min(max(mean, 0.0), 1.0)
+    if variance <= 0 or mu <= 0 or mu >= 1:
+        return 1.0, 1.0, True
+    nu = mu * (1 - mu) / variance - 1.0
+    if nu <= 0:
+        return 1.0, 1.0, True
+    return mu * nu, (1 - mu) * nu, False
+
+
 def _unit_quantile(unit, counts, extra, q) -> np.ndarray:
     mean, variance = _moments(unit, counts, extra)
     a, b, point = _beta_shapes(mean, variance)
     from scipy import special  # heavy: imported where used
+
+    if point is True or point is False:  # one interval
+        return mean if point else special.betaincinv(a, b, q)
 
     # The Beta quantile as stats.beta.ppf computes it (the same Boost routine), without its per-call checks.
     return np.where(point, mean, special.betaincinv(a, b, q))

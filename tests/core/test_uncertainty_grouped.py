@@ -77,3 +77,20 @@ def test_unit_weights_of_exact_values_give_exactly_the_item_sums():
     mean, std_error, n = _item_sums(values, np.ones(values.size), "frequency")
     assert (got.mean, got.n) == (mean, n)
     assert math.isclose(got.std_error, std_error, rel_tol=1e-14)
+
+
+def test_one_interval_in_python_floats_equals_the_vectorised_rows():
+    from valuecore._bounded import interval_from_counts
+
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        k = int(rng.integers(1, 6))
+        distinct = np.sort(rng.normal(size=k) * 10.0 ** rng.integers(-3, 3))
+        counts = rng.integers(0, 50, k).astype(float) * rng.choice([1, 0.37, 1e-3, 1e4])
+        if rng.random() < 0.2:  # one outcome only: a point
+            counts[:] = 0
+            counts[rng.integers(0, k)] = 5
+        lowest, highest = distinct.min() - rng.exponential(), distinct.max() + rng.exponential()
+        one = interval_from_counts(distinct, counts, lowest, highest, 0.95)
+        rows = interval_from_counts(distinct, counts[None, :], lowest, highest, 0.95)
+        assert (float(one[0]), float(one[1])) == (float(rows[0][0]), float(rows[1][0]))
