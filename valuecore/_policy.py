@@ -281,8 +281,9 @@ class _EvScreen:
 
     Attributes
     ----------
-    ratio : ndarray (n,)
-        ``proba[i, y_pred[i]] / proba[i].sum()``, the top class's share of the row.
+    ratio : ndarray (n,) or None
+        ``proba[i, y_pred[i]] / proba[i].sum()``, the top class's share of the row (None when presorted:
+        ``ratio_sorted`` and ``position`` hold it).
     total_min : float
         The smallest row sum.
     near_tie, near_tie_gap : ndarray (m,)
@@ -334,6 +335,7 @@ def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | N
         ratio_sorted = ratio[order]
         position = np.empty_like(order)
         position[order] = np.arange(n, dtype=order.dtype)
+        ratio = None  # kept per split: the order and the places say all the cut needs
     return _EvScreen(ratio, total_min, near, lead[near], order, ratio_sorted, position)
 
 
@@ -360,9 +362,15 @@ class _EvPlan:
         """Equal keys, equal actions (on the same split, with the screen's ``order`` kept)."""
         return (self.band_start, self.acted, self.exact.tobytes(), self.exact_actions.tobytes())
 
+    def acting(self, items=slice(None)) -> np.ndarray:
+        """Whether the bulk rule acts on ``items`` (all by default): their top share is above the cut's margin."""
+        if self.screen.order is None:
+            return self.screen.ratio[items] > self.high
+        return self.screen.position[items] >= self.acted
+
     def actions(self) -> np.ndarray:
         # A comparison over every item is faster than scattering through ``order``; both name the same items.
-        actions = np.where(self.screen.ratio > self.high, self.y_pred, self.n_classes).astype(np.int64)
+        actions = np.where(self.acting(), self.y_pred, self.n_classes).astype(np.int64)
         actions[self.exact] = self.exact_actions
         return actions
 

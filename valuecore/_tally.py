@@ -141,7 +141,7 @@ def _sums(cells: np.ndarray, cache: "_SplitCache", size: int):
 class _SplitCache:
     """What one split's decisions share across values: tallies per decision, pairings, EV screens."""
 
-    _MAX_DECISIONS = 48  # LRU: categories are one byte per item
+    _MAX_DECISIONS = 24  # LRU: categories are one byte per item
     _MAX_PAIRS = 256  # joint tallies are small (occupied cells only)
 
     def __init__(self, predictions):
@@ -456,7 +456,7 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
             position = screen.position[near]
             items = np.concatenate([screen.order[low:high], near[(position < low) | (position >= high)]])
             acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-            moved = np.where(screen.ratio[items] > plan.high, acted[items], handed_over[items])
+            moved = np.where(plan.acting(items), acted[items], handed_over[items])
             if plan.exact.size:  # plan.exact is ascending
                 where = np.flatnonzero(np.isin(items, plan.exact))
                 exact = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
@@ -518,7 +518,7 @@ def _threshold_categories(policy, calibrated) -> np.ndarray:
 def _plan_categories(plan, calibrated) -> np.ndarray:
     """Each item's category under the expected-value rule's plan (see ``_EvPlan.actions``)."""
     acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-    categories = np.where(plan.screen.ratio > plan.high, acted, handed_over)
+    categories = np.where(plan.acting(), acted, handed_over)
     categories[plan.exact] = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
                               + plan.exact_actions.astype(acted.dtype))
     return categories
