@@ -42,6 +42,11 @@ def pseudo_counts(values: np.ndarray, weight: np.ndarray, kind: str, n: float, s
     if not keep.all():  # copies of 10^6 items are not free: only when some weight is zero
         values, weight = values[keep], weight[keep]
     distinct, mass = _weighted_distinct(values, weight)
+    return counts_from_groups(distinct, mass, kind, n, std_error)
+
+
+def counts_from_groups(distinct: np.ndarray, mass: np.ndarray, kind: str, n: float, std_error: float):
+    """:func:`pseudo_counts` from the distinct values (G,) and the weight on each (G,), all positive."""
     if kind == "frequency":
         return distinct, mass
     share = mass / mass.sum()
@@ -104,6 +109,8 @@ def _beta_shapes(mean, variance):
     ``point`` marks rows where the distribution is a point (no spread, or all
     mass at one end): there the quantile is the mean itself.
     """
+    if np.ndim(mean) == 0 and np.ndim(variance) == 0:
+        return _scalar_beta_shapes(float(mean), float(variance))
     mu = np.clip(mean, 0.0, 1.0)
     point = (variance <= 0) | (mu <= 0) | (mu >= 1)
     nu = np.where(point, 2.0, mu * (1 - mu) / np.where(point, 1.0, variance)) - 1.0
@@ -112,12 +119,27 @@ def _beta_shapes(mean, variance):
     return np.where(point, 1.0, mu * nu), np.where(point, 1.0, (1 - mu) * nu), point
 
 
+def _scalar_beta_shapes(mean: float, variance: float) -> tuple[float, float, bool]:
+    """:func:`_beta_shapes` of one interval in Python floats (the same IEEE operations, without array overhead)."""
+    mu = min(max(mean, 0.0), 1.0)
+    if variance <= 0 or mu <= 0 or mu >= 1:
+        return 1.0, 1.0, True
+    nu = mu * (1 - mu) / variance - 1.0
+    if nu <= 0:
+        return 1.0, 1.0, True
+    return mu * nu, (1 - mu) * nu, False
+
+
 def _unit_quantile(unit, counts, extra, q) -> np.ndarray:
     mean, variance = _moments(unit, counts, extra)
     a, b, point = _beta_shapes(mean, variance)
-    from scipy import stats  # heavy: imported where used
+    from scipy import special  # heavy: imported where used
 
-    return np.where(point, mean, stats.beta.ppf(q, a, b))
+    if point is True or point is False:  # one interval
+        return mean if point else special.betaincinv(a, b, q)
+
+    # The Beta quantile as stats.beta.ppf computes it (the same Boost routine), without its per-call checks.
+    return np.where(point, mean, special.betaincinv(a, b, q))
 
 
 def interval_from_counts(distinct, counts, lowest: float, highest: float, confidence: float):

@@ -22,7 +22,7 @@ import numpy as np
 from ._choices import ALL_POLICY_KINDS
 from ._predictions import Predictions
 from ._tier_values import AssistedValues, check_shortlist_spec
-from ._usecase import ValueMatrix, Values, value_matrix_for
+from ._usecase import ValueMatrix, Values, use_case_of, value_matrix_for
 
 __all__ = ["Policy"]
 
@@ -244,16 +244,177 @@ class _FrozenDict(dict):
         return (type(self), (dict(self),))
 
 
-def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix) -> np.ndarray:
+def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix,
+                            screen: "_EvScreen | None" = None) -> np.ndarray:
+    """The expected-value rule's actions, shape (n,): a threshold on the top share for a three-value use case.
+
+    ``screen``: :func:`_ev_screen` of these predictions, when kept (by ``valuecore._tally``).
+    """
     predictions.require_proba("the expected-value rule")
-    expected = _expected_values(predictions.proba, matrix.values)  # (C + 1, n)
+    plan = _ev_plan(predictions, matrix, screen)
+    if plan is None:
+        return _expected_value_actions_exactly(predictions.proba, predictions.y_pred, matrix.values)
+    return plan.actions()
+
+
+def _expected_value_actions_exactly(proba: np.ndarray, y_pred: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Every item's action from its expected values (C + 1, n): proba (n, C), y_pred (n,), values (C, C + 1)."""
+    expected = _expected_values(proba, values)  # (C + 1, n)
     best = expected.max(axis=0)
-    n, n_classes = predictions.n, predictions.n_classes
+    n, n_classes = proba.shape
     # Ties prefer the argmax class, then abstaining, then the lowest class index.
-    keep_argmax = expected[predictions.y_pred, np.arange(n)] >= best
+    keep_argmax = expected[y_pred, np.arange(n)] >= best
     abstain = expected[n_classes] >= best
     other = np.argmax(expected[:n_classes], axis=0)
-    return np.where(keep_argmax, predictions.y_pred, np.where(abstain, n_classes, other)).astype(np.int64)
+    return np.where(keep_argmax, y_pred, np.where(abstain, n_classes, other)).astype(np.int64)
+
+
+# The shortcut screens out the items whose top class leads another by less than this share of the row sum (and
+# gives up when the round-off margin is wider): such near ties are rare, and are decided item by item.
+_TIE_CAP = 1e-9
+_EV_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class _EvScreen:
+    """What the expected-value shortcut needs of one split, whatever the values.
+
+    Attributes
+    ----------
+    ratio : ndarray (n,) or None
+        ``proba[i, y_pred[i]] / proba[i].sum()``, the top class's share of the row (None when presorted:
+        ``ratio_sorted`` and ``position`` hold it).
+    total_min : float
+        The smallest row sum.
+    near_tie, near_tie_gap : ndarray (m,)
+        The items whose top class leads every other class by at most ``_TIE_CAP`` of the row sum
+        (or not at all), and that lead; ascending by lead.
+    order, ratio_sorted, position : ndarray (n,) or None
+        ``ratio``'s stable ascending order, ``ratio`` in it, and each item's place in it (kept when the
+        screen is reused).
+    """
+
+    ratio: np.ndarray
+    total_min: float
+    near_tie: np.ndarray
+    near_tie_gap: np.ndarray
+    order: np.ndarray | None = None
+    ratio_sorted: np.ndarray | None = None
+    position: np.ndarray | None = None
+
+
+def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | None:
+    """The :class:`_EvScreen` of a split with probabilities; None when a row is negative or sums to 0 (no shortcut).
+
+    O(n C) (O(n log n) more with ``presort``).
+    """
+    proba, y_pred = predictions.proba, predictions.y_pred
+    n = predictions.n
+    ratio, lead = np.empty(n), np.empty(n)
+    total_min, lowest = np.inf, 0.0
+    for start in range(0, n, _EV_CHUNK):  # blocks of rows: the masked copy stays small
+        block = np.array(proba[start:start + _EV_CHUNK], dtype=np.float64)
+        rows = np.arange(block.shape[0])
+        picked = y_pred[start:start + _EV_CHUNK]
+        top = block[rows, picked]
+        total = block.sum(axis=1)
+        lowest = min(lowest, float(block.min()))
+        total_min = min(total_min, float(total.min()))
+        block[rows, picked] = -np.inf
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(top, total, out=ratio[start:start + _EV_CHUNK])
+            np.divide(top - block.max(axis=1), total, out=lead[start:start + _EV_CHUNK])
+    if n == 0 or lowest < 0 or not total_min > 0 or not np.isfinite(ratio).all():
+        return None
+    near = np.flatnonzero(lead <= _TIE_CAP)
+    near = near[np.argsort(lead[near], kind="stable")]
+    order = ratio_sorted = position = None
+    if presort:
+        order = np.argsort(ratio, kind="stable")
+        order = order.astype(np.int32) if n < 2**31 else order  # kept per split: 4 bytes an item
+        ratio_sorted = ratio[order]
+        position = np.empty_like(order)
+        position[order] = np.arange(n, dtype=order.dtype)
+        ratio = None  # kept per split: the order and the places say all the cut needs
+    return _EvScreen(ratio, total_min, near, lead[near], order, ratio_sorted, position)
+
+
+@dataclass(frozen=True)
+class _EvPlan:
+    """The expected-value rule's actions for one three-value use case, in two parts.
+
+    Items whose top share is above ``cut`` (+ margin) act on their top class, those below abstain; the
+    ``exact`` items (near the cut, or near a tie between classes) are decided by their expected values:
+    ``exact_actions``. ``acted`` is where the acting items start in ``screen.order`` (None: no order kept).
+    """
+
+    screen: _EvScreen
+    y_pred: np.ndarray
+    n_classes: int
+    high: float
+    acted: int | None
+    band_start: int | None
+    exact: np.ndarray
+    exact_actions: np.ndarray
+
+    @property
+    def key(self) -> tuple:
+        """Equal keys, equal actions (on the same split, with the screen's ``order`` kept)."""
+        return (self.band_start, self.acted, self.exact.tobytes(), self.exact_actions.tobytes())
+
+    def acting(self, items=slice(None)) -> np.ndarray:
+        """Whether the bulk rule acts on ``items`` (all by default): their top share is above the cut's margin."""
+        if self.screen.order is None:
+            return self.screen.ratio[items] > self.high
+        return self.screen.position[items] >= self.acted
+
+    def actions(self) -> np.ndarray:
+        # A comparison over every item is faster than scattering through ``order``; both name the same items.
+        actions = np.where(self.acting(), self.y_pred, self.n_classes).astype(np.int64)
+        actions[self.exact] = self.exact_actions
+        return actions
+
+
+def _ev_plan(predictions: Predictions, matrix: ValueMatrix, screen: _EvScreen | None = None) -> _EvPlan | None:
+    """The shortcut's plan, or None where it does not apply (not a three-value use case, correct <= wrong, ...).
+
+    For the use case (c, a, w) acting on class k is worth ``p_k c + (S - p_k) w`` and abstaining ``S a``
+    (``S`` the row sum), so with ``c > w`` the top class beats every other one and beats abstaining
+    exactly when its share ``p_top / S`` reaches ``(a - w) / (c - w)``. Items within a round-off margin of
+    that cut, or whose top class leads another by less than the margin, are decided as before, by
+    :func:`_expected_values` (whose tie rule they need); for every other item both ways agree.
+    """
+    use_case = use_case_of(matrix) or matrix.as_use_case()  # a matrix made from a use case has its entries
+    if use_case is None or not use_case.v_correct > use_case.v_wrong:
+        return None
+    if screen is None:
+        screen = _ev_screen(predictions)
+        if screen is None:
+            return None
+    correct, abstain, wrong = use_case.v_correct, use_case.v_abstain, use_case.v_wrong
+    n_classes = predictions.n_classes
+    finfo = np.finfo(np.float64)
+    cut = (abstain - wrong) / (correct - wrong)
+    scale = max(abs(correct), abs(abstain), abs(wrong))
+    # Each expected value is within 2 (C + 1) (eps |row| max|V| + tiny) of exact (see _expected_values): the
+    # comparison is sure beyond twice that, here doubled again, plus the round-off of the share and the cut.
+    margin = (8 * (n_classes + 1) * (finfo.eps * scale + finfo.smallest_subnormal / screen.total_min)
+              / (correct - wrong) + 8 * finfo.eps * (abs(cut) + 1))
+    if not (math.isfinite(cut) and margin < _TIE_CAP):
+        return None
+    low, high = cut - margin, cut + margin
+    tied = screen.near_tie[:np.searchsorted(screen.near_tie_gap, margin, side="right")]
+    if screen.order is None:
+        band = np.flatnonzero((screen.ratio >= low) & (screen.ratio <= high))
+        band_start = acted = None
+    else:
+        band_start = int(np.searchsorted(screen.ratio_sorted, low, side="left"))
+        acted = int(np.searchsorted(screen.ratio_sorted, high, side="right"))
+        band = screen.order[band_start:acted]
+    exact = np.union1d(band, tied).astype(np.intp)
+    exact_actions = _expected_value_actions_exactly(predictions.proba[exact], predictions.y_pred[exact],
+                                                    matrix.values)
+    return _EvPlan(screen, predictions.y_pred, n_classes, high, acted, band_start, exact, exact_actions)
 
 
 def _expected_values(proba: np.ndarray, values: np.ndarray, chunk: int = 1 << 14) -> np.ndarray:

@@ -35,9 +35,11 @@ import numpy as np
 from ._evaluate import _evaluate_actions, decision_values, evaluate, item_values
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
+from ._tally import (Grouped, Tally, coverage_of, decision_tally, group_items, grouped_difference, grouped_tally,
+                     joint_tally, split_cache)
 from ._usecase import check_value_range
-from ._uncertainty import (Interval, _check_same_items, _pair_rows, items_to_exclude, mean_interval, possible_range,
-                           weighted_mean)
+from ._uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
+                           grouped_mean, mean_interval, possible_range)
 
 __all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "clearly_ahead", "DEGENERATE_KINDS"]
 
@@ -249,10 +251,87 @@ def _degenerate_values(values: Values, classes) -> tuple[bool, bool]:
     return bool(np.all(gains <= 0)), bool(np.all(gains >= 0))
 
 
+_HAND_OVER = Policy("threshold", threshold=None)
+
+
 def _baseline(predictions: Predictions, values: Values) -> float:
-    """Value per item of handing every item over (no model)."""
-    return float(np.average(item_values(Policy("threshold", threshold=None), predictions, values),
-                            weights=predictions.sample_weight))
+    """Value per item of handing every item over (no model), from the tally of that decision."""
+    matrix = value_matrix_for(values, predictions.classes)
+    _, tally = decision_tally(_HAND_OVER, predictions, matrix)
+    return grouped_mean(grouped_tally(tally, matrix.values.ravel(), split_cache(predictions).integral))
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """One run's outcomes on its evaluated split, in the form its comparisons take.
+
+    A one-tier rule without reviewers keeps the :class:`~valuecore._tally.Tally` of its decision (``key``
+    names it) and the value of each category, ``cell_values`` (K,); a tiered rule, or one priced for
+    reviewers, its per-item values ``items`` (n,). ``grouped``: its values grouped by distinct value.
+    """
+
+    predictions: Predictions
+    grouped: Grouped
+    key: object = None
+    tally: Tally | None = None
+    cell_values: np.ndarray | None = None
+    items: np.ndarray | None = None
+
+    def item_values(self) -> np.ndarray:
+        """Each item's value, shape (n,)."""
+        return self.items if self.items is not None else self.cell_values[self.tally.categories]
+
+    def coverage(self, policy: Policy, values: Values) -> float:
+        if self.tally is None:
+            return _automated_share(policy, self.predictions, values)
+        return coverage_of(self.tally, self.predictions.n_classes)
+
+
+def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: bool = False,
+           matrix=None) -> _Judged:
+    """The :class:`_Judged` of a run priced by ``priced`` (``matrix``: its value matrix for the run's classes,
+    when made already); ``per_item`` forces the item values (reviewers)."""
+    integral = split_cache(predictions).integral
+    if per_item or policy.kind in _TIERED_KINDS:
+        items = _realised_item_values(policy, predictions, priced)
+        return _Judged(predictions, group_items(items, predictions.sample_weight, integral), items=items)
+    predictions.require_labels("per-item values")
+    matrix = value_matrix_for(priced, predictions.classes) if matrix is None else matrix
+    key, tally = decision_tally(policy, predictions, matrix)
+    cells = matrix.values.ravel()
+    return _Judged(predictions, grouped_tally(tally, cells, integral), key, tally, cells)
+
+
+def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
+    """(rows of b matching each row of a, None) or (None, why not), once per pair of splits.
+
+    ``take`` is None when the rows pair in order (no copy). The error text is that of
+    :func:`_check_same_items` for the first names asked.
+    """
+    cache = split_cache(predictions_a)
+    found = cache.pairings.get(predictions_b)
+    if found is None:
+        try:
+            take, ids = _pair_rows(predictions_a, predictions_b, names)
+            _check_same_items(predictions_a, predictions_b, take, ids, names)
+        except ValueError as error:
+            found = (None, str(error))
+        else:
+            in_order = ids is None or np.array_equal(take, np.arange(take.size))
+            found = (None if in_order else take, None)
+        cache.pairings[predictions_b] = found
+    return found
+
+
+def _difference(a: _Judged, b: _Judged, take: np.ndarray | None) -> Grouped:
+    """``a - b`` item by item (b's rows matched by ``take``), grouped; from the joint tally when both have one."""
+    integral = split_cache(a.predictions).integral
+    if a.tally is not None and b.tally is not None:
+        joint = joint_tally(a.predictions, a.key, a.tally, b.predictions, b.key, b.tally, take)
+        return grouped_difference(joint, a.cell_values, b.cell_values, integral)
+    theirs = b.item_values()
+    return group_items(a.item_values() - (theirs if take is None else theirs[take]), a.predictions.sample_weight,
+                       integral)
 
 
 _TIERED_KINDS = ("two_tier", "shortlist")
@@ -335,7 +414,11 @@ def verdict(
     -------
     Verdict
 
-    Cost: one ``item_values`` per model, O(n) each, and O(n) per pairing.
+    Cost: a one-tier rule without reviewers is priced from the tally of its decision, kept per split
+    (``valuecore._tally``): O(classes^2) for a value that keeps its decision, O(log n) to find that out,
+    and O(items that change side) otherwise (with whole-number weights; O(n) with fractional ones). A
+    pairing of two such rules costs O(n) once per pair of decisions. Two-tier and shortlist rules, and
+    every rule priced for ``reviewers``, go item by item: O(n) each.
 
     Examples
     --------
@@ -354,27 +437,36 @@ def verdict(
     if not labelled:
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
-    per_item, intervals, coverage, baselines, split_baselines = {}, {}, {}, {}, {}
+    check_value_range(values)
+    judged, intervals, coverage, baselines, split_baselines = {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
         from ._reviewers import priced_use_case
 
         priced = {m: priced_use_case(reviewers, values, *labelled[m]) for m in labelled}
     everything = values if reviewers is None else reviewers.use_case_at(values, 1.0)
+    made: dict = {}
+
+    def matrix_of(given: Values, classes) -> Values:
+        """``given``'s value matrix for ``classes``, made once per verdict (the rules of a model share it)."""
+        key = (id(given), tuple(classes))
+        if key not in made:
+            made[key] = (given, value_matrix_for(given, classes))  # holds ``given``, so its id stays its own
+        return made[key][1]
+
     for model, (policy, predictions) in labelled.items():
-        # Each rule decides once: its item values and its coverage come from the same actions.
-        actions = _decided(policy, predictions, values) if reviewers is None else None
-        per_item[model] = _realised_item_values(policy, predictions, priced[model], actions)
+        # Each rule decides once (a tally per decision, kept across values): its value and coverage share it.
+        matrix = matrix_of(priced[model], predictions.classes)
+        judged[model] = _judge(policy, predictions, priced[model], per_item=reviewers is not None, matrix=matrix)
+        intervals[model] = grouped_interval(judged[model].grouped, confidence_level=confidence,
+                                            value_range=possible_range(matrix, predictions.classes, policy))
         if memo is not None and reviewers is None:
-            memo.setdefault(model, {})["items"] = per_item[model]
-        intervals[model] = mean_interval(per_item[model], predictions.sample_weight, confidence_level=confidence,
-                                         value_range=possible_range(priced[model], predictions.classes, policy))
-        if memo is not None and reviewers is None:
-            memo[model]["mean"] = intervals[model].mean  # the mean clearly_ahead compares, bit for bit
-        coverage[model] = _automated_share(policy, predictions, values, actions)
+            # the run and the mean clearly_ahead compares, bit for bit
+            memo[model] = {"judged": judged[model], "mean": intervals[model].mean}
+        coverage[model] = judged[model].coverage(policy, values)
         # The rules of one model share its evaluated split, and so its baseline: computed once per split.
         if id(predictions) not in split_baselines:
-            split_baselines[id(predictions)] = _baseline(predictions, everything)
+            split_baselines[id(predictions)] = _baseline(predictions, matrix_of(everything, predictions.classes))
         baselines[model] = split_baselines[id(predictions)]
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
@@ -396,18 +488,17 @@ def verdict(
     for model in ranked[1:]:
         policy, predictions = labelled[model]
         gap = best_mean - intervals[model].mean
-        try:
-            take, ids = _pair_rows(best_predictions, predictions, (best, model))
-            _check_same_items(best_predictions, predictions, take, ids, (best, model))
-        except ValueError:
+        take, unpaired = pairing(best_predictions, predictions, (best, model))
+        if unpaired is not None:
             # Different items: judge by overlapping intervals of the two models.
             contender = bool(intervals[model].high >= intervals[best].low) or gap == 0
             spreads[model] = math.hypot(_per_item_sd(intervals[best]), _per_item_sd(intervals[model]))
             low, high, basis, difference = math.nan, math.nan, "overlap", gap
         else:
-            differences[model] = per_item[best] - per_item[model][take]
-            diff = mean_interval(differences[model], best_predictions.sample_weight, confidence_level=confidence,
-                                 value_range=_difference_range(priced[best], predictions.classes, priced[model]))
+            differences[model] = _difference(judged[best], judged[model], take)
+            pair_range = _difference_range(matrix_of(priced[best], predictions.classes), predictions.classes,
+                                           matrix_of(priced[model], predictions.classes))
+            diff = grouped_interval(differences[model], confidence_level=confidence, value_range=pair_range)
             spreads[model] = _per_item_sd(diff)
             contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
             low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
@@ -419,10 +510,9 @@ def verdict(
         if needed is not None and model in differences and not math.isnan(needed):
             # Where a costly difference is rare the bounded test needs far more items than the normal
             # approximation says: never promise fewer than it needs with the shares observed.
-            needed = max(needed, items_to_exclude(differences[model], best_predictions.sample_weight,
-                                                  _difference_range(priced[best], best_predictions.classes,
-                                                                    priced[model]),
-                                                  confidence_level=confidence))
+            pair_range = _difference_range(matrix_of(priced[best], best_predictions.classes),
+                                           best_predictions.classes, matrix_of(priced[model], best_predictions.classes))
+            needed = max(needed, grouped_items_to_exclude(differences[model], pair_range, confidence_level=confidence))
         standings.append(replace(standing, contender=contender,
                                  items_to_separate=None if needed is None or math.isnan(needed) else needed))
 
@@ -471,39 +561,39 @@ def clearly_ahead(
     """
     memo = {} if memo is None else memo
 
-    def judged(key, part):
-        """``part`` of run ``key``: its item values, their mean, or their interval; each computed once."""
+    def judged(key) -> dict:
+        """Run ``key``'s tally or item values and its mean, each computed once (its interval where needed)."""
         found = memo.setdefault(key, {})
-        if part not in found:
+        if "judged" not in found:
             policy, predictions = runs[key]
-            if "items" not in found:
-                found["items"] = _realised_item_values(policy, predictions, values)
-            if part == "mean":
-                found["mean"] = weighted_mean(found["items"], predictions.sample_weight)
-            elif part == "interval":
-                found["interval"] = mean_interval(found["items"], predictions.sample_weight,
-                                                  confidence_level=confidence)
-        return found[part]
+            found["judged"] = _judge(policy, predictions, values)
+        if "mean" not in found:
+            found["mean"] = grouped_mean(found["judged"].grouped)
+        return found
+
+    def interval(key) -> Interval:
+        found = judged(key)
+        if "interval" not in found:
+            found["interval"] = grouped_interval(found["judged"].grouped, confidence_level=confidence)
+        return found["interval"]
 
     predictions = runs[of][1]
-    own_mean = judged(of, "mean")
+    own_mean = judged(of)["mean"]
     scale = max(abs(own_mean), 1.0)
     ahead = []
     for key, (_, other_predictions) in runs.items():
         if key == of:
             continue
-        other_mean = judged(key, "mean")  # the interval's own mean; the interval only where it is needed
+        other_mean = judged(key)["mean"]  # the interval's own mean; the interval only where it is needed
         if not other_mean > own_mean:
             continue
-        try:
-            take, ids = _pair_rows(other_predictions, predictions, (key, of))
-            _check_same_items(other_predictions, predictions, take, ids, (key, of))
-        except ValueError:
-            if judged(key, "interval").low > judged(of, "interval").high:
+        take, unpaired = pairing(other_predictions, predictions, (key, of))
+        if unpaired is not None:
+            if interval(key).low > interval(of).high:
                 ahead.append(key)
             continue
-        diff = mean_interval(judged(key, "items") - judged(of, "items")[take], other_predictions.sample_weight,
-                             confidence_level=confidence)
+        difference = _difference(judged(key)["judged"], judged(of)["judged"], take)
+        diff = grouped_interval(difference, confidence_level=confidence)
         if diff.low > _RELATIVE_TOLERANCE * max(scale, abs(other_mean)):
             ahead.append(key)
     return tuple(ahead)

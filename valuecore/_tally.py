@@ -1,0 +1,524 @@
+"""Tallies: a decision's items counted per (true class, action), so a new value costs O(C^2), not O(n).
+
+A one-tier rule's realised value of an item is a cell of the value matrix,
+``V[y_true, action]``. For the threshold, class-threshold and accept-all
+rules the actions depend on the thresholds only, so the *tally* of a decision
+-- per category ``y * (C + 1) + action``: the items of positive weight, the sum
+of their weights and of their squared weights -- is the same for every value
+that keeps the thresholds. The mean value per item and its bounded interval
+need nothing more than those sums grouped by distinct value
+(:class:`Grouped`); :func:`valuecore.mean_interval` itself goes through the
+same grouping of its per-item values, so both paths share one set of formulas.
+
+Exactness: with whole-number weights (unit weights included) every sum is an
+integer, exact while it stays below 2**53 (the squared weights' total is
+checked), so the tally path and the per-item path give the same numbers bit
+for bit. With fractional weights the sums of a group are added in
+another order (per category, then across the categories of one value, instead
+of item by item), so each group's weight may differ by a few ulps of the
+group's weight (at most ``n_categories`` roundings of a positive sum); the mean
+and the interval's ends then differ by a relative ``~ 4 * eps * n_groups`` of
+the value scale (tested at ``1e-12`` relative to ``max(|values|)``).
+
+The caches hang on the :class:`~valuecore.Predictions` object of a split (weakly:
+they go with it), keyed by the decision (the policy's thresholds, or for the
+expected-value rule the items it acts on), so a value that keeps every
+threshold recomputes no item.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._bounded import _few_distinct
+
+__all__ = ["Grouped", "group_items", "group_cells"]
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """Items of positive weight grouped by their value; every array has shape (G,), values ascending.
+
+    Attributes
+    ----------
+    values : ndarray of float64
+        The distinct values (``-0.0`` and ``0.0`` are one group).
+    count : ndarray of float64
+        Items of positive weight holding each value (whole numbers).
+    weight, weight_sq : ndarray of float64
+        Sum of their weights and of their squared weights.
+    integral : bool
+        Every weight of the sample (zero weights included) is a whole number.
+    """
+
+    values: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    weight_sq: np.ndarray
+    integral: bool
+
+    @property
+    def total(self) -> float:
+        return float(self.weight.sum())
+
+
+def _cells(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``values`` and each value's index into them, shape (G,) and (n,)."""
+    distinct = _few_distinct(values)
+    if distinct is None:
+        return np.unique(values, return_inverse=True)
+    cell = np.zeros(values.size, dtype=np.intp)
+    for value in distinct[:-1]:
+        cell += values > value
+    return distinct, cell
+
+
+def group_items(values: np.ndarray, weight: np.ndarray, integral: bool) -> Grouped:
+    """:class:`Grouped` of per-item ``values`` (n,) with ``weight`` (n,) (validated: finite, non-negative)."""
+    keep = weight > 0
+    if not keep.all():
+        values, weight = values[keep], weight[keep]
+    distinct, cell = _cells(values)
+    size = distinct.size
+    return Grouped(distinct, np.bincount(cell, minlength=size).astype(np.float64),
+                   np.bincount(cell, weights=weight, minlength=size),
+                   np.bincount(cell, weights=weight * weight, minlength=size), integral)
+
+
+def group_cells(cell_values: np.ndarray, count: np.ndarray, weight: np.ndarray, weight_sq: np.ndarray,
+                integral: bool) -> Grouped:
+    """:class:`Grouped` of a tally: per cell (K,) its value, items of positive weight, weight and squared weight.
+
+    Cells that hold the same value are added in cell order.
+    """
+    occupied = count > 0
+    distinct, cell = np.unique(cell_values[occupied], return_inverse=True)
+    size = distinct.size
+    return Grouped(distinct, np.bincount(cell, weights=count[occupied], minlength=size),
+                   np.bincount(cell, weights=weight[occupied], minlength=size),
+                   np.bincount(cell, weights=weight_sq[occupied], minlength=size), integral)
+
+
+# ------------------------------------------------------------------ tallies of decisions
+@dataclass(frozen=True)
+class Tally:
+    """One decision on one split, counted per category ``y_true * (C + 1) + action``; arrays of shape (K,).
+
+    ``K = C * (C + 1)``. ``categories`` (n,) keeps each item's category (the
+    smallest unsigned integer type that holds K) for the paired tallies.
+    """
+
+    categories: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    weight_sq: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.count.size)
+
+
+def _category_dtype(size: int):
+    return np.uint8 if size <= 256 else np.uint16 if size <= 65536 else np.uint32
+
+
+def _sums(cells: np.ndarray, cache: "_SplitCache", size: int):
+    """(items of positive weight, weight, squared weight) per cell, shape (size,) each."""
+    if cache.unit:  # one count does for all three, exactly
+        count = np.bincount(cells, minlength=size).astype(np.float64)
+        return count, count, count
+    count = np.bincount(cells if cache.positive is None else cells[cache.positive], minlength=size)
+    return (count.astype(np.float64), np.bincount(cells, weights=cache.weight, minlength=size),
+            np.bincount(cells, weights=cache.weight_sq, minlength=size))
+
+
+class _SplitCache:
+    """What one split's decisions share across values: tallies per decision, pairings, EV screens."""
+
+    _MAX_DECISIONS = 24  # LRU: categories are one byte per item
+    _MAX_PAIRS = 256  # joint tallies are small (occupied cells only)
+
+    def __init__(self, predictions):
+        weight = predictions.sample_weight
+        self.unit = bool((weight == 1).all())
+        self.integral = self.unit or bool(np.all(weight == np.round(weight)))
+        # Whole-number sums below 2**53 are exact in any order: a tally may then be updated in place.
+        self.exact_sums = self.integral and float(np.dot(weight, weight)) <= 2.0**53
+        self.weight = weight
+        self.positive = None if self.unit or bool((weight > 0).all()) else weight > 0
+        self.weight_sq = None if self.unit else weight * weight
+        self.decisions: OrderedDict = OrderedDict()
+        self.pairs: OrderedDict = OrderedDict()
+        self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.calibrated: dict = {}
+        self.screens: dict = {}
+        self.latest: dict = {}  # the last decision of each family: (its ranks or plan, its tally)
+        self.lock = threading.Lock()  # sessions share a workspace's splits: the LRU stores change under it
+        self._outcomes = None
+
+    def outcomes(self, predictions) -> tuple[np.ndarray, np.ndarray]:
+        """Each item's category when acted on (its predicted class) and when handed over, shape (n,) each."""
+        if self._outcomes is None:
+            n_classes = predictions.n_classes
+            dtype = _category_dtype(n_classes * (n_classes + 1))
+            row = (predictions.y_true * (n_classes + 1)).astype(dtype)
+            self._outcomes = (row + predictions.y_pred.astype(dtype), row + dtype(n_classes))
+        return self._outcomes
+
+
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def split_cache(predictions) -> _SplitCache:
+    cache = _CACHES.get(predictions)
+    if cache is None:
+        with _CACHES_LOCK:
+            cache = _CACHES.get(predictions)
+            if cache is None:
+                cache = _CACHES[predictions] = _SplitCache(predictions)
+    return cache
+
+
+def _remember(cache: _SplitCache, store: OrderedDict, key, value, limit: int):
+    with cache.lock:
+        store[key] = value
+        store.move_to_end(key)
+        while len(store) > limit:
+            store.popitem(last=False)
+    return value
+
+
+def _recall(cache: _SplitCache, store: OrderedDict, key):
+    """``store[key]`` (now the most recent), or None."""
+    with cache.lock:
+        found = store.get(key)
+        if found is not None:
+            store.move_to_end(key)
+    return found
+
+
+def _tally(predictions, categories: np.ndarray) -> Tally:
+    size = predictions.n_classes * (predictions.n_classes + 1)
+    return Tally(categories, *_sums(categories, split_cache(predictions), size))
+
+
+def tally_of_actions(predictions, actions: np.ndarray) -> Tally:
+    """The :class:`Tally` of ``actions`` (n,) on a labelled split."""
+    n_classes = predictions.n_classes
+    dtype = _category_dtype(n_classes * (n_classes + 1))
+    return _tally(predictions, (predictions.y_true * (n_classes + 1) + actions).astype(dtype))
+
+
+def cached_tally(predictions, key, categories) -> Tally:
+    """The tally of the decision ``key`` on ``predictions``; ``categories()`` gives its categories (n,) when
+    not cached."""
+    cache = split_cache(predictions)
+    found = _recall(cache, cache.decisions, key)
+    if found is not None:
+        return found
+    return _remember(cache, cache.decisions, key, _tally(predictions, categories()), cache._MAX_DECISIONS)
+
+
+def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool) -> Grouped:
+    """:class:`Grouped` of a tally priced by ``cell_values`` (K,): the value matrix, raveled."""
+    return group_cells(cell_values, tally.count, tally.weight, tally.weight_sq, integral)
+
+
+@dataclass(frozen=True)
+class JointTally:
+    """Two decisions on the same items: occupied cells ``cell_a * K_b + cell_b`` and their sums, shape (J,) each.
+
+    The weights are those of split a (the items of b are matched to a's rows).
+    """
+
+    cell_a: np.ndarray
+    cell_b: np.ndarray
+    count: np.ndarray
+    weight: np.ndarray
+    weight_sq: np.ndarray
+
+
+# Pairs of categories counted in one dense array up to this many (12,100 for 10 classes).
+_DENSE_JOINT = 1 << 20
+
+
+def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tally_b: Tally,
+                take: np.ndarray) -> JointTally:
+    """The :class:`JointTally` of two decisions, cached per (decision a, split b, decision b)."""
+    cache = split_cache(predictions_a)
+    key = (key_a, id(predictions_b), key_b)
+    found = _recall(cache, cache.pairs, key)
+    if found is not None and found[0]() is predictions_b:
+        return found[1]
+    size_b = tally_b.size
+    size = tally_a.size * size_b
+    matched = tally_b.categories if take is None else tally_b.categories[take]
+    if size <= _DENSE_JOINT:
+        cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
+        cells += matched
+        count, weight, weight_sq = _sums(cells, cache, size)
+        occupied = np.flatnonzero(count > 0)
+        count, weight, weight_sq = count[occupied], weight[occupied], weight_sq[occupied]
+    else:  # many classes: number the pairs that occur (the same sums, item by item)
+        occupied, cells = np.unique(tally_a.categories.astype(np.int64) * size_b + matched, return_inverse=True)
+        count, weight, weight_sq = _sums(cells, cache, occupied.size)
+        kept = count > 0
+        occupied, count, weight, weight_sq = occupied[kept], count[kept], weight[kept], weight_sq[kept]
+    joint = JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq)
+    _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
+    return joint
+
+
+def grouped_difference(joint: JointTally, values_a: np.ndarray, values_b: np.ndarray, integral: bool) -> Grouped:
+    """:class:`Grouped` of ``value under a - value under b`` per item, from the joint tally (cell values raveled)."""
+    return group_cells(values_a[joint.cell_a] - values_b[joint.cell_b], joint.count, joint.weight, joint.weight_sq,
+                       integral)
+
+
+def coverage_of(tally: Tally, n_classes: int) -> float:
+    """Weighted share acted on, as :func:`valuecore.evaluate` computes it from the same confusion matrix."""
+    confusion = tally.weight.reshape(n_classes, n_classes + 1)
+    n_items = float(confusion.sum())
+    return float(confusion[:, :n_classes].sum()) / n_items if n_items > 0 else 0.0
+
+# ------------------------------------------------------------------ decisions of a rule
+def _calibration_key(policy) -> str:
+    """The recorded calibration as text (cheaper to hash than the policy's mapping)."""
+    calibration = policy.calibration
+    return "none" if calibration.get("method", "none") == "none" else repr(sorted(calibration.items()))
+
+
+def _calibrated(policy, predictions):
+    """``policy.calibrate(predictions)``, once per split and recorded calibration."""
+    key = _calibration_key(policy)
+    if key == "none":
+        return predictions
+    cache = split_cache(predictions)
+    if key not in cache.calibrated:
+        cache.calibrated[key] = policy.calibrate(predictions)
+    return cache.calibrated[key]
+
+
+def _screen(calibrated):
+    """The expected-value shortcut's screen of a (calibrated) split, once (False: the shortcut does not apply)."""
+    from ._policy import _ev_screen
+
+    cache = split_cache(calibrated)
+    if "ev" not in cache.screens:
+        cache.screens["ev"] = _ev_screen(calibrated, presort=True) or False
+    return cache.screens["ev"]
+
+
+@dataclass(frozen=True)
+class _SortedConfidences:
+    """A (calibrated) split's confidences sorted once: all of them, and those of each predicted class.
+
+    ``order`` (n,): the items by ascending confidence (stable), ``everything`` their confidences;
+    ``order_by_class`` (n,): the items by predicted class, then ascending confidence, class k's from
+    ``starts[k]`` to ``starts[k + 1]``, ``by_class`` their confidences.
+    """
+
+    order: np.ndarray
+    everything: np.ndarray
+    order_by_class: np.ndarray
+    by_class: np.ndarray
+    starts: np.ndarray
+
+    def segment(self, k: int | None) -> tuple[np.ndarray, np.ndarray]:
+        """(items, their ascending confidences) of predicted class k, or of every item (None)."""
+        if k is None:
+            return self.order, self.everything
+        start, stop = self.starts[k], self.starts[k + 1]
+        return self.order_by_class[start:stop], self.by_class[start:stop]
+
+
+def _sorted_confidences(calibrated) -> _SortedConfidences:
+    cache = split_cache(calibrated)
+    if "confidences" not in cache.screens:
+        confidence, y_pred = calibrated.confidence, calibrated.y_pred
+        order = _compact(np.argsort(confidence, kind="stable"))
+        by_class = _compact(np.argsort(y_pred, kind="stable"))
+        starts = np.searchsorted(y_pred[by_class], np.arange(calibrated.n_classes + 1), side="left")
+        for k in range(calibrated.n_classes):
+            items = by_class[starts[k]:starts[k + 1]]
+            by_class[starts[k]:starts[k + 1]] = items[np.argsort(confidence[items], kind="stable")]
+        cache.screens["confidences"] = _SortedConfidences(order, confidence[order], by_class, confidence[by_class],
+                                                          starts)
+    return cache.screens["confidences"]
+
+
+def _compact(order: np.ndarray) -> np.ndarray:
+    """An order of item indices in 4 bytes each when they fit (these arrays are kept per split)."""
+    return order.astype(np.int32) if order.size < 2**31 else order
+
+
+def _rank(ascending: np.ndarray, threshold: float | None) -> int:
+    """Items below ``threshold`` (None: all): equal ranks, equal items accepted (``confidence >= threshold``)."""
+    return ascending.size if threshold is None else int(np.searchsorted(ascending, threshold, side="left"))
+
+
+def _threshold_key(policy, calibrated) -> tuple:
+    """The items a threshold rule accepts, named in O(log n) per threshold: ``(family, ranks)``.
+
+    Family None: one threshold for every item (accepting all is rank 0); family "per class": one rank per
+    predicted class, among the confidences of that class.
+    """
+    confidences = _sorted_confidences(calibrated)
+    if policy.kind == "accept_all":
+        return (None, (0,))
+    if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
+        thresholds = policy.thresholds_by_index(calibrated.classes)
+        return ("per class", tuple(_rank(confidences.segment(k)[1], None if math.isinf(t) else float(t))
+                                   for k, t in enumerate(thresholds)))
+    return (None, (_rank(confidences.everything, policy.threshold),))
+
+
+# A decision that moves fewer items than this share of the split is updated from the last one of its family.
+_UPDATE_SHARE = 0.25
+
+
+def _updated(predictions, base: Tally, items: np.ndarray, categories_of_items: np.ndarray) -> Tally:
+    """``base`` with the (distinct) ``items`` moved to ``categories_of_items``: O(len(items)) but a copy.
+
+    Whole-number weights only: every sum is an integer, so adding and taking away gives what counting
+    afresh gives, bit for bit.
+    """
+    cache = split_cache(predictions)
+    size = base.size
+    before = base.categories[items]
+    categories = base.categories.copy()
+    categories[items] = categories_of_items
+    if cache.unit:
+        count = base.count - np.bincount(before, minlength=size) + np.bincount(categories_of_items, minlength=size)
+        return Tally(categories, count, count, count)
+    weight = cache.weight[items]
+    positive = weight > 0
+
+    def moved(weights=None):
+        return (np.bincount(categories_of_items, weights=weights, minlength=size)
+                - np.bincount(before, weights=weights, minlength=size))
+
+    count = base.count + (np.bincount(categories_of_items[positive], minlength=size)
+                          - np.bincount(before[positive], minlength=size))
+    return Tally(categories, count, base.weight + moved(weight), base.weight_sq + moved(weight * weight))
+
+
+def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
+    family, ranks = _threshold_key(policy, calibrated)
+    key = (calibration, family, ranks)
+    cache = split_cache(predictions)
+    found = _recall(cache, cache.decisions, key)
+    if found is not None:
+        return key, found
+    last = cache.latest.get((calibration, family)) if cache.exact_sums else None
+    tally = None
+    if last is not None:
+        confidences = _sorted_confidences(calibrated)
+        acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+        segments = [None] if family is None else range(len(ranks))
+        # A lower rank accepts the items between the two ranks, a higher one hands them over.
+        moved = [(confidences.segment(k)[0][min(old, new):max(old, new)], new < old)
+                 for k, old, new in zip(segments, last[0], ranks) if old != new]
+        if sum(items.size for items, _ in moved) <= _UPDATE_SHARE * calibrated.n:
+            items = np.concatenate([items for items, _ in moved]) if moved else np.empty(0, dtype=np.intp)
+            now = [(acted if accepted else handed_over)[items] for items, accepted in moved]
+            tally = _updated(predictions, last[1], items, np.concatenate(now) if now else acted[:0])
+    if tally is None:
+        tally = _tally(predictions, _threshold_categories(policy, calibrated))
+    _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
+    cache.latest[(calibration, family)] = (ranks, tally)
+    return key, tally
+
+
+def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
+    """The expected-value rule's tally under ``plan``, updated from the last plan when few items move."""
+    key = ("expected_value", calibration, plan.key)
+    cache = split_cache(predictions)
+    found = _recall(cache, cache.decisions, key)
+    if found is not None:
+        return key, found
+    last = cache.latest.get((calibration, "expected_value")) if cache.exact_sums else None
+    tally = None
+    if last is not None:
+        last_plan, base = last
+        low, high = sorted((last_plan.acted, plan.acted))
+        if high - low <= _UPDATE_SHARE * calibrated.n:
+            screen = plan.screen
+            # the items whose bulk rule changed, and those decided by their expected values then or now
+            near = np.union1d(last_plan.exact, plan.exact)
+            position = screen.position[near]
+            items = np.concatenate([screen.order[low:high], near[(position < low) | (position >= high)]])
+            acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+            moved = np.where(plan.acting(items), acted[items], handed_over[items])
+            if plan.exact.size:  # plan.exact is ascending
+                where = np.flatnonzero(np.isin(items, plan.exact))
+                exact = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
+                         + plan.exact_actions.astype(acted.dtype))
+                moved[where] = exact[np.searchsorted(plan.exact, items[where])]
+            tally = _updated(predictions, base, items, moved)
+    if tally is None:
+        tally = _tally(predictions, _plan_categories(plan, calibrated))
+    _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
+    cache.latest[(calibration, "expected_value")] = (plan, tally)
+    return key, tally
+
+
+def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
+    """(decision key, :class:`Tally`) of a one-tier ``policy`` on a labelled split, priced later by ``matrix``.
+
+    Equal keys mean equal actions. Threshold, class-threshold and accept-all rules: the key names the items
+    each threshold accepts (its rank among the split's sorted confidences, O(log n)), so every value that
+    accepts the same items -- the same fitted threshold, or a calibrated threshold that passes no
+    confidence -- reuses the tally. The expected-value rule: for a three-value use case, the key names the
+    items it acts on (:func:`valuecore._policy._ev_plan`), found in O(log n) plus the items near the cut;
+    for any other value matrix, the policy and the matrix.
+    """
+    calibrated = _calibrated(policy, predictions)
+    calibration = _calibration_key(policy)
+    if policy.kind != "expected_value":
+        return _threshold_tally(policy, predictions, calibrated, calibration)
+    from ._policy import _expected_value_actions, _ev_plan
+
+    calibrated.require_proba("the expected-value rule")
+    screen = _screen(calibrated)
+    plan = _ev_plan(calibrated, matrix, screen) if screen else None
+    if plan is None:
+        key = ("expected_value", calibration, matrix.values.tobytes())
+        return key, cached_tally(predictions, key,
+                                 lambda: _categories(calibrated, _expected_value_actions(calibrated, matrix)))
+    return _plan_tally(plan, predictions, calibrated, calibration)
+
+
+def _categories(calibrated, actions: np.ndarray) -> np.ndarray:
+    acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+    return handed_over - handed_over.dtype.type(calibrated.n_classes) + actions.astype(acted.dtype)
+
+
+def _threshold_categories(policy, calibrated) -> np.ndarray:
+    """Each item's category under a threshold rule, as ``Policy.decide`` accepts (``confidence >= threshold``)."""
+    acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+    if policy.kind == "accept_all":
+        return acted
+    if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
+        accept = calibrated.confidence >= policy.thresholds_by_index(calibrated.classes)[calibrated.y_pred]
+    elif policy.threshold is None:
+        return handed_over
+    else:
+        accept = calibrated.confidence >= policy.threshold
+    return np.where(accept, acted, handed_over)
+
+
+def _plan_categories(plan, calibrated) -> np.ndarray:
+    """Each item's category under the expected-value rule's plan (see ``_EvPlan.actions``)."""
+    acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+    categories = np.where(plan.acting(), acted, handed_over)
+    categories[plan.exact] = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
+                              + plan.exact_actions.astype(acted.dtype))
+    return categories
