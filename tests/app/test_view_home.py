@@ -1,11 +1,15 @@
 """The first page's view model (dashboard.views.home), without Streamlit: its numbers are the core's."""
 
+import dataclasses
+
+import numpy as np
 import pytest
 
 import valuecore as vc
 from dashboard.data import workspace
+from dashboard.safetext import md_text
 from dashboard.views import home as view
-from dashboard.views import rule_options
+from dashboard.views import rule_options, shown_confidences
 from view_fixtures import SAMPLES, pipeline, selection
 
 
@@ -82,3 +86,47 @@ def test_files_that_did_not_load_are_counted_in_words(tmp_path):
     assert view.intro(chosen).problem_note.startswith("1 file could not be loaded (broken.csv)")
     (tmp_path / "broken2.csv").write_text("nothing here\n")
     assert view.intro(selection(str(tmp_path))).problem_note.startswith("2 files could not be loaded")
+
+
+def test_the_deciding_confidences_write_every_threshold_as_all_the_confidences_do():
+    # The page keeps, per threshold, only the highest confidence below it; the texts must not change, for any
+    # threshold: every distinct confidence of the splits, points between them, and beyond both ends.
+    for folder in ("digits", "breast_cancer"):
+        chosen = selection(folder, values=(1.0, 0.0, -4.0))
+        ws = workspace(chosen)
+        for model in chosen.models:
+            every = shown_confidences(ws, model)
+            policy = ws.policy(model, "threshold", chosen.values)
+            distinct = np.unique(every)
+            between = (distinct[:-1] + distinct[1:]) / 2
+            for t in [*distinct[::7], *between[::5], float(distinct[0]) / 2, 1.0, float(np.nextafter(distinct[3], 0))]:
+                if t <= 0:
+                    continue
+                moved = dataclasses.replace(policy, threshold=float(t))
+                few = view.deciding_confidences(ws, model, moved)
+                assert len(few) <= 2  # one threshold: at most one confidence per split
+                assert vc.wording.threshold_on_data(t, few) == vc.wording.threshold_on_data(t, every), (model, t)
+                assert vc.wording.threshold(t, few) == vc.wording.threshold(t, every), (model, t)
+                assert vc.wording.rule_phrase(moved, few) == vc.wording.rule_phrase(moved, every)
+            # per-class thresholds are written with the same digits rule, each threshold on its own
+            per_class = ws.policy(model, "class_thresholds", chosen.values)
+            for shift in range(0, len(distinct) - 3, max(1, len(distinct) // 9)):
+                pairs = tuple((label, None if i == 2 else float(distinct[(shift + 3 * i) % len(distinct)]))
+                              for i, (label, _) in enumerate(per_class.class_thresholds))
+                moved = dataclasses.replace(per_class, class_thresholds=pairs)
+                few = view.deciding_confidences(ws, model, moved)
+                rec = vc.Recommendation(model, "class_thresholds", moved, *([0.0] * 5), False, "only", None, 0.0,
+                                        True, None, 1.0, ())
+                assert vc.wording.recommendation_headline(rec, few) == vc.wording.recommendation_headline(rec, every)
+
+
+def test_the_page_writes_its_threshold_as_every_confidence_would(breast_cancer):
+    chosen, ws, page = breast_cancer
+    digits = selection("digits", values=(1.0, 0.0, -1.0))
+    for chosen, ws, page in (breast_cancer, (digits, workspace(digits), view.build(digits, workspace(digits)))):
+        r = page.recommendation
+        every = shown_confidences(ws, r.model)
+        assert page.headline == md_text(vc.wording.recommendation_headline(r, every))
+        volume = 1234.0
+        assert view.per_period(page, "$", volume, "week") == view.per_period(
+            dataclasses.replace(page, confidences=every), "$", volume, "week")
