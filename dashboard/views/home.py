@@ -22,8 +22,8 @@ from .. import home
 from ..data import Workspace
 from ..home import PERIODS, Tile
 
-__all__ = ["PERIODS", "HomeIntro", "HomeNumbers", "HomePage", "build", "deciding_confidences", "intro",
-           "per_period"]
+__all__ = ["PERIODS", "HomeIntro", "HomeNumbers", "HomePage", "build", "build_now", "deciding_confidences",
+           "intro", "per_period"]
 from ..safetext import md_text
 from . import load_problem_note, rule_options, split_text
 from .value import likely_range_words
@@ -95,7 +95,17 @@ def intro(selection) -> HomeIntro:
 
 
 def build(selection, ws: Workspace) -> HomePage:
-    """The recommendation among the selected models over every rule they can use."""
+    """The recommendation among the selected models over every rule they can use.
+
+    Kept across reruns and sessions per runs, rules, values, splits, recalibration, rule and currency
+    (``dashboard.home.cached_page``); :func:`build_now` makes it.
+    """
+    key = home.page_key(ws, selection.models, selection.values) + (selection.rule, selection.currency)
+    return home.cached_page(key, lambda: build_now(selection, ws))
+
+
+def build_now(selection, ws: Workspace) -> HomePage:
+    """:func:`build` without its cache."""
     kinds, _ = rule_options(ws, selection.models, selection.values)
     r = home.page_recommendation(ws, selection.models, selection.values)
     # The threshold with the digits that matter on the data shown (the exact one is in the tile's help).

@@ -36,3 +36,4 @@ def test_a_rerun_over_a_folder_rewrites_no_setting_and_no_url(tmp_path, monkeypa
     at.sidebar.selectbox(key="sidebar_source").set_value("sample:breast_cancer").run()
     assert at.session_state["settings"].source == "sample:breast_cancer"
     assert set(at.session_state["selection"].models) == {p.stem for p in (SAMPLES / "breast_cancer").glob("*.csv")}
+

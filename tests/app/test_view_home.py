@@ -1,8 +1,10 @@
 """The first page's view model (dashboard.views.home), without Streamlit: its numbers are the core's."""
 
 import dataclasses
+import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import valuecore as vc
@@ -130,3 +132,56 @@ def test_the_page_writes_its_threshold_as_every_confidence_would(breast_cancer):
         volume = 1234.0
         assert view.per_period(page, "$", volume, "week") == view.per_period(
             dataclasses.replace(page, confidences=every), "$", volume, "week")
+
+
+def same_page(a: view.HomePage, b: view.HomePage) -> bool:
+    """Field by field, frames by value."""
+    for field in dataclasses.fields(view.HomePage):
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, pd.DataFrame) or isinstance(y, pd.DataFrame):
+            if not (isinstance(x, pd.DataFrame) and isinstance(y, pd.DataFrame) and x.equals(y)):
+                return False
+        elif isinstance(x, np.ndarray):
+            if not np.array_equal(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("folder,values,calibration", [
+    ("digits", (1.0, 0.0, -4.0), "none"), ("digits", (1.0, 0.0, -1000.0), "isotonic"),
+    ("breast_cancer", (5.0, -1.0, -30.0), "none"), ("breast_cancer", (1.0, 0.0, 0.0), "temperature"),
+])
+def test_the_cached_page_is_the_page_built_now(folder, values, calibration):
+    chosen = dataclasses.replace(selection(folder, values=values), calibration=calibration)
+    ws = workspace(chosen)
+    cached = view.build(chosen, ws)
+    assert same_page(cached, view.build_now(chosen, workspace(chosen)))
+    assert view.build(chosen, workspace(chosen)) is cached  # a rerun with nothing changed reuses it
+
+
+def test_the_cached_page_follows_every_change_of_runs_values_splits_and_words(tmp_path):
+    for run in (SAMPLES / "digits").glob("*.csv"):
+        shutil.copy(run, tmp_path / run.name)
+    chosen = selection(str(tmp_path), values=(1.0, 0.0, -4.0))
+    first = view.build(chosen, workspace(chosen))
+    changes = [
+        dataclasses.replace(chosen, use_case=vc.UseCase(1.0, 0.0, -9.0)),
+        dataclasses.replace(chosen, calibration="isotonic"),
+        dataclasses.replace(chosen, tune_split="test"),
+        dataclasses.replace(chosen, currency="CHF"),
+        dataclasses.replace(chosen, models=chosen.models[:2]),
+    ]
+    for changed in changes:
+        page = view.build(changed, workspace(changed))
+        assert page is not first and same_page(page, view.build_now(changed, workspace(changed)))
+    # A run file replaced by another's content (same model name) is another workspace: rebuilt, not served stale.
+    winner = first.recommendation.model
+    other = next(m for m in chosen.models if m != winner)
+    shutil.copy(SAMPLES / "digits" / f"{other}.csv", tmp_path / f"{winner}.csv")
+    reloaded = selection(str(tmp_path), values=(1.0, 0.0, -4.0))
+    page = view.build(reloaded, workspace(reloaded))
+    assert page is not first and same_page(page, view.build_now(reloaded, workspace(reloaded)))
+    assert page.recommendation.per_item != first.recommendation.per_item or page.candidates is not None and not (
+        page.candidates.equals(first.candidates))
