@@ -19,7 +19,17 @@ p90 of their round trips is set against the p90 of one session alone.
 Goals (issue 23): the first page within 1.5x the bare round trip (median), and
 p90 with eight sessions within 3x one session's. Not a test: prints the figures.
 
-Run: ``python benchmarks/bench_app_roundtrip.py [--n 1000000] [--rounds 5] [--sessions 8] [--together-rounds 3]``
+With ``--exclude-recommend`` the dashboard's server answers ``valuecore.recommend`` from
+a memo: the first answer for each (models, rules) is computed in full; later ones
+keep its model and rule, refit that one policy for the new values and evaluate
+it (the headline, the tiles and the likely range then change, as they must for
+the round trip to end). This is NOT the dashboard's round trip: it is what the
+page costs around the recommendation (sidebar, view model, layout, Streamlit,
+the browser), printed as "recommend excluded". The patch lives only in this
+benchmark (a ``sitecustomize`` module on the server's PYTHONPATH).
+
+Run: ``python benchmarks/bench_app_roundtrip.py [--n 1000000] [--rounds 5] [--sessions 8] [--together-rounds 3]
+[--exclude-recommend]``
 """
 
 from __future__ import annotations
@@ -46,6 +56,34 @@ BARE_APP = '''import streamlit as st
 wrong = st.number_input("Wrong answer", value=-4.0, step=0.5)
 st.markdown(f"A wrong answer is worth {wrong:g}.")
 '''
+# Loaded at the start of the dashboard's server with --exclude-recommend (see the docstring). Only the
+# benchmark's server sees it: it is written to a temporary folder put first on the server's PYTHONPATH.
+RECOMMEND_EXCLUDED = '''"""The benchmark's "recommend excluded" patch: vc.recommend answers from a memo."""
+import dataclasses
+
+import valuecore as vc
+
+_real = vc.recommend
+_first = {}
+
+
+def recommend(pipeline, values, models=None, **options):
+    key = (None if models is None else tuple(models), tuple(options.get("kinds") or ()))
+    if key not in _first:
+        _first[key] = _real(pipeline, values, models, **options)
+        return _first[key]
+    r = _first[key]
+    if r.model is None or not isinstance(values, vc.UseCase):
+        return r
+    policy = pipeline.policy(r.model, r.kind, values)
+    result = pipeline.result(r.model, policy, values)
+    return dataclasses.replace(r, policy=policy, per_item=result.value_per_item, coverage=result.coverage,
+                               baseline_per_item=float(values.v_abstain))
+
+
+vc.recommend = recommend
+'''
+_LABEL = ""  # "[recommend excluded] " with --exclude-recommend, on every figure it prints
 TIMEOUT_MS = 600_000  # a first load of five 10^6-row runs on a busy machine
 PERIOD_TILE = "Value per month"
 
@@ -145,11 +183,11 @@ async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int
                 dashboard += await _round_trips(page, *_dashboard_locators(page), [value])
                 volume += await _round_trips(page, *_volume_locators(page), [10_000 + 137 * (r + 1)])
                 bare += await _round_trips(bare_page, *_bare_locators(bare_page), [value])
-            print(f"one session, first page, a new outcome value: {_ms(dashboard)}")
-            print(f"one session, first page, a new volume:        {_ms(volume)}")
+            print(f"{_LABEL}one session, first page, a new outcome value: {_ms(dashboard)}")
+            print(f"{_LABEL}one session, first page, a new volume:        {_ms(volume)}")
             print(f"one session, bare app:                        {_ms(bare)}")
             ratio = statistics.median(dashboard) / statistics.median(bare)
-            print(f"first page / bare (medians): {ratio:.2f}x (goal 1.5x); a new volume: "
+            print(f"{_LABEL}first page / bare (medians): {ratio:.2f}x (goal 1.5x); a new volume: "
                   f"{statistics.median(volume) / statistics.median(bare):.2f}x")
             await bare_context.close()
             if sessions < 2:
@@ -162,8 +200,9 @@ async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int
                 _round_trips(p, *_dashboard_locators(p), _values(1 if same_values else s + 1, together_rounds))
                 for s, p in enumerate(pages)))
             every = [t for times in together for t in times]
-            print(f"{sessions} sessions at once ({'the same' if same_values else 'each its own'} values): {_ms(every)}")
-            print(f"p90 {sessions} sessions / p90 one session: {_p90(every) / _p90(dashboard):.2f}x (goal 3x)")
+            which = "the same" if same_values else "each its own"
+            print(f"{_LABEL}{sessions} sessions at once ({which} values): {_ms(every)}")
+            print(f"{_LABEL}p90 {sessions} sessions / p90 one session: {_p90(every) / _p90(dashboard):.2f}x (goal 3x)")
             for c, _ in opened:
                 await c.close()
             await context.close()
@@ -178,6 +217,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=8, help="concurrent sessions")
     parser.add_argument("--together-rounds", type=int, default=3, help="values typed per concurrent session")
     parser.add_argument("--same-values", action="store_true", help="the concurrent sessions type the same values")
+    parser.add_argument("--exclude-recommend", action="store_true",
+                        help="the server answers valuecore.recommend from a memo: what the page costs without it")
     args = parser.parse_args()
     if chromium_path() is None:
         sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
@@ -188,6 +229,15 @@ def main() -> None:
         synthetic_runs(folder, args.n, seed=0)
         (Path(tmp) / "bare.py").write_text(BARE_APP)
         os.environ["VALUE_DASHBOARD_DATA_ROOTS"] = tmp  # the folder source reads only inside allowed roots
+        if args.exclude_recommend:
+            global _LABEL
+            _LABEL = "[recommend excluded] "
+            patch = Path(tmp) / "patch"
+            patch.mkdir()
+            (patch / "sitecustomize.py").write_text(RECOMMEND_EXCLUDED)
+            os.environ["PYTHONPATH"] = os.pathsep.join([str(patch), str(ROOT), os.environ.get("PYTHONPATH", "")])
+            print("RECOMMEND EXCLUDED: the dashboard's server answers valuecore.recommend from a memo (one policy "
+                  "refitted and evaluated per new value); these figures are the page without the recommendation.")
         with streamlit_server(timeout=120) as dashboard_url, \
                 streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")) as bare_url:
             asyncio.run(_measure(f"{dashboard_url}/?src=folder:{folder}", bare_url, args.rounds, args.sessions,

@@ -62,6 +62,25 @@ def _weighed(ws: Workspace, models, values) -> tuple:
     return key, models, tuple(kinds)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _page(key: tuple, _make):
+    return _make()
+
+
+def page_key(ws: Workspace, models, values) -> tuple:
+    """What the first page's numbers and words depend on besides the rule and currency shown: each selected
+    model's run (content, class order, loader), the rules weighed, the values, the splits, the recalibration."""
+    kinds, _ = views.rule_options(ws, models, values)
+    return (tuple((m, ws.run_key(m)) for m in models if m in ws.report.models), tuple(kinds), values_key(values),
+            ws.tune_split, ws.eval_split, ws.calibration)
+
+
+def cached_page(key: tuple, make):
+    """``make()`` once per ``key`` (from :func:`page_key`) across reruns and sessions: a rerun that changes no
+    value, a visit back to the page and a colleague on the same values reuse the first page's view model."""
+    return _page(key, make)
+
+
 def page_recommendation(ws: Workspace, models, values) -> vc.Recommendation:
     """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them."""
     key, models, kinds = _weighed(ws, models, values)
@@ -143,7 +162,8 @@ def values_frame(matrix: vc.ValueMatrix, currency: str) -> pd.DataFrame:
 def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
     """Every (model, rule) judged, best first, as text, then the no-model row."""
     money = vc.wording.money
-    rows = []
+    columns = {name: [] for name in ("Model", "Rule", "Value per item", "Likely range", "Automated",
+                                     "Against the best")}
     for c in r.candidates:
         if (c.model, c.kind) == (r.model, r.kind):
             against = "recommended"
@@ -153,13 +173,15 @@ def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
             against = "level with the best" if c.contender else "clearly behind the best"
         likely = (f"{money(c.low, currency)} to {money(c.high, currency)}"
                   if math.isfinite(c.low) and math.isfinite(c.high) else "too few items")
-        rows.append({"Model": c.model, "Rule": vc.wording.rule_name(c.kind), "Value per item": money(c.per_item,
-                                                                                                     currency),
-                     "Likely range": likely, "Automated": vc.wording.percent(c.coverage), "Against the best": against})
-    rows.append({"Model": "no model (hand everything over)", "Rule": "", "Value per item": money(
-        r.baseline_per_item, currency), "Likely range": "", "Automated": vc.wording.percent(0.0),
-        "Against the best": "baseline"})
-    return pd.DataFrame(rows)
+        row = (c.model, vc.wording.rule_name(c.kind), money(c.per_item, currency), likely,
+               vc.wording.percent(c.coverage), against)
+        for column, cell in zip(columns.values(), row):
+            column.append(cell)
+    baseline = ("no model (hand everything over)", "", money(r.baseline_per_item, currency), "",
+                vc.wording.percent(0.0), "baseline")
+    for column, cell in zip(columns.values(), baseline):
+        column.append(cell)
+    return pd.DataFrame(columns)  # built by columns: a frame of row dicts took milliseconds on each rerun
 
 
 def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:

@@ -323,9 +323,12 @@ def _source_section(settings: Settings):
     shown = "mlflow" if source.startswith(mlflowsource.PREFIX) else shown
     if shown not in options:
         shown = options[0]
+    # "folder" and "mlflow" stand for the folder or run the setting names: left as they are, they keep it (the
+    # setting flipped to "folder" and back on every rerun, and the URL with it, twice a rerun).
     choice = state.choice(
         st.selectbox, "source", "Data source", options, key="sidebar_source",
         fallback=options.index(shown), format_func=lambda o: labels.get(o, f"Sample runs: {o.split(':', 1)[-1]}"),
+        means=lambda picked: source if picked == shown else picked,
     )
     if choice.startswith("sample:"):
         name = choice.split(":", 1)[1]

@@ -190,14 +190,15 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback: int = 0, default: Any = None,
-           **kwargs) -> Any:
+           means: Callable | None = None, **kwargs) -> Any:
     """A selectbox or radio showing setting ``name``; the option picked becomes the setting.
 
     When the setting is not among ``options`` (another data set, a stale
     link), option ``fallback`` is shown and becomes the setting. With a
     ``default`` option (e.g. the best model), the setting None shows it and
     picking it stores None: a link then follows the default instead of
-    freezing today's.
+    freezing today's. ``means(picked)`` gives the setting an option stands for, when an option stands for
+    more than itself (the data source "folder" for the folder the setting names).
     """
     options = list(options)
     if not options:
@@ -206,14 +207,15 @@ def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback
     if default is not None and default in options:
         fallback = options.index(default)
     index = options.index(current) if current in options else min(fallback, len(options) - 1)
+    stands_for = means or (lambda picked: picked)
 
-    def means(picked):
-        return None if default is not None and picked == default else picked
+    def setting_of(picked):
+        return None if default is not None and picked == default else stands_for(picked)
 
-    _show(key, options[index], means, current)
+    _show(key, options[index], setting_of, current)
     picked = draw(label, options, index=index, key=key, **kwargs)
     _shown(key, picked)
-    from_widget(name, means(picked))
+    from_widget(name, setting_of(picked))
     return picked
 
 

@@ -9,8 +9,11 @@ draws and nothing here touches Streamlit.
 
 from __future__ import annotations
 
+import bisect
+import operator
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 import valuecore as vc
@@ -19,9 +22,10 @@ from .. import home
 from ..data import Workspace
 from ..home import PERIODS, Tile
 
-__all__ = ["PERIODS", "HomeIntro", "HomeNumbers", "HomePage", "build", "intro", "per_period"]
+__all__ = ["PERIODS", "HomeIntro", "HomeNumbers", "HomePage", "build", "build_now", "deciding_confidences",
+           "intro", "per_period"]
 from ..safetext import md_text
-from . import load_problem_note, rule_options, shown_confidences, split_text
+from . import load_problem_note, rule_options, split_text
 from .value import likely_range_words
 
 CANDIDATES_CAPTION = (
@@ -55,7 +59,10 @@ class HomePage:
     candidates: pd.DataFrame | None  # every (model, rule) weighed, best first (None: none was)
     report_kind: str
     report_kinds: tuple[str, ...]
-    confidences: object  # the recommended model's confidences on the data shown (None: no model)
+    # What decides how the recommended policy's thresholds are written (None: no model): for each of them,
+    # the highest confidence below it on the data shown (deciding_confidences). The texts are those the
+    # model's every confidence would give, at the cost of a few numbers instead of 10^6 on each rerun.
+    confidences: object
 
 
 @dataclass(frozen=True)
@@ -88,11 +95,21 @@ def intro(selection) -> HomeIntro:
 
 
 def build(selection, ws: Workspace) -> HomePage:
-    """The recommendation among the selected models over every rule they can use."""
+    """The recommendation among the selected models over every rule they can use.
+
+    Kept across reruns and sessions per runs, rules, values, splits, recalibration, rule and currency
+    (``dashboard.home.cached_page``); :func:`build_now` makes it.
+    """
+    key = home.page_key(ws, selection.models, selection.values) + (selection.rule, selection.currency)
+    return home.cached_page(key, lambda: build_now(selection, ws))
+
+
+def build_now(selection, ws: Workspace) -> HomePage:
+    """:func:`build` without its cache."""
     kinds, _ = rule_options(ws, selection.models, selection.values)
     r = home.page_recommendation(ws, selection.models, selection.values)
     # The threshold with the digits that matter on the data shown (the exact one is in the tile's help).
-    confidences = shown_confidences(ws, r.model) if r.model is not None else None
+    confidences = deciding_confidences(ws, r.model, r.policy) if r.model is not None else None
     range_words = (model_range_words(ws, r.model, r.policy, selection.values, selection.currency)
                    if r.model is not None else "")
     return HomePage(
@@ -120,6 +137,40 @@ def per_period(page: HomePage, currency: str, volume: float, period: str) -> Hom
             f"({vc.wording.money(r.gain_per_item * volume, currency)} per {period} more than no model)."
         )
     return HomeNumbers(tuple((tuple(widths), tuple(row)) for widths, row in home.tile_rows(tiles)), sentence)
+
+
+def policy_thresholds(policy) -> tuple[float, ...]:
+    """Every confidence threshold a policy's words can name: its threshold, its per-class thresholds, a
+    two-tier's assist threshold, a shortlist's list threshold (finite ones only)."""
+    if policy is None:
+        return ()
+    shortlist = getattr(policy, "shortlist", None) or {}
+    per_class = tuple(t for _, t in (getattr(policy, "class_thresholds", None) or ()))
+    found = (policy.threshold, getattr(policy, "assist_threshold", None), shortlist.get("list_threshold"), *per_class)
+    return tuple(float(t) for t in found if t is not None and np.isfinite(t))
+
+
+def deciding_confidences(ws: Workspace, model: str, policy) -> np.ndarray:
+    """For each threshold of ``policy`` (:func:`policy_thresholds`), the highest confidence below it on the
+    data shown (the tuning and evaluated splits, as ``views.shown_confidences``), ascending.
+
+    ``vc.wording.threshold`` and ``threshold_on_data`` read the confidences only through that number (the
+    next lower confidence bounds the digits), so these few give the same texts as every confidence of the
+    splits. Each is found by a binary search in the split's presorted distinct confidences: O(log n) per
+    rerun where a scan of 10^6 confidences took milliseconds, on the first page and in its volume fragment.
+    """
+    thresholds = policy_thresholds(policy)
+    below = []
+    for split in dict.fromkeys((ws.tuning_split_for(model), ws.eval_split)):
+        run = ws.sorted(model, split) if split is not None else None
+        if run is None or not len(run.thresholds):
+            continue
+        descending = run.thresholds  # distinct confidences, decreasing
+        for t in thresholds:
+            at = bisect.bisect_right(descending, -t, key=operator.neg)  # how many are >= t, without a copy
+            if at < len(descending):
+                below.append(float(descending[at]))
+    return np.unique(np.asarray(below, dtype=np.float64))
 
 
 def model_range_words(ws: Workspace, model: str, policy, values, currency: str = "") -> str:

@@ -1,11 +1,17 @@
 """The first page's view model (dashboard.views.home), without Streamlit: its numbers are the core's."""
 
+import dataclasses
+import shutil
+
+import numpy as np
+import pandas as pd
 import pytest
 
 import valuecore as vc
 from dashboard.data import workspace
+from dashboard.safetext import md_text
 from dashboard.views import home as view
-from dashboard.views import rule_options
+from dashboard.views import rule_options, shown_confidences
 from view_fixtures import SAMPLES, pipeline, selection
 
 
@@ -82,3 +88,100 @@ def test_files_that_did_not_load_are_counted_in_words(tmp_path):
     assert view.intro(chosen).problem_note.startswith("1 file could not be loaded (broken.csv)")
     (tmp_path / "broken2.csv").write_text("nothing here\n")
     assert view.intro(selection(str(tmp_path))).problem_note.startswith("2 files could not be loaded")
+
+
+def test_the_deciding_confidences_write_every_threshold_as_all_the_confidences_do():
+    # The page keeps, per threshold, only the highest confidence below it; the texts must not change, for any
+    # threshold: every distinct confidence of the splits, points between them, and beyond both ends.
+    for folder in ("digits", "breast_cancer"):
+        chosen = selection(folder, values=(1.0, 0.0, -4.0))
+        ws = workspace(chosen)
+        for model in chosen.models:
+            every = shown_confidences(ws, model)
+            policy = ws.policy(model, "threshold", chosen.values)
+            distinct = np.unique(every)
+            between = (distinct[:-1] + distinct[1:]) / 2
+            for t in [*distinct[::7], *between[::5], float(distinct[0]) / 2, 1.0, float(np.nextafter(distinct[3], 0))]:
+                if t <= 0:
+                    continue
+                moved = dataclasses.replace(policy, threshold=float(t))
+                few = view.deciding_confidences(ws, model, moved)
+                assert len(few) <= 2  # one threshold: at most one confidence per split
+                assert vc.wording.threshold_on_data(t, few) == vc.wording.threshold_on_data(t, every), (model, t)
+                assert vc.wording.threshold(t, few) == vc.wording.threshold(t, every), (model, t)
+                assert vc.wording.rule_phrase(moved, few) == vc.wording.rule_phrase(moved, every)
+            # per-class thresholds are written with the same digits rule, each threshold on its own
+            per_class = ws.policy(model, "class_thresholds", chosen.values)
+            for shift in range(0, len(distinct) - 3, max(1, len(distinct) // 9)):
+                pairs = tuple((label, None if i == 2 else float(distinct[(shift + 3 * i) % len(distinct)]))
+                              for i, (label, _) in enumerate(per_class.class_thresholds))
+                moved = dataclasses.replace(per_class, class_thresholds=pairs)
+                few = view.deciding_confidences(ws, model, moved)
+                rec = vc.Recommendation(model, "class_thresholds", moved, *([0.0] * 5), False, "only", None, 0.0,
+                                        True, None, 1.0, ())
+                assert vc.wording.recommendation_headline(rec, few) == vc.wording.recommendation_headline(rec, every)
+
+
+def test_the_page_writes_its_threshold_as_every_confidence_would(breast_cancer):
+    chosen, ws, page = breast_cancer
+    digits = selection("digits", values=(1.0, 0.0, -1.0))
+    for chosen, ws, page in (breast_cancer, (digits, workspace(digits), view.build(digits, workspace(digits)))):
+        r = page.recommendation
+        every = shown_confidences(ws, r.model)
+        assert page.headline == md_text(vc.wording.recommendation_headline(r, every))
+        volume = 1234.0
+        assert view.per_period(page, "$", volume, "week") == view.per_period(
+            dataclasses.replace(page, confidences=every), "$", volume, "week")
+
+
+def same_page(a: view.HomePage, b: view.HomePage) -> bool:
+    """Field by field, frames by value."""
+    for field in dataclasses.fields(view.HomePage):
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, pd.DataFrame) or isinstance(y, pd.DataFrame):
+            if not (isinstance(x, pd.DataFrame) and isinstance(y, pd.DataFrame) and x.equals(y)):
+                return False
+        elif isinstance(x, np.ndarray):
+            if not np.array_equal(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("folder,values,calibration", [
+    ("digits", (1.0, 0.0, -4.0), "none"), ("digits", (1.0, 0.0, -1000.0), "isotonic"),
+    ("breast_cancer", (5.0, -1.0, -30.0), "none"), ("breast_cancer", (1.0, 0.0, 0.0), "temperature"),
+])
+def test_the_cached_page_is_the_page_built_now(folder, values, calibration):
+    chosen = dataclasses.replace(selection(folder, values=values), calibration=calibration)
+    ws = workspace(chosen)
+    cached = view.build(chosen, ws)
+    assert same_page(cached, view.build_now(chosen, workspace(chosen)))
+    assert view.build(chosen, workspace(chosen)) is cached  # a rerun with nothing changed reuses it
+
+
+def test_the_cached_page_follows_every_change_of_runs_values_splits_and_words(tmp_path):
+    for run in (SAMPLES / "digits").glob("*.csv"):
+        shutil.copy(run, tmp_path / run.name)
+    chosen = selection(str(tmp_path), values=(1.0, 0.0, -4.0))
+    first = view.build(chosen, workspace(chosen))
+    changes = [
+        dataclasses.replace(chosen, use_case=vc.UseCase(1.0, 0.0, -9.0)),
+        dataclasses.replace(chosen, calibration="isotonic"),
+        dataclasses.replace(chosen, tune_split="test"),
+        dataclasses.replace(chosen, currency="CHF"),
+        dataclasses.replace(chosen, models=chosen.models[:2]),
+    ]
+    for changed in changes:
+        page = view.build(changed, workspace(changed))
+        assert page is not first and same_page(page, view.build_now(changed, workspace(changed)))
+    # A run file replaced by another's content (same model name) is another workspace: rebuilt, not served stale.
+    winner = first.recommendation.model
+    other = next(m for m in chosen.models if m != winner)
+    shutil.copy(SAMPLES / "digits" / f"{other}.csv", tmp_path / f"{winner}.csv")
+    reloaded = selection(str(tmp_path), values=(1.0, 0.0, -4.0))
+    page = view.build(reloaded, workspace(reloaded))
+    assert page is not first and same_page(page, view.build_now(reloaded, workspace(reloaded)))
+    assert page.recommendation.per_item != first.recommendation.per_item or page.candidates is not None and not (
+        page.candidates.equals(first.candidates))
