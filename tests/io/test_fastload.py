@@ -74,15 +74,16 @@ def test_the_hash_thread_hands_its_error_to_the_caller():
     assert _fastload.in_background(lambda: "abc")() == "abc"
 
 
-def test_a_file_that_vanishes_while_hashed_is_reported_not_raised(tmp_path, monkeypatch):
-    path = tmp_path / "model.parquet"
-    path.write_bytes(_parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]})))
+def test_an_error_of_the_hash_thread_is_reported_not_raised(monkeypatch):
+    """Bytes in memory (an upload) are hashed on a thread while they load; a file on disk is hashed when its
+    digest is asked for (tests/io/test_loader_identity.py)."""
+    data = _parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]}))
 
-    def vanished(data):
-        raise FileNotFoundError("the file went away")
+    def failed(data):
+        raise MemoryError("no room to hash")
 
-    monkeypatch.setattr(_runfiles, "_sha256", vanished)
-    report = load_run_file(path)
+    monkeypatch.setattr(_runfiles, "_sha256", failed)
+    report = load_run_file(data, name="model.parquet")
     assert not report.ok and "could not be loaded" in str(report.errors[0])
 
 

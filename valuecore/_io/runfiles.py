@@ -44,6 +44,7 @@ from .columns import (
     rule_mask,
 )
 from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
+from .identity import DeferredDigest, stat_key
 from .._limits import clip_text, limit, refusal
 from .._predictions import ClassCodes, Predictions, _top_of_columns
 from .._sorted import _small_ints
@@ -140,6 +141,23 @@ class LoadProblem:
         return text
 
 
+class _Digest:
+    """``ModelRun.sha256``: a hex digest given as text (or None), or a :class:`DeferredDigest` the loader
+    hands over for a Parquet file read from disk, computed when first read (see ``_io/identity.py``)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, run, owner=None):
+        if run is None:
+            raise AttributeError(self.slot[1:])  # no default value for the dataclass field
+        value = run.__dict__[self.slot]
+        return value.hexdigest() if isinstance(value, DeferredDigest) else value
+
+    def __set__(self, run, value) -> None:
+        run.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True, eq=False)
 class ModelRun:
     """The predictions of one model, split by split.
@@ -151,7 +169,10 @@ class ModelRun:
     path : str
         The file it came from, as the user named it.
     sha256 : str
-        Hex SHA-256 of the file bytes (shared by all models of one file).
+        Hex SHA-256 of the file bytes (shared by all models of one file). For a
+        Parquet file read from disk it is computed when first read, from the
+        file checked unchanged since it was loaded; reading it raises a
+        ``ValueError`` naming the file when the file has changed since.
     classes : tuple of str, length n_classes
         Class labels as text, in probability-column order.
     splits : dict of str to Predictions
@@ -165,7 +186,7 @@ class ModelRun:
 
     model: str
     path: str
-    sha256: str
+    sha256: str = _Digest()  # type: ignore[assignment]
     classes: tuple[str, ...]
     splits: dict[str, Predictions] = field(default_factory=dict)
     aggregate: bool = False
@@ -552,12 +573,14 @@ def _load_bytes(
     """
     problems = _FileProblems(display)
     # A Parquet file is read from disk (``data`` is its path), anything else from its bytes.
-    size = data.stat().st_size if isinstance(data, Path) else len(data)
+    info = data.stat() if isinstance(data, Path) else None
+    size = len(data) if info is None else info.st_size
     if size > max_file_bytes():
         problems.add(too_large_message(size))
         return [], problems.items, False
     try:
-        runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits)
+        runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits,
+                                     None if info is None else stat_key(info))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the loader promises no traceback for any input
         problems.add(f"could not be loaded ({type(exc).__name__}: {exc})")
         runs, inferred = [], False
@@ -566,8 +589,11 @@ def _load_bytes(
     return runs, problems.items, inferred
 
 
-def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits):
-    """Read one file, check every column, then cut it into runs by model and split."""
+def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits, key=None):
+    """Read one file, check every column, then cut it into runs by model and split.
+
+    ``key``: the :func:`stat_key` of a file read from disk (``data`` its path), taken before reading it.
+    """
     table = _read_table(data, display, problems)
     if table is None:
         return [], False
@@ -579,14 +605,25 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     kind = _run_kind(table.columns, problems)
     if kind is None:
         return [], False
-    sha = in_background(lambda: _sha256(data))  # overlaps the conversion of the columns
+    # Bytes in memory are hashed while the columns convert; a file on disk only when its digest is asked for.
+    sha = in_background(lambda: _sha256(data)) if key is None else (lambda: DeferredDigest(data, display, key))
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
     aggregate = table.aggregate
     del frame, table  # the file's columns are converted: free them before the splits are cut
     _release_arrow_memory()
+    if key is not None and not _unchanged(data, key):
+        problems.add("changed while it was being read; load it again")
     if parsed is None or problems.has_errors:
         return [], kind.inferred
     return _build_runs(parsed, display, sha(), problems, splits, aggregate), kind.inferred
+
+
+def _unchanged(path: Path, key: tuple) -> bool:
+    """Whether the file at ``path`` is still the one whose :func:`stat_key` was ``key``."""
+    try:
+        return stat_key(path.stat()) == key
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -999,13 +1036,7 @@ def _release_arrow_memory() -> None:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 
-def _sha256(data: bytes | Path) -> str:
-    if isinstance(data, Path):
-        digest = hashlib.sha256()
-        with open(data, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
+def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
