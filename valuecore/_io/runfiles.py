@@ -1647,11 +1647,14 @@ class _ProbabilityChecks:
         self.off.add(deviation > self.warn_tolerance, start)
         top = None
         if self._found and deviation.size:
-            if self.top is None:
-                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n, dtype=columns[0].dtype))
+            if self.top is None:  # the confidences in float64, as Predictions keeps them: no conversion later
+                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n))
             y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
-            if _top_of_columns(columns, y_pred, confidence, self._equal[: deviation.size]):
-                top = confidence
+            found = confidence if columns[0].dtype == np.float64 else np.empty(deviation.size, columns[0].dtype)
+            if _top_of_columns(columns, y_pred, found, self._equal[: deviation.size]):
+                top = found
+                if found is not confidence:
+                    np.copyto(confidence, found)
             else:
                 self._found = False
         if deviation.size and (block.max() if top is None else top.max()) > 1.0:
