@@ -1028,6 +1028,10 @@ def _file_content(path: Path) -> bytes | Path:
     return path.read_bytes()
 
 
+# Arrow memory above which a table read beside the probabilities is handed back to the system at once.
+_LARGE_ARROW_BYTES = 64 << 20
+
+
 def _release_arrow_memory() -> None:
     """Hand Arrow's freed buffers back to the system (its allocator keeps them for reuse)."""
     import sys
@@ -1105,10 +1109,12 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
     n = table.num_rows
+    large = table.nbytes >= _LARGE_ARROW_BYTES
     # Column by column, freeing each Arrow column once converted: the table never exists twice.
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
-    _release_arrow_memory()
+    if large:  # else Arrow reuses the little it keeps for the probabilities (handing it back costs page faults)
+        _release_arrow_memory()
     frame.columns = [columns[i] for i in kept]
     if frame.shape[1] == 0:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
