@@ -123,3 +123,34 @@ def test_the_argmax_found_while_checking_is_numpys_on_a_shuffled_file(float32):
     disagree = next(x for x in report.problems if x.column == "y_pred")
     expected = np.flatnonzero((frame["y_pred"].to_numpy() != proba.astype(dtype).argmax(axis=1)))
     assert disagree.row_count == expected.size and disagree.rows == tuple(expected[:5] + 1)
+
+
+@pytest.mark.parametrize("sum_tolerance", [1e-7, 1e-5, 1e-3])
+@pytest.mark.parametrize("warn_tolerance", [1e-8, 1e-6, 1e-4, 1e-2])
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 200))
+def test_rows_off_by_more_than_either_tolerance_are_named_whichever_is_smaller(
+    seed, n, sum_tolerance, warn_tolerance
+):
+    """A block whose worst row is within both tolerances skips the per-row masks; any other block names
+    its rows, also when sum_tolerance < warn_tolerance."""
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.ones(3), n)
+    off = rng.choice(n, min(n, 5), replace=False)
+    proba[off, 0] += rng.choice([0.0, 3e-8, 3e-6, 3e-4, 3e-3], off.size)
+    frame = pd.DataFrame({f"proba_{c}": proba[:, c] for c in range(3)})
+    frame["y_true"] = rng.integers(0, 3, n).astype(np.int16)
+    report = load_run_file(_parquet_bytes(frame), name="model.parquet", sum_tolerance=sum_tolerance,
+                           warn_tolerance=warn_tolerance)  # fmt: skip
+    deviation = np.abs(proba.sum(axis=1) - 1.0)
+    too_far = np.flatnonzero(deviation > sum_tolerance) + 1
+    approximate = np.flatnonzero(deviation > warn_tolerance) + 1
+    sums = [p for p in report.problems if "sum to 1" in p.message]
+    if too_far.size:
+        assert [(p.severity, p.rows, p.row_count) for p in sums] == [("error", tuple(too_far[:5]), too_far.size)]
+    elif approximate.size:
+        assert [(p.severity, p.rows, p.row_count) for p in sums] == [
+            ("warning", tuple(approximate[:5]), approximate.size)
+        ]
+    else:
+        assert sums == []

@@ -1647,10 +1647,11 @@ class _ProbabilityChecks:
         if deviation is None:
             deviation = self._bad_entries(block, start, text)
             self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
-        if deviation.size:
-            self.worst = max(self.worst, float(deviation.max()))
-        self.too_far.add(deviation > self.sum_tolerance, start)
-        self.off.add(deviation > self.warn_tolerance, start)
+        worst = float(deviation.max()) if deviation.size else 0.0
+        self.worst = max(self.worst, worst)
+        if not worst <= min(self.sum_tolerance, self.warn_tolerance):  # else no row is off: no masks
+            self.too_far.add(deviation > self.sum_tolerance, start)
+            self.off.add(deviation > self.warn_tolerance, start)
         top = None
         if self._found and deviation.size:
             if self.top is None:  # the confidences in float64, as Predictions keeps them: no conversion later
