@@ -14,7 +14,7 @@ import pytest
 
 from valuecore._io import identity as _identity
 from valuecore._io import runfiles as _runfiles
-from valuecore.runs import ModelRun, load_run_file, load_runs
+from valuecore.runs import ModelRun, file_sha256, load_run_file, load_runs
 
 FRAME = pd.DataFrame({"proba_a": [0.9, 0.2, 0.6], "proba_b": [0.1, 0.8, 0.4], "y_true": ["a", "b", "b"]})
 
@@ -128,3 +128,17 @@ def test_a_digest_given_as_text_or_none_is_kept_as_given():
         ModelRun("m", "m.csv", "abc", ("a", "b")).sha256 = "def"
     with pytest.raises(TypeError):
         ModelRun("m", "m.csv")
+
+
+def test_file_sha256_and_the_loader_share_what_they_remember(tmp_path, hashes):
+    path = _write(tmp_path / "model.parquet")
+    digest = file_sha256(path)
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert load_run_file(path).models["model"].sha256 == digest and len(hashes) == 1  # read once for both
+    time.sleep(0.05)
+    _write(path, FRAME.assign(y_true=["b", "b", "a"]))
+    assert file_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest() != digest  # a rewrite is hashed anew
+    with pytest.raises(ValueError, match="not a regular file"):
+        file_sha256(tmp_path)
+    with pytest.raises(OSError):
+        file_sha256(tmp_path / "missing.parquet")

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
-__all__ = ["DeferredDigest", "RunFileChanged", "stat_key"]
+__all__ = ["DeferredDigest", "RunFileChanged", "file_sha256", "stat_key"]
 
 _CHUNK = 1 << 20
 # Digests already computed, by (path, stat key): two models of one file, or a file loaded
@@ -68,6 +69,26 @@ class DeferredDigest:
     def __setstate__(self, state) -> None:
         for name, value in state.items():
             setattr(self, name, value)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a regular file's bytes, remembered per (path, device, inode, size, mtime, ctime).
+
+    The loader's deferred digests share what is remembered: a file hashed here (e.g. to key a cache)
+    and then loaded, or the other way round, is read once for both.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    ValueError
+        It is not a regular file, or it changed while it was hashed.
+    """
+    path = Path(path)
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path}: not a regular file")
+    return _digest_of(path, str(path), stat_key(info))
 
 
 def _digest_of(path: Path, display: str, key: tuple) -> str:

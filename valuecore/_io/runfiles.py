@@ -44,7 +44,7 @@ from .columns import (
     rule_mask,
 )
 from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
-from .identity import DeferredDigest, stat_key
+from .identity import DeferredDigest, file_sha256, stat_key
 from .._limits import clip_text, limit, refusal
 from .._predictions import ClassCodes, Predictions, _top_of_columns
 from .._sorted import _small_ints
@@ -54,6 +54,7 @@ __all__ = [
     "LoadReport",
     "ModelRun",
     "check_comparable",
+    "file_sha256",
     "load_run_file",
     "load_runs",
 ]
