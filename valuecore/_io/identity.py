@@ -47,7 +47,7 @@ def stat_key(info: os.stat_result) -> tuple:
 class DeferredDigest:
     """The hex SHA-256 of the file ``path`` as it was when loaded (its ``key``), computed on the first call.
 
-    ``display`` is the file's name as the user gave it, for the message when the digest is refused.
+    ``display`` is the file as the user named it; its name goes in the message when the digest is refused.
     """
 
     __slots__ = ("path", "display", "key", "_hex")
@@ -98,8 +98,9 @@ def _digest_of(path: Path, display: str, key: tuple) -> str:
         if known is not None:
             _known.move_to_end(remembered)
             return known
+    # The file's name, not its path: a server's folders stay unshown wherever this message ends up.
     refused = RunFileChanged(
-        f"{display}: the file changed or went away after it was loaded, so the SHA-256 of the bytes "
+        f"{Path(display).name}: the file changed or went away after it was loaded, so the SHA-256 of the bytes "
         "loaded is unknown (it names the run in a policy); load the file again"
     )
     try:
