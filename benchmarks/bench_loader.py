@@ -17,6 +17,10 @@ decimals (float32, as many exports are) and full-precision float64 scores:
   ``pd.read_parquet`` of the same columns, in wall time and in CPU time of the
   process (all its threads: on a machine shared with other work the CPU ratio
   says what each costs, the wall ratio what a user with idle cores waits);
+- the run's identity, the SHA-256 of the file: computed only when first asked
+  for (a policy is exported or checked, the dashboard keys its caches), so
+  timed apart: ``load_run_file`` then ``sha256`` (the file touched first, so
+  that no remembered digest serves it), in wall time;
 - ``Predictions.from_proba`` on the same matrix already in memory (row-major
   float64, as ``predict_proba`` returns it);
 - file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
@@ -140,8 +144,12 @@ def from_file_table(sizes, repeat: int) -> None:
         run = load_run_file(path).models["run"].splits["all"]
         return vc.fit_policy("threshold", vc.presort(run), use_case).threshold
 
+    def read_and_identify(path):
+        os.utime(path)  # digests are remembered per (path, times): a new ctime makes this one hashed anew
+        return load_run_file(path).models["run"].sha256
+
     header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'cpu vc':>7} {'pandas':>7} "
-              f"{'ratio':>6} | {'from_proba':>10} {'cpu':>5} {'/read':>6} | "
+              f"{'ratio':>6} | {'+sha256':>7} {'ratio':>6} | {'from_proba':>10} {'cpu':>5} {'/read':>6} | "
               f"{'file->thr vc':>12} {'pandas':>8} {'numpy':>8} {'pandas/vc':>9} {'numpy/vc':>8} | "
               f"{'per move':>9} | load")
     print(header)
@@ -161,6 +169,7 @@ def from_file_table(sizes, repeat: int) -> None:
                 times, cpu = median_wall_and_cpu({
                     "read vc": lambda: load_run_file(path),
                     "read pandas": lambda: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]),
+                    "read+hash": lambda: read_and_identify(path),
                     "from_proba": lambda: vc.Predictions.from_proba(matrix, labels),
                     "vc": lambda: valuecore_threshold(path),
                     "pandas": lambda: pandas_groupby_cumsum(*read_with_pandas(path), use_case),
@@ -174,12 +183,16 @@ def from_file_table(sizes, repeat: int) -> None:
                 c = {k: v * 1e3 for k, v in cpu.items()}
                 print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['read vc']:8.0f} {t['read pandas']:8.0f} "
                       f"{times['read vc'] / times['read pandas']:5.2f}x | {c['read vc']:7.0f} {c['read pandas']:7.0f} "
-                      f"{cpu['read vc'] / cpu['read pandas']:5.2f}x | {t['from_proba']:10.0f} {c['from_proba']:5.0f} "
+                      f"{cpu['read vc'] / cpu['read pandas']:5.2f}x | {t['read+hash']:7.0f} "
+                      f"{times['read+hash'] / times['read pandas']:5.2f}x | "
+                      f"{t['from_proba']:10.0f} {c['from_proba']:5.0f} "
                       f"{cpu['from_proba'] / cpu['read vc']:5.2f}x | "
                       f"{t['vc']:12.0f} {t['pandas']:8.0f} {t['numpy']:8.0f} {times['pandas'] / times['vc']:8.2f}x "
                       f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}")
     print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better), in wall"
-          "\ntime and in the process's CPU time (every thread); /read = from_proba / valuecore's read, in CPU time;"
+          "\ntime and in the process's CPU time (every thread); +sha256 = the read and then the file's SHA-256 (the"
+          "\nrun's identity, computed when first asked for), wall, its ratio to pandas's read;"
+          "\n/read = from_proba / valuecore's read, in CPU time;"
           "\nfile->thr ratios = baseline / valuecore (> 1: valuecore faster). rounded = float32 rounded to 4"
           "\ndecimals; full = float64 at full precision. load = load average before-after the row.")
 

@@ -163,11 +163,18 @@ def _top_of_columns(columns, where, top, equal) -> bool:
         np.maximum(top, column, out=top)
     if not (top > 0).all():  # NaN, zeros (and negatives): the item-by-item argmax decides
         return False
-    # Downwards, so that the first column holding the maximum is written last (argmax's tie rule).
-    where[:] = len(columns) - 1
-    for j in range(len(columns) - 2, -1, -1):
+    # Downwards, so that the first column holding the maximum is written last (argmax's tie rule), by
+    # arithmetic on small integers (first -= (first - j) * equal): a masked copy branches on each item,
+    # and those branches, as random as the data, mispredict (4x slower at 10 classes).
+    last = len(columns) - 1
+    first = np.full(len(top), last, dtype=np.min_scalar_type(-last - 1))  # holds -last-1 .. last
+    step = np.empty_like(first)
+    for j in range(last - 1, -1, -1):
         np.equal(columns[j], top, out=equal)
-        np.copyto(where, j, where=equal)
+        np.subtract(first, j, out=step)
+        np.multiply(step, equal, out=step)
+        np.subtract(first, step, out=first)
+    np.copyto(where, first)
     return True
 
 

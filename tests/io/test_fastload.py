@@ -74,15 +74,16 @@ def test_the_hash_thread_hands_its_error_to_the_caller():
     assert _fastload.in_background(lambda: "abc")() == "abc"
 
 
-def test_a_file_that_vanishes_while_hashed_is_reported_not_raised(tmp_path, monkeypatch):
-    path = tmp_path / "model.parquet"
-    path.write_bytes(_parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]})))
+def test_an_error_of_the_hash_thread_is_reported_not_raised(monkeypatch):
+    """Bytes in memory (an upload) are hashed on a thread while they load; a file on disk is hashed when its
+    digest is asked for (tests/io/test_loader_identity.py)."""
+    data = _parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]}))
 
-    def vanished(data):
-        raise FileNotFoundError("the file went away")
+    def failed(data):
+        raise MemoryError("no room to hash")
 
-    monkeypatch.setattr(_runfiles, "_sha256", vanished)
-    report = load_run_file(path)
+    monkeypatch.setattr(_runfiles, "_sha256", failed)
+    report = load_run_file(data, name="model.parquet")
     assert not report.ok and "could not be loaded" in str(report.errors[0])
 
 
@@ -122,3 +123,34 @@ def test_the_argmax_found_while_checking_is_numpys_on_a_shuffled_file(float32):
     disagree = next(x for x in report.problems if x.column == "y_pred")
     expected = np.flatnonzero((frame["y_pred"].to_numpy() != proba.astype(dtype).argmax(axis=1)))
     assert disagree.row_count == expected.size and disagree.rows == tuple(expected[:5] + 1)
+
+
+@pytest.mark.parametrize("sum_tolerance", [1e-7, 1e-5, 1e-3])
+@pytest.mark.parametrize("warn_tolerance", [1e-8, 1e-6, 1e-4, 1e-2])
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 200))
+def test_rows_off_by_more_than_either_tolerance_are_named_whichever_is_smaller(
+    seed, n, sum_tolerance, warn_tolerance
+):
+    """A block whose worst row is within both tolerances skips the per-row masks; any other block names
+    its rows, also when sum_tolerance < warn_tolerance."""
+    rng = np.random.default_rng(seed)
+    proba = rng.dirichlet(np.ones(3), n)
+    off = rng.choice(n, min(n, 5), replace=False)
+    proba[off, 0] += rng.choice([0.0, 3e-8, 3e-6, 3e-4, 3e-3], off.size)
+    frame = pd.DataFrame({f"proba_{c}": proba[:, c] for c in range(3)})
+    frame["y_true"] = rng.integers(0, 3, n).astype(np.int16)
+    report = load_run_file(_parquet_bytes(frame), name="model.parquet", sum_tolerance=sum_tolerance,
+                           warn_tolerance=warn_tolerance)  # fmt: skip
+    deviation = np.abs(proba.sum(axis=1) - 1.0)
+    too_far = np.flatnonzero(deviation > sum_tolerance) + 1
+    approximate = np.flatnonzero(deviation > warn_tolerance) + 1
+    sums = [p for p in report.problems if "sum to 1" in p.message]
+    if too_far.size:
+        assert [(p.severity, p.rows, p.row_count) for p in sums] == [("error", tuple(too_far[:5]), too_far.size)]
+    elif approximate.size:
+        assert [(p.severity, p.rows, p.row_count) for p in sums] == [
+            ("warning", tuple(approximate[:5]), approximate.size)
+        ]
+    else:
+        assert sums == []

@@ -116,3 +116,25 @@ def test_a_column_major_matrix_gives_the_same_predictions():
     by_columns = vc.Predictions.from_proba(np.asfortranarray(proba))
     np.testing.assert_array_equal(by_columns.y_pred, by_rows.y_pred)
     np.testing.assert_array_equal(by_columns.confidence, by_rows.confidence)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rows=st.integers(1, 200),
+    n_classes=st.sampled_from([2, 3, 10, 127, 128, 129, 300]),
+    levels=st.sampled_from([2, 5, None]),  # few distinct values: ties everywhere; None: all distinct
+    float32=st.booleans(),
+)
+def test_the_arithmetic_argmax_is_numpys_ties_to_the_first_column(seed, rows, n_classes, levels, float32):
+    """_top_of_columns finds each row's first maximum by integer arithmetic; it is np.argmax's, at every
+    class count (its small integers widen past 127 columns), with ties anywhere in a row."""
+    rng = np.random.default_rng(seed)
+    proba = rng.random((rows, n_classes)) if levels is None else rng.integers(1, levels + 1, (rows, n_classes)) / levels
+    proba = proba.astype(np.float32 if float32 else np.float64)
+    where, top = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=proba.dtype)
+    assert _predictions._top_of_columns(np.ascontiguousarray(proba.T), where, top, np.empty(rows, dtype=bool))
+    np.testing.assert_array_equal(where, np.argmax(proba, axis=1))
+    np.testing.assert_array_equal(top, proba.max(axis=1))
+    proba[rng.integers(rows), :] = 0.0  # a row without a positive maximum: the caller decides
+    assert not _predictions._top_of_columns(np.ascontiguousarray(proba.T), where, top, np.empty(rows, dtype=bool))

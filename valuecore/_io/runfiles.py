@@ -44,6 +44,7 @@ from .columns import (
     rule_mask,
 )
 from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
+from .identity import DeferredDigest, file_sha256, stat_key
 from .._limits import clip_text, limit, refusal
 from .._predictions import ClassCodes, Predictions, _top_of_columns
 from .._sorted import _small_ints
@@ -53,6 +54,7 @@ __all__ = [
     "LoadReport",
     "ModelRun",
     "check_comparable",
+    "file_sha256",
     "load_run_file",
     "load_runs",
 ]
@@ -140,6 +142,23 @@ class LoadProblem:
         return text
 
 
+class _Digest:
+    """``ModelRun.sha256``: a hex digest given as text (or None), or a :class:`DeferredDigest` the loader
+    hands over for a Parquet file read from disk, computed when first read (see ``_io/identity.py``)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, run, owner=None):
+        if run is None:
+            raise AttributeError(self.slot[1:])  # no default value for the dataclass field
+        value = run.__dict__[self.slot]
+        return value.hexdigest() if isinstance(value, DeferredDigest) else value
+
+    def __set__(self, run, value) -> None:
+        run.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True, eq=False)
 class ModelRun:
     """The predictions of one model, split by split.
@@ -151,7 +170,10 @@ class ModelRun:
     path : str
         The file it came from, as the user named it.
     sha256 : str
-        Hex SHA-256 of the file bytes (shared by all models of one file).
+        Hex SHA-256 of the file bytes (shared by all models of one file). For a
+        Parquet file read from disk it is computed when first read, from the
+        file checked unchanged since it was loaded; reading it raises a
+        ``ValueError`` naming the file when the file has changed since.
     classes : tuple of str, length n_classes
         Class labels as text, in probability-column order.
     splits : dict of str to Predictions
@@ -165,7 +187,7 @@ class ModelRun:
 
     model: str
     path: str
-    sha256: str
+    sha256: str = _Digest()  # type: ignore[assignment]
     classes: tuple[str, ...]
     splits: dict[str, Predictions] = field(default_factory=dict)
     aggregate: bool = False
@@ -552,12 +574,14 @@ def _load_bytes(
     """
     problems = _FileProblems(display)
     # A Parquet file is read from disk (``data`` is its path), anything else from its bytes.
-    size = data.stat().st_size if isinstance(data, Path) else len(data)
+    info = data.stat() if isinstance(data, Path) else None
+    size = len(data) if info is None else info.st_size
     if size > max_file_bytes():
         problems.add(too_large_message(size))
         return [], problems.items, False
     try:
-        runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits)
+        runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits,
+                                     None if info is None else stat_key(info))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the loader promises no traceback for any input
         problems.add(f"could not be loaded ({type(exc).__name__}: {exc})")
         runs, inferred = [], False
@@ -566,8 +590,11 @@ def _load_bytes(
     return runs, problems.items, inferred
 
 
-def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits):
-    """Read one file, check every column, then cut it into runs by model and split."""
+def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits, key=None):
+    """Read one file, check every column, then cut it into runs by model and split.
+
+    ``key``: the :func:`stat_key` of a file read from disk (``data`` its path), taken before reading it.
+    """
     table = _read_table(data, display, problems)
     if table is None:
         return [], False
@@ -579,14 +606,25 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     kind = _run_kind(table.columns, problems)
     if kind is None:
         return [], False
-    sha = in_background(lambda: _sha256(data))  # overlaps the conversion of the columns
+    # Bytes in memory are hashed while the columns convert; a file on disk only when its digest is asked for.
+    sha = in_background(lambda: _sha256(data)) if key is None else (lambda: DeferredDigest(data, display, key))
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
     aggregate = table.aggregate
     del frame, table  # the file's columns are converted: free them before the splits are cut
     _release_arrow_memory()
+    if key is not None and not _unchanged(data, key):
+        problems.add("changed while it was being read; load it again")
     if parsed is None or problems.has_errors:
         return [], kind.inferred
     return _build_runs(parsed, display, sha(), problems, splits, aggregate), kind.inferred
+
+
+def _unchanged(path: Path, key: tuple) -> bool:
+    """Whether the file at ``path`` is still the one whose :func:`stat_key` was ``key``."""
+    try:
+        return stat_key(path.stat()) == key
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -991,6 +1029,10 @@ def _file_content(path: Path) -> bytes | Path:
     return path.read_bytes()
 
 
+# Arrow memory above which a table read beside the probabilities is handed back to the system at once.
+_LARGE_ARROW_BYTES = 64 << 20
+
+
 def _release_arrow_memory() -> None:
     """Hand Arrow's freed buffers back to the system (its allocator keeps them for reuse)."""
     import sys
@@ -999,13 +1041,7 @@ def _release_arrow_memory() -> None:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 
-def _sha256(data: bytes | Path) -> str:
-    if isinstance(data, Path):
-        digest = hashlib.sha256()
-        with open(data, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
+def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -1074,10 +1110,12 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
     n = table.num_rows
+    large = table.nbytes >= _LARGE_ARROW_BYTES
     # Column by column, freeing each Arrow column once converted: the table never exists twice.
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
-    _release_arrow_memory()
+    if large:  # else Arrow reuses the little it keeps for the probabilities (handing it back costs page faults)
+        _release_arrow_memory()
     frame.columns = [columns[i] for i in kept]
     if frame.shape[1] == 0:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
@@ -1610,17 +1648,21 @@ class _ProbabilityChecks:
         if deviation is None:
             deviation = self._bad_entries(block, start, text)
             self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
-        if deviation.size:
-            self.worst = max(self.worst, float(deviation.max()))
-        self.too_far.add(deviation > self.sum_tolerance, start)
-        self.off.add(deviation > self.warn_tolerance, start)
+        worst = float(deviation.max()) if deviation.size else 0.0
+        self.worst = max(self.worst, worst)
+        if not worst <= min(self.sum_tolerance, self.warn_tolerance):  # else no row is off: no masks
+            self.too_far.add(deviation > self.sum_tolerance, start)
+            self.off.add(deviation > self.warn_tolerance, start)
         top = None
         if self._found and deviation.size:
-            if self.top is None:
-                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n, dtype=columns[0].dtype))
+            if self.top is None:  # the confidences in float64, as Predictions keeps them: no conversion later
+                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n))
             y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
-            if _top_of_columns(columns, y_pred, confidence, self._equal[: deviation.size]):
-                top = confidence
+            found = confidence if columns[0].dtype == np.float64 else np.empty(deviation.size, columns[0].dtype)
+            if _top_of_columns(columns, y_pred, found, self._equal[: deviation.size]):
+                top = found
+                if found is not confidence:
+                    np.copyto(confidence, found)
             else:
                 self._found = False
         if deviation.size and (block.max() if top is None else top.max()) > 1.0:

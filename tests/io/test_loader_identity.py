@@ -1,0 +1,145 @@
+"""A Parquet run read from disk is hashed when its SHA-256 is first asked for, and only from the bytes loaded."""
+
+import dataclasses
+import hashlib
+import io
+import os
+import pickle
+import threading
+import time
+import types
+
+import pandas as pd
+import pytest
+
+from valuecore._io import identity as _identity
+from valuecore._io import runfiles as _runfiles
+from valuecore.runs import ModelRun, file_sha256, load_run_file, load_runs
+
+FRAME = pd.DataFrame({"proba_a": [0.9, 0.2, 0.6], "proba_b": [0.1, 0.8, 0.4], "y_true": ["a", "b", "b"]})
+
+
+def _write(path, frame=FRAME):
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+@pytest.fixture
+def hashes(monkeypatch):
+    """How many times a file on disk was hashed (the memo of digests emptied first)."""
+    monkeypatch.setattr(_identity, "_known", type(_identity._known)())
+    calls = []
+    real = hashlib.sha256
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_identity, "hashlib", types.SimpleNamespace(sha256=counted))
+    return calls
+
+
+def test_loading_does_not_hash_and_the_digest_is_the_files(tmp_path, hashes):
+    path = _write(tmp_path / "model.parquet")
+    report = load_run_file(path)
+    assert report.ok and hashes == []
+    run = report.models["model"]
+    assert run.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert run.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and len(hashes) == 1  # computed once
+
+
+def test_models_of_one_file_and_copies_of_a_run_share_one_hash(tmp_path, hashes):
+    frame = pd.concat([FRAME.assign(model="m1"), FRAME.assign(model="m2")])
+    path = _write(tmp_path / "two.parquet", frame)
+    report = load_runs([path])
+    first, second = report.models["m1"], report.models["m2"]
+    assert first.sha256 == second.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert dataclasses.replace(first, path="shown").sha256 == first.sha256
+    assert pickle.loads(pickle.dumps(second)).sha256 == first.sha256
+    assert len(hashes) == 1
+
+
+@pytest.mark.parametrize("change", ["rewrite", "same_bytes", "delete", "replace", "fifo"])
+def test_a_file_changed_after_loading_gets_no_digest(tmp_path, change):
+    path = _write(tmp_path / "model.parquet")
+    run = load_run_file(path).models["model"]
+    time.sleep(0.05)  # past the file system's clock tick (a few ms): a write within it keeps the times
+    if change == "rewrite":  # other numbers, same size
+        _write(path, FRAME.assign(proba_a=[0.8, 0.3, 0.5], proba_b=[0.2, 0.7, 0.5]))
+    elif change == "same_bytes":  # even the same bytes written again: ctime moved, the load cannot vouch
+        path.write_bytes(path.read_bytes())
+    elif change == "delete":
+        path.unlink()
+    elif change == "replace":
+        other = _write(tmp_path / "other.parquet", FRAME.assign(y_true=["b", "b", "a"]))
+        os.replace(other, path)
+    else:
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on this system")
+        path.unlink()
+        os.mkfifo(path)
+    outcome = {}
+
+    def read():
+        try:
+            outcome["digest"] = run.sha256
+        except ValueError as error:
+            outcome["error"] = str(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)  # a FIFO must not make it wait for a writer
+    assert not reader.is_alive()
+    assert "digest" not in outcome
+    assert outcome["error"].startswith("model.parquet: the file changed or went away after it was loaded")
+    assert str(tmp_path) not in outcome["error"]  # a server's folders are never shown
+
+
+def test_a_file_changed_while_being_read_is_refused(tmp_path, monkeypatch):
+    path = _write(tmp_path / "model.parquet")
+    real = _runfiles._parse_columns
+
+    def rewrite_meanwhile(*args, **kwargs):
+        parsed = real(*args, **kwargs)
+        _write(path, FRAME.assign(proba_a=[0.8, 0.3, 0.5], proba_b=[0.2, 0.7, 0.5]))
+        return parsed
+
+    monkeypatch.setattr(_runfiles, "_parse_columns", rewrite_meanwhile)
+    report = load_run_file(path)
+    assert not report.models
+    assert [str(p) for p in report.errors] == [f"{path}: changed while it was being read; load it again"]
+
+
+def test_bytes_and_csv_files_are_hashed_as_they_load(tmp_path, hashes):
+    """Their bytes are in memory: hashed while they convert (by runfiles, not the deferred digest)."""
+    data = _write(tmp_path / "model.parquet").read_bytes()
+    assert load_run_file(data, name="model.parquet").models["model"].sha256 == hashlib.sha256(data).hexdigest()
+    csv = tmp_path / "model.csv"
+    FRAME.to_csv(csv, index=False)
+    assert load_run_file(csv).models["model"].sha256 == hashlib.sha256(csv.read_bytes()).hexdigest()
+    assert hashes == []
+
+
+def test_a_digest_given_as_text_or_none_is_kept_as_given():
+    assert ModelRun("m", "m.csv", "abc", ("a", "b")).sha256 == "abc"
+    assert ModelRun(model="m", path="m.csv", sha256=None, classes=("a",)).sha256 is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ModelRun("m", "m.csv", "abc", ("a", "b")).sha256 = "def"
+    with pytest.raises(TypeError):
+        ModelRun("m", "m.csv")
+
+
+def test_file_sha256_and_the_loader_share_what_they_remember(tmp_path, hashes):
+    path = _write(tmp_path / "model.parquet")
+    digest = file_sha256(path)
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert load_run_file(path).models["model"].sha256 == digest and len(hashes) == 1  # read once for both
+    time.sleep(0.05)
+    _write(path, FRAME.assign(y_true=["b", "b", "a"]))
+    assert file_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest() != digest  # a rewrite is hashed anew
+    with pytest.raises(ValueError, match="not a regular file"):
+        file_sha256(tmp_path)
+    with pytest.raises(OSError):
+        file_sha256(tmp_path / "missing.parquet")
