@@ -149,7 +149,9 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     import duckdb
 
     sys.path.insert(0, str(ROOT))
-    from valuecore.aggregation import bytes_on_disk  # the same measure as aggregate's "spilled"
+    # The same measure as aggregate's "spilled", from a module that imports neither pandas nor pyarrow: the bare
+    # process loads only DuckDB (and numpy, imported by this script).
+    from valuecore._io.aggregate_options import bytes_on_disk
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")

@@ -39,7 +39,14 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from .aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+from .aggregate_options import (
+    DEFAULT_MAX_GROUPS,
+    DEFAULT_MAX_TEMP_SIZE,
+    DEFAULT_MEMORY_LIMIT,
+    ENGINES,
+    PERIODS,
+    bytes_on_disk,
+)
 from .._limits import clip_text
 from .._paths import check_output, outside_roots, write_atomically
 from .._sorted import cumulative_gain
@@ -1148,18 +1155,6 @@ class _FetchedGroups:
 
     def close(self) -> None:
         self.con.close()
-
-
-def bytes_on_disk(folder: str) -> int:
-    """Bytes allocated on disk to the files under ``folder`` (spill files may be sparse)."""
-    total = 0
-    for base, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(base, name)).st_blocks * 512
-            except OSError:
-                pass  # removed by DuckDB meanwhile
-    return total
 
 
 def spark_session(master: str = "local[2]"):

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
 from .columns import (
     CONFIDENCE_TOLERANCE,
@@ -47,6 +46,9 @@ from .fastload import clean_row_deviations, fill_columns, in_background, integer
 from .._limits import clip_text, limit, refusal
 from .._predictions import ClassCodes, Predictions, _top_of_columns
 from .._sorted import _small_ints
+from .._lazy import LazyModule
+
+pd = LazyModule("pandas")  # imported on first use: the aggregation reads this module's checks without pandas
 
 __all__ = [
     "LoadProblem",
