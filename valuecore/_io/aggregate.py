@@ -924,15 +924,13 @@ class _Engine:
     def rows(self, sql: str) -> list[tuple]:
         raise NotImplementedError
 
-    def arrow(self, sql: str, progress):
-        raise NotImplementedError
-
     def materialize(self, name: str, sql: str, progress) -> None:
         raise NotImplementedError
 
     def groups(self, plan: _Plan, limit: int, progress):
-        """At most ``limit`` rows of :func:`grouped_sql` as an Arrow table; ``holds_groups`` says after
-        whether the engine also keeps them all as ``grouped_rows``."""
+        """The rows of :func:`grouped_sql`: at most ``limit`` of them as an Arrow table, or a :class:`_HeldGroups`
+        for an engine that keeps them all itself; ``holds_groups`` says whether the engine keeps them as
+        ``grouped_rows``."""
         raise NotImplementedError
 
     holds_groups = False
@@ -1056,9 +1054,6 @@ class _DuckDB(_Engine):
     def materialize(self, name: str, sql: str, progress) -> None:
         self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}"), progress)
 
-    def arrow(self, sql: str, progress):
-        return self._run(lambda: self.con.sql(_one_statement(sql)).to_arrow_table(), progress)
-
     holds_groups = True
 
     def groups(self, plan: _Plan, limit: int, progress):
@@ -1080,14 +1075,21 @@ class _DuckDB(_Engine):
         return [r[0] for r in self.rows(f"SELECT DISTINCT model FROM {held.table} ORDER BY model NULLS LAST")]
 
     def write(self, held: Sequence[_HeldGroups], plans: Sequence[_Plan], path: Path, metadata: str) -> None:
-        """The kept groups as one Parquet file (DuckDB's writer, in its threads), ``metadata`` under
+        """The kept groups as one Parquet file (DuckDB's sort and writer), ``metadata`` under
         :data:`AGGREGATE_METADATA_KEY` in the file's key-value metadata."""
         key = AGGREGATE_METADATA_KEY.decode()
         sql = (
             f"COPY ({written_sql([h.table for h in held], plans)}) TO {_lit(str(path))} "
             f"(FORMAT parquet, KV_METADATA {{{_lit(key)}: {_lit(metadata)}}})"
         )
-        self._run(lambda: self._execute(sql))
+        # In one thread: the sort then reuses the memory the grouping freed. With two, the process peaked
+        # 0.03-0.1 GiB higher at 10^7 rows (912,215 groups), in no less time (4 pairs of runs, load about 3).
+        (threads,) = self.rows("SELECT current_setting('threads')")[0]
+        self._execute("SET threads = 1")
+        try:
+            self._run(lambda: self._execute(sql))
+        finally:
+            self._execute(f"SET threads = {int(threads)}")
 
     def _run(self, work, progress=None):
         """Run ``work`` in a thread, reporting DuckDB's query progress every half second.
