@@ -747,8 +747,9 @@ def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
 
 
 def _ordered(groups, plan: _Plan):
-    """The run-file columns of the fetched groups in the order of :func:`output_sql`, sorted by Arrow in this
-    process: the engine only hands over the (budgeted) groups, with no distributed sort of its own."""
+    """The run-file columns of groups fetched from Spark in the order of :func:`output_sql`, sorted by Arrow in
+    this process: the cluster only hands over the (budgeted) groups, with no distributed sort of its own
+    (DuckDB sorts and writes its groups itself, :func:`written_sql`)."""
     import pyarrow.compute as pc
 
     keys = [("model", "ascending"), ("split", "ascending")]
@@ -1686,8 +1687,8 @@ def _aggregate_source(
         problems.extend(_run_checks(runner, plan, source))
         if any(p.severity == "error" for p in problems):
             return None
-    # Grouped in the engine (spilling if need be), counted there: only a table
-    # within the budget ever comes into this process. The checks are counted in
+    # Grouped in the engine (spilling if need be), counted there: DuckDB keeps the groups (only counts come
+    # into this process), Spark hands over at most a table within the budget. The checks are counted in
     # the same pass; the rows they name are looked up only when a count says so.
     table = runner.groups(plan, max_groups + 1, progress)
     within_budget = table.num_rows <= max_groups
