@@ -3,6 +3,8 @@ source aggregated alone, and the run's metadata survives any class name."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
@@ -85,3 +87,16 @@ def test_metadata_keeps_class_names_with_quotes_backslashes_and_accents(tmp_path
     assert metadata["classes"] == list(result.classes) and sorted(metadata["classes"]) == sorted(classes)
     assert metadata["groups"] == result.groups == pq.read_table(tmp_path / "agg.parquet").num_rows
     assert metadata["engine"] == "duckdb" and metadata["source_rows"] == 50
+
+
+def test_an_output_path_starting_with_a_tilde_is_the_folder_named_so_not_home(tmp_path, monkeypatch):
+    """Python (and the CLI after the shell) reads ``~/agg.parquet`` as a folder named ``~``; DuckDB would
+    read the home folder, so the file must reach DuckDB as an absolute path."""
+    raw_frame(2, 100).to_parquet(tmp_path / "log.parquet")
+    (tmp_path / "~").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = aggregate("log.parquet", "~/agg-tilde-probe.parquet")
+    written = pq.read_table(tmp_path / "~" / "agg-tilde-probe.parquet")
+    assert written.num_rows == result.groups > 0
+    assert not (Path.home() / "agg-tilde-probe.parquet").exists()
+    assert not list(Path.home().glob(".agg-tilde-probe.parquet.*"))

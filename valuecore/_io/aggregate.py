@@ -1079,8 +1079,11 @@ class _DuckDB(_Engine):
         """The kept groups as one Parquet file (DuckDB's sort and writer), ``metadata`` under
         :data:`AGGREGATE_METADATA_KEY` in the file's key-value metadata."""
         key = AGGREGATE_METADATA_KEY.decode()
+        # DuckDB reads a leading "~" as the home folder, Python as a folder named so: DuckDB gets an absolute
+        # path (write_atomically's temporary file has one already; this keeps any other caller safe).
+        target = os.path.abspath(path)
         sql = (
-            f"COPY ({written_sql([h.table for h in held], plans)}) TO {_lit(str(path))} "
+            f"COPY ({written_sql([h.table for h in held], plans)}) TO {_lit(target)} "
             f"(FORMAT parquet, KV_METADATA {{{_lit(key)}: {_lit(metadata)}}})"
         )
         # In one thread: the sort then reuses the memory the grouping freed. With two, the process peaked
