@@ -18,7 +18,8 @@ engine side by side with a bare query to the same groups, each in its own
 process, ``--repeats`` times (median shown), in one run:
 
 - bare DuckDB: one ``COPY (SELECT ... GROUP BY ...) TO 'out.parquet'`` under the
-  same memory limit (:data:`BARE_DUCKDB_SQL`);
+  same memory limit (:data:`BARE_DUCKDB_SQL`), in a process that imports DuckDB
+  and numpy only (not pandas or pyarrow, which ``aggregate`` does not need either);
 - bare PySpark: ``groupBy(...).agg(...)`` written with ``write.parquet``, the
   same local[2] session settings (:func:`bare_spark`).
 
@@ -149,7 +150,9 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     import duckdb
 
     sys.path.insert(0, str(ROOT))
-    from valuecore.aggregation import bytes_on_disk  # the same measure as aggregate's "spilled"
+    # The same measure as aggregate's "spilled", from a module that imports neither pandas nor pyarrow: the bare
+    # process loads only DuckDB (and numpy, imported by this script).
+    from valuecore._io.aggregate_options import bytes_on_disk
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")
@@ -196,6 +199,18 @@ def bare_spark(log: str, out: str) -> None:
     groups = spark.read.parquet(out).count()
     spark.stop()
     print(f"bare spark: {groups} groups")
+
+
+def baselines_text() -> str:
+    """The bare queries' code as this script runs it, printed before the comparison."""
+    import inspect
+
+    lines = inspect.getsource(bare_spark).splitlines()
+    first = next(i for i, line in enumerate(lines) if "spark.read.parquet" in line)
+    last = next(i for i, line in enumerate(lines) if ".write." in line)
+    spark = "\n".join(line[4:] for line in lines[first : last + 1])
+    return f"bare duckdb (its own process: duckdb and numpy imported, nothing of valuecore's but bytes_on_disk):\n" \
+           f"{BARE_DUCKDB_SQL}\nbare pyspark (local[2] on 127.0.0.1):\n{spark}"  # fmt: skip
 
 
 def _spilled(text: str) -> float:
@@ -288,6 +303,8 @@ def main() -> None:
     compare_header = (
         f"{'n':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'GiB':>5} {'JVM':>5} {'spill':>6} | each run s"
     )
+    if engines:
+        print(baselines_text())
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="valuecore-bench-", dir=args.temp_dir) as folder:
             log, agg = Path(folder) / "log.parquet", Path(folder) / "agg.parquet"

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
 from .columns import (
     CONFIDENCE_TOLERANCE,
@@ -48,6 +47,9 @@ from .identity import DeferredDigest, file_sha256, stat_key
 from .._limits import clip_text, limit, refusal
 from .._predictions import ClassCodes, Predictions, _top_of_columns
 from .._sorted import _small_ints
+from .._lazy import LazyModule
+
+pd = LazyModule("pandas")  # imported on first use: the aggregation reads this module's checks without pandas
 
 __all__ = [
     "LoadProblem",
