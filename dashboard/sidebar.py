@@ -128,8 +128,9 @@ def _values_section(settings: Settings) -> UseCase:
 # and only the box reaches those (benchmarks/bench_slider_reach.py). The stops are round numbers (1, 1.02,
 # …, 2, 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a
 # typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10
-# either side of 0 and grows, by decades, to hold any value in use (typed, linked, imported), at most
-# SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop stays where it was.
+# on the value's side of 0 (slider_sides) and grows, by decades, to hold any value in use (typed, linked,
+# imported), at most SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop
+# stays where it was.
 _MANTISSAS = tuple([f"{1 + i / 50:.2f}" for i in range(50)] + [f"{2 + i / 20:.2f}" for i in range(60)]
                    + [f"{5 + i / 10:.1f}" for i in range(50)])
 SLIDER_RANGE = (-2, 1)  # powers of ten: stops from 0.01 to 10 (and the same below 0) before any value asks for more
