@@ -84,8 +84,8 @@ def _values_section(settings: Settings) -> UseCase:
         return use_case
     # The three values come first: with the page list above them they must end above the fold at 1280×800.
     st.markdown("**What is each outcome worth?**", help=(
-        "Drag a slider for a quick look (round numbers, finer near 0), or type an exact value in the box "
-        "beside it. Every page recomputes at once."))
+        "Drag a slider for a quick look (round numbers, finer near 0, on the side of 0 the value is on), or "
+        "type an exact value in the box beside it. Every page recomputes at once."))
     with st.container(gap="xsmall"):  # three compact rows: at 1280×800 they end above the fold
         for name, label in VALUE_FIELDS:
             _value_row(name, label, settings.currency)
@@ -128,8 +128,9 @@ def _values_section(settings: Settings) -> UseCase:
 # and only the box reaches those (benchmarks/bench_slider_reach.py). The stops are round numbers (1, 1.02,
 # …, 2, 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a
 # typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10
-# either side of 0 and grows, by decades, to hold any value in use (typed, linked, imported), at most
-# SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop stays where it was.
+# on the value's side of 0 (slider_sides) and grows, by decades, to hold any value in use (typed, linked,
+# imported), at most SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop
+# stays where it was.
 _MANTISSAS = tuple([f"{1 + i / 50:.2f}" for i in range(50)] + [f"{2 + i / 20:.2f}" for i in range(60)]
                    + [f"{5 + i / 10:.1f}" for i in range(50)])
 SLIDER_RANGE = (-2, 1)  # powers of ten: stops from 0.01 to 10 (and the same below 0) before any value asks for more
@@ -168,6 +169,33 @@ def slider_stops(value: float, decades: tuple[int, int]) -> tuple[float, ...]:
     return (*grid[:at], value, *grid[at:])
 
 
+# Each slider holds the stops on the side of zero its value is on (a wrong answer's from -10 to 0, a correct
+# answer's from 0 to 10), both sides only for a value of 0 or once a value on the other side was in use (typed,
+# linked, imported; like the range, the sides never shrink during a session). Half the stops halve what a rerun
+# sends and what Chromium redraws for the slider (a select_slider carries every stop's label, ~9 kB at 964 stops,
+# on every rerun), and the thresholds follow ω, whose reach needs only one side (bench_slider_reach.py,
+# tests/app/test_app_sliders.py). The box beside it takes any value.
+def slider_sides(value: float) -> tuple[int, int]:
+    """Which sides of zero a slider showing ``value`` needs: ``(-1 or 0, 0 or 1)``, both for zero.
+
+    >>> slider_sides(-4.0), slider_sides(2.5), slider_sides(0.0)
+    ((-1, 0), (0, 1), (-1, 1))
+    """
+    return (-1 if value <= 0 else 0), (1 if value >= 0 else 0)
+
+
+def one_side(stops: tuple[float, ...], below: float, above: float) -> tuple[float, ...]:
+    """The ``stops`` on the sides asked for: below zero when ``below`` < 0, above when ``above`` > 0; 0 always.
+
+    >>> one_side((-10.0, -1.0, 0.0, 1.0, 10.0), -1, 0), one_side((-10.0, -1.0, 0.0, 1.0, 10.0), 0, 1)
+    ((-10.0, -1.0, 0.0), (0.0, 1.0, 10.0))
+    """
+    if below < 0 and above > 0:
+        return stops
+    zero = bisect.bisect_left(stops, 0.0)
+    return stops[:zero + 1] if below < 0 else stops[zero:]
+
+
 @functools.lru_cache(maxsize=4096)
 def stop_label(value: float) -> str:
     """A stop as the slider shows it: a round number as such, any other to its last digit.
@@ -186,7 +214,8 @@ def _value_row(name: str, label: str, currency: str) -> None:
     settings = state.get()
     in_force = getattr(settings, name)
     low, high = state.widest(slider_key, *slider_decades([in_force]))
-    stops = slider_stops(in_force, (int(max(low, high - SLIDER_DECADES)), int(high)))
+    below, above = state.widest(f"{slider_key}:sides", *slider_sides(in_force))
+    stops = one_side(slider_stops(in_force, (int(max(low, high - SLIDER_DECADES)), int(high))), below, above)
     slider_column, box_column = st.columns([2, 1], gap="xsmall", vertical_alignment="bottom")
     with slider_column:
         state.value(st.select_slider, name, f"{label} ({currency})", key=slider_key, options=stops,

@@ -235,3 +235,23 @@ def test_a_huge_typed_value_is_clamped_and_the_slider_stays_cheap():
     assert settings.v_wrong == -vc.VALUE_LIMIT and slider(at).value == -vc.VALUE_LIMIT
     assert len(slider(at).options) <= 2 * 160 * SLIDER_DECADES + 4
     assert math.isfinite(float(slider(at).options[0]))
+
+
+def test_each_slider_holds_its_values_side_of_zero_and_grows_to_the_other_when_a_value_goes_there():
+    at = start("value", src="sample:digits")
+    wrong = [float(o) for o in slider(at).options]
+    correct = [float(o) for o in slider(at, "v_correct").options]
+    hand_off = [float(o) for o in slider(at, "v_abstain").options]
+    assert (min(wrong), max(wrong)) == (-10.0, 0.0) and (min(correct), max(correct)) == (0.0, 10.0)
+    assert (min(hand_off), max(hand_off)) == (-10.0, 10.0)  # a value of 0: both sides
+    assert len(wrong) == len(correct) == (len(hand_off) + 1) // 2
+    # A wrong answer worth something (typed) is on the slider at once; the negative side stays.
+    box(at).set_value(0.5).run()
+    clean(at)
+    shows(at, "v_wrong", 0.5)
+    both = [float(o) for o in slider(at).options]
+    assert (min(both), max(both)) == (-10.0, 10.0)
+    box(at).set_value(-2.0).run()
+    clean(at)
+    shows(at, "v_wrong", -2.0)
+    assert max(float(o) for o in slider(at).options) == 10.0  # never shrinks under the hand
