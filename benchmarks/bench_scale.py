@@ -149,10 +149,18 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     """Run :data:`BARE_DUCKDB_SQL`; print the peak size of its spill folder (sampled every 0.1 s)."""
     import duckdb
 
-    sys.path.insert(0, str(ROOT))
-    # The same measure as aggregate's "spilled", from a module that imports neither pandas nor pyarrow: the bare
-    # process loads only DuckDB (and numpy, imported by this script).
-    from valuecore._io.aggregate_options import bytes_on_disk
+    # The measure of aggregate's "spilled" (valuecore.aggregation.bytes_on_disk: blocks allocated, spill files
+    # may be sparse), written here so that the bare process loads only DuckDB (and numpy, imported by this
+    # script), not valuecore's aggregation and what it imports.
+    def bytes_on_disk(folder: str) -> int:
+        total = 0
+        for base, _, files in os.walk(folder):
+            for name in files:
+                try:
+                    total += os.stat(os.path.join(base, name)).st_blocks * 512
+                except OSError:
+                    pass  # removed by DuckDB meanwhile
+        return total
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")

@@ -1,5 +1,5 @@
 """The aggregation's options and the measure of its spill, importable without numpy or pandas (the CLI's parser
-needs only the options; ``benchmarks/bench_scale.py``'s bare query measures its spill as ``aggregate`` does)."""
+needs only the options)."""
 
 import os
 
