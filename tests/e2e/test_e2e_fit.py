@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from test_e2e_browser import browser, chromium_executable, server  # noqa: F401  (fixtures)
 from test_e2e_browser import (
-    HOME, PAGES, _need_browser, choose_upload, chromium, chromium_path, go_to, new_page, open_app, step,
-    streamlit_server, url_path, wait_for_app, warm_up,
+    HOME, PAGES, choose_upload, go_to, new_page, open_app, step, url_path, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -45,17 +45,6 @@ _TRUNCATION_PROBE = """
 """
 
 
-@pytest.fixture(scope="module")
-def app_in_browser():
-    """A fresh server and a headless Chromium, for this module's tests."""
-    executable = chromium_path()
-    if executable is None:
-        _need_browser("no Chromium to check the layout with")
-    with streamlit_server() as url, chromium(executable) as browser:
-        warm_up(browser, url)
-        yield url, browser
-
-
 def full_precision_run(folder) -> tuple:
     """A run file with float64 confidences, and its tuned threshold as the tiles write it.
 
@@ -83,10 +72,9 @@ def full_precision_run(folder) -> tuple:
 
 
 @pytest.mark.parametrize("width", [1280, 1440])
-def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(app_in_browser, width, tmp_path):
+def test_no_page_cuts_a_heading_tile_or_table_and_there_is_no_deploy_button(server, browser, width, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
-    server, browser = app_in_browser
     context, page = new_page(browser, f"fit-{width}")
     page.set_viewport_size({"width": width, "height": 900})
     problems = {}
@@ -163,10 +151,9 @@ def assert_the_answer_is_above_the_fold(page, fold: int) -> None:
 
 
 @pytest.mark.parametrize("width", [1280, 1440])
-def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(app_in_browser, tmp_path, width):
+def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(server, browser, tmp_path, width):  # noqa: F811
     """At 1280×900 and 1440×900 the verdict, the threshold, the value per item and the three outcome values
     are visible without scrolling, and "Download report" saves the self-contained HTML report."""
-    server, browser = app_in_browser
     context, page = new_page(browser, f"landing-{width}")
     page.set_viewport_size({"width": width, "height": 900})
     try:

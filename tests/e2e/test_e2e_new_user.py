@@ -17,9 +17,9 @@ import re
 
 import pytest
 
+from test_e2e_browser import browser, chromium_executable, server  # noqa: F401  (fixtures)
 from test_e2e_browser import (
-    ARTIFACTS, HOME, PAGES, TIMEOUT_MS, _need_browser, chromium, chromium_path, heading, new_page, open_app, step,
-    streamlit_server, wait_for_app, warm_up,
+    ARTIFACTS, HOME, PAGES, TIMEOUT_MS, heading, new_page, open_app, step, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -92,16 +92,6 @@ CHART_PAGES = ("Value & thresholds", "VOC curves", "Values per class", "Calibrat
                "Capacity & guarantees")
 
 
-@pytest.fixture(scope="module")
-def app_in_browser():
-    executable = chromium_path()
-    if executable is None:
-        _need_browser("no Chromium to check the layout with")
-    with streamlit_server() as url, chromium(executable) as browser:
-        warm_up(browser, url)
-        yield url, browser
-
-
 def go_to(page, title: str) -> None:
     from playwright.sync_api import expect
 
@@ -116,8 +106,7 @@ def settle(page) -> None:
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_every_page_fits_its_boxes_at_both_sizes(app_in_browser, width, height):
-    server, browser = app_in_browser
+def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height):  # noqa: F811
     context, page = new_page(browser, f"new-user-{width}")
     page.set_viewport_size({"width": width, "height": height})
     SHOTS.mkdir(parents=True, exist_ok=True)
