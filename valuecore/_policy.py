@@ -158,20 +158,28 @@ class Policy:
         calibration first. ``values`` is needed by the expected-value rule only.
         """
         predictions = self.calibrate(predictions)
-        n_classes = predictions.n_classes
+        if self.kind == "expected_value":
+            return _expected_value_actions(predictions, value_matrix_for(values, predictions.classes))
         if self.kind == "accept_all":
             return predictions.y_pred.copy()
-        if self.kind in ("threshold", "calibrated_threshold", "two_tier", "shortlist"):
-            # two_tier, shortlist: the automatic tier; the others need a person (see ``tiers``)
-            if self.threshold is None:
-                return np.full(predictions.n, n_classes, dtype=np.int64)
-            accept = predictions.confidence >= self.threshold
-            return np.where(accept, predictions.y_pred, n_classes)
+        return np.where(self.accepts(predictions), predictions.y_pred, predictions.n_classes)
+
+    def accepts(self, calibrated: Predictions) -> np.ndarray:
+        """Of shape (n,): the items a threshold rule acts on (its predicted class), the others handed over.
+
+        ``calibrated``: predictions the policy has already calibrated (:meth:`calibrate`). For
+        ``two_tier`` and ``shortlist``, the automatic tier; not defined for the expected-value rule.
+        """
+        if self.kind == "accept_all":
+            return np.ones(calibrated.n, dtype=bool)
         if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
-            per_class = self.thresholds_by_index(predictions.classes)
-            accept = predictions.confidence >= per_class[predictions.y_pred]
-            return np.where(accept, predictions.y_pred, n_classes)
-        return _expected_value_actions(predictions, value_matrix_for(values, predictions.classes))
+            return calibrated.confidence >= self.thresholds_by_index(calibrated.classes)[calibrated.y_pred]
+        if self.kind == "expected_value":
+            raise ValueError("the expected-value rule weighs each item's probabilities, not one threshold")
+        # threshold, calibrated_threshold; two_tier and shortlist: their automatic tier (see ``tiers``)
+        if self.threshold is None:
+            return np.zeros(calibrated.n, dtype=bool)
+        return calibrated.confidence >= self.threshold
 
     def thresholds_by_index(self, classes) -> np.ndarray:
         """Per-class thresholds as an array of shape (n_classes,); +inf = never accept."""

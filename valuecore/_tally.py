@@ -504,15 +504,7 @@ def _categories(calibrated, actions: np.ndarray) -> np.ndarray:
 def _threshold_categories(policy, calibrated) -> np.ndarray:
     """Each item's category under a threshold rule, as ``Policy.decide`` accepts (``confidence >= threshold``)."""
     acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-    if policy.kind == "accept_all":
-        return acted
-    if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
-        accept = calibrated.confidence >= policy.thresholds_by_index(calibrated.classes)[calibrated.y_pred]
-    elif policy.threshold is None:
-        return handed_over
-    else:
-        accept = calibrated.confidence >= policy.threshold
-    return np.where(accept, acted, handed_over)
+    return acted if policy.kind == "accept_all" else np.where(policy.accepts(calibrated), acted, handed_over)
 
 
 def _plan_categories(plan, calibrated) -> np.ndarray:
