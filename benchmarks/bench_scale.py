@@ -149,18 +149,10 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     """Run :data:`BARE_DUCKDB_SQL`; print the peak size of its spill folder (sampled every 0.1 s)."""
     import duckdb
 
-    # The measure of aggregate's "spilled" (valuecore.aggregation.bytes_on_disk: blocks allocated, spill files
-    # may be sparse), written here so that the bare process loads only DuckDB (and numpy, imported by this
-    # script), not valuecore's aggregation and what it imports.
-    def bytes_on_disk(folder: str) -> int:
-        total = 0
-        for base, _, files in os.walk(folder):
-            for name in files:
-                try:
-                    total += os.stat(os.path.join(base, name)).st_blocks * 512
-                except OSError:
-                    pass  # removed by DuckDB meanwhile
-        return total
+    sys.path.insert(0, str(ROOT))
+    # The measure of aggregate's "spilled"; valuecore.aggregation imports neither pandas nor pyarrow (a test in
+    # tests/io/test_aggregate_light.py keeps it so): the bare process loads DuckDB and numpy only.
+    from valuecore.aggregation import bytes_on_disk
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")

@@ -29,3 +29,11 @@ def test_aggregating_a_parquet_log_with_duckdb_never_imports_pandas(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
     assert (tmp_path / "agg.parquet").exists()
+
+
+def test_the_aggregation_module_imports_neither_pandas_nor_pyarrow():
+    """``benchmarks/bench_scale.py``'s bare DuckDB process takes its spill measure from it."""
+    script = "import sys, valuecore.aggregation\nprint('pandas' in sys.modules, 'pyarrow' in sys.modules)\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]
