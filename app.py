@@ -6,7 +6,7 @@ Run with ``streamlit run app.py``.
 
 import streamlit as st
 
-from dashboard.sidebar import render_sidebar
+from dashboard.sidebar import render_sidebar, render_values
 
 st.set_page_config(page_title="Model value dashboard", page_icon="⚖️", layout="wide")
 
@@ -49,5 +49,18 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
-render_sidebar()
-page.run()
+frame = render_sidebar()
+
+
+# A new outcome value (typed, dragged, a preset) reruns the values and the page, not the page list and the rest of
+# the sidebar: a rerun the browser redraws in part. Settings drawn outside it rerun everything (dashboard.state).
+@st.fragment
+def values_and_page(frame):
+    render_values(frame)
+    # Streamlit lets the page st.navigation returned run once per full run; this fragment's reruns run it again
+    # (the same page: any other one is a full run).
+    page._can_be_called = True
+    page.run()
+
+
+values_and_page(frame)

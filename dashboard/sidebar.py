@@ -1,8 +1,12 @@
 """The sidebar shared by every page: the outcome values first, then data, models, splits, recalibration.
 
-Every widget here shows one setting (see ``dashboard.state`` for the rules);
-:func:`render_sidebar` resolves the settings against the loaded runs into the
-:class:`~dashboard.state.Selection` the pages read.
+Every widget here shows one setting (see ``dashboard.state`` for the rules).
+:func:`render_sidebar` draws all but the outcome values and resolves the data,
+models and splits into a :class:`Frame`; :func:`render_values` draws the values
+in the slot the frame keeps for them and publishes the
+:class:`~dashboard.state.Selection` the pages read. app.py calls the second
+inside the fragment that also runs the page, so that a new value reruns the
+values and the page only.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import bisect
 import functools
 import hashlib
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
@@ -400,17 +404,33 @@ def _resolve_matrix(settings: Settings, report, models) -> tuple[ValueMatrix | N
                       "models' classes: the three values are used."]
 
 
-def render_sidebar() -> state.Selection:
-    """Draw the sidebar and publish the resulting :class:`~dashboard.state.Selection`."""
+@dataclass(frozen=True)
+class Frame:
+    """What the sidebar resolved outside the outcome values, and the slot the values are drawn in.
+
+    A change of source, models, splits, recalibration or currency reruns the whole app; the values and the page
+    are drawn by :func:`render_values` inside one fragment (app.py), so a new value reruns only them.
+    """
+
+    values_slot: object
+    report: object
+    models: tuple
+    source_label: str
+    tune_split: str | None
+    eval_split: str | None
+    calibration: str
+
+
+def render_sidebar() -> Frame:
+    """Draw the sidebar but the outcome values (their slot first), and resolve what does not depend on them."""
     state.init()
+    state.app_rerun_done()
     # What the user just changed takes effect before anything showing it is drawn: the labels say the new
-    # currency at once, and a moved slider or a typed box moves the other one on this very run.
+    # currency at once.
     state.adopt("currency", {"sidebar_currency": _currency})
-    for name, _ in VALUE_FIELDS:
-        state.adopt(name, {f"sidebar_{name}_slider": float, f"sidebar_{name}_input": _within_range})
     with st.sidebar:
         st.html(COMPACT_PAGE_LIST)
-        _values_section(state.get())
+        values_slot = st.container()
         state.value(st.text_input, "currency", "Currency", key="sidebar_currency", max_chars=5, convert=_currency)
 
         st.divider()
@@ -441,22 +461,38 @@ def render_sidebar() -> state.Selection:
         st.divider()
         st.page_link(HOW_VALUE_WORKS, label="How value works", icon=":material/help:",
                      help="What ω means, tuned vs calibrated thresholds, VOC curves: a short read.")
+    return Frame(values_slot=values_slot, report=report, models=tuple(models), source_label=source_label,
+                 tune_split=tune_split, eval_split=eval_split, calibration=calibration)
 
+
+def render_values(frame: Frame) -> state.Selection:
+    """Draw the outcome values in their slot and publish the resulting :class:`~dashboard.state.Selection`.
+
+    Runs inside the fragment that also draws the page: a value typed or dragged reruns the two, nothing else.
+    """
+    if state.app_rerun_needed():  # a page changed a setting drawn outside the fragment (e.g. the models)
+        st.rerun(scope="app")
+    # A moved slider or a typed box moves the other one on this very run.
+    for name, _ in VALUE_FIELDS:
+        state.adopt(name, {f"sidebar_{name}_slider": float, f"sidebar_{name}_input": _within_range})
+    with frame.values_slot:
+        _values_section(state.get())
     settings = state.get()
-    value_matrix, notes = _resolve_matrix(settings, report, models)
+    report = frame.report
+    value_matrix, notes = _resolve_matrix(settings, report, frame.models)
     if settings.source == "upload" and not report.models:
         notes.append(UPLOAD_LINK_NOTE)
     selection = state.Selection(
         settings=settings,
         report=report,
-        models=tuple(models),
+        models=frame.models,
         use_case=settings.use_case,
         value_matrix=value_matrix,
-        tune_split=tune_split,
-        eval_split=eval_split,
-        calibration=calibration,
+        tune_split=frame.tune_split,
+        eval_split=frame.eval_split,
+        calibration=frame.calibration,
         currency=settings.currency,
-        source_label=source_label,
+        source_label=frame.source_label,
         notes=tuple(notes),
     )
     state.publish(selection)

@@ -132,6 +132,13 @@ def _store(settings: Settings) -> None:
     write_url(settings)
 
 
+# The settings the sidebar draws outside the fragment that holds the values and the page (app.py): a change to
+# one of them from inside that fragment (a page's button, an imported policy) must rerun the whole app, or the
+# sidebar would go on showing the old one.
+OUTSIDE_THE_FRAGMENT = frozenset({"source", "models", "tune_split", "eval_split", "calibration", "currency"})
+APP_RERUN_KEY = "_app_rerun_needed"
+
+
 def request(**changes: Any) -> Settings:
     """Change settings from outside their widgets (a button, a preset, an import).
 
@@ -139,9 +146,22 @@ def request(**changes: Any) -> Settings:
     follows, where every widget showing a changed setting is drawn from the
     new value. From a page's body use :func:`change_now`.
     """
-    new = replace(get(), **changes)
+    old = get()
+    new = replace(old, **changes)
+    if any(getattr(old, name) != getattr(new, name) for name in OUTSIDE_THE_FRAGMENT & changes.keys()):
+        st.session_state[APP_RERUN_KEY] = True
     _store(new)  # the widgets showing it are told on the next run, before they are drawn (see _show)
     return new
+
+
+def app_rerun_needed() -> bool:
+    """Whether a setting drawn outside the values-and-page fragment changed since the last full run."""
+    return bool(st.session_state.get(APP_RERUN_KEY))
+
+
+def app_rerun_done() -> None:
+    """Called at the start of each full run: it draws every setting."""
+    st.session_state.pop(APP_RERUN_KEY, None)
 
 
 def change_now(**changes: Any) -> None:
