@@ -72,8 +72,11 @@ def per_period(page: view.HomePage) -> None:
 per_period(page)
 
 if page.candidates is not None:
-    with st.expander("Every model and rule weighed, best first", expanded=False):
-        show_dataframe(page.candidates, hide_index=True, width="stretch")
-        st.caption(view.CANDIDATES_CAPTION)
-        for note in page.skipped:
-            st.caption(note)
+    # Drawn only while open: closed, the table would still be sent and redrawn on every new value.
+    every = st.expander("Every model and rule weighed, best first", key="home_candidates", on_change="rerun")
+    if every.open:
+        with every:
+            show_dataframe(page.candidates, hide_index=True, width="stretch")
+            st.caption(view.CANDIDATES_CAPTION)
+            for note in page.skipped:
+                st.caption(note)

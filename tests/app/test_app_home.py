@@ -83,7 +83,11 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
     assert shown["No model, per item"] == vc.wording.money(0.0, "$")
     assert vc.wording.recommendation_reason(rec, "$") in text
     assert "more than handing every item to a person" in text
-    # The table holds every (model, rule) weighed, the recommended one marked, and the no-model row.
+    # The table holds every (model, rule) weighed, the recommended one marked, and the no-model row. It is
+    # drawn only while its section is open.
+    assert not at.dataframe
+    at.session_state["home_candidates"] = True
+    at.run()
     table = at.dataframe[0].value
     assert len(table) == len(rec.candidates) + 1 and table["Model"].iloc[-1].startswith("no model")
     marked = table[table["Against the best"] == "recommended"]
@@ -144,7 +148,8 @@ def test_losing_models_are_never_level_with_the_recommended_one():
     # The example: at a wrong answer of -1000, random_forest and svm_rbf lose money against no model.
     at = start(src="sample:digits", vc="1", va="0", vw="-1000")
     assert_clean(at)
-    table = at.dataframe[0].value
+    at.session_state["home_candidates"] = True  # open the section with the table
+    table = at.run().dataframe[0].value
     losing = table[table["Value per item"].str.startswith("-")]
     assert not losing.empty and set(losing["Against the best"]) == {"clearly behind the best"}
     recommended_row = table[table["Against the best"] == "recommended"].iloc[0]

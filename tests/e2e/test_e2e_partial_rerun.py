@@ -99,3 +99,23 @@ def test_a_page_button_that_changes_the_data_source_redraws_the_sidebar(server, 
         wait_for_app(page)
         expect(source).to_have_value(re.compile("breast_cancer"))
         assert "src=sample%3Abreast_cancer" in page.url or "src=sample:breast_cancer" in page.url, page.url
+
+
+def test_the_table_of_every_model_and_rule_is_drawn_when_its_section_opens(server, page):  # noqa: F811
+    # Closed, the section holds nothing (a new value then redraws no table); opened, the table is there and
+    # follows a new value.
+    from playwright.sync_api import expect
+
+    section = page.locator('[data-testid="stExpander"]').filter(has_text="Every model and rule weighed")
+    with step(page, "open"):
+        open_app(page, server, HOME)
+        expect(section).to_be_visible()
+        expect(section.locator('[data-testid="stDataFrame"]')).to_have_count(0)
+    with step(page, "open-the-section"):
+        section.locator("summary").click()
+        wait_for_app(page)
+        expect(section.locator('[data-testid="stDataFrame"]')).to_be_visible()
+    with step(page, "new-value"):
+        _type(page, "Wrong answer", "-40")
+        expect(metric_value(page, "Penalty ω")).to_have_text("40")
+        expect(section.locator('[data-testid="stDataFrame"]')).to_be_visible()
