@@ -171,14 +171,15 @@ def _everything(data: bytes):
     row_group=st.integers(1, 120),
     block=st.integers(1, 50),
     spoil=st.lists(st.sampled_from(["nan", "inf", "negative", "off", "slightly_off", "above_one", "null",
-                                    "logit_nan"]), max_size=3),
+                                    "logit_nan", "rows_off", "rows_far"]), max_size=3),
     layout=st.sampled_from(["none", "split", "model_split"]),
     float32=st.booleans(),
 )  # fmt: skip
 def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, block, spoil, layout, float32):
-    """Float columns are decoded a row group at a time when row groups are small, else batch by batch:
-    both give the same problems (file, column, rows) and the same arrays, bad cells, several row groups,
-    several blocks per row group and files laid out by model and split included."""
+    """Float columns are decoded a row group at a time when row groups are small, its blocks checked by
+    several threads, else batch by batch: both give the same problems (file, column, rows, in file order)
+    and the same arrays, bad cells, several row groups, several blocks per row group and files laid out
+    by model and split included."""
     rng = np.random.default_rng(seed)
     dtype = np.float32 if float32 else np.float64
     proba = rng.dirichlet(np.ones(3), n)
@@ -188,6 +189,10 @@ def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, blo
         frame[f"logit_{c}"] = logits[:, c]
     for kind in spoil:
         row, column = int(rng.integers(n)), f"proba_{int(rng.integers(3))}"
+        if kind in ("rows_off", "rows_far"):  # rows in several blocks, named in file order
+            rows = rng.choice(n, min(n, 8), replace=False)
+            frame.loc[rows, column] += 1e-4 if kind == "rows_off" else 0.5
+            continue
         value = {"nan": np.nan, "inf": np.inf, "negative": -0.1, "off": 0.9, "slightly_off": 1e-4,
                  "above_one": 1.0 + 1e-7, "null": None, "logit_nan": np.nan}[kind]  # fmt: skip
         if kind == "logit_nan":
@@ -207,8 +212,10 @@ def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, blo
     data = buffer.getvalue()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_runfiles, "_CHECK_BLOCK", block)
+        patch.setattr(_runfiles, "_PLACE_WORKERS", 3)  # blocks checked by threads at once, in any order
         whole = _everything(data)
-        patch.setattr(_runfiles, "_GROUP_BYTES", -1)  # every row group too large: batch by batch
+        patch.setattr(_runfiles, "_GROUP_BYTES", -1)  # every row group too large: batch by batch,
+        patch.setattr(_runfiles, "_PLACE_WORKERS", 1)  # and one block after another
         batches = _everything(data)
     assert whole[0] == batches[0]
     assert whole[1].keys() == batches[1].keys()

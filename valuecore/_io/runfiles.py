@@ -1127,6 +1127,9 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
 
 # Decoded bytes of a row group's float columns up to which it is decoded whole (two at a time at most).
 _GROUP_BYTES = 128 << 20
+# Threads that fill and check blocks of a file's float columns in file order (its checks record what they
+# find by block, in any order, and report it in file order).
+_PLACE_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _numpy_columns(batch) -> list[np.ndarray]:
@@ -1201,17 +1204,22 @@ class _FloatColumns:
                 place(start, read)
                 start += len(read[0])
 
-        # Arrow decodes the next part while numpy places this one (both let go of the GIL): one worker,
-        # so blocks are placed in file order, and few parts wait (the memory stays a few parts).
+        # Arrow decodes the next part while numpy places this one (both let go of the GIL), and few parts
+        # wait (the memory stays a few parts). Laid out by (model, split), the blocks are placed in file
+        # order by one worker (each pair's rows go to its next free rows); in file order, each block has
+        # its own rows of the matrix, and the part's blocks are shared among the cores.
+        workers = 1 if group is not None else _PLACE_WORKERS
         start = 0
         parts, most_waiting = self._parts([self.names[c] for c in columns], np.dtype(dtype).itemsize)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="valuecore-place") as worker:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") as pool:
             waiting: deque = deque()
             for blocks in parts:
-                waiting.append(worker.submit(place_all, start, blocks))
-                start += sum(len(read[0]) for read in blocks)
+                share = -(-len(blocks) // workers)
+                for first in range(0, len(blocks), share):
+                    waiting.append(pool.submit(place_all, start, blocks[first : first + share]))
+                    start += sum(len(read[0]) for read in blocks[first : first + share])
                 del blocks
-                if len(waiting) > most_waiting:
+                while len(waiting) > most_waiting * workers:
                     waiting.popleft().result()
             while waiting:
                 waiting.popleft().result()
@@ -1669,15 +1677,19 @@ class _ProbabilityChecks:
         # Each row's predicted class and confidence (argmax, max, in the columns' dtype), in file order,
         # found from the columns as read while they are in cache; None once a block could not say.
         self.n = n
-        self.top: tuple[np.ndarray, np.ndarray] | None = None
+        # Made before the blocks, which threads may check at once; its pages cost nothing until written.
+        self.top: tuple[np.ndarray, np.ndarray] = (np.empty(n, dtype=np.int64), np.empty(n))
         self._found = True
-        self._equal = np.empty(_CHECK_BLOCK, dtype=bool)
         self.sum_tolerance = sum_tolerance
         self.warn_tolerance = warn_tolerance
         self.found: dict[str, list] = {m: [] for m in self.MESSAGES}  # (file rows, column indices) per block
-        self.worst = 0.0
+        self._worst: list[float] = []  # per block
         self.too_far = _RowTally()
         self.off = _RowTally()
+
+    @property
+    def worst(self) -> float:
+        return max(self._worst, default=0.0)
 
     def block(self, block: np.ndarray, start: int, columns, text: np.ndarray | None = None) -> None:
         """Check rows start:start+len(block) of the file, given row-major (``block``) and class-major
@@ -1687,17 +1699,16 @@ class _ProbabilityChecks:
             deviation = self._bad_entries(block, start, text)
             self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
         worst = float(deviation.max()) if deviation.size else 0.0
-        self.worst = max(self.worst, worst)
+        self._worst.append(worst)
         if not worst <= min(self.sum_tolerance, self.warn_tolerance):  # else no row is off: no masks
             self.too_far.add(deviation > self.sum_tolerance, start)
             self.off.add(deviation > self.warn_tolerance, start)
         top = None
         if self._found and deviation.size:
-            if self.top is None:  # the confidences in float64, as Predictions keeps them: no conversion later
-                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n))
+            # The confidences in float64, as Predictions keeps them: no conversion later.
             y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
             found = confidence if columns[0].dtype == np.float64 else np.empty(deviation.size, columns[0].dtype)
-            if _top_of_columns(columns, y_pred, found, self._equal[: deviation.size]):
+            if _top_of_columns(columns, y_pred, found, np.empty(deviation.size, dtype=bool)):
                 top = found
                 if found is not confidence:
                     np.copyto(confidence, found)
@@ -1747,17 +1758,24 @@ class _ProbabilityChecks:
 
 
 class _RowTally:
-    """How many file rows have a property, and the first few of them."""
+    """How many file rows have a property, and the first few of them; blocks of rows may be added in
+    any order (by several threads at once)."""
 
     def __init__(self):
-        self.count = 0
-        self.first: list[int] = []
+        self._blocks: list = []  # (the block's first file row, its first few rows with it, how many)
 
     def add(self, mask: np.ndarray, start: int) -> None:
         positions = np.flatnonzero(mask)
-        self.count += int(positions.size)
-        if len(self.first) < SHOWN_ROWS:
-            self.first.extend(int(r) + start for r in positions[: SHOWN_ROWS - len(self.first)])
+        if positions.size:
+            self._blocks.append((start, positions[:SHOWN_ROWS] + start, int(positions.size)))
+
+    @property
+    def count(self) -> int:
+        return sum(size for _, _, size in self._blocks)
+
+    @property
+    def first(self) -> list[int]:
+        return [int(r) for _, rows, _ in sorted(self._blocks, key=lambda b: b[0]) for r in rows][:SHOWN_ROWS]
 
 
 _CHECK_BLOCK = 1 << 16  # rows per block of the probability checks
