@@ -934,7 +934,8 @@ def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parse
             logits = None if parsed.logits is None else parsed.logits[rows]
             # Checked column by column above; a second pass over (n, C) would only cost time and memory.
             top = None if parsed.confidence is None else (parsed.y_pred_codes[rows], parsed.confidence[rows])
-            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, top=top, **common)
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, top=top,
+                                                   capped=top is not None, **common)  # fmt: skip
         y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
         return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
@@ -1716,6 +1717,8 @@ class _ProbabilityChecks:
                 self._found = False
         if deviation.size and (block.max() if top is None else top.max()) > 1.0:
             np.minimum(block, 1.0, out=block)
+            if top is not None:  # the confidences too, so that Predictions need not pass over them again
+                np.minimum(confidence, 1.0, out=confidence)
 
     @property
     def argmax_and_max(self) -> tuple[np.ndarray, np.ndarray] | None:
