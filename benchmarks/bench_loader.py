@@ -170,6 +170,7 @@ def child(name: str, path: Path) -> None:
     """Time one contender once in this fresh process; print {wall, cpu, result} as JSON."""
     import gc
     import json
+    import resource
     import time
 
     import numpy as np
@@ -181,14 +182,19 @@ def child(name: str, path: Path) -> None:
     function = _child_timed(name)
     gc.collect()
     rounds = MOVES if name == "move" else 1
-    wall, cpu = [], []
+    wall, cpu, user, kernel = [], [], [], []
     for _ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_SELF)
         started, spent = time.perf_counter(), time.process_time()
         result = function(*arguments)
         wall.append(time.perf_counter() - started)
         cpu.append(time.process_time() - spent)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        user.append(after.ru_utime - before.ru_utime)
+        kernel.append(after.ru_stime - before.ru_stime)
     result = result if isinstance(result, (float, int, str, type(None))) else None
-    print(json.dumps({"wall": float(np.median(wall)), "cpu": float(np.median(cpu)), "result": result}))
+    print(json.dumps({"wall": float(np.median(wall)), "cpu": float(np.median(cpu)), "user": float(np.median(user)),
+                      "sys": float(np.median(kernel)), "result": result}))  # fmt: skip
 
 
 def in_own_process(name: str, path: Path) -> dict:
@@ -202,24 +208,22 @@ def in_own_process(name: str, path: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_wall_and_cpu(names: list[str], path: Path, repeat: int) -> tuple[dict, dict, dict]:
+def median_wall_and_cpu(names: list[str], path: Path, repeat: int) -> tuple[dict, dict, dict, dict]:
     """Medians of wall seconds and of the process's CPU seconds (all its threads) of each contender, each
     timing in a fresh process, the contenders' order reversed every other repeat (a, b, ..., b, a, ...):
     no contender inherits another's page cache pressure, allocator arenas or freed huge pages, and a
-    drift of the machine's load hits them alike. Also each contender's results."""
+    drift of the machine's load hits them alike. Also each contender's results, and every median by
+    kind ("wall", "cpu", "user", "sys": the CPU in user space and in the kernel)."""
     import numpy as np
 
-    wall: dict = {name: [] for name in names}
-    cpu: dict = {name: [] for name in names}
-    results: dict = {name: set() for name in names}
+    timings: dict = {name: [] for name in names}
     for r in range(repeat):
         for name in names if r % 2 == 0 else names[::-1]:
-            timing = in_own_process(name, path)
-            wall[name].append(timing["wall"])
-            cpu[name].append(timing["cpu"])
-            results[name].add(timing["result"])
-    return ({name: float(np.median(v)) for name, v in wall.items()},
-            {name: float(np.median(v)) for name, v in cpu.items()}, results)  # fmt: skip
+            timings[name].append(in_own_process(name, path))
+    results = {name: {t["result"] for t in v} for name, v in timings.items()}
+    medians = {key: {name: float(np.median([t[key] for t in v])) for name, v in timings.items()}
+               for key in ("wall", "cpu", "user", "sys")}  # fmt: skip
+    return medians["wall"], medians["cpu"], results, medians
 
 
 def from_file_table(sizes, repeat: int) -> None:
@@ -230,6 +234,7 @@ def from_file_table(sizes, repeat: int) -> None:
     print(header)
     print("-" * len(header))
     names = ["read vc", "read pandas", "read+hash", "from_proba", "vc", "pandas", "numpy", "move"]
+    split_rows = []  # user / kernel CPU of the reads, printed after the table
     with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
         for rounded in (True, False):
             for n in sizes:
@@ -237,7 +242,8 @@ def from_file_table(sizes, repeat: int) -> None:
                 write_run(path, n, rounded)
                 path.read_bytes()  # in the page cache for every contender, the first one too
                 load = os.getloadavg()[0]
-                times, cpu, results = median_wall_and_cpu(names, path, repeat)
+                times, cpu, results, medians = median_wall_and_cpu(names, path, repeat)
+                split_rows.append((rounded, n, medians))
                 thresholds = results["vc"] | results["pandas"] | results["numpy"] | results["move"]
                 assert len(thresholds) == 1, f"the thresholds differ: {results}"
                 t = {k: v * 1e3 for k, v in times.items()}
@@ -251,6 +257,13 @@ def from_file_table(sizes, repeat: int) -> None:
                       f"{t['vc']:12.0f} {t['pandas']:8.0f} {t['numpy']:8.0f} {times['pandas'] / times['vc']:8.2f}x "
                       f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}",
                       flush=True)
+    print(f"\n{'scores':>9} {'n':>11} | {'user vc':>7} {'pandas':>7} {'ratio':>6} | {'sys vc':>7} {'pandas':>7} | "
+          f"{'from_proba user':>15} {'sys':>5}")
+    for rounded, n, m in split_rows:
+        user, kernel = ({k: v * 1e3 for k, v in m[key].items()} for key in ("user", "sys"))
+        print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {user['read vc']:7.0f} {user['read pandas']:7.0f} "
+              f"{m['user']['read vc'] / max(m['user']['read pandas'], 1e-9):5.2f}x | {kernel['read vc']:7.0f} "
+              f"{kernel['read pandas']:7.0f} | {user['from_proba']:15.0f} {kernel['from_proba']:5.0f}")
     print("\nms, medians of", repeat, "timings, each in a fresh process (imports and setup untimed; the file read"
           "\nonce beforehand, so in the page cache; the contenders' order reversed every other repeat)."
           "\nread ratio = valuecore / pandas (lower is better), in wall time and in the process's CPU time"
@@ -258,7 +271,9 @@ def from_file_table(sizes, repeat: int) -> None:
           "\nfirst asked for), wall, its ratio to pandas's read; /read = from_proba / valuecore's read, in CPU"
           "\ntime; file->thr ratios = baseline / valuecore (> 1: valuecore faster); per move = median of"
           f"\n{MOVES} in one process. rounded = float32 rounded to 4 decimals; full = float64 at full precision."
-          "\nload = load average before-after the row.")
+          "\nload = load average before-after the row. Second table: the reads' CPU split into user space (what"
+          "\nthe code does) and kernel (mostly zeroing fresh pages; on a VM that hands freed memory back to its"
+          "\nhost it varies tenfold from one process to the next).")
 
 
 def main() -> None:
