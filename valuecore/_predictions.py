@@ -67,6 +67,8 @@ def _encode_small_integers(labels: np.ndarray, lookup: dict[str, int]) -> np.nda
     if high - low >= _SMALL_INTEGER_SPAN:
         return None
     table = np.array([lookup.get(str(value), -1) for value in range(low, high + 1)], dtype=np.int64)
+    if np.array_equal(table, np.arange(low, high + 1)):  # each label is its class's index: a cast, no lookup
+        return labels.astype(np.int64)
     return table[np.subtract(labels, low, dtype=np.intp)] if low else table[labels]
 
 

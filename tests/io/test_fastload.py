@@ -5,7 +5,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from valuecore._io import fastload as _fastload
@@ -222,3 +222,28 @@ def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, blo
     for key in whole[1]:
         for got, expected in zip(whole[1][key], batches[1][key]):
             np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    labels=st.one_of(st.lists(st.integers(0, 5), min_size=1, max_size=50),
+                     st.lists(st.integers(-3, 12), min_size=1, max_size=50)),
+    classes=st.one_of(st.integers(1, 8).map(lambda k: list(range(k))),  # labels 0..k-1 (the usual case)
+                      st.lists(st.integers(-3, 12), min_size=1, max_size=8, unique=True)),
+    dtype=st.sampled_from([np.int8, np.int16, np.int64, np.uint8]),
+)
+@example(labels=[2, 0, 1, 1], classes=[0, 1, 2], dtype=np.int16)  # each label its own index: the cast
+@example(labels=[3, 4, 4], classes=[0, 1, 2, 3, 4], dtype=np.uint8)
+@example(labels=[3, 4, 4], classes=[0, 1, 2, 4, 3], dtype=np.int64)  # a table
+def test_small_integer_labels_get_their_class_index(labels, classes, dtype):
+    """By a cast when every label in the span is its own class index, else by a table: the same codes
+    as looking each label up by its text (-1 when it is no class)."""
+    from valuecore._predictions import _encode_small_integers
+
+    values = np.array(labels)
+    if dtype == np.uint8:
+        values = np.abs(values)
+    lookup = {str(c): i for i, c in enumerate(classes)}
+    codes = _encode_small_integers(values.astype(dtype), lookup)
+    assert codes.dtype == np.int64
+    np.testing.assert_array_equal(codes, [lookup.get(str(v), -1) for v in values])
