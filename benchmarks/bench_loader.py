@@ -10,8 +10,13 @@ counted once). ``--compare DIR`` loads with another copy of the package too
 
 ``--from-file`` instead times what a user pays from a run file (one model, one
 split: ``proba_0..proba_9`` and ``y_true``) to an exact tuned threshold, side by
-side in one process with medians of interleaved repeats, for scores rounded to 4
-decimals (float32, as many exports are) and full-precision float64 scores:
+side in one run, each timing in a fresh process of its own (imports and setup
+untimed; the file read once beforehand so that all find it in the page cache;
+the contenders' order reversed every other repeat), medians of the repeats, for
+scores rounded to 4 decimals (float32, as many exports are) and full-precision
+float64 scores. (Timed in one process, each contender inherited the memory state
+the previous one left: freed arenas, page faults avoided or not; see
+benchmarks/README.md, "The loader in separate processes".)
 
 - read: ``load_run_file`` (reading and validating every cell) against
   ``pd.read_parquet`` of the same columns, in wall time and in CPU time of the
@@ -109,29 +114,27 @@ def read_with_pandas(path):
     return confidence, y_pred == frame["y_true"].to_numpy()
 
 
-def median_wall_and_cpu(contenders: dict, repeat: int) -> tuple[dict, dict]:
-    """Medians of wall seconds and of the process's CPU seconds (all threads) of each contender, run in
-    turn within each repeat (interleaved, so a change of the machine's load hits them alike)."""
-    import gc
-    import time
-
+# What each contender does, timed in a process of its own: ``setup`` (untimed, after the imports) returns the
+# arguments of ``timed``. Run as ``bench_loader.py --child NAME PATH``; prints one JSON line.
+def _child_setup(name: str, path: Path):
     import numpy as np
+    import pandas as pd
 
-    wall: dict = {name: [] for name in contenders}
-    cpu: dict = {name: [] for name in contenders}
-    for _ in range(repeat):
-        for name, function in contenders.items():
-            gc.collect()
-            started, spent = time.perf_counter(), time.process_time()
-            function()
-            wall[name].append(time.perf_counter() - started)
-            cpu[name].append(time.process_time() - spent)
-    return ({name: float(np.median(v)) for name, v in wall.items()},
-            {name: float(np.median(v)) for name, v in cpu.items()})  # fmt: skip
+    import valuecore as vc
+    from valuecore.runs import load_run_file
+
+    if name == "read+hash":
+        os.utime(path)  # digests are remembered per (path, times): a new ctime makes this one hashed anew
+    if name == "from_proba":
+        frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
+        # Row-major float64, as predict_proba returns it.
+        return np.ascontiguousarray(frame[PROBA_COLUMNS].to_numpy(), dtype=np.float64), frame["y_true"].to_numpy()
+    if name == "move":
+        return (vc.presort(load_run_file(path).models["run"].splits["all"]),)
+    return (path,)
 
 
-def from_file_table(sizes, repeat: int) -> None:
-    import numpy as np
+def _child_timed(name: str):
     import pandas as pd
     from bench_core import numpy_sort_cumsum, pandas_groupby_cumsum
 
@@ -144,41 +147,105 @@ def from_file_table(sizes, repeat: int) -> None:
         run = load_run_file(path).models["run"].splits["all"]
         return vc.fit_policy("threshold", vc.presort(run), use_case).threshold
 
-    def read_and_identify(path):
-        os.utime(path)  # digests are remembered per (path, times): a new ctime makes this one hashed anew
-        return load_run_file(path).models["run"].sha256
+    def read(path):
+        report = load_run_file(path)
+        assert report.ok, [str(p) for p in report.problems]
 
+    return {
+        "read vc": read,
+        "read pandas": lambda path: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]),
+        "read+hash": lambda path: load_run_file(path).models["run"].sha256,
+        "from_proba": lambda matrix, labels: vc.Predictions.from_proba(matrix, labels),
+        "vc": valuecore_threshold,
+        "pandas": lambda path: pandas_groupby_cumsum(*read_with_pandas(path), use_case),
+        "numpy": lambda path: numpy_sort_cumsum(*read_with_pandas(path), use_case),
+        "move": lambda run: vc.fit_policy("threshold", run, use_case).threshold,
+    }[name]
+
+
+MOVES = 21  # a slider move is timed as the median of this many in its process (one is too short to time)
+
+
+def child(name: str, path: Path) -> None:
+    """Time one contender once in this fresh process; print {wall, cpu, result} as JSON."""
+    import gc
+    import json
+    import resource
+    import time
+
+    import numpy as np
+    import pandas  # noqa: F401 - every import both readers use, before the clock (pyarrow's lazy ones too)
+    import pyarrow.dataset  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    arguments = _child_setup(name, path)
+    function = _child_timed(name)
+    gc.collect()
+    rounds = MOVES if name == "move" else 1
+    wall, cpu, user, kernel = [], [], [], []
+    for _ in range(rounds):
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        started, spent = time.perf_counter(), time.process_time()
+        result = function(*arguments)
+        wall.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - spent)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        user.append(after.ru_utime - before.ru_utime)
+        kernel.append(after.ru_stime - before.ru_stime)
+    result = result if isinstance(result, (float, int, str, type(None))) else None
+    print(json.dumps({"wall": float(np.median(wall)), "cpu": float(np.median(cpu)), "user": float(np.median(user)),
+                      "sys": float(np.median(kernel)), "result": result}))  # fmt: skip
+
+
+def in_own_process(name: str, path: Path) -> dict:
+    """One timing of ``name`` in a fresh Python process (its imports and setup not timed)."""
+    import json
+
+    out = subprocess.run([sys.executable, __file__, "--child", name, str(path)], cwd=ROOT,
+                         capture_output=True, text=True)  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def median_wall_and_cpu(names: list[str], path: Path, repeat: int) -> tuple[dict, dict, dict, dict]:
+    """Medians of wall seconds and of the process's CPU seconds (all its threads) of each contender, each
+    timing in a fresh process, the contenders' order reversed every other repeat (a, b, ..., b, a, ...):
+    no contender inherits another's page cache pressure, allocator arenas or freed huge pages, and a
+    drift of the machine's load hits them alike. Also each contender's results, and every median by
+    kind ("wall", "cpu", "user", "sys": the CPU in user space and in the kernel)."""
+    import numpy as np
+
+    timings: dict = {name: [] for name in names}
+    for r in range(repeat):
+        for name in names if r % 2 == 0 else names[::-1]:
+            timings[name].append(in_own_process(name, path))
+    results = {name: {t["result"] for t in v} for name, v in timings.items()}
+    medians = {key: {name: float(np.median([t[key] for t in v])) for name, v in timings.items()}
+               for key in ("wall", "cpu", "user", "sys")}  # fmt: skip
+    return medians["wall"], medians["cpu"], results, medians
+
+
+def from_file_table(sizes, repeat: int) -> None:
     header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'cpu vc':>7} {'pandas':>7} "
               f"{'ratio':>6} | {'+sha256':>7} {'ratio':>6} | {'from_proba':>10} {'cpu':>5} {'/read':>6} | "
               f"{'file->thr vc':>12} {'pandas':>8} {'numpy':>8} {'pandas/vc':>9} {'numpy/vc':>8} | "
               f"{'per move':>9} | load")
     print(header)
     print("-" * len(header))
+    names = ["read vc", "read pandas", "read+hash", "from_proba", "vc", "pandas", "numpy", "move"]
+    split_rows = []  # user / kernel CPU of the reads, printed after the table
     with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
         for rounded in (True, False):
             for n in sizes:
                 path = Path(folder) / "run.parquet"
                 write_run(path, n, rounded)
-                frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
-                # Row-major float64, as predict_proba returns it.
-                matrix = np.ascontiguousarray(frame[PROBA_COLUMNS].to_numpy(), dtype=np.float64)
-                labels = frame["y_true"].to_numpy()
-                del frame
-                sorted_run = vc.presort(load_run_file(path).models["run"].splits["all"])
+                path.read_bytes()  # in the page cache for every contender, the first one too
                 load = os.getloadavg()[0]
-                times, cpu = median_wall_and_cpu({
-                    "read vc": lambda: load_run_file(path),
-                    "read pandas": lambda: pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"]),
-                    "read+hash": lambda: read_and_identify(path),
-                    "from_proba": lambda: vc.Predictions.from_proba(matrix, labels),
-                    "vc": lambda: valuecore_threshold(path),
-                    "pandas": lambda: pandas_groupby_cumsum(*read_with_pandas(path), use_case),
-                    "numpy": lambda: numpy_sort_cumsum(*read_with_pandas(path), use_case),
-                    "move": lambda: vc.fit_policy("threshold", sorted_run, use_case),
-                }, repeat)  # fmt: skip
-                expected = valuecore_threshold(path)
-                assert pandas_groupby_cumsum(*read_with_pandas(path), use_case) == expected
-                assert numpy_sort_cumsum(*read_with_pandas(path), use_case) == expected
+                times, cpu, results, medians = median_wall_and_cpu(names, path, repeat)
+                split_rows.append((rounded, n, medians))
+                thresholds = results["vc"] | results["pandas"] | results["numpy"] | results["move"]
+                assert len(thresholds) == 1, f"the thresholds differ: {results}"
                 t = {k: v * 1e3 for k, v in times.items()}
                 c = {k: v * 1e3 for k, v in cpu.items()}
                 print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['read vc']:8.0f} {t['read pandas']:8.0f} "
@@ -188,13 +255,25 @@ def from_file_table(sizes, repeat: int) -> None:
                       f"{t['from_proba']:10.0f} {c['from_proba']:5.0f} "
                       f"{cpu['from_proba'] / cpu['read vc']:5.2f}x | "
                       f"{t['vc']:12.0f} {t['pandas']:8.0f} {t['numpy']:8.0f} {times['pandas'] / times['vc']:8.2f}x "
-                      f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}")
-    print("\nms, medians of", repeat, "interleaved runs. read ratio = valuecore / pandas (lower is better), in wall"
-          "\ntime and in the process's CPU time (every thread); +sha256 = the read and then the file's SHA-256 (the"
-          "\nrun's identity, computed when first asked for), wall, its ratio to pandas's read;"
-          "\n/read = from_proba / valuecore's read, in CPU time;"
-          "\nfile->thr ratios = baseline / valuecore (> 1: valuecore faster). rounded = float32 rounded to 4"
-          "\ndecimals; full = float64 at full precision. load = load average before-after the row.")
+                      f"{times['numpy'] / times['vc']:7.2f}x | {t['move']:9.3f} | {load:.1f}-{os.getloadavg()[0]:.1f}",
+                      flush=True)
+    print(f"\n{'scores':>9} {'n':>11} | {'user vc':>7} {'pandas':>7} {'ratio':>6} | {'sys vc':>7} {'pandas':>7} | "
+          f"{'from_proba user':>15} {'sys':>5}")
+    for rounded, n, m in split_rows:
+        user, kernel = ({k: v * 1e3 for k, v in m[key].items()} for key in ("user", "sys"))
+        print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {user['read vc']:7.0f} {user['read pandas']:7.0f} "
+              f"{m['user']['read vc'] / max(m['user']['read pandas'], 1e-9):5.2f}x | {kernel['read vc']:7.0f} "
+              f"{kernel['read pandas']:7.0f} | {user['from_proba']:15.0f} {kernel['from_proba']:5.0f}")
+    print("\nms, medians of", repeat, "timings, each in a fresh process (imports and setup untimed; the file read"
+          "\nonce beforehand, so in the page cache; the contenders' order reversed every other repeat)."
+          "\nread ratio = valuecore / pandas (lower is better), in wall time and in the process's CPU time"
+          "\n(every thread); +sha256 = the read and then the file's SHA-256 (the run's identity, computed when"
+          "\nfirst asked for), wall, its ratio to pandas's read; /read = from_proba / valuecore's read, in CPU"
+          "\ntime; file->thr ratios = baseline / valuecore (> 1: valuecore faster); per move = median of"
+          f"\n{MOVES} in one process. rounded = float32 rounded to 4 decimals; full = float64 at full precision."
+          "\nload = load average before-after the row. Second table: the reads' CPU split into user space (what"
+          "\nthe code does) and kernel (mostly zeroing fresh pages; on a VM that hands freed memory back to its"
+          "\nhost it varies tenfold from one process to the next).")
 
 
 def main() -> None:
@@ -204,7 +283,12 @@ def main() -> None:
     parser.add_argument("--from-file", action="store_true", help="time file -> exact threshold against pandas, numpy")
     parser.add_argument("--sizes", default="1000000,10000000", help="with --from-file")
     parser.add_argument("--repeat", type=int, default=5, help="with --from-file")
+    parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        sys.path.insert(0, str(ROOT))
+        child(args.child[0], Path(args.child[1]))
+        return
     if args.from_file:
         sys.path.insert(0, str(ROOT))
         from_file_table([int(s) for s in args.sizes.split(",")], args.repeat)

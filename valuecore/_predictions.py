@@ -67,6 +67,8 @@ def _encode_small_integers(labels: np.ndarray, lookup: dict[str, int]) -> np.nda
     if high - low >= _SMALL_INTEGER_SPAN:
         return None
     table = np.array([lookup.get(str(value), -1) for value in range(low, high + 1)], dtype=np.int64)
+    if np.array_equal(table, np.arange(low, high + 1)):  # each label is its class's index: a cast, no lookup
+        return labels.astype(np.int64)
     return table[np.subtract(labels, low, dtype=np.intp)] if low else table[labels]
 
 
@@ -302,16 +304,18 @@ class Predictions:
 
     @classmethod
     def _from_checked_proba(
-        cls, proba, y_true, classes, logits, sample_weight, ids, timestamp, top=None
+        cls, proba, y_true, classes, logits, sample_weight, ids, timestamp, top=None, capped=False
     ) -> "Predictions":
         """From a probability matrix (n, C) already checked (finite, non-negative, rows
         summing to 1), e.g. by the run-file loader, which checks it column by column:
         a second check would only cost memory and time. ``top``: its (argmax, max) when
-        already known (found while checking), else found here."""
+        already known (found while checking), else found here; ``capped``: that max is
+        at most 1 already (the loader caps it while checking)."""
         y_pred, confidence = _argmax_and_max(proba) if top is None else top
         # A row within sum_tolerance of 1 can hold 1.00000012 (float32 round-off); a threshold
         # read off the confidences must never exceed 1.
-        np.minimum(confidence, 1.0, out=confidence)
+        if not capped:
+            np.minimum(confidence, 1.0, out=confidence)
         return cls._finish(classes, y_pred, confidence, y_true, proba, logits, sample_weight, ids, timestamp)
 
     @classmethod

@@ -5,7 +5,7 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from valuecore._io import fastload as _fastload
@@ -154,3 +154,96 @@ def test_rows_off_by_more_than_either_tolerance_are_named_whichever_is_smaller(
         ]
     else:
         assert sums == []
+
+
+def _everything(data: bytes):
+    """Problems and every array of every split, as the loader returns them."""
+    report = load_run_file(data, name="model.parquet")
+    arrays = {(model, split): (p.proba, p.logits, p.y_pred, p.confidence, p.y_true)
+              for model, run in report.models.items() for split, p in run.splits.items()}  # fmt: skip
+    return [str(problem) for problem in report.problems], arrays
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 300),
+    row_group=st.integers(1, 120),
+    block=st.integers(1, 50),
+    spoil=st.lists(st.sampled_from(["nan", "inf", "negative", "off", "slightly_off", "above_one", "null",
+                                    "logit_nan", "rows_off", "rows_far"]), max_size=3),
+    layout=st.sampled_from(["none", "split", "model_split"]),
+    float32=st.booleans(),
+)  # fmt: skip
+def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, block, spoil, layout, float32):
+    """Float columns are decoded a row group at a time when row groups are small, its blocks checked by
+    several threads, else batch by batch: both give the same problems (file, column, rows, in file order)
+    and the same arrays, bad cells, several row groups, several blocks per row group and files laid out
+    by model and split included."""
+    rng = np.random.default_rng(seed)
+    dtype = np.float32 if float32 else np.float64
+    proba = rng.dirichlet(np.ones(3), n)
+    logits = rng.normal(size=(n, 3))
+    frame = pd.DataFrame({f"proba_{c}": proba[:, c].astype(dtype) for c in range(3)})
+    for c in range(3):
+        frame[f"logit_{c}"] = logits[:, c]
+    for kind in spoil:
+        row, column = int(rng.integers(n)), f"proba_{int(rng.integers(3))}"
+        if kind in ("rows_off", "rows_far"):  # rows in several blocks, named in file order
+            rows = rng.choice(n, min(n, 8), replace=False)
+            frame.loc[rows, column] += 1e-4 if kind == "rows_off" else 0.5
+            continue
+        value = {"nan": np.nan, "inf": np.inf, "negative": -0.1, "off": 0.9, "slightly_off": 1e-4,
+                 "above_one": 1.0 + 1e-7, "null": None, "logit_nan": np.nan}[kind]  # fmt: skip
+        if kind == "logit_nan":
+            column = column.replace("proba", "logit")
+        elif kind == "slightly_off":
+            value = frame.at[row, column] + value
+        frame[column] = frame[column].astype(object if value is None else frame[column].dtype)
+        frame.at[row, column] = value
+        frame[column] = frame[column].astype(dtype if column.startswith("proba") else np.float64)
+    frame["y_true"] = rng.integers(0, 3, n).astype(np.int16)
+    if layout != "none":
+        frame["split"] = rng.choice(["val", "test"], n)
+    if layout == "model_split":
+        frame["model"] = rng.choice(["m1", "m2"], n)
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False, row_group_size=row_group)
+    data = buffer.getvalue()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_runfiles, "_CHECK_BLOCK", block)
+        patch.setattr(_runfiles, "_PLACE_WORKERS", 3)  # blocks checked by threads at once, in any order
+        whole = _everything(data)
+        patch.setattr(_runfiles, "_GROUP_BYTES", -1)  # every row group too large: batch by batch,
+        patch.setattr(_runfiles, "_PLACE_WORKERS", 1)  # and one block after another
+        batches = _everything(data)
+    assert whole[0] == batches[0]
+    assert whole[1].keys() == batches[1].keys()
+    for key in whole[1]:
+        for got, expected in zip(whole[1][key], batches[1][key]):
+            np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    labels=st.one_of(st.lists(st.integers(0, 5), min_size=1, max_size=50),
+                     st.lists(st.integers(-3, 12), min_size=1, max_size=50)),
+    classes=st.one_of(st.integers(1, 8).map(lambda k: list(range(k))),  # labels 0..k-1 (the usual case)
+                      st.lists(st.integers(-3, 12), min_size=1, max_size=8, unique=True)),
+    dtype=st.sampled_from([np.int8, np.int16, np.int64, np.uint8]),
+)
+@example(labels=[2, 0, 1, 1], classes=[0, 1, 2], dtype=np.int16)  # each label its own index: the cast
+@example(labels=[3, 4, 4], classes=[0, 1, 2, 3, 4], dtype=np.uint8)
+@example(labels=[3, 4, 4], classes=[0, 1, 2, 4, 3], dtype=np.int64)  # a table
+def test_small_integer_labels_get_their_class_index(labels, classes, dtype):
+    """By a cast when every label in the span is its own class index, else by a table: the same codes
+    as looking each label up by its text (-1 when it is no class)."""
+    from valuecore._predictions import _encode_small_integers
+
+    values = np.array(labels)
+    if dtype == np.uint8:
+        values = np.abs(values)
+    lookup = {str(c): i for i, c in enumerate(classes)}
+    codes = _encode_small_integers(values.astype(dtype), lookup)
+    assert codes.dtype == np.int64
+    np.testing.assert_array_equal(codes, [lookup.get(str(v), -1) for v in values])

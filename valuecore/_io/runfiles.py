@@ -934,7 +934,8 @@ def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parse
             logits = None if parsed.logits is None else parsed.logits[rows]
             # Checked column by column above; a second pass over (n, C) would only cost time and memory.
             top = None if parsed.confidence is None else (parsed.y_pred_codes[rows], parsed.confidence[rows])
-            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, top=top, **common)
+            return Predictions._from_checked_proba(parsed.proba[rows], y_true, logits=logits, top=top,
+                                                   capped=top is not None, **common)  # fmt: skip
         y_pred = parsed.class_text[parsed.y_pred_codes[rows]]
         return Predictions.from_top_label(y_pred, parsed.confidence[rows], y_true, **common)
     except ValueError as exc:
@@ -1125,6 +1126,18 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     return _Table(frame, columns, floats, aggregate)
 
 
+# Decoded bytes of a row group's float columns up to which it is decoded whole (two at a time at most).
+_GROUP_BYTES = 128 << 20
+# Threads that fill and check blocks of a file's float columns in file order (its checks record what they
+# find by block, in any order, and report it in file order).
+_PLACE_WORKERS = max(1, min(2, os.cpu_count() or 1))
+
+
+def _numpy_columns(batch) -> list[np.ndarray]:
+    """The columns of an Arrow record batch as numpy arrays (no copy without nulls; nulls as NaN)."""
+    return [column.to_numpy(zero_copy_only=False) for column in batch.columns]
+
+
 class _FloatColumns:
     """Float columns of a Parquet file, read batch by batch into one matrix and checked as they come.
 
@@ -1187,23 +1200,55 @@ class _FloatColumns:
                     matrix[cursor[pair] : cursor[pair] + b - a] = sorted_block[a:b]
                     cursor[pair] += b - a
 
-        # Arrow decodes the next batch while numpy places this one (both let go of the GIL): one worker,
-        # so batches are placed in file order, and at most two wait (the memory stays a few batches).
+        def place_all(start: int, blocks: list) -> None:
+            for read in blocks:
+                place(start, read)
+                start += len(read[0])
+
+        # Arrow decodes the next part while numpy places this one (both let go of the GIL), and few parts
+        # wait (the memory stays a few parts). Laid out by (model, split), the blocks are placed in file
+        # order by one worker (each pair's rows go to its next free rows); in file order, each block has
+        # its own rows of the matrix, and the part's blocks are shared among the cores.
+        workers = 1 if group is not None else _PLACE_WORKERS
         start = 0
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="valuecore-place") as worker:
+        parts, most_waiting = self._parts([self.names[c] for c in columns], np.dtype(dtype).itemsize)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") as pool:
             waiting: deque = deque()
-            for batch in self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=[self.names[c] for c in columns]):
-                read = [column.to_numpy(zero_copy_only=False) for column in batch.columns]  # nulls: NaN
-                waiting.append(worker.submit(place, start, read))
-                start += batch.num_rows
-                del batch, read
-                if len(waiting) > 2:
+            for blocks in parts:
+                share = -(-len(blocks) // workers)
+                for first in range(0, len(blocks), share):
+                    waiting.append(pool.submit(place_all, start, blocks[first : first + share]))
+                    start += sum(len(read[0]) for read in blocks[first : first + share])
+                del blocks
+                while len(waiting) > most_waiting * workers:
                     waiting.popleft().result()
             while waiting:
                 waiting.popleft().result()
         if start != self.n:
             raise ValueError(f"read {start} rows of probabilities, expected {self.n}")
         return matrix
+
+    def _parts(self, names: list[str], itemsize: int):
+        """(parts, how many may wait to be placed): the columns ``names`` in file order, each part a list
+        of blocks of at most ``_CHECK_BLOCK`` rows, each block a list of numpy arrays (nulls as NaN).
+
+        A part is a whole row group, its columns decoded at once on Arrow's threads, when row groups are
+        small enough that two at a time cost little memory (pandas decodes the same way, and batch by batch
+        costs 1.3-1.6x the CPU); else a batch of ``_CHECK_BLOCK`` rows.
+        """
+        metadata = self.parquet.metadata
+        groups = range(metadata.num_row_groups)
+        largest = max((metadata.row_group(i).num_rows for i in groups), default=0) * len(names) * itemsize
+        if largest > _GROUP_BYTES:
+            batches = self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=names)
+            return ([_numpy_columns(batch)] for batch in batches), 2
+
+        def row_groups():
+            for i in groups:
+                table = self.parquet.read_row_group(i, columns=names, use_threads=True)
+                yield [_numpy_columns(batch) for batch in table.to_batches(max_chunksize=_CHECK_BLOCK)]
+
+        return row_groups(), 1
 
     def close(self) -> None:
         """Let go of the file, and of the decoding buffers its reader keeps."""
@@ -1633,15 +1678,19 @@ class _ProbabilityChecks:
         # Each row's predicted class and confidence (argmax, max, in the columns' dtype), in file order,
         # found from the columns as read while they are in cache; None once a block could not say.
         self.n = n
-        self.top: tuple[np.ndarray, np.ndarray] | None = None
+        # Made before the blocks, which threads may check at once; its pages cost nothing until written.
+        self.top: tuple[np.ndarray, np.ndarray] = (np.empty(n, dtype=np.int64), np.empty(n))
         self._found = True
-        self._equal = np.empty(_CHECK_BLOCK, dtype=bool)
         self.sum_tolerance = sum_tolerance
         self.warn_tolerance = warn_tolerance
         self.found: dict[str, list] = {m: [] for m in self.MESSAGES}  # (file rows, column indices) per block
-        self.worst = 0.0
+        self._worst: list[float] = []  # per block
         self.too_far = _RowTally()
         self.off = _RowTally()
+
+    @property
+    def worst(self) -> float:
+        return max(self._worst, default=0.0)
 
     def block(self, block: np.ndarray, start: int, columns, text: np.ndarray | None = None) -> None:
         """Check rows start:start+len(block) of the file, given row-major (``block``) and class-major
@@ -1651,17 +1700,16 @@ class _ProbabilityChecks:
             deviation = self._bad_entries(block, start, text)
             self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
         worst = float(deviation.max()) if deviation.size else 0.0
-        self.worst = max(self.worst, worst)
+        self._worst.append(worst)
         if not worst <= min(self.sum_tolerance, self.warn_tolerance):  # else no row is off: no masks
             self.too_far.add(deviation > self.sum_tolerance, start)
             self.off.add(deviation > self.warn_tolerance, start)
         top = None
         if self._found and deviation.size:
-            if self.top is None:  # the confidences in float64, as Predictions keeps them: no conversion later
-                self.top = (np.empty(self.n, dtype=np.int64), np.empty(self.n))
+            # The confidences in float64, as Predictions keeps them: no conversion later.
             y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
             found = confidence if columns[0].dtype == np.float64 else np.empty(deviation.size, columns[0].dtype)
-            if _top_of_columns(columns, y_pred, found, self._equal[: deviation.size]):
+            if _top_of_columns(columns, y_pred, found, np.empty(deviation.size, dtype=bool)):
                 top = found
                 if found is not confidence:
                     np.copyto(confidence, found)
@@ -1669,6 +1717,8 @@ class _ProbabilityChecks:
                 self._found = False
         if deviation.size and (block.max() if top is None else top.max()) > 1.0:
             np.minimum(block, 1.0, out=block)
+            if top is not None:  # the confidences too, so that Predictions need not pass over them again
+                np.minimum(confidence, 1.0, out=confidence)
 
     @property
     def argmax_and_max(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1711,17 +1761,24 @@ class _ProbabilityChecks:
 
 
 class _RowTally:
-    """How many file rows have a property, and the first few of them."""
+    """How many file rows have a property, and the first few of them; blocks of rows may be added in
+    any order (by several threads at once)."""
 
     def __init__(self):
-        self.count = 0
-        self.first: list[int] = []
+        self._blocks: list = []  # (the block's first file row, its first few rows with it, how many)
 
     def add(self, mask: np.ndarray, start: int) -> None:
         positions = np.flatnonzero(mask)
-        self.count += int(positions.size)
-        if len(self.first) < SHOWN_ROWS:
-            self.first.extend(int(r) + start for r in positions[: SHOWN_ROWS - len(self.first)])
+        if positions.size:
+            self._blocks.append((start, positions[:SHOWN_ROWS] + start, int(positions.size)))
+
+    @property
+    def count(self) -> int:
+        return sum(size for _, _, size in self._blocks)
+
+    @property
+    def first(self) -> list[int]:
+        return [int(r) for _, rows, _ in sorted(self._blocks, key=lambda b: b[0]) for r in rows][:SHOWN_ROWS]
 
 
 _CHECK_BLOCK = 1 << 16  # rows per block of the probability checks
