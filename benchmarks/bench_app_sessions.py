@@ -45,6 +45,13 @@ on the same server, as ``bench_app_roundtrip.py`` does: its round trips must be 
 than the server's share measured above, and the tile's text the browser shows for a
 value must equal what this client read for the same value.
 
+The server's websocket does not set TCP_NODELAY (Streamlit 1.67 on uvicorn; checked with
+getsockopt in the server process), so after a run's first small message its next ones wait
+until the client acknowledges the first, and a Linux client delays that acknowledgement up
+to 40 ms: by default this client behaves as the kernel does (as a browser on the same
+machine would), and each round trip includes that wait. With ``--quick-acks`` the client
+sets TCP_QUICKACK after every read: the server's own time, without that wait.
+
 With ``--exclude-recommend`` the dashboard's server answers ``valuecore.recommend`` from
 ``bench_app_roundtrip.py``'s memo (the same ``sitecustomize`` patch, only on this benchmark's
 server): what the server costs around the recommendation, printed as "[recommend excluded]".
@@ -52,7 +59,7 @@ server): what the server costs around the recommendation, printed as "[recommend
 Goal (issue 23): p90 with eight sessions within 3x one session's. Not a test: prints figures.
 
 Run: ``python benchmarks/bench_app_sessions.py [--n 1000000] [--rounds 8] [--sessions 8] [--together-rounds 3]
-[--same-values] [--check-with-browser] [--exclude-recommend]``
+[--same-values] [--check-with-browser] [--exclude-recommend] [--quick-acks]``
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -94,6 +102,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 FRAGMENT_RUN = ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 FULL_RUN = ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
 TIMEOUT_S = 600  # a first load of five 10^6-row runs on a busy machine
+QUICK_ACKS = False  # --quick-acks: acknowledge every TCP segment at once (see the docstring)
 
 
 class App:
@@ -165,6 +174,8 @@ class Session:
         before, first_new = self.shown, None
         while True:
             raw = await asyncio.wait_for(self.socket.recv(), TIMEOUT_S)
+            if QUICK_ACKS:  # Linux turns quick acknowledgements off again after a while: set it after every read
+                self.socket.transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
             msg = ForwardMsg()
             msg.ParseFromString(raw)
             kind = msg.WhichOneof("type")
@@ -315,14 +326,18 @@ def main() -> None:
                        ("--check-with-browser", "then one Chromium session on the same server: its round trips "
                                                 "and the tile's text"),
                        ("--exclude-recommend", "the server answers valuecore.recommend from a memo: what it "
-                                               "costs without it")):
+                                               "costs without it"),
+                       ("--quick-acks", "acknowledge every TCP segment at once: no wait on the server's Nagle")):
         parser.add_argument(flag, action="store_true", help=what)
     args = parser.parse_args()
+    global QUICK_ACKS
+    QUICK_ACKS = args.quick_acks
     if args.check_with_browser and chromium_path() is None:
         sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    print(f"commit {commit}; load average at the start: {_load()}")
+    acks = "quick ACKs (TCP_QUICKACK)" if QUICK_ACKS else "the kernel's delayed ACKs"
+    print(f"commit {commit}; client with {acks}; load average at the start: {_load()}")
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as tmp:
         folder = _write_inputs(Path(tmp), args.n, args.exclude_recommend)
         query = f"src=folder:{folder}"
