@@ -29,8 +29,8 @@ the runs. With one Python process the sessions' runs share one interpreter lock,
 N sessions typing at once wait about N times this.
 
 What is NOT measured: the browser. No rendering, no React, no layout; the
-client decodes the protobufs in this process (well under a millisecond a
-message). The browser's share (about 100 ms of Chromium's main thread per full
+client decodes the protobufs in this process (its CPU per run is printed too:
+it shares the machine's cores with the server). The browser's share (about 100 ms of Chromium's main thread per full
 rerun here) is in ``bench_app_roundtrip.py``, where eight Chromium tabs render on
 the same two cores as the server. The client sends only the changed widget's
 state (the frontend sends every widget's; the server keeps the others' last
@@ -245,21 +245,24 @@ async def _one_and_many(app: App, name: str, url: str, query: str, rounds: int, 
     first = Session(app, url, query)
     await first.open()
     print(f"{name}: first session opened in {time.perf_counter() - start:.1f} s")
-    cpu = _server_cpu_seconds(url)
+    cpu, client = _server_cpu_seconds(url), time.process_time()
     alone = await first.type_values(_values(0, rounds))
-    cpu = 1000 * (_server_cpu_seconds(url) - cpu) / rounds
-    print(f"{name}, one session:           {_ms_pair(alone)}; server CPU {cpu:.0f} ms a run")
+    cpu, client = (1000 * (_server_cpu_seconds(url) - cpu) / rounds, 1000 * (time.process_time() - client) / rounds)
+    print(f"{name}, one session:           {_ms_pair(alone)}; server CPU {cpu:.0f} ms a run (this client's "
+          f"{client:.1f} ms)")
     others = [Session(app, url, query) for _ in range(sessions - 1)]
     for s in others:
         await s.open()
     everyone = [first, *others]
-    cpu = _server_cpu_seconds(url)
+    cpu, client = _server_cpu_seconds(url), time.process_time()
     together = await asyncio.gather(*(s.type_values(_values(1 if same_values else i + 1, together_rounds))
                                       for i, s in enumerate(everyone)))
     every = [t for times in together for t in times]
-    cpu = 1000 * (_server_cpu_seconds(url) - cpu) / len(every)
+    cpu, client = (1000 * (_server_cpu_seconds(url) - cpu) / len(every),
+                   1000 * (time.process_time() - client) / len(every))
     which = "the same" if same_values else "each its own"
-    print(f"{name}, {sessions} sessions at once ({which} values): {_ms_pair(every)}; server CPU {cpu:.0f} ms a run")
+    print(f"{name}, {sessions} sessions at once ({which} values): {_ms_pair(every)}; server CPU {cpu:.0f} ms a run "
+          f"(this client's {client:.1f} ms)")
     for label, pick in (("first new tile", 0), ("run finished", 1)):
         ratio = _p90([t[pick] for t in every]) / _p90([t[pick] for t in alone])
         print(f"{name}, p90 {sessions} sessions / p90 one session, {label}: {ratio:.2f}x (goal 3x)")
