@@ -30,9 +30,9 @@ N sessions typing at once wait about N times this.
 
 What is NOT measured: the browser. No rendering, no React, no layout; the
 client decodes the protobufs in this process (its CPU per run is printed too:
-it shares the machine's cores with the server). The browser's share (about 100 ms of Chromium's main thread per full
-rerun here) is in ``bench_app_roundtrip.py``, where eight Chromium tabs render on
-the same two cores as the server. The client sends only the changed widget's
+it shares the machine's cores with the server). The browser's share (about 100
+ms of Chromium's main thread per full rerun here) is in ``bench_app_roundtrip.py``,
+where eight Chromium tabs render on the same two cores as the server. The client sends only the changed widget's
 state (the frontend sends every widget's; the server keeps the others' last
 values either way), and no heartbeats or context info.
 
