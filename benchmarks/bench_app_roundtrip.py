@@ -16,6 +16,14 @@ round is a new computation; with ``--same-values`` they all type the same ones,
 as colleagues looking at one use case do, and share the cached answer) and the
 p90 of their round trips is set against the p90 of one session alone.
 
+With ``--others-without-browser`` the eight sessions are one Chromium tab and seven
+clients of Streamlit's websocket protocol (``bench_app_sessions.Session``: no
+rendering, about 2 ms of CPU a run), which type their own new values without a
+pause for as long as the tab types its ``--rounds`` values; the p90 is the tab's.
+Eight Chromium tabs on this machine's two cores render each other's reruns as
+well as the server's (about 100 ms of CPU each per rerun); users on machines of
+their own share only the server, which this measures.
+
 Goals (issue 23): the first page within 1.5x the bare round trip (median), and
 p90 with eight sessions within 3x one session's. Not a test: prints the figures.
 
@@ -29,7 +37,7 @@ the browser), printed as "recommend excluded". The patch lives only in this
 benchmark (a ``sitecustomize`` module on the server's PYTHONPATH).
 
 Run: ``python benchmarks/bench_app_roundtrip.py [--n 1000000] [--rounds 5] [--sessions 8] [--together-rounds 3]
-[--exclude-recommend]``
+[--exclude-recommend] [--others-without-browser]``
 """
 
 from __future__ import annotations
@@ -164,8 +172,35 @@ def _p90(times) -> float:
     return times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
 
 
+async def _with_others_typing(page, dashboard_url: str, others: int, rounds: int) -> tuple[list[float], list]:
+    """The tab's round trips for ``rounds`` new values while ``others`` websocket sessions type their own."""
+    from bench_app_sessions import DASHBOARD, Session
+
+    query = dashboard_url.split("/?", 1)[1]
+    clients = [Session(DASHBOARD, dashboard_url.split("/?", 1)[0], query) for _ in range(others)]
+    for client in clients:
+        await client.open()
+    done = asyncio.Event()
+
+    async def keep_typing(client, session):
+        times, r = [], 0
+        while not done.is_set():
+            r += 1
+            times += await client.type_values([-4.0 - 0.5 * r - 0.01 * session])  # new to the server every time
+        return times
+
+    typing = [asyncio.create_task(keep_typing(c, s + 2)) for s, c in enumerate(clients)]
+    await asyncio.sleep(0.5)  # every client is in its stride before the tab starts
+    mine = await _round_trips(page, *_dashboard_locators(page), _values(1, rounds))
+    done.set()
+    theirs = [t for times in await asyncio.gather(*typing) for t in times]
+    for client in clients:
+        await client.close()
+    return mine, theirs
+
+
 async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int, together_rounds: int,
-                   same_values: bool = False) -> None:
+                   same_values: bool = False, others_without_browser: bool = False) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
@@ -194,6 +229,15 @@ async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int
                 await context.close()
                 return
 
+            if others_without_browser:
+                mine, theirs = await _with_others_typing(page, dashboard_url, sessions - 1, rounds)
+                print(f"{_LABEL}this tab while {sessions - 1} websocket sessions type their own values: {_ms(mine)}")
+                print(f"{_LABEL}  the websocket sessions, to their run's end: {_ms([f for _, f in theirs])}")
+                print(f"{_LABEL}p90 with {sessions} sessions / p90 one session (this tab): "
+                      f"{_p90(mine) / _p90(dashboard):.2f}x (goal 3x); medians "
+                      f"{statistics.median(mine) / statistics.median(dashboard):.2f}x")
+                await context.close()
+                return
             opened = [await _open(browser, dashboard_url, HOME) for _ in range(sessions - 1)]
             pages = [page] + [p for _, p in opened]
             together = await asyncio.gather(*(
@@ -217,6 +261,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=8, help="concurrent sessions")
     parser.add_argument("--together-rounds", type=int, default=3, help="values typed per concurrent session")
     parser.add_argument("--same-values", action="store_true", help="the concurrent sessions type the same values")
+    parser.add_argument("--others-without-browser", action="store_true",
+                        help="the other sessions are websocket clients (no rendering) typing while this tab does")
     parser.add_argument("--exclude-recommend", action="store_true",
                         help="the server answers valuecore.recommend from a memo: what the page costs without it")
     args = parser.parse_args()
@@ -241,7 +287,7 @@ def main() -> None:
         with streamlit_server(timeout=120) as dashboard_url, \
                 streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")) as bare_url:
             asyncio.run(_measure(f"{dashboard_url}/?src=folder:{folder}", bare_url, args.rounds, args.sessions,
-                                 args.together_rounds, args.same_values))
+                                 args.together_rounds, args.same_values, args.others_without_browser))
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
