@@ -24,6 +24,10 @@ Eight Chromium tabs on this machine's two cores render each other's reruns as
 well as the server's (about 100 ms of CPU each per rerun); users on machines of
 their own share only the server, which this measures.
 
+With ``--floor`` the same rounds are also typed into ``bench_app_floor.py``'s floor app
+(the page's elements for a new value, its select sliders included, nothing
+computed), interleaved: what Streamlit and Chromium cost before any work of ours.
+
 Goals (issue 23): the first page within 1.5x the bare round trip (median), and
 p90 with eight sessions within 3x one session's. Not a test: prints the figures.
 
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -200,7 +205,8 @@ async def _with_others_typing(page, dashboard_url: str, others: int, rounds: int
 
 
 async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int, together_rounds: int,
-                   same_values: bool = False, others_without_browser: bool = False) -> None:
+                   same_values: bool = False, others_without_browser: bool = False,
+                   floor_url: str | None = None) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
@@ -212,18 +218,28 @@ async def _measure(dashboard_url: str, bare_url: str, rounds: int, sessions: int
             await _idle(page)
             print(f"first page opened (runs loaded, every rule weighed) in {time.perf_counter() - start:.1f} s")
             bare_context, bare_page = await _open(browser, bare_url, "wrong answer is worth")
-            # Interleaved, so both see the same load on the machine.
-            dashboard, volume, bare = [], [], []
+            if floor_url is not None:
+                floor_context, floor_page = await _open(browser, floor_url, HOME)
+            # Interleaved, so all see the same load on the machine.
+            dashboard, volume, bare, floor = [], [], [], []
             for r, value in enumerate(_values(0, rounds)):
                 dashboard += await _round_trips(page, *_dashboard_locators(page), [value])
                 volume += await _round_trips(page, *_volume_locators(page), [10_000 + 137 * (r + 1)])
                 bare += await _round_trips(bare_page, *_bare_locators(bare_page), [value])
+                if floor_url is not None:
+                    floor += await _round_trips(floor_page, *_dashboard_locators(floor_page), [value])
             print(f"{_LABEL}one session, first page, a new outcome value: {_ms(dashboard)}")
             print(f"{_LABEL}one session, first page, a new volume:        {_ms(volume)}")
             print(f"one session, bare app:                        {_ms(bare)}")
             ratio = statistics.median(dashboard) / statistics.median(bare)
             print(f"{_LABEL}first page / bare (medians): {ratio:.2f}x (goal 1.5x); a new volume: "
                   f"{statistics.median(volume) / statistics.median(bare):.2f}x")
+            if floor_url is not None:
+                print(f"one session, floor app (the page's elements, nothing computed): {_ms(floor)}")
+                print(f"{_LABEL}first page / floor app (medians): "
+                      f"{statistics.median(dashboard) / statistics.median(floor):.2f}x; floor / bare: "
+                      f"{statistics.median(floor) / statistics.median(bare):.2f}x")
+                await floor_context.close()
             await bare_context.close()
             if sessions < 2:
                 await context.close()
@@ -261,6 +277,8 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=8, help="concurrent sessions")
     parser.add_argument("--together-rounds", type=int, default=3, help="values typed per concurrent session")
     parser.add_argument("--same-values", action="store_true", help="the concurrent sessions type the same values")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time bench_app_floor.py's app (the page's elements, nothing computed)")
     parser.add_argument("--others-without-browser", action="store_true",
                         help="the other sessions are websocket clients (no rendering) typing while this tab does")
     parser.add_argument("--exclude-recommend", action="store_true",
@@ -284,10 +302,16 @@ def main() -> None:
             os.environ["PYTHONPATH"] = os.pathsep.join([str(patch), str(ROOT), os.environ.get("PYTHONPATH", "")])
             print("RECOMMEND EXCLUDED: the dashboard's server answers valuecore.recommend from a memo (one policy "
                   "refitted and evaluated per new value); these figures are the page without the recommendation.")
-        with streamlit_server(timeout=120) as dashboard_url, \
-                streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")) as bare_url:
+        from bench_app_floor import FLOOR_APP
+
+        (Path(tmp) / "floor.py").write_text(FLOOR_APP.format(root=str(ROOT), variant="select sliders"))
+        with contextlib.ExitStack() as servers:
+            dashboard_url, bare_url = (servers.enter_context(streamlit_server(timeout=120, script=script))
+                                       for script in ("app.py", str(Path(tmp) / "bare.py")))
+            floor_url = (servers.enter_context(streamlit_server(timeout=120, script=str(Path(tmp) / "floor.py")))
+                         if args.floor else None)
             asyncio.run(_measure(f"{dashboard_url}/?src=folder:{folder}", bare_url, args.rounds, args.sessions,
-                                 args.together_rounds, args.same_values, args.others_without_browser))
+                                 args.together_rounds, args.same_values, args.others_without_browser, floor_url))
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
