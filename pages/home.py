@@ -55,7 +55,7 @@ def per_period(page: view.HomePage) -> None:
         st.caption(page.range_words)
     if numbers.per_period is not None:
         st.markdown(numbers.per_period)
-    if page.candidates is None:  # otherwise they are listed with the candidates, below
+    if not page.has_candidates:  # otherwise they are listed with the candidates, below
         for note in page.skipped:
             st.caption(note)
     st.download_button(
@@ -71,7 +71,7 @@ def per_period(page: view.HomePage) -> None:
 
 per_period(page)
 
-if page.candidates is not None:
+if page.has_candidates:
     # Drawn only while open: closed, the table would still be sent and redrawn on every new value.
     every = st.expander("Every model and rule weighed, best first", key="home_candidates", on_change="rerun")
     if every.open:

@@ -10,6 +10,7 @@ draws and nothing here touches Streamlit.
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 from dataclasses import dataclass
 
@@ -56,13 +57,25 @@ class HomePage:
     reason: str
     range_words: str  # what the recommended model's likely range rests on ("" when it has none)
     skipped: tuple[str, ...]  # "Not weighed: ..." notes
-    candidates: pd.DataFrame | None  # every (model, rule) weighed, best first (None: none was)
+    currency: str
     report_kind: str
     report_kinds: tuple[str, ...]
     # What decides how the recommended policy's thresholds are written (None: no model): for each of them,
     # the highest confidence below it on the data shown (deciding_confidences). The texts are those the
     # model's every confidence would give, at the cost of a few numbers instead of 10^6 on each rerun.
     confidences: object
+
+    @functools.cached_property
+    def candidates(self) -> pd.DataFrame | None:
+        """Every (model, rule) weighed, best first (None: none was). Made when first asked for: the page shows
+        it only while its section is open, and a new value would otherwise build it for nothing."""
+        r = self.recommendation
+        return home.candidates_frame(r, self.currency) if r.candidates else None
+
+    @property
+    def has_candidates(self) -> bool:
+        """Some (model, rule) was weighed, so there is a table of them to show."""
+        return bool(self.recommendation.candidates)
 
 
 @dataclass(frozen=True)
@@ -118,7 +131,7 @@ def build_now(selection, ws: Workspace) -> HomePage:
         reason=md_text(vc.wording.recommendation_reason(r, selection.currency)),
         range_words=md_text(range_words) if range_words else "",
         skipped=tuple(md_text(f"Not weighed: {note}.") for note in r.skipped),
-        candidates=home.candidates_frame(r, selection.currency) if r.candidates else None,
+        currency=selection.currency,
         report_kind=selection.rule if selection.rule in kinds else kinds[0],
         report_kinds=tuple(kinds),
         confidences=confidences,

@@ -64,6 +64,20 @@ def test_the_candidates_table_lists_every_candidate_and_no_model(breast_cancer):
     assert page.candidates.iloc[-1]["Against the best"] == "baseline"
 
 
+def test_the_candidates_table_is_made_only_when_asked_for(monkeypatch):
+    # A new value builds the page; the table is shown only while its section is open, so it must cost nothing
+    # until then, and once made it is kept.
+    made = []
+    real = view.home.candidates_frame
+    monkeypatch.setattr(view.home, "candidates_frame", lambda *a: made.append(1) or real(*a))
+    chosen = selection("digits", values=(1.0, 0.0, -7.25))
+    page = view.build_now(chosen, workspace(chosen))
+    assert page.has_candidates and made == []
+    first = page.candidates
+    assert page.candidates is first and made == [1]
+    assert first.iloc[0]["Model"] == page.recommendation.candidates[0].model
+
+
 def test_the_intro_names_no_split_before_any_run():
     chosen = selection("digits", tune=None, evaluate=None)
     intro = view.intro(chosen)
