@@ -149,3 +149,21 @@ def test_the_arithmetic_argmax_is_numpys_ties_to_the_first_column(seed, rows, n_
     np.testing.assert_array_equal(top, proba.max(axis=1))
     proba[rng.integers(rows), :] = 0.0  # a row without a positive maximum: the caller decides
     assert not _predictions._top_of_columns(np.ascontiguousarray(proba.T), where, top, np.empty(rows, dtype=bool))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_several_tiles_with_a_ragged_end_give_numpys_argmax(dtype):
+    """Tiles of _ROWS_PER_TILE rows, each copied _ROWS_PER_BLOCK rows at a time, the last of both cut short."""
+    n = 2 * _predictions._ROWS_PER_TILE + _predictions._ROWS_PER_BLOCK + 3
+    rng = np.random.default_rng(8)
+    proba = rng.dirichlet(np.ones(6), n).astype(dtype)
+    proba[::5] = 1 / 6  # ties in every block
+    proba[-2] = [0.0, 0.5, 0.0, 0.5, 0.0, 0.0]  # in the last, short, block: ties to the first column
+    p = vc.Predictions.from_proba(proba)
+    np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
+    np.testing.assert_array_equal(p.confidence, np.minimum(proba.max(axis=1).astype(np.float64), 1.0))
+    proba[-1, 2] = -0.5  # a bad entry in the last rows is found and named
+    with pytest.raises(ValueError) as raised:
+        vc.Predictions.from_proba(proba)
+    expected = f"proba has negative probabilities at rows {n - 1}"
+    assert str(raised.value) == _checked_entry_by_entry(proba, 1e-3) == expected
