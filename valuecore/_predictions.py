@@ -246,7 +246,7 @@ def _checked_top(proba: np.ndarray, sum_tolerance: float) -> tuple[np.ndarray, n
 class _Weights:
     """``Predictions.sample_weight``: the weights given, or, for a run built without them, an array of ones
     made when first read. A run of n items would otherwise take 8n bytes of fresh memory at once (which the
-    kernel zeroes page by page: on this project's VMs more time than checking the probabilities) that
+    kernel zeroes page by page: on the shared VMs as long as checking the probabilities, or longer) that
     presort and the counts never read: they ask :attr:`Predictions.has_unit_weights` first."""
 
     def __set_name__(self, owner, name: str) -> None:
