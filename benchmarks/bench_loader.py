@@ -33,8 +33,12 @@ benchmarks/README.md, "The loader in separate processes".)
   ``pd.read_parquet`` + argmax + numpy sort/cumsum (the three thresholds are
   checked equal); and the per-slider-move time on the presorted run.
 
+``--from-file --base DIR`` adds the read, ``from_proba`` and file -> threshold of another checkout's
+package (``DIR`` holding ``valuecore/``, e.g. ``git worktree add DIR <commit>``) to the same interleaved
+repeats, and prints them beside this checkout's in a last table.
+
 Usage: ``python benchmarks/bench_loader.py [--n 10000000] [--compare DIR]``
-or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5]``
+or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5] [--base DIR]``
 Not a test: it asserts nothing about time.
 """
 
@@ -116,6 +120,10 @@ def read_with_pandas(path):
 
 # What each contender does, timed in a process of its own: ``setup`` (untimed, after the imports) returns the
 # arguments of ``timed``. Run as ``bench_loader.py --child NAME PATH``; prints one JSON line.
+BASE = "@base"  # a contender's name ending so is run with the --base checkout's package
+PACKAGE_ROOT = "BENCH_LOADER_PACKAGE"  # environment variable: the folder whose valuecore/ a child imports
+
+
 def _child_setup(name: str, path: Path):
     import numpy as np
     import pandas as pd
@@ -197,18 +205,22 @@ def child(name: str, path: Path) -> None:
                       "sys": float(np.median(kernel)), "result": result}))  # fmt: skip
 
 
-def in_own_process(name: str, path: Path) -> dict:
-    """One timing of ``name`` in a fresh Python process (its imports and setup not timed)."""
+def in_own_process(name: str, path: Path, base: Path | None = None) -> dict:
+    """One timing of ``name`` in a fresh Python process (its imports and setup not timed); a name ending
+    in ``@base`` with the package of the ``base`` checkout."""
     import json
 
-    out = subprocess.run([sys.executable, __file__, "--child", name, str(path)], cwd=ROOT,
+    own, package = (name[: -len(BASE)], base) if name.endswith(BASE) else (name, ROOT)
+    env = dict(os.environ, **{PACKAGE_ROOT: str(package)})
+    out = subprocess.run([sys.executable, __file__, "--child", own, str(path)], cwd=ROOT, env=env,
                          capture_output=True, text=True)  # fmt: skip
     if out.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_wall_and_cpu(names: list[str], path: Path, repeat: int) -> tuple[dict, dict, dict, dict]:
+def median_wall_and_cpu(names: list[str], path: Path, repeat: int, base: Path | None = None
+                        ) -> tuple[dict, dict, dict, dict]:
     """Medians of wall seconds and of the process's CPU seconds (all its threads) of each contender, each
     timing in a fresh process, the contenders' order reversed every other repeat (a, b, ..., b, a, ...):
     no contender inherits another's page cache pressure, allocator arenas or freed huge pages, and a
@@ -219,14 +231,14 @@ def median_wall_and_cpu(names: list[str], path: Path, repeat: int) -> tuple[dict
     timings: dict = {name: [] for name in names}
     for r in range(repeat):
         for name in names if r % 2 == 0 else names[::-1]:
-            timings[name].append(in_own_process(name, path))
+            timings[name].append(in_own_process(name, path, base))
     results = {name: {t["result"] for t in v} for name, v in timings.items()}
     medians = {key: {name: float(np.median([t[key] for t in v])) for name, v in timings.items()}
                for key in ("wall", "cpu", "user", "sys")}  # fmt: skip
     return medians["wall"], medians["cpu"], results, medians
 
 
-def from_file_table(sizes, repeat: int) -> None:
+def from_file_table(sizes, repeat: int, base: Path | None = None) -> None:
     header = (f"{'scores':>9} {'n':>11} | {'read vc':>8} {'pandas':>8} {'ratio':>6} | {'cpu vc':>7} {'pandas':>7} "
               f"{'ratio':>6} | {'+sha256':>7} {'ratio':>6} | {'from_proba':>10} {'cpu':>5} {'/read':>6} | "
               f"{'file->thr vc':>12} {'pandas':>8} {'numpy':>8} {'pandas/vc':>9} {'numpy/vc':>8} | "
@@ -234,6 +246,8 @@ def from_file_table(sizes, repeat: int) -> None:
     print(header)
     print("-" * len(header))
     names = ["read vc", "read pandas", "read+hash", "from_proba", "vc", "pandas", "numpy", "move"]
+    if base is not None:
+        names += [name + BASE for name in ("read vc", "from_proba", "vc")]
     split_rows = []  # user / kernel CPU of the reads, printed after the table
     with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
         for rounded in (True, False):
@@ -242,9 +256,10 @@ def from_file_table(sizes, repeat: int) -> None:
                 write_run(path, n, rounded)
                 path.read_bytes()  # in the page cache for every contender, the first one too
                 load = os.getloadavg()[0]
-                times, cpu, results, medians = median_wall_and_cpu(names, path, repeat)
+                times, cpu, results, medians = median_wall_and_cpu(names, path, repeat, base)
                 split_rows.append((rounded, n, medians))
                 thresholds = results["vc"] | results["pandas"] | results["numpy"] | results["move"]
+                thresholds |= results.get("vc" + BASE, set())
                 assert len(thresholds) == 1, f"the thresholds differ: {results}"
                 t = {k: v * 1e3 for k, v in times.items()}
                 c = {k: v * 1e3 for k, v in cpu.items()}
@@ -264,6 +279,8 @@ def from_file_table(sizes, repeat: int) -> None:
         print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {user['read vc']:7.0f} {user['read pandas']:7.0f} "
               f"{m['user']['read vc'] / max(m['user']['read pandas'], 1e-9):5.2f}x | {kernel['read vc']:7.0f} "
               f"{kernel['read pandas']:7.0f} | {user['from_proba']:15.0f} {kernel['from_proba']:5.0f}")
+    if base is not None:
+        _base_table(split_rows, base)
     print("\nms, medians of", repeat, "timings, each in a fresh process (imports and setup untimed; the file read"
           "\nonce beforehand, so in the page cache; the contenders' order reversed every other repeat)."
           "\nread ratio = valuecore / pandas (lower is better), in wall time and in the process's CPU time"
@@ -276,6 +293,20 @@ def from_file_table(sizes, repeat: int) -> None:
           "\nhost it varies tenfold from one process to the next).")
 
 
+def _base_table(split_rows, base: Path) -> None:
+    """This checkout against the ``--base`` one, from the same interleaved repeats (ms, medians)."""
+    print(f"\nagainst {base} (@base): user / sys / wall, ms")
+    print(f"{'scores':>9} {'n':>11} | {'read vc':>17} {'read base':>17} {'read pandas':>17} | "
+          f"{'from_proba':>17} {'from_proba base':>17} | {'file->thr vc':>12} {'base':>6}")
+    for rounded, n, m in split_rows:
+        def three(name):
+            return "/".join(f"{m[key][name] * 1e3:.0f}" for key in ("user", "sys", "wall"))
+
+        print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {three('read vc'):>17} {three('read vc' + BASE):>17} "
+              f"{three('read pandas'):>17} | {three('from_proba'):>17} {three('from_proba' + BASE):>17} | "
+              f"{m['wall']['vc'] * 1e3:12.0f} {m['wall']['vc' + BASE] * 1e3:6.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000)
@@ -283,15 +314,17 @@ def main() -> None:
     parser.add_argument("--from-file", action="store_true", help="time file -> exact threshold against pandas, numpy")
     parser.add_argument("--sizes", default="1000000,10000000", help="with --from-file")
     parser.add_argument("--repeat", type=int, default=5, help="with --from-file")
+    parser.add_argument("--base", default=None, help="with --from-file: a checkout to time beside this one")
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, os.environ.get(PACKAGE_ROOT, str(ROOT)))
         child(args.child[0], Path(args.child[1]))
         return
     if args.from_file:
         sys.path.insert(0, str(ROOT))
-        from_file_table([int(s) for s in args.sizes.split(",")], args.repeat)
+        from_file_table([int(s) for s in args.sizes.split(",")], args.repeat,
+                        None if args.base is None else Path(args.base).resolve())
         return
     from bench_scale import write_log
 

@@ -271,14 +271,15 @@ def presort(predictions: Predictions) -> SortedRun:
     ([0.9, 0.7], [0.0, 2.0, 2.0], [0.0, 0.0, 1.0])
     """
     confidence = predictions.confidence
-    weight = predictions.sample_weight
+    unit = predictions.has_unit_weights  # then the weights are not read (nor made)
     ranked = _group_ranks(confidence)
-    if ranked is not None and _sums_exact_in_any_order(weight):
+    if ranked is not None and (unit or _sums_exact_in_any_order(predictions.sample_weight)):
         return _presort_by_group_sums(predictions, *ranked)
-    if ranked is None and _all_ones(weight):
+    if ranked is None and (unit or _all_ones(predictions.sample_weight)):
         run = _presort_by_sorted_keys(predictions)
         if run is not None:
             return run
+    weight = predictions.sample_weight
     n = predictions.n
     rank, distinct = ranked if ranked is not None else (None, np.zeros(0))
     order = _order_by_rank(rank, distinct.shape[0], confidence)
@@ -341,17 +342,19 @@ def _presort_by_group_sums(predictions: Predictions, rank: np.ndarray, threshold
     no item is moved. Exact (and identical to cumulating in sorted order) because
     the weights are integers whose total float64 holds exactly."""
     n_groups = thresholds.shape[0]
-    weight = predictions.sample_weight
+    # Unit weights are counted as integers: the same whole numbers as summing ones in float64.
+    weight = None if predictions.has_unit_weights else predictions.sample_weight
     cum_correct = cum_wrong = None
     if predictions.has_labels:
         key = 2 * rank.astype(np.intp)
         key += predictions.correct
-        wrong_correct = np.bincount(key, weights=weight, minlength=2 * n_groups).reshape(n_groups, 2)
+        wrong_correct = np.bincount(key, weights=weight, minlength=2 * n_groups).astype(np.float64, copy=False)
+        wrong_correct = wrong_correct.reshape(n_groups, 2)
         accepted = wrong_correct.sum(axis=1)
         cum_correct = np.r_[0.0, np.cumsum(wrong_correct[:, 1])]
         cum_wrong = np.r_[0.0, np.cumsum(wrong_correct[:, 0])]
     else:
-        accepted = np.bincount(rank, weights=weight, minlength=n_groups)
+        accepted = np.bincount(rank, weights=weight, minlength=n_groups).astype(np.float64, copy=False)
     return SortedRun(predictions, thresholds, np.r_[0.0, np.cumsum(accepted)], cum_correct, cum_wrong, _rank=rank)
 
 

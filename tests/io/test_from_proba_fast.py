@@ -37,8 +37,9 @@ SPOILERS = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "negative": -0.25, "n
     n_classes=st.integers(2, 7),
     spoilers=st.lists(st.sampled_from(sorted(SPOILERS)), max_size=4),
     float32=st.booleans(),
+    sum_tolerance=st.sampled_from([1e-3, 0.5, np.inf]),  # infinite: only NaN and infinities are refused
 )
-def test_one_pass_checks_raise_what_the_entry_checks_raised(seed, n, n_classes, spoilers, float32):
+def test_one_pass_checks_raise_what_the_entry_checks_raised(seed, n, n_classes, spoilers, float32, sum_tolerance):
     rng = np.random.default_rng(seed)
     proba = rng.dirichlet(np.ones(n_classes), n)
     for spoiler in spoilers:
@@ -46,15 +47,15 @@ def test_one_pass_checks_raise_what_the_entry_checks_raised(seed, n, n_classes, 
     if float32:
         with np.errstate(over="ignore"):  # 1e308 becomes inf: another spoiler
             proba = proba.astype(np.float32)
-    expected = _checked_entry_by_entry(proba, 1e-3)
+    expected = _checked_entry_by_entry(proba, sum_tolerance)
     if expected is None:
-        p = vc.Predictions.from_proba(proba)
+        p = vc.Predictions.from_proba(proba, sum_tolerance=sum_tolerance)
         np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
         np.testing.assert_array_equal(p.confidence, np.minimum(proba[np.arange(n), p.y_pred], 1.0))
         assert p.confidence.dtype == np.float64 and p.y_pred.dtype == np.int64
     else:
         with pytest.raises(ValueError) as raised:
-            vc.Predictions.from_proba(proba)
+            vc.Predictions.from_proba(proba, sum_tolerance=sum_tolerance)
         assert str(raised.value) == expected
 
 
@@ -64,6 +65,16 @@ def test_finite_entries_whose_sum_overflows_are_a_sum_error():
         vc.Predictions.from_proba(proba)
     assert str(raised.value) == _checked_entry_by_entry(proba, 1e-3)
     assert "worst deviation inf" in str(raised.value) and "rows 1" in str(raised.value)
+
+
+@pytest.mark.parametrize("spoiler", [np.inf, -np.inf, np.nan])
+def test_an_infinite_tolerance_still_refuses_nan_and_infinities(spoiler):
+    """The one-pass check reads NaN and infinities off the largest deviation, which an infinite tolerance
+    would let through unless checked for being finite."""
+    proba = np.full((5, 3), 1 / 3)
+    proba[3, 1] = spoiler
+    with pytest.raises(ValueError, match=r"NaN or infinite values at rows 3$"):
+        vc.Predictions.from_proba(proba, sum_tolerance=np.inf)
 
 
 @settings(max_examples=100, deadline=None)
@@ -138,3 +149,21 @@ def test_the_arithmetic_argmax_is_numpys_ties_to_the_first_column(seed, rows, n_
     np.testing.assert_array_equal(top, proba.max(axis=1))
     proba[rng.integers(rows), :] = 0.0  # a row without a positive maximum: the caller decides
     assert not _predictions._top_of_columns(np.ascontiguousarray(proba.T), where, top, np.empty(rows, dtype=bool))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_several_tiles_with_a_ragged_end_give_numpys_argmax(dtype):
+    """Tiles of _ROWS_PER_TILE rows, each copied _ROWS_PER_BLOCK rows at a time, the last of both cut short."""
+    n = 2 * _predictions._ROWS_PER_TILE + _predictions._ROWS_PER_BLOCK + 3
+    rng = np.random.default_rng(8)
+    proba = rng.dirichlet(np.ones(6), n).astype(dtype)
+    proba[::5] = 1 / 6  # ties in every block
+    proba[-2] = [0.0, 0.5, 0.0, 0.5, 0.0, 0.0]  # in the last, short, block: ties to the first column
+    p = vc.Predictions.from_proba(proba)
+    np.testing.assert_array_equal(p.y_pred, np.argmax(proba, axis=1))
+    np.testing.assert_array_equal(p.confidence, np.minimum(proba.max(axis=1).astype(np.float64), 1.0))
+    proba[-1, 2] = -0.5  # a bad entry in the last rows is found and named
+    with pytest.raises(ValueError) as raised:
+        vc.Predictions.from_proba(proba)
+    expected = f"proba has negative probabilities at rows {n - 1}"
+    assert str(raised.value) == _checked_entry_by_entry(proba, 1e-3) == expected

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._predictions import _column_sums, _encode_small_integers
+from .._predictions import _column_sums, _small_integer_codes
 
 
 # Rows per tile when columns are written into a row-major block: a tile of every
@@ -57,19 +57,22 @@ def in_background(work: Callable[[], str]) -> Callable[[], str]:
     return result
 
 
-def clean_row_deviations(columns) -> np.ndarray | None:
+def clean_row_deviations(columns) -> tuple[np.ndarray, float] | None:
     """``|row sum - 1|`` (float64) of a block of probabilities given class-major (its C columns,
     each a contiguous array of the block's rows, as a Parquet batch holds them) without NaN,
-    infinite or negative entries; None when it has any (the caller then finds which)."""
+    infinite or negative entries, and its largest value; None when it has any (the caller then
+    finds which)."""
     if len(columns) == 0 or len(columns[0]) == 0:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        # A NaN or an infinity makes its row's sum non-finite.
         total = _column_sums(columns, np.empty(len(columns[0])))
-    if not np.isfinite(total).all() or min(column.min() for column in columns) < 0:
+        total -= 1.0
+        deviation = np.abs(total, out=total)
+    # A NaN or an infinity makes its row's sum, and so the largest deviation, non-finite: no pass of its own.
+    worst = float(deviation.max())
+    if not np.isfinite(worst) or min(column.min() for column in columns) < 0:
         return None
-    total -= 1.0
-    return np.abs(total, out=total)
+    return deviation, worst
 
 
 def integer_label_codes(values, classes: tuple[str, ...]) -> np.ndarray | None:
@@ -78,7 +81,8 @@ def integer_label_codes(values, classes: tuple[str, ...]) -> np.ndarray | None:
     values = np.asarray(values)
     if values.dtype.kind not in "iu":
         return None
-    codes = _encode_small_integers(values, {c: i for i, c in enumerate(classes)})
-    if codes is None or codes.min() < 0:
+    found = _small_integer_codes(values, {c: i for i, c in enumerate(classes)})
+    if found is None:
         return None
-    return codes
+    codes, complete = found
+    return codes if complete or codes.min() >= 0 else None

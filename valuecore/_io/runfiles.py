@@ -1695,11 +1695,13 @@ class _ProbabilityChecks:
     def block(self, block: np.ndarray, start: int, columns, text: np.ndarray | None = None) -> None:
         """Check rows start:start+len(block) of the file, given row-major (``block``) and class-major
         (``columns``); ``text``: their non-numeric cells, reported already."""
-        deviation = clean_row_deviations(columns) if text is None else None
-        if deviation is None:
+        clean = clean_row_deviations(columns) if text is None else None
+        if clean is None:
             deviation = self._bad_entries(block, start, text)
             self._found = False  # a bad entry: the file is refused, or (text) the argmax is found later
-        worst = float(deviation.max()) if deviation.size else 0.0
+            worst = float(deviation.max()) if deviation.size else 0.0
+        else:
+            deviation, worst = clean
         self._worst.append(worst)
         if not worst <= min(self.sum_tolerance, self.warn_tolerance):  # else no row is off: no masks
             self.too_far.add(deviation > self.sum_tolerance, start)
@@ -1957,7 +1959,8 @@ def _with_classes(prediction: Predictions, classes: tuple[str, ...]) -> Predicti
     """The same predictions expressed over ``classes`` (a reordering or a superset)."""
     text = np.asarray(prediction.classes, dtype=object)
     y_true = None if prediction.y_true is None else text[prediction.y_true]
-    common = {"sample_weight": prediction.sample_weight, "ids": prediction.ids, "timestamp": prediction.timestamp}
+    weight = None if prediction.has_unit_weights else prediction.sample_weight
+    common = {"sample_weight": weight, "ids": prediction.ids, "timestamp": prediction.timestamp}
     if prediction.proba is not None:
         order = [prediction.classes.index(c) for c in classes]
         logits = None if prediction.logits is None else prediction.logits[:, order]
