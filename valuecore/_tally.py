@@ -106,18 +106,29 @@ def group_cells(cell_values: np.ndarray, count: np.ndarray, weight: np.ndarray, 
 
 
 # ------------------------------------------------------------------ tallies of decisions
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Tally:
     """One decision on one split, counted per category ``y_true * (C + 1) + action``; arrays of shape (K,).
 
-    ``K = C * (C + 1)``. ``categories`` (n,) keeps each item's category (the
-    smallest unsigned integer type that holds K) for the paired tallies.
+    ``K = C * (C + 1)``. ``categories`` (n,): each item's category (the smallest unsigned integer type
+    that holds K), for the paired tallies and the per-item values; made on first use when the tally was
+    counted without it (``make``). ``ranks``: for a threshold rule counted from the split's prefix sums,
+    the items it hands over in each predicted class (:class:`_Prefixes`), else None.
     """
 
-    categories: np.ndarray
     count: np.ndarray
     weight: np.ndarray
     weight_sq: np.ndarray
+    known: np.ndarray | None = None
+    make: object = None
+    ranks: tuple | None = None
+    prefixes: object = None
+
+    @property
+    def categories(self) -> np.ndarray:
+        if self.known is None:  # two threads may both make it: the same array, so either one does
+            object.__setattr__(self, "known", self.make())
+        return self.known
 
     @property
     def size(self) -> int:
@@ -158,7 +169,7 @@ class _SplitCache:
         self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.calibrated: dict = {}
         self.screens: dict = {}
-        self.latest: dict = {}  # the last decision of each family: (its ranks or plan, its tally)
+        self.latest: dict = {}  # the last expected-value plan per calibration, and its tally
         self.lock = threading.Lock()  # sessions share a workspace's splits: the LRU stores change under it
         self._outcomes = None
 
@@ -206,7 +217,7 @@ def _recall(cache: _SplitCache, store: OrderedDict, key):
 
 def _tally(predictions, categories: np.ndarray) -> Tally:
     size = predictions.n_classes * (predictions.n_classes + 1)
-    return Tally(categories, *_sums(categories, split_cache(predictions), size))
+    return Tally(*_sums(categories, split_cache(predictions), size), known=categories)
 
 
 def tally_of_actions(predictions, actions: np.ndarray) -> Tally:
@@ -259,6 +270,10 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
         return found[1]
     size_b = tally_b.size
     size = tally_a.size * size_b
+    if take is None and tally_a.prefixes is not None and tally_a.prefixes is tally_b.prefixes:
+        joint = tally_a.prefixes.joint(tally_a.ranks, tally_b.ranks)  # two threshold rules: O(C * (C + 64))
+        _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
+        return joint
     matched = tally_b.categories if take is None else tally_b.categories[take]
     if size <= _DENSE_JOINT:
         cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
@@ -397,7 +412,7 @@ def _updated(predictions, base: Tally, items: np.ndarray, categories_of_items: n
     categories[items] = categories_of_items
     if cache.unit:
         count = base.count - np.bincount(before, minlength=size) + np.bincount(categories_of_items, minlength=size)
-        return Tally(categories, count, count, count)
+        return Tally(count, count, count, known=categories)
     weight = cache.weight[items]
     positive = weight > 0
 
@@ -407,7 +422,7 @@ def _updated(predictions, base: Tally, items: np.ndarray, categories_of_items: n
 
     count = base.count + (np.bincount(categories_of_items[positive], minlength=size)
                           - np.bincount(before[positive], minlength=size))
-    return Tally(categories, count, base.weight + moved(weight), base.weight_sq + moved(weight * weight))
+    return Tally(count, base.weight + moved(weight), base.weight_sq + moved(weight * weight), known=categories)
 
 
 def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
@@ -417,24 +432,126 @@ def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple
     found = _recall(cache, cache.decisions, key)
     if found is not None:
         return key, found
-    last = cache.latest.get((calibration, family)) if cache.exact_sums else None
-    tally = None
-    if last is not None:
-        confidences = _sorted_confidences(calibrated)
-        acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-        segments = [None] if family is None else range(len(ranks))
-        # A lower rank accepts the items between the two ranks, a higher one hands them over.
-        moved = [(confidences.segment(k)[0][min(old, new):max(old, new)], new < old)
-                 for k, old, new in zip(segments, last[0], ranks) if old != new]
-        if sum(items.size for items, _ in moved) <= _UPDATE_SHARE * calibrated.n:
-            items = np.concatenate([items for items, _ in moved]) if moved else np.empty(0, dtype=np.intp)
-            now = [(acted if accepted else handed_over)[items] for items, accepted in moved]
-            tally = _updated(predictions, last[1], items, np.concatenate(now) if now else acted[:0])
-    if tally is None:
+    if cache.exact_sums:
+        prefixes = _prefixes(predictions, calibrated, calibration)
+        held = weakref.ref(calibrated)  # the split's own cache keeps the tally: no strong reference back to it
+        tally = prefixes.tally(_class_ranks(family, ranks, _sorted_confidences(calibrated)),
+                               lambda: _threshold_categories(policy, held()))
+    else:  # fractional sums: counted item by item, in item order
         tally = _tally(predictions, _threshold_categories(policy, calibrated))
-    _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
-    cache.latest[(calibration, family)] = (ranks, tally)
-    return key, tally
+    return key, _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
+
+
+def _class_ranks(family, ranks: tuple, confidences: _SortedConfidences) -> tuple:
+    """The items a threshold rule hands over in each predicted class (a prefix of its confidences)."""
+    if family is not None:
+        return ranks
+    starts = confidences.starts
+    if ranks[0] == confidences.everything.size:
+        return tuple((starts[1:] - starts[:-1]).tolist())
+    # One threshold: what it accepts, ``confidence >= t``, is ``confidence >= the lowest accepted one``.
+    lowest = confidences.everything[ranks[0]]
+    return tuple(_rank(confidences.segment(k)[1], lowest) for k in range(starts.size - 1))
+
+
+# Prefix sums are kept every this many items of the class order: a threshold rule adds up fewer than this many
+# items per predicted class (and 1/8 byte per item and true class is kept).
+_STRIDE = 64
+
+
+class _Prefixes:
+    """Sums by true class along a (calibrated) split's class order, kept every ``_STRIDE`` items.
+
+    A threshold rule (one threshold, one per class, accept all, hand all over) hands over a prefix of
+    each predicted class's items in that order (``_SortedConfidences.order_by_class``), so its tally is
+    read from the sums at C positions: O(C * (C + _STRIDE)) whatever it accepts, and two such rules are
+    paired the same way. ``sources`` (S, n), in class order: the items of positive weight, their weights
+    and squared weights (S = 3), or None for unit weights (S = 1: one count is all three); ``kept``
+    (n // _STRIDE + 2, S, C): the sums over the first ``j * _STRIDE`` items, per true class. Only for
+    whole-number weights whose sums are exact (``_SplitCache.exact_sums``): every sum is then an integer
+    below 2**53, the same in any order, so these tallies equal those counted item by item, bit for bit.
+    """
+
+    def __init__(self, calibrated, cache: _SplitCache):
+        confidences = _sorted_confidences(calibrated)
+        order = confidences.order_by_class
+        self.n_classes = n_classes = calibrated.n_classes
+        self.starts = confidences.starts
+        self.true_class = calibrated.y_true[order].astype(np.intp)
+        if cache.unit:
+            self.sources = None
+        else:
+            weight = cache.weight[order]
+            self.sources = np.stack([(weight > 0).astype(np.float64), weight, weight * weight])
+        n_blocks = order.size // _STRIDE + 1
+        per_block = self._sums(np.arange(order.size) // _STRIDE, np.arange(order.size), n_blocks)
+        self.kept = np.concatenate([np.zeros((1, *per_block.shape[1:])), np.cumsum(per_block, axis=0)])
+        self.at_starts = self.sums(self.starts)
+
+    def _sums(self, rows: np.ndarray, items: np.ndarray, n_rows: int) -> np.ndarray:
+        """(n_rows, S, C): per row the sums over its ``items`` (class-order positions), per true class."""
+        size = n_rows * self.n_classes
+        bins = rows * self.n_classes + self.true_class[items]
+        if self.sources is None:
+            return np.bincount(bins, minlength=size).astype(np.float64).reshape(n_rows, 1, self.n_classes)
+        sums = np.stack([np.bincount(bins, weights=source[items], minlength=size) for source in self.sources])
+        return sums.reshape(-1, n_rows, self.n_classes).transpose(1, 0, 2)
+
+    def sums(self, positions: np.ndarray) -> np.ndarray:
+        """(q, S, C): the sums over the first ``positions[i]`` items of the class order, per true class."""
+        block = positions // _STRIDE
+        offsets = np.arange(_STRIDE)
+        live = offsets < (positions - block * _STRIDE)[:, None]
+        rows = np.broadcast_to(np.arange(positions.size)[:, None], live.shape)[live]
+        return self.kept[block] + self._sums(rows, (block[:, None] * _STRIDE + offsets)[live], positions.size)
+
+    def tally(self, ranks: tuple, make) -> Tally:
+        """The :class:`Tally` of handing over the first ``ranks[k]`` items of each predicted class k."""
+        n_classes = self.n_classes
+        cut = self.sums(self.starts[:-1] + np.asarray(ranks, dtype=np.intp))  # (C predicted, S, C true)
+        table = np.empty((cut.shape[1], n_classes, n_classes + 1))  # (S, true class, action)
+        table[:, :, :n_classes] = (self.at_starts[1:] - cut).transpose(1, 2, 0)
+        table[:, :, n_classes] = (cut - self.at_starts[:-1]).sum(axis=0)
+        table = table.reshape(table.shape[0], -1)
+        count, weight, weight_sq = (table[0],) * 3 if self.sources is None else table
+        return Tally(count, weight, weight_sq, make=make, ranks=ranks, prefixes=self)
+
+    def joint(self, ranks_a: tuple, ranks_b: tuple) -> "JointTally":
+        """The :class:`JointTally` of two rules of :meth:`tally` on these items (cells numbered as there)."""
+        n_classes = self.n_classes
+        a, b = np.asarray(ranks_a, dtype=np.intp), np.asarray(ranks_b, dtype=np.intp)
+        start = self.starts[:-1]
+        at = self.sums(np.concatenate([start + np.minimum(a, b), start + np.maximum(a, b)]))
+        low, high = at[:n_classes], at[n_classes:]
+        true_class = np.arange(n_classes)
+        handed = true_class * (n_classes + 1) + n_classes  # (C true,)
+        acted = true_class[None, :] * (n_classes + 1) + true_class[:, None]  # (C predicted, C true)
+        handed_all = np.broadcast_to(handed, acted.shape)
+        a_acts = (a < b)[:, None]  # between the two ranks one rule acts, the other hands over
+        cell_a = np.concatenate([handed, np.where(a_acts, acted, handed_all).ravel(), acted.ravel()])
+        cell_b = np.concatenate([handed, np.where(a_acts, handed_all, acted).ravel(), acted.ravel()])
+        sums = np.concatenate([(low - self.at_starts[:-1]).sum(axis=0), _by_source(high - low),
+                               _by_source(self.at_starts[1:] - high)], axis=1)  # (S, cells)
+        size_b = n_classes * (n_classes + 1)
+        occupied, index = np.unique(cell_a * size_b + cell_b, return_inverse=True)
+        totals = [np.bincount(index, weights=row, minlength=occupied.size) for row in sums]
+        kept = totals[0] > 0
+        count, weight, weight_sq = (totals[0][kept],) * 3 if self.sources is None else (t[kept] for t in totals)
+        occupied = occupied[kept]
+        return JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq)
+
+
+def _by_source(sums: np.ndarray) -> np.ndarray:
+    """(C predicted, S, C true) -> (S, C predicted * C true)."""
+    return sums.transpose(1, 0, 2).reshape(sums.shape[1], -1)
+
+
+def _prefixes(predictions, calibrated, calibration: str) -> _Prefixes:
+    cache = split_cache(predictions)
+    key = ("prefixes", calibration)
+    if key not in cache.screens:  # two threads may both build it: equal, so either one does
+        cache.screens[key] = _Prefixes(calibrated, cache)
+    return cache.screens[key]
 
 
 def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
