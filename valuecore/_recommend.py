@@ -261,9 +261,13 @@ def recommend(
             skipped.append(f"{model}: the evaluated split {plan.eval_split!r} has no labels, so its value cannot "
                            "be measured")
             continue
+        try:  # the model's one value matrix, converted once for its rules (each fit would convert it again)
+            converted = pipeline.values_for(model, values)
+        except ValueError:
+            converted = values  # each fit says why, as before
         for kind in kinds:
             try:
-                runs[(model, kind)] = (_fit(pipeline, model, kind, values, constraints), predictions)
+                runs[(model, kind)] = (_fit(pipeline, model, kind, converted, constraints), predictions)
             except ValueError as error:
                 skipped.append(f"{model}, {kind}: {error}")
     memo: dict = {}  # each rule's item values, computed once for the verdict and the choice

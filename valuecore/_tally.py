@@ -475,7 +475,7 @@ class _Prefixes:
     def __init__(self, calibrated, cache: _SplitCache):
         confidences = _sorted_confidences(calibrated)
         order = confidences.order_by_class
-        self.n_classes = n_classes = calibrated.n_classes
+        self.n_classes = calibrated.n_classes
         self.starts = confidences.starts
         self.true_class = calibrated.y_true[order].astype(np.intp)
         if cache.unit:
