@@ -434,9 +434,7 @@ def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple
         return key, found
     if cache.exact_sums:
         prefixes = _prefixes(predictions, calibrated, calibration)
-        held = weakref.ref(calibrated)  # the split's own cache keeps the tally: no strong reference back to it
-        tally = prefixes.tally(_class_ranks(family, ranks, _sorted_confidences(calibrated)),
-                               lambda: _threshold_categories(policy, held()))
+        tally = prefixes.tally(_class_ranks(family, ranks, _sorted_confidences(calibrated)))
     else:  # fractional sums: counted item by item, in item order
         tally = _tally(predictions, _threshold_categories(policy, calibrated))
     return key, _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
@@ -474,10 +472,14 @@ class _Prefixes:
 
     def __init__(self, calibrated, cache: _SplitCache):
         confidences = _sorted_confidences(calibrated)
+        cache_of_calibrated = split_cache(calibrated)
         order = confidences.order_by_class
         self.n_classes = calibrated.n_classes
         self.starts = confidences.starts
+        self.order = order
         self.true_class = calibrated.y_true[order].astype(np.intp)
+        acted, handed_over = cache_of_calibrated.outcomes(calibrated)
+        self.acted, self.handed_over = acted[order], handed_over[order]  # each item's two categories, in order
         if cache.unit:
             self.sources = None
         else:
@@ -505,7 +507,22 @@ class _Prefixes:
         rows = np.broadcast_to(np.arange(positions.size)[:, None], live.shape)[live]
         return self.kept[block] + self._sums(rows, (block[:, None] * _STRIDE + offsets)[live], positions.size)
 
-    def tally(self, ranks: tuple, make) -> Tally:
+    def categories(self, ranks: tuple) -> np.ndarray:
+        """Each item's category (n,) when the first ``ranks[k]`` items of each predicted class k are handed over.
+
+        Copied slice by slice in class order, then put in item order: a third of the time of comparing every
+        confidence with its class's threshold.
+        """
+        in_order = np.empty_like(self.acted)
+        for k, rank in enumerate(ranks):
+            start, cut, stop = self.starts[k], self.starts[k] + rank, self.starts[k + 1]
+            in_order[start:cut] = self.handed_over[start:cut]
+            in_order[cut:stop] = self.acted[cut:stop]
+        categories = np.empty_like(in_order)
+        categories[self.order] = in_order
+        return categories
+
+    def tally(self, ranks: tuple) -> Tally:
         """The :class:`Tally` of handing over the first ``ranks[k]`` items of each predicted class k."""
         n_classes = self.n_classes
         cut = self.sums(self.starts[:-1] + np.asarray(ranks, dtype=np.intp))  # (C predicted, S, C true)
@@ -514,7 +531,7 @@ class _Prefixes:
         table[:, :, n_classes] = (cut - self.at_starts[:-1]).sum(axis=0)
         table = table.reshape(table.shape[0], -1)
         count, weight, weight_sq = (table[0],) * 3 if self.sources is None else table
-        return Tally(count, weight, weight_sq, make=make, ranks=ranks, prefixes=self)
+        return Tally(count, weight, weight_sq, make=lambda: self.categories(ranks), ranks=ranks, prefixes=self)
 
     def joint(self, ranks_a: tuple, ranks_b: tuple) -> "JointTally":
         """The :class:`JointTally` of two rules of :meth:`tally` on these items (cells numbered as there)."""
