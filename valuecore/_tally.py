@@ -237,9 +237,31 @@ def cached_tally(predictions, key, categories) -> Tally:
     return _remember(cache, cache.decisions, key, _tally(predictions, categories()), cache._MAX_DECISIONS)
 
 
-def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool) -> Grouped:
-    """:class:`Grouped` of a tally priced by ``cell_values`` (K,): the value matrix, raveled."""
-    return group_cells(cell_values, tally.count, tally.weight, tally.weight_sq, integral)
+def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool, groups=None) -> Grouped:
+    """:class:`Grouped` of a tally priced by ``cell_values`` (K,): the value matrix, raveled.
+
+    ``groups``: :func:`cell_groups` of ``cell_values``, when the same values price many tallies.
+    """
+    if groups is None:
+        return group_cells(cell_values, tally.count, tally.weight, tally.weight_sq, integral)
+    distinct, cell = groups
+    size = distinct.size
+    # Cells holding no item add 0.0 to their value's sums, which changes no sum: the same numbers, bit for bit.
+    count = np.bincount(cell, weights=tally.count, minlength=size)
+    weight = np.bincount(cell, weights=tally.weight, minlength=size)
+    weight_sq = np.bincount(cell, weights=tally.weight_sq, minlength=size)
+    occupied = count > 0
+    if occupied.all():
+        return Grouped(distinct, count, weight, weight_sq, integral)
+    return Grouped(distinct[occupied], count[occupied], weight[occupied], weight_sq[occupied], integral)
+
+
+def cell_groups(cell_values: np.ndarray):
+    """(sorted distinct values, each cell's index into them) of a raveled value matrix, for :func:`grouped_tally`;
+    None when a cell holds -0.0 (which of two equal zeros names the group would depend on the cells occupied)."""
+    if np.any((cell_values == 0) & np.signbit(cell_values)):
+        return None
+    return np.unique(cell_values, return_inverse=True)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ Everything here is numbers; :mod:`valuecore.wording` says them in words.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, replace
 from typing import Mapping
 
@@ -35,8 +36,8 @@ import numpy as np
 from ._evaluate import _evaluate_actions, decision_values, evaluate, item_values
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
-from ._tally import (Grouped, Tally, coverage_of, decision_tally, group_items, grouped_difference, grouped_tally,
-                     joint_tally, split_cache)
+from ._tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
+                     grouped_tally, joint_tally, split_cache)
 from ._usecase import check_value_range
 from ._uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
                            grouped_mean, mean_interval, possible_range)
@@ -299,7 +300,21 @@ def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: b
     matrix = value_matrix_for(priced, predictions.classes) if matrix is None else matrix
     key, tally = decision_tally(policy, predictions, matrix)
     cells = matrix.values.ravel()
-    return _Judged(predictions, grouped_tally(tally, cells, integral), key, tally, cells)
+    return _Judged(predictions, grouped_tally(tally, cells, integral, _cell_groups(matrix)), key, tally, cells)
+
+
+_GROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cell_groups(matrix):
+    """:func:`~valuecore._tally.cell_groups` of a value matrix, once per matrix (the rules of a model share one)."""
+    try:
+        found = _GROUPS.get(matrix)
+    except TypeError:  # not weakly referenceable
+        return cell_groups(matrix.values.ravel())
+    if found is None:
+        found = _GROUPS[matrix] = (cell_groups(matrix.values.ravel()),)
+    return found[0]
 
 
 def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
