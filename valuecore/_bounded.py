@@ -167,25 +167,20 @@ def interval_from_counts(distinct, counts, lowest: float, highest: float, confid
 def _one_interval(unit: np.ndarray, counts: np.ndarray, alpha: float) -> tuple[float, float]:
     """Both ends of one interval on the unit scale: :func:`_unit_quantile` at the two ends, bit for bit.
 
-    The sums over the counts are taken once for both ends, and the two Beta quantiles in one call (the
-    same scalar routine per element), which halves the overhead of a call on a few values.
+    The sums over the counts are taken once for both ends (the same numpy sums), and the rest is the same
+    IEEE arithmetic on Python floats instead of numpy scalars, which costs a tenth of the time on a few values.
     """
-    total = counts.sum(axis=-1) + 1.0
-    first, second = counts @ unit, counts @ (unit * unit)
-    ends, shapes = [], []
+    from scipy import special  # heavy: imported where used
+
+    total = float(counts.sum(axis=-1)) + 1.0
+    first, second = float(counts @ unit), float(counts @ (unit * unit))
+    ends = []
     for extra, q in ((0.0, alpha / 2), (1.0, 1 - alpha / 2)):
         mean = (first + extra) / total
-        variance = np.maximum((second + extra * extra) / total - mean * mean, 0.0) / (total + 1.0)
-        a, b, point = _scalar_beta_shapes(float(mean), float(variance))
-        ends.append(mean)
-        if not point:
-            shapes.append((len(ends) - 1, a, b, q))
-    if shapes:
-        from scipy import special  # heavy: imported where used
-
-        _, a, b, q = (np.array(column) for column in zip(*shapes))
-        for (end, *_), value in zip(shapes, special.betaincinv(a, b, q)):
-            ends[end] = value
+        # max(x, 0.0) keeps x when x >= 0.0, as np.maximum does (a zero keeps its sign; either is a point below)
+        variance = max((second + extra * extra) / total - mean * mean, 0.0) / (total + 1.0)
+        a, b, point = _scalar_beta_shapes(mean, variance)
+        ends.append(np.float64(mean) if point else special.betaincinv(a, b, q))
     return ends[0], ends[1]
 
 

@@ -44,7 +44,7 @@ from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
-from ._bounded import bounded_interval, bounded_p_value, counts_from_groups, interval_from_counts, one_more_at_worst
+from ._bounded import bounded_p_value, counts_from_groups, interval_from_counts, one_more_at_worst
 from ._tally import Grouped, group_items
 
 __all__ = [
@@ -436,7 +436,9 @@ def _bounded_interval(g: Grouped, kind: str, m: _Moments, confidence: float, val
         return Interval(m.mean, m.std_error, -math.inf, math.inf, m.n, confidence, "bounded", lowest, n_worst,
                         math.nan, one_more)
     distinct, counts = counts_from_groups(g.values, g.weight, kind, m.n, m.std_error)
-    low, high = bounded_interval(distinct, counts, lowest, highest, confidence)
+    # lowest and highest already hold every value of the groups (``_observed_range``): what bounded_interval
+    # would widen them to
+    low, high = (float(x) for x in interval_from_counts(distinct, counts, lowest, highest, confidence))
     # The bound's quantiles never pass the observed mean; min/max only absorb round-off.
     return Interval(m.mean, m.std_error, min(low, m.mean), max(high, m.mean), m.n, confidence, "bounded",
                     lowest, n_worst, math.nan, one_more)
