@@ -401,6 +401,9 @@ def _rank(ascending: np.ndarray, threshold: float | None) -> int:
     return ascending.size if threshold is None else int(np.searchsorted(ascending, threshold, side="left"))
 
 
+_MAX_KNOWN_RANKS = 256  # per-class thresholds remembered per split, with the ranks they name
+
+
 def _threshold_key(policy, calibrated) -> tuple:
     """The items a threshold rule accepts, named in O(log n) per threshold: ``(family, ranks)``.
 
@@ -411,9 +414,16 @@ def _threshold_key(policy, calibrated) -> tuple:
     if policy.kind == "accept_all":
         return (None, (0,))
     if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
-        thresholds = policy.thresholds_by_index(calibrated.classes)
-        return ("per class", tuple(_rank(confidences.segment(k)[1], None if math.isinf(t) else float(t))
-                                   for k, t in enumerate(thresholds)))
+        known = split_cache(calibrated).screens.setdefault("class ranks", {})
+        found = known.get(policy.class_thresholds)  # a refit that keeps every threshold: no search
+        if found is None:
+            thresholds = policy.thresholds_by_index(calibrated.classes)
+            found = ("per class", tuple(_rank(confidences.segment(k)[1], None if math.isinf(t) else float(t))
+                                        for k, t in enumerate(thresholds)))
+            if len(known) >= _MAX_KNOWN_RANKS:
+                known.clear()
+            known[policy.class_thresholds] = found
+        return found
     return (None, (_rank(confidences.everything, policy.threshold),))
 
 
