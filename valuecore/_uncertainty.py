@@ -44,7 +44,8 @@ from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
-from ._bounded import bounded_p_value, counts_from_groups, interval_from_counts, one_more_at_worst
+from ._bounded import (RowsOfIntervals, bounded_p_value, counts_from_groups, interval_from_counts,
+                       one_more_at_worst)
 from ._tally import Grouped, group_items
 
 __all__ = [
@@ -563,6 +564,10 @@ def items_to_exclude(values, sample_weight, value_range, *, confidence_level: fl
     return grouped_items_to_exclude(g, value_range, confidence_level=confidence_level, null=null)
 
 
+# Sizes 2, 4, ..., 2**50 are tried in batches of this many, smallest first.
+_GRID_ROWS = 8
+
+
 def grouped_items_to_exclude(g: Grouped, value_range, *, confidence_level: float = 0.95, null: float = 0.0) -> float:
     """:func:`items_to_exclude` of values already grouped."""
     confidence = _check_confidence(confidence_level)
@@ -580,10 +585,15 @@ def grouped_items_to_exclude(g: Grouped, value_range, *, confidence_level: float
         return (low > null) | (high < null)
 
     grid = 2.0 ** np.arange(1, 51)
-    found = np.flatnonzero(excluded(grid))
+    rows = RowsOfIntervals(distinct, grid[:, None] * shares[None, :], lowest, highest, confidence)
+    for start in range(0, grid.size, _GRID_ROWS):  # the first excluding size: the rows after it are not needed
+        low, high = rows.ends(slice(start, start + _GRID_ROWS))
+        found = np.flatnonzero((low > null) | (high < null))
+        if found.size:
+            break
     if not found.size:
         return math.inf
-    above = grid[found[0]]
+    above = grid[start + found[0]]
     below = above / 2  # not excluded (or 1 item)
     return float(_bisect(excluded, below, above))
 

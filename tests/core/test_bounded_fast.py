@@ -61,3 +61,60 @@ def test_cells_grouped_once_give_the_groups_of_the_occupied_cells(data):
     want = _tally.grouped_tally(tally, cells, False)
     for name in ("values", "count", "weight", "weight_sq"):
         assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(VALUES, min_size=1, max_size=5, unique=True), data=st.data())
+def test_rows_of_intervals_give_interval_from_counts_for_the_rows_asked(values, data):
+    distinct = np.sort(np.array(values))
+    shares = np.array(data.draw(st.lists(st.floats(0.01, 1.0), min_size=distinct.size, max_size=distinct.size)))
+    counts = (2.0 ** np.arange(1, 51))[:, None] * (shares / shares.sum())[None, :]
+    lowest, highest = min(float(distinct[0]), -5.0), max(float(distinct[-1]), 1.0)
+    rows = _bounded.RowsOfIntervals(distinct, counts, lowest, highest, 0.95)
+    low, high = _bounded.interval_from_counts(distinct, counts, lowest, highest, 0.95)
+    start = data.draw(st.integers(0, 49))
+    stop = data.draw(st.integers(start + 1, 50))
+    got_low, got_high = rows.ends(slice(start, stop))
+    assert got_low.tobytes() == low[start:stop].tobytes() and got_high.tobytes() == high[start:stop].tobytes()
+
+
+def _items_to_exclude_on_the_whole_grid(g, value_range, confidence=0.95, null=0.0):
+    """grouped_items_to_exclude as it was: every size of the grid evaluated in one batch."""
+    from valuecore._uncertainty import (_bisect, _moments, _observed_range, _resolve_kind, counts_from_groups)
+
+    kind = _resolve_kind(g.integral, g.total, "auto")
+    m = _moments(g, kind)
+    lowest, highest = _observed_range(g, value_range)
+    if m.mean == null or highest <= lowest:
+        return np.inf
+    distinct, counts = counts_from_groups(g.values, g.weight, kind, m.n,
+                                          m.std_error if np.isfinite(m.std_error) else 0.0)
+    shares = counts / counts.sum()
+
+    def excluded(n):
+        low, high = _bounded.interval_from_counts(distinct, n[:, None] * shares[None, :], lowest, highest, confidence)
+        return (low > null) | (high < null)
+
+    grid = 2.0 ** np.arange(1, 51)
+    found = np.flatnonzero(excluded(grid))
+    if not found.size:
+        return np.inf
+    return float(_bisect(excluded, grid[found[0]] / 2, grid[found[0]]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_items_to_exclude_searching_the_grid_in_batches_equals_the_whole_grid(data):
+    from valuecore._tally import Grouped
+    from valuecore._uncertainty import grouped_items_to_exclude
+
+    size = data.draw(st.integers(1, 5))
+    values = np.sort(np.array(data.draw(st.lists(st.sampled_from([-5.0, -3.125, -1.0, 0.0, 1.0, 3.125, 4.0]),
+                                                 min_size=size, max_size=size, unique=True))))
+    count = np.array(data.draw(st.lists(st.integers(1, 500_000).map(float), min_size=size, max_size=size)))
+    weight = count * data.draw(st.sampled_from([1.0, 0.5]))
+    g = Grouped(values, count, weight, weight * weight, bool(np.all(weight == np.round(weight))))
+    value_range = (min(-5.0, values[0]), max(5.0, values[-1]))
+    null = data.draw(st.sampled_from([0.0, -0.5]))
+    assert grouped_items_to_exclude(g, value_range, null=null) == _items_to_exclude_on_the_whole_grid(
+        g, value_range, null=null)
