@@ -623,11 +623,12 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
             items = np.concatenate([screen.order[low:high], near[(position < low) | (position >= high)]])
             acted, handed_over = split_cache(calibrated).outcomes(calibrated)
             moved = np.where(plan.acting(items), acted[items], handed_over[items])
-            if plan.exact.size:  # plan.exact is ascending
-                where = np.flatnonzero(np.isin(items, plan.exact))
+            if plan.exact.size:  # plan.exact is ascending: a search finds the items in it (np.isin sorts them)
+                slot = np.minimum(np.searchsorted(plan.exact, items), plan.exact.size - 1)
+                where = np.flatnonzero(plan.exact[slot] == items)
                 exact = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
                          + plan.exact_actions.astype(acted.dtype))
-                moved[where] = exact[np.searchsorted(plan.exact, items[where])]
+                moved[where] = exact[slot[where]]
             tally = _updated(predictions, base, items, moved)
     if tally is None:
         tally = _tally(predictions, _plan_categories(plan, calibrated))
