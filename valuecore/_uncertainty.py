@@ -598,11 +598,12 @@ def grouped_items_to_exclude(g: Grouped, value_range, *, confidence_level: float
     return float(_bisect(excluded, below, above))
 
 
-def _bisect(excluded, below, above, levels: int = 6):
+def _bisect(excluded, below, above, levels: int = 4):
     """Bisection over whole numbers of items (~50 steps at most), ``levels`` steps per vectorised call.
 
     Each call evaluates every midpoint the next ``levels`` steps could visit, then takes the steps:
-    the same midpoints, so the same answer, as one step per call.
+    the same midpoints, so the same answer, as one step per call. Four levels (15 midpoints a call) took
+    0.52 ms for the items to separate two rules on 5 * 10^5 items, six (63) 0.71 ms, one 1.1 ms.
     """
     while above - below > 1:
         frontier, points = [(below, above)], []
