@@ -23,7 +23,11 @@ the value scale (tested at ``1e-12`` relative to ``max(|values|)``).
 The caches hang on the :class:`~valuecore.Predictions` object of a split (weakly:
 they go with it), keyed by the decision (the policy's thresholds, or for the
 expected-value rule the items it acts on), so a value that keeps every
-threshold recomputes no item.
+threshold recomputes no item. A threshold rule that moves is read from sums kept
+along the split's class order (:class:`_Prefixes`): it hands over a prefix of
+each predicted class's items, so its tally, and the joint tally of two such
+rules, costs O(C * (C + 64)) whatever moved; its per-item categories are made
+only when a pairing with another kind of rule asks for them.
 """
 
 from __future__ import annotations
@@ -495,9 +499,10 @@ class _Prefixes:
     A threshold rule (one threshold, one per class, accept all, hand all over) hands over a prefix of
     each predicted class's items in that order (``_SortedConfidences.order_by_class``), so its tally is
     read from the sums at C positions: O(C * (C + _STRIDE)) whatever it accepts, and two such rules are
-    paired the same way. ``sources`` (S, n), in class order: the items of positive weight, their weights
-    and squared weights (S = 3), or None for unit weights (S = 1: one count is all three); ``kept``
-    (n // _STRIDE + 2, S, C): the sums over the first ``j * _STRIDE`` items, per true class. Only for
+    paired the same way. What is summed (S sums): the items of positive weight, their weights and squared
+    weights (S = 3), or for unit weights one count, which is all three (S = 1; ``weight`` None, else the
+    weights in class order); ``kept`` (n // _STRIDE + 2, S, C): the sums over the first ``j * _STRIDE``
+    items, per true class. Kept per split: 3 bytes an item (and 8 with weights), and the sums. Only for
     whole-number weights whose sums are exact (``_SplitCache.exact_sums``): every sum is then an integer
     below 2**53, the same in any order, so these tallies equal those counted item by item, bit for bit.
     """
@@ -509,14 +514,10 @@ class _Prefixes:
         self.n_classes = calibrated.n_classes
         self.starts = confidences.starts
         self.order = order
-        self.true_class = calibrated.y_true[order].astype(np.intp)
+        self.true_class = calibrated.y_true[order].astype(_category_dtype(self.n_classes))
         acted, handed_over = cache_of_calibrated.outcomes(calibrated)
         self.acted, self.handed_over = acted[order], handed_over[order]  # each item's two categories, in order
-        if cache.unit:
-            self.sources = None
-        else:
-            weight = cache.weight[order]
-            self.sources = np.stack([(weight > 0).astype(np.float64), weight, weight * weight])
+        self.weight = None if cache.unit else cache.weight[order]
         n_blocks = order.size // _STRIDE + 1
         per_block = self._sums(np.arange(order.size) // _STRIDE, np.arange(order.size), n_blocks)
         self.kept = np.concatenate([np.zeros((1, *per_block.shape[1:])), np.cumsum(per_block, axis=0)])
@@ -526,9 +527,12 @@ class _Prefixes:
         """(n_rows, S, C): per row the sums over its ``items`` (class-order positions), per true class."""
         size = n_rows * self.n_classes
         bins = rows * self.n_classes + self.true_class[items]
-        if self.sources is None:
+        if self.weight is None:
             return np.bincount(bins, minlength=size).astype(np.float64).reshape(n_rows, 1, self.n_classes)
-        sums = np.stack([np.bincount(bins, weights=source[items], minlength=size) for source in self.sources])
+        weight = self.weight[items]
+        # the squares as _SplitCache.weight_sq makes them (the same products)
+        sums = np.stack([np.bincount(bins, weights=source, minlength=size)
+                         for source in ((weight > 0).astype(np.float64), weight, weight * weight)])
         return sums.reshape(-1, n_rows, self.n_classes).transpose(1, 0, 2)
 
     def sums(self, positions: np.ndarray) -> np.ndarray:
@@ -562,7 +566,7 @@ class _Prefixes:
         table[:, :, :n_classes] = (self.at_starts[1:] - cut).transpose(1, 2, 0)
         table[:, :, n_classes] = (cut - self.at_starts[:-1]).sum(axis=0)
         table = table.reshape(table.shape[0], -1)
-        count, weight, weight_sq = (table[0],) * 3 if self.sources is None else table
+        count, weight, weight_sq = (table[0],) * 3 if self.weight is None else table
         return Tally(count, weight, weight_sq, make=lambda: self.categories(ranks), ranks=ranks, prefixes=self)
 
     def joint(self, ranks_a: tuple, ranks_b: tuple) -> "JointTally":
@@ -585,7 +589,7 @@ class _Prefixes:
         occupied, index = np.unique(cell_a * size_b + cell_b, return_inverse=True)
         totals = [np.bincount(index, weights=row, minlength=occupied.size) for row in sums]
         kept = totals[0] > 0
-        count, weight, weight_sq = (totals[0][kept],) * 3 if self.sources is None else (t[kept] for t in totals)
+        count, weight, weight_sq = (totals[0][kept],) * 3 if self.weight is None else (t[kept] for t in totals)
         occupied = occupied[kept]
         return JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq)
 
