@@ -32,6 +32,7 @@ only when a pairing with another kind of rule asks for them.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import weakref
@@ -379,6 +380,16 @@ class _SortedConfidences:
         start, stop = self.starts[k], self.starts[k + 1]
         return self.order_by_class[start:stop], self.by_class[start:stop]
 
+    @functools.cached_property
+    def class_confidences(self) -> list:
+        """The ascending confidences of each predicted class (views), sliced once."""
+        return [self.segment(k)[1] for k in range(self.starts.size - 1)]
+
+    def class_ranks(self, thresholds) -> tuple:
+        """Per predicted class, its items below the class's threshold (None: all), as :func:`_rank` counts."""
+        return tuple(segment.size if t is None else int(segment.searchsorted(t, side="left"))
+                     for segment, t in zip(self.class_confidences, thresholds))
+
 
 def _sorted_confidences(calibrated) -> _SortedConfidences:
     cache = split_cache(calibrated)
@@ -422,8 +433,7 @@ def _threshold_key(policy, calibrated) -> tuple:
         found = known.get(policy.class_thresholds)  # a refit that keeps every threshold: no search
         if found is None:
             thresholds = policy.thresholds_by_index(calibrated.classes)
-            found = ("per class", tuple(_rank(confidences.segment(k)[1], None if math.isinf(t) else float(t))
-                                        for k, t in enumerate(thresholds)))
+            found = ("per class", confidences.class_ranks([None if math.isinf(t) else float(t) for t in thresholds]))
             if len(known) >= _MAX_KNOWN_RANKS:
                 known.clear()
             known[policy.class_thresholds] = found
@@ -485,7 +495,7 @@ def _class_ranks(family, ranks: tuple, confidences: _SortedConfidences) -> tuple
         return tuple((starts[1:] - starts[:-1]).tolist())
     # One threshold: what it accepts, ``confidence >= t``, is ``confidence >= the lowest accepted one``.
     lowest = confidences.everything[ranks[0]]
-    return tuple(_rank(confidences.segment(k)[1], lowest) for k in range(starts.size - 1))
+    return confidences.class_ranks([lowest] * (starts.size - 1))
 
 
 # Prefix sums are kept every this many items of the class order: a threshold rule adds up fewer than this many
