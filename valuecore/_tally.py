@@ -617,6 +617,12 @@ def _prefixes(predictions, calibrated, calibration: str) -> _Prefixes:
     return cache.screens[key]
 
 
+def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.union1d`` of two ascending arrays of distinct integers: a stable sort merges the two runs in O(n)."""
+    both = np.sort(np.concatenate([a, b]), kind="stable")
+    return both[np.r_[True, both[1:] != both[:-1]]] if both.size > 1 else both
+
+
 def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
     """The expected-value rule's tally under ``plan``, updated from the last plan when few items move."""
     key = ("expected_value", calibration, plan.key)
@@ -632,7 +638,7 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
         if high - low <= _UPDATE_SHARE * calibrated.n:
             screen = plan.screen
             # the items whose bulk rule changed, and those decided by their expected values then or now
-            near = np.union1d(last_plan.exact, plan.exact)
+            near = _sorted_union(last_plan.exact, plan.exact)
             position = screen.position[near]
             items = np.concatenate([screen.order[low:high], near[(position < low) | (position >= high)]])
             acted, handed_over = split_cache(calibrated).outcomes(calibrated)

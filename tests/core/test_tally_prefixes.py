@@ -153,3 +153,12 @@ def test_per_class_thresholds_fitted_class_by_class_equal_the_vectorised_formula
     want = _best_prefix_per_class_vectorised(at_end, run)
     for a, b in zip(got, want):
         assert a.tobytes() == b.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 10**6), max_size=60, unique=True), st.lists(st.integers(0, 10**6), max_size=60,
+                                                                            unique=True))
+def test_the_union_of_two_sorted_plans_is_numpys(a, b):
+    a, b = np.sort(np.array(a, dtype=np.intp)), np.sort(np.array(b, dtype=np.intp))
+    got, want = _tally._sorted_union(a, b), np.union1d(a, b)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
