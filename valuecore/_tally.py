@@ -174,7 +174,6 @@ class _SplitCache:
         self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.calibrated: dict = {}
         self.screens: dict = {}
-        self.latest: dict = {}  # the last expected-value plan per calibration, and its tally
         self.lock = threading.Lock()  # sessions share a workspace's splits: the LRU stores change under it
         self._outcomes = None
 
@@ -441,36 +440,6 @@ def _threshold_key(policy, calibrated) -> tuple:
     return (None, (_rank(confidences.everything, policy.threshold),))
 
 
-# A decision that moves fewer items than this share of the split is updated from the last one of its family.
-_UPDATE_SHARE = 0.25
-
-
-def _updated(predictions, base: Tally, items: np.ndarray, categories_of_items: np.ndarray) -> Tally:
-    """``base`` with the (distinct) ``items`` moved to ``categories_of_items``: O(len(items)) but a copy.
-
-    Whole-number weights only: every sum is an integer, so adding and taking away gives what counting
-    afresh gives, bit for bit.
-    """
-    cache = split_cache(predictions)
-    size = base.size
-    before = base.categories[items]
-    categories = base.categories.copy()
-    categories[items] = categories_of_items
-    if cache.unit:
-        count = base.count - np.bincount(before, minlength=size) + np.bincount(categories_of_items, minlength=size)
-        return Tally(count, count, count, known=categories)
-    weight = cache.weight[items]
-    positive = weight > 0
-
-    def moved(weights=None):
-        return (np.bincount(categories_of_items, weights=weights, minlength=size)
-                - np.bincount(before, weights=weights, minlength=size))
-
-    count = base.count + (np.bincount(categories_of_items[positive], minlength=size)
-                          - np.bincount(before[positive], minlength=size))
-    return Tally(count, base.weight + moved(weight), base.weight_sq + moved(weight * weight), known=categories)
-
-
 def _threshold_tally(policy, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
     family, ranks = _threshold_key(policy, calibrated)
     key = (calibration, family, ranks)
@@ -617,44 +586,87 @@ def _prefixes(predictions, calibrated, calibration: str) -> _Prefixes:
     return cache.screens[key]
 
 
-def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.union1d`` of two ascending arrays of distinct integers: a stable sort merges the two runs in O(n)."""
-    both = np.sort(np.concatenate([a, b]), kind="stable")
-    return both[np.r_[True, both[1:] != both[:-1]]] if both.size > 1 else both
+# The expected-value rule's sums are kept every this many items of its screen's order (one sum per category).
+_EV_STRIDE = 1024
+
+
+class _PlanPrefixes:
+    """Sums per category along a (calibrated) split's expected-value screen order, kept every ``_EV_STRIDE`` items.
+
+    A plan of the expected-value rule (``valuecore._policy._EvPlan``) acts on the items from ``plan.acted``
+    on in its screen's order (ascending top share), on their predicted class, hands the others over, and
+    decides its few ``exact`` items by their expected values. So its tally is the sums of the acting
+    categories up to one position (the handed-over items' true classes among them), the rest of the
+    totals, and O(exact) corrections: O(C^2 + _EV_STRIDE + exact) whatever moved. Kept per split: 1 byte
+    an item (9 with weights) and the sums. Whole-number weights with exact sums only, like
+    :class:`_Prefixes`, so the tally is bit for bit the one counted item by item.
+    """
+
+    def __init__(self, calibrated, cache: _SplitCache, screen):
+        order = screen.order
+        acted, _ = split_cache(calibrated).outcomes(calibrated)
+        self.n_classes = calibrated.n_classes
+        self.size = self.n_classes * (self.n_classes + 1)
+        self.acting = acted[order]  # each item's category when acted on, in the screen's order
+        self.weight = None if cache.unit else cache.weight[order]
+        n = order.size
+        per_block = self._sums(np.arange(n) // _EV_STRIDE * self.size + self.acting, n // _EV_STRIDE + 1,
+                               None if self.weight is None else self.weight)
+        self.kept = np.concatenate([np.zeros((1, *per_block.shape[1:])), np.cumsum(per_block, axis=0)])
+
+    def _sums(self, bins: np.ndarray, n_rows: int, weight) -> np.ndarray:
+        """(n_rows, S, K): the items, their weights and squared weights (S = 3; one count for unit weights)."""
+        size = n_rows * self.size
+        if weight is None:
+            return np.bincount(bins, minlength=size).astype(np.float64).reshape(n_rows, 1, self.size)
+        sums = np.stack([np.bincount(bins, weights=source, minlength=size)
+                         for source in ((weight > 0).astype(np.float64), weight, weight * weight)])
+        return sums.reshape(-1, n_rows, self.size).transpose(1, 0, 2)
+
+    def _before(self, position: int) -> np.ndarray:
+        """(S, K): the sums over the first ``position`` items of the order, by their acting category."""
+        block = position // _EV_STRIDE
+        rest = slice(block * _EV_STRIDE, position)
+        extra = self._sums(self.acting[rest], 1, None if self.weight is None else self.weight[rest])
+        return self.kept[block] + extra[0]
+
+    def tally(self, plan, calibrated, weight: np.ndarray | None, make) -> Tally:
+        """The :class:`Tally` of ``plan`` on ``calibrated`` (``weight``: the split's, None for unit weights)."""
+        n_classes = self.n_classes
+        before = self._before(plan.acted)  # the items the bulk rule hands over, by their acting category
+        table = self.kept[-1] - before  # those it acts on
+        sums = table.reshape(table.shape[0], n_classes, n_classes + 1)
+        sums[:, :, n_classes] = before.reshape(sums.shape).sum(axis=2)  # handed over: by true class
+        exact = plan.exact
+        if exact.size:
+            acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+            bulk = np.where(plan.acting(exact), acted[exact], handed_over[exact])
+            own = handed_over[exact] - handed_over.dtype.type(n_classes) + plan.exact_actions.astype(acted.dtype)
+            items = None if weight is None else weight[exact]
+            table -= self._sums(bulk, 1, items)[0]
+            table += self._sums(own, 1, items)[0]
+        count, weight_sums, weight_sq = (table[0],) * 3 if self.weight is None else table
+        return Tally(count, weight_sums, weight_sq, make=make)
 
 
 def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
-    """The expected-value rule's tally under ``plan``, updated from the last plan when few items move."""
+    """The expected-value rule's tally under ``plan``: from the sums along its screen's order (exact sums), else
+    counted item by item."""
     key = ("expected_value", calibration, plan.key)
     cache = split_cache(predictions)
     found = _recall(cache, cache.decisions, key)
     if found is not None:
         return key, found
-    last = cache.latest.get((calibration, "expected_value")) if cache.exact_sums else None
-    tally = None
-    if last is not None:
-        last_plan, base = last
-        low, high = sorted((last_plan.acted, plan.acted))
-        if high - low <= _UPDATE_SHARE * calibrated.n:
-            screen = plan.screen
-            # the items whose bulk rule changed, and those decided by their expected values then or now
-            near = _sorted_union(last_plan.exact, plan.exact)
-            position = screen.position[near]
-            items = np.concatenate([screen.order[low:high], near[(position < low) | (position >= high)]])
-            acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-            moved = np.where(plan.acting(items), acted[items], handed_over[items])
-            if plan.exact.size:  # plan.exact is ascending: a search finds the items in it (np.isin sorts them)
-                slot = np.minimum(np.searchsorted(plan.exact, items), plan.exact.size - 1)
-                where = np.flatnonzero(plan.exact[slot] == items)
-                exact = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
-                         + plan.exact_actions.astype(acted.dtype))
-                moved[where] = exact[slot[where]]
-            tally = _updated(predictions, base, items, moved)
-    if tally is None:
+    if cache.exact_sums and plan.acted is not None:
+        kept_key = ("plan prefixes", calibration)
+        if kept_key not in cache.screens:  # two threads may both build it: equal, so either one does
+            cache.screens[kept_key] = _PlanPrefixes(calibrated, cache, plan.screen)
+        held = weakref.ref(calibrated)  # the split's own cache keeps the tally: no strong reference back to it
+        tally = cache.screens[kept_key].tally(plan, calibrated, None if cache.unit else cache.weight,
+                                              lambda: _plan_categories(plan, held()))
+    else:
         tally = _tally(predictions, _plan_categories(plan, calibrated))
-    _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
-    cache.latest[(calibration, "expected_value")] = (plan, tally)
-    return key, tally
+    return key, _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
 
 
 def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:

@@ -155,10 +155,33 @@ def test_per_class_thresholds_fitted_class_by_class_equal_the_vectorised_formula
         assert a.tobytes() == b.tobytes()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 10**6), max_size=60, unique=True), st.lists(st.integers(0, 10**6), max_size=60,
-                                                                            unique=True))
-def test_the_union_of_two_sorted_plans_is_numpys(a, b):
-    a, b = np.sort(np.array(a, dtype=np.intp)), np.sort(np.array(b, dtype=np.intp))
-    got, want = _tally._sorted_union(a, b), np.union1d(a, b)
-    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_expected_value_rule_tallied_from_prefix_sums_equals_counting_every_item(data):
+    predictions, kind = data.draw(runs())
+    stride = data.draw(st.sampled_from([1, 2, 3, 7, 1024]))
+    policy = vc.Policy("expected_value")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_tally, "_EV_STRIDE", stride)
+        for _ in range(data.draw(st.integers(1, 4))):  # several plans on the same kept sums
+            use_case = vc.UseCase(1, data.draw(st.sampled_from([0.0, -0.5, 0.25])),
+                                  data.draw(st.integers(-500, 50).map(lambda k: k / 100)))
+            matrix = value_matrix_for(use_case, predictions.classes)
+            _, tally = _tally.decision_tally(policy, predictions, matrix)
+            _same_tally(tally, _tally.tally_of_actions(predictions, policy.decide(predictions, matrix)))
+
+
+def test_a_large_split_reads_the_expected_value_rules_kept_sums():
+    rng = np.random.default_rng(5)
+    n, n_classes = 30_000, 5
+    proba = rng.dirichlet(np.ones(n_classes) * 0.7, size=n).round(3) + 1e-3
+    for weight in (None, rng.integers(0, 4, n).astype(float)):
+        predictions = vc.Predictions.from_proba(proba / proba.sum(axis=1, keepdims=True),
+                                                y_true=rng.integers(0, n_classes, n), sample_weight=weight)
+        policy = vc.Policy("expected_value")
+        for wrong in (-0.5, -3.0, -3.0 - 2.0**-20, -9.0, -1.25):
+            matrix = value_matrix_for(vc.UseCase(1, 0, wrong), predictions.classes)
+            _, tally = _tally.decision_tally(policy, predictions, matrix)
+            assert tally.known is None  # counted without a pass over the items
+            _same_tally(tally, _tally.tally_of_actions(predictions, policy.decide(predictions, matrix)))
