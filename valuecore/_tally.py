@@ -597,17 +597,19 @@ class _PlanPrefixes:
     on in its screen's order (ascending top share), on their predicted class, hands the others over, and
     decides its few ``exact`` items by their expected values. So its tally is the sums of the acting
     categories up to one position (the handed-over items' true classes among them), the rest of the
-    totals, and O(exact) corrections: O(C^2 + _EV_STRIDE + exact) whatever moved. Kept per split: 1 byte
-    an item (9 with weights) and the sums. Whole-number weights with exact sums only, like
+    totals, and O(exact) corrections: O(C^2 + _EV_STRIDE + exact) whatever moved. Kept per split: 2 bytes
+    an item (10 with weights) and the sums. Whole-number weights with exact sums only, like
     :class:`_Prefixes`, so the tally is bit for bit the one counted item by item.
     """
 
     def __init__(self, calibrated, cache: _SplitCache, screen):
         order = screen.order
-        acted, _ = split_cache(calibrated).outcomes(calibrated)
+        acted, handed_over = split_cache(calibrated).outcomes(calibrated)
         self.n_classes = calibrated.n_classes
         self.size = self.n_classes * (self.n_classes + 1)
+        self.order = order
         self.acting = acted[order]  # each item's category when acted on, in the screen's order
+        self.handing = handed_over[order]  # and when handed over
         self.weight = None if cache.unit else cache.weight[order]
         n = order.size
         per_block = self._sums(np.arange(n) // _EV_STRIDE * self.size + self.acting, n // _EV_STRIDE + 1,
@@ -648,6 +650,19 @@ class _PlanPrefixes:
         count, weight_sums, weight_sq = (table[0],) * 3 if self.weight is None else table
         return Tally(count, weight_sums, weight_sq, make=make)
 
+    def categories(self, plan, calibrated) -> np.ndarray:
+        """:func:`_plan_categories`, copied in two slices in the screen's order and put in item order (half the
+        time of comparing every item's place with the cut)."""
+        in_order = np.empty_like(self.acting)
+        in_order[:plan.acted] = self.handing[:plan.acted]
+        in_order[plan.acted:] = self.acting[plan.acted:]
+        categories = np.empty_like(in_order)
+        categories[self.order] = in_order
+        acted, handed_over = split_cache(calibrated).outcomes(calibrated)
+        categories[plan.exact] = (handed_over[plan.exact] - handed_over.dtype.type(calibrated.n_classes)
+                                  + plan.exact_actions.astype(acted.dtype))
+        return categories
+
 
 def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object, Tally]:
     """The expected-value rule's tally under ``plan``: from the sums along its screen's order (exact sums), else
@@ -661,9 +676,10 @@ def _plan_tally(plan, predictions, calibrated, calibration: str) -> tuple[object
         kept_key = ("plan prefixes", calibration)
         if kept_key not in cache.screens:  # two threads may both build it: equal, so either one does
             cache.screens[kept_key] = _PlanPrefixes(calibrated, cache, plan.screen)
+        kept = cache.screens[kept_key]
         held = weakref.ref(calibrated)  # the split's own cache keeps the tally: no strong reference back to it
-        tally = cache.screens[kept_key].tally(plan, calibrated, None if cache.unit else cache.weight,
-                                              lambda: _plan_categories(plan, held()))
+        tally = kept.tally(plan, calibrated, None if cache.unit else cache.weight,
+                           lambda: kept.categories(plan, held()))
     else:
         tally = _tally(predictions, _plan_categories(plan, calibrated))
     return key, _remember(cache, cache.decisions, key, tally, cache._MAX_DECISIONS)
