@@ -10,10 +10,11 @@ outcome, zero counts, a point mass at an end, fractional pseudo-counts, -0.0 amo
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from valuecore import _bounded, _tally
+from valuecore import _bounded, _tally, _uncertainty
 
 VALUES = st.sampled_from([-1000.0, -9.7, -4.0, -1.0, -0.3, -0.0, 0.0, 0.5, 1.0, 2.0])
 COUNTS = st.one_of(st.integers(0, 5).map(float), st.floats(0.0, 1e6, allow_subnormal=False))
@@ -78,36 +79,13 @@ def test_rows_of_intervals_give_interval_from_counts_for_the_rows_asked(values, 
     assert got_low.tobytes() == low[start:stop].tobytes() and got_high.tobytes() == high[start:stop].tobytes()
 
 
-def _items_to_exclude_on_the_whole_grid(g, value_range, confidence=0.95, null=0.0):
-    """grouped_items_to_exclude as it was: every size of the grid evaluated in one batch."""
-    from valuecore._uncertainty import (_bisect, _moments, _observed_range, _resolve_kind, counts_from_groups)
-
-    kind = _resolve_kind(g.integral, g.total, "auto")
-    m = _moments(g, kind)
-    lowest, highest = _observed_range(g, value_range)
-    if m.mean == null or highest <= lowest:
-        return np.inf
-    distinct, counts = counts_from_groups(g.values, g.weight, kind, m.n,
-                                          m.std_error if np.isfinite(m.std_error) else 0.0)
-    shares = counts / counts.sum()
-
-    def excluded(n):
-        low, high = _bounded.interval_from_counts(distinct, n[:, None] * shares[None, :], lowest, highest, confidence)
-        return (low > null) | (high < null)
-
-    grid = 2.0 ** np.arange(1, 51)
-    found = np.flatnonzero(excluded(grid))
-    if not found.size:
-        return np.inf
-    return float(_bisect(excluded, grid[found[0]] / 2, grid[found[0]]))
-
-
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_items_to_exclude_searching_the_grid_in_batches_equals_the_whole_grid(data):
     from valuecore._tally import Grouped
     from valuecore._uncertainty import grouped_items_to_exclude
 
+    # the rows of one batch are interval_from_counts' own (test above), so the whole grid is the reference
     size = data.draw(st.integers(1, 5))
     values = np.sort(np.array(data.draw(st.lists(st.sampled_from([-5.0, -3.125, -1.0, 0.0, 1.0, 3.125, 4.0]),
                                                  min_size=size, max_size=size, unique=True))))
@@ -116,5 +94,7 @@ def test_items_to_exclude_searching_the_grid_in_batches_equals_the_whole_grid(da
     g = Grouped(values, count, weight, weight * weight, bool(np.all(weight == np.round(weight))))
     value_range = (min(-5.0, values[0]), max(5.0, values[-1]))
     null = data.draw(st.sampled_from([0.0, -0.5]))
-    assert grouped_items_to_exclude(g, value_range, null=null) == _items_to_exclude_on_the_whole_grid(
-        g, value_range, null=null)
+    got = grouped_items_to_exclude(g, value_range, null=null)
+    with pytest.MonkeyPatch.context() as patch:  # as it was: every size of the grid in one batch
+        patch.setattr(_uncertainty, "_GRID_ROWS", 50)
+        assert got == grouped_items_to_exclude(g, value_range, null=null)

@@ -21,26 +21,12 @@ import valuecore as vc
 from valuecore import _sorted, _tally
 from valuecore._usecase import value_matrix_for
 
+from test_recommend_tally import labelled_runs  # the same runs as the tally's other tests
 
-@st.composite
-def runs(draw, max_n=80):
-    """(Predictions, weight kind): few distinct confidences (ties), classes that are never predicted."""
-    n_classes = draw(st.integers(2, 5))
-    n = draw(st.integers(1, max_n))
-    grid = draw(st.integers(1, 5))
-    rows = draw(st.lists(st.lists(st.integers(0, grid), min_size=n_classes, max_size=n_classes)
-                         .filter(lambda r: sum(r) > 0), min_size=n, max_size=n))
-    proba = np.array(rows, dtype=float)
-    proba /= proba.sum(axis=1, keepdims=True)
-    y_true = draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n))
-    kind = draw(st.sampled_from(["unit", "integer", "fractional"]))
-    weight = None
-    if kind == "integer":
-        weight = draw(st.lists(st.integers(0, 4), min_size=n, max_size=n).filter(lambda w: sum(w) > 0))
-    elif kind == "fractional":
-        weight = draw(st.lists(st.sampled_from([0.0, 0.1, 0.5, 1.3, 2.0]), min_size=n, max_size=n)
-                      .filter(lambda w: sum(w) > 0))
-    return vc.Predictions.from_proba(proba, y_true=y_true, sample_weight=weight), kind
+
+def runs(max_n=80):
+    """(Predictions, weight kind): few distinct confidences (ties), unit, whole-number or fractional weights."""
+    return labelled_runs(max_n=max_n)
 
 
 def _threshold_rules(predictions, draw) -> list:
