@@ -437,9 +437,11 @@ def verdict(
 
     Cost: a one-tier rule without reviewers is priced from the tally of its decision, kept per split
     (``valuecore._tally``): O(classes^2) for a value that keeps its decision, O(log n) to find that out,
-    and O(items that change side) otherwise (with whole-number weights; O(n) with fractional ones). A
-    pairing of two such rules costs O(n) once per pair of decisions. Two-tier and shortlist rules, and
-    every rule priced for ``reviewers``, go item by item: O(n) each.
+    and otherwise O(classes * (classes + 64)) for a threshold rule and O(classes^2 + 1024 + items near the
+    cut) for the expected-value rule, read from sums kept along the split's orders (with whole-number
+    weights; O(n) with fractional ones). Two threshold rules on the same split are paired in
+    O(classes * (classes + 64)), any other pairing in O(n) once per pair of decisions. Two-tier and
+    shortlist rules, and every rule priced for ``reviewers``, go item by item: O(n) each.
 
     Examples
     --------
