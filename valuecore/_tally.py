@@ -473,15 +473,17 @@ _STRIDE = 64
 
 
 class _Prefixes:
-    """Sums by true class along a (calibrated) split's class order, kept every ``_STRIDE`` items.
+    """Sums by true class along a (calibrated) split's class order, kept every ``stride`` items.
 
     A threshold rule (one threshold, one per class, accept all, hand all over) hands over a prefix of
     each predicted class's items in that order (``_SortedConfidences.order_by_class``), so its tally is
-    read from the sums at C positions: O(C * (C + _STRIDE)) whatever it accepts, and two such rules are
+    read from the sums at C positions: O(C * (C + stride)) whatever it accepts, and two such rules are
     paired the same way. What is summed (S sums): the items of positive weight, their weights and squared
     weights (S = 3), or for unit weights one count, which is all three (S = 1; ``weight`` None, else the
-    weights in class order); ``kept`` (n // _STRIDE + 2, S, C): the sums over the first ``j * _STRIDE``
-    items, per true class. Kept per split: 3 bytes an item (and 8 with weights), and the sums. Only for
+    weights in class order); ``kept`` (n // stride + 2, S, C): the sums over the first ``j * stride``
+    items, per true class. ``stride`` is ``_STRIDE`` (64) for up to 16 sums per position (10 classes
+    with unit weights), more for more, so the kept sums take at most about 2 bytes an item, beside 3 bytes
+    an item (8 more with weights). Only for
     whole-number weights whose sums are exact (``_SplitCache.exact_sums``): every sum is then an integer
     below 2**53, the same in any order, so these tallies equal those counted item by item, bit for bit.
     """
@@ -497,8 +499,10 @@ class _Prefixes:
         acted, handed_over = cache_of_calibrated.outcomes(calibrated)
         self.acted, self.handed_over = acted[order], handed_over[order]  # each item's two categories, in order
         self.weight = None if cache.unit else cache.weight[order]
-        n_blocks = order.size // _STRIDE + 1
-        per_block = self._sums(np.arange(order.size) // _STRIDE, np.arange(order.size), n_blocks)
+        # At most about 2 bytes of kept sums an item: many classes (or weights) keep them further apart.
+        self.stride = stride = _STRIDE * -(-self.n_classes * (1 if self.weight is None else 3) // 16)
+        n_blocks = order.size // stride + 1
+        per_block = self._sums(np.arange(order.size) // stride, np.arange(order.size), n_blocks)
         self.kept = np.concatenate([np.zeros((1, *per_block.shape[1:])), np.cumsum(per_block, axis=0)])
         self.at_starts = self.sums(self.starts)
 
@@ -516,11 +520,12 @@ class _Prefixes:
 
     def sums(self, positions: np.ndarray) -> np.ndarray:
         """(q, S, C): the sums over the first ``positions[i]`` items of the class order, per true class."""
-        block = positions // _STRIDE
-        offsets = np.arange(_STRIDE)
-        live = offsets < (positions - block * _STRIDE)[:, None]
+        stride = self.stride
+        block = positions // stride
+        offsets = np.arange(stride)
+        live = offsets < (positions - block * stride)[:, None]
         rows = np.broadcast_to(np.arange(positions.size)[:, None], live.shape)[live]
-        return self.kept[block] + self._sums(rows, (block[:, None] * _STRIDE + offsets)[live], positions.size)
+        return self.kept[block] + self._sums(rows, (block[:, None] * stride + offsets)[live], positions.size)
 
     def categories(self, ranks: tuple) -> np.ndarray:
         """Each item's category (n,) when the first ``ranks[k]`` items of each predicted class k are handed over.
@@ -591,15 +596,16 @@ _EV_STRIDE = 1024
 
 
 class _PlanPrefixes:
-    """Sums per category along a (calibrated) split's expected-value screen order, kept every ``_EV_STRIDE`` items.
+    """Sums per category along a (calibrated) split's expected-value screen order, kept every ``stride`` items.
 
     A plan of the expected-value rule (``valuecore._policy._EvPlan``) acts on the items from ``plan.acted``
     on in its screen's order (ascending top share), on their predicted class, hands the others over, and
     decides its few ``exact`` items by their expected values. So its tally is the sums of the acting
     categories up to one position (the handed-over items' true classes among them), the rest of the
-    totals, and O(exact) corrections: O(C^2 + _EV_STRIDE + exact) whatever moved. Kept per split: 2 bytes
-    an item (10 with weights) and the sums. Whole-number weights with exact sums only, like
-    :class:`_Prefixes`, so the tally is bit for bit the one counted item by item.
+    totals, and O(exact) corrections: O(C^2 + stride + exact) whatever moved. ``stride`` is ``_EV_STRIDE``
+    (1024) for up to 128 sums per position (10 classes with unit weights), more for more: the kept sums
+    take at most about 1 byte an item, beside 2 bytes an item (10 with weights). Whole-number weights
+    with exact sums only, like :class:`_Prefixes`, so the tally is bit for bit the one counted item by item.
     """
 
     def __init__(self, calibrated, cache: _SplitCache, screen):
@@ -612,7 +618,9 @@ class _PlanPrefixes:
         self.handing = handed_over[order]  # and when handed over
         self.weight = None if cache.unit else cache.weight[order]
         n = order.size
-        per_block = self._sums(np.arange(n) // _EV_STRIDE * self.size + self.acting, n // _EV_STRIDE + 1,
+        # At most about 1 byte of kept sums an item: many classes (or weights) keep them further apart.
+        self.stride = stride = _EV_STRIDE * -(-self.size * (1 if self.weight is None else 3) // 128)
+        per_block = self._sums(np.arange(n) // stride * self.size + self.acting, n // stride + 1,
                                None if self.weight is None else self.weight)
         self.kept = np.concatenate([np.zeros((1, *per_block.shape[1:])), np.cumsum(per_block, axis=0)])
 
@@ -627,8 +635,8 @@ class _PlanPrefixes:
 
     def _before(self, position: int) -> np.ndarray:
         """(S, K): the sums over the first ``position`` items of the order, by their acting category."""
-        block = position // _EV_STRIDE
-        rest = slice(block * _EV_STRIDE, position)
+        block = position // self.stride
+        rest = slice(block * self.stride, position)
         extra = self._sums(self.acting[rest], 1, None if self.weight is None else self.weight[rest])
         return self.kept[block] + extra[0]
 

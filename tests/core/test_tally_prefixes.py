@@ -171,3 +171,28 @@ def test_a_large_split_reads_the_expected_value_rules_kept_sums():
             _, tally = _tally.decision_tally(policy, predictions, matrix)
             assert tally.known is None  # counted without a pass over the items
             _same_tally(tally, _tally.tally_of_actions(predictions, policy.decide(predictions, matrix)))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_many_classes_keep_their_sums_further_apart_and_count_the_same(weighted):
+    rng = np.random.default_rng(11)
+    n, n_classes = 6000, 40
+    proba = rng.dirichlet(np.ones(n_classes) * 0.3, size=n).round(3) + 1e-3
+    predictions = vc.Predictions.from_proba(proba / proba.sum(axis=1, keepdims=True),
+                                            y_true=rng.integers(0, n_classes, n),
+                                            sample_weight=rng.integers(0, 3, n).astype(float) if weighted else None)
+    matrix = value_matrix_for(vc.UseCase(1, 0, -2.5), predictions.classes)
+    thresholds = np.quantile(predictions.confidence, np.linspace(0.05, 0.95, n_classes))
+    rules = [vc.Policy("threshold", threshold=float(thresholds[7])), vc.Policy("expected_value"),
+             vc.Policy("class_thresholds", class_thresholds=dict(zip(predictions.classes, map(float, thresholds))))]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_tally, "_STRIDE", 2)
+        patch.setattr(_tally, "_EV_STRIDE", 4)
+        for policy in rules:
+            _, tally = _tally.decision_tally(policy, predictions, matrix)
+            assert tally.known is None
+            _same_tally(tally, _tally.tally_of_actions(predictions, policy.decide(predictions, matrix)))
+    kept = _tally.split_cache(predictions).screens
+    strides = {key[0]: found.stride for key, found in kept.items() if isinstance(key, tuple)}
+    assert strides == {"prefixes": 2 * (40 * (3 if weighted else 1) // 16 + 1),
+                       "plan prefixes": 4 * -(-40 * 41 * (3 if weighted else 1) // 128)}
