@@ -147,8 +147,12 @@ def _evaluate_actions(actions: np.ndarray, predictions: Predictions, matrix) -> 
     confusion = np.bincount(
         cells, weights=predictions.sample_weight, minlength=n_classes * (n_classes + 1)
     ).reshape(n_classes, n_classes + 1)
-    truth_mass = confusion.sum(axis=1)
-    return _result(predictions.classes, confusion, matrix.values, truth_mass, estimated=False)
+    return evaluate_confusion(confusion, predictions, matrix)
+
+
+def evaluate_confusion(confusion: np.ndarray, predictions: Predictions, matrix) -> PolicyResult:
+    """:func:`evaluate` from the decision's weighted confusion matrix (C, C + 1), summed as evaluate sums it."""
+    return _result(predictions.classes, confusion, matrix.values, confusion.sum(axis=1), estimated=False)
 
 
 def decision_values(actions: np.ndarray, predictions: Predictions, values: Values) -> np.ndarray:

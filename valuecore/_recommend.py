@@ -28,7 +28,10 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from ._choices import POLICY_KINDS, RECOMMENDED_RULE
+from ._evaluate import PolicyResult, evaluate_confusion
 from ._policies import Policy
+from ._tally import split_cache
+from ._uncertainty import Interval, result_interval
 from ._usecase import UseCase, ValueMatrix
 from ._verdict import above_baseline, clearly_ahead, verdict
 
@@ -130,6 +133,16 @@ class Recommendation:
     abstain_pointless : bool
         Handing an item over is never better than a wrong answer with these
         values, so no threshold can beat acting on every item.
+    result : PolicyResult or None
+        The recommended policy on its evaluated split: what
+        ``pipeline.result(model, policy, values)`` returns, read off the
+        verdict's tally of the decision (None for no model, a two-tier or
+        shortlist rule, or a rule priced for reviewers).
+    interval : Interval or None
+        ``pipeline.interval(model, policy, values, result)`` for that result
+        (at 95%, as the pipeline's), when the weights are counts (whole
+        numbers, exact in total; None otherwise: the pipeline then goes item
+        by item).
     """
 
     model: str | None
@@ -151,6 +164,8 @@ class Recommendation:
     skipped: tuple = ()
     confidence: float = 0.95
     abstain_pointless: bool = False
+    result: PolicyResult | None = None
+    interval: Interval | None = None
 
     @property
     def is_none(self) -> bool:
@@ -261,14 +276,36 @@ def recommend(
             skipped.append(f"{model}: the evaluated split {plan.eval_split!r} has no labels, so its value cannot "
                            "be measured")
             continue
+        try:  # the model's one value matrix, converted once for its rules (each fit would convert it again)
+            converted = pipeline.values_for(model, values)
+        except ValueError:
+            converted = values  # each fit says why, as before
         for kind in kinds:
             try:
-                runs[(model, kind)] = (_fit(pipeline, model, kind, values, constraints), predictions)
+                runs[(model, kind)] = (_fit(pipeline, model, kind, converted, constraints), predictions)
             except ValueError as error:
                 skipped.append(f"{model}, {kind}: {error}")
     memo: dict = {}  # each rule's item values, computed once for the verdict and the choice
     judged = verdict(runs, values, confidence=confidence, power=power, memo=memo)
-    return _choose(judged, runs, values, tuple(skipped), confidence, memo)
+    return _with_evaluation(_choose(judged, runs, values, tuple(skipped), confidence, memo), pipeline, values, memo)
+
+
+def _with_evaluation(r: Recommendation, pipeline, values, memo: dict) -> Recommendation:
+    """``r`` with the recommended policy's result and interval on its evaluated split, from the verdict's tally."""
+    judged = memo.get((r.model, r.kind), {}).get("judged") if r.model is not None else None
+    if judged is None or judged.tally is None:
+        return r
+    predictions = judged.predictions
+    matrix = pipeline.values_for(r.model, values)
+    n_classes = predictions.n_classes
+    result = evaluate_confusion(judged.tally.weight.reshape(n_classes, n_classes + 1).copy(), predictions, matrix)
+    interval = None
+    cache = split_cache(predictions)
+    # the pipeline's own rule (``_pipeline._interval``, at 95% whatever ``confidence``): from the confusion
+    # when the weights are counts
+    if cache.integral and float(cache.weight.sum()) <= 2.0**53:
+        interval = result_interval(result, matrix, policy=r.policy)
+    return replace(r, result=result, interval=interval)
 
 
 def _weighed_kinds(values, kinds, constraints: Mapping) -> tuple[str, ...]:

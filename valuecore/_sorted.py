@@ -584,20 +584,19 @@ def best_prefix_per_class_cumulative(at_end: np.ndarray, run: SortedRun) -> tupl
     best_gain = np.zeros(n_classes)
     if run.class_group_end.size == 0:
         return thresholds, best_gain
-    group_class = run.class_group_class
-    # First group of each present class: where the class label changes.
-    first = np.r_[0, np.flatnonzero(group_class[1:] != group_class[:-1]) + 1]
-    before = np.r_[0.0, at_end][first]  # cumulative gain before each class's segment
-    segment = np.repeat(np.arange(first.size), np.diff(np.r_[first, group_class.size]))
-    prefix = at_end - before[segment]
-    segment_max = np.maximum.reduceat(prefix, first)
-    hits = np.flatnonzero(prefix == segment_max[segment])
-    _, first_hit = np.unique(segment[hits], return_index=True)
-    best_group = hits[first_hit]
-    present = group_class[first]
-    worth_it = segment_max > 0  # ties with "accept nothing" abstain
-    thresholds[present[worth_it]] = run.class_group_threshold[best_group[worth_it]]
-    best_gain[present[worth_it]] = segment_max[worth_it]
+    # The groups follow the class order: class k's are at_end[bounds[k]:bounds[k + 1]]. A loop over classes
+    # (argmax: the first best group, the highest threshold) reads each group twice; a pass over all of them
+    # with index arrays read it about ten times (4x slower on 10 classes of 10^4 confidences each).
+    bounds = np.searchsorted(run.class_group_class, np.arange(n_classes + 1), side="left").tolist()
+    for k in range(n_classes):
+        start, stop = bounds[k], bounds[k + 1]
+        if start == stop:
+            continue
+        prefix = at_end[start:stop] - (at_end[start - 1] if start else 0.0)  # the gain within the class
+        best = int(prefix.argmax())
+        if prefix[best] > 0:  # ties with "accept nothing" abstain
+            thresholds[k] = run.class_group_threshold[start + best]
+            best_gain[k] = prefix[best]
     return thresholds, best_gain
 
 

@@ -44,7 +44,8 @@ from ._policies import Policy, Values, fit_policy, value_matrix_for
 from ._predictions import Predictions
 from ._sorted import SortedRun, acceptance_limits, dimensionless_value
 from ._voc import VOC_MODES
-from ._bounded import bounded_interval, bounded_p_value, counts_from_groups, interval_from_counts, one_more_at_worst
+from ._bounded import (RowsOfIntervals, bounded_p_value, counts_from_groups, interval_from_counts,
+                       one_more_at_worst)
 from ._tally import Grouped, group_items
 
 __all__ = [
@@ -436,7 +437,9 @@ def _bounded_interval(g: Grouped, kind: str, m: _Moments, confidence: float, val
         return Interval(m.mean, m.std_error, -math.inf, math.inf, m.n, confidence, "bounded", lowest, n_worst,
                         math.nan, one_more)
     distinct, counts = counts_from_groups(g.values, g.weight, kind, m.n, m.std_error)
-    low, high = bounded_interval(distinct, counts, lowest, highest, confidence)
+    # lowest and highest already hold every value of the groups (``_observed_range``): what bounded_interval
+    # would widen them to
+    low, high = (float(x) for x in interval_from_counts(distinct, counts, lowest, highest, confidence))
     # The bound's quantiles never pass the observed mean; min/max only absorb round-off.
     return Interval(m.mean, m.std_error, min(low, m.mean), max(high, m.mean), m.n, confidence, "bounded",
                     lowest, n_worst, math.nan, one_more)
@@ -561,6 +564,10 @@ def items_to_exclude(values, sample_weight, value_range, *, confidence_level: fl
     return grouped_items_to_exclude(g, value_range, confidence_level=confidence_level, null=null)
 
 
+# Sizes 2, 4, ..., 2**50 are tried in batches of this many, smallest first.
+_GRID_ROWS = 8
+
+
 def grouped_items_to_exclude(g: Grouped, value_range, *, confidence_level: float = 0.95, null: float = 0.0) -> float:
     """:func:`items_to_exclude` of values already grouped."""
     confidence = _check_confidence(confidence_level)
@@ -578,19 +585,25 @@ def grouped_items_to_exclude(g: Grouped, value_range, *, confidence_level: float
         return (low > null) | (high < null)
 
     grid = 2.0 ** np.arange(1, 51)
-    found = np.flatnonzero(excluded(grid))
+    rows = RowsOfIntervals(distinct, grid[:, None] * shares[None, :], lowest, highest, confidence)
+    for start in range(0, grid.size, _GRID_ROWS):  # the first excluding size: the rows after it are not needed
+        low, high = rows.ends(slice(start, start + _GRID_ROWS))
+        found = np.flatnonzero((low > null) | (high < null))
+        if found.size:
+            break
     if not found.size:
         return math.inf
-    above = grid[found[0]]
+    above = grid[start + found[0]]
     below = above / 2  # not excluded (or 1 item)
     return float(_bisect(excluded, below, above))
 
 
-def _bisect(excluded, below, above, levels: int = 6):
+def _bisect(excluded, below, above, levels: int = 4):
     """Bisection over whole numbers of items (~50 steps at most), ``levels`` steps per vectorised call.
 
     Each call evaluates every midpoint the next ``levels`` steps could visit, then takes the steps:
-    the same midpoints, so the same answer, as one step per call.
+    the same midpoints, so the same answer, as one step per call. Four levels (15 midpoints a call) took
+    0.52 ms for the items to separate two rules on 5 * 10^5 items, six (63) 0.71 ms, one 1.1 ms.
     """
     while above - below > 1:
         frontier, points = [(below, above)], []

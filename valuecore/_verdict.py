@@ -26,7 +26,9 @@ Everything here is numbers; :mod:`valuecore.wording` says them in words.
 
 from __future__ import annotations
 
+import functools
 import math
+import weakref
 from dataclasses import dataclass, replace
 from typing import Mapping
 
@@ -35,8 +37,8 @@ import numpy as np
 from ._evaluate import _evaluate_actions, decision_values, evaluate, item_values
 from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
-from ._tally import (Grouped, Tally, coverage_of, decision_tally, group_items, grouped_difference, grouped_tally,
-                     joint_tally, split_cache)
+from ._tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
+                     grouped_tally, joint_tally, split_cache)
 from ._usecase import check_value_range
 from ._uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
                            grouped_mean, mean_interval, possible_range)
@@ -216,6 +218,7 @@ def above_baseline(per_item: float, baseline: float) -> bool:
     return bool(per_item > baseline + _RELATIVE_TOLERANCE * scale)
 
 
+@functools.lru_cache(maxsize=64)  # a few confidences and powers: the same number, once
 def _normal_quantile(p: float) -> float:
     from scipy import stats
 
@@ -234,10 +237,14 @@ def _items_needed(gap: float, spread: float, confidence: float, power: float) ->
 
 def _difference_range(values: Values, classes, other: Values | None = None) -> tuple[float, float]:
     """The range of one item's value under one policy minus its value under another (priced by ``other``)."""
-    lowest, highest = possible_range(values, classes)
+    return _range_difference(possible_range(values, classes), None if other is None else possible_range(other, classes))
+
+
+def _range_difference(one: tuple[float, float], other: tuple[float, float] | None = None) -> tuple[float, float]:
+    """:func:`_difference_range` from the possible ranges of the two matrices."""
+    lowest, highest = one
     if other is not None:
-        low, high = possible_range(other, classes)
-        lowest, highest = min(lowest, low), max(highest, high)
+        lowest, highest = min(lowest, other[0]), max(highest, other[1])
     return lowest - highest, highest - lowest
 
 
@@ -299,7 +306,21 @@ def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: b
     matrix = value_matrix_for(priced, predictions.classes) if matrix is None else matrix
     key, tally = decision_tally(policy, predictions, matrix)
     cells = matrix.values.ravel()
-    return _Judged(predictions, grouped_tally(tally, cells, integral), key, tally, cells)
+    return _Judged(predictions, grouped_tally(tally, cells, integral, _cell_groups(matrix)), key, tally, cells)
+
+
+_GROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cell_groups(matrix):
+    """:func:`~valuecore._tally.cell_groups` of a value matrix, once per matrix (the rules of a model share one)."""
+    try:
+        found = _GROUPS.get(matrix)
+    except TypeError:  # not weakly referenceable
+        return cell_groups(matrix.values.ravel())
+    if found is None:
+        found = _GROUPS[matrix] = (cell_groups(matrix.values.ravel()),)
+    return found[0]
 
 
 def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
@@ -416,9 +437,11 @@ def verdict(
 
     Cost: a one-tier rule without reviewers is priced from the tally of its decision, kept per split
     (``valuecore._tally``): O(classes^2) for a value that keeps its decision, O(log n) to find that out,
-    and O(items that change side) otherwise (with whole-number weights; O(n) with fractional ones). A
-    pairing of two such rules costs O(n) once per pair of decisions. Two-tier and shortlist rules, and
-    every rule priced for ``reviewers``, go item by item: O(n) each.
+    and otherwise O(classes * (classes + 64)) for a threshold rule and O(classes^2 + 1024 + items near the
+    cut) for the expected-value rule, read from sums kept along the split's orders (with whole-number
+    weights; O(n) with fractional ones). Two threshold rules on the same split are paired in
+    O(classes * (classes + 64)), any other pairing in O(n) once per pair of decisions. Two-tier and
+    shortlist rules, and every rule priced for ``reviewers``, go item by item: O(n) each.
 
     Examples
     --------
@@ -454,12 +477,26 @@ def verdict(
             made[key] = (given, value_matrix_for(given, classes))  # holds ``given``, so its id stays its own
         return made[key][1]
 
+    ranges: dict = {}
+
+    def range_of(matrix: Values, classes, policy: Policy | None = None) -> tuple[float, float]:
+        """:func:`possible_range`, once per matrix and kind of range (the rules of a model share them)."""
+        reach = None if policy is None else (policy.kind, policy.threshold is None)
+        key = (id(matrix), reach)
+        if key not in ranges:
+            ranges[key] = possible_range(matrix, classes, policy)
+        return ranges[key]
+
+    def pair_range_of(best_matrix: Values, classes, other: Values) -> tuple[float, float]:
+        """:func:`_difference_range` of two models' matrices, from their ranges found once."""
+        return _range_difference(range_of(best_matrix, classes), range_of(other, classes))
+
     for model, (policy, predictions) in labelled.items():
         # Each rule decides once (a tally per decision, kept across values): its value and coverage share it.
         matrix = matrix_of(priced[model], predictions.classes)
         judged[model] = _judge(policy, predictions, priced[model], per_item=reviewers is not None, matrix=matrix)
         intervals[model] = grouped_interval(judged[model].grouped, confidence_level=confidence,
-                                            value_range=possible_range(matrix, predictions.classes, policy))
+                                            value_range=range_of(matrix, predictions.classes, policy))
         if memo is not None and reviewers is None:
             # the run and the mean clearly_ahead compares, bit for bit
             memo[model] = {"judged": judged[model], "mean": intervals[model].mean}
@@ -496,8 +533,8 @@ def verdict(
             low, high, basis, difference = math.nan, math.nan, "overlap", gap
         else:
             differences[model] = _difference(judged[best], judged[model], take)
-            pair_range = _difference_range(matrix_of(priced[best], predictions.classes), predictions.classes,
-                                           matrix_of(priced[model], predictions.classes))
+            pair_range = pair_range_of(matrix_of(priced[best], predictions.classes), predictions.classes,
+                                       matrix_of(priced[model], predictions.classes))
             diff = grouped_interval(differences[model], confidence_level=confidence, value_range=pair_range)
             spreads[model] = _per_item_sd(diff)
             contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
@@ -510,8 +547,8 @@ def verdict(
         if needed is not None and model in differences and not math.isnan(needed):
             # Where a costly difference is rare the bounded test needs far more items than the normal
             # approximation says: never promise fewer than it needs with the shares observed.
-            pair_range = _difference_range(matrix_of(priced[best], best_predictions.classes),
-                                           best_predictions.classes, matrix_of(priced[model], best_predictions.classes))
+            pair_range = pair_range_of(matrix_of(priced[best], best_predictions.classes), best_predictions.classes,
+                                       matrix_of(priced[model], best_predictions.classes))
             needed = max(needed, grouped_items_to_exclude(differences[model], pair_range, confidence_level=confidence))
         standings.append(replace(standing, contender=contender,
                                  items_to_separate=None if needed is None or math.isnan(needed) else needed))
