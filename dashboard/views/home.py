@@ -123,7 +123,7 @@ def build_now(selection, ws: Workspace) -> HomePage:
     r = home.page_recommendation(ws, selection.models, selection.values)
     # The threshold with the digits that matter on the data shown (the exact one is in the tile's help).
     confidences = deciding_confidences(ws, r.model, r.policy) if r.model is not None else None
-    range_words = (model_range_words(ws, r.model, r.policy, selection.values, selection.currency)
+    range_words = (model_range_words(ws, r.model, r.policy, selection.values, selection.currency, r.interval)
                    if r.model is not None else "")
     return HomePage(
         recommendation=r,
@@ -186,12 +186,18 @@ def deciding_confidences(ws: Workspace, model: str, policy) -> np.ndarray:
     return np.unique(np.asarray(below, dtype=np.float64))
 
 
-def model_range_words(ws: Workspace, model: str, policy, values, currency: str = "") -> str:
-    """What one model's likely range rests on, for its policy on the evaluated split; "" when it has no interval."""
-    try:
-        found = ws.interval(model, policy, values)
-    except ValueError:  # values too tiny or too large to square: the Value page says why
-        return ""
+def model_range_words(ws: Workspace, model: str, policy, values, currency: str = "", interval=None) -> str:
+    """What one model's likely range rests on, for its policy on the evaluated split; "" when it has no interval.
+
+    ``interval``: that interval when already known (a recommendation carries its own, read off the tally it
+    was judged by: the same numbers as ``ws.interval`` without evaluating the policy again on every new value).
+    """
+    found = interval
+    if found is None:
+        try:
+            found = ws.interval(model, policy, values)
+        except ValueError:  # values too tiny or too large to square: the Value page says why
+            return ""
     if found is None:
         return ""
     return f"{model}: {likely_range_words(found, values, currency)}"

@@ -78,6 +78,19 @@ def test_the_candidates_table_is_made_only_when_asked_for(monkeypatch):
     assert first.iloc[0]["Model"] == page.recommendation.candidates[0].model
 
 
+@pytest.mark.parametrize("values", [(1.0, 0.0, -9.0), (1.0, -0.2, -40.0), (2.0, 0.5, -1.0)])
+def test_the_likely_range_words_are_those_of_the_workspaces_interval(values):
+    # The page reads the recommended policy's interval off the recommendation (no second evaluation of the
+    # policy per new value); it must say what the workspace's own interval says.
+    chosen = selection("breast_cancer", values=values)
+    ws = workspace(chosen)
+    page = view.build_now(chosen, ws)
+    r = page.recommendation
+    assert r.model is not None and r.interval is not None
+    direct = view.model_range_words(ws, r.model, r.policy, chosen.values, chosen.currency)
+    assert direct and page.range_words == md_text(direct)
+
+
 def test_the_intro_names_no_split_before_any_run():
     chosen = selection("digits", tune=None, evaluate=None)
     intro = view.intro(chosen)
