@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import socket
 import statistics
@@ -240,7 +241,10 @@ def _ms_pair(times) -> str:
 
 
 async def _one_and_many(app: App, name: str, url: str, query: str, rounds: int, sessions: int,
-                        together_rounds: int, same_values: bool) -> tuple[list, list]:
+                        together_rounds: int, same_values: bool, more_urls: tuple[str, ...] = ()) -> tuple[list, list]:
+    """One session alone on ``url``, then ``sessions`` at once, dealt in turn to ``url`` and ``more_urls`` (other
+    server processes of the same app, as a proxy with sticky sessions deals them)."""
+    urls = (url, *more_urls)
     start = time.perf_counter()
     first = Session(app, url, query)
     await first.open()
@@ -250,19 +254,20 @@ async def _one_and_many(app: App, name: str, url: str, query: str, rounds: int, 
     cpu, client = (1000 * (_server_cpu_seconds(url) - cpu) / rounds, 1000 * (time.process_time() - client) / rounds)
     print(f"{name}, one session:           {_ms_pair(alone)}; server CPU {cpu:.0f} ms a run (this client's "
           f"{client:.1f} ms)")
-    others = [Session(app, url, query) for _ in range(sessions - 1)]
+    others = [Session(app, urls[(i + 1) % len(urls)], query) for i in range(sessions - 1)]
     for s in others:
         await s.open()
     everyone = [first, *others]
-    cpu, client = _server_cpu_seconds(url), time.process_time()
+    cpu, client = sum(_server_cpu_seconds(u) for u in urls), time.process_time()
     together = await asyncio.gather(*(s.type_values(_values(1 if same_values else i + 1, together_rounds))
                                       for i, s in enumerate(everyone)))
     every = [t for times in together for t in times]
-    cpu, client = (1000 * (_server_cpu_seconds(url) - cpu) / len(every),
+    cpu, client = (1000 * (sum(_server_cpu_seconds(u) for u in urls) - cpu) / len(every),
                    1000 * (time.process_time() - client) / len(every))
     which = "the same" if same_values else "each its own"
-    print(f"{name}, {sessions} sessions at once ({which} values): {_ms_pair(every)}; server CPU {cpu:.0f} ms a run "
-          f"(this client's {client:.1f} ms)")
+    spread = f", over {len(urls)} server processes" if len(urls) > 1 else ""
+    print(f"{name}, {sessions} sessions at once ({which} values{spread}): {_ms_pair(every)}; server CPU "
+          f"{cpu:.0f} ms a run (this client's {client:.1f} ms)")
     for label, pick in (("first new tile", 0), ("run finished", 1)):
         ratio = _p90([t[pick] for t in every]) / _p90([t[pick] for t in alone])
         print(f"{name}, p90 {sessions} sessions / p90 one session, {label}: {ratio:.2f}x (goal 3x)")
@@ -323,7 +328,8 @@ def main() -> None:
     for flag, default, what in (("--n", 1_000_000, "predictions per run (five runs)"),
                                 ("--rounds", 8, "values typed in the one session"),
                                 ("--sessions", 8, "concurrent sessions"),
-                                ("--together-rounds", 3, "values typed per concurrent session")):
+                                ("--together-rounds", 3, "values typed per concurrent session"),
+                                ("--servers", 1, "dashboard server processes the concurrent sessions are dealt to")):
         parser.add_argument(flag, type=int, default=default, help=what)
     for flag, what in (("--same-values", "the concurrent sessions type the same values"),
                        ("--check-with-browser", "then one Chromium session on the same server: its round trips "
@@ -345,11 +351,15 @@ def main() -> None:
         folder = _write_inputs(Path(tmp), args.n, args.exclude_recommend)
         query = f"src=folder:{folder}"
         page_name = "[recommend excluded] first page" if args.exclude_recommend else "first page"
-        with streamlit_server(timeout=120) as dashboard_url, \
-                streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")) as bare_url:
+        with contextlib.ExitStack() as servers:
+            dashboard_url, *more_urls = (servers.enter_context(streamlit_server(timeout=120))
+                                         for _ in range(args.servers))
+            bare_url = servers.enter_context(streamlit_server(timeout=120, script=str(Path(tmp) / "bare.py")))
+
             async def measure():
                 alone, _ = await _one_and_many(DASHBOARD, page_name, dashboard_url, query, args.rounds,
-                                               args.sessions, args.together_rounds, args.same_values)
+                                               args.sessions, args.together_rounds, args.same_values,
+                                               tuple(more_urls))
                 bare, _ = await _one_and_many(BARE, "bare app", bare_url, "", args.rounds, args.sessions,
                                               args.together_rounds, args.same_values)
                 ratio = statistics.median(f for _, f in alone) / statistics.median(f for _, f in bare)
