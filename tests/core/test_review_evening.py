@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore import _sorted, _tally
+from valuecore._choices import POLICY_KINDS
 from valuecore._usecase import value_matrix_for
 
 from test_recommend_tally import labelled_runs
@@ -165,3 +166,50 @@ def test_calibrated_rules_tallied_fast_equal_their_actions_counted_item_by_item(
             assert np.array_equal(tally.categories, want.categories)
         else:
             _same_tally(tally, want)
+
+
+# ------------------------------------------------------------------ the recommendation's own evaluation
+def _runs_for_recommend(weights: str, n_classes: int, seed: int, n: int = 400) -> dict:
+    rng = np.random.default_rng(seed)
+    runs = {}
+    for m in range(2):
+        y = rng.integers(0, n_classes, n)
+        if n_classes > 2:
+            y[y == n_classes - 1] = 0  # a class that is never true
+        logits = np.round(rng.normal(size=(n, n_classes)) * 2) / 2  # coarse: ties in confidence
+        logits[np.arange(n), y] += 1.0 + m
+        proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        weight = {"none": None, "integer0": rng.integers(0, 3, n).astype(float),
+                  "fractional": rng.choice([0.0, 0.25, 1.5, 2.0], n)}[weights]
+        split = np.where(np.arange(n) < n // 2, "val", "test")
+        splits = {s: vc.Predictions.from_proba(proba[split == s], y_true=y[split == s],
+                                               sample_weight=None if weight is None else weight[split == s])
+                  for s in ("val", "test")}
+        runs[f"m{m}"] = vc.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
+    return runs
+
+
+@pytest.mark.parametrize("weights", ["none", "integer0", "fractional"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_recommendation_carries_the_pipelines_result_for_a_value_matrix(weights, n_classes, seed):
+    pipeline = vc.Pipeline(_runs_for_recommend(weights, n_classes, seed))
+    classes = pipeline.runs["m0"].classes if hasattr(pipeline, "runs") else tuple(str(c) for c in range(n_classes))
+    rng = np.random.default_rng(100 + seed)
+    cells = rng.integers(-12, 5, (n_classes, n_classes + 1)) / 4
+    cells[np.arange(n_classes), np.arange(n_classes)] = rng.integers(1, 5, n_classes)  # correct pays
+    values = vc.ValueMatrix(classes, cells)
+    carried = 0
+    for kinds in (None, *((kind,) for kind in POLICY_KINDS)):  # each rule in turn, the one it names
+        r = vc.recommend(pipeline, values, kinds=kinds)
+        if r.model is None:
+            continue
+        carried += 1
+        want = pipeline.result(r.model, r.policy, values)
+        assert r.result.confusion.tobytes() == want.confusion.tobytes(), r.kind
+        assert repr(r.result.to_dict()) == repr(want.to_dict()), r.kind
+        if r.interval is not None:
+            assert repr(r.interval) == repr(pipeline.interval(r.model, r.policy, values, want)), r.kind
+        else:
+            assert weights == "fractional"
+    assert carried >= 3  # the comparison ran
