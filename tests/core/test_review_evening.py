@@ -118,6 +118,15 @@ def test_weighing_a_run_does_not_make_its_ones():
     assert "_ones_sample_weight" not in run.__dict__
 
 
+@pytest.mark.xfail(strict=True, reason="valuecore._tally._SplitCache.__init__ reads sample_weight (to test for unit "
+                                       "weights), so the first tally or recommendation of a run makes its ones")
+def test_tallying_a_run_built_without_weights_does_not_make_its_ones():
+    run = _run(n=1000)
+    matrix = value_matrix_for(vc.UseCase(1, 0, -3), run.classes)
+    _tally.decision_tally(vc.Policy("threshold", threshold=0.5), run, matrix)
+    assert "_ones_sample_weight" not in run.__dict__
+
+
 # ------------------------------------------------------------------ tallies from prefix sums
 @pytest.mark.xfail(strict=True, reason="_SplitCache.exact_sums tests float(np.dot(w, w)) <= 2**53, which rounds: "
                                        "a true sum of squares of 2**53 + 2 passes, and the prefix tally's "
