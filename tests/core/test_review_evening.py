@@ -222,3 +222,22 @@ def test_the_recommendation_carries_the_pipelines_result_for_a_value_matrix(weig
         else:
             assert weights == "fractional"
     assert carried >= 3  # the comparison ran
+
+
+# ------------------------------------------------------------------ one interval in Python floats
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_one_interval_in_python_floats_equals_the_same_row_computed_as_an_array(data):
+    from valuecore._bounded import interval_from_counts
+
+    k = data.draw(st.integers(1, 4))
+    distinct = np.array(sorted(set(data.draw(st.lists(st.sampled_from([-1000.0, -4.0, -0.0, 0.0, 0.25, 1.0, 3.0]),
+                                                      min_size=k, max_size=k)))))
+    counts = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.5, 1e6, 2.0**52, 1e16]),
+                                         min_size=distinct.size, max_size=distinct.size)))
+    lowest = float(distinct.min()) - data.draw(st.sampled_from([0.0, 1.0]))
+    highest = float(distinct.max()) + data.draw(st.sampled_from([0.0, 2.0]))
+    confidence = data.draw(st.sampled_from([0.5, 0.9, 0.95, 0.999999]))
+    low, high = interval_from_counts(distinct, counts, lowest, highest, confidence)
+    rows_low, rows_high = interval_from_counts(distinct, counts[None, :], lowest, highest, confidence)
+    assert repr(float(low)) == repr(float(rows_low[0])) and repr(float(high)) == repr(float(rows_high[0]))
