@@ -151,7 +151,7 @@ def test_calibrated_rules_tallied_fast_equal_their_actions_counted_item_by_item(
     calibrated_confidences = sorted(set(
         vc.Policy("calibrated_threshold", threshold=0.5, calibration=calibration).calibrate(predictions)
         .confidence.tolist()))
-    options = st.sampled_from([None, 0.0, -0.0, 1.0, *confidences, *calibrated_confidences])
+    options = st.sampled_from([None, 0.0, -0.0, 1.0, -0.25, 1.5, *confidences, *calibrated_confidences])
     per_class = {c: data.draw(options) for c in predictions.classes}
     values = data.draw(st.sampled_from([vc.UseCase(1, 0, -3), vc.UseCase(2, 0.5, -1)]))
     matrix = value_matrix_for(values, predictions.classes)
