@@ -244,7 +244,7 @@ def test_one_interval_in_python_floats_equals_the_same_row_computed_as_an_array(
 
 
 @pytest.mark.xfail(strict=True, reason="Recommendation gained result (a PolicyResult, eq=False: compared by identity), "
-                                       "so two recommendations computed alike no longer compare equal (equal at 1b51cb4)")
+                                       "so two recommendations computed alike compare unequal (equal at 1b51cb4)")
 def test_two_recommendations_computed_alike_compare_equal():
     pipeline = vc.Pipeline(_runs_for_recommend("none", 3, 0))
     a, b = vc.recommend(pipeline, vc.UseCase(1, 0, -4)), vc.recommend(pipeline, vc.UseCase(1, 0, -4))
