@@ -24,7 +24,7 @@ alternative with the gap and the labelled items that would separate them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from ._choices import POLICY_KINDS, RECOMMENDED_RULE
@@ -164,8 +164,10 @@ class Recommendation:
     skipped: tuple = ()
     confidence: float = 0.95
     abstain_pointless: bool = False
-    result: PolicyResult | None = None
-    interval: Interval | None = None
+    # Derived from the rest (the recommended policy's evaluation): left out of ``==``, as PolicyResult compares by
+    # identity and two recommendations computed alike must compare equal.
+    result: PolicyResult | None = field(default=None, compare=False)
+    interval: Interval | None = field(default=None, compare=False)
 
     @property
     def is_none(self) -> bool:
@@ -303,7 +305,7 @@ def _with_evaluation(r: Recommendation, pipeline, values, memo: dict) -> Recomme
     cache = split_cache(predictions)
     # the pipeline's own rule (``_pipeline._interval``, at 95% whatever ``confidence``): from the confusion
     # when the weights are counts
-    if cache.integral and float(cache.weight.sum()) <= 2.0**53:
+    if cache.integral and predictions.total_weight < 2.0**52:  # a total that is exact whatever its rounding
         interval = result_interval(result, matrix, policy=r.policy)
     return replace(r, result=result, interval=interval)
 

@@ -161,12 +161,18 @@ class _SplitCache:
     _MAX_PAIRS = 256  # joint tallies are small (occupied cells only)
 
     def __init__(self, predictions):
-        weight = predictions.sample_weight
-        self.unit = bool((weight == 1).all())
-        self.integral = self.unit or bool(np.all(weight == np.round(weight)))
-        # Whole-number sums below 2**53 are exact in any order: a tally may then be updated in place.
-        self.exact_sums = self.integral and float(np.dot(weight, weight)) <= 2.0**53
-        self.weight = weight
+        if predictions.has_unit_weights:  # every item counts once: the ones are never made for a tally
+            weight, self.unit, self.integral = None, True, True
+            self.exact_sums = predictions.n < 2**52
+        else:
+            weight = predictions.sample_weight
+            self.unit = bool((weight == 1).all())
+            self.integral = self.unit or bool(np.all(weight == np.round(weight)))
+            # Whole-number sums below 2**53 are exact in any order: a tally may then be updated in place. The
+            # dot product rounds (2**26, 2**26, 1, 1 gives 2**53 for 2**53 + 2), so it must stay below 2**52:
+            # its relative error, at most n * 2**-53, cannot double it.
+            self.exact_sums = self.integral and float(np.dot(weight, weight)) < 2.0**52
+        self.weight = weight  # None for unit weights: every reader asks ``unit`` first
         self.positive = None if self.unit or bool((weight > 0).all()) else weight > 0
         self.weight_sq = None if self.unit else weight * weight
         self.decisions: OrderedDict = OrderedDict()
