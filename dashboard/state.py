@@ -454,9 +454,9 @@ def write_url(settings: Settings) -> None:
     params = st.query_params
     for key in [k for k in params if k in QUERY_KEYS and k not in wanted]:
         del params[key]
-    for key, text in wanted.items():
-        if params.get(key) != text:
-            params[key] = text
+    changed = {key: text for key, text in wanted.items() if params.get(key) != text}
+    if changed:  # one message to the browser (one history entry) however many values changed, e.g. a preset
+        params.update(changed)
 
 
 # -------------------------------------------------------------- selection
