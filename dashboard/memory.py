@@ -78,7 +78,8 @@ def deep_nbytes(obj: Any, _seen: set | None = None) -> int:
             state = getattr(item, "__dict__", None)
             # The stored values, not the fields read: reading a run's sample_weight would make the ones a run
             # built without weights makes only when asked (valuecore.Predictions), 8 bytes an item. Those
-            # are counted as if made, since the pages soon read them.
+            # are counted as if made, since the pages soon read them (twice if already made: the budget errs
+            # on the side of dropping a run early, never of holding too much).
             stack.extend(state.values() if state is not None else (getattr(item, f.name, None) for f in fields(item)))
             if getattr(item, "has_unit_weights", False) is True:
                 total += 8 * int(item.n)
