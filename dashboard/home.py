@@ -160,28 +160,10 @@ def values_frame(matrix: vc.ValueMatrix, currency: str) -> pd.DataFrame:
 
 
 def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
-    """Every (model, rule) judged, best first, as text, then the no-model row."""
-    money = vc.wording.money
-    columns = {name: [] for name in ("Model", "Rule", "Value per item", "Likely range", "Automated",
-                                     "Against the best")}
-    for c in r.candidates:
-        if (c.model, c.kind) == (r.model, r.kind):
-            against = "recommended"
-        elif c.difference == 0 and c.contender:
-            against = "best on these items" if c is r.candidates[0] else "level with the best"
-        else:
-            against = "level with the best" if c.contender else "clearly behind the best"
-        likely = (f"{money(c.low, currency)} to {money(c.high, currency)}"
-                  if math.isfinite(c.low) and math.isfinite(c.high) else "too few items")
-        row = (c.model, vc.wording.rule_name(c.kind), money(c.per_item, currency), likely,
-               vc.wording.percent(c.coverage), against)
-        for column, cell in zip(columns.values(), row):
-            column.append(cell)
-    baseline = ("no model (hand everything over)", "", money(r.baseline_per_item, currency), "",
-                vc.wording.percent(0.0), "baseline")
-    for column, cell in zip(columns.values(), baseline):
-        column.append(cell)
-    return pd.DataFrame(columns)  # built by columns: a frame of row dicts took milliseconds on each rerun
+    """Every (model, rule) judged, best first, as text, then the no-model row (the HTML report's rows)."""
+    rows = vc.wording.standings_rows(r, currency)
+    # built by columns: a frame of row dicts took milliseconds on each rerun
+    return pd.DataFrame({name: [row[i] for row in rows] for i, name in enumerate(vc.wording.STANDINGS_COLUMNS)})
 
 
 def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:

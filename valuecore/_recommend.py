@@ -33,7 +33,7 @@ from ._policies import Policy
 from ._tally import split_cache
 from ._uncertainty import Interval, result_interval
 from ._usecase import UseCase, ValueMatrix
-from ._verdict import above_baseline, clearly_ahead, verdict
+from ._verdict import above_baseline, clearly_ahead, items_to_show_gain, verdict
 
 __all__ = ["Candidate", "Recommendation", "recommend", "recommended_document", "recommended_rules",
            "RULE_SIMPLICITY", "RECOMMENDED_RULE"]
@@ -71,6 +71,10 @@ class Candidate:
         The data cannot tell it from the best (True for the best itself).
     items_to_separate : float or None
         Labelled items that would separate it from the best (contenders only).
+    gain_low, gain_high : float
+        Interval of what it earns per item more than handing the item over,
+        on new items (item by item, bounded method): ``gain_low > 0`` means
+        the data shows it earns more than no model.
     """
 
     model: str
@@ -84,6 +88,13 @@ class Candidate:
     difference: float
     contender: bool
     items_to_separate: float | None
+    gain_low: float = math.nan
+    gain_high: float = math.nan
+
+    @property
+    def shown_to_earn(self) -> bool:
+        """The data shows it earns more than handing every item over (its gain's lower bound is above 0)."""
+        return bool(self.gain_low > 0)
 
     @property
     def above_baseline(self) -> bool:
@@ -379,60 +390,72 @@ def recommended_rules(
     return rules
 
 
+def _simplicity(c: Candidate) -> int:
+    return RULE_SIMPLICITY.get(c.kind, 9)
+
+
 def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict | None = None) -> Recommendation:
     candidates = tuple(
         Candidate(s.model[0], s.model[1], runs[s.model][0], s.per_item, s.low, s.high, s.coverage, s.baseline,
-                  s.difference, s.basis == "best" or s.contender, s.items_to_separate)
+                  s.difference, s.basis == "best" or s.contender, s.items_to_separate, s.gain_low, s.gain_high)
         for s in judged.standings
     )
     none = dict(model=None, kind=None, policy=None, per_item=math.nan, low=math.nan, high=math.nan,
                 coverage=math.nan, baseline_per_item=judged.baseline_per_item, clears_baseline=False,
-                separated=True, items_to_separate=None, n_items=judged.n_items, candidates=candidates,
-                skipped=skipped, confidence=confidence, abstain_pointless=judged.abstain_pointless)
+                n_items=judged.n_items, candidates=candidates, skipped=skipped, confidence=confidence,
+                abstain_pointless=judged.abstain_pointless)
     if not candidates:
-        return Recommendation(**none, choice="no_candidates", alternative=None, alternative_gap=math.nan)
+        return Recommendation(**none, choice="no_candidates", alternative=None, alternative_gap=math.nan,
+                              separated=True, items_to_separate=None)
     best = candidates[0]
     if judged.degenerate is not None or not best.above_baseline:
         return Recommendation(**none, choice=judged.degenerate or "all_useless", alternative=best,
-                              alternative_gap=best.per_item - best.baseline)
-    level = [c for c in candidates if c.contender]  # the best first; the verdict keeps losers out
-    # Where errors are rare and costly nearly everything is level within noise, so being level is not enough
-    # to give up the best's value: only a candidate whose likely range starts no lower than the best's may be
-    # named instead (the simpler rule, then the better lower bound). A range that clears no model beats one
-    # that does not, whatever the simplicity.
-    floor = best.low if math.isfinite(best.low) else -math.inf
-    safe = [c for c in level if c is best or (math.isfinite(c.low) and c.low >= floor)]
-    pool = [c for c in safe if c.low > c.baseline] or safe
-    ranked = sorted(pool, key=lambda c: (RULE_SIMPLICITY.get(c.kind, 9),
-                                         -c.low if math.isfinite(c.low) else math.inf, -c.per_item))
-    # Level with the best is not enough: no candidate the data clearly separates may beat the one named.
+                              alternative_gap=best.per_item - best.baseline, separated=True, items_to_separate=None)
     memo = {} if memo is None else memo
+    shown = [c for c in candidates if c.shown_to_earn]
+    if not shown:
+        # Something earns more than no model on these items, yet nothing is shown to on new items: the best
+        # on these items may be a lucky fit. Name the candidate closest to being shown, and what would show it.
+        promising = max((c for c in candidates if c.above_baseline),
+                        key=lambda c: (c.gain_low, -_simplicity(c), c.per_item))
+        needed = items_to_show_gain(memo.get((promising.model, promising.kind), {}), runs[(promising.model,
+                                    promising.kind)][1], values, confidence)
+        return Recommendation(**none, choice="not_yet", alternative=promising,
+                              alternative_gap=promising.per_item - promising.baseline, separated=False,
+                              items_to_separate=needed)
+    # The value we can bet on: the highest lower bound of the gain over handing items over, so a lucky fit on
+    # a few hundred items (no costly error seen) does not beat a rule whose evidence is firm. Equal bounds (rules
+    # making the same decisions): the simpler rule. A shown candidate the data clearly puts ahead is never passed.
+    ranked = sorted(shown, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
+    rivals = {(c.model, c.kind): runs[(c.model, c.kind)] for c in shown}
     chosen = next((c for c in ranked
-                   if not clearly_ahead(runs, values, (c.model, c.kind), confidence=confidence, memo=memo)), best)
+                   if not clearly_ahead(rivals, values, (c.model, c.kind), confidence=confidence, memo=memo)),
+                  ranked[0])
+    level = [c for c in candidates if c.contender]
     if len(candidates) == 1:
         how, alternative = "only", None
-    elif len(level) == 1:
+    elif chosen is best and len(level) == 1:
         how, alternative = "clear", candidates[1]
     elif chosen is best:
         # The closest rival worth naming: another model first (the same model's other rules often tie exactly).
-        # Equal values: the simpler rule first, so the rival named does not depend on the order rules came in.
         others = sorted((c for c in level if c is not chosen),
-                        key=lambda c: (-c.per_item, RULE_SIMPLICITY.get(c.kind, 9), -c.low))
+                        key=lambda c: (-c.per_item, _simplicity(c), -c.gain_low))
         how, alternative = "highest", next((c for c in others if c.model != chosen.model), others[0])
     else:
-        simpler = RULE_SIMPLICITY.get(chosen.kind, 9) < RULE_SIMPLICITY.get(best.kind, 9)
-        how, alternative = ("simpler" if simpler else "lower_bound"), best
+        how, alternative = "lower_bound", best
     if alternative is None:
         gap, separated, needed = math.nan, True, None
     elif alternative is best:
-        gap, separated, needed = best.per_item - chosen.per_item, False, chosen.items_to_separate
+        gap = best.per_item - chosen.per_item
+        separated = not chosen.contender
+        needed = None if separated else chosen.items_to_separate
     else:
         gap, separated = alternative.per_item - chosen.per_item, not alternative.contender
         needed = None if separated else alternative.items_to_separate
     return Recommendation(
         model=chosen.model, kind=chosen.kind, policy=chosen.policy, per_item=chosen.per_item, low=chosen.low,
         high=chosen.high, coverage=chosen.coverage, baseline_per_item=chosen.baseline,
-        clears_baseline=bool(chosen.low > chosen.baseline), choice=how, alternative=alternative,
+        clears_baseline=True, choice=how, alternative=alternative,
         alternative_gap=gap, separated=separated, items_to_separate=needed, n_items=judged.n_items,
         candidates=candidates, skipped=skipped, confidence=confidence, abstain_pointless=judged.abstain_pointless,
     )

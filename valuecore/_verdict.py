@@ -39,7 +39,7 @@ from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
 from ._tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
                      grouped_tally, joint_tally, split_cache)
-from ._usecase import check_value_range
+from ._usecase import ValueMatrix, check_value_range
 from ._uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
                            grouped_mean, mean_interval, possible_range)
 
@@ -79,6 +79,10 @@ class Standing:
         For a contender: labelled items (in all) at which its gap to the best,
         if it stayed as observed, would be significant (``inf`` for no gap);
         None otherwise.
+    gain_low, gain_high : float
+        Interval (bounded method, at the verdict's confidence) of what it
+        earns per item *more than handing that item over*, item by item:
+        ``gain_low > 0`` is "shown to earn more than no model" on new items.
     """
 
     model: str
@@ -93,6 +97,8 @@ class Standing:
     basis: str = "best"
     baseline: float = math.nan
     items_to_separate: float | None = None
+    gain_low: float = math.nan
+    gain_high: float = math.nan
 
     @property
     def above_baseline(self) -> bool:
@@ -323,6 +329,41 @@ def _cell_groups(matrix):
     return found[0]
 
 
+def _gain(judged: _Judged, everything: ValueMatrix) -> Grouped:
+    """Each item's value minus its value had it been handed over (its true class's hand-off cell), grouped.
+
+    ``everything``: the value matrix of handing every item over (the baseline's), shape (C, C + 1).
+    """
+    handed = everything.values[:, -1]
+    integral = split_cache(judged.predictions).integral
+    if judged.tally is not None:
+        n_classes = handed.size
+        cells = (judged.cell_values.reshape(n_classes, n_classes + 1) - handed[:, None]).ravel()
+        return grouped_tally(judged.tally, cells, integral)
+    return group_items(judged.items - handed[judged.predictions.y_true], judged.predictions.sample_weight, integral)
+
+
+def _gain_range(priced: ValueMatrix, everything: ValueMatrix, policy: Policy) -> tuple[float, float]:
+    """Lowest and highest gain over handing over one item can have under ``policy`` (as :func:`possible_range`)."""
+    cells = priced.values - everything.values[:, -1:]
+    if policy.kind in ("threshold", "calibrated_threshold") and policy.threshold is None:
+        cells = cells[:, -1:]
+    elif policy.kind == "accept_all":
+        cells = cells[:, :-1]
+    return float(cells.min()), float(cells.max())
+
+
+def items_to_show_gain(found: Mapping, predictions: Predictions, values: Values, confidence: float) -> float | None:
+    """Labelled items (in all) at which a run's gain over handing items over would be shown above 0, if every
+    outcome kept its observed share; None when the verdict kept no tally or item values for it (``found``: its
+    entry in the verdict's ``memo``)."""
+    if "judged" not in found or "gain_range" not in found:
+        return None
+    handing_over = value_matrix_for(values, predictions.classes)
+    return grouped_items_to_exclude(_gain(found["judged"], handing_over), found["gain_range"],
+                                    confidence_level=confidence, null=0.0)
+
+
 def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
     """(rows of b matching each row of a, None) or (None, why not), once per pair of splits.
 
@@ -461,7 +502,7 @@ def verdict(
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
     check_value_range(values)
-    judged, intervals, coverage, baselines, split_baselines = {}, {}, {}, {}, {}
+    judged, intervals, coverage, baselines, split_baselines, gains = {}, {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
         from ._reviewers import priced_use_case
@@ -502,9 +543,17 @@ def verdict(
             memo[model] = {"judged": judged[model], "mean": intervals[model].mean}
         coverage[model] = judged[model].coverage(policy, values)
         # The rules of one model share its evaluated split, and so its baseline: computed once per split.
+        handing_over = matrix_of(everything, predictions.classes)
         if id(predictions) not in split_baselines:
-            split_baselines[id(predictions)] = _baseline(predictions, matrix_of(everything, predictions.classes))
+            split_baselines[id(predictions)] = _baseline(predictions, handing_over)
         baselines[model] = split_baselines[id(predictions)]
+        # What it earns beyond handing each item over, item by item: its own interval, not the value's interval
+        # against a baseline that is itself measured on these items (a class mix priced by a value matrix).
+        gain_range = _gain_range(matrix, handing_over, policy)
+        gains[model] = grouped_interval(_gain(judged[model], handing_over), confidence_level=confidence,
+                                        value_range=gain_range)
+        if memo is not None and reviewers is None:
+            memo[model]["gain_range"] = gain_range
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
     best_policy, best_predictions = labelled[best]
@@ -519,7 +568,7 @@ def verdict(
         degenerate = "all_useless"
 
     standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best],
-                          baseline=baseline)]
+                          baseline=baseline, gain_low=gains[best].low, gain_high=gains[best].high)]
     best_earns = standings[0].above_baseline
     spreads, differences = {}, {}
     for model in ranked[1:]:
@@ -540,7 +589,8 @@ def verdict(
             contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
             low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
         standing = Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
-                            coverage[model], difference, low, high, contender, basis, baselines[model])
+                            coverage[model], difference, low, high, contender, basis, baselines[model],
+                            gain_low=gains[model].low, gain_high=gains[model].high)
         # Losing money against no model is never "level" with earning some, whatever the noise.
         contender = contender and not (best_earns and not standing.above_baseline)
         needed = _items_needed(gap, spreads[model], confidence, power) if contender else None

@@ -824,9 +824,77 @@ def recommendation_headline(recommendation, confidences=None) -> str:
     r = recommendation
     if r.choice == "no_candidates":
         return "Nothing can be recommended: no model could be judged on labelled items."
+    if r.choice == "not_yet":
+        return "Not yet: hand every item to a person until a model is shown to earn more."
     if r.model is None:
         return "Deploy no model: hand every item to a person."
     return f"Deploy {_model_and_rule(r.model, r.kind, r.policy, confidences)}."
+
+
+def _gain_range_words(low: float, high: float, currency: str = "") -> str:
+    """A gain's likely range over handing items over, in words: "from $0.12 less to $0.40 more per item than
+    no model"."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "anything (too few items for a likely range)"
+
+    def side(x: float) -> str:
+        return f"{money(abs(x), currency)} {'less' if x < 0 else 'more'}" if x != 0 else "as much"
+
+    return f"from {side(low)} to {side(high)} per item than no model"
+
+
+def _settle_clause(r) -> str:
+    """How many labelled items would settle a "not yet", if the outcomes kept their shares."""
+    needed = r.items_to_separate
+    if needed is None or not math.isfinite(needed):
+        return " No number of labelled items in these shares would show it earns more."
+    return (f" About {significant(needed)} labelled items in all (there are {significant(r.n_items)}) would show "
+            "whether it does, if its results held.")
+
+
+STANDINGS_COLUMNS = ("Model", "Rule", "Value per item", "Automated", "Gain over no model on new items",
+                     "What the data says")
+
+
+def standings_rows(recommendation, currency: str = "") -> list[tuple[str, ...]]:
+    """Every (model, rule) judged, best on the evaluated items first, then the no-model row, as text.
+
+    One row per candidate, in :data:`STANDINGS_COLUMNS`; the page and the HTML report show these rows. The
+    last column says what the evaluated items can tell and what they cannot: the gap to the best on these
+    items and whether the data separates it, and whether the candidate is shown to earn more than handing
+    every item over on new items (the lower end of its gain's likely range above 0).
+    """
+    r = recommendation
+    rows = []
+    best = r.candidates[0] if r.candidates else None
+    for c in r.candidates:
+        if (c.model, c.kind) == (r.model, r.kind):
+            against_best = "recommended"
+        elif r.model is None and r.alternative is c and r.choice == "not_yet":
+            against_best = "most promising"
+        elif c is best or c.difference == 0:
+            against_best = "best on these items"
+        else:
+            gap = amount(c.difference, currency)
+            against_best = (f"{gap} less per item than the best, not separated on these items" if c.contender
+                            else f"{gap} less per item than the best: clearly behind")
+        if not c.above_baseline:
+            against_none = "earns no more than no model on these items"
+        elif c.gain_low > 0:
+            against_none = "shown to earn more than no model"
+        else:
+            against_none = "not shown to earn more than no model"
+        rows.append((c.model, rule_name(c.kind), money(c.per_item, currency), percent(c.coverage),
+                     _gain_cell(c.gain_low, c.gain_high, currency), f"{against_best}; {against_none}"))
+    rows.append(("no model (hand everything over)", "", money(r.baseline_per_item, currency), percent(0.0), "",
+                 "the baseline"))
+    return rows
+
+
+def _gain_cell(low: float, high: float, currency: str) -> str:
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "too few items"
+    return f"{amount(low, currency)} to {amount(high, currency)}"
 
 
 def _items_clause(r) -> str:
@@ -854,6 +922,12 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
             return ("With these values no action earns more than handing an item to a person, so no model can "
                     "add value.")
         a = r.alternative
+        if r.choice == "not_yet":
+            return (f"No model is shown to earn more than handing every item to a person. The most promising, "
+                    f"{_model_and_rule(a.model, a.kind)}, earns {amount(a.per_item - a.baseline, currency)} more "
+                    f"per item on the {significant(r.n_items)} evaluated items, but on new items it could earn "
+                    f"{_gain_range_words(a.gain_low, a.gain_high, currency)}: a lucky fit on these items looks "
+                    f"the same.{_settle_clause(r)}")
         return (f"No model earns more than handing every item to a person ({money(r.baseline_per_item, currency)} "
                 f"per item): the best, {_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)} "
                 "per item on the evaluated items.")
@@ -867,12 +941,13 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
     elif r.choice == "clear":
         body = (f", and more than every other model and rule beyond noise (the next, "
                 f"{_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)})")
-    elif r.choice == "simpler":
-        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
-                f"within noise, so the simpler rule is preferred{_items_clause(r)}")
     elif r.choice == "lower_bound":
-        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
-                f"within noise, and {r.model}'s likely range starts higher{_items_clause(r)}")
+        alternative_gain = _gain_range_words(a.gain_low, a.gain_high, currency)
+        own = next((c for c in r.candidates if c.model == r.model and c.kind == r.kind), None)
+        firm = "" if own is None else f" ({_gain_range_words(own.gain_low, own.gain_high, currency)})"
+        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item on "
+                f"these items, but on new items it could earn {alternative_gain}, so the one whose gain is surer"
+                f"{firm} is preferred{_items_clause(r)}")
     else:  # highest, level with others no simpler
         gap = "" if r.alternative_gap == 0 else f" ({amount(-r.alternative_gap, currency)} less per item)"
         body = f"; {_model_and_rule(a.model, a.kind)} is level within noise{gap}{_items_clause(r)}"

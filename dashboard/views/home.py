@@ -31,10 +31,12 @@ from .value import likely_range_words
 
 CANDIDATES_CAPTION = (
     "Every decision rule the settings allow, tuned on the tuning split and judged on the evaluated items. "
-    "Likely range: the 95% interval of the value per item on new items like these. 'Level with the best': "
-    "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "
-    "exclude that it is as good as the best; a model earning no more than no model is never level. Among "
-    "those level with the best, the simplest rule is recommended, then the one whose range starts higher."
+    "Gain over no model on new items: the 95% interval of what it earns per item more than handing the item to "
+    "a person, allowing for costly outcomes that are rare or were never seen. Only a rule whose whole range is "
+    "above 0 is shown to earn more than no model; among those, the one whose range starts highest is "
+    "recommended (the simpler rule when two start level). When none is, the answer is \"not yet\". "
+    "'Not separated': a paired comparison on the same items (or, for runs on different items, overlapping "
+    "ranges) cannot exclude that it is as good as the best on these items."
 )
 
 
