@@ -193,9 +193,20 @@ class Recommendation:
     def threshold(self) -> float | None:
         return None if self.policy is None else self.policy.threshold
 
+    @property
+    def status(self) -> str:
+        """"deploy", "not_yet" (no model is shown to earn more than handing items over yet) or "no_model"."""
+        return "deploy" if self.model is not None else "not_yet" if self.choice == "not_yet" else "no_model"
+
     def to_dict(self, reason: str) -> dict:
         """The policy JSON's ``recommendation`` object."""
-        return {"model": self.model, "policy": self.kind, "reason": reason}
+        out = {"model": self.model, "policy": self.kind, "reason": reason, "status": self.status}
+        if self.status == "not_yet":
+            needed = self.items_to_separate
+            out["would_settle"] = {"model": self.alternative.model, "policy": self.alternative.kind,
+                                   "labelled_items": needed if needed is not None and math.isfinite(needed)
+                                   else None}
+        return out
 
 
 def allowed_kinds(values, *, assisted=None, shortlist_values=None) -> tuple[str, ...]:
@@ -426,11 +437,15 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict 
     # The value we can bet on: the highest lower bound of the gain over handing items over, so a lucky fit on
     # a few hundred items (no costly error seen) does not beat a rule whose evidence is firm. Equal bounds (rules
     # making the same decisions): the simpler rule. A shown candidate the data clearly puts ahead is never passed.
-    ranked = sorted(shown, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
-    rivals = {(c.model, c.kind): runs[(c.model, c.kind)] for c in shown}
-    chosen = next((c for c in ranked
-                   if not clearly_ahead(rivals, values, (c.model, c.kind), confidence=confidence, memo=memo)),
-                  ranked[0])
+    def firmest(pool):
+        return min(pool, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
+
+    chosen = firmest(shown)
+    by_key = {(c.model, c.kind): c for c in candidates}
+    while ahead := clearly_ahead(runs, values, (chosen.model, chosen.kind), confidence=confidence, memo=memo):
+        # one the data puts ahead of a rule shown to earn earns more still: climb to it (its value is higher, so
+        # this ends)
+        chosen = firmest([by_key[key] for key in ahead])
     level = [c for c in candidates if c.contender]
     if len(candidates) == 1:
         how, alternative = "only", None
