@@ -79,6 +79,20 @@ def test_no_chooser_beats_the_oracle(rows):
             assert r["regret"] >= -1e-12 * (1 + abs(r["oracle"])), r
 
 
+@pytest.mark.parametrize("seed, best_is", [(2, "expected_value"), (0, "class_thresholds*")])
+def test_the_oracle_weighs_every_candidate_and_each_models_thresholds_on_the_new_items(seed, best_is):
+    scenario = cs.make_scenario(CELLS[4], seed, N_NEW)
+    truth = scenario.truth
+    candidates = [(c.model, c.policy) for c in vc.recommend(cs.StudyPipeline(scenario.runs), scenario.values)
+                  .candidates]
+    best = cs.oracle(truth, scenario.values, candidates)
+    options = [truth.value(truth.item_gains(m, truth.actions(m, p, scenario.values)))[0] for m, p in candidates]
+    options += [truth.value(gains)[0] for model in truth.predictions
+                for gains in cs.threshold_oracles(truth, model).values()]
+    assert best.value == max(options) > truth.baseline
+    assert best.name.endswith("/" + best_is)  # both kinds of options are the best somewhere
+
+
 def test_no_model_is_worth_exactly_the_baseline(rows):
     for r in by(rows, "test_no_model"):
         assert r["no_model"] and r["value"] == r["baseline"] and r["se"] == 0 and not r["loses_money"]
