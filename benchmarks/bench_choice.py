@@ -18,8 +18,9 @@ the recommendation in memory, out of those checked.
 
 Run: ``python benchmarks/bench_choice.py [--quick] [--seeds N] [--workers W] [--choosers product,naive,...]
 [--csv PATH] [--rows-csv PATH]``. A chooser is a name of ``choice_study.CHOOSERS`` or ``module:function``
-(``benchmarks/`` is on the path). The default grid (30 cells x 20 seeds) takes about 10 minutes on one core,
-``--quick`` (11 cells x 5 seeds) about a minute.
+(``benchmarks/`` is on the path). The default grid (30 cells x 20 seeds) takes about 8 minutes of CPU on one
+core (25 minutes wall on the shared 2-core machine of 2026-11-29), ``--quick`` (11 cells x 5 seeds) under a
+minute of CPU.
 """
 
 from __future__ import annotations
