@@ -95,7 +95,8 @@ def recommended_rules(ws: Workspace, models, values) -> dict:
 
 
 def recommended_model(selection, among=None) -> str | None:
-    """The recommended model of the selection (None: none is), for pages opening on it by default.
+    """The recommended model of the selection, for pages opening on it by default: for "not yet", the most
+    promising one; None when there is none.
 
     ``among`` restricts the answer to the models a page offers (None when the recommended one is not there).
     """
@@ -103,7 +104,8 @@ def recommended_model(selection, among=None) -> str | None:
 
     if not selection.models:
         return None
-    model = page_recommendation(workspace(selection), selection.models, selection.values).model
+    r = page_recommendation(workspace(selection), selection.models, selection.values)
+    model = r.alternative.model if r.choice == "not_yet" else r.model
     return model if among is None or model in among else None
 
 
@@ -114,12 +116,14 @@ def recommended_pair(selection, among) -> tuple[str, str] | None:
     if not selection.models:
         return None
     r = page_recommendation(workspace(selection), selection.models, selection.values)
-    if r.model is None or r.model not in among:
+    # "Not yet": the pages open on the most promising model, the one more labelled items would settle.
+    model = r.alternative.model if r.choice == "not_yet" else r.model
+    if model is None or model not in among:
         return None
-    preferred = [] if r.alternative is None else [r.alternative.model]
+    preferred = [] if r.alternative is None or r.choice == "not_yet" else [r.alternative.model]
     rival = next((m for m in [*preferred, *(c.model for c in r.candidates), *among]
-                  if m != r.model and m in among), None)
-    return None if rival is None else (r.model, rival)
+                  if m != model and m in among), None)
+    return None if rival is None else (model, rival)
 
 
 def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, period: str,

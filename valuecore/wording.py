@@ -626,6 +626,9 @@ def verdict_headline(verdict, currency: str = "") -> str:
         )
     # Which model to deploy over every rule is the recommendation's to say (recommendation_headline); this
     # sentence ranks the models under one rule, so it never says "Deploy" (two answers would contradict).
+    if v.standings and not v.standings[0].gain_low > 0:
+        return (f"{v.best} earns the most on these items, but no model is shown to earn more than handing every "
+                "item to a person on new items.")
     if v.contenders:
         level = "is" if len(v.contenders) == 1 else "are"
         return (f"{v.best} earns the most on these items; {_names(v.contenders, 'and')} {level} level with it "
@@ -718,6 +721,12 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
         f"{money(gain, currency)} more than handing every item to a person, and automates {percent(v.coverage)} "
         "of the items."
     )
+    best = v.standings[0] if v.standings else None
+    if best is not None and not best.gain_low > 0:
+        sentences.append(
+            f"On new items it could earn {_gain_range_words(best.gain_low, best.gain_high, currency)}: these "
+            "items do not show that it earns more than handing items over (a lucky fit looks the same)."
+        )
     if volume is not None and math.isfinite(volume) and volume > 0:
         per = f" per {period}" if period else ""
         sentences.append(
