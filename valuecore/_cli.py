@@ -201,7 +201,7 @@ def _describe_rule(policy, confidences=None) -> list[str]:
 def _cmd_report(args) -> int:
     from ._policy_build import build_policy_document
 
-    _check_log_mlflow(args)
+    _check_report_options(args)
     values = _values(args)
     reviewers = _reviewers(args, values)
     if reviewers is not None and not reviewers.flat:
@@ -225,7 +225,8 @@ def _cmd_report(args) -> int:
     if args.adapt_to is not None:  # re-tuned for the class mix of an unlabelled split (docs/constraints.md)
         from ._prior_shift import adapted_pipeline
 
-        pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning,
+        pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method or "em",
+                                    tuning=args.adapt_tuning or "reweight",
                                     calibration_method=args.calibration, tune_split=args.tune_split,
                                     eval_split=args.eval_split, rng=0, guard=not args.adapt_always)
         document, notes = pipeline.document(list(models), args.policy, values,
@@ -591,11 +592,22 @@ def _write_outputs(outputs: Sequence[_Output], say, args) -> None:
         say(output.said)
 
 
-def _check_log_mlflow(args) -> None:
-    """``--log-mlflow`` writes to the MLflow run the runs came from: refused, before any work, without one."""
+def _check_report_options(args) -> None:
+    """Refuse, before any work, ``report`` options that contradict each other or would do nothing."""
     if args.log_mlflow and not any(str(path).startswith("mlflow:") for path in args.paths):
         raise UsageError("--log-mlflow writes back to the MLflow run the runs came from, and no run source is "
                          "named as mlflow:<run_id> or mlflow:<experiment>/<run>; nothing was written")
+    if args.adapt_to is None:
+        idle = [option for option, given in (("--adapt-method", args.adapt_method is not None),
+                                             ("--adapt-tuning", args.adapt_tuning is not None),
+                                             ("--adapt-always", args.adapt_always)) if given]
+        if idle:
+            raise UsageError(f"{' and '.join(idle)} only change{'s' if len(idle) == 1 else ''} how --adapt-to "
+                             "SPLIT re-tunes for a class mix, and no --adapt-to is given")
+    elif args.max_risk is not None:
+        raise UsageError("--max-risk certifies the error rate on the tuning split's items as they were drawn, and "
+                         "--adapt-to re-weights them to another class mix, which a certificate cannot rest on: "
+                         "give one or the other")
 
 
 # ----------------------------------------------------------------- apply
@@ -991,18 +1003,19 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", metavar="REPORT.html",
                         help="also write a self-contained HTML report to share (opens offline, charts inline)")
     report.add_argument("--currency", default="", metavar="SYMBOL", help="currency of the values in the HTML report")
-    report.add_argument("--volume", type=_positive_float, metavar="N",
-                        help="expected items per period, for the value per period in the HTML report")
+    report.add_argument("--volume", type=_volume, metavar="N",
+                        help=f"expected items per period, for the value per period in the HTML report (at most "
+                        f"{MAX_VOLUME:.0e}, as on the dashboard's first page)")
     report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
     report.add_argument("--log-mlflow", action="store_true",
                         help="log the policy JSON and the HTML report to the MLflow run(s) named as mlflow:RUN")
     report.add_argument("--adapt-to", metavar="SPLIT",
                         help="re-tune for the class mix of this (unlabelled) split, estimated from the "
                         "probabilities; recorded as prior_shift in the policy JSON")
-    report.add_argument("--adapt-method", choices=("em", "bbse", "bbse_soft"), default="em",
+    report.add_argument("--adapt-method", choices=("em", "bbse", "bbse_soft"), default=None,
                         help="how --adapt-to estimates the class mix (default em, the most accurate; bbse "
                         "on hard predictions, bbse_soft on probabilities)")
-    report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default="reweight",
+    report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default=None,
                         help="--adapt-to re-weights the tuning split (default), or tunes without labels on the "
                         "adapted split, its probabilities adjusted to the estimated mix")
     report.add_argument("--adapt-always", action="store_true",
@@ -1074,6 +1087,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_aggregate_command(commands, common)
     return parser
+
+
+# The most items per period --volume takes: the dashboard's bound; beyond it the figures are no longer amounts.
+MAX_VOLUME = 1e12
+
+
+def _volume(text: str) -> float:
+    value = _positive_float(text)
+    if value > MAX_VOLUME:
+        raise argparse.ArgumentTypeError(f"at most {MAX_VOLUME:,.0f} items per period, got {text}")
+    return value
 
 
 # ------------------------------------------------------------------- main

@@ -206,3 +206,81 @@ def test_a_5000_character_path_is_one_sentence_and_exit_2(tmp_path, policy):
         result = run_cli(*args)
         refused(result, "too long")
         assert len(result.stderr.strip().splitlines()) == 1 and len(result.stderr) < 600, result.stderr[:700]
+
+
+def test_a_reviewer_sample_beyond_the_stated_limit_is_a_sentence():
+    refused(run_cli("report", CANCER, *QUICK, "--reviewer-sample", "99999999999999999999/999999999999999999999"),
+            "--reviewer-sample", "at most 1,000,000,000,000")
+    refused(run_cli("report", CANCER, *QUICK, "--reviewer-sample", "1/" + "9" * 5000), "--reviewer-sample")
+    assert run_cli("report", CANCER, *QUICK, "--reviewer-sample", "900000000000/1000000000000").returncode == 0
+
+
+@pytest.mark.parametrize("period", ["1ns", "1ms", "100000000D", "1000000000W", "10000000000MS", "1bh"])
+def test_a_monitor_period_that_cuts_too_many_or_too_long_periods_is_a_sentence(period, tmp_path):
+    import pandas as pd
+
+    run = tmp_path / "years.csv"
+    frame = pd.read_csv(CANCER, keep_default_na=False, dtype={"timestamp": str})
+    prod = frame["split"] == "prod"
+    # A log over two centuries: one business hour a period would be 1.2 million periods.
+    frame.loc[prod, "timestamp"] = pd.date_range("1900-01-01", "2100-01-01", periods=int(prod.sum())).astype(str)
+    frame.to_csv(run, index=False)
+    result = run_cli("monitor", run, "--omega", 2, "--split", "prod", "--period", period)
+    refused(result, period)
+    assert "period" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_monitor_with_no_labelled_reference_says_why_and_exits_2(tmp_path):
+    result = run_cli("monitor", CANCER, "--omega", 2, "--reference-split", "prod")
+    refused(result, "logreg skipped", "'prod' has no labels", "no model could be monitored")
+    result = run_cli("monitor", CANCER, "--omega", 2, "--reference-split", "nosuch")
+    refused(result, "has no split 'nosuch'", "no model could be monitored")
+    assert run_cli("monitor", CANCER, "--omega", 2, "--split", "prod", "--chunks", 3).returncode == 0
+
+
+@pytest.mark.parametrize("options, words", [
+    (("--workload", "0:0.9,1:0.8", "--reviewer-accuracy", "0.9"), ("--workload", "--reviewer-accuracy")),
+    (("--adapt-method", "bbse"), ("--adapt-method", "--adapt-to")),
+    (("--adapt-always",), ("--adapt-always", "--adapt-to")),
+    (("--adapt-tuning", "label_free"), ("--adapt-tuning", "--adapt-to")),
+    (("--v-person-wrong", "-3"), ("--v-person-wrong", "--reviewer-accuracy")),
+    (("--adapt-to", "prod", "--max-risk", "0.1"), ("--adapt-to", "--max-risk")),
+])
+def test_contradictory_or_idle_options_are_refused_in_one_sentence(options, words):
+    result = run_cli("report", CANCER, *QUICK, *options)
+    refused(result, *words)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "weights other than 1" not in result.stderr
+
+
+def test_a_reviewer_sample_beside_a_workload_curve_is_still_recorded():
+    # docs/constraints.md: the sample is recorded, the curve sets the accuracy.
+    assert run_cli("report", CANCER, *QUICK, "--workload", "0:0.9,1:0.8", "--reviewer-sample", "9/10").returncode == 0
+
+
+@pytest.mark.parametrize("method", ["em", "bbse", "bbse_soft"])
+def test_adapting_from_a_tuning_split_without_weight_says_so_in_words(tmp_path, method):
+    import pandas as pd
+
+    frame = pd.read_csv(CANCER, keep_default_na=False, dtype={"timestamp": str})
+    frame["weight"] = (frame["split"] != "val").astype(float)
+    run = tmp_path / "zero.csv"
+    frame.to_csv(run, index=False)
+    result = run_cli("report", run, *QUICK, "--adapt-to", "prod", "--adapt-method", method)
+    refused(result, "every weight", "is zero")
+    for jargon in ("reference_priors", "nan", "SVD", "converge"):
+        assert jargon not in result.stderr, result.stderr
+
+
+def test_a_volume_above_the_stated_limit_is_a_sentence(tmp_path):
+    out = tmp_path / "r.html"
+    refused(run_cli("report", CANCER, *QUICK, "--volume", "1e308", "--html", out), "--volume", "at most")
+    assert not out.exists()
+    assert run_cli("report", CANCER, *QUICK, "--volume", "1e12", "--html", out).returncode == 0
+
+
+@pytest.mark.parametrize("period", ["W", "MS", "ME", "D", "h", "bh", "B", "QE", "2W", "3000000min"])
+def test_ordinary_monitor_periods_still_cut_the_log(period):
+    result = run_cli("monitor", CANCER, "--omega", 2, "--split", "prod", "--period", period)
+    assert result.returncode == 0, result.stderr
+    assert "alerts:" in result.stdout
