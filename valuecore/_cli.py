@@ -595,8 +595,8 @@ def _write_outputs(outputs: Sequence[_Output], say, args) -> None:
 def _check_report_options(args) -> None:
     """Refuse, before any work, ``report`` options that contradict each other or would do nothing."""
     if args.log_mlflow and not any(str(path).startswith("mlflow:") for path in args.paths):
-        raise UsageError("--log-mlflow writes back to the MLflow run the runs came from, and no run source is "
-                         "named as mlflow:<run_id> or mlflow:<experiment>/<run>; nothing was written")
+        raise UsageError("--log-mlflow logs to the MLflow run the runs came from, and none is named: name it as "
+                         "mlflow:<run_id> or mlflow:<experiment>/<run>; nothing was written")
     if args.adapt_to is None:
         idle = [option for option, given in (("--adapt-method", args.adapt_method is not None),
                                              ("--adapt-tuning", args.adapt_tuning is not None),
@@ -672,12 +672,14 @@ def _read_policy_document(path: Path):
     """The policy JSON at ``path``, or UsageError saying why it cannot be used."""
     from ._policy_json import PolicyDocument
 
-    try:
-        text = path.read_bytes()
+    from ._limits import read_limited
+
+    try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
+        text = read_limited(path, "the policy")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such policy file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         return PolicyDocument.from_json(text)
     except ValueError as exc:
