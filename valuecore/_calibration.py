@@ -252,6 +252,10 @@ def _temperature_softmax(proba, logits, use_logits: bool, temperature: float):
     used_logits = logits is not None and (use_logits or proba is None)
     source = np.asarray(logits if used_logits else proba)
     n, n_classes = source.shape
+    # Only logits can overflow (log-probabilities stay above log 1e-12), and only for a temperature below 1.
+    if used_logits and temperature < 1 and n and np.abs(source).max() > np.finfo(np.float64).max * temperature:
+        raise ValueError(f"logits as large as {float(np.abs(source).max()):.3g}, divided by the temperature "
+                         f"{temperature:g}, exceed the largest number a float holds: the confidences would be NaN")
     out = np.empty((n, n_classes))
     scaled = np.empty((n, n_classes)) if used_logits else None
     for start in range(0, n, _SOFTMAX_ROWS_PER_BLOCK):

@@ -525,6 +525,12 @@ def _check_outputs(args) -> None:
         if not output.strip():
             raise OutputRefused(f"the file name given to {option} is empty; give a file name")
         check_output(output, _command_inputs(args), f"the output of {option}")
+        folder = Path(output).parent
+        if args.command != "aggregate" and not folder.is_dir():  # aggregate makes its folder
+            what = {"--json": "the evaluation JSON" if args.command == "apply" else "the policy JSON",
+                    "--html": "the HTML report", "--csv": "the VOC table"}.get(option, "the output")
+            raise OutputRefused(f"cannot write {what} to {shown(output)}: its folder {shown(folder)} does not "
+                                "exist; make it first, or write elsewhere")
         for other, earlier in files[:i]:
             if same_file(Path(output), Path(earlier)):
                 raise OutputRefused(f"{other} and {option} both name {shown(output)}; give each output its own file")

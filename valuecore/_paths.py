@@ -69,6 +69,9 @@ def path_problem(path) -> str | None:
     text = os.fspath(path)
     if isinstance(text, bytes):
         text = os.fsdecode(text)
+    if "\x00" in text:
+        visible = text.replace("\x00", "\\0")
+        return f"the path {shown(visible)} holds a NUL character, which no file name can"
     try:
         longest_name = os.pathconf(_existing_folder(text), "PC_NAME_MAX")
         longest_path = os.pathconf(_existing_folder(text), "PC_PATH_MAX")
@@ -287,10 +290,11 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "the 
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing only
             raise ValueError(f"{shown(path)} is not a regular file; give {what} as a file") from None
         raise ValueError(f"{shown(path)}: cannot read {what} ({exc.strerror or exc})") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):  # checked on what was opened, before any read (a folder opens, too)
+        os.close(descriptor)
+        raise ValueError(f"{shown(path)} is {_kind(mode)}, not a regular file; give {what} as a file")
     with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise ValueError(f"{shown(path)} is {_kind(mode)}, not a regular file; give {what} as a file")
         try:
             return handle.read(max_bytes + 1)
         except OSError as exc:

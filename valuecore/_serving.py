@@ -123,8 +123,10 @@ class ServingPolicy:
     def _by_class(self, frame, name: str):
         """A frame's columns in the order of ``classes``, matched by name; anything else as it is."""
         columns = getattr(frame, "columns", None)
-        if columns is None or not hasattr(frame, "to_numpy") or type(columns).__name__ == "RangeIndex":
-            return frame  # an array, or a frame whose columns were never named: in the order of classes
+        if columns is None or not hasattr(frame, "to_numpy"):
+            return frame
+        if type(columns).__name__ == "RangeIndex":  # never named: in the order of the classes
+            return _frame_numbers(frame)
         names = [str(c) for c in columns]
         prefix = {"proba": "proba_", "logits": "logit_"}[name]  # the run files' column names
         where: dict = {}
@@ -137,7 +139,7 @@ class ServingPolicy:
                 f"{self.model!r}: name each column by its class (or {prefix}<class>), in any order, or give an "
                 "array in the order of the classes"
             )
-        return frame.iloc[:, [k[0] for k in found]].to_numpy()
+        return _frame_numbers(frame.iloc[:, [k[0] for k in found]])
 
     def _top_label(self, y_pred, confidence) -> Predictions:
         confidence = _numbers(confidence, "confidence").astype(np.float64)
@@ -258,6 +260,13 @@ def _short(items, limit: int = 8) -> str:
     return str(items[:limit])[:-1] + (f", ... ({len(items)} in all)]" if len(items) > limit else "]")
 
 
+def _frame_numbers(frame) -> np.ndarray:
+    """A DataFrame's values; pandas' nullable numbers (Float64, Int64) as floats, a missing one as NaN."""
+    if all(getattr(dtype, "kind", "O") in "iuf" for dtype in frame.dtypes):
+        return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    return frame.to_numpy()  # text, true/false or objects: refused by _numbers, naming them
+
+
 def _numbers(values, name: str) -> np.ndarray:
     """``values`` as an array of real numbers; ValueError naming what else it holds."""
     if np.ma.isMaskedArray(values):
@@ -347,10 +356,7 @@ def _read(source) -> Any:
             text = read_limited(source, "the policy")
         except FileNotFoundError:
             raise ValueError(f"{os.fspath(source)}: cannot read the policy file (no such file)") from None
-        try:
-            return load_json_limited(text, os.fspath(source))
-        except ValueError as exc:
-            raise ValueError(f"{os.fspath(source)}: {exc}") from None
+        return load_json_limited(text, f"the policy file {os.fspath(source)}")
     raise TypeError(f"load_policy takes a path, a dict or a PolicyDocument, got {type(source).__name__}")
 
 

@@ -284,3 +284,13 @@ def test_ordinary_monitor_periods_still_cut_the_log(period):
     result = run_cli("monitor", CANCER, "--omega", 2, "--split", "prod", "--period", period)
     assert result.returncode == 0, result.stderr
     assert "alerts:" in result.stdout
+
+
+def test_the_hostile_walk_s_findings_are_sentences(tmp_path):
+    # An output in a folder that does not exist: refused before any work, not after it.
+    refused(run_cli("report", CANCER, *QUICK, "--json", tmp_path / "nope" / "p.json"), "does not exist")
+    # A folder given where a file is read; a NUL in a path.
+    result = run_cli("report", CANCER, "--value-matrix", tmp_path, "--no-interval")
+    refused(result, "is a folder, not a regular file")
+    assert "cannot use 3" not in result.stderr
+    refused(run_cli("report", CANCER, *QUICK, "--json", "a\x00b.json"), "NUL character")

@@ -288,3 +288,35 @@ def test_the_runtime_s_bounds_are_the_schema_s():
     assert (temperature["minimum"], temperature["maximum"]) == TEMPERATURE_RANGE
     assert rules["platt"]["a"]["maximum"] == rules["platt"]["b"]["maximum"] == PLATT_BOUND
     assert rules["platt"]["a"]["minimum"] == rules["platt"]["b"]["minimum"] == -PLATT_BOUND
+
+
+def test_thresholds_and_class_thresholds_of_the_wrong_shape_are_sentences():
+    with pytest.raises(ValueError, match="class_thresholds must map each class"):
+        vc.Policy("class_thresholds", class_thresholds=[0.5, 0.5])
+    with pytest.raises(ValueError, match="threshold must be a number"):
+        vc.Policy("threshold", threshold="0.5")
+    with pytest.raises(ValueError, match="threshold must be a number"):
+        vc.Policy("threshold", threshold=True)
+
+
+def test_logits_too_large_for_a_small_temperature_are_refused_not_nan():
+    policy = load_policy(document(calibration={"method": "temperature", "temperature": 1e-6, "use_logits": True}))
+    with pytest.raises(ValueError, match="largest number a float holds"):
+        policy.decide([[0.9, 0.1]], logits=[[1e303, -1e303]])
+    assert policy.decide([[0.9, 0.1]], logits=[[3.0, -2.0]]).tolist() == ["benign"]
+
+
+def test_a_folder_a_bad_file_and_nullable_frames_in_the_runtime(tmp_path):
+    with pytest.raises(ValueError, match="is a folder, not a regular file"):
+        load_policy(tmp_path)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"a": "\xe9"}')
+    with pytest.raises(ValueError) as caught:
+        load_policy(latin)
+    assert str(caught.value).count(str(latin)) == 1, str(caught.value)
+    policy = load_policy(document())
+    frame = pd.DataFrame({"benign": [0.2, 0.9], "malignant": [0.8, 0.1]}, dtype="Float64")  # pandas' nullable
+    assert policy.decide(frame).tolist() == ["malignant", "benign"]
+    frame.iloc[1, 0] = None
+    with pytest.raises(ValueError, match="NaN or infinite values at rows 1"):
+        policy.decide(frame)
