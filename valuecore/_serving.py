@@ -292,9 +292,10 @@ def _same_label(a, b) -> bool:
         return False
 
 
-def check_action_labels(classes, actions: Mapping, model: str | None = None) -> None:
+def check_action_labels(classes, actions: Mapping, model: str | None = None, advice: str | None = None) -> None:
     """Refuse (ValueError) action labels (``{"abstain": label, ...}``) that equal a class or each other,
-    as values or as text: acting on that class could not be told from the action."""
+    as values or as text: acting on that class could not be told from the action. ``advice``: what to do
+    instead (default: pass another label)."""
     names = list(actions)
     for i, name in enumerate(names):
         for other in names[:i]:
@@ -304,7 +305,7 @@ def check_action_labels(classes, actions: Mapping, model: str | None = None) -> 
         if clash is not None:
             whose = f" of model {model!r}" if model is not None else ""
             raise ValueError(f"the {name} label {actions[name]!r} is also a class{whose} ({clash!r}): acting on "
-                             f"that class could not be told from {name}; pass {name}= another label")
+                             f"that class could not be told from {name}; {advice or f'pass {name}= another label'}")
 
 
 # ------------------------------------------------------------------ loading

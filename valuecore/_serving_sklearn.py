@@ -156,8 +156,9 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"abstain_label {self.abstain_label!r} is one of the classes {list(classes)} (labels "
                              "compare as values and as text): choose a label that no class has")
 
-    def _check_served(self, estimator, served) -> np.ndarray:
-        """The estimator's classes, once they are the policy's (in order) and no action label is one of them."""
+    def _check_served(self, estimator, served, *, tiers: bool = False) -> np.ndarray:
+        """The estimator's classes, once they are the policy's (in order) and ``abstain_label`` is none of them
+        (nor, with ``tiers``, the labels ``decide`` gives a confirmed or listed item)."""
         from ._predictions import _label_text
         from ._serving import check_action_labels
 
@@ -166,10 +167,12 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"the policy of model {served.model!r} is for classes {list(served.classes)} but the "
                              f"estimator has classes {[str(c) for c in classes]} (in this order)")
         self._check_abstain_label(classes)
-        check_action_labels(classes.tolist(), {"abstain": self.abstain_label,
-                                               **({"confirm": CONFIRM} if served.kind == "two_tier" else {}),
-                                               **({"shortlist": SHORTLIST} if served.kind == "shortlist" else {})},
-                            served.model)
+        if tiers:
+            check_action_labels(classes.tolist(), {"abstain": self.abstain_label,
+                                                   **({"confirm": CONFIRM} if served.kind == "two_tier" else {}),
+                                                   **({"shortlist": SHORTLIST} if served.kind == "shortlist" else {})},
+                                served.model, "decide() could not tell them apart: use predict(), where such an "
+                                "item is abstain_label")
         return classes
 
     @property
@@ -187,9 +190,9 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """The wrapped estimator's probabilities, as it gives them."""
         return self._served()[0].predict_proba(X)
 
-    def _codes(self, X):
+    def _codes(self, X, *, tiers: bool = False):
         estimator, served = self._served()
-        classes = self._check_served(estimator, served)
+        classes = self._check_served(estimator, served, tiers=tiers)
         return classes, served.decisions(np.asarray(estimator.predict_proba(X), dtype=np.float64))
 
     def decisions(self, X):
@@ -199,7 +202,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def decide(self, X) -> np.ndarray:
         """Per row: its class, ``abstain_label``, (two tiers) ``"confirm"`` or (a shortlist) ``"shortlist"``;
         an object array."""
-        classes, decisions = self._codes(X)
+        classes, decisions = self._codes(X, tiers=True)
         labels = np.empty(len(classes) + 3, dtype=object)
         labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM, SHORTLIST]
         return labels[decisions.action]

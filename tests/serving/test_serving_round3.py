@@ -320,3 +320,13 @@ def test_a_folder_a_bad_file_and_nullable_frames_in_the_runtime(tmp_path):
     frame.iloc[1, 0] = None
     with pytest.raises(ValueError, match="NaN or infinite values at rows 1"):
         policy.decide(frame)
+
+
+def test_the_wrapper_s_decide_refuses_a_class_named_confirm_and_predict_serves_it():
+    model, X, y = fitted(("confirm", "yes"))
+    assisted = {"v_confirmed_correct": 0.5, "v_confirmed_wrong": -1, "cost": 0}
+    clf = RejectOptionClassifier(model, use_case=vc.UseCase(1, 0, -4), kind="two_tier", assisted=assisted,
+                                 abstain_label="person").fit(X, y)
+    with pytest.raises(ValueError, match="'confirm' is also a class.*use predict"):
+        clf.decide(X)
+    assert set(clf.predict(X).tolist()) <= {"confirm", "yes", "person"}
