@@ -83,6 +83,11 @@ _PARAM_SPEC: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "platt": (("a", "b"), {"use_logits": True}),
 }
 
+# The range of a stored temperature and of Platt's a and b, as policy.schema.json states them: beyond it a
+# temperature of 1e-320 divides scores into infinities (NaN confidences, every item silently handed off).
+TEMPERATURE_RANGE = (1e-6, 1e6)
+PLATT_BOUND = 1e6
+
 _RELIABILITY_COLUMNS = [
     "bin_lower",
     "bin_upper",
@@ -113,14 +118,19 @@ def _finite_float(value, name: str) -> float:
 
 
 def _float_tuple(values, name: str) -> tuple[float, ...]:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"calibrator parameter {name!r} must be a list of numbers") from exc
-    if array.ndim != 1 or array.size == 0:
+    raw = np.asarray(values, dtype=object) if isinstance(values, (list, tuple)) else np.asarray(values)
+    if raw.ndim != 1 or raw.size == 0:
         raise ValueError(f"calibrator parameter {name!r} must be a non-empty list of numbers")
+    # Numbers only: "0.5" or true would be read as 0.5 and 1.0 by a float conversion.
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+               for v in raw.tolist()):
+        raise ValueError(f"calibrator parameter {name!r} must be a list of numbers (not text or true/false)")
+    array = raw.astype(np.float64)
     if not np.isfinite(array).all():
         raise ValueError(f"calibrator parameter {name!r} has NaN or infinite values")
+    if array.min() < 0 or array.max() > 1:
+        raise ValueError(f"calibrator parameter {name!r} must lie in [0, 1] (confidences), got values from "
+                         f"{array.min():g} to {array.max():g}")
     return tuple(float(v) for v in array)
 
 
@@ -140,8 +150,10 @@ def _validate_params(method: str, params) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if method == "temperature":
         temperature = _finite_float(params["temperature"], "temperature")
-        if temperature <= 0:
-            raise ValueError(f"temperature must be positive, got {temperature}")
+        low, high = TEMPERATURE_RANGE
+        if not low <= temperature <= high:
+            raise ValueError(f"temperature must be positive, from {low:g} to {high:g} (where the recalibrated "
+                             f"confidences stay finite), got {temperature!r}")
         out["temperature"] = temperature
     elif method == "platt":
         out["a"] = _finite_float(params["a"], "a")
@@ -155,8 +167,6 @@ def _validate_params(method: str, params) -> dict[str, Any]:
             raise ValueError("isotonic breakpoints x must be sorted in non-decreasing order")
         if np.any(np.diff(y) < 0):
             raise ValueError("isotonic values y must be non-decreasing (the map is monotone)")
-        if min(y) < 0 or max(y) > 1:
-            raise ValueError("isotonic values y must lie in [0, 1]")
         out["x"], out["y"] = x, y
     for key, default in optional.items():
         value = params.get(key, default)
@@ -242,6 +252,10 @@ def _temperature_softmax(proba, logits, use_logits: bool, temperature: float):
     used_logits = logits is not None and (use_logits or proba is None)
     source = np.asarray(logits if used_logits else proba)
     n, n_classes = source.shape
+    # Only logits can overflow (log-probabilities stay above log 1e-12), and only for a temperature below 1.
+    if used_logits and temperature < 1 and n and np.abs(source).max() > np.finfo(np.float64).max * temperature:
+        raise ValueError(f"logits as large as {float(np.abs(source).max()):.3g}, divided by the temperature "
+                         f"{temperature:g}, exceed the largest number a float holds: the confidences would be NaN")
     out = np.empty((n, n_classes))
     scaled = np.empty((n, n_classes)) if used_logits else None
     for start in range(0, n, _SOFTMAX_ROWS_PER_BLOCK):

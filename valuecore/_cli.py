@@ -22,6 +22,7 @@ valuecore ...
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import io
 import math
@@ -29,6 +30,8 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -198,6 +201,7 @@ def _describe_rule(policy, confidences=None) -> list[str]:
 def _cmd_report(args) -> int:
     from ._policy_build import build_policy_document
 
+    _check_report_options(args)
     values = _values(args)
     reviewers = _reviewers(args, values)
     if reviewers is not None and not reviewers.flat:
@@ -221,7 +225,8 @@ def _cmd_report(args) -> int:
     if args.adapt_to is not None:  # re-tuned for the class mix of an unlabelled split (docs/constraints.md)
         from ._prior_shift import adapted_pipeline
 
-        pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method, tuning=args.adapt_tuning,
+        pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method or "em",
+                                    tuning=args.adapt_tuning or "reweight",
                                     calibration_method=args.calibration, tune_split=args.tune_split,
                                     eval_split=args.eval_split, rng=0, guard=not args.adapt_always)
         document, notes = pipeline.document(list(models), args.policy, values,
@@ -234,20 +239,17 @@ def _cmd_report(args) -> int:
         from ._cli_reviewers import reviewer_record
 
         document = replace(document, reviewers=reviewer_record(reviewers, typed_values))
-    # With --json - the JSON owns stdout and the readable report goes to stderr.
-    say = _err if args.json == "-" else _out
+    say = _say(args)
     _warn_notes_of_no_model(document, notes)
     _say_document(say, _recommendation_lines(recommended, document, args.currency, models), document, models, values,
                   values, f"{args.policy}, calibration: {args.calibration}", args.currency)
     for line in _ranking_lines(document, models, values, args.currency):
         say(line)
-    if args.json:
-        _write_policy_json(document, args.json, say, args)
+    outputs = [_policy_json_output(document, args.json)] if args.json else []
     html = _html_report_text(args, models, values, reviewers) if args.html or args.log_mlflow else None
     if args.html:
-        _write_text(args.html, html, "the HTML report", args)
-        say("")
-        say(f"wrote the HTML report to {args.html}")
+        outputs.append(_text_output(args.html, html, "the HTML report", f"wrote the HTML report to {args.html}"))
+    _write_outputs(outputs, say, args)  # every output made first: an error or interrupt leaves the old files
     if args.log_mlflow:
         from ._serving_mlflow import log_report_to_runs
 
@@ -295,20 +297,18 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
             calibration_method=args.calibration, with_interval=not args.no_interval, kind=kind)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    say = _err if args.json == "-" else _out
+    say = _say(args)
     _warn_notes_of_no_model(document, notes)
     _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
                   values, None, f"{kind} (tuned for the reviewers' workload), calibration: "
                   f"{args.calibration}",
                   args.currency)
-    if args.json:
-        _write_policy_json(document, args.json, say, args)
+    outputs = [_policy_json_output(document, args.json)] if args.json else []
     if args.html:  # the other sections price a perfect reviewer; the reviewers' own section says what changes
         # The rule the JSON was tuned with (a workload curve resolves "recommended" to one threshold).
         html = _html_report_text(argparse.Namespace(**{**vars(args), "policy": kind}), models, values, reviewers)
-        _write_text(args.html, html, "the HTML report", args)
-        say("")
-        say(f"wrote the HTML report to {args.html}")
+        outputs.append(_text_output(args.html, html, "the HTML report", f"wrote the HTML report to {args.html}"))
+    _write_outputs(outputs, say, args)
     return EXIT_OK
 
 
@@ -452,18 +452,13 @@ def _ranking_lines(document, models, values, currency: str) -> list[str]:
     ]
 
 
-def _write_policy_json(document, destination: str, say, args) -> None:
-    """The policy JSON to stdout (``-``) or a file; never a document the schema refuses."""
+def _policy_json_output(document, destination: str) -> _Output:
+    """The policy JSON as an output (a file, or stdout for ``-``); never a document the schema refuses."""
     from ._policy_json import validate_policy_document
 
     validate_policy_document(document.to_dict())
-    text = document.to_json()
-    if destination == "-":
-        sys.stdout.write(text)
-        return
-    _write_text(destination, text, "the policy JSON", args)
-    say("")
-    say(f"wrote the policy JSON for {len(document.entries)} model(s) to {destination}")
+    return _text_output(destination, document.to_json(), "the policy JSON",
+                        f"wrote the policy JSON for {len(document.entries)} model(s) to {destination}")
 
 
 def _verdict_lines(document, models, values, currency: str) -> list[str]:
@@ -503,34 +498,122 @@ def _command_inputs(args) -> list[str]:
     return given
 
 
-_OUTPUT_OPTIONS = ("json", "html", "csv", "out")  # options naming a file to write (table's --csv is a format)
+# Options naming a file to write (table's --csv is a format); "-" is stdout for each of them but aggregate's.
+_OUTPUT_OPTIONS = {"json": "--json", "html": "--html", "csv": "--csv", "out": "--out"}
+
+
+def _named_outputs(args) -> dict[str, str]:
+    """{option: path} of the outputs a command was given, stdout (``-``) included."""
+    return {option: getattr(args, name) for name, option in _OUTPUT_OPTIONS.items()
+            if isinstance(getattr(args, name, None), str)}
 
 
 def _check_outputs(args) -> None:
-    """Refuse, before any work, an output that is an input, a folder, or another output of the same command."""
-    from ._paths import OutputRefused, check_output
+    """Refuse, before any work, an output that is an input, not a regular file or a new path, another
+    output of the same command, or a second one on stdout."""
+    from ._paths import OutputRefused, check_output, same_file, shown
 
-    outputs = [getattr(args, name) for name in _OUTPUT_OPTIONS if isinstance(getattr(args, name, None), str)]
-    outputs = [o for o in outputs if o != "-"]
-    for i, output in enumerate(outputs):
+    named = _named_outputs(args)
+    to_stdout = [option for option, path in named.items() if path == "-"]
+    if args.command == "aggregate" and to_stdout:
+        raise OutputRefused("aggregate writes a Parquet file, which cannot go to stdout ('-'): give --out a file name")
+    if len(to_stdout) > 1:
+        raise OutputRefused(f"{' and '.join(to_stdout)} both name stdout ('-'); only one output can go there: "
+                            "give the others a file name")
+    files = [(option, path) for option, path in named.items() if path != "-"]
+    for i, (option, output) in enumerate(files):
         if not output.strip():
-            raise OutputRefused("an output file name is empty; give a file name")
-        check_output(output, _command_inputs(args) + outputs[:i], "the output")
+            raise OutputRefused(f"the file name given to {option} is empty; give a file name")
+        check_output(output, _command_inputs(args), f"the output of {option}")
+        folder = Path(output).parent
+        if args.command != "aggregate" and not folder.is_dir():  # aggregate makes its folder
+            what = {"--json": "the evaluation JSON" if args.command == "apply" else "the policy JSON",
+                    "--html": "the HTML report", "--csv": "the VOC table"}.get(option, "the output")
+            raise OutputRefused(f"cannot write {what} to {shown(output)}: its folder {shown(folder)} does not "
+                                "exist; make it first, or write elsewhere")
+        for other, earlier in files[:i]:
+            if same_file(Path(output), Path(earlier)):
+                raise OutputRefused(f"{other} and {option} both name {shown(output)}; give each output its own file")
 
 
-def _write_output(path: str, write, what: str, args) -> None:
-    """Write one output of a command: never over one of its inputs, complete or not at all."""
-    from ._paths import check_output, write_atomically
+def _check_inputs(args) -> None:
+    """Refuse, before any work, an input path this system cannot hold (a 5,000-character name)."""
+    from ._paths import path_problem
 
-    check_output(path, _command_inputs(args), what)
+    for given in [*_command_inputs(args), *([args.temp_dir] if getattr(args, "temp_dir", None) else [])]:
+        problem = path_problem(str(given))
+        if problem:
+            raise UsageError(problem)
+
+
+@dataclass(frozen=True)
+class _Output:
+    """One output of a command: where it goes (a file, or ``-`` for stdout), what it is, and how to write it.
+
+    ``write`` takes a temporary file's path or, for stdout, the stream; ``said`` is the line that reports it."""
+
+    path: str
+    what: str
+    said: str
+    write: Callable
+
+
+def _text_output(path: str, text: str, what: str, said: str) -> _Output:
+    def write(target) -> None:
+        if isinstance(target, Path):
+            target.write_text(text, encoding="utf-8")
+        else:
+            target.write(text)
+
+    return _Output(path, what, said, write)
+
+
+def _say(args):
+    """Where the readable report goes: stderr when an output owns stdout (``--json -``, ``--html -``), else stdout."""
+    return _err if "-" in _named_outputs(args).values() else _out
+
+
+def _write_outputs(outputs: Sequence[_Output], say, args) -> None:
+    """Write a command's outputs as one unit (``valuecore._paths.write_together``): no file is written before
+    all are made; a file never replaces an input. The one on stdout (``-``) is written after the files."""
+    from ._paths import OutputNotWritten, check_output, write_together
+
+    files = [output for output in outputs if output.path != "-"]
+    for output in files:
+        check_output(output.path, _command_inputs(args), output.what)
+    written: list = []
+    args.written_outputs = written  # main names them when an interrupt follows
     try:
-        write_atomically(path, write)
-    except OSError as exc:
-        raise UsageError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
+        write_together([(output.path, output.write) for output in files], written=written)
+    except OutputNotWritten as failed:
+        output = files[failed.index]
+        done = "; ".join(f"{o.what} {o.path} was written" for o in files[:len(written)])
+        raise UsageError(f"cannot write {output.what} to {output.path}: {failed.reason}"
+                         + (f" ({done})" if done else "")) from None
+    for output in outputs:
+        if output.path == "-":
+            output.write(sys.stdout)
+    for output in files:
+        say("")
+        say(output.said)
 
 
-def _write_text(path: str, text: str, what: str, args) -> None:
-    _write_output(path, lambda temporary: temporary.write_text(text, encoding="utf-8"), what, args)
+def _check_report_options(args) -> None:
+    """Refuse, before any work, ``report`` options that contradict each other or would do nothing."""
+    if args.log_mlflow and not any(str(path).startswith("mlflow:") for path in args.paths):
+        raise UsageError("--log-mlflow logs to the MLflow run the runs came from, and none is named: name it as "
+                         "mlflow:<run_id> or mlflow:<experiment>/<run>; nothing was written")
+    if args.adapt_to is None:
+        idle = [option for option, given in (("--adapt-method", args.adapt_method is not None),
+                                             ("--adapt-tuning", args.adapt_tuning is not None),
+                                             ("--adapt-always", args.adapt_always)) if given]
+        if idle:
+            raise UsageError(f"{' and '.join(idle)} only change{'s' if len(idle) == 1 else ''} how --adapt-to "
+                             "SPLIT re-tunes for a class mix, and no --adapt-to is given")
+    elif args.max_risk is not None:
+        raise UsageError("--max-risk certifies the error rate on the tuning split's items as they were drawn, and "
+                         "--adapt-to re-weights them to another class mix, which a certificate cannot rest on: "
+                         "give one or the other")
 
 
 # ----------------------------------------------------------------- apply
@@ -558,7 +641,7 @@ def _cmd_apply(args) -> int:
         from ._cli_reviewers import reprice_applied
 
         applied = reprice_applied(document, models, applied, with_interval=not args.no_interval)
-    say = _err if args.json == "-" else _out
+    say = _say(args)
     if document.recommendation is not None:
         say(f"recommendation (as stored): {_stored_recommendation(document.recommendation)}")
     say(_describe_values(document.values))
@@ -587,7 +670,7 @@ def _cmd_apply(args) -> int:
         raise UsageError("no stored policy could be evaluated on these runs (see the warnings above)")
     if args.json:
         record = _applied_record(path, args.split, applied, document.recommendation)
-        _write_applied_json(args.json, record, evaluated, say, args)
+        _write_outputs([_applied_json_output(args.json, record, evaluated)], say, args)
     return EXIT_OK
 
 
@@ -595,12 +678,14 @@ def _read_policy_document(path: Path):
     """The policy JSON at ``path``, or UsageError saying why it cannot be used."""
     from ._policy_json import PolicyDocument
 
-    try:
-        text = path.read_bytes()
+    from ._limits import read_limited
+
+    try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
+        text = read_limited(path, "the policy")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such policy file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         return PolicyDocument.from_json(text)
     except ValueError as exc:
@@ -657,14 +742,10 @@ def _applied_record(path: Path, split, applied, recommendation=None) -> dict:
     }
 
 
-def _write_applied_json(destination: str, record: dict, evaluated: int, say, args) -> None:
+def _applied_json_output(destination: str, record: dict, evaluated: int) -> _Output:
     body = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-    if destination == "-":
-        sys.stdout.write(body)
-        return
-    _write_text(destination, body, "the evaluation JSON", args)
-    say("")
-    say(f"wrote the evaluation of {evaluated} model(s) to {destination}")
+    return _text_output(destination, body, "the evaluation JSON",
+                        f"wrote the evaluation of {evaluated} model(s) to {destination}")
 
 
 # ----------------------------------------------------------------- table
@@ -753,19 +834,21 @@ def _cmd_voc(args) -> int:
         )
     for note in notes:
         _err(f"note: {note}")
+    say = _say(args)  # with --csv - the table owns stdout
     if args.csv:
         safe = spreadsheet_safe(frame)
-        _write_output(args.csv, lambda temporary: safe.to_csv(temporary, index=False), "the VOC table", args)
-        _out(f"wrote {len(frame)} rows ({len(curves)} model(s) x {args.points} omegas) to {args.csv}")
+        said = f"wrote {len(frame)} rows ({len(curves)} model(s) x {args.points} omegas) to {args.csv}"
+        _write_outputs([_Output(args.csv, "the VOC table", said, lambda target: safe.to_csv(target, index=False))],
+                       say, args)
     else:
         _out(frame.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    _out("")
-    _out(f"omega_sup (largest penalty at which the model still adds value; mode {args.mode}):")
+    say("")
+    say(f"omega_sup (largest penalty at which the model still adds value; mode {args.mode}):")
     width = max(len(name) for name in curves)
     for name, curve in curves.items():
         sup = curve.omega_sup
         extra = "  (the value stays positive for every omega)" if math.isinf(sup) else ""
-        _out(f"  {name:<{width}}  {_fmt(sup, '.6g')}{extra}")
+        say(f"  {name:<{width}}  {_fmt(sup, '.6g')}{extra}")
     return EXIT_OK
 
 
@@ -928,18 +1011,19 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", metavar="REPORT.html",
                         help="also write a self-contained HTML report to share (opens offline, charts inline)")
     report.add_argument("--currency", default="", metavar="SYMBOL", help="currency of the values in the HTML report")
-    report.add_argument("--volume", type=_positive_float, metavar="N",
-                        help="expected items per period, for the value per period in the HTML report")
+    report.add_argument("--volume", type=_volume, metavar="N",
+                        help=f"expected items per period, for the value per period in the HTML report (at most "
+                        f"{MAX_VOLUME:.0e}, as on the dashboard's first page)")
     report.add_argument("--period", default="month", metavar="PERIOD", help="the period of --volume (default month)")
     report.add_argument("--log-mlflow", action="store_true",
                         help="log the policy JSON and the HTML report to the MLflow run(s) named as mlflow:RUN")
     report.add_argument("--adapt-to", metavar="SPLIT",
                         help="re-tune for the class mix of this (unlabelled) split, estimated from the "
                         "probabilities; recorded as prior_shift in the policy JSON")
-    report.add_argument("--adapt-method", choices=("em", "bbse", "bbse_soft"), default="em",
+    report.add_argument("--adapt-method", choices=("em", "bbse", "bbse_soft"), default=None,
                         help="how --adapt-to estimates the class mix (default em, the most accurate; bbse "
                         "on hard predictions, bbse_soft on probabilities)")
-    report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default="reweight",
+    report.add_argument("--adapt-tuning", choices=("reweight", "label_free"), default=None,
                         help="--adapt-to re-weights the tuning split (default), or tunes without labels on the "
                         "adapted split, its probabilities adjusted to the estimated mix")
     report.add_argument("--adapt-always", action="store_true",
@@ -1013,6 +1097,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The most items per period --volume takes: the dashboard's bound; beyond it the figures are no longer amounts.
+MAX_VOLUME = 1e12
+
+
+def _volume(text: str) -> float:
+    value = _positive_float(text)
+    if value > MAX_VOLUME:
+        raise argparse.ArgumentTypeError(f"at most {MAX_VOLUME:,.0f} items per period, got {text}")
+    return value
+
+
 # ------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 unexpected failure, 2 bad usage or input)."""
@@ -1027,6 +1122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False))
     try:
+        _check_inputs(args)
         _check_outputs(args)
         return args.handler(args)
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
@@ -1041,15 +1137,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"error: {exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        _err("interrupted")
+        _err(_interrupted(args))
         return 130
-    except Exception as exc:  # noqa: BLE001 - the command line promises no traceback without --debug
+    except OSError as exc:  # a file the user named cannot be used: their input, in one sentence
+        if exc.errno not in _USER_FILE_ERRORS or exc.filename is None:
+            return _unexpected(exc, debug)
+        from ._paths import shown
+
         if debug:
             traceback.print_exc()
-        _err(f"error: unexpected failure ({type(exc).__name__}: {exc})")
-        if not debug:
-            _err("hint: this is likely a bug in valuecore; run again with --debug for the traceback and report it")
-        return EXIT_FAILURE
+        _err(f"error: cannot use {shown(exc.filename)}: {exc.strerror}")
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - the command line promises no traceback without --debug
+        return _unexpected(exc, debug)
+
+
+def _unexpected(exc: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    _err(f"error: unexpected failure ({type(exc).__name__}: {exc})")
+    if not debug:
+        _err("hint: this is likely a bug in valuecore; run again with --debug for the traceback and report it")
+    return EXIT_FAILURE
+
+
+# errno values that say a file the user named cannot be used (not a bug): exit 2.
+_USER_FILE_ERRORS = {errno.ENAMETOOLONG, errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR,
+                     errno.ELOOP, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENXIO}
+
+
+def _interrupted(args) -> str:
+    """What an interrupt leaves: the outputs written whole before it, or none."""
+    written = [str(path) for path in getattr(args, "written_outputs", ())]
+    if written:
+        names = written[0] if len(written) == 1 else f"{', '.join(written[:-1])} and {written[-1]}"
+        return f"interrupted after writing {names} whole"
+    if any(path != "-" for path in _named_outputs(args).values()):
+        return "interrupted: nothing was written"
+    return "interrupted"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from . import wording
-from ._limits import load_json_limited
+from ._limits import load_json_limited, read_limited
 
 if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
     from ._usecase import UseCase, ValueMatrix
@@ -236,12 +236,14 @@ def read_value_matrix(path: str | Path):
     policy document (its ``use_case`` is used). Raises :class:`UsageError`.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
+    try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
+        text = read_limited(path, "the value matrix").decode("utf-8-sig")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such value-matrix file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: cannot be read as UTF-8 text") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return value_matrix_from_csv(text, str(path))

@@ -10,6 +10,7 @@ import argparse
 
 from ._cli_common import (
     CALIBRATION_METHODS,
+    UsageError,
     _add_split_options,
     _add_values_options,
     _err,
@@ -58,12 +59,19 @@ def _cmd_monitor(args) -> int:
     for note in notes:
         _err(f"warning: {note}")
     how = _chunking(args)
+    monitored = 0
     for entry in document.entries:
         run = models[entry.model]
         reference = args.reference_split or entry.tuned_on.get("split") or entry.evaluation["split"]
-        if reference not in run.splits or not run.splits[reference].has_labels:
-            _err(f"warning: {entry.model} skipped: the reference split {reference!r} is missing or has no labels")
+        if reference not in run.splits:
+            _err(f"warning: {entry.model} skipped: it has no split {reference!r} to take as the reference "
+                 f"(it has {', '.join(map(repr, run.splits))})")
             continue
+        if not run.splits[reference].has_labels:
+            _err(f"warning: {entry.model} skipped: its reference split {reference!r} has no labels (y_true), and "
+                 "the estimate is calibrated on labels: give a labelled split with --reference-split")
+            continue
+        monitored += 1
         watched = _watched_split(run, args.split, reference)
         result = monitor_bands(run.splits[reference], run.splits[watched], entry.policy, values,
                                calibration=args.estimate_calibration, confidence=args.confidence, **how)
@@ -79,6 +87,8 @@ def _cmd_monitor(args) -> int:
             covered = int(checked.frame["covered"].astype(bool).sum())
             _out(f"back-test on {backtest!r}: the {wording.level(checked.confidence)} band covered the realised "
                  f"value in {covered} of {checked.n_backtest} chunks ({_pct(checked.backtest_coverage)})")
+    if not monitored:
+        raise UsageError("no model could be monitored (see the warnings above)")
     return 0
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from ._cli_common import _finite_float
+
 __all__ = ["add_reviewer_options", "reviewers_from_args", "reviewer_record", "loaded_reviewer_document",
            "reprice_applied", "reviewer_lines"]
 
@@ -41,14 +43,22 @@ def _workload(text: str) -> tuple:
     return tuple(points)
 
 
+# The most reviewed decisions a sample may count: far beyond any real audit, well within the exact interval's reach.
+MAX_REVIEWED = 10**12
+
+
 def _sample(text: str) -> tuple:
     right, sep, reviewed = text.partition("/")
+    shown = text if len(text) <= 60 else text[:57] + "..."
     try:
         n_right, n_reviewed = int(right), int(reviewed)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a sample is RIGHT/REVIEWED (e.g. 180/200), got {text!r}") from None
+    except ValueError:  # also a number of more than 4,300 digits, which Python will not read
+        raise argparse.ArgumentTypeError(f"a sample is RIGHT/REVIEWED (e.g. 180/200), got {shown!r}") from None
     if not sep or not 0 <= n_right <= n_reviewed or n_reviewed < 1:
-        raise argparse.ArgumentTypeError(f"a sample is RIGHT/REVIEWED with 0 <= RIGHT <= REVIEWED, got {text!r}")
+        raise argparse.ArgumentTypeError(f"a sample is RIGHT/REVIEWED with 0 <= RIGHT <= REVIEWED, got {shown!r}")
+    if n_reviewed > MAX_REVIEWED:
+        count = f"{n_reviewed:,}" if n_reviewed < 10**30 else f"a number of {len(str(n_reviewed)):,} digits"
+        raise argparse.ArgumentTypeError(f"a sample counts at most {MAX_REVIEWED:,} decisions reviewed, got {count}")
     return n_right, n_reviewed
 
 
@@ -60,7 +70,7 @@ def add_reviewer_options(parser: argparse.ArgumentParser) -> None:
                        help="the accuracy from a labelled sample of their decisions, with an exact 95%% interval")
     group.add_argument("--workload", type=_workload, metavar="R1:A1,R2:A2,...",
                        help="their accuracy at each hand-off rate, linear in between (a tired team)")
-    group.add_argument("--v-person-wrong", type=float, metavar="Z",
+    group.add_argument("--v-person-wrong", type=_finite_float, metavar="Z",
                        help="value of a hand-off the person gets wrong (default: --v-wrong)")
 
 
@@ -77,6 +87,12 @@ def reviewers_from_args(args, use_case):
                          "not a value matrix")
     if args.reviewer_accuracy is not None and args.reviewer_sample is not None:
         raise ValueError("give the reviewers' accuracy or a sample of their decisions, not both")
+    if args.reviewer_accuracy is not None and args.workload is not None:
+        raise ValueError("--reviewer-accuracy and --workload both give the reviewers' accuracy (the curve at every "
+                         "hand-off rate, which would leave the flat one unused): give one of them")
+    if args.reviewer_accuracy is None and args.reviewer_sample is None and args.workload is None:
+        raise ValueError("--v-person-wrong prices a hand-off the reviewers get wrong, and without their accuracy "
+                         "they are never wrong: give --reviewer-accuracy, --reviewer-sample or --workload too")
     extra = {"workload": args.workload or (), "v_person_wrong": args.v_person_wrong}
     if args.reviewer_sample is not None:
         return Reviewers.from_sample(*args.reviewer_sample, **extra)

@@ -18,6 +18,7 @@ __all__ = [
     "limit",
     "load_json_limited",
     "json_depth",
+    "read_limited",
 ]
 
 
@@ -107,12 +108,42 @@ def _no_constant(text: str):
     raise ValueError(f"{text} is not a JSON number (write a finite number, or null where allowed)")
 
 
+class _KeyGivenTwice(ValueError):
+    """An object of the document gives one key more than once (``json`` would keep the last, silently)."""
+
+
+def _one_value_per_key(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _KeyGivenTwice(f"gives the key {clip_text(twice, 60)!r} more than once in one object; a key may "
+                             "appear once, or two readers could take different values")
+    return out
+
+
+def read_limited(path, what: str = "the file") -> bytes:
+    """The bytes of the regular file ``path``, read no further than the ``json_mb`` limit allows.
+
+    :class:`LimitError` for a longer file; ValueError in words for anything but a regular file (a FIFO,
+    ``/dev/zero``: refused without waiting or reading without end); FileNotFoundError when it is missing.
+    """
+    from ._paths import read_regular_file, shown
+
+    max_bytes = limit("json_mb") * 1_000_000
+    data = read_regular_file(path, max_bytes, what)
+    if len(data) > max_bytes:
+        raise LimitError(refusal("json_mb", f"{shown(path)} is too large", f"more than {limit('json_mb'):,} MB"))
+    return data
+
+
 def load_json_limited(text: str | bytes, source: str = "JSON"):
-    """``json.loads`` after checking size and nesting depth; numbers must be finite.
+    """``json.loads`` after checking size and nesting depth; numbers must be finite; no object may give a
+    key twice (``"threshold": 0.99, "threshold": 0.0`` is refused, naming the key, not read as 0.0).
 
     Raises :class:`LimitError` for too large or too deep input, ValueError (with the
-    line and column) for invalid JSON or a number out of range, never RecursionError
-    or OverflowError.
+    line and column) for invalid JSON, a number out of range or a key given twice, never
+    RecursionError or OverflowError.
     """
     size = len(text)
     if size > limit("json_mb") * 1_000_000:
@@ -126,7 +157,10 @@ def load_json_limited(text: str | bytes, source: str = "JSON"):
     if depth > limit("json_depth"):
         raise LimitError(refusal("json_depth", f"{source} is nested too deeply", f"{depth} levels"))
     try:
-        return json.loads(text, parse_float=_finite_number, parse_int=_whole_number, parse_constant=_no_constant)
+        return json.loads(text, parse_float=_finite_number, parse_int=_whole_number, parse_constant=_no_constant,
+                          object_pairs_hook=_one_value_per_key)
+    except _KeyGivenTwice as exc:
+        raise ValueError(f"{source} {exc}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:  # pragma: no cover - the depth check comes first

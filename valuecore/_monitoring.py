@@ -40,6 +40,9 @@ __all__ = [
 ]
 
 _NANOS_PER_DAY = 86_400 * 10**9
+# The most periods (empty ones included) the time span of a run may be cut into; checked before any array of
+# periods is made, so that "1ns" over a month is refused in words rather than by a 25 PiB allocation.
+MAX_PERIODS = 100_000
 # Offsets pandas' resample closes on the right (the period *ends* on the anchor
 # date); see ``pandas.core.resample.TimeGrouper``. Their periods run from the
 # day after one anchor to the end of the next anchor's day.
@@ -154,7 +157,7 @@ def _offset(period):
         ) from exc
 
 
-def _period_edges(ns: np.ndarray, offset) -> tuple[np.ndarray, np.ndarray]:
+def _period_edges(ns: np.ndarray, offset, name=None) -> tuple[np.ndarray, np.ndarray]:
     """Period of every timestamp (``ns``, int64 nanoseconds), as pandas' resample cuts them.
 
     Returns ``(codes, edges)``: item ``i`` lies in ``[edges[codes[i]], edges[codes[i] + 1])``.
@@ -163,15 +166,23 @@ def _period_edges(ns: np.ndarray, offset) -> tuple[np.ndarray, np.ndarray]:
     months, quarters, business days) start on their anchor dates, or for
     offsets anchored on an end date (``"W"``, ``"ME"``, ``"QE"``, ``"YE"``)
     run from the day after one anchor through the next anchor's whole day.
+    ValueError (``name``: the period as the user wrote it) when the span would take more than
+    :data:`MAX_PERIODS` periods, or a period reaches beyond the last date pandas holds (2262-04-11).
     """
     from pandas.tseries.offsets import Day, Tick
 
+    name = offset.freqstr if name is None else name
     first, last = int(ns.min()), int(ns.max())
     origin = first - first % _NANOS_PER_DAY  # midnight of the first day
     if isinstance(offset, (Tick, Day)):
         step = int(offset.n) * _NANOS_PER_DAY if isinstance(offset, Day) else int(offset.nanos)
         if step <= 0:
             raise ValueError(f"a time period must be positive, got {offset.freqstr!r}")
+        n_periods = (last - origin) // step + 1  # Python integers: nothing allocated, nothing overflows
+        if n_periods > MAX_PERIODS:
+            raise _too_many_periods(name, last - first, f"{n_periods:,}")
+        if origin + step * n_periods > pd.Timestamp.max.value:
+            raise _beyond_dates(name)
         codes = (ns - origin) // step
         n_edges = int(codes.max()) + 2
         edges = origin + step * np.arange(n_edges, dtype=np.int64)
@@ -183,13 +194,25 @@ def _period_edges(ns: np.ndarray, offset) -> tuple[np.ndarray, np.ndarray]:
     last_day = pd.Timestamp(last - last % _NANOS_PER_DAY)
     rule = offset.rule_code
     end_anchored = rule in _END_ANCHORED or rule.split("-")[0] in _END_ANCHORED
-    if end_anchored:
-        first_anchor = first_day - offset
-        shift = day
-    else:
-        first_anchor = offset.rollback(first_day)
-        shift = pd.Timedelta(0)
-    anchors = pd.date_range(start=first_anchor, end=last_day + offset, freq=offset)
+    try:
+        if end_anchored:
+            first_anchor = first_day - offset
+            shift = day
+        else:
+            first_anchor = offset.rollback(first_day)
+            shift = pd.Timedelta(0)
+        end = last_day + offset
+        if end + offset > pd.Timestamp.max:
+            raise _beyond_dates(name)
+    except (OverflowError, pd.errors.OutOfBoundsDatetime):
+        raise _beyond_dates(name) from None
+    try:  # where MAX_PERIODS periods end: calendar offsets compose, so this is MAX_PERIODS steps of the offset
+        far = first_anchor + offset.base * (offset.n * MAX_PERIODS)
+    except (OverflowError, ValueError):  # OutOfBoundsDatetime and OutOfBoundsTimedelta are ValueErrors
+        far = None  # beyond any date pandas holds: fewer periods than that reach the last timestamp
+    if far is not None and far <= end:
+        raise _too_many_periods(name, last - first, f"more than {MAX_PERIODS:,}")
+    anchors = pd.date_range(start=first_anchor, end=end, freq=offset)
     edges = (anchors + shift).asi8
     while edges[-1] <= last:  # defensive: always close the last period
         edges = np.r_[edges, (pd.Timestamp(edges[-1]) - shift + offset + shift).value]
@@ -197,6 +220,18 @@ def _period_edges(ns: np.ndarray, offset) -> tuple[np.ndarray, np.ndarray]:
     if codes.min() < 0:  # pragma: no cover - guarded by construction
         raise AssertionError("internal error: a timestamp precedes the first period")
     return codes, edges
+
+
+def _too_many_periods(name: str, span_nanos: int, count: str) -> ValueError:
+    days = span_nanos / _NANOS_PER_DAY
+    span = f"{days:,.0f} days" if days >= 10 else f"{span_nanos / 3.6e12:,.1f} hours"
+    return ValueError(f"the period {name!r} cuts the {span} of timestamps into {count} periods, and at most "
+                      f"{MAX_PERIODS:,} are allowed: choose a longer period")
+
+
+def _beyond_dates(name: str) -> ValueError:
+    return ValueError(f"the period {name!r} reaches beyond {pd.Timestamp.max:%Y-%m-%d}, the last date pandas "
+                      "holds: choose a shorter period")
 
 
 def _period_key(start: pd.Timestamp, end: pd.Timestamp) -> str:
@@ -224,7 +259,7 @@ def _time_chunks(predictions: Predictions, period) -> list[Chunk]:
             f"chunking by time period needs a timestamp for every item; it is missing at rows {_first_rows(missing)}"
         )
     ns = timestamp.astype("datetime64[ns]").view(np.int64)
-    codes, edges = _period_edges(ns, offset)
+    codes, edges = _period_edges(ns, offset, period)
     order = np.argsort(codes, kind="stable")  # rows of each period stay increasing
     present, first_index, counts = np.unique(codes[order], return_index=True, return_counts=True)
     chunks = []

@@ -33,10 +33,30 @@ _NO_CALIBRATION = {"method": "none"}
 def _check_threshold(value, name: str) -> float | None:
     if value is None:
         return None
-    value = float(value)
+    try:
+        if isinstance(value, (str, bytes, bool, np.bool_)):  # float() would read "0.5" and true
+            raise TypeError
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or null (always abstain), got {value!r}") from None
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number or null (always abstain), got {value}")
     return value
+
+
+def _class_threshold_pairs(given) -> list:
+    """``(class, threshold)`` pairs of a mapping or of an iterable of pairs; ValueError for anything else
+    (a list of bare thresholds would leave the classes to guess)."""
+    if isinstance(given, Mapping):
+        return list(given.items())
+    try:
+        pairs = [tuple(pair) for pair in given]
+    except TypeError:
+        pairs = None
+    if pairs is None or any(len(pair) != 2 for pair in pairs):
+        raise ValueError(f"class_thresholds must map each class to its threshold (or null), got "
+                         f"{type(given).__name__} {str(given)[:80]}")
+    return pairs
 
 
 @dataclass(frozen=True)
@@ -92,9 +112,7 @@ class Policy:
         if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
             if self.class_thresholds is None:
                 raise ValueError(f"a {self.kind} policy needs class_thresholds")
-            pairs = self.class_thresholds
-            if isinstance(pairs, Mapping):
-                pairs = pairs.items()
+            pairs = _class_threshold_pairs(self.class_thresholds)
             pairs = tuple((str(c), _check_threshold(t, f"threshold of class {c}")) for c, t in pairs)
             object.__setattr__(self, "class_thresholds", pairs)
         elif self.class_thresholds is not None:

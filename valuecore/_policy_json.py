@@ -38,7 +38,7 @@ import numpy as np
 from ._choices import ALL_POLICY_KINDS
 from ._policies import Policy, value_matrix_for
 from ._predictions import Predictions
-from ._limits import load_json_limited
+from ._limits import LimitError, limit, load_json_limited, refusal
 from ._usecase import UseCase, ValueMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -330,12 +330,16 @@ class PolicyEntry:
         """Read one entry of ``models`` (already schema-checked); checks the policy against the classes."""
         model = data["model"]
         classes = tuple(data["classes"])
+        if len(classes) > limit("classes"):
+            raise LimitError(refusal("classes", f"the policy of model {model!r} has too many classes",
+                                     f"{len(classes):,} classes"))
         try:
             policy = Policy.from_dict(data["policy"])
             if policy.calibration.get("method", "none") != "none":
                 from ._calibration import Calibrator
 
                 Calibrator.from_dict(dict(policy.calibration))
+            _check_stored_ranges(policy, classes)
         except ValueError as exc:
             raise ValueError(f"the policy of model {model!r} is invalid: {exc}") from exc
         if policy.class_thresholds is not None:
@@ -361,6 +365,23 @@ class PolicyEntry:
             monitoring=data.get("monitoring"),
             prior_shift=data.get("prior_shift"),
         )
+
+
+def _check_stored_ranges(policy: Policy, classes: tuple) -> None:
+    """What a stored policy must hold beyond a Policy's own checks (the schema's bounds, checked here too
+    for the serving runtime, which reads documents without jsonschema)."""
+    from ._calibration import PLATT_BOUND
+
+    calibration = policy.calibration
+    if calibration.get("method") == "platt":
+        for key in ("a", "b"):
+            value = calibration.get(key)
+            if isinstance(value, (int, float)) and not -PLATT_BOUND <= value <= PLATT_BOUND:
+                raise ValueError(f"Platt's parameter {key!r} must lie between {-PLATT_BOUND:g} and {PLATT_BOUND:g}, "
+                                 f"got {value!r}")
+    k = (policy.shortlist or {}).get("k")
+    if k is not None and k > len(classes):
+        raise ValueError(f"the shortlist size k={k} exceeds the {len(classes)} classes")
 
 
 @dataclass(frozen=True, eq=False)

@@ -327,6 +327,9 @@ def _bbse_bootstrap(reference: Predictions, unlabelled: Predictions, n_resamples
 def _reference_priors(reference: Predictions) -> np.ndarray:
     reference.require_labels("estimating a class mix (the labelled reference split)")
     counts = np.bincount(reference.y_true, weights=reference.sample_weight, minlength=reference.n_classes)
+    if not counts.sum() > 0:
+        raise ValueError("every weight of the labelled split the class mix is measured against is zero, so its "
+                         "class mix is unknown: tune on a split whose items weigh something")
     return counts / counts.sum()
 
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._limits import load_json_limited
+from ._limits import load_json_limited, read_limited
 from ._policies import value_matrix_for
 from ._policy_json import (
     READABLE_VERSIONS,
@@ -27,7 +27,7 @@ from ._policy_json import (
 )
 from ._predictions import Predictions, _first_rows, _label_text
 
-__all__ = ["ABSTAIN", "CONFIRM", "SHORTLIST", "Decisions", "ServingPolicy", "load_policy"]
+__all__ = ["ABSTAIN", "CONFIRM", "SHORTLIST", "Decisions", "ServingPolicy", "check_action_labels", "load_policy"]
 
 ABSTAIN = "abstain"
 CONFIRM = "confirm"
@@ -48,9 +48,10 @@ class Decisions:
         The predicted class index after recalibration (Platt scaling can change it).
     confidence : ndarray of float64
         The recalibrated confidence the thresholds compare.
-    list_order : ndarray of int64, shape (n, n_classes), or None
-        ``shortlist`` only: each item's classes, most probable first (ties to
-        the lower index); the list of item ``i`` is ``list_order[i, :list_size[i]]``.
+    list_order : ndarray of int64, shape (n, m), or None
+        ``shortlist`` only: each listed item's ``m`` most probable classes, most
+        probable first (ties to the lower index), ``m`` the longest list shown
+        (-1 elsewhere); the list of item ``i`` is ``list_order[i, :list_size[i]]``.
     list_size : ndarray of int64 or None
         ``shortlist`` only: how many classes the item's list shows (0 unless
         its action is the shortlist).
@@ -95,11 +96,18 @@ class ServingPolicy:
 
     # ------------------------------------------------------------- inputs
     def predictions(self, proba=None, *, y_pred=None, confidence=None, logits=None) -> Predictions:
-        """The model outputs as checked :class:`~valuecore.Predictions` (raw, not recalibrated)."""
+        """The model outputs as checked :class:`~valuecore.Predictions` (raw, not recalibrated).
+
+        Numbers only (no complex, true/false, text or masked arrays). The columns of a DataFrame are
+        matched to the classes by name (``benign`` or ``proba_benign``), in any order; a frame whose
+        columns were never named (0, 1, ...) is read in the order of ``classes``.
+        """
+        if logits is not None:
+            logits = _numbers(self._by_class(logits, "logits"), "logits")
         if proba is not None:
             if y_pred is not None or confidence is not None:
                 raise ValueError("give proba, or y_pred with confidence, not both")
-            proba = np.asarray(proba)
+            proba = _numbers(self._by_class(proba, "proba"), "proba")
             if proba.ndim == 2 and proba.shape[1] != len(self.classes):
                 raise ValueError(
                     f"proba has {proba.shape[1]} columns but model {self.model!r} has "
@@ -112,8 +120,29 @@ class ServingPolicy:
             raise ValueError("logits go with proba, not with the top label")
         return self._top_label(y_pred, confidence)
 
+    def _by_class(self, frame, name: str):
+        """A frame's columns in the order of ``classes``, matched by name; anything else as it is."""
+        columns = getattr(frame, "columns", None)
+        if columns is None or not hasattr(frame, "to_numpy"):
+            return frame
+        if type(columns).__name__ == "RangeIndex":  # never named: in the order of the classes
+            return _frame_numbers(frame)
+        names = [str(c) for c in columns]
+        prefix = {"proba": "proba_", "logits": "logit_"}[name]  # the run files' column names
+        where: dict = {}
+        for k, label in enumerate(names):
+            where.setdefault(label.removeprefix(prefix), []).append(k)
+        found = [where.get(c, []) for c in self.classes]
+        if len(names) != len(self.classes) or any(len(k) != 1 for k in found):
+            raise ValueError(
+                f"{name}'s columns {_short(names)} are not the classes {_short(self.classes)} of model "
+                f"{self.model!r}: name each column by its class (or {prefix}<class>), in any order, or give an "
+                "array in the order of the classes"
+            )
+        return _frame_numbers(frame.iloc[:, [k[0] for k in found]])
+
     def _top_label(self, y_pred, confidence) -> Predictions:
-        confidence = np.asarray(confidence, dtype=np.float64)
+        confidence = _numbers(confidence, "confidence").astype(np.float64)
         if confidence.ndim != 1:
             raise ValueError(f"confidence must be one-dimensional, got shape {confidence.shape}")
         bad = ~np.isfinite(confidence) | (confidence < 0) | (confidence > 1)
@@ -165,7 +194,13 @@ class ServingPolicy:
         return Decisions(np.asarray(action, dtype=np.int64), calibrated.y_pred, calibrated.confidence)
 
     def labels(self, abstain=ABSTAIN, confirm=CONFIRM, shortlist=SHORTLIST) -> np.ndarray:
-        """The label of each action code: the classes, then ``abstain``, ``confirm``, ``shortlist`` (objects)."""
+        """The label of each action code: the classes, then ``abstain``, ``confirm``, ``shortlist`` (objects).
+
+        ValueError when a label this policy can give (``confirm`` for two tiers, ``shortlist`` for a
+        shortlist) equals a class or another such label, as a value or as text."""
+        actions = {"abstain": abstain, **({"confirm": confirm} if self.kind == "two_tier" else {}),
+                   **({"shortlist": shortlist} if self.kind == "shortlist" else {})}
+        check_action_labels(self.classes, actions, self.model)
         out = np.empty(len(self.classes) + 3, dtype=object)
         out[:] = [*self.classes, abstain, confirm, shortlist]
         return out
@@ -220,6 +255,59 @@ class ServingPolicy:
         return self.labels(abstain, confirm, shortlist)[codes]
 
 
+def _short(items, limit: int = 8) -> str:
+    items = [str(i) for i in items]
+    return str(items[:limit])[:-1] + (f", ... ({len(items)} in all)]" if len(items) > limit else "]")
+
+
+def _frame_numbers(frame) -> np.ndarray:
+    """A DataFrame's values; pandas' nullable numbers (Float64, Int64) as floats, a missing one as NaN."""
+    if all(getattr(dtype, "kind", "O") in "iuf" for dtype in frame.dtypes):
+        return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    return frame.to_numpy()  # text, true/false or objects: refused by _numbers, naming them
+
+
+def _numbers(values, name: str) -> np.ndarray:
+    """``values`` as an array of real numbers; ValueError naming what else it holds."""
+    if np.ma.isMaskedArray(values):
+        raise ValueError(f"{name} is a masked array: fill or drop its masked entries first (a masked entry is no "
+                         "number)")
+    array = np.asarray(values)
+    kind = array.dtype.kind
+    what = {"c": "complex numbers", "b": "true/false values", "O": "text or objects", "U": "text", "S": "text",
+            "M": "dates", "m": "durations", "V": "records"}.get(kind)
+    if what is not None:
+        raise ValueError(f"{name} holds {what} (dtype {array.dtype}), not real numbers")
+    return array
+
+
+def _same_label(a, b) -> bool:
+    """Whether two labels cannot be told apart: equal as text (as run files compare them) or as values
+    (``True == 1``, ``1.0 == 1``)."""
+    if _label_text(a) == _label_text(b):
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # an array, or a type that refuses the comparison
+        return False
+
+
+def check_action_labels(classes, actions: Mapping, model: str | None = None, advice: str | None = None) -> None:
+    """Refuse (ValueError) action labels (``{"abstain": label, ...}``) that equal a class or each other,
+    as values or as text: acting on that class could not be told from the action. ``advice``: what to do
+    instead (default: pass another label)."""
+    names = list(actions)
+    for i, name in enumerate(names):
+        for other in names[:i]:
+            if _same_label(actions[name], actions[other]):
+                raise ValueError(f"the labels of {other} and {name} must differ; both are {actions[name]!r}")
+        clash = next((c for c in classes if _same_label(actions[name], c)), None)
+        if clash is not None:
+            whose = f" of model {model!r}" if model is not None else ""
+            raise ValueError(f"the {name} label {actions[name]!r} is also a class{whose} ({clash!r}): acting on "
+                             f"that class could not be told from {name}; {advice or f'pass {name}= another label'}")
+
+
 # ------------------------------------------------------------------ loading
 def load_policy(path_or_dict, model: str | None = None) -> ServingPolicy:
     """Read a policy document and return the :class:`ServingPolicy` of one model.
@@ -265,15 +353,11 @@ def _read(source) -> Any:
     if isinstance(source, Mapping):
         return source
     if isinstance(source, (str, os.PathLike)):
-        try:
-            with open(source, "rb") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise ValueError(f"{os.fspath(source)}: cannot read the policy file ({exc.strerror or exc})") from None
-        try:
-            return load_json_limited(text, os.fspath(source))
-        except ValueError as exc:
-            raise ValueError(f"{os.fspath(source)}: {exc}") from None
+        try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
+            text = read_limited(source, "the policy")
+        except FileNotFoundError:
+            raise ValueError(f"{os.fspath(source)}: cannot read the policy file (no such file)") from None
+        return load_json_limited(text, f"the policy file {os.fspath(source)}")
     raise TypeError(f"load_policy takes a path, a dict or a PolicyDocument, got {type(source).__name__}")
 
 
@@ -320,14 +404,17 @@ def _check_document(data) -> PolicyDocument:
             raise _where(f"models[{k}].model", "must be a string")
         classes = item["classes"]
         if (not isinstance(classes, list) or len(classes) < 2 or len(set(map(str, classes))) != len(classes)
-                or not all(isinstance(c, str) for c in classes)):
-            raise _where(f"models[{k}].classes", "must be a list of at least 2 distinct strings")
+                or not all(isinstance(c, str) and c for c in classes)):
+            raise _where(f"models[{k}].classes", "must be a list of at least 2 distinct, non-empty strings")
         policy = item["policy"]
         if not isinstance(policy, Mapping) or not isinstance(policy.get("calibration", {}), Mapping):
             raise _where(f"models[{k}].policy", "must be an object with a calibration object")
         for key in ("threshold", "assist_threshold"):
             _check_threshold(policy.get(key), f"models[{k}].policy.{key}")
         per_class = policy.get("class_thresholds")
+        if per_class is not None and not isinstance(per_class, Mapping):
+            raise _where(f"models[{k}].policy.class_thresholds", "must be an object giving each class its "
+                         f"threshold (or null), got {type(per_class).__name__}")
         if isinstance(per_class, Mapping):
             for name, value in per_class.items():
                 _check_threshold(value, f"models[{k}].policy.class_thresholds.{name}")

@@ -41,26 +41,47 @@ def _python_model_class():
     mlflow = _mlflow()
 
     class PolicyModel(mlflow.pyfunc.PythonModel):
-        """A fitted classifier and its valuecore policy: ``predict`` gives action, confidence, predicted_class."""
+        """A fitted classifier and its valuecore policy: ``predict`` gives action, confidence, predicted_class.
+
+        ``feature_names``: the feature columns in the order the classifier reads them (None: by position)."""
+
+        def __init__(self, feature_names=None):
+            self.feature_names = None if feature_names is None else [str(name) for name in feature_names]
 
         def load_context(self, context):
             with open(context.artifacts[CLASSIFIER_ARTIFACT], "rb") as handle:
                 self.classifier = pickle.load(handle)  # noqa: S301 (the model's own artifact)
 
         def predict(self, context, model_input, params=None):
-            return policy_frame(self.classifier, model_input)
+            return policy_frame(self.classifier, model_input, getattr(self, "feature_names", None))
 
     return PolicyModel
 
 
-def policy_frame(classifier, features):
-    """The pyfunc output for a frame of features: action, confidence and predicted_class per row."""
+def policy_frame(classifier, features, feature_names=None):
+    """The pyfunc output for a frame of features: action, confidence and predicted_class per row.
+
+    A DataFrame's columns are matched by name to ``feature_names`` (or the estimator's own
+    ``feature_names_in_``), in any order; a frame that lacks one, or has one more, is refused.
+    Without names, columns are taken by position."""
     import pandas as pd
 
     X = features
     estimator = classifier._served()[0]
-    if isinstance(features, pd.DataFrame) and not hasattr(estimator, "feature_names_in_"):
-        X = features.to_numpy()  # fitted on an array: give it an array, without a feature-name warning
+    known = getattr(estimator, "feature_names_in_", None)
+    names = [str(n) for n in (known if known is not None else feature_names or [])]
+    if isinstance(features, pd.DataFrame) and names:
+        columns = [str(c) for c in features.columns]
+        missing = [n for n in names if n not in columns]
+        extra = [c for c in columns if c not in names]
+        if missing or extra or len(set(columns)) != len(columns):
+            raise ValueError(f"the model reads the feature columns {names[:20]}; the frame "
+                             + (f"lacks {missing[:20]}" if missing else "")
+                             + ("; it " if missing and extra else "") + (f"has {extra[:20]} too" if extra else "")
+                             + ("names a column twice" if not (missing or extra) else ""))
+        X = features.set_axis(columns, axis=1)[names]  # by name, in the order the estimator was fitted in
+    if isinstance(X, pd.DataFrame) and known is None:
+        X = X.to_numpy()  # fitted on an array: give it an array, without a feature-name warning
     actions = classifier.predict(X)
     decisions = classifier.decisions(X)
     classes = np.asarray(classifier.classes_)
@@ -71,7 +92,7 @@ def policy_frame(classifier, features):
     )
 
 
-def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, **kwargs):
+def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, feature_names=None, **kwargs):
     """Write an MLflow pyfunc model at ``path`` that serves ``estimator`` under the stored ``policy``.
 
     Parameters
@@ -83,7 +104,12 @@ def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, 
     model : str, optional
         Which model of the document (default: its only one, or its recommendation).
     abstain_label :
-        The ``action`` of an item handed to a person.
+        The ``action`` of an item handed to a person (never a class, as a value or as text).
+    feature_names : list of str, optional
+        The feature columns, in the order the estimator reads them, for an estimator fitted on an
+        array: the served model then matches a DataFrame's columns by name. An estimator fitted on a
+        DataFrame knows them (``feature_names_in_``); so does a DataFrame ``input_example``.
+        Without names, a frame's columns are taken by position.
     **kwargs
         Passed to ``mlflow.pyfunc.save_model`` (e.g. ``signature``, ``input_example``).
 
@@ -99,7 +125,11 @@ def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, 
         classifier = estimator
     else:
         classifier = RejectOptionClassifier(estimator, policy, model, abstain_label)
-    served = classifier._served()[1]  # refuses here, not at load time, a policy that cannot be read
+    fitted, served = classifier._served()  # refuses here, not at load time, a policy that cannot be read
+    classifier._check_served(fitted, served)  # nor one for other classes, or an abstain label that is a class
+    if feature_names is None and getattr(fitted, "feature_names_in_", None) is None:
+        example = kwargs.get("input_example")
+        feature_names = list(example.columns) if hasattr(example, "columns") else None
     document = getattr(classifier, "document_", None)
     staging = Path(tempfile.mkdtemp(prefix="valuecore-mlflow-"))
     try:
@@ -110,7 +140,7 @@ def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, 
         requirements = kwargs.pop("pip_requirements", None) or _requirements()
         mlflow.pyfunc.save_model(
             os.fspath(path),
-            python_model=_python_model_class()(),
+            python_model=_python_model_class()(feature_names),
             artifacts={CLASSIFIER_ARTIFACT: str(staging / "classifier.pkl"),
                        POLICY_ARTIFACT: str(staging / "policy.json")},
             pip_requirements=requirements,

@@ -48,7 +48,8 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Which model of a several-model document (default: its recommendation).
     abstain_label : default -1
         What ``predict`` returns for an item handed to a person (and, for a
-        ``two_tier`` policy, for an item a person confirms). Must not be a class.
+        ``two_tier`` policy, for an item a person confirms). Must not be a class,
+        compared as a value and as text (``True`` is the class ``1``, ``"1"`` too).
     use_case : UseCase or ValueMatrix, optional
         The values :meth:`fit` tunes the policy for (``fit(..., use_case=...)``
         overrides it). Class names are ``str(c)`` of ``classes_``.
@@ -149,11 +150,30 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self.estimator, self._stored_policy()
 
     def _check_abstain_label(self, classes) -> None:
-        from ._predictions import _label_text
+        from ._serving import _same_label
 
-        if any(_label_text(c) == _label_text(self.abstain_label) for c in classes):
-            raise ValueError(f"abstain_label {self.abstain_label!r} is one of the classes {list(classes)}: "
-                             "choose a label that no class has")
+        if any(_same_label(self.abstain_label, c) for c in classes):
+            raise ValueError(f"abstain_label {self.abstain_label!r} is one of the classes {list(classes)} (labels "
+                             "compare as values and as text): choose a label that no class has")
+
+    def _check_served(self, estimator, served, *, tiers: bool = False) -> np.ndarray:
+        """The estimator's classes, once they are the policy's (in order) and ``abstain_label`` is none of them
+        (nor, with ``tiers``, the labels ``decide`` gives a confirmed or listed item)."""
+        from ._predictions import _label_text
+        from ._serving import check_action_labels
+
+        classes = np.asarray(estimator.classes_)
+        if tuple(_label_text(c) for c in classes) != served.classes:
+            raise ValueError(f"the policy of model {served.model!r} is for classes {list(served.classes)} but the "
+                             f"estimator has classes {[str(c) for c in classes]} (in this order)")
+        self._check_abstain_label(classes)
+        if tiers:
+            check_action_labels(classes.tolist(), {"abstain": self.abstain_label,
+                                                   **({"confirm": CONFIRM} if served.kind == "two_tier" else {}),
+                                                   **({"shortlist": SHORTLIST} if served.kind == "shortlist" else {})},
+                                served.model, "decide() could not tell them apart: use predict(), where such an "
+                                "item is abstain_label")
+        return classes
 
     @property
     def n_features_in_(self) -> int:
@@ -170,15 +190,9 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """The wrapped estimator's probabilities, as it gives them."""
         return self._served()[0].predict_proba(X)
 
-    def _codes(self, X):
+    def _codes(self, X, *, tiers: bool = False):
         estimator, served = self._served()
-        classes = np.asarray(estimator.classes_)
-        from ._predictions import _label_text
-
-        if tuple(_label_text(c) for c in classes) != served.classes:
-            raise ValueError(f"the policy of model {served.model!r} is for classes {list(served.classes)} but the "
-                             f"estimator has classes {[str(c) for c in classes]} (in this order)")
-        self._check_abstain_label(classes)
+        classes = self._check_served(estimator, served, tiers=tiers)
         return classes, served.decisions(np.asarray(estimator.predict_proba(X), dtype=np.float64))
 
     def decisions(self, X):
@@ -186,8 +200,9 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self._codes(X)[1]
 
     def decide(self, X) -> np.ndarray:
-        """Per row: its class, ``abstain_label``, or (two tiers) ``"confirm"``; an object array."""
-        classes, decisions = self._codes(X)
+        """Per row: its class, ``abstain_label``, (two tiers) ``"confirm"`` or (a shortlist) ``"shortlist"``;
+        an object array."""
+        classes, decisions = self._codes(X, tiers=True)
         labels = np.empty(len(classes) + 3, dtype=object)
         labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM, SHORTLIST]
         return labels[decisions.action]

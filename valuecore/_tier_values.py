@@ -172,6 +172,8 @@ def check_shortlist_spec(spec) -> dict:
     list_threshold = spec.get("list_threshold")
     if list_threshold is not None:
         list_threshold = _finite(list_threshold, "list_threshold")
+        if not 0 <= list_threshold <= 1:
+            raise ValueError(f"list_threshold must be a confidence in [0, 1] (or null), got {list_threshold}")
     k = level = None
     if rule == "top_k":
         k = spec.get("k")

@@ -104,3 +104,13 @@ def test_bad_text_is_refused_in_words_and_empty_text_clears():
     assert refused.status.level == "error" and refused.changes == {}
     assert refused.status.message.startswith("Nothing was restored from the pasted text:")
     assert view.restore("  ", "pasted text", Settings(), REPORT.models).status is None
+
+
+def test_an_import_giving_a_key_twice_is_refused_naming_it():
+    page = view.build(selection(), workspace(), "threshold", Settings())
+    # The same document with the first model's threshold given twice: a reader taking the last would serve 0.
+    text = page.text.replace('"threshold": ', '"threshold": 0.0, "threshold": ', 1)
+    assert text != page.text
+    refused = view.restore(text, "pasted text", Settings(), REPORT.models)
+    assert refused.status.level == "error" and refused.changes == {}
+    assert "'threshold' more than once" in refused.status.message
