@@ -14,7 +14,6 @@ and turns that into texts formatted by ``valuecore.wording``. Nothing here draws
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,7 +166,7 @@ def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
     """Every (model, rule) judged, best first, as text, then the no-model row (the HTML report's rows)."""
     rows = vc.wording.standings_rows(r, currency)
     # built by columns: a frame of row dicts took milliseconds on each rerun
-    return pd.DataFrame({name: [row[i] for row in rows] for i, name in enumerate(vc.wording.STANDINGS_COLUMNS)})
+    return pd.DataFrame({name: [row[i] for row in rows] for i, name in enumerate(vc.wording.standings_columns(r))})
 
 
 def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:

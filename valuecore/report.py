@@ -370,7 +370,7 @@ def _recommendation_html(recommended, reason: str, currency: str, confidences=No
     out = f'<p class="headline">{_e(headline)}</p><p>{_e(reason)}</p>'
     if not recommended.candidates:
         return out
-    return out + _table(list(wording.STANDINGS_COLUMNS), wording.standings_rows(recommended, currency),
+    return out + _table(list(wording.standings_columns(recommended)), wording.standings_rows(recommended, currency),
                         numeric=(2, 3))
 
 

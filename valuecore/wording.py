@@ -724,8 +724,8 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
     best = v.standings[0] if v.standings else None
     if best is not None and not best.gain_low > 0:
         sentences.append(
-            f"On new items it could earn {_gain_range_words(best.gain_low, best.gain_high, currency)}: these "
-            "items do not show that it earns more than handing items over (a lucky fit looks the same)."
+            "These items do not show that it earns more than handing items over on new items: all we can be sure "
+            f"of is that it {gain_floor(best.gain_low, currency)} (a lucky fit looks the same)."
         )
     if volume is not None and math.isfinite(volume) and volume > 0:
         per = f" per {period}" if period else ""
@@ -840,16 +840,15 @@ def recommendation_headline(recommendation, confidences=None) -> str:
     return f"Deploy {_model_and_rule(r.model, r.kind, r.policy, confidences)}."
 
 
-def _gain_range_words(low: float, high: float, currency: str = "") -> str:
-    """A gain's likely range over handing items over, in words: "from $0.12 less to $0.40 more per item than
-    no model"."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "anything (too few items for a likely range)"
-
-    def side(x: float) -> str:
-        return f"{money(abs(x), currency)} {'less' if x < 0 else 'more'}" if x != 0 else "as much"
-
-    return f"from {side(low)} to {side(high)} per item than no model"
+def gain_floor(low: float, currency: str = "") -> str:
+    """The least a rule earns per item more than handing the item over that the data makes us sure of, from the
+    lower bound of its gain (``Candidate.gain_low``): "earns at least $0.12 more per item than no model", or
+    "loses at most $3.20 per item against no model"."""
+    if not math.isfinite(low):
+        return "earns anything (too few items to say)"
+    if low >= 0:
+        return f"earns at least {amount(low, currency)} more per item than no model"
+    return f"loses at most {amount(-low, currency)} per item against no model"
 
 
 def _settle_clause(r) -> str:
@@ -858,20 +857,23 @@ def _settle_clause(r) -> str:
     if needed is None or not math.isfinite(needed):
         return " No number of labelled items in these shares would show it earns more."
     return (f" About {significant(needed)} labelled items in all (there are {significant(r.n_items)}) would show "
-            "whether it does, if its results held.")
+            "whether it earns more, if its results held.")
 
 
-STANDINGS_COLUMNS = ("Model", "Rule", "Value per item", "Automated", "Gain over no model on new items",
-                     "What the data says")
+def standings_columns(recommendation) -> tuple[str, ...]:
+    """The headers of :func:`standings_rows`."""
+    return ("Model", "Rule", "Value per item", "Automated",
+            f"More than no model, {percent(recommendation.sure, 0)} sure at least", "What the data says")
 
 
 def standings_rows(recommendation, currency: str = "") -> list[tuple[str, ...]]:
     """Every (model, rule) judged, best on the evaluated items first, then the no-model row, as text.
 
-    One row per candidate, in :data:`STANDINGS_COLUMNS`; the page and the HTML report show these rows. The
-    last column says what the evaluated items can tell and what they cannot: the gap to the best on these
-    items and whether the data separates it, and whether the candidate is shown to earn more than handing
-    every item over on new items (the lower end of its gain's likely range above 0).
+    One row per candidate, in the columns of :func:`standings_columns`; the page and the HTML report show
+    these rows. The fifth column is the least it earns per item more than handing the item over that the data
+    makes us ``recommendation.sure`` sure of (negative: it could lose); the last says what the evaluated items
+    can tell and what they cannot: the gap to the best on these items and whether the data separates it, and
+    whether the candidate is shown to earn more than no model on new items (that least above 0).
     """
     r = recommendation
     rows = []
@@ -894,16 +896,11 @@ def standings_rows(recommendation, currency: str = "") -> list[tuple[str, ...]]:
         else:
             against_none = "not shown to earn more than no model"
         rows.append((c.model, rule_name(c.kind), money(c.per_item, currency), percent(c.coverage),
-                     _gain_cell(c.gain_low, c.gain_high, currency), f"{against_best}; {against_none}"))
+                     amount(c.gain_low, currency) if math.isfinite(c.gain_low) else "too few items",
+                     f"{against_best}; {against_none}"))
     rows.append(("no model (hand everything over)", "", money(r.baseline_per_item, currency), percent(0.0), "",
                  "the baseline"))
     return rows
-
-
-def _gain_cell(low: float, high: float, currency: str) -> str:
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "too few items"
-    return f"{amount(low, currency)} to {amount(high, currency)}"
 
 
 def _items_clause(r) -> str:
@@ -934,9 +931,9 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
         if r.choice == "not_yet":
             return (f"No model is shown to earn more than handing every item to a person. The most promising, "
                     f"{_model_and_rule(a.model, a.kind)}, earns {amount(a.per_item - a.baseline, currency)} more "
-                    f"per item on the {significant(r.n_items)} evaluated items, but on new items it could earn "
-                    f"{_gain_range_words(a.gain_low, a.gain_high, currency)}: a lucky fit on these items looks "
-                    f"the same.{_settle_clause(r)}")
+                    f"per item on the {significant(r.n_items)} evaluated items, but on new items we can be "
+                    f"{percent(r.sure, 0)} sure only that it {gain_floor(a.gain_low, currency)}: a lucky fit on "
+                    f"these items looks the same.{_settle_clause(r)}")
         return (f"No model earns more than handing every item to a person ({money(r.baseline_per_item, currency)} "
                 f"per item): the best, {_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)} "
                 "per item on the evaluated items.")
@@ -951,12 +948,12 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
         body = (f", and more than every other model and rule beyond noise (the next, "
                 f"{_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)})")
     elif r.choice == "lower_bound":
-        alternative_gain = _gain_range_words(a.gain_low, a.gain_high, currency)
         own = next((c for c in r.candidates if c.model == r.model and c.kind == r.kind), None)
-        firm = "" if own is None else f" ({_gain_range_words(own.gain_low, own.gain_high, currency)})"
-        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item on "
-                f"these items, but on new items it could earn {alternative_gain}, so the one whose gain is surer"
-                f"{firm} is preferred{_items_clause(r)}")
+        sure = percent(r.sure, 0)
+        more = ("as much" if r.alternative_gap == 0 else f"{amount(r.alternative_gap, currency)} more per item")
+        body = (f"; {_model_and_rule(a.model, a.kind)} earns {more} on these items, but on new items we can be "
+                f"{sure} sure only that it {gain_floor(a.gain_low, currency)}, against "
+                f"{amount(own.gain_low, currency)} for {r.model}{_items_clause(r)}")
     else:  # highest, level with others no simpler
         gap = "" if r.alternative_gap == 0 else f" ({amount(-r.alternative_gap, currency)} less per item)"
         body = f"; {_model_and_rule(a.model, a.kind)} is level within noise{gap}{_items_clause(r)}"

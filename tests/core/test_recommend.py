@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import valuecore as vc
 from valuecore import wording
 from valuecore._recommend import RULE_SIMPLICITY
+from valuecore._uncertainty import possible_range
 from valuecore.uncertainty import mean_interval
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
@@ -119,12 +120,19 @@ def test_a_recommended_rule_is_shown_to_earn_and_has_the_firmest_gain():
         assert RULE_SIMPLICITY[chosen.kind] == min(RULE_SIMPLICITY[c.kind] for c in tied)
 
 
-def test_the_gain_interval_is_the_value_interval_less_a_constant_hand_off():
-    # With the use case a hand-off is worth the same for every item: the gain's interval is the value's, moved.
-    rec = vc.recommend(vc.Pipeline(sample("digits")), vc.UseCase(3, -1, -9))
-    for c in rec.candidates:
-        assert c.gain_low == pytest.approx(c.low - c.baseline, abs=1e-9)
-        assert c.gain_high == pytest.approx(c.high - c.baseline, abs=1e-9)
+def test_the_gain_bounds_are_the_value_bounds_less_a_constant_hand_off():
+    # With the use case a hand-off is worth the same for every item: the gain's bounds are the value's, moved;
+    # each one-sided at 90% (the ends of the 80% interval).
+    values = vc.UseCase(3, -1, -9)
+    runs = sample("digits")
+    rec = vc.recommend(vc.Pipeline(runs), values)
+    assert rec.sure == 0.9
+    for c in rec.candidates[:6]:
+        p = runs[c.model].splits["test"]
+        low, high = possible_range(values, p.classes, c.policy)
+        value = mean_interval(vc.item_values(c.policy, p, values), confidence_level=0.8, value_range=(low, high))
+        assert c.gain_low == pytest.approx(value.low - c.baseline, abs=1e-9)
+        assert c.gain_high == pytest.approx(value.high - c.baseline, abs=1e-9)
 
 
 def test_with_a_class_dependent_hand_off_the_gain_is_judged_item_by_item():
@@ -138,7 +146,8 @@ def test_with_a_class_dependent_hand_off_the_gain_is_judged_item_by_item():
     for c in rec.candidates[:3]:
         p = test[c.model].splits["test"]
         acted = vc.item_values(c.policy, p, values)
-        gains = mean_interval(acted - cells[p.y_true, -1], value_range=(gain_cells.min(), gain_cells.max()))
+        gains = mean_interval(acted - cells[p.y_true, -1], confidence_level=0.8,
+                              value_range=(gain_cells.min(), gain_cells.max()))
         assert c.gain_low == pytest.approx(gains.low, rel=1e-9)
 
 
@@ -209,7 +218,8 @@ def test_the_recommended_document_holds_the_recommended_rule():
     document, _ = pipeline.document(list(runs), "threshold", values)
     out, notes = vc.recommended_document(pipeline, document, rec, values, "because")
     assert out.entry(rec.model).policy.kind == rec.kind
-    assert out.to_dict()["recommendation"] == {"model": rec.model, "policy": rec.kind, "reason": "because"}
+    assert out.to_dict()["recommendation"] == {"model": rec.model, "policy": rec.kind, "reason": "because",
+                                               "status": "deploy"}
     assert any(rec.model in note for note in notes)
     back = vc.policy_json.PolicyDocument.from_json(out.to_json())
     assert back.recommendation == out.recommendation and back == out
