@@ -62,6 +62,7 @@ import importlib
 import json
 import math
 import time
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -496,8 +497,8 @@ def served_actions(pipeline, recommendation, values, truth: Truth) -> tuple[str 
 
     The policy JSON as ``report --json`` builds it (every model with its recommended rule, the
     recommendation named), written to text, read back by ``valuecore.serving.load_policy`` (which serves
-    the recommended model) and applied to the new items' reported probabilities. When the document names
-    no model and the runtime refuses to pick one, every item is handed over.
+    the recommended model, or hands every item over when the document recommends none) and applied to the
+    new items' reported probabilities.
     """
     from valuecore.serving import load_policy
 
@@ -505,13 +506,14 @@ def served_actions(pipeline, recommendation, values, truth: Truth) -> tuple[str 
     reason = vc.wording.recommendation_reason(recommendation, "$")
     document, _ = vc.recommended_document(pipeline, document, recommendation, values, reason, with_interval=False)
     data = json.loads(document.to_json())
-    try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "recommends no model": the served policy then hands over
         served = load_policy(data)
-    except ValueError:
-        if data.get("recommendation", {}).get("model") is not None:
-            raise
-        return None, np.full(truth.n, len(next(iter(truth.predictions.values())).classes), dtype=np.int64)
-    labels = served.decide(truth.predictions[served.model].proba, abstain=None)
+    if served.model is None:  # the runtime's default for "no model (yet)": decide on the named model's outputs
+        name = (data["recommendation"].get("would_settle") or {}).get("model") or data["models"][0]["model"]
+        labels = served.decide(truth.predictions[name].proba, abstain=None)
+    else:
+        labels = served.decide(truth.predictions[served.model].proba, abstain=None)
     lookup = {c: i for i, c in enumerate(served.classes)}
     codes = np.array([len(served.classes) if a is None else lookup[a] for a in labels.tolist()], dtype=np.int64)
     return served.model, codes
