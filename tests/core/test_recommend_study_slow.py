@@ -7,7 +7,8 @@ two cells where errors are cheap. What it pins, measured on this grid (6 seeds, 
 
 - no recommendation loses money on new items (the naive analyst lost in 5 of 36 scenarios);
 - at a wrong answer of -1000 with 300 items nothing can be shown to earn, so the answer is always "not yet"
-  (or "no model" where nothing earns even on these items), and its regret is under 0.6 times the naive analyst's (0.45 measured; the analyst lost money in 4 of 6);
+  (or "no model" where nothing earns even on these items), and its regret is under 0.6 times the naive
+  analyst's (0.45 measured; the analyst lost money in 4 of 6);
 - where errors are cheap, the recommendation does no worse than the naive analyst by more than noise;
 - the first page, ``report --json``, the HTML report and the serving runtime name the same model and rule,
   or all say "not yet", on the same scenarios.
