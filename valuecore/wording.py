@@ -862,18 +862,18 @@ def _settle_clause(r) -> str:
 
 def standings_columns(recommendation) -> tuple[str, ...]:
     """The headers of :func:`standings_rows`."""
-    return ("Model", "Rule", "Value per item", "Automated",
-            f"More than no model, {percent(recommendation.sure, 0)} sure at least", "What the data says")
+    return ("Model", "Rule", "Value per item", "Automated", f"Gain, {percent(recommendation.sure, 0)} sure",
+            "Against the best here")
 
 
 def standings_rows(recommendation, currency: str = "") -> list[tuple[str, ...]]:
     """Every (model, rule) judged, best on the evaluated items first, then the no-model row, as text.
 
     One row per candidate, in the columns of :func:`standings_columns`; the page and the HTML report show
-    these rows. The fifth column is the least it earns per item more than handing the item over that the data
-    makes us ``recommendation.sure`` sure of (negative: it could lose); the last says what the evaluated items
-    can tell and what they cannot: the gap to the best on these items and whether the data separates it, and
-    whether the candidate is shown to earn more than no model on new items (that least above 0).
+    these rows. "Gain" is the least it earns per item more than handing the item over that the data makes
+    us ``recommendation.sure`` sure of on new items: above 0, the rule is shown to earn more than no model;
+    negative, it could lose. The last column says what the evaluated items can tell apart: the gap to the
+    best here, and whether the data separates it.
     """
     r = recommendation
     rows = []
@@ -884,20 +884,12 @@ def standings_rows(recommendation, currency: str = "") -> list[tuple[str, ...]]:
         elif r.model is None and r.alternative is c and r.choice == "not_yet":
             against_best = "most promising"
         elif c is best or c.difference == 0:
-            against_best = "best on these items"
+            against_best = "best"
         else:
-            gap = amount(c.difference, currency)
-            against_best = (f"{gap} less per item than the best, not separated on these items" if c.contender
-                            else f"{gap} less per item than the best: clearly behind")
-        if not c.above_baseline:
-            against_none = "earns no more than no model on these items"
-        elif c.gain_low > 0:
-            against_none = "shown to earn more than no model"
-        else:
-            against_none = "not shown to earn more than no model"
+            gap = amount(-c.difference, currency)
+            against_best = f"{gap} (not separated)" if c.contender else f"{gap} (clearly behind)"
         rows.append((c.model, rule_name(c.kind), money(c.per_item, currency), percent(c.coverage),
-                     amount(c.gain_low, currency) if math.isfinite(c.gain_low) else "too few items",
-                     f"{against_best}; {against_none}"))
+                     amount(c.gain_low, currency) if math.isfinite(c.gain_low) else "too few items", against_best))
     rows.append(("no model (hand everything over)", "", money(r.baseline_per_item, currency), percent(0.0), "",
                  "the baseline"))
     return rows

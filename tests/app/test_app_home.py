@@ -90,7 +90,7 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
     at.run()
     table = at.dataframe[0].value
     assert len(table) == len(rec.candidates) + 1 and table["Model"].iloc[-1].startswith("no model")
-    marked = table[table["What the data says"].str.startswith("recommended;")]
+    marked = table[table["Against the best here"] == "recommended"]
     assert list(marked["Model"]) == [rec.model] and list(marked["Rule"]) == [vc.wording.rule_name(rec.kind)]
 
 
@@ -155,13 +155,15 @@ def test_at_a_wrong_answer_of_minus_1000_the_page_says_not_yet_and_no_loser_is_l
     assert tiles(at)["Automated"] == "0.0%"
     at.session_state["home_candidates"] = True  # open the section with the table
     table = at.run().dataframe[0].value
-    says = table["What the data says"]
+    says = table["Against the best here"]
     losing = table[table["Value per item"].str.startswith("-")]
-    assert not losing.empty and losing["What the data says"].str.contains(": clearly behind;").all()
-    assert not says.str.startswith("recommended").any()
-    promising = table[says.str.startswith("most promising")].iloc[0]
+    assert not losing.empty and losing["Against the best here"].str.endswith("(clearly behind)").all()
+    assert not (says == "recommended").any()
+    promising = table[says == "most promising"].iloc[0]
     assert promising["Model"] == "mlp" and promising["Rule"] == "one threshold"
-    assert not says.str.endswith("; shown to earn more than no model").any()
+    rec = recommended("digits", vc.UseCase(1, 0, -1000))
+    assert all(c.gain_low <= 0 for c in rec.candidates)  # none is shown to earn
+    assert list(table["Gain, 90% sure"].iloc[:-1]) == [vc.wording.amount(c.gain_low, "$") for c in rec.candidates]
 
 
 def test_a_value_matrix_in_force_is_shown_and_weighed_with_every_rule():

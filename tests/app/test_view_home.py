@@ -60,9 +60,10 @@ def test_the_candidates_table_lists_every_candidate_and_no_model(breast_cancer):
     _, _, page = breast_cancer
     r = page.recommendation
     assert len(page.candidates) == len(r.candidates) + 1
-    says = page.candidates["What the data says"]
-    assert says.str.startswith("recommended;").sum() == 1
-    assert says.iloc[-1] == "the baseline" and page.candidates.iloc[-1]["Model"].startswith("no model")
+    says = page.candidates["Against the best here"]
+    assert (says == "recommended").sum() == 1
+    assert page.candidates.iloc[-1]["Against the best here"] == "the baseline"
+    assert page.candidates.iloc[-1]["Model"].startswith("no model")
 
 
 def test_the_candidates_table_is_made_only_when_asked_for(monkeypatch):
