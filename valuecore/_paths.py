@@ -63,11 +63,13 @@ def check_output(output: str | os.PathLike, inputs: Iterable[str | os.PathLike],
             )
 
 
-def write_atomically(path: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".partial") -> None:
+def write_atomically(path: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".partial",
+                     before_rename: Callable[[], None] | None = None) -> None:
     """Call ``write(temporary)`` on a new file in ``path``'s folder, then rename it to ``path``.
 
     The rename is atomic: readers see the old file or the complete new one. On any failure or
-    interrupt the temporary file is removed and ``path`` is left as it was.
+    interrupt the temporary file is removed and ``path`` is left as it was; ``before_rename()``,
+    called last, can still refuse the rename by raising.
     """
     path = Path(path)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent or ".")
@@ -76,6 +78,8 @@ def write_atomically(path: str | os.PathLike, write: Callable[[Path], None], suf
     try:
         write(temporary)
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would hide the output from the user's group
+        if before_rename is not None:
+            before_rename()
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
