@@ -1228,10 +1228,11 @@ class _Spark(_Engine):
         self._progress = None  # the grouping's callback while it runs
         # This aggregation's jobs carry a tag: a stop cancels them, not a notebook's other jobs.
         self._tag = f"valuecore-aggregate-{os.getpid()}-{id(self)}"
-        self.spark.sparkContext.addJobTag(self._tag)
-        self._closed = threading.Event()
-        self._watcher = threading.Thread(target=self._watch, daemon=True)
-        self._watcher.start()
+        try:
+            self._context = self.spark.sparkContext
+        except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext (its error moved between versions)
+            self._context = None  # its session carries the tags
+        (self.spark.addTag if self._context is None else self._context.addJobTag)(self._tag)
         # The aggregation text quotes identifiers with double quotes, as DuckDB does.
         self.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
         self.spark.conf.set("spark.sql.session.timeZone", "UTC")
@@ -1239,19 +1240,25 @@ class _Spark(_Engine):
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self._uris: dict[str, str] = {}
         self._partitions = self.spark.conf.get("spark.sql.shuffle.partitions")
+        self._closed = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
 
     def _watch(self) -> None:
         """Every 0.1 s, once ``stop`` is set, cancel this aggregation's jobs (the waiting call then fails
         and :func:`aggregate` raises KeyboardInterrupt); every 0.5 s, the running grouping's progress."""
-        context = self.spark.sparkContext
-        tracker = context.statusTracker()
+        context = self._context
+        tracker = None if context is None else context.statusTracker()
         ticks = 0
         while not self._closed.wait(0.1):
             if self.stop is not None and self.stop.is_set():
-                context.cancelJobsWithTag(self._tag)
+                if context is None:
+                    self.spark.interruptTag(self._tag)
+                else:
+                    context.cancelJobsWithTag(self._tag)
             ticks += 1
             report = self._progress
-            if report is not None and ticks % 5 == 0:
+            if report is not None and tracker is not None and ticks % 5 == 0:
                 stages = [info for info in map(tracker.getStageInfo, tracker.getActiveStageIds()) if info]
                 tasks = sum(info.numTasks for info in stages)
                 if tasks:
@@ -1350,7 +1357,7 @@ class _Spark(_Engine):
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
         self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
-        self.spark.sparkContext.removeJobTag(self._tag)
+        (self.spark.removeTag if self._context is None else self._context.removeJobTag)(self._tag)
 
 
 def _active_or_local_session():
