@@ -194,6 +194,7 @@ def report_sections(path: Path) -> dict[str, list[str]]:
     return sections
 
 
+@pytest.mark.heavy
 def test_aggregating_a_folder_of_run_files_keeps_its_five_models(tmp_path):
     out = tmp_path / "d.parquet"
     result = run_cli("aggregate", DIGITS, "--out", out)
@@ -222,6 +223,7 @@ def test_two_sources_giving_one_model_name_are_refused(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.heavy
 def test_run_files_of_a_folder_naming_one_model_in_their_model_column_are_refused(tmp_path):
     frame = pd.read_csv(SAMPLE)
     frame["model"] = "champion"
@@ -251,6 +253,7 @@ def test_a_source_named_twice_is_counted_once_and_overlaps_are_refused(tmp_path)
         aggregate([str(dataset), str(dataset / "split=val" / "part-0.parquet")], tmp_path / "x.parquet")
 
 
+@pytest.mark.heavy
 def test_a_partitioned_log_is_one_model_and_model_names_a_folder(tmp_path):
     dataset = tmp_path / "fraud"
     frame = pd.read_csv(SAMPLE)
@@ -375,6 +378,7 @@ def read_terminal(reader: int, until: str | None = None, deadline: float = 600) 
     return text
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, signum, code):
     """The signal comes while DuckDB groups the log (its progress line is on the terminal): the query is
@@ -429,6 +433,7 @@ def signals_caught_by_nobody_else():
             signal.signal(signum, handler)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 @pytest.mark.parametrize("when", ["after the last query", "after the rename"])
 def test_a_signal_after_the_last_query_leaves_nothing_or_the_whole_file(tmp_path, monkeypatch, signum, code, when):
@@ -465,6 +470,7 @@ def test_a_signal_after_the_last_query_leaves_nothing_or_the_whole_file(tmp_path
         assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.heavy
 def test_a_stop_interrupts_the_running_query_through_duckdb_and_joins_its_thread(tmp_path, monkeypatch):
     """aggregate(stop=...) set as the grouping query begins (here one that never ends by itself): DuckDB's
     interrupt ends it, asked until the query gives up; no thread is left inside DuckDB; nothing is written."""
@@ -544,6 +550,7 @@ def test_parser_jargon_becomes_sentences(tmp_path, data, words):
             assert jargon not in text
 
 
+@pytest.mark.heavy
 def test_a_very_long_line_is_a_sentence_in_aggregate(tmp_path):
     path = tmp_path / "run.csv"
     path.write_bytes(b"y_true,proba_a,proba_b\na,0.9,0.1\n" + b"b" * 3_000_000 + b",0.2,0.8\n")
