@@ -1,9 +1,10 @@
 """The suite against today's releases of every requirement, instead of constraints.txt's.
 
-Not run by default: ``python -m pytest --newest`` runs the two marked ``newest`` (and only them). They
-install the requirement files without their ``-c constraints.txt`` line into a fresh virtual
-environment, name each package whose newest release differs from the pinned one, and run the
-whole suite there; a failure names those packages. When both pass, ``pip freeze`` of that
+Not run by default: ``python -m pytest --newest -n 0`` runs the two marked ``newest`` (and only
+them, in one process so that they share one environment). They install the requirement files
+without their ``-c constraints.txt`` line into a fresh virtual environment, name each package whose
+newest release differs from the pinned one, and run the whole suite there; a failure names those
+packages. When both pass, ``pip freeze`` of that
 environment is the next ``constraints.txt``.
 """
 
