@@ -15,6 +15,8 @@ from optional import need  # noqa: E402
 need("mlflow")  # requirements-mlflow.txt: skipped without it, required in CI
 import mlflow  # noqa: E402
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 BREAST_CANCER = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"
 

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 import valuecore as vc
 from dashboard.views.monitor import mix_table
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 

@@ -20,6 +20,8 @@ from valuecore.runs import load_runs
 from valuecore._uncertainty import paired_comparison
 from dashboard.safetext import md_text
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SCHEMA = json.loads((ROOT / "valuecore" / "policy.schema.json").read_text(encoding="utf-8"))

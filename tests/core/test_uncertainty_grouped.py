@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import pytest
 
 from valuecore._bounded import bounded_interval, pseudo_counts
 from valuecore._uncertainty import mean_interval
@@ -50,6 +51,7 @@ def _item_sums(values, weight, kind):
     return mean, math.sqrt(spread) / total, total * total / float(np.dot(weight, weight))
 
 
+@pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(samples())
 def test_grouped_moments_and_interval_equal_the_item_sums_up_to_round_off(sample):

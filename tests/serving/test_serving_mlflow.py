@@ -64,7 +64,7 @@ def test_breast_cancer_policy_survives_mlflow_with_the_same_actions_and_abstenti
     assert ((out["confidence"] >= 0.5) & (out["confidence"] <= 1)).all()
     # the policy travels with the model, readable by any server
     stored = Path(tmp_path / "model" / "artifacts" / "policy.json")
-    assert PolicyDocument.from_json(stored.read_text()).entries[0].policy == exported.entry("logreg").policy
+    assert PolicyDocument.from_json(stored.read_text()).entries[0].policy == clf.document_.entries[0].policy
 
 
 def log_sample_run(name="nightly"):
