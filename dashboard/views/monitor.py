@@ -37,6 +37,7 @@ import valuecore as vc
 from ..charts.monitor import band_chart, monitor_chart, monitor_long
 from ..data import policy_key, values_key
 from ..home import recommended_model
+from ..memory import BudgetCache
 from ..safetext import md_text
 from . import POLICY_LABELS, split_text
 
@@ -559,16 +560,18 @@ def _guarded_columns(gain) -> dict:
             "Worst gain": gain.worst_gain_per_item, "Noise bar": gain.z * gain.standard_error}
 
 
-def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> pd.DataFrame:
+def mix_table(reference, watched, policy, values, kind: str, n_chunks: int, progress=None) -> pd.DataFrame:
     """One row per chunk: the estimated mix, and the value per item as tuned and re-tuned for that mix.
 
     The re-tuned rule is guarded as ``python -m valuecore report --adapt-to`` guards it
     (``valuecore.monitoring.retuning_gain``): "Gain" is what the rule in use earns over the rule as tuned
     (0 when the rule as tuned is kept), "Re-tuned (raw)" the re-tuned rule's own estimate, adopted or not.
+    ``progress``, if given, is called with the share of chunks done after each one.
     """
     calibration = dict(policy.calibration) if policy.calibration else None
     rows = []
-    for chunk in vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks):
+    chunks = vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks)
+    for done, chunk in enumerate(chunks, start=1):
         estimate = vc.monitoring.estimate_priors(policy.calibrate(chunk.predictions), reference, "em")
         row = {"Chunk": chunk.key, "Items": chunk.predictions.total_weight}
         for name, share, low, high in zip(estimate.classes, estimate.priors, estimate.low, estimate.high):
@@ -583,12 +586,49 @@ def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> p
             row.update(_guarded_columns(vc.monitoring.retuning_gain(retuned, policy, chunk.predictions, values,
                                                                     estimate)))
         rows.append(row)
+        if progress is not None:
+            progress(done / len(chunks))
     return pd.DataFrame(rows)
 
 
-@st.cache_resource(show_spinner=False, max_entries=128)
-def _mixed(key: tuple, _reference, _watched, _policy, _values) -> pd.DataFrame:
-    return mix_table(_reference, _watched, _policy, _values, key[-2], key[-1])
+# Kept within the server's memory budget and time to live; not in st.cache_resource, which replays the
+# elements a cached function drew and so refuses the progress bar it updates.
+_MIXED = BudgetCache("class-mix tables")
+
+
+def _mixed(key: tuple, reference, watched, policy, values, progress=None) -> pd.DataFrame:
+    return _MIXED.get(key, lambda: mix_table(reference, watched, policy, values, key[-2], key[-1], progress))
+
+
+# The class mix's work grows with items x classes^2 (EM's interval and the re-tuning guard; EM's steps add
+# items x classes each): 20,000 items of 100 classes (2e8) took 2 s of one core, 10,000 of 1,000 classes
+# (1e10) 14-16 s, 10^5 of 200 (4e9) 14 s (benchmarks/README.md). Below the first bound it runs on every
+# view; up to the second, when the visitor asks, with progress; above it, the command line does it.
+MIX_AUTO_WORK = 100_000_000
+MIX_MAX_WORK = 20_000_000_000
+
+
+def class_mix_work(ws, models, model: str, split: str) -> int:
+    """Items x classes^2 of what :func:`class_mix` estimates: the chunks of ``model``'s ``split`` (their items
+    add up to the split's) and the whole ``split`` of every model that has it."""
+    candidates = class_mix_candidates(ws, models)
+    runs = [model, *(m for m, splits in candidates.items() if split in splits)]
+    return sum(int(ws.run(m).splits[split].n) * len(ws.run(m).classes) ** 2 for m in runs)
+
+
+def class_mix_asks(work: int) -> str:
+    """The sentence beside the Monitor page's switch for an estimate too long to run on every view."""
+    return (f"Estimating the class mix here takes a while (about {work:.1e} item·class² steps: the items of "
+            "the split times the square of the classes, for the chunks and every model), so it runs when you "
+            "turn it on, with its progress.")
+
+
+def class_mix_refusal(work: int) -> str:
+    """Why the page does not estimate the class mix of a run this large, and what does."""
+    return (f"The class mix of this split is not estimated on the dashboard: it would take about {work:.1e} "
+            f"item·class² steps, above the page's bound of {MIX_MAX_WORK:.0e} (a minute or more of the server). "
+            "The command line estimates it on your machine: `python -m valuecore report RUNS --adapt-to SPLIT` "
+            "(docs/constraints.md).")
 
 
 @dataclass(frozen=True)
@@ -620,22 +660,24 @@ GUARD_RULE = (f"A re-tuned rule is adopted only when its gain, estimated without
               "is kept and its gain counts as 0.")
 
 
-def _mix_of(ws, page: MonitorPage, selection, model: str, split: str, n_chunks: int) -> pd.DataFrame:
+def _mix_of(ws, page: MonitorPage, selection, model: str, split: str, n_chunks: int,
+            progress=None) -> pd.DataFrame:
     tune = ws.plan(model).tune_split
     policy = page.policies[model]
     key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), policy.kind,
            n_chunks)
-    return _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values)
+    return _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values,
+                  progress)
 
 
-def _whole_split(selection, page: MonitorPage, ws, split: str) -> tuple[pd.DataFrame | None, tuple]:
+def _whole_split(selection, page: MonitorPage, ws, split: str, progress=None) -> tuple[pd.DataFrame | None, tuple]:
     """Every model that can be adapted to ``split``, over the whole split: one chunk each."""
     rows, problems = [], []
     for model, splits in class_mix_candidates(ws, page.models).items():
         if split not in splits:
             continue
         try:
-            whole = _mix_of(ws, page, selection, model, split, 1).iloc[0]
+            whole = _mix_of(ws, page, selection, model, split, 1, progress and progress(model)).iloc[0]
         except ValueError as error:
             problems.append(f"**{md_text(model)}**: {md_text(str(error))}")
             continue
@@ -647,15 +689,21 @@ def _whole_split(selection, page: MonitorPage, ws, split: str) -> tuple[pd.DataF
     return (pd.DataFrame(rows) if rows else None), tuple(problems)
 
 
-def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str) -> ClassMixView:
-    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn, guarded."""
+def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str,
+              progress=None) -> ClassMixView:
+    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn, guarded.
+
+    ``progress``, if given, is called with a model's name and returns the callable that
+    :func:`mix_table` calls with the share of that model's chunks done (its whole split, then
+    ``model``'s chunks).
+    """
     tune = ws.plan(model).tune_split
-    per_model, problems = _whole_split(selection, page, ws, split)
+    per_model, problems = _whole_split(selection, page, ws, split, progress)
     whole = dict(per_model=per_model, per_model_problems=problems, per_model_intro=(
         f"**Over the whole split {md_text(repr(split))}, per model**: what the command line's `report --adapt-to` "
         "does with each model's rule on this split, by the same guard."))
     try:
-        table = _mix_of(ws, page, selection, model, split, n_chunks)
+        table = _mix_of(ws, page, selection, model, split, n_chunks, progress and progress(model))
     except ValueError as error:
         return ClassMixView(error=f"**{md_text(model)}**: {md_text(str(error))}", **whole)
     intro = (f"The share of each class in every chunk of {md_text(repr(split))}, estimated without labels from "
