@@ -356,43 +356,61 @@ def download_mlflow_tables(artifacts: MlflowArtifacts, folder, name: str,
                            tracking_uri: str | None = None) -> MlflowTables:
     """Download the prediction tables of ``artifacts`` into ``folder`` (the caller's, removed by the caller).
 
-    ``name`` names the run in messages (``<name>/<artifact path>``). Each table is checked against the
-    run files' size limit before it is downloaded (after, when the store gives no size); an artifact that
+    ``name`` names the run in messages (``<name>/<artifact path>``). As in a folder, a table that cannot
+    be read (above the run files' size limit, checked before it is downloaded when the store gives its
+    size; a broken ``log_table`` JSON) is an error naming it, and the others are read; an artifact that
     turns out not to be a prediction table (a configuration JSON, a table of features) is ignored with a
-    note. ValueError (LimitError) for a table above a limit, naming it.
+    note. The digest covers every table's artifact path and downloaded bytes.
     """
     import hashlib
 
-    from ._limits import LimitError, limit, refusal
+    from ._io.runfiles import LoadProblem
+    from ._limits import limit, refusal
 
     client = _client(tracking_uri)
     folder = Path(folder)
-    files, ignored, digest = [], list(artifacts.ignored), hashlib.sha256()
+    files, ignored, errors, digest = [], list(artifacts.ignored), [], hashlib.sha256()
     for index, (path, size) in enumerate(artifacts.tables):
         shown = f"{name}/{path}"
+        digest.update(path.encode("utf-8") + b"\0")
         if size is not None and size > limit("file_mb") * 2**20:
-            raise LimitError(refusal("file_mb", f"{shown} is too large", f"{size / 2**20:,.1f} MB"))
+            digest.update(str(size).encode())
+            errors.append(LoadProblem(shown, refusal("file_mb", "the table is too large", f"{size / 2**20:,.1f} MB")))
+            continue
         place = folder / str(index)
         place.mkdir(parents=True)
         local = Path(_call(shown, tracking_uri, client.download_artifacts, artifacts.run_id, path, str(place)))
+        _digest_file(digest, local)
         if local.stat().st_size > limit("file_mb") * 2**20:
-            raise LimitError(refusal("file_mb", f"{shown} is too large", f"{local.stat().st_size / 2**20:,.1f} MB"))
+            errors.append(LoadProblem(shown, refusal("file_mb", "the table is too large",
+                                                     f"{local.stat().st_size / 2**20:,.1f} MB")))
+            continue
+        why = None
         if path.lower().endswith(".json"):
-            why = _log_table_to_csv(local, place / (Path(path).stem + ".csv"), shown, path in artifacts.logged_tables)
-            local.unlink()
-            local = place / (Path(path).stem + ".csv")
+            table = place / (Path(path).stem + ".csv")
+            try:
+                why = _log_table_to_csv(local, table, path in artifacts.logged_tables)
+            except ValueError as exc:  # a broken log_table, or one above a limit: an error for this table
+                errors.append(LoadProblem(shown, str(exc)))
+                continue
+            finally:
+                local.unlink()
+            local = table
         else:
             why = _not_a_prediction_table(local)
         if why is not None:
             ignored.append((path, why))
             continue
-        digest.update(path.encode("utf-8") + b"\0")
-        with open(local, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        digest.update(b"\0")
         files.append((str(local), path))
-    return MlflowTables(artifacts.run_id, tuple(files), _notes(artifacts, ignored, name), digest.hexdigest())
+    notes = tuple(errors) + _notes(artifacts, ignored, name)
+    return MlflowTables(artifacts.run_id, tuple(files), notes, digest.hexdigest())
+
+
+def _digest_file(digest, path: Path) -> None:
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    digest.update(b"\0")
 
 
 def _notes(artifacts: MlflowArtifacts, ignored: list, name: str) -> tuple:
@@ -438,26 +456,27 @@ def _is_prediction_column(name: str) -> bool:
     return name in PREDICTION_COLUMNS or name.startswith(PREDICTION_PREFIXES)
 
 
-def _log_table_to_csv(path: Path, out: Path, shown: str, logged: bool) -> str | None:
+def _log_table_to_csv(path: Path, out: Path, logged: bool) -> str | None:
     """A ``log_table`` JSON as a CSV run file at ``out``; or why it is not a prediction table.
 
-    A table ``mlflow.log_table`` wrote has the run files' limits (checked by the caller); any other JSON
-    artifact is a document, read only within the JSON limits (``load_json_limited``).
+    A table ``mlflow.log_table`` wrote has the run files' limits (its size is checked by the caller);
+    any other JSON artifact is a document, read only within the JSON limits (``load_json_limited``).
+    ValueError for a logged table that cannot be read.
     """
     import pandas as pd
 
-    from ._limits import LimitError, load_json_limited
+    from ._limits import LimitError, limit, load_json_limited, refusal
 
     if logged:
         try:
             data = json.loads(path.read_bytes(), parse_constant=_no_constant)
         except RecursionError:
-            raise ValueError(f"{shown}: nested too deeply to be a table logged with mlflow.log_table") from None
-        except ValueError as exc:
-            raise ValueError(f"{shown}: not a table logged with mlflow.log_table ({exc})") from None
+            raise ValueError("nested too deeply to be a table logged with mlflow.log_table") from None
+        except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise ValueError(f"not a table logged with mlflow.log_table: {exc}") from None
     else:
         try:
-            data = load_json_limited(path.read_bytes(), shown)
+            data = load_json_limited(path.read_bytes(), "the JSON")
         except LimitError:
             return "a JSON document above the limits of JSON documents, not logged with mlflow.log_table"
         except ValueError:
@@ -467,11 +486,13 @@ def _log_table_to_csv(path: Path, out: Path, shown: str, logged: bool) -> str | 
     columns = [str(c) for c in data["columns"]]
     if not any(_is_prediction_column(c) for c in columns):
         return "a table with no y_pred, confidence, proba_ or logit_ column"
-    from ._limits import limit, refusal
-
     if len(columns) > limit("columns"):
-        raise LimitError(refusal("columns", f"{shown}: the table has too many columns", f"{len(columns):,}"))
-    pd.DataFrame(data["data"], columns=columns).to_csv(out, index=False)
+        raise LimitError(refusal("columns", "the table has too many columns", f"{len(columns):,}"))
+    try:
+        frame = pd.DataFrame(data["data"], columns=columns)
+    except (ValueError, TypeError) as exc:  # rows of another width than the columns
+        raise ValueError(f"its rows do not match its {len(columns)} columns ({exc})") from None
+    frame.to_csv(out, index=False)
     return None
 
 
@@ -576,15 +597,23 @@ def mlflow_runs_folder(source: str, tracking_uri: str | None = None) -> str:
     return str(folder)
 
 
-def log_report_to_mlflow(source: str, policy_json: str, html: str | None) -> tuple[str, bool]:
-    """Log the policy JSON (and the HTML report) to the run ``source`` names; (run id, whether an earlier
-    policy was replaced). ValueError for a deleted run."""
+def _writable_run(source: str) -> str:
+    """The id of the run ``source`` names, refused (ValueError) when it is deleted."""
     client = _client()
     run_id = resolve_run_id(source)
     run = _call(repr(source), None, client.get_run, run_id)
     if getattr(run.info, "lifecycle_stage", "") == "deleted":
         raise ValueError(f"the MLflow run {run_id} is deleted (in MLflow's trash): restore it "
                          f"(mlflow runs restore --run-id {run_id}) or name another run")
+    return run_id
+
+
+def log_report_to_mlflow(source: str, policy_json: str, html: str | None, run_id: str | None = None
+                         ) -> tuple[str, bool]:
+    """Log the policy JSON (and the HTML report) to the run ``source`` names; (run id, whether an earlier
+    policy was replaced). ValueError for a deleted run."""
+    client = _client()
+    run_id = run_id or _writable_run(source)
     earlier = {item.path for item in _call(repr(source), None, client.list_artifacts, run_id, "valuecore")}
     _call(repr(source), None, client.log_text, run_id, policy_json, "valuecore/policy.json")
     if html is not None:
@@ -592,15 +621,19 @@ def log_report_to_mlflow(source: str, policy_json: str, html: str | None) -> tup
     return run_id, bool(earlier & set(WRITTEN_BACK))
 
 
-# ------------------------------------------------------------------ the command line's two hooks
+# ------------------------------------------------------------------ the command line's hook
 def log_report_to_runs(paths, document, html: str, say) -> None:
-    """``report --log-mlflow``: the policy JSON and the HTML report, logged to each MLflow run among ``paths``."""
+    """``report --log-mlflow``: the policy JSON and the HTML report, logged to each MLflow run among ``paths``
+    (every run checked before anything is logged)."""
     sources = [path for path in paths if is_mlflow_source(str(path))]
     if not sources:
         raise ValueError("--log-mlflow logs to the MLflow run the runs came from: name it as mlflow:<run_id> "
                          "or mlflow:<experiment>/<run>")
+    runs: dict[str, str] = {}  # run id -> the first source naming it: a run named twice is logged to once
     for source in sources:
-        run_id, replaced = log_report_to_mlflow(source, document.to_json(), html)
+        runs.setdefault(_writable_run(source), source)
+    for run_id, source in runs.items():
+        run_id, replaced = log_report_to_mlflow(source, document.to_json(), html, run_id)
         what = " and ".join(WRITTEN_BACK if html is not None else WRITTEN_BACK[:1])
         say(f"logged {what} to the MLflow run {run_id}"
             + (f", replacing the {what} logged before (MLflow keeps no earlier version)" if replaced else ""))
