@@ -261,3 +261,16 @@ def test_log_mlflow_refuses_a_deleted_run_and_says_when_it_replaces_a_policy(tra
     mlflow.tracking.MlflowClient().delete_run(run_id)
     assert main(logged) == 2
     assert f"the MLflow run {run_id} is deleted" in capsys.readouterr().err
+
+
+def test_a_broken_table_is_an_error_for_that_table_and_the_others_are_read(tracking, capsys):
+    """As in a folder: a log_table that is no JSON made the whole run unreadable."""
+    client, run_id = new_run()
+    bad = tracking / "bad.json"
+    bad.write_text("{not json")
+    client.log_artifact(run_id, str(bad), "p")
+    client.set_tag(run_id, "mlflow.loggedArtifacts", json.dumps([{"path": "p/bad.json", "type": "table"}]))
+    client.log_artifact(run_id, str(BREAST_CANCER), "p")
+    assert main(["report", f"mlflow:{run_id}", *COMMON]) == 0
+    assert f"error: mlflow:{run_id}/p/bad.json: not a table logged with mlflow.log_table" in capsys.readouterr().err
+    assert main(["validate", f"mlflow:{run_id}"]) == 2
