@@ -156,6 +156,14 @@ TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".json")
 PREDICTION_COLUMNS = ("y_pred", "confidence")
 PREDICTION_PREFIXES = ("proba_", "logit_", "prob_", "probability_")
 LOGGED_TABLES_TAG = "mlflow.loggedArtifacts"  # where mlflow.log_table lists the tables it wrote
+MAX_SLASHES = 16  # readings of mlflow:<experiment>/<run> tried, one server request each
+
+
+def _named(source: str) -> str:
+    """A source as messages quote it: cut to the length of a name in a message (a hostile one can be long)."""
+    from ._limits import clip_text
+
+    return repr(clip_text(source))
 
 
 def is_mlflow_source(text: str) -> bool:
@@ -232,34 +240,39 @@ def resolve_run_id(source: str, tracking_uri: str | None = None) -> str:
     client = _client(tracking_uri)
     reference = source[len(MLFLOW_PREFIX):].strip()
     if not reference:
-        raise ValueError(f"{source!r}: give mlflow:<run_id> or mlflow:<experiment>/<run>")
+        raise ValueError(f"{_named(source)}: give mlflow:<run_id> or mlflow:<experiment>/<run>")
     if "/" not in reference:
         try:
             return client.get_run(reference).info.run_id
         except Exception as exc:  # MlflowException, or a malformed id
             if not _is_missing(exc):
-                raise ValueError(_server_failure(exc, tracking_uri, repr(source))) from None
-            raise ValueError(f"{source!r}: no MLflow run with id {reference!r} at the tracking URI "
+                raise ValueError(_server_failure(exc, tracking_uri, _named(source))) from None
+            raise ValueError(f"{_named(source)}: no MLflow run with id {_named(reference)} at the tracking URI "
                              f"{client.tracking_uri!r} ({type(exc).__name__})") from None
+    cuts = [i for i, c in enumerate(reference) if c == "/" and 0 < i < len(reference) - 1]
+    if len(cuts) > MAX_SLASHES:  # each reading asks the server once
+        raise ValueError(f"{_named(source)}: more than {MAX_SLASHES} '/' in an experiment and run name; name the "
+                         "run by its id, mlflow:<run_id>")
     found, experiments = [], []
-    for cut in [i for i, c in enumerate(reference) if c == "/" and 0 < i < len(reference) - 1]:
+    for cut in cuts:
         experiment_name, run = reference[:cut], reference[cut + 1:]
-        experiment = _call(repr(source), tracking_uri, client.get_experiment_by_name, experiment_name)
+        experiment = _call(_named(source), tracking_uri, client.get_experiment_by_name, experiment_name)
         if experiment is None:
             continue
-        runs = _call(repr(source), tracking_uri, client.search_runs, [experiment.experiment_id], max_results=1000)
+        runs = _call(_named(source), tracking_uri, client.search_runs, [experiment.experiment_id], max_results=1000)
         experiments.append((experiment_name, run, runs))
         found += [(experiment_name, r) for r in runs if run in (r.info.run_id, r.info.run_name)]
     if len(found) == 1:
         return found[0][1].info.run_id
     if not experiments:
-        raise ValueError(f"{source!r}: no MLflow experiment named {reference.rsplit('/', 1)[0]!r}")
+        raise ValueError(f"{_named(source)}: no MLflow experiment named {_named(reference.rsplit('/', 1)[0])}")
     if not found:
         experiment_name, run, runs = experiments[-1]
-        names = sorted({r.info.run_name or r.info.run_id for r in runs})[:10]
-        raise ValueError(f"{source!r}: no run named {run!r} in experiment {experiment_name!r} (runs: {names})")
+        names = sorted({(r.info.run_name or r.info.run_id)[:60] for r in runs})[:10]
+        raise ValueError(f"{_named(source)}: no run named {_named(run)} in experiment {_named(experiment_name)} "
+                         f"(runs: {names})")
     matches = ", ".join(f"{name!r} run {r.info.run_id}" for name, r in found[:10])
-    raise ValueError(f"{source!r}: {len(found)} runs match ({matches}); name the run by its id, mlflow:<run_id>")
+    raise ValueError(f"{_named(source)}: {len(found)} runs match ({matches}); name the run by its id, mlflow:<run_id>")
 
 
 def _run_files(client, run_id: str, tracking_uri, folder: str = ""):
@@ -307,7 +320,7 @@ def mlflow_run_artifacts(source: str, tracking_uri: str | None = None) -> Mlflow
 
     client = _client(tracking_uri)
     run_id = resolve_run_id(source, tracking_uri)
-    run = _call(repr(source), tracking_uri, client.get_run, run_id)
+    run = _call(_named(source), tracking_uri, client.get_run, run_id)
     try:
         logged = {entry["path"] for entry in json.loads(run.data.tags.get(LOGGED_TABLES_TAG, "[]"))
                   if isinstance(entry, dict) and entry.get("type") == "table" and isinstance(entry.get("path"), str)}
@@ -606,7 +619,7 @@ def _writable_run(source: str) -> str:
     """The id of the run ``source`` names, refused (ValueError) when it is deleted."""
     client = _client()
     run_id = resolve_run_id(source)
-    run = _call(repr(source), None, client.get_run, run_id)
+    run = _call(_named(source), None, client.get_run, run_id)
     if getattr(run.info, "lifecycle_stage", "") == "deleted":
         raise ValueError(f"the MLflow run {run_id} is deleted (in MLflow's trash): restore it "
                          f"(mlflow runs restore --run-id {run_id}) or name another run")
@@ -619,10 +632,10 @@ def log_report_to_mlflow(source: str, policy_json: str, html: str | None, run_id
     policy was replaced). ValueError for a deleted run."""
     client = _client()
     run_id = run_id or _writable_run(source)
-    earlier = {item.path for item in _call(repr(source), None, client.list_artifacts, run_id, "valuecore")}
-    _call(repr(source), None, client.log_text, run_id, policy_json, "valuecore/policy.json")
+    earlier = {item.path for item in _call(_named(source), None, client.list_artifacts, run_id, "valuecore")}
+    _call(_named(source), None, client.log_text, run_id, policy_json, "valuecore/policy.json")
     if html is not None:
-        _call(repr(source), None, client.log_text, run_id, html, "valuecore/report.html")
+        _call(_named(source), None, client.log_text, run_id, html, "valuecore/report.html")
     return run_id, bool(earlier & set(WRITTEN_BACK))
 
 

@@ -274,3 +274,16 @@ def test_a_broken_table_is_an_error_for_that_table_and_the_others_are_read(track
     assert main(["report", f"mlflow:{run_id}", *COMMON]) == 0
     assert f"error: mlflow:{run_id}/p/bad.json: not a table logged with mlflow.log_table" in capsys.readouterr().err
     assert main(["validate", f"mlflow:{run_id}"]) == 2
+
+
+def test_a_hostile_source_is_refused_in_a_short_message_with_few_requests(tracking, capsys, monkeypatch):
+    """A 5,000-character source was quoted whole; a name of many '/' is not read in thousands of ways."""
+    for source in ("mlflow:" + "x" * 5000, "mlflow:" + "a/" * 10 + "b" * 5000):
+        assert main(["validate", source]) == 2
+        assert len(capsys.readouterr().err) < 1000
+    asked = []
+    client = mlflow.tracking.MlflowClient
+    original = client.get_experiment_by_name
+    monkeypatch.setattr(client, "get_experiment_by_name", lambda self, name: asked.append(name) or original(self, name))
+    assert main(["validate", "mlflow:" + "a/" * 2500]) == 2
+    assert "name the run by its id" in capsys.readouterr().err and not asked
