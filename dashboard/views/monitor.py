@@ -528,6 +528,7 @@ def class_mix_candidates(ws, models) -> dict:
 
 
 GUARD_Z = inspect.signature(vc.monitoring.retuning_gain).parameters["z"].default  # the core's (1.645)
+EM_STEPS = inspect.signature(vc.monitoring.estimate_priors).parameters["max_iter"].default  # the core's (10,000)
 # Short, so the table fits a laptop's width; the column's help and the sentences under it say why.
 GUARD_WORDS = {
     "adopted": "Re-tuned",
@@ -560,19 +561,25 @@ def _guarded_columns(gain) -> dict:
             "Worst gain": gain.worst_gain_per_item, "Noise bar": gain.z * gain.standard_error}
 
 
-def mix_table(reference, watched, policy, values, kind: str, n_chunks: int, progress=None) -> pd.DataFrame:
+def mix_table(reference, watched, policy, values, kind: str, n_chunks: int, progress=None,
+              max_steps: int = EM_STEPS) -> pd.DataFrame:
     """One row per chunk: the estimated mix, and the value per item as tuned and re-tuned for that mix.
 
     The re-tuned rule is guarded as ``python -m valuecore report --adapt-to`` guards it
     (``valuecore.monitoring.retuning_gain``): "Gain" is what the rule in use earns over the rule as tuned
     (0 when the rule as tuned is kept), "Re-tuned (raw)" the re-tuned rule's own estimate, adopted or not.
-    ``progress``, if given, is called with the share of chunks done after each one.
+    ``progress``, if given, is called with the share of chunks done after each one. EM takes at most
+    ``max_steps`` steps; the chunks where it stopped there unconverged are listed in
+    ``frame.attrs["unconverged"]``.
     """
     calibration = dict(policy.calibration) if policy.calibration else None
-    rows = []
+    rows, unconverged = [], []
     chunks = vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks)
     for done, chunk in enumerate(chunks, start=1):
-        estimate = vc.monitoring.estimate_priors(policy.calibrate(chunk.predictions), reference, "em")
+        estimate = vc.monitoring.estimate_priors(policy.calibrate(chunk.predictions), reference, "em",
+                                                 max_iter=max_steps)
+        if not estimate.converged:
+            unconverged.append(str(chunk.key))
         row = {"Chunk": chunk.key, "Items": chunk.predictions.total_weight}
         for name, share, low, high in zip(estimate.classes, estimate.priors, estimate.low, estimate.high):
             row[f"Share of {name}"] = f"{share:.2f} ({low:.2f}–{high:.2f})"
@@ -588,7 +595,9 @@ def mix_table(reference, watched, policy, values, kind: str, n_chunks: int, prog
         rows.append(row)
         if progress is not None:
             progress(done / len(chunks))
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["unconverged"] = unconverged
+    return frame
 
 
 # Kept within the server's memory budget and time to live; not in st.cache_resource, which replays the
@@ -597,7 +606,9 @@ _MIXED = BudgetCache("class-mix tables")
 
 
 def _mixed(key: tuple, reference, watched, policy, values, progress=None) -> pd.DataFrame:
-    return _MIXED.get(key, lambda: mix_table(reference, watched, policy, values, key[-2], key[-1], progress))
+    kind, n_chunks, max_steps = key[-3:]
+    return _MIXED.get(key, lambda: mix_table(reference, watched, policy, values, kind, n_chunks, progress,
+                                             max_steps))
 
 
 # The class mix's work grows with items x classes^2 (EM's interval and the re-tuning guard; EM's steps add
@@ -606,14 +617,30 @@ def _mixed(key: tuple, reference, watched, policy, values, progress=None) -> pd.
 # view; up to the second, when the visitor asks, with progress; above it, the command line does it.
 MIX_AUTO_WORK = 100_000_000
 MIX_MAX_WORK = 20_000_000_000
+# EM's steps vary with the data (15 to 1,509 measured; a step of 10^5 items of 200 classes took 63 ms): the
+# page gives every estimate of a view at most MIX_EM_CELLS / (items x classes of them all) steps, never
+# fewer than EM_MIN_STEPS nor more than EM_STEPS (the command line's), so a view's EM steps read about 5e9
+# cells at most (15 s here) above that floor, and the page says where EM stopped before converging.
+MIX_EM_CELLS = 5_000_000_000
+EM_MIN_STEPS = 20
+
+
+def _estimated_runs(ws, models, model: str, split: str) -> list:
+    """The runs :func:`class_mix` estimates ``split`` of: ``model``'s chunks (their items add up to the
+    split's), then the whole split of every model that has it."""
+    candidates = class_mix_candidates(ws, models)
+    return [ws.run(m) for m in (model, *(m for m, splits in candidates.items() if split in splits))]
 
 
 def class_mix_work(ws, models, model: str, split: str) -> int:
-    """Items x classes^2 of what :func:`class_mix` estimates: the chunks of ``model``'s ``split`` (their items
-    add up to the split's) and the whole ``split`` of every model that has it."""
-    candidates = class_mix_candidates(ws, models)
-    runs = [model, *(m for m, splits in candidates.items() if split in splits)]
-    return sum(int(ws.run(m).splits[split].n) * len(ws.run(m).classes) ** 2 for m in runs)
+    """Items x classes^2 of what :func:`class_mix` estimates."""
+    return sum(int(run.splits[split].n) * len(run.classes) ** 2 for run in _estimated_runs(ws, models, model, split))
+
+
+def class_mix_em_steps(ws, models, model: str, split: str) -> int:
+    """The most EM steps each estimate of :func:`class_mix` takes (see ``MIX_EM_CELLS``)."""
+    cells = sum(int(run.splits[split].n) * len(run.classes) for run in _estimated_runs(ws, models, model, split))
+    return int(min(EM_STEPS, max(EM_MIN_STEPS, MIX_EM_CELLS // max(cells, 1))))
 
 
 def class_mix_asks(work: int) -> str:
@@ -665,7 +692,7 @@ def _mix_of(ws, page: MonitorPage, selection, model: str, split: str, n_chunks: 
     tune = ws.plan(model).tune_split
     policy = page.policies[model]
     key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), policy.kind,
-           n_chunks)
+           n_chunks, class_mix_em_steps(ws, page.models, model, split))
     return _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values,
                   progress)
 
@@ -677,16 +704,26 @@ def _whole_split(selection, page: MonitorPage, ws, split: str, progress=None) ->
         if split not in splits:
             continue
         try:
-            whole = _mix_of(ws, page, selection, model, split, 1, progress and progress(model)).iloc[0]
+            table = _mix_of(ws, page, selection, model, split, 1, progress and progress(model))
         except ValueError as error:
             problems.append(f"**{md_text(model)}**: {md_text(str(error))}")
             continue
+        whole = table.iloc[0]
+        if table.attrs.get("unconverged"):
+            problems.append(f"**{md_text(model)}**: {_unconverged_words(ws, page, model, split)}")
         shares = [c for c in whole.index if c.startswith("Share of ")]
         # the shares without their intervals (the chunk table has them): one short cell per model
         mix = ", ".join(f"{c.removeprefix('Share of ')} {whole[c].split()[0]}" for c in shares)
         rows.append({"Model": model, "Estimated mix": mix,
                      **whole.drop(labels=["Chunk", *shares]).to_dict()})
     return (pd.DataFrame(rows) if rows else None), tuple(problems)
+
+
+def _unconverged_words(ws, page: MonitorPage, model: str, split: str, chunks=()) -> str:
+    where = f"on chunk(s) {md_text(', '.join(chunks))}" if chunks else "over the whole split"
+    return (f"EM stopped {where} after {class_mix_em_steps(ws, page.models, model, split):,} steps, the page's "
+            "bound for this many items and classes, before converging: those shares are approximate. "
+            "`python -m valuecore report --adapt-to` runs EM to convergence.")
 
 
 def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str,
@@ -711,6 +748,8 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
              f"tuning split {md_text(repr(tune))}. The values per item ({md_text(selection.currency)}) are estimated "
              "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix. "
              + GUARD_RULE)
+    if table.attrs.get("unconverged"):
+        intro += " " + _unconverged_words(ws, page, model, split, table.attrs["unconverged"])
     if "Gain" not in table:
         return ClassMixView(table, intro, "This rule is not tuned on data: a new class mix changes its value, not "
                                           "the rule.", verdict_is_caption=True, **whole)

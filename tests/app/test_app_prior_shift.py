@@ -107,3 +107,22 @@ def test_a_class_mix_estimate_beyond_the_pages_bound_names_the_command_line(monk
     assert not class_mix_tables(at)
     assert not [t for t in at.toggle if t.key == "monitor_prior_run"]
     assert "--adapt-to" in "\n".join(i.value for i in at.info)
+
+
+def test_em_steps_are_bounded_per_view_and_an_unconverged_estimate_is_said(monkeypatch):
+    """EM's steps vary with the data (1,509 for 10^5 items of 200 classes): the page bounds them by the cells
+    of its estimates, and says where EM stopped before converging."""
+    from dashboard.views import monitor as view
+
+    monkeypatch.setattr(view, "MIX_EM_CELLS", 0)
+    monkeypatch.setattr(view, "EM_MIN_STEPS", 1)
+    view._MIXED.clear()
+    steps = []
+    estimate = vc.monitoring.estimate_priors
+    monkeypatch.setattr(vc.monitoring, "estimate_priors",
+                        lambda *a, **k: steps.append(k.get("max_iter")) or estimate(*a, **k))
+    at = monitor_on_the_production_sample()
+    assert steps and set(steps) == {1}
+    text = "\n".join([m.value for m in at.markdown] + [w.value for w in at.warning])
+    assert "EM stopped on chunk(s)" in text and "EM stopped over the whole split" in text
+    assert "runs EM to convergence" in text
