@@ -173,7 +173,11 @@ def test_t_interval_covers_about_95_percent():
             boot = bootstrap_interval(values, rng=rng, n_resamples=500)
             hits_boot += boot.low <= truth <= boot.high
     assert 0.93 <= hits_t / n_sets <= 0.97
-    assert 0.93 <= hits_weighted / n_sets <= 0.97
+    # Sampling weights: the bound allows for one more item of the largest weight (2 here, the average being 1.25),
+    # since an unseen costly outcome may sit among the heaviest items (issue 32): 97.3% here with an interval 4%
+    # wider than the average-item reading's 96.5%, which covered as little as 68% where costly errors sat in a
+    # heavy group.
+    assert 0.93 <= hits_weighted / n_sets <= 0.98
     assert 0.92 <= hits_boot / 500 <= 0.975
 
 
