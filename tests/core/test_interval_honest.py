@@ -186,8 +186,7 @@ def test_paired_p_value_rejects_exactly_when_the_interval_excludes_zero(seed):
     b = vc.Predictions.from_proba(np.clip(np.eye(2)[y] * 0.6 + rng.dirichlet([1, 1], n) * 0.4, 0, 1), y_true=y)
     use_case = vc.UseCase(1, 0, -float(rng.choice([1, 4, 20])))
     result = vc.uncertainty.paired_comparison(vc.Policy("threshold", threshold=0.7), a,
-                                              vc.Policy("threshold", threshold=0.7), b, use_case,
-                                              rng=np.random.default_rng(0), n_resamples=50)
+                                              vc.Policy("threshold", threshold=0.7), b, use_case)
     excluded = result.low > 0 or result.high < 0
     assert (result.p_value < 0.05) == excluded
     assert result.low <= result.mean_difference <= result.high
@@ -205,10 +204,10 @@ def test_rare_large_differences_are_not_called_significant():
     a = all_right(200, 30, 70)
     use_case = vc.UseCase(1, 0, -1000)
     result = vc.uncertainty.paired_comparison(vc.Policy("threshold", threshold=0.7), a,
-                                              vc.Policy("threshold", threshold=0.9), a, use_case,
-                                              rng=np.random.default_rng(0))
+                                              vc.Policy("threshold", threshold=0.9), a, use_case)
     assert result.mean_difference == pytest.approx(30 / n)
-    assert result.p_value_t < 1e-6  # the t-test is sure...
+    difference = np.r_[np.zeros(200), np.ones(30), np.zeros(70)]
+    assert stats.ttest_1samp(difference, 0).pvalue < 1e-6  # the t-test would be sure...
     assert result.p_value > 0.05 and result.low < 0  # ...the bounded test is not
     assert "cannot tell the two apart" in vc.wording.paired_sentences(result)[1]
 
@@ -257,17 +256,21 @@ def test_the_pages_say_what_each_likely_range_rests_on():
     assert all("seen in 450 items" in text for text in shown)
 
 
-def test_the_comparison_says_why_the_t_test_disagrees_when_a_costly_difference_was_not_seen():
-    # digits at a wrong answer of -1000: mlp and logreg made no error on 'test'; the t-test finds mlp better,
-    # the bounded test cannot (one unseen error would cost 1000): the sentence must say why they disagree.
+def test_the_comparison_carries_one_test_and_says_how_to_read_it():
+    # digits at a wrong answer of -1000: mlp and logreg made no error on 'test'; a paired t-test would find mlp
+    # better (p < 0.05), the bounded test cannot (one unseen error would cost 1000). The result carries the bounded
+    # test only (the t-test rejected a true null up to 86% of the time in the benchmark), and the words say what
+    # its interval and p-value mean.
     from pathlib import Path
 
     runs = vc.load_runs([str(Path(__file__).resolve().parents[2] / "sample_runs" / "digits")]).models
     use_case = vc.UseCase(1, 0, -1000)
     policies = {m: vc.fit_policy("threshold", vc.presort(runs[m].splits["val"]), use_case) for m in ("mlp", "logreg")}
     result = vc.uncertainty.paired_comparison(policies["mlp"], runs["mlp"].splits["test"], policies["logreg"],
-                                              runs["logreg"].splits["test"], use_case,
-                                              rng=np.random.default_rng(0), n_resamples=200)
-    assert result.p_value_t < 0.05 <= result.p_value
+                                              runs["logreg"].splits["test"], use_case)
+    difference = (vc.item_values(policies["mlp"], runs["mlp"].splits["test"], use_case)
+                  - vc.item_values(policies["logreg"], runs["logreg"].splits["test"], use_case))
+    assert stats.ttest_1samp(difference, 0).pvalue < 0.05 <= result.p_value
     _, on_new_data = vc.wording.paired_sentences(result, ("mlp", "logreg"), "$")
-    assert "cannot tell the two apart" in on_new_data and "assume the costliest difference" in on_new_data
+    assert "cannot tell the two apart (the interval includes 0)" in on_new_data
+    assert on_new_data.count("p = ") == 1 and "t-test" not in on_new_data and "bootstrap" not in on_new_data
