@@ -72,6 +72,17 @@ def budgeted_load(key: tuple, compute, spinner: str | None = None) -> LoadReport
     return _budgeted(_LOADED, key, compute, spinner)
 
 
+def kept_load(key: tuple, default=None):
+    """What :func:`keep_load` kept under ``key`` (counted as a use), or ``default``: never computes."""
+    return _LOADED.peek(key, default)
+
+
+def keep_load(key: tuple, value) -> None:
+    """Keep ``value`` (a loaded report, or an object holding one) with the loaded runs, weighed, within the
+    server's memory budget and time to live; it replaces what ``key`` held."""
+    _LOADED.put(key, value)
+
+
 def _load_folder(folder: str, fingerprint: tuple, refused: tuple[str, ...] = ()) -> LoadReport:
     return _budgeted(_LOADED, ("folder", folder, fingerprint, refused), lambda: _read_folder(folder, refused),
                      "Loading and checking the run files…")

@@ -36,7 +36,8 @@ import numpy as np
 
 from .limits import cache_ttl_seconds, memory_budget_bytes
 
-__all__ = ["BudgetCache", "deep_nbytes", "estimate_upload_bytes", "release_memory", "upload_refusal"]
+__all__ = ["BudgetCache", "budget_refusal", "deep_nbytes", "estimate_file_bytes", "estimate_upload_bytes",
+           "release_memory", "upload_refusal"]
 
 # A loaded row costs its columns as float64 (or codes), and the parse needs about as much again
 # while it runs: a 10^7-row CSV of y_true and two probabilities (120 MB) held 458 MB once loaded
@@ -135,6 +136,15 @@ class BudgetCache:
         with self._lock:
             self._computing.pop(key, None)
         return value
+
+    def peek(self, key, default=None):
+        """The cached value of ``key`` (counted as a use), or ``default``; never computes."""
+        value = self._lookup(key)
+        return default if value is _MISSING else value
+
+    def put(self, key, value) -> None:
+        """Keep ``value`` under ``key`` (replacing what was there), weighed, within the budget."""
+        self._store(key, value, deep_nbytes(value))
 
     def _lookup(self, key):
         with self._lock:
@@ -282,21 +292,36 @@ def _start_sweeper() -> None:
 def estimate_upload_bytes(name: str, content: bytes) -> tuple[int, int, int]:
     """``(bytes in memory, rows, columns)`` an upload would need once loaded and sorted, from its
     size and header alone (a Parquet file: from its footer); never parses the body."""
-    if name.lower().endswith((".parquet", ".pq")):
+    parquet = io.BytesIO(content) if name.lower().endswith((".parquet", ".pq")) else None
+    return _estimate(len(content), content[: 1 << 16], parquet)
+
+
+def estimate_file_bytes(path) -> tuple[int, int, int]:
+    """As :func:`estimate_upload_bytes`, for a run file on disk: its size and first 64 KiB (or footer)."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return _estimate(path.stat().st_size, b"", path)
+    with open(path, "rb") as handle:
+        return _estimate(path.stat().st_size, handle.read(1 << 16), None)
+
+
+def _estimate(size: int, head: bytes, parquet) -> tuple[int, int, int]:
+    if parquet is not None:
         try:
             import pyarrow.parquet as pq
 
-            metadata = pq.ParquetFile(io.BytesIO(content)).metadata
+            metadata = pq.ParquetFile(parquet).metadata
             rows, columns = int(metadata.num_rows), int(metadata.num_columns)
         except Exception:  # not readable as Parquet: the loader says why, in its words
             return 0, 0, 0
     else:
-        head = content[: 1 << 16]
         lines = head.split(b"\n")
         columns = lines[0].count(b",") + 1 if lines else 0
         sample = lines[1:-1] if len(lines) > 2 else lines[1:]
-        mean_line = (sum(len(line) + 1 for line in sample) / len(sample)) if sample else max(len(content), 1)
-        rows = int(len(content) / max(mean_line, 1.0))
+        mean_line = (sum(len(line) + 1 for line in sample) / len(sample)) if sample else max(size, 1)
+        rows = int(size / max(mean_line, 1.0))
     cost = rows * (columns * BYTES_PER_CELL * COPIES + BYTES_PER_ROW_OVERHEAD)
     return cost, rows, columns
 
@@ -304,9 +329,14 @@ def estimate_upload_bytes(name: str, content: bytes) -> tuple[int, int, int]:
 def upload_refusal(name: str, content: bytes) -> str | None:
     """A sentence refusing an upload that would not fit the server's memory budget, or None."""
     cost, rows, columns = estimate_upload_bytes(name, content)
+    return budget_refusal(cost, f"about {rows:,} rows of {columns} columns")
+
+
+def budget_refusal(cost: int, what: str) -> str | None:
+    """A sentence refusing ``what`` when ``cost`` bytes would not fit the server's memory budget, or None."""
     budget = memory_budget_bytes()
     if cost <= budget:
         return None
-    return (f"not loaded: about {rows:,} rows of {columns} columns would need about {cost / 2**20:,.0f} MB of "
+    return (f"not loaded: {what} would need about {cost / 2**20:,.0f} MB of "
             f"the server's memory, more than its budget of {budget / 2**20:,.0f} MB. Aggregate the file first "
             "(python -m valuecore aggregate) or ask the operator to raise VALUE_DASHBOARD_MEMORY_MB")

@@ -12,15 +12,19 @@ is neither read nor changed. Names from the server are shown as text.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-from dataclasses import replace
-from pathlib import Path
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
 
 import streamlit as st
 
 import valuecore as vc
 
 from . import data, state
+from .memory import budget_refusal, estimate_file_bytes
 
 ENV_VAR = "VALUE_DASHBOARD_MLFLOW_URI"
 CLI_FLAG = "--mlflow-uri"
@@ -52,20 +56,84 @@ def _runs(uri: str) -> list[tuple[str, str, str]]:
     return vc.serving.list_mlflow_runs(uri)
 
 
-@st.cache_resource(show_spinner="Reading the MLflow run…", max_entries=16)
+# A run is listed again (paths and sizes of its artifacts, no download) at most this often while it is
+# viewed, and its tables downloaded again to compare their content digest at most this often: a table
+# logged again (log_table appends) shows within CHECK_SECONDS, one replaced by another of the same size
+# within VERIFY_SECONDS. Parsed again only when the digest changed.
+CHECK_SECONDS = 10.0
+VERIFY_SECONDS = 60.0
+# A log_table JSON is parsed whole: about 7 times its size in memory while it is turned into a run file
+# (measured: 67 MB for a 9.8 MB table of 200,000 rows).
+JSON_PARSE_FACTOR = 7
+
+
+@dataclass
+class _Read:
+    """A run as read: its load report, the listing and content digest it was read from, and when they were
+    last checked (time.monotonic). Kept with the loaded runs, so weighed within the memory budget."""
+
+    report: data.LoadReport
+    listing: tuple
+    digest: str
+    checked: float
+    verified: float
+
+
+_locks: dict[tuple, threading.Lock] = {}
+_locks_lock = threading.Lock()
+
+
+def _lock(key: tuple) -> threading.Lock:
+    with _locks_lock:
+        return _locks.setdefault(key, threading.Lock())
+
+
 def _load_run(uri: str, run_id: str) -> data.LoadReport:
-    """A run's tables, read once: logged artifacts do not change (what --log-mlflow adds back is skipped).
-
-    Files are named from the run (``mlflow:<run>/logreg.csv``), never by the server's temporary folder.
+    """A run's tables, read again when they change, kept with the loaded runs (the memory budget and time
+    to live of uploads and folders). Files are named from the run (``mlflow:<run>/<artifact path>``),
+    never by the server's temporary folder, which is removed as soon as the tables are read.
     """
-    folder = vc.serving.mlflow_runs_folder(PREFIX + run_id, tracking_uri=uri)
-    report = data.load_folder(folder)
+    key = ("mlflow", uri, run_id)
+    with _lock(key):  # one session reads a run at a time; the others then find it
+        kept = data.kept_load(key)
+        now = time.monotonic()
+        if kept is not None and now - kept.checked < CHECK_SECONDS:
+            return kept.report
+        with st.spinner("Reading the MLflow run…"):
+            read = _read(uri, run_id, kept, now)
+        if read is not kept:
+            data.keep_load(key, read)
+        return read.report
 
-    def shown(file: str) -> str:  # every file is the run's (load_folder already hides the server's folder)
-        return f"{PREFIX}{run_id[:8]}/{Path(file).name}"
 
-    models = {m: replace(run, path=shown(run.path)) for m, run in report.models.items()}
-    return data.LoadReport(models=models, problems=tuple(replace(p, file=shown(p.file)) for p in report.problems))
+def _read(uri: str, run_id: str, kept: _Read | None, now: float) -> _Read:
+    name = f"{PREFIX}{run_id[:8]}"
+    artifacts = vc.serving.mlflow_run_artifacts(PREFIX + run_id, tracking_uri=uri)
+    if kept is not None and artifacts.listing == kept.listing and now - kept.verified < VERIFY_SECONDS:
+        kept.checked = now
+        return kept
+    json_bytes = sum(size or 0 for path, size in artifacts.tables if path.lower().endswith(".json"))
+    refusal = budget_refusal(json_bytes * JSON_PARSE_FACTOR, f"its log_table JSON ({json_bytes / 2**20:,.1f} MB)")
+    if refusal is not None:  # weighed before anything is downloaded or parsed
+        return _Read(_refusal_report(name, refusal), artifacts.listing, "", now, now)
+    folder = tempfile.mkdtemp(prefix="valuecore-mlflow-")
+    try:
+        tables = vc.serving.download_mlflow_tables(artifacts, folder, name, tracking_uri=uri)
+        if kept is not None and tables.digest == kept.digest:
+            kept.listing, kept.checked, kept.verified = artifacts.listing, now, now
+            return kept
+        cost = sum(estimate_file_bytes(local)[0] for local, _ in tables.files)
+        refusal = budget_refusal(cost, f"its tables ({len(tables.files)})")
+        if refusal is not None:  # weighed from their sizes and headers, before they are parsed
+            return _Read(_refusal_report(name, refusal), artifacts.listing, tables.digest, now, now)
+        report = vc.serving.load_mlflow_tables(tables, names={tables.run_id: name})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return _Read(report, artifacts.listing, tables.digest, now, now)
+
+
+def _refusal_report(name: str, refusal: str) -> data.LoadReport:
+    return data.LoadReport(models={}, problems=(data.LoadProblem(name, refusal),))
 
 
 def _refused(message: str):

@@ -2,7 +2,7 @@
 
 Reads top to bottom like the page: pick models A and B, the paired
 comparison on the same items of the evaluated split, stated twice (a fact on
-this data, an estimate with a 95% interval and p-values for new data from
+this data, an estimate with a 95% interval and its p-value for new data from
 the same distribution: seed 004), the charts, then how stable each model's
 tuned threshold is. The figures come from ``dashboard.views.compare.build``.
 """
@@ -55,14 +55,15 @@ with columns[0]:
     )
 with columns[1]:
     n_resamples = state.value(st.select_slider, "compare_resamples", "Bootstrap resamples", key="compare_resamples",
-                              options=RESAMPLES)
+                              options=RESAMPLES, help="Resamples of each tuning split for the threshold stability "
+                                                      "below; the paired test draws nothing.")
 with columns[2]:
     seed = int(state.value(st.number_input, "compare_seed", "Random seed", key="compare_seed", min_value=0, step=1,
-                           convert=int))
+                           convert=int, help="Of the threshold stability's resamples."))
 for note in rule_notes:
     st.caption(note)
 
-with st.spinner(f"Paired test with {n_resamples:,} bootstrap resamples…"):
+with st.spinner("Comparing the two models item by item…"):
     page = view.build(selection, workspace, model_a=model_a, model_b=model_b, kind=kind, n_resamples=n_resamples,
                       seed=seed)
 if page.stop:
@@ -75,8 +76,10 @@ for notice in page.notes:
 # -- the result, said twice
 # Model names can be long: they go in the heading, and the tile says A − B (the selectboxes above).
 st.subheader(page.heading)
-for column, tile in zip(st.columns([3, 5, 2, 2]), page.tiles):
+for column, tile in zip(st.columns([3, 5, 4]), page.tiles):
     column.metric(tile.label, tile.value, help=tile.help)
+    if tile.caption:
+        column.caption(tile.caption)
 for sentence in page.sentences:
     st.markdown(sentence)
 st.caption(page.caption)

@@ -36,6 +36,26 @@ def _show_charts(frame, models, currency: str, *, by_time: bool) -> None:
     right.vega_lite_chart(spec=threshold)
 
 
+def _show_class_mix(mix) -> None:
+    # Each column says what it holds on hover; the numbers per item to 4 decimals.
+    mix_columns = {"Items": st.column_config.NumberColumn(format="%.0f"),
+                   "Rule used": st.column_config.TextColumn(help=view.MIX_COLUMN_HELP["Rule used"]),
+                   **{c: st.column_config.NumberColumn(format="%.4f", help=view.MIX_COLUMN_HELP[c])
+                      for c in view.MIX_NUMBER_COLUMNS}}
+    if mix.error:
+        st.warning(mix.error)
+    else:
+        st.markdown(mix.intro)
+        compact_dataframe(mix.table, mix.shown_columns, hide_index=True, column_config=mix_columns)
+        (st.caption if mix.verdict_is_caption else st.markdown)(mix.verdict)
+    for problem in mix.per_model_problems:
+        st.warning(problem)
+    if mix.per_model is not None:
+        st.markdown(mix.per_model_intro)
+        compact_dataframe(mix.per_model, mix.per_model_columns, hide_index=True, column_config=mix_columns,
+                          details="All columns of the models' table")
+
+
 # ---------------------------------------------------------------- the page
 selection = state.current()
 st.title("Monitor (no labels)")
@@ -205,22 +225,19 @@ else:
         mix_split = st.selectbox("Split", candidates[mix_model], key="monitor_prior_split")
     with columns[2]:
         mix_chunks = st.slider("Number of chunks", min_value=1, max_value=20, value=6, key="monitor_prior_chunks")
-    with st.spinner("Estimating the class mix of every chunk…"):
-        mix = view.class_mix(selection, page, workspace, mix_model, mix_split, mix_chunks, kind)
-    # Each column says what it holds on hover; the numbers per item to 4 decimals.
-    mix_columns = {"Items": st.column_config.NumberColumn(format="%.0f"),
-                   "Rule used": st.column_config.TextColumn(help=view.MIX_COLUMN_HELP["Rule used"]),
-                   **{c: st.column_config.NumberColumn(format="%.4f", help=view.MIX_COLUMN_HELP[c])
-                      for c in view.MIX_NUMBER_COLUMNS}}
-    if mix.error:
-        st.warning(mix.error)
+    # Bounded work for every visitor: a large estimate runs when asked, with progress; a huge one not here.
+    mix_work = view.class_mix_work(workspace, page.models, mix_model, mix_split)
+    if mix_work > view.MIX_MAX_WORK:
+        st.info(view.class_mix_refusal(mix_work))
+    elif mix_work <= view.MIX_AUTO_WORK or st.toggle("Estimate the class mix", key="monitor_prior_run",
+                                                     help=view.class_mix_asks(mix_work)):
+        bar = st.progress(0.0, text="Estimating the class mix…")
+
+        def _progress_of(name: str):
+            return lambda share: bar.progress(share, text=f"Estimating the class mix: {name}")
+
+        _show_class_mix(view.class_mix(selection, page, workspace, mix_model, mix_split, mix_chunks, kind,
+                                       _progress_of))
+        bar.empty()
     else:
-        st.markdown(mix.intro)
-        compact_dataframe(mix.table, mix.shown_columns, hide_index=True, column_config=mix_columns)
-        (st.caption if mix.verdict_is_caption else st.markdown)(mix.verdict)
-    for problem in mix.per_model_problems:
-        st.warning(problem)
-    if mix.per_model is not None:
-        st.markdown(mix.per_model_intro)
-        compact_dataframe(mix.per_model, mix.per_model_columns, hide_index=True, column_config=mix_columns,
-                          details="All columns of the models' table")
+        st.caption(view.class_mix_asks(mix_work))

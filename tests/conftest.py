@@ -39,12 +39,25 @@ settings.load_profile(PROFILE)
 EXPLORE_SCALE = int(os.environ.get("HYPOTHESIS_EXPLORE_SCALE", "20")) if PROFILE == "explore" else 1
 
 
-def pytest_collection_modifyitems(items):
-    """In the explore profile, multiply each property test's own example budget.
+def pytest_addoption(parser):
+    parser.addoption("--newest", action="store_true",
+                     help="run the tests marked newest (and only them): the suite against today's releases")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``newest`` (they install today's releases and run the suite there) are deselected, not
+    skipped, unless ``--newest`` asks for them, and then alone. In the explore profile, multiply each
+    property test's own example budget.
 
     Tests set ``max_examples`` in their ``@settings``, which overrides any
     profile's, so the budget is scaled on the test itself.
     """
+    newest = config.getoption("--newest")
+    chosen = [item for item in items if (item.get_closest_marker("newest") is not None) == newest]
+    if len(chosen) < len(items):
+        kept = set(map(id, chosen))
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+        items[:] = chosen
     if EXPLORE_SCALE == 1:
         return
     scaled = set()  # parametrised items share one function: scale it once
@@ -86,3 +99,4 @@ def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
     Tests that load ``folder:<tmp_path>`` links rely on it; tests of the refusal set their own roots.
     """
     monkeypatch.setenv("VALUE_DASHBOARD_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))
+

@@ -113,9 +113,9 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
 def _cmd_validate(args) -> int:
     import numpy as np
 
-    from ._io.runfiles import load_runs
+    from ._cli_common import _load_report
 
-    report = load_runs(list(args.paths))
+    report = _load_report(args.paths)  # mlflow: sources too, as every command reads them
     for run in report.models.values():
         first = next(iter(run.splits.values()), None)
         if first is not None and first.has_proba:

@@ -94,27 +94,43 @@ class _ProgressLine:
 
 
 class _Signals:
-    """SIGINT and SIGTERM as one interrupt: the first raises KeyboardInterrupt in the main thread (the
-    aggregation then stops its query, removes its temporary folder and partial output); later ones are
-    ignored so that the clean-up finishes. Restores the previous handlers on exit."""
+    """SIGINT and SIGTERM as one request to stop, handled where the aggregation can stop cleanly.
+
+    The handler raises nothing: it records the signal and sets :attr:`stop`, which the aggregation
+    watches (the running query is interrupted through the engine's own interrupt; nothing starts
+    after it; the output is not renamed into place). An exception raised wherever the main thread
+    happened to be would race with the engine (a DuckDB query left running in its thread while the
+    interpreter exits aborts the process) or be swallowed by code that cannot pass it on. Later
+    signals are only recorded. Restores the previous handlers on exit."""
 
     def __init__(self):
+        import threading
+
         self.received: list[int] = []
+        self.stop = threading.Event()
         self._previous: dict = {}
 
     def _handle(self, signum, frame) -> None:
         self.received.append(signum)
-        if len(self.received) == 1:
-            raise KeyboardInterrupt
+        self.stop.set()
 
-    def __enter__(self):
+    def install(self) -> None:
+        """Handle SIGINT and SIGTERM (again: starting a Spark context takes SIGINT over)."""
         import signal
         import threading
 
-        if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                if signal.getsignal(signum) is not signal.SIG_IGN:  # e.g. a shell's background job ignores SIGINT
-                    self._previous[signum] = signal.signal(signum, self._handle)
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            current = signal.getsignal(signum)
+            if signum not in self._previous:
+                if current is signal.SIG_IGN:  # e.g. a shell's background job ignores SIGINT
+                    continue
+                self._previous[signum] = current
+            signal.signal(signum, self._handle)
+
+    def __enter__(self):
+        self.install()
         return self
 
     def __exit__(self, *exc) -> None:
@@ -139,36 +155,54 @@ def _identity(path: str):
 
 
 def _cmd_aggregate(args) -> int:
-    from ._io.aggregate import AggregateRefused, aggregate
-    from ._cli_common import EXIT_OK, EXIT_USAGE, _err, _out
+    from ._io.aggregate import AggregateRefused
+    from ._cli_common import EXIT_OK, EXIT_USAGE, _err
 
     line = _ProgressLine()
-    signals = _Signals()
     before = _identity(args.out)
-    try:
-        with signals:
-            result = aggregate(
-                args.sources, args.out, engine=args.engine, resolution=args.resolution, period=args.period,
-                model=args.model, max_groups=args.max_groups, memory_limit=args.memory_limit,
-                temp_directory=args.temp_dir, max_temp_size=args.max_temp_size, progress=line,
-            )  # fmt: skip
-    except AggregateRefused as refused:
+    with _Signals() as signals:
+        try:
+            result = _aggregate(args, line, signals)
+        except AggregateRefused as refused:
+            if not signals.received:
+                line.close()
+                for problem in refused.problems:
+                    _err(f"{problem.severity}: {problem}")
+                _err("error: nothing was written")
+                return EXIT_USAGE
+        except BaseException:
+            if not signals.received:
+                raise
         line.close()
-        for problem in refused.problems:
-            _err(f"{problem.severity}: {problem}")
-        _err("error: nothing was written")
-        return EXIT_USAGE
-    except BaseException:
         if not signals.received:
-            raise
-        # The engine may report the interrupt in its own words ("Query interrupted"): the signal decides.
-        line.close()
-        if _identity(args.out) not in (before, None):  # the signal came just after the rename
-            _err(f"interrupted after {args.out} was written whole")
-        else:
-            _err("interrupted: nothing was written")
-        return signals.exit_code
-    line.close()
+            _report(result, args)
+        if signals.received:  # whatever the run made of it (an engine's "Query interrupted", a refusal)
+            if _identity(args.out) not in (before, None):  # handled only after the rename
+                _err(f"interrupted after {args.out} was written whole")
+            else:
+                _err("interrupted: nothing was written")
+            return signals.exit_code
+    return EXIT_OK
+
+
+def _aggregate(args, line: _ProgressLine, signals: _Signals):
+    from ._io.aggregate import _active_or_local_session, aggregate
+
+    spark = None
+    if args.engine == "spark":
+        spark = _active_or_local_session()
+        signals.install()  # the new Spark context took SIGINT over
+    return aggregate(
+        args.sources, args.out, engine=args.engine, resolution=args.resolution, period=args.period,
+        model=args.model, max_groups=args.max_groups, memory_limit=args.memory_limit,
+        temp_directory=args.temp_dir, max_temp_size=args.max_temp_size, progress=line, spark=spark,
+        stop=signals.stop,
+    )  # fmt: skip
+
+
+def _report(result, args) -> None:
+    from ._cli_common import _err, _out
+
     for problem in result.problems:
         _err(f"{problem.severity}: {problem}")
     share = result.groups / result.source_rows if result.source_rows else 0.0
@@ -191,4 +225,3 @@ def _cmd_aggregate(args) -> int:
             _out("the probability vectors are not kept on a grid (only the top label and its rounded confidence)")
     _out("per-item features are not available on an aggregate: the expected-value rule, temperature scaling "
          "and comparisons paired by id need the raw rows")  # fmt: skip
-    return EXIT_OK

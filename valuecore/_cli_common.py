@@ -264,18 +264,23 @@ def read_value_matrix(path: str | Path):
 
 
 # ----------------------------------------------------------------- loading
+def _load_report(paths: Sequence[str]):
+    """The load report of run files, folders and ``mlflow:`` runs; UsageError for a run that cannot be read."""
+    if not any(str(path).startswith("mlflow:") for path in paths):
+        from ._io.runfiles import load_runs
+
+        return load_runs(list(paths))
+    from ._serving_mlflow import load_run_sources  # runs logged to MLflow (valuecore.serving)
+
+    try:
+        return load_run_sources(paths)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _load(paths: Sequence[str]) -> dict:
     """Load run files; problems go to stderr; UsageError when no model is usable."""
-    from ._io.runfiles import load_runs
-
-    if any(str(path).startswith("mlflow:") for path in paths):  # runs logged to MLflow (valuecore.serving)
-        from ._serving_mlflow import local_run_sources
-
-        try:
-            paths = local_run_sources(paths)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    report = load_runs(list(paths))
+    report = _load_report(paths)
     for problem in report.problems:
         _err(f"{problem.severity}: {problem}")
     if not report.models:

@@ -168,18 +168,19 @@ def check_output(output: str | os.PathLike, inputs: Iterable[str | os.PathLike],
             )
 
 
-def write_atomically(path: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".partial") -> None:
+def write_atomically(path: str | os.PathLike, write: Callable[[Path], None], suffix: str = ".partial",
+                     before_rename: Callable[[], None] | None = None) -> None:
     """Call ``write(temporary)`` on a new file in ``path``'s folder, then rename it to ``path``.
 
     The rename is atomic: readers see the old file or the complete new one. On any failure or
-    interrupt the temporary file is removed and ``path`` is left as it was. :func:`write_together`
-    with one output.
+    interrupt the temporary file is removed and ``path`` is left as it was; ``before_rename()``,
+    called last, can still refuse the rename by raising. :func:`write_together` with one output.
     """
-    write_together([(path, write)], suffix=suffix)
+    write_together([(path, write)], suffix=suffix, before_rename=before_rename)
 
 
 def write_together(outputs: Sequence[tuple[str | os.PathLike, Callable[[Path], None]]], *, suffix: str = ".partial",
-                   written: list | None = None) -> None:
+                   written: list | None = None, before_rename: Callable[[], None] | None = None) -> None:
     """Write several outputs as one unit: every ``write(temporary)`` first, then every rename.
 
     Each target is checked (:func:`check_target`) before anything is written and again just before
@@ -188,6 +189,8 @@ def write_together(outputs: Sequence[tuple[str | os.PathLike, Callable[[Path], N
     until the last rename, then delivered. ``written`` (a list) receives each output path as it is
     renamed into place. An OSError is raised as :class:`OutputNotWritten` naming the output at fault;
     ``written`` then names exactly the outputs written before it (none unless a rename failed).
+    ``before_rename()``, called once every file is made and before the first rename, can still refuse
+    them all by raising (an aggregation asked to stop).
     """
     targets = [check_target(path) for path, _ in outputs]
     temporaries: list[Path] = []
@@ -197,6 +200,8 @@ def write_together(outputs: Sequence[tuple[str | os.PathLike, Callable[[Path], N
             temporaries.append(_temporary(target, suffix))
             write(temporaries[-1])
             _take_mode(target, temporaries[-1])
+        if before_rename is not None:
+            before_rename()
         with _held_interrupts():
             for index, (target, temporary, (path, _)) in enumerate(zip(targets, temporaries, outputs)):
                 check_target(target)  # it may have become something else while the outputs were made

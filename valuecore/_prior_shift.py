@@ -159,7 +159,11 @@ def adjust_to_priors(proba, reference_priors, new_priors) -> np.ndarray:
     """
     proba = np.asarray(proba, dtype=float)
     reference = _check_priors(reference_priors, proba.shape[1], "reference_priors")
-    new = _check_priors(new_priors, proba.shape[1], "new_priors")
+    return _adjusted(proba, reference, _check_priors(new_priors, proba.shape[1], "new_priors"))
+
+
+def _adjusted(proba: np.ndarray, reference: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """:func:`adjust_to_priors` of checked, normalised mixes (EM's inner step, without the checks)."""
     ratio = np.divide(new, reference, out=np.zeros_like(new), where=reference > 0)
     scaled = proba * ratio
     totals = scaled.sum(axis=1, keepdims=True)
@@ -169,11 +173,16 @@ def adjust_to_priors(proba, reference_priors, new_priors) -> np.ndarray:
 
 def em_priors(proba, reference_priors, sample_weight=None, *, tol: float = 1e-10,
               max_iter: int = 10_000) -> tuple[np.ndarray, int, bool]:
-    """Saerens-Latinne-Decaestecker EM: (priors, iterations, converged).
+    """Saerens-Latinne-Decaestecker EM: (priors, EM steps taken, converged).
 
-    Starts at ``reference_priors``; each step sets the priors to the weighted
-    mean of the posteriors adjusted to the current priors; stops when no
-    share moves by more than ``tol``.
+    Starts at ``reference_priors``; each EM step sets the priors to the weighted
+    mean of the posteriors adjusted to the current priors; stops when a step
+    moves no share by more than ``tol``, and returns that step. Between steps,
+    SQUAREM (Varadhan & Roland 2008) jumps along two steps' direction where the
+    jump keeps every share positive and raises the likelihood more than the
+    steps did: with shares near 0 plain EM crawls (5,493 steps of 20,000 items
+    and 100 classes), and the likelihood never falls, so the fixed point is
+    EM's own.
     """
     proba = np.asarray(proba, dtype=float)
     weight = _weights(sample_weight, proba.shape[0])
@@ -181,13 +190,71 @@ def em_priors(proba, reference_priors, sample_weight=None, *, tol: float = 1e-10
     total = weight.sum()
     if total <= 0:
         raise ValueError("the unlabelled split has no items (total weight 0)")
-    priors = reference.copy()
-    for iteration in range(1, max_iter + 1):
-        updated = weight @ adjust_to_priors(proba, reference, priors) / total
-        if np.max(np.abs(updated - priors)) <= tol:
-            return updated, iteration, True
-        priors = updated
-    return priors, max_iter, False
+    step = _EMStep(proba, reference, weight, total)
+    priors, steps = reference.copy(), 0
+    while steps < max_iter:
+        first = step(priors)
+        steps += 1
+        if np.max(np.abs(first - priors)) <= tol or steps == max_iter:
+            return first, steps, bool(np.max(np.abs(first - priors)) <= tol)
+        second = step(first)
+        steps += 1
+        if np.max(np.abs(second - first)) <= tol:
+            return second, steps, True
+        priors = step.extrapolated(priors, first, second)
+    return priors, steps, False
+
+
+class _EMStep:
+    """EM's step as two products with ``a = p / pi`` (n, C): the mean posterior is ``q * (w / (a q)) a / W``,
+    ``O(nC)`` without the (n, C) temporaries; an item whose every class has share 0 keeps its posterior."""
+
+    def __init__(self, proba: np.ndarray, reference: np.ndarray, weight: np.ndarray, total: float):
+        self.scaled = proba * np.divide(1.0, reference, out=np.zeros_like(reference), where=reference > 0)
+        self.proba, self.weight, self.total = proba, weight, total
+        self._last: tuple[bytes, np.ndarray] = (b"", np.empty(0))
+
+    def _densities(self, priors: np.ndarray) -> np.ndarray:
+        """``a q`` per item; the last one kept, since the step after a likelihood check starts where it ended."""
+        key = priors.tobytes()
+        if self._last[0] != key:
+            self._last = (key, self.scaled @ priors)
+        return self._last[1]
+
+    def __call__(self, priors: np.ndarray) -> np.ndarray:
+        density = self._densities(priors)
+        live = density > 0
+        per_item = np.divide(self.weight, density, out=np.zeros_like(density), where=live)
+        updated = priors * (per_item @ self.scaled)
+        if not live.all():
+            updated = updated + self.weight[~live] @ self.proba[~live]
+        updated = updated / self.total
+        return updated / updated.sum()
+
+    def log_likelihood(self, priors: np.ndarray) -> float:
+        density = self._densities(priors)
+        live = density > 0
+        return float(self.weight[live] @ np.log(density[live]))
+
+    def extrapolated(self, start: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """SQUAREM's jump from ``start`` over two EM steps (its third steplength), or ``second``.
+
+        The jump is taken only when it keeps the likelihood at least at the two steps'. A share EM is
+        driving to 0 falls geometrically, and the jump would land on or below 0, where EM (which
+        multiplies shares) could never bring it back: the jump takes a share at most to a thousandth of
+        where the two steps left it.
+        """
+        moved, bent = first - start, second - 2 * first + start
+        bend = np.linalg.norm(bent)
+        if bend == 0:
+            return second
+        alpha = min(-np.linalg.norm(moved) / bend, -1.0)
+        if alpha == -1.0:
+            return second
+        jump = np.maximum(start - 2 * alpha * moved + alpha**2 * bent, second * 1e-3)
+        jump = jump / jump.sum()
+        below = self.log_likelihood(second)
+        return jump if self.log_likelihood(jump) >= below else second  # jump's products kept for its step
 
 
 def _covariance_of_shares(shares_of_items: np.ndarray, weight: np.ndarray, mean: np.ndarray) -> np.ndarray:
@@ -217,18 +284,21 @@ def _em_covariance(proba, reference, priors, weight) -> np.ndarray:
     return to_all @ covariance_free @ to_all.T
 
 
-def _em_reference_jacobian(proba, reference, weight, step: float = 1e-6) -> np.ndarray:
-    """d(EM shares) / d(reference shares), by central differences (EM is smooth in the reference mix)."""
-    n_classes = len(reference)
-    jacobian = np.zeros((n_classes, n_classes))
-    for k in np.flatnonzero(reference > step):
-        shift = np.zeros(n_classes)
-        shift[k] = step
-        # The scale of the reference mix cancels in the adjustment, so a one-sided move needs no renormalising.
-        up, _, _ = em_priors(proba, reference + shift, weight, tol=1e-14)
-        down, _, _ = em_priors(proba, reference - shift, weight, tol=1e-14)
-        jacobian[:, k] = (up - down) / (2 * step)
-    return jacobian
+def _em_reference_jacobian(proba, reference, priors, weight) -> np.ndarray:
+    """d(EM shares) / d(reference shares), shape (C, C), at EM's fixed point ``priors``, in closed form.
+
+    EM's fixed point is ``q = F(q, pi) = mean_i t_i`` with the adjusted posteriors ``t_ic = p_ic r_c /
+    sum_k p_ik r_k`` and ``r = q / pi``. Differentiating, ``dF = (diag(q) - S) diag(1/r) dr`` with ``S =
+    mean_i t_i t_i^T`` (weighted), and ``dr = diag(1/pi) dq - diag(q/pi^2) dpi``; solving ``dq = dF`` gives
+    ``dq/dpi = diag(r) - diag(q) S^+ diag(r)`` (implicit function theorem). O(n C^2 + C^3), where
+    differentiating EM numerically ran it 2C more times to 1e-14 (minutes at 100 classes); the two agree to
+    1e-6 and the standard errors to 1e-8 (tests/core/test_prior_shift.py). A class whose share EM drove to
+    0 has a null row and column of ``S``: the pseudo-inverse leaves it at 0, as its share stays there.
+    """
+    posteriors = adjust_to_priors(proba, reference, priors)
+    second_moment = posteriors.T @ (posteriors * weight[:, None]) / weight.sum()
+    ratio = np.divide(priors, reference, out=np.zeros_like(priors), where=reference > 0)
+    return np.diag(ratio) - priors[:, None] * (np.linalg.pinv(second_moment, hermitian=True) * ratio[None, :])
 
 
 def _em_interval(proba, weight, reference, reference_items, priors, z: float) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +306,7 @@ def _em_interval(proba, weight, reference, reference_items, priors, z: float) ->
     covariance = _em_covariance(proba, reference, priors, weight)
     labels, reference_weight = reference_items
     onehot = np.eye(len(reference))[labels]
-    jacobian = _em_reference_jacobian(proba, reference, weight)
+    jacobian = _em_reference_jacobian(proba, reference, priors, weight)
     covariance = covariance + jacobian @ _covariance_of_shares(onehot, reference_weight, reference) @ jacobian.T
     error = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     return np.clip(priors - z * error, 0.0, 1.0), np.clip(priors + z * error, 0.0, 1.0)
@@ -470,19 +540,29 @@ class RetuningGain:
                 "n_differ": self.n_differ}
 
 
-def _mixes_at_interval_ends(estimate: PriorEstimate) -> list[np.ndarray]:
-    """The estimated mix, then each class's share at either end of its interval, the others rescaled."""
+def _gains_at_interval_ends(proba, reference, estimate: PriorEstimate, difference, weight, total) -> np.ndarray:
+    """The gain per item with each class's share at either end of its interval, the others rescaled.
+
+    All mixes at once: moving share ``k`` to ``e`` makes the mix ``s q + d e_k`` (``s = (1 - e) / (1 -
+    q_k)``, ``d = e - s q_k``), so each item's adjusted posterior weighs its ``a = p / pi`` by ``s (a q) + d
+    a_k``; O(items x classes) where one mix at a time cost O(items x classes^2).
+    """
     priors = np.asarray(estimate.priors)
-    mixes = [priors]
-    for k in range(len(priors)):
-        rest = 1.0 - priors[k]
-        for end in (estimate.low[k], estimate.high[k]):
-            if rest <= 0 or end >= 1:
-                continue
-            moved = priors * (1.0 - end) / rest
-            moved[k] = end
-            mixes.append(moved)
-    return mixes
+    scaled = proba * np.divide(1.0, reference, out=np.zeros_like(reference), where=reference > 0)
+    density = scaled @ priors
+    weighed = (scaled * difference) @ priors  # sum_c a_c q_c (gain if the truth is c)
+    fallback = np.sum(proba * difference, axis=1)  # an item whose every class vanished keeps its posterior
+    gains = []
+    rest = 1.0 - priors
+    for end in (np.asarray(estimate.low), np.asarray(estimate.high)):
+        movable = (rest > 0) & (end < 1)
+        shrink = np.divide(1.0 - end, rest, out=np.ones_like(rest), where=movable)
+        shift = end - shrink * priors
+        below = shrink * density[:, None] + shift * scaled
+        above = shrink * weighed[:, None] + shift * scaled * difference
+        mean = np.where(below > 0, above / np.where(below > 0, below, 1.0), fallback[:, None])
+        gains.append((weight @ mean / total)[movable])
+    return np.concatenate(gains)
 
 
 def retuning_gain(retuned: Policy, as_tuned: Policy, unlabelled: Predictions, values, estimate: PriorEstimate, *,
@@ -507,19 +587,17 @@ def retuning_gain(retuned: Policy, as_tuned: Policy, unlabelled: Predictions, va
     # (items, true class): the realised gain of each differing item for each true class
     difference = (matrix.values[:, new_actions[differ]] - matrix.values[:, old_actions[differ]]).T
     weight = unlabelled.sample_weight[differ]
-    calibrated = retuned.calibrate(unlabelled.subset(differ))
-    gains, variance = [], None
-    for k, mix in enumerate(_mixes_at_interval_ends(estimate)):
-        truth = adjust_to_priors(calibrated.normalised_proba(), estimate.reference_priors, mix)
-        mean = np.sum(truth * difference, axis=1)
-        gains.append(float(weight @ mean / total))
-        if k == 0:
-            spread = np.clip(np.sum(truth * difference**2, axis=1) - mean**2, 0.0, None)
-            counts = np.all(weight == np.round(weight))
-            variance = float((weight if counts else weight**2) @ spread) / total**2
-    error = float(np.sqrt(variance))
-    worst = min(gains)
-    return RetuningGain(gains[0], worst, error, float(z), bool(worst > z * error), float(weight.sum()))
+    proba = retuned.calibrate(unlabelled.subset(differ)).normalised_proba()
+    truth = adjust_to_priors(proba, estimate.reference_priors, estimate.priors)
+    mean = np.sum(truth * difference, axis=1)
+    gain = float(weight @ mean / total)
+    spread = np.clip(np.sum(truth * difference**2, axis=1) - mean**2, 0.0, None)
+    counts = np.all(weight == np.round(weight))
+    error = float(np.sqrt(float((weight if counts else weight**2) @ spread) / total**2))
+    reference = _check_priors(estimate.reference_priors, len(estimate.priors), "reference_priors")
+    worst = min(gain, float(np.min(_gains_at_interval_ends(proba, reference, estimate, difference, weight, total),
+                                   initial=gain)))
+    return RetuningGain(gain, worst, error, float(z), bool(worst > z * error), float(weight.sum()))
 
 
 def estimate_under_priors(policy: Policy, predictions: Predictions, values, estimate: PriorEstimate) -> PolicyResult:

@@ -17,6 +17,11 @@ __all__ = ["RejectOptionClassifier"]
 CONFIRM = "confirm"
 SHORTLIST = "shortlist"
 
+# How far below a tuned threshold ``fit`` stores it (relative), when the threshold is the confidence of a
+# tuning item: ``predict`` recomputes that confidence, and sparse vs dense input, another BLAS kernel or a
+# float32 model move it by a few rounding steps; an item tuned as accepted must not flip on that.
+RECOMPUTATION_MARGIN = 1e-6
+
 
 def _is_fitted(estimator) -> bool:
     try:
@@ -64,7 +69,8 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     ----------
     estimator_ : the classifier used
     classes_ : ndarray, the estimator's classes
-    document_ : PolicyDocument, the policy applied (tuned by :meth:`fit`, or read)
+    document_ : PolicyDocument, the policy applied (tuned by :meth:`fit`, or read); a threshold :meth:`fit`
+        tunes on an item's confidence is stored a hair lower (``RECOMPUTATION_MARGIN``).
     """
 
     def __init__(self, estimator, policy=None, model=None, abstain_label=-1, *, use_case=None, kind="threshold",
@@ -121,8 +127,9 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         run = ModelRun(name, "<validation data given to fit>", None, names, {"val": predictions})
         constraints = {"assisted": self.assisted} if kind == "two_tier" else {}
         pipeline = Pipeline({name: run}, "val", "val", method)
-        self.document_, self.notes_ = pipeline.document([name], kind, _aligned(values, names),
-                                                        with_interval=False, **constraints)
+        document, self.notes_ = pipeline.document([name], kind, _aligned(values, names),
+                                                  with_interval=False, **constraints)
+        self.document_ = _below_the_tuning_items(document, proba)
         self.estimator_ = estimator
         self._check_abstain_label(classes)
         return self
@@ -221,6 +228,40 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse  # only predict_proba reads X
         return tags
+
+
+def _below_the_tuning_items(document, proba):
+    """``document`` with each threshold that is a (recalibrated) tuning confidence lowered a hair.
+
+    Lowered by ``RECOMPUTATION_MARGIN`` relative, but at most halfway to the next lower tuning
+    confidence: every tuning item is decided as tuned (the exact search and its value stand), and
+    stays so when ``predict`` recomputes its confidence a few rounding steps off.
+    """
+    import dataclasses
+
+    from ._serving import load_policy
+
+    (entry,) = document.entries
+    seen = np.unique(load_policy(document, entry.model).decisions(proba).confidence)
+
+    def lowered(threshold):
+        k = np.searchsorted(seen, threshold) if threshold is not None else len(seen)
+        if k == len(seen) or seen[k] != threshold:
+            return threshold
+        margin = threshold * (1 - RECOMPUTATION_MARGIN)
+        if k == 0:
+            return float(margin)
+        halfway = seen[k - 1] + (threshold - seen[k - 1]) / 2
+        if not halfway > seen[k - 1]:  # two neighbouring floats: no number between them
+            return threshold
+        return float(max(margin, halfway))
+
+    policy = entry.policy
+    changes = {"threshold": lowered(policy.threshold), "assist_threshold": lowered(policy.assist_threshold)}
+    if policy.class_thresholds is not None:
+        changes["class_thresholds"] = tuple((c, lowered(t)) for c, t in policy.class_thresholds)
+    entry = dataclasses.replace(entry, policy=dataclasses.replace(policy, **changes))
+    return dataclasses.replace(document, entries=(entry,))
 
 
 def _aligned(values, names):

@@ -60,6 +60,10 @@ class Grouped:
         Sum of their weights and of their squared weights.
     integral : bool
         Every weight of the sample (zero weights included) is a whole number.
+    weight_max : float or None
+        The largest weight of the sample: under sampling weights the bounded interval allows for one more
+        item of this weight at the worst value. None when not known (then ``sqrt(max(weight_sq))``, which
+        is at least as large, stands in for it).
     """
 
     values: np.ndarray
@@ -67,6 +71,7 @@ class Grouped:
     weight: np.ndarray
     weight_sq: np.ndarray
     integral: bool
+    weight_max: float | None = None
 
     @property
     def total(self) -> float:
@@ -93,21 +98,22 @@ def group_items(values: np.ndarray, weight: np.ndarray, integral: bool) -> Group
     size = distinct.size
     return Grouped(distinct, np.bincount(cell, minlength=size).astype(np.float64),
                    np.bincount(cell, weights=weight, minlength=size),
-                   np.bincount(cell, weights=weight * weight, minlength=size), integral)
+                   np.bincount(cell, weights=weight * weight, minlength=size), integral,
+                   float(weight.max()) if weight.size else None)
 
 
 def group_cells(cell_values: np.ndarray, count: np.ndarray, weight: np.ndarray, weight_sq: np.ndarray,
-                integral: bool) -> Grouped:
+                integral: bool, weight_max: float | None = None) -> Grouped:
     """:class:`Grouped` of a tally: per cell (K,) its value, items of positive weight, weight and squared weight.
 
-    Cells that hold the same value are added in cell order.
+    Cells that hold the same value are added in cell order. ``weight_max``: the largest weight of the items.
     """
     occupied = count > 0
     distinct, cell = np.unique(cell_values[occupied], return_inverse=True)
     size = distinct.size
     return Grouped(distinct, np.bincount(cell, weights=count[occupied], minlength=size),
                    np.bincount(cell, weights=weight[occupied], minlength=size),
-                   np.bincount(cell, weights=weight_sq[occupied], minlength=size), integral)
+                   np.bincount(cell, weights=weight_sq[occupied], minlength=size), integral, weight_max)
 
 
 # ------------------------------------------------------------------ tallies of decisions
@@ -118,7 +124,8 @@ class Tally:
     ``K = C * (C + 1)``. ``categories`` (n,): each item's category (the smallest unsigned integer type
     that holds K), for the paired tallies and the per-item values; made on first use when the tally was
     counted without it (``make``). ``ranks``: for a threshold rule counted from the split's prefix sums,
-    the items it hands over in each predicted class (:class:`_Prefixes`), else None.
+    the items it hands over in each predicted class (:class:`_Prefixes`), else None. ``weight_max``: the
+    split's largest weight (:attr:`Grouped.weight_max`).
     """
 
     count: np.ndarray
@@ -128,6 +135,7 @@ class Tally:
     make: object = None
     ranks: tuple | None = None
     prefixes: object = None
+    weight_max: float | None = None
 
     @property
     def categories(self) -> np.ndarray:
@@ -173,6 +181,7 @@ class _SplitCache:
             # its relative error, at most n * 2**-53, cannot double it.
             self.exact_sums = self.integral and float(np.dot(weight, weight)) < 2.0**52
         self.weight = weight  # None for unit weights: every reader asks ``unit`` first
+        self.weight_max = 1.0 if weight is None else float(weight.max()) if weight.size else None
         self.positive = None if self.unit or bool((weight > 0).all()) else weight > 0
         self.weight_sq = None if self.unit else weight * weight
         self.decisions: OrderedDict = OrderedDict()
@@ -227,7 +236,8 @@ def _recall(cache: _SplitCache, store: OrderedDict, key):
 
 def _tally(predictions, categories: np.ndarray) -> Tally:
     size = predictions.n_classes * (predictions.n_classes + 1)
-    return Tally(*_sums(categories, split_cache(predictions), size), known=categories)
+    cache = split_cache(predictions)
+    return Tally(*_sums(categories, cache, size), known=categories, weight_max=cache.weight_max)
 
 
 def tally_of_actions(predictions, actions: np.ndarray) -> Tally:
@@ -253,7 +263,7 @@ def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool, groups=
     ``groups``: :func:`cell_groups` of ``cell_values``, when the same values price many tallies.
     """
     if groups is None:
-        return group_cells(cell_values, tally.count, tally.weight, tally.weight_sq, integral)
+        return group_cells(cell_values, tally.count, tally.weight, tally.weight_sq, integral, tally.weight_max)
     distinct, cell = groups
     size = distinct.size
     # Cells holding no item add 0.0 to their value's sums, which changes no sum: the same numbers, bit for bit.
@@ -262,8 +272,9 @@ def grouped_tally(tally: Tally, cell_values: np.ndarray, integral: bool, groups=
     weight_sq = np.bincount(cell, weights=tally.weight_sq, minlength=size)
     occupied = count > 0
     if occupied.all():
-        return Grouped(distinct, count, weight, weight_sq, integral)
-    return Grouped(distinct[occupied], count[occupied], weight[occupied], weight_sq[occupied], integral)
+        return Grouped(distinct, count, weight, weight_sq, integral, tally.weight_max)
+    return Grouped(distinct[occupied], count[occupied], weight[occupied], weight_sq[occupied], integral,
+                   tally.weight_max)
 
 
 def cell_groups(cell_values: np.ndarray):
@@ -278,7 +289,7 @@ def cell_groups(cell_values: np.ndarray):
 class JointTally:
     """Two decisions on the same items: occupied cells ``cell_a * K_b + cell_b`` and their sums, shape (J,) each.
 
-    The weights are those of split a (the items of b are matched to a's rows).
+    The weights are those of split a (the items of b are matched to a's rows); ``weight_max``, the largest.
     """
 
     cell_a: np.ndarray
@@ -286,6 +297,7 @@ class JointTally:
     count: np.ndarray
     weight: np.ndarray
     weight_sq: np.ndarray
+    weight_max: float | None = None
 
 
 # Pairs of categories counted in one dense array up to this many (12,100 for 10 classes).
@@ -318,7 +330,7 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
         count, weight, weight_sq = _sums(cells, cache, occupied.size)
         kept = count > 0
         occupied, count, weight, weight_sq = occupied[kept], count[kept], weight[kept], weight_sq[kept]
-    joint = JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq)
+    joint = JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq, cache.weight_max)
     _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
     return joint
 
@@ -326,7 +338,7 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
 def grouped_difference(joint: JointTally, values_a: np.ndarray, values_b: np.ndarray, integral: bool) -> Grouped:
     """:class:`Grouped` of ``value under a - value under b`` per item, from the joint tally (cell values raveled)."""
     return group_cells(values_a[joint.cell_a] - values_b[joint.cell_b], joint.count, joint.weight, joint.weight_sq,
-                       integral)
+                       integral, joint.weight_max)
 
 
 def coverage_of(tally: Tally, n_classes: int) -> float:
@@ -505,6 +517,7 @@ class _Prefixes:
         acted, handed_over = cache_of_calibrated.outcomes(calibrated)
         self.acted, self.handed_over = acted[order], handed_over[order]  # each item's two categories, in order
         self.weight = None if cache.unit else cache.weight[order]
+        self.weight_max = cache.weight_max
         # At most about 2 bytes of kept sums an item: many classes (or weights) keep them further apart.
         self.stride = stride = _STRIDE * -(-self.n_classes * (1 if self.weight is None else 3) // 16)
         n_blocks = order.size // stride + 1
@@ -557,7 +570,8 @@ class _Prefixes:
         table[:, :, n_classes] = (cut - self.at_starts[:-1]).sum(axis=0)
         table = table.reshape(table.shape[0], -1)
         count, weight, weight_sq = (table[0],) * 3 if self.weight is None else table
-        return Tally(count, weight, weight_sq, make=lambda: self.categories(ranks), ranks=ranks, prefixes=self)
+        return Tally(count, weight, weight_sq, make=lambda: self.categories(ranks), ranks=ranks, prefixes=self,
+                     weight_max=self.weight_max)
 
     def joint(self, ranks_a: tuple, ranks_b: tuple) -> "JointTally":
         """The :class:`JointTally` of two rules of :meth:`tally` on these items (cells numbered as there)."""
@@ -581,7 +595,7 @@ class _Prefixes:
         kept = totals[0] > 0
         count, weight, weight_sq = (totals[0][kept],) * 3 if self.weight is None else (t[kept] for t in totals)
         occupied = occupied[kept]
-        return JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq)
+        return JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq, self.weight_max)
 
 
 def _by_source(sums: np.ndarray) -> np.ndarray:
@@ -623,6 +637,7 @@ class _PlanPrefixes:
         self.acting = acted[order]  # each item's category when acted on, in the screen's order
         self.handing = handed_over[order]  # and when handed over
         self.weight = None if cache.unit else cache.weight[order]
+        self.weight_max = cache.weight_max
         n = order.size
         # At most about 1 byte of kept sums an item: many classes (or weights) keep them further apart.
         self.stride = stride = _EV_STRIDE * -(-self.size * (1 if self.weight is None else 3) // 128)
@@ -662,7 +677,7 @@ class _PlanPrefixes:
             table -= self._sums(bulk, 1, items)[0]
             table += self._sums(own, 1, items)[0]
         count, weight_sums, weight_sq = (table[0],) * 3 if self.weight is None else table
-        return Tally(count, weight_sums, weight_sq, make=make)
+        return Tally(count, weight_sums, weight_sq, make=make, weight_max=self.weight_max)
 
     def categories(self, plan, calibrated) -> np.ndarray:
         """:func:`_plan_categories`, copied in two slices in the screen's order and put in item order (half the

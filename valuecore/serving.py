@@ -25,8 +25,11 @@ and tunes its policy on validation data with valuecore
 (``fit(X_val, y_val, use_case=...)``); :func:`save_mlflow_model` writes an
 MLflow pyfunc model that carries the policy; see ``docs/serving.md``. MLflow runs are
 a data source too: :func:`list_mlflow_runs` lists the runs of a tracking server and
-:func:`mlflow_runs_folder` downloads the prediction tables of one (``mlflow:<run_id>`` or
-``mlflow:<experiment>/<run>``) into a temporary folder of run files.
+:func:`read_mlflow_run` reads the prediction tables of one (``mlflow:<run_id>`` or
+``mlflow:<experiment>/<run>``) as run files, under the rules of a folder, leaving nothing on disk;
+:func:`mlflow_run_artifacts`, :func:`download_mlflow_tables` and :func:`load_mlflow_tables` are its
+three steps (list, download with a content digest, load), for a server that keeps runs and looks for
+changes; :func:`mlflow_runs_folder` downloads them into a folder of run files.
 
 Examples
 --------
@@ -49,7 +52,15 @@ from typing import TYPE_CHECKING
 from ._serving import ABSTAIN, CONFIRM, SHORTLIST, Decisions, ServingPolicy, load_policy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._serving_mlflow import list_mlflow_runs, mlflow_runs_folder, save_mlflow_model
+    from ._serving_mlflow import (
+        download_mlflow_tables,
+        list_mlflow_runs,
+        load_mlflow_tables,
+        mlflow_run_artifacts,
+        mlflow_runs_folder,
+        read_mlflow_run,
+        save_mlflow_model,
+    )
     from ._serving_sklearn import RejectOptionClassifier
 
 __all__ = [
@@ -59,9 +70,13 @@ __all__ = [
     "SHORTLIST",
     "RejectOptionClassifier",
     "ServingPolicy",
+    "download_mlflow_tables",
     "list_mlflow_runs",
+    "load_mlflow_tables",
     "load_policy",
+    "mlflow_run_artifacts",
     "mlflow_runs_folder",
+    "read_mlflow_run",
     "save_mlflow_model",
 ]
 
@@ -71,6 +86,10 @@ _LAZY = {
     "save_mlflow_model": "_serving_mlflow",
     "list_mlflow_runs": "_serving_mlflow",
     "mlflow_runs_folder": "_serving_mlflow",
+    "read_mlflow_run": "_serving_mlflow",
+    "mlflow_run_artifacts": "_serving_mlflow",
+    "download_mlflow_tables": "_serving_mlflow",
+    "load_mlflow_tables": "_serving_mlflow",
 }
 
 

@@ -522,10 +522,8 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
     -------
     (on_data, on_distribution) : tuple of str
         What is certain on these items, and what is expected on new items
-        from the same distribution with the interval and the p-values. The
-        verdict rests on ``p_value`` (the test that matches the interval and
-        keeps its level when a costly error is rare); the paired t-test and the
-        bootstrap are shown beside it.
+        from the same distribution with the interval and its p-value (below
+        ``1 - confidence`` exactly when the interval excludes 0).
     """
     a, b = (str(n) for n in names)
     m = comparison
@@ -544,23 +542,18 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
             f"{head} {amount(m.mean_difference, currency)} per item, but there are too few items to test it."
         )
     level = _level(1 - m.confidence)
-    decisive = m.p_value if math.isfinite(getattr(m, "p_value", math.nan)) else m.p_value_t
     numbers = (
         f"{amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {amount(m.low, currency)} to "
-        f"{amount(m.high, currency)}, {p_value(decisive)}; paired t-test {p_value(m.p_value_t)}, "
-        f"bootstrap {p_value(m.p_value_bootstrap)})"
+        f"{amount(m.high, currency)}, {p_value(m.p_value)})"
     )
-    if math.isfinite(decisive) and decisive < 1 - m.confidence:
+    if math.isfinite(m.p_value) and m.p_value < 1 - m.confidence:
         better = a if m.mean_difference > 0 else b
-        verdict = f"{better} is better, statistically significant at the {level} level."
+        verdict = f"{better} is better, statistically significant at the {level} level (the interval excludes 0)."
     else:
         verdict = (
             f"at the {level} level the data cannot tell the two apart (the interval includes 0), "
             "which is not evidence that they are equally good."
         )
-        if math.isfinite(m.p_value_t) and m.p_value_t < 1 - m.confidence:
-            verdict += (" The t-test and the bootstrap would call it significant because they assume the costliest "
-                        "difference, rare or not seen on these items, cannot happen.")
     return on_data, f"{head} {numbers}: {verdict}"
 
 

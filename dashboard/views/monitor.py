@@ -37,6 +37,7 @@ import valuecore as vc
 from ..charts.monitor import band_chart, monitor_chart, monitor_long
 from ..data import policy_key, values_key
 from ..home import recommended_model
+from ..memory import BudgetCache
 from ..safetext import md_text
 from . import POLICY_LABELS, split_text
 
@@ -527,6 +528,7 @@ def class_mix_candidates(ws, models) -> dict:
 
 
 GUARD_Z = inspect.signature(vc.monitoring.retuning_gain).parameters["z"].default  # the core's (1.645)
+EM_STEPS = inspect.signature(vc.monitoring.estimate_priors).parameters["max_iter"].default  # the core's (10,000)
 # Short, so the table fits a laptop's width; the column's help and the sentences under it say why.
 GUARD_WORDS = {
     "adopted": "Re-tuned",
@@ -559,17 +561,25 @@ def _guarded_columns(gain) -> dict:
             "Worst gain": gain.worst_gain_per_item, "Noise bar": gain.z * gain.standard_error}
 
 
-def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> pd.DataFrame:
+def mix_table(reference, watched, policy, values, kind: str, n_chunks: int, progress=None,
+              max_steps: int = EM_STEPS) -> pd.DataFrame:
     """One row per chunk: the estimated mix, and the value per item as tuned and re-tuned for that mix.
 
     The re-tuned rule is guarded as ``python -m valuecore report --adapt-to`` guards it
     (``valuecore.monitoring.retuning_gain``): "Gain" is what the rule in use earns over the rule as tuned
     (0 when the rule as tuned is kept), "Re-tuned (raw)" the re-tuned rule's own estimate, adopted or not.
+    ``progress``, if given, is called with the share of chunks done after each one. EM takes at most
+    ``max_steps`` steps; the chunks where it stopped there unconverged are listed in
+    ``frame.attrs["unconverged"]``.
     """
     calibration = dict(policy.calibration) if policy.calibration else None
-    rows = []
-    for chunk in vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks):
-        estimate = vc.monitoring.estimate_priors(policy.calibrate(chunk.predictions), reference, "em")
+    rows, unconverged = [], []
+    chunks = vc.monitoring.chunk_predictions(watched, n_chunks=n_chunks)
+    for done, chunk in enumerate(chunks, start=1):
+        estimate = vc.monitoring.estimate_priors(policy.calibrate(chunk.predictions), reference, "em",
+                                                 max_iter=max_steps)
+        if not estimate.converged:
+            unconverged.append(str(chunk.key))
         row = {"Chunk": chunk.key, "Items": chunk.predictions.total_weight}
         for name, share, low, high in zip(estimate.classes, estimate.priors, estimate.low, estimate.high):
             row[f"Share of {name}"] = f"{share:.2f} ({low:.2f}–{high:.2f})"
@@ -583,12 +593,69 @@ def mix_table(reference, watched, policy, values, kind: str, n_chunks: int) -> p
             row.update(_guarded_columns(vc.monitoring.retuning_gain(retuned, policy, chunk.predictions, values,
                                                                     estimate)))
         rows.append(row)
-    return pd.DataFrame(rows)
+        if progress is not None:
+            progress(done / len(chunks))
+    frame = pd.DataFrame(rows)
+    frame.attrs["unconverged"] = unconverged
+    return frame
 
 
-@st.cache_resource(show_spinner=False, max_entries=128)
-def _mixed(key: tuple, _reference, _watched, _policy, _values) -> pd.DataFrame:
-    return mix_table(_reference, _watched, _policy, _values, key[-2], key[-1])
+# Kept within the server's memory budget and time to live; not in st.cache_resource, which replays the
+# elements a cached function drew and so refuses the progress bar it updates.
+_MIXED = BudgetCache("class-mix tables")
+
+
+def _mixed(key: tuple, reference, watched, policy, values, progress=None) -> pd.DataFrame:
+    kind, n_chunks, max_steps = key[-3:]
+    return _MIXED.get(key, lambda: mix_table(reference, watched, policy, values, kind, n_chunks, progress,
+                                             max_steps))
+
+
+# The class mix's work grows with items x classes^2 (EM's interval and the re-tuning guard; EM's steps add
+# items x classes each): 20,000 items of 100 classes (2e8) took 2 s of one core, 10,000 of 1,000 classes
+# (1e10) 14-16 s, 10^5 of 200 (4e9) 14 s (benchmarks/README.md). Below the first bound it runs on every
+# view; up to the second, when the visitor asks, with progress; above it, the command line does it.
+MIX_AUTO_WORK = 100_000_000
+MIX_MAX_WORK = 20_000_000_000
+# EM's steps vary with the data (15 to 1,509 measured; a step of 10^5 items of 200 classes took 63 ms): the
+# page gives every estimate of a view at most MIX_EM_CELLS / (items x classes of them all) steps, never
+# fewer than EM_MIN_STEPS nor more than EM_STEPS (the command line's), so a view's EM steps read about 5e9
+# cells at most (15 s here) above that floor, and the page says where EM stopped before converging.
+MIX_EM_CELLS = 5_000_000_000
+EM_MIN_STEPS = 20
+
+
+def _estimated_runs(ws, models, model: str, split: str) -> list:
+    """The runs :func:`class_mix` estimates ``split`` of: ``model``'s chunks (their items add up to the
+    split's), then the whole split of every model that has it."""
+    candidates = class_mix_candidates(ws, models)
+    return [ws.run(m) for m in (model, *(m for m, splits in candidates.items() if split in splits))]
+
+
+def class_mix_work(ws, models, model: str, split: str) -> int:
+    """Items x classes^2 of what :func:`class_mix` estimates."""
+    return sum(int(run.splits[split].n) * len(run.classes) ** 2 for run in _estimated_runs(ws, models, model, split))
+
+
+def class_mix_em_steps(ws, models, model: str, split: str) -> int:
+    """The most EM steps each estimate of :func:`class_mix` takes (see ``MIX_EM_CELLS``)."""
+    cells = sum(int(run.splits[split].n) * len(run.classes) for run in _estimated_runs(ws, models, model, split))
+    return int(min(EM_STEPS, max(EM_MIN_STEPS, MIX_EM_CELLS // max(cells, 1))))
+
+
+def class_mix_asks(work: int) -> str:
+    """The sentence beside the Monitor page's switch for an estimate too long to run on every view."""
+    return (f"Estimating the class mix here takes a while (about {work:.1e} item·class² steps: the items of "
+            "the split times the square of the classes, for the chunks and every model), so it runs when you "
+            "turn it on, with its progress.")
+
+
+def class_mix_refusal(work: int) -> str:
+    """Why the page does not estimate the class mix of a run this large, and what does."""
+    return (f"The class mix of this split is not estimated on the dashboard: it would take about {work:.1e} "
+            f"item·class² steps, above the page's bound of {MIX_MAX_WORK:.0e} (a minute or more of the server). "
+            "The command line estimates it on your machine: `python -m valuecore report RUNS --adapt-to SPLIT` "
+            "(docs/constraints.md).")
 
 
 @dataclass(frozen=True)
@@ -620,25 +687,30 @@ GUARD_RULE = (f"A re-tuned rule is adopted only when its gain, estimated without
               "is kept and its gain counts as 0.")
 
 
-def _mix_of(ws, page: MonitorPage, selection, model: str, split: str, n_chunks: int) -> pd.DataFrame:
+def _mix_of(ws, page: MonitorPage, selection, model: str, split: str, n_chunks: int,
+            progress=None) -> pd.DataFrame:
     tune = ws.plan(model).tune_split
     policy = page.policies[model]
     key = (*_run_key(ws, model, split), tune, policy_key(policy), values_key(selection.values), policy.kind,
-           n_chunks)
-    return _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values)
+           n_chunks, class_mix_em_steps(ws, page.models, model, split))
+    return _mixed(key, ws.calibrated(model, tune), ws.predictions(model, split), policy, selection.values,
+                  progress)
 
 
-def _whole_split(selection, page: MonitorPage, ws, split: str) -> tuple[pd.DataFrame | None, tuple]:
+def _whole_split(selection, page: MonitorPage, ws, split: str, progress=None) -> tuple[pd.DataFrame | None, tuple]:
     """Every model that can be adapted to ``split``, over the whole split: one chunk each."""
     rows, problems = [], []
     for model, splits in class_mix_candidates(ws, page.models).items():
         if split not in splits:
             continue
         try:
-            whole = _mix_of(ws, page, selection, model, split, 1).iloc[0]
+            table = _mix_of(ws, page, selection, model, split, 1, progress and progress(model))
         except ValueError as error:
             problems.append(f"**{md_text(model)}**: {md_text(str(error))}")
             continue
+        whole = table.iloc[0]
+        if table.attrs.get("unconverged"):
+            problems.append(f"**{md_text(model)}**: {_unconverged_words(ws, page, model, split)}")
         shares = [c for c in whole.index if c.startswith("Share of ")]
         # the shares without their intervals (the chunk table has them): one short cell per model
         mix = ", ".join(f"{c.removeprefix('Share of ')} {whole[c].split()[0]}" for c in shares)
@@ -647,15 +719,28 @@ def _whole_split(selection, page: MonitorPage, ws, split: str) -> tuple[pd.DataF
     return (pd.DataFrame(rows) if rows else None), tuple(problems)
 
 
-def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str) -> ClassMixView:
-    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn, guarded."""
+def _unconverged_words(ws, page: MonitorPage, model: str, split: str, chunks=()) -> str:
+    where = f"on chunk(s) {md_text(', '.join(chunks))}" if chunks else "over the whole split"
+    return (f"EM stopped {where} after {class_mix_em_steps(ws, page.models, model, split):,} steps, the page's "
+            "bound for this many items and classes, before converging: those shares are approximate. "
+            "`python -m valuecore report --adapt-to` runs EM to convergence.")
+
+
+def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks: int, kind: str,
+              progress=None) -> ClassMixView:
+    """The class mix of each chunk of ``split``, and what re-tuning the policy for it would earn, guarded.
+
+    ``progress``, if given, is called with a model's name and returns the callable that
+    :func:`mix_table` calls with the share of that model's chunks done (its whole split, then
+    ``model``'s chunks).
+    """
     tune = ws.plan(model).tune_split
-    per_model, problems = _whole_split(selection, page, ws, split)
+    per_model, problems = _whole_split(selection, page, ws, split, progress)
     whole = dict(per_model=per_model, per_model_problems=problems, per_model_intro=(
         f"**Over the whole split {md_text(repr(split))}, per model**: what the command line's `report --adapt-to` "
         "does with each model's rule on this split, by the same guard."))
     try:
-        table = _mix_of(ws, page, selection, model, split, n_chunks)
+        table = _mix_of(ws, page, selection, model, split, n_chunks, progress and progress(model))
     except ValueError as error:
         return ClassMixView(error=f"**{md_text(model)}**: {md_text(str(error))}", **whole)
     intro = (f"The share of each class in every chunk of {md_text(repr(split))}, estimated without labels from "
@@ -663,6 +748,8 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
              f"tuning split {md_text(repr(tune))}. The values per item ({md_text(selection.currency)}) are estimated "
              "under each chunk's mix: for the policy as tuned and, for a tuned rule, re-tuned for that mix. "
              + GUARD_RULE)
+    if table.attrs.get("unconverged"):
+        intro += " " + _unconverged_words(ws, page, model, split, table.attrs["unconverged"])
     if "Gain" not in table:
         return ClassMixView(table, intro, "This rule is not tuned on data: a new class mix changes its value, not "
                                           "the rule.", verdict_is_caption=True, **whole)

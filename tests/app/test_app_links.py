@@ -18,6 +18,8 @@ from dashboard.settings import Settings
 from dashboard.state import editor_key
 from test_app_state import SAMPLES, clean, go, start
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 WIDGETS = ("selectbox", "radio", "checkbox", "toggle", "slider", "select_slider", "number_input", "multiselect")
 WORDS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "success", "code")
 

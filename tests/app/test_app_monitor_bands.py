@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
+
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -8,10 +8,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 import test_app_core as app_core
 import valuecore as vc
+
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 import valuecore as vc
 from dashboard.views.monitor import mix_table
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
@@ -64,3 +66,65 @@ def test_mix_table_finds_the_gain_of_re_tuning_per_class_thresholds_under_a_shif
     assert len(table) == 3 and table["Items"].sum() == 6000
     assert all(float(cell.split()[0]) > 0.85 for cell in table["Share of c0"])
     assert (table["Gain"] > 0).all()
+
+
+def monitor_on_the_production_sample() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.sidebar.selectbox(key="sidebar_source").set_value("sample:breast_cancer").run()
+    at.switch_page("pages/monitor.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def class_mix_tables(at) -> set:
+    return {name for frame in at.dataframe for name in ("Share of benign", "Estimated mix")
+            if name in frame.value.columns}
+
+
+def test_a_long_class_mix_estimate_waits_for_the_visitor_and_then_runs(monkeypatch):
+    """Issue 36: the Monitor page re-tuned on every view (136 s for one 50-class run of 600 rows). Past a
+    bound of items x classes^2 it asks first; the bound is lowered here so the small sample crosses it."""
+    from dashboard.views import monitor as view
+
+    monkeypatch.setattr(view, "MIX_AUTO_WORK", 0)
+    view._MIXED.clear()  # the tables an earlier test made are kept
+    calls = []
+    table = view.mix_table
+    monkeypatch.setattr(view, "mix_table", lambda *a, **k: calls.append(1) or table(*a, **k))
+    at = monitor_on_the_production_sample()
+    assert not class_mix_tables(at) and not calls  # nothing estimated on the view itself
+    assert "item·class²" in "\n".join(c.value for c in at.caption)
+    at.toggle(key="monitor_prior_run").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert class_mix_tables(at) == {"Share of benign", "Estimated mix"} and calls  # chunks, and every model
+
+
+def test_a_class_mix_estimate_beyond_the_pages_bound_names_the_command_line(monkeypatch):
+    from dashboard.views import monitor as view
+
+    monkeypatch.setattr(view, "MIX_AUTO_WORK", 0)
+    monkeypatch.setattr(view, "MIX_MAX_WORK", 0)
+    at = monitor_on_the_production_sample()
+    assert not class_mix_tables(at)
+    assert not [t for t in at.toggle if t.key == "monitor_prior_run"]
+    assert "--adapt-to" in "\n".join(i.value for i in at.info)
+
+
+def test_em_steps_are_bounded_per_view_and_an_unconverged_estimate_is_said(monkeypatch):
+    """EM's steps vary with the data (1,509 for 10^5 items of 200 classes): the page bounds them by the cells
+    of its estimates, and says where EM stopped before converging."""
+    from dashboard.views import monitor as view
+
+    monkeypatch.setattr(view, "MIX_EM_CELLS", 0)
+    monkeypatch.setattr(view, "EM_MIN_STEPS", 1)
+    view._MIXED.clear()
+    steps = []
+    estimate = vc.monitoring.estimate_priors
+    monkeypatch.setattr(vc.monitoring, "estimate_priors",
+                        lambda *a, **k: steps.append(k.get("max_iter")) or estimate(*a, **k))
+    at = monitor_on_the_production_sample()
+    assert steps and set(steps) == {1}
+    text = "\n".join([m.value for m in at.markdown] + [w.value for w in at.warning])
+    assert "EM stopped on chunk(s)" in text and "EM stopped over the whole split" in text
+    assert "runs EM to convergence" in text

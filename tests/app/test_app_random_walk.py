@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "sample_runs" / "breast_cancer"

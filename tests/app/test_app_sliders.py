@@ -19,6 +19,8 @@ import valuecore as vc
 from dashboard.sidebar import SLIDER_DECADES, SLIDER_RANGE, slider_decades, slider_stops, stop_label
 from test_app_state import ROOT, clean, go, screen_policies, start, texts
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 NAMES = ("v_correct", "v_abstain", "v_wrong")
 
 

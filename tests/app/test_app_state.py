@@ -26,6 +26,8 @@ from dashboard.settings import Settings
 from dashboard.sidebar import UPLOAD_LINK_NOTE
 from valuecore._cli import main
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_runs"

@@ -21,6 +21,8 @@ from streamlit.testing.v1 import AppTest
 from dashboard import serverfiles
 from dashboard.safetext import md_text
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"

@@ -17,6 +17,7 @@ import urllib.parse
 from dataclasses import fields, replace
 
 from hypothesis import given, settings as hypothesis_settings, strategies as st
+import pytest
 
 import valuecore as vc
 from dashboard.settings import (
@@ -137,6 +138,7 @@ def through_a_browser(query: dict[str, str]) -> dict[str, list[str]]:
     return urllib.parse.parse_qs(urllib.parse.urlsplit(url).query, keep_blank_values=True)
 
 
+@pytest.mark.heavy
 @hypothesis_settings(max_examples=150, deadline=None)
 @given(SETTINGS)
 def test_settings_round_trip_through_the_url_bit_for_bit(settings):
@@ -210,6 +212,7 @@ def document_for(settings: Settings) -> dict:
     return document_with_settings(vc.policy_json.PolicyDocument(values, entries), settings)
 
 
+@pytest.mark.heavy
 @hypothesis_settings(max_examples=100, deadline=None)
 @given(SETTINGS, SETTINGS)
 def test_settings_round_trip_through_the_policy_json(settings, importer):

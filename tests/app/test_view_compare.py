@@ -16,11 +16,11 @@ def digits():
     return selection("digits")
 
 
-def _expected(chosen, a, b, kind="threshold", n_resamples=500, seed=3):
+def _expected(chosen, a, b, kind="threshold"):
     runs = chosen.report.models
     policies = {m: vc.fit_policy(kind, vc.presort(runs[m].splits["val"]), chosen.values) for m in (a, b)}
     return vc.uncertainty.paired_comparison(policies[a], runs[a].splits["test"], policies[b], runs[b].splits["test"],
-                                            chosen.values, rng=np.random.default_rng(seed), n_resamples=n_resamples)
+                                            chosen.values)
 
 
 def test_the_tiles_and_sentences_are_the_paired_comparison(digits):
@@ -33,6 +33,14 @@ def test_the_tiles_and_sentences_are_the_paired_comparison(digits):
     assert tiles["95% interval (new data)"] == (f"{vc.wording.amount(expected.low, '$')} to "
                                                 f"{vc.wording.amount(expected.high, '$')}")
     assert tiles["Paired test"] == vc.wording.p_value(expected.p_value)
+    # One test, read in words: it rejects exactly when the interval excludes 0.
+    assert [t.label for t in page.tiles] == ["A − B, per item (this data)", "95% interval (new data)", "Paired test"]
+    reading = next(t.caption for t in page.tiles if t.label == "Paired test")
+    excluded = expected.low > 0 or expected.high < 0
+    assert (expected.p_value < 0.05) == excluded
+    assert reading == ("Below 5%: the interval excludes 0, a real difference." if excluded
+                       else "Not below 5%: the interval includes 0, no difference shown.")
+    assert "t-test" not in " ".join(page.sentences) and "bootstrap" not in page.caption
     assert page.sentences[0].startswith("On these 450 items, ")
     # The difference chart's counts hold every item once, and their weighted mean is the mean difference.
     counts = page.differences
@@ -54,7 +62,7 @@ def test_the_fact_on_this_data_does_not_depend_on_the_seed(digits):
                         seed=2)
     assert one.sentences[0] == two.sentences[0]
     assert one.comparison.mean_difference > 0  # svm_rbf earns more than naive_bayes on the digits
-    assert one.comparison.p_value_bootstrap == _expected(chosen, "svm_rbf", "naive_bayes", seed=1).p_value_bootstrap
+    assert one.comparison == two.comparison == _expected(chosen, "svm_rbf", "naive_bayes")  # nothing drawn
 
 
 def test_threshold_stability_is_the_cores(digits):

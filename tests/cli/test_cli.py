@@ -464,6 +464,7 @@ def test_voc_sample_runs(capsys):
 # --------------------------------------------------------------------------
 # a real process
 # --------------------------------------------------------------------------
+@pytest.mark.heavy
 @needs_samples
 def test_python_dash_m_report_writes_schema_valid_json(tmp_path):
     out_json = tmp_path / "policy.json"

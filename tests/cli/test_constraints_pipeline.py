@@ -242,6 +242,7 @@ def test_cli_monitor_refuses_a_missing_split_cleanly(capsys, tmp_path):
     assert_clean_error(code, out, err, "has no split 'nope'")
 
 
+@pytest.mark.heavy
 def test_the_monitoring_reference_in_the_json_reproduces_the_alert_band(models, capsys, runs_dir, tmp_path):
     document, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), monitoring=True)
     data = _strict_round_trip(document)

@@ -194,6 +194,7 @@ def report_sections(path: Path) -> dict[str, list[str]]:
     return sections
 
 
+@pytest.mark.heavy
 def test_aggregating_a_folder_of_run_files_keeps_its_five_models(tmp_path):
     out = tmp_path / "d.parquet"
     result = run_cli("aggregate", DIGITS, "--out", out)
@@ -222,6 +223,7 @@ def test_two_sources_giving_one_model_name_are_refused(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.heavy
 def test_run_files_of_a_folder_naming_one_model_in_their_model_column_are_refused(tmp_path):
     frame = pd.read_csv(SAMPLE)
     frame["model"] = "champion"
@@ -251,6 +253,7 @@ def test_a_source_named_twice_is_counted_once_and_overlaps_are_refused(tmp_path)
         aggregate([str(dataset), str(dataset / "split=val" / "part-0.parquet")], tmp_path / "x.parquet")
 
 
+@pytest.mark.heavy
 def test_a_partitioned_log_is_one_model_and_model_names_a_folder(tmp_path):
     dataset = tmp_path / "fraud"
     frame = pd.read_csv(SAMPLE)
@@ -335,29 +338,176 @@ def big_csv_log(path: Path, n: int = 1_000_000) -> None:
     frame.to_csv(path, index=False)
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, signum, code):
-    log = tmp_path / "log.csv"
-    big_csv_log(log)
-    spill = tmp_path / "spill"
+def start_aggregate(tmp_path, log: Path, *options: str) -> tuple[subprocess.Popen, int, Path, Path]:
+    """``python -m valuecore aggregate`` with stderr on a terminal (so it shows its progress line):
+    (process, the terminal's reading end, its spill folder, its output folder)."""
+    import pty
+
+    spill, out_folder = tmp_path / "spill", tmp_path / "out"
     spill.mkdir()
-    out_folder = tmp_path / "out"
     out_folder.mkdir()
+    reader, writer = pty.openpty()
+    # Ctrl-C's default in the child: a shell starts a background job (this suite, perhaps) with SIGINT
+    # ignored, which the child would inherit, and the command honours.
     process = subprocess.Popen(
         [sys.executable, "-m", "valuecore", "aggregate", str(log), "--out", str(out_folder / "agg.parquet"),
-         "--temp-dir", str(spill)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+         "--temp-dir", str(spill), *options],
+        stdout=subprocess.DEVNULL, stderr=writer, cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not any(spill.iterdir()) and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.02)  # DuckDB's temporary folder exists: the engine is at work
-    time.sleep(0.3)
-    assert process.poll() is None, "the aggregation ended before the signal; make the log larger"
-    process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == code, stderr
-    assert "interrupted" in stderr and "likely a bug" not in stderr and "Traceback" not in stderr
+    os.close(writer)
+    return process, reader, spill, out_folder
+
+
+def read_terminal(reader: int, until: str | None = None, deadline: float = 600) -> str:
+    """What the command wrote to its terminal: up to the first ``until``, else all of it (until it exits)."""
+    import select
+
+    text, ends = "", time.monotonic() + deadline
+    while until is None or until not in text:
+        assert time.monotonic() < ends, f"waited {deadline} s for {until!r}; the terminal showed {text[-2000:]!r}"
+        if select.select([reader], [], [], 1)[0]:
+            try:
+                chunk = os.read(reader, 65536)
+            except OSError:  # EIO: the command exited, its terminal closed
+                chunk = b""
+            if not chunk:
+                assert until is None, f"the command ended before {until!r}: {text[-2000:]!r}; make the log larger"
+                return text
+            text += chunk.decode(errors="replace")
+    return text
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, signum, code):
+    """The signal comes while DuckDB groups the log (its progress line is on the terminal): the query is
+    interrupted through DuckDB's own interrupt, the command says so and leaves nothing, at any load."""
+    log = tmp_path / "log.csv"
+    big_csv_log(log)
+    process, terminal, spill, out_folder = start_aggregate(tmp_path, log)
+    try:
+        read_terminal(terminal, until="aggregating:")  # the grouping query is running
+        process.send_signal(signum)
+        shown = read_terminal(terminal)
+        process.wait(timeout=120)
+    finally:
+        process.kill()
+        os.close(terminal)
+    assert process.returncode == code, shown[-2000:]
+    assert "interrupted: nothing was written" in shown, shown[-2000:]
+    assert "likely a bug" not in shown and "Traceback" not in shown and "FATAL" not in shown
     assert list(spill.iterdir()) == [] and list(out_folder.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_spark_aggregate_cancels_its_jobs_and_leaves_nothing(tmp_path):
+    """The Spark engine: Ctrl-C while the grouping job runs (its progress line is on the terminal) cancels this
+    aggregation's jobs (by their tag), though starting a Spark context takes SIGINT over."""
+    log = tmp_path / "log.csv"
+    big_csv_log(log, n=300_000)
+    process, terminal, _, out_folder = start_aggregate(tmp_path, log, "--engine", "spark")
+    try:
+        read_terminal(terminal, until="aggregating:")
+        process.send_signal(signal.SIGINT)
+        shown = read_terminal(terminal)
+        process.wait(timeout=300)
+    finally:
+        process.kill()
+        os.close(terminal)
+    assert process.returncode == 130, shown[-3000:]
+    assert "interrupted: nothing was written" in shown, shown[-3000:]
+    assert "likely a bug" not in shown and "Traceback" not in shown
+    assert list(out_folder.iterdir()) == []
+
+
+@contextlib.contextmanager
+def signals_caught_by_nobody_else():
+    """No-op SIGINT and SIGTERM handlers for the test's while: a signal a broken command misses must not stop
+    the test runner; the command's own handlers replace these and put them back."""
+    previous = {s: signal.signal(s, lambda *_: None) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("when", ["after the last query", "after the rename"])
+def test_a_signal_after_the_last_query_leaves_nothing_or_the_whole_file(tmp_path, monkeypatch, signum, code, when):
+    """Before the rename, nothing is left (not exit 0 with the file); after it, the file is whole and stays."""
+    from valuecore import _paths
+    from valuecore._io import aggregate as engine
+
+    if when == "after the last query":  # DuckDB has written the file it will rename
+        real_write = engine._DuckDB.write
+
+        def signalled(self, *args):
+            real_write(self, *args)
+            signal.raise_signal(signum)
+
+        monkeypatch.setattr(engine._DuckDB, "write", signalled)
+    else:
+        real_replace = os.replace
+
+        def signalled(source, target):
+            real_replace(source, target)
+            signal.raise_signal(signum)
+
+        monkeypatch.setattr(_paths.os, "replace", signalled)
+    out = tmp_path / "agg.parquet"
+    with signals_caught_by_nobody_else():
+        result = run_cli("aggregate", SAMPLE, "--out", out)
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr and "wrote" not in result.stdout
+    if when == "after the rename":
+        assert f"interrupted after {out} was written whole" in result.stderr
+        assert vc.load_runs(out).models["logreg"].splits["test"].n == 450
+    else:
+        assert "interrupted: nothing was written" in result.stderr
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.heavy
+def test_a_stop_interrupts_the_running_query_through_duckdb_and_joins_its_thread(tmp_path, monkeypatch):
+    """aggregate(stop=...) set as the grouping query begins (here one that never ends by itself): DuckDB's
+    interrupt ends it, asked until the query gives up; no thread is left inside DuckDB; nothing is written."""
+    import threading
+
+    from valuecore._io import aggregate as engine
+
+    stop, ended = threading.Event(), {}
+    real_execute = engine._DuckDB._execute
+
+    def grouping_never_ends(self, sql, parameters=None):
+        if sql.startswith(f"CREATE OR REPLACE TEMP TABLE {engine.GROUPED_TABLE} "):
+            stop.set()  # in the engine's worker thread, before the query has begun
+            try:
+                return real_execute(self, "SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3")
+            except Exception as error:
+                ended["by"] = error
+                raise
+        return real_execute(self, sql, parameters)
+
+    monkeypatch.setattr(engine._DuckDB, "_execute", grouping_never_ends)
+    outcome, threads = {}, threading.active_count()
+
+    def run():
+        try:
+            aggregate(str(SAMPLE), tmp_path / "agg.parquet", stop=stop, temp_directory=str(tmp_path))
+        except BaseException as raised:  # noqa: BLE001 - looked at below
+            outcome["raised"] = raised
+
+    caller = threading.Thread(target=run, daemon=True)
+    caller.start()
+    caller.join(120)
+    assert not caller.is_alive(), "the stop did not end the query"
+    assert isinstance(outcome.get("raised"), KeyboardInterrupt), outcome
+    assert "Interrupted" in str(ended["by"])  # DuckDB's own interrupt
+    assert threading.active_count() == threads
+    assert list(tmp_path.iterdir()) == []
 
 
 # ------------------------------------------------------------------ low
@@ -400,6 +550,7 @@ def test_parser_jargon_becomes_sentences(tmp_path, data, words):
             assert jargon not in text
 
 
+@pytest.mark.heavy
 def test_a_very_long_line_is_a_sentence_in_aggregate(tmp_path):
     path = tmp_path / "run.csv"
     path.write_bytes(b"y_true,proba_a,proba_b\na,0.9,0.1\n" + b"b" * 3_000_000 + b",0.2,0.8\n")

@@ -50,6 +50,7 @@ def recommended_runs(report, use_case) -> dict:
             for m, r in report.models.items()}
 
 
+@pytest.mark.heavy
 def test_the_report_has_every_section_and_the_verdict_in_the_wording_modules_words(digits_report):
     text = digits_report.read_text(encoding="utf-8")
     for section in REPORT_SECTIONS:
@@ -91,6 +92,7 @@ def test_names_from_files_are_escaped(tmp_path):
     assert html.escape(HOSTILE) in text
 
 
+@pytest.mark.heavy
 def test_a_bad_html_path_is_a_clear_error(tmp_path):
     code, _, err = run_cli("report", str(SAMPLES / "digits"), "--omega", "5",
                            "--html", str(tmp_path / "missing" / "r.html"))
@@ -140,6 +142,7 @@ def test_the_report_opens_offline_with_every_chart_drawn(digits_report):
             browser.close()
 
 
+@pytest.mark.heavy
 def test_the_command_line_says_the_verdict_in_the_same_words():
     code, out, _ = run_cli("report", str(SAMPLES / "digits"), "--omega", "5", "--currency", "$")
     assert code == 0

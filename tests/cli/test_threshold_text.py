@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import valuecore as vc
 from valuecore import wording
@@ -54,6 +55,7 @@ def test_the_cli_prints_short_thresholds_and_the_json_keeps_the_exact_floats(tmp
     assert shortened >= 3  # temperature scaling's thresholds are long: most read shorter
 
 
+@pytest.mark.heavy
 def test_the_report_shows_the_short_threshold_with_the_exact_one_on_hover(tmp_path):
     models = vc.load_runs([str(DIGITS)]).models
     text = vc.report.html_report(models, vc.UseCase.from_omega(4), calibration_method="temperature")

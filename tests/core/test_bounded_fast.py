@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from valuecore import _bounded, _tally, _uncertainty
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 VALUES = st.sampled_from([-1000.0, -9.7, -4.0, -1.0, -0.3, -0.0, 0.0, 0.5, 1.0, 2.0])
 COUNTS = st.one_of(st.integers(0, 5).map(float), st.floats(0.0, 1e6, allow_subnormal=False))
 

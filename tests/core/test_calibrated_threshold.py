@@ -42,6 +42,7 @@ def test_the_issue_example_agrees():
         assert curve.value_at(use_case.omega) == pytest.approx(result.value_dimensionless, abs=1e-12)
 
 
+@pytest.mark.heavy
 def test_policy_voc_and_acceptance_limits_share_the_threshold():
     checked = 0
     for use_case in _random_use_cases(400):

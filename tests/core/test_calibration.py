@@ -489,6 +489,7 @@ def weighted_top_label(draw):
     return confidence, correct, weight
 
 
+@pytest.mark.heavy
 @SETTINGS
 @given(data=weighted_top_label(), n_bins=st.integers(1, 12), strategy=st.sampled_from(["uniform", "quantile"]))
 def test_ece_matches_brute_force(data, n_bins, strategy):

@@ -22,6 +22,7 @@ def build(case, vals):
     return p, vc.presort(p), vals.engine(case.classes), case.ref(), vals.ref(case.n_classes)
 
 
+@pytest.mark.heavy
 @settings(max_examples=150, **SETTINGS)
 @given(ref.case_and_values(exact=True), st.sampled_from(BUDGET_SHARES))
 def test_global_capacity_is_the_exhaustive_optimum(case_vals, share):
@@ -43,6 +44,7 @@ def test_global_capacity_is_the_exhaustive_optimum(case_vals, share):
         assert vc.evaluate(result.policy, p, values).value_total == pytest.approx(result.value_total, abs=1e-9)
 
 
+@pytest.mark.heavy
 @settings(max_examples=80, **SETTINGS)
 @given(ref.case_and_values(exact=True))
 def test_capacity_curve_is_the_best_value_for_each_budget(case_vals):
@@ -58,6 +60,7 @@ def test_capacity_curve_is_the_best_value_for_each_budget(case_vals):
     assert np.all(np.diff(curve.value_at(np.sort(curve.handoffs))) >= 0)
 
 
+@pytest.mark.heavy
 @settings(max_examples=120, **SETTINGS)
 @given(ref.case_and_values(exact=True, max_n=8, max_classes=3), st.sampled_from(BUDGET_SHARES))
 def test_class_capacity_is_feasible_and_within_its_bound_of_the_exhaustive_optimum(case_vals, share):

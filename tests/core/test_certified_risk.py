@@ -18,6 +18,7 @@ import valuecore as vc
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.heavy
 @settings(max_examples=200, **SETTINGS)
 @given(
     ref.case_and_values(exact=True, min_n=1, max_n=30),

@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 import reference as ref
 import valuecore as vc
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 REL = 1e-9
 

@@ -64,6 +64,7 @@ def test_default_calibration_is_fitted_on_the_reference_and_said():
     )
 
 
+@pytest.mark.heavy
 def test_whole_number_weights_are_copies():
     rng = np.random.default_rng(4)
     reference, production = draw(rng, 300), draw(rng, 200, high=0.9)
@@ -227,6 +228,7 @@ def _union_grid_ks_distance(reference, ref_weight, sample, weight):
 
 
 
+@pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_drift_distance_on_a_reference_sorted_once_is_the_union_grid_distance_exactly(data):

@@ -61,6 +61,7 @@ def test_the_rule_for_awkward_runs_is_written_into_every_policy(tmp_path):
     assert all(n in notes for e in document.entries for n in e.notes)
 
 
+@pytest.mark.heavy
 def test_the_pipeline_gives_the_same_policy_to_every_caller(tmp_path, capsys):
     """The dashboard's cached Workspace, the library and the CLI's JSON: equal policies and evaluations."""
     from dashboard.data import Workspace
@@ -100,6 +101,7 @@ def test_the_pipeline_gives_the_same_policy_to_every_caller(tmp_path, capsys):
     assert explicit["models"] == document.to_dict()["models"] and explicit["recommendation"]["policy"] == "threshold"
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("calibration", ["none", "temperature", "isotonic"])
 def test_apply_reproduces_the_exported_evaluation_exactly(tmp_path, capsys, calibration):
     for kind in vc.POLICY_KINDS:
@@ -123,6 +125,7 @@ def test_apply_reproduces_the_exported_evaluation_exactly(tmp_path, capsys, cali
             assert sum(row[-1] for row in counts) == stored["evaluation"]["n_abstain"]
 
 
+@pytest.mark.heavy
 def test_apply_uses_the_stored_thresholds_on_other_data(tmp_path, capsys):
     policy = tmp_path / "policy.json"
     assert main(["report", str(BREAST), "--omega", "4", "--json", str(policy)]) == 0

@@ -484,3 +484,98 @@ def test_report_adapt_to_recommends_among_the_adapted_rules(tmp_path, capsys):
     if recommendation["policy"] in ("threshold", "class_thresholds"):
         assert entry["prior_shift"]["split"] == "prod"
     assert all("prior_shift" in e for e in data["models"])
+
+
+# ------------------------------------------------------------ bounded work (issue 36, item 16)
+def test_the_em_interval_runs_em_once_whatever_the_number_of_classes(monkeypatch):
+    """The interval's derivative in the reference mix is in closed form: EM ran 2C more times for it
+    (813 s for --adapt-to on 400 rows of 200 classes)."""
+    import valuecore._prior_shift as prior_shift
+
+    calls = []
+    em = prior_shift.em_priors
+    monkeypatch.setattr(prior_shift, "em_priors", lambda *a, **k: calls.append(1) or em(*a, **k))
+    rng = np.random.default_rng(2)
+    n_classes = 12
+    reference = gaussian_run(np.full(n_classes, 1 / n_classes), 600, rng)
+    unlabelled = gaussian_run(rng.dirichlet(np.ones(n_classes)), 600, rng, labelled=False)
+    estimate = estimate_priors(unlabelled, reference, "em")
+    assert len(calls) == 1
+    assert all(lo <= p <= hi for lo, p, hi in zip(estimate.low, estimate.priors, estimate.high))
+
+
+@pytest.mark.parametrize("n_classes, concentration", [(3, 2.0), (5, 0.5), (8, 0.3)])
+def test_the_closed_form_derivative_of_em_in_the_reference_mix_is_that_of_em_itself(n_classes, concentration):
+    """Central differences of EM run to 1e-14 (what the interval used before), interior and boundary mixes."""
+    from valuecore._prior_shift import _em_reference_jacobian
+
+    rng = np.random.default_rng(n_classes)
+    proba = rng.dirichlet(np.full(n_classes, concentration), size=300)
+    weight = rng.integers(1, 4, size=300).astype(float)
+    reference = rng.dirichlet(np.full(n_classes, 5.0))
+    priors, _, converged = em_priors(proba, reference, weight)
+    assert converged
+    step, numeric = 1e-6, np.zeros((n_classes, n_classes))
+    for k in range(n_classes):
+        shift = np.eye(n_classes)[k] * step
+        up, _, _ = em_priors(proba, reference + shift, weight, tol=1e-14)
+        down, _, _ = em_priors(proba, reference - shift, weight, tol=1e-14)
+        numeric[:, k] = (up - down) / (2 * step)
+    np.testing.assert_allclose(_em_reference_jacobian(proba, reference, priors, weight), numeric, atol=1e-5)
+
+
+def plain_em(proba, reference, weight, tol=1e-15):
+    """Saerens et al.'s EM step by step, without acceleration, to ``tol``: the reference of em_priors."""
+    priors = np.asarray(reference, dtype=float)
+    for _ in range(100_000):
+        updated = weight @ adjust_to_priors(proba, reference, priors) / weight.sum()
+        if np.max(np.abs(updated - priors)) <= tol:
+            return updated
+        priors = updated
+    raise AssertionError("plain EM did not converge")
+
+
+def test_em_with_shares_near_zero_reaches_the_fixed_point_of_plain_em_in_few_steps():
+    """Plain EM crawls when shares head for 0 (567 steps here; 5,493 steps of 20,000 items and 100 classes
+    took 275 s): SQUAREM's jumps reach the same fixed point."""
+    rng = np.random.default_rng(8)
+    n_classes = 30
+    uniform = np.full(n_classes, 1 / n_classes)
+    proba = gaussian_run(rng.dirichlet(np.full(n_classes, 0.3)), 400, rng, labelled=False).proba
+    weight = rng.integers(1, 3, size=400).astype(float)
+    priors, steps, converged = em_priors(proba, uniform, weight)
+    assert converged and steps < 200
+    np.testing.assert_allclose(priors, plain_em(proba, uniform, weight), atol=1e-9)
+    assert np.min(priors) < 1e-6  # the case it is about
+
+
+@pytest.mark.parametrize("n_classes", [2, 4, 9])
+def test_the_worst_gain_is_the_smallest_over_each_share_at_either_end_of_its_interval(n_classes):
+    """Written out mix by mix (each class's share at an end of its interval, the others rescaled), as the
+    guard's definition says; the guard weighs them all at once, O(items x classes) where one at a time cost
+    O(items x classes^2)."""
+    rng = np.random.default_rng(40 + n_classes)
+    reference = gaussian_run(np.full(n_classes, 1 / n_classes), 1500, rng)
+    mix = rng.dirichlet(np.full(n_classes, 0.7))
+    unlabelled = gaussian_run(mix, 600, rng, labelled=False)
+    use_case = vc.UseCase(1.0, 0.0, -3.0)
+    estimate = estimate_priors(unlabelled, reference, "em")
+    retuned = vc.fit_policy("class_thresholds", vc.presort(reweight_to_priors(reference, estimate.priors)),
+                            use_case)
+    as_tuned = vc.fit_policy("class_thresholds", vc.presort(reference), use_case)
+    gain = retuning_gain(retuned, as_tuned, unlabelled, use_case, estimate)
+    matrix = use_case.value_matrix(unlabelled.classes).values
+    new, old = retuned.decide(unlabelled, use_case), as_tuned.decide(unlabelled, use_case)
+    per_item = matrix[:, new] - matrix[:, old]  # (true class, item)
+    priors = np.array(estimate.priors)
+    gains = []
+    for k in range(n_classes):
+        for end in (estimate.low[k], estimate.high[k]):
+            if priors[k] >= 1 or end >= 1:
+                continue
+            moved = priors * (1 - end) / (1 - priors[k])
+            moved[k] = end
+            truth = adjust_to_priors(unlabelled.proba, estimate.reference_priors, moved)
+            gains.append(np.sum(truth * per_item.T) / unlabelled.n)
+    assert gain.n_differ > 0
+    assert gain.worst_gain_per_item == pytest.approx(min(gains + [gain.gain_per_item]), rel=1e-12, abs=1e-15)

@@ -139,6 +139,7 @@ def test_help_loads_the_standard_library_and_the_package_only_not_even_numpy():
     assert not foreign, sorted(foreign)
 
 
+@pytest.mark.heavy
 def test_heavy_dependencies_are_imported_where_used_never_at_module_level():
     """Only the modules that are all about frames or files import pandas at the top."""
     allowed = {"pandas": {"_monitoring.py", "_io/runfiles.py", "_uncertainty.py"}, "scipy": {"_uncertainty.py"},

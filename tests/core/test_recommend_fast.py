@@ -18,7 +18,7 @@ import pytest
 import valuecore as vc
 from valuecore.uncertainty import mean_interval
 from valuecore import _bounded
-from valuecore._bounded import _weighted_distinct, pseudo_counts
+from valuecore._tally import group_items
 from valuecore._recommend import _choose
 from valuecore._uncertainty import _check_same_items, _pair_rows
 from valuecore._verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
@@ -42,26 +42,25 @@ def test_few_distinct_values_and_their_weights_equal_sorting_bit_for_bit(seed):
     values = cells[rng.integers(0, n_distinct, int(rng.integers(1, 3000)))]
     values[rng.random(values.size) < 0.05] *= -1  # -0.0 beside 0.0 where a cell is zero
     weight = rng.exponential(size=values.size) if seed % 2 else np.ones(values.size)
-    distinct, mass = _weighted_distinct(values, weight)
+    grouped = group_items(values, weight, not seed % 2)
     expected_distinct, expected_mass = _by_sorting(values, weight)
-    assert np.array_equal(distinct, expected_distinct)
-    assert mass.tobytes() == expected_mass.tobytes()
+    assert np.array_equal(grouped.values, expected_distinct)
+    assert grouped.weight.tobytes() == expected_mass.tobytes()
 
 
-@pytest.mark.parametrize("kind", ["frequency", "probability"])
+@pytest.mark.parametrize("fractional", [True, False])
 @pytest.mark.parametrize("zeros", [True, False])
-def test_pseudo_counts_ignore_zero_weights_and_match_sorting(kind, zeros):
+def test_grouped_items_ignore_zero_weights_and_match_sorting(fractional, zeros):
     rng = np.random.default_rng(7)
     values = np.array([1.0, -4.0, 0.0])[rng.integers(0, 3, 500)]
-    weight = rng.integers(0 if zeros else 1, 3, 500).astype(float)
-    distinct, counts = pseudo_counts(values, weight, kind, float(weight.sum()), 0.05)
+    weight = rng.integers(0 if zeros else 1, 3, 500) * (0.37 if fractional else 1.0)
+    grouped = group_items(values, weight, not fractional)
     keep = weight > 0
     expected_distinct, mass = _by_sorting(values[keep], weight[keep])
-    assert np.array_equal(distinct, expected_distinct)
-    if kind == "frequency":
-        assert counts.tobytes() == mass.tobytes()
-    else:
-        assert np.allclose(counts / counts.sum(), mass / mass.sum(), rtol=0, atol=1e-15)
+    assert np.array_equal(grouped.values, expected_distinct)
+    assert grouped.weight.tobytes() == mass.tobytes()
+    assert grouped.count.tolist() == np.bincount(np.unique(values[keep], return_inverse=True)[1]).tolist()
+    assert grouped.weight_max == weight.max()
 
 
 def _runs(seed, same_items):

@@ -25,6 +25,8 @@ from valuecore._uncertainty import grouped_interval, grouped_items_to_exclude, i
 from valuecore._usecase import value_matrix_for
 from valuecore._verdict import _difference, _judge, clearly_ahead, pairing, verdict
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 # Fractional weights add a group's weights in another order: a relative few ulps per group.
 ROUND_OFF = 1e-12
 

@@ -138,6 +138,7 @@ def test_exact_sums_guard_holds_for_weights_whose_squares_sum_just_past_2_53():
     _same_tally(tally, _tally.tally_of_actions(run, policy.decide(run, matrix)))
 
 
+@pytest.mark.heavy
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_calibrated_rules_tallied_fast_equal_their_actions_counted_item_by_item(data):
@@ -222,6 +223,7 @@ def test_the_recommendation_carries_the_pipelines_result_for_a_value_matrix(weig
 
 
 # ------------------------------------------------------------------ one interval in Python floats
+@pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_one_interval_in_python_floats_equals_the_same_row_computed_as_an_array(data):

@@ -16,6 +16,8 @@ import reference_reviewers as rref
 import valuecore as vc
 from valuecore.constraints import Reviewers, fit_reviewer_threshold, reviewer_value_curve
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 REL = 1e-9
 

@@ -36,6 +36,7 @@ def _engine_values(lists: dict) -> dict:
     return {str(k): list(v) for k, v in lists.items()}
 
 
+@pytest.mark.heavy
 @settings(max_examples=150, **SETTINGS)
 @given(case_values_and_lists())
 def test_top_k_shortlist_is_the_exhaustive_optimum(data):
@@ -54,6 +55,7 @@ def test_top_k_shortlist_is_the_exhaustive_optimum(data):
     assert result.n_auto + result.n_listed + result.n_handoff == pytest.approx(p.total_weight)
 
 
+@pytest.mark.heavy
 @settings(max_examples=80, **SETTINGS)
 @given(case_values_and_lists(max_n=7, max_classes=4))
 def test_cumulative_shortlist_is_the_exhaustive_optimum_over_every_level(data):
@@ -73,6 +75,7 @@ def test_cumulative_shortlist_is_the_exhaustive_optimum_over_every_level(data):
     assert Fraction(evaluate_shortlist(policy, p, values).value_total) == best[3]
 
 
+@pytest.mark.heavy
 @settings(max_examples=80, **SETTINGS)
 @given(ref.case_and_values(exact=True, kind="proba", max_n=14), halves, halves)
 def test_a_list_of_one_is_a_confirmed_answer(case_vals, v_in, v_out):
@@ -150,6 +153,7 @@ def run_cli(capsys, *argv):
     return code, captured.out, captured.err
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("rule", ["top_k", "cumulative"])
 def test_report_writes_a_shortlist_policy_that_apply_scores_as_stored(capsys, tmp_path, rule):
     import json
@@ -210,6 +214,7 @@ def test_report_refuses_a_shortlist_without_values_or_probabilities_in_words(cap
     assert code == 2 and "Traceback" not in err and "probability vector" in err, err
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("policy_args", "phrase"), [
     (("--policy", "shortlist", "--shortlist-values", LISTS), "handed off with a shortlist"),
     (("--policy", "two_tier", "--v-confirmed-correct", "0.6", "--v-confirmed-wrong", "-1"), "a person confirms from"),
@@ -242,6 +247,7 @@ def test_too_many_levels_are_searched_on_a_stated_grid(monkeypatch):
             <= evaluate_shortlist(exact, p, vc.UseCase(1, 0, -3)).value_total)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("rule", ["top_k", "cumulative"])
 def test_a_served_shortlist_holds_what_apply_counted(capsys, tmp_path, rule):
     # report -> JSON -> load_policy: the lists a server shows are those apply scored (sizes, hits, value).

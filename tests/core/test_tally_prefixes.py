@@ -23,6 +23,8 @@ from valuecore._usecase import value_matrix_for
 
 from test_recommend_tally import labelled_runs  # the same runs as the tally's other tests
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 
 def runs(max_n=80):
     """(Predictions, weight kind): few distinct confidences (ties), unit, whole-number or fractional weights."""

@@ -34,6 +34,7 @@ def test_two_tier_is_the_exhaustive_optimum_over_threshold_pairs(case_vals, v_ok
     assert result.n_auto + result.n_assisted + result.n_handoff == pytest.approx(p.total_weight)
 
 
+@pytest.mark.heavy
 @settings(max_examples=100, **SETTINGS)
 @given(ref.case_and_values(exact=True), st.integers(0, 4).map(float), st.integers(0, 4).map(float))
 def test_an_assisted_tier_worth_no_more_than_a_handoff_reduces_to_one_threshold(case_vals, below_ok, below_bad):

@@ -173,7 +173,11 @@ def test_t_interval_covers_about_95_percent():
             boot = bootstrap_interval(values, rng=rng, n_resamples=500)
             hits_boot += boot.low <= truth <= boot.high
     assert 0.93 <= hits_t / n_sets <= 0.97
-    assert 0.93 <= hits_weighted / n_sets <= 0.97
+    # Sampling weights: the bound allows for one more item of the largest weight (2 here, the average being 1.25),
+    # since an unseen costly outcome may sit among the heaviest items (issue 32): 97.3% here with an interval 4%
+    # wider than the average-item reading's 96.5%, which covered as little as 68% where costly errors sat in a
+    # heavy group.
+    assert 0.93 <= hits_weighted / n_sets <= 0.98
     assert 0.92 <= hits_boot / 500 <= 0.975
 
 
@@ -212,9 +216,9 @@ def test_policy_interval_is_built_on_item_values():
 def test_identical_models_differ_by_zero_with_p_value_one():
     p = binary_run(300, 1, weights=np.random.default_rng(1).integers(1, 3, 300))
     policy = vc.Policy("threshold", threshold=0.7)
-    result = paired_comparison(policy, p, policy, p, USE_CASE, rng=np.random.default_rng(0))
+    result = paired_comparison(policy, p, policy, p, USE_CASE)
     assert result.mean_difference == 0.0
-    assert result.p_value_t == 1.0 and result.p_value_bootstrap == 1.0
+    assert result.p_value == 1.0
     assert result.low == result.high == 0.0
     on_data, on_distribution = paired_sentences(result)
     assert "exactly the same" in on_data
@@ -228,24 +232,35 @@ def test_a_clearly_better_model_is_detected():
     use_case = vc.UseCase(1.0, 0.0, -4.0)
     result = paired_comparison(
         vc.Policy("threshold", threshold=0.8), good, vc.Policy("threshold", threshold=0.8), noisy, use_case,
-        rng=np.random.default_rng(0), names=("good", "noisy"),
+        names=("good", "noisy"),
     )
     assert result.mean_difference > 0 and result.low > 0
-    assert result.p_value_t < 0.01 and result.p_value_bootstrap < 0.01
+    assert result.p_value < 0.001
     on_data, on_distribution = paired_sentences(result, names=("good", "noisy"))
     assert "good is better" in on_distribution
-    assert "paired t-test p < 0.001, bootstrap p < 0.001" in on_distribution
+    assert "p < 0.001)" in on_distribution and "t-test" not in on_distribution and "bootstrap" not in on_distribution
     assert on_data.startswith("On these 2,000 items, good is worth")
-    # The t p-value is scipy's paired t-test.
     a = vc.item_values(vc.Policy("threshold", threshold=0.8), good, use_case)
     b = vc.item_values(vc.Policy("threshold", threshold=0.8), noisy, use_case)
-    assert result.p_value_t == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
+    assert result.mean_difference == pytest.approx(np.mean(a - b), rel=1e-12)
     swapped = paired_comparison(
         vc.Policy("threshold", threshold=0.8), noisy, vc.Policy("threshold", threshold=0.8), good, use_case,
-        rng=np.random.default_rng(0),
     )
     assert swapped.mean_difference == pytest.approx(-result.mean_difference)
-    assert swapped.p_value_t == pytest.approx(result.p_value_t)
+    assert (swapped.low, swapped.high) == pytest.approx((-result.high, -result.low), rel=1e-9)
+    assert swapped.p_value == pytest.approx(result.p_value, rel=1e-9)
+
+
+def test_the_paired_comparison_draws_nothing_and_says_so_when_given_an_rng():
+    good, noisy = binary_run(300, 1), binary_run(300, 99)
+    noisy = vc.Predictions.from_proba(noisy.proba, y_true=good.y_true)
+    policy = vc.Policy("threshold", threshold=0.8)
+    plain = paired_comparison(policy, good, policy, noisy, USE_CASE)
+    with pytest.warns(DeprecationWarning, match="rng, n_resamples and batch are ignored"):
+        seeded = paired_comparison(policy, good, policy, noisy, USE_CASE, rng=np.random.default_rng(0),
+                                   n_resamples=50)
+    assert seeded == plain
+    assert not {"p_value_t", "p_value_bootstrap"} & set(vars(plain))  # the tests whose level failed are gone
 
 
 def test_paired_weights_are_copies():
@@ -257,12 +272,11 @@ def test_paired_weights_are_copies():
     a2 = vc.Predictions.from_proba(a.proba[written], y_true=a.y_true[written])
     b2 = vc.Predictions.from_proba(b.proba[written], y_true=b.y_true[written])
     policy = vc.Policy("threshold", threshold=0.75)
-    one = paired_comparison(policy, a, policy, b, USE_CASE, rng=np.random.default_rng(0))
-    two = paired_comparison(policy, a2, policy, b2, USE_CASE, rng=np.random.default_rng(0))
-    assert (one.mean_difference, one.low, one.p_value_t, one.n) == pytest.approx(
-        (two.mean_difference, two.low, two.p_value_t, two.n), rel=1e-9
+    one = paired_comparison(policy, a, policy, b, USE_CASE)
+    two = paired_comparison(policy, a2, policy, b2, USE_CASE)
+    assert (one.mean_difference, one.low, one.high, one.p_value, one.n) == pytest.approx(
+        (two.mean_difference, two.low, two.high, two.p_value, two.n), rel=1e-9
     )
-    assert one.p_value_bootstrap == pytest.approx(two.p_value_bootstrap, abs=0.02)
 
 
 def test_items_are_matched_by_id_in_any_order():
@@ -272,8 +286,8 @@ def test_items_are_matched_by_id_in_any_order():
     shuffle = np.random.default_rng(0).permutation(150)
     b_shuffled = b_ordered.subset(shuffle)
     policy = vc.Policy("threshold", threshold=0.7)
-    ordered = paired_comparison(policy, a, policy, b_ordered, USE_CASE, rng=np.random.default_rng(0))
-    shuffled = paired_comparison(policy, a, policy, b_shuffled, USE_CASE, rng=np.random.default_rng(0))
+    ordered = paired_comparison(policy, a, policy, b_ordered, USE_CASE)
+    shuffled = paired_comparison(policy, a, policy, b_shuffled, USE_CASE)
     assert shuffled == ordered
 
 
@@ -286,28 +300,28 @@ def test_mismatched_items_raise_clear_errors():
     other_ids[[2, 5]] = ["new1", "new2"]
     b = binary_run(10, 2, ids=other_ids, y_true=a.y_true)
     with pytest.raises(ValueError, match=r"2 ids of A are missing from B \(e.g. 'x2', 'x5'\).*2 ids of B are missing"):
-        paired_comparison(policy, a, policy, b, USE_CASE, rng=np.random.default_rng(0))
+        paired_comparison(policy, a, policy, b, USE_CASE)
 
     shorter = binary_run(9, 2, ids=ids[:9], y_true=a.y_true[:9])
     with pytest.raises(ValueError, match=r"1 ids of A are missing from B \(e.g. 'x9'\)"):
-        paired_comparison(policy, a, policy, shorter, USE_CASE, rng=np.random.default_rng(0))
+        paired_comparison(policy, a, policy, shorter, USE_CASE)
 
     no_ids = binary_run(10, 1)
     with pytest.raises(ValueError, match="A has 10 items and B has 9.*row order"):
-        paired_comparison(policy, no_ids, policy, binary_run(9, 2), USE_CASE, rng=np.random.default_rng(0))
+        paired_comparison(policy, no_ids, policy, binary_run(9, 2), USE_CASE)
 
     relabelled = binary_run(10, 2, y_true=1 - no_ids.y_true)
     with pytest.raises(ValueError, match="same true label.*differ on 10 items.*row 0"):
-        paired_comparison(policy, no_ids, policy, relabelled, USE_CASE, rng=np.random.default_rng(0))
+        paired_comparison(policy, no_ids, policy, relabelled, USE_CASE)
 
     reweighted = binary_run(10, 2, y_true=no_ids.y_true, weights=np.full(10, 2.0))
     with pytest.raises(ValueError, match="sample weights of A and B differ on 10 items"):
-        paired_comparison(policy, no_ids, policy, reweighted, USE_CASE, rng=np.random.default_rng(0))
+        paired_comparison(policy, no_ids, policy, reweighted, USE_CASE)
 
     repeated = ids.copy()
     repeated[1] = "x0"
     with pytest.raises(ValueError, match="ids of B are not unique"):
-        paired_comparison(policy, a, policy, binary_run(10, 2, ids=repeated), USE_CASE, rng=np.random.default_rng(0))
+        paired_comparison(policy, a, policy, binary_run(10, 2, ids=repeated), USE_CASE)
 
 
 # --------------------------------------------------------------------------

@@ -53,6 +53,7 @@ def test_cumulative_gain_is_the_sum_of_item_gains_over_each_prefix(case_vals, es
     assert predictions.n == r.n
 
 
+@pytest.mark.heavy
 @settings(max_examples=120, **SETTINGS)
 @given(ref.case_and_values())
 def test_class_cumulative_gain_restarts_nowhere_and_ends_each_group(case_vals):
@@ -106,6 +107,7 @@ def test_use_case_fast_path_equals_the_matrix_path():
 
 
 # ------------------------------------------------------------ value at a threshold
+@pytest.mark.heavy
 @settings(max_examples=120, **SETTINGS)
 @given(ref.cases(), st.sampled_from([0.0, 0.5, 1.0, 3.0, 9.0]))
 def test_value_and_coverage_at_every_candidate_threshold(case, omega):
@@ -148,6 +150,7 @@ def test_every_caller_reads_the_same_value():
 
 
 # ------------------------------------------------------------ macro F1
+@pytest.mark.heavy
 @settings(max_examples=150, **SETTINGS)
 @given(ref.cases(min_n=1))
 def test_macro_f1_is_scikit_learns(case):
@@ -174,6 +177,7 @@ def accepted(omega: float, confidence: float) -> bool:
     return omega / (1.0 + omega) <= confidence
 
 
+@pytest.mark.heavy
 @settings(max_examples=400, **SETTINGS)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30))
 def test_acceptance_limit_is_the_last_float_the_rule_accepts(confidences):

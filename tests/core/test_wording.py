@@ -205,7 +205,6 @@ def test_paired_comparison_holds_numbers_and_wording_says_them():
     p = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.3, 0.7]], y_true=[0, 0, 1, 1])
     result = vc.uncertainty.paired_comparison(
         vc.Policy("accept_all"), p, vc.Policy("threshold", threshold=0.85), p, vc.UseCase(1, 0, -4),
-        rng=np.random.default_rng(0),
     )
     assert not any(isinstance(getattr(result, f), str) for f in result.__dataclass_fields__)
     assert result.total_weight == 4.0 and result.total_difference == pytest.approx(4 * result.mean_difference)

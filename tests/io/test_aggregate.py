@@ -69,6 +69,7 @@ def assert_same_policy(a: vc.Policy, b: vc.Policy):
         np.testing.assert_array_equal(np.asarray(a.class_thresholds), np.asarray(b.class_thresholds))
 
 
+@pytest.mark.heavy
 @SETTINGS
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), omega=st.sampled_from([0.0, 0.5, 1.0, 3.0, 9.0]))
 def test_every_answer_on_the_aggregate_equals_the_raw_rows(seed, n, omega):
@@ -109,6 +110,7 @@ def test_every_answer_on_the_aggregate_equals_the_raw_rows(seed, n, omega):
         assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, rel=1e-9, abs=1e-12), name
 
 
+@pytest.mark.heavy
 @SETTINGS
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 30))
 def test_bootstrap_on_the_aggregate_draws_the_same_resamples(seed, n):
@@ -163,6 +165,7 @@ def test_bootstrap_on_large_groups_is_multinomial_over_groups(tmp_path):
     assert a.high == pytest.approx(b.high, abs=0.2 * b.std_error + 1e-3)
 
 
+@pytest.mark.heavy
 @SETTINGS
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(5, 60), resolution=st.sampled_from([0.01, 0.05, 0.1, 0.25]),
        omega=st.sampled_from([0.5, 1.0, 2.0, 4.0]))  # fmt: skip
@@ -363,6 +366,7 @@ def test_duckdb_table_source(tmp_path):
 
 
 # ------------------------------------------------------------------ memory
+@pytest.mark.heavy
 def test_aggregates_a_dataset_larger_than_duckdbs_memory_limit(tmp_path):
     """~2.4e6 rows of float64 probabilities (about 100 MB of columns) under a 24 MB limit."""
     import pyarrow as pa
@@ -449,6 +453,7 @@ def distinct_log(path: Path, n: int = 400_000) -> None:
     frame.to_parquet(path)
 
 
+@pytest.mark.heavy
 def test_spill_is_reported_and_bounded_by_max_temp_size(tmp_path):
     distinct_log(tmp_path / "log.parquet")
     spilled = aggregate(str(tmp_path / "log.parquet"), tmp_path / "agg.parquet", memory_limit="40MB", threads=1)

@@ -17,6 +17,8 @@ from valuecore._io.aggregate import AggregateRefused, aggregate, spark_session
 
 from test_aggregate import BAD_FRAMES, loader_problems, nearly_distinct_scores, raw_frame
 
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
 os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
 
 

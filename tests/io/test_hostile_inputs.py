@@ -175,6 +175,7 @@ def test_json_size_depth_and_huge_numbers_are_refused_in_words():
     assert load_json_limited('{"a": [1, -2.5]}') == {"a": [1, -2.5]}
 
 
+@pytest.mark.heavy
 def test_schema_bounds_calibration_parameters():
     from valuecore._policy_json import validate_policy_document
 

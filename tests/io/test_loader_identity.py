@@ -26,6 +26,24 @@ def _write(path, frame=FRAME):
     return path
 
 
+def past_the_clock_tick(path):
+    """Wait until a write gets later times than ``path``'s last one (file systems stamp in ticks of a few ms).
+
+    Waits for that state, probed with a file beside ``path``, not for a fixed delay that load can outlast.
+    """
+    stamp = path.stat()
+    probe = path.with_name(path.name + ".tick")
+    deadline = time.monotonic() + 60
+    while True:
+        probe.write_bytes(b"")
+        now = probe.stat()
+        if now.st_mtime_ns > stamp.st_mtime_ns and now.st_ctime_ns > stamp.st_ctime_ns:
+            break
+        assert time.monotonic() < deadline, "the file system's clock did not move in 60 s"
+        time.sleep(0.001)
+    probe.unlink()
+
+
 @pytest.fixture
 def hashes(monkeypatch):
     """How many times a file on disk was hashed (the memo of digests emptied first)."""
@@ -65,7 +83,7 @@ def test_models_of_one_file_and_copies_of_a_run_share_one_hash(tmp_path, hashes)
 def test_a_file_changed_after_loading_gets_no_digest(tmp_path, change):
     path = _write(tmp_path / "model.parquet")
     run = load_run_file(path).models["model"]
-    time.sleep(0.05)  # past the file system's clock tick (a few ms): a write within it keeps the times
+    past_the_clock_tick(path)  # a write within the tick would keep the times
     if change == "rewrite":  # other numbers, same size
         _write(path, FRAME.assign(proba_a=[0.8, 0.3, 0.5], proba_b=[0.2, 0.7, 0.5]))
     elif change == "same_bytes":  # even the same bytes written again: ctime moved, the load cannot vouch
@@ -136,7 +154,7 @@ def test_file_sha256_and_the_loader_share_what_they_remember(tmp_path, hashes):
     digest = file_sha256(path)
     assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
     assert load_run_file(path).models["model"].sha256 == digest and len(hashes) == 1  # read once for both
-    time.sleep(0.05)
+    past_the_clock_tick(path)
     _write(path, FRAME.assign(y_true=["b", "b", "a"]))
     assert file_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest() != digest  # a rewrite is hashed anew
     with pytest.raises(ValueError, match="not a regular file"):

@@ -64,6 +64,7 @@ def assert_same_load(from_csv: LoadReport, from_parquet: LoadReport) -> None:
                     np.testing.assert_array_equal(b, a, err_msg=f"{name} {split} {attribute}")
 
 
+@pytest.mark.heavy
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),

@@ -35,6 +35,7 @@ def load_script_module():
     return module
 
 
+@pytest.mark.heavy
 def test_small_generation_is_byte_for_byte_reproducible_and_loads(tmp_path):
     generate(tmp_path / "first", "--small")
     generate(tmp_path / "second", "--small")

@@ -78,6 +78,7 @@ def served_codes(document: PolicyDocument, predictions: Predictions):
     return served, served.decisions(predictions.proba, logits=predictions.logits)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("kind", "calibration"), CASES)
 @settings(max_examples=25)
 @given(data=st.data())

@@ -24,11 +24,13 @@ of it, so "confidence >= t" is exact for every grid threshold t, and
 
 from __future__ import annotations
 
+import contextlib
 import glob as globlib
 import json
 import math
 import os
 import re
+import signal
 import tempfile
 import threading
 import time
@@ -943,6 +945,30 @@ class _Engine:
         pass
 
 
+@contextlib.contextmanager
+def _ctrl_c_stops(stop: threading.Event | None):
+    """``stop``, or when none is given (a Python session's main thread with Python's own Ctrl-C handler)
+    an event that Ctrl-C sets for the while: the aggregation then stops where it can do so cleanly,
+    instead of a KeyboardInterrupt raised wherever the main thread happens to be."""
+    if stop is not None or threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield stop
+        return
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop_if_asked(stop: threading.Event | None) -> None:
+    """KeyboardInterrupt once ``stop`` is set: between queries, while one runs, and before the rename."""
+    if stop is not None and stop.is_set():
+        raise KeyboardInterrupt
+
+
 def _one_statement(sql: str) -> str:
     """``sql`` when it is exactly one statement (every text run is built here from quoted names;
     this makes sure no name could ever have smuggled in a second one)."""
@@ -962,9 +988,11 @@ class _DuckDB(_Engine):
         temp_directory: str | None,
         threads: int | None,
         max_temp_size: str = DEFAULT_MAX_TEMP_SIZE,
+        stop: threading.Event | None = None,
     ):
         import duckdb
 
+        self.stop = stop
         try:
             self._temp = tempfile.TemporaryDirectory(prefix="valuecore-duckdb-", dir=temp_directory)
         except OSError as exc:
@@ -983,6 +1011,10 @@ class _DuckDB(_Engine):
             raise ValueError(f"--max-temp-size must be a size such as 4GB or 20GB, got {max_temp_size!r}") from None
         self.max_temp_size = max_temp_size
         self.spilled_bytes = 0
+        # query_progress() answers -1 unless the progress bar is on (the Python client has it off); DuckDB
+        # itself prints none of it.
+        self._execute("SET enable_progress_bar = true")
+        self._execute("SET enable_progress_bar_print = false")
         self._execute("SET preserve_insertion_order = false")
         self._execute("SET TimeZone = 'UTC'")
         if threads:
@@ -1098,9 +1130,13 @@ class _DuckDB(_Engine):
     def _run(self, work, progress=None):
         """Run ``work`` in a thread, reporting DuckDB's query progress every half second.
 
-        The main thread only waits, so a signal (Ctrl-C, SIGTERM) is handled at once: the query is
-        interrupted and its thread joined before the exception goes on (a thread left running
-        while the interpreter exits would abort the process)."""
+        This thread only waits, and watches for a stop: ``stop`` set (the command line's signal
+        handler sets it) or a KeyboardInterrupt (Ctrl-C in a Python session). Then the query is
+        interrupted through DuckDB's own interrupt, asked again until the worker gives up (a query
+        that had not begun yet would miss a single one), and the worker joined before
+        KeyboardInterrupt goes on: a thread left inside DuckDB while the interpreter exits aborts
+        the process ("terminate called ... FATAL: exception not rethrown")."""
+        _stop_if_asked(self.stop)
         done = threading.Event()
         result: dict = {}
 
@@ -1117,6 +1153,7 @@ class _DuckDB(_Engine):
         try:
             ticks = 0
             while not done.wait(0.1):
+                _stop_if_asked(self.stop)
                 self.spilled_bytes = max(self.spilled_bytes, bytes_on_disk(self._temp.name))
                 ticks += 1
                 if progress is not None and ticks % 5 == 0:
@@ -1124,10 +1161,12 @@ class _DuckDB(_Engine):
                     if fraction is not None and fraction >= 0:
                         progress(min(fraction / 100.0, 1.0))
         except BaseException:
-            self.con.interrupt()
+            while not done.wait(0.05):
+                self.con.interrupt()
             worker.join()
             raise
         worker.join()
+        _stop_if_asked(self.stop)  # the query ended as the stop came: its result is not used
         if "error" in result:
             raise result["error"]
         return result["table"]
@@ -1183,8 +1222,17 @@ def spark_session(master: str = "local[2]"):
 class _Spark(_Engine):
     name = "spark"
 
-    def __init__(self, session=None):
+    def __init__(self, session=None, stop: threading.Event | None = None):
         self.spark = session if session is not None else _active_or_local_session()
+        self.stop = stop
+        self._progress = None  # the grouping's callback while it runs
+        # This aggregation's jobs carry a tag: a stop cancels them, not a notebook's other jobs.
+        self._tag = f"valuecore-aggregate-{os.getpid()}-{id(self)}"
+        try:
+            self._context = self.spark.sparkContext
+        except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext (its error moved between versions)
+            self._context = None  # its session carries the tags
+        (self.spark.addTag if self._context is None else self._context.addJobTag)(self._tag)
         # The aggregation text quotes identifiers with double quotes, as DuckDB does.
         self.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
         self.spark.conf.set("spark.sql.session.timeZone", "UTC")
@@ -1192,6 +1240,38 @@ class _Spark(_Engine):
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self._uris: dict[str, str] = {}
         self._partitions = self.spark.conf.get("spark.sql.shuffle.partitions")
+        self._closed = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        """Every 0.1 s, once ``stop`` is set, cancel this aggregation's jobs (the waiting call then fails
+        and :func:`aggregate` raises KeyboardInterrupt); every 0.5 s, the running grouping's progress."""
+        context = self._context
+        tracker = None if context is None else context.statusTracker()
+        ticks = 0
+        while not self._closed.wait(0.1):
+            if self.stop is not None and self.stop.is_set():
+                if context is None:
+                    self.spark.interruptTag(self._tag)
+                else:
+                    context.cancelJobsWithTag(self._tag)
+            ticks += 1
+            report = self._progress
+            if report is not None and tracker is not None and ticks % 5 == 0:
+                stages = [info for info in map(tracker.getStageInfo, tracker.getActiveStageIds()) if info]
+                tasks = sum(info.numTasks for info in stages)
+                if tasks:
+                    report(sum(info.numCompletedTasks for info in stages) / tasks)
+
+    def _job(self, work, progress=None):
+        """``work()``, once no stop is asked, with ``progress`` reported meanwhile."""
+        _stop_if_asked(self.stop)
+        self._progress = progress
+        try:
+            return work()
+        finally:
+            self._progress = None
 
     def _size_shuffle(self, rows: int | None) -> None:
         """Shuffle partitions sized to the source (about 2M rows each, at least two per core), not a fixed
@@ -1202,6 +1282,7 @@ class _Spark(_Engine):
         self.spark.conf.set("spark.sql.shuffle.partitions", str(max(2 * cores, min(4000, -(-rows // 2_000_000)))))
 
     def bind(self, source: _Source) -> None:
+        _stop_if_asked(self.stop)
         self._size_shuffle(source.rows)
         reader = self.spark.read
         if source.format == "spark_table":
@@ -1246,10 +1327,10 @@ class _Spark(_Engine):
         return self._uris.get(_uri_path(str(engine_file)), str(engine_file))
 
     def rows(self, sql: str) -> list[tuple]:
-        return [tuple(r) for r in self.spark.sql(sql).collect()]
+        return self._job(lambda: [tuple(r) for r in self.spark.sql(sql).collect()])
 
     def arrow(self, sql: str, progress):
-        return self.spark.sql(sql).toArrow()
+        return self._job(lambda: self.spark.sql(sql).toArrow(), progress)
 
     def groups(self, plan: _Plan, limit: int, progress):
         # One job, as a bare groupBy: no cache of the groups, no count of them first; the budget is the limit.
@@ -1261,7 +1342,7 @@ class _Spark(_Engine):
         # against whatever source_rows means later).
         self._drop_cached()
         self._cached = self.spark.sql(sql).persist()
-        self._cached.count()
+        self._job(self._cached.count, progress)
         self._cached.createOrReplaceTempView(name)
         self.holds_groups = name == GROUPED_TABLE
 
@@ -1271,9 +1352,12 @@ class _Spark(_Engine):
             self._cached = None
 
     def close(self) -> None:
+        self._closed.set()
+        self._watcher.join()
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
         self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
+        (self.spark.removeTag if self._context is None else self._context.removeJobTag)(self._tag)
 
 
 def _active_or_local_session():
@@ -1553,6 +1637,7 @@ def aggregate(
     warn_tolerance: float = 1e-6,
     progress: Callable[[float], None] | None = None,
     roots: Sequence[str | os.PathLike] | None = None,
+    stop: threading.Event | None = None,
 ) -> AggregateResult:
     """Aggregate prediction logs into one run file (Parquet) of weighted groups.
 
@@ -1598,6 +1683,12 @@ def aggregate(
     roots : sequence of paths, optional
         For a server: every data file, its links resolved, must lie in one of
         these folders (a linked file pointing elsewhere is refused).
+    stop : threading.Event, optional
+        Set it (e.g. from a signal handler) to stop: the running query is
+        interrupted through the engine's own interrupt (DuckDB's, or Spark's
+        cancellation of this aggregation's jobs), nothing is written and
+        ``KeyboardInterrupt`` is raised. Set after the output was renamed into
+        place, it changes nothing: that file is complete.
 
     Returns
     -------
@@ -1630,38 +1721,43 @@ def aggregate(
     scanned = _one_pass_per_folder(scanned, engine)
     read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
     check_output(out, read, "the aggregate")
-    runner = _DuckDB(memory_limit, temp_directory, threads, max_temp_size) if engine == "duckdb" else _Spark(spark)
-    try:
-        tables, plans, used, rows_read = [], [], [], 0
-        for source in scanned:
-            options = dict(resolution=None if resolution is None else float(resolution), period=period,
-                           sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, dialect=engine)  # fmt: skip
-            try:
-                done = _aggregate_source(runner, source, problems, options, max_groups, progress)
-            except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file
-                if not _is_engine_error(exc):
-                    raise
-                problems.append(_engine_problem(source, exc, runner))
-                continue
-            if done is not None:
-                table, plan, rows = done
-                rows_read += rows
-                tables.append(table)
-                plans.append(plan)
-                used.append(source)
-        if any(p.severity == "error" for p in problems) or not tables:
-            raise AggregateRefused(problems or [LoadProblem(", ".join(sources), "nothing to aggregate")])
-        _check_model_names(runner, tables, used, problems)
-        classes = _common_classes(plans, problems, [s.display for s in used])
-        result = AggregateResult(
-            path=str(out), engine=engine, source_rows=rows_read, groups=sum(t.num_rows for t in tables),
-            resolution=plans[0].resolution, period=period, classes=classes,
-            kind="top_label" if plans[0].top_label or plans[0].resolution is not None else "proba",
-            seconds=0.0, problems=tuple(p for p in problems if p.severity != "error"),
-        )  # fmt: skip
-        _write(runner, tables, plans, out, result)
-    finally:
-        runner.close()
+    with _ctrl_c_stops(stop) as stop:
+        runner = (_DuckDB(memory_limit, temp_directory, threads, max_temp_size, stop) if engine == "duckdb"
+                  else _Spark(spark, stop))  # fmt: skip
+        try:
+            tables, plans, used, rows_read = [], [], [], 0
+            for source in scanned:
+                options = dict(resolution=None if resolution is None else float(resolution), period=period,
+                               sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, dialect=engine)  # fmt: skip
+                try:
+                    done = _aggregate_source(runner, source, problems, options, max_groups, progress)
+                except Exception as exc:  # noqa: BLE001 - the engine's own errors become a sentence on the file
+                    if not _is_engine_error(exc):
+                        raise
+                    problems.append(_engine_problem(source, exc, runner))
+                    continue
+                if done is not None:
+                    table, plan, rows = done
+                    rows_read += rows
+                    tables.append(table)
+                    plans.append(plan)
+                    used.append(source)
+            if any(p.severity == "error" for p in problems) or not tables:
+                raise AggregateRefused(problems or [LoadProblem(", ".join(sources), "nothing to aggregate")])
+            _check_model_names(runner, tables, used, problems)
+            classes = _common_classes(plans, problems, [s.display for s in used])
+            result = AggregateResult(
+                path=str(out), engine=engine, source_rows=rows_read, groups=sum(t.num_rows for t in tables),
+                resolution=plans[0].resolution, period=period, classes=classes,
+                kind="top_label" if plans[0].top_label or plans[0].resolution is not None else "proba",
+                seconds=0.0, problems=tuple(p for p in problems if p.severity != "error"),
+            )  # fmt: skip
+            _write(runner, tables, plans, out, result, stop)
+        except BaseException:
+            _stop_if_asked(stop)  # what fails once a stop is asked (a cancelled job, an interrupted query) is the stop
+            raise
+        finally:
+            runner.close()
     return _finished(result, time.perf_counter() - started, getattr(runner, "spilled_bytes", 0))
 
 
@@ -1887,12 +1983,14 @@ def _common_classes(plans: Sequence[_Plan], problems, sources) -> tuple[str, ...
     return plans[0].classes
 
 
-def _write(runner: _Engine, tables, plans, out, result: AggregateResult) -> None:
-    """One Parquet file, sources concatenated, with what was done in its metadata."""
+def _write(runner: _Engine, tables, plans, out, result: AggregateResult, stop=None) -> None:
+    """One Parquet file, sources concatenated, with what was done in its metadata; a stop asked before
+    the rename leaves nothing."""
     if all(isinstance(t, _HeldGroups) for t in tables):  # DuckDB sorts and writes the groups it kept
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         metadata = json.dumps(result.metadata)
-        write_atomically(out, lambda partial: runner.write(tables, plans, partial, metadata))
+        write_atomically(out, lambda partial: runner.write(tables, plans, partial, metadata),
+                         before_rename=lambda: _stop_if_asked(stop))
         return
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -1907,7 +2005,7 @@ def _write(runner: _Engine, tables, plans, out, result: AggregateResult) -> None
     metadata[AGGREGATE_METADATA_KEY] = json.dumps(result.metadata).encode()
     table = table.replace_schema_metadata(metadata)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(out, lambda partial: pq.write_table(table, partial))
+    write_atomically(out, lambda partial: pq.write_table(table, partial), before_rename=lambda: _stop_if_asked(stop))
 
 
 # --------------------------------------------------------- the resolution bound
