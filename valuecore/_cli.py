@@ -541,6 +541,8 @@ def _check_inputs(args) -> None:
     from ._paths import path_problem
 
     for given in [*_command_inputs(args), *([args.temp_dir] if getattr(args, "temp_dir", None) else [])]:
+        if str(given).startswith("mlflow:"):  # a run's name, not a path: the MLflow reader checks it
+            continue
         problem = path_problem(str(given))
         if problem:
             raise UsageError(problem)
