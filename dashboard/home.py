@@ -14,7 +14,6 @@ and turns that into texts formatted by ``valuecore.wording``. Nothing here draws
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,7 +94,8 @@ def recommended_rules(ws: Workspace, models, values) -> dict:
 
 
 def recommended_model(selection, among=None) -> str | None:
-    """The recommended model of the selection (None: none is), for pages opening on it by default.
+    """The recommended model of the selection, for pages opening on it by default: for "not yet", the most
+    promising one; None when there is none.
 
     ``among`` restricts the answer to the models a page offers (None when the recommended one is not there).
     """
@@ -103,7 +103,8 @@ def recommended_model(selection, among=None) -> str | None:
 
     if not selection.models:
         return None
-    model = page_recommendation(workspace(selection), selection.models, selection.values).model
+    r = page_recommendation(workspace(selection), selection.models, selection.values)
+    model = r.alternative.model if r.choice == "not_yet" else r.model
     return model if among is None or model in among else None
 
 
@@ -114,12 +115,14 @@ def recommended_pair(selection, among) -> tuple[str, str] | None:
     if not selection.models:
         return None
     r = page_recommendation(workspace(selection), selection.models, selection.values)
-    if r.model is None or r.model not in among:
+    # "Not yet": the pages open on the most promising model, the one more labelled items would settle.
+    model = r.alternative.model if r.choice == "not_yet" else r.model
+    if model is None or model not in among:
         return None
-    preferred = [] if r.alternative is None else [r.alternative.model]
+    preferred = [] if r.alternative is None or r.choice == "not_yet" else [r.alternative.model]
     rival = next((m for m in [*preferred, *(c.model for c in r.candidates), *among]
-                  if m != r.model and m in among), None)
-    return None if rival is None else (r.model, rival)
+                  if m != model and m in among), None)
+    return None if rival is None else (model, rival)
 
 
 def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, period: str,
@@ -160,28 +163,10 @@ def values_frame(matrix: vc.ValueMatrix, currency: str) -> pd.DataFrame:
 
 
 def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
-    """Every (model, rule) judged, best first, as text, then the no-model row."""
-    money = vc.wording.money
-    columns = {name: [] for name in ("Model", "Rule", "Value per item", "Likely range", "Automated",
-                                     "Against the best")}
-    for c in r.candidates:
-        if (c.model, c.kind) == (r.model, r.kind):
-            against = "recommended"
-        elif c.difference == 0 and c.contender:
-            against = "best on these items" if c is r.candidates[0] else "level with the best"
-        else:
-            against = "level with the best" if c.contender else "clearly behind the best"
-        likely = (f"{money(c.low, currency)} to {money(c.high, currency)}"
-                  if math.isfinite(c.low) and math.isfinite(c.high) else "too few items")
-        row = (c.model, vc.wording.rule_name(c.kind), money(c.per_item, currency), likely,
-               vc.wording.percent(c.coverage), against)
-        for column, cell in zip(columns.values(), row):
-            column.append(cell)
-    baseline = ("no model (hand everything over)", "", money(r.baseline_per_item, currency), "",
-                vc.wording.percent(0.0), "baseline")
-    for column, cell in zip(columns.values(), baseline):
-        column.append(cell)
-    return pd.DataFrame(columns)  # built by columns: a frame of row dicts took milliseconds on each rerun
+    """Every (model, rule) judged, best first, as text, then the no-model row (the HTML report's rows)."""
+    rows = vc.wording.standings_rows(r, currency)
+    # built by columns: a frame of row dicts took milliseconds on each rerun
+    return pd.DataFrame({name: [row[i] for row in rows] for i, name in enumerate(vc.wording.standings_columns(r))})
 
 
 def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:

@@ -717,6 +717,8 @@ def _applied_lines(item, policy, confidences=None) -> list[str]:
 
 def _stored_recommendation(recommendation: dict) -> str:
     if recommendation["model"] is None:
+        if recommendation.get("status") == "not_yet":
+            return f"not yet. {recommendation['reason']}"
         return f"no model. {recommendation['reason']}"
     return f"{recommendation['model']} ({recommendation['policy']}). {recommendation['reason']}"
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 
 import numpy as np
 
+from ._choices import ALL_POLICY_KINDS
 from ._policies import Policy, value_matrix_for
 from ._predictions import Predictions
 from ._limits import LimitError, limit, load_json_limited, refusal
@@ -503,25 +504,64 @@ class PolicyDocument:
         return cls.from_dict(data)
 
 
+RECOMMENDATION_STATUSES = ("deploy", "not_yet", "no_model")
+
+
 def _checked_recommendation(recommendation: Mapping, entries) -> dict:
-    """The recommendation as a plain dict; ValueError when it names a model or rule the entries do not hold."""
-    if not isinstance(recommendation, Mapping) or set(recommendation) != {"model", "policy", "reason"}:
-        raise ValueError("invalid policy document at recommendation: it needs exactly the keys model, policy "
-                         "and reason")
+    """The recommendation as a plain dict; ValueError when it names a model or rule the entries do not hold.
+
+    Required keys ``model``, ``policy``, ``reason``; optional ``status`` ("deploy", "not_yet": no model is
+    shown to earn more than handing items over yet, "no_model": none earns more on the evaluated items) and,
+    with "not_yet", ``would_settle``: the most promising (model, policy) and the labelled items in all that
+    would show whether it earns more, if its results held (null: no number would).
+    """
+    where = "invalid policy document at recommendation"
+    keys = set(recommendation) if isinstance(recommendation, Mapping) else set()
+    if not isinstance(recommendation, Mapping) or not {"model", "policy", "reason"} <= keys or \
+            keys - {"model", "policy", "reason", "status", "would_settle"}:
+        raise ValueError(f"{where}: it needs the keys model, policy and reason, and may have status and "
+                         "would_settle")
     model, kind = recommendation["model"], recommendation["policy"]
     if model is None:
         if kind is not None:
-            raise ValueError("invalid policy document at recommendation: no model is recommended, so its policy "
-                             "must be null")
+            raise ValueError(f"{where}: no model is recommended, so its policy must be null")
     else:
         entry = next((e for e in entries if e.model == model), None)
         if entry is None:
-            raise ValueError(f"invalid policy document at recommendation: it names model {model!r}, which has no "
+            raise ValueError(f"{where}: it names model {model!r}, which has no "
                              f"entry in models (they are {[e.model for e in entries]})")
         if entry.policy.kind != kind:
-            raise ValueError(f"invalid policy document at recommendation: it names the {kind!r} policy of model "
+            raise ValueError(f"{where}: it names the {kind!r} policy of model "
                              f"{model!r}, whose entry holds a {entry.policy.kind!r} policy")
-    return {"model": model, "policy": kind, "reason": str(recommendation["reason"])}
+    out = {"model": model, "policy": kind, "reason": str(recommendation["reason"])}
+    if "status" in keys:
+        status = recommendation["status"]
+        if status not in RECOMMENDATION_STATUSES or (status == "deploy") != (model is not None):
+            raise ValueError(f"{where}.status: {status!r} must be one of {list(RECOMMENDATION_STATUSES)}, "
+                             "\"deploy\" exactly when a model is named")
+        out["status"] = status
+    if "would_settle" in keys:
+        out["would_settle"] = _checked_settle(recommendation["would_settle"], out.get("status"), entries, where)
+    return out
+
+
+def _checked_settle(settle, status, entries, where: str) -> dict:
+    where = f"{where}.would_settle"
+    if status != "not_yet":
+        raise ValueError(f"{where}: only a \"not_yet\" status names what would settle it")
+    if not isinstance(settle, Mapping) or set(settle) != {"model", "policy", "labelled_items"}:
+        raise ValueError(f"{where}: it needs exactly the keys model, policy and labelled_items")
+    models = [e.model for e in entries]
+    if settle["model"] not in models:
+        raise ValueError(f"{where}: it names model {settle['model']!r}, which has no entry in models "
+                         f"(they are {models})")
+    if settle["policy"] not in ALL_POLICY_KINDS:
+        raise ValueError(f"{where}.policy: {settle['policy']!r} is not a policy kind")
+    items = settle["labelled_items"]
+    if items is not None and (isinstance(items, bool) or not isinstance(items, (int, float))
+                              or not math.isfinite(items) or items <= 0):
+        raise ValueError(f"{where}.labelled_items: {items!r} is not a positive number or null")
+    return {"model": settle["model"], "policy": settle["policy"], "labelled_items": items}
 
 
 # ------------------------------------------------------------ run checks

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
 
 from ._limits import load_json_limited, read_limited
-from ._policies import value_matrix_for
+from ._policies import Policy, value_matrix_for
 from ._policy_json import (
     READABLE_VERSIONS,
     PolicyDocument,
@@ -85,6 +86,18 @@ class ServingPolicy:
         self.values = align_values(values, entry.classes)
         self._matrix = value_matrix_for(self.values, self.classes)
         self._lookup = {c: i for i, c in enumerate(self.classes)}
+        self.reason: str | None = None
+
+    @classmethod
+    def hand_over(cls, entry: PolicyEntry, values, reason: str) -> "ServingPolicy":
+        """Hand every item to a person: what a document recommending no model (yet) serves by default.
+
+        ``entry`` gives the classes the outputs are checked against (the model the document names as most
+        promising, else its first); ``model`` is None and ``reason`` the document's own sentence.
+        """
+        served = cls(replace(entry, policy=Policy("threshold", threshold=None)), values)
+        served.model, served.reason = None, reason
+        return served
 
     @property
     def kind(self) -> str:
@@ -328,13 +341,21 @@ def load_policy(path_or_dict, model: str | None = None) -> ServingPolicy:
         several models and names none as its recommendation.
     """
     if isinstance(path_or_dict, PolicyDocument):
-        document, recommended = path_or_dict, None
+        document = path_or_dict
     else:
-        data = _read(path_or_dict)
-        document = _check_document(data)
-        recommended = _recommended(data)
+        document = _check_document(_read(path_or_dict))
+    recommendation = document.recommendation or {}
+    recommended = recommendation.get("model")
     models = list(document.models)
     if model is None:
+        if recommendation and recommended is None:
+            # The document says to deploy no model (yet): serve exactly that, and say so.
+            settle = recommendation.get("would_settle") or {}
+            entry = document.entry(settle["model"] if settle.get("model") in models else models[0])
+            reason = recommendation.get("reason") or "the policy document recommends no model"
+            warnings.warn(f"the policy document recommends no model, so every item is handed to a person: {reason} "
+                          "(pass model=... to serve one anyway)", UserWarning, stacklevel=2)
+            return ServingPolicy.hand_over(entry, document.values, reason)
         if len(models) == 1:
             model = models[0]
         elif recommended in models:
@@ -359,13 +380,6 @@ def _read(source) -> Any:
             raise ValueError(f"{os.fspath(source)}: cannot read the policy file (no such file)") from None
         return load_json_limited(text, f"the policy file {os.fspath(source)}")
     raise TypeError(f"load_policy takes a path, a dict or a PolicyDocument, got {type(source).__name__}")
-
-
-def _recommended(data: Mapping) -> str | None:
-    recommendation = data.get("recommendation")
-    if isinstance(recommendation, Mapping) and isinstance(recommendation.get("model"), str):
-        return recommendation["model"]
-    return None
 
 
 def _where(path: str, message: str) -> ValueError:
@@ -425,5 +439,7 @@ def _check_document(data) -> PolicyDocument:
         raise _where("use_case", str(exc)) from None
     defaults = {"run_sha256": None, "tuned_on": {"split": None, "n": 0}, "evaluation": None}
     entries = tuple(PolicyEntry.from_dict({**defaults, **item}) for item in models)
-    return PolicyDocument(values=values, entries=entries, generated_by=data.get("generated_by"))
+    # A serving system reads the recommendation for its default model: checked as the document reader checks it.
+    return PolicyDocument(values=values, entries=entries, generated_by=data.get("generated_by"),
+                          recommendation=data.get("recommendation"))
 

@@ -127,6 +127,9 @@ def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, 
     else:
         classifier = RejectOptionClassifier(estimator, policy, model, abstain_label)
     fitted, served = classifier._served()  # refuses here, not at load time, a policy that cannot be read
+    if served.model is None:  # saving a model only to hand every item over is a mistake worth a sentence
+        raise ValueError(f"the policy document recommends no model, so there is nothing to save: {served.reason} "
+                         "Pass model=... to save one of its models anyway.")
     classifier._check_served(fitted, served)  # nor one for other classes, or an abstain label that is a class
     if feature_names is None and getattr(fitted, "feature_names_in_", None) is None:
         example = kwargs.get("input_example")

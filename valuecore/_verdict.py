@@ -39,13 +39,20 @@ from ._policies import Policy, Values, value_matrix_for
 from ._predictions import Predictions
 from ._tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
                      grouped_tally, joint_tally, split_cache)
-from ._usecase import check_value_range
+from ._usecase import ValueMatrix, check_value_range
 from ._uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
                            grouped_mean, mean_interval, possible_range)
 
-__all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "clearly_ahead", "DEGENERATE_KINDS"]
+__all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "clearly_ahead", "DEGENERATE_KINDS",
+           "SURE"]
 
 DEGENERATE_KINDS = ("no_models", "pointless", "all_useless")
+# How sure the evaluated items must make us that a rule earns more than handing items over before it is
+# recommended (one-sided). Chosen by the choice study (benchmarks/bench_choice.py, benchmarks/README.md): at
+# 97.5% or 95% no rule could ever be shown to earn at a penalty of 100 with 300 evaluated items, and the
+# recommendation's regret was 1.07 times a naive analyst's; at 90%, 0.76 times, with 1 of 600 scenarios
+# losing 0.026 per item (2.0 standard errors).
+SURE = 0.90
 # A per-item gap smaller than this share of the value scale counts as none (round-off of sums).
 _RELATIVE_TOLERANCE = 1e-12
 
@@ -79,6 +86,11 @@ class Standing:
         For a contender: labelled items (in all) at which its gap to the best,
         if it stayed as observed, would be significant (``inf`` for no gap);
         None otherwise.
+    gain_low, gain_high : float
+        One-sided bounds (bounded method, each at the verdict's ``sure``, 90%
+        by default) of what it earns per item *more than handing that item
+        over*, item by item: ``gain_low > 0`` is "shown to earn more than no
+        model" on new items.
     """
 
     model: str
@@ -93,6 +105,8 @@ class Standing:
     basis: str = "best"
     baseline: float = math.nan
     items_to_separate: float | None = None
+    gain_low: float = math.nan
+    gain_high: float = math.nan
 
     @property
     def above_baseline(self) -> bool:
@@ -323,6 +337,41 @@ def _cell_groups(matrix):
     return found[0]
 
 
+def _gain(judged: _Judged, everything: ValueMatrix) -> Grouped:
+    """Each item's value minus its value had it been handed over (its true class's hand-off cell), grouped.
+
+    ``everything``: the value matrix of handing every item over (the baseline's), shape (C, C + 1).
+    """
+    handed = everything.values[:, -1]
+    integral = split_cache(judged.predictions).integral
+    if judged.tally is not None:
+        n_classes = handed.size
+        cells = (judged.cell_values.reshape(n_classes, n_classes + 1) - handed[:, None]).ravel()
+        return grouped_tally(judged.tally, cells, integral)
+    return group_items(judged.items - handed[judged.predictions.y_true], judged.predictions.sample_weight, integral)
+
+
+def _gain_range(priced: ValueMatrix, everything: ValueMatrix, policy: Policy) -> tuple[float, float]:
+    """Lowest and highest gain over handing over one item can have under ``policy`` (as :func:`possible_range`)."""
+    cells = priced.values - everything.values[:, -1:]
+    if policy.kind in ("threshold", "calibrated_threshold") and policy.threshold is None:
+        cells = cells[:, -1:]
+    elif policy.kind == "accept_all":
+        cells = cells[:, :-1]
+    return float(cells.min()), float(cells.max())
+
+
+def items_to_show_gain(found: Mapping, predictions: Predictions, values: Values, sure: float = SURE) -> float | None:
+    """Labelled items (in all) at which a run's gain over handing items over would be shown above 0, if every
+    outcome kept its observed share; None when the verdict kept no tally or item values for it (``found``: its
+    entry in the verdict's ``memo``)."""
+    if "judged" not in found or "gain_range" not in found:
+        return None
+    handing_over = value_matrix_for(values, predictions.classes)
+    return grouped_items_to_exclude(_gain(found["judged"], handing_over), found["gain_range"],
+                                    confidence_level=2 * sure - 1, null=0.0)
+
+
 def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str | None]:
     """(rows of b matching each row of a, None) or (None, why not), once per pair of splits.
 
@@ -408,6 +457,7 @@ def verdict(
     power: float = 0.8,
     reviewers=None,
     memo: dict | None = None,
+    sure: float = SURE,
 ) -> Verdict:
     """Best model on the evaluated items, the models the data cannot tell from it, and degenerate values.
 
@@ -430,6 +480,10 @@ def verdict(
         Pass the same dict to :func:`clearly_ahead` on the same runs and
         values: each run's item values are then computed once (without
         reviewers).
+    sure : float
+        One-sided level of each standing's ``gain_low`` and ``gain_high``
+        (the bounds of the gain over handing items over): ``gain_low > 0``
+        means the data makes us ``sure`` that it earns more than no model.
 
     Returns
     -------
@@ -461,7 +515,7 @@ def verdict(
         return Verdict(None, None, math.nan, math.nan, math.nan, (), "none", None, math.nan, None, 0.0,
                        "no_models", False, (), unlabelled, confidence, power)
     check_value_range(values)
-    judged, intervals, coverage, baselines, split_baselines = {}, {}, {}, {}, {}
+    judged, intervals, coverage, baselines, split_baselines, gains = {}, {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
         from ._reviewers import priced_use_case
@@ -502,9 +556,17 @@ def verdict(
             memo[model] = {"judged": judged[model], "mean": intervals[model].mean}
         coverage[model] = judged[model].coverage(policy, values)
         # The rules of one model share its evaluated split, and so its baseline: computed once per split.
+        handing_over = matrix_of(everything, predictions.classes)
         if id(predictions) not in split_baselines:
-            split_baselines[id(predictions)] = _baseline(predictions, matrix_of(everything, predictions.classes))
+            split_baselines[id(predictions)] = _baseline(predictions, handing_over)
         baselines[model] = split_baselines[id(predictions)]
+        # What it earns beyond handing each item over, item by item: its own interval, not the value's interval
+        # against a baseline that is itself measured on these items (a class mix priced by a value matrix).
+        gain_range = _gain_range(matrix, handing_over, policy)
+        gains[model] = grouped_interval(_gain(judged[model], handing_over), confidence_level=2 * sure - 1,
+                                        value_range=gain_range)
+        if memo is not None and reviewers is None:
+            memo[model]["gain_range"] = gain_range
     ranked = sorted(labelled, key=lambda m: -intervals[m].mean)  # stable: ties keep the given order
     best = ranked[0]
     best_policy, best_predictions = labelled[best]
@@ -519,7 +581,7 @@ def verdict(
         degenerate = "all_useless"
 
     standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best],
-                          baseline=baseline)]
+                          baseline=baseline, gain_low=gains[best].low, gain_high=gains[best].high)]
     best_earns = standings[0].above_baseline
     spreads, differences = {}, {}
     for model in ranked[1:]:
@@ -540,7 +602,8 @@ def verdict(
             contender = not (diff.low > _RELATIVE_TOLERANCE * scale)
             low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
         standing = Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
-                            coverage[model], difference, low, high, contender, basis, baselines[model])
+                            coverage[model], difference, low, high, contender, basis, baselines[model],
+                            gain_low=gains[model].low, gain_high=gains[model].high)
         # Losing money against no model is never "level" with earning some, whatever the noise.
         contender = contender and not (best_earns and not standing.above_baseline)
         needed = _items_needed(gap, spreads[model], confidence, power) if contender else None

@@ -364,30 +364,14 @@ def html_report(
     )
 
 
-_LEVEL_ROWS = 6
-
-
 def _recommendation_html(recommended, reason: str, currency: str, confidences=None) -> str:
-    """The headline, the reason, and the candidates level with the best (plus the first one clearly behind)."""
+    """The headline, the reason, and every candidate weighed: the rows of the first page's table."""
     headline = wording.recommendation_headline(recommended, confidences)
     out = f'<p class="headline">{_e(headline)}</p><p>{_e(reason)}</p>'
-    chosen = [c for c in recommended.candidates if (c.model, c.kind) == (recommended.model, recommended.kind)]
-    level = [c for c in recommended.candidates if c.contender and c not in chosen]
-    shown = chosen + level[:_LEVEL_ROWS] + [c for c in recommended.candidates if not c.contender][:1]
-    if not shown:
+    if not recommended.candidates:
         return out
-    more = len(level) - _LEVEL_ROWS
-    rows = []
-    for c in shown:
-        likely = (f"{wording.money(c.low, currency)} to {wording.money(c.high, currency)}"
-                  if math.isfinite(c.low) and math.isfinite(c.high) else "too few items")
-        mark = ("recommended" if (c.model, c.kind) == (recommended.model, recommended.kind) else
-                "level with the best" if c.contender else "clearly behind the best")
-        rows.append([c.model, wording.rule_name(c.kind), wording.money(c.per_item, currency), likely, mark])
-    out += _table(["Model", "Rule", "Value per item", "Likely range (95%)", ""], rows, numeric=(2,))
-    if more > 0:
-        out += f'<p class="muted">And {more} more (model, rule) pairs level with the best.</p>'
-    return out
+    return out + _table(list(wording.standings_columns(recommended)), wording.standings_rows(recommended, currency),
+                        numeric=(2, 3))
 
 
 def _version() -> str:

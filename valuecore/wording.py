@@ -619,6 +619,9 @@ def verdict_headline(verdict, currency: str = "") -> str:
         )
     # Which model to deploy over every rule is the recommendation's to say (recommendation_headline); this
     # sentence ranks the models under one rule, so it never says "Deploy" (two answers would contradict).
+    if v.standings and not v.standings[0].gain_low > 0:
+        return (f"{v.best} earns the most on these items, but no model is shown to earn more than handing every "
+                "item to a person on new items.")
     if v.contenders:
         level = "is" if len(v.contenders) == 1 else "are"
         return (f"{v.best} earns the most on these items; {_names(v.contenders, 'and')} {level} level with it "
@@ -711,6 +714,12 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
         f"{money(gain, currency)} more than handing every item to a person, and automates {percent(v.coverage)} "
         "of the items."
     )
+    best = v.standings[0] if v.standings else None
+    if best is not None and not best.gain_low > 0:
+        sentences.append(
+            "These items do not show that it earns more than handing items over on new items: all we can be sure "
+            f"of is that it {gain_floor(best.gain_low, currency)} (a lucky fit looks the same)."
+        )
     if volume is not None and math.isfinite(volume) and volume > 0:
         per = f" per {period}" if period else ""
         sentences.append(
@@ -817,9 +826,66 @@ def recommendation_headline(recommendation, confidences=None) -> str:
     r = recommendation
     if r.choice == "no_candidates":
         return "Nothing can be recommended: no model could be judged on labelled items."
+    if r.choice == "not_yet":
+        return "Not yet: hand every item to a person until a model is shown to earn more."
     if r.model is None:
         return "Deploy no model: hand every item to a person."
     return f"Deploy {_model_and_rule(r.model, r.kind, r.policy, confidences)}."
+
+
+def gain_floor(low: float, currency: str = "") -> str:
+    """The least a rule earns per item more than handing the item over that the data makes us sure of, from the
+    lower bound of its gain (``Candidate.gain_low``): "earns at least $0.12 more per item than no model", or
+    "loses at most $3.20 per item against no model"."""
+    if not math.isfinite(low):
+        return "earns anything (too few items to say)"
+    if low >= 0:
+        return f"earns at least {amount(low, currency)} more per item than no model"
+    return f"loses at most {amount(-low, currency)} per item against no model"
+
+
+def _settle_clause(r) -> str:
+    """How many labelled items would settle a "not yet", if the outcomes kept their shares."""
+    needed = r.items_to_separate
+    if needed is None or not math.isfinite(needed):
+        return " No number of labelled items in these shares would show it earns more."
+    return (f" About {significant(needed)} labelled items in all (there are {significant(r.n_items)}) would show "
+            "whether it earns more, if its results held.")
+
+
+def standings_columns(recommendation) -> tuple[str, ...]:
+    """The headers of :func:`standings_rows`."""
+    return ("Model", "Rule", "Value per item", "Automated", f"Gain, {percent(recommendation.sure, 0)} sure",
+            "Against the best here")
+
+
+def standings_rows(recommendation, currency: str = "") -> list[tuple[str, ...]]:
+    """Every (model, rule) judged, best on the evaluated items first, then the no-model row, as text.
+
+    One row per candidate, in the columns of :func:`standings_columns`; the page and the HTML report show
+    these rows. "Gain" is the least it earns per item more than handing the item over that the data makes
+    us ``recommendation.sure`` sure of on new items: above 0, the rule is shown to earn more than no model;
+    negative, it could lose. The last column says what the evaluated items can tell apart: the gap to the
+    best here, and whether the data separates it.
+    """
+    r = recommendation
+    rows = []
+    best = r.candidates[0] if r.candidates else None
+    for c in r.candidates:
+        if (c.model, c.kind) == (r.model, r.kind):
+            against_best = "recommended"
+        elif r.model is None and r.alternative is c and r.choice == "not_yet":
+            against_best = "most promising"
+        elif c is best or c.difference == 0:
+            against_best = "best"
+        else:
+            gap = amount(-c.difference, currency)
+            against_best = f"{gap} (not separated)" if c.contender else f"{gap} (clearly behind)"
+        rows.append((c.model, rule_name(c.kind), money(c.per_item, currency), percent(c.coverage),
+                     amount(c.gain_low, currency) if math.isfinite(c.gain_low) else "too few items", against_best))
+    rows.append(("no model (hand everything over)", "", money(r.baseline_per_item, currency), percent(0.0), "",
+                 "the baseline"))
+    return rows
 
 
 def _items_clause(r) -> str:
@@ -847,6 +913,12 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
             return ("With these values no action earns more than handing an item to a person, so no model can "
                     "add value.")
         a = r.alternative
+        if r.choice == "not_yet":
+            return (f"No model is shown to earn more than handing every item to a person. The most promising, "
+                    f"{_model_and_rule(a.model, a.kind)}, earns {amount(a.per_item - a.baseline, currency)} more "
+                    f"per item on the {significant(r.n_items)} evaluated items, but on new items we can be "
+                    f"{percent(r.sure, 0)} sure only that it {gain_floor(a.gain_low, currency)}: a lucky fit on "
+                    f"these items looks the same.{_settle_clause(r)}")
         return (f"No model earns more than handing every item to a person ({money(r.baseline_per_item, currency)} "
                 f"per item): the best, {_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)} "
                 "per item on the evaluated items.")
@@ -860,12 +932,13 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
     elif r.choice == "clear":
         body = (f", and more than every other model and rule beyond noise (the next, "
                 f"{_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)})")
-    elif r.choice == "simpler":
-        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
-                f"within noise, so the simpler rule is preferred{_items_clause(r)}")
     elif r.choice == "lower_bound":
-        body = (f"; {_model_and_rule(a.model, a.kind)} earns {amount(r.alternative_gap, currency)} more per item, "
-                f"within noise, and {r.model}'s likely range starts higher{_items_clause(r)}")
+        own = next((c for c in r.candidates if c.model == r.model and c.kind == r.kind), None)
+        sure = percent(r.sure, 0)
+        more = ("as much" if r.alternative_gap == 0 else f"{amount(r.alternative_gap, currency)} more per item")
+        body = (f"; {_model_and_rule(a.model, a.kind)} earns {more} on these items, but on new items we can be "
+                f"{sure} sure only that it {gain_floor(a.gain_low, currency)}, against "
+                f"{amount(own.gain_low, currency)} for {r.model}{_items_clause(r)}")
     else:  # highest, level with others no simpler
         gap = "" if r.alternative_gap == 0 else f" ({amount(-r.alternative_gap, currency)} less per item)"
         body = f"; {_model_and_rule(a.model, a.kind)} is level within noise{gap}{_items_clause(r)}"

@@ -30,11 +30,14 @@ from . import load_problem_note, rule_options, split_text
 from .value import likely_range_words
 
 CANDIDATES_CAPTION = (
-    "Every decision rule the settings allow, tuned on the tuning split and judged on the evaluated items. "
-    "Likely range: the 95% interval of the value per item on new items like these. 'Level with the best': "
-    "a paired comparison on the same items (or, for runs on different items, overlapping ranges) cannot "
-    "exclude that it is as good as the best; a model earning no more than no model is never level. Among "
-    "those level with the best, the simplest rule is recommended, then the one whose range starts higher."
+    "Every decision rule the settings allow, tuned on the tuning split and judged on the evaluated items "
+    "(\"here\"). Gain, 90% sure: the least it earns per item more than handing the item to a person that these "
+    "items make us 90% sure of on new items, allowing for costly outcomes that are rare or were never seen. Above "
+    "0, the rule is shown to earn more than no model; negative, it could lose. Among the rules shown to earn, the "
+    "one with the highest gain is recommended (the simpler rule when two are level); when none is, the answer is "
+    "\"not yet\". Against the best here: how much less it earns per item on these items; not separated: a paired "
+    "comparison on the same items (or, for runs on different items, overlapping ranges) cannot exclude that it "
+    "is as good as the best."
 )
 
 

@@ -33,8 +33,12 @@ def _text(at) -> str:
 
 def _expected(at, sample: str, watched: str, **how):
     model = at.selectbox(key="monitor_bands_model").value
-    run = vc.load_runs([str(ROOT / "sample_runs" / sample)]).models[model]
-    policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
+    runs = vc.load_runs([str(ROOT / "sample_runs" / sample)]).models
+    run = runs[model]
+    # the page's rule: "Recommended", the rule the recommendation chooses for this model
+    pipeline = vc.Pipeline(runs)
+    rule = vc.recommended_rules(pipeline, vc.UseCase(1, 0, -4))[model]
+    policy = pipeline.policy(model, rule, vc.UseCase(1, 0, -4))
     reference = run.splits["val"]
     how = how or {"n_chunks": 8}
     return (vc.monitoring.monitor_bands(reference, run.splits[watched], policy, vc.UseCase(1, 0, -4), **how),

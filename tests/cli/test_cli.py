@@ -510,7 +510,7 @@ DIGITS = Path(__file__).resolve().parents[2] / "sample_runs" / "digits"
 
 def test_report_leads_with_one_recommendation_that_earns_and_writes_it(capsys, tmp_path):
     out_json = tmp_path / "p.json"
-    code, out, err = run_cli(capsys, "report", DIGITS, "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-1000",
+    code, out, err = run_cli(capsys, "report", DIGITS, "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-20",
                              "--json", out_json)
     assert code == 0, err
     first = out.splitlines()[0]
@@ -527,6 +527,26 @@ def test_report_leads_with_one_recommendation_that_earns_and_writes_it(capsys, t
     assert code == 0, err
     assert out.startswith(f"recommendation (as stored): {recommendation['model']} ({recommendation['policy']})")
     assert f"== {recommendation['model']}  ({DIGITS / (recommendation['model'] + '.csv')})  [recommended]" in out
+
+
+def test_report_says_not_yet_when_no_rule_is_shown_to_earn_and_apply_reads_it_back(capsys, tmp_path):
+    # At a wrong answer of -1000, 450 evaluated items cannot show that any rule earns more than no model.
+    out_json = tmp_path / "p.json"
+    code, out, err = run_cli(capsys, "report", DIGITS, "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-1000",
+                             "--json", out_json)
+    assert code == 0, err
+    assert out.splitlines()[0] == ("recommendation: Not yet: hand every item to a person until a model is shown "
+                                   "to earn more.")
+    data = json.loads(out_json.read_text())
+    Draft202012Validator(policy_schema()).validate(data)
+    recommendation = data["recommendation"]
+    assert recommendation["model"] is None and recommendation["status"] == "not_yet"
+    settle = recommendation["would_settle"]
+    assert settle["model"] == "mlp" and settle["labelled_items"] > 450
+    assert recommendation["reason"] in out and f"{int(settle['labelled_items']):,}" in recommendation["reason"]
+    code, out, err = run_cli(capsys, "apply", out_json, DIGITS)
+    assert code == 0, err
+    assert out.startswith("recommendation (as stored): not yet")
 
 
 def test_report_an_explicit_policy_is_the_only_rule_weighed(capsys, runs_dir, tmp_path):

@@ -186,13 +186,36 @@ def two_model_document(**top):
 def test_several_models_need_a_name_or_a_recommendation(tmp_path):
     with pytest.raises(ValueError, match=r"2 models \['x', 'y'\] and recommends none: say which one"):
         load_policy(two_model_document())
-    assert load_policy(two_model_document(recommendation={"model": "y"})).model == "y"
-    assert load_policy(two_model_document(recommendation={"model": "y"}), model="x").model == "x"
+    names_y = {"model": "y", "policy": "accept_all", "reason": "y earns more"}
+    assert load_policy(two_model_document(recommendation=names_y)).model == "y"
+    assert load_policy(two_model_document(recommendation=names_y), model="x").model == "x"
+    with pytest.raises(ValueError, match="recommendation: it names the 'threshold' policy of model 'y'"):
+        load_policy(two_model_document(recommendation={**names_y, "policy": "threshold"}))
     with pytest.raises(ValueError, match=r"no model 'z'; it has \['x', 'y'\]"):
         load_policy(two_model_document(), model="z")
     path = tmp_path / "policy.json"
     path.write_text(json.dumps(two_model_document()), encoding="utf-8")
     assert load_policy(path, "x").decide([[0.2, 0.8]]).tolist() == ["b"]
+
+
+@pytest.mark.parametrize("recommendation", [
+    {"model": None, "policy": None, "reason": "No model earns more than handing every item to a person."},
+    {"model": None, "policy": None, "reason": "No model is shown to earn more yet.", "status": "not_yet",
+     "would_settle": {"model": "y", "policy": "threshold", "labelled_items": 4305}},
+])
+def test_a_document_recommending_no_model_hands_every_item_over_by_default_and_says_why(recommendation):
+    document = two_model_document(recommendation=recommendation)
+    for single in (False, True):  # with one model too: the recommendation, not the count, decides
+        if single:
+            document = {**document, "models": document["models"][-1:]}
+        with pytest.warns(UserWarning, match="recommends no model, so every item is handed to a person: "
+                                             + re.escape(recommendation["reason"])):
+            served = load_policy(document)
+        assert served.model is None and served.reason == recommendation["reason"]
+        assert served.classes == ("a", "b")
+        assert served.decide([[0.2, 0.8], [1.0, 0.0]]).tolist() == ["abstain", "abstain"]
+        # asking for a model by name serves it, as before
+        assert load_policy(document, "y").decide([[0.2, 0.8]]).tolist() == ["b"]
 
 
 @pytest.mark.parametrize(("change", "message"), [

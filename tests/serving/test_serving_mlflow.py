@@ -111,6 +111,28 @@ def test_report_log_mlflow_writes_the_policy_and_the_report_back_to_the_run(trac
     assert "name it as mlflow:<run_id>" in capsys.readouterr().err
 
 
+def test_a_document_recommending_no_model_is_not_saved_as_a_model_unless_one_is_named(tmp_path):
+    model, (X_val, y_val), (X_test, y_test) = breast_cancer()
+    classes = [str(c) for c in model.classes_]
+    splits = {name: vc.Predictions.from_proba(model.predict_proba(X), y_true=y, classes=classes)
+              for name, X, y in (("val", X_val, y_val), ("test", X_test, y_test))}
+    run = vc.runs.ModelRun("logreg", "logreg.csv", None, tuple(classes), splits)
+    pipeline, values = vc.Pipeline({"logreg": run}), vc.UseCase(1, 0, -1000)
+    recommendation = vc.recommend(pipeline, values)
+    assert recommendation.choice == "not_yet"  # 143 evaluated items cannot show a rule earns at -1000
+    document, _ = pipeline.document(["logreg"], vc.RECOMMENDED_RULE, values, with_interval=False)
+    reason = vc.wording.recommendation_reason(recommendation)
+    document, _ = vc.recommended_document(pipeline, document, recommendation, values, reason, with_interval=False)
+    with pytest.warns(UserWarning, match="recommends no model"):
+        with pytest.raises(ValueError, match="recommends no model, so there is nothing to save: No model is shown"):
+            save_mlflow_model(tmp_path / "refused", model, document)
+    assert not (tmp_path / "refused").exists()
+    save_mlflow_model(tmp_path / "named", model, document, "logreg")  # named: saved, serving its policy
+    loaded = mlflow.pyfunc.load_model(str(tmp_path / "named"))
+    frame = pd.DataFrame(X_test, columns=[f"f{k}" for k in range(X_test.shape[1])])
+    assert (loaded.predict(frame)["action"] != -1).any()
+
+
 # ------------------------------------------------------------------ MLflow runs under the folders' rules (issue 36)
 COMMON = ["--v-correct", "10", "--v-abstain", "-1", "--v-wrong", "-50", "--no-interval"]
 
