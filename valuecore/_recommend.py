@@ -307,9 +307,15 @@ def recommend(
     >>> from pathlib import Path
     >>> import valuecore as vc
     >>> runs = vc.load_runs([str(Path(vc.__file__).parent.parent / "sample_runs" / "digits")]).models
-    >>> r = vc.recommend(vc.Pipeline(runs), vc.UseCase(1, 0, -1000))
+    >>> r = vc.recommend(vc.Pipeline(runs), vc.UseCase(1, 0, -20))
     >>> r.model, r.kind, r.choice, r.per_item > r.baseline_per_item
-    ('mlp', 'threshold', 'highest', True)
+    ('mlp', 'threshold', 'lower_bound', True)
+
+    At a wrong answer of -1000, 450 evaluated items cannot show that any rule earns:
+
+    >>> r = vc.recommend(vc.Pipeline(runs), vc.UseCase(1, 0, -1000))
+    >>> r.status, r.alternative.model, r.alternative.kind, int(r.items_to_separate)
+    ('not_yet', 'mlp', 'threshold', 2960)
     """
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
