@@ -371,7 +371,7 @@ def _recommendation_html(recommended, reason: str, currency: str, confidences=No
     if not recommended.candidates:
         return out
     return out + _table(list(wording.standings_columns(recommended)), wording.standings_rows(recommended, currency),
-                        numeric=(2, 3))
+                        numeric=(2, 3, 4))
 
 
 def _version() -> str:
