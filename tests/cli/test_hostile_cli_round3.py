@@ -140,11 +140,19 @@ def test_an_interrupt_while_the_outputs_are_renamed_is_held_until_all_are_in_pla
         real_replace(source, target)
         calls.append(target)
         if len(calls) == 1:
-            os.kill(os.getpid(), signal.SIGINT)
+            # raise_signal delivers to this thread before it returns; os.kill(getpid()) may be taken by
+            # another thread of the test process (xdist's, DuckDB's, py4j's) and run the handler later.
+            signal.raise_signal(signal.SIGINT)
 
-    monkeypatch.setattr(_paths.os, "replace", replace_then_interrupt)
-    json_out, html_out = old_outputs
-    result = run_cli("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
+    # What a fresh `python -m valuecore` has; an earlier test in this worker may have left another handler
+    # (a Spark context installs its own).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(_paths.os, "replace", replace_then_interrupt)
+        json_out, html_out = old_outputs
+        result = run_cli("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert result.returncode == 130
     assert '"schema_version"' in json_out.read_text()
     assert html_out.read_text().lstrip().lower().startswith("<!doctype")

@@ -1,5 +1,7 @@
 """What a new user sees (issue 23.6): every page at 1280×800 and 1440×900, screenshotted, with nothing
-sticking out of its box and no two blocks drawn over each other.
+sticking out of its box, no two blocks drawn over each other, no heading, tile or table cut (the probe of
+``test_e2e_fit``) and no Deploy button. One walk per size does all of it, since loading every page is what
+costs.
 
 Measured, not eyeballed, from the elements' bounding boxes:
 
@@ -18,6 +20,7 @@ import re
 import pytest
 
 from test_e2e_browser import browser, chromium_executable, server  # noqa: F401  (fixtures)
+from test_e2e_fit import _TRUNCATION_PROBE
 from test_e2e_browser import (
     ARTIFACTS, HOME, PAGES, TIMEOUT_MS, heading, new_page, open_app, step, wait_for_app,
 )
@@ -123,8 +126,11 @@ def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height)
                         state="attached", timeout=TIMEOUT_MS)
                 settle(page)
                 found = page.evaluate(_OVERFLOW_PROBE)
-                if found["problems"]:
-                    problems[title] = found["problems"]
+                cut = page.evaluate(_TRUNCATION_PROBE)
+                if page.locator('[data-testid="stAppDeployButton"]').count():
+                    cut.append("a Deploy button is shown")
+                if found["problems"] or cut:
+                    problems[title] = found["problems"] + cut
                 if title in CHART_PAGES:
                     assert found["charts"] > 0, f"no chart measured on {title!r}"
                 stem = re.sub(r"[^A-Za-z0-9]+", "_", title).strip("_").lower()
@@ -149,9 +155,10 @@ def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height)
             settle(page)
             page.screenshot(path=str(SHOTS / f"value_what_if_{width}x{height}.png"))
             found = page.evaluate(_OVERFLOW_PROBE)
-            if found["problems"]:
-                problems["Value & thresholds, what-if"] = found["problems"]
+            cut = page.evaluate(_TRUNCATION_PROBE)
+            if found["problems"] or cut:
+                problems["Value & thresholds, what-if"] = found["problems"] + cut
     finally:
         context.close()
     assert shots == len(ALL_PAGES)
-    assert problems == {}, f"overflowing or overlapping at {width}×{height}: {problems}"
+    assert problems == {}, f"overflowing, overlapping or cut at {width}×{height}: {problems}"
