@@ -188,32 +188,6 @@ def _need_browser(reason: str):
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def chromium_executable() -> str:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _need_browser("the playwright package is not installed")
-    executable = chromium_path()
-    if executable is None:
-        _need_browser(f"no Chromium at {os.environ.get('CHROMIUM_PATH') or '/usr/bin/chromium'}")
-    return executable
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_executable):
-    with chromium(chromium_executable) as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def server(browser):
-    """A server whose entry point has run once (see warm_up): the tests that share it start from any page."""
-    with streamlit_server() as url:
-        warm_up(browser, url)
-        yield url
-
-
 def warm_up(browser, url: str) -> None:
     """Run the entry point once in a throwaway session, so that the server knows the pages' URL paths.
 
@@ -243,15 +217,6 @@ def new_page(browser, name: str):
     page = context.new_page()
     page.test_name = name  # names the failure screenshots
     return context, page
-
-
-@pytest.fixture
-def page(browser, request):
-    context, new = new_page(browser, request.node.name)
-    try:
-        yield new
-    finally:
-        context.close()
 
 
 @contextlib.contextmanager
@@ -399,18 +364,6 @@ def test_deep_link_on_a_freshly_started_server(page, browser):
             expect(metric_value(second, "Penalty ω")).to_have_text("2")
         finally:
             second.context.close()
-
-
-def test_every_page_opens_without_errors(server, page):
-    with step(page, "load"):
-        open_app(page, server, HOME)
-        assert errors_on(page) == [], "the front page shows errors on the sample runs"
-        assert_default_use_case(page)
-    for title in PAGES:
-        with step(page, title):
-            go_to(page, title)
-            assert errors_on(page) == [], f"page {title!r} shows errors on the sample runs"
-            assert_default_use_case(page, f"after opening {title!r}")
 
 
 def test_sidebar_values_survive_a_quick_page_change(server, browser):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-from test_e2e_browser import browser, chromium_executable, server  # noqa: F401  (fixtures)
 from test_e2e_browser import (
     HOME, choose_upload, go_to, new_page, open_app, step, wait_for_app,
 )
@@ -73,7 +72,7 @@ def full_precision_run(folder) -> tuple:
 
 
 @pytest.mark.parametrize("width", [1280, 1440])
-def test_no_other_state_cuts_a_heading_tile_or_table(server, browser, width, tmp_path):  # noqa: F811
+def test_no_other_state_cuts_a_heading_tile_or_table(server, browser, width, tmp_path):
     """Every page in its opening state is probed by the new user's walk (``test_e2e_new_user``, which runs
     this probe on each page it visits); here the states a walk does not reach."""
     from playwright.sync_api import expect
@@ -143,7 +142,7 @@ def assert_the_answer_is_above_the_fold(page, fold: int) -> None:
 
 
 @pytest.mark.parametrize("width", [1280, 1440])
-def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(server, browser, tmp_path, width):  # noqa: F811
+def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(server, browser, tmp_path, width):
     """At 1280×900 and 1440×900 the verdict, the threshold, the value per item and the three outcome values
     are visible without scrolling, and "Download report" saves the self-contained HTML report."""
     context, page = new_page(browser, f"landing-{width}")

@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_e2e_browser import (  # noqa: E402
     ARTIFACTS, HOME, TIMEOUT_MS, errors_on, heading, new_page, streamlit_server, wait_for_app,
 )
-from test_e2e_browser import browser, chromium_executable  # noqa: E402, F401  (fixtures)
 from test_hostile_app import HOSTILE, HOSTILE_2, hostile_frame  # noqa: E402
 
 pytestmark = pytest.mark.e2e
@@ -29,7 +28,7 @@ BAD_HOST = "127.0.0.1:9"  # nothing listens there: any request to it was made fr
 
 
 @pytest.fixture(scope="module")
-def hostile_server(chromium_executable, tmp_path_factory):  # noqa: F811
+def hostile_server(chromium_executable, tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile-root")
     (root / "runs").mkdir()
     hostile_frame().to_csv(root / "runs" / "hostile.csv", index=False)
@@ -47,7 +46,7 @@ def hostile_server(chromium_executable, tmp_path_factory):  # noqa: F811
 
 
 @pytest.fixture
-def hostile_page(browser, request):  # noqa: F811
+def hostile_page(browser, request):
     context, page = new_page(browser, request.node.name)
     page.requests_to_bad_host = []
     page.on("request", lambda r: BAD_HOST in r.url and page.requests_to_bad_host.append(r.url))

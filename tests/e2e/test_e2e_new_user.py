@@ -1,7 +1,7 @@
 """What a new user sees (issue 23.6): every page at 1280×800 and 1440×900, screenshotted, with nothing
 sticking out of its box, no two blocks drawn over each other, no heading, tile or table cut (the probe of
-``test_e2e_fit``) and no Deploy button. One walk per size does all of it, since loading every page is what
-costs.
+``test_e2e_fit``), no error box or dialog and no Deploy button, the default use case kept all the way. One
+walk per size does all of it, since loading every page is what costs.
 
 Measured, not eyeballed, from the elements' bounding boxes:
 
@@ -19,10 +19,10 @@ import re
 
 import pytest
 
-from test_e2e_browser import browser, chromium_executable, server  # noqa: F401  (fixtures)
 from test_e2e_fit import _TRUNCATION_PROBE
 from test_e2e_browser import (
-    ARTIFACTS, HOME, PAGES, TIMEOUT_MS, heading, new_page, open_app, step, wait_for_app,
+    ARTIFACTS, HOME, PAGES, TIMEOUT_MS, assert_default_use_case, errors_on, heading, new_page, open_app, step,
+    wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -109,7 +109,7 @@ def settle(page) -> None:
 
 
 @pytest.mark.parametrize("width,height", SIZES)
-def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height):  # noqa: F811
+def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height):
     context, page = new_page(browser, f"new-user-{width}")
     page.set_viewport_size({"width": width, "height": height})
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -121,6 +121,8 @@ def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height)
             with step(page, title):
                 if title != "Start here: the verdict":
                     go_to(page, title)
+                assert errors_on(page) == [], f"page {title!r} shows errors on the sample runs"
+                assert_default_use_case(page, f"after opening {title!r}")
                 if title in CHART_PAGES:  # Vega draws after the script run ends
                     page.locator(".vega-embed > canvas, .vega-embed > svg").first.wait_for(
                         state="attached", timeout=TIMEOUT_MS)

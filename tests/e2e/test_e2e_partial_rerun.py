@@ -15,7 +15,6 @@ import re
 
 import pytest
 
-from test_e2e_browser import browser, chromium_executable, page, server  # noqa: F401  (fixtures)
 from test_e2e_browser import HOME, metric_value, open_app, step, url_path, value_input, wait_for_app
 
 pytestmark = pytest.mark.e2e
@@ -56,7 +55,7 @@ def _type(tab, label: str, text: str) -> None:
     wait_for_app(tab)
 
 
-def test_a_new_value_reruns_the_values_and_the_page_and_a_new_currency_everything(server, page):  # noqa: F811
+def test_a_new_value_reruns_the_values_and_the_page_and_a_new_currency_everything(server, page):
     from playwright.sync_api import expect
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -84,7 +83,7 @@ def test_a_new_value_reruns_the_values_and_the_page_and_a_new_currency_everythin
         assert value_deltas < messages.kinds.count("delta"), (value_deltas, messages.kinds.count("delta"))
 
 
-def test_a_page_button_that_changes_the_data_source_redraws_the_sidebar(server, page):  # noqa: F811
+def test_a_page_button_that_changes_the_data_source_redraws_the_sidebar(server, page):
     # The button is inside the fragment, the data source outside it: dashboard.state.request asks for a full run.
     from playwright.sync_api import expect
 
@@ -101,7 +100,7 @@ def test_a_page_button_that_changes_the_data_source_redraws_the_sidebar(server, 
         assert "src=sample%3Abreast_cancer" in page.url or "src=sample:breast_cancer" in page.url, page.url
 
 
-def test_the_table_of_every_model_and_rule_is_drawn_when_its_section_opens(server, page):  # noqa: F811
+def test_the_table_of_every_model_and_rule_is_drawn_when_its_section_opens(server, page):
     # Closed, the section holds nothing (a new value then redraws no table); opened, the table is there and
     # follows a new value.
     from playwright.sync_api import expect

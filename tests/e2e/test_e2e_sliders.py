@@ -17,7 +17,6 @@ import urllib.parse
 
 import pytest
 
-from test_e2e_browser import browser, chromium_executable, page, server  # noqa: F401  (fixtures)
 from test_e2e_browser import (
     ARTIFACTS,
     HOME,
@@ -59,7 +58,7 @@ def shows_everywhere(tab, label: str, key: str, text: str) -> None:
     assert float(url_value(tab, key)) == float(text), tab.url
 
 
-def test_dragging_a_slider_changes_the_first_page_and_survives_two_page_changes(server, page, tmp_path):  # noqa: F811
+def test_dragging_a_slider_changes_the_first_page_and_survives_two_page_changes(server, page, tmp_path):
     from playwright.sync_api import expect
 
     with step(page, "open"):
@@ -113,7 +112,7 @@ def test_dragging_a_slider_changes_the_first_page_and_survives_two_page_changes(
         assert errors_on(page) == []
 
 
-def test_typing_a_value_beyond_the_slider_moves_the_slider_to_it(server, page):  # noqa: F811
+def test_typing_a_value_beyond_the_slider_moves_the_slider_to_it(server, page):
     from playwright.sync_api import expect
 
     with step(page, "type"):
@@ -128,7 +127,7 @@ def test_typing_a_value_beyond_the_slider_moves_the_slider_to_it(server, page): 
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (1440, 900)])
-def test_the_values_and_the_preset_are_above_the_fold_and_not_cut(server, browser, width, height):  # noqa: F811
+def test_the_values_and_the_preset_are_above_the_fold_and_not_cut(server, browser, width, height):
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(TIMEOUT_MS)
     window = context.new_page()

@@ -23,7 +23,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_e2e_browser as harness  # noqa: E402  (server and browser harness)
-from test_e2e_browser import browser, chromium_executable, page  # noqa: E402, F401  (fixtures)
 
 ROOT = harness.ROOT
 SAMPLE = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"
@@ -100,7 +99,7 @@ def folders():
 
 
 @pytest.fixture(scope="module")
-def team(chromium_executable, folders):  # noqa: F811
+def team(chromium_executable, folders):
     allowed, _ = folders
     with team_server(allowed) as started:
         yield started
@@ -115,7 +114,7 @@ def test_the_server_listens_on_loopback_only(team):
     assert addresses and addresses <= loopback, addresses
 
 
-def test_a_folder_outside_the_allowed_root_is_refused_in_the_browser(team, folders, page):  # noqa: F811
+def test_a_folder_outside_the_allowed_root_is_refused_in_the_browser(team, folders, page):
     from playwright.sync_api import expect
 
     url, _ = team

@@ -11,8 +11,8 @@ import pandas as pd
 
 import pytest
 
-from test_e2e_browser import (  # noqa: F401  (browser, chromium_executable, page, server: fixtures)
-    HOME, browser, choose_upload, chromium_executable, go_to, open_app, page, server, step, wait_for_app,
+from test_e2e_browser import (
+    HOME, choose_upload, go_to, open_app, step, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
