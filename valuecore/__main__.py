@@ -1,8 +1,8 @@
-"""``python -m valuecore``: the command line (see ``valuecore/_cli.py`` and ``docs/cli.md``)."""
+"""``python -m valuecore``: the command line (see ``valuecore/_cli/`` and ``docs/cli.md``)."""
 
 import sys
 
 if __name__ == "__main__":
-    from ._cli import main
+    from ._cli.commands import main
 
     sys.exit(main())

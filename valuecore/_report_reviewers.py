@@ -30,7 +30,7 @@ def _table(header, rows) -> str:
 
 
 def _people(reviewers, use_case) -> str:
-    from ._cli_reviewers import reviewer_lines, reviewer_record
+    from ._cli.reviewers import reviewer_lines, reviewer_record
 
     return "".join(f"<p>{_e(line)}</p>" for line in reviewer_lines(reviewer_record(reviewers, use_case)))
 
@@ -46,13 +46,13 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
     if reviewers is None:
         return {}
     from . import wording
-    from ._evaluate import evaluate
-    from ._policies import Policy
-    from ._reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold, priced_use_case
-    from ._sorted import presort
-    from ._usecase import UseCase
-    from ._verdict import verdict
-    from ._voc import voc_curve
+    from ._engine.evaluate import evaluate
+    from ._engine.fitting import Policy
+    from ._engine.reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold, priced_use_case
+    from ._engine.sorting import presort
+    from ._model.values import UseCase
+    from ._decide.verdict import verdict
+    from ._engine.voc import voc_curve
 
     if not isinstance(values, UseCase):
         raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")

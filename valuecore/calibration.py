@@ -16,7 +16,7 @@ per strategy (what a page showing them together asks for).
 Uses scipy (fitting) and pandas (the reliability diagram).
 """
 
-from . import _calibration
-from ._calibration import *  # noqa: F403  (exactly the names of _calibration.__all__)
+from ._model import recalibration as _calibration
+from ._model.recalibration import *  # noqa: F403  (exactly the names of _calibration.__all__)
 
 __all__ = list(_calibration.__all__)

@@ -21,7 +21,7 @@ accepts a confidence).
 The curve names are also at the top of the package. Frames need pandas.
 """
 
-from ._curves import (
+from ._engine.curves import (
     RiskCoverage,
     ThresholdCurve,
     confidence_histogram,
@@ -29,8 +29,8 @@ from ._curves import (
     risk_coverage_curve,
     threshold_curve,
 )
-from ._sorted import acceptance_limits, class_cumulative_gain, cumulative_gain, dimensionless_value
-from ._voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
+from ._engine.sorting import acceptance_limits, class_cumulative_gain, cumulative_gain, dimensionless_value
+from ._engine.voc import VOC_MODES, Dominance, VOCCurve, dominance, voc_curve, voc_frame
 
 __all__ = [
     "RiskCoverage",

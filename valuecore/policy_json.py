@@ -19,8 +19,9 @@ described key by key in ``docs/policy-json.md``.
 Uses jsonschema (validation).
 """
 
-from . import _policy_build, _policy_json
-from ._policy_build import *  # noqa: F403  (exactly the names of _policy_build.__all__)
-from ._policy_json import *  # noqa: F403  (exactly the names of _policy_json.__all__)
+from ._pipeline import build as _policy_build
+from ._pipeline import policy_json as _policy_json
+from ._pipeline.build import *  # noqa: F403  (exactly the names of _policy_build.__all__)
+from ._pipeline.policy_json import *  # noqa: F403  (exactly the names of _policy_json.__all__)
 
 __all__ = sorted([*_policy_json.__all__, *_policy_build.__all__])

@@ -110,7 +110,7 @@ def _table(header, rows, numeric=()) -> str:
 
 
 def _settings(values, kind, calibration_method, splits, currency, volume, period) -> str:
-    from ._usecase import UseCase
+    from ._model.values import UseCase
 
     items = []
     if isinstance(values, UseCase):
@@ -182,16 +182,16 @@ def html_report(
         As ``build_policy_document`` (in plain words), or when
         vl-convert-python is missing.
     """
-    from ._calibration import calibration_summary, reliability_diagram
-    from ._curves import threshold_curve
-    from ._policy_build import build_policy_document
-    from ._sorted import presort
-    from ._usecase import UseCase
-    from ._verdict import verdict as judge
-    from ._voc import voc_curve
+    from ._model.recalibration import calibration_summary, reliability_diagram
+    from ._engine.curves import threshold_curve
+    from ._pipeline.build import build_policy_document
+    from ._engine.sorting import presort
+    from ._model.values import UseCase
+    from ._decide.verdict import verdict as judge
+    from ._engine.voc import voc_curve
 
-    from ._pipeline import Pipeline
-    from ._recommend import recommend, recommended_document
+    from ._pipeline.pipeline import Pipeline
+    from ._decide.recommend import recommend, recommended_document
     from ._report_reviewers import reviewers_section
 
     reviewers = constraints.pop("reviewers", None)  # valuecore.constraints.Reviewers: a section of their own

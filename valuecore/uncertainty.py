@@ -22,9 +22,9 @@ Arguments follow ``scipy.stats.bootstrap``: ``confidence_level``,
 and beta quantiles).
 """
 
-from . import _uncertainty
+from ._stats import uncertainty as _uncertainty
 from ._deprecation import renamed_arguments
-from ._uncertainty import *  # noqa: F403  (exactly the names of _uncertainty.__all__)
+from ._stats.uncertainty import *  # noqa: F403  (exactly the names of _uncertainty.__all__)
 
 # The interval arguments now have scipy's names; the old ones still work, with a warning, until release 0.3.
 _CONFIDENCE = {"confidence": "confidence_level"}

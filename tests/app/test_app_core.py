@@ -327,7 +327,7 @@ def test_threshold_view_and_fast_interval_match_valuecore():
     import valuecore as vc
     from dashboard.data import Workspace, load_folder
 
-    uncertainty = pytest.importorskip("valuecore._uncertainty")
+    uncertainty = pytest.importorskip("valuecore._stats.uncertainty")
     report = load_folder(SAMPLES / "breast_cancer")
     ws = Workspace(report, "val", "test")
     predictions = ws.predictions("mlp", "test")

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 

@@ -24,7 +24,7 @@ import valuecore as vc
 from dashboard.safetext import md_text
 from dashboard.settings import Settings
 from dashboard.sidebar import UPLOAD_LINK_NOTE
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import valuecore as vc
-from valuecore._cli import main
+from valuecore._cli.commands import main
 from valuecore.report import REPORT_SECTIONS, html_report
 
 ROOT = Path(__file__).resolve().parents[2]

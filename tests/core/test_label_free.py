@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy.special import softmax
 
 import valuecore as vc
-from valuecore._monitoring import monitor
+from valuecore._monitor.chunks import monitor
 
 POLICY_KINDS = ("threshold", "class_thresholds", "calibrated_threshold", "expected_value")
 

@@ -116,7 +116,7 @@ def test_import_valuecore_loads_no_heavy_dependency():
 
 
 def test_the_command_line_parser_and_the_numeric_core_load_no_heavy_dependency():
-    loaded = loaded_after("from valuecore._cli import build_parser; build_parser()")
+    loaded = loaded_after("from valuecore._cli.commands import build_parser; build_parser()")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
     loaded = loaded_after(
         "import valuecore as vc\n"

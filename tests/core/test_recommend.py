@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore import wording
-from valuecore._recommend import RULE_SIMPLICITY
-from valuecore._uncertainty import possible_range
+from valuecore._decide.recommend import RULE_SIMPLICITY
+from valuecore._stats.uncertainty import possible_range
 from valuecore.uncertainty import mean_interval
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"

@@ -17,11 +17,11 @@ import pytest
 
 import valuecore as vc
 from valuecore.uncertainty import mean_interval
-from valuecore import _bounded
-from valuecore._tally import group_items
-from valuecore._recommend import _choose
-from valuecore._uncertainty import _check_same_items, _pair_rows
-from valuecore._verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
+from valuecore._stats import bounded as _bounded
+from valuecore._engine.tally import group_items
+from valuecore._decide.recommend import _choose
+from valuecore._stats.uncertainty import _check_same_items, _pair_rows
+from valuecore._decide.verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
                                 clearly_ahead, verdict)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"

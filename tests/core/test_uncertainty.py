@@ -1,4 +1,4 @@
-"""Tests of valuecore._uncertainty: intervals, paired tests, bootstrap bands.
+"""Tests of valuecore._stats.uncertainty: intervals, paired tests, bootstrap bands.
 
 Exactness first (the t interval by hand, weights as copies, every resampled
 curve and re-tuned threshold against the engine on the materialised
@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 import valuecore as vc
-from valuecore import _grouped_bootstrap
-from valuecore._uncertainty import (
+from valuecore._stats import grouped_bootstrap as _grouped_bootstrap
+from valuecore._stats.uncertainty import (
     Interval,
     _run_tables,
     _voc_values,
@@ -413,7 +413,7 @@ def test_resampled_thresholds_follow_fit_policy_tie_rule(seed):
 @pytest.mark.parametrize("values", [vc.UseCase(1, 0, -1), VALUES_FOR_TIES[6]], ids=["use_case", "matrix"])
 def test_grouped_resamples_draw_the_item_bootstrap_distribution(values):
     """Multinomial over (confidence, gain) cells by binomial splits = resampling the items."""
-    from valuecore._uncertainty import _thresholds_by_items
+    from valuecore._stats.uncertainty import _thresholds_by_items
 
     run = vc.presort(binary_run(60, 7, rounding=1, weights=np.random.default_rng(7).integers(1, 3, 60)))
     matrix = vc.value_matrix_for(values, run.predictions.classes)
@@ -431,7 +431,7 @@ def test_fractional_weights_resample_the_items():
     """Sampling weights keep each drawn item's weight: no cell counts, the item bootstrap."""
     run = vc.presort(binary_run(50, 2, weights=np.random.default_rng(2).uniform(0.5, 2.0, 50)))
     matrix = vc.value_matrix_for(USE_CASE, run.predictions.classes)
-    from valuecore._uncertainty import _thresholds_by_items
+    from valuecore._stats.uncertainty import _thresholds_by_items
 
     got = threshold_stability(run, USE_CASE, rng=np.random.default_rng(4), n_resamples=40).thresholds
     np.testing.assert_array_equal(got, _thresholds_by_items(run, matrix, 40, np.random.default_rng(4), None))
@@ -572,8 +572,7 @@ def test_a_resample_that_can_only_tie_with_accepting_nothing_abstains():
 @pytest.mark.parametrize("weights", [None, "integers"])
 def test_bootstrap_by_value_draws_the_item_bootstrap_distribution(weights, monkeypatch):
     """Counts per distinct value (multinomial) = resampling the items, summed per value."""
-    from valuecore import _uncertainty
-
+    from valuecore._stats import uncertainty as _uncertainty
     rng = np.random.default_rng(3)
     values = rng.choice([-4.0, 0.0, 1.0, 2.5], 300, p=[0.1, 0.2, 0.6, 0.1])
     weight = None if weights is None else rng.integers(0, 4, 300)

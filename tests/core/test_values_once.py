@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import valuecore as vc
-from valuecore._sorted import class_cumulative_gain, cumulative_gain
-from valuecore._usecase import use_case_of
+from valuecore._engine.sorting import class_cumulative_gain, cumulative_gain
+from valuecore._model.values import use_case_of
 
 def same_result(a, b) -> bool:
     """Every field equal, bit for bit (a PolicyResult compares by identity)."""

@@ -192,8 +192,7 @@ def test_missing_numbers_read_as_a_dash_never_none_or_nan(missing):
 
 def test_the_dashboard_and_the_cli_use_the_same_threshold_text():
     from dashboard import views
-    from valuecore import _cli
-
+    from valuecore._cli import commands as _cli
     threshold = 0.999997
     assert views.threshold_number(threshold) == wording.threshold(threshold)
     lines = _cli._describe_rule(vc.Policy("threshold", threshold=threshold))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 CLASSES = ("a", "b", "c")
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

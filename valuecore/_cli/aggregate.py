@@ -1,7 +1,7 @@
 """``python -m valuecore aggregate``: prediction logs too large for memory -> one aggregate run file.
 
-Kept apart from ``_cli`` so that the command's words live next to the
-command; ``_cli.build_parser`` only registers it.
+Kept apart from ``commands`` so that the command's words live next to the
+command; ``commands.build_parser`` only registers it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def _max_groups(text: str) -> int:
 
 def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
     """Register ``aggregate`` on the sub-command parsers of the main CLI."""
-    from ._io.aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES, PERIODS
+    from .._io.aggregate_options import (DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, ENGINES,
+                                         PERIODS)
 
     parser = commands.add_parser(
         "aggregate",
@@ -155,8 +156,8 @@ def _identity(path: str):
 
 
 def _cmd_aggregate(args) -> int:
-    from ._io.aggregate import AggregateRefused
-    from ._cli_common import EXIT_OK, EXIT_USAGE, _err
+    from .._io.aggregate import AggregateRefused
+    from .common import EXIT_OK, EXIT_USAGE, _err
 
     line = _ProgressLine()
     before = _identity(args.out)
@@ -186,7 +187,7 @@ def _cmd_aggregate(args) -> int:
 
 
 def _aggregate(args, line: _ProgressLine, signals: _Signals):
-    from ._io.aggregate import _active_or_local_session, aggregate
+    from .._io.aggregate import _active_or_local_session, aggregate
 
     spark = None
     if args.engine == "spark":
@@ -201,7 +202,7 @@ def _aggregate(args, line: _ProgressLine, signals: _Signals):
 
 
 def _report(result, args) -> None:
-    from ._cli_common import _err, _out
+    from .common import _err, _out
 
     for problem in result.problems:
         _err(f"{problem.severity}: {problem}")

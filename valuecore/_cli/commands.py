@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from . import wording
-from ._choices import ALL_POLICY_KINDS, DEFAULT_KS, RECOMMENDED_RULE, VOC_MODES
-from ._cli_common import (  # what the sub-commands share
+from .. import wording
+from .._model.choices import ALL_POLICY_KINDS, DEFAULT_KS, RECOMMENDED_RULE, VOC_MODES
+from .common import (  # what the sub-commands share
     CALIBRATION_METHODS,
     EXIT_FAILURE,
     EXIT_OK,
@@ -61,7 +61,7 @@ from ._cli_common import (  # what the sub-commands share
     read_value_matrix,
     value_matrix_from_csv,
 )
-from ._safecsv import spreadsheet_safe
+from .._io.safecsv import spreadsheet_safe
 
 if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
     import pandas as pd
@@ -71,8 +71,8 @@ __all__ = ["main", "read_value_matrix", "value_matrix_from_csv", "UsageError"]
 
 def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
     """(eval runs, tune runs, notes) of the models that can be compared; others warned and skipped."""
-    from ._policy_json import choose_splits, tuning_note
-    from ._sorted import presort
+    from .._pipeline.policy_json import choose_splits, tuning_note
+    from .._engine.sorting import presort
 
     eval_runs, tune_runs, notes, splits = {}, {}, [], {}
     for name, run in models.items():
@@ -113,7 +113,7 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
 def _cmd_validate(args) -> int:
     import numpy as np
 
-    from ._cli_common import _load_report
+    from .common import _load_report
 
     report = _load_report(args.paths)  # mlflow: sources too, as every command reads them
     for run in report.models.values():
@@ -148,7 +148,7 @@ def _cmd_validate(args) -> int:
 
 # ---------------------------------------------------------------- report
 def _describe_values(values) -> str:
-    from ._usecase import UseCase
+    from .._model.values import UseCase
 
     if isinstance(values, UseCase):
         text = (
@@ -199,7 +199,7 @@ def _describe_rule(policy, confidences=None) -> list[str]:
 
 
 def _cmd_report(args) -> int:
-    from ._policy_build import build_policy_document
+    from .._pipeline.build import build_policy_document
 
     _check_report_options(args)
     values = _values(args)
@@ -223,7 +223,7 @@ def _cmd_report(args) -> int:
     )
     pipeline = None
     if args.adapt_to is not None:  # re-tuned for the class mix of an unlabelled split (docs/constraints.md)
-        from ._prior_shift import adapted_pipeline
+        from .._monitor.prior_shift import adapted_pipeline
 
         pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method or "em",
                                     tuning=args.adapt_tuning or "reweight",
@@ -236,7 +236,7 @@ def _cmd_report(args) -> int:
     if reviewers is not None:
         from dataclasses import replace
 
-        from ._cli_reviewers import reviewer_record
+        from .reviewers import reviewer_record
 
         document = replace(document, reviewers=reviewer_record(reviewers, typed_values))
     say = _say(args)
@@ -251,7 +251,7 @@ def _cmd_report(args) -> int:
         outputs.append(_text_output(args.html, html, "the HTML report", f"wrote the HTML report to {args.html}"))
     _write_outputs(outputs, say, args)  # every output made first: an error or interrupt leaves the old files
     if args.log_mlflow:
-        from ._serving_mlflow import log_report_to_runs
+        from .._serve.mlflow_bridge import log_report_to_runs
 
         try:
             log_report_to_runs(args.paths, document, html, say)
@@ -262,7 +262,7 @@ def _cmd_report(args) -> int:
 
 def _reviewers(args, values):
     """The reviewers of ``report --reviewer-accuracy ...`` (docs/constraints.md), or None."""
-    from ._cli_reviewers import reviewers_from_args
+    from .reviewers import reviewers_from_args
 
     try:
         return reviewers_from_args(args, values)
@@ -271,14 +271,14 @@ def _reviewers(args, values):
 
 
 def _reviewer_lines(document) -> list[str]:
-    from ._cli_reviewers import reviewer_lines
+    from .reviewers import reviewer_lines
 
     return reviewer_lines(document.reviewers)
 
 
 def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     """``report`` with a workload curve: one exact threshold per model, each priced at its hand-off rate."""
-    from ._cli_reviewers import loaded_reviewer_document
+    from .reviewers import loaded_reviewer_document
 
     unsupported = [name for name, given in (
         ("--policy other than threshold or class_thresholds", args.policy not in (RECOMMENDED_RULE, "threshold",
@@ -329,8 +329,8 @@ def _say_document(say, head: list[str], document, models, values, entry_values, 
 
 def _with_recommendation(args, models, values, document, notes, pipeline=None):
     """The recommendation from the export's pipeline, and the document that names it (its entry refitted if needed)."""
-    from ._pipeline import Pipeline
-    from ._recommend import recommend, recommended_document
+    from .._pipeline.pipeline import Pipeline
+    from .._decide.recommend import recommend, recommended_document
 
     constraints = _constraint_kwargs(args)
     if pipeline is None:
@@ -371,7 +371,7 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
     """Refuse, before any work, values too tiny or too large for an interval, and say how to do without one."""
     if not (with_interval or html):
         return
-    from ._usecase import check_value_range
+    from .._model.values import check_value_range
 
     check_value_range(values)  # beyond what any sum can hold: --no-interval would not help
     try:
@@ -386,8 +386,8 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
 
 def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=None) -> list[str]:
     """One model's section of the report: what it was tuned and evaluated on, its rule and its value."""
-    from ._calibration import describe_calibration
-    from ._constrained import describe_constraints
+    from .._model.recalibration import describe_calibration
+    from .._decide.constrained import describe_constraints
 
     evaluation = entry.evaluation or {}
     tuned = entry.tuned_on
@@ -454,7 +454,7 @@ def _ranking_lines(document, models, values, currency: str) -> list[str]:
 
 def _policy_json_output(document, destination: str) -> _Output:
     """The policy JSON as an output (a file, or stdout for ``-``); never a document the schema refuses."""
-    from ._policy_json import validate_policy_document
+    from .._pipeline.policy_json import validate_policy_document
 
     validate_policy_document(document.to_dict())
     return _text_output(destination, document.to_json(), "the policy JSON",
@@ -463,7 +463,7 @@ def _policy_json_output(document, destination: str) -> _Output:
 
 def _verdict_lines(document, models, values, currency: str) -> list[str]:
     """The verdict with its uncertainty, in the words of the dashboard and the HTML report."""
-    from ._verdict import verdict
+    from .._decide.verdict import verdict
 
     runs = {e.model: (e.policy, models[e.model].splits[e.evaluation["split"]]) for e in document.entries
             if e.evaluation}
@@ -479,7 +479,7 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
 
 def _html_report_text(args, models, values, reviewers=None) -> str:
     """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
-    from .report import html_report
+    from ..report import html_report
 
     return html_report(
         models, values, kind=args.policy, calibration_method=args.calibration,
@@ -511,7 +511,7 @@ def _named_outputs(args) -> dict[str, str]:
 def _check_outputs(args) -> None:
     """Refuse, before any work, an output that is an input, not a regular file or a new path, another
     output of the same command, or a second one on stdout."""
-    from ._paths import OutputRefused, check_output, same_file, shown
+    from .._io.paths import OutputRefused, check_output, same_file, shown
 
     named = _named_outputs(args)
     to_stdout = [option for option, path in named.items() if path == "-"]
@@ -538,7 +538,7 @@ def _check_outputs(args) -> None:
 
 def _check_inputs(args) -> None:
     """Refuse, before any work, an input path this system cannot hold (a 5,000-character name)."""
-    from ._paths import path_problem
+    from .._io.paths import path_problem
 
     for given in [*_command_inputs(args), *([args.temp_dir] if getattr(args, "temp_dir", None) else [])]:
         if str(given).startswith("mlflow:"):  # a run's name, not a path: the MLflow reader checks it
@@ -576,9 +576,9 @@ def _say(args):
 
 
 def _write_outputs(outputs: Sequence[_Output], say, args) -> None:
-    """Write a command's outputs as one unit (``valuecore._paths.write_together``): no file is written before
+    """Write a command's outputs as one unit (``valuecore._io.paths.write_together``): no file is written before
     all are made; a file never replaces an input. The one on stdout (``-``) is written after the files."""
-    from ._paths import OutputNotWritten, check_output, write_together
+    from .._io.paths import OutputNotWritten, check_output, write_together
 
     files = [output for output in outputs if output.path != "-"]
     for output in files:
@@ -632,7 +632,7 @@ def _confusion_lines(result) -> list[str]:
 
 
 def _cmd_apply(args) -> int:
-    from ._pipeline import apply_policy_document
+    from .._pipeline.pipeline import apply_policy_document
 
     path = Path(args.policy)
     document = _read_policy_document(path)
@@ -640,7 +640,7 @@ def _cmd_apply(args) -> int:
     models = _load(args.paths)
     applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
     if document.reviewers is not None:  # on a workload curve, each policy is priced at its own hand-off rate
-        from ._cli_reviewers import reprice_applied
+        from .reviewers import reprice_applied
 
         applied = reprice_applied(document, models, applied, with_interval=not args.no_interval)
     say = _say(args)
@@ -678,9 +678,9 @@ def _cmd_apply(args) -> int:
 
 def _read_policy_document(path: Path):
     """The policy JSON at ``path``, or UsageError saying why it cannot be used."""
-    from ._policy_json import PolicyDocument
+    from .._pipeline.policy_json import PolicyDocument
 
-    from ._limits import read_limited
+    from .._io.limits import read_limited
 
     try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
         text = read_limited(path, "the policy")
@@ -696,8 +696,8 @@ def _read_policy_document(path: Path):
 
 def _applied_lines(item, policy, confidences=None) -> list[str]:
     """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
-    from ._calibration import describe_calibration
-    from ._constrained import describe_tiers
+    from .._model.recalibration import describe_calibration
+    from .._decide.constrained import describe_tiers
 
     evaluation = item.evaluation
     estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
@@ -785,7 +785,7 @@ def _table_view(table) -> pd.DataFrame:
 
 
 def _cmd_table(args) -> int:
-    from ._table import comparison_table
+    from .._engine.table import comparison_table
 
     models = _load(args.paths)
     eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=True)
@@ -821,7 +821,7 @@ def _cmd_table(args) -> int:
 def _cmd_voc(args) -> int:
     import numpy as np
 
-    from ._voc import voc_curve, voc_frame
+    from .._engine.voc import voc_curve, voc_frame
 
     models = _load(args.paths)
     need_tuning = args.mode == "tuned"
@@ -922,7 +922,7 @@ def _add_constraint_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_reviewer_options(parser: argparse.ArgumentParser) -> None:
-    from ._cli_reviewers import add_reviewer_options
+    from .reviewers import add_reviewer_options
 
     add_reviewer_options(parser)
 
@@ -948,7 +948,7 @@ def _constraint_kwargs(args) -> dict:
             "cost": args.assist_cost or 0.0,
         }
     if args.shortlist_values is not None:
-        from ._shortlist import ShortlistValues
+        from .._engine.shortlist import ShortlistValues
 
         try:
             kwargs["shortlist_values"] = ShortlistValues.parse(args.shortlist_values).to_dict()
@@ -960,7 +960,7 @@ def _constraint_kwargs(args) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -1072,7 +1072,7 @@ def build_parser() -> argparse.ArgumentParser:
     table.set_defaults(format="text", handler=_cmd_table)
     _add_split_options(table)
 
-    from ._cli_monitor import add_monitor_command
+    from .monitor import add_monitor_command
 
     add_monitor_command(commands, common)
 
@@ -1095,7 +1095,7 @@ def build_parser() -> argparse.ArgumentParser:
     voc.add_argument("--csv", metavar="OUT.csv", help="write the tidy table to this CSV file instead of printing it")
     voc.set_defaults(handler=_cmd_voc)
 
-    from ._cli_aggregate import add_aggregate_command
+    from .aggregate import add_aggregate_command
 
     add_aggregate_command(commands, common)
     return parser
@@ -1146,7 +1146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file the user named cannot be used: their input, in one sentence
         if exc.errno not in _USER_FILE_ERRORS or exc.filename is None:
             return _unexpected(exc, debug)
-        from ._paths import shown
+        from .._io.paths import shown
 
         if debug:
             traceback.print_exc()

@@ -1,9 +1,9 @@
 """What the command line's sub-commands share: exit codes, output, argument types, loading, values.
 
-The layering is one way: this module imports none of the ``_cli*`` modules;
-``_cli`` (the parser and the core commands) and the modules of single
-commands (``_cli_monitor``, ``_cli_aggregate``, ``_cli_reviewers``) build on
-it, and ``_cli`` registers the others.
+The layering is one way: this module imports no other module of ``_cli``;
+``commands`` (the parser and the core commands) and the modules of single
+commands (``monitor``, ``aggregate``, ``reviewers``) build on it, and
+``commands`` registers the others.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from . import wording
-from ._limits import load_json_limited, read_limited
+from .. import wording
+from .._io.limits import load_json_limited, read_limited
 
 if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
-    from ._usecase import UseCase, ValueMatrix
+    from .._model.values import UseCase, ValueMatrix
 
 __all__ = ["UsageError", "read_value_matrix", "value_matrix_from_csv"]
 
@@ -138,7 +138,7 @@ def value_matrix_from_csv(text: str, source: str = "value matrix") -> ValueMatri
     """
     import numpy as np
 
-    from ._usecase import ValueMatrix
+    from .._model.values import ValueMatrix
 
     rows = _non_empty_rows(text, source)
     header = _matrix_header(rows[0], source)
@@ -255,7 +255,7 @@ def read_value_matrix(path: str | Path):
         raise UsageError(str(exc)) from None
     if isinstance(data, dict) and "use_case" in data:
         data = data["use_case"]
-    from ._policy_json import values_from_dict
+    from .._pipeline.policy_json import values_from_dict
 
     try:
         return values_from_dict(data)
@@ -267,10 +267,10 @@ def read_value_matrix(path: str | Path):
 def _load_report(paths: Sequence[str]):
     """The load report of run files, folders and ``mlflow:`` runs; UsageError for a run that cannot be read."""
     if not any(str(path).startswith("mlflow:") for path in paths):
-        from ._io.runfiles import load_runs
+        from .._io.runfiles import load_runs
 
         return load_runs(list(paths))
-    from ._serving_mlflow import load_run_sources  # runs logged to MLflow (valuecore.serving)
+    from .._serve.mlflow_bridge import load_run_sources  # runs logged to MLflow (valuecore.serving)
 
     try:
         return load_run_sources(paths)
@@ -291,7 +291,7 @@ def _load(paths: Sequence[str]) -> dict:
 
 
 def _values(args) -> UseCase | ValueMatrix:
-    from ._usecase import UseCase
+    from .._model.values import UseCase
 
     triple = {"--v-correct": args.v_correct, "--v-abstain": args.v_abstain, "--v-wrong": args.v_wrong}
     given = [name for name, value in triple.items() if value is not None]

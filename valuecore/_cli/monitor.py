@@ -1,14 +1,14 @@
 """``python -m valuecore monitor``: label-free value per chunk with bands, alerts and drift.
 
-Registered by :func:`valuecore._cli.build_parser`, with which it shares the helpers of
-``_cli_common``; see ``docs/cli.md`` and ``docs/constraints.md`` (section 4).
+Registered by :func:`valuecore._cli.commands.build_parser`, with which it shares the helpers of
+``_cli.common``; see ``docs/cli.md`` and ``docs/constraints.md`` (section 4).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from ._cli_common import (
+from .common import (
     CALIBRATION_METHODS,
     UsageError,
     _add_split_options,
@@ -22,8 +22,8 @@ from ._cli_common import (
     _values,
     _whole_number_between,
 )
-from . import wording
-from ._choices import POLICY_KINDS
+from .. import wording
+from .._model.choices import POLICY_KINDS
 
 __all__ = ["add_monitor_command"]
 
@@ -47,8 +47,8 @@ def _chunking(args) -> dict:
 
 
 def _cmd_monitor(args) -> int:
-    from ._bands import monitor_bands
-    from ._policy_build import build_policy_document
+    from .._monitor.bands import monitor_bands
+    from .._pipeline.build import build_policy_document
 
     values = _values(args)
     models = _load(args.paths)

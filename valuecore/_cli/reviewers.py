@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from ._cli_common import _finite_float
+from .common import _finite_float
 
 __all__ = ["add_reviewer_options", "reviewers_from_args", "reviewer_record", "loaded_reviewer_document",
            "reprice_applied", "reviewer_lines"]
@@ -76,8 +76,8 @@ def add_reviewer_options(parser: argparse.ArgumentParser) -> None:
 
 def reviewers_from_args(args, use_case):
     """The Reviewers the options describe, or None when none is given (``use_case``: the typed values)."""
-    from ._reviewers import Reviewers
-    from ._usecase import UseCase
+    from .._engine.reviewers import Reviewers
+    from .._model.values import UseCase
 
     given = [args.reviewer_accuracy, args.reviewer_sample, args.workload, args.v_person_wrong]
     if all(v is None for v in given):
@@ -114,10 +114,10 @@ def loaded_reviewer_document(models, use_case, reviewers, *, tune_split, eval_sp
                              with_interval: bool, kind: str = "threshold"):
     """(document, notes) with one threshold (or per-class thresholds) per model tuned exactly for a workload
     curve: the prefix scan, or the search over every total accepted (``fit_reviewer_class_thresholds``)."""
-    from ._pipeline import Pipeline, evaluation_record
-    from ._policies import Policy
-    from ._policy_json import PolicyDocument
-    from ._reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold
+    from .._pipeline.pipeline import Pipeline, evaluation_record
+    from .._engine.fitting import Policy
+    from .._pipeline.policy_json import PolicyDocument
+    from .._engine.reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold
 
     if kind not in ("threshold", "class_thresholds"):
         raise ValueError(f"a workload curve tunes one threshold or per-class thresholds, not {kind}")
@@ -172,9 +172,9 @@ def loaded_reviewer_document(models, use_case, reviewers, *, tune_split, eval_sp
 
 def reprice_applied(document, models, applied, *, with_interval: bool):
     """``apply``'s results for reviewers on a workload curve: each policy priced at its own hand-off rate."""
-    from ._pipeline import apply_policy_document
-    from ._policy_json import PolicyDocument
-    from ._reviewers import Reviewers
+    from .._pipeline.pipeline import apply_policy_document
+    from .._pipeline.policy_json import PolicyDocument
+    from .._engine.reviewers import Reviewers
 
     record = document.reviewers
     if record is None or record.get("priced_in_use_case", True):

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values
-from ._sorted import SortedRun, class_cumulative_gain, class_cumulative_weight, cumulative_gain
-from ._usecase import use_case_of, value_matrix_for
+from .._engine.fitting import Policy, Values
+from .._engine.sorting import SortedRun, class_cumulative_gain, class_cumulative_weight, cumulative_gain
+from .._model.values import use_case_of, value_matrix_for
 
 __all__ = ["CapacityCurve", "CapacityResult", "capacity_curve", "fit_capacity"]
 

@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from ._policies import Policy, Values, fit_policy, value_matrix_for
-from ._usecase import ValueMatrix
-from ._predictions import Predictions
-from ._sorted import SortedRun
-from . import wording
+from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
+from .._model.values import ValueMatrix
+from .._model.predictions import Predictions
+from .._engine.sorting import SortedRun
+from .. import wording
 
 __all__ = ["check_constraint_options", "fit_constrained", "two_tier_evaluation"]
 
@@ -87,14 +87,14 @@ def fit_constrained(
         assisted=assisted, risk_weights=risk_weights, shortlist_values=shortlist_values, shortlist_rule=shortlist_rule,
     )
     if kind == "shortlist":
-        from ._shortlist import fit_shortlist_for_pipeline
+        from .._engine.shortlist import fit_shortlist_for_pipeline
 
         return fit_shortlist_for_pipeline(run, values, shortlist_values, rule=shortlist_rule or "top_k",
                                           calibration=calibration)
     if run is None:  # a kind whose rule follows from the values alone
         return fit_policy(kind, None, values, calibration=calibration), [], []
     if max_handoff_rate is not None:
-        from ._capacity import fit_capacity
+        from .capacity import fit_capacity
 
         result = fit_capacity(run, values, max_handoff_rate=max_handoff_rate, kind=kind, calibration=calibration)
         notes = []
@@ -106,7 +106,7 @@ def fit_constrained(
             )
         return result.policy, [result.to_dict()], notes
     if max_risk is not None:
-        from ._risk import fit_certified
+        from .risk import fit_certified
 
         confidence = 0.9 if risk_confidence is None else risk_confidence
         result = fit_certified(run, values, max_risk=max_risk, confidence=confidence, calibration=calibration,
@@ -151,9 +151,9 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
     assisted (or listed) tier; ``two_tier`` (or ``shortlist``) gives the
     volume of each tier.
     """
-    from ._evaluate import evaluate
-    from ._shortlist import evaluate_shortlist, shortlist_item_values, shortlist_value_range
-    from ._twotier import evaluate_two_tier, two_tier_item_values
+    from .._engine.evaluate import evaluate
+    from .._engine.shortlist import evaluate_shortlist, shortlist_item_values, shortlist_value_range
+    from .._engine.twotier import evaluate_two_tier, two_tier_item_values
 
     values = value_matrix_for(values, predictions.classes)  # once: the calls below take this matrix
     automatic = Policy("threshold", threshold=policy.threshold, calibration=policy.calibration)
@@ -170,7 +170,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
     )
     record["ci95"] = None
     if with_interval and predictions.n:
-        from ._uncertainty import mean_interval
+        from .._stats.uncertainty import mean_interval
 
         item_values = (shortlist_item_values if listed else two_tier_item_values)(policy, predictions, values)
         value_range = (shortlist_value_range if listed else _two_tier_range)(policy, predictions, values)
@@ -178,7 +178,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
         if np.isfinite(interval.low) and np.isfinite(interval.high):
             record["ci95"] = [interval.low, interval.high]
             record["std_error"] = interval.std_error
-            from ._policy_json import interval_basis_record
+            from .._pipeline.policy_json import interval_basis_record
 
             record["ci95_basis"] = interval_basis_record(interval)
     return record
@@ -214,7 +214,7 @@ def describe_tiers(policy: Policy, evaluation: dict | None, confidences=None) ->
     if policy.kind == "two_tier":
         return describe_two_tier(policy, evaluation, confidences)
     if policy.kind == "shortlist":
-        from ._shortlist import describe_shortlist
+        from .._engine.shortlist import describe_shortlist
 
         return describe_shortlist(policy, evaluation, confidences)
     return []

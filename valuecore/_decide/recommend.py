@@ -43,13 +43,13 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
-from ._choices import POLICY_KINDS, RECOMMENDED_RULE
-from ._evaluate import PolicyResult, evaluate_confusion
-from ._policies import Policy
-from ._tally import split_cache
-from ._uncertainty import Interval, result_interval
-from ._usecase import UseCase, ValueMatrix
-from ._verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
+from .._model.choices import POLICY_KINDS, RECOMMENDED_RULE
+from .._engine.evaluate import PolicyResult, evaluate_confusion
+from .._engine.fitting import Policy
+from .._engine.tally import split_cache
+from .._stats.uncertainty import Interval, result_interval
+from .._model.values import UseCase, ValueMatrix
+from .verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
 __all__ = ["Candidate", "Recommendation", "recommend", "recommended_document", "recommended_rules",
            "RULE_SIMPLICITY", "RECOMMENDED_RULE"]
@@ -254,7 +254,7 @@ def _fit(pipeline, model: str, kind: str, values, constraints: Mapping) -> Polic
         raise ValueError("an aggregate has no item's own probability vector, which the expected-value rule needs")
     constraints = _constraints_for(kind, constraints)
     if kind in ("two_tier", "shortlist") or constraints:
-        from ._constrained import check_constraint_options
+        from .constrained import check_constraint_options
 
         check_constraint_options(kind, **constraints)
         return pipeline.constrained_policy(model, kind, values, **constraints)[0]
@@ -290,7 +290,7 @@ def recommend(
     sure : float
         How sure (one-sided) the evaluated items must make us that a rule
         earns more per item than handing the item to a person before it is
-        recommended: 90% by default (``valuecore._verdict.SURE``, chosen by
+        recommended: 90% by default (``valuecore._decide.verdict.SURE``, chosen by
         the choice study).
     **constraints
         ``max_handoff_rate``, ``max_risk``, ``risk_confidence``, ``assisted``:
@@ -359,7 +359,7 @@ def _with_evaluation(r: Recommendation, pipeline, values, memo: dict) -> Recomme
     result = evaluate_confusion(judged.tally.weight.reshape(n_classes, n_classes + 1).copy(), predictions, matrix)
     interval = None
     cache = split_cache(predictions)
-    # the pipeline's own rule (``_pipeline._interval``, at 95% whatever ``confidence``): from the confusion
+    # the pipeline's own rule (``pipeline._interval``, at 95% whatever ``confidence``): from the confusion
     # when the weights are counts
     if cache.integral and predictions.total_weight < 2.0**52:  # a total that is exact whatever its rounding
         interval = result_interval(result, matrix, policy=r.policy)
@@ -533,7 +533,7 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
             if index is None:
                 entries.append(entry)
             else:
-                from .wording import rule_name  # the note is read by people (CLI, Export page)
+                from ..wording import rule_name  # the note is read by people (CLI, Export page)
 
                 notes.append(f"{r.model}: its policy is the recommended rule, {rule_name(r.kind)}, not "
                              f"{rule_name(entries[index].policy.kind)}")

@@ -63,8 +63,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values
-from ._sorted import SortedRun, cumulative_gain
+from .._engine.fitting import Policy, Values
+from .._engine.sorting import SortedRun, cumulative_gain
 
 __all__ = ["CertifiedRisk", "METHODS", "WEIGHT_MEANINGS", "fit_certified", "binomial_p_values", "upper_bounds"]
 
@@ -188,7 +188,7 @@ def _check_share(value, name: str, *, open_low: bool) -> float:
 
 def check_risk_weights(weight: np.ndarray, weights: str) -> None:
     """Refuse (ValueError, in words) weights the binomial certificate cannot count as independent items."""
-    from ._predictions import _first_rows
+    from .._model.predictions import _first_rows
 
     if weights not in WEIGHT_MEANINGS:
         raise ValueError(f"weights must say what the sample weights mean, one of {list(WEIGHT_MEANINGS)}, "
@@ -305,7 +305,7 @@ def fit_certified(
     empirical_ok = np.r_[True, (accepted > 0) & (wrong <= alpha * accepted)]
     naive = int(np.argmax(np.where(empirical_ok, cum_gain, -np.inf)))
 
-    from ._capacity import _abstain_value
+    from .capacity import _abstain_value
 
     extra = {"calibration": calibration} if calibration else {}
     threshold = None if best == 0 else float(run.thresholds[best - 1])

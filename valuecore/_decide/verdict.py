@@ -34,13 +34,13 @@ from typing import Mapping
 
 import numpy as np
 
-from ._evaluate import _evaluate_actions, decision_values, evaluate, item_values
-from ._policies import Policy, Values, value_matrix_for
-from ._predictions import Predictions
-from ._tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
+from .._engine.evaluate import _evaluate_actions, decision_values, evaluate, item_values
+from .._engine.fitting import Policy, Values, value_matrix_for
+from .._model.predictions import Predictions
+from .._engine.tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
                      grouped_tally, joint_tally, split_cache)
-from ._usecase import ValueMatrix, check_value_range
-from ._uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
+from .._model.values import ValueMatrix, check_value_range
+from .._stats.uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
                            grouped_mean, mean_interval, possible_range)
 
 __all__ = ["Standing", "Verdict", "RuleComparison", "verdict", "simpler_rule", "clearly_ahead", "DEGENERATE_KINDS",
@@ -286,7 +286,7 @@ def _baseline(predictions: Predictions, values: Values) -> float:
 class _Judged:
     """One run's outcomes on its evaluated split, in the form its comparisons take.
 
-    A one-tier rule without reviewers keeps the :class:`~valuecore._tally.Tally` of its decision (``key``
+    A one-tier rule without reviewers keeps the :class:`~valuecore._engine.tally.Tally` of its decision (``key``
     names it) and the value of each category, ``cell_values`` (K,); a tiered rule, or one priced for
     reviewers, its per-item values ``items`` (n,). ``grouped``: its values grouped by distinct value.
     """
@@ -327,7 +327,7 @@ _GROUPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _cell_groups(matrix):
-    """:func:`~valuecore._tally.cell_groups` of a value matrix, once per matrix (the rules of a model share one)."""
+    """The engine's ``tally.cell_groups`` of a value matrix, once per matrix (the rules of a model share one)."""
     try:
         found = _GROUPS.get(matrix)
     except TypeError:  # not weakly referenceable
@@ -421,11 +421,11 @@ def _realised_item_values(policy: Policy, predictions: Predictions, values: Valu
     ``actions``: the policy's own decisions on these items with these values, when already made.
     """
     if policy.kind == "two_tier":
-        from ._twotier import two_tier_item_values
+        from .._engine.twotier import two_tier_item_values
 
         return two_tier_item_values(policy, predictions, values)
     if policy.kind == "shortlist":
-        from ._shortlist import shortlist_item_values
+        from .._engine.shortlist import shortlist_item_values
 
         return shortlist_item_values(policy, predictions, values)
     if actions is not None:
@@ -437,8 +437,8 @@ def _automated_share(policy: Policy, predictions: Predictions, values: Values,
                      actions: np.ndarray | None = None) -> float:
     """Weighted share acted on without a person (a two-tier policy's confirmed tier is not automated)."""
     if policy.kind in _TIERED_KINDS:
-        from ._shortlist import evaluate_shortlist
-        from ._twotier import evaluate_two_tier
+        from .._engine.shortlist import evaluate_shortlist
+        from .._engine.twotier import evaluate_two_tier
 
         result = (evaluate_two_tier if policy.kind == "two_tier" else evaluate_shortlist)(policy, predictions, values)
         return result.n_auto / result.n_items if result.n_items > 0 else math.nan
@@ -490,7 +490,7 @@ def verdict(
     Verdict
 
     Cost: a one-tier rule without reviewers is priced from the tally of its decision, kept per split
-    (``valuecore._tally``): O(classes^2) for a value that keeps its decision, O(log n) to find that out,
+    (``valuecore._engine.tally``): O(classes^2) for a value that keeps its decision, O(log n) to find that out,
     and otherwise O(classes * (classes + 64)) for a threshold rule and O(classes^2 + 1024 + items near the
     cut) for the expected-value rule, read from sums kept along the split's orders (with whole-number
     weights; O(n) with fractional ones). Two threshold rules on the same split are paired in
@@ -518,7 +518,7 @@ def verdict(
     judged, intervals, coverage, baselines, split_baselines, gains = {}, {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
-        from ._reviewers import priced_use_case
+        from .._engine.reviewers import priced_use_case
 
         priced = {m: priced_use_case(reviewers, values, *labelled[m]) for m in labelled}
     everything = values if reviewers is None else reviewers.use_case_at(values, 1.0)

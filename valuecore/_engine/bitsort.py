@@ -1,6 +1,6 @@
 """Sorting confidences by their float bits, for runs whose confidences are nearly all distinct.
 
-Hashing equal confidences together (``_sorted._group_ranks``) pays only when
+Hashing equal confidences together (``sorting._group_ranks``) pays only when
 values repeat. Raw model scores at full precision are nearly all distinct:
 then the work is one sort, and the fastest sort NumPy has is of plain numbers
 (a vectorised quicksort), not a stable argsort (a merge sort of indices).

@@ -14,11 +14,11 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
-from ._policies import Values, value_matrix_for
-from ._usecase import check_value_range as _check_value_range
-from ._predictions import Predictions
-from ._sorted import SortedRun, cumulative_gain
-from ._usecase import UseCase, use_case_of  # noqa: F401  (UseCase: used in doctests)
+from .fitting import Values, value_matrix_for
+from .._model.values import check_value_range as _check_value_range
+from .._model.predictions import Predictions
+from .sorting import SortedRun, cumulative_gain
+from .._model.values import UseCase, use_case_of  # noqa: F401  (UseCase: used in doctests)
 
 __all__ = [
     "ThresholdCurve",
@@ -202,4 +202,4 @@ def discrimination(predictions: Predictions) -> float:
     return float(predictions.sample_weight @ (0.5 - predictions.confidence) ** 2 / total)
 
 
-from ._sorted import presort  # noqa: E402,F401  (used in doctests)
+from .sorting import presort  # noqa: E402,F401  (used in doctests)

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._usecase import check_value_range as _check_value_range
-from ._policies import Policy, Values, value_matrix_for
-from ._predictions import Predictions
+from .._model.values import check_value_range as _check_value_range
+from .fitting import Policy, Values, value_matrix_for
+from .._model.predictions import Predictions
 
 __all__ = ["PolicyResult", "evaluate", "item_values", "estimate", "decision_values"]
 
@@ -218,4 +218,4 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     )
 
 
-from ._usecase import UseCase  # noqa: E402,F401  (used in doctests)
+from .._model.values import UseCase  # noqa: E402,F401  (used in doctests)

@@ -1,6 +1,6 @@
 """Fitting decision policies: the ``fit_policy`` family.
 
-A :class:`Policy` (defined in ``_policy``) turns predictions into actions; the
+A :class:`Policy` (defined in ``policy``) turns predictions into actions; the
 ``fit_policy`` family tunes one on a (tuning) split, exactly: every distinct
 confidence is a candidate threshold. Tuning sees confidences already mapped by
 the recalibration (the pipeline applies it first) and only records the
@@ -13,12 +13,12 @@ from typing import Mapping
 
 import numpy as np
 
-from ._choices import ALL_POLICY_KINDS, POLICY_KINDS
-from ._policy import Policy
-from ._policy import _FrozenDict  # noqa: F401  (pickles of a Policy made before it moved name it here)
-from ._predictions import Predictions  # noqa: F401  (used in doctests)
-from ._shortlist import fit_shortlist
-from ._sorted import (
+from .._model.choices import ALL_POLICY_KINDS, POLICY_KINDS
+from .policy import Policy
+from .policy import _FrozenDict  # noqa: F401  (pickles of a Policy made before it moved name it here)
+from .._model.predictions import Predictions  # noqa: F401  (used in doctests)
+from .shortlist import fit_shortlist
+from .sorting import (
     SortedRun,
     presort,  # noqa: F401  (used in doctests)
     best_prefix,
@@ -27,10 +27,10 @@ from ._sorted import (
     cumulative_gain,
     item_gains,
 )
-from ._twotier import fit_two_tier
-from ._usecase import UseCase  # noqa: F401  (used in doctests)
-from ._usecase import ValueMatrix, Values, _calibrated_threshold, use_case_of, value_matrix_for
-from ._usecase import check_value_range as _check_value_range
+from .twotier import fit_two_tier
+from .._model.values import UseCase  # noqa: F401  (used in doctests)
+from .._model.values import ValueMatrix, Values, _calibrated_threshold, use_case_of, value_matrix_for
+from .._model.values import check_value_range as _check_value_range
 
 __all__ = [
     "Policy",

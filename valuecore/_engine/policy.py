@@ -5,8 +5,8 @@ actions (a class index, or ``n_classes`` for "abstain") and serialises to a
 plain dict for the policy JSON. It composes two steps: the recalibration it
 records (``calibration``, the mapping of ``Calibrator.to_dict``) maps the
 confidences, then the rule compares the mapped confidences with its
-thresholds. The modules that tune and evaluate rules (``_sorted``,
-``_policies``, ``_twotier``, ``_shortlist``) see only mapped confidences and
+thresholds. The modules that tune and evaluate rules (``sorting``,
+``fitting``, ``twotier``, ``shortlist``) see only mapped confidences and
 reach the mapping only through :meth:`Policy.calibrate`; this module is the
 one place that turns the recorded mapping into a map.
 """
@@ -19,10 +19,10 @@ from typing import Mapping
 
 import numpy as np
 
-from ._choices import ALL_POLICY_KINDS
-from ._predictions import Predictions
-from ._tier_values import AssistedValues, check_shortlist_spec
-from ._usecase import ValueMatrix, Values, use_case_of, value_matrix_for
+from .._model.choices import ALL_POLICY_KINDS
+from .._model.predictions import Predictions
+from .._model.tier_values import AssistedValues, check_shortlist_spec
+from .._model.values import ValueMatrix, Values, use_case_of, value_matrix_for
 
 __all__ = ["Policy"]
 
@@ -213,7 +213,7 @@ class Policy:
         """Apply the policy's recorded calibration (a no-op for method "none")."""
         if self.calibration.get("method", "none") == "none":
             return predictions
-        from ._calibration import Calibrator  # the calibration module is optional here
+        from .._model.recalibration import Calibrator  # the calibration module is optional here
 
         if self.kind == "expected_value" and self.calibration["method"] == "isotonic":
             raise ValueError(
@@ -274,7 +274,7 @@ def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix,
                             screen: "_EvScreen | None" = None) -> np.ndarray:
     """The expected-value rule's actions, shape (n,): a threshold on the top share for a three-value use case.
 
-    ``screen``: :func:`_ev_screen` of these predictions, when kept (by ``valuecore._tally``).
+    ``screen``: :func:`_ev_screen` of these predictions, when kept (by ``valuecore._engine.tally``).
     """
     predictions.require_proba("the expected-value rule")
     plan = _ev_plan(predictions, matrix, screen)

@@ -21,7 +21,7 @@ policy accepting ``C`` correct and ``W`` wrong items and handing off ``H`` of
 
 For one global threshold, ``C``, ``W`` and ``H`` are the cumulative counts of
 the sorted prefix, so scanning every distinct confidence (the cumulative gain of
-``_sorted``) and adding the hand-off correction at each gives the exact optimum
+``sorting``) and adding the hand-off correction at each gives the exact optimum
 however non-linear ``a`` is. With a flat accuracy the correction is linear in
 ``H``: the problem is today's with an *effective* use case whose ``v_abstain`` is
 the expected hand-off value, and per-class thresholds stay exact. With a
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._sorted import SortedRun, cumulative_gain
-from ._usecase import UseCase
+from .sorting import SortedRun, cumulative_gain
+from .._model.values import UseCase
 
 __all__ = ["Reviewers", "ReviewerFit", "reviewer_value_curve", "fit_reviewer_threshold", "priced_use_case",
            "reviewer_counts", "ReviewerClassFit", "fit_reviewer_class_thresholds", "EXACT_CLASS_BUDGET"]
@@ -225,7 +225,7 @@ class ReviewerFit:
 def reviewer_value_curve(run: SortedRun, use_case: UseCase, reviewers: Reviewers) -> np.ndarray:
     """Total value at every candidate threshold (index 0 hands everything off), shape (n_groups + 1,).
 
-    Today's value (``v_abstain N`` plus the cumulative gain of ``_sorted``) plus
+    Today's value (``v_abstain N`` plus the cumulative gain of ``sorting``) plus
     the hand-off correction ``H (1 - a(H/N)) (v_person_wrong - v_abstain)``.
     With a flat accuracy it is exactly today's curve for the effective use case.
     """
@@ -318,7 +318,7 @@ def priced_use_case(reviewers: Reviewers, use_case: UseCase, policy, predictions
     if policy.kind in ("two_tier", "shortlist"):
         raise ValueError(f"a workload curve prices the blank hand-offs of one-tier rules; a {policy.kind} "
                          "policy also hands items to people with a suggestion")
-    from ._evaluate import evaluate
+    from .evaluate import evaluate
 
     result = evaluate(policy, predictions, use_case)
     rate = float(result.n_abstain / result.n_items) if result.n_items > 0 else 0.0
@@ -381,7 +381,7 @@ def fit_reviewer_class_thresholds(run: SortedRun, use_case: UseCase, reviewers: 
     if not np.all(weight == np.round(weight)):
         raise ValueError("per-class thresholds for a workload curve are searched over every whole number of "
                          "accepted items: the sample weights must be whole numbers (copies)")
-    from ._sorted import class_cumulative_gain
+    from .sorting import class_cumulative_gain
 
     n_items = int(round(run.total_weight))
     n_groups = run.class_group_end.size

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policy import Policy
-from ._predictions import Predictions
-from ._sorted import SortedRun, cumulative_gain, group_cumulative
-from ._tier_values import SHORTLIST_RULES, ShortlistValues, check_shortlist_spec  # noqa: F401  (re-exported)
-from ._twotier import _handoff_values, best_tier_pair
-from ._usecase import Values, value_matrix_for
+from .policy import Policy
+from .._model.predictions import Predictions
+from .sorting import SortedRun, cumulative_gain, group_cumulative
+from .._model.tier_values import SHORTLIST_RULES, ShortlistValues, check_shortlist_spec  # noqa: F401  (re-exported)
+from .twotier import _handoff_values, best_tier_pair
+from .._model.values import Values, value_matrix_for
 
 __all__ = [
     "SHORTLIST_RULES",
@@ -410,7 +410,7 @@ def shortlist_value_range(policy: Policy, predictions: Predictions, values: Valu
 
 def describe_shortlist(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
     """Plain-language lines for a shortlist rule, and its tiers' volumes when ``evaluation`` has them."""
-    from . import wording
+    from .. import wording
 
     spec = policy.shortlist
     auto = "none" if policy.threshold is None else wording.threshold_on_data(policy.threshold, confidences)

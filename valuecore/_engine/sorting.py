@@ -12,7 +12,7 @@ problem separates by predicted class). When confidences repeat and weights are
 integers, the counts per distinct confidence are summed without moving any
 item, and the orders are built only when a question needs them. When they are
 nearly all distinct and every weight is 1, one sort of int64 keys (the float
-bits and the correct bit, see ``_bitsort``) gives the counts, and the orders
+bits and the correct bit, see ``bitsort``) gives the counts, and the orders
 too are built on first use.
 """
 
@@ -23,9 +23,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ._bitsort import descending_counts, stable_descending_order
-from ._predictions import Predictions
-from ._usecase import UseCase, Values, threshold_for_omega, use_case_of, value_matrix_for  # noqa: F401  (UseCase: doctests)
+from .bitsort import descending_counts, stable_descending_order
+from .._model.predictions import Predictions
+from .._model.values import UseCase, Values, threshold_for_omega, use_case_of, value_matrix_for  # noqa: F401  (UseCase: doctests)
 
 __all__ = [
     "SortedRun",

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
-from ._choices import DEFAULT_KS
-from ._policies import fit_policy
-from ._sorted import SortedRun
-from ._usecase import UseCase
+from .._model.choices import DEFAULT_KS
+from .fitting import fit_policy
+from .sorting import SortedRun
+from .._model.values import UseCase
 
 __all__ = ["ComparisonTable", "comparison_table", "DEFAULT_KS"]
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._bounded import _few_distinct
+from .._stats.bounded import _few_distinct
 
 __all__ = ["Grouped", "group_items", "group_cells"]
 
@@ -367,7 +367,7 @@ def _calibrated(policy, predictions):
 
 def _screen(calibrated):
     """The expected-value shortcut's screen of a (calibrated) split, once (False: the shortcut does not apply)."""
-    from ._policy import _ev_screen
+    from .policy import _ev_screen
 
     cache = split_cache(calibrated)
     if "ev" not in cache.screens:
@@ -618,7 +618,7 @@ _EV_STRIDE = 1024
 class _PlanPrefixes:
     """Sums per category along a (calibrated) split's expected-value screen order, kept every ``stride`` items.
 
-    A plan of the expected-value rule (``valuecore._policy._EvPlan``) acts on the items from ``plan.acted``
+    A plan of the expected-value rule (``valuecore._engine.policy._EvPlan``) acts on the items from ``plan.acted``
     on in its screen's order (ascending top share), on their predicted class, hands the others over, and
     decides its few ``exact`` items by their expected values. So its tally is the sums of the acting
     categories up to one position (the handed-over items' true classes among them), the rest of the
@@ -721,14 +721,14 @@ def decision_tally(policy, predictions, matrix) -> tuple[object, Tally]:
     each threshold accepts (its rank among the split's sorted confidences, O(log n)), so every value that
     accepts the same items -- the same fitted threshold, or a calibrated threshold that passes no
     confidence -- reuses the tally. The expected-value rule: for a three-value use case, the key names the
-    items it acts on (:func:`valuecore._policy._ev_plan`), found in O(log n) plus the items near the cut;
+    items it acts on (:func:`valuecore._engine.policy._ev_plan`), found in O(log n) plus the items near the cut;
     for any other value matrix, the policy and the matrix.
     """
     calibrated = _calibrated(policy, predictions)
     calibration = _calibration_key(policy)
     if policy.kind != "expected_value":
         return _threshold_tally(policy, predictions, calibrated, calibration)
-    from ._policy import _expected_value_actions, _ev_plan
+    from .policy import _expected_value_actions, _ev_plan
 
     calibrated.require_proba("the expected-value rule")
     screen = _screen(calibrated)

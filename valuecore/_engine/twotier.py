@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policy import Policy
-from ._predictions import Predictions
-from ._sorted import SortedRun, cumulative_gain, group_cumulative
-from ._tier_values import AssistedValues
-from ._usecase import UseCase, ValueMatrix, Values, _check_magnitude, use_case_of, value_matrix_for
+from .policy import Policy
+from .._model.predictions import Predictions
+from .sorting import SortedRun, cumulative_gain, group_cumulative
+from .._model.tier_values import AssistedValues
+from .._model.values import UseCase, ValueMatrix, Values, _check_magnitude, use_case_of, value_matrix_for
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
 

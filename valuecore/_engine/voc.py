@@ -25,9 +25,9 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
-from ._choices import VOC_MODES
-from ._sorted import SortedRun, acceptance_limits, dimensionless_value
-from ._usecase import threshold_for_omega
+from .._model.choices import VOC_MODES
+from .sorting import SortedRun, acceptance_limits, dimensionless_value
+from .._model.values import threshold_for_omega
 
 __all__ = ["VOCCurve", "voc_curve", "dominance", "Dominance", "VOC_MODES", "voc_frame"]
 
@@ -276,7 +276,7 @@ def voc_curve(run: SortedRun, mode: str = "oracle", tune_run: SortedRun | None =
     run.predictions.require_labels("a VOC curve")
     n_items = run.total_weight
     if reviewers is not None:  # docs/constraints.md, "People who are not always right"
-        from ._reviewers import reviewer_counts
+        from .reviewers import reviewer_counts
 
         run = reviewer_counts(run, reviewers)
         tune_run = None if tune_run is None else reviewer_counts(tune_run, reviewers)
@@ -441,5 +441,5 @@ def voc_frame(curves: dict[str, VOCCurve], omegas) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-from ._predictions import Predictions  # noqa: E402,F401  (used in doctests)
-from ._sorted import presort  # noqa: E402,F401
+from .._model.predictions import Predictions  # noqa: E402,F401  (used in doctests)
+from .sorting import presort  # noqa: E402,F401

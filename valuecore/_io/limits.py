@@ -128,7 +128,7 @@ def read_limited(path, what: str = "the file") -> bytes:
     :class:`LimitError` for a longer file; ValueError in words for anything but a regular file (a FIFO,
     ``/dev/zero``: refused without waiting or reading without end); FileNotFoundError when it is missing.
     """
-    from ._paths import read_regular_file, shown
+    from .paths import read_regular_file, shown
 
     max_bytes = limit("json_mb") * 1_000_000
     data = read_regular_file(path, max_bytes, what)

@@ -1,7 +1,7 @@
 """The names the command line offers as choices, importable without numpy.
 
 ``python -m valuecore --help`` builds its parser from these alone, so it loads
-no numpy; the modules that act on them (``_policies``, ``_voc``, ``_table``)
+no numpy; the modules that act on them (``fitting``, ``voc``, ``table``)
 import them from here.
 """
 

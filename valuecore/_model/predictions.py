@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .wording import NO_PROBA_NOTE
+from ..wording import NO_PROBA_NOTE
 
 __all__ = ["Predictions"]
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 # scipy and pandas are imported where they are used: importing valuecore (and
 # the command line, which names calibrations) stays light.
 
-from ._predictions import Predictions
+from .predictions import Predictions
 
 __all__ = [
     "CalibrationDiagnostics",
@@ -799,7 +799,7 @@ def _bin_index(confidence: np.ndarray, weight: np.ndarray, n_bins: int, strategy
 
 def _distinct_values(confidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(confidence, return_inverse=True)``, by hashing when the values repeat (as presort groups them)."""
-    from ._sorted import _group_ranks
+    from .._engine.sorting import _group_ranks
 
     ranked = _group_ranks(confidence)
     if ranked is None:

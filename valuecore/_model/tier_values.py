@@ -4,7 +4,7 @@
 :class:`ShortlistValues` (a person picks from a list of classes: ``shortlist``),
 with the check of a shortlist rule. They sit below both the :class:`Policy`
 that validates its fields with them and the modules that tune and evaluate
-those tiers (``_twotier``, ``_shortlist``), which re-export them.
+those tiers (``twotier``, ``shortlist``), which re-export them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._usecase import _check_magnitude
+from .values import _check_magnitude
 
 __all__ = ["AssistedValues", "SHORTLIST_RULES", "ShortlistValues", "check_shortlist_spec"]
 

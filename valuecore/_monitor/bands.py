@@ -72,8 +72,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._policies import Policy, Values, value_matrix_for
-from ._predictions import Predictions
+from .._engine.fitting import Policy, Values, value_matrix_for
+from .._model.predictions import Predictions
 
 __all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
 
@@ -416,7 +416,7 @@ def _estimation_method(reference: Predictions, values: Values, method: str) -> s
 
 
 def _fit_estimation_calibrator(reference: Predictions, method: str):
-    from ._calibration import Calibrator, _fit_isotonic, fit_calibration
+    from .._model.recalibration import Calibrator, _fit_isotonic, fit_calibration
 
     if method == _ISOTONIC_POSITIVE:
         return _fit_isotonic(reference, positive_class=True)
@@ -494,7 +494,7 @@ def monitor_bands(
     """
     import pandas as pd
 
-    from ._monitoring import chunk_predictions
+    from .chunks import chunk_predictions
 
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
@@ -552,7 +552,7 @@ def monitor_bands(
             reference_half = z_alert * math.sqrt(sd**2 / total + reference_variance[index])
             realised = covered = None
             if p.has_labels:
-                from ._evaluate import evaluate
+                from .._engine.evaluate import evaluate
 
                 realised = evaluate(policy, p, values).value_total / total
                 covered = bool(estimated - half - 1e-12 <= realised <= estimated + half + 1e-12)

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._evaluate import estimate, evaluate
-from ._policies import Policy, Values, fit_policy, value_matrix_for
-from ._predictions import Predictions, _first_rows
-from ._sorted import dimensionless_value, presort
-from ._table import DEFAULT_KS
-from ._usecase import UseCase
+from .._engine.evaluate import estimate, evaluate
+from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
+from .._model.predictions import Predictions, _first_rows
+from .._engine.sorting import dimensionless_value, presort
+from .._engine.table import DEFAULT_KS
+from .._model.values import UseCase
 
 __all__ = [
     "Chunk",
@@ -599,7 +599,7 @@ def calibration_value_table(
         and the tuned thresholds (NaN = always abstain). The fitted
         calibrator is in ``frame.attrs["calibration"]`` (``Calibrator.to_dict()``).
     """
-    from ._calibration import fit_calibration
+    from .._model.recalibration import fit_calibration
 
     tune_predictions.require_labels("the calibration value table (tuning split)")
     eval_predictions.require_labels("the calibration value table (evaluation split)")
@@ -686,7 +686,7 @@ class _CountsAtThresholds:
 
 def _at_thresholds(predictions: Predictions, thresholds):
     """What ``value_at`` and ``coverage_at`` at ``thresholds`` need: counts when exact, else the sorted run."""
-    from ._sorted import _sums_exact_in_any_order
+    from .._engine.sorting import _sums_exact_in_any_order
 
     if _sums_exact_in_any_order(predictions.sample_weight):
         return _CountsAtThresholds(predictions, thresholds)

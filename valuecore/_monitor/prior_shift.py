@@ -59,10 +59,10 @@ from typing import Mapping
 
 import numpy as np
 
-from ._evaluate import PolicyResult, _result
-from ._pipeline import Pipeline
-from ._policies import Policy, value_matrix_for
-from ._predictions import Predictions
+from .._engine.evaluate import PolicyResult, _result
+from .._pipeline.pipeline import Pipeline
+from .._engine.fitting import Policy, value_matrix_for
+from .._model.predictions import Predictions
 
 __all__ = [
     "ADAPT_TUNINGS",
@@ -678,7 +678,7 @@ class _AdaptedPipeline(Pipeline):
         if not (self.guard and kind in _FITTED_KINDS):
             return retuned
         as_tuned = self._as_tuned.policy(model, kind, values)
-        from ._policy_json import align_values
+        from .._pipeline.policy_json import align_values
 
         unlabelled = self.predictions(model, self.adapt_to)
         gain = retuning_gain(retuned, as_tuned, unlabelled, align_values(values, self.run(model).classes),
@@ -694,9 +694,9 @@ class _AdaptedPipeline(Pipeline):
         policy = super().policy(model, kind, values)  # every check of the ordinary pipeline, and re-weighted tuning
         if not self._label_free(kind):
             return self._guarded(model, kind, values, policy)
-        from ._policies import fit_policy
-        from ._policy_json import align_values
-        from ._sorted import presort
+        from .._engine.fitting import fit_policy
+        from .._pipeline.policy_json import align_values
+        from .._engine.sorting import presort
 
         adapted = adjust_predictions(Pipeline.calibrated(self, model, self.adapt_to), self.prior_estimate(model))
         return fit_policy(kind, presort(adapted), align_values(values, self.run(model).classes),
@@ -712,7 +712,7 @@ class _AdaptedPipeline(Pipeline):
         predictions = self.predictions(model, split)
         if split != self.adapt_to or predictions.has_labels:
             return super().evaluate_split(model, split, policy, values)
-        from ._policy_json import align_values
+        from .._pipeline.policy_json import align_values
 
         return estimate_under_priors(policy, predictions, align_values(values, self.run(model).classes),
                                      self.prior_estimate(model))
@@ -722,7 +722,7 @@ class _AdaptedPipeline(Pipeline):
         constraints_given = any(v is not None for k, v in constraints.items() if k != "monitoring")
         self._gains.pop((model, kind), None)
         entry = super().entry(model, kind, values, with_interval=with_interval, **constraints)
-        from ._policy_json import _count, align_values
+        from .._pipeline.policy_json import _count, align_values
 
         record = {"split": self.adapt_to, **estimate.to_dict(), "tuning": self.tuning}
         notes = [f"{model}: tuned for the class mix estimated on split {self.adapt_to!r} ({self.method}): "

@@ -1,6 +1,6 @@
 """The policy JSON built by the pipeline: ``build_policy_document`` and ``build_policy_entry``.
 
-They sit above both the document format (``_policy_json``) and the
+They sit above both the document format (``policy_json``) and the
 :class:`Pipeline` that fills it, so that the format knows nothing of how a
 policy is fitted; ``valuecore.policy_json`` exports them with the format.
 """
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from ._choices import RECOMMENDED_RULE
-from ._pipeline import Pipeline
-from ._policies import ALL_POLICY_KINDS
-from ._policy_json import PolicyDocument, PolicyEntry
-from ._usecase import UseCase, ValueMatrix, Values
+from .._model.choices import RECOMMENDED_RULE
+from .pipeline import Pipeline
+from .._engine.fitting import ALL_POLICY_KINDS
+from .policy_json import PolicyDocument, PolicyEntry
+from .._model.values import UseCase, ValueMatrix, Values
 
 if TYPE_CHECKING:
-    from ._io.runfiles import ModelRun
+    from .._io.runfiles import ModelRun
 
 __all__ = ["build_policy_document", "build_policy_entry"]
 
@@ -102,7 +102,7 @@ def build_policy_document(
     """
     if kind not in ALL_POLICY_KINDS and kind != RECOMMENDED_RULE:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {[*ALL_POLICY_KINDS, RECOMMENDED_RULE]}")
-    from ._calibration import METHODS
+    from .._model.recalibration import METHODS
 
     if calibration_method not in METHODS:
         raise ValueError(f"unknown calibration method {calibration_method!r}; choose one of {list(METHODS)}")

@@ -39,10 +39,10 @@ from typing import Mapping
 
 import numpy as np
 
-from ._evaluate import PolicyResult, estimate, evaluate
-from ._choices import RECOMMENDED_RULE, TIERED_KINDS
-from ._policies import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, value_matrix_for
-from ._policy_json import (
+from .._engine.evaluate import PolicyResult, estimate, evaluate
+from .._model.choices import RECOMMENDED_RULE, TIERED_KINDS
+from .._engine.fitting import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, value_matrix_for
+from .policy_json import (
     DATA_FREE_KINDS,
     DEFAULT_TUNE_SPLIT,
     PolicyDocument,
@@ -54,10 +54,10 @@ from ._policy_json import (
     choose_splits,
     interval_basis_record,
 )
-from ._predictions import Predictions
-from ._sorted import SortedRun, presort
-from ._usecase import UseCase, ValueMatrix, check_value_range
-from .wording import NO_PROBA_NOTE as NO_PROBA
+from .._model.predictions import Predictions
+from .._engine.sorting import SortedRun, presort
+from .._model.values import UseCase, ValueMatrix, check_value_range
+from ..wording import NO_PROBA_NOTE as NO_PROBA
 
 __all__ = [
     "AppliedPolicy",
@@ -118,7 +118,7 @@ class Pipeline:
 
     def __init__(self, runs: Mapping, tune_split: str | None = None, eval_split: str | None = None,
                  calibration: str = "none"):
-        from ._calibration import METHODS
+        from .._model.recalibration import METHODS
 
         if calibration not in METHODS:
             raise ValueError(f"unknown calibration method {calibration!r}; choose one of {list(METHODS)}")
@@ -205,7 +205,7 @@ class Pipeline:
 
     def fit_calibration(self, model: str, split: str, predictions: Predictions):
         """Fit the recalibration on one split (a stage the dashboard caches)."""
-        from ._calibration import fit_calibration
+        from .._model.recalibration import fit_calibration
 
         return fit_calibration(predictions, self.calibration)
 
@@ -260,7 +260,7 @@ class Pipeline:
 
         ``models``: those weighed together (default :attr:`recommend_models`, else every run).
         """
-        from ._recommend import recommended_rules
+        from .._decide.recommend import recommended_rules
 
         models = tuple(models if models is not None else self.recommend_models or self.runs)
         key = (models, repr(values), repr(sorted((k, repr(v)) for k, v in constraints.items())))
@@ -378,7 +378,7 @@ class Pipeline:
             tuned_on = {"split": None, "n": 0}
         evaluated = run.splits[plan.eval_split]
         if kind in TIERED_KINDS:
-            from ._constrained import two_tier_evaluation
+            from .._decide.constrained import two_tier_evaluation
 
             if not evaluated.has_labels:
                 raise ValueError(f"the evaluated split {plan.eval_split!r} of model {model!r} has no labels; "
@@ -395,7 +395,7 @@ class Pipeline:
         if with_monitoring:
             reference = run.splits[plan.tune_split]
             if reference.has_labels and kind not in TIERED_KINDS:
-                from ._bands import monitoring_record
+                from .._monitor.bands import monitoring_record
 
                 monitoring = _jsonable(monitoring_record(reference, policy, values, reference_split=plan.tune_split))
             else:
@@ -413,7 +413,7 @@ class Pipeline:
         The constraints hold on the labelled tuning split, so a model without one
         is refused (ValueError) rather than tuned on the evaluated items.
         """
-        from ._constrained import fit_constrained
+        from .._decide.constrained import fit_constrained
 
         if kind not in ALL_POLICY_KINDS:
             raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
@@ -438,7 +438,7 @@ class Pipeline:
         Raises ValueError when no model gets a policy, or when the constraints
         cannot apply to ``kind``.
         """
-        from ._constrained import check_constraint_options
+        from .._decide.constrained import check_constraint_options
 
         if not isinstance(values, (UseCase, ValueMatrix)):
             raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
@@ -468,7 +468,7 @@ class Pipeline:
 
 def _interval(policy: Policy, predictions: Predictions, values, result: PolicyResult):
     """The bounded interval: from the confusion cells when weights are counts (exact, O(C^2)), else the items."""
-    from ._uncertainty import policy_interval, result_interval
+    from .._stats.uncertainty import policy_interval, result_interval
 
     weight = predictions.sample_weight
     # Like the "auto" weight kind: whole numbers are counts only while their total is exact in floats.
@@ -579,7 +579,7 @@ def _apply_two_tier(entry, name: str, predictions: Predictions, values, same, *,
     Two tiers are valued on labels only (the assisted tier's worth rests on what a person does with the
     suggestion, which no probability tells), so an unlabelled split is named, not estimated.
     """
-    from ._constrained import two_tier_evaluation
+    from .._decide.constrained import two_tier_evaluation
 
     if not predictions.has_labels:
         return AppliedPolicy(entry.model, name, None, None, same,

@@ -35,14 +35,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 
 import numpy as np
 
-from ._choices import ALL_POLICY_KINDS
-from ._policies import Policy, value_matrix_for
-from ._predictions import Predictions
-from ._limits import LimitError, limit, load_json_limited, refusal
-from ._usecase import UseCase, ValueMatrix
+from .._model.choices import ALL_POLICY_KINDS
+from .._engine.fitting import Policy, value_matrix_for
+from .._model.predictions import Predictions
+from .._io.limits import LimitError, limit, load_json_limited, refusal
+from .._model.values import UseCase, ValueMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._io.runfiles import ModelRun
+    from .._io.runfiles import ModelRun
 
 __all__ = [
     "ACCEPT_RULE",
@@ -82,7 +82,7 @@ DEFAULT_EVAL_SPLIT = "test"
 def _version() -> str:
     # Imported lazily: the package __init__ imports this module before it
     # defines __version__.
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -336,7 +336,7 @@ class PolicyEntry:
         try:
             policy = Policy.from_dict(data["policy"])
             if policy.calibration.get("method", "none") != "none":
-                from ._calibration import Calibrator
+                from .._model.recalibration import Calibrator
 
                 Calibrator.from_dict(dict(policy.calibration))
             _check_stored_ranges(policy, classes)
@@ -370,7 +370,7 @@ class PolicyEntry:
 def _check_stored_ranges(policy: Policy, classes: tuple) -> None:
     """What a stored policy must hold beyond a Policy's own checks (the schema's bounds, checked here too
     for the serving runtime, which reads documents without jsonschema)."""
-    from ._calibration import PLATT_BOUND
+    from .._model.recalibration import PLATT_BOUND
 
     calibration = policy.calibration
     if calibration.get("method") == "platt":
@@ -485,7 +485,7 @@ class PolicyDocument:
         entries = tuple(PolicyEntry.from_dict(item) for item in data["models"])
         reviewers = data.get("reviewers")
         if reviewers is not None:
-            from ._reviewers import Reviewers
+            from .._engine.reviewers import Reviewers
 
             try:
                 Reviewers.from_dict(reviewers)
@@ -497,7 +497,7 @@ class PolicyDocument:
     @classmethod
     def from_json(cls, text: str | bytes) -> PolicyDocument:
         """Parse and validate policy JSON text; ValueError if it is not JSON or not a valid document."""
-        from ._limits import load_json_limited
+        from .._io.limits import load_json_limited
 
         # Size and nesting depth are checked before parsing; numbers must be finite.
         data = load_json_limited(text, "the policy file")

@@ -92,11 +92,11 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         from the stored ``policy`` document (whose kind and calibration method
         are then the defaults). Returns self.
         """
-        from ._pipeline import Pipeline
-        from ._predictions import Predictions
-        from ._io.runfiles import ModelRun
+        from .._pipeline.pipeline import Pipeline
+        from .._model.predictions import Predictions
+        from .._io.runfiles import ModelRun
 
-        from ._predictions import _label_text
+        from .._model.predictions import _label_text
 
         y = column_or_1d(y, warn=True)
         if sample_weight is not None:
@@ -135,7 +135,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self
 
     def _stored_policy(self):
-        from ._serving import ServingPolicy, load_policy
+        from .policy import ServingPolicy, load_policy
 
         if isinstance(self.policy, ServingPolicy):
             return self.policy
@@ -149,7 +149,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def _served(self):
         """(the fitted estimator, the ServingPolicy) of the tuned policy, or of the stored one on a fitted estimator."""
-        from ._serving import load_policy
+        from .policy import load_policy
 
         if hasattr(self, "document_"):
             return self.estimator_, load_policy(self.document_, self.document_.models[0])
@@ -157,7 +157,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self.estimator, self._stored_policy()
 
     def _check_abstain_label(self, classes) -> None:
-        from ._serving import _same_label
+        from .policy import _same_label
 
         if any(_same_label(self.abstain_label, c) for c in classes):
             raise ValueError(f"abstain_label {self.abstain_label!r} is one of the classes {list(classes)} (labels "
@@ -166,8 +166,8 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def _check_served(self, estimator, served, *, tiers: bool = False) -> np.ndarray:
         """The estimator's classes, once they are the policy's (in order) and ``abstain_label`` is none of them
         (nor, with ``tiers``, the labels ``decide`` gives a confirmed or listed item)."""
-        from ._predictions import _label_text
-        from ._serving import check_action_labels
+        from .._model.predictions import _label_text
+        from .policy import check_action_labels
 
         classes = np.asarray(estimator.classes_)
         if tuple(_label_text(c) for c in classes) != served.classes:
@@ -239,7 +239,7 @@ def _below_the_tuning_items(document, proba):
     """
     import dataclasses
 
-    from ._serving import load_policy
+    from .policy import load_policy
 
     (entry,) = document.entries
     seen = np.unique(load_policy(document, entry.model).decisions(proba).confidence)
@@ -265,6 +265,6 @@ def _below_the_tuning_items(document, proba):
 
 
 def _aligned(values, names):
-    from ._policy_json import align_values
+    from .._pipeline.policy_json import align_values
 
     return align_values(values, names)

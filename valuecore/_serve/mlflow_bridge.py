@@ -120,7 +120,7 @@ def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, 
     stored beside the model as the artifact ``policy``.
     """
     mlflow = _mlflow()
-    from ._serving_sklearn import RejectOptionClassifier
+    from .estimator import RejectOptionClassifier
 
     if isinstance(estimator, RejectOptionClassifier):
         classifier = estimator
@@ -157,7 +157,7 @@ def save_mlflow_model(path, estimator, policy, model=None, *, abstain_label=-1, 
 def _policy_text(classifier, served, document) -> str:
     if document is not None:
         return document.to_json()
-    from ._policy_json import PolicyDocument
+    from .._pipeline.policy_json import PolicyDocument
 
     policy = classifier.policy
     if isinstance(policy, PolicyDocument):
@@ -166,7 +166,7 @@ def _policy_text(classifier, served, document) -> str:
         return Path(policy).read_text(encoding="utf-8")
     if isinstance(policy, dict):
         return json.dumps(policy, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-    from ._policy_json import values_to_dict
+    from .._pipeline.policy_json import values_to_dict
 
     document = {"schema_version": 2, "use_case": values_to_dict(served.values),
                 "models": [{"model": served.model, "classes": list(served.classes), "policy": served.policy.to_dict()}]}
@@ -194,7 +194,7 @@ MAX_SLASHES = 16  # readings of mlflow:<experiment>/<run> tried, one server requ
 
 def _named(source: str) -> str:
     """A source as messages quote it: cut to the length of a name in a message (a hostile one can be long)."""
-    from ._limits import clip_text
+    from .._io.limits import clip_text
 
     return repr(clip_text(source))
 
@@ -215,7 +215,7 @@ def _client(tracking_uri: str | None = None):
 
 def _server_failure(exc: Exception, tracking_uri: str | None, what: str = "") -> str:
     """A sentence for a failure of MLflow's client: what to set or check, never a traceback."""
-    from ._limits import clip_text
+    from .._io.limits import clip_text
 
     uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI", "").strip()
     text = " ".join(str(exc).split())
@@ -349,7 +349,7 @@ class MlflowArtifacts:
 
 def mlflow_run_artifacts(source: str, tracking_uri: str | None = None) -> MlflowArtifacts:
     """List the artifacts of the run ``source`` names (``mlflow:<run_id>`` or ``mlflow:<experiment>/<run>``)."""
-    from ._limits import limit
+    from .._io.limits import limit
 
     client = _client(tracking_uri)
     run_id = resolve_run_id(source, tracking_uri)
@@ -410,8 +410,8 @@ def download_mlflow_tables(artifacts: MlflowArtifacts, folder, name: str,
     """
     import hashlib
 
-    from ._io.runfiles import LoadProblem
-    from ._limits import clip_text, limit, refusal
+    from .._io.runfiles import LoadProblem
+    from .._io.limits import clip_text, limit, refusal
 
     client = _client(tracking_uri)
     folder = Path(folder)
@@ -466,7 +466,7 @@ def _digest_file(digest, path: Path) -> None:
 
 
 def _notes(artifacts: MlflowArtifacts, ignored: list, name: str) -> tuple:
-    from ._io.runfiles import LoadProblem
+    from .._io.runfiles import LoadProblem
 
     notes = []
     if artifacts.deleted:
@@ -517,7 +517,7 @@ def _log_table_to_csv(path: Path, out: Path, logged: bool) -> str | None:
     """
     import pandas as pd
 
-    from ._limits import LimitError, limit, load_json_limited, refusal
+    from .._io.limits import LimitError, limit, load_json_limited, refusal
 
     if logged:
         try:
@@ -558,7 +558,7 @@ def load_mlflow_tables(tables, paths=(), names: dict | None = None):
     ``<name>/<artifact path>`` (``names``: run id -> name)."""
     from dataclasses import replace
 
-    from ._io.runfiles import LoadReport, load_runs
+    from .._io.runfiles import LoadReport, load_runs
 
     tables = [tables] if isinstance(tables, MlflowTables) else list(tables)
     names = names or {}
@@ -574,7 +574,7 @@ def load_mlflow_tables(tables, paths=(), names: dict | None = None):
     models = {m: replace(run, path=named(run.path)) for m, run in report.models.items()}
     problems = tuple(replace(p, file=named(p.file), message=named(p.message)) for p in report.problems)
     notes = tuple(note for t in tables for note in t.notes)
-    from ._io.runfiles import LoadProblem
+    from .._io.runfiles import LoadProblem
 
     notes += tuple(LoadProblem(names.get(t.run_id, MLFLOW_PREFIX + t.run_id),
                                "the MLflow run has no prediction table (a log_table JSON, CSV or Parquet "

@@ -2,7 +2,7 @@
 
 :class:`ServingPolicy`, :func:`load_policy`, :class:`Decisions` and the default
 labels ``ABSTAIN``, ``CONFIRM`` and ``SHORTLIST``; documented in ``valuecore.serving``, which
-exports them beside the integrations (``_serving_sklearn``, ``_serving_mlflow``)
+exports them beside the integrations (``estimator``, ``mlflow_bridge``)
 that build on this module.
 """
 
@@ -16,9 +16,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._limits import load_json_limited, read_limited
-from ._policies import Policy, value_matrix_for
-from ._policy_json import (
+from .._io.limits import load_json_limited, read_limited
+from .._engine.fitting import Policy, value_matrix_for
+from .._pipeline.policy_json import (
     READABLE_VERSIONS,
     PolicyDocument,
     PolicyEntry,
@@ -26,7 +26,7 @@ from ._policy_json import (
     align_values,
     values_from_dict,
 )
-from ._predictions import Predictions, _first_rows, _label_text
+from .._model.predictions import Predictions, _first_rows, _label_text
 
 __all__ = ["ABSTAIN", "CONFIRM", "SHORTLIST", "Decisions", "ServingPolicy", "check_action_labels", "load_policy"]
 
@@ -195,7 +195,7 @@ class ServingPolicy:
             codes = np.array([0, len(self.classes) + 1, len(self.classes)], dtype=np.int64)[tiers]
             action = np.where(tiers == 0, calibrated.y_pred, codes)
         elif self.kind == "shortlist":  # act, hand off with a list, or blank (as evaluate_shortlist)
-            from ._shortlist import shortlist_sets
+            from .._engine.shortlist import shortlist_sets
 
             action = self.policy.decide(predictions, self._matrix)
             order, sizes = shortlist_sets(self.policy, predictions)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._sorted import SortedRun
-from ._usecase import use_case_of
+from .._engine.sorting import SortedRun
+from .._model.values import use_case_of
 
 # More gain categories than this (a value matrix over many classes) and the
 # per-node count vectors stop paying for themselves: the item bootstrap is used.

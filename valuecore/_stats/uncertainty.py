@@ -38,15 +38,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._usecase import check_value_range as _check_value_range
-from ._evaluate import item_values
-from ._policies import Policy, Values, fit_policy, value_matrix_for
-from ._predictions import Predictions
-from ._sorted import SortedRun, acceptance_limits, dimensionless_value
-from ._voc import VOC_MODES
-from ._bounded import (RowsOfIntervals, bounded_p_value, interval_from_counts, one_more_at_worst, weighted_interval,
+from .._model.values import check_value_range as _check_value_range
+from .._engine.evaluate import item_values
+from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
+from .._model.predictions import Predictions
+from .._engine.sorting import SortedRun, acceptance_limits, dimensionless_value
+from .._engine.voc import VOC_MODES
+from .bounded import (RowsOfIntervals, bounded_p_value, interval_from_counts, one_more_at_worst, weighted_interval,
                        weighted_p_value)
-from ._tally import Grouped, group_items
+from .._engine.tally import Grouped, group_items
 
 __all__ = [
     "Interval",
@@ -104,7 +104,7 @@ class Interval:
         "bounded" (the default everywhere): the interval for a mean of
         outcomes within known bounds, with one extra item at the worst
         possible value for the low end and at the best for the high end
-        (Clopper-Pearson for two outcomes; see ``valuecore._bounded``). It
+        (Clopper-Pearson for two outcomes; see ``valuecore._stats.bounded``). It
         holds when the costliest outcome is rare or never seen.
     worst_value : float
         The lowest value one item can take (e.g. the value of a wrong answer):
@@ -142,7 +142,7 @@ class Interval:
         return self._sentences("")[1]
 
     def _sentences(self, currency: str) -> tuple[str, str]:
-        from .wording import interval_sentences
+        from ..wording import interval_sentences
 
         return interval_sentences(self, currency)
 
@@ -432,7 +432,7 @@ def _bound_ends(g: Grouped, kind: str, lowest: float, highest: float, confidence
     """Both ends of the bounded interval of ``g``; ``lowest``/``highest`` already hold every value of ``g``.
 
     Frequency weights are counts (the Dirichlet of the counts); sampling weights go through
-    :func:`valuecore._bounded.weighted_interval`.
+    :func:`valuecore._stats.bounded.weighted_interval`.
     """
     if kind == "frequency":
         return interval_from_counts(g.values, g.weight, lowest, highest, confidence)
@@ -466,7 +466,7 @@ def _bounded_interval(g: Grouped, kind: str, m: _Moments, confidence: float, val
 
 def grouped_interval(g: Grouped, *, confidence_level: float = 0.95, weight_kind: str = "auto",
                      value_range=None, method: str = "bounded") -> Interval:
-    """:func:`mean_interval` of values already grouped (:class:`valuecore._tally.Grouped`): the same formulas."""
+    """:func:`mean_interval` of values already grouped (:class:`valuecore._engine.tally.Grouped`): the same formulas."""
     confidence = _check_confidence(confidence_level)
     if method not in INTERVAL_METHODS:
         raise ValueError(f"method must be one of {list(INTERVAL_METHODS)}, got {method!r}")
@@ -504,7 +504,7 @@ def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95,
     others).
 
     Every figure is computed from the values grouped by distinct value (their weights, squared weights
-    and items of positive weight added per value; :class:`valuecore._tally.Grouped`), the form a
+    and items of positive weight added per value; :class:`valuecore._engine.tally.Grouped`), the form a
     decision's tally gives without the items, so both give the same numbers: bit for bit with
     whole-number weights, within a relative ``~ 4 eps`` per group with fractional ones (the weights of a
     value are added in another order). Against dot products over the items the mean differs by that
@@ -534,7 +534,7 @@ def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95,
         worst (best) value, since a costly outcome never seen may hide among
         the items that weigh most: Dirichlet weights over the items and that
         one (the Bayesian bootstrap of the weighted mean), linearised for its
-        mean and variance (``valuecore._bounded.weighted_moments``). "auto"
+        mean and variance (``valuecore._stats.bounded.weighted_moments``). "auto"
         (the default) picks "frequency" when every weight is a whole number
         and "probability" otherwise. Both agree for equal weights.
     value_range : (float, float), optional
@@ -1138,7 +1138,7 @@ def paired_comparison(
 
 def _thresholds_by_groups(tree, tune_run: SortedRun, n_resamples: int, rng) -> np.ndarray:
     """Frequency weights: the resampled counts per (confidence, gain) cell are multinomial; O(groups) per resample."""
-    from ._grouped_bootstrap import best_groups
+    from .grouped_bootstrap import best_groups
 
     if tree.n_draws == 0:
         raise ValueError("no item has a positive weight: there is nothing to resample")
@@ -1527,7 +1527,7 @@ def threshold_stability(
     each cell (a multinomial), and searched from the top of a binary tree of
     the cells without visiting the ones that cannot hold the best threshold:
     O(log(distinct confidences)) levels per resample, not O(items). See
-    ``valuecore._grouped_bootstrap``.
+    ``valuecore._stats.grouped_bootstrap``.
 
     Examples
     --------
@@ -1545,7 +1545,7 @@ def threshold_stability(
     matrix = value_matrix_for(values, predictions.classes)
     tree = None
     if predictions.n and _weight_kind(predictions.sample_weight, "auto") == "frequency":
-        from ._grouped_bootstrap import group_tree
+        from .grouped_bootstrap import group_tree
 
         tree = group_tree(tune_run, values, matrix.gains)
     if tree is not None:
