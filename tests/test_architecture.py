@@ -1,8 +1,13 @@
-"""The import structure of valuecore, read from the source with ast (function-level imports included).
+"""The import structure of the whole repository, read from the source with ast (imports inside functions
+included): app.py, pages/, dashboard/, valuecore/ and benchmarks/.
 
-No import cycle inside the package; the engine knows nothing of calibration (calibration maps the
-confidences before the engine sees them); the command line is layered one way; and no module outside
-the package imports a private one (tests may, to test them).
+- valuecore's subpackages import one way: each imports only the subpackages its ``__init__`` docstring
+  declares under "May import:", and those declarations form no circle;
+- the presentation modules (``wording``, ``chartspecs``, ``report``) sit above every subpackage but the
+  command line, and no module of the core reaches up to a public facade;
+- no import circle anywhere in the repository;
+- nothing outside the package (app, pages, dashboard, benchmarks, docs) imports a private
+  ``valuecore._module`` (tests may, to test them), and the core imports nothing of the app.
 """
 
 from __future__ import annotations
@@ -11,23 +16,30 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "valuecore"
+SOURCES = ("app.py", "pages", "dashboard", PACKAGE, "benchmarks")
 OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")
-# Tune and evaluate decision rules on confidences already recalibrated.
-ENGINE = ("_sorted", "_policies", "_twotier", "_shortlist", "_tier_values")
-CALIBRATION = f"{PACKAGE}._calibration"
+# The presentation: numbers into words and charts for the app, the CLI and the report. Public modules
+# kept at the top of the package; they may import every subpackage but the command line.
+PRESENTATION = ("wording", "chartspecs", "report", "_report_reviewers")
+PRESENTATION_ROOM = "presentation"
+COMMAND_LINE = "_cli"
 
 
 # ------------------------------------------------------------------ the graph
-def package_modules(root: Path = ROOT) -> dict[str, Path]:
-    """Dotted name -> file of every module of the package (subpackages included)."""
+def source_modules(root: Path = ROOT, sources=SOURCES) -> dict[str, Path]:
+    """Dotted name -> file of every Python module of ``sources`` (``pages/home.py`` is ``pages.home``)."""
     modules = {}
-    for path in sorted((root / PACKAGE).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
+    for entry in sources:
+        path = root / entry
+        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            parts = list(file.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = file
     return modules
 
 
@@ -55,12 +67,29 @@ def imported_names(source: str, module: str, is_package: bool) -> list[str]:
     return found
 
 
+def _ancestors(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """Module -> the package modules it imports (anywhere in its source)."""
+    """Module -> the modules of ``modules`` it imports anywhere in its source.
+
+    A script folder's siblings import each other by bare name (``benchmarks/``: ``from bench_core import x``).
+    A module's own parent packages are left out: Python runs them before the module in any case, and
+    ``from . import wording`` names the package only to reach its submodule.
+    """
     graph = {}
     for name, path in modules.items():
-        reached = imported_names(path.read_text(encoding="utf-8"), name, path.name == "__init__.py")
-        graph[name] = {target for target in reached if target in modules and target != name}
+        is_package = path.name == "__init__.py"
+        folder = name if is_package else name.rpartition(".")[0]
+        targets = set()
+        for reached in imported_names(path.read_text(encoding="utf-8"), name, is_package):
+            sibling = f"{folder}.{reached}" if folder and not folder.startswith(PACKAGE) else None
+            for candidate in (reached, sibling):
+                if candidate in modules and candidate != name and candidate not in _ancestors(name):
+                    targets.add(candidate)
+        graph[name] = targets
     return graph
 
 
@@ -129,15 +158,118 @@ def _one_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
 
 
 def describe(cycle: list[str]) -> str:
-    return " -> ".join(name.removeprefix(f"{PACKAGE}.") for name in cycle)
+    return " -> ".join(cycle)
 
 
-# ------------------------------------------------------------------ the package
-def test_no_import_cycle_inside_the_package():
-    found = cycles(import_graph(package_modules()))
-    assert not found, "import cycles inside valuecore:\n" + "\n".join(describe(c) for c in found)
+# ------------------------------------------------------------------ the rooms of valuecore
+def rooms(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each subpackage of valuecore -> the rooms it may import, as its ``__init__`` docstring declares
+    ("May import: _model, _engine."; "presentation" names the presentation modules)."""
+    found = {}
+    packages = sorted(p.parent.name for p in (root / PACKAGE).glob("_*/__init__.py"))
+    known = {*packages, PRESENTATION_ROOM}
+    for name in packages:
+        doc = ast.get_docstring(ast.parse((root / PACKAGE / name / "__init__.py").read_text(encoding="utf-8"))) or ""
+        declared = doc.partition("May import:")[2].split("\n\n")[0]
+        assert declared.strip(), f"{PACKAGE}/{name}/__init__.py does not say what it may import"
+        found[name] = set(re.findall(r"[A-Za-z_]+", declared)) & known
+    found[PRESENTATION_ROOM] = set(packages) - {COMMAND_LINE}
+    return found
 
 
+def room_of(module: str, root: Path = ROOT) -> str | None:
+    """The room of a valuecore module: its subpackage, "presentation", or None for the public surface
+    (the package itself, ``__main__`` and the facades that re-export the rooms' names)."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE or len(parts) == 1:
+        return None
+    if parts[1] in PRESENTATION:
+        return PRESENTATION_ROOM
+    return parts[1] if (root / PACKAGE / parts[1]).is_dir() else None
+
+
+def layering_offences(graph: dict[str, set[str]], allowed: dict[str, set[str]], root: Path = ROOT) -> list[str]:
+    """Each import of a valuecore module that leaves its room for one the room does not declare, or that
+    reaches up from a room to the public surface."""
+    offences = []
+    for module in sorted(graph):
+        room = room_of(module, root)
+        if room is None:
+            continue
+        for target in sorted(graph[module]):
+            if not target.startswith(f"{PACKAGE}."):
+                continue
+            other = room_of(target, root)
+            if other is None:
+                offences.append(f"{module} -> {target} (a room reaches up to the public surface)")
+            elif other != room and other not in allowed[room]:
+                offences.append(f"{module} -> {target} ({room} may not import {other})")
+    return offences
+
+
+def declared_circles(allowed: dict[str, set[str]]) -> list[list[str]]:
+    return cycles({room: set(targets) for room, targets in allowed.items()})
+
+
+# ------------------------------------------------------------------ the tests
+def test_no_import_circle_in_the_repository():
+    found = cycles(import_graph(source_modules()))
+    assert not found, "import circles:\n" + "\n".join(describe(c) for c in found)
+
+
+def test_valuecore_imports_one_way_as_its_subpackages_declare():
+    allowed = rooms()
+    assert {"_model", "_engine", "_stats", "_io", COMMAND_LINE} <= set(allowed)
+    assert not declared_circles(allowed), declared_circles(allowed)
+    offences = layering_offences(import_graph(source_modules()), allowed)
+    assert not offences, "imports against the declared layers:\n" + "\n".join(offences)
+
+
+def test_every_module_of_valuecore_lives_in_a_room_or_is_public():
+    """The flat row is gone: a private module lives in a subpackage named for what it holds."""
+    loose = [p.name for p in (ROOT / PACKAGE).glob("_*.py")
+             if p.stem not in ("__init__", "__main__") and p.stem not in PRESENTATION]
+    assert not loose, f"private modules outside a subpackage: {loose}"
+
+
+def test_the_core_imports_nothing_of_the_app():
+    graph = import_graph(source_modules())
+    for module, targets in graph.items():
+        if module.startswith(f"{PACKAGE}."):
+            assert not {t for t in targets if not t.startswith(PACKAGE)}, (module, targets)
+    for path in (ROOT / PACKAGE).rglob("*.py"):
+        names = imported_names(path.read_text(encoding="utf-8"), "", False)
+        assert not [n for n in names if n.split(".")[0] in ("streamlit", "altair")], path
+
+
+def test_pages_are_leaves_and_the_entry_point_imports_no_page():
+    graph = import_graph(source_modules())
+    for module, targets in graph.items():
+        assert not {t for t in targets if t.startswith("pages.") or t == "app"}, (module, targets)
+
+
+def test_the_engine_applies_recalibration_through_the_policy_only():
+    """Calibration maps the confidences before the engine sees them: the Policy records the mapping and
+    applies it; the modules that tune and evaluate rules never import the recalibration maps."""
+    graph = import_graph(source_modules())
+    recalibration = f"{PACKAGE}._model.recalibration"
+    for name in ("sorting", "fitting", "twotier", "shortlist", "evaluate", "curves", "voc", "table"):
+        assert recalibration not in graph[f"{PACKAGE}._engine.{name}"], name
+    assert not {t for t in graph[recalibration] if t.startswith(f"{PACKAGE}._engine")}
+
+
+def test_the_command_line_is_layered_one_way():
+    """The sub-commands share ``_cli.common``, which imports no other module of the command line;
+    ``_cli.commands`` registers them and none of them imports it."""
+    graph = import_graph(source_modules())
+    cli = {name for name in graph if name.startswith(f"{PACKAGE}._cli.")}
+    assert f"{PACKAGE}._cli.common" in cli
+    assert not graph[f"{PACKAGE}._cli.common"] & cli
+    for name in cli - {f"{PACKAGE}._cli.commands"}:
+        assert f"{PACKAGE}._cli.commands" not in graph[name], f"{name} imports _cli.commands"
+
+
+# ------------------------------------------------------------------ the checks can fail
 def test_the_cycle_check_finds_and_prints_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e2"}, "e2": {"e"}}
     assert sorted(map(describe, cycles(graph))) == ["a -> b -> c -> a", "e -> e2 -> e"]
@@ -157,30 +289,49 @@ def test_function_level_and_relative_imports_are_edges():
     assert "valuecore.pkg._inner" in imported_names("from . import _inner", "valuecore.pkg", is_package=True)
 
 
-def test_the_graph_sees_the_packages_modules_and_their_imports():
-    graph = import_graph(package_modules())
-    assert "valuecore._policies" in graph and "valuecore.serving" in graph
-    assert "valuecore._sorted" in graph["valuecore._policies"]  # a module-level import
-    assert "valuecore._calibration" in graph["valuecore._policy"]  # a function-level import
+def test_the_graph_finds_a_circle_closed_by_an_import_inside_a_function(tmp_path):
+    """The shape of the dashboard's old circle: data.py imports home inside a method, home imports the
+    views package, whose __init__ imports data."""
+    files = {
+        "dashboard/__init__.py": "",
+        "dashboard/data.py": "class Workspace:\n    def rules(self):\n        from .home import rules\n",
+        "dashboard/home.py": "from . import views\n",
+        "dashboard/views/__init__.py": "from ..data import Workspace\n",
+        "pages/home.py": "from dashboard import home\n",
+        "benchmarks/bench_a.py": "def f():\n    from bench_b import g\n",
+        "benchmarks/bench_b.py": "from bench_a import f\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    graph = import_graph(source_modules(tmp_path, ("pages", "dashboard", "benchmarks")))
+    assert sorted(map(describe, cycles(graph))) == [
+        "benchmarks.bench_a -> benchmarks.bench_b -> benchmarks.bench_a",
+        "dashboard.data -> dashboard.home -> dashboard.views -> dashboard.data",
+    ]
 
 
-def test_the_engine_knows_nothing_of_calibration():
-    """Calibration maps the confidences before the engine sees them: the Policy (``_policy``) records
-    the mapping and applies it; the modules that tune and evaluate rules never import calibration."""
-    graph = import_graph(package_modules())
-    for name in ENGINE:
-        assert CALIBRATION not in graph[f"{PACKAGE}.{name}"], f"{name} imports {CALIBRATION}"
-    assert not graph[CALIBRATION] & {f"{PACKAGE}.{name}" for name in (*ENGINE[1:], "_policy")}, graph[CALIBRATION]
-
-
-def test_the_command_line_is_layered_one_way():
-    """The sub-commands share ``_cli_common``, which imports no ``_cli*`` module; ``_cli`` registers them."""
-    graph = import_graph(package_modules())
-    cli = {name for name in graph if name.startswith(f"{PACKAGE}._cli")}
-    assert f"{PACKAGE}._cli_common" in cli
-    assert not graph[f"{PACKAGE}._cli_common"] & cli
-    for name in cli - {f"{PACKAGE}._cli"}:
-        assert f"{PACKAGE}._cli" not in graph[name], f"{name} imports _cli"
+def test_the_layer_check_names_an_import_that_runs_up(tmp_path):
+    package = tmp_path / PACKAGE
+    for name, doc in {"_model": "May import: nothing inside valuecore.", "_engine": "May import: _model.",
+                      "_cli": "May import: _model, _engine, presentation."}.items():
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text(f'"""Room.\n\n{doc}\n"""\n', encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "_model" / "values.py").write_text("from .. import wording\n", encoding="utf-8")
+    (package / "_engine" / "tally.py").write_text("def f():\n    from ..curves import x\n", encoding="utf-8")
+    (package / "_engine" / "fit.py").write_text("from .._model import values\nfrom . import tally\n",
+                                                encoding="utf-8")
+    (package / "wording.py").write_text("", encoding="utf-8")
+    (package / "curves.py").write_text("from ._engine.tally import f\n", encoding="utf-8")
+    allowed = rooms(tmp_path)
+    assert allowed["_model"] == set() and allowed["_cli"] == {"_model", "_engine", PRESENTATION_ROOM}
+    graph = import_graph(source_modules(tmp_path, (PACKAGE,)))
+    assert layering_offences(graph, allowed, tmp_path) == [
+        "valuecore._engine.tally -> valuecore.curves (a room reaches up to the public surface)",
+        "valuecore._model.values -> valuecore.wording (_model may not import presentation)",
+    ]
+    assert declared_circles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
 
 
 # ------------------------------------------------------------ nothing outside imports a private module
@@ -219,7 +370,7 @@ def test_no_module_outside_the_package_imports_a_private_one():
 
 def test_the_private_import_check_can_fail():
     assert private_imports("from valuecore._runfiles import load_runs") == ["valuecore._runfiles"]
-    assert private_imports("import valuecore._sorted as s") == ["valuecore._sorted"]
+    assert private_imports("import valuecore._engine.sorting as s") == ["valuecore._engine"]
     assert private_imports("from valuecore import _voc, presort") == ["valuecore._voc"]
     assert private_imports("def f():\n    from valuecore._io._runfiles import x") == ["valuecore._io"]
     assert private_imports("from valuecore.runs import _load_one") == ["valuecore.runs._load_one"]
@@ -228,37 +379,6 @@ def test_the_private_import_check_can_fail():
                            "from valuecore import __version__") == []
 
 
-# ------------------------------------------------------------ what moved still loads from where it was
-def test_pickles_made_before_a_class_moved_still_load():
-    """Pickles (an MLflow model's classifier holds a ServingPolicy and its Policy objects) name a class by
-    its module: each moved class stays importable from its old module."""
-    import pickle
-
-    import valuecore as vc
-    from valuecore.constraints import AssistedValues, ShortlistValues
-    from valuecore.serving import load_policy
-
-    policy = vc.Policy("two_tier", threshold=0.9, assist_threshold=0.5, calibration={"method": "none"},
-                       assisted={"v_confirmed_correct": 1, "v_confirmed_wrong": 0, "cost": 0.1})
-    served = load_policy({"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
-                          "models": [{"model": "m", "classes": ["no", "yes"], "policy": policy.to_dict()}]})
-    moved = {  # class -> (its module now, its module before)
-        vc.Policy: ("valuecore._policy", "valuecore._policies"),
-        type(policy.calibration): ("valuecore._policy", "valuecore._policies"),
-        type(served): ("valuecore._serving", "valuecore.serving"),
-        AssistedValues: ("valuecore._tier_values", "valuecore._twotier"),
-        ShortlistValues: ("valuecore._tier_values", "valuecore._shortlist"),
-    }
-    for cls, (now, before) in moved.items():
-        assert cls.__module__ == now, cls
-    data = pickle.dumps((policy, served, AssistedValues(0.9, -0.5), ShortlistValues(((2, 0.5, 0.0),))), protocol=0)
-    old = data
-    for cls, (now, before) in moved.items():
-        new_name, old_name = f"c{now}\n{cls.__qualname__}\n".encode(), f"c{before}\n{cls.__qualname__}\n".encode()
-        assert new_name in old, cls
-        old = old.replace(new_name, old_name)
-    policy_again, served_again, assisted, shortlist = pickle.loads(old)
-    assert policy_again == policy and assisted == AssistedValues(0.9, -0.5)
-    assert shortlist == ShortlistValues(((2, 0.5, 0.0),))
-    items = [[0.95, 0.05], [0.2, 0.8]]
-    assert served_again.decide(items).tolist() == served.decide(items).tolist()
+@pytest.mark.parametrize("module", ["valuecore._engine.sorting", "dashboard.data", "pages.home", "app"])
+def test_the_graph_sees_the_repositorys_modules(module):
+    assert module in source_modules()

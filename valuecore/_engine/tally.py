@@ -41,9 +41,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._stats.bounded import _few_distinct
-
 __all__ = ["Grouped", "group_items", "group_cells"]
+
+
+# Item values take a few distinct values (cells of the value matrix). Beyond this many, sort every item.
+_FEW_DISTINCT = 8
+
+
+def _few_distinct(values: np.ndarray) -> np.ndarray | None:
+    """The sorted distinct values when there are few and numpy finds them by hashing (numpy >= 2.3), else None."""
+    try:
+        distinct = np.unique(values, sorted=False)  # a hash table, O(n)
+    except TypeError:  # numpy before 2.3 always sorts
+        return None
+    if distinct.size > _FEW_DISTINCT:
+        return None
+    distinct = np.sort(distinct)
+    return None if np.any(distinct[1:] == distinct[:-1]) else distinct  # -0.0 beside 0.0: let sorting merge them
 
 
 @dataclass(frozen=True)

@@ -43,22 +43,6 @@ __all__ = ["bounded_interval", "bounded_p_value", "interval_from_counts", "p_val
            "weighted_interval", "weighted_moments", "weighted_p_value"]
 
 
-# Item values take a few distinct values (cells of the value matrix). Beyond this many, sort every item.
-_FEW_DISTINCT = 8
-
-
-def _few_distinct(values: np.ndarray) -> np.ndarray | None:
-    """The sorted distinct values when there are few and numpy finds them by hashing (numpy >= 2.3), else None."""
-    try:
-        distinct = np.unique(values, sorted=False)  # a hash table, O(n)
-    except TypeError:  # numpy before 2.3 always sorts
-        return None
-    if distinct.size > _FEW_DISTINCT:
-        return None
-    distinct = np.sort(distinct)
-    return None if np.any(distinct[1:] == distinct[:-1]) else distinct  # -0.0 beside 0.0: let sorting merge them
-
-
 def _moments(unit: np.ndarray, counts: np.ndarray, extra: float) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of ``sum_k u_k p_k``, ``p ~ Dirichlet(counts + one item at extra)``, per row of counts.
 
