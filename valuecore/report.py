@@ -182,7 +182,7 @@ def html_report(
         As ``build_policy_document`` (in plain words), or when
         vl-convert-python is missing.
     """
-    from ._model.recalibration import calibration_summary, reliability_diagram
+    from ._stats.calibration_metrics import calibration_summary, reliability_diagram
     from ._engine.curves import threshold_curve
     from ._pipeline.build import build_policy_document
     from ._engine.sorting import presort

@@ -121,7 +121,7 @@ def test_calibration_page_explains_top_label_only_runs(tmp_path):
 
 
 def vc_ece(predictions) -> float:
-    from valuecore._model.recalibration import expected_calibration_error
+    from valuecore._stats.calibration_metrics import expected_calibration_error
 
     return expected_calibration_error(predictions, 15, "uniform")
 

@@ -1,4 +1,5 @@
-"""Tests of valuecore._model.recalibration: recalibration maps and diagnostics."""
+"""Tests of valuecore.calibration: the recalibration maps (_model.recalibration) and the diagnostics
+(_stats.calibration_metrics)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import softmax
 
-from valuecore._model.recalibration import (
+from valuecore.calibration import (
     Calibrator,
     brier_score,
     calibration_summary,
@@ -642,13 +643,13 @@ def test_fitting_and_applying_leave_the_run_untouched(use_logits):
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 3000), decimals=st.sampled_from([1, 2, 4, 12]))
 def test_distinct_values_by_hashing_equal_numpy_unique(seed, n, decimals):
-    from valuecore._model import recalibration as _calibration
     from valuecore._engine import sorting as _sorted
+    from valuecore._stats import calibration_metrics
     confidence = np.round(np.random.default_rng(seed).random(n), decimals)
     saved = _sorted._FAST_SORT_MIN_ITEMS
     _sorted._FAST_SORT_MIN_ITEMS = 0  # the hashing path on small inputs too
     try:
-        values, inverse = _calibration._distinct_values(confidence)
+        values, inverse = calibration_metrics._distinct_values(confidence)
     finally:
         _sorted._FAST_SORT_MIN_ITEMS = saved
     expected_values, expected_inverse = np.unique(confidence, return_inverse=True)
@@ -694,7 +695,7 @@ def test_temperature_applied_in_blocks_is_scipy_softmax_bit_for_bit(source):
 @pytest.mark.parametrize("n_bins", [1, 4, 15])
 @pytest.mark.parametrize("kind", ["proba", "top_label", "weighted_ties"])
 def test_diagnostics_at_once_are_the_diagnostics_one_by_one(kind, n_bins):
-    from valuecore._model.recalibration import calibration_diagnostics
+    from valuecore._stats.calibration_metrics import calibration_diagnostics
 
     if kind == "proba":
         run = softmax_model(700, 5, 1.6, seed=21, weights=True)
