@@ -276,7 +276,7 @@ def test_empty_cells_of_the_voc_range_table_survive_a_link():
 
 
 def test_the_pages_own_option_lists_are_the_ones_a_link_accepts():
-    from dashboard import home
+    from dashboard.views import home
 
     assert HOME_PERIODS == home.PERIODS
 

@@ -70,8 +70,8 @@ def test_the_candidates_table_is_made_only_when_asked_for(monkeypatch):
     # A new value builds the page; the table is shown only while its section is open, so it must cost nothing
     # until then, and once made it is kept.
     made = []
-    real = view.home.candidates_frame
-    monkeypatch.setattr(view.home, "candidates_frame", lambda *a: made.append(1) or real(*a))
+    real = view.candidates_frame
+    monkeypatch.setattr(view, "candidates_frame", lambda *a: made.append(1) or real(*a))
     chosen = selection("digits", values=(1.0, 0.0, -7.25))
     page = view.build_now(chosen, workspace(chosen))
     assert page.has_candidates and made == []

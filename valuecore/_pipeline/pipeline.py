@@ -5,9 +5,10 @@ The stages, per model::
     choose splits -> fit calibration -> sort -> fit policy -> evaluate -> interval
 
 :class:`Pipeline` holds each stage as a method. The command line calls it as
-it is (``build_policy_document``); the dashboard subclasses it and caches the
-expensive stages (calibrating, sorting, evaluating), which changes how fast a
-number comes, never which number. What the Value page shows, what the Export
+it is (``build_policy_document``); the dashboard hands it a cache (``cache=``,
+an object with one method, :meth:`StageCache.stage`) that keeps the expensive
+stages (calibrating, sorting, evaluating, recommending) across reruns, which
+changes how fast a number comes, never which number. What the Value page shows, what the Export
 page writes and what ``python -m valuecore report`` prints are therefore the
 same policies, to the last digit.
 
@@ -35,7 +36,7 @@ the document's evaluation exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
@@ -69,6 +70,19 @@ __all__ = [
 ]
 
 NO_PROBA_NOTE = "the expected-value rule " + NO_PROBA
+
+
+class StageCache(Protocol):
+    """What :class:`Pipeline` asks of a cache handed to it: one method.
+
+    ``stage(pipeline, stage, model, split, inputs, compute)`` returns ``compute()``, or what an earlier
+    call returned for the same stage of the same run, split, settings and ``inputs`` (the recalibration
+    in force, a policy, values, the models and rules weighed). Only the cache knows how to identify a run
+    across calls (a file's hash, say) and for how long to keep what it computed.
+    """
+
+    def stage(self, pipeline: Pipeline, stage: str, model: str | None, split: str | None, inputs: tuple,
+              compute: Callable[[], Any]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -112,12 +126,14 @@ class Pipeline:
     calibration : {"none", "temperature", "isotonic", "platt"}
         Recalibration fitted on the tuning split before anything is tuned.
 
-    Subclasses may cache :meth:`calibrator`, :meth:`calibrated`,
-    :meth:`sorted` and :meth:`result`; they must not change what they return.
+    cache : StageCache, optional
+        Keeps what the expensive stages compute (``"calibrator"``, ``"calibrated"``, ``"sorted"``,
+        ``"evaluated"``, ``"interval"``, ``"recommendation"``, ``"recommended_rules"``) beyond this
+        object's life; it must return what the stage computes. None: nothing is kept.
     """
 
     def __init__(self, runs: Mapping, tune_split: str | None = None, eval_split: str | None = None,
-                 calibration: str = "none"):
+                 calibration: str = "none", cache: StageCache | None = None):
         from .._model.recalibration import METHODS
 
         if calibration not in METHODS:
@@ -131,6 +147,15 @@ class Pipeline:
         self._recommended: dict = {}
         # The models the choice "recommended" is weighed among, when not told (None: every run).
         self.recommend_models: tuple | None = None
+        # The rules it weighs, when not told: a function of (values, models) (None: every rule that applies).
+        self.recommend_kinds = None
+        self.cache = cache
+
+    def _stage(self, stage: str, model: str | None, split: str | None, compute, *inputs):
+        """``compute()``, or what the cache kept for the same stage, model, split and inputs."""
+        if self.cache is None:
+            return compute()
+        return self.cache.stage(self, stage, model, split, inputs, compute)
 
     # ------------------------------------------------------------ splits
     def run(self, model: str):
@@ -207,7 +232,8 @@ class Pipeline:
         """Fit the recalibration on one split (a stage the dashboard caches)."""
         from .._model.recalibration import fit_calibration
 
-        return fit_calibration(predictions, self.calibration)
+        return self._stage("calibrator", model, split, lambda: fit_calibration(predictions, self.calibration),
+                           self.calibration)
 
     def calibration_dict(self, model: str) -> dict | None:
         calibrator, _ = self.calibrator(model)
@@ -231,12 +257,15 @@ class Pipeline:
         calibrator, _ = self.calibrator(model)
         if predictions is None or calibrator is None:
             return predictions
-        return calibrator.apply(predictions)
+        return self._stage("calibrated", model, split, lambda: calibrator.apply(predictions),
+                           self.calibration_key(model))
 
     def sorted(self, model: str, split: str | None) -> SortedRun | None:
         """The (recalibrated) split, presorted."""
         predictions = self.calibrated(model, split)
-        return None if predictions is None else presort(predictions)
+        if predictions is None:
+            return None
+        return self._stage("sorted", model, split, lambda: presort(predictions), self.calibration_key(model))
 
     def has_proba(self, model: str) -> bool:
         return all(p.has_proba for p in self.run(model).splits.values())
@@ -255,17 +284,43 @@ class Pipeline:
         return value_matrix_for(align_values(values, classes), classes)
 
     # --------------------------------------------------------------- policy
+    def _weighed(self, values, models, kinds) -> tuple:
+        models = tuple(models if models is not None else self.recommend_models or self.runs)
+        if kinds is None and self.recommend_kinds is not None:
+            kinds = self.recommend_kinds(values, models)
+        return models, None if kinds is None else tuple(kinds)
+
+    def recommendation(self, values, models=None, kinds=None):
+        """The one (model, rule) to deploy (:func:`~valuecore.recommend`) among ``models`` over ``kinds``.
+
+        ``models``: default :attr:`recommend_models`, else every run; ``kinds``: default
+        :attr:`recommend_kinds` of the values and models, else every rule that applies.
+        """
+        from .._decide.recommend import recommend
+
+        models, kinds = self._weighed(values, models, kinds)
+        return self._stage("recommendation", None, None, lambda: recommend(self, values, models, kinds=kinds),
+                           values, models, kinds)
+
     def recommended_rules(self, values, models=None, **constraints) -> dict:
         """Each model's rule under the choice ``"recommended"`` (:func:`~valuecore.recommended_rules`).
 
-        ``models``: those weighed together (default :attr:`recommend_models`, else every run).
+        ``models`` and the rules weighed: as :meth:`recommendation`, whose answer it reads (when no
+        constraint is given).
         """
         from .._decide.recommend import recommended_rules
 
-        models = tuple(models if models is not None else self.recommend_models or self.runs)
-        key = (models, repr(values), repr(sorted((k, repr(v)) for k, v in constraints.items())))
+        models, kinds = self._weighed(values, models, None)
+        key = (models, kinds, repr(values), repr(sorted((k, repr(v)) for k, v in constraints.items())))
         if key not in self._recommended:
-            self._recommended[key] = recommended_rules(self, values, models, **constraints)
+            if constraints:
+                self._recommended[key] = recommended_rules(self, values, models, **constraints)
+            else:
+                self._recommended[key] = self._stage(
+                    "recommended_rules", None, None,
+                    lambda: recommended_rules(self, values, models, kinds=kinds,
+                                              recommendation=self.recommendation(values, models, kinds)),
+                    values, models, kinds)
         return self._recommended[key]
 
     def rule(self, model: str, kind: str, values, **constraints) -> str:
@@ -312,9 +367,8 @@ class Pipeline:
         """The evaluation stage on a split the model has (the dashboard caches it)."""
         predictions = self.predictions(model, split)
         values = self.values_for(model, values)
-        if predictions.has_labels:
-            return evaluate(policy, predictions, values)
-        return estimate(policy, predictions, values)
+        measure = evaluate if predictions.has_labels else estimate
+        return self._stage("evaluated", model, split, lambda: measure(policy, predictions, values), policy, values)
 
     def interval(self, model: str, policy: Policy, values, result: PolicyResult | None = None,
                  split: str | None = None):
@@ -331,7 +385,8 @@ class Pipeline:
     def interval_on(self, model: str, split: str, policy: Policy, values, result: PolicyResult):
         """The interval stage on a labelled split (the dashboard caches it)."""
         values = self.values_for(model, values)
-        return _interval(policy, self.predictions(model, split), values, result)
+        return self._stage("interval", model, split,
+                           lambda: _interval(policy, self.predictions(model, split), values, result), policy, values)
 
     # ------------------------------------------------------------- entries
     def notes(self, model: str, kind: str) -> list[str]:
