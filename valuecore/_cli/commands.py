@@ -223,7 +223,7 @@ def _cmd_report(args) -> int:
     )
     pipeline = None
     if args.adapt_to is not None:  # re-tuned for the class mix of an unlabelled split (docs/constraints.md)
-        from .._monitor.prior_shift import adapted_pipeline
+        from .._pipeline.adapted import adapted_pipeline
 
         pipeline = adapted_pipeline(models, args.adapt_to, method=args.adapt_method or "em",
                                     tuning=args.adapt_tuning or "reweight",
@@ -236,7 +236,7 @@ def _cmd_report(args) -> int:
     if reviewers is not None:
         from dataclasses import replace
 
-        from .reviewers import reviewer_record
+        from .._pipeline.reviewers import reviewer_record
 
         document = replace(document, reviewers=reviewer_record(reviewers, typed_values))
     say = _say(args)
@@ -271,14 +271,14 @@ def _reviewers(args, values):
 
 
 def _reviewer_lines(document) -> list[str]:
-    from .reviewers import reviewer_lines
+    from .._report_reviewers import reviewer_lines
 
     return reviewer_lines(document.reviewers)
 
 
 def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     """``report`` with a workload curve: one exact threshold per model, each priced at its hand-off rate."""
-    from .reviewers import loaded_reviewer_document
+    from .._pipeline.reviewers import loaded_reviewer_document
 
     unsupported = [name for name, given in (
         ("--policy other than threshold or class_thresholds", args.policy not in (RECOMMENDED_RULE, "threshold",
@@ -640,7 +640,7 @@ def _cmd_apply(args) -> int:
     models = _load(args.paths)
     applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
     if document.reviewers is not None:  # on a workload curve, each policy is priced at its own hand-off rate
-        from .reviewers import reprice_applied
+        from .._pipeline.reviewers import reprice_applied
 
         applied = reprice_applied(document, models, applied, with_interval=not args.no_interval)
     say = _say(args)

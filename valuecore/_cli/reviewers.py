@@ -1,4 +1,7 @@
-"""``report --reviewer-accuracy`` and ``apply`` of a document that records reviewers.
+"""``report --reviewer-accuracy`` and ``apply`` of a document that records reviewers: the options.
+
+The documents and their pricing are ``valuecore._pipeline.reviewers``; the lines that say how hand-offs are
+priced, ``valuecore._report_reviewers.reviewer_lines``.
 
 A flat accuracy is priced into the use case (its ``v_abstain`` becomes the
 expected value of a hand-off), so every rule, the recommendation, the verdict
@@ -12,12 +15,10 @@ produces.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 
 from .common import _finite_float
 
-__all__ = ["add_reviewer_options", "reviewers_from_args", "reviewer_record", "loaded_reviewer_document",
-           "reprice_applied", "reviewer_lines"]
+__all__ = ["add_reviewer_options", "reviewers_from_args"]
 
 
 def _share(text: str) -> float:
@@ -98,116 +99,3 @@ def reviewers_from_args(args, use_case):
         return Reviewers.from_sample(*args.reviewer_sample, **extra)
     accuracy = args.reviewer_accuracy if args.reviewer_accuracy is not None else 1.0
     return Reviewers(accuracy=accuracy, **extra)
-
-
-def reviewer_record(reviewers, use_case) -> dict:
-    """The policy JSON's ``reviewers``: the people, and how the document prices them."""
-    return {**reviewers.to_dict(), "v_person_wrong": reviewers.wrong_value(use_case),
-            "v_abstain_if_right": use_case.v_abstain, "priced_in_use_case": reviewers.flat}
-
-
-def _handoff_rate(result) -> float:
-    return float(result.n_abstain / result.n_items) if result.n_items > 0 else 0.0
-
-
-def loaded_reviewer_document(models, use_case, reviewers, *, tune_split, eval_split, calibration_method,
-                             with_interval: bool, kind: str = "threshold"):
-    """(document, notes) with one threshold (or per-class thresholds) per model tuned exactly for a workload
-    curve: the prefix scan, or the search over every total accepted (``fit_reviewer_class_thresholds``)."""
-    from .._pipeline.pipeline import Pipeline, evaluation_record
-    from .._engine.fitting import Policy
-    from .._pipeline.policy_json import PolicyDocument
-    from .._engine.reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold
-
-    if kind not in ("threshold", "class_thresholds"):
-        raise ValueError(f"a workload curve tunes one threshold or per-class thresholds, not {kind}")
-    pipeline = Pipeline(models, tune_split, eval_split, calibration_method)
-    base, notes = pipeline.document(list(models), kind, use_case, with_interval=False)
-    entries = []
-    for entry in base.entries:
-        model = entry.model
-        plan = pipeline.plan(model)
-        tuning = pipeline.sorted(model, plan.tune_split)
-        if tuning is None or not tuning.predictions.has_labels:
-            notes.append(f"{model}: skipped: its tuning split {plan.tune_split!r} has no labels")
-            continue
-        calibration = {"calibration": pipeline.calibration_dict(model)} if pipeline.calibration_dict(model) else {}
-        if kind == "class_thresholds":
-            try:
-                fit = fit_reviewer_class_thresholds(tuning, use_case, reviewers)
-            except ValueError as error:
-                notes.append(f"{model}: skipped: {error}")
-                continue
-            policy = Policy("class_thresholds", class_thresholds=fit.class_thresholds, **calibration)
-        else:
-            fit = fit_reviewer_threshold(tuning, use_case, reviewers)
-            policy = Policy("threshold", threshold=fit.threshold, **calibration)
-        # A fixed policy on a fixed split hands off a fixed share: priced at that rate, its value is linear.
-        rate = _handoff_rate(pipeline.result(model, policy, use_case))
-        priced = reviewers.use_case_at(use_case, rate)
-        result = pipeline.result(model, policy, priced)
-        interval = pipeline.interval(model, policy, priced, result) if with_interval else None
-        evaluation = evaluation_record(plan.eval_split, pipeline.predictions(model, plan.eval_split), result, interval)
-        accuracy = float(reviewers.accuracy_at(rate))
-        note = (f"{model}: tuned for reviewers whose accuracy falls with their workload; on {plan.eval_split!r} "
-                f"it hands off {rate:.2%}, where their accuracy is {accuracy:.4f} (the interval treats that rate "
-                "as fixed)")
-        notes.append(note)
-        entries.append(replace(entry, policy=policy, evaluation=evaluation, notes=(*entry.notes, note)))
-    if not entries:
-        raise ValueError("no model could be tuned for the reviewers: " + "; ".join(notes))
-    everything = float(reviewers.handoff_value(use_case, 1.0))
-    best = max(entries, key=lambda e: e.evaluation["value_per_item"])
-    if best.evaluation["value_per_item"] > everything:
-        recommendation = {"model": best.model, "policy": kind, "reason": (
-            f"the highest value per item with these reviewers ({best.evaluation['value_per_item']:.4f}, against "
-            f"{everything:.4f} for handing every item over)")}
-    else:
-        recommendation = {"model": None, "policy": None, "reason": (
-            f"no model earns more per item than handing every item over to these reviewers ({everything:.4f})")}
-    document = PolicyDocument(values=use_case, entries=tuple(entries), recommendation=recommendation,
-                              reviewers=reviewer_record(reviewers, use_case))
-    return document, notes
-
-
-def reprice_applied(document, models, applied, *, with_interval: bool):
-    """``apply``'s results for reviewers on a workload curve: each policy priced at its own hand-off rate."""
-    from .._pipeline.pipeline import apply_policy_document
-    from .._pipeline.policy_json import PolicyDocument
-    from .._engine.reviewers import Reviewers
-
-    record = document.reviewers
-    if record is None or record.get("priced_in_use_case", True):
-        return applied
-    reviewers = Reviewers.from_dict(record)
-    out = []
-    for item in applied:
-        if item.result is None or item.split is None:
-            out.append(item)
-            continue
-        priced = reviewers.use_case_at(document.values, _handoff_rate(item.result))
-        alone = PolicyDocument(values=priced, entries=(document.entry(item.model),))
-        again = apply_policy_document(alone, {item.model: models[item.model]}, item.split,
-                                      with_interval=with_interval)[0]
-        out.append(replace(again, recommended=item.recommended))
-    return out
-
-
-def reviewer_lines(record) -> list[str]:
-    """How the hand-offs are priced, in one or two lines."""
-    if record is None:
-        return []
-    if record.get("workload"):
-        curve = ", ".join(f"{p['handoff_rate']:.0%}: {p['accuracy']:.3f}" for p in record["workload"])
-        people = f"reviewers' accuracy by hand-off rate {curve}"
-    else:
-        people = f"reviewers' accuracy {record['accuracy']:.4f}"
-    if record.get("accuracy_interval"):
-        low, high = record["accuracy_interval"]
-        sample = record.get("sample") or {}
-        people += (f" ({sample.get('n_right')} right of {sample.get('n_reviewed')} reviewed; "
-                   f"exact 95% interval [{low:.4f}, {high:.4f}])")
-    how = ("priced into the use case: v_abstain is the expected value of a hand-off"
-           if record["priced_in_use_case"] else "each policy priced at its own hand-off rate")
-    return [f"{people}; a hand-off they get right is worth {record['v_abstain_if_right']:g}, one they get wrong "
-            f"{record['v_person_wrong']:g}; {how}"]

@@ -170,7 +170,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
     )
     record["ci95"] = None
     if with_interval and predictions.n:
-        from .._stats.uncertainty import mean_interval
+        from .._stats.uncertainty import interval_basis_record, mean_interval
 
         item_values = (shortlist_item_values if listed else two_tier_item_values)(policy, predictions, values)
         value_range = (shortlist_value_range if listed else _two_tier_range)(policy, predictions, values)
@@ -178,8 +178,6 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
         if np.isfinite(interval.low) and np.isfinite(interval.high):
             record["ci95"] = [interval.low, interval.high]
             record["std_error"] = interval.std_error
-            from .._pipeline.policy_json import interval_basis_record
-
             record["ci95_basis"] = interval_basis_record(interval)
     return record
 

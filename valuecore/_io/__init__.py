@@ -11,5 +11,6 @@ reader and writer of files shares: ``limits`` (resource limits, checked before t
 ``paths`` (an output never replaces an input; a file stays inside its roots), ``safecsv`` (CSV cells a
 spreadsheet opens as text) and ``lazy`` (a module imported on first use).
 
-May import: _model.
+May import: _model, _engine (the loader radix-sorts class codes with the engine's narrow integers; an
+aggregate's resolution bound is read off the engine's cumulative gain).
 """

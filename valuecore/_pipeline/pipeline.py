@@ -53,10 +53,10 @@ from .policy_json import (
     align_values,
     check_classes,
     choose_splits,
-    interval_basis_record,
 )
 from .._model.predictions import Predictions
 from .._engine.sorting import SortedRun, presort
+from .._stats.uncertainty import interval_basis_record
 from .._model.values import UseCase, ValueMatrix, check_value_range
 from ..wording import NO_PROBA_NOTE as NO_PROBA
 

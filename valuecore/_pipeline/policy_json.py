@@ -253,12 +253,6 @@ def _count(value):
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-def interval_basis_record(interval) -> dict:
-    """What ``ci95`` rests on: its method and the counts behind it (``docs/policy-json.md``)."""
-    return {"method": interval.method, "n_acted": interval.n_acted, "n_worst": interval.n_worst,
-            "worst_value": interval.worst_value, "one_more_worst": interval.one_more_worst}
-
-
 @dataclass(frozen=True)
 class PolicyEntry:
     """The policy of one model, with where it came from and what it is worth.

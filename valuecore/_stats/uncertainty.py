@@ -483,6 +483,12 @@ def grouped_interval(g: Grouped, *, confidence_level: float = 0.95, weight_kind:
 INTERVAL_METHODS = ("bounded", "t")
 
 
+def interval_basis_record(interval) -> dict:
+    """What ``ci95`` rests on: its method and the counts behind it (``docs/policy-json.md``)."""
+    return {"method": interval.method, "n_acted": interval.n_acted, "n_worst": interval.n_worst,
+            "worst_value": interval.worst_value, "one_more_worst": interval.one_more_worst}
+
+
 def mean_interval(values, sample_weight=None, *, confidence_level: float = 0.95, weight_kind: str = "auto",
                   value_range=None, method: str = "bounded") -> Interval:
     """Weighted mean of per-item values with a confidence interval for the mean on new data.
