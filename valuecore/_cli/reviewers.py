@@ -1,15 +1,7 @@
-"""``report --reviewer-accuracy`` and ``apply`` of a document that records reviewers: the options.
+"""The reviewers' options of ``report`` (``--reviewer-accuracy``, a workload curve, a reviewed sample).
 
 The documents and their pricing are ``valuecore._pipeline.reviewers``; the lines that say how hand-offs are
 priced, ``valuecore._report_reviewers.reviewer_lines``.
-
-A flat accuracy is priced into the use case (its ``v_abstain`` becomes the
-expected value of a hand-off), so every rule, the recommendation, the verdict
-and the VOC of the HTML report are exact through the usual pipeline. A workload
-curve makes value non-linear in the hand-off rate: one global threshold per model
-is tuned by the exact prefix scan (per-class thresholds by the exact search over
-every total accepted), and each policy's value is priced at the hand-off rate it
-produces.
 """
 
 from __future__ import annotations
