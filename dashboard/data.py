@@ -292,7 +292,7 @@ class Workspace(vc.Pipeline):
             return None
         return _histogram(self.run_key(model), model, split, self.calibration_key(model), bins, predictions)
 
-    def voc(self, model: str, mode: str) -> vc.VOCCurve:
+    def voc(self, model: str, mode: str) -> vc.curves.VOCCurve:
         """The VOC curve of ``mode`` on the evaluated split ("tuned" tunes on the tuning split).
 
         Raises ValueError (in plain words) when a split is missing or unlabelled.
@@ -380,7 +380,7 @@ def policy_key(policy: vc.Policy) -> str:
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _histogram(run_key: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
-    return vc.confidence_histogram(_predictions, bins=bins)
+    return vc.curves.confidence_histogram(_predictions, bins=bins)
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
@@ -410,7 +410,7 @@ class ThresholdView:
         True when the split has no labels.
     """
 
-    def __init__(self, frame, curve: vc.ThresholdCurve, run: vc.SortedRun, thresholds):
+    def __init__(self, frame, curve: vc.curves.ThresholdCurve, run: vc.curves.SortedRun, thresholds):
         self.frame = frame
         self.no_model_total = float(curve.value_total[0])
         self.no_model_per_item = float(curve.value_per_item[0])

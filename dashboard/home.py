@@ -39,7 +39,7 @@ class Tile:
 
 
 @st.cache_resource(show_spinner="Weighing the models…", max_entries=128)
-def _verdict(key: tuple, _runs, _values) -> vc.Verdict:
+def _verdict(key: tuple, _runs, _values) -> vc.recommendation.Verdict:
     return vc.verdict(_runs, _values)
 
 
@@ -62,7 +62,7 @@ def cached_page(key: tuple, make):
     return _page(key, make)
 
 
-def page_recommendation(ws: Workspace, models, values) -> vc.Recommendation:
+def page_recommendation(ws: Workspace, models, values) -> vc.recommendation.Recommendation:
     """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them (the
     pipeline's recommendation, kept by its cache: the one the rule "recommended" reads)."""
     kinds, _ = rule_options(ws, models, values)
@@ -101,7 +101,7 @@ def recommended_pair(selection, among) -> tuple[str, str] | None:
     return None if rival is None else (model, rival)
 
 
-def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, list[str]]:
+def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.recommendation.Verdict, list[str]]:
     """Fit ``kind`` per model on its tuning split and judge the models on the evaluated split.
 
     Returns the verdict and a plain note per model left out (no split, a rule it cannot use).
@@ -123,7 +123,7 @@ def page_verdict(ws: Workspace, models, kind: str, values) -> tuple[vc.Verdict, 
     return verdict, notes
 
 
-def best_tile(verdict: vc.Verdict, best: str) -> Tile:
+def best_tile(verdict: vc.recommendation.Verdict, best: str) -> Tile:
     """The Value page's "best model" tile, honest about ties and degenerate values."""
     if verdict.degenerate in ("pointless", "all_useless"):
         return Tile("Best model", "none", "No model earns more than handing every item to a person.")
@@ -153,7 +153,7 @@ def simpler_rule_notes(ws: Workspace, models, kind: str, values, currency: str) 
         try:
             rich = views.fit(ws, model, kind, values)
             simple = ws.policy(model, "threshold", values)
-            comparison = vc.simpler_rule(rich, simple, predictions, values)
+            comparison = vc.recommendation.simpler_rule(rich, simple, predictions, values)
         except ValueError:
             continue  # the page already says why this rule cannot apply
         labels = {k: v.lower() for k, v in views.POLICY_LABELS.items()}

@@ -182,10 +182,9 @@ def _text(limit: int):
 
 def _amount(text: str) -> float:
     """A value inside the range the core computes exactly (dashboard.limits): a larger one is refused."""
-    value = _finite(text)
-    if abs(value) > vc.VALUE_LIMIT or 0 < abs(value) < 1 / vc.VALUE_LIMIT:
-        raise _Invalid(f"expected a value from -{vc.VALUE_LIMIT:g} to {vc.VALUE_LIMIT:g}, and 0 or at least "
-                       f"{1 / vc.VALUE_LIMIT:g} in size")
+    value, limit = _finite(text), vc.policy_json.VALUE_LIMIT
+    if abs(value) > limit or 0 < abs(value) < 1 / limit:
+        raise _Invalid(f"expected a value from -{limit:g} to {limit:g}, and 0 or at least {1 / limit:g} in size")
     return value
 
 

@@ -384,7 +384,7 @@ def confidence_histogram_spec(histogram, thresholds=None, *, title: str = "", he
     Parameters
     ----------
     histogram : DataFrame or list of dict
-        ``bin_start, bin_end, outcome, count, share`` (``valuecore.confidence_histogram``).
+        ``bin_start, bin_end, outcome, count, share`` (``valuecore.curves.confidence_histogram``).
     thresholds : DataFrame or list of dict, optional
         ``label, threshold``: vertical rules dashed as ``THRESHOLD_DASHES`` (e.g. tuned, your threshold).
     title : str

@@ -58,7 +58,7 @@ class HomeIntro:
 class HomePage:
     """The recommendation in words and frames, for any volume and period."""
 
-    recommendation: vc.Recommendation
+    recommendation: vc.recommendation.Recommendation
     headline: str
     reason: str
     range_words: str  # what the recommended model's likely range rests on ("" when it has none)
@@ -144,7 +144,7 @@ def build_now(selection, ws: Workspace) -> HomePage:
     )
 
 
-def recommendation_tiles(r: vc.Recommendation, currency: str, volume: float, period: str,
+def recommendation_tiles(r: vc.recommendation.Recommendation, currency: str, volume: float, period: str,
                          confidences=None) -> list[Tile]:
     """The six tiles under the headline, for the recommendation (or for handing every item over).
 
@@ -181,7 +181,7 @@ def values_frame(matrix: vc.ValueMatrix, currency: str) -> pd.DataFrame:
     return frame
 
 
-def candidates_frame(r: vc.Recommendation, currency: str) -> pd.DataFrame:
+def candidates_frame(r: vc.recommendation.Recommendation, currency: str) -> pd.DataFrame:
     """Every (model, rule) judged, best first, as text, then the no-model row (the HTML report's rows)."""
     rows = vc.wording.standings_rows(r, currency)
     # built by columns: a frame of row dicts took milliseconds on each rerun

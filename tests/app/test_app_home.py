@@ -57,12 +57,12 @@ def assert_clean(at: AppTest) -> str:
     return text
 
 
-def recommended(folder: str, values) -> vc.Recommendation:
+def recommended(folder: str, values) -> vc.recommendation.Recommendation:
     report = vc.load_runs([str(SAMPLES / folder)])
     return vc.recommend(vc.Pipeline(report.models), values)
 
 
-def shown_confidences(rec: vc.Recommendation, folder: str):
+def shown_confidences(rec: vc.recommendation.Recommendation, folder: str):
     """The recommended model's confidences on the data the landing page shows (tuning 'val', evaluated 'test')."""
     splits = vc.load_runs([str(SAMPLES / folder)]).models[rec.model].splits
     return np.concatenate([splits[s].confidence for s in ("val", "test") if s in splits])
@@ -242,7 +242,7 @@ def test_the_value_page_says_when_per_class_thresholds_overfit():
     expected = []
     for model, run in report.models.items():
         tuned = vc.presort(run.splits["val"])
-        comparison = vc.simpler_rule(vc.fit_policy("class_thresholds", tuned, use_case),
+        comparison = vc.recommendation.simpler_rule(vc.fit_policy("class_thresholds", tuned, use_case),
                                      vc.fit_policy("threshold", tuned, use_case), run.splits["test"], use_case)
         if comparison.prefer_simpler:
             expected.append(model)

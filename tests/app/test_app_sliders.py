@@ -234,7 +234,7 @@ def test_a_huge_typed_value_is_clamped_and_the_slider_stays_cheap():
     box(at).set_value(-1e300).run()
     clean(at)
     settings = at.session_state["settings"]
-    assert settings.v_wrong == -vc.VALUE_LIMIT and slider(at).value == -vc.VALUE_LIMIT
+    assert settings.v_wrong == -vc.policy_json.VALUE_LIMIT and slider(at).value == -vc.policy_json.VALUE_LIMIT
     assert len(slider(at).options) <= 2 * 160 * SLIDER_DECADES + 4
     assert math.isfinite(float(slider(at).options[0]))
 

@@ -46,7 +46,7 @@ AWKWARD = st.text(
     alphabet=st.sampled_from(list("abcXYZ019 ,;&=?#%+\"'\\/[]{}:é漢🙂\t") + ["\u200b"]), min_size=1, max_size=10
 )
 FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
-# A value matrix holds amounts the core computes exactly (valuecore.VALUE_LIMIT): larger ones are
+# A value matrix holds amounts the core computes exactly (valuecore.policy_json.VALUE_LIMIT): larger ones are
 # refused in words (tests/io/test_hostile_inputs.py), so a round trip is only asked of these.
 MATRIX_FLOATS = st.floats(min_value=-1e100, max_value=1e100, width=64).filter(lambda x: x == 0 or abs(x) >= 1e-100)
 SPLITS = st.none() | AWKWARD
@@ -350,7 +350,7 @@ def test_hostile_reviewer_values_in_a_link_are_refused_with_a_note():
     for key in params:
         assert any(f"{key}=" in note for note in notes), key
     assert all(len(note) < 200 for note in notes)  # a huge value is not echoed whole
-    assert Settings.from_query({"rvwrong": str(-10 * vc.VALUE_LIMIT)})[0] == Settings()
+    assert Settings.from_query({"rvwrong": str(-10 * vc.policy_json.VALUE_LIMIT)})[0] == Settings()
     assert Settings.from_query({"rvacc2": "inf", "rvrate1": "0x1p-3"})[0] == Settings()
     # in range, it is taken as is
     assert Settings.from_query({"rvacc2": "0.25", "rvwrong": "-0.0"}) == (

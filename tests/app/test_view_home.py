@@ -146,8 +146,8 @@ def test_the_deciding_confidences_write_every_threshold_as_all_the_confidences_d
                               for i, (label, _) in enumerate(per_class.class_thresholds))
                 moved = dataclasses.replace(per_class, class_thresholds=pairs)
                 few = view.deciding_confidences(ws, model, moved)
-                rec = vc.Recommendation(model, "class_thresholds", moved, *([0.0] * 5), False, "only", None, 0.0,
-                                        True, None, 1.0, ())
+                rec = vc.recommendation.Recommendation(model, "class_thresholds", moved, *([0.0] * 5), False, "only",
+                                                       None, 0.0, True, None, 1.0, ())
                 assert vc.wording.recommendation_headline(rec, few) == vc.wording.recommendation_headline(rec, every)
 
 

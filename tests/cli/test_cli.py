@@ -13,7 +13,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from scipy.special import softmax
 
-from valuecore import POLICY_KINDS
+from valuecore.policy_json import POLICY_KINDS
 from valuecore._cli.commands import main, read_value_matrix
 from valuecore._pipeline.policy_json import PolicyDocument, policy_schema
 

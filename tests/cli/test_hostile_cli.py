@@ -81,7 +81,7 @@ def test_a_199_mb_comma_header_is_refused_in_bounded_memory(tmp_path):
     peak, done = peak_rss_mb(
         "import valuecore as vc\n"
         f"data = open(r'{path}', 'rb').read()\n"
-        "report = vc.load_run_file(data, name='upload.csv')\n"
+        "report = vc.runs.load_run_file(data, name='upload.csv')\n"
         "print('MESSAGE', report.errors[0].message)\n"
     )
     assert "too many columns" in done.stdout
@@ -568,9 +568,9 @@ def test_a_readme_inside_a_parquet_dataset_is_ignored_and_said(tmp_path):
 def test_nfc_and_nfd_spellings_are_one_class(tmp_path):
     nfc, nfd = unicodedata.normalize("NFC", "é"), unicodedata.normalize("NFD", "é")
     text = f"y_true,proba_{nfc},proba_b\n{nfc},0.9,0.1\n{nfd},0.8,0.2\nb,0.2,0.8\n"
-    report = vc.load_run_file(text.encode(), name="accents.csv")
+    report = vc.runs.load_run_file(text.encode(), name="accents.csv")
     assert report.ok and report.models["accents"].classes == (nfc, "b")
-    twice = vc.load_run_file(f"y_true,proba_{nfc},proba_{nfd}\n{nfc},0.9,0.1\n".encode(), name="x.csv")
+    twice = vc.runs.load_run_file(f"y_true,proba_{nfc},proba_{nfd}\n{nfc},0.9,0.1\n".encode(), name="x.csv")
     assert "duplicate column" in twice.errors[0].message
 
 

@@ -104,7 +104,7 @@ def test_the_pipeline_gives_the_same_policy_to_every_caller(tmp_path, capsys):
 @pytest.mark.heavy
 @pytest.mark.parametrize("calibration", ["none", "temperature", "isotonic"])
 def test_apply_reproduces_the_exported_evaluation_exactly(tmp_path, capsys, calibration):
-    for kind in vc.POLICY_KINDS:
+    for kind in vc.policy_json.POLICY_KINDS:
         if kind == "expected_value" and calibration == "isotonic":
             continue
         policy = tmp_path / f"{kind}.json"

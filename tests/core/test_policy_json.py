@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from scipy.special import softmax
 
-from valuecore import POLICY_KINDS, Policy, Predictions, UseCase, ValueMatrix, fit_policy, presort
+from valuecore import Policy, Predictions, UseCase, ValueMatrix, fit_policy, presort
+from valuecore.policy_json import POLICY_KINDS
 from valuecore.policy_json import (
     ACCEPT_RULE,
     PolicyDocument,

@@ -193,7 +193,7 @@ def _runs_for_recommend(weights: str, n_classes: int, seed: int, n: int = 400) -
         splits = {s: vc.Predictions.from_proba(proba[split == s], y_true=y[split == s],
                                                sample_weight=None if weight is None else weight[split == s])
                   for s in ("val", "test")}
-        runs[f"m{m}"] = vc.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
+        runs[f"m{m}"] = vc.runs.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
     return runs
 
 

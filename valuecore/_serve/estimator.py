@@ -59,7 +59,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         The values :meth:`fit` tunes the policy for (``fit(..., use_case=...)``
         overrides it). Class names are ``str(c)`` of ``classes_``.
     kind : str, default "threshold"
-        The policy kind :meth:`fit` tunes (``valuecore.ALL_POLICY_KINDS``).
+        The policy kind :meth:`fit` tunes (``valuecore.policy_json.ALL_POLICY_KINDS``).
     calibration : {"none", "temperature", "isotonic", "platt"}, default "none"
         The recalibration :meth:`fit` fits before tuning.
     assisted : dict, optional

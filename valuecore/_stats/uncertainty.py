@@ -371,12 +371,6 @@ def grouped_mean(g: Grouped) -> float:
     return _total_and_mean(g)[1]
 
 
-def weighted_mean(values, sample_weight=None) -> float:
-    """The ``mean`` of :func:`mean_interval` (the same number, bit for bit), without its interval."""
-    v, w = _values_and_weights(values, sample_weight)
-    return _total_and_mean(group_items(v, w, True))[1]
-
-
 def _moments(g: Grouped, kind: str) -> _Moments:
     """Mean, standard error and effective size from the grouped values."""
     total, mean = _total_and_mean(g)
