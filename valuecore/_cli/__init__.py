@@ -2,8 +2,7 @@
 
 ``commands`` (the parser and the commands validate, report, apply, table, voc), ``common`` (what the
 sub-commands share: exit codes, argument types, loading, values), ``monitor``, ``aggregate`` and
-``reviewers`` (the sub-commands and options built on ``common``) and ``describe`` (a rule's tiers and
-constraints in lines).
+``reviewers`` (the sub-commands and options built on ``common``).
 
 May import: _model, _io, _engine, _stats, _decide, _monitor, _pipeline, _serve, and the presentation
 modules (``wording``, ``chartspecs``, ``report``).
