@@ -87,8 +87,11 @@ def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray |
     correct, wrong = run.class_cum_correct, run.class_cum_wrong
     n_classes = run.predictions.n_classes
     thresholds = np.full(n_classes, np.nan)
-    bounds = np.searchsorted(run.class_group_class, np.arange(n_classes + 1), side="left").tolist()
     cache = run_cache(run)
+    bounds = cache.get("class bounds")
+    if bounds is None:  # each class's groups: [bounds[k], bounds[k + 1])
+        bounds = cache["class bounds"] = np.searchsorted(run.class_group_class, np.arange(n_classes + 1)).tolist()
+    group_threshold = run.class_group_threshold
     for k in range(n_classes):
         start, stop = bounds[k], bounds[k + 1]
         if start == stop:
@@ -98,7 +101,7 @@ def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray |
         if best is None:
             return None
         if (a * float(correct[best]) + b * float(wrong[best])) - base > 0:  # ties with "accept nothing" abstain
-            thresholds[k] = run.class_group_threshold[best]
+            thresholds[k] = group_threshold[best]
     return thresholds
 
 

@@ -51,23 +51,26 @@ def _pruned(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
     """
     exact = bool(x.size == 0 or (max(x[-1], y[-1]) <= _EXACT_CROSS and np.array_equal(x, np.rint(x))
                                  and np.array_equal(y, np.rint(y)) and x[0] >= 0 and y[0] >= 0))
-    keep = np.arange(x.size)
+    keep = None  # every point, until a round drops some
+    xs, ys = x, y
     for _ in range(_ROUNDS):
-        if keep.size < 3:
-            return keep, exact
-        xs, ys = x[keep], y[keep]
-        left_x, left_y = xs[:-2], ys[:-2]
-        rise = (xs[2:] - left_x) * (ys[1:-1] - left_y)
-        run = (ys[2:] - left_y) * (xs[1:-1] - left_x)
-        cross = rise - run
+        if xs.size < 3:
+            break
+        # The cross product of the two edges at each middle point: <= 0 when it lies on or under the chord.
+        dx, dy = np.diff(xs), np.diff(ys)
+        rise, run = dx[1:] * dy[:-1], dy[1:] * dx[:-1]
+        kept = np.ones(xs.size, dtype=bool)
         if exact:
-            drop = cross <= 0
+            np.greater(rise, run, out=kept[1:-1])
         else:
-            drop = cross < -(8 * _U * (np.abs(rise) + np.abs(run)) + _TINY)
-        if not drop.any():
-            return keep, exact
-        keep = keep[np.r_[True, ~drop, True]]
-    return keep, False
+            np.greater_equal(rise - run, -(8 * _U * (np.abs(rise) + np.abs(run)) + _TINY), out=kept[1:-1])
+        if kept.all():
+            break
+        keep = np.flatnonzero(kept) if keep is None else keep[kept]
+        xs, ys = xs[kept], ys[kept]
+    else:
+        exact = False  # not settled in so many rounds: the exact chain finishes
+    return (np.arange(x.size) if keep is None else keep), exact
 
 
 def _exact_chain(x: np.ndarray, y: np.ndarray) -> list[int]:
@@ -104,35 +107,46 @@ class Chain:
         self.x, self.y, self.start, self.stop = x, y, start, stop
         seg = x[start:stop]
         self.run_ends = np.r_[np.flatnonzero(seg[1:] != seg[:-1]), seg.size - 1] + start
-        px, py = x[self.run_ends], y[self.run_ends]
+        # Of run ends of equal y only the first can be a vertex (the next point is as high, and further right),
+        # and the last point: the others go before any arithmetic.
+        ys = y[self.run_ends]
+        first = np.ones(ys.size, dtype=bool)
+        np.not_equal(ys[1:-1], ys[:-2], out=first[1:-1])
+        rising = np.flatnonzero(first)
+        points = self.run_ends[rising]
+        px, py = x[points], ys[rising]
         keep, exact = _pruned(px, py)
         if not exact:
             if keep.size > _EXACT_CHAIN_MAX:
                 raise OverflowError("too many points near the hull for the exact chain")
             keep = keep[_exact_chain(px[keep], py[keep])]
-        self.vertex = self.run_ends[keep].tolist()
+        self.vertex = points[keep].tolist()
         self.vx, self.vy = px[keep].tolist(), py[keep].tolist()
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             slopes = np.diff(py[keep]) / np.diff(px[keep])
         self._neg_slopes = (-slopes).tolist()  # increasing: the hull is concave
+        self._x_last, self._y_last = float(x[stop - 1]), float(y[stop - 1])
 
     def first_best(self, cy: float, cx: float, base: float) -> int | None:
         """First ``k`` in ``[start, stop)`` maximising ``(cy * y[k] + cx * x[k]) - base`` as float64 computes it,
         for ``cy > 0 > cx``; None when the bounds overflow (then the scan answers)."""
         x, y, vx, vy = self.x, self.y, self.vx, self.vy
         last = self.stop - 1
-        bound = 32 * _U * (cy * float(y[last]) - cx * float(x[last]) + abs(base)) + _TINY
+        # Bounds the rounding of every gain of the segment (and of the few sums of gains below), with room.
+        bound = 32 * _U * (cy * self._y_last - cx * self._x_last + abs(base)) + _TINY
         if not math.isfinite(bound * 8):  # gains near overflow: the scan answers
             return None
         i = bisect.bisect_left(self._neg_slopes, cx / cy)  # the edges steeper than omega = -cx / cy come first
         found = (cy * vy[i] + cx * vx[i]) - base
         low = max(int(x.searchsorted(self._left(i, found, bound, cy, cx, base), side="left")), self.start)
         high = min(int(x.searchsorted(self._right(i, found, bound, cy, cx, base), side="right")) - 1, last)
+        at_x = float(x[high])
+        if float(x[low]) == at_x:  # one run: from its first point to its last
+            return self._first_reaching(low, high, at_x, (cy * float(y[high]) + cx * at_x) - base, bound, cy, cx,
+                                        base)
         ends = self.run_ends
         first_run, last_run = int(ends.searchsorted(low)), int(ends.searchsorted(high))
-        if first_run == last_run:
-            run, best = first_run, None
-        elif last_run - first_run < 8:
+        if last_run - first_run < 8:
             gains = [(cy * float(y[k]) + cx * float(x[k])) - base for k in ends[first_run:last_run + 1].tolist()]
             best = max(gains)
             run = first_run + gains.index(best)
@@ -142,14 +156,17 @@ class Chain:
             run = first_run + int(np.argmax(values))
             best = float(values[run - first_run])
         hi = int(ends[run])
-        at_x = float(x[hi])
-        if best is None:
-            best = (cy * float(y[hi]) + cx * at_x) - base
+        return self._first_reaching(int(ends[run - 1]) + 1 if run > 0 else self.start, hi, float(x[hi]), best, bound,
+                                    cy, cx, base)
+
+    def _first_reaching(self, lo: int, hi: int, at_x: float, best: float, bound: float, cy: float, cx: float,
+                        base: float) -> int:
+        """The first point of the run ``[lo, hi]`` (x = ``at_x``) whose rounded gain reaches ``best``, its end's."""
+        y = self.y
         # In a run x is constant and y never decreases, so neither does the rounded gain: bisect for the first
         # point reaching the best, from the first whose exact gain is within the bound of it.
         need = ((best - 2 * bound) + base - cx * at_x) / cy
-        lo = max(int(y.searchsorted(need - abs(need) * _SLACK - _TINY, side="left")),
-                 int(ends[run - 1]) + 1 if run > 0 else self.start)
+        lo = max(int(y.searchsorted(need - abs(need) * _SLACK - _TINY, side="left")), lo)
         while lo < hi:
             mid = (lo + hi) // 2
             if (cy * float(y[mid]) + cx * at_x) - base >= best:
@@ -158,15 +175,13 @@ class Chain:
                 lo = mid + 1
         return lo
 
-    def _gain(self, j: int, cy: float, cx: float, base: float) -> float:
-        return (cy * self.vy[j] + cx * self.vx[j]) - base
-
     def _left(self, i: int, found: float, bound: float, cy: float, cx: float, base: float) -> float:
         """An x below which no point's rounded gain reaches ``found``: from the line through the first hull
         edge left of vertex ``i`` along which the gain surely rises (every point lies under it)."""
+        vx, vy = self.vx, self.vy
         for j in range(i, 0, -1):
-            gain, before = self._gain(j, cy, cx, base), self._gain(j - 1, cy, cx, base)
-            width = self.vx[j] - self.vx[j - 1]
+            gain, before = (cy * vy[j] + cx * vx[j]) - base, (cy * vy[j - 1] + cx * vx[j - 1]) - base
+            width = vx[j] - vx[j - 1]
             rise = (gain - before) - 3 * bound
             if rise > 0:
                 slope_low = rise / width * (1 - _SLACK)
@@ -174,14 +189,15 @@ class Chain:
                 need = (found - 3 * bound) - gain  # the gain a point must add to vertex j's, at least
                 step = need / (slope_high if need > 0 else slope_low)
                 step -= abs(step) * _SLACK
-                return self.vx[j] + step - (abs(self.vx[j]) + abs(step)) * _SLACK - _TINY
+                return vx[j] + step - (abs(vx[j]) + abs(step)) * _SLACK - _TINY
         return -math.inf
 
     def _right(self, i: int, found: float, bound: float, cy: float, cx: float, base: float) -> float:
         """An x above which no point's rounded gain reaches ``found`` (the mirror of :meth:`_left`)."""
-        for j in range(i, len(self.vx) - 1):
-            gain, after = self._gain(j, cy, cx, base), self._gain(j + 1, cy, cx, base)
-            width = self.vx[j + 1] - self.vx[j]
+        vx, vy = self.vx, self.vy
+        for j in range(i, len(vx) - 1):
+            gain, after = (cy * vy[j] + cx * vx[j]) - base, (cy * vy[j + 1] + cx * vx[j + 1]) - base
+            width = vx[j + 1] - vx[j]
             fall = (gain - after) - 3 * bound
             if fall > 0:
                 slope_low = fall / width * (1 - _SLACK)
@@ -189,7 +205,7 @@ class Chain:
                 room = (gain + 3 * bound) - found  # what vertex j's gain may lose, at most
                 step = room / (slope_low if room >= 0 else slope_high)
                 step += abs(step) * _SLACK
-                return self.vx[j] + step + (abs(self.vx[j]) + abs(step)) * _SLACK + _TINY
+                return vx[j] + step + (abs(vx[j]) + abs(step)) * _SLACK + _TINY
         return math.inf
 
 
