@@ -7,8 +7,8 @@ for a move, one candidate threshold per item), labels right with probability the
 - hull build: the first ``fit_policy("threshold")`` and ``fit_policy("class_thresholds")`` (each builds
   its hulls once; reported apart from the moves);
 - a move: ``fit_policy`` for a new value each time (``--moves`` values of omega spread over [0.1, 50]),
-  median; the same moves through the linear scan the engine used before (``HULL_MIN_GROUPS`` raised
-  above the run's groups), median of fewer;
+  median; the same moves by the linear scan the engine used before the hull (``scan`` below: the
+  cumulative gain of every group, its first maximum), median of fewer;
 - the baseline, one numpy pass over the confidences: ``np.count_nonzero(confidence >= 0.5)``, median of
   ``--passes``.
 
@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import valuecore as vc  # noqa: E402
-from valuecore._engine import fitting  # noqa: E402
+from valuecore.curves import class_cumulative_gain, cumulative_gain  # noqa: E402
 
 CLASSES = [str(k) for k in range(10)]
 
@@ -56,15 +56,36 @@ def median_time(function, repeat: int) -> tuple[float, list]:
     return statistics.median(times), results
 
 
-def moves(run, kind: str, omegas) -> tuple[float, list]:
+def scan(run, kind: str, use_case):
+    """What fit_policy answered before the hull: the first maximum of the cumulative gain over every group
+    (per class: over the class's groups, beaten by accepting none of it only when above 0)."""
+    if kind == "threshold":
+        k = int(np.argmax(cumulative_gain(run, use_case)))
+        return None if k == 0 else float(run.thresholds[k - 1])
+    at_end = class_cumulative_gain(run, use_case)
+    bounds = np.searchsorted(run.class_group_class, np.arange(len(CLASSES) + 1)).tolist()
+    pairs = []
+    for k, name in enumerate(CLASSES):
+        start, stop = bounds[k], bounds[k + 1]
+        prefix = at_end[start:stop] - (at_end[start - 1] if start else 0.0)
+        best = int(prefix.argmax()) if prefix.size else 0
+        pairs.append((name, float(run.class_group_threshold[start + best]) if prefix.size and prefix[best] > 0
+                      else None))
+    return tuple(pairs)
+
+
+def moves(run, kind: str, omegas, by_scan: bool = False) -> tuple[float, list]:
     answers = []
     times = []
     for omega in omegas:
         use_case = vc.UseCase(1.0, 0.0, -float(omega))
         started = time.perf_counter()
-        policy = vc.fit_policy(kind, run, use_case)
+        if by_scan:
+            answers.append(scan(run, kind, use_case))
+        else:
+            policy = vc.fit_policy(kind, run, use_case)
+            answers.append(policy.threshold if kind == "threshold" else policy.class_thresholds)
         times.append(time.perf_counter() - started)
-        answers.append(policy.threshold if kind == "threshold" else policy.class_thresholds)
     return statistics.median(times), answers
 
 
@@ -99,16 +120,12 @@ def main() -> None:
             build = time.perf_counter() - started
             sorted_for_it = sorting if kind == "threshold" else class_order
             move, answers = moves(run, kind, omegas)
-            saved = fitting.HULL_MIN_GROUPS
-            fitting.HULL_MIN_GROUPS = 1 << 62  # the linear scan over every group, as before the hull
-            try:
-                every = max(1, len(omegas) // args.scan_moves)
-                scan, scanned = moves(run, kind, omegas[::every])
-            finally:
-                fitting.HULL_MIN_GROUPS = saved
+            every = max(1, len(omegas) // args.scan_moves)
+            scanning, scanned = moves(run, kind, omegas[::every], by_scan=True)
             assert repr(scanned) == repr(answers[::every]), "the hull chose another threshold than the scan"
             print(f"{n:>11,} {kind:>16} | {loading:7.2f} {sorted_for_it:9.2f} {build * 1e3:9.1f} | {move * 1e6:8.1f} "
-                  f"{scan * 1e6:9.0f} {numpy_pass * 1e6:9.0f} | {move / numpy_pass:9.4f}x {scan / numpy_pass:9.2f}x"
+                  f"{scanning * 1e6:9.0f} {numpy_pass * 1e6:9.0f} | {move / numpy_pass:9.4f}x "
+                  f"{scanning / numpy_pass:9.2f}x"
                   f" | {os.getloadavg()[0]:.1f}")
         del run, predictions, confidence, y_pred, y_true
     print("\nmove = fit_policy for a new omega on the presorted run (median); scan = the same moves through the "
