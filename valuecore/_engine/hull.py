@@ -164,9 +164,10 @@ class Chain:
         """The first point of the run ``[lo, hi]`` (x = ``at_x``) whose rounded gain reaches ``best``, its end's."""
         y = self.y
         # In a run x is constant and y never decreases, so neither does the rounded gain: bisect for the first
-        # point reaching the best, from the first whose exact gain is within the bound of it.
-        need = ((best - 2 * bound) + base - cx * at_x) / cy
-        lo = max(int(y.searchsorted(need - abs(need) * _SLACK - _TINY, side="left")), lo)
+        # point reaching the best.
+        if hi - lo > 16:  # a long run: start from the first point whose exact gain is within the bound
+            need = ((best - 2 * bound) + base - cx * at_x) / cy
+            lo = max(int(y.searchsorted(need - abs(need) * _SLACK - _TINY, side="left")), lo)
         while lo < hi:
             mid = (lo + hi) // 2
             if (cy * float(y[mid]) + cx * at_x) - base >= best:
