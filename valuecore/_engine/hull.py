@@ -106,7 +106,8 @@ class Chain:
     def __init__(self, x: np.ndarray, y: np.ndarray, start: int, stop: int):
         self.x, self.y, self.start, self.stop = x, y, start, stop
         seg = x[start:stop]
-        self.run_ends = np.r_[np.flatnonzero(seg[1:] != seg[:-1]), seg.size - 1] + start
+        ends = np.r_[np.flatnonzero(seg[1:] != seg[:-1]), seg.size - 1] + start
+        self.run_ends = ends.astype(np.int32) if stop < 2**31 else ends  # kept with the run: 4 bytes a run
         # Of run ends of equal y only the first can be a vertex (the next point is as high, and further right),
         # and the last point: the others go before any arithmetic.
         ys = y[self.run_ends]
