@@ -259,12 +259,15 @@ def test_the_engine_applies_recalibration_through_the_policy_only():
 
 
 def test_the_command_line_is_layered_one_way():
-    """The sub-commands share ``_cli.common``, which imports no other module of the command line;
-    ``_cli.commands`` registers them and none of them imports it."""
+    """The sub-commands share ``_cli.common``, which imports no other module of the command line but the top
+    level (``_cli.toplevel``: ``--help`` answered alone, which imports none); ``_cli.commands`` registers them
+    and none of them imports it."""
     graph = import_graph(source_modules())
     cli = {name for name in graph if name.startswith(f"{PACKAGE}._cli.")}
-    assert f"{PACKAGE}._cli.common" in cli
-    assert not graph[f"{PACKAGE}._cli.common"] & cli
+    top = f"{PACKAGE}._cli.toplevel"
+    assert f"{PACKAGE}._cli.common" in cli and top in cli
+    assert not graph[top] & cli
+    assert not graph[f"{PACKAGE}._cli.common"] & (cli - {top})
     for name in cli - {f"{PACKAGE}._cli.commands"}:
         assert f"{PACKAGE}._cli.commands" not in graph[name], f"{name} imports _cli.commands"
 

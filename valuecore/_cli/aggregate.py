@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .toplevel import COMMAND_HELP
+
 __all__ = ["add_aggregate_command"]
 
 
@@ -40,7 +42,7 @@ def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
         "aggregate",
         parents=[common],
-        help="aggregate prediction logs too large for memory into one run file (DuckDB or Spark)",
+        help=COMMAND_HELP["aggregate"],
         description="Read Parquet or CSV prediction logs (a file, a folder with hive partitions, a glob, a DuckDB "
         "table FILE.duckdb:TABLE, or with --engine spark a catalog table table:NAME), check them as the loader "
         "does, and write one row per (model, split, predicted class, confidence, true class) with the summed "

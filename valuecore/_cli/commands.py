@@ -42,7 +42,6 @@ from .common import (  # what the sub-commands share
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
-    PROG,
     UsageError,
     _add_split_options,
     _add_values_options,
@@ -62,6 +61,7 @@ from .common import (  # what the sub-commands share
     value_matrix_from_csv,
 )
 from .._io.safecsv import spreadsheet_safe
+from .toplevel import COMMAND_HELP, top_level_parser
 
 if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
     import pandas as pd
@@ -960,26 +960,16 @@ def _constraint_kwargs(args) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of unexpected errors"
     )
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="Judge classifiers by the value they bring with a reject option.",
-        epilog="Exit codes: 0 success (unloadable files are warnings while one model is usable), "
-        "1 unexpected failure, 2 bad usage or input. Run '%(prog)s COMMAND --help' for details.",
-    )
-    parser.add_argument("--version", action="version", version=f"valuecore {__version__}")
-    parser.add_argument("--debug", action="store_true", default=False, help="show the traceback of unexpected errors")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser, commands = top_level_parser()
 
     validate = commands.add_parser(
         "validate",
         parents=[common],
-        help="check run files and show what they hold",
+        help=COMMAND_HELP["validate"],
         description="Check run files (CSV or Parquet) and folders of them; show the models, classes, splits "
         "and rows found, or the problems. Exits 2 when any file has an error.",
     )
@@ -989,7 +979,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         parents=[common],
-        help="tune a policy per model, show its value, write the policy JSON",
+        help=COMMAND_HELP["report"],
         description="For each model: fit the calibration and tune the policy on the tuning split, evaluate "
         "it on the evaluated split (value total, per item, dimensionless, coverage, selective accuracy, "
         "95% CI), and optionally write the policy JSON for a serving system.",
@@ -1038,7 +1028,7 @@ def build_parser() -> argparse.ArgumentParser:
     apply = commands.add_parser(
         "apply",
         parents=[common],
-        help="evaluate an exported policy JSON, as stored, on run files",
+        help=COMMAND_HELP["apply"],
         description="Evaluate each model's stored policy (its thresholds, calibration parameters and rule: nothing "
         "is refitted) on run files: value, coverage and the confusion matrix with an abstain column. On the runs "
         "the policy was exported from, this reproduces the export's evaluation exactly; on newly labelled data it "
@@ -1057,7 +1047,7 @@ def build_parser() -> argparse.ArgumentParser:
     table = commands.add_parser(
         "table",
         parents=[common],
-        help="compare models by accuracy, F1, cost-sensitive error and value (with ranks)",
+        help=COMMAND_HELP["table"],
         description="The comparison table of seed 003: accuracy, macro F1, cost-sensitive error (binary runs) "
         "and the dimensionless value per item at each cost factor k = omega, with each model's rank.",
     )
@@ -1079,7 +1069,7 @@ def build_parser() -> argparse.ArgumentParser:
     voc = commands.add_parser(
         "voc",
         parents=[common],
-        help="value operating characteristic curves and omega_sup",
+        help=COMMAND_HELP["voc"],
         description="VOC curves (dimensionless value per item against the penalty omega) as a tidy table "
         "(model, mode, omega, value, threshold), and omega_sup per model.",
     )

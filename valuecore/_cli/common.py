@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .. import wording
+from .toplevel import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG  # noqa: F401  (the sub-commands take them from here)
 from .._io.limits import load_json_limited, read_limited
 
 if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
@@ -24,12 +25,7 @@ if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command ru
 
 __all__ = ["UsageError", "read_value_matrix", "value_matrix_from_csv"]
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-
 CALIBRATION_METHODS = ("none", "temperature", "isotonic", "platt")
-PROG = "python -m valuecore"
 
 
 class UsageError(Exception):

@@ -23,6 +23,7 @@ from .common import (
     _whole_number_between,
 )
 from .. import wording
+from .toplevel import COMMAND_HELP
 from .._model.choices import POLICY_KINDS
 
 __all__ = ["add_monitor_command"]
@@ -132,7 +133,7 @@ def add_monitor_command(commands, common) -> None:
     monitor = commands.add_parser(
         "monitor",
         parents=[common],
-        help="label-free value per chunk with bands, alerts and drift, and a back-test",
+        help=COMMAND_HELP["monitor"],
         description="Tune the policy as `report` does, then watch a split chunk by chunk: the value per item "
         "estimated from probabilities calibrated on a labelled reference split, the band where the realised "
         "value should fall, an alert when the estimate leaves the reference band, a drift signal on the "

@@ -27,6 +27,7 @@ from .sorting import (
     cumulative_gain,
     item_gains,
 )
+from .hull import first_best, run_cache
 from .twotier import fit_two_tier
 from .._model.values import UseCase  # noqa: F401  (used in doctests)
 from .._model.values import ValueMatrix, Values, _calibrated_threshold, use_case_of, value_matrix_for
@@ -43,12 +44,65 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ tuning
+# Below this many groups the scan over every group is as fast as a hull's first build and its search.
+HULL_MIN_GROUPS = 4096
+
+
+def _hull_gains(run: SortedRun, values: Values, estimate: bool, n_groups: int) -> tuple[float, float] | None:
+    """The gains ``(a, b)`` of a correct and a wrong item over abstaining when the hull answers (a use case on
+    labels, enough groups), else None (the scan answers)."""
+    use_case = use_case_of(values)
+    if use_case is None or estimate or run.cum_correct is None or n_groups < HULL_MIN_GROUPS:
+        return None
+    # The same floats cumulative_gain multiplies the counts by.
+    return use_case.v_correct - use_case.v_abstain, use_case.v_wrong - use_case.v_abstain
+
+
 def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None:
     predictions = run.predictions
     if predictions.n == 0:
         return None
-    k = best_prefix(cumulative_gain(run, values, estimate=estimate))
+    gains = _hull_gains(run, values, estimate, run.n_groups)
+    k = None if gains is None else first_best(run_cache(run), "threshold", gains[0], run.cum_correct, gains[1],
+                                              run.cum_wrong, 0, run.n_groups + 1)
+    if k is None:
+        k = best_prefix(cumulative_gain(run, values, estimate=estimate))
     return None if k == 0 else float(run.thresholds[k - 1])
+
+
+def _tune_per_class(run: SortedRun, values: Values, estimate: bool) -> np.ndarray:
+    """Each predicted class's best threshold (NaN: accept none of it), shape (n_classes,)."""
+    gains = _hull_gains(run, values, estimate, int(run.class_group_end.size))
+    if gains is not None:
+        thresholds = _tune_per_class_on_hulls(run, *gains)
+        if thresholds is not None:
+            return thresholds
+    at_end = class_cumulative_gain(run, values, estimate=estimate)
+    return best_prefix_per_class_cumulative(at_end, run)[0]
+
+
+def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray | None:
+    """:func:`best_prefix_per_class_cumulative` of the gains ``a * correct + b * wrong`` cumulated along the class
+    order, bit for bit, each class from its own hull; None when a class needs the scan."""
+    correct, wrong = run.class_cum_correct, run.class_cum_wrong
+    n_classes = run.predictions.n_classes
+    thresholds = np.full(n_classes, np.nan)
+    cache = run_cache(run)
+    bounds = cache.get("class bounds")
+    if bounds is None:  # each class's groups: [bounds[k], bounds[k + 1])
+        bounds = cache["class bounds"] = np.searchsorted(run.class_group_class, np.arange(n_classes + 1)).tolist()
+    group_threshold = run.class_group_threshold
+    for k in range(n_classes):
+        start, stop = bounds[k], bounds[k + 1]
+        if start == stop:
+            continue
+        base = a * float(correct[start - 1]) + b * float(wrong[start - 1]) if start else 0.0
+        best = first_best(cache, "class_thresholds", a, correct, b, wrong, start, stop, base)
+        if best is None:
+            return None
+        if (a * float(correct[best]) + b * float(wrong[best])) - base > 0:  # ties with "accept nothing" abstain
+            thresholds[k] = group_threshold[best]
+    return thresholds
 
 
 def _worst_case_use_case(matrix: ValueMatrix) -> tuple[float, float]:
@@ -137,8 +191,7 @@ def fit_policy(
             raise ValueError("a shortlist policy needs the values of a hand-off with a shortlist, per size k")
         return fit_shortlist(run, values, shortlist_values, rule=shortlist_rule, calibration=calibration)
     if kind == "class_thresholds":
-        at_end = class_cumulative_gain(run, values, estimate=estimate)
-        thresholds, _ = best_prefix_per_class_cumulative(at_end, run)
+        thresholds = _tune_per_class(run, values, estimate)
         pairs = tuple(
             (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
         )

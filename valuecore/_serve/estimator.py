@@ -6,6 +6,8 @@ decision runtime of ``valuecore.serving`` itself stays numpy-only.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
@@ -135,11 +137,29 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self
 
     def _stored_policy(self):
-        from .policy import ServingPolicy, load_policy
+        from .policy import ServingPolicy
 
         if isinstance(self.policy, ServingPolicy):
             return self.policy
-        return load_policy(self.policy, self.model)
+        return self._loaded(self.policy, self.model)
+
+    def _loaded(self, source, model):
+        """``load_policy(source, model)``, read again only when the source may have changed: another object,
+        a file of another size or modification time, a mapping no longer equal to the one read (each
+        ``predict`` would otherwise read and check the whole document again)."""
+        import copy
+
+        from .policy import load_policy
+
+        kept = _LOADED.get(self)
+        stamp = _file_stamp(source)
+        if (kept is not None and kept[0] is source and kept[1] == model and kept[2] == stamp
+                and (kept[3] is None or kept[3] == source)):
+            return kept[4]
+        served = load_policy(source, model)
+        snapshot = copy.deepcopy(source) if isinstance(source, dict) else None
+        _LOADED[self] = (source, model, stamp, snapshot, served)  # not in the estimator: predict changes none of it
+        return served
 
     # ----------------------------------------------------------------- decisions
     def __sklearn_is_fitted__(self) -> bool:
@@ -149,10 +169,8 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def _served(self):
         """(the fitted estimator, the ServingPolicy) of the tuned policy, or of the stored one on a fitted estimator."""
-        from .policy import load_policy
-
         if hasattr(self, "document_"):
-            return self.estimator_, load_policy(self.document_, self.document_.models[0])
+            return self.estimator_, self._loaded(self.document_, self.document_.models[0])
         check_is_fitted(self)
         return self.estimator, self._stored_policy()
 
@@ -218,16 +236,33 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """Per row: the class acted on, or ``abstain_label`` (a confirmed tier counts as abstaining)."""
         classes, decisions = self._codes(X)
         action = np.minimum(decisions.action, len(classes))  # confirm -> abstain
-        labels = np.empty(len(classes) + 1, dtype=object)
-        labels[:] = [*classes.tolist(), self.abstain_label]
-        out = labels[action]
         dtype = np.result_type(classes.dtype, np.asarray(self.abstain_label).dtype)
-        return out.astype(dtype) if dtype.kind in "iufb" else out
+        # Numbers are gathered as numbers (the same values as objects converted after); others as objects.
+        labels = np.empty(len(classes) + 1, dtype=dtype if dtype.kind in "iufb" else object)
+        labels[:] = [*classes.tolist(), self.abstain_label]
+        return labels[action]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse  # only predict_proba reads X
         return tags
+
+
+# Each wrapper's last loaded policy: (source, model, file stamp, copy of a mapping, ServingPolicy).
+_LOADED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _file_stamp(source):
+    """(path, size, modification time) of a policy given as a file; None for anything else (or no such file)."""
+    import os
+
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    try:
+        status = os.stat(source)
+    except OSError:
+        return None
+    return os.fspath(source), status.st_size, status.st_mtime_ns
 
 
 def _below_the_tuning_items(document, proba):
