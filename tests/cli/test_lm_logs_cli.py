@@ -129,3 +129,23 @@ def test_a_bad_log_is_a_clear_usage_error(tmp_path, capsys):
     assert "samples_qa_2026-11-28T10-11-12.123456.jsonl" in err and "line 1" in err and "filtered_resps" in err
     code, out, err = run_cli(capsys, "report", f"lmeval[treshold=1]:{folder}", "--omega", "10")
     assert code == 2 and "unknown log option" in err
+
+
+def test_the_docs_example_at_omega_9(sources, tmp_path, capsys):
+    """docs/language-models.md: a declined question costs 1, a wrong answer 10, a right one nothing."""
+    out_json = tmp_path / "policy.json"
+    code, out, err = run_cli(capsys, "report", *sources, "--v-correct", "0", "--v-abstain", "-1", "--v-wrong", "-10",
+                             "--policy", "threshold", "--json", out_json)
+    assert code == 0, err
+    entries = {e["model"]: e for e in json.loads(out_json.read_text())["models"]}
+    assert entries["alpha"]["policy"]["threshold"] == pytest.approx(0.9, abs=1e-9)
+    assert entries["alpha"]["evaluation"]["value_total"] == pytest.approx(-7.0)
+    assert entries["beta"]["evaluation"]["value_total"] == pytest.approx(-2.0)
+    code, out, err = run_cli(capsys, "report", *sources, "--v-correct", "0", "--v-abstain", "-1", "--v-wrong", "-10",
+                             "--json", out_json)
+    document = json.loads(out_json.read_text())
+    assert document["recommendation"]["status"] == "not_yet"
+    assert document["recommendation"]["would_settle"]["model"] == "beta"
+    alpha = next(e for e in document["models"] if e["model"] == "alpha")
+    assert alpha["policy"]["kind"] == "class_thresholds"
+    assert alpha["evaluation"]["value_total"] == pytest.approx(-5.0)
