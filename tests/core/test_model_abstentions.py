@@ -123,3 +123,16 @@ def test_a_run_without_declines_is_unchanged():
                                            model_abstained=np.zeros(30, bool))
     assert not masked.has_model_abstentions
     assert vc.presort(plain).thresholds.tolist() == vc.presort(masked).thresholds.tolist()
+
+
+def test_isotonic_recalibration_is_fitted_on_the_answers_and_keeps_the_declines():
+    from valuecore._model.recalibration import fit_calibration
+
+    predictions, _, _, _, declined = _run(np.random.default_rng(11), 40)
+    fitted = fit_calibration(predictions, "isotonic")
+    answers = predictions.subset(~declined)
+    plain = vc.Predictions.from_top_label(np.asarray(predictions.classes)[answers.y_pred], answers.confidence,
+                                          np.asarray(predictions.classes)[answers.y_true], classes=predictions.classes)
+    assert fitted.to_dict() == fit_calibration(plain, "isotonic").to_dict()
+    assert min(fitted.to_dict()["x"]) >= 0  # no declined item's MODEL_ABSTAINED among the fitted points
+    assert (fitted.apply(predictions).model_abstained == declined).all()
