@@ -136,3 +136,17 @@ def test_isotonic_recalibration_is_fitted_on_the_answers_and_keeps_the_declines(
     assert fitted.to_dict() == fit_calibration(plain, "isotonic").to_dict()
     assert min(fitted.to_dict()["x"]) >= 0  # no declined item's MODEL_ABSTAINED among the fitted points
     assert (fitted.apply(predictions).model_abstained == declined).all()
+
+
+def test_calibration_diagnostics_and_histogram_describe_the_answers_only():
+    from valuecore._model.recalibration import brier_score, expected_calibration_error
+
+    predictions, _, _, _, declined = _run(np.random.default_rng(12), 40)
+    answers = predictions.subset(~declined)
+    plain = vc.Predictions.from_top_label(np.asarray(predictions.classes)[answers.y_pred], answers.confidence,
+                                          np.asarray(predictions.classes)[answers.y_true], classes=predictions.classes)
+    assert expected_calibration_error(predictions) == expected_calibration_error(plain)
+    assert brier_score(predictions) == brier_score(plain)
+    histogram = vc.confidence_histogram(predictions, bins=4)
+    assert histogram["count"].sum() == (~declined).sum()
+    assert histogram["share"].sum() == pytest.approx((~declined).mean())
