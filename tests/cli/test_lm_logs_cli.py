@@ -149,3 +149,9 @@ def test_the_docs_example_at_omega_9(sources, tmp_path, capsys):
     alpha = next(e for e in document["models"] if e["model"] == "alpha")
     assert alpha["policy"]["kind"] == "class_thresholds"
     assert alpha["evaluation"]["value_total"] == pytest.approx(-5.0)
+
+
+def test_validate_counts_the_models_own_abstentions(sources, capsys):
+    code, out, err = run_cli(capsys, "validate", *sources)
+    assert code == 0, err
+    assert "split qa_demo: 8 rows, labelled, accuracy 62.5%, the model declined 2 (1 false abstentions)" in out

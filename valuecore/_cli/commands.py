@@ -134,7 +134,13 @@ def _cmd_validate(args) -> int:
             accuracy = ""
             if predictions.has_labels and predictions.total_weight > 0:
                 accuracy = f", accuracy {_pct(predictions.accuracy)}"
-            _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}")
+            declined = ""
+            if predictions.has_model_abstentions:  # a language model's own "I don't know"
+                from .._io.lm_logs import abstention_counts
+
+                _, n_declined, n_false = abstention_counts(predictions)
+                declined = f", the model declined {_count(n_declined)} ({_count(n_false)} false abstentions)"
+            _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}{declined}")
     if report.problems:
         _out("")
         _out("problems:")
