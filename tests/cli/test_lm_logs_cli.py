@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -155,3 +156,11 @@ def test_validate_counts_the_models_own_abstentions(sources, capsys):
     code, out, err = run_cli(capsys, "validate", *sources)
     assert code == 0, err
     assert "split qa_demo: 8 rows, labelled, accuracy 62.5%, the model declined 2 (1 false abstentions)" in out
+
+
+def test_an_output_never_replaces_a_log_it_reads(sources, capsys):
+    log_file = next((Path(sources[0].split(":", 1)[1])).glob("samples_*.jsonl"))
+    before = log_file.read_bytes()
+    code, out, err = run_cli(capsys, "report", *sources, "--omega", "10", "--json", log_file)
+    assert code == 2 and "writing it would destroy it" in err
+    assert log_file.read_bytes() == before

@@ -45,7 +45,7 @@ from .limits import clip_text
 from .runfiles import LoadProblem, LoadReport, ModelRun, max_file_bytes, too_large_message
 
 __all__ = ["LmLogOptions", "abstention_counts", "abstention_notes", "is_log_source", "load_with_logs",
-           "parse_log_source", "read_lmeval", "read_log_source"]
+           "log_source_inputs", "parse_log_source", "read_lmeval", "read_log_source"]
 
 LMEVAL = "lmeval"
 GENERATED_CLASSES = ("answer", "not the answer")
@@ -92,6 +92,15 @@ class LmLogOptions:
 def is_log_source(text) -> bool:
     """Whether ``text`` names an evaluation log (``lmeval:PATH``, ``inspect:PATH``, with options)."""
     return isinstance(text, str) and _SOURCE.match(text) is not None
+
+
+def log_source_inputs(text: str) -> list[str]:
+    """The files and folder a log source reads (options aside): the path, and a folder's log files."""
+    found = _SOURCE.match(text)
+    path = Path(found["path"] if found else text)
+    if not path.is_dir():
+        return [str(path)]
+    return [str(path), *(str(p) for p in sorted(path.iterdir()) if p.suffix in (".jsonl", ".eval", ".json"))]
 
 
 def parse_log_source(text: str) -> tuple[str, LmLogOptions, str]:
