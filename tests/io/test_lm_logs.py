@@ -185,3 +185,11 @@ def test_unknown_options_are_refused():
         LmLogOptions.parse("treshold=0.5")
     with pytest.raises(ValueError, match="acc or acc_norm"):
         LmLogOptions.parse("scoring=f1")
+
+
+def test_a_text_target_is_a_choice_text_first(tmp_path):
+    # Choices that are numbers: the harness reads the text target "2" as the choice "2" (position 1).
+    sample = choice_sample(0, {"q": "1+1?"}, "2", "ctx", ["1", "2", "3"], [-3.0, -0.5, -2.0])
+    save_samples(tmp_path, "m", "arith", [sample])
+    predictions = read_lmeval(tmp_path / "m").models["m"].splits["arith"]
+    assert predictions.y_true.tolist() == [1] and predictions.correct.tolist() == [True]

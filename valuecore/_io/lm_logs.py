@@ -175,13 +175,13 @@ def _gold_index(target, choices: list[str]) -> int:
     if isinstance(target, int) and 0 <= target < len(choices):
         return target
     if isinstance(target, str):
+        # The harness reads a text target as a choice's text (choices.index(gold)); the log holds each choice
+        # after the target delimiter, which the strip removes. A number written as text is a position.
         stripped = [c.strip() for c in choices]
-        if target.strip() in stripped and not target.strip().isdigit():
+        if target.strip() in stripped:
             return stripped.index(target.strip())
         if target.strip().isdigit() and int(target) < len(choices):
             return int(target)
-        if target.strip() in stripped:
-            return stripped.index(target.strip())
     if isinstance(target, list):
         raise _Unscorable("target", f"names several right choices {clip_text(repr(target))}; one answer is scored "
                                     "against one right choice")
