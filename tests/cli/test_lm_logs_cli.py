@@ -72,6 +72,8 @@ def test_report_json_matches_the_hand_computation(sources, tmp_path, capsys):
     assert code == 0, err
     assert "model alpha, split qa_demo: the model itself declined 2 of 8 questions" in err
     assert "1 of them false abstentions" in err
+    assert "(1 correct, 0 wrong, 7 abstained, 2 of them declined by the model itself, 1 of those false abstentions)" \
+        in out
     document = json.loads(out_json.read_text())
     Draft202012Validator(policy_schema()).validate(document)
     entries = {entry["model"]: entry for entry in document["models"]}

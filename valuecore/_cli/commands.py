@@ -432,7 +432,7 @@ def _evaluation_lines(evaluation: dict, values=None, currency: str = "") -> list
         f"value dimensionless   {_fmt(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)",
         f"coverage              {_pct(evaluation.get('coverage'))}  "
         f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
-        f"{_count(evaluation.get('n_abstain', 0))} abstained)",
+        f"{_count(evaluation.get('n_abstain', 0))} abstained{_by_model(evaluation)})",
         f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}",
         f"95% CI per item       {interval}",
         *basis,
@@ -493,6 +493,15 @@ def _html_report_text(args, models, values, reviewers=None) -> str:
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
         **_constraint_kwargs(args), **({} if reviewers is None else {"reviewers": reviewers}),
     )
+
+
+def _by_model(evaluation: dict) -> str:
+    """Of the hand-offs, those the model itself declined (a language model's "I don't know"), or nothing."""
+    if "n_abstain_by_model" not in evaluation:
+        return ""
+    false = evaluation.get("n_false_abstentions")
+    return (f", {_count(evaluation['n_abstain_by_model'])} of them declined by the model itself"
+            + ("" if false is None else f", {_count(false)} of those false abstentions"))
 
 
 def _command_inputs(args) -> list[str]:
