@@ -134,7 +134,13 @@ def _cmd_validate(args) -> int:
             accuracy = ""
             if predictions.has_labels and predictions.total_weight > 0:
                 accuracy = f", accuracy {_pct(predictions.accuracy)}"
-            _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}")
+            declined = ""
+            if predictions.has_model_abstentions:  # a language model's own "I don't know"
+                from .._io.lm_logs import abstention_counts
+
+                _, n_declined, n_false = abstention_counts(predictions)
+                declined = f", the model declined {_count(n_declined)} ({_count(n_false)} false abstentions)"
+            _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}{declined}")
     if report.problems:
         _out("")
         _out("problems:")
@@ -426,7 +432,7 @@ def _evaluation_lines(evaluation: dict, values=None, currency: str = "") -> list
         f"value dimensionless   {_fmt(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)",
         f"coverage              {_pct(evaluation.get('coverage'))}  "
         f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
-        f"{_count(evaluation.get('n_abstain', 0))} abstained)",
+        f"{_count(evaluation.get('n_abstain', 0))} abstained{_by_model(evaluation)})",
         f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}",
         f"95% CI per item       {interval}",
         *basis,
@@ -489,9 +495,21 @@ def _html_report_text(args, models, values, reviewers=None) -> str:
     )
 
 
+def _by_model(evaluation: dict) -> str:
+    """Of the hand-offs, those the model itself declined (a language model's "I don't know"), or nothing."""
+    if "n_abstain_by_model" not in evaluation:
+        return ""
+    false = evaluation.get("n_false_abstentions")
+    return (f", {_count(evaluation['n_abstain_by_model'])} of them declined by the model itself"
+            + ("" if false is None else f", {_count(false)} of those false abstentions"))
+
+
 def _command_inputs(args) -> list[str]:
     """Every file or folder a command reads: run files, the policy, the value matrix."""
     given = list(getattr(args, "paths", None) or []) + list(getattr(args, "sources", None) or [])
+    from .._io.lm_logs import is_log_source, log_source_inputs
+
+    given = [p for g in given for p in (log_source_inputs(g) if is_log_source(str(g)) else [g])]
     for name in ("policy", "value_matrix"):
         if getattr(args, name, None):
             given.append(getattr(args, name))

@@ -261,7 +261,17 @@ def read_value_matrix(path: str | Path):
 
 # ----------------------------------------------------------------- loading
 def _load_report(paths: Sequence[str]):
-    """The load report of run files, folders and ``mlflow:`` runs; UsageError for a run that cannot be read."""
+    """The load report of run files, folders, ``mlflow:`` runs and evaluation logs (``lmeval:``, ``inspect:``);
+    UsageError for a run that cannot be read."""
+    from .._io.lm_logs import is_log_source
+
+    if any(is_log_source(str(path)) for path in paths):
+        from .._io.lm_logs import load_with_logs
+
+        try:
+            return load_with_logs(paths, _load_report)
+        except (ValueError, ImportError) as exc:
+            raise UsageError(str(exc)) from None
     if not any(str(path).startswith("mlflow:") for path in paths):
         from .._io.runfiles import load_runs
 
@@ -279,6 +289,10 @@ def _load(paths: Sequence[str]) -> dict:
     report = _load_report(paths)
     for problem in report.problems:
         _err(f"{problem.severity}: {problem}")
+    from .._io.lm_logs import abstention_notes
+
+    for note in abstention_notes(report.models):
+        _err(f"note: {note}")
     if not report.models:
         raise UsageError(
             "no usable model in " + ", ".join(paths) + (" (see the errors above)" if report.problems else "")

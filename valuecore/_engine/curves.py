@@ -168,17 +168,19 @@ def confidence_histogram(predictions: Predictions, bins: int = 20) -> pd.DataFra
     """Weighted confidence histogram split into correct and wrong (seed 000, Figure 2).
 
     Returns a tidy frame ``bin_start, bin_end, outcome, count, share``
-    (``share`` of all items), two rows per bin.
+    (``share`` of all items), two rows per bin. The model's own abstentions are in no bin.
     """
     import pandas as pd
     predictions.require_labels("a correct-vs-wrong confidence histogram")
+    total = max(predictions.total_weight, 1e-300)
+    if predictions.has_model_abstentions:
+        predictions = predictions.subset(~predictions.model_abstained)
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.searchsorted(edges, predictions.confidence, side="right") - 1, 0, bins - 1)
     correct = predictions.correct
     weight = predictions.sample_weight
     counts_correct = np.bincount(index[correct], weights=weight[correct], minlength=bins)
     counts_wrong = np.bincount(index[~correct], weights=weight[~correct], minlength=bins)
-    total = max(predictions.total_weight, 1e-300)
     return pd.DataFrame(
         {
             "bin_start": np.r_[edges[:-1], edges[:-1]],

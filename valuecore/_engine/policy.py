@@ -178,7 +178,7 @@ class Policy:
         predictions = self.calibrate(predictions)
         if self.kind == "expected_value":
             return _expected_value_actions(predictions, value_matrix_for(values, predictions.classes))
-        if self.kind == "accept_all":
+        if self.kind == "accept_all" and not predictions.has_model_abstentions:
             return predictions.y_pred.copy()
         return np.where(self.accepts(predictions), predictions.y_pred, predictions.n_classes)
 
@@ -188,8 +188,8 @@ class Policy:
         ``calibrated``: predictions the policy has already calibrated (:meth:`calibrate`). For
         ``two_tier`` and ``shortlist``, the automatic tier; not defined for the expected-value rule.
         """
-        if self.kind == "accept_all":
-            return np.ones(calibrated.n, dtype=bool)
+        if self.kind == "accept_all":  # every answer the model gave: not what it declined
+            return ~calibrated.model_abstained
         if self.kind in ("class_thresholds", "calibrated_class_thresholds"):
             return calibrated.confidence >= self.thresholds_by_index(calibrated.classes)[calibrated.y_pred]
         if self.kind == "expected_value":

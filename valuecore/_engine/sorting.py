@@ -74,6 +74,10 @@ class SortedRun:
         Weighted correct / wrong counts cumulated along ``class_order`` up to
         the end of each group (not reset between classes), so that a new use
         case tunes per-class thresholds in O(n_class_groups).
+    declined_weight : float
+        Weight of the items the model itself declined (``Predictions.model_abstained``): counted in
+        ``total_weight``, in no group and no candidate threshold, after every group in ``order`` and
+        ``class_order``; every rule hands them over.
     """
 
     predictions: Predictions
@@ -84,10 +88,11 @@ class SortedRun:
     # Group index (0 = highest confidence) of each item, shape (n,), kept when the
     # counts were summed per group; None when presort sorted the items themselves.
     _rank: np.ndarray | None = field(default=None, repr=False)
+    declined_weight: float = 0.0
 
     @property
     def total_weight(self) -> float:
-        return float(self.cum_accepted[-1])
+        return float(self.cum_accepted[-1]) + self.declined_weight
 
     @property
     def n_groups(self) -> int:
@@ -106,11 +111,20 @@ class SortedRun:
         # A stable sort by class of the confidence order keeps confidences decreasing
         # within each class: an integer (radix) sort instead of a second lexsort.
         order, p = self.order, self.predictions
+        if p.has_model_abstentions:  # the answered items by class, then the declined ones (in no group)
+            answered = int(self.group_end[-1]) if self.n_groups else 0
+            head = order[:answered]
+            return np.r_[head[np.argsort(_small_ints(p.y_pred[head], p.n_classes), kind="stable")],
+                         order[answered:]]
         return order[np.argsort(_small_ints(p.y_pred[order], p.n_classes), kind="stable")]
 
     @cached_property
     def _class_groups(self) -> tuple:
-        return _class_groups_by_counting(self) or _class_groups_in_order(self)
+        groups = _class_groups_by_counting(self) or _class_groups_in_order(self)
+        if self.predictions.has_model_abstentions:  # the declined items' groups close class_order: dropped
+            kept = groups[2] >= 0
+            groups = tuple(None if part is None else part[kept] for part in groups)
+        return groups
 
     @property
     def class_group_end(self) -> np.ndarray:
@@ -270,6 +284,8 @@ def presort(predictions: Predictions) -> SortedRun:
     >>> s.thresholds.tolist(), s.cum_correct.tolist(), s.cum_wrong.tolist()
     ([0.9, 0.7], [0.0, 2.0, 2.0], [0.0, 0.0, 1.0])
     """
+    if predictions.has_model_abstentions:
+        return _presort_without_declined(predictions)
     confidence = predictions.confidence
     unit = predictions.has_unit_weights  # then the weights are not read (nor made)
     ranked = _group_ranks(confidence)
@@ -279,14 +295,21 @@ def presort(predictions: Predictions) -> SortedRun:
         run = _presort_by_sorted_keys(predictions)
         if run is not None:
             return run
-    weight = predictions.sample_weight
-    n = predictions.n
     rank, distinct = ranked if ranked is not None else (None, np.zeros(0))
     order = _order_by_rank(rank, distinct.shape[0], confidence)
-    sorted_confidence = confidence[order]
+    thresholds, group_end, cum_accepted, cum_correct, cum_wrong = _sorted_counts(predictions, order)
+    run = SortedRun(predictions, thresholds, cum_accepted, cum_correct, cum_wrong)
+    _known(run, order=order, group_end=group_end)
+    return run
+
+
+def _sorted_counts(predictions: Predictions, order: np.ndarray) -> tuple:
+    """(thresholds, group_end, cum_accepted, cum_correct, cum_wrong) of the items in ``order``."""
+    sorted_confidence = predictions.confidence[order]
+    n = predictions.n
     group_end = _group_ends([sorted_confidence], n)
     thresholds = sorted_confidence[group_end - 1] if n else np.zeros(0)
-    sorted_weight = weight[order]
+    sorted_weight = predictions.sample_weight[order]
     cum_accepted = _cum_at(sorted_weight, group_end)
     cum_correct = cum_wrong = None
     if predictions.has_labels:
@@ -295,8 +318,22 @@ def presort(predictions: Predictions) -> SortedRun:
         # Summed on its own, not as cum_accepted - cum_correct: the difference can
         # lose a tiny weight (1 + 1e-167 - 1 = 0) and decrease, which the hull needs never to.
         cum_wrong = _cum_at(np.where(correct, 0.0, sorted_weight), group_end)
-    run = SortedRun(predictions, thresholds, cum_accepted, cum_correct, cum_wrong)
-    _known(run, order=order, group_end=group_end)
+    return thresholds, group_end, cum_accepted, cum_correct, cum_wrong
+
+
+def _presort_without_declined(predictions: Predictions) -> SortedRun:
+    """``presort`` of a run holding the model's own abstentions: sorted item by item, their
+    confidence (``MODEL_ABSTAINED``, below every threshold) puts them in one last group, which is
+    dropped from the candidates; their weight stays in ``total_weight``."""
+    order = stable_descending_order(predictions.confidence)
+    thresholds, group_end, cum_accepted, cum_correct, cum_wrong = _sorted_counts(predictions, order)
+    keep = int(np.count_nonzero(thresholds >= 0))  # the declined group, if any, is the last
+    declined_weight = float(predictions.sample_weight[predictions.model_abstained].sum())
+    cut = slice(0, keep + 1)
+    run = SortedRun(predictions, thresholds[:keep], cum_accepted[cut],
+                    None if cum_correct is None else cum_correct[cut],
+                    None if cum_wrong is None else cum_wrong[cut], declined_weight=declined_weight)
+    _known(run, order=order, group_end=group_end[:keep])
     return run
 
 

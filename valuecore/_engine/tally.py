@@ -457,8 +457,8 @@ def _threshold_key(policy, calibrated) -> tuple:
     predicted class, among the confidences of that class.
     """
     confidences = _sorted_confidences(calibrated)
-    if policy.kind == "accept_all":
-        return (None, (0,))
+    if policy.kind == "accept_all":  # the model's own abstentions (confidence below 0) rank first, handed over
+        return (None, (_rank(confidences.everything, 0.0) if calibrated.has_model_abstentions else 0,))
     if policy.kind in ("class_thresholds", "calibrated_class_thresholds"):
         known = split_cache(calibrated).screens.setdefault("class ranks", {})
         found = known.get(policy.class_thresholds)  # a refit that keeps every threshold: no search
@@ -762,7 +762,9 @@ def _categories(calibrated, actions: np.ndarray) -> np.ndarray:
 def _threshold_categories(policy, calibrated) -> np.ndarray:
     """Each item's category under a threshold rule, as ``Policy.decide`` accepts (``confidence >= threshold``)."""
     acted, handed_over = split_cache(calibrated).outcomes(calibrated)
-    return acted if policy.kind == "accept_all" else np.where(policy.accepts(calibrated), acted, handed_over)
+    if policy.kind == "accept_all" and not calibrated.has_model_abstentions:
+        return acted
+    return np.where(policy.accepts(calibrated), acted, handed_over)
 
 
 def _plan_categories(plan, calibrated) -> np.ndarray:

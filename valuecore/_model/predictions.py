@@ -13,7 +13,12 @@ import numpy as np
 
 from ..wording import NO_PROBA_NOTE
 
-__all__ = ["Predictions"]
+__all__ = ["Predictions", "MODEL_ABSTAINED"]
+
+# The confidence recorded for an item the model itself declined (a language model's "I don't know"): it gave
+# no answer to act on, so no threshold a rule can hold (every one is at least 0) accepts it, and it is never
+# a candidate threshold (``presort`` leaves it out). Such an item is always a hand-off.
+MODEL_ABSTAINED = -1.0
 
 
 def _first_rows(mask: np.ndarray, limit: int = 5) -> str:
@@ -293,6 +298,9 @@ class Predictions:
         first read, and :attr:`has_unit_weights` is True).
     ids, timestamp : ndarray of shape (n,) or None
         Optional item identifiers (to pair models) and times (to chunk).
+    has_model_abstentions : bool
+        True when some items are the model's own abstentions (``confidence`` is
+        :data:`MODEL_ABSTAINED` there; see :attr:`model_abstained`): every rule hands them over.
     """
 
     classes: tuple[str, ...]
@@ -304,6 +312,7 @@ class Predictions:
     sample_weight: np.ndarray | None = _Weights()  # type: ignore[assignment]
     ids: np.ndarray | None = None
     timestamp: np.ndarray | None = None
+    has_model_abstentions: bool = False
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -378,11 +387,17 @@ class Predictions:
         sample_weight=None,
         ids=None,
         timestamp=None,
+        model_abstained=None,
     ) -> "Predictions":
         """Build from the predicted label and its confidence only.
 
         Features that need the full probability vector (temperature scaling,
         the expected-value rule) are unavailable for such a run.
+
+        ``model_abstained`` (bool, shape (n,)) marks the items the model itself
+        declined: their ``y_pred`` (e.g. its top choice, to count false
+        abstentions) is kept, their confidence becomes :data:`MODEL_ABSTAINED`,
+        and every rule hands them over.
 
         Examples
         --------
@@ -402,7 +417,16 @@ class Predictions:
         y_pred_codes = _encode_labels(y_pred, classes, "y_pred")
         if y_pred_codes.shape[0] != n:
             raise ValueError(f"y_pred has {y_pred_codes.shape[0]} items but confidence has {n}")
-        return cls._finish(classes, y_pred_codes, confidence, y_true, None, None, sample_weight, ids, timestamp)
+        declined = None
+        if model_abstained is not None:
+            declined = np.asarray(model_abstained)
+            if declined.dtype != bool or declined.shape != (n,):
+                raise ValueError(f"model_abstained must be a boolean mask of shape ({n},), got "
+                                 f"{declined.dtype} {declined.shape}")
+            confidence = np.where(declined, MODEL_ABSTAINED, confidence)
+        finished = cls._finish(classes, y_pred_codes, confidence, y_true, None, None, sample_weight, ids, timestamp)
+        return replace(finished, has_model_abstentions=True, sample_weight=finished._given_weights) \
+            if declined is not None and declined.any() else finished
 
     @staticmethod
     def _classes(classes, n_classes: int | None) -> tuple[str, ...]:
@@ -477,6 +501,13 @@ class Predictions:
     @property
     def has_proba(self) -> bool:
         return self.proba is not None
+
+    @property
+    def model_abstained(self) -> np.ndarray:
+        """Boolean array of shape (n,): the items the model itself declined (always handed over)."""
+        if not self.has_model_abstentions:
+            return np.zeros(self.n, dtype=bool)
+        return self.confidence == MODEL_ABSTAINED
 
     @property
     def has_unit_weights(self) -> bool:
@@ -554,6 +585,8 @@ class Predictions:
 
     def with_proba(self, proba) -> "Predictions":
         """A copy with new probabilities (e.g. recalibrated), argmax recomputed."""
+        if self.has_model_abstentions:
+            raise ValueError("a run with the model's own abstentions has top-label confidences only")
         fresh = Predictions.from_proba(proba, classes=self.classes, sample_weight=self._given_weights)
         return replace(self, proba=fresh.proba, y_pred=fresh.y_pred, confidence=fresh.confidence, logits=None,
                        sample_weight=self._given_weights)
@@ -565,8 +598,10 @@ class Predictions:
         with the new confidence, and label-free estimation or the
         expected-value rule must not silently read the stale ones.
         """
-        confidence = _as_float_1d(confidence, "confidence", self.n)
-        return replace(self, confidence=np.clip(confidence, 0.0, 1.0), proba=None, logits=None,
+        confidence = np.clip(_as_float_1d(confidence, "confidence", self.n), 0.0, 1.0)
+        if self.has_model_abstentions:  # a recalibration maps answers; what the model declined stays declined
+            confidence = np.where(self.model_abstained, MODEL_ABSTAINED, confidence)
+        return replace(self, confidence=confidence, proba=None, logits=None,
                        sample_weight=self._given_weights)
 
     def normalised_proba(self) -> np.ndarray:

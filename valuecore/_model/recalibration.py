@@ -530,8 +530,10 @@ def fit_calibration(predictions: Predictions, method: str, *, use_logits="auto")
     with _FITTED_LOCK:
         fitted = _FITTED.get(predictions, {}).get(key)
     if fitted is None:
+        # Fitted on the answers the model gave: what it declined has no confidence to map.
+        answers = predictions.subset(~predictions.model_abstained) if predictions.has_model_abstentions else predictions
         fitted = {"temperature": _fit_temperature, "isotonic": lambda p, _: _fit_isotonic(p),
-                  "platt": _fit_platt}[method](predictions, use_logits)  # fmt: skip
+                  "platt": _fit_platt}[method](answers, use_logits)  # fmt: skip
         with _FITTED_LOCK:
             _FITTED.setdefault(predictions, {})[key] = fitted
     return fitted

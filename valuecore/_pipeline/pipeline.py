@@ -538,6 +538,12 @@ def evaluation_record(split: str, predictions: Predictions, result: PolicyResult
     record["n"] = predictions.total_weight  # exact; an estimated confusion matrix sums to it only roughly
     for key in ("n", "n_correct", "n_wrong", "n_abstain"):
         record[key] = _count(record[key])
+    if predictions.has_model_abstentions:  # of n_abstain, the items the model itself declined
+        declined = predictions.model_abstained
+        weight = predictions.sample_weight
+        record["n_abstain_by_model"] = _count(weight[declined].sum())
+        if predictions.has_labels:
+            record["n_false_abstentions"] = _count(weight[declined & predictions.correct].sum())
     record["ci95"] = None if interval is None else [interval.low, interval.high]
     if interval is not None:
         record["std_error"] = interval.std_error

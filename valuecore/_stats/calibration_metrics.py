@@ -59,6 +59,8 @@ def _top_label(predictions: Predictions, what: str) -> tuple[np.ndarray, np.ndar
     """Confidence, correctness and weight of the rows with positive weight."""
     predictions.require_labels(what)
     keep = predictions.sample_weight > 0
+    if predictions.has_model_abstentions:  # what the model declined has no confidence to check
+        keep &= ~predictions.model_abstained
     keep = slice(None) if keep.all() else keep  # no copies when every row counts (callers never write to them)
     return (
         predictions.confidence[keep],
@@ -235,6 +237,8 @@ def brier_score(predictions: Predictions, *, top_label: bool = False) -> float:
     0.2
     """
     predictions.require_labels("the Brier score")
+    if predictions.has_model_abstentions:  # of the answers the model gave
+        predictions = predictions.subset(~predictions.model_abstained)
     weight = predictions.sample_weight
     if top_label or predictions.proba is None:
         errors = (predictions.confidence - predictions.correct) ** 2
