@@ -22,6 +22,6 @@ from ._io import runfiles as _runfiles
 from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles.py's __all__)
 
 from ._io.lm_logs import abstention_counts, is_log_source as is_evaluation_log  # noqa: E402
-from ._io.lm_logs import read_log_source as read_evaluation_log  # noqa: E402
+from ._io.eval_logs import read_log_source as read_evaluation_log  # noqa: E402
 
 __all__ = [*_runfiles.__all__, "read_evaluation_log", "is_evaluation_log", "abstention_counts"]

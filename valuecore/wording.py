@@ -112,9 +112,7 @@ THRESHOLD_SIGNIFICANT = 6
 # The penalty has one name on every screen: the symbol with a plain word before it.
 OMEGA_LABEL = "Penalty ω"
 # What a rule needing probabilities says about a run that has only the top label.
-NO_PROBA_NOTE = (
-    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
-)
+from ._model.predictions import NO_PROBA_NOTE  # noqa: E402  (said where runs are checked)
 # The policy kinds as a person picks them (menus, tables, the report's settings).
 POLICY_LABELS = {
     "recommended": "Recommended (each model's own)",

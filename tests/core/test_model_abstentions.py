@@ -139,7 +139,7 @@ def test_isotonic_recalibration_is_fitted_on_the_answers_and_keeps_the_declines(
 
 
 def test_calibration_diagnostics_and_histogram_describe_the_answers_only():
-    from valuecore._model.recalibration import brier_score, expected_calibration_error
+    from valuecore._stats.calibration_metrics import brier_score, expected_calibration_error
 
     predictions, _, _, _, declined = _run(np.random.default_rng(12), 40)
     answers = predictions.subset(~declined)
@@ -147,6 +147,6 @@ def test_calibration_diagnostics_and_histogram_describe_the_answers_only():
                                           np.asarray(predictions.classes)[answers.y_true], classes=predictions.classes)
     assert expected_calibration_error(predictions) == expected_calibration_error(plain)
     assert brier_score(predictions) == brier_score(plain)
-    histogram = vc.confidence_histogram(predictions, bins=4)
+    histogram = vc.curves.confidence_histogram(predictions, bins=4)
     assert histogram["count"].sum() == (~declined).sum()
     assert histogram["share"].sum() == pytest.approx((~declined).mean())

@@ -266,7 +266,7 @@ def _load_report(paths: Sequence[str]):
     from .._io.lm_logs import is_log_source
 
     if any(is_log_source(str(path)) for path in paths):
-        from .._io.lm_logs import load_with_logs
+        from .._io.eval_logs import load_with_logs
 
         try:
             return load_with_logs(paths, _load_report)

@@ -58,7 +58,7 @@ from .._model.predictions import Predictions
 from .._engine.sorting import SortedRun, presort
 from .._stats.uncertainty import interval_basis_record
 from .._model.values import UseCase, ValueMatrix, check_value_range
-from ..wording import NO_PROBA_NOTE as NO_PROBA
+from .._model.predictions import NO_PROBA_NOTE as NO_PROBA
 
 __all__ = [
     "AppliedPolicy",
