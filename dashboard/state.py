@@ -46,12 +46,12 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import streamlit as st
 
+import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 
 from .settings import CALIBRATION_METHODS, QUERY_KEYS, Settings
@@ -509,12 +509,17 @@ class Selection:
     def rule(self) -> str:
         return self.settings.rule
 
-    def money(self, amount: float | None, digits: int = 2) -> str:
-        """Format an amount in the user's currency."""
-        if amount is None or (isinstance(amount, float) and math.isnan(amount)):
-            return "–"
-        sign = "-" if amount < 0 else ""
-        return f"{sign}{self.currency}{abs(amount):,.{digits}f}"
+    def money(self, amount: float | None) -> str:
+        """An amount in the user's currency, as everywhere (``valuecore.wording.money``)."""
+        return vc.wording.money(amount, self.currency)
+
+    def amount(self, amount: float | None) -> str:
+        """An estimate or a difference per item, three significant digits (``valuecore.wording.amount``)."""
+        return vc.wording.amount(amount, self.currency)
+
+    def projected(self, amount: float | None) -> str:
+        """An amount over a volume of items (a day's, a month's): no cents from 100 up (``wording.projected``)."""
+        return vc.wording.projected(amount, self.currency)
 
 
 def publish(selection: Selection) -> None:

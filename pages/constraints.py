@@ -157,12 +157,12 @@ shares = dict(min_value=0.0, max_value=1.0, step=0.01, format="%.2f", convert=fl
 # its neighbours'); the help says the rest.
 rate_1 = state.value(low_rate.number_input, "reviewers_rate_low", "Handed over: few", key="reviewers_rate_low",
                      help="A small share of the items handed to the reviewers (0.02 = 2%).", **shares)
-accuracy_1 = state.value(low_acc.number_input, "reviewers_acc_low", "Right then", key="reviewers_acc_low",
+accuracy_1 = state.value(low_acc.number_input, "reviewers_acc_low", "Right with few", key="reviewers_acc_low",
                          help="How often they are right when they get that small share.", **shares)
 rate_2 = state.value(high_rate.number_input, "reviewers_rate_high", "Handed over: many", key="reviewers_rate_high",
                      help="A larger share of the items handed to the reviewers; in between, their accuracy is a "
                      "straight line.", **shares)
-accuracy_2 = state.value(high_acc.number_input, "reviewers_acc_high", "Right then", key="reviewers_acc_high",
+accuracy_2 = state.value(high_acc.number_input, "reviewers_acc_high", "Right with many", key="reviewers_acc_high",
                          help="How often they are right when they get that larger share.", **shares)
 # None (follow the wrong answer's value) while the box shows it.
 v_person_wrong = state.value(wrong.number_input, "reviewers_v_wrong", "Value of their mistake",

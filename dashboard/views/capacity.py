@@ -505,7 +505,8 @@ def class_count(ws, model: str) -> int:
 
 def build(selection, ws, model: str, inputs: Inputs) -> CapacityPage:
     """Every section's answer for ``model`` under the page's ``inputs``."""
-    values, money, volume = selection.values, selection.money, inputs.volume
+    # Every amount here is a day's: whole units from 100 up (valuecore.wording.projected).
+    values, money, volume = selection.values, selection.projected, inputs.volume
     views = {}
     answer = capacity_view(ws, model, values, volume=volume, capacity=inputs.capacity, reviewer=inputs.reviewer,
                            per_class=inputs.per_class)

@@ -32,10 +32,15 @@ def _markdown(at) -> str:
     return "\n".join(m.value for m in at.markdown)
 
 
-def _money(text: str, after: str) -> float:
-    match = re.search(re.escape(after) + r"[^$\d-]*(-?)\$([\d,]+\.\d+)", text)
+def _money(text: str, after: str) -> str:
+    """The first amount in dollars written after ``after`` (a day's amount: whole dollars from $100 up)."""
+    match = re.search(re.escape(after) + r"[^$\d-]*(-?\$[\d,]+(?:\.\d+)?)", text)
     assert match, (after, text)
-    return float(match.group(2).replace(",", "")) * (-1 if match.group(1) else 1)
+    return match.group(1)
+
+
+def _per_day(amount: float) -> str:
+    return vc.wording.projected(amount, "$")
 
 
 def _charts(at) -> int:
@@ -59,14 +64,14 @@ def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
     confidence = run.splits["val"].confidence
     assert np.array_equal(confidence >= written, confidence >= tuned.policy.threshold)  # the same decisions
     shown = _money(text, f"best rule **threshold {written_text}")
-    assert shown == pytest.approx(per_day, abs=0.01)
+    assert shown == _per_day(per_day)
     # One more reviewer is judged where the rules are chosen (the tuning split), as the curve and the slot value are.
     more = vc.constraints.fit_capacity(vc.presort(run.splits["val"]), use_case, max_handoff_rate=40 / 1000)
     n_tuning = run.splits["val"].total_weight
     extra = (more.value_total - tuned.value_total) / n_tuning * 1000
-    assert extra > 0.005 and _money(text, "adds ") == pytest.approx(extra, abs=0.01)
+    assert extra > 0.005 and _money(text, "adds ") == _per_day(extra)
     limit = (tuned.unconstrained_value_total - tuned.value_total) / n_tuning * 1000
-    assert _money(text, "lifting the limit altogether would add ") == pytest.approx(limit, abs=0.01)
+    assert _money(text, "lifting the limit altogether would add ") == _per_day(limit)
 
 
 def test_a_large_team_is_not_the_bottleneck_and_a_zero_risk_cannot_be_promised(page):
