@@ -145,8 +145,8 @@ else:
 # -- bands, alerts and drift: by default they watch what the production chart shows (its split, the
 # recommended or first model, its chunks), with the same estimate
 st.header("Bands, alerts and drift")
-charted_model = production.charted_model if production is not None else None
-options = view.bands_options(selection, workspace, page.models, charted_model)
+bands_model = production.bands_model if production is not None else None
+options = view.bands_options(selection, workspace, page.models, bands_model)
 if not options.candidates:
     st.info("Bands need a labelled reference split; none of the selected models has one.")
 else:
@@ -162,13 +162,13 @@ else:
     )
     watched = columns[2].selectbox("Split to watch", options.watched(workspace, model, reference, split),
                                    key="monitor_bands_split")
-    if watched == split and model == charted_model and how is not None:
+    if watched == split and how is not None:
         bands_how = dict(how)
         columns[3].caption("Chunks as in the production chart above.")
     else:
         bands_how = {"n_chunks": columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")}
     shown = view.bands(selection, page, workspace, model, reference, watched, bands_how, calibration=calibration,
-                       charted_model=charted_model, charted_split=split)
+                       charted_split=split, charted_bands=production.charted_bands if production else None)
     if shown.mismatch:
         st.caption(shown.mismatch)
     if shown.error:

@@ -95,10 +95,16 @@ def test_alerts_watch_the_model_split_and_chunks_the_production_chart_shows():
     text = _text(at)
     assert "Chunks as in the production chart above." in text
     assert re.search(r"(of|the) 5 chunks", text), text
-    # another model in the bands section: said in words, with its own chunks
+    # another model on the charted split: the chart's chunks still, the words name the model shown
     others = [m for m in at.selectbox(key="monitor_bands_model").options
               if m != at.selectbox(key="monitor_bands_model").value]
     at.selectbox(key="monitor_bands_model").set_value(others[0]).run()
+    text = _text(at)
+    assert "Chunks as in the production chart above." in text
+    assert f"for **{others[0].replace('_', chr(92) + '_')}**" in text
+    # another split: said in words, with its own chunks
+    watched = next(s for s in at.selectbox(key="monitor_bands_split").options if s != charted)
+    at.selectbox(key="monitor_bands_split").set_value(watched).run()
     assert "these alerts watch" in _text(at)
 
 
