@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -142,17 +142,37 @@ def build_now(selection, ws: Workspace) -> HomePage:
 
 
 def per_period(page: HomePage, currency: str, volume: float, period: str) -> HomeNumbers:
-    """The six tiles and the value per period at ``volume`` items per ``period``."""
+    """The six tiles and the value per period at ``volume`` items per ``period``.
+
+    Amounts over a period have no cents from 100 up (``wording.projected``). When a hand-off is worth
+    nothing the gain over no model is the value itself: its tile gives way to the hand-offs per period.
+    """
     r = page.recommendation
-    tiles = home.recommendation_tiles(r, currency, volume, period, page.confidences)
+    tiles = [_per_period_tile(t, r, currency, volume, period)
+             for t in home.recommendation_tiles(r, currency, volume, period, page.confidences)]
     sentence = None
     if r.model is not None:
+        gain = (f" ({vc.wording.projected(r.gain_per_item * volume, currency)} per {period} more than no model)"
+                if r.baseline_per_item != 0 else "")
         sentence = md_text(
             f"At {vc.wording.significant(volume)} items per {period} that is "
-            f"{vc.wording.money(r.per_item * volume, currency)} per {period} "
-            f"({vc.wording.money(r.gain_per_item * volume, currency)} per {period} more than no model)."
+            f"{vc.wording.projected(r.per_item * volume, currency)} per {period}{gain}."
         )
     return HomeNumbers(tuple((tuple(widths), tuple(row)) for widths, row in home.tile_rows(tiles)), sentence)
+
+
+def _per_period_tile(tile: Tile, r, currency: str, volume: float, period: str) -> Tile:
+    if tile.label == f"Value per {period}":
+        return replace(tile, value=vc.wording.projected(r.per_item * volume, currency))
+    if tile.label != f"More than no model, per {period}":
+        return tile
+    if r.baseline_per_item != 0:
+        return replace(tile, value=vc.wording.projected(r.gain_per_item * volume, currency))
+    coverage = r.coverage if r.model is not None else 0.0
+    return Tile(f"Hand-offs per {period}", vc.wording.count(round((1 - coverage) * volume)),
+                f"Items a person decides: {vc.wording.percent(1 - coverage)} of {vc.wording.significant(volume)} "
+                f"items per {period}. (A hand-off is worth nothing here, so the value above is all gain over no "
+                "model.)")
 
 
 def policy_thresholds(policy) -> tuple[float, ...]:
