@@ -153,15 +153,16 @@ else:
     if production is not None and production.alerts:
         st.markdown(production.alerts)
     columns = st.columns(4)
-    model = columns[0].selectbox("Model", options.candidates, key="monitor_bands_model",
-                                 index=options.candidates.index(options.opening) if options.opening else 0)
+    model = state.choice(columns[0].selectbox, "monitor_bands_model", "Model", options.candidates,
+                         key="monitor_bands_model", default=options.opening)
     reference = columns[1].selectbox(
         "Labelled reference split", options.labelled[model], index=options.reference_default(workspace, model),
         key="monitor_bands_reference",
         help="Fits the calibration of the estimate and sets the reference band and confidence distribution.",
     )
-    watched = columns[2].selectbox("Split to watch", options.watched(workspace, model, reference, split),
-                                   key="monitor_bands_split")
+    watchable = options.watched(workspace, model, reference, split)
+    watched = state.choice(columns[2].selectbox, "monitor_bands_split", "Split to watch", watchable,
+                           key="monitor_bands_split", default=watchable[0])
     if watched == split and how is not None:
         bands_how = dict(how)
         columns[3].caption("Chunks as in the production chart above.")

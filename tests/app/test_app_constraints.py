@@ -133,3 +133,26 @@ def test_the_shortlist_section_answers_for_both_list_rules(page):
     assert not page.exception, [e.value for e in page.exception]
     text = _markdown(page)
     assert "add up to" in text or "A shortlist does not pay" in text
+
+
+def test_the_shortlist_inputs_are_kept_by_a_link():
+    # issue 35: "The page's own inputs are not kept by a link or the export."
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/constraints.py").run()
+    at.number_input(key="constraints_list_size").set_value(3).run()
+    at.number_input(key="constraints_list_in").set_value(0.7).run()
+    at.radio(key="constraints_list_rule").set_value("cumulative").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert (at.query_params["listk"], at.query_params["listin"], at.query_params["listrule"]) == (
+        "3", "0.7", "cumulative")
+    assert "listout" not in at.query_params  # still following the three values
+    again = AppTest.from_file(APP, default_timeout=90)
+    for key in ("listk", "listin", "listrule"):
+        again.query_params[key] = at.query_params[key]
+    again.run()
+    again.switch_page("pages/constraints.py").run()
+    assert again.number_input(key="constraints_list_size").value == 3
+    assert again.number_input(key="constraints_list_in").value == 0.7
+    assert again.radio(key="constraints_list_rule").value == "cumulative"
+    assert "add up to" in _markdown(again) or "A shortlist does not pay" in _markdown(again)
