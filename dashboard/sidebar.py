@@ -349,8 +349,9 @@ def _upload_section() -> list[tuple[str, bytes]]:
 def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
     options += ["mlflow"] if mlflowsource.tracking_uri() else []  # only when the operator named a server
-    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)",
-              "mlflow": "Runs logged to MLflow (the operator's tracking server)"}
+    # Short labels: at the sidebar's width "A folder on the server (allowed by the operator)" and "Runs logged to
+    # MLflow (the operator's tracking server)" were cut; the help says whose they are.
+    labels = {"upload": "Upload run files", "folder": "A server folder", "mlflow": "Runs in MLflow"}
     source = settings.source
     shown = "folder" if source.startswith("folder:") or source == "folder" else source
     shown = "mlflow" if source.startswith(mlflowsource.PREFIX) else shown
@@ -362,6 +363,8 @@ def _source_section(settings: Settings):
         st.selectbox, "source", "Data source", options, key="sidebar_source",
         fallback=options.index(shown), format_func=lambda o: labels.get(o, f"Sample runs: {o.split(':', 1)[-1]}"),
         means=lambda picked: source if picked == shown else picked,
+        help="Sample runs ship with the app. A server folder: one inside the folders the operator allowed. Runs in "
+        "MLflow: runs logged to the operator's tracking server (offered only when the operator set one up).",
     )
     if choice.startswith("sample:"):
         name = choice.split(":", 1)[1]

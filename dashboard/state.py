@@ -54,6 +54,7 @@ import streamlit as st
 import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 
+from .safetext import md_text
 from .settings import CALIBRATION_METHODS, QUERY_KEYS, Settings
 
 __all__ = [
@@ -535,10 +536,20 @@ def current() -> Selection:
     return selection
 
 
+def empty_source_note(report) -> str:
+    """Why no model is shown: nothing chosen yet, or what went wrong with the source (markdown-safe)."""
+    errors = report.errors
+    if not errors:
+        return "No run is loaded. Choose a data source in the sidebar."
+    more = "" if len(errors) == 1 else f" (and {len(errors) - 1} more: the Runs page lists them)"
+    return (f"No run is loaded: {md_text(errors[0].message.rstrip('.'))}{more}. Choose another data source in the "
+            "sidebar.")
+
+
 def stop_unless_models(selection: Selection) -> None:
     """Explain an empty page and stop it when no run is loaded or no model is selected."""
     if not selection.report.models:
-        st.info("No run is loaded. Choose a data source in the sidebar (the Runs page tells what went wrong, if any).")
+        st.info(empty_source_note(selection.report))
         st.stop()
     if not selection.models:
         st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")

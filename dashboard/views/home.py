@@ -106,8 +106,10 @@ def intro(selection) -> HomeIntro:
                    "the true class and on what is done with the item (below). " + splits_text + "Edit them on the "
                    "Values per class page.")
         frame = home.values_frame(matrix, currency)
+    # nothing loaded: the empty page says why; "the models shown loaded fine" would not be true
+    problem_note = load_problem_note(selection.report) if selection.report.models else None
     return HomeIntro(caption, frame, matrix is not None and len(matrix.classes) <= 3,
-                     load_problem_note(selection.report))
+                     problem_note)
 
 
 def build(selection, ws: Workspace) -> HomePage:

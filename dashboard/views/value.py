@@ -97,7 +97,9 @@ def intro(selection, ws: Workspace) -> ValueIntro:
                    f"{split_text(selection.eval_split)}." if selection.eval_split is not None else "")
     kinds, notes = rule_options(ws, selection.models, selection.values) if selection.models else ([], [])
     default = use_case.calibrated_threshold if use_case.calibrated_threshold is not None else 0.5
-    return ValueIntro(values_text + splits_text, load_problem_note(selection.report), tuple(kinds), tuple(notes),
+    # nothing loaded: the empty page says why; "the models shown loaded fine" would not be true
+    problem_note = load_problem_note(selection.report) if selection.report.models else None
+    return ValueIntro(values_text + splits_text, problem_note, tuple(kinds), tuple(notes),
                       float(min(max(default, 0.0), 1.0)))
 
 
