@@ -164,12 +164,13 @@ def per_period(page: HomePage, currency: str, volume: float, period: str) -> Hom
 
 
 def _per_period_tile(tile: Tile, r, currency: str, volume: float, period: str) -> Tile:
+    per_item = r.per_item if r.model is not None else r.baseline_per_item  # "not yet": every item handed over
     if tile.label == f"Value per {period}":
-        return replace(tile, value=vc.wording.projected(r.per_item * volume, currency))
+        return replace(tile, value=vc.wording.projected(per_item * volume, currency))
     if tile.label != f"More than no model, per {period}":
         return tile
     if r.baseline_per_item != 0:
-        return replace(tile, value=vc.wording.projected(r.gain_per_item * volume, currency))
+        return replace(tile, value=vc.wording.projected((per_item - r.baseline_per_item) * volume, currency))
     coverage = r.coverage if r.model is not None else 0.0
     return Tile(f"Hand-offs per {period}", vc.wording.count(round((1 - coverage) * volume)),
                 f"Items a person decides: {vc.wording.percent(1 - coverage)} of {vc.wording.significant(volume)} "

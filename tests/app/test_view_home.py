@@ -237,3 +237,13 @@ def test_the_cached_page_follows_every_change_of_runs_values_splits_and_words(tm
     assert page is not first and same_page(page, view.build_now(reloaded, workspace(reloaded)))
     assert page.recommendation.per_item != first.recommendation.per_item or page.candidates is not None and not (
         page.candidates.equals(first.candidates))
+
+
+def test_not_yet_has_a_value_per_period_too():
+    # At a wrong answer of -1000 the answer is "not yet" (every item to a person): the tile read "–".
+    chosen = selection("digits", values=(1.0, 0.0, -1000.0))
+    page = view.build(chosen, workspace(chosen))
+    assert page.recommendation.model is None
+    tiles = tiles_of(page, chosen, 10_000.0)
+    assert tiles["Value per month"] == vc.wording.projected(0.0, "$")
+    assert vc.wording.DASH not in tiles.values()
