@@ -51,6 +51,13 @@ def value_column(currency: str) -> str:
     return f"Value per item ({currency})"
 
 
+def summary_formats(selection) -> dict:
+    """How the summary's numbers read (column -> formatter), as on every page: the value per item in money, its
+    interval at three significant digits (``wording.amount``), the coverage in percent."""
+    return {value_column(selection.currency): selection.money, "95% low": selection.amount,
+            "95% high": selection.amount, "Coverage": vc.wording.percent}
+
+
 def stored_columns(currency: str) -> list[str]:
     """The columns of the stored policies' table (an import): what they are and where they were made."""
     return ["Model", "Threshold(s)", value_column(currency), "Coverage", "Tuned on", "Evaluated on"]

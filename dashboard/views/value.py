@@ -150,7 +150,7 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
         # A long threshold or model name gets half the row (a quarter of 1280 px cut "full_precision").
         tiles_in_pairs=max(len(threshold_shown), len(best_tile.value)) > home.CHARACTERS_IN_A_QUARTER,
         what_if_tiles=_what_if_tiles(best_row, what_if, money) if what_if is not None else (),
-        sentences=tuple(value_verdict(rows, money, confidences)),
+        sentences=tuple(value_verdict(rows, money, confidences, total=selection.projected)),
         overfitting_notes=tuple(md_text(n) for n in home.simpler_rule_notes(ws, models, kind, values,
                                                                             selection.currency)),
         estimated=any(r.estimated for r in rows),
@@ -432,11 +432,13 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False, confidenc
         pd.DataFrame(columns=["best", "model", "threshold"]))
 
 
-def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None) -> list[str]:
+def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None, total=None) -> list[str]:
     """Plain sentences: who is best, who is worth less than no model, who beats accept-all.
 
     ``confidences``: model -> confidences on the data shown, to write the threshold as the tiles do.
+    ``total`` writes an amount over many items (``Selection.projected``: no cents from 100 up); ``money`` by default.
     """
+    total = total or money
     ok = [r for r in rows if r.ok]
     if not ok:
         return []
@@ -450,7 +452,7 @@ def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None
     else:
         sentences.append(
             f"**{md_text(best)}** brings the most value: {money(top.result.value_per_item)} per item "
-            f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
+            f"({total(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
             f"acting on {percent(top.result.coverage)} of them ({md_text(rule)})."  # class names from the file
         )
     worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]

@@ -121,3 +121,17 @@ def test_an_import_giving_a_key_twice_is_refused_naming_it():
     refused = view.restore(text, "pasted text", Settings(), REPORT.models)
     assert refused.status.level == "error" and refused.changes == {}
     assert "'threshold' more than once" in refused.status.message
+
+
+def test_the_summary_reads_its_money_as_every_page_does():
+    # issue 35: "0.9400" on Export beside "$0.94" on the first page.
+    from dashboard.tables import styled
+
+    chosen = selection()
+    page = view.build(chosen, workspace(), "threshold", Settings())
+    shown = styled(page.summary, view.summary_formats(chosen)).to_html()
+    for _, row in page.summary.iterrows():
+        assert chosen.money(row["Value per item (€)"]) in shown
+        assert chosen.amount(row["95% low"]) in shown and chosen.amount(row["95% high"]) in shown
+        assert vc.wording.percent(row["Coverage"]) in shown
+        assert f"{row['Value per item (€)']:.4f}" not in shown
