@@ -16,7 +16,7 @@ from dashboard import data, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.safetext import md_text
-from dashboard.tables import compact_dataframe, dataframe as show_dataframe
+from dashboard.tables import compact_dataframe, dataframe as show_dataframe, styled
 from dashboard.views import monitor as view
 
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
@@ -135,11 +135,7 @@ else:
         _show_charts(production.frame, all_models, selection.currency, by_time=chunking == "period")
         st.caption(production.estimate_note)
         st.markdown(f"**Over the whole split {md_text(repr(split))}** (estimated, per item in {selection.currency}):")
-        money = {c: st.column_config.NumberColumn(format=f) for c, f in zip(production.summary.columns[3:5],
-                                                                              ("%.2f", "%.4f"))}
-        show_dataframe(production.summary, hide_index=True, column_config={
-            "Items": st.column_config.NumberColumn(format="%.0f"), **money,
-            "Estimated coverage": st.column_config.NumberColumn(format="percent")})
+        show_dataframe(styled(production.summary, view.summary_formats(selection)), hide_index=True)
         st.markdown(production.drift)
 
 # -- bands, alerts and drift: by default they watch what the production chart shows (its split, the
@@ -206,10 +202,7 @@ if not checked.empty:
     st.markdown(checked.intro)
     _show_charts(checked.frame, all_models, selection.currency, by_time=False)
     st.caption(checked.estimate_note)
-    money = st.column_config.NumberColumn(format="%.4f")
-    show_dataframe(checked.table, hide_index=True, column_config={
-        "Items": st.column_config.NumberColumn(format="%.0f"),
-        **{c: money for c in checked.table.columns if c not in ("Model", "Items")}})
+    show_dataframe(styled(checked.table, view.backtest_formats(selection)), hide_index=True)
     st.markdown(checked.verdict)
 
 # -- class mix per chunk, and what re-tuning for it would earn (prior shift)

@@ -52,6 +52,7 @@ __all__ = [
     "MonitorPage",
     "ProductionView",
     "backtest",
+    "backtest_formats",
     "bands",
     "bands_options",
     "band_spec",
@@ -62,6 +63,7 @@ __all__ = [
     "estimated_frame",
     "mix_table",
     "production",
+    "summary_formats",
 ]
 
 SAMPLE_WITH_PRODUCTION = "breast_cancer"
@@ -243,6 +245,14 @@ SUMMARY_COLUMNS = {
     "estimated_value_per_item": "Estimated value per item ({})",
     "estimated_coverage": "Estimated coverage",
 }
+
+
+def summary_formats(selection) -> dict:
+    """How the production summary's numbers read (column -> formatter), as on every page: a split's total
+    without cents from 100 up, an estimate per item at three significant digits, the coverage in percent."""
+    names = {k: v.format(selection.currency) for k, v in SUMMARY_COLUMNS.items()}
+    return {names["n"]: vc.wording.count, names["estimated_value_total"]: selection.projected,
+            names["estimated_value_per_item"]: selection.amount, names["estimated_coverage"]: vc.wording.percent}
 
 
 @dataclass(frozen=True)
@@ -480,6 +490,13 @@ BACKTEST_COLUMNS = {
     "realised_value_per_item": "Realised per item ({})",
     "estimation_error_per_item": "Estimate − realised ({})",
 }
+
+
+def backtest_formats(selection) -> dict:
+    """How the back-test table's numbers read: items counted, amounts per item at three significant digits."""
+    names = {k: v.format(selection.currency) for k, v in BACKTEST_COLUMNS.items()}
+    return {names["n"]: vc.wording.count, **{names[k]: selection.amount for k in (
+        "estimated_value_per_item_labelled", "realised_value_per_item", "estimation_error_per_item")}}
 
 
 @dataclass(frozen=True)

@@ -287,3 +287,19 @@ def test_amounts_per_item_have_three_significant_digits_and_the_bands_are_not_be
         assert not re.search(r"\$\d+\.\d{4}", text), text  # "moved by -$0.3865" read as false precision
     # The back-test sits below the bands: its note must not point "below" to them.
     assert "bands below" not in checked.estimate_note and "bands below" not in shown.estimate_note
+
+
+def test_the_tables_read_money_as_every_page_does():
+    # issue 35: "0.9035" and "103.00" in the production summary, four decimals in the back-test.
+    from dashboard.tables import styled
+
+    _, selection, ws, page = setup()
+    shown = view.production(selection, page, ws, "prod", {"period": "W"})
+    html = styled(shown.summary, view.summary_formats(selection)).to_html()
+    for _, row in shown.summary.iterrows():
+        assert selection.amount(row.iloc[4]) in html and selection.projected(row.iloc[3]) in html
+    assert not re.search(r">-?\d+\.\d{4}<", html), html
+    checked = view.backtest(selection, page, ws, "test", 5)
+    html = styled(checked.table, view.backtest_formats(selection)).to_html()
+    assert selection.amount(checked.table.iloc[0, 2]) in html
+    assert not re.search(r">-?\d+\.\d{4}<", html), html
