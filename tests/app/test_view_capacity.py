@@ -188,3 +188,16 @@ def test_a_shortlist_of_two_classes_is_not_offered_and_an_empty_one_reads_as_suc
     sentence = view.shortlist_sentence(empty, _money)
     assert "No evaluated item falls between the two thresholds" in sentence
     assert "on average" not in sentence and "hold the answer" not in sentence
+
+
+def test_by_default_the_two_tier_and_shortlist_sections_do_not_repeat_each_other():
+    # issue 35: with the defaults both sections showed $932.22 (a confirmation and a listed hand-off both netted
+    # half the way from a hand-off to a correct answer).
+    chosen, ws = selection("digits")
+    listed = view.default_list_values(chosen.use_case)
+    assert view.Inputs().list_values == listed
+    page = view.build(chosen, ws, "svm_rbf", view.Inputs(list_values=listed))
+    assert page.tiers.sentences and page.shortlist.sentences
+    figures = [re.findall(r"\*\*(\$[\d,.]+) per day\*\*", section.sentences[0])
+               for section in (page.tiers, page.shortlist)]
+    assert figures[0] != figures[1], figures
