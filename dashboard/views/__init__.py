@@ -32,12 +32,14 @@ number = vc.wording.number
 omega_text = vc.wording.omega
 
 
-def threshold_text(threshold: float | None) -> str:
+def threshold_text(threshold: float | None, confidences=None) -> str:
+    """A threshold as every page writes it: the digits that tell its decision apart on ``confidences`` (the
+    model's on the data shown, :func:`shown_confidences`), or what it means in words; the exact one without."""
     if threshold is None or (isinstance(threshold, float) and math.isnan(threshold)):
         return "always hand off"
     if threshold <= 0:
-        return "accept all"
-    return threshold_number(threshold)
+        return "act on every item"
+    return vc.wording.threshold_on_data(threshold, confidences)
 
 
 THRESHOLD_SIGNIFICANT = vc.wording.THRESHOLD_SIGNIFICANT

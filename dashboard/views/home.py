@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -109,8 +109,10 @@ def intro(selection) -> HomeIntro:
                    "the true class and on what is done with the item (below). " + splits_text + "Edit them on the "
                    "Values per class page.")
         frame = values_frame(matrix, currency)
+    # nothing loaded: the empty page says why; "the models shown loaded fine" would not be true
+    problem_note = load_problem_note(selection.report) if selection.report.models else None
     return HomeIntro(caption, frame, matrix is not None and len(matrix.classes) <= 3,
-                     load_problem_note(selection.report))
+                     problem_note)
 
 
 def build(selection, ws: Workspace) -> HomePage:
@@ -242,17 +244,38 @@ def tile_rows(tiles: list[Tile]) -> list[tuple[list[int], list[Tile]]]:
 
 
 def per_period(page: HomePage, currency: str, volume: float, period: str) -> HomeNumbers:
-    """The six tiles and the value per period at ``volume`` items per ``period``."""
+    """The six tiles and the value per period at ``volume`` items per ``period``.
+
+    Amounts over a period have no cents from 100 up (``wording.projected``). When a hand-off is worth
+    nothing the gain over no model is the value itself: its tile gives way to the hand-offs per period.
+    """
     r = page.recommendation
-    tiles = recommendation_tiles(r, currency, volume, period, page.confidences)
+    tiles = [_per_period_tile(t, r, currency, volume, period)
+             for t in recommendation_tiles(r, currency, volume, period, page.confidences)]
     sentence = None
     if r.model is not None:
+        gain = (f" ({vc.wording.projected(r.gain_per_item * volume, currency)} per {period} more than no model)"
+                if r.baseline_per_item != 0 else "")
         sentence = md_text(
             f"At {vc.wording.significant(volume)} items per {period} that is "
-            f"{vc.wording.money(r.per_item * volume, currency)} per {period} "
-            f"({vc.wording.money(r.gain_per_item * volume, currency)} per {period} more than no model)."
+            f"{vc.wording.projected(r.per_item * volume, currency)} per {period}{gain}."
         )
     return HomeNumbers(tuple((tuple(widths), tuple(row)) for widths, row in tile_rows(tiles)), sentence)
+
+
+def _per_period_tile(tile: Tile, r, currency: str, volume: float, period: str) -> Tile:
+    per_item = r.per_item if r.model is not None else r.baseline_per_item  # "not yet": every item handed over
+    if tile.label == f"Value per {period}":
+        return replace(tile, value=vc.wording.projected(per_item * volume, currency))
+    if tile.label != f"More than no model, per {period}":
+        return tile
+    if r.baseline_per_item != 0:
+        return replace(tile, value=vc.wording.projected((per_item - r.baseline_per_item) * volume, currency))
+    coverage = r.coverage if r.model is not None else 0.0
+    return Tile(f"Hand-offs per {period}", vc.wording.count(round((1 - coverage) * volume)),
+                f"Items a person decides: {vc.wording.percent(1 - coverage)} of {vc.wording.significant(volume)} "
+                f"items per {period}. (A hand-off is worth nothing here, so the value above is all gain over no "
+                "model.)")
 
 
 def policy_thresholds(policy) -> tuple[float, ...]:

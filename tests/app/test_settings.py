@@ -248,7 +248,10 @@ def test_every_field_has_a_link_parameter():
                         constraints_model="m", constraints_volume=5.0, constraints_capacity=1.0,
                         constraints_reviewer=2.0, constraints_per_class=True, constraints_max_risk=0.1,
                         constraints_confidence=0.99, constraints_v_ok=3.0, constraints_v_bad=-2.0,
-                        constraints_cost=0.25, reviewers_rate_low=0.05, reviewers_acc_low=0.99,
+                        constraints_cost=0.25, constraints_weights_are_copies=True, constraints_list_size=3,
+                        constraints_list_in=0.6, constraints_list_out=-0.5, constraints_list_rule="cumulative",
+                        monitor_bands_model="m", monitor_bands_split="p",
+                        reviewers_rate_low=0.05, reviewers_acc_low=0.99,
                         reviewers_rate_high=0.5, reviewers_acc_high=0.7, reviewers_v_wrong=-9.0,
                         matrix_classes=("a", "b"), matrix_model="m",
                         matrix_rule="expected_value", home_volume=7, home_period="day")
