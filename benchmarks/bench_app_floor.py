@@ -5,7 +5,7 @@ the round trip of a bare Streamlit app (one number input, one line of text). Thi
 script asks how much of that budget the page's *elements* take before any work of
 ours: it times, in Chromium, side by side and interleaved in one run,
 
-- the bare app (``bench_app_roundtrip.BARE_APP``);
+- the bare app (``bench_app_browser.BARE_APP``);
 - "floor": a scratch app drawing what the first page draws for a new value, in the
   same fragment layout as ``app.py`` (the sidebar's values and the page in one
   ``st.fragment``, the tiles in a nested one), with texts that follow the typed
@@ -46,95 +46,20 @@ sys.path[:0] = [str(ROOT / "tests" / d) for d in ("", "e2e", "app", "core", "io"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from bench_app_roundtrip import (  # noqa: E402
+from bench_app_browser import (  # noqa: E402
     BARE_APP,
+    FLOOR_APP,
     _bare_locators,
     _dashboard_locators,
     _ms,
     _open,
     _round_trips,
     _values,
+    chromium_path,
+    CHROMIUM_ARGS,
+    streamlit_server,
 )
-from test_e2e_browser import CHROMIUM_ARGS, chromium_path, streamlit_server  # noqa: E402
 
-FLOOR_APP = '''"""The first page's elements for a new outcome value, nothing computed (bench_app_floor.py)."""
-import sys
-
-import streamlit as st
-
-sys.path.insert(0, {root!r})
-from dashboard.sidebar import SLIDER_DECADES, one_side, slider_decades, slider_sides, slider_stops, stop_label  # noqa
-
-VARIANT = {variant!r}
-DEFAULTS = (("Correct answer", 1.0), ("Hand-off to a person", 0.0), ("Wrong answer", -4.0))
-
-values_slot = st.sidebar.container()
-st.sidebar.selectbox("Data source", ["Sample runs", "A folder"])
-st.sidebar.multiselect("Models", ["a", "b", "c", "d", "e"], default=["a", "b", "c", "d", "e"])
-
-
-def stops(value):
-    low, high = slider_decades([value])
-    below, above = slider_sides(value)
-    return one_side(slider_stops(value, (int(max(low, high - SLIDER_DECADES)), int(high))), below, above)
-
-
-@st.fragment
-def values_and_page():
-    values = []
-    with values_slot:
-        st.markdown("**What is each outcome worth?**", help="Drag a slider, or type an exact value.")
-        with st.container(gap="xsmall"):
-            for label, default in DEFAULTS:
-                slider_column, box_column = st.columns([2, 1], gap="xsmall", vertical_alignment="bottom")
-                box_value = st.session_state.get("box " + label, default)
-                with slider_column:  # the slider moves with the box, as the dashboard's does
-                    if VARIANT == "select sliders":
-                        st.session_state["slider " + label] = box_value
-                        st.select_slider(label + " ($)", options=stops(box_value), format_func=stop_label,
-                                         key="slider " + label)
-                    elif VARIANT == "numeric sliders":
-                        st.session_state["slider " + label] = max(-10.0, min(10.0, box_value))
-                        st.slider(label + " ($)", -10.0, 10.0, step=0.01, key="slider " + label)
-                with box_column:
-                    values.append(st.number_input(label + " ($), exact", value=default, step=0.5, format="%g",
-                                                  key="box " + label, label_visibility="collapsed"))
-        if VARIANT != "minimal":
-            st.selectbox("…or start from a preset", ["Your values", "Fraud review", "Support triage"], help="Presets.")
-            st.metric("Error cost ratio ω", f"{{(values[1] - values[2]) / (values[0] - values[1]):g}}",
-                      help="What a wrong answer costs against what a correct one earns.")
-            st.caption("A wrong answer costs more than a correct one earns.")
-    wrong = values[2]
-    st.title("Which model should we deploy?")
-    st.caption(f"A correct answer earns $1.00, a hand-off to a person $0.00, a wrong answer ${{wrong:,.2f}}. "
-               "Thresholds are tuned on 'val', value is measured on 'test'. Change the values in the sidebar.")
-    st.subheader(f"Deploy model_3 with one confidence threshold: act when its confidence is at least "
-                 f"0.{{int(-wrong * 1000) % 1000:03d}}.", anchor=False)
-    if VARIANT == "minimal":
-        st.metric("Value per month", f"${{-wrong * 417.3:,.2f}}")
-        return
-
-    @st.fragment
-    def per_period():
-        volume_column, period_column, _ = st.columns([2, 2, 3])
-        volume = volume_column.number_input("Items you expect", min_value=1, value=10_000, step=1000, help="Volume.")
-        period = period_column.selectbox("per", ["month", "week", "day"])
-        labels = ("Rule", "Automated", "Value per item", "Value per month", "Without a model", "Gain")
-        for row in (labels[:3], labels[3:]):
-            for i, (column, label) in enumerate(zip(st.columns(3), row)):
-                column.metric(label, f"${{-wrong * 417.3 + i:,.2f}}", help="What this tile means.")
-        st.markdown(f"model_3 earns **${{-wrong * 0.17:.2f}}** per item, clearly more than the other models.")
-        st.caption("model_3: likely between $0.15 and $0.19 per item (95%), from 500,000 items.")
-        st.markdown(f"At {{volume}} items per {{period}} that is ${{-wrong * 1680:,.2f}} per {{period}}.")
-        st.download_button("Download report", lambda: "report", file_name="report.html", on_click="ignore",
-                           help="One HTML file to share.")
-
-    per_period()
-    st.expander("Every model and rule weighed, best first")
-
-
-values_and_page()
-'''
 VARIANTS = ("select sliders", "numeric sliders", "no sliders", "minimal")
 
 

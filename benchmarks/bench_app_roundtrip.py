@@ -56,125 +56,29 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests" / d) for d in ("", "e2e", "app", "core", "io", "cli", "serving")]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_app_browser import (  # noqa: E402  (it puts tests/e2e and the project on the path)
+    BARE_APP,
+    _bare_locators,
+    CHROMIUM_ARGS,
+    chromium_path,
+    _dashboard_locators,
+    FLOOR_APP,
+    HOME,
+    _idle,
+    _ms,
+    _open,
+    _p90,
+    RECOMMEND_EXCLUDED,
+    ROOT,
+    _round_trips,
+    streamlit_server,
+    synthetic_runs,
+    _values,
+    _volume_locators,
+)
 
-from bench_app import synthetic_runs  # noqa: E402
-from test_e2e_browser import CHROMIUM_ARGS, HOME, chromium_path, streamlit_server  # noqa: E402
-
-BARE_APP = '''import streamlit as st
-
-wrong = st.number_input("Wrong answer", value=-4.0, step=0.5)
-st.markdown(f"A wrong answer is worth {wrong:g}.")
-'''
-# Loaded at the start of the dashboard's server with --exclude-recommend (see the docstring). Only the
-# benchmark's server sees it: it is written to a temporary folder put first on the server's PYTHONPATH.
-RECOMMEND_EXCLUDED = '''"""The benchmark's "recommend excluded" patch: vc.recommend answers from a memo."""
-import dataclasses
-
-import valuecore as vc
-
-_real = vc.recommend
-_first = {}
-
-
-def recommend(pipeline, values, models=None, **options):
-    key = (None if models is None else tuple(models), tuple(options.get("kinds") or ()))
-    if key not in _first:
-        _first[key] = _real(pipeline, values, models, **options)
-        return _first[key]
-    r = _first[key]
-    if r.model is None or not isinstance(values, vc.UseCase):
-        return r
-    policy = pipeline.policy(r.model, r.kind, values)
-    result = pipeline.result(r.model, policy, values)
-    return dataclasses.replace(r, policy=policy, per_item=result.value_per_item, coverage=result.coverage,
-                               baseline_per_item=float(values.v_abstain))
-
-
-vc.recommend = recommend
-'''
 _LABEL = ""  # "[recommend excluded] " with --exclude-recommend, on every figure it prints
-TIMEOUT_MS = 600_000  # a first load of five 10^6-row runs on a busy machine
-PERIOD_TILE = "Value per month"
-
-
-async def _idle(page) -> None:
-    from playwright.async_api import expect
-
-    app = page.locator('[data-testid="stApp"]')
-    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=TIMEOUT_MS)
-    await expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=TIMEOUT_MS)
-
-
-async def _open(browser, url: str, ready: str):
-    from playwright.async_api import expect
-
-    context = await browser.new_context(viewport={"width": 1280, "height": 800})
-    page = await context.new_page()
-    await page.goto(url, timeout=TIMEOUT_MS)
-    await expect(page.get_by_text(ready).first).to_be_visible(timeout=TIMEOUT_MS)
-    await _idle(page)
-    return context, page
-
-
-# The text shown, read in the page. Playwright's expect() polls at 100, 250, 500 and then 1000 ms, which would
-# round every round trip up to its schedule; this is checked on every animation frame instead.
-_TEXT_NOW = """([tile, marker]) => {
-  const found = [...document.querySelectorAll(tile ? '[data-testid="stMetric"]' : '[data-testid="stMarkdown"]')]
-    .filter(e => e.innerText.includes(marker));
-  if (!found.length) return null;
-  return tile ? found[0].querySelector('[data-testid="stMetricValue"]').innerText : found[0].innerText;
-}"""
-_CHANGED = "(args) => { const now = (" + _TEXT_NOW + ")(args.slice(0, 2)); return now !== null && now !== args[2]; }"
-
-
-async def _round_trips(page, box, shown, values) -> list[float]:
-    """Seconds from Enter until the text ``shown`` = (is a tile, marker) changes, per value typed in ``box``."""
-    times = []
-    for value in values:
-        before = await page.evaluate(_TEXT_NOW, list(shown))
-        await box.fill(f"{value:g}")
-        start = time.perf_counter()
-        await box.press("Enter")
-        await page.wait_for_function(_CHANGED, arg=[*shown, before], polling="raf", timeout=TIMEOUT_MS)
-        times.append(time.perf_counter() - start)
-        await _idle(page)
-    return times
-
-
-def _dashboard_locators(page):
-    sidebar_boxes = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]')
-    box = sidebar_boxes.filter(has_text="Wrong answer").locator("input")
-    return box, (True, PERIOD_TILE)
-
-
-def _volume_locators(page):
-    box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"]').filter(has_text="Items you expect")
-    return box.locator("input"), _dashboard_locators(page)[1]
-
-
-def _bare_locators(page):
-    box = page.locator('[data-testid="stNumberInput"]').locator("input")
-    return box, (False, "wrong answer is worth")
-
-
-def _values(session: int, rounds: int) -> list[float]:
-    """Distinct wrong-answer values per session and round (never a cached one)."""
-    return [-4.0 - 0.5 * (r + 1) - 0.01 * (session + 1) for r in range(rounds)]
-
-
-def _ms(times) -> str:
-    times = sorted(1000 * t for t in times)
-    p90 = times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
-    return f"median {statistics.median(times):6.0f}  p90 {p90:6.0f}  min {times[0]:6.0f} ms ({len(times)})"
-
-
-def _p90(times) -> float:
-    times = sorted(times)
-    return times[min(len(times) - 1, int(round(0.9 * (len(times) - 1))))]
 
 
 async def _with_others_typing(page, dashboard_url: str, others: int, rounds: int) -> tuple[list[float], list]:
@@ -302,8 +206,6 @@ def main() -> None:
             os.environ["PYTHONPATH"] = os.pathsep.join([str(patch), str(ROOT), os.environ.get("PYTHONPATH", "")])
             print("RECOMMEND EXCLUDED: the dashboard's server answers valuecore.recommend from a memo (one policy "
                   "refitted and evaluated per new value); these figures are the page without the recommendation.")
-        from bench_app_floor import FLOOR_APP
-
         (Path(tmp) / "floor.py").write_text(FLOOR_APP.format(root=str(ROOT), variant="select sliders"))
         with contextlib.ExitStack() as servers:
             dashboard_url, bare_url = (servers.enter_context(streamlit_server(timeout=120, script=script))

@@ -19,7 +19,7 @@ double value and the ``fragment_id`` the server gave that widget's element
 Two times per round, from the moment the message is sent: until the server has
 sent the "Value per month" tile with another number (the first new tile), and
 until it has sent ``script_finished`` (the run finished). Every value is new to
-the server (``bench_app_roundtrip._values``), unless ``--same-values``: then all
+the server (``bench_app_browser._values``), unless ``--same-values``: then all
 concurrent sessions type the same values (colleagues on one use case), and all
 but the first find the answer cached.
 
@@ -36,7 +36,7 @@ where eight Chromium tabs render on the same two cores as the server. The client
 state (the frontend sends every widget's; the server keeps the others' last
 values either way), and no heartbeats or context info.
 
-The bare app (one number input, one line repeating it: ``bench_app_roundtrip.BARE_APP``)
+The bare app (one number input, one line repeating it: ``bench_app_browser.BARE_APP``)
 is driven the same way in the same run, one session and N at once, as the reference
 (its run is a full run: FINISHED_SUCCESSFULLY).
 
@@ -79,7 +79,7 @@ from pathlib import Path
 import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_app_roundtrip import (  # noqa: E402  (it puts tests/e2e and the project on the path)
+from bench_app_browser import (  # noqa: E402  (it puts tests/e2e and the project on the path)
     BARE_APP,
     CHROMIUM_ARGS,
     HOME,

@@ -44,7 +44,7 @@ def inputs() -> dict:
     run = chosen.report.models[models[0]]
     bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits["test"], ws.policy(models[0], "threshold",
                                         chosen.values), chosen.values, n_chunks=8)
-    histogram = vc.confidence_histogram(run.splits["test"], bins=20)
+    histogram = vc.curves.confidence_histogram(run.splits["test"], bins=20)
     marks = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.6, 0.5]})
     return {
         "value.confidence_histogram_chart": lambda: value.confidence_histogram_chart(histogram, marks),

@@ -220,7 +220,7 @@ def values_of(cell: Cell, world: World):
 
 def value_array(values, classes) -> np.ndarray:
     """``values`` as an array (K, K + 1) in the order of ``classes``."""
-    return np.asarray(vc.value_matrix_for(values, tuple(classes)).values, dtype=np.float64)
+    return np.asarray(vc.policy_json.value_matrix_for(values, tuple(classes)).values, dtype=np.float64)
 
 
 # --------------------------------------------------------------- scenario
@@ -311,7 +311,7 @@ def make_scenario(cell: Cell, seed: int, n_new: int = N_NEW) -> Scenario:
         y, reported, _ = draw_items(world, cell.n, rng)
         splits[split] = {m: vc.Predictions.from_proba(q, y_true=labels[y], classes=world.classes,
                                                       ids=np.arange(cell.n)) for m, q in reported.items()}
-    runs = {spec.name: vc.ModelRun(spec.name, f"{spec.name}.csv", f"{seed}-{cell.code}-{spec.name}", world.classes,
+    runs = {spec.name: vc.runs.ModelRun(spec.name, f"{spec.name}.csv", f"{seed}-{cell.code}-{spec.name}", world.classes,
                                    {split: splits[split][spec.name] for split in ("val", "test")})
             for spec in world.models}
     y_new, reported, posterior = draw_items(world, n_new, rng)

@@ -23,6 +23,7 @@ from valuecore.runs import LoadProblem, LoadReport, ModelRun, load_run_file, loa
 
 from . import serverfiles
 from .memory import BudgetCache, upload_refusal
+from .rules import rule_options
 
 # The heavy caches, bounded by the server's memory budget (dashboard.memory, dashboard.limits).
 _LOADED = BudgetCache("loaded runs")
@@ -163,30 +164,70 @@ def load_uploads(files: list[tuple[str, bytes]]) -> LoadReport:
     return LoadReport(models=models, problems=tuple(problems))
 
 
-def _calibrator(run_key: str, model: str, split: str, method: str, predictions: vc.Predictions):
-    from valuecore.calibration import fit_calibration
+class StageCache:
+    """The dashboard's cache of the pipeline's expensive stages, handed to ``vc.Pipeline`` as ``cache``.
 
-    return _budgeted(_DERIVED, ("calibrator", run_key, model, split, method),
-                     lambda: fit_calibration(predictions, method), "Fitting the calibration…")
+    What a stage computes is kept across reruns and sessions, keyed on the run file's content
+    (:func:`run_key`) and the settings: the heavy runs (recalibrated, sorted) in the memory budget's
+    :class:`~dashboard.memory.BudgetCache`, the light results with ``st.cache_resource``. Within one
+    script run a page asks for the same sorted run many times, and each lookup costs about a millisecond:
+    those are remembered here too (one cache per workspace).
+    """
+
+    _SPINNERS = {"calibrator": "Fitting the calibration…", "sorted": "Sorting the run once…",
+                 "recommendation": "Weighing every model and rule…",
+                 "recommended_rules": "Choosing each model's rule…"}
+    _HEAVY = frozenset({"calibrator", "calibrated", "sorted"})
+
+    def __init__(self):
+        self._memo: dict = {}
+
+    def stage(self, pipeline: vc.Pipeline, stage: str, model: str | None, split: str | None, inputs: tuple,
+              compute):
+        if model is None:  # weighs the models together: every run and the settings shape it
+            shape = (tuple((m, run_key(run)) for m, run in pipeline.runs.items()), pipeline.tune_split,
+                     pipeline.eval_split, pipeline.calibration)
+        else:
+            shape = (run_key(pipeline.run(model)), model, split)
+        key = (stage, *shape, *(_input_key(x) for x in inputs))
+        if stage == "sorted" and key in self._memo:
+            return self._memo[key]
+        if stage in self._HEAVY:
+            found = _budgeted(_DERIVED, key, compute, self._SPINNERS.get(stage))
+        else:
+            found = _kept(key, compute, self._SPINNERS.get(stage))
+        if stage == "sorted":
+            self._memo[key] = found
+        return found
 
 
-def _calibrated(run_key: str, model: str, split: str, calibration_key: str, predictions, calibrator):
-    return _budgeted(_DERIVED, ("calibrated", run_key, model, split, calibration_key),
-                     lambda: calibrator.apply(predictions))
+def _input_key(value):
+    """A stage's input as a hashable text key: a policy, values, the models or rules weighed, a setting."""
+    if isinstance(value, vc.Policy):
+        return policy_key(value)
+    if isinstance(value, (vc.UseCase, vc.ValueMatrix)):
+        return values_key(value)
+    if isinstance(value, (tuple, list)):
+        return tuple(_input_key(v) for v in value)
+    return value
 
 
-def _presorted(run_key: str, model: str, split: str, calibration_key: str, predictions: vc.Predictions):
-    return _budgeted(_DERIVED, ("sorted", run_key, model, split, calibration_key),
-                     lambda: vc.presort(predictions), "Sorting the run once…")
+@st.cache_resource(show_spinner=False, max_entries=1024)
+def _kept(key: tuple, _compute, spinner: str | None):
+    if spinner is None:
+        return _compute()
+    with st.spinner(spinner):
+        return _compute()
 
 
 class Workspace(vc.Pipeline):
-    """``valuecore.Pipeline`` over the loaded runs, with its expensive stages cached.
+    """``valuecore.Pipeline`` over the loaded runs, with a :class:`StageCache` handed in.
 
     The pipeline decides every number (splits, calibration, policy, value,
-    interval); this class only remembers them across reruns, keyed on the
-    run file's SHA-256 and the settings, and adds the views the pages draw
-    (threshold curves, histograms, VOC curves, the comparison table).
+    interval, the recommendation); its cache only remembers them across reruns,
+    keyed on the run file's SHA-256 and the settings. This class overrides none
+    of the pipeline's stages: it adds the report the runs came from and the views
+    the pages draw (threshold curves, histograms, VOC curves, the comparison table).
 
     Parameters
     ----------
@@ -197,48 +238,14 @@ class Workspace(vc.Pipeline):
     """
 
     def __init__(self, report: LoadReport, tune_split: str | None, eval_split: str | None, calibration: str = "none"):
-        super().__init__(report.models, tune_split, eval_split, calibration)
+        super().__init__(report.models, tune_split, eval_split, calibration, cache=StageCache())
         self.report = report
-        # Within one script run a page asks for the same sorted run many times; each
-        # st.cache_resource lookup costs about a millisecond, so remember them here.
-        self._sorted_memo: dict = {}
 
     def run_key(self, model: str) -> str:
         """The cache key of a model's run: its file content and what the loader made of it (see :func:`run_key`)."""
         return run_key(self.run(model))
 
-    # ------------------------------------------------- cached pipeline stages
-    def recommended_rules(self, values, models=None, **constraints) -> dict:
-        """As the pipeline's, from the first page's recommendation (its rules, cached across reruns)."""
-        if constraints:
-            return super().recommended_rules(values, models, **constraints)
-        from .home import recommended_rules  # home builds on this module
-
-        return recommended_rules(self, tuple(models if models is not None else self.recommend_models or self.runs),
-                                 values)
-
-    def fit_calibration(self, model: str, split: str, predictions: vc.Predictions):
-        return _calibrator(self.run_key(model), model, split, self.calibration, predictions)
-
-    def calibrated(self, model: str, split: str | None) -> vc.Predictions | None:
-        predictions = self.predictions(model, split)
-        calibrator, _ = self.calibrator(model)
-        if predictions is None or calibrator is None:
-            return predictions
-        return _calibrated(self.run_key(model), model, split, self.calibration_key(model), predictions, calibrator)
-
-    def sorted(self, model: str, split: str | None) -> vc.SortedRun | None:
-        """Presorted (calibrated) split, computed once per file content and setting."""
-        memo_key = (model, split)
-        if memo_key in self._sorted_memo:
-            return self._sorted_memo[memo_key]
-        predictions = self.calibrated(model, split)
-        if predictions is None:
-            return None
-        run = _presorted(self.run_key(model), model, split, self.calibration_key(model), predictions)
-        self._sorted_memo[memo_key] = run
-        return run
-
+    # ------------------------------------------------------------ views
     def calibration_diagnostics(self, model: str, split: str | None, n_bins: int):
         """``valuecore.calibration.calibration_diagnostics`` of a labelled (calibrated) split, cached, or None."""
         predictions = self.calibrated(model, split)
@@ -247,15 +254,6 @@ class Workspace(vc.Pipeline):
         return _calibration_diagnostics(self.run_key(model), model, split, self.calibration_key(model), n_bins,
                                         predictions)
 
-    def evaluate_split(self, model: str, split: str, policy: vc.Policy, values):
-        key = (self.run_key(model), model, split, policy_key(policy), values_key(values))
-        return _evaluated(key, self, policy, values)
-
-    def interval_on(self, model: str, split: str, policy: vc.Policy, values, result):
-        key = (self.run_key(model), model, split, policy_key(policy), values_key(values))
-        return _interval(key, self, policy, values, result)
-
-    # ------------------------------------------------------------ views
     def tuning_split_for(self, model: str) -> str | None:
         """The split thresholds and calibration are fitted on (the pipeline's rule)."""
         return self.plan(model).tune_split
@@ -294,7 +292,7 @@ class Workspace(vc.Pipeline):
             return None
         return _histogram(self.run_key(model), model, split, self.calibration_key(model), bins, predictions)
 
-    def voc(self, model: str, mode: str) -> vc.VOCCurve:
+    def voc(self, model: str, mode: str) -> vc.curves.VOCCurve:
         """The VOC curve of ``mode`` on the evaluated split ("tuned" tunes on the tuning split).
 
         Raises ValueError (in plain words) when a split is missing or unlabelled.
@@ -380,14 +378,9 @@ def policy_key(policy: vc.Policy) -> str:
     return json.dumps(policy.to_dict(), sort_keys=True, default=str)
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
-def _evaluated(key: tuple, _ws, _policy, _values):
-    return vc.Pipeline.evaluate_split(_ws, key[1], key[2], _policy, _values)
-
-
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _histogram(run_key: str, model: str, split: str, calibration_key: str, bins: int, _predictions):
-    return vc.confidence_histogram(_predictions, bins=bins)
+    return vc.curves.confidence_histogram(_predictions, bins=bins)
 
 
 @st.cache_resource(show_spinner=False, max_entries=512)
@@ -417,7 +410,7 @@ class ThresholdView:
         True when the split has no labels.
     """
 
-    def __init__(self, frame, curve: vc.ThresholdCurve, run: vc.SortedRun, thresholds):
+    def __init__(self, frame, curve: vc.curves.ThresholdCurve, run: vc.curves.SortedRun, thresholds):
         self.frame = frame
         self.no_model_total = float(curve.value_total[0])
         self.no_model_per_item = float(curve.value_per_item[0])
@@ -441,11 +434,6 @@ def _threshold_view(key: tuple, _run, _values) -> ThresholdView:
     return ThresholdView(frame, curve, _run, thresholds)
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
-def _interval(key: tuple, _ws, _policy, _values, _result):
-    return vc.Pipeline.interval_on(_ws, key[1], key[2], _policy, _values, _result)
-
-
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _band(key: tuple, _voc_band, _run, _tune_run, _omegas):
     mode, n_resamples, seed = key[-4], key[-2], key[-1]
@@ -464,5 +452,7 @@ def workspace(selection, calibration: str | None = None) -> "Workspace":
     """
     method = selection.calibration if calibration is None else calibration
     ws = Workspace(selection.report, selection.tune_split, selection.eval_split, method)
-    ws.recommend_models = tuple(selection.models)  # the rule "recommended" is weighed among them, as on the first page
+    # The rule "recommended" is weighed among them, over the rules the pages offer, as on the first page.
+    ws.recommend_models = tuple(selection.models)
+    ws.recommend_kinds = lambda values, models: tuple(rule_options(ws, models, values)[0])
     return ws

@@ -1,7 +1,7 @@
 """Values typed in the dashboard, kept inside the range the core computes exactly.
 
 ``valuecore`` refuses value matrices with entries above 1e100 or below 1e-100 in
-magnitude (see ``valuecore.VALUE_LIMIT``): beyond them sums over a run
+magnitude (see ``valuecore.policy_json.VALUE_LIMIT``): beyond them sums over a run
 could overflow or underflow. The sidebar reads a larger amount as the limit and a
 tinier one as 0, and says so, instead of failing on every page.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 
-from valuecore import VALUE_LIMIT
+from valuecore.policy_json import VALUE_LIMIT
 
 __all__ = ["VALUE_LIMIT", "clamp_value", "CLAMP_NOTE", "MEMORY_ENV", "TTL_ENV", "cache_ttl_seconds",
            "memory_budget_bytes"]

@@ -40,8 +40,9 @@ VOC_MODES = ("tuned", "oracle", "calibrated", "accept_all")
 CHUNKINGS = ("period", "count")
 PERIODS = ("D", "W", "MS")
 BIN_STRATEGIES = ("uniform", "quantile")
-HOME_PERIODS = ("month", "week", "day", "year")  # dashboard.home.PERIODS (a test keeps them equal)
+HOME_PERIODS = ("month", "week", "day", "year")  # dashboard.views.home.PERIODS (a test keeps them equal)
 PROMISE_CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+LIST_RULES = ("top_k", "cumulative")  # a shortlist of a fixed length, or one that grows with doubt
 COMPARE_RESAMPLES = (500, 1000, 2000, 5000, 10000)  # the Compare page's slider offers exactly these
 VOC_OMEGA_MAX, VOC_OMEGA_STEP = 100.0, 0.5  # the VOC page's ω-range slider
 VOC_AREA_MAX = 1e6  # a cell of the VOC page's range table (the integrals stay finite)
@@ -182,10 +183,9 @@ def _text(limit: int):
 
 def _amount(text: str) -> float:
     """A value inside the range the core computes exactly (dashboard.limits): a larger one is refused."""
-    value = _finite(text)
-    if abs(value) > vc.VALUE_LIMIT or 0 < abs(value) < 1 / vc.VALUE_LIMIT:
-        raise _Invalid(f"expected a value from -{vc.VALUE_LIMIT:g} to {vc.VALUE_LIMIT:g}, and 0 or at least "
-                       f"{1 / vc.VALUE_LIMIT:g} in size")
+    value, limit = _finite(text), vc.policy_json.VALUE_LIMIT
+    if abs(value) > limit or 0 < abs(value) < 1 / limit:
+        raise _Invalid(f"expected a value from -{limit:g} to {limit:g}, and 0 or at least {1 / limit:g} in size")
     return value
 
 
@@ -259,7 +259,10 @@ class Settings:
     voc_bands, voc_areas : the VOC page's bootstrap bands and its table of ω ranges (rows of from, to; None
         is an empty cell).
     constraints_* : the Capacity & guarantees page (model None: the recommended one; per class None: as the
-        pages' rule for that model; the two-tier values None: from the three values).
+        pages' rule for that model; the two-tier and shortlist values None: from the three values; list size
+        None: two classes, or fewer when the run has fewer).
+    monitor_bands_model, monitor_bands_split : the Monitor page's bands (None: the model that alerts most on the
+        production split, or the recommended one; the production split).
     reviewers_* : that page's reviewers panel: the share handed over and the reviewers' accuracy when they see
         few items (``_low``) and many (``_high``), and the value of their mistake (None: the wrong answer's).
     matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
@@ -308,6 +311,13 @@ class Settings:
     constraints_v_ok: float | None = None
     constraints_v_bad: float | None = None
     constraints_cost: float | None = None
+    constraints_weights_are_copies: bool = False
+    constraints_list_size: int | None = None
+    constraints_list_in: float | None = None
+    constraints_list_out: float | None = None
+    constraints_list_rule: str = "top_k"
+    monitor_bands_model: str | None = None
+    monitor_bands_split: str | None = None
     reviewers_rate_low: float = 0.02
     reviewers_acc_low: float = 0.95
     reviewers_rate_high: float = 0.10
@@ -388,7 +398,8 @@ def values_changes(values) -> dict:
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}
 _FLOAT_FIELDS = ("v_correct", "v_abstain", "v_wrong", "what_if", "constraints_volume", "constraints_capacity",
                  "constraints_reviewer", "constraints_max_risk", "constraints_confidence", "constraints_v_ok",
-                 "constraints_v_bad", "constraints_cost", "reviewers_rate_low", "reviewers_acc_low",
+                 "constraints_v_bad", "constraints_cost", "constraints_list_in", "constraints_list_out",
+                 "reviewers_rate_low", "reviewers_acc_low",
                  "reviewers_rate_high", "reviewers_acc_high", "reviewers_v_wrong")
 
 # field -> (query key, parser, writer)
@@ -434,6 +445,13 @@ _FIELDS = {
     "constraints_v_ok": ("vok", _amount, _write),
     "constraints_v_bad": ("vbad", _amount, _write),
     "constraints_cost": ("vconfirm", _number_in(0.0, 1e15), _write),
+    "constraints_weights_are_copies": ("copies", _bool, _write),
+    "constraints_list_size": ("listk", _int_in(1, 10**6), _write),
+    "constraints_list_in": ("listin", _amount, _write),
+    "constraints_list_out": ("listout", _amount, _write),
+    "constraints_list_rule": ("listrule", _choice(LIST_RULES), _write),
+    "monitor_bands_model": ("bmodel", _text(200), _write),
+    "monitor_bands_split": ("bsplit", _text(200), _write),
     # The reviewers panel's boxes: shares from 0 to 1 (valuecore.constraints.Reviewers refuses others).
     "reviewers_rate_low": ("rvrate1", _number_in(0.0, 1.0), _write),
     "reviewers_acc_low": ("rvacc1", _number_in(0.0, 1.0), _write),

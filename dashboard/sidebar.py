@@ -131,21 +131,23 @@ def _values_section(settings: Settings) -> UseCase:
 # (tests/app/test_app_sliders.py); on runs of 10^6 items some neighbouring thresholds lie closer than one stop,
 # and only the box reaches those (benchmarks/bench_slider_reach.py). The stops are round numbers (1, 1.02,
 # …, 2, 2.05, …, 5, 5.1, …) so a dragged value reads well, and the value in force is always one of them (a
-# typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 10
+# typed -3.14159 is added), so the slider and the box show the same number. The range covers 0.01 to 1000
 # on the value's side of 0 (slider_sides) and grows, by decades, to hold any value in use (typed, linked,
 # imported), at most SLIDER_DECADES decades below the largest; it never shrinks during a session, so a stop
 # stays where it was.
 _MANTISSAS = tuple([f"{1 + i / 50:.2f}" for i in range(50)] + [f"{2 + i / 20:.2f}" for i in range(60)]
                    + [f"{5 + i / 10:.1f}" for i in range(50)])
-SLIDER_RANGE = (-2, 1)  # powers of ten: stops from 0.01 to 10 (and the same below 0) before any value asks for more
+# From 0.01 to 1000 before any value asks for more: a wrong answer of -1000 (a costly error, the README's example)
+# is a drag away; the slider used to stop at -10, and -1000 had to be typed.
+SLIDER_RANGE = (-2, 3)  # powers of ten: stops from 0.01 to 1000 (and the same below 0)
 SLIDER_DECADES = 6  # at most this many decades of stops (about 2,000 stops): a rerun stays cheap
 
 
 def slider_decades(values) -> tuple[int, int]:
     """The powers of ten the stops span to hold ``values``: ``(low, high)``, stops from 10**low to 10**high.
 
-    >>> slider_decades([1.0, 0.0, -4.0]), slider_decades([5.0, -1.0, -1000.0]), slider_decades([0.001])
-    ((-2, 1), (-2, 3), (-3, 1))
+    >>> slider_decades([1.0, 0.0, -4.0]), slider_decades([5.0, -1.0, -10000.0]), slider_decades([0.001])
+    ((-2, 3), (-2, 4), (-3, 3))
     """
     magnitudes = [abs(v) for v in values if v != 0 and math.isfinite(v)]
     low = min([SLIDER_RANGE[0], *(math.floor(math.log10(m)) for m in magnitudes)])
@@ -173,8 +175,8 @@ def slider_stops(value: float, decades: tuple[int, int]) -> tuple[float, ...]:
     return (*grid[:at], value, *grid[at:])
 
 
-# Each slider holds the stops on the side of zero its value is on (a wrong answer's from -10 to 0, a correct
-# answer's from 0 to 10), both sides only for a value of 0 or once a value on the other side was in use (typed,
+# Each slider holds the stops on the side of zero its value is on (a wrong answer's from -1000 to 0, a correct
+# answer's from 0 to 1000), both sides only for a value of 0 or once a value on the other side was in use (typed,
 # linked, imported; like the range, the sides never shrink during a session). Half the stops halve what a rerun
 # sends and what Chromium redraws for the slider (a select_slider carries every stop's label, ~9 kB at 964 stops,
 # on every rerun), and the thresholds follow ω, whose reach needs only one side (bench_slider_reach.py,
@@ -349,8 +351,9 @@ def _upload_section() -> list[tuple[str, bytes]]:
 def _source_section(settings: Settings):
     options = [f"sample:{name}" for name in data.sample_sets()] + ["upload", "folder"]
     options += ["mlflow"] if mlflowsource.tracking_uri() else []  # only when the operator named a server
-    labels = {"upload": "Upload run files", "folder": "A folder on the server (allowed by the operator)",
-              "mlflow": "Runs logged to MLflow (the operator's tracking server)"}
+    # Short labels: at the sidebar's width "A folder on the server (allowed by the operator)" and "Runs logged to
+    # MLflow (the operator's tracking server)" were cut; the help says whose they are.
+    labels = {"upload": "Upload run files", "folder": "A server folder", "mlflow": "Runs in MLflow"}
     source = settings.source
     shown = "folder" if source.startswith("folder:") or source == "folder" else source
     shown = "mlflow" if source.startswith(mlflowsource.PREFIX) else shown
@@ -362,6 +365,8 @@ def _source_section(settings: Settings):
         st.selectbox, "source", "Data source", options, key="sidebar_source",
         fallback=options.index(shown), format_func=lambda o: labels.get(o, f"Sample runs: {o.split(':', 1)[-1]}"),
         means=lambda picked: source if picked == shown else picked,
+        help="Sample runs ship with the app. A server folder: one inside the folders the operator allowed. Runs in "
+        "MLflow: runs logged to the operator's tracking server (offered only when the operator set one up).",
     )
     if choice.startswith("sample:"):
         name = choice.split(":", 1)[1]

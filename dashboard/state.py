@@ -46,14 +46,15 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import streamlit as st
 
+import valuecore as vc
 from valuecore import UseCase, ValueMatrix
 
+from .safetext import md_text
 from .settings import CALIBRATION_METHODS, QUERY_KEYS, Settings
 
 __all__ = [
@@ -509,12 +510,17 @@ class Selection:
     def rule(self) -> str:
         return self.settings.rule
 
-    def money(self, amount: float | None, digits: int = 2) -> str:
-        """Format an amount in the user's currency."""
-        if amount is None or (isinstance(amount, float) and math.isnan(amount)):
-            return "–"
-        sign = "-" if amount < 0 else ""
-        return f"{sign}{self.currency}{abs(amount):,.{digits}f}"
+    def money(self, amount: float | None) -> str:
+        """An amount in the user's currency, as everywhere (``valuecore.wording.money``)."""
+        return vc.wording.money(amount, self.currency)
+
+    def amount(self, amount: float | None) -> str:
+        """An estimate or a difference per item, three significant digits (``valuecore.wording.amount``)."""
+        return vc.wording.amount(amount, self.currency)
+
+    def projected(self, amount: float | None) -> str:
+        """An amount over a volume of items (a day's, a month's): no cents from 100 up (``wording.projected``)."""
+        return vc.wording.projected(amount, self.currency)
 
 
 def publish(selection: Selection) -> None:
@@ -530,10 +536,20 @@ def current() -> Selection:
     return selection
 
 
+def empty_source_note(report) -> str:
+    """Why no model is shown: nothing chosen yet, or what went wrong with the source (markdown-safe)."""
+    errors = report.errors
+    if not errors:
+        return "No run is loaded. Choose a data source in the sidebar."
+    more = "" if len(errors) == 1 else f" (and {len(errors) - 1} more: the Runs page lists them)"
+    return (f"No run is loaded: {md_text(errors[0].message.rstrip('.'))}{more}. Choose another data source in the "
+            "sidebar.")
+
+
 def stop_unless_models(selection: Selection) -> None:
     """Explain an empty page and stop it when no run is loaded or no model is selected."""
     if not selection.report.models:
-        st.info("No run is loaded. Choose a data source in the sidebar (the Runs page tells what went wrong, if any).")
+        st.info(empty_source_note(selection.report))
         st.stop()
     if not selection.models:
         st.info("No model is selected. Pick one or more under 'Models' in the sidebar.")

@@ -31,7 +31,7 @@ import pandas as pd
 
 from valuecore.wording import PERCENT_DIGITS, percent, threshold
 
-__all__ = ["MISSING", "compact_dataframe", "dataframe", "readable"]
+__all__ = ["MISSING", "compact_dataframe", "dataframe", "readable", "styled"]
 
 MISSING = "–"
 
@@ -128,6 +128,28 @@ def readable(frame: pd.DataFrame, column_config: dict | None = None) -> tuple[pd
         frame[column] = [MISSING if _is_missing(v) else show(v) for v in values]
         config[column] = _text_config(config.get(column), column)
     return frame, config
+
+
+def styled(frame: pd.DataFrame, formats: dict):
+    """``frame.style`` with each column of ``formats`` written by its formatter (``valuecore.wording``'s).
+
+    The one place that knows ``st.dataframe`` shows a missing number as "None" whatever a Styler says: a
+    column with a missing cell becomes text ("–" there); the others stay numbers, so they still sort.
+
+    >>> shown = styled(pd.DataFrame({"a": [0.5, None], "b": [0.25, 0.5]}), {"a": percent, "b": percent})
+    >>> shown.data["a"].tolist(), shown.data["b"].tolist(), shown.to_html().count("50.0%")
+    (['50.0%', '–'], [0.25, 0.5], 2)
+    """
+    frame = frame.copy()
+    kept = {}
+    for column, show in formats.items():
+        if column not in frame.columns:
+            continue
+        if any(_is_missing(v) for v in frame[column]):
+            frame[column] = [MISSING if _is_missing(v) else show(v) for v in frame[column]]
+        else:
+            kept[column] = show
+    return frame.style.format(kept)
 
 
 def dataframe(data, *args, column_config: dict | None = None, **kwargs):

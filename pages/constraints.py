@@ -15,7 +15,7 @@ from dashboard import home, state, views
 from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
 from dashboard.charts.reviewers import reviewer_value_chart
 from dashboard.data import workspace
-from dashboard.settings import PROMISE_CONFIDENCES
+from dashboard.settings import LIST_RULES, PROMISE_CONFIDENCES
 from dashboard.state import current, stop_unless_models
 from dashboard.views import capacity as view
 from dashboard.views import reviewers as reviewers_view
@@ -64,11 +64,12 @@ max_risk = state.value(left.slider, "constraints_max_risk", "Most wrong answers 
 confidence = state.value(right.select_slider, "constraints_confidence", "How sure the promise must be",
                          options=PROMISE_CONFIDENCES, format_func=lambda c: views.percent(c, 0),
                          key="constraints_confidence", convert=float)
-copies = view.tuning_weighted(ws, model) and st.checkbox(
-    "Each weight counts that many independent items (e.g. an aggregated log)", value=False,
+copies = view.tuning_weighted(ws, model) and state.value(
+    st.checkbox, "constraints_weights_are_copies",
+    "Each weight counts that many independent items (e.g. an aggregated log)",
     key="constraints_weights_are_copies",
     help="The guarantee counts independent items. Duplicated rows, importance or survey weights cannot be "
-    "certified this way.",
+    "counted this way.",
 )
 risk_answer = st.container()
 
@@ -97,20 +98,27 @@ tiers_answer = st.container()
 # ---- 4. a shortlist instead of a blank hand-off
 st.header("A shortlist instead of a blank hand-off")
 st.caption("When a person picks the answer from a list, the model's likeliest classes save time if the right one "
-           "is among them. Say what such a hand-off is worth; valuecore finds both thresholds exactly "
-           "(docs/constraints.md).")
+           "is among them. Say what such a hand-off is worth; valuecore finds both thresholds exactly.")
 n_classes = view.class_count(ws, model)
 listed_in, listed_out = view.default_list_values(use_case)
 size_col, in_col, out_col, rule_col = st.columns(4)
-list_size = int(size_col.number_input("Classes on the list", min_value=1, max_value=n_classes,
-                                      value=min(2, n_classes), step=1, key="constraints_list_size"))
+list_default = min(2, n_classes)
+if (state.get().constraints_list_size or 0) > n_classes:
+    state.from_widget("constraints_list_size", None)  # a link's list longer than this run has classes
+list_size = int(state.value(size_col.number_input, "constraints_list_size", "Classes on the list", min_value=1,
+                            max_value=n_classes, step=1, key="constraints_list_size", default=list_default,
+                            convert=lambda shown: None if int(shown) == list_default else int(shown)))
 # Short labels: at 1280 px a quarter of the page wrapped "Value when the list holds the answer" onto two lines.
-v_listed_in = in_col.number_input("Value, answer listed", value=listed_in, key="constraints_list_in",
-                                  help="What a hand-off is worth when the list holds the right answer.")
-v_listed_out = out_col.number_input("Value, answer not listed", value=listed_out, key="constraints_list_out",
-                                    help="What a hand-off is worth when the right answer is not on the list.")
-list_rule = rule_col.radio("List", ("top_k", "cumulative"), key="constraints_list_rule",
-                           format_func=lambda r: "a fixed length" if r == "top_k" else "grows with doubt")
+# None (follow the three values) while a box shows its default.
+v_listed_in = state.value(in_col.number_input, "constraints_list_in", "Value, answer listed", default=listed_in,
+                          key="constraints_list_in", help="What a hand-off is worth when the list holds the right "
+                          "answer.", convert=lambda shown: None if float(shown) == listed_in else float(shown))
+v_listed_out = state.value(out_col.number_input, "constraints_list_out", "Value, answer not listed",
+                           default=listed_out, key="constraints_list_out",
+                           help="What a hand-off is worth when the right answer is not on the list.",
+                           convert=lambda shown: None if float(shown) == listed_out else float(shown))
+list_rule = state.choice(rule_col.radio, "constraints_list_rule", "List", LIST_RULES, key="constraints_list_rule",
+                         format_func=lambda r: "a fixed length" if r == "top_k" else "grows with doubt")
 shortlist_answer = st.container()
 
 inputs = view.Inputs(volume=volume, capacity=capacity, reviewer=reviewer, per_class=per_class, max_risk=max_risk,
@@ -145,8 +153,8 @@ _write(page.shortlist, shortlist_answer, tiers_chart)
 # ---- 5. reviewers who are not always right
 st.header("People who are not always right")
 st.caption("The hand-off value assumes a person who always gets it right. Say how often your reviewers are "
-           "right when they see few items and when they see many; in between it is a straight line "
-           "(docs/constraints.md, section 6). valuecore tries every threshold and prices each at the share "
+           "right when they see few items and when they see many; in between it is a straight line. valuecore tries "
+           "every threshold and prices each at the share "
            "it hands over.")
 if selection.value_matrix is not None:
     st.info("Reviewers are priced for the three values (correct, hand-off, wrong), not a value matrix.")
@@ -157,12 +165,12 @@ shares = dict(min_value=0.0, max_value=1.0, step=0.01, format="%.2f", convert=fl
 # its neighbours'); the help says the rest.
 rate_1 = state.value(low_rate.number_input, "reviewers_rate_low", "Handed over: few", key="reviewers_rate_low",
                      help="A small share of the items handed to the reviewers (0.02 = 2%).", **shares)
-accuracy_1 = state.value(low_acc.number_input, "reviewers_acc_low", "Right then", key="reviewers_acc_low",
+accuracy_1 = state.value(low_acc.number_input, "reviewers_acc_low", "Right with few", key="reviewers_acc_low",
                          help="How often they are right when they get that small share.", **shares)
 rate_2 = state.value(high_rate.number_input, "reviewers_rate_high", "Handed over: many", key="reviewers_rate_high",
                      help="A larger share of the items handed to the reviewers; in between, their accuracy is a "
                      "straight line.", **shares)
-accuracy_2 = state.value(high_acc.number_input, "reviewers_acc_high", "Right then", key="reviewers_acc_high",
+accuracy_2 = state.value(high_acc.number_input, "reviewers_acc_high", "Right with many", key="reviewers_acc_high",
                          help="How often they are right when they get that larger share.", **shares)
 # None (follow the wrong answer's value) while the box shows it.
 v_person_wrong = state.value(wrong.number_input, "reviewers_v_wrong", "Value of their mistake",

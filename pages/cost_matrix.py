@@ -28,9 +28,9 @@ st.caption(
     "Rows are the true class, columns the predicted class, then "
     "'abstain' (hand the item to a person)."
 )
+stop_unless_models(selection)  # first: with nothing loaded, it says why ("the models shown loaded fine" did not)
 if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
-stop_unless_models(selection)
 
 # ---- which class set
 class_sets = view.class_sets(selection)

@@ -26,7 +26,7 @@ import valuecore as vc
 from dashboard import state, views
 from dashboard.data import workspace
 from dashboard.safetext import md_text
-from dashboard.tables import dataframe as show_dataframe
+from dashboard.tables import dataframe as show_dataframe, styled
 from dashboard.views import export as view
 
 
@@ -82,14 +82,9 @@ else:
             st.warning(note)
         st.subheader("What the policy says")
         st.info(shown.headline)
-        money = view.value_column(selection.currency)
-        config = {
-            money: st.column_config.NumberColumn(format="%.4f"),
-            "95% low": st.column_config.NumberColumn(format="%.4f"),
-            "95% high": st.column_config.NumberColumn(format="%.4f"),
-            "Coverage": st.column_config.NumberColumn(format="percent"),
-        }
-        show_dataframe(shown.summary, column_order=list(shown.summary_columns), hide_index=True, column_config=config)
+        # "0.9400" beside "$0.94" on the first page: the numbers read as everywhere (valuecore.wording).
+        show_dataframe(styled(shown.summary, view.summary_formats(selection)),
+                       column_order=list(shown.summary_columns), hide_index=True)
         if shown.class_thresholds is not None:
             st.caption("Per-class thresholds: act on a prediction of a class when its confidence is at least:")
             show_dataframe(shown.class_thresholds, hide_index=True)

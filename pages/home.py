@@ -10,10 +10,11 @@ and words come from ``dashboard.views.home``; this script lays them out.
 
 import streamlit as st
 
-from dashboard import home, state
+from dashboard import state
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.tables import dataframe as show_dataframe
+from dashboard.views import home
 from dashboard.views import home as view
 
 selection = current()

@@ -16,7 +16,7 @@ from dashboard import data, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import CHUNKINGS, PERIODS as PERIOD_CODES
 from dashboard.safetext import md_text
-from dashboard.tables import compact_dataframe, dataframe as show_dataframe
+from dashboard.tables import compact_dataframe, dataframe as show_dataframe, styled
 from dashboard.views import monitor as view
 
 PERIODS = {"D": "Day", "W": "Week (Monday to Sunday)", "MS": "Calendar month"}
@@ -135,40 +135,37 @@ else:
         _show_charts(production.frame, all_models, selection.currency, by_time=chunking == "period")
         st.caption(production.estimate_note)
         st.markdown(f"**Over the whole split {md_text(repr(split))}** (estimated, per item in {selection.currency}):")
-        money = {c: st.column_config.NumberColumn(format=f) for c, f in zip(production.summary.columns[3:5],
-                                                                              ("%.2f", "%.4f"))}
-        show_dataframe(production.summary, hide_index=True, column_config={
-            "Items": st.column_config.NumberColumn(format="%.0f"), **money,
-            "Estimated coverage": st.column_config.NumberColumn(format="percent")})
+        show_dataframe(styled(production.summary, view.summary_formats(selection)), hide_index=True)
         st.markdown(production.drift)
 
 # -- bands, alerts and drift: by default they watch what the production chart shows (its split, the
 # recommended or first model, its chunks), with the same estimate
 st.header("Bands, alerts and drift")
-charted_model = production.charted_model if production is not None else None
-options = view.bands_options(selection, workspace, page.models, charted_model)
+bands_model = production.bands_model if production is not None else None
+options = view.bands_options(selection, workspace, page.models, bands_model)
 if not options.candidates:
     st.info("Bands need a labelled reference split; none of the selected models has one.")
 else:
     if production is not None and production.alerts:
         st.markdown(production.alerts)
     columns = st.columns(4)
-    model = columns[0].selectbox("Model", options.candidates, key="monitor_bands_model",
-                                 index=options.candidates.index(options.opening) if options.opening else 0)
+    model = state.choice(columns[0].selectbox, "monitor_bands_model", "Model", options.candidates,
+                         key="monitor_bands_model", default=options.opening)
     reference = columns[1].selectbox(
         "Labelled reference split", options.labelled[model], index=options.reference_default(workspace, model),
         key="monitor_bands_reference",
         help="Fits the calibration of the estimate and sets the reference band and confidence distribution.",
     )
-    watched = columns[2].selectbox("Split to watch", options.watched(workspace, model, reference, split),
-                                   key="monitor_bands_split")
-    if watched == split and model == charted_model and how is not None:
+    watchable = options.watched(workspace, model, reference, split)
+    watched = state.choice(columns[2].selectbox, "monitor_bands_split", "Split to watch", watchable,
+                           key="monitor_bands_split", default=watchable[0])
+    if watched == split and how is not None:
         bands_how = dict(how)
         columns[3].caption("Chunks as in the production chart above.")
     else:
         bands_how = {"n_chunks": columns[3].slider("Chunks", 2, 40, 8, key="monitor_bands_chunks")}
     shown = view.bands(selection, page, workspace, model, reference, watched, bands_how, calibration=calibration,
-                       charted_model=charted_model, charted_split=split)
+                       charted_split=split, charted_bands=production.charted_bands if production else None)
     if shown.mismatch:
         st.caption(shown.mismatch)
     if shown.error:
@@ -205,10 +202,7 @@ if not checked.empty:
     st.markdown(checked.intro)
     _show_charts(checked.frame, all_models, selection.currency, by_time=False)
     st.caption(checked.estimate_note)
-    money = st.column_config.NumberColumn(format="%.4f")
-    show_dataframe(checked.table, hide_index=True, column_config={
-        "Items": st.column_config.NumberColumn(format="%.0f"),
-        **{c: money for c in checked.table.columns if c not in ("Model", "Items")}})
+    show_dataframe(styled(checked.table, view.backtest_formats(selection)), hide_index=True)
     st.markdown(checked.verdict)
 
 # -- class mix per chunk, and what re-tuning for it would earn (prior shift)

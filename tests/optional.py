@@ -1,4 +1,4 @@
-"""Optional engines (DuckDB, PySpark with Java, MLflow): skipped cleanly where missing, required in CI.
+"""Optional engines (DuckDB, PySpark with Java, MLflow, inspect_ai): skipped cleanly where missing, required in CI.
 
 A test module that needs one calls :func:`need` at import time. On a machine
 without it the module is skipped with the reason and the install line; with
@@ -18,6 +18,7 @@ INSTALL = {
     "duckdb": "pip install -r requirements-spark.txt",
     "pyspark": "pip install -r requirements-spark.txt (and a Java runtime: apt-get install default-jre-headless)",
     "mlflow": "pip install -r requirements-mlflow.txt",
+    "inspect_ai": "pip install -r requirements-inspect.txt",
 }
 
 

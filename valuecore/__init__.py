@@ -42,53 +42,41 @@ Randomness
 
 Where things live
 -----------------
-The everyday names are at the top of the package:
+The names a user calls are at the top of the package:
 
 - runs and values: :class:`Predictions`, :class:`UseCase`, :class:`ValueMatrix`,
-  :class:`Regime`, ``VALUE_LIMIT`` (the largest value magnitude computed exactly),
-  :func:`load_runs`, :func:`load_run_file`, :class:`ModelRun`,
-  :class:`LoadReport`, :class:`LoadProblem`, :func:`check_comparable`;
-- sorting, policies and their value: :func:`presort`, :class:`SortedRun`,
-  :class:`Policy`, ``POLICY_KINDS`` (``ALL_POLICY_KINDS`` adds ``two_tier``), :func:`fit_policy`, :func:`evaluate`,
-  :func:`estimate`, :class:`PolicyResult`, :func:`item_values`,
-  :func:`item_gains`, :func:`decision_values`, :func:`value_matrix_for`;
-- curves and comparisons: :func:`threshold_curve`, :class:`ThresholdCurve`,
-  :func:`risk_coverage_curve`, :class:`RiskCoverage`,
-  :func:`confidence_histogram`, :func:`discrimination`, :func:`voc_curve`,
-  :class:`VOCCurve`, ``VOC_MODES``, :func:`voc_frame`, :func:`dominance`,
-  :class:`Dominance`, :func:`comparison_table`, :class:`ComparisonTable`,
-  ``DEFAULT_KS``;
+  :func:`load_runs` (one file: ``valuecore.runs.load_run_file``);
+- sorting, policies and their value: :func:`presort`, :class:`Policy`, :func:`fit_policy`,
+  :func:`evaluate`, :func:`estimate` (without labels), :class:`PolicyResult`, :func:`item_values`;
+- curves and comparisons: :func:`threshold_curve`, :func:`voc_curve`, :func:`voc_frame`,
+  :func:`dominance` (a :class:`Dominance`), :func:`comparison_table` (a :class:`ComparisonTable` at the
+  coverages ``DEFAULT_KS``);
 - one pipeline from settings to policy, the same for the dashboard, the command
   line and the export: :class:`Pipeline` (choose splits, fit the recalibration,
-  sort, fit the policy, evaluate, interval; a :class:`ModelPlan` per model),
-  :func:`evaluation_record`, and :func:`apply_policy_document`, which evaluates
-  an exported policy as stored (an :class:`AppliedPolicy` per model);
-- the verdict a product manager reads: :func:`verdict` (a :class:`Verdict` of
-  :class:`Standing` rows: the best model and those the data cannot separate
-  from it) and :func:`simpler_rule` (a :class:`RuleComparison`: does a richer
-  rule really earn more than one threshold?); :func:`recommend` (a
-  :class:`Recommendation`: the one model, rule and threshold(s) to deploy, or
-  none, from every :class:`Candidate` rule the settings allow) and
-  :func:`recommended_document` (the policy JSON that names it);
-  :func:`recommended_rules` (each model's rule under the choice
-  ``RECOMMENDED_RULE``, the default of every page and of ``report``).
+  sort, fit the policy, evaluate, interval), and :func:`apply_policy_document`, which evaluates
+  an exported policy as stored;
+- the decision: :func:`verdict` (the best model and those the data cannot separate from it),
+  :func:`recommend` (the one model, rule and threshold(s) to deploy, or "not yet"),
+  :func:`recommended_document` (the policy JSON that names it) and :func:`recommended_rules` (each
+  model's rule under the choice ``RECOMMENDED_RULE``, the default of every page and of ``report``).
 
 The rest is grouped in public submodules, each documented on its own:
+``valuecore.runs`` (reading run files: the runs, the load report and its problems),
+``valuecore.curves`` (every curve, the presorted run and the value primitive they share),
+``valuecore.recommendation`` (the verdict, the recommendation and their result types),
+``valuecore.policy_json`` (the policy file for a serving system, the policy kinds, the values as a
+document holds them),
 ``valuecore.calibration`` (recalibration and its diagnostics),
 ``valuecore.uncertainty`` (intervals, paired tests, bootstrap bands),
 ``valuecore.constraints`` (review capacity, certified risk, two-tier automation),
-``valuecore.monitoring`` (value over time, without labels),
-``valuecore.policy_json`` (the policy file for a serving system),
-``valuecore.curves`` (every curve, and the value primitive they share),
-``valuecore.runs`` (reading run files), ``valuecore.serving`` (a policy JSON applied to new
+``valuecore.monitoring`` (value over time, without labels), ``valuecore.serving`` (a policy JSON applied to new
 model outputs with numpy alone, a scikit-learn wrapper and an MLflow model), ``valuecore.aggregation``
 (prediction logs larger than memory, reduced with DuckDB or Spark), ``valuecore.wording`` (numbers and
 sentences for people: the one formatting module of the CLI, the dashboard and
 the report), ``valuecore.chartspecs`` (charts as plain Vega-Lite dicts, one palette, drawn by the app
 and the report alike), ``valuecore.report`` (the self-contained HTML report) and
-``valuecore.cli`` (the command line). Modules whose name starts with ``_`` are private. Names that moved
-from the top level into a submodule still import from the top, with a
-``DeprecationWarning``, until release 0.3.
+``valuecore.cli`` (the command line). Modules whose name starts with ``_`` are private; what moved in
+release 0.2 is listed in ``CHANGELOG.md``.
 
 Dependencies and start-up
 -------------------------
@@ -125,69 +113,39 @@ Examples
 from __future__ import annotations
 
 import importlib
-import warnings
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # Each public top-level name and the private module that defines it. Names are
 # loaded on first use (PEP 562), so that ``import valuecore`` and
 # ``python -m valuecore --help`` pay for no numpy, pandas or scipy.
 _TOP_LEVEL = {
-    "Predictions": "_predictions",
-    "UseCase": "_usecase",
-    "ValueMatrix": "_usecase",
-    "Regime": "_usecase",
-    "VALUE_LIMIT": "_usecase",
+    "Predictions": "_model.predictions",
+    "UseCase": "_model.values",
+    "ValueMatrix": "_model.values",
     "load_runs": "_io.runfiles",
-    "load_run_file": "_io.runfiles",
-    "ModelRun": "_io.runfiles",
-    "LoadReport": "_io.runfiles",
-    "LoadProblem": "_io.runfiles",
-    "check_comparable": "_io.runfiles",
-    "presort": "_sorted",
-    "SortedRun": "_sorted",
-    "Policy": "_policy",
-    "POLICY_KINDS": "_policies",
-    "ALL_POLICY_KINDS": "_policies",
-    "fit_policy": "_policies",
-    "item_gains": "_sorted",
-    "value_matrix_for": "_usecase",
-    "evaluate": "_evaluate",
-    "estimate": "_evaluate",
-    "PolicyResult": "_evaluate",
-    "item_values": "_evaluate",
-    "decision_values": "_evaluate",
-    "threshold_curve": "_curves",
-    "ThresholdCurve": "_curves",
-    "risk_coverage_curve": "_curves",
-    "RiskCoverage": "_curves",
-    "confidence_histogram": "_curves",
-    "discrimination": "_curves",
-    "voc_curve": "_voc",
-    "VOCCurve": "_voc",
-    "VOC_MODES": "_voc",
-    "voc_frame": "_voc",
-    "dominance": "_voc",
-    "Dominance": "_voc",
-    "comparison_table": "_table",
-    "ComparisonTable": "_table",
-    "DEFAULT_KS": "_table",
-    "Pipeline": "_pipeline",
-    "ModelPlan": "_pipeline",
-    "AppliedPolicy": "_pipeline",
-    "apply_policy_document": "_pipeline",
-    "evaluation_record": "_pipeline",
-    "verdict": "_verdict",
-    "Verdict": "_verdict",
-    "Standing": "_verdict",
-    "simpler_rule": "_verdict",
-    "RuleComparison": "_verdict",
-    "recommend": "_recommend",
-    "Recommendation": "_recommend",
-    "Candidate": "_recommend",
-    "recommended_document": "_recommend",
-    "recommended_rules": "_recommend",
-    "RECOMMENDED_RULE": "_recommend",
+    "presort": "_engine.sorting",
+    "Policy": "_engine.policy",
+    "fit_policy": "_engine.fitting",
+    "evaluate": "_engine.evaluate",
+    "estimate": "_engine.evaluate",
+    "PolicyResult": "_engine.evaluate",
+    "item_values": "_engine.evaluate",
+    "threshold_curve": "_engine.curves",
+    "voc_curve": "_engine.voc",
+    "voc_frame": "_engine.voc",
+    "dominance": "_engine.voc",
+    "Dominance": "_engine.voc",
+    "comparison_table": "_engine.table",
+    "ComparisonTable": "_engine.table",
+    "DEFAULT_KS": "_engine.table",
+    "Pipeline": "_pipeline.pipeline",
+    "apply_policy_document": "_pipeline.pipeline",
+    "verdict": "_decide.verdict",
+    "recommend": "_decide.recommend",
+    "recommended_document": "_decide.recommend",
+    "recommended_rules": "_decide.recommend",
+    "RECOMMENDED_RULE": "_decide.recommend",
 }
 
 _SUBMODULES = (
@@ -199,76 +157,13 @@ _SUBMODULES = (
     "curves",
     "monitoring",
     "policy_json",
+    "recommendation",
     "report",
     "runs",
     "serving",
     "uncertainty",
     "wording",
 )
-
-# Top-level names of release 0.1 that live in a public submodule now; still
-# importable from the top, with a DeprecationWarning, until release 0.3. A fixed
-# record of that release, not a copy of the submodules' __all__: names added to a
-# submodule later never appear at the top.
-_MOVED = {
-    **dict.fromkeys(
-        (
-            "Calibrator",
-            "brier_score",
-            "calibration_summary",
-            "describe_calibration",
-            "expected_calibration_error",
-            "fit_calibration",
-            "maximum_calibration_error",
-            "negative_log_likelihood",
-            "reliability_diagram",
-        ),
-        "calibration",
-    ),
-    **dict.fromkeys(
-        (
-            "Chunk",
-            "MONITOR_COLUMNS",
-            "calibration_value_table",
-            "calibration_value_tables",
-            "chunk_predictions",
-            "monitor",
-            "monitor_summary",
-        ),
-        "monitoring",
-    ),
-    **dict.fromkeys(
-        (
-            "SCHEMA_VERSION",
-            "PolicyDocument",
-            "PolicyEntry",
-            "build_policy_document",
-            "build_policy_entry",
-            "check_against_runs",
-            "check_classes",
-            "policy_schema",
-            "validate_policy_document",
-        ),
-        "policy_json",
-    ),
-    **dict.fromkeys(
-        (
-            "WEIGHT_KINDS",
-            "Interval",
-            "PairedComparison",
-            "ThresholdStability",
-            "VOCBand",
-            "bootstrap_interval",
-            "mean_interval",
-            "paired_comparison",
-            "policy_interval",
-            "result_interval",
-            "threshold_stability",
-            "voc_band",
-        ),
-        "uncertainty",
-    ),
-}
 
 __all__ = [*_TOP_LEVEL, *_SUBMODULES]
 
@@ -280,14 +175,6 @@ def __getattr__(name: str):
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
-    if name in _MOVED:
-        where = f"{__name__}.{_MOVED[name]}"
-        warnings.warn(
-            f"{__name__}.{name} is deprecated and goes in release 0.3: use {where}.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(where), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["reviewers_section"]
+__all__ = ["reviewer_lines", "reviewers_section"]
 
 
 def _e(text) -> str:
@@ -30,7 +30,7 @@ def _table(header, rows) -> str:
 
 
 def _people(reviewers, use_case) -> str:
-    from ._cli_reviewers import reviewer_lines, reviewer_record
+    from ._pipeline.reviewers import reviewer_record
 
     return "".join(f"<p>{_e(line)}</p>" for line in reviewer_lines(reviewer_record(reviewers, use_case)))
 
@@ -46,13 +46,13 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
     if reviewers is None:
         return {}
     from . import wording
-    from ._evaluate import evaluate
-    from ._policies import Policy
-    from ._reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold, priced_use_case
-    from ._sorted import presort
-    from ._usecase import UseCase
-    from ._verdict import verdict
-    from ._voc import voc_curve
+    from ._engine.evaluate import evaluate
+    from ._engine.fitting import Policy
+    from ._engine.reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold, priced_use_case
+    from ._engine.sorting import presort
+    from ._model.values import UseCase
+    from ._decide.verdict import verdict
+    from ._engine.voc import voc_curve
 
     if not isinstance(values, UseCase):
         raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")
@@ -137,3 +137,23 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
                  "threshold tuned for these reviewers at each ω and their expected mistakes counted (a mistake "
                  "of theirs costs ω too unless you gave its value).</p>")
     return {"reviewers": ("With your reviewers", body)}
+
+
+def reviewer_lines(record) -> list[str]:
+    """How the hand-offs are priced, in one or two lines."""
+    if record is None:
+        return []
+    if record.get("workload"):
+        curve = ", ".join(f"{p['handoff_rate']:.0%}: {p['accuracy']:.3f}" for p in record["workload"])
+        people = f"reviewers' accuracy by hand-off rate {curve}"
+    else:
+        people = f"reviewers' accuracy {record['accuracy']:.4f}"
+    if record.get("accuracy_interval"):
+        low, high = record["accuracy_interval"]
+        sample = record.get("sample") or {}
+        people += (f" ({sample.get('n_right')} right of {sample.get('n_reviewed')} reviewed; "
+                   f"exact 95% interval [{low:.4f}, {high:.4f}])")
+    how = ("priced into the use case: v_abstain is the expected value of a hand-off"
+           if record["priced_in_use_case"] else "each policy priced at its own hand-off rate")
+    return [f"{people}; a hand-off they get right is worth {record['v_abstain_if_right']:g}, one they get wrong "
+            f"{record['v_person_wrong']:g}; {how}"]

@@ -16,7 +16,9 @@ per strategy (what a page showing them together asks for).
 Uses scipy (fitting) and pandas (the reliability diagram).
 """
 
-from . import _calibration
-from ._calibration import *  # noqa: F403  (exactly the names of _calibration.__all__)
+from ._model import recalibration as _recalibration
+from ._model.recalibration import *  # noqa: F403  (exactly the names of its __all__)
+from ._stats import calibration_metrics as _metrics
+from ._stats.calibration_metrics import *  # noqa: F403  (exactly the names of its __all__)
 
-__all__ = list(_calibration.__all__)
+__all__ = [*_recalibration.__all__, *_metrics.__all__]

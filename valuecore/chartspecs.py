@@ -384,7 +384,7 @@ def confidence_histogram_spec(histogram, thresholds=None, *, title: str = "", he
     Parameters
     ----------
     histogram : DataFrame or list of dict
-        ``bin_start, bin_end, outcome, count, share`` (``valuecore.confidence_histogram``).
+        ``bin_start, bin_end, outcome, count, share`` (``valuecore.curves.confidence_histogram``).
     thresholds : DataFrame or list of dict, optional
         ``label, threshold``: vertical rules dashed as ``THRESHOLD_DASHES`` (e.g. tuned, your threshold).
     title : str
@@ -896,7 +896,7 @@ def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300)
                  title="Value against review capacity", padding=_TITLE_PADDING)
 
 
-CERTIFIED_RATES = {"error_rate": "Error rate on the tuning split", "upper_bound": "Certified upper bound"}
+CERTIFIED_RATES = {"error_rate": "Error rate on the tuning split", "upper_bound": "At most, on new items"}
 
 
 def certified_risk_spec(rows, max_risk: float, height: int = 300) -> dict:
@@ -916,7 +916,7 @@ def certified_risk_spec(rows, max_risk: float, height: int = 300) -> dict:
         color=_field("what", "nominal", title=None, scale={"range": [PALETTE[0], PALETTE[1]]},
                      legend={"orient": "bottom", "labelLimit": 0}),
         tooltip=[_exact_tip("threshold", "Threshold"), _tip("coverage", "Automated", fmt=".1%"),
-                 _tip("rate", "Rate", fmt=".2%"), _tip("certified", "Certified", "nominal")],
+                 _tip("rate", "Rate", fmt=".2%"), _tip("certified", "Keeps the promise", "nominal")],
     )
     limit = _view("limit", "rule", {"color": PALETTE[3], "strokeDash": [4, 3]}, y=_field("max_risk"),
                   tooltip=[_tip("max_risk", "Your limit", fmt=".1%")])

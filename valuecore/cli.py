@@ -8,6 +8,6 @@ takes. The commands, options and exit codes are described in
 ``docs/cli.md``.
 """
 
-from ._cli import UsageError, main, read_value_matrix, value_matrix_from_csv
+from ._cli.commands import UsageError, main, read_value_matrix, value_matrix_from_csv
 
 __all__ = ["main", "read_value_matrix", "value_matrix_from_csv", "UsageError"]

@@ -42,11 +42,15 @@ conformal-style set, over :func:`shortlist_levels`) exactly
 gives the list each item is handed off with (what a server shows).
 """
 
-from . import _capacity, _reviewers, _risk, _shortlist, _twotier
-from ._capacity import *  # noqa: F403
-from ._reviewers import *  # noqa: F403
-from ._risk import *  # noqa: F403
-from ._shortlist import *  # noqa: F403
-from ._twotier import *  # noqa: F403
+from ._decide import capacity as _capacity
+from ._engine import reviewers as _reviewers
+from ._decide import risk as _risk
+from ._engine import shortlist as _shortlist
+from ._engine import twotier as _twotier
+from ._decide.capacity import *  # noqa: F403
+from ._engine.reviewers import *  # noqa: F403
+from ._decide.risk import *  # noqa: F403
+from ._engine.shortlist import *  # noqa: F403
+from ._engine.twotier import *  # noqa: F403
 
 __all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_reviewers.__all__, *_shortlist.__all__]

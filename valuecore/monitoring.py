@@ -31,9 +31,12 @@ of ``ADAPT_TUNINGS``), keeping a re-tuned rule only when
 Results are pandas frames.
 """
 
-from . import _bands, _monitoring, _prior_shift
-from ._bands import *  # noqa: F403
-from ._monitoring import *  # noqa: F403  (exactly the names of _monitoring.__all__)
-from ._prior_shift import *  # noqa: F403
+from ._monitor import bands as _bands
+from ._monitor import chunks as _monitoring
+from ._monitor import prior_shift as _prior_shift
+from ._monitor.bands import *  # noqa: F403
+from ._monitor.chunks import *  # noqa: F403  (exactly the names of _monitoring.__all__)
+from ._monitor.prior_shift import *  # noqa: F403
+from ._pipeline.adapted import adapted_policy_document
 
-__all__ = [*_monitoring.__all__, *_bands.__all__, *_prior_shift.__all__]
+__all__ = [*_monitoring.__all__, *_bands.__all__, *_prior_shift.__all__, "adapted_policy_document"]

@@ -10,8 +10,15 @@ interval), one model at a time through :func:`build_policy_entry`;
 :func:`tuning_note` is the caveat when a policy was tuned on the evaluated
 split. :func:`check_against_runs` and :func:`check_classes` compare a document
 with run files. :func:`values_to_dict`, :func:`values_from_dict` and
-:func:`align_values` convert the values. ``ACCEPT_RULE`` is the rule in words
-and ``DATA_FREE_KINDS`` the policy kinds fitted without data.
+:func:`align_values` convert the values, :func:`value_matrix_for` makes the one
+:class:`~valuecore.ValueMatrix` of a run's classes that every stage takes; a use case's
+:class:`Regime` says how its ordering reads, and ``VALUE_LIMIT`` is the largest value magnitude computed
+exactly. ``ACCEPT_RULE`` is the rule in words, ``POLICY_KINDS`` the rules a policy can be
+(``ALL_POLICY_KINDS`` adds ``two_tier``) and ``DATA_FREE_KINDS`` those fitted without data. The
+pipeline behind the document (:class:`~valuecore.Pipeline`) plans each model's splits
+(:class:`ModelPlan`) and records each evaluation (:func:`evaluation_record`);
+:func:`~valuecore.apply_policy_document` evaluates a stored document as stored, an
+:class:`AppliedPolicy` per model.
 :func:`load_json_limited` parses JSON after checking its size and nesting
 depth (the limits of ``docs/run-format.md``). The format is
 described key by key in ``docs/policy-json.md``.
@@ -19,8 +26,19 @@ described key by key in ``docs/policy-json.md``.
 Uses jsonschema (validation).
 """
 
-from . import _policy_build, _policy_json
-from ._policy_build import *  # noqa: F403  (exactly the names of _policy_build.__all__)
-from ._policy_json import *  # noqa: F403  (exactly the names of _policy_json.__all__)
+from ._pipeline import build as _policy_build
+from ._pipeline import policy_json as _policy_json
+from ._pipeline.build import *  # noqa: F403  (exactly the names of _policy_build.__all__)
+from ._pipeline.policy_json import *  # noqa: F403  (exactly the names of _policy_json.__all__)
 
-__all__ = sorted([*_policy_json.__all__, *_policy_build.__all__])
+from ._engine.fitting import ALL_POLICY_KINDS as ALL_POLICY_KINDS
+from ._engine.fitting import POLICY_KINDS as POLICY_KINDS
+from ._model.values import VALUE_LIMIT as VALUE_LIMIT
+from ._model.values import Regime as Regime
+from ._model.values import value_matrix_for as value_matrix_for
+from ._pipeline.pipeline import AppliedPolicy as AppliedPolicy
+from ._pipeline.pipeline import ModelPlan as ModelPlan
+from ._pipeline.pipeline import evaluation_record as evaluation_record
+
+__all__ = sorted([*_policy_json.__all__, *_policy_build.__all__, "ALL_POLICY_KINDS", "POLICY_KINDS", "VALUE_LIMIT",
+                  "Regime", "value_matrix_for", "AppliedPolicy", "ModelPlan", "evaluation_record"])

@@ -109,8 +109,22 @@ def _table(header, rows, numeric=()) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _splits_text(entries) -> str:
+    """Where the rules were tuned and judged; a rule set from the values alone (no tuning split) said in words."""
+    pairs = sorted({f"{e.tuned_on.get('split')} / {e.evaluation['split']}" for e in entries
+                    if e.tuned_on.get("split") is not None})
+    untuned = [e for e in entries if e.tuned_on.get("split") is None]
+    if not untuned:
+        return ", ".join(pairs)
+    judged = ", ".join(sorted({e.evaluation["split"] for e in untuned}))
+    if not pairs:
+        return f"no tuning split (the rules are set from the values alone) / {judged}"
+    models = wording.short_list([e.model for e in untuned], 3)
+    return f"{', '.join(pairs)}; {models}: set from the values alone, no tuning split / {judged}"
+
+
 def _settings(values, kind, calibration_method, splits, currency, volume, period) -> str:
-    from ._usecase import UseCase
+    from ._model.values import UseCase
 
     items = []
     if isinstance(values, UseCase):
@@ -182,16 +196,16 @@ def html_report(
         As ``build_policy_document`` (in plain words), or when
         vl-convert-python is missing.
     """
-    from ._calibration import calibration_summary, reliability_diagram
-    from ._curves import threshold_curve
-    from ._policy_build import build_policy_document
-    from ._sorted import presort
-    from ._usecase import UseCase
-    from ._verdict import verdict as judge
-    from ._voc import voc_curve
+    from ._stats.calibration_metrics import calibration_summary, reliability_diagram
+    from ._engine.curves import threshold_curve
+    from ._pipeline.build import build_policy_document
+    from ._engine.sorting import presort
+    from ._model.values import UseCase
+    from ._decide.verdict import verdict as judge
+    from ._engine.voc import voc_curve
 
-    from ._pipeline import Pipeline
-    from ._recommend import recommend, recommended_document
+    from ._pipeline.pipeline import Pipeline
+    from ._decide.recommend import recommend, recommended_document
     from ._report_reviewers import reviewers_section
 
     reviewers = constraints.pop("reviewers", None)  # valuecore.constraints.Reviewers: a section of their own
@@ -337,7 +351,7 @@ def html_report(
 
     policy_html = ('<p class="muted">The policy a serving system applies (schema in docs/policy-json.md).</p>'
                    f"<pre>{_e(document.to_json())}</pre>")
-    splits = ", ".join(sorted({f"{e.tuned_on.get('split')} / {e.evaluation['split']}" for e in entries}))
+    splits = _splits_text(entries)
     settings_html = _settings(values, kind, calibration_method, splits, currency, volume, period)
     when = generated_at or _datetime.datetime.now(_datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = {

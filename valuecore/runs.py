@@ -9,10 +9,19 @@ its file, is computed when first asked for; :func:`file_sha256` gives it for
 any file, remembering it as the loader does. The format is described in
 ``docs/run-format.md``. The everyday names are also at the top of the package.
 
+Language-model evaluation logs are runs too (``docs/language-models.md``):
+:func:`read_evaluation_log` reads one source, ``lmeval:PATH`` (lm-evaluation-harness's per-sample logs) or
+``inspect:PATH`` (inspect_ai's, with the optional inspect_ai installed), options in brackets, into a
+:class:`LoadReport`; :func:`is_evaluation_log` tells such a source from a path; :func:`abstention_counts`
+gives a split's items, the model's own abstentions and its false abstentions.
+
 Uses pandas (and pyarrow for Parquet).
 """
 
 from ._io import runfiles as _runfiles
 from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles.py's __all__)
 
-__all__ = list(_runfiles.__all__)
+from ._io.lm_logs import abstention_counts, is_log_source as is_evaluation_log  # noqa: E402
+from ._io.eval_logs import read_log_source as read_evaluation_log  # noqa: E402
+
+__all__ = [*_runfiles.__all__, "read_evaluation_log", "is_evaluation_log", "abstention_counts"]

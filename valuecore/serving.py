@@ -49,10 +49,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from ._serving import ABSTAIN, CONFIRM, SHORTLIST, Decisions, ServingPolicy, load_policy
+from ._serve.policy import ABSTAIN, CONFIRM, SHORTLIST, Decisions, ServingPolicy, load_policy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._serving_mlflow import (
+    from ._serve.mlflow_bridge import (
         download_mlflow_tables,
         list_mlflow_runs,
         load_mlflow_tables,
@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
         read_mlflow_run,
         save_mlflow_model,
     )
-    from ._serving_sklearn import RejectOptionClassifier
+    from ._serve.estimator import RejectOptionClassifier
 
 __all__ = [
     "ABSTAIN",
@@ -82,14 +82,14 @@ __all__ = [
 
 # Names whose library (scikit-learn, MLflow) is imported only when they are used.
 _LAZY = {
-    "RejectOptionClassifier": "_serving_sklearn",
-    "save_mlflow_model": "_serving_mlflow",
-    "list_mlflow_runs": "_serving_mlflow",
-    "mlflow_runs_folder": "_serving_mlflow",
-    "read_mlflow_run": "_serving_mlflow",
-    "mlflow_run_artifacts": "_serving_mlflow",
-    "download_mlflow_tables": "_serving_mlflow",
-    "load_mlflow_tables": "_serving_mlflow",
+    "RejectOptionClassifier": "_serve.estimator",
+    "save_mlflow_model": "_serve.mlflow_bridge",
+    "list_mlflow_runs": "_serve.mlflow_bridge",
+    "mlflow_runs_folder": "_serve.mlflow_bridge",
+    "read_mlflow_run": "_serve.mlflow_bridge",
+    "mlflow_run_artifacts": "_serve.mlflow_bridge",
+    "download_mlflow_tables": "_serve.mlflow_bridge",
+    "load_mlflow_tables": "_serve.mlflow_bridge",
 }
 
 

@@ -22,19 +22,7 @@ Arguments follow ``scipy.stats.bootstrap``: ``confidence_level``,
 and beta quantiles).
 """
 
-from . import _uncertainty
-from ._deprecation import renamed_arguments
-from ._uncertainty import *  # noqa: F403  (exactly the names of _uncertainty.__all__)
-
-# The interval arguments now have scipy's names; the old ones still work, with a warning, until release 0.3.
-_CONFIDENCE = {"confidence": "confidence_level"}
-_BATCH = {"batch_size": "batch"}
-mean_interval = renamed_arguments(_uncertainty.mean_interval, **_CONFIDENCE)
-bootstrap_interval = renamed_arguments(_uncertainty.bootstrap_interval, **_CONFIDENCE, **_BATCH)
-policy_interval = renamed_arguments(_uncertainty.policy_interval, **_CONFIDENCE)
-result_interval = renamed_arguments(_uncertainty.result_interval, **_CONFIDENCE)
-paired_comparison = renamed_arguments(_uncertainty.paired_comparison, **_CONFIDENCE, **_BATCH)
-voc_band = renamed_arguments(_uncertainty.voc_band, **_CONFIDENCE, **_BATCH)
-threshold_stability = renamed_arguments(_uncertainty.threshold_stability, **_CONFIDENCE, **_BATCH)
+from ._stats import uncertainty as _uncertainty
+from ._stats.uncertainty import *  # noqa: F403  (exactly the names of _uncertainty.__all__)
 
 __all__ = list(_uncertainty.__all__)

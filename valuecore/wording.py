@@ -19,12 +19,23 @@ Thresholds
     the data (the app's tables, the CLI's text, the report, the sentences
     here) is :func:`threshold_on_data`: those digits, at most
     ``THRESHOLD_SIGNIFICANT`` (6) significant ones; the exact value goes in a
-    tooltip and in the policy JSON.
+    tooltip and in the policy JSON. *The data shown* is one set for a model
+    on every surface: its (recalibrated) confidences on its tuning split and
+    on the evaluated split, so the first page, every other page, the Export
+    table, the CLI and the HTML report spell one threshold alike. A threshold
+    of exactly 1 (act only on certainty) reads as the shortest ``0.99…9``
+    above every lower confidence, or else as ``1``: ``≥ 1.000`` would read
+    as "never act", rounded from a confidence no model reaches.
 Money
     In the chosen currency: a one-character symbol before the number
     (``-$1,234.50``), a code after it (``1,234.50 EUR``). Two decimals, more
     significant digits for amounts below a cent so that a small per-item
-    value does not read as zero.
+    value does not read as zero (:func:`money`). An estimate and its interval
+    (a difference per item, a likely range) has three significant digits
+    (:func:`amount`). An amount over a volume of items (a day's, a month's,
+    all the evaluated items) is in whole units from 100 up (``$9,400``, not
+    ``$9,400.00``): a per-item value times a volume has no meaningful cents
+    (:func:`projected`).
 Shares
     One decimal everywhere (``94.4%``). A share that is not exactly 0 or 1
     never reads as ``0.0%`` or ``100.0%``: it reads ``<0.1%`` or ``>99.9%``.
@@ -33,7 +44,7 @@ Missing numbers
 
 What lives here
 ---------------
-Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :func:`percent`
+Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :func:`projected`, :func:`percent`
 (``PERCENT_DIGITS`` decimals), :func:`level` (a confidence level, ``95%``), :func:`count`,
 :func:`p_value`, :func:`threshold`, :func:`threshold_on_data`, :func:`threshold_phrase`,
 :func:`omega`; ``DASH`` stands for a missing number. Lists: :func:`short_list` (cut after a few),
@@ -73,6 +84,7 @@ __all__ = [
     "significant",
     "money",
     "amount",
+    "projected",
     "percent",
     "p_value",
     "threshold",
@@ -112,9 +124,7 @@ THRESHOLD_SIGNIFICANT = 6
 # The penalty has one name on every screen: the symbol with a plain word before it.
 OMEGA_LABEL = "Penalty ω"
 # What a rule needing probabilities says about a run that has only the top label.
-NO_PROBA_NOTE = (
-    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
-)
+from ._model.predictions import NO_PROBA_NOTE  # noqa: E402  (said where runs are checked)
 # The policy kinds as a person picks them (menus, tables, the report's settings).
 POLICY_LABELS = {
     "recommended": "Recommended (each model's own)",
@@ -193,6 +203,21 @@ def money(x: float, currency: str = "", digits: int = 2) -> str:
     if len(currency) == 1 and not currency.isalnum():
         return sign + currency + body
     return f"{sign}{body} {currency}"
+
+
+# From this size up an amount over a volume of items reads in whole units.
+_WHOLE_UNITS_FROM = 100
+
+
+def projected(x: float, currency: str = "") -> str:
+    """An amount over a volume of items (per day, per month, in all): whole units from 100 up, else :func:`money`.
+
+    >>> projected(9400.0, "$"), projected(-1600.0, "$"), projected(939.11, "EUR"), projected(0.4, "$")
+    ('$9,400', '-$1,600', '939 EUR', '$0.40')
+    """
+    if _missing(x) or not math.isfinite(float(x)) or abs(float(x)) < _WHOLE_UNITS_FROM:
+        return money(x, currency)
+    return money(x, currency, digits=0)
 
 
 def percent(share: float, digits: int = PERCENT_DIGITS) -> str:
@@ -312,7 +337,7 @@ def threshold(value: float, confidences=None) -> str:
     Examples
     --------
     >>> threshold(0.5), threshold(0.999997), threshold(1.0)
-    ('0.500', '0.999997', '1.000')
+    ('0.500', '0.999997', '1')
     >>> threshold(0.68235, confidences=[0.6824, 0.68235, 0.6823])
     '0.68235'
     """
@@ -321,6 +346,8 @@ def threshold(value: float, confidences=None) -> str:
     value = float(value)
     if not math.isfinite(value):
         return "∞" if value > 0 else "−∞"
+    if value == 1.0 and confidences is None:
+        return "1"  # act only on certainty; "1.000" looks rounded from a confidence no model reaches
     import numpy as np
 
     # The shortest positional decimal that reads back as the same float (no exponent: people copy it).
@@ -331,6 +358,12 @@ def threshold(value: float, confidences=None) -> str:
         below = observed[observed < value]
         # The printed p must satisfy (next lower confidence) < p <= value.
         floor = float(below.max()) if below.size else -math.inf
+        if value == 1.0:
+            # "≥ 1.000" reads as "never act"; on these items 0.99…9 above every lower confidence acts alike.
+            for decimals in range(_MIN_THRESHOLD_DECIMALS, 17):
+                if floor < float(text := "0." + "9" * decimals):
+                    return text
+            return "1"
         for decimals in range(_MIN_THRESHOLD_DECIMALS, decimals_needed):
             text = _floor_text(value, decimals)
             if floor < float(text) <= value:
@@ -362,6 +395,8 @@ def threshold_on_data(value: float, confidences=None) -> str:
     if len(digits) <= THRESHOLD_SIGNIFICANT:
         return text
     value = float(value)
+    if value == 1.0:  # no 0.99…9 of six digits stays above the next lower confidence: 1 itself does
+        return threshold(value)
     # Round down so the text still acts on every item the exact threshold acts on.
     exponent = math.floor(math.log10(abs(value))) if value else 0
     return _plain(_floor_text(value, max(THRESHOLD_SIGNIFICANT - 1 - exponent, 0)))

@@ -12,7 +12,6 @@ from valuecore import chartspecs
 
 from ._style import from_spec
 
-DASHES = chartspecs.THRESHOLD_DASHES
 THRESHOLD_TITLE = chartspecs.THRESHOLD_TITLE
 
 

@@ -16,15 +16,11 @@ import numpy as np
 import valuecore as vc
 
 from ..data import Workspace
-from ..datasets import aggregated_models, per_item_note
+from ..rules import rule_options as rule_options  # every page offers the one list of rules
 from ..safetext import md_text
 
 # ------------------------------------------------------------------ labels
 POLICY_LABELS = vc.wording.POLICY_LABELS  # one label per policy kind, in the app, the CLI and the report
-VALUE_PAGE_KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds",
-                    "calibrated_class_thresholds", "expected_value")
-NEEDS_PROBA = frozenset({"expected_value"})
-NEEDS_ONE_OMEGA = frozenset({"calibrated_threshold"})
 GLOBAL_THRESHOLD_KINDS = frozenset({"threshold", "calibrated_threshold"})
 
 NO_PROBA_NOTE = vc.wording.NO_PROBA_NOTE
@@ -36,12 +32,14 @@ number = vc.wording.number
 omega_text = vc.wording.omega
 
 
-def threshold_text(threshold: float | None) -> str:
+def threshold_text(threshold: float | None, confidences=None) -> str:
+    """A threshold as every page writes it: the digits that tell its decision apart on ``confidences`` (the
+    model's on the data shown, :func:`shown_confidences`), or what it means in words; the exact one without."""
     if threshold is None or (isinstance(threshold, float) and math.isnan(threshold)):
         return "always hand off"
     if threshold <= 0:
-        return "accept all"
-    return threshold_number(threshold)
+        return "act on every item"
+    return vc.wording.threshold_on_data(threshold, confidences)
 
 
 THRESHOLD_SIGNIFICANT = vc.wording.THRESHOLD_SIGNIFICANT
@@ -107,34 +105,6 @@ def split_notes(ws: Workspace, models, kind: str = "threshold") -> list[tuple[st
             severity = "warning" if "cannot be fitted" in note else "info"
             notes.append((severity, md_text(note)))  # the core's plain words, with model and split names
     return notes
-
-
-# ---------------------------------------------------------------- rules
-def rule_options(ws: Workspace, models, values) -> tuple[list[str], list[str]]:
-    """The decision rules that apply to these models and values, and a note per rule left out.
-
-    Every page that offers a rule offers these (one setting, one list): first "recommended", each model the
-    rule the recommendation would choose for it (``Workspace.policy`` resolves it), then the kinds.
-    """
-    options, notes = list(VALUE_PAGE_KINDS), []
-    if isinstance(values, vc.ValueMatrix):
-        options = [k for k in options if k not in NEEDS_ONE_OMEGA]
-        notes.append("The calibrated threshold ω/(1+ω) needs one penalty ω, and a value matrix has none: it is not "
-                     "offered while the matrix is in force (per-class calibrated thresholds are).")
-    aggregated = aggregated_models(ws.report, models)
-    if aggregated:  # each item's own probability vector is gone: the rule is not offered at all
-        options = [k for k in options if k not in NEEDS_PROBA]
-        notes.append(md_text(per_item_note(aggregated, "the expected-value rule")) + " It is not offered.")
-        models = [m for m in models if m not in aggregated]
-    with_proba = [m for m in models if ws.has_proba(m)]
-    if not with_proba:
-        options = [k for k in options if k not in NEEDS_PROBA]
-    if models and len(with_proba) < len(models):
-        top_label = [m for m in models if m not in with_proba]
-        notes.append(f"{md_text(short_list(top_label))}: top label only, so the expected-value rule "
-                     + ("is not offered." if not with_proba else "is not available for them.")
-                     + " It needs one probability column per class.")
-    return [vc.RECOMMENDED_RULE, *options], notes
 
 
 def fit(ws: Workspace, model: str, kind: str, values) -> vc.Policy:

@@ -48,6 +48,9 @@ class CapacityView:
     curve: pd.DataFrame  # reviews_per_day, value_per_day, threshold
     tune_split: str | None = None
     eval_split: str | None = None
+    eval_handoffs_per_day: float | None = None  # of the chosen rule, evaluated split
+    per_class: bool = False
+    one_threshold_per_day: float | None = None  # per class: the best single threshold of the same budget, tuning
 
     @property
     def extra_reviewer_per_day(self) -> float:
@@ -98,6 +101,9 @@ def capacity_view(
     bigger = vc.constraints.fit_capacity(run, values, max_handoff_rate=more, kind=kind, calibration=calibration)
     unlimited = vc.constraints.fit_capacity(run, values, max_handoff_rate=1.0, kind=kind, calibration=calibration)
     curve = vc.constraints.capacity_curve(run, values)
+    single = (vc.constraints.fit_capacity(run, values, max_handoff_rate=rate, calibration=calibration)
+              if per_class else None)
+    evaluated = ws.result(model, chosen.policy, values)
     n = run.total_weight if run.total_weight > 0 else 1.0
     step = None if per_class or not chosen.binding else _next_step(curve, chosen.max_handoffs)
     frame = curve.to_frame()
@@ -120,6 +126,9 @@ def capacity_view(
         }),
         tune_split=ws.tuning_split_for(model),
         eval_split=ws.eval_split,
+        eval_handoffs_per_day=None if evaluated is None else (1 - evaluated.coverage) * volume,
+        per_class=per_class,
+        one_threshold_per_day=None if single is None else _per_item(single) * volume,
     )
 
 
@@ -138,15 +147,28 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
     tune = split_text(view.tune_split)
     text = (
         f"Your team can review **{_given(capacity)} items a day**: best rule **{md_text(view.threshold_text)}**, "
-        f"**{money(view.value_per_day)} per day** on {split_text(view.eval_split)}."
+        f"**{money(view.value_per_day)} per day** on {split_text(view.eval_split)} "
+        f"({money(view.tuned_per_day)} on {tune}, where the rule is chosen and the curve below is drawn)."
     )
+    if view.per_class and view.one_threshold_per_day is not None and view.one_threshold_per_day > (
+            view.tuned_per_day + 0.005):
+        text += (f" Under the same limit one threshold for every class earns more on {tune} "
+                 f"({money(view.one_threshold_per_day)} per day): per-class thresholds sharing a budget are "
+                 "chosen class by class and can miss it; turn them off.")
     if not view.binding:
         return text + (
             f" The team is not the bottleneck: on {tune}, where the rule is chosen, it hands off "
             + ("almost no items" if view.handoffs_per_day < 0.5 else f"about {_count(view.handoffs_per_day)} items")
             + " a day, within capacity, so one more reviewer "
             f"({_given(reviewer)} reviews a day) adds nothing."
-        )
+        ) + _evaluated_workload(view, capacity)
+    if view.extra_reviewer_per_day <= 0.005 and view.limit_cost_per_day <= 0.005:
+        # The rule uses the whole budget, yet no bigger budget buys a better rule: not a limit that binds.
+        return text + (
+            f" The rule uses the whole budget, but on {tune}, where rules are chosen, a bigger one buys nothing: "
+            f"one more reviewer ({_given(reviewer)} reviews a day) adds **nothing**, and neither would lifting "
+            "the limit altogether."
+        ) + _evaluated_workload(view, capacity)
     if view.unconstrained_handoffs_per_day is not None:
         text += (f" The limit binds: without it the best rule would hand off about "
                  f"{_count(view.unconstrained_handoffs_per_day)} items a day.")
@@ -163,6 +185,7 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
             text += (f" (the next better rule needs about {_count(view.next_step_reviews)} reviews a day in all, "
                      f"{_count(view.next_step_reviews - capacity)} more than now)")
     text += f", and lifting the limit altogether would add {money(view.limit_cost_per_day)} per day."
+    text += _evaluated_workload(view, capacity)
     if not view.exact:
         text += (
             " (Per-class thresholds under a shared budget are optimal only at some budgets; this one is "
@@ -171,17 +194,27 @@ def capacity_sentence(view: CapacityView, *, capacity: float, reviewer: float, m
     return text
 
 
+def _evaluated_workload(view: CapacityView, capacity: float) -> str:
+    """A warning when the rule, chosen within capacity on the tuning split, hands off more on the evaluated one."""
+    handoffs = view.eval_handoffs_per_day
+    if handoffs is None or handoffs <= capacity + 0.5:
+        return ""
+    return (f" On {split_text(view.eval_split)} the same rule hands off about {_count(handoffs)} items a day, "
+            f"more than the {_given(capacity)} your team can review: new items like these may need more reviewers.")
+
+
 def capacity_caption(view: CapacityView, money) -> str:
     """What one more review slot is worth, in words that agree with the sentence."""
     tune = split_text(view.tune_split)
+    curve = ("The curve is for one threshold for every class; the per-class rule above shares the same budget and "
+             "is not on it." if view.per_class else "The curve is for one threshold for every class.")
     if view.marginal_per_slot <= 0:
-        return (f"On {tune} the curve is flat past your capacity: more review slots earn nothing. "
-                "The curve is for one global threshold.")
+        return f"On {tune} the curve is flat past your capacity: more review slots earn nothing. " + curve
     return (
         f"On {tune}, beyond your capacity, a review slot is worth about {money(view.marginal_per_slot)} a day "
         "(the slope of the best value against capacity, smoothed to diminishing returns: extra reviews pay while a "
         "slot costs less). The gains come in steps, so a few more slots may add nothing until the next step. "
-        "The curve is for one global threshold."
+        + curve
     )
 
 
@@ -243,12 +276,13 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money)
                 f"{percent(confidence, 0)} confidence on the {view.n_tuning:,.0f} items of the tuning split. "
                 "The safe choice is to hand every item to people; more labelled tuning data helps."
             ]
-        return ["Some thresholds are certified, but none of them earns more than handing everything to people."]
-    certified = threshold_on_data(result.policy.threshold, view.confidences)
+        return ["Some thresholds keep the promise, but none of them earns more than handing everything to people."]
+    guaranteed = threshold_on_data(result.policy.threshold, view.confidences)
     lines = [
         f"With **{percent(confidence, 0)} confidence, at most {percent(max_risk)} of automated answers are wrong** "
-        f"at threshold **{certified}** (certified bound {percent(result.upper_bound)}, resting on "
-        f"{result.n_accepted:,.0f} tuning items). It automates {percent(view.automated_share)} of items and earns "
+        f"at threshold **{guaranteed}** (the share wrong on new items is at most {percent(result.upper_bound)}, "
+        f"resting on {result.n_accepted:,.0f} tuning items). It automates {percent(view.automated_share)} of items "
+        "and earns "
         f"**{money(view.value_per_day)} per day** (evaluated split: {percent(view.error_rate)} wrong)."
     ]
     empirical = result.empirical_threshold
@@ -395,6 +429,12 @@ def shortlist_view(ws, model: str, values, shortlist_values: dict, rule: str, *,
     )
 
 
+# With two classes a list of one is the prediction (the two-tier section's confirmation) and a list of two holds
+# every class: the section used to repeat the two-tier section's figures.
+TWO_CLASSES = ("A shortlist needs three classes or more: with two, a list of one class is the prediction itself "
+               "(the section above, where a person confirms it) and a list of two holds every class.")
+
+
 def shortlist_sentence(view: ShortlistView, money, capacity: float | None = None) -> str:
     policy, result = view.policy, view.result
     spec = policy.shortlist
@@ -405,10 +445,14 @@ def shortlist_sentence(view: ShortlistView, money, capacity: float | None = None
         )
     listed = "no list" if spec["list_threshold"] is None else f"**{view.threshold(spec['list_threshold'])}**"
     what = (f"the {spec['k']} likeliest classes" if spec["rule"] == "top_k" else
-            f"the fewest likeliest classes whose probabilities add up to {spec['level']:.2f} "
-            f"({result.mean_list_size:.1f} on average)")
+            f"the fewest likeliest classes whose probabilities add up to {percent(spec['level'])}"
+            + (f" ({result.mean_list_size:.1f} classes on average)" if result.n_listed > 0 else ""))
     automatic, on_list, blank = view.per_day
-    held = result.n_listed_hit / result.n_listed if result.n_listed > 0 else 0.0
+    if result.n_listed == 0:
+        return (f"{view._auto()}, hand off with {what} from {listed}, blank below. No evaluated item falls between "
+                f"the two thresholds, so no list is shown and the plan is {view._against_single(money)}."
+                ) + view.workload(capacity)
+    held = result.n_listed_hit / result.n_listed
     return (
         f"{view._auto()}, hand off with {what} from {listed}, blank below: "
         f"about {_count(automatic)} automatic, {_count(on_list)} listed ({percent(held)} of the lists hold the "
@@ -444,7 +488,7 @@ class Inputs:
     weights: str = "unit"  # "copies" when each weight counts that many independent items
     assisted: object = None  # vc.constraints.AssistedValues
     list_size: int = 2
-    list_values: tuple = (0.5, 0.0)  # value when the list holds the answer, when it does not
+    list_values: tuple = (0.25, 0.0)  # value when the list holds the answer, when it does not (default_list_values)
     list_rule: str = "top_k"
 
 
@@ -495,8 +539,10 @@ def default_assisted(use_case) -> vc.constraints.AssistedValues:
 
 
 def default_list_values(use_case) -> tuple[float, float]:
-    """A listed hand-off: half-way between a hand-off and a correct answer when the list holds it, else a hand-off."""
-    return (float(use_case.v_abstain + (use_case.v_correct - use_case.v_abstain) / 2), float(use_case.v_abstain))
+    """A listed hand-off: a quarter of the way from a hand-off to a correct answer when the list holds it, else a
+    hand-off. Picking from a list takes longer than confirming one pre-filled answer (whose default nets half the
+    way, :func:`default_assisted`): at half-way too the two sections showed the same figures."""
+    return (float(use_case.v_abstain + (use_case.v_correct - use_case.v_abstain) / 4), float(use_case.v_abstain))
 
 
 def class_count(ws, model: str) -> int:
@@ -505,7 +551,8 @@ def class_count(ws, model: str) -> int:
 
 def build(selection, ws, model: str, inputs: Inputs) -> CapacityPage:
     """Every section's answer for ``model`` under the page's ``inputs``."""
-    values, money, volume = selection.values, selection.money, inputs.volume
+    # Every amount here is a day's: whole units from 100 up (valuecore.wording.projected).
+    values, money, volume = selection.values, selection.projected, inputs.volume
     views = {}
     answer = capacity_view(ws, model, values, volume=volume, capacity=inputs.capacity, reviewer=inputs.reviewer,
                            per_class=inputs.per_class)
@@ -526,9 +573,10 @@ def build(selection, ws, model: str, inputs: Inputs) -> CapacityPage:
             sentences=tuple(risk_sentences(risk_answer, max_risk=inputs.max_risk, confidence=inputs.confidence,
                                            money=money)),
             chart=None if risk_answer.table.empty else risk_answer.table,
-            # A plain description and the method's name; its jargon in the tooltip, for those who look it up.
-            caption=RISK_CAPTION + counted + " (the method is known as learn-then-test: the ? says more).",
-            caption_help=f"{vc.wording.GLOSSARY['learn-then-test']} Method: {md_text(risk_answer.result.method)}.",
+            # A plain description; the method's name and its jargon in the tooltip, for those who look it up.
+            caption=RISK_CAPTION + counted + " (the ? says more).",
+            caption_help=(f"The method is known as learn-then-test. {vc.wording.GLOSSARY['learn-then-test']} "
+                          f"Method: {md_text(risk_answer.result.method)}."),
         )
     assisted = inputs.assisted if inputs.assisted is not None else default_assisted(selection.use_case)
     tiers_answer = two_tier_view(ws, model, values, assisted, volume=volume)
@@ -541,8 +589,8 @@ def build(selection, ws, model: str, inputs: Inputs) -> CapacityPage:
                         chart=tiers_answer.tiers,
                         document=partial(_two_tier_document, ws, model, values, selection.calibration,
                                          selection.eval_split, assisted))
-    listing = shortlist_view(ws, model, values, {str(inputs.list_size): list(inputs.list_values)}, inputs.list_rule,
-                             volume=volume)
+    listing = TWO_CLASSES if class_count(ws, model) < 3 else shortlist_view(
+        ws, model, values, {str(inputs.list_size): list(inputs.list_values)}, inputs.list_rule, volume=volume)
     if isinstance(listing, str):
         shortlist = Section(notice=("info", listing))
     else:

@@ -20,7 +20,7 @@ import valuecore as vc
 from ..charts.compare import difference_counts, stability_counts
 from ..datasets import aggregated_models, per_item_note
 from ..safetext import md_text
-from . import POLICY_LABELS, split_notes, threshold_on_data
+from . import POLICY_LABELS, shown_confidences, split_notes, threshold_text
 
 # The threshold stability resamples at most this many times (it re-tunes a threshold per resample).
 STABILITY_RESAMPLES = 2000
@@ -220,8 +220,8 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
             continue
         thresholds[model] = stability.thresholds
 
-        def threshold(t, confidences=tune_run.thresholds):  # the digits that tell decisions apart on this split
-            return "–" if t is None or t != t else threshold_on_data(t, confidences)
+        def threshold(t, confidences=shown_confidences(ws, model)):  # as every page writes this model's
+            return threshold_text(t, confidences)
 
         tuned.append({"model": model, "threshold": stability.tuned_threshold})
         rows.append({

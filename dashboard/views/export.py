@@ -19,7 +19,7 @@ import valuecore as vc
 from ..home import page_recommendation
 from ..safetext import md_text
 from ..settings import Settings, document_with_settings, settings_from_document
-from . import POLICY_LABELS, split_text
+from . import POLICY_LABELS, shown_confidences, split_text
 
 __all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "build", "restore", "stored",
            "summary_frame"]
@@ -30,22 +30,32 @@ DETAILS_COLUMNS = ("Model", "Policy", "Calibration", "Tuned on", "Evaluated on",
 PER_CLASS = "one per class (table below)"
 
 
-def _threshold(value) -> str:
-    """Enough digits to reproduce the decision (never 1.0000 for 0.999997): people copy it from here."""
-    return "never (abstain)" if value is None else vc.wording.threshold(float(value))
+def _threshold(value, confidences=None) -> str:
+    """As on every page: the digits that tell the decision apart on the data shown (``confidences``), else
+    the exact threshold (a stored policy on other runs); the exact one is in the JSON below."""
+    return "never (abstain)" if value is None else vc.wording.threshold_on_data(float(value), confidences)
 
 
-def thresholds_text(policy: dict) -> str:
+def thresholds_text(policy: dict, confidences=None) -> str:
     """A stored policy's threshold(s) as text: one number, ``class: number`` per class, or words."""
     if policy.get("class_thresholds") is not None:
-        return ", ".join(f"{c}: {_threshold(t)}" for c, t in policy["class_thresholds"].items())
-    if policy["kind"] in ("accept_all", "expected_value"):
-        return "–"
-    return "always abstain" if policy.get("threshold") is None else _threshold(policy["threshold"])
+        return ", ".join(f"{c}: {_threshold(t, confidences)}" for c, t in policy["class_thresholds"].items())
+    if policy["kind"] == "accept_all":
+        return "act on every item"
+    if policy["kind"] == "expected_value":
+        return "expected-value rule"
+    return "always abstain" if policy.get("threshold") is None else _threshold(policy["threshold"], confidences)
 
 
 def value_column(currency: str) -> str:
     return f"Value per item ({currency})"
+
+
+def summary_formats(selection) -> dict:
+    """How the summary's numbers read (column -> formatter), as on every page: the value per item in money, its
+    interval at three significant digits (``wording.amount``), the coverage in percent."""
+    return {value_column(selection.currency): selection.money, "95% low": selection.amount,
+            "95% high": selection.amount, "Coverage": vc.wording.percent}
 
 
 def stored_columns(currency: str) -> list[str]:
@@ -53,11 +63,14 @@ def stored_columns(currency: str) -> list[str]:
     return ["Model", "Threshold(s)", value_column(currency), "Coverage", "Tuned on", "Evaluated on"]
 
 
-def summary_frame(document: dict, currency: str) -> pd.DataFrame:
+def summary_frame(document: dict, currency: str, confidences: dict | None = None) -> pd.DataFrame:
     """One row per model entry of a policy JSON (as a dict): its rule, thresholds and what it earned.
 
     Per-class thresholds (ten numbers do not fit a cell) are in :func:`class_thresholds_frame`.
+    ``confidences``: model -> its confidences on the data shown (``views.shown_confidences``), so that a
+    threshold reads as on every other page; without them (a stored policy on other runs) the exact one.
     """
+    confidences = confidences or {}
     rows = []
     for entry in document["models"]:
         evaluation = entry.get("evaluation") or {}
@@ -66,7 +79,8 @@ def summary_frame(document: dict, currency: str) -> pd.DataFrame:
         rows.append({
             "Model": entry["model"],
             "Policy": POLICY_LABELS.get(entry["policy"]["kind"], entry["policy"]["kind"]),
-            "Threshold(s)": PER_CLASS if per_class else thresholds_text(entry["policy"]),
+            "Threshold(s)": PER_CLASS if per_class else thresholds_text(entry["policy"],
+                                                                        confidences.get(entry["model"])),
             "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
             "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
             "Evaluated on": evaluation.get("split"),
@@ -79,9 +93,10 @@ def summary_frame(document: dict, currency: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def class_thresholds_frame(document: dict) -> pd.DataFrame | None:
+def class_thresholds_frame(document: dict, confidences: dict | None = None) -> pd.DataFrame | None:
     """The per-class thresholds of a policy JSON: one row per predicted class, one column per model that has
-    them (None when no model has); a class a model has no threshold for reads "–"."""
+    them (None when no model has); a class a model has no threshold for reads "no threshold"."""
+    confidences = confidences or {}
     entries = [e for e in document["models"] if e["policy"].get("class_thresholds") is not None]
     if not entries:
         return None
@@ -89,7 +104,8 @@ def class_thresholds_frame(document: dict) -> pd.DataFrame | None:
     frame = pd.DataFrame({"Predicted class": [str(c) for c in classes]})
     for entry in entries:
         thresholds = entry["policy"]["class_thresholds"]
-        frame[entry["model"]] = [_threshold(thresholds[c]) if c in thresholds else "–" for c in classes]
+        frame[entry["model"]] = [_threshold(thresholds[c], confidences.get(entry["model"])) if c in thresholds
+                                 else "no threshold" for c in classes]
     return frame
 
 
@@ -167,8 +183,9 @@ def build(selection, workspace, kind: str, settings: Settings) -> ExportPage:
         schema_error = None
     except ValueError as error:
         schema_error = f"The document does not match the policy schema: {md_text(error)}"
-    headline = md_text(f"{vc.wording.recommendation_headline(recommendation)} {reason} The JSON's "
-                       "\"recommendation\" names it.")
+    shown = {model: shown_confidences(workspace, model) for model in models}
+    headline = md_text(f"{vc.wording.recommendation_headline(recommendation, shown.get(recommendation.model))} "
+                       f"{reason} The JSON's \"recommendation\" names it.")
     columns = tuple(value_column(selection.currency) if c == "Value per item" else c for c in SUMMARY_COLUMNS)
     return ExportPage(
         values_caption=caption,
@@ -176,9 +193,9 @@ def build(selection, workspace, kind: str, settings: Settings) -> ExportPage:
         headline=headline,
         document=data,
         text=text,
-        summary=summary_frame(data, selection.currency),
+        summary=summary_frame(data, selection.currency, shown),
         summary_columns=columns,
-        class_thresholds=class_thresholds_frame(data),
+        class_thresholds=class_thresholds_frame(data, shown),
         schema_error=schema_error,
     )
 

@@ -1,7 +1,7 @@
 """The first page's view model: the one model and rule to deploy, at what threshold, and what it is worth.
 
 :func:`build` weighs every (model, rule) the settings allow (``dashboard.home``'s
-cached recommendation) and returns a frozen :class:`HomePage` of sentences and
+recommendation, kept by the workspace's cache) and returns a frozen :class:`HomePage` of sentences and
 frames; :func:`per_period` turns it into the tiles and sentences for a volume
 and a period, the part of the page a volume change reruns alone. Nothing here
 draws and nothing here touches Streamlit.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import functools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -21,13 +21,16 @@ import valuecore as vc
 
 from .. import home
 from ..data import Workspace
-from ..home import PERIODS, Tile
+from ..home import Tile
+from ..safetext import md_text
+from ..rules import rule_options
+from . import GLOBAL_THRESHOLD_KINDS, load_problem_note, split_text, threshold_help, threshold_on_data
+from .value import likely_range_words
 
 __all__ = ["PERIODS", "HomeIntro", "HomeNumbers", "HomePage", "build", "build_now", "deciding_confidences",
-           "intro", "per_period"]
-from ..safetext import md_text
-from . import load_problem_note, rule_options, split_text
-from .value import likely_range_words
+           "intro", "per_period", "report_maker"]
+
+PERIODS = ("month", "week", "day", "year")
 
 CANDIDATES_CAPTION = (
     "Every decision rule the settings allow, tuned on the tuning split and judged on the evaluated items "
@@ -55,7 +58,7 @@ class HomeIntro:
 class HomePage:
     """The recommendation in words and frames, for any volume and period."""
 
-    recommendation: vc.Recommendation
+    recommendation: vc.recommendation.Recommendation
     headline: str
     reason: str
     range_words: str  # what the recommended model's likely range rests on ("" when it has none)
@@ -73,7 +76,7 @@ class HomePage:
         """Every (model, rule) weighed, best first (None: none was). Made when first asked for: the page shows
         it only while its section is open, and a new value would otherwise build it for nothing."""
         r = self.recommendation
-        return home.candidates_frame(r, self.currency) if r.candidates else None
+        return candidates_frame(r, self.currency) if r.candidates else None
 
     @property
     def has_candidates(self) -> bool:
@@ -105,9 +108,11 @@ def intro(selection) -> HomeIntro:
         caption = ("Per-class values from the Values per class page are in force: what each outcome earns depends on "
                    "the true class and on what is done with the item (below). " + splits_text + "Edit them on the "
                    "Values per class page.")
-        frame = home.values_frame(matrix, currency)
+        frame = values_frame(matrix, currency)
+    # nothing loaded: the empty page says why; "the models shown loaded fine" would not be true
+    problem_note = load_problem_note(selection.report) if selection.report.models else None
     return HomeIntro(caption, frame, matrix is not None and len(matrix.classes) <= 3,
-                     load_problem_note(selection.report))
+                     problem_note)
 
 
 def build(selection, ws: Workspace) -> HomePage:
@@ -141,18 +146,136 @@ def build_now(selection, ws: Workspace) -> HomePage:
     )
 
 
+def recommendation_tiles(r: vc.recommendation.Recommendation, currency: str, volume: float, period: str,
+                         confidences=None) -> list[Tile]:
+    """The six tiles under the headline, for the recommendation (or for handing every item over).
+
+    ``confidences``: the model's confidences on the data shown (:func:`deciding_confidences`); the threshold
+    tile then has the digits that tell its decision apart on them, and its help the exact threshold.
+    """
+    if r.choice == "no_candidates":
+        return []
+    if r.model is None:
+        rule, automated, per_item = "Hand over", vc.wording.percent(0.0), r.baseline_per_item
+        rule_help = "No model: every item goes to a person."
+    else:
+        if r.kind in GLOBAL_THRESHOLD_KINDS:
+            threshold = r.threshold
+            rule = ("Hand over" if threshold is None else "Act on all" if threshold <= 0
+                    else threshold_on_data(threshold, confidences))
+        else:
+            threshold = None
+            rule = _SHORT_RULES.get(r.kind, r.kind)
+        automated, per_item = vc.wording.percent(r.coverage), r.per_item
+        rule_help = f"{md_text(r.model)}: {vc.wording.rule_phrase(r.policy, confidences)}."
+        if threshold is not None and threshold > 0:
+            rule_help += " " + threshold_help(threshold)
+    return _tiles(rule, rule_help, automated, per_item, r.baseline_per_item, currency, volume, period)
+
+
+def values_frame(matrix: vc.ValueMatrix, currency: str) -> pd.DataFrame:
+    """The value matrix in force as text: one row per true class, a column per action (predicted class, hand-off)."""
+    money = vc.wording.money
+    columns = [f"predicted {c}" for c in matrix.classes] + ["handed over"]
+    rows = [[money(float(v), currency) for v in row] for row in np.asarray(matrix.values, dtype=float)]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.insert(0, "True class", [str(c) for c in matrix.classes])
+    return frame
+
+
+def candidates_frame(r: vc.recommendation.Recommendation, currency: str) -> pd.DataFrame:
+    """Every (model, rule) judged, best first, as text, then the no-model row (the HTML report's rows)."""
+    rows = vc.wording.standings_rows(r, currency)
+    # built by columns: a frame of row dicts took milliseconds on each rerun
+    return pd.DataFrame({name: [row[i] for row in rows] for i, name in enumerate(vc.wording.standings_columns(r))})
+
+
+# Tile values are set in a large font: a few words at most, or the tile cuts them at 1280 px.
+_SHORT_RULES = {
+    "accept_all": "Act on all",
+    "class_thresholds": "Per class",
+    "calibrated_class_thresholds": "Per class",
+    "expected_value": "Expected value",
+}
+
+
+def _tiles(rule: str, rule_help: str, automated: str, per_item: float, baseline: float, currency: str,
+           volume: float, period: str) -> list[Tile]:
+    money = vc.wording.money
+    if rule[0].isdigit():
+        exact = rule_help.partition("Exact threshold:")[2]
+        rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
+                     + (f"Written with the digits that decide the items shown as the exact threshold does; the exact "
+                        f"threshold, as in the exported policy:{exact}" if exact else
+                        "Written to the last digit of the exact threshold, so that a copy of it decides every item "
+                        "as the exported policy does."))
+    gain = per_item - baseline
+    return [
+        Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),
+        Tile("Automated", automated, "Share of items acted on without a person (coverage)."),
+        Tile("Value per item", money(per_item, currency),
+             "Average value of every item, hand-offs included, on the evaluated items."),
+        Tile(f"Value per {period}", money(per_item * volume, currency),
+             f"Value per item × {vc.wording.significant(volume)} items per {period}."),
+        Tile(f"More than no model, per {period}", money(gain * volume, currency),
+             "Compared with handing every item to a person (the no-model baseline)."),
+        Tile("No model, per item", money(baseline, currency),
+             "Value per item of handing every item over: the bar every model must clear."),
+    ]
+
+
+# A tile's value is set in a large font, about 19 px a character: a column a third wide holds about ten.
+_CHARACTERS_IN_A_THIRD = 10
+
+
+def tile_rows(tiles: list[Tile]) -> list[tuple[list[int], list[Tile]]]:
+    """The tiles three to a row, with the relative column widths of each row.
+
+    A threshold written to its last digit (17 significant digits for a float confidence) does not fit a
+    third of the page at 1280 px: its row gives it half.
+    """
+    rows = []
+    for start in range(0, len(tiles), 3):
+        row = tiles[start : start + 3]
+        long = max((len(t.value) for t in row), default=0) > _CHARACTERS_IN_A_THIRD
+        rows.append(([2 if len(t.value) > _CHARACTERS_IN_A_THIRD else 1 for t in row] if long else [1] * len(row),
+                     row))
+    return rows
+
+
 def per_period(page: HomePage, currency: str, volume: float, period: str) -> HomeNumbers:
-    """The six tiles and the value per period at ``volume`` items per ``period``."""
+    """The six tiles and the value per period at ``volume`` items per ``period``.
+
+    Amounts over a period have no cents from 100 up (``wording.projected``). When a hand-off is worth
+    nothing the gain over no model is the value itself: its tile gives way to the hand-offs per period.
+    """
     r = page.recommendation
-    tiles = home.recommendation_tiles(r, currency, volume, period, page.confidences)
+    tiles = [_per_period_tile(t, r, currency, volume, period)
+             for t in recommendation_tiles(r, currency, volume, period, page.confidences)]
     sentence = None
     if r.model is not None:
+        gain = (f" ({vc.wording.projected(r.gain_per_item * volume, currency)} per {period} more than no model)"
+                if r.baseline_per_item != 0 else "")
         sentence = md_text(
             f"At {vc.wording.significant(volume)} items per {period} that is "
-            f"{vc.wording.money(r.per_item * volume, currency)} per {period} "
-            f"({vc.wording.money(r.gain_per_item * volume, currency)} per {period} more than no model)."
+            f"{vc.wording.projected(r.per_item * volume, currency)} per {period}{gain}."
         )
-    return HomeNumbers(tuple((tuple(widths), tuple(row)) for widths, row in home.tile_rows(tiles)), sentence)
+    return HomeNumbers(tuple((tuple(widths), tuple(row)) for widths, row in tile_rows(tiles)), sentence)
+
+
+def _per_period_tile(tile: Tile, r, currency: str, volume: float, period: str) -> Tile:
+    per_item = r.per_item if r.model is not None else r.baseline_per_item  # "not yet": every item handed over
+    if tile.label == f"Value per {period}":
+        return replace(tile, value=vc.wording.projected(per_item * volume, currency))
+    if tile.label != f"More than no model, per {period}":
+        return tile
+    if r.baseline_per_item != 0:
+        return replace(tile, value=vc.wording.projected((per_item - r.baseline_per_item) * volume, currency))
+    coverage = r.coverage if r.model is not None else 0.0
+    return Tile(f"Hand-offs per {period}", vc.wording.count(round((1 - coverage) * volume)),
+                f"Items a person decides: {vc.wording.percent(1 - coverage)} of {vc.wording.significant(volume)} "
+                f"items per {period}. (A hand-off is worth nothing here, so the value above is all gain over no "
+                "model.)")
 
 
 def policy_thresholds(policy) -> tuple[float, ...]:
@@ -204,3 +327,25 @@ def model_range_words(ws: Workspace, model: str, policy, values, currency: str =
     if found is None:
         return ""
     return f"{model}: {likely_range_words(found, values, currency)}"
+
+
+def report_maker(selection, kind: str, volume: float, period: str, recommend_kinds=None):
+    """A no-argument callable that writes the shareable HTML report of the selection (for st.download_button).
+
+    It runs when the visitor clicks, on another thread; a problem becomes a short HTML page that says it.
+    """
+    import html
+
+    models = {m: selection.report.models[m] for m in selection.models if m in selection.report.models}
+
+    def make() -> str:
+        try:
+            return vc.report.html_report(
+                models, selection.values, kind=kind, calibration_method=selection.calibration,
+                tune_split=selection.tune_split, eval_split=selection.eval_split, currency=selection.currency,
+                volume=volume, period=period, recommend_kinds=recommend_kinds,
+            )
+        except ValueError as error:
+            return f"<!DOCTYPE html><meta charset=utf-8><p>The report could not be made: {html.escape(str(error))}</p>"
+
+    return make

@@ -52,6 +52,7 @@ __all__ = [
     "MonitorPage",
     "ProductionView",
     "backtest",
+    "backtest_formats",
     "bands",
     "bands_options",
     "band_spec",
@@ -62,6 +63,7 @@ __all__ = [
     "estimated_frame",
     "mix_table",
     "production",
+    "summary_formats",
 ]
 
 SAMPLE_WITH_PRODUCTION = "breast_cancer"
@@ -245,6 +247,14 @@ SUMMARY_COLUMNS = {
 }
 
 
+def summary_formats(selection) -> dict:
+    """How the production summary's numbers read (column -> formatter), as on every page: a split's total
+    without cents from 100 up, an estimate per item at three significant digits, the coverage in percent."""
+    names = {k: v.format(selection.currency) for k, v in SUMMARY_COLUMNS.items()}
+    return {names["n"]: vc.wording.count, names["estimated_value_total"]: selection.projected,
+            names["estimated_value_per_item"]: selection.amount, names["estimated_coverage"]: vc.wording.percent}
+
+
 @dataclass(frozen=True)
 class ProductionView:
     """The production split chunk by chunk: ``frame`` (``monitor`` columns plus ``model``, the estimate
@@ -256,7 +266,7 @@ class ProductionView:
     drift: str = ""
     alerts: str = ""
     problems: tuple = ()
-    charted_model: str | None = None
+    bands_model: str | None = None
     charted_bands: dict = field(default_factory=dict)
 
     @property
@@ -276,16 +286,16 @@ def _estimate_note(calibration: str, bands_of: dict, left_out: dict, retune: boo
     if retune:
         return ("The threshold is re-tuned on each chunk, so each chunk has its own policy: its value is estimated "
                 "from the probabilities as the policy sees them, not calibrated on the reference split like the "
-                "bands below, and it is optimistic (tuned and judged on the same chunk).")
+                "bands, and it is optimistic (tuned and judged on the same chunk).")
     first = next(iter(bands_of.values()), None)
     if first is None:
         how = "from the probabilities as the policy sees them (no labelled reference split to calibrate on)"
     elif calibration == "none":
         how = "from the probabilities as the policy sees them, not calibrated"
     else:
-        how = "after a calibration fitted on each model's labelled reference split (as for the bands below)"
+        how = "after a calibration fitted on each model's labelled reference split (as for the bands)"
     note = (f"Solid lines: the value per item estimated without labels, {how}: the same estimate as the bands, "
-            "alerts and back-test below. The best threshold is the one that would maximise the estimate on that "
+            "alerts and back-test on this page. The best threshold is the one that would maximise the estimate on that "
             "chunk alone (on the probabilities as the policy sees them); a drift in it says the confidences moved.")
     if first is not None and left_out:
         note += " Not calibrated for " + "; ".join(f"{md_text(m)} ({md_text(why)})" for m, why in left_out.items())
@@ -320,9 +330,9 @@ def production(selection, page: MonitorPage, ws, split: str, how: dict, *, retun
     frame, problems, bands_of, left_out = _estimated_frames(selection, page, ws, models, split, how,
                                                             calibration=calibration, retune=retune)
     note = _estimate_note(calibration, bands_of, left_out, retune)
-    charted = recommended_model(selection, among=models) or (models[0] if models else None)
+    opening = _alerting_most(bands_of, recommended_model(selection, among=models) or (models[0] if models else None))
     if frame.empty:
-        return ProductionView(frame, pd.DataFrame(), note, problems=tuple(problems), charted_model=charted)
+        return ProductionView(frame, pd.DataFrame(), note, problems=tuple(problems), bands_model=opening)
     summary = _summary_table(frame)
     currency = selection.currency
     summary = summary[list(SUMMARY_COLUMNS)].rename(
@@ -332,15 +342,34 @@ def production(selection, page: MonitorPage, ws, split: str, how: dict, *, retun
     change = last - first
     worst = change.idxmin()
     drift = (f"From the first to the last chunk, the estimated value per item of **{md_text(worst)}** moved by "
-             f"{selection.money(float(change[worst]), 4)}"
-             + (" (a drop worth investigating: label a sample of recent items to check)." if change[worst] < 0
-                else "."))
+             f"{selection.amount(float(change[worst]))}" + _drop_words(change[worst], bands_of.get(worst)))
     alerts = ""
     if bands_of:
         alerts = (f"Alerts on the charted split {md_text(repr(split))}, per model: "
                   + "; ".join(f"**{md_text(m)}** {r.n_alerts} of {len(r.frame)} chunks" for m, r in bands_of.items())
                   + ".")
-    return ProductionView(frame, summary, note, drift, alerts, tuple(problems), charted, bands_of)
+    return ProductionView(frame, summary, note, drift, alerts, tuple(problems), opening, bands_of)
+
+
+def _alerting_most(bands_of: dict, fallback: str | None) -> str | None:
+    """The model whose bands raise the most alerts (the fallback, the recommended one, on a tie or with none)."""
+    alerts = {model: result.n_alerts for model, result in bands_of.items()}
+    most = max(alerts.values(), default=0)
+    if most == 0 or alerts.get(fallback) == most:
+        return fallback
+    return next(model for model, n in alerts.items() if n == most)
+
+
+def _drop_words(change: float, result) -> str:
+    """What a first-to-last change means: a drop is worth investigating only when a chunk left its band."""
+    if change >= 0:
+        return "."
+    if result is None:
+        return " (a drop: label a sample of recent items to check)."
+    if result.n_alerts == 0:
+        return (" (within the reference band on every chunk, no alert: chance can move an estimate that much, "
+                "nothing to investigate yet).")
+    return " (a drop worth investigating: label a sample of recent items to check)."
 
 
 # -------------------------------------------------------------------- bands
@@ -364,11 +393,11 @@ class BandsOptions:
         return sorted(others, key=lambda s: (s != charted_split, run.splits[s].has_labels))
 
 
-def bands_options(selection, ws, models, charted_model: str | None = None) -> BandsOptions:
+def bands_options(selection, ws, models, bands_model: str | None = None) -> BandsOptions:
     candidates = tuple(m for m in models if any(p.has_labels for p in ws.run(m).splits.values()))
     labelled = {m: tuple(s for s, p in ws.run(m).splits.items() if p.has_labels) for m in candidates}
-    # Opens on the model the production chart watches, else on the recommended one.
-    opening = charted_model if charted_model in candidates else recommended_model(selection, among=candidates)
+    # Opens on the model the production section points at (the one that alerts most), else on the recommended one.
+    opening = bands_model if bands_model in candidates else recommended_model(selection, among=candidates)
     return BandsOptions(candidates, labelled, opening)
 
 
@@ -384,7 +413,7 @@ class BandsView:
     error: str = ""
 
 
-def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[str]:
+def _sentences(result: vc.monitoring.MonitorBands, model: str, split: str, amount, others: dict) -> list[str]:
     frame = result.frame
     n = len(frame)
     lines = [
@@ -392,15 +421,21 @@ def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[st
         f"({vc.wording.level(result.confidence)} of the time) if the calibrated probabilities are right; the grey "
         "band is where the estimate of a chunk from the reference data would fall "
         f"({vc.wording.level(result.alert_confidence)}), "
-        f"around {money(result.reference_value_per_item, 4)} per item. Both count what the reference itself "
+        f"around {amount(result.reference_value_per_item)} per item. Both count what the reference itself "
         f"cannot pin down: its finite sample and the calibration fitted on it ({result.n_resamples} bootstrap "
         "copies)."
     ]
     if result.n_alerts:
-        lines.append(f"**{result.n_alerts} of {n} chunks raised an alert**: their estimated value left the reference "
-                     "band. Label a sample of those items to check.")
+        lines.append(f"**{result.n_alerts} of {n} chunks raised an alert** for **{md_text(model)}**: their estimated "
+                     "value left the reference band. Label a sample of those items to check.")
     else:
-        lines.append(f"No alert: every one of the {n} chunks stayed within the reference band.")
+        line = f"No alert for **{md_text(model)}**: every one of the {n} chunks stayed within the reference band."
+        alerting = {m: r for m, r in others.items() if m != model and r.n_alerts}
+        if alerting:
+            line += (" Other models do raise alerts on this split: "
+                     + "; ".join(f"**{md_text(m)}** {r.n_alerts} of {len(r.frame)} chunks" for m, r in alerting.items())
+                     + ".")
+        lines.append(line)
     if result.n_drift:
         lines.append(f"The confidence distribution drifted away from the reference on {result.n_drift} of {n} chunks "
                      f"(Kolmogorov-Smirnov test, p < {result.drift_level:g}): the model sees different data.")
@@ -408,14 +443,18 @@ def _sentences(result: vc.monitoring.MonitorBands, split: str, money) -> list[st
 
 
 def bands(selection, page: MonitorPage, ws, model: str, reference: str, watched: str, how: dict, *,
-          calibration: str = "auto", charted_model: str | None = None, charted_split: str | None = None
+          calibration: str = "auto", charted_split: str | None = None, charted_bands: dict | None = None
           ) -> BandsView:
-    """The bands of ``model`` on ``watched`` against ``reference``, and their back-test."""
+    """The bands of ``model`` on ``watched`` against ``reference``, and their back-test.
+
+    ``charted_split`` and ``charted_bands`` (model -> bands) are the production section's: the words say how
+    this model's alerts relate to theirs.
+    """
     mismatch = ""
-    if charted_model is not None and (model != charted_model or watched != charted_split):
-        mismatch = (f"The production chart above shows {md_text(repr(charted_model))} on split "
-                    f"{md_text(repr(charted_split))}; these alerts watch {md_text(repr(model))} on "
-                    f"{md_text(repr(watched))}.")
+    if charted_split is not None and watched != charted_split:
+        mismatch = (f"The production chart above shows every model on split {md_text(repr(charted_split))}; "
+                    f"these alerts watch {md_text(repr(model))} on {md_text(repr(watched))}.")
+    others = (charted_bands or {}) if watched == charted_split else {}
     policy, values = page.policies[model], selection.values
     try:
         result = model_bands(ws, model, watched, policy, values, how, calibration, reference)
@@ -425,7 +464,8 @@ def bands(selection, page: MonitorPage, ws, model: str, reference: str, watched:
     if calibration == "none" and selection.calibration != "none":
         text += f", after the sidebar's {selection.calibration} recalibration"
     view = dict(frame=result.frame, calibration_text=f"Estimate calibrated with: {text}.",
-                sentences=tuple(_sentences(result, watched, selection.money)), mismatch=mismatch)
+                sentences=tuple(_sentences(result, model, watched, selection.amount, others)),
+                mismatch=mismatch)
     backtest_splits = [s for s in ws.run(model).splits if ws.run(model).splits[s].has_labels and s != reference]
     if not backtest_splits:
         return BandsView(**view, backtest="No labelled split besides the reference, so the bands cannot be "
@@ -450,6 +490,13 @@ BACKTEST_COLUMNS = {
     "realised_value_per_item": "Realised per item ({})",
     "estimation_error_per_item": "Estimate − realised ({})",
 }
+
+
+def backtest_formats(selection) -> dict:
+    """How the back-test table's numbers read: items counted, amounts per item at three significant digits."""
+    names = {k: v.format(selection.currency) for k, v in BACKTEST_COLUMNS.items()}
+    return {names["n"]: vc.wording.count, **{names[k]: selection.amount for k in (
+        "estimated_value_per_item_labelled", "realised_value_per_item", "estimation_error_per_item")}}
 
 
 @dataclass(frozen=True)
@@ -492,7 +539,7 @@ def backtest(selection, page: MonitorPage, ws, split: str, n_chunks: int, *, cal
     errors = summary.set_index("Model")["estimation_error_per_item"]
     worst = errors.abs().idxmax()
     gap = float(errors[worst])
-    verdict = (f"The estimate is furthest off for **{md_text(worst)}**: {selection.money(gap, 4)} per item "
+    verdict = (f"The estimate is furthest off for **{md_text(worst)}**: {selection.amount(gap)} per item "
                f"({'too optimistic' if gap > 0 else 'too pessimistic'}). "
                + _gap_advice(selection.calibration, calibration))
     return BacktestView(frame, table, in_sample, intro, verdict,
@@ -582,7 +629,8 @@ def mix_table(reference, watched, policy, values, kind: str, n_chunks: int, prog
             unconverged.append(str(chunk.key))
         row = {"Chunk": chunk.key, "Items": chunk.predictions.total_weight}
         for name, share, low, high in zip(estimate.classes, estimate.priors, estimate.low, estimate.high):
-            row[f"Share of {name}"] = f"{share:.2f} ({low:.2f}–{high:.2f})"
+            pct = vc.wording.percent
+            row[f"Share of {name}"] = f"{pct(share)} ({pct(low)}–{pct(high)})"
         now = vc.monitoring.estimate_under_priors(policy, chunk.predictions, values, estimate).value_per_item
         row["As tuned"] = now
         if kind in RETUNABLE:
@@ -759,7 +807,7 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
         if raw.max() > 0:
             best = table.loc[raw.idxmax()]
             verdict = (f"On no chunk does re-tuning's gain clear its noise, so the rule as tuned is kept everywhere. "
-                       f"The largest raw estimate, {selection.money(float(raw.max()), 4)} per item on chunk "
+                       f"The largest raw estimate, {selection.amount(float(raw.max()))} per item on chunk "
                        f"{md_text(str(best['Chunk']))}, is within noise.")
         else:
             verdict = ("Re-tuning for the estimated mix would not earn more on any chunk: the policy as tuned fits "
@@ -768,7 +816,7 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
     best = adopted.loc[adopted["Gain"].idxmax()]
     return ClassMixView(table, intro, f"Re-tuning for the estimated mix is adopted on {len(adopted)} of "
                                       f"{len(table)} chunks and would earn up to "
-                                      f"{selection.money(float(best['Gain']), 4)} more per item (chunk "
+                                      f"{selection.amount(float(best['Gain']))} more per item (chunk "
                                       f"{md_text(str(best['Chunk']))}). The command line writes "
                                       "that policy: `python -m valuecore report` with `--adapt-to` and the split's "
                                       "name.", **whole)

@@ -35,6 +35,7 @@ class ReviewersAnswer:
     everything_per_day: float
     curve: pd.DataFrame
     chosen: pd.DataFrame
+    confidences: object = None  # the model's confidences on the data shown, to write thresholds with
 
 
 def _priced_per_item(ws, model: str, split: str, policy: vc.Policy, use_case, reviewers) -> tuple[float, float]:
@@ -45,8 +46,10 @@ def _priced_per_item(ws, model: str, split: str, policy: vc.Policy, use_case, re
     return float(result.n_abstain / result.n_items) if result.n_items > 0 else 0.0, result.value_per_item
 
 
-def reviewers_answer(ws, model: str, use_case, reviewers, *, eval_split: str, volume: float) -> ReviewersAnswer:
-    """The panel's numbers for one model (tuned on its tuning split, judged on ``eval_split``, labelled)."""
+def reviewers_answer(ws, model: str, use_case, reviewers, *, eval_split: str, volume: float,
+                     confidences=None) -> ReviewersAnswer:
+    """The panel's numbers for one model (tuned on its tuning split, judged on ``eval_split``, labelled);
+    ``confidences``, the model's on the data shown, only say how its thresholds are written."""
     tuning = ws.sorted(model, ws.plan(model).tune_split)
     fit = vc.constraints.fit_reviewer_threshold(tuning, use_case, reviewers)
     calibration = ws.calibration_dict(model)
@@ -73,24 +76,30 @@ def reviewers_answer(ws, model: str, use_case, reviewers, *, eval_split: str, vo
         threshold=fit.threshold, today_threshold=today.threshold, handoff_rate=rate, today_handoff_rate=today_rate,
         accuracy=float(reviewers.accuracy_at(rate)), today_accuracy=float(reviewers.accuracy_at(today_rate)),
         value_per_day=per_item * volume, today_value_per_day=today_per_item * volume,
-        everything_per_day=float(reviewers.handoff_value(use_case, 1.0)) * volume, curve=curve, chosen=chosen)
+        everything_per_day=float(reviewers.handoff_value(use_case, 1.0)) * volume, curve=curve, chosen=chosen,
+        confidences=confidences)
 
 
-def _threshold_text(threshold) -> str:
-    return "hand every item over" if threshold is None else f"threshold **{vc.wording.threshold(threshold)}**"
+def _threshold_text(threshold, confidences=None) -> str:
+    """As on every page (``views.threshold_text``): the digits that tell the decision apart on the data shown."""
+    from dashboard import views
+
+    return ("hand every item over" if threshold is None else
+            f"threshold **{views.threshold_text(threshold, confidences)}**")
 
 
 def reviewers_sentence(answer: ReviewersAnswer, money, percent) -> str:
-    """One paragraph in a product manager's words."""
+    """One paragraph in a product manager's words (``money``: amounts over a day, ``projected``'s rule)."""
     change = answer.value_per_day - answer.today_value_per_day
     same = answer.threshold == answer.today_threshold
-    head = (f"For these reviewers the best rule is {_threshold_text(answer.threshold)}: it hands over "
+    head = (f"For these reviewers the best rule is {_threshold_text(answer.threshold, answer.confidences)}: "
+            "it hands over "
             f"{percent(answer.handoff_rate)} of the evaluated items, where they get "
             f"{percent(answer.accuracy)} right, and earns **{money(answer.value_per_day)} a day**.")
     if same:
         tail = " It is today's threshold: these reviewers do not change the best rule."
     else:
-        tail = (f" Today's {_threshold_text(answer.today_threshold).replace('**', '')} hands over "
+        tail = (f" Today's {_threshold_text(answer.today_threshold, answer.confidences).replace('**', '')} hands over "
                 f"{percent(answer.today_handoff_rate)}, where they get {percent(answer.today_accuracy)} right: "
                 f"{money(answer.today_value_per_day)} a day, so tuning for them "
                 f"{'earns' if change >= 0 else 'loses'} {money(abs(change))} a day on these items.")
@@ -119,5 +128,6 @@ def build(ws, model: str, selection, *, workload, v_person_wrong: float, volume:
         return ReviewersPage(f"The evaluated split {views.split_text(eval_split)} has no labels, so the reviewers' "
                              "value cannot be measured.")
     reviewers = vc.constraints.Reviewers(workload=tuple(workload), v_person_wrong=v_person_wrong)
-    answer = reviewers_answer(ws, model, selection.use_case, reviewers, eval_split=eval_split, volume=volume)
-    return ReviewersPage(None, answer, reviewers_sentence(answer, selection.money, views.percent))
+    answer = reviewers_answer(ws, model, selection.use_case, reviewers, eval_split=eval_split, volume=volume,
+                              confidences=views.shown_confidences(ws, model))
+    return ReviewersPage(None, answer, reviewers_sentence(answer, selection.projected, views.percent))

@@ -21,8 +21,10 @@ from .. import home
 from ..data import Workspace
 from ..home import Tile
 from ..safetext import md_text
-from . import (GLOBAL_THRESHOLD_KINDS, fit, load_problem_note, percent, rule_options, short_list, shown_confidences,
-               split_notes, split_text, threshold_help, threshold_number, threshold_on_data, threshold_text)
+from ..tables import styled
+from . import (GLOBAL_THRESHOLD_KINDS, fit, load_problem_note, number, percent, rule_options, short_list,
+               shown_confidences, split_notes, split_text, threshold_help, threshold_number, threshold_on_data,
+               threshold_text)
 
 # The columns shown by default; the rest are in the "All columns" details.
 VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Over no model")
@@ -95,7 +97,9 @@ def intro(selection, ws: Workspace) -> ValueIntro:
                    f"{split_text(selection.eval_split)}." if selection.eval_split is not None else "")
     kinds, notes = rule_options(ws, selection.models, selection.values) if selection.models else ([], [])
     default = use_case.calibrated_threshold if use_case.calibrated_threshold is not None else 0.5
-    return ValueIntro(values_text + splits_text, load_problem_note(selection.report), tuple(kinds), tuple(notes),
+    # nothing loaded: the empty page says why; "the models shown loaded fine" would not be true
+    problem_note = load_problem_note(selection.report) if selection.report.models else None
+    return ValueIntro(values_text + splits_text, problem_note, tuple(kinds), tuple(notes),
                       float(min(max(default, 0.0), 1.0)))
 
 
@@ -111,15 +115,15 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
         return ValuePage(kind, notes, failure, None, (), False, (), (), (), False, None, None, (), (), (), "{}", None,
                          (), tuple(rows))
     best_row = next(r for r in rows if r.model == best)
-    threshold, rule = policy_summary(best_row.policy)
+    # Thresholds with the digits that tell their decisions apart on the data shown; every digit in the help and JSON.
+    confidences = {r.model: shown_confidences(ws, r.model) for r in rows if r.ok}
+    threshold, rule = policy_summary(best_row.policy, confidences.get(best))
     verdict, _ = home.page_verdict(ws, models, kind, values)
     rule_sentence = None
     if verdict.degenerate != "no_models":  # unlabelled runs: the values below are estimates, not tested
         rule_sentence = (f"**With {md_text(vc.wording.rule_name(kind))}:** "
                          + md_text(vc.wording.verdict_headline(verdict, selection.currency))
                          + " What to deploy, over every rule, is on the first page.")
-    # Thresholds with the digits that tell their decisions apart on the data shown; every digit in the help and JSON.
-    confidences = {r.model: shown_confidences(ws, r.model) for r in rows if r.ok}
     # The best model's own rule: under "recommended" each model has its own.
     best_kind = best_row.policy.kind
     global_threshold = best_kind in GLOBAL_THRESHOLD_KINDS and threshold is not None and threshold == threshold
@@ -135,7 +139,7 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
         Tile("Over no model, per item", money(best_row.result.value_per_item - best_row.no_model_per_item),
              "No model = hand every item over to a person."),
     )
-    table = value_table(rows, with_what_if=what_if is not None)
+    table = value_table(rows, with_what_if=what_if is not None, confidences=confidences)
     labelled = tuple(r.model for r in rows if r.ok and not r.estimated)
     return ValuePage(
         kind=kind,
@@ -146,7 +150,7 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
         # A long threshold or model name gets half the row (a quarter of 1280 px cut "full_precision").
         tiles_in_pairs=max(len(threshold_shown), len(best_tile.value)) > home.CHARACTERS_IN_A_QUARTER,
         what_if_tiles=_what_if_tiles(best_row, what_if, money) if what_if is not None else (),
-        sentences=tuple(value_verdict(rows, money, confidences)),
+        sentences=tuple(value_verdict(rows, money, confidences, total=selection.projected)),
         overfitting_notes=tuple(md_text(n) for n in home.simpler_rule_notes(ws, models, kind, values,
                                                                             selection.currency)),
         estimated=any(r.estimated for r in rows),
@@ -325,38 +329,51 @@ def exact_policies(rows: list[ModelValue]) -> dict:
     return {r.model: r.policy.to_dict() for r in rows if r.policy is not None}
 
 
-def policy_summary(policy: vc.Policy | None) -> tuple[float | None, str]:
-    """(global threshold or NaN, text describing the rule)."""
+def policy_summary(policy: vc.Policy | None, confidences=None) -> tuple[float | None, str]:
+    """(global threshold or NaN, text describing the rule); thresholds as read on ``confidences``."""
     if policy is None:
         return np.nan, "–"
     if policy.kind in GLOBAL_THRESHOLD_KINDS:
         t = policy.threshold
-        text = threshold_text(t)
+        text = threshold_text(t, confidences)
         return (np.nan if t is None else t), (f"act when confidence ≥ {text}" if text[0].isdigit() else text)
     if policy.kind == "accept_all":
-        return 0.0, "accept all"
+        return 0.0, "act on every item"
     if policy.kind == "expected_value":
         return np.nan, "highest expected value per item"
     pairs = policy.class_thresholds or ()
-    text = ", ".join(f"{c}: {threshold_text(t)}" for c, t in pairs[:4])
+    text = ", ".join(f"{c}: {'never' if t is None else threshold_text(t, confidences)}" for c, t in pairs[:4])
     if len(pairs) > 4:
         text += f", … ({len(pairs)} classes)"
     return np.nan, text
 
 
-def value_table(rows: list[ModelValue], *, with_what_if: bool = False) -> pd.DataFrame:
+def threshold_cell(policy: vc.Policy | None, confidences=None) -> str:
+    """The Threshold column's text: the one threshold, or what stands in its place ("per class", ...)."""
+    if policy is None:
+        return vc.wording.DASH
+    if policy.kind in GLOBAL_THRESHOLD_KINDS or policy.kind == "accept_all":
+        return threshold_text(0.0 if policy.kind == "accept_all" else policy.threshold, confidences)
+    return "expected-value rule" if policy.kind == "expected_value" else "per class (see Rule)"
+
+
+def value_table(rows: list[ModelValue], *, with_what_if: bool = False, confidences: dict | None = None
+                ) -> pd.DataFrame:
     """The Value page table: one row per model, then the "no model" baseline.
 
-    Numeric columns stay numeric (for sorting and tests); the page formats them.
+    Numeric columns stay numeric (for sorting and tests); the page formats them. ``threshold_text`` is the
+    threshold as read on the model's ``confidences`` (model -> its confidences on the data shown).
     """
+    confidences = confidences or {}
     best = best_model(rows)
     records = []
     for row in rows:
-        threshold, rule = policy_summary(row.policy)
+        threshold, rule = policy_summary(row.policy, confidences.get(row.model))
         record = {
             "best": "★" if row.model == best else "",
             "model": row.model,
             "threshold": threshold,
+            "threshold_text": threshold_cell(row.policy, confidences.get(row.model)),
             "rule": rule,
             "value_total": np.nan,
             "value_per_item": np.nan,
@@ -395,6 +412,7 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False) -> pd.Dat
             "best": "",
             "model": "no model (always hand off)",
             "threshold": np.nan,
+            "threshold_text": "always hand off",
             "rule": "hand every item over",
             "value_total": view.no_model_total,
             "value_per_item": view.no_model_per_item,
@@ -414,27 +432,27 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False) -> pd.Dat
         pd.DataFrame(columns=["best", "model", "threshold"]))
 
 
-def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None) -> list[str]:
+def value_verdict(rows: list[ModelValue], money, confidences: dict | None = None, total=None) -> list[str]:
     """Plain sentences: who is best, who is worth less than no model, who beats accept-all.
 
     ``confidences``: model -> confidences on the data shown, to write the threshold as the tiles do.
+    ``total`` writes an amount over many items (``Selection.projected``: no cents from 100 up); ``money`` by default.
     """
+    total = total or money
     ok = [r for r in rows if r.ok]
     if not ok:
         return []
     sentences = []
     best = best_model(rows)
     top = next(r for r in ok if r.model == best)
-    threshold, rule = policy_summary(top.policy)
-    if confidences is not None and threshold == threshold and threshold is not None and threshold > 0:
-        rule = f"act when confidence ≥ {threshold_on_data(threshold, confidences.get(best))}"
+    _, rule = policy_summary(top.policy, (confidences or {}).get(best))
     if top.result.value_per_item <= top.no_model_per_item + 1e-12:
         # Crowning a model at the no-model value would be a claim the numbers do not make.
         sentences.append("No model earns more than handing every item to a person with these values.")
     else:
         sentences.append(
             f"**{md_text(best)}** brings the most value: {money(top.result.value_per_item)} per item "
-            f"({money(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
+            f"({total(top.result.value_total)} in all on {top.result.n_items:,.0f} items), "
             f"acting on {percent(top.result.coverage)} of them ({md_text(rule)})."  # class names from the file
         )
     worse = [r.model for r in ok if r.result.value_per_item < r.no_model_per_item - 1e-12]
@@ -506,9 +524,7 @@ def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
     digits that tell its decision apart on them (:func:`threshold_on_data`), else to its last digit.
     """
     frame = table.copy()
-    if confidences is not None:
-        frame["threshold"] = [threshold_on_data(t, confidences.get(m)) if pd.notna(t) else "–"
-                              for m, t in zip(frame["model"], frame["threshold"])]
+    frame["threshold"] = frame["threshold_text"]
     frame["interval"] = [
         (f"{money(lo)} to {money(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
         if pd.notna(lo) and pd.notna(hi) else ""
@@ -517,13 +533,9 @@ def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
     frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
     money_columns = ["Total value", "Value per item", "Accept all, per item", "Over no model",
                      "Yours: per item"]
-    formats = {c: (lambda x: money(x) if pd.notna(x) else "–") for c in money_columns if c in frame.columns}
-    formats["Threshold"] = (lambda x: x) if confidences is not None else (
-        lambda x: threshold_number(x) if pd.notna(x) else "–")
-    formats["Dimensionless value"] = lambda x: f"{x:.3f}" if pd.notna(x) else "–"
-    for column in ("Acted on", "Accuracy when acting", "Yours: acted on"):
-        if column in frame.columns:
-            formats[column] = percent
+    formats = {c: money for c in money_columns}
+    formats["Dimensionless value"] = number
+    formats.update({c: percent for c in ("Acted on", "Accuracy when acting", "Yours: acted on")})
 
     def highlight(row):
         if row["★"] == "★":
@@ -532,12 +544,5 @@ def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
             return ["color: #666666; font-style: italic"] * len(row)
         return [""] * len(row)
 
-    # st.dataframe shows missing numbers as "None" whatever the Styler says; the
-    # columns that are empty on the baseline row are shown as text instead.
-    for column in list(formats):
-        always_text = column in ("Threshold", "Accuracy when acting", "Dimensionless value")
-        if column in frame.columns and (always_text or frame[column].isna().any()):
-            frame[column] = [formats[column](x) for x in frame[column]]
-            formats.pop(column)
-    return frame.style.format(formats, na_rep="–").apply(highlight, axis=1)
+    return styled(frame, formats).apply(highlight, axis=1)
 

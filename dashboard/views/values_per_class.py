@@ -20,8 +20,8 @@ import valuecore as vc
 
 from ..safetext import md_text
 from ..settings import values_changes
-from . import (POLICY_LABELS, percent, short_list, shown_confidences, split_notes, split_text, threshold_number,
-               threshold_on_data)
+from ..tables import styled
+from . import POLICY_LABELS, percent, short_list, shown_confidences, split_notes, split_text, threshold_text
 
 ABSTAIN = "abstain"
 MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
@@ -101,18 +101,13 @@ def matrix_policies(ws, model: str, matrix: vc.ValueMatrix) -> dict:
 def class_threshold_table(policies: dict, classes, confidences=None) -> pd.DataFrame:
     """Per class: the tuned and the calibrated per-class thresholds, written with the digits that tell their
     decisions apart on ``confidences`` (the model's, on the data shown), else to their last digit."""
-
-    def threshold_text(t):
-        return ("always hand off" if t is None else "accept all" if t <= 0 else threshold_on_data(t, confidences)
-                if confidences is not None else threshold_number(t))
-
     frame = pd.DataFrame(index=list(classes))
     frame.index.name = "predicted class"
     for kind in ("class_thresholds", "calibrated_class_thresholds"):
         policy = policies.get(kind, (None,))[0]
         label = "tuned" if kind == "class_thresholds" else "calibrated"
         mapping = dict(policy.class_thresholds) if policy is not None else {}
-        frame[label] = [threshold_text(mapping[c]) if c in mapping else "–" for c in classes]
+        frame[label] = [threshold_text(mapping[c], confidences) if c in mapping else "no threshold" for c in classes]
     return frame
 
 
@@ -138,14 +133,7 @@ def summary_styler(summary: pd.DataFrame, money):
     is_best = summary["value_per_item"].notna() & (summary["value_per_item"] == best)
     shown = summary.rename(columns=SUMMARY_COLUMNS)
     formats = {"Total value": money, "Value per item": money, "Acted on": percent}
-    # Numbers stay numbers (they sort) unless one is missing: st.dataframe shows a missing number as "None"
-    # whatever a Styler says, so such a column becomes text.
-    for column, show in list(formats.items()):
-        if shown[column].isna().any():
-            shown[column] = [show(x) if pd.notna(x) else "–" for x in shown[column]]
-            del formats[column]
-    return shown.style.format(formats).apply(
-        lambda row: [BEST_STYLE if is_best.loc[row.name] else ""] * len(row), axis=1)
+    return styled(shown, formats).apply(lambda row: [BEST_STYLE if is_best.loc[row.name] else ""] * len(row), axis=1)
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,9 @@ def intro(selection) -> VocIntro:
     default_high = min(100.0, max(10.0, 2 * omega if finite else 10.0))
     matrix_note = ("VOC curves use the three values (one ω); the per-class matrix has no single ω and is not used "
                    "here." if selection.value_matrix is not None else None)
-    return VocIntro(load_problem_note(selection.report), matrix_note, omega, (0.0, float(default_high)))
+    # nothing loaded: the empty page says why; "the models shown loaded fine" would not be true
+    problem_note = load_problem_note(selection.report) if selection.report.models else None
+    return VocIntro(problem_note, matrix_note, omega, (0.0, float(default_high)))
 
 
 def mode_label(selection, mode: str) -> str:

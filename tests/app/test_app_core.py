@@ -44,8 +44,11 @@ def assert_clean(at: AppTest, *, errors_allowed: bool = False) -> None:
 def value_table(at: AppTest) -> pd.DataFrame:
     frame = at.dataframe[0].value
     assert "Threshold" in frame.columns and "Model" in frame.columns
-    # The table shows thresholds as text ("–" = always hand off); compare them as numbers.
-    frame["Threshold"] = pd.to_numeric(frame["Threshold"].replace("–", np.nan), errors="raise")
+    # The table shows thresholds as text, words where no one threshold stands (always hand off, a rule per class,
+    # the expected-value rule, no model); compare them as numbers.
+    words = ("–", "always hand off", "per class (see Rule)", "expected-value rule")
+    shown = frame["Threshold"].replace(list(words), np.nan).replace("act on every item", 0.0)
+    frame["Threshold"] = pd.to_numeric(shown, errors="raise")
     return frame.set_index("Model")
 
 
@@ -320,6 +323,30 @@ def test_url_query_parameters_restore_the_use_case():
     assert "€" in at.metric[2].value  # value per item in the chosen currency
 
 
+# ------------------------------------------------- the cache is an object, not a subclass
+def test_the_workspace_overrides_no_stage_of_the_pipeline_and_hands_it_its_cache():
+    """The dashboard keeps the pipeline's numbers by handing it a cache; its Workspace only adds the views the
+    pages draw, so no number can come from a dashboard override of a core stage."""
+    import valuecore as vc
+    from dashboard.data import StageCache, Workspace, load_folder
+
+    overridden = sorted(name for name, member in vars(Workspace).items()
+                        if callable(member) and name != "__init__" and hasattr(vc.Pipeline, name))
+    assert overridden == []
+    report = load_folder(SAMPLES / "digits")
+    ws = Workspace(report, "val", "test", "temperature")
+    assert isinstance(ws.cache, StageCache)
+    bare = vc.Pipeline(report.models, "val", "test", "temperature")
+    values = vc.UseCase(1, 0, -7)
+    for model in report.models:
+        for kind in ("threshold", "class_thresholds"):
+            policy = ws.policy(model, kind, values)
+            assert policy.to_dict() == bare.policy(model, kind, values).to_dict()
+            cached, direct = ws.result(model, policy, values), bare.result(model, policy, values)
+            assert (cached.value_total, cached.coverage) == (direct.value_total, direct.coverage)
+    assert ws.recommended_rules(values) == bare.recommended_rules(values)
+
+
 # ------------------------------------------------- shortcuts stay exact
 def test_threshold_view_and_fast_interval_match_valuecore():
     """The Value page reads baselines off one threshold curve and computes intervals from confusion cells;
@@ -327,7 +354,7 @@ def test_threshold_view_and_fast_interval_match_valuecore():
     import valuecore as vc
     from dashboard.data import Workspace, load_folder
 
-    uncertainty = pytest.importorskip("valuecore._uncertainty")
+    uncertainty = pytest.importorskip("valuecore._stats.uncertainty")
     report = load_folder(SAMPLES / "breast_cancer")
     ws = Workspace(report, "val", "test")
     predictions = ws.predictions("mlp", "test")

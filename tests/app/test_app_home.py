@@ -7,6 +7,7 @@ None or nan.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -57,12 +58,12 @@ def assert_clean(at: AppTest) -> str:
     return text
 
 
-def recommended(folder: str, values) -> vc.Recommendation:
+def recommended(folder: str, values) -> vc.recommendation.Recommendation:
     report = vc.load_runs([str(SAMPLES / folder)])
     return vc.recommend(vc.Pipeline(report.models), values)
 
 
-def shown_confidences(rec: vc.Recommendation, folder: str):
+def shown_confidences(rec: vc.recommendation.Recommendation, folder: str):
     """The recommended model's confidences on the data the landing page shows (tuning 'val', evaluated 'test')."""
     splits = vc.load_runs([str(SAMPLES / folder)]).models[rec.model].splits
     return np.concatenate([splits[s].confidence for s in ("val", "test") if s in splits])
@@ -79,7 +80,7 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
     shown = tiles(at)
     assert shown["Automated"] == vc.wording.percent(rec.coverage)
     assert shown["Value per item"] == vc.wording.money(rec.per_item, "$")
-    assert shown["Value per month"] == vc.wording.money(rec.per_item * 10_000, "$")
+    assert shown["Value per month"] == vc.wording.projected(rec.per_item * 10_000, "$")
     assert shown["No model, per item"] == vc.wording.money(0.0, "$")
     assert vc.wording.recommendation_reason(rec, "$") in text
     assert "more than handing every item to a person" in text
@@ -95,9 +96,9 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
 
 
 def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_value_and_export_tables():
-    # digits at a wrong answer of -20: mlp with one threshold, 0.946393. The tile, the sentence and the
-    # value table write it with the digits that tell its decision apart on the data shown (tuning and
-    # evaluated splits); the tile's help and the export table have every digit.
+    # digits at a wrong answer of -20: mlp with one threshold, 0.946393. The tile, the sentence, the value
+    # table and the export table write it with the digits that tell its decision apart on the data shown
+    # (tuning and evaluated splits); the tile's help and the exported JSON have every digit.
     at = start(src="sample:digits", vc="1", va="0", vw="-20")
     text = assert_clean(at)
     shown = tiles(at)["Act when confidence ≥"]
@@ -118,7 +119,8 @@ def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_val
     at.switch_page("pages/export.py").run()
     assert not at.exception
     export_table = at.dataframe[0].value.set_index("Model")
-    assert export_table.loc["mlp", "Threshold(s)"] == vc.wording.threshold(exact.threshold)  # people copy it
+    assert export_table.loc["mlp", "Threshold(s)"] == shown
+    assert f'"threshold": {json.dumps(exact.threshold)}' in at.code[0].value  # people copy the JSON
 
 
 def test_the_expected_volume_turns_value_per_item_into_value_per_period():
@@ -242,7 +244,7 @@ def test_the_value_page_says_when_per_class_thresholds_overfit():
     expected = []
     for model, run in report.models.items():
         tuned = vc.presort(run.splits["val"])
-        comparison = vc.simpler_rule(vc.fit_policy("class_thresholds", tuned, use_case),
+        comparison = vc.recommendation.simpler_rule(vc.fit_policy("class_thresholds", tuned, use_case),
                                      vc.fit_policy("threshold", tuned, use_case), run.splits["test"], use_case)
         if comparison.prefer_simpler:
             expected.append(model)

@@ -95,10 +95,16 @@ def test_alerts_watch_the_model_split_and_chunks_the_production_chart_shows():
     text = _text(at)
     assert "Chunks as in the production chart above." in text
     assert re.search(r"(of|the) 5 chunks", text), text
-    # another model in the bands section: said in words, with its own chunks
+    # another model on the charted split: the chart's chunks still, the words name the model shown
     others = [m for m in at.selectbox(key="monitor_bands_model").options
               if m != at.selectbox(key="monitor_bands_model").value]
     at.selectbox(key="monitor_bands_model").set_value(others[0]).run()
+    text = _text(at)
+    assert "Chunks as in the production chart above." in text
+    assert f"for **{others[0].replace('_', chr(92) + '_')}**" in text
+    # another split: said in words, with its own chunks
+    watched = next(s for s in at.selectbox(key="monitor_bands_split").options if s != charted)
+    at.selectbox(key="monitor_bands_split").set_value(watched).run()
     assert "these alerts watch" in _text(at)
 
 
@@ -120,3 +126,22 @@ def test_the_back_test_does_not_advise_recalibrating_when_recalibration_is_on():
     at = _monitor("sample:digits")
     at.radio(key="monitor_bands_calibration").set_value("none").run()
     assert "recalibrate (sidebar), or calibrate the estimate" in _text(at)
+
+
+def test_the_bands_model_and_split_chosen_are_kept_by_a_link():
+    at = _monitor("sample:breast_cancer")
+    opened = at.selectbox(key="monitor_bands_model").value
+    assert "bmodel" not in at.query_params  # following the model that alerts most
+    other = next(m for m in at.selectbox(key="monitor_bands_model").options if m != opened)
+    at.selectbox(key="monitor_bands_model").set_value(other).run()
+    watched = at.selectbox(key="monitor_bands_split").options[-1]
+    at.selectbox(key="monitor_bands_split").set_value(watched).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["bmodel"] == other and at.query_params["bsplit"] == watched
+    again = AppTest.from_file(APP, default_timeout=120)
+    for key in ("src", "bmodel", "bsplit"):
+        again.query_params[key] = at.query_params[key]
+    again.run()
+    again.switch_page("pages/monitor.py").run()
+    assert (again.selectbox(key="monitor_bands_model").value, again.selectbox(key="monitor_bands_split").value) == (
+        other, watched)

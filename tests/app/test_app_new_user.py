@@ -100,8 +100,10 @@ def test_the_glossary_explains_the_jargon_the_pages_use():
     for term in ("ω_sup", "VOC area", "dimensionless value", "learn-then-test", "ω (omega)"):
         assert len(vc.wording.GLOSSARY[term]) > 40, term
     at = start("pages/constraints.py", src="sample:breast_cancer")
-    method = next(c for c in at.caption if "learn-then-test" in c.value)
-    assert method.value.startswith("How the guarantee is checked") and "binomial" in method.help
+    # The method's name is jargon: only in the tooltip, beside the plain description.
+    method = next(c for c in at.caption if c.value.startswith("How the guarantee is checked"))
+    assert "learn-then-test" not in method.value
+    assert "learn-then-test" in method.help and "binomial" in method.help
 
 
 # ---- the what-if changes the numbers it shows
@@ -138,3 +140,28 @@ def test_the_paste_box_shows_the_schema_version_in_force():
     at = start("pages/export.py", src="sample:digits")
     placeholders = [a.placeholder for a in at.text_area]
     assert any(f'"schema_version": {vc.policy_json.SCHEMA_VERSION},' in (p or "") for p in placeholders), placeholders
+
+
+# ---- what a new user saw (issue 35)
+@pytest.mark.parametrize("page", [None, "pages/value.py", "pages/voc.py", "pages/cost_matrix.py"])
+def test_a_server_folder_that_does_not_exist_says_so_and_not_that_models_loaded_fine(tmp_path, monkeypatch, page):
+    from dashboard import serverfiles
+
+    monkeypatch.setenv(serverfiles.ENV_VAR, str(tmp_path))
+    at = start(page, src="folder:nonexistent")
+    text = all_text(at)
+    assert "loaded fine" not in text  # none did
+    empty = next(i.value for i in at.info if i.value.startswith("No run is loaded"))
+    assert "does not exist" in empty and "Choose another data source" in empty
+
+
+def test_the_sidebar_data_source_labels_fit_the_sidebar(tmp_path, monkeypatch):
+    from dashboard import mlflowsource
+
+    monkeypatch.setenv(mlflowsource.ENV_VAR, (tmp_path / "mlruns").as_uri())  # MLflow offered too
+    at = start(src="sample:digits")
+    box = at.sidebar.selectbox(key="sidebar_source")
+    # At the sidebar's width a selectbox shows about 30 characters: "A folder on the server (allowed by" and
+    # "Runs logged to MLflow (the opera" were cut.
+    assert "Runs in MLflow" in box.options and "A server folder" in box.options
+    assert all(len(option) <= 28 for option in box.options), box.options

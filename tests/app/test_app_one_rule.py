@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -48,7 +48,7 @@ def test_the_recommended_rule_is_each_models_own_and_the_recommendations_for_its
     assert set(rules) == set(pipeline.runs) and rules[recommendation.model] == recommendation.kind
     assert pipeline.policy(recommendation.model, vc.RECOMMENDED_RULE, values) == recommendation.policy
     for model, kind in rules.items():
-        assert kind in vc.POLICY_KINDS
+        assert kind in vc.policy_json.POLICY_KINDS
         if model != recommendation.model:  # the rule it would get alone
             assert kind == vc.recommend(pipeline, values, [model]).kind or not vc.recommend(
                 pipeline, values, [model]).model

@@ -38,7 +38,7 @@ def test_class_mix_per_chunk_on_the_production_sample():
     # Each chunk's estimate is EM on that chunk alone.
     first = vc.monitoring.chunk_predictions(run.splits["prod"], n_chunks=6)[0].predictions
     estimate = vc.monitoring.estimate_priors(first, run.splits["val"], "em")
-    assert shown["Share of benign"].iloc[0].startswith(f"{estimate.priors[0]:.2f} (")
+    assert shown["Share of benign"].iloc[0].startswith(f"{vc.wording.percent(estimate.priors[0])} (")
     assert list(shown["Rule used"]) == list(expected["Rule used"])  # the guard's decision, per chunk
     assert shown["Re-tuned (raw)"].tolist() == pytest.approx(expected["Re-tuned (raw)"].tolist())
     text = "\n".join(m.value for m in at.markdown)
@@ -64,7 +64,7 @@ def test_mix_table_finds_the_gain_of_re_tuning_per_class_thresholds_under_a_shif
     policy = vc.fit_policy("class_thresholds", vc.presort(reference), values)
     table = mix_table(reference, watched, policy, values, "class_thresholds", 3)
     assert len(table) == 3 and table["Items"].sum() == 6000
-    assert all(float(cell.split()[0]) > 0.85 for cell in table["Share of c0"])
+    assert all(float(cell.split()[0].strip("<>%")) > 85 for cell in table["Share of c0"])  # shares in percent
     assert (table["Gain"] > 0).all()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import test_app_constraints as constraints_page
 
@@ -31,13 +32,15 @@ def test_the_panel_says_the_exact_threshold_for_tired_reviewers_and_what_it_earn
     use_case = vc.UseCase(1, 0, -4)
     team = vc.constraints.Reviewers(workload=((0.02, 0.95), (0.10, 0.6)), v_person_wrong=-4.0)
     fit = vc.constraints.fit_reviewer_threshold(vc.presort(run.splits["val"]), use_case, team)
-    assert f"threshold **{vc.wording.threshold(fit.threshold)}**" in text
+    # As every page writes it: the digits that tell its decision apart on the model's val and test items.
+    shown = np.concatenate([run.splits[s].confidence for s in ("val", "test")])
+    assert f"threshold **{vc.wording.threshold_on_data(fit.threshold, shown)}**" in text
     policy = vc.Policy("threshold", threshold=fit.threshold)
     rate = vc.evaluate(policy, run.splits["test"], use_case).n_abstain / run.splits["test"].total_weight
     per_day = vc.evaluate(policy, run.splits["test"], team.use_case_at(use_case, rate)).value_per_item * 1000
-    assert _money_after(text, "and earns ") == pytest.approx(per_day, abs=0.01)
-    assert _money_after(text, "Handing every item to them would be worth ") == pytest.approx(
-        float(team.handoff_value(use_case, 1.0)) * 1000, abs=0.01)
+    assert _money_after(text, "and earns ") == constraints_page._per_day(per_day)
+    assert _money_after(text, "Handing every item to them would be worth ") == constraints_page._per_day(
+        float(team.handoff_value(use_case, 1.0)) * 1000)
 
 
 def test_a_perfect_team_keeps_todays_threshold_and_a_bad_curve_is_refused(page):

@@ -24,6 +24,9 @@ pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full 
 NAMES = ("v_correct", "v_abstain", "v_wrong")
 
 
+TOP = 10.0 ** SLIDER_RANGE[1]  # where a slider ends before a value asks for more
+
+
 def slider(at, name: str = "v_wrong"):
     return at.sidebar.select_slider(key=f"sidebar_{name}_slider")
 
@@ -73,7 +76,7 @@ def test_the_range_holds_every_value_in_use_within_a_bounded_number_of_decades()
     assert slider_decades([1.0, 0.0, -4.0]) == SLIDER_RANGE
     assert slider_decades([-1000.0]) == (-2, 3)
     assert slider_decades([-1001.0]) == (-2, 4)
-    assert slider_decades([0.004]) == (-3, 1)
+    assert slider_decades([0.004]) == (-3, SLIDER_RANGE[1])
     low, high = slider_decades([1e100, 1e-100])
     assert high == 100 and high - low == SLIDER_DECADES
 
@@ -153,7 +156,7 @@ def test_a_slider_move_stays_after_two_page_changes():
 
 def test_typing_outside_the_range_grows_it_and_moves_the_slider_and_it_never_shrinks_under_the_hand():
     at = start("value", src="sample:digits")
-    assert float(slider(at).options[0]) == -10.0
+    assert float(slider(at).options[0]) == -TOP
     box(at).set_value(-5000.0).run()
     clean(at)
     shows(at, "v_wrong", -5000.0)
@@ -234,7 +237,7 @@ def test_a_huge_typed_value_is_clamped_and_the_slider_stays_cheap():
     box(at).set_value(-1e300).run()
     clean(at)
     settings = at.session_state["settings"]
-    assert settings.v_wrong == -vc.VALUE_LIMIT and slider(at).value == -vc.VALUE_LIMIT
+    assert settings.v_wrong == -vc.policy_json.VALUE_LIMIT and slider(at).value == -vc.policy_json.VALUE_LIMIT
     assert len(slider(at).options) <= 2 * 160 * SLIDER_DECADES + 4
     assert math.isfinite(float(slider(at).options[0]))
 
@@ -244,16 +247,26 @@ def test_each_slider_holds_its_values_side_of_zero_and_grows_to_the_other_when_a
     wrong = [float(o) for o in slider(at).options]
     correct = [float(o) for o in slider(at, "v_correct").options]
     hand_off = [float(o) for o in slider(at, "v_abstain").options]
-    assert (min(wrong), max(wrong)) == (-10.0, 0.0) and (min(correct), max(correct)) == (0.0, 10.0)
-    assert (min(hand_off), max(hand_off)) == (-10.0, 10.0)  # a value of 0: both sides
+    assert (min(wrong), max(wrong)) == (-TOP, 0.0) and (min(correct), max(correct)) == (0.0, TOP)
+    assert (min(hand_off), max(hand_off)) == (-TOP, TOP)  # a value of 0: both sides
     assert len(wrong) == len(correct) == (len(hand_off) + 1) // 2
     # A wrong answer worth something (typed) is on the slider at once; the negative side stays.
     box(at).set_value(0.5).run()
     clean(at)
     shows(at, "v_wrong", 0.5)
     both = [float(o) for o in slider(at).options]
-    assert (min(both), max(both)) == (-10.0, 10.0)
+    assert (min(both), max(both)) == (-TOP, TOP)
     box(at).set_value(-2.0).run()
     clean(at)
     shows(at, "v_wrong", -2.0)
-    assert max(float(o) for o in slider(at).options) == 10.0  # never shrinks under the hand
+    assert max(float(o) for o in slider(at).options) == TOP  # never shrinks under the hand
+
+
+def test_a_wrong_answer_of_minus_1000_is_a_drag_away():
+    # issue 35: the wrong answer's slider stopped at -10, so -1000 (a costly error) had to be typed.
+    at = start("home", src="sample:digits")
+    assert -1000.0 in [float(o) for o in slider(at).options]
+    slider(at).set_value(-1000.0).run()
+    clean(at)
+    shows(at, "v_wrong", -1000.0)
+    assert float(at.query_params["vw"]) == -1000.0

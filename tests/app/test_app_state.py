@@ -24,7 +24,7 @@ import valuecore as vc
 from dashboard.safetext import md_text
 from dashboard.settings import Settings
 from dashboard.sidebar import UPLOAD_LINK_NOTE
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -110,7 +110,7 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
         at.sidebar.selectbox(key="sidebar_calibration").set_value(calibration).run()
         clean(at)
     runs = vc.load_runs(SAMPLES / "breast_cancer").models
-    expected_kinds = [vc.RECOMMENDED_RULE, *(k for k in vc.POLICY_KINDS
+    expected_kinds = [vc.RECOMMENDED_RULE, *(k for k in vc.policy_json.POLICY_KINDS
                                              if not (values == "matrix" and k == "calibrated_threshold"))]
     assert sorted(at.radio(key="value_policy_kind").options) == sorted(_label(k) for k in expected_kinds)
     for kind in expected_kinds:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
 from valuecore.runs import load_runs
-from valuecore._uncertainty import paired_comparison
+from valuecore._stats.uncertainty import paired_comparison
 from dashboard.safetext import md_text
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
@@ -121,7 +121,7 @@ def test_calibration_page_explains_top_label_only_runs(tmp_path):
 
 
 def vc_ece(predictions) -> float:
-    from valuecore._calibration import expected_calibration_error
+    from valuecore._stats.calibration_metrics import expected_calibration_error
 
     return expected_calibration_error(predictions, 15, "uniform")
 

@@ -29,7 +29,7 @@ def test_certified_risk_chart_shows_rate_bound_and_limit():
     table = pd.DataFrame({"threshold": [0.9, 0.8], "coverage": [0.2, 0.4], "error_rate": [0.01, 0.03],
                           "upper_bound": [0.04, 0.06], "certified": [True, False]})
     data = _datasets(certified_risk_chart(table, 0.05))
-    assert {r["what"] for r in data[0]} == {"Error rate on the tuning split", "Certified upper bound"}
+    assert {r["what"] for r in data[0]} == {"Error rate on the tuning split", "At most, on new items"}
     assert data[1] == [{"max_risk": 0.05}]
 
 

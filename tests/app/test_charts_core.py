@@ -93,7 +93,7 @@ def test_value_threshold_chart_dashes_a_second_split(curve_frame):
 
 def test_confidence_histogram_chart_splits_correct_and_wrong():
     p = vc.Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6], [0.2, 0.8]], y_true=[0, 1, 1, 1])
-    histogram = vc.confidence_histogram(p, bins=10)
+    histogram = vc.curves.confidence_histogram(p, bins=10)
     thresholds = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.7, 0.5]})
     spec = confidence_histogram_chart(histogram, thresholds).to_dict(validate=True)
     leaves = layers(spec)

@@ -19,7 +19,7 @@ AFTER = 0.8068202921772314  # one after temperature scaling ("0.8068" under ".4f
 
 def _histogram():
     predictions = vc.Predictions.from_proba([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.6, 0.4]], y_true=[0, 1, 0, 0])
-    return vc.confidence_histogram(predictions, bins=5)
+    return vc.curves.confidence_histogram(predictions, bins=5)
 
 
 def _monitor_rows():

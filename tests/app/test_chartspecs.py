@@ -148,7 +148,7 @@ def digits_charts():
     bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits["test"],
                                         ws.policy(models[0], "threshold", chosen.values), chosen.values, n_chunks=4)
     assert capacity.risk.chart is not None and capacity.tiers.chart is not None
-    histogram = vc.confidence_histogram(chosen.report.models["logreg"].splits["test"], bins=20)
+    histogram = vc.curves.confidence_histogram(chosen.report.models["logreg"].splits["test"], bins=20)
     marks = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.6, 0.5]})
     charts = {
         "interval": (compare.value_interval_chart(paired.intervals, models, currency="€"),

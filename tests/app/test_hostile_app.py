@@ -388,7 +388,7 @@ def test_any_link_value_for_any_setting_gives_a_setting_its_widget_can_show():
         assert parsed.voc_range is None or 0 <= parsed.voc_range[0] < parsed.voc_range[1] <= VOC_OMEGA_MAX
         assert parsed.what_if is None or 0 <= parsed.what_if <= 1
         for amount in (parsed.constraints_v_ok, parsed.constraints_v_bad):
-            assert amount is None or abs(amount) <= vc.VALUE_LIMIT
+            assert amount is None or abs(amount) <= vc.policy_json.VALUE_LIMIT
         assert all(c is None or 0 <= c <= VOC_AREA_MAX for row in parsed.voc_areas for c in row)
         assert parsed.constraints_confidence in PROMISE_CONFIDENCES
         assert 2 <= parsed.monitor_chunks <= 40 and 2 <= parsed.backtest_chunks <= 20

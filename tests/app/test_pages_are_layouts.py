@@ -54,5 +54,5 @@ def test_a_page_reads_its_own_view_model(page):
 
 def test_the_check_can_fail(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import numpy as np\nfrom valuecore._sorted import presort\n")
-    assert {"numpy", "valuecore._sorted"} <= imported_modules(bad)
+    bad.write_text("import numpy as np\nfrom valuecore._engine.sorting import presort\n")
+    assert {"numpy", "valuecore._engine.sorting"} <= imported_modules(bad)

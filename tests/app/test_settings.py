@@ -46,7 +46,7 @@ AWKWARD = st.text(
     alphabet=st.sampled_from(list("abcXYZ019 ,;&=?#%+\"'\\/[]{}:é漢🙂\t") + ["\u200b"]), min_size=1, max_size=10
 )
 FLOATS = st.floats(allow_nan=False, allow_infinity=False, width=64)
-# A value matrix holds amounts the core computes exactly (valuecore.VALUE_LIMIT): larger ones are
+# A value matrix holds amounts the core computes exactly (valuecore.policy_json.VALUE_LIMIT): larger ones are
 # refused in words (tests/io/test_hostile_inputs.py), so a round trip is only asked of these.
 MATRIX_FLOATS = st.floats(min_value=-1e100, max_value=1e100, width=64).filter(lambda x: x == 0 or abs(x) >= 1e-100)
 SPLITS = st.none() | AWKWARD
@@ -248,7 +248,10 @@ def test_every_field_has_a_link_parameter():
                         constraints_model="m", constraints_volume=5.0, constraints_capacity=1.0,
                         constraints_reviewer=2.0, constraints_per_class=True, constraints_max_risk=0.1,
                         constraints_confidence=0.99, constraints_v_ok=3.0, constraints_v_bad=-2.0,
-                        constraints_cost=0.25, reviewers_rate_low=0.05, reviewers_acc_low=0.99,
+                        constraints_cost=0.25, constraints_weights_are_copies=True, constraints_list_size=3,
+                        constraints_list_in=0.6, constraints_list_out=-0.5, constraints_list_rule="cumulative",
+                        monitor_bands_model="m", monitor_bands_split="p",
+                        reviewers_rate_low=0.05, reviewers_acc_low=0.99,
                         reviewers_rate_high=0.5, reviewers_acc_high=0.7, reviewers_v_wrong=-9.0,
                         matrix_classes=("a", "b"), matrix_model="m",
                         matrix_rule="expected_value", home_volume=7, home_period="day")
@@ -276,7 +279,7 @@ def test_empty_cells_of_the_voc_range_table_survive_a_link():
 
 
 def test_the_pages_own_option_lists_are_the_ones_a_link_accepts():
-    from dashboard import home
+    from dashboard.views import home
 
     assert HOME_PERIODS == home.PERIODS
 
@@ -350,7 +353,7 @@ def test_hostile_reviewer_values_in_a_link_are_refused_with_a_note():
     for key in params:
         assert any(f"{key}=" in note for note in notes), key
     assert all(len(note) < 200 for note in notes)  # a huge value is not echoed whole
-    assert Settings.from_query({"rvwrong": str(-10 * vc.VALUE_LIMIT)})[0] == Settings()
+    assert Settings.from_query({"rvwrong": str(-10 * vc.policy_json.VALUE_LIMIT)})[0] == Settings()
     assert Settings.from_query({"rvacc2": "inf", "rvrate1": "0x1p-3"})[0] == Settings()
     # in range, it is taken as is
     assert Settings.from_query({"rvacc2": "0.25", "rvwrong": "-0.0"}) == (

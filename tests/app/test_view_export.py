@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import valuecore as vc
@@ -30,6 +31,12 @@ def workspace() -> Workspace:
     return Workspace(REPORT, "val", "test", "none")
 
 
+def as_shown(model: str, threshold: float) -> str:
+    """A threshold as every page writes it: the digits that tell its decision apart on val and test."""
+    splits = REPORT.models[model].splits
+    return vc.wording.threshold_on_data(threshold, np.concatenate([splits[s].confidence for s in ("val", "test")]))
+
+
 def test_the_summary_is_the_pipeline_s_document_with_the_recommendation():
     page = view.build(selection(), workspace(), "threshold", Settings())
     assert page.error is None and page.schema_error is None
@@ -45,7 +52,7 @@ def test_the_summary_is_the_pipeline_s_document_with_the_recommendation():
             continue  # the recommended model's entry holds the recommended rule
         assert summary.loc[model, "Value per item (€)"] == pytest.approx(entry["evaluation"]["value_per_item"])
         assert summary.loc[model, "95% low"] == pytest.approx(entry["evaluation"]["ci95"][0])
-        assert summary.loc[model, "Threshold(s)"] == vc.wording.threshold(entry["policy"]["threshold"])
+        assert summary.loc[model, "Threshold(s)"] == as_shown(model, entry["policy"]["threshold"])
     assert page.summary_columns[2] == "Value per item (€)"
     assert "correct €1.00, hand-off €0.00, wrong -€4.00" in page.values_caption
     assert page.headline.endswith('The JSON\'s "recommendation" names it.')
@@ -69,14 +76,14 @@ def test_a_rule_that_cannot_be_fitted_is_an_error_in_words(tmp_path):
 def test_an_import_of_the_export_restores_its_settings_on_the_same_runs():
     settings = Settings(v_wrong=-7.5, rule="class_thresholds", tune_split="val", eval_split="test")
     page = view.build(selection(settings=settings), workspace(), "class_thresholds", settings)
-    # ten thresholds do not fit a cell: a table of its own, one row per class, every digit people copy
+    # ten thresholds do not fit a cell: a table of its own, one row per class (every digit is in the JSON)
     per_class = page.class_thresholds.set_index("Predicted class")
     for entry in page.document["models"]:
         thresholds = entry["policy"].get("class_thresholds")
         summary = page.summary.set_index("Model").loc[entry["model"], "Threshold(s)"]
         assert (summary == view.PER_CLASS) == (thresholds is not None)
         for label, threshold in (thresholds or {}).items():
-            assert per_class.loc[str(label), entry["model"]] == vc.wording.threshold(threshold)
+            assert per_class.loc[str(label), entry["model"]] == as_shown(entry["model"], threshold)
     restored = view.restore(page.text, "pasted text", Settings(), REPORT.models)
     assert restored.status.ok and restored.status.same_runs
     assert restored.changes["v_wrong"] == -7.5 and restored.changes["rule"] == "class_thresholds"
@@ -114,3 +121,17 @@ def test_an_import_giving_a_key_twice_is_refused_naming_it():
     refused = view.restore(text, "pasted text", Settings(), REPORT.models)
     assert refused.status.level == "error" and refused.changes == {}
     assert "'threshold' more than once" in refused.status.message
+
+
+def test_the_summary_reads_its_money_as_every_page_does():
+    # issue 35: "0.9400" on Export beside "$0.94" on the first page.
+    from dashboard.tables import styled
+
+    chosen = selection()
+    page = view.build(chosen, workspace(), "threshold", Settings())
+    shown = styled(page.summary, view.summary_formats(chosen)).to_html()
+    for _, row in page.summary.iterrows():
+        assert chosen.money(row["Value per item (€)"]) in shown
+        assert chosen.amount(row["95% low"]) in shown and chosen.amount(row["95% high"]) in shown
+        assert vc.wording.percent(row["Coverage"]) in shown
+        assert f"{row['Value per item (€)']:.4f}" not in shown

@@ -37,23 +37,46 @@ def test_the_recommendation_is_the_cores_over_every_rule_offered(breast_cancer):
     assert page.report_kinds == tuple(kinds) and page.report_kind in kinds
 
 
-def test_the_tiles_turn_value_per_item_into_value_per_period(breast_cancer):
-    chosen, _, page = breast_cancer
+def test_the_tiles_turn_value_per_item_into_value_per_period():
+    # A hand-off worth something, so the value and the gain over no model differ.
+    chosen = selection("breast_cancer", values=(1.0, 0.25, -9.0))
+    page = view.build(chosen, workspace(chosen))
     r = page.recommendation
+    assert r.model is not None and r.baseline_per_item == 0.25
     for volume, period in ((10_000.0, "month"), (37.0, "day")):
         numbers = view.per_period(page, chosen.currency, volume, period)
         tiles = {t.label: t.value for _, row in numbers.tile_rows for t in row}
         assert tiles["Value per item"] == vc.wording.money(r.per_item, "$")
-        assert tiles[f"Value per {period}"] == vc.wording.money(r.per_item * volume, "$")
-        assert tiles[f"More than no model, per {period}"] == vc.wording.money(
-            (r.per_item - r.baseline_per_item) * volume, "$")
+        # An amount over a volume has no cents from 100 up ($9,400, not $9,400.00).
+        projected = vc.wording.projected
+        assert tiles[f"Value per {period}"] == projected(r.per_item * volume, "$")
+        assert tiles[f"More than no model, per {period}"] == projected((r.per_item - r.baseline_per_item) * volume,
+                                                                       "$")
         assert tiles["No model, per item"] == vc.wording.money(r.baseline_per_item, "$")
-        money = vc.wording.money
         assert numbers.per_period == (
-            f"At {vc.wording.significant(volume)} items per {period} that is {money(r.per_item * volume, '$')} per "
-            f"{period} ({money((r.per_item - r.baseline_per_item) * volume, '$')} per {period} more than no model)."
+            f"At {vc.wording.significant(volume)} items per {period} that is {projected(r.per_item * volume, '$')} "
+            f"per {period} ({projected((r.per_item - r.baseline_per_item) * volume, '$')} per {period} more than no "
+            "model)."
         ).replace("$", "\\$").replace("(", "\\(").replace(")", "\\)")  # as md_text escapes them
         assert sum(len(row) for _, row in numbers.tile_rows) == 6
+    assert "." not in tiles_of(page, chosen, 10_000.0)["Value per month"]  # $8,xxx: no cents on a month
+
+
+def tiles_of(page, chosen, volume: float, period: str = "month") -> dict:
+    numbers = view.per_period(page, chosen.currency, volume, period)
+    return {t.label: t.value for _, row in numbers.tile_rows for t in row}
+
+
+def test_no_two_tiles_repeat_one_figure_when_a_hand_off_is_worth_nothing(breast_cancer):
+    # With a hand-off worth 0, "more than no model per month" was the value per month again.
+    chosen, _, page = breast_cancer
+    r = page.recommendation
+    assert r.baseline_per_item == 0
+    tiles = tiles_of(page, chosen, 10_000.0)
+    assert len(set(tiles.values())) == len(tiles), tiles
+    assert "More than no model, per month" not in tiles
+    assert tiles["Hand-offs per month"] == vc.wording.count(round((1 - r.coverage) * 10_000))
+    assert view.per_period(page, chosen.currency, 10_000.0, "month").per_period.count("more than no model") == 0
 
 
 def test_the_candidates_table_lists_every_candidate_and_no_model(breast_cancer):
@@ -70,8 +93,8 @@ def test_the_candidates_table_is_made_only_when_asked_for(monkeypatch):
     # A new value builds the page; the table is shown only while its section is open, so it must cost nothing
     # until then, and once made it is kept.
     made = []
-    real = view.home.candidates_frame
-    monkeypatch.setattr(view.home, "candidates_frame", lambda *a: made.append(1) or real(*a))
+    real = view.candidates_frame
+    monkeypatch.setattr(view, "candidates_frame", lambda *a: made.append(1) or real(*a))
     chosen = selection("digits", values=(1.0, 0.0, -7.25))
     page = view.build_now(chosen, workspace(chosen))
     assert page.has_candidates and made == []
@@ -146,8 +169,8 @@ def test_the_deciding_confidences_write_every_threshold_as_all_the_confidences_d
                               for i, (label, _) in enumerate(per_class.class_thresholds))
                 moved = dataclasses.replace(per_class, class_thresholds=pairs)
                 few = view.deciding_confidences(ws, model, moved)
-                rec = vc.Recommendation(model, "class_thresholds", moved, *([0.0] * 5), False, "only", None, 0.0,
-                                        True, None, 1.0, ())
+                rec = vc.recommendation.Recommendation(model, "class_thresholds", moved, *([0.0] * 5), False, "only",
+                                                       None, 0.0, True, None, 1.0, ())
                 assert vc.wording.recommendation_headline(rec, few) == vc.wording.recommendation_headline(rec, every)
 
 
@@ -214,3 +237,13 @@ def test_the_cached_page_follows_every_change_of_runs_values_splits_and_words(tm
     assert page is not first and same_page(page, view.build_now(reloaded, workspace(reloaded)))
     assert page.recommendation.per_item != first.recommendation.per_item or page.candidates is not None and not (
         page.candidates.equals(first.candidates))
+
+
+def test_not_yet_has_a_value_per_period_too():
+    # At a wrong answer of -1000 the answer is "not yet" (every item to a person): the tile read "–".
+    chosen = selection("digits", values=(1.0, 0.0, -1000.0))
+    page = view.build(chosen, workspace(chosen))
+    assert page.recommendation.model is None
+    tiles = tiles_of(page, chosen, 10_000.0)
+    assert tiles["Value per month"] == vc.wording.projected(0.0, "$")
+    assert vc.wording.DASH not in tiles.values()

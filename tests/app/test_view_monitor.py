@@ -3,6 +3,7 @@ and its figures are valuecore's (monitor_bands for the estimate, monitor for cov
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -52,10 +53,10 @@ def test_the_production_chart_shows_the_bands_estimate():
             float(n @ bands.frame["estimated_value_per_item"] / n.sum()))
         assert f"{model.replace('_', chr(92) + '_')}** {bands.n_alerts} of {len(bands.frame)} chunks" in shown.alerts
     assert "the same estimate as the bands" in shown.estimate_note
-    # the bands section on the charted model and split: the very numbers of the chart
-    charted = shown.charted_model
+    # the bands section on the model it opens on and the charted split: the very numbers of the chart
+    charted = shown.bands_model
     bands = view.bands(selection, page, ws, charted, "val", "prod", {"period": "W"},
-                       charted_model=charted, charted_split="prod")
+                       charted_split="prod", charted_bands=shown.charted_bands)
     part = shown.frame[shown.frame["model"] == charted]
     assert bands.frame["estimated_value_per_item"].tolist() == pytest.approx(
         part["estimated_value_per_item"].tolist())
@@ -224,8 +225,81 @@ def test_the_class_mix_per_model_says_what_report_adapt_to_does(tmp_path, capsys
         assert row["Noise bar"] == pytest.approx(record["z"] * record["standard_error"], abs=1e-12)
         assert row["As tuned"] + row["Gain"] == pytest.approx(entry["prior_shift"]["estimated_value_per_item"])
         share = entry["prior_shift"]["estimated_priors"]["benign"]
-        assert row["Estimated mix"].startswith(f"benign {share:.2f}, malignant ")
+        assert row["Estimated mix"].startswith(f"benign {vc.wording.percent(share)}, malignant ")
     if calibration == "none":
         assert decisions == {True, False}  # svm_rbf's re-tuned rule is adopted, random_forest's kept
     assert "report --adapt-to" in shown.per_model_intro and "1.645 standard errors" in shown.intro
     assert "Worst gain" not in shown.shown_columns and "Rule used" in shown.shown_columns
+
+
+# ---- what a new user saw (issue 35): the bands open where the alerts are, and the words agree with them
+def test_the_bands_open_on_the_model_that_alerts_most_and_name_the_others():
+    _, selection, ws, page = setup()
+    shown = view.production(selection, page, ws, "prod", {"period": "W"})
+    alerts = {m: r.n_alerts for m, r in shown.charted_bands.items()}
+    assert max(alerts.values()) > 0  # the sample's production split raises alerts
+    assert alerts[shown.bands_model] == max(alerts.values())
+    options = view.bands_options(selection, ws, page.models, shown.bands_model)
+    assert options.opening == shown.bands_model
+    opened = view.bands(selection, page, ws, shown.bands_model, "val", "prod", {"period": "W"},
+                        charted_split="prod", charted_bands=shown.charted_bands)
+    assert "raised an alert" in " ".join(opened.sentences)
+    quiet = next(m for m, n in alerts.items() if n == 0)
+    other = view.bands(selection, page, ws, quiet, "val", "prod", {"period": "W"}, charted_split="prod",
+                       charted_bands=shown.charted_bands)
+    no_alert = next(s for s in other.sentences if s.startswith("No alert"))
+    # "No alert" under a line counting another model's alerts used to say nothing of them.
+    assert f"No alert for **{quiet.replace('_', chr(92) + '_')}**" in no_alert
+    assert "Other models do raise alerts" in no_alert
+    # The chart above plots every model: the mismatch note never says it shows one.
+    elsewhere = view.bands(selection, page, ws, quiet, "val", "test", {"n_chunks": 8}, charted_split="prod",
+                           charted_bands=shown.charted_bands)
+    assert elsewhere.mismatch.startswith("The production chart above shows every model on split 'prod'")
+
+
+def test_a_drop_within_the_bands_is_not_called_worth_investigating(tmp_path):
+    # A production split that is a random sample of the reference: its estimate moves by chance, and no chunk
+    # leaves the band, so the page must not send anyone to investigate.
+    import pandas as pd
+
+    frame = pd.read_csv(ROOT / "sample_runs" / "breast_cancer" / "logreg.csv")
+    prod = frame[frame["split"] == "val"].sample(frac=1.0, random_state=0).drop(columns=["y_true"])
+    pd.concat([frame[frame["split"] != "prod"], prod.assign(split="prod")]).to_csv(tmp_path / "logreg.csv",
+                                                                                  index=False)
+    report = vc.load_runs([str(tmp_path)])
+    selection = Selection(settings=Settings(), report=report, models=("logreg",), use_case=VALUES,
+                          tune_split="val", eval_split="test")
+    ws = Workspace(report, "val", "test", "none")
+    page = view.build(selection, ws, "threshold", [])
+    shown = view.production(selection, page, ws, "prod", {"n_chunks": 6})
+    assert shown.charted_bands["logreg"].n_alerts == 0
+    assert "moved by -$" in shown.drift  # a drop, by chance
+    assert "worth investigating" not in shown.drift and "no alert" in shown.drift
+
+
+def test_amounts_per_item_have_three_significant_digits_and_the_bands_are_not_below():
+    _, selection, ws, page = setup()
+    shown = view.production(selection, page, ws, "prod", {"period": "W"})
+    bands = view.bands(selection, page, ws, shown.bands_model, "val", "prod", {"period": "W"}, charted_split="prod",
+                       charted_bands=shown.charted_bands)
+    checked = view.backtest(selection, page, ws, "test", 5)
+    for text in (shown.drift, *bands.sentences, checked.verdict):
+        assert not re.search(r"\$\d+\.\d{4}", text), text  # "moved by -$0.3865" read as false precision
+    # The back-test sits below the bands: its note must not point "below" to them.
+    assert "bands below" not in checked.estimate_note and "bands below" not in shown.estimate_note
+
+
+def test_the_tables_read_money_as_every_page_does():
+    # issue 35: "0.9035" and "103.00" in the production summary, four decimals in the back-test.
+    from dashboard.tables import styled
+
+    _, selection, ws, page = setup()
+    shown = view.production(selection, page, ws, "prod", {"period": "W"})
+    html = styled(shown.summary, view.summary_formats(selection)).to_html()
+    for _, row in shown.summary.iterrows():
+        assert selection.amount(row.iloc[4]) in html and selection.projected(row.iloc[3]) in html
+    assert not re.search(r">-?\d+\.\d{4}<", html), html
+    checked = view.backtest(selection, page, ws, "test", 5)
+    html = styled(checked.table, view.backtest_formats(selection)).to_html()
+    assert selection.amount(checked.table.iloc[0, 2]) in html
+    assert not re.search(r">-?\d+\.\d{4}<", html), html

@@ -73,3 +73,12 @@ def test_the_curves_pass_through_the_tuned_threshold_at_its_value(digits):
     for model in chosen.models:
         assert tuned.loc[model, "value_per_item"] == pytest.approx(table.loc[model, "value_per_item"], abs=1e-12)
         assert math.isclose(tuned.loc[model, "threshold"], table.loc[model, "threshold"])
+
+
+def test_the_value_in_all_has_no_cents(digits):
+    # issue 35: "$423.00 in all on 450 items"; an amount over many items reads as on the first page ($423).
+    chosen, ws = digits
+    page = view.build(chosen, ws, "threshold")
+    table = page.numbers.set_index("model")
+    total = chosen.projected(table.loc[page.best, "value_total"])
+    assert f"({total} in all on 450 items)" in page.sentences[0] and ".00 in all" not in page.sentences[0]

@@ -1,4 +1,4 @@
-"""Tests of the command line (valuecore._cli): in-process through main(argv), plus one real subprocess."""
+"""Tests of the command line (valuecore._cli.commands): in-process through main(argv), plus one real subprocess."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from scipy.special import softmax
 
-from valuecore import POLICY_KINDS
-from valuecore._cli import main, read_value_matrix
-from valuecore._policy_json import PolicyDocument, policy_schema
+from valuecore.policy_json import POLICY_KINDS
+from valuecore._cli.commands import main, read_value_matrix
+from valuecore._pipeline.policy_json import PolicyDocument, policy_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_RUNS = ROOT / "sample_runs"
@@ -345,7 +345,7 @@ def test_report_sample_runs_calibrated(capsys, tmp_path):
 # unexpected failures
 # --------------------------------------------------------------------------
 def test_unexpected_failure_exits_1_with_hint_and_traceback_only_with_debug(capsys, runs_dir, monkeypatch):
-    import valuecore._table as table  # the command imports it when it runs (--help loads no numpy)
+    import valuecore._engine.table as table  # the command imports it when it runs (--help loads no numpy)
 
     def boom(*args, **kwargs):
         raise RuntimeError("kaboom")

@@ -21,7 +21,7 @@ import pytest
 
 import valuecore as vc
 from valuecore.aggregation import AggregateRefused, aggregate
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DIGITS = ROOT / "sample_runs" / "digits"
@@ -71,7 +71,7 @@ def test_a_199_mb_comma_header_is_refused_in_bounded_memory(tmp_path):
     for command in ("validate", "aggregate"):
         extra = f", '--out', r'{tmp_path / 'agg.parquet'}'" if command == "aggregate" else ""
         peak, done = peak_rss_mb(
-            "from valuecore._cli import main\n"
+            "from valuecore._cli.commands import main\n"
             f"code = main(['{command}', r'{path}'{extra}])\nprint('CODE', code)\n"
         )
         assert "CODE 2" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
@@ -81,7 +81,7 @@ def test_a_199_mb_comma_header_is_refused_in_bounded_memory(tmp_path):
     peak, done = peak_rss_mb(
         "import valuecore as vc\n"
         f"data = open(r'{path}', 'rb').read()\n"
-        "report = vc.load_run_file(data, name='upload.csv')\n"
+        "report = vc.runs.load_run_file(data, name='upload.csv')\n"
         "print('MESSAGE', report.errors[0].message)\n"
     )
     assert "too many columns" in done.stdout
@@ -161,8 +161,7 @@ def test_aggregate_never_writes_over_its_source(tmp_path):
 
 
 def test_outputs_are_written_whole_through_a_temporary_file(tmp_path, run_copy, monkeypatch):
-    from valuecore import _paths
-
+    from valuecore._io import paths as _paths
     out = tmp_path / "policy.json"
     out.write_text("old")
 
@@ -438,7 +437,7 @@ def signals_caught_by_nobody_else():
 @pytest.mark.parametrize("when", ["after the last query", "after the rename"])
 def test_a_signal_after_the_last_query_leaves_nothing_or_the_whole_file(tmp_path, monkeypatch, signum, code, when):
     """Before the rename, nothing is left (not exit 0 with the file); after it, the file is whole and stays."""
-    from valuecore import _paths
+    from valuecore._io import paths as _paths
     from valuecore._io import aggregate as engine
 
     if when == "after the last query":  # DuckDB has written the file it will rename
@@ -569,9 +568,9 @@ def test_a_readme_inside_a_parquet_dataset_is_ignored_and_said(tmp_path):
 def test_nfc_and_nfd_spellings_are_one_class(tmp_path):
     nfc, nfd = unicodedata.normalize("NFC", "é"), unicodedata.normalize("NFD", "é")
     text = f"y_true,proba_{nfc},proba_b\n{nfc},0.9,0.1\n{nfd},0.8,0.2\nb,0.2,0.8\n"
-    report = vc.load_run_file(text.encode(), name="accents.csv")
+    report = vc.runs.load_run_file(text.encode(), name="accents.csv")
     assert report.ok and report.models["accents"].classes == (nfc, "b")
-    twice = vc.load_run_file(f"y_true,proba_{nfc},proba_{nfd}\n{nfc},0.9,0.1\n".encode(), name="x.csv")
+    twice = vc.runs.load_run_file(f"y_true,proba_{nfc},proba_{nfd}\n{nfc},0.9,0.1\n".encode(), name="x.csv")
     assert "duplicate column" in twice.errors[0].message
 
 

@@ -131,8 +131,7 @@ def test_an_interrupt_while_the_outputs_are_made_leaves_every_old_file(old_outpu
 
 
 def test_an_interrupt_while_the_outputs_are_renamed_is_held_until_all_are_in_place(old_outputs, monkeypatch):
-    from valuecore import _paths
-
+    from valuecore._io import paths as _paths
     real_replace = os.replace
     calls = []
 
@@ -160,8 +159,7 @@ def test_an_interrupt_while_the_outputs_are_renamed_is_held_until_all_are_in_pla
 
 
 def test_a_failed_rename_says_exactly_which_outputs_were_written(old_outputs, monkeypatch):
-    from valuecore import _paths
-
+    from valuecore._io import paths as _paths
     real_replace = os.replace
     calls = []
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import valuecore as vc
-from valuecore._cli import main
+from valuecore._cli.commands import main
 from valuecore.report import REPORT_SECTIONS, html_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,3 +154,16 @@ def test_the_command_line_says_the_verdict_in_the_same_words():
     rule = f" ({vc.wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
     assert f"verdict{rule}: {vc.wording.verdict_headline(verdict, '$')}" in out
     assert "labelled items in all" in out
+
+
+def test_the_settings_never_say_tuned_on_none(tmp_path):
+    # issue 35: at a wrong answer of -1000 two models get a threshold from ω alone (calibrated_threshold):
+    # the report's settings read "Tuned on / evaluated on: None / test, val / test".
+    out = tmp_path / "report.html"
+    code, _, err = run_cli("report", str(SAMPLES / "digits"), "--v-correct", "1", "--v-abstain", "0",
+                           "--v-wrong", "-1000", "--html", str(out))
+    assert code == 0, err
+    text = html.unescape(out.read_text(encoding="utf-8"))
+    row = text.split("Tuned on / evaluated on</td><td>")[1].split("</td>")[0]
+    assert "None" not in row and row.startswith("val / test")
+    assert "set from the values alone, no tuning split / test" in row

@@ -19,7 +19,7 @@ import pytest
 
 import valuecore as vc
 from valuecore import wording
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 DIGITS = Path(__file__).resolve().parents[2] / "sample_runs" / "digits"
 

@@ -1,8 +1,8 @@
 """Slow, exact references for the constraint features (capacity, certified
 risk, two-tier automation): plain loops over every candidate (or every
 combination of candidates) in ``fractions.Fraction``, written from the
-definitions in the docstrings of ``valuecore._capacity``, ``valuecore._risk``
-and ``valuecore._twotier``. Only the generic helpers of ``reference.py`` are
+definitions in the docstrings of ``valuecore._decide.capacity``, ``valuecore._decide.risk``
+and ``valuecore._engine.twotier``. Only the generic helpers of ``reference.py`` are
 used; valuecore itself is never called here.
 """
 

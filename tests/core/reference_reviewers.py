@@ -1,4 +1,4 @@
-"""Brute-force reference for imperfect, loaded reviewers (``valuecore._reviewers``).
+"""Brute-force reference for imperfect, loaded reviewers (``valuecore._engine.reviewers``).
 
 Written from the definition in docs/constraints.md ("People who are not always
 right"), in exact arithmetic, never calling valuecore: every candidate threshold

@@ -14,8 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from valuecore import _bounded, _tally, _uncertainty
+from valuecore._stats import bounded as _bounded
+from valuecore._engine import tally as _tally
 
+from valuecore._stats import uncertainty as _uncertainty
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
 VALUES = st.sampled_from([-1000.0, -9.7, -4.0, -1.0, -0.3, -0.0, 0.0, 0.5, 1.0, 2.0])
@@ -84,8 +86,8 @@ def test_rows_of_intervals_give_interval_from_counts_for_the_rows_asked(values, 
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_items_to_exclude_searching_the_grid_in_batches_equals_the_whole_grid(data):
-    from valuecore._tally import Grouped
-    from valuecore._uncertainty import grouped_items_to_exclude
+    from valuecore._engine.tally import Grouped
+    from valuecore._stats.uncertainty import grouped_items_to_exclude
 
     # the rows of one batch are interval_from_counts' own (test above), so the whole grid is the reference
     size = data.draw(st.integers(1, 5))

@@ -1,4 +1,5 @@
-"""Tests of valuecore._calibration: recalibration maps and diagnostics."""
+"""Tests of valuecore.calibration: the recalibration maps (_model.recalibration) and the diagnostics
+(_stats.calibration_metrics)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import softmax
 
-from valuecore._calibration import (
+from valuecore.calibration import (
     Calibrator,
     brier_score,
     calibration_summary,
@@ -22,7 +23,7 @@ from valuecore._calibration import (
     negative_log_likelihood,
     reliability_diagram,
 )
-from valuecore._predictions import Predictions
+from valuecore._model.predictions import Predictions
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -642,13 +643,13 @@ def test_fitting_and_applying_leave_the_run_untouched(use_logits):
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 3000), decimals=st.sampled_from([1, 2, 4, 12]))
 def test_distinct_values_by_hashing_equal_numpy_unique(seed, n, decimals):
-    from valuecore import _calibration, _sorted
-
+    from valuecore._engine import sorting as _sorted
+    from valuecore._stats import calibration_metrics
     confidence = np.round(np.random.default_rng(seed).random(n), decimals)
     saved = _sorted._FAST_SORT_MIN_ITEMS
     _sorted._FAST_SORT_MIN_ITEMS = 0  # the hashing path on small inputs too
     try:
-        values, inverse = _calibration._distinct_values(confidence)
+        values, inverse = calibration_metrics._distinct_values(confidence)
     finally:
         _sorted._FAST_SORT_MIN_ITEMS = saved
     expected_values, expected_inverse = np.unique(confidence, return_inverse=True)
@@ -657,8 +658,7 @@ def test_distinct_values_by_hashing_equal_numpy_unique(seed, n, decimals):
 
 
 def test_the_warm_start_on_a_subsample_reaches_the_same_minimum():
-    from valuecore import _calibration
-
+    from valuecore._model import recalibration as _calibration
     run = softmax_model(70_000, 4, 1.7, seed=8, with_logits=False, weights=True)  # > 2 * 2**15 rows: warm start
     warm = fit_calibration(run, "temperature").params["temperature"]
     scores = np.log(np.clip(run.proba, 1e-12, 1.0))
@@ -695,7 +695,7 @@ def test_temperature_applied_in_blocks_is_scipy_softmax_bit_for_bit(source):
 @pytest.mark.parametrize("n_bins", [1, 4, 15])
 @pytest.mark.parametrize("kind", ["proba", "top_label", "weighted_ties"])
 def test_diagnostics_at_once_are_the_diagnostics_one_by_one(kind, n_bins):
-    from valuecore._calibration import calibration_diagnostics
+    from valuecore._stats.calibration_metrics import calibration_diagnostics
 
     if kind == "proba":
         run = softmax_model(700, 5, 1.6, seed=21, weights=True)

@@ -132,7 +132,7 @@ def test_value_matrix_for_other_classes_than_the_run():
     with pytest.raises(ValueError, match=message):
         vc.threshold_curve(vc.presort(labelled()), matrix)
     with pytest.raises(ValueError, match=message):
-        vc.item_gains(labelled(), matrix)
+        vc.curves.item_gains(labelled(), matrix)
 
 
 def test_use_case_values_must_be_finite_numbers():
@@ -230,7 +230,7 @@ def test_label_free_per_class_matrix_on_a_top_label_run():
     with pytest.raises(ValueError, match=message):
         vc.estimate(vc.Policy("accept_all"), top_label_only(), matrix)
     with pytest.raises(ValueError, match=message):
-        vc.item_gains(top_label_only(), matrix, estimate=True)
+        vc.curves.item_gains(top_label_only(), matrix, estimate=True)
     with pytest.raises(ValueError, match=message):
         vc.fit_policy("threshold", vc.presort(top_label_only()), matrix, estimate=True)
 
@@ -240,9 +240,9 @@ def test_label_free_per_class_matrix_on_a_top_label_run():
     [
         (lambda: vc.evaluate(vc.Policy("accept_all"), unlabelled(), USE_CASE), "evaluating a policy"),
         (lambda: vc.voc_curve(vc.presort(unlabelled())), "a VOC curve"),
-        (lambda: vc.risk_coverage_curve(vc.presort(unlabelled())), "a risk-coverage curve"),
-        (lambda: vc.confidence_histogram(unlabelled()), "a correct-vs-wrong confidence histogram"),
-        (lambda: vc.item_gains(unlabelled(), USE_CASE), "the realised value"),
+        (lambda: vc.curves.risk_coverage_curve(vc.presort(unlabelled())), "a risk-coverage curve"),
+        (lambda: vc.curves.confidence_histogram(unlabelled()), "a correct-vs-wrong confidence histogram"),
+        (lambda: vc.curves.item_gains(unlabelled(), USE_CASE), "the realised value"),
         (lambda: vc.item_values(vc.Policy("accept_all"), unlabelled(), USE_CASE), "per-item values"),
         (lambda: vc.comparison_table({"m": vc.presort(unlabelled())}), r"the comparison table \(m\)"),
         (lambda: unlabelled().accuracy, "correctness"),

@@ -219,7 +219,7 @@ def doubled(case: ref.Case) -> ref.Case:
     return case.replace(weight=[2 * w for w in case.weights_or_ones])
 
 
-def curves_agree(c1: vc.VOCCurve, c2: vc.VOCCurve, scale: float) -> None:
+def curves_agree(c1: vc.curves.VOCCurve, c2: vc.curves.VOCCurve, scale: float) -> None:
     finite = lambda c: c.breaks[np.isfinite(c.breaks)]  # noqa: E731
     grid = np.unique(np.r_[np.linspace(0, 12, 97), finite(c1), finite(c2)])
     assert np.allclose(c1.value_at(grid), c2.value_at(grid), rtol=0, atol=REL * scale * (1 + grid))
@@ -255,25 +255,25 @@ def test_duplicating_items_equals_doubling_weights(args):
         da, db = policy.decide(pa, values), policy.decide(pb, values)
         assert da.tolist() == np.repeat(db, 2).tolist()
     # Gains: the two copies together gain what the doubled item gains.
-    ga = vc.item_gains(pa, values)
-    assert np.allclose(ga[0::2] + ga[1::2], vc.item_gains(pb, values), rtol=0, atol=REL * scale)
+    ga = vc.curves.item_gains(pa, values)
+    assert np.allclose(ga[0::2] + ga[1::2], vc.curves.item_gains(pb, values), rtol=0, atol=REL * scale)
     # Curves over the threshold.
     ta, tb = vc.threshold_curve(ra, values), vc.threshold_curve(rb, values)
     assert np.array_equal(ta.thresholds, tb.thresholds, equal_nan=True)
     for field in ("value_total", "value_per_item", "coverage", "n_correct", "n_wrong"):
         assert np.allclose(getattr(ta, field), getattr(tb, field), rtol=0, atol=REL * scale), field
     assert ta.best_index == tb.best_index
-    rca, rcb = vc.risk_coverage_curve(ra), vc.risk_coverage_curve(rb)
+    rca, rcb = vc.curves.risk_coverage_curve(ra), vc.curves.risk_coverage_curve(rb)
     assert np.allclose(rca.risk, rcb.risk) and np.allclose(rca.coverage, rcb.coverage)
     assert approx(rca.aurc, rcb.aurc)
     # VOC curves in every mode (tuned: on another run, and tuning on the transformed one).
     tune = vc.presort(other.predictions())
-    for mode in vc.VOC_MODES:
+    for mode in vc.curves.VOC_MODES:
         curves_agree(vc.voc_curve(ra, mode, tune_run=tune), vc.voc_curve(rb, mode, tune_run=tune), scale)
     curves_agree(vc.voc_curve(tune, "tuned", tune_run=ra), vc.voc_curve(tune, "tuned", tune_run=rb), scale)
     # Distribution summaries.
-    assert approx(vc.discrimination(pa), vc.discrimination(pb))
-    ha, hb = vc.confidence_histogram(pa, bins=7), vc.confidence_histogram(pb, bins=7)
+    assert approx(vc.curves.discrimination(pa), vc.curves.discrimination(pb))
+    ha, hb = vc.curves.confidence_histogram(pa, bins=7), vc.curves.confidence_histogram(pb, bins=7)
     assert np.allclose(ha["count"], hb["count"]) and np.allclose(ha["share"], hb["share"])
     if sum(case.weights_or_ones) > 0:
         table_a = vc.comparison_table({"m": ra}).metrics
@@ -429,8 +429,9 @@ def test_use_case_and_its_value_matrix_agree_everywhere(case, vals, some_thresho
         assert vc.fit_policy(kind, run, use_case, estimate=True) == vc.fit_policy(kind, run, matrix, estimate=True)
     policy = vc.Policy("threshold", threshold=some_threshold)
     same_result(vc.evaluate(policy, p, use_case), vc.evaluate(policy, p, matrix), scale)
-    assert np.array_equal(vc.item_gains(p, use_case), vc.item_gains(p, matrix))
-    assert np.array_equal(vc.item_gains(p, use_case, estimate=True), vc.item_gains(p, matrix, estimate=True))
+    assert np.array_equal(vc.curves.item_gains(p, use_case), vc.curves.item_gains(p, matrix))
+    assert np.array_equal(vc.curves.item_gains(p, use_case, estimate=True),
+                          vc.curves.item_gains(p, matrix, estimate=True))
     assert np.array_equal(vc.item_values(policy, p, use_case), vc.item_values(policy, p, matrix))
     for estimate in (False, True):
         cu = vc.threshold_curve(run, use_case, estimate=estimate)
@@ -445,7 +446,7 @@ def test_use_case_and_its_value_matrix_agree_everywhere(case, vals, some_thresho
 
 # ----------------------------------------------------------------- policy round trip
 @settings(max_examples=80, **SETTINGS)
-@given(ref.case_and_values(), st.sampled_from(vc.POLICY_KINDS))
+@given(ref.case_and_values(), st.sampled_from(vc.policy_json.POLICY_KINDS))
 def test_policy_round_trip_gives_identical_decisions(case_vals, kind):
     case, vals = case_vals
     if kind == "expected_value":

@@ -278,7 +278,7 @@ def test_estimate_is_the_double_loop_expectation(args):
 def test_item_gains(args):
     case, vals, estimate = args
     p, _, values, r, M = build(case, vals)
-    got = vc.item_gains(p, values, estimate=estimate)
+    got = vc.curves.item_gains(p, values, estimate=estimate)
     want = ref.item_gains(r, M, estimate=estimate)
     assert got.shape == (case.n,)
     for g, w in zip(got.tolist(), want):
@@ -354,7 +354,7 @@ def test_threshold_curve_label_free(case_vals):
 @given(ref.cases())
 def test_risk_coverage_curve_and_aurc(case):
     _, run, _, r, _ = build(case)
-    rc = vc.risk_coverage_curve(run)
+    rc = vc.curves.risk_coverage_curve(run)
     want = ref.risk_coverage(r)
     assert rc.thresholds.tolist() == want["thresholds"]
     for got, exp in zip(rc.risk.tolist(), want["risk"]):
@@ -387,7 +387,7 @@ def paired_cases(draw, **kwargs):
     return draw(ref.cases(exact=exact, **kwargs)), draw(ref.cases(exact=exact, **kwargs))
 
 
-def check_curve_shape(curve: vc.VOCCurve, mode: str, n_items):
+def check_curve_shape(curve: vc.curves.VOCCurve, mode: str, n_items):
     assert curve.mode == mode
     assert curve.breaks[0] == 0.0 and curve.breaks[-1] == math.inf
     # Non-decreasing: a calibrated curve keeps zero-width pieces (at omega = 0 a confidence of 0 is accepted).
@@ -596,7 +596,7 @@ def test_voc_area_matches_integration(pair, a, b):
         assert curve.area(lo, lo) == 0.0
 
 
-def piece_value(curve: vc.VOCCurve, piece: int, omega) -> Fraction:
+def piece_value(curve: vc.curves.VOCCurve, piece: int, omega) -> Fraction:
     """Exact value of one piece of a curve at a (real) omega."""
     if curve.n_items <= 0:
         return Fraction(0)
@@ -604,7 +604,7 @@ def piece_value(curve: vc.VOCCurve, piece: int, omega) -> Fraction:
     return (c - Fraction(omega) * w) / Fraction(float(curve.n_items))
 
 
-def piece_value_between(curve: vc.VOCCurve, omega: float) -> Fraction:
+def piece_value_between(curve: vc.curves.VOCCurve, omega: float) -> Fraction:
     """The value at the real midpoint of (omega, next float): the piece holding that open interval."""
     upper = math.nextafter(omega, math.inf)
     holding = [j for j in range(curve.breaks.size - 1) if curve.breaks[j] <= omega and upper <= curve.breaks[j + 1]
@@ -811,12 +811,12 @@ def test_comparison_table_columns_and_ranks(family):
 def test_discrimination_and_confidence_histogram(case, bins):
     p, _, _, r, _ = build(case)
     want = ref.discrimination(r)
-    got = vc.discrimination(p)
+    got = vc.curves.discrimination(p)
     if isinstance(want, float) and math.isnan(want):
         assert math.isnan(got)
     else:
         assert close(got, want)
-    frame = vc.confidence_histogram(p, bins=bins)
+    frame = vc.curves.confidence_histogram(p, bins=bins)
     assert len(frame) == 2 * bins
     correct = frame[frame.outcome == "correct"]
     wrong = frame[frame.outcome == "wrong"]

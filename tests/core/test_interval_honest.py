@@ -1,6 +1,6 @@
 """The value interval stays honest when a costly outcome is rare or never seen (issue 19, item 1).
 
-The interval is "bounded" (valuecore._bounded): the Dirichlet of the outcome counts plus one item at the lowest
+The interval is "bounded" (valuecore._stats.bounded): the Dirichlet of the outcome counts plus one item at the lowest
 possible value (low end) or the highest (high end). Checked here against independent computations: scipy's
 Clopper-Pearson interval for two outcomes, a seeded Monte Carlo of the Dirichlet for three, and the issue's own
 example through the command line. The coverage study is tests/core/test_interval_coverage_slow.py and
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import valuecore as vc
-from valuecore._cli import main
-from valuecore._uncertainty import items_to_exclude
+from valuecore._cli.commands import main
+from valuecore._stats.uncertainty import items_to_exclude
 
 mean_interval = vc.uncertainty.mean_interval
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy.special import softmax
 
 import valuecore as vc
-from valuecore._monitoring import monitor
+from valuecore._monitor.chunks import monitor
 
 POLICY_KINDS = ("threshold", "class_thresholds", "calibrated_threshold", "expected_value")
 
@@ -52,7 +52,7 @@ def random_matrix(n_classes, seed) -> vc.ValueMatrix:
 
 
 def value_matrix(values, classes) -> np.ndarray:
-    return vc.value_matrix_for(values, classes).values
+    return vc.policy_json.value_matrix_for(values, classes).values
 
 
 def realised_se(predictions: vc.Predictions, actions: np.ndarray, values) -> float:
@@ -291,7 +291,7 @@ def test_label_free_class_thresholds_reach_the_best_estimate(case):
     """Per-class label-free tuning: brute force over every threshold of every class."""
     predictions, values, _ = case
     fitted = vc.fit_policy("class_thresholds", vc.presort(predictions), values, estimate=True)
-    gains = vc.item_gains(predictions, values, estimate=True)
+    gains = vc.curves.item_gains(predictions, values, estimate=True)
     best_total = 0.0
     for j in range(predictions.n_classes):  # the problem separates by predicted class
         mine = predictions.y_pred == j

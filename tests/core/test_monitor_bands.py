@@ -29,7 +29,7 @@ def test_moments_are_the_double_loop_over_items_and_true_classes():
     p = vc.Predictions.from_proba(proba, classes=["x", "y", "z"], sample_weight=rng.integers(0, 3, 30))
     matrix = vc.ValueMatrix(("x", "y", "z"), [[2, -1, -3, 0], [-1, 1, -2, 0], [-4, -1, 3, -0.5]])
     policy = vc.Policy("threshold", threshold=0.5)
-    from valuecore._bands import expected_item_values
+    from valuecore._monitor.bands import expected_item_values
 
     mean, variance = expected_item_values(policy, p, matrix)
     actions = policy.decide(p)
@@ -241,7 +241,7 @@ def test_drift_distance_on_a_reference_sorted_once_is_the_union_grid_distance_ex
     sample = np.array(data.draw(st.lists(values, min_size=n_sample, max_size=n_sample)))
     ref_weight = np.array(data.draw(st.lists(weights, min_size=n_ref, max_size=n_ref)))
     weight = np.array(data.draw(st.lists(weights, min_size=n_sample, max_size=n_sample)))
-    from valuecore._bands import _SortedECDF, _ks_distance, _weighted_ks
+    from valuecore._monitor.bands import _SortedECDF, _ks_distance, _weighted_ks
 
     distance, _ = _weighted_ks(reference, ref_weight, sample, weight)
     if ref_weight.sum() <= 0 or weight.sum() <= 0:
@@ -256,7 +256,7 @@ def test_drift_distance_at_scale_is_the_union_grid_distance_exactly():
     rng = np.random.default_rng(7)
     reference, sample = rng.uniform(size=20_000).round(3), rng.beta(3, 2, 3_000).round(4)
     ref_weight, weight = rng.uniform(0, 2, reference.size), rng.integers(0, 3, sample.size).astype(float)
-    from valuecore._bands import _weighted_ks
+    from valuecore._monitor.bands import _weighted_ks
 
     assert _weighted_ks(reference, ref_weight, sample, weight)[0] == _union_grid_ks_distance(
         reference, ref_weight, sample, weight

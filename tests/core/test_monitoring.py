@@ -1,4 +1,4 @@
-"""Tests of valuecore._monitoring: chunking, per-chunk monitoring, seed 003's Table 5."""
+"""Tests of valuecore._monitor.chunks: chunking, per-chunk monitoring, seed 003's Table 5."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.special import softmax
 
 import valuecore as vc
-from valuecore._monitoring import (
+from valuecore._monitor.chunks import (
     MONITOR_COLUMNS,
     Chunk,
     calibration_value_table,
@@ -243,7 +243,7 @@ def test_numpy_integers_are_accepted_and_an_empty_run_has_no_chunks():
 # --------------------------------------------------------------------------
 def conditional_se(predictions, policy, values):
     """SE of a chunk's realised total when labels follow the (policy-calibrated) probabilities."""
-    matrix = vc.value_matrix_for(values, predictions.classes).values
+    matrix = vc.policy_json.value_matrix_for(values, predictions.classes).values
     proba = policy.calibrate(predictions).proba
     v = matrix[:, policy.decide(predictions, values)].T  # (n, C): value of the item's action per true class
     mean = (proba * v).sum(axis=1)
@@ -335,7 +335,7 @@ def test_monitor_retune_applies_the_label_free_threshold_of_each_chunk(two_split
 
 
 def test_monitor_uses_the_policy_calibration():
-    from valuecore._calibration import Calibrator
+    from valuecore._model.recalibration import Calibrator
 
     run = overconfident_model(3000, 3, 2.0, 5)
     calibration = Calibrator("temperature", {"temperature": 2.0}).to_dict()
@@ -441,7 +441,7 @@ def test_temperature_scaling_keeps_accuracy_and_f1(overconfident_pair):
 def test_calibration_raises_the_value_of_the_calibrated_threshold(overconfident_pair):
     tune, evaluation = overconfident_pair
     table = calibration_value_table(tune, evaluation)
-    from valuecore._calibration import Calibrator
+    from valuecore._model.recalibration import Calibrator
 
     calibration = table.attrs["calibration"]
     for row in table.itertuples():
@@ -516,7 +516,7 @@ def test_calibration_value_table_errors():
 
 
 def isotonic_policy():
-    from valuecore._calibration import Calibrator
+    from valuecore._model.recalibration import Calibrator
 
     calibration = Calibrator("isotonic", {"x": [0.3, 0.6, 0.8, 1.0], "y": [0.1, 0.5, 0.7, 0.95]}).to_dict()
     return vc.Policy("threshold", threshold=0.6, calibration=calibration)
@@ -566,7 +566,7 @@ def test_calibration_value_table_is_the_presorted_evaluation_bit_for_bit(weights
     evaluation = vc.Predictions.from_proba(proba[n // 2:], y[n // 2:],
                                            sample_weight=None if weight is None else weight[n // 2:])
     table = calibration_value_table(tune, evaluation, method=method)
-    from valuecore._calibration import Calibrator
+    from valuecore._model.recalibration import Calibrator
 
     calibrator = Calibrator.from_dict(table.attrs["calibration"])
     runs = {"before": (vc.presort(tune), vc.presort(evaluation)),

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import valuecore as vc
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DIGITS = ROOT / "sample_runs" / "digits"
@@ -104,7 +104,7 @@ def test_the_pipeline_gives_the_same_policy_to_every_caller(tmp_path, capsys):
 @pytest.mark.heavy
 @pytest.mark.parametrize("calibration", ["none", "temperature", "isotonic"])
 def test_apply_reproduces_the_exported_evaluation_exactly(tmp_path, capsys, calibration):
-    for kind in vc.POLICY_KINDS:
+    for kind in vc.policy_json.POLICY_KINDS:
         if kind == "expected_value" and calibration == "isotonic":
             continue
         policy = tmp_path / f"{kind}.json"
@@ -174,3 +174,35 @@ def test_apply_refuses_bad_input_with_a_clear_message(tmp_path, capsys, argv, me
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+class DictCache:
+    """A cache handed to the pipeline: keeps each stage's answer per (stage, model, split, inputs) in a dict."""
+
+    def __init__(self):
+        self.kept, self.asked = {}, []
+
+    def stage(self, pipeline, stage, model, split, inputs, compute):
+        key = (stage, model, split, repr(inputs))
+        self.asked.append(stage)
+        if key not in self.kept:
+            self.kept[key] = compute()
+        return self.kept[key]
+
+
+@pytest.mark.parametrize("calibration", ["none", "temperature"])
+def test_a_cache_handed_to_the_pipeline_keeps_its_stages_and_changes_no_number(tmp_path, calibration):
+    runs = vc.load_runs([str(awkward_runs(tmp_path))]).models
+    values = vc.UseCase(1.0, 0.0, -9.0)
+    cache = DictCache()
+    bare, cached = vc.Pipeline(runs, calibration=calibration), vc.Pipeline(runs, calibration=calibration, cache=cache)
+    for pipeline in (bare, cached, cached):  # the second pass of the cached one reads what it kept
+        entries = [pipeline.entry(model, vc.RECOMMENDED_RULE, values).to_dict() for model in ("A", "B", "C")]
+        if pipeline is bare:
+            expected = entries
+        assert json.dumps(entries, sort_keys=True, default=str) == json.dumps(expected, sort_keys=True, default=str)
+    stages = {"sorted", "evaluated", "interval", "recommendation", "recommended_rules"}
+    stages |= {"calibrator", "calibrated"} if calibration != "none" else set()
+    assert stages <= set(cache.asked)
+    assert len(cache.kept) < len(cache.asked)  # it was asked again for what it kept
+    assert cached.recommendation(values) == bare.recommendation(values)

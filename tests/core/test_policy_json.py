@@ -1,4 +1,4 @@
-"""Tests of valuecore._policy_json: the policy JSON written for serving systems."""
+"""Tests of valuecore._pipeline.policy_json: the policy JSON written for serving systems."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from scipy.special import softmax
 
-from valuecore import POLICY_KINDS, Policy, Predictions, UseCase, ValueMatrix, fit_policy, presort
+from valuecore import Policy, Predictions, UseCase, ValueMatrix, fit_policy, presort
+from valuecore.policy_json import POLICY_KINDS
 from valuecore.policy_json import (
     ACCEPT_RULE,
     PolicyDocument,
@@ -276,7 +277,7 @@ def test_a_model_that_cannot_get_a_policy_is_skipped_with_a_note(binary_runs, te
 
 
 def test_a_calibration_that_cannot_be_fitted_falls_back_to_raw_confidences_and_says_so(ternary_runs):
-    # One rule on screen, in the CLI and in the JSON (valuecore._pipeline): raw confidences, with a note.
+    # One rule on screen, in the CLI and in the JSON (valuecore._pipeline.pipeline): raw confidences, with a note.
     document, notes = build_policy_document(ternary_runs, UseCase(1, 0, -4), kind="threshold",
                                             calibration_method="platt")
     for entry in document.entries:
@@ -513,7 +514,7 @@ def test_documents_need_unique_models():
 
 def test_fit_policy_on_presorted_calibrated_run_matches_document(binary_runs):
     # The document's policy is exactly what fit_policy gives on the calibrated, presorted tuning split.
-    from valuecore._calibration import fit_calibration
+    from valuecore._model.recalibration import fit_calibration
 
     run = binary_runs["lr"]
     document, _ = build_policy_document(

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore import _predictions
-
+from valuecore._model import predictions as _predictions
 ONES_MADE = "_ones_sample_weight"  # where Predictions keeps the ones once made
 
 

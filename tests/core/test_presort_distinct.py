@@ -9,9 +9,8 @@ from test_presort_fast import ATTRIBUTES
 from test_presort_fast import _assert_identical as assert_same_attributes
 
 import valuecore as vc
-from valuecore import _bitsort, _sorted
-
-
+from valuecore._engine import bitsort as _bitsort
+from valuecore._engine import sorting as _sorted
 def _sorting_the_items(p, monkeypatch):
     """presort as it was before the keys: a stable argsort of the items, cumulative sums in that order."""
     monkeypatch.setattr(_sorted, "descending_counts", lambda *args: None)

@@ -6,9 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore import _sorted
-
-
+from valuecore._engine import sorting as _sorted
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), decimals=st.sampled_from([1, 2, 4]), n=st.integers(0, 3000))
 def test_grouped_order_equals_the_stable_argsort(seed, decimals, n):

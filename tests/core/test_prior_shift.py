@@ -490,7 +490,7 @@ def test_report_adapt_to_recommends_among_the_adapted_rules(tmp_path, capsys):
 def test_the_em_interval_runs_em_once_whatever_the_number_of_classes(monkeypatch):
     """The interval's derivative in the reference mix is in closed form: EM ran 2C more times for it
     (813 s for --adapt-to on 400 rows of 200 classes)."""
-    import valuecore._prior_shift as prior_shift
+    import valuecore._monitor.prior_shift as prior_shift
 
     calls = []
     em = prior_shift.em_priors
@@ -507,7 +507,7 @@ def test_the_em_interval_runs_em_once_whatever_the_number_of_classes(monkeypatch
 @pytest.mark.parametrize("n_classes, concentration", [(3, 2.0), (5, 0.5), (8, 0.3)])
 def test_the_closed_form_derivative_of_em_in_the_reference_mix_is_that_of_em_itself(n_classes, concentration):
     """Central differences of EM run to 1e-14 (what the interval used before), interior and boundary mixes."""
-    from valuecore._prior_shift import _em_reference_jacobian
+    from valuecore._monitor.prior_shift import _em_reference_jacobian
 
     rng = np.random.default_rng(n_classes)
     proba = rng.dirichlet(np.full(n_classes, concentration), size=300)

@@ -1,4 +1,4 @@
-"""The public surface of valuecore: what the docs name exists, old names still work with a warning, and
+"""The public surface of valuecore: what the docs name exists, the top holds only what a user calls, and
 importing stays light (which modules load, never how long). That nothing outside imports a private module:
 test_architecture.py."""
 
@@ -9,7 +9,6 @@ import importlib
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ import valuecore as vc
 ROOT = Path(__file__).resolve().parents[2]
 SUBMODULES = (
     "aggregation", "calibration", "chartspecs", "cli", "constraints", "curves", "monitoring",
-    "policy_json", "report", "runs", "serving", "uncertainty", "wording",
+    "policy_json", "recommendation", "report", "runs", "serving", "uncertainty", "wording",
 )
 HEAVY = ("pandas", "scipy", "sklearn", "pyarrow", "jsonschema")
 
@@ -59,31 +58,38 @@ def test_the_package_docstring_names_every_top_level_name_and_submodule():
     assert set(vc.__all__) <= set(dir(vc))
 
 
-def test_moved_names_still_import_from_the_top_with_a_warning():
-    for name, where in vc._MOVED.items():
-        assert name not in vc.__all__
-        with pytest.warns(DeprecationWarning, match=f"valuecore.{where}.{name}"):
-            old = getattr(vc, name)
-        assert old is getattr(importlib.import_module(f"valuecore.{where}"), name)
-        assert name in importlib.import_module(f"valuecore.{where}").__all__
-    with pytest.warns(DeprecationWarning):
-        from valuecore import fit_calibration  # noqa: F401
+# Release 0.2 moved these from the top into the public submodule named (CHANGELOG.md); the old top-level
+# names are gone, not deprecated.
+MOVED_IN_0_2 = {
+    "runs": ("ModelRun", "LoadReport", "LoadProblem", "check_comparable", "load_run_file"),
+    "curves": ("SortedRun", "item_gains", "decision_values", "ThresholdCurve", "risk_coverage_curve", "RiskCoverage",
+               "confidence_histogram", "discrimination", "VOCCurve", "VOC_MODES"),
+    "policy_json": ("Regime", "VALUE_LIMIT", "value_matrix_for", "POLICY_KINDS", "ALL_POLICY_KINDS", "ModelPlan",
+                    "AppliedPolicy", "evaluation_record"),
+    "recommendation": ("Verdict", "Standing", "simpler_rule", "RuleComparison", "Recommendation", "Candidate"),
+}
+
+
+def test_the_top_holds_at_most_forty_names_and_the_rest_lives_in_its_submodule():
+    assert len(vc.__all__) <= 40, sorted(vc.__all__)
+    for where, names in MOVED_IN_0_2.items():
+        module = importlib.import_module(f"valuecore.{where}")
+        for name in names:
+            assert name in module.__all__ and name not in vc.__all__, (where, name)
+            with pytest.raises(AttributeError, match=f"no attribute '{name}'"):
+                getattr(vc, name)
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         vc.nonexistent  # noqa: B018
 
 
-def test_interval_arguments_have_scipys_names_and_the_old_ones_warn():
+def test_interval_arguments_have_scipys_names_only():
     values = [1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0]
-    new = vc.uncertainty.mean_interval(values, confidence_level=0.9)
-    with pytest.warns(DeprecationWarning, match="'confidence' is now called 'confidence_level'"):
-        old = vc.uncertainty.mean_interval(values, confidence=0.9)
-    assert old == new and new.confidence == 0.9
-    with pytest.warns(DeprecationWarning, match="'batch_size' is now called 'batch'"):
-        old = vc.uncertainty.bootstrap_interval(values, rng=np.random.default_rng(1), batch_size=7)
-    assert old == vc.uncertainty.bootstrap_interval(values, rng=np.random.default_rng(1), batch=7)
-    with pytest.raises(TypeError, match="both"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        vc.uncertainty.mean_interval(values, confidence=0.9, confidence_level=0.9)
+    assert vc.uncertainty.mean_interval(values, confidence_level=0.9).confidence == 0.9
+    with pytest.raises(TypeError, match="confidence"):
+        vc.uncertainty.mean_interval(values, confidence=0.9)
+    with pytest.raises(TypeError, match="batch_size"):
+        vc.uncertainty.bootstrap_interval(values, rng=np.random.default_rng(1), batch_size=7)
+    assert vc.uncertainty.mean_interval is importlib.import_module("valuecore._stats.uncertainty").mean_interval
 
 
 def test_policy_interval_takes_an_explicit_rng_for_the_bootstrap():
@@ -116,7 +122,7 @@ def test_import_valuecore_loads_no_heavy_dependency():
 
 
 def test_the_command_line_parser_and_the_numeric_core_load_no_heavy_dependency():
-    loaded = loaded_after("from valuecore._cli import build_parser; build_parser()")
+    loaded = loaded_after("from valuecore._cli.commands import build_parser; build_parser()")
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
     loaded = loaded_after(
         "import valuecore as vc\n"
@@ -142,8 +148,9 @@ def test_help_loads_the_standard_library_and_the_package_only_not_even_numpy():
 @pytest.mark.heavy
 def test_heavy_dependencies_are_imported_where_used_never_at_module_level():
     """Only the modules that are all about frames or files import pandas at the top."""
-    allowed = {"pandas": {"_monitoring.py", "_io/runfiles.py", "_uncertainty.py"}, "scipy": {"_uncertainty.py"},
-               "sklearn": {"_serving_sklearn.py"}}  # loaded only by its name in valuecore.serving
+    allowed = {"pandas": {"_monitor/chunks.py", "_io/runfiles.py", "_stats/uncertainty.py"},
+               "scipy": {"_stats/uncertainty.py"},
+               "sklearn": {"_serve/estimator.py"}}  # loaded only by its name in valuecore.serving
     for path in sorted((ROOT / "valuecore").rglob("*.py")):
         where = path.relative_to(ROOT / "valuecore").as_posix()
         for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module level only

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore import wording
-from valuecore._recommend import RULE_SIMPLICITY
-from valuecore._uncertainty import possible_range
+from valuecore._decide.recommend import RULE_SIMPLICITY
+from valuecore._stats.uncertainty import possible_range
 from valuecore.uncertainty import mean_interval
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
@@ -44,7 +44,7 @@ def run_of(name, seed, n, skill, n_classes=2, ids=True):
         splits[split] = vc.Predictions.from_proba(
             proba, y_true=np.asarray(classes, dtype=object)[y], classes=classes,
             ids=np.arange(n) if ids else None)
-    return vc.ModelRun(name, f"{name}.csv", hashlib.sha256(name.encode()).hexdigest(), classes, splits)
+    return vc.runs.ModelRun(name, f"{name}.csv", hashlib.sha256(name.encode()).hexdigest(), classes, splits)
 
 
 def same_items_runs(seed, n, skills, n_classes=2):
@@ -61,7 +61,7 @@ def same_items_runs(seed, n, skills, n_classes=2):
             proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
             splits[split] = vc.Predictions.from_proba(proba, y_true=np.asarray(base.classes, dtype=object)[y],
                                                       classes=base.classes, ids=np.arange(n))
-        runs[f"m{k}"] = vc.ModelRun(f"m{k}", f"m{k}.csv", str(k), base.classes, splits)
+        runs[f"m{k}"] = vc.runs.ModelRun(f"m{k}", f"m{k}.csv", str(k), base.classes, splits)
     return runs
 
 
@@ -75,7 +75,7 @@ def with_copies(run, split, copies):
     p = run.splits[split]
     weighted = vc.Predictions.from_proba(p.proba, y_true=np.asarray(p.classes, dtype=object)[p.y_true],
                                          classes=p.classes, ids=p.ids, sample_weight=np.full(p.n, float(copies)))
-    return vc.ModelRun(run.model, run.path, f"{run.sha256}x{copies}", run.classes, {**run.splits, split: weighted})
+    return vc.runs.ModelRun(run.model, run.path, f"{run.sha256}x{copies}", run.classes, {**run.splits, split: weighted})
 
 
 def test_digits_at_a_wrong_answer_of_minus_1000_says_not_yet_and_how_many_items_would_settle_it():
@@ -189,7 +189,7 @@ def test_no_action_worth_more_than_handing_over_is_pointless():
 
 def test_an_exact_tie_says_more_items_would_not_separate_them():
     runs = same_items_runs(3, 200, (2.0,))
-    runs["twin"] = vc.ModelRun("twin", "twin.csv", "t", runs["m0"].classes, dict(runs["m0"].splits))
+    runs["twin"] = vc.runs.ModelRun("twin", "twin.csv", "t", runs["m0"].classes, dict(runs["m0"].splits))
     rec = vc.recommend(vc.Pipeline(runs), vc.UseCase(1, 0, -2), kinds=["threshold"])
     assert rec.choice in ("highest", "lower_bound") and rec.items_to_separate == math.inf
     assert "would not separate" in wording.recommendation_reason(rec)

@@ -52,7 +52,7 @@ def _weighted_runs(weights: str, n: int = 3000, seed: int = 0) -> dict:
         split = np.where(np.arange(n) < n // 2, "val", "test")
         splits = {s: vc.Predictions.from_proba(proba[split == s], y_true=y[split == s],
                                                sample_weight=weight[split == s]) for s in ("val", "test")}
-        runs[f"m{m}"] = vc.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
+        runs[f"m{m}"] = vc.runs.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
     return runs
 
 

@@ -17,11 +17,11 @@ import pytest
 
 import valuecore as vc
 from valuecore.uncertainty import mean_interval
-from valuecore import _bounded
-from valuecore._tally import group_items
-from valuecore._recommend import _choose
-from valuecore._uncertainty import _check_same_items, _pair_rows
-from valuecore._verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
+from valuecore._engine import tally as _tally
+from valuecore._engine.tally import group_items
+from valuecore._decide.recommend import _choose
+from valuecore._stats.uncertainty import _check_same_items, _pair_rows
+from valuecore._decide.verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
                                 clearly_ahead, verdict)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
@@ -36,7 +36,7 @@ def _by_sorting(values, weight):
 @pytest.mark.parametrize("seed", range(40))
 def test_few_distinct_values_and_their_weights_equal_sorting_bit_for_bit(seed):
     rng = np.random.default_rng(seed)
-    n_distinct = int(rng.integers(1, 2 * _bounded._FEW_DISTINCT))  # both sides of the sorting fallback
+    n_distinct = int(rng.integers(1, 2 * _tally._FEW_DISTINCT))  # both sides of the sorting fallback
     cells = rng.normal(size=n_distinct) * 10.0 ** rng.integers(-3, 4)
     cells[rng.random(n_distinct) < 0.2] = 0.0
     values = cells[rng.integers(0, n_distinct, int(rng.integers(1, 3000)))]

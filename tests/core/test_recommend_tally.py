@@ -1,7 +1,7 @@
 """A new outcome value reuses each decision's tally: the tally path gives the per-item path's numbers.
 
 The verdict prices each one-tier rule's decision from its tally per (true class, action)
-(``valuecore._tally``), pairs two rules by their joint tally, and decides the
+(``valuecore._engine.tally``), pairs two rules by their joint tally, and decides the
 expected-value rule of a three-value use case by a cut on the top class's share,
 with the exact expected values only near the cut. Each is checked here against the
 per-item computation: bit for bit with whole-number weights, within the stated
@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 import reference as ref
 import valuecore as vc
-from valuecore import _tally
-from valuecore._evaluate import item_values
-from valuecore._policy import (_ev_plan, _ev_screen, _expected_value_actions, _expected_value_actions_exactly)
-from valuecore._uncertainty import grouped_interval, grouped_items_to_exclude, items_to_exclude, mean_interval
-from valuecore._usecase import value_matrix_for
-from valuecore._verdict import _difference, _judge, clearly_ahead, pairing, verdict
+from valuecore._engine import tally as _tally
+from valuecore._engine.evaluate import item_values
+from valuecore._engine.policy import (_ev_plan, _ev_screen, _expected_value_actions, _expected_value_actions_exactly)
+from valuecore._stats.uncertainty import grouped_interval, grouped_items_to_exclude, items_to_exclude, mean_interval
+from valuecore._model.values import value_matrix_for
+from valuecore._decide.verdict import _difference, _judge, clearly_ahead, pairing, verdict
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -283,7 +283,7 @@ def _one_step_at_a_time(excluded, below, above):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 50), st.floats(0, 1), st.lists(st.integers(0, 2**50), max_size=6))
 def test_the_batched_bisection_visits_the_midpoints_of_one_step_at_a_time(power, where, flipped):
-    from valuecore._uncertainty import _bisect
+    from valuecore._stats.uncertainty import _bisect
 
     above = 2.0**power
     below = above / 2

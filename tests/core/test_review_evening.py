@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore import _sorted, _tally
-from valuecore._choices import POLICY_KINDS
-from valuecore._usecase import value_matrix_for
+from valuecore._engine import sorting as _sorted
+from valuecore._engine import tally as _tally
+from valuecore._model.choices import POLICY_KINDS
+from valuecore._model.values import value_matrix_for
 
 from test_recommend_tally import labelled_runs
 
@@ -192,7 +193,7 @@ def _runs_for_recommend(weights: str, n_classes: int, seed: int, n: int = 400) -
         splits = {s: vc.Predictions.from_proba(proba[split == s], y_true=y[split == s],
                                                sample_weight=None if weight is None else weight[split == s])
                   for s in ("val", "test")}
-        runs[f"m{m}"] = vc.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
+        runs[f"m{m}"] = vc.runs.ModelRun(f"m{m}", f"m{m}.csv", "0" * 64, splits["val"].classes, splits)
     return runs
 
 
@@ -227,7 +228,7 @@ def test_the_recommendation_carries_the_pipelines_result_for_a_value_matrix(weig
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_one_interval_in_python_floats_equals_the_same_row_computed_as_an_array(data):
-    from valuecore._bounded import interval_from_counts
+    from valuecore._stats.bounded import interval_from_counts
 
     k = data.draw(st.integers(1, 4))
     distinct = np.array(sorted(set(data.draw(st.lists(st.sampled_from([-1000.0, -4.0, -0.0, 0.0, 0.25, 1.0, 3.0]),

@@ -199,7 +199,7 @@ USE_CASE = ["--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4", "--no-int
 
 
 def cli(capsys, *argv):
-    from valuecore._cli import main
+    from valuecore._cli.commands import main
 
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -285,7 +285,7 @@ def test_reviewers_need_a_use_case(capsys, tmp_path):
 
 
 def test_the_policy_json_refuses_bad_reviewers(capsys, tmp_path):
-    from valuecore._policy_json import PolicyDocument
+    from valuecore._pipeline.policy_json import PolicyDocument
 
     document, _, _ = report_json(capsys, tmp_path, "a.json", "--reviewer-accuracy", "0.9")
     assert PolicyDocument.from_dict(document).reviewers == document["reviewers"]
@@ -363,7 +363,7 @@ def test_the_verdict_prices_each_models_hand_offs_at_its_own_rate():
     # Perfect reviewers change nothing; a matrix is refused in words.
     assert vc.verdict(runs, use_case, reviewers=Reviewers()) == vc.verdict(runs, use_case)
     with pytest.raises(ValueError, match="use case"):
-        vc.verdict(runs, vc.value_matrix_for(use_case, p.classes), reviewers=team)
+        vc.verdict(runs, vc.policy_json.value_matrix_for(use_case, p.classes), reviewers=team)
 
 
 def _section(page: str, key: str) -> str:

@@ -140,8 +140,8 @@ from pathlib import Path  # noqa: E402
 
 from jsonschema import Draft202012Validator  # noqa: E402
 
-from valuecore._cli import main  # noqa: E402
-from valuecore._policy_json import PolicyDocument, policy_schema  # noqa: E402
+from valuecore._cli.commands import main  # noqa: E402
+from valuecore._pipeline.policy_json import PolicyDocument, policy_schema  # noqa: E402
 
 DIGITS = Path(__file__).resolve().parents[2] / "sample_runs" / "digits"
 LISTS = "2:0.6:-0.1,3:0.5:-0.1"
@@ -230,8 +230,7 @@ def test_the_html_report_takes_the_tiers_values_and_names_the_tiers(capsys, tmp_
 
 
 def test_too_many_levels_are_searched_on_a_stated_grid(monkeypatch):
-    from valuecore import _shortlist
-
+    from valuecore._engine import shortlist as _shortlist
     p = _digits_like(200)
     run = vc.presort(p)
     every = _shortlist.shortlist_levels(p)

@@ -1,6 +1,6 @@
 """Threshold rules tallied from prefix sums along the class order equal tallies counted item by item.
 
-``valuecore._tally._Prefixes`` keeps, every ``_STRIDE`` items of a split's class order, the
+``valuecore._engine.tally._Prefixes`` keeps, every ``_STRIDE`` items of a split's class order, the
 sums by true class of the items of positive weight, their weights and squared weights. A
 threshold rule (one threshold, one per class, accept all, hand all over) hands over a prefix
 of each predicted class, so its tally, and the joint tally of two such rules, is read from
@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore import _sorted, _tally
-from valuecore._usecase import value_matrix_for
+from valuecore._engine import sorting as _sorted
+from valuecore._engine import tally as _tally
+from valuecore._model.values import value_matrix_for
 
 from test_recommend_tally import labelled_runs  # the same runs as the tally's other tests
 

@@ -1,4 +1,4 @@
-"""Tests of valuecore._uncertainty: intervals, paired tests, bootstrap bands.
+"""Tests of valuecore._stats.uncertainty: intervals, paired tests, bootstrap bands.
 
 Exactness first (the t interval by hand, weights as copies, every resampled
 curve and re-tuned threshold against the engine on the materialised
@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 import valuecore as vc
-from valuecore import _grouped_bootstrap
-from valuecore._uncertainty import (
+from valuecore._stats import grouped_bootstrap as _grouped_bootstrap
+from valuecore._stats.uncertainty import (
     Interval,
     _run_tables,
     _voc_values,
@@ -339,7 +339,7 @@ def test_resampled_voc_values_are_the_engine_on_the_resample(seed):
     omegas = rng.uniform(0, 6, 25)
     counts_e = tables_e.sampler.counts(4, rng)
     counts_t = tables_t.sampler.counts(4, rng)
-    for mode in vc.VOC_MODES:
+    for mode in vc.curves.VOC_MODES:
         got = _voc_values(mode, omegas, tables_e, counts_e, tables_t, counts_t)
         for b in range(4):
             weighted_e = vc.presort(
@@ -362,7 +362,7 @@ def _node_counts(run, tree, item_counts, values):
     if isinstance(values, vc.UseCase):
         category = (~p.correct[run.order]).astype(int)
     else:
-        gain = vc.value_matrix_for(values, p.classes).gains[p.y_true, p.y_pred][run.order]
+        gain = vc.policy_json.value_matrix_for(values, p.classes).gains[p.y_true, p.y_pred][run.order]
         category = np.searchsorted(tree.gains, gain)
     size, n_categories = 1 << tree.depth, tree.gains.size
     nodes = np.zeros((item_counts.shape[0], 2 * size, n_categories), dtype=np.int64)
@@ -375,7 +375,7 @@ def _node_counts(run, tree, item_counts, values):
 
 def _tree_thresholds_on(run, values, item_counts):
     """The grouped search's thresholds when the resamples are the given item counts (no binomials)."""
-    matrix = vc.value_matrix_for(values, run.predictions.classes)
+    matrix = vc.policy_json.value_matrix_for(values, run.predictions.classes)
     tree = _grouped_bootstrap.group_tree(run, values, matrix.gains)
     nodes = _node_counts(run, tree, item_counts, values)
     best = _grouped_bootstrap.search(tree, nodes[:, 1], lambda r, node, counts: nodes[r, 2 * node])
@@ -413,10 +413,10 @@ def test_resampled_thresholds_follow_fit_policy_tie_rule(seed):
 @pytest.mark.parametrize("values", [vc.UseCase(1, 0, -1), VALUES_FOR_TIES[6]], ids=["use_case", "matrix"])
 def test_grouped_resamples_draw_the_item_bootstrap_distribution(values):
     """Multinomial over (confidence, gain) cells by binomial splits = resampling the items."""
-    from valuecore._uncertainty import _thresholds_by_items
+    from valuecore._stats.uncertainty import _thresholds_by_items
 
     run = vc.presort(binary_run(60, 7, rounding=1, weights=np.random.default_rng(7).integers(1, 3, 60)))
-    matrix = vc.value_matrix_for(values, run.predictions.classes)
+    matrix = vc.policy_json.value_matrix_for(values, run.predictions.classes)
     n_resamples = 20_000
     grouped = threshold_stability(run, values, rng=np.random.default_rng(1), n_resamples=n_resamples).thresholds
     items = _thresholds_by_items(run, matrix, n_resamples, np.random.default_rng(2), None)
@@ -430,8 +430,8 @@ def test_grouped_resamples_draw_the_item_bootstrap_distribution(values):
 def test_fractional_weights_resample_the_items():
     """Sampling weights keep each drawn item's weight: no cell counts, the item bootstrap."""
     run = vc.presort(binary_run(50, 2, weights=np.random.default_rng(2).uniform(0.5, 2.0, 50)))
-    matrix = vc.value_matrix_for(USE_CASE, run.predictions.classes)
-    from valuecore._uncertainty import _thresholds_by_items
+    matrix = vc.policy_json.value_matrix_for(USE_CASE, run.predictions.classes)
+    from valuecore._stats.uncertainty import _thresholds_by_items
 
     got = threshold_stability(run, USE_CASE, rng=np.random.default_rng(4), n_resamples=40).thresholds
     np.testing.assert_array_equal(got, _thresholds_by_items(run, matrix, 40, np.random.default_rng(4), None))
@@ -454,7 +454,7 @@ def test_threshold_stability_with_a_value_matrix():
 OMEGAS = np.linspace(0.0, 8.0, 41)
 
 
-@pytest.mark.parametrize("mode", vc.VOC_MODES)
+@pytest.mark.parametrize("mode", vc.curves.VOC_MODES)
 def test_band_contains_the_point_curve_and_widens_as_n_shrinks(mode):
     widths = []
     for n in (3000, 300):
@@ -516,7 +516,7 @@ def test_fixed_seed_gives_identical_results_whatever_the_batch_size():
     np.testing.assert_array_equal(first.thresholds, again.thresholds)
 
     tune = vc.presort(binary_run(500, 5))
-    for mode in vc.VOC_MODES:
+    for mode in vc.curves.VOC_MODES:
         a = voc_band(run, mode, OMEGAS, tune_run=tune, rng=np.random.default_rng(3), n_resamples=60)
         b = voc_band(run, mode, OMEGAS, tune_run=tune, rng=np.random.default_rng(3), n_resamples=60)
         np.testing.assert_array_equal(a.low, b.low)
@@ -572,8 +572,7 @@ def test_a_resample_that_can_only_tie_with_accepting_nothing_abstains():
 @pytest.mark.parametrize("weights", [None, "integers"])
 def test_bootstrap_by_value_draws_the_item_bootstrap_distribution(weights, monkeypatch):
     """Counts per distinct value (multinomial) = resampling the items, summed per value."""
-    from valuecore import _uncertainty
-
+    from valuecore._stats import uncertainty as _uncertainty
     rng = np.random.default_rng(3)
     values = rng.choice([-4.0, 0.0, 1.0, 2.5], 300, p=[0.1, 0.2, 0.6, 0.1])
     weight = None if weights is None else rng.integers(0, 4, 300)

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
-from valuecore._bounded import bounded_interval, weighted_interval
-from valuecore._uncertainty import mean_interval
+from valuecore._stats.bounded import bounded_interval, weighted_interval
+from valuecore._stats.uncertainty import mean_interval
 
 CELLS = st.lists(st.integers(-4000, 4000).map(lambda k: k / 1000), min_size=1, max_size=5, unique=True)
 
@@ -89,7 +89,7 @@ def test_unit_weights_of_exact_values_give_exactly_the_item_sums():
 
 
 def test_one_interval_in_python_floats_equals_the_vectorised_rows():
-    from valuecore._bounded import interval_from_counts
+    from valuecore._stats.bounded import interval_from_counts
 
     rng = np.random.default_rng(0)
     for _ in range(3000):

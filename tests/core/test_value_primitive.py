@@ -1,4 +1,4 @@
-"""The value primitive of valuecore._sorted, the macro F1 and the acceptance limits.
+"""The value primitive of valuecore._engine.sorting, the macro F1 and the acceptance limits.
 
 Each against a slow reference: exact Fractions (tests/core/reference.py), scikit-learn's
 ``f1_score``, and the calibrated rule's own float test.
@@ -17,7 +17,7 @@ from sklearn.metrics import f1_score
 
 import reference as ref
 import valuecore as vc
-from valuecore._sorted import (
+from valuecore._engine.sorting import (
     acceptance_limits,
     class_cumulative_gain,
     class_cumulative_weight,
@@ -203,7 +203,7 @@ def test_acceptance_limits_edges():
 
 def test_voc_curve_and_band_share_the_limits():
     """The calibrated VOC breaks are the limits; the bootstrap's untuned values use the same ones."""
-    from valuecore._uncertainty import _run_tables, _voc_values
+    from valuecore._stats.uncertainty import _run_tables, _voc_values
 
     rng = np.random.default_rng(1)
     conf = rng.uniform(0.5, 1, 200)

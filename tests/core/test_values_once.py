@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import valuecore as vc
-from valuecore._sorted import class_cumulative_gain, cumulative_gain
-from valuecore._usecase import use_case_of
+from valuecore._engine.sorting import class_cumulative_gain, cumulative_gain
+from valuecore._model.values import use_case_of
 
 def same_result(a, b) -> bool:
     """Every field equal, bit for bit (a PolicyResult compares by identity)."""
@@ -34,7 +34,7 @@ def weighted_run(seed: int = 3, n: int = 400, n_classes: int = 3) -> vc.Predicti
 
 def test_a_matrix_made_from_a_use_case_remembers_it_and_one_given_as_a_matrix_does_not():
     use_case = vc.UseCase(1.3, 0.1, -4.7)
-    made = vc.value_matrix_for(use_case, ["a", "b", "c"])
+    made = vc.policy_json.value_matrix_for(use_case, ["a", "b", "c"])
     assert use_case_of(made) is use_case and use_case_of(use_case) is use_case
     given = vc.ValueMatrix(made.classes, made.values)
     assert given.as_use_case() == use_case and use_case_of(given) is None
@@ -45,7 +45,7 @@ def test_the_use_case_and_its_matrix_give_the_same_bits(omega):
     p = weighted_run()
     run = vc.presort(p)
     use_case = vc.UseCase(0.9, 0.2, 0.2 - 0.7 * omega)
-    matrix = vc.value_matrix_for(use_case, p.classes)
+    matrix = vc.policy_json.value_matrix_for(use_case, p.classes)
     assert np.array_equal(cumulative_gain(run, use_case), cumulative_gain(run, matrix))
     assert np.array_equal(class_cumulative_gain(run, use_case), class_cumulative_gain(run, matrix))
     for kind in KINDS:
@@ -54,7 +54,7 @@ def test_the_use_case_and_its_matrix_give_the_same_bits(omega):
         assert same_result(vc.evaluate(by_use_case, p, matrix), vc.evaluate(by_use_case, p, use_case)), kind
     # the check can fail: the same entries given as a matrix take the matrix's (per-item) sums
     given = vc.ValueMatrix(matrix.classes, matrix.values)
-    per_item = np.r_[0.0, np.cumsum(vc.item_gains(p, given)[run.order])[run.group_end - 1]]
+    per_item = np.r_[0.0, np.cumsum(vc.curves.item_gains(p, given)[run.order])[run.group_end - 1]]
     assert np.array_equal(cumulative_gain(run, given), per_item)
     assert not np.array_equal(cumulative_gain(run, use_case), per_item)  # on this run the two sums differ
 
@@ -81,7 +81,7 @@ class Recording(vc.Pipeline):
 
 def test_the_pipeline_converts_the_values_once_and_its_entries_are_unchanged():
     p = weighted_run()
-    run = vc.ModelRun("m", "m.csv", "0" * 64, p.classes, {"val": p, "test": weighted_run(seed=4)})
+    run = vc.runs.ModelRun("m", "m.csv", "0" * 64, p.classes, {"val": p, "test": weighted_run(seed=4)})
     use_case = vc.UseCase(1, 0, -3)
     pipeline = Recording({"m": run})
     entry = pipeline.entry("m", "threshold", use_case)

@@ -180,7 +180,9 @@ def test_the_verdict_text_never_shows_none_or_nan(n, seeds, values, threshold):
         p = binary(n, seed, y_true=base.y_true)
         runs[f"m{i}"] = (vc.Policy("threshold", threshold=threshold) if i else vc.Policy("accept_all"), p)
     v = vc.verdict(runs, use_case)
-    assert v.degenerate in (None, *vc._verdict.DEGENERATE_KINDS)
+    from valuecore._decide.verdict import DEGENERATE_KINDS
+
+    assert v.degenerate in (None, *DEGENERATE_KINDS)
     assert_clean_text(all_text(v))
     assert_clean_text(all_text(v, "EUR"))
 
@@ -194,7 +196,7 @@ def test_per_class_thresholds_that_earn_less_are_called_overfitting():
         tuned = vc.presort(run.splits["val"])
         rich = vc.fit_policy("class_thresholds", tuned, use_case)
         simple = vc.fit_policy("threshold", tuned, use_case)
-        c = vc.simpler_rule(rich, simple, run.splits["test"], use_case)
+        c = vc.recommendation.simpler_rule(rich, simple, run.splits["test"], use_case)
         exact_rich = vc.evaluate(rich, run.splits["test"], use_case).value_per_item
         exact_simple = vc.evaluate(simple, run.splits["test"], use_case).value_per_item
         assert (c.rich_per_item, c.simple_per_item) == pytest.approx((exact_rich, exact_simple))
@@ -210,6 +212,6 @@ def test_per_class_thresholds_that_earn_less_are_called_overfitting():
 def test_a_richer_rule_clearly_ahead_is_not_flagged():
     p = binary(2000, 7)
     use_case = vc.UseCase(1, 0, -4)
-    c = vc.simpler_rule(vc.Policy("threshold", threshold=0.8), vc.Policy("accept_all"), p, use_case)
+    c = vc.recommendation.simpler_rule(vc.Policy("threshold", threshold=0.8), vc.Policy("accept_all"), p, use_case)
     assert c.gain > 0 and c.low > 0 and not c.prefer_simpler
     assert wording.simpler_rule_sentences(c, "$") == []

@@ -66,6 +66,19 @@ def test_a_threshold_just_below_one_never_reads_as_one():
     assert wording.threshold(0.999997, confidences=[1.0, 0.999997, 0.9999]) == "0.99999"
 
 
+def test_a_threshold_of_one_never_reads_as_never_act():
+    # "≥ 1.000" reads as "never act"; on the data it acts on the items at exactly 1.
+    confidence = np.array([1.0, 1.0, 0.9975, 0.5])
+    for text in (wording.threshold(1.0, confidences=confidence), wording.threshold_on_data(1.0, confidence)):
+        assert text == "0.999"
+        assert np.array_equal(decisions(confidence, float(text)), decisions(confidence, 1.0))
+    assert wording.threshold_on_data(1.0, [1.0, 0.99998]) == "0.99999"
+    assert wording.threshold_phrase(1.0, confidence) == "act when confidence ≥ 0.999"
+    # Only when six digits cannot stay above the next lower confidence does 1 itself show, as 1.
+    assert wording.threshold_on_data(1.0, [1.0, 0.99999975]) == "1"
+    assert wording.threshold(1.0) == "1" and wording.threshold_phrase(1.0) == "act when confidence ≥ 1"
+
+
 near_edges = st.one_of(
     st.floats(min_value=0.0, max_value=1e-6),
     st.floats(min_value=1 - 1e-6, max_value=1.0),
@@ -129,7 +142,9 @@ def test_threshold_on_data_separates_the_decision_with_at_most_six_digits(confid
     # And no more digits than that: one decimal fewer (down to three) would let a rejected item in.
     decimals = len(text.partition(".")[2])
     if decimals > 3 and below.size and significant_digits(text) < wording.THRESHOLD_SIGNIFICANT:
-        assert floor_decimals(threshold, decimals - 1) <= below.max(), text
+        # (A threshold of 1 reads 0.99…9, which "≥ 1.000" would not: one nine fewer is its shorter text.)
+        fewer = floor_decimals(threshold, decimals - 1) if threshold < 1 else float("0." + "9" * (decimals - 1))
+        assert fewer <= below.max(), text
 
 
 def test_threshold_on_data_on_the_sample_runs_is_short_and_exact_on_them():
@@ -174,6 +189,14 @@ def test_money_in_the_chosen_currency():
     assert wording.money(0.0, "$") == "$0.00"
 
 
+def test_amounts_over_a_volume_have_no_cents_from_100_up():
+    assert wording.projected(9400.0, "$") == "$9,400"
+    assert wording.projected(939.11, "$") == "$939"
+    assert wording.projected(-1600.0, "€") == "-€1,600"
+    assert wording.projected(99.5, "$") == "$99.50" and wording.projected(0.004, "$") == "$0.004"
+    assert wording.projected(None, "$") == wording.DASH
+
+
 def test_percentages_have_one_precision_and_never_round_to_all_or_nothing():
     assert wording.percent(0.9444) == "94.4%"
     assert wording.percent(0.94) == "94.0%"
@@ -192,8 +215,7 @@ def test_missing_numbers_read_as_a_dash_never_none_or_nan(missing):
 
 def test_the_dashboard_and_the_cli_use_the_same_threshold_text():
     from dashboard import views
-    from valuecore import _cli
-
+    from valuecore._cli import commands as _cli
     threshold = 0.999997
     assert views.threshold_number(threshold) == wording.threshold(threshold)
     lines = _cli._describe_rule(vc.Policy("threshold", threshold=threshold))

@@ -388,7 +388,7 @@ def test_sidebar_values_survive_a_quick_page_change(server, browser):
 def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
     """The best model on the digits sample runs and its tuned threshold as the Value page writes it (the
     digits that tell its decision apart on the tuning and evaluated splits), per ``valuecore report``."""
-    from valuecore._cli import main
+    from valuecore._cli.commands import main
 
     out = tmp_path / f"policy-omega-{omega:g}.json"
     with contextlib.redirect_stdout(io.StringIO()):

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
-from valuecore._cli import main
+from valuecore._cli.commands import main
 
 CLASSES = ("a", "b", "c")
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,12 +92,12 @@ def test_every_answer_on_the_aggregate_equals_the_raw_rows(seed, n, omega):
             assert_same_result(vc.evaluate(p_raw, test_raw, values), vc.evaluate(p_agg, test_agg, values))
             # Label-free: linear in the probabilities, so the group means keep it exact.
             assert_same_result(vc.estimate(p_raw, test_raw, values), vc.estimate(p_agg, test_agg, values))
-    for mode in vc.VOC_MODES:
+    for mode in vc.curves.VOC_MODES:
         omegas = np.linspace(0, 12, 25)
         curve_raw = vc.voc_curve(sorted_raw, mode, tune_run=tune_raw)
         curve_agg = vc.voc_curve(sorted_agg, mode, tune_run=tune_agg)
         np.testing.assert_allclose(curve_raw.value_at(omegas), curve_agg.value_at(omegas), rtol=1e-9, atol=1e-12)
-    rc_raw, rc_agg = vc.risk_coverage_curve(sorted_raw), vc.risk_coverage_curve(sorted_agg)
+    rc_raw, rc_agg = vc.curves.risk_coverage_curve(sorted_raw), vc.curves.risk_coverage_curve(sorted_agg)
     np.testing.assert_array_equal(rc_raw.thresholds, rc_agg.thresholds)
     np.testing.assert_allclose(rc_raw.coverage, rc_agg.coverage, rtol=1e-12)
     np.testing.assert_allclose(rc_raw.risk, rc_agg.risk, rtol=1e-12)
@@ -132,7 +132,7 @@ def test_bootstrap_on_the_aggregate_draws_the_same_resamples(seed, n):
     b = vc.uncertainty.bootstrap_interval(expanded, rng=np.random.default_rng(seed), n_resamples=200)
     assert a.low == pytest.approx(b.low, abs=1e-12) and a.high == pytest.approx(b.high, abs=1e-12)
     # And the per-item values of the aggregate are those of the raw rows, group by group.
-    raw_values = np.sort(vc.item_values(policy, vc.load_run_file(_to_bytes(frame), name="m.parquet")
+    raw_values = np.sort(vc.item_values(policy, vc.runs.load_run_file(_to_bytes(frame), name="m.parquet")
                                         .models["m"].splits["all"], truth).repeat(frame["weight"].astype(int)))
     np.testing.assert_allclose(np.sort(expanded), raw_values)
 

@@ -20,7 +20,7 @@ def test_aggregating_a_parquet_log_with_duckdb_never_imports_pandas(tmp_path):
     raw_frame(5, 500).to_parquet(tmp_path / "log.parquet")
     script = (
         "import sys\n"
-        "from valuecore._cli import main\n"
+        "from valuecore._cli.commands import main\n"
         f"code = main(['aggregate', {str(tmp_path / 'log.parquet')!r}, '--out', {str(tmp_path / 'agg.parquet')!r}])\n"
         "assert code == 0, code\n"
         "print('pandas' in sys.modules)\n"

@@ -238,7 +238,7 @@ def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, blo
 def test_small_integer_labels_get_their_class_index(labels, classes, dtype):
     """By a cast when every label in the span is its own class index, else by a table: the same codes
     as looking each label up by its text (-1 when it is no class)."""
-    from valuecore._predictions import _encode_small_integers
+    from valuecore._model.predictions import _encode_small_integers
 
     values = np.array(labels)
     if dtype == np.uint8:

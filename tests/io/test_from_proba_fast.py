@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore import _predictions
-from valuecore._predictions import _first_rows
+from valuecore._model import predictions as _predictions
+from valuecore._model.predictions import _first_rows
 
 
 def _checked_entry_by_entry(proba, sum_tolerance):

@@ -23,9 +23,9 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import serverfiles
 from dashboard.safetext import md_text
-from valuecore._limits import clip_text, json_depth, load_json_limited
+from valuecore._io.limits import clip_text, json_depth, load_json_limited
 from valuecore.runs import load_run_file, load_runs
-from valuecore._safecsv import neutralise_cell
+from valuecore._io.safecsv import neutralise_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -177,7 +177,7 @@ def test_json_size_depth_and_huge_numbers_are_refused_in_words():
 
 @pytest.mark.heavy
 def test_schema_bounds_calibration_parameters():
-    from valuecore._policy_json import validate_policy_document
+    from valuecore._pipeline.policy_json import validate_policy_document
 
     document = json.loads(
         subprocess.run(
@@ -204,7 +204,7 @@ def run_cli(*args) -> subprocess.CompletedProcess:
     """``python -m valuecore ARGS`` in this process (a subprocess per case would cost seconds each)."""
     import contextlib
 
-    from valuecore._cli import main
+    from valuecore._cli.commands import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

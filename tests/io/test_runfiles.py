@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from valuecore._predictions import Predictions
+from valuecore._model.predictions import Predictions
 from valuecore._io.runfiles import (
     LoadProblem,
     LoadReport,

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from valuecore import ALL_POLICY_KINDS, Predictions, UseCase, ValueMatrix, apply_policy_document
+from valuecore import Predictions, UseCase, ValueMatrix, apply_policy_document
+from valuecore.policy_json import ALL_POLICY_KINDS
 from valuecore.constraints import evaluate_two_tier
 from valuecore.policy_json import PolicyDocument, build_policy_document
 from valuecore.runs import ModelRun

@@ -280,7 +280,7 @@ def test_a_shortlist_over_many_classes_holds_no_sorted_copy_of_them():
 
 
 def test_the_runtime_s_bounds_are_the_schema_s():
-    from valuecore._calibration import PLATT_BOUND, TEMPERATURE_RANGE
+    from valuecore._model.recalibration import PLATT_BOUND, TEMPERATURE_RANGE
 
     rules = {rule["if"]["properties"]["method"]["const"]: rule["then"]["properties"]
              for rule in vc.policy_json.policy_schema()["$defs"]["calibration"]["allOf"]}

@@ -20,7 +20,7 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 import valuecore as vc
 from valuecore.policy_json import build_policy_document
 from valuecore.runs import ModelRun
-from valuecore._serving_sklearn import RECOMPUTATION_MARGIN
+from valuecore._serve.estimator import RECOMPUTATION_MARGIN
 from valuecore.serving import RejectOptionClassifier, load_policy
 
 # Checks that cannot apply to a classifier with a reject option, each with the reason.

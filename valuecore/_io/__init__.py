@@ -6,5 +6,11 @@ holds the aggregation's options without numpy (the command line's parser needs o
 holds the loader's vectorised hot paths; ``columns`` describes a run file's columns once (names, aliases,
 kinds, and each row check with its message, written side by side in numpy and in SQL), read by both
 ``runfiles`` and ``aggregate``. The public names live in ``valuecore.runs`` and
-``valuecore.aggregation`` (and the everyday ones at the top of the package).
+``valuecore.aggregation`` (and the everyday ones at the top of the package). Beside them, what every
+reader and writer of files shares: ``limits`` (resource limits, checked before the expensive work),
+``paths`` (an output never replaces an input; a file stays inside its roots), ``safecsv`` (CSV cells a
+spreadsheet opens as text) and ``lazy`` (a module imported on first use).
+
+May import: _model, _engine (the loader radix-sorts class codes with the engine's narrow integers; an
+aggregate's resolution bound is read off the engine's cumulative gain).
 """

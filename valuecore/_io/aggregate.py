@@ -49,9 +49,9 @@ from .aggregate_options import (
     PERIODS,
     bytes_on_disk,
 )
-from .._limits import clip_text
-from .._paths import check_output, outside_roots, write_atomically
-from .._sorted import cumulative_gain
+from .limits import clip_text
+from .paths import check_output, outside_roots, write_atomically
+from .._engine.sorting import cumulative_gain
 from .columns import (
     NOT_A_NUMBER,
     PROBA_PREFIX,

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._predictions import _column_sums, _small_integer_codes
+from .._model.predictions import _column_sums, _small_integer_codes
 
 
 # Rows per tile when columns are written into a row-major block: a tile of every

@@ -44,10 +44,10 @@ from .columns import (
 )
 from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
 from .identity import DeferredDigest, file_sha256, stat_key
-from .._limits import clip_text, limit, refusal
-from .._predictions import ClassCodes, Predictions, _top_of_columns
-from .._sorted import _small_ints
-from .._lazy import LazyModule
+from .limits import clip_text, limit, refusal
+from .._model.predictions import ClassCodes, Predictions, _top_of_columns
+from .._engine.sorting import _small_ints
+from .lazy import LazyModule
 
 pd = LazyModule("pandas")  # imported on first use: the aggregation reads this module's checks without pandas
 
@@ -432,7 +432,7 @@ def _expand_paths(paths, problems: list[LoadProblem], roots=None) -> list[tuple[
     found = _expand_given(paths, problems)
     if roots is None:
         return found
-    from .._paths import outside_roots
+    from .paths import outside_roots
 
     inside = []
     for display, path in found:

@@ -1,0 +1,124 @@
+"""One threshold reads the same everywhere a person reads it (issue 35, "one vocabulary").
+
+The recommended model's threshold, on the sample runs, as the first page, Value & thresholds, Capacity &
+guarantees (its capacity answer and its reviewers' answer), the Export page's table and headline, the CLI's
+report and the HTML report write it: each must be ``valuecore.wording.threshold_on_data`` on the model's
+(recalibrated) confidences on its tuning and evaluated splits. The cases are chosen so that this text is
+not the exact threshold (0.632 for 0.632951…, and after temperature scaling a threshold of 16 digits),
+where the pages used to print the exact one on some surfaces and the short one on others.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+from valuecore.cli import main
+
+pytestmark = pytest.mark.heavy  # whole-app walks (README's quick loop leaves them out)
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+DIGITS = ROOT / "sample_runs" / "digits"
+CASES = {  # id: (wrong answer's value, recalibration)
+    "digits at -4": (-4.0, "none"),
+    "digits at -100": (-100.0, "none"),
+    "digits at -4, temperature": (-4.0, "temperature"),
+}
+
+
+def expected(v_wrong: float, calibration: str):
+    """(model, exact threshold, the text every surface must show)."""
+    runs = vc.load_runs([str(DIGITS)]).models
+    values = vc.UseCase(1, 0, v_wrong)
+    rec = vc.recommend(vc.Pipeline(runs, "val", "test", calibration), values)
+    assert rec.kind == "threshold", rec.kind
+    confidences = np.concatenate([rec.policy.calibrate(runs[rec.model].splits[s]).confidence for s in ("val", "test")])
+    text = vc.wording.threshold_on_data(rec.policy.threshold, confidences)
+    assert text != vc.wording.threshold(rec.policy.threshold)  # else this case would not tell the spellings apart
+    return rec.model, rec.policy.threshold, text
+
+
+def unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def app(v_wrong: float, calibration: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"src": "sample:digits", "vw": repr(v_wrong), "cal": calibration, **query})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def words(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [s.value for s in at.subheader] + [i.value for i in at.info]
+    parts += [c.value for c in at.caption]
+    return unescape("\n".join(parts))
+
+
+def cell(at: AppTest, model: str, column: str) -> str:
+    """The text of ``column`` in the row of ``model``, in the first table of the page that has that column."""
+    for frame in at.dataframe:
+        table = frame.value
+        table = getattr(table, "data", table)  # a Styler keeps its frame in .data
+        if column in table.columns and "Model" in table.columns:
+            return str(table.set_index("Model").at[model, column])
+    raise AssertionError(f"no table with a {column!r} column")
+
+
+def thresholds_in(text: str) -> set[str]:
+    return set(re.findall(r"≥ (\d\.\d+)", text)) | set(re.findall(r"threshold \**(\d\.\d+)", text))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_threshold_reads_the_same_on_every_surface(case, tmp_path, capsys):
+    v_wrong, calibration = CASES[case]
+    model, exact, text = expected(v_wrong, calibration)
+    spelled = {}
+
+    at = app(v_wrong, calibration)  # the first page
+    spelled["first page, headline"] = thresholds_in(at.subheader[0].value)
+    spelled["first page, tile"] = {m.value for m in at.main.get("metric") if m.label == "Act when confidence ≥"}
+
+    at.switch_page("pages/value.py").run()
+    spelled["Value & thresholds, table"] = {cell(at, model, "Threshold")}
+    spelled["Value & thresholds, sentence"] = thresholds_in(
+        next(m.value for m in at.markdown if "brings the most value" in m.value))
+
+    # Capacity: a team that can review everything, so the capacity answer is the unconstrained threshold.
+    at = app(v_wrong, calibration, capacity="1000000")
+    at.switch_page("pages/constraints.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    page = words(at)
+    spelled["Capacity, capacity answer"] = thresholds_in(
+        next(line for line in page.splitlines() if "items a day" in line and "best rule" in line))
+    reviewers = next(line for line in page.splitlines() if line.startswith("For these reviewers"))
+    # Today's threshold (tuned as if people were always right): the recommended one.
+    today = reviewers if "It is today's threshold" in reviewers else reviewers[reviewers.index("Today's"):]
+    spelled["Capacity, reviewers"] = set(thresholds_in(today.split(". ")[0]))
+
+    at.switch_page("pages/export.py").run()
+    spelled["Export, table"] = {cell(at, model, "Threshold(s)")}
+    spelled["Export, headline"] = thresholds_in(unescape(at.info[0].value).split(". ")[0])
+
+    report = tmp_path / "report.html"
+    assert main(["report", str(DIGITS), "--v-correct", "1", "--v-abstain", "0", "--v-wrong", repr(v_wrong),
+                 "--calibration", calibration, "--html", str(report), "--currency", "$"]) == 0
+    out = capsys.readouterr().out
+    spelled["CLI, recommendation"] = thresholds_in(out.splitlines()[0])
+    section = out[out.index(f"== {model} "):]
+    spelled["CLI, the model's rule"] = set(re.findall(r"^threshold +(\d\.\d+)", section, re.M)[:1])
+    page = html.unescape(report.read_text(encoding="utf-8"))
+    spelled["HTML report, headline"] = thresholds_in(re.search(r'class="headline">([^<]*)<', page).group(1))
+    row = re.search(rf"<tr><td>{re.escape(model)}</td><td[^>]*>([^<]*)<", page[page.index('id="value"'):]).group(1)
+    spelled["HTML report, value table"] = thresholds_in(row)
+
+    wrong = {where: found for where, found in spelled.items() if found != {text}}
+    assert not wrong, f"{model}'s threshold {exact!r} should read {text} everywhere: {wrong}"

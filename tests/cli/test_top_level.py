@@ -1,0 +1,70 @@
+"""``python -m valuecore --help``, ``--version`` and no command: answered by the top level alone.
+
+They import neither the commands nor anything numeric (checked in a fresh interpreter's ``sys.modules``),
+and print exactly what the full parser prints (so the light answer cannot drift from the commands).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from valuecore._cli.commands import build_parser, main
+from valuecore._cli.toplevel import answer_alone
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs ``python -m valuecore ARGS`` in this interpreter (runpy, as -m does), then lists the modules it loaded.
+_LIST_MODULES = """
+import json, runpy, sys
+sys.argv = ["valuecore", *sys.argv[1:]]
+try:
+    runpy.run_module("valuecore", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+sys.__stderr__.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+def modules_loaded_by(*argv: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", _LIST_MODULES, *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    line = [row for row in done.stderr.splitlines() if row.startswith("MODULES ")][-1]
+    return set(json.loads(line[len("MODULES "):]))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["--version"], []])
+def test_the_top_level_imports_nothing_numeric_nor_the_commands(argv):
+    loaded = modules_loaded_by(*argv)
+    heavy = {name for name in loaded if name.split(".")[0] in ("numpy", "pandas", "pyarrow", "scipy", "duckdb")}
+    assert not heavy, sorted(heavy)
+    assert "valuecore._cli.commands" not in loaded  # the commands and their options are not built
+
+
+def test_a_command_still_builds_the_full_parser():
+    assert "valuecore._cli.commands" in modules_loaded_by("table", "--help")
+
+
+def test_the_top_level_prints_what_the_full_parser_prints(capsys):
+    full = build_parser().format_help()
+    assert answer_alone(["--help"]) == 0
+    assert capsys.readouterr().out == full
+    assert answer_alone(["-h"]) == 0
+    assert capsys.readouterr().out == full
+    assert answer_alone([]) == 2  # no command: the help on stderr, a usage error
+    assert capsys.readouterr().err == full
+    assert main([]) == 2
+    assert capsys.readouterr().err == full
+    assert answer_alone(["--version"]) == 0
+    version = capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == version and version.startswith("valuecore ")
+
+
+@pytest.mark.parametrize("argv", [["--debug"], ["table"], ["--help", "table"], ["table", "--help"]])
+def test_anything_else_goes_to_the_commands(argv):
+    assert answer_alone(argv) is None

@@ -1,0 +1,400 @@
+"""The import structure of the whole repository, read from the source with ast (imports inside functions
+included): app.py, pages/, dashboard/, valuecore/ and benchmarks/.
+
+- valuecore's subpackages import one way: each imports only the subpackages its ``__init__`` docstring
+  declares under "May import:", and those declarations form no circle;
+- the presentation modules (``wording``, ``chartspecs``, ``report``) sit above every subpackage but the
+  command line, and no module of the core reaches up to a public facade;
+- no import circle anywhere in the repository;
+- nothing outside the package (app, pages, dashboard, benchmarks, docs) imports a private
+  ``valuecore._module`` (tests may, to test them), and the core imports nothing of the app.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "valuecore"
+SOURCES = ("app.py", "pages", "dashboard", PACKAGE, "benchmarks")
+OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")
+# The presentation: numbers into words and charts for the app, the CLI and the report. Public modules
+# kept at the top of the package; they may import every subpackage but the command line.
+PRESENTATION = ("wording", "chartspecs", "report", "_report_reviewers")
+PRESENTATION_ROOM = "presentation"
+COMMAND_LINE = "_cli"
+
+
+# ------------------------------------------------------------------ the graph
+def source_modules(root: Path = ROOT, sources=SOURCES) -> dict[str, Path]:
+    """Dotted name -> file of every Python module of ``sources`` (``pages/home.py`` is ``pages.home``)."""
+    modules = {}
+    for entry in sources:
+        path = root / entry
+        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            parts = list(file.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = file
+    return modules
+
+
+def imported_names(source: str, module: str, is_package: bool) -> list[str]:
+    """Absolute dotted names each import statement of ``source`` reaches, with every ``from x import y``
+    giving both ``x`` and ``x.y`` (a submodule or a name of x: the caller keeps what is a module).
+    ``importlib.import_module("...")`` with a constant name counts too."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            found.append(origin)
+            found += [f"{origin}.{alias.name}" for alias in node.names]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
+              in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            found.append(node.args[0].value)
+    return found
+
+
+def _ancestors(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the modules of ``modules`` it imports anywhere in its source.
+
+    A script folder's siblings import each other by bare name (``benchmarks/``: ``from bench_core import x``).
+    A module's own parent packages are left out: Python runs them before the module in any case, and
+    ``from . import wording`` names the package only to reach its submodule.
+    """
+    graph = {}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        folder = name if is_package else name.rpartition(".")[0]
+        targets = set()
+        for reached in imported_names(path.read_text(encoding="utf-8"), name, is_package):
+            sibling = f"{folder}.{reached}" if folder and not folder.startswith(PACKAGE) else None
+            for candidate in (reached, sibling):
+                if candidate in modules and candidate != name and candidate not in _ancestors(name):
+                    targets.add(candidate)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (a list of modules, the first repeated at the end) per strongly connected component
+    of more than one module; Tarjan's algorithm, iterative."""
+    index, low, on_stack, stack, components, counter = {}, {}, set(), [], [], [0]
+
+    def visit(start):
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return [_one_cycle(graph, component) for component in components]
+
+
+def _one_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
+    """A shortest cycle through the component's first module (breadth-first inside the component)."""
+    start = min(component)
+    parent, frontier = {start: None}, [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node] & component):
+                if child == start:
+                    path = [node]
+                    while parent[path[-1]] is not None:
+                        path.append(parent[path[-1]])
+                    return [start, *reversed(path[:-1]), start] if len(path) > 1 else [start, node, start]
+                if child not in parent:
+                    parent[child] = node
+                    following.append(child)
+        frontier = following
+    raise AssertionError("a strongly connected component without a cycle")
+
+
+def describe(cycle: list[str]) -> str:
+    return " -> ".join(cycle)
+
+
+# ------------------------------------------------------------------ the rooms of valuecore
+def rooms(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each subpackage of valuecore -> the rooms it may import, as its ``__init__`` docstring declares
+    ("May import: _model, _engine."; "presentation" names the presentation modules)."""
+    found = {}
+    packages = sorted(p.parent.name for p in (root / PACKAGE).glob("_*/__init__.py"))
+    known = {*packages, PRESENTATION_ROOM}
+    for name in packages:
+        doc = ast.get_docstring(ast.parse((root / PACKAGE / name / "__init__.py").read_text(encoding="utf-8"))) or ""
+        declared = doc.partition("May import:")[2].split("\n\n")[0]
+        assert declared.strip(), f"{PACKAGE}/{name}/__init__.py does not say what it may import"
+        found[name] = set(re.findall(r"[A-Za-z_]+", declared)) & known
+    found[PRESENTATION_ROOM] = set(packages) - {COMMAND_LINE}
+    return found
+
+
+def room_of(module: str, root: Path = ROOT) -> str | None:
+    """The room of a valuecore module: its subpackage, "presentation", or None for the public surface
+    (the package itself, ``__main__`` and the facades that re-export the rooms' names)."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE or len(parts) == 1:
+        return None
+    if parts[1] in PRESENTATION:
+        return PRESENTATION_ROOM
+    return parts[1] if (root / PACKAGE / parts[1]).is_dir() else None
+
+
+def layering_offences(graph: dict[str, set[str]], allowed: dict[str, set[str]], root: Path = ROOT) -> list[str]:
+    """Each import of a valuecore module that leaves its room for one the room does not declare, or that
+    reaches up from a room to the public surface."""
+    offences = []
+    for module in sorted(graph):
+        room = room_of(module, root)
+        if room is None:
+            continue
+        for target in sorted(graph[module]):
+            if not target.startswith(f"{PACKAGE}."):
+                continue
+            other = room_of(target, root)
+            if other is None:
+                offences.append(f"{module} -> {target} (a room reaches up to the public surface)")
+            elif other != room and other not in allowed[room]:
+                offences.append(f"{module} -> {target} ({room} may not import {other})")
+    return offences
+
+
+def declared_circles(allowed: dict[str, set[str]]) -> list[list[str]]:
+    return cycles({room: set(targets) for room, targets in allowed.items()})
+
+
+# ------------------------------------------------------------------ the tests
+def test_no_import_circle_in_the_repository():
+    found = cycles(import_graph(source_modules()))
+    assert not found, "import circles:\n" + "\n".join(describe(c) for c in found)
+
+
+# Sentences the core still writes itself, through the presentation: the imports that reach up for them
+# (README, "How the code is laid out"). They go when these modules hand numbers to the edge instead.
+WORDS_STILL_IN_THE_CORE = {
+    "valuecore._decide.constrained -> valuecore.wording (_decide may not import presentation)",
+    "valuecore._decide.recommend -> valuecore.wording (_decide may not import presentation)",
+    "valuecore._engine.shortlist -> valuecore.wording (_engine may not import presentation)",
+    "valuecore._stats.uncertainty -> valuecore.wording (_stats may not import presentation)",
+}
+
+
+def test_valuecore_imports_one_way_as_its_subpackages_declare():
+    allowed = rooms()
+    assert {"_model", "_engine", "_stats", "_io", COMMAND_LINE} <= set(allowed)
+    assert not declared_circles(allowed), declared_circles(allowed)
+    offences = layering_offences(import_graph(source_modules()), allowed)
+    unexpected = sorted(set(offences) - WORDS_STILL_IN_THE_CORE)
+    assert not unexpected, "imports against the declared layers:\n" + "\n".join(unexpected)
+    # The list only shrinks: an offence fixed must leave it, so that it cannot come back unnoticed.
+    assert not WORDS_STILL_IN_THE_CORE - set(offences), WORDS_STILL_IN_THE_CORE - set(offences)
+
+
+def test_every_module_of_valuecore_lives_in_a_room_or_is_public():
+    """The flat row is gone: a private module lives in a subpackage named for what it holds."""
+    loose = [p.name for p in (ROOT / PACKAGE).glob("_*.py")
+             if p.stem not in ("__init__", "__main__") and p.stem not in PRESENTATION]
+    assert not loose, f"private modules outside a subpackage: {loose}"
+
+
+def test_the_core_imports_nothing_of_the_app():
+    graph = import_graph(source_modules())
+    for module, targets in graph.items():
+        if module.startswith(f"{PACKAGE}."):
+            assert not {t for t in targets if not t.startswith(PACKAGE)}, (module, targets)
+    for path in (ROOT / PACKAGE).rglob("*.py"):
+        names = imported_names(path.read_text(encoding="utf-8"), "", False)
+        assert not [n for n in names if n.split(".")[0] in ("streamlit", "altair")], path
+
+
+def test_pages_are_leaves_and_the_entry_point_imports_no_page():
+    graph = import_graph(source_modules())
+    for module, targets in graph.items():
+        assert not {t for t in targets if t.startswith("pages.") or t == "app"}, (module, targets)
+
+
+def test_the_engine_applies_recalibration_through_the_policy_only():
+    """Calibration maps the confidences before the engine sees them: the Policy records the mapping and
+    applies it; the modules that tune and evaluate rules never import the recalibration maps."""
+    graph = import_graph(source_modules())
+    recalibration = f"{PACKAGE}._model.recalibration"
+    for name in ("sorting", "fitting", "twotier", "shortlist", "evaluate", "curves", "voc", "table"):
+        assert recalibration not in graph[f"{PACKAGE}._engine.{name}"], name
+    assert not {t for t in graph[recalibration] if t.startswith(f"{PACKAGE}._engine")}
+
+
+def test_the_command_line_is_layered_one_way():
+    """The sub-commands share ``_cli.common``, which imports no other module of the command line but the top
+    level (``_cli.toplevel``: ``--help`` answered alone, which imports none); ``_cli.commands`` registers them
+    and none of them imports it."""
+    graph = import_graph(source_modules())
+    cli = {name for name in graph if name.startswith(f"{PACKAGE}._cli.")}
+    top = f"{PACKAGE}._cli.toplevel"
+    assert f"{PACKAGE}._cli.common" in cli and top in cli
+    assert not graph[top] & cli
+    assert not graph[f"{PACKAGE}._cli.common"] & (cli - {top})
+    for name in cli - {f"{PACKAGE}._cli.commands"}:
+        assert f"{PACKAGE}._cli.commands" not in graph[name], f"{name} imports _cli.commands"
+
+
+# ------------------------------------------------------------------ the checks can fail
+def test_the_cycle_check_finds_and_prints_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e2"}, "e2": {"e"}}
+    assert sorted(map(describe, cycles(graph))) == ["a -> b -> c -> a", "e -> e2 -> e"]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_function_level_and_relative_imports_are_edges():
+    source = (
+        "from . import wording\n"
+        "from ._sorted import presort\n"
+        "def f():\n    from ..x import y\n    import importlib\n    importlib.import_module('valuecore._z')\n"
+        "if True:\n    from .sub import _w\n"
+    )
+    names = imported_names(source, "valuecore.pkg.mod", is_package=False)
+    assert {"valuecore.pkg.wording", "valuecore.pkg._sorted", "valuecore.x.y", "valuecore._z",
+            "valuecore.pkg.sub._w"} <= set(names)
+    assert "valuecore.pkg._inner" in imported_names("from . import _inner", "valuecore.pkg", is_package=True)
+
+
+def test_the_graph_finds_a_circle_closed_by_an_import_inside_a_function(tmp_path):
+    """The shape of the dashboard's old circle: data.py imports home inside a method, home imports the
+    views package, whose __init__ imports data."""
+    files = {
+        "dashboard/__init__.py": "",
+        "dashboard/data.py": "class Workspace:\n    def rules(self):\n        from .home import rules\n",
+        "dashboard/home.py": "from . import views\n",
+        "dashboard/views/__init__.py": "from ..data import Workspace\n",
+        "pages/home.py": "from dashboard import home\n",
+        "benchmarks/bench_a.py": "def f():\n    from bench_b import g\n",
+        "benchmarks/bench_b.py": "from bench_a import f\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    graph = import_graph(source_modules(tmp_path, ("pages", "dashboard", "benchmarks")))
+    assert sorted(map(describe, cycles(graph))) == [
+        "benchmarks.bench_a -> benchmarks.bench_b -> benchmarks.bench_a",
+        "dashboard.data -> dashboard.home -> dashboard.views -> dashboard.data",
+    ]
+
+
+def test_the_layer_check_names_an_import_that_runs_up(tmp_path):
+    package = tmp_path / PACKAGE
+    for name, doc in {"_model": "May import: nothing inside valuecore.", "_engine": "May import: _model.",
+                      "_cli": "May import: _model, _engine, presentation."}.items():
+        (package / name).mkdir(parents=True)
+        (package / name / "__init__.py").write_text(f'"""Room.\n\n{doc}\n"""\n', encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "_model" / "values.py").write_text("from .. import wording\n", encoding="utf-8")
+    (package / "_engine" / "tally.py").write_text("def f():\n    from ..curves import x\n", encoding="utf-8")
+    (package / "_engine" / "fit.py").write_text("from .._model import values\nfrom . import tally\n",
+                                                encoding="utf-8")
+    (package / "wording.py").write_text("", encoding="utf-8")
+    (package / "curves.py").write_text("from ._engine.tally import f\n", encoding="utf-8")
+    allowed = rooms(tmp_path)
+    assert allowed["_model"] == set() and allowed["_cli"] == {"_model", "_engine", PRESENTATION_ROOM}
+    graph = import_graph(source_modules(tmp_path, (PACKAGE,)))
+    assert layering_offences(graph, allowed, tmp_path) == [
+        "valuecore._engine.tally -> valuecore.curves (a room reaches up to the public surface)",
+        "valuecore._model.values -> valuecore.wording (_model may not import presentation)",
+    ]
+    assert declared_circles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
+
+
+# ------------------------------------------------------------ nothing outside imports a private module
+def outside_files(suffix: str):
+    for entry in OUTSIDE:
+        path = ROOT / entry
+        if path.is_file() and path.suffix == suffix:
+            yield path
+        elif path.is_dir():
+            yield from sorted(path.rglob(f"*{suffix}"))
+
+
+def private_imports(source: str) -> list[str]:
+    """The private valuecore modules (``valuecore._x``, the first private part of the name) ``source`` imports."""
+    private = re.compile(rf"{PACKAGE}(?:\.[a-zA-Z]\w*)*\._\w+")
+    found = set()
+    for name in imported_names(source, "__outside__", is_package=False):
+        match = private.match(name)
+        if match and name != f"{PACKAGE}.__version__":
+            found.add(match.group(0))
+    return sorted(found)
+
+
+def test_no_module_outside_the_package_imports_a_private_one():
+    offenders = {}
+    for path in outside_files(".py"):
+        found = private_imports(path.read_text(encoding="utf-8"))
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    for path in [*outside_files(".md"), ROOT / "README.md"]:
+        found = re.findall(rf"^\s*(?:from|import) ({PACKAGE}(?:\.\w+)*\._\w+)", path.read_text(encoding="utf-8"), re.M)
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    assert not offenders, f"private valuecore modules imported from outside the package: {offenders}"
+
+
+def test_the_private_import_check_can_fail():
+    assert private_imports("from valuecore._runfiles import load_runs") == ["valuecore._runfiles"]
+    assert private_imports("import valuecore._engine.sorting as s") == ["valuecore._engine"]
+    assert private_imports("from valuecore import _voc, presort") == ["valuecore._voc"]
+    assert private_imports("def f():\n    from valuecore._io._runfiles import x") == ["valuecore._io"]
+    assert private_imports("from valuecore.runs import _load_one") == ["valuecore.runs._load_one"]
+    assert private_imports("import importlib\nimportlib.import_module('valuecore._bands')") == ["valuecore._bands"]
+    assert private_imports("from valuecore.runs import load_runs\nimport valuecore as vc\n"
+                           "from valuecore import __version__") == []
+
+
+@pytest.mark.parametrize("module", ["valuecore._engine.sorting", "dashboard.data", "pages.home", "app"])
+def test_the_graph_sees_the_repositorys_modules(module):
+    assert module in source_modules()

@@ -1,0 +1,9 @@
+"""The command line, ``python -m valuecore``: arguments in, the core's numbers out in words.
+
+``commands`` (the parser and the commands validate, report, apply, table, voc), ``common`` (what the
+sub-commands share: exit codes, argument types, loading, values), ``monitor``, ``aggregate`` and
+``reviewers`` (the sub-commands and options built on ``common``).
+
+May import: _model, _io, _engine, _stats, _decide, _monitor, _pipeline, _serve, and the presentation
+modules (``wording``, ``chartspecs``, ``report``).
+"""

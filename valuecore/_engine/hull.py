@@ -1,0 +1,276 @@
+"""The best threshold for a new value in O(log n): the upper concave hull of the cumulative counts.
+
+A threshold rule that accepts the ``k`` most confident groups gains ``a * C_k + b * W_k`` over
+abstaining (``a = v_correct - v_abstain``, ``b = v_wrong - v_abstain``; ``C_k``, ``W_k`` the weighted
+correct and wrong items accepted, non-decreasing in ``k``). For ``a > 0 > b`` the best ``k`` maximises
+``C_k - omega * W_k``: a vertex of the upper concave hull of the points ``(W_k, C_k)``. The hull is
+built once per run (vectorised pruning, then an exact chain in integers where floats could round);
+a new value is a binary search over the hull's slopes.
+
+Bit for bit the linear scan's answer. The scan takes the first maximum of the *rounded* gains
+``fl(fl(a * C_k) + fl(b * W_k))`` (minus a class's base, for per-class thresholds), which may tie or
+order points differently from their exact values. So the hull only narrows the candidates: every
+rounded gain is within ``E`` of its exact value (``E`` bounds the rounding of the whole formula), every
+point lies under the line through any hull edge, and so any point whose rounded gain could reach the
+gain found at the hull vertex lies in an interval of ``W`` read off the two hull edges beside it.
+Within it the points with equal ``W`` form runs whose rounded gains never decrease (``C`` does not),
+so the rounded gains are computed at each run's end and the first maximum found by bisection in its
+run, with the scan's own arithmetic. Near a tie between two vertices (a value on a hull edge's slope)
+the interval spans that edge: the move then costs its points, never more than the scan.
+
+``a`` and ``b`` of one sign make the gain monotone in ``k`` (bisection, or ``k = 0``); ``a < 0 < b``
+uses the hull of the points ``(C_k, W_k)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import numpy as np
+
+__all__ = ["Chain", "first_best", "chain_of", "run_cache"]
+
+_U = 2.0**-53  # unit roundoff of float64
+_TINY = 2.0**-1000  # covers underflow in the products (at most 2**-1075 each)
+_SLACK = 2.0**-40  # relative margin on the bounds' own arithmetic (a few ulps)
+_EXACT_CROSS = 2.0**26  # whole numbers up to this: every cross product is exact in float64
+_ROUNDS = 64  # vectorised pruning rounds before the exact chain takes the survivors
+_EXACT_CHAIN_MAX = 1 << 20  # survivors beyond this: no hull (the scan answers)
+
+
+def _pruned(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Indices of points that may be upper-hull vertices (x strictly increasing), and whether they are exactly
+    the strict vertices.
+
+    A middle point is dropped when it lies on or under the chord of its current neighbours, all at once
+    (a run of dropped points is locally convex, so under the chord of the points kept around it). With
+    whole numbers up to ``_EXACT_CROSS`` the cross products are exact; otherwise a point is dropped only
+    when its computed cross product is below minus its rounding bound, so only points truly under a
+    chord go, and every hull vertex stays.
+    """
+    exact = bool(x.size == 0 or (max(x[-1], y[-1]) <= _EXACT_CROSS and np.array_equal(x, np.rint(x))
+                                 and np.array_equal(y, np.rint(y)) and x[0] >= 0 and y[0] >= 0))
+    keep = None  # every point, until a round drops some
+    xs, ys = x, y
+    for _ in range(_ROUNDS):
+        if xs.size < 3:
+            break
+        # The cross product of the two edges at each middle point: <= 0 when it lies on or under the chord.
+        dx, dy = np.diff(xs), np.diff(ys)
+        rise, run = dx[1:] * dy[:-1], dy[1:] * dx[:-1]
+        kept = np.ones(xs.size, dtype=bool)
+        if exact:
+            np.greater(rise, run, out=kept[1:-1])
+        else:
+            np.greater_equal(rise - run, -(8 * _U * (np.abs(rise) + np.abs(run)) + _TINY), out=kept[1:-1])
+        if kept.all():
+            break
+        keep = np.flatnonzero(kept) if keep is None else keep[kept]
+        xs, ys = xs[kept], ys[kept]
+    else:
+        exact = False  # not settled in so many rounds: the exact chain finishes
+    return (np.arange(x.size) if keep is None else keep), exact
+
+
+def _exact_chain(x: np.ndarray, y: np.ndarray) -> list[int]:
+    """Strict upper-hull vertices of points with strictly increasing x, in exact integer arithmetic."""
+    xr = [v.as_integer_ratio() for v in x.tolist()]
+    yr = [v.as_integer_ratio() for v in y.tolist()]
+    scale = max(q for _, q in xr + yr)  # powers of two: every coordinate times it is a whole number
+    xs = [p * (scale // q) for p, q in xr]
+    ys = [p * (scale // q) for p, q in yr]
+    hull: list[int] = []
+    for p in range(len(xs)):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (xs[p] - xs[a]) * (ys[b] - ys[a]) - (ys[p] - ys[a]) * (xs[b] - xs[a]) <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(p)
+    return hull
+
+
+class Chain:
+    """Upper hull of the points ``(x[k], y[k])`` for ``k`` in ``[start, stop)``; x and y non-decreasing (n,).
+
+    Attributes
+    ----------
+    run_ends : ndarray of shape (R,)
+        The last ``k`` of each run of equal ``x``: the only points that can be hull vertices.
+    vertex : list of int, shape (V,)
+        The hull's strict vertices (values of ``k``), by increasing x.
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, start: int, stop: int):
+        self.x, self.y, self.start, self.stop = x, y, start, stop
+        seg = x[start:stop]
+        ends = np.r_[np.flatnonzero(seg[1:] != seg[:-1]), seg.size - 1] + start
+        self.run_ends = ends.astype(np.int32) if stop < 2**31 else ends  # kept with the run: 4 bytes a run
+        # Of run ends of equal y only the first can be a vertex (the next point is as high, and further right),
+        # and the last point: the others go before any arithmetic.
+        ys = y[self.run_ends]
+        first = np.ones(ys.size, dtype=bool)
+        np.not_equal(ys[1:-1], ys[:-2], out=first[1:-1])
+        rising = np.flatnonzero(first)
+        points = self.run_ends[rising]
+        px, py = x[points], ys[rising]
+        keep, exact = _pruned(px, py)
+        if not exact:
+            if keep.size > _EXACT_CHAIN_MAX:
+                raise OverflowError("too many points near the hull for the exact chain")
+            keep = keep[_exact_chain(px[keep], py[keep])]
+        self.vertex = points[keep].tolist()
+        self.vx, self.vy = px[keep].tolist(), py[keep].tolist()
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            slopes = np.diff(py[keep]) / np.diff(px[keep])
+        self._neg_slopes = (-slopes).tolist()  # increasing: the hull is concave
+        self._x_last, self._y_last = float(x[stop - 1]), float(y[stop - 1])
+
+    def first_best(self, cy: float, cx: float, base: float) -> int | None:
+        """First ``k`` in ``[start, stop)`` maximising ``(cy * y[k] + cx * x[k]) - base`` as float64 computes it,
+        for ``cy > 0 > cx``; None when the bounds overflow (then the scan answers)."""
+        x, y, vx, vy = self.x, self.y, self.vx, self.vy
+        last = self.stop - 1
+        # Bounds the rounding of every gain of the segment (and of the few sums of gains below), with room.
+        bound = 32 * _U * (cy * self._y_last - cx * self._x_last + abs(base)) + _TINY
+        if not math.isfinite(bound * 8):  # gains near overflow: the scan answers
+            return None
+        i = bisect.bisect_left(self._neg_slopes, cx / cy)  # the edges steeper than omega = -cx / cy come first
+        found = (cy * vy[i] + cx * vx[i]) - base
+        low = max(int(x.searchsorted(self._left(i, found, bound, cy, cx, base), side="left")), self.start)
+        high = min(int(x.searchsorted(self._right(i, found, bound, cy, cx, base), side="right")) - 1, last)
+        at_x = float(x[high])
+        if float(x[low]) == at_x:  # one run: from its first point to its last
+            return self._first_reaching(low, high, at_x, (cy * float(y[high]) + cx * at_x) - base, bound, cy, cx,
+                                        base)
+        ends = self.run_ends
+        first_run, last_run = int(ends.searchsorted(low)), int(ends.searchsorted(high))
+        if last_run - first_run < 8:
+            gains = [(cy * float(y[k]) + cx * float(x[k])) - base for k in ends[first_run:last_run + 1].tolist()]
+            best = max(gains)
+            run = first_run + gains.index(best)
+        else:
+            at = ends[first_run:last_run + 1]
+            values = (cy * y[at] + cx * x[at]) - base
+            run = first_run + int(np.argmax(values))
+            best = float(values[run - first_run])
+        hi = int(ends[run])
+        return self._first_reaching(int(ends[run - 1]) + 1 if run > 0 else self.start, hi, float(x[hi]), best, bound,
+                                    cy, cx, base)
+
+    def _first_reaching(self, lo: int, hi: int, at_x: float, best: float, bound: float, cy: float, cx: float,
+                        base: float) -> int:
+        """The first point of the run ``[lo, hi]`` (x = ``at_x``) whose rounded gain reaches ``best``, its end's."""
+        y = self.y
+        # In a run x is constant and y never decreases, so neither does the rounded gain: bisect for the first
+        # point reaching the best.
+        if hi - lo > 16:  # a long run: start from the first point whose exact gain is within the bound
+            need = ((best - 2 * bound) + base - cx * at_x) / cy
+            lo = max(int(y.searchsorted(need - abs(need) * _SLACK - _TINY, side="left")), lo)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if (cy * float(y[mid]) + cx * at_x) - base >= best:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def _left(self, i: int, found: float, bound: float, cy: float, cx: float, base: float) -> float:
+        """An x below which no point's rounded gain reaches ``found``: from the line through the first hull
+        edge left of vertex ``i`` along which the gain surely rises (every point lies under it)."""
+        vx, vy = self.vx, self.vy
+        for j in range(i, 0, -1):
+            gain, before = (cy * vy[j] + cx * vx[j]) - base, (cy * vy[j - 1] + cx * vx[j - 1]) - base
+            width = vx[j] - vx[j - 1]
+            rise = (gain - before) - 3 * bound
+            if rise > 0:
+                slope_low = rise / width * (1 - _SLACK)
+                slope_high = ((gain - before) + 3 * bound) / width * (1 + _SLACK)
+                need = (found - 3 * bound) - gain  # the gain a point must add to vertex j's, at least
+                step = need / (slope_high if need > 0 else slope_low)
+                step -= abs(step) * _SLACK
+                return vx[j] + step - (abs(vx[j]) + abs(step)) * _SLACK - _TINY
+        return -math.inf
+
+    def _right(self, i: int, found: float, bound: float, cy: float, cx: float, base: float) -> float:
+        """An x above which no point's rounded gain reaches ``found`` (the mirror of :meth:`_left`)."""
+        vx, vy = self.vx, self.vy
+        for j in range(i, len(vx) - 1):
+            gain, after = (cy * vy[j] + cx * vx[j]) - base, (cy * vy[j + 1] + cx * vx[j + 1]) - base
+            width = vx[j + 1] - vx[j]
+            fall = (gain - after) - 3 * bound
+            if fall > 0:
+                slope_low = fall / width * (1 - _SLACK)
+                slope_high = ((gain - after) + 3 * bound) / width * (1 + _SLACK)
+                room = (gain + 3 * bound) - found  # what vertex j's gain may lose, at most
+                step = room / (slope_low if room >= 0 else slope_high)
+                step += abs(step) * _SLACK
+                return vx[j] + step + (abs(vx[j]) + abs(step)) * _SLACK + _TINY
+        return math.inf
+
+
+def _monotone_first_best(cy: float, y: np.ndarray, cx: float, x: np.ndarray, start: int, stop: int,
+                         base: float) -> int:
+    """First maximum of ``(cy * y[k] + cx * x[k]) - base`` over ``[start, stop)`` when both coefficients are
+    >= 0: the rounded gain never decreases, so the first k reaching the last one's."""
+    def gain(k):
+        return (cy * float(y[k]) + cx * float(x[k])) - base
+
+    best = gain(stop - 1)
+    lo, hi = start, stop - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if gain(mid) >= best:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def chain_of(cache: dict, key, x: np.ndarray, y: np.ndarray, start: int, stop: int) -> Chain | None:
+    """The :class:`Chain` of ``(x, y)`` on ``[start, stop)``, built once into ``cache[key]``; None when it cannot
+    be built exactly (then the scan answers)."""
+    if key not in cache:  # two threads may both build it: equal, so either one does
+        try:
+            cache[key] = Chain(x, y, start, stop)
+        except OverflowError:
+            cache[key] = None
+    return cache[key]
+
+
+def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong: np.ndarray, start: int,
+               stop: int, base: float = 0.0) -> int | None:
+    """First ``k`` in ``[start, stop)`` maximising ``(a * correct[k] + b * wrong[k]) - base`` as numpy computes
+    it elementwise (``np.argmax`` of that array, plus ``start``), in O(log n) after one hull build.
+
+    ``correct`` and ``wrong``: cumulative weighted counts, shape (n,), non-decreasing (checked when the hull is
+    built). ``cache``: where the hulls are kept (per run), under ``key``. None when the answer needs the scan
+    (counts that decrease, bounds that overflow, a hull that cannot be built exactly).
+    """
+    if stop <= start or not _ordered(cache, key, correct, wrong):
+        return None
+    if a >= 0 and b >= 0:
+        return _monotone_first_best(a, correct, b, wrong, start, stop, base)
+    if a <= 0 and b <= 0:  # the gain never increases: the first is a maximum
+        return start
+    if a > 0:  # and b < 0: the upper hull of (wrong, correct)
+        chain = chain_of(cache, (key, "wrong-correct", start), wrong, correct, start, stop)
+        return None if chain is None else chain.first_best(a, b, base)
+    chain = chain_of(cache, (key, "correct-wrong", start), correct, wrong, start, stop)
+    return None if chain is None else chain.first_best(b, a, base)
+
+
+def _ordered(cache: dict, key, correct: np.ndarray, wrong: np.ndarray) -> bool:
+    """Whether both cumulative counts are finite, >= 0 and non-decreasing (what every path above relies on)."""
+    ok_key = (key, "ordered")
+    if ok_key not in cache:
+        cache[ok_key] = all(bool(v.size == 0 or (v[0] >= 0 and np.isfinite(v[-1]) and np.all(v[1:] >= v[:-1])))
+                            for v in (correct, wrong))
+    return cache[ok_key]
+
+
+def run_cache(run) -> dict:
+    """Where a presorted run keeps its hulls (with the run: they go with it)."""
+    return vars(run).setdefault("_hulls", {})

@@ -1,0 +1,194 @@
+"""inspect_ai evaluation logs as runs, read through ``inspect_ai.log`` (the optional extra: ``pip install -r
+requirements-inspect.txt``).
+
+A source ``inspect:PATH`` (options as for ``lmeval:``, see ``lm_logs``) names a log file (``.eval`` or
+``.json``) or a folder of them; each model of the logs (``eval.model``) is one run, each task a split (or
+``split=...`` as for lm-evaluation-harness). Per sample and epoch, one item:
+
+* right or wrong from the score of the scorer (``scorer=NAME``, default the log's first): ``C``/``I``, 1/0 or
+  true/false; ``N`` (inspect's NOANSWER: the model gave no answer) is the model's own abstention; a
+  partial score (``P``, 0.5) is an error, naming the log, the sample and the scorer.
+* multiple choice (the sample has ``choices``): the prediction is the letter the scorer read (its
+  ``answer``), the truth the target letter; classes are the choice positions ``"0"``, ``"1"``, ...
+  A choice whose text is ``idk=TEXT`` is the model declining.
+* the confidence: ``confidence=logprobs`` reads the output's log-probabilities (generated with
+  ``logprobs=True, top_logprobs=K``): for a choice, the softmax over the choice letters among the top
+  log-probabilities at the answer's letter token; for a generated answer, the probability of the whole
+  completion (the exponential of the sum of its tokens' log-probabilities). ``confidence=FIELD`` reads a
+  number in [0, 1] from the score's or the sample's metadata; ``confidence=none``: every answer equally sure.
+* ``refusal=TEXT``: an answer (the output's completion) equal to TEXT is declined.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+
+from .lm_logs import GENERATED_CLASSES, LmLogOptions, _FileErrors, _Item, _model_run, _split_of, _Unscorable
+from .runfiles import LoadProblem, LoadReport
+
+__all__ = ["read_inspect"]
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_RIGHT = {"C": True, "I": False, 1: True, 0: False}  # 1.0 and True are the key 1, 0.0 and False 0
+
+
+def _log_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in (".eval", ".json"))
+    return [path]
+
+
+def _score(sample, options: LmLogOptions):
+    scores = sample.scores or {}
+    if not scores:
+        raise _Unscorable("scores", "is empty: the sample was not scored")
+    name = options.metric or next(iter(scores))
+    if name not in scores:
+        raise _Unscorable(f"scores.{name}", f"is missing (the sample has {', '.join(sorted(scores))})")
+    return name, scores[name]
+
+
+def _right(value, name: str):
+    """True / False for a right / wrong answer, None for NOANSWER."""
+    if value == "N":
+        return None
+    try:
+        return _RIGHT[value]
+    except (KeyError, TypeError):
+        raise _Unscorable(f"scores.{name}", f"is {value!r}: right or wrong needs C/I, 1/0 or true/false "
+                                            "(N: no answer)") from None
+
+
+def _letter_probabilities(sample, letters: str) -> list[float]:
+    """Softmax over the choice letters at the answer's letter token (from its top log-probabilities)."""
+    choices = sample.output.choices
+    logprobs = choices[0].logprobs if choices else None
+    if logprobs is None or not logprobs.content:
+        raise _Unscorable("output.choices[0].logprobs", "is not logged (generate with logprobs=True and "
+                                                        "top_logprobs=K, or give confidence=FIELD)")
+    for token in reversed(logprobs.content):
+        if token.token.strip() in letters and token.top_logprobs:
+            found = {}
+            for top in token.top_logprobs:
+                letter = top.token.strip()
+                if letter in letters and letter not in found:
+                    found[letter] = top.logprob
+            if not found:
+                break
+            peak = max(found.values())
+            weights = [math.exp(found[letter] - peak) if letter in found else 0.0 for letter in letters]
+            total = sum(weights)
+            return [w / total for w in weights]
+    raise _Unscorable("output.choices[0].logprobs", "holds no answer letter with top log-probabilities")
+
+
+def _confidence(sample, score, options: LmLogOptions) -> float:
+    wanted = options.confidence
+    if wanted is None:
+        raise _Unscorable("confidence", "is not chosen: give confidence=logprobs, confidence=FIELD (score or "
+                                        "sample metadata) or confidence=none")
+    if wanted == "none":
+        return 1.0
+    if wanted == "logprobs":
+        choices = sample.output.choices
+        logprobs = choices[0].logprobs if choices else None
+        if logprobs is None or not logprobs.content:
+            raise _Unscorable("output.choices[0].logprobs", "is not logged (generate with logprobs=True)")
+        return math.exp(sum(token.logprob for token in logprobs.content))
+    for where, metadata in (("score.metadata", score.metadata), ("metadata", sample.metadata)):
+        if metadata and wanted in metadata:
+            value = metadata[wanted]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise _Unscorable(f"{where}.{wanted}", f"is {value!r}, not a number in [0, 1]")
+            return float(value)
+    raise _Unscorable(wanted, "is in neither the score's nor the sample's metadata")
+
+
+def _item(sample, task: str, options: LmLogOptions) -> _Item:
+    name, score = _score(sample, options)
+    right = _right(score.value, name)
+    completion = (sample.output.completion or "").strip().casefold() if sample.output else ""
+    declined = right is None or completion in {t.casefold() for t in options.refusal}
+    doc_id = f"{sample.id}" if sample.epoch in (None, 1) else f"{sample.id}#{sample.epoch}"
+    split = _split_of({"doc": sample.metadata or {}}, task, doc_id, options)
+    if sample.choices:
+        letters = _LETTERS[: len(sample.choices)]
+        target = sample.target if isinstance(sample.target, str) else "".join(sample.target)
+        if target not in letters or len(target) != 1:
+            raise _Unscorable("target", f"is {target!r}: one choice letter ({letters[0]} to {letters[-1]}) is scored")
+        idk = {t.casefold() for t in options.idk}
+        answer = (score.answer or "").strip()
+        declined = declined or (answer in letters and sample.choices[letters.index(answer)].casefold() in idk)
+        if declined:
+            predicted, confidence = (letters.index(answer) if answer in letters else 0), 0.0
+        elif answer not in letters:
+            raise _Unscorable(f"scores.{name}.answer", f"is {answer!r}, not one of the choice letters {letters}")
+        else:
+            predicted = letters.index(answer)
+            if options.confidence == "logprobs":
+                confidence = _letter_probabilities(sample, letters)[predicted]
+            else:
+                confidence = _confidence(sample, score, options)
+            if right != (answer == target):
+                raise _Unscorable(f"scores.{name}", f"says {score.value!r} for answer {answer} and target {target}")
+        return _Item(task, doc_id, split, str(letters.index(target)), str(predicted), confidence, declined,
+                     "choice", len(letters))
+    confidence = 0.0 if declined else _confidence(sample, score, options)
+    truth = GENERATED_CLASSES[0] if right else GENERATED_CLASSES[1]
+    return _Item(task, doc_id, split, truth, GENERATED_CLASSES[0], confidence, declined, "generated")
+
+
+def read_inspect(path, options: LmLogOptions | None = None, display: str | None = None) -> LoadReport:
+    """The models of inspect_ai logs (a log file or a folder of them) as a :class:`LoadReport`."""
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise ImportError("reading inspect_ai logs needs inspect_ai: pip install -r requirements-inspect.txt") \
+            from None
+    options = options or LmLogOptions()
+    path = Path(path)
+    display = display or str(path)
+    if not path.exists():
+        return LoadReport({}, (LoadProblem(display, "no such file or folder"),))
+    by_model: dict[str, list[_Item]] = {}
+    digests: dict[str, "hashlib._Hash"] = {}
+    problems: list[LoadProblem] = []
+    for file in _log_files(path):
+        shown_as = f"{display}/{file.name}" if path.is_dir() else display
+        try:
+            log = read_eval_log(str(file))
+        except Exception as exc:  # inspect_ai raises its own and pydantic's errors for a file it cannot read
+            problems.append(LoadProblem(shown_as, f"cannot be read as an inspect_ai log ({type(exc).__name__})"))
+            continue
+        if log.status != "success" or not log.samples:
+            problems.append(LoadProblem(shown_as, f"is a log of status {log.status!r} with "
+                                                  f"{len(log.samples or [])} samples: only a finished evaluation "
+                                                  "is read"))
+            continue
+        errors, items = _FileErrors(shown_as), []
+        for number, sample in enumerate(log.samples, start=1):
+            try:
+                if sample.error is not None:
+                    raise _Unscorable("error", "is set: the sample failed to run")
+                items.append(_item(sample, log.eval.task, options))
+            except _Unscorable as error:
+                errors.add(number, error)
+        found = errors.problems()
+        problems += [LoadProblem(p.file, p.message.replace("line", "sample", 1), p.column) for p in found]
+        if not found:
+            by_model.setdefault(log.eval.model, []).extend(items)
+            digests.setdefault(log.eval.model, hashlib.sha256()).update(file.read_bytes())
+    if any(p.severity == "error" for p in problems):
+        return LoadReport({}, tuple(problems))
+    models = {}
+    for model, items in by_model.items():
+        if len({item.kind for item in items}) > 1:
+            problems.append(LoadProblem(display, f"model {model} mixes multiple-choice and generated tasks; read "
+                                                 "them as two sources"))
+            continue
+        models[model] = _model_run(model, display, digests[model].hexdigest(), items)
+    if not models and not problems:
+        problems.append(LoadProblem(display, "holds no inspect_ai log (.eval or .json)"))
+    return LoadReport(models, tuple(problems))

@@ -1,0 +1,26 @@
+"""The names the command line offers as choices, importable without numpy.
+
+``python -m valuecore --help`` builds its parser from these alone, so it loads
+no numpy; the modules that act on them (``fitting``, ``voc``, ``table``)
+import them from here.
+"""
+
+POLICY_KINDS = (
+    "accept_all",
+    "threshold",
+    "calibrated_threshold",
+    "class_thresholds",
+    "calibrated_class_thresholds",
+    "expected_value",
+)
+# Kinds that need more than the values: two_tier needs the values of its assisted tier,
+# shortlist the values of a hand-off with a shortlist.
+TIERED_KINDS = ("two_tier", "shortlist")
+ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
+# Not a policy kind but a choice of one per model: the rule the recommendation would choose for it
+# (valuecore.recommended_rules). The default of `report --policy` and of the dashboard's pages.
+RECOMMENDED_RULE = "recommended"
+
+VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")
+
+DEFAULT_KS = (0, 1, 2, 4, 8, 10)

@@ -1,0 +1,329 @@
+"""What each outcome is worth: the simple use case and the value matrix.
+
+A :class:`UseCase` is the triple ``(v_correct, v_abstain, v_wrong)`` of seed
+000 (Casati et al., eq. 2). A :class:`ValueMatrix` is the general form of
+Appendix A / seed 003 section 3.4: shape ``(C, C + 1)``, rows the true class,
+columns the predicted class then one last "abstain" column. Every value
+computation in the package goes through the matrix; the triple is the special
+case whose matrix has ``v_correct`` on the diagonal, ``v_wrong`` elsewhere and
+``v_abstain`` in the last column.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+import numpy as np
+
+__all__ = ["UseCase", "ValueMatrix", "Regime", "value_matrix_for"]
+
+
+@dataclass(frozen=True)
+class Regime:
+    """How the ordering of the three values shapes the decision.
+
+    Attributes
+    ----------
+    kind : {"normal", "abstain_never_pays", "abstain_always_pays", "inverted"}
+    reason : str
+        One plain-language sentence for a product manager.
+    """
+
+    kind: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UseCase:
+    """Value, in any currency, of a correct answer, an abstention and a wrong answer.
+
+    Any three finite numbers are legal; orderings other than
+    ``v_correct > v_abstain >= v_wrong`` get a defined answer and a
+    :attr:`regime` explaining it, never an error or a NaN.
+
+    Examples
+    --------
+    >>> u = UseCase(v_correct=1.0, v_abstain=0.0, v_wrong=-4.0)
+    >>> u.omega, u.calibrated_threshold
+    (4.0, 0.8)
+    >>> UseCase(1.0, 2.0, 0.0).regime.kind
+    'abstain_always_pays'
+    """
+
+    v_correct: float
+    v_abstain: float
+    v_wrong: float
+
+    def __post_init__(self):
+        for name in ("v_correct", "v_abstain", "v_wrong"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+
+    @classmethod
+    def from_omega(cls, omega: float) -> "UseCase":
+        """The dimensionless use case: correct 1, abstain 0, wrong ``-omega``."""
+        return cls(1.0, 0.0, -float(omega))
+
+    @property
+    def omega(self) -> float:
+        """Penalty ``(v_abstain - v_wrong) / (v_correct - v_abstain)`` (seed 000, eq. 3).
+
+        ``inf`` when a correct answer is worth no more than an abstention
+        (abstaining always pays); negative when a wrong answer beats abstaining.
+        """
+        gain = self.v_correct - self.v_abstain
+        if gain <= 0:
+            return math.inf
+        return (self.v_abstain - self.v_wrong) / gain
+
+    @property
+    def regime(self) -> Regime:
+        c, a, w = self.v_correct, self.v_abstain, self.v_wrong
+        if c > a >= w:
+            return Regime("normal", "A prediction is worth acting on when the model is confident enough.")
+        if c > a and w > a:
+            return Regime(
+                "abstain_never_pays",
+                "Even a wrong answer is worth more than handing the item over, so the model should answer everything.",
+            )
+        if a >= c and a >= w:
+            return Regime(
+                "abstain_always_pays",
+                "Handing the item over is worth at least as much as a correct answer, "
+                "so the model adds no value: always abstain.",
+            )
+        return Regime(
+            "inverted",
+            "A wrong answer is worth more than a correct one; check the values. "
+            "A confidence threshold cannot express the best rule here.",
+        )
+
+    @property
+    def calibrated_threshold(self) -> float | None:
+        """Threshold ``omega / (1 + omega)`` for a calibrated model (seed 000 eq. 5b).
+
+        Accept iff ``confidence >= threshold``. ``0.0`` accepts everything;
+        ``None`` means always abstain.
+        """
+        return _calibrated_threshold(self.v_correct - self.v_abstain, self.v_wrong - self.v_abstain)
+
+    def value_matrix(self, classes: Sequence) -> "ValueMatrix":
+        """The equivalent ``(C, C + 1)`` value matrix for these classes."""
+        n_classes = len(classes)
+        values = np.full((n_classes, n_classes + 1), self.v_wrong)
+        values[np.arange(n_classes), np.arange(n_classes)] = self.v_correct
+        values[:, -1] = self.v_abstain
+        matrix = ValueMatrix(tuple(str(c) for c in classes), values)
+        object.__setattr__(matrix, "_use_case", self)  # see use_case_of
+        return matrix
+
+    def to_dict(self) -> dict:
+        omega = self.omega
+        return {
+            "v_correct": self.v_correct,
+            "v_abstain": self.v_abstain,
+            "v_wrong": self.v_wrong,
+            "omega": omega if math.isfinite(omega) else None,
+        }
+
+
+# Values are multiplied by weights (up to WEIGHT_RANGE) and squared for intervals; within these
+# bounds no sum of a run overflows or underflows float64. A UseCase takes any finite numbers (its
+# algebra, omega and the calibrated threshold, is exact for all of them); the check is made when
+# values meet a run, through its value matrix. Thresholds do not change when every value
+# is multiplied by one positive number, so larger or smaller amounts can always be rescaled.
+VALUE_LIMIT = 1e100
+
+
+def _check_magnitude(values: np.ndarray, name: str, *, tiny: bool = False) -> None:
+    """Refuse magnitudes above VALUE_LIMIT (and, with ``tiny``, nonzero ones below 1/VALUE_LIMIT)."""
+    magnitude = np.abs(values)
+    bad = magnitude > VALUE_LIMIT
+    if tiny:
+        bad |= (magnitude > 0) & (magnitude < 1 / VALUE_LIMIT)
+    if bad.any():
+        limits = f"0 or between {1 / VALUE_LIMIT:g} and {VALUE_LIMIT:g}" if tiny else f"at most {VALUE_LIMIT:g}"
+        raise ValueError(
+            f"{name} must be {limits} in magnitude{' for an interval' if tiny else ''}; "
+            f"got {values[bad].flat[0]:g}. Express the values in a larger or smaller unit: multiplying "
+            "every value by one positive number changes no threshold"
+        )
+
+
+def check_value_range(values, *, interval: bool = False) -> None:
+    """Refuse (ValueError, in words) values that a run's sums cannot hold.
+
+    Called where values meet a run (policies, evaluation, curves, intervals). Values of any
+    magnitude up to VALUE_LIMIT are exact for thresholds and totals; an interval squares them,
+    so there nonzero values below 1/VALUE_LIMIT are refused too.
+    """
+    use_case = use_case_of(values)
+    if use_case is not None:  # a matrix made from a use case is checked as the use case, every value
+        entries = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
+        # Three floats: checked in Python (a slider move pays for this check), in numpy only to word a refusal.
+        if all(abs(v) <= VALUE_LIMIT and not (interval and 0 < abs(v) < 1 / VALUE_LIMIT) for v in entries):
+            return
+        entries = np.array(entries)
+    elif isinstance(values, ValueMatrix):
+        entries = values.values
+    else:
+        return
+    _check_magnitude(entries, "the values of the use case", tiny=interval)
+
+
+def _calibrated_threshold(gain_correct: float, gain_wrong: float) -> float | None:
+    """Lowest calibrated confidence ``c`` with ``c * gain_correct + (1 - c) * gain_wrong >= 0``.
+
+    Gains are relative to abstaining. Returns 0.0 (accept all) or None (never).
+    """
+    if gain_correct <= 0 and gain_wrong <= 0:
+        # Acting never beats abstaining; ties go to abstaining (fewer automated calls).
+        return None
+    if gain_wrong >= 0 and gain_correct >= 0:
+        return 0.0
+    if gain_correct <= gain_wrong:
+        # Confidence does not raise the expected gain: accept all or nothing.
+        return 0.0 if gain_wrong > 0 else None
+    # Through omega, so that policies, VOC curves and acceptance limits share one float formula.
+    omega = -gain_wrong / gain_correct
+    if math.isinf(omega):  # overflowed: only certainty is worth acting on
+        return 1.0
+    return max(0.0, float(threshold_for_omega(omega)))
+
+
+def threshold_for_omega(omega):
+    """The calibrated threshold ``omega / (1 + omega)`` (seed 000 eq. 5b), scalar or array.
+
+    The one float formula of the package: the calibrated policy, the calibrated VOC curve and
+    :func:`acceptance_limits` all call it, so that an item exactly at the threshold is accepted by
+    all of them or by none (``-g_w / (g_c - g_w)`` differs from it by an ulp in about a third of
+    use cases). NaN at ``omega = inf`` (always abstain).
+    """
+    return omega / (1.0 + omega)
+
+
+@dataclass(frozen=True, eq=False)
+class ValueMatrix:
+    """Value of each (true class, action) pair.
+
+    Attributes
+    ----------
+    classes : tuple of str, length C
+    values : ndarray of shape (C, C + 1)
+        ``values[i, j]`` is the value of predicting class ``j`` when the true
+        class is ``i``; ``values[i, C]`` the value of abstaining on class ``i``
+        (same orientation as ``sklearn.metrics.confusion_matrix``).
+
+    Examples
+    --------
+    >>> m = ValueMatrix.binary(tp=10, tn=1, fp=-5, fn=-50, abstain=0, classes=["ok", "fraud"])
+    >>> m.values.tolist()
+    [[1.0, -5.0, 0.0], [-50.0, 10.0, 0.0]]
+    """
+
+    classes: tuple[str, ...]
+    values: np.ndarray
+
+    def __post_init__(self):
+        classes = tuple(str(c) for c in self.classes)
+        values = np.array(self.values, dtype=np.float64)
+        n_classes = len(classes)
+        if values.shape != (n_classes, n_classes + 1):
+            raise ValueError(
+                f"a value matrix for {n_classes} classes must have shape "
+                f"({n_classes}, {n_classes + 1}) (true class x predicted classes + abstain), got {values.shape}"
+            )
+        if not np.isfinite(values).all():
+            rows = np.flatnonzero(~np.isfinite(values).all(axis=1)).tolist()
+            raise ValueError(f"the value matrix has NaN or infinite entries in rows (true classes) {rows}")
+        _check_magnitude(values, "the value matrix")
+        values.setflags(write=False)
+        object.__setattr__(self, "classes", classes)
+        object.__setattr__(self, "values", values)
+
+    @classmethod
+    def binary(cls, *, tp: float, tn: float, fp: float, fn: float, abstain: float = 0.0, classes=("0", "1")):
+        """The TP/TN/FP/FN business-value matrix of seed 002, plus an abstain value.
+
+        ``classes[1]`` is the positive class.
+        """
+        return cls(tuple(classes), np.array([[tn, fp, abstain], [fn, tp, abstain]], dtype=float))
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def gains(self) -> np.ndarray:
+        """Shape (C, C): value of predicting ``j`` minus abstaining, for true class ``i``."""
+        return self.values[:, :-1] - self.values[:, -1:]
+
+    def as_use_case(self) -> UseCase | None:
+        """The equivalent simple use case, or None when the matrix is not of that form."""
+        diagonal = np.diag(self.values[:, :-1])
+        off = self.values[:, :-1][~np.eye(self.n_classes, dtype=bool)]
+        abstain = self.values[:, -1]
+        if np.all(diagonal == diagonal[0]) and np.all(off == off[0]) and np.all(abstain == abstain[0]):
+            return UseCase(float(diagonal[0]), float(abstain[0]), float(off[0]))
+        return None
+
+    def calibrated_class_thresholds(self) -> dict[str, float | None]:
+        """Per predicted class, the threshold a calibrated model should use.
+
+        Seed 003 eqs. 7-8 generalised to C classes: for predicted class ``j``
+        the confidence ``c`` is the probability that ``j`` is right; the other
+        ``1 - c`` is charged at the worst gain among the other true classes,
+        so the threshold is never too permissive. For two classes this is
+        exactly eqs. 7-8.
+        """
+        gains = self.gains
+        thresholds = {}
+        for j, label in enumerate(self.classes):
+            others = np.delete(gains[:, j], j)
+            thresholds[label] = _calibrated_threshold(float(gains[j, j]), float(others.min()))
+        return thresholds
+
+    def to_dict(self) -> dict:
+        return {"classes": list(self.classes), "value_matrix": self.values.tolist()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ValueMatrix":
+        return cls(tuple(data["classes"]), np.asarray(data["value_matrix"], dtype=float))
+
+
+# A value as the public functions take it; the pipeline converts it once with value_matrix_for.
+Values = Union[UseCase, ValueMatrix]
+
+
+def value_matrix_for(values: Values | None, classes) -> ValueMatrix:
+    """The ``(C, C + 1)`` value matrix of ``values`` for these classes."""
+    classes = tuple(str(c) for c in classes)
+    if values is None:
+        raise ValueError("this computation needs a use case or a value matrix")
+    if isinstance(values, UseCase):
+        return values.value_matrix(classes)
+    if isinstance(values, ValueMatrix):
+        if values.classes != classes:
+            raise ValueError(
+                f"the value matrix is for classes {list(values.classes)} but the run has classes {list(classes)}"
+            )
+        return values
+    raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+
+
+def use_case_of(values: Values) -> UseCase | None:
+    """The use case ``values`` stands for: itself, the one a matrix was made from, or None.
+
+    Values travel down the pipeline as one ValueMatrix (``value_matrix_for``); a matrix made
+    from a UseCase remembers it, so the triple's exact shortcuts (gains from the cached
+    counts, ``UseCase.calibrated_threshold``) give bit for bit what they gave the UseCase.
+    A matrix given as a matrix keeps the matrix's arithmetic even when its entries have the
+    use case's shape (``ValueMatrix.as_use_case``).
+    """
+    if isinstance(values, UseCase):
+        return values
+    return getattr(values, "_use_case", None)

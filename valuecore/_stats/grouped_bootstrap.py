@@ -1,0 +1,171 @@
+"""Bootstrap re-tuning of the global threshold without touching the items.
+
+A bootstrap resample of ``N`` frequency-weighted items (``N = sum w``) draws
+``N`` copies with probability ``w_i / N``. Re-tuning one global threshold
+reads only the resampled counts per *cell* (distinct confidence, gain of the
+item): summed over a cell, the item counts are multinomial with the cell's
+share of the weight, exactly (a multinomial aggregates into a multinomial).
+
+The cells are the leaves of a binary tree over the distinct confidences
+(decreasing), with one count per gain category. A node's counts split into
+its children's by one binomial draw per category, with the left child's
+share of the node's weight: conditionally on the node, exactly the
+multinomial of its leaves. The search goes down from the root and stops
+where the tuning rule cannot look: a node whose best possible prefix (every
+item of positive gain first) stays below a value already reached, or that
+drew nothing, is never split. So a resample costs about ``log2(groups)``
+levels of a few nodes each, not one pass over the items; the thresholds it
+finds are those :func:`fit_policy` finds on the resample itself, ties
+included (the first maximiser, i.e. the highest threshold, and "accept
+nothing" when no prefix gains).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._engine.sorting import SortedRun
+from .._model.values import use_case_of
+
+# More gain categories than this (a value matrix over many classes) and the
+# per-node count vectors stop paying for themselves: the item bootstrap is used.
+MAX_CATEGORIES = 8
+# Resamples searched together; fixed, so that results never depend on a batch size.
+_RESAMPLES_PER_CHUNK = 256
+
+
+@dataclass(frozen=True, eq=False)
+class GroupTree:
+    """The cells of a presorted run as the leaves of a complete binary tree (heap order).
+
+    Attributes
+    ----------
+    gains : ndarray of shape (K,)
+        Gain over abstaining of one item of each category.
+    left_share : ndarray of shape (P, K)
+        For internal node ``v`` (``1 <= v < P``), the share of its weight of
+        each category held by its left child ``2 v`` (0 where it holds none).
+    root_share : ndarray of shape (K,)
+        Share of the whole weight held by each category.
+    n_draws : int
+        Items a resample draws: the total weight.
+    n_groups : int
+        Distinct confidences; leaf ``P + g`` is group ``g``.
+    depth : int
+        ``P = 2 ** depth`` leaves.
+    """
+
+    gains: np.ndarray
+    left_share: np.ndarray
+    root_share: np.ndarray
+    n_draws: int
+    n_groups: int
+    depth: int
+
+
+def group_tree(run: SortedRun, values, matrix_gains: np.ndarray) -> GroupTree | None:
+    """The tree of ``run`` for ``values`` (frequency weights), or None when the gains have too many categories.
+
+    ``matrix_gains`` is ``value_matrix_for(values, classes).gains`` (used for a value matrix).
+    """
+    p = run.predictions
+    use_case = use_case_of(values)
+    if use_case is not None:
+        # Categories in fit_policy's order: correct, then wrong.
+        gains = np.array([use_case.v_correct - use_case.v_abstain, use_case.v_wrong - use_case.v_abstain])
+        category = (~p.correct).astype(np.intp)
+    else:
+        import pandas as pd
+
+        codes, distinct = pd.factorize(matrix_gains[p.y_true, p.y_pred], sort=True)
+        if distinct.shape[0] > MAX_CATEGORIES:
+            return None
+        gains, category = np.asarray(distinct, dtype=np.float64), codes.astype(np.intp)
+    n_categories, n_groups = gains.shape[0], run.n_groups
+    cell = _item_groups(run) * n_categories + category
+    weight = np.bincount(cell, weights=p.sample_weight, minlength=n_groups * n_categories)
+    depth = max(0, int(np.ceil(np.log2(n_groups))))
+    size = 1 << depth
+    node = np.zeros((2 * size, n_categories))
+    node[size:size + n_groups] = weight.reshape(n_groups, n_categories)
+    for level in range(depth - 1, -1, -1):  # integer weights: the sums are exact
+        first, stop = 1 << level, 2 << level
+        node[first:stop] = node[2 * first:2 * stop:2] + node[2 * first + 1:2 * stop:2]
+    left_share = np.divide(node[2:2 * size:2], node[1:size], out=np.zeros((size - 1, n_categories)),
+                           where=node[1:size] > 0)  # fmt: skip
+    total = node[1].sum()
+    return GroupTree(
+        gains=gains,
+        left_share=np.vstack([np.zeros((1, n_categories)), left_share]),
+        root_share=node[1] / total if total > 0 else node[1],
+        n_draws=int(round(total)),
+        n_groups=n_groups,
+        depth=depth,
+    )
+
+
+def _item_groups(run: SortedRun) -> np.ndarray:
+    """Group (index into ``run.thresholds``) of each item, in the run's order."""
+    if run._rank is not None:
+        return run._rank.astype(np.intp)
+    groups = np.empty(run.predictions.n, dtype=np.intp)
+    groups[run.order] = np.repeat(np.arange(run.n_groups), np.diff(np.r_[0, run.group_end]))
+    return groups
+
+
+def _value(tree: GroupTree, counts: np.ndarray) -> np.ndarray:
+    """Gain of item counts (shape (m, K)), summed category by category as fit_policy sums them."""
+    value = tree.gains[0] * counts[:, 0]
+    for c in range(1, tree.gains.shape[0]):
+        value = value + tree.gains[c] * counts[:, c]
+    return value
+
+
+def best_groups(tree: GroupTree, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The group whose confidence a re-tuned threshold takes, per resample; -1 for "accept nothing"."""
+    def split(_, node, counts):
+        return rng.binomial(counts, tree.left_share[node])
+
+    best = np.empty(n_resamples, dtype=np.intp)
+    for start in range(0, n_resamples, _RESAMPLES_PER_CHUNK):
+        size = min(_RESAMPLES_PER_CHUNK, n_resamples - start)
+        best[start:start + size] = search(tree, rng.multinomial(tree.n_draws, tree.root_share, size=size), split)
+    return best
+
+
+def search(tree: GroupTree, root: np.ndarray, split) -> np.ndarray:
+    """Best group per resample from the root counts (shape (R, K)); ``split(resample, node, counts)``
+    gives the left children's counts. -1 where no prefix gains more than accepting nothing.
+    """
+    n_resamples = root.shape[0]
+    resample = np.arange(n_resamples)
+    node = np.ones(n_resamples, dtype=np.intp)
+    counts = root.astype(np.int64)
+    before = np.zeros_like(counts)
+    positive = np.maximum(tree.gains, 0.0)
+    # The best value reached so far, a lower bound of each resample's optimum (0: accept nothing).
+    reached = np.maximum(_value(tree, counts), 0.0)
+    slack = 1e-9 * (float(np.abs(tree.gains).max(initial=0.0)) + np.abs(reached))
+    end_value = _value(tree, counts)
+    for _ in range(tree.depth):
+        left = np.asarray(split(resample, node, counts), dtype=np.int64)
+        resample = np.r_[resample, resample]
+        node = np.r_[2 * node, 2 * node + 1]
+        before = np.vstack([before, before + left])
+        counts = np.vstack([left, counts - left])
+        end_value = _value(tree, before + counts)
+        np.maximum.at(reached, resample, end_value)
+        # A prefix ending inside a node is worth at most its items of positive gain taken first.
+        upper = _value(tree, before) + counts @ positive
+        keep = (counts.sum(axis=1) > 0) & (upper >= reached[resample] - slack[resample])
+        resample, node, counts, before, end_value = (a[keep] for a in (resample, node, counts, before, end_value))
+    # Leaves: the drawn groups that can still be best. The first maximiser wins; it must gain.
+    group = node - (1 << tree.depth)
+    top = np.full(n_resamples, -np.inf)
+    np.maximum.at(top, resample, end_value)
+    first = np.full(n_resamples, np.iinfo(np.intp).max)
+    at_top = end_value == top[resample]
+    np.minimum.at(first, resample[at_top], group[at_top])
+    return np.where(top > 0, first, -1)

@@ -1,0 +1,34 @@
+"""Which model and rule to deploy: the verdict a product manager reads, and the one recommendation.
+
+:func:`verdict` judges models on the same items (a :class:`Verdict` of :class:`Standing` rows: the best
+model and those the data cannot separate from it); :func:`simpler_rule` asks whether a richer rule really
+earns more than one threshold (a :class:`RuleComparison`). :func:`recommend` weighs every rule the settings
+allow (a :class:`Candidate` each) and returns a :class:`Recommendation`: the one model, rule and
+threshold(s) to deploy, or "not yet"; :func:`recommended_document` is the policy JSON that names it and
+:func:`recommended_rules` each model's rule under the choice ``RECOMMENDED_RULE`` (the default of every
+page and of ``report``). The everyday names are also at the top of the package.
+"""
+
+from ._decide.recommend import (
+    RECOMMENDED_RULE,
+    Candidate,
+    Recommendation,
+    recommend,
+    recommended_document,
+    recommended_rules,
+)
+from ._decide.verdict import RuleComparison, Standing, Verdict, simpler_rule, verdict
+
+__all__ = [
+    "Candidate",
+    "RECOMMENDED_RULE",
+    "Recommendation",
+    "RuleComparison",
+    "Standing",
+    "Verdict",
+    "recommend",
+    "recommended_document",
+    "recommended_rules",
+    "simpler_rule",
+    "verdict",
+]
