@@ -354,7 +354,7 @@ def threshold_cell(policy: vc.Policy | None, confidences=None) -> str:
         return vc.wording.DASH
     if policy.kind in GLOBAL_THRESHOLD_KINDS or policy.kind == "accept_all":
         return threshold_text(0.0 if policy.kind == "accept_all" else policy.threshold, confidences)
-    return "expected-value rule" if policy.kind == "expected_value" else "per class (see Rule)"
+    return "expected-value rule" if policy.kind == "expected_value" else "per class"
 
 
 def value_table(rows: list[ModelValue], *, with_what_if: bool = False, confidences: dict | None = None
@@ -412,7 +412,7 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False, confidenc
             "best": "",
             "model": "no model (always hand off)",
             "threshold": np.nan,
-            "threshold_text": "always hand off",
+            "threshold_text": "none",  # the model cell says it; a longer word widened the table past 1280 px
             "rule": "hand every item over",
             "value_total": view.no_model_total,
             "value_per_item": view.no_model_per_item,

@@ -45,8 +45,8 @@ def value_table(at: AppTest) -> pd.DataFrame:
     frame = at.dataframe[0].value
     assert "Threshold" in frame.columns and "Model" in frame.columns
     # The table shows thresholds as text, words where no one threshold stands (always hand off, a rule per class,
-    # the expected-value rule, no model); compare them as numbers.
-    words = ("–", "always hand off", "per class (see Rule)", "expected-value rule")
+    # the expected-value rule, none for the no-model row); compare them as numbers.
+    words = ("–", "always hand off", "per class", "expected-value rule", "none")
     shown = frame["Threshold"].replace(list(words), np.nan).replace("act on every item", 0.0)
     frame["Threshold"] = pd.to_numeric(shown, errors="raise")
     return frame.set_index("Model")
