@@ -162,7 +162,7 @@ def significant(x: float) -> str:
     if (special := _not_finite(x)) is not None:
         return special
     x = float(x)
-    text = f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+    text = f"{x:,.0f}" if abs(x) >= 999.5 else f"{x:.3g}"  # 999.5 would read 1e+03
     return "0" if text in ("-0", "0.0", "-0.0") else text
 
 
@@ -533,14 +533,19 @@ def amount(x: float, currency: str = "") -> str:
     Used for estimates and their intervals (a difference per item, a confidence interval), where
     :func:`money`'s cents would hide a small difference or claim more precision than the data holds.
 
-    >>> amount(0.012345, "$"), amount(-1234.5, "EUR"), amount(float("nan"), "$")
-    ('$0.0123', '-1,234 EUR', '–')
+    Trailing zeros stay, so that an interval's two ends read alike ($0.800 to $0.921, not $0.8 to $0.921).
+
+    >>> amount(0.012345, "$"), amount(-1234.5, "EUR"), amount(float("nan"), "$"), amount(0.7999, "$")
+    ('$0.0123', '-1,234 EUR', '–', '$0.800')
     """
     if _missing(x):
         return DASH
-    body = significant(abs(x))
     if not currency:
         return significant(x)
+    body = significant(abs(x))
+    if body != "0" and abs(float(x)) < 999.5:
+        kept = f"{abs(float(x)):#.3g}".rstrip(".")  # '#' keeps the zeros; 100 would read '100.'
+        body = body if "e" in kept else kept
     sign = "-" if x < 0 and body != "0" else ""
     if len(currency) == 1 and not currency.isalnum():
         return sign + currency + body

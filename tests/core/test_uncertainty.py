@@ -146,7 +146,7 @@ def test_describe_separates_this_data_from_new_data():
     text = iv.describe("EUR")
     assert text.startswith("On this data: 1,234 EUR per item.")
     assert "Expected on new data from the same distribution: 1,234 EUR per item (90% CI 1,215 EUR to 1,254 EUR)" in text
-    assert mean_interval([-1.0, -2.0, -3.0]).describe("$").startswith("On this data: -$2 per item.")
+    assert mean_interval([-1.0, -2.0, -3.0]).describe("$").startswith("On this data: -$2.00 per item.")
     assert iv.claim_on_data == "On this data: 1,234 per item."
     assert iv.claim_on_distribution.startswith("Expected on new data")
 
