@@ -76,6 +76,8 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR, Decimal
 
+from ._model.predictions import NO_PROBA_NOTE  # said where runs are checked; the app and CLI read it here
+
 __all__ = [
     "DASH",
     "PERCENT_DIGITS",
@@ -124,7 +126,6 @@ THRESHOLD_SIGNIFICANT = 6
 # The penalty has one name on every screen: the symbol with a plain word before it.
 OMEGA_LABEL = "Penalty ω"
 # What a rule needing probabilities says about a run that has only the top label.
-from ._model.predictions import NO_PROBA_NOTE  # noqa: E402  (said where runs are checked)
 # The policy kinds as a person picks them (menus, tables, the report's settings).
 POLICY_LABELS = {
     "recommended": "Recommended (each model's own)",
