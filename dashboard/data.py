@@ -116,6 +116,72 @@ def load_folder(folder: str | Path, roots: tuple[Path, ...] | None = None) -> Lo
     return shown_report(report, roots)
 
 
+LMEVAL_SAMPLES = "samples_*.jsonl"  # lm-evaluation-harness's per-task logs in a model's folder
+LOG_SUFFIXES = (".jsonl", ".eval", ".json")
+
+
+def load_evaluation_logs(text: str, roots: tuple[Path, ...]) -> LoadReport:
+    """Language-model evaluation logs named by a source typed in the sidebar (``lmeval[...]:PATH`` or
+    ``inspect[...]:PATH``, as on the command line), read only inside the operator's ``roots``.
+
+    PATH is resolved (links and ``..`` included) and refused outside the roots in the words a refused folder
+    gets; a link inside it that leaves the roots refuses the whole source. A folder holding
+    lm-evaluation-harness model folders (what its ``--output_path`` holds) reads one model per sub-folder,
+    so the models of one evaluation compare side by side. Cached per file content, like run files.
+    """
+    prefix, path_text = vc.runs.split_evaluation_log(text)
+    resolved = serverfiles.resolve_inside_roots(path_text)
+    if resolved is None:
+        return LoadReport(models={}, problems=(LoadProblem("evaluation logs", serverfiles.REFUSAL),))
+    if not resolved.exists():
+        problem = LoadProblem(prefix + shown(resolved, roots), "this file or folder does not exist", None, (), "error")
+        return LoadReport(models={}, problems=(problem,))
+    try:
+        leaving = serverfiles.links_leaving_roots(resolved, roots, recursive=True) if resolved.is_dir() else []
+    except ValueError as error:
+        return LoadReport(models={}, problems=(LoadProblem(prefix + shown(resolved, roots), str(error)),))
+    if leaving:
+        where = prefix + shown(leaving[0], roots)
+        return LoadReport(models={}, problems=(LoadProblem(where, serverfiles.LINK_REFUSAL),))
+    sources = [resolved]
+    if prefix.startswith("lmeval") and resolved.is_dir() and not any(resolved.glob(LMEVAL_SAMPLES)):
+        sources = sorted(d for d in resolved.iterdir() if d.is_dir() and any(d.glob(LMEVAL_SAMPLES))) or sources
+    key = ("evaluation logs", prefix, tuple(str(s) for s in sources), tuple(_log_fingerprint(s) for s in sources))
+    # The paths in it are shown already (shown_report would cut "lmeval:runs/a" to "a").
+    return _budgeted(_LOADED, key, lambda: _read_logs(prefix, sources, roots), "Reading the evaluation logs…")
+
+
+def _log_fingerprint(path: Path) -> tuple:
+    from .filehash import file_key
+
+    if not path.is_dir():
+        return ((path.name, file_key(path)),)
+    return tuple((f.name, file_key(f)) for f in sorted(path.iterdir()) if f.suffix.lower() in LOG_SUFFIXES)
+
+
+def _read_logs(prefix: str, sources: list[Path], roots: tuple[Path, ...]) -> LoadReport:
+    """Each source read as the command line reads it; a model name met twice is refused the second time."""
+    models: dict[str, ModelRun] = {}
+    problems: list[LoadProblem] = []
+    for source in sources:
+        shown_as = prefix + shown(source, roots)
+        try:
+            report = vc.runs.read_evaluation_log(prefix + str(source))
+        except (ValueError, ImportError) as error:  # bad options; inspect_ai not installed on this server
+            problems.append(LoadProblem(shown_as, str(error)))
+            continue
+        hidden = prefix + str(source)  # the server's path, never shown: the reader names the source as given
+        problems += [replace(p, file=p.file.replace(hidden, shown_as)) for p in report.problems]
+        for name, run in report.models.items():
+            if name in models:
+                problems.append(LoadProblem(shown_as, f"model name {name!r} is already taken by "
+                                                      f"{models[name].path}; this one was not loaded"))
+                continue
+            models[name] = replace(run, path=run.path.replace(hidden, shown_as))
+    problems += [p for p in vc.runs.check_comparable(models) if p not in problems]
+    return LoadReport(models=models, problems=tuple(problems))
+
+
 def shown(path, roots: tuple[Path, ...] | None = None) -> str:
     """A server path as visitors see it: under the allowed root's name or ``sample_runs`` (never absolute)."""
     return serverfiles.shown_path(path, roots or (), named={SAMPLE_ROOT: SAMPLE_ROOT.name})

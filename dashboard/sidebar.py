@@ -235,6 +235,12 @@ def _folder_report(path: str):
     """A server folder, read only inside the operator's allowed roots (the refusal reveals nothing of it)."""
     if not path:
         return data.LoadReport(models={}, problems=()), "a folder (none given yet)"
+    if vc.runs.is_evaluation_log(path):
+        report = data.load_evaluation_logs(path, serverfiles.allowed_roots())
+        if not report.models and any(p.message == serverfiles.REFUSAL for p in report.problems):
+            st.error(serverfiles.REFUSAL, icon=":material/block:")
+            return report, "evaluation logs (refused)"
+        return report, f"evaluation logs {path}"
     resolved = serverfiles.resolve_inside_roots(path)
     if resolved is None:
         st.error(serverfiles.REFUSAL, icon=":material/block:")
@@ -386,7 +392,9 @@ def _source_section(settings: Settings):
         "Folder with run files", value=path, key="sidebar_folder", placeholder="runs/2024-05",
         help="A folder inside the ones the operator allowed; a relative path is taken inside the first of them. "
         "A folder of run files loads them; a Parquet dataset (data files in sub-folders, e.g. split=val/...) "
-        "is aggregated once and then used like a run.",
+        "is aggregated once and then used like a run. Language-model evaluation logs: `lmeval:FOLDER` "
+        "(lm-evaluation-harness's --output_path, one model per sub-folder) or `inspect:FOLDER`, with the "
+        "options of the command line in brackets, e.g. `lmeval[split=val-test,idk=I don't know]:runs`.",
     )
     state.from_widget("source", f"folder:{folder}" if folder else "folder")
     return _folder_report(folder)

@@ -58,6 +58,8 @@ else:
                        column_config=config)
     if shown.top_label_note:
         st.caption(shown.top_label_note)
+    for note in shown.model_abstention_notes:  # a language model's own "I don't know", told from the threshold's
+        st.caption(note)
     with st.expander("Per split"):
         show_dataframe(
             shown.splits,
@@ -71,6 +73,10 @@ else:
                 "labelled": st.column_config.CheckboxColumn("Labelled"),
                 "accuracy": st.column_config.NumberColumn("Accuracy", format="percent"),
                 "probabilities": st.column_config.TextColumn("Probabilities"),
+                "declined by the model": st.column_config.NumberColumn(
+                    "Declined by the model", format="%.0f", help="Items the model itself declined ('I don't know')"),
+                "false abstentions": st.column_config.NumberColumn(
+                    "False abstentions", format="%.0f", help="Declined, yet the model's top choice was right"),
             },
         )
 

@@ -277,6 +277,10 @@ def html_report(
         f"<p>{_e(entry.model)}: {_e(wording.evaluation_basis(entry.evaluation, values, currency))}</p>"
         for entry in entries if (entry.evaluation or {}).get("ci95")
     )
+    value_html += "".join(  # a language model's own "I don't know", told from the threshold's hand-offs
+        f"<p>{_e(entry.model)}: {_e(wording.handoffs_by_whom(entry.evaluation))}</p>"
+        for entry in entries if "n_abstain_by_model" in (entry.evaluation or {})
+    )
     value_html += "".join(
         f"<p>{_e(entry.model)}: {_e(wording.shortlist_tiers(entry.evaluation['shortlist']))}</p>"
         for entry in entries if (entry.evaluation or {}).get("shortlist")

@@ -12,7 +12,8 @@ any file, remembering it as the loader does. The format is described in
 Language-model evaluation logs are runs too (``docs/language-models.md``):
 :func:`read_evaluation_log` reads one source, ``lmeval:PATH`` (lm-evaluation-harness's per-sample logs) or
 ``inspect:PATH`` (inspect_ai's, with the optional inspect_ai installed), options in brackets, into a
-:class:`LoadReport`; :func:`is_evaluation_log` tells such a source from a path; :func:`abstention_counts`
+:class:`LoadReport`; :func:`is_evaluation_log` tells such a source from a path and :func:`split_evaluation_log`
+splits off its path (to read it elsewhere); :func:`abstention_counts`
 gives a split's items, the model's own abstentions and its false abstentions.
 
 Uses pandas (and pyarrow for Parquet).
@@ -22,6 +23,8 @@ from ._io import runfiles as _runfiles
 from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles.py's __all__)
 
 from ._io.lm_logs import abstention_counts, is_log_source as is_evaluation_log  # noqa: E402
+from ._io.lm_logs import split_log_source as split_evaluation_log  # noqa: E402
 from ._io.eval_logs import read_log_source as read_evaluation_log  # noqa: E402
 
-__all__ = [*_runfiles.__all__, "read_evaluation_log", "is_evaluation_log", "abstention_counts"]
+__all__ = [*_runfiles.__all__, "read_evaluation_log", "is_evaluation_log", "split_evaluation_log",
+           "abstention_counts"]

@@ -91,6 +91,7 @@ __all__ = [
     "p_value",
     "threshold",
     "threshold_phrase",
+    "handoffs_by_whom",
     "omega",
     "OMEGA_LABEL",
     "THRESHOLD_SIGNIFICANT",
@@ -501,6 +502,28 @@ def interval_basis(interval, currency: str = "", outcome: str = "wrong answer") 
         n_worst=interval.n_worst, worst_value=interval.worst_value, one_more_worst=interval.one_more_worst,
         confidence=interval.confidence, currency=currency, outcome=outcome,
     )
+
+
+def handoffs_by_whom(evaluation) -> str:
+    """Of the hand-offs in the ``evaluation`` object of the policy JSON, those the model itself declined (a
+    language model's "I don't know") and those the threshold made, with the false abstentions; "" when the
+    run holds no abstention of the model's own.
+
+    >>> handoffs_by_whom({"n_abstain": 7, "n_abstain_by_model": 2, "n_false_abstentions": 1})
+    "Of 7 items handed over, 2 were declined by the model itself ('I don't know': handed over whatever the \
+threshold) and 5 by the threshold; 1 of the model's declines was a false abstention (its top choice was right)."
+    """
+    if "n_abstain_by_model" not in evaluation:
+        return ""
+    handed, own = evaluation["n_abstain"], evaluation["n_abstain_by_model"]
+    text = (f"Of {count(handed)} items handed over, {count(own)} {'was' if own == 1 else 'were'} declined by the "
+            "model itself ('I don't know': handed over whatever the threshold) and "
+            f"{count(handed - own)} by the threshold")
+    false = evaluation.get("n_false_abstentions")
+    if false is not None:
+        were = "was a false abstention" if false == 1 else "were false abstentions"
+        text += f"; {count(false)} of the model's declines {were} (its top choice was right)"
+    return text + "."
 
 
 def evaluation_basis(evaluation, values=None, currency: str = "") -> str:

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+import valuecore as vc
+
 from ..safetext import md_text
 from . import short_list
 
-__all__ = ["RunsPage", "build", "count_text", "runs_table", "splits_table"]
+__all__ = ["MODEL_ABSTENTION_COLUMNS", "RunsPage", "build", "count_text", "runs_table", "splits_table"]
 
 RUNS_SHOWN_FIRST = ("model", "splits")  # then the accuracy per split; the rest is one click away
 # The rest, with the model's name: each table then fits the 800 px a page has at 1280 px with the sidebar open
@@ -64,24 +66,32 @@ def runs_table(report, selected=()) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+MODEL_ABSTENTION_COLUMNS = ("declined by the model", "false abstentions")
+
+
 def splits_table(report) -> pd.DataFrame:
-    """One row per (model, split): rows, weighted items, labels, accuracy."""
+    """One row per (model, split): rows, weighted items, labels, accuracy; and, when a run holds the model's
+    own abstentions (a language model's "I don't know"), how many items it declined and how many of those
+    were false abstentions (declined, yet its top choice was right; NaN without labels)."""
+    own = any(p.has_model_abstentions for run in report.models.values() for p in run.splits.values())
     rows = []
     for name, run in report.models.items():
         for split, predictions in run.splits.items():
-            rows.append(
-                {
-                    "model": name,
-                    "split": split,
-                    "rows": predictions.n,
-                    "weighted items": predictions.total_weight,
-                    "labelled": predictions.has_labels,
-                    "accuracy": predictions.accuracy if predictions.has_labels else np.nan,
-                    "probabilities": "full" if predictions.has_proba else "top label only",
-                }
-            )
+            row = {
+                "model": name,
+                "split": split,
+                "rows": predictions.n,
+                "weighted items": predictions.total_weight,
+                "labelled": predictions.has_labels,
+                "accuracy": predictions.accuracy if predictions.has_labels else np.nan,
+                "probabilities": "full" if predictions.has_proba else "top label only",
+            }
+            if own:
+                _, declined, false = vc.runs.abstention_counts(predictions)
+                row.update(zip(MODEL_ABSTENTION_COLUMNS, (declined, false)))
+            rows.append(row)
     columns = ["model", "split", "rows", "weighted items", "labelled", "accuracy", "probabilities"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=columns + (list(MODEL_ABSTENTION_COLUMNS) if own else []))
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,7 @@ class RunsPage:
     accuracy_columns: tuple = ()
     top_label_note: str = ""
     splits: pd.DataFrame | None = None
+    model_abstention_notes: tuple = ()
 
 
 def build(selection) -> RunsPage:
@@ -127,6 +138,7 @@ def build(selection) -> RunsPage:
             empty = "No run is loaded yet. Choose the sample runs or a folder of run files in the sidebar."
         return RunsPage(source, errors, warnings, errors_note, empty=empty, empty_notes=notes)
     table = runs_table(report, selected=selection.models)
+    splits = splits_table(report)
     accuracy = tuple(c for c in table.columns if c.startswith("accuracy on "))
     top_label = [m for m, run in report.models.items() if not all(p.has_proba for p in run.splits.values())]
     top_label_note = (f"{md_text(short_list(top_label))}: top label only. The expected-value rule and temperature "
@@ -139,5 +151,24 @@ def build(selection) -> RunsPage:
         shown_first=(*RUNS_SHOWN_FIRST, *accuracy),
         accuracy_columns=accuracy,
         top_label_note=top_label_note,
-        splits=splits_table(report),
+        splits=splits,
+        model_abstention_notes=model_abstention_notes(splits),
     )
+
+
+def model_abstention_notes(splits: pd.DataFrame) -> tuple[str, ...]:
+    """One sentence per split where the model itself declined items: which hand-offs were the model's own, and
+    how many of them were false abstentions (markdown-safe)."""
+    if MODEL_ABSTENTION_COLUMNS[0] not in splits.columns:
+        return ()
+    notes = []
+    for row in splits.itertuples(index=False):
+        declined, false = row[-2], row[-1]
+        if declined == 0:
+            continue
+        false_text = ("" if np.isnan(false) else
+                      f"; {vc.wording.count(false)} of them false abstentions (its top choice was right)")
+        notes.append(f"{md_text(row.model)} declined {vc.wording.count(declined)} of "
+                     f"{vc.wording.count(row[3])} items on '{md_text(row.split)}' itself: always handed over, "
+                     f"whatever the threshold, which applies to the answers it gave{false_text}.")
+    return tuple(notes)

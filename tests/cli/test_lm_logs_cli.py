@@ -18,8 +18,10 @@ to beat handing everything over, so the recommendation is "not yet", naming beta
 from __future__ import annotations
 
 import csv
+import html
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,16 @@ def test_an_output_never_replaces_a_log_it_reads(sources, capsys):
     code, out, err = run_cli(capsys, "report", *sources, "--omega", "10", "--json", log_file)
     assert code == 2 and "writing it would destroy it" in err
     assert log_file.read_bytes() == before
+
+
+def test_the_html_report_tells_the_models_own_declines_from_the_thresholds_hand_offs(sources, tmp_path, capsys):
+    out_html = tmp_path / "report.html"
+    code, out, err = run_cli(capsys, "report", *sources, "--omega", "10", "--policy", "threshold",
+                             "--html", out_html)
+    assert code == 0, err
+    text = html.unescape(re.sub(r"<[^>]+>", " ", out_html.read_text(encoding="utf-8")))
+    # alpha at threshold 0.9 (the hand computation above): 7 handed over, 2 by the model itself, 1 false.
+    assert ("alpha: Of 7 items handed over, 2 were declined by the model itself ('I don't know': handed over "
+            "whatever the threshold) and 5 by the threshold; 1 of the model's declines was a false abstention "
+            "(its top choice was right).") in " ".join(text.split())
+    assert "beta: Of" not in text  # beta declined nothing itself

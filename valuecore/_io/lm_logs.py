@@ -45,7 +45,7 @@ from .limits import clip_text
 from .runfiles import LoadProblem, LoadReport, ModelRun, max_file_bytes, too_large_message
 
 __all__ = ["LmLogOptions", "abstention_counts", "abstention_notes", "is_log_source", "log_source_inputs",
-           "parse_log_source", "read_lmeval"]
+           "parse_log_source", "read_lmeval", "split_log_source"]
 
 LMEVAL = "lmeval"
 GENERATED_CLASSES = ("answer", "not the answer")
@@ -101,6 +101,19 @@ def log_source_inputs(text: str) -> list[str]:
     if not path.is_dir():
         return [str(path)]
     return [str(path), *(str(p) for p in sorted(path.iterdir()) if p.suffix in (".jsonl", ".eval", ".json"))]
+
+
+def split_log_source(text: str) -> tuple[str, str]:
+    """(what comes before the path, the path) of a log source, so a caller can read the same source at
+    another path (e.g. the path resolved inside a server's allowed folders); ValueError when it is none.
+
+    >>> split_log_source("lmeval[idk=I don't know]:runs/alpha")
+    ("lmeval[idk=I don't know]:", 'runs/alpha')
+    """
+    found = _SOURCE.match(text) if isinstance(text, str) else None
+    if found is None:
+        raise ValueError(f"{clip_text(str(text))}: not an evaluation-log source (lmeval:PATH or inspect:PATH)")
+    return text[: found.start("path")], found["path"]
 
 
 def parse_log_source(text: str) -> tuple[str, LmLogOptions, str]:
