@@ -42,7 +42,7 @@ import numpy as np
 from ..aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, PERIODS, bytes_on_disk
 from ..paths import check_output, write_atomically
 from ..._engine.sorting import cumulative_gain
-from ..runfiles import LoadProblem
+from ..format import LoadProblem
 from .results import AGGREGATE_METADATA_KEY, FILE_COLUMN, ROW_COLUMN, AggregateRefused, AggregateResult
 from .sources import _Source, _expand_source, _scan_files, _one_pass_per_folder, _table_source, _once_each
 from .sql import GROUPED_TABLE, grouped_sql, _ordered, aggregate_sql, check_sql, _checks_in_groups, _replace_classes

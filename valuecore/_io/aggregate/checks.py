@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, ENGINES, PERIODS
 from ..limits import clip_text
-from ..runfiles import (
+from ..format import (
     DEFAULT_SPLIT, MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
     _warn_unknown_columns,
 )

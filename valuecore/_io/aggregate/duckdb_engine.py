@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, bytes_on_disk
-from ..runfiles import LoadProblem, _short_list
+from ..format import LoadProblem, _short_list
 from .results import AGGREGATE_METADATA_KEY, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
 from .sources import _Source
 from .sql import _q, _lit, _Plan, GROUPED_TABLE, grouped_sql, written_sql

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-from ..runfiles import LoadProblem
+from ..format import LoadProblem
 
 
 AGGREGATE_METADATA_KEY = b"valuecore.aggregate"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 from ..paths import outside_roots
-from ..runfiles import (
+from ..format import (
     PARQUET_SUFFIXES, OUTSIDE_ROOTS, LoadProblem, csv_header, first_line, _check_header, _check_plain_cells,
     _FileProblems, _short_list,
 )

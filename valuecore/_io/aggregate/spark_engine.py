@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 
-from ..runfiles import LoadProblem
+from ..format import LoadProblem
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
 from .sources import _Source
 from .sql import _lit, _Plan, GROUPED_TABLE, grouped_sql

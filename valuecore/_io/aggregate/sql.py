@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..columns import (
     NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, Dialect, RowRule, rule_sql, rules_of, spec_of, sql_is_nan,
 )
-from ..runfiles import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
+from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, _JUST_BELOW_ONE
 
 
