@@ -18,6 +18,6 @@ DuckDB runs in-process; PySpark (``engine="spark"``) is an optional install
 """
 
 from ._io import aggregate as _aggregate
-from ._io.aggregate import *  # noqa: F403  (exactly the names of _io/aggregate.py's __all__)
+from ._io.aggregate import *  # noqa: F403  (exactly the names of _io/aggregate/__init__.py's __all__)
 
 __all__ = list(_aggregate.__all__)

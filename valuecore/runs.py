@@ -20,7 +20,7 @@ Uses pandas (and pyarrow for Parquet).
 """
 
 from ._io import runfiles as _runfiles
-from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles.py's __all__)
+from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles/__init__.py's __all__)
 
 from ._io.lm_logs import abstention_counts, is_log_source as is_evaluation_log  # noqa: E402
 from ._io.lm_logs import split_log_source as split_evaluation_log  # noqa: E402

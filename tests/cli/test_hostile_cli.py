@@ -300,7 +300,7 @@ def test_a_table_name_is_never_pasted_into_sql(tmp_path, monkeypatch):
 
 
 def test_only_one_statement_runs_per_call():
-    from valuecore._io.aggregate import _one_statement
+    from valuecore._io.aggregate.duckdb_engine import _one_statement
 
     assert _one_statement("SELECT 1") == "SELECT 1"
     with pytest.raises(ValueError, match="one statement"):

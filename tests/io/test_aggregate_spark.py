@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import valuecore as vc
-from valuecore._io.aggregate import AggregateRefused, aggregate, spark_session
+from valuecore._io.aggregate import AggregateRefused, aggregate
+from valuecore._io.aggregate.spark_engine import spark_session
 
 from test_aggregate import BAD_FRAMES, loader_problems, nearly_distinct_scores, raw_frame
 

@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from valuecore._io import fastload as _fastload
-from valuecore._io import runfiles as _runfiles
+from valuecore._io.runfiles import cells as _cells, parse as _parse, reading as _reading
 from valuecore.runs import load_run_file
 
 
@@ -54,8 +54,8 @@ def test_fast_checks_load_what_the_entry_checks_load(seed, n, spoil, split, floa
     data = _parquet_bytes(frame)
     fast = _outcome(data)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_runfiles, "clean_row_deviations", lambda block: None)
-        patch.setattr(_runfiles, "integer_label_codes", lambda values, classes: None)
+        patch.setattr(_cells, "clean_row_deviations", lambda block: None)
+        patch.setattr(_cells, "integer_label_codes", lambda values, classes: None)
         slow = _outcome(data)
     assert fast[0] == slow[0] and fast[2] == slow[2]
     assert fast[1].keys() == slow[1].keys()
@@ -82,7 +82,7 @@ def test_an_error_of_the_hash_thread_is_reported_not_raised(monkeypatch):
     def failed(data):
         raise MemoryError("no room to hash")
 
-    monkeypatch.setattr(_runfiles, "_sha256", failed)
+    monkeypatch.setattr(_parse, "_sha256", failed)
     report = load_run_file(data, name="model.parquet")
     assert not report.ok and "could not be loaded" in str(report.errors[0])
 
@@ -211,11 +211,12 @@ def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, blo
     frame.to_parquet(buffer, index=False, row_group_size=row_group)
     data = buffer.getvalue()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_runfiles, "_CHECK_BLOCK", block)
-        patch.setattr(_runfiles, "_PLACE_WORKERS", 3)  # blocks checked by threads at once, in any order
+        patch.setattr(_cells, "_CHECK_BLOCK", block)
+        patch.setattr(_reading, "_CHECK_BLOCK", block)  # read in blocks of that size, checked in them
+        patch.setattr(_reading, "_PLACE_WORKERS", 3)  # blocks checked by threads at once, in any order
         whole = _everything(data)
-        patch.setattr(_runfiles, "_GROUP_BYTES", -1)  # every row group too large: batch by batch,
-        patch.setattr(_runfiles, "_PLACE_WORKERS", 1)  # and one block after another
+        patch.setattr(_reading, "_GROUP_BYTES", -1)  # every row group too large: batch by batch,
+        patch.setattr(_reading, "_PLACE_WORKERS", 1)  # and one block after another
         batches = _everything(data)
     assert whole[0] == batches[0]
     assert whole[1].keys() == batches[1].keys()

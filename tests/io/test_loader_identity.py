@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from valuecore._io import identity as _identity
-from valuecore._io import runfiles as _runfiles
+from valuecore._io.runfiles import parse as _parse
 from valuecore.runs import ModelRun, file_sha256, load_run_file, load_runs
 
 FRAME = pd.DataFrame({"proba_a": [0.9, 0.2, 0.6], "proba_b": [0.1, 0.8, 0.4], "y_true": ["a", "b", "b"]})
@@ -117,14 +117,14 @@ def test_a_file_changed_after_loading_gets_no_digest(tmp_path, change):
 
 def test_a_file_changed_while_being_read_is_refused(tmp_path, monkeypatch):
     path = _write(tmp_path / "model.parquet")
-    real = _runfiles._parse_columns
+    real = _parse._parse_columns
 
     def rewrite_meanwhile(*args, **kwargs):
         parsed = real(*args, **kwargs)
         _write(path, FRAME.assign(proba_a=[0.8, 0.3, 0.5], proba_b=[0.2, 0.7, 0.5]))
         return parsed
 
-    monkeypatch.setattr(_runfiles, "_parse_columns", rewrite_meanwhile)
+    monkeypatch.setattr(_parse, "_parse_columns", rewrite_meanwhile)
     report = load_run_file(path)
     assert not report.models
     assert [str(p) for p in report.errors] == [f"{path}: changed while it was being read; load it again"]

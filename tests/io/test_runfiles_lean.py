@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.datasets import aggregated_models
-from valuecore._io import runfiles as _runfiles
+from valuecore._io.runfiles import cells as _cells, reading as _reading
 from valuecore._io.runfiles import LoadReport, load_run_file, load_runs
 
 CLASSES = ("a", "b", "c")
@@ -87,7 +87,8 @@ def test_parquet_loads_exactly_as_csv_whatever_the_row_order_and_batches(
             value = {"nan": np.nan, "neg": -0.2, "big": frame.at[row, name] + 0.5, "tiny": frame.at[row, name] + 1e-4}
             frame.at[row, name] = value[kind]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_runfiles, "_CHECK_BLOCK", block)  # many batches, each mixing models and splits
+        patch.setattr(_cells, "_CHECK_BLOCK", block)  # many batches, each mixing models and splits
+        patch.setattr(_reading, "_CHECK_BLOCK", block)
         from_parquet = load_run_file(parquet_bytes(frame), name="run.csv", splits=only)
     from_csv = load_run_file(csv_bytes(frame), name="run.csv", splits=only)
     assert_same_load(from_csv, from_parquet)

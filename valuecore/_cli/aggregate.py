@@ -189,7 +189,8 @@ def _cmd_aggregate(args) -> int:
 
 
 def _aggregate(args, line: _ProgressLine, signals: _Signals):
-    from .._io.aggregate import _active_or_local_session, aggregate
+    from .._io.aggregate import aggregate
+    from .._io.aggregate.spark_engine import _active_or_local_session
 
     spark = None
     if args.engine == "spark":

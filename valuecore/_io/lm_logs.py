@@ -42,7 +42,8 @@ import numpy as np
 
 from .._model.predictions import Predictions
 from .limits import clip_text
-from .runfiles import LoadProblem, LoadReport, ModelRun, max_file_bytes, too_large_message
+from .format import max_file_bytes, too_large_message
+from .runfiles import LoadProblem, LoadReport, ModelRun
 
 __all__ = ["LmLogOptions", "abstention_counts", "abstention_notes", "is_log_source", "log_source_inputs",
            "parse_log_source", "read_lmeval", "split_log_source"]

@@ -1,0 +1,361 @@
+"""The loader's checks run in the engine, their findings as the loader's own :class:`LoadProblem`
+messages (file, column, rows); the budget's refusal with a suggested resolution; the options checked."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+
+from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, ENGINES, PERIODS
+from ..limits import clip_text
+from ..format import (
+    DEFAULT_SPLIT, MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
+    _warn_unknown_columns,
+)
+from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
+from .sources import _Source
+from .sql import (
+    _lit, _Plan, _text, _is_integer_text, _group_text, GROUPED_TABLE, groups_at_sql, _Check, _sum_deviation, check_sql,
+    _rows_where_sql, _label_values_sql, _split_labels_sql, _distinct_count_sql, _checks_in_groups,
+)
+from .duckdb_engine import _Engine, _DuckDB, _HeldGroups
+
+
+def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan | None:
+    where = _FileProblems(source.display)
+    columns = [c for c in source.columns if c not in (FILE_COLUMN, ROW_COLUMN)]
+    _warn_unknown_columns(columns, where)
+    kind = _run_kind(columns, where)
+    if kind is not None and kind.logit_columns:
+        where.add(
+            "logit_ columns are not kept in an aggregate (temperature scaling needs per-item rows)",
+            column=kind.logit_columns[0],
+            severity="warning",
+        )
+    if options.get("period") is not None and "timestamp" not in columns:
+        where.add(f"--period {options['period']} needs a timestamp column", column="timestamp")
+    problems.extend(where.items)
+    if kind is None or where.has_errors:
+        return None
+    return _Plan(
+        columns=tuple(columns), column_types=source.column_types, classes=kind.classes,
+        proba_columns=kind.proba_columns, model=source.model, file_models=source.file_models, **options,
+    )  # fmt: skip
+
+
+def _infer_classes(engine: _Engine, plan: _Plan, source: _Source, problems: list[LoadProblem]):
+    labels = sorted({str(r[0]) for r in engine.rows(_label_values_sql(plan))})
+    if len(labels) < 2:
+        problems.append(
+            LoadProblem(
+                source.display,
+                f"a top-label run needs at least 2 classes among y_pred and y_true, found {_short_list(labels)}",
+                "y_pred",
+            )
+        )
+        return None
+    if all(_is_integer_text(c) for c in labels):
+        return tuple(sorted(labels, key=int))
+    return tuple(labels)
+
+
+def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """Every row check in one pass; the offending rows are fetched only for failed checks."""
+    sql, checks = check_sql(plan)
+    problems: list[LoadProblem] = []
+    for record in engine.rows(sql):
+        file = record[0]
+        display = engine.display_file(file)
+        counts = record[1 : 1 + len(checks)]
+        by_message: dict[str, list[int]] = {}
+        for check, count in zip(checks, counts):
+            if not count:
+                continue
+            by_message.setdefault(check.message, []).append(1)
+            if len(by_message[check.message]) > SHOWN_COLUMNS:
+                continue
+            rows = _first_rows(engine, check.bad, file)
+            message = check.message
+            if check.names_labels:
+                message = f"labels {_short_list(_labels_where(engine, plan, check, file))} {message}"
+            problems.append(LoadProblem(display, message, check.column, rows, check.severity, int(count)))
+        for message, hits in by_message.items():
+            if len(hits) > SHOWN_COLUMNS:
+                more = [c.column for c, n in zip(checks, counts) if n and c.message == message][SHOWN_COLUMNS:]
+                problems.append(LoadProblem(display, f"{message} also in columns {_short_list(more)}"))
+        if not plan.top_label:
+            problems.extend(_sum_problems(engine, plan, file, display, record[1 + len(checks) :]))
+    problems.extend(_group_problems(engine, plan, source))
+    return problems
+
+
+def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source, groups) -> list[LoadProblem]:
+    """The loader's checks, read from the counts the grouping kept (``groups`` runs SQL on them); the
+    per-file pass of :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
+    if not _checks_in_groups(plan):
+        return []  # checked before the grouping
+    if plan.top_label:
+        counts = "SUM(n_bad), 0, 0"
+    else:
+        counts = f"SUM(CASE WHEN worst > {plan.sum_tolerance!r} THEN 1 ELSE 0 END), SUM(n_off), MAX(worst)"
+    distinct = ", ".join(f"COUNT(DISTINCT {c})" if plan.has(c) else "0" for c in ("model", "split"))
+    record = groups.rows(f"SELECT {counts}, {distinct} FROM {GROUPED_TABLE}")[0]
+    if record[0]:
+        return _run_checks(engine, plan, source)
+    problems: list[LoadProblem] = []
+    if not plan.top_label and record[1]:
+        if len(source.files) != 1:  # several files (or a table): each one's own count and worst deviation
+            return _run_checks(engine, plan, source)
+        file = engine.rows(f"SELECT {FILE_COLUMN} FROM {SOURCE_VIEW} LIMIT 1")[0][0]
+        problems += _sum_problems(engine, plan, file, engine.display_file(file), (None, record[2], 0, record[1]))
+    if max(record[3], record[4]) > MAX_GROUPS or _partly_labelled(groups, plan):
+        problems += _group_problems(engine, plan, source)
+    return problems
+
+
+def _partly_labelled(groups, plan: _Plan) -> bool:
+    """Whether a (model, split) is labelled only in part, judged on the groups (checks passed, so a
+    NULL y_true there is an empty one)."""
+    if not plan.has("y_true"):
+        return False
+    sql = (
+        f"SELECT COUNT(*) FROM (SELECT model, split, SUM(n_rows) AS n_rows, "
+        f"SUM(CASE WHEN y_true IS NULL THEN 0 ELSE n_rows END) AS labelled FROM {GROUPED_TABLE} "
+        "WHERE model IS NOT NULL AND split IS NOT NULL GROUP BY model, split) AS per_split "
+        "WHERE labelled > 0 AND labelled < n_rows"
+    )
+    return groups.rows(sql)[0][0] > 0
+
+
+def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """Run files of one folder are separate models: a model column value found in two of them is refused."""
+    model = _text(plan, "model")
+    sql = (
+        f"SELECT {model} AS name, MIN({FILE_COLUMN}), MAX({FILE_COLUMN}) FROM {SOURCE_VIEW} WHERE {model} IS NOT NULL "
+        f"GROUP BY name HAVING COUNT(DISTINCT {FILE_COLUMN}) > 1 ORDER BY name"
+    )
+    return [
+        LoadProblem(
+            engine.display_file(last),
+            f"gives the model name {name!r}, which {engine.display_file(first)} gives too: the two would be blended "
+            "into one model; rename one (its file, or its model column), or aggregate them into separate files",
+            "model",
+        )
+        for name, first, last in engine.rows(sql)
+    ]
+
+
+def _first_rows(engine: _Engine, condition: str, file) -> tuple[int, ...]:
+    rows = [r[0] for r in engine.rows(_rows_where_sql(condition, file))]
+    return tuple(int(r) + 1 for r in rows if r is not None)
+
+
+def _labels_where(engine: _Engine, plan: _Plan, check: _Check, file) -> list[str]:
+    """The distinct offending labels of a file, in order of first appearance."""
+    text = _text(plan, check.column)
+    sql = (
+        f"SELECT {text} AS label, MIN({ROW_COLUMN}) AS first FROM {SOURCE_VIEW} "
+        f"WHERE {FILE_COLUMN} = {_lit(file)} AND ({check.bad}) GROUP BY {text} ORDER BY first, label"
+    )
+    return [str(r[0]) for r in engine.rows(sql)]
+
+
+def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:
+    _, worst, too_far, off = record
+    deviation = _sum_deviation(plan)
+    if too_far:
+        rows = _first_rows(engine, f"{deviation} > {plan.sum_tolerance!r}", file)
+        message = f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
+        return [LoadProblem(display, message, None, rows, "error", int(too_far))]
+    if off:
+        rows = _first_rows(engine, f"{deviation} > {plan.warn_tolerance!r}", file)
+        message = f"probabilities sum to 1 only approximately (worst deviation {worst:.3g}, kept as they are)"
+        return [LoadProblem(display, message, None, rows, "warning", int(off))]
+    return []
+
+
+def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
+    """Too many models or splits; a split labelled only in part."""
+    problems = []
+    for column in ("model", "split"):
+        if plan.has(column):
+            (count,) = engine.rows(_distinct_count_sql(plan, column))[0]
+            if count > MAX_GROUPS:
+                problems.append(
+                    LoadProblem(
+                        source.display,
+                        f"{column} has {count} distinct values (at most {MAX_GROUPS}); is it the right column?",
+                        column,
+                    )
+                )
+    if not plan.has("y_true"):
+        return problems
+    several_models = plan.has("model") or bool(plan.file_models)
+    for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan)):
+        if model is None or split is None or labelled in (0, n_rows):
+            continue
+        context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
+        in_group = (
+            f"{_group_text(plan, 'model', plan.model)} = {_lit(model)} AND "
+            f"{_group_text(plan, 'split', DEFAULT_SPLIT)} = {_lit(split)} AND {_text(plan, 'y_true')} IS NULL"
+        )
+        files = engine.rows(
+            f"SELECT {FILE_COLUMN}, COUNT(*) FROM {SOURCE_VIEW} WHERE {in_group} GROUP BY {FILE_COLUMN} "
+            f"ORDER BY {FILE_COLUMN}"
+        )
+        for file, count in files:
+            problems.append(
+                LoadProblem(
+                    engine.display_file(file),
+                    f"y_true is missing in {context}, which has labels elsewhere "
+                    "(leave y_true empty for a whole split to mark it unlabeled)",
+                    "y_true",
+                    _first_rows(engine, in_group, file),
+                    "error",
+                    int(count),
+                )
+            )
+    return problems
+
+
+def _suggest_resolution(engine: _Engine, plan: _Plan, max_groups: int) -> tuple[float | None, int | None]:
+    """The finest power-of-ten resolution whose exact group count fits the budget (counted on the groups)."""
+    for resolution in CANDIDATE_RESOLUTIONS:
+        (count,) = engine.rows(groups_at_sql(plan, resolution))[0]
+        if count <= max_groups:
+            return resolution, int(count)
+    return None, None
+
+
+def _refusal(source: _Source, groups: int, max_groups: int, suggestion) -> LoadProblem:
+    resolution, estimate = suggestion
+    message = (
+        f"{groups:,} groups (model, split, predicted class, confidence, true class) exceed the budget of "
+        f"{max_groups:,}: the confidences are too finely spread to aggregate exactly"
+    )
+    if resolution is not None:
+        message += (
+            f"; run again with --resolution {resolution:g} ({estimate:,} groups; confidences are rounded "
+            "down to that grid and the report states what it can cost), or raise --max-groups"
+        )
+    else:
+        message += "; even --resolution 0.01 leaves too many groups (are model or split the right columns?)"
+    return LoadProblem(source.display, message)
+
+
+def _check_options(engine: str, resolution, period, max_groups) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    if resolution is not None and not (0 < float(resolution) <= 0.5 and math.isfinite(float(resolution))):
+        raise ValueError(f"resolution must lie in (0, 0.5], got {resolution}")
+    if period is not None and period not in PERIODS:
+        raise ValueError(f"period must be one of {list(PERIODS)}, got {period!r}")
+    if int(max_groups) < 1:
+        raise ValueError(f"max_groups must be at least 1, got {max_groups}")
+
+
+_CSV_NOT_AS_HEADER = (
+    "could not be read with the columns of its header (a row with more fields than the header, or a quote that "
+    "is never closed?); `python -m valuecore validate FILE` names the rows"
+)
+
+
+def _engine_columns(runner: _Engine) -> list[tuple[str, str]]:
+    if isinstance(runner, _DuckDB):
+        return runner.describe()
+    return [(f.name, f.dataType.simpleString()) for f in runner.spark.table(SOURCE_VIEW).schema.fields]
+
+
+def _is_engine_error(exc: Exception) -> bool:
+    return type(exc).__module__.split(".")[0].lstrip("_") in ("duckdb", "pyspark", "py4j")
+
+
+def _engine_problem(source: _Source, exc: Exception, runner: _Engine | None = None) -> LoadProblem:
+    """A sentence for an error the engine raised while reading a source (no engine jargon)."""
+    text = str(exc)
+    line = re.search(r"CSV Error on Line: (\d+)", text)
+    if "max_temp_directory_size" in text:
+        limit = getattr(runner, "max_temp_size", DEFAULT_MAX_TEMP_SIZE)
+        message = (
+            f"needs more than --max-temp-size {limit} of spill space on disk to aggregate (stopped, its spill "
+            "files removed); raise --max-temp-size or --memory-limit, or give a coarser --resolution"
+        )
+    elif "Maximum line size" in text or "max_line_size" in text:
+        message = "has a line longer than the 2 MB a CSV line may hold here (is it a CSV file with one row per line?)"
+    elif line:
+        message = f"could not be read as CSV at line {line.group(1)} (a row with other fields than the header?)"
+    elif "Binder Error" in text or "not found in FROM clause" in text:
+        message = _CSV_NOT_AS_HEADER if source.format == "csv" else "could not be read with its own columns"
+    else:
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        message = f"could not be read ({clip_text(first, 200)})"
+    return LoadProblem(source.display, message)
+
+
+def _models_of(runner: _Engine, table) -> list:
+    """The distinct model names of one source's groups, in order."""
+    if isinstance(table, _HeldGroups):
+        return runner.models_of(table)
+    import pyarrow.compute as pc
+
+    return pc.unique(table.column("model")).to_pylist()
+
+
+def _check_model_names(runner: _Engine, tables, used: Sequence[_Source], problems: list[LoadProblem]) -> None:
+    """Refuse two sources giving the same model name: their rows would blend into one model."""
+    if len(tables) < 2:
+        return
+    source_of: dict[str, str] = {}
+    for table, source in zip(tables, used):
+        for name in _models_of(runner, table):
+            if name in source_of and source_of[name] != source.display:
+                problems.append(
+                    LoadProblem(
+                        source.display,
+                        f"gives the model name {name!r}, which {source_of[name]} gives too: the two would be "
+                        "blended into one model; rename one (its file, or its model column), or aggregate them "
+                        "into separate files",
+                    )
+                )
+            source_of.setdefault(name, source.display)
+    if any(p.severity == "error" for p in problems):
+        raise AggregateRefused(problems)
+
+
+def _common_classes(plans: Sequence[_Plan], problems, sources) -> tuple[str, ...]:
+    """The classes of the aggregate: those of every probability source (in any column order), or
+    the union of the classes of top-label sources (each found from its own labels, as the loader does)."""
+    kinds = {(p.top_label or p.resolution is not None) for p in plans}
+    if kinds == {True} and all(p.top_label for p in plans):
+        union = {c for p in plans for c in p.classes}
+        return tuple(sorted(union, key=int)) if all(_is_integer_text(c) for c in union) else tuple(sorted(union))
+    classes = {frozenset(p.classes) for p in plans}
+    if len(kinds) > 1 or len(classes) > 1:
+        detail = "; ".join(f"{s}: {_short_list(p.classes)}" for s, p in zip(sources, plans))
+        raise AggregateRefused(
+            list(problems)
+            + [LoadProblem(", ".join(sources), f"sources have different classes or run kinds ({detail}); "
+                           "aggregate them into separate files")]
+        )  # fmt: skip
+    return plans[0].classes
+
+
+_SIZE = re.compile(r"\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*|\s*\d+(\.\d+)?\s*%\s*", re.IGNORECASE)
+
+
+def _check_engine_options(engine: str, memory_limit: str, temp_directory, max_temp_size=DEFAULT_MAX_TEMP_SIZE) -> None:
+    """Plain sentences for options DuckDB would refuse with its own words."""
+    if engine == "duckdb" and not _SIZE.fullmatch(str(memory_limit)):
+        raise ValueError(f"--memory-limit must be a size such as 512MB or 4GB, got {str(memory_limit)!r}")
+    if engine == "duckdb" and (not _SIZE.fullmatch(str(max_temp_size)) or "%" in str(max_temp_size)):
+        raise ValueError(f"--max-temp-size must be a size such as 4GB or 20GB, got {str(max_temp_size)!r}")
+    if temp_directory is not None:
+        folder = Path(temp_directory)
+        if not folder.is_dir():
+            raise ValueError(f"--temp-dir {temp_directory} is not a folder; give an existing folder to spill into")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ValueError(f"--temp-dir {temp_directory} is not writable; give a folder you can write in")

@@ -1,0 +1,190 @@
+"""Spark as the aggregation's engine: a cluster's session or ``local[2]`` on the loopback interface."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+
+from ..format import LoadProblem
+from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
+from .sources import _Source
+from .sql import _lit, _Plan, GROUPED_TABLE, grouped_sql
+from .duckdb_engine import _Engine, _stop_if_asked
+
+
+def spark_session(master: str = "local[2]"):
+    """A local Spark session bound to the loopback interface (for tests and one machine)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    return (
+        SparkSession.builder.master(master)
+        .appName("valuecore-aggregate")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+
+
+class _Spark(_Engine):
+    name = "spark"
+
+    def __init__(self, session=None, stop: threading.Event | None = None):
+        self.spark = session if session is not None else _active_or_local_session()
+        self.stop = stop
+        self._progress = None  # the grouping's callback while it runs
+        # This aggregation's jobs carry a tag: a stop cancels them, not a notebook's other jobs.
+        self._tag = f"valuecore-aggregate-{os.getpid()}-{id(self)}"
+        try:
+            self._context = self.spark.sparkContext
+        except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext (its error moved between versions)
+            self._context = None  # its session carries the tags
+        (self.spark.addTag if self._context is None else self._context.addJobTag)(self._tag)
+        # The aggregation text quotes identifiers with double quotes, as DuckDB does.
+        self.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
+        self.spark.conf.set("spark.sql.session.timeZone", "UTC")
+        # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
+        self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        self._uris: dict[str, str] = {}
+        self._partitions = self.spark.conf.get("spark.sql.shuffle.partitions")
+        self._closed = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        """Every 0.1 s, once ``stop`` is set, cancel this aggregation's jobs (the waiting call then fails
+        and :func:`aggregate` raises KeyboardInterrupt); every 0.5 s, the running grouping's progress."""
+        context = self._context
+        tracker = None if context is None else context.statusTracker()
+        ticks = 0
+        while not self._closed.wait(0.1):
+            if self.stop is not None and self.stop.is_set():
+                if context is None:
+                    self.spark.interruptTag(self._tag)
+                else:
+                    context.cancelJobsWithTag(self._tag)
+            ticks += 1
+            report = self._progress
+            if report is not None and tracker is not None and ticks % 5 == 0:
+                stages = [info for info in map(tracker.getStageInfo, tracker.getActiveStageIds()) if info]
+                tasks = sum(info.numTasks for info in stages)
+                if tasks:
+                    report(sum(info.numCompletedTasks for info in stages) / tasks)
+
+    def _job(self, work, progress=None):
+        """``work()``, once no stop is asked, with ``progress`` reported meanwhile."""
+        _stop_if_asked(self.stop)
+        self._progress = progress
+        try:
+            return work()
+        finally:
+            self._progress = None
+
+    def _size_shuffle(self, rows: int | None) -> None:
+        """Shuffle partitions sized to the source (about 2M rows each, at least two per core), not a fixed
+        default: the grouping's shuffle then neither queues tiny tasks nor overloads a few."""
+        if rows is None:
+            return
+        cores = self.spark.sparkContext.defaultParallelism
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(max(2 * cores, min(4000, -(-rows // 2_000_000)))))
+
+    def bind(self, source: _Source) -> None:
+        _stop_if_asked(self.stop)
+        self._size_shuffle(source.rows)
+        reader = self.spark.read
+        if source.format == "spark_table":
+            frame = self._catalog_table(source)
+            frame = frame.selectExpr(
+                "*", f"{_lit(source.display)} AS {FILE_COLUMN}", f"CAST(NULL AS BIGINT) AS {ROW_COLUMN}"
+            )
+        else:
+            if source.base is not None:
+                reader = reader.option("basePath", source.base)
+            if source.format == "parquet":
+                frame = reader.parquet(*source.files)
+                row = "_metadata.row_index"
+            else:
+                frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
+                row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
+            frame.createOrReplaceTempView(CELLS_VIEW)
+            frame = frame.selectExpr("*", f"_metadata.file_path AS {FILE_COLUMN}", f"{row} AS {ROW_COLUMN}")
+            for file in source.files:
+                self._uris[_uri_path(Path(file).resolve().as_uri())] = file
+        if source.format == "spark_table":
+            frame.createOrReplaceTempView(CELLS_VIEW)
+        frame.createOrReplaceTempView(SOURCE_VIEW)
+
+    def _catalog_table(self, source: _Source):
+        """``table:NAME`` as a DataFrame: NAME's parts quoted one by one, never parsed as SQL."""
+        parts = source.table.split(".")
+        if not 1 <= len(parts) <= 3 or any(not p.strip() or "`" in p or not p.isprintable() for p in parts):
+            raise AggregateRefused(
+                [LoadProblem(source.display, "a catalog table is named NAME, DATABASE.NAME or CATALOG.DATABASE.NAME, "
+                             "without backquotes or control characters")]
+            )  # fmt: skip
+        quoted = ".".join(f"`{p}`" for p in parts)
+        try:
+            return self.spark.table(quoted)
+        except Exception as exc:  # noqa: BLE001 - pyspark's AnalysisException moved between versions
+            if "TABLE_OR_VIEW_NOT_FOUND" in str(exc) or "not found" in str(exc).lower():
+                raise AggregateRefused([LoadProblem(source.display, "no such table in the Spark catalog")]) from None
+            raise
+
+    def display_file(self, engine_file) -> str:
+        return self._uris.get(_uri_path(str(engine_file)), str(engine_file))
+
+    def rows(self, sql: str) -> list[tuple]:
+        return self._job(lambda: [tuple(r) for r in self.spark.sql(sql).collect()])
+
+    def arrow(self, sql: str, progress):
+        return self._job(lambda: self.spark.sql(sql).toArrow(), progress)
+
+    def groups(self, plan: _Plan, limit: int, progress):
+        # One job, as a bare groupBy: no cache of the groups, no count of them first; the budget is the limit.
+        self.holds_groups = False
+        return self.arrow(f"{grouped_sql(plan)} LIMIT {int(limit)}", progress)
+
+    def materialize(self, name: str, sql: str, progress) -> None:
+        # A DataFrame's view keeps its analysed plan (a SQL-text view would re-resolve
+        # against whatever source_rows means later).
+        self._drop_cached()
+        self._cached = self.spark.sql(sql).persist()
+        self._job(self._cached.count, progress)
+        self._cached.createOrReplaceTempView(name)
+        self.holds_groups = name == GROUPED_TABLE
+
+    def _drop_cached(self) -> None:
+        if getattr(self, "_cached", None) is not None:
+            self._cached.unpersist()
+            self._cached = None
+
+    def close(self) -> None:
+        self._closed.set()
+        self._watcher.join()
+        self._drop_cached()
+        self.spark.catalog.dropTempView(GROUPED_TABLE)
+        self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
+        (self.spark.removeTag if self._context is None else self._context.removeJobTag)(self._tag)
+
+
+def _active_or_local_session():
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # Launched by spark-submit: the master and the rest come from its command line.
+        return SparkSession.builder.appName("valuecore-aggregate").getOrCreate()
+    return spark_session()
+
+
+def _uri_path(text: str) -> str:
+    parsed = urlparse(text)
+    return unquote(parsed.path) if parsed.scheme in ("file", "") else text

@@ -1,0 +1,393 @@
+"""One file's bytes into a table of columns: Parquet through Arrow (row group by row group, floats
+placed as they arrive), CSV through pandas with every cell read as text first."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import re
+import warnings
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..columns import (
+    FEW_VALUES,
+    LOGIT_PREFIX,
+    PROBA_PREFIX,
+    SPECS,
+    TEXT_COLUMNS,
+    rule_mask,
+)
+from ..fastload import fill_columns
+from ..lazy import LazyModule
+from ..format import (
+    LoadProblem, NUMERIC_MISSING, PARQUET_SUFFIXES, _FileProblems, _check_header, _check_plain_cells, _nfc,
+    _too_many_columns, csv_header, first_line,
+)
+from .results import AGGREGATE_NOTE
+from .cells import _CHECK_BLOCK, _ProbabilityChecks, _class_major_matrix, _logit_order, _report_columns
+pd = LazyModule("pandas")  # imported on first use
+
+
+_TOO_MANY_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """The file's rows ordered by (model, split), rows staying in file order within a pair.
+
+    order : (n,) 0-based file rows in that order, or None when the file is in that order already
+    group : (n,) int16 or int32 index of each file row's pair, or None without ``order``
+    starts : (n_pairs,) where each pair's rows start in that order
+    bounds : {(model index, split index): (start, stop)}
+    """
+
+    order: np.ndarray | None
+    group: np.ndarray | None
+    starts: np.ndarray
+    bounds: dict
+
+
+def _early_header_problems(path: Path, display: str) -> list[LoadProblem]:
+    """The problems of a CSV file's header, found before the file is read whole (empty when fine).
+
+    A hostile header is refused after reading O(limit) bytes of it, not the file."""
+    if Path(display).suffix.lower() not in (".csv", ".txt", ""):
+        return []
+    problems = _FileProblems(display)
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+        if head == b"PAR1" or head[:2] == b"PK":  # Parquet or a spreadsheet: their readers decide
+            return []
+        handle.seek(0)
+        line = first_line(handle, problems)
+        if line is not None and line.strip():
+            csv_header(line, problems)
+    return problems.items if problems.has_errors else []
+
+
+def _file_content(path: Path) -> bytes | Path:
+    """The bytes of a file, or the path itself for Parquet, which is read from disk
+    column by column rather than held in memory twice (bytes, then decoded)."""
+    with open(path, "rb") as handle:
+        if handle.read(4) == b"PAR1":
+            return path
+    return path.read_bytes()
+
+
+# Arrow memory above which a table read beside the probabilities is handed back to the system at once.
+_LARGE_ARROW_BYTES = 64 << 20
+
+
+def _release_arrow_memory() -> None:
+    """Hand Arrow's freed buffers back to the system (its allocator keeps them for reuse)."""
+    import sys
+
+    if "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class _Table:
+    """A file as read: its columns (names stripped, file order), those in ``frame``, and
+    the reader of the float columns left out of it (Parquet probabilities and logits)."""
+
+    frame: pd.DataFrame
+    columns: list[str]
+    floats: _FloatColumns | None = None
+    aggregate: bool = False  # written by `python -m valuecore aggregate`
+
+
+def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> _Table | None:
+    if isinstance(data, Path):
+        return _read_parquet(data, problems)
+    if len(data) == 0:
+        problems.add("empty file (0 bytes)")
+        return None
+    suffix = Path(display).suffix.lower()
+    # Content decides over the name: a Parquet file renamed .csv still loads.
+    if data[:4] == b"PAR1" or suffix in PARQUET_SUFFIXES:
+        return _read_parquet(data, problems)
+    if data[:2] == b"PK" or suffix in (".xlsx", ".xls", ".ods"):
+        problems.add("looks like a spreadsheet or zip archive; save it as CSV or Parquet")
+        return None
+    if suffix not in (".csv", ".txt", ""):
+        problems.add(f"unsupported file type {suffix!r}; run files are .csv or .parquet")
+        return None
+    frame = _read_csv(data, problems)
+    return None if frame is None else _Table(frame, list(frame.columns))
+
+
+def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        # No pre-buffering: it would keep every compressed column chunk read in memory until the end.
+        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data), pre_buffer=False)
+        # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
+        schema = parquet.schema_arrow
+        if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
+            return None
+        if not _check_plain_cells(schema, problems):
+            return None
+        columns = [_nfc(str(name).strip()) for name in schema.names]
+        # Probabilities and logits, when all are floats, are read later batch by batch straight
+        # into their matrices: a pandas copy of them would double the peak memory.
+        matrix_columns = [i for i, c in enumerate(columns) if c.startswith((PROBA_PREFIX, LOGIT_PREFIX))]
+        streamed = bool(matrix_columns) and all(pa.types.is_floating(schema.field(i).type) for i in matrix_columns)
+        kept = [i for i in range(len(columns)) if not (streamed and i in set(matrix_columns))]
+        # Text columns with few distinct values become categories: codes, not one string object per row.
+        text = (pa.types.is_string, pa.types.is_large_string)
+        labels = [schema.names[i] for i in kept
+                  if columns[i] in FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
+        if labels:
+            source = data if isinstance(data, Path) else io.BytesIO(data)
+            parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
+        table = parquet.read(columns=[schema.names[i] for i in kept])
+        aggregate = bool(schema.metadata and b"valuecore.aggregate" in schema.metadata)
+        if aggregate:
+            problems.add(AGGREGATE_NOTE, severity="warning")
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
+        problems.add(f"is not a readable Parquet file ({exc})")
+        return None
+    n = table.num_rows
+    large = table.nbytes >= _LARGE_ARROW_BYTES
+    # Column by column, freeing each Arrow column once converted: the table never exists twice.
+    frame = table.to_pandas(split_blocks=True, self_destruct=True)
+    del table
+    if large:  # else Arrow reuses the little it keeps for the probabilities (handing it back costs page faults)
+        _release_arrow_memory()
+    frame.columns = [columns[i] for i in kept]
+    if frame.shape[1] == 0:
+        frame = pd.DataFrame(index=pd.RangeIndex(n))
+    floats = _FloatColumns(parquet, {columns[i]: schema.names[i] for i in matrix_columns}, n) if streamed else None
+    return _Table(frame, columns, floats, aggregate)
+
+
+# Decoded bytes of a row group's float columns up to which it is decoded whole (two at a time at most).
+_GROUP_BYTES = 128 << 20
+
+
+# Threads that fill and check blocks of a file's float columns in file order (its checks record what they
+# find by block, in any order, and report it in file order).
+_PLACE_WORKERS = max(1, min(2, os.cpu_count() or 1))
+
+
+def _numpy_columns(batch) -> list[np.ndarray]:
+    """The columns of an Arrow record batch as numpy arrays (no copy without nulls; nulls as NaN)."""
+    return [column.to_numpy(zero_copy_only=False) for column in batch.columns]
+
+
+class _FloatColumns:
+    """Float columns of a Parquet file, read batch by batch into one matrix and checked as they come.
+
+    Parameters
+    ----------
+    parquet : pyarrow.parquet.ParquetFile
+    names : dict of str to str
+        Stripped column name to the name in the file.
+    n : int
+        Rows of the file.
+    """
+
+    def __init__(self, parquet, names: dict[str, str], n: int):
+        self.parquet = parquet
+        self.names = names
+        self.n = n
+
+    def _matrix(self, columns, layout: _Layout | None, check):
+        """Matrix (n, k) of ``columns``, its rows in the ``layout`` order (None: file order).
+
+        ``check(block, first_file_row, columns)`` sees each block of file rows (and its columns as
+        read, class-major, read-only), and may change the block,
+        before it is placed. float32 stays float32 when every column is float32, as in
+        :func:`_numeric_matrix`.
+        """
+        import pyarrow as pa
+
+        schema = self.parquet.schema_arrow
+        types = {schema.field(self.names[c]).type for c in columns}
+        dtype = np.float32 if types == {pa.float32()} else np.float64
+        matrix = _class_major_matrix(self.n, len(columns), dtype)
+        group = None if layout is None or layout.order is None else layout.group
+        if group is not None:
+            buffer = _class_major_matrix(_CHECK_BLOCK, len(columns), dtype)
+            cursor = layout.starts.copy()  # where each pair's next row goes
+
+        def place(start: int, read: list[np.ndarray]) -> None:
+            """Fill, check and lay out file rows start:start+len(read[0]) (one batch at a time, in order)."""
+            stop = start + len(read[0])
+            if group is None:
+                block = matrix[start:stop]
+            else:
+                groups = group[start:stop]
+                one = groups[0] if (groups == groups[0]).all() else None
+                block = buffer[: stop - start] if one is None else matrix[cursor[one] : cursor[one] + stop - start]
+            fill_columns(block, read)
+            check(block, start, read)
+            if group is None:
+                pass
+            elif one is not None:
+                cursor[one] += stop - start
+            else:
+                # Each pair's rows of a block go, in file order, to the next free rows of that pair.
+                by_pair = np.argsort(groups, kind="stable")
+                sorted_groups = groups[by_pair]
+                firsts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+                sorted_block = block[by_pair]
+                for a, b in zip(firsts, np.r_[firsts[1:], by_pair.size]):
+                    pair = sorted_groups[a]
+                    matrix[cursor[pair] : cursor[pair] + b - a] = sorted_block[a:b]
+                    cursor[pair] += b - a
+
+        def place_all(start: int, blocks: list) -> None:
+            for read in blocks:
+                place(start, read)
+                start += len(read[0])
+
+        # Arrow decodes the next part while numpy places this one (both let go of the GIL), and few parts
+        # wait (the memory stays a few parts). Laid out by (model, split), the blocks are placed in file
+        # order by one worker (each pair's rows go to its next free rows); in file order, each block has
+        # its own rows of the matrix, and the part's blocks are shared among the cores.
+        workers = 1 if group is not None else _PLACE_WORKERS
+        start = 0
+        parts, most_waiting = self._parts([self.names[c] for c in columns], np.dtype(dtype).itemsize)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") as pool:
+            waiting: deque = deque()
+            for blocks in parts:
+                share = -(-len(blocks) // workers)
+                for first in range(0, len(blocks), share):
+                    waiting.append(pool.submit(place_all, start, blocks[first : first + share]))
+                    start += sum(len(read[0]) for read in blocks[first : first + share])
+                del blocks
+                while len(waiting) > most_waiting * workers:
+                    waiting.popleft().result()
+            while waiting:
+                waiting.popleft().result()
+        if start != self.n:
+            raise ValueError(f"read {start} rows of probabilities, expected {self.n}")
+        return matrix
+
+    def _parts(self, names: list[str], itemsize: int):
+        """(parts, how many may wait to be placed): the columns ``names`` in file order, each part a list
+        of blocks of at most ``_CHECK_BLOCK`` rows, each block a list of numpy arrays (nulls as NaN).
+
+        A part is a whole row group, its columns decoded at once on Arrow's threads, when row groups are
+        small enough that two at a time cost little memory (pandas decodes the same way, and batch by batch
+        costs 1.3-1.6x the CPU); else a batch of ``_CHECK_BLOCK`` rows.
+        """
+        metadata = self.parquet.metadata
+        groups = range(metadata.num_row_groups)
+        largest = max((metadata.row_group(i).num_rows for i in groups), default=0) * len(names) * itemsize
+        if largest > _GROUP_BYTES:
+            batches = self.parquet.iter_batches(batch_size=_CHECK_BLOCK, columns=names)
+            return ([_numpy_columns(batch)] for batch in batches), 2
+
+        def row_groups():
+            for i in groups:
+                table = self.parquet.read_row_group(i, columns=names, use_threads=True)
+                yield [_numpy_columns(batch) for batch in table.to_batches(max_chunksize=_CHECK_BLOCK)]
+
+        return row_groups(), 1
+
+    def close(self) -> None:
+        """Let go of the file, and of the decoding buffers its reader keeps."""
+        self.parquet.close()
+        self.parquet = None
+        _release_arrow_memory()
+
+    def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
+        """As :func:`_probabilities`, its rows in the ``layout`` order."""
+        checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, self.n)
+        proba = self._matrix(columns, layout, checks.block)
+        return (proba, checks.argmax_and_max) if checks.report(problems) else (None, None)
+
+    def logits(self, columns, classes, layout: _Layout | None, problems: _FileProblems):
+        """As :func:`_logits`, its rows in the ``layout`` order."""
+        ordered = _logit_order(columns, classes, problems)
+        if ordered is None:
+            return None
+        found: list = []
+
+        (rule,) = SPECS[LOGIT_PREFIX].rules
+
+        def check(block, start, read):
+            rows, cols = np.nonzero(rule_mask(rule.rule, block))
+            if rows.size:
+                found.append((rows + start, cols))
+
+        logits = self._matrix(ordered, layout, check)
+        _report_columns(problems, ordered, found, rule.message)
+        return logits
+
+
+def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
+    line = first_line(data, problems)
+    header = None if line is None else csv_header(line, problems)
+    if header is None:
+        return None
+    if b"\x00" in data[:65536]:
+        problems.add("contains binary data; it is neither CSV text nor Parquet")
+        return None
+    text_columns = [c for c in header if c in TEXT_COLUMNS]
+    na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.BytesIO(data),
+                encoding="utf-8-sig",
+                dtype={c: "str" for c in text_columns},
+                keep_default_na=False,
+                na_values=na_values,
+                index_col=False,
+                skipinitialspace=True,
+                low_memory=False,
+            )
+    except UnicodeDecodeError:
+        problems.add("is not UTF-8 text; save the CSV as UTF-8")
+        return None
+    except (pd.errors.ParserError, ValueError) as exc:
+        too_many = _TOO_MANY_FIELDS.search(str(exc))
+        if too_many:
+            expected, line, seen = (int(g) for g in too_many.groups())
+            problems.add(
+                f"a row has {seen} fields but the header has {expected} columns "
+                "(a comma inside an unquoted value, or a missing header name?)",
+                where=[line - 2],  # the parser counts lines from 1, header included
+            )
+        else:
+            problems.add(f"is not a readable CSV file ({str(exc).strip()})")
+        return None
+    except pd.errors.EmptyDataError:
+        problems.add("empty file (no header)")
+        return None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        # pandas would silently drop the extra fields of such rows. Finding them
+        # row by row is slow, but only ever happens for a broken file.
+        reader = csv.reader(io.StringIO(data.decode("utf-8-sig")), skipinitialspace=True)
+        next(reader)
+        too_long = []
+        try:
+            too_long = [i for i, fields in enumerate(reader) if len(fields) > len(header)]
+        except csv.Error:  # a field beyond the csv module's limit: the rows found so far are named
+            pass
+        problems.add(
+            "rows have more fields than the header has columns "
+            "(a comma inside an unquoted value, or a missing header name?)",
+            where=too_long,
+        )
+        return None
+    frame.columns = [_nfc(name) for name in header]
+    return frame
