@@ -36,24 +36,22 @@ def _show_charts(frame, models, currency: str, *, by_time: bool) -> None:
     right.vega_lite_chart(spec=threshold)
 
 
-def _show_class_mix(mix) -> None:
-    # Each column says what it holds on hover; the numbers per item to 4 decimals.
-    mix_columns = {"Items": st.column_config.NumberColumn(format="%.0f"),
-                   "Rule used": st.column_config.TextColumn(help=view.MIX_COLUMN_HELP["Rule used"]),
-                   **{c: st.column_config.NumberColumn(format="%.4f", help=view.MIX_COLUMN_HELP[c])
-                      for c in view.MIX_NUMBER_COLUMNS}}
+def _show_class_mix(mix, formats: dict) -> None:
+    # Each column says what it holds on hover; the numbers read as in the back-test (valuecore.wording).
+    mix_columns = {"Rule used": st.column_config.TextColumn(help=view.MIX_COLUMN_HELP["Rule used"]),
+                   **{c: st.column_config.Column(help=view.MIX_COLUMN_HELP[c]) for c in view.MIX_NUMBER_COLUMNS}}
     if mix.error:
         st.warning(mix.error)
     else:
         st.markdown(mix.intro)
-        compact_dataframe(mix.table, mix.shown_columns, hide_index=True, column_config=mix_columns)
+        compact_dataframe(styled(mix.table, formats), mix.shown_columns, hide_index=True, column_config=mix_columns)
         (st.caption if mix.verdict_is_caption else st.markdown)(mix.verdict)
     for problem in mix.per_model_problems:
         st.warning(problem)
     if mix.per_model is not None:
         st.markdown(mix.per_model_intro)
-        compact_dataframe(mix.per_model, mix.per_model_columns, hide_index=True, column_config=mix_columns,
-                          details="All columns of the models' table")
+        compact_dataframe(styled(mix.per_model, formats), mix.per_model_columns, hide_index=True,
+                          column_config=mix_columns, details="All columns of the models' table")
 
 
 def _rule(workspace, selection) -> str:
@@ -220,7 +218,7 @@ def _class_mix(selection, page, workspace, kind: str) -> None:
             return lambda share: bar.progress(share, text=f"Estimating the class mix: {name}")
 
         _show_class_mix(view.class_mix(selection, page, workspace, mix_model, mix_split, mix_chunks, kind,
-                                       _progress_of))
+                                       _progress_of), view.mix_formats(selection))
         bar.empty()
     else:
         st.caption(view.class_mix_asks(mix_work))
