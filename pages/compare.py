@@ -25,6 +25,25 @@ def _show(notice: view.Notice) -> None:
     getattr(st, notice.severity)(notice.text)
 
 
+def _settings(selection, workspace, model_a: str, model_b: str) -> tuple[str, int, int, list]:
+    """The decision rule, the bootstrap resamples and the seed side by side, and the rule's notes."""
+    columns = st.columns(3)
+    kinds, rule_notes = views.rule_options(workspace, [model_a, model_b], selection.values)
+    kind = state.choice(
+        columns[0].selectbox, "rule", "Decision rule", kinds,
+        format_func=lambda k: views.POLICY_LABELS.get(k, k),
+        key="compare_policy_kind",
+        help="Each model gets its own policy of this kind, tuned on its tuning split (the same rule on every page).",
+    )
+    n_resamples = state.value(columns[1].select_slider, "compare_resamples", "Bootstrap resamples",
+                              key="compare_resamples", options=RESAMPLES,
+                              help="Resamples of each tuning split for the threshold stability below; the paired "
+                                   "test draws nothing.")
+    seed = int(state.value(columns[2].number_input, "compare_seed", "Random seed", key="compare_seed", min_value=0,
+                           step=1, convert=int, help="Of the threshold stability's resamples."))
+    return kind, n_resamples, seed, rule_notes
+
+
 selection = state.current()
 st.title("Compare two models")
 st.markdown(
@@ -44,22 +63,7 @@ model_a, model_b = state.pair((left.selectbox, right.selectbox), "compare_pair",
                               keys=("compare_model_a", "compare_model_b"),
                               default=home.recommended_pair(selection, models))  # the recommended one first
 workspace = make_workspace(selection)
-columns = st.columns(3)
-kinds, rule_notes = views.rule_options(workspace, [model_a, model_b], selection.values)
-with columns[0]:
-    kind = state.choice(
-        st.selectbox, "rule", "Decision rule", kinds,
-        format_func=lambda k: views.POLICY_LABELS.get(k, k),
-        key="compare_policy_kind",
-        help="Each model gets its own policy of this kind, tuned on its tuning split (the same rule on every page).",
-    )
-with columns[1]:
-    n_resamples = state.value(st.select_slider, "compare_resamples", "Bootstrap resamples", key="compare_resamples",
-                              options=RESAMPLES, help="Resamples of each tuning split for the threshold stability "
-                                                      "below; the paired test draws nothing.")
-with columns[2]:
-    seed = int(state.value(st.number_input, "compare_seed", "Random seed", key="compare_seed", min_value=0, step=1,
-                           convert=int, help="Of the threshold stability's resamples."))
+kind, n_resamples, seed, rule_notes = _settings(selection, workspace, model_a, model_b)
 for note in rule_notes:
     st.caption(note)
 

@@ -17,9 +17,44 @@ from dashboard.state import stop_unless_models
 from dashboard.tables import dataframe as show_dataframe
 from dashboard.views import values_per_class as view
 
+
+def _class_set(selection):
+    """The class set whose matrix is edited: the only one, or the user's pick when the models differ."""
+    class_sets = view.class_sets(selection)
+    if len(class_sets) < 2:
+        return class_sets[0]
+    classes = state.choice(
+        st.selectbox, "matrix_classes", "The selected models do not share one class set; edit the matrix for",
+        class_sets, default=class_sets[0], format_func=lambda c: view.class_set_label(selection, c),
+        key="cost_matrix_classes",
+    )
+    st.caption("Only models with exactly these classes are evaluated below, and the other pages use the "
+               "three values while the selected models' classes differ.")
+    return classes
+
+
+def _binary_preset(selection, classes) -> None:
+    """Two classes: the matrix from the value of TP, TN, FP, FN and a hand-off."""
+    use_case = selection.use_case
+    with st.form("cost_matrix_binary"):
+        positive = st.selectbox("Positive class", list(classes), index=1, key="cost_matrix_positive")
+        c1, c2, c3, c4, c5 = st.columns(5)
+        tp = c1.number_input("True positive", value=use_case.v_correct, format="%g", key="cost_matrix_tp")
+        tn = c2.number_input("True negative", value=use_case.v_correct, format="%g", key="cost_matrix_tn")
+        fp = c3.number_input("False positive", value=use_case.v_wrong, format="%g", key="cost_matrix_fp")
+        fn = c4.number_input("False negative", value=use_case.v_wrong, format="%g", key="cost_matrix_fn")
+        abstain = c5.number_input("Hand-off", value=use_case.v_abstain, format="%g", key="cost_matrix_abstain")
+        if st.form_submit_button(f"Use these values ({selection.currency})"):
+            try:
+                preset = view.binary_changes(classes, positive, tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain)
+            except ValueError as error:  # values beyond the computable range, in words
+                st.warning(f"These values cannot be used: {md_text(error)}.")
+            else:
+                state.change_now(**preset)
+
+
 selection = state.current()
 ws = workspace(selection)
-use_case = selection.use_case
 
 st.title("Values per class")
 st.caption(
@@ -33,17 +68,7 @@ if (problem_note := views.load_problem_note(selection.report)) is not None:
     st.caption(":material/warning: " + problem_note)
 
 # ---- which class set
-class_sets = view.class_sets(selection)
-if len(class_sets) > 1:
-    classes = state.choice(
-        st.selectbox, "matrix_classes", "The selected models do not share one class set; edit the matrix for",
-        class_sets, default=class_sets[0], format_func=lambda c: view.class_set_label(selection, c),
-        key="cost_matrix_classes",
-    )
-    st.caption("Only models with exactly these classes are evaluated below, and the other pages use the "
-               "three values while the selected models' classes differ.")
-else:
-    classes = class_sets[0]
+classes = _class_set(selection)
 
 with st.spinner("Tuning per-class thresholds…"):
     page = view.build(selection, ws, classes)
@@ -66,21 +91,7 @@ st.caption(page.status)
 left, right = st.columns([3, 1])
 if len(classes) == 2:
     with left.expander("Binary preset: value of TP, TN, FP, FN"):
-        with st.form("cost_matrix_binary"):
-            positive = st.selectbox("Positive class", list(classes), index=1, key="cost_matrix_positive")
-            c1, c2, c3, c4, c5 = st.columns(5)
-            tp = c1.number_input("True positive", value=use_case.v_correct, format="%g", key="cost_matrix_tp")
-            tn = c2.number_input("True negative", value=use_case.v_correct, format="%g", key="cost_matrix_tn")
-            fp = c3.number_input("False positive", value=use_case.v_wrong, format="%g", key="cost_matrix_fp")
-            fn = c4.number_input("False negative", value=use_case.v_wrong, format="%g", key="cost_matrix_fn")
-            abstain = c5.number_input("Hand-off", value=use_case.v_abstain, format="%g", key="cost_matrix_abstain")
-            if st.form_submit_button(f"Use these values ({selection.currency})"):
-                try:
-                    preset = view.binary_changes(classes, positive, tp=tp, tn=tn, fp=fp, fn=fn, abstain=abstain)
-                except ValueError as error:  # values beyond the computable range, in words
-                    st.warning(f"These values cannot be used: {md_text(error)}.")
-                else:
-                    state.change_now(**preset)
+        _binary_preset(selection, classes)
 if right.button("Reset to the three values", key="cost_matrix_reset",
                 disabled=selection.settings.value_matrix is None):
     state.change_now(matrix=None)

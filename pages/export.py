@@ -52,6 +52,77 @@ def _restore_upload() -> None:
         _restore(uploaded.getvalue(), f"file {md_text(uploaded.name)}")
 
 
+def _policies(selection) -> None:
+    """The rule, the per-model summary, the JSON with its validation status and the download."""
+    ws = workspace(selection)
+    kinds, rule_notes = views.rule_options(ws, selection.models, selection.values)
+    kind = state.choice(st.selectbox, "rule", "Decision rule", kinds, format_func=views.POLICY_LABELS.get,
+                        key="export_policy_kind", help="The same rule on every page.")
+    for note in rule_notes:
+        st.caption(note)
+    with st.spinner("Fitting the policies and their 95% intervals…"):
+        shown = view.build(selection, ws, kind, state.get())
+    st.caption(shown.values_caption)
+    if shown.error:
+        st.error(shown.error)
+        return
+    for note in shown.notes:
+        st.warning(note)
+    st.subheader("What the policy says")
+    st.info(shown.headline)
+    # "0.9400" beside "$0.94" on the first page: the numbers read as everywhere (valuecore.wording).
+    show_dataframe(styled(shown.summary, view.summary_formats(selection)),
+                   column_order=list(shown.summary_columns), hide_index=True)
+    if shown.class_thresholds is not None:
+        st.caption("Per-class thresholds: act on a prediction of a class when its confidence is at least:")
+        show_dataframe(shown.class_thresholds, hide_index=True)
+    with st.expander("More columns (rule, calibration, splits)", icon=":material/table_view:"):
+        show_dataframe(shown.summary, column_order=list(shown.details_columns), hide_index=True)
+    if shown.schema_error:
+        st.error(shown.schema_error)
+    else:
+        st.success(f"Valid against the policy schema (schema_version {shown.schema_version}).")
+    st.download_button(
+        "Download policy JSON",
+        shown.text,
+        file_name="policy.json",
+        mime="application/json",
+        key="export_download",
+        icon=":material/download:",
+        on_click="ignore",  # downloading needs no rerun
+    )
+    st.caption("Check it later against newly labelled data, exactly as stored: "
+               "`python -m valuecore apply policy.json RUNS... [--split NAME]`.")
+    with st.expander("The policy JSON", expanded=True):
+        st.code(shown.text, language="json", height=420)
+
+
+def _stored(selection, status) -> None:
+    """The stored policies of an imported document, and what they are worth on the loaded runs."""
+    document = state.restored_document()
+    if not document:
+        return
+    st.markdown("**The stored policies**")
+    policies = view.stored(document, status, selection.report.models, selection.currency)
+    show_dataframe(policies.summary, column_order=view.stored_columns(selection.currency), hide_index=True,
+                   column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
+    if policies.class_thresholds is not None:
+        show_dataframe(policies.class_thresholds, hide_index=True)
+    if policies.same_runs:
+        st.caption("The loaded run files are the ones these policies were made from (same SHA-256), so "
+                   "the export above re-creates them exactly.")
+    else:
+        st.warning("Some loaded run files are not the ones these policies were made from (see above). "
+                   "The export above re-tunes the policies on the loaded runs; to keep the stored "
+                   "thresholds as they are, use the stored JSON itself. Here is what the stored policies "
+                   "are worth on the loaded runs, applied as stored:")
+        if policies.applied_error:
+            st.error(policies.applied_error)
+        else:
+            show_dataframe(policies.applied, hide_index=True,
+                           column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
+
+
 # ---------------------------------------------------------------- the page
 selection = state.current()
 st.title("Export policy")
@@ -66,47 +137,7 @@ for note in selection.notes:
 if not selection.models:
     st.info("No model is selected: load run files and pick models in the sidebar to export their policies.")
 else:
-    ws = workspace(selection)
-    kinds, rule_notes = views.rule_options(ws, selection.models, selection.values)
-    kind = state.choice(st.selectbox, "rule", "Decision rule", kinds, format_func=views.POLICY_LABELS.get,
-                        key="export_policy_kind", help="The same rule on every page.")
-    for note in rule_notes:
-        st.caption(note)
-    with st.spinner("Fitting the policies and their 95% intervals…"):
-        shown = view.build(selection, ws, kind, state.get())
-    st.caption(shown.values_caption)
-    if shown.error:
-        st.error(shown.error)
-    else:
-        for note in shown.notes:
-            st.warning(note)
-        st.subheader("What the policy says")
-        st.info(shown.headline)
-        # "0.9400" beside "$0.94" on the first page: the numbers read as everywhere (valuecore.wording).
-        show_dataframe(styled(shown.summary, view.summary_formats(selection)),
-                       column_order=list(shown.summary_columns), hide_index=True)
-        if shown.class_thresholds is not None:
-            st.caption("Per-class thresholds: act on a prediction of a class when its confidence is at least:")
-            show_dataframe(shown.class_thresholds, hide_index=True)
-        with st.expander("More columns (rule, calibration, splits)", icon=":material/table_view:"):
-            show_dataframe(shown.summary, column_order=list(shown.details_columns), hide_index=True)
-        if shown.schema_error:
-            st.error(shown.schema_error)
-        else:
-            st.success(f"Valid against the policy schema (schema_version {shown.schema_version}).")
-        st.download_button(
-            "Download policy JSON",
-            shown.text,
-            file_name="policy.json",
-            mime="application/json",
-            key="export_download",
-            icon=":material/download:",
-            on_click="ignore",  # downloading needs no rerun
-        )
-        st.caption("Check it later against newly labelled data, exactly as stored: "
-                   "`python -m valuecore apply policy.json RUNS... [--split NAME]`.")
-        with st.expander("The policy JSON", expanded=True):
-            st.code(shown.text, language="json", height=420)
+    _policies(selection)
 
 # -- import a saved policy
 st.header("Import a saved policy")
@@ -133,24 +164,4 @@ elif status is not None:
     st.success(status.message)
     for warning in status.warnings:
         st.warning(warning)
-    document = state.restored_document()
-    if document:
-        st.markdown("**The stored policies**")
-        policies = view.stored(document, status, selection.report.models, selection.currency)
-        show_dataframe(policies.summary, column_order=view.stored_columns(selection.currency), hide_index=True,
-                       column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
-        if policies.class_thresholds is not None:
-            show_dataframe(policies.class_thresholds, hide_index=True)
-        if policies.same_runs:
-            st.caption("The loaded run files are the ones these policies were made from (same SHA-256), so "
-                       "the export above re-creates them exactly.")
-        else:
-            st.warning("Some loaded run files are not the ones these policies were made from (see above). "
-                       "The export above re-tunes the policies on the loaded runs; to keep the stored "
-                       "thresholds as they are, use the stored JSON itself. Here is what the stored policies "
-                       "are worth on the loaded runs, applied as stored:")
-            if policies.applied_error:
-                st.error(policies.applied_error)
-            else:
-                show_dataframe(policies.applied, hide_index=True,
-                               column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
+    _stored(selection, status)

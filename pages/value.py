@@ -14,6 +14,45 @@ from dashboard.data import workspace
 from dashboard.tables import compact_dataframe
 from dashboard.views import value as view
 
+def _what_if(selection, intro) -> float | None:
+    """The what-if toggle and, when on, the threshold the user picks (None when off)."""
+    what_if_col, slider_col = st.columns([2, 3])  # wide enough for the toggle label at 1280 px
+    what_if = what_if_col.toggle("What if I pick the threshold?", value=selection.settings.what_if is not None,
+                                 key="value_what_if")
+    if what_if:
+        with slider_col:
+            return state.value(
+                st.slider, "what_if", "Your threshold (act when confidence ≥ this)", key="value_manual_threshold",
+                default=intro.what_if_default, min_value=0.0, max_value=1.0, step=0.005, format="%.3f", convert=float,
+            )
+    state.from_widget("what_if", None)
+    return None
+
+
+def _verdict(page) -> None:
+    """The verdict in words and tiles, or the reason there is none (and the page stops)."""
+    if page.failure is not None:
+        st.warning(page.failure)
+        st.stop()
+    if page.rule_sentence is not None:
+        st.markdown(page.rule_sentence)
+    if page.tiles_in_pairs:
+        columns = [*st.columns(2), *st.columns(2)]
+    else:
+        columns = st.columns(4)
+    for column, tile in zip(columns, page.tiles):
+        column.metric(tile.label, tile.value, help=tile.help or None)
+    if page.what_if_tiles:
+        for column, tile in zip(st.columns(3), page.what_if_tiles):
+            column.metric(tile.label, tile.value, delta=tile.delta, delta_color=tile.delta_color, help=tile.help)
+    for sentence in page.sentences:
+        st.markdown(sentence)
+    for note in page.overfitting_notes:
+        st.info(note, icon=":material/warning:")  # overfitting, said out loud
+    if page.estimated:
+        st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
+
+
 selection = state.current()
 ws = workspace(selection)
 intro = view.intro(selection, ws)
@@ -40,18 +79,7 @@ for note in intro.rule_notes:
     st.caption(note)
 notes_area = st.container()
 
-what_if_col, slider_col = st.columns([2, 3])  # wide enough for the toggle label at 1280 px
-what_if = what_if_col.toggle("What if I pick the threshold?", value=selection.settings.what_if is not None,
-                             key="value_what_if")
-manual = None
-if what_if:
-    with slider_col:
-        manual = state.value(
-            st.slider, "what_if", "Your threshold (act when confidence ≥ this)", key="value_manual_threshold",
-            default=intro.what_if_default, min_value=0.0, max_value=1.0, step=0.005, format="%.3f", convert=float,
-        )
-else:
-    state.from_widget("what_if", None)
+manual = _what_if(selection, intro)
 
 with st.spinner("Tuning and evaluating…"):
     page = view.build(selection, ws, kind, manual)
@@ -59,26 +87,7 @@ for severity, message in page.split_notes:
     getattr(notes_area, severity)(message)
 
 # ---- the verdict
-if page.failure is not None:
-    st.warning(page.failure)
-    st.stop()
-if page.rule_sentence is not None:
-    st.markdown(page.rule_sentence)
-if page.tiles_in_pairs:
-    columns = [*st.columns(2), *st.columns(2)]
-else:
-    columns = st.columns(4)
-for column, tile in zip(columns, page.tiles):
-    column.metric(tile.label, tile.value, help=tile.help or None)
-if page.what_if_tiles:
-    for column, tile in zip(st.columns(3), page.what_if_tiles):
-        column.metric(tile.label, tile.value, delta=tile.delta, delta_color=tile.delta_color, help=tile.help)
-for sentence in page.sentences:
-    st.markdown(sentence)
-for note in page.overfitting_notes:
-    st.info(note, icon=":material/warning:")  # overfitting, said out loud
-if page.estimated:
-    st.caption("Estimated values (no labels) assume the models' confidences are calibrated.")
+_verdict(page)
 
 # ---- one row per model, and the no-model baseline
 compact_dataframe(page.table, page.shown_columns, hide_index=True, width="stretch",

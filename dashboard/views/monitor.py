@@ -53,6 +53,7 @@ __all__ = [
     "ProductionView",
     "backtest",
     "backtest_formats",
+    "mix_formats",
     "bands",
     "bands_options",
     "band_spec",
@@ -599,6 +600,12 @@ MIX_COLUMN_HELP = {
 
 MIX_NUMBER_COLUMNS = ("As tuned", "Re-tuned (raw)", "Gain", "Worst gain", "Noise bar")  # values per item
 GUARD_DETAILS = ("Worst gain", "Noise bar")  # the guard's own figures: in the tables' "all columns"
+
+
+def mix_formats(selection) -> dict:
+    """How the class-mix tables' numbers read, as the back-test's: items counted, values per item at three
+    significant digits (not four decimals: "$0.0123", not "0.0123")."""
+    return {"Items": vc.wording.count, **{column: selection.amount for column in MIX_NUMBER_COLUMNS}}
 
 
 def _guarded_columns(gain) -> dict:

@@ -36,10 +36,6 @@ class VocIntro:
     omega: float  # the user's ω (may be infinite)
     default_range: tuple[float, float]
 
-    @property
-    def finite_omega(self) -> bool:
-        return math.isfinite(self.omega) and self.omega >= 0
-
 
 @dataclass(frozen=True)
 class VocPage:

@@ -56,3 +56,51 @@ def test_the_check_can_fail(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import numpy as np\nfrom valuecore._engine.sorting import presort\n")
     assert {"numpy", "valuecore._engine.sorting"} <= imported_modules(bad)
+
+
+# ------------------------------------------------------------------ top-level branches
+MAX_TOP_LEVEL_BRANCHES = 15
+
+
+def top_level_branches(source: str) -> int:
+    """The branches a reader follows down a script's top level: each ``if``, ``elif``, ``else``, ``for``,
+    ``while``, ``try``, ``except``, ``finally`` and ``with`` outside a function or class (nested ones too)."""
+    count = 0
+
+    def visit(statements):
+        nonlocal count
+        for node in statements:
+            if isinstance(node, ast.If):
+                count += 1
+                visit(node.body)
+                is_elif = len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)
+                count += bool(node.orelse) and not is_elif
+                visit(node.orelse)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                count += 1 + bool(node.orelse)
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                count += 1 + len(node.handlers) + bool(node.orelse) + bool(node.finalbody)
+                for block in (node.body, *[h.body for h in node.handlers], node.orelse, node.finalbody):
+                    visit(block)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                count += 1
+                visit(node.body)
+
+    visit(ast.parse(source).body)
+    return count
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_a_page_reads_top_down_with_few_branches(page):
+    branches = top_level_branches(page.read_text(encoding="utf-8"))
+    assert branches <= MAX_TOP_LEVEL_BRANCHES, (
+        f"{page.name} has {branches} top-level branches (at most {MAX_TOP_LEVEL_BRANCHES}): "
+        "move the decisions into its view model")
+
+
+def test_the_branch_count_can_fail():
+    source = ("if a:\n    pass\nelif b:\n    pass\nelse:\n    for x in y:\n        pass\n"
+              "try:\n    pass\nexcept E:\n    pass\nwith c:\n    pass\ndef f():\n    if d:\n        pass\n")
+    assert top_level_branches(source) == 7  # if, elif, else, for, try, except, with; f's `if` is not top level

@@ -303,3 +303,17 @@ def test_the_tables_read_money_as_every_page_does():
     html = styled(checked.table, view.backtest_formats(selection)).to_html()
     assert selection.amount(checked.table.iloc[0, 2]) in html
     assert not re.search(r">-?\d+\.\d{4}<", html), html
+
+
+def test_the_class_mix_tables_read_values_per_item_as_the_back_test():
+    # issue 35: the class-mix table wrote its values per item to four decimals ("%.4f") where every other table
+    # reads them at three significant digits in the currency.
+    from dashboard.tables import styled
+
+    _, selection, ws, page = setup()
+    shown = view.class_mix(selection, page, ws, "logreg", "prod", 4, "threshold")
+    for table in (shown.table, shown.per_model):
+        html = styled(table, view.mix_formats(selection)).to_html()
+        for column in view.MIX_NUMBER_COLUMNS:
+            assert selection.amount(table[column].iloc[0]) in html, column
+        assert not re.search(r">-?\d+\.\d{4}<", html), html
