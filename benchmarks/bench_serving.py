@@ -4,8 +4,11 @@ For each policy kind and recalibration, a policy JSON is loaded with ``load_poli
 ``decisions(proba)`` is timed on ``--rows`` rows of ``--classes`` classes (float64, rows
 summing to 1): the input checks (finite, non-negative, rows summing to 1), the
 recalibration, the rule and its ties. The baseline is ``proba.argmax(axis=1)`` on the same
-array, the least a server does to act on a model at all. The table shows the best of
-``--repeat`` runs, wall and CPU time in milliseconds, and their ratios to the baseline's.
+array, the least a server does to act on a model at all. ``decide(proba)`` (the labels) is timed
+beside it: for a threshold rule or two tiers with a temperature it reads no recalibrated matrix
+(``valuecore/_serve/screen.py``). The table shows the best of ``--repeat`` runs, wall and CPU time in
+milliseconds, the argmax, ``decisions`` and ``decide`` interleaved in every round, and their ratios to
+the argmax measured in the same rounds; the load average is printed on each line.
 
 Usage: ``python benchmarks/bench_serving.py [--rows 1000000] [--classes 10] [--repeat 5]``
 This is a benchmark, not a test: it asserts nothing about time.
@@ -51,15 +54,18 @@ def policies(classes: list[str]) -> dict[str, dict]:
     return out
 
 
-def best_of(repeat: int, work) -> tuple[float, float]:
-    """Minimum wall time and minimum CPU time of this process, in ms (a busy machine inflates CPU time less)."""
-    wall, cpu = [], []
+def best_of(repeat: int, contenders: dict) -> dict:
+    """Minimum wall and minimum CPU time (ms) of each contender, interleaved in every round (a busy machine
+    inflates CPU time less than wall time)."""
+    wall = {name: [] for name in contenders}
+    cpu = {name: [] for name in contenders}
     for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        work()
-        wall.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    return min(wall) * 1000, min(cpu) * 1000
+        for name, work in contenders.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            work()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return {name: (min(wall[name]) * 1000, min(cpu[name]) * 1000) for name in contenders}
 
 
 def main() -> None:
@@ -71,19 +77,21 @@ def main() -> None:
     rng = np.random.default_rng(0)
     proba = rng.dirichlet(np.full(args.classes, 0.3), size=args.rows)
     classes = [f"c{k}" for k in range(args.classes)]
-    argmax_ms, argmax_cpu = best_of(args.repeat, lambda: proba.argmax(axis=1))
     print(f"{args.rows:,} rows x {args.classes} classes, float64; best of {args.repeat}; "
-          f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"numpy.argmax(proba, axis=1): {argmax_ms:.1f} ms wall, {argmax_cpu:.1f} ms CPU\n")
-    print(f"| {'policy':<30} | wall (ms) | ratio | CPU (ms) | ratio |")
-    print(f"| {'-' * 30} | --------: | ----: | -------: | ----: |")
+          f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
+    print("wall / CPU ms; ratios to numpy.argmax(proba, axis=1) timed in the same rounds\n")
+    print(f"| {'policy':<30} | argmax wall/cpu | decisions wall/cpu | ratio w/c | decide wall/cpu | ratio w/c | load |")
+    print(f"| {'-' * 30} | --------------: | -----------------: | --------: | --------------: | --------: | ---: |")
     for name, policy in policies(classes).items():
         document = {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
                     "models": [{"model": "m", "classes": classes, "policy": policy}]}
         served = load_policy(document)
-        wall, cpu = best_of(args.repeat, lambda served=served: served.decisions(proba))
-        print(f"| {name:<30} | {wall:9.1f} | {wall / argmax_ms:5.1f} | {cpu:8.1f} | {cpu / argmax_cpu:5.1f} |")
+        t = best_of(args.repeat, {"argmax": lambda: proba.argmax(axis=1),
+                                  "decisions": lambda served=served: served.decisions(proba),
+                                  "decide": lambda served=served: served.decide(proba)})
+        (aw, ac), (dw, dc), (ew, ec) = t["argmax"], t["decisions"], t["decide"]
+        print(f"| {name:<30} | {aw:7.1f} /{ac:6.1f} | {dw:9.1f} / {dc:6.1f} | {dw / aw:4.1f} {dc / ac:4.1f} | "
+              f"{ew:7.1f} / {ec:5.1f} | {ew / aw:4.1f} {ec / ac:4.1f} | {os.getloadavg()[0]:4.1f} |")
 
 
 if __name__ == "__main__":

@@ -215,10 +215,13 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """The wrapped estimator's probabilities, as it gives them."""
         return self._served()[0].predict_proba(X)
 
-    def _codes(self, X, *, tiers: bool = False):
+    def _codes(self, X, *, tiers: bool = False, actions_only: bool = False):
         estimator, served = self._served()
         classes = self._check_served(estimator, served, tiers=tiers)
-        return classes, served.decisions(np.asarray(estimator.predict_proba(X), dtype=np.float64))
+        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        if actions_only:  # decide and predict read only the actions: no recalibrated matrix is made
+            return classes, served._actions(proba, None, None, None)
+        return classes, served.decisions(proba)
 
     def decisions(self, X):
         """:class:`valuecore.serving.Decisions` (action codes, predicted class, calibrated confidence) of X."""
@@ -227,15 +230,15 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def decide(self, X) -> np.ndarray:
         """Per row: its class, ``abstain_label``, (two tiers) ``"confirm"`` or (a shortlist) ``"shortlist"``;
         an object array."""
-        classes, decisions = self._codes(X, tiers=True)
+        classes, action = self._codes(X, tiers=True, actions_only=True)
         labels = np.empty(len(classes) + 3, dtype=object)
         labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM, SHORTLIST]
-        return labels[decisions.action]
+        return labels[action]
 
     def predict(self, X) -> np.ndarray:
         """Per row: the class acted on, or ``abstain_label`` (a confirmed tier counts as abstaining)."""
-        classes, decisions = self._codes(X)
-        action = np.minimum(decisions.action, len(classes))  # confirm -> abstain
+        classes, action = self._codes(X, actions_only=True)
+        action = np.minimum(action, len(classes))  # confirm -> abstain
         dtype = np.result_type(classes.dtype, np.asarray(self.abstain_label).dtype)
         # Numbers are gathered as numbers (the same values as objects converted after); others as objects.
         labels = np.empty(len(classes) + 1, dtype=dtype if dtype.kind in "iufb" else object)

@@ -264,8 +264,31 @@ class ServingPolicy:
         -------
         ndarray of shape (n,), dtype object
         """
-        codes = self.decisions(proba, y_pred=y_pred, confidence=confidence, logits=logits).action
-        return self.labels(abstain, confirm, shortlist)[codes]
+        return self.labels(abstain, confirm, shortlist)[self._actions(proba, y_pred, confidence, logits)]
+
+    def _actions(self, proba, y_pred, confidence, logits) -> np.ndarray:
+        """``decisions(...).action``; for a threshold rule or two tiers with a temperature, read from
+        probabilities alone, without the recalibrated matrix (see ``_serve/screen.py``): the same actions."""
+        kinds = ("threshold", "calibrated_threshold", "class_thresholds", "calibrated_class_thresholds", "two_tier")
+        if (self.kind not in kinds or self.policy.calibration.get("method") != "temperature" or proba is None
+                or logits is not None or y_pred is not None or confidence is not None):
+            return self.decisions(proba, y_pred=y_pred, confidence=confidence, logits=logits).action
+        from .screen import screened_temperature_confidence
+
+        predictions = self.predictions(proba)
+        y_pred, n_classes, policy = predictions.y_pred, len(self.classes), self.policy
+        if self.kind == "two_tier":
+            auto, assist = (np.inf if t is None else t for t in (policy.threshold, policy.assist_threshold))
+        elif self.kind in ("class_thresholds", "calibrated_class_thresholds"):
+            auto = assist = policy.thresholds_by_index(self.classes)[y_pred]
+        else:
+            auto = assist = np.inf if policy.threshold is None else policy.threshold
+        confidence = screened_temperature_confidence(predictions.proba, y_pred, predictions.confidence,
+                                                     policy.calibration["temperature"], (auto, assist))
+        accepted = confidence >= auto
+        if self.kind != "two_tier":
+            return np.where(accepted, y_pred, n_classes)
+        return np.where(accepted, y_pred, np.where(confidence >= assist, n_classes + 1, n_classes))
 
 
 def _short(items, limit: int = 8) -> str:
