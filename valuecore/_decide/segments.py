@@ -333,6 +333,8 @@ class SegmentFit:
         A bound of the best capped value: ``unconstrained_value_total``.
     n_bands : int
         Combinations of band edges searched.
+    values : dict
+        Each segment's values, as fitted (segment name -> UseCase or ValueMatrix).
     """
 
     policy: SegmentPolicy
@@ -347,6 +349,23 @@ class SegmentFit:
     exact: bool
     upper_bound: float
     n_bands: int
+    values: Mapping = None
+
+    def to_dict(self) -> dict:
+        """The ``segments`` record of a policy JSON entry (schema version 3): the column, the rule for unseen
+        segments, each segment's threshold and values, the caps, what they cost, and the tuning figures."""
+        policy = self.policy.to_dict()
+        return {
+            **policy,
+            "column": policy["column"] or "segment",
+            "use_cases": {s: v.to_dict() for s, v in (self.values or {}).items()},
+            "caps": self.caps.as_dict(),
+            "feasible": self.feasible,
+            "exact": self.exact,
+            "cap_cost_per_item": None if math.isnan(self.cap_cost_per_item) else self.cap_cost_per_item,
+            "unconstrained_thresholds": dict(self.unconstrained.thresholds),
+            "tuning": self.evaluation.to_dict(),
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -514,7 +533,7 @@ def fit_segments(
         return SegmentFit(policy=policy, evaluation=evaluation, unconstrained=unconstrained, caps=caps,
                           feasible=feasible, value_total=total if feasible else math.nan,
                           unconstrained_value_total=free_total, cap_cost_per_item=cost, n_items=n_items,
-                          exact=exact, upper_bound=free_total, n_bands=n_bands)
+                          exact=exact, upper_bound=free_total, n_bands=n_bands, values=per_values)
 
     if holds:
         return result(unconstrained, free_eval, True, free_total, True, 0)

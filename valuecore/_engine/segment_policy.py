@@ -116,6 +116,9 @@ class SegmentPolicy:
         checked = []
         for segment, threshold in pairs.items():
             if threshold is not None:
+                if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.number)):
+                    raise ValueError(f"the threshold of segment {segment!r} must be a number in [0, 1] or None, "
+                                     f"got {threshold!r}")
                 threshold = float(threshold)
                 if not 0 <= threshold <= 1:
                     raise ValueError(f"the threshold of segment {segment!r} must be in [0, 1] or None, "
