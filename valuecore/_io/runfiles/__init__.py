@@ -30,6 +30,7 @@ from .results import LoadReport, ModelRun
 from .discovery import _expand_paths, _not_a_readable_file
 from .reading import _early_header_problems, _file_content
 from .parse import _load_bytes
+from .segments import _with_segments, read_segment_column
 
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "file_sha256",
     "load_run_file",
     "load_runs",
+    "read_segment_column",
 ]
 
 
@@ -50,6 +52,7 @@ def load_runs(
     warn_tolerance: float = 1e-6,
     splits: Sequence[str] | None = None,
     roots: Sequence[str | os.PathLike] | None = None,
+    segment_column: str | None = None,
 ) -> LoadReport:
     """Load run files and folders of run files into one comparison.
 
@@ -98,6 +101,8 @@ def load_runs(
             data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
         )
         problems.extend(file_problems)
+        if segment_column is not None and runs:
+            runs = _with_segments(runs, path, display, segment_column, problems)
         for run in runs:
             if run.model in models:
                 problems.append(
@@ -123,6 +128,7 @@ def load_run_file(
     sum_tolerance: float = 1e-2,
     warn_tolerance: float = 1e-6,
     splits: Sequence[str] | None = None,
+    segment_column: str | None = None,
 ) -> LoadReport:
     r"""Load one run file, from disk or from bytes (e.g. a Streamlit upload).
 
@@ -134,7 +140,7 @@ def load_run_file(
         File name for bytes input (its suffix picks the format, its stem is
         the model name); defaults to ``"upload.csv"``. For a path it replaces
         the path in problems and ``ModelRun.path``, and names the model.
-    sum_tolerance, warn_tolerance, splits
+    sum_tolerance, warn_tolerance, splits, segment_column
         As in :func:`load_runs`.
 
     Returns
@@ -168,6 +174,8 @@ def load_run_file(
     runs, problems, _ = _load_bytes(
         data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
     )
+    if segment_column is not None and runs:
+        runs = _with_segments(runs, data, display, segment_column, problems)
     models: dict[str, ModelRun] = {}
     for run in runs:
         models[run.model] = run

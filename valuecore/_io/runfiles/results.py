@@ -60,6 +60,9 @@ class ModelRun:
         (one row per group of equal predictions, its weight the group's size): what
         needs each item's own row (the expected-value rule, temperature scaling, a
         comparison paired by id) does not apply to it.
+    segments : dict of str to ndarray
+        Each split's segment labels (text, shape (n,), the split's rows in order), when the run was
+        loaded with a ``segment_column``; empty otherwise.
     """
 
     model: str
@@ -68,6 +71,7 @@ class ModelRun:
     classes: tuple[str, ...]
     splits: dict[str, Predictions] = field(default_factory=dict)
     aggregate: bool = False
+    segments: dict = field(default_factory=dict)
 
     @property
     def split_names(self) -> tuple[str, ...]:

@@ -1,0 +1,89 @@
+"""A run file's segment column (a region, a product, a customer tier): each model's and split's labels, read
+beside the run so that thresholds can be set per segment (``valuecore.constraints.fit_segments``)."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..format import DEFAULT_SPLIT, PARQUET_SUFFIXES, LoadProblem, _FileProblems, _short_list
+from .cells import _group_column, _text_values
+from .parse import _display_stem
+
+def _with_segments(runs: list, source, display: str, column: str, problems: list) -> list:
+    """The runs with each split's segment labels from ``column``; none (and an error) when the column is
+    missing or has empty cells. Also drops the warning that ``column`` is an unknown column."""
+    problems[:] = [p for p in problems if not (p.severity == "warning" and p.column == column
+                                               and p.message.startswith("ignored unknown columns"))]
+    try:
+        labels = read_segment_column(source, column, name=display)
+    except ValueError as exc:
+        problems.append(exc.args[1] if len(exc.args) > 1 else LoadProblem(display, str(exc), column))
+        return []
+    return [replace(run, segments={s: labels[run.model][s] for s in run.splits}) for run in runs]
+
+
+def read_segment_column(source, column: str, *, name: str | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """Each model's and split's segment labels from ``column`` of one run file, the rows in the loader's order.
+
+    Parameters
+    ----------
+    source : path, or bytes of a CSV or Parquet file
+    column : str
+    name : str, optional
+        The file as the user named it (for messages, and for the model name of a file without a
+        ``model`` column, as :func:`load_run_file`).
+
+    Returns
+    -------
+    dict
+        ``{model: {split: ndarray of str, shape (n,)}}``.
+
+    Raises
+    ------
+    ValueError
+        The column is missing, or some cells are empty: the message names the file, the column and the
+        rows (``exc.args[1]`` is the :class:`LoadProblem`).
+    """
+    display = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "upload.csv")
+    is_parquet = Path(display).suffix.lower() in PARQUET_SUFFIXES
+    data = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
+    wanted = [column, "model", "split"]
+    if is_parquet:
+        import pyarrow.parquet as pq
+
+        available = list(pq.read_schema(data).names)
+    else:
+        available = [str(c) for c in pd.read_csv(data, nrows=0).columns]
+    if hasattr(data, "seek"):
+        data.seek(0)
+    if column not in available:
+        problem = LoadProblem(display, f"no such column: the segment column must be one of the file's columns "
+                                       f"{_short_list(list(available))}", column)
+        raise ValueError(str(problem), problem)
+    used = [c for c in wanted if c in available]
+    frame = (pd.read_parquet(data, columns=used) if is_parquet
+             else pd.read_csv(data, usecols=used, dtype=str, keep_default_na=False, na_values=[""]))
+    n = len(frame)
+    found = _FileProblems(display)
+    model_codes, model_names = _group_column(frame, "model", _display_stem(display), found, n)
+    split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, found, n)
+    codes, texts = _text_values(frame[column])
+    text = np.array([*texts, None], dtype=object)[codes]  # code -1 (missing) reads the last slot
+    empty = np.array([t is None for t in text.tolist()], dtype=bool)
+    if empty.any():
+        found.add("empty segment labels: every row needs its segment", column=column, where=empty)
+    if found.has_errors:
+        problem = next(p for p in found.items if p.severity == "error")
+        raise ValueError(str(problem), problem)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for m, model in enumerate(model_names):
+        for k, split in enumerate(split_names):
+            rows = (model_codes == m) & (split_codes == k)
+            if rows.any():
+                out.setdefault(model, {})[split] = text[rows]
+    return out
