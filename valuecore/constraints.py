@@ -40,17 +40,31 @@ conformal-style set, over :func:`shortlist_levels`) exactly
 :func:`evaluate_shortlist` scores it (a :class:`ShortlistResult`) and
 :func:`shortlist_item_values` gives each item's value; :func:`shortlist_sets`
 gives the list each item is handed off with (what a server shows).
+
+Thresholds per segment (region, product, customer tier) with fairness caps: :func:`fit_segments` fits one
+threshold per segment, the most valuable in total, within optional :class:`SegmentCaps` on how far the
+hand-off rate, the selective error rate or the value per item may differ between segments, exactly (a search
+over bands; see ``valuecore._decide.segments``). It returns a :class:`SegmentFit`: the :class:`SegmentPolicy`,
+what the caps cost per item, whether any choice holds them, and a :class:`SegmentEvaluation` of
+:class:`SegmentStanding` rows (each segment's threshold, hand-off rate, error rate, value per item with its
+interval, certified error bound, and a too-small warning by the rule ``MIN_SEGMENT_ITEMS``).
+:func:`evaluate_segments` scores a segment policy on new labelled items; :func:`segment_labels` reads each
+item's segment. Caps count as held up to ``CAP_TOLERANCE`` of round-off; items of a segment the policy does
+not know follow ``UNSEEN_SEGMENT_RULES`` (hand them off).
 """
 
 from ._decide import capacity as _capacity
 from ._engine import reviewers as _reviewers
 from ._decide import risk as _risk
+from ._decide import segments as _segments
 from ._engine import shortlist as _shortlist
 from ._engine import twotier as _twotier
 from ._decide.capacity import *  # noqa: F403
 from ._engine.reviewers import *  # noqa: F403
 from ._decide.risk import *  # noqa: F403
+from ._decide.segments import *  # noqa: F403
 from ._engine.shortlist import *  # noqa: F403
 from ._engine.twotier import *  # noqa: F403
 
-__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_reviewers.__all__, *_shortlist.__all__]
+__all__ = [*_capacity.__all__, *_risk.__all__, *_twotier.__all__, *_reviewers.__all__, *_shortlist.__all__,
+           *_segments.__all__]

@@ -1,0 +1,623 @@
+"""One threshold per segment (region, product, customer tier), tuned for value, with optional fairness caps.
+
+Without caps the problem separates: each segment's best threshold is the single-threshold fit
+(``fit_policy("threshold", ...)``) on that segment's items, with that segment's values. With caps on how far
+the hand-off rate, the selective error rate or the value per item may differ between segments (a cap bounds
+the largest minus the smallest over the segments), the segments are tied together, and the total value over
+all items is maximised subject to the caps by a search over *bands*:
+
+    For a cap c on one quantity q, a choice of thresholds is allowed iff some band ``[L, L + c]`` holds every
+    segment's q. The best choice's smallest q is attained by one of its segments at one of its candidate
+    thresholds, so ``L`` ranges over the distinct values q takes on the candidates; for each ``L`` every
+    segment independently picks its best candidate inside the band. The best over all ``L`` is the
+    constrained optimum, exactly. Several caps: the same over every combination of lower edges (one per
+    capped quantity), which is exact too, and its size is the product of the numbers of edges.
+
+Each segment's candidates are its distinct confidences plus "always abstain" (every distinct confidence is a
+candidate, ties never split). When the combinations of edges times the candidates exceed ``search_budget``,
+the edges are thinned to evenly spaced quantiles: every choice returned still holds the caps, the result says
+``exact=False``, and ``upper_bound`` (the value without caps) bounds what the thinning can have cost.
+
+Conventions. A segment that acts on no item has no selective error rate: it takes no part in the error gap.
+A gap counts as within its cap when it exceeds it by at most ``CAP_TOLERANCE`` (relative to 1 for rates, to
+the largest value for the value per item): the round-off of float arithmetic, never a real excess.
+
+May import: _model, _engine, _stats (see the package's ``__init__``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .._engine.fitting import fit_policy
+from .._engine.policy import Policy
+from .._engine.sorting import SortedRun, cumulative_gain, presort
+from .._model.predictions import Predictions, _first_rows, _label_text
+from .._model.values import UseCase, ValueMatrix, Values, value_matrix_for
+from .._model.values import check_value_range as _check_value_range
+from .capacity import _abstain_value
+from .risk import upper_bounds
+
+__all__ = [
+    "CAP_TOLERANCE",
+    "MIN_SEGMENT_ITEMS",
+    "UNSEEN_SEGMENT_RULES",
+    "SegmentCaps",
+    "SegmentPolicy",
+    "SegmentStanding",
+    "SegmentEvaluation",
+    "SegmentFit",
+    "segment_labels",
+    "fit_segments",
+    "evaluate_segments",
+]
+
+# Relative slack of a cap for float round-off (see the module docstring).
+CAP_TOLERANCE = 1e-9
+# The rule for "too small to say anything": fewer than this many (weighted) items in the segment, or, when the
+# segment acts on some, fewer than this many acted on (its error rate rests on those).
+MIN_SEGMENT_ITEMS = 30
+# What a segment policy does with an item whose segment it has no threshold for.
+UNSEEN_SEGMENT_RULES = ("abstain",)
+_DEFAULT_SEARCH_BUDGET = 5 * 10**7
+
+
+# ------------------------------------------------------------------ the labels
+def segment_labels(segments, n: int | None = None, *, name: str = "segment") -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each item's segment as an index into the sorted segment names.
+
+    Parameters
+    ----------
+    segments : array-like of shape (n,)
+        Any hashable labels (str, int, ...); compared as text (``1``, ``1.0`` and ``"1"`` are one segment).
+        Missing labels (None, NaN, empty or blank text) are refused, naming the rows.
+    n : int, optional
+        The run's number of items, checked.
+    name : str
+        What the labels are called in messages (e.g. the column name).
+
+    Returns
+    -------
+    codes : ndarray of int64, shape (n,)
+    names : tuple of str, sorted
+    """
+    import pandas as pd
+
+    labels = np.asarray(segments, dtype=object)
+    if labels.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")
+    if n is not None and labels.shape[0] != n:
+        raise ValueError(f"{name} has {labels.shape[0]} labels but the run has {n} items")
+    missing = pd.isna(labels) | np.array([isinstance(v, str) and not v.strip() for v in labels], dtype=bool)
+    if missing.any():
+        raise ValueError(f"{name} is empty at rows {_first_rows(missing)}: every item needs a segment")
+    codes, uniques = pd.factorize(labels)
+    texts = [_label_text(u) for u in uniques]
+    names = tuple(sorted(set(texts)))
+    index = {t: i for i, t in enumerate(names)}
+    lookup = np.array([index[t] for t in texts], dtype=np.int64)
+    return lookup[codes] if codes.size else np.zeros(0, dtype=np.int64), names
+
+
+def _values_per_segment(values, names: tuple[str, ...]) -> dict[str, Values]:
+    if isinstance(values, (UseCase, ValueMatrix)):
+        return {s: values for s in names}
+    if not isinstance(values, Mapping):
+        raise TypeError(f"values must be a UseCase, a ValueMatrix or a mapping segment -> values, "
+                        f"got {type(values).__name__}")
+    given = {_label_text(k): v for k, v in values.items()}
+    lacking = [s for s in names if s not in given]
+    if lacking:
+        raise ValueError(f"no values for the segments {lacking[:10]} (values are given for {sorted(given)[:10]})")
+    return {s: given[s] for s in names}
+
+
+# ------------------------------------------------------------------ the policy
+@dataclass(frozen=True)
+class SegmentCaps:
+    """How far the segments may differ: each cap bounds the largest minus the smallest over the segments.
+
+    Attributes
+    ----------
+    handoff_gap : float or None
+        Of the hand-off (abstention) rate, a share in [0, 1].
+    error_gap : float or None
+        Of the selective error rate (wrong / acted on), a share in [0, 1]; segments that act on nothing take
+        no part.
+    value_gap : float or None
+        Of the value per item, in the values' currency (all segments' values in one currency).
+    """
+
+    handoff_gap: float | None = None
+    error_gap: float | None = None
+    value_gap: float | None = None
+
+    def __post_init__(self):
+        for field_name in ("handoff_gap", "error_gap", "value_gap"):
+            cap = getattr(self, field_name)
+            if cap is None:
+                continue
+            cap = float(cap)
+            if not math.isfinite(cap) or cap < 0:
+                raise ValueError(f"{field_name} must be a non-negative number, got {getattr(self, field_name)!r}")
+            if field_name != "value_gap" and cap > 1:
+                raise ValueError(f"{field_name} is a gap between two shares, at most 1; got {cap!r}")
+            object.__setattr__(self, field_name, cap)
+
+    @property
+    def any(self) -> bool:
+        return self.as_dict() != {}
+
+    def as_dict(self) -> dict[str, float]:
+        """The caps that are set, by name (the policy JSON's ``caps``)."""
+        return {k: v for k, v in (("handoff_gap", self.handoff_gap), ("error_gap", self.error_gap),
+                                  ("value_gap", self.value_gap)) if v is not None}
+
+
+@dataclass(frozen=True, eq=False)
+class SegmentPolicy:
+    """A threshold per segment: act on the predicted class iff ``confidence >= thresholds[segment]``.
+
+    Attributes
+    ----------
+    thresholds : tuple of (segment, float or None)
+        Sorted by segment name; None: always hand off that segment.
+    column : str or None
+        The name of the run-file / input-frame column that holds the segment (for the JSON and serving).
+    unseen : str
+        What happens to an item of a segment without a threshold, one of ``UNSEEN_SEGMENT_RULES``:
+        ``"abstain"`` (hand it off; the safe default).
+    """
+
+    thresholds: tuple
+    column: str | None = None
+    unseen: str = "abstain"
+
+    def __post_init__(self):
+        if self.unseen not in UNSEEN_SEGMENT_RULES:
+            raise ValueError(f"unseen must be one of {list(UNSEEN_SEGMENT_RULES)}, got {self.unseen!r}")
+        pairs = tuple(sorted((str(s), None if t is None else float(t)) for s, t in dict(self.thresholds).items()))
+        object.__setattr__(self, "thresholds", pairs)
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(s for s, _ in self.thresholds)
+
+    def threshold_for(self, segment) -> float | None:
+        """The segment's threshold; None for always abstain, and for an unseen segment."""
+        return dict(self.thresholds).get(_label_text(segment))
+
+    def item_thresholds(self, segments) -> np.ndarray:
+        """Each item's threshold, shape (n,); +inf where the item is handed off whatever its confidence."""
+        codes, names = segment_labels(segments, name=self.column or "segment")
+        known = dict(self.thresholds)
+        per_name = np.array([np.inf if known.get(s) is None else known[s] for s in names], dtype=np.float64)
+        return per_name[codes] if codes.size else np.zeros(0)
+
+    def accepts(self, predictions: Predictions, segments) -> np.ndarray:
+        """Boolean (n,): the items acted on (their predicted class); the model's own abstentions never."""
+        thresholds = self.item_thresholds(segments)
+        if thresholds.shape[0] != predictions.n:
+            raise ValueError(f"{thresholds.shape[0]} segment labels for a run of {predictions.n} items")
+        return (predictions.confidence >= thresholds) & ~predictions.model_abstained
+
+    def decide(self, predictions: Predictions, segments) -> np.ndarray:
+        """Actions of shape (n,): the class index acted on, or ``n_classes`` to hand off (as ``Policy.decide``)."""
+        return np.where(self.accepts(predictions, segments), predictions.y_pred, predictions.n_classes)
+
+    def policy_for(self, segment) -> Policy:
+        """The segment's rule as a plain threshold :class:`Policy` (always abstain for an unseen segment)."""
+        return Policy("threshold", threshold=self.threshold_for(segment))
+
+
+# ------------------------------------------------------------------ evaluation
+@dataclass(frozen=True, eq=False)
+class SegmentStanding:
+    """One segment under a segment policy, on one split. Counts are weighted.
+
+    Attributes
+    ----------
+    segment : str
+    threshold : float or None
+    n_items, n_acted, n_wrong : float
+    handoff_rate : float
+        Share of the segment's items handed off (NaN for a segment of weight 0).
+    selective_risk : float or None
+        Wrong / acted on; None when nothing is acted on.
+    value_total, value_per_item : float
+        In the segment's values' currency.
+    interval : Interval
+        The value per item with its interval (``valuecore.uncertainty.policy_interval``, "bounded").
+    risk_upper_bound : float or None
+        Clopper-Pearson upper bound of the selective error rate at ``risk_confidence``
+        (``valuecore.constraints.upper_bounds``) for this threshold held fixed; None when nothing is acted on
+        or when the weights are not whole copies (the binomial bound counts independent items).
+    too_small : bool
+        Fewer than ``MIN_SEGMENT_ITEMS`` items, or acting on fewer than that many: too few to say anything.
+    """
+
+    segment: str
+    threshold: float | None
+    n_items: float
+    n_acted: float
+    n_wrong: float
+    handoff_rate: float
+    selective_risk: float | None
+    value_total: float
+    value_per_item: float
+    interval: object
+    risk_upper_bound: float | None
+    too_small: bool
+
+
+@dataclass(frozen=True, eq=False)
+class SegmentEvaluation:
+    """A segment policy on one split: a :class:`SegmentStanding` per segment and the gaps between them.
+
+    Attributes
+    ----------
+    segments : tuple of SegmentStanding
+        Sorted by segment name (only segments present in the split).
+    n_items, value_total, value_per_item : float
+        Over all items (the sum over segments).
+    handoff_gap, error_gap, value_gap : float
+        Largest minus smallest over the segments (NaN with fewer than two segments that have the quantity).
+    n_unseen : float
+        Weighted items of segments the policy has no threshold for (handed off).
+    """
+
+    segments: tuple
+    n_items: float
+    value_total: float
+    value_per_item: float
+    handoff_gap: float
+    error_gap: float
+    value_gap: float
+    n_unseen: float = 0.0
+
+    def standing(self, segment) -> SegmentStanding:
+        """The row of one segment."""
+        name = _label_text(segment)
+        for row in self.segments:
+            if row.segment == name:
+                return row
+        raise KeyError(f"no segment {name!r}; the segments are {[r.segment for r in self.segments]}")
+
+    def to_dict(self) -> dict:
+        """JSON-able numbers (the intervals as ``low``/``high``)."""
+        def finite(x):
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        return {
+            "n": self.n_items, "value_total": self.value_total, "value_per_item": self.value_per_item,
+            "handoff_gap": finite(self.handoff_gap), "error_gap": finite(self.error_gap),
+            "value_gap": finite(self.value_gap), "n_unseen": self.n_unseen,
+            "segments": {
+                r.segment: {
+                    "threshold": r.threshold, "n": r.n_items, "n_acted": r.n_acted, "n_wrong": r.n_wrong,
+                    "handoff_rate": finite(r.handoff_rate), "selective_risk": r.selective_risk,
+                    "value_total": r.value_total, "value_per_item": r.value_per_item,
+                    "value_per_item_low": finite(r.interval.low), "value_per_item_high": finite(r.interval.high),
+                    "risk_upper_bound": r.risk_upper_bound, "too_small": r.too_small,
+                } for r in self.segments
+            },
+        }
+
+
+def _gap(values: list[float]) -> float:
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    return float(max(finite) - min(finite)) if len(finite) >= 2 else (0.0 if finite else math.nan)
+
+
+def _whole_copies(weight: np.ndarray) -> bool:
+    return bool(np.array_equal(weight, np.rint(weight)))
+
+
+def evaluate_segments(
+    policy: SegmentPolicy,
+    predictions: Predictions,
+    segments,
+    values,
+    *,
+    confidence_level: float = 0.95,
+    risk_confidence: float = 0.9,
+) -> SegmentEvaluation:
+    """A segment policy on a labelled split, segment by segment.
+
+    Parameters
+    ----------
+    policy : SegmentPolicy
+    predictions : Predictions
+        Labelled, n items.
+    segments : array-like of shape (n,)
+        Each item's segment (see :func:`segment_labels`).
+    values : UseCase, ValueMatrix, or mapping segment -> values
+    confidence_level : float
+        Of each segment's value interval.
+    risk_confidence : float
+        Of each segment's upper bound on the selective error rate.
+    """
+    from .._stats.uncertainty import policy_interval
+
+    predictions.require_labels("evaluating a segment policy")
+    codes, names = segment_labels(segments, predictions.n, name=policy.column or "segment")
+    per_segment = _values_per_segment(values, names)
+    known = dict(policy.thresholds)
+    weight = predictions.sample_weight
+    rows = []
+    n_unseen = 0.0
+    for code, name in enumerate(names):
+        mask = codes == code
+        sub = predictions.subset(mask)
+        seg_values = per_segment[name]
+        _check_value_range(seg_values)
+        rule = policy.policy_for(name)
+        if name not in known:
+            n_unseen += float(weight[mask].sum())
+        rows.append(_standing(name, rule, sub, seg_values, confidence_level, risk_confidence, policy_interval))
+    value_total = float(sum(r.value_total for r in rows))
+    n_items = float(sum(r.n_items for r in rows))
+    return SegmentEvaluation(
+        segments=tuple(rows), n_items=n_items, value_total=value_total,
+        value_per_item=value_total / n_items if n_items > 0 else math.nan,
+        handoff_gap=_gap([r.handoff_rate for r in rows]),
+        error_gap=_gap([r.selective_risk for r in rows]),
+        value_gap=_gap([r.value_per_item for r in rows]),
+        n_unseen=n_unseen,
+    )
+
+
+def _standing(name, rule: Policy, sub: Predictions, values, confidence_level, risk_confidence, policy_interval):
+    matrix = value_matrix_for(values, sub.classes)
+    actions = rule.decide(sub)
+    weight = sub.sample_weight
+    acted = actions < sub.n_classes
+    n_items = float(weight.sum())
+    n_acted = float(weight[acted].sum())
+    n_wrong = float(weight[acted & ~sub.correct].sum())
+    value_total = float(np.sum(matrix.values[sub.y_true, actions] * weight))
+    interval = policy_interval(rule, sub, values, confidence_level=confidence_level)
+    bound = None
+    if n_acted > 0 and _whole_copies(weight):
+        bound = float(upper_bounds(np.array([n_acted]), np.array([n_wrong]), 1.0 - risk_confidence)[0])
+    return SegmentStanding(
+        segment=name, threshold=rule.threshold, n_items=n_items, n_acted=n_acted, n_wrong=n_wrong,
+        handoff_rate=(n_items - n_acted) / n_items if n_items > 0 else math.nan,
+        selective_risk=n_wrong / n_acted if n_acted > 0 else None,
+        value_total=value_total, value_per_item=value_total / n_items if n_items > 0 else math.nan,
+        interval=interval, risk_upper_bound=bound,
+        too_small=bool(n_items < MIN_SEGMENT_ITEMS or (0 < n_acted < MIN_SEGMENT_ITEMS)),
+    )
+
+
+# ------------------------------------------------------------------ fitting
+@dataclass(frozen=True, eq=False)
+class SegmentFit:
+    """The segment policy that earns the most within the caps, on the tuning split.
+
+    Attributes
+    ----------
+    policy : SegmentPolicy
+        The capped choice; when ``feasible`` is False, the choice without caps (which breaks them).
+    evaluation : SegmentEvaluation
+        ``policy`` on the tuning split, segment by segment (thresholds, rates, values, intervals, warnings).
+    unconstrained : SegmentPolicy
+        Each segment's own best threshold (the fit without caps).
+    caps : SegmentCaps
+    feasible : bool
+        Whether some choice of thresholds holds every cap.
+    value_total : float
+        Of ``policy`` over all items (NaN when not feasible).
+    unconstrained_value_total : float
+        Without caps: also an upper bound of the capped value.
+    cap_cost_per_item : float
+        What the caps cost: ``(unconstrained_value_total - value_total) / n_items``, in the values' currency
+        (0 when the best choice already holds the caps; NaN when not feasible).
+    n_items : float
+        Weighted items over all segments.
+    exact : bool
+        True when every band was searched (the optimum under the caps); False when the bands were thinned
+        for ``search_budget`` (a choice that holds the caps, within ``upper_bound - value_total`` of it).
+    upper_bound : float
+        A bound of the best capped value: ``unconstrained_value_total``.
+    n_bands : int
+        Combinations of band edges searched.
+    """
+
+    policy: SegmentPolicy
+    evaluation: SegmentEvaluation
+    unconstrained: SegmentPolicy
+    caps: SegmentCaps
+    feasible: bool
+    value_total: float
+    unconstrained_value_total: float
+    cap_cost_per_item: float
+    n_items: float
+    exact: bool
+    upper_bound: float
+    n_bands: int
+
+
+@dataclass(frozen=True, eq=False)
+class _Candidates:
+    """Every segment's candidate thresholds, concatenated: segment k's are ``[start[k], start[k + 1])``."""
+
+    segment: np.ndarray
+    start: np.ndarray
+    index: np.ndarray       # prefix index within its segment's run (0 = always abstain)
+    value: np.ndarray       # total value of the segment at this candidate
+    quantities: dict        # name -> ndarray (NaN: takes no part in that gap)
+
+
+def _candidates(runs: list[SortedRun], per_values: list[Values]) -> _Candidates:
+    segment, index, value = [], [], []
+    handoff, error, per_item = [], [], []
+    for k, (run, values) in enumerate(zip(runs, per_values)):
+        total = _abstain_value(run, values) + cumulative_gain(run, values)
+        size = total.shape[0]
+        n = run.total_weight
+        accepted = run.cum_accepted
+        segment.append(np.full(size, k))
+        index.append(np.arange(size))
+        value.append(total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            handoff.append((n - accepted) / n if n > 0 else np.full(size, np.nan))
+            error.append(np.where(accepted > 0, run.cum_wrong / np.where(accepted > 0, accepted, 1), np.nan))
+            per_item.append(total / n if n > 0 else np.full(size, np.nan))
+    seg = np.concatenate(segment)
+    start = np.r_[0, np.cumsum([len(s) for s in segment])]
+    return _Candidates(seg, start, np.concatenate(index), np.concatenate(value),
+                       {"handoff_gap": np.concatenate(handoff), "error_gap": np.concatenate(error),
+                        "value_gap": np.concatenate(per_item)})
+
+
+def _edges(q: np.ndarray, limit: int) -> tuple[np.ndarray, bool]:
+    edges = np.unique(q[np.isfinite(q)])
+    if edges.size == 0:  # no segment has the quantity: the cap binds nothing (NaN is inside every band)
+        return np.zeros(1), True
+    if edges.size <= limit:
+        return edges, True
+    return edges[np.unique(np.linspace(0, edges.size - 1, max(limit, 1)).round().astype(np.int64))], False
+
+
+def _in_band(q: np.ndarray, low, width: float) -> np.ndarray:
+    """Whether each q lies in ``[low, low + width]``; NaN (no such quantity) lies in every band."""
+    with np.errstate(invalid="ignore"):
+        return np.isnan(q) | ((q >= low) & (q - low <= width))
+
+
+def _search(cands: _Candidates, caps: dict, tolerances: dict, n_segments: int, budget: int):
+    """The best choice within the caps: (total, chosen prefix index per segment, exact, n_bands) or None."""
+    names = list(caps)
+    n_cand = cands.value.shape[0]
+    per_cap = max(1, int((budget / max(n_cand, 1)) ** (1.0 / len(names))))
+    edge_sets, exact = [], True
+    for name in names:
+        edges, complete = _edges(cands.quantities[name], per_cap)
+        # Ties between bands: the highest hand-off band first (the fewest automated calls, as for one threshold).
+        edge_sets.append(edges[::-1] if name == "handoff_gap" else edges)
+        exact &= complete
+    combos = list(itertools.product(*(range(e.size) for e in edge_sets)))
+    best_total, best_edges = -np.inf, None
+    chunk = max(1, min(len(combos), int(2e6 // max(n_cand, 1))))
+    starts = cands.start[:-1]
+    for at in range(0, len(combos), chunk):
+        block = np.array(combos[at:at + chunk], dtype=np.int64).reshape(-1, len(names))
+        inside = np.ones((block.shape[0], n_cand), dtype=bool)
+        for j, name in enumerate(names):
+            q = cands.quantities[name]
+            inside &= _in_band(q[None, :], edge_sets[j][block[:, j]][:, None], caps[name] + tolerances[name])
+        masked = np.where(inside, cands.value[None, :], -np.inf)
+        per_segment = np.maximum.reduceat(masked, starts, axis=1)  # (combos, segments)
+        totals = per_segment.sum(axis=1)
+        k = int(np.argmax(totals))
+        if totals[k] > best_total:
+            best_total, best_edges = float(totals[k]), block[k]
+    if best_edges is None or not math.isfinite(best_total):
+        return None
+    inside = np.ones(n_cand, dtype=bool)
+    for j, name in enumerate(names):
+        inside &= _in_band(cands.quantities[name], edge_sets[j][best_edges[j]], caps[name] + tolerances[name])
+    chosen = []
+    for k in range(n_segments):
+        part = slice(cands.start[k], cands.start[k + 1])
+        values = np.where(inside[part], cands.value[part], -np.inf)
+        chosen.append(int(np.argmax(values)))  # ties: the first, the highest threshold
+    return best_total, chosen, exact, len(combos)
+
+
+def _threshold(run: SortedRun, k: int) -> float | None:
+    return None if k == 0 else float(run.thresholds[k - 1])
+
+
+def fit_segments(
+    predictions: Predictions,
+    segments,
+    values,
+    *,
+    caps: SegmentCaps | None = None,
+    column: str | None = None,
+    confidence_level: float = 0.95,
+    risk_confidence: float = 0.9,
+    search_budget: int = _DEFAULT_SEARCH_BUDGET,
+) -> SegmentFit:
+    """One threshold per segment, the most valuable in total within ``caps``.
+
+    Parameters
+    ----------
+    predictions : Predictions
+        The labelled tuning split, n items, ``sample_weight`` respected (calibrate it first if you want).
+    segments : array-like of shape (n,)
+        Each item's segment: any hashable labels, compared as text (:func:`segment_labels`).
+    values : UseCase, ValueMatrix, or mapping segment -> UseCase / ValueMatrix
+        One set of values for every segment, or each segment's own (in one currency).
+    caps : SegmentCaps, optional
+        The largest allowed gaps between segments; none: each segment's own best threshold.
+    column : str, optional
+        The segment column's name, recorded in the policy (JSON, serving).
+    confidence_level, risk_confidence : float
+        Of the per-segment value intervals and error-rate bounds (:func:`evaluate_segments`).
+    search_budget : int
+        Most (band combinations x candidates) to search exactly; beyond it the bands are thinned
+        (``exact=False``).
+
+    Returns
+    -------
+    SegmentFit
+
+    Examples
+    --------
+    >>> import valuecore as vc
+    >>> p = vc.Predictions.from_top_label(["a"] * 6, [0.9, 0.8, 0.6, 0.9, 0.7, 0.6], ["a", "a", "b", "a", "b", "a"],
+    ...                                  classes=["a", "b"])
+    >>> fit = fit_segments(p, ["x", "x", "x", "y", "y", "y"], vc.UseCase(1, 0, -1))
+    >>> fit.policy.thresholds, fit.cap_cost_per_item
+    ((('x', 0.8), ('y', 0.9)), 0.0)
+    >>> capped = fit_segments(p, ["x", "x", "x", "y", "y", "y"], vc.UseCase(1, 0, -1), caps=SegmentCaps(handoff_gap=0))
+    >>> capped.policy.thresholds, round(capped.cap_cost_per_item, 4)
+    ((('x', 0.9), ('y', 0.9)), 0.1667)
+    """
+    caps = SegmentCaps() if caps is None else caps
+    predictions.require_labels("tuning a segment policy")
+    codes, names = segment_labels(segments, predictions.n, name=column or "segment")
+    per_values = _values_per_segment(values, names)
+    runs, seg_values = [], []
+    for code, name in enumerate(names):
+        _check_value_range(per_values[name])
+        runs.append(presort(predictions.subset(codes == code)))
+        seg_values.append(per_values[name])
+    own = [fit_policy("threshold", run, v).threshold for run, v in zip(runs, seg_values)]
+    unconstrained = SegmentPolicy(tuple(zip(names, own)), column=column)
+    free_eval = evaluate_segments(unconstrained, predictions, segments, per_values,
+                                  confidence_level=confidence_level, risk_confidence=risk_confidence)
+    n_items = free_eval.n_items
+    free_total = free_eval.value_total
+    wanted = caps.as_dict()
+    scale = max([1.0] + [float(np.max(np.abs(value_matrix_for(v, p.predictions.classes).values)))
+                         for v, p in zip(seg_values, runs)])
+    tolerances = {k: CAP_TOLERANCE * (scale if k == "value_gap" else 1.0) for k in wanted}
+    holds = all(not (getattr(free_eval, k) > cap + tolerances[k]) for k, cap in wanted.items())
+
+    def result(policy, evaluation, feasible, total, exact, n_bands):
+        cost = (free_total - total) / n_items if feasible and n_items > 0 else math.nan
+        return SegmentFit(policy=policy, evaluation=evaluation, unconstrained=unconstrained, caps=caps,
+                          feasible=feasible, value_total=total if feasible else math.nan,
+                          unconstrained_value_total=free_total, cap_cost_per_item=cost, n_items=n_items,
+                          exact=exact, upper_bound=free_total, n_bands=n_bands)
+
+    if holds:
+        return result(unconstrained, free_eval, True, free_total, True, 0)
+    found = _search(_candidates(runs, seg_values), wanted, tolerances, len(names), int(search_budget))
+    if found is None:
+        return result(unconstrained, free_eval, False, math.nan, True, 0)
+    _, chosen, exact, n_bands = found
+    policy = SegmentPolicy(tuple((name, _threshold(run, k)) for name, run, k in zip(names, runs, chosen)),
+                           column=column)
+    evaluation = evaluate_segments(policy, predictions, segments, per_values,
+                                   confidence_level=confidence_level, risk_confidence=risk_confidence)
+    return result(policy, evaluation, True, evaluation.value_total, exact, n_bands)
