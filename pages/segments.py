@@ -27,7 +27,7 @@ st.markdown(
 stop_unless_models(selection)
 columns = view.segment_columns(selection)
 if not columns:
-    st.info(view.no_column_note(selection))
+    st.info(view.no_column_note())
     st.stop()
 
 left, right = st.columns(2)

@@ -98,7 +98,7 @@ def segment_labels(predictions, column: str):
     return _segment_table(predictions).get(column)
 
 
-def no_column_note(selection) -> str:
+def no_column_note() -> str:
     """Why the page has nothing to show: no run carries a segment column; where to find one (markdown-safe)."""
     return ("None of the selected models' runs has a segment column, so there is nothing to split by. A segment "
             "column names each item's group (a region, a product, a customer tier) in the run file, e.g. a column "
@@ -178,6 +178,7 @@ def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constra
                                                                  f"used: {md_text(error)}"),))
     confidences = shown_confidences(ws, model)
     numbers = segment_numbers(fit, evaluation)
+    one = _one_threshold(ws, model, values, fit, evaluated, eval_labels)
     notes = tuple(Notice(severity, message) for severity, message in _split_notes(ws, model))
     if not fit.exact:
         notes += (Notice("info", "The caps were searched over a thinned grid of bands (many segments or items): "
@@ -188,7 +189,8 @@ def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constra
         model, column,
         notes=notes,
         heading=f"One threshold per {md_text(column)} for {md_text(model)}",
-        sentences=(tuned_sentence(fit, column, tune_split, eval_split), cost_sentence(fit, currency)),
+        sentences=(tuned_sentence(fit, column, tune_split, eval_split), cost_sentence(fit, currency),
+                   *one_threshold_sentence(one, evaluation, eval_split, confidences, currency)),
         warnings=too_small_warnings(fit, evaluation, tune_split, eval_split),
         numbers=numbers,
         table=segment_table(numbers, confidences, currency),
@@ -202,6 +204,17 @@ def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constra
 def _fitted(key: tuple, _tuning, _labels, _values, _caps, _column) -> vc.constraints.SegmentFit:
     """``valuecore.constraints.fit_segments``, once per run file, split, recalibration, column, values and caps."""
     return vc.constraints.fit_segments(_tuning, _labels, _values, caps=_caps, column=_column)
+
+
+def _one_threshold(ws: Workspace, model: str, values, fit, evaluated, labels):
+    """(threshold, its SegmentEvaluation on the evaluated split): the Value page's one threshold for every
+    segment, or None when the model gets none."""
+    try:
+        threshold = ws.policy(model, "threshold", values).threshold
+    except ValueError:
+        return None
+    policy = vc.constraints.SegmentPolicy(tuple((s, threshold) for s in fit.policy.segments), column=fit.policy.column)
+    return threshold, vc.constraints.evaluate_segments(policy, evaluated, labels, values)
 
 
 def _stop_notice(model, column, tune_split, tuning, eval_split, evaluated) -> Notice | None:
@@ -332,6 +345,21 @@ def cost_sentence(fit, currency: str) -> str:
     return (f"**The caps cost {vc.wording.amount(cost, currency)} per item** on the tuning split: "
             f"{vc.wording.amount(capped, currency)} per item within them, {vc.wording.amount(free, currency)} with "
             "each segment's own best threshold.")
+
+
+def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: str) -> tuple[str, ...]:
+    """The segment policy beside one threshold for every segment, on the evaluated split (markdown-safe)."""
+    if one is None:
+        return ()
+    threshold, same = one
+
+    def gap(result) -> str:
+        return f" with a hand-off gap of {points(result.handoff_gap)}" if math.isfinite(result.handoff_gap) else ""
+
+    ours = f"{vc.wording.amount(evaluation.value_per_item, currency)} per item{gap(evaluation)}"
+    theirs = f"{vc.wording.amount(same.value_per_item, currency)}{gap(same)}"
+    return (f"On {split_text(eval_split)}, these thresholds earn {ours}; one threshold for every segment "
+            f"({threshold_text(threshold, confidences)}, the Value page's) earns {theirs}.",)
 
 
 def too_small_warnings(fit, evaluation, tune_split, eval_split) -> tuple[str, ...]:
