@@ -327,12 +327,12 @@ def test_unknown_schema_version_is_refused(good_document):
     from valuecore import __version__
 
     data = copy.deepcopy(good_document)
-    data["schema_version"] = 3
-    message = f"schema_version 3 is not supported; this is valuecore {__version__} which reads versions 1 and 2"
+    data["schema_version"] = 4
+    message = f"schema_version 4 is not supported; this is valuecore {__version__} which reads versions 1, 2 and 3"
     with pytest.raises(ValueError) as info:
         PolicyDocument.from_dict(data)
     assert str(info.value) == message
-    with pytest.raises(ValueError, match="schema_version 3 is not supported"):
+    with pytest.raises(ValueError, match="schema_version 4 is not supported"):
         PolicyDocument.from_json(json.dumps(data))
     del data["schema_version"]
     with pytest.raises(ValueError, match="no schema_version"):

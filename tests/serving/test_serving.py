@@ -220,7 +220,7 @@ def test_a_document_recommending_no_model_hands_every_item_over_by_default_and_s
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d.update(schema_version=3), "schema_version 3 is not supported"),
+    (lambda d: d.update(schema_version=4), "schema_version 4 is not supported"),
     (lambda d: d.pop("models"), "at models: must be a non-empty list"),
     (lambda d: d["models"][0].pop("classes"), r"at models\[0\]: 'classes' is a required property"),
     (lambda d: d["models"][0]["policy"].update(kind="threshold", threshold=1.5),

@@ -36,8 +36,9 @@ import numpy as np
 
 from .._engine.fitting import fit_policy
 from .._engine.policy import Policy
+from .._engine.segment_policy import UNSEEN_SEGMENT_RULES, SegmentPolicy, segment_labels
 from .._engine.sorting import SortedRun, cumulative_gain, presort
-from .._model.predictions import Predictions, _first_rows, _label_text
+from .._model.predictions import Predictions, _label_text
 from .._model.values import UseCase, ValueMatrix, Values, value_matrix_for
 from .._model.values import check_value_range as _check_value_range
 from .capacity import _abstain_value
@@ -62,46 +63,7 @@ CAP_TOLERANCE = 1e-9
 # The rule for "too small to say anything": fewer than this many (weighted) items in the segment, or, when the
 # segment acts on some, fewer than this many acted on (its error rate rests on those).
 MIN_SEGMENT_ITEMS = 30
-# What a segment policy does with an item whose segment it has no threshold for.
-UNSEEN_SEGMENT_RULES = ("abstain",)
 _DEFAULT_SEARCH_BUDGET = 5 * 10**7
-
-
-# ------------------------------------------------------------------ the labels
-def segment_labels(segments, n: int | None = None, *, name: str = "segment") -> tuple[np.ndarray, tuple[str, ...]]:
-    """Each item's segment as an index into the sorted segment names.
-
-    Parameters
-    ----------
-    segments : array-like of shape (n,)
-        Any hashable labels (str, int, ...); compared as text (``1``, ``1.0`` and ``"1"`` are one segment).
-        Missing labels (None, NaN, empty or blank text) are refused, naming the rows.
-    n : int, optional
-        The run's number of items, checked.
-    name : str
-        What the labels are called in messages (e.g. the column name).
-
-    Returns
-    -------
-    codes : ndarray of int64, shape (n,)
-    names : tuple of str, sorted
-    """
-    import pandas as pd
-
-    labels = np.asarray(segments, dtype=object)
-    if labels.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {labels.shape}")
-    if n is not None and labels.shape[0] != n:
-        raise ValueError(f"{name} has {labels.shape[0]} labels but the run has {n} items")
-    missing = pd.isna(labels) | np.array([isinstance(v, str) and not v.strip() for v in labels], dtype=bool)
-    if missing.any():
-        raise ValueError(f"{name} is empty at rows {_first_rows(missing)}: every item needs a segment")
-    codes, uniques = pd.factorize(labels)
-    texts = [_label_text(u) for u in uniques]
-    names = tuple(sorted(set(texts)))
-    index = {t: i for i, t in enumerate(names)}
-    lookup = np.array([index[t] for t in texts], dtype=np.int64)
-    return lookup[codes] if codes.size else np.zeros(0, dtype=np.int64), names
 
 
 def _values_per_segment(values, names: tuple[str, ...]) -> dict[str, Values]:
@@ -117,7 +79,7 @@ def _values_per_segment(values, names: tuple[str, ...]) -> dict[str, Values]:
     return {s: given[s] for s in names}
 
 
-# ------------------------------------------------------------------ the policy
+# ------------------------------------------------------------------ the caps
 @dataclass(frozen=True)
 class SegmentCaps:
     """How far the segments may differ: each cap bounds the largest minus the smallest over the segments.
@@ -157,62 +119,6 @@ class SegmentCaps:
         """The caps that are set, by name (the policy JSON's ``caps``)."""
         return {k: v for k, v in (("handoff_gap", self.handoff_gap), ("error_gap", self.error_gap),
                                   ("value_gap", self.value_gap)) if v is not None}
-
-
-@dataclass(frozen=True, eq=False)
-class SegmentPolicy:
-    """A threshold per segment: act on the predicted class iff ``confidence >= thresholds[segment]``.
-
-    Attributes
-    ----------
-    thresholds : tuple of (segment, float or None)
-        Sorted by segment name; None: always hand off that segment.
-    column : str or None
-        The name of the run-file / input-frame column that holds the segment (for the JSON and serving).
-    unseen : str
-        What happens to an item of a segment without a threshold, one of ``UNSEEN_SEGMENT_RULES``:
-        ``"abstain"`` (hand it off; the safe default).
-    """
-
-    thresholds: tuple
-    column: str | None = None
-    unseen: str = "abstain"
-
-    def __post_init__(self):
-        if self.unseen not in UNSEEN_SEGMENT_RULES:
-            raise ValueError(f"unseen must be one of {list(UNSEEN_SEGMENT_RULES)}, got {self.unseen!r}")
-        pairs = tuple(sorted((str(s), None if t is None else float(t)) for s, t in dict(self.thresholds).items()))
-        object.__setattr__(self, "thresholds", pairs)
-
-    @property
-    def segments(self) -> tuple[str, ...]:
-        return tuple(s for s, _ in self.thresholds)
-
-    def threshold_for(self, segment) -> float | None:
-        """The segment's threshold; None for always abstain, and for an unseen segment."""
-        return dict(self.thresholds).get(_label_text(segment))
-
-    def item_thresholds(self, segments) -> np.ndarray:
-        """Each item's threshold, shape (n,); +inf where the item is handed off whatever its confidence."""
-        codes, names = segment_labels(segments, name=self.column or "segment")
-        known = dict(self.thresholds)
-        per_name = np.array([np.inf if known.get(s) is None else known[s] for s in names], dtype=np.float64)
-        return per_name[codes] if codes.size else np.zeros(0)
-
-    def accepts(self, predictions: Predictions, segments) -> np.ndarray:
-        """Boolean (n,): the items acted on (their predicted class); the model's own abstentions never."""
-        thresholds = self.item_thresholds(segments)
-        if thresholds.shape[0] != predictions.n:
-            raise ValueError(f"{thresholds.shape[0]} segment labels for a run of {predictions.n} items")
-        return (predictions.confidence >= thresholds) & ~predictions.model_abstained
-
-    def decide(self, predictions: Predictions, segments) -> np.ndarray:
-        """Actions of shape (n,): the class index acted on, or ``n_classes`` to hand off (as ``Policy.decide``)."""
-        return np.where(self.accepts(predictions, segments), predictions.y_pred, predictions.n_classes)
-
-    def policy_for(self, segment) -> Policy:
-        """The segment's rule as a plain threshold :class:`Policy` (always abstain for an unseen segment)."""
-        return Policy("threshold", threshold=self.threshold_for(segment))
 
 
 # ------------------------------------------------------------------ evaluation
@@ -427,6 +333,8 @@ class SegmentFit:
         A bound of the best capped value: ``unconstrained_value_total``.
     n_bands : int
         Combinations of band edges searched.
+    values : dict
+        Each segment's values, as fitted (segment name -> UseCase or ValueMatrix).
     """
 
     policy: SegmentPolicy
@@ -441,6 +349,23 @@ class SegmentFit:
     exact: bool
     upper_bound: float
     n_bands: int
+    values: Mapping = None
+
+    def to_dict(self) -> dict:
+        """The ``segments`` record of a policy JSON entry (schema version 3): the column, the rule for unseen
+        segments, each segment's threshold and values, the caps, what they cost, and the tuning figures."""
+        policy = self.policy.to_dict()
+        return {
+            **policy,
+            "column": policy["column"] or "segment",
+            "use_cases": {s: v.to_dict() for s, v in (self.values or {}).items()},
+            "caps": self.caps.as_dict(),
+            "feasible": self.feasible,
+            "exact": self.exact,
+            "cap_cost_per_item": None if math.isnan(self.cap_cost_per_item) else self.cap_cost_per_item,
+            "unconstrained_thresholds": dict(self.unconstrained.thresholds),
+            "tuning": self.evaluation.to_dict(),
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -608,7 +533,7 @@ def fit_segments(
         return SegmentFit(policy=policy, evaluation=evaluation, unconstrained=unconstrained, caps=caps,
                           feasible=feasible, value_total=total if feasible else math.nan,
                           unconstrained_value_total=free_total, cap_cost_per_item=cost, n_items=n_items,
-                          exact=exact, upper_bound=free_total, n_bands=n_bands)
+                          exact=exact, upper_bound=free_total, n_bands=n_bands, values=per_values)
 
     if holds:
         return result(unconstrained, free_eval, True, free_total, True, 0)

@@ -48,6 +48,7 @@ __all__ = [
     "ACCEPT_RULE",
     "DATA_FREE_KINDS",
     "SCHEMA_VERSION",
+    "UNSEGMENTED_SCHEMA_VERSION",
     "PolicyDocument",
     "PolicyEntry",
     "SplitChoice",
@@ -65,9 +66,12 @@ __all__ = [
 
 Values = Union[UseCase, ValueMatrix]
 
-SCHEMA_VERSION = 2
-# Version 2 adds the two_tier policy kind and models[].constraints; version 1 documents still load.
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+# Version 2 adds the two_tier policy kind and models[].constraints; version 3 adds models[].segments (a threshold
+# per segment). A document without segments is still written as version 2, so that every reader of version 2
+# reads it; versions 1 and 2 still load.
+READABLE_VERSIONS = (1, 2, 3)
+UNSEGMENTED_SCHEMA_VERSION = 2
 SCHEMA_FILE = "policy.schema.json"
 ACCEPT_RULE = "act on the predicted class iff confidence >= threshold; null = always abstain"
 
@@ -124,10 +128,10 @@ def validate_policy_document(data: Any) -> None:
 
     Examples
     --------
-    >>> validate_policy_document({"schema_version": 3})  # doctest: +ELLIPSIS
+    >>> validate_policy_document({"schema_version": 4})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: schema_version 3 is not supported; this is valuecore ... which reads versions 1 and 2
+    ValueError: schema_version 4 is not supported; this is valuecore ... which reads versions 1, 2 and 3
     """
     from jsonschema.exceptions import best_match
 
@@ -160,7 +164,19 @@ def _readable() -> str:
 
 
 def _check_version_features(data: Mapping) -> None:
-    """A version 1 document cannot hold what version 2 introduced."""
+    """A version 1 document cannot hold what version 2 introduced, nor a version 2 one per-segment entries; a
+    per-segment entry's own policy is the rule for unseen segments: hand them off."""
+    for k, model in enumerate(data["models"]):
+        if "segments" not in model:
+            continue
+        if data["schema_version"] < 3:
+            raise ValueError(f"invalid policy document at models[{k}]: segments need schema_version 3")
+        policy = model["policy"]
+        if (policy.get("kind") != "threshold" or policy.get("threshold") is not None
+                or (policy.get("calibration") or {"method": "none"}).get("method", "none") != "none"):
+            raise ValueError(f"invalid policy document at models[{k}].policy: with segments, the policy is the rule "
+                             "for unseen segments, which hands them off: kind threshold, threshold null, "
+                             "calibration none")
     if data["schema_version"] != 1:
         return
     for k, model in enumerate(data["models"]):
@@ -280,6 +296,10 @@ class PolicyEntry:
         The reference for label-free alerts (see ``monitoring_record``).
     prior_shift : dict or None
         The class mix the policy was re-tuned for (``report --adapt-to``).
+    segments : dict or None
+        Schema version 3: a threshold per segment (``SegmentFit.to_dict``): ``{"column", "unseen",
+        "thresholds": {segment: threshold or None}, "use_cases": {segment: values}, ...}``. Then ``policy`` is
+        the rule for segments without a threshold: always hand off. See ``docs/segments.md``.
     """
 
     model: str
@@ -292,9 +312,12 @@ class PolicyEntry:
     constraints: tuple = ()
     monitoring: Mapping | None = None
     prior_shift: Mapping | None = None
+    segments: Mapping | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "constraints", tuple(dict(c) for c in self.constraints))
+        if self.segments is not None:
+            object.__setattr__(self, "segments", _checked_segments(self.segments, self.classes, self.model))
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
         if not isinstance(self.policy, Policy):
@@ -317,7 +340,24 @@ class PolicyEntry:
             out["monitoring"] = dict(self.monitoring)
         if self.prior_shift is not None:
             out["prior_shift"] = dict(self.prior_shift)
+        if self.segments is not None:
+            out["segments"] = dict(self.segments)
         return _jsonable(out)
+
+    @property
+    def segment_policy(self):
+        """The :class:`~valuecore.constraints.SegmentPolicy` of a per-segment entry; None otherwise."""
+        if self.segments is None:
+            return None
+        from .._engine.segment_policy import SegmentPolicy
+
+        return SegmentPolicy.from_dict(self.segments)
+
+    def segment_values(self, default: Values) -> dict:
+        """Each segment's values (the document's ``default`` where the entry gives none), aligned to ``classes``."""
+        given = (self.segments or {}).get("use_cases") or {}
+        return {s: align_values(values_from_dict(given[s]) if s in given else default, self.classes)
+                for s in self.segment_policy.segments}
 
     @classmethod
     def from_dict(cls, data: Mapping) -> PolicyEntry:
@@ -358,7 +398,28 @@ class PolicyEntry:
             constraints=tuple(data.get("constraints", ())),
             monitoring=data.get("monitoring"),
             prior_shift=data.get("prior_shift"),
+            segments=data.get("segments"),
         )
+
+
+def _checked_segments(record: Mapping, classes: tuple, model: str) -> dict:
+    """A per-segment record as a plain dict; ValueError (naming the model and segment) when a threshold or
+    the values of a segment cannot be used."""
+    from .._engine.segment_policy import SegmentPolicy
+
+    record = dict(record)
+    if not isinstance(record.get("column"), str) or not record["column"]:
+        raise ValueError(f"the segments of model {model!r} need the name of their column")
+    try:
+        SegmentPolicy.from_dict(record)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"the segments of model {model!r} are invalid: {exc}") from exc
+    for segment, values in (record.get("use_cases") or {}).items():
+        try:
+            align_values(values_from_dict(values), classes)
+        except ValueError as exc:
+            raise ValueError(f"the values of segment {segment!r} of model {model!r} are invalid: {exc}") from exc
+    return record
 
 
 def _check_stored_ranges(policy: Policy, classes: tuple) -> None:
@@ -438,10 +499,17 @@ class PolicyDocument:
                 return entry
         raise KeyError(f"the policy document has no model {model!r}; it has {list(self.models)}")
 
-    def decide(self, model: str, predictions: Predictions) -> np.ndarray:
-        """Actions of ``model``'s policy on raw predictions: class index, or ``n_classes`` = abstain."""
+    def decide(self, model: str, predictions: Predictions, segments=None) -> np.ndarray:
+        """Actions of ``model``'s policy on raw predictions: class index, or ``n_classes`` = abstain.
+
+        ``segments`` (shape (n,)): each item's segment, needed by a per-segment entry."""
         entry = self.entry(model)
         check_classes(entry, predictions.classes)
+        if entry.segments is not None:
+            if segments is None:
+                raise ValueError(f"the policy of model {model!r} sets a threshold per segment: give each item's "
+                                 f"segment (column {entry.segments['column']!r})")
+            return entry.segment_policy.decide(predictions, segments)
         return entry.policy.decide(
             predictions, value_matrix_for(align_values(self.values, entry.classes), entry.classes)
         )
@@ -451,7 +519,8 @@ class PolicyDocument:
         """Plain JSON-able dict (NaN and infinities written as null)."""
         return _jsonable(
             {
-                "schema_version": SCHEMA_VERSION,
+                "schema_version": (SCHEMA_VERSION if any(e.segments is not None for e in self.entries)
+                                   else UNSEGMENTED_SCHEMA_VERSION),
                 "generated_by": self.generated_by or f"valuecore {_version()}",
                 "accept_rule": ACCEPT_RULE,
                 "use_case": values_to_dict(self.values),

@@ -66,6 +66,11 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         The recalibration :meth:`fit` fits before tuning.
     assisted : dict, optional
         The values of the confirmed tier, for ``kind="two_tier"``.
+    segment : str or callable, optional
+        For a policy with a threshold per segment (schema version 3): where each row's segment comes from,
+        the name of a column of X (a DataFrame) or a function of X giving one label per row. Default: the
+        column the document names. A segment column the estimator was not fitted on (not in its
+        ``feature_names_in_``) is dropped before the estimator reads X.
 
     Attributes
     ----------
@@ -76,7 +81,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     """
 
     def __init__(self, estimator, policy=None, model=None, abstain_label=-1, *, use_case=None, kind="threshold",
-                 calibration="none", assisted=None):
+                 calibration="none", assisted=None, segment=None):
         self.estimator = estimator
         self.policy = policy
         self.model = model
@@ -85,6 +90,7 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.kind = kind
         self.calibration = calibration
         self.assisted = assisted
+        self.segment = segment
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y, *, use_case=None, kind=None, calibration=None, sample_weight=None, name="model"):
@@ -215,10 +221,29 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """The wrapped estimator's probabilities, as it gives them."""
         return self._served()[0].predict_proba(X)
 
-    def _codes(self, X, *, tiers: bool = False):
+    def _codes(self, X, *, tiers: bool = False, segments=None):
         estimator, served = self._served()
         classes = self._check_served(estimator, served, tiers=tiers)
-        return classes, served.decisions(np.asarray(estimator.predict_proba(X), dtype=np.float64))
+        if served.segment_policy is not None and segments is None:
+            X, segments = self._segments_of(X, estimator, served)
+        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        return classes, served.decisions(proba, segments=segments)
+
+    def _segments_of(self, X, estimator, served):
+        """(the features the estimator reads, each row's segment) for a per-segment policy."""
+        source = self.segment if self.segment is not None else served.segment_column
+        if callable(source):
+            return X, source(X)
+        columns = getattr(X, "columns", None)
+        if columns is None or source not in list(columns):
+            raise ValueError(f"the policy of model {served.model!r} sets a threshold per segment, read from the "
+                             f"column {source!r} of X, which X does not have: give a DataFrame with that column, "
+                             "or segment= a column name or a function of X")
+        segments = X[source].to_numpy()
+        known = getattr(estimator, "feature_names_in_", None)
+        if known is None or source not in [str(name) for name in known]:
+            X = X.drop(columns=[source])
+        return X, segments
 
     def decisions(self, X):
         """:class:`valuecore.serving.Decisions` (action codes, predicted class, calibrated confidence) of X."""
@@ -234,7 +259,10 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def predict(self, X) -> np.ndarray:
         """Per row: the class acted on, or ``abstain_label`` (a confirmed tier counts as abstaining)."""
-        classes, decisions = self._codes(X)
+        return self._predicted(*self._codes(X))
+
+    def _predicted(self, classes, decisions) -> np.ndarray:
+        """``predict``'s labels from the classes and the decisions."""
         action = np.minimum(decisions.action, len(classes))  # confirm -> abstain
         dtype = np.result_type(classes.dtype, np.asarray(self.abstain_label).dtype)
         # Numbers are gathered as numbers (the same values as objects converted after); others as objects.

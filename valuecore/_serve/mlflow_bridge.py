@@ -15,7 +15,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 
 __all__ = ["MLFLOW_PREFIX", "MlflowArtifacts", "MlflowTables", "download_mlflow_tables", "is_mlflow_source",
            "list_mlflow_runs", "load_mlflow_tables", "load_run_sources", "log_report_to_mlflow", "mlflow_run_artifacts",
@@ -68,7 +67,10 @@ def policy_frame(classifier, features, feature_names=None):
     import pandas as pd
 
     X = features
-    estimator = classifier._served()[0]
+    estimator, served = classifier._served()
+    segments = None
+    if served.segment_policy is not None:  # the segment read from the whole frame, before the features are picked
+        features, segments = classifier._segments_of(features, estimator, served)
     known = getattr(estimator, "feature_names_in_", None)
     names = [str(n) for n in (known if known is not None else feature_names or [])]
     if isinstance(features, pd.DataFrame) and names:
@@ -81,11 +83,12 @@ def policy_frame(classifier, features, feature_names=None):
                              + ("; it " if missing and extra else "") + (f"has {extra[:20]} too" if extra else "")
                              + ("names a column twice" if not (missing or extra) else ""))
         X = features.set_axis(columns, axis=1)[names]  # by name, in the order the estimator was fitted in
+    elif isinstance(features, pd.DataFrame):
+        X = features
     if isinstance(X, pd.DataFrame) and known is None:
         X = X.to_numpy()  # fitted on an array: give it an array, without a feature-name warning
-    actions = classifier.predict(X)
-    decisions = classifier.decisions(X)
-    classes = np.asarray(classifier.classes_)
+    classes, decisions = classifier._codes(X, segments=segments)
+    actions = classifier._predicted(classes, decisions)
     index = getattr(features, "index", None)
     return pd.DataFrame(
         {"action": actions, "confidence": decisions.confidence, "predicted_class": classes[decisions.predicted]},

@@ -77,12 +77,18 @@ class ServingPolicy:
         The decision rule with its calibration.
     values : UseCase or ValueMatrix
         The document's values, in the order of ``classes``.
+    segment_policy : SegmentPolicy or None
+        A per-segment entry's thresholds (schema version 3): ``decide`` then needs each item's segment.
+    segment_column : str or None
+        The input column the document says holds the segment.
     """
 
     def __init__(self, entry: PolicyEntry, values):
         self.model = entry.model
         self.classes = entry.classes
         self.policy = entry.policy
+        self.segment_policy = entry.segment_policy
+        self.segment_column = None if entry.segments is None else entry.segments["column"]
         self.values = align_values(values, entry.classes)
         self._matrix = value_matrix_for(self.values, self.classes)
         self._lookup = {c: i for i, c in enumerate(self.classes)}
@@ -186,11 +192,18 @@ class ServingPolicy:
         return result
 
     # ------------------------------------------------------------ decisions
-    def decisions(self, proba=None, *, y_pred=None, confidence=None, logits=None) -> Decisions:
-        """Action codes, predicted class and recalibrated confidence of each item; see :class:`Decisions`."""
+    def decisions(self, proba=None, *, y_pred=None, confidence=None, logits=None, segments=None) -> Decisions:
+        """Action codes, predicted class and recalibrated confidence of each item; see :class:`Decisions`.
+
+        ``segments`` (shape (n,)): each item's segment, read by a per-segment policy only (required there)."""
         predictions = self.predictions(proba, y_pred=y_pred, confidence=confidence, logits=logits)
         calibrated = self.policy.calibrate(predictions)  # cached: decide() and tiers() below reuse it
-        if self.kind == "two_tier":  # tiers: 0 act, 1 a person confirms, 2 hand off (as evaluate_two_tier)
+        if self.segment_policy is not None:
+            if segments is None:
+                raise ValueError(f"the policy of model {self.model!r} sets a threshold per segment: give each "
+                                 f"item's segment (segments=..., the input's column {self.segment_column!r})")
+            action = self.segment_policy.decide(predictions, segments)
+        elif self.kind == "two_tier":  # tiers: 0 act, 1 a person confirms, 2 hand off (as evaluate_two_tier)
             tiers = self.policy.tiers(predictions)
             codes = np.array([0, len(self.classes) + 1, len(self.classes)], dtype=np.int64)[tiers]
             action = np.where(tiers == 0, calibrated.y_pred, codes)
@@ -244,7 +257,7 @@ class ServingPolicy:
                 for order, size in zip(decisions.list_order, decisions.list_size.tolist())]
 
     def decide(self, proba=None, *, y_pred=None, confidence=None, logits=None,
-               abstain=ABSTAIN, confirm=CONFIRM, shortlist=SHORTLIST) -> np.ndarray:
+               abstain=ABSTAIN, confirm=CONFIRM, shortlist=SHORTLIST, segments=None) -> np.ndarray:
         """The action of each item: its class label, ``abstain``, (two tiers) ``confirm`` or (a
         shortlist policy) ``shortlist``, whose list :meth:`shortlists` gives.
 
@@ -259,12 +272,15 @@ class ServingPolicy:
             Read by temperature and Platt scaling when the stored
             calibration says ``use_logits``.
         abstain, confirm, shortlist : labels written for those actions.
+        segments : array-like of shape (n,), optional
+            Each item's segment, for a per-segment policy (schema version 3; required there). An item of a
+            segment the policy does not list is handed off.
 
         Returns
         -------
         ndarray of shape (n,), dtype object
         """
-        codes = self.decisions(proba, y_pred=y_pred, confidence=confidence, logits=logits).action
+        codes = self.decisions(proba, y_pred=y_pred, confidence=confidence, logits=logits, segments=segments).action
         return self.labels(abstain, confirm, shortlist)[codes]
 
 
