@@ -62,8 +62,8 @@ def test_a_bad_segment_entry_is_refused_naming_the_key_by_the_schema_and_the_run
 def test_versions_1_and_2_still_read():
     for version in (1, 2):
         data = {"schema_version": version, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
-                "models": [{"model": "m", "run_sha256": None, "classes": ["a", "b"], "tuned_on": {"split": None, "n": 0},
-                            "evaluation": None,
+                "models": [{"model": "m", "run_sha256": None, "classes": ["a", "b"],
+                            "tuned_on": {"split": None, "n": 0}, "evaluation": None,
                             "policy": vc.Policy("threshold", threshold=0.8).to_dict()}]}
         assert PolicyDocument.from_dict(data).entry("m").policy.threshold == 0.8
         assert load_policy(data).decide([[0.9, 0.1], [0.7, 0.3]]).tolist() == ["a", "abstain"]
