@@ -9,6 +9,10 @@ its file, is computed when first asked for; :func:`file_sha256` gives it for
 any file, remembering it as the loader does. The format is described in
 ``docs/run-format.md``. The everyday names are also at the top of the package.
 
+A run file may carry a segment column (region, product, customer tier) of any name: ``load_runs(...,
+segment_column=NAME)`` puts each split's labels in ``ModelRun.segments``, and :func:`read_segment_column`
+reads them alone (``docs/segments.md``).
+
 Language-model evaluation logs are runs too (``docs/language-models.md``):
 :func:`read_evaluation_log` reads one source, ``lmeval:PATH`` (lm-evaluation-harness's per-sample logs) or
 ``inspect:PATH`` (inspect_ai's, with the optional inspect_ai installed), options in brackets, into a

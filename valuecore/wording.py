@@ -60,6 +60,9 @@ the numbers), :func:`interval_basis` (from an ``Interval``),
 :func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
 :func:`worst_outcome_name` (what the lowest value is called); a shortlist
 policy's tiers in one sentence: :func:`shortlist_tiers`.
+Thresholds per segment: :func:`segment_rows` (a row of text per segment, under ``SEGMENT_COLUMNS``),
+:func:`segment_cap_sentence` (what the caps cost), :func:`segment_caps_text` (the caps) and
+:func:`segment_warning` (a segment too small to say anything).
 
 Examples
 --------
@@ -116,6 +119,11 @@ __all__ = [
     "rule_name",
     "recommendation_headline",
     "recommendation_reason",
+    "SEGMENT_COLUMNS",
+    "segment_rows",
+    "segment_cap_sentence",
+    "segment_caps_text",
+    "segment_warning",
 ]
 
 DASH = "–"
@@ -994,3 +1002,69 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
         else:
             tail += " Too few items for a likely range: label more before relying on it."
     return head + body + "." + tail
+
+
+# -------------------------------------------------------------- segments
+_CAP_NAMES = {"handoff_gap": "hand-off rate", "error_gap": "error rate", "value_gap": "value per item"}
+
+
+def segment_caps_text(caps: dict, currency: str = "") -> str:
+    """The caps in words: ``hand-off rate within 5.0%, value per item within $0.10``; ``none``.
+
+    >>> segment_caps_text({"handoff_gap": 0.05, "value_gap": 0.1}, "$")
+    'hand-off rate within 5.0% of each other, value per item within $0.10 of each other'
+    """
+    if not caps:
+        return "none"
+    return ", ".join(f"{_CAP_NAMES[k]} within {money(v, currency) if k == 'value_gap' else percent(v)} of each other"
+                     for k, v in caps.items())
+
+
+def segment_cap_sentence(fit, currency: str = "") -> str:
+    """What the caps cost, or that nothing holds them (a ``SegmentFit``).
+
+    Examples: ``The caps cost $0.03 per item (the thresholds within the caps earn $0.41 per item, $0.44 without
+    them).``, ``The best thresholds already hold the caps: they cost nothing.``
+    """
+    caps = fit.caps.as_dict()
+    if not caps:
+        return "No caps: each segment has its own best threshold."
+    if not fit.feasible:
+        return (f"No choice of thresholds holds the caps ({segment_caps_text(caps, currency)}); the thresholds shown "
+                "are each segment's best, which break them.")
+    searched = "" if fit.exact else (" The search thinned the bands to stay within its budget: these thresholds "
+                                     "hold the caps, and cost at most the figure shown.")
+    if fit.cap_cost_per_item <= 0:
+        return "The best thresholds already hold the caps: they cost nothing." + searched
+    per_item = fit.value_total / fit.n_items
+    free = fit.unconstrained_value_total / fit.n_items
+    return (f"The caps cost {amount(fit.cap_cost_per_item, currency)} per item (the thresholds within the caps earn "
+            f"{amount(per_item, currency)} per item, {amount(free, currency)} without them).{searched}")
+
+
+def segment_warning(standing) -> str | None:
+    """A warning for a segment too small to say anything (a ``SegmentStanding``), else None."""
+    if not standing.too_small:
+        return None
+    return (f"segment {standing.segment!r} is too small to say anything: {count(standing.n_items)} items, "
+            f"{count(standing.n_acted)} acted on (fewer than 30); its rates and value are facts about these items only")
+
+
+def segment_rows(evaluation, currency: str = "", confidences=None) -> list[tuple[str, ...]]:
+    """One row of text per segment: segment, rule, items, hand-off rate, error rate, value per item, its interval,
+    certified error bound (a ``SegmentEvaluation``). ``confidences``: each segment's confidences, so that a
+    threshold reads with the digits that tell its decision apart (:func:`threshold_on_data`)."""
+    rows = []
+    for r in evaluation.segments:
+        seen = None if confidences is None else confidences.get(r.segment)
+        interval = r.interval
+        likely = (f"{amount(interval.low, currency)} to {amount(interval.high, currency)}"
+                  if math.isfinite(interval.low) and math.isfinite(interval.high) else "too few items")
+        rows.append((r.segment, threshold_phrase(r.threshold, seen), count(r.n_items), percent(r.handoff_rate),
+                     percent(r.selective_risk), money(r.value_per_item, currency), likely,
+                     DASH if r.risk_upper_bound is None else percent(r.risk_upper_bound)))
+    return rows
+
+
+SEGMENT_COLUMNS = ("segment", "rule", "items", "hand-off rate", "error rate", "value per item",
+                   "likely value per item (95%)", "error rate at most (90%)")

@@ -209,6 +209,13 @@ def _cmd_report(args) -> int:
 
     _check_report_options(args)
     values = _values(args)
+    if args.segment is not None:  # a threshold per segment (docs/segments.md)
+        from .segments import report_segments
+
+        say = _say(args)
+        document = report_segments(args, values, _load, say)
+        _write_outputs([_policy_json_output(document, args.json)] if args.json else [], say, args)
+        return EXIT_OK
     reviewers = _reviewers(args, values)
     if reviewers is not None and not reviewers.flat:
         return _report_for_loaded_reviewers(args, values, reviewers)
@@ -620,6 +627,9 @@ def _write_outputs(outputs: Sequence[_Output], say, args) -> None:
 
 def _check_report_options(args) -> None:
     """Refuse, before any work, ``report`` options that contradict each other or would do nothing."""
+    from .segments import check_segment_options
+
+    check_segment_options(args)
     if args.log_mlflow and not any(str(path).startswith("mlflow:") for path in args.paths):
         raise UsageError("--log-mlflow logs to the MLflow run the runs came from, and none is named: name it as "
                          "mlflow:<run_id> or mlflow:<experiment>/<run>; nothing was written")
@@ -655,7 +665,9 @@ def _cmd_apply(args) -> int:
     path = Path(args.policy)
     document = _read_policy_document(path)
     _check_interval_values(document.values, with_interval=not args.no_interval)
-    models = _load(args.paths)
+    from .segments import applied_segment_lines, apply_segment_column
+
+    models = _load(args.paths, apply_segment_column(document, args.segment))
     applied = apply_policy_document(document, models, args.split, with_interval=not args.no_interval)
     if document.reviewers is not None:  # on a workload curve, each policy is priced at its own hand-off rate
         from .._pipeline.reviewers import reprice_applied
@@ -679,6 +691,10 @@ def _cmd_apply(args) -> int:
             _err(f"warning: {item.model} not evaluated: {item.note}")
             continue
         evaluated += 1
+        if document.entry(item.model).segments is not None:
+            for line in applied_segment_lines(item):
+                say(line)
+            continue
         policy = document.entry(item.model).policy
         try:  # the threshold reads with the digits that tell its decision apart on the split shown
             confidences = policy.calibrate(models[item.model].splits[item.split]).confidence
@@ -1017,6 +1033,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _add_split_options(report)
     _add_constraint_options(report)
+    from .segments import add_segment_options
+
+    add_segment_options(report)
     _add_reviewer_options(report)
     report.add_argument("--json", metavar="OUT.json", help="write the policy JSON here ('-' for stdout)")
     report.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
@@ -1060,6 +1079,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "was evaluated on when exported)")
     apply.add_argument("--json", metavar="OUT.json", help="write the evaluation here ('-' for stdout)")
     apply.add_argument("--no-interval", action="store_true", help="skip the confidence intervals")
+    from .segments import add_apply_segment_option
+
+    add_apply_segment_option(apply)
     apply.set_defaults(handler=_cmd_apply)
 
     table = commands.add_parser(

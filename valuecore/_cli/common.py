@@ -260,11 +260,18 @@ def read_value_matrix(path: str | Path):
 
 
 # ----------------------------------------------------------------- loading
-def _load_report(paths: Sequence[str]):
+def _load_report(paths: Sequence[str], segment_column: str | None = None):
     """The load report of run files, folders, ``mlflow:`` runs and evaluation logs (``lmeval:``, ``inspect:``);
-    UsageError for a run that cannot be read."""
+    UsageError for a run that cannot be read. ``segment_column``: run files only (``--segment``)."""
     from .._io.lm_logs import is_log_source
 
+    if segment_column is not None:
+        other = [str(p) for p in paths if is_log_source(str(p)) or str(p).startswith("mlflow:")]
+        if other:
+            raise UsageError(f"--segment reads a column of run files (CSV or Parquet); {other[0]} is not one")
+        from .._io.runfiles import load_runs
+
+        return load_runs(list(paths), segment_column=segment_column)
     if any(is_log_source(str(path)) for path in paths):
         from .._io.eval_logs import load_with_logs
 
@@ -284,9 +291,9 @@ def _load_report(paths: Sequence[str]):
         raise UsageError(str(exc)) from None
 
 
-def _load(paths: Sequence[str]) -> dict:
+def _load(paths: Sequence[str], segment_column: str | None = None) -> dict:
     """Load run files; problems go to stderr; UsageError when no model is usable."""
-    report = _load_report(paths)
+    report = _load_report(paths, segment_column)
     for problem in report.problems:
         _err(f"{problem.severity}: {problem}")
     from .._io.lm_logs import abstention_notes

@@ -59,6 +59,7 @@ __all__ = [
     "file_sha256",
     "load_run_file",
     "load_runs",
+    "read_segment_column",
 ]
 
 DEFAULT_SPLIT = "all"
@@ -185,6 +186,9 @@ class ModelRun:
         (one row per group of equal predictions, its weight the group's size): what
         needs each item's own row (the expected-value rule, temperature scaling, a
         comparison paired by id) does not apply to it.
+    segments : dict of str to ndarray
+        Each split's segment labels (text, shape (n,), the split's rows in order), when the run was
+        loaded with a ``segment_column``; empty otherwise.
     """
 
     model: str
@@ -193,6 +197,7 @@ class ModelRun:
     classes: tuple[str, ...]
     splits: dict[str, Predictions] = field(default_factory=dict)
     aggregate: bool = False
+    segments: dict = field(default_factory=dict)
 
     @property
     def split_names(self) -> tuple[str, ...]:
@@ -241,6 +246,7 @@ def load_runs(
     warn_tolerance: float = 1e-6,
     splits: Sequence[str] | None = None,
     roots: Sequence[str | os.PathLike] | None = None,
+    segment_column: str | None = None,
 ) -> LoadReport:
     """Load run files and folders of run files into one comparison.
 
@@ -289,6 +295,8 @@ def load_runs(
             data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
         )
         problems.extend(file_problems)
+        if segment_column is not None and runs:
+            runs = _with_segments(runs, path, display, segment_column, problems)
         for run in runs:
             if run.model in models:
                 problems.append(
@@ -314,6 +322,7 @@ def load_run_file(
     sum_tolerance: float = 1e-2,
     warn_tolerance: float = 1e-6,
     splits: Sequence[str] | None = None,
+    segment_column: str | None = None,
 ) -> LoadReport:
     r"""Load one run file, from disk or from bytes (e.g. a Streamlit upload).
 
@@ -325,7 +334,7 @@ def load_run_file(
         File name for bytes input (its suffix picks the format, its stem is
         the model name); defaults to ``"upload.csv"``. For a path it replaces
         the path in problems and ``ModelRun.path``, and names the model.
-    sum_tolerance, warn_tolerance, splits
+    sum_tolerance, warn_tolerance, splits, segment_column
         As in :func:`load_runs`.
 
     Returns
@@ -359,11 +368,88 @@ def load_run_file(
     runs, problems, _ = _load_bytes(
         data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
     )
+    if segment_column is not None and runs:
+        runs = _with_segments(runs, data, display, segment_column, problems)
     models: dict[str, ModelRun] = {}
     for run in runs:
         models[run.model] = run
     problems.extend(check_comparable(models))
     return LoadReport(models=models, problems=tuple(problems))
+
+
+def _with_segments(runs: list, source, display: str, column: str, problems: list) -> list:
+    """The runs with each split's segment labels from ``column``; none (and an error) when the column is
+    missing or has empty cells. Also drops the warning that ``column`` is an unknown column."""
+    problems[:] = [p for p in problems if not (p.severity == "warning" and p.column == column
+                                               and p.message.startswith("ignored unknown columns"))]
+    try:
+        labels = read_segment_column(source, column, name=display)
+    except ValueError as exc:
+        problems.append(exc.args[1] if len(exc.args) > 1 else LoadProblem(display, str(exc), column))
+        return []
+    return [replace(run, segments={s: labels[run.model][s] for s in run.splits}) for run in runs]
+
+
+def read_segment_column(source, column: str, *, name: str | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """Each model's and split's segment labels from ``column`` of one run file, the rows in the loader's order.
+
+    Parameters
+    ----------
+    source : path, or bytes of a CSV or Parquet file
+    column : str
+    name : str, optional
+        The file as the user named it (for messages, and for the model name of a file without a
+        ``model`` column, as :func:`load_run_file`).
+
+    Returns
+    -------
+    dict
+        ``{model: {split: ndarray of str, shape (n,)}}``.
+
+    Raises
+    ------
+    ValueError
+        The column is missing, or some cells are empty: the message names the file, the column and the
+        rows (``exc.args[1]`` is the :class:`LoadProblem`).
+    """
+    display = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "upload.csv")
+    is_parquet = Path(display).suffix.lower() in PARQUET_SUFFIXES
+    data = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
+    wanted = [column, "model", "split"]
+    if is_parquet:
+        import pyarrow.parquet as pq
+
+        available = list(pq.read_schema(data).names)
+    else:
+        available = [str(c) for c in pd.read_csv(data, nrows=0).columns]
+    if hasattr(data, "seek"):
+        data.seek(0)
+    if column not in available:
+        problem = LoadProblem(display, f"no such column: the segment column must be one of the file's columns "
+                                       f"{_short_list(list(available))}", column)
+        raise ValueError(str(problem), problem)
+    used = [c for c in wanted if c in available]
+    frame = (pd.read_parquet(data, columns=used) if is_parquet
+             else pd.read_csv(data, usecols=used, dtype=str, keep_default_na=False, na_values=[""]))
+    n = len(frame)
+    found = _FileProblems(display)
+    model_codes, model_names = _group_column(frame, "model", _display_stem(display), found, n)
+    split_codes, split_names = _group_column(frame, "split", DEFAULT_SPLIT, found, n)
+    codes, texts = _text_values(frame[column])
+    text = np.array([*texts, None], dtype=object)[codes]  # code -1 (missing) reads the last slot
+    empty = np.array([t is None for t in text.tolist()], dtype=bool)
+    if empty.any():
+        found.add("empty segment labels: every row needs its segment", column=column, where=empty)
+    if found.has_errors:
+        problem = next(p for p in found.items if p.severity == "error")
+        raise ValueError(str(problem), problem)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for m, model in enumerate(model_names):
+        for k, split in enumerate(split_names):
+            rows = (model_codes == m) & (split_codes == k)
+            if rows.any():
+                out.setdefault(model, {})[split] = text[rows]
+    return out
 
 
 def check_comparable(models: Mapping[str, ModelRun] | Iterable[ModelRun]) -> list[LoadProblem]:

@@ -616,6 +616,12 @@ def apply_policy_document(document: PolicyDocument, runs: Mapping, split: str | 
             out.append(AppliedPolicy(entry.model, name, None, None, same,
                                      f"no split {name!r} (its splits: {', '.join(run.splits)})"))
             continue
+        if entry.segments is not None:  # a threshold per segment (schema version 3)
+            from .segments import apply_segment_entry
+
+            record, result, note = apply_segment_entry(entry, name, run, document.values)
+            out.append(AppliedPolicy(entry.model, name, record, result, same, note))
+            continue
         predictions = run.splits[name]
         values = align_values(document.values, run.classes)
         if entry.policy.kind in TIERED_KINDS:
