@@ -33,6 +33,7 @@ PAGES = {
         st.Page("pages/cost_matrix.py", title="Values per class", icon=":material/grid_on:", url_path="cost-matrix",
                 visibility="hidden"),
         st.Page("pages/constraints.py", title="Capacity & guarantees", icon=":material/rule:", url_path="capacity"),
+        st.Page("pages/segments.py", title="Segments", icon=":material/groups:", url_path="segments-by-group"),
     ],
     "Trust the numbers": [
         st.Page("pages/calibration.py", title="Calibration", icon=":material/tune:", url_path="calibration-check"),

@@ -268,6 +268,10 @@ class Settings:
     matrix_classes, matrix_model, matrix_rule : the Cost matrix page's class set, model and rule in detail
         (None: the first one offered).
     home_volume, home_period : the Start page's expected items per period.
+    segment_column, segment_model : the Segments page's segment column and model (None: the first column the
+        runs carry; the recommended model).
+    segment_cap_handoff, segment_cap_error, segment_cap_value : that page's caps on the gap between segments in
+        hand-off rate, selective error rate (shares) and value per item (in the currency); None: no cap.
     """
 
     source: str = "sample:digits"
@@ -328,6 +332,11 @@ class Settings:
     matrix_rule: str | None = None
     home_volume: int = 10_000
     home_period: str = "month"
+    segment_column: str | None = None
+    segment_model: str | None = None
+    segment_cap_handoff: float | None = None
+    segment_cap_error: float | None = None
+    segment_cap_value: float | None = None
 
     def __post_init__(self):
         # Widgets may hand over ints for float settings: stored as floats, a link brings back the same type.
@@ -400,7 +409,8 @@ _FLOAT_FIELDS = ("v_correct", "v_abstain", "v_wrong", "what_if", "constraints_vo
                  "constraints_reviewer", "constraints_max_risk", "constraints_confidence", "constraints_v_ok",
                  "constraints_v_bad", "constraints_cost", "constraints_list_in", "constraints_list_out",
                  "reviewers_rate_low", "reviewers_acc_low",
-                 "reviewers_rate_high", "reviewers_acc_high", "reviewers_v_wrong")
+                 "reviewers_rate_high", "reviewers_acc_high", "reviewers_v_wrong", "segment_cap_handoff",
+                 "segment_cap_error", "segment_cap_value")
 
 # field -> (query key, parser, writer)
 _FIELDS = {
@@ -463,6 +473,12 @@ _FIELDS = {
     "matrix_rule": ("mrule", _choice(KINDS), _write),
     "home_volume": ("volume", _int_in(1, 10**12), _write),
     "home_period": ("per", _choice(HOME_PERIODS), _write),
+    "segment_column": ("segcol", _text(200), _write),
+    "segment_model": ("segmodel", _text(200), _write),
+    # The Segments page's caps: gaps between two shares (0 to 1), and between two values per item.
+    "segment_cap_handoff": ("caphandoff", _number_in(0.0, 1.0), _write),
+    "segment_cap_error": ("caperror", _number_in(0.0, 1.0), _write),
+    "segment_cap_value": ("capvalue", _number_in(0.0, 1e15), _write),
 }
 QUERY_KEYS = frozenset(key for key, _, _ in _FIELDS.values())
 

@@ -16,11 +16,17 @@ a folder of run files, one CSV per model, in the format of docs/run-format.md:
     Binary (``benign``/``malignant``, malignant second); splits ``val``,
     ``test`` and an unlabeled ``prod`` split with hourly timestamps whose
     inputs get noisier week after week.
+``diabetes/``
+    Binary (disease progression a year on ``low``/``high``, split at the
+    median; ``high`` second); splits ``val`` and ``test``, each row with two
+    real group attributes as segment columns: ``sex`` (coded ``1``/``2`` as
+    in the source) and ``age_band`` (``under_50``/``50_plus``). The segments
+    hold about 50 rows per split, deliberately small.
 
 The training split is used for fitting only and is not written. ``--small``
 writes two models and fewer rows (for tests). ``generated_with.txt`` records
 the library versions: the same versions give the same bytes. Existing
-``*.csv`` files in the three set folders under ``--out`` are removed first,
+``*.csv`` files in the set folders under ``--out`` are removed first,
 so a model dropped from this script does not linger.
 """
 
@@ -35,7 +41,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -55,7 +61,8 @@ DIGITS_NOISE_SD = 0.3  # pixels scaled to [0, 1]; 0.3 is about 5 of the 16 grey 
 PROD_START = pd.Timestamp("2024-03-04T00:00:00")
 PROD_HOURS = 6 * 7 * 24  # six weeks, one prediction per hour
 PROD_MAX_NOISE = 0.8  # in units of each feature's training standard deviation
-SETS = ("digits", "digits_shifted", "breast_cancer")
+AGE_BAND_FROM = 50  # years; the median age of the 442 diabetes patients
+SETS = ("digits", "digits_shifted", "breast_cancer", "diabetes")
 FINGERPRINT_FILE = "generated_with.txt"
 
 
@@ -99,11 +106,13 @@ def round_rows(proba: np.ndarray) -> np.ndarray:
     return rounded + 0.0  # turns -0.0 into 0.0 so the text never shows "-0.0"
 
 
-def run_frame(ids, split: str, y_true, proba: np.ndarray, classes, timestamps=None) -> pd.DataFrame:
-    """One split of one model as rows of a run file."""
+def run_frame(ids, split: str, y_true, proba: np.ndarray, classes, timestamps=None, segments=None) -> pd.DataFrame:
+    """One split of one model as rows of a run file; ``segments`` maps column names to (n,) group values."""
     frame = pd.DataFrame({"id": np.asarray(ids), "split": split})
     if timestamps is not None:
         frame["timestamp"] = timestamps
+    for column, values in (segments or {}).items():
+        frame[column] = np.asarray(values)
     frame["y_true"] = y_true
     rounded = round_rows(proba)
     for j, label in enumerate(classes):
@@ -226,6 +235,42 @@ def make_breast_cancer(out: Path, small: bool, summary: list) -> None:
             )
 
 
+def make_diabetes(out: Path, small: bool, summary: list) -> None:
+    """Disease progression above the median, with each patient's sex and age band as segment columns.
+
+    ``load_diabetes(scaled=False)`` gives age in years and sex coded 1 or 2 (the source does not
+    say which code is which sex, so the codes are written as they are). The split is stratified
+    on label and sex together, so each segment keeps about the same share of each split.
+    """
+    data = load_diabetes(scaled=False)
+    X, progression = data.data, data.target
+    y = np.where(progression > np.median(progression), "high", "low")
+    classes = ["low", "high"]  # high progression, the case to catch, second as the positive class
+    sex = X[:, data.feature_names.index("sex")].astype(int).astype(str)
+    age_band = np.where(X[:, data.feature_names.index("age")] < AGE_BAND_FROM, "under_50", "50_plus")
+    strata = np.char.add(np.char.add(y.astype(str), "/"), sex)
+    train, val, test = three_way_split(len(y), strata, (0.5, 0.25, 0.25), SEED)
+    if small:
+        val, test = val[:SMALL_ROWS], test[:SMALL_ROWS]
+
+    def frame(rows, split, fitted):
+        order = [list(fitted.classes_).index(label) for label in classes]
+        proba = fitted.predict_proba(X[rows])[:, order]
+        segments = {"sex": sex[rows], "age_band": age_band[rows]}
+        return run_frame([f"db-{i:03d}" for i in rows], split, y[rows], proba, classes, segments=segments), proba
+
+    for name, model in make_models(small, standardize=True).items():
+        fitted = clone(model).fit(X[train], y[train])
+        (val_rows, _), (test_rows, p_test) = frame(val, "val", fitted), frame(test, "test", fitted)
+        write_run(pd.concat([val_rows, test_rows]), out / "diabetes" / f"{name}.csv")
+        summary.append(summarise("diabetes", name, "test", y[test], p_test, classes))
+        for column, values in (("sex", sex), ("age_band", age_band)):
+            for group in sorted(set(values[test])):
+                rows = test[values[test] == group]
+                summary.append(summarise("diabetes", name, f"test {column}={group}", y[rows],
+                                         p_test[values[test] == group], classes))
+
+
 def environment_fingerprint() -> str:
     """Versions that decide the bytes written; other versions may round a few values differently."""
     import platform
@@ -261,6 +306,7 @@ def main(argv=None) -> None:
         warnings.simplefilter("ignore", ConvergenceWarning)
         make_digits(args.out, args.small, summary)
         make_breast_cancer(args.out, args.small, summary)
+        make_diabetes(args.out, args.small, summary)
     (args.out / FINGERPRINT_FILE).write_text(environment_fingerprint(), newline="\n")
     with pd.option_context("display.width", 120, "display.max_rows", 200):
         print(pd.DataFrame(summary).to_string(index=False))

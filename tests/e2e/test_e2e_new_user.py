@@ -28,7 +28,7 @@ from test_e2e_browser import (
 pytestmark = pytest.mark.e2e
 
 # Every page in the navigation, with its heading (the shared list leaves Capacity out).
-ALL_PAGES = {**PAGES, "Capacity & guarantees": "Capacity & guarantees"}
+ALL_PAGES = {**PAGES, "Capacity & guarantees": "Capacity & guarantees", "Segments": "Segments"}
 SIZES = ((1280, 800), (1440, 900))
 SHOTS = ARTIFACTS / "new-user"
 

@@ -1,0 +1,377 @@
+"""The Segments page as data: :func:`build` returns a :class:`SegmentsPage`.
+
+One threshold per segment (a region, a product, a customer tier, a group of people), tuned for value on
+the tuning split by ``valuecore.constraints.fit_segments``, with optional caps on how far the segments'
+hand-off rate, selective error rate and value per item may differ; the caps' cost in value per item; each
+segment on the evaluated split (``valuecore.constraints.evaluate_segments``) with its interval, its
+certified error bound and a warning when it is too small to say much. The page lays out what
+:func:`build` returned; the only Streamlit here is the cache of the fit (a capped search can take
+seconds). Segment and column names come from the visitor's files: every one that reaches markdown goes
+through :func:`~dashboard.safetext.md_text`; the tables hold them as plain cells.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import valuecore as vc
+
+from ..data import Workspace, values_key
+from ..safetext import md_text
+from . import shown_confidences, split_text, threshold_text
+from .compare import Notice  # a message shown with st.<severity>
+
+# The caps, in the order the page shows their sliders: the SegmentCaps field, the words, the setting.
+CAPS = (
+    ("handoff_gap", "hand-off rate", "segment_cap_handoff"),
+    ("error_gap", "error rate", "segment_cap_error"),
+    ("value_gap", "value per item", "segment_cap_value"),
+)
+NO_CAP = "no cap"  # the sliders' first stop: the setting None
+RATE_CAP_STEPS = tuple(k / 100 for k in range(0, 51))  # 0 to 50 percentage points
+VALUE_CAP_STEPS = 50  # the value cap's stops: 0 to half the values' spread, in 50 steps
+SAMPLE_WITH_SEGMENTS = "diabetes"  # the bundled sample whose runs carry segment columns (sex, age_band)
+
+TABLE_COLUMNS = ("Segment", "Items", "Threshold", "Hand-off rate", "Error rate", "Error rate at most",
+                 "Value per item", "95% interval", "Note")
+TABLE_HELP = {
+    "Segment": "The segment's name, as the run files write it.",
+    "Threshold": "Tuned on the tuning split: act on a prediction of this segment when its confidence is at least "
+                 "this; otherwise hand the item to a person.",
+    "Hand-off rate": "Share of the segment's items handed to a person.",
+    "Error rate": "Wrong answers among the items acted on (the selective error rate).",
+    "Error rate at most": "With 90% confidence, the error rate of this threshold on new items of the segment is "
+                          "at most this (Clopper-Pearson; it counts each row as one independent item).",
+    "Value per item": "The segment's value per item, hand-offs included.",
+    "95% interval": "Where the value per item on new items of the segment is likely to fall.",
+}
+TABLE_CAPTION = ("Each row is one segment on the evaluated split, with the threshold tuned on the tuning split. "
+                 "A dash (–) means the segment acts on no item, so it has no error rate.")
+
+
+@dataclass(frozen=True)
+class SegmentsPage:
+    """Everything the page shows for one model, segment column and set of caps.
+
+    ``stop`` is set when nothing can be shown: the page shows those notices and stops.
+    """
+
+    model: str | None = None
+    column: str | None = None
+    stop: tuple = ()
+    notes: tuple = ()  # notices above the result (split caveats, an approximate search)
+    heading: str = ""
+    sentences: tuple = ()  # markdown-safe: what the thresholds are tuned for, the caps' cost, the gain
+    warnings: tuple = ()  # markdown-safe: the segments too small to say much
+    numbers: pd.DataFrame = field(default_factory=pd.DataFrame)  # one row per segment, unformatted
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)  # the same, as text cells (names as written)
+    gaps: pd.DataFrame = field(default_factory=pd.DataFrame)  # the gaps on each split beside the caps, as text
+    fit: object = None  # valuecore.constraints.SegmentFit, for tests and the export
+    evaluation: object = None  # valuecore.constraints.SegmentEvaluation on the evaluated split
+
+
+# ------------------------------------------------------------------ the segment column
+def segment_columns(selection) -> tuple[str, ...]:
+    """The segment columns the selected models' runs carry, in the order the files name them."""
+    found: dict[str, None] = {}
+    for model in selection.models:
+        run = selection.report.models.get(model)
+        if run is None:
+            continue
+        for predictions in run.splits.values():
+            found.update(dict.fromkeys(_segment_table(predictions)))
+    return tuple(found)
+
+
+def _segment_table(predictions) -> dict:
+    """Column name -> (n,) labels of the segment columns a split carries (none: empty)."""
+    return dict(getattr(predictions, "segments", None) or {})
+
+
+def segment_labels(predictions, column: str):
+    """The (n,) segment labels of ``column`` in a split, or None when the split lacks the column."""
+    return _segment_table(predictions).get(column)
+
+
+def no_column_note() -> str:
+    """Why the page has nothing to show: no run carries a segment column; where to find one (markdown-safe)."""
+    return ("None of the selected models' runs has a segment column, so there is nothing to split by. A segment "
+            "column names each item's group (a region, a product, a customer tier) in the run file, e.g. a column "
+            f"`region`. To try the page, choose the sample **{SAMPLE_WITH_SEGMENTS}** under *Data source* in the "
+            "sidebar: its runs carry two, `sex` and `age_band`.")
+
+
+# ------------------------------------------------------------------ the caps' sliders
+def value_spread(values) -> float:
+    """The largest minus the smallest outcome value: the widest gap two segments' values per item can have."""
+    if isinstance(values, vc.ValueMatrix):
+        matrix = np.asarray(values.values, dtype=float)
+        return float(matrix.max() - matrix.min())
+    outcomes = (values.v_correct, values.v_abstain, values.v_wrong)
+    return float(max(outcomes) - min(outcomes))
+
+
+def cap_options(cap: str, values, current: float | None) -> list:
+    """The stops of a cap's slider: :data:`NO_CAP`, then gaps from 0 up (the setting in force among them).
+
+    Rates step by one percentage point up to 50; the value per item by a fiftieth of half the values' spread.
+    """
+    if cap == "value_gap":
+        spread = value_spread(values)
+        # Four significant digits: the stops read as typed (0.15, not 0.15000000000000002), and a link keeps them.
+        steps = [float(f"{spread / 2 * k / VALUE_CAP_STEPS:.4g}") for k in range(VALUE_CAP_STEPS + 1)]
+    else:
+        steps = list(RATE_CAP_STEPS)
+    if current is not None and current not in steps:
+        steps = sorted([*steps, float(current)])
+    return [NO_CAP, *dict.fromkeys(steps)]
+
+
+def cap_text(cap: str, option, currency: str = "$") -> str:
+    """A slider stop in words: "no cap", "5 points", "$0.25"."""
+    if option == NO_CAP or option is None:
+        return NO_CAP
+    if cap == "value_gap":
+        return vc.wording.amount(option, currency)
+    return points(option)
+
+
+def points(gap: float) -> str:
+    """A gap between two shares in percentage points: "1 point", "4.5 points"."""
+    text = f"{round(gap * 100, 1):g}"
+    return f"{text} point" if text == "1" else f"{text} points"
+
+
+def caps_of(picked: dict) -> vc.constraints.SegmentCaps:
+    """The caps from the sliders' stops (``SegmentCaps`` field -> a gap, or :data:`NO_CAP`)."""
+    return vc.constraints.SegmentCaps(**{cap: None if picked.get(cap, NO_CAP) == NO_CAP else float(picked[cap])
+                                         for cap, _, _ in CAPS})
+
+
+# ------------------------------------------------------------------ the page
+def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constraints.SegmentCaps) -> SegmentsPage:
+    """The segment policy of ``model`` by ``column`` within ``caps``: tuned, costed, and evaluated.
+
+    ``ws`` is the selection's :class:`~dashboard.data.Workspace`; every figure comes from valuecore.
+    """
+    values, currency = selection.values, selection.currency
+    tune_split = ws.tuning_split_for(model)
+    eval_split = selection.eval_split
+    tuning = ws.calibrated(model, tune_split) if tune_split is not None else None
+    evaluated = ws.calibrated(model, eval_split) if eval_split is not None else None
+    stop = _stop_notice(model, column, tune_split, tuning, eval_split, evaluated)
+    if stop is not None:
+        return SegmentsPage(model, column, stop=(stop,))
+    tune_labels, eval_labels = segment_labels(tuning, column), segment_labels(evaluated, column)
+    try:
+        key = (ws.run_key(model), model, tune_split, ws.calibration_key(model), column, values_key(values),
+               tuple(sorted(caps.as_dict().items())))
+        fit = _fitted(key, tuning, tune_labels, values, caps, column)
+        evaluation = vc.constraints.evaluate_segments(fit.policy, evaluated, eval_labels, values)
+    except ValueError as error:  # e.g. an empty segment label, named with its rows by the core
+        return SegmentsPage(model, column, stop=(Notice("error", f"The segments of {md_text(column)} cannot be "
+                                                                 f"used: {md_text(error)}"),))
+    confidences = shown_confidences(ws, model)
+    numbers = segment_numbers(fit, evaluation)
+    one = _one_threshold(ws, model, values, fit, evaluated, eval_labels)
+    notes = tuple(Notice(severity, message) for severity, message in _split_notes(ws, model))
+    if not fit.exact:
+        notes += (Notice("info", "The caps were searched over a thinned grid of bands (many segments or items): "
+                                 "the thresholds shown hold the caps, and they lose at most "
+                                 f"{vc.wording.amount((fit.upper_bound - fit.value_total) / fit.n_items, currency)}"
+                                 " per item against the best choice that holds them."),)
+    return SegmentsPage(
+        model, column,
+        notes=notes,
+        heading=f"One threshold per {md_text(column)} for {md_text(model)}",
+        sentences=(tuned_sentence(fit, column, tune_split, eval_split), cost_sentence(fit, currency),
+                   *one_threshold_sentence(one, evaluation, eval_split, confidences, currency)),
+        warnings=too_small_warnings(fit, evaluation, tune_split, eval_split),
+        numbers=numbers,
+        table=segment_table(numbers, confidences, currency),
+        gaps=gaps_table(fit, evaluation, tune_split, eval_split, currency),
+        fit=fit,
+        evaluation=evaluation,
+    )
+
+
+@st.cache_resource(show_spinner="Fitting a threshold per segment…", max_entries=128)
+def _fitted(key: tuple, _tuning, _labels, _values, _caps, _column) -> vc.constraints.SegmentFit:
+    """``valuecore.constraints.fit_segments``, once per run file, split, recalibration, column, values and caps."""
+    return vc.constraints.fit_segments(_tuning, _labels, _values, caps=_caps, column=_column)
+
+
+def _one_threshold(ws: Workspace, model: str, values, fit, evaluated, labels):
+    """(threshold, its SegmentEvaluation on the evaluated split): the Value page's one threshold for every
+    segment, or None when the model gets none."""
+    try:
+        threshold = ws.policy(model, "threshold", values).threshold
+    except ValueError:
+        return None
+    policy = vc.constraints.SegmentPolicy(tuple((s, threshold) for s in fit.policy.segments), column=fit.policy.column)
+    return threshold, vc.constraints.evaluate_segments(policy, evaluated, labels, values)
+
+
+def _stop_notice(model, column, tune_split, tuning, eval_split, evaluated) -> Notice | None:
+    """Why the model cannot be split by the column here, or None."""
+    if tuning is None or not tuning.has_labels:
+        return Notice("warning", f"{md_text(model)} has no labelled tuning split ({split_text(tune_split)}): "
+                                 "thresholds per segment are tuned on labelled items. Choose another model, or a "
+                                 "labelled split under **Tune on** in the sidebar.")
+    if evaluated is None or not evaluated.has_labels:
+        return Notice("warning", f"{md_text(model)} has no labelled split {split_text(eval_split)} to evaluate on. "
+                                 "Choose a labelled split under **Evaluate on** in the sidebar.")
+    lacking = [split for split, p in ((tune_split, tuning), (eval_split, evaluated))
+               if segment_labels(p, column) is None]
+    if lacking:
+        return Notice("warning", f"The split {' and '.join(split_text(s) for s in dict.fromkeys(lacking))} of "
+                                 f"{md_text(model)} has no segment column {md_text(column)}. Choose another "
+                                 "column or model.")
+    return None
+
+
+def _split_notes(ws: Workspace, model: str) -> list[tuple[str, str]]:
+    """The pipeline's caveats for the model's one-threshold fit (a tuning fallback, a calibration)."""
+    return [("info", md_text(note)) for note in ws.notes(model, "threshold")]
+
+
+def segment_numbers(fit, evaluation) -> pd.DataFrame:
+    """One row per segment of the evaluated split: its threshold (tuned), items, rates, value and interval.
+
+    Columns: segment, threshold (NaN: always hand off), items, handoff_rate, error_rate (NaN: acts on none),
+    error_bound (NaN: none), value_per_item, low, high, too_small. Plus the same figures on the tuning split,
+    prefixed ``tuning_`` (items, handoff_rate, error_rate, value_per_item, too_small).
+    """
+    tuned = {row.segment: row for row in fit.evaluation.segments}
+    rows = []
+    for row in evaluation.segments:
+        on_tuning = tuned.get(row.segment)
+        rows.append({
+            "segment": row.segment,
+            "threshold": math.nan if row.threshold is None else row.threshold,
+            "items": row.n_items,
+            "handoff_rate": row.handoff_rate,
+            "error_rate": math.nan if row.selective_risk is None else row.selective_risk,
+            "error_bound": math.nan if row.risk_upper_bound is None else row.risk_upper_bound,
+            "value_per_item": row.value_per_item,
+            "low": row.interval.low,
+            "high": row.interval.high,
+            "too_small": row.too_small,
+            "tuning_items": on_tuning.n_items if on_tuning else 0.0,
+            "tuning_handoff_rate": on_tuning.handoff_rate if on_tuning else math.nan,
+            "tuning_error_rate": (math.nan if on_tuning is None or on_tuning.selective_risk is None
+                                  else on_tuning.selective_risk),
+            "tuning_value_per_item": on_tuning.value_per_item if on_tuning else math.nan,
+            "tuning_too_small": on_tuning.too_small if on_tuning else True,
+        })
+    return pd.DataFrame(rows)
+
+
+def _share(x: float) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else vc.wording.percent(x)
+
+
+def segment_table(numbers: pd.DataFrame, confidences, currency: str) -> pd.DataFrame:
+    """The segments as text cells, :data:`TABLE_COLUMNS`: names as written, numbers as every page writes them."""
+    if numbers.empty:
+        return pd.DataFrame(columns=list(TABLE_COLUMNS))
+    rows = []
+    for r in numbers.itertuples(index=False):
+        threshold = None if math.isnan(r.threshold) else r.threshold
+        rows.append((
+            r.segment,
+            vc.wording.count(r.items),
+            threshold_text(threshold, confidences),
+            _share(r.handoff_rate),
+            _share(r.error_rate),
+            _share(r.error_bound),
+            vc.wording.amount(r.value_per_item, currency),
+            f"{vc.wording.amount(r.low, currency)} to {vc.wording.amount(r.high, currency)}",
+            "too few items to say much" if r.too_small else "",
+        ))
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+def _gap_text(cap: str, gap: float, currency: str) -> str:
+    if gap is None or math.isnan(gap):
+        return "–"
+    return vc.wording.amount(gap, currency) if cap == "value_gap" else points(gap)
+
+
+def gaps_table(fit, evaluation, tune_split, eval_split, currency: str) -> pd.DataFrame:
+    """The gaps between segments (largest minus smallest) on each split, beside the caps, as text."""
+    caps = fit.caps
+    rows = [("Cap", *(cap_text(cap, getattr(caps, cap), currency) for cap, _, _ in CAPS))]
+    tuned = fit.evaluation
+    rows.append((f"Gap on {tune_split} (tuning)", *(_gap_text(cap, getattr(tuned, cap), currency)
+                                                     for cap, _, _ in CAPS)))
+    if eval_split != tune_split:
+        rows.append((f"Gap on {eval_split}", *(_gap_text(cap, getattr(evaluation, cap), currency)
+                                                for cap, _, _ in CAPS)))
+    return pd.DataFrame(rows, columns=["", *(f"Gap in {words}" for _, words, _ in CAPS)])
+
+
+def tuned_sentence(fit, column: str, tune_split, eval_split) -> str:
+    """Where the thresholds are tuned and measured (markdown-safe)."""
+    count = len(fit.policy.segments)
+    where = (f"tuned on {split_text(tune_split)}" + (f" and measured on {split_text(eval_split)}"
+                                                     if eval_split != tune_split else ""))
+    if not fit.caps.any:
+        return (f"Each of the {count} segments of {md_text(column)} gets the threshold that earns it the most, "
+                f"{where}. No cap is set: the segments may differ as much as their items make them.")
+    return (f"The {count} segments of {md_text(column)} get the thresholds that earn the most in total while the "
+            f"gaps stay within the caps, {where}. The caps hold on the tuning split; on other items the gaps may "
+            "differ (the table of gaps below says by how much).")
+
+
+def cost_sentence(fit, currency: str) -> str:
+    """What the caps cost in value per item, in words: "The caps cost $0.03 per item" (markdown-safe)."""
+    if not fit.caps.any:
+        return "Set a cap below to keep the segments closer together; the page then says what it costs."
+    if not fit.feasible:
+        return ("**No choice of thresholds holds these caps** on the tuning split. The table shows each segment's "
+                "own best threshold, which breaks them: loosen a cap.")
+    cost = fit.cap_cost_per_item
+    free = fit.unconstrained_value_total / fit.n_items
+    capped = fit.value_total / fit.n_items
+    if cost <= 0:
+        return (f"The caps cost nothing: each segment's own best threshold already keeps within them "
+                f"({vc.wording.amount(capped, currency)} per item on the tuning split).")
+    return (f"**The caps cost {vc.wording.amount(cost, currency)} per item** on the tuning split: "
+            f"{vc.wording.amount(capped, currency)} per item within them, {vc.wording.amount(free, currency)} with "
+            "each segment's own best threshold.")
+
+
+def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: str) -> tuple[str, ...]:
+    """The segment policy beside one threshold for every segment, on the evaluated split (markdown-safe)."""
+    if one is None:
+        return ()
+    threshold, same = one
+
+    def gap(result) -> str:
+        return f" with a hand-off gap of {points(result.handoff_gap)}" if math.isfinite(result.handoff_gap) else ""
+
+    ours = f"{vc.wording.amount(evaluation.value_per_item, currency)} per item{gap(evaluation)}"
+    theirs = f"{vc.wording.amount(same.value_per_item, currency)}{gap(same)}"
+    return (f"On {split_text(eval_split)}, these thresholds earn {ours}; one threshold for every segment "
+            f"({threshold_text(threshold, confidences)}, the Value page's) earns {theirs}.",)
+
+
+def too_small_warnings(fit, evaluation, tune_split, eval_split) -> tuple[str, ...]:
+    """One sentence per split with segments too small to say much (markdown-safe)."""
+    least = vc.constraints.MIN_SEGMENT_ITEMS
+    out = []
+    splits = [(tune_split, fit.evaluation)] + ([(eval_split, evaluation)] if eval_split != tune_split else [])
+    for split, result in splits:
+        small = [row.segment for row in result.segments if row.too_small]
+        if not small:
+            continue
+        names = md_text(vc.wording.short_list(small))
+        out.append(f"On {split_text(split)}, too few items to say much about {names}: a segment needs at least "
+                   f"{least} items, and at least {least} acted on, before its rates mean much.")
+    return tuple(out)

@@ -1,0 +1,131 @@
+"""The Segments view model (dashboard.views.segments) and its chart, without Streamlit: every figure is
+valuecore's segment fit and evaluation on the diabetes sample's real segments (sex, age band)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import valuecore as vc
+from dashboard.charts.segments import segment_rows, segments_chart, segments_spec
+from dashboard.views import segments
+
+DIABETES = Path(__file__).resolve().parents[2] / "sample_runs" / "diabetes"
+USE_CASE = vc.UseCase(1, 0, -4)
+
+
+def _split(model: str, split: str, column: str):
+    """The model's predictions on a split and that split's segment labels, read from the file as written."""
+    run = vc.load_runs([str(DIABETES)]).models[model]
+    frame = pd.read_csv(DIABETES / f"{model}.csv", dtype=str, keep_default_na=False)
+    return run.splits[split], frame.loc[frame["split"] == split, column].to_numpy()
+
+
+def _fitted(model="logreg", column="sex", caps=None):
+    tuning, tune_labels = _split(model, "val", column)
+    evaluated, eval_labels = _split(model, "test", column)
+    fit = vc.constraints.fit_segments(tuning, tune_labels, USE_CASE, caps=caps, column=column)
+    return fit, vc.constraints.evaluate_segments(fit.policy, evaluated, eval_labels, USE_CASE)
+
+
+def test_the_table_holds_each_segments_figures_as_the_core_computes_them():
+    fit, evaluation = _fitted()
+    numbers = segments.segment_numbers(fit, evaluation)
+    assert numbers["segment"].tolist() == ["1", "2"]
+    table = segments.segment_table(numbers, None, "$")
+    assert tuple(table.columns) == segments.TABLE_COLUMNS
+    for row, standing in zip(table.itertuples(index=False), evaluation.segments):
+        assert row.Segment == standing.segment
+        assert row.Items == vc.wording.count(standing.n_items)
+        assert row.Threshold == vc.wording.threshold_on_data(standing.threshold, None)
+        assert row[3] == vc.wording.percent(standing.handoff_rate)
+        assert row[6] == vc.wording.amount(standing.value_per_item, "$")
+        assert row.Note == ("too few items to say much" if standing.too_small else "")
+    # The thresholds are the tuned ones: each segment's own best on 'val' without caps.
+    for segment, threshold in fit.policy.thresholds:
+        tuning, labels = _split("logreg", "val", "sex")
+        own = vc.fit_policy("threshold", vc.presort(tuning.subset(labels == segment)), USE_CASE).threshold
+        assert threshold == own
+
+
+def test_without_a_cap_the_page_says_so_and_with_one_it_says_its_cost():
+    fit, _ = _fitted()
+    assert segments.cost_sentence(fit, "$").startswith("Set a cap below")
+    tight = vc.constraints.SegmentCaps(handoff_gap=0.02, error_gap=0.0)
+    capped, _ = _fitted(caps=tight)
+    assert capped.feasible and capped.cap_cost_per_item > 0
+    sentence = segments.cost_sentence(capped, "$")
+    assert sentence.startswith(f"**The caps cost {vc.wording.amount(capped.cap_cost_per_item, '$')} per item**")
+
+
+def test_the_gaps_on_the_tuning_split_keep_within_the_caps_shown():
+    caps = vc.constraints.SegmentCaps(handoff_gap=0.05, value_gap=0.1)
+    fit, evaluation = _fitted(column="age_band", caps=caps)
+    gaps = segments.gaps_table(fit, evaluation, "val", "test", "$")
+    assert gaps.iloc[0].tolist() == ["Cap", "5 points", "no cap", "$0.100"]
+    assert gaps.iloc[1, 0] == "Gap on val (tuning)" and gaps.iloc[2, 0] == "Gap on test"
+    assert fit.evaluation.handoff_gap <= 0.05 + 1e-9 and fit.evaluation.value_gap <= 0.1 + 1e-9
+    assert gaps.iloc[1, 1] == segments.points(fit.evaluation.handoff_gap)
+
+
+def test_caps_of_zero_hand_everything_off_and_cost_what_the_segments_earned():
+    # Equal values, hand-off and error rates at once: only handing every item off holds them all.
+    fit, _ = _fitted(caps=vc.constraints.SegmentCaps(value_gap=0.0, handoff_gap=0.0, error_gap=0.0))
+    assert fit.feasible and fit.policy.thresholds == (("1", None), ("2", None))
+    assert fit.cap_cost_per_item == pytest.approx(fit.unconstrained_value_total / fit.n_items)
+    # Caps no choice holds (possible with values per segment) are said plainly, not costed.
+    assert segments.cost_sentence(replace(fit, feasible=False), "$").startswith(
+        "**No choice of thresholds holds these caps**")
+
+
+def test_small_segments_are_named_in_a_warning():
+    fit, evaluation = _fitted()
+    warnings = segments.too_small_warnings(fit, evaluation, "val", "test")
+    small_val = [r.segment for r in fit.evaluation.segments if r.too_small]
+    assert small_val, "the diabetes segments are small on purpose"
+    assert warnings[0].startswith("On 'val', too few items to say much about ")
+    assert f"at least {vc.constraints.MIN_SEGMENT_ITEMS} items" in warnings[0]
+    # One sentence per split, none for a split without small segments; one split said once.
+    assert len(segments.too_small_warnings(fit, fit.evaluation, "val", "val")) == 1
+
+
+def test_the_cap_sliders_start_with_no_cap_and_keep_a_setting_from_a_link():
+    options = segments.cap_options("handoff_gap", USE_CASE, None)
+    assert options[0] == segments.NO_CAP and options[1:4] == [0.0, 0.01, 0.02] and options[-1] == 0.5
+    assert 0.123 in segments.cap_options("error_gap", USE_CASE, 0.123)
+    value = segments.cap_options("value_gap", USE_CASE, None)  # spread 5: up to 2.5 in steps of 0.05
+    assert value[1:4] == [0.0, 0.05, 0.1] and value[-1] == 2.5
+    assert segments.cap_text("value_gap", 0.05, "€") == vc.wording.amount(0.05, "€")
+    assert segments.cap_text("handoff_gap", 0.01) == "1 point" and segments.cap_text("error_gap", 0.045) == "4.5 points"
+    caps = segments.caps_of({"handoff_gap": segments.NO_CAP, "error_gap": 0.03, "value_gap": segments.NO_CAP})
+    assert caps.as_dict() == {"error_gap": 0.03}
+
+
+def test_the_chart_spec_draws_every_segment_in_three_panels_and_validates():
+    fit, evaluation = _fitted(column="age_band")
+    numbers = segments.segment_numbers(fit, evaluation)
+    rows = segment_rows(numbers, "$")
+    assert len(rows) == 3 * len(numbers)
+    value_rows = [r for r in rows if r["measure"] == "Value per item ($)"]
+    assert [r["value"] for r in value_rows] == pytest.approx(numbers["value_per_item"].tolist())
+    assert all(r["low"] <= r["value"] <= r["high"] for r in value_rows)
+    spec = segments_spec(numbers, "$")
+    assert spec["facet"]["sort"] == ["Hand-off rate", "Error rate", "Value per item ($)"]
+    segments_chart(numbers, "$").to_dict(validate=True)  # a valid Vega-Lite spec
+
+
+def test_a_segment_acting_on_nothing_has_no_error_bar():
+    numbers = pd.DataFrame([{"segment": "a", "threshold": math.nan, "items": 40.0, "handoff_rate": 1.0,
+                             "error_rate": math.nan, "error_bound": math.nan, "value_per_item": 0.0, "low": 0.0,
+                             "high": 0.0, "too_small": False}])
+    errors = [r for r in segment_rows(numbers) if r["measure"] == "Error rate"]
+    assert errors == [{"segment": "a", "measure": "Error rate", "value": None, "low": None, "high": None,
+                       "shown": "–"}]
+    table = segments.segment_table(numbers.assign(tuning_items=40.0), None, "$")
+    assert table.loc[0, "Threshold"] == "always hand off" and table.loc[0, "Error rate"] == "–"
+    assert np.isnan(numbers.loc[0, "error_rate"])

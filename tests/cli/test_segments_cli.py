@@ -1,0 +1,86 @@
+"""``report --segment COLUMN`` and ``apply`` of a per-segment policy: the figures printed are the fit's, the
+JSON is version 3, and bad input (a missing column, empty labels, caps without segments) exits 2 naming the
+file, the column and the rows."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import valuecore as vc
+from valuecore.cli import main
+from valuecore.constraints import SegmentCaps, fit_segments
+
+
+def write_run(path, n=240, seed=3, blank_rows=()):
+    rng = np.random.default_rng(seed)
+    region = rng.choice(["north", "south"], n)
+    confidence = rng.uniform(0.5, 1, n)
+    right = rng.uniform(size=n) < confidence - np.where(region == "south", 0.2, 0)
+    frame = pd.DataFrame({"y_true": np.where(right, "a", "b"), "proba_a": confidence, "proba_b": 1 - confidence,
+                          "region": region, "split": np.where(np.arange(n) < n // 2, "val", "test")})
+    frame.loc[list(blank_rows), "region"] = ""
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_report_prints_each_segment_and_the_caps_cost_and_writes_version_3(tmp_path, capsys):
+    frame = write_run(tmp_path / "m.csv")
+    out_json = tmp_path / "p.json"
+    code = main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
+                 "--cap-handoff-gap", "0.02", "--currency", "$", "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    val = frame[frame.split == "val"]
+    p = vc.Predictions.from_proba(val[["proba_a", "proba_b"]].to_numpy(), y_true=val.y_true, classes=["a", "b"])
+    fit = fit_segments(p, val.region.to_numpy(), vc.UseCase.from_omega(4), caps=SegmentCaps(handoff_gap=0.02))
+    assert vc.wording.segment_cap_sentence(fit, "$") in captured.out
+    for row in vc.wording.segment_rows(fit.evaluation, "$"):
+        assert row[0] in captured.out and row[3] in captured.out and row[5] in captured.out
+    data = json.loads(out_json.read_text())
+    assert data["schema_version"] == 3
+    assert data["models"][0]["segments"]["thresholds"] == dict(fit.policy.thresholds)
+    assert data["models"][0]["segments"]["cap_cost_per_item"] == pytest.approx(fit.cap_cost_per_item)
+
+
+def test_too_small_segments_are_warned_about(tmp_path, capsys):
+    write_run(tmp_path / "m.csv", n=60)
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "1"]) == 0
+    assert "too small to say anything" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--segment", "tier"], "m.csv, column tier: no such column"),
+    (["--cap-handoff-gap", "0.1"], "--cap-handoff-gap cap the gaps between segments, and no --segment"),
+    (["--segment", "region", "--cap-error-gap", "1.5"], "error_gap is a gap between two shares, at most 1"),
+    (["--segment", "region", "--policy", "class_thresholds"], "does not combine with --policy class_thresholds"),
+])
+def test_bad_segment_options_exit_2_in_words(tmp_path, capsys, argv, message):
+    write_run(tmp_path / "m.csv")
+    assert main(["report", str(tmp_path / "m.csv"), "--omega", "4", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_empty_segment_labels_name_the_file_column_and_rows(tmp_path, capsys):
+    write_run(tmp_path / "m.csv", blank_rows=(4, 9))
+    assert main(["report", str(tmp_path / "m.csv"), "--omega", "4", "--segment", "region"]) == 2
+    assert "m.csv, column region: empty segment labels: every row needs its segment at rows 5, 10" in (
+        capsys.readouterr().err)
+    report = vc.load_runs([str(tmp_path / "m.csv")], segment_column="region")
+    assert not report.models and report.errors[0].rows == (5, 10) and report.errors[0].column == "region"
+
+
+def test_apply_needs_the_segment_column_and_reads_the_one_the_policy_names(tmp_path, capsys):
+    write_run(tmp_path / "m.csv")
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
+                 "--json", str(tmp_path / "p.json")]) == 0
+    capsys.readouterr()
+    assert main(["apply", str(tmp_path / "p.json"), str(tmp_path / "m.csv")]) == 0
+    assert "a threshold per segment" in capsys.readouterr().out
+    renamed = pd.read_csv(tmp_path / "m.csv").rename(columns={"region": "area"})
+    renamed.to_csv(tmp_path / "other.csv", index=False)
+    assert main(["apply", str(tmp_path / "p.json"), str(tmp_path / "other.csv")]) == 2
+    assert "column region: no such column" in capsys.readouterr().err
