@@ -2,17 +2,19 @@
 
 :func:`verdict` judges models on the same items (a :class:`Verdict` of :class:`Standing` rows: the best
 model and those the data cannot separate from it); :func:`simpler_rule` asks whether a richer rule really
-earns more than one threshold (a :class:`RuleComparison`). :func:`recommend` weighs every rule the settings
-allow (a :class:`Candidate` each) and returns a :class:`Recommendation`: the one model, rule and
-threshold(s) to deploy, or "not yet"; :func:`recommended_document` is the policy JSON that names it and
-:func:`recommended_rules` each model's rule under the choice ``RECOMMENDED_RULE`` (the default of every
-page and of ``report``). The everyday names are also at the top of the package.
+earns more than one threshold (a :class:`RuleComparison`). :func:`recommend` weighs every rule the
+settings allow (a :class:`Candidate` each) and returns a :class:`Recommendation`: the one model, rule and
+threshold(s) to deploy, or "not yet"; :func:`recommended_document` is the policy JSON that names it (with
+a :class:`RuleRefitted` for an entry it refitted) and :func:`recommended_rules` each model's rule under
+the choice ``RECOMMENDED_RULE`` (the default of every page and of ``report``). The everyday names are also
+at the top of the package.
 """
 
 from ._decide.recommend import (
     RECOMMENDED_RULE,
     Candidate,
     Recommendation,
+    RuleRefitted,
     recommend,
     recommended_document,
     recommended_rules,
@@ -24,6 +26,7 @@ __all__ = [
     "RECOMMENDED_RULE",
     "Recommendation",
     "RuleComparison",
+    "RuleRefitted",
     "Standing",
     "Verdict",
     "recommend",

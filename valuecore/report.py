@@ -220,8 +220,8 @@ def html_report(
     # The verdict compares the models under the chosen rule; the policy JSON names the recommendation.
     judged = judge({e.model: (e.policy, models[e.model].splits[e.evaluation["split"]]) for e in document.entries},
                    values)
-    document, more = recommended_document(pipeline, document, recommended, values, reason, **weighed)
-    notes = [*notes, *more]
+    document, refits = recommended_document(pipeline, document, recommended, values, reason, **weighed)
+    notes = [*notes, *map(wording.refitted_note, refits)]
     entries = list(document.entries)
     names = [e.model for e in entries]
     evaluated, tuning = {}, {}

@@ -873,6 +873,12 @@ def rule_name(kind: str | None) -> str:
     return "no model" if kind is None else RULE_NAMES.get(kind, kind)
 
 
+def refitted_note(refit) -> str:
+    """A :class:`~valuecore.recommendation.RuleRefitted` in words: which model now holds which rule."""
+    return (f"{refit.model}: its policy is the recommended rule, {rule_name(refit.kind)}, "
+            f"not {rule_name(refit.previous)}")
+
+
 # Per-class thresholds are spelled out in a headline for this many classes at most (else: see the policy).
 _CLASSES_SPELLED_OUT = 3
 

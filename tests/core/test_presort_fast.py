@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore._engine import sorting as _sorted
+from helpers import descending_order
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), decimals=st.sampled_from([1, 2, 4]), n=st.integers(0, 3000))
 def test_grouped_order_equals_the_stable_argsort(seed, decimals, n):
@@ -15,7 +16,7 @@ def test_grouped_order_equals_the_stable_argsort(seed, decimals, n):
     saved = _sorted._FAST_SORT_MIN_ITEMS
     _sorted._FAST_SORT_MIN_ITEMS = 0  # exercise the grouped path on small inputs too
     try:
-        got = _sorted._descending_order(confidence)
+        got = descending_order(confidence)
     finally:
         _sorted._FAST_SORT_MIN_ITEMS = saved
     np.testing.assert_array_equal(got, np.argsort(-confidence, kind="stable"))

@@ -220,7 +220,9 @@ def test_the_recommended_document_holds_the_recommended_rule():
     assert out.entry(rec.model).policy.kind == rec.kind
     assert out.to_dict()["recommendation"] == {"model": rec.model, "policy": rec.kind, "reason": "because",
                                                "status": "deploy"}
-    assert any(rec.model in note for note in notes)
+    assert notes == [vc.recommendation.RuleRefitted(rec.model, rec.kind, "threshold")]
+    assert vc.wording.refitted_note(notes[0]) == (
+        f"{rec.model}: its policy is the recommended rule, {vc.wording.rule_name(rec.kind)}, not one threshold")
     back = vc.policy_json.PolicyDocument.from_json(out.to_json())
     assert back.recommendation == out.recommendation and back == out
 

@@ -21,7 +21,7 @@ from valuecore._engine import tally as _tally
 from valuecore._engine.tally import group_items
 from valuecore._decide.recommend import _choose
 from valuecore._stats.uncertainty import _check_same_items, _pair_rows
-from valuecore._decide.verdict import (_RELATIVE_TOLERANCE, _automated_share, _decided, _realised_item_values,
+from valuecore._decide.verdict import (_RELATIVE_TOLERANCE, _realised_item_values,
                                 clearly_ahead, verdict)
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
@@ -126,18 +126,6 @@ def test_verdict_and_comparisons_sharing_item_values_equal_those_computed_alone(
         assert clearly_ahead(runs, values, key, memo=memo) == _old_clearly_ahead(runs, values, key, 0.95)
     alone = _choose(verdict(runs, values), runs, values, (), 0.95)
     assert repr(_choose(shared, runs, values, (), 0.95, memo)) == repr(alone)
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_coverage_from_the_actions_decided_once_equals_evaluate(seed):
-    runs = _runs(seed, same_items=False)
-    values = vc.UseCase(2.0, 0.0, -5.0)
-    for policy, predictions in runs.values():
-        actions = _decided(policy, predictions, values)
-        assert _automated_share(policy, predictions, values, actions) == vc.evaluate(policy, predictions,
-                                                                                     values).coverage
-        assert np.array_equal(_realised_item_values(policy, predictions, values, actions),
-                              vc.item_values(policy, predictions, values))
 
 
 def test_recommend_equals_a_verdict_and_choice_that_share_nothing():

@@ -19,7 +19,6 @@ from valuecore._stats import grouped_bootstrap as _grouped_bootstrap
 from valuecore._stats.uncertainty import (
     Interval,
     _run_tables,
-    _voc_values,
     bootstrap_interval,
     mean_interval,
     paired_comparison,
@@ -27,7 +26,8 @@ from valuecore._stats.uncertainty import (
     threshold_stability,
     voc_band,
 )
-from valuecore.wording import paired_sentences
+from valuecore.wording import interval_sentences, paired_sentences
+from helpers import voc_values
 
 USE_CASE = vc.UseCase(1.0, 0.0, -4.0)
 
@@ -130,7 +130,7 @@ def test_too_few_items_give_an_unbounded_interval_without_warnings():
     iv = mean_interval([3.0])
     assert iv.mean == 3.0 and math.isnan(iv.std_error)
     assert iv.low == -math.inf and iv.high == math.inf
-    assert "too few items" in iv.describe()
+    assert "too few items" in " ".join(interval_sentences(iv))
     boot = bootstrap_interval([3.0], rng=np.random.default_rng(0))
     assert boot.low == -math.inf and boot.high == math.inf  # not a zero-width "certainty"
     constant = mean_interval([2.0, 2.0, 2.0])
@@ -141,14 +141,16 @@ def test_too_few_items_give_an_unbounded_interval_without_warnings():
         mean_interval([1.0, 2.0], confidence_level=95)
 
 
-def test_describe_separates_this_data_from_new_data():
+def test_the_words_separate_this_data_from_new_data():
+    """The interval holds numbers; wording.interval_sentences says them, the fact first, then the estimate."""
     iv = Interval(mean=1234.5, std_error=10.0, low=1214.9, high=1254.1, n=100, confidence=0.9, method="t")
-    text = iv.describe("EUR")
-    assert text.startswith("On this data: 1,234 EUR per item.")
-    assert "Expected on new data from the same distribution: 1,234 EUR per item (90% CI 1,215 EUR to 1,254 EUR)" in text
-    assert mean_interval([-1.0, -2.0, -3.0]).describe("$").startswith("On this data: -$2.00 per item.")
-    assert iv.claim_on_data == "On this data: 1,234 per item."
-    assert iv.claim_on_distribution.startswith("Expected on new data")
+    on_data, on_new_data = interval_sentences(iv, "EUR")
+    assert on_data == "On this data: 1,234 EUR per item."
+    assert on_new_data.startswith(
+        "Expected on new data from the same distribution: 1,234 EUR per item (90% CI 1,215 EUR to 1,254 EUR)")
+    assert interval_sentences(mean_interval([-1.0, -2.0, -3.0]), "$")[0] == "On this data: -$2.00 per item."
+    assert interval_sentences(iv)[0] == "On this data: 1,234 per item."
+    assert interval_sentences(iv)[1].startswith("Expected on new data")
 
 
 @pytest.mark.slow
@@ -340,7 +342,7 @@ def test_resampled_voc_values_are_the_engine_on_the_resample(seed):
     counts_e = tables_e.sampler.counts(4, rng)
     counts_t = tables_t.sampler.counts(4, rng)
     for mode in vc.curves.VOC_MODES:
-        got = _voc_values(mode, omegas, tables_e, counts_e, tables_t, counts_t)
+        got = voc_values(mode, omegas, tables_e, counts_e, tables_t, counts_t)
         for b in range(4):
             weighted_e = vc.presort(
                 binary_run(n, seed, rounding=rounding, weights=sorted_weights(eval_run, counts_e[b]))
@@ -351,7 +353,7 @@ def test_resampled_voc_values_are_the_engine_on_the_resample(seed):
             want = vc.voc_curve(weighted_e, mode, weighted_t).value_at(omegas)
             np.testing.assert_allclose(got[b], want, rtol=1e-12, atol=1e-12, err_msg=f"{mode} resample {b}")
         # Unit counts are the point curve itself.
-        ones = _voc_values(mode, omegas, tables_e, np.ones((1, n), np.int64), tables_t, np.ones((1, n + 7), np.int64))
+        ones = voc_values(mode, omegas, tables_e, np.ones((1, n), np.int64), tables_t, np.ones((1, n + 7), np.int64))
         np.testing.assert_allclose(ones[0], vc.voc_curve(eval_run, mode, tune_run).value_at(omegas), atol=1e-12)
 
 

@@ -203,7 +203,8 @@ def test_acceptance_limits_edges():
 
 def test_voc_curve_and_band_share_the_limits():
     """The calibrated VOC breaks are the limits; the bootstrap's untuned values use the same ones."""
-    from valuecore._stats.uncertainty import _run_tables, _voc_values
+    from helpers import voc_values
+    from valuecore._stats.uncertainty import _run_tables
 
     rng = np.random.default_rng(1)
     conf = rng.uniform(0.5, 1, 200)
@@ -215,5 +216,5 @@ def test_voc_curve_and_band_share_the_limits():
     limits = acceptance_limits(run.thresholds)
     assert set(curve.breaks[1:-1].tolist()) <= set(limits.tolist())
     omegas = limits[np.isfinite(limits)]
-    ones = _voc_values("calibrated", omegas, _run_tables(run, "test"), np.ones((1, run.predictions.n), np.int64))
+    ones = voc_values("calibrated", omegas, _run_tables(run, "test"), np.ones((1, run.predictions.n), np.int64))
     np.testing.assert_array_equal(ones[0], curve.value_at(omegas))

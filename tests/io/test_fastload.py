@@ -239,12 +239,13 @@ def test_row_groups_decoded_whole_load_what_batches_load(seed, n, row_group, blo
 def test_small_integer_labels_get_their_class_index(labels, classes, dtype):
     """By a cast when every label in the span is its own class index, else by a table: the same codes
     as looking each label up by its text (-1 when it is no class)."""
-    from valuecore._model.predictions import _encode_small_integers
+    from valuecore._model.predictions import _small_integer_codes
 
     values = np.array(labels)
     if dtype == np.uint8:
         values = np.abs(values)
     lookup = {str(c): i for i, c in enumerate(classes)}
-    codes = _encode_small_integers(values.astype(dtype), lookup)
+    codes, complete = _small_integer_codes(values.astype(dtype), lookup)
     assert codes.dtype == np.int64
     np.testing.assert_array_equal(codes, [lookup.get(str(v), -1) for v in values])
+    assert not complete or codes.min(initial=0) >= 0  # "complete": every label is a class

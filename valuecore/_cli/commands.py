@@ -352,9 +352,9 @@ def _with_recommendation(args, models, values, document, notes, pipeline=None):
     recommended = recommend(pipeline, values, kinds=kinds,
                             **{k: v for k, v in constraints.items() if k != "monitoring"})
     reason = wording.recommendation_reason(recommended, args.currency)
-    document, more = recommended_document(pipeline, document, recommended, values, reason,
-                                          with_interval=not args.no_interval, **constraints)
-    return document, [*notes, *more], recommended
+    document, refits = recommended_document(pipeline, document, recommended, values, reason,
+                                            with_interval=not args.no_interval, **constraints)
+    return document, [*notes, *map(wording.refitted_note, refits)], recommended
 
 
 def _recommendation_lines(recommended, document, currency: str, models=None) -> list[str]:
@@ -400,7 +400,7 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
 def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=None) -> list[str]:
     """One model's section of the report: what it was tuned and evaluated on, its rule and its value."""
     from .._model.recalibration import describe_calibration
-    from .._decide.constrained import describe_constraints
+    from .rules import describe_constraints
 
     evaluation = entry.evaluation or {}
     tuned = entry.tuned_on
@@ -731,7 +731,7 @@ def _read_policy_document(path: Path):
 def _applied_lines(item, policy, confidences=None) -> list[str]:
     """One evaluated model's section: its split, rule, value, coverage and confusion matrix."""
     from .._model.recalibration import describe_calibration
-    from .._decide.constrained import describe_tiers
+    from .rules import describe_tiers
 
     evaluation = item.evaluation
     estimated = " (estimated without labels)" if evaluation.get("estimated") else ""

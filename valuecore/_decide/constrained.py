@@ -17,7 +17,6 @@ from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
 from .._model.values import ValueMatrix
 from .._model.predictions import Predictions
 from .._engine.sorting import SortedRun
-from .. import wording
 
 __all__ = ["check_constraint_options", "fit_constrained", "two_tier_evaluation"]
 
@@ -181,75 +180,3 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
             record["ci95_basis"] = interval_basis_record(interval)
     return record
 
-
-def _pct(value) -> str:
-    return "n/a" if value is None else wording.percent(value)
-
-
-def describe_two_tier(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
-    """Plain-language lines for a two-tier rule, and its tiers' volumes when ``evaluation`` has them."""
-    assisted = policy.assisted
-    auto = "none" if policy.threshold is None else wording.threshold_on_data(policy.threshold, confidences)
-    assist = ("none" if policy.assist_threshold is None else
-              wording.threshold_on_data(policy.assist_threshold, confidences))
-    lines = [
-        f"automatic threshold   {auto}  (act alone iff confidence >= it)",
-        f"assist threshold      {assist}  (up to the automatic one a person confirms; below: hand off)",
-        f"assisted tier values  confirmed correct {assisted['v_confirmed_correct']:g}, "
-        f"confirmed wrong {assisted['v_confirmed_wrong']:g}, cost {assisted['cost']:g}",
-    ]
-    tiers = (evaluation or {}).get("two_tier")
-    if tiers:
-        lines.append(
-            f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_assisted']:g} confirmed by a person, "
-            f"{tiers['n_handoff']:g} handed off"
-        )
-    return lines
-
-
-def describe_tiers(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
-    """The lines of a two-tier or shortlist rule (thresholds as read on ``confidences``); none for other kinds."""
-    if policy.kind == "two_tier":
-        return describe_two_tier(policy, evaluation, confidences)
-    if policy.kind == "shortlist":
-        from .._engine.shortlist import describe_shortlist
-
-        return describe_shortlist(policy, evaluation, confidences)
-    return []
-
-
-def describe_constraints(entry, confidences=None) -> list[str]:
-    """Plain-language lines for a policy entry's two-tier rule and constraint records (CLI report)."""
-    lines = describe_tiers(entry.policy, entry.evaluation, confidences)
-    if entry.monitoring is not None:
-        m = entry.monitoring
-        lines.append(
-            f"monitoring reference  split {m['reference_split']!r}: estimated value per item "
-            f"{m['reference_value_per_item']:.4g}, sd {m['reference_sd_per_item']:.4g} per item "
-            f"(alert outside +- {m['alert_z']:.3g} sqrt(sd^2 / chunk size + {m.get('reference_mean_sd', 0.0):.3g}^2))"
-        )
-    for record in entry.constraints:
-        if record["type"] == "review_capacity":
-            state = "binding" if record["binding"] else "not binding (the best policy fits)"
-            lines.append(
-                f"review capacity       at most {_pct(record['max_handoff_rate'])} handed off; "
-                f"{_pct(record['handoff_rate'])} on the tuning split; {state}"
-            )
-            lines.append(
-                f"value of capacity     {record['value_per_extra_handoff']:.4g} per extra hand-off slot "
-                "(tuning split)" + ("" if record["exact"] else "; per-class answer exact only at hull vertices")
-            )
-        elif record["type"] == "certified_risk":
-            promise = (
-                f"error rate among accepted items <= {_pct(record['max_risk'])} "
-                f"with {wording.level(record['confidence'])} confidence"
-            )
-            if record["certified_upper_bound"] is None:
-                lines.append(f"certified risk        {promise}: nothing certified, so always abstain")
-            else:
-                lines.append(
-                    f"certified risk        {promise}: certified bound {_pct(record['certified_upper_bound'])} "
-                    f"on {record['n_accepted']:g} accepted tuning items ({record['n_wrong']:g} wrong)"
-                )
-            lines.append(f"certification method  {record['method']}")
-    return lines

@@ -51,7 +51,7 @@ from .._stats.uncertainty import Interval, result_interval
 from .._model.values import UseCase, ValueMatrix
 from .verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
-__all__ = ["Candidate", "Recommendation", "recommend", "recommended_document", "recommended_rules",
+__all__ = ["Candidate", "Recommendation", "RuleRefitted", "recommend", "recommended_document", "recommended_rules",
            "RULE_SIMPLICITY", "RECOMMENDED_RULE"]
 
 # Fewer numbers to set and explain first; rules of equal rank are told apart by their lower bound.
@@ -512,6 +512,15 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict 
     )
 
 
+@dataclass(frozen=True)
+class RuleRefitted:
+    """The recommended model's entry refitted: it held the rule ``previous`` and now holds ``kind``."""
+
+    model: str
+    kind: str
+    previous: str
+
+
 def recommended_document(pipeline, document, recommendation: Recommendation, values, reason: str, *,
                          with_interval: bool = True, **constraints):
     """``document`` with its ``recommendation``, and the recommended model's entry holding the recommended rule.
@@ -519,7 +528,8 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
     When the document was built with another rule for the recommended model,
     that model's entry is refitted with the recommended one (a serving system
     reading the recommendation finds the very policy it names). Returns
-    (document, notes).
+    (document, notes): a :class:`RuleRefitted` for each entry refitted
+    (:func:`valuecore.wording.refitted_note` says it).
     """
     notes = []
     entries = list(document.entries)
@@ -533,9 +543,6 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
             if index is None:
                 entries.append(entry)
             else:
-                from ..wording import rule_name  # the note is read by people (CLI, Export page)
-
-                notes.append(f"{r.model}: its policy is the recommended rule, {rule_name(r.kind)}, not "
-                             f"{rule_name(entries[index].policy.kind)}")
+                notes.append(RuleRefitted(r.model, r.kind, entries[index].policy.kind))
                 entries[index] = entry
     return replace(document, entries=tuple(entries), recommendation=r.to_dict(reason)), notes

@@ -34,7 +34,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .._engine.evaluate import _evaluate_actions, decision_values, evaluate, item_values
+from .._engine.evaluate import evaluate, item_values
 from .._engine.fitting import Policy, Values, value_matrix_for
 from .._model.predictions import Predictions
 from .._engine.tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
@@ -407,19 +407,8 @@ def _difference(a: _Judged, b: _Judged, take: np.ndarray | None) -> Grouped:
 _TIERED_KINDS = ("two_tier", "shortlist")
 
 
-def _decided(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray | None:
-    """The actions of a one-tier policy, decided once for its item values and its coverage (None: tiered)."""
-    if policy.kind in _TIERED_KINDS:
-        return None
-    return policy.decide(predictions, value_matrix_for(values, predictions.classes))
-
-
-def _realised_item_values(policy: Policy, predictions: Predictions, values: Values,
-                          actions: np.ndarray | None = None) -> np.ndarray:
-    """Each item's realised value under ``policy``, the assisted tier included for a two-tier one.
-
-    ``actions``: the policy's own decisions on these items with these values, when already made.
-    """
+def _realised_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
+    """Each item's realised value under ``policy``, the assisted tier included for a two-tier one."""
     if policy.kind == "two_tier":
         from .._engine.twotier import two_tier_item_values
 
@@ -428,13 +417,10 @@ def _realised_item_values(policy: Policy, predictions: Predictions, values: Valu
         from .._engine.shortlist import shortlist_item_values
 
         return shortlist_item_values(policy, predictions, values)
-    if actions is not None:
-        return decision_values(actions, predictions, values)
     return item_values(policy, predictions, values)
 
 
-def _automated_share(policy: Policy, predictions: Predictions, values: Values,
-                     actions: np.ndarray | None = None) -> float:
+def _automated_share(policy: Policy, predictions: Predictions, values: Values) -> float:
     """Weighted share acted on without a person (a two-tier policy's confirmed tier is not automated)."""
     if policy.kind in _TIERED_KINDS:
         from .._engine.shortlist import evaluate_shortlist
@@ -442,11 +428,7 @@ def _automated_share(policy: Policy, predictions: Predictions, values: Values,
 
         result = (evaluate_two_tier if policy.kind == "two_tier" else evaluate_shortlist)(policy, predictions, values)
         return result.n_auto / result.n_items if result.n_items > 0 else math.nan
-    if actions is None:
-        return evaluate(policy, predictions, values).coverage
-    check_value_range(values)
-    predictions.require_labels("evaluating a policy")
-    return _evaluate_actions(actions, predictions, value_matrix_for(values, predictions.classes)).coverage
+    return evaluate(policy, predictions, values).coverage
 
 
 def verdict(

@@ -407,33 +407,3 @@ def shortlist_value_range(policy: Policy, predictions: Predictions, values: Valu
     listed = [v for pair in policy.shortlist["values"].values() for v in pair]
     return min(float(cells.min()), *listed), max(float(cells.max()), *listed)
 
-
-def describe_shortlist(policy: Policy, evaluation: dict | None, confidences=None) -> list[str]:
-    """Plain-language lines for a shortlist rule, and its tiers' volumes when ``evaluation`` has them."""
-    from .. import wording
-
-    spec = policy.shortlist
-    auto = "none" if policy.threshold is None else wording.threshold_on_data(policy.threshold, confidences)
-    listed = ("none" if spec["list_threshold"] is None else
-              wording.threshold_on_data(spec["list_threshold"], confidences))
-    if spec["rule"] == "top_k":
-        rule = "none" if spec["k"] is None else f"the {spec['k']} most probable classes"
-    else:
-        rule = "none" if spec["level"] is None else (
-            f"the fewest most probable classes whose probabilities sum to at least {spec['level']:.6g}")
-    sizes = ", ".join(f"k={k}: {v_in:g} if it holds the answer, {v_out:g} if not"
-                      for k, (v_in, v_out) in spec["values"].items())
-    lines = [
-        f"automatic threshold   {auto}  (act alone iff confidence >= it)",
-        f"list threshold        {listed}  (up to the automatic one a person gets a shortlist; below: blank)",
-        f"shortlist             {rule}",
-        f"shortlist values      {sizes}",
-    ]
-    tiers = (evaluation or {}).get("shortlist")
-    if tiers:
-        lines.append(
-            f"tiers (evaluated)     {tiers['n_auto']:g} automatic, {tiers['n_listed']:g} handed off with a list "
-            f"({tiers['n_listed_hit']:g} holding the answer, {tiers['mean_list_size']:.3g} classes on average), "
-            f"{tiers['n_handoff']:g} handed off blank"
-        )
-    return lines

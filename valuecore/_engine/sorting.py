@@ -248,16 +248,6 @@ def _order_by_rank(rank: np.ndarray | None, n_groups: int, confidence: np.ndarra
     return np.argsort(_small_ints(rank, n_groups), kind="stable")
 
 
-def _descending_order(confidence: np.ndarray) -> np.ndarray:
-    """``np.argsort(-confidence, kind="stable")``, faster when confidences repeat.
-
-    Ties keep their order, so the result is identical.
-    """
-    ranked = _group_ranks(confidence)
-    rank, thresholds = ranked if ranked is not None else (None, None)
-    return _order_by_rank(rank, 0 if thresholds is None else thresholds.shape[0], confidence)
-
-
 # Below this many items a comparison sort is already fast; above this many distinct
 # values the ranks no longer fit the 16-bit radix sort.
 _FAST_SORT_MIN_ITEMS = 1 << 15
@@ -592,14 +582,14 @@ def best_prefix(cum_gain: np.ndarray) -> int:
     return int(np.argmax(cum_gain))
 
 
-def best_prefix_per_class(gain: np.ndarray, run: SortedRun) -> tuple[np.ndarray, np.ndarray]:
-    """Best per-class threshold for per-item gains, exactly and without loops.
+def best_prefix_per_class_cumulative(at_end: np.ndarray, run: SortedRun) -> tuple[np.ndarray, np.ndarray]:
+    """Best per-class threshold, exactly and without a loop over items.
 
     Parameters
     ----------
-    gain : ndarray of shape (n,)
-        Weighted gain over abstaining of accepting each item, in the run's
-        original (unsorted) order.
+    at_end : ndarray of shape (n_class_groups,)
+        The gain over abstaining cumulated along ``run.class_order`` up to the
+        end of each (class, confidence) group (:func:`class_cumulative_gain`).
     run : SortedRun
 
     Returns
@@ -610,12 +600,6 @@ def best_prefix_per_class(gain: np.ndarray, run: SortedRun) -> tuple[np.ndarray,
     best_gain : ndarray of shape (n_classes,)
         The gain of that choice (0 for "accept nothing").
     """
-    return best_prefix_per_class_cumulative(_class_cumulative(gain, run), run)
-
-
-def best_prefix_per_class_cumulative(at_end: np.ndarray, run: SortedRun) -> tuple[np.ndarray, np.ndarray]:
-    """Like :func:`best_prefix_per_class`, from the gain cumulated along
-    ``class_order`` up to the end of each group (shape (n_class_groups,))."""
     n_classes = run.predictions.n_classes
     thresholds = np.full(n_classes, np.nan)
     best_gain = np.zeros(n_classes)

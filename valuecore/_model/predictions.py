@@ -85,12 +85,6 @@ def _small_integer_codes(labels: np.ndarray, lookup: dict[str, int]) -> tuple[np
     return codes, complete
 
 
-def _encode_small_integers(labels: np.ndarray, lookup: dict[str, int]) -> np.ndarray | None:
-    """The codes of :func:`_small_integer_codes` alone."""
-    found = _small_integer_codes(labels, lookup)
-    return None if found is None else found[0]
-
-
 def _encode_labels(labels, classes: tuple[str, ...], name: str) -> np.ndarray:
     import pandas as pd  # imported on use, so that importing the module stays light
     labels = np.asarray(labels)

@@ -211,13 +211,6 @@ def _ks_test(reference: _SortedECDF, ref_weight: np.ndarray, sample: np.ndarray,
     return distance, min(max(p_value, 0.0), 1.0)
 
 
-def _weighted_ks(reference: np.ndarray, ref_weight: np.ndarray, sample: np.ndarray, weight: np.ndarray):
-    """(distance, p-value) of the weighted two-sample Kolmogorov-Smirnov test."""
-    if ref_weight.sum() <= 0 or weight.sum() <= 0:
-        return math.nan, math.nan
-    return _ks_test(_SortedECDF(reference, ref_weight), ref_weight, sample, weight)
-
-
 @dataclass(frozen=True, eq=False)
 class MonitorBands:
     """Per-chunk estimates with bands, alerts and drift, and the back-test.

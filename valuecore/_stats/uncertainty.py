@@ -131,41 +131,6 @@ class Interval:
     n_acted: float = math.nan
     one_more_worst: float = math.nan
 
-    @property
-    def claim_on_data(self) -> str:
-        """What is certain: the mean on the evaluated items (words from :mod:`valuecore.wording`)."""
-        return self._sentences("")[0]
-
-    @property
-    def claim_on_distribution(self) -> str:
-        """What is estimated: the expected mean on new items, with the interval."""
-        return self._sentences("")[1]
-
-    def _sentences(self, currency: str) -> tuple[str, str]:
-        from ..wording import interval_sentences
-
-        return interval_sentences(self, currency)
-
-    def describe(self, currency: str = "") -> str:
-        """Two sentences: the fact on this data, then the estimate for new data.
-
-        A convenience over :func:`valuecore.wording.interval_sentences`, where
-        the words live.
-
-        Parameters
-        ----------
-        currency : str
-            A one-character symbol (``"$"``) is written before the number,
-            anything else (``"EUR"``) after it.
-
-        Examples
-        --------
-        >>> print(mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0]).describe("$"))
-        On this data: $0.25 per item.
-        Expected on new data from the same distribution: $0.25 per item (95% CI -$1.68 to $0.95).
-        """
-        return " ".join(self._sentences(currency))
-
 
 @dataclass(frozen=True)
 class PairedComparison:
@@ -1347,23 +1312,6 @@ def _band_values(
     correct = np.take_along_axis(tables["eval_correct"], column, axis=1)
     wrong = np.take_along_axis(tables["eval_wrong"], column, axis=1)
     return np.where(groups > 0, dimensionless_value(correct, wrong, omegas[None, :], total), 0.0)
-
-
-def _voc_values(
-    mode: str,
-    omegas: np.ndarray,
-    evaluated: _RunTables,
-    eval_counts: np.ndarray,
-    tune: _RunTables | None = None,
-    tune_counts: np.ndarray | None = None,
-) -> np.ndarray:
-    """Dimensionless VOC values of a batch of resamples, shape (batch, m).
-
-    With counts of ones (unit weights) this is ``voc_curve(...).value_at(omegas)``.
-    """
-    if mode in ("accept_all", "calibrated"):
-        return _direct_values(mode, omegas, evaluated, eval_counts)
-    return _band_values(mode, omegas, evaluated, tune, _band_tables(mode, evaluated, eval_counts, tune, tune_counts))
 
 
 def _check_omegas(omegas) -> np.ndarray:
