@@ -453,6 +453,11 @@ class BandsView:
     backtest: str = ""
     error: str = ""
 
+    @property
+    def backtest_is_caption(self) -> bool:
+        """A back-test that could not run is said in small print; one that ran reads as the text around it."""
+        return not self.backtest.startswith("Back-test")
+
 
 def _sentences(result: vc.monitoring.MonitorBands, model: str, split: str, amount, others: dict) -> list[str]:
     frame = result.frame
