@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard import state
-from dashboard.charts.calibration import calibration_value_chart, reliability_chart
 from dashboard.settings import BIN_STRATEGIES
 from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
@@ -78,7 +79,7 @@ for problem in page.problems:
 # -- reliability diagrams
 st.subheader("Reliability diagrams")
 st.markdown(page.reliability_text)
-st.altair_chart(reliability_chart(page.reliability, all_models))
+st.vega_lite_chart(spec=vc.chartspecs.reliability_spec(page.reliability, all_models))
 
 # -- metrics table
 st.subheader("Calibration metrics")
@@ -96,7 +97,7 @@ st.subheader("What calibration does to value")
 for severity, text in page.value_notes:
     getattr(st, severity)(text)
 if page.table is not None:
-    st.altair_chart(calibration_value_chart(page.value_long, all_models))
+    st.vega_lite_chart(spec=vc.chartspecs.calibration_value_spec(page.value_long, all_models))
     st.markdown(page.meaning)
     compact_dataframe(
         page.table,

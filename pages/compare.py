@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard import home, state, views
-from dashboard.charts.compare import difference_chart, stability_chart, value_interval_chart
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import COMPARE_RESAMPLES
 from dashboard.tables import dataframe as show_dataframe
@@ -91,10 +92,12 @@ st.caption(page.caption)
 left, right = st.columns(2)
 with left:
     # Both charts fill their column: at their natural width the right one's axis title ran over the left one.
-    st.altair_chart(value_interval_chart(page.intervals, all_models, currency=selection.currency), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.value_interval_spec(page.intervals, all_models, currency=selection.currency),
+                       width="stretch")
 with right:
-    st.altair_chart(difference_chart(page.differences, model_a=model_a, model_b=model_b,
-                                     currency=selection.currency, models=all_models), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.difference_spec(page.differences, model_a=model_a, model_b=model_b,
+                                                          currency=selection.currency, models=all_models),
+                       width="stretch")
 
 # -- threshold stability
 st.subheader("How stable is each tuned threshold?")
@@ -105,7 +108,8 @@ st.markdown(
 for notice in page.stability.notices:
     _show(notice)
 if not page.stability.table.empty:
-    st.altair_chart(stability_chart(page.stability.counts, all_models, tuned=page.stability.tuned), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.stability_spec(page.stability.counts, all_models, tuned=page.stability.tuned),
+                       width="stretch")
     show_dataframe(page.stability.table, hide_index=True,
                    column_config={"Always abstain in": st.column_config.NumberColumn(format="percent")})
     st.caption(

@@ -12,8 +12,6 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard import home, state, views
-from dashboard.charts.constraints import capacity_chart, certified_risk_chart, tiers_chart
-from dashboard.charts.reviewers import reviewer_value_chart
 from dashboard.data import workspace
 from dashboard.settings import LIST_RULES, PROMISE_CONFIDENCES
 from dashboard.state import current, stop_unless_models
@@ -137,7 +135,7 @@ def _write(section, where, chart):
         for sentence in section.sentences:
             st.markdown(sentence)
         if section.chart is not None:
-            st.altair_chart(chart(section.chart), width="stretch")
+            st.vega_lite_chart(spec=chart(section.chart), width="stretch")
         if section.caption:
             st.caption(section.caption, help=section.caption_help)
         if section.document is not None:
@@ -145,10 +143,10 @@ def _write(section, where, chart):
                                file_name="two_tier_policy.json", mime="application/json", key="constraints_download")
 
 
-_write(page.capacity, capacity_answer, lambda curve: capacity_chart(curve, capacity, selection.currency))
-_write(page.risk, risk_answer, lambda table: certified_risk_chart(table, max_risk))
-_write(page.tiers, tiers_answer, tiers_chart)
-_write(page.shortlist, shortlist_answer, tiers_chart)
+_write(page.capacity, capacity_answer, lambda curve: vc.chartspecs.capacity_spec(curve, capacity, selection.currency))
+_write(page.risk, risk_answer, lambda table: vc.chartspecs.certified_risk_spec(table, max_risk))
+_write(page.tiers, tiers_answer, vc.chartspecs.tiers_spec)
+_write(page.shortlist, shortlist_answer, vc.chartspecs.tiers_spec)
 
 # ---- 5. reviewers who are not always right
 st.header("People who are not always right")
@@ -182,5 +180,6 @@ if reviewers_page.notice is not None:
     st.info(reviewers_page.notice)
 else:
     st.markdown(reviewers_page.sentence)
-    st.altair_chart(reviewer_value_chart(reviewers_page.answer.curve, reviewers_page.answer.chosen,
-                                         selection.currency), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.reviewer_value_spec(reviewers_page.answer.curve,
+                                                              reviewers_page.answer.chosen, selection.currency),
+                       width="stretch")

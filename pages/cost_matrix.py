@@ -9,8 +9,9 @@ from ``dashboard.views.values_per_class.build``.
 
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard import state, views
-from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
 from dashboard.data import workspace
 from dashboard.safetext import md_text
 from dashboard.state import stop_unless_models
@@ -97,7 +98,8 @@ if right.button("Reset to the three values", key="cost_matrix_reset",
     state.change_now(matrix=None)
 
 with st.expander("See the matrix as colours"):
-    st.altair_chart(value_matrix_chart(page.cells, currency=selection.currency), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.value_matrix_spec(page.cells, currency=selection.currency),
+                       width="stretch")
 
 # ---- per model: per-class thresholds and the expected-value rule
 st.subheader("What this matrix is worth, model by model")
@@ -131,6 +133,7 @@ with table_col:
 with chart_col:
     st.markdown(detail.title)
     # At least 200 px: with two classes the default 160 cut the colour legend's lower end.
-    st.altair_chart(confusion_value_chart(detail.cells, currency=selection.currency,
-                                          height=max(200, 34 * len(classes))), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.confusion_value_spec(detail.cells, currency=selection.currency,
+                                                               height=max(200, 34 * len(classes))),
+                       width="stretch")
 st.caption(detail.caption)

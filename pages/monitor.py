@@ -168,7 +168,7 @@ def _bands(selection, page, workspace, production, split, how, calibration: str)
     st.vega_lite_chart(spec=view.band_spec(shown.frame, selection.currency))
     for line in shown.sentences:
         st.markdown(line)
-    (st.markdown if shown.backtest.startswith("Back-test") else st.caption)(shown.backtest)
+    (st.caption if shown.backtest_is_caption else st.markdown)(shown.backtest)
 
 
 def _backtest(selection, page, workspace, all_models, calibration: str) -> None:

@@ -8,8 +8,9 @@ words come from ``dashboard.views.value``; this script lays them out.
 
 import streamlit as st
 
+import valuecore as vc
+
 from dashboard import state, views
-from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
 from dashboard.data import workspace
 from dashboard.tables import compact_dataframe
 from dashboard.views import value as view
@@ -112,9 +113,9 @@ chart = view.curves(selection, ws, page, with_tuning=show_tuning)
 if chart.empty:
     st.info("Nothing to draw: no selected model has the evaluated split.")
 else:
-    st.altair_chart(
-        value_threshold_chart(chart.curves, chart.markers, models=list(selection.report.models),
-                              currency=selection.currency, manual_threshold=manual),
+    st.vega_lite_chart(
+        spec=vc.chartspecs.value_threshold_spec(chart.curves, chart.markers, models=list(selection.report.models),
+                                                currency=selection.currency, manual_threshold=manual),
         width="stretch",
     )
     st.caption(chart.caption)
@@ -128,7 +129,7 @@ else:
     model = state.choice(st.selectbox, "value_hist_model", "Model", list(page.labelled), key="value_hist_model",
                          default=page.best if page.best in page.labelled else page.labelled[0])
     counts, marks = view.histogram(ws, selection, chart, model, manual)
-    st.altair_chart(confidence_histogram_chart(counts, marks), width="stretch")
+    st.vega_lite_chart(spec=vc.chartspecs.confidence_histogram_spec(counts, marks), width="stretch")
     st.caption(
         "Items right of a threshold are acted on. Wrong answers (orange) right of the line cost money; correct "
         "answers (green) left of it are value given away. A model that separates the two colours well needs "

@@ -10,7 +10,6 @@ import streamlit as st
 
 import valuecore as vc
 from dashboard import state, views
-from dashboard.charts.voc import voc_chart
 from dashboard.data import workspace
 from dashboard.state import stop_unless_models
 from dashboard.tables import compact_dataframe
@@ -62,9 +61,9 @@ if page.empty_message is not None:
     st.stop()
 for problem in page.band_problems:
     st.info(problem)
-st.altair_chart(
-    voc_chart(page.frame, models=list(selection.report.models), omega_now=page.omega_now, omega_sup=page.sup_points,
-              bands=page.bands),
+st.vega_lite_chart(
+    spec=vc.chartspecs.voc_spec(page.frame, models=list(selection.report.models), omega_now=page.omega_now,
+                                omega_sup=page.sup_points, bands=page.bands),
     width="stretch",
 )
 st.caption(page.chart_caption)

@@ -2,7 +2,7 @@
 
 Each function takes tidy records (a DataFrame or a list of dicts) and returns
 a Vega-Lite specification as a plain ``dict``: no Altair, no Streamlit. The
-dashboard wraps these dicts in Altair (``dashboard/charts/``) and the HTML
+dashboard draws these dicts as they are (``st.vega_lite_chart``) and the HTML
 report (:mod:`valuecore.report`) renders the same dicts to SVG, so a chart
 reads the same in both and model *i* has the same colour everywhere.
 
@@ -26,7 +26,8 @@ model, before and after recalibration; rows with ``RELIABILITY_COLUMNS``), :func
 (value against ω per threshold rule, seed 003's Table 5), :func:`value_interval_spec`,
 :func:`difference_spec` and :func:`stability_spec` (two models compared on the same items),
 :func:`monitor_spec` and :func:`monitor_band_spec` (production chunk by chunk), :func:`capacity_spec`,
-:func:`certified_risk_spec` and :func:`tiers_spec` (capacity and guarantees), :func:`value_matrix_spec`
+:func:`certified_risk_spec`, :func:`tiers_spec` and :func:`reviewer_value_spec` (capacity and guarantees,
+reviewers who are not always right), :func:`value_matrix_spec`
 and :func:`confusion_value_spec` (values per class).
 
 The rows each expects: ``CALIBRATION_VALUE_COLUMNS``, ``INTERVAL_COLUMNS``, ``DIFFERENCE_COLUMNS``,
@@ -87,6 +88,7 @@ __all__ = [
     "CERTIFIED_RATES",
     "certified_risk_spec",
     "tiers_spec",
+    "reviewer_value_spec",
     "confusion_value_spec",
     "value_matrix_spec",
 ]
@@ -756,7 +758,7 @@ def monitor_spec(
     Parameters
     ----------
     rows : DataFrame or list of dict
-        Long rows ``MONITOR_LONG_COLUMNS`` (``dashboard.charts.monitor.monitor_long``): one per (model,
+        Long rows ``MONITOR_LONG_COLUMNS`` (``dashboard.views.monitor.monitor_long``): one per (model,
         chunk, measure, source) with its ``amount``.
     models : sequence of str
         All loaded models (the colour domain).
@@ -940,6 +942,32 @@ def tiers_spec(rows, height: int = 160) -> dict:
         },
         "height": height,
     }
+
+
+def reviewer_value_spec(curve, chosen, currency: str = "$", height: int = 280) -> dict:
+    """Value per day against the share of items handed over, one line per way of pricing a hand-off.
+
+    ``curve``: ``handoff_rate, value_per_day, pricing`` (one row per candidate threshold); ``chosen``: the same
+    columns, one row per threshold marked (its ``pricing`` names the rule), drawn as points.
+    """
+    columns = ("handoff_rate", "value_per_day", "pricing")
+    lines, points = records(curve, columns), records(chosen, columns)
+    order = list(dict.fromkeys(row["pricing"] for row in lines))
+    tooltip = [_tip("pricing", "Hand-offs priced", "nominal"), _tip("handoff_rate", "Handed over", fmt=".1%"),
+               _tip("value_per_day", f"Value per day ({currency})", fmt=",.2f")]
+    line = _view(
+        "curve", "line", {"interpolate": "step-after"},
+        x=_field("handoff_rate", title="Share of items handed to the reviewers (tuning split)", axis={"format": "%"}),
+        y=_field("value_per_day", title=f"Value per day ({currency})", scale={"zero": False}),
+        color=_field("pricing", "nominal", title=None, sort=order,
+                     scale={"domain": order, "range": [PALETTE[0], PALETTE[1]][:len(order)]},
+                     legend={"orient": "bottom", "labelLimit": 0}),
+        tooltip=tooltip,
+    )
+    marked = _view("chosen", "point", {"size": 90, "filled": True, "color": PALETTE[3]},
+                   x=_field("handoff_rate"), y=_field("value_per_day"), tooltip=tooltip)
+    return _spec([line, marked], {"curve": lines, "chosen": points}, height=height,
+                 title="Value against the share handed over")
 
 
 # ---------------------------------------------------------------- values per class

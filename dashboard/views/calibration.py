@@ -20,7 +20,6 @@ import pandas as pd
 
 import valuecore as vc
 
-from ..charts.calibration import calibration_value_long
 from ..data import workspace
 from ..datasets import aggregated_models, per_item_note
 from ..safetext import md_text
@@ -72,6 +71,45 @@ TABLE5_HELP = {
     "Value, tuned raw": "Value per item with a threshold tuned on the tuning split, raw confidences.",
     "Value, tuned recalibrated": "The same after recalibration.",
 }
+
+
+# ---------------------------------------------------------------- the chart's frame
+def calibration_value_long(table: pd.DataFrame, *, recalibrated: bool = True) -> pd.DataFrame:
+    """Seed 003 Table 5 (``valuecore.monitoring.calibration_value_tables``) in long form.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per (model, k) with ``threshold``, ``value_calibrated_before``,
+        ``value_calibrated_after``, ``value_tuned_before``,
+        ``value_tuned_after``, ``threshold_tuned_before`` and
+        ``threshold_tuned_after``.
+    recalibrated : bool
+        Include the "after recalibration" rules (False when no recalibration
+        is chosen: they would repeat the raw ones).
+
+    Returns
+    -------
+    DataFrame
+        Columns :data:`vc.chartspecs.CALIBRATION_VALUE_COLUMNS`.
+    """
+    rules = [
+        ("calibrated threshold, raw", "value_calibrated_before", "threshold"),
+        ("tuned threshold, raw", "value_tuned_before", "threshold_tuned_before"),
+    ]
+    if recalibrated:
+        rules[1:1] = [("calibrated threshold, recalibrated", "value_calibrated_after", "threshold")]
+        rules.append(("tuned threshold, recalibrated", "value_tuned_after", "threshold_tuned_after"))
+    parts = []
+    for rule, value, threshold in rules:
+        part = table.loc[:, ["model", "k"]].copy()
+        part["rule"] = rule
+        part["value"] = table[value].astype(float)
+        part["threshold"] = table[threshold].astype(float)
+        parts.append(part)
+    if not parts or table.empty:
+        return pd.DataFrame(columns=list(vc.chartspecs.CALIBRATION_VALUE_COLUMNS))
+    return pd.concat(parts, ignore_index=True).loc[:, list(vc.chartspecs.CALIBRATION_VALUE_COLUMNS)]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ import pandas as pd
 
 import valuecore as vc
 
-from ..charts.compare import difference_counts, stability_counts
 from ..datasets import aggregated_models, per_item_note
 from ..safetext import md_text
 from . import POLICY_LABELS, shown_confidences, split_notes, threshold_text
@@ -71,6 +70,52 @@ class ComparePage:
     differences: pd.DataFrame = field(default_factory=pd.DataFrame)  # difference_counts
     stability: Stability | None = None
     comparison: object = None  # vc.uncertainty.PairedComparison, for tests and the curious
+
+
+def difference_counts(difference, weight=None) -> pd.DataFrame:
+    """Per-item differences A − B grouped by value: the frame of ``valuecore.chartspecs.difference_spec``.
+
+    Parameters
+    ----------
+    difference : array-like of shape (n,)
+        Value of A minus value of B on each (paired) item.
+    weight : array-like of shape (n,), optional
+        Item weights (ones by default).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``chartspecs.DIFFERENCE_COLUMNS``, one row per distinct difference
+        (rounded to 12 significant decimals), increasing.
+    """
+    difference = np.round(np.asarray(difference, dtype=np.float64), 12)
+    weight = np.ones_like(difference) if weight is None else np.asarray(weight, dtype=np.float64)
+    frame = pd.DataFrame({"difference": difference, "items": weight})
+    return frame.groupby("difference", as_index=False)["items"].sum().loc[:, list(vc.chartspecs.DIFFERENCE_COLUMNS)]
+
+
+def stability_counts(thresholds: dict) -> pd.DataFrame:
+    """Bootstrap thresholds per model counted by value: the frame of ``valuecore.chartspecs.stability_spec``.
+
+    Parameters
+    ----------
+    thresholds : dict of model name -> array-like of re-tuned thresholds
+        NaN means "always abstain" and is left out.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``chartspecs.STABILITY_COLUMNS``.
+    """
+    parts = []
+    for model, values in thresholds.items():
+        values = np.asarray(values, dtype=np.float64)
+        values = values[~np.isnan(values)]
+        unique, counts = np.unique(values, return_counts=True)
+        parts.append(pd.DataFrame({"model": model, "threshold": unique, "resamples": counts}))
+    if not parts:
+        return pd.DataFrame(columns=list(vc.chartspecs.STABILITY_COLUMNS))
+    return pd.concat(parts, ignore_index=True).loc[:, list(vc.chartspecs.STABILITY_COLUMNS)]
 
 
 def needs_two_models(selected, loaded) -> str | None:

@@ -34,7 +34,6 @@ import streamlit as st
 
 import valuecore as vc
 
-from ..charts.monitor import band_chart, monitor_chart, monitor_long
 from ..data import policy_key, values_key
 from ..home import recommended_model
 from ..memory import BudgetCache
@@ -157,16 +156,57 @@ def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, ca
 
 
 # ------------------------------------------------------------------- charts
-# Once the numbers are cached, drawing is what a rerun spends its time on: Altair checks each chart against the
-# Vega-Lite schema when it turns it into a spec (about 0.1 s a chart on the breast_cancer sample; the page has
-# seven). The specs are kept per frame (hashed by Streamlit) and the page draws them with st.vega_lite_chart.
+def monitor_long(frame: pd.DataFrame) -> pd.DataFrame:
+    """Turn ``valuecore`` monitor output (plus a ``model`` column) into long form.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        One row per (model, chunk) with ``chunk``, ``start``, ``end``, ``n``
+        and the ``estimated_*`` / ``realised_*`` columns of
+        ``valuecore.monitoring.monitor``.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``chartspecs.MONITOR_LONG_COLUMNS``: one row per (model, chunk,
+        measure, source) with a finite ``amount``; ``position`` numbers each
+        model's chunks from 1 in the order given; realised rows exist only
+        for chunks with labels.
+    """
+    missing = [c for c in ("model", "chunk", "n") if c not in frame.columns]
+    if missing:
+        raise ValueError(f"monitor output needs the columns {missing}; got {list(frame.columns)}")
+    keys = frame.loc[:, ["model", "chunk", "n"]].copy()
+    keys.insert(1, "position", frame.groupby("model", sort=False).cumcount().to_numpy() + 1)
+    for column in ("start", "end"):
+        keys[column] = frame[column] if column in frame.columns else pd.NaT
+    parts = []
+    for measure, (estimated, realised, _, _) in vc.chartspecs.MONITOR_MEASURES.items():
+        for source, column in zip(vc.chartspecs.MONITOR_SOURCES, (estimated, realised)):
+            if column is None or column not in frame.columns:
+                continue
+            part = keys.copy()
+            part["measure"] = measure
+            part["source"] = source
+            part["amount"] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+            parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=list(vc.chartspecs.MONITOR_LONG_COLUMNS))
+    long = pd.concat(parts, ignore_index=True).dropna(subset=["amount"])
+    return long.loc[:, list(vc.chartspecs.MONITOR_LONG_COLUMNS)].reset_index(drop=True)
+
+
+# The specs are kept per frame (hashed by Streamlit): turning a frame's rows into the specs' records is what a
+# rerun would otherwise repeat for each of the page's seven charts.
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _monitor_specs(frame: pd.DataFrame, models: tuple, currency: str, by_time: bool) -> tuple:
     long = monitor_long(frame)
-    charts = [monitor_chart(long, list(models), measure="value_per_item", by_time=by_time, currency=currency)]
-    charts += [monitor_chart(long, list(models), measure=measure, by_time=by_time, currency=currency, legend=False,
-                             height=240) for measure in ("coverage", "best_threshold")]
-    return tuple(chart.to_dict() for chart in charts)
+    specs = [vc.chartspecs.monitor_spec(long, list(models), measure="value_per_item", by_time=by_time,
+                                        currency=currency)]
+    specs += [vc.chartspecs.monitor_spec(long, list(models), measure=measure, by_time=by_time, currency=currency,
+                                         legend=False, height=240) for measure in ("coverage", "best_threshold")]
+    return tuple(specs)
 
 
 def chart_specs(frame: pd.DataFrame, models, currency: str, *, by_time: bool) -> tuple[dict, dict, dict]:
@@ -176,7 +216,7 @@ def chart_specs(frame: pd.DataFrame, models, currency: str, *, by_time: bool) ->
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _band_spec(frame: pd.DataFrame, currency: str) -> dict:
-    return band_chart(frame, currency).to_dict()
+    return vc.chartspecs.monitor_band_spec(frame, currency)
 
 
 def band_spec(frame: pd.DataFrame, currency: str) -> dict:
@@ -412,6 +452,11 @@ class BandsView:
     mismatch: str = ""
     backtest: str = ""
     error: str = ""
+
+    @property
+    def backtest_is_caption(self) -> bool:
+        """A back-test that could not run is said in small print; one that ran reads as the text around it."""
+        return not self.backtest.startswith("Back-test")
 
 
 def _sentences(result: vc.monitoring.MonitorBands, model: str, split: str, amount, others: dict) -> list[str]:

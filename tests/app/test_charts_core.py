@@ -1,7 +1,8 @@
-"""Chart functions of the Value, VOC and Cost matrix pages: tidy frame in, Altair chart out (a chartspecs spec).
+"""Chart specs of the Value, VOC and Values per class pages: tidy frame in, Vega-Lite spec out (valuecore.chartspecs,
+drawn as it is by st.vega_lite_chart).
 
-Each test builds a small frame, calls the pure chart function and checks the
-Vega-Lite spec from ``to_dict()``: encodings with explicit types, tooltips
+Each test builds a small frame, calls the spec function and checks the
+spec, valid Vega-Lite: encodings with explicit types, tooltips
 with formats, axis titles with units, the shared model colours.
 """
 
@@ -12,10 +13,11 @@ import pandas as pd
 import pytest
 
 import valuecore as vc
-from dashboard.charts._style import OKABE_ITO
-from dashboard.charts.matrix import confusion_value_chart, value_matrix_chart
-from dashboard.charts.value import confidence_histogram_chart, value_threshold_chart
-from dashboard.charts.voc import voc_chart
+from valuecore.chartspecs import (
+    PALETTE as OKABE_ITO, confidence_histogram_spec, confusion_value_spec, value_matrix_spec, value_threshold_spec,
+    voc_spec,
+)
+from vegalite import valid
 
 ALL_MODELS = ["logreg", "mlp", "svm"]
 
@@ -56,8 +58,7 @@ def test_value_threshold_chart_encodes_threshold_value_and_model(curve_frame):
         {"model": ["mlp", "svm"], "marker": ["tuned", "calibrated"], "threshold": [0.7, 0.667],
          "value_per_item": [0.5, 0.25]}
     )
-    chart = value_threshold_chart(curve_frame, markers, models=ALL_MODELS, currency="€", manual_threshold=0.5)
-    spec = chart.to_dict(validate=True)
+    spec = valid(value_threshold_spec(curve_frame, markers, models=ALL_MODELS, currency="€", manual_threshold=0.5))
     leaves = layers(spec)
     line = next(leaf for leaf in leaves if mark_type(leaf) == "line")
     encoding = line["encoding"]
@@ -85,7 +86,7 @@ def test_value_threshold_chart_encodes_threshold_value_and_model(curve_frame):
 
 def test_value_threshold_chart_dashes_a_second_split(curve_frame):
     both = pd.concat([curve_frame, curve_frame.assign(split="val")])
-    spec = value_threshold_chart(both, models=ALL_MODELS).to_dict(validate=True)
+    spec = valid(value_threshold_spec(both, models=ALL_MODELS, currency="$"))
     line = next(leaf for leaf in layers(spec) if mark_type(leaf) == "line")
     assert line["encoding"]["strokeDash"]["field"] == "split"
     assert "split" in tooltip_fields(line)
@@ -95,7 +96,7 @@ def test_confidence_histogram_chart_splits_correct_and_wrong():
     p = vc.Predictions.from_proba([[0.9, 0.1], [0.7, 0.3], [0.4, 0.6], [0.2, 0.8]], y_true=[0, 1, 1, 1])
     histogram = vc.curves.confidence_histogram(p, bins=10)
     thresholds = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.7, 0.5]})
-    spec = confidence_histogram_chart(histogram, thresholds).to_dict(validate=True)
+    spec = valid(confidence_histogram_spec(histogram, thresholds))
     leaves = layers(spec)
     bar = next(leaf for leaf in leaves if mark_type(leaf) == "bar")
     encoding = bar["encoding"]
@@ -115,7 +116,7 @@ def test_voc_chart_marks_omega_now_omega_sup_and_bands():
     frame = vc.voc_frame(curves, np.linspace(0, 5, 11))
     sup = pd.DataFrame({"model": ["svm"], "omega_sup": [curves["svm"].omega_sup], "value": [0.0]})
     bands = frame.assign(low=frame["value"] - 0.1, high=frame["value"] + 0.1)[["model", "omega", "low", "high"]]
-    spec = voc_chart(frame, models=ALL_MODELS, omega_now=2.0, omega_sup=sup, bands=bands).to_dict(validate=True)
+    spec = valid(voc_spec(frame, models=ALL_MODELS, omega_now=2.0, omega_sup=sup, bands=bands))
     leaves = layers(spec)
     line = next(leaf for leaf in leaves if mark_type(leaf) == "line")
     assert line["encoding"]["x"] == {**line["encoding"]["x"], "field": "omega", "type": "quantitative"}
@@ -138,7 +139,7 @@ def test_voc_chart_marks_omega_now_omega_sup_and_bands():
 
 def test_voc_chart_without_extras_has_line_and_zero_rule_only():
     frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [0.9, 0.5, 0.1]})
-    leaves = layers(voc_chart(frame, models=ALL_MODELS).to_dict(validate=True))
+    leaves = layers(valid(voc_spec(frame, models=ALL_MODELS)))
     assert sorted(mark_type(leaf) for leaf in leaves) == ["line", "rule"]
 
 
@@ -153,7 +154,7 @@ def test_confusion_value_chart_orders_classes_then_abstain():
     cells = confusion_frame(result)
     assert list(cells["predicted"].unique()) == ["ok", "fraud", "abstain"]
     assert cells["value"].sum() == pytest.approx(result.value_total)
-    spec = confusion_value_chart(cells, currency="$").to_dict(validate=True)
+    spec = valid(confusion_value_spec(cells, currency="$"))
     leaves = layers(spec)
     rect = next(leaf for leaf in leaves if mark_type(leaf) == "rect")
     encoding = rect["encoding"]
@@ -174,7 +175,7 @@ def test_value_matrix_chart_shows_each_cell_in_the_currency():
         {"true": ["a", "a", "a", "b", "b", "b"], "predicted": ["a", "b", "abstain"] * 2,
          "value": [1.0, -4.0, 0.0, -4.0, 1.0, 0.0]}
     )
-    spec = value_matrix_chart(cells, currency="CHF ").to_dict(validate=True)
+    spec = valid(value_matrix_spec(cells, currency="CHF "))
     text = next(leaf for leaf in layers(spec) if mark_type(leaf) == "text")
     assert text["encoding"]["text"]["field"] == "value_text"
     assert "-4.00 CHF" in list(dataset(spec, text)["value_text"])  # a code after the number, as on every page
@@ -183,7 +184,7 @@ def test_value_matrix_chart_shows_each_cell_in_the_currency():
 def test_voc_chart_axis_follows_the_data_and_the_bands():
     frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [0.9, 0.5, -0.15]})
     bands = frame.assign(low=frame["value"] - 0.3, high=frame["value"] + 0.05)[["model", "omega", "low", "high"]]
-    spec = voc_chart(frame, models=ALL_MODELS, bands=bands).to_dict(validate=True)
+    spec = valid(voc_spec(frame, models=ALL_MODELS, bands=bands))
     line = next(leaf for leaf in layers(spec) if mark_type(leaf) == "line")
     low, high = line["encoding"]["y"]["scale"]["domain"]
     assert low < -0.45 and low > -0.6  # the lowest band edge (-0.45) is in view, with a little room
@@ -193,7 +194,7 @@ def test_voc_chart_axis_follows_the_data_and_the_bands():
     assert len(edges) == 2
     # Without bands, a curve that dips to -3 is not clipped at -1.
     deep = frame.assign(value=[0.9, -1.0, -3.0])
-    line = next(leaf for leaf in layers(voc_chart(deep, models=ALL_MODELS).to_dict(validate=True))
+    line = next(leaf for leaf in layers(valid(voc_spec(deep, models=ALL_MODELS)))
                 if mark_type(leaf) == "line")
     assert line["encoding"]["y"]["scale"]["domain"][0] < -3.0
 
@@ -201,13 +202,13 @@ def test_voc_chart_axis_follows_the_data_and_the_bands():
 def test_voc_chart_fits_the_axis_to_curves_far_above_zero():
     # Four curves between 0.83 and 1.0 used to be squeezed into the top sixth of a 0-1 axis.
     frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [1.0, 0.9, 0.83]})
-    line = next(leaf for leaf in layers(voc_chart(frame, models=ALL_MODELS).to_dict(validate=True))
+    line = next(leaf for leaf in layers(valid(voc_spec(frame, models=ALL_MODELS)))
                 if mark_type(leaf) == "line")
     low, high = line["encoding"]["y"]["scale"]["domain"]
     assert 0.75 < low < 0.83 and 1.0 <= high < 1.01
     assert ")" == line["encoding"]["y"]["title"][-1] and len(line["encoding"]["y"]["title"]) <= 45
     # A curve that comes near zero keeps zero (no model) in view.
     near = frame.assign(value=[0.9, 0.4, 0.1])
-    line = next(leaf for leaf in layers(voc_chart(near, models=ALL_MODELS).to_dict(validate=True))
+    line = next(leaf for leaf in layers(valid(voc_spec(near, models=ALL_MODELS)))
                 if mark_type(leaf) == "line")
     assert line["encoding"]["y"]["scale"]["domain"][0] <= 0.0

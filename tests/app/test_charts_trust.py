@@ -1,32 +1,33 @@
-"""Chart functions of the Calibration, Compare and Monitor pages, on small frames.
+"""Chart specs of the Calibration, Compare and Monitor pages (valuecore.chartspecs), and the frames the views
+shape for them, on small frames.
 
-Each function must return an Altair chart whose encodings have explicit
-types, formatted tooltips, axis titles with units, and the model colour
-scale whose domain is *all* loaded models (one colour per model everywhere).
+Each spec must be valid Vega-Lite with encodings of explicit types, formatted
+tooltips, axis titles with units, and the model colour scale whose domain is
+*all* loaded models (one colour per model everywhere).
 """
 
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard.charts.calibration import (
+from dashboard.views.calibration import calibration_value_long
+from dashboard.views.compare import difference_counts, stability_counts
+from dashboard.views.monitor import monitor_long
+from valuecore.chartspecs import (
     CALIBRATION_VALUE_COLUMNS,
-    calibration_value_chart,
-    calibration_value_long,
-    reliability_chart,
+    MONITOR_LONG_COLUMNS,
+    MONITOR_MEASURES as MEASURES,
+    calibration_value_spec,
+    difference_spec,
+    model_palette,
+    monitor_spec,
+    reliability_spec,
+    stability_spec,
+    value_interval_spec,
 )
-from dashboard.charts._style import model_palette
-from dashboard.charts.compare import (
-    difference_chart,
-    difference_counts,
-    stability_chart,
-    stability_counts,
-    value_interval_chart,
-)
-from dashboard.charts.monitor import MEASURES, MONITOR_LONG_COLUMNS, monitor_chart, monitor_long
+from vegalite import valid
 
 ALL_MODELS = ["logreg", "mlp", "svm"]
 
@@ -137,9 +138,7 @@ def _monitor_frame(times: bool = True) -> pd.DataFrame:
 
 # --------------------------------------------------------------- calibration
 def test_reliability_chart_facets_models_with_diagonal_intervals_and_points():
-    chart = reliability_chart(_reliability_frame(), ALL_MODELS)
-    assert isinstance(chart, alt.FacetChart)
-    spec = chart.to_dict()
+    spec = valid(reliability_spec(_reliability_frame(), ALL_MODELS))
     assert spec["facet"]["field"] == "model"
     marks = sorted(_mark(u) for u in _units(spec["spec"]))
     assert marks == ["circle", "line", "rule", "rule"]  # diagonal, 95% intervals, line, points
@@ -157,7 +156,7 @@ def test_reliability_chart_facets_models_with_diagonal_intervals_and_points():
 
 def test_reliability_chart_refuses_a_frame_without_the_columns():
     with pytest.raises(ValueError, match="accuracy_low"):
-        reliability_chart(_reliability_frame().drop(columns="accuracy_low"), ALL_MODELS)
+        reliability_spec(_reliability_frame().drop(columns="accuracy_low"), ALL_MODELS)
 
 
 def test_calibration_value_long_has_one_row_per_model_k_and_rule():
@@ -171,9 +170,7 @@ def test_calibration_value_long_has_one_row_per_model_k_and_rule():
 
 
 def test_calibration_value_chart_draws_value_against_k_per_rule():
-    chart = calibration_value_chart(calibration_value_long(_table5()), ALL_MODELS)
-    assert isinstance(chart, alt.FacetChart)
-    spec = chart.to_dict()
+    spec = valid(calibration_value_spec(calibration_value_long(_table5()), ALL_MODELS))
     line = next(u for u in _units(spec["spec"]) if _mark(u) == "line")["encoding"]
     assert line["x"]["field"] == "k" and line["x"]["type"] == "quantitative"
     assert line["y"]["field"] == "value" and "per item" in line["y"]["title"]
@@ -185,9 +182,7 @@ def test_calibration_value_chart_draws_value_against_k_per_rule():
 # ------------------------------------------------------------------- compare
 def test_value_interval_chart_shows_each_model_with_its_interval():
     frame = pd.DataFrame({"model": ["mlp", "logreg"], "mean": [1.0, 0.5], "low": [0.8, 0.2], "high": [1.2, 0.8]})
-    chart = value_interval_chart(frame, ALL_MODELS, currency="€")
-    assert isinstance(chart, alt.LayerChart)
-    spec = chart.to_dict()
+    spec = valid(value_interval_spec(frame, ALL_MODELS, currency="€"))
     rule = next(u for u in _units(spec) if _mark(u) == "rule" and "x2" in u["encoding"])["encoding"]
     assert rule["x"]["field"] == "low" and rule["x2"]["field"] == "high"
     assert rule["x"]["title"] == "Value per item (€)"
@@ -201,8 +196,7 @@ def test_difference_counts_groups_items_by_difference():
 
 
 def test_difference_chart_colours_who_earns_more():
-    chart = difference_chart(difference_counts([0.0, 5.0, -1.0]), model_a="logreg", model_b="mlp", currency="$")
-    spec = chart.to_dict()
+    spec = valid(difference_spec(difference_counts([0.0, 5.0, -1.0]), model_a="logreg", model_b="mlp", currency="$"))
     bars = next(u for u in _units(spec) if _mark(u) == "bar")["encoding"]
     assert bars["x"]["field"] == "difference" and "($)" in bars["x"]["title"]
     assert bars["y"]["field"] == "items"
@@ -212,7 +206,7 @@ def test_difference_chart_colours_who_earns_more():
 
 def test_difference_chart_counts_on_an_honest_labelled_scale():
     counts = difference_counts([0.0] * 428 + [5.0])
-    spec = difference_chart(counts, model_a="logreg", model_b="mlp").to_dict()
+    spec = valid(difference_spec(counts, model_a="logreg", model_b="mlp"))
     units = _units(spec)
     bars = next(u for u in units if _mark(u) == "bar")["encoding"]
     assert bars["y"]["scale"]["type"] == "linear" and "linear" in bars["y"]["title"]
@@ -231,8 +225,7 @@ def test_stability_chart_counts_resampled_thresholds_and_marks_the_tuned_one():
         "resamples": [2, 1, 1],
     }
     tuned = pd.DataFrame({"model": ["logreg", "mlp"], "threshold": [0.5, None]}).astype({"threshold": float})
-    chart = stability_chart(counts, ALL_MODELS, tuned=tuned)
-    spec = chart.to_dict()
+    spec = valid(stability_spec(counts, ALL_MODELS, tuned=tuned))
     assert sorted(_mark(u) for u in _units(spec)) == ["circle", "tick"]
     circles = next(u for u in _units(spec) if _mark(u) == "circle")["encoding"]
     assert circles["x"]["field"] == "threshold" and circles["size"]["field"] == "resamples"
@@ -253,9 +246,7 @@ def test_monitor_long_keeps_realised_rows_only_where_labels_exist():
 
 @pytest.mark.parametrize("measure", list(MEASURES))
 def test_monitor_chart_by_time_overlays_estimated_and_realised(measure):
-    chart = monitor_chart(monitor_long(_monitor_frame()), ALL_MODELS, measure=measure, currency="€")
-    assert isinstance(chart, alt.LayerChart)
-    spec = chart.to_dict()
+    spec = valid(monitor_spec(monitor_long(_monitor_frame()), ALL_MODELS, measure=measure, currency="€"))
     line = next(u for u in _units(spec) if _mark(u) == "line")["encoding"]
     assert line["x"]["field"] == "start" and line["x"]["type"] == "temporal"
     assert line["y"]["field"] == "amount" and line["y"]["title"]
@@ -267,8 +258,7 @@ def test_monitor_chart_by_time_overlays_estimated_and_realised(measure):
 
 
 def test_monitor_chart_by_chunk_number_without_times():
-    chart = monitor_chart(monitor_long(_monitor_frame(times=False)), ALL_MODELS, by_time=True, reference=0.5)
-    spec = chart.to_dict()
+    spec = valid(monitor_spec(monitor_long(_monitor_frame(times=False)), ALL_MODELS, by_time=True, reference=0.5))
     line = next(u for u in _units(spec) if _mark(u) == "line")["encoding"]
     assert line["x"]["field"] == "position" and line["x"]["type"] == "ordinal"
     assert any(u["encoding"].get("y", {}).get("field") == "reference" for u in _units(spec))
@@ -276,14 +266,14 @@ def test_monitor_chart_by_chunk_number_without_times():
 
 def test_monitor_chart_refuses_an_unknown_measure():
     with pytest.raises(ValueError, match="unknown measure"):
-        monitor_chart(monitor_long(_monitor_frame()), ALL_MODELS, measure="accuracy")
+        monitor_spec(monitor_long(_monitor_frame()), ALL_MODELS, measure="accuracy")
 
 
 def test_difference_chart_gives_each_model_its_colour_on_every_chart():
     # svm_rbf is the third loaded model: green in the interval chart, so green here too (it was orange).
     models = ["logreg", "mlp", "svm_rbf"]
-    spec = difference_chart(difference_counts([0.0, 5.0, -1.0]), model_a="logreg", model_b="svm_rbf",
-                            models=models).to_dict()
+    spec = valid(difference_spec(difference_counts([0.0, 5.0, -1.0]), model_a="logreg", model_b="svm_rbf",
+                                 models=models))
     bars = next(u for u in _units(spec) if _mark(u) == "bar")["encoding"]
     palette = model_palette(models)
     assert bars["color"]["scale"]["range"] == [palette[0], "#BBBBBB", palette[2]]

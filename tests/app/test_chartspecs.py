@@ -1,8 +1,9 @@
-"""One chart, one colour: the app's Altair charts and the HTML report draw the same Vega-Lite specs.
+"""One chart path, one colour: the app draws the Vega-Lite specs of valuecore.chartspecs as they are
+(st.vega_lite_chart), the very specs the HTML report draws.
 
 The report is built on the digits sample runs (eight and more models would wrap the palette; five show
 that model i gets colour i in both); its chart specs are caught on their way to the SVG renderer, and the
-app's chart functions are called on the very rows the report drew.
+spec functions the app calls are called on the very rows the report drew.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import pytest
 
 import valuecore as vc
 import valuecore.report as report
-from dashboard.charts.calibration import reliability_chart
-from dashboard.charts.value import value_threshold_chart
-from dashboard.charts.voc import voc_chart
-from valuecore.chartspecs import PALETTE, model_color, model_palette, records
+from valuecore.chartspecs import (
+    PALETTE, model_color, model_palette, records, reliability_spec, value_threshold_spec, voc_spec,
+)
+from vegalite import valid
 
 ROOT = Path(__file__).resolve().parents[2]
 # What only the report sets: its title and its page width (the app sizes to its container).
@@ -65,8 +66,8 @@ def test_the_app_and_the_report_draw_the_same_voc_spec(report_specs):
     spec = specs["Value for every mistake cost (VOC curves)"]
     omega_now = spec["datasets"]["omega_now"][0]["omega"]
     assert omega_now == 5
-    app = voc_chart(pd.DataFrame(spec["datasets"]["curves"]), models=models, omega_now=omega_now,
-                    height=spec["height"]).to_dict(validate=True)
+    app = valid(voc_spec(pd.DataFrame(spec["datasets"]["curves"]), models=models, omega_now=omega_now,
+                         height=spec["height"]))
     assert _shared(app) == _shared(spec)
 
 
@@ -77,8 +78,7 @@ def test_the_app_and_the_report_draw_the_same_value_threshold_spec(report_specs)
     markers = pd.DataFrame(spec["datasets"]["markers"]).drop(columns="value_text")
     # Under the recommended rules (the report's default) a model's marker is its own rule's: tuned or calibrated.
     assert set(markers["marker"]) <= {"tuned", "calibrated"} and len(markers) == len(set(markers["model"]))
-    app = value_threshold_chart(curves, markers, models=models, currency="€",
-                                height=spec["height"]).to_dict(validate=True)
+    app = valid(value_threshold_spec(curves, markers, models=models, currency="€", height=spec["height"]))
     assert _shared(app) == _shared(spec)
 
 
@@ -87,7 +87,7 @@ def test_the_app_and_the_report_draw_the_same_reliability_spec(report_specs):
     spec = specs["Calibration at a glance"]
     rows = pd.DataFrame(spec["datasets"]["reliability"])
     assert set(rows["stage"]) == {"before"}  # no recalibration asked: the raw confidence only
-    app = reliability_chart(rows, models, size=spec["spec"]["width"]).to_dict(validate=True)
+    app = valid(reliability_spec(rows, models, size=spec["spec"]["width"]))
     assert _shared(app) == _shared(spec)
     assert app["config"]["legend"] == spec["config"]["legend"]
 
@@ -98,8 +98,8 @@ def test_model_i_has_colour_i_in_the_app_and_in_the_report(report_specs):
     expected = {model: PALETTE[i] for i, model in enumerate(models)}
     for title, spec in specs.items():
         assert _colors(spec) == expected, title
-    app = voc_chart(pd.DataFrame(specs["Value for every mistake cost (VOC curves)"]["datasets"]["curves"]),
-                    models=models).to_dict()
+    app = voc_spec(pd.DataFrame(specs["Value for every mistake cost (VOC curves)"]["datasets"]["curves"]),
+                   models=models)
     assert _colors(app) == expected
 
 
@@ -120,13 +120,14 @@ def test_records_turn_missing_and_infinite_numbers_into_null():
 # ------------------------------------------------ every other chart of the app: one spec, drawn as it is
 @pytest.fixture(scope="module")
 def digits_charts():
-    """name -> (the app's chart, the chartspecs spec) on the same rows of the digits runs, and the models."""
+    """name -> the spec the app draws, from the frames of the pages' views on the digits runs, and the models."""
     from view_selection import selection
 
-    from dashboard.charts import calibration, compare, constraints, matrix, monitor, value
     from dashboard.views import calibration as calibration_view
     from dashboard.views import capacity as capacity_view
     from dashboard.views import compare as compare_view
+    from dashboard.views import monitor as monitor_view
+    from dashboard.views import reviewers as reviewers_view
     from dashboard.views import values_per_class as values_view
     from valuecore import chartspecs as cs
 
@@ -143,71 +144,72 @@ def digits_charts():
         run = chosen.report.models[model].splits["test"]
         frame = vc.monitoring.monitor(run, ws.policy(model, "threshold", chosen.values), chosen.values, n_chunks=4)
         frames.append(frame.assign(model=model))
-    long = monitor.monitor_long(pd.concat(frames, ignore_index=True))
+    long = monitor_view.monitor_long(pd.concat(frames, ignore_index=True))
     run = chosen.report.models[models[0]]
     bands = vc.monitoring.monitor_bands(run.splits["val"], run.splits["test"],
                                         ws.policy(models[0], "threshold", chosen.values), chosen.values, n_chunks=4)
     assert capacity.risk.chart is not None and capacity.tiers.chart is not None
     histogram = vc.curves.confidence_histogram(chosen.report.models["logreg"].splits["test"], bins=20)
     marks = pd.DataFrame({"label": ["tuned", "your threshold"], "threshold": [0.6, 0.5]})
+    reviewers = reviewers_view.build(ws, models[0], chosen, workload=((0.05, 0.95), (0.5, 0.8)),
+                                     v_person_wrong=None, volume=1000).answer
     charts = {
-        "interval": (compare.value_interval_chart(paired.intervals, models, currency="€"),
-                     cs.value_interval_spec(paired.intervals, models, currency="€")),
-        "difference": (compare.difference_chart(paired.differences, model_a="logreg", model_b="svm_rbf",
-                                                currency="€", models=models),
-                       cs.difference_spec(paired.differences, model_a="logreg", model_b="svm_rbf", currency="€",
-                                          models=models)),
-        "stability": (compare.stability_chart(paired.stability.counts, models, tuned=paired.stability.tuned),
-                      cs.stability_spec(paired.stability.counts, models, tuned=paired.stability.tuned)),
-        "monitor": (monitor.monitor_chart(long, models, measure="coverage", legend=False, height=240),
-                    cs.monitor_spec(long, models, measure="coverage", legend=False, height=240)),
-        "bands": (monitor.band_chart(bands.frame, "€"), cs.monitor_band_spec(bands.frame, "€")),
-        "capacity": (constraints.capacity_chart(capacity.capacity.chart, 40, "€"),
-                     cs.capacity_spec(capacity.capacity.chart, 40, "€")),
-        "risk": (constraints.certified_risk_chart(capacity.risk.chart, 0.05),
-                 cs.certified_risk_spec(capacity.risk.chart, 0.05)),
-        "tiers": (constraints.tiers_chart(capacity.tiers.chart), cs.tiers_spec(capacity.tiers.chart)),
-        "value matrix": (matrix.value_matrix_chart(per_class.cells, currency="€"),
-                         cs.value_matrix_spec(per_class.cells, currency="€")),
-        "confusion": (matrix.confusion_value_chart(detail.cells, currency="€"),
-                      cs.confusion_value_spec(detail.cells, currency="€")),
-        "calibration value": (calibration.calibration_value_chart(calibrated.value_long, models),
-                              cs.calibration_value_spec(calibrated.value_long, models)),
-        "histogram": (value.confidence_histogram_chart(histogram, marks, title="logreg"),
-                      cs.confidence_histogram_spec(histogram, marks, title="logreg")),
+        "interval": cs.value_interval_spec(paired.intervals, models, currency="€"),
+        "difference": cs.difference_spec(paired.differences, model_a="logreg", model_b="svm_rbf", currency="€",
+                                         models=models),
+        "stability": cs.stability_spec(paired.stability.counts, models, tuned=paired.stability.tuned),
+        "monitor": cs.monitor_spec(long, models, measure="coverage", legend=False, height=240),
+        "bands": cs.monitor_band_spec(bands.frame, "€"),
+        "capacity": cs.capacity_spec(capacity.capacity.chart, 40, "€"),
+        "risk": cs.certified_risk_spec(capacity.risk.chart, 0.05),
+        "tiers": cs.tiers_spec(capacity.tiers.chart),
+        "reviewers": cs.reviewer_value_spec(reviewers.curve, reviewers.chosen, "€"),
+        "value matrix": cs.value_matrix_spec(per_class.cells, currency="€"),
+        "confusion": cs.confusion_value_spec(detail.cells, currency="€"),
+        "calibration value": cs.calibration_value_spec(calibrated.value_long, models),
+        "histogram": cs.confidence_histogram_spec(histogram, marks, title="logreg"),
     }
     return charts, models
 
 
-def _without_altair_defaults(spec: dict) -> dict:
-    """The spec less what Altair adds on its own: its schema version and its default view size."""
-    out = {k: v for k, v in spec.items() if k != "$schema"}
-    config = {k: v for k, v in out.pop("config", {}).items() if k != "view"}
-    return {**out, "config": config} if config else out
-
-
 @pytest.mark.parametrize("name", ["interval", "difference", "stability", "monitor", "bands", "capacity", "risk",
-                                  "tiers", "value matrix", "confusion", "calibration value",
+                                  "tiers", "reviewers", "value matrix", "confusion", "calibration value",
                                   "histogram"])
-def test_every_chart_of_the_app_is_its_spec(digits_charts, name):
+def test_every_chart_of_the_app_is_valid_vega_lite_drawn_from_real_rows(digits_charts, name):
     charts, _ = digits_charts
-    chart, spec = charts[name]
-    app = chart.to_dict(validate=True)  # the spec is valid Vega-Lite
-    assert _without_altair_defaults(app) == _without_altair_defaults(spec)
-    assert all(spec["datasets"].values()), name  # drawn from real rows
+    spec = valid(charts[name])
+    assert all(spec["datasets"].values()), name
+
+
+def test_the_app_has_one_chart_path():
+    """Every chart of the app is a spec of valuecore.chartspecs drawn by st.vega_lite_chart: nothing of the
+    app imports Altair or calls st.altair_chart (issue 35: two chart paths, 681 lines of Altair around the specs)."""
+    import ast
+
+    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "dashboard").rglob("*.py"))]
+    found = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}: import {n}" for n in names if n.split(".")[0] == "altair"]
+            if isinstance(node, ast.Attribute) and node.attr == "altair_chart":
+                found.append(f"{path.name}:{node.lineno}: altair_chart")
+    assert not found, found
+    assert not (ROOT / "dashboard" / "charts").exists()
 
 
 @pytest.mark.parametrize("name", ["interval", "stability", "monitor", "calibration value"])
 def test_model_i_has_colour_i_on_every_chart_that_shows_models(digits_charts, name):
     charts, models = digits_charts
-    _, spec = charts[name]
+    spec = charts[name]
     assert len(models) >= 5
     assert _colors(spec) == {model: PALETTE[i] for i, model in enumerate(models)}
 
 
 def test_each_side_of_a_paired_comparison_has_its_models_colour(digits_charts):
     charts, models = digits_charts
-    bars = next(view for view in _views(charts["difference"][1]) if view["mark"]["type"] == "bar")
+    bars = next(view for view in _views(charts["difference"]) if view["mark"]["type"] == "bar")
     scale = bars["encoding"]["color"]["scale"]
     assert scale["domain"] == ["logreg earns more", "same value", "svm_rbf earns more"]
     assert scale["range"] == [PALETTE[models.index("logreg")], "#BBBBBB", PALETTE[models.index("svm_rbf")]]

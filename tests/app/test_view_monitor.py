@@ -317,3 +317,9 @@ def test_the_class_mix_tables_read_values_per_item_as_the_back_test():
         for column in view.MIX_NUMBER_COLUMNS:
             assert selection.amount(table[column].iloc[0]) in html, column
         assert not re.search(r">-?\d+\.\d{4}<", html), html
+
+
+def test_a_back_test_that_could_not_run_is_small_print():
+    assert not view.BandsView(backtest="Back-test on 'test': the bands held on 5 of 5 chunks.").backtest_is_caption
+    assert view.BandsView(backtest="No labelled split besides the reference, so the bands cannot be "
+                                   "checked.").backtest_is_caption

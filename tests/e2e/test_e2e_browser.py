@@ -344,6 +344,11 @@ def test_deep_link_on_a_freshly_started_server(page, browser):
     ``pages/`` (our layout) puts Streamlit in its legacy multipage mode, which does not know our URL
     paths and shows a "Page not found" dialog before running app.py, whose navigation then opens the
     right page. So the very first visitor may see that dialog (dismissed here); nobody after them does.
+    (Streamlit 1.67: the first session finds ``pages/`` beside the entry point and runs its first script
+    through ``script_runner._mpa_v1``, whose navigation of the folder's files sends ``page_not_found`` for
+    any path that is not a file name, before app.py ever runs; only a call of ``st.navigation`` ends that
+    mode. ``client.showSidebarNavigation = false`` hides that navigation but still sends the dialog,
+    checked in Chromium; nothing of the app runs early enough to prevent it.)
     """
     from playwright.sync_api import expect
 
