@@ -42,7 +42,7 @@ from .columns import (
     is_run_column,
     rule_mask,
 )
-from .fastload import clean_row_deviations, fill_columns, in_background, integer_label_codes
+from .fastload import InlineExecutor, clean_row_deviations, fill_columns, in_background, integer_label_codes
 from .identity import DeferredDigest, file_sha256, stat_key
 from .limits import clip_text, limit, refusal
 from .._model.predictions import ClassCodes, Predictions, _top_of_columns
@@ -1212,7 +1212,8 @@ class _FloatColumns:
         workers = 1 if group is not None else _PLACE_WORKERS
         start = 0
         parts, most_waiting = self._parts([self.names[c] for c in columns], np.dtype(dtype).itemsize)
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") as pool:
+        with (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") if self.n > _CHECK_BLOCK
+              else InlineExecutor()) as pool:
             waiting: deque = deque()
             for blocks in parts:
                 share = -(-len(blocks) // workers)
