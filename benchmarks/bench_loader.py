@@ -38,7 +38,10 @@ package (``DIR`` holding ``valuecore/``, e.g. ``git worktree add DIR <commit>``)
 repeats, and prints them beside this checkout's in a last table.
 
 Usage: ``python benchmarks/bench_loader.py [--n 10000000] [--compare DIR]``
-or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5] [--base DIR]``
+or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5] [--base DIR]
+[--threshold-only] [--bytecode]`` (``--threshold-only``: file -> threshold alone, at small sizes in minutes;
+``--bytecode``: the packages compiled once beforehand, as an installed one is, since with
+PYTHONDONTWRITEBYTECODE every process compiles a checkout's modules again)
 Not a test: it asserts nothing about time.
 """
 
@@ -293,6 +296,50 @@ def from_file_table(sizes, repeat: int, base: Path | None = None) -> None:
           "\nhost it varies tenfold from one process to the next).")
 
 
+def threshold_table(sizes, repeat: int, base: Path | None = None) -> None:
+    """File -> exact threshold only (valuecore, pandas, numpy, and the ``--base`` checkout's valuecore)."""
+    names = ["vc", "pandas", "numpy"] + (["vc" + BASE] if base is not None else [])
+    extra = f" {'base':>7} {'base/vc':>8}" if base is not None else ""
+    header = (f"{'scores':>9} {'n':>11} | {'vc':>7} {'pandas':>7} {'numpy':>7} | {'pandas/vc':>9} {'numpy/vc':>8} |"
+              f"{extra} | cpu vc pandas numpy | load")
+    print(header)
+    print("-" * len(header))
+    with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
+        for rounded in (True, False):
+            for n in sizes:
+                path = Path(folder) / "run.parquet"
+                write_run(path, n, rounded)
+                path.read_bytes()
+                load = os.getloadavg()[0]
+                times, cpu, results, _ = median_wall_and_cpu(names, path, repeat, base)
+                thresholds = set().union(*results.values())
+                assert len(thresholds) == 1, f"the thresholds differ: {results}"
+                t = {k: v * 1e3 for k, v in times.items()}
+                c = {k: v * 1e3 for k, v in cpu.items()}
+                against = (f" {t['vc' + BASE]:7.1f} {times['vc' + BASE] / times['vc']:7.2f}x"
+                           if base is not None else "")
+                print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['vc']:7.1f} {t['pandas']:7.1f} "
+                      f"{t['numpy']:7.1f} | {times['pandas'] / times['vc']:8.2f}x "
+                      f"{times['numpy'] / times['vc']:7.2f}x |"
+                      f"{against} | {c['vc']:.0f} {c['pandas']:.0f} {c['numpy']:.0f} | "
+                      f"{load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
+    print(f"\nwall ms, medians of {repeat} timings, each in a fresh process (imports of numpy, pandas, pyarrow and"
+          "\n`import valuecore` untimed; what valuecore imports on first use is timed); ratios = baseline / valuecore"
+          "\n(> 1: valuecore faster); cpu = the process's CPU ms (medians); load = load average before-after.")
+
+
+def compiled_bytecode(packages: list[Path]) -> None:
+    """Compile each ``valuecore/`` to bytecode in a temporary cache the children read, as an installed package
+    (pip compiles it) has: with PYTHONDONTWRITEBYTECODE set, a checkout is compiled again by every process."""
+    import compileall
+
+    prefix = Path(tempfile.mkdtemp(prefix="bench_loader_pyc_"))
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.pycache_prefix = str(prefix)
+    for package in packages:
+        compileall.compile_dir(str(package / "valuecore"), quiet=1)
+
+
 def _base_table(split_rows, base: Path) -> None:
     """This checkout against the ``--base`` one, from the same interleaved repeats (ms, medians)."""
     print(f"\nagainst {base} (@base): user / sys / wall, ms")
@@ -315,6 +362,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000000,10000000", help="with --from-file")
     parser.add_argument("--repeat", type=int, default=5, help="with --from-file")
     parser.add_argument("--base", default=None, help="with --from-file: a checkout to time beside this one")
+    parser.add_argument("--threshold-only", action="store_true",
+                        help="with --from-file: only file -> threshold (valuecore, pandas, numpy)")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="with --from-file: the children read the packages compiled, as installed ones are")
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -323,8 +374,11 @@ def main() -> None:
         return
     if args.from_file:
         sys.path.insert(0, str(ROOT))
-        from_file_table([int(s) for s in args.sizes.split(",")], args.repeat,
-                        None if args.base is None else Path(args.base).resolve())
+        base = None if args.base is None else Path(args.base).resolve()
+        if args.bytecode:
+            compiled_bytecode([ROOT] + ([base] if base is not None else []))
+        table = threshold_table if args.threshold_only else from_file_table
+        table([int(s) for s in args.sizes.split(",")], args.repeat, base)
         return
     from bench_scale import write_log
 

@@ -17,7 +17,6 @@ from .._model.choices import ALL_POLICY_KINDS, POLICY_KINDS
 from .policy import Policy
 from .policy import _FrozenDict  # noqa: F401  (pickles of a Policy made before it moved name it here)
 from .._model.predictions import Predictions  # noqa: F401  (used in doctests)
-from .shortlist import fit_shortlist
 from .sorting import (
     SortedRun,
     presort,  # noqa: F401  (used in doctests)
@@ -28,7 +27,6 @@ from .sorting import (
     item_gains,
 )
 from .hull import first_best, run_cache
-from .twotier import fit_two_tier
 from .._model.values import UseCase  # noqa: F401  (used in doctests)
 from .._model.values import ValueMatrix, Values, _calibrated_threshold, use_case_of, value_matrix_for
 from .._model.values import check_value_range as _check_value_range
@@ -183,12 +181,16 @@ def fit_policy(
     if kind == "two_tier":
         if estimate:
             raise ValueError("a two_tier policy is tuned on labels (the assisted tier's values depend on them)")
+        from .twotier import fit_two_tier  # imported when first asked: a fresh process fitting a threshold skips it
+
         return fit_two_tier(run, values, assisted, calibration=calibration)
     if kind == "shortlist":
         if estimate:
             raise ValueError("a shortlist policy is tuned on labels (whether a list holds the answer depends on them)")
         if shortlist_values is None:
             raise ValueError("a shortlist policy needs the values of a hand-off with a shortlist, per size k")
+        from .shortlist import fit_shortlist  # imported when first asked, as the two tiers above
+
         return fit_shortlist(run, values, shortlist_values, rule=shortlist_rule, calibration=calibration)
     if kind == "class_thresholds":
         thresholds = _tune_per_class(run, values, estimate)

@@ -24,7 +24,7 @@ from ..columns import (
     TEXT_COLUMNS,
     rule_mask,
 )
-from ..fastload import fill_columns
+from ..fastload import InlineExecutor, fill_columns
 from ..lazy import LazyModule
 from ..format import (
     LoadProblem, NUMERIC_MISSING, PARQUET_SUFFIXES, _FileProblems, _check_header, _check_plain_cells, _nfc,
@@ -263,7 +263,8 @@ class _FloatColumns:
         workers = 1 if group is not None else _PLACE_WORKERS
         start = 0
         parts, most_waiting = self._parts([self.names[c] for c in columns], np.dtype(dtype).itemsize)
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") as pool:
+        with (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") if self.n > _CHECK_BLOCK
+              else InlineExecutor()) as pool:
             waiting: deque = deque()
             for blocks in parts:
                 share = -(-len(blocks) // workers)
