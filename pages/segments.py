@@ -9,7 +9,7 @@ rate and value side by side, the chart of the same, and the gaps beside the caps
 
 import streamlit as st
 
-from dashboard import home, state
+from dashboard import home, segmentfiles, state
 from dashboard.charts.segments import segments_chart
 from dashboard.data import workspace as make_workspace
 from dashboard.state import current, stop_unless_models
@@ -25,7 +25,8 @@ st.markdown(
     "to people does not fall much harder on one group; the page says what the cap costs."
 )
 stop_unless_models(selection)
-columns = view.segment_columns(selection)
+files = segmentfiles.source_files(selection.settings.source, state.uploads())
+columns = view.segment_columns(files)
 if not columns:
     st.info(view.no_column_note())
     st.stop()
@@ -52,7 +53,7 @@ for place, (cap, words, name) in zip(st.columns(len(view.CAPS)), view.CAPS):
 
 with st.spinner("Fitting a threshold per segment…"):
     page = view.build(selection, make_workspace(selection), model=model, column=column,
-                      caps=view.caps_of(picked))
+                      caps=view.caps_of(picked), files=files)
 if page.stop:
     for notice in page.stop:
         getattr(st, notice.severity)(notice.text)

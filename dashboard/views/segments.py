@@ -21,6 +21,7 @@ import streamlit as st
 
 import valuecore as vc
 
+from .. import segmentfiles
 from ..data import Workspace, values_key
 from ..safetext import md_text
 from . import shown_confidences, split_text, threshold_text
@@ -33,16 +34,17 @@ CAPS = (
     ("value_gap", "value per item", "segment_cap_value"),
 )
 NO_CAP = "no cap"  # the sliders' first stop: the setting None
-RATE_CAP_STEPS = tuple(k / 100 for k in range(0, 51))  # 0 to 50 percentage points
+RATE_CAP_STEPS = tuple(k / 100 for k in range(0, 51))  # 0 to 50% apart
 VALUE_CAP_STEPS = 50  # the value cap's stops: 0 to half the values' spread, in 50 steps
 SAMPLE_WITH_SEGMENTS = "diabetes"  # the bundled sample whose runs carry segment columns (sex, age_band)
 
-TABLE_COLUMNS = ("Segment", "Items", "Threshold", "Hand-off rate", "Error rate", "Error rate at most",
-                 "Value per item", "95% interval", "Note")
+# The columns of valuecore.wording.segment_rows (the CLI's report --segment), as the pages write headers.
+TABLE_COLUMNS = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item", "95% interval",
+                 "Error rate at most", "Note")
 TABLE_HELP = {
     "Segment": "The segment's name, as the run files write it.",
-    "Threshold": "Tuned on the tuning split: act on a prediction of this segment when its confidence is at least "
-                 "this; otherwise hand the item to a person.",
+    "Rule": "Tuned on the tuning split: act on a prediction of this segment when its confidence reaches the "
+            "threshold; otherwise hand the item to a person.",
     "Hand-off rate": "Share of the segment's items handed to a person.",
     "Error rate": "Wrong answers among the items acted on (the selective error rate).",
     "Error rate at most": "With 90% confidence, the error rate of this threshold on new items of the segment is "
@@ -76,26 +78,9 @@ class SegmentsPage:
 
 
 # ------------------------------------------------------------------ the segment column
-def segment_columns(selection) -> tuple[str, ...]:
-    """The segment columns the selected models' runs carry, in the order the files name them."""
-    found: dict[str, None] = {}
-    for model in selection.models:
-        run = selection.report.models.get(model)
-        if run is None:
-            continue
-        for predictions in run.splits.values():
-            found.update(dict.fromkeys(_segment_table(predictions)))
-    return tuple(found)
-
-
-def _segment_table(predictions) -> dict:
-    """Column name -> (n,) labels of the segment columns a split carries (none: empty)."""
-    return dict(getattr(predictions, "segments", None) or {})
-
-
-def segment_labels(predictions, column: str):
-    """The (n,) segment labels of ``column`` in a split, or None when the split lacks the column."""
-    return _segment_table(predictions).get(column)
+def segment_columns(files) -> tuple[str, ...]:
+    """The columns the run files (:func:`dashboard.segmentfiles.source_files`) hold besides the run format's."""
+    return segmentfiles.candidate_columns(files)
 
 
 def no_column_note() -> str:
@@ -133,18 +118,17 @@ def cap_options(cap: str, values, current: float | None) -> list:
 
 
 def cap_text(cap: str, option, currency: str = "$") -> str:
-    """A slider stop in words: "no cap", "5 points", "$0.25"."""
+    """A slider stop in words, as ``valuecore.wording.segment_caps_text`` writes a cap: "no cap", "5.0%", "$0.25"."""
     if option == NO_CAP or option is None:
         return NO_CAP
-    if cap == "value_gap":
-        return vc.wording.amount(option, currency)
-    return points(option)
+    return gap_text(cap, option, currency)
 
 
-def points(gap: float) -> str:
-    """A gap between two shares in percentage points: "1 point", "4.5 points"."""
-    text = f"{round(gap * 100, 1):g}"
-    return f"{text} point" if text == "1" else f"{text} points"
+def gap_text(cap: str, gap: float | None, currency: str = "$") -> str:
+    """A gap between segments: a rate gap in percent, a value gap in the currency; "–" when there is none."""
+    if gap is None or (isinstance(gap, float) and math.isnan(gap)):
+        return "–"
+    return vc.wording.money(gap, currency) if cap == "value_gap" else vc.wording.percent(gap)
 
 
 def caps_of(picked: dict) -> vc.constraints.SegmentCaps:
@@ -154,20 +138,24 @@ def caps_of(picked: dict) -> vc.constraints.SegmentCaps:
 
 
 # ------------------------------------------------------------------ the page
-def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constraints.SegmentCaps) -> SegmentsPage:
+def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constraints.SegmentCaps,
+          files) -> SegmentsPage:
     """The segment policy of ``model`` by ``column`` within ``caps``: tuned, costed, and evaluated.
 
-    ``ws`` is the selection's :class:`~dashboard.data.Workspace`; every figure comes from valuecore.
+    ``ws`` is the selection's :class:`~dashboard.data.Workspace`; ``files`` the run files the segment labels
+    are read from (:func:`dashboard.segmentfiles.source_files`). Every figure comes from valuecore.
     """
     values, currency = selection.values, selection.currency
     tune_split = ws.tuning_split_for(model)
     eval_split = selection.eval_split
     tuning = ws.calibrated(model, tune_split) if tune_split is not None else None
     evaluated = ws.calibrated(model, eval_split) if eval_split is not None else None
-    stop = _stop_notice(model, column, tune_split, tuning, eval_split, evaluated)
+    labels, problems = segmentfiles.segment_labels(files, column)
+    labels = labels.get(model, {})
+    stop = _stop_notice(model, column, tune_split, tuning, eval_split, evaluated, labels, problems)
     if stop is not None:
         return SegmentsPage(model, column, stop=(stop,))
-    tune_labels, eval_labels = segment_labels(tuning, column), segment_labels(evaluated, column)
+    tune_labels, eval_labels = labels[tune_split], labels[eval_split]
     try:
         key = (ws.run_key(model), model, tune_split, ws.calibration_key(model), column, values_key(values),
                tuple(sorted(caps.as_dict().items())))
@@ -193,7 +181,7 @@ def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constra
                    *one_threshold_sentence(one, evaluation, eval_split, confidences, currency)),
         warnings=too_small_warnings(fit, evaluation, tune_split, eval_split),
         numbers=numbers,
-        table=segment_table(numbers, confidences, currency),
+        table=segment_table(evaluation, confidences, currency),
         gaps=gaps_table(fit, evaluation, tune_split, eval_split, currency),
         fit=fit,
         evaluation=evaluation,
@@ -217,7 +205,7 @@ def _one_threshold(ws: Workspace, model: str, values, fit, evaluated, labels):
     return threshold, vc.constraints.evaluate_segments(policy, evaluated, labels, values)
 
 
-def _stop_notice(model, column, tune_split, tuning, eval_split, evaluated) -> Notice | None:
+def _stop_notice(model, column, tune_split, tuning, eval_split, evaluated, labels, problems) -> Notice | None:
     """Why the model cannot be split by the column here, or None."""
     if tuning is None or not tuning.has_labels:
         return Notice("warning", f"{md_text(model)} has no labelled tuning split ({split_text(tune_split)}): "
@@ -226,8 +214,9 @@ def _stop_notice(model, column, tune_split, tuning, eval_split, evaluated) -> No
     if evaluated is None or not evaluated.has_labels:
         return Notice("warning", f"{md_text(model)} has no labelled split {split_text(eval_split)} to evaluate on. "
                                  "Choose a labelled split under **Evaluate on** in the sidebar.")
-    lacking = [split for split, p in ((tune_split, tuning), (eval_split, evaluated))
-               if segment_labels(p, column) is None]
+    lacking = [split for split in (tune_split, eval_split) if split not in labels]
+    if lacking and problems:
+        return Notice("warning", f"The segment column {md_text(column)} cannot be read: {md_text(problems[0])}")
     if lacking:
         return Notice("warning", f"The split {' and '.join(split_text(s) for s in dict.fromkeys(lacking))} of "
                                  f"{md_text(model)} has no segment column {md_text(column)}. Choose another "
@@ -272,46 +261,23 @@ def segment_numbers(fit, evaluation) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _share(x: float) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else vc.wording.percent(x)
-
-
-def segment_table(numbers: pd.DataFrame, confidences, currency: str) -> pd.DataFrame:
-    """The segments as text cells, :data:`TABLE_COLUMNS`: names as written, numbers as every page writes them."""
-    if numbers.empty:
-        return pd.DataFrame(columns=list(TABLE_COLUMNS))
-    rows = []
-    for r in numbers.itertuples(index=False):
-        threshold = None if math.isnan(r.threshold) else r.threshold
-        rows.append((
-            r.segment,
-            vc.wording.count(r.items),
-            threshold_text(threshold, confidences),
-            _share(r.handoff_rate),
-            _share(r.error_rate),
-            _share(r.error_bound),
-            vc.wording.amount(r.value_per_item, currency),
-            f"{vc.wording.amount(r.low, currency)} to {vc.wording.amount(r.high, currency)}",
-            "too few items to say much" if r.too_small else "",
-        ))
+def segment_table(evaluation, confidences, currency: str) -> pd.DataFrame:
+    """The segments as text cells, :data:`TABLE_COLUMNS`: ``valuecore.wording.segment_rows`` (the words of
+    ``report --segment``), names as written, and a note on the segments too small to say much."""
+    seen = None if confidences is None else {r.segment: confidences for r in evaluation.segments}
+    rows = [(*row, "too few items to say much" if standing.too_small else "")
+            for row, standing in zip(vc.wording.segment_rows(evaluation, currency, seen), evaluation.segments)]
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
-
-
-def _gap_text(cap: str, gap: float, currency: str) -> str:
-    if gap is None or math.isnan(gap):
-        return "–"
-    return vc.wording.amount(gap, currency) if cap == "value_gap" else points(gap)
 
 
 def gaps_table(fit, evaluation, tune_split, eval_split, currency: str) -> pd.DataFrame:
     """The gaps between segments (largest minus smallest) on each split, beside the caps, as text."""
     caps = fit.caps
-    rows = [("Cap", *(cap_text(cap, getattr(caps, cap), currency) for cap, _, _ in CAPS))]
-    tuned = fit.evaluation
-    rows.append((f"Gap on {tune_split} (tuning)", *(_gap_text(cap, getattr(tuned, cap), currency)
-                                                     for cap, _, _ in CAPS)))
+    rows = [("Cap", *(cap_text(cap, getattr(caps, cap), currency) for cap, _, _ in CAPS)),
+            (f"Gap on {tune_split} (tuning)", *(gap_text(cap, getattr(fit.evaluation, cap), currency)
+                                                for cap, _, _ in CAPS))]
     if eval_split != tune_split:
-        rows.append((f"Gap on {eval_split}", *(_gap_text(cap, getattr(evaluation, cap), currency)
+        rows.append((f"Gap on {eval_split}", *(gap_text(cap, getattr(evaluation, cap), currency)
                                                 for cap, _, _ in CAPS)))
     return pd.DataFrame(rows, columns=["", *(f"Gap in {words}" for _, words, _ in CAPS)])
 
@@ -330,21 +296,12 @@ def tuned_sentence(fit, column: str, tune_split, eval_split) -> str:
 
 
 def cost_sentence(fit, currency: str) -> str:
-    """What the caps cost in value per item, in words: "The caps cost $0.03 per item" (markdown-safe)."""
+    """What the caps cost in value per item, in the words of ``report --segment`` (markdown-safe: numbers and
+    the caps only), with a hint when no cap is set."""
+    sentence = vc.wording.segment_cap_sentence(fit, currency)
     if not fit.caps.any:
-        return "Set a cap below to keep the segments closer together; the page then says what it costs."
-    if not fit.feasible:
-        return ("**No choice of thresholds holds these caps** on the tuning split. The table shows each segment's "
-                "own best threshold, which breaks them: loosen a cap.")
-    cost = fit.cap_cost_per_item
-    free = fit.unconstrained_value_total / fit.n_items
-    capped = fit.value_total / fit.n_items
-    if cost <= 0:
-        return (f"The caps cost nothing: each segment's own best threshold already keeps within them "
-                f"({vc.wording.amount(capped, currency)} per item on the tuning split).")
-    return (f"**The caps cost {vc.wording.amount(cost, currency)} per item** on the tuning split: "
-            f"{vc.wording.amount(capped, currency)} per item within them, {vc.wording.amount(free, currency)} with "
-            "each segment's own best threshold.")
+        return sentence + " Move a cap below to keep the segments closer together; the page then says what it costs."
+    return f"**{sentence}**" if fit.feasible and fit.cap_cost_per_item > 0 else sentence
 
 
 def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: str) -> tuple[str, ...]:
@@ -354,7 +311,8 @@ def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: s
     threshold, same = one
 
     def gap(result) -> str:
-        return f" with a hand-off gap of {points(result.handoff_gap)}" if math.isfinite(result.handoff_gap) else ""
+        return (f" with a hand-off gap of {gap_text('handoff_gap', result.handoff_gap)}"
+                if math.isfinite(result.handoff_gap) else "")
 
     ours = f"{vc.wording.amount(evaluation.value_per_item, currency)} per item{gap(evaluation)}"
     theirs = f"{vc.wording.amount(same.value_per_item, currency)}{gap(same)}"
@@ -363,15 +321,11 @@ def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: s
 
 
 def too_small_warnings(fit, evaluation, tune_split, eval_split) -> tuple[str, ...]:
-    """One sentence per split with segments too small to say much (markdown-safe)."""
-    least = vc.constraints.MIN_SEGMENT_ITEMS
+    """One warning per split with segments too small to say much, in the core's words (markdown-safe)."""
     out = []
     splits = [(tune_split, fit.evaluation)] + ([(eval_split, evaluation)] if eval_split != tune_split else [])
     for split, result in splits:
-        small = [row.segment for row in result.segments if row.too_small]
-        if not small:
-            continue
-        names = md_text(vc.wording.short_list(small))
-        out.append(f"On {split_text(split)}, too few items to say much about {names}: a segment needs at least "
-                   f"{least} items, and at least {least} acted on, before its rates mean much.")
+        said = [w for w in map(vc.wording.segment_warning, result.segments) if w is not None]
+        if said:
+            out.append(f"On {split_text(split)}: " + "; ".join(md_text(w) for w in said) + ".")
     return tuple(out)

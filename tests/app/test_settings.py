@@ -254,7 +254,9 @@ def test_every_field_has_a_link_parameter():
                         reviewers_rate_low=0.05, reviewers_acc_low=0.99,
                         reviewers_rate_high=0.5, reviewers_acc_high=0.7, reviewers_v_wrong=-9.0,
                         matrix_classes=("a", "b"), matrix_model="m",
-                        matrix_rule="expected_value", home_volume=7, home_period="day")
+                        matrix_rule="expected_value", home_volume=7, home_period="day",
+                        segment_column="region", segment_model="m", segment_cap_handoff=0.05,
+                        segment_cap_error=0.0, segment_cap_value=0.25)
     assert all(getattr(settings, f.name) != f.default for f in fields(Settings))
     assert len(settings.to_query()) == len(fields(Settings))
 

@@ -13,6 +13,7 @@ import pytest
 
 import valuecore as vc
 from dashboard.charts.segments import segment_rows, segments_chart, segments_spec
+from dashboard.safetext import md_text
 from dashboard.views import segments
 
 DIABETES = Path(__file__).resolve().parents[2] / "sample_runs" / "diabetes"
@@ -37,59 +38,63 @@ def test_the_table_holds_each_segments_figures_as_the_core_computes_them():
     fit, evaluation = _fitted()
     numbers = segments.segment_numbers(fit, evaluation)
     assert numbers["segment"].tolist() == ["1", "2"]
-    table = segments.segment_table(numbers, None, "$")
+    assert numbers["value_per_item"].tolist() == [r.value_per_item for r in evaluation.segments]
+    table = segments.segment_table(evaluation, None, "$")
     assert tuple(table.columns) == segments.TABLE_COLUMNS
+    # The CLI's words (report --segment), cell for cell, and a note on the small segments.
+    words = vc.wording.segment_rows(evaluation, "$")
+    assert [tuple(row[:-1]) for row in table.itertuples(index=False)] == words
     for row, standing in zip(table.itertuples(index=False), evaluation.segments):
         assert row.Segment == standing.segment
-        assert row.Items == vc.wording.count(standing.n_items)
-        assert row.Threshold == vc.wording.threshold_on_data(standing.threshold, None)
-        assert row[3] == vc.wording.percent(standing.handoff_rate)
-        assert row[6] == vc.wording.amount(standing.value_per_item, "$")
         assert row.Note == ("too few items to say much" if standing.too_small else "")
     # The thresholds are the tuned ones: each segment's own best on 'val' without caps.
+    tuning, labels = _split("logreg", "val", "sex")
     for segment, threshold in fit.policy.thresholds:
-        tuning, labels = _split("logreg", "val", "sex")
         own = vc.fit_policy("threshold", vc.presort(tuning.subset(labels == segment)), USE_CASE).threshold
         assert threshold == own
 
 
 def test_without_a_cap_the_page_says_so_and_with_one_it_says_its_cost():
     fit, _ = _fitted()
-    assert segments.cost_sentence(fit, "$").startswith("Set a cap below")
+    assert segments.cost_sentence(fit, "$").startswith(vc.wording.segment_cap_sentence(fit, "$") + " Move a cap")
     tight = vc.constraints.SegmentCaps(handoff_gap=0.02, error_gap=0.0)
     capped, _ = _fitted(caps=tight)
     assert capped.feasible and capped.cap_cost_per_item > 0
     sentence = segments.cost_sentence(capped, "$")
-    assert sentence.startswith(f"**The caps cost {vc.wording.amount(capped.cap_cost_per_item, '$')} per item**")
+    assert sentence == f"**{vc.wording.segment_cap_sentence(capped, '$')}**"
+    assert sentence.startswith(f"**The caps cost {vc.wording.amount(capped.cap_cost_per_item, '$')} per item")
 
 
 def test_the_gaps_on_the_tuning_split_keep_within_the_caps_shown():
     caps = vc.constraints.SegmentCaps(handoff_gap=0.05, value_gap=0.1)
     fit, evaluation = _fitted(column="age_band", caps=caps)
     gaps = segments.gaps_table(fit, evaluation, "val", "test", "$")
-    assert gaps.iloc[0].tolist() == ["Cap", "5 points", "no cap", "$0.100"]
+    assert gaps.iloc[0].tolist() == ["Cap", "5.0%", "no cap", "$0.10"]
     assert gaps.iloc[1, 0] == "Gap on val (tuning)" and gaps.iloc[2, 0] == "Gap on test"
     assert fit.evaluation.handoff_gap <= 0.05 + 1e-9 and fit.evaluation.value_gap <= 0.1 + 1e-9
-    assert gaps.iloc[1, 1] == segments.points(fit.evaluation.handoff_gap)
+    assert gaps.iloc[1, 1] == vc.wording.percent(fit.evaluation.handoff_gap)
 
 
 def test_caps_of_zero_hand_everything_off_and_cost_what_the_segments_earned():
     # Equal values, hand-off and error rates at once: only handing every item off holds them all.
     fit, _ = _fitted(caps=vc.constraints.SegmentCaps(value_gap=0.0, handoff_gap=0.0, error_gap=0.0))
     assert fit.feasible and fit.policy.thresholds == (("1", None), ("2", None))
+    _, evaluation = _fitted(caps=fit.caps)
+    table = segments.segment_table(evaluation, None, "$")
+    assert table["Rule"].tolist() == ["always hand off"] * 2 and table["Error rate"].tolist() == ["–"] * 2
     assert fit.cap_cost_per_item == pytest.approx(fit.unconstrained_value_total / fit.n_items)
     # Caps no choice holds (possible with values per segment) are said plainly, not costed.
     assert segments.cost_sentence(replace(fit, feasible=False), "$").startswith(
-        "**No choice of thresholds holds these caps**")
+        "No choice of thresholds holds the caps")
 
 
 def test_small_segments_are_named_in_a_warning():
     fit, evaluation = _fitted()
     warnings = segments.too_small_warnings(fit, evaluation, "val", "test")
-    small_val = [r.segment for r in fit.evaluation.segments if r.too_small]
+    small_val = [r for r in fit.evaluation.segments if r.too_small]
     assert small_val, "the diabetes segments are small on purpose"
-    assert warnings[0].startswith("On 'val', too few items to say much about ")
-    assert f"at least {vc.constraints.MIN_SEGMENT_ITEMS} items" in warnings[0]
+    assert warnings[0].startswith("On 'val': ")
+    assert all(md_text(vc.wording.segment_warning(r)) in warnings[0] for r in small_val)
     # One sentence per split, none for a split without small segments; one split said once.
     assert len(segments.too_small_warnings(fit, fit.evaluation, "val", "val")) == 1
 
@@ -100,8 +105,9 @@ def test_the_cap_sliders_start_with_no_cap_and_keep_a_setting_from_a_link():
     assert 0.123 in segments.cap_options("error_gap", USE_CASE, 0.123)
     value = segments.cap_options("value_gap", USE_CASE, None)  # spread 5: up to 2.5 in steps of 0.05
     assert value[1:4] == [0.0, 0.05, 0.1] and value[-1] == 2.5
-    assert segments.cap_text("value_gap", 0.05, "€") == vc.wording.amount(0.05, "€")
-    assert segments.cap_text("handoff_gap", 0.01) == "1 point" and segments.cap_text("error_gap", 0.045) == "4.5 points"
+    assert segments.cap_text("value_gap", 0.05, "€") == vc.wording.money(0.05, "€")
+    assert segments.cap_text("handoff_gap", 0.01) == "1.0%" and segments.cap_text("error_gap", 0.045) == "4.5%"
+    assert segments.cap_text("error_gap", segments.NO_CAP) == "no cap"
     caps = segments.caps_of({"handoff_gap": segments.NO_CAP, "error_gap": 0.03, "value_gap": segments.NO_CAP})
     assert caps.as_dict() == {"error_gap": 0.03}
 
@@ -126,6 +132,4 @@ def test_a_segment_acting_on_nothing_has_no_error_bar():
     errors = [r for r in segment_rows(numbers) if r["measure"] == "Error rate"]
     assert errors == [{"segment": "a", "measure": "Error rate", "value": None, "low": None, "high": None,
                        "shown": "–"}]
-    table = segments.segment_table(numbers.assign(tuning_items=40.0), None, "$")
-    assert table.loc[0, "Threshold"] == "always hand off" and table.loc[0, "Error rate"] == "–"
     assert np.isnan(numbers.loc[0, "error_rate"])

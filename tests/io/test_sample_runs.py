@@ -128,6 +128,16 @@ def test_diabetes_runs_carry_two_real_segment_columns_with_small_segments():
     assert first.groupby("split")["y_true"].apply(lambda y: (y == "high").mean()).between(0.4, 0.6).all()
 
 
+@pytest.mark.parametrize("column", SEGMENT_COLUMNS)
+def test_diabetes_runs_load_with_either_segment_column_declared(column):
+    report = load_runs(SAMPLE_RUNS / "diabetes", segment_column=column)
+    assert unexpected_problems(report) == [] and not report.errors
+    frame = pd.read_csv(SAMPLE_RUNS / "diabetes" / "svm_rbf.csv", dtype=str)
+    run = report.models["svm_rbf"]
+    for split in ("val", "test"):
+        assert run.segments[split].tolist() == frame.loc[frame["split"] == split, column].tolist()
+
+
 def test_diabetes_models_err_more_often_in_one_sex_than_the_other_on_test():
     """The segments differ for real (a gap a per-segment threshold can act on), not by construction."""
     gaps = []

@@ -1,0 +1,131 @@
+"""The Segments page through the whole app with AppTest: it opens on every sample, says so plainly where no
+run has a segment column, shows valuecore's segment fit on the diabetes sample, its cap sliders change the
+table and the caps hold in what it shows, its choices are in the link, and names from files read as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+from dashboard import serverfiles
+from dashboard.views import segments as view
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+DIABETES = ROOT / "sample_runs" / "diabetes"
+PAGE = "pages/segments.py"
+
+
+def start(src: str, **link: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["src"] = src
+    for key, value in link.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def table(at: AppTest, column: str = "Segment") -> pd.DataFrame:
+    found = [d.value for d in at.dataframe if column in d.value.columns]
+    assert len(found) == 1, [list(d.value.columns) for d in at.dataframe]
+    return found[0]
+
+
+def expected(model: str, column: str, caps: vc.constraints.SegmentCaps):
+    """valuecore's segment fit on 'val' and its evaluation on 'test', the labels read from the file as written."""
+    run = vc.load_runs([str(DIABETES)]).models[model]
+    frame = pd.read_csv(DIABETES / f"{model}.csv", dtype=str, keep_default_na=False)
+    labels = {s: frame.loc[frame["split"] == s, column].to_numpy() for s in ("val", "test")}
+    fit = vc.constraints.fit_segments(run.splits["val"], labels["val"], vc.UseCase(1, 0, -4), caps=caps,
+                                      column=column)
+    return fit, vc.constraints.evaluate_segments(fit.policy, run.splits["test"], labels["test"], vc.UseCase(1, 0, -4))
+
+
+@pytest.mark.parametrize("sample", ["digits", "digits_shifted", "breast_cancer"])
+def test_without_a_segment_column_the_page_says_so_and_points_to_the_sample(sample):
+    at = start(f"sample:{sample}")
+    assert [i.value for i in at.info] == [view.no_column_note()]
+    assert "**diabetes**" in at.info[0].value
+    assert not at.dataframe
+    assert not [w.key for w in at.select_slider if str(w.key).startswith("segments_")]
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    return start("sample:diabetes", segmodel="logreg")
+
+
+def test_the_diabetes_sample_shows_each_segment_as_valuecore_fits_it(diabetes):
+    at = diabetes
+    assert at.selectbox(key="segments_column").options == ["sex", "age_band"]
+    assert at.selectbox(key="segments_column").value == "sex"
+    # Every cap starts off.
+    assert [at.select_slider(key=f"segments_{name}").value for _, _, name in view.CAPS] == [view.NO_CAP] * 3
+    fit, evaluation = expected("logreg", "sex", vc.constraints.SegmentCaps())
+    shown = table(at)
+    assert shown["Segment"].tolist() == ["1", "2"]
+    assert shown["Value per item"].tolist() == [vc.wording.money(r.value_per_item, "$") for r in evaluation.segments]
+    assert shown["Hand-off rate"].tolist() == [vc.wording.percent(r.handoff_rate) for r in evaluation.segments]
+    markdown = "\n".join(m.value for m in at.markdown)
+    assert "No caps: each segment has its own best threshold. Move a cap below" in markdown
+    # The segments are small: the page says so.
+    assert any("is too small to say anything" in w.value for w in at.warning)
+    assert sum(1 for e in at.main if getattr(e, "type", None) == "vega_lite_chart") == 1
+
+
+def test_a_cap_changes_the_table_holds_on_the_tuning_split_and_is_costed():
+    at = start("sample:diabetes", segmodel="logreg")
+    before = table(at)["Rule"].tolist()
+    at.select_slider(key="segments_segment_cap_handoff").set_value(0.0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    fit, evaluation = expected("logreg", "sex", vc.constraints.SegmentCaps(handoff_gap=0.0))
+    assert fit.cap_cost_per_item > 0
+    after = table(at)
+    assert after["Rule"].tolist() != before
+    assert after["Value per item"].tolist() == [vc.wording.money(r.value_per_item, "$") for r in evaluation.segments]
+    markdown = "\n".join(m.value for m in at.markdown)
+    assert f"**{vc.wording.segment_cap_sentence(fit, '$')}**" in markdown
+    assert f"The caps cost {vc.wording.amount(fit.cap_cost_per_item, '$')} per item" in markdown
+    # What the page shows for the tuning split keeps within the cap, read back from its own cells.
+    gaps = table(at, "Gap in hand-off rate").set_index("")
+    assert gaps.loc["Cap", "Gap in hand-off rate"] == "0.0%"
+    assert gaps.loc["Gap on val (tuning)", "Gap in hand-off rate"] == "0.0%"
+    rates = at.session_state["settings"]
+    assert rates.segment_cap_handoff == 0.0 and at.query_params["caphandoff"] == "0.0"
+
+
+def test_the_column_and_caps_come_back_from_the_link():
+    at = start("sample:diabetes", segcol="age_band", segmodel="svm_rbf", caperror="0.05", capvalue="0.1")
+    assert at.selectbox(key="segments_column").value == "age_band"
+    assert at.selectbox(key="segments_model").value == "svm_rbf"
+    assert at.select_slider(key="segments_segment_cap_error").value == 0.05
+    assert at.select_slider(key="segments_segment_cap_value").value == 0.1
+    fit, _ = expected("svm_rbf", "age_band", vc.constraints.SegmentCaps(error_gap=0.05, value_gap=0.1))
+    assert fit.evaluation.error_gap <= 0.05 + 1e-9 and fit.evaluation.value_gap <= 0.1 + 1e-9
+    assert table(at)["Segment"].tolist() == list(fit.policy.segments)
+
+
+HOSTILE = "**B** $M$ [x](http://127.0.0.1:9/) ![i](http://127.0.0.1:9/i.png) <b>h</b>"
+
+
+def test_hostile_segment_and_column_names_read_as_text(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    (root / "runs").mkdir(parents=True)
+    frame = pd.read_csv(DIABETES / "logreg.csv", dtype=str, keep_default_na=False)
+    frame["sex"] = frame["sex"].map({"1": HOSTILE, "2": ":red[two] @x"})
+    frame.rename(columns={"sex": "grp " + HOSTILE}).to_csv(root / "runs" / "logreg.csv", index=False)
+    monkeypatch.setenv(serverfiles.ENV_VAR, str(root))
+    at = start("folder:runs")
+    assert HOSTILE in table(at)["Segment"].tolist()  # a table cell: the name as written
+    texts = [m.value for m in at.markdown] + [w.value for w in at.warning] + [s.value for s in at.subheader]
+    texts += [i.value for i in at.info] + [c.value for c in at.caption]
+    for text in texts:
+        for piece in ("**B**", "$M$", "](http://127.0.0.1:9", "<b>h</b>", ":red[two]"):
+            assert piece not in text, (piece, text)
+    assert any("\\*\\*B\\*\\*" in text for text in texts)  # the name is there, escaped
