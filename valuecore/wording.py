@@ -59,7 +59,8 @@ What a likely range means and rests on: :func:`likely_range_sentence` (from
 the numbers), :func:`interval_basis` (from an ``Interval``),
 :func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
 :func:`worst_outcome_name` (what the lowest value is called); a shortlist
-policy's tiers in one sentence: :func:`shortlist_tiers`.
+policy's tiers in one sentence: :func:`shortlist_tiers`; of the hand-offs, those a language model
+declined itself and those of the threshold: :func:`handoffs_by_whom`.
 Thresholds per segment: :func:`segment_rows` (a row of text per segment, under ``SEGMENT_COLUMNS``),
 :func:`segment_cap_sentence` (what the caps cost), :func:`segment_caps_text` (the caps) and
 :func:`segment_warning` (a segment too small to say anything).
