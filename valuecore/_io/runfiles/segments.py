@@ -8,11 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from ..lazy import LazyModule
 from ..format import DEFAULT_SPLIT, PARQUET_SUFFIXES, LoadProblem, _FileProblems, _short_list
 from .cells import _group_column, _text_values
 from .parse import _display_stem
+
+pd = LazyModule("pandas")  # imported on first use
+
 
 def _with_segments(runs: list, source, display: str, column: str, problems: list) -> list:
     """The runs with each split's segment labels from ``column``; none (and an error) when the column is
