@@ -532,7 +532,10 @@ def current() -> Selection:
     """The selection the sidebar made on this run."""
     selection = st.session_state.get(SELECTION_KEY)
     if selection is None:
-        raise RuntimeError("the sidebar has not run yet: pages are run from app.py")
+        # A path equal to a page file's name (/runs, /value) runs that file alone, without app.py and its
+        # sidebar: Streamlit's folder navigation answers a session's first request before st.navigation is
+        # called. The visitor is sent to the dashboard itself rather than shown a traceback.
+        st.switch_page("app.py")
     return selection
 
 

@@ -80,6 +80,22 @@ def test_the_start_page_opens_at_its_own_path_on_every_visit(hostile_server, hos
         assert not errors_on(hostile_page), (visit, errors_on(hostile_page))
 
 
+def test_a_path_named_like_a_page_file_leads_to_the_dashboard_not_a_traceback(hostile_server, hostile_page):
+    """/runs, /value: Streamlit's folder navigation runs pages/<name>.py alone, without app.py and its sidebar
+    (before st.navigation is called in a session); the page sends the visitor to the dashboard instead."""
+    from playwright.sync_api import expect
+
+    for name in ("runs", "value", "monitor"):
+        hostile_page.goto(f"{hostile_server}/{name}")
+        expect(heading(hostile_page, HOME)).to_be_visible(timeout=TIMEOUT_MS)
+        wait_for_app(hostile_page)
+        main = hostile_page.locator('[data-testid="stMain"]').inner_text()
+        assert "RuntimeError" not in main and "Traceback" not in main, (name, main[:500])
+        # Streamlit may say the path is no page of the app ("Page not found"), which is true; nothing else.
+        others = [e for e in errors_on(hostile_page) if not e.startswith("Page not found")]
+        assert not others, (name, others)
+
+
 @pytest.mark.parametrize("path", ["verdict", "loaded-runs", "value-and-thresholds", "compare-models",
                                   "monitor-production"])
 def test_hostile_names_and_link_parameters_render_as_text_in_the_browser(hostile_server, hostile_page, path):
