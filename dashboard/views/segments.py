@@ -41,6 +41,7 @@ SAMPLE_WITH_SEGMENTS = "diabetes"  # the bundled sample whose runs carry segment
 # The columns of valuecore.wording.segment_rows (the CLI's report --segment), as the pages write headers.
 TABLE_COLUMNS = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item", "95% interval",
                  "Error rate at most", "Note")
+TABLE_SHOWN = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item")
 TABLE_HELP = {
     "Segment": "The segment's name, as the run files write it.",
     "Rule": "Tuned on the tuning split: act on a prediction of this segment when its confidence reaches the "
@@ -300,7 +301,7 @@ def cost_sentence(fit, currency: str) -> str:
     the caps only), with a hint when no cap is set."""
     sentence = vc.wording.segment_cap_sentence(fit, currency)
     if not fit.caps.any:
-        return sentence + " Move a cap below to keep the segments closer together; the page then says what it costs."
+        return sentence + " Move a cap above to keep the segments closer together; the page then says what it costs."
     return f"**{sentence}**" if fit.feasible and fit.cap_cost_per_item > 0 else sentence
 
 
