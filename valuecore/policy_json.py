@@ -3,7 +3,8 @@
 A :class:`PolicyDocument` holds the values (a use case or a value matrix) and
 one :class:`PolicyEntry` per model; ``to_json`` / ``from_json`` write and
 read it, and :func:`validate_policy_document` checks a parsed document against
-:func:`policy_schema` (JSON Schema draft 2020-12, version ``SCHEMA_VERSION``).
+:func:`policy_schema` (JSON Schema draft 2020-12, version ``SCHEMA_VERSION``; a document without
+thresholds per segment is still written as ``UNSEGMENTED_SCHEMA_VERSION``).
 :func:`build_policy_document` runs the whole pipeline (pick the splits with
 :func:`choose_splits` into a :class:`SplitChoice`, calibrate, tune, evaluate,
 interval), one model at a time through :func:`build_policy_entry`;

@@ -71,6 +71,8 @@ def test_apply_scores_the_stored_thresholds_on_the_run_file_item_by_item(case, c
 
 def test_serving_without_the_segments_is_refused_in_words(case):
     model, _, policy_path, new = case
+    with pytest.raises(ValueError, match="sets a threshold per segment, which fit does not tune"):
+        RejectOptionClassifier(model, policy=str(policy_path)).fit(new[FEATURES], np.zeros(len(new), dtype=int))
     proba = model.predict_proba(new[FEATURES])
     with pytest.raises(ValueError, match="sets a threshold per segment.*'region'"):
         load_policy(policy_path).decide(proba)

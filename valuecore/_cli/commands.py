@@ -692,7 +692,7 @@ def _cmd_apply(args) -> int:
             continue
         evaluated += 1
         if document.entry(item.model).segments is not None:
-            for line in applied_segment_lines(item):
+            for line in applied_segment_lines(item, models.get(item.model)):
                 say(line)
             continue
         policy = document.entry(item.model).policy

@@ -139,9 +139,11 @@ def apply_segment_column(document, given: str | None) -> str | None:
     return columns[0]
 
 
-def applied_segment_lines(item, currency: str = "") -> list[str]:
-    """A per-segment entry's section in ``apply``: each segment's figures on the evaluated split."""
+def applied_segment_lines(item, run=None, currency: str = "") -> list[str]:
+    """A per-segment entry's section in ``apply``: each segment's figures on the evaluated split (``run``: the
+    loaded run, so that each threshold reads with the digits that tell its decision apart)."""
     evaluation = item.evaluation
+    confidences = _confidences(run, item.split) if run is not None and item.split in run.segments else {}
     lines = [f"evaluated on          split {item.split!r} ({wording.count(evaluation['n'])} items)",
              "rule                  a threshold per segment; segments without one are handed off",
              f"value total           {wording.significant(evaluation['value_total'])}",
@@ -149,7 +151,8 @@ def applied_segment_lines(item, currency: str = "") -> list[str]:
              f"coverage              {wording.percent(evaluation['coverage'])}"]
     rows = [("segment", "rule", "items", "hand-off rate", "error rate", "value per item")]
     for name, figures in evaluation["segments"].items():
-        rows.append((name, wording.threshold_phrase(figures["threshold"]), wording.count(figures["n"]),
+        rows.append((name, wording.threshold_phrase(figures["threshold"], confidences.get(name)),
+                     wording.count(figures["n"]),
                      wording.percent(figures["handoff_rate"]), wording.percent(figures["selective_risk"]),
                      wording.money(figures["value_per_item"], currency)))
     widths = [max(len(str(row[k])) for row in rows) for k in range(len(rows[0]))]

@@ -118,6 +118,11 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         classes = np.asarray(estimator.classes_)
         names = tuple(_label_text(c) for c in classes)  # labels compare as text, as in run files
         stored = self._stored_policy() if self.policy is not None else None
+        if stored is not None and stored.segment_policy is not None:
+            raise ValueError(f"the stored policy of model {stored.model!r} sets a threshold per segment, which fit "
+                             "does not tune (it tunes one rule for all items): tune the segments with "
+                             "valuecore.constraints.fit_segments or 'report --segment', and wrap a fitted "
+                             "estimator with that policy")
         values = use_case if use_case is not None else self.use_case
         if values is None and stored is not None:
             values = stored.values
