@@ -67,7 +67,7 @@ class SegmentsPage:
     model: str | None = None
     column: str | None = None
     stop: tuple = ()
-    notes: tuple = ()  # notices above the result (split caveats, an approximate search)
+    notes: tuple = ()  # notices above the result (the pipeline's caveats: a tuning fallback, a calibration)
     heading: str = ""
     sentences: tuple = ()  # markdown-safe: what the thresholds are tuned for, the caps' cost, the gain
     warnings: tuple = ()  # markdown-safe: the segments too small to say much
@@ -168,12 +168,8 @@ def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constra
     confidences = shown_confidences(ws, model)
     numbers = segment_numbers(fit, evaluation)
     one = _one_threshold(ws, model, values, fit, evaluated, eval_labels)
+    # A thinned search (fit.exact False) is said in the cost sentence, in the core's words.
     notes = tuple(Notice(severity, message) for severity, message in _split_notes(ws, model))
-    if not fit.exact:
-        notes += (Notice("info", "The caps were searched over a thinned grid of bands (many segments or items): "
-                                 "the thresholds shown hold the caps, and they lose at most "
-                                 f"{vc.wording.amount((fit.upper_bound - fit.value_total) / fit.n_items, currency)}"
-                                 " per item against the best choice that holds them."),)
     return SegmentsPage(
         model, column,
         notes=notes,

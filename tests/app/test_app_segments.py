@@ -129,3 +129,13 @@ def test_hostile_segment_and_column_names_read_as_text(tmp_path, monkeypatch):
         for piece in ("**B**", "$M$", "](http://127.0.0.1:9", "<b>h</b>", ":red[two]"):
             assert piece not in text, (piece, text)
     assert any("\\*\\*B\\*\\*" in text for text in texts)  # the name is there, escaped
+
+
+@pytest.mark.parametrize("value", ["1e101", "-1", "nan", "0", HOSTILE])
+def test_every_setting_set_to_a_hostile_value_in_a_link_breaks_not_the_page(value):
+    from dashboard.settings import QUERY_KEYS
+
+    link = {key: value for key in sorted(QUERY_KEYS) if key != "src"}
+    at = start("sample:diabetes", **link)  # start() checks that no exception is shown
+    assert at.selectbox(key="segments_column").value in ("sex", "age_band")
+    assert not at.error, [e.value for e in at.error]
