@@ -296,6 +296,12 @@ def cost_sentence(fit, currency: str) -> str:
     """What the caps cost in value per item, in the words of ``report --segment`` (markdown-safe: numbers and
     the caps only), with a hint when no cap is set."""
     sentence = vc.wording.segment_cap_sentence(fit, currency)
+    if fit.caps.any and fit.feasible and fit.cap_cost_per_item <= 0 \
+            and fit.policy.thresholds != fit.unconstrained.thresholds:
+        # The best thresholds break the caps, and others that hold them earn as much: free, but not "already held".
+        per_item = vc.wording.amount(fit.value_total / fit.n_items, currency)
+        return (f"The caps cost nothing on the tuning split: each segment's own best thresholds break them, and the "
+                f"thresholds shown, which hold them, earn as much there ({per_item} per item).")
     if not fit.caps.any:
         return sentence + " Move a cap above to keep the segments closer together; the page then says what it costs."
     return f"**{sentence}**" if fit.feasible and fit.cap_cost_per_item > 0 else sentence
