@@ -108,14 +108,21 @@ def cap_options(cap: str, values, current: float | None) -> list:
     Rates step by one percentage point up to 50; the value per item by a fiftieth of half the values' spread.
     """
     if cap == "value_gap":
-        spread = value_spread(values)
+        # Values near the float limit may be a spread of infinity apart: the stops stay finite.
+        spread = min(value_spread(values), float(np.finfo(np.float64).max))
         # Four significant digits: the stops read as typed (0.15, not 0.15000000000000002), and a link keeps them.
-        steps = [float(f"{spread / 2 * k / VALUE_CAP_STEPS:.4g}") for k in range(VALUE_CAP_STEPS + 1)]
+        steps = [_typed(spread / 2 / VALUE_CAP_STEPS * k) for k in range(VALUE_CAP_STEPS + 1)]
     else:
         steps = list(RATE_CAP_STEPS)
     if current is not None and current not in steps:
         steps = sorted([*steps, float(current)])
     return [NO_CAP, *dict.fromkeys(steps)]
+
+
+def _typed(step: float) -> float:
+    """``step`` to four significant digits, unless rounding would carry it past the largest float."""
+    rounded = float(f"{step:.4g}")
+    return rounded if math.isfinite(rounded) else step
 
 
 def cap_text(cap: str, option, currency: str = "$") -> str:

@@ -122,6 +122,8 @@ def test_the_cap_sliders_start_with_no_cap_and_keep_a_setting_from_a_link():
     assert segments.cap_text("value_gap", 0.05, "€") == vc.wording.money(0.05, "€")
     assert segments.cap_text("handoff_gap", 0.01) == "1.0%" and segments.cap_text("error_gap", 0.045) == "4.5%"
     assert segments.cap_text("error_gap", segments.NO_CAP) == "no cap"
+    extreme = segments.cap_options("value_gap", vc.UseCase(1e308, 0, -1e308), None)
+    assert all(math.isfinite(stop) for stop in extreme[1:]) and extreme[-1] > 1e307
     caps = segments.caps_of({"handoff_gap": segments.NO_CAP, "error_gap": 0.03, "value_gap": segments.NO_CAP})
     assert caps.as_dict() == {"error_gap": 0.03}
 
