@@ -139,3 +139,11 @@ def test_every_setting_set_to_a_hostile_value_in_a_link_breaks_not_the_page(valu
     at = start("sample:diabetes", **link)  # start() checks that no exception is shown
     assert at.selectbox(key="segments_column").value in ("sex", "age_band")
     assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("values", [(1e308, 0.0, -1e308), (0.0, 0.0, 0.0), (-1.0, 0.0, 1.0)])
+def test_extreme_and_degenerate_values_break_not_the_page(values):
+    v_correct, v_abstain, v_wrong = values
+    at = start("sample:diabetes", vc=repr(v_correct), va=repr(v_abstain), vw=repr(v_wrong), capvalue="0.0")
+    assert not at.error, [e.value for e in at.error]
+    assert table(at)["Segment"].tolist() == ["1", "2"]
