@@ -24,6 +24,11 @@ pipeline behind the document (:class:`~valuecore.Pipeline`) plans each model's s
 depth (the limits of ``docs/run-format.md``). The format is
 described key by key in ``docs/policy-json.md``.
 
+Thresholds per segment (schema version 3, ``docs/segments.md``): :func:`segment_document` builds the
+document of runs loaded with a ``segment_column`` (each model's thresholds fitted on its tuning split within
+the caps, scored on its evaluated split), :func:`segment_evaluation` the ``evaluation`` record of a segment
+policy on one split; ``SEGMENT_NOTE`` is the rule in words.
+
 Uses jsonschema (validation).
 """
 
@@ -40,6 +45,10 @@ from ._model.values import value_matrix_for as value_matrix_for
 from ._pipeline.pipeline import AppliedPolicy as AppliedPolicy
 from ._pipeline.pipeline import ModelPlan as ModelPlan
 from ._pipeline.pipeline import evaluation_record as evaluation_record
+from ._pipeline.segments import SEGMENT_NOTE as SEGMENT_NOTE
+from ._pipeline.segments import segment_document as segment_document
+from ._pipeline.segments import segment_evaluation as segment_evaluation
 
 __all__ = sorted([*_policy_json.__all__, *_policy_build.__all__, "ALL_POLICY_KINDS", "POLICY_KINDS", "VALUE_LIMIT",
-                  "Regime", "value_matrix_for", "AppliedPolicy", "ModelPlan", "evaluation_record"])
+                  "Regime", "value_matrix_for", "AppliedPolicy", "ModelPlan", "evaluation_record",
+                  "SEGMENT_NOTE", "segment_document", "segment_evaluation"])

@@ -2,7 +2,8 @@
 
 ``commands`` (the parser and the commands validate, report, apply, table, voc), ``common`` (what the
 sub-commands share: exit codes, argument types, loading, values), ``monitor``, ``aggregate`` and
-``reviewers`` (the sub-commands and options built on ``common``).
+``reviewers`` (the sub-commands and options built on ``common``), ``segments`` (``report --segment`` and
+the per-segment part of ``apply``).
 
 May import: _model, _io, _engine, _stats, _decide, _monitor, _pipeline, _serve, and the presentation
 modules (``wording``, ``chartspecs``, ``report``).

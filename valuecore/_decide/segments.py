@@ -10,8 +10,10 @@ all items is maximised subject to the caps by a search over *bands*:
     segment's q. The best choice's smallest q is attained by one of its segments at one of its candidate
     thresholds, so ``L`` ranges over the distinct values q takes on the candidates; for each ``L`` every
     segment independently picks its best candidate inside the band. The best over all ``L`` is the
-    constrained optimum, exactly. Several caps: the same over every combination of lower edges (one per
-    capped quantity), which is exact too, and its size is the product of the numbers of edges.
+    constrained optimum, exactly. With one cap every band is searched at once by range maxima over each
+    segment's candidates sorted by q (a sparse table): O(m log m) for m candidates, exact at any size.
+    Several caps: the same over every combination of lower edges (one per capped quantity), which is exact
+    too, and its size is the product of the numbers of edges.
 
 Each segment's candidates are its distinct confidences plus "always abstain" (every distinct confidence is a
 candidate, ties never split). When the combinations of edges times the candidates exceed ``search_budget``,
@@ -413,13 +415,61 @@ def _edges(q: np.ndarray, limit: int) -> tuple[np.ndarray, bool]:
 def _in_band(q: np.ndarray, low, width: float) -> np.ndarray:
     """Whether each q lies in ``[low, low + width]``; NaN (no such quantity) lies in every band."""
     with np.errstate(invalid="ignore"):
-        return np.isnan(q) | ((q >= low) & (q - low <= width))
+        return np.isnan(q) | ((q >= low) & (q <= low + width))
+
+
+def _range_max(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max(values[lo[i]:hi[i]])`` for every i (-inf for an empty range), from a sparse table: O(m log m) to
+    build, O(1) a query."""
+    out = np.full(lo.shape, -np.inf)
+    if values.size == 0:
+        return out
+    table, span = [values], 1
+    while 2 * span <= values.size:  # table[l][i] = max(values[i:i + 2**l])
+        previous = table[-1]
+        table.append(np.maximum(previous[:-span], previous[span:]))
+        span *= 2
+    length = hi - lo
+    filled = length > 0
+    level = np.zeros(length.shape, dtype=np.int64)
+    level[filled] = np.floor(np.log2(length[filled])).astype(np.int64)
+    for at in np.unique(level[filled]).tolist():
+        rows = filled & (level == at)
+        out[rows] = np.maximum(table[at][lo[rows]], table[at][hi[rows] - (1 << at)])
+    return out
+
+
+def _one_cap_totals(cands: _Candidates, name: str, edges: np.ndarray, width: float, n_segments: int) -> np.ndarray:
+    """For one cap: the total of every segment's best candidate inside each band ``[edge, edge + width]``
+    (-inf where some segment has none), shape (n_edges,); what the general search gives, in
+    O(candidates log candidates) instead of O(edges x candidates)."""
+    q = cands.quantities[name]
+    upper = edges + width
+    totals = np.zeros(edges.shape)
+    for k in range(n_segments):
+        part = slice(cands.start[k], cands.start[k + 1])
+        mine, value = q[part], cands.value[part]
+        free = np.isnan(mine)  # inside every band
+        anywhere = float(value[free].max()) if free.any() else -np.inf
+        order = np.argsort(mine[~free], kind="stable")
+        sorted_q, sorted_value = mine[~free][order], value[~free][order]
+        lo = np.searchsorted(sorted_q, edges, side="left")
+        hi = np.searchsorted(sorted_q, upper, side="right")
+        totals += np.maximum(anywhere, _range_max(sorted_value, lo, hi))
+    return totals
 
 
 def _search(cands: _Candidates, caps: dict, tolerances: dict, n_segments: int, budget: int):
     """The best choice within the caps: (total, chosen prefix index per segment, exact, n_bands) or None."""
     names = list(caps)
     n_cand = cands.value.shape[0]
+    if len(names) == 1:  # one cap: every band, exactly, by range maxima
+        name = names[0]
+        edges, _ = _edges(cands.quantities[name], n_cand + 1)
+        edges = edges[::-1] if name == "handoff_gap" else edges  # the same tie order as below
+        totals = _one_cap_totals(cands, name, edges, caps[name] + tolerances[name], n_segments)
+        return _chosen(cands, {name: edges[int(np.argmax(totals))]}, caps, tolerances, n_segments,
+                       float(np.max(totals)), True, int(edges.size))
     per_cap = max(1, int((budget / max(n_cand, 1)) ** (1.0 / len(names))))
     edge_sets, exact = [], True
     for name in names:
@@ -443,17 +493,27 @@ def _search(cands: _Candidates, caps: dict, tolerances: dict, n_segments: int, b
         k = int(np.argmax(totals))
         if totals[k] > best_total:
             best_total, best_edges = float(totals[k]), block[k]
-    if best_edges is None or not math.isfinite(best_total):
+    if best_edges is None:
         return None
-    inside = np.ones(n_cand, dtype=bool)
-    for j, name in enumerate(names):
-        inside &= _in_band(cands.quantities[name], edge_sets[j][best_edges[j]], caps[name] + tolerances[name])
+    lows = {name: edge_sets[j][best_edges[j]] for j, name in enumerate(names)}
+    return _chosen(cands, lows, caps, tolerances, n_segments, best_total, exact, len(combos))
+
+
+def _chosen(cands: _Candidates, lows: dict, caps: dict, tolerances: dict, n_segments: int, total: float,
+            exact: bool, n_bands: int):
+    """(total, each segment's best candidate inside the bands starting at ``lows``, exact, n_bands), or None
+    when no band holds a candidate of every segment."""
+    if not math.isfinite(total):
+        return None
+    inside = np.ones(cands.value.shape[0], dtype=bool)
+    for name, low in lows.items():
+        inside &= _in_band(cands.quantities[name], low, caps[name] + tolerances[name])
     chosen = []
     for k in range(n_segments):
         part = slice(cands.start[k], cands.start[k + 1])
         values = np.where(inside[part], cands.value[part], -np.inf)
         chosen.append(int(np.argmax(values)))  # ties: the first, the highest threshold
-    return best_total, chosen, exact, len(combos)
+    return total, chosen, exact, n_bands
 
 
 def _threshold(run: SortedRun, k: int) -> float | None:
