@@ -67,7 +67,7 @@ for sentence in page.sentences:
 for warning in page.warnings:
     st.warning(warning)
 # The columns a reader needs first; the interval and the bound one click away (the table fits 1280 px).
-helps = {column: st.column_config.Column(help=text) for column, text in view.TABLE_HELP.items()}
+helps = {header: st.column_config.Column(help=text) for header, text in view.TABLE_HELP.items()}
 compact_dataframe(page.table, view.TABLE_SHOWN, hide_index=True, column_config=helps)
 st.caption(view.TABLE_CAPTION)
 st.altair_chart(segments_chart(page.numbers, currency=selection.currency), width="stretch")
