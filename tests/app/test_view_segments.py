@@ -14,6 +14,7 @@ import pytest
 import valuecore as vc
 from dashboard.charts.segments import segment_rows, segments_chart, segments_spec
 from dashboard.safetext import md_text
+from dashboard import segmentfiles
 from dashboard.views import segments
 
 DIABETES = Path(__file__).resolve().parents[2] / "sample_runs" / "diabetes"
@@ -149,3 +150,28 @@ def test_a_segment_acting_on_nothing_has_no_error_bar():
     assert errors == [{"segment": "a", "measure": "Error rate", "value": None, "low": None, "high": None,
                        "shown": "–"}]
     assert np.isnan(numbers.loc[0, "error_rate"])
+
+
+@pytest.mark.parametrize("column,caps", [("sex", {}), ("age_band", {"handoff_gap": 0.05, "value_gap": 0.1})])
+def test_the_page_and_report_segment_write_the_same_thresholds_and_cost(tmp_path, capsys, column, caps):
+    """One surface more that agrees: the view's policy is the one `report --segment ... --json` stores."""
+    import json
+
+    from valuecore.cli import main
+    from view_selection import selection
+
+    flags = {"handoff_gap": "--cap-handoff-gap", "error_gap": "--cap-error-gap", "value_gap": "--cap-value-gap"}
+    out = tmp_path / "policy.json"
+    args = [str(DIABETES), "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4", "--segment", column,
+            "--json", str(out)]
+    assert main(["report", *args, *(a for k, v in caps.items() for a in (flags[k], repr(v)))]) == 0
+    stored = {m["model"]: m["segments"] for m in json.loads(out.read_text())["models"]}
+    capsys.readouterr()
+    chosen, ws = selection("diabetes")
+    files = segmentfiles.source_files("sample:diabetes", {})
+    for model in ("logreg", "svm_rbf"):
+        page = segments.build(chosen, ws, model=model, column=column, caps=vc.constraints.SegmentCaps(**caps),
+                              files=files)
+        assert not page.stop, page.stop
+        assert dict(page.fit.policy.thresholds) == stored[model]["thresholds"]
+        assert page.fit.cap_cost_per_item == pytest.approx(stored[model]["cap_cost_per_item"] or 0.0, abs=1e-12)
