@@ -9,11 +9,11 @@ rate and value side by side, the chart of the same, and the gaps beside the caps
 
 import streamlit as st
 
+import valuecore as vc
 from dashboard import home, segmentfiles, state
-from dashboard.charts.segments import segments_chart
 from dashboard.data import workspace as make_workspace
 from dashboard.state import current, stop_unless_models
-from dashboard.tables import dataframe as show_dataframe
+from dashboard.tables import compact_dataframe, dataframe as show_dataframe
 from dashboard.views import segments as view
 
 selection = current()
@@ -66,8 +66,10 @@ for sentence in page.sentences:
     st.markdown(sentence)
 for warning in page.warnings:
     st.warning(warning)
-show_dataframe(page.table, hide_index=True, column_config=view.TABLE_HELP)
+# The columns a reader needs first; the interval and the bound one click away (the table fits 1280 px).
+helps = {header: st.column_config.Column(help=text) for header, text in view.TABLE_HELP.items()}
+compact_dataframe(page.table, view.TABLE_SHOWN, hide_index=True, column_config=helps)
 st.caption(view.TABLE_CAPTION)
-st.altair_chart(segments_chart(page.numbers, currency=selection.currency), width="stretch")
+st.vega_lite_chart(spec=vc.chartspecs.segments_spec(page.numbers, currency=selection.currency), width="stretch")
 st.markdown("**The gaps between segments, beside the caps**")
 show_dataframe(page.gaps, hide_index=True)

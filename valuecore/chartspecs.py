@@ -28,7 +28,8 @@ model, before and after recalibration; rows with ``RELIABILITY_COLUMNS``), :func
 :func:`monitor_spec` and :func:`monitor_band_spec` (production chunk by chunk), :func:`capacity_spec`,
 :func:`certified_risk_spec`, :func:`tiers_spec` and :func:`reviewer_value_spec` (capacity and guarantees,
 reviewers who are not always right), :func:`value_matrix_spec`
-and :func:`confusion_value_spec` (values per class).
+and :func:`confusion_value_spec` (values per class), :func:`segments_spec` (each segment's hand-off rate,
+error rate and value per item side by side, ``SEGMENT_MEASURES``; its rows: :func:`segment_chart_rows`).
 
 The rows each expects: ``CALIBRATION_VALUE_COLUMNS``, ``INTERVAL_COLUMNS``, ``DIFFERENCE_COLUMNS``,
 ``STABILITY_COLUMNS``, ``MONITOR_LONG_COLUMNS`` (with ``MONITOR_MEASURES``, the measures a monitor chart
@@ -53,6 +54,9 @@ import math
 from . import wording
 
 __all__ = [
+    "SEGMENT_MEASURES",
+    "segment_chart_rows",
+    "segments_spec",
     "PALETTE",
     "OMEGA_TITLE",
     "VALUE_TITLE",
@@ -1018,3 +1022,66 @@ def value_matrix_spec(rows, *, currency: str = "$") -> dict:
     layers = _matrix_layers(data, "Action taken", tooltip, f"Worth per item ({currency})",
                             _field("value_text", "nominal"))
     return _spec(layers, {"cells": data}, height=max(140, 30 * len(_order(r["true"] for r in data))))
+
+
+# The panels, left to right: (the page's numbers column, its panel title). The value panel's title names the
+# currency (see :func:`segment_rows`).
+SEGMENT_MEASURES = (("handoff_rate", "Hand-off rate"), ("error_rate", "Error rate"),
+                    ("value_per_item", "Value per item"))
+_BOUNDS = {"error_rate": (None, "error_bound"), "value_per_item": ("low", "high")}
+
+
+def _number(value) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def segment_chart_rows(numbers, currency: str = "$") -> list[dict]:
+    """One row per (segment, measure): the figure, its range (the value's 95% interval, the error rate's
+    certified bound) and the tooltip's text as every page writes it. ``numbers``: the view's
+    ``SegmentsPage.numbers`` (a frame or records with ``segment`` and each of ``SEGMENT_MEASURES``)."""
+    rows = []
+    for record in records(numbers):
+        for measure, title in SEGMENT_MEASURES:
+            value = _number(record.get(measure))
+            low_name, high_name = _BOUNDS.get(measure, (None, None))
+            low = _number(record.get(low_name)) if low_name else value
+            high = _number(record.get(high_name)) if high_name else value
+            if measure == "value_per_item":
+                title = f"Value per item ({currency})" if currency else title
+                shown = wording.amount(value, currency)
+            else:
+                shown = wording.percent(value)
+            rows.append({"segment": str(record["segment"]), "measure": title, "value": value,
+                         "low": low if value is not None else None, "high": high if value is not None else None,
+                         "shown": shown})
+    return rows
+
+
+def segments_spec(numbers, currency: str = "$") -> dict:
+    """Three panels (hand-off rate, error rate, value per item), one bar per segment, each with its range.
+
+    A segment that acts on no item has no error rate: no bar in that panel. Each panel has its own x scale.
+    """
+    data = segment_chart_rows(numbers, currency)
+    order = list(dict.fromkeys(row["segment"] for row in data))
+    y = {"field": "segment", "type": "nominal", "title": None, "sort": order}
+    tooltip = [{"field": "segment", "type": "nominal", "title": "Segment"},
+               {"field": "measure", "type": "nominal", "title": "Measure"},
+               {"field": "shown", "type": "nominal", "title": "Figure"}]
+    bars = {"mark": {"type": "bar", "color": "#0072B2", "opacity": 0.75},
+            "encoding": {"y": y, "x": {"field": "value", "type": "quantitative", "title": None},
+                         "tooltip": tooltip}}
+    ranges = {"mark": {"type": "rule", "color": "#333333", "strokeWidth": 2},
+              "encoding": {"y": y, "x": {"field": "low", "type": "quantitative"}, "x2": {"field": "high"},
+                           "tooltip": tooltip}}
+    return {
+        "$schema": SCHEMA,
+        "datasets": {"segments": data},
+        "data": {"name": "segments"},
+        "facet": {"field": "measure", "type": "nominal", "title": None,
+                  "sort": list(dict.fromkeys(row["measure"] for row in data))},
+        "columns": len(SEGMENT_MEASURES),
+        "spec": {"layer": [bars, ranges], "width": 200, "height": {"step": 28}},
+        "resolve": {"scale": {"x": "independent"}},
+        "title": "Each segment side by side (lines: the value's 95% interval, the error rate's bound)",
+    }

@@ -41,6 +41,7 @@ SAMPLE_WITH_SEGMENTS = "diabetes"  # the bundled sample whose runs carry segment
 # The columns of valuecore.wording.segment_rows (the CLI's report --segment), as the pages write headers.
 TABLE_COLUMNS = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item", "95% interval",
                  "Error rate at most", "Note")
+TABLE_SHOWN = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item")
 TABLE_HELP = {
     "Segment": "The segment's name, as the run files write it.",
     "Rule": "Tuned on the tuning split: act on a prediction of this segment when its confidence reaches the "
@@ -66,7 +67,7 @@ class SegmentsPage:
     model: str | None = None
     column: str | None = None
     stop: tuple = ()
-    notes: tuple = ()  # notices above the result (split caveats, an approximate search)
+    notes: tuple = ()  # notices above the result (the pipeline's caveats: a tuning fallback, a calibration)
     heading: str = ""
     sentences: tuple = ()  # markdown-safe: what the thresholds are tuned for, the caps' cost, the gain
     warnings: tuple = ()  # markdown-safe: the segments too small to say much
@@ -107,14 +108,21 @@ def cap_options(cap: str, values, current: float | None) -> list:
     Rates step by one percentage point up to 50; the value per item by a fiftieth of half the values' spread.
     """
     if cap == "value_gap":
-        spread = value_spread(values)
+        # Values near the float limit may be a spread of infinity apart: the stops stay finite.
+        spread = min(value_spread(values), float(np.finfo(np.float64).max))
         # Four significant digits: the stops read as typed (0.15, not 0.15000000000000002), and a link keeps them.
-        steps = [float(f"{spread / 2 * k / VALUE_CAP_STEPS:.4g}") for k in range(VALUE_CAP_STEPS + 1)]
+        steps = [_typed(spread / 2 / VALUE_CAP_STEPS * k) for k in range(VALUE_CAP_STEPS + 1)]
     else:
         steps = list(RATE_CAP_STEPS)
     if current is not None and current not in steps:
         steps = sorted([*steps, float(current)])
     return [NO_CAP, *dict.fromkeys(steps)]
+
+
+def _typed(step: float) -> float:
+    """``step`` to four significant digits, unless rounding would carry it past the largest float."""
+    rounded = float(f"{step:.4g}")
+    return rounded if math.isfinite(rounded) else step
 
 
 def cap_text(cap: str, option, currency: str = "$") -> str:
@@ -167,12 +175,8 @@ def build(selection, ws: Workspace, *, model: str, column: str, caps: vc.constra
     confidences = shown_confidences(ws, model)
     numbers = segment_numbers(fit, evaluation)
     one = _one_threshold(ws, model, values, fit, evaluated, eval_labels)
+    # A thinned search (fit.exact False) is said in the cost sentence, in the core's words.
     notes = tuple(Notice(severity, message) for severity, message in _split_notes(ws, model))
-    if not fit.exact:
-        notes += (Notice("info", "The caps were searched over a thinned grid of bands (many segments or items): "
-                                 "the thresholds shown hold the caps, and they lose at most "
-                                 f"{vc.wording.amount((fit.upper_bound - fit.value_total) / fit.n_items, currency)}"
-                                 " per item against the best choice that holds them."),)
     return SegmentsPage(
         model, column,
         notes=notes,
@@ -299,8 +303,14 @@ def cost_sentence(fit, currency: str) -> str:
     """What the caps cost in value per item, in the words of ``report --segment`` (markdown-safe: numbers and
     the caps only), with a hint when no cap is set."""
     sentence = vc.wording.segment_cap_sentence(fit, currency)
+    if fit.caps.any and fit.feasible and fit.cap_cost_per_item <= 0 \
+            and fit.policy.thresholds != fit.unconstrained.thresholds:
+        # The best thresholds break the caps, and others that hold them earn as much: free, but not "already held".
+        per_item = vc.wording.amount(fit.value_total / fit.n_items, currency)
+        return (f"The caps cost nothing on the tuning split: each segment's own best thresholds break them, and the "
+                f"thresholds shown, which hold them, earn as much there ({per_item} per item).")
     if not fit.caps.any:
-        return sentence + " Move a cap below to keep the segments closer together; the page then says what it costs."
+        return sentence + " Move a cap above to keep the segments closer together; the page then says what it costs."
     return f"**{sentence}**" if fit.feasible and fit.cap_cost_per_item > 0 else sentence
 
 

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 
 import valuecore as vc
-from dashboard.charts.segments import segment_rows, segments_chart, segments_spec
+from valuecore.chartspecs import segment_chart_rows as segment_rows, segments_spec
+from vegalite import valid
 from dashboard.safetext import md_text
+from dashboard import segmentfiles
 from dashboard.views import segments
 
 DIABETES = Path(__file__).resolve().parents[2] / "sample_runs" / "diabetes"
@@ -65,6 +67,20 @@ def test_without_a_cap_the_page_says_so_and_with_one_it_says_its_cost():
     assert sentence.startswith(f"**The caps cost {vc.wording.amount(capped.cap_cost_per_item, '$')} per item")
 
 
+def test_a_free_cap_that_moves_the_thresholds_is_not_said_to_be_held_already():
+    # logreg by sex: its own best thresholds are 13.4% apart in hand-off rate on 'val'; others within 5% earn as
+    # much there, so the cap is free, but the thresholds move.
+    fit, _ = _fitted(caps=vc.constraints.SegmentCaps(handoff_gap=0.05))
+    assert fit.cap_cost_per_item == 0 and fit.policy.thresholds != fit.unconstrained.thresholds
+    assert fit.unconstrained_value_total == fit.value_total
+    sentence = segments.cost_sentence(fit, "$")
+    assert sentence.startswith("The caps cost nothing on the tuning split: each segment's own best thresholds break")
+    assert "already hold" not in sentence
+    free, _ = _fitted(caps=vc.constraints.SegmentCaps(handoff_gap=0.5))  # held by the best thresholds themselves
+    assert free.policy.thresholds == free.unconstrained.thresholds
+    assert segments.cost_sentence(free, "$") == vc.wording.segment_cap_sentence(free, "$")
+
+
 def test_the_gaps_on_the_tuning_split_keep_within_the_caps_shown():
     caps = vc.constraints.SegmentCaps(handoff_gap=0.05, value_gap=0.1)
     fit, evaluation = _fitted(column="age_band", caps=caps)
@@ -108,6 +124,8 @@ def test_the_cap_sliders_start_with_no_cap_and_keep_a_setting_from_a_link():
     assert segments.cap_text("value_gap", 0.05, "€") == vc.wording.money(0.05, "€")
     assert segments.cap_text("handoff_gap", 0.01) == "1.0%" and segments.cap_text("error_gap", 0.045) == "4.5%"
     assert segments.cap_text("error_gap", segments.NO_CAP) == "no cap"
+    extreme = segments.cap_options("value_gap", vc.UseCase(1e308, 0, -1e308), None)
+    assert all(math.isfinite(stop) for stop in extreme[1:]) and extreme[-1] > 1e307
     caps = segments.caps_of({"handoff_gap": segments.NO_CAP, "error_gap": 0.03, "value_gap": segments.NO_CAP})
     assert caps.as_dict() == {"error_gap": 0.03}
 
@@ -122,7 +140,7 @@ def test_the_chart_spec_draws_every_segment_in_three_panels_and_validates():
     assert all(r["low"] <= r["value"] <= r["high"] for r in value_rows)
     spec = segments_spec(numbers, "$")
     assert spec["facet"]["sort"] == ["Hand-off rate", "Error rate", "Value per item ($)"]
-    segments_chart(numbers, "$").to_dict(validate=True)  # a valid Vega-Lite spec
+    valid(spec)  # a valid Vega-Lite spec
 
 
 def test_a_segment_acting_on_nothing_has_no_error_bar():
@@ -133,3 +151,28 @@ def test_a_segment_acting_on_nothing_has_no_error_bar():
     assert errors == [{"segment": "a", "measure": "Error rate", "value": None, "low": None, "high": None,
                        "shown": "–"}]
     assert np.isnan(numbers.loc[0, "error_rate"])
+
+
+@pytest.mark.parametrize("column,caps", [("sex", {}), ("age_band", {"handoff_gap": 0.05, "value_gap": 0.1})])
+def test_the_page_and_report_segment_write_the_same_thresholds_and_cost(tmp_path, capsys, column, caps):
+    """One surface more that agrees: the view's policy is the one `report --segment ... --json` stores."""
+    import json
+
+    from valuecore.cli import main
+    from view_selection import selection
+
+    flags = {"handoff_gap": "--cap-handoff-gap", "error_gap": "--cap-error-gap", "value_gap": "--cap-value-gap"}
+    out = tmp_path / "policy.json"
+    args = [str(DIABETES), "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4", "--segment", column,
+            "--json", str(out)]
+    assert main(["report", *args, *(a for k, v in caps.items() for a in (flags[k], repr(v)))]) == 0
+    stored = {m["model"]: m["segments"] for m in json.loads(out.read_text())["models"]}
+    capsys.readouterr()
+    chosen, ws = selection("diabetes")
+    files = segmentfiles.source_files("sample:diabetes", {})
+    for model in ("logreg", "svm_rbf"):
+        page = segments.build(chosen, ws, model=model, column=column, caps=vc.constraints.SegmentCaps(**caps),
+                              files=files)
+        assert not page.stop, page.stop
+        assert dict(page.fit.policy.thresholds) == stored[model]["thresholds"]
+        assert page.fit.cap_cost_per_item == pytest.approx(stored[model]["cap_cost_per_item"] or 0.0, abs=1e-12)

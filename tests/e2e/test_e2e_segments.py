@@ -23,10 +23,15 @@ def test_the_segments_page_opens_on_the_diabetes_sample_and_a_cap_changes_it(ser
             expect(grid).to_be_visible(timeout=TIMEOUT_MS)
             page.locator(".vega-embed > canvas, .vega-embed > svg").first.wait_for(state="attached",
                                                                                    timeout=TIMEOUT_MS)
-            expect(page.get_by_text("Set a cap below")).to_be_visible()
+            expect(page.get_by_text("No caps: each segment has its own best threshold.")).to_be_visible()
         with step(page, "cap"):
-            # The hand-off cap's slider, moved one stop right with the keyboard: from "no cap" to 0 points.
-            page.get_by_role("slider").filter(has_text="no cap").first.press("ArrowRight")
+            # The hand-off cap's slider, moved one stop right with the keyboard: from "no cap" to 0.0%.
+            cap = page.locator('[data-testid="stMain"] [data-testid="stSlider"]').filter(
+                has=page.get_by_text("Gap in hand-off rate", exact=True))
+            expect(cap.locator('[data-testid="stSliderThumbValue"]')).to_have_text("no cap")
+            cap.locator('input[type="range"]').focus()
+            page.keyboard.press("ArrowRight")
+            expect(cap.locator('[data-testid="stSliderThumbValue"]')).to_have_text("0.0%")
             expect(page.get_by_text("The caps cost")).to_be_visible(timeout=TIMEOUT_MS)
             wait_for_app(page)
             assert errors_on(page) == []
