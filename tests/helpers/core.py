@@ -90,7 +90,7 @@ def awkward_runs(folder: Path) -> Path:
     return folder
 
 
-# ---------------------------------------------------------------- from test_presort_fast.py
+# ---------------------------------------------------------------- from test_sorting.py
 ATTRIBUTES = ("order", "thresholds", "group_end", "cum_accepted", "cum_correct", "cum_wrong", "class_order",
               "class_group_end", "class_group_class", "class_group_threshold", "class_cum_correct", "class_cum_wrong")
 
