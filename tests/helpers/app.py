@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
 
-# ---------------------------------------------------------------- from test_app_core.py
+# ---------------------------------------------------------------- first written for test_app_core.py
 ROOT = Path(__file__).resolve().parents[2]
 
 

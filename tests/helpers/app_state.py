@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-# ---------------------------------------------------------------- from test_app_state.py
+# ---------------------------------------------------------------- first written for test_app_state.py
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-# ---------------------------------------------------------------- from test_e2e_browser.py
+# ---------------------------------------------------------------- first written for test_e2e_browser.py
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -339,7 +339,7 @@ def best_by_command_line(omega: float, tmp_path: Path) -> tuple[str, str]:
     return best["model"], vc.wording.threshold(best["policy"]["threshold"], confidences)
 
 
-# ---------------------------------------------------------------- from test_e2e_fit.py
+# ---------------------------------------------------------------- first written for test_e2e_fit.py
 # Text elements whose content must fit their box: headings, metric labels and values, tab labels, buttons.
 _TRUNCATION_PROBE = """
 () => {
@@ -367,7 +367,7 @@ _TRUNCATION_PROBE = """
 """
 
 
-# ---------------------------------------------------------------- from test_e2e_sliders.py
+# ---------------------------------------------------------------- first written for test_e2e_sliders.py
 def value_slider(tab, label: str):
     """The sidebar's slider for one outcome value (its stSlider block)."""
     sliders = tab.locator('[data-testid="stSidebar"] [data-testid="stSlider"]')

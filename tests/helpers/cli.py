@@ -13,7 +13,7 @@ from scipy.special import softmax
 
 from valuecore._cli.commands import main
 
-# ---------------------------------------------------------------- from test_cli.py
+# ---------------------------------------------------------------- first written for test_cli.py
 VALUES = ["--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4"]
 
 
@@ -50,7 +50,7 @@ def write_run(path: Path, *, classes=("neg", "pos"), splits=("val", "test"), n=8
     return path
 
 
-# ---------------------------------------------------------------- from test_hostile_cli.py
+# ---------------------------------------------------------------- first written for test_hostile_cli.py
 def cli_run(*args) -> subprocess.CompletedProcess:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -65,7 +65,7 @@ def refused(result: subprocess.CompletedProcess, *words: str) -> None:
         assert word in result.stdout + result.stderr, result.stderr[-2000:]
 
 
-# ---------------------------------------------------------------- from test_policy_json.py
+# ---------------------------------------------------------------- first written for test_policy_json.py
 ROOT = Path(__file__).resolve().parents[2]
 
 

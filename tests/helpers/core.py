@@ -53,7 +53,7 @@ def weighted_ks(reference: np.ndarray, ref_weight: np.ndarray, sample: np.ndarra
     return _ks_test(_SortedECDF(reference, ref_weight), ref_weight, sample, weight)
 
 
-# ---------------------------------------------------------------- from test_prior_shift.py
+# ---------------------------------------------------------------- first written for test_prior_shift.py
 def gaussian_run(mix, n, rng, *, separation=2.0, labelled=True):
     """Exactly calibrated under the uniform mix: class-conditional Gaussians, Bayes posteriors."""
     n_classes = len(mix)
@@ -66,7 +66,7 @@ def gaussian_run(mix, n, rng, *, separation=2.0, labelled=True):
     return vc.Predictions.from_proba(proba, y_true=np.asarray(classes)[y] if labelled else None, classes=classes)
 
 
-# ---------------------------------------------------------------- from test_pipeline.py
+# ---------------------------------------------------------------- first written for test_pipeline.py
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -90,7 +90,7 @@ def awkward_runs(folder: Path) -> Path:
     return folder
 
 
-# ---------------------------------------------------------------- from test_sorting.py
+# ---------------------------------------------------------------- first written for test_sorting.py
 ATTRIBUTES = ("order", "thresholds", "group_end", "cum_accepted", "cum_correct", "cum_wrong", "class_order",
               "class_group_end", "class_group_class", "class_group_threshold", "class_cum_correct", "class_cum_wrong")
 
@@ -105,7 +105,7 @@ def _assert_identical(got, expected):
         assert a.dtype == b.dtype, name
 
 
-# ---------------------------------------------------------------- from test_recommend_tally.py
+# ---------------------------------------------------------------- first written for test_recommend_tally.py
 @st.composite
 def labelled_runs(draw, max_n=60):
     """(Predictions, weight kind) with few distinct probabilities (ties in confidence and between classes)."""

@@ -14,7 +14,7 @@ import valuecore as vc
 from valuecore._io import columns
 from valuecore._io.aggregate import AggregateRefused, aggregate
 
-# ---------------------------------------------------------------- from test_aggregate.py
+# ---------------------------------------------------------------- first written for test_aggregate.py
 CLASSES = ("a", "b", "c")
 
 
@@ -74,7 +74,7 @@ BAD_FRAMES = {
 }  # fmt: skip
 
 
-# ---------------------------------------------------------------- from test_columns.py
+# ---------------------------------------------------------------- first written for test_columns.py
 # Values a column can hold, read as DOUBLE: missing, NaN, both infinities, around 0 and 1, and the edges
 # of the weight range.
 VALUES = [None, np.nan, np.inf, -np.inf, -1.0, -0.0, 0.0, 1e-60, 1e-50, 0.5, 1.0, 1 + 5e-7, 1 + 2e-6, 1e50, 1e60]

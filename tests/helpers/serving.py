@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 
-# ---------------------------------------------------------------- from test_estimator.py
+# ---------------------------------------------------------------- first written for test_estimator.py
 # ------------------------------------------------------------------ breast cancer, end to end
 def breast_cancer():
     X, y = load_breast_cancer(return_X_y=True)
@@ -21,7 +21,7 @@ def breast_cancer():
     return model, (X_val, y_val), (X_test, y_test)
 
 
-# ---------------------------------------------------------------- from test_serving_round3.py
+# ---------------------------------------------------------------- first written for test_serving_round3.py
 NO_CALIBRATION = {"method": "none"}
 
 

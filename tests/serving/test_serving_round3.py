@@ -254,7 +254,7 @@ def test_a_shortlist_over_many_classes_holds_no_sorted_copy_of_them():
         "print('EXTRA', hwm() - base, 'PROBA', proba_mb)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
-                          env={**os.environ, "PYTHONPATH": f"{ROOT / 'tests' / 'serving'}:{ROOT}"})
+                          env={**os.environ, "PYTHONPATH": f"{ROOT / 'tests' / 'serving'}:{ROOT / 'tests'}:{ROOT}"})
     line = [x for x in done.stdout.splitlines() if x.startswith("EXTRA")]
     assert line, done.stderr[-2000:]
     _, extra, _, proba_mb = line[0].split()
