@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
 from bench_app import synthetic_runs as synthetic_runs  # noqa: E402  (the benchmarks' runs)
-from test_e2e_browser import (  # noqa: E402  (the browser tests' server and Chromium)
+from helpers.browser import (  # noqa: E402  (the browser tests' server and Chromium)
     CHROMIUM_ARGS as CHROMIUM_ARGS,
     HOME as HOME,
     chromium_path as chromium_path,

@@ -68,7 +68,7 @@ def main() -> None:
 
     from playwright.sync_api import expect
 
-    from test_e2e_browser import chromium, chromium_path, wait_for_app
+    from helpers.browser import chromium, chromium_path, wait_for_app
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-memory-"))
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ realised value can be checked too. Two settings:
     abstain 0, threshold 0.6; isotonic calibration (the default for a binary matrix too).
 
 Run: ``python benchmarks/bench_monitor_bands.py [--replicates 200]`` (prints a markdown table);
-``tests/core/test_monitor_bands.py`` runs a smaller version as a slow test.
+``tests/core/test_bands.py`` runs a smaller version as a slow test.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A slider move against a typed value, in Chromium: time until the sidebar shows the new ω.
 
-Starts the app (test_e2e_browser's harness), opens the first page on the digits
+Starts the app (the browser tests' harness, tests/helpers/browser.py), opens the first page on the digits
 sample runs, and alternates, eight times: one arrow key on the wrong answer's
 slider (one stop), then a typed wrong answer in the box beside it. Prints the
 median and minimum of each. Not a test; needs Chromium and Playwright.
@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests" / d) for d in ("", "e2e", "app", "core", "io", "cli", "serving")]
 sys.path.insert(0, str(ROOT))
 
-from test_e2e_browser import (  # noqa: E402
+from helpers.browser import (  # noqa: E402
     HOME, chromium, chromium_path, metric_value, open_app, streamlit_server, value_input, wait_for_app)
-from test_e2e_sliders import value_slider  # noqa: E402
+from helpers.browser import value_slider  # noqa: E402
 
 
 def main(rounds: int = 8) -> None:

@@ -3,7 +3,7 @@
     python docs/take_screenshots.py
 
 Starts ``streamlit run app.py`` and drives Debian's Chromium (or ``$CHROMIUM_PATH``)
-with the same harness as the browser test (tests/e2e/test_e2e_browser.py), on the
+with the same harness as the browser tests (tests/helpers/browser.py), on the
 bundled digits sample runs with the default use case (correct 1, hand-off 0,
 wrong -4), and waits for every chart to be drawn before taking each picture.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / d) for d in ("", "e2e", "app", "core", "io", "cli", "serving")]
 
-import test_e2e_browser as harness  # noqa: E402  (the e2e test's server and browser harness)
+import helpers.browser as harness  # noqa: E402  (the browser tests' server and harness)
 
 WIDTH = 1500
 # file -> (page file name without .py, its heading, viewport height: from the page top down to its main chart)

@@ -7,7 +7,8 @@ included): app.py, pages/, dashboard/, valuecore/ and benchmarks/.
   command line, and no module of the core reaches up to a public facade;
 - no import circle anywhere in the repository;
 - nothing outside the package (app, pages, dashboard, benchmarks, docs) imports a private
-  ``valuecore._module`` (tests may, to test them), and the core imports nothing of the app.
+  ``valuecore._module`` (tests may, to test them), and the core imports nothing of the app;
+- no test module imports another: what tests share lives in ``tests/helpers/``.
 """
 
 from __future__ import annotations
@@ -381,6 +382,36 @@ def test_the_private_import_check_can_fail():
     assert private_imports("import importlib\nimportlib.import_module('valuecore._bands')") == ["valuecore._bands"]
     assert private_imports("from valuecore.runs import load_runs\nimport valuecore as vc\n"
                            "from valuecore import __version__") == []
+
+
+# ------------------------------------------------------------ tests share helpers through one place
+TESTS = ROOT / "tests"
+HELPERS = "helpers"  # tests/helpers/: what test modules (and the browser benchmarks, docs' screenshots) share
+
+
+def imported_test_modules(source: str, test_modules: set[str]) -> list[str]:
+    """The test modules (``test_*``, by their bare name on the test path) that ``source`` imports anywhere."""
+    found = {name.split(".")[0] for name in imported_names(source, "__tests__", is_package=False)}
+    return sorted(found & test_modules)
+
+
+def test_no_test_module_imports_another_test_module():
+    """A helper two test modules share lives in tests/helpers/, not in one of them."""
+    test_modules = {path.stem for path in TESTS.rglob("test_*.py")}
+    assert HELPERS not in test_modules and (TESTS / HELPERS / "__init__.py").is_file()
+    offenders = {}
+    for path in [*TESTS.rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "docs").rglob("*.py")]:
+        found = imported_test_modules(path.read_text(encoding="utf-8"), test_modules - {path.stem})
+        if found:
+            offenders[str(path.relative_to(ROOT))] = found
+    assert not offenders, f"test modules imported by others (move the helper to tests/helpers/): {offenders}"
+
+
+def test_the_test_import_check_can_fail():
+    known = {"test_cli", "test_e2e_browser"}
+    assert imported_test_modules("from test_cli import run_cli", known) == ["test_cli"]
+    assert imported_test_modules("def f():\n    import test_e2e_browser as harness", known) == ["test_e2e_browser"]
+    assert imported_test_modules("from helpers.cli import run_cli\nimport reference as ref", known) == []
 
 
 @pytest.mark.parametrize("module", ["valuecore._engine.sorting", "dashboard.data", "pages.home", "app"])

@@ -4,7 +4,6 @@ its sentences must carry the figures valuecore computes, and its JSON must load.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,34 +12,18 @@ from dashboard.safetext import md_text
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
+from helpers.app import APP, ROOT, _money, _per_day, capacity_page
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 DIGITS = ROOT / "sample_runs" / "digits"
 
 
 @pytest.fixture(scope="module")
 def page():
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    at.switch_page("pages/constraints.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return capacity_page()
 
 
 def _markdown(at) -> str:
     return "\n".join(m.value for m in at.markdown)
-
-
-def _money(text: str, after: str) -> str:
-    """The first amount in dollars written after ``after`` (a day's amount: whole dollars from $100 up)."""
-    match = re.search(re.escape(after) + r"[^$\d-]*(-?\$[\d,]+(?:\.\d+)?)", text)
-    assert match, (after, text)
-    return match.group(1)
-
-
-def _per_day(amount: float) -> str:
-    return vc.wording.projected(amount, "$")
 
 
 def _charts(at) -> int:

@@ -16,22 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.safetext import md_text
 from dashboard.state import editor_key
+from helpers.app import APP, ROOT, start
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 SAMPLES = ROOT / "sample_runs"
 MY_PAGES = ("pages/runs.py", "pages/value.py", "pages/voc.py", "pages/cost_matrix.py", "pages/how_value_works.py")
-
-
-def start(page: str | None = None, **query: str) -> AppTest:
-    """The app after its first run (URL query parameters set before it), optionally on ``page``."""
-    at = AppTest.from_file(APP, default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
-    return at
 
 
 def assert_clean(at: AppTest, *, errors_allowed: bool = False) -> None:

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
 from dashboard import datasets, serverfiles
-from test_app_core import start as start_app
+from helpers.app import start as start_app
 from optional import need
 
 need("duckdb")  # datasets are aggregated with DuckDB (requirements-spark.txt)

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 import valuecore as vc
 from dashboard.settings import Settings
 from dashboard.state import editor_key
-from test_app_state import SAMPLES, clean, go, start
+from helpers.app_state import SAMPLES, clean, go, start
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -212,7 +212,7 @@ def test_a_link_with_bad_page_choices_says_so_and_uses_the_defaults():
 def test_the_cost_matrix_class_set_and_awkward_model_names_travel_in_the_link(tmp_path):
     import shutil
 
-    from test_app_state import SAMPLES
+    from helpers.app_state import SAMPLES
 
     folder = tmp_path / "runs"
     folder.mkdir()

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dashboard import mlflowsource
-from test_app_core import start
+from helpers.app import start
 
 from optional import need  # noqa: E402
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import test_app_core as app_core
+from helpers.app import start as start_app
 import valuecore as vc
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
@@ -23,7 +23,7 @@ SAMPLES = ROOT / "sample_runs"
 
 def start(page: str | None = None, **query: str) -> AppTest:
     """test_app_core's start, and the page must have run without an exception."""
-    at = app_core.start(page, **query)
+    at = start_app(page, **query)
     assert not at.exception, [e.value for e in at.exception]
     return at
 

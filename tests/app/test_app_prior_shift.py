@@ -54,8 +54,7 @@ def test_class_mix_per_chunk_on_the_production_sample():
 
 def test_mix_table_finds_the_gain_of_re_tuning_per_class_thresholds_under_a_shift():
     import numpy as np
-
-    from test_prior_shift import gaussian_run
+    from helpers.core import gaussian_run
 
     rng = np.random.default_rng(31)
     reference = gaussian_run((0.5, 0.5), 3000, rng)

@@ -7,15 +7,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import test_app_constraints as constraints_page
+from helpers.app import _money as _money_after
+from helpers.app import _per_day, capacity_page
 
 import valuecore as vc
 from dashboard.views.reviewers import reviewers_answer
 
-page = constraints_page.page  # the page run once by AppTest (that module's fixture)
-_money_after = constraints_page._money
-
 DIGITS = Path(__file__).resolve().parents[2] / "sample_runs" / "digits"
+
+
+@pytest.fixture(scope="module")
+def page():
+    return capacity_page()
 
 
 def _sentence(at) -> str:
@@ -38,8 +41,8 @@ def test_the_panel_says_the_exact_threshold_for_tired_reviewers_and_what_it_earn
     policy = vc.Policy("threshold", threshold=fit.threshold)
     rate = vc.evaluate(policy, run.splits["test"], use_case).n_abstain / run.splits["test"].total_weight
     per_day = vc.evaluate(policy, run.splits["test"], team.use_case_at(use_case, rate)).value_per_item * 1000
-    assert _money_after(text, "and earns ") == constraints_page._per_day(per_day)
-    assert _money_after(text, "Handing every item to them would be worth ") == constraints_page._per_day(
+    assert _money_after(text, "and earns ") == _per_day(per_day)
+    assert _money_after(text, "Handing every item to them would be worth ") == _per_day(
         float(team.handoff_value(use_case, 1.0)) * 1000)
 
 

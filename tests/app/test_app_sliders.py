@@ -17,7 +17,7 @@ import pytest
 
 import valuecore as vc
 from dashboard.sidebar import SLIDER_DECADES, SLIDER_RANGE, slider_decades, slider_stops, stop_label
-from test_app_state import ROOT, clean, go, screen_policies, start, texts
+from helpers.app_state import ROOT, clean, go, screen_policies, start, texts
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -223,7 +223,7 @@ def test_a_new_currency_is_in_the_labels_at_once_and_without_spaces():
 
 
 def test_no_sliders_while_a_value_matrix_is_in_force():
-    from test_app_state import BREAST_MATRIX
+    from helpers.app_state import BREAST_MATRIX
 
     at = start("value", src="sample:breast_cancer", vm=BREAST_MATRIX)
     assert not [s for s in at.sidebar.select_slider if s.key.startswith("sidebar_v_")]

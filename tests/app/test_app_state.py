@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -25,48 +24,9 @@ from dashboard.safetext import md_text
 from dashboard.settings import Settings
 from dashboard.sidebar import UPLOAD_LINK_NOTE
 from valuecore._cli.commands import main
+from helpers.app_state import BREAST_MATRIX, SAMPLES, clean, go, screen_policies, start, texts
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
-
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
-SAMPLES = ROOT / "sample_runs"
-BREAST_MATRIX = '{"classes":["benign","malignant"],"values":[[1.5,-3.25,0.0],[-40.0,2.0,-0.5]]}'
-
-
-def start(page: str | None = None, **query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    clean(at)
-    if page is not None:
-        go(at, page)
-    return at
-
-
-def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
-    clean(at)
-    assert at.sidebar.children, "the page ran without app.py's sidebar"
-    return at
-
-
-def clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def texts(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info]
-    parts += [w.value for w in at.warning] + [s.value for s in at.success] + [m.value for m in at.metric]
-    return "\n".join(str(p) for p in parts)
-
-
-def screen_policies(at: AppTest) -> dict:
-    """The Value page's exact rule per model (its "as in the exported policy JSON" block)."""
-    return json.loads(next(c.value for c in at.code if c.language == "json"))
-
 
 def screen_table(at: AppTest) -> pd.DataFrame:
     return at.dataframe[0].value.set_index("Model")
@@ -374,7 +334,7 @@ def test_matrix_mode_shows_the_matrix_and_a_way_back_not_live_sliders():
 
 # ------------------------------------------- awkward runs: one rule everywhere
 def test_models_without_a_tuning_split_or_a_fittable_calibration_are_the_same_everywhere(tmp_path, capsys):
-    from test_pipeline import awkward_runs
+    from helpers.core import awkward_runs
 
     folder = tmp_path / "runs"
     folder.mkdir()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,15 +19,11 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import serverfiles
 from dashboard.safetext import md_text
+from helpers.app import HOSTILE, HOSTILE_2, ROOT, SAMPLE, hostile_frame
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-SAMPLE = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"
-
-HOSTILE = "**B** $M$ [x](http://127.0.0.1:9/) ![i](http://127.0.0.1:9/i.png) <b>h</b>"
-HOSTILE_2 = HOSTILE + " v2"  # a second model, for the pages that compare two
 PAGES = ("pages/home.py", "pages/runs.py", "pages/value.py", "pages/voc.py", "pages/cost_matrix.py",
          "pages/constraints.py", "pages/calibration.py", "pages/compare.py", "pages/monitor.py",
          "pages/export.py", "pages/how_value_works.py")
@@ -40,22 +35,6 @@ _UNESCAPED = (
     ("link or image", "](http://127.0.0.1:9"), ("image", "](/i.png)"), ("HTML", "<b>h</b>"), ("HTML", "<b>c2</b>"),
     ("link in a parameter name", "[Sign in again]"), ("link in a file name", "[X](http:127"),
 )
-
-
-def hostile_frame(rows: int = 400) -> pd.DataFrame:
-    """Two models of the sample run with hostile model names, hostile split names and hostile class names."""
-    frame = pd.read_csv(SAMPLE)
-    frame = frame[frame["y_true"].notna()].head(rows).drop(columns=["id"]).reset_index(drop=True)
-    frame["model"] = HOSTILE
-    frame["split"] = np.where(np.arange(len(frame)) % 2 == 0, "val " + HOSTILE, "test " + HOSTILE)
-    classes = {"benign": "**c1** $K$ [y](http://127.0.0.1:9/c)", "malignant": "<b>c2</b> ![j](http://127.0.0.1:9/j.png)"}
-    frame["y_true"] = frame["y_true"].map(classes)
-    frame = frame.rename(columns={f"proba_{old}": f"proba_{new}" for old, new in classes.items()})
-    frame["timestamp"] = pd.date_range("2024-01-01", periods=len(frame), freq="h").astype(str)
-    second = frame.assign(model=HOSTILE_2)
-    probability = [c for c in frame if c.startswith("proba_")]
-    second[probability] = (second[probability] * 0.9 + 0.05).round(6)  # another model, still rows summing to 1
-    return pd.concat([frame, second], ignore_index=True)
 
 
 def markdown_bodies(at: AppTest) -> list[tuple[str, str]]:

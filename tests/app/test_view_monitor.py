@@ -134,7 +134,7 @@ def test_without_a_production_split_the_sample_is_offered():
 # ------------------------------------------------------- class mix: the re-tuning guard
 def _half_shifted(rng):
     """A tuning split at 50/50, and an unlabelled split whose first half keeps that mix and second half is 90/10."""
-    from test_prior_shift import gaussian_run
+    from helpers.core import gaussian_run
 
     reference = gaussian_run((0.5, 0.5), 3000, rng)
     same, shifted = (gaussian_run(mix, 3000, rng, labelled=False) for mix in ((0.5, 0.5), (0.9, 0.1)))

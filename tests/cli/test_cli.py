@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.cli import VALUES, assert_clean_error, run_cli, write_run
 from jsonschema import Draft202012Validator
-from scipy.special import softmax
 
-from valuecore.policy_json import POLICY_KINDS
-from valuecore._cli.commands import main, read_value_matrix
+from valuecore._cli.commands import read_value_matrix
 from valuecore._pipeline.policy_json import PolicyDocument, policy_schema
+from valuecore.policy_json import POLICY_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_RUNS = ROOT / "sample_runs"
@@ -23,42 +23,6 @@ needs_samples = pytest.mark.skipif(
     not (SAMPLE_RUNS / "digits").is_dir() or not (SAMPLE_RUNS / "breast_cancer").is_dir(),
     reason="sample_runs/ not generated",
 )
-VALUES = ["--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4"]
-
-
-def run_cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_clean_error(code, out, err, *fragments, expected_code=2):
-    assert code == expected_code, (out, err)
-    assert "Traceback" not in err and "Traceback" not in out
-    for fragment in fragments:
-        assert fragment in err, err
-
-
-# --------------------------------------------------------------------------
-# small run files written to tmp_path
-# --------------------------------------------------------------------------
-def write_run(path: Path, *, classes=("neg", "pos"), splits=("val", "test"), n=80, seed=0, unlabeled=()):
-    rng = np.random.default_rng(seed)
-    frames = []
-    for split in splits:
-        logits = rng.normal(0, 2, size=(n, len(classes)))
-        proba = softmax(logits * 1.5, axis=1)
-        y = np.array([rng.choice(len(classes), p=p) for p in softmax(logits, axis=1)])
-        frame = pd.DataFrame({f"proba_{c}": proba[:, i].round(6) for i, c in enumerate(classes)})
-        frame[f"proba_{classes[-1]}"] = (1 - frame[[f"proba_{c}" for c in classes[:-1]]].sum(axis=1)).round(6)
-        frame.insert(0, "y_true", "" if split in unlabeled else np.asarray(classes, dtype=object)[y])
-        if splits != ("all",):
-            frame.insert(0, "split", split)
-        frames.append(frame)
-    pd.concat(frames).to_csv(path, index=False)
-    return path
-
-
 @pytest.fixture
 def runs_dir(tmp_path):
     folder = tmp_path / "runs"

@@ -9,10 +9,10 @@ import json
 
 import numpy as np
 import pytest
+from helpers.cli import VALUES, assert_clean_error, run_cli, write_run
 from jsonschema import Draft202012Validator
 
 import valuecore as vc
-from test_cli import VALUES, assert_clean_error, run_cli, write_run
 
 ASSISTED = {"v_confirmed_correct": 0.6, "v_confirmed_wrong": -0.5, "cost": 0.1}
 
@@ -102,7 +102,7 @@ def test_two_tier_document_round_trips_and_its_value_is_the_tiers(models):
 
 
 def test_the_serving_reference_in_the_docs_decides_two_tier_like_valuecore(models):
-    from test_policy_json import _docs_reference_code
+    from helpers.cli import _docs_reference_code
 
     decide = _docs_reference_code()["decide"]
     for calibration in ("none", "temperature", "isotonic"):

@@ -5,7 +5,6 @@ outside the roots, interrupts, and plain sentences for every refusal."""
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import signal
@@ -18,28 +17,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.cli import cli_run, refused
 
 import valuecore as vc
 from valuecore.aggregation import AggregateRefused, aggregate
-from valuecore._cli.commands import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DIGITS = ROOT / "sample_runs" / "digits"
 SAMPLE = DIGITS / "logreg.csv"
-
-
-def run_cli(*args) -> subprocess.CompletedProcess:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
-
-
-def refused(result: subprocess.CompletedProcess, *words: str) -> None:
-    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
-    assert "likely a bug" not in result.stderr and "Traceback" not in result.stderr
-    for word in words:
-        assert word in result.stdout + result.stderr, result.stderr[-2000:]
 
 
 def peak_rss_mb(code: str) -> tuple[float, subprocess.CompletedProcess]:
@@ -126,32 +111,32 @@ def test_no_command_writes_over_one_of_its_inputs(tmp_path, run_copy):
     dotted = tmp_path / "sub" / ".." / "run.csv"
     (tmp_path / "sub").mkdir()
     for target in (run_copy, link, hard, dotted):
-        refused(run_cli("report", run_copy, "--omega", 2, "--json", target), "is the input", "write it elsewhere")
-        refused(run_cli("report", run_copy, "--omega", 2, "--html", target), "is the input")
-        refused(run_cli("voc", run_copy, "--csv", target, "--points", 3), "is the input")
+        refused(cli_run("report", run_copy, "--omega", 2, "--json", target), "is the input", "write it elsewhere")
+        refused(cli_run("report", run_copy, "--omega", 2, "--html", target), "is the input")
+        refused(cli_run("voc", run_copy, "--csv", target, "--points", 3), "is the input")
     policy = tmp_path / "policy.json"
-    assert run_cli("report", run_copy, "--omega", 2, "--json", policy).returncode == 0
+    assert cli_run("report", run_copy, "--omega", 2, "--json", policy).returncode == 0
     policy_before = policy.read_bytes()
-    refused(run_cli("apply", policy, run_copy, "--json", policy), "is the input")
+    refused(cli_run("apply", policy, run_copy, "--json", policy), "is the input")
     assert policy.read_bytes() == policy_before
     assert run_copy.read_bytes() == before
     # A data file inside an input folder would be read by the next command as a run.
     folder = tmp_path / "runs"
     folder.mkdir()
     (folder / "logreg.csv").write_bytes(before)
-    refused(run_cli("voc", folder, "--csv", folder / "voc.csv"), "inside the input folder")
-    refused(run_cli("report", run_copy, "--omega", 2, "--json", tmp_path), "is a folder")
+    refused(cli_run("voc", folder, "--csv", folder / "voc.csv"), "inside the input folder")
+    refused(cli_run("report", run_copy, "--omega", 2, "--json", tmp_path), "is a folder")
 
 
 def test_aggregate_never_writes_over_its_source(tmp_path):
     log = tmp_path / "log.parquet"
     pd.read_csv(SAMPLE).to_parquet(log)
     before = log.read_bytes()
-    refused(run_cli("aggregate", log, "--out", log), "is the input")
+    refused(cli_run("aggregate", log, "--out", log), "is the input")
     dataset = tmp_path / "logs"
     (dataset / "split=val").mkdir(parents=True)
     pd.read_csv(SAMPLE).to_parquet(dataset / "split=val" / "part-0.parquet")
-    refused(run_cli("aggregate", dataset, "--out", dataset / "agg.parquet"), "inside the input folder")
+    refused(cli_run("aggregate", dataset, "--out", dataset / "agg.parquet"), "inside the input folder")
     assert log.read_bytes() == before and not (dataset / "agg.parquet").exists()
     # The library refuses it too, for a file that only the expansion of the folder names, by a link.
     alias = tmp_path / "alias.parquet"
@@ -172,14 +157,14 @@ def test_outputs_are_written_whole_through_a_temporary_file(tmp_path, run_copy, 
     with pytest.raises(OSError):
         _paths.write_atomically(out, fail)
     assert out.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["policy.json", "run.csv"]
-    assert run_cli("report", run_copy, "--omega", 2, "--json", out).returncode == 0
+    assert cli_run("report", run_copy, "--omega", 2, "--json", out).returncode == 0
     assert json.loads(out.read_text())["models"] and oct(out.stat().st_mode & 0o777) != oct(0o600)
 
 
 # ------------------------------------------------------------------ H4
 def report_sections(path: Path) -> dict[str, list[str]]:
     """Per model, the lines of `report` (the file path line left out)."""
-    result = run_cli("report", path, "--omega", 2, "--no-interval")
+    result = cli_run("report", path, "--omega", 2, "--no-interval")
     assert result.returncode == 0, result.stderr
     sections, current = {}, None
     for line in result.stdout.splitlines():
@@ -196,7 +181,7 @@ def report_sections(path: Path) -> dict[str, list[str]]:
 @pytest.mark.heavy
 def test_aggregating_a_folder_of_run_files_keeps_its_five_models(tmp_path):
     out = tmp_path / "d.parquet"
-    result = run_cli("aggregate", DIGITS, "--out", out)
+    result = cli_run("aggregate", DIGITS, "--out", out)
     assert result.returncode == 0, result.stderr
     direct, through = report_sections(DIGITS), report_sections(out)
     assert sorted(through) == sorted(direct) == ["logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"]
@@ -217,7 +202,7 @@ def test_two_sources_giving_one_model_name_are_refused(tmp_path):
     other["y_true"] = other["y_true"].sample(frac=1.0, random_state=0).to_numpy()
     other.to_parquet(tmp_path / "b" / "logreg.parquet")
     out = tmp_path / "m.parquet"
-    result = run_cli("aggregate", tmp_path / "a" / "logreg.parquet", tmp_path / "b" / "logreg.parquet", "--out", out)
+    result = cli_run("aggregate", tmp_path / "a" / "logreg.parquet", tmp_path / "b" / "logreg.parquet", "--out", out)
     refused(result, "model name 'logreg'", "blended")
     assert not out.exists()
 
@@ -292,11 +277,11 @@ def test_a_table_name_is_never_pasted_into_sql(tmp_path, monkeypatch):
     database = make_database(tmp_path)
     monkeypatch.chdir(tmp_path)
     hostile = f"{database}:preds; COPY (SELECT 'x') TO 'out.csv'"
-    refused(run_cli("aggregate", hostile, "--out", tmp_path / "agg.parquet"), "no table named")
+    refused(cli_run("aggregate", hostile, "--out", tmp_path / "agg.parquet"), "no table named")
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "agg.parquet").exists()
-    refused(run_cli("aggregate", f"{database}:missing", "--out", tmp_path / "agg.parquet"), "no table named", "preds")
+    refused(cli_run("aggregate", f"{database}:missing", "--out", tmp_path / "agg.parquet"), "no table named", "preds")
     odd = make_database(tmp_path / "odd", 'we"ird name')
-    assert run_cli("aggregate", f'{odd}:we"ird name', "--out", tmp_path / "ok.parquet").returncode == 0
+    assert cli_run("aggregate", f'{odd}:we"ird name', "--out", tmp_path / "ok.parquet").returncode == 0
 
 
 def test_only_one_statement_runs_per_call():
@@ -437,8 +422,8 @@ def signals_caught_by_nobody_else():
 @pytest.mark.parametrize("when", ["after the last query", "after the rename"])
 def test_a_signal_after_the_last_query_leaves_nothing_or_the_whole_file(tmp_path, monkeypatch, signum, code, when):
     """Before the rename, nothing is left (not exit 0 with the file); after it, the file is whole and stays."""
-    from valuecore._io import paths as _paths
     from valuecore._io import aggregate as engine
+    from valuecore._io import paths as _paths
 
     if when == "after the last query":  # DuckDB has written the file it will rename
         real_write = engine._DuckDB.write
@@ -458,7 +443,7 @@ def test_a_signal_after_the_last_query_leaves_nothing_or_the_whole_file(tmp_path
         monkeypatch.setattr(_paths.os, "replace", signalled)
     out = tmp_path / "agg.parquet"
     with signals_caught_by_nobody_else():
-        result = run_cli("aggregate", SAMPLE, "--out", out)
+        result = cli_run("aggregate", SAMPLE, "--out", out)
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr and "wrote" not in result.stdout
     if when == "after the rename":
@@ -513,18 +498,18 @@ def test_a_stop_interrupts_the_running_query_through_duckdb_and_joins_its_thread
 def test_aggregate_options_and_outputs_give_sentences(tmp_path):
     log = tmp_path / "log.parquet"
     pd.read_csv(SAMPLE).to_parquet(log)
-    refused(run_cli("aggregate", log, "--out", tmp_path / "a.parquet", "--memory-limit", "lots"), "--memory-limit")
-    refused(run_cli("aggregate", log, "--out", tmp_path / "a.parquet", "--temp-dir", "/etc/passwd"), "not a folder")
-    refused(run_cli("aggregate", log, "--out", tmp_path), "is a folder")
-    refused(run_cli("aggregate", f"{tmp_path / 'none.duckdb'}:t", "--out", tmp_path / "a.parquet"), "no such DuckDB")
-    refused(run_cli("validate", ""), "empty path")
-    refused(run_cli("aggregate", "", "--out", tmp_path / "a.parquet"), "empty path")
+    refused(cli_run("aggregate", log, "--out", tmp_path / "a.parquet", "--memory-limit", "lots"), "--memory-limit")
+    refused(cli_run("aggregate", log, "--out", tmp_path / "a.parquet", "--temp-dir", "/etc/passwd"), "not a folder")
+    refused(cli_run("aggregate", log, "--out", tmp_path), "is a folder")
+    refused(cli_run("aggregate", f"{tmp_path / 'none.duckdb'}:t", "--out", tmp_path / "a.parquet"), "no such DuckDB")
+    refused(cli_run("validate", ""), "empty path")
+    refused(cli_run("aggregate", "", "--out", tmp_path / "a.parquet"), "empty path")
 
 
 def test_table_on_all_zero_weights_refuses_before_printing(tmp_path):
     path = tmp_path / "zeros.csv"
     path.write_text("y_true,proba_a,proba_b,weight\na,0.9,0.1,0\nb,0.2,0.8,0\n")
-    result = run_cli("table", path)
+    result = cli_run("table", path)
     refused(result, "every weight", "is zero")
     assert result.stdout == "" and "NA values" not in result.stderr
 
@@ -541,7 +526,7 @@ def test_table_on_all_zero_weights_refuses_before_printing(tmp_path):
 def test_parser_jargon_becomes_sentences(tmp_path, data, words):
     path = tmp_path / "run.csv"
     path.write_bytes(data)
-    for result in (run_cli("validate", path), run_cli("aggregate", path, "--out", tmp_path / "a.parquet")):
+    for result in (cli_run("validate", path), cli_run("aggregate", path, "--out", tmp_path / "a.parquet")):
         assert result.returncode == 2
         text = result.stdout + result.stderr
         assert words in text, text[-2000:]
@@ -553,7 +538,7 @@ def test_parser_jargon_becomes_sentences(tmp_path, data, words):
 def test_a_very_long_line_is_a_sentence_in_aggregate(tmp_path):
     path = tmp_path / "run.csv"
     path.write_bytes(b"y_true,proba_a,proba_b\na,0.9,0.1\n" + b"b" * 3_000_000 + b",0.2,0.8\n")
-    refused(run_cli("aggregate", path, "--out", tmp_path / "a.parquet"), "line longer than")
+    refused(cli_run("aggregate", path, "--out", tmp_path / "a.parquet"), "line longer than")
 
 
 def test_a_readme_inside_a_parquet_dataset_is_ignored_and_said(tmp_path):

@@ -11,8 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
-
-from test_hostile_cli import refused, run_cli
+from helpers.cli import cli_run, refused
 
 ROOT = Path(__file__).resolve().parents[2]
 CANCER = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"
@@ -22,7 +21,7 @@ QUICK = ("--omega", 2, "--no-interval")
 @pytest.fixture
 def policy(tmp_path) -> Path:
     path = tmp_path / "policy.json"
-    assert run_cli("report", CANCER, *QUICK, "--json", path).returncode == 0
+    assert cli_run("report", CANCER, *QUICK, "--json", path).returncode == 0
     return path
 
 
@@ -45,7 +44,7 @@ def test_a_fifo_is_never_replaced_by_any_output(tmp_path, policy):
     link.symlink_to(fifo)
     for target in (fifo, link):
         for args in output_commands(target, policy):
-            result = run_cli(*args)
+            result = cli_run(*args)
             refused(result, str(target), "not a regular file")
             assert len(result.stderr.strip().splitlines()) == 1, result.stderr
             assert stat.S_ISFIFO(os.stat(fifo).st_mode), f"{args} replaced the FIFO"
@@ -62,7 +61,7 @@ def test_sockets_and_folders_behind_links_are_refused(tmp_path, policy):
         dangling.symlink_to(tmp_path / "nowhere" / "x.json")
         for target, words in ((tmp_path / "sock", "socket"), (folder_link, "folder"), (dangling, "points to nothing")):
             for args in output_commands(target, policy)[:4]:
-                refused(run_cli(*args), str(target), words)
+                refused(cli_run(*args), str(target), words)
         assert stat.S_ISSOCK(os.stat(tmp_path / "sock").st_mode) and folder_link.is_symlink()
     finally:
         server.close()
@@ -73,10 +72,10 @@ def test_dev_null_is_refused_before_any_work_and_stays_a_device(tmp_path, policy
     # would replace the machine's /dev/null, so it must never reach that point on such a writer.
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    refused(run_cli("report", CANCER, *QUICK, "--json", fifo), "not a regular file")
+    refused(cli_run("report", CANCER, *QUICK, "--json", fifo), "not a regular file")
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     for args in output_commands("/dev/null", policy):
-        refused(run_cli(*args), "/dev/null", "character device")
+        refused(cli_run(*args), "/dev/null", "character device")
         assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
@@ -86,7 +85,7 @@ def test_an_existing_output_keeps_its_mode(tmp_path, policy):
         target.write_text("old")
         target.chmod(0o600)
         args = (*args[:-1], target)
-        assert run_cli(*args).returncode == 0
+        assert cli_run(*args).returncode == 0
         assert target.read_text() != "old"
         assert stat.S_IMODE(target.stat().st_mode) == 0o600, args
 
@@ -96,14 +95,14 @@ def test_a_link_to_a_regular_file_is_written_through(tmp_path):
     real.write_text("old")
     link = tmp_path / "link.json"
     link.symlink_to(real)
-    assert run_cli("report", CANCER, *QUICK, "--json", link).returncode == 0
+    assert cli_run("report", CANCER, *QUICK, "--json", link).returncode == 0
     assert link.is_symlink() and '"schema_version"' in real.read_text()
 
 
 # ------------------------------------------------------------------ usage before writing, outputs as one unit
 def test_log_mlflow_without_an_mlflow_source_writes_nothing(tmp_path):
     json_out, html_out = tmp_path / "a.json", tmp_path / "b.html"
-    refused(run_cli("report", CANCER, *QUICK, "--json", json_out, "--html", html_out, "--log-mlflow"), "mlflow:")
+    refused(cli_run("report", CANCER, *QUICK, "--json", json_out, "--html", html_out, "--log-mlflow"), "mlflow:")
     assert not json_out.exists() and not html_out.exists()
 
 
@@ -123,7 +122,7 @@ def test_an_interrupt_while_the_outputs_are_made_leaves_every_old_file(old_outpu
 
     monkeypatch.setattr(valuecore.report, "html_report", interrupted)
     json_out, html_out = old_outputs
-    result = run_cli("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
+    result = cli_run("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
     assert result.returncode == 130
     assert "nothing was written" in result.stderr
     assert json_out.read_text() == "old json" and html_out.read_text() == "old html"
@@ -149,7 +148,7 @@ def test_an_interrupt_while_the_outputs_are_renamed_is_held_until_all_are_in_pla
     try:
         monkeypatch.setattr(_paths.os, "replace", replace_then_interrupt)
         json_out, html_out = old_outputs
-        result = run_cli("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
+        result = cli_run("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
     finally:
         signal.signal(signal.SIGINT, previous)
     assert result.returncode == 130
@@ -171,7 +170,7 @@ def test_a_failed_rename_says_exactly_which_outputs_were_written(old_outputs, mo
 
     monkeypatch.setattr(_paths.os, "replace", second_fails)
     json_out, html_out = old_outputs
-    result = run_cli("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
+    result = cli_run("report", CANCER, *QUICK, "--json", json_out, "--html", html_out)
     refused(result, f"cannot write the HTML report to {html_out}", "Permission denied",
             f"the policy JSON {json_out} was written")
     assert html_out.read_text() == "old html"
@@ -181,22 +180,22 @@ def test_a_failed_rename_says_exactly_which_outputs_were_written(old_outputs, mo
 # ------------------------------------------------------------------ "-" means stdout, for every text output
 def test_a_dash_writes_to_stdout_and_never_a_file_named_dash(tmp_path, monkeypatch, policy):
     monkeypatch.chdir(tmp_path)
-    html = run_cli("report", CANCER, *QUICK, "--html", "-")
+    html = cli_run("report", CANCER, *QUICK, "--html", "-")
     assert html.returncode == 0 and html.stdout.lstrip().lower().startswith("<!doctype")
     assert "recommendation:" in html.stderr
-    table = run_cli("voc", CANCER, "--points", 3, "--csv", "-")
+    table = cli_run("voc", CANCER, "--points", 3, "--csv", "-")
     assert table.returncode == 0 and table.stdout.startswith("model,mode,omega,value,threshold")
     assert "omega_sup" in table.stderr
-    applied = run_cli("apply", policy, CANCER, "--no-interval", "--json", "-")
+    applied = cli_run("apply", policy, CANCER, "--no-interval", "--json", "-")
     assert applied.returncode == 0 and applied.stdout.lstrip().startswith("{")
-    refused(run_cli("report", CANCER, *QUICK, "--json", "-", "--html", "-"), "--json", "--html", "stdout")
-    refused(run_cli("aggregate", CANCER, "--out", "-"), "Parquet", "stdout")
+    refused(cli_run("report", CANCER, *QUICK, "--json", "-", "--html", "-"), "--json", "--html", "stdout")
+    refused(cli_run("aggregate", CANCER, "--out", "-"), "Parquet", "stdout")
     assert not (tmp_path / "-").exists()
 
 
 def test_one_file_named_by_two_outputs_is_said_as_such(tmp_path):
     same = tmp_path / "same.out"
-    result = run_cli("report", CANCER, *QUICK, "--json", same, "--html", same)
+    result = cli_run("report", CANCER, *QUICK, "--json", same, "--html", same)
     refused(result, "--json and --html both name", str(same))
     assert "is the input" not in result.stderr and not same.exists()
 
@@ -209,16 +208,16 @@ def test_a_5000_character_path_is_one_sentence_and_exit_2(tmp_path, policy):
                  ("report", CANCER, "--value-matrix", long + ".csv"),
                  ("apply", long + ".json", CANCER), ("voc", CANCER, "--csv", long + ".csv"),
                  ("aggregate", CANCER, "--out", long + ".parquet")):
-        result = run_cli(*args)
+        result = cli_run(*args)
         refused(result, "too long")
         assert len(result.stderr.strip().splitlines()) == 1 and len(result.stderr) < 600, result.stderr[:700]
 
 
 def test_a_reviewer_sample_beyond_the_stated_limit_is_a_sentence():
-    refused(run_cli("report", CANCER, *QUICK, "--reviewer-sample", "99999999999999999999/999999999999999999999"),
+    refused(cli_run("report", CANCER, *QUICK, "--reviewer-sample", "99999999999999999999/999999999999999999999"),
             "--reviewer-sample", "at most 1,000,000,000,000")
-    refused(run_cli("report", CANCER, *QUICK, "--reviewer-sample", "1/" + "9" * 5000), "--reviewer-sample")
-    assert run_cli("report", CANCER, *QUICK, "--reviewer-sample", "900000000000/1000000000000").returncode == 0
+    refused(cli_run("report", CANCER, *QUICK, "--reviewer-sample", "1/" + "9" * 5000), "--reviewer-sample")
+    assert cli_run("report", CANCER, *QUICK, "--reviewer-sample", "900000000000/1000000000000").returncode == 0
 
 
 @pytest.mark.parametrize("period", ["1ns", "1ms", "100000000D", "1000000000W", "10000000000MS", "1bh"])
@@ -231,17 +230,17 @@ def test_a_monitor_period_that_cuts_too_many_or_too_long_periods_is_a_sentence(p
     # A log over two centuries: one business hour a period would be 1.2 million periods.
     frame.loc[prod, "timestamp"] = pd.date_range("1900-01-01", "2100-01-01", periods=int(prod.sum())).astype(str)
     frame.to_csv(run, index=False)
-    result = run_cli("monitor", run, "--omega", 2, "--split", "prod", "--period", period)
+    result = cli_run("monitor", run, "--omega", 2, "--split", "prod", "--period", period)
     refused(result, period)
     assert "period" in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
 def test_monitor_with_no_labelled_reference_says_why_and_exits_2(tmp_path):
-    result = run_cli("monitor", CANCER, "--omega", 2, "--reference-split", "prod")
+    result = cli_run("monitor", CANCER, "--omega", 2, "--reference-split", "prod")
     refused(result, "logreg skipped", "'prod' has no labels", "no model could be monitored")
-    result = run_cli("monitor", CANCER, "--omega", 2, "--reference-split", "nosuch")
+    result = cli_run("monitor", CANCER, "--omega", 2, "--reference-split", "nosuch")
     refused(result, "has no split 'nosuch'", "no model could be monitored")
-    assert run_cli("monitor", CANCER, "--omega", 2, "--split", "prod", "--chunks", 3).returncode == 0
+    assert cli_run("monitor", CANCER, "--omega", 2, "--split", "prod", "--chunks", 3).returncode == 0
 
 
 @pytest.mark.parametrize("options, words", [
@@ -253,7 +252,7 @@ def test_monitor_with_no_labelled_reference_says_why_and_exits_2(tmp_path):
     (("--adapt-to", "prod", "--max-risk", "0.1"), ("--adapt-to", "--max-risk")),
 ])
 def test_contradictory_or_idle_options_are_refused_in_one_sentence(options, words):
-    result = run_cli("report", CANCER, *QUICK, *options)
+    result = cli_run("report", CANCER, *QUICK, *options)
     refused(result, *words)
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "weights other than 1" not in result.stderr
@@ -261,7 +260,7 @@ def test_contradictory_or_idle_options_are_refused_in_one_sentence(options, word
 
 def test_a_reviewer_sample_beside_a_workload_curve_is_still_recorded():
     # docs/constraints.md: the sample is recorded, the curve sets the accuracy.
-    assert run_cli("report", CANCER, *QUICK, "--workload", "0:0.9,1:0.8", "--reviewer-sample", "9/10").returncode == 0
+    assert cli_run("report", CANCER, *QUICK, "--workload", "0:0.9,1:0.8", "--reviewer-sample", "9/10").returncode == 0
 
 
 @pytest.mark.parametrize("method", ["em", "bbse", "bbse_soft"])
@@ -272,7 +271,7 @@ def test_adapting_from_a_tuning_split_without_weight_says_so_in_words(tmp_path, 
     frame["weight"] = (frame["split"] != "val").astype(float)
     run = tmp_path / "zero.csv"
     frame.to_csv(run, index=False)
-    result = run_cli("report", run, *QUICK, "--adapt-to", "prod", "--adapt-method", method)
+    result = cli_run("report", run, *QUICK, "--adapt-to", "prod", "--adapt-method", method)
     refused(result, "every weight", "is zero")
     for jargon in ("reference_priors", "nan", "SVD", "converge"):
         assert jargon not in result.stderr, result.stderr
@@ -280,23 +279,23 @@ def test_adapting_from_a_tuning_split_without_weight_says_so_in_words(tmp_path, 
 
 def test_a_volume_above_the_stated_limit_is_a_sentence(tmp_path):
     out = tmp_path / "r.html"
-    refused(run_cli("report", CANCER, *QUICK, "--volume", "1e308", "--html", out), "--volume", "at most")
+    refused(cli_run("report", CANCER, *QUICK, "--volume", "1e308", "--html", out), "--volume", "at most")
     assert not out.exists()
-    assert run_cli("report", CANCER, *QUICK, "--volume", "1e12", "--html", out).returncode == 0
+    assert cli_run("report", CANCER, *QUICK, "--volume", "1e12", "--html", out).returncode == 0
 
 
 @pytest.mark.parametrize("period", ["W", "MS", "ME", "D", "h", "bh", "B", "QE", "2W", "3000000min"])
 def test_ordinary_monitor_periods_still_cut_the_log(period):
-    result = run_cli("monitor", CANCER, "--omega", 2, "--split", "prod", "--period", period)
+    result = cli_run("monitor", CANCER, "--omega", 2, "--split", "prod", "--period", period)
     assert result.returncode == 0, result.stderr
     assert "alerts:" in result.stdout
 
 
 def test_the_hostile_walk_s_findings_are_sentences(tmp_path):
     # An output in a folder that does not exist: refused before any work, not after it.
-    refused(run_cli("report", CANCER, *QUICK, "--json", tmp_path / "nope" / "p.json"), "does not exist")
+    refused(cli_run("report", CANCER, *QUICK, "--json", tmp_path / "nope" / "p.json"), "does not exist")
     # A folder given where a file is read; a NUL in a path.
-    result = run_cli("report", CANCER, "--value-matrix", tmp_path, "--no-interval")
+    result = cli_run("report", CANCER, "--value-matrix", tmp_path, "--no-interval")
     refused(result, "is a folder, not a regular file")
     assert "cannot use 3" not in result.stderr
-    refused(run_cli("report", CANCER, *QUICK, "--json", "a\x00b.json"), "NUL character")
+    refused(cli_run("report", CANCER, *QUICK, "--json", "a\x00b.json"), "NUL character")

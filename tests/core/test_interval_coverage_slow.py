@@ -94,7 +94,7 @@ def test_the_paired_test_rejects_a_true_null_at_most_5_percent(n, omega, share):
     """A acts alone on a share of items, B on half that share, at an error rate 1 / (1 + omega): equal value.
 
     The bounded test rejects when its interval excludes 0 (PairedComparison.p_value < 0.05, checked equal in
-    tests/core/test_interval_honest.py); the t-test, in the rare-costly cells, rejects far more often.
+    tests/core/test_bounded.py); the t-test, in the rare-costly cells, rejects far more often.
     """
     rng = np.random.default_rng(7)
     wrong = 1 / (1 + omega)

@@ -12,34 +12,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers.core import DIGITS, ROOT, awkward_runs
 
 import valuecore as vc
 from valuecore._cli.commands import main
 
-ROOT = Path(__file__).resolve().parents[2]
-DIGITS = ROOT / "sample_runs" / "digits"
 BREAST = ROOT / "sample_runs" / "breast_cancer"
-
-
-def awkward_runs(folder: Path) -> Path:
-    """A (val and test), B (test only), C (unlabelled val), D (top label only) from the digits samples."""
-    frame = pd.read_csv(DIGITS / "logreg.csv")
-    frame.to_csv(folder / "A.csv", index=False)
-    mlp = pd.read_csv(DIGITS / "mlp.csv")
-    mlp[mlp["split"] == "test"].to_csv(folder / "B.csv", index=False)
-    svm = pd.read_csv(DIGITS / "svm_rbf.csv")
-    svm["y_true"] = svm["y_true"].astype("Int64").astype(object)
-    svm.loc[svm["split"] == "val", "y_true"] = None
-    svm.to_csv(folder / "C.csv", index=False)
-    nb = pd.read_csv(DIGITS / "naive_bayes.csv")
-    proba = nb.filter(like="proba_").to_numpy()
-    pd.DataFrame({"id": nb["id"], "split": nb["split"], "y_true": nb["y_true"], "y_pred": proba.argmax(axis=1),
-                  "confidence": proba.max(axis=1)}).to_csv(folder / "D.csv", index=False)
-    return folder
 
 
 def test_the_rule_for_awkward_runs_is_written_into_every_policy(tmp_path):

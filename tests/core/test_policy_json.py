@@ -7,19 +7,19 @@ import functools
 import hashlib
 import json
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.cli import ROOT, _docs_reference_code
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from scipy.special import softmax
 
 from valuecore import Policy, Predictions, UseCase, ValueMatrix, fit_policy, presort
-from valuecore.policy_json import POLICY_KINDS
 from valuecore.policy_json import (
     ACCEPT_RULE,
+    POLICY_KINDS,
     PolicyDocument,
     PolicyEntry,
     align_values,
@@ -33,7 +33,6 @@ from valuecore.policy_json import (
 )
 from valuecore.runs import ModelRun, load_runs
 
-ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_RUNS = ROOT / "sample_runs"
 CALIBRATIONS = ("none", "temperature", "isotonic", "platt")
 
@@ -525,18 +524,6 @@ def test_fit_policy_on_presorted_calibrated_run_matches_document(binary_runs):
         "threshold", presort(calibrator.apply(run.splits["val"])), UseCase(1, 0, -4), calibration=calibrator.to_dict()
     )
     assert document.entry("lr").policy == expected
-
-
-# --------------------------------------------------------------------------
-# the serving-side reference implementation printed in docs/policy-json.md
-# --------------------------------------------------------------------------
-def _docs_reference_code() -> dict:
-    text = (ROOT / "docs" / "policy-json.md").read_text(encoding="utf-8")
-    blocks = text.split("```python\n")[1:]
-    code = next(block.split("```")[0] for block in blocks if "def decide(document" in block)
-    namespace: dict = {}
-    exec(compile(code, "docs/policy-json.md", "exec"), namespace)  # noqa: S102 - our own documentation
-    return namespace
 
 
 @pytest.mark.parametrize("values", [UseCase(0, -2, -1.9375), "symmetric"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.core import gaussian_run
 
 import valuecore as vc
 from valuecore.cli import main
@@ -26,18 +27,6 @@ from valuecore.monitoring import (
 from valuecore.policy_json import PolicyDocument
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def gaussian_run(mix, n, rng, *, separation=2.0, labelled=True):
-    """Exactly calibrated under the uniform mix: class-conditional Gaussians, Bayes posteriors."""
-    n_classes = len(mix)
-    y = rng.choice(n_classes, size=n, p=np.asarray(mix))
-    x = rng.standard_normal((n, n_classes)) + separation * np.eye(n_classes)[y]
-    logits = separation * x
-    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
-    proba /= proba.sum(axis=1, keepdims=True)
-    classes = tuple(f"c{k}" for k in range(n_classes))
-    return vc.Predictions.from_proba(proba, y_true=np.asarray(classes)[y] if labelled else None, classes=classes)
 
 
 @pytest.mark.parametrize("mix", [(0.9, 0.1), (0.1, 0.9), (0.6, 0.3, 0.1), (0.1, 0.2, 0.3, 0.4)])

@@ -11,46 +11,26 @@ round-off with fractional ones; the expected-value actions always bit for bit.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pytest
+import reference as ref
+from helpers.core import labelled_runs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import reference as ref
 import valuecore as vc
+from valuecore._decide.verdict import _difference, _judge, clearly_ahead, pairing, verdict
 from valuecore._engine import tally as _tally
 from valuecore._engine.evaluate import item_values
-from valuecore._engine.policy import (_ev_plan, _ev_screen, _expected_value_actions, _expected_value_actions_exactly)
-from valuecore._stats.uncertainty import grouped_interval, grouped_items_to_exclude, items_to_exclude, mean_interval
+from valuecore._engine.policy import _ev_plan, _ev_screen, _expected_value_actions, _expected_value_actions_exactly
 from valuecore._model.values import value_matrix_for
-from valuecore._decide.verdict import _difference, _judge, clearly_ahead, pairing, verdict
+from valuecore._stats.uncertainty import grouped_interval, grouped_items_to_exclude, items_to_exclude, mean_interval
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
 # Fractional weights add a group's weights in another order: a relative few ulps per group.
 ROUND_OFF = 1e-12
-
-
-@st.composite
-def labelled_runs(draw, max_n=60):
-    """(Predictions, weight kind) with few distinct probabilities (ties in confidence and between classes)."""
-    n_classes = draw(st.integers(2, 4))
-    n = draw(st.integers(2, max_n))
-    grid = draw(st.integers(1, 6))
-    rows = draw(st.lists(st.lists(st.integers(0, grid), min_size=n_classes, max_size=n_classes)
-                         .filter(lambda r: sum(r) > 0), min_size=n, max_size=n))
-    proba = np.array(rows, dtype=float)
-    proba /= proba.sum(axis=1, keepdims=True)
-    y_true = draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n))
-    kind = draw(st.sampled_from(["unit", "integer", "fractional"]))
-    if kind == "unit":
-        weight = None
-    elif kind == "integer":
-        weight = draw(st.lists(st.integers(0, 5), min_size=n, max_size=n).filter(lambda w: sum(w) > 1))
-    else:
-        weight = draw(st.lists(st.floats(0.0, 10.0).filter(lambda x: x == 0 or x > 1e-3), min_size=n, max_size=n)
-                      .filter(lambda w: sum(w) > 1e-2))
-    return vc.Predictions.from_proba(proba, y_true=y_true, sample_weight=weight), kind
 
 
 DYADIC = st.integers(-64, 64).map(lambda k: k / 8)

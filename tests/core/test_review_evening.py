@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from helpers.core import labelled_runs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +23,6 @@ from valuecore._engine import sorting as _sorted
 from valuecore._engine import tally as _tally
 from valuecore._model.choices import POLICY_KINDS
 from valuecore._model.values import value_matrix_for
-
-from test_recommend_tally import labelled_runs
 
 
 def _same_tally(got, want) -> None:

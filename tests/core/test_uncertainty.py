@@ -27,7 +27,7 @@ from valuecore._stats.uncertainty import (
     voc_band,
 )
 from valuecore.wording import interval_sentences, paired_sentences
-from helpers import voc_values
+from helpers.core import voc_values
 
 USE_CASE = vc.UseCase(1.0, 0.0, -4.0)
 

@@ -203,7 +203,7 @@ def test_acceptance_limits_edges():
 
 def test_voc_curve_and_band_share_the_limits():
     """The calibrated VOC breaks are the limits; the bootstrap's untuned values use the same ones."""
-    from helpers import voc_values
+    from helpers.core import voc_values
     from valuecore._stats.uncertainty import _run_tables
 
     rng = np.random.default_rng(1)

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from test_e2e_browser import _need_browser, chromium, chromium_path, new_page, streamlit_server, warm_up
+from helpers.browser import _need_browser, chromium, chromium_path, new_page, streamlit_server, warm_up
 
 
 @pytest.fixture(scope="session")

@@ -12,38 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from test_e2e_browser import (
+from helpers.browser import (
     HOME, choose_upload, go_to, new_page, open_app, step, wait_for_app,
 )
+from helpers.browser import _TRUNCATION_PROBE
 
 pytestmark = pytest.mark.e2e
-
-# Text elements whose content must fit their box: headings, metric labels and values, tab labels, buttons.
-_TRUNCATION_PROBE = """
-() => {
-  const main = document.querySelector('[data-testid="stMain"]');
-  const selectors = ['h1', 'h2', 'h3', '[data-testid="stMetricLabel"]', '[data-testid="stMetricValue"]',
-                     '[data-testid="stMetricLabel"] *', '[data-testid="stMetricValue"] *', 'button p',
-                     '[data-testid="stWidgetLabel"] p'];
-  const cut = [];
-  for (const element of main.querySelectorAll(selectors.join(','))) {
-    if (!element.offsetParent) continue;  // not displayed (e.g. a closed expander)
-    if (element.scrollWidth > element.clientWidth + 1) {
-      const text = element.innerText.slice(0, 60);
-      cut.push(`${element.tagName} "${text}" ${element.scrollWidth}px in ${element.clientWidth}px`);
-    }
-  }
-  for (const grid of main.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller')) {
-    if (!grid.offsetParent) continue;
-    if (grid.scrollWidth > grid.clientWidth + 1) {
-      const frame = grid.closest('[data-testid="stDataFrame"]');
-      cut.push(`table ${grid.scrollWidth}px wide in ${grid.clientWidth}px (${frame.innerText.slice(0, 60)})`);
-    }
-  }
-  return cut;
-}
-"""
-
 
 def full_precision_run(folder) -> tuple:
     """A run file with float64 confidences, and its tuned threshold as the tiles write it.

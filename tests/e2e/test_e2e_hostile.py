@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_e2e_browser import (  # noqa: E402
+from helpers.browser import (  # noqa: E402
     ARTIFACTS, HOME, TIMEOUT_MS, errors_on, heading, new_page, streamlit_server, wait_for_app,
 )
-from test_hostile_app import HOSTILE, HOSTILE_2, hostile_frame  # noqa: E402
+from helpers.app import HOSTILE, HOSTILE_2, hostile_frame  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 

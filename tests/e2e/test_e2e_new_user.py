@@ -19,8 +19,8 @@ import re
 
 import pytest
 
-from test_e2e_fit import _TRUNCATION_PROBE
-from test_e2e_browser import (
+from helpers.browser import _TRUNCATION_PROBE
+from helpers.browser import (
     ARTIFACTS, HOME, PAGES, TIMEOUT_MS, assert_default_use_case, errors_on, heading, new_page, open_app, step,
     wait_for_app,
 )

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from test_e2e_browser import HOME, metric_value, open_app, step, url_path, value_input, wait_for_app
+from helpers.browser import HOME, metric_value, open_app, step, url_path, value_input, wait_for_app
 
 pytestmark = pytest.mark.e2e
 

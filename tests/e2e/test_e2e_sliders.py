@@ -12,12 +12,11 @@
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 
 import pytest
 
-from test_e2e_browser import (
+from helpers.browser import (
     ARTIFACTS,
     HOME,
     TIMEOUT_MS,
@@ -30,15 +29,10 @@ from test_e2e_browser import (
     value_input,
     wait_for_app,
 )
+from helpers.browser import value_slider
 
 pytestmark = pytest.mark.e2e
 LABELS = ("Correct answer", "Hand-off to a person", "Wrong answer")
-
-
-def value_slider(tab, label: str):
-    """The sidebar's slider for one outcome value (its stSlider block)."""
-    sliders = tab.locator('[data-testid="stSidebar"] [data-testid="stSlider"]')
-    return sliders.filter(has=tab.get_by_text(re.compile(r"^\s*" + re.escape(label) + r" \(")))
 
 
 def thumb_text(tab, label: str):

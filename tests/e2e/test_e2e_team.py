@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_e2e_browser as harness  # noqa: E402  (server and browser harness)
+import helpers.browser as harness  # noqa: E402  (server and browser harness)
 
 ROOT = harness.ROOT
 SAMPLE = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"

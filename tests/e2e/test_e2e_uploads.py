@@ -11,7 +11,7 @@ import pandas as pd
 
 import pytest
 
-from test_e2e_browser import (
+from helpers.browser import (
     HOME, choose_upload, go_to, open_app, step, wait_for_app,
 )
 

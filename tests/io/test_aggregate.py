@@ -14,33 +14,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.inputs import BAD_FRAMES, CLASSES, aggregate_problems, loader_problems, nearly_distinct_scores, raw_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
-from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
 from valuecore._cli.commands import main
+from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
 
-CLASSES = ("a", "b", "c")
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 AGGREGATE_POLICIES = ("accept_all", "threshold", "calibrated_threshold", "class_thresholds",
                       "calibrated_class_thresholds")  # fmt: skip
-
-
-def raw_frame(seed: int, n: int, *, levels: int = 4, weights: bool = True, labelled_test: bool = True):
-    """Probabilities on a coarse grid (many ties), integer weights, two splits."""
-    rng = np.random.default_rng(seed)
-    counts = rng.integers(0, levels + 1, size=(n, 3))
-    counts[counts.sum(axis=1) == 0, 0] = 1
-    proba = counts / counts.sum(axis=1, keepdims=True)
-    frame = pd.DataFrame({f"proba_{c}": proba[:, j] for j, c in enumerate(CLASSES)})
-    frame["y_true"] = rng.choice(CLASSES, size=n)
-    frame["split"] = np.where(np.arange(n) % 2 == 0, "val", "test")
-    if not labelled_test:
-        frame.loc[frame["split"] == "test", "y_true"] = None
-    if weights:
-        frame["weight"] = rng.integers(1, 4, size=n).astype(float)
-    return frame
 
 
 def raw_and_aggregate(frame: pd.DataFrame, folder: Path, **options):
@@ -250,16 +234,6 @@ def test_cli_aggregate_then_report(tmp_path, capsys):
     assert pick(on_aggregate) == pick(on_raw) and pick(on_raw)
 
 
-def nearly_distinct_scores(folder) -> Path:
-    """3,000 rows of two-class scores, nearly every one its own group."""
-    rng = np.random.default_rng(0)
-    proba = rng.dirichlet([1, 1], size=3000)
-    frame = pd.DataFrame({"proba_a": proba[:, 0], "proba_b": proba[:, 1], "y_true": rng.choice(["a", "b"], 3000)})
-    raw = folder / "model.parquet"
-    frame.to_parquet(raw)
-    return raw
-
-
 def test_cli_refuses_over_the_group_budget_and_suggests_a_resolution(tmp_path, capsys):
     raw = nearly_distinct_scores(tmp_path)
     out = tmp_path / "agg.parquet"
@@ -270,36 +244,6 @@ def test_cli_refuses_over_the_group_budget_and_suggests_a_resolution(tmp_path, c
     assert not out.exists()
     assert main(["aggregate", str(raw), "--out", str(out), "--max-groups", "1000", "--resolution", "0.01"]) == 0
     assert "rounded down to multiples of 0.01" in capsys.readouterr().out
-
-
-# ----------------------------------------------------------------- bad sources
-def loader_problems(path: Path) -> list[str]:
-    return [str(p) for p in vc.load_runs(path).problems if p.severity == "error"]
-
-
-def aggregate_problems(source, tmp_path: Path, **options) -> list[str]:
-    with pytest.raises(AggregateRefused) as refused:
-        aggregate(str(source), tmp_path / "agg.parquet", **options)
-    assert not (tmp_path / "agg.parquet").exists()
-    return [str(p) for p in refused.value.problems if p.severity == "error"]
-
-
-BAD_FRAMES = {
-    "nan": pd.DataFrame({"proba_a": [0.9, np.nan, 0.2, np.nan], "proba_b": [0.1, 0.5, 0.8, 0.5],
-                         "y_true": ["a", "b", "a", "b"]}),
-    "negative": pd.DataFrame({"proba_a": [0.9, -0.5, 0.2], "proba_b": [0.1, 1.5, 0.8], "y_true": ["a", "b", "a"]}),
-    "sum": pd.DataFrame({"proba_a": [0.9, 0.4, 0.2], "proba_b": [0.1, 0.4, 0.8], "y_true": ["a", "b", "a"]}),
-    "unknown_label": pd.DataFrame({"proba_a": [0.9, 0.4], "proba_b": [0.1, 0.6], "y_true": ["a", "z"]}),
-    "no_prediction_columns": pd.DataFrame({"y_true": ["a", "b"], "score": [0.2, 0.3]}),
-    "one_class": pd.DataFrame({"proba_a": [1.0, 1.0], "y_true": ["a", "a"]}),
-    "confidence": pd.DataFrame({"y_pred": ["a", "b", "a"], "confidence": [0.5, 1.5, np.nan],
-                                "y_true": ["a", "b", "b"]}),
-    "weight": pd.DataFrame({"proba_a": [0.9, 0.4], "proba_b": [0.1, 0.6], "y_true": ["a", "b"], "weight": [-1.0, 2]}),
-    "weight_range": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7], "y_true": ["a", "b", "a"],
-                                  "weight": [1e60, 2, 1e-60]}),
-    "partly_labelled": pd.DataFrame({"proba_a": [0.9, 0.4, 0.3], "proba_b": [0.1, 0.6, 0.7],
-                                     "y_true": ["a", None, "b"]}),
-}  # fmt: skip
 
 
 @pytest.mark.parametrize("case", sorted(BAD_FRAMES))

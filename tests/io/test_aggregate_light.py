@@ -11,7 +11,7 @@ from optional import need
 
 need("duckdb")
 
-from test_aggregate import raw_frame  # noqa: E402
+from helpers.inputs import raw_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,12 +11,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from helpers.inputs import BAD_FRAMES, loader_problems, nearly_distinct_scores, raw_frame
 
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate
 from valuecore._io.aggregate.spark_engine import spark_session
-
-from test_aggregate import BAD_FRAMES, loader_problems, nearly_distinct_scores, raw_frame
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -136,7 +135,7 @@ def test_a_catalog_table_name_is_quoted_never_parsed_as_sql(spark, tmp_path):
 
 def test_each_rule_holds_on_the_same_values_in_spark_as_in_numpy(spark):
     """The Spark spelling of every row rule of valuecore/_io/columns.py (no isfinite there) against numpy."""
-    from test_columns import NUMERIC_RULES, VALUES
+    from helpers.inputs import NUMERIC_RULES, VALUES
 
     from valuecore._io import columns
 

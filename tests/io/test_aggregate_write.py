@@ -8,14 +8,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-
 from optional import need
 
 need("duckdb")
 
-from valuecore._io.aggregate import aggregate, read_aggregate_metadata  # noqa: E402
+from helpers.inputs import raw_frame  # noqa: E402
 
-from test_aggregate import raw_frame  # noqa: E402
+from valuecore._io.aggregate import aggregate, read_aggregate_metadata  # noqa: E402
 
 KEYS = ["model", "split", "y_pred", "confidence", "y_true"]
 

@@ -9,15 +9,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from helpers.inputs import NUMERIC_RULES, VALUES
 
 import valuecore as vc
 from valuecore._io import columns
 from valuecore._io.aggregate import aggregate
-
-# Values a column can hold, read as DOUBLE: missing, NaN, both infinities, around 0 and 1, and the edges
-# of the weight range.
-VALUES = [None, np.nan, np.inf, -np.inf, -1.0, -0.0, 0.0, 1e-60, 1e-50, 0.5, 1.0, 1 + 5e-7, 1 + 2e-6, 1e50, 1e60]
-NUMERIC_RULES = [r for r in typing.get_args(columns.Rule) if r != "empty"]
 
 
 @pytest.mark.parametrize("rule", NUMERIC_RULES)
@@ -83,8 +79,7 @@ def test_a_stored_nan_gets_the_loaders_messages_and_no_others(tmp_path):
     aggregation also called it infinite and out of range, which the loader does not."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from test_aggregate import aggregate_problems, loader_problems
+    from helpers.inputs import aggregate_problems, loader_problems
 
     nan = float("nan")
     for name, table in {

@@ -11,18 +11,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from optional import need  # noqa: E402
 
 import valuecore as vc
 from valuecore.cli import main
 from valuecore.policy_json import PolicyDocument
 from valuecore.serving import RejectOptionClassifier, save_mlflow_model
 
-from optional import need  # noqa: E402
-
 need("mlflow")  # requirements-mlflow.txt: skipped without it, required in CI
 import mlflow  # noqa: E402
-
-from test_serving_sklearn import breast_cancer  # noqa: E402
+from helpers.serving import breast_cancer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BREAST_CANCER = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"

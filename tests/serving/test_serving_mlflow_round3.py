@@ -5,14 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LogisticRegression
-
 from optional import need  # noqa: E402
+from sklearn.linear_model import LogisticRegression
 
 need("mlflow")  # requirements-mlflow.txt: skipped without it, required in CI
 import mlflow  # noqa: E402
-
-from test_serving_round3 import document, fitted  # noqa: E402
+from helpers.serving import document, fitted  # noqa: E402
 
 
 def test_save_mlflow_model_refuses_what_could_never_serve(tmp_path):

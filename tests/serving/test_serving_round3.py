@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LogisticRegression
+from helpers.serving import document, fitted
 
 import valuecore as vc
 from valuecore.cli import main
@@ -22,16 +22,6 @@ from valuecore.serving import RejectOptionClassifier, load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 CANCER = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"
-NO_CALIBRATION = {"method": "none"}
-
-
-def document(classes=("benign", "malignant"), **policy) -> dict:
-    rule = {"kind": "threshold", "threshold": 0.8, "class_thresholds": None, "calibration": NO_CALIBRATION, **policy}
-    return {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
-            "models": [{"model": "m", "classes": list(classes), "policy": rule, "run_sha256": None,
-                        "tuned_on": {"split": None, "n": 0}, "evaluation": None}]}
-
-
 def refused_by_both(data: dict, *words: str, loader_words=()) -> None:
     """The runtime (load_policy, no jsonschema) refuses what the loader (PolicyDocument, the schema) refuses;
     ``words`` must be in the runtime's message, ``loader_words`` in the loader's."""
@@ -81,13 +71,6 @@ def test_a_class_named_like_an_action_cannot_be_told_from_it():
         two_tier.decide(proba, abstain="x", confirm="x")
     # a threshold rule never confirms: a class "confirm" is no clash there
     assert load_policy(document(classes=("confirm", "b"))).decide(proba).tolist() == ["confirm", "abstain"]
-
-
-def fitted(classes, n=200):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(n, 3))
-    y = np.asarray(classes)[(X[:, 0] > 0).astype(int)]
-    return LogisticRegression().fit(X, y), X, y
 
 
 @pytest.mark.parametrize("classes, label", [((-1, 1), True), ((-1, 1), 1.0), ((0, 1), np.int8(0)), ((1, 2), "1"),
@@ -271,7 +254,7 @@ def test_a_shortlist_over_many_classes_holds_no_sorted_copy_of_them():
         "print('EXTRA', hwm() - base, 'PROBA', proba_mb)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
-                          env={**os.environ, "PYTHONPATH": f"{ROOT / 'tests' / 'serving'}:{ROOT}"})
+                          env={**os.environ, "PYTHONPATH": f"{ROOT / 'tests' / 'serving'}:{ROOT / 'tests'}:{ROOT}"})
     line = [x for x in done.stdout.splitlines() if x.startswith("EXTRA")]
     assert line, done.stderr[-2000:]
     _, extra, _, proba_mb = line[0].split()

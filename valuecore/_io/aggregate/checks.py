@@ -19,7 +19,7 @@ from ..format import (
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (
-    _lit, _Plan, _text, _is_integer_text, _group_text, GROUPED_TABLE, groups_at_sql, _Check, _sum_deviation, check_sql,
+    _Plan, _text, _is_integer_text, _group_text, GROUPED_TABLE, groups_at_sql, _Check, _sum_deviation, check_sql,
     _rows_where_sql, _label_values_sql, _split_labels_sql, _distinct_count_sql, _checks_in_groups,
 )
 from .duckdb_engine import _Engine, _DuckDB, _HeldGroups
@@ -149,8 +149,8 @@ def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> l
     ]
 
 
-def _first_rows(engine: _Engine, condition: str, file) -> tuple[int, ...]:
-    rows = [r[0] for r in engine.rows(_rows_where_sql(condition, file))]
+def _first_rows(engine: _Engine, condition: str, file, parameters: Sequence = ()) -> tuple[int, ...]:
+    rows = [r[0] for r in engine.rows(_rows_where_sql(condition), [file, *parameters])]
     return tuple(int(r) + 1 for r in rows if r is not None)
 
 
@@ -159,9 +159,9 @@ def _labels_where(engine: _Engine, plan: _Plan, check: _Check, file) -> list[str
     text = _text(plan, check.column)
     sql = (
         f"SELECT {text} AS label, MIN({ROW_COLUMN}) AS first FROM {SOURCE_VIEW} "
-        f"WHERE {FILE_COLUMN} = {_lit(file)} AND ({check.bad}) GROUP BY {text} ORDER BY first, label"
+        f"WHERE {FILE_COLUMN} = ? AND ({check.bad}) GROUP BY {text} ORDER BY first, label"
     )
-    return [str(r[0]) for r in engine.rows(sql)]
+    return [str(r[0]) for r in engine.rows(sql, [file])]
 
 
 def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:
@@ -200,12 +200,12 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
             continue
         context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
         in_group = (
-            f"{_group_text(plan, 'model', plan.model)} = {_lit(model)} AND "
-            f"{_group_text(plan, 'split', DEFAULT_SPLIT)} = {_lit(split)} AND {_text(plan, 'y_true')} IS NULL"
+            f"{_group_text(plan, 'model', plan.model)} = ? AND "
+            f"{_group_text(plan, 'split', DEFAULT_SPLIT)} = ? AND {_text(plan, 'y_true')} IS NULL"
         )
         files = engine.rows(
             f"SELECT {FILE_COLUMN}, COUNT(*) FROM {SOURCE_VIEW} WHERE {in_group} GROUP BY {FILE_COLUMN} "
-            f"ORDER BY {FILE_COLUMN}"
+            f"ORDER BY {FILE_COLUMN}", [model, split]
         )
         for file, count in files:
             problems.append(
@@ -214,7 +214,7 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
                     f"y_true is missing in {context}, which has labels elsewhere "
                     "(leave y_true empty for a whole split to mark it unlabeled)",
                     "y_true",
-                    _first_rows(engine, in_group, file),
+                    _first_rows(engine, in_group, file, (model, split)),
                     "error",
                     int(count),
                 )

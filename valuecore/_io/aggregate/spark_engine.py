@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -11,7 +12,7 @@ from urllib.parse import unquote, urlparse
 from ..format import LoadProblem
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
 from .sources import _Source
-from .sql import _lit, _Plan, GROUPED_TABLE, grouped_sql
+from .sql import _Plan, GROUPED_TABLE, grouped_sql
 from .duckdb_engine import _Engine, _stop_if_asked
 
 
@@ -100,9 +101,11 @@ class _Spark(_Engine):
         reader = self.spark.read
         if source.format == "spark_table":
             frame = self._catalog_table(source)
-            frame = frame.selectExpr(
-                "*", f"{_lit(source.display)} AS {FILE_COLUMN}", f"CAST(NULL AS BIGINT) AS {ROW_COLUMN}"
-            )
+            from pyspark.sql import functions as F
+
+            # The display name is a value (F.lit), not SQL text: Spark's literals read backslashes as escapes.
+            frame = frame.select("*", F.lit(source.display).alias(FILE_COLUMN),
+                                 F.lit(None).cast("bigint").alias(ROW_COLUMN))
         else:
             if source.base is not None:
                 reader = reader.option("basePath", source.base)
@@ -139,8 +142,9 @@ class _Spark(_Engine):
     def display_file(self, engine_file) -> str:
         return self._uris.get(_uri_path(str(engine_file)), str(engine_file))
 
-    def rows(self, sql: str) -> list[tuple]:
-        return self._job(lambda: [tuple(r) for r in self.spark.sql(sql).collect()])
+    def rows(self, sql: str, parameters: Sequence = ()) -> list[tuple]:
+        frame = self.spark.sql(sql, args=list(parameters)) if parameters else self.spark.sql(sql)
+        return self._job(lambda: [tuple(r) for r in frame.collect()])
 
     def arrow(self, sql: str, progress):
         return self._job(lambda: self.spark.sql(sql).toArrow(), progress)

@@ -431,9 +431,10 @@ def check_sql(plan: _Plan) -> tuple[str, list[_Check]]:
     return sql, checks
 
 
-def _rows_where_sql(condition: str, file: str) -> str:
+def _rows_where_sql(condition: str) -> str:
+    """The first offending rows of one file: its name is the query's first parameter, then ``condition``'s."""
     return (
-        f"SELECT {ROW_COLUMN} FROM {SOURCE_VIEW} WHERE {FILE_COLUMN} = {_lit(file)} AND ({condition}) "
+        f"SELECT {ROW_COLUMN} FROM {SOURCE_VIEW} WHERE {FILE_COLUMN} = ? AND ({condition}) "
         f"ORDER BY {ROW_COLUMN} LIMIT {SHOWN_ROWS}"
     )
 

@@ -13,7 +13,7 @@ def _expand_paths(paths, problems: list[LoadProblem], roots=None) -> list[tuple[
     found = _expand_given(paths, problems)
     if roots is None:
         return found
-    from .paths import outside_roots
+    from ..paths import outside_roots
 
     inside = []
     for display, path in found:

@@ -2,15 +2,16 @@
 
 import numpy as np
 import pytest
+from helpers.core import ATTRIBUTES
+from helpers.core import _assert_identical as assert_same_attributes
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from test_presort_fast import ATTRIBUTES
-from test_presort_fast import _assert_identical as assert_same_attributes
 
 import valuecore as vc
 from valuecore._engine import bitsort as _bitsort
 from valuecore._engine import sorting as _sorted
+
+
 def _sorting_the_items(p, monkeypatch):
     """presort as it was before the keys: a stable argsort of the items, cumulative sums in that order."""
     monkeypatch.setattr(_sorted, "descending_counts", lambda *args: None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.core import labelled_runs  # the same runs as the tally's other tests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +22,6 @@ import valuecore as vc
 from valuecore._engine import sorting as _sorted
 from valuecore._engine import tally as _tally
 from valuecore._model.values import value_matrix_for
-
-from test_recommend_tally import labelled_runs  # the same runs as the tally's other tests
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 

@@ -241,7 +241,7 @@ def test_drift_distance_on_a_reference_sorted_once_is_the_union_grid_distance_ex
     sample = np.array(data.draw(st.lists(values, min_size=n_sample, max_size=n_sample)))
     ref_weight = np.array(data.draw(st.lists(weights, min_size=n_ref, max_size=n_ref)))
     weight = np.array(data.draw(st.lists(weights, min_size=n_sample, max_size=n_sample)))
-    from helpers import weighted_ks
+    from helpers.core import weighted_ks
     from valuecore._monitor.bands import _SortedECDF, _ks_distance
 
     distance, _ = weighted_ks(reference, ref_weight, sample, weight)
@@ -257,7 +257,7 @@ def test_drift_distance_at_scale_is_the_union_grid_distance_exactly():
     rng = np.random.default_rng(7)
     reference, sample = rng.uniform(size=20_000).round(3), rng.beta(3, 2, 3_000).round(4)
     ref_weight, weight = rng.uniform(0, 2, reference.size), rng.integers(0, 3, sample.size).astype(float)
-    from helpers import weighted_ks
+    from helpers.core import weighted_ks
 
     assert weighted_ks(reference, ref_weight, sample, weight)[0] == _union_grid_ks_distance(
         reference, ref_weight, sample, weight

@@ -8,19 +8,18 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers.serving import breast_cancer
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.datasets import load_breast_cancer
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
 import valuecore as vc
+from valuecore._serve.estimator import RECOMPUTATION_MARGIN
 from valuecore.policy_json import build_policy_document
 from valuecore.runs import ModelRun
-from valuecore._serve.estimator import RECOMPUTATION_MARGIN
 from valuecore.serving import RejectOptionClassifier, load_policy
 
 # Checks that cannot apply to a classifier with a reject option, each with the reason.
@@ -45,16 +44,6 @@ def applicable_checks():
 @pytest.mark.parametrize(("estimator", "check"), list(applicable_checks()))
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
-
-
-# ------------------------------------------------------------------ breast cancer, end to end
-def breast_cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    names = np.array(["malignant", "benign"])[y]  # scikit-learn's order of target_names
-    X_train, X_rest, y_train, y_rest = train_test_split(X, names, test_size=0.5, random_state=0, stratify=names)
-    X_val, X_test, y_val, y_test = train_test_split(X_rest, y_rest, test_size=0.5, random_state=1, stratify=y_rest)
-    model = make_pipeline(StandardScaler(), LogisticRegression(C=0.05)).fit(X_train, y_train)
-    return model, (X_val, y_val), (X_test, y_test)
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,14 @@
 
 import numpy as np
 import pytest
+from helpers.core import ATTRIBUTES, _assert_identical, descending_order
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore._engine import sorting as _sorted
-from helpers import descending_order
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), decimals=st.sampled_from([1, 2, 4]), n=st.integers(0, 3000))
 def test_grouped_order_equals_the_stable_argsort(seed, decimals, n):
@@ -36,26 +38,12 @@ def test_presort_is_identical_with_and_without_grouping(kind, monkeypatch):
         np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
 
 
-ATTRIBUTES = ("order", "thresholds", "group_end", "cum_accepted", "cum_correct", "cum_wrong", "class_order",
-              "class_group_end", "class_group_class", "class_group_threshold", "class_cum_correct", "class_cum_wrong")
-
-
 def _both_ways(p, monkeypatch):
     """presort by group sums (grouping forced on small runs) and by a full sort of the items."""
     monkeypatch.setattr(_sorted, "_FAST_SORT_MIN_ITEMS", 0)
     grouped = vc.presort(p)
     monkeypatch.setattr(_sorted, "_FAST_SORT_MIN_ITEMS", 10**9)
     return grouped, vc.presort(p)
-
-
-def _assert_identical(got, expected):
-    for name in ATTRIBUTES:
-        a, b = getattr(got, name), getattr(expected, name)
-        if b is None:
-            assert a is None, name
-            continue
-        np.testing.assert_array_equal(a, b, err_msg=name)
-        assert a.dtype == b.dtype, name
 
 
 @settings(max_examples=60, deadline=None)

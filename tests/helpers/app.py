@@ -1,0 +1,74 @@
+"""The app's test helpers: the app started by AppTest on a page, the capacity page run once, hostile names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+import valuecore as vc
+
+# ---------------------------------------------------------------- first written for test_app_core.py
+ROOT = Path(__file__).resolve().parents[2]
+
+
+APP = str(ROOT / "app.py")
+
+
+def start(page: str | None = None, **query: str) -> AppTest:
+    """The app after its first run (URL query parameters set before it), optionally on ``page``."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at
+
+
+def capacity_page() -> AppTest:
+    """The "Capacity & guarantees" page, run once through the whole app (a module's fixture)."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/constraints.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _money(text: str, after: str) -> str:
+    """The first amount in dollars written after ``after`` (a day's amount: whole dollars from $100 up)."""
+    match = re.search(re.escape(after) + r"[^$\d-]*(-?\$[\d,]+(?:\.\d+)?)", text)
+    assert match, (after, text)
+    return match.group(1)
+
+
+def _per_day(amount: float) -> str:
+    return vc.wording.projected(amount, "$")
+
+
+SAMPLE = ROOT / "sample_runs" / "breast_cancer" / "logreg.csv"
+
+
+HOSTILE = "**B** $M$ [x](http://127.0.0.1:9/) ![i](http://127.0.0.1:9/i.png) <b>h</b>"
+
+
+HOSTILE_2 = HOSTILE + " v2"  # a second model, for the pages that compare two
+
+
+def hostile_frame(rows: int = 400) -> pd.DataFrame:
+    """Two models of the sample run with hostile model names, hostile split names and hostile class names."""
+    frame = pd.read_csv(SAMPLE)
+    frame = frame[frame["y_true"].notna()].head(rows).drop(columns=["id"]).reset_index(drop=True)
+    frame["model"] = HOSTILE
+    frame["split"] = np.where(np.arange(len(frame)) % 2 == 0, "val " + HOSTILE, "test " + HOSTILE)
+    classes = {"benign": "**c1** $K$ [y](http://127.0.0.1:9/c)", "malignant": "<b>c2</b> ![j](http://127.0.0.1:9/j.png)"}
+    frame["y_true"] = frame["y_true"].map(classes)
+    frame = frame.rename(columns={f"proba_{old}": f"proba_{new}" for old, new in classes.items()})
+    frame["timestamp"] = pd.date_range("2024-01-01", periods=len(frame), freq="h").astype(str)
+    second = frame.assign(model=HOSTILE_2)
+    probability = [c for c in frame if c.startswith("proba_")]
+    second[probability] = (second[probability] * 0.9 + 0.05).round(6)  # another model, still rows summing to 1
+    return pd.concat([frame, second], ignore_index=True)
