@@ -337,7 +337,7 @@ def main() -> None:
     if args.shapes:
         engines = [e for e in args.engines.split(",") if e]
         print(f"{os.cpu_count()} cores | load average {os.getloadavg()[0]:.1f} at start | shapes "
-              f"classes/decimals/rows; groups = the bare DuckDB query's output rows")
+              f"classes/decimals/rows; groups = the bare query's output rows")
         print(baselines_text())
         print(f"{'shape':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'GiB':>5} {'JVM':>5} {'spill':>6} | "
               "each run s")
