@@ -9,7 +9,8 @@ With ``--compare DIR`` the same commands also run against the ``valuecore``
 package found in DIR (for instance an older release unpacked with
 ``git archive <ref> valuecore | tar -x -C DIR``), side by side, with the ratio.
 
-Usage: ``python benchmarks/bench_import.py [--repeat 15] [--compare DIR]``
+Usage: ``python benchmarks/bench_import.py [--repeat 15] [--compare DIR]`` (``--repeat 20`` for the issue's
+median over 20 fresh processes, printed last beside the bare interpreter's)
 This is a benchmark, not a test: it asserts nothing about time. For where the
 time goes, see ``python -X importtime -c "import valuecore"``.
 """
@@ -102,6 +103,13 @@ def main() -> None:
             ratio = min(w for w, _ in other) / min(w for w, _ in this)
             line += f" {cell(other):>27} {ratio:>9.1f}x"
         print(line)
+    bare, helped = times[("this", "python (nothing)")], times[("this", "python -m valuecore --help")]
+    median_wall = [statistics.median(w for w, _ in t) for t in (bare, helped)]
+    median_cpu = [statistics.median(c for _, c in t) for t in (bare, helped)]
+    print(f"\n--help, medians of {args.repeat} fresh interpreters: wall {median_wall[1]:.0f} ms beside "
+          f"`python -c pass` {median_wall[0]:.0f} ms (+{median_wall[1] - median_wall[0]:.0f} ms); CPU "
+          f"{median_cpu[1]:.0f} ms beside {median_cpu[0]:.0f} ms (+{median_cpu[1] - median_cpu[0]:.0f} ms). "
+          "Goal: --help within 100 ms.")
 
 if __name__ == "__main__":
     main()

@@ -296,8 +296,9 @@ def from_file_table(sizes, repeat: int, base: Path | None = None) -> None:
           "\nhost it varies tenfold from one process to the next).")
 
 
-def threshold_table(sizes, repeat: int, base: Path | None = None) -> None:
-    """File -> exact threshold only (valuecore, pandas, numpy, and the ``--base`` checkout's valuecore)."""
+def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple = (True, False)) -> None:
+    """File -> exact threshold only (valuecore, pandas, numpy, and the ``--base`` checkout's valuecore);
+    ``scores``: rounded (True) and/or full precision (False)."""
     names = ["vc", "pandas", "numpy"] + (["vc" + BASE] if base is not None else [])
     extra = f" {'base':>7} {'base/vc':>8}" if base is not None else ""
     header = (f"{'scores':>9} {'n':>11} | {'vc':>7} {'pandas':>7} {'numpy':>7} | {'pandas/vc':>9} {'numpy/vc':>8} |"
@@ -305,7 +306,7 @@ def threshold_table(sizes, repeat: int, base: Path | None = None) -> None:
     print(header)
     print("-" * len(header))
     with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
-        for rounded in (True, False):
+        for rounded in scores:
             for n in sizes:
                 path = Path(folder) / "run.parquet"
                 write_run(path, n, rounded)
@@ -364,6 +365,7 @@ def main() -> None:
     parser.add_argument("--base", default=None, help="with --from-file: a checkout to time beside this one")
     parser.add_argument("--threshold-only", action="store_true",
                         help="with --from-file: only file -> threshold (valuecore, pandas, numpy)")
+    parser.add_argument("--scores", default="rounded,full", help="with --threshold-only: rounded, full or both")
     parser.add_argument("--bytecode", action="store_true",
                         help="with --from-file: the children read the packages compiled, as installed ones are")
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "PATH"), help=argparse.SUPPRESS)
@@ -377,8 +379,11 @@ def main() -> None:
         base = None if args.base is None else Path(args.base).resolve()
         if args.bytecode:
             compiled_bytecode([ROOT] + ([base] if base is not None else []))
-        table = threshold_table if args.threshold_only else from_file_table
-        table([int(s) for s in args.sizes.split(",")], args.repeat, base)
+        sizes = [int(float(s)) for s in args.sizes.split(",")]
+        if args.threshold_only:
+            threshold_table(sizes, args.repeat, base, tuple(s == "rounded" for s in args.scores.split(",")))
+        else:
+            from_file_table(sizes, args.repeat, base)
         return
     from bench_scale import write_log
 

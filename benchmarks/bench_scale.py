@@ -28,7 +28,9 @@ process and, apart, the peak RSS sampled of its JVM) and the peak size of
 DuckDB's spill folder, with the ratios aggregate / bare.
 
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]
-[--engines duckdb,spark] [--repeats 3] [--skip-reports]``
+[--engines duckdb,spark] [--repeats 3] [--skip-reports]``, or, across data shapes (classes, distinct
+confidences, groups), ``python benchmarks/bench_scale.py --shapes 2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6
+[--engines duckdb] [--repeats 3]``: the engine comparison alone on each shape.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ CHUNK = 1_000_000
 REPORT = ["--omega", "4", "--no-interval", "--tune-split", "val", "--eval-split", "test"]
 
 
-def write_log(path: Path, n: int, seed: int = 0) -> None:
-    """A 10-class log written in chunks of 10^6 rows (the generator never holds it all)."""
+def write_log(path: Path, n: int, seed: int = 0, classes: int = N_CLASSES, decimals: int | None = 4) -> None:
+    """A log of ``classes`` classes written in chunks of 10^6 rows (the generator never holds it all);
+    probabilities rounded to ``decimals`` (float32), or at full precision (float64) with None."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -60,13 +63,16 @@ def write_log(path: Path, n: int, seed: int = 0) -> None:
     writer = None
     for start in range(0, n, CHUNK):
         m = min(CHUNK, n - start)
-        y_true = rng.integers(0, N_CLASSES, m)
-        logits = rng.normal(0.0, 1.0, (m, N_CLASSES)).astype(np.float32)
+        y_true = rng.integers(0, classes, m)
+        logits = rng.normal(0.0, 1.0, (m, classes)).astype(np.float32)
         logits[np.arange(m), y_true] += rng.normal(2.5, 1.5, m).astype(np.float32)
         proba = np.exp(logits - logits.max(axis=1, keepdims=True))
         proba /= proba.sum(axis=1, keepdims=True)
-        proba = np.round(proba, 4)  # rows then sum to 1 within 5e-4, as exported scores do
-        columns = {f"proba_{c}": proba[:, c].astype(np.float32) for c in range(N_CLASSES)}
+        if decimals is not None:
+            proba = np.round(proba, decimals).astype(np.float32)  # rows sum to 1 within k/2 10^-d, as exports do
+        else:
+            proba = proba.astype(np.float64)
+        columns = {f"proba_{c}": proba[:, c] for c in range(classes)}
         columns["y_true"] = y_true.astype(np.int16)
         columns["split"] = np.where(rng.random(m) < 0.5, "val", "test")
         table = pa.table(columns)
@@ -129,20 +135,26 @@ def measured_child(command: list[str]) -> tuple[float, float, str, float]:
 
 
 PROBA = [f"proba_{c}" for c in range(N_CLASSES)]
-# The bare DuckDB query: the same groups (split, argmax class, max probability, true class), the same sums and
-# means, written to Parquet; no checks, no model column, no ordering.
-BARE_DUCKDB_SQL = (
-    "COPY (WITH r AS (SELECT split, y_true, {greatest} AS confidence, {probas} FROM read_parquet('{log}')) "
-    "SELECT split, CASE {argmax} END AS y_pred, confidence, y_true, COUNT(*) AS weight, {means} "
-    "FROM r GROUP BY ALL) TO '{out}' (FORMAT parquet)"
-).format(
-    greatest="GREATEST(" + ", ".join(PROBA) + ")",
-    probas=", ".join(PROBA),
-    argmax=" ".join(f"WHEN {p} = confidence THEN '{c}'" for c, p in enumerate(PROBA)),
-    means=", ".join(f"AVG({p}) AS {p}" for p in PROBA),
-    log="{log}",
-    out="{out}",
-)
+
+
+def bare_duckdb_sql(proba: list[str]) -> str:
+    """The bare DuckDB query: the same groups (split, argmax class, max probability, true class), the same sums
+    and means, written to Parquet; no checks, no model column, no ordering."""
+    return (
+        "COPY (WITH r AS (SELECT split, y_true, {greatest} AS confidence, {probas} FROM read_parquet('{log}')) "
+        "SELECT split, CASE {argmax} END AS y_pred, confidence, y_true, COUNT(*) AS weight, {means} "
+        "FROM r GROUP BY ALL) TO '{out}' (FORMAT parquet)"
+    ).format(
+        greatest="GREATEST(" + ", ".join(proba) + ")",
+        probas=", ".join(proba),
+        argmax=" ".join(f"WHEN {p} = confidence THEN '{c}'" for c, p in enumerate(proba)),
+        means=", ".join(f"AVG({p}) AS {p}" for p in proba),
+        log="{log}",
+        out="{out}",
+    )
+
+
+BARE_DUCKDB_SQL = bare_duckdb_sql(PROBA)
 
 
 def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
@@ -159,6 +171,8 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
         con.execute(f"SET memory_limit = '{memory_limit}'")
         con.execute(f"SET temp_directory = '{spill}'")
         con.execute("SET preserve_insertion_order = false")
+        names = [d[0] for d in con.execute(f"SELECT * FROM read_parquet('{log}') LIMIT 0").description]
+        proba = [c for c in names if c.startswith("proba_")]
         peak, finished = [0], threading.Event()
 
         def sample() -> None:
@@ -167,7 +181,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        con.execute(BARE_DUCKDB_SQL.format(log=log, out=out))
+        con.execute(bare_duckdb_sql(proba).format(log=log, out=out))
         finished.set()
         sampler.join()
         groups = con.execute(f"SELECT COUNT(*) FROM '{out}'").fetchone()[0]
@@ -187,13 +201,14 @@ def bare_spark(log: str, out: str) -> None:
     )  # fmt: skip
     spark.sparkContext.setLogLevel("ERROR")
     rows = spark.read.parquet(log)
-    confidence = F.greatest(*[F.col(p) for p in PROBA])
+    proba = [c for c in rows.columns if c.startswith("proba_")]
+    confidence = F.greatest(*[F.col(p) for p in proba])
     argmax = None
-    for c, p in enumerate(PROBA):
+    for c, p in enumerate(proba):
         argmax = (F.when if argmax is None else argmax.when)(F.col(p) == F.col("confidence"), F.lit(str(c)))
     rows = rows.withColumn("confidence", confidence).withColumn("y_pred", argmax)
     grouped = rows.groupBy("split", "y_pred", "confidence", "y_true").agg(
-        F.count(F.lit(1)).alias("weight"), *[F.avg(p).alias(p) for p in PROBA]
+        F.count(F.lit(1)).alias("weight"), *[F.avg(p).alias(p) for p in proba]
     )
     grouped.write.mode("overwrite").parquet(out)
     groups = spark.read.parquet(out).count()
@@ -220,7 +235,8 @@ def _spilled(text: str) -> float:
     return float(found.group(1)) if found else float("nan")
 
 
-def compare_engines(log: Path, folder: Path, n: int, engines: list[str], repeats: int, memory_limit: str) -> None:
+def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int, memory_limit: str,
+                    max_groups: int | None = None) -> None:
     """aggregate against the bare query, per engine, medians of ``repeats`` runs interleaved."""
     python, me = sys.executable, str(Path(__file__).resolve())
     commands = {}
@@ -238,7 +254,7 @@ def compare_engines(log: Path, folder: Path, n: int, engines: list[str], repeats
             engine,
             "--memory-limit",
             memory_limit,
-        ]
+        ] + (["--max-groups", str(max_groups)] if max_groups else [])
         commands[(engine, "bare")] = [
             python,
             me,
@@ -250,14 +266,17 @@ def compare_engines(log: Path, folder: Path, n: int, engines: list[str], repeats
             memory_limit,
         ]
     runs: dict = {key: [] for key in commands}
-    loads = []
+    loads, groups = [], "?"
     for _ in range(repeats):
         for key, command in commands.items():
             if key[0] == "duckdb" and key[1] == "bare":
                 command = command[:5] + [str(folder / f"bare-duckdb-{len(runs[key])}.parquet")] + command[6:]
             seconds, gib, out, jvm = measured_child(command)
             runs[key].append((seconds, gib, jvm, _spilled(out)))
+            if key[1] == "bare":
+                groups = _groups(out)
             loads.append(os.getloadavg()[0])
+    shape = n if isinstance(n, str) else f"{n:,}"
     for engine in engines:
         (a, b) = (runs[(engine, "aggregate")], runs[(engine, "bare")])
         med = [[statistics.median(r[i] for r in rows) for i in range(4)] for rows in (a, b)]
@@ -265,11 +284,29 @@ def compare_engines(log: Path, folder: Path, n: int, engines: list[str], repeats
             jvm_text = f"{jvm:5.2f}" if engine == "spark" else f"{'-':>5}"
             spill_text = f"{spill:6.2f}" if engine == "duckdb" else f"{'-':>6}"
             print(
-                f"{n:>12,} | {engine:>6} {label:>9} | {seconds:8.1f} {gib:5.2f} {jvm_text} {spill_text} | "
+                f"{shape:>12} | {engine:>6} {label:>9} | {seconds:8.1f} {gib:5.2f} {jvm_text} {spill_text} | "
                 f"{', '.join(f'{r[0]:.1f}' for r in (a if label == 'aggregate' else b))}"
             )
-        print(f"{'':>12} | {engine:>6} {'ratio':>9} | {med[0][0] / med[1][0]:7.2f}x {med[0][1] / med[1][1]:4.2f}x")
-    print(f"{'':>12} | load average during these runs: {min(loads):.1f}-{max(loads):.1f}")
+        print(f"{'':>12} | {engine:>6} {'ratio':>9} | {med[0][0] / med[1][0]:7.2f}x {med[0][1] / med[1][1]:4.2f}x"
+              + (f" {med[0][2] / med[1][2]:4.2f}x JVM" if engine == "spark" and med[1][2] else ""))
+    print(f"{'':>12} | {groups} groups; load average during these runs: {min(loads):.1f}-{max(loads):.1f}",
+          flush=True)
+
+
+def _groups(text: str) -> str:
+    import re
+
+    found = re.search(r"([0-9,]+) groups", text)
+    return found.group(1) if found else "?"
+
+
+def parse_shapes(text: str) -> list[tuple[int, int | None, int]]:
+    """``classes:decimals:rows`` items, comma-separated; decimals ``full`` = float64 at full precision."""
+    shapes = []
+    for item in text.split(","):
+        classes, decimals, rows = item.split(":")
+        shapes.append((int(classes), None if decimals == "full" else int(decimals), int(float(rows))))
+    return shapes
 
 
 def answer(report_text: str) -> list[str]:
@@ -291,7 +328,27 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs of each engine comparison (median shown)")
     parser.add_argument("--skip-reports", action="store_true", help="only the engine comparison")
     parser.add_argument("--memory-limit", default="1GB", help="DuckDB memory limit of aggregate and the bare query")
+    parser.add_argument("--max-groups", type=int, default=None, help="passed to aggregate (its budget of groups)")
+    parser.add_argument("--shapes", default=None,
+                        help="instead of --sizes, only the engine comparison on logs of these shapes: "
+                             "classes:decimals:rows,... (decimals 'full' = float64 at full precision), e.g. "
+                             "2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6,2:full:1e7")
     args = parser.parse_args()
+    if args.shapes:
+        engines = [e for e in args.engines.split(",") if e]
+        print(f"{os.cpu_count()} cores | load average {os.getloadavg()[0]:.1f} at start | shapes "
+              f"classes/decimals/rows; groups = the bare query's output rows")
+        print(baselines_text())
+        print(f"{'shape':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'GiB':>5} {'JVM':>5} {'spill':>6} | "
+              "each run s")
+        for classes, decimals, rows in parse_shapes(args.shapes):
+            with tempfile.TemporaryDirectory(prefix="valuecore-bench-", dir=args.temp_dir) as folder:
+                log = Path(folder) / "log.parquet"
+                write_log(log, rows, classes=classes, decimals=decimals)
+                label = f"{classes}/{'full' if decimals is None else decimals}/{rows:.0e}".replace("e+0", "e")
+                compare_engines(log, Path(folder), label, engines, args.repeats, args.memory_limit, args.max_groups)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end; the temporary logs were deleted")
+        return
     sizes = [int(float(s)) for s in args.sizes.split(",")] + ([10**8] if args.huge else [])
     engines = [e for e in args.engines.split(",") if e]
     python = sys.executable
