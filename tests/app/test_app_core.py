@@ -16,28 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.safetext import md_text
 from dashboard.state import editor_key
-from helpers.app import APP, ROOT, start
+from helpers.app import APP, ROOT, assert_clean, start, value_table
 
 SAMPLES = ROOT / "sample_runs"
 MY_PAGES = ("pages/runs.py", "pages/value.py", "pages/voc.py", "pages/cost_matrix.py", "pages/how_value_works.py")
-
-
-def assert_clean(at: AppTest, *, errors_allowed: bool = False) -> None:
-    """No traceback on the page, and no st.error unless errors are expected (bad files)."""
-    assert not at.exception, [e.value for e in at.exception]
-    if not errors_allowed:
-        assert not at.error, [e.value for e in at.error]
-
-
-def value_table(at: AppTest) -> pd.DataFrame:
-    frame = at.dataframe[0].value
-    assert "Threshold" in frame.columns and "Model" in frame.columns
-    # The table shows thresholds as text, words where no one threshold stands (always hand off, a rule per class,
-    # the expected-value rule, none for the no-model row); compare them as numbers.
-    words = ("–", "always hand off", "per class", "expected-value rule", "none")
-    shown = frame["Threshold"].replace(list(words), np.nan).replace("act on every item", 0.0)
-    frame["Threshold"] = pd.to_numeric(shown, errors="raise")
-    return frame.set_index("Model")
 
 
 def texts(at: AppTest) -> str:

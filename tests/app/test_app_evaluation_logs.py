@@ -18,7 +18,7 @@ import pytest
 import valuecore as vc
 from dashboard import serverfiles
 from lmeval_layout import choice_sample, save_samples
-from test_app_core import assert_clean, start, value_table
+from helpers.app import assert_clean, start, value_table
 
 CHOICES = ["A", "B", "C", "I don't know"]
 GOLD = [0, 1, 2, 0, 1, 2, 0, 1] * 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_e2e_browser import TIMEOUT_MS, errors_on, new_page, open_app, step, url_path, wait_for_app
+from helpers.browser import TIMEOUT_MS, errors_on, new_page, open_app, step, url_path, wait_for_app
 
 pytestmark = pytest.mark.e2e
 

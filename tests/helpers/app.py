@@ -72,3 +72,21 @@ def hostile_frame(rows: int = 400) -> pd.DataFrame:
     probability = [c for c in frame if c.startswith("proba_")]
     second[probability] = (second[probability] * 0.9 + 0.05).round(6)  # another model, still rows summing to 1
     return pd.concat([frame, second], ignore_index=True)
+
+
+def assert_clean(at: AppTest, *, errors_allowed: bool = False) -> None:
+    """No traceback on the page, and no st.error unless errors are expected (bad files)."""
+    assert not at.exception, [e.value for e in at.exception]
+    if not errors_allowed:
+        assert not at.error, [e.value for e in at.error]
+
+
+def value_table(at: AppTest) -> pd.DataFrame:
+    frame = at.dataframe[0].value
+    assert "Threshold" in frame.columns and "Model" in frame.columns
+    # The table shows thresholds as text, words where no one threshold stands (always hand off, a rule per class,
+    # the expected-value rule, none for the no-model row); compare them as numbers.
+    words = ("–", "always hand off", "per class", "expected-value rule", "none")
+    shown = frame["Threshold"].replace(list(words), np.nan).replace("act on every item", 0.0)
+    frame["Threshold"] = pd.to_numeric(shown, errors="raise")
+    return frame.set_index("Model")
