@@ -13,6 +13,8 @@ included): app.py, pages/, dashboard/, valuecore/ and benchmarks/.
 
 from __future__ import annotations
 
+import functools
+
 import ast
 import re
 from pathlib import Path
@@ -92,6 +94,12 @@ def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
                     targets.add(candidate)
         graph[name] = targets
     return graph
+
+
+@functools.cache
+def repository_graph() -> dict[str, set[str]]:
+    """:func:`import_graph` of the whole repository, parsed once per test process (the tests only read it)."""
+    return import_graph(source_modules())
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -214,7 +222,7 @@ def declared_circles(allowed: dict[str, set[str]]) -> list[list[str]]:
 
 # ------------------------------------------------------------------ the tests
 def test_no_import_circle_in_the_repository():
-    found = cycles(import_graph(source_modules()))
+    found = cycles(repository_graph())
     assert not found, "import circles:\n" + "\n".join(describe(c) for c in found)
 
 
@@ -223,7 +231,7 @@ def test_valuecore_imports_one_way_as_its_subpackages_declare():
     assert {"_model", "_engine", "_stats", "_io", COMMAND_LINE} <= set(allowed)
     assert not declared_circles(allowed), declared_circles(allowed)
     # No exception: the core's results carry numbers and the words are made at the edge (wording, CLI, app).
-    offences = layering_offences(import_graph(source_modules()), allowed)
+    offences = layering_offences(repository_graph(), allowed)
     assert not offences, "imports against the declared layers:\n" + "\n".join(offences)
 
 
@@ -235,7 +243,7 @@ def test_every_module_of_valuecore_lives_in_a_room_or_is_public():
 
 
 def test_the_core_imports_nothing_of_the_app():
-    graph = import_graph(source_modules())
+    graph = repository_graph()
     for module, targets in graph.items():
         if module.startswith(f"{PACKAGE}."):
             assert not {t for t in targets if not t.startswith(PACKAGE)}, (module, targets)
@@ -245,7 +253,7 @@ def test_the_core_imports_nothing_of_the_app():
 
 
 def test_pages_are_leaves_and_the_entry_point_imports_no_page():
-    graph = import_graph(source_modules())
+    graph = repository_graph()
     for module, targets in graph.items():
         assert not {t for t in targets if t.startswith("pages.") or t == "app"}, (module, targets)
 
@@ -253,7 +261,7 @@ def test_pages_are_leaves_and_the_entry_point_imports_no_page():
 def test_the_engine_applies_recalibration_through_the_policy_only():
     """Calibration maps the confidences before the engine sees them: the Policy records the mapping and
     applies it; the modules that tune and evaluate rules never import the recalibration maps."""
-    graph = import_graph(source_modules())
+    graph = repository_graph()
     recalibration = f"{PACKAGE}._model.recalibration"
     for name in ("sorting", "fitting", "twotier", "shortlist", "evaluate", "curves", "voc", "table"):
         assert recalibration not in graph[f"{PACKAGE}._engine.{name}"], name
@@ -264,7 +272,7 @@ def test_the_command_line_is_layered_one_way():
     """The sub-commands share ``_cli.common``, which imports no other module of the command line but the top
     level (``_cli.toplevel``: ``--help`` answered alone, which imports none); ``_cli.commands`` registers them
     and none of them imports it."""
-    graph = import_graph(source_modules())
+    graph = repository_graph()
     cli = {name for name in graph if name.startswith(f"{PACKAGE}._cli.")}
     top = f"{PACKAGE}._cli.toplevel"
     assert f"{PACKAGE}._cli.common" in cli and top in cli
