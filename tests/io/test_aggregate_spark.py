@@ -64,6 +64,28 @@ def test_spark_aggregate_equals_duckdb_row_for_row(spark, tmp_path):
     assert duck.num_rows < len(frame)
 
 
+def test_names_with_backslashes_and_quotes_reach_spark_as_written(spark, tmp_path):
+    """Spark reads a backslash in a string literal as an escape ('a\\b' would be "a" and a backspace): class,
+    model and split names holding one come out of both engines as they were written."""
+    rng = np.random.default_rng(3)
+    n = 300
+    p = rng.dirichlet([1, 1], size=n)
+    frame = pd.DataFrame({"proba_a\\b": p[:, 0], "proba_it's": p[:, 1]})
+    frame["y_true"] = np.where(rng.random(n) < 0.5, "a\\b", "it's")
+    frame["model"] = np.where(np.arange(n) % 2 == 0, "m\\1", "m'2")
+    frame["split"] = "val\\x"
+    source = tmp_path / "log.parquet"
+    frame.to_parquet(source)
+    duck, spark_table = both_engines(spark, source, tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert set(spark_table["model"].to_pylist()) == {"m\\1", "m'2"}
+    assert set(spark_table["y_true"].to_pylist()) == {"a\\b", "it's"}
+    assert set(spark_table["split"].to_pylist()) == {"val\\x"}
+    duck, spark_table = both_engines(spark, source, tmp_path, resolution=0.01)  # with the predicted class's name
+    assert_same_rows(duck, spark_table)
+    assert set(spark_table["y_pred"].to_pylist()) == {"a\\b", "it's"}
+
+
 def test_spark_equals_duckdb_with_resolution_period_and_hive_partitions(spark, tmp_path):
     rng = np.random.default_rng(8)
     n = 2000

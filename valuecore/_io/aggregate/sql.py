@@ -19,7 +19,11 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _lit(text: str) -> str:
+def _lit(text: str, dialect: Dialect = "duckdb") -> str:
+    """A string literal. Spark reads a backslash in one as an escape (``'a\\b'`` is "a" and a backspace), so
+    for Spark backslashes are doubled too: a class, model or file name reaches both engines as written."""
+    if dialect == "spark":
+        text = text.replace("\\", "\\\\")
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -51,7 +55,7 @@ def _number(plan: _Plan, column: str) -> str:
     """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
     if plan.column_types.get(column) in ("number", "bool", None):
         return f"CAST({_q(column)} AS DOUBLE)"
-    missing = ", ".join(_lit(m) for m in NUMERIC_MISSING)
+    missing = ", ".join(_lit(m, plan.dialect) for m in NUMERIC_MISSING)
     text = f"TRIM(CAST({_q(column)} AS STRING))"
     return f"(CASE WHEN {text} IN ({missing}) THEN NULL ELSE TRY_CAST({text} AS DOUBLE) END)"
 
@@ -60,7 +64,7 @@ def _not_a_number(plan: _Plan, column: str) -> str | None:
     """Rows whose text is not a number, or None when the column is numeric."""
     if plan.column_types.get(column) in ("number", "bool", None):
         return None
-    missing = ", ".join(_lit(m) for m in NUMERIC_MISSING)
+    missing = ", ".join(_lit(m, plan.dialect) for m in NUMERIC_MISSING)
     text = f"TRIM(CAST({_q(column)} AS STRING))"
     return f"COALESCE({text} NOT IN ({missing}) AND TRY_CAST({text} AS DOUBLE) IS NULL, FALSE)"
 
@@ -84,15 +88,15 @@ def _class_of(plan: _Plan, column: str) -> str:
         # A number equals the integer class c exactly when its text (the integer's digits) would: compared as
         # a number, without making text of every row.
         value = f"CAST({_q(column)} AS DOUBLE)"
-        cases = " ".join(f"WHEN {value} = {int(c)} THEN {_lit(c)}" for c in plan.classes)
+        cases = " ".join(f"WHEN {value} = {int(c)} THEN {_lit(c, plan.dialect)}" for c in plan.classes)
         return f"(CASE {cases} ELSE NULL END)"
     text = _text(plan, column)
     cases = []
     for c in plan.classes:
-        condition = f"{text} = {_lit(c)}"
+        condition = f"{text} = {_lit(c, plan.dialect)}"
         if _is_integer_text(c):
             condition += f" OR TRY_CAST({text} AS DOUBLE) = {int(c)}"
-        cases.append(f"WHEN {condition} THEN {_lit(c)}")
+        cases.append(f"WHEN {condition} THEN {_lit(c, plan.dialect)}")
     return f"(CASE {' '.join(cases)} ELSE NULL END)"
 
 
@@ -130,7 +134,8 @@ def _predicted(plan: _Plan, confidence: str) -> str:
     if plan.top_label:
         return _class_of(plan, "y_pred")
     cases = " ".join(
-        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_') :])}" for c in plan.proba_columns
+        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_') :], plan.dialect)}"
+        for c in plan.proba_columns
     )
     return f"(CASE {cases} END)"
 
@@ -150,9 +155,10 @@ def _group_text(plan: _Plan, column: str, default: str) -> str:
     if plan.has(column):
         return _text(plan, column)
     if column == "model" and plan.file_models:  # several run files in one pass: each file's own model
-        cases = " ".join(f"WHEN {_lit(file)} THEN {_lit(model)}" for file, model in plan.file_models)
+        cases = " ".join(f"WHEN {_lit(file, plan.dialect)} THEN {_lit(model, plan.dialect)}"
+                         for file, model in plan.file_models)
         return f"(CASE {FILE_COLUMN} {cases} END)"
-    return _lit(default)
+    return _lit(default, plan.dialect)
 
 
 def _period(plan: _Plan) -> str | None:
@@ -162,7 +168,7 @@ def _period(plan: _Plan) -> str | None:
         stamp = f"CAST({_q('timestamp')} AS TIMESTAMP)"
     else:
         stamp = f"TRY_CAST(TRIM(CAST({_q('timestamp')} AS STRING)) AS TIMESTAMP)"
-    return f"date_trunc({_lit(plan.period)}, {stamp})"
+    return f"date_trunc({_lit(plan.period, plan.dialect)}, {stamp})"
 
 
 def _rows_sql(plan: _Plan) -> str:
@@ -211,9 +217,9 @@ def _constant_keys(plan: _Plan) -> dict[str, str]:
     groups, not hashed into every one of them."""
     constant = {}
     if not plan.has("model") and not plan.file_models:
-        constant["model"] = _lit(plan.model)
+        constant["model"] = _lit(plan.model, plan.dialect)
     if not plan.has("split"):
-        constant["split"] = _lit(DEFAULT_SPLIT)
+        constant["split"] = _lit(DEFAULT_SPLIT, plan.dialect)
     return constant
 
 
@@ -260,7 +266,8 @@ def grouped_sql(plan: _Plan) -> str:
     if not _keeps_means(plan):
         return grouped
     # Per group, not per row: the predicted class's name, and the caps that keep the argmax where it was.
-    names = " ".join(f"WHEN {i} THEN {_lit(c[len('proba_') :])}" for i, c in enumerate(plan.proba_columns))
+    names = " ".join(f"WHEN {i} THEN {_lit(c[len('proba_') :], plan.dialect)}"
+                     for i, c in enumerate(plan.proba_columns))
     outer = [k if k != "predicted" else f"CASE predicted {names} END AS y_pred" for k in keys]
     for index, column in enumerate(plan.proba_columns):
         mean = f"__mean_{index}"
