@@ -35,3 +35,18 @@ def test_each_item_gets_the_segment_of_its_own_row(tmp_path, suffix):
     without = vc.load_runs([str(path)])
     assert all(run.segments == {} for run in without.models.values())
     assert "ignored unknown columns ['tier']" in str(without.warnings[0])
+
+
+@pytest.mark.parametrize("declared, left", [("sex", "['age_band', 'site']"), ("age_band", "['sex', 'site']"),
+                                            ("site", "['sex', 'age_band']")])
+def test_the_declared_column_is_not_called_unknown_beside_other_extra_columns(tmp_path, declared, left):
+    p = np.linspace(0.05, 0.95, 12)
+    frame = pd.DataFrame({"y_true": ["a", "b"] * 6, "proba_a": p, "proba_b": 1 - p, "sex": ["1", "2"] * 6,
+                          "age_band": ["young"] * 6 + ["old"] * 6, "site": ["x"] * 12})
+    path = tmp_path / "m.csv"
+    frame.to_csv(path, index=False)
+    report = vc.load_runs([str(path)], segment_column=declared)
+    assert report.ok
+    assert [str(w) for w in report.warnings] == [str(w).replace(
+        "['sex', 'age_band', 'site']", left) for w in vc.load_runs([str(path)]).warnings]
+    assert declared not in left

@@ -20,14 +20,29 @@ pd = LazyModule("pandas")  # imported on first use
 def _with_segments(runs: list, source, display: str, column: str, problems: list) -> list:
     """The runs with each split's segment labels from ``column``; none (and an error) when the column is
     missing or has empty cells. Also drops the warning that ``column`` is an unknown column."""
-    problems[:] = [p for p in problems if not (p.severity == "warning" and p.column == column
-                                               and p.message.startswith("ignored unknown columns"))]
+    problems[:] = [kept for p in problems if (kept := _without_column(p, column)) is not None]
     try:
         labels = read_segment_column(source, column, name=display)
     except ValueError as exc:
         problems.append(exc.args[1] if len(exc.args) > 1 else LoadProblem(display, str(exc), column))
         return []
     return [replace(run, segments={s: labels[run.model][s] for s in run.splits}) for run in runs]
+
+
+def _without_column(problem: LoadProblem, column: str) -> LoadProblem | None:
+    """``problem`` less the declared segment column: the loader warns of every column it does not know, and
+    the segment column is one; None when it was the only one named."""
+    unknown = "ignored unknown columns "
+    if problem.severity != "warning" or not problem.message.startswith(unknown):
+        return problem
+    if problem.column == column:
+        return None
+    shown = repr(column)
+    for named in (f"[{shown}, ", f", {shown}]", f", {shown}, "):
+        if named in problem.message:
+            keep = {f"[{shown}, ": "[", f", {shown}]": "]", f", {shown}, ": ", "}[named]
+            return replace(problem, message=problem.message.replace(named, keep, 1))
+    return problem
 
 
 def read_segment_column(source, column: str, *, name: str | None = None) -> dict[str, dict[str, np.ndarray]]:
