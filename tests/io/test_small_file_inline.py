@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from valuecore._io import runfiles
+from valuecore._io.runfiles import reading as runfiles  # where the blocks are placed
 from valuecore.runs import load_run_file
 
 
