@@ -257,7 +257,7 @@ def test_export_restores_a_value_matrix():
     ("edit", "message"),
     [
         (lambda text, doc: "{not json", "not valid JSON"),
-        (lambda text, doc: json.dumps({**doc, "schema_version": 3}), "schema_version 3 is not supported"),
+        (lambda text, doc: json.dumps({**doc, "schema_version": 4}), "schema_version 4 is not supported"),
         (
             lambda text, doc: json.dumps({**{k: v for k, v in doc.items() if k != "recommendation"},
                                           "models": [{**doc["models"][0], "classes": ["cat", "dog"]}]}),
