@@ -63,12 +63,7 @@ def team_server(data_root: Path, timeout: float = 60.0):
                 time.sleep(0.2)
             yield url, port
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            harness.stop(process)
 
 
 def listening_addresses(port: int) -> set[str]:

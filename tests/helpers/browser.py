@@ -84,6 +84,16 @@ def _tail(path: Path, lines: int = 40) -> str:
         return "(no output)"
 
 
+def stop(process) -> None:
+    """End a server process: asked first, killed if it does not stop within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 @contextlib.contextmanager
 def streamlit_server(timeout: float = 60.0, script: str = "app.py"):
     """Run ``streamlit run <script>`` (app.py by default) on a free port; yield its base URL; always stop it.
@@ -129,12 +139,7 @@ def streamlit_server(timeout: float = 60.0, script: str = "app.py"):
                 time.sleep(0.2)
             yield url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop(process)
 
 
 @contextlib.contextmanager
