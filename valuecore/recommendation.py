@@ -6,12 +6,16 @@ earns more than one threshold (a :class:`RuleComparison`). :func:`recommend` wei
 settings allow (a :class:`Candidate` each) and returns a :class:`Recommendation`: the one model, rule and
 threshold(s) to deploy, or "not yet"; :func:`recommended_document` is the policy JSON that names it (with
 a :class:`RuleRefitted` for an entry it refitted) and :func:`recommended_rules` each model's rule under
-the choice ``RECOMMENDED_RULE`` (the default of every page and of ``report``). The everyday names are also
+the choice ``RECOMMENDED_RULE`` (the default of every page and of ``report``). With a segment column,
+:func:`segment_rules` fits each model's thresholds per segment (a :class:`SegmentRule`, kind
+``SEGMENT_RULE``), one more candidate for ``recommend(..., segment_rules=...)``. The everyday names are also
 at the top of the package.
 """
 
 from ._decide.recommend import (
     RECOMMENDED_RULE,
+    SEGMENT_RULE,
+    SegmentRule,
     Candidate,
     Recommendation,
     RuleRefitted,
@@ -20,6 +24,7 @@ from ._decide.recommend import (
     recommended_rules,
 )
 from ._decide.verdict import RuleComparison, Standing, Verdict, simpler_rule, verdict
+from ._pipeline.segment_candidates import segment_rules
 
 __all__ = [
     "Candidate",
@@ -27,11 +32,14 @@ __all__ = [
     "Recommendation",
     "RuleComparison",
     "RuleRefitted",
+    "SEGMENT_RULE",
+    "SegmentRule",
     "Standing",
     "Verdict",
     "recommend",
     "recommended_document",
     "recommended_rules",
+    "segment_rules",
     "simpler_rule",
     "verdict",
 ]

@@ -147,6 +147,7 @@ POLICY_LABELS = {
     "expected_value": "Expected-value rule",
     "two_tier": "Two tiers (a person confirms the middle tier)",
     "shortlist": "Shortlist (a person picks from the likeliest classes)",
+    "segment_thresholds": "Per-segment thresholds, tuned",
 }
 
 
@@ -720,6 +721,9 @@ def rule_phrase(policy, confidences=None) -> str:
         middle = policy.assist_threshold
         return threshold_phrase(policy.threshold, confidences) + (
             "" if middle is None else f"; a person confirms from confidence {threshold_on_data(middle, confidences)}")
+    if policy.kind == "segment_thresholds":
+        return (f"{_rule_words(policy.kind, policy)} ({_segment_thresholds(policy, confidences)}; segments not seen "
+                "in tuning are handed off)")
     if policy.kind == "shortlist":
         spec = policy.shortlist
         listed = ("" if spec["list_threshold"] is None else
@@ -865,6 +869,7 @@ RULE_NAMES = {
     "expected_value": "the expected-value rule",
     "two_tier": "two tiers (a person confirms the middle tier)",
     "shortlist": "a shortlist (a person picks from the likeliest classes in the middle tier)",
+    "segment_thresholds": "a threshold per segment",
     "recommended": "each model's recommended rule",
 }
 
@@ -884,9 +889,29 @@ def refitted_note(refit) -> str:
 _CLASSES_SPELLED_OUT = 3
 
 
+def _rule_words(kind: str, policy=None) -> str:
+    """``rule_name(kind)``; for thresholds per segment (a ``SegmentRule``) with their column and caps:
+    "a threshold per segment of region with caps (hand-off rate within 5.0% of each other)"."""
+    if kind != "segment_thresholds" or policy is None:
+        return rule_name(kind)
+    caps = policy.caps
+    return f"a threshold per segment of {policy.column}" + (f" with caps ({segment_caps_text(caps)})" if caps else "")
+
+
+def _segment_thresholds(policy, confidences=None) -> str:
+    """Each segment's threshold: "act when confidence ≥ 0.83 in 50_plus, ≥ 0.9 in under_50" ("never in x": x is
+    always handed off)."""
+    parts = [f"never in {name}" if t is None else f"≥ {threshold_on_data(t, confidences)} in {name}"
+             for name, t in policy.policy.thresholds]
+    return f"act when confidence {', '.join(parts)}"
+
+
 def _model_and_rule(model: str, kind: str, policy=None, confidences=None) -> str:
-    text = f"{model} with {rule_name(kind)}"
-    if policy is not None and kind in ("threshold", "calibrated_threshold"):
+    text = f"{model} with {_rule_words(kind, policy)}"
+    if policy is not None and kind == "segment_thresholds":
+        if len(policy.policy.thresholds) <= _CLASSES_SPELLED_OUT:
+            text += f" ({_segment_thresholds(policy, confidences)})"
+    elif policy is not None and kind in ("threshold", "calibrated_threshold"):
         text += f" ({threshold_phrase(policy.threshold, confidences)})"
     elif policy is not None and policy.class_thresholds and len(policy.class_thresholds) <= _CLASSES_SPELLED_OUT:
         parts = [f"never on a predicted {label}" if t is None else
@@ -1002,7 +1027,7 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
                 f"per item): the best, {_model_and_rule(a.model, a.kind)}, earns {money(a.per_item, currency)} "
                 "per item on the evaluated items.")
     gain = r.per_item - r.baseline_per_item
-    head = (f"{r.model} with {rule_name(r.kind)} earns {money(r.per_item, currency)} per item on the "
+    head = (f"{r.model} with {_rule_words(r.kind, r.policy)} earns {money(r.per_item, currency)} per item on the "
             f"{significant(r.n_items)} evaluated items, {money(gain, currency)} more than handing every item to a "
             "person")
     a = r.alternative

@@ -49,10 +49,11 @@ from .._engine.fitting import Policy
 from .._engine.tally import split_cache
 from .._stats.uncertainty import Interval, result_interval
 from .._model.values import UseCase, ValueMatrix
+from .segment_rule import SEGMENT_RULE, SegmentRule
 from .verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
 __all__ = ["Candidate", "Recommendation", "RuleRefitted", "recommend", "recommended_document", "recommended_rules",
-           "RULE_SIMPLICITY", "RECOMMENDED_RULE"]
+           "RULE_SIMPLICITY", "RECOMMENDED_RULE", "SEGMENT_RULE", "SegmentRule"]
 
 # Fewer numbers to set and explain first; rules of equal rank are told apart by their lower bound.
 RULE_SIMPLICITY = {
@@ -61,9 +62,10 @@ RULE_SIMPLICITY = {
     "calibrated_threshold": 1,
     "class_thresholds": 2,
     "calibrated_class_thresholds": 2,
-    "expected_value": 3,
-    "two_tier": 4,
-    "shortlist": 4,
+    SEGMENT_RULE: 3,
+    "expected_value": 4,
+    "two_tier": 5,
+    "shortlist": 5,
 }
 
 
@@ -270,6 +272,7 @@ def recommend(
     confidence: float = 0.95,
     power: float = 0.8,
     sure: float = SURE,
+    segment_rules: Mapping[str, SegmentRule] | None = None,
     **constraints,
 ) -> Recommendation:
     """The one (model, rule) to deploy, or none, from the pipeline behind the export.
@@ -292,6 +295,12 @@ def recommend(
         earns more per item than handing the item to a person before it is
         recommended: 90% by default (``valuecore._decide.verdict.SURE``, chosen by
         the choice study).
+    segment_rules : mapping of model -> SegmentRule, optional
+        Thresholds per segment, fitted on each model's tuning split and bound to
+        its evaluated split (``valuecore.recommendation.segment_rules``): one
+        more candidate per model, ``SEGMENT_RULE``, judged item by item like the
+        others (weighed unless ``kinds`` names other rules only; not with
+        constraints, which it does not take).
     **constraints
         ``max_handoff_rate``, ``max_risk``, ``risk_confidence``, ``assisted``:
         as for :meth:`Pipeline.entry`; a rule they cannot apply to is skipped.
@@ -320,9 +329,15 @@ def recommend(
     if not isinstance(values, (UseCase, ValueMatrix)):
         raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
     models = list(pipeline.runs) if models is None else list(models)
-    kinds = _weighed_kinds(values, kinds, constraints)
+    with_segments = bool(segment_rules) and (kinds is None or not set(kinds).isdisjoint({SEGMENT_RULE,
+                                                                                          RECOMMENDED_RULE}))
+    only_segments = kinds is not None and set(kinds) == {SEGMENT_RULE}
+    kinds = () if only_segments else _weighed_kinds(values, kinds, constraints)
     constraints = {k: v for k, v in constraints.items() if v is not None and k != "monitoring"}
     runs, skipped = {}, []
+    if with_segments and constraints:
+        skipped.append(f"thresholds per segment: they do not take {', '.join(sorted(constraints))}")
+        with_segments = False
     for model in models:
         plan = pipeline.plan(model)
         if plan.skip is not None:
@@ -342,6 +357,12 @@ def recommend(
                 runs[(model, kind)] = (_fit(pipeline, model, kind, converted, constraints), predictions)
             except ValueError as error:
                 skipped.append(f"{model}, {kind}: {error}")
+        rule = (segment_rules or {}).get(model) if with_segments else None
+        if rule is not None:
+            if rule.split != plan.eval_split or rule.labels.shape[0] != predictions.n:
+                raise ValueError(f"{model}: its thresholds per segment are bound to split {rule.split!r}, "
+                                 f"not to the evaluated split {plan.eval_split!r}")
+            runs[(model, SEGMENT_RULE)] = (rule, predictions)
     memo: dict = {}  # each rule's item values, computed once for the verdict and the choice
     judged = verdict(runs, values, confidence=confidence, power=power, memo=memo, sure=sure)
     return _with_evaluation(_choose(judged, runs, values, tuple(skipped), confidence, memo, sure), pipeline, values,
@@ -382,6 +403,7 @@ def recommended_rules(
     recommendation: Recommendation | None = None,
     confidence: float = 0.95,
     power: float = 0.8,
+    segment_rules: Mapping[str, SegmentRule] | None = None,
     **constraints,
 ) -> dict[str, str]:
     """The rule :func:`recommend` chooses for each model: what the choice ``"recommended"`` means.
@@ -397,7 +419,7 @@ def recommended_rules(
 
     Parameters
     ----------
-    pipeline, values, models, kinds, confidence, power, **constraints
+    pipeline, values, models, kinds, confidence, power, segment_rules, **constraints
         As :func:`recommend`.
     recommendation : Recommendation, optional
         ``recommend``'s answer for these arguments, when already computed.
@@ -419,7 +441,7 @@ def recommended_rules(
     kinds = _weighed_kinds(values, kinds, constraints)
     if recommendation is None:
         recommendation = recommend(pipeline, values, models, kinds=kinds, confidence=confidence, power=power,
-                                   **constraints)
+                                   segment_rules=segment_rules, **constraints)
     fallback = "threshold" if "threshold" in kinds else kinds[0]
     rules = {}
     for model in models:
@@ -430,7 +452,7 @@ def recommended_rules(
             rules[model] = own[0].kind if own else fallback
         else:
             alone = recommend(pipeline, values, [model], kinds=tuple(c.kind for c in own), confidence=confidence,
-                              power=power, **constraints)
+                              power=power, segment_rules=segment_rules, **constraints)
             rules[model] = alone.kind if alone.model is not None else own[0].kind
     return rules
 
@@ -527,7 +549,9 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
 
     When the document was built with another rule for the recommended model,
     that model's entry is refitted with the recommended one (a serving system
-    reading the recommendation finds the very policy it names). Returns
+    reading the recommendation finds the very policy it names); thresholds per
+    segment (``SEGMENT_RULE``) put the entry their rule was built with (schema
+    version 3, ``models[].segments``). Returns
     (document, notes): a :class:`RuleRefitted` for each entry refitted
     (:func:`valuecore.wording.refitted_note` says it).
     """
@@ -536,13 +560,22 @@ def recommended_document(pipeline, document, recommendation: Recommendation, val
     r = recommendation
     if r.model is not None:
         index = next((i for i, e in enumerate(entries) if e.model == r.model), None)
-        if index is None or entries[index].policy.kind != r.kind:
-            monitoring = {"monitoring": True} if constraints.get("monitoring") else {}
-            entry = pipeline.entry(r.model, r.kind, values, with_interval=with_interval, **monitoring,
-                                   **_constraints_for(r.kind, constraints))
+        held = None if index is None else _entry_kind(entries[index])
+        if held != r.kind:
+            if r.kind == SEGMENT_RULE:
+                entry = r.policy.entry
+            else:
+                monitoring = {"monitoring": True} if constraints.get("monitoring") else {}
+                entry = pipeline.entry(r.model, r.kind, values, with_interval=with_interval, **monitoring,
+                                       **_constraints_for(r.kind, constraints))
             if index is None:
                 entries.append(entry)
             else:
-                notes.append(RuleRefitted(r.model, r.kind, entries[index].policy.kind))
+                notes.append(RuleRefitted(r.model, r.kind, held))
                 entries[index] = entry
     return replace(document, entries=tuple(entries), recommendation=r.to_dict(reason)), notes
+
+
+def _entry_kind(entry) -> str:
+    """The rule a policy JSON entry holds: its policy's kind, or ``SEGMENT_RULE`` for thresholds per segment."""
+    return SEGMENT_RULE if entry.segments is not None else entry.policy.kind

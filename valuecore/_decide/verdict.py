@@ -40,6 +40,7 @@ from .._model.predictions import Predictions
 from .._engine.tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
                      grouped_tally, joint_tally, split_cache)
 from .._model.values import ValueMatrix, check_value_range
+from .segment_rule import SEGMENT_RULE
 from .._stats.uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
                            grouped_mean, mean_interval, possible_range)
 
@@ -313,7 +314,7 @@ def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: b
     """The :class:`_Judged` of a run priced by ``priced`` (``matrix``: its value matrix for the run's classes,
     when made already); ``per_item`` forces the item values (reviewers)."""
     integral = split_cache(predictions).integral
-    if per_item or policy.kind in _TIERED_KINDS:
+    if per_item or policy.kind in _ITEM_BY_ITEM_KINDS:
         items = _realised_item_values(policy, predictions, priced)
         return _Judged(predictions, group_items(items, predictions.sample_weight, integral), items=items)
     predictions.require_labels("per-item values")
@@ -405,10 +406,14 @@ def _difference(a: _Judged, b: _Judged, take: np.ndarray | None) -> Grouped:
 
 
 _TIERED_KINDS = ("two_tier", "shortlist")
+# Rules priced item by item (no tally of one decision on the split): the tiered ones and thresholds per segment.
+_ITEM_BY_ITEM_KINDS = (*_TIERED_KINDS, SEGMENT_RULE)
 
 
 def _realised_item_values(policy: Policy, predictions: Predictions, values: Values) -> np.ndarray:
     """Each item's realised value under ``policy``, the assisted tier included for a two-tier one."""
+    if policy.kind == SEGMENT_RULE:
+        return policy.item_values(predictions, values)
     if policy.kind == "two_tier":
         from .._engine.twotier import two_tier_item_values
 
@@ -422,6 +427,8 @@ def _realised_item_values(policy: Policy, predictions: Predictions, values: Valu
 
 def _automated_share(policy: Policy, predictions: Predictions, values: Values) -> float:
     """Weighted share acted on without a person (a two-tier policy's confirmed tier is not automated)."""
+    if policy.kind == SEGMENT_RULE:
+        return policy.coverage(predictions)
     if policy.kind in _TIERED_KINDS:
         from .._engine.shortlist import evaluate_shortlist
         from .._engine.twotier import evaluate_two_tier

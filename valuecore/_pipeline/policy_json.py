@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Union
 
 import numpy as np
 
+from .._decide.segment_rule import SEGMENT_RULE
 from .._model.choices import ALL_POLICY_KINDS
 from .._engine.fitting import Policy, value_matrix_for
 from .._model.predictions import Predictions
@@ -593,9 +594,10 @@ def _checked_recommendation(recommendation: Mapping, entries) -> dict:
         if entry is None:
             raise ValueError(f"{where}: it names model {model!r}, which has no "
                              f"entry in models (they are {[e.model for e in entries]})")
-        if entry.policy.kind != kind:
+        held = SEGMENT_RULE if entry.segments is not None else entry.policy.kind  # its thresholds per segment
+        if held != kind:
             raise ValueError(f"{where}: it names the {kind!r} policy of model "
-                             f"{model!r}, whose entry holds a {entry.policy.kind!r} policy")
+                             f"{model!r}, whose entry holds a {held!r} policy")
     out = {"model": model, "policy": kind, "reason": str(recommendation["reason"])}
     if "status" in keys:
         status = recommendation["status"]
@@ -618,7 +620,7 @@ def _checked_settle(settle, status, entries, where: str) -> dict:
     if settle["model"] not in models:
         raise ValueError(f"{where}: it names model {settle['model']!r}, which has no entry in models "
                          f"(they are {models})")
-    if settle["policy"] not in ALL_POLICY_KINDS:
+    if settle["policy"] not in (*ALL_POLICY_KINDS, SEGMENT_RULE):
         raise ValueError(f"{where}.policy: {settle['policy']!r} is not a policy kind")
     items = settle["labelled_items"]
     if items is not None and (isinstance(items, bool) or not isinstance(items, (int, float))
