@@ -164,7 +164,7 @@ def test_the_page_and_report_segment_write_the_same_thresholds_and_cost(tmp_path
     flags = {"handoff_gap": "--cap-handoff-gap", "error_gap": "--cap-error-gap", "value_gap": "--cap-value-gap"}
     out = tmp_path / "policy.json"
     args = [str(DIABETES), "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4", "--segment", column,
-            "--json", str(out)]
+            "--policy", "segment_thresholds", "--json", str(out)]
     assert main(["report", *args, *(a for k, v in caps.items() for a in (flags[k], repr(v)))]) == 0
     stored = {m["model"]: m["segments"] for m in json.loads(out.read_text())["models"]}
     capsys.readouterr()

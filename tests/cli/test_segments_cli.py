@@ -30,8 +30,8 @@ def write_run(path, n=240, seed=3, blank_rows=()):
 def test_report_prints_each_segment_and_the_caps_cost_and_writes_version_3(tmp_path, capsys):
     frame = write_run(tmp_path / "m.csv")
     out_json = tmp_path / "p.json"
-    code = main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
-                 "--cap-handoff-gap", "0.02", "--currency", "$", "--json", str(out_json)])
+    code = main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--policy", "segment_thresholds",
+                 "--omega", "4", "--cap-handoff-gap", "0.02", "--currency", "$", "--json", str(out_json)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     val = frame[frame.split == "val"]
@@ -56,7 +56,8 @@ def test_too_small_segments_are_warned_about(tmp_path, capsys):
     (["--segment", "tier"], "m.csv, column tier: no such column"),
     (["--cap-handoff-gap", "0.1"], "--cap-handoff-gap cap the gaps between segments, and no --segment"),
     (["--segment", "region", "--cap-error-gap", "1.5"], "error_gap is a gap between two shares, at most 1"),
-    (["--segment", "region", "--policy", "class_thresholds"], "does not combine with --policy class_thresholds"),
+    (["--segment", "region", "--policy", "two_tier"], "does not combine with --policy two_tier"),
+    (["--policy", "segment_thresholds"], "--policy segment_thresholds sets a threshold per segment, and no --segment"),
 ])
 def test_bad_segment_options_exit_2_in_words(tmp_path, capsys, argv, message):
     write_run(tmp_path / "m.csv")
@@ -75,8 +76,8 @@ def test_empty_segment_labels_name_the_file_column_and_rows(tmp_path, capsys):
 
 def test_apply_needs_the_segment_column_and_reads_the_one_the_policy_names(tmp_path, capsys):
     write_run(tmp_path / "m.csv")
-    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
-                 "--json", str(tmp_path / "p.json")]) == 0
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--policy", "segment_thresholds",
+                 "--omega", "4", "--json", str(tmp_path / "p.json")]) == 0
     capsys.readouterr()
     assert main(["apply", str(tmp_path / "p.json"), str(tmp_path / "m.csv")]) == 0
     assert "a threshold per segment" in capsys.readouterr().out
@@ -84,3 +85,22 @@ def test_apply_needs_the_segment_column_and_reads_the_one_the_policy_names(tmp_p
     renamed.to_csv(tmp_path / "other.csv", index=False)
     assert main(["apply", str(tmp_path / "p.json"), str(tmp_path / "other.csv")]) == 2
     assert "column region: no such column" in capsys.readouterr().err
+
+
+def test_report_segment_recommends_thresholds_per_segment_where_they_earn_more(tmp_path, capsys):
+    """`report --segment` weighs each model's thresholds per segment beside its other rules: on segments whose best
+    thresholds differ a lot it recommends them, says so, and writes version 3 with that entry's segments."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    from test_recommend_segments import frame_far_apart
+
+    frame_far_apart().to_csv(tmp_path / "m.csv", index=False)
+    out = tmp_path / "p.json"
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("recommendation: Deploy m with a threshold per segment of region (act when confidence")
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == 3 and data["recommendation"]["policy"] == "segment_thresholds"
+    assert data["models"][0]["segments"]["column"] == "region"

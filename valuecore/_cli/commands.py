@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from .. import wording
-from .._model.choices import ALL_POLICY_KINDS, DEFAULT_KS, RECOMMENDED_RULE, VOC_MODES
+from .._model.choices import ALL_POLICY_KINDS, DEFAULT_KS, RECOMMENDED_RULE, SEGMENT_RULE, VOC_MODES
 from .common import (  # what the sub-commands share
     CALIBRATION_METHODS,
     EXIT_FAILURE,
@@ -204,16 +204,40 @@ def _describe_rule(policy, confidences=None) -> list[str]:
     return lines
 
 
+def _entry_rule_lines(entry, confidences=None) -> list[str]:
+    """An entry's rule: :func:`_describe_rule`, or its thresholds per segment (the segments hold their own)."""
+    if entry.segments is None:
+        return _describe_rule(entry.policy, confidences)
+    lines = [f"thresholds per segment of {entry.segments['column']!r}  (act iff confidence >= the threshold of the "
+             "item's segment; a segment not seen in tuning is handed off)"]
+    for name, threshold in entry.segments["thresholds"].items():
+        text = "never (abstain)" if threshold is None else wording.threshold_on_data(threshold, confidences)
+        lines.append(f"  {name:<19} {text}")
+    return lines
+
+
+def say_segment_fits(args, rules, models, say) -> None:
+    from .segments import segment_fit_lines
+
+    for line in segment_fit_lines(args, rules, models):
+        say(line)
+
+
 def _cmd_report(args) -> int:
     from .._pipeline.build import build_policy_document
 
     _check_report_options(args)
     values = _values(args)
-    if args.segment is not None:  # a threshold per segment (docs/segments.md)
+    if args.segment is not None:  # thresholds per segment among the candidates (docs/segments.md)
         from .segments import report_segments
 
         say = _say(args)
-        document = report_segments(args, values, _load, say)
+        models, document, notes, recommended, fits = report_segments(args, values, _load)
+        _warn_notes_of_no_model(document, notes)
+        _say_document(say, _recommendation_lines(recommended, document, args.currency, models), document, models,
+                      values, values, f"{args.policy}, calibration: none; a segment column: {args.segment}",
+                      args.currency)
+        say_segment_fits(args, fits, models, say)
         _write_outputs([_policy_json_output(document, args.json)] if args.json else [], say, args)
         return EXIT_OK
     reviewers = _reviewers(args, values)
@@ -368,7 +392,7 @@ def _recommendation_lines(recommended, document, currency: str, models=None) -> 
     if recommended.model is not None and recommended.kind not in (
             "threshold", "calibrated_threshold", "two_tier", "shortlist"):
         entry = document.entry(recommended.model)
-        lines += ["                " + line for line in _describe_rule(entry.policy, confidences)]
+        lines += ["                " + line for line in _entry_rule_lines(entry, confidences)]
     return [*lines, ""]
 
 
@@ -415,7 +439,7 @@ def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=No
         f"tuned on              {tuned_text}",
         f"evaluated on          split {evaluation.get('split')!r} ({_count(evaluation.get('n', 0))} items){estimated}",
         f"calibration           {describe_calibration(entry.policy.calibration)}",
-        *(_describe_rule(entry.policy, confidences) if entry.policy.kind not in ("two_tier", "shortlist") else []),
+        *(_entry_rule_lines(entry, confidences) if entry.policy.kind not in ("two_tier", "shortlist") else []),
         *describe_constraints(entry, confidences),
         *_evaluation_lines(evaluation, values, currency),
     ]
@@ -1022,10 +1046,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
     _add_values_options(report)
     report.add_argument(
-        "--policy", choices=(RECOMMENDED_RULE, *ALL_POLICY_KINDS), default=RECOMMENDED_RULE, metavar="KIND",
-        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)}: every model gets it, and the recommendation "
-        f"weighs only it. Default {RECOMMENDED_RULE}: the recommendation weighs every rule, its model gets the "
-        "rule recommended and every other model the rule the recommendation would choose for it alone",
+        "--policy", choices=(RECOMMENDED_RULE, *ALL_POLICY_KINDS, SEGMENT_RULE), default=RECOMMENDED_RULE,
+        metavar="KIND",
+        help=f"policy kind, one of {', '.join(ALL_POLICY_KINDS)}, or {SEGMENT_RULE} (with --segment): every model "
+        f"gets it, and the recommendation weighs only it. Default {RECOMMENDED_RULE}: the recommendation weighs "
+        "every rule (with --segment, thresholds per segment too), its model gets the rule recommended and every "
+        "other model the rule the recommendation would choose for it alone",
     )  # fmt: skip
     report.add_argument(
         "--calibration", choices=CALIBRATION_METHODS, default="none", metavar="METHOD",

@@ -11,7 +11,7 @@ from .. import wording
 from .common import UsageError, _err, _finite_float
 
 __all__ = ["add_apply_segment_option", "add_segment_options", "applied_segment_lines", "apply_segment_column",
-           "report_segments"]
+           "report_segments", "segment_fit_lines"]
 
 _CAPS = (("--cap-handoff-gap", "cap_handoff_gap", "handoff_gap"),
          ("--cap-error-gap", "cap_error_gap", "error_gap"),
@@ -51,10 +51,10 @@ def _caps(args):
 
 
 def _refuse_other_rules(args) -> None:
-    from .._model.choices import RECOMMENDED_RULE
+    from .._model.choices import TIERED_KINDS
 
     others = [option for option, given in (
-        ("--policy " + str(args.policy), args.policy not in (RECOMMENDED_RULE, "threshold")),
+        ("--policy " + str(args.policy), args.policy in TIERED_KINDS),
         ("--calibration " + str(args.calibration), args.calibration != "none"),
         ("--adapt-to", args.adapt_to is not None),
         ("--max-handoff-rate", args.max_handoff_rate is not None),
@@ -72,45 +72,62 @@ def _refuse_other_rules(args) -> None:
 
 def check_segment_options(args) -> None:
     """Refuse, before any work, segment options that contradict the others."""
+    from .._model.choices import SEGMENT_RULE
+
     _caps(args)
     if args.segment is not None:
         _refuse_other_rules(args)
+    elif args.policy == SEGMENT_RULE:
+        raise UsageError(f"--policy {SEGMENT_RULE} sets a threshold per segment, and no --segment COLUMN says where "
+                         "the segments are")
 
 
-def report_segments(args, values, load, say):
-    """``report --segment COLUMN``: each model's thresholds per segment and the caps' cost, said; returns the
-    policy document (schema version 3)."""
+def report_segments(args, values, load):
+    """``report --segment COLUMN``: the recommendation with each model's thresholds per segment among its
+    candidates, and the policy document that names it (schema version 3 when an entry holds segments; with
+    ``--policy segment_thresholds`` every model's). Returns (models, document, notes, recommendation, rules):
+    ``rules``, each model's :class:`~valuecore.recommendation.SegmentRule`, for :func:`segment_fit_lines`."""
+    from .._decide.recommend import recommend, recommended_document
+    from .._model.choices import RECOMMENDED_RULE, SEGMENT_RULE
+    from .._pipeline.pipeline import Pipeline
+    from .._pipeline.segment_candidates import segment_rules
     from .._pipeline.segments import segment_document
 
     caps = _caps(args)
     models = load(args.paths, segment_column=args.segment)
+    pipeline = Pipeline(models, args.tune_split, args.eval_split)
     try:
-        document, notes, fits = segment_document(models, values, segment_column=args.segment, caps=caps,
-                                                 tune_split=args.tune_split, eval_split=args.eval_split)
+        rules, skipped = segment_rules(pipeline, values, column=args.segment, caps=caps)
+        if args.policy == SEGMENT_RULE:
+            document, notes, _ = segment_document(models, values, segment_column=args.segment, caps=caps,
+                                                  tune_split=args.tune_split, eval_split=args.eval_split)
+        else:
+            document, notes = pipeline.document(list(models), args.policy, values, with_interval=not args.no_interval)
+        kinds = None if args.policy == RECOMMENDED_RULE else (args.policy,)
+        recommended = recommend(pipeline, values, kinds=kinds, segment_rules=rules)
+        reason = wording.recommendation_reason(recommended, args.currency)
+        document, refits = recommended_document(pipeline, document, recommended, values, reason,
+                                                with_interval=not args.no_interval)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    for note in notes:
-        _err(f"note: {note}")
+    notes = [*notes, *skipped, *map(wording.refitted_note, refits)]
+    return models, document, notes, recommended, rules
+
+
+def segment_fit_lines(args, rules, models) -> list[str]:
+    """Each model's thresholds per segment on its tuning split: the caps, what they cost, a row per segment."""
     currency = args.currency
-    say(f"thresholds per segment of the column {args.segment!r}; caps: "
-        f"{wording.segment_caps_text(caps.as_dict(), currency)}")
-    for entry in document.entries:
-        fit = fits[entry.model]
-        say("")
-        say(f"== {entry.model}  ({models[entry.model].path})")
-        say(f"tuned on split {entry.tuned_on['split']!r}: {wording.segment_cap_sentence(fit, currency)}")
-        tuned = models[entry.model]
-        for line in _table(fit.evaluation, currency, _confidences(tuned, entry.tuned_on["split"])):
-            say(line)
+    lines = ["", f"thresholds per segment of the column {args.segment!r}; caps: "
+                 f"{wording.segment_caps_text(_caps(args).as_dict(), currency)}"]
+    for model, rule in rules.items():
+        fit, split = rule.fit, rule.entry.tuned_on["split"]
+        lines += ["", f"-- {model}: tuned on split {split!r}: {wording.segment_cap_sentence(fit, currency)}"]
+        lines += _table(fit.evaluation, currency, _confidences(models[model], split))
         for row in fit.evaluation.segments:
             warning = wording.segment_warning(row)
             if warning:
-                _err(f"warning: {entry.model}: {warning}")
-        evaluation = entry.evaluation
-        say(f"on split {evaluation['split']!r} ({wording.count(evaluation['n'])} items): value per item "
-            f"{wording.money(evaluation['value_per_item'], currency)}, acted on "
-            f"{wording.percent(evaluation['coverage'])} of the items")
-    return document
+                _err(f"warning: {model}: {warning}")
+    return lines
 
 
 def _confidences(run, split: str) -> dict:

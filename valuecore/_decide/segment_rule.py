@@ -16,13 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._engine.segment_policy import SegmentPolicy
+from .._model.choices import SEGMENT_RULE
 from .._model.predictions import Predictions
 from .._model.values import Values, value_matrix_for
 
 __all__ = ["SEGMENT_RULE", "SegmentRule"]
-
-# The candidate's kind in the recommendation (and in the policy JSON's ``recommendation.policy``).
-SEGMENT_RULE = "segment_thresholds"
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,6 +20,9 @@ ALL_POLICY_KINDS = POLICY_KINDS + TIERED_KINDS
 # Not a policy kind but a choice of one per model: the rule the recommendation would choose for it
 # (valuecore.recommended_rules). The default of `report --policy` and of the dashboard's pages.
 RECOMMENDED_RULE = "recommended"
+# A threshold per segment (docs/segments.md): a candidate of the recommendation, and `report --segment`'s
+# choice of that rule for every model; its policy JSON entries hold ``segments`` (schema version 3).
+SEGMENT_RULE = "segment_thresholds"
 
 VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")
 
