@@ -12,13 +12,13 @@ Nothing here draws; numbers come from ``valuecore``, words from ``valuecore.word
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
 import valuecore as vc
 
-from . import views
+from . import segmentfiles, views
 from .data import Workspace, policy_key, values_key
 from .rules import rule_options
 from .safetext import md_text
@@ -62,11 +62,55 @@ def cached_page(key: tuple, make):
     return _page(key, make)
 
 
-def page_recommendation(ws: Workspace, models, values) -> vc.recommendation.Recommendation:
+@dataclass(frozen=True, eq=False)
+class SegmentChoice:
+    """The segment column the visitor set (on the Segments page), its caps, and each model's labels per split.
+
+    ``key`` names them for the caches: the column, the caps, and the content of the files the labels came from.
+    """
+
+    column: str
+    caps: vc.constraints.SegmentCaps
+    labels: dict
+    key: tuple
+
+
+def segment_choice(selection, files) -> SegmentChoice | None:
+    """The segment setting in force, or None: no column set, or the run files (``segmentfiles.source_files``)
+    hold none of it. Without one, the recommendation is the pipeline's, as before."""
+    settings = selection.settings
+    column = settings.segment_column
+    if column is None or not files or column not in segmentfiles.candidate_columns(files):
+        return None
+    labels, _ = segmentfiles.segment_labels(files, column)
+    if not labels:
+        return None
+    caps = vc.constraints.SegmentCaps(handoff_gap=settings.segment_cap_handoff, error_gap=settings.segment_cap_error,
+                                      value_gap=settings.segment_cap_value)
+    return SegmentChoice(column, caps, labels, (column, tuple(sorted(caps.as_dict().items())),
+                                                 segmentfiles.files_key(files)))
+
+
+@st.cache_resource(show_spinner="Fitting thresholds per segment…", max_entries=32)
+def _segment_recommendation(key: tuple, _ws, _models, _kinds, _values, _segments):
+    rules, skipped = vc.recommendation.segment_rules(_ws, _values, column=_segments.column, caps=_segments.caps,
+                                                     labels=_segments.labels, models=_models)
+    r = vc.recommend(_ws, _values, _models, kinds=_kinds, segment_rules=rules)
+    return replace(r, skipped=(*r.skipped, *skipped))
+
+
+def page_recommendation(ws: Workspace, models, values,
+                        segments: SegmentChoice | None = None) -> vc.recommendation.Recommendation:
     """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them (the
-    pipeline's recommendation, kept by its cache: the one the rule "recommended" reads)."""
+    pipeline's recommendation, kept by its cache: the one the rule "recommended" reads). With ``segments``
+    (:func:`segment_choice`), each model's thresholds per segment are weighed too, as ``report --segment``
+    weighs them (kept per runs, rules, values, splits, column, caps and label files)."""
     kinds, _ = rule_options(ws, models, values)
-    return ws.recommendation(values, tuple(m for m in models if m in ws.report.models), tuple(kinds))
+    chosen = tuple(m for m in models if m in ws.report.models)
+    if segments is None:
+        return ws.recommendation(values, chosen, tuple(kinds))
+    return _segment_recommendation(page_key(ws, models, values) + segments.key, ws, chosen, tuple(kinds), values,
+                                   segments)
 
 
 def recommended_model(selection, among=None) -> str | None:

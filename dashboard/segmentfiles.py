@@ -22,7 +22,7 @@ import valuecore as vc
 from . import data, datasets, serverfiles
 from .filehash import file_key
 
-__all__ = ["candidate_columns", "segment_labels", "source_files"]
+__all__ = ["candidate_columns", "files_key", "segment_labels", "source_files"]
 
 # The run format's own columns (docs/run-format.md): never a segment column.
 RUN_COLUMNS = frozenset({"y_true", "y_pred", "confidence", "split", "timestamp", "weight", "id", "model"})
@@ -62,6 +62,11 @@ def _folder_files(folder: Path) -> tuple[tuple[str, Path], ...]:
 def _key(source) -> str:
     return ("sha256:" + hashlib.sha256(source).hexdigest()) if isinstance(source, (bytes, bytearray)) \
         else file_key(Path(source))
+
+
+def files_key(files) -> tuple:
+    """The files' names and contents, for a cache key."""
+    return tuple((name, _key(source)) for name, source in files)
 
 
 def _is_parquet(name: str) -> bool:

@@ -23,7 +23,8 @@ import streamlit as st
 
 import valuecore as vc
 
-from dashboard import state, views
+from dashboard import segmentfiles, state, views
+from dashboard.home import segment_choice
 from dashboard.data import workspace
 from dashboard.safetext import md_text
 from dashboard.tables import dataframe as show_dataframe, styled
@@ -61,7 +62,8 @@ def _policies(selection) -> None:
     for note in rule_notes:
         st.caption(note)
     with st.spinner("Fitting the policies and their 95% intervals…"):
-        shown = view.build(selection, ws, kind, state.get())
+        segments = segment_choice(selection, segmentfiles.source_files(selection.settings.source, state.uploads()))
+        shown = view.build(selection, ws, kind, state.get(), segments)
     st.caption(shown.values_caption)
     if shown.error:
         st.error(shown.error)

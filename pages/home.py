@@ -10,7 +10,8 @@ and words come from ``dashboard.views.home``; this script lays them out.
 
 import streamlit as st
 
-from dashboard import state
+from dashboard import segmentfiles, state
+from dashboard import home as shared
 from dashboard.data import workspace
 from dashboard.state import current, stop_unless_models
 from dashboard.tables import dataframe as show_dataframe
@@ -32,7 +33,9 @@ for note in selection.notes:
     st.warning(note)
 stop_unless_models(selection)
 
-page = view.build(selection, ws)
+# The segment column set on the Segments page: each model's thresholds per segment are weighed too.
+segments = shared.segment_choice(selection, segmentfiles.source_files(selection.settings.source, state.uploads()))
+page = view.build(selection, ws, segments)
 st.subheader(page.headline, anchor=False)
 
 

@@ -36,8 +36,11 @@ def _threshold(value, confidences=None) -> str:
     return "never (abstain)" if value is None else vc.wording.threshold_on_data(float(value), confidences)
 
 
-def thresholds_text(policy: dict, confidences=None) -> str:
-    """A stored policy's threshold(s) as text: one number, ``class: number`` per class, or words."""
+def thresholds_text(policy: dict, confidences=None, segments: dict | None = None) -> str:
+    """A stored policy's threshold(s) as text: one number, ``class: number`` per class, ``segment: number`` per
+    segment (``segments``: the entry's thresholds per segment), or words."""
+    if segments is not None:
+        return ", ".join(f"{s}: {_threshold(t, confidences)}" for s, t in segments["thresholds"].items())
     if policy.get("class_thresholds") is not None:
         return ", ".join(f"{c}: {_threshold(t, confidences)}" for c, t in policy["class_thresholds"].items())
     if policy["kind"] == "accept_all":
@@ -78,9 +81,12 @@ def summary_frame(document: dict, currency: str, confidences: dict | None = None
         per_class = entry["policy"].get("class_thresholds") is not None
         rows.append({
             "Model": entry["model"],
-            "Policy": POLICY_LABELS.get(entry["policy"]["kind"], entry["policy"]["kind"]),
+            "Policy": (POLICY_LABELS.get(vc.recommendation.SEGMENT_RULE) + f" ({entry['segments']['column']})"
+                       if entry.get("segments") else POLICY_LABELS.get(entry["policy"]["kind"],
+                                                                        entry["policy"]["kind"])),
             "Threshold(s)": PER_CLASS if per_class else thresholds_text(entry["policy"],
-                                                                        confidences.get(entry["model"])),
+                                                                        confidences.get(entry["model"]),
+                                                                        entry.get("segments")),
             "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
             "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
             "Evaluated on": evaluation.get("split"),
@@ -161,17 +167,20 @@ def values_caption(selection) -> str:
             f"evaluated on {split_text(selection.eval_split)}.")
 
 
-def build(selection, workspace, kind: str, settings: Settings) -> ExportPage:
+def build(selection, workspace, kind: str, settings: Settings, segments=None) -> ExportPage:
     """The policy JSON of the selected models under rule ``kind``, led by the one recommendation.
 
     ``settings`` are recorded in the JSON (``dashboard_settings``) so that an import restores them.
+    ``segments`` (``dashboard.home.segment_choice``): the segment column in force; the recommendation then
+    weighs thresholds per segment too, and when it names them its model's entry holds them (schema version 3,
+    what ``report --segment COLUMN --json`` writes).
     """
     caption = values_caption(selection)
     models, values = list(selection.models), selection.values
     try:
         document, notes = workspace.document(models, kind, values)
         # The one recommendation of the first page; its model's entry holds the recommended rule.
-        recommendation = page_recommendation(workspace, models, values)
+        recommendation = page_recommendation(workspace, models, values, segments)
         reason = vc.wording.recommendation_reason(recommendation, selection.currency)
         document, more = vc.recommended_document(workspace, document, recommendation, values, reason)
     except ValueError as error:

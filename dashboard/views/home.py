@@ -115,24 +115,28 @@ def intro(selection) -> HomeIntro:
                      problem_note)
 
 
-def build(selection, ws: Workspace) -> HomePage:
-    """The recommendation among the selected models over every rule they can use.
+def build(selection, ws: Workspace, segments: home.SegmentChoice | None = None) -> HomePage:
+    """The recommendation among the selected models over every rule they can use; with ``segments``
+    (``dashboard.home.segment_choice``), each model's thresholds per segment too.
 
-    Kept across reruns and sessions per runs, rules, values, splits, recalibration, rule and currency
-    (``dashboard.home.cached_page``); :func:`build_now` makes it.
+    Kept across reruns and sessions per runs, rules, values, splits, recalibration, rule and currency, and the
+    segment column, caps and label files (``dashboard.home.cached_page``); :func:`build_now` makes it.
     """
     key = home.page_key(ws, selection.models, selection.values) + (selection.rule, selection.currency)
-    return home.cached_page(key, lambda: build_now(selection, ws))
+    if segments is not None:
+        key += segments.key
+    return home.cached_page(key, lambda: build_now(selection, ws, segments))
 
 
-def build_now(selection, ws: Workspace) -> HomePage:
+def build_now(selection, ws: Workspace, segments: home.SegmentChoice | None = None) -> HomePage:
     """:func:`build` without its cache."""
     kinds, _ = rule_options(ws, selection.models, selection.values)
-    r = home.page_recommendation(ws, selection.models, selection.values)
+    r = home.page_recommendation(ws, selection.models, selection.values, segments)
     # The threshold with the digits that matter on the data shown (the exact one is in the tile's help).
     confidences = deciding_confidences(ws, r.model, r.policy) if r.model is not None else None
+    # thresholds per segment have no interval of their own here (their segments' are on the Segments page)
     range_words = (model_range_words(ws, r.model, r.policy, selection.values, selection.currency, r.interval)
-                   if r.model is not None else "")
+                   if r.model is not None and r.kind != vc.recommendation.SEGMENT_RULE else "")
     return HomePage(
         recommendation=r,
         headline=md_text(vc.wording.recommendation_headline(r, confidences)),
@@ -196,6 +200,7 @@ _SHORT_RULES = {
     "class_thresholds": "Per class",
     "calibrated_class_thresholds": "Per class",
     "expected_value": "Expected value",
+    vc.recommendation.SEGMENT_RULE: "Per segment",
 }
 
 
@@ -285,6 +290,8 @@ def policy_thresholds(policy) -> tuple[float, ...]:
         return ()
     shortlist = getattr(policy, "shortlist", None) or {}
     per_class = tuple(t for _, t in (getattr(policy, "class_thresholds", None) or ()))
+    if getattr(policy, "kind", None) == vc.recommendation.SEGMENT_RULE:
+        per_class = tuple(t for _, t in policy.policy.thresholds)
     found = (policy.threshold, getattr(policy, "assist_threshold", None), shortlist.get("list_threshold"), *per_class)
     return tuple(float(t) for t in found if t is not None and np.isfinite(t))
 
