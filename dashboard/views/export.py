@@ -198,7 +198,8 @@ def build(selection, workspace, kind: str, settings: Settings, segments=None) ->
     columns = tuple(value_column(selection.currency) if c == "Value per item" else c for c in SUMMARY_COLUMNS)
     return ExportPage(
         values_caption=caption,
-        notes=tuple(md_text(n) for n in [*notes, *more]),  # the pipeline's words quote model and split names
+        # the pipeline's words quote model and split names; an entry refitted for the recommendation, in words
+        notes=tuple(md_text(n) for n in [*notes, *map(vc.wording.refitted_note, more)]),
         headline=headline,
         document=data,
         text=text,

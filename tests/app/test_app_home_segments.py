@@ -10,26 +10,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from streamlit.testing.v1 import AppTest
+from helpers import app as helpers
 
 import valuecore as vc
 from valuecore.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 DIABETES = ROOT / "sample_runs" / "diabetes"
 SEG = vc.recommendation.SEGMENT_RULE
 LINK = {"src": "sample:diabetes", "vw": "-4"}
 CLI_VALUES = ["--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4", "--currency", "$"]
 
 
-def start(page: str | None = None, **link: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    for key, value in link.items():
-        at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
+def start(page: str | None = None, **link: str):
+    at = helpers.start(page, **link)
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -84,3 +78,11 @@ def test_the_export_writes_what_report_segment_writes_and_serving_acts_alike(tmp
     # without a segment column the export stays version 2
     plain = json.loads(start("pages/export.py", **LINK).code[0].value)
     assert plain["schema_version"] == 2 and all("segments" not in m for m in plain["models"])
+
+
+def test_the_exports_note_on_the_refitted_entry_is_in_words():
+    at = start("pages/export.py", **LINK, segcol="age_band")
+    notes = [w.value for w in at.warning]
+    assert not any("RuleRefitted(" in n for n in notes), notes
+    assert any("its policy is the recommended rule, a threshold per segment, not one threshold" in n.replace("\\", "")
+               for n in notes), notes
