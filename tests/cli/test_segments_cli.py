@@ -90,11 +90,7 @@ def test_apply_needs_the_segment_column_and_reads_the_one_the_policy_names(tmp_p
 def test_report_segment_recommends_thresholds_per_segment_where_they_earn_more(tmp_path, capsys):
     """`report --segment` weighs each model's thresholds per segment beside its other rules: on segments whose best
     thresholds differ a lot it recommends them, says so, and writes version 3 with that entry's segments."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-    from test_recommend_segments import frame_far_apart
+    from helpers.segments import frame_far_apart
 
     frame_far_apart().to_csv(tmp_path / "m.csv", index=False)
     out = tmp_path / "p.json"
