@@ -213,8 +213,12 @@ def _cmd_report(args) -> int:
         from .segments import report_segments
 
         say = _say(args)
-        document = report_segments(args, values, _load, say)
-        _write_outputs([_policy_json_output(document, args.json)] if args.json else [], say, args)
+        document, fits, models = report_segments(args, values, _load, say)
+        outputs = [_policy_json_output(document, args.json)] if args.json else []
+        if args.html:
+            html = _html_report_text(args, models, values, segments=(document, fits))
+            outputs.append(_text_output(args.html, html, "the HTML report", f"wrote the HTML report to {args.html}"))
+        _write_outputs(outputs, say, args)
         return EXIT_OK
     reviewers = _reviewers(args, values)
     if reviewers is not None and not reviewers.flat:
@@ -490,8 +494,9 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
 
-def _html_report_text(args, models, values, reviewers=None) -> str:
-    """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
+def _html_report_text(args, models, values, reviewers=None, segments=None) -> str:
+    """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened);
+    ``segments``: the ``(document, fits)`` of ``report --segment``, shown in a section of their own."""
     from ..report import html_report
 
     return html_report(
@@ -499,6 +504,7 @@ def _html_report_text(args, models, values, reviewers=None) -> str:
         tune_split=args.tune_split, recommend_kinds=None if args.policy == RECOMMENDED_RULE else (args.policy,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
         **_constraint_kwargs(args), **({} if reviewers is None else {"reviewers": reviewers}),
+        **({} if segments is None else {"segments": segments}),
     )
 
 

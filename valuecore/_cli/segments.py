@@ -22,7 +22,8 @@ def add_segment_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("thresholds per segment (see docs/segments.md)")
     group.add_argument("--segment", metavar="COLUMN",
                        help="a threshold per segment: the run files' column that holds each item's segment "
-                       "(region, product, tier); the JSON is then schema version 3")
+                       "(region, product, tier); the JSON is then schema version 3. With --policy "
+                       "class_thresholds: a threshold per predicted class in each segment")
     group.add_argument("--cap-handoff-gap", type=_finite_float, metavar="X",
                        help="--segment: the hand-off rates of the segments differ by at most X (0 to 1)")
     group.add_argument("--cap-error-gap", type=_finite_float, metavar="X",
@@ -54,20 +55,20 @@ def _refuse_other_rules(args) -> None:
     from .._model.choices import RECOMMENDED_RULE
 
     others = [option for option, given in (
-        ("--policy " + str(args.policy), args.policy not in (RECOMMENDED_RULE, "threshold")),
+        ("--policy " + str(args.policy), args.policy not in (RECOMMENDED_RULE, "threshold", "class_thresholds")),
         ("--calibration " + str(args.calibration), args.calibration != "none"),
         ("--adapt-to", args.adapt_to is not None),
         ("--max-handoff-rate", args.max_handoff_rate is not None),
         ("--max-risk", args.max_risk is not None),
-        ("--html", bool(args.html)),
         ("--log-mlflow", bool(args.log_mlflow)),
         ("--monitoring", bool(args.monitoring)),
         ("--reviewer-accuracy", getattr(args, "reviewer_accuracy", None) is not None),
         ("--workload", getattr(args, "workload", None) is not None),
     ) if given]
     if others:
-        raise UsageError(f"--segment fits one confidence threshold per segment, on uncalibrated confidences; it does "
-                         f"not combine with {', '.join(others)} (yet)")
+        raise UsageError(f"--segment fits one confidence threshold per segment (or, with --policy class_thresholds, "
+                         f"one per predicted class in each segment), on uncalibrated confidences; it does not combine "
+                         f"with {', '.join(others)} (yet)")
 
 
 def check_segment_options(args) -> None:
@@ -79,20 +80,22 @@ def check_segment_options(args) -> None:
 
 def report_segments(args, values, load, say):
     """``report --segment COLUMN``: each model's thresholds per segment and the caps' cost, said; returns the
-    policy document (schema version 3)."""
+    policy document (schema version 3), each model's ``SegmentFit`` and the loaded runs."""
     from .._pipeline.segments import segment_document
 
     caps = _caps(args)
     models = load(args.paths, segment_column=args.segment)
+    rule = segment_rule(args)
     try:
         document, notes, fits = segment_document(models, values, segment_column=args.segment, caps=caps,
-                                                 tune_split=args.tune_split, eval_split=args.eval_split)
+                                                 tune_split=args.tune_split, eval_split=args.eval_split, rule=rule)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     for note in notes:
         _err(f"note: {note}")
     currency = args.currency
-    say(f"thresholds per segment of the column {args.segment!r}; caps: "
+    what = "per-class thresholds" if rule == "class_thresholds" else "thresholds"
+    say(f"{what} per segment of the column {args.segment!r}; caps: "
         f"{wording.segment_caps_text(caps.as_dict(), currency)}")
     for entry in document.entries:
         fit = fits[entry.model]
@@ -110,7 +113,12 @@ def report_segments(args, values, load, say):
         say(f"on split {evaluation['split']!r} ({wording.count(evaluation['n'])} items): value per item "
             f"{wording.money(evaluation['value_per_item'], currency)}, acted on "
             f"{wording.percent(evaluation['coverage'])} of the items")
-    return document
+    return document, fits, models
+
+
+def segment_rule(args) -> str:
+    """What each segment sets: ``--policy class_thresholds`` a threshold per predicted class, else one."""
+    return "class_thresholds" if args.policy == "class_thresholds" else "threshold"
 
 
 def _confidences(run, split: str) -> dict:
@@ -145,13 +153,16 @@ def applied_segment_lines(item, run=None, currency: str = "") -> list[str]:
     evaluation = item.evaluation
     confidences = _confidences(run, item.split) if run is not None and item.split in run.segments else {}
     lines = [f"evaluated on          split {item.split!r} ({wording.count(evaluation['n'])} items)",
-             "rule                  a threshold per segment; segments without one are handed off",
+             "rule                  " + ("per-class thresholds per segment; segments without them are handed off"
+                                          if any("class_thresholds" in f for f in evaluation["segments"].values())
+                                          else "a threshold per segment; segments without one are handed off"),
              f"value total           {wording.significant(evaluation['value_total'])}",
              f"value per item        {wording.money(evaluation['value_per_item'], currency)}",
              f"coverage              {wording.percent(evaluation['coverage'])}"]
     rows = [("segment", "rule", "items", "hand-off rate", "error rate", "value per item")]
     for name, figures in evaluation["segments"].items():
-        rows.append((name, wording.threshold_phrase(figures["threshold"], confidences.get(name)),
+        rows.append((name, wording.segment_rule_phrase(figures["threshold"], figures.get("class_thresholds"),
+                                                       confidences.get(name)),
                      wording.count(figures["n"]),
                      wording.percent(figures["handoff_rate"]), wording.percent(figures["selective_risk"]),
                      wording.money(figures["value_per_item"], currency)))
