@@ -599,18 +599,25 @@ def _class_choices(run: SortedRun, values: Values, keys: tuple[str, ...], limit:
         class_acted = _within_class(acted_end, start, stop)
         class_wrong = _within_class(wrong_end, start, stop)
         class_gain = _within_class(at_end, start, stop)
-        size = class_acted.size
-        if gain.size * size > _PAIRS_PER_CHOICE * limit:  # the combinations would not fit in memory
-            acted, wrong, gain, choice = _thinned(acted, wrong, gain, choice, max(1, _PAIRS_PER_CHOICE * limit // size))
-            exact = False
-        acted = (acted[:, None] + class_acted[None, :]).ravel()
-        wrong = (wrong[:, None] + class_wrong[None, :]).ravel()
-        gain = (gain[:, None] + class_gain[None, :]).ravel()
-        choice = np.hstack([np.repeat(choice, size, axis=0), np.tile(np.arange(size), choice.shape[0])[:, None]])
-        acted, wrong, gain, choice = _merged(acted, wrong, gain, choice, keys)
-        if gain.size > limit:
-            acted, wrong, gain, choice = _thinned(acted, wrong, gain, choice, limit)
-            exact = False
+        # The class's candidates a block at a time (at most _PAIRS_PER_CHOICE * limit pairs in memory), each
+        # block's combinations merged into those kept so far: the merge is the same, exact, block by block.
+        step = max(1, _PAIRS_PER_CHOICE * limit // max(gain.size, 1))
+        kept = None
+        for at in range(0, class_acted.size, step):
+            block = slice(at, at + step)
+            size = class_acted[block].size
+            combined = ((acted[:, None] + class_acted[None, block]).ravel(),
+                        (wrong[:, None] + class_wrong[None, block]).ravel(),
+                        (gain[:, None] + class_gain[None, block]).ravel(),
+                        np.hstack([np.repeat(choice, size, axis=0),
+                                   np.tile(np.arange(at, at + size), choice.shape[0])[:, None]]))
+            if kept is not None:
+                combined = tuple(np.concatenate([old, new]) for old, new in zip(kept, combined))
+            kept = _merged(*combined, keys)
+            if kept[2].size > limit:
+                kept = _thinned(*kept, limit)
+                exact = False
+        acted, wrong, gain, choice = kept
     order = np.argsort(acted, kind="stable")  # ties in value: the first, acting on the fewest items
     return _ClassChoices(acted[order], wrong[order], gain[order], choice[order], exact)
 
@@ -648,7 +655,7 @@ def _class_thresholds(run: SortedRun, prefixes: np.ndarray) -> tuple:
 # Keys of the choices of per-class thresholds: the totals that each cap reads.
 _CAP_KEYS = {"handoff_gap": ("acted",), "error_gap": ("acted", "wrong"), "value_gap": ("gain",)}
 _DEFAULT_MAX_CHOICES = 200_000
-# Combining a class's candidates with the choices so far forms at most this many times max_choices pairs.
+# Combining a class's candidates with the choices so far forms at most this many times max_choices pairs at once.
 _PAIRS_PER_CHOICE = 20
 
 
