@@ -50,7 +50,9 @@ what the caps cost per item, whether any choice holds them, and a :class:`Segmen
 interval, certified error bound, and a too-small warning by the rule ``MIN_SEGMENT_ITEMS``).
 :func:`evaluate_segments` scores a segment policy on new labelled items; :func:`segment_labels` reads each
 item's segment. Caps count as held up to ``CAP_TOLERANCE`` of round-off; items of a segment the policy does
-not know follow ``UNSEEN_SEGMENT_RULES`` (hand them off).
+not know follow ``UNSEEN_SEGMENT_RULES`` (hand them off). ``fit_segments(..., rule="class_thresholds")`` fits
+a threshold per predicted class in each segment instead (``SEGMENT_RULES``): exact without caps, and with caps
+exact while each segment's choices of per-class thresholds fit ``max_choices`` (else ``exact=False``).
 """
 
 from ._decide import capacity as _capacity

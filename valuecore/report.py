@@ -182,7 +182,10 @@ def html_report(
         The rules the recommendation weighs (default: every rule the values allow).
     **constraints
         As :func:`~valuecore.build_policy_document` (e.g. ``assisted`` for
-        ``two_tier``, ``shortlist_values`` for ``shortlist``).
+        ``two_tier``, ``shortlist_values`` for ``shortlist``). ``segments``:
+        ``(document, fits)`` of :func:`~valuecore.policy_json.segment_document`
+        adds a section on the thresholds per segment, and the policy JSON shown is
+        that document.
 
     Returns
     -------
@@ -207,8 +210,10 @@ def html_report(
     from ._pipeline.pipeline import Pipeline
     from ._decide.recommend import recommend, recommended_document
     from ._report_reviewers import reviewers_section
+    from ._report_segments import segments_section
 
     reviewers = constraints.pop("reviewers", None)  # valuecore.constraints.Reviewers: a section of their own
+    segments = constraints.pop("segments", None)  # (document, fits) of thresholds per segment: a section too
     document, notes = build_policy_document(
         models, values, kind=kind, calibration_method=calibration_method, tune_split=tune_split,
         eval_split=eval_split, with_interval=True, **constraints,
@@ -354,7 +359,7 @@ def html_report(
         calibration_html += f"<figure>{_svg(_reliability_spec(reliability_rows, names))}</figure>"
 
     policy_html = ('<p class="muted">The policy a serving system applies (schema in docs/policy-json.md).</p>'
-                   f"<pre>{_e(document.to_json())}</pre>")
+                   f"<pre>{_e((document if segments is None else segments[0]).to_json())}</pre>")
     splits = _splits_text(entries)
     settings_html = _settings(values, kind, calibration_method, splits, currency, volume, period)
     when = generated_at or _datetime.datetime.now(_datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -366,6 +371,7 @@ def html_report(
         **reviewers_section(reviewers, models, document, values, currency, svg=_svg, voc_spec=_voc_spec),
         "voc": ("Value for every mistake cost", voc_html),
         "threshold": ("Value against the threshold", threshold_html),
+        **segments_section(segments, models, currency, svg=_svg, table=_table),
         "calibration": ("Calibration at a glance", calibration_html),
         "policy": ("The policy JSON", policy_html),
     }

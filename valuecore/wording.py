@@ -123,6 +123,7 @@ __all__ = [
     "recommendation_reason",
     "SEGMENT_COLUMNS",
     "segment_rows",
+    "segment_rule_phrase",
     "segment_cap_sentence",
     "segment_caps_text",
     "segment_warning",
@@ -895,12 +896,16 @@ def _rule_words(kind: str, policy=None) -> str:
     if kind != "segment_thresholds" or policy is None:
         return rule_name(kind)
     caps = policy.caps
-    return f"a threshold per segment of {policy.column}" + (f" with caps ({segment_caps_text(caps)})" if caps else "")
+    what = "per-class thresholds" if policy.policy.class_thresholds is not None else "a threshold"
+    return f"{what} per segment of {policy.column}" + (f" with caps ({segment_caps_text(caps)})" if caps else "")
 
 
 def _segment_thresholds(policy, confidences=None) -> str:
     """Each segment's threshold: "act when confidence ≥ 0.83 in 50_plus, ≥ 0.9 in under_50" ("never in x": x is
     always handed off)."""
+    if policy.policy.class_thresholds is not None:
+        return "; ".join(f"in {name}: {segment_rule_phrase(None, per_class, confidences)}"
+                         for name, per_class in policy.policy.class_thresholds)
     parts = [f"never in {name}" if t is None else f"≥ {threshold_on_data(t, confidences)} in {name}"
              for name, t in policy.policy.thresholds]
     return f"act when confidence {', '.join(parts)}"
@@ -909,7 +914,7 @@ def _segment_thresholds(policy, confidences=None) -> str:
 def _model_and_rule(model: str, kind: str, policy=None, confidences=None) -> str:
     text = f"{model} with {_rule_words(kind, policy)}"
     if policy is not None and kind == "segment_thresholds":
-        if len(policy.policy.thresholds) <= _CLASSES_SPELLED_OUT:
+        if len(policy.policy.thresholds or policy.policy.class_thresholds) <= _CLASSES_SPELLED_OUT:
             text += f" ({_segment_thresholds(policy, confidences)})"
     elif policy is not None and kind in ("threshold", "calibrated_threshold"):
         text += f" ({threshold_phrase(policy.threshold, confidences)})"
@@ -1082,19 +1087,52 @@ def segment_cap_sentence(fit, currency: str = "") -> str:
     them).``, ``The best thresholds already hold the caps: they cost nothing.``
     """
     caps = fit.caps.as_dict()
+    per_class = getattr(fit, "rule", "threshold") == "class_thresholds"
     if not caps:
-        return "No caps: each segment has its own best threshold."
+        return ("No caps: each segment has its own best per-class thresholds." if per_class else
+                "No caps: each segment has its own best threshold.")
     if not fit.feasible:
+        if per_class and not fit.exact:
+            return (f"No choice of per-class thresholds that the search kept holds the caps "
+                    f"({segment_caps_text(caps, currency)}); the search is approximate (it kept "
+                    f"{count(fit.n_choices)} choices), so one may exist. The thresholds shown are each segment's "
+                    "best, which break them.")
         return (f"No choice of thresholds holds the caps ({segment_caps_text(caps, currency)}); the thresholds shown "
                 "are each segment's best, which break them.")
-    searched = "" if fit.exact else (" The search thinned the bands to stay within its budget: these thresholds "
-                                     "hold the caps, and cost at most the figure shown.")
+    if fit.exact:
+        searched = ""
+    elif per_class:
+        searched = (f" The search is approximate: it kept {count(fit.n_choices)} of the choices of per-class "
+                    "thresholds to stay within its budget. These thresholds hold the caps; the best within the caps "
+                    "may earn more, but never more than without them.")
+    else:
+        searched = (" The search thinned the bands to stay within its budget: these thresholds hold the caps, and "
+                    "cost at most the figure shown.")
     if fit.cap_cost_per_item <= 0:
         return "The best thresholds already hold the caps: they cost nothing." + searched
     per_item = fit.value_total / fit.n_items
     free = fit.unconstrained_value_total / fit.n_items
     return (f"The caps cost {amount(fit.cap_cost_per_item, currency)} per item (the thresholds within the caps earn "
             f"{amount(per_item, currency)} per item, {amount(free, currency)} without them).{searched}")
+
+
+def segment_rule_phrase(threshold, class_thresholds=None, confidences=None) -> str:
+    """A segment's rule in words: its threshold (:func:`threshold_phrase`), or its per-class thresholds
+    (``class_thresholds``: pairs or a mapping class -> threshold or None).
+
+    >>> segment_rule_phrase(0.75), segment_rule_phrase(None, {"a": 0.8, "b": None})
+    ('act when confidence ≥ 0.750', 'act on a when confidence ≥ 0.800; never on b')
+    >>> segment_rule_phrase(None, {"a": None, "b": None})
+    'always hand off'
+    """
+    if class_thresholds is None:
+        return threshold_phrase(threshold, confidences)
+    pairs = list(class_thresholds.items() if isinstance(class_thresholds, dict) else class_thresholds)
+    if all(_missing(t) for _, t in pairs):
+        return "always hand off"
+    parts = [f"never on {label}" if _missing(t) else
+             f"on {label} when confidence ≥ {threshold_on_data(t, confidences)}" for label, t in pairs]
+    return "act " + "; ".join(parts)
 
 
 def segment_warning(standing) -> str | None:
@@ -1115,7 +1153,8 @@ def segment_rows(evaluation, currency: str = "", confidences=None) -> list[tuple
         interval = r.interval
         likely = (f"{amount(interval.low, currency)} to {amount(interval.high, currency)}"
                   if math.isfinite(interval.low) and math.isfinite(interval.high) else "too few items")
-        rows.append((r.segment, threshold_phrase(r.threshold, seen), count(r.n_items), percent(r.handoff_rate),
+        rows.append((r.segment, segment_rule_phrase(r.threshold, r.class_thresholds, seen), count(r.n_items),
+                     percent(r.handoff_rate),
                      percent(r.selective_risk), money(r.value_per_item, currency), likely,
                      DASH if r.risk_upper_bound is None else percent(r.risk_upper_bound)))
     return rows

@@ -39,6 +39,9 @@ def _threshold(value, confidences=None) -> str:
 def thresholds_text(policy: dict, confidences=None, segments: dict | None = None) -> str:
     """A stored policy's threshold(s) as text: one number, ``class: number`` per class, ``segment: number`` per
     segment (``segments``: the entry's thresholds per segment), or words."""
+    if segments is not None and "class_thresholds" in segments:
+        return "; ".join(f"{s}: {vc.wording.segment_rule_phrase(None, per_class, confidences)}"
+                         for s, per_class in segments["class_thresholds"].items())
     if segments is not None:
         return ", ".join(f"{s}: {_threshold(t, confidences)}" for s, t in segments["thresholds"].items())
     if policy.get("class_thresholds") is not None:

@@ -291,7 +291,8 @@ def policy_thresholds(policy) -> tuple[float, ...]:
     shortlist = getattr(policy, "shortlist", None) or {}
     per_class = tuple(t for _, t in (getattr(policy, "class_thresholds", None) or ()))
     if getattr(policy, "kind", None) == vc.recommendation.SEGMENT_RULE:
-        per_class = tuple(t for _, t in policy.policy.thresholds)
+        per_class = tuple(t for _, t in policy.policy.thresholds) + tuple(
+            t for _, pairs in (policy.policy.class_thresholds or ()) for _, t in pairs)
     found = (policy.threshold, getattr(policy, "assist_threshold", None), shortlist.get("list_threshold"), *per_class)
     return tuple(float(t) for t in found if t is not None and np.isfinite(t))
 

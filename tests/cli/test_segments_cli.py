@@ -27,6 +27,13 @@ def write_run(path, n=240, seed=3, blank_rows=()):
     return frame
 
 
+def tuning_split(frame):
+    """The run's tuning rows and their predictions, as the report reads them."""
+    val = frame[frame.split == "val"]
+    return val, vc.Predictions.from_proba(val[["proba_a", "proba_b"]].to_numpy(), y_true=val.y_true,
+                                          classes=["a", "b"])
+
+
 def test_report_prints_each_segment_and_the_caps_cost_and_writes_version_3(tmp_path, capsys):
     frame = write_run(tmp_path / "m.csv")
     out_json = tmp_path / "p.json"
@@ -34,8 +41,7 @@ def test_report_prints_each_segment_and_the_caps_cost_and_writes_version_3(tmp_p
                  "--omega", "4", "--cap-handoff-gap", "0.02", "--currency", "$", "--json", str(out_json)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    val = frame[frame.split == "val"]
-    p = vc.Predictions.from_proba(val[["proba_a", "proba_b"]].to_numpy(), y_true=val.y_true, classes=["a", "b"])
+    val, p = tuning_split(frame)
     fit = fit_segments(p, val.region.to_numpy(), vc.UseCase.from_omega(4), caps=SegmentCaps(handoff_gap=0.02))
     assert vc.wording.segment_cap_sentence(fit, "$") in captured.out
     for row in vc.wording.segment_rows(fit.evaluation, "$"):
@@ -58,6 +64,7 @@ def test_too_small_segments_are_warned_about(tmp_path, capsys):
     (["--segment", "region", "--cap-error-gap", "1.5"], "error_gap is a gap between two shares, at most 1"),
     (["--segment", "region", "--policy", "two_tier"], "does not combine with --policy two_tier"),
     (["--policy", "segment_thresholds"], "--policy segment_thresholds sets a threshold per segment, and no --segment"),
+    (["--segment-rule", "class_thresholds"], "--segment-rule class_thresholds says what each segment sets, and no"),
 ])
 def test_bad_segment_options_exit_2_in_words(tmp_path, capsys, argv, message):
     write_run(tmp_path / "m.csv")
@@ -100,3 +107,68 @@ def test_report_segment_recommends_thresholds_per_segment_where_they_earn_more(t
     data = json.loads(out.read_text())
     assert data["schema_version"] == 3 and data["recommendation"]["policy"] == "segment_thresholds"
     assert data["models"][0]["segments"]["column"] == "region"
+
+
+def test_per_class_thresholds_per_segment_are_printed_and_written_as_fitted(tmp_path, capsys):
+    frame = write_run(tmp_path / "m.csv")
+    out_json = tmp_path / "p.json"
+    code = main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--policy", "segment_thresholds",
+                 "--segment-rule", "class_thresholds",
+                 "--omega", "4", "--cap-error-gap", "0.05", "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    val, p = tuning_split(frame)
+    fit = fit_segments(p, val.region.to_numpy(), vc.UseCase.from_omega(4), caps=SegmentCaps(error_gap=0.05),
+                       rule="class_thresholds")
+    assert "per-class thresholds per segment of the column 'region'" in captured.out
+    assert vc.wording.segment_cap_sentence(fit) in captured.out
+    confidences = {r: p.confidence[val.region.to_numpy() == r] for r in ("north", "south")}
+    for row in vc.wording.segment_rows(fit.evaluation, confidences=confidences):
+        assert row[1] in captured.out and row[3] in captured.out
+    segments = json.loads(out_json.read_text())["models"][0]["segments"]
+    assert segments["rule"] == "class_thresholds"
+    assert segments["class_thresholds"] == fit.policy.to_dict()["class_thresholds"]
+
+
+def test_an_approximate_per_class_search_is_said_in_words():
+    p = vc.Predictions.from_top_label(["a"] * 6, [0.9, 0.8, 0.6, 0.9, 0.7, 0.6], ["a", "a", "b", "a", "b", "a"],
+                                      classes=["a", "b"])
+    fit = fit_segments(p, ["x", "x", "x", "y", "y", "y"], vc.UseCase(1, 0, -1), caps=SegmentCaps(handoff_gap=0.0),
+                       rule="class_thresholds", max_choices=1)
+    assert not fit.exact
+    assert "The search is approximate: it kept" in vc.wording.segment_cap_sentence(fit) or (
+        "the search is approximate" in vc.wording.segment_cap_sentence(fit))
+
+
+def test_the_html_report_has_a_section_per_segment_with_the_gaps_beside_the_caps(tmp_path, capsys):
+    write_run(tmp_path / "m.csv")
+    code = main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--policy", "segment_thresholds",
+                 "--segment-rule", "class_thresholds",
+                 "--omega", "4", "--cap-handoff-gap", "0.1", "--html", str(tmp_path / "r.html"),
+                 "--json", str(tmp_path / "p.json")])
+    assert code == 0, capsys.readouterr().err
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="segments">'):]
+    section = section[:section.index("</section>")]
+    assert "Thresholds per segment of the column &#x27;region&#x27;" in section
+    for name in ("north", "south"):
+        assert f"<td>{name}</td>" in section
+    assert "Hand-off rate</td><td class=\"num\">10.0%</td>" in section  # the cap beside the gap
+    assert "<svg" in section
+    stored = json.loads((tmp_path / "p.json").read_text())
+    assert '&quot;class_thresholds&quot;' in page and stored["models"][0]["segments"]["rule"] == "class_thresholds"
+
+
+def test_per_class_thresholds_per_segment_can_be_the_recommendation(tmp_path, capsys):
+    """With --segment-rule class_thresholds the recommendation weighs per-class thresholds per segment; where
+    they win it names them in words and the JSON's entry holds them, as the fit does."""
+    from helpers.segments import frame_far_apart
+
+    frame_far_apart().to_csv(tmp_path / "m.csv", index=False)
+    out = tmp_path / "p.json"
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--segment-rule", "class_thresholds",
+                 "--omega", "4", "--json", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("recommendation: Deploy m with per-class thresholds per segment of region (in easy: act on")
+    segments = json.loads(out.read_text())["models"][0]["segments"]
+    assert segments["rule"] == "class_thresholds" and set(segments["class_thresholds"]) == {"easy", "hard"}

@@ -4,7 +4,6 @@ single-threshold fit on its own items."""
 
 from __future__ import annotations
 
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -73,7 +72,6 @@ def test_the_capped_fit_is_the_exhaustive_optimum_in_fractions(case):
     fit = fit_segments(p, segments, as_values(matrices), caps=SegmentCaps(**caps))
     tol = tolerances(matrices)
     best, free = refs.brute_force(items, names, matrices, caps, tol)
-    n_items = sum(Fraction(i.weight) for i in items)
     assert fit.exact
     assert fit.unconstrained_value_total == float(free)
     assert fit.feasible == (best is not None)
@@ -81,15 +79,7 @@ def test_the_capped_fit_is_the_exhaustive_optimum_in_fractions(case):
         return
     chosen = dict(fit.policy.thresholds)
     figures = [refs.segment_figures(items, s, chosen[s], matrices[s]) for s in names]
-    assert sum(f[0] for f in figures) == best  # exactly the optimum
-    assert refs.holds(figures, caps, tol)
-    assert fit.value_total == pytest.approx(float(best), abs=1e-9)
-    assert fit.cap_cost_per_item == pytest.approx(float((free - best) / n_items), abs=1e-12)
-    for s, f in zip(names, figures):
-        row = fit.evaluation.standing(s)
-        assert row.handoff_rate == pytest.approx(float(f[2]), abs=1e-12)
-        assert row.value_per_item == pytest.approx(float(f[4]), abs=1e-12)
-        assert (row.selective_risk is None) == (f[3] is None)
+    refs.check_optimum(fit, names, figures, best, free, caps, tol)
 
 
 @settings(max_examples=100)

@@ -21,8 +21,9 @@ def draw(rng, n: int, regions=REGIONS):
     return pd.DataFrame(X, columns=FEATURES).assign(region=region), y
 
 
-def segment_case(tmp_path, caps=("--cap-handoff-gap", "0.05")):
-    """(fitted model, run file path, policy JSON path, new frame with an unseen region 'west')."""
+def segment_case(tmp_path, caps=("--cap-handoff-gap", "0.05"), options=()):
+    """(fitted model, run file path, policy JSON path, new frame with an unseen region 'west'). ``options``: more
+    for ``report`` (``--segment-rule class_thresholds``: per-class thresholds per segment)."""
     rng = np.random.default_rng(7)
     train, y_train = draw(rng, 600)
     model = LogisticRegression().fit(train[FEATURES], y_train)
@@ -35,7 +36,8 @@ def segment_case(tmp_path, caps=("--cap-handoff-gap", "0.05")):
     run = tmp_path / "logreg.csv"
     pd.concat(frames).to_csv(run, index=False)
     policy = tmp_path / "policy.json"
-    assert main(["report", str(run), "--segment", "region", "--v-correct", "1", "--v-abstain", "0",
-                 "--v-wrong", "-4", *caps, "--json", str(policy)]) == 0
+    assert main(["report", str(run), "--segment", "region", "--policy", "segment_thresholds",
+                 "--v-correct", "1", "--v-abstain", "0", "--v-wrong", "-4",
+                 *caps, *options, "--json", str(policy)]) == 0
     new, _ = draw(rng, 300, np.array(["north", "south", "east", "west"]))
     return model, run, policy, new

@@ -15,8 +15,9 @@ from valuecore.serving import RejectOptionClassifier, save_mlflow_model  # noqa:
 
 
 @pytest.mark.heavy
-def test_the_mlflow_model_reads_the_segment_column_and_acts_as_the_wrapper(tmp_path):
-    model, _, policy_path, new = segment_case(tmp_path)
+@pytest.mark.parametrize("options", [(), ("--segment-rule", "class_thresholds")], ids=["threshold", "class_thresholds"])
+def test_the_mlflow_model_reads_the_segment_column_and_acts_as_the_wrapper(tmp_path, options):
+    model, _, policy_path, new = segment_case(tmp_path, options=options)
     clf = RejectOptionClassifier(model, policy=str(policy_path), abstain_label="abstain")
     save_mlflow_model(tmp_path / "model", clf, None)
     out = mlflow.pyfunc.load_model(str(tmp_path / "model")).predict(new)

@@ -208,6 +208,12 @@ def _entry_rule_lines(entry, confidences=None) -> list[str]:
     """An entry's rule: :func:`_describe_rule`, or its thresholds per segment (the segments hold their own)."""
     if entry.segments is None:
         return _describe_rule(entry.policy, confidences)
+    if "class_thresholds" in entry.segments:
+        lines = [f"per-class thresholds per segment of {entry.segments['column']!r}  (act iff confidence >= the "
+                 "threshold of the item's segment and predicted class; a segment not seen in tuning is handed off)"]
+        for name, per_class in entry.segments["class_thresholds"].items():
+            lines.append(f"  {name:<19} {wording.segment_rule_phrase(None, per_class, confidences)}")
+        return lines
     lines = [f"thresholds per segment of {entry.segments['column']!r}  (act iff confidence >= the threshold of the "
              "item's segment; a segment not seen in tuning is handed off)"]
     for name, threshold in entry.segments["thresholds"].items():
@@ -238,7 +244,14 @@ def _cmd_report(args) -> int:
                       values, values, f"{args.policy}, calibration: none; a segment column: {args.segment}",
                       args.currency)
         say_segment_fits(args, fits, models, say)
-        _write_outputs([_policy_json_output(document, args.json)] if args.json else [], say, args)
+        outputs = [_policy_json_output(document, args.json)] if args.json else []
+        if args.html:
+            from dataclasses import replace
+
+            fitted = replace(document, entries=tuple(rule.entry for rule in fits.values()))
+            html = _html_report_text(args, models, values, segments=(fitted, {m: r.fit for m, r in fits.items()}))
+            outputs.append(_text_output(args.html, html, "the HTML report", f"wrote the HTML report to {args.html}"))
+        _write_outputs(outputs, say, args)
         return EXIT_OK
     reviewers = _reviewers(args, values)
     if reviewers is not None and not reviewers.flat:
@@ -514,15 +527,20 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
 
-def _html_report_text(args, models, values, reviewers=None) -> str:
-    """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened)."""
+def _html_report_text(args, models, values, reviewers=None, segments=None) -> str:
+    """The shareable report: one self-contained HTML file (charts inline, nothing fetched when opened);
+    ``segments``: the ``(document, fits)`` of ``report --segment``, shown in a section of their own (the
+    report's other sections weigh the rules without segments)."""
+    from .._model.choices import SEGMENT_RULE
     from ..report import html_report
 
+    kind = RECOMMENDED_RULE if args.policy == SEGMENT_RULE else args.policy
     return html_report(
-        models, values, kind=args.policy, calibration_method=args.calibration,
-        tune_split=args.tune_split, recommend_kinds=None if args.policy == RECOMMENDED_RULE else (args.policy,),
+        models, values, kind=kind, calibration_method=args.calibration,
+        tune_split=args.tune_split, recommend_kinds=None if kind == RECOMMENDED_RULE else (kind,),
         eval_split=args.eval_split, currency=args.currency, volume=args.volume, period=args.period,
         **_constraint_kwargs(args), **({} if reviewers is None else {"reviewers": reviewers}),
+        **({} if segments is None else {"segments": segments}),
     )
 
 

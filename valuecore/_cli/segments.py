@@ -29,6 +29,9 @@ def add_segment_options(parser: argparse.ArgumentParser) -> None:
                        help="--segment: the error rates (wrong / acted on) differ by at most X (0 to 1)")
     group.add_argument("--cap-value-gap", type=_finite_float, metavar="X",
                        help="--segment: the values per item differ by at most X (in the values' currency)")
+    group.add_argument("--segment-rule", choices=("threshold", "class_thresholds"), default="threshold",
+                       help="--segment: what each segment sets: one confidence threshold (default) or a threshold "
+                       "per predicted class")
 
 
 def add_apply_segment_option(parser: argparse.ArgumentParser) -> None:
@@ -59,14 +62,13 @@ def _refuse_other_rules(args) -> None:
         ("--adapt-to", args.adapt_to is not None),
         ("--max-handoff-rate", args.max_handoff_rate is not None),
         ("--max-risk", args.max_risk is not None),
-        ("--html", bool(args.html)),
         ("--log-mlflow", bool(args.log_mlflow)),
         ("--monitoring", bool(args.monitoring)),
         ("--reviewer-accuracy", getattr(args, "reviewer_accuracy", None) is not None),
         ("--workload", getattr(args, "workload", None) is not None),
     ) if given]
     if others:
-        raise UsageError(f"--segment fits one confidence threshold per segment, on uncalibrated confidences; it does "
+        raise UsageError(f"--segment fits thresholds per segment, on uncalibrated confidences; it does "
                          f"not combine with {', '.join(others)} (yet)")
 
 
@@ -75,6 +77,9 @@ def check_segment_options(args) -> None:
     from .._model.choices import SEGMENT_RULE
 
     _caps(args)
+    if args.segment is None and args.segment_rule != "threshold":
+        raise UsageError(f"--segment-rule {args.segment_rule} says what each segment sets, and no --segment COLUMN "
+                         "says where the segments are")
     if args.segment is not None:
         _refuse_other_rules(args)
     elif args.policy == SEGMENT_RULE:
@@ -97,10 +102,11 @@ def report_segments(args, values, load):
     models = load(args.paths, segment_column=args.segment)
     pipeline = Pipeline(models, args.tune_split, args.eval_split)
     try:
-        rules, skipped = segment_rules(pipeline, values, column=args.segment, caps=caps)
+        rules, skipped = segment_rules(pipeline, values, column=args.segment, caps=caps, rule=args.segment_rule)
         if args.policy == SEGMENT_RULE:
             document, notes, _ = segment_document(models, values, segment_column=args.segment, caps=caps,
-                                                  tune_split=args.tune_split, eval_split=args.eval_split)
+                                                  tune_split=args.tune_split, eval_split=args.eval_split,
+                                                  rule=args.segment_rule)
         else:
             document, notes = pipeline.document(list(models), args.policy, values, with_interval=not args.no_interval)
         kinds = None if args.policy == RECOMMENDED_RULE else (args.policy,)
@@ -117,7 +123,8 @@ def report_segments(args, values, load):
 def segment_fit_lines(args, rules, models) -> list[str]:
     """Each model's thresholds per segment on its tuning split: the caps, what they cost, a row per segment."""
     currency = args.currency
-    lines = ["", f"thresholds per segment of the column {args.segment!r}; caps: "
+    what = "per-class thresholds" if args.segment_rule == "class_thresholds" else "thresholds"
+    lines = ["", f"{what} per segment of the column {args.segment!r}; caps: "
                  f"{wording.segment_caps_text(_caps(args).as_dict(), currency)}"]
     for model, rule in rules.items():
         fit, split = rule.fit, rule.entry.tuned_on["split"]

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._engine.fitting import fit_policy
 from .._engine.policy import Policy
-from .._engine.segment_policy import UNSEEN_SEGMENT_RULES, SegmentPolicy, segment_labels
+from .._engine.segment_policy import SEGMENT_RULES, UNSEEN_SEGMENT_RULES, SegmentPolicy, segment_labels
 from .._engine.sorting import SortedRun, cumulative_gain, presort
 from .._model.predictions import Predictions, _label_text
 from .._model.values import UseCase, ValueMatrix, Values, value_matrix_for
@@ -49,6 +49,7 @@ from .risk import upper_bounds
 __all__ = [
     "CAP_TOLERANCE",
     "MIN_SEGMENT_ITEMS",
+    "SEGMENT_RULES",
     "UNSEEN_SEGMENT_RULES",
     "SegmentCaps",
     "SegmentPolicy",
@@ -147,6 +148,8 @@ class SegmentStanding:
         or when the weights are not whole copies (the binomial bound counts independent items).
     too_small : bool
         Fewer than ``MIN_SEGMENT_ITEMS`` items, or acting on fewer than that many: too few to say anything.
+    class_thresholds : tuple of (class, float or None), or None
+        The segment's per-class thresholds (``threshold`` is then None); None for a threshold per segment.
     """
 
     segment: str
@@ -161,6 +164,7 @@ class SegmentStanding:
     interval: object
     risk_upper_bound: float | None
     too_small: bool
+    class_thresholds: tuple | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,6 +216,7 @@ class SegmentEvaluation:
                     "value_total": r.value_total, "value_per_item": r.value_per_item,
                     "value_per_item_low": finite(r.interval.low), "value_per_item_high": finite(r.interval.high),
                     "risk_upper_bound": r.risk_upper_bound, "too_small": r.too_small,
+                    **({} if r.class_thresholds is None else {"class_thresholds": dict(r.class_thresholds)}),
                 } for r in self.segments
             },
         }
@@ -255,7 +260,7 @@ def evaluate_segments(
     predictions.require_labels("evaluating a segment policy")
     codes, names = segment_labels(segments, predictions.n, name=policy.column or "segment")
     per_segment = _values_per_segment(values, names)
-    known = dict(policy.thresholds)
+    known = set(policy.segments)
     weight = predictions.sample_weight
     rows = []
     n_unseen = 0.0
@@ -294,7 +299,8 @@ def _standing(name, rule: Policy, sub: Predictions, values, confidence_level, ri
     if n_acted > 0 and _whole_copies(weight):
         bound = float(upper_bounds(np.array([n_acted]), np.array([n_wrong]), 1.0 - risk_confidence)[0])
     return SegmentStanding(
-        segment=name, threshold=rule.threshold, n_items=n_items, n_acted=n_acted, n_wrong=n_wrong,
+        segment=name, threshold=rule.threshold, class_thresholds=rule.class_thresholds, n_items=n_items,
+        n_acted=n_acted, n_wrong=n_wrong,
         handoff_rate=(n_items - n_acted) / n_items if n_items > 0 else math.nan,
         selective_risk=n_wrong / n_acted if n_acted > 0 else None,
         value_total=value_total, value_per_item=value_total / n_items if n_items > 0 else math.nan,
@@ -337,6 +343,12 @@ class SegmentFit:
         Combinations of band edges searched.
     values : dict
         Each segment's values, as fitted (segment name -> UseCase or ValueMatrix).
+    rule : str
+        What each segment sets: ``"threshold"`` (one threshold) or ``"class_thresholds"`` (one per predicted
+        class).
+    n_choices : int
+        Per-class thresholds with caps: the choices of per-class thresholds searched, over all segments (after
+        merging those with the same capped figures); 0 otherwise.
     """
 
     policy: SegmentPolicy
@@ -352,6 +364,8 @@ class SegmentFit:
     upper_bound: float
     n_bands: int
     values: Mapping = None
+    rule: str = "threshold"
+    n_choices: int = 0
 
     def to_dict(self) -> dict:
         """The ``segments`` record of a policy JSON entry (schema version 3): the column, the rule for unseen
@@ -365,7 +379,8 @@ class SegmentFit:
             "feasible": self.feasible,
             "exact": self.exact,
             "cap_cost_per_item": None if math.isnan(self.cap_cost_per_item) else self.cap_cost_per_item,
-            "unconstrained_thresholds": dict(self.unconstrained.thresholds),
+            **({"unconstrained_thresholds": dict(self.unconstrained.thresholds)} if self.rule == "threshold" else
+               {"unconstrained_class_thresholds": self.unconstrained.to_dict()["class_thresholds"]}),
             "tuning": self.evaluation.to_dict(),
         }
 
@@ -516,6 +531,134 @@ def _chosen(cands: _Candidates, lows: dict, caps: dict, tolerances: dict, n_segm
     return total, chosen, exact, n_bands
 
 
+# ------------------------------------------------------------------ per-class thresholds per segment
+@dataclass(frozen=True, eq=False)
+class _ClassChoices:
+    """One segment's choices of per-class thresholds, merged on the figures the caps read.
+
+    ``choice[i, k]`` is the prefix index of class k (0: never act on it; j: act on its j most confident groups);
+    ``acted``, ``wrong`` and ``gain`` (over handing every item off) are the segment's weighted totals."""
+
+    acted: np.ndarray
+    wrong: np.ndarray
+    gain: np.ndarray
+    choice: np.ndarray
+    exact: bool
+
+
+def _within_class(cumulated: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """A quantity cumulated along the class order, restarted at class start: index 0 accepts none of the class."""
+    base = cumulated[start - 1] if start else 0.0
+    return np.r_[0.0, cumulated[start:stop] - base]
+
+
+def _merged(acted, wrong, gain, choice, keys: tuple[str, ...]):
+    """Of the choices with the same capped figures (``keys`` among acted, wrong, gain), the most valuable, then
+    the one acting on the fewest; sorted by those figures."""
+    columns = {"acted": acted, "wrong": wrong, "gain": gain}
+    by = [columns[k] for k in keys]
+    order = np.lexsort((acted, -gain, *reversed(by)))
+    first = np.ones(order.size, dtype=bool)
+    if order.size > 1:
+        changed = np.zeros(order.size - 1, dtype=bool)
+        for column in by:
+            ordered = column[order]
+            changed |= ordered[1:] != ordered[:-1]
+        first[1:] = changed
+    keep = order[first]
+    return acted[keep], wrong[keep], gain[keep], choice[keep]
+
+
+def _thinned(acted, wrong, gain, choice, limit: int):
+    """At most ``limit`` choices: the choices (sorted by their capped figures) cut into ``limit`` runs of
+    neighbours, the most valuable of each run kept (so the most valuable overall is kept)."""
+    size = gain.size
+    run_of = np.arange(size) * limit // size
+    order = np.lexsort((-gain, run_of))
+    first = np.r_[True, run_of[order][1:] != run_of[order][:-1]]
+    keep = np.sort(order[first])
+    return acted[keep], wrong[keep], gain[keep], choice[keep]
+
+
+def _class_choices(run: SortedRun, values: Values, keys: tuple[str, ...], limit: int) -> _ClassChoices:
+    """Every combination of per-class thresholds of one segment (every distinct confidence of each predicted
+    class, and "never"), built class by class and merged on ``keys`` after each class: exact while at most
+    ``limit`` choices remain (and at most ``limit`` times a class's candidates are combined), thinned beyond."""
+    from .._engine.sorting import class_cumulative_gain, class_cumulative_weight
+
+    n_classes = run.predictions.n_classes
+    at_end = class_cumulative_gain(run, values)
+    acted_end = class_cumulative_weight(run)
+    wrong_end = run.class_cum_wrong
+    bounds = np.searchsorted(run.class_group_class, np.arange(n_classes + 1)).tolist()
+    acted, wrong, gain = np.zeros(1), np.zeros(1), np.zeros(1)
+    choice = np.zeros((1, 0), dtype=np.int64)
+    exact = True
+    for k in range(n_classes):
+        start, stop = bounds[k], bounds[k + 1]
+        class_acted = _within_class(acted_end, start, stop)
+        class_wrong = _within_class(wrong_end, start, stop)
+        class_gain = _within_class(at_end, start, stop)
+        # The class's candidates a block at a time (at most _PAIRS_PER_CHOICE * limit pairs in memory), each
+        # block's combinations merged into those kept so far: the merge is the same, exact, block by block.
+        step = max(1, _PAIRS_PER_CHOICE * limit // max(gain.size, 1))
+        kept = None
+        for at in range(0, class_acted.size, step):
+            block = slice(at, at + step)
+            size = class_acted[block].size
+            combined = ((acted[:, None] + class_acted[None, block]).ravel(),
+                        (wrong[:, None] + class_wrong[None, block]).ravel(),
+                        (gain[:, None] + class_gain[None, block]).ravel(),
+                        np.hstack([np.repeat(choice, size, axis=0),
+                                   np.tile(np.arange(at, at + size), choice.shape[0])[:, None]]))
+            if kept is not None:
+                combined = tuple(np.concatenate([old, new]) for old, new in zip(kept, combined))
+            kept = _merged(*combined, keys)
+            if kept[2].size > limit:
+                kept = _thinned(*kept, limit)
+                exact = False
+        acted, wrong, gain, choice = kept
+    order = np.argsort(acted, kind="stable")  # ties in value: the first, acting on the fewest items
+    return _ClassChoices(acted[order], wrong[order], gain[order], choice[order], exact)
+
+
+def _class_candidates(runs: list[SortedRun], per_values: list[Values], keys, limit: int):
+    """(the :class:`_Candidates` of every segment's choices of per-class thresholds, each segment's
+    :class:`_ClassChoices`)."""
+    found = [_class_choices(run, values, keys, limit) for run, values in zip(runs, per_values)]
+    segment, index, value, handoff, error, per_item = [], [], [], [], [], []
+    for k, (run, values, c) in enumerate(zip(runs, per_values, found)):
+        n = run.total_weight
+        total = _abstain_value(run, values) + c.gain
+        segment.append(np.full(total.size, k))
+        index.append(np.arange(total.size))
+        value.append(total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            handoff.append((n - c.acted) / n if n > 0 else np.full(total.size, np.nan))
+            error.append(np.where(c.acted > 0, c.wrong / np.where(c.acted > 0, c.acted, 1), np.nan))
+            per_item.append(total / n if n > 0 else np.full(total.size, np.nan))
+    start = np.r_[0, np.cumsum([len(s) for s in segment])]
+    cands = _Candidates(np.concatenate(segment), start, np.concatenate(index), np.concatenate(value),
+                        {"handoff_gap": np.concatenate(handoff), "error_gap": np.concatenate(error),
+                         "value_gap": np.concatenate(per_item)})
+    return cands, found
+
+
+def _class_thresholds(run: SortedRun, prefixes: np.ndarray) -> tuple:
+    """Per-class thresholds ``((class, threshold or None), ...)`` from each class's prefix index."""
+    classes = run.predictions.classes
+    bounds = np.searchsorted(run.class_group_class, np.arange(len(classes) + 1)).tolist()
+    return tuple((c, None if j == 0 else float(run.class_group_threshold[bounds[k] + j - 1]))
+                 for k, (c, j) in enumerate(zip(classes, prefixes.tolist())))
+
+
+# Keys of the choices of per-class thresholds: the totals that each cap reads.
+_CAP_KEYS = {"handoff_gap": ("acted",), "error_gap": ("acted", "wrong"), "value_gap": ("gain",)}
+_DEFAULT_MAX_CHOICES = 200_000
+# Combining a class's candidates with the choices so far forms at most this many times max_choices pairs at once.
+_PAIRS_PER_CHOICE = 20
+
+
 def _threshold(run: SortedRun, k: int) -> float | None:
     return None if k == 0 else float(run.thresholds[k - 1])
 
@@ -530,8 +673,11 @@ def fit_segments(
     confidence_level: float = 0.95,
     risk_confidence: float = 0.9,
     search_budget: int = _DEFAULT_SEARCH_BUDGET,
+    rule: str = "threshold",
+    max_choices: int = _DEFAULT_MAX_CHOICES,
 ) -> SegmentFit:
-    """One threshold per segment, the most valuable in total within ``caps``.
+    """One threshold per segment (or per-class thresholds per segment), the most valuable in total within
+    ``caps``.
 
     Parameters
     ----------
@@ -550,6 +696,12 @@ def fit_segments(
     search_budget : int
         Most (band combinations x candidates) to search exactly; beyond it the bands are thinned
         (``exact=False``).
+    rule : {"threshold", "class_thresholds"}
+        What each segment sets: one threshold, or a threshold per predicted class (each segment's exact
+        per-class fit without caps).
+    max_choices : int
+        ``rule="class_thresholds"`` with caps: most choices of per-class thresholds kept per segment (those with
+        the same capped figures count once); beyond it they are thinned (``exact=False``).
 
     Returns
     -------
@@ -568,6 +720,8 @@ def fit_segments(
     ((('x', 0.9), ('y', 0.9)), 0.1667)
     """
     caps = SegmentCaps() if caps is None else caps
+    if rule not in SEGMENT_RULES:
+        raise ValueError(f"rule must be one of {list(SEGMENT_RULES)}, got {rule!r}")
     predictions.require_labels("tuning a segment policy")
     codes, names = segment_labels(segments, predictions.n, name=column or "segment")
     per_values = _values_per_segment(values, names)
@@ -576,8 +730,12 @@ def fit_segments(
         _check_value_range(per_values[name])
         runs.append(presort(predictions.subset(codes == code)))
         seg_values.append(per_values[name])
-    own = [fit_policy("threshold", run, v).threshold for run, v in zip(runs, seg_values)]
-    unconstrained = SegmentPolicy(tuple(zip(names, own)), column=column)
+    own = [fit_policy(rule, run, v) for run, v in zip(runs, seg_values)]
+    if rule == "threshold":
+        unconstrained = SegmentPolicy(tuple(zip(names, (p.threshold for p in own))), column=column)
+    else:
+        unconstrained = SegmentPolicy(column=column,
+                                      class_thresholds=tuple(zip(names, (p.class_thresholds for p in own))))
     free_eval = evaluate_segments(unconstrained, predictions, segments, per_values,
                                   confidence_level=confidence_level, risk_confidence=risk_confidence)
     n_items = free_eval.n_items
@@ -588,21 +746,32 @@ def fit_segments(
     tolerances = {k: CAP_TOLERANCE * (scale if k == "value_gap" else 1.0) for k in wanted}
     holds = all(not (getattr(free_eval, k) > cap + tolerances[k]) for k, cap in wanted.items())
 
-    def result(policy, evaluation, feasible, total, exact, n_bands):
+    def result(policy, evaluation, feasible, total, exact, n_bands, n_choices=0):
         cost = (free_total - total) / n_items if feasible and n_items > 0 else math.nan
         return SegmentFit(policy=policy, evaluation=evaluation, unconstrained=unconstrained, caps=caps,
                           feasible=feasible, value_total=total if feasible else math.nan,
                           unconstrained_value_total=free_total, cap_cost_per_item=cost, n_items=n_items,
-                          exact=exact, upper_bound=free_total, n_bands=n_bands, values=per_values)
+                          exact=exact, upper_bound=free_total, n_bands=n_bands, values=per_values, rule=rule,
+                          n_choices=n_choices)
 
     if holds:
         return result(unconstrained, free_eval, True, free_total, True, 0)
-    found = _search(_candidates(runs, seg_values), wanted, tolerances, len(names), int(search_budget))
-    if found is None:
-        return result(unconstrained, free_eval, False, math.nan, True, 0)
+    if rule == "threshold":
+        cands, choices, n_choices, complete = _candidates(runs, seg_values), None, 0, True
+    else:
+        keys = tuple(k for k in ("acted", "wrong", "gain") if any(k in _CAP_KEYS[cap] for cap in wanted))
+        cands, choices = _class_candidates(runs, seg_values, keys, max(1, int(max_choices)))
+        n_choices, complete = int(cands.value.size), all(c.exact for c in choices)
+    found = _search(cands, wanted, tolerances, len(names), int(search_budget))
+    if found is None:  # with thinned choices, a choice holding the caps may have been left out
+        return result(unconstrained, free_eval, False, math.nan, complete, 0, n_choices)
     _, chosen, exact, n_bands = found
-    policy = SegmentPolicy(tuple((name, _threshold(run, k)) for name, run, k in zip(names, runs, chosen)),
-                           column=column)
+    if rule == "threshold":
+        policy = SegmentPolicy(tuple((name, _threshold(run, k)) for name, run, k in zip(names, runs, chosen)),
+                               column=column)
+    else:
+        policy = SegmentPolicy(column=column, class_thresholds=tuple(
+            (name, _class_thresholds(run, c.choice[k])) for name, run, c, k in zip(names, runs, choices, chosen)))
     evaluation = evaluate_segments(policy, predictions, segments, per_values,
                                    confidence_level=confidence_level, risk_confidence=risk_confidence)
-    return result(policy, evaluation, True, evaluation.value_total, exact, n_bands)
+    return result(policy, evaluation, True, evaluation.value_total, exact and complete, n_bands, n_choices)

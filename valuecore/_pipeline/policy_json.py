@@ -299,8 +299,10 @@ class PolicyEntry:
         The class mix the policy was re-tuned for (``report --adapt-to``).
     segments : dict or None
         Schema version 3: a threshold per segment (``SegmentFit.to_dict``): ``{"column", "unseen",
-        "thresholds": {segment: threshold or None}, "use_cases": {segment: values}, ...}``. Then ``policy`` is
-        the rule for segments without a threshold: always hand off. See ``docs/segments.md``.
+        "thresholds": {segment: threshold or None}, "use_cases": {segment: values}, ...}``, or per-class
+        thresholds per segment: ``"rule": "class_thresholds"`` and ``"class_thresholds": {segment: {class:
+        threshold or None}}`` instead of ``thresholds``. Then ``policy`` is the rule for segments without a
+        threshold: always hand off. See ``docs/segments.md``.
     """
 
     model: str
@@ -412,9 +414,14 @@ def _checked_segments(record: Mapping, classes: tuple, model: str) -> dict:
     if not isinstance(record.get("column"), str) or not record["column"]:
         raise ValueError(f"the segments of model {model!r} need the name of their column")
     try:
-        SegmentPolicy.from_dict(record)
+        policy = SegmentPolicy.from_dict(record)
     except (ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"the segments of model {model!r} are invalid: {exc}") from exc
+    for segment, pairs in policy.class_thresholds or ():
+        unknown = sorted({c for c, _ in pairs} - {str(c) for c in classes})
+        if unknown:
+            raise ValueError(f"the class_thresholds of segment {segment!r} of model {model!r} name classes {unknown} "
+                             f"that the model does not have ({list(classes)})")
     for segment, values in (record.get("use_cases") or {}).items():
         try:
             align_values(values_from_dict(values), classes)

@@ -22,7 +22,7 @@ __all__ = ["segment_rules"]
 
 
 def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = None, labels: Mapping | None = None,
-                  models: Iterable[str] | None = None) -> tuple[dict, list[str]]:
+                  models: Iterable[str] | None = None, rule: str = "threshold") -> tuple[dict, list[str]]:
     """Each model's thresholds per segment, fitted on its tuning split and bound to its evaluated split.
 
     Parameters
@@ -40,6 +40,8 @@ def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = N
         with ``segment_column``).
     models : iterable of str, optional
         Default: every run of the pipeline.
+    rule : {"threshold", "class_thresholds"}
+        What each segment sets: one confidence threshold, or one per predicted class.
 
     Returns
     -------
@@ -61,7 +63,7 @@ def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = N
         try:
             document, notes, fits = segment_document(
                 {model: replace(run, segments=dict(found))}, values, segment_column=column, caps=caps,
-                tune_split=pipeline.tune_split, eval_split=pipeline.eval_split)
+                tune_split=pipeline.tune_split, eval_split=pipeline.eval_split, rule=rule)
         except ValueError as error:
             skipped.append(f"{model}, thresholds per segment: {error}")
             continue

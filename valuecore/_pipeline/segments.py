@@ -15,12 +15,15 @@ from .._model.predictions import Predictions
 from .._model.values import Values, value_matrix_for
 from .policy_json import PolicyDocument, PolicyEntry, _count, _jsonable, align_values, choose_splits, tuning_note
 
-__all__ = ["SEGMENT_NOTE", "apply_segment_entry", "segment_document", "segment_evaluation"]
+__all__ = ["CLASS_SEGMENT_NOTE", "SEGMENT_NOTE", "apply_segment_entry", "segment_document", "segment_evaluation"]
 
 # The rule of a per-segment entry's own policy: items of a segment without a threshold are handed off.
 UNSEEN_RULE = Policy("threshold", threshold=None)
 SEGMENT_NOTE = ("thresholds per segment: an item acts on its predicted class iff its confidence reaches the threshold "
                 "of its segment; items of a segment without a threshold are handed off")
+CLASS_SEGMENT_NOTE = ("per-class thresholds per segment: an item acts on its predicted class iff its confidence "
+                      "reaches the threshold of its segment for that class; items of a segment without thresholds are "
+                      "handed off")
 
 
 def _values_for(names, given: Mapping, default: Values, classes) -> dict:
@@ -62,8 +65,9 @@ def segment_evaluation(policy: SegmentPolicy, split: str, predictions: Predictio
 
 def segment_document(models: Mapping, values: Values, *, segment_column: str, caps: SegmentCaps | None = None,
                      segment_values: Mapping | None = None, tune_split: str | None = None,
-                     eval_split: str | None = None) -> tuple[PolicyDocument, list[str], dict]:
-    """The policy document (schema version 3) of a threshold per segment for each model.
+                     eval_split: str | None = None, rule: str = "threshold") -> tuple[PolicyDocument, list[str], dict]:
+    """The policy document (schema version 3) of a threshold per segment (or per-class thresholds per segment)
+    for each model.
 
     Parameters
     ----------
@@ -76,6 +80,8 @@ def segment_document(models: Mapping, values: Values, *, segment_column: str, ca
     segment_values : mapping segment -> values, optional
     tune_split, eval_split : str, optional
         As in ``choose_splits``.
+    rule : {"threshold", "class_thresholds"}
+        What each segment sets (``fit_segments``).
 
     Returns
     -------
@@ -90,7 +96,7 @@ def segment_document(models: Mapping, values: Values, *, segment_column: str, ca
         tune_labels = run.segments[choice.tuning_split]
         _, names = segment_labels(tune_labels, tune.n, name=segment_column)
         fit = fit_segments(tune, tune_labels, _values_for(names, given, values, run.classes), caps=caps,
-                           column=segment_column)
+                           column=segment_column, rule=rule)
         fits[name] = fit
         note = tuning_note(name, choice, "the thresholds")
         if note:
@@ -101,7 +107,7 @@ def segment_document(models: Mapping, values: Values, *, segment_column: str, ca
         entries.append(PolicyEntry(
             model=name, run_sha256=run.sha256, classes=run.classes, policy=UNSEEN_RULE,
             tuned_on={"split": choice.tuning_split, "n": _count(tune.total_weight)}, evaluation=record,
-            notes=(SEGMENT_NOTE,) + ((note,) if note else ()), segments=fit.to_dict(),
+            notes=(_note(fit.policy),) + ((note,) if note else ()), segments=fit.to_dict(),
         ))
     return PolicyDocument(values, tuple(entries)), notes, fits
 
@@ -119,4 +125,8 @@ def apply_segment_entry(entry: PolicyEntry, split: str, run, values: Values) -> 
         return None, None, f"split {split!r} has no labels; thresholds per segment are evaluated on labels only"
     record, result, _ = segment_evaluation(entry.segment_policy, split, predictions, labels,
                                            entry.segment_values(values), values)
-    return record, result, SEGMENT_NOTE
+    return record, result, _note(entry.segment_policy)
+
+
+def _note(policy: SegmentPolicy) -> str:
+    return CLASS_SEGMENT_NOTE if policy.rule == "class_thresholds" else SEGMENT_NOTE
