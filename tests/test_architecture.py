@@ -27,7 +27,7 @@ SOURCES = ("app.py", "pages", "dashboard", PACKAGE, "benchmarks")
 OUTSIDE = ("app.py", "pages", "dashboard", "benchmarks", "docs", "sample_runs")
 # The presentation: numbers into words and charts for the app, the CLI and the report. Public modules
 # kept at the top of the package; they may import every subpackage but the command line.
-PRESENTATION = ("wording", "chartspecs", "report", "_report_reviewers")
+PRESENTATION = ("wording", "chartspecs", "report", "_report_reviewers", "_report_segments")
 PRESENTATION_ROOM = "presentation"
 COMMAND_LINE = "_cli"
 
