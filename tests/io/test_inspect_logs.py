@@ -1,8 +1,7 @@
 """inspect_ai logs read as runs (valuecore._io.inspect_logs), written by inspect_ai itself with its mock model.
 
-inspect_ai is an optional extra (requirements-inspect.txt) that cannot share constraints.txt's versions, so
-these tests are collected only with ``python -m pytest --inspect-ai`` in an environment that has it (then
-required, never skipped under REQUIRE_ENGINES=1); the default suite and CI leave this file out.
+inspect_ai is an optional extra for users (requirements-inspect.txt) that requirements-dev.txt installs, so the
+suite and CI run these tests; with REQUIRE_ENGINES=1 (CI) a missing inspect_ai fails them instead of skipping.
 No network: the mock model answers from a list, and its token count (tiktoken would download an encoding)
 is estimated from the text length.
 """
