@@ -23,7 +23,7 @@ from inspect_ai.solver import generate
 
 from valuecore._cli.commands import main
 from valuecore._io.inspect_logs import read_inspect
-from valuecore._io.lm_logs import GENERATED_CLASSES, LmLogOptions
+from valuecore._io.lm_logs import GENERATED_CLASSES, LmLogOptions, abstention_counts
 from valuecore._model.predictions import MODEL_ABSTAINED
 
 
@@ -39,10 +39,25 @@ def test_multiple_choice_letters_become_probabilities_and_idk_an_abstention(tmp_
     assert report.problems == ()
     predictions = report.models[model].splits["arith"]
     assert predictions.classes == ("0", "1", "2", "3")
-    assert predictions.correct.tolist() == [True, False, False]
+    assert predictions.correct.tolist() == [True, False, True]  # declined, yet B (its next best) was right
     assert predictions.confidence[:2].tolist() == pytest.approx([0.6, 0.5], abs=1e-12)
     assert predictions.model_abstained.tolist() == [False, False, True]
     assert predictions.confidence[2] == MODEL_ABSTAINED
+
+
+def test_a_declined_question_whose_best_other_letter_was_right_is_a_false_abstention(tmp_path):
+    """As for lm-evaluation-harness: a decline's prediction is the most probable of the other letters."""
+    model = "mockllm/model"
+    write_choice_log(tmp_path, model, [
+        letter_output(model, "D", {"A": 0.1, "B": 0.3, "C": 0.1, "D": 0.5}),  # declined; B (right) next: false
+        letter_output(model, "D", {"A": 0.1, "B": 0.1, "C": 0.3, "D": 0.5}),  # declined; C (wrong) next
+        letter_output(model, "B", {"A": 0.1, "B": 0.7, "C": 0.1, "D": 0.1}),  # answered, right
+    ])
+    predictions = read_inspect(tmp_path, LmLogOptions.parse("confidence=logprobs,idk=I don't know")) \
+        .models[model].splits["arith"]
+    assert predictions.model_abstained.tolist() == [True, True, False]
+    assert predictions.correct.tolist() == [True, False, True]
+    assert abstention_counts(predictions) == (3, 2, 1)
 
 
 def test_generated_answers_with_a_refusal_and_sequence_probability(tmp_path):

@@ -106,6 +106,21 @@ def _confidence(sample, score, options: LmLogOptions) -> float:
     raise _Unscorable(wanted, "is in neither the score's nor the sample's metadata")
 
 
+def _declined_prediction(sample, letters: str, answer: str, idk: set[str], options: LmLogOptions) -> int:
+    """The letter a declining model would have given: the most probable other than "I don't know" (the first
+    on ties), as for lm-evaluation-harness, so that a false abstention is counted; without log-probabilities,
+    the letter it answered."""
+    fallback = letters.index(answer) if answer in letters else 0
+    if options.confidence != "logprobs":
+        return fallback
+    try:
+        probabilities = _letter_probabilities(sample, letters)
+    except _Unscorable:  # a decline needs no confidence: it is handed over whatever the threshold
+        return fallback
+    others = [k for k, text in enumerate(sample.choices) if text.casefold() not in idk]
+    return max(others, key=lambda k: (probabilities[k], -k)) if others else fallback
+
+
 def _item(sample, task: str, options: LmLogOptions) -> _Item:
     name, score = _score(sample, options)
     right = _right(score.value, name)
@@ -122,7 +137,7 @@ def _item(sample, task: str, options: LmLogOptions) -> _Item:
         answer = (score.answer or "").strip()
         declined = declined or (answer in letters and sample.choices[letters.index(answer)].casefold() in idk)
         if declined:
-            predicted, confidence = (letters.index(answer) if answer in letters else 0), 0.0
+            predicted, confidence = _declined_prediction(sample, letters, answer, idk, options), 0.0
         elif answer not in letters:
             raise _Unscorable(f"scores.{name}.answer", f"is {answer!r}, not one of the choice letters {letters}")
         else:
