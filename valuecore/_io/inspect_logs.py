@@ -10,7 +10,8 @@ A source ``inspect:PATH`` (options as for ``lmeval:``, see ``lm_logs``) names a 
   partial score (``P``, 0.5) is an error, naming the log, the sample and the scorer.
 * multiple choice (the sample has ``choices``): the prediction is the letter the scorer read (its
   ``answer``), the truth the target letter; classes are the choice positions ``"0"``, ``"1"``, ...
-  A choice whose text is ``idk=TEXT`` is the model declining.
+  A choice whose text is ``idk=TEXT`` is the model declining; with ``confidence=logprobs`` its prediction is
+  then the most probable other letter, so that a false abstention (that letter was right) is counted.
 * the confidence: ``confidence=logprobs`` reads the output's log-probabilities (generated with
   ``logprobs=True, top_logprobs=K``): for a choice, the softmax over the choice letters among the top
   log-probabilities at the answer's letter token; for a generated answer, the probability of the whole
