@@ -42,21 +42,6 @@ EXPLORE_SCALE = int(os.environ.get("HYPOTHESIS_EXPLORE_SCALE", "20")) if PROFILE
 def pytest_addoption(parser):
     parser.addoption("--newest", action="store_true",
                      help="run the tests marked newest (and only them): the suite against today's releases")
-    parser.addoption("--inspect-ai", action="store_true",
-                     help="also collect the inspect_ai log tests (tests/io/test_inspect_logs.py), in an environment "
-                          "with requirements-inspect.txt installed")
-
-
-# inspect_ai cannot be installed beside constraints.txt (its botocore wants python-dateutil < 3) and takes
-# minutes to install, so the suite and CI leave its tests out unless --inspect-ai asks for them; they are not
-# collected at all, so nothing is skipped. The reader itself is tested without inspect_ai where it can be.
-INSPECT_AI_TESTS = "test_inspect_logs.py"
-
-
-def pytest_ignore_collect(collection_path, config):
-    if collection_path.name == INSPECT_AI_TESTS and not config.getoption("--inspect-ai"):
-        return True
-    return None
 
 
 def pytest_collection_modifyitems(config, items):

@@ -18,7 +18,7 @@ import pytest
 import valuecore as vc
 from dashboard import serverfiles
 from lmeval_layout import choice_sample, save_samples
-from helpers.app import assert_clean, start, value_table
+from helpers.app import assert_clean, model_declines_table, start, value_table
 
 CHOICES = ["A", "B", "C", "I don't know"]
 GOLD = [0, 1, 2, 0, 1, 2, 0, 1] * 3
@@ -47,16 +47,10 @@ def root(tmp_path, monkeypatch):
     return root
 
 
-def _splits(at):
-    frames = [d.value for d in at.dataframe if "declined by the model" in d.value.columns]
-    assert len(frames) == 1, [list(d.value.columns) for d in at.dataframe]
-    return frames[0].set_index("model")
-
-
 def test_an_output_folder_loads_one_model_per_folder_and_counts_the_models_own_abstentions(root):
     at = start("pages/runs.py", src=f"folder:{OPTIONS}:runs")
     assert_clean(at)
-    splits = _splits(at)
+    splits = model_declines_table(at)
     assert set(splits.index) == {"alpha", "beta"}
     # Counted from the logs as the command line counts them.
     report = vc.runs.read_evaluation_log(f"{OPTIONS}:{root / 'runs' / 'alpha'}")

@@ -90,3 +90,11 @@ def value_table(at: AppTest) -> pd.DataFrame:
     shown = frame["Threshold"].replace(list(words), np.nan).replace("act on every item", 0.0)
     frame["Threshold"] = pd.to_numeric(shown, errors="raise")
     return frame.set_index("Model")
+
+
+def model_declines_table(at: AppTest) -> pd.DataFrame:
+    """The Runs page's table of splits with the model's own declines (a language model's "I don't know"),
+    indexed by model."""
+    frames = [d.value for d in at.dataframe if "declined by the model" in d.value.columns]
+    assert len(frames) == 1, [list(d.value.columns) for d in at.dataframe]
+    return frames[0].set_index("model")

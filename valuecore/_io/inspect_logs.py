@@ -10,7 +10,8 @@ A source ``inspect:PATH`` (options as for ``lmeval:``, see ``lm_logs``) names a 
   partial score (``P``, 0.5) is an error, naming the log, the sample and the scorer.
 * multiple choice (the sample has ``choices``): the prediction is the letter the scorer read (its
   ``answer``), the truth the target letter; classes are the choice positions ``"0"``, ``"1"``, ...
-  A choice whose text is ``idk=TEXT`` is the model declining.
+  A choice whose text is ``idk=TEXT`` is the model declining; with ``confidence=logprobs`` its prediction is
+  then the most probable other letter, so that a false abstention (that letter was right) is counted.
 * the confidence: ``confidence=logprobs`` reads the output's log-probabilities (generated with
   ``logprobs=True, top_logprobs=K``): for a choice, the softmax over the choice letters among the top
   log-probabilities at the answer's letter token; for a generated answer, the probability of the whole
@@ -106,6 +107,21 @@ def _confidence(sample, score, options: LmLogOptions) -> float:
     raise _Unscorable(wanted, "is in neither the score's nor the sample's metadata")
 
 
+def _declined_prediction(sample, letters: str, answer: str, idk: set[str], options: LmLogOptions) -> int:
+    """The letter a declining model would have given: the most probable other than "I don't know" (the first
+    on ties), as for lm-evaluation-harness, so that a false abstention is counted; without log-probabilities,
+    the letter it answered."""
+    fallback = letters.index(answer) if answer in letters else 0
+    if options.confidence != "logprobs":
+        return fallback
+    try:
+        probabilities = _letter_probabilities(sample, letters)
+    except _Unscorable:  # a decline needs no confidence: it is handed over whatever the threshold
+        return fallback
+    others = [k for k, text in enumerate(sample.choices) if text.casefold() not in idk]
+    return max(others, key=lambda k: (probabilities[k], -k)) if others else fallback
+
+
 def _item(sample, task: str, options: LmLogOptions) -> _Item:
     name, score = _score(sample, options)
     right = _right(score.value, name)
@@ -122,7 +138,7 @@ def _item(sample, task: str, options: LmLogOptions) -> _Item:
         answer = (score.answer or "").strip()
         declined = declined or (answer in letters and sample.choices[letters.index(answer)].casefold() in idk)
         if declined:
-            predicted, confidence = (letters.index(answer) if answer in letters else 0), 0.0
+            predicted, confidence = _declined_prediction(sample, letters, answer, idk, options), 0.0
         elif answer not in letters:
             raise _Unscorable(f"scores.{name}.answer", f"is {answer!r}, not one of the choice letters {letters}")
         else:
