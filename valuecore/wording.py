@@ -515,6 +515,15 @@ def interval_basis(interval, currency: str = "", outcome: str = "wrong answer") 
     )
 
 
+def false_abstentions(n: float) -> str:
+    """"1 false abstention", "2 false abstentions": declines where the model's top choice was right.
+
+    >>> false_abstentions(1), false_abstentions(0), false_abstentions(2)
+    ('1 false abstention', '0 false abstentions', '2 false abstentions')
+    """
+    return f"{count(n)} false abstention{'' if n == 1 else 's'}"
+
+
 def handoffs_by_whom(evaluation) -> str:
     """Of the hand-offs in the ``evaluation`` object of the policy JSON, those the model itself declined (a
     language model's "I don't know") and those the threshold made, with the false abstentions; "" when the

@@ -167,7 +167,7 @@ def model_abstention_notes(splits: pd.DataFrame) -> tuple[str, ...]:
         if declined == 0:
             continue
         false_text = ("" if np.isnan(false) else
-                      f"; {vc.wording.count(false)} of them false abstentions (its top choice was right)")
+                      f"; of them {vc.wording.false_abstentions(false)} (its top choice was right)")
         notes.append(f"{md_text(row.model)} declined {vc.wording.count(declined)} of "
                      f"{vc.wording.count(row[3])} items on '{md_text(row.split)}' itself: always handed over, "
                      f"whatever the threshold, which applies to the answers it gave{false_text}.")

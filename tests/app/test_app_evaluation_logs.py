@@ -61,7 +61,7 @@ def test_an_output_folder_loads_one_model_per_folder_and_counts_the_models_own_a
     assert splits.loc["beta", "declined by the model"] == 0
     notes = [c.value for c in at.caption if "declined" in c.value]
     assert len(notes) == 1 and notes[0].startswith("alpha declined 3 of 24 items on 'qa\\_demo' itself"), notes
-    assert f"{int(false)} of them false abstentions" in notes[0] or (false == 0 and "false" not in notes[0])
+    assert f"of them {vc.wording.false_abstentions(false)}" in notes[0] or (false == 0 and "false" not in notes[0])
     # The server's own path is never shown, only the path inside the operator's folder.
     shown = "\n".join(str(e.value) for e in [*at.caption, *at.markdown, *at.sidebar.caption])
     assert str(root) not in shown

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from inspect_layout import letter_output, write_choice_log  # first: needs inspect_ai
+from helpers.inspect_logs import letter_output, write_choice_log  # first: needs inspect_ai
 
 import valuecore as vc
 from dashboard import serverfiles
@@ -64,7 +64,7 @@ def test_the_runs_page_counts_the_models_own_declines_and_false_abstentions(root
     assert vc.runs.abstention_counts(report.models["mockllm/careful"].splits["arith"]) == (8, 2, 1)
     notes = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption if "declined" in c.value]  # markdown unescaped
     assert len(notes) == 1 and notes[0].startswith("mockllm/careful declined 2 of 8 items on 'arith' itself"), notes
-    assert "; 1 of them false abstentions" in notes[0], notes
+    assert "; of them 1 false abstention (" in notes[0], notes
     shown = "\n".join(str(e.value) for e in [*at.caption, *at.markdown, *at.sidebar.caption])
     assert str(root) not in shown
 

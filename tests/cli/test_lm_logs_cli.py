@@ -73,8 +73,8 @@ def test_report_json_matches_the_hand_computation(sources, tmp_path, capsys):
                              "--json", out_json)
     assert code == 0, err
     assert "model alpha, split qa_demo: the model itself declined 2 of 8 questions" in err
-    assert "1 of them false abstentions" in err
-    assert "(1 correct, 0 wrong, 7 abstained, 2 of them declined by the model itself, 1 of those false abstentions)" \
+    assert "of them 1 false abstention (" in err
+    assert "(1 correct, 0 wrong, 7 abstained, 2 of them declined by the model itself, of those 1 false abstention)" \
         in out
     document = json.loads(out_json.read_text())
     Draft202012Validator(policy_schema()).validate(document)
@@ -159,7 +159,7 @@ def test_the_docs_example_at_omega_9(sources, tmp_path, capsys):
 def test_validate_counts_the_models_own_abstentions(sources, capsys):
     code, out, err = run_cli(capsys, "validate", *sources)
     assert code == 0, err
-    assert "split qa_demo: 8 rows, labelled, accuracy 62.5%, the model declined 2 (1 false abstentions)" in out
+    assert "split qa_demo: 8 rows, labelled, accuracy 62.5%, the model declined 2 (1 false abstention)" in out
 
 
 def test_an_output_never_replaces_a_log_it_reads(sources, capsys):

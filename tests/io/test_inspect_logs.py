@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from inspect_layout import letter_output, text_output, write_choice_log, write_log  # first: needs inspect_ai
+from helpers.inspect_logs import letter_output, text_output, write_choice_log, write_log  # first: needs inspect_ai
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample

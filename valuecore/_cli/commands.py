@@ -139,7 +139,7 @@ def _cmd_validate(args) -> int:
                 from .._io.lm_logs import abstention_counts
 
                 _, n_declined, n_false = abstention_counts(predictions)
-                declined = f", the model declined {_count(n_declined)} ({_count(n_false)} false abstentions)"
+                declined = f", the model declined {_count(n_declined)} ({wording.false_abstentions(n_false)})"
             _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}{declined}")
     if report.problems:
         _out("")
@@ -550,7 +550,7 @@ def _by_model(evaluation: dict) -> str:
         return ""
     false = evaluation.get("n_false_abstentions")
     return (f", {_count(evaluation['n_abstain_by_model'])} of them declined by the model itself"
-            + ("" if false is None else f", {_count(false)} of those false abstentions"))
+            + ("" if false is None else f", of those {wording.false_abstentions(false)}"))
 
 
 def _command_inputs(args) -> list[str]:

@@ -456,6 +456,6 @@ def abstention_notes(models) -> list[str]:
                 continue
             n, declined, false = abstention_counts(predictions)
             notes.append(f"model {run.model}, split {split}: the model itself declined {declined:g} of {n:g} "
-                         f"questions (always handed over; thresholds apply to its answers); {false:g} of them "
-                         "false abstentions (its top choice was right)")
+                         f"questions (always handed over; thresholds apply to its answers); of them {false:g} "
+                         f"false abstention{'' if false == 1 else 's'} (its top choice was right)")
     return notes
