@@ -1,4 +1,4 @@
-"""Start-up cost: ``import valuecore`` and ``python -m valuecore --help``.
+"""Start-up cost: ``import valuecore``, ``python -m valuecore --help`` and each ``COMMAND --help``.
 
 Each command runs in a fresh interpreter, ``--repeat`` times, interleaved so
 that a burst of load on the shared machine hits every command alike; the
@@ -28,15 +28,19 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Each command's own --help (``python -m valuecore COMMAND --help``), as listed by the top-level help.
+SUBCOMMANDS = ("validate", "report", "apply", "table", "monitor", "voc", "aggregate")
 
 COMMANDS = {
     "python (nothing)": ["-c", "pass"],
     "import numpy": ["-c", "import numpy"],
     "import valuecore": ["-c", "import valuecore"],
     "python -m valuecore --help": ["-m", "valuecore", "--help"],
+    **{f"  {command} --help": ["-m", "valuecore", command, "--help"] for command in SUBCOMMANDS},
     "vc.fit_policy (numeric core)": ["-c", "import valuecore as vc; vc.fit_policy; vc.evaluate; vc.voc_curve"],
 }
-PACKAGE_COMMANDS = ("import valuecore", "python -m valuecore --help", "vc.fit_policy (numeric core)")
+PACKAGE_COMMANDS = ("import valuecore", "python -m valuecore --help",
+                    *(f"  {command} --help" for command in SUBCOMMANDS), "vc.fit_policy (numeric core)")
 
 
 def run_once(args: list[str], where: Path) -> tuple[float, float]:
@@ -110,6 +114,9 @@ def main() -> None:
           f"`python -c pass` {median_wall[0]:.0f} ms (+{median_wall[1] - median_wall[0]:.0f} ms); CPU "
           f"{median_cpu[1]:.0f} ms beside {median_cpu[0]:.0f} ms (+{median_cpu[1] - median_cpu[0]:.0f} ms). "
           "Goal: --help within 100 ms.")
+    medians = {name: statistics.median(w for w, _ in times[("this", name)]) for name in COMMANDS if "--help" in name}
+    slowest = max((name for name in medians if name.startswith("  ")), key=medians.get)
+    print(f"The slowest COMMAND --help by its median wall: {slowest.strip()}, {medians[slowest]:.0f} ms.")
 
 if __name__ == "__main__":
     main()

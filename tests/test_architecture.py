@@ -270,8 +270,8 @@ def test_the_engine_applies_recalibration_through_the_policy_only():
 
 def test_the_command_line_is_layered_one_way():
     """The sub-commands share ``_cli.common``, which imports no other module of the command line but the top
-    level (``_cli.toplevel``: ``--help`` answered alone, which imports none); ``_cli.commands`` registers them
-    and none of them imports it."""
+    level (``_cli.toplevel``: ``--help`` answered alone, which imports none); ``_cli.parser`` registers them,
+    ``_cli.commands`` runs them, and none of them imports it (so no ``COMMAND --help`` loads the commands)."""
     graph = repository_graph()
     cli = {name for name in graph if name.startswith(f"{PACKAGE}._cli.")}
     top = f"{PACKAGE}._cli.toplevel"

@@ -8,7 +8,14 @@ if __name__ == "__main__":
     # --help, --version and no command need only the top level: answered without importing the commands.
     code = answer_alone(sys.argv[1:])
     if code is None:
-        from ._cli.commands import main
+        from ._cli.parser import parse_command_line
 
-        code = main()
+        # A command's --help, and a usage error, need only the parser: the commands are imported to run one.
+        args = parse_command_line(sys.argv[1:])
+        if isinstance(args, int):
+            code = args
+        else:
+            from ._cli.commands import run
+
+            code = run(args)
     sys.exit(code)

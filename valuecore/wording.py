@@ -80,7 +80,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR, Decimal
 
-from ._model.predictions import NO_PROBA_NOTE  # said where runs are checked; the app and CLI read it here
+from ._model.choices import NO_PROBA_NOTE  # said where runs are checked; the app and CLI read it here
 
 __all__ = [
     "DASH",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -79,3 +81,24 @@ def _docs_reference_code() -> dict:
     namespace: dict = {}
     exec(compile(code, "docs/policy-json.md", "exec"), namespace)  # noqa: S102 - our own documentation
     return namespace
+
+
+# ---------------------------------------------------------------- first written for test_toplevel.py
+# Runs ``python -m valuecore ARGS`` in this interpreter (runpy, as -m does), then lists the modules it loaded.
+_LIST_MODULES = """
+import json, runpy, sys
+sys.argv = ["valuecore", *sys.argv[1:]]
+try:
+    runpy.run_module("valuecore", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+sys.__stderr__.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+def modules_loaded_by(*argv: str) -> set[str]:
+    """The modules a fresh ``python -m valuecore ARGV`` loaded (its output captured, not shown)."""
+    done = subprocess.run([sys.executable, "-c", _LIST_MODULES, *argv], cwd=Path(__file__).resolve().parents[2],
+                          capture_output=True, text=True, timeout=120)
+    line = [row for row in done.stderr.splitlines() if row.startswith("MODULES ")][-1]
+    return set(json.loads(line[len("MODULES "):]))

@@ -83,3 +83,101 @@ def test_decide_acts_as_decisions(n_classes, rows, alpha, temperature, pick, kin
     threshold = float(exact_confidence(proba, temperature)[pick % rows])  # a tie with some row
     policy = served(kind, classes, temperature, threshold, threshold / 2)
     assert np.array_equal(policy.decide(proba), policy.labels()[policy.decisions(proba).action])
+
+
+# ------------------------------------------------------- the bounds from the raw confidence alone
+def off_by_tolerance(proba, rng, tolerance=1e-3):
+    """Rows whose sums are off from 1 by up to ``tolerance`` (as a checked run may hold), the top's share
+    moved or the others' (the bounds read the sum through the top alone)."""
+    out = proba.copy()
+    shift = rng.uniform(-0.99, 0.99, size=len(out)) * tolerance
+    rows = np.arange(len(out))
+    top = out.argmax(axis=1)
+    rest = out.sum(axis=1) - out[rows, top]
+    on_top = (rng.random(len(out)) < 0.5) | (rest < 0.01)  # others too small to carry the shift
+    out[rows[on_top], top[on_top]] += np.abs(shift[on_top])  # a larger top keeps its place
+    others = rows[~on_top]
+    kept = out[others, top[others]]
+    out[others] *= (1 + shift[others] / rest[others])[:, None]
+    out[others, top[others]] = kept
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_classes=st.integers(2, 30), rows=st.integers(1, 400), alpha=st.sampled_from([0.02, 0.3, 1.0, 5.0]),
+       temperature=st.sampled_from([1e-4, 0.05, 0.5, 0.9, 1.0, 1.1, 3.0, 50.0, 1e4]),
+       picks=st.lists(st.integers(0, 10**6), min_size=1, max_size=3), neighbour=st.sampled_from([-1, 0, 1]),
+       kind=st.sampled_from(["threshold", "class_thresholds", "two_tier"]), float32=st.booleans(),
+       seed=st.integers(0, 2**32 - 1))
+def test_decide_acts_as_the_exact_path_with_sums_off_by_the_tolerance(n_classes, rows, alpha, temperature, picks,
+                                                                     neighbour, kind, float32, seed):
+    rng = np.random.default_rng(seed)
+    proba = off_by_tolerance(rng.dirichlet(np.full(n_classes, alpha), size=rows), rng)
+    proba[: rows // 3] = np.round(proba[: rows // 3], 1)  # ties for the top, entries at 0
+    proba[: rows // 3] /= proba[: rows // 3].sum(axis=1, keepdims=True)
+    if float32:
+        proba = proba.astype(np.float32)
+    classes = [f"c{k}" for k in range(n_classes)]
+    exact = exact_confidence(proba, temperature)
+    threshold = float(exact[picks[0] % rows])
+    if neighbour:  # the floats either side of a tie, within what a document holds
+        threshold = min(max(float(np.nextafter(threshold, np.inf * neighbour)), 0.0), 1.0)
+    lower = float(exact[picks[-1] % rows]) if len(picks) > 1 else threshold / 2
+    policy = served(kind, classes, temperature, threshold, min(lower, threshold))
+    assert np.array_equal(policy.decide(proba), policy.labels()[policy.decisions(proba).action])
+
+
+def screened_rows(proba, temperature, thresholds):
+    """(temperature_reaches of the checked proba, how many rows the bounds left to the float32 screen)."""
+    from valuecore._serve import screen
+
+    predictions = Predictions.from_proba(proba)
+    screened = []
+    real = screen.screened_temperature_confidence
+    try:
+        screen.screened_temperature_confidence = lambda p, *rest: screened.append(len(p)) or real(p, *rest)
+        reached = screen.temperature_reaches(proba, predictions.y_pred, predictions.confidence, temperature,
+                                             thresholds, 1e-3)
+    finally:
+        screen.screened_temperature_confidence = real
+    return reached, sum(screened)
+
+
+@pytest.mark.parametrize("temperature", [1e-6, 0.5, 0.8, 1.0, 2.5, 1e5])
+def test_the_bounds_decide_only_rightly(temperature):
+    proba = np.random.default_rng(3).dirichlet(np.full(10, 0.3), size=50_000)
+    y_pred = proba.argmax(axis=1)
+    exact = exact_confidence(proba, temperature)
+    thresholds = [0.7, np.linspace(0.3, 0.95, 10), 0.0, np.inf, 1.0, 0.1]
+    reached, _ = screened_rows(proba, temperature, thresholds)
+    for verdict, threshold in zip(reached, thresholds):
+        assert np.array_equal(verdict, exact >= (threshold[y_pred] if np.ndim(threshold) else threshold))
+
+
+@pytest.mark.parametrize(("temperature", "share"), [(0.8, 0.2), (1.0, 0.01), (1.25, 0.1), (2.5, 0.1)])
+def test_the_bounds_alone_decide_most_rows(temperature, share):
+    """The benchmark's rows (bench_serving.py): at a threshold of 0.7 the bounds leave few rows to the screen
+    (measured: 16 % at T = 0.8, 0.1 % at T = 1, 6-8 % at T = 1.25 and 2.5)."""
+    proba = np.random.default_rng(4).dirichlet(np.full(10, 0.3), size=50_000)
+    _, screened = screened_rows(proba, temperature, [0.7])
+    assert screened <= share * len(proba)
+
+
+@pytest.mark.parametrize("temperature", [0.3, 0.8, 1.0, 1.7, 6.0])
+def test_rows_on_the_bounds_themselves_are_decided_exactly(temperature):
+    """Rows where a bound is the confidence itself (ties for the top and zeros: S bounds the sum of r ** a;
+    the others all equal: k (S / k) ** a does), with thresholds at their confidences and the floats either
+    side."""
+    n_classes = 6
+    rows = []
+    for ties in range(1, n_classes + 1):  # r in {0, 1}
+        rows.append([1 / ties] * ties + [0.0] * (n_classes - ties))
+    for top in (0.2, 0.35, 0.5, 0.7, 0.9, 0.999):  # every other r equal
+        rows.append([top] + [(1 - top) / (n_classes - 1)] * (n_classes - 1))
+    proba = np.array(rows)
+    edge = 1e-3 * (1 - 1e-6)  # sums off by all the tolerance allows (the bounds read them through the top)
+    proba = np.concatenate([proba, proba * (1 + edge), proba * (1 - edge)])
+    exact = exact_confidence(proba, temperature)
+    for threshold in np.unique(ties_and_neighbours(exact, np.arange(len(exact)))).tolist():
+        (verdict,), _ = screened_rows(proba, temperature, [threshold])  # one at a time: most rows far from it
+        assert np.array_equal(verdict, exact >= threshold), threshold

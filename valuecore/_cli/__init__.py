@@ -1,6 +1,7 @@
 """The command line, ``python -m valuecore``: arguments in, the core's numbers out in words.
 
-``commands`` (the parser and the commands validate, report, apply, table, voc), ``common`` (what the
+``parser`` (every command's options, importable without the commands: ``COMMAND --help`` is answered
+there), ``commands`` (the commands validate, report, apply, table, voc, and ``main``), ``common`` (what the
 sub-commands share: exit codes, argument types, loading, values), ``monitor``, ``aggregate`` and
 ``reviewers`` (the sub-commands and options built on ``common``), ``segments`` (``report --segment`` and
 the per-segment part of ``apply``).

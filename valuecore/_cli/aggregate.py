@@ -1,7 +1,7 @@
 """``python -m valuecore aggregate``: prediction logs too large for memory -> one aggregate run file.
 
 Kept apart from ``commands`` so that the command's words live next to the
-command; ``commands.build_parser`` only registers it.
+command; ``parser.build_parser`` only registers it, and ``commands`` runs it.
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ def add_aggregate_command(commands, common: argparse.ArgumentParser) -> None:
         help=f"most disk DuckDB may spill to; beyond it the run stops instead of filling the disk "
         f"(default {DEFAULT_MAX_TEMP_SIZE})",
     )  # fmt: skip
-    parser.set_defaults(handler=_cmd_aggregate)
 
 
 class _ProgressLine:

@@ -13,14 +13,18 @@ import csv
 import io
 import math
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
 
 from .. import wording
 from .toplevel import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG  # noqa: F401  (the sub-commands take them from here)
 from .._io.limits import load_json_limited, read_limited
 
+# Not typing.TYPE_CHECKING: every COMMAND --help imports this module, and typing and pathlib would be a
+# third of its imports (the type checkers read a TYPE_CHECKING of one's own the same way).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the numeric modules load numpy: imported where a command runs, so --help stays fast
+    from collections.abc import Sequence
+    from pathlib import Path
+
     from .._model.values import UseCase, ValueMatrix
 
 __all__ = ["UsageError", "read_value_matrix", "value_matrix_from_csv"]
@@ -231,6 +235,8 @@ def read_value_matrix(path: str | Path):
     simple use case ``{"v_correct", "v_abstain", "v_wrong"}``, or a whole
     policy document (its ``use_case`` is used). Raises :class:`UsageError`.
     """
+    from pathlib import Path
+
     path = Path(path)
     try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
         text = read_limited(path, "the value matrix").decode("utf-8-sig")

@@ -1,7 +1,7 @@
 """``python -m valuecore monitor``: label-free value per chunk with bands, alerts and drift.
 
-Registered by :func:`valuecore._cli.commands.build_parser`, with which it shares the helpers of
-``_cli.common``; see ``docs/cli.md`` and ``docs/constraints.md`` (section 4).
+Registered by :func:`valuecore._cli.parser.build_parser` and run by ``commands``, with which it shares the
+helpers of ``_cli.common``; see ``docs/cli.md`` and ``docs/constraints.md`` (section 4).
 """
 
 from __future__ import annotations
@@ -160,6 +160,5 @@ def add_monitor_command(commands, common) -> None:
                          "(auto: isotonic for a use case or two classes, temperature for a value matrix of more)")
     monitor.add_argument("--confidence", type=_share, default=0.95, metavar="C",
                          help="coverage of the per-chunk band (default 0.95)")
-    monitor.set_defaults(handler=_cmd_monitor)
 
 

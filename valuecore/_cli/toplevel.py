@@ -2,7 +2,7 @@
 
 ``python -m valuecore --help`` (and ``--version``, and no command) need nothing below this level, so they
 are answered from it without importing the commands, their options or the core: the full parser
-(``commands.build_parser``) starts from the same :func:`top_level_parser` and the same one-line helps,
+(``parser.build_parser``) starts from the same :func:`top_level_parser` and the same one-line helps,
 so both print the same text.
 """
 

@@ -1,4 +1,4 @@
-"""The names the command line offers as choices, importable without numpy.
+"""The names the command line offers as choices, and one sentence about runs, importable without numpy.
 
 ``python -m valuecore --help`` builds its parser from these alone, so it loads
 no numpy; the modules that act on them (``fitting``, ``voc``, ``table``)
@@ -27,3 +27,9 @@ SEGMENT_RULE = "segment_thresholds"
 VOC_MODES = ("oracle", "tuned", "calibrated", "accept_all")
 
 DEFAULT_KS = (0, 1, 2, 4, 8, 10)
+
+# Why a rule cannot run on a top-label run; ``predictions`` raises it, ``wording`` re-exports it for the app and
+# the CLI (so ``wording``, and with it every ``--help``, loads no numpy).
+NO_PROBA_NOTE = (
+    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
+)

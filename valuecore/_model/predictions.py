@@ -11,13 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
+from .choices import NO_PROBA_NOTE  # with the names, importable without numpy: wording reads it
 
 __all__ = ["Predictions", "MODEL_ABSTAINED", "NO_PROBA_NOTE"]
 
-# Why a rule cannot run on a top-label run; wording re-exports it for the app and the CLI.
-NO_PROBA_NOTE = (
-    "needs the full probability vector (proba_<class> columns); this run only has the top label and its confidence"
-)
 
 # The confidence recorded for an item the model itself declined (a language model's "I don't know"): it gave
 # no answer to act on, so no threshold a rule can hold (every one is at least 0) accepts it, and it is never

@@ -269,8 +269,8 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self._predicted(*self._codes(X, actions_only=True))
 
     def _predicted(self, classes, action) -> np.ndarray:
-        """``predict``'s labels from the classes and the action codes."""
-        action = np.minimum(action, len(classes))  # confirm -> abstain
+        """``predict``'s labels from the classes and the action codes (which it overwrites: ``_codes``'s own)."""
+        action = np.minimum(action, len(classes), out=action)  # confirm -> abstain
         dtype = np.result_type(classes.dtype, np.asarray(self.abstain_label).dtype)
         # Numbers are gathered as numbers (the same values as objects converted after); others as objects.
         labels = np.empty(len(classes) + 1, dtype=dtype if dtype.kind in "iufb" else object)

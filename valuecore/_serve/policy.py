@@ -34,6 +34,10 @@ ABSTAIN = "abstain"
 CONFIRM = "confirm"
 SHORTLIST = "shortlist"
 
+# How far from 1 a row of probabilities may sum (as a run file's): ``decide`` with a temperature bounds the
+# recalibrated confidences by it (``_serve/screen.py``).
+SUM_TOLERANCE = 1e-3
+
 
 @dataclass(frozen=True, eq=False)
 class Decisions:
@@ -132,7 +136,7 @@ class ServingPolicy:
                     f"proba has {proba.shape[1]} columns but model {self.model!r} has "
                     f"{len(self.classes)} classes {list(self.classes)} (one column per class, in this order)"
                 )
-            return Predictions.from_proba(proba, classes=self.classes, logits=logits)
+            return Predictions.from_proba(proba, classes=self.classes, logits=logits, sum_tolerance=SUM_TOLERANCE)
         if y_pred is None or confidence is None:
             raise ValueError("give proba (n, n_classes), or both y_pred and confidence")
         if logits is not None:
@@ -291,22 +295,21 @@ class ServingPolicy:
                 or self.segment_policy is not None):
             return self.decisions(proba, y_pred=y_pred, confidence=confidence, logits=logits,
                                   segments=segments).action
-        from .screen import screened_temperature_confidence
+        from .screen import temperature_reaches
 
         predictions = self.predictions(proba)
         y_pred, n_classes, policy = predictions.y_pred, len(self.classes), self.policy
         if self.kind == "two_tier":
-            auto, assist = (np.inf if t is None else t for t in (policy.threshold, policy.assist_threshold))
+            thresholds = [np.inf if t is None else t for t in (policy.threshold, policy.assist_threshold)]
         elif self.kind in ("class_thresholds", "calibrated_class_thresholds"):
-            auto = assist = policy.thresholds_by_index(self.classes)[y_pred]
+            thresholds = [policy.thresholds_by_index(self.classes)]  # one per predicted class
         else:
-            auto = assist = np.inf if policy.threshold is None else policy.threshold
-        confidence = screened_temperature_confidence(predictions.proba, y_pred, predictions.confidence,
-                                                     policy.calibration["temperature"], (auto, assist))
-        accepted = confidence >= auto
+            thresholds = [np.inf if policy.threshold is None else policy.threshold]
+        reached = temperature_reaches(predictions.proba, y_pred, predictions.confidence,
+                                      policy.calibration["temperature"], thresholds, SUM_TOLERANCE)
         if self.kind != "two_tier":
-            return np.where(accepted, y_pred, n_classes)
-        return np.where(accepted, y_pred, np.where(confidence >= assist, n_classes + 1, n_classes))
+            return np.where(reached[0], y_pred, n_classes)
+        return np.where(reached[0], y_pred, np.where(reached[1], n_classes + 1, n_classes))
 
 
 def _short(items, limit: int = 8) -> str:

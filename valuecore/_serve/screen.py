@@ -7,9 +7,15 @@ each about twice an argmax over the matrix), with a bound on how far the estimat
 float64 value :class:`~valuecore.calibration.Calibrator` computes. Only the items whose estimate lies
 within its bound of a threshold are recomputed in float64, by the very function the pipeline uses,
 row by row the same bits. So every comparison with the thresholds is the float64 one, exactly.
+
+Most rows need not even the estimate: :func:`temperature_reaches` first bounds each row's recalibrated
+confidence by its raw confidence alone, one number per row (see there), and hands only the rows whose
+bounds straddle a threshold to the float32 screen.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -21,6 +27,102 @@ _EPS32 = 2.0 ** -24  # float32 unit roundoff
 # 2.52 for the SIMD loops; libm's are within 1). The bound below assumes 4 and is then doubled.
 _SAFETY = 2.0
 _FLOOR32 = np.float32(_PROBA_FLOOR)
+_EPS64 = 2.0 ** -53  # float64 unit roundoff
+# Absolute room left around every bound of the sum below (far above the roundings of these few operations).
+_ROOM = 1e-9
+
+
+def temperature_reaches(proba: np.ndarray, y_pred: np.ndarray, confidence: np.ndarray, temperature: float,
+                        thresholds, sum_tolerance: float) -> list[np.ndarray]:
+    """For each threshold, whether each row's float64 temperature-scaled confidence reaches it.
+
+    With ``r_j = p_j / p_top`` over the ``k = n_classes - 1`` other classes (in [0, 1]) and ``a = 1 / T``,
+    the recalibrated confidence is ``1 / (1 + sum_j r_j ** a)``. The sum ``S = sum_j r_j`` lies within
+    ``(1 -+ tol) / p_top - 1`` (the rows were checked to sum to 1 within ``tol``), and for ``a >= 1``
+    ``k (S / k) ** a <= sum_j r_j ** a <= S`` (convexity, and ``r ** a <= r``), the other way round for
+    ``a < 1``. A row whose bounds, widened by the float64 computation's own error, lie on one side of a
+    threshold is decided by them; only the others (those near a threshold) are screened in float32 and,
+    nearer still, recomputed in float64 (:func:`screened_temperature_confidence`). No row is decided
+    otherwise than by comparing the float64 confidence with the threshold.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n, n_classes)
+        Checked probabilities (finite, non-negative, rows summing to 1 within ``sum_tolerance``).
+    y_pred, confidence : ndarray of shape (n,)
+        ``Predictions.y_pred`` and ``.confidence`` of those probabilities (the maximum, at most 1).
+    temperature : float
+    thresholds : sequence of (float or ndarray of shape (n_classes,))
+        Each a threshold for every row, or one per predicted class; ``+inf`` is never reached.
+    sum_tolerance : float
+        How far from 1 the rows' sums were allowed to be when checked.
+
+    Returns
+    -------
+    list of ndarray of bool, shape (n,), one per threshold
+    """
+    n, n_classes = proba.shape
+    others = n_classes - 1
+    # The float64 path's relative error: log's and the division's roundings of log p / T (4 |log p_top| / T,
+    # since the terms that count have log p_j near log p_top), exp's and the sum's (3 k + 2); times 32 for
+    # log and exp implementations up to 4 units in the last place, with room to spare.
+    top_log = math.log(n_classes / (1.0 - sum_tolerance)) if sum_tolerance < 0.5 else math.inf
+    error = 32 * _EPS64 * (4 * top_log / temperature + 3 * n_classes + 2) + _ROOM
+    if not error < 1e-3:  # no bound worth having (a tiny temperature, or loose sums): the screen alone
+        return _screened_reach(proba, y_pred, confidence, temperature, thresholds)
+    # The bounds of S as the raw confidence p gives them: (1 - tol) / p - 1 and (1 + tol + C floor) / p - 1
+    # (entries at 0 count as the floor, float32 rows are summed in float32), turned round into the
+    # confidences at which they cross each threshold's bounds of the sum: two comparisons a row.
+    tolerance = sum_tolerance + n_classes * 1e-6
+    reached, doubtful = [], np.zeros(n, dtype=bool)
+    for threshold in thresholds:
+        accept_at, reject_at = _sum_bounds_at(threshold, others, temperature, error)
+        with np.errstate(divide="ignore"):
+            # high <= accept_at  <=>  p >= (1 + tol + C floor) / (1 + accept_at - room), when that is positive
+            surely = np.where(accept_at + 1 - _ROOM > 0,
+                              (1 + tolerance + n_classes * _PROBA_FLOOR) / (accept_at + 1 - _ROOM), np.inf)
+            # low > reject_at  <=>  p < (1 - tol) / (1 + reject_at + room); always when reject_at < 0
+            never = np.where(reject_at < 0, np.inf, (1 - tolerance) / (1 + reject_at + _ROOM))
+        surely, never = surely * (1 + _ROOM), never * (1 - _ROOM)  # the divisions' own rounding
+        if np.ndim(threshold):
+            surely, never = surely[y_pred], never[y_pred]
+        reached.append(confidence >= surely)
+        doubtful |= ~(reached[-1] | (confidence < never))
+    rows = np.flatnonzero(doubtful)
+    if rows.size > n // 2:  # mostly near a threshold (a low temperature): the screen alone, with no copy
+        return _screened_reach(proba, y_pred, confidence, temperature, thresholds)
+    if rows.size:
+        # np.take copies whole rows at memory speed (an index array on the first axis goes element by element).
+        near = _screened_reach(np.take(proba, rows, axis=0), y_pred[rows], confidence[rows], temperature, thresholds)
+        for verdict, verdict_near in zip(reached, near):
+            verdict[rows] = verdict_near
+    return reached
+
+
+def _screened_reach(proba, y_pred, confidence, temperature: float, thresholds) -> list[np.ndarray]:
+    """:func:`temperature_reaches` of every row by the screen."""
+    per_row = [np.asarray(t, dtype=np.float64)[y_pred] if np.ndim(t) else t for t in thresholds]
+    estimate = screened_temperature_confidence(proba, y_pred, confidence, temperature, per_row)
+    return [estimate >= t for t in per_row]
+
+
+def _sum_bounds_at(threshold, others: int, temperature: float, error: float):
+    """(accept_at, reject_at): a row whose ``S`` is at most ``accept_at`` reaches ``threshold`` (a float or
+    one per class), one whose ``S`` exceeds ``reject_at`` does not (see :func:`temperature_reaches`)."""
+    threshold = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        # The sum of r ** a that the confidence reaches the threshold at, its error to either side.
+        accept_sum = (1.0 - error) / threshold - 1.0 - _ROOM
+        reject_sum = (1.0 + error) / threshold - 1.0 + _ROOM
+        if temperature <= 1:  # a >= 1: S bounds the sum from above, k (S / k) ** a from below
+            accept_at = accept_sum
+            reject_at = np.where(reject_sum < 0, -1.0,
+                                 others * (np.maximum(reject_sum, 0.0) / others) ** temperature * (1 + _ROOM))
+        else:  # a < 1: the other way round
+            accept_at = np.where(accept_sum < 0, -1.0,
+                                 others * (np.maximum(accept_sum, 0.0) / others) ** temperature * (1 - _ROOM))
+            reject_at = reject_sum
+    return accept_at, reject_at
 
 
 def screened_temperature_confidence(proba: np.ndarray, y_pred: np.ndarray, confidence: np.ndarray,
