@@ -30,7 +30,7 @@ from inspect_ai.model import (  # noqa: E402
 from inspect_ai.scorer import choice  # noqa: E402
 from inspect_ai.solver import multiple_choice  # noqa: E402
 
-CHOICES = ["3", "4", "5", "I don't know"]  # every question's right answer is B
+CHOICES = ["3", "4", "5", "I don't know"]  # every question's right answer is B unless told
 
 
 def letter_output(model: str, letter: str, letter_probs: dict[str, float]) -> ModelOutput:
@@ -57,7 +57,8 @@ def write_log(log_dir, task: Task, model: str, outputs: list[ModelOutput]) -> No
     assert log.status == "success"
 
 
-def write_choice_log(log_dir, model: str, outputs: list[ModelOutput], task: str = "arith") -> None:
-    """A multiple-choice task of ``len(outputs)`` questions (:data:`CHOICES`, right answer B), ids q0, q1, ..."""
-    dataset = [Sample(input=f"question {i}", choices=CHOICES, target="B", id=f"q{i}") for i in range(len(outputs))]
+def write_choice_log(log_dir, model: str, outputs: list[ModelOutput], task: str = "arith", target: str = "B") -> None:
+    """A multiple-choice task of ``len(outputs)`` questions (:data:`CHOICES`, right answer ``target``), ids q0,
+    q1, ..."""
+    dataset = [Sample(input=f"question {i}", choices=CHOICES, target=target, id=f"q{i}") for i in range(len(outputs))]
     write_log(log_dir, Task(dataset=dataset, solver=multiple_choice(), scorer=choice(), name=task), model, outputs)

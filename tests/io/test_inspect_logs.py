@@ -17,14 +17,17 @@ from helpers.inspect_logs import letter_output, text_output, write_choice_log, w
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, Logprob, Logprobs, ModelOutput, TopLogprob
 from inspect_ai.scorer import match
 from inspect_ai.solver import generate
 
 from valuecore._cli.commands import main
 from valuecore._io.inspect_logs import read_inspect
-from valuecore._io.lm_logs import GENERATED_CLASSES, LmLogOptions, abstention_counts
+from valuecore._io.lm_logs import GENERATED_CLASSES, LmLogOptions, abstention_counts, read_lmeval
 from valuecore._model.predictions import MODEL_ABSTAINED
+
+from lmeval_layout import choice_sample, save_samples
 
 
 def test_multiple_choice_letters_become_probabilities_and_idk_an_abstention(tmp_path):
@@ -40,7 +43,8 @@ def test_multiple_choice_letters_become_probabilities_and_idk_an_abstention(tmp_
     predictions = report.models[model].splits["arith"]
     assert predictions.classes == ("0", "1", "2", "3")
     assert predictions.correct.tolist() == [True, False, True]  # declined, yet B (its next best) was right
-    assert predictions.confidence[:2].tolist() == pytest.approx([0.6, 0.5], abs=1e-12)
+    # Over the real choices only, renormalised: "I don't know" (D, 0.1) leaves the total, 0.9.
+    assert predictions.confidence[:2].tolist() == pytest.approx([0.6 / 0.9, 0.5 / 0.9], abs=1e-12)
     assert predictions.model_abstained.tolist() == [False, False, True]
     assert predictions.confidence[2] == MODEL_ABSTAINED
 
@@ -58,6 +62,68 @@ def test_a_declined_question_whose_best_other_letter_was_right_is_a_false_absten
     assert predictions.model_abstained.tolist() == [True, True, False]
     assert predictions.correct.tolist() == [True, False, True]
     assert abstention_counts(predictions) == (3, 2, 1)
+
+
+def _empty_output(model: str, letter_probs: dict[str, float] | None = None) -> ModelOutput:
+    """An empty completion (inspect scores it NOANSWER, answer ""), with log-probabilities at a letter token if
+    given: a model that named a letter there and then wrote nothing."""
+    logprobs = None
+    if letter_probs:
+        tops = [TopLogprob(token=f" {k}", logprob=math.log(p)) for k, p in letter_probs.items()]
+        top = max(letter_probs, key=letter_probs.get)
+        logprobs = Logprobs(content=[Logprob(token=f" {top}", logprob=math.log(letter_probs[top]), top_logprobs=tops)])
+    message = ChatMessageAssistant(content="", model=model)
+    return ModelOutput(model=model, choices=[ChatCompletionChoice(message=message, logprobs=logprobs)])
+
+
+def test_no_answer_is_the_models_abstention_with_no_top_choice_unless_logprobs_name_one(tmp_path):
+    """An empty answer once read as letter A: a question whose right answer is A became a false abstention."""
+    model = "mockllm/model"
+    write_choice_log(tmp_path, model, [
+        _empty_output(model),                                                   # no letter anywhere
+        _empty_output(model, {"A": 0.3, "B": 0.1, "C": 0.1, "D": 0.5}),         # D, then A (right) most probable
+        letter_output(model, "A", {"A": 0.7, "B": 0.1, "C": 0.1, "D": 0.1}),    # answered, right
+    ], target="A")
+    [log] = [read_eval_log(str(file)) for file in tmp_path.iterdir()]
+    assert [(s.scores["choice"].value, s.scores["choice"].answer) for s in log.samples[:2]] == [("N", "")] * 2
+    for options, false in (("confidence=logprobs,idk=I don't know", 1), ("confidence=none,idk=I don't know", 0),
+                           ("confidence=none", 0)):
+        predictions = read_inspect(tmp_path, LmLogOptions.parse(options)).models[model].splits["arith"]
+        assert predictions.model_abstained.tolist() == [True, True, False], options
+        assert predictions.correct.tolist() == [False, bool(false), True], options
+        assert abstention_counts(predictions) == (3, 2, false), options
+
+
+def test_an_answer_the_scorer_read_no_letter_from_is_an_error_not_letter_a(tmp_path):
+    """inspect scores an output without "ANSWER: X" wrong with an empty answer: no choice to act on or count."""
+    model = "mockllm/model"
+    write_choice_log(tmp_path, model, [ModelOutput.from_content(model=model, content="four, I think")], target="A")
+    report = read_inspect(tmp_path, LmLogOptions.parse("confidence=none"))
+    assert report.models == {}
+    [problem] = report.problems
+    assert "sample 1" in problem.message and "scores.choice.answer" in problem.message, problem.message
+    assert "no choice letter" in problem.message, problem.message
+
+
+def test_the_same_logprobs_give_the_same_confidence_as_lm_evaluation_harness(tmp_path):
+    """Both readers leave "I don't know" out of the probability of an answer, and of a decline's best choice."""
+    model = "mockllm/model"
+    questions = [("B", {"A": 0.1, "B": 0.6, "C": 0.2, "D": 0.1}),   # answered B: 0.6 / 0.9
+                 ("C", {"A": 0.05, "B": 0.15, "C": 0.45, "D": 0.35}),  # answered C: 0.45 / 0.65
+                 ("D", {"A": 0.1, "B": 0.3, "C": 0.1, "D": 0.5})]   # declined; B next: a false abstention
+    write_choice_log(tmp_path / "inspect", model, [letter_output(model, a, probs) for a, probs in questions])
+    choices = ["3", "4", "5", "I don't know"]  # as helpers.inspect_logs.CHOICES, the right answer B (1)
+    save_samples(tmp_path / "lmeval", "model", "arith", [
+        choice_sample(i, {"q": f"question {i}"}, 1, f"question {i}", choices, [math.log(p) for p in probs.values()])
+        for i, (_, probs) in enumerate(questions)])
+    options = LmLogOptions.parse("confidence=logprobs,idk=I don't know")
+    read = read_inspect(tmp_path / "inspect", options).models[model].splits["arith"]
+    harness = read_lmeval(tmp_path / "lmeval" / "model", options).models["model"].splits["arith"]
+    assert read.confidence[:2].tolist() == pytest.approx([0.6 / 0.9, 0.45 / 0.65], abs=1e-12)
+    assert read.confidence.tolist() == pytest.approx(harness.confidence.tolist(), abs=1e-12)
+    assert read.y_pred.tolist() == harness.y_pred.tolist() == [1, 2, 1]
+    assert read.model_abstained.tolist() == harness.model_abstained.tolist() == [False, False, True]
+    assert abstention_counts(read) == abstention_counts(harness) == (3, 1, 1)
 
 
 def test_generated_answers_with_a_refusal_and_sequence_probability(tmp_path):

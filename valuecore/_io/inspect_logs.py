@@ -9,14 +9,18 @@ A source ``inspect:PATH`` (options as for ``lmeval:``, see ``lm_logs``) names a 
   true/false; ``N`` (inspect's NOANSWER: the model gave no answer) is the model's own abstention; a
   partial score (``P``, 0.5) is an error, naming the log, the sample and the scorer.
 * multiple choice (the sample has ``choices``): the prediction is the letter the scorer read (its
-  ``answer``), the truth the target letter; classes are the choice positions ``"0"``, ``"1"``, ...
-  A choice whose text is ``idk=TEXT`` is the model declining; with ``confidence=logprobs`` its prediction is
-  then the most probable other letter, so that a false abstention (that letter was right) is counted.
+  ``answer``), the truth the target letter; classes are the choice positions ``"0"``, ``"1"``, ... A wrong
+  score with no letter read (an output without "ANSWER: X") is an error: there is no choice to act on.
+  A choice whose text is ``idk=TEXT`` is the model declining. A declined question's prediction is its top
+  real choice, so that a false abstention (that choice was right) is counted: with ``confidence=logprobs``
+  the most probable letter other than "I don't know", else the real letter it answered; a NOANSWER (empty
+  answer) without log-probabilities naming a letter has no top choice and is never a false abstention.
 * the confidence: ``confidence=logprobs`` reads the output's log-probabilities (generated with
-  ``logprobs=True, top_logprobs=K``): for a choice, the softmax over the choice letters among the top
-  log-probabilities at the answer's letter token; for a generated answer, the probability of the whole
-  completion (the exponential of the sum of its tokens' log-probabilities). ``confidence=FIELD`` reads a
-  number in [0, 1] from the score's or the sample's metadata; ``confidence=none``: every answer equally sure.
+  ``logprobs=True, top_logprobs=K``): for a choice, the softmax over the real choices' letters (not
+  "I don't know", as for lm-evaluation-harness) among the top log-probabilities at the answer's letter
+  token; for a generated answer, the probability of the whole completion (the exponential of the sum of its
+  tokens' log-probabilities). ``confidence=FIELD`` reads a number in [0, 1] from the score's or the sample's
+  metadata; ``confidence=none``: every answer equally sure.
 * ``refusal=TEXT``: an answer (the output's completion) equal to TEXT is declined.
 """
 
@@ -62,24 +66,31 @@ def _right(value, name: str):
                                             "(N: no answer)") from None
 
 
-def _letter_probabilities(sample, letters: str) -> list[float]:
-    """Softmax over the choice letters at the answer's letter token (from its top log-probabilities)."""
+def _position(letter: str, letters: str) -> int | None:
+    """The choice position of one letter, None for anything else (an empty answer is no letter)."""
+    return letters.index(letter) if len(letter) == 1 and letter in letters else None
+
+
+def _letter_probabilities(sample, letters: str, is_idk: list[bool]) -> list[float]:
+    """Softmax over the real choices' letters (the "I don't know" ones get 0) at the answer's letter token, from
+    its top log-probabilities: the probability over the real choices only, renormalised, as for
+    lm-evaluation-harness."""
     choices = sample.output.choices
     logprobs = choices[0].logprobs if choices else None
     if logprobs is None or not logprobs.content:
         raise _Unscorable("output.choices[0].logprobs", "is not logged (generate with logprobs=True and "
                                                         "top_logprobs=K, or give confidence=FIELD)")
     for token in reversed(logprobs.content):
-        if token.token.strip() in letters and token.top_logprobs:
+        if _position(token.token.strip(), letters) is not None and token.top_logprobs:
             found = {}
             for top in token.top_logprobs:
-                letter = top.token.strip()
-                if letter in letters and letter not in found:
-                    found[letter] = top.logprob
+                k = _position(top.token.strip(), letters)
+                if k is not None and not is_idk[k] and k not in found:
+                    found[k] = top.logprob
             if not found:
                 break
             peak = max(found.values())
-            weights = [math.exp(found[letter] - peak) if letter in found else 0.0 for letter in letters]
+            weights = [math.exp(found[k] - peak) if k in found else 0.0 for k in range(len(letters))]
             total = sum(weights)
             return [w / total for w in weights]
     raise _Unscorable("output.choices[0].logprobs", "holds no answer letter with top log-probabilities")
@@ -107,19 +118,24 @@ def _confidence(sample, score, options: LmLogOptions) -> float:
     raise _Unscorable(wanted, "is in neither the score's nor the sample's metadata")
 
 
-def _declined_prediction(sample, letters: str, answer: str, idk: set[str], options: LmLogOptions) -> int:
-    """The letter a declining model would have given: the most probable other than "I don't know" (the first
-    on ties), as for lm-evaluation-harness, so that a false abstention is counted; without log-probabilities,
-    the letter it answered."""
-    fallback = letters.index(answer) if answer in letters else 0
-    if options.confidence != "logprobs":
-        return fallback
-    try:
-        probabilities = _letter_probabilities(sample, letters)
-    except _Unscorable:  # a decline needs no confidence: it is handed over whatever the threshold
-        return fallback
-    others = [k for k, text in enumerate(sample.choices) if text.casefold() not in idk]
-    return max(others, key=lambda k: (probabilities[k], -k)) if others else fallback
+def _declined_prediction(sample, letters: str, answer: str, truth: int, is_idk: list[bool],
+                         options: LmLogOptions) -> int:
+    """The letter a declining model would have given, so that a false abstention (it was right) is counted: the
+    most probable real choice (not "I don't know"; the first on ties) by the log-probabilities, as for
+    lm-evaluation-harness; without them the real choice it answered. A model that named no real choice (inspect's
+    NOANSWER, an empty answer) has no top choice: it gets a position other than the right one ("I don't know"
+    first), so that the question counts neither as right nor as a false abstention."""
+    if options.confidence == "logprobs":
+        try:
+            probabilities = _letter_probabilities(sample, letters, is_idk)
+        except _Unscorable:  # a decline needs no confidence: it is handed over whatever the threshold
+            probabilities = None
+        if probabilities is not None:
+            return max((k for k in range(len(letters)) if not is_idk[k]), key=lambda k: (probabilities[k], -k))
+    answered = _position(answer, letters)
+    if answered is not None and not is_idk[answered]:
+        return answered
+    return min((k for k in range(len(letters)) if k != truth), key=lambda k: (not is_idk[k], k))
 
 
 def _item(sample, task: str, options: LmLogOptions) -> _Item:
@@ -132,25 +148,31 @@ def _item(sample, task: str, options: LmLogOptions) -> _Item:
     if sample.choices:
         letters = _LETTERS[: len(sample.choices)]
         target = sample.target if isinstance(sample.target, str) else "".join(sample.target)
-        if target not in letters or len(target) != 1:
+        truth = _position(target, letters)
+        if truth is None:
             raise _Unscorable("target", f"is {target!r}: one choice letter ({letters[0]} to {letters[-1]}) is scored")
         idk = {t.casefold() for t in options.idk}
+        is_idk = [text.casefold() in idk for text in sample.choices]
+        if len(letters) < 2 or all(is_idk):
+            raise _Unscorable("choices", "hold no two choices, or only 'I don't know' options: nothing is chosen")
         answer = (score.answer or "").strip()
-        declined = declined or (answer in letters and sample.choices[letters.index(answer)].casefold() in idk)
+        answered = _position(answer, letters)
+        declined = declined or (answered is not None and is_idk[answered])
         if declined:
-            predicted, confidence = _declined_prediction(sample, letters, answer, idk, options), 0.0
-        elif answer not in letters:
-            raise _Unscorable(f"scores.{name}.answer", f"is {answer!r}, not one of the choice letters {letters}")
+            predicted, confidence = _declined_prediction(sample, letters, answer, truth, is_idk, options), 0.0
+        elif answered is None:
+            read = "is empty: the scorer read no choice letter in the output" if not answer else \
+                f"is {answer!r}, not one of the choice letters {letters}"
+            raise _Unscorable(f"scores.{name}.answer", read)
         else:
-            predicted = letters.index(answer)
+            predicted = answered
             if options.confidence == "logprobs":
-                confidence = _letter_probabilities(sample, letters)[predicted]
+                confidence = _letter_probabilities(sample, letters, is_idk)[predicted]
             else:
                 confidence = _confidence(sample, score, options)
-            if right != (answer == target):
+            if right != (answered == truth):
                 raise _Unscorable(f"scores.{name}", f"says {score.value!r} for answer {answer} and target {target}")
-        return _Item(task, doc_id, split, str(letters.index(target)), str(predicted), confidence, declined,
-                     "choice", len(letters))
+        return _Item(task, doc_id, split, str(truth), str(predicted), confidence, declined, "choice", len(letters))
     confidence = 0.0 if declined else _confidence(sample, score, options)
     truth = GENERATED_CLASSES[0] if right else GENERATED_CLASSES[1]
     return _Item(task, doc_id, split, truth, GENERATED_CLASSES[0], confidence, declined, "generated")
