@@ -96,21 +96,40 @@ def _segment_recommendation(key: tuple, _ws, _models, _kinds, _values, _segments
     rules, skipped = vc.recommendation.segment_rules(_ws, _values, column=_segments.column, caps=_segments.caps,
                                                      labels=_segments.labels, models=_models)
     r = vc.recommend(_ws, _values, _models, kinds=_kinds, segment_rules=rules)
-    return replace(r, skipped=(*r.skipped, *skipped))
+    return replace(r, skipped=(*r.skipped, *skipped)), rules
 
 
-def page_recommendation(ws: Workspace, models, values,
-                        segments: SegmentChoice | None = None) -> vc.recommendation.Recommendation:
+def page_recommendation(ws: Workspace, models, values, segments: SegmentChoice | None = None, *,
+                        only_segments: bool = False) -> vc.recommendation.Recommendation:
     """The one (model, rule) to deploy among ``models``, weighing every rule the pages offer for them (the
     pipeline's recommendation, kept by its cache: the one the rule "recommended" reads). With ``segments``
     (:func:`segment_choice`), each model's thresholds per segment are weighed too, as ``report --segment``
-    weighs them (kept per runs, rules, values, splits, column, caps and label files)."""
-    kinds, _ = rule_options(ws, models, values)
-    chosen = tuple(m for m in models if m in ws.report.models)
+    weighs them (kept per runs, rules, values, splits, column, caps and label files); with ``only_segments``
+    too, they alone, as ``report --segment COLUMN --policy segment_thresholds`` weighs them."""
     if segments is None:
-        return ws.recommendation(values, chosen, tuple(kinds))
-    return _segment_recommendation(page_key(ws, models, values) + segments.key, ws, chosen, tuple(kinds), values,
-                                   segments)
+        kinds, _ = rule_options(ws, models, values)
+        return ws.recommendation(values, tuple(m for m in models if m in ws.report.models), tuple(kinds))
+    return segment_recommendation(ws, models, values, segments, only_segments=only_segments)[0]
+
+
+def segment_recommendation(ws: Workspace, models, values, segments: SegmentChoice, *,
+                           only_segments: bool = False) -> tuple[vc.recommendation.Recommendation, dict]:
+    """(:func:`page_recommendation` with ``segments``, each model's :class:`~valuecore.recommendation.SegmentRule`):
+    the rules' entries are the policy JSON's of ``report --segment COLUMN --policy segment_thresholds``."""
+    kinds, _ = rule_options(ws, models, values)
+    weighed = (vc.recommendation.SEGMENT_RULE,) if only_segments else tuple(kinds)
+    chosen = tuple(m for m in models if m in ws.report.models)
+    return _segment_recommendation(page_key(ws, models, values) + segments.key + (weighed,), ws, chosen, weighed,
+                                   values, segments)
+
+
+def raw_confidence_note(selection, segments: SegmentChoice | None) -> str:
+    """The sentence that says thresholds per segment ignore the sidebar's recalibration ("" when none is set,
+    or no segment column is): they compare the confidences as the run files give them."""
+    if segments is None or selection.calibration == "none":
+        return ""
+    return (f"Thresholds per segment are fitted on the confidences as given, without the {selection.calibration} "
+            "recalibration set in the sidebar.")
 
 
 def recommended_model(selection, among=None) -> str | None:

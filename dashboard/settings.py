@@ -272,6 +272,8 @@ class Settings:
         runs carry; the recommended model).
     segment_cap_handoff, segment_cap_error, segment_cap_value : that page's caps on the gap between segments in
         hand-off rate, selective error rate (shares) and value per item (in the currency); None: no cap.
+    export_segment_rule : the Export page's rule is thresholds per segment for every model (offered while a
+        segment column is set; ``rule`` is kept for the other pages).
     """
 
     source: str = "sample:digits"
@@ -337,6 +339,7 @@ class Settings:
     segment_cap_handoff: float | None = None
     segment_cap_error: float | None = None
     segment_cap_value: float | None = None
+    export_segment_rule: bool = False
 
     def __post_init__(self):
         # Widgets may hand over ints for float settings: stored as floats, a link brings back the same type.
@@ -479,6 +482,7 @@ _FIELDS = {
     "segment_cap_handoff": ("caphandoff", _number_in(0.0, 1.0), _write),
     "segment_cap_error": ("caperror", _number_in(0.0, 1.0), _write),
     "segment_cap_value": ("capvalue", _number_in(0.0, 1e15), _write),
+    "export_segment_rule": ("expseg", _bool, _write),
 }
 QUERY_KEYS = frozenset(key for key, _, _ in _FIELDS.values())
 

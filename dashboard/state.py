@@ -64,6 +64,7 @@ __all__ = [
     "adopt",
     "change_now",
     "choice",
+    "choice_or_flag",
     "clear_restore_status",
     "clear_session",
     "current",
@@ -237,6 +238,30 @@ def choice(draw: Callable, name: str, label: str, options, *, key: str, fallback
     picked = draw(label, options, index=index, key=key, **kwargs)
     _shown(key, picked)
     from_widget(name, setting_of(picked))
+    return picked
+
+
+def choice_or_flag(draw: Callable, name: str, flag: str, flagged: Any, label: str, options, *, key: str,
+                   **kwargs) -> Any:
+    """:func:`choice` for setting ``name``, whose menu may hold one more option ``flagged`` standing for the
+    boolean setting ``flag`` (the Export page's thresholds per segment beside the pages' rule).
+
+    Picking ``flagged`` sets ``flag`` and keeps ``name`` (the other pages go on showing it); picking another
+    option sets ``name`` and clears ``flag``. While ``flagged`` is not offered, ``flag`` is cleared, as a
+    setting not among the options falls back in :func:`choice`.
+    """
+    options = list(options)
+    if not options:
+        return None
+    settings = get()
+    current = flagged if getattr(settings, flag) and flagged in options else getattr(settings, name)
+    index = options.index(current) if current in options else 0
+    _show(key, options[index], lambda picked: picked, current)
+    picked = draw(label, options, index=index, key=key, **kwargs)
+    _shown(key, picked)
+    if picked != flagged:
+        from_widget(name, picked)
+    from_widget(flag, picked == flagged)
     return picked
 
 

@@ -23,7 +23,7 @@ import streamlit as st
 
 import valuecore as vc
 
-from dashboard import segmentfiles, state, views
+from dashboard import segmentfiles, state
 from dashboard.home import segment_choice
 from dashboard.data import workspace
 from dashboard.safetext import md_text
@@ -56,15 +56,20 @@ def _restore_upload() -> None:
 def _policies(selection) -> None:
     """The rule, the per-model summary, the JSON with its validation status and the download."""
     ws = workspace(selection)
-    kinds, rule_notes = views.rule_options(ws, selection.models, selection.values)
-    kind = state.choice(st.selectbox, "rule", "Decision rule", kinds, format_func=views.POLICY_LABELS.get,
-                        key="export_policy_kind", help="The same rule on every page.")
+    segments = segment_choice(selection, segmentfiles.source_files(selection.settings.source, state.uploads()))
+    # with a segment column set, thresholds per segment for every model are one more pick (this page's alone)
+    kinds, rule_notes = view.rule_options(ws, selection.models, selection.values, segments)
+    kind = state.choice_or_flag(st.selectbox, "rule", "export_segment_rule", vc.recommendation.SEGMENT_RULE,
+                                "Decision rule", kinds, format_func=lambda k: view.rule_label(k, segments),
+                                key="export_policy_kind", help="The same rule on every page; thresholds per "
+                                "segment (with the Segments page's column and caps) on this page only.")
     for note in rule_notes:
         st.caption(note)
     with st.spinner("Fitting the policies and their 95% intervals…"):
-        segments = segment_choice(selection, segmentfiles.source_files(selection.settings.source, state.uploads()))
         shown = view.build(selection, ws, kind, state.get(), segments)
     st.caption(shown.values_caption)
+    if shown.raw_confidence_note:
+        st.info(shown.raw_confidence_note, icon=":material/info:")
     if shown.error:
         st.error(shown.error)
         return

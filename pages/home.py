@@ -37,6 +37,8 @@ stop_unless_models(selection)
 segments = shared.segment_choice(selection, segmentfiles.source_files(selection.settings.source, state.uploads()))
 page = view.build(selection, ws, segments)
 st.subheader(page.headline, anchor=False)
+if page.raw_confidence_note:
+    st.info(page.raw_confidence_note, icon=":material/info:")
 
 
 # A new volume or period changes the tiles, the per-period sentence and the report, nothing else: it reruns

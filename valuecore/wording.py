@@ -148,7 +148,7 @@ POLICY_LABELS = {
     "expected_value": "Expected-value rule",
     "two_tier": "Two tiers (a person confirms the middle tier)",
     "shortlist": "Shortlist (a person picks from the likeliest classes)",
-    "segment_thresholds": "Per-segment thresholds, tuned",
+    "segment_thresholds": "Thresholds per segment",
 }
 
 

@@ -16,13 +16,14 @@ import pandas as pd
 
 import valuecore as vc
 
-from ..home import page_recommendation
+from ..home import page_recommendation, raw_confidence_note, segment_recommendation
 from ..safetext import md_text
 from ..settings import Settings, document_with_settings, settings_from_document
 from . import POLICY_LABELS, shown_confidences, split_text
+from . import rule_options as page_rule_options
 
-__all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "build", "restore", "stored",
-           "summary_frame"]
+__all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "build", "restore", "rule_label",
+           "rule_options", "stored", "summary_frame"]
 
 SUMMARY_COLUMNS = ("Model", "Threshold(s)", "Value per item", "95% low", "95% high", "Coverage")
 # The rest, one click away: with the model's name, so that each table fits 800 px (a laptop with the sidebar open).
@@ -155,6 +156,7 @@ class ExportPage:
     details_columns: tuple = DETAILS_COLUMNS
     class_thresholds: pd.DataFrame | None = None
     schema_error: str | None = None
+    raw_confidence_note: str = ""  # thresholds per segment ignore the sidebar's recalibration ("" when not)
 
     @property
     def schema_version(self):
@@ -170,24 +172,59 @@ def values_caption(selection) -> str:
             f"evaluated on {split_text(selection.eval_split)}.")
 
 
+def rule_options(ws, models, values, segments=None) -> tuple[list[str], list[str]]:
+    """The Export page's decision rules: every page's (``views.rule_options``), and with a segment column set
+    (``segments``) thresholds per segment for every model too."""
+    kinds, notes = page_rule_options(ws, models, values)
+    return ([*kinds, vc.recommendation.SEGMENT_RULE] if segments is not None else kinds), notes
+
+
+def rule_label(kind: str, segments=None) -> str:
+    """A rule as the Export page's menu offers it; thresholds per segment name their column."""
+    label = POLICY_LABELS.get(kind, kind)
+    if kind == vc.recommendation.SEGMENT_RULE and segments is not None:
+        return f"{label} ({segments.column})"
+    return label
+
+
+def _segment_policies(workspace, models, values, segments):
+    """(document, notes, recommendation): every model's thresholds per segment, as
+    ``report --segment COLUMN --policy segment_thresholds`` writes them; the notes say which model gets none."""
+    recommendation, rules = segment_recommendation(workspace, models, values, segments, only_segments=True)
+    entries = [rules[m].entry for m in models if m in rules]
+    if not entries:
+        reasons = "; ".join(recommendation.skipped) or "no model was given"
+        raise ValueError(f"no model gets thresholds per segment ({reasons})")
+    # an entry's notes: the rule in words (the JSON holds it), then its caveats, the CLI's notes
+    caveats = [n for e in entries for n in e.notes if n != vc.policy_json.SEGMENT_NOTE]
+    notes = [f"Not weighed: {n}." for n in recommendation.skipped]
+    return vc.policy_json.PolicyDocument(values, tuple(entries)), [*notes, *caveats], recommendation
+
+
 def build(selection, workspace, kind: str, settings: Settings, segments=None) -> ExportPage:
     """The policy JSON of the selected models under rule ``kind``, led by the one recommendation.
 
     ``settings`` are recorded in the JSON (``dashboard_settings``) so that an import restores them.
     ``segments`` (``dashboard.home.segment_choice``): the segment column in force; the recommendation then
     weighs thresholds per segment too, and when it names them its model's entry holds them (schema version 3,
-    what ``report --segment COLUMN --json`` writes).
+    what ``report --segment COLUMN --json`` writes). With ``segments``, ``kind`` may be thresholds per segment
+    (``SEGMENT_RULE``): every model's entry holds them, what ``report --segment COLUMN --policy
+    segment_thresholds --json`` writes.
     """
     caption = values_caption(selection)
     models, values = list(selection.models), selection.values
     try:
-        document, notes = workspace.document(models, kind, values)
-        # The one recommendation of the first page; its model's entry holds the recommended rule.
-        recommendation = page_recommendation(workspace, models, values, segments)
+        if kind == vc.recommendation.SEGMENT_RULE and segments is not None:
+            document, notes, recommendation = _segment_policies(workspace, models, values, segments)
+        else:
+            document, notes = workspace.document(models, kind, values)
+            # The one recommendation of the first page; its model's entry holds the recommended rule.
+            recommendation = page_recommendation(workspace, models, values, segments)
         reason = vc.wording.recommendation_reason(recommendation, selection.currency)
         document, more = vc.recommended_document(workspace, document, recommendation, values, reason)
     except ValueError as error:
-        return ExportPage(values_caption=caption, error=f"No policy could be built: {md_text(error)}")
+        return ExportPage(values_caption=caption, error=f"No policy could be built: {md_text(error)}",
+                          raw_confidence_note=raw_confidence_note(selection, segments))
     data = document_with_settings(document, settings)
     text = json.dumps(data, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     try:
@@ -210,6 +247,7 @@ def build(selection, workspace, kind: str, settings: Settings, segments=None) ->
         summary_columns=columns,
         class_thresholds=class_thresholds_frame(data, shown),
         schema_error=schema_error,
+        raw_confidence_note=raw_confidence_note(selection, segments),
     )
 
 

@@ -70,6 +70,7 @@ class HomePage:
     # the highest confidence below it on the data shown (deciding_confidences). The texts are those the
     # model's every confidence would give, at the cost of a few numbers instead of 10^6 on each rerun.
     confidences: object
+    raw_confidence_note: str = ""  # thresholds per segment ignore the sidebar's recalibration ("" when not)
 
     @functools.cached_property
     def candidates(self) -> pd.DataFrame | None:
@@ -147,6 +148,7 @@ def build_now(selection, ws: Workspace, segments: home.SegmentChoice | None = No
         report_kind=selection.rule if selection.rule in kinds else kinds[0],
         report_kinds=tuple(kinds),
         confidences=confidences,
+        raw_confidence_note=home.raw_confidence_note(selection, segments),
     )
 
 

@@ -256,7 +256,7 @@ def test_every_field_has_a_link_parameter():
                         matrix_classes=("a", "b"), matrix_model="m",
                         matrix_rule="expected_value", home_volume=7, home_period="day",
                         segment_column="region", segment_model="m", segment_cap_handoff=0.05,
-                        segment_cap_error=0.0, segment_cap_value=0.25)
+                        segment_cap_error=0.0, segment_cap_value=0.25, export_segment_rule=True)
     assert all(getattr(settings, f.name) != f.default for f in fields(Settings))
     assert len(settings.to_query()) == len(fields(Settings))
 
