@@ -103,14 +103,15 @@ def go_to(page, title: str) -> None:
     wait_for_app(page)
 
 
-# Resolves once every chart of the main area has its drawing and nothing in it has moved or resized for
+# Resolves once every shown chart of the main area has its drawing and nothing in it has moved or resized for
 # `quiet` ms (checked on each animation frame): the charts and the grids have laid themselves out. After
 # `most` ms it resolves anyway (false), and the probes measure what is there.
 _SETTLED = """
 ([quiet, most]) => new Promise((resolve) => {
   const main = document.querySelector('[data-testid="stMain"]');
   const layout = () => {
-    const embeds = [...main.querySelectorAll('.vega-embed')];
+    // A chart not displayed (a closed expander, another tab) may never be drawn: only shown ones count.
+    const embeds = [...main.querySelectorAll('.vega-embed')].filter((embed) => embed.offsetParent !== null);
     const drawn = embeds.every((embed) => embed.querySelector(':scope > canvas, :scope > svg'));
     const boxes = [...main.querySelectorAll(
       '[data-testid="stElementContainer"], .vega-embed > canvas, .vega-embed > svg, .dvn-scroller')].map((e) => {
