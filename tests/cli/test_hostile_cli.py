@@ -362,14 +362,21 @@ def read_terminal(reader: int, until: str | None = None, deadline: float = 600) 
     return text
 
 
+@pytest.fixture(scope="module")
+def million_row_log(tmp_path_factory) -> Path:
+    """The 1,000,000-row log of the signal tests, written once (about 18 s on a busy machine): they only
+    read it, and write their spill and output elsewhere."""
+    log = tmp_path_factory.mktemp("million-row-log") / "log.csv"
+    big_csv_log(log)
+    return log
+
+
 @pytest.mark.heavy
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, signum, code):
+def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, million_row_log, signum, code):
     """The signal comes while DuckDB groups the log (its progress line is on the terminal): the query is
     interrupted through DuckDB's own interrupt, the command says so and leaves nothing, at any load."""
-    log = tmp_path / "log.csv"
-    big_csv_log(log)
-    process, terminal, spill, out_folder = start_aggregate(tmp_path, log)
+    process, terminal, spill, out_folder = start_aggregate(tmp_path, million_row_log)
     try:
         read_terminal(terminal, until="aggregating:")  # the grouping query is running
         process.send_signal(signum)

@@ -103,9 +103,45 @@ def go_to(page, title: str) -> None:
     wait_for_app(page)
 
 
+# Resolves once every shown chart of the main area has its drawing and nothing in it has moved or resized for
+# `quiet` ms (checked on each animation frame): the charts and the grids have laid themselves out. After
+# `most` ms it resolves anyway (false), and the probes measure what is there.
+_SETTLED = """
+([quiet, most]) => new Promise((resolve) => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const layout = () => {
+    // A chart not displayed (a closed expander, another tab) may never be drawn: only shown ones count.
+    const embeds = [...main.querySelectorAll('.vega-embed')].filter((embed) => embed.offsetParent !== null);
+    const drawn = embeds.every((embed) => embed.querySelector(':scope > canvas, :scope > svg'));
+    const boxes = [...main.querySelectorAll(
+      '[data-testid="stElementContainer"], .vega-embed > canvas, .vega-embed > svg, .dvn-scroller')].map((e) => {
+      const b = e.getBoundingClientRect();
+      return `${b.left},${b.top},${b.width},${b.height},${e.scrollWidth}`;
+    });
+    return drawn ? boxes.join(';') : null;
+  };
+  const start = performance.now();
+  let last = layout(), since = start;
+  const tick = () => {
+    if (performance.now() - start >= most) return resolve(false);
+    const now = layout();
+    if (now === null || now !== last) {
+      last = now;
+      since = performance.now();
+    } else if (performance.now() - since >= quiet) {
+      return resolve(true);
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})
+"""
+
+
 def settle(page) -> None:
-    """Let Vega draw every chart (it renders after the script run ends) and the grids lay out."""
-    page.wait_for_timeout(800)
+    """Let Vega draw every chart (it renders after the script run ends) and the grids lay out: wait until
+    each chart is drawn and the main area's layout has stayed the same for 300 ms."""
+    page.evaluate(_SETTLED, [300, 10_000])
 
 
 @pytest.mark.parametrize("width,height", SIZES)
