@@ -122,6 +122,7 @@ __all__ = [
     "recommendation_headline",
     "recommendation_reason",
     "SEGMENT_COLUMNS",
+    "SEGMENT_VALUES_NOTE",
     "segment_rows",
     "segment_rule_phrase",
     "segment_cap_sentence",
@@ -942,6 +943,8 @@ def recommendation_headline(recommendation, confidences=None) -> str:
     with the digits that tell its decision apart on them (see :func:`threshold`), not to its last digit.
     """
     r = recommendation
+    if r.choice == "no_candidates" and SEGMENT_VALUES_NOTE in r.skipped:
+        return "Nothing is recommended: the segments have their own values (see the thresholds per segment below)."
     if r.choice == "no_candidates":
         return "Nothing can be recommended: no model could be judged on labelled items."
     if r.choice == "not_yet":
@@ -1025,6 +1028,10 @@ def recommendation_reason(recommendation, currency: str = "") -> str:
     """
     r = recommendation
     if r.model is None:
+        if r.choice == "no_candidates" and SEGMENT_VALUES_NOTE in r.skipped:
+            return ("The segments have their own values, and the recommendation prices every rule with one set of "
+                    "values, so it does not weigh the thresholds per segment; each segment's figures, at its own "
+                    "values, are below.")
         if r.choice == "no_candidates":
             return "No model and rule could be judged on labelled items, so nothing can be recommended."
         if r.choice == "pointless":
@@ -1168,6 +1175,11 @@ def segment_rows(evaluation, currency: str = "", confidences=None) -> list[tuple
                      DASH if r.risk_upper_bound is None else percent(r.risk_upper_bound)))
     return rows
 
+
+# Why the recommendation leaves thresholds per segment out when segments have their own values.
+SEGMENT_VALUES_NOTE = ("thresholds per segment: left out of the recommendation, because some segments have their own "
+                       "values and the recommendation prices every rule with one set of values; they are fitted and "
+                       "shown below with each segment's own values")
 
 SEGMENT_COLUMNS = ("segment", "rule", "items", "hand-off rate", "error rate", "value per item",
                    "likely value per item (95%)", "error rate at most (90%)")

@@ -172,3 +172,59 @@ def test_per_class_thresholds_per_segment_can_be_the_recommendation(tmp_path, ca
     assert said.startswith("recommendation: Deploy m with per-class thresholds per segment of region (in easy: act on")
     segments = json.loads(out.read_text())["models"][0]["segments"]
     assert segments["rule"] == "class_thresholds" and set(segments["class_thresholds"]) == {"easy", "hard"}
+
+
+SOUTH_MATRIX = {"classes": ["b", "a"], "value_matrix": [[2, -0.5, 0], [-0.7, 1, -0.1]]}
+
+
+@pytest.mark.parametrize("policy", ["segment_thresholds", "recommended"])
+def test_segment_values_fit_as_fit_segments_does_and_are_recorded(tmp_path, capsys, policy):
+    """`--segment-values`: the thresholds printed and written are those of `fit_segments` with the same mapping;
+    the policy JSON keeps each segment's values; the recommendation leaves the thresholds per segment out."""
+    frame = write_run(tmp_path / "m.csv")
+    (tmp_path / "sv.json").write_text(json.dumps({"south": SOUTH_MATRIX}))
+    out_json = tmp_path / "p.json"
+    code = main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--policy", policy, "--omega", "4",
+                 "--segment-values", str(tmp_path / "sv.json"), "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    val, p = tuning_split(frame)
+    south = vc.ValueMatrix(("a", "b"), [[1, -0.7, -0.1], [-0.5, 2, 0]])  # SOUTH_MATRIX in the runs' class order
+    fit = fit_segments(p, val.region.to_numpy(), {"north": vc.UseCase.from_omega(4), "south": south})
+    same_values = fit_segments(p, val.region.to_numpy(), vc.UseCase.from_omega(4))
+    assert dict(fit.policy.thresholds) != dict(same_values.policy.thresholds)  # the mapping changes the fit
+    confidences = {r: p.confidence[val.region.to_numpy() == r] for r in ("north", "south")}
+    for row in vc.wording.segment_rows(fit.evaluation, confidences=confidences):
+        assert row[1] in captured.out and row[5] in captured.out
+    assert "left out of the recommendation" in captured.err
+    data = json.loads(out_json.read_text())
+    if policy == "segment_thresholds":
+        segments = data["models"][0]["segments"]
+        assert segments["thresholds"] == dict(fit.policy.thresholds)
+        assert segments["use_cases"]["south"]["value_matrix"] == south.values.tolist()
+        assert segments["use_cases"]["north"]["omega"] == 4
+        assert data["recommendation"]["model"] is None and "their own values" in data["recommendation"]["reason"]
+    else:
+        assert data["recommendation"]["policy"] != "segment_thresholds"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ({"west": {"v_correct": 1, "v_abstain": 0, "v_wrong": -2}}, "sv.json: no run has the segment 'west'"),
+    ({"south": {"v_correct": 1, "v_abstain": 0, "v_wrong": "x"}}, "sv.json, segment 'south': use case v_wrong must"),
+    ({"south": {"v_correct": 1, "v_abstain": 0}}, "sv.json, segment 'south': the use case misses ['v_wrong']"),
+    ({"north": {"classes": ["a", "c"], "value_matrix": [[1, -1, 0], [-1, 1, 0]]}},
+     "sv.json, segment 'north': model m: the value matrix is for classes ['a', 'c']"),
+    ([1, 2], "sv.json: the values per segment must be a JSON object"),
+])
+def test_bad_segment_values_exit_2_naming_the_file_and_segment(tmp_path, capsys, content, message):
+    write_run(tmp_path / "m.csv")
+    (tmp_path / "sv.json").write_text(json.dumps(content))
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
+                 "--segment-values", str(tmp_path / "sv.json")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_segment_values_need_a_segment_column(tmp_path, capsys):
+    write_run(tmp_path / "m.csv")
+    assert main(["report", str(tmp_path / "m.csv"), "--omega", "4", "--segment-values", "sv.json"]) == 2
+    assert "--segment-values gives values per segment, and no --segment COLUMN" in capsys.readouterr().err

@@ -228,6 +228,19 @@ def _row_values(cells: list[str], line_number: int, label: str, header: list[str
     return values
 
 
+def read_text_file(path, what: str, kind: str) -> str:
+    """A regular file's UTF-8 text, read no further than the JSON limit (a FIFO or /dev/zero is refused at once);
+    UsageError naming the file (``what``: for the limit's message; ``kind``: "no such <kind>")."""
+    try:
+        return read_limited(path, what).decode("utf-8-sig")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such {kind}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: cannot be read as UTF-8 text") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def read_value_matrix(path: str | Path):
     """Read values from a ``.csv`` value matrix or a ``.json`` file.
 
@@ -238,14 +251,7 @@ def read_value_matrix(path: str | Path):
     from pathlib import Path
 
     path = Path(path)
-    try:  # a regular file, read no further than the JSON limit: a FIFO or /dev/zero is refused at once
-        text = read_limited(path, "the value matrix").decode("utf-8-sig")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such value-matrix file") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: cannot be read as UTF-8 text") from None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    text = read_text_file(path, "the value matrix", "value-matrix file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return value_matrix_from_csv(text, str(path))

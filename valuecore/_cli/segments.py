@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .. import wording
-from .common import UsageError, _err, _finite_float
+from .common import UsageError, _err, _finite_float, read_text_file
 
 __all__ = ["add_apply_segment_option", "add_segment_options", "applied_segment_lines", "apply_segment_column",
            "report_segments", "segment_fit_lines"]
@@ -32,6 +32,11 @@ def add_segment_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--segment-rule", choices=("threshold", "class_thresholds"), default="threshold",
                        help="--segment: what each segment sets: one confidence threshold (default) or a threshold "
                        "per predicted class")
+    group.add_argument("--segment-values", metavar="FILE.json",
+                       help="--segment: values per segment, a JSON object mapping a segment to "
+                       "{'v_correct': .., 'v_abstain': .., 'v_wrong': ..} or to a value matrix as --value-matrix "
+                       "reads it; segments not listed take the command's values. The recommendation then leaves "
+                       "the thresholds per segment out (its other rules are priced with one set of values)")
 
 
 def add_apply_segment_option(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +82,9 @@ def check_segment_options(args) -> None:
     from .._model.choices import SEGMENT_RULE
 
     _caps(args)
+    if args.segment is None and args.segment_values is not None:
+        raise UsageError("--segment-values gives values per segment, and no --segment COLUMN says where the segments "
+                         "are")
     if args.segment is None and args.segment_rule != "threshold":
         raise UsageError(f"--segment-rule {args.segment_rule} says what each segment sets, and no --segment COLUMN "
                          "says where the segments are")
@@ -87,11 +95,51 @@ def check_segment_options(args) -> None:
                          "the segments are")
 
 
+def read_segment_values(path: str, models: dict, values) -> dict:
+    """``--segment-values FILE.json``: segment -> values, each checked against the segments and classes of the
+    loaded runs. Raises UsageError naming the file and the segment."""
+    from .._io.limits import load_json_limited
+    from .._pipeline.policy_json import align_values, values_from_dict
+
+    text = read_text_file(path, "the values per segment", "file of values per segment")
+    try:
+        data = load_json_limited(text, path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: the values per segment must be a JSON object mapping each segment to its values, "
+                         f"got {type(data).__name__}")
+    known = {str(s) for run in models.values() for labels in run.segments.values() for s in set(labels.tolist())}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise UsageError(f"{path}: no run has the segment{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(map(repr, unknown))} (the segments are {', '.join(map(repr, sorted(known)))})")
+    given = {}
+    for segment, record in data.items():
+        try:
+            given[segment] = values_from_dict(record)
+            for name, run in models.items():
+                try:
+                    align_values(given[segment], run.classes)
+                except ValueError as exc:
+                    raise ValueError(f"model {name}: {exc}") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise UsageError(f"{path}, segment {segment!r}: {exc}") from None
+    return given
+
+
+def _differ(given: dict, values) -> bool:
+    """Whether any segment's values are not the command's."""
+    return any(v.to_dict() != values.to_dict() for v in given.values())
+
+
 def report_segments(args, values, load):
     """``report --segment COLUMN``: the recommendation with each model's thresholds per segment among its
     candidates, and the policy document that names it (schema version 3 when an entry holds segments; with
     ``--policy segment_thresholds`` every model's). Returns (models, document, notes, recommendation, rules):
     ``rules``, each model's :class:`~valuecore.recommendation.SegmentRule`, for :func:`segment_fit_lines`."""
+    from dataclasses import replace
+
     from .._decide.recommend import recommend, recommended_document
     from .._model.choices import RECOMMENDED_RULE, SEGMENT_RULE
     from .._pipeline.pipeline import Pipeline
@@ -100,17 +148,25 @@ def report_segments(args, values, load):
 
     caps = _caps(args)
     models = load(args.paths, segment_column=args.segment)
+    given = {} if args.segment_values is None else read_segment_values(args.segment_values, models, values)
     pipeline = Pipeline(models, args.tune_split, args.eval_split)
     try:
-        rules, skipped = segment_rules(pipeline, values, column=args.segment, caps=caps, rule=args.segment_rule)
+        rules, skipped = segment_rules(pipeline, values, column=args.segment, caps=caps, rule=args.segment_rule,
+                                       segment_values=given)
         if args.policy == SEGMENT_RULE:
             document, notes, _ = segment_document(models, values, segment_column=args.segment, caps=caps,
-                                                  tune_split=args.tune_split, eval_split=args.eval_split,
-                                                  rule=args.segment_rule)
+                                                  segment_values=given, tune_split=args.tune_split,
+                                                  eval_split=args.eval_split, rule=args.segment_rule)
         else:
             document, notes = pipeline.document(list(models), args.policy, values, with_interval=not args.no_interval)
         kinds = None if args.policy == RECOMMENDED_RULE else (args.policy,)
-        recommended = recommend(pipeline, values, kinds=kinds, segment_rules=rules)
+        # The verdict prices every rule with one set of values; thresholds priced with their segments' own values
+        # beside rules priced with the command's would compare prices, not decisions: they are left out.
+        priced_apart = _differ(given, values)
+        recommended = recommend(pipeline, values, kinds=kinds, segment_rules=None if priced_apart else rules)
+        if priced_apart:
+            skipped = [*skipped, wording.SEGMENT_VALUES_NOTE]
+            recommended = replace(recommended, skipped=(*recommended.skipped, wording.SEGMENT_VALUES_NOTE))
         reason = wording.recommendation_reason(recommended, args.currency)
         document, refits = recommended_document(pipeline, document, recommended, values, reason,
                                                 with_interval=not args.no_interval)

@@ -22,7 +22,8 @@ __all__ = ["segment_rules"]
 
 
 def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = None, labels: Mapping | None = None,
-                  models: Iterable[str] | None = None, rule: str = "threshold") -> tuple[dict, list[str]]:
+                  models: Iterable[str] | None = None, rule: str = "threshold",
+                  segment_values: Mapping | None = None) -> tuple[dict, list[str]]:
     """Each model's thresholds per segment, fitted on its tuning split and bound to its evaluated split.
 
     Parameters
@@ -31,7 +32,7 @@ def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = N
         Its tuning and evaluated splits are those of the recommendation (thresholds per segment compare the
         confidences as given: no recalibration).
     values : UseCase or ValueMatrix
-        The values of every segment.
+        The values of every segment without its own in ``segment_values``.
     column : str
         The segment column's name (recorded in the policy JSON).
     caps : SegmentCaps, optional
@@ -42,6 +43,9 @@ def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = N
         Default: every run of the pipeline.
     rule : {"threshold", "class_thresholds"}
         What each segment sets: one confidence threshold, or one per predicted class.
+    segment_values : mapping segment -> UseCase or ValueMatrix, optional
+        Values of single segments (``segment_document``). The recommendation prices every rule with one set of
+        values: a caller that gives segments their own should not weigh these rules beside the others.
 
     Returns
     -------
@@ -63,7 +67,8 @@ def segment_rules(pipeline, values, *, column: str, caps: SegmentCaps | None = N
         try:
             document, notes, fits = segment_document(
                 {model: replace(run, segments=dict(found))}, values, segment_column=column, caps=caps,
-                tune_split=pipeline.tune_split, eval_split=pipeline.eval_split, rule=rule)
+                segment_values=segment_values, tune_split=pipeline.tune_split, eval_split=pipeline.eval_split,
+                rule=rule)
         except ValueError as error:
             skipped.append(f"{model}, thresholds per segment: {error}")
             continue
