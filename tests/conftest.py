@@ -19,7 +19,9 @@ before each submission. A failure it finds is a real bug or a real test defect:
 fix it, and pin the example with ``@example`` so the repeatable run keeps it.
 """
 
+import functools
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -100,3 +102,17 @@ def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
     """
     monkeypatch.setenv("VALUE_DASHBOARD_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))
 
+
+
+def pytest_collection_finish(session):
+    """Scan the installed packages for Streamlit components once per process, not once per AppTest.
+
+    Each ``AppTest`` reads the metadata of every installed distribution on its first run (Streamlit's v2
+    component discovery: 2.5 to 5.5 s each, measured here at load 4 to 14), though the installed packages
+    cannot change during a test run. Each AppTest still registers the very same manifests in its own registry.
+    """
+    if "streamlit" not in sys.modules:  # no AppTest in this session: leave Streamlit unimported
+        return
+    from streamlit.components.v2 import manifest_scanner
+
+    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)

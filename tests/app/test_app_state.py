@@ -73,11 +73,12 @@ def test_value_page_export_and_apply_agree_to_the_last_digit(values, calibration
     expected_kinds = [vc.RECOMMENDED_RULE, *(k for k in vc.policy_json.POLICY_KINDS
                                              if not (values == "matrix" and k == "calibrated_threshold"))]
     assert sorted(at.radio(key="value_policy_kind").options) == sorted(_label(k) for k in expected_kinds)
-    for kind in expected_kinds:
+    for n, kind in enumerate(expected_kinds):
         if kind == "expected_value" and calibration == "isotonic":
             _refused_alike_on_screen_in_the_export_and_the_cli(at, query, tmp_path, capsys)
             continue
-        go(at, "value")
+        if n:  # the first rule is set on the Value page that start() opened; the others after the Export page
+            go(at, "value")
         set_rule(at, kind)
         policies = screen_policies(at)
         table = screen_table(at)
