@@ -103,7 +103,6 @@ def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("VALUE_DASHBOARD_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))
 
 
-
 def pytest_collection_finish(session):
     """Scan the installed packages for Streamlit components once per process, not once per AppTest.
 
@@ -113,6 +112,19 @@ def pytest_collection_finish(session):
     """
     if "streamlit" not in sys.modules:  # no AppTest in this session: leave Streamlit unimported
         return
-    from streamlit.components.v2 import manifest_scanner
+    try:  # a Streamlit release without this scanner (the --newest run, say) is simply left as it is
+        from streamlit.components.v2 import manifest_scanner
 
-    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+        scan = manifest_scanner.scan_component_manifests
+    except (ImportError, AttributeError):
+        return
+    cached = functools.cache(scan)
+
+    @functools.wraps(scan)
+    def scan_once(*args, **kwargs):
+        try:
+            return cached(*args, **kwargs)
+        except TypeError:  # arguments that cannot be a cache key: scan as Streamlit would
+            return scan(*args, **kwargs)
+
+    manifest_scanner.scan_component_manifests = scan_once
