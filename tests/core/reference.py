@@ -566,15 +566,16 @@ def grid_values(mode: str, ev: RefRun, omegas, tune: RefRun | None = None):
     if mode == "calibrated":
         confidences = [t for t, _, _, _ in table[1:]]  # decreasing
         t = omegas / (1 + omegas)
-        k = np.array([sum(1 for c in confidences if c >= x) for x in t])
+        # how many confidences are >= each t, compared as arrays (the grid has 20001 points)
+        k = (np.array(confidences, dtype=float)[:, None] >= t[None, :]).sum(axis=0)
         return lines[k, np.arange(omegas.size)]
     tune_table = count_table(tune)
     t_correct = np.array([float(c) for _, _, c, _ in tune_table])
     t_wrong = np.array([float(w) for _, _, _, w in tune_table])
     best = np.argmax(t_correct[:, None] - omegas[None, :] * t_wrong[:, None], axis=0)
     ev_counts = [counts(ev, t) for t, _, _, _ in tune_table]
-    c = np.array([float(ev_counts[k][1]) for k in best])
-    w = np.array([float(ev_counts[k][2]) for k in best])
+    c = np.array([float(found[1]) for found in ev_counts])[best]
+    w = np.array([float(found[2]) for found in ev_counts])[best]
     return (c - omegas * w) / total
 
 
