@@ -223,13 +223,13 @@ def objective(run: RefRun, actions, M, estimate: bool) -> Fraction:
 
 def expected_value(run: RefRun, actions, M) -> Fraction:
     """Expected total value of ``actions`` under the model's own probabilities (seed 002)."""
-    C = run.n_classes
-    total = Fraction(0)
-    for i in run.items():
-        w = exact(run.weight[i])
-        truth = truth_distribution(run, i, M)
-        total += w * sum((truth[k] * M[k][actions[i]] for k in range(C)), Fraction(0))
-    return total
+    return sum((_weighted_expected(run, i, truth_distribution(run, i, M), M, actions[i]) for i in run.items()),
+               Fraction(0))
+
+
+def _weighted_expected(run: RefRun, i: int, truth: list, M, action: int) -> Fraction:
+    """Item i's weight times the expected value of ``action`` under ``truth`` (its truth distribution)."""
+    return exact(run.weight[i]) * sum((truth[k] * M[k][action] for k in range(run.n_classes)), Fraction(0))
 
 
 # ------------------------------------------------------------------- tuning
@@ -391,9 +391,16 @@ def threshold_curve(run: RefRun, M, estimate: bool = False) -> list:
     """Per candidate (None first): value_total, value_per_item, coverage, correct, wrong."""
     rows = []
     total = run.total
+    if estimate:  # each item's expected value acting and abstaining, once, not once per threshold
+        truths = [truth_distribution(run, i, M) for i in run.items()]
+        expected = [{a: _weighted_expected(run, i, truths[i], M, a) for a in (run.y_pred[i], run.n_classes)}
+                    for i in run.items()]
     for t in candidates(run):
         actions = threshold_actions(run, t)
-        value = expected_value(run, actions, M) if estimate else realised_value(run, actions, M)
+        if estimate:  # expected_value(run, actions, M), from the terms computed above
+            value = sum((expected[i][actions[i]] for i in run.items()), Fraction(0))
+        else:
+            value = realised_value(run, actions, M)
         accepted = sum((exact(run.weight[i]) for i in run.items() if actions[i] != run.n_classes), Fraction(0))
         row = {
             "threshold": t,
@@ -566,15 +573,16 @@ def grid_values(mode: str, ev: RefRun, omegas, tune: RefRun | None = None):
     if mode == "calibrated":
         confidences = [t for t, _, _, _ in table[1:]]  # decreasing
         t = omegas / (1 + omegas)
-        k = np.array([sum(1 for c in confidences if c >= x) for x in t])
+        # how many confidences are >= each t, compared as arrays (the grid has 20001 points)
+        k = (np.array(confidences, dtype=float)[:, None] >= t[None, :]).sum(axis=0)
         return lines[k, np.arange(omegas.size)]
     tune_table = count_table(tune)
     t_correct = np.array([float(c) for _, _, c, _ in tune_table])
     t_wrong = np.array([float(w) for _, _, _, w in tune_table])
     best = np.argmax(t_correct[:, None] - omegas[None, :] * t_wrong[:, None], axis=0)
     ev_counts = [counts(ev, t) for t, _, _, _ in tune_table]
-    c = np.array([float(ev_counts[k][1]) for k in best])
-    w = np.array([float(ev_counts[k][2]) for k in best])
+    c = np.array([float(found[1]) for found in ev_counts])[best]
+    w = np.array([float(found[2]) for found in ev_counts])[best]
     return (c - omegas * w) / total
 
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 import reference as ref
-from helpers.core import labelled_runs
+from helpers.core import labelled_runs, whole_number_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,7 +109,7 @@ def test_a_joint_tally_gives_the_interval_of_the_item_differences(data):
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_whole_number_weights_give_the_exact_mean(data):
-    predictions, kind = data.draw(labelled_runs(max_n=30).filter(lambda r: r[1] != "fractional"))
+    predictions, kind = data.draw(labelled_runs(max_n=30, kinds=("unit", "integer")))
     cells = data.draw(st.lists(DYADIC, min_size=predictions.n_classes * (predictions.n_classes + 1),
                                max_size=predictions.n_classes * (predictions.n_classes + 1)))
     values = vc.ValueMatrix(predictions.classes, np.reshape(cells, (predictions.n_classes, -1)))
@@ -177,9 +177,7 @@ def probability_rows(draw):
     n_classes = draw(st.integers(2, 5))
     n = draw(st.integers(1, 40))
     denominator = draw(st.sampled_from([2, 3, 7, 10, 16, 100]))
-    rows = draw(st.lists(st.lists(st.integers(0, denominator), min_size=n_classes, max_size=n_classes)
-                         .filter(lambda r: sum(r) > 0), min_size=n, max_size=n))
-    proba = np.array(rows, dtype=float)
+    proba = draw(whole_number_rows(n, n_classes, denominator))
     if draw(st.booleans()):
         proba /= proba.sum(axis=1, keepdims=True)
     else:  # rows that sum to 1 only within the loader's tolerance

@@ -51,6 +51,25 @@ def _item_sums(values, weight, kind):
     return mean, math.sqrt(spread) / total, total * total / float(np.dot(weight, weight))
 
 
+def _exact_sum(ratios) -> Fraction:
+    """The exact sum of (numerator, denominator) pairs whose denominators are powers of two.
+
+    Every float is a whole number over a power of two, and so is a product of two: one common
+    denominator sums them without the greatest common divisor each Fraction addition takes (ten times
+    faster over 200 items; the same Fraction).
+    """
+    ratios = list(ratios)
+    common = max((denominator for _, denominator in ratios), default=1)
+    return Fraction(sum(numerator * (common // denominator) for numerator, denominator in ratios), common)
+
+
+def _exact_mean(values: np.ndarray, weight: np.ndarray) -> Fraction:
+    """``sum(Fraction(w) * Fraction(v)) / sum(Fraction(w))`` over the items, exactly."""
+    products = ((a * c, b * d) for (a, b), (c, d) in zip(map(float.as_integer_ratio, values.tolist()),
+                                                         map(float.as_integer_ratio, weight.tolist())))
+    return _exact_sum(products) / _exact_sum(map(float.as_integer_ratio, weight.tolist()))
+
+
 @pytest.mark.heavy
 @settings(max_examples=300, deadline=None)
 @given(samples())
@@ -63,7 +82,7 @@ def test_grouped_moments_and_interval_equal_the_item_sums_up_to_round_off(sample
     assert abs(got.mean - mean) <= 1e-12 * scale
     assert abs(got.std_error - std_error) <= 1e-9 * max(std_error, 1e-300) + 1e-12 * scale
     assert math.isclose(got.n, n, rel_tol=1e-12)
-    exact = sum((Fraction(w) * Fraction(v) for v, w in zip(values, weight)), Fraction(0)) / sum(map(Fraction, weight))
+    exact = _exact_mean(values, weight)
     # grouped sums are never further from the exact mean than a few ulps of the scale
     assert abs(Fraction(got.mean) - exact) <= Fraction(1e-13) * scale
     if math.isfinite(std_error) and std_error > 0:
