@@ -60,10 +60,13 @@ the numbers), :func:`interval_basis` (from an ``Interval``),
 :func:`evaluation_basis` (from the policy JSON's ``evaluation``), and
 :func:`worst_outcome_name` (what the lowest value is called); a shortlist
 policy's tiers in one sentence: :func:`shortlist_tiers`; of the hand-offs, those a language model
-declined itself and those of the threshold: :func:`handoffs_by_whom`.
+declined itself and those of the threshold: :func:`handoffs_by_whom`, and their count in words:
+:func:`false_abstentions`.
 Thresholds per segment: :func:`segment_rows` (a row of text per segment, under ``SEGMENT_COLUMNS``),
-:func:`segment_cap_sentence` (what the caps cost), :func:`segment_caps_text` (the caps) and
-:func:`segment_warning` (a segment too small to say anything).
+:func:`segment_rule_phrase` (a segment's threshold or per-class thresholds),
+:func:`segment_cap_sentence` (what the caps cost), :func:`segment_caps_text` (the caps),
+:func:`segment_warning` (a segment too small to say anything) and ``SEGMENT_VALUES_NOTE`` (why the
+recommendation leaves out thresholds per segment whose segments have values of their own).
 
 Examples
 --------
@@ -96,6 +99,7 @@ __all__ = [
     "threshold",
     "threshold_phrase",
     "handoffs_by_whom",
+    "false_abstentions",
     "omega",
     "OMEGA_LABEL",
     "THRESHOLD_SIGNIFICANT",

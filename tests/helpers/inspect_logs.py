@@ -9,6 +9,7 @@ while a log is written.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
 from optional import need
@@ -51,9 +52,12 @@ def text_output(model: str, text: str, token_logprobs: list[float]) -> ModelOutp
 
 def write_log(log_dir, task: Task, model: str, outputs: list[ModelOutput]) -> None:
     """``inspect eval`` of ``task`` with the mock ``model`` answering ``outputs`` in turn, logged in ``log_dir``."""
+    # inspect_ai runs its own event loop, which it cannot do in a thread where one runs already (Playwright's
+    # sync API, kept open by the browser tests that ran earlier in the same worker): so in a thread of its own.
     with mock.patch.object(inspect_model, "count_text_tokens", lambda text: max(1, len(text) // 4)):
-        [log] = inspect_eval(task, model=get_model(model, custom_outputs=outputs), log_dir=str(log_dir),
-                             display="none")
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            [log] = pool.submit(inspect_eval, task, model=get_model(model, custom_outputs=outputs),
+                                log_dir=str(log_dir), display="none").result()
     assert log.status == "success"
 
 
