@@ -115,16 +115,6 @@ def pytest_collection_finish(session):
     try:  # a Streamlit release without this scanner (the --newest run, say) is simply left as it is
         from streamlit.components.v2 import manifest_scanner
 
-        scan = manifest_scanner.scan_component_manifests
+        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
     except (ImportError, AttributeError):
-        return
-    cached = functools.cache(scan)
-
-    @functools.wraps(scan)
-    def scan_once(*args, **kwargs):
-        try:
-            return cached(*args, **kwargs)
-        except TypeError:  # arguments that cannot be a cache key: scan as Streamlit would
-            return scan(*args, **kwargs)
-
-    manifest_scanner.scan_component_manifests = scan_once
+        pass
