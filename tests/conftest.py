@@ -8,7 +8,7 @@ keeps no example database, so nothing from an earlier run changes the next one
 To look for new edge cases, run the property tests in the ``explore`` profile::
 
     HYPOTHESIS_PROFILE=explore python -m pytest -p no:cacheprovider \\
-        --hypothesis-show-statistics tests/core/test_engine_reference.py ...
+        --hypothesis-show-statistics tests/core/test_fitting.py ...
 
 It draws fresh random examples, keeps failures in ``.hypothesis/`` so that
 they replay until fixed, and runs every property test with 20 times its own

@@ -425,3 +425,87 @@ def test_the_test_import_check_can_fail():
 @pytest.mark.parametrize("module", ["valuecore._engine.sorting", "dashboard.data", "pages.home", "app"])
 def test_the_graph_sees_the_repositorys_modules(module):
     assert module in source_modules()
+
+
+# ---------------------------------------------------------------- the tests mirror the code
+# A module's tests are found by its name: tests/<area>/test_<name>.py or test_<name>_<aspect>.py, where <name> is the
+# module's own name, its sub-package's (runfiles, aggregate), or the public module that exposes it (runs, monitoring).
+# The modules below are tested where a reader would not guess from the name alone; each says where. The check
+# proves each pointer: the file exists and uses one of the module's names (or the public call that reaches it, given
+# after the file). The list may only shrink.
+TESTED_ELSEWHERE = {
+    "valuecore.__main__": "tests/cli/test_toplevel.py",
+    "valuecore._cli.common": "tests/cli/test_cli.py",
+    "valuecore._decide.constrained": ("tests/cli/test_constraints_pipeline.py", "max_handoff_rate"),
+    "valuecore._engine.segment_policy": "tests/core/test_segments.py",
+    "valuecore._io.aggregate_options": "tests/app/test_settings.py",
+    "valuecore._io.eval_logs": ("tests/cli/test_lm_logs_cli.py", "lmeval"),
+    "valuecore._io.format": "tests/io/test_runfiles.py",
+    "valuecore._io.limits": "tests/io/test_hostile_inputs.py",
+    "valuecore._io.paths": "tests/cli/test_hostile_cli.py",
+    "valuecore._io.safecsv": "tests/io/test_hostile_inputs.py",
+    "valuecore._model.tier_values": "tests/core/test_shortlist.py",
+    "valuecore._pipeline.segment_candidates": "tests/core/test_segment_rule.py",
+    "valuecore._stats.grouped_bootstrap": "tests/core/test_uncertainty.py",
+    "valuecore.aggregation": ("tests/io/test_aggregate.py", "valuecore.aggregate"),
+    "valuecore.recommendation": "tests/core/test_recommend.py",
+    "valuecore.runs": ("tests/io/test_runfiles.py", "load_runs"),
+}
+
+
+def mirror_names(module: str, path: Path) -> set[str]:
+    """The names a test module of ``module`` may be called by (without ``test_``)."""
+    parts = module.split(".")[1:]
+    names = {parts[-1].lstrip("_")}
+    if len(parts) > 2:  # valuecore._io.runfiles.parse: the sub-package's name too
+        names.add(parts[-2].lstrip("_"))
+    if not any(part.startswith("_") for part in parts):
+        return names  # a public module is named for itself
+    graph = repository_graph()
+    names |= {public.split(".")[1] for public, imported in graph.items()
+              if public.count(".") == 1 and not public.split(".")[1].startswith("_") and module in imported}
+    return names
+
+
+def module_names(path: Path) -> set[str]:
+    """The top-level names a module defines, and its own dotted tail (for modules that define none)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    names |= {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+              if isinstance(target, ast.Name)}
+    return {name for name in names if not name.startswith("_") and len(name) > 3}
+
+
+def untested_by_name(modules: dict[str, Path], test_files: set[str]) -> list[str]:
+    missing = []
+    for module, path in sorted(modules.items()):
+        if path.name == "__init__.py":
+            continue
+        names = mirror_names(module, path)
+        if not any(stem == f"test_{name}" or stem.startswith(f"test_{name}_") for stem in test_files for name in names):
+            missing.append(module)
+    return missing
+
+
+def test_every_module_has_a_test_module_of_its_name_or_says_where_it_is_tested():
+    modules = {name: path for name, path in source_modules(sources=(PACKAGE,)).items()}
+    test_files = {path.stem for path in TESTS.rglob("test_*.py")}
+    missing = untested_by_name(modules, test_files)
+    unexplained = [module for module in missing if module not in TESTED_ELSEWHERE]
+    assert not unexplained, f"no test module named after: {unexplained} (add tests/<area>/test_<name>.py)"
+    # The list only shrinks: a module that gained a test module of its name leaves it.
+    assert sorted(set(TESTED_ELSEWHERE) - set(missing)) == [], "now tested by name; take it off TESTED_ELSEWHERE"
+    for module, where in TESTED_ELSEWHERE.items():
+        where, *through = (where,) if isinstance(where, str) else where
+        text = (ROOT / where).read_text(encoding="utf-8")
+        names = module_names(modules[module]) | {module, module.rsplit(".", 1)[-1].lstrip("_"), *through}
+        if module.endswith("__main__"):
+            names.add("python -m valuecore")
+        assert any(re.search(rf"\b{re.escape(name)}\b", text) for name in names), (module, where)
+
+
+def test_the_mirror_check_finds_a_module_without_tests():
+    modules = {"valuecore._engine.tally": ROOT / "valuecore/_engine/tally.py",
+               "valuecore._io.runfiles.parse": ROOT / "valuecore/_io/runfiles/parse.py"}
+    assert untested_by_name(modules, {"test_tally_prefix"}) == ["valuecore._io.runfiles.parse"]
+    assert untested_by_name(modules, {"test_tally", "test_runfiles"}) == []

@@ -215,33 +215,6 @@ def test_cli_refuses_bad_constraints_cleanly(capsys, runs_dir, argv, fragment):
     assert_clean_error(code, out, err, fragment)
 
 
-def test_cli_monitor_prints_bands_alerts_drift_and_the_backtest(capsys, tmp_path):
-    path = write_run(tmp_path / "m.csv", splits=("val", "test", "prod"), unlabeled=("prod",), n=240, seed=7)
-    code, out, err = run_cli(capsys, "monitor", path, *VALUES, "--chunks", "4")
-    assert code == 0, err
-    run = vc.load_runs([str(path)]).models["m"]
-    policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), vc.UseCase(1, 0, -4))
-    watched = vc.monitoring.monitor_bands(
-        run.splits["val"], run.splits["prod"], policy, vc.UseCase(1, 0, -4), n_chunks=4
-    )
-    checked = vc.monitoring.monitor_bands(
-        run.splits["val"], run.splits["test"], policy, vc.UseCase(1, 0, -4), n_chunks=4
-    )
-    assert "watching split 'prod'" in out
-    assert f"estimate calibrated with: {watched.calibration_text}" in out
-    assert f"alerts: {watched.n_alerts} of 4 chunks" in out and f"drift:  {watched.n_drift} of 4 chunks" in out
-    for row in watched.frame.itertuples():
-        assert f"{row.estimated_value_per_item:.4f}" in out and f"[{row.band_low:.4f}, {row.band_high:.4f}]" in out
-    covered = int(checked.frame["covered"].astype(bool).sum())
-    assert f"back-test on 'test': the 95% band covered the realised value in {covered} of 4 chunks" in out
-
-
-def test_cli_monitor_refuses_a_missing_split_cleanly(capsys, tmp_path):
-    path = write_run(tmp_path / "m.csv", n=60)
-    code, out, err = run_cli(capsys, "monitor", path, *VALUES, "--split", "nope")
-    assert_clean_error(code, out, err, "has no split 'nope'")
-
-
 @pytest.mark.heavy
 def test_the_monitoring_reference_in_the_json_reproduces_the_alert_band(models, capsys, runs_dir, tmp_path):
     document, _ = vc.policy_json.build_policy_document(models, vc.UseCase(1, 0, -4), monitoring=True)

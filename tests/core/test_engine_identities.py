@@ -78,7 +78,7 @@ def test_omega_zero_gives_accuracy(case):
     assert use_case.calibrated_threshold == 0.0
     assert approx(vc.evaluate(vc.fit_policy("calibrated_threshold", None, use_case), p, use_case).value_dimensionless,
                   accuracy)
-    if 0.0 not in case.conf:  # confidence 0 at omega 0: known bug, see test_engine_reference
+    if 0.0 not in case.conf:  # confidence 0 at omega 0: known bug, see test_fitting
         assert approx(vc.voc_curve(run, "calibrated").value_at(0.0), accuracy)
     # Tuning at omega = 0 reaches the accuracy too.
     tuned = vc.fit_policy("threshold", run, use_case)

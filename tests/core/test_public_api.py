@@ -104,7 +104,7 @@ def test_policy_interval_takes_an_explicit_rng_for_the_bootstrap():
     assert vc.uncertainty.policy_interval(policy, p, use_case).method == "bounded"  # the default draws nothing
 
 
-# nothing outside the package imports a private module: tests/core/test_architecture.py
+# nothing outside the package imports a private module: tests/test_architecture.py
 
 
 # ------------------------------------------------------------ import cost, structurally

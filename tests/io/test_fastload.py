@@ -76,7 +76,7 @@ def test_the_hash_thread_hands_its_error_to_the_caller():
 
 def test_an_error_of_the_hash_thread_is_reported_not_raised(monkeypatch):
     """Bytes in memory (an upload) are hashed on a thread while they load; a file on disk is hashed when its
-    digest is asked for (tests/io/test_loader_identity.py)."""
+    digest is asked for (tests/io/test_identity.py)."""
     data = _parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]}))
 
     def failed(data):

@@ -32,7 +32,7 @@ control the family-wise error:
     at level ``delta / M`` (M of them). Exact over all candidates, but the
     correction costs power when M is large.
 
-In the seeded simulation of ``tests/core/test_certified_risk.py`` (400 tuning
+In the seeded simulation of ``tests/core/test_risk.py`` (400 tuning
 splits of 1,000 items, confidence uniform on [0.5, 1] and right with
 probability equal to it, alpha = delta = 0.1) the chosen threshold broke the
 promise on the population in 5.75% of the splits with the fixed sequence and
