@@ -105,8 +105,13 @@ if page.table is not None:
         details="All columns (thresholds and coverage)",
         hide_index=True,
         column_config={
-            **{c: st.column_config.NumberColumn(format="%.4f", help=view.TABLE5_HELP.get(c))
-               for c in page.table.columns if c.startswith(("Value", "Tuned", "ω/"))},
+            # Dimensionless values per item with three decimals, as on the Value and VOC pages (wording.number).
+            **{c: st.column_config.NumberColumn(format="%.3f" if c.startswith("Value") else "%.4f",
+                                                help=view.TABLE5_HELP.get(c))
+               for c in page.table.columns if c.startswith(("Value", "ω/"))},
+            # Thresholds come as text, written as on every page (valuecore.wording.threshold_on_data).
+            **{c: st.column_config.TextColumn(help=view.TABLE5_HELP.get(c)) for c in page.table.columns
+               if c.startswith("Tuned")},
             **{c: st.column_config.NumberColumn(format="percent") for c in page.table.columns
                if c.startswith("Coverage")},
             "Penalty ω": st.column_config.NumberColumn(format="%g", help=view.TABLE5_HELP["Penalty ω"]),

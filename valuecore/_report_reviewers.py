@@ -70,7 +70,7 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
              "policy's "
              "hand-offs are priced at the rate it produces on the evaluated items (the 95% ranges treat that rate "
              "as fixed).</p>")
-    tuned, rows, voc_rows = {}, [], []
+    tuned, rows, voc_rows, shown = {}, [], [], {}
     omega = values.omega
     omegas = np.linspace(0.0, max(10.0, 2 * omega) if math.isfinite(omega) else 10.0, 161)
     for entry in document.entries:
@@ -93,6 +93,9 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
             fit = fit_reviewer_threshold(tuning, values, reviewers)
             policy = Policy("threshold", threshold=fit.threshold, calibration=entry.policy.calibration)
         tuned[entry.model] = (policy, evaluated)
+        # The data shown: the model's (recalibrated) confidences on its tuning and evaluated splits.
+        shown[entry.model] = np.concatenate([tuning.predictions.confidence,
+                                             entry.policy.calibrate(evaluated).confidence])
         as_reported = None
         if entry.policy.kind not in ("two_tier", "shortlist"):
             as_reported = evaluate(entry.policy, evaluated, priced_use_case(reviewers, values, entry.policy,
@@ -110,12 +113,14 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
     table_rows = []
     for model, policy, rate, as_reported in rows:
         s = by_model[model]
-        likely = (f"{wording.money(s.low, currency)} to {wording.money(s.high, currency)}"
+        likely = (f"{wording.amount(s.low, currency)} to {wording.amount(s.high, currency)}"
                   if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
+        # Thresholds as every surface writes them on the data shown (the Capacity page's reviewers section).
         if policy.kind == "class_thresholds":
-            rule = wording.rule_phrase(policy)
+            rule = wording.rule_phrase(policy, shown[model])
         else:
-            rule = "hand every item over" if policy.threshold is None else wording.threshold(policy.threshold)
+            rule = ("hand every item over" if policy.threshold is None
+                    else wording.threshold_on_data(policy.threshold, shown[model]))
         table_rows.append([model, rule, wording.percent(rate),
                            wording.percent(float(reviewers.accuracy_at(rate))), wording.money(s.per_item, currency),
                            likely, "–" if as_reported is None else wording.money(as_reported, currency)])
@@ -143,16 +148,19 @@ def reviewer_lines(record) -> list[str]:
     """How the hand-offs are priced, in one or two lines."""
     if record is None:
         return []
+    from . import wording
+
     if record.get("workload"):
-        curve = ", ".join(f"{p['handoff_rate']:.0%}: {p['accuracy']:.3f}" for p in record["workload"])
+        curve = ", ".join(f"{wording.level(p['handoff_rate'])}: {wording.percent(p['accuracy'])}"
+                          for p in record["workload"])
         people = f"reviewers' accuracy by hand-off rate {curve}"
     else:
-        people = f"reviewers' accuracy {record['accuracy']:.4f}"
+        people = f"reviewers' accuracy {wording.percent(record['accuracy'])}"
     if record.get("accuracy_interval"):
         low, high = record["accuracy_interval"]
         sample = record.get("sample") or {}
         people += (f" ({sample.get('n_right')} right of {sample.get('n_reviewed')} reviewed; "
-                   f"exact 95% interval [{low:.4f}, {high:.4f}])")
+                   f"exact 95% interval {wording.percent(low)} to {wording.percent(high)})")
     how = ("priced into the use case: v_abstain is the expected value of a hand-off"
            if record["priced_in_use_case"] else "each policy priced at its own hand-off rate")
     return [f"{people}; a hand-off they get right is worth {record['v_abstain_if_right']:g}, one they get wrong "

@@ -627,12 +627,15 @@ def value_interval_spec(rows, models, *, currency: str = "$") -> dict:
     """
     data = records(rows, INTERVAL_COLUMNS)
     _check(rows, data, INTERVAL_COLUMNS, "a value interval chart")
+    # Tooltips read as the page's words (wording.money for the value, wording.amount for the interval).
+    data = [{**row, "mean_text": wording.money(row["mean"], currency), "low_text": wording.amount(row["low"], currency),
+             "high_text": wording.amount(row["high"], currency)} for row in data]
     title = f"Value per item{_unit(currency)}"
     common = dict(
         y=_field("model", "nominal", title="Model", sort=[row["model"] for row in data]),
         color=model_color(models, legend=False),
-        tooltip=[_tip("model", "Model", "nominal"), _tip("mean", title, fmt=",.4f"),
-                 _tip("low", "95% interval, low", fmt=",.4f"), _tip("high", "95% interval, high", fmt=",.4f")],
+        tooltip=[_tip("model", "Model", "nominal"), _tip("mean_text", title, "nominal"),
+                 _tip("low_text", "95% interval, low", "nominal"), _tip("high_text", "95% interval, high", "nominal")],
     )
     layers = [
         _zero_rule(title),
@@ -833,12 +836,17 @@ def monitor_band_spec(rows, currency: str = "$", height: int = 300) -> dict:
     ``estimated_value_per_item``, ``band_low``/``band_high``, ``reference_low``/``reference_high``,
     ``alert``, ``drift``, ``drift_p_value`` and ``realised_value_per_item`` (missing without labels).
     """
-    data = [{**row, "position": i + 1, "status": "alert" if row["alert"] else "drift" if row["drift"] else "ok"}
+    # Tooltips read as the page's words: estimates and their bands in three significant digits (wording.amount).
+    texts = {name: name + "_text" for name in ("estimated_value_per_item", "band_low", "band_high",
+                                               "realised_value_per_item")}
+    data = [{**row, "position": i + 1, "status": "alert" if row["alert"] else "drift" if row["drift"] else "ok",
+             **{text: wording.amount(row.get(name), currency) for name, text in texts.items()},
+             "drift_p_text": wording.p_value(row.get("drift_p_value"))}
             for i, row in enumerate(records(rows))]
     x = _field("position", title="Chunk", axis={"tickMinStep": 1})
-    tooltip = [_tip("chunk", "Chunk", "nominal"), _tip("estimated_value_per_item", "Estimated", fmt=",.4f"),
-               _tip("band_low", "Band from", fmt=",.4f"), _tip("band_high", "Band to", fmt=",.4f"),
-               _tip("status", "Status", "nominal"), _tip("drift_p_value", "Drift p-value", fmt=".3g")]
+    tooltip = [_tip("chunk", "Chunk", "nominal"), _tip(texts["estimated_value_per_item"], "Estimated", "nominal"),
+               _tip(texts["band_low"], "Band from", "nominal"), _tip(texts["band_high"], "Band to", "nominal"),
+               _tip("status", "Status", "nominal"), _tip("drift_p_text", "Drift", "nominal")]
     layers = [
         _view("chunks", "area", {"color": "#000000", "interpolate": "step", "opacity": 0.15}, x=x,
               y=_field("reference_low", title=f"Value per item{_unit(currency)}"), y2={"field": "reference_high"}),
@@ -859,7 +867,7 @@ def monitor_band_spec(rows, currency: str = "$", height: int = 300) -> dict:
         datasets["realised"] = realised
         layers.append(_view("realised", "point", {"color": "#000000", "shape": "diamond", "size": 60}, x=x,
                             y=_field("realised_value_per_item"),
-                            tooltip=[_tip("realised_value_per_item", "Realised", fmt=",.4f")]))
+                            tooltip=[_tip(texts["realised_value_per_item"], "Realised", "nominal")]))
     return _spec(layers, datasets, height=height)
 
 

@@ -234,7 +234,9 @@ def html_report(
         run = models[entry.model]
         split = entry.evaluation["split"]
         evaluated[entry.model] = entry.policy.calibrate(run.splits[split])
-        tuned_on = entry.tuned_on.get("split")
+        # A rule fitted on no data (ω/(1+ω), no hand-offs) is shown on the pipeline's tuning split too, as the
+        # dashboard and the command line show it, so that its threshold reads the same there.
+        tuned_on = entry.tuned_on.get("split") or pipeline.plan(entry.model).tune_split
         if tuned_on is not None and tuned_on in run.splits and run.splits[tuned_on].has_labels:
             tuning[entry.model] = entry.policy.calibrate(run.splits[tuned_on])
     verdict = judged
@@ -252,7 +254,7 @@ def html_report(
         for s in verdict.standings:
             against = ("best on these items" if s.basis == "best" else
                        "cannot be told apart" if s.contender else "clearly behind")
-            likely = (f"{wording.money(s.low, currency)} to {wording.money(s.high, currency)}"
+            likely = (f"{wording.amount(s.low, currency)} to {wording.amount(s.high, currency)}"
                       if math.isfinite(s.low) and math.isfinite(s.high) else "too few items")
             rows.append([s.model, wording.money(s.per_item, currency), likely, wording.percent(s.coverage), against])
         rows.append(["no model (hand everything over)", wording.money(verdict.baseline_per_item, currency), "",
@@ -270,9 +272,9 @@ def html_report(
         rule = (rule, f"exact threshold {exact}, as in the policy JSON") if exact and exact not in rule else rule
         value_rows.append([
             entry.model, rule, wording.money(ev.get("value_per_item"), currency),
-            wording.money(ev.get("value_total"), currency), wording.percent(ev.get("coverage")),
+            wording.projected(ev.get("value_total"), currency), wording.percent(ev.get("coverage")),
             wording.percent(ev.get("selective_accuracy")),
-            f"{wording.money(ci[0], currency)} to {wording.money(ci[1], currency)}" if ci else "not available",
+            f"{wording.amount(ci[0], currency)} to {wording.amount(ci[1], currency)}" if ci else "not available",
         ])
     value_html = _table(
         ["Model", "Rule", "Value per item", "Total value", "Automated", "Right when acting", "95% interval per item"],

@@ -586,16 +586,18 @@ def amount(x: float, currency: str = "") -> str:
 
     >>> amount(0.012345, "$"), amount(-1234.5, "EUR"), amount(float("nan"), "$"), amount(0.7999, "$")
     ('$0.0123', '-1,234 EUR', '–', '$0.800')
+    >>> amount(0.99, ""), amount(-4, "")
+    ('0.990', '-4.00')
     """
     if _missing(x):
         return DASH
-    if not currency:
-        return significant(x)
     body = significant(abs(x))
     if body != "0" and abs(float(x)) < 999.5:
         kept = f"{abs(float(x)):#.3g}".rstrip(".")  # '#' keeps the zeros; 100 would read '100.'
         body = body if "e" in kept else kept
     sign = "-" if x < 0 and body != "0" else ""
+    if not currency:
+        return sign + body
     if len(currency) == 1 and not currency.isalnum():
         return sign + currency + body
     return f"{sign}{body} {currency}"
@@ -618,12 +620,13 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
     m = comparison
     items = significant(m.total_weight)
     if m.mean_difference == 0:
-        on_data = f"On these {items} items, {a} and {b} are worth exactly the same ({amount(0.0, currency)} in total)."
+        on_data = (f"On these {items} items, {a} and {b} are worth exactly the same ({projected(0.0, currency)} in "
+                   "total).")
     else:
         more = "more" if m.mean_difference > 0 else "less"
         on_data = (
             f"On these {items} items, {a} is worth {amount(abs(m.mean_difference), currency)} per item {more} "
-            f"than {b} ({amount(m.total_difference, currency)} in total)."
+            f"than {b} ({projected(m.total_difference, currency)} in total)."
         )
     head = f"On new items from the same distribution, {a} minus {b} is expected to be"
     if not (math.isfinite(m.low) and math.isfinite(m.high)):
@@ -815,8 +818,8 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
     if volume is not None and math.isfinite(volume) and volume > 0:
         per = f" per {period}" if period else ""
         sentences.append(
-            f"At {significant(volume)} items{per} that is {money(v.best_per_item * volume, currency)}{per} "
-            f"({money(gain * volume, currency)}{per} more than no model)."
+            f"At {significant(volume)} items{per} that is {projected(v.best_per_item * volume, currency)}{per} "
+            f"({projected(gain * volume, currency)}{per} more than no model)."
         )
     if v.abstain_pointless:
         sentences.append(
@@ -832,7 +835,7 @@ def verdict_sentences(verdict, currency: str = "", *, period: str = "", volume: 
             sentences.append(
                 f"Telling {v.best} and {v.runner_up} apart would take about {significant(v.items_to_separate)} "
                 f"labelled items in all (there are {significant(v.n_items)} now), if the gap stays "
-                f"{money(v.runner_up_gap, currency)} per item."
+                f"{amount(v.runner_up_gap, currency)} per item."
             )
         elif v.items_to_separate is not None:
             sentences.append(
@@ -860,15 +863,15 @@ def simpler_rule_sentences(comparison, currency: str = "", labels=None) -> list[
     rich, simple = labels.get(c.rich_kind, c.rich_kind), labels.get(c.simple_kind, c.simple_kind)
     if c.rich_per_item < c.simple_per_item:
         return [
-            f"The richer rule ({rich}) earns {money(c.simple_per_item - c.rich_per_item, currency)} per item less "
+            f"The richer rule ({rich}) earns {amount(c.simple_per_item - c.rich_per_item, currency)} per item less "
             f"than the simpler one ({simple}) on the evaluation items: it fitted the tuning items too closely "
             f"(overfitting). Use the simpler rule."
         ]
     if c.within_noise:
         return [
-            f"The richer rule ({rich}) earns {money(c.rich_per_item - c.simple_per_item, currency)} per item more "
+            f"The richer rule ({rich}) earns {amount(c.rich_per_item - c.simple_per_item, currency)} per item more "
             f"than the simpler one ({simple}), but that gain is within noise ({_level(c.confidence)} interval "
-            f"{money(c.low, currency)} to {money(c.high, currency)}). Prefer the simpler rule: it is easier to "
+            f"{amount(c.low, currency)} to {amount(c.high, currency)}). Prefer the simpler rule: it is easier to "
             "explain and less likely to have fitted the tuning items by chance."
         ]
     return []

@@ -24,7 +24,7 @@ from ..data import workspace
 from ..datasets import aggregated_models, per_item_note
 from ..safetext import md_text
 from ..settings import CALIBRATION_METHODS
-from . import split_text
+from . import shown_confidences, split_text
 
 # The technical names stay in the headers (people search for them); the plain meaning is in the tooltip.
 METRIC_HELP = {
@@ -285,11 +285,27 @@ def build(selection, opts: Options, method: str, n_bins: int, strategy: str) -> 
         reliability=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows, columns=METRIC_COLUMNS),
         metrics_caption=metrics_caption, fitted=fitted,
     )
-    page.update(_value_section(raw, opts, method, fitted, eval_split))
+    page.update(_value_section(raw, opts, method, fitted, eval_split, after))
     return CalibrationPage(**page)
 
 
-def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split) -> dict:
+_ratio = vc.wording.number  # a dimensionless value per item, three decimals as on the Value page
+
+
+def _thresholds_as_shown(table: pd.DataFrame, raw, after) -> pd.DataFrame:
+    """Table 5 with its tuned thresholds as every page writes them: the digits that tell their decision apart
+    on the model's raw (``raw``) or recalibrated (``after``) confidences on the data shown, never the 16 digits
+    of a recalibrated float (the exact ones are what the Export page writes)."""
+    shown = table.copy()
+    for column, ws in (("threshold_tuned_before", raw), ("threshold_tuned_after", after)):
+        if column in shown.columns:
+            seen = {model: shown_confidences(ws, model) for model in shown["model"].unique()}
+            shown[column] = [vc.wording.threshold_on_data(t, seen[model])
+                             for model, t in zip(shown["model"], shown[column])]
+    return shown
+
+
+def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split, after=None) -> dict:
     """Seed 003's Table 5: the chart's frame, what it means, and the table."""
     notes = []
     if method == "none":
@@ -319,9 +335,9 @@ def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split) ->
         meaning = (
             f"**What it means.** The formula threshold ω/(1+ω) is only right for calibrated confidences. "
             f"At a penalty ω = {k_max:g} (an error costs {k_max:g} correct answers), "
-            f"{METHOD_LABELS[method].lower()} moves **{md_text(best)}** from {row['value_calibrated_before']:.3f} to "
-            f"{row['value_calibrated_after']:.3f} per item with the formula, against "
-            f"{row['value_tuned_before']:.3f} with a threshold tuned on {split_text(raw.tuning_split_for(best))}. "
+            f"{METHOD_LABELS[method].lower()} moves **{md_text(best)}** from {_ratio(row['value_calibrated_before'])} "
+            f"to {_ratio(row['value_calibrated_after'])} per item with the formula, against "
+            f"{_ratio(row['value_tuned_before'])} with a threshold tuned on {split_text(raw.tuning_split_for(best))}. "
             "Where the recalibrated dashed line meets the tuned solid one, the formula can be trusted instead of "
             "tuning; where it stays below, tune the threshold on data. Values are dimensionless (correct 1, "
             "abstain 0, wrong −ω); 0 is what always abstaining earns."
@@ -337,10 +353,10 @@ def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split) ->
         "value_notes": tuple(notes),
         "value_long": calibration_value_long(table, recalibrated=recalibrated),
         "meaning": meaning,
-        "table": table[columns].rename(columns=TABLE5_LABELS),
+        "table": _thresholds_as_shown(table[columns], raw, after or raw).rename(columns=TABLE5_LABELS),
         "table_caption": (
             f"Evaluated on {md_text(repr(eval_split))}; recalibration and tuned thresholds fitted on the tuning "
-            "split. An empty tuned threshold means always abstain. Accuracy and F1 do not change with temperature "
-            "scaling."
+            f"split. A tuned threshold of {vc.wording.DASH} means always abstain. Accuracy and F1 do not change "
+            "with temperature scaling."
         ),
     }

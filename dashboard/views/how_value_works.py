@@ -25,7 +25,8 @@ class HowValuePage:
 def build(selection) -> HowValuePage:
     use_case = selection.use_case
     threshold = use_case.calibrated_threshold
-    calibrated = (f"with your numbers ω/(1+ω) = {threshold:.3f}" if threshold is not None and 0 < threshold < 1
+    calibrated = (f"with your numbers ω/(1+ω) = {vc.wording.number(threshold)}"
+                  if threshold is not None and 0 < threshold < 1
                   else "with your numbers it means " + threshold_text(threshold))
     values = (f"{selection.money(use_case.v_correct)}, {selection.money(use_case.v_abstain)} and "
               f"{selection.money(use_case.v_wrong)}")

@@ -155,7 +155,7 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
                                                                             selection.currency)),
         estimated=any(r.estimated for r in rows),
         numbers=table,
-        table=value_styler(table, money, confidences),
+        table=value_styler(table, money, confidences, amount=selection.amount, total=selection.projected),
         shown_columns=VALUE_SHOWN + (WHAT_IF_SHOWN if what_if is not None else ()),
         range_captions=tuple(md_text(f"{r.model}: {likely_range_words(r.interval_numbers, values, selection.currency)}")
                              for r in rows if r.interval_numbers is not None),
@@ -517,23 +517,27 @@ VALUE_COLUMNS = {
 }
 
 
-def value_styler(table: pd.DataFrame, money, confidences: dict | None = None):
+def value_styler(table: pd.DataFrame, money, confidences: dict | None = None, *, amount=None, total=None):
     """The Value page table, formatted (currency, %, 3 decimals) with the best model highlighted.
+
+    ``amount`` writes the likely range (``Selection.amount``: three significant digits, as its sentence below
+    the table), ``total`` the total value (``Selection.projected``: no cents from 100 up); ``money`` by default.
 
     ``confidences``: model -> its confidences on the data shown; each threshold is then written with the
     digits that tell its decision apart on them (:func:`threshold_on_data`), else to its last digit.
     """
+    amount, total = amount or money, total or money
     frame = table.copy()
     frame["threshold"] = frame["threshold_text"]
     frame["interval"] = [
-        (f"{money(lo)} to {money(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
+        (f"{amount(lo)} to {amount(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
         if pd.notna(lo) and pd.notna(hi) else ""
         for lo, hi in zip(frame["interval_low"], frame["interval_high"])
     ]
     frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
-    money_columns = ["Total value", "Value per item", "Accept all, per item", "Over no model",
-                     "Yours: per item"]
+    money_columns = ["Value per item", "Accept all, per item", "Over no model", "Yours: per item"]
     formats = {c: money for c in money_columns}
+    formats["Total value"] = total
     formats["Dimensionless value"] = number
     formats.update({c: percent for c in ("Acted on", "Accuracy when acting", "Yours: acted on")})
 

@@ -127,12 +127,14 @@ def summary_frame(fitted: dict) -> pd.DataFrame:
     return pd.DataFrame(records, columns=list(SUMMARY_COLUMNS))
 
 
-def summary_styler(summary: pd.DataFrame, money):
-    """The summary as the page shows it: money and shares as text, each model's best rule highlighted."""
+def summary_styler(summary: pd.DataFrame, money, total=None):
+    """The summary as the page shows it: money and shares as text, each model's best rule highlighted.
+
+    ``total`` writes the total value (``Selection.projected``: no cents from 100 up); ``money`` by default."""
     best = summary.groupby("model")["value_per_item"].transform("max")
     is_best = summary["value_per_item"].notna() & (summary["value_per_item"] == best)
     shown = summary.rename(columns=SUMMARY_COLUMNS)
-    formats = {"Total value": money, "Value per item": money, "Acted on": percent}
+    formats = {"Total value": total or money, "Value per item": money, "Acted on": percent}
     return styled(shown, formats).apply(lambda row: [BEST_STYLE if is_best.loc[row.name] else ""] * len(row), axis=1)
 
 
@@ -169,6 +171,7 @@ class ValuesPerClassPage:
     confidences: dict = field(default_factory=dict, repr=False)  # model -> its confidences on the data shown
     eval_split: str | None = None
     money: object = field(default=None, repr=False, compare=False)
+    projected: object = field(default=None, repr=False, compare=False)  # an amount over many items
 
     def rules(self, model: str) -> list[str]:
         """The kinds this model could be evaluated under."""
@@ -181,9 +184,10 @@ class ValuesPerClassPage:
 
     def detail(self, model: str, kind: str) -> Detail:
         _, result, _ = self.fitted[model][kind]
-        money = self.money
+        money, total = self.money, self.projected or self.money
         caption = (
-            f"Total {money(result.value_total)} on {result.n_items:,.0f} items of {split_text(self.eval_split)} "
+            f"Total {total(result.value_total)} on {vc.wording.count(result.n_items)} items of "
+            f"{split_text(self.eval_split)} "
             f"({money(result.value_per_item)} per item); {percent(result.coverage)} acted on."
             + (" Estimated from probabilities: this split has no labels." if result.estimated else "")
         )
@@ -244,7 +248,7 @@ def build(selection, ws, classes) -> ValuesPerClassPage:
         left_out_note=f"Left out (other classes): {md_text(short_list(left_out))}." if left_out else None,
         notes=tuple(split_notes(ws, list(models), "class_thresholds")),
         summary=summary,
-        summary_styled=summary_styler(summary, selection.money),
+        summary_styled=summary_styler(summary, selection.money, selection.projected),
         summary_caption=(
             "Per-class thresholds: one confidence threshold per predicted class, tuned on "
             f"{split_text(selection.tune_split)} or derived from the matrix for calibrated confidences. The "
@@ -255,4 +259,5 @@ def build(selection, ws, classes) -> ValuesPerClassPage:
         confidences={model: shown_confidences(ws, model) for model in models},
         eval_split=selection.eval_split,
         money=selection.money,
+        projected=selection.projected,
     )

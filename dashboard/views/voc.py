@@ -344,7 +344,7 @@ def comparison_display(table: vc.ComparisonTable) -> pd.DataFrame:
     }
     for model in frame.index:
         out[model] = [
-            f"{frame.at[model, m]:.3f} (#{int(frame.at[model, f'{m}_rank'])})"
+            f"{vc.wording.number(frame.at[model, m])} (#{int(frame.at[model, f'{m}_rank'])})"
             if pd.notna(frame.at[model, f"{m}_rank"]) else "–"
             for m in metrics
         ]

@@ -24,7 +24,8 @@ def test_cli_monitor_prints_bands_alerts_drift_and_the_backtest(capsys, tmp_path
     assert f"estimate calibrated with: {watched.calibration_text}" in out
     assert f"alerts: {watched.n_alerts} of 4 chunks" in out and f"drift:  {watched.n_drift} of 4 chunks" in out
     for row in watched.frame.itertuples():
-        assert f"{row.estimated_value_per_item:.4f}" in out and f"[{row.band_low:.4f}, {row.band_high:.4f}]" in out
+        est = vc.wording.amount  # as on the Monitor page
+        assert est(row.estimated_value_per_item) in out and f"[{est(row.band_low)}, {est(row.band_high)}]" in out
     covered = int(checked.frame["covered"].astype(bool).sum())
     assert f"back-test on 'test': the 95% band covered the realised value in {covered} of 4 chunks" in out
 

@@ -225,7 +225,7 @@ def test_a_flat_accuracy_is_priced_into_the_use_case_for_every_rule(capsys, tmp_
     record = with_people["reviewers"]
     assert record["priced_in_use_case"] is True and record["v_abstain_if_right"] == 0.0
     assert record["accuracy"] == 0.75 and record["v_person_wrong"] == -4.0
-    assert "reviewers' accuracy 0.7500" in out
+    assert "reviewers' accuracy 75.0%" in out  # a share, as the Capacity page writes it
 
 
 def test_a_perfect_reviewer_changes_nothing_but_the_record(capsys, tmp_path):
@@ -371,6 +371,12 @@ def _section(page: str, key: str) -> str:
     return page[start:page.index("</section>", start)]
 
 
+def _shown(runs, entry):
+    """A model's confidences on the data the report shows (its tuning and evaluated splits; no recalibration)."""
+    splits = runs[entry["model"]].splits
+    return np.concatenate([splits[s].confidence for s in (entry["tuned_on"]["split"], entry["evaluation"]["split"])])
+
+
 def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsys, tmp_path):
     import html as html_text
 
@@ -384,8 +390,11 @@ def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsy
     assert "price a hand-off as if the person were always right" in section and "<svg" in section
     document = json.loads(path.read_text())
     r = Reviewers.from_dict(document["reviewers"])
+    runs = vc.load_runs([str(DIGITS)]).models
     for entry in document["models"]:  # the section's thresholds and values are the JSON's
-        assert f"<td>{entry['model']}</td><td>{wording.threshold(entry['policy']['threshold'])}</td>" in section
+        # written as every surface writes them: the digits that tell them apart on the data shown
+        text = wording.threshold_on_data(entry["policy"]["threshold"], _shown(runs, entry))
+        assert f"<td>{entry['model']}</td><td>{text}</td>" in section
         assert wording.money(entry["evaluation"]["value_per_item"], "") in section
     best = max(document["models"], key=lambda e: e["evaluation"]["value_per_item"])["model"]
     assert f"the best is {best}" in section
@@ -396,7 +405,7 @@ def test_the_html_report_has_a_reviewers_section_that_agrees_with_the_json(capsy
     assert code == 0, err
     section = html_text.unescape(_section(page.read_text(encoding="utf-8"), "reviewers"))
     for entry in json.loads(path.read_text())["models"]:
-        rule = wording.rule_phrase(vc.Policy.from_dict(entry["policy"]))
+        rule = wording.rule_phrase(vc.Policy.from_dict(entry["policy"]), _shown(runs, entry))
         assert f"<td>{entry['model']}</td><td>{rule}</td>" in section
         assert wording.money(entry["evaluation"]["value_per_item"], "") in section
     # A flat accuracy is priced into every section; without reviewers there is no such section.

@@ -45,9 +45,13 @@ from .common import (  # what the sub-commands share
     _err,
     _fmt,
     _load,
+    _money,
     _out,
     _pct,
+    _range,
+    _ratio,
     _short,
+    _total,
     _values,
     read_value_matrix,
     value_matrix_from_csv,
@@ -161,14 +165,25 @@ def _describe_values(values) -> str:
     return f"value matrix for classes {_short(values.classes)} (rows true class, columns predicted then abstain)"
 
 
-def _shown_confidences(entry, models):
-    """The (recalibrated) confidences of a model on the data the report shows: its tuning and evaluated splits."""
+def _shown_confidences(entry, models, tune_split=None):
+    """The (recalibrated) confidences of a model on the data the report shows: its tuning and evaluated splits.
+
+    A rule fitted on no data (the calibrated threshold ω/(1+ω), acting on every item) has no ``tuned_on``
+    split; its tuning split is then the pipeline's (``tune_split`` as given, else the default), as the
+    dashboard's pages take it, so that its threshold reads the same there and here.
+    """
     import numpy as np
+
+    from .._pipeline.pipeline import Pipeline
 
     run = models.get(entry.model) if models is not None else None
     if run is None:
         return None
-    splits = dict.fromkeys((entry.tuned_on.get("split"), (entry.evaluation or {}).get("split")))
+    evaluated = (entry.evaluation or {}).get("split")
+    tuned = entry.tuned_on.get("split")
+    if tuned is None and evaluated is not None:
+        tuned = Pipeline({entry.model: run}, tune_split, evaluated).plan(entry.model).tune_split
+    splits = dict.fromkeys((tuned, evaluated))
     try:
         pieces = [entry.policy.calibrate(run.splits[s]).confidence for s in splits if s in run.splits]
     except ValueError:  # a calibration that cannot apply: the exact threshold is printed instead
@@ -234,9 +249,10 @@ def _cmd_report(args) -> int:
         say = _say(args)
         models, document, notes, recommended, fits = report_segments(args, values, _load)
         _warn_notes_of_no_model(document, notes)
-        _say_document(say, _recommendation_lines(recommended, document, args.currency, models), document, models,
-                      values, values, f"{args.policy}, calibration: none; a segment column: {args.segment}",
-                      args.currency)
+        _say_document(say, _recommendation_lines(recommended, document, args.currency, models, args.tune_split),
+                      document, models, values, values,
+                      f"{args.policy}, calibration: none; a segment column: {args.segment}", args.currency,
+                      args.tune_split)
         say_segment_fits(args, fits, models, say)
         outputs = [_policy_json_output(document, args.json)] if args.json else []
         if args.html:
@@ -285,9 +301,10 @@ def _cmd_report(args) -> int:
         document = replace(document, reviewers=reviewer_record(reviewers, typed_values))
     say = _say(args)
     _warn_notes_of_no_model(document, notes)
-    _say_document(say, _recommendation_lines(recommended, document, args.currency, models), document, models, values,
-                  values, f"{args.policy}, calibration: {args.calibration}", args.currency)
-    for line in _ranking_lines(document, models, values, args.currency):
+    _say_document(say, _recommendation_lines(recommended, document, args.currency, models, args.tune_split),
+                  document, models, values, values, f"{args.policy}, calibration: {args.calibration}", args.currency,
+                  args.tune_split)
+    for line in _ranking_lines(document, models, values, args.currency, args.tune_split):
         say(line)
     outputs = [_policy_json_output(document, args.json)] if args.json else []
     html = _html_report_text(args, models, values, reviewers) if args.html or args.log_mlflow else None
@@ -346,7 +363,7 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
                   values, None, f"{kind} (tuned for the reviewers' workload), calibration: "
                   f"{args.calibration}",
-                  args.currency)
+                  args.currency, args.tune_split)
     outputs = [_policy_json_output(document, args.json)] if args.json else []
     if args.html:  # the other sections price a perfect reviewer; the reviewers' own section says what changes
         # The rule the JSON was tuned with (a workload curve resolves "recommended" to one threshold).
@@ -356,7 +373,8 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
     return EXIT_OK
 
 
-def _say_document(say, head: list[str], document, models, values, entry_values, policy: str, currency: str) -> None:
+def _say_document(say, head: list[str], document, models, values, entry_values, policy: str, currency: str,
+                  tune_split=None) -> None:
     """The readable report of a policy document: its recommendation, values, reviewers, then each model."""
     for line in head:
         say(line)
@@ -367,7 +385,7 @@ def _say_document(say, head: list[str], document, models, values, entry_values, 
     for entry in document.entries:
         say("")
         for line in _entry_lines(entry, models[entry.model].path, entry_values, currency,
-                                 confidences=_shown_confidences(entry, models)):
+                                 confidences=_shown_confidences(entry, models, tune_split)):
             say(line)
 
 
@@ -388,11 +406,11 @@ def _with_recommendation(args, models, values, document, notes, pipeline=None):
     return document, [*notes, *map(wording.refitted_note, refits)], recommended
 
 
-def _recommendation_lines(recommended, document, currency: str, models=None) -> list[str]:
+def _recommendation_lines(recommended, document, currency: str, models=None, tune_split=None) -> list[str]:
     """The report's first lines: the one recommendation and why, then a blank line."""
     confidences = None
     if recommended.model is not None and recommended.model in {e.model for e in document.entries}:
-        confidences = _shown_confidences(document.entry(recommended.model), models)
+        confidences = _shown_confidences(document.entry(recommended.model), models, tune_split)
     lines = ["recommendation: " + wording.recommendation_headline(recommended, confidences),
              "                " + document.recommendation["reason"]]
     # The headline says one threshold; two tiers are described in their model's section.
@@ -460,14 +478,14 @@ def _evaluation_lines(evaluation: dict, values=None, currency: str = "") -> list
     ci = evaluation.get("ci95")
     basis = []
     if ci:
-        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]  ({_INTERVAL_METHOD})"
+        interval = f"{_range(ci, currency)}  ({_INTERVAL_METHOD})"
         basis = [" " * 22 + wording.evaluation_basis(evaluation, values, currency)]
     else:
         interval = f"n/a ({'estimated value' if evaluation.get('estimated') else 'not computed'})"
     return [
-        f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
-        f"value per item        {_fmt(evaluation.get('value_per_item'))}",
-        f"value dimensionless   {_fmt(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)",
+        f"value total           {_total(evaluation.get('value_total'), currency)}",
+        f"value per item        {_money(evaluation.get('value_per_item'), currency)}",
+        f"value dimensionless   {_ratio(evaluation.get('value_dimensionless'))}  (0 = always abstain, 1 = perfect)",
         f"coverage              {_pct(evaluation.get('coverage'))}  "
         f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
         f"{_count(evaluation.get('n_abstain', 0))} abstained{_by_model(evaluation)})",
@@ -480,7 +498,7 @@ def _evaluation_lines(evaluation: dict, values=None, currency: str = "") -> list
 _INTERVAL_METHOD = "allows for outcomes rare or not seen; exact for two outcomes"
 
 
-def _ranking_lines(document, models, values, currency: str) -> list[str]:
+def _ranking_lines(document, models, values, currency: str, tune_split=None) -> list[str]:
     """With two or more evaluated models: the one of highest value per item, then the verdict."""
     ranked = sorted(
         (e for e in document.entries if e.evaluation and e.evaluation.get("value_per_item") is not None),
@@ -491,8 +509,8 @@ def _ranking_lines(document, models, values, currency: str) -> list[str]:
     best = ranked[0]
     return [
         "",
-        f"highest value per item: {best.model} ({_fmt(best.evaluation['value_per_item'])})",
-        *_verdict_lines(document, models, values, currency),
+        f"highest value per item: {best.model} ({_money(best.evaluation['value_per_item'], currency)})",
+        *_verdict_lines(document, models, values, currency, tune_split),
     ]
 
 
@@ -505,7 +523,7 @@ def _policy_json_output(document, destination: str) -> _Output:
                         f"wrote the policy JSON for {len(document.entries)} model(s) to {destination}")
 
 
-def _verdict_lines(document, models, values, currency: str) -> list[str]:
+def _verdict_lines(document, models, values, currency: str, tune_split=None) -> list[str]:
     """The verdict with its uncertainty, in the words of the dashboard and the HTML report."""
     from .._decide.verdict import verdict
 
@@ -516,7 +534,8 @@ def _verdict_lines(document, models, values, currency: str) -> list[str]:
         return []
     kinds = {e.policy.kind for e in document.entries if e.evaluation}
     rule = f" ({wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
-    shown = _shown_confidences(document.entry(judged.best), models) if judged.best is not None else None
+    shown = (_shown_confidences(document.entry(judged.best), models, tune_split) if judged.best is not None
+             else None)
     return [f"verdict{rule}: " + wording.verdict_headline(judged, currency)] + [
         "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
@@ -776,10 +795,10 @@ def _applied_lines(item, policy, confidences=None) -> list[str]:
         f"evaluated on          split {item.split!r} ({_count(evaluation['n'])} items){estimated}",
         f"calibration           {describe_calibration(policy.calibration)}",
         *(describe_tiers(policy, evaluation, confidences) or _describe_rule(policy, confidences)),
-        f"value total           {_fmt(evaluation.get('value_total'), '.6g')}",
-        f"value per item        {_fmt(evaluation.get('value_per_item'))}",
+        f"value total           {_total(evaluation.get('value_total'))}",
+        f"value per item        {_money(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",
-        *([f"95% CI per item       [{_fmt(ci[0])}, {_fmt(ci[1])}]  ({_INTERVAL_METHOD})"] if ci else []),
+        *([f"95% CI per item       {_range(ci)}  ({_INTERVAL_METHOD})"] if ci else []),
         "confusion matrix (weighted counts; columns: the class acted on, then abstain)",
         *_confusion_lines(item.result),
     ]

@@ -62,6 +62,25 @@ def _pct(value) -> str:
     return "n/a" if value is None else wording.percent(value)
 
 
+# Amounts read as on the dashboard and in the HTML report (the JSON keeps every digit): a value per item in
+# cents, a total over many items in whole units from 100 up, a likely range in three significant digits.
+def _money(value, currency: str = "") -> str:
+    return "n/a" if value is None else wording.money(value, currency)
+
+
+def _total(value, currency: str = "") -> str:
+    return "n/a" if value is None else wording.projected(value, currency)
+
+
+def _range(pair, currency: str = "") -> str:
+    return f"{wording.amount(pair[0], currency)} to {wording.amount(pair[1], currency)}"
+
+
+def _ratio(value) -> str:
+    """A dimensionless value (0 = no model, 1 = perfect), three decimals as on the Value page."""
+    return "n/a" if value is None else wording.number(value)
+
+
 _count = wording.count
 
 

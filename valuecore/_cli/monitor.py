@@ -14,7 +14,6 @@ from .common import (
     _add_split_options,
     _add_values_options,
     _err,
-    _fmt,
     _load,
     _out,
     _pct,
@@ -93,21 +92,25 @@ def _cmd_monitor(args) -> int:
     return 0
 
 
+# Estimates and their bands read as on the Monitor page: three significant digits (wording.amount).
+_est = wording.amount
+
+
 def _band_lines(result, model: str, watched: str, reference: str) -> list[str]:
     """One model's monitoring table: a row per chunk, then the count of alerts and of drifted chunks."""
     lines = [
         f"== {model}, watching split {watched!r}",
         f"estimate calibrated with: {result.calibration_text}",
-        f"reference value per item {_fmt(result.reference_value_per_item)} (split {reference!r})",
+        f"reference value per item {_est(result.reference_value_per_item)} (split {reference!r})",
         f"{'chunk':<24} {'n':>8} {'estimated':>10} {'band':>21} {'reference band':>21} {'alert':>5} "
         f"{'drift p':>8} {'realised':>9}",
     ]
     for row in result.frame.itertuples():
-        band = f"[{row.band_low:.4f}, {row.band_high:.4f}]"
-        ref = f"[{row.reference_low:.4f}, {row.reference_high:.4f}]"
-        realised = "" if not row.has_labels else f"{row.realised_value_per_item:.4f}"
+        band = f"[{_est(row.band_low)}, {_est(row.band_high)}]"
+        ref = f"[{_est(row.reference_low)}, {_est(row.reference_high)}]"
+        realised = "" if not row.has_labels else _est(row.realised_value_per_item)
         lines.append(
-            f"{str(row.chunk)[:24]:<24} {row.n:>8g} {row.estimated_value_per_item:>10.4f} {band:>21} {ref:>21} "
+            f"{str(row.chunk)[:24]:<24} {row.n:>8g} {_est(row.estimated_value_per_item):>10} {band:>21} {ref:>21} "
             f"{'ALERT' if row.alert else '-':>5} {row.drift_p_value:>8.3g}{'*' if row.drift else ' '}"
             f"{realised:>9}"
         )

@@ -75,7 +75,8 @@ def describe_constraints(entry, confidences=None) -> list[str]:
         m = entry.monitoring
         lines.append(
             f"monitoring reference  split {m['reference_split']!r}: estimated value per item "
-            f"{m['reference_value_per_item']:.4g}, sd {m['reference_sd_per_item']:.4g} per item "
+            f"{wording.amount(m['reference_value_per_item'])}, "
+            f"sd {wording.amount(m['reference_sd_per_item'])} per item "
             f"(alert outside +- {m['alert_z']:.3g} sqrt(sd^2 / chunk size + {m.get('reference_mean_sd', 0.0):.3g}^2))"
         )
     for record in entry.constraints:
@@ -86,7 +87,7 @@ def describe_constraints(entry, confidences=None) -> list[str]:
                 f"{_pct(record['handoff_rate'])} on the tuning split; {state}"
             )
             lines.append(
-                f"value of capacity     {record['value_per_extra_handoff']:.4g} per extra hand-off slot "
+                f"value of capacity     {wording.amount(record['value_per_extra_handoff'])} per extra hand-off slot "
                 "(tuning split)" + ("" if record["exact"] else "; per-class answer exact only at hull vertices")
             )
         elif record["type"] == "certified_risk":
