@@ -9,6 +9,8 @@ outcome, zero counts, a point mass at an end, fractional pseudo-counts, -0.0 amo
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -68,15 +70,27 @@ def test_cells_grouped_once_give_the_groups_of_the_occupied_cells(data):
         assert getattr(got, name).tobytes() == getattr(want, name).tobytes(), name
 
 
+@functools.cache
+def _every_row(distinct: bytes, shares: bytes):
+    """The 50 rows of counts (2, 4, ... 2**50 items shared out as ``shares``) and interval_from_counts of all
+    of them at once: the reference, computed once per distinct values and shares (the examples below draw
+    about two slices of each; a reference costs 50 inverse Betas of shapes up to 1e15 per end)."""
+    distinct, shares = np.frombuffer(distinct), np.frombuffer(shares)
+    counts = (2.0 ** np.arange(1, 51))[:, None] * (shares / shares.sum())[None, :]
+    lowest, highest = min(float(distinct[0]), -5.0), max(float(distinct[-1]), 1.0)
+    ends = _bounded.interval_from_counts(distinct, counts, lowest, highest, 0.95)
+    for shared in (counts, *ends):
+        shared.setflags(write=False)  # shared by the examples: nothing may change it in place
+    return counts, lowest, highest, ends
+
+
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(VALUES, min_size=1, max_size=5, unique=True), data=st.data())
 def test_rows_of_intervals_give_interval_from_counts_for_the_rows_asked(values, data):
     distinct = np.sort(np.array(values))
     shares = np.array(data.draw(st.lists(st.floats(0.01, 1.0), min_size=distinct.size, max_size=distinct.size)))
-    counts = (2.0 ** np.arange(1, 51))[:, None] * (shares / shares.sum())[None, :]
-    lowest, highest = min(float(distinct[0]), -5.0), max(float(distinct[-1]), 1.0)
+    counts, lowest, highest, (low, high) = _every_row(distinct.tobytes(), shares.tobytes())
     rows = _bounded.RowsOfIntervals(distinct, counts, lowest, highest, 0.95)
-    low, high = _bounded.interval_from_counts(distinct, counts, lowest, highest, 0.95)
     start = data.draw(st.integers(0, 49))
     stop = data.draw(st.integers(start + 1, 50))
     got_low, got_high = rows.ends(slice(start, stop))
