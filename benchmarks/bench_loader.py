@@ -29,9 +29,12 @@ benchmarks/README.md, "The loader in separate processes".)
 - ``Predictions.from_proba`` on the same matrix already in memory (row-major
   float64, as ``predict_proba`` returns it);
 - file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
-  ``pd.read_parquet`` + argmax + pandas groupby/cumsum, and against
-  ``pd.read_parquet`` + argmax + numpy sort/cumsum (the three thresholds are
-  checked equal); and the per-slider-move time on the presorted run.
+  ``pd.read_parquet`` + argmax + pandas groupby/cumsum, and against pyarrow's
+  ``read_table`` + argmax + numpy sort/cumsum, no pandas (the three thresholds
+  are checked equal); and the per-slider-move time on the presorted run.
+  ``--threshold-only`` times file -> threshold alone, for Parquet and CSV
+  (``--formats``; CSV read by ``pd.read_csv`` and ``numpy.loadtxt``), and beside
+  it the same with valuecore's own imports inside the clock (``+imp``).
 
 ``--from-file --base DIR`` adds the read, ``from_proba`` and file -> threshold of another checkout's
 package (``DIR`` holding ``valuecore/``, e.g. ``git worktree add DIR <commit>``) to the same interleaved
@@ -39,7 +42,8 @@ repeats, and prints them beside this checkout's in a last table.
 
 Usage: ``python benchmarks/bench_loader.py [--n 10000000] [--compare DIR]``
 or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5] [--base DIR]
-[--threshold-only] [--bytecode]`` (``--threshold-only``: file -> threshold alone, at small sizes in minutes;
+[--threshold-only] [--formats parquet,csv] [--bytecode]`` (``--threshold-only``: file -> threshold alone, at
+small sizes in minutes;
 ``--bytecode``: the packages compiled once beforehand, as an installed one is, since with
 PYTHONDONTWRITEBYTECODE every process compiles a checkout's modules again)
 Not a test: it asserts nothing about time.
