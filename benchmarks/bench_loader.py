@@ -29,9 +29,12 @@ benchmarks/README.md, "The loader in separate processes".)
 - ``Predictions.from_proba`` on the same matrix already in memory (row-major
   float64, as ``predict_proba`` returns it);
 - file -> threshold: ``load_run_file`` + ``presort`` + ``fit_policy`` against
-  ``pd.read_parquet`` + argmax + pandas groupby/cumsum, and against
-  ``pd.read_parquet`` + argmax + numpy sort/cumsum (the three thresholds are
-  checked equal); and the per-slider-move time on the presorted run.
+  ``pd.read_parquet`` + argmax + pandas groupby/cumsum, and against pyarrow's
+  ``read_table`` + argmax + numpy sort/cumsum, no pandas (the three thresholds
+  are checked equal); and the per-slider-move time on the presorted run.
+  ``--threshold-only`` times file -> threshold alone, for Parquet and CSV
+  (``--formats``; CSV read by ``pd.read_csv`` and ``numpy.loadtxt``), and beside
+  it the same with valuecore's own imports inside the clock (``+imp``).
 
 ``--from-file --base DIR`` adds the read, ``from_proba`` and file -> threshold of another checkout's
 package (``DIR`` holding ``valuecore/``, e.g. ``git worktree add DIR <commit>``) to the same interleaved
@@ -39,7 +42,8 @@ repeats, and prints them beside this checkout's in a last table.
 
 Usage: ``python benchmarks/bench_loader.py [--n 10000000] [--compare DIR]``
 or ``python benchmarks/bench_loader.py --from-file [--sizes 1000000,10000000] [--repeat 5] [--base DIR]
-[--threshold-only] [--bytecode]`` (``--threshold-only``: file -> threshold alone, at small sizes in minutes;
+[--threshold-only] [--formats parquet,csv] [--bytecode]`` (``--threshold-only``: file -> threshold alone, at
+small sizes in minutes;
 ``--bytecode``: the packages compiled once beforehand, as an installed one is, since with
 PYTHONDONTWRITEBYTECODE every process compiles a checkout's modules again)
 Not a test: it asserts nothing about time.
@@ -109,16 +113,46 @@ def write_run(path: Path, n: int, rounded: bool, seed: int = 0) -> None:
     writer.close()
 
 
-def read_with_pandas(path):
-    """What a competent user writes to get the predictions out of the file: the columns, argmax, max."""
-    import numpy as np
-    import pandas as pd
+def write_csv(parquet: Path, path: Path) -> None:
+    """The run file ``parquet`` as CSV (pandas's shortest round-tripping text of each float)."""
+    import pyarrow.parquet as pq
 
-    frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
-    proba = frame[PROBA_COLUMNS].to_numpy()
+    pq.read_table(parquet).to_pandas().to_csv(path, index=False)
+
+
+def _top_label(proba, y_true):
+    """(confidence, correct) from the matrix and the labels: argmax, max."""
+    import numpy as np
+
     y_pred = proba.argmax(axis=1)
     confidence = np.take_along_axis(proba, y_pred[:, None], axis=1)[:, 0].astype(np.float64)
-    return confidence, y_pred == frame["y_true"].to_numpy()
+    return confidence, y_pred == y_true
+
+
+def read_with_pandas(path):
+    """What a competent user writes to get the predictions out of the file with pandas: the columns
+    (``read_parquet`` or ``read_csv``), argmax, max."""
+    import pandas as pd
+
+    if Path(path).suffix == ".csv":
+        frame = pd.read_csv(path, usecols=PROBA_COLUMNS + ["y_true"])
+    else:
+        frame = pd.read_parquet(path, columns=PROBA_COLUMNS + ["y_true"])
+    return _top_label(frame[PROBA_COLUMNS].to_numpy(), frame["y_true"].to_numpy())
+
+
+def read_with_numpy(path):
+    """The same without pandas: ``numpy.loadtxt`` of a CSV file, pyarrow's ``read_table`` of a Parquet one."""
+    import numpy as np
+
+    if Path(path).suffix == ".csv":
+        cells = np.loadtxt(path, delimiter=",", skiprows=1)  # proba_0..proba_9, y_true
+        return _top_label(cells[:, :-1], cells[:, -1].astype(np.int64))
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=PROBA_COLUMNS + ["y_true"])
+    proba = np.column_stack([table.column(c).to_numpy() for c in PROBA_COLUMNS])
+    return _top_label(proba, table.column("y_true").to_numpy())
 
 
 # What each contender does, timed in a process of its own: ``setup`` (untimed, after the imports) returns the
@@ -132,6 +166,9 @@ def _child_setup(name: str, path: Path):
     import pandas as pd
 
     import valuecore as vc
+
+    if name == "vc+imports":
+        return (path,)
     from valuecore.runs import load_run_file
 
     if name == "read+hash":
@@ -150,6 +187,16 @@ def _child_timed(name: str):
     from bench_core import numpy_sort_cumsum, pandas_groupby_cumsum
 
     import valuecore as vc
+
+    if name == "vc+imports":  # what valuecore imports of its own is timed, the value types included
+
+        def with_own_imports(path):
+            from valuecore.runs import load_run_file
+
+            run = load_run_file(path).models["run"].splits["all"]
+            return vc.fit_policy("threshold", vc.presort(run), vc.UseCase(1.0, 0.0, -4.0)).threshold
+
+        return with_own_imports
     from valuecore.runs import load_run_file
 
     use_case = vc.UseCase(1.0, 0.0, -4.0)
@@ -169,7 +216,7 @@ def _child_timed(name: str):
         "from_proba": lambda matrix, labels: vc.Predictions.from_proba(matrix, labels),
         "vc": valuecore_threshold,
         "pandas": lambda path: pandas_groupby_cumsum(*read_with_pandas(path), use_case),
-        "numpy": lambda path: numpy_sort_cumsum(*read_with_pandas(path), use_case),
+        "numpy": lambda path: numpy_sort_cumsum(*read_with_numpy(path), use_case),
         "move": lambda run: vc.fit_policy("threshold", run, use_case).threshold,
     }[name]
 
@@ -296,37 +343,51 @@ def from_file_table(sizes, repeat: int, base: Path | None = None) -> None:
           "\nhost it varies tenfold from one process to the next).")
 
 
-def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple = (True, False)) -> None:
+def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple = (True, False),
+                    formats: tuple = ("parquet", "csv")) -> None:
     """File -> exact threshold only (valuecore, pandas, numpy, and the ``--base`` checkout's valuecore);
-    ``scores``: rounded (True) and/or full precision (False)."""
-    names = ["vc", "pandas", "numpy"] + (["vc" + BASE] if base is not None else [])
+    ``scores``: rounded (True) and/or full precision (False); ``formats``: Parquet and/or CSV."""
+    names = ["vc", "vc+imports", "pandas", "numpy"] + (["vc" + BASE] if base is not None else [])
     extra = f" {'base':>7} {'base/vc':>8}" if base is not None else ""
-    header = (f"{'scores':>9} {'n':>11} | {'vc':>7} {'pandas':>7} {'numpy':>7} | {'pandas/vc':>9} {'numpy/vc':>8} |"
-              f"{extra} | cpu vc pandas numpy | load")
+    header = (f"{'format':>7} {'scores':>7} {'n':>9} | {'vc':>6} {'+imp':>6} {'pandas':>6} {'numpy':>6} | "
+              f"{'pandas/vc':>9} {'numpy/vc':>8} | {'pandas/+imp':>11} {'numpy/+imp':>10} |"
+              f"{extra} | cpu vc +imp pandas numpy | load")
     print(header)
     print("-" * len(header))
     with tempfile.TemporaryDirectory(prefix="bench_loader_") as folder:
-        for rounded in scores:
-            for n in sizes:
-                path = Path(folder) / "run.parquet"
-                write_run(path, n, rounded)
-                path.read_bytes()
-                load = os.getloadavg()[0]
-                times, cpu, results, _ = median_wall_and_cpu(names, path, repeat, base)
-                thresholds = set().union(*results.values())
-                assert len(thresholds) == 1, f"the thresholds differ: {results}"
-                t = {k: v * 1e3 for k, v in times.items()}
-                c = {k: v * 1e3 for k, v in cpu.items()}
-                against = (f" {t['vc' + BASE]:7.1f} {times['vc' + BASE] / times['vc']:7.2f}x"
-                           if base is not None else "")
-                print(f"{'rounded' if rounded else 'full':>9} {n:>11,} | {t['vc']:7.1f} {t['pandas']:7.1f} "
-                      f"{t['numpy']:7.1f} | {times['pandas'] / times['vc']:8.2f}x "
-                      f"{times['numpy'] / times['vc']:7.2f}x |"
-                      f"{against} | {c['vc']:.0f} {c['pandas']:.0f} {c['numpy']:.0f} | "
-                      f"{load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
+        for form in formats:
+            for rounded in scores:
+                for n in sizes:
+                    path = Path(folder) / "run.parquet"
+                    write_run(path, n, rounded)
+                    if form == "csv":
+                        write_csv(path, path.with_suffix(".csv"))
+                        path.unlink()
+                        path = path.with_suffix(".csv")
+                    path.read_bytes()
+                    load = os.getloadavg()[0]
+                    times, cpu, results, _ = median_wall_and_cpu(names, path, repeat, base)
+                    thresholds = set().union(*results.values())
+                    assert len(thresholds) == 1, f"the thresholds differ: {results}"
+                    path.unlink()
+                    t = {k: v * 1e3 for k, v in times.items()}
+                    c = {k: v * 1e3 for k, v in cpu.items()}
+                    against = (f" {t['vc' + BASE]:7.1f} {times['vc' + BASE] / times['vc']:7.2f}x"
+                               if base is not None else "")
+                    print(f"{form:>7} {'rounded' if rounded else 'full':>7} {n:>9,} | {t['vc']:6.1f} "
+                          f"{t['vc+imports']:6.1f} {t['pandas']:6.1f} {t['numpy']:6.1f} | "
+                          f"{times['pandas'] / times['vc']:8.2f}x {times['numpy'] / times['vc']:7.2f}x | "
+                          f"{times['pandas'] / times['vc+imports']:10.2f}x "
+                          f"{times['numpy'] / times['vc+imports']:9.2f}x |"
+                          f"{against} | {c['vc']:.0f} {c['vc+imports']:.0f} {c['pandas']:.0f} {c['numpy']:.0f} | "
+                          f"{load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
     print(f"\nwall ms, medians of {repeat} timings, each in a fresh process (imports of numpy, pandas, pyarrow and"
-          "\n`import valuecore` untimed; what valuecore imports on first use is timed); ratios = baseline / valuecore"
-          "\n(> 1: valuecore faster); cpu = the process's CPU ms (medians); load = load average before-after.")
+          "\n`import valuecore` untimed); vc: `valuecore.runs` imported before the clock, what valuecore imports on"
+          "\nfirst use timed; +imp: every module of valuecore's own timed too (`from valuecore.runs import"
+          "\nload_run_file` and the value types inside the clock); pandas: read_parquet / read_csv + argmax +"
+          "\ngroupby/cumsum; numpy: pyarrow's read_table / numpy.loadtxt + argmax + sort/cumsum; ratios ="
+          "\nbaseline / valuecore (> 1: valuecore faster); cpu = the process's CPU ms (medians); load = load"
+          "\naverage before-after.")
 
 
 def compiled_bytecode(packages: list[Path]) -> None:
@@ -366,6 +427,7 @@ def main() -> None:
     parser.add_argument("--threshold-only", action="store_true",
                         help="with --from-file: only file -> threshold (valuecore, pandas, numpy)")
     parser.add_argument("--scores", default="rounded,full", help="with --threshold-only: rounded, full or both")
+    parser.add_argument("--formats", default="parquet,csv", help="with --threshold-only: parquet, csv or both")
     parser.add_argument("--bytecode", action="store_true",
                         help="with --from-file: the children read the packages compiled, as installed ones are")
     parser.add_argument("--child", nargs=2, metavar=("CONTENDER", "PATH"), help=argparse.SUPPRESS)
@@ -381,7 +443,8 @@ def main() -> None:
             compiled_bytecode([ROOT] + ([base] if base is not None else []))
         sizes = [int(float(s)) for s in args.sizes.split(",")]
         if args.threshold_only:
-            threshold_table(sizes, args.repeat, base, tuple(s == "rounded" for s in args.scores.split(",")))
+            threshold_table(sizes, args.repeat, base, tuple(s == "rounded" for s in args.scores.split(",")),
+                            tuple(args.formats.split(",")))
         else:
             from_file_table(sizes, args.repeat, base)
         return

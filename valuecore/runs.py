@@ -26,9 +26,27 @@ Uses pandas (and pyarrow for Parquet).
 from ._io import runfiles as _runfiles
 from ._io.runfiles import *  # noqa: F403  (exactly the names of _io/runfiles/__init__.py's __all__)
 
-from ._io.lm_logs import abstention_counts, is_log_source as is_evaluation_log  # noqa: E402
-from ._io.lm_logs import split_log_source as split_evaluation_log  # noqa: E402
-from ._io.eval_logs import read_log_source as read_evaluation_log  # noqa: E402
+# The evaluation-log readers load on first use (PEP 562): reading run files does not pay for them.
+_EVALUATION_LOG_NAMES = {
+    "read_evaluation_log": ("eval_logs", "read_log_source"),
+    "is_evaluation_log": ("lm_logs", "is_log_source"),
+    "split_evaluation_log": ("lm_logs", "split_log_source"),
+    "abstention_counts": ("lm_logs", "abstention_counts"),
+}
 
-__all__ = [*_runfiles.__all__, "read_evaluation_log", "is_evaluation_log", "split_evaluation_log",
-           "abstention_counts"]
+__all__ = [*_runfiles.__all__, *_EVALUATION_LOG_NAMES]
+
+
+def __getattr__(name: str):
+    if name in _EVALUATION_LOG_NAMES:
+        import importlib
+
+        module, attribute = _EVALUATION_LOG_NAMES[name]
+        value = getattr(importlib.import_module(f"valuecore._io.{module}"), attribute)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -162,13 +162,13 @@ def _numeric_matrix(frame, columns, problems: _FileProblems) -> tuple[np.ndarray
     and every float32 is exactly a float64) and are copied once, column by
     column, into the (column-major) matrix; nothing else of size (n, k) is made.
     """
-    if all(pd.api.types.is_float_dtype(frame[c]) for c in columns):
-        dtypes = {np.dtype(frame[c].dtype.numpy_dtype if hasattr(frame[c].dtype, "numpy_dtype") else frame[c].dtype)
-                  for c in columns}  # fmt: skip
+    series = [frame[c] for c in columns]  # each looked up once: a lookup costs more than a small column's copy
+    if all(pd.api.types.is_float_dtype(s) for s in series):
+        dtypes = {np.dtype(s.dtype.numpy_dtype if hasattr(s.dtype, "numpy_dtype") else s.dtype) for s in series}
         dtype = np.float32 if dtypes == {np.dtype(np.float32)} else np.float64
         matrix = _class_major_matrix(len(frame), len(columns), dtype)
-        for j, c in enumerate(columns):
-            matrix[:, j] = frame[c].to_numpy(dtype=dtype, na_value=np.nan)
+        for j, s in enumerate(series):
+            matrix[:, j] = s.to_numpy(dtype=dtype, na_value=np.nan)
         return matrix, None
     parts = [_numeric(frame, c, problems) for c in columns]
     matrix = np.column_stack([values for values, _ in parts])

@@ -3,6 +3,7 @@ placed as they arrive), CSV through pandas with every cell read as text first.""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -154,7 +155,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         if labels:
             source = data if isinstance(data, Path) else io.BytesIO(data)
             parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
-        table = parquet.read(columns=[schema.names[i] for i in kept])
+        table = parquet.read(columns=[schema.names[i] for i in kept], use_threads=_threaded(parquet.metadata.num_rows))
         aggregate = bool(schema.metadata and b"valuecore.aggregate" in schema.metadata)
         if aggregate:
             problems.add(AGGREGATE_NOTE, severity="warning")
@@ -182,6 +183,13 @@ _GROUP_BYTES = 128 << 20
 # Threads that fill and check blocks of a file's float columns in file order (its checks record what they
 # find by block, in any order, and report it in file order).
 _PLACE_WORKERS = max(1, min(2, os.cpu_count() or 1))
+
+
+def _threaded(n: int) -> bool:
+    """Whether Arrow decodes a file of ``n`` rows on its threads: not one of at most one block, whose
+    few columns decode in less time than handing them to a busy core and back takes (the same bytes
+    either way)."""
+    return n > _CHECK_BLOCK
 
 
 def _numpy_columns(batch) -> list[np.ndarray]:
@@ -297,7 +305,7 @@ class _FloatColumns:
 
         def row_groups():
             for i in groups:
-                table = self.parquet.read_row_group(i, columns=names, use_threads=True)
+                table = self.parquet.read_row_group(i, columns=names, use_threads=_threaded(self.n))
                 yield [_numpy_columns(batch) for batch in table.to_batches(max_chunksize=_CHECK_BLOCK)]
 
         return row_groups(), 1
@@ -343,12 +351,16 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
         return None
     text_columns = [c for c in header if c in TEXT_COLUMNS]
     na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
+    # The byte-order mark is cut here, not by pandas's "utf-8-sig": that decodes the file in Python (and
+    # imports the zstandard module to look at the handle), while "utf-8" is read by its C parser as is.
+    # Both refuse the same bytes and read the same cells.
+    text = memoryview(data)[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
             frame = pd.read_csv(
-                io.BytesIO(data),
-                encoding="utf-8-sig",
+                io.BytesIO(text),
+                encoding="utf-8",
                 dtype={c: "str" for c in text_columns},
                 keep_default_na=False,
                 na_values=na_values,

@@ -1,0 +1,94 @@
+"""What a small run file costs besides its cells: no Arrow threads for a file of one block, pandas's C
+reader for CSV (the byte-order mark cut by the loader), no evaluation-log readers imported with the run
+files' loader. Each keeps the loaded predictions exactly as they were."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import valuecore.runs as runs
+from valuecore._io.runfiles import reading
+from valuecore.runs import load_run_file
+
+
+def write(path, n: int) -> None:
+    rng = np.random.default_rng(n)
+    proba = rng.dirichlet(np.ones(3), size=n)
+    pq.write_table(pa.table({**{f"proba_{k}": proba[:, k] for k in range(3)},
+                             "y_true": rng.integers(0, 3, n)}), path)
+
+
+@pytest.mark.parametrize("n, threaded", [(1000, False), (reading._CHECK_BLOCK, False),
+                                         (reading._CHECK_BLOCK + 1, True)])
+def test_arrow_threads_only_beyond_one_block(tmp_path, monkeypatch, n, threaded):
+    path = tmp_path / "run.parquet"
+    write(path, n)
+    asked = []
+    for name in ("read", "read_row_group"):
+        original = getattr(pq.ParquetFile, name)
+
+        def recording(self, *args, _original=original, **kwargs):
+            asked.append(kwargs.get("use_threads", True))
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(pq.ParquetFile, name, recording)
+    got = load_run_file(path).models["run"].splits["all"]
+    monkeypatch.undo()
+    assert asked and set(asked) == {threaded}
+    table = pq.read_table(path)
+    proba = np.column_stack([table.column(f"proba_{k}").to_numpy() for k in range(3)])
+    assert np.array_equal(got.proba, proba)
+    assert np.array_equal(got.y_true, table.column("y_true").to_numpy())
+
+
+CSV = "y_true,proba_é,proba_b\né,0.25,0.75\nb,0.6,0.4\nb, 0.5,0.5\n"
+
+
+def test_csv_with_a_byte_order_mark_loads_as_without(tmp_path):
+    plain, marked = tmp_path / "plain" / "run.csv", tmp_path / "marked" / "run.csv"
+    for path, data in ((plain, CSV.encode()), (marked, b"\xef\xbb\xbf" + CSV.encode())):
+        path.parent.mkdir()
+        path.write_bytes(data)
+    a = load_run_file(plain)
+    b = load_run_file(marked)
+    assert a.ok and b.ok, (a.problems, b.problems)
+    p, q = (r.models["run"].splits["all"] for r in (a, b))
+    assert p.classes == q.classes == ("é", "b")
+    assert np.array_equal(p.proba, q.proba) and np.array_equal(p.y_true, q.y_true)
+
+
+@pytest.mark.parametrize("data", [
+    "y_true,proba_a,proba_b\n\xe9,0.5,0.5\n".encode("latin-1"),
+    "y_true,proba_a,proba_b\na,0.5\xe9,0.5\n".encode("latin-1"),
+    b"\xef\xbb\xbf" + "y_true,proba_a,proba_b\na,0.5,0.5\nb,\xe9,0.5\n".encode("latin-1"),
+])
+def test_csv_that_is_not_utf8_is_named(tmp_path, data):
+    path = tmp_path / "run.csv"
+    path.write_bytes(data)
+    report = load_run_file(path)
+    assert not report.ok and "not UTF-8" in str(report.problems[0])
+
+
+def test_run_files_load_without_the_evaluation_log_readers():
+    code = ("import sys, valuecore.runs as r; from valuecore.runs import load_run_file; "
+            "print(sorted(m for m in sys.modules if m.endswith(('lm_logs', 'eval_logs', 'inspect_logs'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_evaluation_log_names_still_come_from_runs():
+    from valuecore._io import eval_logs, lm_logs
+
+    assert runs.read_evaluation_log is eval_logs.read_log_source
+    assert runs.is_evaluation_log is lm_logs.is_log_source
+    assert runs.split_evaluation_log is lm_logs.split_log_source
+    assert runs.abstention_counts is lm_logs.abstention_counts
+    assert {"read_evaluation_log", "abstention_counts"} <= set(runs.__all__) & set(dir(runs))
+    with pytest.raises(AttributeError, match="no attribute 'missing'"):
+        runs.missing  # noqa: B018
