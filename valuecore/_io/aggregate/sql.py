@@ -467,9 +467,14 @@ def _distinct_count_sql(plan: _Plan, column: str) -> str:
 
 
 def _checks_in_groups(plan: _Plan) -> bool:
-    """Whether the grouping counts the checks itself: with typed number columns (Parquet, tables). On text
-    cells (CSV) every check parses each cell again, and one expression holding them all grows past what
-    DuckDB plans within its memory limit; those sources get the separate pass of :func:`_run_checks`."""
+    """Whether the grouping counts the checks itself: always with Spark, and in DuckDB with typed number
+    columns (Parquet, tables). On text cells (CSV) every check parses each cell again, and one expression
+    holding them all grows past what DuckDB plans within its memory limit; those sources get the separate
+    pass of :func:`_run_checks` there. Spark plans that expression; a pass of its own would cost it a scan
+    of the log and two jobs, and the counts of distinct models and splits and of labelled rows that
+    :func:`_run_checks` adds three and two more."""
+    if plan.dialect == "spark":
+        return True
     numeric = list(plan.proba_columns) + [c for c in ("confidence", "weight") if plan.has(c)]
     return all(_not_a_number(plan, c) is None for c in numeric)
 
