@@ -400,10 +400,12 @@ def distinct_log(path: Path, n: int = 400_000) -> None:
 @pytest.mark.heavy
 def test_spill_is_reported_and_bounded_by_max_temp_size(tmp_path):
     distinct_log(tmp_path / "log.parquet")
-    spilled = aggregate(str(tmp_path / "log.parquet"), tmp_path / "agg.parquet", memory_limit="40MB", threads=1)
+    # 48MB: the write's sort on the keys that vary (issue 33) needs more than 40MB at the least here (DuckDB
+    # 2.0 stopped at 38.1 of 40MB in it); it still spills (36MB at 48MB, one run).
+    spilled = aggregate(str(tmp_path / "log.parquet"), tmp_path / "agg.parquet", memory_limit="48MB", threads=1)
     assert spilled.spilled_bytes > 0
     with pytest.raises(AggregateRefused, match=r"needs more than --max-temp-size 1MB of spill space"):
-        aggregate(str(tmp_path / "log.parquet"), tmp_path / "capped.parquet", memory_limit="40MB",
+        aggregate(str(tmp_path / "log.parquet"), tmp_path / "capped.parquet", memory_limit="48MB",
                   max_temp_size="1MB", threads=1)  # fmt: skip
     assert not (tmp_path / "capped.parquet").exists()
     within = aggregate(str(tmp_path / "log.parquet"), tmp_path / "small.parquet", threads=1)
@@ -456,3 +458,32 @@ def test_a_csv_source_is_never_read_whole_by_python(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"read_bytes({self})"))
     aggregate(str(path), tmp_path / "agg.parquet")
     assert opened and opened[0] == [4]  # the sniff: 4 bytes, then the header and row count in blocks
+
+
+def test_a_numeric_true_class_is_grouped_as_its_number_with_the_same_aggregate(tmp_path):
+    """Issue 33: a number y_true with integer classes is grouped as the number and named once per group (no
+    CASE over the classes per row). The aggregate equals the one of the same log with y_true as text (named
+    per row), -0.0 is class 0, and a number naming no class is refused with the loader's message."""
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(21)
+    n = 4000
+    counts = rng.integers(1, 5, size=(n, 3))
+    frame = pd.DataFrame({f"proba_{c}": counts[:, c] / counts.sum(axis=1) for c in range(3)})
+    frame["y_true"] = rng.choice([0.0, -0.0, 1.0, 2.0], n)
+    frame["split"] = np.where(np.arange(n) % 3 == 0, "val", "test")
+    as_number, as_text = tmp_path / "number.parquet", tmp_path / "text.parquet"
+    frame.to_parquet(as_number)
+    frame.assign(y_true=frame["y_true"].abs().astype(int).astype(str)).to_parquet(as_text)
+    for resolution in (None, 0.01):
+        tables = []
+        for source in (as_number, as_text):
+            out = tmp_path / f"{source.stem}-{resolution}.parquet"
+            aggregate(str(source), out, model="m", resolution=resolution)
+            tables.append(pq.read_table(out).replace_schema_metadata(None))
+        assert tables[0].equals(tables[1]), resolution
+        assert sorted(set(tables[0]["y_true"].to_pylist())) == ["0", "1", "2"]
+    unknown = tmp_path / "unknown.parquet"
+    frame.assign(y_true=np.where(np.arange(n) % 500 == 7, 7.0, frame["y_true"])).to_parquet(unknown)
+    expected = loader_problems(unknown)
+    assert expected and aggregate_problems(unknown, tmp_path) == expected

@@ -187,3 +187,45 @@ def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path):
         messages.append(str(refused.value))
     assert messages[0] == messages[1]
     assert "3,000 groups" in messages[0] and "--resolution 0.01" in messages[0]
+
+
+def jobs_run(spark, work):
+    """(``work()``, how many Spark jobs it ran)."""
+    tracker = spark.sparkContext.statusTracker()
+    before = max(tracker.getJobIdsForGroup(None), default=-1)
+    result = work()
+    return result, sum(1 for job in tracker.getJobIdsForGroup(None) if job > before)
+
+
+def test_a_clean_log_costs_spark_the_grouping_and_no_pass_of_its_own(spark, tmp_path):
+    """Issue 33: on a clean CSV log the loader's checks and the counts of models, splits and labelled rows
+    ride on the grouping, and the header is read here, not by a Spark job: the grouping's jobs alone run
+    (two: its shuffle, then its result), where a separate pass of checks, counts and header took eight more.
+    A Parquet log adds one, Spark's read of its schema. The aggregates are DuckDB's, row for row."""
+    frame = raw_frame(14, 2000)
+    frame["model"] = np.where(np.arange(len(frame)) % 3 == 0, "m1", "m2")
+    for suffix, write in ((".csv", lambda f, p: f.to_csv(p, index=False)), (".parquet", pd.DataFrame.to_parquet)):
+        source = tmp_path / f"log{suffix}"
+        write(frame, source)
+        out = tmp_path / f"spark{suffix}.parquet"
+        result, jobs = jobs_run(spark, lambda: aggregate(str(source), out, engine="spark", spark=spark))
+        assert jobs <= (2 if suffix == ".csv" else 3), (suffix, jobs)
+        assert not result.problems
+        aggregate(str(source), tmp_path / f"duckdb{suffix}.parquet")
+        assert_same_rows(pq.read_table(tmp_path / f"duckdb{suffix}.parquet"), pq.read_table(out))
+
+
+@pytest.mark.parametrize("case", ["nan", "sum", "unknown_label", "partly_labelled"])  # as the Parquet test above
+def test_bad_csv_sources_give_duckdbs_messages_from_spark(spark, case, tmp_path):
+    """The checks on a CSV log, counted in Spark's grouping, find what DuckDB's pass of its own finds (file,
+    message, column, count); Spark does not number CSV rows, so its messages name none."""
+    path = tmp_path / "model.csv"
+    BAD_FRAMES[case].to_csv(path, index=False)
+    found = []
+    for engine in ("duckdb", "spark"):
+        with pytest.raises(AggregateRefused) as refused:
+            aggregate(str(path), tmp_path / "agg.parquet", engine=engine, **({"spark": spark} if engine == "spark"
+                                                                              else {}))  # fmt: skip
+        found.append([(p.file, p.message, p.column, p.severity, p.row_count) for p in refused.value.problems])
+    assert found[0] == found[1] and any(p[3] == "error" for p in found[0])
+    assert not (tmp_path / "agg.parquet").exists()

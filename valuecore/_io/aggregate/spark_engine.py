@@ -113,6 +113,11 @@ class _Spark(_Engine):
                 frame = reader.parquet(*source.files)
                 row = "_metadata.row_index"
             else:
+                names = _plain_csv_header(source.files[0])
+                if names is not None:  # Spark would read the header in a job of its own to name the columns
+                    from pyspark.sql.types import StringType, StructField, StructType
+
+                    reader = reader.schema(StructType([StructField(n, StringType()) for n in names]))
                 frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
                 row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
             frame.createOrReplaceTempView(CELLS_VIEW)
@@ -187,6 +192,25 @@ def _active_or_local_session():
         # Launched by spark-submit: the master and the rest come from its command line.
         return SparkSession.builder.appName("valuecore-aggregate").getOrCreate()
     return spark_session()
+
+
+def _plain_csv_header(file: str) -> list[str] | None:
+    """The column names Spark reads from a CSV header (a header's names, untrimmed, as Spark keeps them),
+    when the header is plain: no quote, backslash or byte-order mark, no empty name, no two names equal but
+    for case (those Spark spells its own way). None otherwise: Spark then reads the header itself."""
+    from ..format import _FileProblems, first_line
+
+    with open(file, "rb") as handle:
+        line = first_line(handle, _FileProblems(file))
+    if line is None or line.startswith(b"\xef\xbb\xbf") or any(c in line for c in (b'"', b"\\")):
+        return None
+    try:
+        names = line.decode("utf-8").rstrip("\r").split(",")
+    except UnicodeDecodeError:
+        return None
+    if "" in names or len({n.lower() for n in names}) < len(names):
+        return None
+    return names
 
 
 def _uri_path(text: str) -> str:
