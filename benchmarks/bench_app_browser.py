@@ -47,7 +47,7 @@ def recommend(pipeline, values, models=None, **options):
         _first[key] = _real(pipeline, values, models, **options)
         return _first[key]
     r = _first[key]
-    if r.model is None or not isinstance(values, vc.UseCase):
+    if r.model is None or values.use_case is None:
         return r
     policy = pipeline.policy(r.model, r.kind, values)
     result = pipeline.result(r.model, policy, values)

@@ -70,7 +70,7 @@ class Row:
 def tolerance(cap: str, values) -> float:
     if cap != "value_gap":
         return CAP_TOLERANCE
-    matrix = values.value_matrix(("0", "1"))
+    matrix = values.for_classes(("0", "1"))
     return CAP_TOLERANCE * max(1.0, float(np.abs(matrix.values).max()))
 
 

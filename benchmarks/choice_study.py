@@ -220,7 +220,7 @@ def values_of(cell: Cell, world: World):
 
 def value_array(values, classes) -> np.ndarray:
     """``values`` as an array (K, K + 1) in the order of ``classes``."""
-    return np.asarray(vc.policy_json.value_matrix_for(values, tuple(classes)).values, dtype=np.float64)
+    return np.asarray(values.for_classes(tuple(classes)).values, dtype=np.float64)
 
 
 # --------------------------------------------------------------- scenario

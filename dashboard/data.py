@@ -430,12 +430,13 @@ _LOADER_OPTIONS = "sum_tolerance=0.01,warn_tolerance=1e-06,splits=all"
 
 def values_key(values) -> str:
     """A short text key that identifies a UseCase or ValueMatrix (for caches)."""
-    if isinstance(values, vc.UseCase):
-        return f"uc:{values.v_correct!r}:{values.v_abstain!r}:{values.v_wrong!r}"
-    if isinstance(values, vc.ValueMatrix):
-        digest = hashlib.sha256(values.values.tobytes()).hexdigest()[:16]
-        return "vm:" + "|".join(values.classes) + ":" + digest
-    return repr(values)
+    if values is None:
+        return repr(values)
+    use_case = values.use_case
+    if use_case is not None:
+        return f"uc:{use_case.v_correct!r}:{use_case.v_abstain!r}:{use_case.v_wrong!r}"
+    digest = hashlib.sha256(values.values.tobytes()).hexdigest()[:16]
+    return "vm:" + "|".join(values.classes) + ":" + digest
 
 
 def policy_key(policy: vc.Policy) -> str:

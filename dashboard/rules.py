@@ -27,7 +27,7 @@ def rule_options(ws, models, values) -> tuple[list[str], list[str]]:
     rule the recommendation would choose for it (``Workspace.policy`` resolves it), then the kinds.
     """
     options, notes = list(VALUE_PAGE_KINDS), []
-    if isinstance(values, vc.ValueMatrix):
+    if values.use_case is None:
         options = [k for k in options if k not in NEEDS_ONE_OMEGA]
         notes.append("The calibrated threshold ω/(1+ω) needs one penalty ω, and a value matrix has none: it is not "
                      "offered while the matrix is in force (per-class calibrated thresholds are).")

@@ -401,10 +401,11 @@ class Settings:
 
 def values_changes(values) -> dict:
     """The settings fields that put a UseCase (dropping any matrix) or a ValueMatrix in force."""
-    if isinstance(values, vc.ValueMatrix):
+    use_case = values.use_case
+    if use_case is None:
         return {"matrix": _matrix_tuple(values)}
-    return {"v_correct": float(values.v_correct), "v_abstain": float(values.v_abstain),
-            "v_wrong": float(values.v_wrong), "matrix": None}
+    return {"v_correct": float(use_case.v_correct), "v_abstain": float(use_case.v_abstain),
+            "v_wrong": float(use_case.v_wrong), "matrix": None}
 
 
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}

@@ -392,6 +392,63 @@ def test_the_private_import_check_can_fail():
                            "from valuecore import __version__") == []
 
 
+# ------------------------------------------------------------ the values are asked, never converted
+# Values (a UseCase or a ValueMatrix) are made once, at the edge, and below it the code asks them what it
+# needs (``for_classes``, ``use_case``, ``as_use_case()``, ``gain_correct``, ``gain_wrong``): no module tests
+# their type but these, and nothing brings back a free conversion function.
+VALUE_EDGES = (
+    "valuecore/_model/",  # the types themselves, and check_values: the one type test where values come in
+    "valuecore/_pipeline/policy_json.py",  # the policy JSON's import and export of the values
+    "valuecore/_cli/",  # the command line's options and files
+    "dashboard/settings.py",  # the sidebar
+    "dashboard/data.py",  # the cache keys of every kind of stage input
+)
+VALUE_TYPES = {"UseCase", "ValueMatrix", "Values"}
+RETIRED_CONVERSIONS = {"value_matrix_for", "use_case_of", "value_matrix"}
+
+
+def value_type_tests(source: str) -> list[str]:
+    """Where ``source`` tests a value's type (``isinstance``, ``type(x) is``) or calls a retired conversion."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", None))
+            if name in RETIRED_CONVERSIONS:
+                found.append(f"line {node.lineno}: {name}()")
+            elif name == "isinstance" and len(node.args) == 2:
+                kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                if {getattr(k, "id", getattr(k, "attr", None)) for k in kinds} & VALUE_TYPES:
+                    found.append(f"line {node.lineno}: isinstance")
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and \
+                getattr(node.left.func, "id", None) == "type" and \
+                {getattr(c, "id", getattr(c, "attr", None)) for c in node.comparators} & VALUE_TYPES:
+            found.append(f"line {node.lineno}: type() comparison")
+    return found
+
+
+def test_the_values_are_asked_not_converted_outside_the_edges():
+    offenders = {}
+    for entry in SOURCES:
+        for path in [ROOT / entry] if (ROOT / entry).is_file() else sorted((ROOT / entry).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if not name.startswith(VALUE_EDGES):
+                found = value_type_tests(path.read_text(encoding="utf-8"))
+                if found:
+                    offenders[name] = found
+    assert not offenders, f"values converted or type-tested outside the edges {VALUE_EDGES}: {offenders}"
+
+
+def test_the_value_check_can_fail():
+    assert value_type_tests("if isinstance(values, vc.UseCase):\n    pass") == ["line 1: isinstance"]
+    assert value_type_tests("ok = isinstance(v, (int, ValueMatrix))") == ["line 1: isinstance"]
+    assert value_type_tests("m = value_matrix_for(values, classes)\nu = use_case_of(m)") == [
+        "line 1: value_matrix_for()", "line 2: use_case_of()"]
+    assert value_type_tests("m = values.value_matrix(classes)") == ["line 1: value_matrix()"]
+    assert value_type_tests("same = type(values) is vc.UseCase") == ["line 1: type() comparison"]
+    assert value_type_tests("m = values.for_classes(classes)\nu = values.use_case\nok = isinstance(x, Mapping)\n"
+                            "n = settings.value_matrix") == []
+
+
 # ------------------------------------------------------------ tests share helpers through one place
 TESTS = ROOT / "tests"
 HELPERS = "helpers"  # tests/helpers/: what test modules (and the browser benchmarks, docs' screenshots) share

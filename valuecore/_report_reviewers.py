@@ -49,13 +49,12 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
     from ._engine.evaluate import evaluate
     from ._engine.fitting import Policy
     from ._engine.reviewers import fit_reviewer_class_thresholds, fit_reviewer_threshold, priced_use_case
+    from ._engine.reviewers import reviewers_use_case
     from ._engine.sorting import presort
-    from ._model.values import UseCase
     from ._decide.verdict import verdict
     from ._engine.voc import voc_curve
 
-    if not isinstance(values, UseCase):
-        raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")
+    values = reviewers_use_case(values)
     if reviewers.flat:
         accuracy = reviewers.workload[0][1] if reviewers.workload else reviewers.accuracy
         text = (f"<p>The reviewers get {_e(wording.percent(accuracy))} of their hand-offs right, whatever their "

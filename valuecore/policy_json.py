@@ -11,8 +11,8 @@ interval), one model at a time through :func:`build_policy_entry`;
 :func:`tuning_note` is the caveat when a policy was tuned on the evaluated
 split. :func:`check_against_runs` and :func:`check_classes` compare a document
 with run files. :func:`values_to_dict`, :func:`values_from_dict` and
-:func:`align_values` convert the values, :func:`value_matrix_for` makes the one
-:class:`~valuecore.ValueMatrix` of a run's classes that every stage takes; a use case's
+:func:`align_values` convert the values (``values.for_classes(classes)`` then makes the one
+:class:`~valuecore.ValueMatrix` of a run's classes that every stage takes); a use case's
 :class:`Regime` says how its ordering reads, and ``VALUE_LIMIT`` is the largest value magnitude computed
 exactly. ``ACCEPT_RULE`` is the rule in words, ``POLICY_KINDS`` the rules a policy can be
 (``ALL_POLICY_KINDS`` adds ``two_tier``) and ``DATA_FREE_KINDS`` those fitted without data. The
@@ -41,7 +41,6 @@ from ._engine.fitting import ALL_POLICY_KINDS as ALL_POLICY_KINDS
 from ._engine.fitting import POLICY_KINDS as POLICY_KINDS
 from ._model.values import VALUE_LIMIT as VALUE_LIMIT
 from ._model.values import Regime as Regime
-from ._model.values import value_matrix_for as value_matrix_for
 from ._pipeline.pipeline import AppliedPolicy as AppliedPolicy
 from ._pipeline.pipeline import ModelPlan as ModelPlan
 from ._pipeline.pipeline import evaluation_record as evaluation_record
@@ -50,5 +49,5 @@ from ._pipeline.segments import segment_document as segment_document
 from ._pipeline.segments import segment_evaluation as segment_evaluation
 
 __all__ = sorted([*_policy_json.__all__, *_policy_build.__all__, "ALL_POLICY_KINDS", "POLICY_KINDS", "VALUE_LIMIT",
-                  "Regime", "value_matrix_for", "AppliedPolicy", "ModelPlan", "evaluation_record",
+                  "Regime", "AppliedPolicy", "ModelPlan", "evaluation_record",
                   "SEGMENT_NOTE", "segment_document", "segment_evaluation"])

@@ -124,10 +124,9 @@ def _splits_text(entries) -> str:
 
 
 def _settings(values, kind, calibration_method, splits, currency, volume, period) -> str:
-    from ._model.values import UseCase
-
     items = []
-    if isinstance(values, UseCase):
+    if values.use_case is not None:
+        values = values.use_case
         items += [
             ("A correct answer earns", wording.money(values.v_correct, currency)),
             ("A hand-off to a person earns", wording.money(values.v_abstain, currency)),
@@ -203,7 +202,6 @@ def html_report(
     from ._engine.curves import threshold_curve
     from ._pipeline.build import build_policy_document
     from ._engine.sorting import presort
-    from ._model.values import UseCase
     from ._decide.verdict import verdict as judge
     from ._engine.voc import voc_curve
 
@@ -296,7 +294,7 @@ def html_report(
         value_html += "".join(f'<p class="muted">{_e(n)}</p>' for n in notes)
 
     # -- charts
-    omega = values.omega if isinstance(values, UseCase) else math.nan
+    omega = math.nan if values.use_case is None else values.use_case.omega
     high = max(10.0, 2 * omega) if math.isfinite(omega) else 10.0
     omegas = np.linspace(0.0, high, 161)
     voc_rows, modes = [], set()

@@ -535,14 +535,14 @@ def default_assisted(use_case) -> vc.constraints.AssistedValues:
     """The assisted tier from the three values: a confirmed answer is worth a correct one, a wrong one put to a
     person a hand-off, and a person's time half of what an automatic correct answer gains over a hand-off."""
     return vc.constraints.AssistedValues(float(use_case.v_correct), float(use_case.v_abstain),
-                                         float(max((use_case.v_correct - use_case.v_abstain) / 2, 0.0)))
+                                         float(max(use_case.gain_correct / 2, 0.0)))
 
 
 def default_list_values(use_case) -> tuple[float, float]:
     """A listed hand-off: a quarter of the way from a hand-off to a correct answer when the list holds it, else a
     hand-off. Picking from a list takes longer than confirming one pre-filled answer (whose default nets half the
     way, :func:`default_assisted`): at half-way too the two sections showed the same figures."""
-    return (float(use_case.v_abstain + (use_case.v_correct - use_case.v_abstain) / 4), float(use_case.v_abstain))
+    return (float(use_case.v_abstain + use_case.gain_correct / 4), float(use_case.v_abstain))
 
 
 def class_count(ws, model: str) -> int:

@@ -164,8 +164,8 @@ class ExportPage:
 
 
 def values_caption(selection) -> str:
-    values = selection.values
-    what = ("the per-class value matrix" if isinstance(values, vc.ValueMatrix)
+    values = selection.values.use_case
+    what = ("the per-class value matrix" if values is None
             else f"correct {selection.money(values.v_correct)}, hand-off {selection.money(values.v_abstain)}, "
                  f"wrong {selection.money(values.v_wrong)}")
     return (f"Values: {what}. Recalibration: {selection.calibration}. Tuned on {split_text(selection.tune_split)}, "
@@ -305,8 +305,8 @@ def restore(text: str | bytes | None, source: str, current: Settings, runs: dict
         f"{vc.wording.rule_name(recommended['policy'])}.")
     values = document.values
     described = ("a value matrix for the classes " + md_text(", ".join(values.classes))
-                 if isinstance(values, vc.ValueMatrix)
-                 else f"correct {values.v_correct!r}, hand-off {values.v_abstain!r}, wrong {values.v_wrong!r}")
+                 if values.use_case is None else f"correct {values.use_case.v_correct!r}, hand-off "
+                 f"{values.use_case.v_abstain!r}, wrong {values.use_case.v_wrong!r}")
     n = len(document.entries)
     message = (f"Restored from the {source}: {described}; decision rule, recalibration, splits and models as "
                f"recorded ({n} model polic{'y' if n == 1 else 'ies'}).{recommends}")

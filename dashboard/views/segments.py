@@ -95,10 +95,10 @@ def no_column_note() -> str:
 # ------------------------------------------------------------------ the caps' sliders
 def value_spread(values) -> float:
     """The largest minus the smallest outcome value: the widest gap two segments' values per item can have."""
-    if isinstance(values, vc.ValueMatrix):
+    if values.use_case is None:
         matrix = np.asarray(values.values, dtype=float)
         return float(matrix.max() - matrix.min())
-    outcomes = (values.v_correct, values.v_abstain, values.v_wrong)
+    outcomes = (values.use_case.v_correct, values.use_case.v_abstain, values.use_case.v_wrong)
     return float(max(outcomes) - min(outcomes))
 
 

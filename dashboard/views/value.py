@@ -282,7 +282,7 @@ def model_values(
             row.policy = fit(ws, model, kind, values)
             tuned = row.policy if kind == "threshold" else ws.policy(model, "threshold", values)
             row.tuned_threshold = tuned.threshold
-            if isinstance(values, vc.UseCase):  # a value matrix has no single ω, so no ω/(1+ω) mark
+            if values.use_case is not None:  # a value matrix has no single ω, so no ω/(1+ω) mark
                 calibrated = (
                     row.policy if kind == "calibrated_threshold" else ws.policy(model, "calibrated_threshold", values)
                 )

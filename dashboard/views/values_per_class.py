@@ -219,7 +219,7 @@ def shown_matrix(selection, classes) -> tuple[vc.ValueMatrix, bool]:
             return vc.policy_json.align_values(in_force, classes), True
         except ValueError:
             pass
-    return selection.use_case.value_matrix(classes), in_force is not None
+    return selection.use_case.for_classes(classes), in_force is not None
 
 
 def build(selection, ws, classes) -> ValuesPerClassPage:

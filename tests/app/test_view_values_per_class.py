@@ -45,7 +45,7 @@ def test_the_binary_preset_lands_in_the_classes_own_order():
 
 def test_without_a_matrix_the_page_shows_the_three_values(breast_cancer):
     chosen, _, page = breast_cancer
-    assert np.array_equal(page.matrix.values, chosen.use_case.value_matrix(page.classes).values)
+    assert np.array_equal(page.matrix.values, chosen.use_case.for_classes(page.classes).values)
     assert page.status.startswith("This starts from the three values")
     assert page.editor.shape == (2, 3) and len(page.cells) == 6
 

@@ -414,7 +414,7 @@ def test_use_case_and_its_value_matrix_agree_everywhere(case, vals, some_thresho
     p = case.predictions()
     run = vc.presort(p)
     use_case = vals.engine(case.classes)
-    matrix = use_case.value_matrix(case.classes)
+    matrix = use_case.for_classes(case.classes)
     assert matrix.as_use_case() == use_case
     scale = case.scale(vals)
     for kind in ("threshold", "class_thresholds", "calibrated_threshold", "calibrated_class_thresholds", "accept_all"):

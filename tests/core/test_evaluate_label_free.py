@@ -52,7 +52,7 @@ def random_matrix(n_classes, seed) -> vc.ValueMatrix:
 
 
 def value_matrix(values, classes) -> np.ndarray:
-    return vc.policy_json.value_matrix_for(values, classes).values
+    return values.for_classes(classes).values
 
 
 def realised_se(predictions: vc.Predictions, actions: np.ndarray, values) -> float:
@@ -254,7 +254,7 @@ def test_top_label_estimate_is_exact_for_a_use_case(items, omega, threshold):
     result = vc.estimate(vc.Policy("threshold", threshold=threshold), run, use_case)
     assert result.value_total == pytest.approx(total, abs=1e-9)
     # the same use case written as a value matrix is accepted too
-    as_matrix = use_case.value_matrix(run.classes)
+    as_matrix = use_case.for_classes(run.classes)
     assert vc.estimate(vc.Policy("threshold", threshold=threshold), run, as_matrix).value_total == pytest.approx(
         total, abs=1e-9
     )

@@ -243,7 +243,7 @@ def test_numpy_integers_are_accepted_and_an_empty_run_has_no_chunks():
 # --------------------------------------------------------------------------
 def conditional_se(predictions, policy, values):
     """SE of a chunk's realised total when labels follow the (policy-calibrated) probabilities."""
-    matrix = vc.policy_json.value_matrix_for(values, predictions.classes).values
+    matrix = values.for_classes(predictions.classes).values
     proba = policy.calibrate(predictions).proba
     v = matrix[:, policy.decide(predictions, values)].T  # (n, C): value of the item's action per true class
     mean = (proba * v).sum(axis=1)

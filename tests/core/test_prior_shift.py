@@ -553,7 +553,7 @@ def test_the_worst_gain_is_the_smallest_over_each_share_at_either_end_of_its_int
                             use_case)
     as_tuned = vc.fit_policy("class_thresholds", vc.presort(reference), use_case)
     gain = retuning_gain(retuned, as_tuned, unlabelled, use_case, estimate)
-    matrix = use_case.value_matrix(unlabelled.classes).values
+    matrix = use_case.for_classes(unlabelled.classes).values
     new, old = retuned.decide(unlabelled, use_case), as_tuned.decide(unlabelled, use_case)
     per_item = matrix[:, new] - matrix[:, old]  # (true class, item)
     priors = np.array(estimate.priors)

@@ -64,7 +64,7 @@ MOVED_IN_0_2 = {
     "runs": ("ModelRun", "LoadReport", "LoadProblem", "check_comparable", "load_run_file"),
     "curves": ("SortedRun", "item_gains", "decision_values", "ThresholdCurve", "risk_coverage_curve", "RiskCoverage",
                "confidence_histogram", "discrimination", "VOCCurve", "VOC_MODES"),
-    "policy_json": ("Regime", "VALUE_LIMIT", "value_matrix_for", "POLICY_KINDS", "ALL_POLICY_KINDS", "ModelPlan",
+    "policy_json": ("Regime", "VALUE_LIMIT", "POLICY_KINDS", "ALL_POLICY_KINDS", "ModelPlan",
                     "AppliedPolicy", "evaluation_record"),
     "recommendation": ("Verdict", "Standing", "simpler_rule", "RuleComparison", "Recommendation", "Candidate"),
 }

@@ -24,7 +24,6 @@ from valuecore._decide.verdict import _difference, _judge, clearly_ahead, pairin
 from valuecore._engine import tally as _tally
 from valuecore._engine.evaluate import item_values
 from valuecore._engine.policy import _ev_plan, _ev_screen, _expected_value_actions, _expected_value_actions_exactly
-from valuecore._model.values import value_matrix_for
 from valuecore._stats.uncertainty import grouped_interval, grouped_items_to_exclude, items_to_exclude, mean_interval
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
@@ -67,7 +66,7 @@ def _same(got, want, kind, scale):
 def test_a_tallied_decision_gives_the_per_item_interval_and_coverage(data):
     predictions, kind = data.draw(labelled_runs())
     values = data.draw(values_for(predictions.n_classes))
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     scale = float(np.abs(matrix.values).max()) + 1.0
     value_range = (float(matrix.values.min()), float(matrix.values.max()))
     for policy in _policies(predictions, data.draw):
@@ -98,7 +97,7 @@ def test_a_joint_tally_gives_the_interval_of_the_item_differences(data):
     assert unpaired is None
     grouped = _difference(_judge(a, run_a, values), _judge(b, run_b, values), take)
     items = item_values(a, run_a, values) - item_values(b, run_b, values)[np.argsort(order)]
-    scale = 2 * float(np.abs(value_matrix_for(values, predictions.classes).values).max()) + 1.0
+    scale = 2 * float(np.abs(values.for_classes(predictions.classes).values).max()) + 1.0
     _same(grouped_interval(grouped, value_range=(-scale, scale)),
           mean_interval(items, run_a.sample_weight, value_range=(-scale, scale)), kind, scale)
     if kind != "fractional":
@@ -196,7 +195,7 @@ USE_CASES = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(probability_rows(), USE_CASES)
 def test_the_expected_value_cut_acts_as_the_expected_values(predictions, use_case):
-    matrix = value_matrix_for(use_case, predictions.classes)
+    matrix = use_case.for_classes(predictions.classes)
     want = _expected_value_actions_exactly(predictions.proba, predictions.y_pred, matrix.values)
     for screen in (None, _ev_screen(predictions, presort=True)):
         assert np.array_equal(_expected_value_actions(predictions, matrix, screen), want)
@@ -207,7 +206,7 @@ def test_adversarial_ties_of_the_expected_value_rule_are_kept():
     proba = np.array([[2 / 7, 2 / 7, 1 / 7, 2 / 7]] * 5 + [[0.25, 0.25, 0.25, 0.25]] * 3)
     predictions = vc.Predictions.from_proba(proba)
     for use_case in (vc.UseCase(0, -2, -1.9375), vc.UseCase(1, 0.25 - 0.75 * 3, -3), vc.UseCase(1, 2 / 7, 0)):
-        matrix = value_matrix_for(use_case, predictions.classes)
+        matrix = use_case.for_classes(predictions.classes)
         run = ref.run_from_proba(proba.tolist(), [0] * len(proba), [1.0] * len(proba), 4)
         want = ref.expected_value_actions(run, ref.use_case_matrix(use_case.v_correct, use_case.v_abstain,
                                                                    use_case.v_wrong, 4))
@@ -220,20 +219,20 @@ def test_the_shortcut_decides_the_bulk_without_expected_values():
     proba = rng.dirichlet(np.ones(10), 5000)
     predictions = vc.Predictions.from_proba(proba)
     screen = _ev_screen(predictions, presort=True)
-    plan = _ev_plan(predictions, value_matrix_for(vc.UseCase(1, 0, -3), predictions.classes), screen)
+    plan = _ev_plan(predictions, vc.UseCase(1, 0, -3).for_classes(predictions.classes), screen)
     assert plan is not None and plan.exact.size < 5  # only items within round-off of the cut
     # a value that moves the cut past no item keeps the decision: the same key
-    moved = _ev_plan(predictions, value_matrix_for(vc.UseCase(1, 0, -3 - 2**-30), predictions.classes), screen)
+    moved = _ev_plan(predictions, vc.UseCase(1, 0, -3 - 2**-30).for_classes(predictions.classes), screen)
     assert moved.key == plan.key
     # correct <= wrong, or a general value matrix: no shortcut
-    assert _ev_plan(predictions, value_matrix_for(vc.UseCase(-1, 0, 1), predictions.classes), screen) is None
+    assert _ev_plan(predictions, vc.UseCase(-1, 0, 1).for_classes(predictions.classes), screen) is None
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_equal_decision_keys_name_equal_actions_and_only_them(data):
     predictions, _ = data.draw(labelled_runs())
-    matrix = value_matrix_for(vc.UseCase(1, 0, -2), predictions.classes)
+    matrix = vc.UseCase(1, 0, -2).for_classes(predictions.classes)
     thresholds = st.one_of(st.none(), st.floats(0, 1), st.sampled_from(sorted(set(predictions.confidence.tolist()))))
     per_class = st.fixed_dictionaries({c: thresholds for c in predictions.classes})
     policies = [vc.Policy("threshold", threshold=data.draw(thresholds)) for _ in range(3)]
@@ -286,7 +285,7 @@ def test_tallies_updated_from_the_last_decision_equal_tallies_counted_afresh(dat
         policy = data.draw(policies)
         hand_off = data.draw(st.sampled_from([0, -0.5, 0.25]))
         use_case = vc.UseCase(1, hand_off, data.draw(DECIMAL.filter(lambda w: w < 1)))
-        matrix = value_matrix_for(use_case, predictions.classes)
+        matrix = use_case.for_classes(predictions.classes)
         _, tally = _tally.decision_tally(policy, predictions, matrix)
         fresh = _tally.tally_of_actions(predictions, policy.decide(predictions, matrix))
         assert np.array_equal(tally.categories, fresh.categories)

@@ -22,7 +22,6 @@ import valuecore as vc
 from valuecore._engine import sorting as _sorted
 from valuecore._engine import tally as _tally
 from valuecore._model.choices import POLICY_KINDS
-from valuecore._model.values import value_matrix_for
 
 
 def _same_tally(got, want) -> None:
@@ -122,7 +121,7 @@ def test_weighing_a_run_does_not_make_its_ones():
 
 def test_tallying_a_run_built_without_weights_does_not_make_its_ones():
     run = _run(n=1000)
-    matrix = value_matrix_for(vc.UseCase(1, 0, -3), run.classes)
+    matrix = vc.UseCase(1, 0, -3).for_classes(run.classes)
     _tally.decision_tally(vc.Policy("threshold", threshold=0.5), run, matrix)
     assert "_ones_sample_weight" not in run.__dict__
 
@@ -132,7 +131,7 @@ def test_exact_sums_guard_holds_for_weights_whose_squares_sum_just_past_2_53():
     big = 2.0**26
     proba = [[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.6, 0.4]]
     run = vc.Predictions.from_proba(proba, y_true=[0, 0, 0, 0], sample_weight=[big, big, 1.0, 1.0])
-    matrix = value_matrix_for(vc.UseCase(1, 0, -3), run.classes)
+    matrix = vc.UseCase(1, 0, -3).for_classes(run.classes)
     policy = vc.Policy("accept_all")
     _, tally = _tally.decision_tally(policy, run, matrix)
     _same_tally(tally, _tally.tally_of_actions(run, policy.decide(run, matrix)))
@@ -152,7 +151,7 @@ def test_calibrated_rules_tallied_fast_equal_their_actions_counted_item_by_item(
     options = st.sampled_from([None, 0.0, -0.0, 1.0, -0.25, 1.5, *confidences, *calibrated_confidences])
     per_class = {c: data.draw(options) for c in predictions.classes}
     values = data.draw(st.sampled_from([vc.UseCase(1, 0, -3), vc.UseCase(2, 0.5, -1)]))
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     if data.draw(st.booleans()):  # a per-class value matrix
         cells = np.array(data.draw(st.lists(st.integers(-8, 8), min_size=matrix.values.size,
                                             max_size=matrix.values.size)), dtype=float) / 4

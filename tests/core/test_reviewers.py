@@ -363,7 +363,9 @@ def test_the_verdict_prices_each_models_hand_offs_at_its_own_rate():
     # Perfect reviewers change nothing; a matrix is refused in words.
     assert vc.verdict(runs, use_case, reviewers=Reviewers()) == vc.verdict(runs, use_case)
     with pytest.raises(ValueError, match="use case"):
-        vc.verdict(runs, vc.policy_json.value_matrix_for(use_case, p.classes), reviewers=team)
+        vc.verdict(runs, vc.ValueMatrix(p.classes, use_case.for_classes(p.classes).values), reviewers=team)
+    made = use_case.for_classes(p.classes)  # a matrix made from the use case is priced as the use case
+    assert vc.verdict(runs, made, reviewers=team) == judged
 
 
 def _section(page: str, key: str) -> str:

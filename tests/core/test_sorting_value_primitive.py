@@ -99,10 +99,10 @@ def test_use_case_fast_path_equals_the_matrix_path():
     run = vc.presort(p)
     use_case = vc.UseCase(2.0, -0.5, -7.0)
     np.testing.assert_allclose(
-        cumulative_gain(run, use_case), cumulative_gain(run, use_case.value_matrix(p.classes)), atol=1e-9
+        cumulative_gain(run, use_case), cumulative_gain(run, use_case.for_classes(p.classes)), atol=1e-9
     )
     np.testing.assert_allclose(
-        class_cumulative_gain(run, use_case), class_cumulative_gain(run, use_case.value_matrix(p.classes)), atol=1e-9
+        class_cumulative_gain(run, use_case), class_cumulative_gain(run, use_case.for_classes(p.classes)), atol=1e-9
     )
 
 

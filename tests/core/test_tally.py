@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 import valuecore as vc
 from valuecore._engine import sorting as _sorted
 from valuecore._engine import tally as _tally
-from valuecore._model.values import value_matrix_for
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
@@ -52,7 +51,7 @@ def _same_tally(got: _tally.Tally, want: _tally.Tally) -> None:
 def test_a_threshold_rule_tallied_from_prefix_sums_equals_counting_every_item(data):
     predictions, kind = data.draw(runs())
     stride = data.draw(st.sampled_from([1, 2, 3, 7, 64]))
-    matrix = value_matrix_for(vc.UseCase(1, 0, -3), predictions.classes)
+    matrix = vc.UseCase(1, 0, -3).for_classes(predictions.classes)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_tally, "_STRIDE", stride)
         for policy in _threshold_rules(predictions, data.draw):
@@ -68,7 +67,7 @@ def test_two_threshold_rules_paired_from_prefix_sums_equal_pairing_every_item(da
     if kind == "fractional":
         predictions = vc.Predictions.from_proba(predictions.proba, y_true=predictions.y_true)
     stride = data.draw(st.sampled_from([1, 2, 5, 64]))
-    matrix = value_matrix_for(vc.UseCase(1, 0, -3), predictions.classes)
+    matrix = vc.UseCase(1, 0, -3).for_classes(predictions.classes)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_tally, "_STRIDE", stride)
         rules = _threshold_rules(predictions, data.draw)
@@ -94,7 +93,7 @@ def test_a_large_split_reads_the_kept_sums_and_equals_counting():
     predictions = vc.Predictions.from_proba(proba / proba.sum(axis=1, keepdims=True),
                                             y_true=rng.integers(0, n_classes, n),
                                             sample_weight=rng.integers(0, 3, n).astype(float))
-    matrix = value_matrix_for(vc.UseCase(1, 0, -4), predictions.classes)
+    matrix = vc.UseCase(1, 0, -4).for_classes(predictions.classes)
     thresholds = np.quantile(predictions.confidence, [0.1, 0.5, 0.93])
     rules = [vc.Policy("threshold", threshold=float(t)) for t in thresholds] + [
         vc.Policy("class_thresholds", class_thresholds={c: float(t) for c, t in zip(predictions.classes,
@@ -155,7 +154,7 @@ def test_the_expected_value_rule_tallied_from_prefix_sums_equals_counting_every_
         for _ in range(data.draw(st.integers(1, 4))):  # several plans on the same kept sums
             use_case = vc.UseCase(1, data.draw(st.sampled_from([0.0, -0.5, 0.25])),
                                   data.draw(st.integers(-500, 50).map(lambda k: k / 100)))
-            matrix = value_matrix_for(use_case, predictions.classes)
+            matrix = use_case.for_classes(predictions.classes)
             _, tally = _tally.decision_tally(policy, predictions, matrix)
             _same_tally(tally, _tally.tally_of_actions(predictions, policy.decide(predictions, matrix)))
 
@@ -169,7 +168,7 @@ def test_a_large_split_reads_the_expected_value_rules_kept_sums():
                                                 y_true=rng.integers(0, n_classes, n), sample_weight=weight)
         policy = vc.Policy("expected_value")
         for wrong in (-0.5, -3.0, -3.0 - 2.0**-20, -9.0, -1.25):
-            matrix = value_matrix_for(vc.UseCase(1, 0, wrong), predictions.classes)
+            matrix = vc.UseCase(1, 0, wrong).for_classes(predictions.classes)
             _, tally = _tally.decision_tally(policy, predictions, matrix)
             assert tally.known is None  # counted without a pass over the items
             _same_tally(tally, _tally.tally_of_actions(predictions, policy.decide(predictions, matrix)))
@@ -183,7 +182,7 @@ def test_many_classes_keep_their_sums_further_apart_and_count_the_same(weighted)
     predictions = vc.Predictions.from_proba(proba / proba.sum(axis=1, keepdims=True),
                                             y_true=rng.integers(0, n_classes, n),
                                             sample_weight=rng.integers(0, 3, n).astype(float) if weighted else None)
-    matrix = value_matrix_for(vc.UseCase(1, 0, -2.5), predictions.classes)
+    matrix = vc.UseCase(1, 0, -2.5).for_classes(predictions.classes)
     thresholds = np.quantile(predictions.confidence, np.linspace(0.05, 0.95, n_classes))
     rules = [vc.Policy("threshold", threshold=float(thresholds[7])), vc.Policy("expected_value"),
              vc.Policy("class_thresholds", class_thresholds=dict(zip(predictions.classes, map(float, thresholds))))]

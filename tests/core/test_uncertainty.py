@@ -364,7 +364,7 @@ def _node_counts(run, tree, item_counts, values):
     if isinstance(values, vc.UseCase):
         category = (~p.correct[run.order]).astype(int)
     else:
-        gain = vc.policy_json.value_matrix_for(values, p.classes).gains[p.y_true, p.y_pred][run.order]
+        gain = values.for_classes(p.classes).gains[p.y_true, p.y_pred][run.order]
         category = np.searchsorted(tree.gains, gain)
     size, n_categories = 1 << tree.depth, tree.gains.size
     nodes = np.zeros((item_counts.shape[0], 2 * size, n_categories), dtype=np.int64)
@@ -377,8 +377,7 @@ def _node_counts(run, tree, item_counts, values):
 
 def _tree_thresholds_on(run, values, item_counts):
     """The grouped search's thresholds when the resamples are the given item counts (no binomials)."""
-    matrix = vc.policy_json.value_matrix_for(values, run.predictions.classes)
-    tree = _grouped_bootstrap.group_tree(run, values, matrix.gains)
+    tree = _grouped_bootstrap.group_tree(run, values)
     nodes = _node_counts(run, tree, item_counts, values)
     best = _grouped_bootstrap.search(tree, nodes[:, 1], lambda r, node, counts: nodes[r, 2 * node])
     return np.where(best >= 0, run.thresholds[np.maximum(best, 0)], np.nan)
@@ -418,7 +417,7 @@ def test_grouped_resamples_draw_the_item_bootstrap_distribution(values):
     from valuecore._stats.uncertainty import _thresholds_by_items
 
     run = vc.presort(binary_run(60, 7, rounding=1, weights=np.random.default_rng(7).integers(1, 3, 60)))
-    matrix = vc.policy_json.value_matrix_for(values, run.predictions.classes)
+    matrix = values.for_classes(run.predictions.classes)
     n_resamples = 20_000
     grouped = threshold_stability(run, values, rng=np.random.default_rng(1), n_resamples=n_resamples).thresholds
     items = _thresholds_by_items(run, matrix, n_resamples, np.random.default_rng(2), None)
@@ -432,7 +431,7 @@ def test_grouped_resamples_draw_the_item_bootstrap_distribution(values):
 def test_fractional_weights_resample_the_items():
     """Sampling weights keep each drawn item's weight: no cell counts, the item bootstrap."""
     run = vc.presort(binary_run(50, 2, weights=np.random.default_rng(2).uniform(0.5, 2.0, 50)))
-    matrix = vc.policy_json.value_matrix_for(USE_CASE, run.predictions.classes)
+    matrix = USE_CASE.for_classes(run.predictions.classes)
     from valuecore._stats.uncertainty import _thresholds_by_items
 
     got = threshold_stability(run, USE_CASE, rng=np.random.default_rng(4), n_resamples=40).thresholds

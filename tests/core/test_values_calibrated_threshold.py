@@ -52,7 +52,7 @@ def test_policy_voc_and_acceptance_limits_share_the_threshold():
         n = edges.size
         p = vc.Predictions.from_top_label(["a"] * n, edges, ["a"] * n, classes=["a", "b"])
         policy = vc.fit_policy("calibrated_threshold", None, use_case)
-        accepted_by_policy = policy.decide(p, vc.policy_json.value_matrix_for(use_case, p.classes)) != p.n_classes
+        accepted_by_policy = policy.decide(p, use_case.for_classes(p.classes)) != p.n_classes
         curve = vc.voc_curve(vc.presort(p), "calibrated")
         # every item is correct, so the VOC value counts the accepted items
         assert curve.value_at(omega) * n == pytest.approx(accepted_by_policy.sum(), abs=1e-9)

@@ -1,19 +1,19 @@
 """Values become one ValueMatrix once, where they enter the pipeline, and every figure stays bit for bit.
 
-A matrix made from a UseCase (``value_matrix_for``) remembers it, so the triple's exact shortcuts still
-apply below (``use_case_of``); a matrix given as a matrix keeps the matrix's arithmetic.
+A matrix made from a UseCase (``use_case.for_classes``) remembers it, so the triple's exact shortcuts still
+apply below (``matrix.use_case``); a matrix given as a matrix keeps the matrix's arithmetic.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
 
 import valuecore as vc
 from valuecore._engine.sorting import class_cumulative_gain, cumulative_gain
-from valuecore._model.values import use_case_of
 
 def same_result(a, b) -> bool:
     """Every field equal, bit for bit (a PolicyResult compares by identity)."""
@@ -34,10 +34,24 @@ def weighted_run(seed: int = 3, n: int = 400, n_classes: int = 3) -> vc.Predicti
 
 def test_a_matrix_made_from_a_use_case_remembers_it_and_one_given_as_a_matrix_does_not():
     use_case = vc.UseCase(1.3, 0.1, -4.7)
-    made = vc.policy_json.value_matrix_for(use_case, ["a", "b", "c"])
-    assert use_case_of(made) is use_case and use_case_of(use_case) is use_case
+    made = use_case.for_classes(["a", "b", "c"])
+    assert made.use_case is use_case and use_case.use_case is use_case
     given = vc.ValueMatrix(made.classes, made.values)
-    assert given.as_use_case() == use_case and use_case_of(given) is None
+    assert given.as_use_case() == use_case and given.use_case is None
+
+
+def test_both_kinds_of_values_answer_the_same_questions():
+    use_case = vc.UseCase(2.5, -0.5, -7.25)
+    assert (use_case.gain_correct, use_case.gain_wrong) == (3.0, -6.75)
+    assert use_case.omega == 2.25 and use_case.as_use_case() is use_case
+    made = use_case.for_classes(["x", "y"])
+    assert made.for_classes(("x", "y")) is made and made.as_use_case() is use_case
+    assert np.array_equal(made.gains, [[3.0, -6.75], [-6.75, 3.0]])
+    assert vc.UseCase(1, 0, 0).omega == 0.0 and math.copysign(1, vc.UseCase(1, 0, 0).omega) == 1  # never -0.0
+    with pytest.raises(ValueError, match=r"is for classes \['x', 'y'\] but the run has classes \['y', 'x'\]"):
+        made.for_classes(["y", "x"])
+    with pytest.raises(TypeError, match=r"values must be a UseCase or a ValueMatrix, got dict"):
+        vc.policy_json.values_to_dict({"v_correct": 1})
 
 
 @pytest.mark.parametrize("omega", [0.0, 0.37, 4.0, 1e6])
@@ -45,7 +59,7 @@ def test_the_use_case_and_its_matrix_give_the_same_bits(omega):
     p = weighted_run()
     run = vc.presort(p)
     use_case = vc.UseCase(0.9, 0.2, 0.2 - 0.7 * omega)
-    matrix = vc.policy_json.value_matrix_for(use_case, p.classes)
+    matrix = use_case.for_classes(p.classes)
     assert np.array_equal(cumulative_gain(run, use_case), cumulative_gain(run, matrix))
     assert np.array_equal(class_cumulative_gain(run, use_case), class_cumulative_gain(run, matrix))
     for kind in KINDS:
@@ -90,7 +104,7 @@ def test_the_pipeline_converts_the_values_once_and_its_entries_are_unchanged():
     matrices = [values for _, values in pipeline.seen]
     assert all(isinstance(v, vc.ValueMatrix) for v in matrices)
     assert all(v is matrices[0] for v in matrices)  # one conversion, passed down
-    assert use_case_of(matrices[0]) is use_case
+    assert matrices[0].use_case is use_case
     # the public stages still take a UseCase, and give the entry's numbers
     policy = vc.Pipeline({"m": run}).policy("m", "threshold", use_case)
     assert policy == entry.policy

@@ -152,9 +152,8 @@ def _cmd_validate(args) -> int:
 
 # ---------------------------------------------------------------- report
 def _describe_values(values) -> str:
-    from .._model.values import UseCase
-
-    if isinstance(values, UseCase):
+    if values.use_case is not None:
+        values = values.use_case
         text = (
             f"use case: correct {values.v_correct:g}, abstain {values.v_abstain:g}, wrong {values.v_wrong:g} "
             f"(omega {_fmt(values.omega, 'g')})"

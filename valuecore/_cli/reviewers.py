@@ -70,12 +70,11 @@ def add_reviewer_options(parser: argparse.ArgumentParser) -> None:
 def reviewers_from_args(args, use_case):
     """The Reviewers the options describe, or None when none is given (``use_case``: the typed values)."""
     from .._engine.reviewers import Reviewers
-    from .._model.values import UseCase
 
     given = [args.reviewer_accuracy, args.reviewer_sample, args.workload, args.v_person_wrong]
     if all(v is None for v in given):
         return None
-    if not isinstance(use_case, UseCase):
+    if use_case.use_case is None:
         raise ValueError("reviewers are priced for a use case (--v-correct/--v-abstain/--v-wrong or --omega), "
                          "not a value matrix")
     if args.reviewer_accuracy is not None and args.reviewer_sample is not None:

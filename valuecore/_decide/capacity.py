@@ -34,7 +34,6 @@ import numpy as np
 
 from .._engine.fitting import Policy, Values
 from .._engine.sorting import SortedRun, class_cumulative_gain, class_cumulative_weight, cumulative_gain
-from .._model.values import use_case_of, value_matrix_for
 
 __all__ = ["CapacityCurve", "CapacityResult", "capacity_curve", "fit_capacity"]
 
@@ -43,11 +42,11 @@ _KINDS = ("threshold", "class_thresholds")
 
 def _abstain_value(run: SortedRun, values: Values) -> float:
     """Total value of abstaining on every item (the baseline of every gain)."""
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is not None:
         return use_case.v_abstain * run.total_weight
     predictions = run.predictions
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     return float(np.sum(matrix.values[predictions.y_true, -1] * predictions.sample_weight))
 
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
+from .._engine.fitting import Policy, Values, fit_policy
 from .._model.values import ValueMatrix
 from .._model.predictions import Predictions
 from .._engine.sorting import SortedRun
@@ -154,7 +154,7 @@ def two_tier_evaluation(policy: Policy, predictions: Predictions, values: Values
     from .._engine.shortlist import evaluate_shortlist, shortlist_item_values, shortlist_value_range
     from .._engine.twotier import evaluate_two_tier, two_tier_item_values
 
-    values = value_matrix_for(values, predictions.classes)  # once: the calls below take this matrix
+    values = values.for_classes(predictions.classes)  # once: the calls below take this matrix
     automatic = Policy("threshold", threshold=policy.threshold, calibration=policy.calibration)
     record = evaluate(automatic, predictions, values).to_dict()
     listed = policy.kind == "shortlist"

@@ -48,7 +48,7 @@ from .._engine.evaluate import PolicyResult, evaluate_confusion
 from .._engine.fitting import Policy
 from .._engine.tally import split_cache
 from .._stats.uncertainty import Interval, result_interval
-from .._model.values import UseCase, ValueMatrix
+from .._model.values import check_values
 from .segment_rule import SEGMENT_RULE, SegmentRule
 from .verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
@@ -235,7 +235,7 @@ class Recommendation:
 def allowed_kinds(values, *, assisted=None, shortlist_values=None) -> tuple[str, ...]:
     """The rules a recommendation weighs for these values: every kind, two tiers (or a shortlist) when its
     values are given."""
-    kinds = [k for k in POLICY_KINDS if not (isinstance(values, ValueMatrix) and k == "calibrated_threshold")]
+    kinds = [k for k in POLICY_KINDS if not (values.use_case is None and k == "calibrated_threshold")]
     return (*kinds, *(("two_tier",) if assisted is not None else ()),
             *(("shortlist",) if shortlist_values is not None else ()))
 
@@ -326,8 +326,7 @@ def recommend(
     >>> r.status, r.alternative.model, r.alternative.kind, int(r.items_to_separate)
     ('not_yet', 'mlp', 'threshold', 2960)
     """
-    if not isinstance(values, (UseCase, ValueMatrix)):
-        raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+    check_values(values)
     models = list(pipeline.runs) if models is None else list(models)
     with_segments = bool(segment_rules) and (kinds is None or not set(kinds).isdisjoint({SEGMENT_RULE,
                                                                                           RECOMMENDED_RULE}))

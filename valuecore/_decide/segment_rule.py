@@ -18,7 +18,7 @@ import numpy as np
 from .._engine.segment_policy import SegmentPolicy
 from .._model.choices import SEGMENT_RULE
 from .._model.predictions import Predictions
-from .._model.values import Values, value_matrix_for
+from .._model.values import Values
 
 __all__ = ["SEGMENT_RULE", "SegmentRule"]
 
@@ -72,7 +72,7 @@ class SegmentRule:
     def item_values(self, predictions: Predictions, values: Values) -> np.ndarray:
         """Each item's realised value, shape (n,): its true class's cell of the action taken."""
         predictions.require_labels("per-item values")
-        matrix = value_matrix_for(values, predictions.classes).values
+        matrix = values.for_classes(predictions.classes).values
         return matrix[predictions.y_true, self.decide(predictions)].astype(np.float64)
 
     def coverage(self, predictions: Predictions) -> float:

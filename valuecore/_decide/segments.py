@@ -41,7 +41,7 @@ from .._engine.policy import Policy
 from .._engine.segment_policy import SEGMENT_RULES, UNSEEN_SEGMENT_RULES, SegmentPolicy, segment_labels
 from .._engine.sorting import SortedRun, cumulative_gain, presort
 from .._model.predictions import Predictions, _label_text
-from .._model.values import UseCase, ValueMatrix, Values, value_matrix_for
+from .._model.values import Values, check_values
 from .._model.values import check_value_range as _check_value_range
 from .capacity import _abstain_value
 from .risk import upper_bounds
@@ -70,11 +70,9 @@ _DEFAULT_SEARCH_BUDGET = 5 * 10**7
 
 
 def _values_per_segment(values, names: tuple[str, ...]) -> dict[str, Values]:
-    if isinstance(values, (UseCase, ValueMatrix)):
-        return {s: values for s in names}
     if not isinstance(values, Mapping):
-        raise TypeError(f"values must be a UseCase, a ValueMatrix or a mapping segment -> values, "
-                        f"got {type(values).__name__}")
+        check_values(values, or_else="a mapping segment -> values")
+        return {s: values for s in names}
     given = {_label_text(k): v for k, v in values.items()}
     lacking = [s for s in names if s not in given]
     if lacking:
@@ -286,7 +284,7 @@ def evaluate_segments(
 
 
 def _standing(name, rule: Policy, sub: Predictions, values, confidence_level, risk_confidence, policy_interval):
-    matrix = value_matrix_for(values, sub.classes)
+    matrix = values.for_classes(sub.classes)
     actions = rule.decide(sub)
     weight = sub.sample_weight
     acted = actions < sub.n_classes
@@ -741,7 +739,7 @@ def fit_segments(
     n_items = free_eval.n_items
     free_total = free_eval.value_total
     wanted = caps.as_dict()
-    scale = max([1.0] + [float(np.max(np.abs(value_matrix_for(v, p.predictions.classes).values)))
+    scale = max([1.0] + [float(np.max(np.abs(v.for_classes(p.predictions.classes).values)))
                          for v, p in zip(seg_values, runs)])
     tolerances = {k: CAP_TOLERANCE * (scale if k == "value_gap" else 1.0) for k in wanted}
     holds = all(not (getattr(free_eval, k) > cap + tolerances[k]) for k, cap in wanted.items())

@@ -35,7 +35,7 @@ from typing import Mapping
 import numpy as np
 
 from .._engine.evaluate import evaluate, item_values
-from .._engine.fitting import Policy, Values, value_matrix_for
+from .._engine.fitting import Policy, Values
 from .._model.predictions import Predictions
 from .._engine.tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
                      grouped_tally, joint_tally, split_cache)
@@ -269,7 +269,7 @@ def _per_item_sd(interval: Interval) -> float:
 
 def _degenerate_values(values: Values, classes) -> tuple[bool, bool]:
     """(no action beats handing over, handing over never beats acting) for these classes."""
-    gains = value_matrix_for(values, classes).gains
+    gains = values.for_classes(classes).gains
     return bool(np.all(gains <= 0)), bool(np.all(gains >= 0))
 
 
@@ -278,7 +278,7 @@ _HAND_OVER = Policy("threshold", threshold=None)
 
 def _baseline(predictions: Predictions, values: Values) -> float:
     """Value per item of handing every item over (no model), from the tally of that decision."""
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     _, tally = decision_tally(_HAND_OVER, predictions, matrix)
     return grouped_mean(grouped_tally(tally, matrix.values.ravel(), split_cache(predictions).integral))
 
@@ -318,7 +318,7 @@ def _judge(policy: Policy, predictions: Predictions, priced: Values, per_item: b
         items = _realised_item_values(policy, predictions, priced)
         return _Judged(predictions, group_items(items, predictions.sample_weight, integral), items=items)
     predictions.require_labels("per-item values")
-    matrix = value_matrix_for(priced, predictions.classes) if matrix is None else matrix
+    matrix = priced.for_classes(predictions.classes) if matrix is None else matrix
     key, tally = decision_tally(policy, predictions, matrix)
     cells = matrix.values.ravel()
     return _Judged(predictions, grouped_tally(tally, cells, integral, _cell_groups(matrix)), key, tally, cells)
@@ -368,7 +368,7 @@ def items_to_show_gain(found: Mapping, predictions: Predictions, values: Values,
     entry in the verdict's ``memo``)."""
     if "judged" not in found or "gain_range" not in found:
         return None
-    handing_over = value_matrix_for(values, predictions.classes)
+    handing_over = values.for_classes(predictions.classes)
     return grouped_items_to_exclude(_gain(found["judged"], handing_over), found["gain_range"],
                                     confidence_level=2 * sure - 1, null=0.0)
 
@@ -507,8 +507,9 @@ def verdict(
     judged, intervals, coverage, baselines, split_baselines, gains = {}, {}, {}, {}, {}, {}
     priced = {m: values for m in labelled}  # each model's values: its hand-offs priced for the reviewers
     if reviewers is not None:
-        from .._engine.reviewers import priced_use_case
+        from .._engine.reviewers import priced_use_case, reviewers_use_case
 
+        values = reviewers_use_case(values)  # a matrix made from a use case is priced as the use case
         priced = {m: priced_use_case(reviewers, values, *labelled[m]) for m in labelled}
     everything = values if reviewers is None else reviewers.use_case_at(values, 1.0)
     made: dict = {}
@@ -517,7 +518,7 @@ def verdict(
         """``given``'s value matrix for ``classes``, made once per verdict (the rules of a model share it)."""
         key = (id(given), tuple(classes))
         if key not in made:
-            made[key] = (given, value_matrix_for(given, classes))  # holds ``given``, so its id stays its own
+            made[key] = (given, given.for_classes(classes))  # holds ``given``, so its id stays its own
         return made[key][1]
 
     ranges: dict = {}

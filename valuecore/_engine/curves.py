@@ -14,11 +14,11 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd  # imported where a frame is built, so that importing the module stays light
 
-from .fitting import Values, value_matrix_for
+from .fitting import Values
 from .._model.values import check_value_range as _check_value_range
 from .._model.predictions import Predictions
 from .sorting import SortedRun, cumulative_gain
-from .._model.values import UseCase, use_case_of  # noqa: F401  (UseCase: used in doctests)
+from .._model.values import UseCase  # noqa: F401  (UseCase: used in doctests)
 
 __all__ = [
     "ThresholdCurve",
@@ -90,7 +90,7 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
     """
     _check_value_range(values)
     predictions = run.predictions
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     n_items = run.total_weight
     estimate = estimate or not predictions.has_labels
     truth_mass = None
@@ -99,7 +99,7 @@ def threshold_curve(run: SortedRun, values: Values, *, estimate: bool = False) -
     elif matrix.as_use_case() is None:
         predictions.require_proba("label-free value of a per-class value matrix")
     gain = cumulative_gain(run, values, estimate=estimate)
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is not None and not estimate:
         base = use_case.v_abstain * n_items
     else:

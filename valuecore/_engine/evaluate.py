@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._model.values import check_value_range as _check_value_range
-from .fitting import Policy, Values, value_matrix_for
+from .fitting import Policy, Values
 from .._model.predictions import Predictions
 
 __all__ = ["PolicyResult", "evaluate", "item_values", "estimate", "decision_values"]
@@ -136,7 +136,7 @@ def evaluate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     _check_value_range(values)
     predictions.require_labels("evaluating a policy")
     _refuse_two_tier(policy)
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     return _evaluate_actions(policy.decide(predictions, matrix), predictions, matrix)
 
 
@@ -158,7 +158,7 @@ def evaluate_confusion(confusion: np.ndarray, predictions: Predictions, matrix) 
 def decision_values(actions: np.ndarray, predictions: Predictions, values: Values) -> np.ndarray:
     """Per-item value, shape (n,), of given actions (unweighted: one item each)."""
     predictions.require_labels("per-item values")
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     return matrix.values[predictions.y_true, actions]
 
 
@@ -167,7 +167,7 @@ def item_values(policy: Policy, predictions: Predictions, values: Values) -> np.
 
     The weighted mean (with ``predictions.sample_weight``) is ``value_per_item``.
     """
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     return decision_values(policy.decide(predictions, matrix), predictions, matrix)
 
 
@@ -188,7 +188,7 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     """
     _refuse_two_tier(policy)
     _check_value_range(values)
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     actions = policy.decide(predictions, matrix)
     n_classes = predictions.n_classes
     calibrated = policy.calibrate(predictions)

@@ -28,7 +28,7 @@ from .sorting import (
 )
 from .hull import first_best, run_cache
 from .._model.values import UseCase  # noqa: F401  (used in doctests)
-from .._model.values import ValueMatrix, Values, _calibrated_threshold, use_case_of, value_matrix_for
+from .._model.values import ValueMatrix, Values, _calibrated_threshold
 from .._model.values import check_value_range as _check_value_range
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "POLICY_KINDS",
     "ALL_POLICY_KINDS",
     "fit_policy",
-    "value_matrix_for",
     "item_gains",
 ]
 
@@ -49,11 +48,11 @@ HULL_MIN_GROUPS = 4096
 def _hull_gains(run: SortedRun, values: Values, estimate: bool, n_groups: int) -> tuple[float, float] | None:
     """The gains ``(a, b)`` of a correct and a wrong item over abstaining when the hull answers (a use case on
     labels, enough groups), else None (the scan answers)."""
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is None or estimate or run.cum_correct is None or n_groups < HULL_MIN_GROUPS:
         return None
     # The same floats cumulative_gain multiplies the counts by.
-    return use_case.v_correct - use_case.v_abstain, use_case.v_wrong - use_case.v_abstain
+    return use_case.gain_correct, use_case.gain_wrong
 
 
 def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None:
@@ -161,7 +160,7 @@ def fit_policy(
     if kind == "expected_value":
         return Policy("expected_value", **extra)
     if kind == "calibrated_threshold":
-        use_case = use_case_of(values)
+        use_case = values.use_case
         if use_case is not None:
             return Policy(kind, threshold=use_case.calibrated_threshold, **extra)
         # A general matrix: charge correct and wrong at their worst gains.
@@ -170,7 +169,7 @@ def fit_policy(
         classes = run.predictions.classes if run is not None else getattr(values, "classes", None)
         if classes is None:
             raise ValueError("calibrated class thresholds need the classes (pass the run)")
-        matrix = value_matrix_for(values, classes)
+        matrix = values.for_classes(classes)
         return Policy(kind, class_thresholds=tuple(matrix.calibrated_class_thresholds().items()), **extra)
     if run is None:
         raise ValueError(f"a {kind} policy is tuned on data: pass the tuning run")

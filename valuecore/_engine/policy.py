@@ -22,7 +22,7 @@ import numpy as np
 from .._model.choices import ALL_POLICY_KINDS
 from .._model.predictions import Predictions
 from .._model.tier_values import AssistedValues, check_shortlist_spec
-from .._model.values import ValueMatrix, Values, use_case_of, value_matrix_for
+from .._model.values import ValueMatrix, Values
 
 __all__ = ["Policy"]
 
@@ -177,7 +177,9 @@ class Policy:
         """
         predictions = self.calibrate(predictions)
         if self.kind == "expected_value":
-            return _expected_value_actions(predictions, value_matrix_for(values, predictions.classes))
+            if values is None:
+                raise ValueError("the expected-value rule needs a use case or a value matrix")
+            return _expected_value_actions(predictions, values.for_classes(predictions.classes))
         if self.kind == "accept_all" and not predictions.has_model_abstentions:
             return predictions.y_pred.copy()
         return np.where(self.accepts(predictions), predictions.y_pred, predictions.n_classes)
@@ -410,7 +412,7 @@ def _ev_plan(predictions: Predictions, matrix: ValueMatrix, screen: _EvScreen | 
     that cut, or whose top class leads another by less than the margin, are decided as before, by
     :func:`_expected_values` (whose tie rule they need); for every other item both ways agree.
     """
-    use_case = use_case_of(matrix) or matrix.as_use_case()  # a matrix made from a use case has its entries
+    use_case = matrix.as_use_case()
     if use_case is None or not use_case.v_correct > use_case.v_wrong:
         return None
     if screen is None:

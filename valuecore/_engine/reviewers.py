@@ -233,14 +233,19 @@ def reviewer_value_curve(run: SortedRun, use_case: UseCase, reviewers: Reviewers
     return base + gain
 
 
+def reviewers_use_case(values) -> UseCase:
+    """The use case of ``values``, which reviewers are priced for (a value matrix has no one hand-off value)."""
+    if values.use_case is None:
+        raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")
+    return values.use_case
+
+
 def _gain_curve(run: SortedRun, use_case: UseCase, reviewers: Reviewers) -> tuple[float, np.ndarray]:
     """The value of handing everything off, and the gain over it of every prefix.
 
     Tuned on the gain, not on the total, so that a perfect reviewer gives today's
     argmax bit for bit (adding a constant may round two gains to one total)."""
-    if not isinstance(use_case, UseCase):
-        raise ValueError("imperfect reviewers are priced for a use case (v_correct, v_abstain, v_wrong), "
-                         "not a value matrix")
+    use_case = reviewers_use_case(use_case)
     run.predictions.require_labels("tuning a threshold for imperfect reviewers")
     n_items = run.total_weight
     if reviewers.flat:
@@ -311,8 +316,7 @@ def priced_use_case(reviewers: Reviewers, use_case: UseCase, policy, predictions
     produces on ``predictions``: a fixed policy on fixed items hands off a fixed share, so its value is
     exact with it. One-tier rules only (a person's share of a two-tier or shortlist rule is not a blank
     hand-off)."""
-    if not isinstance(use_case, UseCase):
-        raise ValueError("reviewers are priced for a use case (v_correct, v_abstain, v_wrong), not a value matrix")
+    use_case = reviewers_use_case(use_case)
     if reviewers.flat:
         return reviewers.effective_use_case(use_case)
     if policy.kind in ("two_tier", "shortlist"):
@@ -372,9 +376,7 @@ def fit_reviewer_class_thresholds(run: SortedRun, use_case: UseCase, reviewers: 
     threshold. Needs whole-number weights (copies), and refuses more than
     ``EXACT_CLASS_BUDGET`` additions.
     """
-    if not isinstance(use_case, UseCase):
-        raise ValueError("imperfect reviewers are priced for a use case (v_correct, v_abstain, v_wrong), "
-                         "not a value matrix")
+    use_case = reviewers_use_case(use_case)
     predictions = run.predictions
     predictions.require_labels("tuning per-class thresholds for imperfect reviewers")
     weight = predictions.sample_weight

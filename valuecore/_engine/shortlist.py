@@ -35,7 +35,7 @@ from .._model.predictions import Predictions
 from .sorting import SortedRun, cumulative_gain, group_cumulative
 from .._model.tier_values import SHORTLIST_RULES, ShortlistValues, check_shortlist_spec  # noqa: F401  (re-exported)
 from .twotier import _handoff_values, best_tier_pair
-from .._model.values import Values, value_matrix_for
+from .._model.values import Values
 
 __all__ = [
     "SHORTLIST_RULES",
@@ -134,7 +134,7 @@ def fit_shortlist(run: SortedRun, values: Values, shortlist_values, *, rule: str
     extra = {"calibration": calibration} if calibration else {}
     spec = {"rule": rule, "values": shortlist_values.to_dict(), "list_threshold": None}
     act_cum = cumulative_gain(run, values)
-    handoff = _handoff_values(predictions, value_matrix_for(values, predictions.classes))
+    handoff = _handoff_values(predictions, values.for_classes(predictions.classes))
     rank = _true_rank(proba, predictions.y_true)
     weight = predictions.sample_weight
     if rule == "top_k":
@@ -276,7 +276,7 @@ def shortlist_item_values(policy: Policy, predictions: Predictions, values: Valu
     calibrated = policy.calibrate(predictions)
     tiers = _tiers(policy, calibrated)
     sizes, rank = _item_sizes_and_ranks(policy, calibrated)
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     handoff = _handoff_values(predictions, matrix)
     acted = matrix.values[predictions.y_true, calibrated.y_pred]
     listed = _list_values(sizes, rank, ShortlistValues.from_dict(policy.shortlist["values"]), handoff)
@@ -403,7 +403,7 @@ def shortlist_level_grid(predictions: Predictions) -> tuple[np.ndarray, int]:
 
 def shortlist_value_range(policy: Policy, predictions: Predictions, values: Values) -> tuple[float, float]:
     """Lowest and highest value one item can take under a shortlist policy: a matrix cell or a list's value."""
-    cells = value_matrix_for(values, predictions.classes).values
+    cells = values.for_classes(predictions.classes).values
     listed = [v for pair in policy.shortlist["values"].values() for v in pair]
     return min(float(cells.min()), *listed), max(float(cells.max()), *listed)
 

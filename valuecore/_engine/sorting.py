@@ -25,7 +25,7 @@ import numpy as np
 
 from .bitsort import descending_counts, stable_descending_order
 from .._model.predictions import Predictions
-from .._model.values import UseCase, Values, threshold_for_omega, use_case_of, value_matrix_for  # noqa: F401  (UseCase: doctests)
+from .._model.values import UseCase, Values, threshold_for_omega  # noqa: F401  (UseCase: doctests)
 
 __all__ = [
     "SortedRun",
@@ -450,7 +450,7 @@ def item_gains(predictions: Predictions, values: Values, *, estimate: bool = Fal
     only top-label confidence supports the simple use case only, where the
     predicted class is right with probability ``confidence``.
     """
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     gains = matrix.gains  # (C, C): true x predicted
     y_pred = predictions.y_pred
     if not estimate:
@@ -494,11 +494,9 @@ def cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> np.nda
     >>> run.value_at(0.9, omega=2.0), run.coverage_at(0.9)
     (0.3333333333333333, 0.3333333333333333)
     """
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is not None and not estimate and run.cum_correct is not None:
-        return (use_case.v_correct - use_case.v_abstain) * run.cum_correct + (
-            use_case.v_wrong - use_case.v_abstain
-        ) * run.cum_wrong
+        return use_case.gain_correct * run.cum_correct + use_case.gain_wrong * run.cum_wrong
     gains = item_gains(run.predictions, values, estimate=estimate)[run.order]
     return np.r_[0.0, np.cumsum(gains)[run.group_end - 1]] if gains.size else np.zeros(1)
 
@@ -513,11 +511,9 @@ def class_cumulative_gain(run: SortedRun, values, *, estimate: bool = False) -> 
         confidence) group, not reset between classes: the input of
         :func:`best_prefix_per_class_cumulative`.
     """
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is not None and not estimate and run.class_cum_correct is not None:
-        return (use_case.v_correct - use_case.v_abstain) * run.class_cum_correct + (
-            use_case.v_wrong - use_case.v_abstain
-        ) * run.class_cum_wrong
+        return use_case.gain_correct * run.class_cum_correct + use_case.gain_wrong * run.class_cum_wrong
     gains = item_gains(run.predictions, values, estimate=estimate)
     return _class_cumulative(gains, run)
 

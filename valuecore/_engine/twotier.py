@@ -30,7 +30,7 @@ from .policy import Policy
 from .._model.predictions import Predictions
 from .sorting import SortedRun, cumulative_gain, group_cumulative
 from .._model.tier_values import AssistedValues
-from .._model.values import UseCase, ValueMatrix, Values, _check_magnitude, use_case_of, value_matrix_for
+from .._model.values import UseCase, ValueMatrix, Values, _check_magnitude
 
 __all__ = ["AssistedValues", "TwoTierResult", "fit_two_tier", "evaluate_two_tier", "two_tier_item_values"]
 
@@ -76,7 +76,7 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
     if predictions.n == 0:
         return Policy("two_tier", threshold=None, assist_threshold=None, assisted=assisted.to_dict(), **extra)
     act_cum = cumulative_gain(run, values)
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is not None:
         # Assisting is a use case of its own against the same hand-off: O(n_groups) from cached counts.
         assisting = UseCase(
@@ -84,7 +84,7 @@ def fit_two_tier(run: SortedRun, values: Values, assisted, *, calibration=None) 
         )
         assist_cum = cumulative_gain(run, assisting)
     else:
-        matrix = value_matrix_for(values, predictions.classes)
+        matrix = values.for_classes(predictions.classes)
         assist_gains = _assisted_item_values(predictions, assisted) - _handoff_values(predictions, matrix)
         assist_cum = group_cumulative(run, assist_gains * predictions.sample_weight)
     i, j, _ = best_tier_pair(act_cum, assist_cum)
@@ -122,7 +122,7 @@ def two_tier_item_values(policy: Policy, predictions: Predictions, values: Value
     predictions.require_labels("the realised value")
     assisted = AssistedValues.from_dict(policy.assisted)
     tiers = policy.tiers(predictions)
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     calibrated = policy.calibrate(predictions)
     acted = matrix.values[predictions.y_true, calibrated.y_pred]
     return np.select(

@@ -7,6 +7,18 @@ columns the predicted class then one last "abstain" column. Every value
 computation in the package goes through the matrix; the triple is the special
 case whose matrix has ``v_correct`` on the diagonal, ``v_wrong`` elsewhere and
 ``v_abstain`` in the last column.
+
+Values are made once, at the edge (the dashboard's settings, the command line,
+the policy JSON), and the core asks them what it needs through the protocol
+both types share, never converting them itself nor asking which type it holds:
+
+- ``values.for_classes(classes)``: the ``(C, C + 1)`` matrix for a run's classes;
+- ``values.use_case``: the triple the values were given as (a matrix made by
+  ``for_classes`` remembers it), or None for a matrix given as a matrix; where
+  it is set, the triple's exact shortcuts (gains from cached counts, the
+  calibrated threshold) give bit for bit what they gave the triple;
+- ``values.as_use_case()``: the equivalent triple when the entries have its
+  shape (for the label-free checks), else None.
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-__all__ = ["UseCase", "ValueMatrix", "Regime", "value_matrix_for"]
+__all__ = ["UseCase", "ValueMatrix", "Regime"]
 
 
 @dataclass(frozen=True)
@@ -75,10 +87,28 @@ class UseCase:
         ``inf`` when a correct answer is worth no more than an abstention
         (abstaining always pays); negative when a wrong answer beats abstaining.
         """
-        gain = self.v_correct - self.v_abstain
-        if gain <= 0:
+        if self.gain_correct <= 0:
             return math.inf
-        return (self.v_abstain - self.v_wrong) / gain
+        return (self.v_abstain - self.v_wrong) / self.gain_correct  # not -gain_wrong: 0.0, never -0.0
+
+    @property
+    def gain_correct(self) -> float:
+        """What a correct answer earns over abstaining, ``v_correct - v_abstain``."""
+        return self.v_correct - self.v_abstain
+
+    @property
+    def gain_wrong(self) -> float:
+        """What a wrong answer earns over abstaining, ``v_wrong - v_abstain`` (negative in the normal regime)."""
+        return self.v_wrong - self.v_abstain
+
+    @property
+    def use_case(self) -> "UseCase":
+        """Itself (the protocol :class:`ValueMatrix` shares)."""
+        return self
+
+    def as_use_case(self) -> "UseCase":
+        """Itself (the protocol :class:`ValueMatrix` shares)."""
+        return self
 
     @property
     def regime(self) -> Regime:
@@ -109,16 +139,17 @@ class UseCase:
         Accept iff ``confidence >= threshold``. ``0.0`` accepts everything;
         ``None`` means always abstain.
         """
-        return _calibrated_threshold(self.v_correct - self.v_abstain, self.v_wrong - self.v_abstain)
+        return _calibrated_threshold(self.gain_correct, self.gain_wrong)
 
-    def value_matrix(self, classes: Sequence) -> "ValueMatrix":
-        """The equivalent ``(C, C + 1)`` value matrix for these classes."""
+    def for_classes(self, classes: Sequence) -> "ValueMatrix":
+        """The equivalent ``(C, C + 1)`` value matrix for these classes; it remembers this use case
+        (``matrix.use_case``)."""
         n_classes = len(classes)
         values = np.full((n_classes, n_classes + 1), self.v_wrong)
         values[np.arange(n_classes), np.arange(n_classes)] = self.v_correct
         values[:, -1] = self.v_abstain
         matrix = ValueMatrix(tuple(str(c) for c in classes), values)
-        object.__setattr__(matrix, "_use_case", self)  # see use_case_of
+        object.__setattr__(matrix, "_use_case", self)  # see ValueMatrix.use_case
         return matrix
 
     def to_dict(self) -> dict:
@@ -154,6 +185,14 @@ def _check_magnitude(values: np.ndarray, name: str, *, tiny: bool = False) -> No
         )
 
 
+def check_values(values, *, or_else: str | None = None) -> None:
+    """Refuse (TypeError, in words) anything but a UseCase or a ValueMatrix (``or_else`` names what else a
+    caller takes): the one test of the values' type, where they come in."""
+    if not isinstance(values, (UseCase, ValueMatrix)):
+        kinds = "a UseCase or a ValueMatrix" if or_else is None else f"a UseCase, a ValueMatrix or {or_else}"
+        raise TypeError(f"values must be {kinds}, got {type(values).__name__}")
+
+
 def check_value_range(values, *, interval: bool = False) -> None:
     """Refuse (ValueError, in words) values that a run's sums cannot hold.
 
@@ -161,17 +200,18 @@ def check_value_range(values, *, interval: bool = False) -> None:
     magnitude up to VALUE_LIMIT are exact for thresholds and totals; an interval squares them,
     so there nonzero values below 1/VALUE_LIMIT are refused too.
     """
-    use_case = use_case_of(values)
+    if values is None:
+        return
+    check_values(values)
+    use_case = values.use_case
     if use_case is not None:  # a matrix made from a use case is checked as the use case, every value
         entries = (use_case.v_correct, use_case.v_abstain, use_case.v_wrong)
         # Three floats: checked in Python (a slider move pays for this check), in numpy only to word a refusal.
         if all(abs(v) <= VALUE_LIMIT and not (interval and 0 < abs(v) < 1 / VALUE_LIMIT) for v in entries):
             return
         entries = np.array(entries)
-    elif isinstance(values, ValueMatrix):
-        entries = values.values
     else:
-        return
+        entries = values.values
     _check_magnitude(entries, "the values of the use case", tiny=interval)
 
 
@@ -258,12 +298,32 @@ class ValueMatrix:
         return len(self.classes)
 
     @property
+    def use_case(self) -> UseCase | None:
+        """The use case this matrix was made from (:meth:`UseCase.for_classes`), else None.
+
+        A matrix given as a matrix keeps the matrix's arithmetic even when its entries have the
+        use case's shape (:meth:`as_use_case`).
+        """
+        return getattr(self, "_use_case", None)
+
+    def for_classes(self, classes: Sequence) -> "ValueMatrix":
+        """Itself, once checked to be for these classes (in this order)."""
+        if self.classes != tuple(str(c) for c in classes):
+            raise ValueError(
+                f"the value matrix is for classes {list(self.classes)} but the run has classes "
+                f"{list(str(c) for c in classes)}"
+            )
+        return self
+
+    @property
     def gains(self) -> np.ndarray:
         """Shape (C, C): value of predicting ``j`` minus abstaining, for true class ``i``."""
         return self.values[:, :-1] - self.values[:, -1:]
 
     def as_use_case(self) -> UseCase | None:
         """The equivalent simple use case, or None when the matrix is not of that form."""
+        if self.use_case is not None:  # made from it: these are its entries
+            return self.use_case
         diagonal = np.diag(self.values[:, :-1])
         off = self.values[:, :-1][~np.eye(self.n_classes, dtype=bool)]
         abstain = self.values[:, -1]
@@ -295,35 +355,5 @@ class ValueMatrix:
         return cls(tuple(data["classes"]), np.asarray(data["value_matrix"], dtype=float))
 
 
-# A value as the public functions take it; the pipeline converts it once with value_matrix_for.
+# A value as the public functions take it: made once at the edge, asked (never converted) below.
 Values = Union[UseCase, ValueMatrix]
-
-
-def value_matrix_for(values: Values | None, classes) -> ValueMatrix:
-    """The ``(C, C + 1)`` value matrix of ``values`` for these classes."""
-    classes = tuple(str(c) for c in classes)
-    if values is None:
-        raise ValueError("this computation needs a use case or a value matrix")
-    if isinstance(values, UseCase):
-        return values.value_matrix(classes)
-    if isinstance(values, ValueMatrix):
-        if values.classes != classes:
-            raise ValueError(
-                f"the value matrix is for classes {list(values.classes)} but the run has classes {list(classes)}"
-            )
-        return values
-    raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
-
-
-def use_case_of(values: Values) -> UseCase | None:
-    """The use case ``values`` stands for: itself, the one a matrix was made from, or None.
-
-    Values travel down the pipeline as one ValueMatrix (``value_matrix_for``); a matrix made
-    from a UseCase remembers it, so the triple's exact shortcuts (gains from the cached
-    counts, ``UseCase.calibrated_threshold``) give bit for bit what they gave the UseCase.
-    A matrix given as a matrix keeps the matrix's arithmetic even when its entries have the
-    use case's shape (``ValueMatrix.as_use_case``).
-    """
-    if isinstance(values, UseCase):
-        return values
-    return getattr(values, "_use_case", None)

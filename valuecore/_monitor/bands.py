@@ -72,7 +72,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._engine.fitting import Policy, Values, value_matrix_for
+from .._engine.fitting import Policy, Values
 from .._model.predictions import Predictions
 
 __all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
@@ -131,7 +131,7 @@ def expected_item_values(
     distribution of the truth is read from ``calibrator.apply(predictions)``
     (the raw predictions when ``calibrator`` is None).
     """
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     outcome = _outcomes(policy, predictions, matrix)
     calibrated = predictions if calibrator is None else calibrator.apply(predictions)
     return _moments(_truth(calibrated, matrix), outcome)
@@ -307,7 +307,7 @@ class _ReferenceBootstrap:
         from dataclasses import replace
 
         self._policy, self._values = policy, values
-        self._matrix = value_matrix_for(values, reference.classes)
+        self._matrix = values.for_classes(reference.classes)
         outcome = _outcomes(policy, reference, self._matrix)
         weight = reference.sample_weight
         rows = reference.n
@@ -391,7 +391,7 @@ def _estimation_method(reference: Predictions, values: Values, method: str) -> s
         raise ValueError(
             f"calibration for monitoring must be one of {', '.join(_ESTIMATION_METHODS)}, not {method!r}"
         )
-    use_case = value_matrix_for(values, reference.classes).as_use_case() is not None
+    use_case = values.as_use_case() is not None
     binary = len(reference.classes) == 2
     if method == "isotonic" and not (use_case or binary):
         raise ValueError("a per-class value matrix of more than two classes needs probability vectors: use "
@@ -513,7 +513,7 @@ def monitor_bands(
     # A chunk's value per item (realised or estimated) lies between the lowest and the highest value an item can
     # take: the bands stop there (clipping moves no coverage and no alert, and no band promises $1.60 per item
     # where a correct answer earns $1).
-    cells = value_matrix_for(values, reference.classes).values
+    cells = values.for_classes(reference.classes).values
     lowest, highest = float(np.min(cells)), float(np.max(cells))
 
     rows = []

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._engine.evaluate import estimate, evaluate
-from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
+from .._engine.fitting import Policy, Values, fit_policy
 from .._model.predictions import Predictions, _first_rows
 from .._engine.sorting import dimensionless_value, presort
 from .._engine.table import DEFAULT_KS
@@ -348,7 +348,7 @@ def _per_item(total: float, n: float) -> float:
 def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune: bool) -> dict:
     predictions = chunk.predictions
     n = predictions.total_weight
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     calibration = _calibration_of(policy)
     # fit_policy expects the tuning run already calibrated with the policy's calibration.
     calibrated = policy.calibrate(predictions)
@@ -467,8 +467,7 @@ def monitor(
         )
     calibration = _calibration_of(policy)
     if calibration is not None and calibration["method"] == "isotonic":
-        classes = next(iter(splits.values())).classes if splits else ()
-        if splits and value_matrix_for(values, classes).as_use_case() is None:
+        if splits and values.as_use_case() is None:
             raise ValueError(
                 "label-free estimation with a per-class value matrix needs calibrated probability vectors; "
                 "isotonic recalibrates only the top-label confidence (use temperature or none)"

@@ -59,7 +59,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._engine.evaluate import PolicyResult, _result
-from .._engine.fitting import Policy, value_matrix_for
+from .._engine.fitting import Policy
 from .._model.predictions import Predictions
 
 __all__ = [
@@ -575,7 +575,7 @@ def retuning_gain(retuned: Policy, as_tuned: Policy, unlabelled: Predictions, va
     taken at the ends of its interval (the worst gain). Both rules must share
     their recalibration (they are tuned on the same split).
     """
-    matrix = value_matrix_for(values, unlabelled.classes)
+    matrix = values.for_classes(unlabelled.classes)
     new_actions, old_actions = retuned.decide(unlabelled, matrix), as_tuned.decide(unlabelled, matrix)
     differ = np.flatnonzero(new_actions != old_actions)
     total = unlabelled.total_weight
@@ -606,7 +606,7 @@ def estimate_under_priors(policy: Policy, predictions: Predictions, values, esti
     """
     if policy.kind == "two_tier":
         raise ValueError("a two_tier policy's value includes its assisted tier: it is evaluated on labels only")
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     actions = policy.decide(predictions, matrix)
     truth = adjust_predictions(policy.calibrate(predictions), estimate).proba
     weighted_truth = truth * predictions.sample_weight[:, None]

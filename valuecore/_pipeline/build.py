@@ -13,7 +13,7 @@ from .._model.choices import RECOMMENDED_RULE
 from .pipeline import Pipeline
 from .._engine.fitting import ALL_POLICY_KINDS
 from .policy_json import PolicyDocument, PolicyEntry
-from .._model.values import UseCase, ValueMatrix, Values
+from .._model.values import Values, check_values
 
 if TYPE_CHECKING:
     from .._io.runfiles import ModelRun
@@ -111,8 +111,7 @@ def build_policy_document(
             "the expected_value policy needs calibrated probability vectors, and isotonic calibration only "
             "recalibrates the top-label confidence: use calibration none, temperature or platt"
         )
-    if not isinstance(values, (UseCase, ValueMatrix)):
-        raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+    check_values(values)
     if tune_split is not None and models and not any(tune_split in run.splits for run in models.values()):
         raise ValueError(f"no split {tune_split!r} in any model to tune on")
     pipeline = Pipeline(models, tune_split, eval_split, calibration_method)

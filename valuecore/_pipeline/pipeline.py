@@ -42,7 +42,7 @@ import numpy as np
 
 from .._engine.evaluate import PolicyResult, estimate, evaluate
 from .._model.choices import RECOMMENDED_RULE, TIERED_KINDS
-from .._engine.fitting import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy, value_matrix_for
+from .._engine.fitting import ALL_POLICY_KINDS, POLICY_KINDS, Policy, fit_policy
 from .policy_json import (
     DATA_FREE_KINDS,
     DEFAULT_TUNE_SPLIT,
@@ -57,7 +57,7 @@ from .policy_json import (
 from .._model.predictions import Predictions
 from .._engine.sorting import SortedRun, presort
 from .._stats.uncertainty import interval_basis_record
-from .._model.values import UseCase, ValueMatrix, check_value_range
+from .._model.values import ValueMatrix, check_value_range, check_values
 from .._model.predictions import NO_PROBA_NOTE as NO_PROBA
 
 __all__ = [
@@ -275,13 +275,11 @@ class Pipeline:
         """``values`` (a UseCase or a ValueMatrix in any class order) as the one ValueMatrix of the
         model's classes that every stage below takes; converted where a value enters the pipeline
         (a no-op on a matrix already converted). One made from a UseCase keeps the triple's exact
-        shortcuts (``use_case_of``), so every figure is the one the UseCase gave.
+        shortcuts (``ValueMatrix.use_case``), so every figure is the one the UseCase gave.
         """
         classes = self.run(model).classes
-        if isinstance(values, ValueMatrix) and values.classes == tuple(str(c) for c in classes):
-            return values
         check_value_range(values)  # in the words of the values given (a use case's, a matrix's)
-        return value_matrix_for(align_values(values, classes), classes)
+        return align_values(values, classes).for_classes(classes)
 
     # --------------------------------------------------------------- policy
     def _weighed(self, values, models, kinds) -> tuple:
@@ -495,8 +493,7 @@ class Pipeline:
         """
         from .._decide.constrained import check_constraint_options
 
-        if not isinstance(values, (UseCase, ValueMatrix)):
-            raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+        check_values(values)
         weighed = {k: v for k, v in constraints.items() if k != "monitoring"}
         models = list(models)
         if kind == RECOMMENDED_RULE:  # each model its own rule, weighed among the models of the document

@@ -37,10 +37,10 @@ import numpy as np
 
 from .._decide.segment_rule import SEGMENT_RULE
 from .._model.choices import ALL_POLICY_KINDS
-from .._engine.fitting import Policy, value_matrix_for
+from .._engine.fitting import Policy
 from .._model.predictions import Predictions
 from .._io.limits import LimitError, limit, load_json_limited, refusal
-from .._model.values import UseCase, ValueMatrix
+from .._model.values import UseCase, ValueMatrix, check_values
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._io.runfiles import ModelRun
@@ -191,9 +191,8 @@ def _check_version_features(data: Mapping) -> None:
 # ----------------------------------------------------------------- values
 def values_to_dict(values: Values) -> dict:
     """The ``use_case`` object of the policy JSON (a simple use case or a value matrix)."""
-    if isinstance(values, (UseCase, ValueMatrix)):
-        return _jsonable(values.to_dict())
-    raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
+    check_values(values)
+    return _jsonable(values.to_dict())
 
 
 def values_from_dict(data: Mapping) -> Values:
@@ -224,12 +223,9 @@ def align_values(values: Values, classes) -> Values:
 
     Raises ValueError when a value matrix names other classes than the run.
     """
+    check_values(values)
     classes = tuple(str(c) for c in classes)
-    if isinstance(values, UseCase):
-        return values
-    if not isinstance(values, ValueMatrix):
-        raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(values).__name__}")
-    if values.classes == classes:
+    if isinstance(values, UseCase) or values.classes == classes:
         return values
     if set(values.classes) != set(classes) or len(values.classes) != len(classes):
         raise ValueError(
@@ -477,8 +473,7 @@ class PolicyDocument:
     reviewers: Mapping | None = None
 
     def __post_init__(self):
-        if not isinstance(self.values, (UseCase, ValueMatrix)):
-            raise TypeError(f"values must be a UseCase or a ValueMatrix, got {type(self.values).__name__}")
+        check_values(self.values)
         entries = tuple(self.entries)
         names = [e.model for e in entries]
         repeated = sorted({n for n in names if names.count(n) > 1})
@@ -519,7 +514,7 @@ class PolicyDocument:
                                  f"segment (column {entry.segments['column']!r})")
             return entry.segment_policy.decide(predictions, segments)
         return entry.policy.decide(
-            predictions, value_matrix_for(align_values(self.values, entry.classes), entry.classes)
+            predictions, align_values(self.values, entry.classes).for_classes(entry.classes)
         )
 
     # ------------------------------------------------------ serialisation

@@ -12,7 +12,7 @@ from .._engine.evaluate import evaluate_confusion
 from .._engine.policy import Policy
 from .._engine.segment_policy import SegmentPolicy, segment_labels
 from .._model.predictions import Predictions
-from .._model.values import Values, value_matrix_for
+from .._model.values import Values
 from .policy_json import PolicyDocument, PolicyEntry, _count, _jsonable, align_values, choose_splits, tuning_note
 
 __all__ = ["CLASS_SEGMENT_NOTE", "SEGMENT_NOTE", "apply_segment_entry", "segment_document", "segment_evaluation"]
@@ -47,9 +47,9 @@ def segment_evaluation(policy: SegmentPolicy, split: str, predictions: Predictio
     cells = predictions.y_true * (n_classes + 1) + actions
     confusion = np.bincount(cells, weights=predictions.sample_weight,
                             minlength=n_classes * (n_classes + 1)).reshape(n_classes, n_classes + 1)
-    default_matrix = value_matrix_for(align_values(default, predictions.classes), predictions.classes)
+    default_matrix = align_values(default, predictions.classes).for_classes(predictions.classes)
     result = evaluate_confusion(confusion, predictions, default_matrix)
-    same_values = all(np.array_equal(value_matrix_for(v, predictions.classes).values, default_matrix.values)
+    same_values = all(np.array_equal(v.for_classes(predictions.classes).values, default_matrix.values)
                       for v in per_segment.values())
     record = {
         "split": split, **result.to_dict(), "estimated": False,

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._io.limits import load_json_limited, read_limited
-from .._engine.fitting import Policy, value_matrix_for
+from .._engine.fitting import Policy
 from .._pipeline.policy_json import (
     READABLE_VERSIONS,
     PolicyDocument,
@@ -94,7 +94,7 @@ class ServingPolicy:
         self.segment_policy = entry.segment_policy
         self.segment_column = None if entry.segments is None else entry.segments["column"]
         self.values = align_values(values, entry.classes)
-        self._matrix = value_matrix_for(self.values, self.classes)
+        self._matrix = self.values.for_classes(self.classes)
         self._lookup = {c: i for i, c in enumerate(self.classes)}
         self.reason: str | None = None
 

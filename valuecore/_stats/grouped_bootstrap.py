@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._engine.sorting import SortedRun
-from .._model.values import use_case_of
 
 # More gain categories than this (a value matrix over many classes) and the
 # per-node count vectors stop paying for themselves: the item bootstrap is used.
@@ -65,21 +64,18 @@ class GroupTree:
     depth: int
 
 
-def group_tree(run: SortedRun, values, matrix_gains: np.ndarray) -> GroupTree | None:
-    """The tree of ``run`` for ``values`` (frequency weights), or None when the gains have too many categories.
-
-    ``matrix_gains`` is ``value_matrix_for(values, classes).gains`` (used for a value matrix).
-    """
+def group_tree(run: SortedRun, values) -> GroupTree | None:
+    """The tree of ``run`` for ``values`` (frequency weights), or None when the gains have too many categories."""
     p = run.predictions
-    use_case = use_case_of(values)
+    use_case = values.use_case
     if use_case is not None:
         # Categories in fit_policy's order: correct, then wrong.
-        gains = np.array([use_case.v_correct - use_case.v_abstain, use_case.v_wrong - use_case.v_abstain])
+        gains = np.array([use_case.gain_correct, use_case.gain_wrong])
         category = (~p.correct).astype(np.intp)
     else:
         import pandas as pd
 
-        codes, distinct = pd.factorize(matrix_gains[p.y_true, p.y_pred], sort=True)
+        codes, distinct = pd.factorize(values.for_classes(p.classes).gains[p.y_true, p.y_pred], sort=True)
         if distinct.shape[0] > MAX_CATEGORIES:
             return None
         gains, category = np.asarray(distinct, dtype=np.float64), codes.astype(np.intp)

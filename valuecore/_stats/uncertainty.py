@@ -40,7 +40,7 @@ from scipy import stats
 
 from .._model.values import check_value_range as _check_value_range
 from .._engine.evaluate import item_values
-from .._engine.fitting import Policy, Values, fit_policy, value_matrix_for
+from .._engine.fitting import Policy, Values, fit_policy
 from .._model.predictions import Predictions
 from .._engine.sorting import SortedRun, acceptance_limits, dimensionless_value
 from .._engine.voc import VOC_MODES
@@ -633,7 +633,7 @@ def possible_range(values: Values, classes, policy: Policy | None = None) -> tup
     A policy that hands every item over can only take the hand-off cells, and
     ``accept_all`` only the action cells; any other policy can take any cell.
     """
-    cells = value_matrix_for(values, classes).values
+    cells = values.for_classes(classes).values
     if policy is not None and policy.kind in ("threshold", "calibrated_threshold") and policy.threshold is None:
         cells = cells[:, -1:]
     elif policy is not None and policy.kind == "accept_all":
@@ -874,7 +874,7 @@ def policy_interval(
     if method in INTERVAL_METHODS:
         interval = mean_interval(per_item, predictions.sample_weight, confidence_level=confidence_level,
                                  value_range=possible_range(values, predictions.classes, policy), method=method)
-        matrix = value_matrix_for(values, predictions.classes)
+        matrix = values.for_classes(predictions.classes)
         acted = policy.decide(predictions, matrix) < predictions.n_classes
         return replace(interval, n_acted=float(predictions.sample_weight[acted].sum()))
     if rng is None:
@@ -983,7 +983,7 @@ def result_interval(result, values, *, confidence_level: float = 0.95, policy: P
     if result.estimated:
         raise ValueError("an interval of the realised value needs a labelled split; this result is estimated")
     _check_value_range(values, interval=True)
-    matrix = value_matrix_for(values, result.classes)
+    matrix = values.for_classes(result.classes)
     interval = mean_interval(
         matrix.values.ravel(), result.confusion.ravel(), confidence_level=confidence_level, weight_kind="frequency",
         value_range=possible_range(values, result.classes, policy),
@@ -1490,12 +1490,12 @@ def threshold_stability(
     n_resamples = _check_resamples(n_resamples)
     predictions = tune_run.predictions
     predictions.require_labels("threshold stability")
-    matrix = value_matrix_for(values, predictions.classes)
+    matrix = values.for_classes(predictions.classes)
     tree = None
     if predictions.n and _weight_kind(predictions.sample_weight, "auto") == "frequency":
         from .grouped_bootstrap import group_tree
 
-        tree = group_tree(tune_run, values, matrix.gains)
+        tree = group_tree(tune_run, values)
     if tree is not None:
         thresholds = _thresholds_by_groups(tree, tune_run, n_resamples, rng)
     else:

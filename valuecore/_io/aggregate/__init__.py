@@ -350,8 +350,8 @@ def resolution_bound(run, values) -> float:
     if run.cum_correct is None:
         raise ValueError("the resolution bound needs true labels (y_true)")
     cum = cumulative_gain(run, values)  # value over abstaining, per prefix
-    gain_correct = values.v_correct - values.v_abstain
-    gain_wrong = values.v_wrong - values.v_abstain
+    gain_correct = values.gain_correct
+    gain_wrong = values.gain_wrong
     best_grid = float(np.max(cum))
     cell_correct = np.diff(run.cum_correct)
     cell_wrong = np.diff(run.cum_wrong)
