@@ -1,34 +1,36 @@
-"""What Streamlit and the browser cost for the first page's elements alone, with nothing computed.
+"""What Streamlit and the browser cost for each page's elements alone, with nothing computed.
 
-The first page's goal (issue 23): a new outcome value shows its numbers within 1.5x
-the round trip of a bare Streamlit app (one number input, one line of text). This
-script asks how much of that budget the page's *elements* take before any work of
-ours: it times, in Chromium, side by side and interleaved in one run,
+Issue 33: a new outcome value shows each page within 1.2x its floor (the first page)
+and 1.5x (every other page), the floor being the same elements drawn with nothing
+computed. By default this script times, in Chromium, side by side and interleaved in
+one run, every page of the dashboard and its floor:
 
-- the bare app (``bench_app_browser.BARE_APP``);
-- "floor": a scratch app drawing what the first page draws for a new value, in the
-  same fragment layout as ``app.py`` (the sidebar's values and the page in one
-  ``st.fragment``, the tiles in a nested one), with texts that follow the typed
-  value but no data, no view model and no recommendation: the heading and three
-  outcome rows (a select slider with the dashboard's own stops, from
-  ``dashboard.sidebar``, beside an exact box), the preset, the ω tile and its
-  caption; the title, the caption, the headline, the volume and period boxes,
-  six tiles with help, three sentences, the report button and the closed
-  candidates section;
-- "floor, numeric sliders": the same with ``st.slider(-10, 10, step=0.01)`` in
-  place of the select sliders (what a slider without symmetric-log stops costs);
-- "floor, no sliders": the same without the sliders;
-- "floor, minimal": the three boxes, the title, the caption, the headline and
-  one tile.
+- "page": the dashboard itself (app.py) on five synthetic runs (``--n`` rows each,
+  read from a folder), opened at the page's URL;
+- "floor": app.py with every page script replaced by a replay of that page's elements
+  as AppTest recorded them beforehand at each value the benchmark types (every block
+  and element of the main area, the charts with their data, the tables, the widgets,
+  whole as protobuf messages sent through Streamlit's own ``_enqueue``): the same
+  frame (sidebar, outcome values, the fragment) and the same elements per value, and
+  nothing of the page computed (a dict lookup by the value in force).
 
-Each round types a new wrong-answer value in the sidebar box, presses Enter and
-waits (on every animation frame) until the "Value per month" tile shows another
-number, as ``bench_app_roundtrip.py`` does for the dashboard. The floor apps are
-scratch apps written to a temporary folder; they are hand-made replicas of the
-page's elements (counted from ``pages/home.py`` and ``dashboard/sidebar.py``),
-not the page itself. Not a test: prints the figures.
+Each round types a new wrong-answer value in the sidebar box, presses Enter and waits
+until the page is drawn and still: the app ran and is idle and nothing in the document
+changed for 600 ms; the time is that of the document's last change. Medians per page,
+with the load average over the page's rounds.
 
-Run: ``python benchmarks/bench_app_floor.py [--rounds 9]``
+``--first-page-variants`` runs the older comparison instead: the bare app (one number
+input, one line of text) beside four hand-made replicas of the first page's elements
+(``bench_app_browser.FLOOR_APP``): "select sliders" (the sidebar's values and the page
+in one ``st.fragment``, the tiles in a nested one, texts that follow the typed value),
+"numeric sliders" (``st.slider(-10, 10, step=0.01)`` in place of the select sliders),
+"no sliders", and "minimal" (the three boxes, the title, the caption, the headline and
+one tile); there a round ends when the "Value per month" tile shows another number.
+
+Not a test: prints the figures.
+
+Run: ``python benchmarks/bench_app_floor.py [--n 200000] [--rounds 7] [--pages value,voc]``
+     ``python benchmarks/bench_app_floor.py --first-page-variants [--rounds 9]``
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import pickle
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from bench_app_browser import (  # noqa: E402
     BARE_APP,
     FLOOR_APP,
+    TIMEOUT_MS,
     _bare_locators,
     _dashboard_locators,
     _ms,
@@ -58,12 +63,13 @@ from bench_app_browser import (  # noqa: E402
     chromium_path,
     CHROMIUM_ARGS,
     streamlit_server,
+    synthetic_runs,
 )
 
 VARIANTS = ("select sliders", "numeric sliders", "no sliders", "minimal")
 
 
-async def _measure(urls: dict[str, str], rounds: int) -> None:
+async def _variants(urls: dict[str, str], rounds: int) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
@@ -88,13 +94,256 @@ async def _measure(urls: dict[str, str], rounds: int) -> None:
             await browser.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9, help="values typed in each app")
-    args = parser.parse_args()
-    if chromium_path() is None:
-        sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
-    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+# ---- every page beside its floor (issue 33)
+
+# (title, script, url path) of every page, as app.py lists them.
+PAGES = {
+    "home": ("Start here", "pages/home.py", ""),  # the default page: served at "/" only
+    "runs": ("Runs", "pages/runs.py", "loaded-runs"),
+    "value": ("Value & thresholds", "pages/value.py", "value-and-thresholds"),
+    "voc": ("VOC curves", "pages/voc.py", "voc-curves"),
+    "cost_matrix": ("Values per class", "pages/cost_matrix.py", "values-per-class"),
+    "constraints": ("Capacity & guarantees", "pages/constraints.py", "capacity"),
+    "segments": ("Segments", "pages/segments.py", "segments-by-group"),
+    "calibration": ("Calibration", "pages/calibration.py", "calibration-check"),
+    "compare": ("Compare two models", "pages/compare.py", "compare-models"),
+    "monitor": ("Monitor (no labels)", "pages/monitor.py", "monitor-production"),
+    "export": ("Export policy", "pages/export.py", "export-policy"),
+    "how_value_works": ("How value works", "pages/how_value_works.py", "how-value-works"),
+}
+WRONG_BOX = "sidebar_v_wrong_input"
+MAIN = 0  # the main area's root container in a delta path
+
+# The floor app's helper, next to its app.py: replays a page's recorded elements for the value in force.
+REPLAY_MODULE = '''"""Draw a page's recorded elements for the wrong-answer value in force; nothing computed."""
+import pickle
+
+import streamlit as st
+import streamlit.delta_generator as delta_generator
+
+from dashboard import state
+
+_SEND = delta_generator._enqueue_message
+
+_RECORDINGS = {{}}
+
+
+def _recording(name):
+    if name not in _RECORDINGS:
+        with open({folder!r} + "/" + name + ".pickle", "rb") as file:
+            _RECORDINGS[name] = pickle.load(file)
+    return _RECORDINGS[name]
+
+
+def _draw(dg, children):
+    for kind, payload, grandchildren in children:
+        if kind == "block":
+            _draw(dg._block(payload), grandchildren)
+        else:  # the whole element as recorded, its width and height too
+            def send(message, element=payload):
+                message.delta.new_element.CopyFrom(element)
+                _SEND(message)
+
+            delta_generator._enqueue_message = send
+            try:
+                dg._enqueue(kind, getattr(payload, kind))
+            finally:
+                delta_generator._enqueue_message = _SEND
+
+
+def page(name):
+    by_value = _recording(name)
+    main = st._main
+    first = main._cursor.index if main._cursor is not None else 0  # what the frame drew in the main area stays
+    _draw(main, [child for index, child in by_value[state.get().v_wrong] if index >= first])
+'''
+
+
+def _nodes(messages) -> dict[tuple[int, ...], tuple[str, object]]:
+    """The last delta at each path of the main area: path -> (element type or "block", its proto)."""
+    from streamlit.proto.Block_pb2 import Block
+
+    found = {}
+    for message in messages:
+        if not message.HasField("delta") or message.metadata.delta_path[0] != MAIN:
+            continue
+        path = tuple(message.metadata.delta_path)
+        delta = message.delta
+        kind = delta.WhichOneof("type")
+        if kind == "new_element":
+            found[path] = (delta.new_element.WhichOneof("type"), delta.new_element)
+        elif kind == "add_block":
+            block = Block()
+            block.CopyFrom(delta.add_block)
+            found[path] = ("block", block)
+    # a path drawn anew drops what was drawn below the old one
+    return {path: node for path, node in found.items()
+            if all(found.get(path[:i], ("block",))[0] == "block" for i in range(2, len(path)))}
+
+
+def _tree(nodes: dict, prefix: tuple[int, ...]) -> list:
+    """(index, (kind, proto, children)) of the direct children of ``prefix``, in order."""
+    children = sorted(path for path in nodes if len(path) == len(prefix) + 1 and path[:len(prefix)] == prefix)
+    return [(path[-1], (nodes[path][0], nodes[path][1], [child for _, child in _tree(nodes, path)]))
+            for path in children]
+
+
+def record(folder: str, names: list[str], values: list[float], out: Path) -> dict[str, float]:
+    """Run every page in AppTest at every value; pickle its main area's elements per value. Seconds per page."""
+    from streamlit.testing.v1 import AppTest, local_script_runner
+
+    messages = []
+    parse = local_script_runner.parse_tree_from_messages
+
+    def keep(found):
+        messages[:] = list(found)
+        return parse(found)
+
+    local_script_runner.parse_tree_from_messages = keep
+    seconds = {}
+    try:
+        for name in names:
+            start = time.perf_counter()
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+            at.query_params["src"] = f"folder:{folder}"
+            at.run()
+            at.switch_page(PAGES[name][1]).run()
+            by_value = {}
+            for value in values:
+                if value != at.sidebar.number_input(key=WRONG_BOX).value:
+                    at.sidebar.number_input(key=WRONG_BOX).set_value(value).run()
+                if at.exception:
+                    raise RuntimeError(f"{name} at {value}: {[e.value for e in at.exception]}")
+                by_value[value] = _tree(_nodes(messages), (MAIN,))
+            with open(out / f"{name}.pickle", "wb") as file:
+                pickle.dump(by_value, file)
+            seconds[name] = time.perf_counter() - start
+    finally:
+        local_script_runner.parse_tree_from_messages = parse
+    return seconds
+
+
+def floor_app(recordings: Path, where: Path) -> Path:
+    """app.py with every page replaced by the replay of its recording; the frame (sidebar, values) as it is."""
+    (where / "pages").mkdir(parents=True)
+    (where / "floor_replay.py").write_text(REPLAY_MODULE.format(folder=str(recordings)))
+    frame = (ROOT / "app.py").read_text()
+    (where / "app.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n" + frame)
+    for name, (_, script, _) in PAGES.items():
+        (where / script).write_text(f"import floor_replay\n\nfloor_replay.page({name!r})\n")
+    return where / "app.py"
+
+
+# A page is drawn and still when its script has run (the app's run state changed since Enter), it is not running
+# and nothing in the document changed for QUIET_MS; the time is that of the last change.
+WATCH = """() => {
+  window.__last = performance.now(); window.__ran = false;
+  if (!window.__observer) {
+    window.__observer = new MutationObserver(records => {
+      window.__last = performance.now();
+      if (records.some(r => r.attributeName === 'data-test-script-state')) window.__ran = true;
+    });
+    window.__observer.observe(document.body, {subtree: true, childList: true, attributes: true,
+                                              characterData: true});
+  }
+  return performance.now();
+}"""
+STILL = """(quiet) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return window.__ran && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !document.querySelector('[data-testid="stStatusWidget"]') && performance.now() - window.__last > quiet;
+}"""
+QUIET_MS = 600
+# A round that never comes to rest (seen under load 20: the app's connection lost, its status shown for good)
+# leaves its page out of the table, said, rather than stopping the run.
+ROUND_TIMEOUT_MS = 180_000
+
+
+async def _still_after_enter(page, value: float) -> float:
+    """Seconds from Enter in the wrong-answer box until the page is drawn and still."""
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
+        has_text="Wrong answer").locator("input")
+    await box.fill(f"{value:g}")
+    start = await page.evaluate(WATCH)
+    await box.press("Enter")
+    await page.wait_for_function(STILL, arg=QUIET_MS, polling="raf", timeout=ROUND_TIMEOUT_MS)
+    return (await page.evaluate("() => window.__last") - start) / 1000
+
+
+async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[str], values: list[float]) -> list:
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+    from playwright.async_api import async_playwright
+
+    rows = []
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                                   args=CHROMIUM_ARGS)
+        try:
+            for url in urls.values():  # a fresh server answers its first deep link with "Page not found"
+                context, _ = await _open(browser, f"{url}/?src=folder:{folder}", "Wrong answer")
+                await context.close()
+            for name in names:
+                title, _, url_path = PAGES[name]
+                load = os.getloadavg()[0]
+                opened = {}
+                for app, url in urls.items():
+                    context, page = await _open(browser, f"{url}/{url_path}?src=folder:{folder}", "Wrong answer")
+                    await page.evaluate(WATCH)
+                    await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS,
+                                                 polling="raf", timeout=TIMEOUT_MS)
+                    opened[app] = (context, page)
+                times = {app: [] for app in urls}
+                try:
+                    for value in values[1:]:  # interleaved: the page and its floor see the same load
+                        for app, (_, page) in opened.items():
+                            times[app].append(await _still_after_enter(page, value))
+                except PlaywrightTimeout:
+                    print(f"{title:<24} left out: a round did not come to rest within {ROUND_TIMEOUT_MS // 1000} s "
+                          f"({times})", flush=True)
+                    continue
+                finally:
+                    for context, _ in opened.values():
+                        await context.close()
+                page_ms, floor_ms = (1000 * statistics.median(times[app]) for app in ("page", "floor"))
+                load = f"{load:.1f}-{os.getloadavg()[0]:.1f}"
+                rows.append((title, page_ms, floor_ms, load))
+                print(f"{title:<24} page {_ms(times['page'])}\n{'':<24} floor {_ms(times['floor'])}"
+                      f"  -> {page_ms / floor_ms:.2f}x its floor (load {load})", flush=True)
+        finally:
+            await browser.close()
+    return rows
+
+
+def pages_beside_floors(n: int, names: list[str], rounds: int) -> None:
+    values = [-4.0] + [-4.0 - 0.5 * (r + 1) - 0.01 for r in range(rounds)]
+    with tempfile.TemporaryDirectory(prefix="bench-floors-") as tmp:
+        tmp = Path(tmp)
+        folder = tmp / "runs"
+        folder.mkdir()
+        os.environ["VALUE_DASHBOARD_DATA_ROOTS"] = str(folder)  # the servers inherit it
+        start = time.perf_counter()
+        synthetic_runs(folder, n, same_items=True)  # the Compare page pairs items
+        print(f"wrote 5 synthetic runs of {n:,} rows in {time.perf_counter() - start:.0f} s", flush=True)
+        (tmp / "recordings").mkdir()
+        seconds = record(str(folder), names, values, tmp / "recordings")
+        print("recorded every page at every value (AppTest, s): "
+              + ", ".join(f"{name} {s:.0f}" for name, s in seconds.items()), flush=True)
+        scripts = {"page": str(ROOT / "app.py"), "floor": str(floor_app(tmp / "recordings", tmp / "floor"))}
+        servers = [streamlit_server(timeout=120, script=script) for script in scripts.values()]
+        urls = {app: server.__enter__() for app, server in zip(scripts, servers)}
+        try:
+            rows = asyncio.run(_pages_beside_floors(urls, str(folder), names, values))
+        finally:
+            for server in reversed(servers):
+                server.__exit__(None, None, None)
+    print(f"\n{'page':<24} {'new value':>9} {'floor':>7} {'ratio':>6}  load   (medians of {rounds}, ms; {n:,} rows "
+          "a run)")
+    for title, page_ms, floor_ms, load in rows:
+        print(f"{title:<24} {page_ms:9.0f} {floor_ms:7.0f} {page_ms / floor_ms:5.2f}x  {load}")
+
+
+def first_page_variants(rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         scripts = {"bare": Path(tmp) / "bare.py"}
         scripts["bare"].write_text(BARE_APP)
@@ -104,10 +353,33 @@ def main() -> None:
         servers = [streamlit_server(timeout=120, script=str(path)) for path in scripts.values()]
         urls = {name: server.__enter__() for name, server in zip(scripts, servers)}
         try:
-            asyncio.run(_measure(urls, args.rounds))
+            asyncio.run(_variants(urls, rounds))
         finally:
             for server in reversed(servers):
                 server.__exit__(None, None, None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, help="values typed in each app")
+    parser.add_argument("--n", type=int, default=200_000, help="rows per synthetic run file")
+    parser.add_argument("--pages", default=",".join(PAGES), help=f"comma-separated, among {','.join(PAGES)}")
+    parser.add_argument("--first-page-variants", action="store_true",
+                        help="the bare app beside four replicas of the first page instead")
+    args = parser.parse_args()
+    names = [p for p in args.pages.split(",") if p]
+    if set(names) - set(PAGES):
+        parser.error(f"unknown pages {sorted(set(names) - set(PAGES))}")
+    if chromium_path() is None:
+        sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
+    from streamlit import logger
+
+    logger.set_log_level("error")  # not the bare-mode notices of every cache call made outside a session
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.first_page_variants:
+        first_page_variants(args.rounds)
+    else:
+        pages_beside_floors(args.n, names, args.rounds)
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
+from streamlit import dataframe_util
 
 import valuecore as vc
 from valuecore.runs import LoadProblem, LoadReport, ModelRun, load_run_file, load_runs
@@ -523,3 +524,13 @@ def workspace(selection, calibration: str | None = None) -> "Workspace":
     ws.recommend_models = tuple(selection.models)
     ws.recommend_kinds = lambda values, models: tuple(rule_options(ws, models, values)[0])
     return ws
+
+
+def arrow_datasets(spec: dict) -> dict:
+    """A Vega-Lite spec with its named datasets as the Arrow IPC bytes ``st.vega_lite_chart`` makes of them.
+
+    The chart then sends them as they are: a spec kept across reruns (its data unchanged) is not converted
+    again on each one. The same bytes either way; ``spec`` itself is not changed.
+    """
+    return {**spec, "datasets": {name: dataframe_util.convert_anything_to_arrow_bytes(rows)
+                                 for name, rows in spec.get("datasets", {}).items()}}

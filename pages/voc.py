@@ -61,11 +61,7 @@ if page.empty_message is not None:
     st.stop()
 for problem in page.band_problems:
     st.info(problem)
-st.vega_lite_chart(
-    spec=vc.chartspecs.voc_spec(page.frame, models=list(selection.report.models), omega_now=page.omega_now,
-                                omega_sup=page.sup_points, bands=page.bands),
-    width="stretch",
-)
+st.vega_lite_chart(spec=view.chart_spec(page, selection.report.models), width="stretch")
 st.caption(page.chart_caption)
 
 # ---- value at your ω, ω_sup and VOC area per ω range

@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import wording
 
 __all__ = [
@@ -136,6 +138,21 @@ def _plain(value):
     return value
 
 
+def _plain_column(column) -> list:
+    """``_plain`` of each cell of a Series: a column of numbers at once (a chart's curves have thousands)."""
+    if not isinstance(column.dtype, np.dtype):  # pandas' own types (nullable numbers, categories) cell by cell
+        return [_plain(value) for value in column]
+    if column.dtype.kind in "iub":
+        return column.to_numpy().tolist()
+    if column.dtype.kind == "f":
+        numbers = column.to_numpy()
+        cells = numbers.tolist()
+        for i in np.flatnonzero(~np.isfinite(numbers)):
+            cells[i] = None
+        return cells
+    return [_plain(value) for value in column]
+
+
 def records(rows, columns=None) -> list[dict]:
     """Rows as JSON-ready dicts: a DataFrame or an iterable of dicts in, NaN and infinity out as ``None``."""
     if rows is None:
@@ -143,7 +160,7 @@ def records(rows, columns=None) -> list[dict]:
     if hasattr(rows, "to_dict"):
         frame = rows if columns is None else rows.loc[:, [c for c in columns if c in rows.columns]]
         names = [str(c) for c in frame.columns]
-        return [dict(zip(names, map(_plain, row))) for row in frame.itertuples(index=False, name=None)]
+        return [dict(zip(names, row)) for row in zip(*(_plain_column(frame.iloc[:, i]) for i in range(len(names))))]
     return [{str(k): _plain(v) for k, v in row.items() if columns is None or k in columns} for row in rows]
 
 
@@ -167,8 +184,16 @@ EXACT = "_exact"
 
 def with_exact(rows: list[dict], *names: str) -> list[dict]:
     """``rows`` with ``<name>_exact`` beside each of ``names`` it has: the value as text, every digit kept."""
-    return [{**row, **{name + EXACT: wording.threshold(row[name]) for name in names if name in row}}
-            for row in rows]
+    texts = {}  # a curve's threshold in force repeats along it: each distinct one is written once
+
+    def exact(value):
+        if not isinstance(value, float) or value == 0.0:  # 0.0 and -0.0 are equal keys
+            return wording.threshold(value)
+        if value not in texts:
+            texts[value] = wording.threshold(value)
+        return texts[value]
+
+    return [{**row, **{name + EXACT: exact(row[name]) for name in names if name in row}} for row in rows]
 
 
 def _exact_tip(name: str, title: str) -> dict:
@@ -283,13 +308,22 @@ def voc_spec(
             x=_field("omega_sup", title=OMEGA_TITLE), y=_field("value", scale=y_scale), color=color,
             tooltip=[_tip("model", "Model", "nominal"), _tip("omega_sup", "ω_sup (worth nothing beyond)", fmt=".3f")],
         ))
-    if omega_now is not None and math.isfinite(float(omega_now)):
-        datasets["omega_now"] = [{"omega": float(omega_now), "label": f"your ω = {wording.omega(omega_now)}"}]
-        layers.append(_view("omega_now", "rule", {"color": _DARK, "strokeDash": [4, 3], "strokeWidth": 2},
-                            x=_field("omega"), tooltip=[_tip("omega", "Your ω", fmt=".3g")]))
-        layers.append(_view("omega_now", "text", {"align": "left", "dx": 4, "dy": -6, "color": _DARK},
-                            x=_field("omega"), y={"value": 8}, text=_field("label", "nominal")))
-    return _spec(layers, datasets, height=height)
+    return with_omega_now(_spec(layers, datasets, height=height), omega_now)
+
+
+def with_omega_now(spec: dict, omega_now: float | None) -> dict:
+    """A :func:`voc_spec` drawn without ``omega_now``, with the user's ω marked (a new dict; ``spec`` is kept as
+    it is, so an app can keep the curves' spec, which no value changes, and mark each new ω on it)."""
+    if omega_now is None or not math.isfinite(float(omega_now)):
+        return spec
+    datasets = {**spec["datasets"],
+                "omega_now": [{"omega": float(omega_now), "label": f"your ω = {wording.omega(omega_now)}"}]}
+    layers = [*spec["layer"],
+              _view("omega_now", "rule", {"color": _DARK, "strokeDash": [4, 3], "strokeWidth": 2},
+                    x=_field("omega"), tooltip=[_tip("omega", "Your ω", fmt=".3g")]),
+              _view("omega_now", "text", {"align": "left", "dx": 4, "dy": -6, "color": _DARK},
+                    x=_field("omega"), y={"value": 8}, text=_field("label", "nominal"))]
+    return {**spec, "datasets": datasets, "layer": layers}
 
 
 # ------------------------------------------------------ value per threshold

@@ -19,7 +19,7 @@ import pandas as pd
 
 import valuecore as vc
 
-from ..data import Workspace
+from ..data import Workspace, arrow_datasets
 from ..safetext import md_text
 from . import load_problem_note, split_text
 
@@ -120,9 +120,12 @@ def build(selection, ws: Workspace, mode: str, low: float, high: float, *, bands
                  + (f" and on {split_text(selection.tune_split)}." if mode == "tuned" else "."))
         return VocPage(mode, tuple(mode_notes), tuple(left_out), empty, {}, low, high, pd.DataFrame(), None, (),
                        omega_sup_frame({}, low, high), None, "", None, ())
-    frame = vc.voc_frame(curves, omega_grid(low, high, curves))
-    band_frame, band_problems = _bands(ws, curves, mode, low, high) if bands else (None, [])
-    sup_points = omega_sup_frame(curves, low, high)
+    found_bands, band_problems = _bands(ws, curves, mode, low, high) if bands else ((), [])
+    # What no value changes (the curves on their grid, ω_sup, the bands, who is above whom) is kept per curves,
+    # range and bands: a new outcome value only moves the dashed line of your ω.
+    drawn = _drawing(tuple((model, _Same(curve)) for model, curve in curves.items()), low, high,
+                     tuple((model, _Same(band)) for model, band in found_bands) if bands else None)
+    frame, band_frame, sup_points = drawn.frame, drawn.bands, drawn.sup_points
     # Promise the ◆ only when one is drawn: a curve that stays above zero on the range has no ω_sup there.
     marks = ("◆ marks ω_sup, the penalty ω beyond which a model is worth less than no model." if len(sup_points)
              else "No curve falls below zero (no model) on this ω range, so no ω_sup (◆) is marked.")
@@ -134,7 +137,7 @@ def build(selection, ws: Workspace, mode: str, low: float, high: float, *, bands
                    f"it. {marks}")
     else:
         caption = f"Your use case has no finite ω ({selection.use_case.regime.reason}) {marks}"
-    sentences, champion = dominance_sentences(curves, high) if len(curves) >= 2 else ([], None)
+    sentences, champion = drawn.dominance, drawn.champion
     return VocPage(
         mode=mode, mode_notes=tuple(mode_notes), left_out=tuple(left_out), empty_message=None, curves=curves,
         low=low, high=high, frame=frame, bands=band_frame, band_problems=tuple(band_problems), sup_points=sup_points,
@@ -144,15 +147,66 @@ def build(selection, ws: Workspace, mode: str, low: float, high: float, *, bands
 
 
 def _bands(ws: Workspace, curves: dict, mode: str, low: float, high: float):
-    pieces, problems = [], []
+    """(model, band) of each curve that has one (the workspace keeps them), and a sentence per one refused."""
+    found, problems = [], []
     for model in curves:
         try:
-            band = ws.voc_band(model, mode, np.linspace(low, high, BAND_POINTS))
+            found.append((model, ws.voc_band(model, mode, np.linspace(low, high, BAND_POINTS))))
         except ValueError as error:
             problems.append(md_text(f"No band for {model}: {error}"))
-            continue
-        pieces.append(band.to_frame(model))
-    return (pd.concat(pieces, ignore_index=True) if pieces else None), problems
+    return tuple(found), problems
+
+
+class _Same:
+    """A cache key part that is its object itself (curves and bands hold arrays, so they hash by identity).
+
+    The cache keeps the key, hence the object, alive: its id cannot be reused by another object meanwhile.
+    """
+
+    __slots__ = ("item",)
+
+    def __init__(self, item):
+        self.item = item
+
+    def __hash__(self) -> int:
+        return id(self.item)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Same) and other.item is self.item
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """What the VOC page draws that no outcome value changes."""
+
+    frame: pd.DataFrame
+    bands: pd.DataFrame | None
+    sup_points: pd.DataFrame
+    dominance: tuple[str, ...]
+    champion: str | None
+
+
+@lru_cache(maxsize=64)
+def _drawing(curves: tuple, low: float, high: float, bands: tuple | None) -> _Drawing:
+    """The curves ((model, _Same(curve)), ...) on ω in [low, high], their ω_sup, bands and who is above whom."""
+    curves = {model: curve.item for model, curve in curves}
+    pieces = [band.item.to_frame(model) for model, band in bands or ()]
+    sentences, champion = dominance_sentences(curves, high) if len(curves) >= 2 else ([], None)
+    return _Drawing(vc.voc_frame(curves, omega_grid(low, high, curves)),
+                    pd.concat(pieces, ignore_index=True) if pieces else None,
+                    omega_sup_frame(curves, low, high), tuple(sentences), champion)
+
+
+def chart_spec(page: VocPage, models) -> dict:
+    """The VOC chart's Vega-Lite spec: the curves' part kept per drawing (no value changes it), your ω added."""
+    return vc.chartspecs.with_omega_now(_curves_spec(_Same(page.frame), _Same(page.sup_points), _Same(page.bands),
+                                                     tuple(models)), page.omega_now)
+
+
+@lru_cache(maxsize=64)
+def _curves_spec(frame: _Same, sup_points: _Same, bands: _Same, models: tuple) -> dict:
+    return arrow_datasets(vc.chartspecs.voc_spec(frame.item, models=list(models), omega_sup=sup_points.item,
+                                                 bands=bands.item))
 
 
 def areas(page: VocPage, omega: float, edited: pd.DataFrame) -> VocAreas:

@@ -185,6 +185,30 @@ def test_bands_stop_at_the_values_an_item_can_take():
     assert (inside == frame["covered"].astype(bool)).all()  # coverage is read on the same bands
 
 
+def test_a_new_value_reuses_the_reference_maps_and_gives_the_bands_of_a_fresh_seed():
+    """The bootstrap maps kept per reference (default seed) give, for other values and another policy, the very
+    bands a fresh numpy.random.default_rng(0) gives, and no bootstrap map is fitted again."""
+    from valuecore._monitor import bands
+
+    rng = np.random.default_rng(8)
+    reference, watched = draw(rng, 400), draw(rng, 600)
+    vc.monitoring.monitor_bands(reference, watched, vc.Policy("threshold", threshold=0.7), USE_CASE, n_chunks=3,
+                                n_resamples=20)
+    other, policy = vc.UseCase(2, -0.5, -7), vc.Policy("threshold", threshold=0.8)
+    fits = []
+    fit = bands._fit_estimation_calibrator
+    bands._fit_estimation_calibrator = lambda *args: fits.append(args) or fit(*args)
+    try:
+        kept = vc.monitoring.monitor_bands(reference, watched, policy, other, n_chunks=3, n_resamples=20)
+    finally:
+        bands._fit_estimation_calibrator = fit
+    fresh = vc.monitoring.monitor_bands(reference, watched, policy, other, n_chunks=3, n_resamples=20,
+                                        rng=np.random.default_rng(0))
+    assert [args[0] for args in fits] == [reference]  # the estimate's own map only, on the whole reference
+    assert kept.frame.equals(fresh.frame)
+    assert kept.reference_mean_sd == fresh.reference_mean_sd
+
+
 @pytest.mark.slow
 def test_band_coverage_without_drift_is_close_to_nominal_and_drift_raises_alerts():
     rng = np.random.default_rng(20261123)

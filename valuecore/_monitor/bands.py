@@ -67,6 +67,7 @@ Drift signal
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -295,6 +296,19 @@ def _check_resampling(n_resamples, rng) -> tuple[int, np.random.Generator]:
     return int(n_resamples), rng
 
 
+# (id of the reference, method, copies) -> each draw's map under numpy.random.default_rng(0); a few references
+# only (a map holds up to one point per distinct confidence), each dropped when its reference is.
+_BOOTSTRAP_MAPS: dict[tuple, list] = {}
+_KEPT_MAPS = 8
+
+
+def _keep_maps(key: tuple, reference: Predictions, fitted: list) -> None:
+    while len(_BOOTSTRAP_MAPS) >= _KEPT_MAPS:
+        _BOOTSTRAP_MAPS.pop(next(iter(_BOOTSTRAP_MAPS)), None)
+    _BOOTSTRAP_MAPS[key] = fitted
+    weakref.finalize(reference, _BOOTSTRAP_MAPS.pop, key, None)
+
+
 class _ReferenceBootstrap:
     """Bootstrap copies of the reference, each with its map refitted: the reference's share of the uncertainty.
 
@@ -303,7 +317,8 @@ class _ReferenceBootstrap:
     cannot be fitted (e.g. one class only) is drawn again, at most ``2 * n_resamples`` draws.
     """
 
-    def __init__(self, policy, reference: Predictions, values: Values, method: str, n_resamples: int, rng):
+    def __init__(self, policy, reference: Predictions, values: Values, method: str, n_resamples: int, rng,
+                 seeded: bool = False):
         from dataclasses import replace
 
         self._policy, self._values = policy, values
@@ -311,22 +326,33 @@ class _ReferenceBootstrap:
         outcome = _outcomes(policy, reference, self._matrix)
         weight = reference.sample_weight
         rows = reference.n
+        # Per draw, its map or None (no copy, or a map that cannot be fitted): kept for the default seed, as
+        # they depend on the reference alone; the copies are drawn again (the same ones), nothing is refitted.
+        key = (id(reference), method, n_resamples)
+        kept = _BOOTSTRAP_MAPS.get(key) if seeded else None
+        fitted = []
         self.calibrators, mu = [], []
-        for _ in range(2 * n_resamples):  # loop over resamples, not items
+        for draw in range(2 * n_resamples):  # loop over resamples, not items
             if len(self.calibrators) == n_resamples:
                 break
             copies = weight * rng.multinomial(rows, np.full(rows, 1.0 / rows))
-            if copies.sum() <= 0:
-                continue
-            resampled = replace(reference, sample_weight=copies)
-            try:
-                calibrator = _fit_estimation_calibrator(resampled, method)
-            except ValueError:
+            calibrator = None
+            if kept is not None:
+                calibrator = kept[draw]
+            elif copies.sum() > 0:
+                try:
+                    calibrator = _fit_estimation_calibrator(replace(reference, sample_weight=copies), method)
+                except ValueError:
+                    pass
+            fitted.append(calibrator)
+            if calibrator is None:
                 continue
             mean, _ = _moments(_truth(_calibrated(calibrator, reference), self._matrix), outcome)
             self.calibrators.append(calibrator)
             mu.append(float(mean @ copies / copies.sum()))
         self.mu = np.asarray(mu)
+        if seeded and kept is None:
+            _keep_maps(key, reference, fitted)
 
     def estimates(self, predictions: Predictions, chunk_of_row: np.ndarray, n_chunks: int) -> np.ndarray:
         """Shape (n_resamples, n_chunks): each copy's estimated value per item of each chunk."""
@@ -361,12 +387,13 @@ def monitoring_record(
     shares between the chunk and the reference.
     """
     alert_confidence = _check_level(alert_confidence, "alert_confidence")
+    seeded = rng is None
     n_resamples, rng = _check_resampling(n_resamples, rng)
     reference.require_labels("the monitoring reference (it fits the calibration)")
     method = _estimation_method(reference, values, calibration)
     calibrator, text = _estimation_calibrator(reference, values, method)
     mu, sd = _reference_moments(policy, reference, values, calibrator)
-    bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng)
+    bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng, seeded)
     return {
         "reference_split": reference_split,
         "estimation_calibration": calibrator.to_dict(),
@@ -496,6 +523,7 @@ def monitor_bands(
     confidence = _check_level(confidence, "confidence")
     alert_confidence = _check_level(alert_confidence, "alert_confidence")
     drift_level = _check_level(drift_level, "drift_level")
+    seeded = rng is None
     n_resamples, rng = _check_resampling(n_resamples, rng)
     reference.require_labels("the monitoring reference (it fits the calibration)")
     if reference.total_weight <= 0:
@@ -503,7 +531,7 @@ def monitor_bands(
     splits = {"all": analysis} if isinstance(analysis, Predictions) else dict(analysis)
     method = _estimation_method(reference, values, calibration)
     calibrator, calibration_text = _estimation_calibrator(reference, values, method)
-    bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng)
+    bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng, seeded)
 
     ref_weight = reference.sample_weight
     # The reference's distribution, sorted once for the drift test of every chunk.
