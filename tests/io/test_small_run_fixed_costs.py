@@ -82,6 +82,15 @@ def test_run_files_load_without_the_evaluation_log_readers():
     assert out.strip() == "[]"
 
 
+def test_a_plain_threshold_is_fitted_without_the_tier_values():
+    code = ("import sys, valuecore as vc; "
+            "p = vc.Predictions.from_proba([[.9, .1], [.3, .7], [.6, .4]], y_true=[0, 1, 1]); "
+            "vc.fit_policy('threshold', vc.presort(p), vc.UseCase(1, 0, -4)); "
+            "print('valuecore._model.tier_values' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_evaluation_log_names_still_come_from_runs():
     from valuecore._io import eval_logs, lm_logs
 

@@ -21,7 +21,6 @@ import numpy as np
 
 from .._model.choices import ALL_POLICY_KINDS
 from .._model.predictions import Predictions
-from .._model.tier_values import AssistedValues, check_shortlist_spec
 from .._model.values import ValueMatrix, Values
 
 __all__ = ["Policy"]
@@ -134,6 +133,8 @@ class Policy:
             return
         if self.assisted is None:
             raise ValueError("a two_tier policy needs the values of its assisted tier")
+        from .._model.tier_values import AssistedValues  # only two-tier rules need it: a plain threshold is lighter
+
         assisted = AssistedValues.from_dict(self.assisted).to_dict()
         object.__setattr__(self, "assisted", _FrozenDict(assisted))
         assist = _check_threshold(self.assist_threshold, "assist_threshold")
@@ -150,6 +151,8 @@ class Policy:
             if self.shortlist is not None:
                 raise ValueError(f"a {self.kind} policy takes no shortlist")
             return
+        from .._model.tier_values import check_shortlist_spec  # as for two tiers: only shortlists need it
+
         spec = check_shortlist_spec(self.shortlist)
         listed = spec["list_threshold"]
         if listed is None and self.threshold is not None:
