@@ -16,12 +16,14 @@ from valuecore.serving import load_policy
 ASSISTED = {"v_confirmed_correct": 0.5, "v_confirmed_wrong": -1.0, "cost": 0.25}
 
 
-def served(kind: str, classes: list[str], temperature: float, threshold: float, lower: float):
-    policy = {"kind": kind, "calibration": {"method": "temperature", "temperature": temperature,
-                                            "use_logits": False}}
+def served(kind: str, classes: list[str], temperature: float | None, threshold: float, lower: float):
+    """A loaded policy of ``kind``; no recalibration when ``temperature`` is None."""
+    calibration = ({"method": "none"} if temperature is None else
+                   {"method": "temperature", "temperature": temperature, "use_logits": False})
+    policy = {"kind": kind, "calibration": calibration}
     if kind == "class_thresholds":
         policy["class_thresholds"] = {c: (threshold if k % 2 else lower) for k, c in enumerate(classes)}
-    else:
+    elif kind != "accept_all":
         policy["threshold"] = threshold
     if kind == "two_tier":
         policy.update(assist_threshold=lower, assisted=ASSISTED)
@@ -165,13 +167,17 @@ def test_the_bounds_alone_decide_most_rows(temperature, share):
 
 @pytest.mark.parametrize("temperature", [0.3, 0.8, 1.0, 1.7, 6.0])
 def test_rows_on_the_bounds_themselves_are_decided_exactly(temperature):
-    """Rows where a bound is the confidence itself (ties for the top and zeros: S bounds the sum of r ** a;
-    the others all equal: k (S / k) ** a does), with thresholds at their confidences and the floats either
-    side."""
+    """Rows where a bound is the confidence itself (ties for the top, one other r and zeros: the vertex sum
+    floor(S) + frac(S) ** a bounds the sum of r ** a; the others all equal: k (S / k) ** a does), with
+    thresholds at their confidences and the floats either side."""
     n_classes = 6
     rows = []
     for ties in range(1, n_classes + 1):  # r in {0, 1}
         rows.append([1 / ties] * ties + [0.0] * (n_classes - ties))
+    for ties in range(1, n_classes - 1):  # r in {0, f, 1}
+        for fraction in (0.05, 0.3, 0.77):
+            row = np.array([1.0] * ties + [fraction] + [0.0] * (n_classes - ties - 1))
+            rows.append((row / row.sum()).tolist())
     for top in (0.2, 0.35, 0.5, 0.7, 0.9, 0.999):  # every other r equal
         rows.append([top] + [(1 - top) / (n_classes - 1)] * (n_classes - 1))
     proba = np.array(rows)

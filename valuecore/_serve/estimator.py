@@ -226,15 +226,30 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """The wrapped estimator's probabilities, as it gives them."""
         return self._served()[0].predict_proba(X)
 
-    def _codes(self, X, *, tiers: bool = False, actions_only: bool = False, segments=None):
+    def _codes(self, X, *, segments=None):
         estimator, served = self._served()
-        classes = self._check_served(estimator, served, tiers=tiers)
+        classes = self._check_served(estimator, served)
         if served.segment_policy is not None and segments is None:
             X, segments = self._segments_of(X, estimator, served)
-        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
-        if actions_only:  # decide and predict read only the actions: no recalibrated matrix is made
-            return classes, served._actions(proba, None, None, None, segments)
-        return classes, served.decisions(proba, segments=segments)
+        return classes, served.decisions(np.asarray(estimator.predict_proba(X), dtype=np.float64), segments=segments)
+
+    def _labelled(self, X, labels_of, *, tiers: bool = False) -> np.ndarray:
+        """The label of each row's action, ``labels_of(classes)`` giving the label of each action code: in one
+        pass over the probabilities where the policy allows (``ServingPolicy._fused``), else from the codes;
+        no recalibrated matrix is made either way."""
+        estimator, served = self._served()
+        labels = labels_of(self._check_served(estimator, served, tiers=tiers))
+        segments = None
+        if served.segment_policy is not None:
+            X, segments = self._segments_of(X, estimator, served)
+        proba = np.asarray(estimator.predict_proba(X))
+        # float32 probabilities are read as they are: their checks, maxima and comparisons are those of their
+        # float64 copy, exactly; the copy is made only for the general path, as before.
+        if segments is None and proba.dtype in (np.float32, np.float64):
+            fused, proba = served._fused(proba, labels)
+            if fused is not None:
+                return fused
+        return labels[served._actions(np.asarray(proba, dtype=np.float64), None, None, None, segments)]
 
     def _segments_of(self, X, estimator, served):
         """(the features the estimator reads, each row's segment) for a per-segment policy."""
@@ -259,23 +274,29 @@ class RejectOptionClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def decide(self, X) -> np.ndarray:
         """Per row: its class, ``abstain_label``, (two tiers) ``"confirm"`` or (a shortlist) ``"shortlist"``;
         an object array."""
-        classes, action = self._codes(X, tiers=True, actions_only=True)
+        return self._labelled(X, self._decide_labels, tiers=True)
+
+    def _decide_labels(self, classes) -> np.ndarray:
         labels = np.empty(len(classes) + 3, dtype=object)
         labels[:] = [*classes.tolist(), self.abstain_label, CONFIRM, SHORTLIST]
-        return labels[action]
+        return labels
 
     def predict(self, X) -> np.ndarray:
         """Per row: the class acted on, or ``abstain_label`` (a confirmed tier counts as abstaining)."""
-        return self._predicted(*self._codes(X, actions_only=True))
+        return self._labelled(X, self._predict_labels)
 
-    def _predicted(self, classes, action) -> np.ndarray:
-        """``predict``'s labels from the classes and the action codes (which it overwrites: ``_codes``'s own)."""
-        action = np.minimum(action, len(classes), out=action)  # confirm -> abstain
+    def _predict_labels(self, classes) -> np.ndarray:
+        """``predict``'s label of each action code: the classes, then ``abstain_label`` for abstain, confirm
+        and shortlist alike."""
         dtype = np.result_type(classes.dtype, np.asarray(self.abstain_label).dtype)
         # Numbers are gathered as numbers (the same values as objects converted after); others as objects.
-        labels = np.empty(len(classes) + 1, dtype=dtype if dtype.kind in "iufb" else object)
-        labels[:] = [*classes.tolist(), self.abstain_label]
-        return labels[action]
+        labels = np.empty(len(classes) + 3, dtype=dtype if dtype.kind in "iufb" else object)
+        labels[:] = [*classes.tolist(), *[self.abstain_label] * 3]
+        return labels
+
+    def _predicted(self, classes, action) -> np.ndarray:
+        """``predict``'s labels from the classes and the action codes."""
+        return self._predict_labels(classes)[action]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

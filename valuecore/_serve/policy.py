@@ -284,7 +284,41 @@ class ServingPolicy:
         -------
         ndarray of shape (n,), dtype object
         """
-        return self.labels(abstain, confirm, shortlist)[self._actions(proba, y_pred, confidence, logits, segments)]
+        labels = self.labels(abstain, confirm, shortlist)
+        if proba is not None and y_pred is None and confidence is None and logits is None:
+            fused, proba = self._fused(proba, labels)
+            if fused is not None:
+                return fused
+        return labels[self._actions(proba, y_pred, confidence, logits, segments)]
+
+    def _fused(self, proba, labels) -> tuple[np.ndarray | None, Any]:
+        """(``labels[decisions(proba).action]`` or None, the probabilities as an array): the labels in one pass
+        over the probabilities (``_serve/fused.py``) for a threshold rule, per-class thresholds or two tiers
+        with no recalibration or a temperature; None where that path does not apply or doubts the input
+        (then the general path decides, or names the rows at fault). ``labels``: of each action code."""
+        method = self.policy.calibration.get("method", "none")
+        if (self.segment_policy is not None or method not in ("none", "temperature")
+                or self.kind not in _FUSED_KINDS or (self.kind == "accept_all" and method != "none")):
+            return None, proba
+        proba = _numbers(self._by_class(proba, "proba"), "proba")
+        if proba.ndim != 2 or proba.shape[1] != len(self.classes):
+            return None, proba
+        from .fused import threshold_labels
+
+        policy, n_classes = self.policy, len(self.classes)
+        if self.kind == "accept_all":
+            thresholds = [-np.inf]
+        elif self.kind == "two_tier":
+            thresholds = [np.inf if t is None else t for t in (policy.threshold, policy.assist_threshold)]
+        elif self.kind in ("class_thresholds", "calibrated_class_thresholds"):
+            thresholds = [policy.thresholds_by_index(self.classes)]  # one per predicted class
+        else:
+            thresholds = [np.inf if policy.threshold is None else policy.threshold]
+        # The labels by (tiers missed, predicted class): acted on, (two tiers) confirmed, handed off.
+        lower = [n_classes + 1, n_classes] if self.kind == "two_tier" else [n_classes]
+        table = np.take(labels, np.concatenate([np.arange(n_classes), *(np.full(n_classes, c) for c in lower)]))
+        temperature = policy.calibration["temperature"] if method == "temperature" else None
+        return threshold_labels(proba, thresholds, table, SUM_TOLERANCE, temperature), proba
 
     def _actions(self, proba, y_pred, confidence, logits, segments=None) -> np.ndarray:
         """``decisions(...).action``; for a threshold rule or two tiers with a temperature, read from
@@ -310,6 +344,11 @@ class ServingPolicy:
         if self.kind != "two_tier":
             return np.where(reached[0], y_pred, n_classes)
         return np.where(reached[0], y_pred, np.where(reached[1], n_classes + 1, n_classes))
+
+
+# The rules ``_fused`` serves in one pass: a threshold (one, one per class, or two tiers) on the confidence.
+_FUSED_KINDS = ("accept_all", "threshold", "calibrated_threshold", "class_thresholds", "calibrated_class_thresholds",
+                "two_tier")
 
 
 def _short(items, limit: int = 8) -> str:

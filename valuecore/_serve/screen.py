@@ -39,7 +39,8 @@ def temperature_reaches(proba: np.ndarray, y_pred: np.ndarray, confidence: np.nd
     With ``r_j = p_j / p_top`` over the ``k = n_classes - 1`` other classes (in [0, 1]) and ``a = 1 / T``,
     the recalibrated confidence is ``1 / (1 + sum_j r_j ** a)``. The sum ``S = sum_j r_j`` lies within
     ``(1 -+ tol) / p_top - 1`` (the rows were checked to sum to 1 within ``tol``), and for ``a >= 1``
-    ``k (S / k) ** a <= sum_j r_j ** a <= S`` (convexity, and ``r ** a <= r``), the other way round for
+    ``k (S / k) ** a <= sum_j r_j ** a <= floor(S) + frac(S) ** a`` (convexity: the sum is least with
+    every ``r_j`` equal and largest at a vertex of the box ``[0, 1] ** k``), the other way round for
     ``a < 1``. A row whose bounds, widened by the float64 computation's own error, lie on one side of a
     threshold is decided by them; only the others (those near a threshold) are screened in float32 and,
     nearer still, recomputed in float64 (:func:`screened_temperature_confidence`). No row is decided
@@ -61,29 +62,19 @@ def temperature_reaches(proba: np.ndarray, y_pred: np.ndarray, confidence: np.nd
     -------
     list of ndarray of bool, shape (n,), one per threshold
     """
-    n, n_classes = proba.shape
-    others = n_classes - 1
-    # The float64 path's relative error: log's and the division's roundings of log p / T (4 |log p_top| / T,
-    # since the terms that count have log p_j near log p_top), exp's and the sum's (3 k + 2); times 32 for
-    # log and exp implementations up to 4 units in the last place, with room to spare.
-    top_log = math.log(n_classes / (1.0 - sum_tolerance)) if sum_tolerance < 0.5 else math.inf
-    error = 32 * _EPS64 * (4 * top_log / temperature + 3 * n_classes + 2) + _ROOM
-    if not error < 1e-3:  # no bound worth having (a tiny temperature, or loose sums): the screen alone
+    cutoffs = temperature_cutoffs(proba.shape[1], temperature, sum_tolerance)
+    bounds = None if cutoffs is None else [cutoffs(threshold) for threshold in thresholds]
+    return bounded_reach(proba, y_pred, confidence, temperature, thresholds, bounds)
+
+
+def bounded_reach(proba, y_pred, confidence, temperature: float, thresholds, bounds) -> list[np.ndarray]:
+    """:func:`temperature_reaches` with each threshold's ``(surely, never)`` of :func:`temperature_cutoffs`
+    given (``bounds``; None: no bound worth having, the screen alone)."""
+    n = len(confidence)
+    if bounds is None:
         return _screened_reach(proba, y_pred, confidence, temperature, thresholds)
-    # The bounds of S as the raw confidence p gives them: (1 - tol) / p - 1 and (1 + tol + C floor) / p - 1
-    # (entries at 0 count as the floor, float32 rows are summed in float32), turned round into the
-    # confidences at which they cross each threshold's bounds of the sum: two comparisons a row.
-    tolerance = sum_tolerance + n_classes * 1e-6
     reached, doubtful = [], np.zeros(n, dtype=bool)
-    for threshold in thresholds:
-        accept_at, reject_at = _sum_bounds_at(threshold, others, temperature, error)
-        with np.errstate(divide="ignore"):
-            # high <= accept_at  <=>  p >= (1 + tol + C floor) / (1 + accept_at - room), when that is positive
-            surely = np.where(accept_at + 1 - _ROOM > 0,
-                              (1 + tolerance + n_classes * _PROBA_FLOOR) / (accept_at + 1 - _ROOM), np.inf)
-            # low > reject_at  <=>  p < (1 - tol) / (1 + reject_at + room); always when reject_at < 0
-            never = np.where(reject_at < 0, np.inf, (1 - tolerance) / (1 + reject_at + _ROOM))
-        surely, never = surely * (1 + _ROOM), never * (1 - _ROOM)  # the divisions' own rounding
+    for threshold, (surely, never) in zip(thresholds, bounds):
         if np.ndim(threshold):
             surely, never = surely[y_pred], never[y_pred]
         reached.append(confidence >= surely)
@@ -97,6 +88,37 @@ def temperature_reaches(proba: np.ndarray, y_pred: np.ndarray, confidence: np.nd
         for verdict, verdict_near in zip(reached, near):
             verdict[rows] = verdict_near
     return reached
+
+
+def temperature_cutoffs(n_classes: int, temperature: float, sum_tolerance: float):
+    """The two comparisons a row of raw confidence p needs (see :func:`temperature_reaches`): a function of a
+    threshold (a float, or an ndarray of shape (n_classes,) for one per class) that gives ``(surely,
+    never)``, arrays of the threshold's shape: ``p >= surely`` reaches it, ``p < never`` does not, and a row
+    between them is doubtful. None when the bounds are worth nothing (a tiny temperature, or loose sums)."""
+    others = n_classes - 1
+    # The float64 path's relative error: log's and the division's roundings of log p / T (4 |log p_top| / T,
+    # since the terms that count have log p_j near log p_top), exp's and the sum's (3 k + 2); times 32 for
+    # log and exp implementations up to 4 units in the last place, with room to spare.
+    top_log = math.log(n_classes / (1.0 - sum_tolerance)) if sum_tolerance < 0.5 else math.inf
+    error = 32 * _EPS64 * (4 * top_log / temperature + 3 * n_classes + 2) + _ROOM
+    if not error < 1e-3:
+        return None
+    # The bounds of S as the raw confidence p gives them: (1 - tol) / p - 1 and (1 + tol + C floor) / p - 1
+    # (entries at 0 count as the floor, float32 rows are summed in float32), turned round into the
+    # confidences at which they cross each threshold's bounds of the sum: two comparisons a row.
+    tolerance = sum_tolerance + n_classes * 1e-6
+
+    def cutoffs(threshold):
+        accept_at, reject_at = _sum_bounds_at(threshold, others, temperature, error)
+        with np.errstate(divide="ignore"):
+            # high <= accept_at  <=>  p >= (1 + tol + C floor) / (1 + accept_at - room), when that is positive
+            surely = np.where(accept_at + 1 - _ROOM > 0,
+                              (1 + tolerance + n_classes * _PROBA_FLOOR) / (accept_at + 1 - _ROOM), np.inf)
+            # low > reject_at  <=>  p < (1 - tol) / (1 + reject_at + room); always when reject_at < 0
+            never = np.where(reject_at < 0, np.inf, (1 - tolerance) / (1 + reject_at + _ROOM))
+        return surely * (1 + _ROOM), never * (1 - _ROOM)  # the divisions' own rounding
+
+    return cutoffs
 
 
 def _screened_reach(proba, y_pred, confidence, temperature: float, thresholds) -> list[np.ndarray]:
@@ -114,15 +136,29 @@ def _sum_bounds_at(threshold, others: int, temperature: float, error: float):
         # The sum of r ** a that the confidence reaches the threshold at, its error to either side.
         accept_sum = (1.0 - error) / threshold - 1.0 - _ROOM
         reject_sum = (1.0 + error) / threshold - 1.0 + _ROOM
-        if temperature <= 1:  # a >= 1: S bounds the sum from above, k (S / k) ** a from below
-            accept_at = accept_sum
+        # Of all r in [0, 1] summing to S, the sum of r ** a is largest (a >= 1; smallest for a < 1) at a
+        # vertex, floor(S) ones and one r at frac(S): V(S) = floor(S) + frac(S) ** a, and least (largest) with
+        # every r at S / k: k (S / k) ** a. So for a >= 1, V(S) bounds the sum from above, k (S / k) ** a
+        # from below, and the other way round for a < 1.
+        if temperature <= 1:
+            accept_at = np.where(accept_sum < 0, -1.0,
+                                 _vertex_inverse(np.maximum(accept_sum, 0.0), temperature) * (1 - _ROOM))
             reject_at = np.where(reject_sum < 0, -1.0,
                                  others * (np.maximum(reject_sum, 0.0) / others) ** temperature * (1 + _ROOM))
-        else:  # a < 1: the other way round
+        else:
             accept_at = np.where(accept_sum < 0, -1.0,
                                  others * (np.maximum(accept_sum, 0.0) / others) ** temperature * (1 - _ROOM))
-            reject_at = reject_sum
+            reject_at = np.where(reject_sum < 0, -1.0,
+                                 _vertex_inverse(np.maximum(reject_sum, 0.0), temperature) * (1 + _ROOM))
     return accept_at, reject_at
+
+
+def _vertex_inverse(total, temperature: float):
+    """The S at which ``V(S) = floor(S) + frac(S) ** (1 / T)`` is ``total`` (>= 0; V increases):
+    ``floor(total) + frac(total) ** T``; an infinite total stays infinite."""
+    whole = np.floor(total)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(total), whole + (total - whole) ** temperature, total)
 
 
 def screened_temperature_confidence(proba: np.ndarray, y_pred: np.ndarray, confidence: np.ndarray,

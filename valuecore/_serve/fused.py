@@ -1,0 +1,111 @@
+"""Threshold rules served in one pass over the probabilities: the input checks, the argmax and the rule together.
+
+``ServingPolicy.decide`` (and ``RejectOptionClassifier.predict`` and ``.decide``) for a threshold rule,
+per-class thresholds or two tiers, with no recalibration or a temperature, reads each block of rows once:
+it checks the rows as ``Predictions.from_proba`` does (finite, non-negative, summing to 1 within the
+tolerance: the same float64 sums, the same comparisons), finds each row's argmax and maximum as
+``_model/predictions.py`` does, compares the maximum (capped at 1) with the thresholds and writes the
+label of each row's action into the output, while the block is still in cache. With a temperature, the
+rows whose bounds straddle a threshold (``_serve/screen.py``) are screened, and recomputed in float64 where
+the screen cannot tell, within their own block. No matrix of the size of the input is made (neither a float64
+copy of float32 input, nor the confidences, predicted classes and action codes of the general path).
+
+At the first doubt (a bad entry, a sum off, a maximum that is not above zero) :func:`threshold_labels`
+returns None and the caller takes the general path, whose checks name the rows at fault: the fast path
+never accepts an input the general path refuses, and gives the same labels for every input it accepts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._model.predictions import _FEW_CLASSES, _ROWS_PER_BLOCK, _column_sums, _top_of_columns
+from .screen import bounded_reach, temperature_cutoffs
+
+# Rows per block: two columns are read in place (strided views); more are copied class-major into a tile
+# (as ``_checked_top`` does) whose whole-row ufuncs then run at vector speed.
+_ROWS_TWO_CLASSES = 65536
+_ROWS_PER_TILE = 16384
+
+
+def threshold_labels(proba: np.ndarray, thresholds, table: np.ndarray, sum_tolerance: float,
+                     temperature: float | None = None) -> np.ndarray | None:
+    """The label of each row's action under a threshold rule or two tiers; None at the first doubt.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n, n_classes), float32 or float64
+        Raw probabilities in the order of the classes (not yet checked).
+    thresholds : sequence of (float or ndarray of shape (n_classes,)), length 1 or 2
+        The automatic threshold (one, or one per predicted class) and, for two tiers, the one at which a
+        person confirms; ``+inf`` is never reached, ``-inf`` always.
+    table : ndarray of shape (n_classes * (len(thresholds) + 1),)
+        The labels: ``table[y]`` for a row acted on as class ``y``, ``table[C + y]`` for a row one tier
+        down (a person confirms, or, with one threshold, hands off), ``table[2 C + y]`` handed off.
+    sum_tolerance : float
+        How far from 1 a row may sum.
+    temperature : float, optional
+        The stored temperature (applied to ``log(clip(proba, 1e-12, 1))``); None for no recalibration.
+
+    Returns
+    -------
+    ndarray of shape (n,), dtype of ``table``, or None
+    """
+    n, n_classes = proba.shape
+    if n == 0 or not 2 <= n_classes <= _FEW_CLASSES or proba.dtype not in (np.float32, np.float64):
+        return None
+    two = n_classes == 2
+    rows_per = _ROWS_TWO_CLASSES if two else _ROWS_PER_TILE
+    per_class = [np.ndim(t) > 0 for t in thresholds]
+    thresholds = [np.asarray(t, dtype=np.float64) if ndim else float(t) for t, ndim in zip(thresholds, per_class)]
+    cutoffs = None if temperature is None else temperature_cutoffs(n_classes, temperature, sum_tolerance)
+    bounds = None if cutoffs is None else [cutoffs(t) for t in thresholds]
+    tile = None if two else np.empty((n_classes, rows_per), dtype=proba.dtype)
+    total, top = np.empty(rows_per), np.empty(rows_per)
+    equal = np.empty(rows_per, dtype=bool)
+    missed = np.empty(rows_per, dtype=np.intp)
+    codes = np.empty(n, dtype=np.intp)  # each row's predicted class, then the index of its label
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n, rows_per):
+            block = proba[start:start + rows_per]
+            rows = block.shape[0]
+            if two:
+                columns = (block[:, 0], block[:, 1])
+            else:
+                columns = tile[:, :rows]
+                for first in range(0, rows, _ROWS_PER_BLOCK):
+                    np.copyto(columns[:, first:first + _ROWS_PER_BLOCK], block[first:first + _ROWS_PER_BLOCK].T)
+            # The checks of ``_checked_top``: float64 row sums added column after column, their largest
+            # deviation from 1 (non-finite for a NaN or an infinity), the smallest entry.
+            sums = _column_sums(columns, total[:rows])
+            sums -= 1.0
+            worst = np.abs(sums, out=sums).max()
+            if not (np.isfinite(worst) and worst <= sum_tolerance) or block.min() < 0:
+                return None
+            confidence, y_pred = top[:rows], codes[start:start + rows]
+            if two:  # numpy's argmax of two finite numbers: the second only when it is larger
+                np.maximum(columns[0], columns[1], out=confidence)
+                if not confidence.min() > 0:
+                    return None
+                np.greater(columns[1], columns[0], out=y_pred)
+            elif not _top_of_columns(columns, y_pred, confidence, equal[:rows]):
+                return None
+            if confidence.max() > 1.0:  # a row within the tolerance can hold 1.0000001: confidences stay <= 1
+                np.minimum(confidence, 1.0, out=confidence)
+            if temperature is None:
+                reached = [np.greater_equal(confidence, t[y_pred] if ndim else t)
+                           for t, ndim in zip(thresholds, per_class)]
+            else:
+                reached = bounded_reach(block, y_pred, confidence, temperature, thresholds, bounds)
+            # The label's index, in place of the predicted class y: y + C * (the number of tiers not reached);
+            # a row that reaches the automatic threshold counts as reaching the lower one too (as
+            # ``Policy.tiers`` reads them).
+            step = missed[:rows]
+            for k, verdict in enumerate(reached):
+                if k + 1 < len(reached):
+                    np.logical_or(reached[k + 1], verdict, out=reached[k + 1])
+                np.multiply(verdict, -n_classes, out=step, casting="unsafe")
+                np.add(y_pred, step, out=y_pred)
+            np.add(y_pred, n_classes * len(reached), out=y_pred)
+    return table[codes]  # one gather of the whole (faster than one per block, for objects twice as fast)
+
