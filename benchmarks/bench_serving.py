@@ -5,12 +5,15 @@ For each policy kind and recalibration, a policy JSON is loaded with ``load_poli
 summing to 1): the input checks (finite, non-negative, rows summing to 1), the
 recalibration, the rule and its ties. The baseline is ``proba.argmax(axis=1)`` on the same
 array, the least a server does to act on a model at all. ``decide(proba)`` (the labels) is timed
-beside it: for a threshold rule or two tiers with a temperature it reads no recalibrated matrix
-(``valuecore/_serve/screen.py``). The table shows the best of ``--repeat`` runs, wall and CPU time in
+beside it: for a threshold rule, per-class thresholds or two tiers, with no recalibration or a temperature,
+it reads the probabilities in one pass and makes no recalibrated matrix (``valuecore/_serve/fused.py``).
+The table shows the best of ``--repeat`` runs, wall and CPU time in
 milliseconds, the argmax, ``decisions`` and ``decide`` interleaved in every round, and their ratios to
 the argmax measured in the same rounds; the load average is printed on each line.
 
-Usage: ``python benchmarks/bench_serving.py [--rows 1000000] [--classes 10] [--repeat 5]``
+Usage: ``python benchmarks/bench_serving.py [--rows 1000000] [--classes 10] [--repeat 5] [--policies NAME,...]``
+(``--policies "threshold,threshold + temperature"``: those rows only). To compare two versions of the code,
+run this script from a copy of each (``git archive``), one after the other.
 This is a benchmark, not a test: it asserts nothing about time.
 """
 
@@ -73,6 +76,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--policies", default=None, help="comma-separated names of the rows to run (default: all)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     proba = rng.dirichlet(np.full(args.classes, 0.3), size=args.rows)
@@ -82,7 +86,10 @@ def main() -> None:
     print("wall / CPU ms; ratios to numpy.argmax(proba, axis=1) timed in the same rounds\n")
     print(f"| {'policy':<30} | argmax wall/cpu | decisions wall/cpu | ratio w/c | decide wall/cpu | ratio w/c | load |")
     print(f"| {'-' * 30} | --------------: | -----------------: | --------: | --------------: | --------: | ---: |")
+    chosen = None if args.policies is None else [name.strip() for name in args.policies.split(",")]
     for name, policy in policies(classes).items():
+        if chosen is not None and name not in chosen:
+            continue
         document = {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
                     "models": [{"model": "m", "classes": classes, "policy": policy}]}
         served = load_policy(document)
