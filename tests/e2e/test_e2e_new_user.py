@@ -15,7 +15,9 @@ The screenshots are kept in ``test-artifacts/new-user/`` to be looked at.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +33,11 @@ pytestmark = pytest.mark.e2e
 ALL_PAGES = {**PAGES, "Capacity & guarantees": "Capacity & guarantees", "Segments": "Segments"}
 SIZES = ((1280, 800), (1440, 900))
 SHOTS = ARTIFACTS / "new-user"
+# The pictures of every page (what a visitor sees first, and the whole page) are for a person to look at:
+# E2E_SCREENSHOTS=1 keeps them in test-artifacts/new-user/. They assert nothing, and drawing two of every page at
+# both sizes (one as tall as the page) is a good part of the walk's time, so a plain run (CI) leaves them out.
+# A failing step still saves its screenshot (helpers.browser.step).
+KEEP_SHOTS = bool(os.environ.get("E2E_SCREENSHOTS"))
 
 _OVERFLOW_PROBE = """
 () => {
@@ -144,12 +151,26 @@ def settle(page) -> None:
     page.evaluate(_SETTLED, [300, 10_000])
 
 
+def _pictures(page, stem: Path, width: int, height: int) -> None:
+    """What the visitor sees first, and the whole page, as ``<stem>_<width>x<height>[_full].png``."""
+    shot = f"{stem}_{width}x{height}"
+    page.screenshot(path=f"{shot}.png")
+    # The whole page: Streamlit scrolls its main block, not the window, so the window is made as tall as the
+    # content for this picture (the width, and so the layout, stays the same).
+    tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": min(int(tall) + 50, 12000)})
+    settle(page)
+    page.screenshot(path=f"{shot}_full.png")
+    page.set_viewport_size({"width": width, "height": height})
+
+
 @pytest.mark.parametrize("width,height", SIZES)
 def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height):
     context, page = new_page(browser, f"new-user-{width}")
     page.set_viewport_size({"width": width, "height": height})
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    problems, shots = {}, 0
+    if KEEP_SHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+    problems, checked = {}, 0
     try:
         with step(page, "load"):
             open_app(page, server, HOME)
@@ -171,17 +192,9 @@ def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height)
                     problems[title] = found["problems"] + cut
                 if title in CHART_PAGES:
                     assert found["charts"] > 0, f"no chart measured on {title!r}"
-                stem = re.sub(r"[^A-Za-z0-9]+", "_", title).strip("_").lower()
-                shot = SHOTS / f"{stem}_{width}x{height}"
-                page.screenshot(path=f"{shot}.png")  # what the visitor sees first
-                # The whole page: Streamlit scrolls its main block, not the window, so the window is made as
-                # tall as the content for this picture (the width, and so the layout, stays the same).
-                tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-                page.set_viewport_size({"width": width, "height": min(int(tall) + 50, 12000)})
-                settle(page)
-                page.screenshot(path=f"{shot}_full.png")
-                page.set_viewport_size({"width": width, "height": height})
-                shots += 1
+                if KEEP_SHOTS:
+                    _pictures(page, SHOTS / re.sub(r"[^A-Za-z0-9]+", "_", title).strip("_").lower(), width, height)
+                checked += 1
         with step(page, "what-if"):  # the what-if adds tiles and columns: they must fit too
             from playwright.sync_api import expect
 
@@ -191,12 +204,13 @@ def test_every_page_fits_its_boxes_at_both_sizes(server, browser, width, height)
                    ).to_be_visible(timeout=TIMEOUT_MS)
             wait_for_app(page)
             settle(page)
-            page.screenshot(path=str(SHOTS / f"value_what_if_{width}x{height}.png"))
+            if KEEP_SHOTS:
+                page.screenshot(path=str(SHOTS / f"value_what_if_{width}x{height}.png"))
             found = page.evaluate(_OVERFLOW_PROBE)
             cut = page.evaluate(_TRUNCATION_PROBE)
             if found["problems"] or cut:
                 problems["Value & thresholds, what-if"] = found["problems"] + cut
     finally:
         context.close()
-    assert shots == len(ALL_PAGES)
+    assert checked == len(ALL_PAGES)
     assert problems == {}, f"overflowing, overlapping or cut at {width}×{height}: {problems}"
