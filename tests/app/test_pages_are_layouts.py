@@ -1,7 +1,9 @@
 """Each page script is a layout: it shows what its view model built and computes nothing itself.
 
 Checked on the source (ast): no page imports pandas or numpy, the core comes in as ``import valuecore as vc``
-only, and every page reads its own view model, a module of dashboard/views/ with a ``build``.
+only, and every page reads its own view model, a module of dashboard/views/ with a ``build``. The page scripts
+are the files app.py registers; every other file of pages/ is named for one of app.py's URL paths and only
+hands the run to app.py (a fresh server's first request, see dashboard.hand_over_to_the_frame).
 """
 
 import ast
@@ -10,8 +12,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted((ROOT / "pages").glob("*.py"))
 NUMERIC = {"pandas", "numpy"}
+
+
+def registered(app: Path = ROOT / "app.py") -> tuple[set[str], set[str]]:
+    """The page scripts (``pages/x.py``) and the URL paths (the default page's aside) app.py's pages name."""
+    scripts, paths = set(), set()
+    for node in ast.walk(ast.parse(app.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and str(node.args[0].value).startswith("pages/")):
+            scripts.add(node.args[0].value)
+            keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+            if not keywords.get("default") and "url_path" in keywords:
+                paths.add(keywords["url_path"])
+    return scripts, paths
+
+
+SCRIPTS, URL_PATHS = registered()
+PAGES = sorted(ROOT / script for script in SCRIPTS)
+HANDOVERS = sorted(set((ROOT / "pages").glob("*.py")) - set(PAGES))
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -27,6 +46,29 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_there_are_pages():
     assert len(PAGES) >= 10
+    assert all(page.is_file() for page in PAGES), PAGES
+
+
+def test_each_url_path_has_a_file_that_hands_over_to_app_py():
+    # Streamlit's folder navigation answers a fresh server's first request with the file named like the path;
+    # a path with no such file gets a "Page not found" dialog (tests/e2e: the deep-link test).
+    assert {handover.stem for handover in HANDOVERS} == URL_PATHS
+
+
+@pytest.mark.parametrize("handover", HANDOVERS, ids=lambda p: p.name)
+def test_a_handover_file_only_hands_over(handover):
+    tree = ast.parse(handover.read_text(encoding="utf-8"))
+    calls = [node.value.func.id for node in tree.body if isinstance(node, ast.Expr)
+             and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)]
+    assert calls == ["hand_over_to_the_frame"], f"{handover.name}: a handover file only calls hand_over_to_the_frame()"
+    assert imported_modules(handover) == {"dashboard"}, handover.name
+
+
+def test_the_url_path_check_can_fail(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text('pages = [st.Page("pages/home.py", default=True, url_path="start"), '
+                   'page("pages/value.py", url_path="value-and-thresholds", visibility="hidden")]\n')
+    assert registered(app) == ({"pages/home.py", "pages/value.py"}, {"value-and-thresholds"})
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
