@@ -57,8 +57,7 @@ def main() -> int:
         return 1
     started = time.monotonic()
     with harness.streamlit_server() as url, harness.chromium(executable) as browser:
-        # Open the front page once first. While pages/ holds the page files, Streamlit treats that folder
-        # the old way until app.py has run once, and a first request for a page path shows "Page not found".
+        # Open the front page once first, so that no picture waits for the server's first, uncached run.
         warm_up = browser.new_context()
         harness.open_app(warm_up.new_page(), url, "Runs")
         warm_up.close()

@@ -188,11 +188,11 @@ def _need_browser(reason: str):
 
 
 def warm_up(browser, url: str) -> None:
-    """Run the entry point once in a throwaway session, so that the server knows the pages' URL paths.
+    """Run the entry point once in a throwaway session: the server's first run (imports, the sample runs'
+    caches) is paid here, so that the tests sharing one server do not depend on which of them comes first.
 
-    A fresh server shows its very first visitor of a deep link Streamlit's "Page not found" dialog
-    (test_deep_link_on_a_freshly_started_server checks that case on a server of its own); tests that
-    share one server should not depend on which of them comes first.
+    A fresh server's first request may be a deep link: test_deep_link_on_a_freshly_started_server checks that
+    case on servers of its own.
     """
     from playwright.sync_api import expect
 
