@@ -75,7 +75,7 @@ def measure(repeat: int, places: dict[str, Path]) -> dict[tuple[str, str], list[
 
 def cell(samples: list[tuple[float, float]]) -> str:
     walls, cpus = [w for w, _ in samples], [c for _, c in samples]
-    return f"{min(walls):>6.0f} ({statistics.median(walls):>5.0f}) {min(cpus):>5.0f}"
+    return f"{min(walls):>6.0f} ({statistics.median(walls):>5.0f}) {min(cpus):>4.0f}/{statistics.median(cpus):<4.0f}"
 
 
 def main() -> None:
@@ -92,20 +92,21 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"Python {platform.python_version()} | {platform.machine()} | {os.cpu_count()} cores | "
           f"load average {load:.1f} at the end | {args.repeat} runs each, interleaved | package byte-compiled first")
-    print("ms per fresh interpreter: wall minimum (wall median) and CPU minimum (user + system, which")
-    print("a busy machine inflates less than wall time)\n")
-    header = f"{'command':<30} {'this checkout: wall (med)  cpu':>31}"
+    print("ms per fresh interpreter: wall minimum (wall median) and CPU minimum/median (user + system, which")
+    print("a busy machine inflates less than wall time); ratios --compare / this checkout\n")
+    header = f"{'command':<30} {'this checkout: wall (med) cpu min/med':>36}"
     if "compare" in places:
-        header += f" {'--compare: wall (med)  cpu':>27} {'wall ratio':>10}"
+        header += f" {'--compare: wall (med) cpu min/med':>34} {'wall ratio':>10} {'cpu med':>8}"
     print(header)
     print("-" * len(header))
     for name in COMMANDS:
         this = times[("this", name)]
-        line = f"{name:<30} {cell(this):>31}"
+        line = f"{name:<30} {cell(this):>36}"
         if ("compare", name) in times:
             other = times[("compare", name)]
             ratio = min(w for w, _ in other) / min(w for w, _ in this)
-            line += f" {cell(other):>27} {ratio:>9.1f}x"
+            cpu_ratio = statistics.median(c for _, c in other) / statistics.median(c for _, c in this)
+            line += f" {cell(other):>34} {ratio:>9.1f}x {cpu_ratio:>7.2f}x"
         print(line)
     bare, helped = times[("this", "python (nothing)")], times[("this", "python -m valuecore --help")]
     median_wall = [statistics.median(w for w, _ in t) for t in (bare, helped)]
@@ -114,6 +115,12 @@ def main() -> None:
           f"`python -c pass` {median_wall[0]:.0f} ms (+{median_wall[1] - median_wall[0]:.0f} ms); CPU "
           f"{median_cpu[1]:.0f} ms beside {median_cpu[0]:.0f} ms (+{median_cpu[1] - median_cpu[0]:.0f} ms). "
           "Goal: --help within 100 ms.")
+    if "compare" in places:
+        other = [statistics.median(c for _, c in times[("compare", name)]) for name in PACKAGE_COMMANDS[1:-1]]
+        this = [statistics.median(c for _, c in times[("this", name)]) for name in PACKAGE_COMMANDS[1:-1]]
+        print(f"Every --help, CPU medians beyond `python -c pass`'s: this checkout {min(this) - median_cpu[0]:.0f}-"
+              f"{max(this) - median_cpu[0]:.0f} ms, --compare {min(other) - median_cpu[0]:.0f}-"
+              f"{max(other) - median_cpu[0]:.0f} ms.")
     medians = {name: statistics.median(w for w, _ in times[("this", name)]) for name in COMMANDS if "--help" in name}
     slowest = max((name for name in medians if name.startswith("  ")), key=medians.get)
     print(f"The slowest COMMAND --help by its median wall: {slowest.strip()}, {medians[slowest]:.0f} ms.")

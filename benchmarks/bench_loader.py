@@ -347,8 +347,8 @@ def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple 
                     formats: tuple = ("parquet", "csv")) -> None:
     """File -> exact threshold only (valuecore, pandas, numpy, and the ``--base`` checkout's valuecore);
     ``scores``: rounded (True) and/or full precision (False); ``formats``: Parquet and/or CSV."""
-    names = ["vc", "vc+imports", "pandas", "numpy"] + (["vc" + BASE] if base is not None else [])
-    extra = f" {'base':>7} {'base/vc':>8}" if base is not None else ""
+    names = ["vc", "vc+imports", "pandas", "numpy"] + (["vc" + BASE, "vc+imports" + BASE] if base is not None else [])
+    extra = f" {'base':>7} {'base/vc':>8} {'base+imp':>8} {'/+imp':>6}" if base is not None else ""
     header = (f"{'format':>7} {'scores':>7} {'n':>9} | {'vc':>6} {'+imp':>6} {'pandas':>6} {'numpy':>6} | "
               f"{'pandas/vc':>9} {'numpy/vc':>8} | {'pandas/+imp':>11} {'numpy/+imp':>10} |"
               f"{extra} | cpu vc +imp pandas numpy | load")
@@ -372,20 +372,26 @@ def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple 
                     path.unlink()
                     t = {k: v * 1e3 for k, v in times.items()}
                     c = {k: v * 1e3 for k, v in cpu.items()}
-                    against = (f" {t['vc' + BASE]:7.1f} {times['vc' + BASE] / times['vc']:7.2f}x"
-                               if base is not None else "")
+                    against = base_cpu = ""
+                    if base is not None:
+                        with_imports = times["vc+imports" + BASE] / times["vc+imports"]
+                        against = (f" {t['vc' + BASE]:7.1f} {times['vc' + BASE] / times['vc']:7.2f}x"
+                                   f" {t['vc+imports' + BASE]:8.1f} {with_imports:5.2f}x")
+                        base_cpu = f" base {c['vc' + BASE]:.0f} {c['vc+imports' + BASE]:.0f}"
                     print(f"{form:>7} {'rounded' if rounded else 'full':>7} {n:>9,} | {t['vc']:6.1f} "
                           f"{t['vc+imports']:6.1f} {t['pandas']:6.1f} {t['numpy']:6.1f} | "
                           f"{times['pandas'] / times['vc']:8.2f}x {times['numpy'] / times['vc']:7.2f}x | "
                           f"{times['pandas'] / times['vc+imports']:10.2f}x "
                           f"{times['numpy'] / times['vc+imports']:9.2f}x |"
-                          f"{against} | {c['vc']:.0f} {c['vc+imports']:.0f} {c['pandas']:.0f} {c['numpy']:.0f} | "
+                          f"{against} | {c['vc']:.0f} {c['vc+imports']:.0f} {c['pandas']:.0f} {c['numpy']:.0f}"
+                          f"{base_cpu} | "
                           f"{load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
     print(f"\nwall ms, medians of {repeat} timings, each in a fresh process (imports of numpy, pandas, pyarrow and"
           "\n`import valuecore` untimed); vc: `valuecore.runs` imported before the clock, what valuecore imports on"
           "\nfirst use timed; +imp: every module of valuecore's own timed too (`from valuecore.runs import"
           "\nload_run_file` and the value types inside the clock); pandas: read_parquet / read_csv + argmax +"
-          "\ngroupby/cumsum; numpy: pyarrow's read_table / numpy.loadtxt + argmax + sort/cumsum; ratios ="
+          "\ngroupby/cumsum; numpy: pyarrow's read_table / numpy.loadtxt + argmax + sort/cumsum; base, base+imp:"
+          "\nvc and +imp with the --base checkout's package (ratios base / this: > 1, this one faster); ratios ="
           "\nbaseline / valuecore (> 1: valuecore faster); cpu = the process's CPU ms (medians); load = load"
           "\naverage before-after.")
 

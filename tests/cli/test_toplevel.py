@@ -44,3 +44,30 @@ def test_the_top_level_prints_what_the_full_parser_prints(capsys):
 @pytest.mark.parametrize("argv", [["--debug"], ["table"], ["--help", "table"], ["table", "--help"]])
 def test_anything_else_goes_to_the_commands(argv):
     assert answer_alone(argv) is None
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["report", "--help"], ["aggregate", "--help"], ["report", "--bogus"]])
+def test_help_and_usage_errors_do_not_import_shutil(argv):
+    # argparse imports shutil (with bz2, lzma, zlib, fnmatch) only to ask the terminal's width, which the
+    # top level's formatter finds itself.
+    assert "shutil" not in modules_loaded_by(*argv)
+
+
+@pytest.mark.parametrize("columns", [None, "57", "0", "-3", "wide", "100"])
+def test_the_help_is_as_wide_as_argparse_would_make_it(monkeypatch, columns):
+    import argparse
+    import shutil
+
+    from valuecore._cli.toplevel import HelpParser, terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+    texts = []
+    for parser_class in (HelpParser, argparse.ArgumentParser):
+        parser = parser_class(prog="p", description="words " * 40)
+        parser.add_argument("--option", metavar="A_LONG_VALUE", help="more words " * 20)
+        texts.append(parser.format_help())
+    assert texts[0] == texts[1]

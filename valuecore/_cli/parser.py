@@ -28,7 +28,7 @@ from .common import (
 from .monitor import add_monitor_command
 from .reviewers import add_reviewer_options
 from .segments import add_apply_segment_option, add_segment_options
-from .toplevel import COMMAND_HELP, top_level_parser
+from .toplevel import COMMAND_HELP, HelpParser, top_level_parser
 
 __all__ = ["build_parser", "parse_command_line"]
 
@@ -128,7 +128,7 @@ def _volume(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole parser: every command with its options (the commands themselves are ``commands``'s)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = HelpParser(add_help=False)  # add_argument formats each option once: without shutil, as every parser
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of unexpected errors"
     )

@@ -306,7 +306,9 @@ _TIE_CAP = 1e-9
 _EV_CHUNK = 1 << 16
 
 
-@dataclass(frozen=True)
+# The two plain classes below hold the expected-value rule's working arrays. They are not dataclasses, whose
+# generated methods are compiled when this module is imported (about 1 ms each): every plain threshold imports
+# this module, and only the expected-value rule makes them.
 class _EvScreen:
     """What the expected-value shortcut needs of one split, whatever the values.
 
@@ -325,13 +327,13 @@ class _EvScreen:
         screen is reused).
     """
 
-    ratio: np.ndarray
-    total_min: float
-    near_tie: np.ndarray
-    near_tie_gap: np.ndarray
-    order: np.ndarray | None = None
-    ratio_sorted: np.ndarray | None = None
-    position: np.ndarray | None = None
+    __slots__ = ("ratio", "total_min", "near_tie", "near_tie_gap", "order", "ratio_sorted", "position")
+
+    def __init__(self, ratio: np.ndarray | None, total_min: float, near_tie: np.ndarray, near_tie_gap: np.ndarray,
+                 order: np.ndarray | None = None, ratio_sorted: np.ndarray | None = None,
+                 position: np.ndarray | None = None):
+        self.ratio, self.total_min, self.near_tie, self.near_tie_gap = ratio, total_min, near_tie, near_tie_gap
+        self.order, self.ratio_sorted, self.position = order, ratio_sorted, position
 
 
 def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | None:
@@ -370,7 +372,6 @@ def _ev_screen(predictions: Predictions, presort: bool = False) -> _EvScreen | N
     return _EvScreen(ratio, total_min, near, lead[near], order, ratio_sorted, position)
 
 
-@dataclass(frozen=True)
 class _EvPlan:
     """The expected-value rule's actions for one three-value use case, in two parts.
 
@@ -379,14 +380,12 @@ class _EvPlan:
     ``exact_actions``. ``acted`` is where the acting items start in ``screen.order`` (None: no order kept).
     """
 
-    screen: _EvScreen
-    y_pred: np.ndarray
-    n_classes: int
-    high: float
-    acted: int | None
-    band_start: int | None
-    exact: np.ndarray
-    exact_actions: np.ndarray
+    __slots__ = ("screen", "y_pred", "n_classes", "high", "acted", "band_start", "exact", "exact_actions")
+
+    def __init__(self, screen: _EvScreen, y_pred: np.ndarray, n_classes: int, high: float, acted: int | None,
+                 band_start: int | None, exact: np.ndarray, exact_actions: np.ndarray):
+        self.screen, self.y_pred, self.n_classes, self.high = screen, y_pred, n_classes, high
+        self.acted, self.band_start, self.exact, self.exact_actions = acted, band_start, exact, exact_actions
 
     @property
     def key(self) -> tuple:

@@ -38,12 +38,21 @@ def _as_float_1d(values, name: str, n: int | None = None) -> np.ndarray:
     return array
 
 
-@dataclass(frozen=True, eq=False)
 class ClassCodes:
     """Labels already encoded as indices into ``classes`` (int64, shape (n,)), e.g. by the
-    run-file loader, which checked them: no text is made for each item and matched again."""
+    run-file loader, which checked them: no text is made for each item and matched again.
 
-    codes: np.ndarray
+    A plain class, not a dataclass: a dataclass's generated methods are compiled when its module is imported
+    (about 1 ms), and every run file's loading imports this module."""
+
+    __slots__ = ("_codes",)
+
+    def __init__(self, codes: np.ndarray):
+        self._codes = codes
+
+    @property
+    def codes(self) -> np.ndarray:
+        return self._codes
 
 
 def _as_float_matrix(values) -> np.ndarray:
