@@ -11,12 +11,15 @@ thresholds, Capacity, Export, the CLI and the HTML report. Here, on the sample r
   the Export page, the CLI and the HTML report (the CLI wrote 0.9400 for $0.94, the tables $423.00 for the
   sentence's $423, the interval $0.87 to $0.98 beside the sentence's $0.867 to $0.979);
 * no page writes a threshold with more than six significant digits (after temperature scaling the
-  Calibration page wrote 0.42461220986113973).
+  Calibration page wrote 0.42461220986113973);
+* the Calibration page's formula threshold ω/(1+ω) reads as the Value page writes the calibrated threshold
+  (a column format of four decimals wrote 0.9091 where the Value page writes 0.909 and 0.90909).
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -190,3 +193,28 @@ def test_no_page_writes_a_threshold_with_more_than_six_significant_digits():
         if long:
             too_long[page] = long[:5]
     assert not too_long, f"thresholds with more than 6 significant digits: {too_long}"
+
+
+def shown_tables(at: AppTest):
+    """Each table of the page with its cells as Streamlit draws them: a number column's printf format applied
+    (``st.column_config.NumberColumn(format="%.4f")`` draws 0.9090909 as 0.9091), text as it is."""
+    for element, table in zip(at.dataframe, tables(at)):
+        config = json.loads(element.proto.columns or "{}")
+        table = table.copy()
+        for name, column_config in config.items():
+            type_config = column_config.get("type_config") or {}
+            printf = type_config.get("format")
+            if name in table.columns and type_config.get("type") == "number" and printf and "%" in printf:
+                table[name] = [printf % float(v) for v in table[name]]
+        yield table
+
+
+def test_the_formula_threshold_on_calibration_reads_as_on_the_value_page():
+    omega = max(vc.DEFAULT_KS)  # Table 5 runs ω = 0..10; the sidebar's wrong answer -ω makes it the Value page's
+    value_page = column(app("value", vw=repr(-float(omega)), rule="calibrated_threshold"), "Threshold")
+    table5 = next(t for t in shown_tables(app("calibration")) if "ω/(1+ω)" in t.columns)
+    calibration_page = {str(m): str(t) for m, k, t in zip(table5["Model"], table5["Penalty ω"], table5["ω/(1+ω)"])
+                        if float(k) == omega}
+    models = [m for m in value_page if m in calibration_page]
+    assert len(models) >= 3 and len({value_page[m] for m in models}) > 1, value_page  # spellings to tell apart
+    assert {m: calibration_page[m] for m in models} == {m: value_page[m] for m in models}
