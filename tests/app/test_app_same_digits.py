@@ -12,6 +12,8 @@ thresholds, Capacity, Export, the CLI and the HTML report. Here, on the sample r
   sentence's $423, the interval $0.87 to $0.98 beside the sentence's $0.867 to $0.979);
 * no page writes a threshold with more than six significant digits (after temperature scaling the
   Calibration page wrote 0.42461220986113973);
+* no table says the currency twice, in its header and in its cells (Export's "Value per item ($)" over
+  "$0.94");
 * the Calibration page's formula threshold ω/(1+ω) reads as the Value page writes the calibrated threshold
   (a column format of four decimals wrote 0.9091 where the Value page writes 0.909 and 0.90909).
 """
@@ -148,7 +150,7 @@ def test_the_recommended_models_amounts_read_the_same_on_every_surface(tmp_path,
         "first page, tile": metric(first, "Value per item"),
         "Value & thresholds, tile": metric(value, "Value per item"),
         "Value & thresholds, table": column(value, "Value per item")[model],
-        "Export, table": column(export, "Value per item ($)")[model],
+        "Export, table": column(export, "Value per item")[model],
         "CLI": cli["value per item"],
         "HTML report, value table": html_row[2],
     }
@@ -218,3 +220,14 @@ def test_the_formula_threshold_on_calibration_reads_as_on_the_value_page():
     models = [m for m in value_page if m in calibration_page]
     assert len(models) >= 3 and len({value_page[m] for m in models}) > 1, value_page  # spellings to tell apart
     assert {m: calibration_page[m] for m in models} == {m: value_page[m] for m in models}
+
+
+@pytest.mark.parametrize("page", ["export", "value", "cost_matrix", "compare", "constraints", "segments"])
+def test_no_table_names_the_currency_in_its_header_and_in_its_cells(page):
+    query = {"src": "sample:diabetes"} if page == "segments" else {}
+    repeated = {}
+    for table in shown_tables(app(page, **query)):
+        for name in table.columns:
+            if "($)" in str(name) and any("$" in str(cell) for cell in table[name]):
+                repeated[str(name)] = [str(cell) for cell in table[name]][:3]
+    assert not repeated, f"the currency in the header and in the cells on {page!r}: {repeated}"
