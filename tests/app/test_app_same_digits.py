@@ -14,6 +14,8 @@ thresholds, Capacity, Export, the CLI and the HTML report. Here, on the sample r
   Calibration page wrote 0.42461220986113973);
 * no table says the currency twice, in its header and in its cells (Export's "Value per item ($)" over
   "$0.94");
+* the Segments page's one threshold for every segment, "the Value page's", reads as on the Value page, its
+  value per item too ($0.135 there beside the Value page's $0.14);
 * the Calibration page's formula threshold ω/(1+ω) reads as the Value page writes the calibrated threshold
   (a column format of four decimals wrote 0.9091 where the Value page writes 0.909 and 0.90909).
 """
@@ -231,3 +233,12 @@ def test_no_table_names_the_currency_in_its_header_and_in_its_cells(page):
             if "($)" in str(name) and any("$" in str(cell) for cell in table[name]):
                 repeated[str(name)] = [str(cell) for cell in table[name]][:3]
     assert not repeated, f"the currency in the header and in the cells on {page!r}: {repeated}"
+
+
+def test_the_segments_pages_one_threshold_reads_as_on_the_value_page():
+    segments = app("segments", src="sample:diabetes")
+    headings = re.sub(r"\\(.)", r"\1", "\n".join(h.value for h in segments.subheader))  # markdown-escaped names
+    model = re.search(r"One threshold per \S+ for (\S+)", headings).group(1)
+    said = re.search(rf"one threshold for every segment \((\S+), the Value page's\) earns ({NUMBER})", words(segments))
+    value_page = app("value", src="sample:diabetes", rule="threshold")
+    assert said.groups() == (column(value_page, "Threshold")[model], column(value_page, "Value per item")[model])
