@@ -292,8 +292,9 @@ def tuned_sentence(fit, column: str, tune_split, eval_split) -> str:
     where = (f"tuned on {split_text(tune_split)}" + (f" and measured on {split_text(eval_split)}"
                                                      if eval_split != tune_split else ""))
     if not fit.caps.any:
+        # "No caps" is the next sentence's (cost_sentence): said twice in a row, it read as two notes.
         return (f"Each of the {count} segments of {md_text(column)} gets the threshold that earns it the most, "
-                f"{where}. No cap is set: the segments may differ as much as their items make them.")
+                f"{where}.")
     return (f"The {count} segments of {md_text(column)} get the thresholds that earn the most in total while the "
             f"gaps stay within the caps, {where}. The caps hold on the tuning split; on other items the gaps may "
             "differ (the table of gaps below says by how much).")
