@@ -6,6 +6,10 @@ missing cell into text, formatted as its column configuration asks (percent,
 printf-style, or a plain number), with "–" where the number is missing; its
 configuration becomes a text column with the same label and help.
 
+A column the wording module already wrote as text keeps that text: a number format in its
+configuration (which Streamlit would apply to the number it parses out of the text, 0.90909 printed
+as 0.9091) gives way to a text column with the same label and help.
+
 A column of thresholds (its label says "threshold") reads as everywhere else too:
 ``valuecore.wording.threshold``, the exact threshold to its last digit, never
 a printf format's ``1.0000`` for 0.999997.
@@ -78,6 +82,11 @@ def _is_threshold_column(config, column, values) -> bool:
         numbers)
 
 
+def _is_text(values) -> bool:
+    """Every cell already written as text (by ``valuecore.wording``), none a number."""
+    return bool(values) and all(isinstance(v, str) for v in values)
+
+
 def _percentages(values) -> list[float] | None:
     """Shares as the percentages ``valuecore.wording.percent`` writes (94.4 for 0.9444), or None when one
     of them cannot be a plain number (missing, not a number, or read as "<0.1%" / ">99.9%")."""
@@ -107,6 +116,10 @@ def readable(frame: pd.DataFrame, column_config: dict | None = None) -> tuple[pd
     config = dict(column_config or {})
     for column in frame.columns:
         values = frame[column].tolist()
+        if _number_format(config.get(column)) is not None and _is_text(values):
+            # Streamlit parses a number out of text and prints it with the format: 0.90909 became 0.9091.
+            config[column] = _text_config(config.get(column), column)
+            continue
         if _number_format(config.get(column)) == "percent":
             shown = _percentages(values)
             if shown is not None:

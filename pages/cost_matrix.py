@@ -54,6 +54,15 @@ def _binary_preset(selection, classes) -> None:
                 state.change_now(**preset)
 
 
+def _matrix_as_colours(cells, currency: str) -> None:
+    """The matrix as a chart in an expander, drawn only while it is open: drawn in the closed expander, whose
+    layout the browser skips, it kept its width when the window narrowed and showed 946 px wide in a 786 px
+    column when opened (tests/e2e/test_e2e_resize.py)."""
+    with st.expander("See the matrix as colours", key="cost_matrix_colours", on_change="rerun") as colours:
+        if colours.open:
+            st.vega_lite_chart(spec=vc.chartspecs.value_matrix_spec(cells, currency=currency), width="stretch")
+
+
 selection = state.current()
 ws = workspace(selection)
 
@@ -97,9 +106,7 @@ if right.button("Reset to the three values", key="cost_matrix_reset",
                 disabled=selection.settings.value_matrix is None):
     state.change_now(matrix=None)
 
-with st.expander("See the matrix as colours"):
-    st.vega_lite_chart(spec=vc.chartspecs.value_matrix_spec(page.cells, currency=selection.currency),
-                       width="stretch")
+_matrix_as_colours(page.cells, selection.currency)
 
 # ---- per model: per-class thresholds and the expected-value rule
 st.subheader("What this matrix is worth, model by model")

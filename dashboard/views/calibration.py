@@ -285,19 +285,23 @@ def build(selection, opts: Options, method: str, n_bins: int, strategy: str) -> 
         reliability=pd.concat(frames, ignore_index=True), metrics=pd.DataFrame(rows, columns=METRIC_COLUMNS),
         metrics_caption=metrics_caption, fitted=fitted,
     )
-    page.update(_value_section(raw, opts, method, fitted, eval_split, after))
+    known = {"none": raw, method: after}
+    sidebar = known[opts.sidebar_method] if opts.sidebar_method in known else workspace(selection, opts.sidebar_method)
+    page.update(_value_section(raw, opts, method, fitted, eval_split, after, sidebar))
     return CalibrationPage(**page)
 
 
 _ratio = vc.wording.number  # a dimensionless value per item, three decimals as on the Value page
 
 
-def _thresholds_as_shown(table: pd.DataFrame, raw, after) -> pd.DataFrame:
-    """Table 5 with its tuned thresholds as every page writes them: the digits that tell their decision apart
-    on the model's raw (``raw``) or recalibrated (``after``) confidences on the data shown, never the 16 digits
-    of a recalibrated float (the exact ones are what the Export page writes)."""
+def _thresholds_as_shown(table: pd.DataFrame, raw, after, formula) -> pd.DataFrame:
+    """Table 5 with its thresholds as every page writes them: the digits that tell their decision apart on the
+    model's confidences on the data shown, never the 16 digits of a recalibrated float (the exact ones are what
+    the Export page writes). The tuned ones on the raw (``raw``) or recalibrated (``after``) confidences, the
+    formula's ω/(1+ω) on those of the sidebar's recalibration (``formula``), as the Value page writes the
+    calibrated threshold (four decimals wrote 0.9091 there beside the Value page's 0.909 and 0.90909)."""
     shown = table.copy()
-    for column, ws in (("threshold_tuned_before", raw), ("threshold_tuned_after", after)):
+    for column, ws in (("threshold", formula), ("threshold_tuned_before", raw), ("threshold_tuned_after", after)):
         if column in shown.columns:
             seen = {model: shown_confidences(ws, model) for model in shown["model"].unique()}
             shown[column] = [vc.wording.threshold_on_data(t, seen[model])
@@ -305,8 +309,9 @@ def _thresholds_as_shown(table: pd.DataFrame, raw, after) -> pd.DataFrame:
     return shown
 
 
-def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split, after=None) -> dict:
-    """Seed 003's Table 5: the chart's frame, what it means, and the table."""
+def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split, after=None, formula=None) -> dict:
+    """Seed 003's Table 5: the chart's frame, what it means, and the table (``formula``: the workspace of the
+    sidebar's recalibration, whose confidences write the formula threshold; ``raw`` when not given)."""
     notes = []
     if method == "none":
         notes.append(("info", "Choose temperature scaling or isotonic regression above to see value before and "
@@ -353,7 +358,7 @@ def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split, af
         "value_notes": tuple(notes),
         "value_long": calibration_value_long(table, recalibrated=recalibrated),
         "meaning": meaning,
-        "table": _thresholds_as_shown(table[columns], raw, after or raw).rename(columns=TABLE5_LABELS),
+        "table": _thresholds_as_shown(table[columns], raw, after or raw, formula or raw).rename(columns=TABLE5_LABELS),
         "table_caption": (
             f"Evaluated on {md_text(repr(eval_split))}; recalibration and tuned thresholds fitted on the tuning "
             f"split. A tuned threshold of {vc.wording.DASH} means always abstain. Accuracy and F1 do not change "

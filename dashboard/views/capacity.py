@@ -280,8 +280,10 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money)
     guaranteed = threshold_on_data(result.policy.threshold, view.confidences)
     lines = [
         f"With **{percent(confidence, 0)} confidence, at most {percent(max_risk)} of automated answers are wrong** "
-        f"at threshold **{guaranteed}** (the share wrong on new items is at most {percent(result.upper_bound)}, "
-        f"resting on {result.n_accepted:,.0f} tuning items). It automates {percent(view.automated_share)} of items "
+        # The bound is the tighter figure, not a second promise: "at most 5.0% (... at most 2.9%)" read as two.
+        f"at threshold **{guaranteed}**, and the {result.n_accepted:,.0f} tuning items it rests on say more: the "
+        f"share wrong on new items is at most {percent(result.upper_bound)}. It automates "
+        f"{percent(view.automated_share)} of items "
         "and earns "
         f"**{money(view.value_per_day)} per day** (evaluated split: {percent(view.error_rate)} wrong)."
     ]

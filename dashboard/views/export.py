@@ -25,7 +25,9 @@ from . import rule_options as page_rule_options
 __all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "build", "restore", "rule_label",
            "rule_options", "stored", "summary_frame"]
 
-SUMMARY_COLUMNS = ("Model", "Threshold(s)", "Value per item", "95% low", "95% high", "Coverage")
+# The value per item reads in money in every cell (summary_formats), so its header names no currency.
+VALUE_PER_ITEM = "Value per item"
+SUMMARY_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, "95% low", "95% high", "Coverage")
 # The rest, one click away: with the model's name, so that each table fits 800 px (a laptop with the sidebar open).
 DETAILS_COLUMNS = ("Model", "Policy", "Calibration", "Tuned on", "Evaluated on", "Estimated")
 PER_CLASS = "one per class (table below)"
@@ -55,13 +57,14 @@ def thresholds_text(policy: dict, confidences=None, segments: dict | None = None
 
 
 def value_column(currency: str) -> str:
-    return f"Value per item ({currency})"
+    """The value's header in the tables of bare numbers (a stored policy's, applied as stored)."""
+    return f"{VALUE_PER_ITEM} ({currency})"
 
 
 def summary_formats(selection) -> dict:
     """How the summary's numbers read (column -> formatter), as on every page: the value per item in money, its
     interval at three significant digits (``wording.amount``), the coverage in percent."""
-    return {value_column(selection.currency): selection.money, "95% low": selection.amount,
+    return {VALUE_PER_ITEM: selection.money, "95% low": selection.amount,
             "95% high": selection.amount, "Coverage": vc.wording.percent}
 
 
@@ -235,7 +238,6 @@ def build(selection, workspace, kind: str, settings: Settings, segments=None) ->
     shown = {model: shown_confidences(workspace, model) for model in models}
     headline = md_text(f"{vc.wording.recommendation_headline(recommendation, shown.get(recommendation.model))} "
                        f"{reason} The JSON's \"recommendation\" names it.")
-    columns = tuple(value_column(selection.currency) if c == "Value per item" else c for c in SUMMARY_COLUMNS)
     return ExportPage(
         values_caption=caption,
         # the pipeline's words quote model and split names; an entry refitted for the recommendation, in words
@@ -243,8 +245,10 @@ def build(selection, workspace, kind: str, settings: Settings, segments=None) ->
         headline=headline,
         document=data,
         text=text,
-        summary=summary_frame(data, selection.currency, shown),
-        summary_columns=columns,
+        # "Value per item ($)" over "$0.94": the cells say the currency (summary_formats), not the header.
+        summary=summary_frame(data, selection.currency, shown).rename(
+            columns={value_column(selection.currency): VALUE_PER_ITEM}),
+        summary_columns=SUMMARY_COLUMNS,
         class_thresholds=class_thresholds_frame(data, shown),
         schema_error=schema_error,
         raw_confidence_note=raw_confidence_note(selection, segments),

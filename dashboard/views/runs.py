@@ -138,6 +138,9 @@ def build(selection) -> RunsPage:
             empty = "No run is loaded yet. Choose the sample runs or a folder of run files in the sidebar."
         return RunsPage(source, errors, warnings, errors_note, empty=empty, empty_notes=notes)
     table = runs_table(report, selected=selection.models)
+    # A split no model has labels for has no accuracy: its column held only dashes and, at 1280 px, pushed the
+    # table past the edge ("Accu…"); its cell under "Splits (rows)" already says "no labels".
+    table = table.drop(columns=[c for c in table.columns if c.startswith("accuracy on ") and table[c].isna().all()])
     splits = splits_table(report)
     accuracy = tuple(c for c in table.columns if c.startswith("accuracy on "))
     top_label = [m for m, run in report.models.items() if not all(p.has_proba for p in run.splits.values())]

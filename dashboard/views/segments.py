@@ -292,8 +292,9 @@ def tuned_sentence(fit, column: str, tune_split, eval_split) -> str:
     where = (f"tuned on {split_text(tune_split)}" + (f" and measured on {split_text(eval_split)}"
                                                      if eval_split != tune_split else ""))
     if not fit.caps.any:
+        # "No caps" is the next sentence's (cost_sentence): said twice in a row, it read as two notes.
         return (f"Each of the {count} segments of {md_text(column)} gets the threshold that earns it the most, "
-                f"{where}. No cap is set: the segments may differ as much as their items make them.")
+                f"{where}.")
     return (f"The {count} segments of {md_text(column)} get the thresholds that earn the most in total while the "
             f"gaps stay within the caps, {where}. The caps hold on the tuning split; on other items the gaps may "
             "differ (the table of gaps below says by how much).")
@@ -306,7 +307,7 @@ def cost_sentence(fit, currency: str) -> str:
     if fit.caps.any and fit.feasible and fit.cap_cost_per_item <= 0 \
             and fit.policy.thresholds != fit.unconstrained.thresholds:
         # The best thresholds break the caps, and others that hold them earn as much: free, but not "already held".
-        per_item = vc.wording.amount(fit.value_total / fit.n_items, currency)
+        per_item = vc.wording.money(fit.value_total / fit.n_items, currency)  # a value per item, as everywhere
         return (f"The caps cost nothing on the tuning split: each segment's own best thresholds break them, and the "
                 f"thresholds shown, which hold them, earn as much there ({per_item} per item).")
     if not fit.caps.any:
@@ -324,8 +325,9 @@ def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: s
         return (f" with a hand-off gap of {gap_text('handoff_gap', result.handoff_gap)}"
                 if math.isfinite(result.handoff_gap) else "")
 
-    ours = f"{vc.wording.amount(evaluation.value_per_item, currency)} per item{gap(evaluation)}"
-    theirs = f"{vc.wording.amount(same.value_per_item, currency)}{gap(same)}"
+    # A value per item in money, as the Value page and the table above write it ($0.14, not $0.135).
+    ours = f"{vc.wording.money(evaluation.value_per_item, currency)} per item{gap(evaluation)}"
+    theirs = f"{vc.wording.money(same.value_per_item, currency)}{gap(same)}"
     return (f"On {split_text(eval_split)}, these thresholds earn {ours}; one threshold for every segment "
             f"({threshold_text(threshold, confidences)}, the Value page's) earns {theirs}.",)
 

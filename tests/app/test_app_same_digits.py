@@ -11,12 +11,19 @@ thresholds, Capacity, Export, the CLI and the HTML report. Here, on the sample r
   the Export page, the CLI and the HTML report (the CLI wrote 0.9400 for $0.94, the tables $423.00 for the
   sentence's $423, the interval $0.87 to $0.98 beside the sentence's $0.867 to $0.979);
 * no page writes a threshold with more than six significant digits (after temperature scaling the
-  Calibration page wrote 0.42461220986113973).
+  Calibration page wrote 0.42461220986113973);
+* no table says the currency twice, in its header and in its cells (Export's "Value per item ($)" over
+  "$0.94");
+* the Segments page's one threshold for every segment, "the Value page's", reads as on the Value page, its
+  value per item too ($0.135 there beside the Value page's $0.14);
+* the Calibration page's formula threshold ω/(1+ω) reads as the Value page writes the calibrated threshold
+  (a column format of four decimals wrote 0.9091 where the Value page writes 0.909 and 0.90909).
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -145,7 +152,7 @@ def test_the_recommended_models_amounts_read_the_same_on_every_surface(tmp_path,
         "first page, tile": metric(first, "Value per item"),
         "Value & thresholds, tile": metric(value, "Value per item"),
         "Value & thresholds, table": column(value, "Value per item")[model],
-        "Export, table": column(export, "Value per item ($)")[model],
+        "Export, table": column(export, "Value per item")[model],
         "CLI": cli["value per item"],
         "HTML report, value table": html_row[2],
     }
@@ -190,3 +197,48 @@ def test_no_page_writes_a_threshold_with_more_than_six_significant_digits():
         if long:
             too_long[page] = long[:5]
     assert not too_long, f"thresholds with more than 6 significant digits: {too_long}"
+
+
+def shown_tables(at: AppTest):
+    """Each table of the page with its cells as Streamlit draws them: a number column's printf format applied
+    (``st.column_config.NumberColumn(format="%.4f")`` draws 0.9090909 as 0.9091), text as it is."""
+    for element, table in zip(at.dataframe, tables(at)):
+        config = json.loads(element.proto.columns or "{}")
+        table = table.copy()
+        for name, column_config in config.items():
+            type_config = column_config.get("type_config") or {}
+            printf = type_config.get("format")
+            if name in table.columns and type_config.get("type") == "number" and printf and "%" in printf:
+                table[name] = [printf % float(v) for v in table[name]]
+        yield table
+
+
+def test_the_formula_threshold_on_calibration_reads_as_on_the_value_page():
+    omega = max(vc.DEFAULT_KS)  # Table 5 runs ω = 0..10; the sidebar's wrong answer -ω makes it the Value page's
+    value_page = column(app("value", vw=repr(-float(omega)), rule="calibrated_threshold"), "Threshold")
+    table5 = next(t for t in shown_tables(app("calibration")) if "ω/(1+ω)" in t.columns)
+    calibration_page = {str(m): str(t) for m, k, t in zip(table5["Model"], table5["Penalty ω"], table5["ω/(1+ω)"])
+                        if float(k) == omega}
+    models = [m for m in value_page if m in calibration_page]
+    assert len(models) >= 3 and len({value_page[m] for m in models}) > 1, value_page  # spellings to tell apart
+    assert {m: calibration_page[m] for m in models} == {m: value_page[m] for m in models}
+
+
+@pytest.mark.parametrize("page", ["export", "value", "cost_matrix", "compare", "constraints", "segments"])
+def test_no_table_names_the_currency_in_its_header_and_in_its_cells(page):
+    query = {"src": "sample:diabetes"} if page == "segments" else {}
+    repeated = {}
+    for table in shown_tables(app(page, **query)):
+        for name in table.columns:
+            if "($)" in str(name) and any("$" in str(cell) for cell in table[name]):
+                repeated[str(name)] = [str(cell) for cell in table[name]][:3]
+    assert not repeated, f"the currency in the header and in the cells on {page!r}: {repeated}"
+
+
+def test_the_segments_pages_one_threshold_reads_as_on_the_value_page():
+    segments = app("segments", src="sample:diabetes")
+    headings = re.sub(r"\\(.)", r"\1", "\n".join(h.value for h in segments.subheader))  # markdown-escaped names
+    model = re.search(r"One threshold per \S+ for (\S+)", headings).group(1)
+    said = re.search(rf"one threshold for every segment \((\S+), the Value page's\) earns ({NUMBER})", words(segments))
+    value_page = app("value", src="sample:diabetes", rule="threshold")
+    assert said.groups() == (column(value_page, "Threshold")[model], column(value_page, "Value per item")[model])

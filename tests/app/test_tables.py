@@ -48,3 +48,13 @@ def test_a_column_of_thresholds_reads_to_its_last_digit_whatever_its_printf_form
     shown, config = readable(frame, config)
     assert shown["Tuned threshold, raw"].tolist() == ["0.999997", "0.500", "–"]
     assert shown["Value"].tolist() == [0.123456, 1.0, 2.0]  # other numbers keep their own format
+
+
+def test_a_number_format_never_rewrites_text_the_wording_module_wrote():
+    # issue 35: the Calibration page's ω/(1+ω), written as every page writes a threshold, came out of a
+    # NumberColumn(format="%.4f") as 0.9091 (Streamlit parses text that looks like a number, then formats it).
+    config = {"ω/(1+ω)": st.column_config.NumberColumn(format="%.4f", help="the formula")}
+    shown, config = readable(pd.DataFrame({"ω/(1+ω)": ["0.909", "0.90909", "–"], "Value": [0.5, 0.25, 1.0]}), config)
+    assert shown["ω/(1+ω)"].tolist() == ["0.909", "0.90909", "–"]
+    assert config["ω/(1+ω)"]["type_config"]["type"] == "text" and config["ω/(1+ω)"]["help"] == "the formula"
+    assert "Value" not in config  # a column of numbers keeps its number format

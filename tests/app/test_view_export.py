@@ -50,10 +50,10 @@ def test_the_summary_is_the_pipeline_s_document_with_the_recommendation():
         recommended = data["recommendation"]["model"] == model and data["recommendation"]["policy"] != "threshold"
         if recommended:
             continue  # the recommended model's entry holds the recommended rule
-        assert summary.loc[model, "Value per item (€)"] == pytest.approx(entry["evaluation"]["value_per_item"])
+        assert summary.loc[model, "Value per item"] == pytest.approx(entry["evaluation"]["value_per_item"])
         assert summary.loc[model, "95% low"] == pytest.approx(entry["evaluation"]["ci95"][0])
         assert summary.loc[model, "Threshold(s)"] == as_shown(model, entry["policy"]["threshold"])
-    assert page.summary_columns[2] == "Value per item (€)"
+    assert page.summary_columns[2] == "Value per item"  # its cells read in euros (summary_formats)
     assert "correct €1.00, hand-off €0.00, wrong -€4.00" in page.values_caption
     assert page.headline.endswith('The JSON\'s "recommendation" names it.')
 
@@ -131,7 +131,7 @@ def test_the_summary_reads_its_money_as_every_page_does():
     page = view.build(chosen, workspace(), "threshold", Settings())
     shown = styled(page.summary, view.summary_formats(chosen)).to_html()
     for _, row in page.summary.iterrows():
-        assert chosen.money(row["Value per item (€)"]) in shown
+        assert chosen.money(row["Value per item"]) in shown
         assert chosen.amount(row["95% low"]) in shown and chosen.amount(row["95% high"]) in shown
         assert vc.wording.percent(row["Coverage"]) in shown
-        assert f"{row['Value per item (€)']:.4f}" not in shown
+        assert f"{row['Value per item']:.4f}" not in shown

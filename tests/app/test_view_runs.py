@@ -64,3 +64,12 @@ def test_no_model_says_what_to_do():
 def test_counts_read_as_words():
     assert [view.count_text(n, "model") for n in (0, 1, 2, 1200)] == ["0 models", "1 model", "2 models",
                                                                       "1,200 models"]
+
+
+def test_a_split_without_labels_gets_no_column_of_dashes():
+    # issue 35: at 1280 px "Accuracy on prod", all dashes, pushed the table past the edge ("Accu…").
+    report = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")])
+    page = view.build(selection(report, source="sample:breast_cancer"))
+    assert page.accuracy_columns == ("accuracy on val", "accuracy on test")
+    assert "accuracy on prod" not in page.runs.columns
+    assert all("prod: 1,008 rows (no labels)" in cell for cell in page.runs["splits"])
