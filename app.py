@@ -30,7 +30,8 @@ PAGES = {
     "Models and values": [
         page("pages/home.py", title="Start here: the verdict", icon=":material/flag:", default=True,
              url_path="start-here"),
-        # The default page is served at "/" only; this hidden twin keeps old links to /verdict working.
+        # The default page is served at "/" only (its url_path is a name Streamlit keys it by, not an address:
+        # /start-here is not found); this hidden twin keeps old links to /verdict working.
         page("pages/home.py", title="Start here: the verdict", icon=":material/flag:", url_path="verdict",
              visibility="hidden"),
         page("pages/runs.py", title="Runs", icon=":material/folder_open:", url_path="loaded-runs"),
