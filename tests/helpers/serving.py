@@ -9,6 +9,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from valuecore.serving import load_policy
+
 
 # ---------------------------------------------------------------- first written for test_estimator.py
 # ------------------------------------------------------------------ breast cancer, end to end
@@ -37,3 +39,21 @@ def fitted(classes, n=200):
     X = rng.normal(size=(n, 3))
     y = np.asarray(classes)[(X[:, 0] > 0).astype(int)]
     return LogisticRegression().fit(X, y), X, y
+
+
+ASSISTED = {"v_confirmed_correct": 0.5, "v_confirmed_wrong": -1.0, "cost": 0.25}
+
+
+def served(kind: str, classes: list[str], temperature: float | None, threshold: float, lower: float):
+    """A loaded policy of ``kind``; no recalibration when ``temperature`` is None."""
+    calibration = ({"method": "none"} if temperature is None else
+                   {"method": "temperature", "temperature": temperature, "use_logits": False})
+    policy = {"kind": kind, "calibration": calibration}
+    if kind == "class_thresholds":
+        policy["class_thresholds"] = {c: (threshold if k % 2 else lower) for k, c in enumerate(classes)}
+    elif kind != "accept_all":
+        policy["threshold"] = threshold
+    if kind == "two_tier":
+        policy.update(assist_threshold=lower, assisted=ASSISTED)
+    return load_policy({"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
+                        "models": [{"model": "m", "classes": classes, "policy": policy}]})

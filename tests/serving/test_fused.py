@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from valuecore._serve import fused
 from valuecore.serving import RejectOptionClassifier, load_policy
 
-from test_screen import served  # noqa: E402
+from helpers.serving import served
 
 KINDS = ["threshold", "calibrated_threshold", "class_thresholds", "two_tier", "accept_all"]
 
