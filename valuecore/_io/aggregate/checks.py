@@ -19,7 +19,7 @@ from ..format import (
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (
-    _Plan, _is_integer_text, groups_at_sql, _Check, check_sql, _rows_where_sql, _label_values_sql, _split_labels_sql,
+    _Plan, _is_integer_text, groups_at_sql, check_sql, _rows_where_sql, _label_values_sql, _split_labels_sql,
     _distinct_count_sql, _checks_in_groups, _group_counts_sql, _models_in_files_sql, _labels_where_sql, _off_by_more,
     _unlabelled_in_split, _unlabelled_files_sql, _partly_labelled_sql,
 )
@@ -82,7 +82,8 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
             rows = _first_rows(engine, check.bad, file)
             message = check.message
             if check.names_labels:
-                message = f"labels {_short_list(_labels_where(engine, plan, check, file))} {message}"
+                labels = [str(r[0]) for r in engine.rows(_labels_where_sql(plan, check), [file])]
+                message = f"labels {_short_list(labels)} {message}"
             problems.append(LoadProblem(display, message, check.column, rows, check.severity, int(count)))
         for message, hits in by_message.items():
             if len(hits) > SHOWN_COLUMNS:
@@ -137,11 +138,6 @@ def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> l
 def _first_rows(engine: _Engine, condition, file, parameters: Sequence = ()) -> tuple[int, ...]:
     rows = [r[0] for r in engine.rows(_rows_where_sql(condition), [file, *parameters])]
     return tuple(int(r) + 1 for r in rows if r is not None)
-
-
-def _labels_where(engine: _Engine, plan: _Plan, check: _Check, file) -> list[str]:
-    """The distinct offending labels of a file, in order of first appearance."""
-    return [str(r[0]) for r in engine.rows(_labels_where_sql(plan, check), [file])]
 
 
 def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:

@@ -23,15 +23,7 @@ def render(query: exp.Expression | str, dialect: Dialect) -> str:
     return query if isinstance(query, str) else query.sql(dialect=dialect, identify=True)
 
 
-_col, _text_literal, _number_literal = exp.column, exp.Literal.string, exp.Literal.number
-
-
-def _table(name: str) -> exp.Table:
-    return exp.table_(name)
-
-
-def _cast(expression: exp.Expression, to: str) -> exp.Expression:
-    return exp.cast(expression, to, copy=True)
+_col, _cast, _text_literal, _number_literal = exp.column, exp.cast, exp.Literal.string, exp.Literal.number
 
 
 def _try_cast(expression: exp.Expression, to: str) -> exp.Expression:
@@ -51,8 +43,11 @@ def _case(whens, default: exp.Expression | None = None, subject: exp.Expression 
 
 def _select(*columns, source: str | exp.Expression, alias: str | None = None) -> exp.Select:
     """``SELECT columns FROM source`` (a table's name, or a query read as ``alias``)."""
-    origin = _table(source) if isinstance(source, str) else source.subquery(alias)
-    return exp.select(*columns).from_(origin)
+    return exp.select(*columns).from_(exp.table_(source) if isinstance(source, str) else source.subquery(alias))
+
+
+def _not_null(expression: exp.Expression) -> exp.Expression:
+    return expression.is_(exp.null()).not_()
 
 
 def _order(column: str, desc: bool = False) -> exp.Ordered:
@@ -96,23 +91,23 @@ def _trimmed(column: str) -> exp.Expression:
     return exp.Trim(this=_cast(_col(column), "STRING"))
 
 
-def _missing(plan: _Plan, column: str) -> exp.Expression:
+def _missing(column: str) -> exp.Expression:
     """The cell's text is one of the loader's missing spellings."""
-    return _trimmed(column).isin(*(_text_literal(m) for m in NUMERIC_MISSING))
+    return _trimmed(column).isin(*map(_text_literal, NUMERIC_MISSING))
 
 
 def _number(plan: _Plan, column: str) -> exp.Expression:
     """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
     if _typed_number(plan, column):
         return _cast(_col(column), "DOUBLE")
-    return _case([(_missing(plan, column), exp.null())], _try_cast(_trimmed(column), "DOUBLE"))
+    return _case([(_missing(column), exp.null())], _try_cast(_trimmed(column), "DOUBLE"))
 
 
 def _not_a_number(plan: _Plan, column: str) -> exp.Expression | None:
     """Rows whose text is not a number, or None when the column is numeric."""
     if _typed_number(plan, column):
         return None
-    no_number = exp.and_(exp.not_(_missing(plan, column)), _try_cast(_trimmed(column), "DOUBLE").is_(exp.null()))
+    no_number = exp.and_(exp.not_(_missing(column)), _try_cast(_trimmed(column), "DOUBLE").is_(exp.null()))
     return exp.Coalesce(this=no_number, expressions=[exp.false()])
 
 
@@ -229,20 +224,15 @@ def _rows_sql(plan: _Plan) -> exp.Select:
     """Per-row derived columns, the common base of the checks and the aggregate."""
     raw = _raw_confidence(plan)
     parts = {"model": _group_text(plan, "model", plan.model), "split": _group_text(plan, "split", DEFAULT_SPLIT)}
-    if _true_by_number(plan):
-        parts[_TRUE_NUMBER] = _cast(_col("y_true"), "DOUBLE")
-    else:
-        parts["y_true"] = _class_of(plan, "y_true") if plan.has("y_true") else _cast(exp.null(), "STRING")
-    if _keeps_means(plan):
-        parts["predicted"] = _predicted_index(plan, raw)
-    else:
-        parts["y_pred"] = _predicted(plan, raw)
+    true = _class_of(plan, "y_true") if plan.has("y_true") else _cast(exp.null(), "STRING")
+    parts.update([(_TRUE_NUMBER, _cast(_col("y_true"), "DOUBLE")) if _true_by_number(plan) else ("y_true", true)])
+    means = _keeps_means(plan)
+    parts["predicted" if means else "y_pred"] = (_predicted_index if means else _predicted)(plan, raw)
     parts["confidence"] = _rounded(raw, plan.resolution)
     parts["w"] = _number(plan, "weight") if plan.has("weight") else _double(1.0)
     if plan.period is not None:
         parts["period"] = _period(plan)
-    if _keeps_means(plan):
-        parts.update((c, _number(plan, c)) for c in plan.proba_columns)
+    parts.update((c, _number(plan, c)) for c in (plan.proba_columns if means else ()))
     if not _checks_in_groups(plan):
         parts["bad"] = _cast(exp.null(), "INT")
     else:
@@ -309,7 +299,7 @@ def grouped_sql(plan: _Plan) -> exp.Select:
     if by_number:
         select[keys.index("y_true")] = exp.alias_(_true_of_number(plan), "y_true")
     # A number naming no class: every row of its group fails the loader's check on y_true.
-    unknown = exp.and_(_col(_TRUE_NUMBER).is_(exp.null()).not_(), _true_of_number(plan).is_(exp.null())
+    unknown = exp.and_(_not_null(_col(_TRUE_NUMBER)), _true_of_number(plan).is_(exp.null())
                        ) if by_number else exp.false()  # fmt: skip
     for index, column in enumerate(plan.proba_columns if _keeps_means(plan) else ()):
         if plan.has("weight"):
@@ -323,10 +313,8 @@ def grouped_sql(plan: _Plan) -> exp.Select:
     if not plan.top_label and _checks_in_groups(plan):
         worst = exp.Max(this=_col("deviation"))
         off = exp.Count(this=_case([(_col("deviation") > _number_literal(repr(plan.warn_tolerance)), 1)]))
-        select += [  # a failing row counts in n_off too: read only when no row failed
-            exp.alias_(_case([(unknown, _INFINITE.copy())], worst) if by_number else worst, "worst"),
-            exp.alias_(off, "n_off"),
-        ]
+        worst = _case([(unknown, _INFINITE.copy())], worst) if by_number else worst
+        select += [exp.alias_(worst, "worst"), exp.alias_(off, "n_off")]  # a failing row counts in n_off too
     else:
         # a count keeps 8 bytes per group, where an integer SUM keeps 16
         bad = exp.Count(this=_col("bad"))
@@ -400,9 +388,8 @@ def written_sql(tables: Sequence[str], plans: Sequence[_Plan]) -> exp.Expression
     # Groups are unique on the keys, so the order is total; a key that is one value within every source orders
     # nothing and is left out: at 10^6 groups (full precision) the sort on all seven took twice the time of the
     # sort on those that vary (12.4 s against 6.6 s, one thread, load 17).
-    varies = {"__source": len(parts) > 1, "__period": any(p.period is not None for p in plans)}
-    for key in ("model", "split"):
-        varies[key] = any(key not in _constant_keys(p) for p in plans)
+    varies = {"__source": len(parts) > 1, "__period": any(p.period is not None for p in plans),
+              **{key: any(key not in _constant_keys(p) for p in plans) for key in ("model", "split")}}
     order = [k for k in ("__source", "model", "split", "__period", "__y_pred") if varies.get(k, True)]
     by = [*map(_order, order), _order("__confidence", desc=True), _order("y_true")]
     kept = reduce(lambda a, b: exp.Union(this=a, expression=b, distinct=False, by_name=True), parts)
@@ -450,30 +437,21 @@ def _checks(plan: _Plan) -> list[_Check]:
         for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
             checks += [_rule_check(plan, column, rule) for column in plan.proba_columns]
     if plan.has("y_true"):
-        checks.append(
-            _Check(
-                f"{UNKNOWN_LABELS} {_short_list(plan.classes)}",
-                "y_true",
-                exp.and_(_present(plan, "y_true"), _class_of(plan, "y_true").is_(exp.null())),
-                names_labels=True,
-            )
-        )
+        unknown = exp.and_(_present(plan, "y_true"), _class_of(plan, "y_true").is_(exp.null()))
+        checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", "y_true", unknown, names_labels=True))
     if plan.has("weight"):
         checks += _rule_checks(plan, "weight")
     if plan.period is not None:
-        checks.append(
-            _Check(
-                "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)",
-                "timestamp", exp.and_(_col("timestamp").is_(exp.null()).not_(), _period(plan).is_(exp.null())),
-            )
-        )  # fmt: skip
+        message = "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)"
+        not_a_time = exp.and_(_not_null(_col("timestamp")), _period(plan).is_(exp.null()))
+        checks.append(_Check(message, "timestamp", not_a_time))
     return checks
 
 
 def _present(plan: _Plan, column: str) -> exp.Expression:
     """The cell is not empty: a number never is when it is not NULL (no text made of every row to say so)."""
     value = _col(column) if plan.column_types.get(column) == "number" else _text(plan, column)
-    return value.is_(exp.null()).not_()
+    return _not_null(value)
 
 
 def _rule_check(plan: _Plan, column: str, rule: RowRule) -> _Check:
@@ -494,7 +472,7 @@ def _rule_checks(plan: _Plan, column: str) -> list[_Check]:
 def _sum_deviation(plan: _Plan) -> exp.Expression:
     """|sum - 1| of rows whose cells are all valid, else NULL."""
     cells = [_number(plan, c) for c in plan.proba_columns]
-    valid = exp.and_(*(exp.and_(p.is_(exp.null()).not_(), exp.not_(sql_is_nan(p, plan.dialect)), p >= 0,
+    valid = exp.and_(*(exp.and_(_not_null(p), exp.not_(sql_is_nan(p, plan.dialect)), p >= 0,
                                 p <= _number_literal("1e300")) for p in cells))  # fmt: skip
     return _case([(valid, exp.Abs(this=reduce(exp.Expression.__add__, cells) - 1))])
 
@@ -543,7 +521,7 @@ def _label_values_sql(plan: _Plan) -> exp.Select:
     distinct = [_select(exp.alias_(_text(plan, c), "label"), source=SOURCE_VIEW).distinct()
                 for c in ("y_pred", "y_true") if plan.has(c)]  # fmt: skip
     labels = reduce(lambda a, b: exp.union(a, b, distinct=True), distinct)
-    return _select(_col("label"), source=labels, alias="labels").where(_col("label").is_(exp.null()).not_())
+    return _select(_col("label"), source=labels, alias="labels").where(_not_null(_col("label")))
 
 
 def _split_labels_sql(plan: _Plan) -> exp.Select:
@@ -571,7 +549,7 @@ def _models_in_files_sql(plan: _Plan) -> exp.Select:
     """Model names that the model column gives in more than one file, with the first and last such file."""
     model = _text(plan, "model")
     files = [exp.alias_(model, "name"), exp.Min(this=_col(FILE_COLUMN)), exp.Max(this=_col(FILE_COLUMN))]
-    query = _select(*files, source=SOURCE_VIEW).where(model.is_(exp.null()).not_()).group_by(_col("name"))
+    query = _select(*files, source=SOURCE_VIEW).where(_not_null(model)).group_by(_col("name"))
     several = exp.Count(this=exp.Distinct(expressions=[_col(FILE_COLUMN)])) > 1
     return query.having(several).order_by(_order("name"))
 
@@ -594,7 +572,7 @@ def _partly_labelled_sql() -> exp.Select:
     labelled = exp.Sum(this=_case([(_col("y_true").is_(exp.null()), 0)], _col("n_rows")))
     columns = [_col("model"), _col("split"), exp.alias_(exp.Sum(this=_col("n_rows")), "n_rows"),
                exp.alias_(labelled, "labelled")]  # fmt: skip
-    named = exp.and_(*(_col(key).is_(exp.null()).not_() for key in ("model", "split")))
+    named = exp.and_(*(_not_null(_col(key)) for key in ("model", "split")))
     per_split = _select(*columns, source=GROUPED_TABLE).where(named).group_by(_col("model"), _col("split"))
     partly = exp.and_(_col("labelled") > 0, _col("labelled") < _col("n_rows"))
     return _select(_count(), source=per_split, alias="per_split").where(partly)
