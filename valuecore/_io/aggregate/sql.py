@@ -168,7 +168,7 @@ def _raw_confidence(plan: _Plan) -> exp.Expression:
     if plan.top_label:
         return _number(plan, "confidence")
     first, *others = (_number(plan, c) for c in plan.proba_columns)
-    return exp.Greatest(this=first, expressions=others)
+    return exp.Greatest(this=first, expressions=others, ignore_nulls=True)  # as both engines do
 
 
 def _rounded(expression: exp.Expression, resolution: float | None) -> exp.Expression:
@@ -329,7 +329,7 @@ def grouped_sql(plan: _Plan) -> exp.Select:
     predicted, confidence = _col("predicted"), _col("confidence")
     for index, column in enumerate(plan.proba_columns):
         mean = _col(f"__mean_{index}")
-        below, capped = (exp.Least(this=mean.copy(), expressions=[top]) for top in (
+        below, capped = (exp.Least(this=mean.copy(), expressions=[top], ignore_nulls=True) for top in (
             confidence.copy(), confidence * _double(_JUST_BELOW_ONE)))  # fmt: skip
         cases = _case([(predicted.eq(index), confidence.copy()), (predicted < index, below)], capped)
         outer.append(exp.alias_(cases, column))
