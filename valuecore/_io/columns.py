@@ -161,12 +161,23 @@ def _float_test(test: str, value, dialect: Dialect):
     of those two."""
     from sqlglot import exp
 
+    def finite():
+        return exp.Anonymous(this="isfinite", expressions=[value.copy()])
+
+    def nan():
+        return exp.IsNan(this=value.copy())
+
+    def huge():
+        return exp.GT(this=exp.Abs(this=value.copy()), expression=exp.Literal.number(LARGEST_DOUBLE))
+
     if dialect == "duckdb":
-        finite, infinite = exp.Anonymous(this="isfinite", expressions=[value.copy()]), exp.IsInf(this=value.copy())
-        return {"nan": exp.and_(exp.not_(finite), exp.not_(infinite)), "inf": infinite,
-                "not_finite": exp.not_(finite)}[test]  # fmt: skip
-    nan, huge = exp.IsNan(this=value.copy()), exp.Abs(this=value.copy()) > exp.Literal.number(LARGEST_DOUBLE)
-    return {"nan": nan, "inf": exp.and_(huge, exp.not_(nan)), "not_finite": exp.or_(nan, huge)}[test]
+        if test == "inf":
+            return exp.IsInf(this=value.copy())
+        return exp.not_(finite(), copy=False) if test == "not_finite" else exp.and_(
+            exp.not_(finite(), copy=False), exp.not_(exp.IsInf(this=value.copy()), copy=False), copy=False)
+    if test == "nan":
+        return nan()
+    return exp.and_(huge(), exp.not_(nan()), copy=False) if test == "inf" else exp.or_(nan(), huge(), copy=False)
 
 
 def sql_is_nan(value, dialect: Dialect = "duckdb"):
@@ -182,26 +193,28 @@ def rule_condition(rule: Rule, value, not_number=None, text=None, dialect: Diale
 
     if rule == "empty":
         return text.is_(exp.null())
-    nan, inf, not_finite = (_float_test(test, value, dialect) for test in ("nan", "inf", "not_finite"))
+    def nan():
+        return _float_test("nan", value, dialect)
+
     number = exp.Literal.number
 
     def unless_text(condition):
         return condition if not_number is None else exp.and_(exp.not_(not_number), condition)
 
     if rule == "nan":
-        return unless_text(exp.or_(value.is_(exp.null()), nan))
+        return unless_text(exp.or_(value.is_(exp.null()), nan()))
     if rule == "not_finite":
-        return unless_text(exp.or_(value.is_(exp.null()), not_finite))
+        return unless_text(exp.or_(value.is_(exp.null()), _float_test("not_finite", value, dialect)))
     if rule == "infinite":
-        return inf
+        return _float_test("inf", value, dialect)
     # Both engines order NaN above every number (numpy compares it false): each "greater than" says "not NaN".
     if rule == "negative":
         return value < 0
     if rule == "outside_unit":
-        return exp.or_(value < 0, exp.and_(value > number(repr(1 + CONFIDENCE_TOLERANCE)), exp.not_(nan)))
+        return exp.or_(value < 0, exp.and_(value > number(repr(1 + CONFIDENCE_TOLERANCE)), exp.not_(nan())))
     if rule == "weight_range":
         low, high = (number(repr(bound)) for bound in WEIGHT_RANGE)
-        return exp.or_(exp.and_(value > high, exp.not_(nan)), exp.and_(value > 0, value < low))
+        return exp.or_(exp.and_(value > high, exp.not_(nan())), exp.and_(value > 0, value < low))
     raise ValueError(f"rule {rule!r} has no SQL form")
 
 

@@ -43,7 +43,12 @@ def _case(whens, default: exp.Expression | None = None, subject: exp.Expression 
 
 def _select(*columns, source: str | exp.Expression, alias: str | None = None) -> exp.Select:
     """``SELECT columns FROM source`` (a table's name, or a query read as ``alias``)."""
-    return exp.select(*columns).from_(exp.table_(source) if isinstance(source, str) else source.subquery(alias))
+    origin = exp.table_(source) if isinstance(source, str) else source.subquery(alias, copy=False)
+    return exp.Select(expressions=list(columns)).from_(origin, copy=False)
+
+
+def _as(expression: exp.Expression, name: str) -> exp.Alias:
+    return exp.alias_(expression, name, copy=False)  # every expression here is built for the one query
 
 
 def _not_null(expression: exp.Expression) -> exp.Expression:
@@ -128,12 +133,12 @@ def _class_of(plan: _Plan, column: str) -> exp.Expression:
         # a number, without making text of every row.
         value = _cast(_col(column), "DOUBLE")
         return _case([(value.eq(int(c)), _text_literal(c)) for c in plan.classes])
-    text = _text(plan, column)
     cases = []
-    for c in plan.classes:
-        condition = text.eq(_text_literal(c))
+    for c in plan.classes:  # each condition its own tree: no copy of the text's expression per class
+        condition = exp.EQ(this=_text(plan, column), expression=_text_literal(c))
         if _is_integer_text(c):
-            condition = exp.or_(condition, _try_cast(text, "DOUBLE").eq(int(c)))
+            number = exp.TryCast(this=_text(plan, column), to=exp.DataType.build("DOUBLE"), safe=True)
+            condition = exp.or_(condition, exp.EQ(this=number, expression=_number_literal(int(c))), copy=False)
         cases.append((condition, _text_literal(c)))
     return _case(cases)
 
@@ -239,7 +244,7 @@ def _rows_sql(plan: _Plan) -> exp.Select:
         # The loader's checks ride along with the grouping (counted per group): no pass of their own. A true
         # class grouped as its number is checked per group (:func:`grouped_sql`).
         bad = [c.bad for c in _checks(plan) if not (_true_by_number(plan) and c.column == "y_true")]
-        failed = exp.or_(*bad) if bad else exp.false()
+        failed = exp.or_(*bad, copy=False) if bad else exp.false()
         if plan.top_label:
             parts["bad"] = _case([(failed, _number_literal(1))])
         else:
@@ -249,7 +254,7 @@ def _rows_sql(plan: _Plan) -> exp.Select:
             # negative.
             total = reduce(exp.Expression.__add__, (_number(plan, c) for c in plan.proba_columns))
             parts["deviation"] = _case([(failed, _INFINITE.copy())], exp.Abs(this=total - 1))
-    return _select(*(exp.alias_(e, name) for name, e in parts.items()), source=CELLS_VIEW)
+    return _select(*(_as(e, name) for name, e in parts.items()), source=CELLS_VIEW)
 
 
 GROUPED_TABLE = "grouped_rows"
@@ -295,9 +300,9 @@ def grouped_sql(plan: _Plan) -> exp.Select:
     if _keeps_means(plan):
         keys = ["predicted" if k == "y_pred" else k for k in keys]  # the column's position, named after grouping
     by_number = _true_by_number(plan)
-    select = [exp.alias_(constant[k], k) if k in constant else _col(k) for k in keys]
+    select = [_as(constant[k], k) if k in constant else _col(k) for k in keys]
     if by_number:
-        select[keys.index("y_true")] = exp.alias_(_true_of_number(plan), "y_true")
+        select[keys.index("y_true")] = _as(_true_of_number(plan), "y_true")
     # A number naming no class: every row of its group fails the loader's check on y_true.
     unknown = exp.and_(_not_null(_col(_TRUE_NUMBER)), _true_of_number(plan).is_(exp.null())
                        ) if by_number else exp.false()  # fmt: skip
@@ -307,32 +312,33 @@ def grouped_sql(plan: _Plan) -> exp.Select:
             mean = _case([(exp.Sum(this=_col("w")) > 0, weighted)], exp.Avg(this=_col(column)))
         else:  # every weight is 1: the same mean with one running sum per column instead of three
             mean = exp.Sum(this=_col(column)) / _cast(_count(), "DOUBLE")
-        select.append(exp.alias_(mean, f"__mean_{index}"))
-    select += [exp.alias_(exp.Sum(this=_col("w")) if plan.has("weight") else _cast(_count(), "DOUBLE"), "weight"),
-               exp.alias_(_count(), "n_rows")]  # fmt: skip
+        select.append(_as(mean, f"__mean_{index}"))
+    select += [_as(exp.Sum(this=_col("w")) if plan.has("weight") else _cast(_count(), "DOUBLE"), "weight"),
+               _as(_count(), "n_rows")]  # fmt: skip
     if not plan.top_label and _checks_in_groups(plan):
         worst = exp.Max(this=_col("deviation"))
         off = exp.Count(this=_case([(_col("deviation") > _number_literal(repr(plan.warn_tolerance)), 1)]))
         worst = _case([(unknown, _INFINITE.copy())], worst) if by_number else worst
-        select += [exp.alias_(worst, "worst"), exp.alias_(off, "n_off")]  # a failing row counts in n_off too
+        select += [_as(worst, "worst"), _as(off, "n_off")]  # a failing row counts in n_off too
     else:
         # a count keeps 8 bytes per group, where an integer SUM keeps 16
         bad = exp.Count(this=_col("bad"))
-        select.append(exp.alias_(bad + _case([(unknown, _count())], 0) if by_number else bad, "n_bad"))
+        select.append(_as(bad + _case([(unknown, _count())], 0) if by_number else bad, "n_bad"))
     groups = [_col(_TRUE_NUMBER if by_number and k == "y_true" else k) for k in keys if k not in constant]
-    grouped = _select(*select, source="item_rows").group_by(*groups).with_("item_rows", as_=_rows_sql(plan))
+    grouped = _select(*select, source="item_rows").group_by(*groups, copy=False)
+    grouped = grouped.with_("item_rows", as_=_rows_sql(plan), copy=False)
     if not _keeps_means(plan):
         return grouped
     # Per group, not per row: the predicted class's name, and the caps that keep the argmax where it was.
     names = [(_number_literal(i), _class_name(c)) for i, c in enumerate(plan.proba_columns)]
-    outer = [_col(k) if k != "predicted" else exp.alias_(_case(names, subject=_col(k)), "y_pred") for k in keys]
+    outer = [_col(k) if k != "predicted" else _as(_case(names, subject=_col(k)), "y_pred") for k in keys]
     predicted, confidence = _col("predicted"), _col("confidence")
     for index, column in enumerate(plan.proba_columns):
         mean = _col(f"__mean_{index}")
         below, capped = (exp.Least(this=mean.copy(), expressions=[top], ignore_nulls=True) for top in (
             confidence.copy(), confidence * _double(_JUST_BELOW_ONE)))  # fmt: skip
         cases = _case([(predicted.eq(index), confidence.copy()), (predicted < index, below)], capped)
-        outer.append(exp.alias_(cases, column))
+        outer.append(_as(cases, column))
     outer += map(_col, ["weight", "n_rows"] + (["worst", "n_off"] if _checks_in_groups(plan) else ["n_bad"]))
     return _select(*outer, source=grouped, alias="per_group")
 
@@ -345,14 +351,14 @@ def _output_names(plan: _Plan) -> list[str]:
 
 
 def _output_columns(plan: _Plan) -> list[exp.Expression]:
-    return [exp.alias_(_col("period"), n) if n == "timestamp" else _col(n) for n in _output_names(plan)]
+    return [_as(_col("period"), n) if n == "timestamp" else _col(n) for n in _output_names(plan)]
 
 
 def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> exp.Select:
     """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
     order = ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred"]
     by = [*map(_order, order), _order("confidence", desc=True), _order("y_true")]
-    return _select(*_output_columns(plan), source=table).order_by(*by)
+    return _select(*_output_columns(plan), source=table).order_by(*by, copy=False)
 
 
 def _ordered(groups, plan: _Plan):
@@ -382,8 +388,8 @@ def written_sql(tables: Sequence[str], plans: Sequence[_Plan]) -> exp.Expression
         period = _col("period") if plan.period is not None else exp.null()
         extra = {"__source": _number_literal(index), "__period": period, "__y_pred": _col("y_pred"),
                  "__confidence": _col("confidence")}  # fmt: skip
-        parts.append(_select(*_output_columns(plan), *(exp.alias_(e, n) for n, e in extra.items()), source=table))
-    stamp = exp.alias_(_cast(_col("timestamp"), "TIMESTAMP"), "timestamp")
+        parts.append(_select(*_output_columns(plan), *(_as(e, n) for n, e in extra.items()), source=table))
+    stamp = _as(_cast(_col("timestamp"), "TIMESTAMP"), "timestamp")
     names = [stamp if n == "timestamp" else _col(n) for n in _output_names(plans[0])]
     # Groups are unique on the keys, so the order is total; a key that is one value within every source orders
     # nothing and is left out: at 10^6 groups (full precision) the sort on all seven took twice the time of the
@@ -393,7 +399,7 @@ def written_sql(tables: Sequence[str], plans: Sequence[_Plan]) -> exp.Expression
     order = [k for k in ("__source", "model", "split", "__period", "__y_pred") if varies.get(k, True)]
     by = [*map(_order, order), _order("__confidence", desc=True), _order("y_true")]
     kept = reduce(lambda a, b: exp.Union(this=a, expression=b, distinct=False, by_name=True), parts)
-    return _select(*names, source=kept, alias="kept").order_by(*by)
+    return _select(*names, source=kept, alias="kept").order_by(*by, copy=False)
 
 
 def aggregate_sql(plan: _Plan) -> str:
@@ -404,7 +410,7 @@ def aggregate_sql(plan: _Plan) -> str:
 def groups_at_sql(plan: _Plan, resolution: float, table: str = GROUPED_TABLE) -> exp.Select:
     """Exact number of groups if the (exact) confidences were rounded down to ``resolution``."""
     keys = [_col(k) for k in _keys(plan) if k != "confidence"]
-    coarser = _select(*keys, exp.alias_(_rounded(_col("confidence"), resolution), "rounded"), source=table)
+    coarser = _select(*keys, _as(_rounded(_col("confidence"), resolution), "rounded"), source=table)
     return _select(_count(), source=coarser.distinct(), alias="coarser")
 
 
@@ -489,13 +495,13 @@ def check_sql(plan: _Plan) -> tuple[str, list[_Check]]:
     """One pass counting every check's offending rows per file (and the worst sum deviation), in the plan's
     dialect."""
     checks = _checks(plan)
-    counts = [exp.alias_(_rows_counted(c.bad), f"c{i}") for i, c in enumerate(checks)]
-    counts.append(exp.alias_(_count(), "n_rows"))
+    counts = [_as(_rows_counted(c.bad), f"c{i}") for i, c in enumerate(checks)]
+    counts.append(_as(_count(), "n_rows"))
     if not plan.top_label:
-        counts += [exp.alias_(exp.Max(this=_sum_deviation(plan)), "worst"),
-                   exp.alias_(_rows_counted(_off_by_more(plan, plan.sum_tolerance)), "too_far"),
-                   exp.alias_(_rows_counted(_off_by_more(plan, plan.warn_tolerance)), "off")]  # fmt: skip
-    query = _select(_col(FILE_COLUMN), *counts, source=SOURCE_VIEW).group_by(_col(FILE_COLUMN))
+        counts += [_as(exp.Max(this=_sum_deviation(plan)), "worst"),
+                   _as(_rows_counted(_off_by_more(plan, plan.sum_tolerance)), "too_far"),
+                   _as(_rows_counted(_off_by_more(plan, plan.warn_tolerance)), "off")]  # fmt: skip
+    query = _select(_col(FILE_COLUMN), *counts, source=SOURCE_VIEW).group_by(_col(FILE_COLUMN), copy=False)
     return render(query, plan.dialect), checks
 
 
@@ -513,12 +519,12 @@ def _rows_where_sql(condition: exp.Expression) -> exp.Select:
 def _labels_where_sql(plan: _Plan, check: _Check) -> exp.Select:
     """The distinct offending labels of a file (the query's parameter), in order of first appearance."""
     text = _text(plan, check.column)
-    query = _select(exp.alias_(text, "label"), exp.alias_(exp.Min(this=_col(ROW_COLUMN)), "first"), source=SOURCE_VIEW)
+    query = _select(_as(text, "label"), _as(exp.Min(this=_col(ROW_COLUMN)), "first"), source=SOURCE_VIEW)
     return query.where(_in_file(check.bad)).group_by(text).order_by(_order("first"), _order("label"))
 
 
 def _label_values_sql(plan: _Plan) -> exp.Select:
-    distinct = [_select(exp.alias_(_text(plan, c), "label"), source=SOURCE_VIEW).distinct()
+    distinct = [_select(_as(_text(plan, c), "label"), source=SOURCE_VIEW).distinct()
                 for c in ("y_pred", "y_true") if plan.has(c)]  # fmt: skip
     labels = reduce(lambda a, b: exp.union(a, b, distinct=True), distinct)
     return _select(_col("label"), source=labels, alias="labels").where(_not_null(_col("label")))
@@ -527,8 +533,8 @@ def _label_values_sql(plan: _Plan) -> exp.Select:
 def _split_labels_sql(plan: _Plan) -> exp.Select:
     """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all)."""
     model, split = _group_text(plan, "model", plan.model), _group_text(plan, "split", DEFAULT_SPLIT)
-    columns = [exp.alias_(model, "model"), exp.alias_(split, "split"), exp.alias_(_count(), "n_rows"),
-               exp.alias_(exp.Count(this=_text(plan, "y_true")), "labelled")]  # fmt: skip
+    columns = [_as(model, "model"), _as(split, "split"), _as(_count(), "n_rows"),
+               _as(exp.Count(this=_text(plan, "y_true")), "labelled")]  # fmt: skip
     return _select(*columns, source=SOURCE_VIEW).group_by(model, split)
 
 
@@ -548,7 +554,7 @@ def _unlabelled_files_sql(plan: _Plan) -> exp.Select:
 def _models_in_files_sql(plan: _Plan) -> exp.Select:
     """Model names that the model column gives in more than one file, with the first and last such file."""
     model = _text(plan, "model")
-    files = [exp.alias_(model, "name"), exp.Min(this=_col(FILE_COLUMN)), exp.Max(this=_col(FILE_COLUMN))]
+    files = [_as(model, "name"), exp.Min(this=_col(FILE_COLUMN)), exp.Max(this=_col(FILE_COLUMN))]
     query = _select(*files, source=SOURCE_VIEW).where(_not_null(model)).group_by(_col("name"))
     several = exp.Count(this=exp.Distinct(expressions=[_col(FILE_COLUMN)])) > 1
     return query.having(several).order_by(_order("name"))
@@ -570,8 +576,8 @@ def _partly_labelled_sql() -> exp.Select:
     """How many (model, split) of the groups are labelled only in part (checks passed, so a NULL y_true is an
     empty one)."""
     labelled = exp.Sum(this=_case([(_col("y_true").is_(exp.null()), 0)], _col("n_rows")))
-    columns = [_col("model"), _col("split"), exp.alias_(exp.Sum(this=_col("n_rows")), "n_rows"),
-               exp.alias_(labelled, "labelled")]  # fmt: skip
+    columns = [_col("model"), _col("split"), _as(exp.Sum(this=_col("n_rows")), "n_rows"),
+               _as(labelled, "labelled")]  # fmt: skip
     named = exp.and_(*(_not_null(_col(key)) for key in ("model", "split")))
     per_split = _select(*columns, source=GROUPED_TABLE).where(named).group_by(_col("model"), _col("split"))
     partly = exp.and_(_col("labelled") > 0, _col("labelled") < _col("n_rows"))
