@@ -86,6 +86,40 @@ def test_names_with_backslashes_and_quotes_reach_spark_as_written(spark, tmp_pat
     assert set(spark_table["y_pred"].to_pylist()) == {"a\\b", "it's"}
 
 
+HOSTILE = ['q"uote\\b', "back`tick", "it's\nline", "back\\slash", "tab\tx", "semi;colon -- x"]  # trimmed ends
+
+
+def test_hostile_names_and_values_reach_both_engines_as_written(spark, tmp_path):
+    """sqlglot quotes every name and value in each engine's dialect: class names that are column names
+    (proba_<class>, identifiers) and labels, models and splits that are values (literals), holding double
+    quotes, backticks, quotes, backslashes, newlines or a NUL, come out of both engines as they were written."""
+    rng = np.random.default_rng(5)
+    n = 240
+    p = rng.dirichlet([1, 1, 1], size=n)
+    classes = HOSTILE[:3]
+    frame = pd.DataFrame({f"proba_{c}": p[:, i] for i, c in enumerate(classes)})
+    frame["y_true"] = rng.choice(classes, n)
+    frame["model"] = np.where(np.arange(n) % 2 == 0, HOSTILE[3], HOSTILE[4])
+    frame["split"] = HOSTILE[5]
+    frame.to_parquet(tmp_path / "proba.parquet")
+    for options in ({}, {"resolution": 0.01}):  # the means' columns, or the predicted class's name
+        duck, spark_table = both_engines(spark, tmp_path / "proba.parquet", tmp_path, **options)
+        assert_same_rows(duck, spark_table)
+        assert set(spark_table["model"].to_pylist()) == {HOSTILE[3], HOSTILE[4]}
+        assert set(spark_table["y_true"].to_pylist()) == set(classes) and set(spark_table["split"].to_pylist()) == {
+            HOSTILE[5]}  # fmt: skip
+        if not options:  # the mean of each class, in a column named as the source's
+            assert [c for c in duck.column_names if c.startswith("proba_")] == [f"proba_{c}" for c in classes]
+    labels = ["nul\x00byte", *HOSTILE[:3]]  # a top-label run's classes are values only
+    top = pd.DataFrame({"y_pred": rng.choice(labels, n), "y_true": rng.choice(labels, n),
+                        "confidence": rng.random(n).round(2)})  # fmt: skip
+    top.to_parquet(tmp_path / 'm"o`d\'el.parquet')  # the model is named after the file
+    duck, spark_table = both_engines(spark, tmp_path / 'm"o`d\'el.parquet', tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert set(spark_table["y_pred"].to_pylist()) == set(labels) and set(spark_table["model"].to_pylist()) == {
+        'm"o`d\'el'}  # fmt: skip
+
+
 def test_spark_equals_duckdb_with_resolution_period_and_hive_partitions(spark, tmp_path):
     rng = np.random.default_rng(8)
     n = 2000

@@ -154,43 +154,78 @@ LARGEST_DOUBLE = "1.7976931348623157e308"
 Dialect = Literal["duckdb", "spark"]
 
 
-# How each engine tells NaN and infinity apart. DuckDB 2.0 folds ``isnan`` (and comparisons) to false from
-# Parquet's min/max statistics, which leave NaN out; ``isfinite`` and ``isinf`` it evaluates row by row.
-# Spark has neither of those two.
-_FLOAT_TESTS = {
-    "duckdb": {"nan": "(NOT isfinite({v}) AND NOT isinf({v}))", "inf": "isinf({v})", "not_finite": "NOT isfinite({v})"},
-    "spark": {"nan": "isnan({v})", "inf": f"(ABS({{v}}) > {LARGEST_DOUBLE} AND NOT isnan({{v}}))",
-              "not_finite": f"(isnan({{v}}) OR ABS({{v}}) > {LARGEST_DOUBLE})"},
-}  # fmt: skip
+def _float_test(test: str, value, dialect: Dialect):
+    """``value`` (a sqlglot expression) is NaN (``nan``), infinite (``inf``) or either (``not_finite``), in the
+    engine's own functions. DuckDB 2.0 folds ``isnan`` (and comparisons) to false from Parquet's min/max
+    statistics, which leave NaN out; ``isfinite`` and ``isinf`` it evaluates row by row. Spark has neither
+    of those two."""
+    from sqlglot import exp
+
+    def finite():
+        return exp.Anonymous(this="isfinite", expressions=[value.copy()])
+
+    def nan():
+        return exp.IsNan(this=value.copy())
+
+    def huge():
+        return exp.GT(this=exp.Abs(this=value.copy()), expression=exp.Literal.number(LARGEST_DOUBLE))
+
+    if dialect == "duckdb":
+        if test == "inf":
+            return exp.IsInf(this=value.copy())
+        return exp.not_(finite(), copy=False) if test == "not_finite" else exp.and_(
+            exp.not_(finite(), copy=False), exp.not_(exp.IsInf(this=value.copy()), copy=False), copy=False)
+    if test == "nan":
+        return nan()
+    return exp.and_(huge(), exp.not_(nan()), copy=False) if test == "inf" else exp.or_(nan(), huge(), copy=False)
 
 
-def sql_is_nan(value: str, dialect: Dialect = "duckdb") -> str:
-    """``value`` is NaN, in the engine's dialect."""
-    return _FLOAT_TESTS[dialect]["nan"].format(v=value)
+def sql_is_nan(value, dialect: Dialect = "duckdb"):
+    """The sqlglot condition: ``value`` (a sqlglot expression) is NaN, in the engine's dialect."""
+    return _float_test("nan", value, dialect)
+
+
+def rule_condition(rule: Rule, value, not_number=None, text=None, dialect: Dialect = "duckdb"):
+    """The condition of ``rule`` on the DOUBLE expression ``value``, a sqlglot expression for DuckDB or Spark;
+    ``not_number``: the condition of a cell whose text is no number; ``text``: the column as trimmed text,
+    NULL when empty (for ``empty``)."""
+    from sqlglot import exp
+
+    if rule == "empty":
+        return text.is_(exp.null())
+    def nan():
+        return _float_test("nan", value, dialect)
+
+    number = exp.Literal.number
+
+    def unless_text(condition):
+        return condition if not_number is None else exp.and_(exp.not_(not_number), condition)
+
+    if rule == "nan":
+        return unless_text(exp.or_(value.is_(exp.null()), nan()))
+    if rule == "not_finite":
+        return unless_text(exp.or_(value.is_(exp.null()), _float_test("not_finite", value, dialect)))
+    if rule == "infinite":
+        return _float_test("inf", value, dialect)
+    # Both engines order NaN above every number (numpy compares it false): each "greater than" says "not NaN".
+    if rule == "negative":
+        return value < 0
+    if rule == "outside_unit":
+        return exp.or_(value < 0, exp.and_(value > number(repr(1 + CONFIDENCE_TOLERANCE)), exp.not_(nan())))
+    if rule == "weight_range":
+        low, high = (number(repr(bound)) for bound in WEIGHT_RANGE)
+        return exp.or_(exp.and_(value > high, exp.not_(nan())), exp.and_(value > 0, value < low))
+    raise ValueError(f"rule {rule!r} has no SQL form")
 
 
 def rule_sql(
     rule: Rule, value: str, not_number: str | None = None, text: str | None = None, dialect: Dialect = "duckdb"
 ) -> str:
-    """The SQL condition of ``rule`` on the DOUBLE expression ``value``, in DuckDB's or Spark's dialect;
-    ``not_number``: the condition of a cell whose text is no number; ``text``: the column as trimmed
-    text, NULL when empty (for ``empty``)."""
-    unless_text = f"NOT ({not_number}) AND " if not_number else ""
-    if rule == "empty":
-        return f"{text} IS NULL"
-    nan, inf, not_finite = (_FLOAT_TESTS[dialect][test].format(v=value) for test in ("nan", "inf", "not_finite"))
-    if rule == "nan":
-        return f"{unless_text}({value} IS NULL OR {nan})"
-    if rule == "not_finite":
-        return f"{unless_text}({value} IS NULL OR {not_finite})"
-    if rule == "infinite":
-        return inf
-    # Both engines order NaN above every number (numpy compares it false): each "greater than" says "not NaN".
-    if rule == "negative":
-        return f"{value} < 0"
-    if rule == "outside_unit":
-        return f"({value} < 0 OR ({value} > {1 + CONFIDENCE_TOLERANCE!r} AND NOT {nan}))"
-    if rule == "weight_range":
-        low, high = WEIGHT_RANGE
-        return f"(({value} > {high!r} AND NOT {nan}) OR ({value} > 0 AND {value} < {low!r}))"
-    raise ValueError(f"rule {rule!r} has no SQL form")
+    """:func:`rule_condition` as SQL text, its arguments SQL expressions in ``dialect`` too."""
+    from sqlglot import exp
+
+    def parsed(sql):
+        return None if sql is None else exp.maybe_parse(sql, dialect=dialect)
+
+    condition = rule_condition(rule, parsed(value), parsed(not_number), parsed(text), dialect)
+    return condition.sql(dialect=dialect)

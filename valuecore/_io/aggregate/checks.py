@@ -13,14 +13,15 @@ from pathlib import Path
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, ENGINES, PERIODS
 from ..limits import clip_text
 from ..format import (
-    DEFAULT_SPLIT, MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
+    MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
     _warn_unknown_columns,
 )
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (
-    _Plan, _text, _is_integer_text, _group_text, GROUPED_TABLE, groups_at_sql, _Check, _sum_deviation, check_sql,
-    _rows_where_sql, _label_values_sql, _split_labels_sql, _distinct_count_sql, _checks_in_groups,
+    _Plan, _is_integer_text, groups_at_sql, check_sql, _rows_where_sql, _label_values_sql, _split_labels_sql,
+    _distinct_count_sql, _checks_in_groups, _group_counts_sql, _models_in_files_sql, _labels_where_sql, _off_by_more,
+    _unlabelled_in_split, _unlabelled_files_sql, _partly_labelled_sql,
 )
 from .duckdb_engine import _Engine, _DuckDB, _HeldGroups
 
@@ -81,7 +82,8 @@ def _run_checks(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProbl
             rows = _first_rows(engine, check.bad, file)
             message = check.message
             if check.names_labels:
-                message = f"labels {_short_list(_labels_where(engine, plan, check, file))} {message}"
+                labels = [str(r[0]) for r in engine.rows(_labels_where_sql(plan, check), [file])]
+                message = f"labels {_short_list(labels)} {message}"
             problems.append(LoadProblem(display, message, check.column, rows, check.severity, int(count)))
         for message, hits in by_message.items():
             if len(hits) > SHOWN_COLUMNS:
@@ -98,12 +100,7 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source, groups) -
     per-file pass of :func:`_run_checks` (which names the rows) runs only when a count is not zero."""
     if not _checks_in_groups(plan):
         return []  # checked before the grouping
-    if plan.top_label:
-        counts = "SUM(n_bad), 0, 0"
-    else:
-        counts = f"SUM(CASE WHEN worst > {plan.sum_tolerance!r} THEN 1 ELSE 0 END), SUM(n_off), MAX(worst)"
-    distinct = ", ".join(f"COUNT(DISTINCT {c})" if plan.has(c) else "0" for c in ("model", "split"))
-    record = groups.rows(f"SELECT {counts}, {distinct} FROM {GROUPED_TABLE}")[0]
+    record = groups.rows(_group_counts_sql(plan))[0]
     if record[0]:
         return _run_checks(engine, plan, source)
     problems: list[LoadProblem] = []
@@ -122,22 +119,11 @@ def _partly_labelled(groups, plan: _Plan) -> bool:
     NULL y_true there is an empty one)."""
     if not plan.has("y_true"):
         return False
-    sql = (
-        f"SELECT COUNT(*) FROM (SELECT model, split, SUM(n_rows) AS n_rows, "
-        f"SUM(CASE WHEN y_true IS NULL THEN 0 ELSE n_rows END) AS labelled FROM {GROUPED_TABLE} "
-        "WHERE model IS NOT NULL AND split IS NOT NULL GROUP BY model, split) AS per_split "
-        "WHERE labelled > 0 AND labelled < n_rows"
-    )
-    return groups.rows(sql)[0][0] > 0
+    return groups.rows(_partly_labelled_sql())[0][0] > 0
 
 
 def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
     """Run files of one folder are separate models: a model column value found in two of them is refused."""
-    model = _text(plan, "model")
-    sql = (
-        f"SELECT {model} AS name, MIN({FILE_COLUMN}), MAX({FILE_COLUMN}) FROM {SOURCE_VIEW} WHERE {model} IS NOT NULL "
-        f"GROUP BY name HAVING COUNT(DISTINCT {FILE_COLUMN}) > 1 ORDER BY name"
-    )
     return [
         LoadProblem(
             engine.display_file(last),
@@ -145,34 +131,23 @@ def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> l
             "into one model; rename one (its file, or its model column), or aggregate them into separate files",
             "model",
         )
-        for name, first, last in engine.rows(sql)
+        for name, first, last in engine.rows(_models_in_files_sql(plan))
     ]
 
 
-def _first_rows(engine: _Engine, condition: str, file, parameters: Sequence = ()) -> tuple[int, ...]:
+def _first_rows(engine: _Engine, condition, file, parameters: Sequence = ()) -> tuple[int, ...]:
     rows = [r[0] for r in engine.rows(_rows_where_sql(condition), [file, *parameters])]
     return tuple(int(r) + 1 for r in rows if r is not None)
 
 
-def _labels_where(engine: _Engine, plan: _Plan, check: _Check, file) -> list[str]:
-    """The distinct offending labels of a file, in order of first appearance."""
-    text = _text(plan, check.column)
-    sql = (
-        f"SELECT {text} AS label, MIN({ROW_COLUMN}) AS first FROM {SOURCE_VIEW} "
-        f"WHERE {FILE_COLUMN} = ? AND ({check.bad}) GROUP BY {text} ORDER BY first, label"
-    )
-    return [str(r[0]) for r in engine.rows(sql, [file])]
-
-
 def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:
     _, worst, too_far, off = record
-    deviation = _sum_deviation(plan)
     if too_far:
-        rows = _first_rows(engine, f"{deviation} > {plan.sum_tolerance!r}", file)
+        rows = _first_rows(engine, _off_by_more(plan, plan.sum_tolerance), file)
         message = f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
         return [LoadProblem(display, message, None, rows, "error", int(too_far))]
     if off:
-        rows = _first_rows(engine, f"{deviation} > {plan.warn_tolerance!r}", file)
+        rows = _first_rows(engine, _off_by_more(plan, plan.warn_tolerance), file)
         message = f"probabilities sum to 1 only approximately (worst deviation {worst:.3g}, kept as they are)"
         return [LoadProblem(display, message, None, rows, "warning", int(off))]
     return []
@@ -199,22 +174,14 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
         if model is None or split is None or labelled in (0, n_rows):
             continue
         context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
-        in_group = (
-            f"{_group_text(plan, 'model', plan.model)} = ? AND "
-            f"{_group_text(plan, 'split', DEFAULT_SPLIT)} = ? AND {_text(plan, 'y_true')} IS NULL"
-        )
-        files = engine.rows(
-            f"SELECT {FILE_COLUMN}, COUNT(*) FROM {SOURCE_VIEW} WHERE {in_group} GROUP BY {FILE_COLUMN} "
-            f"ORDER BY {FILE_COLUMN}", [model, split]
-        )
-        for file, count in files:
+        for file, count in engine.rows(_unlabelled_files_sql(plan), [model, split]):
             problems.append(
                 LoadProblem(
                     engine.display_file(file),
                     f"y_true is missing in {context}, which has labels elsewhere "
                     "(leave y_true empty for a whole split to mark it unlabeled)",
                     "y_true",
-                    _first_rows(engine, in_group, file, (model, split)),
+                    _first_rows(engine, _unlabelled_in_split(plan), file, (model, split)),
                     "error",
                     int(count),
                 )

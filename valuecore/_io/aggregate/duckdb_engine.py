@@ -15,9 +15,11 @@ from pathlib import Path
 
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, bytes_on_disk
 from ..format import LoadProblem, _short_list
+from sqlglot import exp
+
 from .results import AGGREGATE_METADATA_KEY, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
 from .sources import _Source
-from .sql import _q, _lit, _Plan, GROUPED_TABLE, grouped_sql, written_sql
+from .sql import _Plan, GROUPED_TABLE, grouped_sql, render, written_sql
 
 
 class _Engine:
@@ -28,8 +30,9 @@ class _Engine:
     def bind(self, source: _Source) -> None:
         raise NotImplementedError
 
-    def rows(self, sql: str, parameters: Sequence = ()) -> list[tuple]:
-        """The rows of ``sql``, its ``?`` markers bound to ``parameters`` (values are never pasted into SQL)."""
+    def rows(self, sql, parameters: Sequence = ()) -> list[tuple]:
+        """The rows of ``sql`` (a sqlglot expression, rendered in the engine's dialect, or SQL text), its ``?``
+        markers bound to ``parameters`` (values are never pasted into SQL)."""
         raise NotImplementedError
 
     def materialize(self, name: str, sql: str, progress) -> None:
@@ -75,8 +78,8 @@ def _stop_if_asked(stop: threading.Event | None) -> None:
 
 
 def _one_statement(sql: str) -> str:
-    """``sql`` when it is exactly one statement (every text run is built here from quoted names;
-    this makes sure no name could ever have smuggled in a second one)."""
+    """``sql`` when it is exactly one statement (sqlglot quotes every name; this makes sure no name could
+    ever have smuggled in a second one)."""
     import duckdb
 
     if len(duckdb.extract_statements(sql)) != 1:
@@ -131,12 +134,12 @@ class _DuckDB(_Engine):
         return self.con.execute(_one_statement(sql), parameters)
 
     def _table(self, source: _Source) -> str:
-        """The quoted, existing table of ``FILE.duckdb:TABLE`` (``TABLE`` or ``SCHEMA.TABLE``), matched
-        against the database's own list: the name is never pasted into SQL."""
+        """The existing table of ``FILE.duckdb:TABLE`` (``TABLE`` or ``SCHEMA.TABLE``), matched against the
+        database's own list: the name is never parsed as SQL."""
         alias = self._databases.get(source.database)
         if alias is None:
             alias = f"source_db_{len(self._databases)}"
-            self._execute(f"ATTACH ? AS {_q(alias)} (READ_ONLY)", [source.database])
+            self._execute(f"ATTACH ? AS {alias} (READ_ONLY)", [source.database])
             self._databases[source.database] = alias
         listed = self._execute(
             "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? UNION ALL "
@@ -146,7 +149,7 @@ class _DuckDB(_Engine):
         wanted = source.table
         for schema, table in listed:
             if wanted in (table, f"{schema}.{table}"):
-                return f"{_q(alias)}.{_q(schema)}.{_q(table)}"
+                return exp.table_(table, db=schema, catalog=alias)
         names = sorted(t if s == "main" else f"{s}.{t}" for s, t in listed)
         raise AggregateRefused(
             [LoadProblem(source.display, f"no table named {wanted!r} in {source.database} (it holds "
@@ -171,7 +174,7 @@ class _DuckDB(_Engine):
             view = reader.select(StarExpression(exclude=["filename"]), ColumnExpression("filename").alias(FILE_COLUMN),
                                  SQLExpression("row_number() OVER (PARTITION BY filename) - 1").alias(ROW_COLUMN))
         else:
-            view = self.con.sql(f"SELECT * FROM {self._table(source)}").select(
+            view = self.con.sql(render(exp.select(exp.Star()).from_(self._table(source)), self.name)).select(
                 StarExpression(), ConstantExpression(source.display).alias(FILE_COLUMN),
                 SQLExpression("row_number() OVER () - 1").alias(ROW_COLUMN))
         self._run(lambda: view.create_view(SOURCE_VIEW, replace=True))
@@ -182,10 +185,10 @@ class _DuckDB(_Engine):
         return [(r[0], r[1]) for r in self._run(lambda: self._execute(f"DESCRIBE {SOURCE_VIEW}").fetchall())]
 
     def rows(self, sql: str, parameters: Sequence = ()) -> list[tuple]:
-        return self._run(lambda: self._execute(sql, list(parameters) or None).fetchall())
+        return self._run(lambda: self._execute(render(sql, self.name), list(parameters) or None).fetchall())
 
     def materialize(self, name: str, sql: str, progress) -> None:
-        self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}"), progress)
+        self._run(lambda: self._execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {render(sql, self.name)}"), progress)
 
     holds_groups = True
 
@@ -214,14 +217,17 @@ class _DuckDB(_Engine):
         # DuckDB reads a leading "~" as the home folder, Python as a folder named so: DuckDB gets an absolute
         # path (write_atomically's temporary file has one already; this keeps any other caller safe).
         target = os.path.abspath(path)
-        kept = written_sql([h.table for h in held], plans)
-        sql = f"COPY ({kept}) TO ? (FORMAT parquet, KV_METADATA {{{_lit(key)}: ?}})"  # the path and metadata: values
+        # The path and metadata are values (parameters); the key is quoted by sqlglot.
+        entry = exp.PropertyEQ(this=exp.to_identifier(key, quoted=True), expression=exp.Placeholder())
+        options = {"FORMAT": exp.var("parquet"), "KV_METADATA": exp.Struct(expressions=[entry])}
+        sql = exp.Copy(this=written_sql([h.table for h in held], plans).subquery(), kind=False, files=[
+            exp.Placeholder()], params=[exp.CopyParameter(this=exp.var(k), expression=v) for k, v in options.items()])
         # In one thread: the sort then reuses the memory the grouping freed. With two, the process peaked
         # 0.03-0.1 GiB higher at 10^7 rows (912,215 groups), in no less time (4 pairs of runs, load about 3).
         (threads,) = self.rows("SELECT current_setting('threads')")[0]
         self._execute("SET threads = 1")
         try:
-            self._run(lambda: self._execute(sql, [target, metadata]))
+            self._run(lambda: self._execute(render(sql, self.name), [target, metadata]))
         finally:
             self._execute(f"SET threads = {int(threads)}")
 
@@ -293,8 +299,8 @@ class _FetchedGroups:
         self.con = duckdb.connect(":memory:")
         self.con.register(GROUPED_TABLE, table)
 
-    def rows(self, sql: str, parameters: Sequence = ()) -> list[tuple]:
-        return self.con.execute(_one_statement(sql), list(parameters) or None).fetchall()
+    def rows(self, sql, parameters: Sequence = ()) -> list[tuple]:
+        return self.con.execute(_one_statement(render(sql, "duckdb")), list(parameters) or None).fetchall()
 
     def close(self) -> None:
         self.con.close()

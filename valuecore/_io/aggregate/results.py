@@ -18,8 +18,6 @@ ROW_COLUMN = "__row"  # 0-based data row within its file; NULL when the engine c
 # What the grouping reads: the same rows, where each comes from only if the grouping asks (Spark's Parquet scan
 # otherwise reads every row's index and file path for a grouping that never uses them).
 CELLS_VIEW = "source_cells"
-# 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
-_JUST_BELOW_ONE = "CAST(0.9999999999999998 AS DOUBLE)"  # Spark reads a bare 0.99... as a DECIMAL
 
 
 class AggregateRefused(ValueError):

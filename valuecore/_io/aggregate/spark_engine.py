@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 from ..format import LoadProblem
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
 from .sources import _Source
-from .sql import _Plan, GROUPED_TABLE, grouped_sql
+from .sql import _Plan, GROUPED_TABLE, grouped_sql, render
 from .duckdb_engine import _Engine, _stop_if_asked
 
 
@@ -47,8 +47,6 @@ class _Spark(_Engine):
         except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext (its error moved between versions)
             self._context = None  # its session carries the tags
         (self.spark.addTag if self._context is None else self._context.addJobTag)(self._tag)
-        # The aggregation text quotes identifiers with double quotes, as DuckDB does.
-        self.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
         self.spark.conf.set("spark.sql.session.timeZone", "UTC")
         # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
@@ -147,23 +145,24 @@ class _Spark(_Engine):
     def display_file(self, engine_file) -> str:
         return self._uris.get(_uri_path(str(engine_file)), str(engine_file))
 
-    def rows(self, sql: str, parameters: Sequence = ()) -> list[tuple]:
+    def rows(self, sql, parameters: Sequence = ()) -> list[tuple]:
+        sql = render(sql, self.name)
         frame = self.spark.sql(sql, args=list(parameters)) if parameters else self.spark.sql(sql)
         return self._job(lambda: [tuple(r) for r in frame.collect()])
 
     def arrow(self, sql: str, progress):
-        return self._job(lambda: self.spark.sql(sql).toArrow(), progress)
+        return self._job(lambda: self.spark.sql(render(sql, self.name)).toArrow(), progress)
 
     def groups(self, plan: _Plan, limit: int, progress):
         # One job, as a bare groupBy: no cache of the groups, no count of them first; the budget is the limit.
         self.holds_groups = False
-        return self.arrow(f"{grouped_sql(plan)} LIMIT {int(limit)}", progress)
+        return self.arrow(grouped_sql(plan).limit(int(limit)), progress)
 
     def materialize(self, name: str, sql: str, progress) -> None:
         # A DataFrame's view keeps its analysed plan (a SQL-text view would re-resolve
         # against whatever source_rows means later).
         self._drop_cached()
-        self._cached = self.spark.sql(sql).persist()
+        self._cached = self.spark.sql(render(sql, self.name)).persist()
         self._job(self._cached.count, progress)
         self._cached.createOrReplaceTempView(name)
         self.holds_groups = name == GROUPED_TABLE

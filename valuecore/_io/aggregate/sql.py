@@ -1,30 +1,67 @@
-"""The SQL text both engines run for one source (its :class:`_Plan`): the per-row columns, the grouping,
-the output's order, and the loader's row checks as SQL conditions."""
+"""The SQL both engines run for one source (its :class:`_Plan`): the per-row columns, the grouping, the
+output's order, and the loader's row checks as conditions. Every query is a sqlglot expression; the engine
+renders it in its own dialect (:func:`render`), so names and values are quoted by sqlglot, never by hand."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import reduce
 
+from sqlglot import exp
 
 from ..columns import (
-    NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, Dialect, RowRule, rule_sql, rules_of, spec_of, sql_is_nan,
+    NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, Dialect, RowRule, rule_condition, rules_of, spec_of,
+    sql_is_nan,
 )
 from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
-from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, _JUST_BELOW_ONE
+from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW
 
 
-def _q(name: str) -> str:
-    """A quoted identifier; both engines read double quotes (Spark with doubleQuotedIdentifiers)."""
-    return '"' + name.replace('"', '""') + '"'
+def render(query: exp.Expression | str, dialect: Dialect) -> str:
+    """``query`` as the engine's SQL text, every identifier quoted (a column may be named like a keyword)."""
+    return query if isinstance(query, str) else query.sql(dialect=dialect, identify=True)
 
 
-def _lit(text: str, dialect: Dialect = "duckdb") -> str:
-    """A string literal. Spark reads a backslash in one as an escape (``'a\\b'`` is "a" and a backspace), so
-    for Spark backslashes are doubled too: a class, model or file name reaches both engines as written."""
-    if dialect == "spark":
-        text = text.replace("\\", "\\\\")
-    return "'" + text.replace("'", "''") + "'"
+_col, _cast, _text_literal, _number_literal = exp.column, exp.cast, exp.Literal.string, exp.Literal.number
+
+
+def _try_cast(expression: exp.Expression, to: str) -> exp.Expression:
+    return exp.TryCast(this=expression.copy(), to=exp.DataType.build(to), safe=True)
+
+
+def _double(number: float) -> exp.Expression:
+    """A DOUBLE literal (Spark reads a bare 0.001 as a DECIMAL)."""
+    return _cast(_number_literal(repr(float(number))), "DOUBLE")
+
+
+def _case(whens, default: exp.Expression | None = None, subject: exp.Expression | None = None) -> exp.Case:
+    """``CASE [subject] WHEN condition THEN value ... [ELSE default] END`` of (condition, value) pairs."""
+    return exp.Case(this=subject, ifs=[exp.If(this=c, true=exp.convert(v)) for c, v in whens],
+                    default=None if default is None else exp.convert(default))
+
+
+def _select(*columns, source: str | exp.Expression, alias: str | None = None) -> exp.Select:
+    """``SELECT columns FROM source`` (a table's name, or a query read as ``alias``)."""
+    origin = exp.table_(source) if isinstance(source, str) else source.subquery(alias, copy=False)
+    return exp.Select(expressions=list(columns)).from_(origin, copy=False)
+
+
+def _as(expression: exp.Expression, name: str) -> exp.Alias:
+    return exp.alias_(expression, name, copy=False)  # every expression here is built for the one query
+
+
+def _not_null(expression: exp.Expression) -> exp.Expression:
+    return expression.is_(exp.null()).not_()
+
+
+def _order(column: str, desc: bool = False) -> exp.Ordered:
+    return exp.Ordered(this=_col(column), desc=desc, nulls_first=False)
+
+
+_INFINITE = _cast(_text_literal("Infinity"), "DOUBLE")
+# 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
+_JUST_BELOW_ONE = 0.9999999999999998
 
 
 @dataclass(frozen=True)
@@ -51,53 +88,59 @@ class _Plan:
         return column in self.columns
 
 
-def _number(plan: _Plan, column: str) -> str:
+def _typed_number(plan: _Plan, column: str) -> bool:
+    return plan.column_types.get(column) in ("number", "bool", None)
+
+
+def _trimmed(column: str) -> exp.Expression:
+    return exp.Trim(this=_cast(_col(column), "STRING"))
+
+
+def _missing(column: str) -> exp.Expression:
+    """The cell's text is one of the loader's missing spellings."""
+    return _trimmed(column).isin(*map(_text_literal, NUMERIC_MISSING))
+
+
+def _number(plan: _Plan, column: str) -> exp.Expression:
     """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
-    if plan.column_types.get(column) in ("number", "bool", None):
-        return f"CAST({_q(column)} AS DOUBLE)"
-    missing = ", ".join(_lit(m, plan.dialect) for m in NUMERIC_MISSING)
-    text = f"TRIM(CAST({_q(column)} AS STRING))"
-    return f"(CASE WHEN {text} IN ({missing}) THEN NULL ELSE TRY_CAST({text} AS DOUBLE) END)"
+    if _typed_number(plan, column):
+        return _cast(_col(column), "DOUBLE")
+    return _case([(_missing(column), exp.null())], _try_cast(_trimmed(column), "DOUBLE"))
 
 
-def _not_a_number(plan: _Plan, column: str) -> str | None:
+def _not_a_number(plan: _Plan, column: str) -> exp.Expression | None:
     """Rows whose text is not a number, or None when the column is numeric."""
-    if plan.column_types.get(column) in ("number", "bool", None):
+    if _typed_number(plan, column):
         return None
-    missing = ", ".join(_lit(m, plan.dialect) for m in NUMERIC_MISSING)
-    text = f"TRIM(CAST({_q(column)} AS STRING))"
-    return f"COALESCE({text} NOT IN ({missing}) AND TRY_CAST({text} AS DOUBLE) IS NULL, FALSE)"
+    no_number = exp.and_(exp.not_(_missing(column)), _try_cast(_trimmed(column), "DOUBLE").is_(exp.null()))
+    return exp.Coalesce(this=no_number, expressions=[exp.false()])
 
 
-def _text(plan: _Plan, column: str) -> str:
+def _text(plan: _Plan, column: str) -> exp.Expression:
     """A label-like column as trimmed text, NULL when empty; whole-number floats read as integers."""
-    q = _q(column)
+    as_text = _cast(_col(column), "STRING")
     if plan.column_types.get(column) == "number":
-        as_text = (
-            f"CASE WHEN CAST({q} AS DOUBLE) = FLOOR(CAST({q} AS DOUBLE)) AND ABS(CAST({q} AS DOUBLE)) < 1e15 "
-            f"THEN CAST(CAST({q} AS BIGINT) AS STRING) ELSE CAST({q} AS STRING) END"
-        )
-    else:
-        as_text = f"CAST({q} AS STRING)"
-    return f"NULLIF(TRIM({as_text}), '')"
+        value = _cast(_col(column), "DOUBLE")
+        whole = exp.and_(value.eq(exp.Floor(this=value.copy())), exp.Abs(this=value.copy()) < _number_literal("1e15"))
+        as_text = _case([(whole, _cast(_cast(_col(column), "BIGINT"), "STRING"))], as_text)
+    return exp.Nullif(this=exp.Trim(this=as_text), expression=_text_literal(""))
 
 
-def _class_of(plan: _Plan, column: str) -> str:
+def _class_of(plan: _Plan, column: str) -> exp.Expression:
     """A label column mapped to its class name; NULL when empty or not a class."""
     if plan.column_types.get(column) == "number" and all(_is_integer_text(c) for c in plan.classes):
         # A number equals the integer class c exactly when its text (the integer's digits) would: compared as
         # a number, without making text of every row.
-        value = f"CAST({_q(column)} AS DOUBLE)"
-        cases = " ".join(f"WHEN {value} = {int(c)} THEN {_lit(c, plan.dialect)}" for c in plan.classes)
-        return f"(CASE {cases} ELSE NULL END)"
-    text = _text(plan, column)
+        value = _cast(_col(column), "DOUBLE")
+        return _case([(value.eq(int(c)), _text_literal(c)) for c in plan.classes])
     cases = []
-    for c in plan.classes:
-        condition = f"{text} = {_lit(c, plan.dialect)}"
+    for c in plan.classes:  # each condition its own tree: no copy of the text's expression per class
+        condition = exp.EQ(this=_text(plan, column), expression=_text_literal(c))
         if _is_integer_text(c):
-            condition += f" OR TRY_CAST({text} AS DOUBLE) = {int(c)}"
-        cases.append(f"WHEN {condition} THEN {_lit(c, plan.dialect)}")
-    return f"(CASE {' '.join(cases)} ELSE NULL END)"
+            number = exp.TryCast(this=_text(plan, column), to=exp.DataType.build("DOUBLE"), safe=True)
+            condition = exp.or_(condition, exp.EQ(this=number, expression=_number_literal(int(c))), copy=False)
+        cases.append((condition, _text_literal(c)))
+    return _case(cases)
 
 
 def _true_by_number(plan: _Plan) -> bool:
@@ -112,10 +155,11 @@ def _true_by_number(plan: _Plan) -> bool:
 _TRUE_NUMBER = "__true_number"
 
 
-def _true_of_number(plan: _Plan) -> str:
+def _true_of_number(plan: _Plan) -> exp.Expression:
     """The class name of the grouped number ``__true_number``, NULL when it names no class."""
-    classes = ", ".join(str(int(c)) for c in plan.classes)
-    return f"CASE WHEN {_TRUE_NUMBER} IN ({classes}) THEN CAST(CAST({_TRUE_NUMBER} AS BIGINT) AS STRING) END"
+    number = _col(_TRUE_NUMBER)
+    named = number.isin(*(int(c) for c in plan.classes))
+    return _case([(named, _cast(_cast(number, "BIGINT"), "STRING"))])
 
 
 def _is_integer_text(text: str) -> bool:
@@ -125,43 +169,36 @@ def _is_integer_text(text: str) -> bool:
         return False
 
 
-def _is_nan(plan: _Plan, expression: str) -> str:
-    return sql_is_nan(expression, plan.dialect)
-
-
-def _raw_confidence(plan: _Plan) -> str:
+def _raw_confidence(plan: _Plan) -> exp.Expression:
     if plan.top_label:
         return _number(plan, "confidence")
-    return "GREATEST(" + ", ".join(_number(plan, c) for c in plan.proba_columns) + ")"
+    first, *others = (_number(plan, c) for c in plan.proba_columns)
+    return exp.Greatest(this=first, expressions=others, ignore_nulls=True)  # as both engines do
 
 
-def _rounded(expression: str, resolution: float | None) -> str:
+def _rounded(expression: exp.Expression, resolution: float | None) -> exp.Expression:
     """Round down to a multiple of ``resolution``, guarding the division's round-off both ways."""
     if resolution is None:
         return expression
-    r = f"CAST({float(resolution)!r} AS DOUBLE)"  # Spark reads a bare 0.001 as a DECIMAL
-    k = f"FLOOR(({expression}) / {r})"
-    return (
-        f"(CASE WHEN ({k} + 1) * {r} <= ({expression}) THEN ({k} + 1) * {r} "
-        f"WHEN {k} * {r} > ({expression}) THEN ({k} - 1) * {r} ELSE {k} * {r} END)"
-    )
+    r = _double(resolution)
+    k = exp.Floor(this=expression / r)
+    return _case([((k + 1) * r <= expression, (k + 1) * r), (k * r > expression, (k - 1) * r)], k * r)
 
 
-def _predicted(plan: _Plan, confidence: str) -> str:
+def _class_name(column: str) -> exp.Literal:
+    return _text_literal(column[len(PROBA_PREFIX) :])
+
+
+def _predicted(plan: _Plan, confidence: exp.Expression) -> exp.Expression:
     """The predicted class: the first column holding the maximum (numpy's argmax)."""
     if plan.top_label:
         return _class_of(plan, "y_pred")
-    cases = " ".join(
-        f"WHEN {_number(plan, c)} = {confidence} THEN {_lit(c[len('proba_') :], plan.dialect)}"
-        for c in plan.proba_columns
-    )
-    return f"(CASE {cases} END)"
+    return _case([(_number(plan, c).eq(confidence), _class_name(c)) for c in plan.proba_columns])
 
 
-def _predicted_index(plan: _Plan, confidence: str) -> str:
+def _predicted_index(plan: _Plan, confidence: exp.Expression) -> exp.Expression:
     """The predicted column's position (0, 1, ...): the first column holding the maximum."""
-    cases = " ".join(f"WHEN {_number(plan, c)} = {confidence} THEN {i}" for i, c in enumerate(plan.proba_columns))
-    return f"(CASE {cases} END)"
+    return _case([(_number(plan, c).eq(confidence), _number_literal(i)) for i, c in enumerate(plan.proba_columns)])
 
 
 def _keeps_means(plan: _Plan) -> bool:
@@ -169,60 +206,55 @@ def _keeps_means(plan: _Plan) -> bool:
     return not plan.top_label and plan.resolution is None
 
 
-def _group_text(plan: _Plan, column: str, default: str) -> str:
+def _group_text(plan: _Plan, column: str, default: str) -> exp.Expression:
     if plan.has(column):
         return _text(plan, column)
     if column == "model" and plan.file_models:  # several run files in one pass: each file's own model
-        cases = " ".join(f"WHEN {_lit(file, plan.dialect)} THEN {_lit(model, plan.dialect)}"
-                         for file, model in plan.file_models)
-        return f"(CASE {FILE_COLUMN} {cases} END)"
-    return _lit(default, plan.dialect)
+        files = [(_text_literal(file), _text_literal(model)) for file, model in plan.file_models]
+        return _case(files, subject=_col(FILE_COLUMN))
+    return _text_literal(default)
 
 
-def _period(plan: _Plan) -> str | None:
+def _period(plan: _Plan) -> exp.Expression | None:
     if plan.period is None:
         return None
     if plan.column_types.get("timestamp") == "time":
-        stamp = f"CAST({_q('timestamp')} AS TIMESTAMP)"
+        stamp = _cast(_col("timestamp"), "TIMESTAMP")
     else:
-        stamp = f"TRY_CAST(TRIM(CAST({_q('timestamp')} AS STRING)) AS TIMESTAMP)"
-    return f"date_trunc({_lit(plan.period, plan.dialect)}, {stamp})"
+        stamp = _try_cast(_trimmed("timestamp"), "TIMESTAMP")
+    return exp.TimestampTrunc(this=stamp, unit=_text_literal(plan.period))
 
 
-def _rows_sql(plan: _Plan) -> str:
+def _rows_sql(plan: _Plan) -> exp.Select:
     """Per-row derived columns, the common base of the checks and the aggregate."""
     raw = _raw_confidence(plan)
-    parts = [
-        f"{_group_text(plan, 'model', plan.model)} AS model",
-        f"{_group_text(plan, 'split', DEFAULT_SPLIT)} AS split",
-        f"CAST({_q('y_true')} AS DOUBLE) AS {_TRUE_NUMBER}" if _true_by_number(plan) else
-        f"{_class_of(plan, 'y_true') if plan.has('y_true') else 'CAST(NULL AS STRING)'} AS y_true",
-        f"{_predicted_index(plan, raw)} AS predicted" if _keeps_means(plan) else f"{_predicted(plan, raw)} AS y_pred",
-        f"{_rounded(raw, plan.resolution)} AS confidence",
-        f"{_number(plan, 'weight') if plan.has('weight') else 'CAST(1.0 AS DOUBLE)'} AS w",
-    ]
+    parts = {"model": _group_text(plan, "model", plan.model), "split": _group_text(plan, "split", DEFAULT_SPLIT)}
+    true = _class_of(plan, "y_true") if plan.has("y_true") else _cast(exp.null(), "STRING")
+    parts.update([(_TRUE_NUMBER, _cast(_col("y_true"), "DOUBLE")) if _true_by_number(plan) else ("y_true", true)])
+    means = _keeps_means(plan)
+    parts["predicted" if means else "y_pred"] = (_predicted_index if means else _predicted)(plan, raw)
+    parts["confidence"] = _rounded(raw, plan.resolution)
+    parts["w"] = _number(plan, "weight") if plan.has("weight") else _double(1.0)
     if plan.period is not None:
-        parts.append(f"{_period(plan)} AS period")
-    if _keeps_means(plan):
-        parts += [f"{_number(plan, c)} AS {_q(c)}" for c in plan.proba_columns]
+        parts["period"] = _period(plan)
+    parts.update((c, _number(plan, c)) for c in (plan.proba_columns if means else ()))
     if not _checks_in_groups(plan):
-        return f"SELECT {', '.join(parts)}, CAST(NULL AS INT) AS bad FROM {CELLS_VIEW}"
-    # The loader's checks ride along with the grouping (counted per group): no pass of their own. A true class
-    # grouped as its number is checked per group (:func:`grouped_sql`).
-    bad = [f"({c.bad})" for c in _checks(plan) if not (_true_by_number(plan) and c.column == "y_true")]
-    if plan.top_label:
-        parts.append(f"CASE WHEN {' OR '.join(bad) if bad else 'FALSE'} THEN 1 END AS bad")
+        parts["bad"] = _cast(exp.null(), "INT")
     else:
-        # A row failing a check has an infinite deviation, so one running maximum per group tells a failing row
-        # (or a row sum off by more than the tolerance: an error too) from rows off within it, with no count of
-        # its own. A row reaching the sum passed every check: its cells are numbers, finite and not negative.
-        total = " + ".join(_number(plan, c) for c in plan.proba_columns)
-        failed = " OR ".join(bad) if bad else "FALSE"
-        parts.append(f"CASE WHEN {failed} THEN {_INFINITE} ELSE ABS(({total}) - 1) END AS deviation")
-    return f"SELECT {', '.join(parts)} FROM {CELLS_VIEW}"
-
-
-_INFINITE = "CAST('Infinity' AS DOUBLE)"
+        # The loader's checks ride along with the grouping (counted per group): no pass of their own. A true
+        # class grouped as its number is checked per group (:func:`grouped_sql`).
+        bad = [c.bad for c in _checks(plan) if not (_true_by_number(plan) and c.column == "y_true")]
+        failed = exp.or_(*bad, copy=False) if bad else exp.false()
+        if plan.top_label:
+            parts["bad"] = _case([(failed, _number_literal(1))])
+        else:
+            # A row failing a check has an infinite deviation, so one running maximum per group tells a failing
+            # row (or a row sum off by more than the tolerance: an error too) from rows off within it, with no
+            # count of its own. A row reaching the sum passed every check: its cells are numbers, finite and not
+            # negative.
+            total = reduce(exp.Expression.__add__, (_number(plan, c) for c in plan.proba_columns))
+            parts["deviation"] = _case([(failed, _INFINITE.copy())], exp.Abs(this=total - 1))
+    return _select(*(_as(e, name) for name, e in parts.items()), source=CELLS_VIEW)
 
 
 GROUPED_TABLE = "grouped_rows"
@@ -232,19 +264,23 @@ def _keys(plan: _Plan) -> list[str]:
     return ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred", "confidence", "y_true"]
 
 
-def _constant_keys(plan: _Plan) -> dict[str, str]:
+def _constant_keys(plan: _Plan) -> dict[str, exp.Expression]:
     """Keys that are one literal for the whole source (no model or split column): selected beside the
     groups, not hashed into every one of them."""
     constant = {}
     if not plan.has("model") and not plan.file_models:
-        constant["model"] = _lit(plan.model, plan.dialect)
+        constant["model"] = _text_literal(plan.model)
     if not plan.has("split"):
-        constant["split"] = _lit(DEFAULT_SPLIT, plan.dialect)
+        constant["split"] = _text_literal(DEFAULT_SPLIT)
     return constant
 
 
-def grouped_sql(plan: _Plan) -> str:
-    """The aggregation, one SQL text for DuckDB and Spark.
+def _count() -> exp.Count:
+    return exp.Count(this=exp.Star())
+
+
+def grouped_sql(plan: _Plan) -> exp.Select:
+    """The aggregation, one query for DuckDB and Spark.
 
     One row per (model, split[, period], predicted class, confidence, true
     class): the summed weight, the number of raw rows, the loader's checks
@@ -264,47 +300,47 @@ def grouped_sql(plan: _Plan) -> str:
     if _keeps_means(plan):
         keys = ["predicted" if k == "y_pred" else k for k in keys]  # the column's position, named after grouping
     by_number = _true_by_number(plan)
-    select = [f"{constant[k]} AS {k}" if k in constant else k for k in keys]
+    select = [_as(constant[k], k) if k in constant else _col(k) for k in keys]
     if by_number:
-        select[keys.index("y_true")] = f"{_true_of_number(plan)} AS y_true"
+        select[keys.index("y_true")] = _as(_true_of_number(plan), "y_true")
     # A number naming no class: every row of its group fails the loader's check on y_true.
-    unknown = f"{_TRUE_NUMBER} IS NOT NULL AND ({_true_of_number(plan)}) IS NULL" if by_number else "FALSE"
-    if _keeps_means(plan):
-        for index, column in enumerate(plan.proba_columns):
-            if plan.has("weight"):
-                mean = f"CASE WHEN SUM(w) > 0 THEN SUM(w * {_q(column)}) / SUM(w) ELSE AVG({_q(column)}) END"
-            else:  # every weight is 1: the same mean with one running sum per column instead of three
-                mean = f"SUM({_q(column)}) / CAST(COUNT(*) AS DOUBLE)"
-            select.append(f"{mean} AS __mean_{index}")
-    select += ["SUM(w) AS weight" if plan.has("weight") else "CAST(COUNT(*) AS DOUBLE) AS weight", "COUNT(*) AS n_rows"]
+    unknown = exp.and_(_not_null(_col(_TRUE_NUMBER)), _true_of_number(plan).is_(exp.null())
+                       ) if by_number else exp.false()  # fmt: skip
+    for index, column in enumerate(plan.proba_columns if _keeps_means(plan) else ()):
+        if plan.has("weight"):
+            weighted = exp.Sum(this=_col("w") * _col(column)) / exp.Sum(this=_col("w"))
+            mean = _case([(exp.Sum(this=_col("w")) > 0, weighted)], exp.Avg(this=_col(column)))
+        else:  # every weight is 1: the same mean with one running sum per column instead of three
+            mean = exp.Sum(this=_col(column)) / _cast(_count(), "DOUBLE")
+        select.append(_as(mean, f"__mean_{index}"))
+    select += [_as(exp.Sum(this=_col("w")) if plan.has("weight") else _cast(_count(), "DOUBLE"), "weight"),
+               _as(_count(), "n_rows")]  # fmt: skip
     if not plan.top_label and _checks_in_groups(plan):
-        select += [  # a failing row counts in n_off too: read only when no row failed
-            f"CASE WHEN {unknown} THEN {_INFINITE} ELSE MAX(deviation) END AS worst" if by_number else
-            "MAX(deviation) AS worst",
-            f"COUNT(CASE WHEN deviation > {plan.warn_tolerance!r} THEN 1 END) AS n_off",
-        ]
+        worst = exp.Max(this=_col("deviation"))
+        off = exp.Count(this=_case([(_col("deviation") > _number_literal(repr(plan.warn_tolerance)), 1)]))
+        worst = _case([(unknown, _INFINITE.copy())], worst) if by_number else worst
+        select += [_as(worst, "worst"), _as(off, "n_off")]  # a failing row counts in n_off too
     else:
         # a count keeps 8 bytes per group, where an integer SUM keeps 16
-        select.append(f"COUNT(bad) + CASE WHEN {unknown} THEN COUNT(*) ELSE 0 END AS n_bad" if by_number else
-                      "COUNT(bad) AS n_bad")
-    grouped = (
-        f"WITH item_rows AS ({_rows_sql(plan)}) SELECT {', '.join(select)} FROM item_rows "
-        f"GROUP BY {', '.join(_TRUE_NUMBER if by_number and k == 'y_true' else k for k in keys if k not in constant)}"
-    )
+        bad = exp.Count(this=_col("bad"))
+        select.append(_as(bad + _case([(unknown, _count())], 0) if by_number else bad, "n_bad"))
+    groups = [_col(_TRUE_NUMBER if by_number and k == "y_true" else k) for k in keys if k not in constant]
+    grouped = _select(*select, source="item_rows").group_by(*groups, copy=False)
+    grouped = grouped.with_("item_rows", as_=_rows_sql(plan), copy=False)
     if not _keeps_means(plan):
         return grouped
     # Per group, not per row: the predicted class's name, and the caps that keep the argmax where it was.
-    names = " ".join(f"WHEN {i} THEN {_lit(c[len('proba_') :], plan.dialect)}"
-                     for i, c in enumerate(plan.proba_columns))
-    outer = [k if k != "predicted" else f"CASE predicted {names} END AS y_pred" for k in keys]
+    names = [(_number_literal(i), _class_name(c)) for i, c in enumerate(plan.proba_columns)]
+    outer = [_col(k) if k != "predicted" else _as(_case(names, subject=_col(k)), "y_pred") for k in keys]
+    predicted, confidence = _col("predicted"), _col("confidence")
     for index, column in enumerate(plan.proba_columns):
-        mean = f"__mean_{index}"
-        outer.append(
-            f"CASE WHEN predicted = {index} THEN confidence WHEN predicted < {index} THEN LEAST({mean}, confidence) "
-            f"ELSE LEAST({mean}, confidence * {_JUST_BELOW_ONE}) END AS {_q(column)}"
-        )
-    outer += ["weight", "n_rows"] + (["worst", "n_off"] if _checks_in_groups(plan) else ["n_bad"])
-    return f"SELECT {', '.join(outer)} FROM ({grouped}) AS per_group"
+        mean = _col(f"__mean_{index}")
+        below, capped = (exp.Least(this=mean.copy(), expressions=[top], ignore_nulls=True) for top in (
+            confidence.copy(), confidence * _double(_JUST_BELOW_ONE)))  # fmt: skip
+        cases = _case([(predicted.eq(index), confidence.copy()), (predicted < index, below)], capped)
+        outer.append(_as(cases, column))
+    outer += map(_col, ["weight", "n_rows"] + (["worst", "n_off"] if _checks_in_groups(plan) else ["n_bad"]))
+    return _select(*outer, source=grouped, alias="per_group")
 
 
 def _output_names(plan: _Plan) -> list[str]:
@@ -314,16 +350,15 @@ def _output_names(plan: _Plan) -> list[str]:
     return names + ["weight"]
 
 
-def _output_columns(plan: _Plan) -> list[str]:
-    return ["period AS timestamp" if n == "timestamp" else _q(n) for n in _output_names(plan)]
+def _output_columns(plan: _Plan) -> list[exp.Expression]:
+    return [_as(_col("period"), n) if n == "timestamp" else _col(n) for n in _output_names(plan)]
 
 
-def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> str:
+def output_sql(plan: _Plan, table: str = GROUPED_TABLE) -> exp.Select:
     """The run-file columns of the grouped table, in a fixed order (identical from both engines)."""
-    select = _output_columns(plan)
-    order = ["model", "split"] + (["period"] if plan.period is not None else [])
-    order += ["y_pred", "confidence DESC", "y_true"]
-    return f"SELECT {', '.join(select)} FROM {table} ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
+    order = ["model", "split"] + (["period"] if plan.period is not None else []) + ["y_pred"]
+    by = [*map(_order, order), _order("confidence", desc=True), _order("y_true")]
+    return _select(*_output_columns(plan), source=table).order_by(*by, copy=False)
 
 
 def _ordered(groups, plan: _Plan):
@@ -345,41 +380,38 @@ def _ordered(groups, plan: _Plan):
     return table.rename_columns(["timestamp" if n == "period" else n for n in table.schema.names])
 
 
-def written_sql(tables: Sequence[str], plans: Sequence[_Plan]) -> str:
+def written_sql(tables: Sequence[str], plans: Sequence[_Plan]) -> exp.Expression:
     """The aggregate's rows from the groups each source left in a table: the sources one after the other,
     each one's groups in the order of :func:`output_sql`, the columns of the first (matched by name)."""
     parts = []
     for index, (table, plan) in enumerate(zip(tables, plans)):
-        period = "period" if plan.period is not None else "NULL"
-        parts.append(
-            f"SELECT {', '.join(_output_columns(plan))}, {index} AS __source, {period} AS __period, "
-            f"y_pred AS __y_pred, confidence AS __confidence FROM {table}"
-        )
-    stamp = "CAST(timestamp AS TIMESTAMP) AS timestamp"
-    names = [stamp if n == "timestamp" else _q(n) for n in _output_names(plans[0])]
+        period = _col("period") if plan.period is not None else exp.null()
+        extra = {"__source": _number_literal(index), "__period": period, "__y_pred": _col("y_pred"),
+                 "__confidence": _col("confidence")}  # fmt: skip
+        parts.append(_select(*_output_columns(plan), *(_as(e, n) for n, e in extra.items()), source=table))
+    stamp = _as(_cast(_col("timestamp"), "TIMESTAMP"), "timestamp")
+    names = [stamp if n == "timestamp" else _col(n) for n in _output_names(plans[0])]
     # Groups are unique on the keys, so the order is total; a key that is one value within every source orders
     # nothing and is left out: at 10^6 groups (full precision) the sort on all seven took twice the time of the
     # sort on those that vary (12.4 s against 6.6 s, one thread, load 17).
-    varies = {"__source": len(parts) > 1, "__period": any(p.period is not None for p in plans)}
-    for key in ("model", "split"):
-        varies[key] = any(key not in _constant_keys(p) for p in plans)
-    order = [k for k in ("__source", "model", "split", "__period") if varies[k]]
-    order += ["__y_pred", "__confidence DESC", "y_true"]
-    return (
-        f"SELECT {', '.join(names)} FROM ({' UNION ALL BY NAME '.join(parts)}) AS kept "
-        f"ORDER BY {', '.join(o + ' NULLS LAST' for o in order)}"
-    )
+    varies = {"__source": len(parts) > 1, "__period": any(p.period is not None for p in plans),
+              **{key: any(key not in _constant_keys(p) for p in plans) for key in ("model", "split")}}
+    order = [k for k in ("__source", "model", "split", "__period", "__y_pred") if varies.get(k, True)]
+    by = [*map(_order, order), _order("__confidence", desc=True), _order("y_true")]
+    kept = reduce(lambda a, b: exp.Union(this=a, expression=b, distinct=False, by_name=True), parts)
+    return _select(*names, source=kept, alias="kept").order_by(*by, copy=False)
 
 
 def aggregate_sql(plan: _Plan) -> str:
-    """:func:`grouped_sql` and :func:`output_sql` as one statement."""
-    return f"WITH {GROUPED_TABLE} AS ({grouped_sql(plan)}) {output_sql(plan)}"
+    """:func:`grouped_sql` and :func:`output_sql` as one statement, in the plan's dialect."""
+    return render(output_sql(plan).with_(GROUPED_TABLE, as_=grouped_sql(plan)), plan.dialect)
 
 
-def groups_at_sql(plan: _Plan, resolution: float, table: str = GROUPED_TABLE) -> str:
+def groups_at_sql(plan: _Plan, resolution: float, table: str = GROUPED_TABLE) -> exp.Select:
     """Exact number of groups if the (exact) confidences were rounded down to ``resolution``."""
-    keys = [k for k in _keys(plan) if k != "confidence"] + [f"{_rounded('confidence', resolution)} AS rounded"]
-    return f"SELECT COUNT(*) FROM (SELECT DISTINCT {', '.join(keys)} FROM {table}) AS coarser"
+    keys = [_col(k) for k in _keys(plan) if k != "confidence"]
+    coarser = _select(*keys, _as(_rounded(_col("confidence"), resolution), "rounded"), source=table)
+    return _select(_count(), source=coarser.distinct(), alias="coarser")
 
 
 # -------------------------------------------------------------- the checks
@@ -389,13 +421,13 @@ class _Check:
 
     message: str
     column: str | None
-    bad: str
+    bad: exp.Expression
     severity: str = "error"
     names_labels: bool = False  # the message lists the offending labels, as the loader's does
 
 
 def _checks(plan: _Plan) -> list[_Check]:
-    """The in-memory loader's row checks, as SQL conditions: the rules and messages of ``columns.COLUMNS``."""
+    """The in-memory loader's row checks, as conditions: the rules and messages of ``columns.COLUMNS``."""
     checks: list[_Check] = []
     for column in ("model", "split"):
         if plan.has(column):
@@ -411,38 +443,29 @@ def _checks(plan: _Plan) -> list[_Check]:
         for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
             checks += [_rule_check(plan, column, rule) for column in plan.proba_columns]
     if plan.has("y_true"):
-        checks.append(
-            _Check(
-                f"{UNKNOWN_LABELS} {_short_list(plan.classes)}",
-                "y_true",
-                f"{_present(plan, 'y_true')} AND {_class_of(plan, 'y_true')} IS NULL",
-                names_labels=True,
-            )
-        )
+        unknown = exp.and_(_present(plan, "y_true"), _class_of(plan, "y_true").is_(exp.null()))
+        checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", "y_true", unknown, names_labels=True))
     if plan.has("weight"):
         checks += _rule_checks(plan, "weight")
     if plan.period is not None:
-        checks.append(
-            _Check(
-                "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)",
-                "timestamp", f"{_q('timestamp')} IS NOT NULL AND {_period(plan)} IS NULL",
-            )
-        )  # fmt: skip
+        message = "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)"
+        not_a_time = exp.and_(_not_null(_col("timestamp")), _period(plan).is_(exp.null()))
+        checks.append(_Check(message, "timestamp", not_a_time))
     return checks
 
 
-def _present(plan: _Plan, column: str) -> str:
+def _present(plan: _Plan, column: str) -> exp.Expression:
     """The cell is not empty: a number never is when it is not NULL (no text made of every row to say so)."""
-    if plan.column_types.get(column) == "number":
-        return f"{_q(column)} IS NOT NULL"
-    return f"{_text(plan, column)} IS NOT NULL"
+    value = _col(column) if plan.column_types.get(column) == "number" else _text(plan, column)
+    return _not_null(value)
 
 
 def _rule_check(plan: _Plan, column: str, rule: RowRule) -> _Check:
     family = spec_of(column).family
     value = _number(plan, column) if family in ("number", "probability", "logit") else None
     text = _text(plan, column) if family in ("group", "label") else None
-    condition = rule_sql(rule.rule, value, _not_a_number(plan, column) if value else None, text, plan.dialect)
+    not_number = _not_a_number(plan, column) if value is not None else None
+    condition = rule_condition(rule.rule, value, not_number, text, plan.dialect)
     return _Check(rule.text(column), column, condition, rule.severity)
 
 
@@ -452,53 +475,117 @@ def _rule_checks(plan: _Plan, column: str) -> list[_Check]:
     return [_rule_check(plan, column, rule) for rule in rules_of(column) if rule.runs in ("any", kind)]
 
 
-def _sum_deviation(plan: _Plan) -> str:
+def _sum_deviation(plan: _Plan) -> exp.Expression:
     """|sum - 1| of rows whose cells are all valid, else NULL."""
     cells = [_number(plan, c) for c in plan.proba_columns]
-    valid = " AND ".join(f"{p} IS NOT NULL AND NOT {_is_nan(plan, p)} AND {p} >= 0 AND {p} <= 1e300" for p in cells)
-    return f"(CASE WHEN {valid} THEN ABS(({' + '.join(cells)}) - 1) ELSE NULL END)"
+    valid = exp.and_(*(exp.and_(_not_null(p), exp.not_(sql_is_nan(p, plan.dialect)), p >= 0,
+                                p <= _number_literal("1e300")) for p in cells))  # fmt: skip
+    return _case([(valid, exp.Abs(this=reduce(exp.Expression.__add__, cells) - 1))])
+
+
+def _off_by_more(plan: _Plan, tolerance: float) -> exp.Expression:
+    return _sum_deviation(plan) > _number_literal(repr(tolerance))
+
+
+def _rows_counted(condition: exp.Expression) -> exp.Sum:
+    return exp.Sum(this=_case([(condition, 1)], 0))
 
 
 def check_sql(plan: _Plan) -> tuple[str, list[_Check]]:
-    """One pass counting every check's offending rows per file (and the worst sum deviation)."""
+    """One pass counting every check's offending rows per file (and the worst sum deviation), in the plan's
+    dialect."""
     checks = _checks(plan)
-    counts = [f"SUM(CASE WHEN {c.bad} THEN 1 ELSE 0 END) AS c{i}" for i, c in enumerate(checks)]
-    counts.append("COUNT(*) AS n_rows")
+    counts = [_as(_rows_counted(c.bad), f"c{i}") for i, c in enumerate(checks)]
+    counts.append(_as(_count(), "n_rows"))
     if not plan.top_label:
-        deviation = _sum_deviation(plan)
-        counts.append(f"MAX({deviation}) AS worst")
-        counts.append(f"SUM(CASE WHEN {deviation} > {plan.sum_tolerance!r} THEN 1 ELSE 0 END) AS too_far")
-        counts.append(f"SUM(CASE WHEN {deviation} > {plan.warn_tolerance!r} THEN 1 ELSE 0 END) AS off")
-    sql = f"SELECT {FILE_COLUMN}, {', '.join(counts)} FROM {SOURCE_VIEW} GROUP BY {FILE_COLUMN}"
-    return sql, checks
+        counts += [_as(exp.Max(this=_sum_deviation(plan)), "worst"),
+                   _as(_rows_counted(_off_by_more(plan, plan.sum_tolerance)), "too_far"),
+                   _as(_rows_counted(_off_by_more(plan, plan.warn_tolerance)), "off")]  # fmt: skip
+    query = _select(_col(FILE_COLUMN), *counts, source=SOURCE_VIEW).group_by(_col(FILE_COLUMN), copy=False)
+    return render(query, plan.dialect), checks
 
 
-def _rows_where_sql(condition: str) -> str:
+def _in_file(condition: exp.Expression) -> exp.Expression:
+    """``condition`` in the file that is the query's first parameter (then ``condition``'s)."""
+    return exp.and_(_col(FILE_COLUMN).eq(exp.Placeholder()), condition)
+
+
+def _rows_where_sql(condition: exp.Expression) -> exp.Select:
     """The first offending rows of one file: its name is the query's first parameter, then ``condition``'s."""
-    return (
-        f"SELECT {ROW_COLUMN} FROM {SOURCE_VIEW} WHERE {FILE_COLUMN} = ? AND ({condition}) "
-        f"ORDER BY {ROW_COLUMN} LIMIT {SHOWN_ROWS}"
-    )
+    query = _select(_col(ROW_COLUMN), source=SOURCE_VIEW).where(_in_file(condition))
+    return query.order_by(exp.Ordered(this=_col(ROW_COLUMN))).limit(SHOWN_ROWS)
 
 
-def _label_values_sql(plan: _Plan) -> str:
-    columns = [c for c in ("y_pred", "y_true") if plan.has(c)]
-    union = " UNION ".join(f"SELECT DISTINCT {_text(plan, c)} AS label FROM {SOURCE_VIEW}" for c in columns)
-    return f"SELECT label FROM ({union}) AS labels WHERE label IS NOT NULL"
+def _labels_where_sql(plan: _Plan, check: _Check) -> exp.Select:
+    """The distinct offending labels of a file (the query's parameter), in order of first appearance."""
+    text = _text(plan, check.column)
+    query = _select(_as(text, "label"), _as(exp.Min(this=_col(ROW_COLUMN)), "first"), source=SOURCE_VIEW)
+    return query.where(_in_file(check.bad)).group_by(text).order_by(_order("first"), _order("label"))
 
 
-def _split_labels_sql(plan: _Plan) -> str:
+def _label_values_sql(plan: _Plan) -> exp.Select:
+    distinct = [_select(_as(_text(plan, c), "label"), source=SOURCE_VIEW).distinct()
+                for c in ("y_pred", "y_true") if plan.has(c)]  # fmt: skip
+    labels = reduce(lambda a, b: exp.union(a, b, distinct=True), distinct)
+    return _select(_col("label"), source=labels, alias="labels").where(_not_null(_col("label")))
+
+
+def _split_labels_sql(plan: _Plan) -> exp.Select:
     """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all)."""
-    model = _group_text(plan, "model", plan.model)
-    split = _group_text(plan, "split", DEFAULT_SPLIT)
-    return (
-        f"SELECT {model} AS model, {split} AS split, COUNT(*) AS n_rows, COUNT({_text(plan, 'y_true')}) "
-        f"AS labelled FROM {SOURCE_VIEW} GROUP BY {model}, {split}"
-    )
+    model, split = _group_text(plan, "model", plan.model), _group_text(plan, "split", DEFAULT_SPLIT)
+    columns = [_as(model, "model"), _as(split, "split"), _as(_count(), "n_rows"),
+               _as(exp.Count(this=_text(plan, "y_true")), "labelled")]  # fmt: skip
+    return _select(*columns, source=SOURCE_VIEW).group_by(model, split)
 
 
-def _distinct_count_sql(plan: _Plan, column: str) -> str:
-    return f"SELECT COUNT(DISTINCT {_text(plan, column)}) FROM {SOURCE_VIEW}"
+def _unlabelled_in_split(plan: _Plan) -> exp.Expression:
+    """Rows of the (model, split) given as two parameters that have no y_true."""
+    return exp.and_(_group_text(plan, "model", plan.model).eq(exp.Placeholder()),
+                    _group_text(plan, "split", DEFAULT_SPLIT).eq(exp.Placeholder()),
+                    _text(plan, "y_true").is_(exp.null()))  # fmt: skip
+
+
+def _unlabelled_files_sql(plan: _Plan) -> exp.Select:
+    """Per file: the rows of the (model, split) given as two parameters that have no y_true."""
+    query = _select(_col(FILE_COLUMN), _count(), source=SOURCE_VIEW).where(_unlabelled_in_split(plan))
+    return query.group_by(_col(FILE_COLUMN)).order_by(_order(FILE_COLUMN))
+
+
+def _models_in_files_sql(plan: _Plan) -> exp.Select:
+    """Model names that the model column gives in more than one file, with the first and last such file."""
+    model = _text(plan, "model")
+    files = [_as(model, "name"), exp.Min(this=_col(FILE_COLUMN)), exp.Max(this=_col(FILE_COLUMN))]
+    query = _select(*files, source=SOURCE_VIEW).where(_not_null(model)).group_by(_col("name"))
+    several = exp.Count(this=exp.Distinct(expressions=[_col(FILE_COLUMN)])) > 1
+    return query.having(several).order_by(_order("name"))
+
+
+def _group_counts_sql(plan: _Plan) -> exp.Select:
+    """From the groups: the failed checks' count, the rows off the sum, the worst deviation, and the distinct
+    models and splits."""
+    if plan.top_label:
+        counts = [exp.Sum(this=_col("n_bad")), 0, 0]
+    else:
+        too_far = _col("worst") > _number_literal(repr(plan.sum_tolerance))
+        counts = [_rows_counted(too_far), exp.Sum(this=_col("n_off")), exp.Max(this=_col("worst"))]
+    counts += [exp.Count(this=exp.Distinct(expressions=[_col(c)])) if plan.has(c) else 0 for c in ("model", "split")]
+    return _select(*map(exp.convert, counts), source=GROUPED_TABLE)
+
+
+def _partly_labelled_sql() -> exp.Select:
+    """How many (model, split) of the groups are labelled only in part (checks passed, so a NULL y_true is an
+    empty one)."""
+    labelled = exp.Sum(this=_case([(_col("y_true").is_(exp.null()), 0)], _col("n_rows")))
+    columns = [_col("model"), _col("split"), _as(exp.Sum(this=_col("n_rows")), "n_rows"),
+               _as(labelled, "labelled")]  # fmt: skip
+    named = exp.and_(*(_not_null(_col(key)) for key in ("model", "split")))
+    per_split = _select(*columns, source=GROUPED_TABLE).where(named).group_by(_col("model"), _col("split"))
+    partly = exp.and_(_col("labelled") > 0, _col("labelled") < _col("n_rows"))
+    return _select(_count(), source=per_split, alias="per_split").where(partly)
+
+
+def _distinct_count_sql(plan: _Plan, column: str) -> exp.Select:
+    return _select(exp.Count(this=exp.Distinct(expressions=[_text(plan, column)])), source=SOURCE_VIEW)
 
 
 def _checks_in_groups(plan: _Plan) -> bool:
