@@ -29,7 +29,11 @@ one tile); there a round ends when the "Value per month" tile shows another numb
 
 Not a test: prints the figures.
 
-Run: ``python benchmarks/bench_app_floor.py [--n 200000] [--rounds 7] [--pages value,voc]``
+``--compare DIR`` adds a second checkout's dashboard (e.g. ``git archive`` of an earlier commit unpacked in DIR)
+and its own floor (recorded from DIR's pages by this script run in a subprocess with DIR as its root): the four
+apps alternate value by value, so the before and after ratios are measured at the same load.
+
+Run: ``python benchmarks/bench_app_floor.py [--n 200000] [--rounds 7] [--pages value,voc] [--compare DIR]``
      ``python benchmarks/bench_app_floor.py --first-page-variants [--rounds 9]``
 """
 
@@ -40,12 +44,14 @@ import asyncio
 import os
 import pickle
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# The checkout whose dashboard is timed: this one, or the one --compare names (its recording runs in a subprocess).
+ROOT = Path(os.environ.get("BENCH_FLOOR_ROOT") or Path(__file__).resolve().parent.parent).resolve()
 sys.path[:0] = [str(ROOT / "tests" / d) for d in ("", "e2e", "app", "core", "io", "cli", "serving")]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
@@ -224,12 +230,12 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
     return seconds
 
 
-def floor_app(recordings: Path, where: Path) -> Path:
+def floor_app(recordings: Path, where: Path, root: Path = ROOT) -> Path:
     """app.py with every page replaced by the replay of its recording; the frame (sidebar, values) as it is."""
     (where / "pages").mkdir(parents=True)
     (where / "floor_replay.py").write_text(REPLAY_MODULE.format(folder=str(recordings)))
-    frame = (ROOT / "app.py").read_text()
-    (where / "app.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n" + frame)
+    frame = (root / "app.py").read_text()
+    (where / "app.py").write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n" + frame)
     for name, (_, script, _) in PAGES.items():
         (where / script).write_text(f"import floor_replay\n\nfloor_replay.page({name!r})\n")
     return where / "app.py"
@@ -305,17 +311,28 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                 finally:
                     for context, _ in opened.values():
                         await context.close()
-                page_ms, floor_ms = (1000 * statistics.median(times[app]) for app in ("page", "floor"))
+                medians = {app: 1000 * statistics.median(found) for app, found in times.items()}
                 load = f"{load:.1f}-{os.getloadavg()[0]:.1f}"
-                rows.append((title, page_ms, floor_ms, load))
-                print(f"{title:<24} page {_ms(times['page'])}\n{'':<24} floor {_ms(times['floor'])}"
-                      f"  -> {page_ms / floor_ms:.2f}x its floor (load {load})", flush=True)
+                rows.append((title, medians, load))
+                for app, found in times.items():
+                    ratio = (f"  -> {medians[app] / medians[app.replace('page', 'floor')]:.2f}x its floor"
+                             if app.endswith("page") else "")
+                    print(f"{title if app == 'page' else '':<24} {app:<14} {_ms(found)}{ratio}", flush=True)
+                print(f"{'':<24} (load {load})", flush=True)
         finally:
             await browser.close()
     return rows
 
 
-def pages_beside_floors(n: int, names: list[str], rounds: int) -> None:
+def record_elsewhere(root: Path, folder: Path, names: list[str], values: list[float], out: Path) -> None:
+    """:func:`record` of the checkout ``root``'s pages: this script run with ``root`` as its root."""
+    out.mkdir()
+    subprocess.run([sys.executable, __file__, "--record-into", str(out), "--folder", str(folder),
+                    "--values=" + ",".join(repr(v) for v in values), "--pages", ",".join(names)],
+                   env={**os.environ, "BENCH_FLOOR_ROOT": str(root)}, check=True)
+
+
+def pages_beside_floors(n: int, names: list[str], rounds: int, compare: Path | None = None) -> None:
     values = [-4.0] + [-4.0 - 0.5 * (r + 1) - 0.01 for r in range(rounds)]
     with tempfile.TemporaryDirectory(prefix="bench-floors-") as tmp:
         tmp = Path(tmp)
@@ -330,6 +347,10 @@ def pages_beside_floors(n: int, names: list[str], rounds: int) -> None:
         print("recorded every page at every value (AppTest, s): "
               + ", ".join(f"{name} {s:.0f}" for name, s in seconds.items()), flush=True)
         scripts = {"page": str(ROOT / "app.py"), "floor": str(floor_app(tmp / "recordings", tmp / "floor"))}
+        if compare is not None:
+            record_elsewhere(compare, folder, names, values, tmp / "recordings-compared")
+            scripts["compared page"] = str(compare / "app.py")
+            scripts["compared floor"] = str(floor_app(tmp / "recordings-compared", tmp / "floor-compared", compare))
         servers = [streamlit_server(timeout=120, script=script) for script in scripts.values()]
         urls = {app: server.__enter__() for app, server in zip(scripts, servers)}
         try:
@@ -339,8 +360,12 @@ def pages_beside_floors(n: int, names: list[str], rounds: int) -> None:
                 server.__exit__(None, None, None)
     print(f"\n{'page':<24} {'new value':>9} {'floor':>7} {'ratio':>6}  load   (medians of {rounds}, ms; {n:,} rows "
           "a run)")
-    for title, page_ms, floor_ms, load in rows:
-        print(f"{title:<24} {page_ms:9.0f} {floor_ms:7.0f} {page_ms / floor_ms:5.2f}x  {load}")
+    for title, medians, load in rows:
+        line = f"{title:<24} {medians['page']:9.0f} {medians['floor']:7.0f} {medians['page'] / medians['floor']:5.2f}x"
+        if "compared page" in medians:
+            line += (f"   compared: {medians['compared page']:6.0f} {medians['compared floor']:6.0f} "
+                     f"{medians['compared page'] / medians['compared floor']:5.2f}x")
+        print(f"{line}  {load}")
 
 
 def first_page_variants(rounds: int) -> None:
@@ -366,10 +391,26 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(PAGES), help=f"comma-separated, among {','.join(PAGES)}")
     parser.add_argument("--first-page-variants", action="store_true",
                         help="the bare app beside four replicas of the first page instead")
+    parser.add_argument("--compare", type=Path, metavar="DIR",
+                        help="another checkout's dashboard and its floor too (e.g. an earlier commit, git archive)")
+    parser.add_argument("--record-into", type=Path, help=argparse.SUPPRESS)  # the subprocess of --compare
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
+    parser.add_argument("--values", help=argparse.SUPPRESS)
     args = parser.parse_args()
     names = [p for p in args.pages.split(",") if p]
     if set(names) - set(PAGES):
         parser.error(f"unknown pages {sorted(set(names) - set(PAGES))}")
+    if args.record_into is not None:
+        from streamlit import logger
+
+        logger.set_log_level("error")
+        values = [float(v) for v in args.values.split(",")]
+        seconds = record(args.folder, names, values, args.record_into)
+        print(f"recorded {ROOT}'s pages (AppTest, s): " + ", ".join(f"{name} {s:.0f}" for name, s in seconds.items()),
+              flush=True)
+        return
+    if args.compare is not None and not (args.compare / "app.py").is_file():
+        parser.error(f"--compare {args.compare}: no app.py there")
     if chromium_path() is None:
         sys.exit("No Chromium at /usr/bin/chromium (or $CHROMIUM_PATH).")
     from streamlit import logger
@@ -379,7 +420,7 @@ def main() -> None:
     if args.first_page_variants:
         first_page_variants(args.rounds)
     else:
-        pages_beside_floors(args.n, names, args.rounds)
+        pages_beside_floors(args.n, names, args.rounds, args.compare.resolve() if args.compare else None)
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

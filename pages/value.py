@@ -12,7 +12,7 @@ import valuecore as vc
 
 from dashboard import state, views
 from dashboard.data import workspace
-from dashboard.tables import compact_dataframe
+from dashboard.tables import dataframe
 from dashboard.views import value as view
 
 def _what_if(selection, intro) -> float | None:
@@ -91,9 +91,16 @@ for severity, message in page.split_notes:
 _verdict(page)
 
 # ---- one row per model, and the no-model baseline
-compact_dataframe(page.table, page.shown_columns, hide_index=True, width="stretch",
-                  column_config={"Model": st.column_config.TextColumn(width="medium"),  # "no model (always hand off)"
-                                 **{c: st.column_config.Column(help=words) for c, words in view.COLUMN_HELP.items()}})
+column_help = {c: st.column_config.Column(help=words) for c, words in view.COLUMN_HELP.items()}
+table_options = dict(hide_index=True, width="stretch",  # "Model" holds "no model (always hand off)"
+                     column_config={"Model": st.column_config.TextColumn(width="medium"), **column_help})
+dataframe(page.table, column_order=[c for c in page.shown_columns if c in page.table.data.columns],
+          **table_options)
+# The whole table is marshalled only when its details are open: a closed expander's table cost every new value
+# as much as the shown one (Streamlit writes a Styler's every cell out again).
+with st.expander("All columns", icon=":material/table_view:", key="value_all_columns", on_change="rerun") as details:
+    if details.open:
+        dataframe(page.table, **table_options)
 for caption in page.range_captions:  # what each likely range rests on, in one sentence
     st.caption(caption)
 for message in page.skipped:
