@@ -42,8 +42,10 @@ def best_model_tile(page):
 pytestmark = pytest.mark.e2e
 
 
+# One page's path and one old link's: every URL path hands over through the same function, and
+# tests/app/test_pages_are_layouts.py checks that each has its file and that the file only hands over. Each case
+# starts a server of its own (the first request is the point), so the list is kept to one of each kind.
 @pytest.mark.parametrize(("path", "title"), [
-    (url_path("value"), "Value & thresholds"),
     (url_path("constraints"), "Capacity & guarantees"),
     ("cost-matrix", "Values per class"),  # an old link, kept by a hidden twin
 ])
