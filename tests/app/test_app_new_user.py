@@ -5,12 +5,12 @@ The layout (nothing cut, nothing overlapping) is measured in Chromium: tests/e2e
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from helpers.app import pages_in_app
 from helpers.app import start as start_app
 import valuecore as vc
 
@@ -32,16 +32,6 @@ def all_text(at: AppTest) -> str:
     parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.subheader]
     parts += [t.value for t in at.title] + [i.value for i in at.info] + [w.value for w in at.warning]
     return "\n".join(parts)
-
-
-def pages_in_app() -> list[dict]:
-    """Every st.Page(...) of app.py as {file, title, url_path, visibility}."""
-    found = []
-    for node in ast.walk(ast.parse(Path(APP).read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
-            words = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
-            found.append({"file": node.args[0].value, **words})
-    return found
 
 
 # ---- the penalty's page is named for what it takes

@@ -18,12 +18,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from helpers.app import pages_in_app
+
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLE = ROOT / "sample_runs" / "breast_cancer"
-PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
+PAGES = sorted({page["file"] for page in pages_in_app()})  # the page scripts, not the hand-over files
 STEPS = 14
 
 EXTREME_VALUES = (1e308, -1e308, 1e100, -1e100, 1e-300, -5e-324, 0.0, 1.0, -1.0, -4.0, 50.0, 7.5, -1e6)

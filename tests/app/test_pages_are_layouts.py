@@ -11,21 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from helpers.app import pages_in_app
+
 ROOT = Path(__file__).resolve().parents[2]
 NUMERIC = {"pandas", "numpy"}
 
 
 def registered(app: Path = ROOT / "app.py") -> tuple[set[str], set[str]]:
     """The page scripts (``pages/x.py``) and the URL paths (the default page's aside) app.py's pages name."""
-    scripts, paths = set(), set()
-    for node in ast.walk(ast.parse(app.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-                and str(node.args[0].value).startswith("pages/")):
-            scripts.add(node.args[0].value)
-            keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
-            if not keywords.get("default") and "url_path" in keywords:
-                paths.add(keywords["url_path"])
-    return scripts, paths
+    pages = pages_in_app(app)
+    return {page["file"] for page in pages}, {page["url_path"] for page in pages
+                                              if not page.get("default") and "url_path" in page}
 
 
 SCRIPTS, URL_PATHS = registered()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -16,6 +17,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 APP = str(ROOT / "app.py")
+
+
+def pages_in_app(app: Path = ROOT / "app.py") -> list[dict]:
+    """Every page app.py registers, in its order, as {file, title, url_path, visibility, default, ...}: each call
+    whose first argument is a page script (``pages/x.py``), with its constant keywords. Only these files are
+    pages; the other files of pages/ hand a fresh server's first request to app.py."""
+    found = []
+    for node in ast.walk(ast.parse(app.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and str(node.args[0].value).startswith("pages/")):
+            words = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+            found.append({"file": node.args[0].value, **words})
+    return found
 
 
 def start(page: str | None = None, **query: str) -> AppTest:
