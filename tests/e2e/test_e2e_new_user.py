@@ -34,8 +34,9 @@ ALL_PAGES = {**PAGES, "Capacity & guarantees": "Capacity & guarantees", "Segment
 SIZES = ((1280, 800), (1440, 900))
 SHOTS = ARTIFACTS / "new-user"
 # The pictures of every page (what a visitor sees first, and the whole page) are for a person to look at:
-# E2E_SCREENSHOTS=1 keeps them in test-artifacts/new-user/. They assert nothing, and drawing two of every page at
-# both sizes (one as tall as the page) is a good part of the walk's time, so a plain run (CI) leaves them out.
+# E2E_SCREENSHOTS=DIR (as for the uploads test) keeps them, in test-artifacts/new-user/. They assert nothing,
+# and drawing two of every page at both sizes (one as tall as the page) is a good part of the walk's time, so a
+# plain run (CI) leaves them out.
 # A failing step still saves its screenshot (helpers.browser.step).
 KEEP_SHOTS = bool(os.environ.get("E2E_SCREENSHOTS"))
 
