@@ -216,6 +216,27 @@ def _column_sums(columns, total: np.ndarray) -> np.ndarray:
     return total
 
 
+def _class_major(block: np.ndarray, tile: np.ndarray) -> np.ndarray:
+    """The rows of ``block`` (rows, C) copied class-major into the first columns of ``tile`` (C, >= rows), a
+    cache-sized chunk at a time; returns that view (C, rows)."""
+    rows = block.shape[0]
+    columns = tile[:, :rows]
+    for first in range(0, rows, _ROWS_PER_BLOCK):
+        np.copyto(columns[:, first : first + _ROWS_PER_BLOCK], block[first : first + _ROWS_PER_BLOCK].T)
+    return columns
+
+
+def _rows_sum_to_one(columns, total: np.ndarray, sum_tolerance: float) -> bool:
+    """Whether every row (a column of ``columns``: one array per class, or a class-major tile) sums to 1
+    within ``sum_tolerance``, the sums added in float64 into ``total`` class after class."""
+    sums = _column_sums(columns, total)
+    sums -= 1.0
+    # A NaN or an infinity makes its row's sum (and an overflowing sum is) non-finite, and then the largest
+    # deviation: no pass of its own (the tolerance may be infinite).
+    worst = np.abs(sums, out=sums).max()
+    return bool(np.isfinite(worst) and worst <= sum_tolerance)
+
+
 def _checked_top(proba: np.ndarray, sum_tolerance: float) -> tuple[np.ndarray, np.ndarray] | None:
     """(argmax, max) of a valid probability matrix in one pass over it: each block of rows is copied
     class-major into a tile in cache once, and checked (row sums, smallest entry) and reduced there;
@@ -234,15 +255,8 @@ def _checked_top(proba: np.ndarray, sum_tolerance: float) -> tuple[np.ndarray, n
         for start in range(0, n, _ROWS_PER_TILE):
             block = proba[start : start + _ROWS_PER_TILE]
             rows = block.shape[0]
-            columns = tile[:, :rows]
-            for first in range(0, rows, _ROWS_PER_BLOCK):
-                np.copyto(columns[:, first : first + _ROWS_PER_BLOCK], block[first : first + _ROWS_PER_BLOCK].T)
-            sums = _column_sums(columns, total[:rows])
-            sums -= 1.0
-            # A NaN or an infinity makes its row's sum (and an overflowing sum is) non-finite, and then the
-            # largest deviation: no pass of its own (the tolerance may be infinite).
-            worst = np.abs(sums, out=sums).max()
-            if not (np.isfinite(worst) and worst <= sum_tolerance) or columns.min() < 0:
+            columns = _class_major(block, tile)
+            if not _rows_sum_to_one(columns, total[:rows], sum_tolerance) or columns.min() < 0:
                 return None
             top = confidence[start : start + rows]
             if not _top_of_columns(columns, y_pred[start : start + rows], top, equal[:rows]):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._model.predictions import _FEW_CLASSES, _ROWS_PER_BLOCK, _column_sums, _top_of_columns
+from .._model.predictions import _FEW_CLASSES, _class_major, _rows_sum_to_one, _top_of_columns
 from .screen import bounded_reach, temperature_cutoffs
 
 # Rows per block: two columns are read in place (strided views); more are copied class-major into a tile
@@ -72,15 +72,9 @@ def threshold_labels(proba: np.ndarray, thresholds, table: np.ndarray, sum_toler
             if two:
                 columns = (block[:, 0], block[:, 1])
             else:
-                columns = tile[:, :rows]
-                for first in range(0, rows, _ROWS_PER_BLOCK):
-                    np.copyto(columns[:, first:first + _ROWS_PER_BLOCK], block[first:first + _ROWS_PER_BLOCK].T)
-            # The checks of ``_checked_top``: float64 row sums added column after column, their largest
-            # deviation from 1 (non-finite for a NaN or an infinity), the smallest entry.
-            sums = _column_sums(columns, total[:rows])
-            sums -= 1.0
-            worst = np.abs(sums, out=sums).max()
-            if not (np.isfinite(worst) and worst <= sum_tolerance) or block.min() < 0:
+                columns = _class_major(block, tile)
+            # The checks of ``_checked_top``: the float64 row sums, the smallest entry.
+            if not _rows_sum_to_one(columns, total[:rows], sum_tolerance) or block.min() < 0:
                 return None
             confidence, y_pred = top[:rows], codes[start:start + rows]
             if two:  # numpy's argmax of two finite numbers: the second only when it is larger
