@@ -65,6 +65,15 @@ def policies(classes: list[str]) -> dict[str, dict]:
     return out
 
 
+def documents(classes: list[str], asked: str | None):
+    """(name, policy document) of each policy of :func:`policies`, or of those ``asked`` names (comma-separated)."""
+    chosen = None if asked is None else [name.strip() for name in asked.split(",")]
+    for name, policy in policies(classes).items():
+        if chosen is None or name in chosen:
+            yield name, {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
+                         "models": [{"model": "m", "classes": classes, "policy": policy}]}
+
+
 def best_of(repeat: int, contenders: dict) -> dict:
     """Minimum wall and minimum CPU time (ms) of each contender, interleaved in every round (a busy machine
     inflates CPU time less than wall time)."""
@@ -99,12 +108,7 @@ def main() -> None:
     print("wall / CPU ms; ratios to numpy.argmax(proba, axis=1) timed in the same rounds\n")
     print(f"| {'policy':<30} | argmax wall/cpu | decisions wall/cpu | ratio w/c | decide wall/cpu | ratio w/c | load |")
     print(f"| {'-' * 30} | --------------: | -----------------: | --------: | --------------: | --------: | ---: |")
-    chosen = None if args.policies is None else [name.strip() for name in args.policies.split(",")]
-    for name, policy in policies(classes).items():
-        if chosen is not None and name not in chosen:
-            continue
-        document = {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
-                    "models": [{"model": "m", "classes": classes, "policy": policy}]}
+    for name, document in documents(classes, args.policies):
         served = load_policy(document)
         t = best_of(args.repeat, {"argmax": lambda: proba.argmax(axis=1),
                                   "decisions": lambda served=served: served.decisions(proba),
@@ -180,12 +184,7 @@ def side_by_side(args) -> None:
         return
     proba = rng.dirichlet(np.full(args.classes, 0.3), size=args.rows)
     classes = [f"c{k}" for k in range(args.classes)]
-    chosen = None if args.policies is None else [name.strip() for name in args.policies.split(",")]
-    for name, policy in policies(classes).items():
-        if chosen is not None and name not in chosen:
-            continue
-        document = {"schema_version": 2, "use_case": {"v_correct": 1, "v_abstain": 0, "v_wrong": -4},
-                    "models": [{"model": "m", "classes": classes, "policy": policy}]}
+    for name, document in documents(classes, args.policies):
         ours, theirs = load_policy(document), base.load_policy(document)
         assert np.array_equal(ours.decide(proba), theirs.decide(proba))
         show(f"{name}, {args.classes} classes", rounds(args.repeat, {"argmax": lambda: proba.argmax(axis=1),
