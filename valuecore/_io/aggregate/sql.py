@@ -225,9 +225,19 @@ def _period(plan: _Plan) -> exp.Expression | None:
     return exp.TimestampTrunc(this=stamp, unit=_text_literal(plan.period))
 
 
+_RAW_CONFIDENCE = "__raw_confidence"
+
+
+def _cells_with_confidence(plan: _Plan) -> exp.Select:
+    """Every cell, and the row's confidence before rounding as a column of its own: the predicted class's
+    CASE then compares each column with that column, not with the whole maximum again (at 50 classes that
+    was 50 copies of a 50-column GREATEST, and DuckDB took 0.45 s to plan the query, one measure)."""
+    return _select(exp.Star(), _as(_raw_confidence(plan), _RAW_CONFIDENCE), source=CELLS_VIEW)
+
+
 def _rows_sql(plan: _Plan) -> exp.Select:
     """Per-row derived columns, the common base of the checks and the aggregate."""
-    raw = _raw_confidence(plan)
+    raw = _col(_RAW_CONFIDENCE)
     parts = {"model": _group_text(plan, "model", plan.model), "split": _group_text(plan, "split", DEFAULT_SPLIT)}
     true = _class_of(plan, "y_true") if plan.has("y_true") else _cast(exp.null(), "STRING")
     parts.update([(_TRUE_NUMBER, _cast(_col("y_true"), "DOUBLE")) if _true_by_number(plan) else ("y_true", true)])
@@ -254,7 +264,7 @@ def _rows_sql(plan: _Plan) -> exp.Select:
             # negative.
             total = reduce(exp.Expression.__add__, (_number(plan, c) for c in plan.proba_columns))
             parts["deviation"] = _case([(failed, _INFINITE.copy())], exp.Abs(this=total - 1))
-    return _select(*(_as(e, name) for name, e in parts.items()), source=CELLS_VIEW)
+    return _select(*(_as(e, name) for name, e in parts.items()), source=_cells_with_confidence(plan), alias="cells")
 
 
 GROUPED_TABLE = "grouped_rows"
