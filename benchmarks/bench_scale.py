@@ -17,20 +17,24 @@ Then, with ``--engines`` (default duckdb,spark), it times ``aggregate`` on each
 engine side by side with a bare query to the same groups, each in its own
 process, ``--repeats`` times (median shown), in one run:
 
-- bare DuckDB: one ``COPY (SELECT ... GROUP BY ...) TO 'out.parquet'`` under the
+- bare DuckDB: one ``COPY (SELECT ... GROUP BY ... ORDER BY ...) TO 'out.parquet'`` under the
   same memory limit (:data:`BARE_DUCKDB_SQL`), in a process that imports DuckDB
   and numpy only (not pandas or pyarrow, which ``aggregate`` does not need either);
-- bare PySpark: ``groupBy(...).agg(...)`` written with ``write.parquet``, the
+- bare PySpark: ``groupBy(...).agg(...).orderBy(...)`` written with ``write.parquet``, the
   same local[2] session settings (:func:`bare_spark`).
 
-It prints time, peak RSS (of the Python process; for Spark the driver's Python
-process and, apart, the peak RSS sampled of its JVM) and the peak size of
-DuckDB's spill folder, with the ratios aggregate / bare.
+Both bare queries write the same output as ``aggregate`` (its columns, rows and order; the script checks
+it, :func:`same_output`), with no checks. With ``--base COMMIT`` (or a folder holding a ``valuecore/``)
+that version's ``aggregate`` runs too, interleaved. Every package is byte-compiled first.
+
+It prints wall time, CPU time (user + system of the process and its waited-for children), peak RSS (of the
+Python process; for Spark the driver's Python process and, apart, the peak RSS sampled of its JVM) and the
+peak size of DuckDB's spill folder, with the ratios aggregate / bare (and base / bare).
 
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]
 [--engines duckdb,spark] [--repeats 3] [--skip-reports]``, or, across data shapes (classes, distinct
 confidences, groups), ``python benchmarks/bench_scale.py --shapes 2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6
-[--engines duckdb] [--repeats 3]``: the engine comparison alone on each shape.
+[--engines duckdb] [--repeats 3] [--base 8dc4cc9]``: the engine comparison alone on each shape.
 """
 
 from __future__ import annotations
@@ -105,12 +109,18 @@ def _rss_gib(pid: int) -> float:
     return 0.0
 
 
-def measured_child(command: list[str]) -> tuple[float, float, str, float]:
-    """(seconds, peak RSS GiB of the child, its stdout, peak RSS GiB sampled of its descendants, e.g. a JVM).
+def measured_child(command: list[str], cwd: Path = ROOT) -> tuple[float, float, str, float]:
+    """(seconds, peak RSS GiB of the child, its stdout, peak RSS GiB sampled of its descendants, e.g. a JVM)."""
+    run = measured_run(command, cwd)
+    return run["seconds"], run["gib"], run["out"], run["jvm"]
 
-    The child's own peak comes from wait4 (exact); its descendants' is sampled every 0.2 s."""
+
+def measured_run(command: list[str], cwd: Path = ROOT) -> dict:
+    """The child's wall ``seconds``, ``cpu`` seconds (user + system, its waited-for descendants included:
+    on a shared machine the figure that the other processes change least), peak RSS ``gib`` (from wait4,
+    exact), its stdout ``out`` and ``jvm``, the peak RSS GiB of its descendants sampled every 0.2 s."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak_descendants = [0.0]
     finished = threading.Event()
 
@@ -131,24 +141,30 @@ def measured_child(command: list[str]) -> tuple[float, float, str, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{err.decode()}")
-    return seconds, usage.ru_maxrss / 2**20, out.decode(), peak_descendants[0]
+    return {"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "gib": usage.ru_maxrss / 2**20,
+            "out": out.decode(), "jvm": peak_descendants[0]}
 
 
 PROBA = [f"proba_{c}" for c in range(N_CLASSES)]
 
 
-def bare_duckdb_sql(proba: list[str]) -> str:
-    """The bare DuckDB query: the same groups (split, argmax class, max probability, true class), the same sums
-    and means, written to Parquet; no checks, no model column, no ordering."""
+def bare_duckdb_sql(proba: list[str], model: str = "log") -> str:
+    """The bare DuckDB query to the same output as ``aggregate``: one row per (split, argmax class, max
+    probability, true class) with the model's name, the true class as text, the mean probabilities and the
+    count, in aggregate's order (split, predicted class, confidence descending, true class), written to
+    Parquet; no checks. (Without the ORDER BY its rows come in any order: not the same file.)"""
     return (
-        "COPY (WITH r AS (SELECT split, y_true, {greatest} AS confidence, {probas} FROM read_parquet('{log}')) "
-        "SELECT split, CASE {argmax} END AS y_pred, confidence, y_true, COUNT(*) AS weight, {means} "
-        "FROM r GROUP BY ALL) TO '{out}' (FORMAT parquet)"
+        "COPY (WITH r AS (SELECT split, CAST(y_true AS VARCHAR) AS y_true, {greatest} AS confidence, {probas} "
+        "FROM read_parquet('{log}')), g AS (SELECT split, CASE {argmax} END AS y_pred, confidence, y_true, "
+        "COUNT(*) AS weight, {means} FROM r GROUP BY ALL) "
+        "SELECT '{model}' AS model, split, y_true, {probas}, weight FROM g "
+        "ORDER BY split, y_pred, confidence DESC, y_true) TO '{out}' (FORMAT parquet)"
     ).format(
         greatest="GREATEST(" + ", ".join(proba) + ")",
         probas=", ".join(proba),
         argmax=" ".join(f"WHEN {p} = confidence THEN '{c}'" for c, p in enumerate(proba)),
         means=", ".join(f"AVG({p}) AS {p}" for p in proba),
+        model=model,
         log="{log}",
         out="{out}",
     )
@@ -188,8 +204,9 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     print(f"bare duckdb: {groups} groups; spilled {peak[0] / 2**30:.2f} GiB")
 
 
-def bare_spark(log: str, out: str) -> None:
-    """The bare PySpark groupBy, in the session ``aggregate --engine spark`` starts (local[2] on 127.0.0.1)."""
+def bare_spark(log: str, out: str, model: str = "log") -> None:
+    """The bare PySpark groupBy to the same output (sorted as aggregate sorts), in the session
+    ``aggregate --engine spark`` starts (local[2] on 127.0.0.1)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -207,10 +224,13 @@ def bare_spark(log: str, out: str) -> None:
     for c, p in enumerate(proba):
         argmax = (F.when if argmax is None else argmax.when)(F.col(p) == F.col("confidence"), F.lit(str(c)))
     rows = rows.withColumn("confidence", confidence).withColumn("y_pred", argmax)
+    rows = rows.withColumn("y_true", F.col("y_true").cast("string"))
     grouped = rows.groupBy("split", "y_pred", "confidence", "y_true").agg(
         F.count(F.lit(1)).alias("weight"), *[F.avg(p).alias(p) for p in proba]
     )
-    grouped.write.mode("overwrite").parquet(out)
+    ordered = grouped.orderBy("split", "y_pred", F.col("confidence").desc(), "y_true")
+    columns = [F.lit(model).alias("model"), "split", "y_true", *proba, "weight"]
+    ordered.select(*columns).write.mode("overwrite").parquet(out)
     groups = spark.read.parquet(out).count()
     spark.stop()
     print(f"bare spark: {groups} groups")
@@ -235,60 +255,70 @@ def _spilled(text: str) -> float:
     return float(found.group(1)) if found else float("nan")
 
 
+def same_output(aggregate_out: Path, bare_out: Path) -> str:
+    """Whether the bare query wrote what ``aggregate`` wrote: the same columns, the same rows in the same order
+    (keys and weights equal), the mean probabilities equal up to round-off (``aggregate`` caps each group's
+    mean so that the argmax stays where it was; ``AVG`` does not)."""
+    import pyarrow.parquet as pq
+
+    a, b = pq.read_table(aggregate_out), pq.read_table(bare_out)
+    if a.schema.names != b.schema.names or a.num_rows != b.num_rows:
+        return f"NO ({a.num_rows} rows {a.schema.names[:4]}.. against {b.num_rows} {b.schema.names[:4]}..)"
+    for key in ("model", "split", "y_true"):
+        if a[key].cast("string").to_pylist() != b[key].cast("string").to_pylist():
+            return f"NO ({key} differs)"
+    if not np.array_equal(a["weight"].to_numpy().astype(float), b["weight"].to_numpy().astype(float)):
+        return "NO (weight differs)"
+    gap = max(float(np.max(np.abs(a[c].to_numpy() - b[c].to_numpy()), initial=0.0))
+              for c in a.schema.names if c.startswith("proba_"))  # fmt: skip
+    return f"yes (means within {gap:.0e})"
+
+
 def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int, memory_limit: str,
-                    max_groups: int | None = None) -> None:
-    """aggregate against the bare query, per engine, medians of ``repeats`` runs interleaved."""
+                    max_groups: int | None = None, base: Path | None = None) -> None:
+    """aggregate (and, with ``base``, the base's aggregate: ``python -m valuecore`` run in that folder)
+    against the bare query, per engine, medians of ``repeats`` runs interleaved."""
     python, me = sys.executable, str(Path(__file__).resolve())
     commands = {}
     for engine in engines:
-        out = folder / f"agg-{engine}.parquet"
-        commands[(engine, "aggregate")] = [
-            python,
-            "-m",
-            "valuecore",
-            "aggregate",
-            str(log),
-            "--out",
-            str(out),
-            "--engine",
-            engine,
-            "--memory-limit",
-            memory_limit,
-        ] + (["--max-groups", str(max_groups)] if max_groups else [])
-        commands[(engine, "bare")] = [
-            python,
-            me,
-            "--bare",
-            engine,
-            str(log),
-            str(folder / f"bare-{engine}"),
-            "--memory-limit",
-            memory_limit,
-        ]
+        aggregate = [python, "-m", "valuecore", "aggregate", str(log), "--out", None, "--engine", engine,
+                     "--memory-limit", memory_limit] + (["--max-groups", str(max_groups)] if max_groups else [])
+        commands[(engine, "aggregate")] = (aggregate, ROOT)
+        if base is not None:
+            commands[(engine, "base")] = (aggregate, base)
+        commands[(engine, "bare")] = (
+            [python, me, "--bare", engine, str(log), None, "--memory-limit", memory_limit], ROOT
+        )
     runs: dict = {key: [] for key in commands}
-    loads, groups = [], "?"
+    loads, groups, same = [], "?", {}
     for _ in range(repeats):
-        for key, command in commands.items():
-            if key[0] == "duckdb" and key[1] == "bare":
-                command = command[:5] + [str(folder / f"bare-duckdb-{len(runs[key])}.parquet")] + command[6:]
-            seconds, gib, out, jvm = measured_child(command)
-            runs[key].append((seconds, gib, jvm, _spilled(out)))
+        for key, (command, cwd) in commands.items():
+            spark_folder = key == ("spark", "bare")  # Spark writes a folder of parts
+            out = folder / f"{key[1]}-{key[0]}-{len(runs[key])}{'' if spark_folder else '.parquet'}"
+            command = [str(out) if part is None else part for part in command]
+            run = measured_run(command, cwd)
+            runs[key].append((run["seconds"], run["cpu"], run["gib"], run["jvm"], _spilled(run["out"])))
             if key[1] == "bare":
-                groups = _groups(out)
+                groups = _groups(run["out"])
+                same[key[0]] = same_output(folder / f"aggregate-{key[0]}-0.parquet", out)
             loads.append(os.getloadavg()[0])
     shape = n if isinstance(n, str) else f"{n:,}"
     for engine in engines:
-        (a, b) = (runs[(engine, "aggregate")], runs[(engine, "bare")])
-        med = [[statistics.median(r[i] for r in rows) for i in range(4)] for rows in (a, b)]
-        for label, (seconds, gib, jvm, spill) in zip(("aggregate", "bare"), med):
+        labels = ["aggregate"] + (["base"] if base is not None else []) + ["bare"]
+        med = {label: [statistics.median(r[i] for r in runs[(engine, label)]) for i in range(5)] for label in labels}
+        for label in labels:
+            seconds, cpu, gib, jvm, spill = med[label]
             jvm_text = f"{jvm:5.2f}" if engine == "spark" else f"{'-':>5}"
             spill_text = f"{spill:6.2f}" if engine == "duckdb" else f"{'-':>6}"
-            print(
-                f"{shape:>12} | {engine:>6} {label:>9} | {seconds:8.1f} {gib:5.2f} {jvm_text} {spill_text} | "
-                f"{', '.join(f'{r[0]:.1f}' for r in (a if label == 'aggregate' else b))}"
-            )
-        print(f"{'':>12} | {engine:>6} {'ratio':>9} | {med[0][0] / med[1][0]:7.2f}x {med[0][1] / med[1][1]:4.2f}x"
-              + (f" {med[0][2] / med[1][2]:4.2f}x JVM" if engine == "spark" and med[1][2] else ""))
+            each = ", ".join(f"{r[0]:.1f}/{r[1]:.1f}" for r in runs[(engine, label)])
+            print(f"{shape:>12} | {engine:>6} {label:>9} | {seconds:8.1f} {cpu:7.1f} {gib:5.2f} {jvm_text} "
+                  f"{spill_text} | {each}")
+        bare = med["bare"]
+        for label in labels[:-1]:
+            m = med[label]
+            print(f"{'':>12} | {engine:>6} {label + '/bare':>9} | {m[0] / bare[0]:7.2f}x {m[1] / bare[1]:6.2f}x "
+                  f"{m[2] / bare[2]:4.2f}x" + (f" {m[3] / bare[3]:4.2f}x JVM" if engine == "spark" and bare[3] else ""))
+        print(f"{'':>12} | {engine:>6} bare wrote the same output as aggregate: {same.get(engine, '?')}")
     print(f"{'':>12} | {groups} groups; load average during these runs: {min(loads):.1f}-{max(loads):.1f}",
           flush=True)
 
@@ -333,20 +363,43 @@ def main() -> None:
                         help="instead of --sizes, only the engine comparison on logs of these shapes: "
                              "classes:decimals:rows,... (decimals 'full' = float64 at full precision), e.g. "
                              "2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6,2:full:1e7")
+    parser.add_argument("--base", default=None,
+                        help="also time this version's aggregate: a git commit (exported with git archive to a "
+                             "temporary folder) or a folder holding its valuecore/")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="valuecore-base-") as exported:
+        base = None if args.base is None else _base_folder(args.base, Path(exported))
+        # Byte-compiled first, as an installed package is: with PYTHONDONTWRITEBYTECODE set (as here) every
+        # fresh process would compile valuecore's sources again, a cost no user's run has.
+        for folder in [ROOT] + ([base] if base is not None else []):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder / "valuecore")], check=True)
+        _run(args, base)
+
+
+def _base_folder(base: str, into: Path) -> Path:
+    """The folder to run the base's ``python -m valuecore`` in."""
+    if (Path(base) / "valuecore").is_dir():
+        return Path(base).resolve()
+    archive = subprocess.run(["git", "archive", base, "valuecore"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def _run(args, base: Path | None) -> None:
     if args.shapes:
         engines = [e for e in args.engines.split(",") if e]
         print(f"{os.cpu_count()} cores | load average {os.getloadavg()[0]:.1f} at start | shapes "
               f"classes/decimals/rows; groups = the bare query's output rows")
         print(baselines_text())
-        print(f"{'shape':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'GiB':>5} {'JVM':>5} {'spill':>6} | "
-              "each run s")
+        print(f"{'shape':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'CPU s':>7} {'GiB':>5} {'JVM':>5} "
+              f"{'spill':>6} | each run s/CPU s")
         for classes, decimals, rows in parse_shapes(args.shapes):
             with tempfile.TemporaryDirectory(prefix="valuecore-bench-", dir=args.temp_dir) as folder:
                 log = Path(folder) / "log.parquet"
                 write_log(log, rows, classes=classes, decimals=decimals)
                 label = f"{classes}/{'full' if decimals is None else decimals}/{rows:.0e}".replace("e+0", "e")
-                compare_engines(log, Path(folder), label, engines, args.repeats, args.memory_limit, args.max_groups)
+                compare_engines(log, Path(folder), label, engines, args.repeats, args.memory_limit, args.max_groups,
+                                base)
         print(f"load average {os.getloadavg()[0]:.1f} at the end; the temporary logs were deleted")
         return
     sizes = [int(float(s)) for s in args.sizes.split(",")] + ([10**8] if args.huge else [])
@@ -358,7 +411,8 @@ def main() -> None:
         f"{'in-memory s':>11} {'GiB':>5} | same answer"
     )
     compare_header = (
-        f"{'n':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'GiB':>5} {'JVM':>5} {'spill':>6} | each run s"
+        f"{'n':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'CPU s':>7} {'GiB':>5} {'JVM':>5} {'spill':>6} | "
+        "each run s/CPU s"
     )
     if engines:
         print(baselines_text())
@@ -384,7 +438,7 @@ def main() -> None:
             if engines:
                 print(compare_header)
                 print("-" * len(compare_header))
-                compare_engines(log, Path(folder), n, engines, args.repeats, args.memory_limit)
+                compare_engines(log, Path(folder), n, engines, args.repeats, args.memory_limit, base=base)
     print(f"load average {os.getloadavg()[0]:.1f} at the end; the temporary logs were deleted")
 
 

@@ -185,6 +185,15 @@ def sql_is_nan(value, dialect: Dialect = "duckdb"):
     return _float_test("nan", value, dialect)
 
 
+def sql_is_finite(value, dialect: Dialect = "duckdb"):
+    """The sqlglot condition: ``value`` (a sqlglot expression) is a finite number (NULL when it is NULL)."""
+    from sqlglot import exp
+
+    if dialect == "duckdb":
+        return exp.Anonymous(this="isfinite", expressions=[value])
+    return exp.not_(_float_test("not_finite", value, dialect), copy=False)
+
+
 def rule_condition(rule: Rule, value, not_number=None, text=None, dialect: Dialect = "duckdb"):
     """The condition of ``rule`` on the DOUBLE expression ``value``, a sqlglot expression for DuckDB or Spark;
     ``not_number``: the condition of a cell whose text is no number; ``text``: the column as trimmed text,

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from ..columns import (
     NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, Dialect, RowRule, rule_condition, rules_of, spec_of,
-    sql_is_nan,
+    sql_is_finite, sql_is_nan,
 )
 from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW
@@ -23,11 +23,24 @@ def render(query: exp.Expression | str, dialect: Dialect) -> str:
     return query if isinstance(query, str) else query.sql(dialect=dialect, identify=True)
 
 
-_col, _cast, _text_literal, _number_literal = exp.column, exp.cast, exp.Literal.string, exp.Literal.number
+_col, _text_literal, _number_literal = exp.column, exp.Literal.string, exp.Literal.number
+_TYPES: dict[str, exp.DataType] = {}
+
+
+def _type(name: str) -> exp.DataType:
+    """The data type ``name``, parsed once: sqlglot parses a type's name at every cast (0.3 s of Python for
+    the 460 casts of a 50-class grouping, one profile)."""
+    if name not in _TYPES:
+        _TYPES[name] = exp.DataType.build(name)
+    return _TYPES[name]
+
+
+def _cast(expression: exp.Expression, to: str) -> exp.Expression:
+    return exp.cast(expression, _type(to))  # the parsed type is copied into the cast
 
 
 def _try_cast(expression: exp.Expression, to: str) -> exp.Expression:
-    return exp.TryCast(this=expression.copy(), to=exp.DataType.build(to), safe=True)
+    return exp.TryCast(this=expression.copy(), to=_type(to).copy(), safe=True)
 
 
 def _double(number: float) -> exp.Expression:
@@ -53,6 +66,12 @@ def _as(expression: exp.Expression, name: str) -> exp.Alias:
 
 def _not_null(expression: exp.Expression) -> exp.Expression:
     return expression.is_(exp.null()).not_()
+
+
+def _sum(terms: Sequence[exp.Expression]) -> exp.Expression:
+    """``terms[0] + terms[1] + ...``, added left to right, of copies of ``terms`` (sqlglot's ``+`` copies
+    the whole left side at each step: quadratic in the terms, 0.2-0.4 s of Python at 50 classes)."""
+    return reduce(lambda left, right: exp.Add(this=left, expression=right.copy()), terms[1:], terms[0].copy())
 
 
 def _order(column: str, desc: bool = False) -> exp.Ordered:
@@ -225,9 +244,19 @@ def _period(plan: _Plan) -> exp.Expression | None:
     return exp.TimestampTrunc(this=stamp, unit=_text_literal(plan.period))
 
 
+_RAW_CONFIDENCE = "__raw_confidence"
+
+
+def _cells_with_confidence(plan: _Plan) -> exp.Select:
+    """Every cell, and the row's confidence before rounding as a column of its own: the predicted class's
+    CASE then compares each column with that column, not with the whole maximum again (at 50 classes that
+    was 50 copies of a 50-column GREATEST, and DuckDB took 0.45 s to plan the query, one measure)."""
+    return _select(exp.Star(), _as(_raw_confidence(plan), _RAW_CONFIDENCE), source=CELLS_VIEW)
+
+
 def _rows_sql(plan: _Plan) -> exp.Select:
     """Per-row derived columns, the common base of the checks and the aggregate."""
-    raw = _raw_confidence(plan)
+    raw = _col(_RAW_CONFIDENCE)
     parts = {"model": _group_text(plan, "model", plan.model), "split": _group_text(plan, "split", DEFAULT_SPLIT)}
     true = _class_of(plan, "y_true") if plan.has("y_true") else _cast(exp.null(), "STRING")
     parts.update([(_TRUE_NUMBER, _cast(_col("y_true"), "DOUBLE")) if _true_by_number(plan) else ("y_true", true)])
@@ -243,18 +272,28 @@ def _rows_sql(plan: _Plan) -> exp.Select:
     else:
         # The loader's checks ride along with the grouping (counted per group): no pass of their own. A true
         # class grouped as its number is checked per group (:func:`grouped_sql`).
-        bad = [c.bad for c in _checks(plan) if not (_true_by_number(plan) and c.column == "y_true")]
-        failed = exp.or_(*bad, copy=False) if bad else exp.false()
         if plan.top_label:
+            bad = [c.bad for c in _checks(plan) if not (_true_by_number(plan) and c.column == "y_true")]
+            failed = exp.or_(*bad, copy=False) if bad else exp.false()
             parts["bad"] = _case([(failed, _number_literal(1))])
         else:
             # A row failing a check has an infinite deviation, so one running maximum per group tells a failing
             # row (or a row sum off by more than the tolerance: an error too) from rows off within it, with no
-            # count of its own. A row reaching the sum passed every check: its cells are numbers, finite and not
-            # negative.
-            total = reduce(exp.Expression.__add__, (_number(plan, c) for c in plan.proba_columns))
-            parts["deviation"] = _case([(failed, _INFINITE.copy())], exp.Abs(this=total - 1))
-    return _select(*(_as(e, name) for name, e in parts.items()), source=CELLS_VIEW)
+            # count of its own. The probability cells' checks (a number, not NaN, finite, not negative) hold
+            # together exactly when the row's sum is finite and its least cell not negative: a NULL, NaN or
+            # infinite cell leaves the sum NULL, NaN or infinite (a sum of finite cells that overflows is
+            # infinite, its deviation so too). One test of the sum instead of four per cell: at 50 classes the
+            # grouping took 0.2 s less CPU of 2.3 s (2*10^5 rows, one measure) and its SQL a third of the size.
+            cells = [_number(plan, c) for c in plan.proba_columns]
+            other = [c.bad for c in _checks(plan, probabilities=False)
+                     if not (_true_by_number(plan) and c.column == "y_true")]  # fmt: skip
+            least = exp.Least(this=cells[0].copy(), expressions=[c.copy() for c in cells[1:]], ignore_nulls=True)
+            total = _sum(cells)
+            fine = exp.and_(sql_is_finite(total.copy(), plan.dialect), least >= 0, copy=False)
+            whens = [(exp.or_(*other, copy=False), _INFINITE.copy())] if other else []
+            whens.append((fine, exp.Abs(this=exp.Sub(this=total, expression=_number_literal(1)))))
+            parts["deviation"] = _case(whens, _INFINITE.copy())
+    return _select(*(_as(e, name) for name, e in parts.items()), source=_cells_with_confidence(plan), alias="cells")
 
 
 GROUPED_TABLE = "grouped_rows"
@@ -426,13 +465,15 @@ class _Check:
     names_labels: bool = False  # the message lists the offending labels, as the loader's does
 
 
-def _checks(plan: _Plan) -> list[_Check]:
-    """The in-memory loader's row checks, as conditions: the rules and messages of ``columns.COLUMNS``."""
+def _checks(plan: _Plan, probabilities: bool = True) -> list[_Check]:
+    """The in-memory loader's row checks, as conditions: the rules and messages of ``columns.COLUMNS``
+    (without those of the probability columns when ``probabilities`` is false)."""
     checks: list[_Check] = []
     for column in ("model", "split"):
         if plan.has(column):
             checks += _rule_checks(plan, column)
-    numeric = [c for c in (list(plan.proba_columns) + ["confidence", "weight"]) if plan.has(c)]
+    proba = list(plan.proba_columns) if probabilities else []
+    numeric = [c for c in (proba + ["confidence", "weight"]) if plan.has(c)]
     for column in numeric:
         not_number = _not_a_number(plan, column)
         if not_number is not None:
@@ -441,7 +482,7 @@ def _checks(plan: _Plan) -> list[_Check]:
         checks += _rule_checks(plan, "y_pred") + _rule_checks(plan, "confidence")
     else:
         for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
-            checks += [_rule_check(plan, column, rule) for column in plan.proba_columns]
+            checks += [_rule_check(plan, column, rule) for column in proba]
     if plan.has("y_true"):
         unknown = exp.and_(_present(plan, "y_true"), _class_of(plan, "y_true").is_(exp.null()))
         checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", "y_true", unknown, names_labels=True))
@@ -480,7 +521,7 @@ def _sum_deviation(plan: _Plan) -> exp.Expression:
     cells = [_number(plan, c) for c in plan.proba_columns]
     valid = exp.and_(*(exp.and_(_not_null(p), exp.not_(sql_is_nan(p, plan.dialect)), p >= 0,
                                 p <= _number_literal("1e300")) for p in cells))  # fmt: skip
-    return _case([(valid, exp.Abs(this=reduce(exp.Expression.__add__, cells) - 1))])
+    return _case([(valid, exp.Abs(this=exp.Sub(this=_sum(cells), expression=_number_literal(1))))])
 
 
 def _off_by_more(plan: _Plan, tolerance: float) -> exp.Expression:
