@@ -59,9 +59,10 @@ def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None
     predictions = run.predictions
     if predictions.n == 0:
         return None
-    gains = _hull_gains(run, values, estimate, run.n_groups)
+    n_groups = run.n_groups
+    gains = _hull_gains(run, values, estimate, n_groups)
     k = None if gains is None else first_best(run_cache(run), "threshold", gains[0], run.cum_correct, gains[1],
-                                              run.cum_wrong, 0, run.n_groups + 1)
+                                              run.cum_wrong, 0, n_groups + 1)
     if k is None:
         k = best_prefix(cumulative_gain(run, values, estimate=estimate))
     return None if k == 0 else float(run.thresholds[k - 1])
