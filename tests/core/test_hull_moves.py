@@ -2,7 +2,8 @@
 change nothing.
 
 - ``hull.first_best`` takes a kept hull at once (the checks were passed when it was built);
-- ``Chain.first_best`` skips the two searches of x when the bounds fall within the vertex's own run;
+- ``Chain.first_best`` skips the two searches of x when the bounds fall within the vertex's own run, and the
+  search in that run when the points below the vertex's height are too far below it for any rounding;
 - ``Policy._tuned`` makes the tuned policy without ``__post_init__`` when its fields pass it unchanged.
 
 Each is checked against the path it shortcuts (and the scan), on counts drawn to be hard
@@ -36,7 +37,7 @@ class _CountingSearches(np.ndarray):
 
 
 def _slow_copy(chain: hull.Chain) -> hull.Chain:
-    """The same hull without the shortcut: the bounds never fall within a vertex's run as far as it knows."""
+    """The same hull without the shortcuts: the bounds never fall within a vertex's run as far as it knows."""
     slow = object.__new__(hull.Chain)
     vars(slow).update(vars(chain))
     slow._x_before, slow._run_start = [math.inf] * len(chain.vertex), [-1] * len(chain.vertex)

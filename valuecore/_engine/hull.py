@@ -130,6 +130,12 @@ class Chain:
         self._run_start = run_start.tolist()
         self._x_before = [float(x[k - 1]) if k > start else -math.inf for k in self._run_start]
         self._x_after = [float(x[k + 1]) if k + 1 < stop else math.inf for k in self.vertex]
+        # In that run, the first point as high as the vertex, and how far below it the point before it lies
+        # (inf: none before it): with a gain that gap apart, no rounding lets an earlier point reach the vertex.
+        first_equal = np.maximum(y.searchsorted(py[keep], side="left"), run_start)
+        self._first_equal = first_equal.tolist()
+        self._gap = [float(y[v]) - float(y[k - 1]) if k > r else math.inf
+                     for v, k, r in zip(self.vertex, self._first_equal, self._run_start)]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             slopes = np.diff(py[keep]) / np.diff(px[keep])
         self._neg_slopes = (-slopes).tolist()  # increasing: the hull is concave
@@ -151,8 +157,9 @@ class Chain:
         if (at_x >= left and (self._x_before[i] < left or run_start == self.start)
                 and at_x <= right and (right < self._x_after[i] or vertex == last)):
             # The searches below would find vertex i's run: the first point of it reaching its end's gain.
-            return vertex if run_start == vertex else self._first_reaching(run_start, vertex, at_x, found, bound,
-                                                                            cy, cx, base)
+            if cy * self._gap[i] * (1 - _SLACK) > 4 * bound:  # every point before the vertex's height falls short
+                return self._first_equal[i]
+            return self._first_reaching(run_start, vertex, at_x, found, bound, cy, cx, base)
         low = max(int(x.searchsorted(left, side="left")), self.start)
         high = min(int(x.searchsorted(right, side="right")) - 1, last)
         at_x = float(x[high])
