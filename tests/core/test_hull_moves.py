@@ -44,7 +44,7 @@ def _slow_copy(chain: hull.Chain) -> hull.Chain:
     return slow
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=100, **SETTINGS)
 @given(cumulative_counts().flatmap(lambda cw: st.tuples(st.just(cw), st.lists(gains_for(*cw), min_size=1,
                                                                                    max_size=6))))
 def test_moves_on_a_kept_hull_choose_as_the_searches_and_the_scan(counts_moves):
@@ -61,7 +61,7 @@ def test_moves_on_a_kept_hull_choose_as_the_searches_and_the_scan(counts_moves):
             assert _slow_copy(chain).first_best(a, b, 0.0) == found
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(cumulative_counts().flatmap(lambda cw: st.tuples(st.just(cw), st.lists(gains_for(*cw), min_size=1,
                                                                                    max_size=4), st.data())))
 def test_moves_on_kept_segments_choose_as_the_scan(counts_moves_data):

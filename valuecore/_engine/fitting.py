@@ -9,6 +9,7 @@ calibration's mapping in the policy; this module knows nothing of calibration.
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -195,7 +196,7 @@ def fit_policy(
     if kind == "class_thresholds":
         thresholds = _tune_per_class(run, values, estimate)
         pairs = tuple(
-            (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
+            (c, None if math.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
         )
         return Policy(kind, class_thresholds=pairs, **extra) if extra else Policy._tuned(kind, class_thresholds=pairs)
     raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
