@@ -128,14 +128,13 @@ class Chain:
         # within those needs no search of x (most moves).
         run_start = np.maximum(x.searchsorted(px[keep], side="left"), start)
         self._run_start = run_start.tolist()
-        self._x_before = [float(x[k - 1]) if k > start else -math.inf for k in self._run_start]
-        self._x_after = [float(x[k + 1]) if k + 1 < stop else math.inf for k in self.vertex]
+        self._x_before = np.where(run_start > start, x[np.maximum(run_start - 1, 0)], -math.inf).tolist()
+        self._x_after = np.where(vertex + 1 < stop, x[np.minimum(vertex + 1, x.size - 1)], math.inf).tolist()
         # In that run, the first point as high as the vertex, and how far below it the point before it lies
         # (inf: none before it): with a gain that gap apart, no rounding lets an earlier point reach the vertex.
         first_equal = np.maximum(y.searchsorted(py[keep], side="left"), run_start)
         self._first_equal = first_equal.tolist()
-        self._gap = [float(y[v]) - float(y[k - 1]) if k > r else math.inf
-                     for v, k, r in zip(self.vertex, self._first_equal, self._run_start)]
+        self._gap = np.where(first_equal > run_start, py[keep] - y[np.maximum(first_equal - 1, 0)], math.inf).tolist()
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             slopes = np.diff(py[keep]) / np.diff(px[keep])
         self._neg_slopes = (-slopes).tolist()  # increasing: the hull is concave
