@@ -13,24 +13,33 @@ for a move, one candidate threshold per item), labels right with probability the
   ``--passes``.
 
 The hull's thresholds are checked equal to the scan's for every timed value. Ratios are move / numpy pass
-(goal: at most 0.05).
+(goal: at most 0.05), in wall time and in CPU time (``time.process_time``, steadier on a loaded machine).
 
-Usage: ``python benchmarks/bench_moves.py [--sizes 1000000,10000000] [--moves 201] [--scan-moves 5]``
-Not a test: it asserts nothing about time.
+``--base DIR`` times another checkout side by side (DIR holds its ``valuecore``, e.g. ``git archive 8dc4cc9 |
+tar -x -C DIR``): fresh processes, this checkout's and the base's in turn (``--rounds`` each), the same data
+(same seed); per row the smallest median of the rounds, and this checkout's chosen thresholds checked equal to
+the base's.
+
+Usage: ``python benchmarks/bench_moves.py [--sizes 1000000,10000000] [--moves 201] [--scan-moves 5]
+[--base DIR [--rounds 2]]``. Not a test: it asserts nothing about time.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent.parent
+# The checkout to time: this one, or --code DIR (a child process of --base).
+sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1] if "--code" in sys.argv else str(HERE))
 
 import valuecore as vc  # noqa: E402
 from valuecore.curves import class_cumulative_gain, cumulative_gain  # noqa: E402
@@ -47,13 +56,15 @@ def make_run(n: int, rng: np.random.Generator):
     return confidence, names[y_pred], names[y_true]
 
 
-def median_time(function, repeat: int) -> tuple[float, list]:
-    times, results = [], []
+def median_time(function, repeat: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``repeat`` calls."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        started = time.perf_counter()
-        results.append(function())
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), results
+        started, started_cpu = time.perf_counter(), time.process_time()
+        function()
+        cpus.append(time.process_time() - started_cpu)
+        walls.append(time.perf_counter() - started)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def scan(run, kind: str, use_case):
@@ -74,34 +85,27 @@ def scan(run, kind: str, use_case):
     return tuple(pairs)
 
 
-def moves(run, kind: str, omegas, by_scan: bool = False) -> tuple[float, list]:
-    answers = []
-    times = []
+def moves(run, kind: str, omegas, by_scan: bool = False) -> tuple[float, float, list]:
+    """Median wall and CPU seconds of a move, and the thresholds chosen."""
+    answers, walls, cpus = [], [], []
     for omega in omegas:
         use_case = vc.UseCase(1.0, 0.0, -float(omega))
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         if by_scan:
             answers.append(scan(run, kind, use_case))
         else:
             policy = vc.fit_policy(kind, run, use_case)
             answers.append(policy.threshold if kind == "threshold" else policy.class_thresholds)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), answers
+        cpus.append(time.process_time() - started_cpu)
+        walls.append(time.perf_counter() - started)
+    return statistics.median(walls), statistics.median(cpus), answers
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000000,10000000")
-    parser.add_argument("--moves", type=int, default=201)
-    parser.add_argument("--scan-moves", type=int, default=5)
-    parser.add_argument("--passes", type=int, default=21)
-    args = parser.parse_args()
+def measure(sizes, n_moves: int, scan_moves: int, passes: int) -> list[dict]:
+    """One row per size and rule: times in seconds, and the thresholds chosen (their repr)."""
     rng = np.random.default_rng(0)
-    print(f"load before: {os.getloadavg()[0]:.1f}")
-    header = (f"{'n':>11} {'rule':>16} | {'load s':>7} {'presort s':>9} {'build ms':>9} | {'move us':>8} "
-              f"{'scan us':>9} {'numpy us':>9} | {'move/numpy':>10} {'scan/numpy':>10} | load")
-    print(header)
-    for n in [int(float(size)) for size in args.sizes.split(",")]:
+    rows = []
+    for n in sizes:
         confidence, y_pred, y_true = make_run(n, rng)
         started = time.perf_counter()
         predictions = vc.Predictions.from_top_label(y_pred, confidence, y_true, classes=CLASSES)
@@ -112,26 +116,76 @@ def main() -> None:
         started = time.perf_counter()
         run.class_group_end  # the per-class order, which the per-class rule needed before the hull too
         class_order = time.perf_counter() - started
-        numpy_pass, _ = median_time(lambda values=confidence: np.count_nonzero(values >= 0.5), args.passes)
-        omegas = np.geomspace(0.1, 50.0, args.moves)
+        numpy_wall, numpy_cpu = median_time(lambda values=confidence: np.count_nonzero(values >= 0.5), passes)
+        omegas = np.geomspace(0.1, 50.0, n_moves)
         for kind in ("threshold", "class_thresholds"):
             started = time.perf_counter()
             vc.fit_policy(kind, run, vc.UseCase(1.0, 0.0, -4.0))  # builds the hulls
             build = time.perf_counter() - started
-            sorted_for_it = sorting if kind == "threshold" else class_order
-            move, answers = moves(run, kind, omegas)
-            every = max(1, len(omegas) // args.scan_moves)
-            scanning, scanned = moves(run, kind, omegas[::every], by_scan=True)
+            move_wall, move_cpu, answers = moves(run, kind, omegas)
+            every = max(1, len(omegas) // scan_moves)
+            scan_wall, _, scanned = moves(run, kind, omegas[::every], by_scan=True)
             assert repr(scanned) == repr(answers[::every]), "the hull chose another threshold than the scan"
-            print(f"{n:>11,} {kind:>16} | {loading:7.2f} {sorted_for_it:9.2f} {build * 1e3:9.1f} | {move * 1e6:8.1f} "
-                  f"{scanning * 1e6:9.0f} {numpy_pass * 1e6:9.0f} | {move / numpy_pass:9.4f}x "
-                  f"{scanning / numpy_pass:9.2f}x"
-                  f" | {os.getloadavg()[0]:.1f}")
+            rows.append(dict(n=n, kind=kind, loading=loading, sorting=sorting if kind == "threshold" else class_order,
+                             build=build, move_wall=move_wall, move_cpu=move_cpu, scan_wall=scan_wall,
+                             numpy_wall=numpy_wall, numpy_cpu=numpy_cpu, load=os.getloadavg()[0],
+                             answers=repr(answers)))
         del run, predictions, confidence, y_pred, y_true
+    return rows
+
+
+def in_child(code: str, args) -> list[dict]:
+    """:func:`measure` in a fresh process timing the checkout in ``code``."""
+    command = [sys.executable, __file__, "--code", code, "--json", "--sizes", args.sizes, "--moves", str(args.moves),
+               "--scan-moves", str(args.scan_moves), "--passes", str(args.passes)]
+    return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000000,10000000")
+    parser.add_argument("--moves", type=int, default=201)
+    parser.add_argument("--scan-moves", type=int, default=5)
+    parser.add_argument("--passes", type=int, default=21)
+    parser.add_argument("--base", help="another checkout to time side by side (holds its valuecore)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --base: processes per checkout, in turn")
+    parser.add_argument("--code", help=argparse.SUPPRESS)  # a child's checkout (read before the imports)
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a child's output
+    args = parser.parse_args()
+    sizes = [int(float(size)) for size in args.sizes.split(",")]
+    if args.json:
+        print(json.dumps(measure(sizes, args.moves, args.scan_moves, args.passes)))
+        return
+    print(f"load before: {os.getloadavg()[0]:.1f}")
+    header = (f"{'n':>11} {'rule':>16} | {'load s':>7} {'presort s':>9} {'build ms':>9} | {'move us':>8} "
+              f"{'scan us':>9} {'numpy us':>9} | {'move/numpy':>10} {'scan/numpy':>10} | {'cpu: move us':>12} "
+              f"{'numpy us':>9} {'move/numpy':>10} | load")
+    if args.base is None:
+        runs = {"this checkout": [measure(sizes, args.moves, args.scan_moves, args.passes)]}
+    else:
+        runs = {"this checkout": [], f"base ({args.base})": []}
+        for _ in range(args.rounds):  # in turn, so that both see the same load
+            runs["this checkout"].append(in_child(str(HERE), args))
+            runs[f"base ({args.base})"].append(in_child(args.base, args))
+        mine, base = (rounds[0] for rounds in runs.values())
+        assert [row["answers"] for row in mine] == [row["answers"] for row in base], "other thresholds than the base"
+    for name, rounds in runs.items():
+        print(f"\n{name}" + (f", best of {len(rounds)} processes" if len(rounds) > 1 else ""))
+        print(header)
+        for rows in zip(*rounds):
+            best = {key: min(row[key] for row in rows) for key in rows[0] if key not in ("n", "kind", "answers")}
+            best["load"] = max(row["load"] for row in rows)
+            n, kind = rows[0]["n"], rows[0]["kind"]
+            print(f"{n:>11,} {kind:>16} | {best['loading']:7.2f} {best['sorting']:9.2f} {best['build'] * 1e3:9.1f} | "
+                  f"{best['move_wall'] * 1e6:8.1f} {best['scan_wall'] * 1e6:9.0f} {best['numpy_wall'] * 1e6:9.0f} | "
+                  f"{best['move_wall'] / best['numpy_wall']:9.4f}x {best['scan_wall'] / best['numpy_wall']:9.2f}x | "
+                  f"{best['move_cpu'] * 1e6:12.1f} {best['numpy_cpu'] * 1e6:9.0f} "
+                  f"{best['move_cpu'] / best['numpy_cpu']:9.4f}x | {best['load']:.1f}")
     print("\nmove = fit_policy for a new omega on the presorted run (median); scan = the same moves through the "
           "linear scan;\nnumpy = np.count_nonzero(confidence >= 0.5); load s = from_top_label; presort s = presort "
           "(threshold), then the per-class order (class_thresholds);\n"
-          "build = the first fit_policy of the rule (its hulls).")
+          "build = the first fit_policy of the rule (its hulls); cpu = time.process_time; load = highest 1-minute "
+          "load average seen.")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ calibration's mapping in the policy; this module knows nothing of calibration.
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -59,9 +60,10 @@ def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None
     predictions = run.predictions
     if predictions.n == 0:
         return None
-    gains = _hull_gains(run, values, estimate, run.n_groups)
+    n_groups = run.n_groups
+    gains = _hull_gains(run, values, estimate, n_groups)
     k = None if gains is None else first_best(run_cache(run), "threshold", gains[0], run.cum_correct, gains[1],
-                                              run.cum_wrong, 0, run.n_groups + 1)
+                                              run.cum_wrong, 0, n_groups + 1)
     if k is None:
         k = best_prefix(cumulative_gain(run, values, estimate=estimate))
     return None if k == 0 else float(run.thresholds[k - 1])
@@ -82,18 +84,17 @@ def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray |
     """:func:`best_prefix_per_class_cumulative` of the gains ``a * correct + b * wrong`` cumulated along the class
     order, bit for bit, each class from its own hull; None when a class needs the scan."""
     correct, wrong = run.class_cum_correct, run.class_cum_wrong
-    n_classes = run.predictions.n_classes
-    thresholds = np.full(n_classes, np.nan)
+    thresholds = np.full(run.predictions.n_classes, np.nan)
     cache = run_cache(run)
-    bounds = cache.get("class bounds")
-    if bounds is None:  # each class's groups: [bounds[k], bounds[k + 1])
-        bounds = cache["class bounds"] = np.searchsorted(run.class_group_class, np.arange(n_classes + 1)).tolist()
+    classes = cache.get("class segments")
+    if classes is None:  # each class's groups [start, stop) with the counts before them, as Python floats
+        bounds = np.searchsorted(run.class_group_class, np.arange(thresholds.size + 1)).tolist()
+        classes = cache["class segments"] = [
+            (k, start, stop, float(correct[start - 1]) if start else None, float(wrong[start - 1]) if start else None)
+            for k, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])) if start < stop]
     group_threshold = run.class_group_threshold
-    for k in range(n_classes):
-        start, stop = bounds[k], bounds[k + 1]
-        if start == stop:
-            continue
-        base = a * float(correct[start - 1]) + b * float(wrong[start - 1]) if start else 0.0
+    for k, start, stop, correct_before, wrong_before in classes:
+        base = a * correct_before + b * wrong_before if start else 0.0
         best = first_best(cache, "class_thresholds", a, correct, b, wrong, start, stop, base)
         if best is None:
             return None
@@ -176,7 +177,8 @@ def fit_policy(
     if not estimate:
         run.predictions.require_labels(f"tuning a {kind} policy")
     if kind == "threshold":
-        return Policy(kind, threshold=_tune_global(run, values, estimate), **extra)
+        threshold = _tune_global(run, values, estimate)
+        return Policy(kind, threshold=threshold, **extra) if extra else Policy._tuned(kind, threshold=threshold)
     if kind == "two_tier":
         if estimate:
             raise ValueError("a two_tier policy is tuned on labels (the assisted tier's values depend on them)")
@@ -194,8 +196,8 @@ def fit_policy(
     if kind == "class_thresholds":
         thresholds = _tune_per_class(run, values, estimate)
         pairs = tuple(
-            (c, None if np.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
+            (c, None if math.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
         )
-        return Policy(kind, class_thresholds=pairs, **extra)
+        return Policy(kind, class_thresholds=pairs, **extra) if extra else Policy._tuned(kind, class_thresholds=pairs)
     raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
 

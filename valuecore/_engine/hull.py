@@ -121,8 +121,20 @@ class Chain:
             if keep.size > _EXACT_CHAIN_MAX:
                 raise OverflowError("too many points near the hull for the exact chain")
             keep = keep[_exact_chain(px[keep], py[keep])]
-        self.vertex = points[keep].tolist()
+        vertex = points[keep]
+        self.vertex = vertex.tolist()
         self.vx, self.vy = px[keep].tolist(), py[keep].tolist()
+        # Each vertex's run of equal x, [run_start, vertex], and the x just outside it: a move whose bounds fall
+        # within those needs no search of x (most moves).
+        run_start = np.maximum(x.searchsorted(px[keep], side="left"), start)
+        self._run_start = run_start.tolist()
+        self._x_before = np.where(run_start > start, x[np.maximum(run_start - 1, 0)], -math.inf).tolist()
+        self._x_after = np.where(vertex + 1 < stop, x[np.minimum(vertex + 1, x.size - 1)], math.inf).tolist()
+        # In that run, the first point as high as the vertex, and how far below it the point before it lies
+        # (inf: none before it): with a gain that gap apart, no rounding lets an earlier point reach the vertex.
+        first_equal = np.maximum(y.searchsorted(py[keep], side="left"), run_start)
+        self._first_equal = first_equal.tolist()
+        self._gap = np.where(first_equal > run_start, py[keep] - y[np.maximum(first_equal - 1, 0)], math.inf).tolist()
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             slopes = np.diff(py[keep]) / np.diff(px[keep])
         self._neg_slopes = (-slopes).tolist()  # increasing: the hull is concave
@@ -139,8 +151,16 @@ class Chain:
             return None
         i = bisect.bisect_left(self._neg_slopes, cx / cy)  # the edges steeper than omega = -cx / cy come first
         found = (cy * vy[i] + cx * vx[i]) - base
-        low = max(int(x.searchsorted(self._left(i, found, bound, cy, cx, base), side="left")), self.start)
-        high = min(int(x.searchsorted(self._right(i, found, bound, cy, cx, base), side="right")) - 1, last)
+        left, right = self._left(i, found, bound, cy, cx, base), self._right(i, found, bound, cy, cx, base)
+        at_x, run_start, vertex = vx[i], self._run_start[i], self.vertex[i]
+        if (at_x >= left and (self._x_before[i] < left or run_start == self.start)
+                and at_x <= right and (right < self._x_after[i] or vertex == last)):
+            # The searches below would find vertex i's run: the first point of it reaching its end's gain.
+            if cy * self._gap[i] * (1 - _SLACK) > 4 * bound:  # every point before the vertex's height falls short
+                return self._first_equal[i]
+            return self._first_reaching(run_start, vertex, at_x, found, bound, cy, cx, base)
+        low = max(int(x.searchsorted(left, side="left")), self.start)
+        high = min(int(x.searchsorted(right, side="right")) - 1, last)
         at_x = float(x[high])
         if float(x[low]) == at_x:  # one run: from its first point to its last
             return self._first_reaching(low, high, at_x, (cy * float(y[high]) + cx * at_x) - base, bound, cy, cx,
@@ -178,36 +198,40 @@ class Chain:
         return lo
 
     def _left(self, i: int, found: float, bound: float, cy: float, cx: float, base: float) -> float:
-        """An x below which no point's rounded gain reaches ``found``: from the line through the first hull
-        edge left of vertex ``i`` along which the gain surely rises (every point lies under it)."""
+        """An x below which no point's rounded gain reaches ``found`` (vertex ``i``'s gain): from the line through
+        the first hull edge left of vertex ``i`` along which the gain surely rises (every point lies under it)."""
         vx, vy = self.vx, self.vy
+        margin = 3 * bound
+        gain = found  # vertex i's, as computed below for the others
         for j in range(i, 0, -1):
-            gain, before = (cy * vy[j] + cx * vx[j]) - base, (cy * vy[j - 1] + cx * vx[j - 1]) - base
-            width = vx[j] - vx[j - 1]
-            rise = (gain - before) - 3 * bound
-            if rise > 0:
-                slope_low = rise / width * (1 - _SLACK)
-                slope_high = ((gain - before) + 3 * bound) / width * (1 + _SLACK)
-                need = (found - 3 * bound) - gain  # the gain a point must add to vertex j's, at least
-                step = need / (slope_high if need > 0 else slope_low)
+            before = (cy * vy[j - 1] + cx * vx[j - 1]) - base
+            if (gain - before) - margin > 0:  # the gain surely rises along the edge
+                need = (found - margin) - gain  # the gain a point must add to vertex j's, at least
+                if need > 0:
+                    step = need / (((gain - before) + margin) / (vx[j] - vx[j - 1]) * (1 + _SLACK))
+                else:
+                    step = need / (((gain - before) - margin) / (vx[j] - vx[j - 1]) * (1 - _SLACK))
                 step -= abs(step) * _SLACK
                 return vx[j] + step - (abs(vx[j]) + abs(step)) * _SLACK - _TINY
+            gain = before
         return -math.inf
 
     def _right(self, i: int, found: float, bound: float, cy: float, cx: float, base: float) -> float:
         """An x above which no point's rounded gain reaches ``found`` (the mirror of :meth:`_left`)."""
         vx, vy = self.vx, self.vy
+        margin = 3 * bound
+        gain = found
         for j in range(i, len(vx) - 1):
-            gain, after = (cy * vy[j] + cx * vx[j]) - base, (cy * vy[j + 1] + cx * vx[j + 1]) - base
-            width = vx[j + 1] - vx[j]
-            fall = (gain - after) - 3 * bound
-            if fall > 0:
-                slope_low = fall / width * (1 - _SLACK)
-                slope_high = ((gain - after) + 3 * bound) / width * (1 + _SLACK)
-                room = (gain + 3 * bound) - found  # what vertex j's gain may lose, at most
-                step = room / (slope_low if room >= 0 else slope_high)
+            after = (cy * vy[j + 1] + cx * vx[j + 1]) - base
+            if (gain - after) - margin > 0:  # the gain surely falls along the edge
+                room = (gain + margin) - found  # what vertex j's gain may lose, at most
+                if room >= 0:
+                    step = room / (((gain - after) - margin) / (vx[j + 1] - vx[j]) * (1 - _SLACK))
+                else:
+                    step = room / (((gain - after) + margin) / (vx[j + 1] - vx[j]) * (1 + _SLACK))
                 step += abs(step) * _SLACK
                 return vx[j] + step + (abs(vx[j]) + abs(step)) * _SLACK + _TINY
+            gain = after
         return math.inf
 
 
@@ -249,6 +273,12 @@ def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong:
     built). ``cache``: where the hulls are kept (per run), under ``key``. None when the answer needs the scan
     (counts that decrease, bounds that overflow, a hull that cannot be built exactly).
     """
+    if a > 0 > b:  # the usual values: a hull kept from an earlier move (built below) answers at once
+        chain = cache.get((key, "wrong-correct", start), False)
+        if chain is None:  # could not be built exactly
+            return None
+        if chain is not False and chain.stop == stop:
+            return chain.first_best(a, b, base)
     if stop <= start or not _ordered(cache, key, correct, wrong):
         return None
     if a >= 0 and b >= 0:

@@ -126,6 +126,29 @@ class Policy:
             raise ValueError("calibration needs a 'method' (e.g. 'none', 'temperature')")
         object.__setattr__(self, "calibration", _FrozenDict(calibration))
 
+    @classmethod
+    def _tuned(cls, kind: str, threshold: float | None = None, class_thresholds: tuple | None = None) -> "Policy":
+        """``Policy(kind, threshold=..., class_thresholds=...)`` with no calibration, for the rules tuning makes.
+
+        Fields as tuning makes them (a Python float or None per threshold, ``(str, threshold)`` pairs in a
+        tuple) come out of ``__post_init__`` unchanged, so its checks, a good part of a slider move, are skipped
+        for them; anything else goes through them.
+        """
+        if kind == "threshold":
+            plain = class_thresholds is None and (threshold is None or (type(threshold) is float
+                                                                       and math.isfinite(threshold)))
+        else:
+            plain = (kind == "class_thresholds" and threshold is None and type(class_thresholds) is tuple
+                     and all(type(pair) is tuple and len(pair) == 2 and type(pair[0]) is str
+                             and (pair[1] is None or (type(pair[1]) is float and math.isfinite(pair[1])))
+                             for pair in class_thresholds))
+        if not plain:
+            return cls(kind, threshold=threshold, class_thresholds=class_thresholds)
+        policy = object.__new__(cls)
+        vars(policy).update(kind=kind, threshold=threshold, class_thresholds=class_thresholds,
+                            calibration=_NO_CALIBRATION_FROZEN, assist_threshold=None, assisted=None, shortlist=None)
+        return policy
+
     def _check_two_tier(self) -> None:
         if self.kind != "two_tier":
             if self.assist_threshold is not None or self.assisted is not None:
@@ -273,6 +296,9 @@ class _FrozenDict(dict):
     def __reduce__(self):
         # pickle would refill a dict subclass item by item, which __setitem__ refuses
         return (type(self), (dict(self),))
+
+
+_NO_CALIBRATION_FROZEN = _FrozenDict(_NO_CALIBRATION)  # read-only: every tuned policy may hold the same one
 
 
 def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix,
