@@ -56,7 +56,7 @@ def test_moves_on_a_kept_hull_choose_as_the_searches_and_the_scan(counts_moves):
         if found is None:  # the scan answers (gains near overflow)
             continue
         assert found == scan(a, b, correct, wrong), (a, b)
-        chain = cache.get(("t", "wrong-correct", 0))
+        chain = cache.get(("t", "wrong-correct", 0, correct.size))
         if a > 0 > b and chain is not None:
             assert _slow_copy(chain).first_best(a, b, 0.0) == found
 
@@ -77,6 +77,21 @@ def test_moves_on_kept_segments_choose_as_the_scan(counts_moves_data):
             found = hull.first_best(cache, "c", a, correct, b, wrong, start, stop, base)
             if found is not None:
                 assert found == scan(a, b, correct, wrong, start, stop, base), (a, b, start, stop)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(cumulative_counts().flatmap(lambda cw: st.tuples(st.just(cw), st.lists(gains_for(*cw), min_size=1,
+                                                                                   max_size=4), st.data())))
+def test_a_kept_hull_answers_only_for_its_own_range(counts_moves_data):
+    """Two ranges with one start kept in one cache, moves in turn: each range's answer is its own scan's."""
+    (correct, wrong), moves, data = counts_moves_data
+    shorter = data.draw(st.integers(1, correct.size))
+    cache: dict = {}
+    for a, b in moves:
+        for stop in (correct.size, shorter):
+            found = hull.first_best(cache, "s", a, correct, b, wrong, 0, stop)
+            if found is not None:
+                assert found == scan(a, b, correct, wrong, 0, stop), (a, b, stop)
 
 
 def test_most_moves_at_full_precision_skip_the_searches():

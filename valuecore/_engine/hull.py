@@ -270,14 +270,15 @@ def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong:
     it elementwise (``np.argmax`` of that array, plus ``start``), in O(log n) after one hull build.
 
     ``correct`` and ``wrong``: cumulative weighted counts, shape (n,), non-decreasing (checked when the hull is
-    built). ``cache``: where the hulls are kept (per run), under ``key``. None when the answer needs the scan
-    (counts that decrease, bounds that overflow, a hull that cannot be built exactly).
+    built). ``cache``: where the hulls are kept (per run), under ``key`` and the bounds, so that a hull of one
+    range never answers for another. None when the answer needs the scan (counts that decrease, bounds that
+    overflow, a hull that cannot be built exactly).
     """
     if a > 0 > b:  # the usual values: a hull kept from an earlier move (built below) answers at once
-        chain = cache.get((key, "wrong-correct", start), False)
+        chain = cache.get((key, "wrong-correct", start, stop), False)
         if chain is None:  # could not be built exactly
             return None
-        if chain is not False and chain.stop == stop:
+        if chain is not False:
             return chain.first_best(a, b, base)
     if stop <= start or not _ordered(cache, key, correct, wrong):
         return None
@@ -286,9 +287,9 @@ def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong:
     if a <= 0 and b <= 0:  # the gain never increases: the first is a maximum
         return start
     if a > 0:  # and b < 0: the upper hull of (wrong, correct)
-        chain = chain_of(cache, (key, "wrong-correct", start), wrong, correct, start, stop)
+        chain = chain_of(cache, (key, "wrong-correct", start, stop), wrong, correct, start, stop)
         return None if chain is None else chain.first_best(a, b, base)
-    chain = chain_of(cache, (key, "correct-wrong", start), correct, wrong, start, stop)
+    chain = chain_of(cache, (key, "correct-wrong", start, stop), correct, wrong, start, stop)
     return None if chain is None else chain.first_best(b, a, base)
 
 
