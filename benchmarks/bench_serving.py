@@ -16,7 +16,8 @@ Usage: ``python benchmarks/bench_serving.py [--rows 1000000] [--classes 10] [--r
 
 ``--base DIR`` compares two versions of the code in one process instead: ``decide`` of this tree and of
 ``DIR/valuecore`` (e.g. ``git archive`` of another commit, imported as another package), interleaved with
-the argmax in every round; with ``--estimator``, ``RejectOptionClassifier.predict`` of both against
+the argmax in every round (``--dtype float32``, ``--order F``: probabilities of that type and layout); with
+``--estimator``, ``RejectOptionClassifier.predict`` of both against
 ``FixedThresholdClassifier(FrozenEstimator(estimator), threshold=0.7, response_method="predict_proba")
 .predict`` on one ``LogisticRegression`` (20 features, two classes, ``--rows`` new rows), the policy a
 threshold of 0.7 with no recalibration. Best and median of ``--repeat`` rounds, CPU and wall ms.
@@ -96,6 +97,9 @@ def main() -> None:
     parser.add_argument("--policies", default=None, help="comma-separated names of the rows to run (default: all)")
     parser.add_argument("--base", default=None, help="a copy of another version: its valuecore beside this one")
     parser.add_argument("--estimator", action="store_true", help="with --base: predict against scikit-learn's")
+    parser.add_argument("--dtype", default="float64", choices=["float64", "float32"],
+                        help="with --base: the probabilities' type")
+    parser.add_argument("--order", default="C", choices=["C", "F"], help="with --base: their memory layout")
     args = parser.parse_args()
     if args.base is not None:
         side_by_side(args)
@@ -147,7 +151,7 @@ def show(label: str, times: dict, baseline: str) -> None:
     for name, (wall, cpu) in times.items():
         stats = [f(x) for x in (cpu, wall) for f in (min, np.median)]
         ratios = [a / b for a, b in zip(stats, [f(x) for x in (ref[1], ref[0]) for f in (min, np.median)])]
-        print(f"| {label:<24} | {name:<16} | {stats[0]:6.1f} {stats[1]:6.1f} | {stats[2]:6.1f} {stats[3]:6.1f} | "
+        print(f"| {label:<36} | {name:<16} | {stats[0]:6.1f} {stats[1]:6.1f} | {stats[2]:6.1f} {stats[3]:6.1f} | "
               f"{ratios[0]:5.2f} {ratios[1]:5.2f} | {ratios[2]:5.2f} {ratios[3]:5.2f} | {os.getloadavg()[0]:4.1f} |")
 
 
@@ -156,7 +160,7 @@ def side_by_side(args) -> None:
     rng = np.random.default_rng(0)
     print(f"{args.rows:,} rows; best and median of {args.repeat} interleaved rounds; ms; ratios to the first line "
           f"of each group; python {platform.python_version()}, numpy {np.__version__}")
-    print(f"| {'case':<24} | {'contender':<16} | CPU best median | wall best median | CPU ratio b/m | wall ratio b/m "
+    print(f"| {'case':<36} | {'contender':<16} | CPU best median | wall best median | CPU ratio b/m | wall ratio b/m "
           "| load |")
     if args.estimator:
         from sklearn.datasets import make_classification
@@ -182,15 +186,14 @@ def side_by_side(args) -> None:
                                                          "this tree": lambda: ours.predict(X),
                                                          "base": lambda: theirs.predict(X)}), "sklearn")
         return
-    proba = rng.dirichlet(np.full(args.classes, 0.3), size=args.rows)
+    proba = np.asarray(rng.dirichlet(np.full(args.classes, 0.3), size=args.rows).astype(args.dtype), order=args.order)
     classes = [f"c{k}" for k in range(args.classes)]
     for name, document in documents(classes, args.policies):
         ours, theirs = load_policy(document), base.load_policy(document)
         assert np.array_equal(ours.decide(proba), theirs.decide(proba))
-        show(f"{name}, {args.classes} classes", rounds(args.repeat, {"argmax": lambda: proba.argmax(axis=1),
-                                                                    "this tree": lambda: ours.decide(proba),
-                                                                    "base": lambda: theirs.decide(proba)}),
-             "argmax")
+        contenders = {"argmax": lambda: proba.argmax(axis=1), "this tree": lambda: ours.decide(proba),
+                      "base": lambda: theirs.decide(proba)}
+        show(f"{name}, {args.classes} cl. {args.dtype[5:]}{args.order}", rounds(args.repeat, contenders), "argmax")
 
 
 if __name__ == "__main__":

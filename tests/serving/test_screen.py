@@ -118,13 +118,13 @@ def screened_rows(proba, temperature, thresholds):
 
     predictions = Predictions.from_proba(proba)
     screened = []
-    real = screen.screened_temperature_confidence
+    real = screen._estimates  # the float32 screen of the rows the bounds leave
     try:
-        screen.screened_temperature_confidence = lambda p, *rest: screened.append(len(p)) or real(p, *rest)
+        screen._estimates = lambda p, *rest: screened.append(len(p)) or real(p, *rest)
         reached = screen.temperature_reaches(proba, predictions.y_pred, predictions.confidence, temperature,
                                              thresholds, 1e-3)
     finally:
-        screen.screened_temperature_confidence = real
+        screen._estimates = real
     return reached, sum(screened)
 
 

@@ -148,6 +148,7 @@ _ROWS_PER_BLOCK = 4096
 # (10^7 x 10 float64, 2026-11-24: 123 ms for the whole pass against 155 ms copying 16,384 rows at once).
 _ROWS_PER_TILE = 32768
 _FEW_CLASSES = 32
+_TRANSPOSE_BYTES = 81920
 
 
 def _argmax_and_max(proba: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -219,10 +220,13 @@ def _column_sums(columns, total: np.ndarray) -> np.ndarray:
 def _class_major(block: np.ndarray, tile: np.ndarray) -> np.ndarray:
     """The rows of ``block`` (rows, C) copied class-major into the first columns of ``tile`` (C, >= rows), a
     cache-sized chunk at a time; returns that view (C, rows)."""
-    rows = block.shape[0]
+    rows, n_classes = block.shape
     columns = tile[:, :rows]
-    for first in range(0, rows, _ROWS_PER_BLOCK):
-        np.copyto(columns[:, first : first + _ROWS_PER_BLOCK], block[first : first + _ROWS_PER_BLOCK].T)
+    # Chunks of about 80 KB of rows: the transposing copy reads each chunk once per class, from L1/L2 (10^6 x 10,
+    # 2026-11-29: float64 22-25 ms in chunks of 1,024 rows against 27-33 in chunks of 4,096; float32 alike).
+    chunk = max(_TRANSPOSE_BYTES // (n_classes * block.itemsize), 64)
+    for first in range(0, rows, chunk):
+        np.copyto(columns[:, first : first + chunk], block[first : first + chunk].T)
     return columns
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._model.predictions import _FEW_CLASSES, _class_major, _rows_sum_to_one, _top_of_columns
-from .screen import bounded_reach, temperature_cutoffs
+from .screen import Work, block_reach, temperature_cutoffs
 
 # Rows per block: two columns are read in place (strided views); more are copied class-major into a tile
 # (as ``_checked_top`` does) whose whole-row ufuncs then run at vector speed.
@@ -61,9 +61,12 @@ def threshold_labels(proba: np.ndarray, thresholds, table: np.ndarray, sum_toler
     cutoffs = None if temperature is None else temperature_cutoffs(n_classes, temperature, sum_tolerance)
     bounds = None if cutoffs is None else [cutoffs(t) for t in thresholds]
     tile = None if two else np.empty((n_classes, rows_per), dtype=proba.dtype)
-    total, top = np.empty(rows_per), np.empty(rows_per)
+    total, top = np.empty(rows_per, dtype=np.float64 if two else proba.dtype), np.empty(rows_per)
+    ones = np.ones(n_classes, dtype=proba.dtype)
+    inner = _inner_tolerance(sum_tolerance, n_classes, proba.dtype)
     equal = np.empty(rows_per, dtype=bool)
     missed = np.empty(rows_per, dtype=np.intp)
+    work = None if temperature is None else Work(n_classes, rows_per, len(thresholds))
     codes = np.empty(n, dtype=np.intp)  # each row's predicted class, then the index of its label
     with np.errstate(over="ignore", invalid="ignore"):
         for start in range(0, n, rows_per):
@@ -73,8 +76,14 @@ def threshold_labels(proba: np.ndarray, thresholds, table: np.ndarray, sum_toler
                 columns = (block[:, 0], block[:, 1])
             else:
                 columns = _class_major(block, tile)
-            # The checks of ``_checked_top``: the float64 row sums, the smallest entry.
-            if not _rows_sum_to_one(columns, total[:rows], sum_tolerance) or block.min() < 0:
+            # The checks of ``_checked_top``: the row sums (two columns: the same float64 sums; more: one BLAS
+            # product of the tile with ones, trusted only within ``inner``, see there), the smallest entry.
+            if two:
+                if not _rows_sum_to_one(columns, total[:rows], sum_tolerance):
+                    return None
+            elif not _sums_within(columns, ones, total[:rows], inner):
+                return None
+            if block.min() < 0:
                 return None
             confidence, y_pred = top[:rows], codes[start:start + rows]
             if two:  # numpy's argmax of two finite numbers: the second only when it is larger
@@ -90,7 +99,7 @@ def threshold_labels(proba: np.ndarray, thresholds, table: np.ndarray, sum_toler
                 reached = [np.greater_equal(confidence, t[y_pred] if ndim else t)
                            for t, ndim in zip(thresholds, per_class)]
             else:
-                reached = bounded_reach(block, y_pred, confidence, temperature, thresholds, bounds)
+                reached = block_reach(block, y_pred, confidence, temperature, thresholds, bounds, work)
             # The label's index, in place of the predicted class y: y + C * (the number of tiers not reached);
             # a row that reaches the automatic threshold counts as reaching the lower one too (as
             # ``Policy.tiers`` reads them).
@@ -102,4 +111,28 @@ def threshold_labels(proba: np.ndarray, thresholds, table: np.ndarray, sum_toler
                 np.add(y_pred, step, out=y_pred)
             np.add(y_pred, n_classes * len(reached), out=y_pred)
     return table[codes]  # one gather of the whole (faster than one per block, for objects twice as fast)
+
+
+def _inner_tolerance(sum_tolerance: float, n_classes: int, dtype) -> float:
+    """How far from 1 a row sum computed by :func:`_sums_within` may be for the row to be sure to pass the
+    general path's check (float64 sums, class after class, or einsum's: within ``sum_tolerance``).
+
+    Both sums of n_classes non-negative terms are within ``(n_classes - 1) u / (1 - (n_classes - 1) u)`` of the
+    exact sum relative to it (any order of the additions, with or without fused multiply-adds), ``u`` the
+    unit roundoff of their precision: float32 or float64 for the BLAS product, float64 for the general
+    path. A row whose BLAS sum is within ``sum_tolerance`` minus twice the sum of those bounds (at a sum up to
+    ``2 + sum_tolerance``) passes it; one that is not is handed to the general path, which decides."""
+    if not np.isfinite(sum_tolerance):
+        return sum_tolerance
+    bound = 2 * n_classes * (np.finfo(dtype).eps + np.finfo(np.float64).eps)  # eps = 2 u: room to spare
+    return sum_tolerance - bound * (2 + sum_tolerance)
+
+
+def _sums_within(columns: np.ndarray, ones: np.ndarray, sums: np.ndarray, inner: float) -> bool:
+    """Whether every row (a column of the class-major tile ``columns``) sums to 1 within ``inner``, the
+    sums taken by one BLAS matrix-vector product into ``sums`` (four times as fast as adding the classes one
+    after another). NaN, an infinity or an overflow makes a sum, and then its extreme, non-finite."""
+    np.matmul(ones, columns, out=sums)
+    low, high = sums.min(), sums.max()
+    return bool(np.isfinite(low) and np.isfinite(high) and low >= 1.0 - inner and high <= 1.0 + inner)
 

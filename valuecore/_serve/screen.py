@@ -64,29 +64,64 @@ def temperature_reaches(proba: np.ndarray, y_pred: np.ndarray, confidence: np.nd
     """
     cutoffs = temperature_cutoffs(proba.shape[1], temperature, sum_tolerance)
     bounds = None if cutoffs is None else [cutoffs(threshold) for threshold in thresholds]
-    return bounded_reach(proba, y_pred, confidence, temperature, thresholds, bounds)
+    work = Work(proba.shape[1], len(confidence), len(thresholds))
+    return block_reach(proba, y_pred, confidence, temperature, thresholds, bounds, work)
 
 
-def bounded_reach(proba, y_pred, confidence, temperature: float, thresholds, bounds) -> list[np.ndarray]:
-    """:func:`temperature_reaches` with each threshold's ``(surely, never)`` of :func:`temperature_cutoffs`
-    given (``bounds``; None: no bound worth having, the screen alone)."""
-    n = len(confidence)
+class Work:
+    """Scratch arrays of :func:`block_reach` for blocks of up to ``rows`` rows, made once and reused."""
+
+    def __init__(self, n_classes: int, rows: int, n_thresholds: int):
+        self.reached = np.empty((n_thresholds, rows), dtype=bool)
+        self.doubtful, self.decided = np.empty(rows, dtype=bool), np.empty(rows, dtype=bool)
+        self.estimate, self.slack = np.empty(rows), np.empty(rows)
+        # float32 scores of a cache-sized chunk of rows, and of their top
+        self.scores = np.empty(min(rows, _ROWS_PER_BLOCK) * n_classes, dtype=np.float32)
+        self.top = np.empty(min(rows, _ROWS_PER_BLOCK), dtype=np.float32)
+        self.ones = np.ones(n_classes, dtype=np.float32)
+
+
+def block_reach(proba, y_pred, confidence, temperature: float, thresholds, bounds, work: Work) -> list[np.ndarray]:
+    """:func:`temperature_reaches` of a block of rows, with each threshold's ``(surely, never)`` of
+    :func:`temperature_cutoffs` given (``bounds``; None: no bound worth having, the screen alone), in
+    ``work``'s arrays (valid until its next call).
+
+    The bounds decide most rows by two comparisons each; the screen reads only the rows between them.
+    """
+    rows = len(confidence)
     if bounds is None:
-        return _screened_reach(proba, y_pred, confidence, temperature, thresholds)
-    reached, doubtful = [], np.zeros(n, dtype=bool)
-    for threshold, (surely, never) in zip(thresholds, bounds):
-        if np.ndim(threshold):
-            surely, never = surely[y_pred], never[y_pred]
-        reached.append(confidence >= surely)
-        doubtful |= ~(reached[-1] | (confidence < never))
-    rows = np.flatnonzero(doubtful)
-    if rows.size > n // 2:  # mostly near a threshold (a low temperature): the screen alone, with no copy
-        return _screened_reach(proba, y_pred, confidence, temperature, thresholds)
-    if rows.size:
+        chosen = None
+    else:
+        reached, doubtful, decided = [], work.doubtful[:rows], work.decided[:rows]
+        for k, (threshold, (surely, never)) in enumerate(zip(thresholds, bounds)):
+            if np.ndim(threshold):
+                surely, never = surely[y_pred], never[y_pred]
+            reached.append(np.greater_equal(confidence, surely, out=work.reached[k, :rows]))
+            np.less(confidence, never, out=decided)
+            np.logical_or(decided, reached[-1], out=decided)
+            if k:
+                np.logical_or(doubtful, np.logical_not(decided, out=decided), out=doubtful)
+            else:
+                np.logical_not(decided, out=doubtful)
+        chosen = np.flatnonzero(doubtful)
+        if not chosen.size:
+            return reached
+        if chosen.size > rows // 2:  # mostly near a threshold (a low temperature): the screen alone, with no copy
+            chosen = None
+    if chosen is None:
+        near, near_y, near_confidence = proba, y_pred, confidence
+    else:
         # np.take copies whole rows at memory speed (an index array on the first axis goes element by element).
-        near = _screened_reach(np.take(proba, rows, axis=0), y_pred[rows], confidence[rows], temperature, thresholds)
-        for verdict, verdict_near in zip(reached, near):
-            verdict[rows] = verdict_near
+        near, near_y, near_confidence = np.take(proba, chosen, axis=0), y_pred[chosen], confidence[chosen]
+    per_row = [np.asarray(t, dtype=np.float64)[near_y] if np.ndim(t) else t for t in thresholds]
+    m = len(near_confidence)
+    estimate, slack = work.estimate[:m], work.slack[:m]
+    _estimates(near, near_confidence, temperature, work, estimate, slack)
+    _settle_near(estimate, slack, per_row, proba, chosen, near_y, temperature)
+    if chosen is None:
+        return [np.greater_equal(estimate, t, out=work.reached[k, :rows]) for k, t in enumerate(per_row)]
+    for verdict, t in zip(reached, per_row):
+        verdict[chosen] = estimate >= t
     return reached
 
 
@@ -119,13 +154,6 @@ def temperature_cutoffs(n_classes: int, temperature: float, sum_tolerance: float
         return surely * (1 + _ROOM), never * (1 - _ROOM)  # the divisions' own rounding
 
     return cutoffs
-
-
-def _screened_reach(proba, y_pred, confidence, temperature: float, thresholds) -> list[np.ndarray]:
-    """:func:`temperature_reaches` of every row by the screen."""
-    per_row = [np.asarray(t, dtype=np.float64)[y_pred] if np.ndim(t) else t for t in thresholds]
-    estimate = screened_temperature_confidence(proba, y_pred, confidence, temperature, per_row)
-    return [estimate >= t for t in per_row]
 
 
 def _sum_bounds_at(threshold, others: int, temperature: float, error: float):
@@ -185,14 +213,22 @@ def screened_temperature_confidence(proba: np.ndarray, y_pred: np.ndarray, confi
         reach of a threshold hold that float64 confidence itself; the others a float32 estimate.
     """
     estimate, slack = estimated_temperature_confidence(proba, confidence, temperature)
+    _settle_near(estimate, slack, thresholds, proba, None, y_pred, temperature)
+    return estimate
+
+
+def _settle_near(estimate, slack, thresholds, proba, chosen, y_pred, temperature: float) -> None:
+    """Replace in ``estimate`` (of the rows ``chosen`` of ``proba``, or of all its rows when None) the
+    entries within ``slack`` of a threshold by the float64 confidence, computed by the pipeline's own
+    function row by row (the same bits); ``y_pred`` and the thresholds are those of the estimated rows."""
     near = np.zeros(len(estimate), dtype=bool)
     for threshold in thresholds:
         near |= np.abs(estimate - threshold) <= slack
     rows = np.flatnonzero(near)
     if rows.size:
-        exact, _, _ = _temperature_softmax(proba[rows], None, False, temperature)
+        exact, _, _ = _temperature_softmax(np.take(proba, rows if chosen is None else chosen[rows], axis=0),
+                                           None, False, temperature)
         estimate[rows] = np.clip(exact[np.arange(rows.size), y_pred[rows]], 0.0, 1.0)
-    return estimate
 
 
 def estimated_temperature_confidence(proba: np.ndarray, confidence: np.ndarray,
@@ -204,34 +240,40 @@ def estimated_temperature_confidence(proba: np.ndarray, confidence: np.ndarray,
     own term is exactly 1 (so the sum is at least 1 and no row maximum or gather is needed).
     """
     n, n_classes = proba.shape
+    estimate, slack = np.empty(n), np.empty(n)
+    _estimates(proba, confidence, temperature, Work(n_classes, min(n, _ROWS_PER_BLOCK), 0), estimate, slack)
+    return estimate, slack
+
+
+def _estimates(proba, confidence, temperature: float, work: Work, estimate, slack) -> None:
+    """:func:`estimated_temperature_confidence` of the rows of ``proba`` (m, n_classes), into ``estimate`` and
+    ``slack`` (m,), through ``work``'s float32 arrays, a cache-sized chunk of rows at a time."""
+    n, n_classes = proba.shape
     inverse = np.float32(1.0 / temperature)
-    top = np.empty(n, dtype=np.float32)  # the top log-probability of each row, kept for the bound
-    estimate = np.empty(n)
-    scores = np.empty((min(n, _ROWS_PER_BLOCK), n_classes), dtype=np.float32)
-    ones = np.ones(n_classes, dtype=np.float32)
-    for start in range(0, n, _ROWS_PER_BLOCK):
-        stop = min(start + _ROWS_PER_BLOCK, n)
-        block, block_top = scores[:stop - start], top[start:stop]
-        block[...] = proba[start:stop]
-        block_top[...] = confidence[start:stop]
+    width = len(work.top)
+    for start in range(0, n, width):
+        stop = min(start + width, n)
+        block = work.scores[:(stop - start) * n_classes].reshape(stop - start, n_classes)  # contiguous
+        top = work.top[:stop - start]  # the top log-probability of each row, kept for the bound
+        block[...] = proba[start:stop]  # rounded to float32
+        top[...] = confidence[start:stop]
         np.clip(block, _FLOOR32, np.float32(1.0), out=block)
-        np.clip(block_top, _FLOOR32, np.float32(1.0), out=block_top)
+        np.clip(top, _FLOOR32, np.float32(1.0), out=top)
         np.log(block, out=block)
-        np.log(block_top, out=block_top)
-        np.subtract(block, block_top[:, None], out=block)
+        np.log(top, out=top)
+        np.subtract(block, top[:, None], out=block)
         np.multiply(block, inverse, out=block)
         np.exp(block, out=block)
-        np.divide(1.0, block @ ones, out=estimate[start:stop])
+        np.divide(1.0, block @ work.ones, out=estimate[start:stop])
+        np.abs(top, out=slack[start:stop], casting="same_kind")
     # Relative error, first order, of a row whose top log-probability is L (float32): log's 4 ulp on
     # |log p_j| <= T |x_j| + |L| and the conversions (11 |x_j| + 16 |L| / T + 2 / T per term, times
     # exp(x_j), whose sum over j of 11 exp(x_j) |x_j| is at most 11 k / e), exp's 4 ulp (8), the sum's k
     # roundings in any order (k), the division (1); doubled.
     per_row = _EPS32 * _SAFETY * (11 / np.e * n_classes + 2 / temperature + 9 + n_classes)
-    slack = np.abs(top, dtype=np.float64)
     slack *= _EPS32 * _SAFETY * 16 / temperature
     slack += per_row
     # Beyond a relative 1e-2 the first order no longer bounds the error: such rows are always recomputed.
-    slack[slack > 1e-2] = np.inf
+    np.copyto(slack, np.inf, where=slack > 1e-2)
     slack *= estimate
     slack += 2.0 ** -40  # float64's own roundings and float32 underflow, far below this
-    return estimate, slack
