@@ -319,7 +319,15 @@ def big_csv_log(path: Path, n: int = 1_000_000) -> None:
     a = rng.integers(0, 1000, n) / 1000
     frame = pd.DataFrame({"y_true": rng.choice(["a", "b"], n), "proba_a": a, "proba_b": 1 - a,
                           "split": rng.choice(["val", "test"], n)})  # fmt: skip
-    frame.to_csv(path, index=False)
+    # Arrow's writer: a tenth of the CPU of DataFrame.to_csv on these rows (which need no quotes; the
+    # header is written as pandas writes it, unquoted).
+    import pyarrow as pa
+    from pyarrow import csv
+
+    with open(path, "wb") as handle:
+        handle.write((",".join(frame.columns) + "\n").encode())
+        csv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), handle,
+                      csv.WriteOptions(include_header=False, quoting_style="none"))
 
 
 def start_aggregate(tmp_path, log: Path, *options: str) -> tuple[subprocess.Popen, int, Path, Path]:
