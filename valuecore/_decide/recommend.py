@@ -50,7 +50,7 @@ from .._engine.tally import split_cache
 from .._stats.uncertainty import Interval, result_interval
 from .._model.values import check_values
 from .segment_rule import SEGMENT_RULE, SegmentRule
-from .verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
+from .verdict import SURE, _degenerate_values, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
 __all__ = ["Candidate", "Recommendation", "RuleRefitted", "recommend", "recommended_document", "recommended_rules",
            "RULE_SIMPLICITY", "RECOMMENDED_RULE", "SEGMENT_RULE", "SegmentRule"]
@@ -176,6 +176,10 @@ class Recommendation:
         (at 95%, as the pipeline's), when the weights are counts (whole
         numbers, exact in total; None otherwise: the pipeline then goes item
         by item).
+    rules_alone : tuple of (model, kind)
+        For each other model with two candidates or more, the rule this
+        recommendation would choose for it were it the only model (what
+        :func:`recommended_rules` reads); None when not computed.
     """
 
     model: str | None
@@ -202,6 +206,8 @@ class Recommendation:
     # identity and two recommendations computed alike must compare equal.
     result: PolicyResult | None = field(default=None, compare=False)
     interval: Interval | None = field(default=None, compare=False)
+    # Read off the judged candidates (see _rules_alone): derived too.
+    rules_alone: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_none(self) -> bool:
@@ -364,8 +370,38 @@ def recommend(
             runs[(model, SEGMENT_RULE)] = (rule, predictions)
     memo: dict = {}  # each rule's item values, computed once for the verdict and the choice
     judged = verdict(runs, values, confidence=confidence, power=power, memo=memo, sure=sure)
-    return _with_evaluation(_choose(judged, runs, values, tuple(skipped), confidence, memo, sure), pipeline, values,
-                            memo)
+    chosen = _choose(judged, runs, values, tuple(skipped), confidence, memo, sure)
+    chosen = replace(chosen, rules_alone=_rules_alone(chosen, runs, values, confidence, memo))
+    return _with_evaluation(chosen, pipeline, values, memo)
+
+
+def _rules_alone(r: Recommendation, runs, values, confidence: float, memo: dict) -> tuple:
+    """((model, kind), ...): for each model but the recommended one with two candidates or more, the rule
+    ``recommend`` chooses for it weighed alone, among its own candidates' rules, read off ``r``'s candidates.
+
+    Weighed alone, a model's rules keep their values per item, gains and baselines (each is a rule's own,
+    whatever the other models) and their order; only the comparisons with the best change, and the choice
+    reads none of them: it takes the firmest of the rules shown to earn and climbs to one clearly ahead
+    (:func:`clearly_ahead` on the model's own runs, each rule's item values taken from ``memo``, those the
+    verdict and the choice computed). So this is :func:`recommend`'s answer for the model alone, bit for bit,
+    without fitting and judging its rules again.
+    """
+    by_model: dict = {}
+    for c in r.candidates:  # best first; a model's own keep that order when weighed alone
+        by_model.setdefault(c.model, []).append(c)
+    rules = []
+    for model, own in by_model.items():
+        if model == r.model or len(own) <= 1:
+            continue
+        best = own[0]
+        pointless, _ = _degenerate_values(values, runs[(best.model, best.kind)][1].classes)
+        shown = [c for c in own if c.shown_to_earn]
+        if pointless or not best.above_baseline or not shown:
+            rules.append((model, best.kind))  # no model, or not yet: its best rule
+            continue
+        alone = {(c.model, c.kind): runs[(c.model, c.kind)] for c in own}
+        rules.append((model, _firmest_ahead(shown, own, alone, values, confidence, memo).kind))
+    return tuple(rules)
 
 
 def _with_evaluation(r: Recommendation, pipeline, values, memo: dict) -> Recommendation:
@@ -442,6 +478,10 @@ def recommended_rules(
         recommendation = recommend(pipeline, values, models, kinds=kinds, confidence=confidence, power=power,
                                    segment_rules=segment_rules, **constraints)
     fallback = "threshold" if "threshold" in kinds else kinds[0]
+    # The rules alone were read off the recommendation's candidates at its own confidence and ``sure``.
+    alone_known = (recommendation.rules_alone is not None and recommendation.confidence == confidence
+                   and recommendation.sure == SURE)
+    known = dict(recommendation.rules_alone or ())
     rules = {}
     for model in models:
         own = [c for c in recommendation.candidates if c.model == model]  # best first
@@ -449,6 +489,8 @@ def recommended_rules(
             rules[model] = recommendation.kind
         elif len(own) <= 1:
             rules[model] = own[0].kind if own else fallback
+        elif alone_known:
+            rules[model] = known[model]
         else:
             alone = recommend(pipeline, values, [model], kinds=tuple(c.kind for c in own), confidence=confidence,
                               power=power, segment_rules=segment_rules, **constraints)
@@ -458,6 +500,21 @@ def recommended_rules(
 
 def _simplicity(c: Candidate) -> int:
     return RULE_SIMPLICITY.get(c.kind, 9)
+
+
+def _firmest(pool) -> Candidate:
+    return min(pool, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
+
+
+def _firmest_ahead(shown, candidates, runs, values, confidence: float, memo: dict) -> Candidate:
+    """The firmest of the candidates ``shown`` to earn, or the one the data puts clearly ahead of it."""
+    chosen = _firmest(shown)
+    by_key = {(c.model, c.kind): c for c in candidates}
+    while ahead := clearly_ahead(runs, values, (chosen.model, chosen.kind), confidence=confidence, memo=memo):
+        # one the data puts ahead of a rule shown to earn earns more still: climb to it (its value is higher, so
+        # this ends)
+        chosen = _firmest([by_key[key] for key in ahead])
+    return chosen
 
 
 def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict | None = None,
@@ -493,15 +550,7 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict 
     # The value we can bet on: the highest lower bound of the gain over handing items over, so a lucky fit on
     # a few hundred items (no costly error seen) does not beat a rule whose evidence is firm. Equal bounds (rules
     # making the same decisions): the simpler rule. A shown candidate the data clearly puts ahead is never passed.
-    def firmest(pool):
-        return min(pool, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
-
-    chosen = firmest(shown)
-    by_key = {(c.model, c.kind): c for c in candidates}
-    while ahead := clearly_ahead(runs, values, (chosen.model, chosen.kind), confidence=confidence, memo=memo):
-        # one the data puts ahead of a rule shown to earn earns more still: climb to it (its value is higher, so
-        # this ends)
-        chosen = firmest([by_key[key] for key in ahead])
+    chosen = _firmest_ahead(shown, candidates, runs, values, confidence, memo)
     level = [c for c in candidates if c.contender]
     if len(candidates) == 1:
         how, alternative = "only", None
