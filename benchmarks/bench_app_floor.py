@@ -212,6 +212,7 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
         return parse(found)
 
     local_script_runner.parse_tree_from_messages = keep
+    os.chdir(ROOT)  # the frame runs the page scripts by their paths relative to the working directory
     seconds = {}
     try:
         for name in names:
@@ -235,14 +236,28 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
     return seconds
 
 
+# The frame runs each page's script by its path relative to the working directory (dashboard.run_script), and the
+# servers start in this checkout: an app served from elsewhere (a floor, the --compare checkout) first moves there,
+# or it runs this checkout's page scripts (as every floor did from the frame's change to run_script until this line).
+IN_PLACE = "import os\nimport sys\nos.chdir({where!r})\nsys.path.insert(0, {root!r})\n"
+
+
 def floor_app(recordings: Path, where: Path, root: Path = ROOT) -> Path:
     """app.py with every page replaced by the replay of its recording; the frame (sidebar, values) as it is."""
     (where / "pages").mkdir(parents=True)
     (where / "floor_replay.py").write_text(REPLAY_MODULE.format(folder=str(recordings)))
     frame = (root / "app.py").read_text()
-    (where / "app.py").write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n" + frame)
+    (where / "app.py").write_text(IN_PLACE.format(where=str(where), root=str(root)) + frame)
     for name, (_, script, _) in PAGES.items():
         (where / script).write_text(f"import floor_replay\n\nfloor_replay.page({name!r})\n")
+    return where / "app.py"
+
+
+def app_elsewhere(root: Path, where: Path) -> Path:
+    """The checkout ``root``'s app.py, served so that it runs ``root``'s own page scripts and modules."""
+    where.mkdir(parents=True)
+    (where / "pages").symlink_to(root / "pages")
+    (where / "app.py").write_text(IN_PLACE.format(where=str(root), root=str(root)) + (root / "app.py").read_text())
     return where / "app.py"
 
 
@@ -332,9 +347,9 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
 def record_elsewhere(root: Path, folder: Path, names: list[str], values: list[float], out: Path) -> None:
     """:func:`record` of the checkout ``root``'s pages: this script run with ``root`` as its root."""
     out.mkdir()
-    subprocess.run([sys.executable, __file__, "--record-into", str(out), "--folder", str(folder),
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--record-into", str(out), "--folder", str(folder),
                     "--values=" + ",".join(repr(v) for v in values), "--pages", ",".join(names)],
-                   env={**os.environ, "BENCH_FLOOR_ROOT": str(root)}, check=True)
+                   env={**os.environ, "BENCH_FLOOR_ROOT": str(root)}, check=True, cwd=root)
 
 
 def pages_beside_floors(n: int, names: list[str], rounds: int, compare: Path | None = None) -> None:
@@ -354,7 +369,7 @@ def pages_beside_floors(n: int, names: list[str], rounds: int, compare: Path | N
         scripts = {"page": str(ROOT / "app.py"), "floor": str(floor_app(tmp / "recordings", tmp / "floor"))}
         if compare is not None:
             record_elsewhere(compare, folder, names, values, tmp / "recordings-compared")
-            scripts["compared page"] = str(compare / "app.py")
+            scripts["compared page"] = str(app_elsewhere(compare, tmp / "compared"))
             scripts["compared floor"] = str(floor_app(tmp / "recordings-compared", tmp / "floor-compared", compare))
         servers = [streamlit_server(timeout=120, script=script) for script in scripts.values()]
         urls = {app: server.__enter__() for app, server in zip(scripts, servers)}
