@@ -176,10 +176,6 @@ class Recommendation:
         (at 95%, as the pipeline's), when the weights are counts (whole
         numbers, exact in total; None otherwise: the pipeline then goes item
         by item).
-    rules_alone : tuple of (model, kind)
-        For each other model with two candidates or more, the rule this
-        recommendation would choose for it were it the only model (what
-        :func:`recommended_rules` reads); None when not computed.
     """
 
     model: str | None
@@ -206,8 +202,6 @@ class Recommendation:
     # identity and two recommendations computed alike must compare equal.
     result: PolicyResult | None = field(default=None, compare=False)
     interval: Interval | None = field(default=None, compare=False)
-    # Read off the judged candidates (see _rules_alone): derived too.
-    rules_alone: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_none(self) -> bool:
@@ -370,38 +364,8 @@ def recommend(
             runs[(model, SEGMENT_RULE)] = (rule, predictions)
     memo: dict = {}  # each rule's item values, computed once for the verdict and the choice
     judged = verdict(runs, values, confidence=confidence, power=power, memo=memo, sure=sure)
-    chosen = _choose(judged, runs, values, tuple(skipped), confidence, memo, sure)
-    chosen = replace(chosen, rules_alone=_rules_alone(chosen, runs, values, confidence, memo))
-    return _with_evaluation(chosen, pipeline, values, memo)
-
-
-def _rules_alone(r: Recommendation, runs, values, confidence: float, memo: dict) -> tuple:
-    """((model, kind), ...): for each model but the recommended one with two candidates or more, the rule
-    ``recommend`` chooses for it weighed alone, among its own candidates' rules, read off ``r``'s candidates.
-
-    Weighed alone, a model's rules keep their values per item, gains and baselines (each is a rule's own,
-    whatever the other models) and their order; only the comparisons with the best change, and the choice
-    reads none of them: it takes the firmest of the rules shown to earn and climbs to one clearly ahead
-    (:func:`clearly_ahead` on the model's own runs, each rule's item values taken from ``memo``, those the
-    verdict and the choice computed). So this is :func:`recommend`'s answer for the model alone, bit for bit,
-    without fitting and judging its rules again.
-    """
-    by_model: dict = {}
-    for c in r.candidates:  # best first; a model's own keep that order when weighed alone
-        by_model.setdefault(c.model, []).append(c)
-    rules = []
-    for model, own in by_model.items():
-        if model == r.model or len(own) <= 1:
-            continue
-        best = own[0]
-        pointless, _ = _degenerate_values(values, runs[(best.model, best.kind)][1].classes)
-        shown = [c for c in own if c.shown_to_earn]
-        if pointless or not best.above_baseline or not shown:
-            rules.append((model, best.kind))  # no model, or not yet: its best rule
-            continue
-        alone = {(c.model, c.kind): runs[(c.model, c.kind)] for c in own}
-        rules.append((model, _firmest_ahead(shown, own, alone, values, confidence, memo).kind))
-    return tuple(rules)
+    return _with_evaluation(_choose(judged, runs, values, tuple(skipped), confidence, memo, sure), pipeline, values,
+                            memo)
 
 
 def _with_evaluation(r: Recommendation, pipeline, values, memo: dict) -> Recommendation:
@@ -427,6 +391,38 @@ def _weighed_kinds(values, kinds, constraints: Mapping) -> tuple[str, ...]:
     given = () if kinds is None else tuple(k for k in kinds if k != RECOMMENDED_RULE)
     return given or allowed_kinds(values, assisted=constraints.get("assisted"),
                                   shortlist_values=constraints.get("shortlist_values"))
+
+
+def _rules_alone(pipeline, r: Recommendation, values, confidence: float) -> dict | None:
+    """{model: kind}: for each model but the recommended one with two candidates or more, the rule
+    :func:`recommend` chooses for it weighed alone among its candidates' rules, read off ``r``'s candidates
+    (None when ``r`` was weighed at another ``confidence`` or ``sure``).
+
+    Weighed alone, a model's rules keep their policies, values per item, gains and baselines (each is a rule's
+    own, whatever the other models) and their order; only the comparisons with the best change, and the choice
+    reads none of them: it takes the firmest of the rules shown to earn and climbs to one clearly ahead
+    (:func:`clearly_ahead` on the model's own rules). So this is ``recommend``'s answer for the model alone, bit
+    for bit, without fitting and judging its rules again.
+    """
+    if r.confidence != confidence or r.sure != SURE:
+        return None
+    by_model: dict = {}
+    for c in r.candidates:  # best first; a model's own keep that order when weighed alone
+        by_model.setdefault(c.model, []).append(c)
+    rules, memo = {}, {}
+    for model, own in by_model.items():
+        if model == r.model or len(own) <= 1:
+            continue
+        best = own[0]
+        predictions = pipeline.predictions(model, pipeline.plan(model).eval_split)
+        pointless, _ = _degenerate_values(values, predictions.classes)
+        shown = [c for c in own if c.shown_to_earn]
+        if pointless or not best.above_baseline or not shown:
+            rules[model] = best.kind  # no model, or not yet: its best rule
+            continue
+        alone = {(c.model, c.kind): (c.policy, predictions) for c in own}
+        rules[model] = _firmest_ahead(shown, own, alone, values, confidence, memo).kind
+    return rules
 
 
 def recommended_rules(
@@ -478,10 +474,7 @@ def recommended_rules(
         recommendation = recommend(pipeline, values, models, kinds=kinds, confidence=confidence, power=power,
                                    segment_rules=segment_rules, **constraints)
     fallback = "threshold" if "threshold" in kinds else kinds[0]
-    # The rules alone were read off the recommendation's candidates at its own confidence and ``sure``.
-    alone_known = (recommendation.rules_alone is not None and recommendation.confidence == confidence
-                   and recommendation.sure == SURE)
-    known = dict(recommendation.rules_alone or ())
+    known = _rules_alone(pipeline, recommendation, values, confidence)
     rules = {}
     for model in models:
         own = [c for c in recommendation.candidates if c.model == model]  # best first
@@ -489,7 +482,7 @@ def recommended_rules(
             rules[model] = recommendation.kind
         elif len(own) <= 1:
             rules[model] = own[0].kind if own else fallback
-        elif alone_known:
+        elif known is not None:
             rules[model] = known[model]
         else:
             alone = recommend(pipeline, values, [model], kinds=tuple(c.kind for c in own), confidence=confidence,
