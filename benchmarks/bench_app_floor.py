@@ -286,14 +286,53 @@ QUIET_MS = 600
 ROUND_TIMEOUT_MS = 180_000
 
 
+# Whether the app ran is told by the server's "script finished" message on the page's websocket, not by the
+# document: a run of a few milliseconds (a floor's) can leave the app's run state attribute unchanged (both of
+# its changes drawn in one frame), and a round waiting for that change never ended (the floors left out after
+# 180 s in the second pass).
+FINISHED: dict = {}  # page -> number of "script finished" messages it has received
+
+
+async def _open_watched(browser, url: str, ready: str):
+    """:func:`_open`, with the page's "script finished" messages counted in ``FINISHED``."""
+    from playwright.async_api import expect
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    FINISHED[page] = 0
+
+    def received(payload):
+        if isinstance(payload, bytes):
+            message = ForwardMsg()
+            message.ParseFromString(payload)
+            if message.WhichOneof("type") == "script_finished":
+                FINISHED[page] += 1
+
+    page.on("websocket", lambda socket: socket.on("framereceived", received))
+    await page.goto(url, timeout=TIMEOUT_MS)
+    await expect(page.get_by_text(ready).first).to_be_visible(timeout=TIMEOUT_MS)
+    return context, page
+
+
 async def _still_after_enter(page, value: float) -> float:
     """Seconds from Enter in the wrong-answer box until the page is drawn and still."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
     box = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
         has_text="Wrong answer").locator("input")
     await box.fill(f"{value:g}")
     start = await page.evaluate(WATCH)
+    runs = FINISHED[page]
     await box.press("Enter")
-    await page.wait_for_function(STILL, arg=QUIET_MS, polling="raf", timeout=ROUND_TIMEOUT_MS)
+    waited = 0
+    while FINISHED[page] == runs:
+        if waited > ROUND_TIMEOUT_MS:
+            raise PlaywrightTimeout(f"no run finished within {ROUND_TIMEOUT_MS} ms")
+        await page.wait_for_timeout(10)
+        waited += 10
+    await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS, polling="raf",
+                                 timeout=ROUND_TIMEOUT_MS)
     return (await page.evaluate("() => window.__last") - start) / 1000
 
 
@@ -314,7 +353,8 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                 load = os.getloadavg()[0]
                 opened = {}
                 for app, url in urls.items():
-                    context, page = await _open(browser, f"{url}/{url_path}?src=folder:{folder}", "Wrong answer")
+                    context, page = await _open_watched(browser, f"{url}/{url_path}?src=folder:{folder}",
+                                                        "Wrong answer")
                     await page.evaluate(WATCH)
                     await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS,
                                                  polling="raf", timeout=TIMEOUT_MS)
