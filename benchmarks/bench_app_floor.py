@@ -182,6 +182,11 @@ def _nodes(messages) -> dict[tuple[int, ...], tuple[str, object]]:
         elif kind == "add_block":
             block = Block()
             block.CopyFrom(delta.add_block)
+            if block.WhichOneof("type") == "expandable" and block.expandable.id:
+                # An expander with a key is a widget that the floor's session never registers; the floors that
+                # did not come to rest within 180 s were those of pages holding one (Value, Start here), the
+                # likely cause. Without the id it is drawn alike: closed, holding what it held.
+                block.expandable.ClearField("id")
             found[path] = ("block", block)
     # a path drawn anew drops what was drawn below the old one
     return {path: node for path, node in found.items()
@@ -207,6 +212,7 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
         return parse(found)
 
     local_script_runner.parse_tree_from_messages = keep
+    os.chdir(ROOT)  # the frame runs the page scripts by their paths relative to the working directory
     seconds = {}
     try:
         for name in names:
@@ -230,14 +236,28 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
     return seconds
 
 
+# The frame runs each page's script by its path relative to the working directory (dashboard.run_script), and the
+# servers start in this checkout: an app served from elsewhere (a floor, the --compare checkout) first moves there,
+# or it runs this checkout's page scripts (as every floor did from the frame's change to run_script until this line).
+IN_PLACE = "import os\nimport sys\nos.chdir({where!r})\nsys.path.insert(0, {root!r})\n"
+
+
 def floor_app(recordings: Path, where: Path, root: Path = ROOT) -> Path:
     """app.py with every page replaced by the replay of its recording; the frame (sidebar, values) as it is."""
     (where / "pages").mkdir(parents=True)
     (where / "floor_replay.py").write_text(REPLAY_MODULE.format(folder=str(recordings)))
     frame = (root / "app.py").read_text()
-    (where / "app.py").write_text(f"import sys\nsys.path.insert(0, {str(root)!r})\n" + frame)
+    (where / "app.py").write_text(IN_PLACE.format(where=str(where), root=str(root)) + frame)
     for name, (_, script, _) in PAGES.items():
         (where / script).write_text(f"import floor_replay\n\nfloor_replay.page({name!r})\n")
+    return where / "app.py"
+
+
+def app_elsewhere(root: Path, where: Path) -> Path:
+    """The checkout ``root``'s app.py, served so that it runs ``root``'s own page scripts and modules."""
+    where.mkdir(parents=True)
+    (where / "pages").symlink_to(root / "pages")
+    (where / "app.py").write_text(IN_PLACE.format(where=str(root), root=str(root)) + (root / "app.py").read_text())
     return where / "app.py"
 
 
@@ -266,14 +286,53 @@ QUIET_MS = 600
 ROUND_TIMEOUT_MS = 180_000
 
 
+# Whether the app ran is told by the server's "script finished" message on the page's websocket, not by the
+# document: a run of a few milliseconds (a floor's) can leave the app's run state attribute unchanged (both of
+# its changes drawn in one frame), and a round waiting for that change never ended (the floors left out after
+# 180 s in the second pass).
+FINISHED: dict = {}  # page -> number of "script finished" messages it has received
+
+
+async def _open_watched(browser, url: str, ready: str):
+    """:func:`_open`, with the page's "script finished" messages counted in ``FINISHED``."""
+    from playwright.async_api import expect
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    FINISHED[page] = 0
+
+    def received(payload):
+        if isinstance(payload, bytes):
+            message = ForwardMsg()
+            message.ParseFromString(payload)
+            if message.WhichOneof("type") == "script_finished":
+                FINISHED[page] += 1
+
+    page.on("websocket", lambda socket: socket.on("framereceived", received))
+    await page.goto(url, timeout=TIMEOUT_MS)
+    await expect(page.get_by_text(ready).first).to_be_visible(timeout=TIMEOUT_MS)
+    return context, page
+
+
 async def _still_after_enter(page, value: float) -> float:
     """Seconds from Enter in the wrong-answer box until the page is drawn and still."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
     box = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
         has_text="Wrong answer").locator("input")
     await box.fill(f"{value:g}")
     start = await page.evaluate(WATCH)
+    runs = FINISHED[page]
     await box.press("Enter")
-    await page.wait_for_function(STILL, arg=QUIET_MS, polling="raf", timeout=ROUND_TIMEOUT_MS)
+    waited = 0
+    while FINISHED[page] == runs:
+        if waited > ROUND_TIMEOUT_MS:
+            raise PlaywrightTimeout(f"no run finished within {ROUND_TIMEOUT_MS} ms")
+        await page.wait_for_timeout(10)
+        waited += 10
+    await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS, polling="raf",
+                                 timeout=ROUND_TIMEOUT_MS)
     return (await page.evaluate("() => window.__last") - start) / 1000
 
 
@@ -294,7 +353,8 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                 load = os.getloadavg()[0]
                 opened = {}
                 for app, url in urls.items():
-                    context, page = await _open(browser, f"{url}/{url_path}?src=folder:{folder}", "Wrong answer")
+                    context, page = await _open_watched(browser, f"{url}/{url_path}?src=folder:{folder}",
+                                                        "Wrong answer")
                     await page.evaluate(WATCH)
                     await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS,
                                                  polling="raf", timeout=TIMEOUT_MS)
@@ -327,9 +387,9 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
 def record_elsewhere(root: Path, folder: Path, names: list[str], values: list[float], out: Path) -> None:
     """:func:`record` of the checkout ``root``'s pages: this script run with ``root`` as its root."""
     out.mkdir()
-    subprocess.run([sys.executable, __file__, "--record-into", str(out), "--folder", str(folder),
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--record-into", str(out), "--folder", str(folder),
                     "--values=" + ",".join(repr(v) for v in values), "--pages", ",".join(names)],
-                   env={**os.environ, "BENCH_FLOOR_ROOT": str(root)}, check=True)
+                   env={**os.environ, "BENCH_FLOOR_ROOT": str(root)}, check=True, cwd=root)
 
 
 def pages_beside_floors(n: int, names: list[str], rounds: int, compare: Path | None = None) -> None:
@@ -349,7 +409,7 @@ def pages_beside_floors(n: int, names: list[str], rounds: int, compare: Path | N
         scripts = {"page": str(ROOT / "app.py"), "floor": str(floor_app(tmp / "recordings", tmp / "floor"))}
         if compare is not None:
             record_elsewhere(compare, folder, names, values, tmp / "recordings-compared")
-            scripts["compared page"] = str(compare / "app.py")
+            scripts["compared page"] = str(app_elsewhere(compare, tmp / "compared"))
             scripts["compared floor"] = str(floor_app(tmp / "recordings-compared", tmp / "floor-compared", compare))
         servers = [streamlit_server(timeout=120, script=script) for script in scripts.values()]
         urls = {app: server.__enter__() for app, server in zip(scripts, servers)}

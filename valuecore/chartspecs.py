@@ -49,6 +49,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -182,16 +183,20 @@ def _tip(name: str, title: str, kind: str = "quantitative", fmt: str | None = No
 EXACT = "_exact"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _exact_text(value: float) -> str:
+    return wording.threshold(value)
+
+
 def with_exact(rows: list[dict], *names: str) -> list[dict]:
     """``rows`` with ``<name>_exact`` beside each of ``names`` it has: the value as text, every digit kept."""
-    texts = {}  # a curve's threshold in force repeats along it: each distinct one is written once
 
     def exact(value):
+        # A threshold repeats along a curve, and a curve's thresholds are the same at every new value: each
+        # distinct one is written once per process (the text is a function of the float alone).
         if not isinstance(value, float) or value == 0.0:  # 0.0 and -0.0 are equal keys
             return wording.threshold(value)
-        if value not in texts:
-            texts[value] = wording.threshold(value)
-        return texts[value]
+        return _exact_text(value)
 
     return [{**row, **{name + EXACT: exact(row[name]) for name in names if name in row}} for row in rows]
 

@@ -50,7 +50,7 @@ from .._engine.tally import split_cache
 from .._stats.uncertainty import Interval, result_interval
 from .._model.values import check_values
 from .segment_rule import SEGMENT_RULE, SegmentRule
-from .verdict import SURE, above_baseline, clearly_ahead, items_to_show_gain, verdict
+from .verdict import SURE, _degenerate_values, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
 __all__ = ["Candidate", "Recommendation", "RuleRefitted", "recommend", "recommended_document", "recommended_rules",
            "RULE_SIMPLICITY", "RECOMMENDED_RULE", "SEGMENT_RULE", "SegmentRule"]
@@ -393,6 +393,38 @@ def _weighed_kinds(values, kinds, constraints: Mapping) -> tuple[str, ...]:
                                   shortlist_values=constraints.get("shortlist_values"))
 
 
+def _rules_alone(pipeline, r: Recommendation, values, confidence: float) -> dict | None:
+    """{model: kind}: for each model but the recommended one with two candidates or more, the rule
+    :func:`recommend` chooses for it weighed alone among its candidates' rules, read off ``r``'s candidates
+    (None when ``r`` was weighed at another ``confidence`` or ``sure``).
+
+    Weighed alone, a model's rules keep their policies, values per item, gains and baselines (each is a rule's
+    own, whatever the other models) and their order; only the comparisons with the best change, and the choice
+    reads none of them: it takes the firmest of the rules shown to earn and climbs to one clearly ahead
+    (:func:`clearly_ahead` on the model's own rules). So this is ``recommend``'s answer for the model alone, bit
+    for bit, without fitting and judging its rules again.
+    """
+    if r.confidence != confidence or r.sure != SURE:
+        return None
+    by_model: dict = {}
+    for c in r.candidates:  # best first; a model's own keep that order when weighed alone
+        by_model.setdefault(c.model, []).append(c)
+    rules, memo = {}, {}
+    for model, own in by_model.items():
+        if model == r.model or len(own) <= 1:
+            continue
+        best = own[0]
+        predictions = pipeline.predictions(model, pipeline.plan(model).eval_split)
+        pointless, _ = _degenerate_values(values, predictions.classes)
+        shown = [c for c in own if c.shown_to_earn]
+        if pointless or not best.above_baseline or not shown:
+            rules[model] = best.kind  # no model, or not yet: its best rule
+            continue
+        alone = {(c.model, c.kind): (c.policy, predictions) for c in own}
+        rules[model] = _firmest_ahead(shown, own, alone, values, confidence, memo).kind
+    return rules
+
+
 def recommended_rules(
     pipeline,
     values,
@@ -442,6 +474,7 @@ def recommended_rules(
         recommendation = recommend(pipeline, values, models, kinds=kinds, confidence=confidence, power=power,
                                    segment_rules=segment_rules, **constraints)
     fallback = "threshold" if "threshold" in kinds else kinds[0]
+    known = _rules_alone(pipeline, recommendation, values, confidence)
     rules = {}
     for model in models:
         own = [c for c in recommendation.candidates if c.model == model]  # best first
@@ -449,6 +482,8 @@ def recommended_rules(
             rules[model] = recommendation.kind
         elif len(own) <= 1:
             rules[model] = own[0].kind if own else fallback
+        elif known is not None:
+            rules[model] = known[model]
         else:
             alone = recommend(pipeline, values, [model], kinds=tuple(c.kind for c in own), confidence=confidence,
                               power=power, segment_rules=segment_rules, **constraints)
@@ -458,6 +493,21 @@ def recommended_rules(
 
 def _simplicity(c: Candidate) -> int:
     return RULE_SIMPLICITY.get(c.kind, 9)
+
+
+def _firmest(pool) -> Candidate:
+    return min(pool, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
+
+
+def _firmest_ahead(shown, candidates, runs, values, confidence: float, memo: dict) -> Candidate:
+    """The firmest of the candidates ``shown`` to earn, or the one the data puts clearly ahead of it."""
+    chosen = _firmest(shown)
+    by_key = {(c.model, c.kind): c for c in candidates}
+    while ahead := clearly_ahead(runs, values, (chosen.model, chosen.kind), confidence=confidence, memo=memo):
+        # one the data puts ahead of a rule shown to earn earns more still: climb to it (its value is higher, so
+        # this ends)
+        chosen = _firmest([by_key[key] for key in ahead])
+    return chosen
 
 
 def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict | None = None,
@@ -493,15 +543,7 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict 
     # The value we can bet on: the highest lower bound of the gain over handing items over, so a lucky fit on
     # a few hundred items (no costly error seen) does not beat a rule whose evidence is firm. Equal bounds (rules
     # making the same decisions): the simpler rule. A shown candidate the data clearly puts ahead is never passed.
-    def firmest(pool):
-        return min(pool, key=lambda c: (-c.gain_low, _simplicity(c), -c.per_item))
-
-    chosen = firmest(shown)
-    by_key = {(c.model, c.kind): c for c in candidates}
-    while ahead := clearly_ahead(runs, values, (chosen.model, chosen.kind), confidence=confidence, memo=memo):
-        # one the data puts ahead of a rule shown to earn earns more still: climb to it (its value is higher, so
-        # this ends)
-        chosen = firmest([by_key[key] for key in ahead])
+    chosen = _firmest_ahead(shown, candidates, runs, values, confidence, memo)
     level = [c for c in candidates if c.contender]
     if len(candidates) == 1:
         how, alternative = "only", None
