@@ -184,3 +184,23 @@ def test_the_comparison_sees_a_change_no_tolerance_would(monkeypatch):
     changed, before = new.estimates(watched, rows, n_chunks), slow.estimates(watched, rows, n_chunks)
     assert not same_bits(changed, before)
     assert changed == pytest.approx(before)
+
+
+def test_kept_chunks_and_drift_tests_give_what_fresh_objects_give():
+    """chunk_predictions gives the same chunk objects for the same run and chunking (so the drift test and the
+    sorted chunks are kept per object); the bands and monitor's frame are those of fresh copies of the data."""
+    from dataclasses import replace
+
+    make, policy, (first, second), _ = SETTINGS["use case, ten classes, weighted"]
+    reference, watched = make(np.random.default_rng(13))
+    chunks = vc.monitoring.chunk_predictions(watched, n_chunks=4)
+    again = vc.monitoring.chunk_predictions(watched, n_chunks=4)
+    assert again is not chunks and all(a is b for a, b in zip(chunks, again)) and len(again) == 4
+    assert vc.monitoring.chunk_predictions(watched, n_chunks=5)[0] is not chunks[0]
+    for values in (first, second):
+        kept = vc.monitoring.monitor_bands(reference, watched, policy, values, n_chunks=4, n_resamples=4)
+        fresh = vc.monitoring.monitor_bands(replace(reference), replace(watched), policy, values, n_chunks=4,
+                                            n_resamples=4)
+        assert frames_same(kept.frame, fresh.frame)
+        assert frames_same(vc.monitoring.monitor(watched, policy, values, n_chunks=4),
+                           vc.monitoring.monitor(replace(watched), policy, values, n_chunks=4))

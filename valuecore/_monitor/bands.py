@@ -502,6 +502,32 @@ def _calibrated(calibrator, predictions: Predictions) -> Predictions:
     return predictions if calibrator.method == "none" else calibrator._apply(predictions)
 
 
+# Per (id of the reference, id of a chunk): its drift test, which depends on their confidences alone; with the
+# reference's sorted distribution. Each dropped with its objects (chunk_predictions gives the same chunk objects
+# again, so a new value or policy finds them).
+_DRIFT: dict[tuple, tuple] = {}
+_SORTED_REFERENCES: dict[int, _SortedECDF] = {}
+
+
+def _kept(store: dict, key, owners, make):
+    found = store.get(key)
+    if found is None:
+        found = store[key] = make()
+        for owner in owners:
+            weakref.finalize(owner, store.pop, key, None)
+    return found
+
+
+def _drift(reference: Predictions, chunk: Predictions) -> tuple[float, float]:
+    """``_ks_test`` of a chunk's confidences against the reference's, kept per (reference, chunk)."""
+    def test():
+        ecdf = _kept(_SORTED_REFERENCES, id(reference), (reference,),
+                     lambda: _SortedECDF(reference.confidence, reference.sample_weight))
+        return _ks_test(ecdf, reference.sample_weight, chunk.confidence, chunk.sample_weight)
+
+    return _kept(_DRIFT, (id(reference), id(chunk)), (reference, chunk), test)
+
+
 def monitoring_record(
     reference: Predictions, policy: Policy, values: Values, *, reference_split: str, calibration: str = "auto",
     alert_confidence: float = 0.99, n_resamples: int = DEFAULT_RESAMPLES, rng: np.random.Generator | None = None,
@@ -664,9 +690,6 @@ def monitor_bands(
     calibrator, calibration_text = _estimation_calibrator(reference, values, method)
     bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng, seeded)
 
-    ref_weight = reference.sample_weight
-    # The reference's distribution, sorted once for the drift test of every chunk.
-    reference_ecdf = _SortedECDF(reference.confidence, ref_weight)
     mu, sd = _reference_moments(policy, reference, values, calibrator)
     z, z_alert = _z(confidence), _z(alert_confidence)
     # A chunk's value per item (realised or estimated) lies between the lowest and the highest value an item can
@@ -694,7 +717,7 @@ def monitor_bands(
                 continue
             mean, variance = expected_item_values(policy, p, values, calibrator)
             estimated = float(mean @ weight / total)
-            distance, p_value = _ks_test(reference_ecdf, ref_weight, p.confidence, weight)
+            distance, p_value = _drift(reference, p)
             # The map's correction is checked by labels only where the reference has items like the chunk's:
             # on the share that moved (at least the KS distance), the truth may be anywhere between the raw and
             # the calibrated estimate (NannyML's car-loan data: misses of up to 11 per item, issue 19).
