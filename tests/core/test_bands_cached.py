@@ -204,3 +204,20 @@ def test_kept_chunks_and_drift_tests_give_what_fresh_objects_give():
         assert frames_same(kept.frame, fresh.frame)
         assert frames_same(vc.monitoring.monitor(watched, policy, values, n_chunks=4),
                            vc.monitoring.monitor(replace(watched), policy, values, n_chunks=4))
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("setting", ["use case, two classes, top label", "use case, ten classes, weighted",
+                                     "use case, three classes, continuous"])
+def test_expected_item_values_of_the_top_label_are_the_truths_einsum(monkeypatch, setting, fast):
+    """Both moments of every item under the top-label map, without the (n, C) truth: the einsum's bits."""
+    make, policy, values_pair, _ = SETTINGS[setting]
+    reference, watched = make(np.random.default_rng(17))
+    calibrator = bands._fit_estimation_calibrator(reference, "isotonic")
+    monkeypatch.setattr(bands, "_two_terms_add_as_einsum", lambda: fast)
+    for values in values_pair:
+        matrix = values.for_classes(watched.classes)
+        mean, variance = bands.expected_item_values(policy, watched, values, calibrator)
+        slow_mean, slow_variance = bands._moments(bands._truth(calibrator.apply(watched), matrix),
+                                                  bands._outcomes(policy, watched, matrix))
+        assert same_bits(mean, slow_mean) and same_bits(variance, slow_variance)

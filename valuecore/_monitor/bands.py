@@ -75,7 +75,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._engine.fitting import Policy, Values
-from .._model.predictions import Predictions
+from .._model.predictions import MODEL_ABSTAINED, Predictions
 
 __all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
 
@@ -113,14 +113,19 @@ def _truth(calibrated: Predictions, matrix) -> np.ndarray:
         return calibrated.normalised_proba()
     if matrix.as_use_case() is None and matrix.n_classes != 2:
         calibrated.require_proba("label-free estimation with a per-class value matrix of more than two classes")
-    n, n_classes = calibrated.n, matrix.n_classes
+    return _top_label_truth(calibrated.confidence, calibrated.y_pred, matrix.n_classes)
+
+
+def _top_label_truth(confidence: np.ndarray, y_pred: np.ndarray, n_classes: int) -> np.ndarray:
+    """Shape (n, C): the predicted class true with probability ``confidence``, else the next class."""
+    n = confidence.shape[0]
     truth = np.zeros((n, n_classes))
     rows = np.arange(n)
     # top label only: right with probability `confidence`; where the rest goes
     # does not matter for a simple use case (every wrong answer is worth the same),
     # and with two classes it can only go to the other one
-    truth[rows, calibrated.y_pred] = calibrated.confidence
-    truth[rows, (calibrated.y_pred + 1) % n_classes] += 1 - calibrated.confidence
+    truth[rows, y_pred] = confidence
+    truth[rows, (y_pred + 1) % n_classes] += 1 - confidence
     return truth
 
 
@@ -136,7 +141,26 @@ def expected_item_values(
     matrix = values.for_classes(predictions.classes)
     outcome = _outcomes(policy, predictions, matrix)
     calibrated = predictions if calibrator is None else calibrator.apply(predictions)
+    if not calibrated.has_proba and (matrix.as_use_case() is not None or matrix.n_classes == 2) \
+            and _two_terms_add_as_einsum():
+        # the top label's truth has two terms per item: the moments without the (n, C) truth, same bits
+        right, next_class = _top_label_outcomes(calibrated.y_pred, outcome)
+        mean = _two_terms(calibrated.confidence, right, next_class)
+        second = _two_terms(calibrated.confidence, right**2, next_class**2)
+        return mean, np.maximum(second - mean**2, 0.0)
     return _moments(_truth(calibrated, matrix), outcome)
+
+
+def _top_label_outcomes(y_pred: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shapes (n,): each item's outcome if its predicted class is true, and if the next class is (``_truth``
+    puts the top label's ``1 - confidence`` there)."""
+    rows = np.arange(outcome.shape[0])
+    return outcome[rows, y_pred], outcome[rows, (y_pred + 1) % outcome.shape[1]]
+
+
+def _two_terms(confidence: np.ndarray, right: np.ndarray, next_class: np.ndarray) -> np.ndarray:
+    """``einsum("ik,ik->i", truth, outcome)`` for the top label's truth (see ``_two_terms_add_as_einsum``)."""
+    return confidence * right + (1 - confidence) * next_class + 0.0
 
 
 def _outcomes(policy: Policy, predictions: Predictions, matrix) -> np.ndarray:
@@ -317,24 +341,20 @@ def _two_terms_add_as_einsum() -> bool:
     That truth has two non-zero terms per row (``q`` at the predicted class, ``1 - q`` at the next one), and
     adding zeros is exact, so the einsum is the rounded sum of the two rounded products whatever its order,
     unless the loop fuses a multiply with the add (FMA); ``+ 0.0`` turns a ``-0.0`` into einsum's ``+0.0``.
-    Checked once on random rows (odd and even class counts, zero and negative-zero values); where it does not
-    hold, the truth is built and the einsum taken as before.
+    Checked once on random rows (odd and even class counts, zero and negative-zero values, abstentions);
+    where it does not hold, the truth is built and the einsum taken as before.
     """
     rng = np.random.default_rng(0)
     for n_classes in (2, 3, 10):
         n = 4096
         y = rng.integers(0, n_classes, n)
         q = np.clip(rng.uniform(-0.2, 1.2, n), 0.0, 1.0)
+        q[:64] = MODEL_ABSTAINED  # what a recalibration leaves of the model's own abstentions
         matrix = rng.normal(size=(n_classes, n_classes + 1)) * 3
         matrix[:, -1], matrix[0, 0] = 0.0, -0.0
         outcome = matrix[:, rng.integers(0, n_classes + 1, n)].T
-        rows = np.arange(n)
-        truth = np.zeros((n, n_classes))
-        truth[rows, y] = q
-        truth[rows, (y + 1) % n_classes] += 1 - q
-        fused = np.einsum("ik,ik->i", truth, outcome)
-        two = q * outcome[rows, y] + (1 - q) * outcome[rows, (y + 1) % n_classes] + 0.0
-        if not np.array_equal(fused.view(np.int64), two.view(np.int64)):
+        fused = np.einsum("ik,ik->i", _top_label_truth(q, y, n_classes), outcome)
+        if not np.array_equal(fused.view(np.int64), _two_terms(q, *_top_label_outcomes(y, outcome)).view(np.int64)):
             return False
     return True
 
@@ -437,20 +457,15 @@ class _Copies:
                 yield np.einsum("ik,ik->i", truth, outcome)
             return
         _, inverse, kept = state
-        rows = np.arange(predictions.n)
-        y_pred = predictions.y_pred
-        n_classes = outcome.shape[1]
-        right, next_class = outcome[rows, y_pred], outcome[rows, (y_pred + 1) % n_classes]
+        right, next_class = _top_label_outcomes(predictions.y_pred, outcome)
         exact = _two_terms_add_as_einsum()
         for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
             confidence = _calibrated(calibrator, predictions).confidence if kept is None else kept[b][inverse]
             if exact:
-                yield confidence * right + (1 - confidence) * next_class + 0.0
+                yield _two_terms(confidence, right, next_class)
             else:
-                truth = np.zeros(outcome.shape)
-                truth[rows, y_pred] = confidence
-                truth[rows, (y_pred + 1) % n_classes] += 1 - confidence
-                yield np.einsum("ik,ik->i", truth, outcome)
+                yield np.einsum("ik,ik->i", _top_label_truth(confidence, predictions.y_pred, outcome.shape[1]),
+                                outcome)
 
 
 class _ReferenceBootstrap:
