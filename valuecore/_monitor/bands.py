@@ -325,9 +325,9 @@ def _check_resampling(n_resamples, rng) -> tuple[int, np.random.Generator]:
 # each dropped when its reference is.
 _BOOTSTRAP_COPIES: dict[tuple, "_Copies"] = {}
 _KEPT_COPIES = 8
-# A split's per-copy calibrated probabilities are kept up to this many floats (8 bytes each, 100 MB); a larger
+# A split's per-copy calibrated probabilities are kept up to this many floats (8 bytes each, 32 MB); a larger
 # split has them recomputed on every call (still once per copy, never the truth of every class per item).
-_KEPT_FLOATS = 12_500_000
+_KEPT_FLOATS = 4_000_000
 
 
 def _top_label_isotonic(calibrator) -> bool:
