@@ -66,6 +66,7 @@ Drift signal
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Mapping
@@ -74,7 +75,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._engine.fitting import Policy, Values
-from .._model.predictions import Predictions
+from .._model.predictions import MODEL_ABSTAINED, Predictions
 
 __all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
 
@@ -112,14 +113,19 @@ def _truth(calibrated: Predictions, matrix) -> np.ndarray:
         return calibrated.normalised_proba()
     if matrix.as_use_case() is None and matrix.n_classes != 2:
         calibrated.require_proba("label-free estimation with a per-class value matrix of more than two classes")
-    n, n_classes = calibrated.n, matrix.n_classes
+    return _top_label_truth(calibrated.confidence, calibrated.y_pred, matrix.n_classes)
+
+
+def _top_label_truth(confidence: np.ndarray, y_pred: np.ndarray, n_classes: int) -> np.ndarray:
+    """Shape (n, C): the predicted class true with probability ``confidence``, else the next class."""
+    n = confidence.shape[0]
     truth = np.zeros((n, n_classes))
     rows = np.arange(n)
     # top label only: right with probability `confidence`; where the rest goes
     # does not matter for a simple use case (every wrong answer is worth the same),
     # and with two classes it can only go to the other one
-    truth[rows, calibrated.y_pred] = calibrated.confidence
-    truth[rows, (calibrated.y_pred + 1) % n_classes] += 1 - calibrated.confidence
+    truth[rows, y_pred] = confidence
+    truth[rows, (y_pred + 1) % n_classes] += 1 - confidence
     return truth
 
 
@@ -135,7 +141,26 @@ def expected_item_values(
     matrix = values.for_classes(predictions.classes)
     outcome = _outcomes(policy, predictions, matrix)
     calibrated = predictions if calibrator is None else calibrator.apply(predictions)
+    if not calibrated.has_proba and (matrix.as_use_case() is not None or matrix.n_classes == 2) \
+            and _two_terms_add_as_einsum():
+        # the top label's truth has two terms per item: the moments without the (n, C) truth, same bits
+        right, next_class = _top_label_outcomes(calibrated.y_pred, outcome)
+        mean = _two_terms(calibrated.confidence, right, next_class)
+        second = _two_terms(calibrated.confidence, right**2, next_class**2)
+        return mean, np.maximum(second - mean**2, 0.0)
     return _moments(_truth(calibrated, matrix), outcome)
+
+
+def _top_label_outcomes(y_pred: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Shapes (n,): each item's outcome if its predicted class is true, and if the next class is (``_truth``
+    puts the top label's ``1 - confidence`` there)."""
+    rows = np.arange(outcome.shape[0])
+    return outcome[rows, y_pred], outcome[rows, (y_pred + 1) % outcome.shape[1]]
+
+
+def _two_terms(confidence: np.ndarray, right: np.ndarray, next_class: np.ndarray) -> np.ndarray:
+    """``einsum("ik,ik->i", truth, outcome)`` for the top label's truth (see ``_two_terms_add_as_einsum``)."""
+    return confidence * right + (1 - confidence) * next_class + 0.0
 
 
 def _outcomes(policy: Policy, predictions: Predictions, matrix) -> np.ndarray:
@@ -296,17 +321,151 @@ def _check_resampling(n_resamples, rng) -> tuple[int, np.random.Generator]:
     return int(n_resamples), rng
 
 
-# (id of the reference, method, copies) -> each draw's map under numpy.random.default_rng(0); a few references
-# only (a map holds up to one point per distinct confidence), each dropped when its reference is.
-_BOOTSTRAP_MAPS: dict[tuple, list] = {}
-_KEPT_MAPS = 8
+# (id of the reference, method, copies) -> its _Copies under numpy.random.default_rng(0); a few references only,
+# each dropped when its reference is.
+_BOOTSTRAP_COPIES: dict[tuple, "_Copies"] = {}
+_KEPT_COPIES = 8
+# A split's per-copy calibrated probabilities are kept up to this many floats (8 bytes each, 32 MB); a larger
+# split has them recomputed on every call (still once per copy, never the truth of every class per item).
+_KEPT_FLOATS = 4_000_000
 
 
-def _keep_maps(key: tuple, reference: Predictions, fitted: list) -> None:
-    while len(_BOOTSTRAP_MAPS) >= _KEPT_MAPS:
-        _BOOTSTRAP_MAPS.pop(next(iter(_BOOTSTRAP_MAPS)), None)
-    _BOOTSTRAP_MAPS[key] = fitted
-    weakref.finalize(reference, _BOOTSTRAP_MAPS.pop, key, None)
+def _top_label_isotonic(calibrator) -> bool:
+    return calibrator.method == "isotonic" and not calibrator.params.get("positive_class")
+
+
+@functools.cache
+def _two_terms_add_as_einsum() -> bool:
+    """Whether ``q * a + (1 - q) * b + 0.0`` is, bit for bit, ``_moments``' einsum over the top-label truth.
+
+    That truth has two non-zero terms per row (``q`` at the predicted class, ``1 - q`` at the next one), and
+    adding zeros is exact, so the einsum is the rounded sum of the two rounded products whatever its order,
+    unless the loop fuses a multiply with the add (FMA); ``+ 0.0`` turns a ``-0.0`` into einsum's ``+0.0``.
+    Checked once on random rows (odd and even class counts, zero and negative-zero values, abstentions);
+    where it does not hold, the truth is built and the einsum taken as before.
+    """
+    rng = np.random.default_rng(0)
+    for n_classes in (2, 3, 10):
+        n = 4096
+        y = rng.integers(0, n_classes, n)
+        q = np.clip(rng.uniform(-0.2, 1.2, n), 0.0, 1.0)
+        q[:64] = MODEL_ABSTAINED  # what a recalibration leaves of the model's own abstentions
+        matrix = rng.normal(size=(n_classes, n_classes + 1)) * 3
+        matrix[:, -1], matrix[0, 0] = 0.0, -0.0
+        outcome = matrix[:, rng.integers(0, n_classes + 1, n)].T
+        fused = np.einsum("ik,ik->i", _top_label_truth(q, y, n_classes), outcome)
+        if not np.array_equal(fused.view(np.int64), _two_terms(q, *_top_label_outcomes(y, outcome)).view(np.int64)):
+            return False
+    return True
+
+
+class _Copies:
+    """The bootstrap copies of one reference: all they hold that depends on neither the values nor the policy.
+
+    ``calibrators[b]`` is copy b's map, ``counts[b]`` how often it drew each row of the reference (shape
+    (n_copies, n), the smallest unsigned integers that hold them), ``totals[b]`` its weighted size. Per split
+    (``_split_state``), what the copies' maps make of it: for the map of a simple use case (isotonic of the top
+    label), each copy's calibrated confidence of every distinct confidence of the split, shape (n_copies,
+    n_distinct); for other maps, each copy's distribution of the truth, shape (n_copies, n, C); kept when
+    ``keep`` and within ``_KEPT_FLOATS``, else made again on every call.
+    """
+
+    def __init__(self, calibrators: list, counts: np.ndarray, totals: list, keep: bool):
+        self.calibrators, self.counts, self.totals, self.keep = calibrators, counts, totals, keep
+        self._states: dict[int, tuple] = {}
+
+    @classmethod
+    def draw(cls, reference: Predictions, method: str, n_resamples: int, rng, keep: bool) -> "_Copies":
+        """Draw copies of the reference and refit the map on each (a copy that cannot be fitted, e.g. one
+        class only, is drawn again, at most ``2 * n_resamples`` draws)."""
+        from dataclasses import replace
+
+        weight = reference.sample_weight
+        rows = reference.n
+        calibrators, counts, totals = [], [], []
+        for _ in range(2 * n_resamples):  # loop over resamples, not items
+            if len(calibrators) == n_resamples:
+                break
+            drawn = rng.multinomial(rows, np.full(rows, 1.0 / rows))
+            copies = weight * drawn
+            if copies.sum() <= 0:
+                continue
+            try:
+                calibrator = _fit_estimation_calibrator(replace(reference, sample_weight=copies), method)
+            except ValueError:
+                continue
+            calibrators.append(calibrator)
+            counts.append(drawn)
+            totals.append(copies.sum())
+        largest = max((int(c.max()) for c in counts), default=0)
+        # whole numbers, so any integer type that holds them gives the same float weights
+        counts = np.array(counts, dtype=np.min_scalar_type(largest)).reshape(len(counts), rows)
+        return cls(calibrators, counts, totals, keep)
+
+    def weights(self, reference: Predictions, b: int) -> np.ndarray:
+        """Copy b's weight of every row of the reference, shape (n,): ``sample_weight * draws``."""
+        return reference.sample_weight * self.counts[b]
+
+    def _split_state(self, predictions: Predictions, n_classes: int):
+        key = id(predictions)
+        state = self._states.get(key)
+        if state is not None:
+            return state
+        calibrators = self.calibrators
+        if not calibrators or calibrators[0].method == "none":
+            state = ("none",)
+        elif _top_label_isotonic(calibrators[0]):
+            distinct, first, inverse = (np.unique(predictions.confidence, return_index=True, return_inverse=True)
+                                        if self.keep else (None, None, None))
+            if not self.keep or len(calibrators) * distinct.size > _KEPT_FLOATS:
+                state = ("top label", None, None)
+            else:
+                # a calibrated confidence is a function of the raw one (np.interp, clipped): its value at each
+                # distinct confidence, read back per item, is the very array Calibrator._apply gives
+                kept = np.empty((len(calibrators), distinct.size))
+                for b, calibrator in enumerate(calibrators):  # loop over resamples, not items
+                    kept[b] = _calibrated(calibrator, predictions).confidence[first]
+                state = ("top label", inverse.reshape(-1), kept)
+        elif self.keep and len(calibrators) * predictions.n * n_classes <= _KEPT_FLOATS:
+            state = ("truth", [None] * len(calibrators))
+        else:
+            state = ("truth", None)
+        if self.keep:
+            self._states[key] = state
+            weakref.finalize(predictions, self._states.pop, key, None)
+        return state
+
+    def means(self, predictions: Predictions, matrix, outcome: np.ndarray):
+        """Each copy's per-item expected value of the policy's actions, shape (n,) each, copy by copy.
+
+        Bit for bit ``_moments(_truth(_calibrated(calibrator, predictions), matrix), outcome)[0]``.
+        """
+        state = self._split_state(predictions, outcome.shape[1])
+        if state[0] == "none":  # every copy's map is the identity: one truth for all
+            mean = np.einsum("ik,ik->i", _truth(predictions, matrix), outcome)
+            for _ in self.calibrators:
+                yield mean
+            return
+        if state[0] == "truth":
+            kept = state[1]
+            for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
+                truth = None if kept is None else kept[b]
+                if truth is None:
+                    truth = _truth(_calibrated(calibrator, predictions), matrix)
+                    if kept is not None:
+                        kept[b] = truth
+                yield np.einsum("ik,ik->i", truth, outcome)
+            return
+        _, inverse, kept = state
+        right, next_class = _top_label_outcomes(predictions.y_pred, outcome)
+        exact = _two_terms_add_as_einsum()
+        for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
+            confidence = _calibrated(calibrator, predictions).confidence if kept is None else kept[b][inverse]
+            if exact:
+                yield _two_terms(confidence, right, next_class)
+            else:
+                yield np.einsum("ik,ik->i", _top_label_truth(confidence, predictions.y_pred, outcome.shape[1]),
+                                outcome)
 
 
 class _ReferenceBootstrap:
@@ -315,44 +474,32 @@ class _ReferenceBootstrap:
     ``mu[b]`` is copy b's reference value per item; :meth:`estimates` gives each copy's
     estimate of every chunk of a split, with the copy's map. A copy on which the map
     cannot be fitted (e.g. one class only) is drawn again, at most ``2 * n_resamples`` draws.
+
+    Under the default seed (``seeded``) the copies, their maps and what the maps make of each split
+    (:class:`_Copies`) are kept per reference: they depend on the data alone, so a new value or policy only
+    values each copy's calibrated probabilities again (a product per item and copy), the very figures a fresh
+    ``numpy.random.default_rng(0)`` gives.
     """
 
     def __init__(self, policy, reference: Predictions, values: Values, method: str, n_resamples: int, rng,
                  seeded: bool = False):
-        from dataclasses import replace
-
         self._policy, self._values = policy, values
         self._matrix = values.for_classes(reference.classes)
-        outcome = _outcomes(policy, reference, self._matrix)
-        weight = reference.sample_weight
-        rows = reference.n
-        # Per draw, its map or None (no copy, or a map that cannot be fitted): kept for the default seed, as
-        # they depend on the reference alone; the copies are drawn again (the same ones), nothing is refitted.
         key = (id(reference), method, n_resamples)
-        kept = _BOOTSTRAP_MAPS.get(key) if seeded else None
-        fitted = []
-        self.calibrators, mu = [], []
-        for draw in range(2 * n_resamples):  # loop over resamples, not items
-            if len(self.calibrators) == n_resamples:
-                break
-            copies = weight * rng.multinomial(rows, np.full(rows, 1.0 / rows))
-            calibrator = None
-            if kept is not None:
-                calibrator = kept[draw]
-            elif copies.sum() > 0:
-                try:
-                    calibrator = _fit_estimation_calibrator(replace(reference, sample_weight=copies), method)
-                except ValueError:
-                    pass
-            fitted.append(calibrator)
-            if calibrator is None:
-                continue
-            mean, _ = _moments(_truth(_calibrated(calibrator, reference), self._matrix), outcome)
-            self.calibrators.append(calibrator)
-            mu.append(float(mean @ copies / copies.sum()))
+        copies = _BOOTSTRAP_COPIES.get(key) if seeded else None
+        if copies is None:
+            copies = _Copies.draw(reference, method, n_resamples, rng, keep=seeded)
+            if seeded:
+                while len(_BOOTSTRAP_COPIES) >= _KEPT_COPIES:
+                    _BOOTSTRAP_COPIES.pop(next(iter(_BOOTSTRAP_COPIES)), None)
+                _BOOTSTRAP_COPIES[key] = copies
+                weakref.finalize(reference, _BOOTSTRAP_COPIES.pop, key, None)
+        self._copies = copies
+        self.calibrators = copies.calibrators
+        outcome = _outcomes(policy, reference, self._matrix)
+        mu = [float(mean @ copies.weights(reference, b) / copies.totals[b])
+              for b, mean in enumerate(copies.means(reference, self._matrix, outcome))]
         self.mu = np.asarray(mu)
-        if seeded and kept is None:
-            _keep_maps(key, reference, fitted)
 
     def estimates(self, predictions: Predictions, chunk_of_row: np.ndarray, n_chunks: int) -> np.ndarray:
         """Shape (n_resamples, n_chunks): each copy's estimated value per item of each chunk."""
@@ -360,8 +507,7 @@ class _ReferenceBootstrap:
         weight = predictions.sample_weight
         totals = np.bincount(chunk_of_row, weights=weight, minlength=n_chunks)
         out = np.empty((len(self.calibrators), n_chunks))
-        for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
-            mean, _ = _moments(_truth(_calibrated(calibrator, predictions), self._matrix), outcome)
+        for b, mean in enumerate(self._copies.means(predictions, self._matrix, outcome)):
             out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
         return out / np.where(totals > 0, totals, 1.0)
 
@@ -369,6 +515,32 @@ class _ReferenceBootstrap:
 def _calibrated(calibrator, predictions: Predictions) -> Predictions:
     # not Calibrator.apply: its cache would keep a copy of the split per bootstrap map
     return predictions if calibrator.method == "none" else calibrator._apply(predictions)
+
+
+# Per (id of the reference, id of a chunk): its drift test, which depends on their confidences alone; with the
+# reference's sorted distribution. Each dropped with its objects (chunk_predictions gives the same chunk objects
+# again, so a new value or policy finds them).
+_DRIFT: dict[tuple, tuple] = {}
+_SORTED_REFERENCES: dict[int, _SortedECDF] = {}
+
+
+def _kept(store: dict, key, owners, make):
+    found = store.get(key)
+    if found is None:
+        found = store[key] = make()
+        for owner in owners:
+            weakref.finalize(owner, store.pop, key, None)
+    return found
+
+
+def _drift(reference: Predictions, chunk: Predictions) -> tuple[float, float]:
+    """``_ks_test`` of a chunk's confidences against the reference's, kept per (reference, chunk)."""
+    def test():
+        ecdf = _kept(_SORTED_REFERENCES, id(reference), (reference,),
+                     lambda: _SortedECDF(reference.confidence, reference.sample_weight))
+        return _ks_test(ecdf, reference.sample_weight, chunk.confidence, chunk.sample_weight)
+
+    return _kept(_DRIFT, (id(reference), id(chunk)), (reference, chunk), test)
 
 
 def monitoring_record(
@@ -533,9 +705,6 @@ def monitor_bands(
     calibrator, calibration_text = _estimation_calibrator(reference, values, method)
     bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng, seeded)
 
-    ref_weight = reference.sample_weight
-    # The reference's distribution, sorted once for the drift test of every chunk.
-    reference_ecdf = _SortedECDF(reference.confidence, ref_weight)
     mu, sd = _reference_moments(policy, reference, values, calibrator)
     z, z_alert = _z(confidence), _z(alert_confidence)
     # A chunk's value per item (realised or estimated) lies between the lowest and the highest value an item can
@@ -563,7 +732,7 @@ def monitor_bands(
                 continue
             mean, variance = expected_item_values(policy, p, values, calibrator)
             estimated = float(mean @ weight / total)
-            distance, p_value = _ks_test(reference_ecdf, ref_weight, p.confidence, weight)
+            distance, p_value = _drift(reference, p)
             # The map's correction is checked by labels only where the reference has items like the chunk's:
             # on the share that moved (at least the KS distance), the truth may be anywhere between the raw and
             # the calibrated estimate (NannyML's car-loan data: misses of up to 11 per item, issue 19).

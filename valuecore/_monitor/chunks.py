@@ -16,6 +16,7 @@ abstentions included.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -314,8 +315,29 @@ def chunk_predictions(predictions: Predictions, *, size=None, n_chunks=None, per
     [('2024-01-01', [1, 4]), ('2024-01-02', [0, 2]), ('2024-01-04', [3])]
     """
     _check_one_option(size, n_chunks, period)
+    key = (id(predictions), size, n_chunks, period)
+    if not all(isinstance(v, (int, str, type(None))) for v in key):
+        return _cut(predictions, size, n_chunks, period)
+    kept = _CHUNKS.get(key)
+    if kept is None:
+        kept = _cut(predictions, size, n_chunks, period)
+        while len(_CHUNKS) >= _KEPT_CUTS:
+            _CHUNKS.pop(next(iter(_CHUNKS)), None)
+        _CHUNKS[key] = kept
+        weakref.finalize(predictions, _CHUNKS.pop, key, None)
+    return list(kept)
+
+
+# (id of the run, size, n_chunks, period) -> its chunks: the same chunk objects on every call, so that what is
+# kept per object (the sorted run of fit_policy, a map applied, the drift test) is found again when only the
+# values or the policy change. A few runs only, each dropped with its run; a chunk's arrays are views of the run's.
+_CHUNKS: dict[tuple, tuple] = {}
+_KEPT_CUTS = 16
+
+
+def _cut(predictions: Predictions, size, n_chunks, period) -> tuple[Chunk, ...]:
     if period is not None:
-        return _time_chunks(predictions, period)
+        return tuple(_time_chunks(predictions, period))
     n = predictions.n
     if size is not None:
         size = _positive_int(size, "size")
@@ -327,7 +349,7 @@ def chunk_predictions(predictions: Predictions, *, size=None, n_chunks=None, per
         sizes = np.full(n_chunks, base, dtype=np.int64)
         sizes[:extra] += 1
         bounds = np.r_[0, np.cumsum(sizes)]
-    return _row_chunks(predictions, bounds.astype(np.int64))
+    return tuple(_row_chunks(predictions, bounds.astype(np.int64)))
 
 
 # --------------------------------------------------------------------------

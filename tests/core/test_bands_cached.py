@@ -1,0 +1,223 @@
+"""The bands' bootstrap keeps what does not depend on the values (issue 33): the same bits as the slow reference.
+
+``valuecore._monitor.bands._ReferenceBootstrap`` keeps, per reference and default seed, each copy's draws,
+map and calibrated probabilities of every split, so that a new value only values them again. Every figure it
+gives (each copy's reference value and estimate of every chunk, hence the bands, alerts and all columns of
+``monitor_bands``) must equal, bit for bit, what the computation before the cache gives
+(``tests/core/reference_bands.py``): for a simple use case (isotonic map of the top label, the fast two-term
+path), a binary value matrix (isotonic map of P(positive)), a value matrix of three classes (temperature),
+no calibration, weights, a first call and a call with kept copies. The comparison is of bits, so a change of
+1e-12 in one item fails (checked below).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import valuecore as vc
+from valuecore._monitor import bands
+
+from reference_bands import SlowReferenceBootstrap
+
+MATRIX2 = vc.ValueMatrix(("neg", "pos"), [[1.0, -5.0, 0.0], [-2.0, 3.0, 0.0]])
+MATRIX3 = vc.ValueMatrix(("c0", "c1", "c2"), [[2, -1, -3, 0], [-1, 1, -2, 0], [-4, -1, 3, -0.5]])
+
+
+def bits(array) -> np.ndarray:
+    return np.ascontiguousarray(array, dtype=np.float64).view(np.int64)
+
+
+def same_bits(a, b) -> bool:
+    return np.shape(a) == np.shape(b) and np.array_equal(bits(a), bits(b))
+
+
+def proba_run(rng, n, n_classes, weights=False, rounded=True):
+    y = rng.integers(0, n_classes, n)
+    logits = rng.normal(size=(n, n_classes)) * 1.5
+    logits[np.arange(n), y] += 1.0
+    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
+    proba /= proba.sum(axis=1, keepdims=True)
+    if rounded:  # exported scores: many tied confidences
+        proba = np.round(proba, 3)
+        proba[np.arange(n), proba.argmax(axis=1)] += 1.0 - proba.sum(axis=1)
+    classes = [f"c{k}" for k in range(n_classes)] if n_classes != 2 else ["neg", "pos"]
+    weight = rng.integers(0, 4, n).astype(float) if weights else None
+    return vc.Predictions.from_proba(proba, np.array(classes)[y], classes=classes, sample_weight=weight)
+
+
+def top_label_run(rng, n):
+    conf = rng.uniform(0.5, 1.0, n)
+    right = rng.uniform(size=n) < conf**1.5
+    return vc.Predictions.from_top_label(["a"] * n, conf, np.where(right, "a", "b"), classes=["a", "b"])
+
+
+SETTINGS = {
+    # name: (make reference and watched split, policy, values of the first and the second call, calibration)
+    "use case, two classes, top label": (lambda rng: (top_label_run(rng, 300), top_label_run(rng, 500)),
+                                         vc.Policy("threshold", threshold=0.7), (vc.UseCase(1, 0, -2),
+                                                                                 vc.UseCase(2, -0.5, -7)), "auto"),
+    "use case, ten classes, weighted": (lambda rng: (proba_run(rng, 400, 10, True), proba_run(rng, 600, 10)),
+                                        vc.Policy("threshold", threshold=0.5), (vc.UseCase(1, 0, -4),
+                                                                                vc.UseCase(1, 0, -9.37)), "auto"),
+    "use case, three classes, continuous": (lambda rng: (proba_run(rng, 300, 3, rounded=False),
+                                                         proba_run(rng, 400, 3, rounded=False)),
+                                            vc.Policy("threshold", threshold=0.6), (vc.UseCase(1, 0, -1),
+                                                                                    vc.UseCase(3, 1, -0.1)), "auto"),
+    "binary matrix, isotonic of P(positive)": (lambda rng: (proba_run(rng, 300, 2), proba_run(rng, 400, 2)),
+                                               vc.Policy("threshold", threshold=0.6), (MATRIX2, MATRIX2), "auto"),
+    "three-class matrix, temperature": (lambda rng: (proba_run(rng, 200, 3, True), proba_run(rng, 300, 3)),
+                                        vc.Policy("threshold", threshold=0.5), (MATRIX3, MATRIX3), "auto"),
+    "use case, no calibration": (lambda rng: (proba_run(rng, 200, 4), proba_run(rng, 300, 4)),
+                                 vc.Policy("threshold", threshold=0.4), (vc.UseCase(1, 0, -3),
+                                                                         vc.UseCase(1, -1, -3)), "none"),
+}
+
+
+def both(setting: str, seed: int, values, seeded: bool, reference, watched, policy, calibration):
+    """(new, slow) bootstraps on the same data and draws; seeded: the new one under the kept default seed."""
+    method = bands._estimation_method(reference, values, calibration)
+    new = bands._ReferenceBootstrap(policy, reference, values, method, 12,
+                                    np.random.default_rng(0 if seeded else seed), seeded)
+    if seeded:  # the kept path ignores its rng; the slow one draws the default seed's copies again
+        assert new._copies is bands._BOOTSTRAP_COPIES[(id(reference), method, 12)]
+    slow = SlowReferenceBootstrap(policy, reference, values, method, 12,
+                                  np.random.default_rng(0 if seeded else seed))
+    return new, slow
+
+
+def chunking(watched, n_chunks=5):
+    return np.arange(watched.n) * n_chunks // watched.n, n_chunks
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+@pytest.mark.parametrize("seed", [3, 11])
+def test_each_copy_gives_the_bits_of_the_computation_before_the_cache(setting, seed):
+    make, policy, (first, second), calibration = SETTINGS[setting]
+    reference, watched = make(np.random.default_rng(seed))
+    # an explicit rng (nothing kept), then the default seed: first call draws and keeps, second reuses
+    for values, seeded in ((first, False), (first, True), (second, True), (first, True)):
+        new, slow = both(setting, seed, values, seeded, reference, watched, policy, calibration)
+        assert same_bits(new.mu, slow.mu)
+        rows, n_chunks = chunking(watched)
+        assert same_bits(new.estimates(watched, rows, n_chunks), slow.estimates(watched, rows, n_chunks))
+        assert same_bits(new.estimates(reference, *chunking(reference, 3)),
+                         slow.estimates(reference, *chunking(reference, 3)))
+
+
+def frames_same(a, b) -> bool:
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False
+    for column in a.columns:
+        left, right = a[column].to_numpy(), b[column].to_numpy()
+        if left.dtype.kind == "f" and not same_bits(left, right):
+            return False
+        if left.dtype.kind != "f" and not all(x == y or (x != x and y != y) for x, y in zip(left, right)):
+            return False
+    return True
+
+
+def slow_bands(monkeypatch, *args, **kwargs):
+    with monkeypatch.context() as patched:
+        patched.setattr(bands, "_ReferenceBootstrap", SlowReferenceBootstrap)
+        return vc.monitoring.monitor_bands(*args, **kwargs)
+
+
+@pytest.mark.parametrize("setting", ["use case, ten classes, weighted", "binary matrix, isotonic of P(positive)",
+                                     "three-class matrix, temperature", "use case, no calibration"])
+def test_every_column_of_the_bands_is_the_slow_references_at_each_new_value(monkeypatch, setting):
+    make, policy, (first, second), calibration = SETTINGS[setting]
+    reference, watched = make(np.random.default_rng(5))
+    splits = {"watched": watched, "reference again": reference}
+    for values in (first, second, first):  # the second and third calls read the kept copies
+        new = vc.monitoring.monitor_bands(reference, splits, policy, values, n_chunks=4, n_resamples=12,
+                                          calibration=calibration)
+        slow = slow_bands(monkeypatch, reference, splits, policy, values, n_chunks=4, n_resamples=12,
+                          calibration=calibration, rng=np.random.default_rng(0))
+        assert frames_same(new.frame, slow.frame)
+        assert same_bits(new.reference_mean_sd, slow.reference_mean_sd)
+        assert new.n_resamples == slow.n_resamples == 12
+    assert new.frame["estimated_value_per_item"].notna().all()
+
+
+def test_the_fallbacks_give_the_same_bits(monkeypatch):
+    """Split too large to keep (recomputed per call), and an einsum that fuses multiply and add (truth rebuilt)."""
+    make, policy, (first, second), _ = SETTINGS["use case, ten classes, weighted"]
+    reference, watched = make(np.random.default_rng(7))
+    rows, n_chunks = chunking(watched)
+    for kept_floats, fast in ((0, True), (bands._KEPT_FLOATS, False), (0, False)):
+        with monkeypatch.context() as patched:
+            patched.setattr(bands, "_KEPT_FLOATS", kept_floats)
+            patched.setattr(bands, "_two_terms_add_as_einsum", lambda fast=fast: fast)
+            bands._BOOTSTRAP_COPIES.clear()
+            for values in (first, second):
+                new, slow = both("", 7, values, True, reference, watched, policy, "auto")
+                assert (new._copies._split_state(watched, 10)[2] is None) == (kept_floats == 0)
+                assert same_bits(new.mu, slow.mu)
+                assert same_bits(new.estimates(watched, rows, n_chunks), slow.estimates(watched, rows, n_chunks))
+    bands._BOOTSTRAP_COPIES.clear()
+
+
+def test_the_two_term_sum_is_einsums_on_this_machine():
+    """The fast path is the one taken here (else the check above tests only the fallback)."""
+    assert bands._two_terms_add_as_einsum()
+
+
+def test_the_comparison_sees_a_change_no_tolerance_would(monkeypatch):
+    """A new path off by 1e-12 in one item of one copy fails the comparison the tests above make, where a
+    comparison with pytest.approx's tolerance would pass it."""
+    make, policy, (first, _), _ = SETTINGS["use case, two classes, top label"]
+    reference, watched = make(np.random.default_rng(9))
+    means = bands._Copies.means
+
+    def nudged(self, predictions, matrix, outcome):
+        for b, mean in enumerate(means(self, predictions, matrix, outcome)):
+            if b == 4 and predictions is watched:
+                mean = mean.copy()
+                mean[7] += 1e-12
+            yield mean
+
+    monkeypatch.setattr(bands._Copies, "means", nudged)
+    new, slow = both("", 9, first, False, reference, watched, policy, "auto")
+    rows, n_chunks = chunking(watched)
+    assert same_bits(new.mu, slow.mu)
+    changed, before = new.estimates(watched, rows, n_chunks), slow.estimates(watched, rows, n_chunks)
+    assert not same_bits(changed, before)
+    assert changed == pytest.approx(before)
+
+
+def test_kept_chunks_and_drift_tests_give_what_fresh_objects_give():
+    """chunk_predictions gives the same chunk objects for the same run and chunking (so the drift test and the
+    sorted chunks are kept per object); the bands and monitor's frame are those of fresh copies of the data."""
+    from dataclasses import replace
+
+    make, policy, (first, second), _ = SETTINGS["use case, ten classes, weighted"]
+    reference, watched = make(np.random.default_rng(13))
+    chunks = vc.monitoring.chunk_predictions(watched, n_chunks=4)
+    again = vc.monitoring.chunk_predictions(watched, n_chunks=4)
+    assert again is not chunks and all(a is b for a, b in zip(chunks, again)) and len(again) == 4
+    assert vc.monitoring.chunk_predictions(watched, n_chunks=5)[0] is not chunks[0]
+    for values in (first, second):
+        kept = vc.monitoring.monitor_bands(reference, watched, policy, values, n_chunks=4, n_resamples=4)
+        fresh = vc.monitoring.monitor_bands(replace(reference), replace(watched), policy, values, n_chunks=4,
+                                            n_resamples=4)
+        assert frames_same(kept.frame, fresh.frame)
+        assert frames_same(vc.monitoring.monitor(watched, policy, values, n_chunks=4),
+                           vc.monitoring.monitor(replace(watched), policy, values, n_chunks=4))
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("setting", ["use case, two classes, top label", "use case, ten classes, weighted",
+                                     "use case, three classes, continuous"])
+def test_expected_item_values_of_the_top_label_are_the_truths_einsum(monkeypatch, setting, fast):
+    """Both moments of every item under the top-label map, without the (n, C) truth: the einsum's bits."""
+    make, policy, values_pair, _ = SETTINGS[setting]
+    reference, watched = make(np.random.default_rng(17))
+    calibrator = bands._fit_estimation_calibrator(reference, "isotonic")
+    monkeypatch.setattr(bands, "_two_terms_add_as_einsum", lambda: fast)
+    for values in values_pair:
+        matrix = values.for_classes(watched.classes)
+        mean, variance = bands.expected_item_values(policy, watched, values, calibrator)
+        slow_mean, slow_variance = bands._moments(bands._truth(calibrator.apply(watched), matrix),
+                                                  bands._outcomes(policy, watched, matrix))
+        assert same_bits(mean, slow_mean) and same_bits(variance, slow_variance)
