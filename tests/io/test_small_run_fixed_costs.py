@@ -84,6 +84,26 @@ def test_run_files_load_without_the_evaluation_log_readers():
     assert out.strip() == "[]"
 
 
+def test_a_csv_header_is_read_without_the_utf8_sig_codec(tmp_path):
+    # The header's byte-order mark is cut by hand: the "utf-8-sig" codec is a module imported on first use.
+    path = tmp_path / "run.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + CSV.encode())
+    code = ("import sys; from valuecore.runs import load_run_file; r = load_run_file(sys.argv[1]); "
+            "print(r.ok, r.models['run'].classes, 'encodings.utf_8_sig' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True ('é', 'b') False"
+
+
+@pytest.mark.parametrize("line", [b"\xef\xbb\xbfy_true,proba_a,proba_b\n",
+                                  b"\xef\xbb\xbf\xef\xbb\xbfy_true,proba_a,proba_b\n",
+                                  b"y_true,proba_a,proba_b\n", b"y_true,\xef\xbb\xbfproba_a,proba_b\n"])
+def test_a_csv_header_reads_as_with_the_utf8_sig_codec(line):
+    from valuecore._io.format import _FileProblems, csv_header
+
+    expected = [name.strip() for name in line.decode("utf-8-sig").rstrip("\n").split(",")]
+    assert csv_header(line, _FileProblems("run.csv")) == expected  # one leading mark cut, a second one kept
+
+
 def test_a_plain_threshold_is_fitted_without_the_tier_values():
     code = ("import sys, valuecore as vc; "
             "p = vc.Predictions.from_proba([[.9, .1], [.3, .7], [.6, .4]], y_true=[0, 1, 1]); "
@@ -106,15 +126,15 @@ def test_evaluation_log_names_still_come_from_runs():
 
 
 # The dataclasses a fresh process makes from a run file (CSV and Parquet) to a fitted plain threshold. The
-# expected-value rule's working arrays (``_engine.policy._EvScreen``, ``_EvPlan``) and the loader's encoded
-# labels (``_model.predictions.ClassCodes``) were on this list and are plain classes now; a dataclass added to
+# expected-value rule's working arrays (``_engine.policy._EvScreen``, ``_EvPlan``), the loader's encoded
+# labels (``_model.predictions.ClassCodes``), its private records (``_io.format._RunKind``,
+# ``_io.runfiles.parse._ParsedColumns``, ``_io.runfiles.reading._Layout``, ``_Table``) and the sorted keys'
+# counts (``_engine.bitsort.DescendingCounts``) were on this list and are plain classes now; a dataclass added to
 # the path fails here, to be made elsewhere or on first use, or added to this list knowingly.
 THRESHOLD_PATH_DATACLASSES = {
-    "valuecore._engine.bitsort.DescendingCounts", "valuecore._engine.policy.Policy",
+    "valuecore._engine.policy.Policy",
     "valuecore._engine.sorting.SortedRun", "valuecore._io.columns.ColumnSpec", "valuecore._io.columns.RowRule",
-    "valuecore._io.format.LoadProblem", "valuecore._io.format._RunKind",
-    "valuecore._io.runfiles.parse._ParsedColumns", "valuecore._io.runfiles.reading._Layout",
-    "valuecore._io.runfiles.reading._Table", "valuecore._io.runfiles.results.LoadReport",
+    "valuecore._io.format.LoadProblem", "valuecore._io.runfiles.results.LoadReport",
     "valuecore._io.runfiles.results.ModelRun", "valuecore._model.predictions.Predictions",
     "valuecore._model.values.Regime", "valuecore._model.values.UseCase", "valuecore._model.values.ValueMatrix",
 }

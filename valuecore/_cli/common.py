@@ -9,12 +9,9 @@ commands (``monitor``, ``aggregate``, ``reviewers``) build on it, and
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import math
 import sys
 
-from .. import wording
 from .toplevel import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, PROG  # noqa: F401  (the sub-commands take them from here)
 from .._io.limits import load_json_limited, read_limited
 
@@ -58,33 +55,50 @@ def _fmt(value, spec: str = ".4f") -> str:
     return format(value, spec)
 
 
+# wording (with decimal), csv and io are imported where a command formats or reads: every COMMAND --help
+# imports this module, and they were a quarter of what a COMMAND --help costs.
 def _pct(value) -> str:
+    from .. import wording
+
     return "n/a" if value is None else wording.percent(value)
 
 
 # Amounts read as on the dashboard and in the HTML report (the JSON keeps every digit): a value per item in
 # cents, a total over many items in whole units from 100 up, a likely range in three significant digits.
 def _money(value, currency: str = "") -> str:
+    from .. import wording
+
     return "n/a" if value is None else wording.money(value, currency)
 
 
 def _total(value, currency: str = "") -> str:
+    from .. import wording
+
     return "n/a" if value is None else wording.projected(value, currency)
 
 
 def _range(pair, currency: str = "") -> str:
+    from .. import wording
+
     return f"{wording.amount(pair[0], currency)} to {wording.amount(pair[1], currency)}"
 
 
 def _ratio(value) -> str:
     """A dimensionless value (0 = no model, 1 = perfect), three decimals as on the Value page."""
+    from .. import wording
+
     return "n/a" if value is None else wording.number(value)
 
 
-_count = wording.count
+def _count(x: float) -> str:
+    from .. import wording
+
+    return wording.count(x)
 
 
 def _short(items, limit: int = 12) -> str:
+    from .. import wording
+
     return f"[{wording.short_list(items, limit)}]"
 
 
@@ -178,6 +192,9 @@ def value_matrix_from_csv(text: str, source: str = "value matrix") -> ValueMatri
 
 def _non_empty_rows(text: str, source: str) -> list[list[str]]:
     """The CSV's rows that hold anything; a header and at least two classes, or UsageError."""
+    import csv
+    import io
+
     rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
     if len(rows) < 3:
         raise UsageError(

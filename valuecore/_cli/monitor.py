@@ -21,7 +21,6 @@ from .common import (
     _values,
     _whole_number_between,
 )
-from .. import wording
 from .toplevel import COMMAND_HELP
 from .._model.choices import POLICY_KINDS
 
@@ -47,6 +46,7 @@ def _chunking(args) -> dict:
 
 
 def _cmd_monitor(args) -> int:
+    from .. import wording  # here, not at the top: monitor --help needs no wording (nor its decimal)
     from .._monitor.bands import monitor_bands
     from .._pipeline.build import build_policy_document
 
@@ -92,12 +92,17 @@ def _cmd_monitor(args) -> int:
     return 0
 
 
-# Estimates and their bands read as on the Monitor page: three significant digits (wording.amount).
-_est = wording.amount
+def _est(value: float) -> str:
+    """An estimate or a band's end, as on the Monitor page: three significant digits (wording.amount)."""
+    from .. import wording
+
+    return wording.amount(value)
 
 
 def _band_lines(result, model: str, watched: str, reference: str) -> list[str]:
     """One model's monitoring table: a row per chunk, then the count of alerts and of drifted chunks."""
+    from .. import wording
+
     lines = [
         f"== {model}, watching split {watched!r}",
         f"estimate calibrated with: {result.calibration_text}",

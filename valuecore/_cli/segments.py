@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 
-from .. import wording
 from .common import UsageError, _err, _finite_float, read_text_file
 
 __all__ = ["add_apply_segment_option", "add_segment_options", "applied_segment_lines", "apply_segment_column",
@@ -140,6 +139,7 @@ def report_segments(args, values, load):
     ``rules``, each model's :class:`~valuecore.recommendation.SegmentRule`, for :func:`segment_fit_lines`."""
     from dataclasses import replace
 
+    from .. import wording  # wording (with decimal) where a command runs: report --help needs none of it
     from .._decide.recommend import recommend, recommended_document
     from .._model.choices import RECOMMENDED_RULE, SEGMENT_RULE
     from .._pipeline.pipeline import Pipeline
@@ -178,6 +178,8 @@ def report_segments(args, values, load):
 
 def segment_fit_lines(args, rules, models) -> list[str]:
     """Each model's thresholds per segment on its tuning split: the caps, what they cost, a row per segment."""
+    from .. import wording
+
     currency = args.currency
     what = "per-class thresholds" if args.segment_rule == "class_thresholds" else "thresholds"
     lines = ["", f"{what} per segment of the column {args.segment!r}; caps: "
@@ -203,6 +205,8 @@ def _confidences(run, split: str) -> dict:
 
 
 def _table(evaluation, currency: str, confidences=None) -> list[str]:
+    from .. import wording
+
     rows = [wording.SEGMENT_COLUMNS, *wording.segment_rows(evaluation, currency, confidences)]
     widths = [max(len(str(row[k])) for row in rows) for k in range(len(rows[0]))]
     return ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
@@ -222,6 +226,8 @@ def apply_segment_column(document, given: str | None) -> str | None:
 def applied_segment_lines(item, run=None, currency: str = "") -> list[str]:
     """A per-segment entry's section in ``apply``: each segment's figures on the evaluated split (``run``: the
     loaded run, so that each threshold reads with the digits that tell its decision apart)."""
+    from .. import wording
+
     evaluation = item.evaluation
     confidences = _confidences(run, item.split) if run is not None and item.split in run.segments else {}
     lines = [f"evaluated on          split {item.split!r} ({wording.count(evaluation['n'])} items)",

@@ -22,26 +22,29 @@ as a stable sort.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 # Bit pattern of 2.0: every non-negative float below it has its two top bits clear.
 _BELOW_TWO = np.float64(2.0).view(np.int64)
 
 
-@dataclass(frozen=True)
 class DescendingCounts:
     """Distinct confidences and cumulative counts, from the most confident down.
 
     ``thresholds`` (float64, decreasing), ``group_end`` (int64, exclusive end
     of each group in the stable descending order) and, for a labelled run,
     ``cum_wrong_at_end`` (int64, wrong items up to each group's end).
+
+    A plain slotted class, not a dataclass: ``sorting`` reads its three arrays once and nothing compares,
+    hashes or copies it, while a dataclass costs about a millisecond of every fresh process that imports it.
     """
 
-    thresholds: np.ndarray
-    group_end: np.ndarray
-    cum_wrong_at_end: np.ndarray | None
+    __slots__ = ("thresholds", "group_end", "cum_wrong_at_end")
+
+    def __init__(self, thresholds: np.ndarray, group_end: np.ndarray, cum_wrong_at_end: np.ndarray | None):
+        self.thresholds = thresholds
+        self.group_end = group_end
+        self.cum_wrong_at_end = cum_wrong_at_end
 
 
 def _sortable_bits(confidence: np.ndarray) -> np.ndarray | None:

@@ -158,13 +158,21 @@ class _FileProblems:
         return any(p.severity == "error" for p in self.items)
 
 
-@dataclass(frozen=True)
 class _RunKind:
-    """Which kind of run a header describes: full probabilities, or top label only."""
+    """Which kind of run a header describes: full probabilities, or top label only.
 
-    proba_columns: tuple[str, ...]
-    logit_columns: tuple[str, ...]
-    classes: tuple[str, ...] | None  # None: a top-label run, classes inferred from its labels
+    proba_columns, logit_columns : tuple of str
+    classes : tuple of str, or None for a top-label run (its classes inferred from its labels)
+
+    A plain slotted class, not a dataclass: a private record that nothing compares, hashes or copies, on
+    every run file's path, where a dataclass costs about a millisecond of each fresh process.
+    """
+
+    __slots__ = ("proba_columns", "logit_columns", "classes")
+
+    def __init__(self, proba_columns: tuple[str, ...], logit_columns: tuple[str, ...],
+                 classes: tuple[str, ...] | None):
+        self.proba_columns, self.logit_columns, self.classes = proba_columns, logit_columns, classes
 
     @property
     def inferred(self) -> bool:
@@ -274,10 +282,12 @@ def csv_header(first_line: bytes, problems) -> list[str] | None:
         problems.add("contains binary data; it is neither CSV text nor Parquet")
         return None
     try:
-        header_text = first_line.decode("utf-8-sig")
+        header_text = first_line.decode("utf-8")
     except UnicodeDecodeError:
         problems.add("is not UTF-8 text; save the CSV as UTF-8")
         return None
+    # "utf-8-sig" without its codec module (imported on first use, for this line alone): one leading mark cut.
+    header_text = header_text[1:] if header_text.startswith("\ufeff") else header_text
     if "\r" in header_text.rstrip("\r"):
         problems.add(
             "has lines ending in a carriage return only (old Mac line ends); save the CSV with \\n or \\r\\n line ends"

@@ -8,7 +8,6 @@ names the limit and the environment variable that raises it (listed in
 
 from __future__ import annotations
 
-import json
 import os
 
 __all__ = [
@@ -145,6 +144,8 @@ def load_json_limited(text: str | bytes, source: str = "JSON"):
     line and column) for invalid JSON, a number out of range or a key given twice, never
     RecursionError or OverflowError.
     """
+    import json  # here, not at the top: every COMMAND --help imports this module (for the limits) and needs no json
+
     size = len(text)
     if size > limit("json_mb") * 1_000_000:
         raise LimitError(refusal("json_mb", f"{source} is too large", f"{size / 1e6:,.1f} MB"))

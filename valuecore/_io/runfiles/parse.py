@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,26 +90,25 @@ def _unchanged(path: Path, key: tuple) -> bool:
         return False
 
 
-@dataclass(frozen=True, eq=False)
 class _ParsedColumns:
     """Every column of one file, checked, as arrays (n,) with the rows ordered by (model, split).
 
     ``groups`` maps each (model index, split index) to (its file rows, for problems; its
-    rows of the arrays, a slice).
+    rows of the arrays, a slice); ``y_true_codes``, ``proba``, ``logits``, ``y_pred_codes``,
+    ``confidence``, ``weight``, ``timestamp`` and ``ids`` are arrays or None.
+
+    A plain slotted class, not a dataclass: a private record that nothing compares, hashes or copies, on
+    every run file's path, where a dataclass costs about a millisecond of each fresh process.
     """
 
-    classes: tuple[str, ...]
-    groups: dict
-    model_names: list[str]
-    split_names: list[str]
-    y_true_codes: np.ndarray | None
-    proba: np.ndarray | None
-    logits: np.ndarray | None
-    y_pred_codes: np.ndarray | None
-    confidence: np.ndarray | None
-    weight: np.ndarray | None
-    timestamp: np.ndarray | None
-    ids: np.ndarray | None
+    __slots__ = ("classes", "groups", "model_names", "split_names", "y_true_codes", "proba", "logits",
+                 "y_pred_codes", "confidence", "weight", "timestamp", "ids")
+
+    def __init__(self, classes: tuple[str, ...], groups: dict, model_names: list[str], split_names: list[str],
+                 y_true_codes, proba, logits, y_pred_codes, confidence, weight, timestamp, ids):
+        self.classes, self.groups, self.model_names, self.split_names = classes, groups, model_names, split_names
+        self.y_true_codes, self.proba, self.logits, self.y_pred_codes = y_true_codes, proba, logits, y_pred_codes
+        self.confidence, self.weight, self.timestamp, self.ids = confidence, weight, timestamp, ids
 
     @property
     def class_text(self) -> np.ndarray:

@@ -12,7 +12,6 @@ import re
 import warnings
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +38,6 @@ pd = LazyModule("pandas")  # imported on first use
 _TOO_MANY_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 
-@dataclass(frozen=True, eq=False)
 class _Layout:
     """The file's rows ordered by (model, split), rows staying in file order within a pair.
 
@@ -47,12 +45,15 @@ class _Layout:
     group : (n,) int16 or int32 index of each file row's pair, or None without ``order``
     starts : (n_pairs,) where each pair's rows start in that order
     bounds : {(model index, split index): (start, stop)}
+
+    A plain slotted class, not a dataclass: a private record that nothing compares, hashes or copies, on
+    every run file's path, where a dataclass costs about a millisecond of each fresh process.
     """
 
-    order: np.ndarray | None
-    group: np.ndarray | None
-    starts: np.ndarray
-    bounds: dict
+    __slots__ = ("order", "group", "starts", "bounds")
+
+    def __init__(self, order: np.ndarray | None, group: np.ndarray | None, starts: np.ndarray, bounds: dict):
+        self.order, self.group, self.starts, self.bounds = order, group, starts, bounds
 
 
 def _early_header_problems(path: Path, display: str) -> list[LoadProblem]:
@@ -98,15 +99,20 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass(frozen=True, eq=False)
 class _Table:
     """A file as read: its columns (names stripped, file order), those in ``frame``, and
-    the reader of the float columns left out of it (Parquet probabilities and logits)."""
+    the reader of the float columns left out of it (Parquet probabilities and logits); ``aggregate``:
+    written by ``python -m valuecore aggregate``.
 
-    frame: pd.DataFrame
-    columns: list[str]
-    floats: _FloatColumns | None = None
-    aggregate: bool = False  # written by `python -m valuecore aggregate`
+    A plain slotted class, not a dataclass: a private record that nothing compares, hashes or copies, on
+    every run file's path, where a dataclass costs about a millisecond of each fresh process.
+    """
+
+    __slots__ = ("frame", "columns", "floats", "aggregate")
+
+    def __init__(self, frame: pd.DataFrame, columns: list[str], floats: _FloatColumns | None = None,
+                 aggregate: bool = False):
+        self.frame, self.columns, self.floats, self.aggregate = frame, columns, floats, aggregate
 
 
 def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> _Table | None:
