@@ -19,11 +19,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_hull import SETTINGS, cumulative_counts, gains_for, scan
 
 import valuecore as vc
 from valuecore._engine import hull
 from valuecore._engine.policy import Policy
+
+from helpers.hull import SETTINGS, cumulative_counts, gains_for, scan
 
 
 class _CountingSearches(np.ndarray):

@@ -1,0 +1,82 @@
+"""Cumulative counts drawn to be hard for the hull, the gains to try on them, and the linear scan the hull
+must agree with (``tests/core/test_hull.py``, ``tests/core/test_hull_moves.py``)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import HealthCheck
+from hypothesis import strategies as st
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+
+def scan(a: float, b: float, correct: np.ndarray, wrong: np.ndarray, start: int = 0, stop: int | None = None,
+         base: float = 0.0) -> int:
+    """The linear scan, as the engine computed it before the hull: argmax of the whole array."""
+    stop = correct.size if stop is None else stop
+    return start + int(np.argmax((a * correct + b * wrong)[start:stop] - base))
+
+
+# ------------------------------------------------------------------ counts drawn to be hard
+GROUP_WEIGHTS = st.one_of(
+    st.sampled_from((0.0, 1.0, 2.0, 3.0)),  # whole numbers: exact sums, exact ties
+    st.sampled_from((0.5, 0.25, 0.1, 0.3, 1e-300, 1e-17, 5e-324)),  # rounding, subnormal, tiny
+    st.floats(0.0, 10.0),
+)
+
+
+@st.composite
+def cumulative_counts(draw):
+    """(correct, wrong) cumulated from 0 over groups drawn with a pattern: random, collinear, all correct,
+    all wrong, long runs of one kind (vertical and horizontal hull segments)."""
+    n = draw(st.integers(0, 60))
+    pattern = draw(st.sampled_from(("random", "collinear", "all_correct", "all_wrong", "runs")))
+    weight = draw(st.sampled_from(("ones", "ints", "any")))
+
+    def w():
+        if weight == "ones":
+            return 1.0
+        if weight == "ints":
+            return draw(st.sampled_from((0.0, 1.0, 2.0, 5.0)))
+        return draw(GROUP_WEIGHTS)
+
+    groups = []
+    for g in range(n):
+        if pattern == "collinear":
+            groups.append((w(), w()) if weight == "any" else (1.0, 1.0))
+        elif pattern == "all_correct":
+            groups.append((w(), 0.0))
+        elif pattern == "all_wrong":
+            groups.append((0.0, w()))
+        elif pattern == "runs":
+            correct_now = (g // draw(st.integers(1, 6))) % 2 == 0
+            groups.append((w(), 0.0) if correct_now else (0.0, w()))
+        else:
+            groups.append((w() if draw(st.booleans()) else 0.0, w() if draw(st.booleans()) else 0.0))
+    correct = np.r_[0.0, np.cumsum([c for c, _ in groups])] if groups else np.zeros(1)
+    wrong = np.r_[0.0, np.cumsum([x for _, x in groups])] if groups else np.zeros(1)
+    return correct, wrong
+
+
+@st.composite
+def gains_for(draw, correct: np.ndarray, wrong: np.ndarray):
+    """(a, b): any signs, omega 0 and huge, and values whose omega is a slope between two points (a tie)."""
+    kind = draw(st.sampled_from(("slope", "slope", "any", "edge")))
+    if kind == "any":
+        number = st.one_of(st.sampled_from((0.0, 1.0, -1.0, 4.0, -4.0, 1e-300, -1e300, 1e300, 0.1, -0.1)),
+                           st.floats(-1e6, 1e6))
+        return draw(number), draw(number)
+    if kind == "edge":  # omega 0 or astronomically large
+        a = draw(st.sampled_from((1.0, 0.3, 7.0)))
+        return a, draw(st.sampled_from((0.0, -0.0, -1e300, -1e-300, -a * 1e15)))
+    i, j = sorted(draw(st.lists(st.integers(0, correct.size - 1), min_size=2, max_size=2)))
+    rise, width = Fraction(float(correct[j])) - Fraction(float(correct[i])), \
+        Fraction(float(wrong[j])) - Fraction(float(wrong[i]))
+    omega = float(rise / width) if width else 1.0
+    a = draw(st.sampled_from((1.0, 2.0, 0.1, 3.0)))
+    if draw(st.booleans()):  # the mirrored case: wrong answers worth more than right ones
+        return -a * omega, a
+    return a, -a * omega
