@@ -6,11 +6,6 @@ and print exactly what the full parser prints (so the light answer cannot drift 
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from helpers.cli import modules_loaded_by
 
@@ -78,19 +73,6 @@ def test_the_help_is_as_wide_as_argparse_would_make_it(monkeypatch, columns):
     assert texts[0] == texts[1]
 
 
-
-# As helpers.cli.modules_loaded_by, without importing json to print the list.
-_MODULES_AFTER = """
-import runpy, sys
-sys.argv = ["valuecore", *sys.argv[1:]]
-try:
-    runpy.run_module("valuecore", run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
-sys.__stderr__.write("MODULES " + repr(sorted(sys.modules)) + "\\n")
-"""
-
-
 IMPORTED_WHERE_A_COMMAND_RUNS = {"valuecore.wording", "csv", "decimal", "json"}
 
 
@@ -98,9 +80,6 @@ IMPORTED_WHERE_A_COMMAND_RUNS = {"valuecore.wording", "csv", "decimal", "json"}
 def test_a_command_help_imports_no_wording_csv_decimal_or_json(argv):
     # The sentences (wording, with decimal), the value matrices' CSV and the JSON documents are imported where
     # a command runs, not by every COMMAND --help.
-    done = subprocess.run([sys.executable, "-c", _MODULES_AFTER, *argv], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2])
-    line = [row for row in done.stderr.splitlines() if row.startswith("MODULES ")][-1]
-    loaded = set(ast.literal_eval(line[len("MODULES "):]))
+    loaded = modules_loaded_by(*argv)
     assert "valuecore._cli.parser" in loaded  # it looked where the options are built
     assert not loaded & IMPORTED_WHERE_A_COMMAND_RUNS, sorted(loaded & IMPORTED_WHERE_A_COMMAND_RUNS)

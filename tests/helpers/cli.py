@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -84,15 +84,16 @@ def _docs_reference_code() -> dict:
 
 
 # ---------------------------------------------------------------- first written for test_toplevel.py
-# Runs ``python -m valuecore ARGS`` in this interpreter (runpy, as -m does), then lists the modules it loaded.
+# Runs ``python -m valuecore ARGS`` in this interpreter (runpy, as -m does), then lists the modules it loaded
+# (by repr, so that the listing itself imports nothing the tests look for, json included).
 _LIST_MODULES = """
-import json, runpy, sys
+import runpy, sys
 sys.argv = ["valuecore", *sys.argv[1:]]
 try:
     runpy.run_module("valuecore", run_name="__main__", alter_sys=True)
 except SystemExit:
     pass
-sys.__stderr__.write("MODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+sys.__stderr__.write("MODULES " + repr(sorted(sys.modules)) + "\\n")
 """
 
 
@@ -101,4 +102,4 @@ def modules_loaded_by(*argv: str) -> set[str]:
     done = subprocess.run([sys.executable, "-c", _LIST_MODULES, *argv], cwd=Path(__file__).resolve().parents[2],
                           capture_output=True, text=True, timeout=120)
     line = [row for row in done.stderr.splitlines() if row.startswith("MODULES ")][-1]
-    return set(json.loads(line[len("MODULES "):]))
+    return set(ast.literal_eval(line[len("MODULES "):]))
