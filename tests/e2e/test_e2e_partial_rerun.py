@@ -11,6 +11,8 @@ test_e2e_browser.test_a_page_button_stays_in_force_in_the_browser.
 
 from __future__ import annotations
 
+import time
+
 import re
 
 import pytest
@@ -47,6 +49,12 @@ class Messages:
         self.kinds.clear()
         self.finished.clear()
 
+    def until_finished(self, tab, seconds: float = 60.0) -> None:
+        """Wait for the run's end: the page may show its new value before the rest of the run is drawn."""
+        deadline = time.monotonic() + seconds
+        while not self.finished and time.monotonic() < deadline:
+            tab.wait_for_timeout(100)  # lets Playwright deliver the socket's frames
+
 
 def _type(tab, label: str, text: str) -> None:
     box = value_input(tab, label) if label != "Currency" else tab.get_by_label("Currency")
@@ -71,6 +79,7 @@ def test_a_new_value_reruns_the_values_and_the_page_and_a_new_currency_everythin
         expect(metric_value(page, "Penalty ω")).to_have_text("40")
         expect(metric_value(page, "Act when confidence ≥")).not_to_have_text(threshold)
         assert "delta" in messages.kinds, messages.kinds
+        messages.until_finished(page)
         assert "navigation" not in messages.kinds, messages.kinds  # the page list is not sent again
         assert messages.finished == [ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY], messages.finished
         value_deltas = messages.kinds.count("delta")
@@ -78,6 +87,7 @@ def test_a_new_value_reruns_the_values_and_the_page_and_a_new_currency_everythin
         messages.clear()
         _type(page, "Currency", "CHF")
         expect(metric_value(page, "Value per item")).to_contain_text("CHF")
+        messages.until_finished(page)
         assert "navigation" in messages.kinds, messages.kinds
         assert messages.finished == [ForwardMsg.FINISHED_SUCCESSFULLY], messages.finished
         assert value_deltas < messages.kinds.count("delta"), (value_deltas, messages.kinds.count("delta"))
