@@ -28,8 +28,10 @@ it, :func:`same_output`), with no checks. With ``--base COMMIT`` (or a folder ho
 that version's ``aggregate`` runs too, interleaved. Every package is byte-compiled first.
 
 It prints wall time, CPU time (user + system of the process and its waited-for children), peak RSS (of the
-Python process; for Spark the driver's Python process and, apart, the peak RSS sampled of its JVM) and the
-peak size of DuckDB's spill folder, with the ratios aggregate / bare (and base / bare).
+Python process; for Spark the driver's Python process and, apart, the peak RSS sampled of its JVM), the
+peak size of DuckDB's spill folder and the seconds the process's threads spent queued for a core (what the
+machine's load adds to the wall time), with the ratios aggregate / bare (and base / bare). The bare Spark
+query's groups are counted afterwards from its files' footers, outside its timed process.
 
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]
 [--engines duckdb,spark] [--repeats 3] [--skip-reports]``, or, across data shapes (classes, distinct
@@ -115,19 +117,39 @@ def measured_child(command: list[str], cwd: Path = ROOT) -> tuple[float, float, 
     return run["seconds"], run["gib"], run["out"], run["jvm"]
 
 
+def _run_delays(pids: list[int], into: dict) -> None:
+    """Each thread's time spent runnable but waiting for a core (``/proc/PID/task/TID/schedstat``, its second
+    field, ns), kept in ``into`` by (pid, tid): a thread's last sample stands once it has ended."""
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                into[(pid, tid)] = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[1]) / 1e9
+            except (OSError, IndexError, ValueError):
+                pass
+
+
 def measured_run(command: list[str], cwd: Path = ROOT) -> dict:
     """The child's wall ``seconds``, ``cpu`` seconds (user + system, its waited-for descendants included:
     on a shared machine the figure that the other processes change least), peak RSS ``gib`` (from wait4,
-    exact), its stdout ``out`` and ``jvm``, the peak RSS GiB of its descendants sampled every 0.2 s."""
+    exact), its stdout ``out``, ``jvm``, the peak RSS GiB of its descendants sampled every 0.2 s, and ``queued``:
+    the seconds its threads (and its descendants') spent runnable but waiting for a core, summed over threads
+    (sampled every 0.2 s, so the last 0.2 s of a thread may be missing): what the machine's load adds."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak_descendants = [0.0]
+    delays: dict = {}
     finished = threading.Event()
 
     def sample() -> None:
         while not finished.wait(0.2):
-            total = sum(_rss_gib(pid) for pid in _descendants(process.pid))
+            descendants = _descendants(process.pid)
+            total = sum(_rss_gib(pid) for pid in descendants)
             peak_descendants[0] = max(peak_descendants[0], total)
+            _run_delays([process.pid, *descendants], delays)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -142,7 +164,7 @@ def measured_run(command: list[str], cwd: Path = ROOT) -> dict:
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{err.decode()}")
     return {"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "gib": usage.ru_maxrss / 2**20,
-            "out": out.decode(), "jvm": peak_descendants[0]}
+            "out": out.decode(), "jvm": peak_descendants[0], "queued": sum(delays.values())}
 
 
 PROBA = [f"proba_{c}" for c in range(N_CLASSES)]
@@ -200,7 +222,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
         con.execute(bare_duckdb_sql(proba).format(log=log, out=out))
         finished.set()
         sampler.join()
-        groups = con.execute(f"SELECT COUNT(*) FROM '{out}'").fetchone()[0]
+        groups = con.execute(f"SELECT COUNT(*) FROM '{out}'").fetchone()[0]  # from the footers: milliseconds
     print(f"bare duckdb: {groups} groups; spilled {peak[0] / 2**30:.2f} GiB")
 
 
@@ -231,9 +253,7 @@ def bare_spark(log: str, out: str, model: str = "log") -> None:
     ordered = grouped.orderBy("split", "y_pred", F.col("confidence").desc(), "y_true")
     columns = [F.lit(model).alias("model"), "split", "y_true", *proba, "weight"]
     ordered.select(*columns).write.mode("overwrite").parquet(out)
-    groups = spark.read.parquet(out).count()
-    spark.stop()
-    print(f"bare spark: {groups} groups")
+    spark.stop()  # its groups are counted by the caller, untimed: a count here would be a Spark job more
 
 
 def baselines_text() -> str:
@@ -297,22 +317,22 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
             out = folder / f"{key[1]}-{key[0]}-{len(runs[key])}{'' if spark_folder else '.parquet'}"
             command = [str(out) if part is None else part for part in command]
             run = measured_run(command, cwd)
-            runs[key].append((run["seconds"], run["cpu"], run["gib"], run["jvm"], _spilled(run["out"])))
+            runs[key].append((run["seconds"], run["cpu"], run["gib"], run["jvm"], _spilled(run["out"]), run["queued"]))
             if key[1] == "bare":
-                groups = _groups(run["out"])
+                groups = f"{_rows_written(out):,}"
                 same[key[0]] = same_output(folder / f"aggregate-{key[0]}-0.parquet", out)
             loads.append(os.getloadavg()[0])
     shape = n if isinstance(n, str) else f"{n:,}"
     for engine in engines:
         labels = ["aggregate"] + (["base"] if base is not None else []) + ["bare"]
-        med = {label: [statistics.median(r[i] for r in runs[(engine, label)]) for i in range(5)] for label in labels}
+        med = {label: [statistics.median(r[i] for r in runs[(engine, label)]) for i in range(6)] for label in labels}
         for label in labels:
-            seconds, cpu, gib, jvm, spill = med[label]
+            seconds, cpu, gib, jvm, spill, queued = med[label]
             jvm_text = f"{jvm:5.2f}" if engine == "spark" else f"{'-':>5}"
             spill_text = f"{spill:6.2f}" if engine == "duckdb" else f"{'-':>6}"
-            each = ", ".join(f"{r[0]:.1f}/{r[1]:.1f}" for r in runs[(engine, label)])
+            each = ", ".join(f"{r[0]:.1f}/{r[1]:.1f}/{r[5]:.1f}" for r in runs[(engine, label)])
             print(f"{shape:>12} | {engine:>6} {label:>9} | {seconds:8.1f} {cpu:7.1f} {gib:5.2f} {jvm_text} "
-                  f"{spill_text} | {each}")
+                  f"{spill_text} {queued:6.1f} | {each}")
         bare = med["bare"]
         for label in labels[:-1]:
             m = med[label]
@@ -323,11 +343,12 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
           flush=True)
 
 
-def _groups(text: str) -> str:
-    import re
+def _rows_written(out: Path) -> int:
+    """The rows of a Parquet file, or of a folder of parts (Spark's), from their footers."""
+    import pyarrow.parquet as pq
 
-    found = re.search(r"([0-9,]+) groups", text)
-    return found.group(1) if found else "?"
+    parts = sorted(out.glob("*.parquet")) if out.is_dir() else [out]
+    return sum(pq.read_metadata(part).num_rows for part in parts)
 
 
 def parse_shapes(text: str) -> list[tuple[int, int | None, int]]:
@@ -392,7 +413,7 @@ def _run(args, base: Path | None) -> None:
               f"classes/decimals/rows; groups = the bare query's output rows")
         print(baselines_text())
         print(f"{'shape':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'CPU s':>7} {'GiB':>5} {'JVM':>5} "
-              f"{'spill':>6} | each run s/CPU s")
+              f"{'spill':>6} {'queued':>6} | each run s/CPU s/queued s")
         for classes, decimals, rows in parse_shapes(args.shapes):
             with tempfile.TemporaryDirectory(prefix="valuecore-bench-", dir=args.temp_dir) as folder:
                 log = Path(folder) / "log.parquet"
@@ -411,8 +432,8 @@ def _run(args, base: Path | None) -> None:
         f"{'in-memory s':>11} {'GiB':>5} | same answer"
     )
     compare_header = (
-        f"{'n':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'CPU s':>7} {'GiB':>5} {'JVM':>5} {'spill':>6} | "
-        "each run s/CPU s"
+        f"{'n':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'CPU s':>7} {'GiB':>5} {'JVM':>5} {'spill':>6} "
+        f"{'queued':>6} | each run s/CPU s/queued s"
     )
     if engines:
         print(baselines_text())
