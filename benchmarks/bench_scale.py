@@ -27,8 +27,8 @@ Both bare queries write the same output as ``aggregate`` (its columns, rows and 
 it, :func:`same_output`), with no checks. With ``--base COMMIT`` (or a folder holding a ``valuecore/``)
 that version's ``aggregate`` runs too, interleaved. Every package is byte-compiled first.
 
-It prints wall time, CPU time (user + system of the process and all its descendants, a JVM included), peak RSS (of the
-Python process; for Spark the driver's Python process and, apart, the peak RSS sampled of its JVM), the
+It prints wall time, CPU time (user + system of the process and all its descendants, a JVM included), peak
+RSS (of the Python process; for Spark the driver's Python process and, apart, the peak RSS sampled of its JVM), the
 peak size of DuckDB's spill folder and the seconds the process's threads spent queued for a core (what the
 machine's load adds to the wall time), with the ratios aggregate / bare (and base / bare). The bare Spark
 query's groups are counted afterwards from its files' footers, outside its timed process.
@@ -36,7 +36,10 @@ query's groups are counted afterwards from its files' footers, outside its timed
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]
 [--engines duckdb,spark] [--repeats 3] [--skip-reports]``, or, across data shapes (classes, distinct
 confidences, groups), ``python benchmarks/bench_scale.py --shapes 2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6
-[--engines duckdb] [--repeats 3] [--base 8dc4cc9]``: the engine comparison alone on each shape.
+[--engines duckdb] [--repeats 3] [--base 8dc4cc9] [--ahead]``: the engine comparison alone on each shape.
+``--ahead`` runs each measured process at nice -20 in a scheduling group of its own (root only): on a
+loaded machine its wall time then comes near an idle machine's ("queued" near zero); it slows the
+machine's other work while it runs.
 """
 
 from __future__ import annotations
