@@ -167,3 +167,24 @@ def test_many_or_few_classes_on_a_large_run_choose_as_the_scan(n_classes):
         on_hulls = vc.fit_policy("class_thresholds", run, values).class_thresholds
         assert repr(on_hulls) == repr(_old_per_class(run, 1.0, -omega)), omega
     assert isinstance(hull.run_cache(run).get("class hulls"), hull.Segments), "the classes were searched together"
+
+
+@pytest.mark.parametrize("prior_wrong", [0.0, 1e7, 3e15])
+def test_points_whose_gains_round_together_are_left_to_the_own_search(prior_wrong):
+    """After a class with many wrong answers the gains carry a large total, whose rounding merges points that
+    differ by an ulp (a run's lower point then ties with the vertex and comes first) or by a little more than
+    omega's distance to an edge's slope: no interval may claim such a vertex, the scan's first maximum decides."""
+    ulp = np.spacing(1.0)
+    # (wrong, correct) per point; the first segment holds the prior wrong answers.
+    points = [(prior_wrong, 0.0),
+              (prior_wrong, 1.0), (prior_wrong, 1.0 + ulp), (prior_wrong + 1, 2.0), (prior_wrong + 1, 2.0 + 4 * ulp),
+              (prior_wrong + 2, 2.5), (prior_wrong + 3, 2.75)]
+    wrong, correct = (np.array(column) for column in zip(*points))
+    spans, labels = [(0, 1), (1, len(points))], np.linspace(1.0, 0.0, len(points))
+    segments = hull.segments_of({}, "c", correct, wrong, spans, labels)
+    omegas = [omega * (1 + k * 2.0**-32) for omega in (1.0, 0.5, 0.25, 2.0) for k in range(-40, 41, 3)]
+    omegas += [0.7, 1.5, 3.0, 1e-9, 1e9]
+    for omega in omegas:
+        got = segments.choose(1.0, -omega)
+        assert _same(got, per_segment_scan(1.0, -omega, correct, wrong, spans, labels)), omega
+        assert _same(got, per_segment_reference(1.0, -omega, correct, wrong, spans, labels)), omega
