@@ -84,23 +84,19 @@ def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray |
     """:func:`best_prefix_per_class_cumulative` of the gains ``a * correct + b * wrong`` cumulated along the class
     order, bit for bit, from each class's hull (all classes in one search for the usual signs); None when a
     class needs the scan."""
-    correct, wrong = run.class_cum_correct, run.class_cum_wrong
     cache = run_cache(run)
-    classes = cache.get("class segments")
-    if classes is None:  # the predicted classes with groups, and each one's groups [start, stop)
-        bounds = np.searchsorted(run.class_group_class, np.arange(run.predictions.n_classes + 1)).tolist()
-        kept = [(k, (start, stop)) for k, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])) if start < stop]
-        classes = cache["class segments"] = ([k for k, _ in kept], [span for _, span in kept])
-    indices, spans = classes
     if a > 0 > b:  # the usual values: every class in one search, kept with the run
-        searched = cache.get("class hulls", False)
-        if searched is False:
-            searched = cache["class hulls"] = segments_of(cache, "class_thresholds", correct, wrong, spans,
-                                                          run.class_group_threshold)
+        kept = cache.get("class hulls")
+        if kept is None:
+            indices, spans = _class_spans(run, cache)
+            kept = cache["class hulls"] = (indices, segments_of(cache, "class_thresholds", run.class_cum_correct,
+                                                                run.class_cum_wrong, spans, run.class_group_threshold))
+        indices, searched = kept
         chosen = None if searched is None else searched.choose(a, b)
     else:
-        chosen = [choose_one(cache, "class_thresholds", a, correct, b, wrong, start, stop, run.class_group_threshold)
-                  for start, stop in spans]
+        indices, spans = _class_spans(run, cache)
+        chosen = [choose_one(cache, "class_thresholds", a, run.class_cum_correct, b, run.class_cum_wrong, start, stop,
+                             run.class_group_threshold) for start, stop in spans]
         chosen = None if None in chosen else np.array(chosen, dtype=float)
     if chosen is None:
         return None
@@ -109,6 +105,16 @@ def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray |
     thresholds = np.full(run.predictions.n_classes, np.nan)
     thresholds[indices] = chosen
     return thresholds
+
+
+def _class_spans(run: SortedRun, cache: dict) -> tuple[list, list]:
+    """The predicted classes with groups, and each one's groups ``[start, stop)`` in the class order (kept)."""
+    classes = cache.get("class segments")
+    if classes is None:
+        bounds = np.searchsorted(run.class_group_class, np.arange(run.predictions.n_classes + 1)).tolist()
+        kept = [(k, (start, stop)) for k, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])) if start < stop]
+        classes = cache["class segments"] = ([k for k, _ in kept], [span for _, span in kept])
+    return classes
 
 
 def _plain_classes(run: SortedRun) -> bool:
