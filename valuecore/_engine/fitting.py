@@ -9,7 +9,6 @@ calibration's mapping in the policy; this module knows nothing of calibration.
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
 import numpy as np
@@ -220,7 +219,7 @@ def fit_policy(
         return fit_shortlist(run, values, shortlist_values, rule=shortlist_rule, calibration=calibration)
     if kind == "class_thresholds":
         thresholds = _tune_per_class(run, values, estimate)
-        pairs = tuple(zip(run.predictions.classes, [None if math.isnan(t) else t for t in thresholds.tolist()]))
+        pairs = tuple(zip(run.predictions.classes, [t if t == t else None for t in thresholds.tolist()]))  # NaN: None
         if extra:
             return Policy(kind, class_thresholds=pairs, **extra)
         # Pairs of a str and a finite float or None: what the checks would leave unchanged, known once per run.
