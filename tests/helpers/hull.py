@@ -80,3 +80,34 @@ def gains_for(draw, correct: np.ndarray, wrong: np.ndarray):
     if draw(st.booleans()):  # the mirrored case: wrong answers worth more than right ones
         return -a * omega, a
     return a, -a * omega
+
+
+# ------------------------------------------------------------------ per-class thresholds: one search per segment
+def per_segment_reference(a: float, b: float, correct: np.ndarray, wrong: np.ndarray, spans, labels: np.ndarray,
+                          cache: dict | None = None) -> list | None:
+    """The per-class search as the engine did it before ``hull.Segments``, one ``hull.first_best`` per segment:
+    the label of the first best point when its gain over the counts before the segment is above 0, else NaN;
+    None when a segment needs the scan."""
+    from valuecore._engine import hull
+
+    cache = {} if cache is None else cache
+    chosen = []
+    for start, stop in spans:
+        base = a * float(correct[start - 1]) + b * float(wrong[start - 1]) if start else 0.0
+        best = hull.first_best(cache, "reference", a, correct, b, wrong, start, stop, base)
+        if best is None:
+            return None
+        chosen.append(float(labels[best]) if (a * float(correct[best]) + b * float(wrong[best])) - base > 0
+                      else float("nan"))
+    return chosen
+
+
+def per_segment_scan(a: float, b: float, correct: np.ndarray, wrong: np.ndarray, spans, labels: np.ndarray) -> list:
+    """The same by the linear scan: per segment the argmax of the gains over the counts before it."""
+    at_end = a * correct + b * wrong
+    chosen = []
+    for start, stop in spans:
+        prefix = at_end[start:stop] - at_end[start - 1] if start else at_end[start:stop]
+        best = int(np.argmax(prefix))
+        chosen.append(float(labels[start + best]) if prefix[best] > 0 else float("nan"))
+    return chosen

@@ -9,7 +9,6 @@ calibration's mapping in the policy; this module knows nothing of calibration.
 
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
 import numpy as np
@@ -27,7 +26,7 @@ from .sorting import (
     cumulative_gain,
     item_gains,
 )
-from .hull import first_best, run_cache
+from .hull import choose_one, first_best, run_cache, segments_of
 from .._model.values import UseCase  # noqa: F401  (used in doctests)
 from .._model.values import ValueMatrix, Values, _calibrated_threshold
 from .._model.values import check_value_range as _check_value_range
@@ -82,25 +81,50 @@ def _tune_per_class(run: SortedRun, values: Values, estimate: bool) -> np.ndarra
 
 def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray | None:
     """:func:`best_prefix_per_class_cumulative` of the gains ``a * correct + b * wrong`` cumulated along the class
-    order, bit for bit, each class from its own hull; None when a class needs the scan."""
-    correct, wrong = run.class_cum_correct, run.class_cum_wrong
-    thresholds = np.full(run.predictions.n_classes, np.nan)
+    order, bit for bit, from each class's hull (all classes in one search for the usual signs); None when a
+    class needs the scan."""
     cache = run_cache(run)
-    classes = cache.get("class segments")
-    if classes is None:  # each class's groups [start, stop) with the counts before them, as Python floats
-        bounds = np.searchsorted(run.class_group_class, np.arange(thresholds.size + 1)).tolist()
-        classes = cache["class segments"] = [
-            (k, start, stop, float(correct[start - 1]) if start else None, float(wrong[start - 1]) if start else None)
-            for k, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])) if start < stop]
-    group_threshold = run.class_group_threshold
-    for k, start, stop, correct_before, wrong_before in classes:
-        base = a * correct_before + b * wrong_before if start else 0.0
-        best = first_best(cache, "class_thresholds", a, correct, b, wrong, start, stop, base)
-        if best is None:
-            return None
-        if (a * float(correct[best]) + b * float(wrong[best])) - base > 0:  # ties with "accept nothing" abstain
-            thresholds[k] = group_threshold[best]
+    if a > 0 > b:  # the usual values: every class in one search, kept with the run
+        kept = cache.get("class hulls")
+        if kept is None:
+            indices, spans = _class_spans(run, cache)
+            kept = cache["class hulls"] = (indices, segments_of(cache, "class_thresholds", run.class_cum_correct,
+                                                                run.class_cum_wrong, spans, run.class_group_threshold))
+        indices, searched = kept
+        chosen = None if searched is None else searched.choose(a, b)
+    else:
+        indices, spans = _class_spans(run, cache)
+        chosen = [choose_one(cache, "class_thresholds", a, run.class_cum_correct, b, run.class_cum_wrong, start, stop,
+                             run.class_group_threshold) for start, stop in spans]
+        chosen = None if None in chosen else np.array(chosen, dtype=float)
+    if chosen is None:
+        return None
+    if len(indices) == run.predictions.n_classes:
+        return chosen
+    thresholds = np.full(run.predictions.n_classes, np.nan)
+    thresholds[indices] = chosen
     return thresholds
+
+
+def _class_spans(run: SortedRun, cache: dict) -> tuple[list, list]:
+    """The predicted classes with groups, and each one's groups ``[start, stop)`` in the class order (kept)."""
+    classes = cache.get("class segments")
+    if classes is None:
+        bounds = np.searchsorted(run.class_group_class, np.arange(run.predictions.n_classes + 1)).tolist()
+        kept = [(k, (start, stop)) for k, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])) if start < stop]
+        classes = cache["class segments"] = ([k for k, _ in kept], [span for _, span in kept])
+    return classes
+
+
+def _plain_classes(run: SortedRun) -> bool:
+    """Whether the run's classes are a tuple of str and its per-class thresholds finite (kept with the run)."""
+    cache = run_cache(run)
+    plain = cache.get("plain classes")
+    if plain is None:
+        classes = run.predictions.classes
+        plain = cache["plain classes"] = (type(classes) is tuple and all(type(c) is str for c in classes)
+                                          and bool(np.isfinite(run.class_group_threshold).all()))
+    return plain
 
 
 def _worst_case_use_case(matrix: ValueMatrix) -> tuple[float, float]:
@@ -195,9 +219,10 @@ def fit_policy(
         return fit_shortlist(run, values, shortlist_values, rule=shortlist_rule, calibration=calibration)
     if kind == "class_thresholds":
         thresholds = _tune_per_class(run, values, estimate)
-        pairs = tuple(
-            (c, None if math.isnan(t) else float(t)) for c, t in zip(run.predictions.classes, thresholds)
-        )
-        return Policy(kind, class_thresholds=pairs, **extra) if extra else Policy._tuned(kind, class_thresholds=pairs)
+        pairs = tuple(zip(run.predictions.classes, [t if t == t else None for t in thresholds.tolist()]))  # NaN: None
+        if extra:
+            return Policy(kind, class_thresholds=pairs, **extra)
+        # Pairs of a str and a finite float or None: what the checks would leave unchanged, known once per run.
+        return Policy._plain(kind, None, pairs) if _plain_classes(run) else Policy._tuned(kind, class_thresholds=pairs)
     raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
 

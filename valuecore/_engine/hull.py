@@ -20,6 +20,11 @@ the interval spans that edge: the move then costs its points, never more than th
 
 ``a`` and ``b`` of one sign make the gain monotone in ``k`` (bisection, or ``k = 0``); ``a < 0 < b``
 uses the hull of the points ``(C_k, W_k)``.
+
+Consecutive segments of one pair of counts (the per-class thresholds) are searched together by
+:class:`Segments`: each vertex keeps, from its build, an interval of ``b / a`` within which the scan's
+answer is provably its own (see there); one ``searchsorted`` over every segment's intervals answers a move,
+and a segment whose value falls outside its vertex's interval takes its own search above.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Chain", "first_best", "chain_of", "run_cache"]
+__all__ = ["Chain", "Segments", "first_best", "choose_one", "segments_of", "chain_of", "run_cache"]
 
 _U = 2.0**-53  # unit roundoff of float64
 _TINY = 2.0**-1000  # covers underflow in the products (at most 2**-1075 each)
@@ -37,6 +42,14 @@ _SLACK = 2.0**-40  # relative margin on the bounds' own arithmetic (a few ulps)
 _EXACT_CROSS = 2.0**26  # whole numbers up to this: every cross product is exact in float64
 _ROUNDS = 64  # vectorised pruning rounds before the exact chain takes the survivors
 _EXACT_CHAIN_MAX = 1 << 20  # survivors beyond this: no hull (the scan answers)
+# Segments searched together (see Segments): a move with a < _A_MIN or a * C + |b| * W above _SUM_MAX takes each
+# segment's own search; _K and _T bound twice the rounding of a gain, divided by a; _FUDGE widens the build's own
+# rounding (a few ulps each) many times over.
+_A_MIN = 2.0**-500
+_SUM_MAX = 2.0**1000
+_K = 16 * _U
+_T = 2.0**-571  # 2**-1071 / _A_MIN: underflow in the two products
+_FUDGE = 2.0**-45
 
 
 def _pruned(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -291,6 +304,169 @@ def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong:
         return None if chain is None else chain.first_best(a, b, base)
     chain = chain_of(cache, (key, "correct-wrong", start, stop), correct, wrong, start, stop)
     return None if chain is None else chain.first_best(b, a, base)
+
+
+def choose_one(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong: np.ndarray, start: int, stop: int,
+               labels: np.ndarray) -> float | None:
+    """``labels[k]`` of the first ``k`` in ``[start, stop)`` maximising the gain over the counts before ``start``,
+    ``(a * correct[k] + b * wrong[k]) - (a * correct[start - 1] + b * wrong[start - 1])``, when that gain is
+    above 0 (a tie with accepting none of the segment abstains), else NaN; None when the scan must answer.
+    One segment's own search: what :meth:`Segments.choose` answers for every segment at once."""
+    base = a * float(correct[start - 1]) + b * float(wrong[start - 1]) if start else 0.0
+    best = first_best(cache, key, a, correct, b, wrong, start, stop, base)
+    if best is None:
+        return None
+    return float(labels[best]) if (a * float(correct[best]) + b * float(wrong[best])) - base > 0 else math.nan
+
+
+class Segments:
+    """The hulls of consecutive segments of one pair of cumulative counts, searched together: one move answers
+    every segment with one ``searchsorted`` whatever their number (:meth:`choose`).
+
+    Why a vertex's interval is safe. Take ``a > 0 > b``, ``omega = -b / a``, a segment ``[start, stop)``, its
+    last counts ``(X, Y)`` (wrong, correct), a vertex ``v`` of its hull, its run of equal x ``[r, v]`` and ``f``
+    its first point as high as ``v``. The scan's gains ``fl(fl(fl(a * C) + fl(b * W)) - base)`` differ from the
+    exact ``a * C + b * W - base`` (``base`` the float subtracted, the same for every point) by at most ``E <=
+    4.1 u (a Y + |b| X) + 2**-1072`` (``u`` the unit roundoff; ``|base| <= 1.01 (a Y + |b| X)``; no overflow
+    below ``_SUM_MAX``), so ``2 E / a <= _K (Y + omega X) + _T`` once ``a >= _A_MIN``. The scan answers ``f``
+    (every point of ``[f, v]`` has the same counts, so the same rounded gain) when every other point's exact
+    gain is more than ``2 E`` below ``v``'s:
+
+    - points before the run (``x <= x_before``): the hull's gain is concave in x, with slope ``a (s_left -
+      omega)`` on the edge left of ``v``, so they fall short by ``a (s_left - omega) (x_v - x_before)`` at least;
+    - points after it (``x >= x_after``): by ``a (omega - s_right) (x_after - x_v)``;
+    - points of the run below ``v``'s height: by ``a * gap``.
+
+    ``f``'s gain over the counts before the segment, ``a dC + b dW``, is above 0 as rounded when its exact
+    value is above ``2 E`` (both sums round by ``E`` at most), and not above when below ``-2 E``. Each
+    condition is linear in omega: per vertex an interval of ``b / a`` where ``f`` answers, split where its
+    gain surely is not above 0 (the answer: NaN), not sure (the segment's own search), surely above (the
+    answer: ``labels[f]``), computed at the build with every quantity rounded toward the safe side
+    (``_FUDGE``, far above the build's own rounding and ``fl(b / a)``'s). The keys ``(segment, b / a)`` of
+    these ends, in order, make one sorted array: a move's position in it is odd inside a sure part. Elsewhere
+    (near a tie, counts so small that the rounding bounds are not negligible, ``a < _A_MIN``), the segment's
+    own search answers (:func:`choose_one`), as it does for every segment with other signs of a and b.
+
+    Parameters
+    ----------
+    cache, key : where the segments' hulls are kept (the keys :func:`first_best` uses)
+    correct, wrong : ndarray of shape (n,), cumulative counts (finite, >= 0, non-decreasing: checked by
+        :func:`segments_of`)
+    spans : list of (start, stop), consecutive non-empty segments, shape (S,)
+    labels : ndarray of shape (n,), what :meth:`choose` answers for a chosen point (a threshold)
+    chains : list of :class:`Chain`, each span's hull of ``(wrong, correct)``
+    """
+
+    def __init__(self, cache: dict, key, correct: np.ndarray, wrong: np.ndarray, spans: list, labels: np.ndarray,
+                 chains: list):
+        self.cache, self.key, self.correct, self.wrong = cache, key, correct, wrong
+        self.spans, self.labels = spans, labels
+        keys, answers = [], []
+        for slot, ((start, stop), chain) in enumerate(zip(spans, chains)):
+            before = (float(correct[start - 1]), float(wrong[start - 1])) if start else (0.0, 0.0)
+            ends = self._ends(chain, correct, wrong, before)
+            key_of = np.empty(ends.size, complex)  # (segment, b / a): compared in that order
+            key_of.real, key_of.imag = slot, ends
+            keys.append(key_of)
+            first = np.asarray(chain._first_equal)
+            answer = np.full((first.size, 4), np.nan)  # position 4 i + 1: NaN; 4 i + 3: the label; others unsure
+            answer[:, 3] = labels[first]
+            answers.append(answer.ravel())
+        self._keys = np.concatenate(keys)
+        self._answers = np.concatenate(answers + [np.full(1, np.nan)])  # the last position: past every key
+        self._slots = np.arange(len(spans)) + 0j
+        self._y_max, self._x_max = float(correct[spans[-1][1] - 1]), float(wrong[spans[-1][1] - 1])
+
+    @staticmethod
+    def _ends(chain: Chain, correct: np.ndarray, wrong: np.ndarray, before: tuple) -> np.ndarray:
+        """Per vertex the values ``low <= no <= yes <= high`` of ``b / a``: in ``(low, no]`` the scan answers NaN
+        (its first point as high surely gains nothing), in ``(yes, high]`` that point; (V * 4,), non-decreasing;
+        all four equal where neither is sure."""
+        vx, vy = np.asarray(chain.vx), np.asarray(chain.vy)
+        x_before, x_after, gap = np.asarray(chain._x_before), np.asarray(chain._x_after), np.asarray(chain._gap)
+        first = np.asarray(chain._first_equal)
+        y_last, x_last = chain._y_last, chain._x_last
+        floor, spread = _K * y_last + _T, _K * x_last
+        down, up = 1 - _FUDGE, 1 + _FUDGE
+        with np.errstate(all="ignore"):
+            slopes = np.diff(vy) / np.diff(vx)
+            # Before the run: omega below (s_left d - floor) / (d + K X), s_left and d rounded down.
+            s_left = np.r_[np.nan, np.minimum(slopes, 2.0**1000) * down]
+            d = (vx - x_before) * down
+            rise = s_left * d
+            top = (rise - floor) - _FUDGE * (rise + floor)
+            omega_high = _clean(np.where(top > 0, top / ((d + spread) * up) * down, -np.inf), -np.inf)
+            omega_high[np.isinf(x_before)] = np.inf
+            # Below the vertex's height in the run: omega below (gap - floor) / (K X).
+            low_gap = gap * down
+            top = (low_gap - floor) - _FUDGE * (low_gap + floor)
+            by_gap = _clean(np.where(top > 0, top / (spread * up) * down, -np.inf), -np.inf)
+            by_gap[np.isinf(gap)] = np.inf
+            omega_high = np.minimum(omega_high, by_gap)
+            # After the run: omega above (s_right d + floor) / (d - K X), s_right rounded up, d down.
+            s_right = np.r_[slopes * up, np.nan]
+            d = (x_after - vx) * down
+            bottom = (d - spread) - _FUDGE * (d + spread)
+            omega_low = _clean(np.where(bottom > 0, (s_right * d + floor) * up / bottom * up, np.inf), np.inf)
+            omega_low[np.isinf(x_after)] = -np.inf
+            # The first point's gain over the counts before the segment, a (dC - omega dW): surely above 0 for
+            # omega below (dC - floor) / (dW + K X), surely not for omega above (dC + floor) / (dW - K X).
+            d_correct, d_wrong = correct[first] - before[0], wrong[first] - before[1]
+            top = (d_correct * down - floor) - _FUDGE * (d_correct + floor)
+            omega_yes = _clean(np.where(top > 0, top / ((d_wrong * up + spread) * up) * down, -np.inf), -np.inf)
+            bottom = (d_wrong * down - spread) - _FUDGE * (d_wrong + spread)
+            omega_no = _clean(np.where(bottom > 0, (d_correct * up + floor) * up / bottom * up, np.inf), np.inf)
+            # As b / a = -omega (fl(b / a) is within an ulp: each end moves inward by far more).
+            low, high = -(omega_high * down), -(omega_low * up)
+            no, yes = -(omega_no * up), -(omega_yes * down)
+        safe = low < high  # False with a NaN
+        low, high = np.where(safe, low, -np.inf), np.where(safe, high, -np.inf)
+        no = np.minimum(np.maximum(no, low), high)
+        ends = np.column_stack([low, no, np.minimum(np.maximum(yes, no), high), high])
+        # Non-decreasing, as searchsorted needs: a vertex whose interval an earlier one overlaps (rounding at a
+        # near tie) gets none; lowering it leaves every other end where it was.
+        ordered = np.maximum.accumulate(ends.ravel()).reshape(ends.shape)
+        ends[(ordered != ends).any(axis=1)] = -np.inf
+        return np.maximum.accumulate(ends.ravel())
+
+    def choose(self, a: float, b: float) -> np.ndarray | None:
+        """Per segment, :func:`choose_one` of ``a``, ``b``: shape (S,) floats; None when the scan must answer."""
+        if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
+            p = self._keys.searchsorted(self._slots + complex(0.0, b / a))
+            chosen = self._answers.take(p)
+            sure = p & 1  # odd: inside a vertex's sure part
+            if np.count_nonzero(sure) == sure.size:
+                return chosen
+            others = np.flatnonzero(sure == 0).tolist()
+        else:
+            chosen, others = np.empty(len(self.spans)), range(len(self.spans))
+        for slot in others:
+            start, stop = self.spans[slot]
+            one = choose_one(self.cache, self.key, a, self.correct, b, self.wrong, start, stop, self.labels)
+            if one is None:
+                return None
+            chosen[slot] = one
+        return chosen
+
+
+def _clean(values: np.ndarray, instead: float) -> np.ndarray:
+    """``values`` with NaN replaced by ``instead`` (the safe side)."""
+    values[np.isnan(values)] = instead
+    return values
+
+
+def segments_of(cache: dict, key, correct: np.ndarray, wrong: np.ndarray, spans: list,
+                labels: np.ndarray) -> Segments | None:
+    """:class:`Segments` of the spans, or None when a segment's hull cannot be built (then the scan answers); its
+    hulls kept in ``cache`` under the keys :func:`first_best` uses. Build it for ``a > 0 > b``: it builds the
+    hulls of ``(wrong, correct)``."""
+    if not spans or not _ordered(cache, key, correct, wrong):
+        return None
+    chains = [chain_of(cache, (key, "wrong-correct", start, stop), wrong, correct, start, stop)
+              for start, stop in spans]
+    if any(chain is None for chain in chains):
+        return None
+    return Segments(cache, key, correct, wrong, spans, labels, chains)
 
 
 def _ordered(cache: dict, key, correct: np.ndarray, wrong: np.ndarray) -> bool:

@@ -144,6 +144,12 @@ class Policy:
                              for pair in class_thresholds))
         if not plain:
             return cls(kind, threshold=threshold, class_thresholds=class_thresholds)
+        return cls._plain(kind, threshold, class_thresholds)
+
+    @classmethod
+    def _plain(cls, kind: str, threshold: float | None, class_thresholds: tuple | None) -> "Policy":
+        """What :meth:`_tuned` makes of fields it found plain, unchecked: for a caller that knows they are (per-class
+        thresholds from a run whose classes are str and whose confidences are finite)."""
         policy = object.__new__(cls)
         vars(policy).update(kind=kind, threshold=threshold, class_thresholds=class_thresholds,
                             calibration=_NO_CALIBRATION_FROZEN, assist_threshold=None, assisted=None, shortlist=None)
