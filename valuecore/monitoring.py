@@ -11,7 +11,8 @@ model) and :func:`calibration_value_tables` (several) build seed 003's Table
 With a labelled reference split, :func:`monitor_bands` calibrates the
 label-free estimate on it and adds, per chunk, a sampling-error band, alerts
 against the reference band and a drift signal on the confidences, as a
-:class:`MonitorBands` (frame columns ``BAND_COLUMNS``);
+:class:`MonitorBands` (frame columns ``BAND_COLUMNS``); :func:`monitor_estimates` is its estimate per
+chunk alone, bit for bit, without bands, alerts or drift (frame columns ``ESTIMATE_COLUMNS``);
 :func:`expected_item_values` is each item's estimated value and
 :func:`monitoring_record` the summary the policy JSON keeps.
 

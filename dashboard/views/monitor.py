@@ -101,11 +101,18 @@ def _banded(key: tuple, _reference, _watched, _policy, _values):
                                        n_resamples=resamples, **how)
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _estimates(key: tuple, _reference, _watched, _policy, _values):
+    how, calibration = dict(key[-3]), key[-2]
+    return vc.monitoring.monitor_estimates(_reference, _watched, _policy, _values, calibration=calibration, **how)
+
+
 # The estimate of a chunk is the calibration fitted on the whole reference; the bootstrap copies (each
-# refitting it) only widen the bands. Where no band is shown (the back-test's table and chart), two
-# copies, the fewest monitor_bands takes, give the same estimate: the first visit of the page on the
-# breast_cancer sample spent most of its time on a hundred refits per model for bands nobody saw.
-ESTIMATE_ONLY = 2
+# refitting it) only widen the bands. Where no band is shown (the back-test's table and chart), the estimate
+# alone is computed (monitor_estimates: the same bits, no copy, drift test or realised value): the first visit
+# of the page on the breast_cancer sample spent most of its time on a hundred refits per model for bands nobody
+# saw, and two copies per model still cost a new value on five runs of 10^5 rows about a second under load.
+ESTIMATE_ONLY = 0
 WITH_BANDS = inspect.signature(vc.monitoring.monitor_bands).parameters["n_resamples"].default  # the core's default
 
 
@@ -117,7 +124,8 @@ def monitor_frame(ws, model: str, split: str, policy, values, how: dict, retune:
 
 def model_bands(ws, model: str, split: str, policy, values, how: dict, calibration: str = "auto",
                 reference: str | None = None, resamples: int = WITH_BANDS) -> vc.monitoring.MonitorBands:
-    """``valuecore.monitoring.monitor_bands`` of one model's split against its reference split, cached.
+    """``valuecore.monitoring.monitor_bands`` of one model's split against its reference split, cached
+    (``resamples=ESTIMATE_ONLY``: ``monitor_estimates``' frame instead, the same estimate without the bands).
 
     Both splits are given as the policy sees them (the sidebar's recalibration applied), with the policy's
     own calibration taken off so it is not applied twice: the decisions are the policy's, and "none"
@@ -132,7 +140,8 @@ def model_bands(ws, model: str, split: str, policy, values, how: dict, calibrati
     bare = replace(policy, calibration={"method": "none"})
     key = (*_run_key(ws, model, split), reference, policy_key(policy), values_key(values), _how_key(how),
            calibration, int(resamples))
-    return _banded(key, ws.calibrated(model, reference), ws.calibrated(model, split), bare, values)
+    made = _estimates if resamples == ESTIMATE_ONLY else _banded
+    return made(key, ws.calibrated(model, reference), ws.calibrated(model, split), bare, values)
 
 
 def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, calibration: str = "auto",
@@ -142,7 +151,7 @@ def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, ca
 
     Returns the frame (with a ``model`` column), the bands (None when they cannot be had) and a note
     saying why the estimate is not the bands' one ("" when it is). ``resamples=ESTIMATE_ONLY`` when the
-    bands are not shown: the estimate is the same.
+    bands are not shown: the estimate is the same, and the bands are its frame alone (``monitor_estimates``).
     """
     frame = monitor_frame(ws, model, split, policy, values, how, retune).copy()
     frame.insert(0, "model", model)
@@ -152,7 +161,7 @@ def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, ca
         found = model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
     except ValueError as error:
         return frame, None, str(error)
-    estimate = found.frame.set_index("chunk")["estimated_value_per_item"]
+    estimate = (found if resamples == ESTIMATE_ONLY else found.frame).set_index("chunk")["estimated_value_per_item"]
     per_item = frame["chunk"].map(estimate)
     frame["estimated_value_per_item"] = per_item.where(per_item.notna(), frame["estimated_value_per_item"])
     frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]

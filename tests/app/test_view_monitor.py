@@ -323,3 +323,23 @@ def test_a_back_test_that_could_not_run_is_small_print():
     assert not view.BandsView(backtest="Back-test on 'test': the bands held on 5 of 5 chunks.").backtest_is_caption
     assert view.BandsView(backtest="No labelled split besides the reference, so the bands cannot be "
                                    "checked.").backtest_is_caption
+
+
+@pytest.mark.parametrize("calibration", ["auto", "none"])
+def test_the_back_test_without_bands_is_the_former_two_copy_back_test(monkeypatch, calibration):
+    # The back-test shows no band: it computes the estimate alone (monitor_estimates), where it asked
+    # monitor_bands with two bootstrap copies before; every frame, table and word is the same.
+    report, selection, ws, page = setup("digits", models=("logreg", "mlp", "naive_bayes"))
+    shown = view.backtest(selection, page, ws, "test", 5, calibration=calibration)
+
+    def two_copies(key, reference, watched, policy, values):  # the former call: the same key, with 2 copies
+        return view._banded((*key[:-1], 2), reference, watched, policy, values).frame
+
+    monkeypatch.setattr(view, "_estimates", two_copies)
+    former = view.backtest(selection, page, ws, "test", 5, calibration=calibration)
+    assert shown.frame.equals(former.frame) and shown.table.equals(former.table)
+    for column in ("estimated_value_per_item", "estimated_value_total"):
+        assert np.array_equal(shown.frame[column].to_numpy().view(np.int64),
+                              former.frame[column].to_numpy().view(np.int64))
+    assert (shown.intro, shown.verdict, shown.estimate_note, shown.in_sample, shown.problems) == (
+        former.intro, former.verdict, former.estimate_note, former.in_sample, former.problems)

@@ -13,6 +13,7 @@ no calibration, weights, a first call and a call with kept copies. The compariso
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import valuecore as vc
@@ -221,3 +222,67 @@ def test_expected_item_values_of_the_top_label_are_the_truths_einsum(monkeypatch
         slow_mean, slow_variance = bands._moments(bands._truth(calibrator.apply(watched), matrix),
                                                   bands._outcomes(policy, watched, matrix))
         assert same_bits(mean, slow_mean) and same_bits(variance, slow_variance)
+
+
+# ---- monitor_estimates: the estimate alone (the Monitor page's back-test shows no band), issue 33
+# Bit for bit the estimate column of monitor_bands: every setting above, several splits at once, time periods,
+# and a chunk of no weight (left out by both).
+def _estimates_and_bands(reference, analysis, policy, values, calibration, **how):
+    bands = vc.monitoring.monitor_bands(reference, analysis, policy, values, calibration=calibration,
+                                        n_resamples=2, **how).frame
+    alone = vc.monitoring.monitor_estimates(reference, analysis, policy, values, calibration=calibration, **how)
+    return bands, alone
+
+
+def _assert_same_estimates(bands: pd.DataFrame, alone: pd.DataFrame) -> None:
+    assert list(alone.columns) == list(vc.monitoring.ESTIMATE_COLUMNS)
+    for column in ("split", "chunk", "start", "end"):
+        assert alone[column].tolist() == bands[column].tolist(), column
+    for column in ("n", "estimated_value_per_item"):
+        assert same_bits(alone[column].to_numpy(), bands[column].to_numpy()), column
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_the_estimate_alone_is_the_bands_estimate_bit_for_bit(setting):
+    make, policy, values_pair, calibration = SETTINGS[setting]
+    reference, watched = make(np.random.default_rng(5))
+    for values in values_pair:
+        splits = {"test": watched, "again": watched.subset(slice(0, 120))}
+        _assert_same_estimates(*_estimates_and_bands(reference, splits, policy, values, calibration, n_chunks=4))
+
+
+def test_periods_and_a_chunk_of_no_weight():
+    rng = np.random.default_rng(2)
+    n = 400
+    conf = rng.uniform(0.4, 1.0, n)
+    truth = np.where(rng.uniform(size=n) < conf, "a", "b")
+    times = np.datetime64("2024-01-01") + rng.integers(0, 21, n).astype("timedelta64[D]")
+    weight = rng.integers(1, 3, n).astype(float)
+    weight[(times >= np.datetime64("2024-01-08")) & (times < np.datetime64("2024-01-15"))] = 0.0  # a week of none
+    run = vc.Predictions.from_top_label(["a"] * n, conf, truth, classes=["a", "b"], sample_weight=weight,
+                                        timestamp=times)
+    reference = vc.Predictions.from_top_label(["a"] * 300, rng.uniform(0.4, 1.0, 300),
+                                              np.where(rng.uniform(size=300) < 0.7, "a", "b"), classes=["a", "b"])
+    policy = vc.Policy("threshold", threshold=0.65)
+    bands, alone = _estimates_and_bands(reference, run, policy, vc.UseCase(1, 0, -3), "auto", period="W")
+    assert len(alone) < len(vc.monitoring.chunk_predictions(run, period="W"))  # the chunk of no weight is out
+    _assert_same_estimates(bands, alone)
+
+
+def test_the_comparison_sees_one_changed_bit():
+    make, policy, (values, _), calibration = SETTINGS["use case, ten classes, weighted"]
+    reference, watched = make(np.random.default_rng(5))
+    bands, alone = _estimates_and_bands(reference, watched, policy, values, calibration, n_chunks=3)
+    changed = alone.copy()
+    changed.loc[1, "estimated_value_per_item"] = np.nextafter(changed.loc[1, "estimated_value_per_item"], np.inf)
+    with pytest.raises(AssertionError):
+        _assert_same_estimates(bands, changed)
+
+
+def test_the_same_refusals_as_the_bands():
+    make, policy, (values, _), _ = SETTINGS["use case, two classes, top label"]
+    reference, watched = make(np.random.default_rng(1))
+    with pytest.raises(ValueError, match="two_tier"):
+        vc.monitoring.monitor_estimates(reference, watched, vc.Policy("two_tier", threshold=0.5), values, n_chunks=2)
+    with pytest.raises(TypeError, match="Policy"):
+        vc.monitoring.monitor_estimates(reference, watched, "threshold", values, n_chunks=2)

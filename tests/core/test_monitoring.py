@@ -580,3 +580,29 @@ def test_calibration_value_table_is_the_presorted_evaluation_bit_for_bit(weights
             assert getattr(row, f"value_tuned_{when}") == eval_run.value_at(tuned, row.k)
             threshold_tuned = getattr(row, f"threshold_tuned_{when}")
             assert threshold_tuned == tuned or (tuned is None and math.isnan(threshold_tuned))
+
+
+@pytest.mark.parametrize("retune", [False, True])
+def test_monitor_with_kept_sorted_chunks_is_a_fresh_sort_bit_for_bit(two_splits, monkeypatch, retune):
+    # A chunk's presort is kept (issue 33: a new value tunes each chunk's best threshold without sorting it again);
+    # every column at several values, the calibrated policy's chunks included, equals a fresh presort per call.
+    from valuecore._monitor import chunks
+
+    reference = two_splits["reference"]
+    calibrated = vc.Policy("threshold", threshold=0.6,
+                           calibration=vc.calibration.fit_calibration(reference, "temperature").to_dict())
+    cases = [(vc.Policy("threshold", threshold=0.55), {"period": "D"}), (calibrated, {"n_chunks": 3})]
+    values = [vc.UseCase(1.0, 0.0, w) for w in (-2.0, -3.7)]
+
+    def frames():
+        return [vc.monitoring.monitor(two_splits, policy, v, retune=retune, **how) for policy, how in cases
+                for v in values]
+
+    kept = frames()
+    assert chunks._SORTED_CHUNKS  # the chunks' sorted runs are kept, and were used on the second value
+    monkeypatch.setattr(chunks, "_sorted", chunks.presort)
+    for shown, fresh in zip(kept, frames()):
+        pd.testing.assert_frame_equal(shown, fresh, check_exact=True)
+        numbers = shown.select_dtypes("number").columns
+        assert np.array_equal(shown[numbers].to_numpy(np.float64).view(np.int64),
+                              fresh[numbers].to_numpy(np.float64).view(np.int64))

@@ -77,7 +77,8 @@ import numpy as np
 from .._engine.fitting import Policy, Values
 from .._model.predictions import MODEL_ABSTAINED, Predictions
 
-__all__ = ["BAND_COLUMNS", "MonitorBands", "monitor_bands", "monitoring_record", "expected_item_values"]
+__all__ = ["BAND_COLUMNS", "ESTIMATE_COLUMNS", "MonitorBands", "monitor_bands", "monitor_estimates",
+           "monitoring_record", "expected_item_values"]
 
 BAND_COLUMNS = (
     "split",
@@ -688,18 +689,13 @@ def monitor_bands(
 
     from .chunks import chunk_predictions
 
-    if not isinstance(policy, Policy):
-        raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
-    if policy.kind == "two_tier":
-        raise ValueError("bands for two_tier policies are not available: monitor its automatic tier instead")
+    _check_policy(policy)
     confidence = _check_level(confidence, "confidence")
     alert_confidence = _check_level(alert_confidence, "alert_confidence")
     drift_level = _check_level(drift_level, "drift_level")
     seeded = rng is None
     n_resamples, rng = _check_resampling(n_resamples, rng)
-    reference.require_labels("the monitoring reference (it fits the calibration)")
-    if reference.total_weight <= 0:
-        raise ValueError("the monitoring reference split has no items")
+    _check_reference(reference)
     splits = {"all": analysis} if isinstance(analysis, Predictions) else dict(analysis)
     method = _estimation_method(reference, values, calibration)
     calibrator, calibration_text = _estimation_calibrator(reference, values, method)
@@ -730,8 +726,7 @@ def monitor_bands(
             total = float(weight.sum())
             if total <= 0:
                 continue
-            mean, variance = expected_item_values(policy, p, values, calibrator)
-            estimated = float(mean @ weight / total)
+            estimated, variance = _chunk_estimate(policy, p, values, calibrator, weight, total)
             distance, p_value = _drift(reference, p)
             # The map's correction is checked by labels only where the reference has items like the chunk's:
             # on the share that moved (at least the KS distance), the truth may be anywhere between the raw and
@@ -782,3 +777,69 @@ def monitor_bands(
         n_backtest=int(len(labelled)),
         backtest_coverage=float(labelled["covered"].astype(bool).mean()) if len(labelled) else None,
     )
+
+
+def _check_policy(policy) -> None:
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
+    if policy.kind == "two_tier":
+        raise ValueError("bands for two_tier policies are not available: monitor its automatic tier instead")
+
+
+def _check_reference(reference: Predictions) -> None:
+    reference.require_labels("the monitoring reference (it fits the calibration)")
+    if reference.total_weight <= 0:
+        raise ValueError("the monitoring reference split has no items")
+
+
+def _chunk_estimate(policy: Policy, chunk: Predictions, values: Values, calibrator, weight: np.ndarray,
+                    total: float) -> tuple[float, np.ndarray]:
+    """A chunk's estimated value per item under ``calibrator`` and its items' variances, shape (n,)."""
+    mean, variance = expected_item_values(policy, chunk, values, calibrator)
+    return float(mean @ weight / total), variance
+
+
+ESTIMATE_COLUMNS = ("split", "chunk", "start", "end", "n", "estimated_value_per_item")
+
+
+def monitor_estimates(
+    reference: Predictions,
+    analysis: Predictions | Mapping[str, Predictions],
+    policy: Policy,
+    values: Values,
+    *,
+    size=None,
+    n_chunks=None,
+    period=None,
+    calibration: str = "auto",
+):
+    """The label-free estimate per chunk of :func:`monitor_bands`, without its bands, alerts, drift or back-test.
+
+    For a view that shows the estimate alone: no bootstrap copy of the reference is drawn or valued, no
+    drift test or realised value is taken. Each row's ``estimated_value_per_item`` is, bit for bit, that
+    of the same chunk in ``monitor_bands(...).frame`` with the same arguments (the same calibration fitted
+    on ``reference``, the same arithmetic); chunks of no weight are left out there and here.
+
+    Returns
+    -------
+    DataFrame
+        One row per chunk, columns ``ESTIMATE_COLUMNS``.
+    """
+    import pandas as pd
+
+    from .chunks import chunk_predictions
+
+    _check_policy(policy)
+    _check_reference(reference)
+    splits = {"all": analysis} if isinstance(analysis, Predictions) else dict(analysis)
+    calibrator, _ = _estimation_calibrator(reference, values, _estimation_method(reference, values, calibration))
+    rows = []
+    for split, run in splits.items():  # loop over splits and chunks, never items
+        for chunk in chunk_predictions(run, size=size, n_chunks=n_chunks, period=period):
+            weight = chunk.predictions.sample_weight
+            total = float(weight.sum())
+            if total <= 0:
+                continue
+            estimated, _ = _chunk_estimate(policy, chunk.predictions, values, calibrator, weight, total)
+            rows.append((str(split), chunk.key, chunk.start, chunk.end, total, estimated))
+    return pd.DataFrame(rows, columns=list(ESTIMATE_COLUMNS))
