@@ -197,12 +197,19 @@ def _few_reach_codes(proba, rule: _Rule, cut: float, sum_tolerance: float, codes
         block = proba[start:start + rows_per]
         rows = block.shape[0]
         flags = above[:rows * n_classes]
-        np.greater_equal(block.view(unsigned), bits, out=flags.reshape(rows, n_classes))
+        # The flags in the block's own order (row-major, or class-major for column-major input): its index
+        # in the block's row (and the row's in its class) is the flag's index in the flags.
+        by_class = block.strides[0] < block.strides[1]
+        entries = block.T if by_class else block
+        np.greater_equal(entries.view(unsigned), bits, out=flags.reshape(entries.shape))
         if not _within(np.matmul(block, ones, out=sums[:rows]), inner):
             return False
         found = np.flatnonzero(flags)
-        at, y_pred = np.divmod(found, n_classes)
-        top = np.take(block.reshape(-1), found) if block.flags.c_contiguous else block[at, y_pred]
+        if by_class:
+            y_pred, at = np.divmod(found, rows)
+        else:
+            at, y_pred = np.divmod(found, n_classes)
+        top = np.take(entries.reshape(-1), found) if entries.flags.c_contiguous else block[at, y_pred]
         if not np.all(top >= low):  # a negative entry, or NaN
             return False
         codes[start:start + rows] = handed_off
