@@ -6,7 +6,9 @@ summing to 1): the input checks (finite, non-negative, rows summing to 1), the
 recalibration, the rule and its ties. The baseline is ``proba.argmax(axis=1)`` on the same
 array, the least a server does to act on a model at all. ``decide(proba)`` (the labels) is timed
 beside it: for a threshold rule, per-class thresholds or two tiers, with no recalibration or a temperature,
-it reads the probabilities in one pass and makes no recalibrated matrix (``valuecore/_serve/fused.py``).
+it reads the probabilities in one pass and makes no recalibrated matrix (``valuecore/_serve/fused.py``; with
+every threshold above half, or a temperature whose bounds hand off the rows below such a value, it takes no
+argmax at all).
 The table shows the best of ``--repeat`` runs, wall and CPU time in
 milliseconds, the argmax, ``decisions`` and ``decide`` interleaved in every round, and their ratios to
 the argmax measured in the same rounds; the load average is printed on each line.

@@ -35,6 +35,8 @@ def small_blocks(monkeypatch):
     """Blocks of a few rows, so that a small input spans many blocks and a partial last one."""
     monkeypatch.setattr(fused, "_ROWS_TWO_CLASSES", 64)
     monkeypatch.setattr(fused, "_ROWS_PER_TILE", 48)
+    monkeypatch.setattr(fused, "_ROWS_FEW_REACH", 40)
+    monkeypatch.setattr(fused, "_DOUBTFUL_BATCH", 50)  # screened rows kept over several blocks
 
 
 def rows_with_ties(rng, rows, n_classes, alpha, dtype):
@@ -82,6 +84,60 @@ def test_any_memory_layout(n_classes):
         assert np.array_equal(one_pass(policy, proba), general(policy, np.ascontiguousarray(proba)))
 
 
+@pytest.fixture
+def no_argmax(monkeypatch):
+    """The path that takes no argmax (every threshold above half of 1 + the tolerance) is to decide alone."""
+    def tile(*args):
+        raise AssertionError("the argmax path ran")
+
+    monkeypatch.setattr(fused, "_tile_codes", tile)
+
+
+def rows_above_half(rng, rows, n_classes, dtype):
+    """Rows with the cases the path without argmax turns on: tied maxima at half the sum (row 10), an entry
+    above 1 within the tolerance, near one-hot rows and rows whose top entries are nearly tied."""
+    proba = rows_with_ties(rng, rows, n_classes, 0.3, np.float64)
+    proba[11] = 0.0
+    proba[11, 1] = 1.0 + 5e-4
+    proba[12:40] = rng.dirichlet(np.full(n_classes, 0.02), size=28)
+    proba[40:60, :2] = 0.499, 0.501
+    proba[40:60, 2:] = 0
+    return proba.astype(dtype)
+
+
+@pytest.mark.usefixtures("small_blocks", "no_argmax")
+@pytest.mark.parametrize("kind", ["threshold", "class_thresholds", "two_tier"])
+@pytest.mark.parametrize("n_classes", [3, 32])
+@pytest.mark.parametrize("temperature", [None, 0.8, 2.5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_without_argmax_the_general_labels(kind, n_classes, temperature, dtype):
+    rng = np.random.default_rng(n_classes)
+    proba = rows_above_half(rng, 400, n_classes, dtype)
+    if dtype == np.float32:  # any memory layout
+        proba = np.asfortranarray(proba)
+    classes = [f"c{k}" for k in range(n_classes)]
+    confidence = served("threshold", classes, temperature, 0.5, 0.5).decisions(proba).confidence
+    high = confidence[confidence >= 0.9]
+    chosen = np.concatenate([[0.9, 1.0], high[rng.choice(high.size, min(high.size, 2), replace=False)]])
+    for threshold in np.unique(np.concatenate([chosen, np.nextafter(chosen, 2.0), np.nextafter(chosen, -1.0)])):
+        threshold = float(min(threshold, 1.0))
+        policy = served(kind, classes, temperature, threshold, threshold * 0.93)
+        assert np.array_equal(one_pass(policy, proba), general(policy, proba))
+
+
+@pytest.mark.usefixtures("small_blocks")
+@pytest.mark.parametrize("temperature", [None, 0.8])
+def test_negative_zeros_decide_as_the_general_path(temperature):
+    """-0.0 is not below 0 (the general path accepts it) but has its sign bit set: the path without argmax
+    declines it, and the general path decides."""
+    proba = np.random.default_rng(6).dirichlet(np.full(5, 0.3), size=300)
+    proba[proba < 0.01] = -0.0
+    proba /= proba.sum(axis=1, keepdims=True)
+    policy = served("threshold", [f"c{k}" for k in range(5)], temperature, 0.8, 0.5)
+    assert np.signbit(proba).any() and fused._lowest_reach is not None
+    assert np.array_equal(policy.decide(proba), general(policy, proba))
+
+
 @settings(max_examples=60, deadline=None)
 @given(n_classes=st.integers(2, 12), rows=st.integers(1, 200), alpha=st.sampled_from([0.05, 0.5, 3.0]),
        temperature=st.sampled_from([None, 0.1, 0.8, 1.0, 2.5]), pick=st.integers(0, 10**6),
@@ -96,26 +152,30 @@ def test_one_pass_gives_the_general_labels(n_classes, rows, alpha, temperature, 
     confidence = probe.decisions(proba).confidence
     threshold = float(confidence[pick % len(confidence)])
     policy = served(kind, classes, temperature, threshold, threshold * 0.7)
-    saved = fused._ROWS_TWO_CLASSES, fused._ROWS_PER_TILE
+    sizes = ("_ROWS_TWO_CLASSES", "_ROWS_PER_TILE", "_ROWS_FEW_REACH", "_DOUBTFUL_BATCH")
+    saved = [getattr(fused, name) for name in sizes]
     try:
-        fused._ROWS_TWO_CLASSES = fused._ROWS_PER_TILE = 1 + pick % 50
+        for name in sizes:
+            setattr(fused, name, 1 + pick % 50)
         assert np.array_equal(one_pass(policy, proba), general(policy, proba))
     finally:
-        fused._ROWS_TWO_CLASSES, fused._ROWS_PER_TILE = saved
+        for name, size in zip(sizes, saved):
+            setattr(fused, name, size)
 
 
 @pytest.mark.usefixtures("small_blocks")
 @pytest.mark.parametrize("n_classes", [2, 5])
 @pytest.mark.parametrize("fault", ["nan", "inf", "negative", "sum", "sum by a hair", "zeros"])
 @pytest.mark.parametrize("temperature", [None, 0.8])
-def test_bad_rows_are_refused_as_before(n_classes, fault, temperature):
+@pytest.mark.parametrize("threshold", [0.3, 0.9])  # the argmax taken, or not (n_classes > 2)
+def test_bad_rows_are_refused_as_before(n_classes, fault, temperature, threshold):
     proba = np.random.default_rng(5).dirichlet(np.ones(n_classes), size=300)
     row = 250  # in a later block than the first
     proba[row] = {"nan": np.nan, "inf": np.inf, "negative": 0.0, "sum": 0.9 / n_classes, "zeros": 0.0,
                   "sum by a hair": (1 + 1.2e-3) / n_classes}[fault]
     if fault == "negative":  # the row sums to 1
         proba[row, :2] = [1.05, -0.05]
-    policy = served("threshold", [f"c{k}" for k in range(n_classes)], temperature, 0.6, 0.4)
+    policy = served("threshold", [f"c{k}" for k in range(n_classes)], temperature, threshold, 0.2)
     assert policy._fused(proba, policy.labels())[0] is None
     with pytest.raises(ValueError) as general_error:
         policy.decisions(proba)

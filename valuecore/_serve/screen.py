@@ -92,37 +92,51 @@ def block_reach(proba, y_pred, confidence, temperature: float, thresholds, bound
     if bounds is None:
         chosen = None
     else:
-        reached, doubtful, decided = [], work.doubtful[:rows], work.decided[:rows]
-        for k, (threshold, (surely, never)) in enumerate(zip(thresholds, bounds)):
-            if np.ndim(threshold):
-                surely, never = surely[y_pred], never[y_pred]
-            reached.append(np.greater_equal(confidence, surely, out=work.reached[k, :rows]))
-            np.less(confidence, never, out=decided)
-            np.logical_or(decided, reached[-1], out=decided)
-            if k:
-                np.logical_or(doubtful, np.logical_not(decided, out=decided), out=doubtful)
-            else:
-                np.logical_not(decided, out=doubtful)
-        chosen = np.flatnonzero(doubtful)
+        reached, chosen = bounds_reach(y_pred, confidence, thresholds, bounds, work)
         if not chosen.size:
             return reached
         if chosen.size > rows // 2:  # mostly near a threshold (a low temperature): the screen alone, with no copy
             chosen = None
     if chosen is None:
-        near, near_y, near_confidence = proba, y_pred, confidence
-    else:
-        # np.take copies whole rows at memory speed (an index array on the first axis goes element by element).
-        near, near_y, near_confidence = np.take(proba, chosen, axis=0), y_pred[chosen], confidence[chosen]
-    per_row = [np.asarray(t, dtype=np.float64)[near_y] if np.ndim(t) else t for t in thresholds]
-    m = len(near_confidence)
-    estimate, slack = work.estimate[:m], work.slack[:m]
-    _estimates(near, near_confidence, temperature, work, estimate, slack)
-    _settle_near(estimate, slack, per_row, proba, chosen, near_y, temperature)
-    if chosen is None:
-        return [np.greater_equal(estimate, t, out=work.reached[k, :rows]) for k, t in enumerate(per_row)]
-    for verdict, t in zip(reached, per_row):
-        verdict[chosen] = estimate >= t
+        return screen_reach(proba, y_pred, confidence, temperature, thresholds, work)
+    # np.take copies whole rows at memory speed (an index array on the first axis goes element by element).
+    near = screen_reach(np.take(proba, chosen, axis=0), y_pred[chosen], confidence[chosen], temperature, thresholds,
+                        work)
+    for verdict, near_verdict in zip(reached, near):
+        verdict[chosen] = near_verdict
     return reached
+
+
+def bounds_reach(y_pred, confidence, thresholds, bounds, work: Work) -> tuple[list[np.ndarray], np.ndarray]:
+    """For each threshold, whether each row reaches it by its bounds (``bounds``: each threshold's ``(surely,
+    never)`` of :func:`temperature_cutoffs`), and the rows (indices) those bounds leave in doubt, whose
+    verdicts are to be replaced by :func:`screen_reach`'s. In ``work``'s arrays (valid until its next call)."""
+    rows = len(confidence)
+    reached, doubtful, decided = [], work.doubtful[:rows], work.decided[:rows]
+    for k, (threshold, (surely, never)) in enumerate(zip(thresholds, bounds)):
+        if np.ndim(threshold):
+            surely, never = surely[y_pred], never[y_pred]
+        reached.append(np.greater_equal(confidence, surely, out=work.reached[k, :rows]))
+        np.less(confidence, never, out=decided)
+        np.logical_or(decided, reached[-1], out=decided)
+        if k:
+            np.logical_or(doubtful, np.logical_not(decided, out=decided), out=doubtful)
+        else:
+            np.logical_not(decided, out=doubtful)
+    return reached, np.flatnonzero(doubtful)
+
+
+def screen_reach(proba, y_pred, confidence, temperature: float, thresholds, work: Work) -> list[np.ndarray]:
+    """For each threshold, whether the float64 temperature-scaled confidence of each row of ``proba`` (m,
+    n_classes; ``y_pred``, ``confidence``: its argmax and maximum, capped at 1) reaches it: the float32
+    estimate, and the float64 confidence where the estimate is too near a threshold to tell. In ``work``'s
+    arrays (valid until its next call)."""
+    per_row = [np.asarray(t, dtype=np.float64)[y_pred] if np.ndim(t) else t for t in thresholds]
+    m = len(confidence)
+    estimate, slack = work.estimate[:m], work.slack[:m]
+    _estimates(proba, confidence, temperature, work, estimate, slack)
+    _settle_near(estimate, slack, per_row, proba, y_pred, temperature)
+    return [estimate >= t for t in per_row]
 
 
 def temperature_cutoffs(n_classes: int, temperature: float, sum_tolerance: float):
@@ -213,21 +227,19 @@ def screened_temperature_confidence(proba: np.ndarray, y_pred: np.ndarray, confi
         reach of a threshold hold that float64 confidence itself; the others a float32 estimate.
     """
     estimate, slack = estimated_temperature_confidence(proba, confidence, temperature)
-    _settle_near(estimate, slack, thresholds, proba, None, y_pred, temperature)
+    _settle_near(estimate, slack, thresholds, proba, y_pred, temperature)
     return estimate
 
 
-def _settle_near(estimate, slack, thresholds, proba, chosen, y_pred, temperature: float) -> None:
-    """Replace in ``estimate`` (of the rows ``chosen`` of ``proba``, or of all its rows when None) the
-    entries within ``slack`` of a threshold by the float64 confidence, computed by the pipeline's own
-    function row by row (the same bits); ``y_pred`` and the thresholds are those of the estimated rows."""
+def _settle_near(estimate, slack, thresholds, proba, y_pred, temperature: float) -> None:
+    """Replace in ``estimate`` (of the rows of ``proba``) the entries within ``slack`` of a threshold by the
+    float64 confidence, computed by the pipeline's own function row by row (the same bits)."""
     near = np.zeros(len(estimate), dtype=bool)
     for threshold in thresholds:
         near |= np.abs(estimate - threshold) <= slack
     rows = np.flatnonzero(near)
     if rows.size:
-        exact, _, _ = _temperature_softmax(np.take(proba, rows if chosen is None else chosen[rows], axis=0),
-                                           None, False, temperature)
+        exact, _, _ = _temperature_softmax(np.take(proba, rows, axis=0), None, False, temperature)
         estimate[rows] = np.clip(exact[np.arange(rows.size), y_pred[rows]], 0.0, 1.0)
 
 
