@@ -20,6 +20,7 @@ fix it, and pin the example with ``@example`` so the repeatable run keeps it.
 """
 
 import functools
+import gc
 import os
 import sys
 
@@ -112,12 +113,23 @@ def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
 
 
 def pytest_collection_finish(session):
-    """Scan the installed packages for Streamlit components once per process, not once per AppTest.
+    """Leave what collection built out of every later garbage collection; scan the installed packages for
+    Streamlit components once per process, not once per AppTest.
+
+    A worker holds about 460,000 objects once it has imported every test module (Streamlit, scikit-learn,
+    Hypothesis's strategies, the test items): modules, classes and functions that live until the process
+    ends. Each full collection walked them all again, those the automatic collector runs and those the code
+    asks for (``dashboard.memory.release_memory`` after a cache drops an entry): moved to the permanent
+    generation (``gc.freeze``), a full collection walks only what the tests made since. Objects are freed
+    as before when their last reference goes; only a reference cycle among the frozen ones would stay.
+    Measured on 2 busy cores, every test collected and 26 run: the full collections' CPU 8.4 s -> 4.1 s.
 
     Each ``AppTest`` reads the metadata of every installed distribution on its first run (Streamlit's v2
     component discovery: 2.5 to 5.5 s each, measured here at load 4 to 14), though the installed packages
     cannot change during a test run. Each AppTest still registers the very same manifests in its own registry.
     """
+    gc.collect()
+    gc.freeze()
     if "streamlit" not in sys.modules:  # no AppTest in this session: leave Streamlit unimported
         return
     try:  # a Streamlit release without this scanner (the --newest run, say) is simply left as it is
