@@ -30,6 +30,7 @@ from ..format import (
     LoadProblem, NUMERIC_MISSING, PARQUET_SUFFIXES, _FileProblems, _check_header, _check_plain_cells, _nfc,
     _too_many_columns, csv_header, first_line,
 )
+from ..plaincsv import read_plain_csv
 from .results import AGGREGATE_NOTE
 from .cells import _CHECK_BLOCK, _ProbabilityChecks, _class_major_matrix, _logit_order, _report_columns
 pd = LazyModule("pandas")  # imported on first use
@@ -361,6 +362,13 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
     # imports the zstandard module to look at the handle), while "utf-8" is read by its C parser as is.
     # Both refuse the same bytes and read the same cells.
     text = memoryview(data)[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+    plain = read_plain_csv(text, header)
+    if plain is not None:
+        # Labels and names as Python text (object), not Arrow's: pandas handing its first text to Arrow costs a
+        # fresh process 5-10 ms (Arrow's check of the pandas version). The columns read give what pandas's do.
+        names = pd.Index([_nfc(name) for name in header], dtype=object)
+        return pd.DataFrame({name: pd.Series(cells, dtype=cells.dtype, copy=False) for name, cells
+                             in zip(names, plain.values())}, columns=names, copy=False)  # fmt: skip
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
