@@ -366,9 +366,11 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
     if plain is not None:
         # Labels and names as Python text (object), not Arrow's: pandas handing its first text to Arrow costs a
         # fresh process 5-10 ms (Arrow's check of the pandas version). The columns read give what pandas's do.
-        names = pd.Index([_nfc(name) for name in header], dtype=object)
-        return pd.DataFrame({name: pd.Series(cells, dtype=cells.dtype, copy=False) for name, cells
-                             in zip(names, plain.values())}, columns=names, copy=False)  # fmt: skip
+        # Keyed by position first: a dict keyed by the names would make them an Index of Arrow text.
+        frame = pd.DataFrame({j: pd.Series(cells, dtype=cells.dtype, copy=False)
+                              for j, cells in enumerate(plain.values())}, copy=False)  # fmt: skip
+        frame.columns = pd.Index([_nfc(name) for name in header], dtype=object)
+        return frame
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", pd.errors.ParserWarning)
