@@ -1,11 +1,13 @@
-"""The small-file CSV path (``valuecore/_io/plaincsv.py``) reads exactly what pandas's path reads, or
-declines: random files with quotes, byte-order marks, CRLF, blank lines, missing-value spellings,
-exponents, infinities, NaN, huge and tiny numbers, labels that look like numbers, repeated and unknown
-columns and trailing commas are read both ways, cell by cell, bit by bit."""
+"""The small-file CSV path (``valuecore/_io/plaincsv.py``) and pandas's read without missing-value
+spellings (``reading._read_csv_unfiltered``) read exactly what pandas's full read reads, or decline:
+random files with quotes, byte-order marks, CRLF, blank lines, missing-value spellings, exponents,
+infinities, NaN, huge and tiny numbers, labels that look like numbers, repeated and unknown columns and
+trailing commas are read both ways, cell by cell, bit by bit."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -64,12 +66,16 @@ def csv_files(draw, plain: bool = False):
     return data
 
 
-def read_both(data: bytes):
-    """(the plain path's frame or None, pandas's frame or None, pandas's problems) of one file's bytes."""
-    problems = _FileProblems("run.csv")
-    fast = reading._read_csv(data, problems)
+def read_both(data: bytes, plain: bool = True):
+    """(the frame or None, its problems, pandas's full read or None, its problems) of one file's bytes;
+    ``plain``: the plain path may read it (else only the unfiltered read may, before the full one)."""
     with pytest.MonkeyPatch.context() as patch:
+        if not plain:
+            patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+        problems = _FileProblems("run.csv")
+        fast = reading._read_csv(data, problems)
         patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+        patch.setattr(reading, "UNFILTERED_CSV", False)
         slow_problems = _FileProblems("run.csv")
         slow = reading._read_csv(data, slow_problems)
     return fast, problems, slow, slow_problems
@@ -106,6 +112,24 @@ def test_plain_path_reads_what_pandas_reads_or_declines(data):
     assert (fast is None) == (slow is None)
     if plain_taken(data):  # else both frames are pandas's
         assert_same_cells(fast, slow)
+
+
+@settings(max_examples=80, deadline=None)
+@given(csv_files())
+@example(b"y_true,proba_a,proba_b\na,nan,0.5\n")
+@example(b"y_true,proba_a,proba_b\na,NA,0.5\n")
+@example(b"y_true,proba_a,proba_b\n,0.25,0.75\na,0.5,0.5\n")
+@example(b"y_true,proba_a,note\na,0.25,NA\n")
+def test_unfiltered_read_reads_what_the_full_read_reads_or_declines(data):
+    fast, problems, slow, slow_problems = read_both(data, plain=False)
+    assert problems.items == slow_problems.items
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+        for j in range(fast.shape[1]):
+            if fast.iloc[:, j].dtype.kind == "f":
+                assert np.array_equal(fast.iloc[:, j].to_numpy().view(np.int64),
+                                      slow.iloc[:, j].to_numpy().view(np.int64))
 
 
 @settings(max_examples=30, deadline=None)
@@ -157,3 +181,17 @@ def test_a_plain_file_loads_to_the_same_runs(tmp_path, monkeypatch):
                 u, v = np.asarray(getattr(x, name)), np.asarray(getattr(y, name))
                 assert u.dtype == v.dtype and np.array_equal(u, v)
             assert np.array_equal(x.confidence.view(np.int64), y.confidence.view(np.int64))
+
+
+@pytest.mark.parametrize("data, unfiltered", [
+    (b"y_true,proba_a,proba_b\na,0.1234567890123456,0.75\n", True),
+    (b"y_true,proba_a,proba_b,note\na,0.25,0.75,x\n", False),  # a column of text that is not a label
+    (b"y_true,proba_a,proba_b\na,NA,0.75\n", False),
+    (b"y_true,proba_a,proba_b\na,nan,0.75\n", False),
+    (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),
+    (b"y_true,proba_a,proba_b\n,0.25,0.75\n", False),
+])  # fmt: skip
+def test_what_is_read_unfiltered(data, unfiltered):
+    header = data.split(b"\n")[0].decode().split(",")
+    frame = reading._read_csv_unfiltered(data, data, header, [c for c in header if c in reading.TEXT_COLUMNS])
+    assert (frame is not None) == unfiltered
