@@ -99,7 +99,7 @@ def plain_taken(data: bytes) -> bool:
     return header is not None and plaincsv.read_plain_csv(text, header) is not None
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(csv_files())
 @example(b"y_true,proba_a,proba_b\na,0.1234567890123456,0.5\n")
 @example(b"y_true,proba_a,proba_b\na,1e23,0.5\n")
@@ -114,7 +114,7 @@ def test_plain_path_reads_what_pandas_reads_or_declines(data):
         assert_same_cells(fast, slow)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(csv_files())
 @example(b"y_true,proba_a,proba_b\na,nan,0.5\n")
 @example(b"y_true,proba_a,proba_b\na,NA,0.5\n")
@@ -132,7 +132,7 @@ def test_unfiltered_read_reads_what_the_full_read_reads_or_declines(data):
                                       slow.iloc[:, j].to_numpy().view(np.int64))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(csv_files(plain=True))
 def test_plain_files_take_the_plain_path(data):
     assert plain_taken(data)
