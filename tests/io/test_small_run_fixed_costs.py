@@ -164,3 +164,31 @@ def test_a_plain_threshold_from_a_small_file_makes_only_the_dataclasses_it_uses(
     assert out[0] == out[1] != "None"  # the same threshold from either file
     assert made <= THRESHOLD_PATH_DATACLASSES, sorted(made - THRESHOLD_PATH_DATACLASSES)
     assert {"valuecore._engine.policy.Policy", "valuecore._model.predictions.Predictions"} <= made  # it looked
+
+
+def test_a_small_plain_csv_loads_without_arrow_text(tmp_path):
+    # pandas's first text handed to Arrow makes Arrow check pandas's version with a pattern it compiles then
+    # (5-10 ms of a fresh process): a small plain CSV's labels and names stay Python text, and load as before.
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet(np.ones(3), size=300)
+    path = tmp_path / "run.csv"
+    path.write_text("y_true,proba_a,proba_b,proba_c\n" + "".join(
+        f"{'abc'[y]},{p[0]:.4f},{p[1]:.4f},{1 - float(f'{p[0]:.4f}') - float(f'{p[1]:.4f}'):.4f}\n"
+        for y, p in zip(np.where(rng.random(300) < 0.8, proba.argmax(axis=1), 0), proba)))
+    code = ("import sys, valuecore as vc; from valuecore.runs import load_run_file; "
+            "run = load_run_file(sys.argv[1]).models['run'].splits['all']; "
+            "print(vc.fit_policy('threshold', vc.presort(run), vc.UseCase(1, 0, -4)).threshold, "
+            "'pyarrow.vendored.version' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True).stdout
+    threshold, arrow_text = out.split()
+    assert arrow_text == "False"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("valuecore._io.plaincsv.PLAIN_CSV_BYTES", -1)
+        run = load_run_file(path).models["run"].splits["all"]
+    assert threshold == repr(vc_threshold(run)) != "None"
+
+
+def vc_threshold(run) -> float:
+    import valuecore as vc
+
+    return vc.fit_policy("threshold", vc.presort(run), vc.UseCase(1, 0, -4)).threshold

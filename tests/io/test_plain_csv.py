@@ -1,0 +1,197 @@
+"""The small-file CSV path (``valuecore/_io/plaincsv.py``) and pandas's read without missing-value
+spellings (``reading._read_csv_unfiltered``) read exactly what pandas's full read reads, or decline:
+random files with quotes, byte-order marks, CRLF, blank lines, missing-value spellings, exponents,
+infinities, NaN, huge and tiny numbers, labels that look like numbers, repeated and unknown columns and
+trailing commas are read both ways, cell by cell, bit by bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import valuecore._io.plaincsv as plaincsv
+from valuecore._io.format import _FileProblems
+from valuecore._io.runfiles import reading
+from valuecore.runs import load_run_file
+
+NUMBER_TEXTS = st.one_of(
+    st.floats(0, 1).map(repr),
+    st.floats(0, 1).map(lambda x: f"{x:.4f}"),
+    st.floats(0, 1).map(lambda x: f"{x:.15g}"),
+    st.floats(0, 1).map(lambda x: f"{x:.3e}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.6E}"),
+    st.integers(-(10**17), 10**17).map(str),
+    st.integers(0, 9).map(str),
+    st.sampled_from(["0", "-0", "-0.0", "1", "0.5", "+0.5", ".5", "5.", "1e-05", "5E-7", "1e+300", "1e-320",
+                     "2.5e22", "1e23", "0.1e-22", "1.e5", "inf", "-inf", "nan", "NaN", "NA", "", " 0.5", '"0.5"',
+                     "0.5 ", "1_0", "0x1", "--1", "1e", "123456789012345", "1234567890123456", "0.123456789012345",
+                     "0.1234567890123456", "00.25", "1e-0005", "9007199254740993", "#N/A", "None", "null"]),
+)
+PLAIN_NUMBERS = st.one_of(st.floats(0, 1).map(lambda x: f"{x:.4f}"), st.integers(0, 1).map(str),
+                          st.sampled_from(["0.25", "1e-05", "5E-07", "1", "0"]))  # fmt: skip
+LABEL_TEXTS = st.one_of(st.sampled_from(["a", "b", "01", "1.0", "1", "NA", "nan", "x y", "", '"a"', "é", "a\r"]),
+                        st.text("ab01.-eE", min_size=1, max_size=3))  # fmt: skip
+PLAIN_LABELS = st.sampled_from(["a", "b", "1", "01"])
+COLUMNS = ["proba_a", "proba_b", "logit_a", "weight", "confidence", "y_pred", "model", "split", "id", "timestamp",
+           "note", "proba_a", ""]  # fmt: skip
+
+
+@st.composite
+def csv_files(draw, plain: bool = False):
+    """(bytes, header) of a CSV file, mostly near plain, sometimes far from it."""
+    header = ["y_true", "proba_a", "proba_b"]
+    if not plain:
+        header += draw(st.lists(st.sampled_from(COLUMNS), max_size=3))
+    header = draw(st.permutations(header))
+    n = draw(st.integers(1, 12))
+    # Most cells plain, a few wild: a file is then often plain but for one cell.
+    number, label = (PLAIN_NUMBERS, PLAIN_LABELS) if plain else (
+        st.one_of(PLAIN_NUMBERS, PLAIN_NUMBERS, NUMBER_TEXTS), st.one_of(PLAIN_LABELS, PLAIN_LABELS, LABEL_TEXTS))
+    rows = []
+    for _ in range(n):
+        cells = [draw(label if name in ("y_true", "y_pred", "model", "split", "id", "timestamp", "note")
+                      else number) for name in header]  # fmt: skip
+        rows.append(",".join(cells) + ("," if not plain and draw(st.integers(0, 30)) == 0 else ""))
+    if not plain and draw(st.booleans()):
+        rows.insert(draw(st.integers(0, n)), "")
+    end = "\n" if plain or draw(st.integers(0, 5)) else "\r\n"
+    text = end.join([",".join(header), *rows]) + (end if plain or draw(st.booleans()) else "")
+    data = text.encode("utf-8")
+    if not plain and draw(st.integers(0, 5)) == 0:
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+def read_both(data: bytes, plain: bool = True):
+    """(the frame or None, its problems, pandas's full read or None, its problems) of one file's bytes;
+    ``plain``: the plain path may read it (else only the unfiltered read may, before the full one)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if not plain:
+            patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+        problems = _FileProblems("run.csv")
+        fast = reading._read_csv(data, problems)
+        patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+        patch.setattr(reading, "UNFILTERED_CSV", False)
+        slow_problems = _FileProblems("run.csv")
+        slow = reading._read_csv(data, slow_problems)
+    return fast, problems, slow, slow_problems
+
+
+def assert_same_cells(fast, slow) -> None:
+    """Same names; numbers of the same dtype and bits; text the same str, missing nowhere."""
+    assert list(fast.columns) == list(slow.columns)
+    for j in range(fast.shape[1]):
+        a, b = fast.iloc[:, j], slow.iloc[:, j]
+        if a.dtype.kind in "if":
+            assert a.dtype == b.dtype
+            assert np.array_equal(a.to_numpy().view(np.int64), b.to_numpy().view(np.int64))
+        else:
+            assert a.dtype == object and a.tolist() == b.tolist()
+
+
+def plain_taken(data: bytes) -> bool:
+    header = reading.csv_header(reading.first_line(data, _FileProblems("run.csv")), _FileProblems("run.csv"))
+    text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    return header is not None and plaincsv.read_plain_csv(text, header) is not None
+
+
+@settings(max_examples=50, deadline=None)
+@given(csv_files())
+@example(b"y_true,proba_a,proba_b\na,0.1234567890123456,0.5\n")
+@example(b"y_true,proba_a,proba_b\na,1e23,0.5\n")
+@example(b"y_true,proba_a,proba_b\nNA,0.25,1\n01,1e-05,0\n")
+@example(b"proba_a,proba_b,y_true\n0.5,0.5,a,\n")
+@example(b"y_true,proba_a,proba_b\n,0.25,0.75\na,0.5,0.5\n")
+def test_plain_path_reads_what_pandas_reads_or_declines(data):
+    fast, problems, slow, slow_problems = read_both(data)
+    assert problems.items == slow_problems.items
+    assert (fast is None) == (slow is None)
+    if plain_taken(data):  # else both frames are pandas's
+        assert_same_cells(fast, slow)
+
+
+@settings(max_examples=50, deadline=None)
+@given(csv_files())
+@example(b"y_true,proba_a,proba_b\na,nan,0.5\n")
+@example(b"y_true,proba_a,proba_b\na,NA,0.5\n")
+@example(b"y_true,proba_a,proba_b\n,0.25,0.75\na,0.5,0.5\n")
+@example(b"y_true,proba_a,note\na,0.25,NA\n")
+def test_unfiltered_read_reads_what_the_full_read_reads_or_declines(data):
+    fast, problems, slow, slow_problems = read_both(data, plain=False)
+    assert problems.items == slow_problems.items
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+        for j in range(fast.shape[1]):
+            if fast.iloc[:, j].dtype.kind == "f":
+                assert np.array_equal(fast.iloc[:, j].to_numpy().view(np.int64),
+                                      slow.iloc[:, j].to_numpy().view(np.int64))
+
+
+@settings(max_examples=20, deadline=None)
+@given(csv_files(plain=True))
+def test_plain_files_take_the_plain_path(data):
+    assert plain_taken(data)
+    fast, _, slow, _ = read_both(data)
+    assert_same_cells(fast, slow)
+
+
+@pytest.mark.parametrize("data, plain", [
+    (b"y_true,proba_a,proba_b\na,0.25,0.75\nb,1,0\n", True),
+    (b"y_true,proba_a,proba_b\na,0.25,0.75\r\nb,1,0\r\n", False),  # CRLF
+    (b"y_true,proba_a,proba_b\na,0.25,0.75\n\nb,1,0\n", False),  # a blank line
+    (b"y_true,proba_a,proba_b\na,0.25,\nb,1,0\n", False),  # an empty cell
+    (b"y_true,proba_a,proba_b\n,0.25,0.75\nb,1,0\n", False),  # an empty label
+    (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),  # a space
+    (b"y_true,proba_a,proba_b\na,0.1234567890123456,0.75\n", False),  # 16 digits
+    (b"y_true,proba_a,proba_b\na,25e-23,0.75\n", False),  # scaled by 10**-23
+    (b"y_true,proba_a,proba_b\na,25e-22,0.75\n", True),
+    (b"y_true,proba_a,proba_b\na,nan,0.75\n", False),
+    (b"y_true,proba_a,proba_b,id\na,0.25,0.75,7\n", False),  # a column other than numbers and labels
+])  # fmt: skip
+def test_what_is_plain(data, plain):
+    assert plain_taken(data) == plain
+
+
+def test_a_plain_file_loads_to_the_same_runs(tmp_path, monkeypatch):
+    rng = np.random.default_rng(5)
+    n = 400
+    proba = np.round(rng.dirichlet(np.ones(3), size=n), 4)
+    proba[:, 2] = np.round(1 - proba[:, 0] - proba[:, 1], 4)
+    rows = [f"{m},{s},{y},{a:.4g},{b},{float(c)!r}" for m, s, y, (a, b, c) in
+            zip(rng.choice(["m1", "m2"], n), rng.choice(["train", "test"], n), rng.choice(["x", "y", "10"], n), proba)]
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(["model,split,y_true,proba_x,proba_y,proba_10", *rows]) + "\n")
+    assert plain_taken(path.read_bytes())
+    fast = load_run_file(path)
+    with monkeypatch.context() as patch:
+        patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+        slow = load_run_file(path)
+    assert fast.problems == slow.problems and list(fast.models) == list(slow.models)
+    for model in fast.models:
+        a, b = fast.models[model], slow.models[model]
+        assert a.classes == b.classes and list(a.splits) == list(b.splits)
+        for split in a.splits:
+            x, y = a.splits[split], b.splits[split]
+            for name in ("proba", "y_true", "y_pred", "confidence"):
+                u, v = np.asarray(getattr(x, name)), np.asarray(getattr(y, name))
+                assert u.dtype == v.dtype and np.array_equal(u, v)
+            assert np.array_equal(x.confidence.view(np.int64), y.confidence.view(np.int64))
+
+
+@pytest.mark.parametrize("data, unfiltered", [
+    (b"y_true,proba_a,proba_b\na,0.1234567890123456,0.75\n", True),
+    (b"y_true,proba_a,proba_b,note\na,0.25,0.75,x\n", False),  # a column of text that is not a label
+    (b"y_true,proba_a,proba_b\na,NA,0.75\n", False),
+    (b"y_true,proba_a,proba_b\na,nan,0.75\n", False),
+    (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),
+    (b"y_true,proba_a,proba_b\n,0.25,0.75\n", False),
+])  # fmt: skip
+def test_what_is_read_unfiltered(data, unfiltered):
+    header = data.split(b"\n")[0].decode().split(",")
+    frame = reading._read_csv_unfiltered(data, data, header, [c for c in header if c in reading.TEXT_COLUMNS])
+    assert (frame is not None) == unfiltered
