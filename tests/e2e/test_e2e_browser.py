@@ -18,14 +18,16 @@ The harness (``streamlit_server``, ``chromium``, ``wait_for_app``, ...) lives in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
 
 import pytest
 from helpers.browser import (
-    HOME, ROOT, TIMEOUT_MS, assert_default_use_case, best_by_command_line, choose, choose_upload, errors_on, go_to,
-    metric_value, new_page, open_app, step, streamlit_server, url_path, use_case_in_url, value_input, wait_for_app,
+    HOME, ROOT, TIMEOUT_MS, assert_default_use_case, best_by_command_line, choose, choose_upload, errors_on,
+    first_visit, go_to, metric_value, new_page, open_app, step, streamlit_server, url_path, use_case_in_url,
+    value_input, wait_for_app,
 )
 
 SCHEMA = ROOT / "valuecore" / "policy.schema.json"
@@ -44,12 +46,13 @@ pytestmark = pytest.mark.e2e
 
 # One page's path and one old link's: every URL path hands over through the same function, and
 # tests/app/test_pages_are_layouts.py checks that each has its file and that the file only hands over. Each case
-# starts a server of its own (the first request is the point), so the list is kept to one of each kind.
+# needs a server whose first request is its link, so the list is kept to one of each kind; the first is the shared
+# server's own first request (tests/e2e/conftest.py, FIRST_LINK), the other starts a server of its own.
 @pytest.mark.parametrize(("path", "title"), [
     (url_path("constraints"), "Capacity & guarantees"),
     ("cost-matrix", "Values per class"),  # an old link, kept by a hidden twin
 ])
-def test_deep_link_on_a_freshly_started_server(page, browser, path, title):
+def test_deep_link_on_a_freshly_started_server(page, browser, shared_server, path, title):
     """The first visitor of a new server may arrive through a shared link to a page, not the front page:
     the page opens with the link's values, without a dialog, and so does a later visitor's link.
 
@@ -61,19 +64,27 @@ def test_deep_link_on_a_freshly_started_server(page, browser, path, title):
     """
     from playwright.sync_api import expect
 
-    with streamlit_server() as base, step(page, f"deep-link-{path}"):
-        open_app(page, f"{base}/{path}?vw=-10", title)
-        assert errors_on(page) == [], "the first visitor's deep link shows a dialog or an error"
-        expect(metric_value(page, "Penalty ω")).to_have_text("10")
-        assert page.url.split("?")[0].endswith(f"/{path}"), page.url
+    link = f"{path}?vw=-10"
+    shared, first_link, first_seen = shared_server
+    with contextlib.ExitStack() as servers:
+        if first_link == (link, title):  # the shared server's first request was this link
+            base, seen = shared, first_seen
+        else:
+            base = servers.enter_context(streamlit_server())
+            seen = first_visit(page, base, link, title)
+        with step(page, f"deep-link-{path}"):
+            assert "failed" not in seen, f"the first visitor's deep link did not open: {seen.get('failed')}"
+            assert seen["errors"] == [], "the first visitor's deep link shows a dialog or an error"
+            assert seen["penalty"] == "10", f"Penalty ω says {seen['penalty']!r} for the link's vw=-10"
+            assert seen["url"].split("?")[0].endswith(f"/{path}"), seen["url"]
 
-        second = browser.new_context().new_page()
-        try:
-            open_app(second, f"{base}/{url_path('voc')}?vw=-2", "VOC curves")
-            assert errors_on(second) == [], "a later visitor's deep link shows a dialog or an error"
-            expect(metric_value(second, "Penalty ω")).to_have_text("2")
-        finally:
-            second.context.close()
+            second = browser.new_context().new_page()
+            try:
+                open_app(second, f"{base}/{url_path('voc')}?vw=-2", "VOC curves")
+                assert errors_on(second) == [], "a later visitor's deep link shows a dialog or an error"
+                expect(metric_value(second, "Penalty ω")).to_have_text("2")
+            finally:
+                second.context.close()
 
 
 def test_sidebar_values_survive_a_quick_page_change(server, browser):
@@ -279,8 +290,7 @@ def test_malformed_upload_is_reported_with_its_file_name(server, page, tmp_path)
     bad = tmp_path / "broken_model.csv"
     bad.write_text("y_true,proba_a,proba_b\na,0.5,oops\nb,0.2,0.8\n", encoding="utf-8")
     with step(page, "open-runs"):
-        open_app(page, server, HOME)
-        go_to(page, "Runs")
+        open_app(page, f"{server}/{url_path('runs')}", "Runs")  # the page a link opens: one run, not two
     with step(page, "choose-upload"):
         uploader = choose_upload(page)
     with step(page, "upload"):

@@ -3,7 +3,8 @@ start page's own URL path opens it.
 
 Uses the harness of ``tests/e2e/test_e2e_browser.py`` (Debian's Chromium through Playwright, a real
 ``streamlit run`` on a free loopback port). The server reads one allowed folder holding a run whose
-model, split and class names are markdown that would fetch from 127.0.0.1:9 if rendered.
+model, split and class names are markdown that would fetch from 127.0.0.1:9 if rendered. ``E2E_SCREENSHOTS=DIR``
+keeps a picture of each page the hostile link opens in DIR.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers.browser import (  # noqa: E402
-    ARTIFACTS, HOME, TIMEOUT_MS, errors_on, heading, new_page, streamlit_server, wait_for_app,
+    HOME, TIMEOUT_MS, errors_on, heading, new_page, streamlit_server, wait_for_app,
 )
 from helpers.app import HOSTILE, HOSTILE_2, hostile_frame  # noqa: E402
 
@@ -111,8 +112,8 @@ def test_hostile_names_and_link_parameters_render_as_text_in_the_browser(hostile
     expect(hostile_page.locator('[data-testid="stSidebar"]')).to_contain_text("Sign in again", timeout=TIMEOUT_MS)
     wait_for_app(hostile_page)
     expect(hostile_page.locator('[data-testid="stMain"]')).to_contain_text("**B**", timeout=TIMEOUT_MS)
-    ARTIFACTS.mkdir(exist_ok=True)
-    hostile_page.screenshot(path=str(ARTIFACTS / f"hostile-{path}.png"), full_page=True)
+    if shots := os.environ.get("E2E_SCREENSHOTS"):  # to look at; a whole-page picture asserts nothing and costs
+        hostile_page.screenshot(path=str(Path(shots) / f"hostile-{path}.png"), full_page=True)
     assert not rendered_from_data(hostile_page), rendered_from_data(hostile_page)
     assert not hostile_page.requests_to_bad_host, hostile_page.requests_to_bad_host
     assert not hostile_page.locator('[data-testid="stException"]').count()

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from helpers.browser import (
-    HOME, choose_upload, go_to, open_app, step, wait_for_app,
+    choose_upload, open_app, step, url_path, wait_for_app,
 )
 
 pytestmark = pytest.mark.e2e
@@ -34,8 +34,7 @@ def test_upload_again_replaces_and_remove_removes(server, page, tmp_path):  # no
     main = page.locator('[data-testid="stMain"]')
     sidebar = page.locator('[data-testid="stSidebar"]')
     with step(page, "open-runs"):
-        open_app(page, server, HOME)
-        go_to(page, "Runs")
+        open_app(page, f"{server}/{url_path('runs')}", "Runs")  # the page a link opens: one run, not two
         uploader = choose_upload(page)
     with step(page, "upload"):
         upload.write_bytes(first)

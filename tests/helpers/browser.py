@@ -192,7 +192,7 @@ def warm_up(browser, url: str) -> None:
     caches) is paid here, so that the tests sharing one server do not depend on which of them comes first.
 
     A fresh server's first request may be a deep link: test_deep_link_on_a_freshly_started_server checks that
-    case on servers of its own.
+    case with :func:`first_visit` (the e2e tests' shared server is warmed up by one).
     """
     from playwright.sync_api import expect
 
@@ -204,6 +204,28 @@ def warm_up(browser, url: str) -> None:
         wait_for_app(first)
     finally:
         context.close()
+
+
+def first_visit(page, base: str, link: str, title: str) -> dict:
+    """Open ``base/link`` (a server's first request, when the server is fresh) and note what a visitor sees:
+    ``errors`` (errors_on), ``penalty`` (the Penalty ω tile once it says what the link's ``vw`` makes it, or
+    what it says instead) and ``url``; or ``failed``, why the page did not open. Notes rather than asserts, so
+    that a fixture can make this visit and a test judge it.
+    """
+    from playwright.sync_api import expect
+
+    omega = str(-float(urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["vw"][0])).removesuffix(".0")
+    try:
+        with step(page, f"first-visit-{link.split('?')[0]}"):
+            open_app(page, f"{base}/{link}", title)
+    except Exception as error:  # noqa: BLE001 (noted for the test; the step saved a screenshot)
+        return {"failed": f"{type(error).__name__}: {error}"}
+    seen = {"errors": errors_on(page), "url": page.url}
+    penalty = metric_value(page, "Penalty ω")
+    with contextlib.suppress(AssertionError):
+        expect(penalty).to_have_text(omega, timeout=TIMEOUT_MS)
+    seen["penalty"] = " ".join(penalty.all_inner_texts())
+    return seen
 
 
 def new_page(browser, name: str):
