@@ -24,7 +24,7 @@ import valuecore as vc
 from valuecore._engine import hull
 from valuecore._engine.policy import Policy
 
-from helpers.hull import SETTINGS, cumulative_counts, gains_for, scan
+from helpers.hull import SETTINGS, counts_and_moves, scan
 
 
 class _CountingSearches(np.ndarray):
@@ -46,8 +46,7 @@ def _slow_copy(chain: hull.Chain) -> hull.Chain:
 
 
 @settings(max_examples=100, **SETTINGS)
-@given(cumulative_counts().flatmap(lambda cw: st.tuples(st.just(cw), st.lists(gains_for(*cw), min_size=1,
-                                                                                   max_size=6))))
+@given(counts_and_moves(6))
 def test_moves_on_a_kept_hull_choose_as_the_searches_and_the_scan(counts_moves):
     """Several moves on one kept hull: each the searching path's choice and the scan's."""
     (correct, wrong), moves = counts_moves
@@ -63,8 +62,7 @@ def test_moves_on_a_kept_hull_choose_as_the_searches_and_the_scan(counts_moves):
 
 
 @settings(max_examples=60, **SETTINGS)
-@given(cumulative_counts().flatmap(lambda cw: st.tuples(st.just(cw), st.lists(gains_for(*cw), min_size=1,
-                                                                                   max_size=4), st.data())))
+@given(counts_and_moves(4, with_data=True))
 def test_moves_on_kept_segments_choose_as_the_scan(counts_moves_data):
     """Per-class thresholds: the hulls of two segments of one array kept in one cache, moves in turn."""
     (correct, wrong), moves, data = counts_moves_data
@@ -81,8 +79,7 @@ def test_moves_on_kept_segments_choose_as_the_scan(counts_moves_data):
 
 
 @settings(max_examples=40, **SETTINGS)
-@given(cumulative_counts().flatmap(lambda cw: st.tuples(st.just(cw), st.lists(gains_for(*cw), min_size=1,
-                                                                                   max_size=4), st.data())))
+@given(counts_and_moves(4, with_data=True))
 def test_a_kept_hull_answers_only_for_its_own_range(counts_moves_data):
     """Two ranges with one start kept in one cache, moves in turn: each range's answer is its own scan's."""
     (correct, wrong), moves, data = counts_moves_data

@@ -82,6 +82,15 @@ def gains_for(draw, correct: np.ndarray, wrong: np.ndarray):
     return a, -a * omega
 
 
+def counts_and_moves(max_moves: int, with_data: bool = False):
+    """Counts from :func:`cumulative_counts` with 1 to ``max_moves`` values :func:`gains_for` them (and a
+    ``st.data()`` for draws that depend on the counts): a run and the slider moves made on it."""
+    def moves_on(counts):
+        moves = st.lists(gains_for(*counts), min_size=1, max_size=max_moves)
+        return st.tuples(st.just(counts), moves, st.data()) if with_data else st.tuples(st.just(counts), moves)
+    return cumulative_counts().flatmap(moves_on)
+
+
 # ------------------------------------------------------------------ per-class thresholds: one search per segment
 def per_segment_reference(a: float, b: float, correct: np.ndarray, wrong: np.ndarray, spans, labels: np.ndarray,
                           cache: dict | None = None) -> list | None:
