@@ -606,3 +606,43 @@ def test_monitor_with_kept_sorted_chunks_is_a_fresh_sort_bit_for_bit(two_splits,
         numbers = shown.select_dtypes("number").columns
         assert np.array_equal(shown[numbers].to_numpy(np.float64).view(np.int64),
                               fresh[numbers].to_numpy(np.float64).view(np.int64))
+
+
+def test_sessions_in_threads_keep_sorted_chunks_without_breaking_each_other(monkeypatch):
+    # Streamlit runs each session in a thread of its own, and the kept sorted chunks are shared by all: a store
+    # that one thread summed or cut while another added to it raised "dictionary changed size during iteration"
+    # (five runs in six of this test before the store got its lock). A tiny switch interval makes threads
+    # change hands between any two bytecodes.
+    import sys
+    import threading
+
+    from valuecore._monitor import chunks
+
+    rng = np.random.default_rng(0)
+    labels = np.array(["a", "b"])
+    runs = [vc.Predictions.from_proba(rng.dirichlet([1, 1], size=5), labels[rng.integers(0, 2, 5)],
+                                      classes=("a", "b")) for _ in range(64)]
+    monkeypatch.setattr(chunks, "_SORTED_CHUNKS", {})
+    monkeypatch.setattr(chunks, "_KEPT_SORTED_ITEMS", 100)  # 20 runs' worth: the oldest go all the time
+    errors = []
+
+    def session(mine):
+        try:
+            for _ in range(80):
+                for run in mine:
+                    assert chunks._sorted(run).predictions is run
+        except Exception as error:  # noqa: BLE001 - any failure in a thread is reported by the test
+            errors.append(error)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=session, args=(runs[i::4],)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not errors, errors[:1]
+    assert sum(run.predictions.n for run in chunks._SORTED_CHUNKS.values()) <= 100

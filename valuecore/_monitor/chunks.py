@@ -16,6 +16,7 @@ abstentions included.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -373,6 +374,7 @@ def _per_item(total: float, n: float) -> float:
 # are dropped past _KEPT_SORTED_ITEMS items in all (about 40 bytes an item: 80 MB).
 _SORTED_CHUNKS: dict[int, object] = {}
 _KEPT_SORTED_ITEMS = 2_000_000
+_SORTED_LOCK = threading.Lock()  # sessions run in threads: the store must not change while it is summed or cut
 
 
 def _sorted(predictions: Predictions):
@@ -383,10 +385,11 @@ def _sorted(predictions: Predictions):
         return run
     run = presort(predictions)
     if predictions.n <= _KEPT_SORTED_ITEMS:
-        while _SORTED_CHUNKS and sum(kept.predictions.n for kept in _SORTED_CHUNKS.values()) + predictions.n \
-                > _KEPT_SORTED_ITEMS:
-            _SORTED_CHUNKS.pop(next(iter(_SORTED_CHUNKS)))
-        _SORTED_CHUNKS[key] = run
+        with _SORTED_LOCK:
+            while _SORTED_CHUNKS and sum(kept.predictions.n for kept in _SORTED_CHUNKS.values()) + predictions.n \
+                    > _KEPT_SORTED_ITEMS:
+                _SORTED_CHUNKS.pop(next(iter(_SORTED_CHUNKS)))
+            _SORTED_CHUNKS[key] = run
     return run
 
 
