@@ -56,9 +56,9 @@ capacity_answer = st.container()
 # ---- 2. certified error rate
 st.header("A guaranteed error rate")
 left, right = st.columns(2)
-max_risk = state.value(left.slider, "constraints_max_risk", "Most wrong answers you accept among automated ones",
-                       min_value=0.0, max_value=0.3, step=0.005, format="%.3f", key="constraints_max_risk",
-                       convert=float)
+max_risk = state.value(left.select_slider, "constraints_max_risk", "Most wrong answers you accept among automated ones",
+                       options=view.risk_stops(state.get().constraints_max_risk),
+                       format_func=lambda r: views.percent(r, 1), key="constraints_max_risk", convert=float)
 confidence = state.value(right.select_slider, "constraints_confidence", "How sure the promise must be",
                          options=PROMISE_CONFIDENCES, format_func=lambda c: views.percent(c, 0),
                          key="constraints_confidence", convert=float)

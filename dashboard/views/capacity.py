@@ -229,6 +229,18 @@ class RiskView:
     confidences: object = None  # the model's confidences on the data shown, to write thresholds with
 
 
+RISK_STEP, RISK_MAX = 0.005, 0.3  # the guaranteed error rate's slider: 0% to 30% in steps of half a percent
+
+
+def risk_stops(current: float | None) -> tuple[float, ...]:
+    """The error rates the slider offers, as shares: every half percent up to 30%, and ``current`` where a link
+    or an imported file set a rate between two stops (it is shown as it is, not moved to a stop)."""
+    stops = [round(i * RISK_STEP, 3) for i in range(round(RISK_MAX / RISK_STEP) + 1)]
+    if current is not None and current not in stops:
+        stops = sorted([*stops, float(current)])
+    return tuple(stops)
+
+
 def tuning_weighted(ws, model: str) -> bool:
     """Whether the tuning split carries weights other than 0 and 1 (a certified risk must be told what they mean)."""
     weight = ws.sorted(model, ws.tuning_split_for(model)).predictions.sample_weight

@@ -59,7 +59,7 @@ def test_the_page_answers_in_pm_words_with_valuecore_figures(page):
 
 def test_a_large_team_is_not_the_bottleneck_and_a_zero_risk_cannot_be_promised(page):
     page.number_input(key="constraints_capacity").set_value(1000.0).run()
-    page.slider(key="constraints_max_risk").set_value(0.0).run()
+    page.select_slider(key="constraints_max_risk").set_value(0.0).run()
     assert not page.exception, [e.value for e in page.exception]
     text = _markdown(page)
     assert "The team is not the bottleneck" in text

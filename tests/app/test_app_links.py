@@ -63,7 +63,7 @@ CHOICES = {
     "compare": [("selectbox", "compare_model_a", "svm_rbf"), ("selectbox", "compare_model_b", "naive_bayes")],
     "constraints": [("selectbox", "constraints_model", "naive_bayes"), ("number_input", "constraints_volume", 2500.0),
                     ("number_input", "constraints_capacity", 120.0), ("number_input", "constraints_reviewer", 7.5),
-                    ("toggle", "constraints_per_class", True), ("slider", "constraints_max_risk", 0.02),
+                    ("toggle", "constraints_per_class", True), ("select_slider", "constraints_max_risk", 0.02),
                     ("select_slider", "constraints_confidence", 0.99), ("number_input", "constraints_v_ok", 0.75),
                     ("number_input", "constraints_v_bad", -0.25), ("number_input", "constraints_cost", 0.125),
                     ("number_input", "reviewers_rate_low", 0.05), ("number_input", "reviewers_acc_low", 0.9),
@@ -203,10 +203,19 @@ def test_a_link_with_bad_page_choices_says_so_and_uses_the_defaults():
     sidebar = "\n".join(w.value for w in at.sidebar.warning)
     assert "sure=" in sidebar and "maxrisk=" in sidebar and "per=" in sidebar
     assert at.select_slider(key="constraints_confidence").value == Settings().constraints_confidence
-    assert at.slider(key="constraints_max_risk").value == Settings().constraints_max_risk
+    assert at.select_slider(key="constraints_max_risk").value == Settings().constraints_max_risk
     recommended = vc.recommend(vc.Pipeline(vc.load_runs(SAMPLES / "breast_cancer").models), vc.UseCase(1, 0, -4))
     assert at.selectbox(key="constraints_model").value == recommended.model
     assert "cmodel" not in at.query_params  # a model that is not loaded: the recommended one is shown, and kept
+
+
+def test_a_linked_error_rate_between_two_stops_is_shown_as_it_is_in_percent():
+    at = start("constraints", src="sample:breast_cancer", maxrisk="0.0123")
+    risk = at.select_slider(key="constraints_max_risk")
+    assert risk.value == 0.0123 and at.query_params["maxrisk"] in ("0.0123", ["0.0123"])  # not moved to a stop
+    # the stops read as percentages, every half percent to 30%, the linked rate between its neighbours
+    assert risk.options[:5] == ["0.0%", "0.5%", "1.0%", "1.2%", "1.5%"] and risk.options[-1] == "30.0%"
+    assert len(risk.options) == 62
 
 
 def test_the_cost_matrix_class_set_and_awkward_model_names_travel_in_the_link(tmp_path):
