@@ -110,9 +110,10 @@ def _stored(selection, status) -> None:
     if not document:
         return
     st.markdown("**The stored policies**")
-    policies = view.stored(document, status, selection.report.models, selection.currency)
-    show_dataframe(policies.summary, column_order=view.stored_columns(selection.currency), hide_index=True,
-                   column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
+    policies = view.stored(document, status, selection.report.models)
+    # the stored value reads in money as everywhere, not as a bare 0.9412
+    show_dataframe(styled(policies.summary, view.summary_formats(selection)), column_order=list(view.STORED_COLUMNS),
+                   hide_index=True)
     if policies.class_thresholds is not None:
         show_dataframe(policies.class_thresholds, hide_index=True)
     if policies.same_runs:
@@ -126,8 +127,7 @@ def _stored(selection, status) -> None:
         if policies.applied_error:
             st.error(policies.applied_error)
         else:
-            show_dataframe(policies.applied, hide_index=True,
-                           column_config={"Coverage": st.column_config.NumberColumn(format="percent")})
+            show_dataframe(styled(policies.applied, view.summary_formats(selection)), hide_index=True)
 
 
 # ---------------------------------------------------------------- the page

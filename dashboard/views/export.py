@@ -56,24 +56,19 @@ def thresholds_text(policy: dict, confidences=None, segments: dict | None = None
     return "always abstain" if policy.get("threshold") is None else _threshold(policy["threshold"], confidences)
 
 
-def value_column(currency: str) -> str:
-    """The value's header in the tables of bare numbers (a stored policy's, applied as stored)."""
-    return f"{VALUE_PER_ITEM} ({currency})"
-
-
 def summary_formats(selection) -> dict:
     """How the summary's numbers read (column -> formatter), as on every page: the value per item in money, its
-    interval at three significant digits (``wording.amount``), the coverage in percent."""
+    interval at three significant digits (``wording.amount``), the coverage in percent. The stored policies'
+    tables (an import) read the same way."""
     return {VALUE_PER_ITEM: selection.money, "95% low": selection.amount,
             "95% high": selection.amount, "Coverage": vc.wording.percent}
 
 
-def stored_columns(currency: str) -> list[str]:
-    """The columns of the stored policies' table (an import): what they are and where they were made."""
-    return ["Model", "Threshold(s)", value_column(currency), "Coverage", "Tuned on", "Evaluated on"]
+# The stored policies' table (an import): what they are and where they were made.
+STORED_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, "Coverage", "Tuned on", "Evaluated on")
 
 
-def summary_frame(document: dict, currency: str, confidences: dict | None = None) -> pd.DataFrame:
+def summary_frame(document: dict, confidences: dict | None = None) -> pd.DataFrame:
     """One row per model entry of a policy JSON (as a dict): its rule, thresholds and what it earned.
 
     Per-class thresholds (ten numbers do not fit a cell) are in :func:`class_thresholds_frame`.
@@ -97,7 +92,7 @@ def summary_frame(document: dict, currency: str, confidences: dict | None = None
             "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
             "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
             "Evaluated on": evaluation.get("split"),
-            value_column(currency): evaluation.get("value_per_item"),
+            VALUE_PER_ITEM: evaluation.get("value_per_item"),
             "95% low": ci[0],
             "95% high": ci[1],
             "Coverage": evaluation.get("coverage"),
@@ -122,7 +117,7 @@ def class_thresholds_frame(document: dict, confidences: dict | None = None) -> p
     return frame
 
 
-def applied_frame(applied: list, currency: str) -> pd.DataFrame:
+def applied_frame(applied: list) -> pd.DataFrame:
     """What stored policies are worth on the loaded runs, applied as stored (``vc.apply_policy_document``)."""
     rows = []
     for item in applied:
@@ -131,7 +126,7 @@ def applied_frame(applied: list, currency: str) -> pd.DataFrame:
             "Model": item.model,
             "Same run file": {True: "yes", False: "no (other SHA-256)", None: "unknown"}[item.same_run],
             "Split": item.split,
-            value_column(currency): evaluation.get("value_per_item"),
+            VALUE_PER_ITEM: evaluation.get("value_per_item"),
             "Coverage": evaluation.get("coverage"),
             "Note": item.note,
         })
@@ -246,8 +241,7 @@ def build(selection, workspace, kind: str, settings: Settings, segments=None) ->
         document=data,
         text=text,
         # "Value per item ($)" over "$0.94": the cells say the currency (summary_formats), not the header.
-        summary=summary_frame(data, selection.currency, shown).rename(
-            columns={value_column(selection.currency): VALUE_PER_ITEM}),
+        summary=summary_frame(data, shown),
         summary_columns=SUMMARY_COLUMNS,
         class_thresholds=class_thresholds_frame(data, shown),
         schema_error=schema_error,
@@ -329,9 +323,9 @@ class StoredPolicies:
     class_thresholds: pd.DataFrame | None = None
 
 
-def stored(document: dict, status: RestoreStatus, runs: dict, currency: str) -> StoredPolicies:
+def stored(document: dict, status: RestoreStatus, runs: dict) -> StoredPolicies:
     """The stored policies as a table; on other run files, applied as stored to the loaded runs."""
-    summary, per_class = summary_frame(document, currency), class_thresholds_frame(document)
+    summary, per_class = summary_frame(document), class_thresholds_frame(document)
     if status.same_runs:
         return StoredPolicies(summary, True, class_thresholds=per_class)
     try:
@@ -340,4 +334,4 @@ def stored(document: dict, status: RestoreStatus, runs: dict, currency: str) -> 
         return StoredPolicies(summary, False, class_thresholds=per_class,
                               applied_error=f"The stored policies cannot be applied to the loaded runs: "
                                             f"{md_text(error)}.")
-    return StoredPolicies(summary, False, applied=applied_frame(applied, currency), class_thresholds=per_class)
+    return StoredPolicies(summary, False, applied=applied_frame(applied), class_thresholds=per_class)
