@@ -586,12 +586,13 @@ def amount(x: float, currency: str = "") -> str:
 
     >>> amount(0.012345, "$"), amount(-1234.5, "EUR"), amount(float("nan"), "$"), amount(0.7999, "$")
     ('$0.0123', '-1,234 EUR', '–', '$0.800')
-    >>> amount(0.99, ""), amount(-4, "")
-    ('0.990', '-4.00')
+    >>> amount(0.99, ""), amount(-4, ""), amount(0.0, "$"), amount(-0.0, "EUR")
+    ('0.990', '-4.00', '$0.00', '0.00 EUR')
     """
     if _missing(x):
         return DASH
-    body = significant(abs(x))
+    # Zero has no significant digits: it reads as money does ("$0.00"), not "$0" beside a tile's "$0.00".
+    body = "0.00" if float(x) == 0 else significant(abs(x))
     if body != "0" and abs(float(x)) < 999.5:
         kept = f"{abs(float(x)):#.3g}".rstrip(".")  # '#' keeps the zeros; 100 would read '100.'
         body = body if "e" in kept else kept
