@@ -1097,7 +1097,10 @@ def segment_chart_rows(numbers, currency: str = "$") -> list[dict]:
                 title = f"Value per item ({currency})" if currency else title
                 shown = wording.amount(value, currency)
             else:
+                # A rate's axis reads in percent, as its table and tooltip do (0.05 under "5.0%" before).
                 shown = wording.percent(value)
+                title = f"{title} (%)"
+                value, low, high = (None if x is None else 100.0 * x for x in (value, low, high))
             rows.append({"segment": str(record["segment"]), "measure": title, "value": value,
                          "low": low if value is not None else None, "high": high if value is not None else None,
                          "shown": shown})

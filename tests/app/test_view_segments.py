@@ -138,8 +138,15 @@ def test_the_chart_spec_draws_every_segment_in_three_panels_and_validates():
     value_rows = [r for r in rows if r["measure"] == "Value per item ($)"]
     assert [r["value"] for r in value_rows] == pytest.approx(numbers["value_per_item"].tolist())
     assert all(r["low"] <= r["value"] <= r["high"] for r in value_rows)
+    handoffs = [r for r in rows if r["measure"] == "Hand-off rate (%)"]  # in percent, as the table and tooltip
+    assert [r["value"] for r in handoffs] == pytest.approx((100 * numbers["handoff_rate"]).tolist())
+    assert [r["shown"] for r in handoffs] == [vc.wording.percent(x) for x in numbers["handoff_rate"]]
+    errors = [r for r in rows if r["measure"] == "Error rate (%)" and r["value"] is not None]
+    assert errors and all(r["low"] == r["value"] <= r["high"] for r in errors)  # the certified bound, in percent
+    assert [r["high"] for r in errors] == pytest.approx(
+        [100 * b for b, e in zip(numbers["error_bound"], numbers["error_rate"]) if not math.isnan(e)])
     spec = segments_spec(numbers, "$")
-    assert spec["facet"]["sort"] == ["Hand-off rate", "Error rate", "Value per item ($)"]
+    assert spec["facet"]["sort"] == ["Hand-off rate (%)", "Error rate (%)", "Value per item ($)"]
     valid(spec)  # a valid Vega-Lite spec
 
 
@@ -147,8 +154,8 @@ def test_a_segment_acting_on_nothing_has_no_error_bar():
     numbers = pd.DataFrame([{"segment": "a", "threshold": math.nan, "items": 40.0, "handoff_rate": 1.0,
                              "error_rate": math.nan, "error_bound": math.nan, "value_per_item": 0.0, "low": 0.0,
                              "high": 0.0, "too_small": False}])
-    errors = [r for r in segment_rows(numbers) if r["measure"] == "Error rate"]
-    assert errors == [{"segment": "a", "measure": "Error rate", "value": None, "low": None, "high": None,
+    errors = [r for r in segment_rows(numbers) if r["measure"] == "Error rate (%)"]
+    assert errors == [{"segment": "a", "measure": "Error rate (%)", "value": None, "low": None, "high": None,
                        "shown": "–"}]
     assert np.isnan(numbers.loc[0, "error_rate"])
 
