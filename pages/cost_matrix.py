@@ -3,7 +3,7 @@
 Reads top to bottom like the page: the class set, the editable value matrix
 (with a binary TP/TN/FP/FN preset and a reset), then per model the value of
 per-class thresholds and of the expected-value rule, and the confusion matrix
-with an abstain column and the value each cell contributes. The figures come
+with a hand-off column and the value each cell contributes. The figures come
 from ``dashboard.views.values_per_class.build``.
 """
 
@@ -71,7 +71,7 @@ st.caption(
     "When errors are not all alike (missing a fraud costs more than flagging a good customer), give each "
     "(true class, action) pair its own value: positive for what an outcome earns, negative for what it costs. "
     "Rows are the true class, columns the predicted class, then "
-    "'abstain' (hand the item to a person)."
+    "'hand off' (the item goes to a person)."
 )
 stop_unless_models(selection)  # first: with nothing loaded, it says why ("the models shown loaded fine" did not)
 if (problem_note := views.load_problem_note(selection.report)) is not None:

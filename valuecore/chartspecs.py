@@ -1046,16 +1046,16 @@ def _matrix_layers(data: list[dict], x_title: str, tooltip: list, color_title: s
 
 
 def confusion_value_spec(rows, *, currency: str = "$", height: int | None = None) -> dict:
-    """The confusion matrix with an abstain column, each cell coloured by the value it brings.
+    """The confusion matrix with a hand-off column, each cell coloured by the value it brings.
 
-    ``rows``: ``true, predicted, count, value``, one per (true class, action) cell, abstain last; ``value``
+    ``rows``: ``true, predicted, count, value``, one per (true class, action) cell, hand-off last; ``value``
     is the cell's contribution (count × the outcome's value) in the currency.
     """
     data = [{**row, "value_text": wording.money(row["value"], currency.strip(), 0)}
             for row in records(rows, ("true", "predicted", "count", "value"))]
     tooltip = [_tip("true", "True class", "nominal"), _tip("predicted", "Action", "nominal"),
                _tip("count", "Items", fmt=",.0f"), _tip("value_text", f"Value contributed ({currency})", "nominal")]
-    layers = _matrix_layers(data, "Action taken (predicted class, or abstain)", tooltip,
+    layers = _matrix_layers(data, "Action taken (predicted class, or hand off)", tooltip,
                             f"Value contributed ({currency})", _field("count", format=",.0f"))
     return _spec(layers, {"cells": data}, height=height or max(160, 34 * len(_order(r["true"] for r in data))))
 

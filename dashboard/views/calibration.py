@@ -345,13 +345,13 @@ def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split, af
             f"{_ratio(row['value_tuned_before'])} with a threshold tuned on {split_text(raw.tuning_split_for(best))}. "
             "Where the recalibrated dashed line meets the tuned solid one, the formula can be trusted instead of "
             "tuning; where it stays below, tune the threshold on data. Values are dimensionless (correct 1, "
-            "abstain 0, wrong −ω); 0 is what always abstaining earns."
+            "hand-off 0, wrong −ω); 0 is what handing every item to a person earns."
         )
     else:
         meaning = (
             "**What it means.** With raw confidences, the formula threshold ω/(1+ω) falls behind the tuned "
             "threshold wherever the model is over-confident, most at large ω. Values are dimensionless "
-            "(correct 1, abstain 0, wrong −ω)."
+            "(correct 1, hand-off 0, wrong −ω)."
         )
     columns = [c for c in TABLE5_LABELS if recalibrated or not c.endswith("_after")]
     return {
@@ -361,7 +361,7 @@ def _value_section(raw, opts: Options, method: str, fitted: dict, eval_split, af
         "table": _thresholds_as_shown(table[columns], raw, after or raw, formula or raw).rename(columns=TABLE5_LABELS),
         "table_caption": (
             f"Evaluated on {md_text(repr(eval_split))}; recalibration and tuned thresholds fitted on the tuning "
-            f"split. A tuned threshold of {vc.wording.DASH} means always abstain. Accuracy and F1 do not change "
+            f"split. A tuned threshold of {vc.wording.DASH} means always hand off. Accuracy and F1 do not change "
             "with temperature scaling."
         ),
     }

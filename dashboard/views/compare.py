@@ -47,7 +47,7 @@ class Stability:
 
     counts: pd.DataFrame  # stability_counts: model, threshold, resamples
     tuned: pd.DataFrame  # model, threshold (the threshold tuned on the whole tuning split)
-    table: pd.DataFrame  # one row per model, text columns and the share of "always abstain"
+    table: pd.DataFrame  # one row per model, text columns and the share of "always hand off"
     notices: tuple = ()
 
 
@@ -100,7 +100,7 @@ def stability_counts(thresholds: dict) -> pd.DataFrame:
     Parameters
     ----------
     thresholds : dict of model name -> array-like of re-tuned thresholds
-        NaN means "always abstain" and is left out.
+        NaN means "always hand off" and is left out.
 
     Returns
     -------
@@ -277,7 +277,7 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
             "95% range, low": threshold(stability.low),
             "95% range, high": threshold(stability.high),
             "Spread": vc.wording.significant(stability.spread),
-            "Always abstain in": stability.share_always_abstain,
+            "Always hand off in": stability.share_always_abstain,
         })
     return Stability(
         counts=stability_counts(thresholds),

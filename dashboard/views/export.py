@@ -36,7 +36,7 @@ PER_CLASS = "one per class (table below)"
 def _threshold(value, confidences=None) -> str:
     """As on every page: the digits that tell the decision apart on the data shown (``confidences``), else
     the exact threshold (a stored policy on other runs); the exact one is in the JSON below."""
-    return "never (abstain)" if value is None else vc.wording.threshold_on_data(float(value), confidences)
+    return "never (always hand off)" if value is None else vc.wording.threshold_on_data(float(value), confidences)
 
 
 def thresholds_text(policy: dict, confidences=None, segments: dict | None = None) -> str:
@@ -53,7 +53,7 @@ def thresholds_text(policy: dict, confidences=None, segments: dict | None = None
         return "act on every item"
     if policy["kind"] == "expected_value":
         return "expected-value rule"
-    return "always abstain" if policy.get("threshold") is None else _threshold(policy["threshold"], confidences)
+    return "always hand off" if policy.get("threshold") is None else _threshold(policy["threshold"], confidences)
 
 
 def summary_formats(selection) -> dict:

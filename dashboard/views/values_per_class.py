@@ -1,10 +1,10 @@
 """The "Values per class" page as data: :func:`build` returns a :class:`ValuesPerClassPage`.
 
 The value matrix in force for one class set (rows the true class, columns the
-predicted class then "abstain"), as an editable table and as colours; per
+predicted class then "hand off"), as an editable table and as colours; per
 model, the value of one threshold, of per-class thresholds (tuned and
 calibrated) and of the expected-value rule; and, for one model and rule, the
-confusion matrix with an abstain column and the value each cell brings. No
+confusion matrix with a hand-off column and the value each cell brings. No
 Streamlit here: the page lays out what :func:`build` returned.
 """
 
@@ -23,7 +23,7 @@ from ..settings import values_changes
 from ..tables import styled
 from . import POLICY_LABELS, percent, short_list, shown_confidences, split_notes, split_text, threshold_text
 
-ABSTAIN = "abstain"
+HAND_OFF = "hand off"  # the action column: the pages' word for what the policy JSON calls "abstain"
 MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
 SUMMARY_COLUMNS = {"model": "Model", "rule": "Rule", "value_total": "Total value",
                    "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"}
@@ -32,8 +32,8 @@ BEST_STYLE = "font-weight: 600; background-color: rgba(0, 158, 115, 0.15)"
 
 # ------------------------------------------------------------ the matrix as a table
 def matrix_frame(matrix: vc.ValueMatrix) -> pd.DataFrame:
-    """The value matrix as an editable table: rows true class, columns predicted classes then abstain."""
-    columns = [f"→ {c}" for c in matrix.classes] + [ABSTAIN]
+    """The value matrix as an editable table: rows true class, columns predicted classes then hand off."""
+    columns = [f"→ {c}" for c in matrix.classes] + [HAND_OFF]
     frame = pd.DataFrame(matrix.values, index=[f"true {c}" for c in matrix.classes], columns=columns)
     frame.index.name = "true class"
     return frame
@@ -75,9 +75,9 @@ def matrix_cells(matrix: vc.ValueMatrix) -> pd.DataFrame:
 
 
 def confusion_frame(result: vc.PolicyResult) -> pd.DataFrame:
-    """Tidy (true, predicted, count, value) cells of a result's confusion matrix, abstain last."""
+    """Tidy (true, predicted, count, value) cells of a result's confusion matrix, hand-off last."""
     classes = list(result.classes)
-    predicted = classes + [ABSTAIN]
+    predicted = classes + [HAND_OFF]
     rows = [{"true": true, "predicted": action, "count": float(result.confusion[i, j]),
              "value": float(result.cell_values[i, j])}
             for i, true in enumerate(classes) for j, action in enumerate(predicted)]

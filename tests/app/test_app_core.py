@@ -191,7 +191,7 @@ def test_editing_the_cost_matrix_changes_the_value_everywhere():
     before = tuned_value(at)
     editor = at.data_editor[0]
     assert editor.key.startswith("cost_matrix_editor")
-    assert list(editor.value.columns) == ["→ benign", "→ malignant", "abstain"]
+    assert list(editor.value.columns) == ["→ benign", "→ malignant", "hand off"]
     # A missed malignant tumour (true malignant, predicted benign) now costs 50.
     at.session_state[editor.key] = {"edited_rows": {1: {"→ benign": -50.0}}, "added_rows": [], "deleted_rows": []}
     at.run()
@@ -239,7 +239,7 @@ def test_cost_matrix_handles_models_with_different_classes(tmp_path):
     assert not at.exception
     assert "Left out (other classes): bc" in texts(at)
     assert set(at.dataframe[1].value["Model"]) == {"logreg", "mlp"}
-    assert list(at.data_editor[0].value.columns)[-1] == "abstain" and len(at.data_editor[0].value) == 10
+    assert list(at.data_editor[0].value.columns)[-1] == "hand off" and len(at.data_editor[0].value) == 10
 
 
 # -------------------------------------------------- files, uploads and URL

@@ -122,3 +122,34 @@ def test_one_threshold_reads_the_same_on_every_surface(case, tmp_path, capsys):
 
     wrong = {where: found for where, found in spelled.items() if found != {text}}
     assert not wrong, f"{model}'s threshold {exact!r} should read {text} everywhere: {wrong}"
+
+
+def _everything_shown(at: AppTest) -> str:
+    """The page's words: texts, headings, notes, widget labels, tables' headers and text cells, tiles."""
+    parts = [words(at)] + [e.value for kind in ("title", "header", "warning", "success", "error")
+                           for e in getattr(at, kind)]
+    for kind in ("selectbox", "radio", "checkbox", "toggle", "number_input", "slider", "select_slider",
+                 "text_input", "text_area", "button", "multiselect"):
+        parts += [str(w.label) for w in getattr(at, kind)]
+    parts += [f"{m.label} {m.value}" for m in at.metric]
+    for frame in [*at.dataframe, *at.get("data_editor")]:
+        table = getattr(frame.value, "data", frame.value)
+        parts += [str(c) for c in table.columns]
+        parts += [str(v) for c in table.columns if table[c].dtype == object for v in table[c]]
+    return unescape("\n".join(parts))
+
+
+def test_every_page_says_hand_off_never_abstain():
+    """The sidebar's "Hand-off to a person" is the pages' one word for it; "abstain" is the policy JSON's and the
+    serving API's term (``"kind"``, ``decide``'s action), not a word a product manager reads on a page."""
+    from helpers.app import pages_in_app
+
+    at = app(-4.0, "none", rule="class_thresholds")
+    said = {}
+    for page in pages_in_app():
+        at.switch_page(page["file"]).run()
+        assert not at.exception, (page["file"], [e.value for e in at.exception])
+        found = re.findall(r"[^\n]{0,60}\babstain\w*[^\n]{0,40}", _everything_shown(at), flags=re.IGNORECASE)
+        if found:
+            said[page["file"]] = found
+    assert not said, said

@@ -152,14 +152,14 @@ def test_confusion_value_chart_orders_classes_then_abstain():
     from dashboard.views.values_per_class import confusion_frame
 
     cells = confusion_frame(result)
-    assert list(cells["predicted"].unique()) == ["ok", "fraud", "abstain"]
+    assert list(cells["predicted"].unique()) == ["ok", "fraud", "hand off"]
     assert cells["value"].sum() == pytest.approx(result.value_total)
     spec = valid(confusion_value_spec(cells, currency="$"))
     leaves = layers(spec)
     rect = next(leaf for leaf in leaves if mark_type(leaf) == "rect")
     encoding = rect["encoding"]
     assert encoding["x"]["field"] == "predicted" and encoding["x"]["type"] == "nominal"
-    assert encoding["x"]["sort"] == ["ok", "fraud", "abstain"]
+    assert encoding["x"]["sort"] == ["ok", "fraud", "hand off"]
     assert encoding["y"]["field"] == "true" and encoding["y"]["sort"] == ["ok", "fraud"]
     assert encoding["color"]["field"] == "value" and encoding["color"]["type"] == "quantitative"
     assert encoding["color"]["scale"]["domainMid"] == 0

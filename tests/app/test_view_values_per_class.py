@@ -23,7 +23,7 @@ def breast_cancer():
 
 def test_the_matrix_table_reads_back_and_an_empty_cell_is_said(breast_cancer):
     frame = view.matrix_frame(FRAUD)
-    assert list(frame.columns) == ["→ 0", "→ 1", "abstain"] and frame.loc["true 1", "abstain"] == -0.5
+    assert list(frame.columns) == ["→ 0", "→ 1", "hand off"] and frame.loc["true 1", "hand off"] == -0.5
     assert np.array_equal(view.frame_matrix(frame, FRAUD.classes).values, FRAUD.values)
     edited = frame.copy()
     edited.iloc[1, 0] = -20.0
@@ -32,7 +32,7 @@ def test_the_matrix_table_reads_back_and_an_empty_cell_is_said(breast_cancer):
     assert view.edited_changes(frame, FRAUD) == (None, None)  # unchanged: nothing to put in force
     edited.iloc[0, 2] = np.nan
     changes, problem = view.edited_changes(edited, FRAUD)
-    assert changes is None and "empty cells" in problem and "row true 0, column abstain" in problem.replace("\\", "")
+    assert changes is None and "empty cells" in problem and "row true 0, column hand off" in problem.replace("\\", "")
 
 
 def test_the_binary_preset_lands_in_the_classes_own_order():
