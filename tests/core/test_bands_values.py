@@ -1,0 +1,150 @@
+"""The bands' copies' reference values, summed in numpy (issue 33): within a few ulps of the exact sum.
+
+Each bootstrap copy's reference value was a dot over the reference's items (``mean @ weights``), which OpenBLAS
+splits over its threads above 10^4 items: its bits were set by the machine's cores, and on a loaded machine its
+threads cost seconds per new value on the Monitor page. The core now sums it in numpy (by distinct confidence
+where the items of one share both outcomes, else item by item; ``_Copies.reference_values``). Those bits are
+not the dot's, so the comparison here is with the exact sum (each product split exactly in two, then
+``math.fsum``), in ulps of the items' mean size (the scale of a rounding error in a sum that cancels): the new
+sums within 4 of it, the dot's within 16; every column of ``monitor_bands`` but the reference band's edges is
+the same bits as with the dot, the edges within a few ulps, and no alert moves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import valuecore as vc
+from valuecore._monitor import bands
+
+from reference_bands import SlowReferenceBootstrap
+from test_bands_cached import SETTINGS, bits, frames_same, proba_run, same_bits
+
+NEW_ULPS = 4  # the new sums from the exact one, in ulps of the items' mean size (measured: at most 2)
+DOT_ULPS = 16  # the dot's, one thread below 10^4 items, the machine's threads above (measured: at most 2)
+EDGE_ULPS = 16  # the reference band's edges with the new sums and with the dot (measured: 8 where they near 0)
+
+
+def ulps(a, b, scale=None) -> np.ndarray:
+    """Units in the last place between a and b: of the larger in size, or of ``scale`` (a sum whose terms
+    cancel is off by the rounding of its terms, not of its result)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    size = np.maximum(np.abs(a), np.abs(b)) if scale is None else np.asarray(scale)
+    return np.abs(a - b) / np.spacing(size)
+
+
+def two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a * b == p + e`` exactly (Dekker's split; no overflow at these sizes)."""
+    p = a * b
+
+    def split(x):
+        c = 134217729.0 * x
+        high = c - (c - x)
+        return high, x - high
+
+    ah, al = split(a)
+    bh, bl = split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def exact_reference_values(slow: SlowReferenceBootstrap, reference, values, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Each copy's exact weighted mean of its items' means (then one rounding, and the division), and its weighted
+    mean of their sizes (the scale of a rounding error in a sum that cancels), from the same draws as ``slow``."""
+    matrix = values.for_classes(reference.classes)
+    outcome = bands._outcomes(slow._policy, reference, matrix)
+    out = []
+    for calibrator in slow.calibrators:
+        while True:  # the draws slow made, skipping those it skipped (none fail to fit here)
+            copies = reference.sample_weight * rng.multinomial(reference.n, np.full(reference.n, 1.0 / reference.n))
+            if copies.sum() > 0:
+                break
+        mean, _ = bands._moments(bands._truth(bands._calibrated(calibrator, reference), matrix), outcome)
+        p, e = two_product(mean, copies)
+        out.append((math.fsum(np.concatenate([p, e])) / copies.sum(), float(np.abs(mean) @ copies / copies.sum())))
+    return np.asarray(out).T
+
+
+CLASS_THRESHOLDS = vc.Policy("class_thresholds", class_thresholds={f"c{k}": 0.3 + 0.05 * k for k in range(10)})
+CASES = {
+    **{name: (make, policy, pair, calibration) for name, (make, policy, pair, calibration) in SETTINGS.items()},
+    # a threshold per class: the items of one confidence may not share their outcomes (summed item by item)
+    "use case, ten classes, a threshold per class": (lambda rng: (proba_run(rng, 400, 10, True),
+                                                                  proba_run(rng, 300, 10)),
+                                                     CLASS_THRESHOLDS, (vc.UseCase(1, 0, -4),
+                                                                        vc.UseCase(2, -1, -9)), "auto"),
+    # above OpenBLAS's threading cut (10^4 items): the dot there was split over the machine's threads
+    "use case, ten classes, 12,000 items": (lambda rng: (proba_run(rng, 12_000, 10), proba_run(rng, 2_000, 10)),
+                                            vc.Policy("threshold", threshold=0.55), (vc.UseCase(1, 0, -4),
+                                                                                     vc.UseCase(1, 0, -9.5)), "auto"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_copys_reference_value_is_within_a_few_ulps_of_the_exact_sum(case):
+    make, policy, values_pair, calibration = CASES[case]
+    reference, _ = make(np.random.default_rng(21))
+    for values in values_pair:
+        method = bands._estimation_method(reference, values, calibration)
+        new = bands._ReferenceBootstrap(policy, reference, values, method, 8, np.random.default_rng(4))
+        slow = SlowReferenceBootstrap(policy, reference, values, method, 8, np.random.default_rng(4))
+        exact, scale = exact_reference_values(slow, reference, values, np.random.default_rng(4))
+        assert same_bits(new.mu, slow.mu)  # the core's kept arrays sum as the items' means do
+        assert ulps(new.mu, exact, scale).max() <= NEW_ULPS
+        assert ulps(slow.mu_by_dot, exact, scale).max() <= DOT_ULPS
+
+
+def test_the_sum_by_distinct_confidence_is_the_path_taken_for_a_threshold_and_not_for_one_per_class(monkeypatch):
+    """So the cases above test both sums."""
+    taken = []
+    cells = bands._Copies._reference_cells
+    monkeypatch.setattr(bands._Copies, "_reference_cells",
+                        lambda self, *args: taken.append(cells(self, *args) is not None) or cells(self, *args))
+    reference = proba_run(np.random.default_rng(3), 400, 10)
+    for policy in (vc.Policy("threshold", threshold=0.5), CLASS_THRESHOLDS):
+        bands._ReferenceBootstrap(policy, reference, vc.UseCase(1, 0, -4), "isotonic", 4, np.random.default_rng(0))
+    assert taken == [True, False]
+
+
+def by_dot(self, reference, matrix, outcome):
+    """The reference values as they were: OpenBLAS's dot, copy by copy."""
+    return np.array([float(mean @ self.weights(reference, b) / self.totals[b])
+                     for b, mean in enumerate(self.means(reference, matrix, outcome))])
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_bands_are_the_dots_but_for_the_reference_edges_within_a_few_ulps_and_no_alert_moves(monkeypatch, case):
+    make, policy, values_pair, calibration = CASES[case]
+    reference, watched = make(np.random.default_rng(6))
+    splits = {"watched": watched, "reference again": reference}
+    for values in values_pair:
+        bands._BOOTSTRAP_COPIES.clear()
+        new = vc.monitoring.monitor_bands(reference, splits, policy, values, n_chunks=4, n_resamples=12,
+                                          calibration=calibration)
+        with monkeypatch.context() as patched:
+            patched.setattr(bands._Copies, "reference_values", by_dot)
+            bands._BOOTSTRAP_COPIES.clear()
+            old = vc.monitoring.monitor_bands(reference, splits, policy, values, n_chunks=4, n_resamples=12,
+                                              calibration=calibration)
+        edges = ["reference_low", "reference_high"]
+        assert frames_same(new.frame.drop(columns=edges), old.frame.drop(columns=edges))
+        assert new.frame["alert"].tolist() == old.frame["alert"].tolist()
+        assert ulps(new.frame[edges], old.frame[edges]).max() <= EDGE_ULPS
+        assert ulps(new.reference_mean_sd, old.reference_mean_sd) <= 64  # a spread of nearby sums: fewer bits
+        assert new.reference_value_per_item == old.reference_value_per_item
+    bands._BOOTSTRAP_COPIES.clear()
+
+
+def test_the_ulp_comparison_sees_one_changed_copy():
+    """Off by 1e-13 in one copy's reference value (about 500 ulps of 0.2) fails the bound the tests above use."""
+    make, policy, (values, _), calibration = CASES["use case, ten classes, weighted"]
+    reference, _ = make(np.random.default_rng(21))
+    method = bands._estimation_method(reference, values, calibration)
+    slow = SlowReferenceBootstrap(policy, reference, values, method, 8, np.random.default_rng(4))
+    exact, scale = exact_reference_values(slow, reference, values, np.random.default_rng(4))
+    nudged = slow.mu.copy()
+    nudged[3] += 1e-13
+    assert ulps(slow.mu, exact, scale).max() <= NEW_ULPS < ulps(nudged, exact, scale).max()
+    assert not np.array_equal(bits(nudged), bits(slow.mu))
