@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+import valuecore as vc
 from valuecore._monitor import bands
 from valuecore._monitor.bands import _calibrated, _fit_estimation_calibrator, _moments, _outcomes, _truth
 
@@ -72,3 +73,70 @@ class SlowReferenceBootstrap:
             mean, _ = _moments(_truth(_calibrated(calibrator, predictions), self._matrix), outcome)
             out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
         return out / np.where(totals > 0, totals, 1.0)
+
+
+# ---- the data and settings the band tests share (test_bands_cached.py, test_bands_values.py)
+MATRIX2 = vc.ValueMatrix(("neg", "pos"), [[1.0, -5.0, 0.0], [-2.0, 3.0, 0.0]])
+MATRIX3 = vc.ValueMatrix(("c0", "c1", "c2"), [[2, -1, -3, 0], [-1, 1, -2, 0], [-4, -1, 3, -0.5]])
+
+
+def bits(array) -> np.ndarray:
+    return np.ascontiguousarray(array, dtype=np.float64).view(np.int64)
+
+
+def same_bits(a, b) -> bool:
+    return np.shape(a) == np.shape(b) and np.array_equal(bits(a), bits(b))
+
+
+def proba_run(rng, n, n_classes, weights=False, rounded=True):
+    y = rng.integers(0, n_classes, n)
+    logits = rng.normal(size=(n, n_classes)) * 1.5
+    logits[np.arange(n), y] += 1.0
+    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
+    proba /= proba.sum(axis=1, keepdims=True)
+    if rounded:  # exported scores: many tied confidences
+        proba = np.round(proba, 3)
+        proba[np.arange(n), proba.argmax(axis=1)] += 1.0 - proba.sum(axis=1)
+    classes = [f"c{k}" for k in range(n_classes)] if n_classes != 2 else ["neg", "pos"]
+    weight = rng.integers(0, 4, n).astype(float) if weights else None
+    return vc.Predictions.from_proba(proba, np.array(classes)[y], classes=classes, sample_weight=weight)
+
+
+def top_label_run(rng, n):
+    conf = rng.uniform(0.5, 1.0, n)
+    right = rng.uniform(size=n) < conf**1.5
+    return vc.Predictions.from_top_label(["a"] * n, conf, np.where(right, "a", "b"), classes=["a", "b"])
+
+
+SETTINGS = {
+    # name: (make reference and watched split, policy, values of the first and the second call, calibration)
+    "use case, two classes, top label": (lambda rng: (top_label_run(rng, 300), top_label_run(rng, 500)),
+                                         vc.Policy("threshold", threshold=0.7), (vc.UseCase(1, 0, -2),
+                                                                                 vc.UseCase(2, -0.5, -7)), "auto"),
+    "use case, ten classes, weighted": (lambda rng: (proba_run(rng, 400, 10, True), proba_run(rng, 600, 10)),
+                                        vc.Policy("threshold", threshold=0.5), (vc.UseCase(1, 0, -4),
+                                                                                vc.UseCase(1, 0, -9.37)), "auto"),
+    "use case, three classes, continuous": (lambda rng: (proba_run(rng, 300, 3, rounded=False),
+                                                         proba_run(rng, 400, 3, rounded=False)),
+                                            vc.Policy("threshold", threshold=0.6), (vc.UseCase(1, 0, -1),
+                                                                                    vc.UseCase(3, 1, -0.1)), "auto"),
+    "binary matrix, isotonic of P(positive)": (lambda rng: (proba_run(rng, 300, 2), proba_run(rng, 400, 2)),
+                                               vc.Policy("threshold", threshold=0.6), (MATRIX2, MATRIX2), "auto"),
+    "three-class matrix, temperature": (lambda rng: (proba_run(rng, 200, 3, True), proba_run(rng, 300, 3)),
+                                        vc.Policy("threshold", threshold=0.5), (MATRIX3, MATRIX3), "auto"),
+    "use case, no calibration": (lambda rng: (proba_run(rng, 200, 4), proba_run(rng, 300, 4)),
+                                 vc.Policy("threshold", threshold=0.4), (vc.UseCase(1, 0, -3),
+                                                                         vc.UseCase(1, -1, -3)), "none"),
+}
+
+
+def frames_same(a, b) -> bool:
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        return False
+    for column in a.columns:
+        left, right = a[column].to_numpy(), b[column].to_numpy()
+        if left.dtype.kind == "f" and not same_bits(left, right):
+            return False
+        if left.dtype.kind != "f" and not all(x == y or (x != x and y != y) for x, y in zip(left, right)):
+            return False
+    return True

@@ -20,8 +20,7 @@ import pytest
 import valuecore as vc
 from valuecore._monitor import bands
 
-from reference_bands import SlowReferenceBootstrap
-from test_bands_cached import SETTINGS, bits, frames_same, proba_run, same_bits
+from reference_bands import SETTINGS, SlowReferenceBootstrap, bits, frames_same, proba_run, same_bits
 
 NEW_ULPS = 4  # the new sums from the exact one, in ulps of the items' mean size (measured: at most 2)
 DOT_ULPS = 16  # the dot's, one thread below 10^4 items, the machine's threads above (measured: at most 2)

@@ -372,7 +372,8 @@ class _Copies:
     (``_split_state``), what the copies' maps make of it: for the map of a simple use case (isotonic of the top
     label), each copy's calibrated confidence of every distinct confidence of the split, shape (n_copies,
     n_distinct); for other maps, each copy's distribution of the truth, shape (n_copies, n, C); kept when
-    ``keep`` and within ``_KEPT_FLOATS``, else made again on every call.
+    ``keep`` and within ``_KEPT_FLOATS``, else made again on every call. Beside the first, for the reference
+    itself, each copy's weight of each distinct confidence (as many floats again; :meth:`reference_values`).
     """
 
     def __init__(self, calibrators: list, counts: np.ndarray, totals: list, keep: bool):
