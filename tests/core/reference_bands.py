@@ -3,9 +3,11 @@ map applied to the whole split, the distribution of the truth built per copy and
 taken, on every call. ``valuecore._monitor.bands._ReferenceBootstrap`` keeps what does not depend on the values
 instead; ``tests/core/test_bands_cached.py`` checks both give the same bits.
 
-Each copy's reference value is summed as the core defines it since 2026-11-30 (:func:`summed_reference_value`,
-written here from the items' means, not from what the core keeps); ``mu_by_dot`` keeps the dot it was before
-(``mean @ weights``, OpenBLAS's), which ``tests/core/test_bands_values.py`` compares with it and with the exact sum.
+Each copy's reference value and chunk estimates are summed as the core sums them since 2026-11-30
+(:func:`summed_reference_value`, :meth:`SlowReferenceBootstrap.estimates`; written here from the items' means,
+not from what the core keeps); ``mu_by_dot`` and ``estimates(..., by_bincount=True)`` keep the sums they were
+before (OpenBLAS's dot, numpy's bincount), which ``tests/core/test_bands_values.py`` compares with them and with
+the exact sums.
 """
 
 from __future__ import annotations
@@ -19,20 +21,31 @@ from valuecore._monitor import bands
 from valuecore._monitor.bands import _calibrated, _fit_estimation_calibrator, _moments, _outcomes, _truth
 
 
+def distinct_confidences(calibrator, predictions, outcome: np.ndarray):
+    """(first, inverse) of the split's distinct confidences where the map is of the top label and each distinct
+    confidence's items share both outcomes (the right class's and the next's), else None."""
+    rows = np.arange(predictions.n)
+    right = outcome[rows, predictions.y_pred]
+    next_class = outcome[rows, (predictions.y_pred + 1) % outcome.shape[1]]
+    if calibrator.method != "isotonic" or calibrator.params.get("positive_class") \
+            or not bands._two_terms_add_as_einsum():
+        return None
+    _, first, inverse = np.unique(predictions.confidence, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if np.array_equal(right, right[first][inverse]) and np.array_equal(next_class, next_class[first][inverse]):
+        return first, inverse
+    return None
+
+
 def summed_reference_value(calibrator, reference, outcome: np.ndarray, mean: np.ndarray,
                            copies: np.ndarray) -> float:
     """A copy's weighted sum of its items' means over its weight: grouped by distinct confidence where the map
     is of the top label and each distinct confidence's items share both outcomes, else item by item; numpy's
     sum either way."""
-    rows = np.arange(reference.n)
-    right = outcome[rows, reference.y_pred]
-    next_class = outcome[rows, (reference.y_pred + 1) % outcome.shape[1]]
-    if calibrator.method == "isotonic" and not calibrator.params.get("positive_class") \
-            and bands._two_terms_add_as_einsum():
-        _, first, inverse = np.unique(reference.confidence, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        if np.array_equal(right, right[first][inverse]) and np.array_equal(next_class, next_class[first][inverse]):
-            return float(np.sum(mean[first] * np.bincount(inverse, weights=copies)) / copies.sum())
+    cells = distinct_confidences(calibrator, reference, outcome)
+    if cells is not None:
+        first, inverse = cells
+        return float(np.sum(mean[first] * np.bincount(inverse, weights=copies)) / copies.sum())
     return float(np.sum(mean * copies) / copies.sum())
 
 
@@ -64,14 +77,24 @@ class SlowReferenceBootstrap:
             by_dot.append(float(mean @ copies / copies.sum()))
         self.mu, self.mu_by_dot = np.asarray(mu), np.asarray(by_dot)
 
-    def estimates(self, predictions, chunk_of_row: np.ndarray, n_chunks: int) -> np.ndarray:
+    def estimates(self, predictions, chunk_of_row: np.ndarray, n_chunks: int, by_bincount: bool = False
+                  ) -> np.ndarray:
+        """Each copy's estimate of each chunk, summed as the core sums it (``by_bincount``: as it was before
+        2026-11-30, item by item in their order)."""
         outcome = _outcomes(self._policy, predictions, self._matrix)
         weight = predictions.sample_weight
         totals = np.bincount(chunk_of_row, weights=weight, minlength=n_chunks)
         out = np.empty((len(self.calibrators), n_chunks))
         for b, calibrator in enumerate(self.calibrators):
             mean, _ = _moments(_truth(_calibrated(calibrator, predictions), self._matrix), outcome)
-            out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
+            cells = None if by_bincount else distinct_confidences(calibrator, predictions, outcome)
+            if cells is None:
+                out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
+            else:  # each chunk's weight of each distinct confidence, times the confidence's mean, summed by numpy
+                first, inverse = cells
+                by_chunk = np.bincount(chunk_of_row * first.size + inverse, weights=weight,
+                                       minlength=n_chunks * first.size).reshape(n_chunks, first.size)
+                out[b] = np.sum(by_chunk * mean[first], axis=1)
         return out / np.where(totals > 0, totals, 1.0)
 
 

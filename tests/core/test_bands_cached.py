@@ -4,11 +4,11 @@
 map and calibrated probabilities of every split, so that a new value only values them again. Every figure it
 gives (each copy's reference value and estimate of every chunk, hence the bands, alerts and all columns of
 ``monitor_bands``) must equal, bit for bit, what the computation before the cache gives
-(``tests/core/reference_bands.py``; each copy's reference value summed there from the items' means as the core
-sums it since 2026-11-30, ``test_bands_values.py`` comparing that sum with the dot it was): for a simple use case (isotonic map of the top label, the fast two-term
-path), a binary value matrix (isotonic map of P(positive)), a value matrix of three classes (temperature),
-no calibration, weights, a first call and a call with kept copies. The comparison is of bits, so a change of
-1e-12 in one item fails (checked below).
+(``tests/core/reference_bands.py``, where each copy's sums are taken from the items' means as the core takes
+them since 2026-11-30; ``test_bands_values.py`` compares those sums with the dot and bincount they were): for
+a simple use case (isotonic map of the top label, the fast two-term path), a binary value matrix (isotonic
+map of P(positive)), a value matrix of three classes (temperature), no calibration, weights, a first call
+and a call with kept copies. The comparison is of bits, so a change of 1e-12 in one item fails (checked below).
 """
 
 from __future__ import annotations
@@ -101,20 +101,20 @@ def test_the_two_term_sum_is_einsums_on_this_machine():
 
 
 def test_the_comparison_sees_a_change_no_tolerance_would(monkeypatch):
-    """A new path off by 1e-12 in one item of one copy fails the comparison the tests above make, where a
+    """A new path off by 1e-12 in one chunk's sum of one copy fails the comparison the tests above make, where a
     comparison with pytest.approx's tolerance would pass it."""
     make, policy, (first, _), _ = SETTINGS["use case, two classes, top label"]
     reference, watched = make(np.random.default_rng(9))
-    means = bands._Copies.means
+    chunk_values = bands._Copies.chunk_values
 
-    def nudged(self, predictions, matrix, outcome):
-        for b, mean in enumerate(means(self, predictions, matrix, outcome)):
-            if b == 4 and predictions is watched:
-                mean = mean.copy()
-                mean[7] += 1e-12
-            yield mean
+    def nudged(self, predictions, *args):
+        out = chunk_values(self, predictions, *args)
+        if predictions is watched:
+            out = out.copy()
+            out[4, 1] += 1e-12
+        return out
 
-    monkeypatch.setattr(bands._Copies, "means", nudged)
+    monkeypatch.setattr(bands._Copies, "chunk_values", nudged)
     new, slow = both("", 9, first, False, reference, watched, policy, "auto")
     rows, n_chunks = chunking(watched)
     assert same_bits(new.mu, slow.mu)

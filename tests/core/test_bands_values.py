@@ -1,13 +1,15 @@
-"""The bands' copies' reference values, summed in numpy (issue 33): within a few ulps of the exact sum.
+"""The bands' copies' sums in numpy (issue 33): within a few ulps of the exact sums.
 
 Each bootstrap copy's reference value was a dot over the reference's items (``mean @ weights``), which OpenBLAS
 splits over its threads above 10^4 items: its bits were set by the machine's cores, and on a loaded machine its
-threads cost seconds per new value on the Monitor page. The core now sums it in numpy (by distinct confidence
-where the items of one share both outcomes, else item by item; ``_Copies.reference_values``). Those bits are
-not the dot's, so the comparison here is with the exact sum (each product split exactly in two, then
-``math.fsum``), in ulps of the items' mean size (the scale of a rounding error in a sum that cancels): the new
-sums within 4 of it, the dot's within 16; every column of ``monitor_bands`` but the reference band's edges is
-the same bits as with the dot, the edges within a few ulps, and no alert moves.
+threads cost seconds per new value on the Monitor page; each copy's estimate of a chunk was a bincount of every
+item. The core now sums both over distinct confidences where the items of one share both outcomes
+(``_Copies.reference_values`` and ``chunk_values``), else the reference item by item in numpy and the chunks by
+bincount as before. Those bits are not the old ones, so the comparison is with the exact sums (each product
+split exactly in two, then ``math.fsum``), in ulps of the items' mean size (the scale of a rounding error in a
+sum that cancels): the new sums within 4 of it; every column of ``monitor_bands`` but the bands' edges is the
+same bits as with the old sums (every alert and coverage flag), the edges within a few ulps of their row's
+largest figure, and the same in the chart's tooltips.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ import numpy as np
 import pytest
 
 import valuecore as vc
+from valuecore import wording
 from valuecore._monitor import bands
 
 from reference_bands import SETTINGS, SlowReferenceBootstrap, bits, frames_same, proba_run, same_bits
 
 NEW_ULPS = 4  # the new sums from the exact one, in ulps of the items' mean size (measured: at most 2)
 DOT_ULPS = 16  # the dot's, one thread below 10^4 items, the machine's threads above (measured: at most 2)
-EDGE_ULPS = 16  # the reference band's edges with the new sums and with the dot (measured: 8 where they near 0)
+BINCOUNT_ULPS = 64  # bincount's sum item after item (measured: at most 8 here, 157 on 6,250 items)
+EDGE_ULPS = 16  # the bands' edges with the new sums and with the old, in ulps of the row's largest figure
 
 
 def ulps(a, b, scale=None) -> np.ndarray:
@@ -95,11 +99,44 @@ def test_each_copys_reference_value_is_within_a_few_ulps_of_the_exact_sum(case):
         assert ulps(slow.mu_by_dot, exact, scale).max() <= DOT_ULPS
 
 
+def exact_chunk_values(slow: SlowReferenceBootstrap, watched, rows: np.ndarray, n_chunks: int):
+    """Each copy's exact weighted mean of its items' means over each chunk, and of their sizes."""
+    matrix = slow._matrix
+    outcome = bands._outcomes(slow._policy, watched, matrix)
+    weight = watched.sample_weight
+    exact, scale = np.zeros((len(slow.calibrators), n_chunks)), np.zeros((len(slow.calibrators), n_chunks))
+    for b, calibrator in enumerate(slow.calibrators):
+        mean, _ = bands._moments(bands._truth(bands._calibrated(calibrator, watched), matrix), outcome)
+        for c in range(n_chunks):
+            inside = rows == c
+            p, e = two_product(mean[inside], weight[inside])
+            exact[b, c] = math.fsum(np.concatenate([p, e])) / weight[inside].sum()
+            scale[b, c] = np.abs(mean[inside]) @ weight[inside] / weight[inside].sum()
+    return exact, scale
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_copys_chunk_estimates_are_within_a_few_ulps_of_the_exact_sums(case):
+    make, policy, values_pair, calibration = CASES[case]
+    reference, watched = make(np.random.default_rng(22))
+    rows = np.arange(watched.n) * 3 // watched.n
+    for values in values_pair:
+        method = bands._estimation_method(reference, values, calibration)
+        new = bands._ReferenceBootstrap(policy, reference, values, method, 6, np.random.default_rng(5))
+        slow = SlowReferenceBootstrap(policy, reference, values, method, 6, np.random.default_rng(5))
+        exact, scale = exact_chunk_values(slow, watched, rows, 3)
+        estimates = new.estimates(watched, rows, 3)
+        assert same_bits(estimates, slow.estimates(watched, rows, 3))
+        by_distinct = new._copies._cells(watched, bands._outcomes(policy, watched, new._matrix)) is not None
+        assert ulps(estimates, exact, scale).max() <= (NEW_ULPS if by_distinct else BINCOUNT_ULPS)
+        assert ulps(slow.estimates(watched, rows, 3, by_bincount=True), exact, scale).max() <= BINCOUNT_ULPS
+
+
 def test_the_sum_by_distinct_confidence_is_the_path_taken_for_a_threshold_and_not_for_one_per_class(monkeypatch):
     """So the cases above test both sums."""
     taken = []
-    cells = bands._Copies._reference_cells
-    monkeypatch.setattr(bands._Copies, "_reference_cells",
+    cells = bands._Copies._cells
+    monkeypatch.setattr(bands._Copies, "_cells",
                         lambda self, *args: taken.append(cells(self, *args) is not None) or cells(self, *args))
     reference = proba_run(np.random.default_rng(3), 400, 10)
     for policy in (vc.Policy("threshold", threshold=0.5), CLASS_THRESHOLDS):
@@ -113,8 +150,13 @@ def by_dot(self, reference, matrix, outcome):
                      for b, mean in enumerate(self.means(reference, matrix, outcome))])
 
 
+def by_bincount(self, *args):
+    """The chunks' sums as they were: numpy's bincount of every item, copy by copy (``estimates``' own loop)."""
+    return None
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_the_bands_are_the_dots_but_for_the_reference_edges_within_a_few_ulps_and_no_alert_moves(monkeypatch, case):
+def test_the_bands_are_the_old_sums_but_for_the_edges_within_ulps_and_no_alert_or_coverage_moves(monkeypatch, case):
     make, policy, values_pair, calibration = CASES[case]
     reference, watched = make(np.random.default_rng(6))
     splits = {"watched": watched, "reference again": reference}
@@ -124,13 +166,18 @@ def test_the_bands_are_the_dots_but_for_the_reference_edges_within_a_few_ulps_an
                                           calibration=calibration)
         with monkeypatch.context() as patched:
             patched.setattr(bands._Copies, "reference_values", by_dot)
+            patched.setattr(bands._Copies, "chunk_values", by_bincount)
             bands._BOOTSTRAP_COPIES.clear()
             old = vc.monitoring.monitor_bands(reference, splits, policy, values, n_chunks=4, n_resamples=12,
                                               calibration=calibration)
-        edges = ["reference_low", "reference_high"]
-        assert frames_same(new.frame.drop(columns=edges), old.frame.drop(columns=edges))
-        assert new.frame["alert"].tolist() == old.frame["alert"].tolist()
-        assert ulps(new.frame[edges], old.frame[edges]).max() <= EDGE_ULPS
+        edges = ["band_low", "band_high", "reference_low", "reference_high"]
+        assert frames_same(new.frame.drop(columns=edges), old.frame.drop(columns=edges))  # alerts, coverage too
+        # an edge is an estimate less or plus a half-width: its rounding is of the larger of the two
+        scale = np.abs(new.frame[["estimated_value_per_item", *edges]].to_numpy()).max(axis=1)[:, None]
+        assert ulps(new.frame[edges], old.frame[edges], scale).max() <= EDGE_ULPS
+        for column in ("band_low", "band_high"):  # as the chart's tooltips show them
+            assert [wording.amount(x, "$") for x in new.frame[column]] == \
+                [wording.amount(x, "$") for x in old.frame[column]]
         assert ulps(new.reference_mean_sd, old.reference_mean_sd) <= 64  # a spread of nearby sums: fewer bits
         assert new.reference_value_per_item == old.reference_value_per_item
     bands._BOOTSTRAP_COPIES.clear()

@@ -455,7 +455,7 @@ class _Copies:
         cost seconds per new value on a loaded machine): all three are within a few ulps of the exact sum, the
         two sums here nearer (``tests/core/test_bands_values.py``).
         """
-        cells = self._reference_cells(reference, outcome)
+        cells = self._cells(reference, outcome)
         if cells is None:  # each item's mean, summed pairwise by numpy
             return np.array([float(np.sum(mean * self.weights(reference, b)) / self.totals[b])
                              for b, mean in enumerate(self.means(reference, matrix, outcome))])
@@ -470,9 +470,9 @@ class _Copies:
             out[b] = float(np.sum(_two_terms(confidence, cell_right, cell_next) * weight) / self.totals[b])
         return out
 
-    def _reference_cells(self, reference: Predictions, outcome: np.ndarray):
+    def _cells(self, reference: Predictions, outcome: np.ndarray):
         """(inverse, first, kept calibrated confidences or None, right and next outcome per distinct confidence)
-        when each distinct confidence's items share both outcomes under a top-label map (else None)."""
+        of a split when each distinct confidence's items share both outcomes under a top-label map (else None)."""
         if not self.calibrators or not _top_label_isotonic(self.calibrators[0]) or not _two_terms_add_as_einsum():
             return None
         state = self._split_state(reference, outcome.shape[1])
@@ -489,6 +489,25 @@ class _Copies:
         if not (_same_bits(cell_right[inverse], right) and _same_bits(cell_next[inverse], next_class)):
             return None
         return inverse, first, kept, cell_right, cell_next
+
+    def chunk_values(self, predictions: Predictions, outcome: np.ndarray, chunk_of_row: np.ndarray,
+                     n_chunks: int) -> np.ndarray | None:
+        """Shape (n_copies, n_chunks): each copy's weighted sum of its means over each chunk's items, summed by
+        distinct confidence as :meth:`reference_values` sums the reference (``sum_u m_b[u] * W_c[u]``, ``W_c`` a
+        chunk's weight of each distinct confidence); None where the items of a distinct confidence do not share
+        their outcomes (then ``means``, item by item)."""
+        cells = self._cells(predictions, outcome)
+        if cells is None:
+            return None
+        inverse, first, kept, cell_right, cell_next = cells
+        n_cells = cell_right.size
+        by_chunk = np.bincount(chunk_of_row * n_cells + inverse, weights=predictions.sample_weight,
+                               minlength=n_chunks * n_cells).reshape(n_chunks, n_cells)
+        out = np.empty((len(self.calibrators), n_chunks))
+        for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
+            confidence = _calibrated(calibrator, predictions).confidence[first] if kept is None else kept[b]
+            out[b] = np.sum(by_chunk * _two_terms(confidence, cell_right, cell_next), axis=1)
+        return out
 
     def _weights_by_cell(self, reference: Predictions, inverse: np.ndarray, n_cells: int) -> np.ndarray:
         """Shape (n_copies, n_cells): each copy's weight of the items of each distinct confidence (kept)."""
@@ -570,9 +589,11 @@ class _ReferenceBootstrap:
         outcome = _outcomes(self._policy, predictions, self._matrix)
         weight = predictions.sample_weight
         totals = np.bincount(chunk_of_row, weights=weight, minlength=n_chunks)
-        out = np.empty((len(self.calibrators), n_chunks))
-        for b, mean in enumerate(self._copies.means(predictions, self._matrix, outcome)):
-            out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
+        out = self._copies.chunk_values(predictions, outcome, chunk_of_row, n_chunks)
+        if out is None:
+            out = np.empty((len(self.calibrators), n_chunks))
+            for b, mean in enumerate(self._copies.means(predictions, self._matrix, outcome)):
+                out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
         return out / np.where(totals > 0, totals, 1.0)
 
 
