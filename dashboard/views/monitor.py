@@ -23,9 +23,10 @@ page reran it for every charted model on every rerun. The results are kept
 (``st.cache_resource``) under the run file's key, the splits, the policy, the
 values, the chunking and the calibration. Below that cache, what does not depend on the values is kept by
 the core per reference (``valuecore._monitor.bands``): each bootstrap copy's draws, refitted map and
-calibrated confidences (up to 32 MB a split), and the sorted chunks with their drift test. A new value then
-only values those copies: about a third of the server's CPU per value before (2.2-2.4 s against 6.9-7.0 s on
-10^5-row runs, load 15-26), with the same bits.
+calibrated confidences (up to 32 MB a split, as much again for the reference's weights per distinct
+confidence), and the sorted chunks with their drift test. A new value then only values those copies: each
+copy's reference value is a sum over distinct confidences in numpy, no longer a threaded BLAS dot per copy
+(benchmarks/README.md, fifth pass: their bits differ by a few ulps, no alert moves).
 """
 
 from __future__ import annotations

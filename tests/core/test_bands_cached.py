@@ -4,10 +4,11 @@
 map and calibrated probabilities of every split, so that a new value only values them again. Every figure it
 gives (each copy's reference value and estimate of every chunk, hence the bands, alerts and all columns of
 ``monitor_bands``) must equal, bit for bit, what the computation before the cache gives
-(``tests/core/reference_bands.py``): for a simple use case (isotonic map of the top label, the fast two-term
-path), a binary value matrix (isotonic map of P(positive)), a value matrix of three classes (temperature),
-no calibration, weights, a first call and a call with kept copies. The comparison is of bits, so a change of
-1e-12 in one item fails (checked below).
+(``tests/core/reference_bands.py``, where each copy's sums are taken from the items' means as the core takes
+them since 2026-11-30; ``test_bands_values.py`` compares those sums with the dot and bincount they were): for
+a simple use case (isotonic map of the top label, the fast two-term path), a binary value matrix (isotonic
+map of P(positive)), a value matrix of three classes (temperature), no calibration, weights, a first call
+and a call with kept copies. The comparison is of bits, so a change of 1e-12 in one item fails (checked below).
 """
 
 from __future__ import annotations
@@ -19,60 +20,7 @@ import pytest
 import valuecore as vc
 from valuecore._monitor import bands
 
-from reference_bands import SlowReferenceBootstrap
-
-MATRIX2 = vc.ValueMatrix(("neg", "pos"), [[1.0, -5.0, 0.0], [-2.0, 3.0, 0.0]])
-MATRIX3 = vc.ValueMatrix(("c0", "c1", "c2"), [[2, -1, -3, 0], [-1, 1, -2, 0], [-4, -1, 3, -0.5]])
-
-
-def bits(array) -> np.ndarray:
-    return np.ascontiguousarray(array, dtype=np.float64).view(np.int64)
-
-
-def same_bits(a, b) -> bool:
-    return np.shape(a) == np.shape(b) and np.array_equal(bits(a), bits(b))
-
-
-def proba_run(rng, n, n_classes, weights=False, rounded=True):
-    y = rng.integers(0, n_classes, n)
-    logits = rng.normal(size=(n, n_classes)) * 1.5
-    logits[np.arange(n), y] += 1.0
-    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
-    proba /= proba.sum(axis=1, keepdims=True)
-    if rounded:  # exported scores: many tied confidences
-        proba = np.round(proba, 3)
-        proba[np.arange(n), proba.argmax(axis=1)] += 1.0 - proba.sum(axis=1)
-    classes = [f"c{k}" for k in range(n_classes)] if n_classes != 2 else ["neg", "pos"]
-    weight = rng.integers(0, 4, n).astype(float) if weights else None
-    return vc.Predictions.from_proba(proba, np.array(classes)[y], classes=classes, sample_weight=weight)
-
-
-def top_label_run(rng, n):
-    conf = rng.uniform(0.5, 1.0, n)
-    right = rng.uniform(size=n) < conf**1.5
-    return vc.Predictions.from_top_label(["a"] * n, conf, np.where(right, "a", "b"), classes=["a", "b"])
-
-
-SETTINGS = {
-    # name: (make reference and watched split, policy, values of the first and the second call, calibration)
-    "use case, two classes, top label": (lambda rng: (top_label_run(rng, 300), top_label_run(rng, 500)),
-                                         vc.Policy("threshold", threshold=0.7), (vc.UseCase(1, 0, -2),
-                                                                                 vc.UseCase(2, -0.5, -7)), "auto"),
-    "use case, ten classes, weighted": (lambda rng: (proba_run(rng, 400, 10, True), proba_run(rng, 600, 10)),
-                                        vc.Policy("threshold", threshold=0.5), (vc.UseCase(1, 0, -4),
-                                                                                vc.UseCase(1, 0, -9.37)), "auto"),
-    "use case, three classes, continuous": (lambda rng: (proba_run(rng, 300, 3, rounded=False),
-                                                         proba_run(rng, 400, 3, rounded=False)),
-                                            vc.Policy("threshold", threshold=0.6), (vc.UseCase(1, 0, -1),
-                                                                                    vc.UseCase(3, 1, -0.1)), "auto"),
-    "binary matrix, isotonic of P(positive)": (lambda rng: (proba_run(rng, 300, 2), proba_run(rng, 400, 2)),
-                                               vc.Policy("threshold", threshold=0.6), (MATRIX2, MATRIX2), "auto"),
-    "three-class matrix, temperature": (lambda rng: (proba_run(rng, 200, 3, True), proba_run(rng, 300, 3)),
-                                        vc.Policy("threshold", threshold=0.5), (MATRIX3, MATRIX3), "auto"),
-    "use case, no calibration": (lambda rng: (proba_run(rng, 200, 4), proba_run(rng, 300, 4)),
-                                 vc.Policy("threshold", threshold=0.4), (vc.UseCase(1, 0, -3),
-                                                                         vc.UseCase(1, -1, -3)), "none"),
-}
+from reference_bands import SETTINGS, SlowReferenceBootstrap, frames_same, same_bits
 
 
 def both(setting: str, seed: int, values, seeded: bool, reference, watched, policy, calibration):
@@ -104,18 +52,6 @@ def test_each_copy_gives_the_bits_of_the_computation_before_the_cache(setting, s
         assert same_bits(new.estimates(watched, rows, n_chunks), slow.estimates(watched, rows, n_chunks))
         assert same_bits(new.estimates(reference, *chunking(reference, 3)),
                          slow.estimates(reference, *chunking(reference, 3)))
-
-
-def frames_same(a, b) -> bool:
-    if list(a.columns) != list(b.columns) or len(a) != len(b):
-        return False
-    for column in a.columns:
-        left, right = a[column].to_numpy(), b[column].to_numpy()
-        if left.dtype.kind == "f" and not same_bits(left, right):
-            return False
-        if left.dtype.kind != "f" and not all(x == y or (x != x and y != y) for x, y in zip(left, right)):
-            return False
-    return True
 
 
 def slow_bands(monkeypatch, *args, **kwargs):
@@ -165,20 +101,20 @@ def test_the_two_term_sum_is_einsums_on_this_machine():
 
 
 def test_the_comparison_sees_a_change_no_tolerance_would(monkeypatch):
-    """A new path off by 1e-12 in one item of one copy fails the comparison the tests above make, where a
+    """A new path off by 1e-12 in one chunk's sum of one copy fails the comparison the tests above make, where a
     comparison with pytest.approx's tolerance would pass it."""
     make, policy, (first, _), _ = SETTINGS["use case, two classes, top label"]
     reference, watched = make(np.random.default_rng(9))
-    means = bands._Copies.means
+    chunk_values = bands._Copies.chunk_values
 
-    def nudged(self, predictions, matrix, outcome):
-        for b, mean in enumerate(means(self, predictions, matrix, outcome)):
-            if b == 4 and predictions is watched:
-                mean = mean.copy()
-                mean[7] += 1e-12
-            yield mean
+    def nudged(self, predictions, *args):
+        out = chunk_values(self, predictions, *args)
+        if predictions is watched:
+            out = out.copy()
+            out[4, 1] += 1e-12
+        return out
 
-    monkeypatch.setattr(bands._Copies, "means", nudged)
+    monkeypatch.setattr(bands._Copies, "chunk_values", nudged)
     new, slow = both("", 9, first, False, reference, watched, policy, "auto")
     rows, n_chunks = chunking(watched)
     assert same_bits(new.mu, slow.mu)

@@ -152,6 +152,10 @@ def expected_item_values(
     return _moments(_truth(calibrated, matrix), outcome)
 
 
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
 def _top_label_outcomes(y_pred: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Shapes (n,): each item's outcome if its predicted class is true, and if the next class is (``_truth``
     puts the top label's ``1 - confidence`` there)."""
@@ -368,12 +372,14 @@ class _Copies:
     (``_split_state``), what the copies' maps make of it: for the map of a simple use case (isotonic of the top
     label), each copy's calibrated confidence of every distinct confidence of the split, shape (n_copies,
     n_distinct); for other maps, each copy's distribution of the truth, shape (n_copies, n, C); kept when
-    ``keep`` and within ``_KEPT_FLOATS``, else made again on every call.
+    ``keep`` and within ``_KEPT_FLOATS``, else made again on every call. Beside the first, for the reference
+    itself, each copy's weight of each distinct confidence (as many floats again; :meth:`reference_values`).
     """
 
     def __init__(self, calibrators: list, counts: np.ndarray, totals: list, keep: bool):
         self.calibrators, self.counts, self.totals, self.keep = calibrators, counts, totals, keep
         self._states: dict[int, tuple] = {}
+        self._cell_weights: dict[int, np.ndarray] = {}
 
     @classmethod
     def draw(cls, reference: Predictions, method: str, n_resamples: int, rng, keep: bool) -> "_Copies":
@@ -436,6 +442,85 @@ class _Copies:
             weakref.finalize(predictions, self._states.pop, key, None)
         return state
 
+    def reference_values(self, reference: Predictions, matrix, outcome: np.ndarray) -> np.ndarray:
+        """Each copy's reference value per item, shape (n_copies,): its weighted mean of ``means``.
+
+        Under a top-label map, where every item of a distinct confidence has the same two outcomes (a threshold
+        on the confidence the maps read, valued by a use case), copy b's mean of that confidence's items is one
+        number ``m_b[u]``, and the copy's sum is ``sum_u m_b[u] * W_b[u]``, ``W_b`` the copy's weight of each
+        distinct confidence (kept with the copies): a sum over distinct confidences in numpy, not a dot over the
+        items. Otherwise each item's mean times its weight, summed pairwise by numpy, copy by copy. Neither is
+        the dot these were until 2026-11-30 (``mean @ weights``, which OpenBLAS splits over its threads above
+        10^4 items, the split set by the machine's cores, each thread's sum in its own order, and whose threads
+        cost seconds per new value on a loaded machine): all three are within a few ulps of the exact sum, the
+        two sums here nearer (``tests/core/test_bands_values.py``).
+        """
+        cells = self._cells(reference, outcome)
+        if cells is None:  # each item's mean, summed pairwise by numpy
+            return np.array([float(np.sum(mean * self.weights(reference, b)) / self.totals[b])
+                             for b, mean in enumerate(self.means(reference, matrix, outcome))])
+        inverse, first, kept, cell_right, cell_next = cells
+        # kept beside the kept confidences only (the same bound); else made again, copy by copy
+        by_cell = None if kept is None else self._weights_by_cell(reference, inverse, cell_right.size)
+        out = np.empty(len(self.calibrators))
+        for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
+            confidence = _calibrated(calibrator, reference).confidence[first] if kept is None else kept[b]
+            weight = by_cell[b] if by_cell is not None else np.bincount(
+                inverse, weights=self.weights(reference, b), minlength=cell_right.size)
+            out[b] = float(np.sum(_two_terms(confidence, cell_right, cell_next) * weight) / self.totals[b])
+        return out
+
+    def _cells(self, reference: Predictions, outcome: np.ndarray):
+        """(inverse, first, kept calibrated confidences or None, right and next outcome per distinct confidence)
+        of a split when each distinct confidence's items share both outcomes under a top-label map (else None)."""
+        if not self.calibrators or not _top_label_isotonic(self.calibrators[0]) or not _two_terms_add_as_einsum():
+            return None
+        state = self._split_state(reference, outcome.shape[1])
+        if state[1] is not None:
+            _, inverse, kept = state
+            first = None
+        else:
+            _, first, inverse = np.unique(reference.confidence, return_index=True, return_inverse=True)
+            inverse, kept = inverse.reshape(-1), None
+        right, next_class = _top_label_outcomes(reference.y_pred, outcome)
+        n_cells = inverse.max(initial=-1) + 1 if kept is None else kept.shape[1]
+        cell_right, cell_next = np.zeros(n_cells), np.zeros(n_cells)
+        cell_right[inverse], cell_next[inverse] = right, next_class
+        if not (_same_bits(cell_right[inverse], right) and _same_bits(cell_next[inverse], next_class)):
+            return None
+        return inverse, first, kept, cell_right, cell_next
+
+    def chunk_values(self, predictions: Predictions, outcome: np.ndarray, chunk_of_row: np.ndarray,
+                     n_chunks: int) -> np.ndarray | None:
+        """Shape (n_copies, n_chunks): each copy's weighted sum of its means over each chunk's items, summed by
+        distinct confidence as :meth:`reference_values` sums the reference (``sum_u m_b[u] * W_c[u]``, ``W_c`` a
+        chunk's weight of each distinct confidence); None where the items of a distinct confidence do not share
+        their outcomes (then ``means``, item by item)."""
+        cells = self._cells(predictions, outcome)
+        if cells is None:
+            return None
+        inverse, first, kept, cell_right, cell_next = cells
+        n_cells = cell_right.size
+        by_chunk = np.bincount(chunk_of_row * n_cells + inverse, weights=predictions.sample_weight,
+                               minlength=n_chunks * n_cells).reshape(n_chunks, n_cells)
+        out = np.empty((len(self.calibrators), n_chunks))
+        for b, calibrator in enumerate(self.calibrators):  # loop over resamples, not items
+            confidence = _calibrated(calibrator, predictions).confidence[first] if kept is None else kept[b]
+            out[b] = np.sum(by_chunk * _two_terms(confidence, cell_right, cell_next), axis=1)
+        return out
+
+    def _weights_by_cell(self, reference: Predictions, inverse: np.ndarray, n_cells: int) -> np.ndarray:
+        """Shape (n_copies, n_cells): each copy's weight of the items of each distinct confidence (kept)."""
+        key = id(reference)
+        found = self._cell_weights.get(key)
+        if found is None:
+            found = np.empty((len(self.calibrators), n_cells))
+            for b in range(len(self.calibrators)):  # loop over resamples, not items
+                found[b] = np.bincount(inverse, weights=self.weights(reference, b), minlength=n_cells)
+            self._cell_weights[key] = found
+            weakref.finalize(reference, self._cell_weights.pop, key, None)
+        return found
+
     def means(self, predictions: Predictions, matrix, outcome: np.ndarray):
         """Each copy's per-item expected value of the policy's actions, shape (n,) each, copy by copy.
 
@@ -497,19 +582,18 @@ class _ReferenceBootstrap:
                 weakref.finalize(reference, _BOOTSTRAP_COPIES.pop, key, None)
         self._copies = copies
         self.calibrators = copies.calibrators
-        outcome = _outcomes(policy, reference, self._matrix)
-        mu = [float(mean @ copies.weights(reference, b) / copies.totals[b])
-              for b, mean in enumerate(copies.means(reference, self._matrix, outcome))]
-        self.mu = np.asarray(mu)
+        self.mu = copies.reference_values(reference, self._matrix, _outcomes(policy, reference, self._matrix))
 
     def estimates(self, predictions: Predictions, chunk_of_row: np.ndarray, n_chunks: int) -> np.ndarray:
         """Shape (n_resamples, n_chunks): each copy's estimated value per item of each chunk."""
         outcome = _outcomes(self._policy, predictions, self._matrix)
         weight = predictions.sample_weight
         totals = np.bincount(chunk_of_row, weights=weight, minlength=n_chunks)
-        out = np.empty((len(self.calibrators), n_chunks))
-        for b, mean in enumerate(self._copies.means(predictions, self._matrix, outcome)):
-            out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
+        out = self._copies.chunk_values(predictions, outcome, chunk_of_row, n_chunks)
+        if out is None:
+            out = np.empty((len(self.calibrators), n_chunks))
+            for b, mean in enumerate(self._copies.means(predictions, self._matrix, outcome)):
+                out[b] = np.bincount(chunk_of_row, weights=weight * mean, minlength=n_chunks)
         return out / np.where(totals > 0, totals, 1.0)
 
 
