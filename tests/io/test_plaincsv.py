@@ -149,6 +149,9 @@ def test_plain_files_take_the_plain_path(data):
     (b"y_true,proba_a,proba_b\n,0.25,0.75\nb,1,0\n", False),  # an empty label
     (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),  # a space
     (b"y_true,proba_a,proba_b\na,0.1234567890123456,0.75\n", False),  # 16 digits
+    # Each cell's digits counted from its own first byte to its own last (not its neighbour's):
+    (b"proba_a,y_true,proba_b\n1234567890123456,a,0.75\n", False),  # 16, the first one a cell's first byte
+    (b"y_true,proba_a,proba_b\na,-0.12345678901234,0.75\n", True),  # 15, a digit right after the cell
     (b"y_true,proba_a,proba_b\na,25e-23,0.75\n", False),  # scaled by 10**-23
     (b"y_true,proba_a,proba_b\na,25e-22,0.75\n", True),
     (b"y_true,proba_a,proba_b\na,nan,0.75\n", False),
