@@ -120,6 +120,7 @@ def test_plain_path_reads_what_pandas_reads_or_declines(data):
 @example(b"y_true,proba_a,proba_b\na,NA,0.5\n")
 @example(b"y_true,proba_a,proba_b\n,0.25,0.75\na,0.5,0.5\n")
 @example(b"y_true,proba_a,note\na,0.25,NA\n")
+@example(b"model,split,y_true,proba_a,proba_b,id,timestamp\n,s,,0.25,0.75,,\nm,,b,0.5,0.5,7,2024-01-01\n")
 def test_unfiltered_read_reads_what_the_full_read_reads_or_declines(data):
     fast, problems, slow, slow_problems = read_both(data, plain=False)
     assert problems.items == slow_problems.items
@@ -148,6 +149,9 @@ def test_plain_files_take_the_plain_path(data):
     (b"y_true,proba_a,proba_b\n,0.25,0.75\nb,1,0\n", False),  # an empty label
     (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),  # a space
     (b"y_true,proba_a,proba_b\na,0.1234567890123456,0.75\n", False),  # 16 digits
+    # Each cell's digits counted from its own first byte to its own last (not its neighbour's):
+    (b"proba_a,y_true,proba_b\n1234567890123456,a,0.75\n", False),  # 16, the first one a cell's first byte
+    (b"y_true,proba_a,proba_b\na,-0.12345678901234,0.75\n", True),  # 15, a digit right after the cell
     (b"y_true,proba_a,proba_b\na,25e-23,0.75\n", False),  # scaled by 10**-23
     (b"y_true,proba_a,proba_b\na,25e-22,0.75\n", True),
     (b"y_true,proba_a,proba_b\na,nan,0.75\n", False),
@@ -189,7 +193,9 @@ def test_a_plain_file_loads_to_the_same_runs(tmp_path, monkeypatch):
     (b"y_true,proba_a,proba_b\na,NA,0.75\n", False),
     (b"y_true,proba_a,proba_b\na,nan,0.75\n", False),
     (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),
-    (b"y_true,proba_a,proba_b\n,0.25,0.75\n", False),
+    (b"y_true,proba_a,proba_b\n,0.25,0.75\n", True),  # an empty label: missing, as in the full read
+    (b"y_true,proba_a,proba_b\na,0.25,\n", False),  # an empty number: NaN, which the full read reports
+    (b"y_true,proba_a,proba_b\na,0.25,0.75,\n", False),  # a trailing comma: pandas warns
 ])  # fmt: skip
 def test_what_is_read_unfiltered(data, unfiltered):
     header = data.split(b"\n")[0].decode().split(",")

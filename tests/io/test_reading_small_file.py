@@ -1,4 +1,4 @@
-"""A Parquet run file of one block is placed on the calling thread (no pool to start and hand off to);
+"""A Parquet run file of a few blocks is placed on the calling thread (no pool to start and hand off to);
 larger files still share their blocks among the cores; both give the same checked predictions."""
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ class NoPool:
         raise AssertionError("a thread pool was started")
 
 
-@pytest.mark.parametrize("n", [1, 1000, runfiles._CHECK_BLOCK])
-def test_one_block_starts_no_pool(tmp_path, monkeypatch, n):
+@pytest.mark.parametrize("n", [1, 1000, runfiles._CHECK_BLOCK, runfiles._CHECK_BLOCK + 1, 100_000,
+                               runfiles._THREADED_BLOCKS * runfiles._CHECK_BLOCK])
+def test_a_few_blocks_start_no_pool(tmp_path, monkeypatch, n):
     path = tmp_path / "run.parquet"
     write(path, n)
     expected = load_run_file(path).models["run"].splits["all"]
@@ -38,7 +39,7 @@ def test_one_block_starts_no_pool(tmp_path, monkeypatch, n):
 
 def test_more_blocks_use_the_pool(tmp_path, monkeypatch):
     path = tmp_path / "run.parquet"
-    write(path, runfiles._CHECK_BLOCK + 1)
+    write(path, runfiles._THREADED_BLOCKS * runfiles._CHECK_BLOCK + 1)
     monkeypatch.setattr(runfiles, "ThreadPoolExecutor", NoPool)
     report = load_run_file(path)
     assert not report.ok and "a thread pool was started" in str(report.problems)

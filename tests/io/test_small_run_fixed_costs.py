@@ -1,4 +1,4 @@
-"""What a small run file costs besides its cells: no Arrow threads for a file of one block, pandas's C
+"""What a small run file costs besides its cells: no Arrow threads for a file of a few blocks, pandas's C
 reader for CSV (the byte-order mark cut by the loader), no evaluation-log readers imported with the run
 files' loader, and no dataclass made on the way from a file to a plain threshold beyond those it uses (each
 costs about 1 ms of a fresh process when its module is imported). Each keeps the loaded predictions exactly
@@ -26,9 +26,12 @@ def write(path, n: int) -> None:
                              "y_true": rng.integers(0, 3, n)}), path)
 
 
-@pytest.mark.parametrize("n, threaded", [(1000, False), (reading._CHECK_BLOCK, False),
-                                         (reading._CHECK_BLOCK + 1, True)])
-def test_arrow_threads_only_beyond_one_block(tmp_path, monkeypatch, n, threaded):
+THREADED_FROM = reading._THREADED_BLOCKS * reading._CHECK_BLOCK + 1  # rows
+
+
+@pytest.mark.parametrize("n, threaded", [(1000, False), (reading._CHECK_BLOCK + 1, False), (100_000, False),
+                                         (THREADED_FROM - 1, False), (THREADED_FROM, True)])
+def test_arrow_threads_only_beyond_a_few_blocks(tmp_path, monkeypatch, n, threaded):
     path = tmp_path / "run.parquet"
     write(path, n)
     asked = []

@@ -75,31 +75,36 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
     starts[1:] = ends[:-1] + 1
     if (ends == starts).any():  # an empty cell: pandas reads it as missing
         return None
-    starts, ends = starts.reshape(n, k), ends.reshape(n, k)
-    values = _numbers(body, data, starts[:, numbers], ends[:, numbers], numbers)
+    values = _numbers(body, data, starts, ends.reshape(n, k), numbers)
     if values is None:
         return None
+    starts, ends = starts.reshape(n, k), ends.reshape(n, k)
     columns = {}
+    ascii_text = body.decode("ascii") if labels else ""  # sliced, not each cell decoded (a call apiece)
     for j, name in enumerate(header):
         if j in labels:
             column = np.empty(n, dtype=object)
-            column[:] = [body[a:b].decode("ascii") for a, b in zip(starts[:, j].tolist(), ends[:, j].tolist())]
+            column[:] = [ascii_text[a:b] for a, b in zip(starts[:, j].tolist(), ends[:, j].tolist())]
         else:
             column = values[numbers.index(j)]
         columns[name] = column
     return columns
 
 
-def _numbers(body: bytes, data: np.ndarray, starts: np.ndarray, ends: np.ndarray, used: list[int]
+def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray, used: list[int]
              ) -> list[np.ndarray] | None:
-    """The number columns ``used`` (their cells ``starts``/``ends``, (n, c)) as pandas reads them, or None unless every
-    cell is a finite decimal of at most 15 digits scaled within 10**22: int64 for a column without a dot or
-    an exponent (pandas's whole numbers; below 10**15, exact), else float64."""
+    """The number columns ``used`` as pandas reads them, or None unless every cell is a finite decimal of at
+    most 15 digits scaled within 10**22: int64 for a column without a dot or an exponent (pandas's whole
+    numbers; below 10**15, exact), else float64. ``first``: where each cell starts, in file order (none
+    empty); ``ends``: where each ends, (n, columns)."""
+    n = ends.shape[0]
+    starts = first.reshape(n, -1)[:, used]
+    ends = ends[:, used]
 
     def per_cell(mask: np.ndarray) -> np.ndarray:
-        counts = np.zeros(mask.size + 1, dtype=np.int32)
-        np.cumsum(mask, out=counts[1:])
-        return counts[ends] - counts[starts]
+        # One sum from each cell's start to the next one's: the byte between them is a separator, never in
+        # the mask (a running sum of the bytes cost three times as much).
+        return np.add.reduceat(mask.view(np.int8), first, dtype=np.int32).reshape(n, -1)[:, used]
 
     exponents = per_cell((data | 0x20) == ord("e")) > 0
     digits = per_cell(data - _ZERO < 10)  # uint8: bytes below "0" wrap around

@@ -187,10 +187,12 @@ def _probabilities(frame, columns, problems: _FileProblems, sum_tolerance, warn_
     before = len(problems.items)
     proba, not_number = _numeric_matrix(frame, columns, problems)
     checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, proba.shape[0])
+    # A column-major matrix's columns are contiguous already: checked as they are, not copied class-major.
+    column_major = proba.strides[0] == proba.itemsize
     for start in range(0, proba.shape[0], _CHECK_BLOCK):
         text = None if not_number is None else not_number[start : start + _CHECK_BLOCK]
         block = proba[start : start + _CHECK_BLOCK]
-        checks.block(block, start, np.ascontiguousarray(block.T), text)
+        checks.block(block, start, list(block.T) if column_major else np.ascontiguousarray(block.T), text)
     checks.report(problems)
     if any(p.severity == "error" for p in problems.items[before:]):
         return None, None

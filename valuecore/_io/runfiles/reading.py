@@ -192,11 +192,16 @@ _GROUP_BYTES = 128 << 20
 _PLACE_WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
+# Blocks of a Parquet file beyond which Arrow decodes it on its threads and a pool places its blocks.
+_THREADED_BLOCKS = 4
+
+
 def _threaded(n: int) -> bool:
-    """Whether Arrow decodes a file of ``n`` rows on its threads: not one of at most one block, whose
-    few columns decode in less time than handing them to a busy core and back takes (the same bytes
-    either way)."""
-    return n > _CHECK_BLOCK
+    """Whether Arrow decodes a file of ``n`` rows on its threads, and a pool places its blocks: not a file
+    of a few blocks, which decode in less time than handing them to a busy core and back takes (the same
+    bytes either way; 10^5 rows, 10 float32 columns, 8 fresh processes each at load 12: 14.1 ms of CPU
+    without threads against 15.6 with them, two of the eight threaded ones at 66-72 ms)."""
+    return n > _THREADED_BLOCKS * _CHECK_BLOCK
 
 
 def _numpy_columns(batch) -> list[np.ndarray]:
@@ -278,7 +283,7 @@ class _FloatColumns:
         workers = 1 if group is not None else _PLACE_WORKERS
         start = 0
         parts, most_waiting = self._parts([self.names[c] for c in columns], np.dtype(dtype).itemsize)
-        with (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") if self.n > _CHECK_BLOCK
+        with (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="valuecore-place") if _threaded(self.n)
               else InlineExecutor()) as pool:
             waiting: deque = deque()
             for blocks in parts:
@@ -352,23 +357,34 @@ class _FloatColumns:
 UNFILTERED_CSV = True
 
 
+def _text_dtypes(text_columns: list[str]) -> dict:
+    """The dtype pandas reads each text column as: labels, models and splits as Python text (object), as the
+    plain path reads them (the same codes; Arrow's text made a 10^5-row file's read cost 43-47 ms of CPU
+    against 38-41, a 10^4-row one's 6-11 against 4-5); ids and times as pandas's text."""
+    return {c: (object if c in FEW_VALUES else "str") for c in text_columns}
+
+
 def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: list[str]) -> pd.DataFrame | None:
     """pandas's frame of a CSV read without looking for missing-value spellings or skipping spaces (a third
     less CPU), when neither can change a cell; else None.
 
-    Neither can when the file has no space, tab, quote or CR, no empty cell, and every column but the text
-    ones comes out as numbers without NaN: a spelling of a missing number (``NA``, ``nan``, ...) would have
-    made its column text or NaN. Any warning or error hands the file to the full read, for its messages.
+    Neither can when the file has no space, tab, quote or CR, and every column but the text ones comes out
+    as numbers without NaN: a spelling of a missing number (``NA``, ``nan``, ...), or an empty cell, would
+    have made its column text or NaN. An empty cell of a text column is missing, as in the full read (the
+    only spelling looked for, in those columns alone). Any warning or error hands the file to the full
+    read, for its messages.
     """
-    if any(mark in data for mark in (b" ", b"\t", b'"', b"\r", b",,", b",\n", b"\n,")):
+    # Single bytes, each found by memchr: a pair such as ",," is searched byte by byte (7 MB: 8 ms a pair).
+    if any(mark in data for mark in (b" ", b"\t", b'"', b"\r")):
         return None
     if bytes(text[:1]) == b"," or data.endswith(b","):
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            frame = pd.read_csv(io.BytesIO(text), encoding="utf-8", dtype={c: "str" for c in text_columns},
-                                na_filter=False, index_col=False, low_memory=False)  # fmt: skip
+            frame = pd.read_csv(io.BytesIO(text), encoding="utf-8", dtype=_text_dtypes(text_columns),
+                                keep_default_na=False, na_values={c: [""] for c in text_columns}, index_col=False,
+                                low_memory=False)  # fmt: skip
     except Exception:  # noqa: BLE001 - the full read names what is wrong
         return None
     if frame.shape[1] != len(header):
@@ -414,7 +430,7 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | None:
             frame = pd.read_csv(
                 io.BytesIO(text),
                 encoding="utf-8",
-                dtype={c: "str" for c in text_columns},
+                dtype=_text_dtypes(text_columns),
                 keep_default_na=False,
                 na_values=na_values,
                 index_col=False,
