@@ -338,6 +338,8 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
             if key[1] == "bare":
                 groups = f"{_rows_written(out):,}"
                 same[key[0]] = same_output(folder / f"aggregate-{key[0]}-0.parquet", out)
+            if key[1] == "base":
+                same[(key[0], "base")] = _equal_tables(folder / f"aggregate-{key[0]}-{len(runs[key]) - 1}.parquet", out)
             loads.append(os.getloadavg()[0])
     shape = n if isinstance(n, str) else f"{n:,}"
     for engine in engines:
@@ -356,8 +358,18 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
             print(f"{'':>12} | {engine:>6} {label + '/bare':>9} | {m[0] / bare[0]:7.2f}x {m[1] / bare[1]:6.2f}x "
                   f"{m[2] / bare[2]:4.2f}x" + (f" {m[3] / bare[3]:4.2f}x JVM" if engine == "spark" and bare[3] else ""))
         print(f"{'':>12} | {engine:>6} bare wrote the same output as aggregate: {same.get(engine, '?')}")
+        if base is not None:
+            print(f"{'':>12} | {engine:>6} base wrote the same table as aggregate, bit for bit: "
+                  f"{same.get((engine, 'base'), '?')}")
     print(f"{'':>12} | {groups} groups; load average during these runs: {min(loads):.1f}-{max(loads):.1f}",
           flush=True)
+
+
+def _equal_tables(a: Path, b: Path) -> str:
+    """Whether two aggregates hold the same table: columns, rows, order, every value's bits, metadata."""
+    import pyarrow.parquet as pq
+
+    return "yes" if pq.read_table(a).equals(pq.read_table(b), check_metadata=True) else "NO"
 
 
 def _rows_written(out: Path) -> int:
