@@ -359,14 +359,14 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
                   f"{m[2] / bare[2]:4.2f}x" + (f" {m[3] / bare[3]:4.2f}x JVM" if engine == "spark" and bare[3] else ""))
         print(f"{'':>12} | {engine:>6} bare wrote the same output as aggregate: {same.get(engine, '?')}")
         if base is not None:
-            print(f"{'':>12} | {engine:>6} base wrote the same table as aggregate, bit for bit: "
+            print(f"{'':>12} | {engine:>6} base wrote an equal table (values, order, metadata): "
                   f"{same.get((engine, 'base'), '?')}")
     print(f"{'':>12} | {groups} groups; load average during these runs: {min(loads):.1f}-{max(loads):.1f}",
           flush=True)
 
 
 def _equal_tables(a: Path, b: Path) -> str:
-    """Whether two aggregates hold the same table: columns, rows, order, every value's bits, metadata."""
+    """Whether two aggregates hold equal tables: columns, rows, order, values, metadata."""
     import pyarrow.parquet as pq
 
     return "yes" if pq.read_table(a).equals(pq.read_table(b), check_metadata=True) else "NO"
