@@ -45,6 +45,7 @@ machine's other work while it runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -216,11 +217,17 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     """Run :data:`BARE_DUCKDB_SQL`; print the peak size of its spill folder (sampled every 0.1 s)."""
     import duckdb
 
-    sys.path.insert(0, str(ROOT))
-    # The measure of aggregate's "spilled", from the module that imports nothing else (valuecore.aggregation,
-    # imported here until issue 33's fifth pass, brings sqlglot and the whole aggregate package: 0.1 s of CPU
-    # that the bare query never needs): the bare process loads DuckDB and numpy only.
-    from valuecore._io.aggregate_options import bytes_on_disk
+
+    def spilled_bytes(folder: str) -> int:
+        """What aggregate reports as spilled (``valuecore.aggregation.bytes_on_disk``: blocks allocated, spill
+        files may be sparse), measured here without valuecore: importing it brought sqlglot and the whole
+        aggregate package, 0.1 s of CPU that the bare query never needs (until issue 33's fifth pass)."""
+        total = 0
+        for base, _, names in os.walk(folder):
+            for name in names:
+                with contextlib.suppress(OSError):  # removed by DuckDB meanwhile
+                    total += os.stat(os.path.join(base, name)).st_blocks * 512
+        return total
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")
@@ -233,7 +240,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
 
         def sample() -> None:
             while not finished.wait(0.1):
-                peak[0] = max(peak[0], bytes_on_disk(spill))
+                peak[0] = max(peak[0], spilled_bytes(spill))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -282,7 +289,7 @@ def baselines_text() -> str:
     first = next(i for i, line in enumerate(lines) if "spark.read.parquet" in line)
     last = next(i for i, line in enumerate(lines) if ".write." in line)
     spark = "\n".join(line[4:] for line in lines[first : last + 1])
-    return f"bare duckdb (its own process: duckdb and numpy imported, of valuecore's only _io.aggregate_options):\n" \
+    return f"bare duckdb (its own process: duckdb and numpy imported, nothing of valuecore's):\n" \
            f"{BARE_DUCKDB_SQL}\nbare pyspark (local[2] on 127.0.0.1):\n{spark}"  # fmt: skip
 
 
