@@ -45,6 +45,7 @@ machine's other work while it runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -216,10 +217,17 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
     """Run :data:`BARE_DUCKDB_SQL`; print the peak size of its spill folder (sampled every 0.1 s)."""
     import duckdb
 
-    sys.path.insert(0, str(ROOT))
-    # The measure of aggregate's "spilled"; valuecore.aggregation imports neither pandas nor pyarrow (a test in
-    # tests/io/test_aggregate_light.py keeps it so): the bare process loads DuckDB and numpy only.
-    from valuecore.aggregation import bytes_on_disk
+
+    def spilled_bytes(folder: str) -> int:
+        """What aggregate reports as spilled (``valuecore.aggregation.bytes_on_disk``: blocks allocated, spill
+        files may be sparse), measured here without valuecore: importing it brought sqlglot and the whole
+        aggregate package, 0.1 s of CPU that the bare query never needs (until issue 33's fifth pass)."""
+        total = 0
+        for base, _, names in os.walk(folder):
+            for name in names:
+                with contextlib.suppress(OSError):  # removed by DuckDB meanwhile
+                    total += os.stat(os.path.join(base, name)).st_blocks * 512
+        return total
 
     with tempfile.TemporaryDirectory(prefix="bare-duckdb-") as spill:
         con = duckdb.connect(":memory:")
@@ -232,7 +240,7 @@ def bare_duckdb(log: str, out: str, memory_limit: str) -> None:
 
         def sample() -> None:
             while not finished.wait(0.1):
-                peak[0] = max(peak[0], bytes_on_disk(spill))
+                peak[0] = max(peak[0], spilled_bytes(spill))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -281,7 +289,7 @@ def baselines_text() -> str:
     first = next(i for i, line in enumerate(lines) if "spark.read.parquet" in line)
     last = next(i for i, line in enumerate(lines) if ".write." in line)
     spark = "\n".join(line[4:] for line in lines[first : last + 1])
-    return f"bare duckdb (its own process: duckdb and numpy imported, nothing of valuecore's but bytes_on_disk):\n" \
+    return f"bare duckdb (its own process: duckdb and numpy imported, nothing of valuecore's):\n" \
            f"{BARE_DUCKDB_SQL}\nbare pyspark (local[2] on 127.0.0.1):\n{spark}"  # fmt: skip
 
 
@@ -338,6 +346,8 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
             if key[1] == "bare":
                 groups = f"{_rows_written(out):,}"
                 same[key[0]] = same_output(folder / f"aggregate-{key[0]}-0.parquet", out)
+            if key[1] == "base":
+                same[(key[0], "base")] = _equal_tables(folder / f"aggregate-{key[0]}-{len(runs[key]) - 1}.parquet", out)
             loads.append(os.getloadavg()[0])
     shape = n if isinstance(n, str) else f"{n:,}"
     for engine in engines:
@@ -356,8 +366,18 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
             print(f"{'':>12} | {engine:>6} {label + '/bare':>9} | {m[0] / bare[0]:7.2f}x {m[1] / bare[1]:6.2f}x "
                   f"{m[2] / bare[2]:4.2f}x" + (f" {m[3] / bare[3]:4.2f}x JVM" if engine == "spark" and bare[3] else ""))
         print(f"{'':>12} | {engine:>6} bare wrote the same output as aggregate: {same.get(engine, '?')}")
+        if base is not None:
+            print(f"{'':>12} | {engine:>6} base wrote an equal table (values, order, metadata): "
+                  f"{same.get((engine, 'base'), '?')}")
     print(f"{'':>12} | {groups} groups; load average during these runs: {min(loads):.1f}-{max(loads):.1f}",
           flush=True)
+
+
+def _equal_tables(a: Path, b: Path) -> str:
+    """Whether two aggregates hold equal tables: columns, rows, order, values, metadata."""
+    import pyarrow.parquet as pq
+
+    return "yes" if pq.read_table(a).equals(pq.read_table(b), check_metadata=True) else "NO"
 
 
 def _rows_written(out: Path) -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 from optional import need
 
 need("duckdb")
@@ -15,6 +16,7 @@ need("duckdb")
 from helpers.inputs import raw_frame  # noqa: E402
 
 from valuecore._io.aggregate import aggregate, read_aggregate_metadata  # noqa: E402
+from valuecore._io.aggregate.duckdb_engine import _DuckDB  # noqa: E402
 
 KEYS = ["model", "split", "y_pred", "confidence", "y_true"]
 
@@ -99,3 +101,75 @@ def test_an_output_path_starting_with_a_tilde_is_the_folder_named_so_not_home(tm
     assert written.num_rows == result.groups > 0
     assert not (Path.home() / "agg-tilde-probe.parquet").exists()
     assert not list(Path.home().glob(".agg-tilde-probe.parquet.*"))
+
+
+class _SortedWhenWritten(_DuckDB):
+    """The path the presorted grouping replaces: groups made unsorted, sorted by the write in one thread."""
+
+    def __init__(self, *args, presort: bool = False, **options):
+        super().__init__(*args, presort=False, **options)
+
+
+def _one_source_logs(folder: Path) -> list[tuple[str, dict]]:
+    """One-source logs of every kind the grouping orders: (source, aggregate's options)."""
+    rng = np.random.default_rng(33)
+    logs = []
+    frame = raw_frame(5, 1500, labelled_test=False)  # ties on a coarse grid, weights, unlabelled rows
+    frame["model"] = np.where(np.arange(len(frame)) % 3 == 0, "b", "a")
+    frame.to_parquet(folder / "models.parquet")
+    logs.append((str(folder / "models.parquet"), {}))
+    no_split = raw_frame(6, 800, weights=False).drop(columns="split")  # model and split constant
+    no_split.to_parquet(folder / "plain.parquet")
+    logs += [(str(folder / "plain.parquet"), {}), (str(folder / "plain.parquet"), {"resolution": 0.25})]
+    no_split.to_csv(folder / "plain.csv", index=False)  # text cells: the checks' separate pass
+    logs.append((str(folder / "plain.csv"), {}))
+    n = 600
+    top_label = pd.DataFrame({
+        "y_pred": rng.choice(["1", "2", "10"], n), "confidence": rng.integers(5, 10, n) / 10,
+        "y_true": rng.choice(["1", "2", "10"], n), "split": rng.choice(["val", "test"], n),
+        "timestamp": pd.Timestamp("2024-05-01") + pd.to_timedelta(rng.integers(0, 60 * 24 * 40, n), "min"),
+    })  # fmt: skip
+    top_label.loc[top_label["split"] == "test", "y_true"] = None  # an unlabelled split: NULL keys last
+    top_label.to_parquet(folder / "top.parquet")
+    logs += [(str(folder / "top.parquet"), {}), (str(folder / "top.parquet"), {"period": "week"})]
+    counts = rng.integers(1, 4, size=(2000, 4))  # a number y_true, named per group
+    numbered = pd.DataFrame({f"proba_{c}": counts[:, c] / counts.sum(axis=1) for c in range(4)})
+    numbered["y_true"] = rng.integers(0, 4, 2000).astype(float)
+    numbered["timestamp"] = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 90, 2000), "D")
+    numbered.to_parquet(folder / "numbered.parquet")
+    logs += [(str(folder / "numbered.parquet"), {}), (str(folder / "numbered.parquet"), {"period": "month"})]
+    return logs
+
+
+def test_one_sources_groups_sorted_as_made_are_the_file_the_sorted_write_wrote(tmp_path, monkeypatch):
+    """Issue 33: one source's groups are sorted by the grouping (in every thread) and the write only scans
+    them; the file is, byte for byte, the one the write's own sort made."""
+    import valuecore._io.aggregate as module
+    from valuecore._io.aggregate import sql
+
+    sorted_as_made = []
+    presorted_sql = sql.presorted_sql
+    spy = lambda plan: sorted_as_made.append(plan) or presorted_sql(plan)  # noqa: E731
+    monkeypatch.setattr("valuecore._io.aggregate.duckdb_engine.presorted_sql", spy)
+    for index, (source, options) in enumerate(_one_source_logs(tmp_path)):
+        new, old = tmp_path / f"presorted-{index}.parquet", tmp_path / f"sorted-{index}.parquet"
+        result = aggregate(source, new, threads=2, **options)
+        assert len(sorted_as_made) == index + 1, source  # the new path ran
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "_DuckDB", _SortedWhenWritten)
+            aggregate(source, old, threads=2, **options)
+        assert len(sorted_as_made) == index + 1
+        assert result.groups > 1 and new.read_bytes() == old.read_bytes(), (source, options)
+        if "y_pred" not in pq.read_schema(new).names and "period" not in options:  # the order, from the file too
+            assert _is_sorted(_keys_of(pq.read_table(new)))
+
+
+def test_several_sources_are_sorted_when_written(tmp_path, monkeypatch):
+    """The sources' groups are sorted together by the write (sources in the order given): none is presorted."""
+    from valuecore._io.aggregate import duckdb_engine
+
+    monkeypatch.setattr(duckdb_engine, "presorted_sql", lambda plan: pytest.fail("presorted several sources"))
+    for name, seed in (("one", 1), ("two", 2)):
+        raw_frame(seed, 200).to_parquet(tmp_path / f"{name}.parquet")
+    result = aggregate([str(tmp_path / "one.parquet"), str(tmp_path / "two.parquet")], tmp_path / "agg.parquet")
+    assert result.groups == pq.read_metadata(tmp_path / "agg.parquet").num_rows

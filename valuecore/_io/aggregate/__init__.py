@@ -170,8 +170,8 @@ def aggregate(
     read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
     check_output(out, read, "the aggregate")
     with _ctrl_c_stops(stop) as stop:
-        runner = (_DuckDB(memory_limit, temp_directory, threads, max_temp_size, stop) if engine == "duckdb"
-                  else _Spark(spark, stop))  # fmt: skip
+        runner = (_DuckDB(memory_limit, temp_directory, threads, max_temp_size, stop, presort=len(scanned) == 1)
+                  if engine == "duckdb" else _Spark(spark, stop))  # fmt: skip
         try:
             tables, plans, used, rows_read = [], [], [], 0
             for source in scanned:
