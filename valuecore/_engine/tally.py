@@ -181,6 +181,7 @@ class _SplitCache:
 
     _MAX_DECISIONS = 24  # LRU: categories are one byte per item
     _MAX_PAIRS = 256  # joint tallies are small (occupied cells only)
+    _MAX_CROSSED = 8  # a decision's categories in another run's class order: 2 bytes an item each (10 with weights)
 
     def __init__(self, predictions):
         if predictions.has_unit_weights:  # every item counts once: the ones are never made for a tally
@@ -200,6 +201,7 @@ class _SplitCache:
         self.weight_sq = None if self.unit else weight * weight
         self.decisions: OrderedDict = OrderedDict()
         self.pairs: OrderedDict = OrderedDict()
+        self.crossed: OrderedDict = OrderedDict()
         self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.calibrated: dict = {}
         self.screens: dict = {}
@@ -332,6 +334,14 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
         joint = tally_a.prefixes.joint(tally_a.ranks, tally_b.ranks)  # two threshold rules: O(C * (C + 64))
         _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
         return joint
+    if (take is None and tally_b.prefixes is not None and size <= _DENSE_JOINT
+            and _crossable(predictions_a, cache, predictions_b)):
+        # A threshold rule of another run on the same items: counted in b's class order, where the rule's
+        # categories are slices of two kept arrays and a's are gathered once per (decision a, run b), instead of
+        # b's categories put in item order for every rule (a third of the time per pair; the same sums, exact).
+        joint = _crossed(cache, key_a, tally_a, tally_b.prefixes).joint(tally_b.ranks)
+        _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
+        return joint
     matched = tally_b.categories if take is None else tally_b.categories[take]
     if size <= _DENSE_JOINT:
         cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
@@ -347,6 +357,70 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
     joint = JointTally(occupied // size_b, occupied % size_b, count, weight, weight_sq, cache.weight_max)
     _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
     return joint
+
+
+def _crossable(predictions_a, cache_a: _SplitCache, predictions_b) -> bool:
+    """Whether a's items can be counted in b's order bit for bit: a's sums are exact whole numbers in any order,
+    and both runs code the same classes alike (paired items, having the same labels, then have the same codes)."""
+    return (cache_a.exact_sums and predictions_a.n == predictions_b.n
+            and list(predictions_a.classes) == list(predictions_b.classes))
+
+
+def _crossed(cache_a: _SplitCache, key_a, tally_a: Tally, prefixes_b) -> "_Crossed":
+    """The :class:`_Crossed` of decision ``key_a`` and ``prefixes_b``, once per pair of them."""
+    key = (key_a, id(prefixes_b))
+    found = _recall(cache_a, cache_a.crossed, key)
+    if found is not None and found[0]() is prefixes_b:
+        return found[1]
+    crossed = _Crossed(tally_a.categories, cache_a, prefixes_b)
+    _remember(cache_a, cache_a.crossed, key, (weakref.ref(prefixes_b), crossed), cache_a._MAX_CROSSED)
+    return crossed
+
+
+class _Crossed:
+    """A decision on split a paired with the threshold rules of run b on the same items, in b's class order.
+
+    ``first`` (n,): each item's category under a times the number of b's categories K, in the order of b's
+    :class:`_Prefixes`, where a threshold rule of b hands over the first items of each predicted class: its
+    categories there are slices of ``prefixes.handed_over`` and ``prefixes.acted``, so a pair's cells are
+    ``first`` plus those slices, with no item put back in item order. The sums are a's (its weights, gathered
+    into that order), counted as :func:`_sums` counts; only for a's exact whole-number sums
+    (``_SplitCache.exact_sums``), the same in any order, so the joint tally equals the one counted in item
+    order, bit for bit. Paired items have the same class codes here (:func:`_crossable`), so b's categories
+    of an item are those of the same true class.
+    """
+
+    def __init__(self, categories: np.ndarray, cache_a: _SplitCache, prefixes_b):
+        self.prefixes = prefixes_b
+        self.size_b = size_b = prefixes_b.n_classes * (prefixes_b.n_classes + 1)
+        dtype = _category_dtype(size_b * size_b)
+        self.first = categories[prefixes_b.order].astype(dtype) * dtype(size_b)
+        self.unit = cache_a.unit
+        self.weight_max = cache_a.weight_max
+        self.weight = None if cache_a.unit else cache_a.weight[prefixes_b.order]
+
+    def joint(self, ranks_b: tuple) -> "JointTally":
+        """The :class:`JointTally` of the decision (a) and b's rule that hands over the first ``ranks_b[k]`` items
+        of each predicted class k."""
+        prefixes = self.prefixes
+        cells = np.empty_like(self.first)
+        for k, rank in enumerate(ranks_b):
+            start, cut, stop = prefixes.starts[k], prefixes.starts[k] + rank, prefixes.starts[k + 1]
+            np.add(self.first[start:cut], prefixes.handed_over[start:cut], out=cells[start:cut])
+            np.add(self.first[cut:stop], prefixes.acted[cut:stop], out=cells[cut:stop])
+        size = self.size_b * self.size_b
+        if self.unit:
+            count = np.bincount(cells, minlength=size).astype(np.float64)
+            weight = weight_sq = count
+        else:
+            weight_of = self.weight
+            positive = weight_of > 0
+            count = np.bincount(cells if positive.all() else cells[positive], minlength=size).astype(np.float64)
+            weight = np.bincount(cells, weights=weight_of, minlength=size)
+            weight_sq = np.bincount(cells, weights=weight_of * weight_of, minlength=size)
+        occupied = np.flatnonzero(count > 0)
+        return JointTally(occupied // self.size_b, occupied % self.size_b, count[occupied], weight[occupied],
+                          weight_sq[occupied], self.weight_max)
 
 
 def grouped_difference(joint: JointTally, values_a: np.ndarray, values_b: np.ndarray, integral: bool) -> Grouped:

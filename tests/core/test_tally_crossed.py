@@ -1,0 +1,114 @@
+"""A decision paired with another run's threshold rules on the same items, read from kept sums, equals the dense
+pairing bit for bit.
+
+``valuecore._engine.tally._Crossed`` sums one decision's categories on split a along the class order of run
+b's ``_Prefixes`` (the same items, the same rows), kept every ``stride`` items; a threshold rule of b (one
+threshold, one per class, accept all, hand all over) hands over a prefix of each of b's predicted classes in
+that order, so their joint tally is read from those sums at C positions. With whole-number weights every sum
+is an integer, so the joint tally must equal the one counted item by item (the dense path it replaces) bit
+for bit; the stride is made tiny so that the kept sums, not only the items after them, are exercised. The
+verdict of several runs on the same items is compared with the verdict through the dense path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers.core import labelled_runs, whole_number_rows
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import valuecore as vc
+from valuecore._decide import verdict as _verdict
+from valuecore._engine import tally as _tally
+
+pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
+
+JOINT_FIELDS = ("cell_a", "cell_b", "count", "weight", "weight_sq")
+
+
+def _rules(predictions, draw) -> list:
+    """Threshold rules of every family (the last, the expected-value rule, is tallied from its own order)."""
+    confidences = sorted(set(predictions.confidence.tolist()))
+    options = st.sampled_from([None, 0.0, 1.0, *confidences, *(c + 1e-9 for c in confidences)])
+    per_class = {c: draw(options) for c in predictions.classes}
+    return [vc.Policy("accept_all"), vc.Policy("threshold"), vc.Policy("threshold", threshold=draw(options) or 0.5),
+            vc.Policy("class_thresholds", class_thresholds=per_class), vc.Policy("expected_value")]
+
+
+@st.composite
+def same_items(draw):
+    """(a, b, weight kind): two runs on the same items (labels and weights), with their own confidences."""
+    a, kind = draw(labelled_runs(max_n=70))
+    proba = draw(whole_number_rows(a.n, a.n_classes, draw(st.integers(1, 6))))
+    b = vc.Predictions.from_proba(proba / proba.sum(axis=1, keepdims=True), y_true=a.y_true,
+                                  sample_weight=a.sample_weight)
+    return a, b, kind
+
+
+def _dense(tally: _tally.Tally) -> _tally.Tally:
+    """The same tally without its prefix sums: paired item by item, through the dense count."""
+    return _tally.Tally(tally.count, tally.weight, tally.weight_sq, known=tally.categories,
+                        weight_max=tally.weight_max)
+
+
+def _same_joint(got: _tally.JointTally, want: _tally.JointTally) -> None:
+    for name in JOINT_FIELDS:
+        got_array, want_array = getattr(got, name), getattr(want, name)
+        assert got_array.dtype == want_array.dtype and got_array.shape == want_array.shape, name
+        assert got_array.tobytes() == want_array.tobytes(), name  # bit for bit
+    assert got.weight_max == want.weight_max
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_decision_paired_with_another_runs_threshold_rules_equals_the_dense_pairing(data):
+    a, b, kind = data.draw(same_items())
+    stride = data.draw(st.sampled_from([1, 2, 3, 7, 64]))
+    matrix = vc.UseCase(1, 0, -3).for_classes(a.classes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_tally, "_STRIDE", stride)
+        decided_a = [_tally.decision_tally(policy, a, matrix) for policy in _rules(a, data.draw)]
+        decided_b = [_tally.decision_tally(policy, b, matrix) for policy in _rules(b, data.draw)]
+        for key_a, tally_a in decided_a:
+            for key_b, tally_b in decided_b:
+                got = _tally.joint_tally(a, key_a, tally_a, b, key_b, tally_b, None)
+                want = _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b),
+                                          _dense(tally_b), None)
+                _same_joint(got, want)
+    # whole-number weights read the kept sums (fractional ones are paired item by item, as before)
+    assert bool(_tally.split_cache(a).crossed) == (kind != "fractional")
+
+
+def _runs_on_the_same_items(n: int, weights: str, seed: int = 5) -> dict:
+    rng = np.random.default_rng(seed)
+    n_classes = 4
+    y = rng.integers(0, n_classes, n)
+    weight = {"unit": None, "integer": rng.integers(0, 4, n).astype(float),
+              "fractional": rng.uniform(0.1, 2.0, n)}[weights]
+    runs = {}
+    for m in range(3):
+        logits = rng.normal(size=(n, n_classes)) + (1.0 + 0.5 * m) * np.eye(n_classes)[y]
+        proba = np.exp(logits).round(2) + 0.01
+        predictions = vc.Predictions.from_proba(proba / proba.sum(axis=1, keepdims=True), y_true=y,
+                                                sample_weight=weight)
+        for kind, policy in (("accept_all", vc.Policy("accept_all")),
+                             ("threshold", vc.Policy("threshold", threshold=0.45 + 0.05 * m)),
+                             ("class_thresholds", vc.Policy("class_thresholds", class_thresholds={
+                                 c: 0.3 + 0.1 * ((i + m) % 3) for i, c in enumerate(predictions.classes)})),
+                             ("expected_value", vc.Policy("expected_value"))):
+            runs[(f"m{m}", kind)] = (policy, predictions)
+    return runs
+
+
+@pytest.mark.parametrize("weights", ["unit", "integer", "fractional"])
+@pytest.mark.parametrize("wrong", [-2.0, -9.0])
+def test_a_verdict_over_runs_on_the_same_items_equals_the_dense_pairing(weights, wrong):
+    values = vc.UseCase(1.0, 0.0, wrong)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_tally, "_STRIDE", 3)
+        got = _verdict.verdict(_runs_on_the_same_items(3_000, weights), values)
+        patch.setattr(_tally, "_crossable", lambda *_: False)
+        want = _verdict.verdict(_runs_on_the_same_items(3_000, weights), values)
+    assert repr(got) == repr(want)  # every number, bit for bit in its shortest repr (NaNs included)
+    assert [s.basis for s in got.standings[1:]] == ["paired"] * (len(got.standings) - 1)
