@@ -112,3 +112,49 @@ def test_a_verdict_over_runs_on_the_same_items_equals_the_dense_pairing(weights,
         want = _verdict.verdict(_runs_on_the_same_items(3_000, weights), values)
     assert repr(got) == repr(want)  # every number, bit for bit in its shortest repr (NaNs included)
     assert [s.basis for s in got.standings[1:]] == ["paired"] * (len(got.standings) - 1)
+
+
+def test_a_run_that_codes_its_classes_in_another_order_is_paired_as_before():
+    # The same items and labels, b's classes in the reverse order: its class codes and cells differ from a's.
+    rng = np.random.default_rng(11)
+    n, n_classes = 400, 3
+    y = rng.integers(0, n_classes, n)
+    proba_a, proba_b = (rng.dirichlet(np.ones(n_classes), size=n).round(2) + 0.01 for _ in range(2))
+    classes = [str(c) for c in range(n_classes)]
+    a = vc.Predictions.from_proba(proba_a / proba_a.sum(axis=1, keepdims=True), y_true=y, classes=classes)
+    b = vc.Predictions.from_proba((proba_b / proba_b.sum(axis=1, keepdims=True))[:, ::-1], y_true=y,
+                                  classes=classes[::-1])
+    assert list(a.classes) != list(b.classes)
+    for_a, for_b = (vc.UseCase(1, 0, -3).for_classes(p.classes) for p in (a, b))
+    key_a, tally_a = _tally.decision_tally(vc.Policy("threshold", threshold=0.5), a, for_a)
+    for policy in (vc.Policy("threshold", threshold=0.45), vc.Policy("accept_all"),
+                   vc.Policy("class_thresholds", class_thresholds={c: 0.4 for c in b.classes})):
+        key_b, tally_b = _tally.decision_tally(policy, b, for_b)
+        got = _tally.joint_tally(a, key_a, tally_a, b, key_b, tally_b, None)
+        want = _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b), _dense(tally_b), None)
+        _same_joint(got, want)
+    assert _tally.split_cache(a).crossed  # read in b's class order
+
+
+def test_sums_that_depend_on_their_order_are_paired_in_item_order():
+    # b's weights are whole numbers (its threshold rules are read from its prefix sums) and a's differ from them by
+    # less than the pairing tolerates: a's sums are not exact in any order, so they are added in item order.
+    rng = np.random.default_rng(12)
+    n, n_classes = 3_000, 3
+    y = rng.integers(0, n_classes, n)
+    whole = rng.integers(1, 4, n).astype(float)
+    proba_a, proba_b = (rng.dirichlet(np.ones(n_classes), size=n).round(2) + 0.01 for _ in range(2))
+    a = vc.Predictions.from_proba(proba_a / proba_a.sum(axis=1, keepdims=True), y_true=y,
+                                  sample_weight=whole * (1 + 1e-11 * rng.random(n)))
+    b = vc.Predictions.from_proba(proba_b / proba_b.sum(axis=1, keepdims=True), y_true=y, sample_weight=whole)
+    take, unpaired = _verdict.pairing(a, b, ("a", "b"))
+    assert take is None and unpaired is None
+    matrix = vc.UseCase(1, 0, -3).for_classes(a.classes)
+    key_a, tally_a = _tally.decision_tally(vc.Policy("expected_value"), a, matrix)
+    for policy in (vc.Policy("threshold", threshold=0.45), vc.Policy("accept_all")):
+        key_b, tally_b = _tally.decision_tally(policy, b, matrix)
+        assert tally_b.prefixes is not None
+        got = _tally.joint_tally(a, key_a, tally_a, b, key_b, tally_b, None)
+        want = _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b), _dense(tally_b), None)
+        _same_joint(got, want)
+    assert not _tally.split_cache(a).crossed

@@ -360,10 +360,9 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
 
 
 def _crossable(predictions_a, cache_a: _SplitCache, predictions_b) -> bool:
-    """Whether a's items can be counted in b's order bit for bit: a's sums are exact whole numbers in any order,
-    and both runs code the same classes alike (paired items, having the same labels, then have the same codes)."""
-    return (cache_a.exact_sums and predictions_a.n == predictions_b.n
-            and list(predictions_a.classes) == list(predictions_b.classes))
+    """Whether a's items can be counted in b's order bit for bit: a's sums are exact whole numbers, the same in any
+    order (b's weights may differ from a's by a rounding, and fractional ones add up otherwise in another order)."""
+    return cache_a.exact_sums and predictions_a.n == predictions_b.n
 
 
 def _crossed(cache_a: _SplitCache, key_a, tally_a: Tally, prefixes_b) -> "_Crossed":
@@ -385,9 +384,8 @@ class _Crossed:
     categories there are slices of ``prefixes.handed_over`` and ``prefixes.acted``, so a pair's cells are
     ``first`` plus those slices, with no item put back in item order. The sums are a's (its weights, gathered
     into that order), counted as :func:`_sums` counts; only for a's exact whole-number sums
-    (``_SplitCache.exact_sums``), the same in any order, so the joint tally equals the one counted in item
-    order, bit for bit. Paired items have the same class codes here (:func:`_crossable`), so b's categories
-    of an item are those of the same true class.
+    (``_SplitCache.exact_sums``, :func:`_crossable`), the same in any order, so the joint tally equals the one
+    counted in item order, bit for bit.
     """
 
     def __init__(self, categories: np.ndarray, cache_a: _SplitCache, prefixes_b):
