@@ -1,13 +1,13 @@
-"""A decision paired with another run's threshold rules on the same items, read from kept sums, equals the dense
-pairing bit for bit.
+"""A decision paired with another run's threshold rules on the same items, counted in that run's class order,
+equals the dense pairing bit for bit.
 
-``valuecore._engine.tally._Crossed`` sums one decision's categories on split a along the class order of run
-b's ``_Prefixes`` (the same items, the same rows), kept every ``stride`` items; a threshold rule of b (one
-threshold, one per class, accept all, hand all over) hands over a prefix of each of b's predicted classes in
-that order, so their joint tally is read from those sums at C positions. With whole-number weights every sum
-is an integer, so the joint tally must equal the one counted item by item (the dense path it replaces) bit
-for bit; the stride is made tiny so that the kept sums, not only the items after them, are exercised. The
-verdict of several runs on the same items is compared with the verdict through the dense path.
+``valuecore._engine.tally.joint_tallies`` gathers one decision's categories on split a into the class order of
+run b's ``_Prefixes`` (the same items, the same rows) once for all of b's threshold rules (``_Crossed``); a
+threshold rule of b (one threshold, one per class, accept all, hand all over) hands over a prefix of each of
+b's predicted classes in that order, so its categories there are slices of two kept arrays. With whole-number
+weights every sum is an integer, the same in any order, so each joint tally must equal the one counted in
+item order (the dense path it replaces) bit for bit; b's prefix sums run at tiny strides too. The verdict of
+several runs on the same items is compared with the verdict through the dense path.
 """
 
 from __future__ import annotations
@@ -52,6 +52,31 @@ def _dense(tally: _tally.Tally) -> _tally.Tally:
                         weight_max=tally.weight_max)
 
 
+class _Counted(_tally._Crossed):
+    """``_Crossed``, counting the runs it is built for (the path was taken)."""
+
+    built: list = []
+
+    def __init__(self, categories, cache, prefixes):
+        super().__init__(categories, cache, prefixes)
+        _Counted.built.append(prefixes)
+
+
+def _crossings(patch) -> list:
+    _Counted.built = []
+    patch.setattr(_tally, "_Crossed", _Counted)
+    return _Counted.built
+
+
+def _pairings(a, decided_a, b, decided_b) -> None:
+    """Each decision of a with every decision of b at once, against the dense pairing of each pair."""
+    for key_a, tally_a in decided_a:
+        got = _tally.joint_tallies(a, key_a, tally_a, [(b, key_b, tally_b, None) for key_b, tally_b in decided_b])
+        for joint, (key_b, tally_b) in zip(got, decided_b):
+            _same_joint(joint, _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b),
+                                                  _dense(tally_b), None))
+
+
 def _same_joint(got: _tally.JointTally, want: _tally.JointTally) -> None:
     for name in JOINT_FIELDS:
         got_array, want_array = getattr(got, name), getattr(want, name)
@@ -68,16 +93,12 @@ def test_a_decision_paired_with_another_runs_threshold_rules_equals_the_dense_pa
     matrix = vc.UseCase(1, 0, -3).for_classes(a.classes)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_tally, "_STRIDE", stride)
+        built = _crossings(patch)
         decided_a = [_tally.decision_tally(policy, a, matrix) for policy in _rules(a, data.draw)]
         decided_b = [_tally.decision_tally(policy, b, matrix) for policy in _rules(b, data.draw)]
-        for key_a, tally_a in decided_a:
-            for key_b, tally_b in decided_b:
-                got = _tally.joint_tally(a, key_a, tally_a, b, key_b, tally_b, None)
-                want = _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b),
-                                          _dense(tally_b), None)
-                _same_joint(got, want)
-    # whole-number weights read the kept sums (fractional ones are paired item by item, as before)
-    assert bool(_tally.split_cache(a).crossed) == (kind != "fractional")
+        _pairings(a, decided_a, b, decided_b)
+    # whole-number weights are counted in b's class order (fractional ones in item order, as before)
+    assert bool(built) == (kind != "fractional")
 
 
 def _runs_on_the_same_items(n: int, weights: str, seed: int = 5) -> dict:
@@ -107,7 +128,9 @@ def test_a_verdict_over_runs_on_the_same_items_equals_the_dense_pairing(weights,
     values = vc.UseCase(1.0, 0.0, wrong)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_tally, "_STRIDE", 3)
+        built = _crossings(patch)
         got = _verdict.verdict(_runs_on_the_same_items(3_000, weights), values)
+        assert bool(built) == (weights != "fractional")
         patch.setattr(_tally, "_crossable", lambda *_: False)
         want = _verdict.verdict(_runs_on_the_same_items(3_000, weights), values)
     assert repr(got) == repr(want)  # every number, bit for bit in its shortest repr (NaNs included)
@@ -126,14 +149,14 @@ def test_a_run_that_codes_its_classes_in_another_order_is_paired_as_before():
                                   classes=classes[::-1])
     assert list(a.classes) != list(b.classes)
     for_a, for_b = (vc.UseCase(1, 0, -3).for_classes(p.classes) for p in (a, b))
-    key_a, tally_a = _tally.decision_tally(vc.Policy("threshold", threshold=0.5), a, for_a)
-    for policy in (vc.Policy("threshold", threshold=0.45), vc.Policy("accept_all"),
-                   vc.Policy("class_thresholds", class_thresholds={c: 0.4 for c in b.classes})):
-        key_b, tally_b = _tally.decision_tally(policy, b, for_b)
-        got = _tally.joint_tally(a, key_a, tally_a, b, key_b, tally_b, None)
-        want = _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b), _dense(tally_b), None)
-        _same_joint(got, want)
-    assert _tally.split_cache(a).crossed  # read in b's class order
+    with pytest.MonkeyPatch.context() as patch:
+        built = _crossings(patch)
+        decided_a = [_tally.decision_tally(vc.Policy("threshold", threshold=0.5), a, for_a)]
+        decided_b = [_tally.decision_tally(policy, b, for_b) for policy in (
+            vc.Policy("threshold", threshold=0.45), vc.Policy("accept_all"),
+            vc.Policy("class_thresholds", class_thresholds={c: 0.4 for c in b.classes}))]
+        _pairings(a, decided_a, b, decided_b)
+    assert built  # counted in b's class order
 
 
 def test_sums_that_depend_on_their_order_are_paired_in_item_order():
@@ -150,11 +173,11 @@ def test_sums_that_depend_on_their_order_are_paired_in_item_order():
     take, unpaired = _verdict.pairing(a, b, ("a", "b"))
     assert take is None and unpaired is None
     matrix = vc.UseCase(1, 0, -3).for_classes(a.classes)
-    key_a, tally_a = _tally.decision_tally(vc.Policy("expected_value"), a, matrix)
-    for policy in (vc.Policy("threshold", threshold=0.45), vc.Policy("accept_all")):
-        key_b, tally_b = _tally.decision_tally(policy, b, matrix)
-        assert tally_b.prefixes is not None
-        got = _tally.joint_tally(a, key_a, tally_a, b, key_b, tally_b, None)
-        want = _tally.joint_tally(a, ("dense", key_a), _dense(tally_a), b, ("dense", key_b), _dense(tally_b), None)
-        _same_joint(got, want)
-    assert not _tally.split_cache(a).crossed
+    with pytest.MonkeyPatch.context() as patch:
+        built = _crossings(patch)
+        decided_a = [_tally.decision_tally(vc.Policy("expected_value"), a, matrix)]
+        decided_b = [_tally.decision_tally(policy, b, matrix) for policy in (
+            vc.Policy("threshold", threshold=0.45), vc.Policy("accept_all"))]
+        assert all(tally_b.prefixes is not None for _, tally_b in decided_b)
+        _pairings(a, decided_a, b, decided_b)
+    assert not built

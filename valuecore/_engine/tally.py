@@ -181,7 +181,6 @@ class _SplitCache:
 
     _MAX_DECISIONS = 24  # LRU: categories are one byte per item
     _MAX_PAIRS = 256  # joint tallies are small (occupied cells only)
-    _MAX_CROSSED = 8  # a decision's categories in another run's class order: 2 bytes an item each (10 with weights)
 
     def __init__(self, predictions):
         if predictions.has_unit_weights:  # every item counts once: the ones are never made for a tally
@@ -201,7 +200,6 @@ class _SplitCache:
         self.weight_sq = None if self.unit else weight * weight
         self.decisions: OrderedDict = OrderedDict()
         self.pairs: OrderedDict = OrderedDict()
-        self.crossed: OrderedDict = OrderedDict()
         self.pairings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.calibrated: dict = {}
         self.screens: dict = {}
@@ -334,14 +332,6 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
         joint = tally_a.prefixes.joint(tally_a.ranks, tally_b.ranks)  # two threshold rules: O(C * (C + 64))
         _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
         return joint
-    if (take is None and tally_b.prefixes is not None and size <= _DENSE_JOINT
-            and _crossable(predictions_a, cache, predictions_b)):
-        # A threshold rule of another run on the same items: counted in b's class order, where the rule's
-        # categories are slices of two kept arrays and a's are gathered once per (decision a, run b), instead of
-        # b's categories put in item order for every rule (a third of the time per pair; the same sums, exact).
-        joint = _crossed(cache, key_a, tally_a, tally_b.prefixes).joint(tally_b.ranks)
-        _remember(cache, cache.pairs, key, (weakref.ref(predictions_b), joint), cache._MAX_PAIRS)
-        return joint
     matched = tally_b.categories if take is None else tally_b.categories[take]
     if size <= _DENSE_JOINT:
         cells = tally_a.categories.astype(_category_dtype(size)) * _category_dtype(size)(size_b)
@@ -359,21 +349,41 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
     return joint
 
 
+def joint_tallies(predictions_a, key_a, tally_a: Tally, others) -> list:
+    """:func:`joint_tally` of one decision with each of ``others``, ``(predictions_b, key_b, tally_b, take)`` each.
+
+    Two threshold rules or more of another run on the same items (not yet cached) are counted in that run's
+    class order, a's categories gathered there once for them all (:class:`_Crossed`), instead of each rule's
+    categories put back in item order (a scatter over n per rule); the gathered copy is dropped on return.
+    The same sums, bit for bit: only for a's exact whole-number sums (:func:`_crossable`).
+    """
+    cache = split_cache(predictions_a)
+    joints: list = [None] * len(others)
+    by_run: dict = {}  # id(b's prefix sums) -> indices of others that can be read in b's class order
+    for i, (predictions_b, key_b, tally_b, take) in enumerate(others):
+        found = _recall(cache, cache.pairs, (key_a, id(predictions_b), key_b))
+        if found is not None and found[0]() is predictions_b:
+            joints[i] = found[1]
+        elif (take is None and tally_b.prefixes is not None and tally_b.prefixes is not tally_a.prefixes
+              and tally_a.size * tally_b.size <= _DENSE_JOINT and _crossable(predictions_a, cache, predictions_b)):
+            by_run.setdefault(id(tally_b.prefixes), []).append(i)
+    for indices in by_run.values():
+        if len(indices) < 2:  # one rule: gathering a's categories costs what the dense count does
+            continue
+        crossed = _Crossed(tally_a.categories, cache, others[indices[0]][2].prefixes)
+        for i in indices:
+            predictions_b, key_b, tally_b, _ = others[i]
+            joints[i] = crossed.joint(tally_b.ranks)
+            _remember(cache, cache.pairs, (key_a, id(predictions_b), key_b), (weakref.ref(predictions_b), joints[i]),
+                      cache._MAX_PAIRS)
+    return [joint if joint is not None else joint_tally(predictions_a, key_a, tally_a, *other)
+            for joint, other in zip(joints, others)]
+
+
 def _crossable(predictions_a, cache_a: _SplitCache, predictions_b) -> bool:
     """Whether a's items can be counted in b's order bit for bit: a's sums are exact whole numbers, the same in any
     order (b's weights may differ from a's by a rounding, and fractional ones add up otherwise in another order)."""
     return cache_a.exact_sums and predictions_a.n == predictions_b.n
-
-
-def _crossed(cache_a: _SplitCache, key_a, tally_a: Tally, prefixes_b) -> "_Crossed":
-    """The :class:`_Crossed` of decision ``key_a`` and ``prefixes_b``, once per pair of them."""
-    key = (key_a, id(prefixes_b))
-    found = _recall(cache_a, cache_a.crossed, key)
-    if found is not None and found[0]() is prefixes_b:
-        return found[1]
-    crossed = _Crossed(tally_a.categories, cache_a, prefixes_b)
-    _remember(cache_a, cache_a.crossed, key, (weakref.ref(prefixes_b), crossed), cache_a._MAX_CROSSED)
-    return crossed
 
 
 class _Crossed:
