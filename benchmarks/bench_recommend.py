@@ -14,8 +14,12 @@ Prints, per series, the median wall time of ``--rounds`` rounds, every round, th
 median CPU time of this process, the load average at start and end, and what was
 chosen (the same before and after a change). ``--core PATH`` imports ``valuecore``
 from another checkout (e.g. the base commit's, run one after the other to compare).
+``--same-items`` writes the five runs on the same items (``bench_app_floor.py``'s runs,
+as models compared on one test set are): the verdict then pairs the best rule with
+each of the 29 others item by item, where runs on different items are compared by
+their intervals alone.
 
-Run: ``python benchmarks/bench_recommend.py [--n 1000000] [--rounds 5] [--profile] [--core PATH]``
+Run: ``python benchmarks/bench_recommend.py [--n 1000000] [--rounds 5] [--same-items] [--profile] [--core PATH]``
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def _arguments():
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one round instead")
+    parser.add_argument("--same-items", action="store_true", help="every run on the same items (paired verdict)")
     parser.add_argument("--core", type=Path, default=ROOT, help="the checkout whose valuecore is timed")
     return parser.parse_args()
 
@@ -94,7 +99,7 @@ def _series(pipeline, wrongs, before: dict):
 def main() -> None:
     load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as folder:
-        synthetic_runs(Path(folder), ARGS.n)
+        synthetic_runs(Path(folder), ARGS.n, same_items=ARGS.same_items)
         runs = vc.load_runs([folder]).models
     pipeline = _SortedOnce(runs)
     start = time.perf_counter()
@@ -111,7 +116,8 @@ def main() -> None:
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
         return
     warm_decisions = _decisions(pipeline, warm, vc.UseCase(1.0, 0.0, WARM))
-    print(f"valuecore from {ARGS.core.resolve()}; n={ARGS.n} x 5 runs; load average at start "
+    print(f"valuecore from {ARGS.core.resolve()}; n={ARGS.n} x 5 runs"
+          f"{' on the same items' if ARGS.same_items else ''}; load average at start "
           f"{' '.join(f'{x:.2f}' for x in load_start)}; the first recommend (fits, presorts) {first:.2f} s")
     for name, wrongs in (("keeps", [WARM - 2.0**-20 * (i + 1) for i in range(ARGS.rounds)]),
                          ("moves", [-3.0 - 0.125 * i for i in range(ARGS.rounds)])):

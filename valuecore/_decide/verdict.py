@@ -38,7 +38,7 @@ from .._engine.evaluate import evaluate, item_values
 from .._engine.fitting import Policy, Values
 from .._model.predictions import Predictions
 from .._engine.tally import (Grouped, Tally, cell_groups, coverage_of, decision_tally, group_items, grouped_difference,
-                     grouped_tally, joint_tally, split_cache)
+                     grouped_tally, joint_tallies, joint_tally, split_cache)
 from .._model.values import ValueMatrix, check_value_range
 from .segment_rule import SEGMENT_RULE
 from .._stats.uncertainty import (Interval, _check_same_items, _pair_rows, grouped_interval, grouped_items_to_exclude,
@@ -394,15 +394,26 @@ def pairing(predictions_a, predictions_b, names) -> tuple[np.ndarray | None, str
     return found
 
 
-def _difference(a: _Judged, b: _Judged, take: np.ndarray | None) -> Grouped:
-    """``a - b`` item by item (b's rows matched by ``take``), grouped; from the joint tally when both have one."""
+def _difference(a: _Judged, b: _Judged, take: np.ndarray | None, joint=None) -> Grouped:
+    """``a - b`` item by item (b's rows matched by ``take``), grouped; from the joint tally when both have one
+    (``joint``: that joint tally, when already made)."""
     integral = split_cache(a.predictions).integral
     if a.tally is not None and b.tally is not None:
-        joint = joint_tally(a.predictions, a.key, a.tally, b.predictions, b.key, b.tally, take)
+        if joint is None:
+            joint = joint_tally(a.predictions, a.key, a.tally, b.predictions, b.key, b.tally, take)
         return grouped_difference(joint, a.cell_values, b.cell_values, integral)
     theirs = b.item_values()
     return group_items(a.item_values() - (theirs if take is None else theirs[take]), a.predictions.sample_weight,
                        integral)
+
+
+def _differences(best: _Judged, others: Mapping) -> dict:
+    """:func:`_difference` of ``best`` and each of ``others`` (key -> (its :class:`_Judged`, take)), the joint
+    tallies made together (``joint_tallies``: another run's threshold rules share one pass over its order)."""
+    tallied = [key for key, (judged, _) in others.items() if best.tally is not None and judged.tally is not None]
+    joints = dict(zip(tallied, joint_tallies(best.predictions, best.key, best.tally, [
+        (others[key][0].predictions, others[key][0].key, others[key][0].tally, others[key][1]) for key in tallied])))
+    return {key: _difference(best, judged, take, joints.get(key)) for key, (judged, take) in others.items()}
 
 
 _TIERED_KINDS = ("two_tier", "shortlist")
@@ -573,7 +584,13 @@ def verdict(
     standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best],
                           baseline=baseline, gain_low=gains[best].low, gain_high=gains[best].high)]
     best_earns = standings[0].above_baseline
-    spreads, differences = {}, {}
+    spreads = {}
+    paired = {}
+    for model in ranked[1:]:
+        take, unpaired = pairing(best_predictions, labelled[model][1], (best, model))
+        if unpaired is None:
+            paired[model] = (judged[model], take)
+    differences = _differences(judged[best], paired)
     for model in ranked[1:]:
         policy, predictions = labelled[model]
         gap = best_mean - intervals[model].mean
@@ -584,7 +601,6 @@ def verdict(
             spreads[model] = math.hypot(_per_item_sd(intervals[best]), _per_item_sd(intervals[model]))
             low, high, basis, difference = math.nan, math.nan, "overlap", gap
         else:
-            differences[model] = _difference(judged[best], judged[model], take)
             pair_range = pair_range_of(matrix_of(priced[best], predictions.classes), predictions.classes,
                                        matrix_of(priced[model], predictions.classes))
             diff = grouped_interval(differences[model], confidence_level=confidence, value_range=pair_range)

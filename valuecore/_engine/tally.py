@@ -349,6 +349,88 @@ def joint_tally(predictions_a, key_a, tally_a: Tally, predictions_b, key_b, tall
     return joint
 
 
+def joint_tallies(predictions_a, key_a, tally_a: Tally, others) -> list:
+    """:func:`joint_tally` of one decision with each of ``others``, ``(predictions_b, key_b, tally_b, take)`` each.
+
+    Two threshold rules or more of another run on the same items (not yet cached) are counted in that run's
+    class order, a's categories gathered there once for them all (:class:`_Crossed`), instead of each rule's
+    categories put back in item order (a scatter over n per rule); the gathered copy is dropped on return.
+    The same sums, bit for bit: only for a's exact whole-number sums (:func:`_crossable`).
+    """
+    cache = split_cache(predictions_a)
+    joints: list = [None] * len(others)
+    by_run: dict = {}  # id(b's prefix sums) -> indices of others that can be read in b's class order
+    for i, (predictions_b, key_b, tally_b, take) in enumerate(others):
+        found = _recall(cache, cache.pairs, (key_a, id(predictions_b), key_b))
+        if found is not None and found[0]() is predictions_b:
+            joints[i] = found[1]
+        elif (take is None and tally_b.prefixes is not None and tally_b.prefixes is not tally_a.prefixes
+              and tally_a.size * tally_b.size <= _DENSE_JOINT and _crossable(predictions_a, cache, predictions_b)):
+            by_run.setdefault(id(tally_b.prefixes), []).append(i)
+    for indices in by_run.values():
+        if len(indices) < 2:  # one rule: gathering a's categories costs what the dense count does
+            continue
+        crossed = _Crossed(tally_a.categories, cache, others[indices[0]][2].prefixes)
+        for i in indices:
+            predictions_b, key_b, tally_b, _ = others[i]
+            joints[i] = crossed.joint(tally_b.ranks)
+            _remember(cache, cache.pairs, (key_a, id(predictions_b), key_b), (weakref.ref(predictions_b), joints[i]),
+                      cache._MAX_PAIRS)
+    return [joint if joint is not None else joint_tally(predictions_a, key_a, tally_a, *other)
+            for joint, other in zip(joints, others)]
+
+
+def _crossable(predictions_a, cache_a: _SplitCache, predictions_b) -> bool:
+    """Whether a's items can be counted in b's order bit for bit: a's sums are exact whole numbers, the same in any
+    order (b's weights may differ from a's by a rounding, and fractional ones add up otherwise in another order)."""
+    return cache_a.exact_sums and predictions_a.n == predictions_b.n
+
+
+class _Crossed:
+    """A decision on split a paired with the threshold rules of run b on the same items, in b's class order.
+
+    ``first`` (n,): each item's category under a times the number of b's categories K, in the order of b's
+    :class:`_Prefixes`, where a threshold rule of b hands over the first items of each predicted class: its
+    categories there are slices of ``prefixes.handed_over`` and ``prefixes.acted``, so a pair's cells are
+    ``first`` plus those slices, with no item put back in item order. The sums are a's (its weights, gathered
+    into that order), counted as :func:`_sums` counts; only for a's exact whole-number sums
+    (``_SplitCache.exact_sums``, :func:`_crossable`), the same in any order, so the joint tally equals the one
+    counted in item order, bit for bit.
+    """
+
+    def __init__(self, categories: np.ndarray, cache_a: _SplitCache, prefixes_b):
+        self.prefixes = prefixes_b
+        self.size_b = size_b = prefixes_b.n_classes * (prefixes_b.n_classes + 1)
+        dtype = _category_dtype(size_b * size_b)
+        self.first = categories[prefixes_b.order].astype(dtype) * dtype(size_b)
+        self.unit = cache_a.unit
+        self.weight_max = cache_a.weight_max
+        self.weight = None if cache_a.unit else cache_a.weight[prefixes_b.order]
+
+    def joint(self, ranks_b: tuple) -> "JointTally":
+        """The :class:`JointTally` of the decision (a) and b's rule that hands over the first ``ranks_b[k]`` items
+        of each predicted class k."""
+        prefixes = self.prefixes
+        cells = np.empty_like(self.first)
+        for k, rank in enumerate(ranks_b):
+            start, cut, stop = prefixes.starts[k], prefixes.starts[k] + rank, prefixes.starts[k + 1]
+            np.add(self.first[start:cut], prefixes.handed_over[start:cut], out=cells[start:cut])
+            np.add(self.first[cut:stop], prefixes.acted[cut:stop], out=cells[cut:stop])
+        size = self.size_b * self.size_b
+        if self.unit:
+            count = np.bincount(cells, minlength=size).astype(np.float64)
+            weight = weight_sq = count
+        else:
+            weight_of = self.weight
+            positive = weight_of > 0
+            count = np.bincount(cells if positive.all() else cells[positive], minlength=size).astype(np.float64)
+            weight = np.bincount(cells, weights=weight_of, minlength=size)
+            weight_sq = np.bincount(cells, weights=weight_of * weight_of, minlength=size)
+        occupied = np.flatnonzero(count > 0)
+        return JointTally(occupied // self.size_b, occupied % self.size_b, count[occupied], weight[occupied],
+                          weight_sq[occupied], self.weight_max)
+
+
 def grouped_difference(joint: JointTally, values_a: np.ndarray, values_b: np.ndarray, integral: bool) -> Grouped:
     """:class:`Grouped` of ``value under a - value under b`` per item, from the joint tally (cell values raveled)."""
     return group_cells(values_a[joint.cell_a] - values_b[joint.cell_b], joint.count, joint.weight, joint.weight_sq,
