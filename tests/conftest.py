@@ -22,11 +22,18 @@ fix it, and pin the example with ``@example`` so the repeatable run keeps it.
 import functools
 import gc
 import os
+import resource
 import sys
+import time
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+
+# This process's clocks when the suite's configuration is read (pytest's own start-up comes before): the phases
+# each worker reports at the end (pytest_terminal_summary) are measured from here.
+_STARTED = time.perf_counter()
+_PHASES: dict[str, float] = {}
 
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("repeatable", derandomize=True, database=None, **_COMMON)
@@ -128,6 +135,8 @@ def pytest_collection_finish(session):
     component discovery: 2.5 to 5.5 s each, measured here at load 4 to 14), though the installed packages
     cannot change during a test run. Each AppTest still registers the very same manifests in its own registry.
     """
+    _PHASES["collection_wall"] = time.perf_counter() - _STARTED
+    _PHASES["collection_cpu"] = time.process_time()
     gc.collect()
     gc.freeze()
     if "streamlit" not in sys.modules:  # no AppTest in this session: leave Streamlit unimported
@@ -138,3 +147,53 @@ def pytest_collection_finish(session):
         manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
     except (ImportError, AttributeError):
         pass
+
+
+def _cpu_of_reaped_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def pytest_sessionfinish(session):
+    """A worker hands its phases to the controller (xdist's ``workeroutput``), which prints them."""
+    _PHASES["session_wall"] = time.perf_counter() - _STARTED
+    _PHASES["session_cpu"] = time.process_time()
+    _PHASES["children_cpu"] = _cpu_of_reaped_children()
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["phases"] = dict(_PHASES)
+
+
+_WORKER_PHASES: dict[str, dict[str, float]] = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    phases = getattr(node, "workeroutput", {}).get("phases")
+    if phases:
+        _WORKER_PHASES[node.gateway.id] = phases
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Where each process's time went, in every run's output (CI's included), so that the suite's wall time on
+    CI's machine can be split into collection and tests without a run of one's own.
+
+    Wall seconds from the moment this file was imported, CPU seconds from the process's start; CPU is the
+    process's (all its threads: AppTest's script runs, DuckDB's threads) and, apart, that of the child processes it
+    has waited for (Streamlit servers,
+    ``python -m valuecore`` runs). Processes nobody waits for are in neither (Chromium under Playwright's driver,
+    the Spark driver's JVM): on 2 busy cores the browser tests took 225 s of CPU measured by cgroup against 79 s
+    counted this way.
+    """
+    rows = dict(sorted(_WORKER_PHASES.items())) or ({"this process": dict(_PHASES)} if "session_wall" in _PHASES
+                                                    else {})
+    if not rows or "collection_wall" not in next(iter(rows.values())):
+        return
+    terminalreporter.section("time per phase")
+    for name, phase in rows.items():
+        terminalreporter.write_line(
+            f"{name}: collection {phase['collection_wall']:.1f} s (CPU {phase['collection_cpu']:.1f} s), "
+            f"tests {phase['session_wall'] - phase['collection_wall']:.1f} s "
+            f"(CPU {phase['session_cpu'] - phase['collection_cpu']:.1f} s, "
+            f"waited-for children {phase['children_cpu']:.1f} s)"
+        )
+    terminalreporter.write_line(f"load average at the end: {os.getloadavg()[0]:.1f}")
