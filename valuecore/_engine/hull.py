@@ -34,6 +34,8 @@ import math
 
 import numpy as np
 
+from .sorting import run_cache  # noqa: F401  (kept here by name: where a run keeps its hulls)
+
 __all__ = ["Chain", "Segments", "first_best", "choose_one", "segments_of", "chain_of", "run_cache"]
 
 _U = 2.0**-53  # unit roundoff of float64
@@ -277,6 +279,13 @@ def chain_of(cache: dict, key, x: np.ndarray, y: np.ndarray, start: int, stop: i
     return cache[key]
 
 
+def kept_chain(cache: dict, key, start: int, stop: int) -> Chain | None:
+    """The hull of ``(wrong, correct)`` on ``[start, stop)`` that :func:`first_best` built under ``key`` for
+    ``a > 0 > b``, when it did (None otherwise): ``chain.first_best(a, b, base)`` is then its answer."""
+    chain = cache.get((key, "wrong-correct", start, stop))
+    return chain if isinstance(chain, Chain) else None
+
+
 def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong: np.ndarray, start: int,
                stop: int, base: float = 0.0) -> int | None:
     """First ``k`` in ``[start, stop)`` maximising ``(a * correct[k] + b * wrong[k]) - base`` as numpy computes
@@ -375,6 +384,10 @@ class Segments:
         self._keys = np.concatenate(keys)
         self._answers = np.concatenate(answers + [np.full(1, np.nan)])  # the last position: past every key
         self._slots = np.arange(len(spans)) + 0j
+        # Each position's parity (odd: inside a sure part), and what every segment's sure reads as: a move checks
+        # its positions by one take and one comparison of bytes.
+        self._odd = (np.arange(self._answers.size) & 1).astype(np.int8)
+        self._all_odd = bytes(len(spans) * [1])
         self._y_max, self._x_max = float(correct[spans[-1][1] - 1]), float(wrong[spans[-1][1] - 1])
 
     @staticmethod
@@ -429,13 +442,36 @@ class Segments:
         ends[(ordered != ends).any(axis=1)] = -np.inf
         return np.maximum.accumulate(ends.ravel())
 
+    @property
+    def answers(self) -> np.ndarray:
+        """What a position in the intervals' ends answers when it is sure (odd), shape (P,); with
+        :attr:`answer_slots`, for a caller's own table of answers (:meth:`sure_take`)."""
+        return self._answers
+
+    @property
+    def answer_slots(self) -> np.ndarray:
+        """The segment of each position of :attr:`answers` that can be sure, shape (P,) (-1: none can)."""
+        slots = np.full(self._answers.size, -1)
+        slots[:-1] = self._keys.real
+        return slots
+
+    def sure_take(self, a: float, b: float, table: np.ndarray) -> np.ndarray | None:
+        """``table`` (parallel to :attr:`answers`) at every segment's position when each one is sure, shape (S,):
+        what :meth:`choose` answers, read from another table; None when a segment is not sure (then
+        :meth:`choose`) or the values are outside the usual ones."""
+        if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
+            p = self._keys.searchsorted(self._slots + complex(0.0, b / a))
+            if self._odd.take(p).tobytes() == self._all_odd:
+                return table.take(p)
+        return None
+
     def choose(self, a: float, b: float) -> np.ndarray | None:
         """Per segment, :func:`choose_one` of ``a``, ``b``: shape (S,) floats; None when the scan must answer."""
         if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
             p = self._keys.searchsorted(self._slots + complex(0.0, b / a))
             chosen = self._answers.take(p)
-            sure = p & 1  # odd: inside a vertex's sure part
-            if np.count_nonzero(sure) == sure.size:
+            sure = self._odd.take(p)  # 1: inside a vertex's sure part
+            if sure.tobytes() == self._all_odd:
                 return chosen
             others = np.flatnonzero(sure == 0).tolist()
         else:
@@ -477,7 +513,3 @@ def _ordered(cache: dict, key, correct: np.ndarray, wrong: np.ndarray) -> bool:
                             for v in (correct, wrong))
     return cache[ok_key]
 
-
-def run_cache(run) -> dict:
-    """Where a presorted run keeps its hulls (with the run: they go with it)."""
-    return vars(run).setdefault("_hulls", {})

@@ -151,8 +151,9 @@ class Policy:
         """What :meth:`_tuned` makes of fields it found plain, unchecked: for a caller that knows they are (per-class
         thresholds from a run whose classes are str and whose confidences are finite)."""
         policy = object.__new__(cls)
-        vars(policy).update(kind=kind, threshold=threshold, class_thresholds=class_thresholds,
-                            calibration=_NO_CALIBRATION_FROZEN, assist_threshold=None, assisted=None, shortlist=None)
+        fields = policy.__dict__
+        fields.update(_PLAIN_FIELDS)  # in the fields' order, as __init__ sets them
+        fields["kind"], fields["threshold"], fields["class_thresholds"] = kind, threshold, class_thresholds
         return policy
 
     def _check_two_tier(self) -> None:
@@ -305,6 +306,9 @@ class _FrozenDict(dict):
 
 
 _NO_CALIBRATION_FROZEN = _FrozenDict(_NO_CALIBRATION)  # read-only: every tuned policy may hold the same one
+# A tuned policy's fields but its kind and thresholds (Policy._plain).
+_PLAIN_FIELDS = dict(kind=None, threshold=None, class_thresholds=None, calibration=_NO_CALIBRATION_FROZEN,
+                     assist_threshold=None, assisted=None, shortlist=None)
 
 
 def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix,
