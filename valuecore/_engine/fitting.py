@@ -27,7 +27,7 @@ from .sorting import (
     item_gains,
 )
 from .sorting import run_cache
-from .._model.values import VALUE_LIMIT, UseCase, ValueMatrix, Values, _calibrated_threshold
+from .._model.values import UseCase, ValueMatrix, Values, _calibrated_threshold
 from .._model.values import check_value_range as _check_value_range
 
 __all__ = [
@@ -284,18 +284,13 @@ def fit_policy(
     0.8
     """
     if run is not None:  # the calibrated threshold needs no run, and no sums
-        if type(values) is UseCase:
-            # A slider move: its three floats checked here (check_value_range, when they pass), then what earlier
-            # moves kept with the run answers. They were kept after the checks below passed for this run.
-            if not (abs(values.v_correct) <= VALUE_LIMIT and abs(values.v_abstain) <= VALUE_LIMIT
-                    and abs(values.v_wrong) <= VALUE_LIMIT):
-                _check_value_range(values)
-            if not (calibration or estimate):
-                moved = _moved(kind, run, values)
-                if moved is not None:
-                    return moved
-        else:
-            _check_value_range(values)
+        _check_value_range(values)
+        if not (calibration or estimate) and values.use_case is values:
+            # A slider move (a use case): what earlier moves kept with the run answers, kept after the checks
+            # below passed for this run.
+            moved = _moved(kind, run, values)
+            if moved is not None:
+                return moved
     if kind not in ALL_POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}
