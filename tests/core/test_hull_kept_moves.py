@@ -23,7 +23,7 @@ from valuecore._engine import fitting, hull
 from valuecore._engine.policy import Policy
 from valuecore._model.values import VALUE_LIMIT, check_value_range
 
-from helpers.hull import SETTINGS
+from helpers.hull import SETTINGS, cumulative_counts
 
 
 def _same(fast: Policy, general: Policy) -> None:
@@ -190,3 +190,54 @@ def test_hull_min_groups_is_honoured_at_every_move(kept_run, kind, monkeypatch):
     monkeypatch.setattr(hull.Chain, "first_best", refused)
     for omega in (0.5, 2.0, 7.0):
         vc.fit_policy(kind, kept_run, vc.UseCase(1.0, 0.0, -omega))
+
+
+# ------------------------------------------------------------------ the table of positions (Segments._table)
+def _searched(segments: hull.Segments, q: float) -> tuple[list, bool]:
+    """What the table replaces: the search of every (segment, q) among the keys, and whether each is odd."""
+    p = segments._keys.searchsorted(segments._slots + complex(0.0, q))
+    return p.tolist(), bool((p & 1).all())
+
+
+def _places(ends: np.ndarray) -> list:
+    """Every end, the floats beside it and the midpoints between ends: every place a value can take among them."""
+    finite = np.unique(ends[np.isfinite(ends)])
+    return sorted({*finite.tolist(), *np.nextafter(finite, -np.inf).tolist(), *np.nextafter(finite, np.inf).tolist(),
+                   *((finite[1:] + finite[:-1]) / 2).tolist(), -1e300, 1e300, -5e-324, 0.0})
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(cumulative_counts(), st.integers(1, 5), st.data())
+def test_the_table_of_positions_is_the_search(counts, n_spans, data):
+    correct, wrong = counts
+    if correct.size < 2:
+        return
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, correct.size - 1), max_size=n_spans - 1))))
+    bounds = [0, *cuts, correct.size]
+    spans = [(start, stop) for start, stop in zip(bounds[:-1], bounds[1:])]
+    segments = hull.segments_of({}, "t", correct, wrong, spans, np.linspace(1.0, 0.0, correct.size))
+    if segments is None:
+        return
+    assert segments._rows is not None
+    for q in _places(segments._keys.imag):
+        positions, sure = segments._positions(q)
+        assert (positions.tolist(), sure) == _searched(segments, q), q
+
+
+@pytest.mark.parametrize("n_classes, ties", [(3, False), (10, True), (50, False)])
+def test_the_table_of_positions_is_the_search_on_large_runs(n_classes, ties, monkeypatch):
+    run = _run(30_000, n_classes, n_classes + 1, ties=ties, top=0.8)
+    vc.fit_policy("class_thresholds", run, vc.UseCase(1.0, 0.0, -4.0))
+    segments = hull.run_cache(run)["class hulls"].segments
+    assert segments._rows is not None
+    for q in _places(segments._keys.imag):
+        positions, sure = segments._positions(q)
+        assert (positions.tolist(), sure) == _searched(segments, q), q
+    # Without the table (more entries than _TABLE_MAX) the search answers, and every move chooses alike.
+    monkeypatch.setattr(hull, "_TABLE_MAX", 0)
+    unlisted = hull.segments_of({}, "u", run.class_cum_correct, run.class_cum_wrong, segments.spans,
+                                run.class_group_threshold)
+    assert unlisted._rows is None
+    for omega in np.geomspace(0.05, 80.0, 150).tolist():
+        assert repr(unlisted.choose(1.0, -omega).tolist()) == repr(segments.choose(1.0, -omega).tolist()), omega
+        assert repr(unlisted._positions(-omega)[0].tolist()) == repr(segments._positions(-omega)[0].tolist())

@@ -52,6 +52,9 @@ _SUM_MAX = 2.0**1000
 _K = 16 * _U
 _T = 2.0**-571  # 2**-1071 / _A_MIN: underflow in the two products
 _FUDGE = 2.0**-45
+# Segments keep a table of every segment's position per place among all their ends (Segments._table) up to this
+# many entries (2 bytes each below 2**15 ends, else 4): 50 classes of a 10^6-row run need about 600,000.
+_TABLE_MAX = 1 << 21
 
 
 def _pruned(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -389,6 +392,38 @@ class Segments:
         self._odd = (np.arange(self._answers.size) & 1).astype(np.int8)
         self._all_odd = bytes(len(spans) * [1])
         self._y_max, self._x_max = float(correct[spans[-1][1] - 1]), float(wrong[spans[-1][1] - 1])
+        self._table()
+
+    def _table(self) -> None:
+        """With few enough segments and ends (``_TABLE_MAX`` entries), every segment's position for each place
+        of ``b / a`` among all the ends at once: a move is then one search of one value, and its row.
+
+        ``self._ends_sorted``: every end, ascending (shape (P - 1,)); ``self._rows[m]``: each segment's position
+        (what the search of :meth:`_positions` finds) for a value with ``m`` ends below it, shape (P, S); those
+        ends are the ``m`` first in that order whatever the order of equal ends, so the row counts, per segment,
+        its own ends below the value: its position past the segments before it. ``self._sure_rows[m]``: 1 when
+        every position of row ``m`` is odd. None when the table would be larger (the search answers)."""
+        keys, n_segments = self._keys, len(self.spans)
+        self._ends_sorted = self._rows = self._sure_rows = None
+        if keys.size * n_segments > _TABLE_MAX:
+            return
+        order = np.argsort(keys.imag, kind="stable")
+        kind = np.int16 if keys.size < 2**15 else np.int32  # positions up to keys.size
+        rows = np.zeros((keys.size + 1, n_segments), dtype=kind)
+        rows[np.arange(1, keys.size + 1), keys.real[order].astype(np.intp)] = 1
+        np.cumsum(rows, axis=0, out=rows)
+        rows += np.searchsorted(keys.real, np.arange(n_segments), side="left").astype(kind)  # the segments before
+        self._ends_sorted, self._rows = keys.imag[order], rows
+        self._sure_rows = bytes((rows & 1).all(axis=1).astype(np.uint8).tolist())
+
+    def _positions(self, q: float) -> tuple[np.ndarray, bool]:
+        """Every segment's position among the keys for ``b / a = q`` (``searchsorted`` of ``(segment, q)``), and
+        whether each is odd (sure)."""
+        if self._rows is not None:
+            m = int(self._ends_sorted.searchsorted(q))
+            return self._rows[m], self._sure_rows[m] == 1
+        p = self._keys.searchsorted(self._slots + complex(0.0, q))
+        return p, self._odd.take(p).tobytes() == self._all_odd
 
     @staticmethod
     def _ends(chain: Chain, correct: np.ndarray, wrong: np.ndarray, before: tuple) -> np.ndarray:
@@ -460,20 +495,19 @@ class Segments:
         what :meth:`choose` answers, read from another table; None when a segment is not sure (then
         :meth:`choose`) or the values are outside the usual ones."""
         if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
-            p = self._keys.searchsorted(self._slots + complex(0.0, b / a))
-            if self._odd.take(p).tobytes() == self._all_odd:
+            p, sure = self._positions(b / a)
+            if sure:
                 return table.take(p)
         return None
 
     def choose(self, a: float, b: float) -> np.ndarray | None:
         """Per segment, :func:`choose_one` of ``a``, ``b``: shape (S,) floats; None when the scan must answer."""
         if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
-            p = self._keys.searchsorted(self._slots + complex(0.0, b / a))
+            p, sure = self._positions(b / a)
             chosen = self._answers.take(p)
-            sure = self._odd.take(p)  # 1: inside a vertex's sure part
-            if sure.tobytes() == self._all_odd:
+            if sure:
                 return chosen
-            others = np.flatnonzero(sure == 0).tolist()
+            others = np.flatnonzero(self._odd.take(p) == 0).tolist()  # 0: outside a vertex's sure part
         else:
             chosen, others = np.empty(len(self.spans)), range(len(self.spans))
         for slot in others:
