@@ -398,7 +398,7 @@ class Segments:
         """With few enough segments and ends (``_TABLE_MAX`` entries), every segment's position for each place
         of ``b / a`` among all the ends at once: a move is then one search of one value, and its row.
 
-        ``self._ends_sorted``: every end, ascending (shape (P - 1,)); ``self._rows[m]``: each segment's position
+        ``self._ends_sorted``: every end, ascending (a list of P - 1 floats); ``self._rows[m]``: each segment's position
         (what the search of :meth:`_positions` finds) for a value with ``m`` ends below it, shape (P, S); those
         ends are the ``m`` first in that order whatever the order of equal ends, so the row counts, per segment,
         its own ends below the value: its position past the segments before it. ``self._sure_rows[m]``: 1 when
@@ -413,14 +413,14 @@ class Segments:
         rows[np.arange(1, keys.size + 1), keys.real[order].astype(np.intp)] = 1
         np.cumsum(rows, axis=0, out=rows)
         rows += np.searchsorted(keys.real, np.arange(n_segments), side="left").astype(kind)  # the segments before
-        self._ends_sorted, self._rows = keys.imag[order], rows
+        self._ends_sorted, self._rows = keys.imag[order].tolist(), rows  # a list: bisect searches one value fastest
         self._sure_rows = bytes((rows & 1).all(axis=1).astype(np.uint8).tolist())
 
     def _positions(self, q: float) -> tuple[np.ndarray, bool]:
         """Every segment's position among the keys for ``b / a = q`` (``searchsorted`` of ``(segment, q)``), and
         whether each is odd (sure)."""
         if self._rows is not None:
-            m = int(self._ends_sorted.searchsorted(q))
+            m = bisect.bisect_left(self._ends_sorted, q)
             return self._rows[m], self._sure_rows[m] == 1
         p = self._keys.searchsorted(self._slots + complex(0.0, q))
         return p, self._odd.take(p).tobytes() == self._all_odd
