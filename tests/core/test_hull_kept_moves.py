@@ -241,3 +241,27 @@ def test_the_table_of_positions_is_the_search_on_large_runs(n_classes, ties, mon
     for omega in np.geomspace(0.05, 80.0, 150).tolist():
         assert repr(unlisted.choose(1.0, -omega).tolist()) == repr(segments.choose(1.0, -omega).tolist()), omega
         assert repr(unlisted._positions(-omega)[0].tolist()) == repr(segments._positions(-omega)[0].tolist())
+
+
+@pytest.mark.parametrize("n_classes, ties", [(3, False), (10, True), (50, False)])
+def test_the_rows_pairs_are_the_pairs_table_and_the_thresholds(n_classes, ties):
+    """Each sure row's pairs, made at the build (``_ClassHulls.row_pairs``), at every place of b / a among the ends:
+    as the pairs table's take and as the thresholds' pairs."""
+    run = _run(30_000, n_classes, n_classes + 2, ties=ties, top=0.8)
+    vc.fit_policy("class_thresholds", run, vc.UseCase(1.0, 0.0, -4.0))
+    classes = hull.run_cache(run)["class hulls"]
+    assert classes.row_pairs is not None
+    read = 0
+    for q in _places(classes.segments._keys.imag):
+        if not q < 0:
+            continue
+        row = classes.segments.sure_row(1.0, q)
+        taken = classes.segments.sure_take(1.0, q, classes.pairs)
+        assert (row is None) == (taken is None), q
+        policy = classes.policy(1.0, q)
+        _same(policy, fitting._class_policy(classes.classes, classes.thresholds(1.0, q), classes.plain))
+        if row is not None:
+            read += 1
+            assert classes.row_pairs[row] == tuple(taken.tolist()) == policy.class_thresholds, q
+            assert repr(classes.row_pairs[row]) == repr(tuple(taken.tolist())), q
+    assert read >= 100

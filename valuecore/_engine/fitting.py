@@ -42,6 +42,9 @@ __all__ = [
 # ------------------------------------------------------------------ tuning
 # Below this many groups the scan over every group is as fast as a hull's first build and its search.
 HULL_MIN_GROUPS = 4096
+# The per-class pairs of every sure row of the classes' table are made at the build up to this many (rows times
+# classes; a pointer each, with a tuple a row): 50 classes of a 10^6-row run need about 600,000.
+ROW_PAIRS_MAX = 1 << 20
 
 
 def _hull_gains(run: SortedRun, values: Values, estimate: bool, n_groups: int) -> tuple[float, float] | None:
@@ -142,7 +145,7 @@ class _ClassHulls:
         The run's per-class groups, compared with ``HULL_MIN_GROUPS`` at every move (tests move it).
     """
 
-    __slots__ = ("indices", "segments", "classes", "n_classes", "plain", "n_groups", "pairs")
+    __slots__ = ("indices", "segments", "classes", "n_classes", "plain", "n_groups", "pairs", "row_pairs")
 
     def __init__(self, run: SortedRun, cache: dict):
         self.indices, spans = _class_spans(run, cache)
@@ -151,6 +154,16 @@ class _ClassHulls:
         self.classes, self.n_classes = run.predictions.classes, run.predictions.n_classes
         self.plain, self.n_groups = _plain_classes(run), int(run.class_group_end.size)
         self.pairs = self._pairs()
+        self.row_pairs = self._row_pairs()
+
+    def _row_pairs(self) -> list | None:
+        """Per row of the segments' table whose every class is sure, the policy's pairs (a tuple, ``pairs`` at the
+        row's positions), else None; None without a table or beyond ``ROW_PAIRS_MAX`` entries: a move whose row
+        is sure then reads its pairs whole (about 8 bytes a class a row)."""
+        rows = None if self.pairs is None else self.segments.sure_rows
+        if rows is None or len(rows) * len(self.indices) > ROW_PAIRS_MAX:
+            return None
+        return [None if row is None else tuple(self.pairs.take(row).tolist()) for row in rows]
 
     def _pairs(self) -> np.ndarray | None:
         """Per position of the segments' answers, the policy's pair it makes: ``(class, threshold or None)``, as
@@ -174,6 +187,12 @@ class _ClassHulls:
     def policy(self, a: float, b: float) -> Policy | None:
         """The tuned ``class_thresholds`` policy for ``a > 0 > b`` (what :func:`fit_policy` returns); None when
         the scan answers."""
+        if self.row_pairs is not None:
+            row = self.segments.sure_row(a, b)
+            if row is not None:  # every class's answer sure: the row's pairs, made at the build
+                pairs = self.row_pairs[row]
+                return (Policy._plain("class_thresholds", None, pairs) if self.plain
+                        else Policy._tuned("class_thresholds", class_thresholds=pairs))
         if self.pairs is not None:
             pairs = self.segments.sure_take(a, b, self.pairs)
             if pairs is not None:  # every class's answer sure: its pair read off the table

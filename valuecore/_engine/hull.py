@@ -490,6 +490,23 @@ class Segments:
         slots[:-1] = self._keys.real
         return slots
 
+    @property
+    def sure_rows(self) -> list | None:
+        """Per row of the table (:meth:`_table`), every segment's position when each is sure (shape (S,)), else
+        None; None without a table. A caller's answers read off its rows are :meth:`sure_row`'s."""
+        if self._rows is None:
+            return None
+        return [self._rows[m] if sure else None for m, sure in enumerate(self._sure_rows)]
+
+    def sure_row(self, a: float, b: float) -> int | None:
+        """The table's row for ``a``, ``b`` when every segment's position in it is sure (:attr:`sure_rows`), else
+        None (no table, values outside the usual ones, a segment not sure: then :meth:`choose`)."""
+        if self._rows is not None and a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
+            m = bisect.bisect_left(self._ends_sorted, b / a)
+            if self._sure_rows[m] == 1:
+                return m
+        return None
+
     def sure_take(self, a: float, b: float, table: np.ndarray) -> np.ndarray | None:
         """``table`` (parallel to :attr:`answers`) at every segment's position when each one is sure, shape (S,):
         what :meth:`choose` answers, read from another table; None when a segment is not sure (then
