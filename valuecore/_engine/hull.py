@@ -23,8 +23,9 @@ uses the hull of the points ``(C_k, W_k)``.
 
 Consecutive segments of one pair of counts (the per-class thresholds) are searched together by
 :class:`Segments`: each vertex keeps, from its build, an interval of ``b / a`` within which the scan's
-answer is provably its own (see there); one ``searchsorted`` over every segment's intervals answers a move,
-and a segment whose value falls outside its vertex's interval takes its own search above.
+answer is provably its own (see there); one ``searchsorted`` over every segment's intervals answers a move
+(with few enough ends, one ``bisect`` of one value and a row of a table kept with them), and a segment whose
+value falls outside its vertex's interval takes its own search above.
 """
 
 from __future__ import annotations
