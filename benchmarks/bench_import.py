@@ -11,6 +11,12 @@ package found in DIR (for instance an older release unpacked with
 
 Usage: ``python benchmarks/bench_import.py [--repeat 15] [--compare DIR]`` (``--repeat 20`` for the issue's
 median over 20 fresh processes, printed last beside the bare interpreter's)
+
+``--first-fit`` times instead what a small run's first ``fit_policy`` costs in a fresh interpreter: a
+1,000-row CSV run file is loaded first (so the loader's modules are imported, as on the way from a file), then
+the CPU time (``time.process_time``) of importing ``valuecore._engine.fitting`` and of that import plus
+``presort`` plus ``fit_policy("threshold", ...)``, inside the child; fresh interpreters, this checkout's and
+``--compare``'s in turn, the same file, the thresholds checked equal.
 This is a benchmark, not a test: it asserts nothing about time. For where the
 time goes, see ``python -X importtime -c "import valuecore"``.
 """
@@ -73,6 +79,54 @@ def measure(repeat: int, places: dict[str, Path]) -> dict[tuple[str, str], list[
     return times
 
 
+FIRST_FIT = """
+import sys, time
+import valuecore as vc
+from valuecore.runs import load_run_file
+run = load_run_file(sys.argv[1]).models["run"].splits["all"]
+started = time.process_time()
+import valuecore._engine.fitting
+imported = time.process_time()
+policy = vc.fit_policy("threshold", vc.presort(run), vc.UseCase(1, 0, -4))
+fitted = time.process_time()
+print((imported - started) * 1e3, (fitted - started) * 1e3, repr(policy.threshold))
+"""
+
+
+def first_fit(repeat: int, places: dict[str, Path]) -> None:
+    """The ``--first-fit`` table: CPU ms of the first fit's imports, and with presort and the fit."""
+    import tempfile
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    proba = np.round(rng.dirichlet(np.ones(3), size=1000), 4)
+    proba[:, 2] = np.round(1 - proba[:, 0] - proba[:, 1], 4)
+    y_true = np.where(rng.random(1000) < 0.8, proba.argmax(axis=1), 0)
+    samples = {label: ([], []) for label in places}
+    thresholds = set()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.csv"
+        path.write_text("y_true,proba_a,proba_b,proba_c\n" + "".join(
+            f"{'abc'[y]},{p[0]:.4f},{p[1]:.4f},{p[2]:.4f}\n" for y, p in zip(y_true, proba)))
+        for _ in range(repeat):
+            for label, where in places.items():
+                env = {**os.environ, "PYTHONPATH": str(where)}
+                out = subprocess.run([sys.executable, "-c", FIRST_FIT, str(path)], cwd=where, env=env, check=True,
+                                     capture_output=True, text=True).stdout.split()
+                samples[label][0].append(float(out[0]))
+                samples[label][1].append(float(out[1]))
+                thresholds.add(out[2])
+    assert len(thresholds) == 1, f"the checkouts chose other thresholds: {thresholds}"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"first fit_policy of a 1,000-row CSV run, CPU ms inside fresh interpreters ({repeat} each, in turn; "
+          f"load {load:.1f} at the end; threshold {thresholds.pop()})")
+    print(f"{'checkout':<10} {'import fitting: med (min-max)':>30} {'+ presort + fit: med (min-max)':>32}")
+    for label, (imports, fits) in samples.items():
+        print(f"{label:<10} {statistics.median(imports):>12.2f} ({min(imports):.2f}-{max(imports):.2f})"
+              f"{statistics.median(fits):>18.2f} ({min(fits):.2f}-{max(fits):.2f})")
+
+
 def cell(samples: list[tuple[float, float]]) -> str:
     walls, cpus = [w for w, _ in samples], [c for _, c in samples]
     return f"{min(walls):>6.0f} ({statistics.median(walls):>5.0f}) {min(cpus):>4.0f}/{statistics.median(cpus):<4.0f}"
@@ -82,12 +136,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--compare", type=Path, help="a directory holding another valuecore package")
+    parser.add_argument("--first-fit", action="store_true", help="time a small run's first fit_policy instead")
     args = parser.parse_args()
     places = {"this": ROOT}
     if args.compare is not None:
         places["compare"] = args.compare.resolve()
     for place in places.values():
         byte_compile(place / "valuecore")
+    if args.first_fit:
+        first_fit(args.repeat, places)
+        return
     times = measure(args.repeat, places)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"Python {platform.python_version()} | {platform.machine()} | {os.cpu_count()} cores | "

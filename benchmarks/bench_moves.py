@@ -199,6 +199,10 @@ def main() -> None:
                   f"{best['move_wall'] / best['numpy_wall']:9.4f}x {best['scan_wall'] / best['numpy_wall']:9.2f}x | "
                   f"{best['move_cpu'] * 1e6:12.1f} {best['numpy_cpu'] * 1e6:9.0f} "
                   f"{best['move_cpu'] / best['numpy_cpu']:9.4f}x | {best['load']:.1f}")
+    print("\nevery process, CPU move/numpy (not only the best): " + "; ".join(
+        f"{name} {rows[0]['n']:,}/{rows[0]['classes']}/{rows[0]['kind']}: "
+        + " ".join(f"{row['move_cpu'] / row['numpy_cpu']:.4f}x" for row in rows)
+        for name, rounds in runs.items() for rows in zip(*rounds)))
     if args.base is not None:
         print("\nside by side, CPU time (best of the processes): move and numpy pass in us, move/numpy, base/this")
         print(f"{'n':>11} {'classes':>7} {'rule':>16} | {'this move':>9} {'base move':>9} | {'this numpy':>10} "

@@ -26,9 +26,8 @@ from .sorting import (
     cumulative_gain,
     item_gains,
 )
-from .hull import choose_one, first_best, run_cache, segments_of
-from .._model.values import UseCase  # noqa: F401  (used in doctests)
-from .._model.values import ValueMatrix, Values, _calibrated_threshold
+from .sorting import run_cache
+from .._model.values import UseCase, ValueMatrix, Values, _calibrated_threshold
 from .._model.values import check_value_range as _check_value_range
 
 __all__ = [
@@ -43,6 +42,9 @@ __all__ = [
 # ------------------------------------------------------------------ tuning
 # Below this many groups the scan over every group is as fast as a hull's first build and its search.
 HULL_MIN_GROUPS = 4096
+# The per-class pairs of every sure row of the classes' table are made at the build up to this many (rows times
+# classes; a pointer each, with a tuple a row): 50 classes of a 10^6-row run need about 600,000.
+ROW_PAIRS_MAX = 1 << 20
 
 
 def _hull_gains(run: SortedRun, values: Values, estimate: bool, n_groups: int) -> tuple[float, float] | None:
@@ -55,14 +57,34 @@ def _hull_gains(run: SortedRun, values: Values, estimate: bool, n_groups: int) -
     return use_case.gain_correct, use_case.gain_wrong
 
 
+def _hull():
+    """The ``hull`` module, imported on first use: a run of fewer than ``HULL_MIN_GROUPS`` groups (a small file's)
+    never needs it, and its import is a good part of a small run's first fit."""
+    global _hull_module
+    if _hull_module is None:
+        from . import hull
+
+        _hull_module = hull
+    return _hull_module
+
+
+_hull_module = None
+
+
 def _tune_global(run: SortedRun, values: Values, estimate: bool) -> float | None:
     predictions = run.predictions
     if predictions.n == 0:
         return None
     n_groups = run.n_groups
     gains = _hull_gains(run, values, estimate, n_groups)
-    k = None if gains is None else first_best(run_cache(run), "threshold", gains[0], run.cum_correct, gains[1],
-                                              run.cum_wrong, 0, n_groups + 1)
+    k = None
+    if gains is not None:
+        cache, hull = run_cache(run), _hull()
+        k = hull.first_best(cache, "threshold", gains[0], run.cum_correct, gains[1], run.cum_wrong, 0, n_groups + 1)
+        if "threshold hull" not in cache:  # kept for the next moves (_moved), when built
+            chain = hull.kept_chain(cache, "threshold", 0, n_groups + 1)
+            if chain is not None:
+                cache["threshold hull"] = chain
     if k is None:
         k = best_prefix(cumulative_gain(run, values, estimate=estimate))
     return None if k == 0 else float(run.thresholds[k - 1])
@@ -87,23 +109,128 @@ def _tune_per_class_on_hulls(run: SortedRun, a: float, b: float) -> np.ndarray |
     if a > 0 > b:  # the usual values: every class in one search, kept with the run
         kept = cache.get("class hulls")
         if kept is None:
-            indices, spans = _class_spans(run, cache)
-            kept = cache["class hulls"] = (indices, segments_of(cache, "class_thresholds", run.class_cum_correct,
-                                                                run.class_cum_wrong, spans, run.class_group_threshold))
-        indices, searched = kept
-        chosen = None if searched is None else searched.choose(a, b)
-    else:
-        indices, spans = _class_spans(run, cache)
-        chosen = [choose_one(cache, "class_thresholds", a, run.class_cum_correct, b, run.class_cum_wrong, start, stop,
-                             run.class_group_threshold) for start, stop in spans]
-        chosen = None if None in chosen else np.array(chosen, dtype=float)
-    if chosen is None:
-        return None
-    if len(indices) == run.predictions.n_classes:
+            kept = cache["class hulls"] = _ClassHulls(run, cache)
+        return kept.thresholds(a, b)
+    hull = _hull()
+    indices, spans = _class_spans(run, cache)
+    chosen = [hull.choose_one(cache, "class_thresholds", a, run.class_cum_correct, b, run.class_cum_wrong, start,
+                              stop, run.class_group_threshold) for start, stop in spans]
+    return None if None in chosen else _by_class(np.array(chosen, dtype=float), indices, run.predictions.n_classes)
+
+
+def _by_class(chosen: np.ndarray, indices: list, n_classes: int) -> np.ndarray:
+    """The thresholds ``chosen`` for the classes ``indices`` (those with groups), NaN for the others: (n_classes,)."""
+    if len(indices) == n_classes:
         return chosen
-    thresholds = np.full(run.predictions.n_classes, np.nan)
+    thresholds = np.full(n_classes, np.nan)
     thresholds[indices] = chosen
     return thresholds
+
+
+class _ClassHulls:
+    """Every class's hull of a run, searched together (``hull.Segments``), and what a move needs besides, kept with
+    the run (``run_cache(run)["class hulls"]``): a slider move then costs one search and the policy's pairs.
+
+    Attributes
+    ----------
+    indices : list of int
+        The predicted classes with groups (the segments), by index.
+    segments : hull.Segments or None
+        Their hulls; None when one cannot be built (the scan answers).
+    classes : tuple
+        The run's classes; ``n_classes`` their number.
+    plain : bool
+        :func:`_plain_classes` of the run (the pairs need no checks).
+    n_groups : int
+        The run's per-class groups, compared with ``HULL_MIN_GROUPS`` at every move (tests move it).
+    """
+
+    __slots__ = ("indices", "segments", "classes", "n_classes", "plain", "n_groups", "pairs", "row_pairs")
+
+    def __init__(self, run: SortedRun, cache: dict):
+        self.indices, spans = _class_spans(run, cache)
+        self.segments = _hull().segments_of(cache, "class_thresholds", run.class_cum_correct, run.class_cum_wrong,
+                                            spans, run.class_group_threshold)
+        self.classes, self.n_classes = run.predictions.classes, run.predictions.n_classes
+        self.plain, self.n_groups = _plain_classes(run), int(run.class_group_end.size)
+        self.pairs = self._pairs()
+        self.row_pairs = self._row_pairs()
+
+    def _row_pairs(self) -> list | None:
+        """Per row of the segments' table whose every class is sure, the policy's pairs (a tuple, ``pairs`` at the
+        row's positions), else None; None without a table or beyond ``ROW_PAIRS_MAX`` entries: a move whose row
+        is sure then reads its pairs whole (about 8 bytes a class a row)."""
+        rows = None if self.pairs is None else self.segments.sure_rows
+        if rows is None or len(rows) * len(self.indices) > ROW_PAIRS_MAX:
+            return None
+        return [None if row is None else tuple(self.pairs.take(row).tolist()) for row in rows]
+
+    def _pairs(self) -> np.ndarray | None:
+        """Per position of the segments' answers, the policy's pair it makes: ``(class, threshold or None)``, as
+        :func:`_class_policy` makes it from the answer (object array, shape (P,)); None unless every class has
+        groups (then a move's pairs are one take)."""
+        if self.segments is None or len(self.indices) != self.n_classes:
+            return None
+        pairs = np.empty(self.segments.answers.size, dtype=object)
+        names = [self.classes[k] for k in self.indices]
+        for position, (slot, answer) in enumerate(zip(self.segments.answer_slots.tolist(),
+                                                      self.segments.answers.tolist())):
+            if slot >= 0:
+                pairs[position] = (names[slot], answer if answer == answer else None)  # NaN: None
+        return pairs
+
+    def thresholds(self, a: float, b: float) -> np.ndarray | None:
+        """Each class's threshold (NaN: none of it) for ``a > 0 > b``, shape (n_classes,); None: the scan answers."""
+        chosen = None if self.segments is None else self.segments.choose(a, b)
+        return None if chosen is None else _by_class(chosen, self.indices, self.n_classes)
+
+    def policy(self, a: float, b: float) -> Policy | None:
+        """The tuned ``class_thresholds`` policy for ``a > 0 > b`` (what :func:`fit_policy` returns); None when
+        the scan answers."""
+        if self.row_pairs is not None:
+            row = self.segments.sure_row(a, b)
+            if row is not None:  # every class's answer sure: the row's pairs, made at the build
+                pairs = self.row_pairs[row]
+                return (Policy._plain("class_thresholds", None, pairs) if self.plain
+                        else Policy._tuned("class_thresholds", class_thresholds=pairs))
+        if self.pairs is not None:
+            pairs = self.segments.sure_take(a, b, self.pairs)
+            if pairs is not None:  # every class's answer sure: its pair read off the table
+                pairs = tuple(pairs.tolist())
+                return (Policy._plain("class_thresholds", None, pairs) if self.plain
+                        else Policy._tuned("class_thresholds", class_thresholds=pairs))
+        thresholds = self.thresholds(a, b)
+        return None if thresholds is None else _class_policy(self.classes, thresholds, self.plain)
+
+
+def _class_policy(classes: tuple, thresholds: np.ndarray, plain: bool) -> Policy:
+    """The tuned per-class policy of ``thresholds`` (NaN: None), unchecked when ``plain`` (:func:`_plain_classes`)."""
+    pairs = tuple(zip(classes, [t if t == t else None for t in thresholds.tolist()]))  # NaN: None
+    return Policy._plain("class_thresholds", None, pairs) if plain else Policy._tuned("class_thresholds",
+                                                                                     class_thresholds=pairs)
+
+
+def _moved(kind: str, run: SortedRun, use_case: UseCase) -> Policy | None:
+    """A slider move's policy from the hulls earlier moves kept with the run (a use case on labels, no
+    calibration): what the general path below answers, with its checks and lookups made once per run; None when
+    nothing is kept for it (the general path answers, and keeps it)."""
+    kept = vars(run).get("_hulls")
+    if kept is None:
+        return None
+    a, b = use_case.gain_correct, use_case.gain_wrong
+    if not a > 0 > b:
+        return None
+    if kind == "class_thresholds":
+        classes = kept.get("class hulls")
+        if classes is not None and classes.n_groups >= HULL_MIN_GROUPS:
+            return classes.policy(a, b)
+    elif kind == "threshold":
+        chain = kept.get("threshold hull")
+        if chain is not None and chain.stop - 1 >= HULL_MIN_GROUPS:  # stop - 1: the run's groups
+            k = chain.first_best(a, b, 0.0)
+            if k is not None:
+                return Policy._tuned(kind, threshold=None if k == 0 else run.thresholds.item(k - 1))
+    return None
 
 
 def _class_spans(run: SortedRun, cache: dict) -> tuple[list, list]:
@@ -177,6 +304,12 @@ def fit_policy(
     """
     if run is not None:  # the calibrated threshold needs no run, and no sums
         _check_value_range(values)
+        if not (calibration or estimate) and values.use_case is values:
+            # A slider move (a use case): what earlier moves kept with the run answers, kept after the checks
+            # below passed for this run.
+            moved = _moved(kind, run, values)
+            if moved is not None:
+                return moved
     if kind not in ALL_POLICY_KINDS:
         raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
     extra = {"calibration": calibration} if calibration else {}
@@ -219,10 +352,10 @@ def fit_policy(
         return fit_shortlist(run, values, shortlist_values, rule=shortlist_rule, calibration=calibration)
     if kind == "class_thresholds":
         thresholds = _tune_per_class(run, values, estimate)
-        pairs = tuple(zip(run.predictions.classes, [t if t == t else None for t in thresholds.tolist()]))  # NaN: None
         if extra:
+            pairs = tuple(zip(run.predictions.classes, [t if t == t else None for t in thresholds.tolist()]))
             return Policy(kind, class_thresholds=pairs, **extra)
         # Pairs of a str and a finite float or None: what the checks would leave unchanged, known once per run.
-        return Policy._plain(kind, None, pairs) if _plain_classes(run) else Policy._tuned(kind, class_thresholds=pairs)
+        return _class_policy(run.predictions.classes, thresholds, _plain_classes(run))
     raise ValueError(f"unknown policy kind {kind!r}; expected one of {list(ALL_POLICY_KINDS)}")
 

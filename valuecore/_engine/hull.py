@@ -23,8 +23,9 @@ uses the hull of the points ``(C_k, W_k)``.
 
 Consecutive segments of one pair of counts (the per-class thresholds) are searched together by
 :class:`Segments`: each vertex keeps, from its build, an interval of ``b / a`` within which the scan's
-answer is provably its own (see there); one ``searchsorted`` over every segment's intervals answers a move,
-and a segment whose value falls outside its vertex's interval takes its own search above.
+answer is provably its own (see there); one ``searchsorted`` over every segment's intervals answers a move
+(with few enough ends, one ``bisect`` of one value and a row of a table kept with them), and a segment whose
+value falls outside its vertex's interval takes its own search above.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import bisect
 import math
 
 import numpy as np
+
+from .sorting import run_cache  # noqa: F401  (kept here by name: where a run keeps its hulls)
 
 __all__ = ["Chain", "Segments", "first_best", "choose_one", "segments_of", "chain_of", "run_cache"]
 
@@ -50,6 +53,9 @@ _SUM_MAX = 2.0**1000
 _K = 16 * _U
 _T = 2.0**-571  # 2**-1071 / _A_MIN: underflow in the two products
 _FUDGE = 2.0**-45
+# Segments keep a table of every segment's position per place among all their ends (Segments._table) up to this
+# many entries (2 bytes each below 2**15 ends, else 4): 50 classes of a 10^6-row run need about 600,000.
+_TABLE_MAX = 1 << 21
 
 
 def _pruned(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -277,6 +283,13 @@ def chain_of(cache: dict, key, x: np.ndarray, y: np.ndarray, start: int, stop: i
     return cache[key]
 
 
+def kept_chain(cache: dict, key, start: int, stop: int) -> Chain | None:
+    """The hull of ``(wrong, correct)`` on ``[start, stop)`` that :func:`first_best` built under ``key`` for
+    ``a > 0 > b``, when it did (None otherwise): ``chain.first_best(a, b, base)`` is then its answer."""
+    chain = cache.get((key, "wrong-correct", start, stop))
+    return chain if isinstance(chain, Chain) else None
+
+
 def first_best(cache: dict, key, a: float, correct: np.ndarray, b: float, wrong: np.ndarray, start: int,
                stop: int, base: float = 0.0) -> int | None:
     """First ``k`` in ``[start, stop)`` maximising ``(a * correct[k] + b * wrong[k]) - base`` as numpy computes
@@ -375,7 +388,43 @@ class Segments:
         self._keys = np.concatenate(keys)
         self._answers = np.concatenate(answers + [np.full(1, np.nan)])  # the last position: past every key
         self._slots = np.arange(len(spans)) + 0j
+        # Each position's parity (odd: inside a sure part), and what every segment's sure reads as: a move checks
+        # its positions by one take and one comparison of bytes.
+        self._odd = (np.arange(self._answers.size) & 1).astype(np.int8)
+        self._all_odd = bytes(len(spans) * [1])
         self._y_max, self._x_max = float(correct[spans[-1][1] - 1]), float(wrong[spans[-1][1] - 1])
+        self._table()
+
+    def _table(self) -> None:
+        """With few enough segments and ends (``_TABLE_MAX`` entries), every segment's position for each place
+        of ``b / a`` among all the ends at once: a move is then one search of one value, and its row.
+
+        ``self._ends_sorted``: every end, ascending (a list of P - 1 floats); ``self._rows[m]``: each segment's position
+        (what the search of :meth:`_positions` finds) for a value with ``m`` ends below it, shape (P, S); those
+        ends are the ``m`` first in that order whatever the order of equal ends, so the row counts, per segment,
+        its own ends below the value: its position past the segments before it. ``self._sure_rows[m]``: 1 when
+        every position of row ``m`` is odd. None when the table would be larger (the search answers)."""
+        keys, n_segments = self._keys, len(self.spans)
+        self._ends_sorted = self._rows = self._sure_rows = None
+        if keys.size * n_segments > _TABLE_MAX:
+            return
+        order = np.argsort(keys.imag, kind="stable")
+        kind = np.int16 if keys.size < 2**15 else np.int32  # positions up to keys.size
+        rows = np.zeros((keys.size + 1, n_segments), dtype=kind)
+        rows[np.arange(1, keys.size + 1), keys.real[order].astype(np.intp)] = 1
+        np.cumsum(rows, axis=0, out=rows)
+        rows += np.searchsorted(keys.real, np.arange(n_segments), side="left").astype(kind)  # the segments before
+        self._ends_sorted, self._rows = keys.imag[order].tolist(), rows  # a list: bisect searches one value fastest
+        self._sure_rows = bytes((rows & 1).all(axis=1).astype(np.uint8).tolist())
+
+    def _positions(self, q: float) -> tuple[np.ndarray, bool]:
+        """Every segment's position among the keys for ``b / a = q`` (``searchsorted`` of ``(segment, q)``), and
+        whether each is odd (sure)."""
+        if self._rows is not None:
+            m = bisect.bisect_left(self._ends_sorted, q)
+            return self._rows[m], self._sure_rows[m] == 1
+        p = self._keys.searchsorted(self._slots + complex(0.0, q))
+        return p, self._odd.take(p).tobytes() == self._all_odd
 
     @staticmethod
     def _ends(chain: Chain, correct: np.ndarray, wrong: np.ndarray, before: tuple) -> np.ndarray:
@@ -429,15 +478,54 @@ class Segments:
         ends[(ordered != ends).any(axis=1)] = -np.inf
         return np.maximum.accumulate(ends.ravel())
 
+    @property
+    def answers(self) -> np.ndarray:
+        """What a position in the intervals' ends answers when it is sure (odd), shape (P,); with
+        :attr:`answer_slots`, for a caller's own table of answers (:meth:`sure_take`)."""
+        return self._answers
+
+    @property
+    def answer_slots(self) -> np.ndarray:
+        """The segment of each position of :attr:`answers` that can be sure, shape (P,) (-1: none can)."""
+        slots = np.full(self._answers.size, -1)
+        slots[:-1] = self._keys.real
+        return slots
+
+    @property
+    def sure_rows(self) -> list | None:
+        """Per row of the table (:meth:`_table`), every segment's position when each is sure (shape (S,)), else
+        None; None without a table. A caller's answers read off its rows are :meth:`sure_row`'s."""
+        if self._rows is None:
+            return None
+        return [self._rows[m] if sure else None for m, sure in enumerate(self._sure_rows)]
+
+    def sure_row(self, a: float, b: float) -> int | None:
+        """The table's row for ``a``, ``b`` when every segment's position in it is sure (:attr:`sure_rows`), else
+        None (no table, values outside the usual ones, a segment not sure: then :meth:`choose`)."""
+        if self._rows is not None and a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
+            m = bisect.bisect_left(self._ends_sorted, b / a)
+            if self._sure_rows[m] == 1:
+                return m
+        return None
+
+    def sure_take(self, a: float, b: float, table: np.ndarray) -> np.ndarray | None:
+        """``table`` (parallel to :attr:`answers`) at every segment's position when each one is sure, shape (S,):
+        what :meth:`choose` answers, read from another table; None when a segment is not sure (then
+        :meth:`choose`) or the values are outside the usual ones."""
+        if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
+            p, sure = self._positions(b / a)
+            if sure:
+                return table.take(p)
+        return None
+
     def choose(self, a: float, b: float) -> np.ndarray | None:
         """Per segment, :func:`choose_one` of ``a``, ``b``: shape (S,) floats; None when the scan must answer."""
         if a > 0 > b and a >= _A_MIN and a * self._y_max - b * self._x_max <= _SUM_MAX:
-            p = self._keys.searchsorted(self._slots + complex(0.0, b / a))
+            p, sure = self._positions(b / a)
             chosen = self._answers.take(p)
-            sure = p & 1  # odd: inside a vertex's sure part
-            if np.count_nonzero(sure) == sure.size:
+            if sure:
                 return chosen
-            others = np.flatnonzero(sure == 0).tolist()
+            others = np.flatnonzero(self._odd.take(p) == 0).tolist()  # 0: outside a vertex's sure part
         else:
             chosen, others = np.empty(len(self.spans)), range(len(self.spans))
         for slot in others:
@@ -477,7 +565,3 @@ def _ordered(cache: dict, key, correct: np.ndarray, wrong: np.ndarray) -> bool:
                             for v in (correct, wrong))
     return cache[ok_key]
 
-
-def run_cache(run) -> dict:
-    """Where a presorted run keeps its hulls (with the run: they go with it)."""
-    return vars(run).setdefault("_hulls", {})

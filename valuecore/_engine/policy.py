@@ -14,7 +14,7 @@ one place that turns the recorded mapping into a map.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -58,7 +58,10 @@ def _class_threshold_pairs(given) -> list:
     return pairs
 
 
-@dataclass(frozen=True)
+# A frozen dataclass, its methods written out below: those the decorator would generate are compiled when this
+# module is imported (about 0.6 ms of a fresh process; every plain threshold imports it), these with the module.
+# tests/core/test_policy_dataclass.py checks them against the generated ones.
+@dataclass(init=False, repr=False, eq=False)
 class Policy:
     """An abstaining decision rule.
 
@@ -103,6 +106,44 @@ class Policy:
     assist_threshold: float | None = None
     assisted: Mapping | None = None
     shortlist: Mapping | None = None
+
+    def __init__(self, kind: str, threshold: float | None = None, class_thresholds: tuple | None = None,
+                 calibration: Mapping | None = None, assist_threshold: float | None = None,
+                 assisted: Mapping | None = None, shortlist: Mapping | None = None):
+        # calibration None: __post_init__ makes it {"method": "none"}, as the field's default would be.
+        fields = self.__dict__
+        fields["kind"], fields["threshold"], fields["class_thresholds"] = kind, threshold, class_thresholds
+        fields["calibration"] = dict(_NO_CALIBRATION) if calibration is None else calibration
+        fields["assist_threshold"], fields["assisted"], fields["shortlist"] = assist_threshold, assisted, shortlist
+        self.__post_init__()
+
+    def _fields(self) -> tuple:
+        return (self.kind, self.threshold, self.class_thresholds, self.calibration, self.assist_threshold,
+                self.assisted, self.shortlist)
+
+    def __repr__(self) -> str:
+        return (f"{self.__class__.__qualname__}(kind={self.kind!r}, threshold={self.threshold!r}, "
+                f"class_thresholds={self.class_thresholds!r}, calibration={self.calibration!r}, "
+                f"assist_threshold={self.assist_threshold!r}, assisted={self.assisted!r}, "
+                f"shortlist={self.shortlist!r})")
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __setattr__(self, name, value):
+        if type(self) is Policy or name in _POLICY_FIELDS:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if type(self) is Policy or name in _POLICY_FIELDS:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super().__delattr__(name)
 
     def __post_init__(self):
         if self.kind not in ALL_POLICY_KINDS:
@@ -151,8 +192,9 @@ class Policy:
         """What :meth:`_tuned` makes of fields it found plain, unchecked: for a caller that knows they are (per-class
         thresholds from a run whose classes are str and whose confidences are finite)."""
         policy = object.__new__(cls)
-        vars(policy).update(kind=kind, threshold=threshold, class_thresholds=class_thresholds,
-                            calibration=_NO_CALIBRATION_FROZEN, assist_threshold=None, assisted=None, shortlist=None)
+        fields = policy.__dict__
+        fields.update(_PLAIN_FIELDS)  # in the fields' order, as __init__ sets them
+        fields["kind"], fields["threshold"], fields["class_thresholds"] = kind, threshold, class_thresholds
         return policy
 
     def _check_two_tier(self) -> None:
@@ -305,6 +347,10 @@ class _FrozenDict(dict):
 
 
 _NO_CALIBRATION_FROZEN = _FrozenDict(_NO_CALIBRATION)  # read-only: every tuned policy may hold the same one
+_POLICY_FIELDS = ("kind", "threshold", "class_thresholds", "calibration", "assist_threshold", "assisted", "shortlist")
+# A tuned policy's fields but its kind and thresholds (Policy._plain).
+_PLAIN_FIELDS = dict(kind=None, threshold=None, class_thresholds=None, calibration=_NO_CALIBRATION_FROZEN,
+                     assist_threshold=None, assisted=None, shortlist=None)
 
 
 def _expected_value_actions(predictions: Predictions, matrix: ValueMatrix,

@@ -644,3 +644,10 @@ def class_cumulative_weight(run: SortedRun) -> np.ndarray:
     if run.class_cum_correct is not None:  # counts cached at presort: O(n_class_groups)
         return run.class_cum_correct + run.class_cum_wrong
     return _class_cumulative(run.predictions.sample_weight, run)
+
+
+def run_cache(run: SortedRun) -> dict:
+    """Where a presorted run keeps what its moves reuse (the hulls of ``hull``, the per-class search of
+    ``fitting``): with the run, so they go with it. Here, not in ``hull``, so that a small run's fit, which
+    builds no hull, need not import it."""
+    return vars(run).setdefault("_hulls", {})
