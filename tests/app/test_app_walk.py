@@ -1,0 +1,57 @@
+"""A new user's walk through the pages: one quantity, one name and one spelling on every page.
+
+Each test names a difference a reader met walking the sample runs page by page (screenshots at 1280 and
+800 px): the same number under two headers, or the same kind of number written two ways.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.heavy  # whole-app walks (README's quick loop leaves them out)
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def app(page: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update({"src": "sample:digits", **query})
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def tables(at: AppTest):
+    """Each table of the page as the reader sees it: a Styler's display text, else the frame."""
+    for frame in at.dataframe:
+        arrow = frame.proto.arrow_data
+        if arrow.HasField("styler"):
+            yield convert_arrow_bytes_to_pandas_df(arrow.styler.display_values)
+        else:
+            table = frame.value
+            yield getattr(table, "data", table)
+
+
+def header_of(at: AppTest, model: str, text: str) -> str:
+    """The header of the first column whose cell on ``model``'s row reads ``text``."""
+    for table in tables(at):
+        if "Model" not in table.columns:
+            continue
+        rows = table[table["Model"].astype(str) == model]
+        for name in table.columns:
+            if any(str(cell) == text for cell in rows[name]):
+                return name
+    raise AssertionError(f"no table shows {text!r} on {model}'s row")
+
+
+def test_the_share_acted_on_has_the_value_pages_name_on_the_export_page():
+    value = app("value")
+    export = app("export")
+    share = "99.6%"  # svm_rbf's share of items acted on, at -4 for a wrong answer
+    assert header_of(export, "svm_rbf", share) == header_of(value, "svm_rbf", share)
