@@ -55,3 +55,15 @@ def test_the_share_acted_on_has_the_value_pages_name_on_the_export_page():
     export = app("export")
     share = "99.6%"  # svm_rbf's share of items acted on, at -4 for a wrong answer
     assert header_of(export, "svm_rbf", share) == header_of(value, "svm_rbf", share)
+
+
+def words(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [m.label for m in at.metric])
+
+
+def test_the_compare_page_calls_its_range_an_interval_everywhere():
+    """The tile says "95% interval (new data)", the verdict "the interval includes 0": the sentence between
+    them said "95% CI" for the same range."""
+    text = words(app("compare"))
+    assert "95% interval" in text
+    assert " CI " not in text
