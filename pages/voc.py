@@ -66,7 +66,7 @@ st.caption(page.chart_caption)
 
 # ---- value at your ω, ω_sup and VOC area per ω range
 st.subheader("Value and VOC area per ω range")
-st.caption("Edit the ranges below (leave 'to' empty for ∞). The area is the integral of max(value, 0) over ω: "
+st.caption("Edit the ranges below (leave 'To ω' empty for ∞). The area is the integral of max(value, 0) over ω: "
            "how much value a model brings over that family of use cases.")
 edited = state.editor(
     "voc_areas",
@@ -76,8 +76,8 @@ edited = state.editor(
     key="voc_area_ranges",
     hide_index=True,
     column_config={
-        "from": st.column_config.NumberColumn("from ω", min_value=0.0, step=0.5, format="%g"),
-        "to": st.column_config.NumberColumn("to ω (empty = ∞)", min_value=0.0, step=0.5, format="%g"),
+        "from": st.column_config.NumberColumn("From ω", min_value=0.0, step=0.5, format="%g"),
+        "to": st.column_config.NumberColumn("To ω (empty = ∞)", min_value=0.0, step=0.5, format="%g"),
     },
 )
 areas = view.areas(page, selection.omega, edited)
@@ -124,6 +124,6 @@ with st.spinner("Computing the comparison table…"):
 if comparison.problem is not None:
     st.info(comparison.problem)
 else:
-    compact_dataframe(comparison.table, ["metric", "best model", "differs from accuracy"],
+    compact_dataframe(comparison.table, ["Metric", "Best model", "Differs from accuracy"],
                       details="Every model's score and rank", hide_index=True, width="stretch")
     st.markdown("\n".join(comparison.sentences))

@@ -6,6 +6,7 @@ Each test names a difference a reader met walking the sample runs page by page (
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,11 @@ def app(page: str, **query) -> AppTest:
 
 def tables(at: AppTest):
     """Each table of the page as the reader sees it: a Styler's display text, else the frame."""
-    for frame in at.dataframe:
+    yield from tables_of(at.dataframe)
+
+
+def tables_of(frames):
+    for frame in frames:
         arrow = frame.proto.arrow_data
         if arrow.HasField("styler"):
             yield convert_arrow_bytes_to_pandas_df(arrow.styler.display_values)
@@ -67,3 +72,31 @@ def test_the_compare_page_calls_its_range_an_interval_everywhere():
     text = words(app("compare"))
     assert "95% interval" in text
     assert " CI " not in text
+
+
+def headers(at: AppTest) -> list[str]:
+    """Every column header a reader sees on the page: a table's index name, then each shown column under its
+    configured label (hidden columns left out)."""
+    shown = []
+    for frame in at.dataframe:
+        config = json.loads(frame.proto.columns) if frame.proto.columns else {}
+        table = next(tables_of([frame]))
+        if table.index.name:
+            shown.append(str(table.index.name))
+        for name in table.columns:
+            column = config.get(f"name:{name}", config.get(str(name))) or {}
+            if not column.get("hidden"):
+                shown.append(str(column.get("label") or name))
+    return shown
+
+
+@pytest.mark.parametrize("page", ["voc", "cost_matrix"])
+def test_every_table_header_starts_with_a_capital_as_on_the_value_page(page):
+    """"Model", "Value per item" on every table; the VOC page's comparison read "metric", "best model" and
+    Values per class's thresholds "predicted class", "tuned". Model names are data, written as loaded."""
+    models = {"logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"}
+    # The value matrix's editor names outcomes, not quantities: rows "true 0", actions "→ 0" … "hand off", as the
+    # page's caption quotes them.
+    outcomes = {"true class", "hand off"}
+    lower = [h for h in headers(app(page)) if h not in models | outcomes and h[:1].islower()]
+    assert not lower, lower
