@@ -102,7 +102,7 @@ if page.table is not None:
     compact_dataframe(
         page.table,
         view.TABLE5_SHOWN,
-        details="All columns (thresholds and coverage)",
+        details="All columns (thresholds and share acted on)",
         hide_index=True,
         column_config={
             # Dimensionless values per item with three decimals, as on the Value and VOC pages (wording.number).
@@ -113,7 +113,7 @@ if page.table is not None:
             **{c: st.column_config.TextColumn(help=view.TABLE5_HELP.get(c)) for c in page.table.columns
                if c.startswith("Tuned")},
             **{c: st.column_config.NumberColumn(format="percent") for c in page.table.columns
-               if c.startswith("Coverage")},
+               if c.startswith("Acted on")},
             "Penalty ω": st.column_config.NumberColumn(format="%g", help=view.TABLE5_HELP["Penalty ω"]),
         },
     )

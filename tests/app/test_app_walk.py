@@ -100,3 +100,12 @@ def test_every_table_header_starts_with_a_capital_as_on_the_value_page(page):
     outcomes = {"true class", "hand off"}
     lower = [h for h in headers(app(page)) if h not in models | outcomes and h[:1].islower()]
     assert not lower, lower
+
+
+@pytest.mark.parametrize("page", ["calibration", "export", "cost_matrix"])
+def test_no_table_calls_the_share_acted_on_coverage(page):
+    """The Value page heads the share of items acted on "Acted on"; the Calibration page's table said
+    "Coverage, ω/(1+ω) raw" for the same share at the formula threshold."""
+    value = app("value")
+    assert header_of(value, "svm_rbf", "99.6%") == "Acted on"
+    assert not [h for h in headers(app(page)) if "coverage" in h.lower()]
