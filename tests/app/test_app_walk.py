@@ -109,3 +109,22 @@ def test_no_table_calls_the_share_acted_on_coverage(page):
     value = app("value")
     assert header_of(value, "svm_rbf", "99.6%") == "Acted on"
     assert not [h for h in headers(app(page)) if "coverage" in h.lower()]
+
+
+def charts_in_columns(node, inside: bool = False) -> int:
+    """How many charts under ``node`` sit in a column, beside something else."""
+    if getattr(node, "type", None) == "vega_lite_chart":
+        return int(inside)
+    children = getattr(node, "children", None)
+    if not isinstance(children, dict):
+        return 0
+    inside = inside or type(node).__name__ == "Column"
+    return sum(charts_in_columns(child, inside) for child in children.values())
+
+
+def test_the_compare_pages_charts_each_take_the_pages_width():
+    """Side by side, at 800 px the item-by-item chart's axis title and legend ran past the page's edge
+    (screenshot w800-compare-models)."""
+    at = app("compare")
+    assert at.get("vega_lite_chart")  # the page draws its charts
+    assert charts_in_columns(at.main) == 0
