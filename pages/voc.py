@@ -39,15 +39,14 @@ mode = state.choice(
     key="voc_mode",
 )
 mode_notes = st.container()
-range_col, band_col = st.columns([3, 1])
-with range_col:
-    low, high = state.value(
-        st.slider, "voc_range", "ω range", key="voc_omega_range", default=intro.default_range,
-        min_value=0.0, max_value=100.0, step=0.5,
-        convert=lambda r: None if tuple(r) == intro.default_range else (float(r[0]),
-                                                                         max(float(r[1]), float(r[0]) + 0.5)),
-    )
-bands_on = state.value(band_col.checkbox, "voc_bands", "Bootstrap bands", key="voc_bands",
+# The checkbox under the slider, not in a quarter of the row beside it: at 800 px wide that quarter cut its label
+# to "Bootstra…".
+low, high = state.value(
+    st.slider, "voc_range", "ω range", key="voc_omega_range", default=intro.default_range,
+    min_value=0.0, max_value=100.0, step=0.5,
+    convert=lambda r: None if tuple(r) == intro.default_range else (float(r[0]), max(float(r[1]), float(r[0]) + 0.5)),
+)
+bands_on = state.value(st.checkbox, "voc_bands", "Bootstrap bands", key="voc_bands",
                        help="95% bands from resampling the evaluated items (200 resamples). Takes a moment.")
 
 with st.spinner("Resampling the evaluated items (200 times per model)…" if bands_on else "Drawing the curves…"):

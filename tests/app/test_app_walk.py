@@ -128,3 +128,23 @@ def test_the_compare_pages_charts_each_take_the_pages_width():
     at = app("compare")
     assert at.get("vega_lite_chart")  # the page draws its charts
     assert charts_in_columns(at.main) == 0
+
+
+def switches_in_columns(node, inside: bool = False) -> list[str]:
+    """The labels of the checkboxes and toggles under ``node`` that share a row with other widgets."""
+    if getattr(node, "type", None) in ("checkbox", "toggle"):
+        return [node.label] if inside else []
+    children = getattr(node, "children", None)
+    if not isinstance(children, dict):
+        return []
+    inside = inside or type(node).__name__ == "Column"
+    return [label for child in children.values() for label in switches_in_columns(child, inside)]
+
+
+@pytest.mark.parametrize("page", ["voc", "constraints"])
+def test_a_switch_has_a_row_of_its_own(page):
+    """At 800 px a quarter or a third of the row cut "Bootstrap bands" to "Bootstra…" (VOC curves) and
+    "Per-class thresholds" to "Per-class th…" (Capacity), screenshots w800-voc-curves and w800-capacity."""
+    at = app(page)
+    assert at.checkbox or at.toggle  # the page draws its switch
+    assert switches_in_columns(at.main) == []
