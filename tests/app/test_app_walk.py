@@ -7,6 +7,7 @@ Each test names a difference a reader met walking the sample runs page by page (
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,11 @@ def test_a_switch_has_a_row_of_its_own(page):
     at = app(page)
     assert at.checkbox or at.toggle  # the page draws its switch
     assert switches_in_columns(at.main) == []
+
+
+@pytest.mark.parametrize("page", ["how_value_works", "value", "calibration", "compare", "constraints"])
+def test_a_percentage_is_written_without_a_space(page):
+    """Every page writes "95%" (wording.percent); How value works wrote "95 %" and "80 %" in its prose."""
+    text = "\n".join([m.value for m in app(page).markdown])
+    assert "%" in text  # the page writes percentages at all
+    assert re.findall(r"\d %", text) == []
