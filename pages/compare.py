@@ -109,7 +109,7 @@ if not page.stability.table.empty:
     st.vega_lite_chart(spec=vc.chartspecs.stability_spec(page.stability.counts, all_models, tuned=page.stability.tuned),
                        width="stretch")
     show_dataframe(page.stability.table, hide_index=True,
-                   column_config={"Always hand off in": st.column_config.NumberColumn(format="percent")})
+                   column_config={view.ALWAYS_HAND_OFF: st.column_config.NumberColumn(format="percent")})
     st.caption(
         "Black ticks: the threshold tuned on the whole tuning split. A dash (–) means always handing off was best."
     )

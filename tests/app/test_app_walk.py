@@ -157,3 +157,14 @@ def test_a_percentage_is_written_without_a_space(page):
     text = "\n".join([m.value for m in app(page).markdown])
     assert "%" in text  # the page writes percentages at all
     assert re.findall(r"\d %", text) == []
+
+
+def test_the_stability_tables_share_says_what_it_is_a_share_of():
+    """Its column read "Always hand off in" over "0.0%": in what? The chart above counts resamples."""
+    at = app("compare")
+    frame = next(f for f in at.dataframe if "Tuned threshold" in next(tables_of([f])).columns)
+    config = json.loads(frame.proto.columns)
+    shares = [column.get("label") or name for name, column in config.items()
+              if (column.get("type_config") or {}).get("format", "").endswith("%%")]
+    assert shares, config  # the share is there, written as a percentage
+    assert all("resamples" in name.lower() for name in shares), shares
