@@ -79,7 +79,9 @@ for problem in page.problems:
 # -- reliability diagrams
 st.subheader("Reliability diagrams")
 st.markdown(page.reliability_text)
-st.vega_lite_chart(spec=vc.chartspecs.reliability_spec(page.reliability, all_models))
+# Two panels a row, not three: at 800 px wide (a laptop with the sidebar open) the third model's panel ran past the
+# page's edge, here and in the value chart below.
+st.vega_lite_chart(spec=vc.chartspecs.reliability_spec(page.reliability, all_models, columns=2))
 
 # -- metrics table
 st.subheader("Calibration metrics")
@@ -97,7 +99,7 @@ st.subheader("What calibration does to value")
 for severity, text in page.value_notes:
     getattr(st, severity)(text)
 if page.table is not None:
-    st.vega_lite_chart(spec=vc.chartspecs.calibration_value_spec(page.value_long, all_models))
+    st.vega_lite_chart(spec=vc.chartspecs.calibration_value_spec(page.value_long, all_models, columns=2, size=180))
     st.markdown(page.meaning)
     compact_dataframe(
         page.table,

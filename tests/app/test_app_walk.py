@@ -168,3 +168,16 @@ def test_the_stability_tables_share_says_what_it_is_a_share_of():
               if (column.get("type_config") or {}).get("format", "").endswith("%%")]
     assert shares, config  # the share is there, written as a percentage
     assert all("resamples" in name.lower() for name in shares), shares
+
+
+@pytest.mark.parametrize("page,query", [("calibration", {}), ("segments", {"src": "sample:diabetes"})])
+def test_a_chart_of_panels_fits_the_page_at_800_px(page, query):
+    """At 800 px wide the main column holds about 468 px (800 − a 300 px sidebar − padding); three panels in a row
+    ran past its edge on the Calibration page (w800-calibration-check.t1.png: naive_bayes's panel cut off)."""
+    room, spacing, axis = 468, 20, 80  # px: the column; between panels; the row's axis labels and title
+    faceted = [spec for spec in (json.loads(c.proto.spec) for c in app(page, **query).get("vega_lite_chart"))
+               if "facet" in spec]
+    assert faceted  # the page draws charts of panels
+    for spec in faceted:
+        columns = spec.get("columns", 1)
+        assert columns * spec["spec"]["width"] + (columns - 1) * spacing + axis <= room, spec["title"]
