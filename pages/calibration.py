@@ -79,7 +79,9 @@ for problem in page.problems:
 # -- reliability diagrams
 st.subheader("Reliability diagrams")
 st.markdown(page.reliability_text)
-st.vega_lite_chart(spec=vc.chartspecs.reliability_spec(page.reliability, all_models))
+# Two panels a row, not three: at 800 px wide (a laptop with the sidebar open) the third model's panel ran past the
+# page's edge, here and in the value chart below.
+st.vega_lite_chart(spec=vc.chartspecs.reliability_spec(page.reliability, all_models, columns=2))
 
 # -- metrics table
 st.subheader("Calibration metrics")
@@ -97,12 +99,12 @@ st.subheader("What calibration does to value")
 for severity, text in page.value_notes:
     getattr(st, severity)(text)
 if page.table is not None:
-    st.vega_lite_chart(spec=vc.chartspecs.calibration_value_spec(page.value_long, all_models))
+    st.vega_lite_chart(spec=vc.chartspecs.calibration_value_spec(page.value_long, all_models, columns=2, size=180))
     st.markdown(page.meaning)
     compact_dataframe(
         page.table,
         view.TABLE5_SHOWN,
-        details="All columns (thresholds and coverage)",
+        details="All columns (thresholds and share acted on)",
         hide_index=True,
         column_config={
             # Dimensionless values per item with three decimals, as on the Value and VOC pages (wording.number).
@@ -113,7 +115,7 @@ if page.table is not None:
             **{c: st.column_config.TextColumn(help=view.TABLE5_HELP.get(c)) for c in page.table.columns
                if c.startswith("Tuned")},
             **{c: st.column_config.NumberColumn(format="percent") for c in page.table.columns
-               if c.startswith("Coverage")},
+               if c.startswith("Acted on")},
             "Penalty ω": st.column_config.NumberColumn(format="%g", help=view.TABLE5_HELP["Penalty ω"]),
         },
     )

@@ -89,15 +89,13 @@ for sentence in page.sentences:
     st.markdown(sentence)
 st.caption(page.caption)
 
-left, right = st.columns(2)
-with left:
-    # Both charts fill their column: at their natural width the right one's axis title ran over the left one.
-    st.vega_lite_chart(spec=vc.chartspecs.value_interval_spec(page.intervals, all_models, currency=selection.currency),
-                       width="stretch")
-with right:
-    st.vega_lite_chart(spec=vc.chartspecs.difference_spec(page.differences, model_a=model_a, model_b=model_b,
-                                                          currency=selection.currency, models=all_models),
-                       width="stretch")
+# One under the other, each the page's width: side by side, at 800 px (a laptop with the sidebar open) the
+# item-by-item chart's axis title and legend ran past the page's edge and the other chart's title was cut off.
+st.vega_lite_chart(spec=vc.chartspecs.value_interval_spec(page.intervals, all_models, currency=selection.currency),
+                   width="stretch")
+st.vega_lite_chart(spec=vc.chartspecs.difference_spec(page.differences, model_a=model_a, model_b=model_b,
+                                                      currency=selection.currency, models=all_models),
+                   width="stretch")
 
 # -- threshold stability
 st.subheader("How stable is each tuned threshold?")
@@ -111,7 +109,7 @@ if not page.stability.table.empty:
     st.vega_lite_chart(spec=vc.chartspecs.stability_spec(page.stability.counts, all_models, tuned=page.stability.tuned),
                        width="stretch")
     show_dataframe(page.stability.table, hide_index=True,
-                   column_config={"Always hand off in": st.column_config.NumberColumn(format="percent")})
+                   column_config={view.ALWAYS_HAND_OFF: st.column_config.NumberColumn(format="percent")})
     st.caption(
         "Black ticks: the threshold tuned on the whole tuning split. A dash (–) means always handing off was best."
     )

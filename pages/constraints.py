@@ -39,15 +39,16 @@ volume = state.value(st.number_input, "constraints_volume", "Items per day", min
 
 # ---- 1. review capacity
 st.header("Review capacity")
-left, middle, right = st.columns(3)
+left, middle = st.columns(2)
 capacity = state.value(left.number_input, "constraints_capacity", "Reviews your team can do per day",
                        min_value=0.0, step=10.0, format="%g", key="constraints_capacity", convert=float)
 reviewer = state.value(middle.number_input, "constraints_reviewer", "Reviews one more reviewer adds per day",
                        min_value=1.0, step=5.0, format="%g", key="constraints_reviewer", convert=float)
-# A short label: at 1280 px a third of the page cut "(one shared budget)"; the help keeps it.
+# A short label: at 1280 px a third of the page cut "(one shared budget)"; the help keeps it. Under the two boxes,
+# not in a third column beside them: at 800 px wide that third cut even the short label to "Per-class th…".
 # Off or on as the pages' rule for this model (the recommended one by default), until the user flips it.
 rule_per_class = ws.rule(model, selection.rule, selection.values) in ("class_thresholds", "calibrated_class_thresholds")
-per_class = state.value(right.toggle, "constraints_per_class", "Per-class thresholds",
+per_class = state.value(st.toggle, "constraints_per_class", "Per-class thresholds",
                         key="constraints_per_class", help="One threshold per predicted class, all classes sharing "
                         "the team's review budget.", default=rule_per_class,
                         convert=lambda on: None if on == rule_per_class else on)

@@ -40,11 +40,11 @@ over) and 1 for a perfect model. It lets use cases of any currency be compared.
 st.header("Higher accuracy can be worth less, even less than no model")
 st.markdown(
     """
-Take two models, 95 % and 90 % accurate, and ω = 20 (an error costs twenty correct answers).
+Take two models, 95% and 90% accurate, and ω = 20 (an error costs twenty correct answers).
 Answering everything, the first earns 0.95 − 20 × 0.05 = **−0.05** per item: it *loses* money, and
 switching it off ("no model") would be better. What saves a model is knowing **when it is unsure**: if
-the 90 % model puts nearly all of its errors among its low-confidence answers and hands those over, it
-can earn more than the 95 % model that is confidently wrong. Accuracy cannot see this; value can.
+the 90% model puts nearly all of its errors among its low-confidence answers and hands those over, it
+can earn more than the 95% model that is confidently wrong. Accuracy cannot see this; value can.
 That is why the Value page always shows the "no model" row: it is the bar every model must clear.
 """
 )
@@ -57,7 +57,7 @@ Two ways to choose it:
 
 - **Tuned**: try every threshold on a labelled *tuning* split and keep the one that earns the most, then
   measure the value on a separate *evaluation* split. Works whatever the model's confidences mean.
-- **Calibrated**: if a confidence of 0.8 really means "right 80 % of the time", acting pays exactly when
+- **Calibrated**: if a confidence of 0.8 really means "right 80% of the time", acting pays exactly when
   confidence ≥ **ω/(1+ω)** ({page.calibrated}). No tuning needed, but most models are over-confident,
   so this threshold is often too low. Recalibrating (sidebar) first helps.
 

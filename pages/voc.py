@@ -39,15 +39,14 @@ mode = state.choice(
     key="voc_mode",
 )
 mode_notes = st.container()
-range_col, band_col = st.columns([3, 1])
-with range_col:
-    low, high = state.value(
-        st.slider, "voc_range", "ω range", key="voc_omega_range", default=intro.default_range,
-        min_value=0.0, max_value=100.0, step=0.5,
-        convert=lambda r: None if tuple(r) == intro.default_range else (float(r[0]),
-                                                                         max(float(r[1]), float(r[0]) + 0.5)),
-    )
-bands_on = state.value(band_col.checkbox, "voc_bands", "Bootstrap bands", key="voc_bands",
+# The checkbox under the slider, not in a quarter of the row beside it: at 800 px wide that quarter cut its label
+# to "Bootstra…".
+low, high = state.value(
+    st.slider, "voc_range", "ω range", key="voc_omega_range", default=intro.default_range,
+    min_value=0.0, max_value=100.0, step=0.5,
+    convert=lambda r: None if tuple(r) == intro.default_range else (float(r[0]), max(float(r[1]), float(r[0]) + 0.5)),
+)
+bands_on = state.value(st.checkbox, "voc_bands", "Bootstrap bands", key="voc_bands",
                        help="95% bands from resampling the evaluated items (200 resamples). Takes a moment.")
 
 with st.spinner("Resampling the evaluated items (200 times per model)…" if bands_on else "Drawing the curves…"):
@@ -66,7 +65,7 @@ st.caption(page.chart_caption)
 
 # ---- value at your ω, ω_sup and VOC area per ω range
 st.subheader("Value and VOC area per ω range")
-st.caption("Edit the ranges below (leave 'to' empty for ∞). The area is the integral of max(value, 0) over ω: "
+st.caption("Edit the ranges below (leave 'To ω' empty for ∞). The area is the integral of max(value, 0) over ω: "
            "how much value a model brings over that family of use cases.")
 edited = state.editor(
     "voc_areas",
@@ -76,8 +75,8 @@ edited = state.editor(
     key="voc_area_ranges",
     hide_index=True,
     column_config={
-        "from": st.column_config.NumberColumn("from ω", min_value=0.0, step=0.5, format="%g"),
-        "to": st.column_config.NumberColumn("to ω (empty = ∞)", min_value=0.0, step=0.5, format="%g"),
+        "from": st.column_config.NumberColumn("From ω", min_value=0.0, step=0.5, format="%g"),
+        "to": st.column_config.NumberColumn("To ω (empty = ∞)", min_value=0.0, step=0.5, format="%g"),
     },
 )
 areas = view.areas(page, selection.omega, edited)
@@ -124,6 +123,6 @@ with st.spinner("Computing the comparison table…"):
 if comparison.problem is not None:
     st.info(comparison.problem)
 else:
-    compact_dataframe(comparison.table, ["metric", "best model", "differs from accuracy"],
+    compact_dataframe(comparison.table, ["Metric", "Best model", "Differs from accuracy"],
                       details="Every model's score and rank", hide_index=True, width="stretch")
     st.markdown("\n".join(comparison.sentences))

@@ -1107,8 +1107,12 @@ def segment_chart_rows(numbers, currency: str = "$") -> list[dict]:
     return rows
 
 
+SEGMENT_PANEL_WIDTH = 340  # px: with the segment names beside it, fits the page at 800 px wide
+
+
 def segments_spec(numbers, currency: str = "$") -> dict:
-    """Three panels (hand-off rate, error rate, value per item), one bar per segment, each with its range.
+    """Three panels one under the other (hand-off rate, error rate, value per item), one bar per segment, each
+    with its range.
 
     A segment that acts on no item has no error rate: no bar in that panel. Each panel has its own x scale.
     """
@@ -1130,8 +1134,11 @@ def segments_spec(numbers, currency: str = "$") -> dict:
         "data": {"name": "segments"},
         "facet": {"field": "measure", "type": "nominal", "title": None,
                   "sort": list(dict.fromkeys(row["measure"] for row in data))},
-        "columns": len(SEGMENT_MEASURES),
-        "spec": {"layer": [bars, ranges], "width": 200, "height": {"step": 28}},
+        # One panel under the other and a short title: three panels of 200 px in a row, and the title on one
+        # line, ran past the page's edge at 800 px wide (a laptop with the sidebar open), cutting off the value.
+        "columns": 1,
+        "spec": {"layer": [bars, ranges], "width": SEGMENT_PANEL_WIDTH, "height": {"step": 28}},
         "resolve": {"scale": {"x": "independent"}},
-        "title": "Each segment side by side (lines: the value's 95% interval, the error rate's bound)",
+        "title": {"text": "Each segment, measure by measure",
+                  "subtitle": "Lines: the value's 95% interval, the error rate's bound"},
     }

@@ -636,7 +636,8 @@ def paired_sentences(comparison, names=("A", "B"), currency: str = "") -> tuple[
         )
     level = _level(1 - m.confidence)
     numbers = (
-        f"{amount(m.mean_difference, currency)} per item ({_level(m.confidence)} CI {amount(m.low, currency)} to "
+        # "interval", not "CI": the verdict below and the Compare page's tile say "interval" for the same range.
+        f"{amount(m.mean_difference, currency)} per item ({_level(m.confidence)} interval {amount(m.low, currency)} to "
         f"{amount(m.high, currency)}, {p_value(m.p_value)})"
     )
     if math.isfinite(m.p_value) and m.p_value < 1 - m.confidence:

@@ -56,8 +56,8 @@ TABLE5_LABELS = {
     "value_tuned_after": "Value, tuned recalibrated",
     "threshold_tuned_before": "Tuned threshold, raw",
     "threshold_tuned_after": "Tuned threshold, recalibrated",
-    "coverage_calibrated_before": "Coverage, ω/(1+ω) raw",
-    "coverage_calibrated_after": "Coverage, ω/(1+ω) recalibrated",
+    "coverage_calibrated_before": "Acted on, ω/(1+ω) raw",
+    "coverage_calibrated_after": "Acted on, ω/(1+ω) recalibrated",
 }
 TABLE5_SHOWN = ["Model", "Penalty ω", "Value, tuned raw", "Value, tuned recalibrated", "Value, ω/(1+ω) raw",
                 "Value, ω/(1+ω) recalibrated"]

@@ -24,6 +24,9 @@ from . import POLICY_LABELS, shown_confidences, split_notes, threshold_text
 # The threshold stability resamples at most this many times (it re-tunes a threshold per resample).
 STABILITY_RESAMPLES = 2000
 
+# A share: the header says of what (the resamples whose tuned rule hands every item over).
+ALWAYS_HAND_OFF = "Resamples that hand off every item"
+
 
 @dataclass(frozen=True)
 class Notice:
@@ -277,7 +280,7 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
             "95% range, low": threshold(stability.low),
             "95% range, high": threshold(stability.high),
             "Spread": vc.wording.significant(stability.spread),
-            "Always hand off in": stability.share_always_abstain,
+            ALWAYS_HAND_OFF: stability.share_always_abstain,
         })
     return Stability(
         counts=stability_counts(thresholds),

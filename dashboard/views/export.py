@@ -27,7 +27,9 @@ __all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "bu
 
 # The value per item reads in money in every cell (summary_formats), so its header names no currency.
 VALUE_PER_ITEM = "Value per item"
-SUMMARY_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, "95% low", "95% high", "Coverage")
+# The share of items acted on, named as the Value page and Values per class name it.
+ACTED_ON = "Acted on"
+SUMMARY_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, "95% low", "95% high", ACTED_ON)
 # The rest, one click away: with the model's name, so that each table fits 800 px (a laptop with the sidebar open).
 DETAILS_COLUMNS = ("Model", "Policy", "Calibration", "Tuned on", "Evaluated on", "Estimated")
 PER_CLASS = "one per class (table below)"
@@ -58,14 +60,14 @@ def thresholds_text(policy: dict, confidences=None, segments: dict | None = None
 
 def summary_formats(selection) -> dict:
     """How the summary's numbers read (column -> formatter), as on every page: the value per item in money, its
-    interval at three significant digits (``wording.amount``), the coverage in percent. The stored policies'
+    interval at three significant digits (``wording.amount``), the share acted on in percent. The stored policies'
     tables (an import) read the same way."""
     return {VALUE_PER_ITEM: selection.money, "95% low": selection.amount,
-            "95% high": selection.amount, "Coverage": vc.wording.percent}
+            "95% high": selection.amount, ACTED_ON: vc.wording.percent}
 
 
 # The stored policies' table (an import): what they are and where they were made.
-STORED_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, "Coverage", "Tuned on", "Evaluated on")
+STORED_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, ACTED_ON, "Tuned on", "Evaluated on")
 
 
 def summary_frame(document: dict, confidences: dict | None = None) -> pd.DataFrame:
@@ -95,7 +97,7 @@ def summary_frame(document: dict, confidences: dict | None = None) -> pd.DataFra
             VALUE_PER_ITEM: evaluation.get("value_per_item"),
             "95% low": ci[0],
             "95% high": ci[1],
-            "Coverage": evaluation.get("coverage"),
+            ACTED_ON: evaluation.get("coverage"),
             "Estimated": bool(evaluation.get("estimated", False)),
         })
     return pd.DataFrame(rows)
@@ -127,7 +129,7 @@ def applied_frame(applied: list) -> pd.DataFrame:
             "Same run file": {True: "yes", False: "no (other SHA-256)", None: "unknown"}[item.same_run],
             "Split": item.split,
             VALUE_PER_ITEM: evaluation.get("value_per_item"),
-            "Coverage": evaluation.get("coverage"),
+            ACTED_ON: evaluation.get("coverage"),
             "Note": item.note,
         })
     return pd.DataFrame(rows)

@@ -102,10 +102,10 @@ def class_threshold_table(policies: dict, classes, confidences=None) -> pd.DataF
     """Per class: the tuned and the calibrated per-class thresholds, written with the digits that tell their
     decisions apart on ``confidences`` (the model's, on the data shown), else to their last digit."""
     frame = pd.DataFrame(index=list(classes))
-    frame.index.name = "predicted class"
+    frame.index.name = "Predicted class"
     for kind in ("class_thresholds", "calibrated_class_thresholds"):
         policy = policies.get(kind, (None,))[0]
-        label = "tuned" if kind == "class_thresholds" else "calibrated"
+        label = "Tuned" if kind == "class_thresholds" else "Calibrated"
         mapping = dict(policy.class_thresholds) if policy is not None else {}
         frame[label] = [threshold_text(mapping[c], confidences) if c in mapping else "no threshold" for c in classes]
     return frame

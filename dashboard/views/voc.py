@@ -392,9 +392,9 @@ def comparison_display(table: vc.ComparisonTable) -> pd.DataFrame:
     best = table.best()
     disagree = set(table.disagreements())
     out = {
-        "metric": [metric_label(m) for m in metrics],
-        "best model": [best[m] for m in metrics],
-        "differs from accuracy": ["⚠ yes" if m in disagree else "" for m in metrics],
+        "Metric": [metric_label(m) for m in metrics],
+        "Best model": [best[m] for m in metrics],
+        "Differs from accuracy": ["⚠ yes" if m in disagree else "" for m in metrics],
     }
     for model in frame.index:
         out[model] = [

@@ -132,7 +132,7 @@ def test_the_summary_reads_its_money_as_every_page_does():
     for _, row in page.summary.iterrows():
         assert chosen.money(row["Value per item"]) in shown
         assert chosen.amount(row["95% low"]) in shown and chosen.amount(row["95% high"]) in shown
-        assert vc.wording.percent(row["Coverage"]) in shown
+        assert vc.wording.percent(row["Acted on"]) in shown
         assert f"{row['Value per item']:.4f}" not in shown
 
 
@@ -148,6 +148,6 @@ def test_the_stored_policies_read_their_money_as_the_summary_does():
     for frame in (shown.summary, shown.applied):
         html = styled(frame, view.summary_formats(chosen)).to_html()
         for _, row in frame.iterrows():
-            assert chosen.money(row["Value per item"]) in html and vc.wording.percent(row["Coverage"]) in html
+            assert chosen.money(row["Value per item"]) in html and vc.wording.percent(row["Acted on"]) in html
             assert f"{row['Value per item']:.4f}" not in html
     assert set(view.STORED_COLUMNS) <= set(shown.summary.columns)

@@ -183,3 +183,18 @@ def test_the_page_and_report_segment_write_the_same_thresholds_and_cost(tmp_path
         assert not page.stop, page.stop
         assert dict(page.fit.policy.thresholds) == stored[model]["thresholds"]
         assert page.fit.cap_cost_per_item == pytest.approx(stored[model]["cap_cost_per_item"] or 0.0, abs=1e-12)
+
+
+def test_the_segments_chart_fits_the_page_at_800_px():
+    """At 800 px wide the main column holds about 468 px (800 − a 300 px sidebar − padding). Three panels of 200 px
+    side by side and an 85-character title ran past its edge, cutting off the value per item panel."""
+    numbers = pd.DataFrame([{"segment": "north-east", "threshold": 0.7, "items": 40.0, "handoff_rate": 0.2,
+                             "error_rate": 0.05, "error_bound": 0.1, "value_per_item": 0.5, "low": 0.3,
+                             "high": 0.6, "too_small": False}])
+    spec = segments_spec(numbers, "$")
+    room, label = 468, 80  # px: the page's column; the segment names and an axis's labels beside the panels
+    panels_in_a_row = spec.get("columns", 3)
+    assert panels_in_a_row * (spec["spec"]["width"] + label) <= room
+    title = spec["title"] if isinstance(spec["title"], dict) else {"text": spec["title"]}
+    assert all(len(line) * 7 <= room for line in (title["text"], title.get("subtitle", "")))  # ~7 px a character
+    valid(spec)

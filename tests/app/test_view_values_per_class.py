@@ -78,7 +78,7 @@ def test_the_detail_counts_every_item_and_sums_to_the_total(breast_cancer):
         assert chosen.money(result.value_total) in detail.caption
     table = page.detail("svm_rbf", "class_thresholds").thresholds
     policy = page.fitted["svm_rbf"]["class_thresholds"][0]
-    for (_, exact), written in zip(policy.class_thresholds, table["tuned"]):
+    for (_, exact), written in zip(policy.class_thresholds, table["Tuned"]):
         for split in ("val", "test"):  # the written threshold decides as the exact one on the data shown
             confidence = chosen.report.models["svm_rbf"].splits[split].confidence
             assert np.array_equal(confidence >= float(written), confidence >= exact)
