@@ -34,6 +34,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -195,20 +196,28 @@ def monitor_long(frame: pd.DataFrame) -> pd.DataFrame:
     keys.insert(1, "position", frame.groupby("model", sort=False).cumcount().to_numpy() + 1)
     for column in ("start", "end"):
         keys[column] = frame[column] if column in frame.columns else pd.NaT
-    parts = []
+    # One frame taken from the keys' rows, measure after measure, not a copy of the keys per measure and
+    # source concatenated (pandas's copies and concatenation were most of this function's time).
+    amounts, labels = [], []
     for measure, (estimated, realised, _, _) in vc.chartspecs.MONITOR_MEASURES.items():
         for source, column in zip(vc.chartspecs.MONITOR_SOURCES, (estimated, realised)):
             if column is None or column not in frame.columns:
                 continue
-            part = keys.copy()
-            part["measure"] = measure
-            part["source"] = source
-            part["amount"] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-            parts.append(part)
-    if not parts:
+            amounts.append(pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy())
+            labels.append((measure, source))
+    if not amounts:
         return pd.DataFrame(columns=list(vc.chartspecs.MONITOR_LONG_COLUMNS))
-    long = pd.concat(parts, ignore_index=True).dropna(subset=["amount"])
-    return long.loc[:, list(vc.chartspecs.MONITOR_LONG_COLUMNS)].reset_index(drop=True)
+    amount = np.concatenate(amounts)
+    kept = np.flatnonzero(~np.isnan(amount))  # dropna: NaN (not a number, or no value) only
+    rows = np.tile(np.arange(len(frame)), len(amounts))[kept]
+    long = keys.take(rows).reset_index(drop=True)
+    part = kept // max(len(frame), 1)
+    # the labels' text as pandas reads a word (its string dtype), an empty frame's too
+    tags = pd.DataFrame(labels, columns=["measure", "source"])
+    long["measure"] = tags["measure"].array.take(part)
+    long["source"] = tags["source"].array.take(part)
+    long["amount"] = amount[kept]
+    return long.loc[:, list(vc.chartspecs.MONITOR_LONG_COLUMNS)]
 
 
 # The specs are kept per frame (hashed by Streamlit): turning a frame's rows into the specs' records is what a
@@ -332,7 +341,7 @@ class ProductionView:
 def _summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model, part in frame.groupby("model", sort=False):
-        summary = vc.monitoring.monitor_summary(part.drop(columns="model")).iloc[-1]
+        summary = vc.monitoring.monitor_summary(part).iloc[-1]  # reads the monitor columns, not "model"
         rows.append({"Model": model, **summary.drop(labels="split").to_dict()})
     return pd.DataFrame(rows)
 
