@@ -163,11 +163,22 @@ def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, ca
         found = model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
     except ValueError as error:
         return frame, None, str(error)
-    estimate = (found if resamples == ESTIMATE_ONLY else found.frame).set_index("chunk")["estimated_value_per_item"]
-    per_item = frame["chunk"].map(estimate)
-    frame["estimated_value_per_item"] = per_item.where(per_item.notna(), frame["estimated_value_per_item"])
-    frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
+    _take_estimate(frame, found if resamples == ESTIMATE_ONLY else found.frame)
     return frame, found, ""
+
+
+def _take_estimate(frame: pd.DataFrame, estimated: pd.DataFrame) -> None:
+    """Put ``estimated``'s value per item of each chunk in ``frame`` (where it has one) and the totals it gives."""
+    keys, chunks = estimated["chunk"].to_numpy(dtype=object), frame["chunk"].to_numpy(dtype=object)
+    if len(keys) == len(chunks) and len(set(keys)) == len(keys) and (keys == chunks).all():
+        # The same chunks in the same order (the page's case: one chunking of one split): aligned as they are,
+        # without an index to build and map through for every model on every new value.
+        per_item = estimated["estimated_value_per_item"].to_numpy(dtype=float)
+    else:
+        per_item = frame["chunk"].map(estimated.set_index("chunk")["estimated_value_per_item"]).to_numpy(dtype=float)
+    kept = frame["estimated_value_per_item"].to_numpy(dtype=float)
+    frame["estimated_value_per_item"] = np.where(np.isnan(per_item), kept, per_item)
+    frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
 
 
 # ------------------------------------------------------------------- charts

@@ -1,5 +1,7 @@
-"""The Monitor page's long frame for its charts (views.monitor.monitor_long), taken in one piece from the
-keys' rows, is the frame it made by copying the keys per measure and concatenating them, bit for bit."""
+"""The Monitor page's frames made with less pandas are the ones they replaced, bit for bit: the long frame for
+its charts (views.monitor.monitor_long, taken in one piece from the keys' rows, not the keys copied per measure
+and concatenated), and a frame's estimate put in from the bands' (aligned as they are when the chunks match,
+not through an index built and mapped per model)."""
 
 from __future__ import annotations
 
@@ -83,3 +85,36 @@ def test_the_long_frame_of_odd_frames_is_the_concatenated_one():
         assert_same(view.monitor_long(case), concatenated_long(case))
     with pytest.raises(ValueError, match="needs the columns"):
         view.monitor_long(frame.drop(columns="model"))
+
+
+def mapped_estimate(frame: pd.DataFrame, estimated: pd.DataFrame) -> None:
+    """How estimated_frame put the bands' estimate in (main 06c146c): mapped through the chunks' index."""
+    per_item = frame["chunk"].map(estimated.set_index("chunk")["estimated_value_per_item"])
+    frame["estimated_value_per_item"] = per_item.where(per_item.notna(), frame["estimated_value_per_item"])
+    frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
+
+
+def test_the_bands_estimate_aligned_is_the_mapped_one():
+    report = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")])
+    run = report.models["logreg"]
+    policy = vc.fit_policy("threshold", vc.presort(run.splits["val"]), VALUES)
+    rng = np.random.default_rng(5)
+    for split, how in (("prod", {"period": "W"}), ("test", {"n_chunks": 6})):
+        frame = vc.monitoring.monitor(run.splits[split], policy, VALUES, **how)
+        estimated = vc.monitoring.monitor_estimates(run.splits["val"], run.splits[split], policy, VALUES, **how)
+        noisy = estimated.assign(estimated_value_per_item=estimated["estimated_value_per_item"]
+                                 * rng.uniform(0.5, 1.5, len(estimated)))
+        noisy.loc[noisy.index[1], "estimated_value_per_item"] = np.nan  # the frame keeps its own there
+        for bands in (estimated, noisy, noisy.iloc[::-1], noisy.iloc[1:]):
+            fast, slow = frame.copy(), frame.copy()
+            view._take_estimate(fast, bands)
+            mapped_estimate(slow, bands)
+            pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+            for column in ("estimated_value_per_item", "estimated_value_total"):
+                assert np.array_equal(fast[column].to_numpy().view(np.int64), slow[column].to_numpy().view(np.int64))
+        twice = noisy.iloc[[0, 0, 2]]  # a chunk twice: neither way guesses which
+        for put in (view._take_estimate, mapped_estimate):
+            with pytest.raises(pd.errors.InvalidIndexError):
+                put(frame.iloc[:2].copy(), twice)
+            with pytest.raises(pd.errors.InvalidIndexError):
+                put(frame.copy(), twice)
