@@ -34,6 +34,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -162,11 +163,22 @@ def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, ca
         found = model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
     except ValueError as error:
         return frame, None, str(error)
-    estimate = (found if resamples == ESTIMATE_ONLY else found.frame).set_index("chunk")["estimated_value_per_item"]
-    per_item = frame["chunk"].map(estimate)
-    frame["estimated_value_per_item"] = per_item.where(per_item.notna(), frame["estimated_value_per_item"])
-    frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
+    _take_estimate(frame, found if resamples == ESTIMATE_ONLY else found.frame)
     return frame, found, ""
+
+
+def _take_estimate(frame: pd.DataFrame, estimated: pd.DataFrame) -> None:
+    """Put ``estimated``'s value per item of each chunk in ``frame`` (where it has one) and the totals it gives."""
+    keys, chunks = estimated["chunk"].to_numpy(dtype=object), frame["chunk"].to_numpy(dtype=object)
+    if len(keys) == len(chunks) and len(set(keys)) == len(keys) and (keys == chunks).all():
+        # The same chunks in the same order (the page's case: one chunking of one split): aligned as they are,
+        # without an index to build and map through for every model on every new value.
+        per_item = estimated["estimated_value_per_item"].to_numpy(dtype=float)
+    else:
+        per_item = frame["chunk"].map(estimated.set_index("chunk")["estimated_value_per_item"]).to_numpy(dtype=float)
+    kept = frame["estimated_value_per_item"].to_numpy(dtype=float)
+    frame["estimated_value_per_item"] = np.where(np.isnan(per_item), kept, per_item)
+    frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
 
 
 # ------------------------------------------------------------------- charts
@@ -195,20 +207,28 @@ def monitor_long(frame: pd.DataFrame) -> pd.DataFrame:
     keys.insert(1, "position", frame.groupby("model", sort=False).cumcount().to_numpy() + 1)
     for column in ("start", "end"):
         keys[column] = frame[column] if column in frame.columns else pd.NaT
-    parts = []
+    # One frame taken from the keys' rows, measure after measure, not a copy of the keys per measure and
+    # source concatenated (pandas's copies and concatenation were most of this function's time).
+    amounts, labels = [], []
     for measure, (estimated, realised, _, _) in vc.chartspecs.MONITOR_MEASURES.items():
         for source, column in zip(vc.chartspecs.MONITOR_SOURCES, (estimated, realised)):
             if column is None or column not in frame.columns:
                 continue
-            part = keys.copy()
-            part["measure"] = measure
-            part["source"] = source
-            part["amount"] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-            parts.append(part)
-    if not parts:
+            amounts.append(pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy())
+            labels.append((measure, source))
+    if not amounts:
         return pd.DataFrame(columns=list(vc.chartspecs.MONITOR_LONG_COLUMNS))
-    long = pd.concat(parts, ignore_index=True).dropna(subset=["amount"])
-    return long.loc[:, list(vc.chartspecs.MONITOR_LONG_COLUMNS)].reset_index(drop=True)
+    amount = np.concatenate(amounts)
+    kept = np.flatnonzero(~np.isnan(amount))  # dropna: NaN (not a number, or no value) only
+    rows = np.tile(np.arange(len(frame)), len(amounts))[kept]
+    long = keys.take(rows).reset_index(drop=True)
+    part = kept // max(len(frame), 1)
+    # the labels' text as pandas reads a word (its string dtype), an empty frame's too
+    tags = pd.DataFrame(labels, columns=["measure", "source"])
+    long["measure"] = tags["measure"].array.take(part)
+    long["source"] = tags["source"].array.take(part)
+    long["amount"] = amount[kept]
+    return long.loc[:, list(vc.chartspecs.MONITOR_LONG_COLUMNS)]
 
 
 # The specs are kept per frame (hashed by Streamlit): turning a frame's rows into the specs' records is what a
@@ -332,7 +352,7 @@ class ProductionView:
 def _summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model, part in frame.groupby("model", sort=False):
-        summary = vc.monitoring.monitor_summary(part.drop(columns="model")).iloc[-1]
+        summary = vc.monitoring.monitor_summary(part).iloc[-1]  # reads the monitor columns, not "model"
         rows.append({"Model": model, **summary.drop(labels="split").to_dict()})
     return pd.DataFrame(rows)
 
