@@ -119,6 +119,31 @@ def _server_folders_allowed_under_tmp(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("VALUE_DASHBOARD_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))
 
 
+# One Chromium per test process, shared by every browser test in it (tests/e2e, the HTML report's): Playwright's
+# sync API runs one instance per thread, so a test starting its own beside this one failed with "using Playwright
+# Sync API inside the asyncio loop" whenever a browser test had run before it in the same worker.
+@pytest.fixture(scope="session")
+def chromium_executable() -> str:
+    from helpers.browser import _need_browser, chromium_path
+
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _need_browser("the playwright package is not installed")
+    executable = chromium_path()
+    if executable is None:
+        _need_browser(f"no Chromium at {os.environ.get('CHROMIUM_PATH') or '/usr/bin/chromium'}")
+    return executable
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable):
+    from helpers.browser import chromium
+
+    with chromium(chromium_executable) as launched:
+        yield launched
+
+
 def pytest_collection_finish(session):
     """Leave what collection built out of every later garbage collection; scan the installed packages for
     Streamlit components once per process, not once per AppTest.

@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import html
 import io
-import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -99,47 +97,32 @@ def test_a_bad_html_path_is_a_clear_error(tmp_path):
     assert code == 2 and "cannot write the HTML report" in err and "Traceback" not in err
 
 
-def chromium_or_skip() -> str:
-    executable = os.environ.get("CHROMIUM_PATH") or "/usr/bin/chromium"
-    if not (os.path.isfile(executable) or shutil.which(executable)):
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"no Chromium at {executable}, and REQUIRE_BROWSER=1", pytrace=False)
-        pytest.skip(f"no Chromium at {executable}")
-    return executable
-
-
 @pytest.mark.e2e
-def test_the_report_opens_offline_with_every_chart_drawn(digits_report):
-    from playwright.sync_api import sync_playwright
-
-    executable = chromium_or_skip()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
-            page = context.new_page()
-            requests, failures = [], []
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("requestfailed", lambda r: failures.append(r.url))
-            page.on("console", lambda m: failures.append(m.text) if m.type == "error" else None)
-            url = digits_report.resolve().as_uri()
-            page.goto(url)
-            page.wait_for_load_state("load")
-            assert requests == [url], requests  # nothing but the file itself
-            assert failures == []
-            charts = page.locator("figure svg")
-            assert charts.count() == 3
-            for i in range(3):
-                chart = charts.nth(i)
-                box = chart.bounding_box()
-                assert box["width"] > 300 and box["height"] > 200
-                # Drawn: marks (lines, points) and axis labels are in the SVG.
-                assert chart.locator("path").count() > 10
-                assert chart.locator("text").count() > 10
-            assert page.locator("h1").inner_text() == "Which model to deploy"
-        finally:
-            browser.close()
+def test_the_report_opens_offline_with_every_chart_drawn(digits_report, browser):
+    context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        requests, failures = [], []
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("requestfailed", lambda r: failures.append(r.url))
+        page.on("console", lambda m: failures.append(m.text) if m.type == "error" else None)
+        url = digits_report.resolve().as_uri()
+        page.goto(url)
+        page.wait_for_load_state("load")
+        assert requests == [url], requests  # nothing but the file itself
+        assert failures == []
+        charts = page.locator("figure svg")
+        assert charts.count() == 3
+        for i in range(3):
+            chart = charts.nth(i)
+            box = chart.bounding_box()
+            assert box["width"] > 300 and box["height"] > 200
+            # Drawn: marks (lines, points) and axis labels are in the SVG.
+            assert chart.locator("path").count() > 10
+            assert chart.locator("text").count() > 10
+        assert page.locator("h1").inner_text() == "Which model to deploy"
+    finally:
+        context.close()  # the browser is the process's shared one (tests/conftest.py)
 
 
 @pytest.mark.heavy

@@ -1,4 +1,5 @@
-"""The browser tests' shared fixtures: one Chromium and one app server per test process (an xdist worker),
+"""The browser tests' shared fixtures: one app server per test process (an xdist worker), beside the one Chromium
+(``browser``, tests/conftest.py),
 shared by every module that uses them, since starting them is what costs (20-35 s each on 2 busy cores).
 
 The helpers they use live in ``helpers.browser``. Modules that need a server of another kind (allowed
@@ -8,36 +9,15 @@ case the shared server's first request covers (FIRST_LINK).
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
-from helpers.browser import (
-    _need_browser, chromium, chromium_path, first_visit, new_page, streamlit_server, url_path, warm_up,
-)
+from helpers.browser import first_visit, new_page, streamlit_server, url_path, warm_up
 
 # The shared server's first request: a shared link to a page with a value in it, as a first visitor may bring.
 # test_deep_link_on_a_freshly_started_server judges what it showed (a server of its own costs 30-50 s on 2 busy
 # cores), and opens the other kind of link (an old one) on a fresh server.
 FIRST_LINK = (f"{url_path('constraints')}?vw=-10", "Capacity & guarantees")
-
-
-@pytest.fixture(scope="session")
-def chromium_executable() -> str:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _need_browser("the playwright package is not installed")
-    executable = chromium_path()
-    if executable is None:
-        _need_browser(f"no Chromium at {os.environ.get('CHROMIUM_PATH') or '/usr/bin/chromium'}")
-    return executable
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_executable):
-    with chromium(chromium_executable) as launched:
-        yield launched
 
 
 @pytest.fixture(scope="session")
