@@ -985,7 +985,7 @@ def _settle_clause(r) -> str:
 
 def standings_columns(recommendation) -> tuple[str, ...]:
     """The headers of :func:`standings_rows`."""
-    return ("Model", "Rule", "Value per item", "Automated", f"Gain, {percent(recommendation.sure, 0)} sure",
+    return ("Model", "Rule", "Value per item", "Acted on", f"Gain, {percent(recommendation.sure, 0)} sure",
             "Against the best here")
 
 

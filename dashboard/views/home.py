@@ -211,15 +211,16 @@ def _tiles(rule: str, rule_help: str, automated: str, per_item: float, baseline:
     money = vc.wording.money
     if rule[0].isdigit():
         exact = rule_help.partition("Exact threshold:")[2]
-        rule_help = ("Items the model is at least this confident about are automated; the rest go to a person. "
+        rule_help = ("Act when confidence ≥ this: items the model is at least this confident about are automated; the "
+                     "rest go to a person. "
                      + (f"Written with the digits that decide the items shown as the exact threshold does; the exact "
                         f"threshold, as in the exported policy:{exact}" if exact else
                         "Written to the last digit of the exact threshold, so that a copy of it decides every item "
                         "as the exported policy does."))
     gain = per_item - baseline
     return [
-        Tile("Act when confidence ≥" if rule[0].isdigit() else "Rule", rule, rule_help),
-        Tile("Automated", automated, "Share of items acted on without a person (coverage)."),
+        Tile("Threshold" if rule[0].isdigit() else "Rule", rule, rule_help),
+        Tile("Acted on", automated, "Share of items acted on without a person (coverage), as every page names it."),
         Tile("Value per item", money(per_item, currency),
              "Average value of every item, hand-offs included, on the evaluated items."),
         Tile(f"Value per {period}", money(per_item * volume, currency),

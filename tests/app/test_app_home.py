@@ -78,7 +78,7 @@ def test_the_landing_page_is_the_recommendation_with_its_numbers():
     assert rec.model == "svm_rbf"
     assert unescape(at.subheader[0].value) == vc.wording.recommendation_headline(rec, shown_confidences(rec, "digits"))
     shown = tiles(at)
-    assert shown["Automated"] == vc.wording.percent(rec.coverage)
+    assert shown["Acted on"] == vc.wording.percent(rec.coverage)
     assert shown["Value per item"] == vc.wording.money(rec.per_item, "$")
     assert shown["Value per month"] == vc.wording.projected(rec.per_item * 10_000, "$")
     assert shown["No model, per item"] == vc.wording.money(0.0, "$")
@@ -101,14 +101,14 @@ def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_val
     # (tuning and evaluated splits); the tile's help and the exported JSON have every digit.
     at = start(src="sample:digits", vc="1", va="0", vw="-20")
     text = assert_clean(at)
-    shown = tiles(at)["Act when confidence ≥"]
+    shown = tiles(at)["Threshold"]
     report = vc.load_runs([str(SAMPLES / "digits")])
     exact = vc.fit_policy("threshold", vc.presort(report.models["mlp"].splits["val"]), vc.UseCase(1, 0, -20))
     for split in ("val", "test"):  # the shown text acts on exactly the items the exact threshold acts on
         confidence = report.models["mlp"].splits[split].confidence
         assert np.array_equal(confidence >= float(shown), confidence >= exact.threshold), split
     assert len(shown.split(".")[1]) >= 3 and len(shown.replace(".", "").lstrip("0")) <= 6
-    help_text = next(m.help for m in at.main.get("metric") if m.label == "Act when confidence ≥")
+    help_text = next(m.help for m in at.main.get("metric") if m.label == "Threshold")
     assert vc.wording.threshold(exact.threshold) in help_text
     assert f"Deploy mlp with one threshold (act when confidence ≥ {shown})." == unescape(at.subheader[0].value)
     assert "mlp with one threshold earns" in text
@@ -154,7 +154,7 @@ def test_at_a_wrong_answer_of_minus_1000_the_page_says_not_yet_and_no_loser_is_l
     text = assert_clean(at)
     assert unescape(at.subheader[0].value).startswith("Not yet: hand every item to a person")
     assert "No model is shown to earn more" in text and "labelled items in all" in text
-    assert tiles(at)["Automated"] == "0.0%"
+    assert tiles(at)["Acted on"] == "0.0%"
     at.session_state["home_candidates"] = True  # open the section with the table
     table = at.run().dataframe[0].value
     says = table["Against the best here"]
@@ -212,7 +212,7 @@ def test_every_model_useless_says_keep_handing_over(tmp_path):
     at = start(src=f"folder:{tmp_path}", vc="1", va="0", vw="-20")
     text = assert_clean(at)
     assert unescape(at.subheader[0].value) == "Deploy no model: hand every item to a person."
-    assert tiles(at)["Rule"] == "Hand over" and tiles(at)["Automated"] == "0.0%"
+    assert tiles(at)["Rule"] == "Hand over" and tiles(at)["Acted on"] == "0.0%"
     assert "No model earns more than handing every item to a person" in text
 
 

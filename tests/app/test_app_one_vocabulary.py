@@ -85,7 +85,7 @@ def test_one_threshold_reads_the_same_on_every_surface(case, tmp_path, capsys):
 
     at = app(v_wrong, calibration)  # the first page
     spelled["first page, headline"] = thresholds_in(at.subheader[0].value)
-    spelled["first page, tile"] = {m.value for m in at.main.get("metric") if m.label == "Act when confidence ≥"}
+    spelled["first page, tile"] = {m.value for m in at.main.get("metric") if m.label == "Threshold"}
 
     at.switch_page("pages/value.py").run()
     spelled["Value & thresholds, table"] = {cell(at, model, "Threshold")}

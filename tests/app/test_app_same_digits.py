@@ -97,7 +97,7 @@ def cli_section(out: str, model: str) -> dict[str, str]:
 
 def html_value_rows(page: str) -> dict[str, list[str]]:
     """model -> the cells of its row in the HTML report's value table (Model, Rule, Value per item, Total value,
-    Automated, Right when acting, 95% interval per item)."""
+    Acted on, Right when acting, 95% interval per item)."""
     table = page[page.index('id="value"'):]
     table = table[: table.index("</table>")]
     rows = {}

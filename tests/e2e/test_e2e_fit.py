@@ -81,7 +81,7 @@ def test_no_other_state_cuts_a_heading_tile_or_table(server, browser, tmp_path):
             assert len(threshold.replace(".", "").lstrip("0")) <= 6
             open_app(page, server, HOME)
             choose_upload(page).set_input_files(path)
-            tile = page.locator('[data-testid="stMetric"]').filter(has_text="Act when confidence")
+            tile = page.locator('[data-testid="stMetric"]').filter(has_text="Threshold")
             expect(tile.locator('[data-testid="stMetricValue"]')).to_have_text(threshold)
             wait_for_app(page)
             _probe(page, widths, problems, "landing, a 17-digit threshold")

@@ -71,13 +71,13 @@ def test_a_new_value_reruns_the_values_and_the_page_and_a_new_currency_everythin
     with step(page, "open"):
         open_app(page, server, HOME)
         expect(metric_value(page, "Penalty ω")).to_have_text("4")
-        threshold = metric_value(page, "Act when confidence ≥").inner_text()
+        threshold = metric_value(page, "Threshold").inner_text()
         assert "new_session" in messages.kinds and "navigation" in messages.kinds, messages.kinds
     with step(page, "new-value"):
         messages.clear()
         _type(page, "Wrong answer", "-40")
         expect(metric_value(page, "Penalty ω")).to_have_text("40")
-        expect(metric_value(page, "Act when confidence ≥")).not_to_have_text(threshold)
+        expect(metric_value(page, "Threshold")).not_to_have_text(threshold)
         assert "delta" in messages.kinds, messages.kinds
         messages.until_finished(page)
         assert "navigation" not in messages.kinds, messages.kinds  # the page list is not sent again

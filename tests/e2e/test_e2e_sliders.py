@@ -57,7 +57,7 @@ def test_dragging_a_slider_changes_the_first_page_and_survives_two_page_changes(
 
     with step(page, "open"):
         open_app(page, server, HOME)
-        threshold = metric_value(page, "Act when confidence ≥")
+        threshold = metric_value(page, "Threshold")
         expect(metric_value(page, "Penalty ω")).to_have_text("4")
         before = threshold.inner_text()
         assert errors_on(page) == []
