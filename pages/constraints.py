@@ -85,12 +85,14 @@ def _follow(name):
     return lambda shown: None if float(shown) == defaults[name] else float(shown)
 
 
-v_ok = state.value(left.number_input, "constraints_v_ok", "Value of a confirmed correct answer",
+# Money boxes read as the sidebar's ("1", not "1.00"); the currency is in their help (in the label it wrapped).
+money_box = dict(format="%g", help=f"In {selection.currency}, as the values in the sidebar.")
+v_ok = state.value(left.number_input, "constraints_v_ok", "Value of a confirmed correct answer", **money_box,
                    default=defaults["constraints_v_ok"], key="constraints_v_ok", convert=_follow("constraints_v_ok"))
-v_bad = state.value(middle.number_input, "constraints_v_bad", "Value of a wrong answer put to a person",
+v_bad = state.value(middle.number_input, "constraints_v_bad", "Value of a wrong answer put to a person", **money_box,
                     default=defaults["constraints_v_bad"], key="constraints_v_bad",
                     convert=_follow("constraints_v_bad"))
-cost = state.value(right.number_input, "constraints_cost", "Cost of a confirmation", min_value=0.0,
+cost = state.value(right.number_input, "constraints_cost", "Cost of a confirmation", min_value=0.0, **money_box,
                    default=defaults["constraints_cost"], key="constraints_cost", convert=_follow("constraints_cost"))
 tiers_answer = st.container()
 
@@ -110,11 +112,13 @@ list_size = int(state.value(size_col.number_input, "constraints_list_size", "Cla
 # Short labels: at 1280 px a quarter of the page wrapped "Value when the list holds the answer" onto two lines.
 # None (follow the three values) while a box shows its default.
 v_listed_in = state.value(in_col.number_input, "constraints_list_in", "Value, answer listed", default=listed_in,
-                          key="constraints_list_in", help="What a hand-off is worth when the list holds the right "
-                          "answer.", convert=lambda shown: None if float(shown) == listed_in else float(shown))
+                          key="constraints_list_in", format="%g", help="What a hand-off is worth when the list holds "
+                          f"the right answer, in {selection.currency}.",
+                          convert=lambda shown: None if float(shown) == listed_in else float(shown))
 v_listed_out = state.value(out_col.number_input, "constraints_list_out", "Value, answer not listed",
-                           default=listed_out, key="constraints_list_out",
-                           help="What a hand-off is worth when the right answer is not on the list.",
+                           default=listed_out, key="constraints_list_out", format="%g",
+                           help=f"What a hand-off is worth when the right answer is not on the list, in "
+                           f"{selection.currency}.",
                            convert=lambda shown: None if float(shown) == listed_out else float(shown))
 list_rule = state.choice(rule_col.radio, "constraints_list_rule", "List", LIST_RULES, key="constraints_list_rule",
                          format_func=lambda r: "a fixed length" if r == "top_k" else "grows with doubt")
@@ -172,7 +176,7 @@ rate_2 = state.value(high_rate.number_input, "reviewers_rate_high", "Handed over
 accuracy_2 = state.value(high_acc.number_input, "reviewers_acc_high", "Right with many", key="reviewers_acc_high",
                          help="How often they are right when they get that larger share.", **shares)
 # None (follow the wrong answer's value) while the box shows it.
-v_person_wrong = state.value(wrong.number_input, "reviewers_v_wrong", "Value of their mistake",
+v_person_wrong = state.value(wrong.number_input, "reviewers_v_wrong", "Value of their mistake", **money_box,
                              default=float(use_case.v_wrong), key="reviewers_v_wrong",
                              convert=lambda shown: None if float(shown) == float(use_case.v_wrong) else float(shown))
 reviewers_page = reviewers_view.build(ws, model, selection, workload=((rate_1, accuracy_1), (rate_2, accuracy_2)),

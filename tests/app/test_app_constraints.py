@@ -139,3 +139,13 @@ def test_the_shortlist_inputs_are_kept_by_a_link():
     assert again.number_input(key="constraints_list_in").value == 0.7
     assert again.radio(key="constraints_list_rule").value == "cumulative"
     assert "add up to" in _markdown(again) or "A shortlist does not pay" in _markdown(again)
+
+
+def test_the_money_boxes_read_as_the_sidebar_does_and_name_the_currency(page):
+    # "1.00", "0.25", "-4.00" with no currency under a sidebar that says "Correct answer ($)" and "1"
+    keys = ("constraints_v_ok", "constraints_v_bad", "constraints_cost", "constraints_list_in",
+            "constraints_list_out", "reviewers_v_wrong")
+    for key in keys:
+        box = page.number_input(key=key)
+        assert box.proto.format == "%g", key
+        assert "$" in box.proto.help, key
