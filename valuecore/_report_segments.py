@@ -73,5 +73,7 @@ def segments_section(segments, models, currency: str = "", *, svg, table) -> dic
         warnings = [w for w in map(wording.segment_warning, fit.evaluation.segments) if w]
         parts += [f'<p class="muted">{e(w)}</p>' for w in warnings]
         spec = chartspecs.segments_spec(_chart_numbers(fit.evaluation), currency=currency)
-        parts.append(f"<figure>{svg({**spec, 'title': {'text': spec['title'], 'subtitle': entry.model}})}</figure>")
+        title = spec["title"]  # the page's title and subtitle, and the model the report shows it for
+        parts.append(f"<figure>{svg({**spec, 'title': {**title, 'subtitle': [title['subtitle'], entry.model]}})}"
+                     "</figure>")
     return {"segments": (f"Thresholds per segment of the column {column!r}", "".join(parts))}

@@ -5,6 +5,7 @@ file, the column and the rows."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -155,6 +156,10 @@ def test_the_html_report_has_a_section_per_segment_with_the_gaps_beside_the_caps
         assert f"<td>{name}</td>" in section
     assert "Hand-off rate</td><td class=\"num\">10.0%</td>" in section  # the cap beside the gap
     assert "<svg" in section
+    # the chart's title, the page's subtitle and the model's name under it (a title of a title drew no text)
+    drawn = section[section.index("<svg"):]
+    assert ">Each segment, measure by measure</text>" in drawn
+    assert re.search(r"<tspan>Lines: the value[^<]*bound</tspan><tspan[^>]*>m</tspan>", drawn)
     stored = json.loads((tmp_path / "p.json").read_text())
     assert '&quot;class_thresholds&quot;' in page and stored["models"][0]["segments"]["rule"] == "class_thresholds"
 
