@@ -132,6 +132,7 @@ __all__ = [
     "segment_cap_sentence",
     "segment_caps_text",
     "segment_warning",
+    "segments_too_small",
 ]
 
 DASH = "–"
@@ -1166,6 +1167,28 @@ def segment_warning(standing) -> str | None:
         return None
     return (f"segment {standing.segment!r} is too small to say anything: {count(standing.n_items)} items, "
             f"{count(standing.n_acted)} acted on (fewer than 30); its rates and value are facts about these items only")
+
+
+def segments_too_small(standings) -> str | None:
+    """One sentence for every segment too small to generalise from (``SegmentStanding``s), else None.
+
+    >>> from types import SimpleNamespace as S
+    >>> said = segments_too_small([S(segment="1", too_small=True, n_items=58, n_acted=25),
+    ...                            S(segment="2", too_small=True, n_items=52, n_acted=20),
+    ...                            S(segment="3", too_small=False, n_items=900, n_acted=700)])
+    >>> import textwrap; print(textwrap.fill(said, 100))
+    segments '1' (58 items, 25 acted on) and '2' (52 items, 20 acted on) are too small to say anything
+    about new items (fewer than 30 acted on): their rates and values describe these items only
+    """
+    small = [s for s in standings if s.too_small]
+    if not small:
+        return None
+    listed = [f"{s.segment!r} ({count(s.n_items)} items, {count(s.n_acted)} acted on)" for s in small]
+    if len(listed) == 1:
+        return (f"segment {listed[0]} is too small to say anything about new items (fewer than 30 acted on): its "
+                "rates and value describe these items only")
+    return (f"segments {', '.join(listed[:-1])} and {listed[-1]} are too small to say anything about new items "
+            "(fewer than 30 acted on): their rates and values describe these items only")
 
 
 def segment_rows(evaluation, currency: str = "", confidences=None) -> list[tuple[str, ...]]:

@@ -333,11 +333,12 @@ def one_threshold_sentence(one, evaluation, eval_split, confidences, currency: s
 
 
 def too_small_warnings(fit, evaluation, tune_split, eval_split) -> tuple[str, ...]:
-    """One warning per split with segments too small to say much, in the core's words (markdown-safe)."""
+    """One warning per split with segments too small to say much, one sentence each, in the core's words
+    (markdown-safe)."""
     out = []
     splits = [(tune_split, fit.evaluation)] + ([(eval_split, evaluation)] if eval_split != tune_split else [])
     for split, result in splits:
-        said = [w for w in map(vc.wording.segment_warning, result.segments) if w is not None]
-        if said:
-            out.append(f"On {split_text(split)}: " + "; ".join(md_text(w) for w in said) + ".")
+        said = vc.wording.segments_too_small(result.segments)
+        if said is not None:
+            out.append(f"On {split_text(split)}: {md_text(said)}.")
     return tuple(out)

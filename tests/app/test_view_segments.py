@@ -110,7 +110,9 @@ def test_small_segments_are_named_in_a_warning():
     small_val = [r for r in fit.evaluation.segments if r.too_small]
     assert small_val, "the diabetes segments are small on purpose"
     assert warnings[0].startswith("On 'val': ")
-    assert all(md_text(vc.wording.segment_warning(r)) in warnings[0] for r in small_val)
+    assert warnings[0] == f"On 'val': {md_text(vc.wording.segments_too_small(fit.evaluation.segments))}."
+    assert all(f"{r.segment!r} ({vc.wording.count(r.n_items)} items, {vc.wording.count(r.n_acted)} acted on)"
+               in warnings[0].replace("\\", "") for r in small_val)
     # One sentence per split, none for a split without small segments; one split said once.
     assert len(segments.too_small_warnings(fit, fit.evaluation, "val", "val")) == 1
 
