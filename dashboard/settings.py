@@ -74,9 +74,14 @@ def _json(text: str):
 
 
 def _names(text: str) -> tuple[str, ...]:
-    data = _json(text)
+    # A hand-edited link ("m=logreg") is told what to write, not that it is "not valid JSON (Expecting value)".
+    expected = 'expected a JSON list of names, such as ["logreg","mlp"]'
+    try:
+        data = _json(text)
+    except _Invalid:
+        raise _Invalid(expected) from None
     if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-        raise _Invalid("expected a JSON list of names")
+        raise _Invalid(expected)
     return tuple(data)
 
 

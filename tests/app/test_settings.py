@@ -360,3 +360,11 @@ def test_hostile_reviewer_values_in_a_link_are_refused_with_a_note():
     # in range, it is taken as is
     assert Settings.from_query({"rvacc2": "0.25", "rvwrong": "-0.0"}) == (
         Settings(reviewers_acc_high=0.25, reviewers_v_wrong=-0.0), [])
+
+
+def test_a_hand_edited_list_of_models_is_told_what_to_write():
+    for raw in ("logreg", '"logreg"', "[1, 2]", "{}"):
+        settings, notes = Settings.from_query({"m": raw})
+        assert settings.models == Settings().models and len(notes) == 1, raw
+        assert 'expected a JSON list of names, such as ["logreg","mlp"]' in notes[0] and "Expecting" not in notes[0]
+    assert Settings.from_query({"m": '["logreg","mlp"]'})[0].models == ("logreg", "mlp")
