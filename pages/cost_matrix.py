@@ -135,7 +135,8 @@ if why_not := page.why_not(model):
 detail = page.detail(model, kind)
 table_col, chart_col = st.columns([1, 2])
 with table_col:
-    st.markdown("**Per-class thresholds**")
+    # Shown whichever rule is picked: the title says which rules they belong to (beside "one threshold" it misled).
+    st.markdown("**The per-class rules' thresholds**")
     show_dataframe(detail.thresholds, width="stretch")
 with chart_col:
     st.markdown(detail.title)

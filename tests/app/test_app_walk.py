@@ -181,3 +181,13 @@ def test_a_chart_of_panels_fits_the_page_at_800_px(page, query):
     for spec in faceted:
         columns = spec.get("columns", 1)
         assert columns * spec["spec"]["width"] + (columns - 1) * spacing + axis <= room, spec["title"]
+
+
+def test_the_per_class_thresholds_beside_a_one_threshold_rule_say_whose_they_are():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"src": "sample:breast_cancer"})
+    at.run()
+    at.switch_page("pages/cost_matrix.py").run()
+    assert at.radio(key="cost_matrix_rule").value == "threshold"  # one threshold for every class
+    bold = [m.value for m in at.markdown if m.value.startswith("**")]
+    assert "**The per-class rules' thresholds**" in bold and "**Per-class thresholds**" not in bold
