@@ -385,6 +385,6 @@ def test_importing_a_policy_for_other_run_files_says_which_and_shows_the_stored_
     stored = vc.policy_json.PolicyDocument.from_json(text)
     runs = vc.load_runs(folder).models
     expected = vc.evaluate(stored.entry("mlp").policy, runs["mlp"].splits["test"], stored.values)
-    shown = applied.loc["mlp", "Value per item ($)"]
-    # A column with a missing number is shown as text ("–" there, never "None"; dashboard.tables.readable)
-    assert shown == expected.value_per_item or shown == f"{expected.value_per_item:,.4g}"
+    shown = applied.loc["mlp", "Value per item"]
+    # Read in money (dashboard.tables.styled); a column with a missing number is text, "–" there, never "None"
+    assert shown == expected.value_per_item or shown == vc.wording.money(expected.value_per_item, "$")
