@@ -162,9 +162,16 @@ def _draw(dg, children):
 
 def page(name):
     by_value = _recording(name)
-    main = st._main
-    first = main._cursor.index if main._cursor is not None else 0  # what the frame drew in the main area stays
-    _draw(main, [child for index, child in by_value[state.get().v_wrong] if index >= first])
+    # Where the frame runs the page: its fragment's container, not the main area's root (the page's elements
+    # were recorded there, under the fragment's block; drawn from the root's cursor, past that block, they were
+    # all left out). What the frame drew before the page in that container stays.
+    here = st._main._active_dg
+    cursor = here._cursor
+    parent, first = (tuple(cursor.parent_path), cursor.index) if cursor is not None else ((0,), 0)
+    children = list(by_value[state.get().v_wrong])
+    for step in parent[1:]:
+        children = list(enumerate(dict(children)[step][2]))
+    _draw(here, [child for index, child in children if index >= first])
 '''
 
 
@@ -417,6 +424,13 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                                                  polling="raf", timeout=TIMEOUT_MS)
                     SERVER_PIDS[page] = server_pid(url)
                     opened[app] = (context, page)
+                # The floor must draw what the page draws: the main area's elements counted in both (a floor that
+                # drew nothing of its page, as from the page's move into the frame's fragment until this pass, is
+                # seen here at once).
+                drawn = {app: await page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]').count()
+                         for app, (_, page) in opened.items()}
+                print(f"{title:<24} elements in the main area: "
+                      + ", ".join(f"{app} {count}" for app, count in drawn.items()), flush=True)
                 times = {app: [] for app in urls}
                 try:
                     for value in values[1:]:  # interleaved: the page and its floor see the same load
