@@ -251,12 +251,25 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
 IN_PLACE = "import os\nimport sys\nos.chdir({where!r})\nsys.path.insert(0, {root!r})\n"
 
 
+def _in_place(frame: str, where: Path, root: Path) -> str:
+    """The frame's source with :data:`IN_PLACE` after its docstring: put before it, the docstring was no longer
+    one, and Streamlit's magic drew it in the main area ("Value dashboard: judge classifiers...", an element more
+    than the page in every floor and --compare page)."""
+    import ast
+
+    body = ast.parse(frame).body
+    lines = frame.splitlines(keepends=True)
+    docstring = body[0].end_lineno if body and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else 0
+    return "".join(lines[:docstring]) + IN_PLACE.format(where=str(where), root=str(root)) + "".join(lines[docstring:])
+
+
 def floor_app(recordings: Path, where: Path, root: Path = ROOT) -> Path:
     """app.py with every page replaced by the replay of its recording; the frame (sidebar, values) as it is."""
     (where / "pages").mkdir(parents=True)
     (where / "floor_replay.py").write_text(REPLAY_MODULE.format(folder=str(recordings)))
     frame = (root / "app.py").read_text()
-    (where / "app.py").write_text(IN_PLACE.format(where=str(where), root=str(root)) + frame)
+    (where / "app.py").write_text(_in_place(frame, where, root))
     for name, (_, script, _) in PAGES.items():
         (where / script).write_text(f"import floor_replay\n\nfloor_replay.page({name!r})\n")
     return where / "app.py"
@@ -266,7 +279,7 @@ def app_elsewhere(root: Path, where: Path) -> Path:
     """The checkout ``root``'s app.py, served so that it runs ``root``'s own page scripts and modules."""
     where.mkdir(parents=True)
     (where / "pages").symlink_to(root / "pages")
-    (where / "app.py").write_text(IN_PLACE.format(where=str(root), root=str(root)) + (root / "app.py").read_text())
+    (where / "app.py").write_text(_in_place((root / "app.py").read_text(), root, root))
     return where / "app.py"
 
 
