@@ -379,9 +379,9 @@ def browser_cpu() -> float:
     return sum(server_cpu(pid) for pid in mine if b"chrom" in names.get(pid, b""))
 
 
-# The server's CPU per new value beside the wall time: on a machine whose load is many times its cores, a page's
-# wall time is mostly its server's CPU waiting for a core, so the wall ratio follows the CPU ratio (issue 33's
-# fifth pass: the Value page's ~0.1-0.2 s of CPU per value against its floor's few centiseconds).
+# The server's and Chromium's CPU per new value beside the wall times: which of the two a page's excess over its
+# floor comes from (issue 33's fifth pass: against a floor that drew nothing, Chromium's 690 ms against 200 gave it
+# away; against the real floor, 570 against 500, the server's 110 ms against 20 is what is left).
 SERVER_PIDS: dict = {}  # page -> its server's process id
 
 
@@ -442,8 +442,10 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                 # seen here at once).
                 drawn = {app: await page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]').count()
                          for app, (_, page) in opened.items()}
+                unlike = len(set(drawn.values())) > 1
                 print(f"{title:<24} elements in the main area: "
-                      + ", ".join(f"{app} {count}" for app, count in drawn.items()), flush=True)
+                      + ", ".join(f"{app} {count}" for app, count in drawn.items())
+                      + ("  NOT THE SAME: the ratio below compares unlike pages" if unlike else ""), flush=True)
                 times = {app: [] for app in urls}
                 try:
                     for value in values[1:]:  # interleaved: the page and its floor see the same load

@@ -1,11 +1,10 @@
 """A new value draws the Value page in one pass: its script runs once and each element is sent once (issue 33).
 
 In Chromium the page took 7-14x its floor (the same elements replayed, nothing computed) while the first page
-took 1.5-1.8x. The fifth pass looked for a second pass before blaming the compute: a rerun (``st.rerun``, a state
-adopted by rerunning, a fragment and a full run), or elements sent and then sent again (a placeholder filled in
-later, a chart drawn twice). There was none: one script run per value, every element sent once, the server's CPU
-per value (0.1-0.2 s, against its floor's few centiseconds) and the load making up the gap. These tests keep it so;
-a second pass would add its own wait to every value.
+took 1.5-1.8x. The fifth pass looked for a second pass: a rerun (``st.rerun``, a state adopted by rerunning, a
+fragment and a full run), or elements sent and then sent again (a placeholder filled in later, a chart drawn
+twice). There was none (the gap was the benchmark's: its floor drew nothing of the page, benchmarks/README.md).
+These tests keep it so: a second pass would add its own wait to every value.
 """
 
 from __future__ import annotations
