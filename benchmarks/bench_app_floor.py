@@ -17,7 +17,9 @@ one run, every page of the dashboard and its floor:
 Each round types a new wrong-answer value in the sidebar box, presses Enter and waits
 until the page is drawn and still: the app ran and is idle and nothing in the document
 changed for 600 ms; the time is that of the document's last change. Medians per page,
-with the load average over the page's rounds.
+with the load average over the page's rounds, and beside them the CPU each round used
+in the app's server process (all threads) and in Chromium (every process of it, its
+600 ms of stillness included): on two cores at load 5-20 the wall times follow them.
 
 ``--first-page-variants`` runs the older comparison instead: the bare app (one number
 input, one line of text) beside four hand-made replicas of the first page's elements
@@ -160,9 +162,16 @@ def _draw(dg, children):
 
 def page(name):
     by_value = _recording(name)
-    main = st._main
-    first = main._cursor.index if main._cursor is not None else 0  # what the frame drew in the main area stays
-    _draw(main, [child for index, child in by_value[state.get().v_wrong] if index >= first])
+    # Where the frame runs the page: its fragment's container, not the main area's root (the page's elements
+    # were recorded there, under the fragment's block; drawn from the root's cursor, past that block, they were
+    # all left out). What the frame drew before the page in that container stays.
+    here = st._main._active_dg
+    cursor = here._cursor
+    parent, first = (tuple(cursor.parent_path), cursor.index) if cursor is not None else ((0,), 0)
+    children = list(by_value[state.get().v_wrong])
+    for step in parent[1:]:
+        children = list(enumerate(dict(children)[step][2]))
+    _draw(here, [child for index, child in children if index >= first])
 '''
 
 
@@ -242,12 +251,25 @@ def record(folder: str, names: list[str], values: list[float], out: Path) -> dic
 IN_PLACE = "import os\nimport sys\nos.chdir({where!r})\nsys.path.insert(0, {root!r})\n"
 
 
+def _in_place(frame: str, where: Path, root: Path) -> str:
+    """The frame's source with :data:`IN_PLACE` after its docstring: put before it, the docstring was no longer
+    one, and Streamlit's magic drew it in the main area ("Value dashboard: judge classifiers...", an element more
+    than the page in every floor and --compare page)."""
+    import ast
+
+    body = ast.parse(frame).body
+    lines = frame.splitlines(keepends=True)
+    docstring = body[0].end_lineno if body and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else 0
+    return "".join(lines[:docstring]) + IN_PLACE.format(where=str(where), root=str(root)) + "".join(lines[docstring:])
+
+
 def floor_app(recordings: Path, where: Path, root: Path = ROOT) -> Path:
     """app.py with every page replaced by the replay of its recording; the frame (sidebar, values) as it is."""
     (where / "pages").mkdir(parents=True)
     (where / "floor_replay.py").write_text(REPLAY_MODULE.format(folder=str(recordings)))
     frame = (root / "app.py").read_text()
-    (where / "app.py").write_text(IN_PLACE.format(where=str(where), root=str(root)) + frame)
+    (where / "app.py").write_text(_in_place(frame, where, root))
     for name, (_, script, _) in PAGES.items():
         (where / script).write_text(f"import floor_replay\n\nfloor_replay.page({name!r})\n")
     return where / "app.py"
@@ -257,7 +279,7 @@ def app_elsewhere(root: Path, where: Path) -> Path:
     """The checkout ``root``'s app.py, served so that it runs ``root``'s own page scripts and modules."""
     where.mkdir(parents=True)
     (where / "pages").symlink_to(root / "pages")
-    (where / "app.py").write_text(IN_PLACE.format(where=str(root), root=str(root)) + (root / "app.py").read_text())
+    (where / "app.py").write_text(_in_place((root / "app.py").read_text(), root, root))
     return where / "app.py"
 
 
@@ -315,6 +337,54 @@ async def _open_watched(browser, url: str, ready: str):
     return context, page
 
 
+def server_pid(url: str) -> int | None:
+    """The process id of the Streamlit server answering at ``url`` (found by its port), None if not found."""
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(words) and b"--server.port" in words and port.encode() in words:
+            return int(entry.name)
+    return None
+
+
+def server_cpu(pid: int | None) -> float:
+    """CPU seconds the server has used, all its threads (user + system); NaN where /proc cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def browser_cpu() -> float:
+    """CPU seconds used by this benchmark's Chromium (every process of it: browser, renderers, GPU), so far."""
+    parents, names = {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                names[int(entry.name)] = (entry / "cmdline").read_bytes()
+            except (OSError, IndexError, ValueError):
+                continue
+    mine, grew = {os.getpid()}, True
+    while grew:
+        found = {pid for pid, parent in parents.items() if parent in mine} - mine
+        mine |= found
+        grew = bool(found)
+    return sum(server_cpu(pid) for pid in mine if b"chrom" in names.get(pid, b""))
+
+
+# The server's and Chromium's CPU per new value beside the wall times: which of the two a page's excess over its
+# floor comes from (issue 33's fifth pass: against a floor that drew nothing, Chromium's 690 ms against 200 gave it
+# away; against the real floor, 570 against 500, the server's 110 ms against 20 is what is left).
+SERVER_PIDS: dict = {}  # page -> its server's process id
+
+
 async def _still_after_enter(page, value: float) -> float:
     """Seconds from Enter in the wrong-answer box until the page is drawn and still."""
     from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -324,6 +394,7 @@ async def _still_after_enter(page, value: float) -> float:
     await box.fill(f"{value:g}")
     start = await page.evaluate(WATCH)
     runs = FINISHED[page]
+    cpu, drawing = server_cpu(SERVER_PIDS.get(page)), browser_cpu()
     await box.press("Enter")
     waited = 0
     while FINISHED[page] == runs:
@@ -333,7 +404,13 @@ async def _still_after_enter(page, value: float) -> float:
         waited += 10
     await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS, polling="raf",
                                  timeout=ROUND_TIMEOUT_MS)
+    CPU_USED.setdefault(page, []).append(server_cpu(SERVER_PIDS.get(page)) - cpu)
+    BROWSER_CPU_USED.setdefault(page, []).append(browser_cpu() - drawing)
     return (await page.evaluate("() => window.__last") - start) / 1000
+
+
+CPU_USED: dict = {}  # page -> the server's CPU seconds per round, until the page was still
+BROWSER_CPU_USED: dict = {}  # page -> Chromium's CPU seconds per round (its 600 ms of stillness included)
 
 
 async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[str], values: list[float]) -> list:
@@ -358,7 +435,17 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                     await page.evaluate(WATCH)
                     await page.wait_for_function(STILL.replace("window.__ran && ", ""), arg=QUIET_MS,
                                                  polling="raf", timeout=TIMEOUT_MS)
+                    SERVER_PIDS[page] = server_pid(url)
                     opened[app] = (context, page)
+                # The floor must draw what the page draws: the main area's elements counted in both (a floor that
+                # drew nothing of its page, as from the page's move into the frame's fragment until this pass, is
+                # seen here at once).
+                drawn = {app: await page.locator('[data-testid="stMain"] [data-testid="stElementContainer"]').count()
+                         for app, (_, page) in opened.items()}
+                unlike = len(set(drawn.values())) > 1
+                print(f"{title:<24} elements in the main area: "
+                      + ", ".join(f"{app} {count}" for app, count in drawn.items())
+                      + ("  NOT THE SAME: the ratio below compares unlike pages" if unlike else ""), flush=True)
                 times = {app: [] for app in urls}
                 try:
                     for value in values[1:]:  # interleaved: the page and its floor see the same load
@@ -372,12 +459,18 @@ async def _pages_beside_floors(urls: dict[str, str], folder: str, names: list[st
                     for context, _ in opened.values():
                         await context.close()
                 medians = {app: 1000 * statistics.median(found) for app, found in times.items()}
+                medians.update({f"{app} cpu": 1000 * statistics.median(CPU_USED.get(page, [float("nan")]))
+                                for app, (_, page) in opened.items()})
+                medians.update({f"{app} browser": 1000 * statistics.median(BROWSER_CPU_USED.get(page, [float("nan")]))
+                                for app, (_, page) in opened.items()})
                 load = f"{load:.1f}-{os.getloadavg()[0]:.1f}"
                 rows.append((title, medians, load))
                 for app, found in times.items():
                     ratio = (f"  -> {medians[app] / medians[app.replace('page', 'floor')]:.2f}x its floor"
                              if app.endswith("page") else "")
-                    print(f"{title if app == 'page' else '':<24} {app:<14} {_ms(found)}{ratio}", flush=True)
+                    print(f"{title if app == 'page' else '':<24} {app:<14} {_ms(found)}{ratio}"
+                          f"  CPU median: server {medians[app + ' cpu']:4.0f} ms, Chromium "
+                          f"{medians[app + ' browser']:4.0f} ms", flush=True)
                 print(f"{'':<24} (load {load})", flush=True)
         finally:
             await browser.close()
@@ -418,13 +511,16 @@ def pages_beside_floors(n: int, names: list[str], rounds: int, compare: Path | N
         finally:
             for server in reversed(servers):
                 server.__exit__(None, None, None)
-    print(f"\n{'page':<24} {'new value':>9} {'floor':>7} {'ratio':>6}  load   (medians of {rounds}, ms; {n:,} rows "
-          "a run)")
+    print(f"\n{'page':<24} {'new value':>9} {'floor':>7} {'ratio':>6} {'CPU':>5} {'floor':>5} {'ratio':>6}  load   "
+          f"(medians of {rounds}, ms; server CPU per value; {n:,} rows a run)")
     for title, medians, load in rows:
-        line = f"{title:<24} {medians['page']:9.0f} {medians['floor']:7.0f} {medians['page'] / medians['floor']:5.2f}x"
+        line = (f"{title:<24} {medians['page']:9.0f} {medians['floor']:7.0f} {medians['page'] / medians['floor']:5.2f}x"
+                f" {medians['page cpu']:5.0f} {medians['floor cpu']:5.0f} "
+                f"{medians['page cpu'] / max(medians['floor cpu'], 1e-9):5.1f}x")
         if "compared page" in medians:
             line += (f"   compared: {medians['compared page']:6.0f} {medians['compared floor']:6.0f} "
-                     f"{medians['compared page'] / medians['compared floor']:5.2f}x")
+                     f"{medians['compared page'] / medians['compared floor']:5.2f}x"
+                     f" CPU {medians['compared page cpu']:4.0f} {medians['compared floor cpu']:4.0f}")
         print(f"{line}  {load}")
 
 
