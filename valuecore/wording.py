@@ -65,7 +65,8 @@ declined itself and those of the threshold: :func:`handoffs_by_whom`, and their 
 Thresholds per segment: :func:`segment_rows` (a row of text per segment, under ``SEGMENT_COLUMNS``),
 :func:`segment_rule_phrase` (a segment's threshold or per-class thresholds),
 :func:`segment_cap_sentence` (what the caps cost), :func:`segment_caps_text` (the caps),
-:func:`segment_warning` (a segment too small to say anything) and ``SEGMENT_VALUES_NOTE`` (why the
+:func:`segment_warning` (a segment too small to say anything), :func:`segments_too_small` (every such segment
+in one sentence) and ``SEGMENT_VALUES_NOTE`` (why the
 recommendation leaves out thresholds per segment whose segments have values of their own).
 
 Examples
