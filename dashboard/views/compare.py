@@ -25,7 +25,7 @@ from . import POLICY_LABELS, shown_confidences, split_notes, threshold_text
 STABILITY_RESAMPLES = 2000
 
 # A share: the header says of what (the resamples whose tuned rule hands every item over).
-ALWAYS_HAND_OFF = "Resamples that hand off every item"
+ALWAYS_HAND_OFF = "Resamples handing off all"
 
 
 @dataclass(frozen=True)
@@ -277,8 +277,8 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
             "Tuned on": tune_split,
             "Tuned threshold": threshold(stability.tuned_threshold),
             "Resampled median": threshold(stability.median),
-            "95% range, low": threshold(stability.low),
-            "95% range, high": threshold(stability.high),
+            # one column, as the other pages write an interval: two drew the table wider than the page at 1280 px
+            "95% range": f"{threshold(stability.low)} to {threshold(stability.high)}",
             "Spread": vc.wording.significant(stability.spread),
             ALWAYS_HAND_OFF: stability.share_always_abstain,
         })

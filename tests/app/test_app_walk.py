@@ -98,7 +98,7 @@ def test_every_table_header_starts_with_a_capital_as_on_the_value_page(page):
     models = {"logreg", "mlp", "naive_bayes", "random_forest", "svm_rbf"}
     # The value matrix's editor names outcomes, not quantities: rows "true 0", actions "→ 0" … "hand off", as the
     # page's caption quotes them.
-    outcomes = {"true class", "hand off"}
+    outcomes = {"truth", "hand off"}
     lower = [h for h in headers(app(page)) if h not in models | outcomes and h[:1].islower()]
     assert not lower, lower
 
