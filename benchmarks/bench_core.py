@@ -123,9 +123,12 @@ def naive_voc(tune: vc.Predictions, evaluation: vc.Predictions, omegas: np.ndarr
 
 
 # ---------------------------------------------------------------- from scratch
-def numpy_sort_cumsum(confidence, correct, use_case) -> float:
-    """Exact tuned threshold, as a competent user writes it: one sort, cumulative sums at group ends."""
-    order = np.argsort(-confidence, kind="stable")
+def numpy_sort_cumsum(confidence, correct, use_case, kind: str | None = "stable") -> float:
+    """Exact tuned threshold, as a competent user writes it: one sort, cumulative sums at group ends.
+
+    ``kind``: the sort's; a group is summed whole at its end, so any kind gives the same threshold
+    (``bench_loader`` uses numpy's default, its fastest)."""
+    order = np.argsort(-confidence, kind=kind)
     c = confidence[order]
     gain = np.where(correct[order], use_case.v_correct - use_case.v_abstain, use_case.v_wrong - use_case.v_abstain)
     cum = np.cumsum(gain)

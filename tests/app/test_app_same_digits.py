@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 import pytest
-from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+from helpers.app import tables_of
 from streamlit.testing.v1 import AppTest
 
 import valuecore as vc
@@ -54,13 +54,7 @@ def app(page: str | None = None, **query) -> AppTest:
 
 def tables(at: AppTest):
     """Each table of the page as the reader sees it: a Styler's display text, else the frame."""
-    for frame in at.dataframe:
-        arrow = frame.proto.arrow_data
-        if arrow.HasField("styler"):
-            yield convert_arrow_bytes_to_pandas_df(arrow.styler.display_values)
-        else:
-            table = frame.value
-            yield getattr(table, "data", table)
+    yield from tables_of(at.dataframe)
 
 
 def column(at: AppTest, name: str) -> dict[str, str]:

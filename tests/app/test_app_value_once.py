@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 
 import valuecore._decide.recommend as recommend_module
-from helpers.app import assert_clean, start
+from helpers.app import assert_clean, each_new_value, start
 
 WRONG = "sidebar_v_wrong_input"
 NEW_VALUES = (-9.0, -25.0)
@@ -72,10 +72,7 @@ def test_a_new_value_runs_recommend_once(monkeypatch, page):
     at = start(page, src="sample:digits")
     assert_clean(at)
     calls = _counted(monkeypatch)
-    for value in NEW_VALUES:
-        calls.clear()
-        at.sidebar.number_input(key=WRONG).set_value(value).run()
-        assert_clean(at)
+    for value in each_new_value(at, NEW_VALUES, calls):
         assert len(calls) == 1, (page, value)
 
 

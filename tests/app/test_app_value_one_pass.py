@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import dashboard
-from helpers.app import assert_clean, start
+from helpers.app import assert_clean, each_new_value, start
 import streamlit.delta_generator as delta_generator
 
-WRONG = "sidebar_v_wrong_input"
 NEW_VALUES = (-9.0, -25.0, -4.5)
 
 
@@ -51,10 +50,7 @@ def test_a_new_value_runs_the_value_page_once(monkeypatch):
     at = start("pages/value.py", src="sample:digits")
     assert_clean(at)
     runs = _runs_of_the_page(monkeypatch)
-    for value in NEW_VALUES:
-        runs.clear()
-        at.sidebar.number_input(key=WRONG).set_value(value).run()
-        assert_clean(at)
+    for value in each_new_value(at, NEW_VALUES, runs):
         assert len(runs) == 1, value
 
 
@@ -62,10 +58,7 @@ def test_a_new_value_sends_each_element_of_the_value_page_once(monkeypatch):
     at = start("pages/value.py", src="sample:digits")
     assert_clean(at)
     messages = _messages(monkeypatch)
-    for value in NEW_VALUES:
-        messages.clear()
-        at.sidebar.number_input(key=WRONG).set_value(value).run()
-        assert_clean(at)
+    for value in each_new_value(at, NEW_VALUES, messages):
         paths = [tuple(m.metadata.delta_path) for m in messages
                  if m.HasField("delta") and m.delta.WhichOneof("type") in ("new_element", "add_block")]
         assert paths and len(paths) == len(set(paths)), (value, sorted(p for p in paths if paths.count(p) > 1))

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+from helpers.app import tables_of
 from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.heavy  # whole-app walks (README's quick loop leaves them out)
@@ -32,16 +32,6 @@ def app(page: str, **query) -> AppTest:
 def tables(at: AppTest):
     """Each table of the page as the reader sees it: a Styler's display text, else the frame."""
     yield from tables_of(at.dataframe)
-
-
-def tables_of(frames):
-    for frame in frames:
-        arrow = frame.proto.arrow_data
-        if arrow.HasField("styler"):
-            yield convert_arrow_bytes_to_pandas_df(arrow.styler.display_values)
-        else:
-            table = frame.value
-            yield getattr(table, "data", table)
 
 
 def header_of(at: AppTest, model: str, text: str) -> str:

@@ -32,6 +32,19 @@ def pages_in_app(app: Path = ROOT / "app.py") -> list[dict]:
     return found
 
 
+def tables_of(frames):
+    """Each table (AppTest's dataframe elements) as the reader sees it: a Styler's display text, else the frame."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    for frame in frames:
+        arrow = frame.proto.arrow_data
+        if arrow.HasField("styler"):
+            yield convert_arrow_bytes_to_pandas_df(arrow.styler.display_values)
+        else:
+            table = frame.value
+            yield getattr(table, "data", table)
+
+
 def start(page: str | None = None, **query: str) -> AppTest:
     """The app after its first run (URL query parameters set before it), optionally on ``page``."""
     at = AppTest.from_file(APP, default_timeout=60)
@@ -112,3 +125,13 @@ def model_declines_table(at: AppTest) -> pd.DataFrame:
     frames = [d.value for d in at.dataframe if "declined by the model" in d.value.columns]
     assert len(frames) == 1, [list(d.value.columns) for d in at.dataframe]
     return frames[0].set_index("model")
+
+
+def each_new_value(at: AppTest, values, recorded: list, key: str = "sidebar_v_wrong_input"):
+    """Type each of ``values`` in the sidebar's box ``key`` and rerun; yield it with ``recorded`` holding only what
+    that rerun recorded (it is emptied before each), the page checked clean."""
+    for value in values:
+        recorded.clear()
+        at.sidebar.number_input(key=key).set_value(value).run()
+        assert_clean(at)
+        yield value
