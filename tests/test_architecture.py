@@ -503,7 +503,6 @@ TESTED_ELSEWHERE = {
     "valuecore._io.safecsv": "tests/io/test_hostile_inputs.py",
     "valuecore._model.tier_values": "tests/core/test_shortlist.py",
     "valuecore._pipeline.segment_candidates": "tests/core/test_segment_rule.py",
-    "valuecore._stats.grouped_bootstrap": "tests/core/test_uncertainty.py",
     "valuecore.aggregation": ("tests/io/test_aggregate.py", "valuecore.aggregate"),
     "valuecore.recommendation": "tests/core/test_recommend.py",
     "valuecore.runs": ("tests/io/test_runfiles.py", "load_runs"),

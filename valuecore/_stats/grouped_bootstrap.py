@@ -71,17 +71,21 @@ def group_tree(run: SortedRun, values) -> GroupTree | None:
     if use_case is not None:
         # Categories in fit_policy's order: correct, then wrong.
         gains = np.array([use_case.gain_correct, use_case.gain_wrong])
-        category = (~p.correct).astype(np.intp)
+        if not p.has_model_abstentions:
+            # The run's cumulative counts per group hold the same whole numbers (exact: the frequency weights
+            # this serves total at most 2**53): O(groups), not a pass over the items.
+            weight = np.column_stack([np.diff(run.cum_correct), np.diff(run.cum_wrong)]).ravel()
+        else:
+            weight = _cell_weights(run, (~p.correct).astype(np.intp), 2)
     else:
         import pandas as pd
 
         codes, distinct = pd.factorize(values.for_classes(p.classes).gains[p.y_true, p.y_pred], sort=True)
         if distinct.shape[0] > MAX_CATEGORIES:
             return None
-        gains, category = np.asarray(distinct, dtype=np.float64), codes.astype(np.intp)
+        gains = np.asarray(distinct, dtype=np.float64)
+        weight = _cell_weights(run, codes.astype(np.intp), gains.shape[0])
     n_categories, n_groups = gains.shape[0], run.n_groups
-    cell = _item_groups(run) * n_categories + category
-    weight = np.bincount(cell, weights=p.sample_weight, minlength=n_groups * n_categories)
     depth = max(0, int(np.ceil(np.log2(n_groups))))
     size = 1 << depth
     node = np.zeros((2 * size, n_categories))
@@ -102,6 +106,12 @@ def group_tree(run: SortedRun, values) -> GroupTree | None:
     )
 
 
+def _cell_weights(run: SortedRun, category: np.ndarray, n_categories: int) -> np.ndarray:
+    """Weight of each (group, category) cell, flat, group-major."""
+    cell = _item_groups(run) * n_categories + category
+    return np.bincount(cell, weights=run.predictions.sample_weight, minlength=run.n_groups * n_categories)
+
+
 def _item_groups(run: SortedRun) -> np.ndarray:
     """Group (index into ``run.thresholds``) of each item, in the run's order."""
     if run._rank is not None:
@@ -119,10 +129,21 @@ def _value(tree: GroupTree, counts: np.ndarray) -> np.ndarray:
     return value
 
 
+def _drew_any(counts: np.ndarray) -> np.ndarray:
+    """Rows of (non-negative) counts that are not all zero; a column loop beats ``any(axis=1)`` on narrow rows."""
+    total = counts[:, 0].copy()
+    for c in range(1, counts.shape[1]):
+        total += counts[:, c]
+    return total > 0
+
+
 def best_groups(tree: GroupTree, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """The group whose confidence a re-tuned threshold takes, per resample; -1 for "accept nothing"."""
+    left_share, binomial = tree.left_share, rng.binomial
+
     def split(_, node, counts):
-        return rng.binomial(counts, tree.left_share[node])
+        # np.take: fancy indexing of rows copies them element by element, several times slower
+        return binomial(counts, np.take(left_share, node, axis=0))
 
     best = np.empty(n_resamples, dtype=np.intp)
     for start in range(0, n_resamples, _RESAMPLES_PER_CHUNK):
@@ -134,6 +155,9 @@ def best_groups(tree: GroupTree, n_resamples: int, rng: np.random.Generator) -> 
 def search(tree: GroupTree, root: np.ndarray, split) -> np.ndarray:
     """Best group per resample from the root counts (shape (R, K)); ``split(resample, node, counts)``
     gives the left children's counts. -1 where no prefix gains more than accepting nothing.
+
+    The nodes of a level are the kept left children of the level above, in order, then its kept right
+    children: the order in which ``split`` draws them, on which the random stream depends.
     """
     n_resamples = root.shape[0]
     resample = np.arange(n_resamples)
@@ -141,22 +165,35 @@ def search(tree: GroupTree, root: np.ndarray, split) -> np.ndarray:
     counts = root.astype(np.int64)
     before = np.zeros_like(counts)
     positive = np.maximum(tree.gains, 0.0)
+    before_value = _value(tree, before)  # of the items before each node
+    end_value = _value(tree, counts)  # of the items up to each node's end
     # The best value reached so far, a lower bound of each resample's optimum (0: accept nothing).
-    reached = np.maximum(_value(tree, counts), 0.0)
+    reached = np.maximum(end_value, 0.0)
     slack = 1e-9 * (float(np.abs(tree.gains).max(initial=0.0)) + np.abs(reached))
-    end_value = _value(tree, counts)
     for _ in range(tree.depth):
         left = np.asarray(split(resample, node, counts), dtype=np.int64)
-        resample = np.r_[resample, resample]
-        node = np.r_[2 * node, 2 * node + 1]
-        before = np.vstack([before, before + left])
-        counts = np.vstack([left, counts - left])
-        end_value = _value(tree, before + counts)
-        np.maximum.at(reached, resample, end_value)
+        n_parents = resample.shape[0]
+        # A left child starts where its parent starts and a right child ends where its parent ends: the only
+        # new values are the left children's ends (the right ones', their parents', are already in ``reached``).
+        after_left = before + left
+        left_end = _value(tree, after_left)
+        np.maximum.at(reached, resample, left_end)
+        children = np.concatenate([left, counts - left])
+        starts = np.concatenate([before_value, left_end])
         # A prefix ending inside a node is worth at most its items of positive gain taken first.
-        upper = _value(tree, before) + counts @ positive
-        keep = (counts.sum(axis=1) > 0) & (upper >= reached[resample] - slack[resample])
-        resample, node, counts, before, end_value = (a[keep] for a in (resample, node, counts, before, end_value))
+        upper = starts + children @ positive
+        lowest = np.take(reached - slack, resample)
+        keep = upper >= np.concatenate([lowest, lowest])
+        keep &= _drew_any(children)
+        kept = np.flatnonzero(keep)
+        is_right = kept >= n_parents
+        parent = kept - n_parents * is_right
+        resample = np.take(resample, parent)
+        node = 2 * np.take(node, parent) + is_right
+        counts = np.take(children, kept, axis=0)
+        before = np.take(np.concatenate([before, after_left]), kept, axis=0)
+        end_value = np.take(np.concatenate([left_end, end_value]), kept)
+        before_value = np.take(starts, kept)
     # Leaves: the drawn groups that can still be best. The first maximiser wins; it must gain.
     group = node - (1 << tree.depth)
     top = np.full(n_resamples, -np.inf)
