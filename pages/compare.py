@@ -20,6 +20,7 @@ from dashboard.tables import dataframe as show_dataframe
 from dashboard.views import compare as view
 
 RESAMPLES = COMPARE_RESAMPLES  # a link may name only these (dashboard.settings)
+TILE_CAPTION_WIDTH = 220  # px: a tile with a reading under it (the caption wraps at this width)
 
 
 def _show(notice: view.Notice) -> None:
@@ -81,10 +82,14 @@ for notice in page.notes:
 # -- the result, said twice
 # Model names can be long: they go in the heading, and the tile says A − B (the selectboxes above).
 st.subheader(page.heading)
-for column, tile in zip(st.columns([3, 5, 4]), page.tiles):
-    column.metric(tile.label, tile.value, help=tile.help)
+# A row that wraps, each tile as wide as its figure: in three fixed columns, at 800 px (a laptop with the sidebar
+# open) the interval ("-$0.0313 to $0.0977") and the first tile's label were cut.
+tiles = st.container(horizontal=True, gap="medium")
+for tile in page.tiles:
+    box = tiles.container(width=TILE_CAPTION_WIDTH if tile.caption else "content", gap="small")
+    box.metric(tile.label, tile.value, help=tile.help, width="content")
     if tile.caption:
-        column.caption(tile.caption)
+        box.caption(tile.caption)
 for sentence in page.sentences:
     st.markdown(sentence)
 st.caption(page.caption)

@@ -74,8 +74,8 @@ def test_threshold_stability_is_the_cores(digits):
                                                       rng=np.random.default_rng(0), n_resamples=200)
         confidence = chosen.report.models[model].splits["val"].confidence
         shown = {"Tuned threshold": table.loc[model, "Tuned threshold"],
-                 "95% range, high": table.loc[model, "95% range"].split(" to ")[1]}
-        for column, exact in (("Tuned threshold", expected.tuned_threshold), ("95% range, high", expected.high)):
+                 "95% interval, high": table.loc[model, "95% interval"].split(" to ")[1]}
+        for column, exact in (("Tuned threshold", expected.tuned_threshold), ("95% interval, high", expected.high)):
             written = float(shown[column])  # decides every tuning item as the exact threshold does
             assert np.array_equal(confidence >= written, confidence >= exact) and abs(written - exact) < 1e-3
         kept = np.count_nonzero(~np.isnan(np.asarray(expected.thresholds, dtype=float)))  # NaN: always abstain
