@@ -252,6 +252,23 @@ def paired_reading(comparison) -> str:
     return f"Not below {level}: the interval includes 0, no difference shown."
 
 
+def _stability(ws, model: str, tune_split: str, tune_run, values, seed: int, n_resamples: int):
+    """``vc.uncertainty.threshold_stability`` of a model's tuning split, kept by the workspace's cache.
+
+    It depends on the run (file content), the tuning split and its calibration, the values, the seed and the
+    number of resamples, and on nothing else the page sets: a new rule or another model B does not draw model
+    A's resamples again. The cache keys on exactly these.
+    """
+    def compute():
+        return vc.uncertainty.threshold_stability(tune_run, values, rng=np.random.default_rng(seed),
+                                                  n_resamples=n_resamples)
+
+    if ws.cache is None:
+        return compute()
+    return ws.cache.stage(ws, "threshold_stability", model, tune_split,
+                          (ws.calibration_key(model), values, seed, n_resamples), compute)
+
+
 def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> Stability:
     """The one-threshold policy re-tuned on bootstrap resamples of each model's tuning split."""
     rows, thresholds, tuned, notices = [], {}, [], []
@@ -263,9 +280,7 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
                                           "stability cannot be measured."))
             continue
         try:
-            stability = vc.uncertainty.threshold_stability(
-                tune_run, values, rng=np.random.default_rng(seed), n_resamples=min(n_resamples, STABILITY_RESAMPLES)
-            )
+            stability = _stability(ws, model, tune_split, tune_run, values, seed, min(n_resamples, STABILITY_RESAMPLES))
         except ValueError as error:
             notices.append(Notice("warning", f"**{md_text(model)}**: {md_text(error)}"))
             continue

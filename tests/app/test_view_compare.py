@@ -91,3 +91,42 @@ def test_what_stops_the_page_is_said():
     assert page.stop and "has no labels" in page.stop[0].text
     same = compare.build(chosen, ws, model_a="mlp", model_b="mlp", kind="threshold", n_resamples=200, seed=0)
     assert same.stop[0].text == "Pick two different models."
+
+
+def _fresh(ws, model, values, seed, n_resamples):
+    return vc.uncertainty.threshold_stability(ws.sorted(model, ws.tuning_split_for(model)), values,
+                                              rng=np.random.default_rng(seed), n_resamples=n_resamples)
+
+
+def test_the_kept_stability_is_drawn_again_exactly_when_what_it_depends_on_changes():
+    """Kept across reruns (a new rule or another model B draws nothing again), drawn anew for new values, seed,
+    resamples, calibration or tuning split: every kept one is what a fresh call gives, bit for bit."""
+    chosen, ws = selection("digits")
+
+    def kept(ws, values=chosen.values, seed=4, n_resamples=300, model="logreg"):
+        return compare._stability(ws, model, ws.tuning_split_for(model),
+                                  ws.sorted(model, ws.tuning_split_for(model)), values, seed, n_resamples)
+
+    first = kept(ws)
+    assert kept(ws) is first and kept(selection("digits")[1]) is first  # the next rerun's workspace keeps it too
+    np.testing.assert_array_equal(first.thresholds, _fresh(ws, "logreg", chosen.values, 4, 300).thresholds)
+    other_values = vc.UseCase(1, 0, -7)
+    changes = {
+        "values": (ws, dict(values=other_values), (ws, other_values, 4, 300)),
+        "seed": (ws, dict(seed=5), (ws, chosen.values, 5, 300)),
+        "resamples": (ws, dict(n_resamples=301), (ws, chosen.values, 4, 301)),
+    }
+    calibrated = selection("digits", calibration="temperature")[1]
+    changes["calibration"] = (calibrated, {}, (calibrated, chosen.values, 4, 300))
+    tuned_on_test = selection("digits", tune="test", evaluate="val")[1]
+    changes["tuning split"] = (tuned_on_test, {}, (tuned_on_test, chosen.values, 4, 300))
+    for change, (workspace_, arguments, (fresh_ws, values, seed, n_resamples)) in changes.items():
+        got = kept(workspace_, **arguments)
+        assert got is not first, change
+        want = _fresh(fresh_ws, "logreg", values, seed, n_resamples)
+        np.testing.assert_array_equal(got.thresholds, want.thresholds, err_msg=change)
+        assert (got.tuned_threshold, got.low, got.high) == (want.tuned_threshold, want.low, want.high), change
+    # The page: another rule and another model B leave model A's resamples as they were.
+    one = compare.threshold_stability(ws, ("logreg", "mlp"), chosen.values, n_resamples=300, seed=4)
+    two = compare.threshold_stability(ws, ("logreg", "svm_rbf"), chosen.values, n_resamples=300, seed=4)
+    assert one.table.iloc[0].equals(two.table.iloc[0]) and kept(ws) is first
