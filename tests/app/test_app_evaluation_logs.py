@@ -97,3 +97,13 @@ def test_a_source_outside_the_operators_folders_is_refused_in_the_words_of_a_ref
         else:
             assert serverfiles.REFUSAL in "\n".join(str(e.value) for e in at.sidebar.error), source
     assert os.path.islink(root / "runs" / "gamma")
+
+
+def test_compare_measures_the_threshold_stability_of_a_model_that_declines_items(root):
+    """The stability tree failed on runs with the model's own abstentions (a numpy shape error shown as the
+    page's warning); each model's stability is now measured, declined items resampled with the rest."""
+    at = start("pages/compare.py", src=f"folder:{OPTIONS}:runs")
+    assert_clean(at)
+    assert not [w.value for w in at.warning if "alpha" in w.value or "shape" in w.value]
+    stability = next(shown.value for shown in [*at.table, *at.dataframe] if "Tuned threshold" in shown.value.columns)
+    assert set(stability["Model"]) == {"alpha", "beta"}

@@ -46,10 +46,12 @@ class GroupTree:
     left_share : ndarray of shape (P, K)
         For internal node ``v`` (``1 <= v < P``), the share of its weight of
         each category held by its left child ``2 v`` (0 where it holds none).
-    root_share : ndarray of shape (K,)
-        Share of the whole weight held by each category.
+    root_share : ndarray of shape (K,) or (K + 1,)
+        Share of the whole weight held by each category; with items the model
+        declined, their share last (they are resampled, and hand off whatever
+        the threshold, so they hold no leaf).
     n_draws : int
-        Items a resample draws: the total weight.
+        Items a resample draws: the total weight, declined items included.
     n_groups : int
         Distinct confidences; leaf ``P + g`` is group ``g``.
     depth : int
@@ -80,9 +82,14 @@ def group_tree(run: SortedRun, values) -> GroupTree | None:
     else:
         import pandas as pd
 
-        codes, distinct = pd.factorize(values.for_classes(p.classes).gains[p.y_true, p.y_pred], sort=True)
+        item_gain = values.for_classes(p.classes).gains[p.y_true, p.y_pred]
+        answered = ~p.model_abstained if p.has_model_abstentions else None
+        # Only answered items' gains are categories: a declined item's would be a category of no cell.
+        codes, distinct = pd.factorize(item_gain if answered is None else item_gain[answered], sort=True)
         if distinct.shape[0] > MAX_CATEGORIES:
             return None
+        if answered is not None:
+            codes = _spread(codes, answered)
         gains = np.asarray(distinct, dtype=np.float64)
         weight = _cell_weights(run, codes.astype(np.intp), gains.shape[0])
     n_categories, n_groups = gains.shape[0], run.n_groups
@@ -95,11 +102,14 @@ def group_tree(run: SortedRun, values) -> GroupTree | None:
         node[first:stop] = node[2 * first:2 * stop:2] + node[2 * first + 1:2 * stop:2]
     left_share = np.divide(node[2:2 * size:2], node[1:size], out=np.zeros((size - 1, n_categories)),
                            where=node[1:size] > 0)  # fmt: skip
-    total = node[1].sum()
+    root = node[1]
+    if p.has_model_abstentions:
+        root = np.r_[root, p.sample_weight[p.model_abstained].sum()]
+    total = root.sum()
     return GroupTree(
         gains=gains,
         left_share=np.vstack([np.zeros((1, n_categories)), left_share]),
-        root_share=node[1] / total if total > 0 else node[1],
+        root_share=root / total if total > 0 else root,
         n_draws=int(round(total)),
         n_groups=n_groups,
         depth=depth,
@@ -107,17 +117,30 @@ def group_tree(run: SortedRun, values) -> GroupTree | None:
 
 
 def _cell_weights(run: SortedRun, category: np.ndarray, n_categories: int) -> np.ndarray:
-    """Weight of each (group, category) cell, flat, group-major."""
+    """Weight of each (group, category) cell, flat, group-major; items the model declined are in no cell."""
+    p = run.predictions
     cell = _item_groups(run) * n_categories + category
-    return np.bincount(cell, weights=run.predictions.sample_weight, minlength=run.n_groups * n_categories)
+    weight = p.sample_weight
+    if p.has_model_abstentions:
+        answered = ~p.model_abstained
+        cell, weight = cell[answered], weight[answered]
+    return np.bincount(cell, weights=weight, minlength=run.n_groups * n_categories)
+
+
+def _spread(codes: np.ndarray, answered: np.ndarray) -> np.ndarray:
+    """The answered items' codes at their places among all items; 0 for a declined item (in no cell)."""
+    every = np.zeros(answered.shape[0], dtype=np.intp)
+    every[answered] = codes
+    return every
 
 
 def _item_groups(run: SortedRun) -> np.ndarray:
     """Group (index into ``run.thresholds``) of each item, in the run's order."""
     if run._rank is not None:
         return run._rank.astype(np.intp)
-    groups = np.empty(run.predictions.n, dtype=np.intp)
-    groups[run.order] = np.repeat(np.arange(run.n_groups), np.diff(np.r_[0, run.group_end]))
+    groups = np.zeros(run.predictions.n, dtype=np.intp)  # declined items (in no group, last in the order): 0
+    answered = int(run.group_end[-1]) if run.n_groups else 0
+    groups[run.order[:answered]] = np.repeat(np.arange(run.n_groups), np.diff(np.r_[0, run.group_end]))
     return groups
 
 
@@ -140,6 +163,7 @@ def _drew_any(counts: np.ndarray) -> np.ndarray:
 def best_groups(tree: GroupTree, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """The group whose confidence a re-tuned threshold takes, per resample; -1 for "accept nothing"."""
     left_share, binomial = tree.left_share, rng.binomial
+    n_categories = tree.gains.shape[0]  # a resample's declined items, drawn last at the root, are dropped there
 
     def split(_, node, counts):
         # np.take: fancy indexing of rows copies them element by element, several times slower
@@ -148,7 +172,8 @@ def best_groups(tree: GroupTree, n_resamples: int, rng: np.random.Generator) -> 
     best = np.empty(n_resamples, dtype=np.intp)
     for start in range(0, n_resamples, _RESAMPLES_PER_CHUNK):
         size = min(_RESAMPLES_PER_CHUNK, n_resamples - start)
-        best[start:start + size] = search(tree, rng.multinomial(tree.n_draws, tree.root_share, size=size), split)
+        root = rng.multinomial(tree.n_draws, tree.root_share, size=size)[:, :n_categories]
+        best[start:start + size] = search(tree, root, split)
     return best
 
 
