@@ -283,7 +283,8 @@ def gaps_table(fit, evaluation, tune_split, eval_split, currency: str) -> pd.Dat
     if eval_split != tune_split:
         rows.append((f"Gap on {eval_split}", *(gap_text(cap, getattr(evaluation, cap), currency)
                                                 for cap, _, _ in CAPS)))
-    return pd.DataFrame(rows, columns=["", *(f"Gap in {words}" for _, words, _ in CAPS)])
+    # The measure alone heads its column (the rows say "Gap on ..."): "Gap in value per item" was cut at 800 px.
+    return pd.DataFrame(rows, columns=["", *(words[0].upper() + words[1:] for _, words, _ in CAPS)])
 
 
 def tuned_sentence(fit, column: str, tune_split, eval_split) -> str:
