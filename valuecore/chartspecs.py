@@ -647,8 +647,9 @@ def calibration_value_spec(
         "facet": _field("model", "nominal", title=None, sort=[str(m) for m in models if str(m) in shown]),
         "columns": columns,
         "spec": {"layer": [zero, lines, points], "width": size, "height": size},
-        "title": "Value against the penalty ω: the threshold ω/(1+ω) before and after recalibration, and the "
-                 "tuned threshold",
+        # Short lines: in one line of 100 characters the title ran past two panels (cut at 800 px).
+        "title": {"text": "Value against the penalty ω",
+                  "subtitle": ["The threshold ω/(1+ω) before and after recalibration,", "and the tuned threshold"]},
         "config": {"legend": dict(BOTTOM_LEGENDS)},
     }
 
