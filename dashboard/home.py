@@ -23,10 +23,6 @@ from .data import Workspace, policy_key, values_key
 from .rules import rule_options
 from .safetext import md_text
 
-# A metric tile's value is set in a large font: what a tile holds in a quarter of the page at 1280 px.
-CHARACTERS_IN_A_QUARTER = 8
-
-
 @dataclass(frozen=True)
 class Tile:
     """One metric tile: a short label, its value as text, a tooltip, and a change to show under it (if any)."""

@@ -98,12 +98,12 @@ if changes is not None:
     state.change_now(**changes)  # in force on every page (and in the link), then drawn again
 st.caption(page.status)
 
-left, right = st.columns([3, 1])
+# One below the other: in a quarter of the page the button read "Reset to the…" at 800 px.
 if len(classes) == 2:
-    with left.expander("Binary preset: value of TP, TN, FP, FN"):
+    with st.expander("Binary preset: value of TP, TN, FP, FN"):
         _binary_preset(selection, classes)
-if right.button("Reset to the three values", key="cost_matrix_reset",
-                disabled=selection.settings.value_matrix is None):
+if st.button("Reset to the three values", key="cost_matrix_reset",
+             disabled=selection.settings.value_matrix is None):
     state.change_now(matrix=None)
 
 _matrix_as_colours(page.cells, selection.currency)
@@ -114,7 +114,7 @@ if page.left_out_note:
     st.caption(page.left_out_note)
 for severity, message in page.notes:
     getattr(st, severity)(message)
-show_dataframe(page.summary_styled, hide_index=True, width="stretch")
+show_dataframe(page.summary_styled, column_order=list(page.summary_columns), hide_index=True, width="stretch")
 st.caption(page.summary_caption)
 
 # ---- one model in detail

@@ -78,8 +78,8 @@ def _policies(selection) -> None:
     st.subheader("What the policy says")
     st.info(shown.headline)
     # "0.9400" beside "$0.94" on the first page: the numbers read as everywhere (valuecore.wording).
-    show_dataframe(styled(shown.summary, view.summary_formats(selection)),
-                   column_order=list(shown.summary_columns), hide_index=True)
+    show_dataframe(view.summary_table(shown.summary, selection), column_order=list(shown.summary_columns),
+                   hide_index=True)
     if shown.class_thresholds is not None:
         st.caption("Per-class thresholds: act on a prediction of a class when its confidence is at least:")
         show_dataframe(shown.class_thresholds, hide_index=True)
@@ -112,7 +112,7 @@ def _stored(selection, status) -> None:
     st.markdown("**The stored policies**")
     policies = view.stored(document, status, selection.report.models)
     # the stored value reads in money as everywhere, not as a bare 0.9412
-    show_dataframe(styled(policies.summary, view.summary_formats(selection)), column_order=list(view.STORED_COLUMNS),
+    show_dataframe(view.summary_table(policies.summary, selection), column_order=list(view.STORED_COLUMNS),
                    hide_index=True)
     if policies.class_thresholds is not None:
         show_dataframe(policies.class_thresholds, hide_index=True)

@@ -17,15 +17,15 @@ from dashboard.views import value as view
 
 def _what_if(selection, intro) -> float | None:
     """The what-if toggle and, when on, the threshold the user picks (None when off)."""
-    what_if_col, slider_col = st.columns([2, 3])  # wide enough for the toggle label at 1280 px
-    what_if = what_if_col.toggle("What if I pick the threshold?", value=selection.settings.what_if is not None,
-                                 key="value_what_if")
+    # The slider under the toggle, not beside it: a column of 2/5 cut the label to "What if I pick the thre…" at
+    # 800 px.
+    what_if = st.toggle("What if I pick the threshold?", value=selection.settings.what_if is not None,
+                        key="value_what_if")
     if what_if:
-        with slider_col:
-            return state.value(
-                st.slider, "what_if", "Your threshold (act when confidence ≥ this)", key="value_manual_threshold",
-                default=intro.what_if_default, min_value=0.0, max_value=1.0, step=0.005, format="%.3f", convert=float,
-            )
+        return state.value(
+            st.slider, "what_if", "Your threshold (act when confidence ≥ this)", key="value_manual_threshold",
+            default=intro.what_if_default, min_value=0.0, max_value=1.0, step=0.005, format="%.3f", convert=float,
+        )
     state.from_widget("what_if", None)
     return None
 
@@ -37,15 +37,15 @@ def _verdict(page) -> None:
         st.stop()
     if page.rule_sentence is not None:
         st.markdown(page.rule_sentence)
-    if page.tiles_in_pairs:
-        columns = [*st.columns(2), *st.columns(2)]
-    else:
-        columns = st.columns(4)
-    for column, tile in zip(columns, page.tiles):
-        column.metric(tile.label, tile.value, help=tile.help or None)
+    # A row that wraps: each tile is as wide as its label and value need, so at 800 px (sidebar open) the four
+    # take two rows instead of cutting "Highest on these items" to "Highest on …".
+    with st.container(horizontal=True, gap="medium"):
+        for tile in page.tiles:
+            st.metric(tile.label, tile.value, help=tile.help or None)
     if page.what_if_tiles:
-        for column, tile in zip(st.columns(3), page.what_if_tiles):
-            column.metric(tile.label, tile.value, delta=tile.delta, delta_color=tile.delta_color, help=tile.help)
+        with st.container(horizontal=True, gap="medium"):
+            for tile in page.what_if_tiles:
+                st.metric(tile.label, tile.value, delta=tile.delta, delta_color=tile.delta_color, help=tile.help)
     for sentence in page.sentences:
         st.markdown(sentence)
     for note in page.overfitting_notes:
@@ -92,8 +92,8 @@ _verdict(page)
 
 # ---- one row per model, and the no-model baseline
 column_help = {c: st.column_config.Column(help=words) for c, words in view.COLUMN_HELP.items()}
-table_options = dict(hide_index=True, width="stretch",  # "Model" holds "no model (always hand off)"
-                     column_config={"Model": st.column_config.TextColumn(width="medium"), **column_help})
+# Each column as wide as its cells: a 200 px "Model" pushed "Acted on" behind a sideways scroll at 800 px.
+table_options = dict(hide_index=True, width="stretch", column_config=column_help)
 dataframe(page.table, column_order=[c for c in page.shown_columns if c in page.table.data.columns],
           **table_options)
 # The whole table is marshalled only when its details are open: a closed expander's table cost every new value

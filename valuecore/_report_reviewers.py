@@ -128,7 +128,7 @@ def reviewers_section(reviewers, models, document, values, currency: str = "", *
                        wording.money(judged.baseline_per_item, currency), "", ""])
     body = _people(reviewers, values) + intro + _table(
         ["Model", "Rule for these reviewers", "Handed over", "Reviewers right", "Value per item",
-         "Likely range (95%)", "The report's rule, with these reviewers"], table_rows)
+         wording.INTERVAL_HEADER, "The report's rule, with these reviewers"], table_rows)
     best = judged.best
     if best is not None:
         level = f", level with {', '.join(judged.contenders)}" if judged.contenders else ""

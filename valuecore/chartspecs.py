@@ -229,16 +229,16 @@ def _value_scale(curves: list[dict], bands: list[dict], y_min: float | None) -> 
     highs = list(lows)
     lows += [r["low"] for r in bands if r.get("low") is not None]
     highs += [r["high"] for r in bands if r.get("high") is not None]
-    # Fit the axis to the curves: four curves between 0.83 and 1.0 were squeezed into the top of a 0-1 axis.
-    # Zero (no model) stays in view when the data come near it, so a fall below it is never hidden.
-    low = min(lows) if lows else 0.0
-    high = max(highs) if highs else 1.0
-    if 0.0 < low < 0.25 * max(high, 1e-12):
-        low = 0.0
+    # Zero (no model) is always on the axis: a value chart without it misleads (curves between 0.53 and 1.0
+    # drawn from 0.53 read as a model worth nothing at ω = 10), and a model worth less than nothing must be
+    # seen below the zero line. The axis runs from the lower of 0 and the lowest curve or band to the highest.
+    low = min([0.0, *lows])
+    high = max([0.0, *highs]) if highs else 1.0
     high = max(high, low + 0.02)
-    # A little room below and above, so neither the lowest band nor the top curve sits on the frame.
+    # A little room above, and below when a curve or band falls under zero, so none of them sits on the frame.
     pad = 0.04 * (high - low)
-    low = low - pad if y_min is None else max(low - pad, y_min)
+    if low < 0.0:
+        low = low - pad if y_min is None else max(low - pad, min(y_min, 0.0))
     return {"domain": [low, min(high + pad, 1.0) if high <= 1.0 else high + pad], "nice": False}
 
 
@@ -267,8 +267,9 @@ def voc_spec(
     bands : DataFrame or list of dict, optional
         ``model, omega, low, high``: bootstrap bands, faint areas with dashed edges.
     y_min : float, optional
-        Lower end of the value axis. By default the axis follows the data, from the lowest curve or band
-        value (or 0 when the data come near it) to the highest.
+        Lowest end of the value axis, for curves that dive far below zero (the axis still starts at 0 or
+        below: zero, no model, is always on it). By default the axis runs from the lower of 0 and the lowest
+        curve or band value to the highest.
     height : int
 
     Returns
@@ -438,22 +439,29 @@ def confidence_histogram_spec(histogram, thresholds=None, *, title: str = "", he
     Returns
     -------
     dict
-        Bars of each outcome's share per bin, each outcome normalised on its own: wrong answers are usually
-        few, and on a shared scale their distribution would be invisible.
+        Bars of each outcome's share per bin, each outcome normalised on its own (wrong answers are usually
+        few, and on a shared scale their distribution would be invisible), the two side by side in each bin.
     """
     rows = records(histogram)
     totals = {}
     for row in rows:
         totals[row["outcome"]] = totals.get(row["outcome"], 0) + (row["count"] or 0)
-    data = [{**row, "share_of_outcome": row["count"] / totals[row["outcome"]] if totals[row["outcome"]] > 0 else 0.0}
-            for row in rows]
-    step = float(rows[0]["bin_end"] - rows[0]["bin_start"]) if rows else 0.05
+    # Side by side: each bin's correct answers left of its middle, its wrong answers right of it, a gap between
+    # bins. Drawn over each other with opacity, the two colours mixed into a brown where both were tall.
+    side = {outcome: i for i, outcome in enumerate(CORRECT_WRONG["domain"])}
+    data = []
+    for row in rows:
+        start, end = float(row["bin_start"]), float(row["bin_end"])
+        middle, width = (start + end) / 2, 0.45 * (end - start)
+        left = middle - width if side.get(row["outcome"], 0) == 0 else middle
+        data.append({**row, "bar_start": left, "bar_end": left + width,
+                     "share_of_outcome": row["count"] / totals[row["outcome"]] if totals[row["outcome"]] > 0 else 0.0})
     layers = [_view(
-        "histogram", "bar", {"binSpacing": 1, "opacity": 0.6},
-        x=_field("bin_start", title="Confidence of the predicted class", bin={"binned": True, "step": step},
-                 scale={"domain": [0, 1]}),
-        x2={"field": "bin_end"},
+        "histogram", "bar",
+        x=_field("bar_start", title="Confidence of the predicted class", scale={"domain": [0, 1]}),
+        x2={"field": "bar_end"},
         y=_field("share_of_outcome", title="Share of its outcome (%)", stack=None, axis={"format": "%"}),
+        y2={"datum": 0},  # with a range on x, a bar without it is a horizontal tick at its height
         color=_field("outcome", "nominal", title="Prediction", scale=dict(CORRECT_WRONG)),
         order=_field("outcome", "nominal", sort="ascending"),
         tooltip=[_tip("outcome", "Prediction", "nominal"), _tip("bin_start", "Confidence from", fmt=".2f"),
@@ -525,7 +533,8 @@ def reliability_spec(rows, models, *, columns: int = 3, size: int = 180) -> dict
         _tip("model", "Model", "nominal"), _tip("stage", "Confidence", "nominal"),
         _tip("bin_lower", "Bin from", fmt=".3f"), _tip("bin_upper", "Bin to", fmt=".3f"),
         _tip("mean_confidence", "Mean confidence", fmt=".3f"), _tip("accuracy", "Accuracy", fmt=".3f"),
-        _tip("accuracy_low", "Accuracy, 95% low", fmt=".3f"), _tip("accuracy_high", "Accuracy, 95% high", fmt=".3f"),
+        _tip("accuracy_low", "Accuracy, 95% interval, low", fmt=".3f"),
+        _tip("accuracy_high", "Accuracy, 95% interval, high", fmt=".3f"),
         _tip("count", "Items (weighted)", fmt=",.0f"),
     ]
     x = _field("mean_confidence", title=_MEAN_CONFIDENCE, scale=unit)
@@ -638,8 +647,9 @@ def calibration_value_spec(
         "facet": _field("model", "nominal", title=None, sort=[str(m) for m in models if str(m) in shown]),
         "columns": columns,
         "spec": {"layer": [zero, lines, points], "width": size, "height": size},
-        "title": "Value against the penalty ω: the threshold ω/(1+ω) before and after recalibration, and the "
-                 "tuned threshold",
+        # Short lines: in one line of 100 characters the title ran past two panels (cut at 800 px).
+        "title": {"text": "Value against the penalty ω",
+                  "subtitle": ["The threshold ω/(1+ω) before and after recalibration,", "and the tuned threshold"]},
         "config": {"legend": dict(BOTTOM_LEGENDS)},
     }
 

@@ -257,7 +257,7 @@ def html_report(
             rows.append([s.model, wording.money(s.per_item, currency), likely, wording.percent(s.coverage), against])
         rows.append(["no model (hand everything over)", wording.money(verdict.baseline_per_item, currency), "",
                      wording.percent(0.0), "baseline"])
-        verdict_html += _table(["Model", "Value per item", "Likely range (95%)", "Acted on", "Against the best"],
+        verdict_html += _table(["Model", "Value per item", wording.INTERVAL_HEADER, "Acted on", "Against the best"],
                                rows, numeric=(1, 3))
 
     # -- the value table
@@ -275,7 +275,7 @@ def html_report(
             f"{wording.amount(ci[0], currency)} to {wording.amount(ci[1], currency)}" if ci else "not available",
         ])
     value_html = _table(
-        ["Model", "Rule", "Value per item", "Total value", "Acted on", "Right when acting", "95% interval per item"],
+        ["Model", "Rule", "Value per item", "Total value", "Acted on", "Right when acting", wording.INTERVAL_HEADER],
         value_rows, numeric=(2, 3, 4, 5),
     )
     value_html += "".join(

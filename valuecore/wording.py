@@ -126,6 +126,7 @@ __all__ = [
     "rule_name",
     "recommendation_headline",
     "recommendation_reason",
+    "INTERVAL_HEADER",
     "SEGMENT_COLUMNS",
     "SEGMENT_VALUES_NOTE",
     "segment_rows",
@@ -137,6 +138,10 @@ __all__ = [
 ]
 
 DASH = "–"
+# The one name of a table's column of 95% intervals (the value per item's, unless its header says otherwise), on
+# every page, in the HTML report and in the CLI's tables: "95% low", "95% range" and "likely range (95%)" named
+# the same thing three ways.
+INTERVAL_HEADER = "95% interval"
 PERCENT_DIGITS = 1
 _MIN_THRESHOLD_DECIMALS = 3
 # Beyond six significant digits a threshold is noise to a reader; the exact one is in the tooltip and the JSON.
@@ -1215,4 +1220,4 @@ SEGMENT_VALUES_NOTE = ("thresholds per segment: left out of the recommendation, 
                        "shown below with each segment's own values")
 
 SEGMENT_COLUMNS = ("segment", "rule", "items", "hand-off rate", "error rate", "value per item",
-                   "likely value per item (95%)", "error rate at most (90%)")
+                   INTERVAL_HEADER, "error rate at most (90%)")

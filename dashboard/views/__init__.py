@@ -43,6 +43,15 @@ def threshold_text(threshold: float | None, confidences=None) -> str:
 
 
 THRESHOLD_SIGNIFICANT = vc.wording.THRESHOLD_SIGNIFICANT
+INTERVAL_HEADER = vc.wording.INTERVAL_HEADER
+
+
+def interval_text(low, high, amount) -> str:
+    """A 95% interval in one cell, as every table writes it: "$0.867 to $0.979" (``amount``: three significant
+    digits), "too few items" when it is unbounded, "" when there is none (no labels, or not computed)."""
+    if low is None or high is None or bool(np.isnan(low)) or bool(np.isnan(high)):
+        return ""
+    return f"{amount(low)} to {amount(high)}" if np.isfinite(low) and np.isfinite(high) else "too few items"
 
 
 def shown_confidences(ws, model: str):

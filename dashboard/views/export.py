@@ -19,20 +19,24 @@ import valuecore as vc
 from ..home import page_recommendation, raw_confidence_note, segment_recommendation
 from ..safetext import md_text
 from ..settings import Settings, document_with_settings, settings_from_document
-from . import POLICY_LABELS, shown_confidences, split_text
+from ..tables import styled
+from . import INTERVAL_HEADER, POLICY_LABELS, interval_text, shown_confidences, split_text
 from . import rule_options as page_rule_options
 
 __all__ = ["ExportPage", "RestoreStatus", "StoredPolicies", "applied_frame", "build", "restore", "rule_label",
-           "rule_options", "stored", "summary_frame"]
+           "rule_options", "stored", "summary_frame", "summary_table"]
 
 # The value per item reads in money in every cell (summary_formats), so its header names no currency.
 VALUE_PER_ITEM = "Value per item"
 # The share of items acted on, named as the Value page and Values per class name it.
 ACTED_ON = "Acted on"
-SUMMARY_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, "95% low", "95% high", ACTED_ON)
+# The threshold(s) under the Value page's header; the interval in one column under its one name ("95% low" and
+# "95% high" pushed "Acted on" behind a sideways scroll at 800 px, a laptop with the sidebar open).
+THRESHOLD = "Threshold"
+SUMMARY_COLUMNS = ("Model", THRESHOLD, VALUE_PER_ITEM, INTERVAL_HEADER, ACTED_ON)
 # The rest, one click away: with the model's name, so that each table fits 800 px (a laptop with the sidebar open).
 DETAILS_COLUMNS = ("Model", "Policy", "Calibration", "Tuned on", "Evaluated on", "Estimated")
-PER_CLASS = "one per class (table below)"
+PER_CLASS = "per class"  # as on the Value page, the table below says them; "one per class (table below)": 175 px
 
 
 def _threshold(value, confidences=None) -> str:
@@ -60,14 +64,21 @@ def thresholds_text(policy: dict, confidences=None, segments: dict | None = None
 
 def summary_formats(selection) -> dict:
     """How the summary's numbers read (column -> formatter), as on every page: the value per item in money, its
-    interval at three significant digits (``wording.amount``), the share acted on in percent. The stored policies'
-    tables (an import) read the same way."""
-    return {VALUE_PER_ITEM: selection.money, "95% low": selection.amount,
-            "95% high": selection.amount, ACTED_ON: vc.wording.percent}
+    interval at three significant digits (``wording.amount``, :func:`summary_table`), the share acted on in percent.
+    The stored policies' tables (an import) read the same way."""
+    return {VALUE_PER_ITEM: selection.money, ACTED_ON: vc.wording.percent}
+
+
+def summary_table(summary: pd.DataFrame, selection):
+    """A :func:`summary_frame` as the page shows it: the interval in one cell ("$0.867 to $0.979", as the Value
+    page writes it), the numbers formatted (:func:`summary_formats`)."""
+    frame = summary.assign(**{INTERVAL_HEADER: [interval_text(low, high, selection.amount) for low, high in
+                                                zip(summary["ci95_low"], summary["ci95_high"])]})
+    return styled(frame, summary_formats(selection))
 
 
 # The stored policies' table (an import): what they are and where they were made.
-STORED_COLUMNS = ("Model", "Threshold(s)", VALUE_PER_ITEM, ACTED_ON, "Tuned on", "Evaluated on")
+STORED_COLUMNS = ("Model", THRESHOLD, VALUE_PER_ITEM, ACTED_ON, "Tuned on", "Evaluated on")
 
 
 def summary_frame(document: dict, confidences: dict | None = None) -> pd.DataFrame:
@@ -88,15 +99,15 @@ def summary_frame(document: dict, confidences: dict | None = None) -> pd.DataFra
             "Policy": (POLICY_LABELS.get(vc.recommendation.SEGMENT_RULE) + f" ({entry['segments']['column']})"
                        if entry.get("segments") else POLICY_LABELS.get(entry["policy"]["kind"],
                                                                         entry["policy"]["kind"])),
-            "Threshold(s)": PER_CLASS if per_class else thresholds_text(entry["policy"],
+            THRESHOLD: PER_CLASS if per_class else thresholds_text(entry["policy"],
                                                                         confidences.get(entry["model"]),
                                                                         entry.get("segments")),
             "Calibration": vc.calibration.describe_calibration(entry["policy"]["calibration"]),
             "Tuned on": entry["tuned_on"]["split"] or "nothing (from the values)",
             "Evaluated on": evaluation.get("split"),
             VALUE_PER_ITEM: evaluation.get("value_per_item"),
-            "95% low": ci[0],
-            "95% high": ci[1],
+            "ci95_low": ci[0],  # the JSON's own name: summary_table writes them as one "95% interval"
+            "ci95_high": ci[1],
             ACTED_ON: evaluation.get("coverage"),
             "Estimated": bool(evaluation.get("estimated", False)),
         })

@@ -39,8 +39,8 @@ VALUE_CAP_STEPS = 50  # the value cap's stops: 0 to half the values' spread, in 
 SAMPLE_WITH_SEGMENTS = "diabetes"  # the bundled sample whose runs carry segment columns (sex, age_band)
 
 # The columns of valuecore.wording.segment_rows (the CLI's report --segment), as the pages write headers.
-TABLE_COLUMNS = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item", "95% interval",
-                 "Error rate at most", "Note")
+TABLE_COLUMNS = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item",
+                 vc.wording.INTERVAL_HEADER, "Error rate at most", "Note")
 TABLE_SHOWN = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Value per item")
 TABLE_HELP = {
     "Segment": "The segment's name, as the run files write it.",
@@ -51,7 +51,7 @@ TABLE_HELP = {
     "Error rate at most": "With 90% confidence, the error rate of this threshold on new items of the segment is "
                           "at most this (Clopper-Pearson; it counts each row as one independent item).",
     "Value per item": "The segment's value per item, hand-offs included.",
-    "95% interval": "Where the value per item on new items of the segment is likely to fall.",
+    vc.wording.INTERVAL_HEADER: "Where the value per item on new items of the segment is likely to fall.",
 }
 TABLE_CAPTION = ("Each row is one segment on the evaluated split, with the threshold tuned on the tuning split. "
                  "A dash (–) means the segment acts on no item, so it has no error rate.")
@@ -283,7 +283,8 @@ def gaps_table(fit, evaluation, tune_split, eval_split, currency: str) -> pd.Dat
     if eval_split != tune_split:
         rows.append((f"Gap on {eval_split}", *(gap_text(cap, getattr(evaluation, cap), currency)
                                                 for cap, _, _ in CAPS)))
-    return pd.DataFrame(rows, columns=["", *(f"Gap in {words}" for _, words, _ in CAPS)])
+    # The measure alone heads its column (the rows say "Gap on ..."): "Gap in value per item" was cut at 800 px.
+    return pd.DataFrame(rows, columns=["", *(words[0].upper() + words[1:] for _, words, _ in CAPS)])
 
 
 def tuned_sentence(fit, column: str, tune_split, eval_split) -> str:

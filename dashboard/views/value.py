@@ -22,12 +22,14 @@ from ..data import Workspace
 from ..home import Tile
 from ..safetext import md_text
 from ..tables import styled
-from . import (GLOBAL_THRESHOLD_KINDS, fit, load_problem_note, number, percent, rule_options, short_list,
+from . import (GLOBAL_THRESHOLD_KINDS, fit, interval_text, load_problem_note, number, percent, rule_options, short_list,
                shown_confidences, split_notes, split_text, threshold_help, threshold_number, threshold_on_data,
                threshold_text)
 
-# The columns shown by default; the rest are in the "All columns" details.
-VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on", "Over no model")
+# The columns shown by default; the rest are in the "All columns" details. Five fit 800 px with the sidebar open
+# (466 px for the table); "Over no model" made it scroll sideways, and the "no model" row beside it says as much.
+VALUE_SHOWN = ("★", "Model", "Threshold", "Value per item", "Acted on")
+NO_MODEL_ROW = "no model (hand off all)"  # "(always hand off)" widened the Model column past 800 px
 # With the what-if on, the picked threshold's numbers sit beside the tuned ones, not in the collapsed details.
 WHAT_IF_SHOWN = ("Yours: per item", "Yours: acted on")
 WHAT_IF_HELP = "At the threshold picked with the what-if slider"
@@ -55,7 +57,6 @@ class ValuePage:
     failure: str | None  # no model could be evaluated: said instead of everything below
     rule_sentence: str | None  # the verdict with this rule, in one sentence
     tiles: tuple[Tile, ...]  # best model, its threshold, value per item, over no model
-    tiles_in_pairs: bool  # a long threshold or model name gets half the row
     what_if_tiles: tuple[Tile, ...]
     sentences: tuple[str, ...]  # who is best, who is worth less than no model, who needs hand-offs
     overfitting_notes: tuple[str, ...]
@@ -112,7 +113,7 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
     if best is None:
         failure = "No selected model could be evaluated: " + "; ".join(
             f"{md_text(r.model)}: {md_text(r.note)}" for r in rows if r.note)
-        return ValuePage(kind, notes, failure, None, (), False, (), (), (), False, None, None, (), (), (), "{}", None,
+        return ValuePage(kind, notes, failure, None, (), (), (), (), False, None, None, (), (), (), "{}", None,
                          (), tuple(rows))
     best_row = next(r for r in rows if r.model == best)
     # Thresholds with the digits that tell their decisions apart on the data shown; every digit in the help and JSON.
@@ -147,8 +148,6 @@ def build(selection, ws: Workspace, kind: str, what_if: float | None = None) -> 
         failure=None,
         rule_sentence=rule_sentence,
         tiles=tiles,
-        # A long threshold or model name gets half the row (a quarter of 1280 px cut "full_precision").
-        tiles_in_pairs=max(len(threshold_shown), len(best_tile.value)) > home.CHARACTERS_IN_A_QUARTER,
         what_if_tiles=_what_if_tiles(best_row, what_if, money) if what_if is not None else (),
         sentences=tuple(value_verdict(rows, money, confidences, total=selection.projected)),
         overfitting_notes=tuple(md_text(n) for n in home.simpler_rule_notes(ws, models, kind, values,
@@ -410,7 +409,7 @@ def value_table(rows: list[ModelValue], *, with_what_if: bool = False, confidenc
         view = baseline.view
         record = {
             "best": "",
-            "model": "no model (always hand off)",
+            "model": NO_MODEL_ROW,
             "threshold": np.nan,
             "threshold_text": "none",  # the model cell says it; a longer word widened the table past 1280 px
             "rule": "hand every item over",
@@ -505,7 +504,7 @@ VALUE_COLUMNS = {
     "rule": "Rule",
     "value_total": "Total value",
     "value_per_item": "Value per item",
-    "interval": "95% interval per item",
+    "interval": vc.wording.INTERVAL_HEADER,
     "value_dimensionless": "Dimensionless value",
     "coverage": "Acted on",
     "selective_accuracy": "Accuracy when acting",
@@ -529,11 +528,7 @@ def value_styler(table: pd.DataFrame, money, confidences: dict | None = None, *,
     amount, total = amount or money, total or money
     frame = table.copy()
     frame["threshold"] = frame["threshold_text"]
-    frame["interval"] = [
-        (f"{amount(lo)} to {amount(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "too few items")
-        if pd.notna(lo) and pd.notna(hi) else ""
-        for lo, hi in zip(frame["interval_low"], frame["interval_high"])
-    ]
+    frame["interval"] = [interval_text(lo, hi, amount) for lo, hi in zip(frame["interval_low"], frame["interval_high"])]
     frame = frame[[c for c in VALUE_COLUMNS if c in frame.columns]].rename(columns=VALUE_COLUMNS)
     money_columns = ["Value per item", "Accept all, per item", "Over no model", "Yours: per item"]
     formats = {c: money for c in money_columns}

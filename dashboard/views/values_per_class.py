@@ -130,6 +130,13 @@ def summary_frame(fitted: dict) -> pd.DataFrame:
     return pd.DataFrame(records, columns=list(SUMMARY_COLUMNS))
 
 
+def summary_columns(summary: pd.DataFrame) -> tuple[str, ...]:
+    """The summary's columns as shown: "Note" only when a row has one (an empty column of notes read as missing
+    data, and pushed the table past 800 px)."""
+    has_note = summary["note"].fillna("").astype(str).str.len().gt(0).any()
+    return tuple(label for column, label in SUMMARY_COLUMNS.items() if column != "note" or has_note)
+
+
 def summary_styler(summary: pd.DataFrame, money, total=None):
     """The summary as the page shows it: money and shares as text, each model's best rule highlighted.
 
@@ -169,6 +176,7 @@ class ValuesPerClassPage:
     notes: tuple  # (severity, message) per split caveat
     summary: pd.DataFrame
     summary_styled: object  # a pandas Styler of the summary
+    summary_columns: tuple  # its columns as shown (summary_columns)
     summary_caption: str
     fitted: dict = field(repr=False)
     confidences: dict = field(default_factory=dict, repr=False)  # model -> its confidences on the data shown
@@ -252,6 +260,7 @@ def build(selection, ws, classes) -> ValuesPerClassPage:
         notes=tuple(split_notes(ws, list(models), "class_thresholds")),
         summary=summary,
         summary_styled=summary_styler(summary, selection.money, selection.projected),
+        summary_columns=summary_columns(summary),
         summary_caption=(
             "Per-class thresholds: one confidence threshold per predicted class, tuned on "
             f"{split_text(selection.tune_split)} or derived from the matrix for calibrated confidences. The "

@@ -94,8 +94,8 @@ def test_a_larger_penalty_raises_the_tuned_threshold():
 def test_value_table_has_the_no_model_baseline_and_a_best_model():
     at = start("pages/value.py", src="sample:digits")
     table = value_table(at)
-    assert "no model (always hand off)" in table.index
-    assert table.loc["no model (always hand off)", "Total value"] == 0.0
+    assert "no model (hand off all)" in table.index
+    assert table.loc["no model (hand off all)", "Total value"] == 0.0
     assert (table["★"] == "★").sum() == 1
     best = table.index[table["★"] == "★"][0]
     assert table.loc[best, "Value per item"] == table["Value per item"].max()
@@ -115,7 +115,7 @@ def test_every_policy_kind_and_the_what_if_threshold():
     assert_clean(at)
     table = value_table(at)
     assert "Yours: per item" in table.columns
-    acted_on = table["Yours: acted on"].drop("no model (always hand off)")
+    acted_on = table["Yours: acted on"].drop("no model (hand off all)")
     # shown as text ("87.5%") when the no-model row leaves the column empty (st.dataframe would say None)
     acted_on = pd.to_numeric(acted_on.astype(str).str.rstrip("%")) / (100 if acted_on.dtype != float else 1)
     assert acted_on.max() < 1.0

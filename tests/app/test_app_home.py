@@ -119,7 +119,7 @@ def test_one_threshold_reads_the_same_on_the_tile_in_the_sentence_and_in_the_val
     at.switch_page("pages/export.py").run()
     assert not at.exception
     export_table = at.dataframe[0].value.set_index("Model")
-    assert export_table.loc["mlp", "Threshold(s)"] == shown
+    assert export_table.loc["mlp", "Threshold"] == shown
     assert f'"threshold": {json.dumps(exact.threshold)}' in at.code[0].value  # people copy the JSON
 
 

@@ -105,7 +105,7 @@ def test_one_threshold_reads_the_same_on_every_surface(case, tmp_path, capsys):
     spelled["Capacity, reviewers"] = set(thresholds_in(today.split(". ")[0]))
 
     at.switch_page("pages/export.py").run()
-    spelled["Export, table"] = {cell(at, model, "Threshold(s)")}
+    spelled["Export, table"] = {cell(at, model, "Threshold")}
     spelled["Export, headline"] = thresholds_in(unescape(at.info[0].value).split(". ")[0])
 
     report = tmp_path / "report.html"
@@ -153,3 +153,59 @@ def test_every_page_says_hand_off_never_abstain():
         if found:
             said[page["file"]] = found
     assert not said, said
+
+
+# The names a 95% interval went by before "95% interval" was its one name (issue 46): "95% low" and "95% high"
+# (Export), "95% interval per item" (Value & thresholds), "95% range" (Compare), "Likely range (95%)" and
+# "likely value per item (95%)" (the HTML report, the CLI's segment table), "95% CI" (the CLI).
+OTHER_INTERVAL_NAMES = re.compile(r"95\s?%\s?(?:low|high|range|CI)\b|\(95\s?%\)|95% interval per item",
+                                  flags=re.IGNORECASE)
+# The Compare page's "95% range" (of the tuned threshold) is its own helper's to rename (w46-compare): the one page
+# this walk leaves to that branch's test. Drop it here once both are merged.
+RENAMED_ELSEWHERE = {"pages/compare.py"}
+
+
+def _headers(at: AppTest) -> set[str]:
+    return {str(c) for frame in [*at.dataframe, *at.get("data_editor")]
+            for c in getattr(frame.value, "data", frame.value).columns}
+
+
+def test_every_page_and_the_report_name_the_interval_95_percent_interval(tmp_path, capsys):
+    """The interval reads "95% interval" on every page and in the HTML report: its tables' headers, tiles,
+    notes and widgets name it no other way; and the tables that hold one (Value & thresholds, Export, Segments,
+    the report's verdict and value tables) name it so."""
+    from helpers.app import pages_in_app
+
+    said, headers = {}, {}
+    at = app(-4.0, "none", rule="class_thresholds")
+    for page in pages_in_app():
+        if page["file"] in RENAMED_ELSEWHERE:
+            continue
+        at.switch_page(page["file"]).run()
+        assert not at.exception, (page["file"], [e.value for e in at.exception])
+        found = OTHER_INTERVAL_NAMES.findall(_everything_shown(at))
+        if found:
+            said[page["file"]] = found
+        headers[page["file"]] = _headers(at)
+    # The segments table: on the sample whose runs carry segment columns.
+    segments = AppTest.from_file(APP, default_timeout=120)
+    segments.query_params.update({"src": "sample:diabetes"})
+    segments.run()
+    segments.switch_page("pages/segments.py").run()
+    assert not segments.exception, [e.value for e in segments.exception]
+    if found := OTHER_INTERVAL_NAMES.findall(_everything_shown(segments)):
+        said["pages/segments.py, diabetes"] = found
+    headers["pages/segments.py, diabetes"] = _headers(segments)
+    assert not said, said
+    for page in ("pages/value.py", "pages/export.py", "pages/segments.py, diabetes"):
+        assert vc.wording.INTERVAL_HEADER in headers[page], (page, headers[page])
+
+    report = tmp_path / "report.html"
+    assert main(["report", str(DIGITS), "--omega", "4", "--html", str(report), "--currency", "$"]) == 0
+    capsys.readouterr()
+    page = html.unescape(report.read_text(encoding="utf-8"))
+    assert not OTHER_INTERVAL_NAMES.findall(page), OTHER_INTERVAL_NAMES.findall(page)
+    table_headers = re.findall(r"<thead><tr>(.*?)</tr></thead>", page)
+    with_interval = [h for h in table_headers if "95%" in h]
+    assert len(with_interval) >= 2 and all(f"<th>{vc.wording.INTERVAL_HEADER}</th>" in h for h in with_interval), \
+        with_interval

@@ -96,9 +96,10 @@ def test_a_cap_changes_the_table_holds_on_the_tuning_split_and_is_costed():
     assert f"**{vc.wording.segment_cap_sentence(fit, '$')}**" in markdown
     assert f"The caps cost {vc.wording.amount(fit.cap_cost_per_item, '$')} per item" in markdown
     # What the page shows for the tuning split keeps within the cap, read back from its own cells.
-    gaps = table(at, "Gap in hand-off rate").set_index("")
-    assert gaps.loc["Cap", "Gap in hand-off rate"] == "0.0%"
-    assert gaps.loc["Gap on val (tuning)", "Gap in hand-off rate"] == "0.0%"
+    gaps = table(at, "").set_index("")
+    assert list(gaps.columns) == ["Hand-off rate", "Error rate", "Value per item"]
+    assert gaps.loc["Cap", "Hand-off rate"] == "0.0%"
+    assert gaps.loc["Gap on val (tuning)", "Hand-off rate"] == "0.0%"
     rates = at.session_state["settings"]
     assert rates.segment_cap_handoff == 0.0 and at.query_params["caphandoff"] == "0.0"
 

@@ -234,8 +234,8 @@ def test_export_json_is_valid_and_round_trips_through_the_paste_box():
     assert at.session_state["sidebar_v_correct_input"] == 3.0
     assert "Restored from the pasted text" in _texts(at.success)
     # The stored policies' table (a per-class rule also gets a table of its own thresholds).
-    restored = next(d.value for d in reversed(at.dataframe) if "Threshold(s)" in d.value.columns).set_index("Model")
-    assert restored.loc["logreg", "Threshold(s)"] == "0.987"  # as valuecore.wording writes thresholds
+    restored = next(d.value for d in reversed(at.dataframe) if "Threshold" in d.value.columns).set_index("Model")
+    assert restored.loc["logreg", "Threshold"] == "0.987"  # as valuecore.wording writes thresholds
     assert "Value per item" in restored.columns  # its cells say the currency (test_view_export), not its header
     # The page now exports with the restored use case.
     assert _exported(at)["use_case"]["v_wrong"] == -12.0

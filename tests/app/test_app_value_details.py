@@ -26,10 +26,9 @@ def test_the_whole_table_is_drawn_only_once_its_details_are_open():
     whole = _details(at).dataframe
     assert len(whole) == 1 and len(at.dataframe) == 2
     pd.testing.assert_frame_equal(whole[0].value, shown.value)  # the same table, every column
-    assert list(shown.proto.column_order) == ["★", "Model", "Threshold", "Value per item", "Acted on",
-                                              "Over no model"]
+    assert list(shown.proto.column_order) == ["★", "Model", "Threshold", "Value per item", "Acted on"]
     assert not whole[0].proto.column_order
-    assert {"Total value", "95% interval per item", "Note"} <= set(whole[0].value.columns)
+    assert {"Total value", "95% interval", "Over no model", "Note"} <= set(whole[0].value.columns)
 
 
 def test_open_details_follow_a_new_value():

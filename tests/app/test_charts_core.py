@@ -100,7 +100,7 @@ def test_confidence_histogram_chart_splits_correct_and_wrong():
     leaves = layers(spec)
     bar = next(leaf for leaf in leaves if mark_type(leaf) == "bar")
     encoding = bar["encoding"]
-    assert encoding["x"]["field"] == "bin_start" and encoding["x2"]["field"] == "bin_end"
+    assert encoding["x"]["field"] == "bar_start" and encoding["x2"]["field"] == "bar_end"
     assert encoding["y"]["field"] == "share_of_outcome" and encoding["y"]["axis"]["format"] == "%"
     assert encoding["color"]["field"] == "outcome" and encoding["color"]["scale"]["domain"] == ["correct", "wrong"]
     tips = tooltip_fields(bar)
@@ -108,6 +108,28 @@ def test_confidence_histogram_chart_splits_correct_and_wrong():
     rule = next(leaf for leaf in leaves if mark_type(leaf) == "rule")
     assert rule["encoding"]["x"]["field"] == "threshold"
     assert list(dataset(spec, rule)["label"]) == ["tuned", "your threshold"]
+
+
+def test_confidence_histogram_draws_correct_and_wrong_side_by_side():
+    """Two outcomes' bars over each other, at opacity 0.6, mixed into a brown where both were tall: each bin's
+    bars now sit side by side within it, each in its own colour at full opacity, none over another."""
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet([1, 1, 1], size=400)
+    p = vc.Predictions.from_proba(proba, y_true=rng.integers(0, 3, size=400))
+    histogram = vc.curves.confidence_histogram(p, bins=20)
+    spec = valid(confidence_histogram_spec(histogram))
+    bar = next(leaf for leaf in layers(spec) if mark_type(leaf) == "bar")
+    assert bar["mark"].get("opacity", 1) == 1
+    assert bar["encoding"]["y2"] == {"datum": 0}  # drawn up from zero, not as a tick at its height
+    bars = dataset(spec, bar)
+    assert set(bars["outcome"]) == {"correct", "wrong"}
+    for (start, end), in_bin in bars.groupby(["bin_start", "bin_end"]):
+        assert list(in_bin.sort_values("bar_start")["outcome"]) == ["correct", "wrong"]  # the legend's order
+        assert (start <= in_bin["bar_start"]).all() and (in_bin["bar_end"] <= end).all()  # in its own bin
+        spans = sorted(zip(in_bin["bar_start"], in_bin["bar_end"]))
+        assert spans[0][1] <= spans[1][0] and all(a < b for a, b in spans)  # side by side, none over another
+    # the heights are each outcome's share, as before: the bars sum to 1 per outcome
+    assert bars.groupby("outcome")["share_of_outcome"].sum().tolist() == pytest.approx([1.0, 1.0])
 
 
 def test_voc_chart_marks_omega_now_omega_sup_and_bands():
@@ -199,16 +221,18 @@ def test_voc_chart_axis_follows_the_data_and_the_bands():
     assert line["encoding"]["y"]["scale"]["domain"][0] < -3.0
 
 
-def test_voc_chart_fits_the_axis_to_curves_far_above_zero():
-    # Four curves between 0.83 and 1.0 used to be squeezed into the top sixth of a 0-1 axis.
-    frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": [1.0, 0.9, 0.83]})
-    line = next(leaf for leaf in layers(valid(voc_spec(frame, models=ALL_MODELS)))
-                if mark_type(leaf) == "line")
+@pytest.mark.parametrize("values", [[1.0, 0.9, 0.83], [0.98, 0.7, 0.53], [0.9, 0.4, 0.1], [0.9, 0.0, -0.4]])
+def test_voc_chart_axis_always_includes_zero(values):
+    """A value chart without zero misleads: curves between 0.53 and 1.0 drawn on an axis from 0.53 read as a
+    model worth nothing at ω = 10, and a model worth less than nothing must be seen below the zero line. The
+    axis starts at zero (no model) when every curve is above it, below zero when one falls under it."""
+    frame = pd.DataFrame({"model": ["mlp"] * 3, "omega": [0.0, 1.0, 2.0], "value": values})
+    spec = valid(voc_spec(frame, models=ALL_MODELS))
+    line = next(leaf for leaf in layers(spec) if mark_type(leaf) == "line")
     low, high = line["encoding"]["y"]["scale"]["domain"]
-    assert 0.75 < low < 0.83 and 1.0 <= high < 1.01
+    assert low <= 0.0 <= high and low <= min(values) and max(values) <= high <= 1.0
+    assert low == 0.0 if min(values) >= 0 else low < min(values)  # room below the lowest curve under zero
+    zero = next(leaf for leaf in layers(spec) if mark_type(leaf) == "rule")
+    assert list(dataset(spec, zero)["value"]) == [0.0]  # the zero line, on the same axis
+    assert zero["encoding"]["y"]["scale"] == line["encoding"]["y"]["scale"]
     assert ")" == line["encoding"]["y"]["title"][-1] and len(line["encoding"]["y"]["title"]) <= 45
-    # A curve that comes near zero keeps zero (no model) in view.
-    near = frame.assign(value=[0.9, 0.4, 0.1])
-    line = next(leaf for leaf in layers(valid(voc_spec(near, models=ALL_MODELS)))
-                if mark_type(leaf) == "line")
-    assert line["encoding"]["y"]["scale"]["domain"][0] <= 0.0

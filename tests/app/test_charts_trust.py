@@ -177,6 +177,10 @@ def test_calibration_value_chart_draws_value_against_k_per_rule():
     assert line["strokeDash"]["field"] == "rule"
     assert _color_domain(spec["spec"]) == ALL_MODELS
     _check_types_and_tooltips(spec["spec"])
+    # Its title fits two panels of 180 px (the Calibration page at 800 px): no line longer than 60 characters.
+    title = spec["title"]
+    lines = [title["text"], *title["subtitle"]] if isinstance(title, dict) else [title]
+    assert max(map(len, lines)) <= 60, lines
 
 
 # ------------------------------------------------------------------- compare

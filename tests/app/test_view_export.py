@@ -51,8 +51,9 @@ def test_the_summary_is_the_pipeline_s_document_with_the_recommendation():
         if recommended:
             continue  # the recommended model's entry holds the recommended rule
         assert summary.loc[model, "Value per item"] == pytest.approx(entry["evaluation"]["value_per_item"])
-        assert summary.loc[model, "95% low"] == pytest.approx(entry["evaluation"]["ci95"][0])
-        assert summary.loc[model, "Threshold(s)"] == as_shown(model, entry["policy"]["threshold"])
+        ci = [summary.loc[model, "ci95_low"], summary.loc[model, "ci95_high"]]
+        assert ci == pytest.approx(entry["evaluation"]["ci95"])
+        assert summary.loc[model, "Threshold"] == as_shown(model, entry["policy"]["threshold"])
     assert page.summary_columns[2] == "Value per item"  # its cells read in euros (summary_formats)
     assert "correct €1.00, hand-off €0.00, wrong -€4.00" in page.values_caption
     assert page.headline.endswith('The JSON\'s "recommendation" names it.')
@@ -80,7 +81,7 @@ def test_an_import_of_the_export_restores_its_settings_on_the_same_runs():
     per_class = page.class_thresholds.set_index("Predicted class")
     for entry in page.document["models"]:
         thresholds = entry["policy"].get("class_thresholds")
-        summary = page.summary.set_index("Model").loc[entry["model"], "Threshold(s)"]
+        summary = page.summary.set_index("Model").loc[entry["model"], "Threshold"]
         assert (summary == view.PER_CLASS) == (thresholds is not None)
         for label, threshold in (thresholds or {}).items():
             assert per_class.loc[str(label), entry["model"]] == as_shown(entry["model"], threshold)
@@ -123,15 +124,16 @@ def test_an_import_giving_a_key_twice_is_refused_naming_it():
 
 
 def test_the_summary_reads_its_money_as_every_page_does():
-    # issue 35: "0.9400" on Export beside "$0.94" on the first page.
-    from dashboard.tables import styled
-
+    # issue 35: "0.9400" on Export beside "$0.94" on the first page; issue 46: the interval in one cell, as the
+    # Value page writes it.
     chosen = selection()
     page = view.build(chosen, workspace(), "threshold", Settings())
-    shown = styled(page.summary, view.summary_formats(chosen)).to_html()
+    table = view.summary_table(page.summary, chosen)
+    shown = table.to_html()
     for _, row in page.summary.iterrows():
         assert chosen.money(row["Value per item"]) in shown
-        assert chosen.amount(row["95% low"]) in shown and chosen.amount(row["95% high"]) in shown
+        interval = f"{chosen.amount(row['ci95_low'])} to {chosen.amount(row['ci95_high'])}"
+        assert table.data.set_index("Model").loc[row["Model"], vc.wording.INTERVAL_HEADER] == interval
         assert vc.wording.percent(row["Acted on"]) in shown
         assert f"{row['Value per item']:.4f}" not in shown
 

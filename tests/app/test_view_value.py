@@ -31,7 +31,7 @@ def test_each_models_value_is_the_core_evaluation_of_its_policy(digits, kind):
     best = max(chosen.models, key=lambda m: table.loc[m, "value_per_item"])
     assert page.best == best and table.loc[best, "best"] == "★"
     # No model hands every item over: the hand-off value on every item.
-    assert table.loc["no model (always hand off)", "value_per_item"] == pytest.approx(chosen.use_case.v_abstain)
+    assert table.loc["no model (hand off all)", "value_per_item"] == pytest.approx(chosen.use_case.v_abstain)
     assert page.tiles[2].value == chosen.money(table.loc[best, "value_per_item"])
 
 

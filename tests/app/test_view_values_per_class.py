@@ -101,3 +101,12 @@ def test_a_matrix_in_force_is_evaluated_and_models_of_other_classes_are_left_out
     other = view.build(chosen, ws, ("a", "b"))
     assert other.models == () and other.left_out_note.startswith("Left out (other classes): ")
     assert isinstance(other.summary, pd.DataFrame) and other.summary.empty
+
+
+def test_the_summary_shows_its_note_column_only_when_a_row_has_a_note(breast_cancer):
+    """An empty "Note" column beside every rule read as missing data (and widened the table past 800 px)."""
+    _, _, page = breast_cancer
+    assert not page.summary["note"].astype(bool).any()  # every rule fitted, labelled: nothing to note
+    assert page.summary_columns == ("Model", "Rule", "Total value", "Value per item", "Acted on")
+    noted = page.summary.assign(note=["estimated without labels"] + [""] * (len(page.summary) - 1))
+    assert view.summary_columns(noted)[-1] == "Note"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.browser import (
-    HOME, choose_upload, go_to, new_page, open_app, step, wait_for_app,
+    HOME, choose_upload, go_to, new_page, open_app, step, url_path, wait_for_app,
 )
 from helpers.browser import _TRUNCATION_PROBE
 
@@ -148,3 +148,77 @@ def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(server
             assert text.count("<svg") == 3
     finally:
         context.close()
+
+
+def draw_every_table(page) -> None:
+    """Scroll each shown table into view until its grid is drawn: a grid below the fold is drawn only once seen,
+    and one not drawn has no width to measure (a table that scrolls sideways there read as fitting)."""
+    from playwright.sync_api import expect
+
+    frames = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]:visible')
+    for i in range(frames.count()):
+        frames.nth(i).scroll_into_view_if_needed()
+        expect(frames.nth(i).locator(".dvn-scroller")).to_be_attached()
+    page.mouse.wheel(0, -100_000)
+
+
+# A widget's or a button's label cut by its ellipsis box: the shared probe's "stWidgetLabel p" and "button p" are
+# not the boxes that cut them.
+_CUT_WIDGET_LABELS = """
+() => [...document.querySelectorAll('[data-testid="stMain"] .stMarkdownEllipsis')]
+  .filter((box) => box.offsetParent && box.scrollWidth > box.clientWidth + 1)
+  .map((box) => `label "${box.innerText.slice(0, 60)}" ${box.scrollWidth}px in ${box.clientWidth}px`)
+"""
+
+
+def test_value_export_and_three_smaller_things_read_whole_at_800_px(server, browser):
+    """A laptop at 800 px with the sidebar open leaves a page about 466 px: Value & thresholds cut its tiles
+    ("Highest on …", "svm…"), the what-if toggle ("What if I pick the thre…") and its table ("Acted on" behind
+    a sideways scroll), and Export policy its table ("95% low", "95% high", "Acted on" behind one). At 800 and
+    1280 px neither page cuts a heading, tile, widget label or table (the digits sample, each page opened), nor
+    does the Segments page its gaps table (the diabetes sample), nor Values per class a label or button."""
+    from playwright.sync_api import expect
+
+    widths = [800, 1280]
+    problems = {width: {} for width in widths}
+    context, page = new_page(browser, "fit-800")
+    page.set_viewport_size({"width": widths[0], "height": 900})
+    try:
+        for name, title in (("value", "Value & thresholds"), ("export", "Export policy")):
+            with step(page, name):
+                open_app(page, f"{server}/{url_path(name)}", title)
+                expect(page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first).to_be_visible()
+                for width in list(widths):
+                    page.set_viewport_size({"width": width, "height": 900})
+                    page.wait_for_timeout(500)  # let the grids lay out their columns, the tiles their row
+                    draw_every_table(page)
+                    cut = page.evaluate(_TRUNCATION_PROBE) + page.evaluate(_CUT_WIDGET_LABELS)
+                    if cut:
+                        problems[width][title] = cut
+                widths.reverse()  # the next page starts at the width this one ended with
+        # Segments: its gaps table ("Gap in value per item" was cut at 800 px). Its segments table still scrolls
+        # sideways at 800 px (six columns in 566 px), not measured here.
+        with step(page, "segments"):
+            open_app(page, f"{server}/{url_path('segments')}?src=sample:diabetes", "Segments")
+            expect(page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first).to_be_visible()
+            for width in list(widths):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.wait_for_timeout(500)
+                draw_every_table(page)
+                gaps = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]:visible').last
+                wide, shown = gaps.locator(".dvn-scroller").evaluate("(grid) => [grid.scrollWidth, grid.clientWidth]")
+                if wide > shown + 1:
+                    problems[width]["Segments, the gaps table"] = [f"table {wide}px wide in {shown}px"]
+        # Values per class: its labels and buttons ("Reset to the…" at 800 px). Its tables still scroll sideways
+        # at 800 px (the value matrix, 797 px; the summary, 586 px), not measured here.
+        with step(page, "values per class"):
+            open_app(page, f"{server}/{url_path('cost_matrix')}", "Values per class")
+            for width in list(widths):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.wait_for_timeout(500)
+                if cut := page.evaluate(_CUT_WIDGET_LABELS):
+                    problems[width]["Values per class"] = cut
+    finally:
+        context.close()
+    for width in sorted(problems):
+        assert problems[width] == {}, f"cut at {width} px: {problems[width]}"
