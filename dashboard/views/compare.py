@@ -24,9 +24,6 @@ from . import POLICY_LABELS, shown_confidences, split_notes, threshold_text
 # The threshold stability resamples at most this many times (it re-tunes a threshold per resample).
 STABILITY_RESAMPLES = 2000
 
-# The team's one name for an interval in a table (every page's).
-INTERVAL = "95% interval"
-
 # A share: the header says of what (the resamples whose tuned rule hands every item over).
 ALWAYS_HAND_OFF = "Resamples handing off all"
 
@@ -296,7 +293,7 @@ def threshold_stability(ws, models, values, *, n_resamples: int, seed: int) -> S
             "Tuned threshold": threshold(stability.tuned_threshold),
             "Resampled median": threshold(stability.median),
             # one column, as the other pages write an interval: two drew the table wider than the page at 1280 px
-            INTERVAL: f"{threshold(stability.low)} to {threshold(stability.high)}",
+            vc.wording.INTERVAL_HEADER: f"{threshold(stability.low)} to {threshold(stability.high)}",
             "Spread": vc.wording.significant(stability.spread),
             ALWAYS_HAND_OFF: stability.share_always_abstain,
         })

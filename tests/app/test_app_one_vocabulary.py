@@ -155,14 +155,11 @@ def test_every_page_says_hand_off_never_abstain():
     assert not said, said
 
 
-# The names a 95% interval went by before "95% interval" was its one name (issue 46): "95% low" and "95% high"
+# The names a 95% interval went by before "95% interval" was its one name (2026-11-30): "95% low" and "95% high"
 # (Export), "95% interval per item" (Value & thresholds), "95% range" (Compare), "Likely range (95%)" and
 # "likely value per item (95%)" (the HTML report, the CLI's segment table), "95% CI" (the CLI).
 OTHER_INTERVAL_NAMES = re.compile(r"95\s?%\s?(?:low|high|range|CI)\b|\(95\s?%\)|95% interval per item",
                                   flags=re.IGNORECASE)
-# The Compare page's "95% range" (of the tuned threshold) is its own helper's to rename (w46-compare): the one page
-# this walk leaves to that branch's test. Drop it here once both are merged.
-RENAMED_ELSEWHERE = {"pages/compare.py"}
 
 
 def _headers(at: AppTest) -> set[str]:
@@ -179,8 +176,6 @@ def test_every_page_and_the_report_name_the_interval_95_percent_interval(tmp_pat
     said, headers = {}, {}
     at = app(-4.0, "none", rule="class_thresholds")
     for page in pages_in_app():
-        if page["file"] in RENAMED_ELSEWHERE:
-            continue
         at.switch_page(page["file"]).run()
         assert not at.exception, (page["file"], [e.value for e in at.exception])
         found = OTHER_INTERVAL_NAMES.findall(_everything_shown(at))
@@ -197,7 +192,7 @@ def test_every_page_and_the_report_name_the_interval_95_percent_interval(tmp_pat
         said["pages/segments.py, diabetes"] = found
     headers["pages/segments.py, diabetes"] = _headers(segments)
     assert not said, said
-    for page in ("pages/value.py", "pages/export.py", "pages/segments.py, diabetes"):
+    for page in ("pages/value.py", "pages/export.py", "pages/segments.py, diabetes", "pages/compare.py"):
         assert vc.wording.INTERVAL_HEADER in headers[page], (page, headers[page])
 
     report = tmp_path / "report.html"
