@@ -135,19 +135,21 @@ def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> l
     ]
 
 
-def _first_rows(engine: _Engine, condition, file, parameters: Sequence = ()) -> tuple[int, ...]:
-    rows = [r[0] for r in engine.rows(_rows_where_sql(condition), [file, *parameters])]
+def _first_rows(engine: _Engine, condition, file, parameters: Sequence = (), fresh: bool = False) -> tuple[int, ...]:
+    """The first rows (1-based) of ``file`` where ``condition`` holds; ``fresh``: the condition was built for
+    this query alone (it goes in uncopied)."""
+    rows = [r[0] for r in engine.rows(_rows_where_sql(condition, copy=not fresh), [file, *parameters])]
     return tuple(int(r) + 1 for r in rows if r is not None)
 
 
 def _sum_problems(engine: _Engine, plan: _Plan, file, display, record) -> list[LoadProblem]:
     _, worst, too_far, off = record
     if too_far:
-        rows = _first_rows(engine, _off_by_more(plan, plan.sum_tolerance), file)
+        rows = _first_rows(engine, _off_by_more(plan, plan.sum_tolerance), file, fresh=True)
         message = f"probabilities do not sum to 1 (worst deviation {worst:.3g}, tolerance {plan.sum_tolerance:g})"
         return [LoadProblem(display, message, None, rows, "error", int(too_far))]
     if off:
-        rows = _first_rows(engine, _off_by_more(plan, plan.warn_tolerance), file)
+        rows = _first_rows(engine, _off_by_more(plan, plan.warn_tolerance), file, fresh=True)
         message = f"probabilities sum to 1 only approximately (worst deviation {worst:.3g}, kept as they are)"
         return [LoadProblem(display, message, None, rows, "warning", int(off))]
     return []

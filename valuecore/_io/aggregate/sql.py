@@ -536,15 +536,19 @@ def _rule_checks(plan: _Plan, column: str) -> list[_Check]:
 
 
 def _sum_deviation(plan: _Plan) -> exp.Expression:
-    """|sum - 1| of rows whose cells are all valid, else NULL."""
+    """|sum - 1| of rows whose cells are all valid, else NULL. Every condition is built fresh and joined
+    without sqlglot's defensive copies (``copy=False``): at 50 classes those copies of the 200 conditions,
+    made again at each level of nesting, were most of the Python time of the query naming the rows off
+    the sum (the same SQL text, tests/io/test_aggregate_sql_text.py)."""
     cells = [_number(plan, c) for c in plan.proba_columns]
-    valid = exp.and_(*(exp.and_(_not_null(p), exp.not_(sql_is_nan(p, plan.dialect)), p >= 0,
-                                p <= _number_literal("1e300")) for p in cells))  # fmt: skip
+    valid = exp.and_(*(exp.and_(_not_null(p), exp.not_(sql_is_nan(p, plan.dialect), copy=False), p >= 0,
+                                p <= _number_literal("1e300"), copy=False) for p in cells), copy=False)  # fmt: skip
     return _case([(valid, exp.Abs(this=exp.Sub(this=_sum(cells), expression=_number_literal(1))))])
 
 
 def _off_by_more(plan: _Plan, tolerance: float) -> exp.Expression:
-    return _sum_deviation(plan) > _number_literal(repr(tolerance))
+    # GT built directly: ``>`` would copy the whole fresh deviation (sqlglot's operators copy both sides).
+    return exp.GT(this=_sum_deviation(plan), expression=_number_literal(repr(tolerance)))
 
 
 def _rows_counted(condition: exp.Expression) -> exp.Sum:
@@ -565,15 +569,17 @@ def check_sql(plan: _Plan) -> tuple[str, list[_Check]]:
     return render(query, plan.dialect), checks
 
 
-def _in_file(condition: exp.Expression) -> exp.Expression:
-    """``condition`` in the file that is the query's first parameter (then ``condition``'s)."""
-    return exp.and_(_col(FILE_COLUMN).eq(exp.Placeholder()), condition)
+def _in_file(condition: exp.Expression, copy: bool = True) -> exp.Expression:
+    """``condition`` in the file that is the query's first parameter (then ``condition``'s); ``copy=False``
+    takes ``condition`` into the query as it is (for a condition built for this query alone)."""
+    return exp.and_(_col(FILE_COLUMN).eq(exp.Placeholder()), condition, copy=copy)
 
 
-def _rows_where_sql(condition: exp.Expression) -> exp.Select:
-    """The first offending rows of one file: its name is the query's first parameter, then ``condition``'s."""
-    query = _select(_col(ROW_COLUMN), source=SOURCE_VIEW).where(_in_file(condition))
-    return query.order_by(exp.Ordered(this=_col(ROW_COLUMN))).limit(SHOWN_ROWS)
+def _rows_where_sql(condition: exp.Expression, copy: bool = True) -> exp.Select:
+    """The first offending rows of one file: its name is the query's first parameter, then ``condition``'s.
+    ``copy=False``: ``condition`` was built for this query alone and goes into it uncopied."""
+    query = _select(_col(ROW_COLUMN), source=SOURCE_VIEW).where(_in_file(condition, copy), copy=False)
+    return query.order_by(exp.Ordered(this=_col(ROW_COLUMN)), copy=False).limit(SHOWN_ROWS, copy=False)
 
 
 def _labels_where_sql(plan: _Plan, check: _Check) -> exp.Select:
