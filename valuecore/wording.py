@@ -448,7 +448,7 @@ def interval_sentences(interval, currency: str = "") -> tuple[str, str]:
     >>> interval = vc.uncertainty.mean_interval([1.0, 1.0, 0.0, -4.0, 1.0, 1.0, 1.0, 1.0])
     >>> print(*interval_sentences(interval, "$"), sep="\\n")
     On this data: $0.25 per item.
-    Expected on new data from the same distribution: $0.25 per item (95% CI -$1.68 to $0.95).
+    Expected on new data from the same distribution: $0.25 per item (95% interval -$1.68 to $0.95).
     """
     on_data = f"On this data: {amount(interval.mean, currency)} per item."
     head = "Expected on new data from the same distribution"
@@ -456,7 +456,7 @@ def interval_sentences(interval, currency: str = "") -> tuple[str, str]:
         return on_data, f"{head}: unknown (too few items for an interval)."
     how = ", percentile bootstrap" if interval.method == "bootstrap" else ""
     return on_data, (
-        f"{head}: {amount(interval.mean, currency)} per item ({_level(interval.confidence)} CI "
+        f"{head}: {amount(interval.mean, currency)} per item ({_level(interval.confidence)} interval "
         f"{amount(interval.low, currency)} to {amount(interval.high, currency)}{how})."
     )
 

@@ -162,7 +162,7 @@ def test_the_recommended_models_amounts_read_the_same_on_every_surface(tmp_path,
         "Value & thresholds, sentence": f"{likely.group(1)} to {likely.group(2)}",
         "Value & thresholds, table": column(value, "95% interval")[model],
         "Export, table": column(export, "95% interval")[model],
-        "CLI": cli["95% CI per item"].split("  (")[0],
+        "CLI": cli["95% interval"].split("  (")[0],
         "HTML report, value table": html_row[6],
     }
     differ = {what: spelled for what, spelled in

@@ -124,7 +124,7 @@ def test_an_import_giving_a_key_twice_is_refused_naming_it():
 
 
 def test_the_summary_reads_its_money_as_every_page_does():
-    # issue 35: "0.9400" on Export beside "$0.94" on the first page; issue 46: the interval in one cell, as the
+    # issue 35: "0.9400" on Export beside "$0.94" on the first page; 2026-11-30: the interval in one cell, as the
     # Value page writes it.
     chosen = selection()
     page = view.build(chosen, workspace(), "threshold", Settings())

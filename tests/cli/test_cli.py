@@ -105,7 +105,7 @@ def test_report_prints_a_table_per_model_and_writes_valid_json(capsys, runs_dir,
         "value dimensionless",
         "coverage",
         "selective accuracy",
-        "95% CI per item",
+        "95% interval",
         "tuned on              split 'val'",
     ):
         assert fragment in out
@@ -271,7 +271,7 @@ def test_report_with_values_too_tiny_for_an_interval_suggests_no_interval(capsys
     assert err.count("error:") == 1 and "alpha" not in err  # said once, before any model is tuned
     code, out, err = run_cli(capsys, "report", runs_dir, *TINY, "--no-interval", "--json", tmp_path / "p.json")
     assert code == 0, err
-    assert "95% CI per item       n/a (not computed)" in out
+    assert "95% interval          n/a (not computed)" in out
     assert json.loads((tmp_path / "p.json").read_text())["models"][0]["evaluation"]["ci95"] is None
     code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir)
     assert_clean_error(code, out, err, "for an interval", "--no-interval")

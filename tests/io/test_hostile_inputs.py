@@ -284,7 +284,7 @@ def test_cli_huge_weights_give_an_interval_of_nonzero_width(tmp_path):
     for name in ("w", "p"):
         result = run_cli("report", tmp_path / f"{name}.csv", "--omega", "4")
         assert result.returncode == 0, result.stderr
-        lines[name] = next(line for line in result.stdout.splitlines() if line.startswith("95% CI"))
+        lines[name] = next(line for line in result.stdout.splitlines() if line.startswith("95% interval"))
     assert lines["w"] == lines["p"]  # scaling every weight by one number changes nothing per item
 
 

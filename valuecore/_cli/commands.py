@@ -489,7 +489,7 @@ def _evaluation_lines(evaluation: dict, values=None, currency: str = "") -> list
         f"({_count(evaluation.get('n_correct', 0))} correct, {_count(evaluation.get('n_wrong', 0))} wrong, "
         f"{_count(evaluation.get('n_abstain', 0))} abstained{_by_model(evaluation)})",
         f"selective accuracy    {_pct(evaluation.get('selective_accuracy'))}",
-        f"95% CI per item       {interval}",
+        f"95% interval          {interval}",
         *basis,
     ]
 
@@ -797,7 +797,7 @@ def _applied_lines(item, policy, confidences=None) -> list[str]:
         f"value total           {_total(evaluation.get('value_total'))}",
         f"value per item        {_money(evaluation.get('value_per_item'))}",
         f"coverage              {_pct(evaluation.get('coverage'))}",
-        *([f"95% CI per item       {_range(ci)}  ({_INTERVAL_METHOD})"] if ci else []),
+        *([f"95% interval          {_range(ci)}  ({_INTERVAL_METHOD})"] if ci else []),
         "confusion matrix (weighted counts; columns: the class acted on, then abstain)",
         *_confusion_lines(item.result),
     ]

@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=COMMAND_HELP["report"],
         description="For each model: fit the calibration and tune the policy on the tuning split, evaluate "
         "it on the evaluated split (value total, per item, dimensionless, coverage, selective accuracy, "
-        "95% CI), and optionally write the policy JSON for a serving system.",
+        "95% interval), and optionally write the policy JSON for a serving system.",
         epilog="Example: %(prog)s sample_runs/digits --v-correct 1 --v-abstain 0 --v-wrong -4 --json policy.json",
     )
     report.add_argument("paths", nargs="+", metavar="PATH", help="run files or folders of run files")
