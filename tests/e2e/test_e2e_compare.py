@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.browser import _TRUNCATION_PROBE, new_page, open_app, step, url_path
+from helpers.browser import _TRUNCATION_PROBE, draw_every_table, new_page, open_app, step, url_path
 
 pytestmark = pytest.mark.e2e
 
@@ -31,6 +31,7 @@ def test_the_compare_tiles_are_whole_at_800_and_1280_px(server, browser):
             with step(page, f"probe at {width} px"):
                 page.set_viewport_size({"width": width, "height": 1000})
                 page.wait_for_timeout(300)  # let the row wrap and the grid lay out its columns
+                draw_every_table(page)
                 found = [c for c in page.evaluate(_TRUNCATION_PROBE) if width >= 1280 or not c.startswith("table ")]
                 if found:
                     cut[width] = found

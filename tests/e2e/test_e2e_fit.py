@@ -15,7 +15,7 @@ import pytest
 from helpers.browser import (
     HOME, choose_upload, go_to, new_page, open_app, step, url_path, wait_for_app,
 )
-from helpers.browser import _TRUNCATION_PROBE
+from helpers.browser import _TRUNCATION_PROBE, draw_every_table
 
 pytestmark = pytest.mark.e2e
 
@@ -51,6 +51,7 @@ def _probe(page, widths: list, problems: dict, where: str) -> None:
     for width in widths:
         page.set_viewport_size({"width": width, "height": 900})
         page.wait_for_timeout(300)  # let the grids lay out their columns
+        draw_every_table(page)
         cut = page.evaluate(_TRUNCATION_PROBE)
         if cut:
             problems[width][where] = cut
@@ -148,18 +149,6 @@ def test_the_landing_page_answers_above_the_fold_and_downloads_the_report(server
             assert text.count("<svg") == 3
     finally:
         context.close()
-
-
-def draw_every_table(page) -> None:
-    """Scroll each shown table into view until its grid is drawn: a grid below the fold is drawn only once seen,
-    and one not drawn has no width to measure (a table that scrolls sideways there read as fitting)."""
-    from playwright.sync_api import expect
-
-    frames = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]:visible')
-    for i in range(frames.count()):
-        frames.nth(i).scroll_into_view_if_needed()
-        expect(frames.nth(i).locator(".dvn-scroller")).to_be_attached()
-    page.mouse.wheel(0, -100_000)
 
 
 # A widget's or a button's label cut by its ellipsis box: the shared probe's "stWidgetLabel p" and "button p" are

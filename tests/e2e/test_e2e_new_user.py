@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.browser import _TRUNCATION_PROBE
+from helpers.browser import _TRUNCATION_PROBE, draw_every_table
 from helpers.browser import (
     ARTIFACTS, HOME, PAGES, TIMEOUT_MS, assert_default_use_case, errors_on, heading, new_page, open_app, step,
     wait_for_app,
@@ -175,6 +175,7 @@ def _measure(page, width: int, height: int, problems: dict, where: str) -> dict:
     page.set_viewport_size({"width": width, "height": height})
     settle(page)
     found = page.evaluate(_OVERFLOW_PROBE)
+    draw_every_table(page)
     cut = page.evaluate(_TRUNCATION_PROBE)
     if page.locator('[data-testid="stAppDeployButton"]').count():
         cut.append("a Deploy button is shown")

@@ -394,6 +394,18 @@ _TRUNCATION_PROBE = """
 """
 
 
+def draw_every_table(page) -> None:
+    """Scroll each shown table into view until its grid is drawn: a grid below the fold is drawn only once seen,
+    and one not drawn has no width to measure (a table that scrolls sideways there read as fitting)."""
+    from playwright.sync_api import expect
+
+    frames = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]:visible')
+    for i in range(frames.count()):
+        frames.nth(i).scroll_into_view_if_needed()
+        expect(frames.nth(i).locator(".dvn-scroller")).to_be_attached()
+    page.mouse.wheel(0, -100_000)
+
+
 # ---------------------------------------------------------------- first written for test_e2e_sliders.py
 def value_slider(tab, label: str):
     """The sidebar's slider for one outcome value (its stSlider block)."""
