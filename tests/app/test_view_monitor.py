@@ -305,6 +305,23 @@ def test_the_tables_read_money_as_every_page_does():
     assert not re.search(r">-?\d+\.\d{4}<", html), html
 
 
+def test_the_page_reads_every_amount_one_way_a_small_split_s_total_too():
+    # issue 33: a small split's total read "$0.94" (projected: cents below 100) beside the bands' "around $0.911"
+    # (three significant digits): the page reads every amount with wording.amount.
+    from dashboard.tables import styled
+
+    _, selection, ws, page = setup()
+    shown = view.production(selection, page, ws, "prod", {"period": "W"})
+    small = shown.summary.copy()
+    total = small.columns[3]
+    small[total] = [0.94123, 12.3456, 867.386, 1234.5, -0.5][: len(small)]
+    html = styled(small, view.summary_formats(selection)).to_html()
+    for figure in small[total]:
+        assert f">{selection.amount(figure)}<" in html
+    assert ">$0.941<" in html and ">$12.3<" in html and "$0.94<" not in html and "$12.35" not in html
+    assert set(view.summary_formats(selection).values()) - {vc.wording.count, vc.wording.percent} == {selection.amount}
+
+
 def test_the_class_mix_tables_read_values_per_item_as_the_back_test():
     # issue 35: the class-mix table wrote its values per item to four decimals ("%.4f") where every other table
     # reads them at three significant digits in the currency.
