@@ -77,8 +77,9 @@ def test_a_split_without_labels_gets_no_column_of_dashes():
 
 def test_the_page_is_built_once_per_report_and_selection_and_is_the_page_built_anew():
     """Nothing on the Runs page depends on the outcome values: a new value finds the page built (issue 33),
-    the same tables as built anew; another selection, source or report gets its own; a page goes with its report."""
+    the same tables as built anew; another selection, source or run gets its own; a page goes with its runs."""
     import gc
+    from dataclasses import replace
 
     import pandas as pd
 
@@ -93,9 +94,21 @@ def test_the_page_is_built_once_per_report_and_selection_and_is_the_page_built_a
     assert other is not first and other.runs.set_index("model").loc["mlp", "selected"]
     assert view.build(selection(report, models=["logreg"], source="folder:x")) is not first
     assert view.build(selection(report, models=["logreg"], notes=["a note"])) is not first
+    # the sidebar wraps the same loaded runs anew on every rerun (a new report, each run with its path as shown):
+    # the page is found again; another path shown is another page
+    rewrapped = vc.runs.LoadReport(models={m: replace(run) for m, run in report.models.items()},
+                                   problems=report.problems)
+    assert view.build(selection(rewrapped, models=["logreg"])) is first
+    moved = vc.runs.LoadReport(models={m: replace(run, path="elsewhere/" + m) for m, run in report.models.items()},
+                               problems=report.problems)
+    assert view.build(selection(moved, models=["logreg"])).runs["file"].str.startswith("elsewhere/").all()
+    problem = vc.runs.LoadProblem("x.csv", "unreadable")
+    with_a_problem = vc.runs.LoadReport(models=dict(report.models), problems=(problem,))
+    shown = view.build(selection(with_a_problem, models=["logreg"]))
+    assert shown is not first and shown.errors == view.build_anew(selection(with_a_problem, models=["logreg"])).errors
     again = vc.load_runs([str(ROOT / "sample_runs" / "digits")])
-    assert view.build(selection(again, models=["logreg"])) is not first  # another report, its own page
+    assert view.build(selection(again, models=["logreg"])) is not first  # runs loaded anew: their own page
     kept = len(view._BUILT)
-    del report, first, anew, other
+    del report, rewrapped, moved, with_a_problem, first, anew, other, shown
     gc.collect()
-    assert len(view._BUILT) < kept  # the first report's pages went with it
+    assert len(view._BUILT) < kept  # the first runs' pages went with them
