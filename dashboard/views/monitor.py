@@ -92,8 +92,8 @@ def _run_key(ws, model: str, split: str) -> tuple:
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _monitored(key: tuple, _predictions, _policy, _values):
-    how, retune = dict(key[-2]), key[-1]
-    return vc.monitoring.monitor(_predictions, _policy, _values, retune=retune, **how)
+    how, retune, estimated = dict(key[-3]), key[-2], key[-1]
+    return vc.monitoring.monitor(_predictions, _policy, _values, retune=retune, estimated=estimated, **how)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
@@ -118,9 +118,12 @@ ESTIMATE_ONLY = 0
 WITH_BANDS = inspect.signature(vc.monitoring.monitor_bands).parameters["n_resamples"].default  # the core's default
 
 
-def monitor_frame(ws, model: str, split: str, policy, values, how: dict, retune: bool = False) -> pd.DataFrame:
-    """``valuecore.monitoring.monitor`` of one model's split (raw predictions, the policy's own calibration), cached."""
-    key = (*_run_key(ws, model, split), policy_key(policy), values_key(values), _how_key(how), bool(retune))
+def monitor_frame(ws, model: str, split: str, policy, values, how: dict, retune: bool = False,
+                  estimated: bool = True) -> pd.DataFrame:
+    """``valuecore.monitoring.monitor`` of one model's split (raw predictions, the policy's own calibration), cached
+    (``estimated=False``: without its own estimate, for a caller that puts in the bands')."""
+    key = (*_run_key(ws, model, split), policy_key(policy), values_key(values), _how_key(how), bool(retune),
+           bool(estimated))
     return _monitored(key, ws.predictions(model, split), policy, values)
 
 
@@ -155,27 +158,42 @@ def estimated_frame(ws, model: str, split: str, policy, values, how: dict, *, ca
     saying why the estimate is not the bands' one ("" when it is). ``resamples=ESTIMATE_ONLY`` when the
     bands are not shown: the estimate is the same, and the bands are its frame alone (``monitor_estimates``).
     """
-    frame = monitor_frame(ws, model, split, policy, values, how, retune).copy()
-    frame.insert(0, "model", model)
+    def monitored(estimated: bool) -> pd.DataFrame:
+        frame = monitor_frame(ws, model, split, policy, values, how, retune, estimated).copy()
+        frame.insert(0, "model", model)
+        return frame
+
     if retune and policy.kind in RETUNABLE:
-        return frame, None, "re-tuned on each chunk"
+        return monitored(True), None, "re-tuned on each chunk"
+    # monitor's own estimate is kept only where the bands' has none (never, on a chunk of any weight): it is
+    # computed when so, not for every model on every new value to be replaced.
+    frame = monitored(False)  # refuses what the frame with the estimate refuses, in its words
     try:
         found = model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
     except ValueError as error:
-        return frame, None, str(error)
-    _take_estimate(frame, found if resamples == ESTIMATE_ONLY else found.frame)
+        return monitored(True), None, str(error)
+    estimated = found if resamples == ESTIMATE_ONLY else found.frame
+    per_item = _estimate_per_chunk(frame, estimated)
+    if np.isnan(per_item).any():
+        frame = monitored(True)
+    _take_estimate(frame, estimated, per_item)
     return frame, found, ""
 
 
-def _take_estimate(frame: pd.DataFrame, estimated: pd.DataFrame) -> None:
-    """Put ``estimated``'s value per item of each chunk in ``frame`` (where it has one) and the totals it gives."""
+def _estimate_per_chunk(frame: pd.DataFrame, estimated: pd.DataFrame) -> np.ndarray:
+    """``estimated``'s value per item of each chunk of ``frame``, in its order (NaN where it has none)."""
     keys, chunks = estimated["chunk"].to_numpy(dtype=object), frame["chunk"].to_numpy(dtype=object)
     if len(keys) == len(chunks) and len(set(keys)) == len(keys) and (keys == chunks).all():
         # The same chunks in the same order (the page's case: one chunking of one split): aligned as they are,
         # without an index to build and map through for every model on every new value.
-        per_item = estimated["estimated_value_per_item"].to_numpy(dtype=float)
-    else:
-        per_item = frame["chunk"].map(estimated.set_index("chunk")["estimated_value_per_item"]).to_numpy(dtype=float)
+        return estimated["estimated_value_per_item"].to_numpy(dtype=float)
+    return frame["chunk"].map(estimated.set_index("chunk")["estimated_value_per_item"]).to_numpy(dtype=float)
+
+
+def _take_estimate(frame: pd.DataFrame, estimated: pd.DataFrame, per_item: np.ndarray | None = None) -> None:
+    """Put ``estimated``'s value per item of each chunk in ``frame`` (where it has one) and the totals it gives
+    (``per_item``: :func:`_estimate_per_chunk` of them, when already taken)."""
+    per_item = _estimate_per_chunk(frame, estimated) if per_item is None else per_item
     kept = frame["estimated_value_per_item"].to_numpy(dtype=float)
     frame["estimated_value_per_item"] = np.where(np.isnan(per_item), kept, per_item)
     frame["estimated_value_total"] = frame["estimated_value_per_item"] * frame["n"]
@@ -323,10 +341,12 @@ SUMMARY_COLUMNS = {
 
 
 def summary_formats(selection) -> dict:
-    """How the production summary's numbers read (column -> formatter), as on every page: a split's total
-    without cents from 100 up, an estimate per item at three significant digits, the coverage in percent."""
+    """How the production summary's numbers read (column -> formatter): every amount as every other amount on
+    this page reads, three significant digits (``valuecore.wording.amount``: whole units from 1,000), the
+    coverage in percent. A split's total is an estimate like the rest: read with cents below 100 (``projected``),
+    a small split's "$0.94" sat beside the bands' "around $0.911"."""
     names = {k: v.format(selection.currency) for k, v in SUMMARY_COLUMNS.items()}
-    return {names["n"]: vc.wording.count, names["estimated_value_total"]: selection.projected,
+    return {names["n"]: vc.wording.count, names["estimated_value_total"]: selection.amount,
             names["estimated_value_per_item"]: selection.amount, names["estimated_coverage"]: vc.wording.percent}
 
 

@@ -297,12 +297,29 @@ def test_the_tables_read_money_as_every_page_does():
     shown = view.production(selection, page, ws, "prod", {"period": "W"})
     html = styled(shown.summary, view.summary_formats(selection)).to_html()
     for _, row in shown.summary.iterrows():
-        assert selection.amount(row.iloc[4]) in html and selection.projected(row.iloc[3]) in html
+        assert selection.amount(row.iloc[4]) in html and selection.amount(row.iloc[3]) in html
     assert not re.search(r">-?\d+\.\d{4}<", html), html
     checked = view.backtest(selection, page, ws, "test", 5)
     html = styled(checked.table, view.backtest_formats(selection)).to_html()
     assert selection.amount(checked.table.iloc[0, 2]) in html
     assert not re.search(r">-?\d+\.\d{4}<", html), html
+
+
+def test_the_page_reads_every_amount_one_way_a_small_split_s_total_too():
+    # issue 33: a small split's total read "$0.94" (projected: cents below 100) beside the bands' "around $0.911"
+    # (three significant digits): the page reads every amount with wording.amount.
+    from dashboard.tables import styled
+
+    _, selection, ws, page = setup()
+    shown = view.production(selection, page, ws, "prod", {"period": "W"})
+    small = shown.summary.copy()
+    total = small.columns[3]
+    small[total] = [0.94123, 12.3456, 867.386, 1234.5, -0.5][: len(small)]
+    html = styled(small, view.summary_formats(selection)).to_html()
+    for figure in small[total]:
+        assert f">{selection.amount(figure)}<" in html
+    assert ">$0.941<" in html and ">$12.3<" in html and "$0.94<" not in html and "$12.35" not in html
+    assert set(view.summary_formats(selection).values()) - {vc.wording.count, vc.wording.percent} == {selection.amount}
 
 
 def test_the_class_mix_tables_read_values_per_item_as_the_back_test():

@@ -5,6 +5,7 @@ not through an index built and mapped per model)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -118,3 +119,76 @@ def test_the_bands_estimate_aligned_is_the_mapped_one():
                 put(frame.iloc[:2].copy(), twice)
             with pytest.raises(pd.errors.InvalidIndexError):
                 put(frame.copy(), twice)
+
+
+def estimated_frame_before(ws, model, split, policy, values, how, *, calibration="auto", retune=False,
+                           resamples=view.WITH_BANDS):
+    """estimated_frame as it was (main 7ba152c): monitor's frame with its own estimate, the bands' put in."""
+    frame = vc.monitoring.monitor(ws.predictions(model, split), policy, values, retune=retune, **how).copy()
+    frame.insert(0, "model", model)
+    if retune and policy.kind in view.RETUNABLE:
+        return frame
+    try:
+        found = view.model_bands(ws, model, split, policy, values, how, calibration, resamples=resamples)
+    except ValueError:
+        return frame
+    mapped_estimate(frame, found if resamples == view.ESTIMATE_ONLY else found.frame)
+    return frame
+
+
+def assert_bits(fast: pd.DataFrame, slow: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    for column in fast.columns:
+        if fast[column].dtype == float:
+            a, b = fast[column].to_numpy(), slow[column].to_numpy()
+            assert np.array_equal(a.view(np.int64), b.view(np.int64)), column
+
+
+def sample_workspace():
+    report = vc.load_runs([str(ROOT / "sample_runs" / "breast_cancer")])
+    return report, Workspace(report, "val", "test", "none")
+
+
+@pytest.mark.parametrize("calibration", ["auto", "none"])
+def test_the_frame_without_monitor_s_estimate_is_the_frame_it_was(calibration):
+    """The page's frames, now made from monitor's frame without its own estimate wherever the bands' fills every
+    chunk: production by week and by count (re-tuned too), the back-test's estimate alone, a model without a
+    labelled reference (its own estimate kept), bit for bit."""
+    report, ws = sample_workspace()
+    for model in ("logreg", "random_forest"):
+        policy = ws.policy(model, "threshold", VALUES)
+        cases = [("prod", {"period": "W"}, False, view.WITH_BANDS), ("prod", {"n_chunks": 5}, True, view.WITH_BANDS),
+                 ("prod", {"n_chunks": 5}, False, view.WITH_BANDS),
+                 ("test", {"n_chunks": 6}, False, view.ESTIMATE_ONLY)]
+        for split, how, retune, resamples in cases:
+            fast, _, _ = view.estimated_frame(ws, model, split, policy, VALUES, how, calibration=calibration,
+                                              retune=retune, resamples=resamples)
+            slow = estimated_frame_before(ws, model, split, policy, VALUES, how, calibration=calibration,
+                                          retune=retune, resamples=resamples)
+            assert_bits(fast, slow)
+            assert fast["estimated_value_per_item"].notna().all()
+
+
+def test_a_chunk_the_bands_do_not_estimate_keeps_monitor_s_own_estimate(monkeypatch):
+    report, ws = sample_workspace()
+    policy = ws.policy("logreg", "threshold", VALUES)
+    how = {"n_chunks": 5}
+    real = view.model_bands
+
+    def bands_without_one_chunk(*args, **kwargs):
+        found = real(*args, **kwargs)
+        frame = found.frame.copy()
+        frame.loc[frame.index[2], "estimated_value_per_item"] = np.nan
+        return replace(found, frame=frame)
+
+    monkeypatch.setattr(view, "model_bands", bands_without_one_chunk)
+    fast, _, _ = view.estimated_frame(ws, "logreg", "prod", policy, VALUES, how)
+    slow = estimated_frame_before(ws, "logreg", "prod", policy, VALUES, how)
+    assert_bits(fast, slow)
+    own = vc.monitoring.monitor(ws.predictions("logreg", "prod"), policy, VALUES, **how)
+    assert fast["estimated_value_per_item"].iloc[2] == own["estimated_value_per_item"].iloc[2]  # not NaN
+    # without a labelled reference split: monitor's own estimate throughout
+    monkeypatch.setattr(view, "model_bands", lambda *a, **k: (_ for _ in ()).throw(ValueError("no reference")))
+    fast, found, why = view.estimated_frame(ws, "logreg", "prod", policy, VALUES, how)
+    assert found is None and why == "no reference"
+    assert_bits(fast.drop(columns="model"), own)

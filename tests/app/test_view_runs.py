@@ -73,3 +73,42 @@ def test_a_split_without_labels_gets_no_column_of_dashes():
     assert page.accuracy_columns == ("accuracy on val", "accuracy on test")
     assert "accuracy on prod" not in page.runs.columns
     assert all("prod: 1,008 rows (no labels)" in cell for cell in page.runs["splits"])
+
+
+def test_the_page_is_built_once_per_report_and_selection_and_is_the_page_built_anew():
+    """Nothing on the Runs page depends on the outcome values: a new value finds the page built (issue 33),
+    the same tables as built anew; another selection, source or run gets its own; a page goes with its runs."""
+    import gc
+    from dataclasses import replace
+
+    import pandas as pd
+
+    report = vc.load_runs([str(ROOT / "sample_runs" / "digits")])
+    first = view.build(selection(report, models=["logreg"]))
+    assert view.build(selection(report, models=["logreg"])) is first
+    anew = view.build_anew(selection(report, models=["logreg"]))
+    for name in ("runs", "splits"):
+        pd.testing.assert_frame_equal(getattr(first, name), getattr(anew, name), check_exact=True)
+    assert first.heading == anew.heading and first.source == anew.source and first.details == anew.details
+    other = view.build(selection(report, models=["mlp"]))
+    assert other is not first and other.runs.set_index("model").loc["mlp", "selected"]
+    assert view.build(selection(report, models=["logreg"], source="folder:x")) is not first
+    assert view.build(selection(report, models=["logreg"], notes=["a note"])) is not first
+    # the sidebar wraps the same loaded runs anew on every rerun (a new report, each run with its path as shown):
+    # the page is found again; another path shown is another page
+    rewrapped = vc.runs.LoadReport(models={m: replace(run) for m, run in report.models.items()},
+                                   problems=report.problems)
+    assert view.build(selection(rewrapped, models=["logreg"])) is first
+    moved = vc.runs.LoadReport(models={m: replace(run, path="elsewhere/" + m) for m, run in report.models.items()},
+                               problems=report.problems)
+    assert view.build(selection(moved, models=["logreg"])).runs["file"].str.startswith("elsewhere/").all()
+    problem = vc.runs.LoadProblem("x.csv", "unreadable")
+    with_a_problem = vc.runs.LoadReport(models=dict(report.models), problems=(problem,))
+    shown = view.build(selection(with_a_problem, models=["logreg"]))
+    assert shown is not first and shown.errors == view.build_anew(selection(with_a_problem, models=["logreg"])).errors
+    again = vc.load_runs([str(ROOT / "sample_runs" / "digits")])
+    assert view.build(selection(again, models=["logreg"])) is not first  # runs loaded anew: their own page
+    kept = len(view._BUILT)
+    del report, rewrapped, moved, with_a_problem, first, anew, other, shown
+    gc.collect()
+    assert len(view._BUILT) < kept  # the first runs' pages went with them

@@ -56,6 +56,7 @@ class SlowReferenceBootstrap:
         self._policy, self._values = policy, values
         self._matrix = values.for_classes(reference.classes)
         outcome = _outcomes(policy, reference, self._matrix)
+        self.reference_outcome = outcome  # what monitor_bands values the reference's moments with, as the core's
         weight = reference.sample_weight
         rows = reference.n
         self.calibrators, mu, by_dot = [], [], []

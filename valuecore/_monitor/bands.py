@@ -140,7 +140,12 @@ def expected_item_values(
     (the raw predictions when ``calibrator`` is None).
     """
     matrix = values.for_classes(predictions.classes)
-    outcome = _outcomes(policy, predictions, matrix)
+    return _item_moments(_outcomes(policy, predictions, matrix), predictions, matrix, calibrator)
+
+
+def _item_moments(outcome: np.ndarray, predictions: Predictions, matrix, calibrator) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`expected_item_values` of the policy's outcomes already taken (``_outcomes``): a caller that values
+    the same actions twice (calibrated and raw, or the reference's moments and its copies) decides them once."""
     calibrated = predictions if calibrator is None else calibrator.apply(predictions)
     if not calibrated.has_proba and (matrix.as_use_case() is not None or matrix.n_classes == 2) \
             and _two_terms_add_as_einsum():
@@ -303,10 +308,15 @@ def _check_level(value, name: str) -> float:
     return value
 
 
-def _reference_moments(policy: Policy, reference: Predictions, values: Values, calibrator) -> tuple[float, float]:
-    """Weighted mean and standard deviation of the per-item estimate on the reference."""
+def _reference_moments(policy: Policy, reference: Predictions, values: Values, calibrator,
+                       outcome: np.ndarray | None = None) -> tuple[float, float]:
+    """Weighted mean and standard deviation of the per-item estimate on the reference (``outcome``: the policy's
+    ``_outcomes`` on it, when already taken)."""
     weight = reference.sample_weight
-    mean, _ = expected_item_values(policy, reference, values, calibrator)
+    if outcome is None:
+        mean, _ = expected_item_values(policy, reference, values, calibrator)
+    else:
+        mean, _ = _item_moments(outcome, reference, values.for_classes(reference.classes), calibrator)
     mu = float(mean @ weight / weight.sum())
     return mu, float(math.sqrt(max(((mean - mu) ** 2) @ weight / weight.sum(), 0.0)))
 
@@ -582,7 +592,8 @@ class _ReferenceBootstrap:
                 weakref.finalize(reference, _BOOTSTRAP_COPIES.pop, key, None)
         self._copies = copies
         self.calibrators = copies.calibrators
-        self.mu = copies.reference_values(reference, self._matrix, _outcomes(policy, reference, self._matrix))
+        self.reference_outcome = _outcomes(policy, reference, self._matrix)
+        self.mu = copies.reference_values(reference, self._matrix, self.reference_outcome)
 
     def estimates(self, predictions: Predictions, chunk_of_row: np.ndarray, n_chunks: int) -> np.ndarray:
         """Shape (n_resamples, n_chunks): each copy's estimated value per item of each chunk."""
@@ -785,7 +796,7 @@ def monitor_bands(
     calibrator, calibration_text = _estimation_calibrator(reference, values, method)
     bootstrap = _ReferenceBootstrap(policy, reference, values, method, n_resamples, rng, seeded)
 
-    mu, sd = _reference_moments(policy, reference, values, calibrator)
+    mu, sd = _reference_moments(policy, reference, values, calibrator, bootstrap.reference_outcome)
     z, z_alert = _z(confidence), _z(alert_confidence)
     # A chunk's value per item (realised or estimated) lies between the lowest and the highest value an item can
     # take: the bands stop there (clipping moves no coverage and no alert, and no band promises $1.60 per item
@@ -810,12 +821,14 @@ def monitor_bands(
             total = float(weight.sum())
             if total <= 0:
                 continue
-            estimated, variance = _chunk_estimate(policy, p, values, calibrator, weight, total)
+            chunk_matrix = values.for_classes(p.classes)
+            outcome = _outcomes(policy, p, chunk_matrix)  # valued calibrated, then raw
+            estimated, variance = _chunk_estimate(policy, p, values, calibrator, weight, total, outcome)
             distance, p_value = _drift(reference, p)
             # The map's correction is checked by labels only where the reference has items like the chunk's:
             # on the share that moved (at least the KS distance), the truth may be anywhere between the raw and
             # the calibrated estimate (NannyML's car-loan data: misses of up to 11 per item, issue 19).
-            raw = float(expected_item_values(policy, p, values, None)[0] @ weight / total)
+            raw = float(_item_moments(outcome, p, chunk_matrix, None)[0] @ weight / total)
             shift = distance * abs(estimated - raw) if calibrator.method != "none" and distance == distance else 0.0
             half = z * math.sqrt(float(variance @ weight) / total**2 + calibration_variance[index]) + shift
             reference_half = z_alert * math.sqrt(sd**2 / total + reference_variance[index])
@@ -877,9 +890,13 @@ def _check_reference(reference: Predictions) -> None:
 
 
 def _chunk_estimate(policy: Policy, chunk: Predictions, values: Values, calibrator, weight: np.ndarray,
-                    total: float) -> tuple[float, np.ndarray]:
-    """A chunk's estimated value per item under ``calibrator`` and its items' variances, shape (n,)."""
-    mean, variance = expected_item_values(policy, chunk, values, calibrator)
+                    total: float, outcome: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """A chunk's estimated value per item under ``calibrator`` and its items' variances, shape (n,) (``outcome``:
+    the policy's ``_outcomes`` on the chunk, when already taken)."""
+    if outcome is None:
+        mean, variance = expected_item_values(policy, chunk, values, calibrator)
+    else:
+        mean, variance = _item_moments(outcome, chunk, values.for_classes(chunk.classes), calibrator)
     return float(mean @ weight / total), variance
 
 

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._engine.evaluate import estimate, evaluate
+from .._engine.evaluate import _evaluate_actions, _refuse_two_tier, estimate
 from .._engine.fitting import Policy, Values, fit_policy
 from .._model.predictions import Predictions, _first_rows
 from .._engine.sorting import dimensionless_value, presort
 from .._engine.table import DEFAULT_KS
-from .._model.values import UseCase
+from .._model.values import UseCase, check_value_range
 
 __all__ = [
     "Chunk",
@@ -395,7 +395,18 @@ def _sorted(predictions: Predictions):
     return run
 
 
-def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune: bool) -> dict:
+def _check_estimable(policy: Policy, predictions: Predictions, matrix, values: Values) -> None:
+    """Raise what ``estimate(policy, predictions, values)`` raises, in its words and order, without estimating: a
+    frame without the estimate refuses what the frame with it refuses."""
+    _refuse_two_tier(policy)
+    check_value_range(values)
+    policy.decide(predictions, matrix)
+    calibrated = policy.calibrate(predictions)
+    if not calibrated.has_proba and matrix.as_use_case() is None:
+        calibrated.require_proba("label-free estimation with a per-class value matrix")
+
+
+def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune: bool, estimated: bool = True) -> dict:
     predictions = chunk.predictions
     n = predictions.total_weight
     matrix = values.for_classes(predictions.classes)
@@ -406,14 +417,20 @@ def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune:
     applied = policy
     if retune and policy.kind in _RETUNED_KINDS:
         applied = fit_policy(policy.kind, run, values, calibration=calibration, estimate=True)
-    estimated = estimate(applied, predictions, values)
+    if estimated:
+        estimated_total = estimate(applied, predictions, values).value_total
+    else:
+        _check_estimable(applied, predictions, matrix, values)
+        estimated_total = float("nan")
     best = fit_policy("threshold", run, values, estimate=True).threshold
     actions = applied.decide(predictions, matrix)
     accepted = float(predictions.sample_weight[actions != predictions.n_classes].sum())
     coverage = _per_item(accepted, n)
     realised_total = realised_per_item = realised_coverage = float("nan")
     if predictions.has_labels:
-        realised = evaluate(applied, predictions, values)
+        # evaluate(applied, predictions, values) of the actions just decided (its checks passed above: the
+        # estimate's, or _check_estimable's): not decided a third time
+        realised = _evaluate_actions(actions, predictions, matrix)
         realised_total = realised.value_total
         realised_per_item = _per_item(realised_total, n)
         realised_coverage = coverage
@@ -428,8 +445,8 @@ def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune:
         "time_end": pd.Timestamp(times.max()) if times.size else pd.NaT,
         "n_rows": predictions.n,
         "n": n,
-        "estimated_value_total": estimated.value_total,
-        "estimated_value_per_item": _per_item(estimated.value_total, n),
+        "estimated_value_total": estimated_total,
+        "estimated_value_per_item": _per_item(estimated_total, n),
         "estimated_coverage": coverage,
         "estimated_best_threshold": float("nan") if best is None else best,
         "realised_value_total": realised_total,
@@ -448,6 +465,7 @@ def monitor(
     n_chunks=None,
     period=None,
     retune: bool = False,
+    estimated: bool = True,
 ) -> pd.DataFrame:
     """Estimated (label-free) and realised value of a policy, chunk by chunk.
 
@@ -469,6 +487,11 @@ def monitor(
         instead. The estimated value is then in-sample (optimistic); the
         realised value stays honest, since no label was used to tune. Other
         kinds need no data and are applied as they are.
+    estimated : bool
+        False: ``estimated_value_total`` and ``estimated_value_per_item`` are
+        NaN, not computed (for a caller that puts in an estimate of its own,
+        such as :func:`monitor_bands`' calibrated one); every other column is
+        the same, bit for bit.
 
     Returns
     -------
@@ -525,7 +548,7 @@ def monitor(
     rows = []
     for split, run in splits.items():  # loop over splits and chunks, never items
         for chunk in chunk_predictions(run, size=size, n_chunks=n_chunks, period=period):
-            rows.append(_chunk_row(str(split), chunk, policy, values, retune))
+            rows.append(_chunk_row(str(split), chunk, policy, values, retune, bool(estimated)))
     frame = pd.DataFrame(rows, columns=list(MONITOR_COLUMNS))
     if frame["n_rows"].dtype == np.int64 and frame["has_labels"].dtype == np.bool_:
         return frame  # rows of ints and bools are read so; astype would copy every column (a third of the call)
