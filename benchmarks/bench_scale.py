@@ -357,8 +357,8 @@ def compare_engines(log: Path, folder: Path, n, engines: list[str], repeats: int
             seconds, cpu, gib, jvm, spill, queued = med[label]
             jvm_text = f"{jvm:5.2f}" if engine == "spark" else f"{'-':>5}"
             spill_text = f"{spill:6.2f}" if engine == "duckdb" else f"{'-':>6}"
-            each = ", ".join(f"{r[0]:.1f}/{r[1]:.1f}/{r[5]:.1f}" for r in runs[(engine, label)])
-            print(f"{shape:>12} | {engine:>6} {label:>9} | {seconds:8.1f} {cpu:7.1f} {gib:5.2f} {jvm_text} "
+            each = ", ".join(f"{r[0]:.1f}/{r[1]:.2f}/{r[5]:.1f}" for r in runs[(engine, label)])
+            print(f"{shape:>12} | {engine:>6} {label:>9} | {seconds:8.1f} {cpu:7.2f} {gib:5.2f} {jvm_text} "
                   f"{spill_text} {queued:6.1f} | {each}")
         bare = med["bare"]
         for label in labels[:-1]:
