@@ -50,7 +50,8 @@ Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :fu
 :func:`omega`; ``DASH`` stands for a missing number. Lists: :func:`short_list` (cut after a few),
 :func:`names` (``a, b and c``). Labels: ``OMEGA_LABEL`` (the penalty's one name on screen),
 ``POLICY_LABELS`` and :func:`policy_label` (a policy kind in a menu or a table; :func:`rule_name` in a
-sentence), ``NO_PROBA_NOTE`` (why a rule needs probabilities).
+sentence), ``NO_PROBA_NOTE`` (why a rule needs probabilities), ``INTERVAL_HEADER`` (the one name of a
+column of 95% intervals).
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 :func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
 :func:`simpler_rule_sentences`, :func:`recommendation_headline`, :func:`recommendation_reason`,

@@ -248,3 +248,9 @@ def test_a_model_declining_every_item_re_tunes_to_accept_nothing(weights):
                                                    rng=np.random.default_rng(0), n_resamples=50)
     assert np.isnan(stability.thresholds).all() and stability.thresholds.shape == (50,)
     assert stability.share_always_abstain == 1.0 and stability.tuned_threshold is None
+
+
+def test_a_run_without_items_is_still_refused_in_words():
+    p = vc.Predictions.from_proba(np.zeros((0, 2)), y_true=np.zeros(0, int))
+    with pytest.raises(ValueError, match="needs at least one item"):
+        vc.uncertainty.threshold_stability(vc.presort(p), vc.UseCase(1, 0, -1), rng=np.random.default_rng(0))

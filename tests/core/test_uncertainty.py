@@ -147,7 +147,7 @@ def test_the_words_separate_this_data_from_new_data():
     on_data, on_new_data = interval_sentences(iv, "EUR")
     assert on_data == "On this data: 1,234 EUR per item."
     assert on_new_data.startswith(
-        "Expected on new data from the same distribution: 1,234 EUR per item (90% CI 1,215 EUR to 1,254 EUR)")
+        "Expected on new data from the same distribution: 1,234 EUR per item (90% interval 1,215 EUR to 1,254 EUR)")
     assert interval_sentences(mean_interval([-1.0, -2.0, -3.0]), "$")[0] == "On this data: -$2.00 per item."
     assert interval_sentences(iv)[0] == "On this data: 1,234 per item."
     assert interval_sentences(iv)[1].startswith("Expected on new data")
