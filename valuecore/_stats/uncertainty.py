@@ -1492,15 +1492,15 @@ def threshold_stability(
     predictions.require_labels("threshold stability")
     matrix = values.for_classes(predictions.classes)
     tree = None
-    if predictions.n and tune_run.n_groups == 0:  # the model declined every item: no threshold acts on any resample
-        thresholds = np.full(n_resamples, np.nan)
-    elif predictions.n and _weight_kind(predictions.sample_weight, "auto") == "frequency":
+    if tune_run.n_groups and _weight_kind(predictions.sample_weight, "auto") == "frequency":
         from .grouped_bootstrap import group_tree
 
         tree = group_tree(tune_run, values)
     if tree is not None:
         thresholds = _thresholds_by_groups(tree, tune_run, n_resamples, rng)
-    elif tune_run.n_groups or not predictions.n:  # no item at all: the item path says so
+    elif predictions.n and not tune_run.n_groups:  # the model declined every item: no threshold acts on any
+        thresholds = np.full(n_resamples, np.nan)
+    else:  # (a run without items is refused there, in words)
         thresholds = _thresholds_by_items(tune_run, matrix, n_resamples, rng, batch)
     ordered = np.sort(thresholds)  # NaN (always abstain) last: above every threshold
     alpha = 1 - confidence
