@@ -1,6 +1,7 @@
 """A small run file loads to the same runs, bit for bit, on its fast paths as on the general ones: the plain CSV
 path (its columns read without a pandas frame, its numbers by its own decimal parser), the digest of a small
-file's bytes taken on the calling thread, and frames whose column names are Python text. Random small CSV and
+file's bytes taken on the calling thread, frames whose column names are Python text, and short text columns
+factorised by a dict. Random small CSV and
 Parquet files with ties, weights, missing cells, several models and splits, top-label runs and labels of odd
 types are loaded both ways: the same problems (file, column, rows, words), classes, splits, arrays (dtype and
 bits), digests and tuned thresholds."""
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 import valuecore as vc
 import valuecore._io.plaincsv as plaincsv
-from valuecore._io.runfiles import parse, reading
+from valuecore._io.runfiles import cells, parse, reading
 from valuecore.runs import load_run_file
 
 CLASS_SETS = [("a", "b"), ("0", "1", "2"), ("1", "10"), ("cat", "dog", "é"), ("True", "False"), ("x_1", "x-2")]
@@ -71,6 +72,7 @@ def general(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(reading, "UNFILTERED_CSV", False)
     patch.setattr(reading, "_names", lambda names: names)
     patch.setattr(parse, "_HASHED_INLINE_BYTES", -1)
+    patch.setattr(cells, "DICT_FACTORIZE_ROWS", -1)
 
 
 def both_ways(data: bytes, name: str):
@@ -129,6 +131,22 @@ def test_a_small_parquet_file_loads_as_on_the_general_path(data):
     assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
 
 
+ODD_VALUES = st.one_of(st.sampled_from(["a", "b", "", " a", "1", "01", "é", "e\u0301", None, float("nan"), 1, 1.0,
+                                        True, b"a", np.str_("a"), pd.NA]), st.text(max_size=3))  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ODD_VALUES, max_size=30), st.booleans())
+def test_a_short_text_column_is_factorised_as_pandas_does(values, as_text):
+    column = np.empty(len(values), dtype=object)
+    column[:] = [v if isinstance(v, str) or v is None else "x" for v in values] if as_text else values
+    series = pd.Series(column, dtype=object)
+    codes, uniques = cells._factorized(series)
+    expected_codes, expected_uniques = pd.factorize(series, use_na_sentinel=True)
+    assert codes.dtype == np.int64 and codes.tolist() == expected_codes.tolist()
+    assert [(type(u), u) for u in list(uniques)] == [(type(u), u) for u in list(expected_uniques)]
+
+
 def test_a_plain_file_takes_the_fast_paths(monkeypatch):
     # The comparisons above compare something: a plain file is read without a frame and without loadtxt, and
     # its digest on the calling thread.
@@ -136,5 +154,6 @@ def test_a_plain_file_takes_the_fast_paths(monkeypatch):
     monkeypatch.setattr(plaincsv.np, "loadtxt", None)
     monkeypatch.setattr(parse, "in_background", None)
     monkeypatch.setattr(reading.pd, "DataFrame", None)
+    monkeypatch.setattr(cells.pd, "factorize", None)
     report = load_run_file(data, name="run.csv")
     assert report.ok and report.models["run"].splits["all"].proba[1, 0] == np.float64(0.0001)
