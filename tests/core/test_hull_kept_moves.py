@@ -69,8 +69,8 @@ OMEGAS = [0.0, 1e-9, 0.1, 0.3, 0.5, 1.0, 1.7, 2.0, 2.5, 4.0, 7.0, 19.0, 40.0, 1e
                                                           (7, False, False)])
 def test_kept_moves_make_the_general_paths_policy(n_classes, empty_class, ties):
     run = _run(30_000, n_classes, n_classes, empty_class, ties)
-    for kind in ("threshold", "class_thresholds"):
-        vc.fit_policy(kind, run, vc.UseCase(1.0, 0.0, -4.0))  # keeps the hulls
+    for kind in ("threshold", "threshold", "class_thresholds"):  # a run's first threshold scans, its second keeps
+        vc.fit_policy(kind, run, vc.UseCase(1.0, 0.0, -4.0))  # the hull
     kept = hull.run_cache(run)
     assert isinstance(kept["class hulls"], fitting._ClassHulls) and isinstance(kept["threshold hull"], hull.Chain)
     assert (kept["class hulls"].pairs is None) == empty_class
@@ -265,3 +265,22 @@ def test_the_rows_pairs_are_the_pairs_table_and_the_thresholds(n_classes, ties):
             assert classes.row_pairs[row] == tuple(taken.tolist()) == policy.class_thresholds, q
             assert repr(classes.row_pairs[row]) == repr(tuple(taken.tolist())), q
     assert read >= 100
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_a_runs_first_threshold_is_scanned_and_is_the_hulls(ties):
+    # A run's first threshold fit scans (a hull pays for moves, not for one fit); its second builds the hull and
+    # keeps it. Each use case's first fit on a fresh run is the policy the hull gives on a run fitted before.
+    warmed = _run(20_000, 4, 11, ties=ties)
+    vc.fit_policy("threshold", warmed, vc.UseCase(1.0, 0.0, -1.0))
+    built = []
+    for omega in OMEGAS:
+        values = vc.UseCase(1.0, 0.0, -omega)
+        fresh = _run(20_000, 4, 11, ties=ties)
+        assert fresh.n_groups >= fitting.HULL_MIN_GROUPS
+        first = vc.fit_policy("threshold", fresh, values)
+        assert "threshold hull" not in hull.run_cache(fresh)
+        _same(first, _general("threshold", warmed, values))
+        _same(vc.fit_policy("threshold", fresh, values), first)  # the second fit, on the hull it builds
+        built.append(isinstance(hull.run_cache(fresh).get("threshold hull"), hull.Chain))
+    assert isinstance(hull.run_cache(warmed)["threshold hull"], hull.Chain) and all(built[1:]), built

@@ -82,10 +82,13 @@ def read_both(data: bytes, plain: bool = True):
 
 
 def assert_same_cells(fast, slow) -> None:
-    """Same names; numbers of the same dtype and bits; text the same str, missing nowhere."""
+    """Same names; numbers of the same dtype and bits; text the same str, missing nowhere. ``fast``: the plain
+    path's columns (read by name, as the checks read them), ``slow``: pandas's frame."""
+    assert isinstance(fast, reading._PlainColumns) and len(fast) == len(slow)
     assert list(fast.columns) == list(slow.columns)
-    for j in range(fast.shape[1]):
-        a, b = fast.iloc[:, j], slow.iloc[:, j]
+    for j, name in enumerate(fast.columns):
+        a, b = fast[name], slow.iloc[:, j]
+        assert a.name == name
         if a.dtype.kind in "if":
             assert a.dtype == b.dtype
             assert np.array_equal(a.to_numpy().view(np.int64), b.to_numpy().view(np.int64))
@@ -201,3 +204,64 @@ def test_what_is_read_unfiltered(data, unfiltered):
     header = data.split(b"\n")[0].decode().split(",")
     frame = reading._read_csv_unfiltered(data, data, header, [c for c in header if c in reading.TEXT_COLUMNS])
     assert (frame is not None) == unfiltered
+
+
+DECIMAL_TEXTS = st.one_of(
+    st.from_regex(r"-?[0-9]{0,17}\.?[0-9]{0,17}([eE]-?[0-9]{0,5})?", fullmatch=True),
+    st.from_regex(r"[-0-9.eE]{1,8}", fullmatch=True),
+    NUMBER_TEXTS,
+)
+
+
+def read_plain(data: bytes, header: list[str], fast: bool):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "FAST_DECIMALS", fast)
+        return plaincsv.read_plain_csv(data, header)
+
+
+def assert_same_plain_read(data: bytes, header: list[str]) -> None:
+    """The plain path with its own decimal parser reads what it reads with ``loadtxt``: both decline, or the
+    same columns, dtypes and bits."""
+    fast, slow = read_plain(data, header, True), read_plain(data, header, False)
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        assert list(fast) == list(slow)
+        for name in fast:
+            assert fast[name].dtype == slow[name].dtype
+            if fast[name].dtype.kind == "f":
+                assert np.array_equal(fast[name].view(np.int64), slow[name].view(np.int64))
+            else:
+                assert fast[name].tolist() == slow[name].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(DECIMAL_TEXTS, min_size=2, max_size=2), min_size=1, max_size=6),
+       st.lists(st.sampled_from(["a", "b", "7"]), min_size=6, max_size=6))
+@example([["1e-05", "-0"]], ["a"] * 6)
+@example([["5.", ".5"], ["-.5", "1E5"]], ["a"] * 6)
+@example([["1.e5", "0.1e-22"], ["25e-22", "-0.0"]], ["a"] * 6)
+def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
+    rows = [f"{label},{a},{b}" for label, (a, b) in zip(labels, cells)]
+    header = ["y_true", "proba_a", "weight"]
+    assert_same_plain_read((",".join(header) + "\n" + "\n".join(rows) + "\n").encode(), header)
+
+
+@pytest.mark.parametrize("cell, parsed", [
+    ("0.25", True), ("-0", True), ("5.", True), (".5", True), ("-.5", True), ("00.25", True), ("1e-05", True),
+    ("1E5", True), ("1.e5", True), ("-1.5e-3", True), ("123456789012345", True), ("0.1e-21", True),
+    ("25e-22", True), ("1e-0005", True),
+    ("1234567890123456", False), ("0.1e-22", False), ("25e-23", False), ("1e23", False), ("1e-00005", False),
+    ("5e", False), ("e5", False), ("1e-", False), ("--1", False), ("1-", False), ("1.2.3", False), ("1e5e5", False),
+    ("1e5.0", False), (".", False), ("-", False), ("-e5", False), (".e5", False), ("1_0", False), ("inf", False),
+    ("0x1", False), ("1e--5", False), ("1e-5-", False),
+])  # fmt: skip
+def test_which_cells_the_decimal_parser_reads(cell, parsed):
+    body = f"a,{cell}\n".encode()
+    data = np.frombuffer(body, dtype=np.uint8)
+    start = body.index(b",") + 1
+    got = plaincsv._decimals(data, np.array([[start]]), np.array([[len(body) - 1]]))
+    assert (got is not None) == parsed
+    if parsed:
+        assert got[0][0, 0].tobytes() == np.float64(float(cell)).tobytes()
+        assert got[1][0, 0] == ("." in cell or "e" in cell.lower())
+    assert_same_plain_read(b"y_true,proba_a\n" + body, ["y_true", "proba_a"])

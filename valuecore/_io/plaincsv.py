@@ -100,6 +100,13 @@ def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray,
     n = ends.shape[0]
     starts = first.reshape(n, -1)[:, used]
     ends = ends[:, used]
+    if FAST_DECIMALS:
+        decimals = _decimals(data, starts, ends)
+        if decimals is not None:
+            cells, pointed = decimals
+            whole = ~pointed.any(axis=0)
+            return [cells[:, j].astype(np.int64) if whole[j] else np.ascontiguousarray(cells[:, j])
+                    for j in range(cells.shape[1])]  # fmt: skip
 
     def per_cell(mask: np.ndarray) -> np.ndarray:
         # One sum from each cell's start to the next one's: the byte between them is a separator, never in
@@ -120,6 +127,74 @@ def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray,
         return None
     return [cells[:, j].astype(np.int64) if whole[j] else np.ascontiguousarray(cells[:, j])
             for j in range(cells.shape[1])]
+
+
+# Whether plain number cells are parsed by ``_decimals`` first (``loadtxt`` reads any it declines).
+FAST_DECIMALS = True
+
+# Byte classes of a number cell, for ``_decimals``.
+_OTHER, _DIGIT, _POINT, _EXPONENT, _MINUS_SIGN, _PAST_END = range(6)
+_BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)
+_BYTE_CLASS[_ZERO : _ZERO + 10] = _DIGIT
+_BYTE_CLASS[_DOT] = _POINT
+_BYTE_CLASS[[ord("e"), ord("E")]] = _EXPONENT
+_BYTE_CLASS[ord("-")] = _MINUS_SIGN
+_SCALES = np.array([float(10**k) for k in range(_MOST_SCALE + 1)])  # each exact in float64
+_WIDEST_DECIMAL = _MOST_DIGITS + 7  # digits, a dot, a minus, and e-dddd
+
+
+def _decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(float64 value, whether it has a dot or an exponent) of each cell ``data[a:b]`` (``starts``, ``ends``:
+    (n, k)) when every one reads ``-?digits`` with at most one dot among its digits and an optional exponent
+    ``e-?digits`` (1-4 digits, ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled
+    within 10**22 either way. Else None, and ``loadtxt`` reads the file (or declines it) as before.
+
+    Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
+    10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit. Read a byte
+    position at a time across every cell (each step numpy's over all cells; along a cell numpy would loop per
+    cell): 10^3 rows of 10 numbers in about a third of ``loadtxt``'s CPU and the checks before it."""
+    shape = starts.shape
+    starts, lengths = starts.ravel(), (ends - starts).ravel()
+    if lengths.size == 0 or int(lengths.max()) > _WIDEST_DECIMAL:
+        return None
+    size = lengths.size
+    whole, exponent = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+    digits, exponent_digits, decimals = (np.zeros(size, dtype=np.int16) for _ in range(3))
+    pointed, in_exponent, after_e, exponent_minus, bad = (np.zeros(size, dtype=bool) for _ in range(5))
+    lead_minus = None
+    for k in range(int(lengths.max())):
+        byte = data[np.minimum(starts + k, data.size - 1)]
+        kind = _BYTE_CLASS[byte]
+        kind[lengths <= k] = _PAST_END
+        value = byte - _ZERO
+        digit = kind == _DIGIT
+        mantissa, power = digit & ~in_exponent, digit & in_exponent
+        np.multiply(whole, 10, out=whole, where=mantissa)
+        np.add(whole, value, out=whole, where=mantissa)
+        np.multiply(exponent, 10, out=exponent, where=power)
+        np.add(exponent, value, out=exponent, where=power)
+        digits += mantissa
+        exponent_digits += power
+        decimals += mantissa & pointed
+        dot, e, minus = kind == _POINT, kind == _EXPONENT, kind == _MINUS_SIGN
+        bad |= (kind == _OTHER) | (dot & (pointed | in_exponent)) | (e & (in_exponent | (digits == 0)))
+        if k == 0:
+            lead_minus = minus
+        else:
+            bad |= minus & ~after_e
+            exponent_minus |= minus
+        pointed |= dot
+        in_exponent |= e
+        after_e = e
+    scale = np.where(exponent_minus, -exponent, exponent) - decimals
+    bad |= (digits == 0) | (digits > _MOST_DIGITS) | (in_exponent & (exponent_digits == 0)) | (exponent_digits > 4)
+    if bad.any() or (np.abs(scale) > _MOST_SCALE).any():
+        return None
+    values = whole.astype(np.float64)
+    np.multiply(values, _SCALES[np.maximum(scale, 0)], out=values, where=scale > 0)
+    np.divide(values, _SCALES[np.maximum(-scale, 0)], out=values, where=scale < 0)
+    np.negative(values, out=values, where=lead_minus)
+    return values.reshape(shape), (pointed | in_exponent).reshape(shape)
 
 
 def _exponents_fit(body: bytes, starts: np.ndarray, ends: np.ndarray) -> bool:

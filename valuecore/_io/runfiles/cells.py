@@ -44,7 +44,7 @@ def _text_values(series: pd.Series) -> tuple[np.ndarray, list[str | None]]:
     Whole-number floats (``1.0``, from an integer column that held NaN) read as
     integers. Missing and blank values get code -1.
     """
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes, uniques = _factorized(series)
     texts: list[str | None] = []
     for value in uniques.tolist() if hasattr(uniques, "tolist") else list(uniques):
         if isinstance(value, (bytes, bytearray)):  # Parquet text stored as binary
@@ -58,6 +58,23 @@ def _text_values(series: pd.Series) -> tuple[np.ndarray, list[str | None]]:
         text = _nfc(str(value).strip())
         texts.append(text or None)
     return np.asarray(codes, dtype=np.int64), texts
+
+
+# Columns of text up to this many rows are factorised by a dict when every value is a str.
+DICT_FACTORIZE_ROWS = 4096
+
+
+def _factorized(series: pd.Series) -> tuple[np.ndarray, list]:
+    """``pd.factorize(series, use_na_sentinel=True)``'s codes and uniques (order of appearance). A short column
+    of str alone is factorised by a dict: the same codes (str compare and hash alike in both), and pandas's
+    first factorisation costs a fresh process 0.4-0.5 ms against the dict's 0.1 at 10^3 rows."""
+    if len(series) <= DICT_FACTORIZE_ROWS and series.dtype == object:
+        index: dict = {}
+        values = series.tolist()
+        codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+        if all(type(v) is str for v in index):  # else a None, a NaN or another type: pandas's rules decide
+            return codes, list(index)
+    return pd.factorize(series, use_na_sentinel=True)
 
 
 def _group_column(frame, column: str, default: str, problems: _FileProblems, n: int):

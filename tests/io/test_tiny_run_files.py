@@ -1,0 +1,159 @@
+"""A small run file loads to the same runs, bit for bit, on its fast paths as on the general ones: the plain CSV
+path (its columns read without a pandas frame, its numbers by its own decimal parser), the digest of a small
+file's bytes taken on the calling thread, frames whose column names are Python text, and short text columns
+factorised by a dict. Random small CSV and
+Parquet files with ties, weights, missing cells, several models and splits, top-label runs and labels of odd
+types are loaded both ways: the same problems (file, column, rows, words), classes, splits, arrays (dtype and
+bits), digests and tuned thresholds."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import valuecore as vc
+import valuecore._io.plaincsv as plaincsv
+from valuecore._io.runfiles import cells, parse, reading
+from valuecore.runs import load_run_file
+
+CLASS_SETS = [("a", "b"), ("0", "1", "2"), ("1", "10"), ("cat", "dog", "é"), ("True", "False"), ("x_1", "x-2")]
+SCORES = ["0", "1", "0.25", "0.5", "0.75", "0.125", "1e-04", "5E-1", ".5", "0.3333", "0.6667", "1.0"]
+
+
+@st.composite
+def run_csvs(draw) -> bytes:
+    """A small CSV run file, mostly plain (so that the fast paths take it), sometimes not."""
+    classes = draw(st.sampled_from(CLASS_SETS))
+    n = draw(st.integers(1, 25))
+    top_label = draw(st.integers(0, 5)) == 0
+    columns: dict[str, list[str]] = {}
+    if draw(st.booleans()):
+        columns["model"] = draw(st.lists(st.sampled_from(["m1", "m2"]), min_size=n, max_size=n))
+    if draw(st.booleans()):
+        splits = ["val", "test"] + ([""] if draw(st.integers(0, 3)) == 0 else [])
+        columns["split"] = draw(st.lists(st.sampled_from(splits), min_size=n, max_size=n))
+    labels = list(classes) + ["", "other", "01", "1.0"]
+    columns["y_true"] = draw(st.lists(st.sampled_from(labels if draw(st.integers(0, 3)) == 0 else classes),
+                                      min_size=n, max_size=n))  # fmt: skip
+    if top_label:
+        columns["y_pred"] = draw(st.lists(st.sampled_from(classes), min_size=n, max_size=n))
+        columns["confidence"] = draw(st.lists(st.sampled_from(SCORES + ["1.0000001", "-0.5", ""]),
+                                              min_size=n, max_size=n))  # fmt: skip
+    else:
+        # Rows of a few scores (ties within and across rows); most sum to 1, some do not.
+        rows = []
+        for _ in range(n):
+            first = draw(st.sampled_from(["0.25", "0.5", "0.75", "1", "0", "0.3333", "1e-04"]))
+            rest = 1 - float(first)
+            row = [first] + [repr(rest / (len(classes) - 1)) for _ in classes[1:]]
+            if draw(st.integers(0, 20)) == 0:
+                row[draw(st.integers(0, len(row) - 1))] = draw(st.sampled_from(SCORES + ["", "nan", "-0.1", "x"]))
+            rows.append(row)
+        for k, c in enumerate(classes):
+            columns[f"proba_{c}"] = [row[k] for row in rows]
+    if draw(st.booleans()):
+        weights = ["1", "2", "0.5", "3", "0"] + ([] if draw(st.booleans()) else ["-1", ""])
+        columns["weight"] = draw(st.lists(st.sampled_from(weights), min_size=n, max_size=n))
+    names = draw(st.permutations(list(columns)))
+    lines = [",".join(names)] + [",".join(columns[c][i] for c in names) for i in range(n)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def general(patch: pytest.MonkeyPatch) -> None:
+    """Every fast path of a small file off: pandas's full read, loadtxt, the digest on its thread, and the
+    frames' column names as pandas makes them."""
+    patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+    patch.setattr(plaincsv, "FAST_DECIMALS", False)
+    patch.setattr(reading, "UNFILTERED_CSV", False)
+    patch.setattr(reading, "_names", lambda names: names)
+    patch.setattr(parse, "_HASHED_INLINE_BYTES", -1)
+    patch.setattr(cells, "DICT_FACTORIZE_ROWS", -1)
+
+
+def both_ways(data: bytes, name: str):
+    fast = load_run_file(data, name=name)
+    with pytest.MonkeyPatch.context() as patch:
+        general(patch)
+        slow = load_run_file(data, name=name)
+    return fast, slow
+
+
+def same_bits(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fiub":
+        return a.tobytes() == b.tobytes()
+    return a.tolist() == b.tolist()
+
+
+def assert_same_load(fast, slow) -> None:
+    assert [str(p) for p in fast.problems] == [str(p) for p in slow.problems]
+    assert fast.problems == slow.problems
+    assert list(fast.models) == list(slow.models)
+    for model in fast.models:
+        a, b = fast.models[model], slow.models[model]
+        assert (a.path, a.classes, a.split_names, a.sha256) == (b.path, b.classes, b.split_names, b.sha256)
+        for split in a.splits:
+            x, y = a.splits[split], b.splits[split]
+            for field in ("proba", "y_true", "y_pred", "confidence", "sample_weight", "ids", "timestamp"):
+                assert same_bits(getattr(x, field), getattr(y, field)), (model, split, field)
+            if x.y_true is not None:
+                use_case = vc.UseCase(1.0, 0.0, -4.0)
+                thresholds = [vc.fit_policy("threshold", vc.presort(p), use_case).threshold for p in (x, y)]
+                assert repr(thresholds[0]) == repr(thresholds[1])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n")
+@example(b"y_true,proba_a,proba_b,weight\na,0.5,0.5,2\nb,0.5,0.5,0.5\n,0.25,0.75,1\n")
+@example(b"model,split,y_true,proba_0,proba_1\nm1,val,0,1e-04,0.9999\nm2,test,1,0.5,0.5\nm1,test,01,1,0\n")
+@example(b"y_true,y_pred,confidence\ncat,dog,0.5\ndog,dog,1.0000001\n")
+def test_a_small_csv_loads_as_on_the_general_path(data):
+    assert_same_load(*both_ways(data, "run.csv"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs())
+def test_a_small_parquet_file_loads_as_on_the_general_path(data):
+    # The same cells as Parquet (pandas's types: numbers, text with missing cells, mixed columns as text).
+    frame = pd.read_csv(io.BytesIO(data), dtype={"y_true": str, "y_pred": str, "model": str, "split": str})
+    buffer = io.BytesIO()
+    frame.astype({c: str for c in frame.columns if frame[c].dtype == object}).to_parquet(buffer, index=False)
+    assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
+
+
+ODD_VALUES = st.one_of(st.sampled_from(["a", "b", "", " a", "1", "01", "é", "e\u0301", None, float("nan"), 1, 1.0,
+                                        True, b"a", np.str_("a"), pd.NA]), st.text(max_size=3))  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ODD_VALUES, max_size=30), st.booleans())
+def test_a_short_text_column_is_factorised_as_pandas_does(values, as_text):
+    column = np.empty(len(values), dtype=object)
+    column[:] = [v if isinstance(v, str) or v is None else "x" for v in values] if as_text else values
+    series = pd.Series(column, dtype=object)
+    codes, uniques = cells._factorized(series)
+    expected_codes, expected_uniques = pd.factorize(series, use_na_sentinel=True)
+    assert codes.dtype == np.int64 and codes.tolist() == expected_codes.tolist()
+    assert [(type(u), u) for u in list(uniques)] == [(type(u), u) for u in list(expected_uniques)]
+
+
+def test_a_plain_file_takes_the_fast_paths(monkeypatch):
+    # The comparisons above compare something: a plain file is read without a frame and without loadtxt, and
+    # its digest on the calling thread.
+    data = b"y_true,proba_a,proba_b\na,0.5,0.5\nb,1e-04,0.9999\n"
+    monkeypatch.setattr(plaincsv.np, "loadtxt", None)
+    monkeypatch.setattr(parse, "in_background", None)
+    monkeypatch.setattr(reading.pd, "DataFrame", None)
+    monkeypatch.setattr(cells.pd, "factorize", None)
+    report = load_run_file(data, name="run.csv")
+    assert report.ok and report.models["run"].splits["all"].proba[1, 0] == np.float64(0.0001)
