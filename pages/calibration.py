@@ -104,7 +104,7 @@ if page.table is not None:
     compact_dataframe(
         page.table,
         view.TABLE5_SHOWN,
-        details="All columns (thresholds and share acted on)",
+        details=view.TABLE5_DETAILS,
         hide_index=True,
         column_config={
             # Dimensionless values per item with three decimals, as on the Value and VOC pages (wording.number).

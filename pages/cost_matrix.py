@@ -114,7 +114,9 @@ if page.left_out_note:
     st.caption(page.left_out_note)
 for severity, message in page.notes:
     getattr(st, severity)(message)
-show_dataframe(page.summary_styled, column_order=list(page.summary_columns), hide_index=True, width="stretch")
+show_dataframe(page.summary_styled, column_order=list(page.summary_shown), hide_index=True, width="stretch")
+with st.expander("All columns", icon=":material/table_view:"):
+    show_dataframe(page.summary_styled, column_order=list(page.summary_columns), hide_index=True, width="stretch")
 st.caption(page.summary_caption)
 
 # ---- one model in detail

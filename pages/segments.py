@@ -66,7 +66,7 @@ for sentence in page.sentences:
     st.markdown(sentence)
 for warning in page.warnings:
     st.warning(warning)
-# The columns a reader needs first; the interval and the bound one click away (the table fits 1280 px).
+# The columns a reader needs first (the table fits 800 px); items, error rate, interval and bound one click away.
 helps = {header: st.column_config.Column(help=text) for header, text in view.TABLE_HELP.items()}
 compact_dataframe(page.table, view.TABLE_SHOWN, hide_index=True, column_config=helps)
 st.caption(view.TABLE_CAPTION)

@@ -786,7 +786,7 @@ def stability_spec(rows, models, *, tuned=None) -> dict:
 MONITOR_MEASURES = {
     "value_per_item": ("estimated_value_per_item", "realised_value_per_item", "Value per item{unit}", ",.4f"),
     "value_total": ("estimated_value_total", "realised_value_total", "Value of the chunk{unit}", ",.2f"),
-    "coverage": ("estimated_coverage", "realised_coverage", "Coverage (share acted on)", ".1%"),
+    "coverage": ("estimated_coverage", "realised_coverage", "Acted on (share of items)", ".1%"),
     "best_threshold": ("estimated_best_threshold", None, "Best threshold (confidence)", None),
 }
 MONITOR_SOURCES = ("estimated", "realised")

@@ -28,6 +28,9 @@ HAND_OFF = "hand off"  # the action column: the pages' word for what the policy 
 MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
 SUMMARY_COLUMNS = {"model": "Model", "rule": "Rule", "value_total": "Total value",
                    "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"}
+# Left out of the table shown (in its "All columns" details): with it the table was 536 px, past the 466 px a page
+# has at 800 px wide with the sidebar open, and "Acted on" hid behind a sideways scroll.
+SUMMARY_DETAILS_ONLY = ("Total value",)
 BEST_STYLE = "font-weight: 600; background-color: rgba(0, 158, 115, 0.15)"
 
 
@@ -137,6 +140,11 @@ def summary_columns(summary: pd.DataFrame) -> tuple[str, ...]:
     return tuple(label for column, label in SUMMARY_COLUMNS.items() if column != "note" or has_note)
 
 
+def summary_shown(summary: pd.DataFrame) -> tuple[str, ...]:
+    """The summary's columns shown by default: :func:`summary_columns` but :data:`SUMMARY_DETAILS_ONLY`."""
+    return tuple(label for label in summary_columns(summary) if label not in SUMMARY_DETAILS_ONLY)
+
+
 def summary_styler(summary: pd.DataFrame, money, total=None):
     """The summary as the page shows it: money and shares as text, each model's best rule highlighted.
 
@@ -176,7 +184,8 @@ class ValuesPerClassPage:
     notes: tuple  # (severity, message) per split caveat
     summary: pd.DataFrame
     summary_styled: object  # a pandas Styler of the summary
-    summary_columns: tuple  # its columns as shown (summary_columns)
+    summary_columns: tuple  # its columns as shown in the "All columns" details (summary_columns)
+    summary_shown: tuple  # those shown by default (summary_shown)
     summary_caption: str
     fitted: dict = field(repr=False)
     confidences: dict = field(default_factory=dict, repr=False)  # model -> its confidences on the data shown
@@ -261,6 +270,7 @@ def build(selection, ws, classes) -> ValuesPerClassPage:
         summary=summary,
         summary_styled=summary_styler(summary, selection.money, selection.projected),
         summary_columns=summary_columns(summary),
+        summary_shown=summary_shown(summary),
         summary_caption=(
             "Per-class thresholds: one confidence threshold per predicted class, tuned on "
             f"{split_text(selection.tune_split)} or derived from the matrix for calibrated confidences. The "

@@ -261,6 +261,28 @@ def test_monitor_chart_by_time_overlays_estimated_and_realised(measure):
         assert "(€)" in line["y"]["title"]
 
 
+def _titles(node) -> list[str]:
+    """Every title a reader sees in a spec: axis, legend, tooltip and chart titles."""
+    if isinstance(node, list):
+        return [t for item in node for t in _titles(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node["title"]] if isinstance(node.get("title"), str) else []
+    return found + [t for key, value in node.items() if key != "data" and key != "datasets" for t in _titles(value)]
+
+
+def test_the_monitor_chart_says_acted_on_as_every_page_does():
+    """Every page says "Acted on" for the share of items a rule acts on; the Monitor chart's axis and tooltip said
+    "Coverage (share acted on)". The JSON and the CLI keep the field name ``coverage``."""
+    spec = valid(monitor_spec(monitor_long(_monitor_frame()), ALL_MODELS, measure="coverage"))
+    line = next(u for u in _units(spec) if _mark(u) == "line")["encoding"]
+    assert line["y"]["title"].startswith("Acted on (")
+    assert any(tip.get("title", "").startswith("Acted on (") for tip in line["tooltip"])
+    for measure in MEASURES:
+        shown = _titles(monitor_spec(monitor_long(_monitor_frame()), ALL_MODELS, measure=measure))
+        assert shown and not [t for t in shown if "coverage" in t.lower()], (measure, shown)
+
+
 def test_monitor_chart_by_chunk_number_without_times():
     spec = valid(monitor_spec(monitor_long(_monitor_frame(times=False)), ALL_MODELS, by_time=True, reference=0.5))
     line = next(u for u in _units(spec) if _mark(u) == "line")["encoding"]
