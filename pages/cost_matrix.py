@@ -135,15 +135,14 @@ kind = state.choice(rule_col.radio, "matrix_rule", "Rule", available, format_fun
 if why_not := page.why_not(model):
     st.caption(why_not)
 detail = page.detail(model, kind)
-table_col, chart_col = st.columns([1, 2])
-with table_col:
-    # Shown whichever rule is picked: the title says which rules they belong to (beside "one threshold" it misled).
-    st.markdown("**The per-class rules' thresholds**")
-    show_dataframe(detail.thresholds, width="stretch")
-with chart_col:
-    st.markdown(detail.title)
-    # At least 200 px: with two classes the default 160 cut the colour legend's lower end.
-    st.vega_lite_chart(spec=vc.chartspecs.confusion_value_spec(detail.cells, currency=selection.currency,
-                                                               height=max(200, 34 * len(classes))),
-                       width="stretch")
+# The chart, then the thresholds, one above the other: side by side at 800 px (a laptop with the sidebar open) the
+# table's second column was cut and the chart's cells wrote their counts over each other.
+st.markdown(detail.title)
+# At least 200 px: with two classes the default 160 cut the colour legend's lower end.
+st.vega_lite_chart(spec=vc.chartspecs.confusion_value_spec(detail.cells, currency=selection.currency,
+                                                           height=max(200, 34 * len(classes))),
+                   width="stretch")
 st.caption(detail.caption)
+# Shown whichever rule is picked: the title says which rules they belong to (beside "one threshold" it misled).
+st.markdown("**The per-class rules' thresholds**")
+show_dataframe(detail.thresholds, width="content")

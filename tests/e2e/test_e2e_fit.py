@@ -201,8 +201,8 @@ def test_value_export_and_three_smaller_things_read_whole_at_800_px(server, brow
                         problems[width][title] = cut
                 widths.reverse()
         # Values per class: its labels and buttons ("Reset to the…" at 800 px) and its summary, model by model
-        # (536 px at 800 px). The value matrix (one column per class, 797 px for ten) still scrolls sideways at 800 px,
-        # and the per-class thresholds in their half column; not measured here.
+        # (536 px at 800 px), and the per-class thresholds (in a third of the width beside the chart, 234 px in 146).
+        # The value matrix (one column per class, 797 px for ten) still scrolls sideways at 800 px; not measured here.
         with step(page, "values per class"):
             open_app(page, f"{server}/{url_path('cost_matrix')}", "Values per class")
             for width in list(widths):
@@ -212,13 +212,14 @@ def test_value_export_and_three_smaller_things_read_whole_at_800_px(server, brow
                 if cut := page.evaluate(_CUT_WIDGET_LABELS):
                     problems[width]["Values per class"] = cut
                 # A grid writes out only the columns in view: "Value per item" is near the start in any layout.
-                summary = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]:visible').filter(
-                    has_text="Value per item")
-                expect(summary).to_have_count(1)
-                grid = summary.locator(".dvn-scroller")
-                wide, shown = grid.evaluate("(grid) => [grid.scrollWidth, grid.clientWidth]")
-                if wide > shown + 1:
-                    problems[width]["Values per class, the summary"] = [f"table {wide}px wide in {shown}px"]
+                for name, text in (("the summary", "Value per item"), ("the per-class thresholds", "Predicted class")):
+                    table = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]:visible').filter(
+                        has_text=text)
+                    expect(table).to_have_count(1)
+                    grid = table.locator(".dvn-scroller")
+                    wide, shown = grid.evaluate("(grid) => [grid.scrollWidth, grid.clientWidth]")
+                    if wide > shown + 1:
+                        problems[width][f"Values per class, {name}"] = [f"table {wide}px wide in {shown}px"]
     finally:
         context.close()
     for width in sorted(problems):
