@@ -697,6 +697,12 @@ MIX_COLUMN_HELP = {
                  "differently): the worst gain must clear it.",
 }
 
+# The production table's estimate and this one differ by design: a reader seeing two values for one model asked
+# which to trust.
+MIX_AGAINST_PRODUCTION = ("Its values per item are estimated under the class mix estimated for the split, so they "
+                          "differ from the production table's estimate above, which takes the calibrated "
+                          "probabilities as they are; the gap is what the change in the class mix is worth.")
+
 MIX_NUMBER_COLUMNS = ("As tuned", "Re-tuned (raw)", "Gain", "Worst gain", "Noise bar")  # values per item
 GUARD_DETAILS = ("Worst gain", "Noise bar")  # the guard's own figures: in the tables' "all columns"
 
@@ -892,7 +898,7 @@ def class_mix(selection, page: MonitorPage, ws, model: str, split: str, n_chunks
     per_model, problems = _whole_split(selection, page, ws, split, progress)
     whole = dict(per_model=per_model, per_model_problems=problems, per_model_intro=(
         f"**Over the whole split {md_text(repr(split))}, per model**: what the command line's `report --adapt-to` "
-        "does with each model's rule on this split, by the same guard."))
+        "does with each model's rule on this split, by the same guard. " + MIX_AGAINST_PRODUCTION))
     try:
         table = _mix_of(ws, page, selection, model, split, n_chunks, progress and progress(model))
     except ValueError as error:

@@ -43,7 +43,7 @@ TABLE_COLUMNS = ("Segment", "Rule", "Items", "Hand-off rate", "Error rate", "Val
                  vc.wording.INTERVAL_HEADER, "Error rate at most", "Note")
 # Four columns fit 800 px with the sidebar open (466 px for the table); with "Items" and "Error rate" it was 566 px
 # and "Value per item" hid behind a sideways scroll. The chart below draws each error rate, the details give all.
-TABLE_SHOWN = ("Segment", "Rule", "Hand-off rate", "Value per item")
+TABLE_SHOWN = ("Segment", "Rule", "Hand-off rate", "Error rate", "Value per item")
 TABLE_HELP = {
     "Segment": "The segment's name, as the run files write it.",
     "Rule": "Tuned on the tuning split: act on a prediction of this segment when its confidence reaches the "

@@ -229,6 +229,8 @@ def test_the_class_mix_per_model_says_what_report_adapt_to_does(tmp_path, capsys
     if calibration == "none":
         assert decisions == {True, False}  # svm_rbf's re-tuned rule is adopted, random_forest's kept
     assert "report --adapt-to" in shown.per_model_intro and "1.645 standard errors" in shown.intro
+    # Two values per item for one model on one split (this table's and the production table's) say why they differ.
+    assert view.MIX_AGAINST_PRODUCTION in shown.per_model_intro
     assert "Worst gain" not in shown.shown_columns and "Rule used" in shown.shown_columns
 
 
