@@ -864,9 +864,13 @@ def monitor_spec(
     color = model_color(models)
     color["legend"] = {"orient": "bottom", "direction": "horizontal"} if legend else None
     common = dict(x=x, y=_field("amount", title=title, scale={"zero": False}), color=color, tooltip=tooltip)
+    # The dashes keep one meaning on every chart (the domain is fixed); the legend lists only the figures drawn:
+    # "realised" under a production split without labels named a line that is not there.
+    drawn = {row["source"] for row in data}
     dash = _field("source", "nominal", title="Figure", scale={"domain": list(MONITOR_SOURCES),
                                                                "range": [[1, 0], [5, 3]]},
-                  legend={"orient": "bottom", "direction": "horizontal", "symbolStrokeWidth": 2} if legend else None)
+                  legend={"orient": "bottom", "direction": "horizontal", "symbolStrokeWidth": 2,
+                          "values": [s for s in MONITOR_SOURCES if s in drawn]} if legend else None)
     layers = [_view("chunks", "line", None, strokeDash=dash, **common),
               _view("chunks", "point", {"filled": True, "size": 45}, detail=_field("source", "nominal"), **common)]
     datasets = {"chunks": data}

@@ -336,7 +336,7 @@ SUMMARY_COLUMNS = {
     "n": "Items",
     "estimated_value_total": "Estimated value ({})",
     "estimated_value_per_item": "Estimated value per item ({})",
-    "estimated_coverage": "Estimated coverage",
+    "estimated_coverage": "Acted on (estimated)",  # "coverage" on screen is "Acted on" on every page
 }
 
 

@@ -19,6 +19,7 @@ from valuecore.chartspecs import (
     CALIBRATION_VALUE_COLUMNS,
     MONITOR_LONG_COLUMNS,
     MONITOR_MEASURES as MEASURES,
+    MONITOR_SOURCES,
     calibration_value_spec,
     difference_spec,
     model_palette,
@@ -288,6 +289,17 @@ def test_monitor_chart_by_chunk_number_without_times():
     line = next(u for u in _units(spec) if _mark(u) == "line")["encoding"]
     assert line["x"]["field"] == "position" and line["x"]["type"] == "ordinal"
     assert any(u["encoding"].get("y", {}).get("field") == "reference" for u in _units(spec))
+
+
+def test_the_monitor_legend_lists_only_the_figures_drawn():
+    """A production split without labels has no realised line: its legend named one ("realised", dashed)."""
+    unlabelled = _monitor_frame().assign(realised_value_total=np.nan, realised_value_per_item=np.nan,
+                                         realised_coverage=np.nan, has_labels=False)
+    for frame, drawn in ((unlabelled, ["estimated"]), (_monitor_frame(), ["estimated", "realised"])):
+        spec = valid(monitor_spec(monitor_long(frame), ALL_MODELS, measure="value_per_item"))
+        dash = next(u for u in _units(spec) if _mark(u) == "line")["encoding"]["strokeDash"]
+        assert dash["legend"]["values"] == drawn
+        assert dash["scale"]["domain"] == list(MONITOR_SOURCES)  # the dashes keep their meaning
 
 
 def test_monitor_chart_refuses_an_unknown_measure():

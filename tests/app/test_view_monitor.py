@@ -51,6 +51,10 @@ def test_the_production_chart_shows_the_bands_estimate():
         assert row["Estimated value ($)"] == pytest.approx(float(n @ bands.frame["estimated_value_per_item"]))
         assert row["Estimated value per item ($)"] == pytest.approx(
             float(n @ bands.frame["estimated_value_per_item"] / n.sum()))
+        # "coverage" reads "Acted on" here as on every page (the summary said "Estimated coverage")
+        assert row["Acted on (estimated)"] == pytest.approx(
+            float(n @ raw["estimated_coverage"].to_numpy() / n.sum()))
+        assert not [c for c in shown.summary.columns if "coverage" in c.lower()]
         assert f"{model.replace('_', chr(92) + '_')}** {bands.n_alerts} of {len(bands.frame)} chunks" in shown.alerts
     assert "the same estimate as the bands" in shown.estimate_note
     # the bands section on the model it opens on and the charted split: the very numbers of the chart
