@@ -171,6 +171,19 @@ def item_values(policy: Policy, predictions: Predictions, values: Values) -> np.
     return decision_values(policy.decide(predictions, matrix), predictions, matrix)
 
 
+def _estimation_inputs(policy: Policy, predictions: Predictions, values: Values) -> tuple:
+    """What :func:`estimate` refuses, in its words and order, and what it reads once past that: (the value
+    matrix for the run's classes, the policy's actions, the calibrated predictions)."""
+    _refuse_two_tier(policy)
+    _check_value_range(values)
+    matrix = values.for_classes(predictions.classes)
+    actions = policy.decide(predictions, matrix)
+    calibrated = policy.calibrate(predictions)
+    if not calibrated.has_proba and matrix.as_use_case() is None:
+        calibrated.require_proba("label-free estimation with a per-class value matrix")
+    return matrix, actions, calibrated
+
+
 def estimate(policy: Policy, predictions: Predictions, values: Values) -> PolicyResult:
     """Expected value of ``policy`` from the model's probabilities, without labels.
 
@@ -186,17 +199,11 @@ def estimate(policy: Policy, predictions: Predictions, values: Values) -> Policy
     >>> round(estimate(Policy("accept_all"), p, UseCase(1, 0, -1)).value_total, 6)
     1.0
     """
-    _refuse_two_tier(policy)
-    _check_value_range(values)
-    matrix = values.for_classes(predictions.classes)
-    actions = policy.decide(predictions, matrix)
+    matrix, actions, calibrated = _estimation_inputs(policy, predictions, values)
     n_classes = predictions.n_classes
-    calibrated = policy.calibrate(predictions)
     if calibrated.has_proba:
         truth = calibrated.normalised_proba()
     else:
-        if matrix.as_use_case() is None:
-            calibrated.require_proba("label-free estimation with a per-class value matrix")
         # Top-label only: the predicted class is right with probability
         # `confidence`; where the rest goes does not matter for a simple use case.
         confidence = calibrated.confidence

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._engine.evaluate import _evaluate_actions, _refuse_two_tier, estimate
+from .._engine.evaluate import _estimation_inputs, _evaluate_actions, estimate
 from .._engine.fitting import Policy, Values, fit_policy
 from .._model.predictions import Predictions, _first_rows
 from .._engine.sorting import dimensionless_value, presort
 from .._engine.table import DEFAULT_KS
-from .._model.values import UseCase, check_value_range
+from .._model.values import UseCase
 
 __all__ = [
     "Chunk",
@@ -395,17 +395,6 @@ def _sorted(predictions: Predictions):
     return run
 
 
-def _check_estimable(policy: Policy, predictions: Predictions, matrix, values: Values) -> None:
-    """Raise what ``estimate(policy, predictions, values)`` raises, in its words and order, without estimating: a
-    frame without the estimate refuses what the frame with it refuses."""
-    _refuse_two_tier(policy)
-    check_value_range(values)
-    policy.decide(predictions, matrix)
-    calibrated = policy.calibrate(predictions)
-    if not calibrated.has_proba and matrix.as_use_case() is None:
-        calibrated.require_proba("label-free estimation with a per-class value matrix")
-
-
 def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune: bool, estimated: bool = True) -> dict:
     predictions = chunk.predictions
     n = predictions.total_weight
@@ -419,17 +408,19 @@ def _chunk_row(split: str, chunk: Chunk, policy: Policy, values: Values, retune:
         applied = fit_policy(policy.kind, run, values, calibration=calibration, estimate=True)
     if estimated:
         estimated_total = estimate(applied, predictions, values).value_total
-    else:
-        _check_estimable(applied, predictions, matrix, values)
+        actions = None
+    else:  # what the estimate refuses is refused all the same
+        _, actions, _ = _estimation_inputs(applied, predictions, values)
         estimated_total = float("nan")
     best = fit_policy("threshold", run, values, estimate=True).threshold
-    actions = applied.decide(predictions, matrix)
+    if actions is None:
+        actions = applied.decide(predictions, matrix)
     accepted = float(predictions.sample_weight[actions != predictions.n_classes].sum())
     coverage = _per_item(accepted, n)
     realised_total = realised_per_item = realised_coverage = float("nan")
     if predictions.has_labels:
-        # evaluate(applied, predictions, values) of the actions just decided (its checks passed above: the
-        # estimate's, or _check_estimable's): not decided a third time
+        # evaluate(applied, predictions, values) of the actions just decided (the estimate's checks passed
+        # above, and they are evaluate's): not decided again
         realised = _evaluate_actions(actions, predictions, matrix)
         realised_total = realised.value_total
         realised_per_item = _per_item(realised_total, n)
