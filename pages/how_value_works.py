@@ -67,7 +67,7 @@ When the two disagree a lot, the model's confidences are not to be taken at face
 
 st.header("VOC curves: every use case at once")
 st.markdown(
-    """
+    f"""
 A VOC (value operating characteristic) curve draws a model's dimensionless value for **every** ω.
 Where the curve drops below zero, at **ω_sup**, the model is worth less than no model at all. If one
 model's curve is above another's everywhere up to ω_sup, it is better for every use case, whatever
@@ -75,8 +75,9 @@ the prices. Where curves cross, the right model depends on your ω: the VOC page
 The **area** under the positive part of a curve over a range of ω sums up how useful a model is over
 that family of use cases.
 
-The **oracle** curve picks each ω's best threshold on the very data it is scored on. No deployed system
-can do that, so read it as an **upper bound**, not a forecast; the *tuned* curve is the honest one.
+The **{page.best_possible}** curve picks each ω's best threshold on the very data it is scored on. No
+deployed system can do that, so read it as an **upper bound**, not a forecast; the *tuned* curve is the honest
+one.
 """
 )
 

@@ -64,9 +64,13 @@ st.vega_lite_chart(spec=view.chart_spec(page, selection.report.models), width="s
 st.caption(page.chart_caption)
 
 # ---- value at your ω, ω_sup and VOC area per ω range
-st.subheader("Value and VOC area per ω range")
-st.caption("Edit the ranges below (leave 'To ω' empty for ∞). The area is the integral of max(value, 0) over ω: "
-           "how much value a model brings over that family of use cases.")
+# The heading says what the table shows; the areas sit in its details, and the caption says so (the heading
+# "Value and VOC area per ω range" promised areas the table did not show).
+st.subheader(view.AREAS_HEADING)
+st.caption(f"Each model's value at your ω, and up to which ω it earns more than no model. Edit the ω ranges below "
+           f"(leave 'To ω' empty for ∞): each model's VOC area on them is under '{view.AREAS_DETAILS}', below "
+           "the table. The area is the integral of max(value, 0) over ω: how much value a model brings over that "
+           "family of use cases.")
 edited = state.editor(
     "voc_areas",
     view.area_rows_frame(selection.settings.voc_areas),
@@ -85,7 +89,7 @@ for problem in areas.problems:
 compact_dataframe(
     areas.summary,
     ["model", "value_at_omega", "useful_up_to"],
-    details="VOC areas on your ω ranges",
+    details=view.AREAS_DETAILS,
     hide_index=True,
     width="stretch",
     column_config={

@@ -51,7 +51,8 @@ Numbers: :func:`number`, :func:`significant`, :func:`money`, :func:`amount`, :fu
 :func:`names` (``a, b and c``). Labels: ``OMEGA_LABEL`` (the penalty's one name on screen),
 ``POLICY_LABELS`` and :func:`policy_label` (a policy kind in a menu or a table; :func:`rule_name` in a
 sentence), ``NO_PROBA_NOTE`` (why a rule needs probabilities), ``INTERVAL_HEADER`` (the one name of a
-column of 95% intervals).
+column of 95% intervals), ``BEST_POSSIBLE`` (the one name of a threshold tuned on the items it is
+judged on), ``CERTIFIED_ON`` (what the error-rate guarantee is tested on).
 Sentences: :func:`interval_sentences`, :func:`paired_sentences`,
 :func:`verdict_headline`, :func:`verdict_sentences`, :func:`rule_phrase`,
 :func:`simpler_rule_sentences`, :func:`recommendation_headline`, :func:`recommendation_reason`,
@@ -128,6 +129,8 @@ __all__ = [
     "recommendation_headline",
     "recommendation_reason",
     "INTERVAL_HEADER",
+    "BEST_POSSIBLE",
+    "CERTIFIED_ON",
     "SEGMENT_COLUMNS",
     "SEGMENT_VALUES_NOTE",
     "segment_rows",
@@ -143,6 +146,13 @@ DASH = "–"
 # every page, in the HTML report and in the CLI's tables: "95% low", "95% range" and "likely range (95%)" named
 # the same thing three ways.
 INTERVAL_HEADER = "95% interval"
+# The one name of a threshold (or a curve) tuned on the very items it is scored on: "oracle" on one page and "Best
+# possible" on the next named one thing twice.
+BEST_POSSIBLE = "best possible"
+# What the error-rate guarantee is tested on, in the same words on the Capacity page and in the glossary: the
+# glossary once said "items the tuning never saw", but valuecore.constraints.fit_certified tests the tuning split
+# itself (its grid of candidates is label-free, so choosing and certifying may share the items).
+CERTIFIED_ON = "candidate thresholds are tested one by one, from the safest, on the tuning items"
 PERCENT_DIGITS = 1
 _MIN_THRESHOLD_DECIMALS = 3
 # Beyond six significant digits a threshold is noise to a reader; the exact one is in the tooltip and the JSON.
@@ -497,7 +507,7 @@ def likely_range_sentence(
     >>> for part in sentence.replace(". ", ".|").replace("; ", ";|").split("|"):
     ...     print(part)
     Likely range -$8.2 to $0.87 per item: 95% sure to hold the value per item on new items like these.
-    It rests on 0 wrong answers (-$1,000 each) seen in 114 items, 91 automated;
+    It rests on 0 wrong answers (-$1,000.00 each) seen in 114 items, 91 automated;
     one more would lower the value per item by $8.78.
     """
     if _missing(low) or _missing(high) or not (math.isfinite(low) and math.isfinite(high)):
@@ -514,7 +524,7 @@ def likely_range_sentence(
     return (
         f"Likely range {amount(low, currency)} to {amount(high, currency)} per item: {_level(confidence)} sure "
         "to hold the value per item on new items like these. "
-        f"It rests on {seen} {outcome}{plural} ({amount(worst_value, currency)}{each}) seen in {where}; "
+        f"It rests on {seen} {outcome}{plural} ({money(worst_value, currency)}{each}) seen in {where}; "
         f"one more would lower the value per item by {amount(one_more_worst, currency)}."
     )
 
@@ -672,7 +682,8 @@ GLOSSARY = {
     "model's worth for every ratio of mistake cost to reward.",
     "ω_sup": "The largest ω at which the model is still worth more than handing everything over; beyond it, "
     "the model is useless.",
-    "oracle": "A threshold tuned on the very items it is judged on: an upper bound nobody can reach in production.",
+    BEST_POSSIBLE: "A threshold tuned on the very items it is judged on (the command line's --mode oracle): an "
+    "upper bound nobody can reach in production.",
     "ECE (expected calibration error)": "The average gap between the confidence a model states and how often it "
     "is right; 0 means a 90%-confident answer is right 90% of the time.",
     "MCE (maximum calibration error)": "The largest such gap in any confidence bin.",
@@ -680,17 +691,19 @@ GLOSSARY = {
     "Brier score": "The mean squared error of the predicted probabilities; lower is better.",
     "VOC area": "The area under a model's VOC curve (counting only where it is above zero) over a range of ω: "
     "how much value the model brings over that whole family of use cases, not just yours.",
-    "learn-then-test": "How a guarantee on the error rate is certified: candidate thresholds are tested one by "
-    "one, from the safest, on items the tuning never saw (fixed-sequence testing), each with an exact binomial "
-    "test; the first that fails stops the walk, so the chosen threshold keeps its promise with the stated "
-    "confidence.",
+    "learn-then-test": "How a guarantee on the error rate is certified: " + CERTIFIED_ON + " (fixed-sequence "
+    "testing), each with an exact binomial test; the first that fails stops the walk, so the chosen threshold keeps "
+    "its promise with the stated confidence. The candidates are picked from the confidences alone, before any "
+    "label is read, which is why the same tuning items can both choose the threshold and back the promise.",
     "dimensionless value": "The value per item on a scale where 0 is handing everything over and 1 is a "
     "perfect model that is always right.",
     "paired comparison": "Two models judged on the same items, item by item; the differences cancel the luck "
     "of which items ended up in the sample.",
-    "confidence interval": "The range of values per item that new data from the same source would plausibly "
-    "give; 95% of such ranges contain the true value. It allows for outcomes that are rare or were never seen: "
-    "no wrong answer among a few hundred items does not mean no risk when one costs a lot.",
+    # Named as the tables' columns are (INTERVAL_HEADER), and as the sentences say it (a likely range).
+    INTERVAL_HEADER + " (likely range)": "The range of values per item that new data from the same source would "
+    "plausibly give (a confidence interval); 95% of such ranges contain the true value. It allows for outcomes "
+    "that are rare or were never seen: no wrong answer among a few hundred items does not mean no risk when one "
+    "costs a lot.",
 }
 
 

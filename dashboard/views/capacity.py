@@ -309,8 +309,8 @@ def risk_sentences(view: RiskView, *, max_risk: float, confidence: float, money)
     return lines
 
 
-RISK_CAPTION = ("How the guarantee is checked: each candidate threshold is tested in turn on the tuning items, from "
-                "the safest, and the walk stops at the first that fails; ")
+RISK_CAPTION = (f"How the guarantee is checked: {vc.wording.CERTIFIED_ON}, and the walk stops at the first that "
+                "fails; ")
 
 
 @dataclass(frozen=True)

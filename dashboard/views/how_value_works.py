@@ -20,6 +20,7 @@ class HowValuePage:
     omega: str  # ω written as everywhere else ("4", "∞")
     calibrated: str  # "with your numbers ω/(1+ω) = 0.800", or what the threshold means when it is not in (0, 1)
     glossary: tuple[tuple[str, str], ...]
+    best_possible: str = vc.wording.BEST_POSSIBLE  # the VOC page's name for the curve tuned on what it is scored on
 
 
 def build(selection) -> HowValuePage:

@@ -106,14 +106,15 @@ def build(selection, ws: Workspace, mode: str, low: float, high: float, *, bands
     finite = math.isfinite(omega) and omega >= 0
     mode_notes = []
     if mode == "oracle":
-        mode_notes.append("The best possible curve (the 'oracle') picks each ω's best threshold on the very items it "
+        mode_notes.append(f"The {vc.wording.BEST_POSSIBLE} curve picks each ω's best threshold on the very items it "
                           "is scored on: no real deployment can do as well. Use it as an upper bound, not as a "
                           "forecast.")
     if mode == "tuned":
         mode_notes += [md_text(note) for model in selection.models
                        if ws.has_split(model, selection.eval_split) and (note := ws.tuning_note(model))]
         if selection.tune_split == selection.eval_split:
-            mode_notes.append("Tuning and evaluation use the same split, so 'tuned' equals the oracle here.")
+            mode_notes.append("Tuning and evaluation use the same split, so 'tuned' equals the "
+                              f"'{vc.wording.BEST_POSSIBLE}' curve here.")
     curves, left_out = voc_curves(ws, selection.models, mode)
     if not curves:
         empty = (f"No selected model can be drawn: a VOC curve needs labels on {split_text(selection.eval_split)}"
@@ -232,7 +233,8 @@ VOC_MODE_ORDER = ("tuned", "oracle", "calibrated", "accept_all")
 def voc_mode_label(mode: str, tune_split: str | None, eval_split: str | None) -> str:
     return {
         "tuned": f"Tuned on {split_text(tune_split)}, applied to {split_text(eval_split)}",
-        "oracle": f"Best possible: tuned on {split_text(eval_split)} itself (an upper bound, not reachable)",
+        "oracle": f"{vc.wording.BEST_POSSIBLE.capitalize()}: tuned on {split_text(eval_split)} itself (an upper "
+                  "bound, not reachable)",
         "calibrated": "Calibrated threshold ω/(1+ω), no tuning",
         "accept_all": "Accept all (no hand-offs: the accuracy baseline)",
     }[mode]
@@ -259,6 +261,13 @@ def omega_grid(low: float, high: float, curves: dict, points: int = 241, max_bre
     return grid
 
 
+AREAS_HEADING = "Value at your ω, and how far each model pays"
+AREAS_DETAILS = "VOC areas on your ω ranges"
+# Under "Worth more than no model up to": a model never below no model reads "any ω (never below no model)", not
+# "never worth less than no model" (the header and that cell read "worth more ... up to never worth less ...").
+EVERY_OMEGA = "any ω (never below no model)"
+
+
 def voc_summary(curves: dict, omega: float, ranges) -> pd.DataFrame:
     """Per model: value at the user's omega, omega_sup, VOC area on each omega range."""
     records = []
@@ -267,7 +276,7 @@ def voc_summary(curves: dict, omega: float, ranges) -> pd.DataFrame:
             "model": model,
             "value_at_omega": float(curve.value_at(omega)) if math.isfinite(omega) and omega >= 0 else np.nan,
             "omega_sup": curve.omega_sup,
-            "useful_up_to": "never worth less than no model" if math.isinf(curve.omega_sup)
+            "useful_up_to": EVERY_OMEGA if math.isinf(curve.omega_sup)
             else f"ω = {omega_text(curve.omega_sup)}",
         }
         for low, high in ranges:

@@ -269,8 +269,8 @@ def test_the_glossary_explains_every_technical_name():
     glossary = next(m.value for m in at.markdown if m.value.startswith("- **ω (omega)**"))
     entries = dict(line[4:].split("**: ", 1) for line in glossary.splitlines())
     terms = " ".join(entries)
-    for name in ("ω", "VOC", "ECE", "oracle", "ω_sup", "MCE", "NLL", "threshold", "no-model baseline", "VOC area",
-                 "learn-then-test", "dimensionless value"):
+    for name in ("ω", "VOC", "ECE", vc.wording.BEST_POSSIBLE, "ω_sup", "MCE", "NLL", "threshold",
+                 "no-model baseline", "VOC area", "learn-then-test", "dimensionless value", vc.wording.INTERVAL_HEADER):
         assert name in terms, name
     assert min(len(meaning) for meaning in entries.values()) > 40
 

@@ -121,7 +121,7 @@ def test_the_issue_example_through_report(tmp_path, capsys):
     # Independently (Monte Carlo of the Dirichlet with one extra wrong answer).
     draws = np.random.default_rng(3).dirichlet([1, 23, 91], size=400_000) @ np.array([-1000.0, 0.0, 1.0])
     assert low == pytest.approx(np.quantile(draws, 0.025), abs=0.01 * 1001)
-    assert "0 wrong answers (-$1,000 each) seen in 114 items, 91 automated" in out
+    assert "0 wrong answers (-$1,000.00 each) seen in 114 items, 91 automated" in out
 
 
 # ------------------------------------------------------------ properties
