@@ -83,8 +83,9 @@ def _policies(selection) -> None:
     if shown.class_thresholds is not None:
         st.caption("Per-class thresholds: act on a prediction of a class when its confidence is at least:")
         show_dataframe(shown.class_thresholds, hide_index=True)
-    with st.expander("More columns (rule, calibration, splits)", icon=":material/table_view:"):
-        show_dataframe(shown.summary, column_order=list(shown.details_columns), hide_index=True)
+    with st.expander("All columns (rule, calibration, splits)", icon=":material/table_view:"):
+        show_dataframe(view.summary_table(shown.summary, selection), column_order=list(shown.details_columns),
+                       hide_index=True)
     if shown.schema_error:
         st.error(shown.schema_error)
     else:

@@ -53,7 +53,7 @@ else:
     }
     show_dataframe(shown.runs, column_order=list(shown.shown_first), hide_index=True, width="stretch",
                    column_config=config)
-    with st.expander("More columns (classes, probabilities, file, hash)", icon=":material/table_view:"):
+    with st.expander("All columns (classes, probabilities, file, hash)", icon=":material/table_view:"):
         show_dataframe(shown.runs, column_order=list(shown.details), hide_index=True, width="stretch",
                        column_config=config)
     if shown.top_label_note:
