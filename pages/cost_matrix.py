@@ -70,8 +70,8 @@ st.title("Values per class")
 st.caption(
     "When errors are not all alike (missing a fraud costs more than flagging a good customer), give each "
     "(true class, action) pair its own value: positive for what an outcome earns, negative for what it costs. "
-    "Rows are the true class, columns the predicted class, then "
-    "'hand off' (the item goes to a person)."
+    "Rows are the true class; columns 'hand off' (the item goes to a person), kept in view beside the rows, then "
+    "the predicted class."
 )
 stop_unless_models(selection)  # first: with nothing loaded, it says why ("the models shown loaded fine" did not)
 if (problem_note := views.load_problem_note(selection.report)) is not None:
@@ -89,7 +89,7 @@ edited = st.data_editor(
     key=f"cost_matrix_editor_{page.editor_version}",  # a new matrix (an edit, a preset, an import): a fresh editor
     num_rows="fixed",
     width="stretch",
-    column_config={c: st.column_config.NumberColumn(c, format="%g", required=True) for c in page.editor.columns},
+    column_config=view.editor_columns(page.editor.columns),
 )
 changes, problem = view.edited_changes(edited, page.matrix)
 if problem is not None:

@@ -45,6 +45,21 @@ def matrix_frame(matrix: vc.ValueMatrix) -> pd.DataFrame:
     return frame
 
 
+# A class's column as narrow as its cells ("-4", "1"): at the default width ten classes and "hand off" drew the
+# editor 797 px wide, and at 800 px (a laptop with the sidebar open: 466 px) "hand off" hid behind a sideways
+# scroll. It is pinned beside the row names, so the one column unlike the others stays in view with any number of
+# classes; the classes scroll under it when they do not fit.
+CLASS_COLUMN_WIDTH = 62  # px: "→ 0" beside the editing icon
+
+
+def editor_columns(columns) -> dict:
+    """The value matrix editor's column settings: numbers as typed, no empty cell, "hand off" pinned."""
+    import streamlit as st
+
+    return {c: st.column_config.NumberColumn(c, format="%g", required=True, pinned=c == HAND_OFF or None,
+                                             width=None if c == HAND_OFF else CLASS_COLUMN_WIDTH) for c in columns}
+
+
 def frame_matrix(frame: pd.DataFrame, classes) -> vc.ValueMatrix:
     """Back from the edited table to a :class:`~valuecore.ValueMatrix` (ValueError in plain words)."""
     values = frame.to_numpy(dtype=float, na_value=np.nan)
