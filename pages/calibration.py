@@ -30,6 +30,22 @@ def _adopt(method: str) -> None:
     state.request(calibration=method)
 
 
+def small_multiples(spec: dict) -> None:
+    """A faceted chart as its title and two panels a row, each as wide as its column: one faceted chart has panels
+    of a fixed width, which filled half the page at 1280 px (three a row ran past the page's edge at 800 px)."""
+    title = spec["title"]
+    if isinstance(title, str):
+        st.markdown(f"**{title}**")
+    else:
+        subtitle = title.get("subtitle", [])
+        st.markdown(f"**{title['text']}**")
+        st.caption(subtitle if isinstance(subtitle, str) else " ".join(subtitle))
+    panels = vc.chartspecs.facet_panels(spec)
+    for start in range(0, len(panels), 2):
+        for column, panel in zip(st.columns(2), panels[start:start + 2]):
+            column.vega_lite_chart(spec=panel, width="stretch")
+
+
 selection = state.current()
 st.title("Calibration")
 st.markdown(
@@ -79,9 +95,8 @@ for problem in page.problems:
 # -- reliability diagrams
 st.subheader("Reliability diagrams")
 st.markdown(page.reliability_text)
-# Two panels a row, not three: at 800 px wide (a laptop with the sidebar open) the third model's panel ran past the
-# page's edge, here and in the value chart below.
-st.vega_lite_chart(spec=vc.chartspecs.reliability_spec(page.reliability, all_models, columns=2))
+
+small_multiples(vc.chartspecs.reliability_spec(page.reliability, all_models))
 
 # -- metrics table
 st.subheader("Calibration metrics")
@@ -99,7 +114,7 @@ st.subheader("What calibration does to value")
 for severity, text in page.value_notes:
     getattr(st, severity)(text)
 if page.table is not None:
-    st.vega_lite_chart(spec=vc.chartspecs.calibration_value_spec(page.value_long, all_models, columns=2, size=180))
+    small_multiples(vc.chartspecs.calibration_value_spec(page.value_long, all_models))
     st.markdown(page.meaning)
     compact_dataframe(
         page.table,

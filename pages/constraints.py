@@ -33,9 +33,14 @@ if not labelled:
 model = state.choice(st.selectbox, "constraints_model", "Model", labelled, key="constraints_model",
                      default=home.recommended_model(selection, among=labelled) or labelled[0])
 # A whole number of items, written as on the landing page ("10000", not "1000.00").
-volume = state.value(st.number_input, "constraints_volume", "Items per day", min_value=1.0, step=100.0,
-                     format="%.0f", key="constraints_volume", convert=float,
-                     help="How many items the model sees in a day; every per-day figure scales with it.")
+# Its own setting, per day, not the first page's volume: that one is per a period of the visitor's choosing (a
+# month by default), and a month is not a fixed number of a review team's days (30? 21 working days?); a guess
+# there would move every figure here. The label and the help say which is which.
+volume = state.value(st.number_input, "constraints_volume", "Items the model sees per day", min_value=1.0,
+                     step=100.0, format="%.0f", key="constraints_volume", convert=float,
+                     help="How many items the model sees in a day; every per-day figure on this page scales with "
+                     "it. This page's own setting: the first page's 'Items you expect' is per the period chosen "
+                     "there.")
 
 # ---- 1. review capacity
 st.header("Review capacity")

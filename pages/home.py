@@ -48,8 +48,8 @@ def per_period(page: view.HomePage) -> None:
     volume_col, period_col, _ = st.columns([2, 2, 3])
     volume = state.value(
         volume_col.number_input, "home_volume", "Items you expect", min_value=1, max_value=10**12, step=1000,
-        key="home_volume_input", convert=int, help="How many items the model would see per period, to turn value "
-        "per item into value per period.",
+        key="home_volume_input", convert=int, help="How many items the model would see per period (chosen beside "
+        "it), to turn value per item into value per period. Capacity & guarantees has its own setting, per day.",
     )
     period = state.choice(period_col.selectbox, "home_period", "per", view.PERIODS, key="home_period_input")
     numbers = view.per_period(page, selection.currency, float(volume), period)

@@ -70,6 +70,8 @@ for warning in page.warnings:
 helps = {header: st.column_config.Column(help=text) for header, text in view.TABLE_HELP.items()}
 compact_dataframe(page.table, view.TABLE_SHOWN, hide_index=True, column_config=helps)
 st.caption(view.TABLE_CAPTION)
-st.vega_lite_chart(spec=vc.chartspecs.segments_spec(page.numbers, currency=selection.currency), width="stretch")
+# Three charts as wide as the page, not one faceted chart of fixed width (half the page at 1280 px).
+for panel in vc.chartspecs.segment_panel_specs(page.numbers, currency=selection.currency):
+    st.vega_lite_chart(spec=panel, width="stretch")
 st.markdown("**The gaps between segments, beside the caps**")
 show_dataframe(page.gaps, hide_index=True)

@@ -23,13 +23,15 @@ Charts: :func:`voc_spec` (value against the penalty ω, seed 000's VOC curves),
 :func:`value_threshold_spec` (value per item against the threshold), :func:`confidence_histogram_spec`
 (confidence of right and wrong answers) and :func:`reliability_spec` (reliability diagrams, one panel per
 model, before and after recalibration; rows with ``RELIABILITY_COLUMNS``), :func:`calibration_value_spec`
-(value against ω per threshold rule, seed 003's Table 5), :func:`value_interval_spec`,
+(value against ω per threshold rule, seed 003's Table 5; either as one chart per panel, as wide as the page:
+:func:`facet_panels`), :func:`value_interval_spec`,
 :func:`difference_spec` and :func:`stability_spec` (two models compared on the same items),
 :func:`monitor_spec` and :func:`monitor_band_spec` (production chunk by chunk), :func:`capacity_spec`,
 :func:`certified_risk_spec`, :func:`tiers_spec` and :func:`reviewer_value_spec` (capacity and guarantees,
 reviewers who are not always right), :func:`value_matrix_spec`
 and :func:`confusion_value_spec` (values per class), :func:`segments_spec` (each segment's hand-off rate,
-error rate and value per item side by side, ``SEGMENT_MEASURES``; its rows: :func:`segment_chart_rows`).
+error rate and value per item side by side, ``SEGMENT_MEASURES``; its rows: :func:`segment_chart_rows`; the
+same three panels as charts as wide as the page: :func:`segment_panel_specs`).
 
 The rows each expects: ``CALIBRATION_VALUE_COLUMNS``, ``INTERVAL_COLUMNS``, ``DIFFERENCE_COLUMNS``,
 ``STABILITY_COLUMNS``, ``MONITOR_LONG_COLUMNS`` (with ``MONITOR_MEASURES``, the measures a monitor chart
@@ -60,6 +62,7 @@ __all__ = [
     "SEGMENT_MEASURES",
     "segment_chart_rows",
     "segments_spec",
+    "segment_panel_specs",
     "PALETTE",
     "OMEGA_TITLE",
     "VALUE_TITLE",
@@ -75,6 +78,7 @@ __all__ = [
     "RELIABILITY_COLUMNS",
     "BOTTOM_LEGENDS",
     "reliability_spec",
+    "facet_panels",
     "CORRECT_WRONG",
     "confidence_histogram_spec",
     "CALIBRATION_VALUE_COLUMNS",
@@ -654,6 +658,66 @@ def calibration_value_spec(
     }
 
 
+# ------------------------------------------------------------------ small multiples as wide as the page
+def _numbers_in(rows: list[dict], fields) -> list[float]:
+    return [float(row[f]) for row in rows for f in fields
+            if isinstance(row.get(f), (int, float)) and not isinstance(row.get(f), bool) and math.isfinite(row[f])]
+
+
+def facet_panels(spec: dict, *, height: int = 220) -> list[dict]:
+    """A faceted spec (:func:`reliability_spec`, :func:`calibration_value_spec`) as one chart per panel, each as
+    wide as its container, for a page to lay out in columns (``width="stretch"``).
+
+    A faceted chart has panels of a fixed width: two a row (three ran past the page at 800 px wide) filled half
+    the page at 1280 px. Apart, each panel takes its column's width at any size. What the panels shared stays
+    shared: the colour and dash scales have fixed domains already; the value axis gets the domain of every
+    panel's values (0 included), so panels still compare at a glance. The dash's legend goes under the last panel
+    only (the colour is the panel's title, a point's size is for the page to say); the title is left to the page
+    (``spec["title"]``).
+    """
+    facet = spec["facet"]
+    field, order = facet["field"], facet.get("sort") or []
+    (name, rows), = spec["datasets"].items()
+    layers = spec["spec"]["layer"]
+    y_fields = {f for layer in layers for channel in ("y", "y2")
+                if (f := layer.get("encoding", {}).get(channel, {}).get("field")) and any(f in r for r in rows)}
+    domain = None
+    if not any("domain" in (layer.get("encoding", {}).get("y", {}).get("scale") or {}) for layer in layers):
+        values = _numbers_in(rows, y_fields)
+        domain = [min([0.0, *values]), max([0.0, *values])] if values else None
+
+    def panel_layer(layer: dict, legends: bool) -> dict:
+        encoding = dict(layer.get("encoding", {}))
+        if domain is not None and "y" in encoding:
+            encoding["y"] = {**encoding["y"], "scale": {**(encoding["y"].get("scale") or {}), "domain": domain}}
+        for channel in ("color", "strokeDash", "size", "opacity"):
+            # The colour is the panel's model, named in its title; the line's dash (the rule, raw or recalibrated)
+            # once, under the last panel. No legend for the points' size: beside the dash's, under a panel half
+            # the page wide, it ran past the edge at 800 px (the page's text says what the size means).
+            if channel in encoding and (channel != "strokeDash" or not legends):
+                encoding[channel] = {**encoding[channel], "legend": None}
+        return {**layer, "encoding": encoding}
+
+    panels = []
+    for i, value in enumerate(order):
+        last = i == len(order) - 1
+        panel = {
+            "$schema": SCHEMA,
+            "datasets": {name: [row for row in rows if str(row.get(field)) == str(value)]},
+            "data": {"name": name},
+            "layer": [panel_layer(layer, legends=last) for layer in layers],
+            "height": height,
+            # Fit the width only: fitted both ways (Streamlit's default when stretched) the axes and legends took
+            # their room out of the height, and a panel's plot shrank to a strip.
+            "autosize": {"type": "fit-x", "contains": "padding"},
+            "title": {"text": str(value), "anchor": "start"},
+        }
+        if last and "config" in spec:
+            panel["config"] = spec["config"]
+        panels.append(panel)
+    return panels
+
+
 # ------------------------------------------------------------------ compare two models
 INTERVAL_COLUMNS = ("model", "mean", "low", "high")
 DIFFERENCE_COLUMNS = ("difference", "items")
@@ -928,22 +992,23 @@ def monitor_band_spec(rows, currency: str = "$", height: int = 300) -> dict:
 _TITLE_PADDING = {"left": 5, "top": 10, "right": 5, "bottom": 5}
 
 
-def _fitted_scale(values: list) -> dict:
-    """A value axis fitted to the data, not started at 0; a flat line gets room around its one value (a domain
-    of one point drew a single tick)."""
+def _scale_with_zero(values: list) -> dict:
+    """A value axis that holds 0 (as the VOC chart's does): a value per day drawn from 880 to 940 read as a
+    rule worth nothing at the bottom of the chart. A curve flat at 0 gets room around it (a domain of one point
+    drew a single tick)."""
     values = [v for v in values if v is not None]
-    low, high = (min(values), max(values)) if values else (0.0, 0.0)
-    if high - low > 1e-9 * max(abs(high), abs(low), 1.0):
-        return {"zero": False}
-    pad = 0.05 * abs(high) or 1.0
-    return {"zero": False, "domain": [low - pad, high + pad]}
+    low, high = min([0.0, *values]), max([0.0, *values])
+    if high - low > 0:
+        return {"zero": True}
+    return {"zero": True, "domain": [-1.0, 1.0]}
 
 
 def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300) -> dict:
     """Best value per day against the reviews a day the team can do (a step curve), the team's capacity a rule.
 
     ``rows``: ``reviews_per_day, value_per_day, threshold`` (``dashboard.views.capacity``). The value axis
-    is fitted to the curve, not started at 0: from 0 the curve's steps were flattened into one line.
+    holds 0, as every value chart's does (issue 33: fitted to the curve, 880 to 940, it read as worth nothing at
+    the bottom); the steps stay readable in the tooltip and the sentence's figures.
     """
     data = sorted(records(rows, ("reviews_per_day", "value_per_day", "threshold")),
                   key=lambda row: row["reviews_per_day"])
@@ -953,7 +1018,7 @@ def capacity_spec(rows, capacity: float, currency: str = "$", height: int = 300)
         "curve", "line", {"color": PALETTE[0], "interpolate": "step-after"},
         x=_field("reviews_per_day", title="Reviews the team can do per day"),
         y=_field("value_per_day", title=f"Best value per day ({currency}, tuning split)",
-                 scale=_fitted_scale([row["value_per_day"] for row in data])),
+                 scale=_scale_with_zero([row["value_per_day"] for row in data])),
         tooltip=[_tip("reviews_per_day", "Reviews per day", fmt=",.0f"),
                  _tip("value_text", "Value per day", "nominal"), _exact_tip("threshold", "Threshold")],
     )
@@ -1046,10 +1111,17 @@ def _extent(values) -> float:
     return extent if extent > 0 else 1.0
 
 
+HAND_OFF_LABEL = "hand off"  # the action column's name in the matrices' rows (dashboard.views.values_per_class)
+
+
 def _matrix_layers(data: list[dict], x_title: str, tooltip: list, color_title: str, text: dict) -> list[dict]:
     rows, columns = _order(r["true"] for r in data), _order(r["predicted"] for r in data)
     extent = _extent(r["value"] for r in data)
-    axes = dict(x=_field("predicted", "nominal", title=x_title, sort=columns, axis={"labelAngle": 0, "orient": "top"}),
+    # Every class labelled: at 800 px the default overlap rule dropped every other label ("hand off", wider than its
+    # cell, overlapped "9"); it now wraps onto two lines, and no label is dropped.
+    axis = {"labelAngle": 0, "orient": "top", "labelOverlap": False,
+            "labelExpr": f"datum.value == {HAND_OFF_LABEL!r} ? ['hand', 'off'] : datum.value"}
+    axes = dict(x=_field("predicted", "nominal", title=x_title, sort=columns, axis=axis),
                 y=_field("true", "nominal", title="True class", sort=rows), tooltip=tooltip)
     color = _field("value", title=color_title, scale={"scheme": "redblue", "domain": [-extent, extent],
                                                       "domainMid": 0})
@@ -1124,13 +1196,8 @@ def segment_chart_rows(numbers, currency: str = "$") -> list[dict]:
 SEGMENT_PANEL_WIDTH = 340  # px: with the segment names beside it, fits the page at 800 px wide
 
 
-def segments_spec(numbers, currency: str = "$") -> dict:
-    """Three panels one under the other (hand-off rate, error rate, value per item), one bar per segment, each
-    with its range.
-
-    A segment that acts on no item has no error rate: no bar in that panel. Each panel has its own x scale.
-    """
-    data = segment_chart_rows(numbers, currency)
+def _segment_layers(data: list[dict]) -> list[dict]:
+    """A bar per segment and its range (the rows of :func:`segment_chart_rows`)."""
     order = list(dict.fromkeys(row["segment"] for row in data))
     y = {"field": "segment", "type": "nominal", "title": None, "sort": order}
     tooltip = [{"field": "segment", "type": "nominal", "title": "Segment"},
@@ -1142,6 +1209,36 @@ def segments_spec(numbers, currency: str = "$") -> dict:
     ranges = {"mark": {"type": "rule", "color": "#333333", "strokeWidth": 2},
               "encoding": {"y": y, "x": {"field": "low", "type": "quantitative"}, "x2": {"field": "high"},
                            "tooltip": tooltip}}
+    return [bars, ranges]
+
+
+SEGMENTS_TITLE = {"text": "Each segment, measure by measure",
+                  "subtitle": "Lines: the value's 95% interval, the error rate's bound"}
+
+
+def segment_panel_specs(numbers, currency: str = "$") -> list[dict]:
+    """:func:`segments_spec`'s three panels as three charts, each as wide as its container (the page draws them
+    one under the other with ``width="stretch"``: a faceted chart has a fixed width, and its 340 px panels filled
+    half the page at 1280 px). The first carries the title; each its measure's name."""
+    data = segment_chart_rows(numbers, currency)
+    measures = list(dict.fromkeys(row["measure"] for row in data))
+    specs = []
+    for i, measure in enumerate(measures):
+        rows = [row for row in data if row["measure"] == measure]
+        title = ({**SEGMENTS_TITLE, "subtitle": [SEGMENTS_TITLE["subtitle"], measure]} if i == 0 else
+                 {"text": measure, "fontWeight": "normal", "fontSize": 11})
+        specs.append({"$schema": SCHEMA, "datasets": {"segments": rows}, "data": {"name": "segments"},
+                      "layer": _segment_layers(rows), "height": {"step": 28}, "title": title})
+    return specs
+
+
+def segments_spec(numbers, currency: str = "$") -> dict:
+    """Three panels one under the other (hand-off rate, error rate, value per item), one bar per segment, each
+    with its range (the HTML report's chart; the page draws :func:`segment_panel_specs`, as wide as the page).
+
+    A segment that acts on no item has no error rate: no bar in that panel. Each panel has its own x scale.
+    """
+    data = segment_chart_rows(numbers, currency)
     return {
         "$schema": SCHEMA,
         "datasets": {"segments": data},
@@ -1151,8 +1248,7 @@ def segments_spec(numbers, currency: str = "$") -> dict:
         # One panel under the other and a short title: three panels of 200 px in a row, and the title on one
         # line, ran past the page's edge at 800 px wide (a laptop with the sidebar open), cutting off the value.
         "columns": 1,
-        "spec": {"layer": [bars, ranges], "width": SEGMENT_PANEL_WIDTH, "height": {"step": 28}},
+        "spec": {"layer": _segment_layers(data), "width": SEGMENT_PANEL_WIDTH, "height": {"step": 28}},
         "resolve": {"scale": {"x": "independent"}},
-        "title": {"text": "Each segment, measure by measure",
-                  "subtitle": "Lines: the value's 95% interval, the error rate's bound"},
+        "title": SEGMENTS_TITLE,
     }

@@ -274,8 +274,8 @@ def build(selection, opts: Options, method: str, n_bins: int, strategy: str) -> 
             })
     reliability_text = (
         f"Each point is a bin of answers on **{md_text(eval_split)}**: its mean confidence (across) against how "
-        "often it was right (up), with a 95% interval. On the dotted diagonal the model is calibrated; below it, "
-        "over-confident."
+        "often it was right (up), with a 95% interval; the bigger the point, the more items in the bin. On the "
+        "dotted diagonal the model is calibrated; below it, over-confident."
     )
     metrics_caption = (
         f"On split {md_text(repr(eval_split))}, {n_bins} bins; lower is better everywhere. ECE: mean gap between "

@@ -79,7 +79,8 @@ def test_the_diabetes_sample_shows_each_segment_as_valuecore_fits_it(diabetes):
     small = [w.value.replace("\\", "") for w in at.warning if "too small to say anything" in w.value]
     assert small and all(w.count("too small") == 1 for w in small)
     assert all("segments '1' (" in w and " and '2' (" in w for w in small), small
-    assert sum(1 for e in at.main if getattr(e, "type", None) == "vega_lite_chart") == 1
+    # One chart a measure (hand-off rate, error rate, value per item), each as wide as the page.
+    assert sum(1 for e in at.main if getattr(e, "type", None) == "vega_lite_chart") == 3
 
 
 def test_a_cap_changes_the_table_holds_on_the_tuning_split_and_is_costed():

@@ -81,7 +81,7 @@ def test_calibration_page_shows_metrics_before_and_after_and_table5():
     assert sorted(set(table5["Penalty ω"])) == [0, 1, 2, 4, 8, 10]
     assert "Value, ω/(1+ω) recalibrated" in table5.columns and "Value, tuned raw" in table5.columns
     assert "What it means" in _texts(at.markdown)
-    assert len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("vega_lite_chart")) == 2 * 5  # a panel a model in each of the two charts, each a chart
 
     at.radio(key="calibration_method").set_value("isotonic").run()
     assert not at.exception
