@@ -20,9 +20,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_runs"
 
 
 def rows_of_last_split(content: bytes) -> str:
-    """How the Runs table describes the split of the file's last row, e.g. "prod: 1,008 rows"."""
+    """How the Runs table describes the split of the file's last row, e.g. "prod: 1,008" (its header says rows)."""
     splits = pd.read_csv(io.BytesIO(content))["split"]
-    return f"{splits.iloc[-1]}: {int((splits == splits.iloc[-1]).sum()):,} rows"
+    return f"{splits.iloc[-1]}: {int((splits == splits.iloc[-1]).sum()):,}"
 
 
 def test_upload_again_replaces_and_remove_removes(server, page, tmp_path):  # noqa: F811 (fixtures)
