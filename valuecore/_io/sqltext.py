@@ -415,7 +415,6 @@ class Select(Query):
     sqlglot's methods; each returns a new query."""
 
     __slots__ = ("parts",)
-    _CLAUSES = ("with", "distinct", "expressions", "from", "where", "group", "having", "order", "limit")
 
     def __init__(self, expressions=(), **parts):
         parts["expressions"] = list(expressions)
@@ -482,11 +481,13 @@ def union(left, right, distinct: bool = True) -> Union:
 
 
 class PropertyEQ(Expression):
-    __slots__ = ("key",)
+    """``name := value``; a :class:`Struct` writes its name as a string."""
+
+    __slots__ = ("pair",)
 
     def __init__(self, this: Identifier, expression):
         super().__init__(f"{this.text} := {expression.text}")
-        self.key = (this, expression)
+        self.pair = (this.this, expression)
 
 
 class Struct(Expression):
@@ -495,7 +496,8 @@ class Struct(Expression):
     __slots__ = ()
 
     def __init__(self, expressions):
-        super().__init__("{" + ", ".join(f"{_string(k.this)}: {v.text}" for k, v in (e.key for e in expressions)) + "}")
+        super().__init__("{" + ", ".join(f"{_string(name)}: {value.text}" for name, value in (
+            e.pair for e in expressions)) + "}")  # fmt: skip
 
 
 class CopyParameter(Expression):
@@ -516,9 +518,10 @@ class Copy(Expression):
         super().__init__(f"COPY {this.text} TO {_list(files)} WITH ({_list(params)})")
 
 
+# The builder: this module's node classes and functions, under sqlglot's names.
 DUCKDB = SimpleNamespace(**{name: value for name, value in globals().items() if not name.startswith("_") and (
-    isinstance(value, type) and issubclass(value, Expression) or callable(value) and getattr(
-        value, "__module__", None) == __name__)})  # fmt: skip
+    (isinstance(value, type) and issubclass(value, Expression))
+    or (callable(value) and getattr(value, "__module__", None) == __name__))})  # fmt: skip
 
 _BUILDER: ContextVar[SimpleNamespace | None] = ContextVar("valuecore_sql_builder", default=None)
 
