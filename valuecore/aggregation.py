@@ -8,7 +8,8 @@ group's mean probability vector, as an :class:`AggregateResult`; it raises
 the groups exceed the budget. ``PERIODS`` are the time buckets it knows and
 ``AGGREGATE_METADATA_KEY`` the Parquet metadata key that records its settings.
 :func:`aggregate_sql` is the one query both engines run (built with sqlglot,
-written in the plan's dialect), :func:`check_sql` the loader's checks in SQL,
+written in the plan's dialect; an aggregation with DuckDB builds the same text
+without sqlglot), :func:`check_sql` the loader's checks in SQL,
 and :func:`resolution_bound` bounds what rounding confidences down to a grid
 can cost against the exact answer.
 :func:`bytes_on_disk` is how much of the disk a folder's files hold (what

@@ -10,7 +10,8 @@ message, written side by side in numpy and in SQL), read by both ``runfiles`` an
 names live in ``valuecore.runs`` and ``valuecore.aggregation`` (and the everyday ones at the top of the
 package). Beside them, what every reader and writer of files shares: ``limits`` (resource limits, checked before
 the expensive work), ``paths`` (an output never replaces an input; a file stays inside its roots), ``safecsv``
-(CSV cells a spreadsheet opens as text) and ``lazy`` (a module imported on first use).
+(CSV cells a spreadsheet opens as text) and ``lazy`` (a module imported on first use). ``sqltext`` is what the
+aggregation's SQL is built from: sqlglot's expressions, or DuckDB's text without sqlglot.
 
 May import: _model, _engine (the loader radix-sorts class codes with the engine's narrow integers; an
 aggregate's resolution bound is read off the engine's cumulative gain).

@@ -155,11 +155,11 @@ Dialect = Literal["duckdb", "spark"]
 
 
 def _float_test(test: str, value, dialect: Dialect):
-    """``value`` (a sqlglot expression) is NaN (``nan``), infinite (``inf``) or either (``not_finite``), in the
-    engine's own functions. DuckDB 2.0 folds ``isnan`` (and comparisons) to false from Parquet's min/max
-    statistics, which leave NaN out; ``isfinite`` and ``isinf`` it evaluates row by row. Spark has neither
-    of those two."""
-    from sqlglot import exp
+    """``value`` (an expression of ``sqltext.exp``: sqlglot's, or DuckDB's text) is NaN (``nan``), infinite
+    (``inf``) or either (``not_finite``), in the engine's own functions. DuckDB 2.0 folds ``isnan`` (and
+    comparisons) to false from Parquet's min/max statistics, which leave NaN out; ``isfinite`` and ``isinf``
+    it evaluates row by row. Spark has neither of those two."""
+    from .sqltext import exp
 
     def finite():
         return exp.Anonymous(this="isfinite", expressions=[value.copy()])
@@ -181,13 +181,13 @@ def _float_test(test: str, value, dialect: Dialect):
 
 
 def sql_is_nan(value, dialect: Dialect = "duckdb"):
-    """The sqlglot condition: ``value`` (a sqlglot expression) is NaN, in the engine's dialect."""
+    """The condition: ``value`` (an expression of ``sqltext.exp``) is NaN, in the engine's dialect."""
     return _float_test("nan", value, dialect)
 
 
 def sql_is_finite(value, dialect: Dialect = "duckdb"):
-    """The sqlglot condition: ``value`` (a sqlglot expression) is a finite number (NULL when it is NULL)."""
-    from sqlglot import exp
+    """The condition: ``value`` (an expression of ``sqltext.exp``) is a finite number (NULL when it is NULL)."""
+    from .sqltext import exp
 
     if dialect == "duckdb":
         return exp.Anonymous(this="isfinite", expressions=[value])
@@ -195,10 +195,11 @@ def sql_is_finite(value, dialect: Dialect = "duckdb"):
 
 
 def rule_condition(rule: Rule, value, not_number=None, text=None, dialect: Dialect = "duckdb"):
-    """The condition of ``rule`` on the DOUBLE expression ``value``, a sqlglot expression for DuckDB or Spark;
+    """The condition of ``rule`` on the DOUBLE expression ``value``, an expression of ``sqltext.exp`` (sqlglot's
+    for DuckDB or Spark, or DuckDB's text);
     ``not_number``: the condition of a cell whose text is no number; ``text``: the column as trimmed text,
     NULL when empty (for ``empty``)."""
-    from sqlglot import exp
+    from .sqltext import exp
 
     if rule == "empty":
         return text.is_(exp.null())

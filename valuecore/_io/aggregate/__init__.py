@@ -41,6 +41,7 @@ import numpy as np
 
 from ..aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, PERIODS, bytes_on_disk
 from ..paths import check_output, write_atomically
+from ..sqltext import building_for
 from ..._engine.sorting import cumulative_gain
 from ..format import LoadProblem
 from .results import AGGREGATE_METADATA_KEY, FILE_COLUMN, ROW_COLUMN, AggregateRefused, AggregateResult
@@ -169,7 +170,8 @@ def aggregate(
     scanned = _one_pass_per_folder(scanned, engine)
     read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
     check_output(out, read, "the aggregate")
-    with _ctrl_c_stops(stop) as stop:
+    # DuckDB's queries are built as its text directly; Spark's as sqlglot's expressions, rendered in its dialect.
+    with _ctrl_c_stops(stop) as stop, building_for(engine):
         runner = (_DuckDB(memory_limit, temp_directory, threads, max_temp_size, stop, presort=len(scanned) == 1)
                   if engine == "duckdb" else _Spark(spark, stop))  # fmt: skip
         try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, bytes_on_disk
 from ..format import LoadProblem, _short_list
-from sqlglot import exp
+from ..sqltext import exp
 
 from .results import AGGREGATE_METADATA_KEY, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW, AggregateRefused
 from .sources import _Source
@@ -31,8 +31,8 @@ class _Engine:
         raise NotImplementedError
 
     def rows(self, sql, parameters: Sequence = ()) -> list[tuple]:
-        """The rows of ``sql`` (a sqlglot expression, rendered in the engine's dialect, or SQL text), its ``?``
-        markers bound to ``parameters`` (values are never pasted into SQL)."""
+        """The rows of ``sql`` (an expression of ``sqltext.exp``, rendered in the engine's dialect, or SQL text),
+        its ``?`` markers bound to ``parameters`` (values are never pasted into SQL)."""
         raise NotImplementedError
 
     def materialize(self, name: str, sql: str, progress) -> None:
@@ -78,7 +78,7 @@ def _stop_if_asked(stop: threading.Event | None) -> None:
 
 
 def _one_statement(sql: str, con=None) -> str:
-    """``sql`` when it is exactly one statement (sqlglot quotes every name; this makes sure no name could
+    """``sql`` when it is exactly one statement (its builder quotes every name; this makes sure no name could
     ever have smuggled in a second one). Parsed by ``con`` when given: DuckDB's module-level parser opens a
     database of its own (15-20 ms of CPU, once per process)."""
     if con is None:
@@ -233,16 +233,11 @@ class _DuckDB(_Engine):
     def write(self, held: Sequence[_HeldGroups], plans: Sequence[_Plan], path: Path, metadata: str) -> None:
         """The kept groups as one Parquet file (DuckDB's sort and writer), ``metadata`` under
         :data:`AGGREGATE_METADATA_KEY` in the file's key-value metadata."""
-        key = AGGREGATE_METADATA_KEY.decode()
         # DuckDB reads a leading "~" as the home folder, Python as a folder named so: DuckDB gets an absolute
         # path (write_atomically's temporary file has one already; this keeps any other caller safe).
         target = os.path.abspath(path)
-        # The path and metadata are values (parameters); the key is quoted by sqlglot.
-        entry = exp.PropertyEQ(this=exp.to_identifier(key, quoted=True), expression=exp.Placeholder())
-        options = {"FORMAT": exp.var("parquet"), "KV_METADATA": exp.Struct(expressions=[entry])}
         presorted = len(held) == 1 and held[0].presorted
-        sql = exp.Copy(this=written_sql([h.table for h in held], plans, presorted).subquery(), kind=False, files=[
-            exp.Placeholder()], params=[exp.CopyParameter(this=exp.var(k), expression=v) for k, v in options.items()])
+        sql = copy_sql([h.table for h in held], plans, presorted)
         if presorted:  # a scan of the table as it lies, written in order by every thread
             with self._keeping_order():
                 self._run(lambda: self._execute(render(sql, self.name), [target, metadata]))
@@ -303,6 +298,16 @@ class _DuckDB(_Engine):
     def close(self) -> None:
         self.con.close()
         self._temp.cleanup()  # the spill files of an interrupted query too
+
+
+def copy_sql(tables: Sequence[str], plans: Sequence[_Plan], presorted: bool = False) -> exp.Copy:
+    """``COPY`` of :func:`written_sql` into a Parquet file: the path is the first parameter, the metadata (under
+    :data:`AGGREGATE_METADATA_KEY`) the second; values are never pasted in, the key is quoted by the builder."""
+    entry = exp.PropertyEQ(this=exp.to_identifier(AGGREGATE_METADATA_KEY.decode(), quoted=True),
+                           expression=exp.Placeholder())  # fmt: skip
+    options = {"FORMAT": exp.var("parquet"), "KV_METADATA": exp.Struct(expressions=[entry])}
+    return exp.Copy(this=written_sql(tables, plans, presorted).subquery(), kind=False, files=[exp.Placeholder()],
+                    params=[exp.CopyParameter(this=exp.var(k), expression=v) for k, v in options.items()])
 
 
 @dataclass(frozen=True)

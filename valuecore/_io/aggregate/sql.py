@@ -1,6 +1,8 @@
 """The SQL both engines run for one source (its :class:`_Plan`): the per-row columns, the grouping, the
-output's order, and the loader's row checks as conditions. Every query is a sqlglot expression; the engine
-renders it in its own dialect (:func:`render`), so names and values are quoted by sqlglot, never by hand."""
+output's order, and the loader's row checks as conditions. Every query is built once, through ``sqltext.exp``:
+sqlglot's expressions, rendered in the engine's dialect (:func:`render`), or for a DuckDB aggregation the
+same queries as DuckDB's text straight away (``sqltext``: no import of sqlglot), so names and values are
+quoted by the builder, never by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce
 
-from sqlglot import exp
+from ..sqltext import exp
 
 from ..columns import (
     NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, Dialect, RowRule, rule_condition, rules_of, spec_of,
@@ -23,16 +25,28 @@ def render(query: exp.Expression | str, dialect: Dialect) -> str:
     return query if isinstance(query, str) else query.sql(dialect=dialect, identify=True)
 
 
-_col, _text_literal, _number_literal = exp.column, exp.Literal.string, exp.Literal.number
-_TYPES: dict[str, exp.DataType] = {}
+def _col(name: str) -> exp.Column:
+    return exp.column(name)
+
+
+def _text_literal(text: str) -> exp.Literal:
+    return exp.Literal.string(text)
+
+
+def _number_literal(number) -> exp.Expression:
+    return exp.Literal.number(number)
+
+
+_TYPES: dict[tuple[type, str], exp.DataType] = {}  # per builder: sqlglot's types, or DuckDB's text
 
 
 def _type(name: str) -> exp.DataType:
     """The data type ``name``, parsed once: sqlglot parses a type's name at every cast (0.3 s of Python for
     the 460 casts of a 50-class grouping, one profile)."""
-    if name not in _TYPES:
-        _TYPES[name] = exp.DataType.build(name)
-    return _TYPES[name]
+    key = (exp.DataType, name)
+    if key not in _TYPES:
+        _TYPES[key] = exp.DataType.build(name)
+    return _TYPES[key]
 
 
 def _cast(expression: exp.Expression, to: str) -> exp.Expression:
@@ -78,7 +92,14 @@ def _order(column: str, desc: bool = False) -> exp.Ordered:
     return exp.Ordered(this=_col(column), desc=desc, nulls_first=False)
 
 
-_INFINITE = _cast(_text_literal("Infinity"), "DOUBLE")
+def _infinite() -> exp.Expression:
+    return _cast(_text_literal("Infinity"), "DOUBLE")
+
+
+def __getattr__(name: str):
+    if name == "_INFINITE":  # built when asked for, by the builder then in force (sqlglot's, by default)
+        return _infinite()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 # 1 - 2^-52: x times it is the largest double below x, or the one below that (x > 0, not subnormal).
 _JUST_BELOW_ONE = 0.9999999999999998
 
@@ -290,9 +311,9 @@ def _rows_sql(plan: _Plan) -> exp.Select:
             least = exp.Least(this=cells[0].copy(), expressions=[c.copy() for c in cells[1:]], ignore_nulls=True)
             total = _sum(cells)
             fine = exp.and_(sql_is_finite(total.copy(), plan.dialect), least >= 0, copy=False)
-            whens = [(exp.or_(*other, copy=False), _INFINITE.copy())] if other else []
+            whens = [(exp.or_(*other, copy=False), _infinite())] if other else []
             whens.append((fine, exp.Abs(this=exp.Sub(this=total, expression=_number_literal(1)))))
-            parts["deviation"] = _case(whens, _INFINITE.copy())
+            parts["deviation"] = _case(whens, _infinite())
     return _select(*(_as(e, name) for name, e in parts.items()), source=_cells_with_confidence(plan), alias="cells")
 
 
@@ -357,7 +378,7 @@ def grouped_sql(plan: _Plan) -> exp.Select:
     if not plan.top_label and _checks_in_groups(plan):
         worst = exp.Max(this=_col("deviation"))
         off = exp.Count(this=_case([(_col("deviation") > _number_literal(repr(plan.warn_tolerance)), 1)]))
-        worst = _case([(unknown, _INFINITE.copy())], worst) if by_number else worst
+        worst = _case([(unknown, _infinite())], worst) if by_number else worst
         select += [_as(worst, "worst"), _as(off, "n_off")]  # a failing row counts in n_off too
     else:
         # a count keeps 8 bytes per group, where an integer SUM keeps 16
