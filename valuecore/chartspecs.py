@@ -676,8 +676,15 @@ def facet_panels(spec: dict, *, height: int = 220) -> list[dict]:
     (``spec["title"]``).
     """
     facet = spec["facet"]
-    field, order = facet["field"], facet.get("sort") or []
+    field = facet["field"]
     (name, rows), = spec["datasets"].items()
+    # The facet's order, then any panel it does not name, as Vega's facet draws them: no rows dropped.
+    order = list(facet.get("sort") or [])
+    named = {str(v) for v in order}
+    for row in rows:
+        if str(row.get(field)) not in named:
+            named.add(str(row.get(field)))
+            order.append(row.get(field))
     layers = spec["spec"]["layer"]
     y_fields = {f for layer in layers for channel in ("y", "y2")
                 if (f := layer.get("encoding", {}).get(channel, {}).get("field")) and any(f in r for r in rows)}

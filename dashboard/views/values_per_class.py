@@ -24,7 +24,8 @@ from ..tables import styled
 from . import POLICY_LABELS, percent, short_list, shown_confidences, split_notes, split_text, threshold_text
 
 TRUTH = "truth"  # the editor's row header
-HAND_OFF = "hand off"  # the action column: the pages' word for what the policy JSON calls "abstain"
+# The action column: the pages' word for what the policy JSON calls "abstain"; the heatmap wraps this label.
+HAND_OFF = vc.chartspecs.HAND_OFF_LABEL
 MATRIX_KINDS = ("threshold", "class_thresholds", "calibrated_class_thresholds", "expected_value")
 SUMMARY_COLUMNS = {"model": "Model", "rule": "Rule", "value_total": "Total value",
                    "value_per_item": "Value per item", "coverage": "Acted on", "note": "Note"}

@@ -146,6 +146,17 @@ def test_the_panels_share_their_value_axis_and_keep_every_row():
     assert np.isfinite(values).all()
 
 
+def test_a_panel_the_facet_does_not_name_is_drawn_last_not_dropped():
+    """Vega's facet drew rows of a value missing from its sort after the named ones; apart, so do the panels."""
+    rows = [{"model": m, "value": v} for m, v in (("a", 1.0), ("b", -2.0), ("c", 3.0), ("a", 0.5))]
+    spec = {"facet": {"field": "model", "sort": ["b"]}, "datasets": {"rows": rows},
+            "spec": {"layer": [{"mark": "line", "encoding": {"y": {"field": "value"}}}]}}
+    panels = vc.chartspecs.facet_panels(spec)
+    assert [p["title"]["text"] for p in panels] == ["b", "a", "c"]
+    assert [len(next(iter(p["datasets"].values()))) for p in panels] == [1, 2, 1]
+    assert len(vc.chartspecs.facet_panels({**spec, "facet": {"field": "model"}})) == 3
+
+
 # ---- 6. the heatmap labels every class
 def test_the_value_heatmap_labels_every_class_and_wraps_hand_off():
     """At 800 px the default overlap rule dropped every other class label: "hand off", wider than its cell,

@@ -78,8 +78,9 @@ def test_the_small_multiples_take_the_page_s_width_at_1280_px(server, browser):
                     "(block) => block.clientWidth")
                 charts = page.locator(f'{MAIN} [data-testid="stVegaLiteChart"]')
                 expect(charts.first.locator("canvas, svg.marks").first).to_be_visible()
-                for i in range(charts.count()):  # each drawn once seen
+                for i in range(charts.count()):  # each drawn once seen: wait for its drawing before measuring
                     charts.nth(i).scroll_into_view_if_needed()
+                    expect(charts.nth(i).locator("canvas, svg.marks").first).to_be_visible()
                 # A row: the charts side by side in one row of columns, or a chart on its own. Measured: the
                 # drawing itself, not its block (which may span the page around a narrower chart).
                 rows = page.evaluate("""(main) => {

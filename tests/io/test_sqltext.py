@@ -266,3 +266,27 @@ def test_spark_and_every_caller_outside_an_aggregation_still_build_with_sqlglot(
         assert isinstance(duckdb_text, sqltext.Expression)
         with pytest.raises(ValueError, match="DuckDB's text"):
             duckdb_text.sql(dialect="spark")
+
+
+def test_a_sqlglot_node_in_a_duckdb_tree_fails_loudly():
+    # A sqlglot node's ``text`` is a method: written into an f-string it would reach DuckDB as its repr, and
+    # DuckDB's parse error would be reported as the user's file's fault.
+    from sqlglot import exp as sqlglot_exp
+
+    foreign = sqlglot_exp.column("x")
+    with building_for("duckdb"):
+        for build in (lambda: exp.and_(foreign, exp.column("y")), lambda: exp.not_(foreign),
+                      lambda: exp.alias_(foreign, "z"), lambda: exp.column("y") < foreign):  # fmt: skip
+            with pytest.raises((AttributeError, TypeError)):
+                build()
+
+
+def test_a_progress_callback_builds_with_sqlglot_during_a_duckdb_aggregation():
+    from valuecore._io.aggregate import _with_sqlglot
+
+    seen = []
+    report = _with_sqlglot(lambda fraction: seen.append((fraction, type(exp.column("x")).__module__)))
+    with building_for("duckdb"):
+        report(0.5)
+        assert type(exp.column("x")).__module__ == sqltext.__name__  # the aggregation's own builder is back
+    assert len(seen) == 1 and seen[0][0] == 0.5 and seen[0][1].startswith("sqlglot")

@@ -29,18 +29,20 @@ from types import SimpleNamespace
 class Expression:
     """A DuckDB expression or query, as its SQL text (immutable: ``copy`` is the node itself)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("duckdb_text",)
 
     def __init__(self, text: str):
-        self.text = text
+        # Not ``text``: a sqlglot node has a ``text`` method, which an f-string would write as its repr;
+        # a sqlglot node mixed into a DuckDB tree must fail here, loudly, not reach DuckDB as odd SQL.
+        self.duckdb_text = text
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.text!r})"
+        return f"{type(self).__name__}({self.duckdb_text!r})"
 
     def sql(self, dialect: str = "duckdb", identify: bool = True) -> str:
         if dialect != "duckdb" or not identify:
             raise ValueError("these nodes hold DuckDB's text with every identifier quoted, nothing else")
-        return self.text
+        return self.duckdb_text
 
     def copy(self):
         return self
@@ -100,7 +102,7 @@ def _string(text: str) -> str:
 
 
 def _list(expressions) -> str:
-    return ", ".join(e.text for e in expressions)
+    return ", ".join(e.duckdb_text for e in expressions)
 
 
 def _wrap(expression, kind):
@@ -158,7 +160,7 @@ class Neg(Expression):
     __slots__ = ()
 
     def __init__(self, this):
-        super().__init__(f"-{this.text}")
+        super().__init__(f"-{this.duckdb_text}")
 
 
 class Null(Expression):
@@ -224,7 +226,7 @@ class Paren(Expression):
     __slots__ = ()
 
     def __init__(self, this):
-        super().__init__(f"({this.text})")
+        super().__init__(f"({this.duckdb_text})")
 
 
 class DataType(Expression):
@@ -246,7 +248,7 @@ class Cast(Expression):
     _NAME = "CAST"
 
     def __init__(self, this, to: DataType, **_):
-        super().__init__(f"{self._NAME}({this.text} AS {to.text})")
+        super().__init__(f"{self._NAME}({this.duckdb_text} AS {to.duckdb_text})")
         self.to = to
 
 
@@ -257,7 +259,7 @@ class TryCast(Cast):
 
 def cast(expression, to) -> Cast:
     to = to if isinstance(to, DataType) else DataType.build(to)
-    if isinstance(expression, Cast) and expression.to.text == to.text:  # sqlglot does not cast twice
+    if isinstance(expression, Cast) and expression.to.duckdb_text == to.duckdb_text:  # sqlglot does not cast twice
         return expression
     return Cast(this=expression, to=to)
 
@@ -267,7 +269,7 @@ class Binary(Expression):
     _OPERATOR = ""
 
     def __init__(self, this, expression):
-        super().__init__(f"{this.text} {self._OPERATOR} {expression.text}")
+        super().__init__(f"{this.duckdb_text} {self._OPERATOR} {expression.duckdb_text}")
 
 
 def _binary(name: str, operator: str, base=Binary):
@@ -285,7 +287,7 @@ class Not(Expression):
     __slots__ = ()
 
     def __init__(self, this):
-        super().__init__(f"NOT {this.text}")
+        super().__init__(f"NOT {this.duckdb_text}")
 
 
 def not_(expression, copy: bool = True) -> Not:
@@ -313,7 +315,7 @@ class In(Expression):
     __slots__ = ()
 
     def __init__(self, this, expressions):
-        super().__init__(f"{this.text} IN ({_list(expressions)})")
+        super().__init__(f"{this.duckdb_text} IN ({_list(expressions)})")
 
 
 class Func(Expression):
@@ -348,7 +350,7 @@ class TimestampTrunc(Expression):
     __slots__ = ()
 
     def __init__(self, this, unit: Literal):
-        super().__init__(f"DATE_TRUNC({_string(unit.this.upper())}, {this.text})")
+        super().__init__(f"DATE_TRUNC({_string(unit.this.upper())}, {this.duckdb_text})")
 
 
 class Distinct(Expression):
@@ -362,15 +364,15 @@ class If(Expression):
     __slots__ = ()
 
     def __init__(self, this, true):
-        super().__init__(f"WHEN {this.text} THEN {true.text}")
+        super().__init__(f"WHEN {this.duckdb_text} THEN {true.duckdb_text}")
 
 
 class Case(Expression):
     __slots__ = ()
 
     def __init__(self, this=None, ifs=(), default=None):
-        parts = ["CASE", *([] if this is None else [this.text]), *(i.text for i in ifs)]
-        parts += [] if default is None else ["ELSE", default.text]
+        parts = ["CASE", *([] if this is None else [this.duckdb_text]), *(i.duckdb_text for i in ifs)]
+        parts += [] if default is None else ["ELSE", default.duckdb_text]
         super().__init__(" ".join(parts + ["END"]))
 
 
@@ -379,7 +381,7 @@ class Alias(Expression):
 
 
 def alias_(expression, name: str, copy: bool = True) -> Alias:
-    return Alias(f"{expression.text} AS {_identifier(name)}")
+    return Alias(f"{expression.duckdb_text} AS {_identifier(name)}")
 
 
 class Ordered(Expression):
@@ -388,7 +390,7 @@ class Ordered(Expression):
     def __init__(self, this, desc: bool | None = None, nulls_first: bool | None = None):
         if nulls_first:
             raise ValueError("DuckDB's text for NULLS FIRST is not built here")
-        super().__init__(this.text + (" DESC" if desc else " ASC" if desc is False else ""))
+        super().__init__(this.duckdb_text + (" DESC" if desc else " ASC" if desc is False else ""))
 
 
 class Table(Expression):
@@ -403,7 +405,7 @@ class Subquery(Expression):
     __slots__ = ()
 
     def __init__(self, query, alias: str | None = None):
-        super().__init__(f"({query.text})" + ("" if alias is None else f" AS {_identifier(alias)}"))
+        super().__init__(f"({query.duckdb_text})" + ("" if alias is None else f" AS {_identifier(alias)}"))
 
 
 class Query(Expression):
@@ -421,19 +423,19 @@ class Select(Query):
         self.parts = parts
         text = "SELECT " + ("DISTINCT " if parts.get("distinct") else "") + _list(parts["expressions"])
         if parts.get("with"):
-            text = "WITH " + ", ".join(f"{_identifier(n)} AS ({q.text})" for n, q in parts["with"]) + " " + text
+            text = "WITH " + ", ".join(f"{_identifier(n)} AS ({q.duckdb_text})" for n, q in parts["with"]) + " " + text
         if "from" in parts:
-            text += f" FROM {parts['from'].text}"
+            text += f" FROM {parts['from'].duckdb_text}"
         if "where" in parts:
-            text += f" WHERE {parts['where'].text}"
+            text += f" WHERE {parts['where'].duckdb_text}"
         if parts.get("group"):
             text += f" GROUP BY {_list(parts['group'])}"
         if "having" in parts:
-            text += f" HAVING {parts['having'].text}"
+            text += f" HAVING {parts['having'].duckdb_text}"
         if parts.get("order"):
             text += f" ORDER BY {_list(parts['order'])}"
         if "limit" in parts:
-            text += f" LIMIT {parts['limit'].text}"
+            text += f" LIMIT {parts['limit'].duckdb_text}"
         super().__init__(text)
 
     def _with(self, **changes) -> Select:
@@ -473,7 +475,7 @@ class Union(Query):
 
     def __init__(self, this, expression, distinct: bool = True, by_name: bool = False):
         kind = "UNION" + ("" if distinct else " ALL") + (" BY NAME" if by_name else "")
-        super().__init__(f"{this.text} {kind} {expression.text}")
+        super().__init__(f"{this.duckdb_text} {kind} {expression.duckdb_text}")
 
 
 def union(left, right, distinct: bool = True) -> Union:
@@ -486,7 +488,7 @@ class PropertyEQ(Expression):
     __slots__ = ("pair",)
 
     def __init__(self, this: Identifier, expression):
-        super().__init__(f"{this.text} := {expression.text}")
+        super().__init__(f"{this.duckdb_text} := {expression.duckdb_text}")
         self.pair = (this.this, expression)
 
 
@@ -496,7 +498,7 @@ class Struct(Expression):
     __slots__ = ()
 
     def __init__(self, expressions):
-        super().__init__("{" + ", ".join(f"{_string(name)}: {value.text}" for name, value in (
+        super().__init__("{" + ", ".join(f"{_string(name)}: {value.duckdb_text}" for name, value in (
             e.pair for e in expressions)) + "}")  # fmt: skip
 
 
@@ -504,7 +506,7 @@ class CopyParameter(Expression):
     __slots__ = ()
 
     def __init__(self, this, expression):
-        super().__init__(f"{this.text} {expression.text}")
+        super().__init__(f"{this.duckdb_text} {expression.duckdb_text}")
 
 
 class Copy(Expression):
@@ -515,7 +517,7 @@ class Copy(Expression):
     def __init__(self, this, files, params, kind: bool = False):
         if kind:
             raise ValueError("only COPY ... TO is built here")
-        super().__init__(f"COPY {this.text} TO {_list(files)} WITH ({_list(params)})")
+        super().__init__(f"COPY {this.duckdb_text} TO {_list(files)} WITH ({_list(params)})")
 
 
 # The builder: this module's node classes and functions, under sqlglot's names.
@@ -543,7 +545,7 @@ exp = _Expressions()
 @contextlib.contextmanager
 def building_for(engine: str):
     """Queries built meanwhile (through :data:`exp`) are DuckDB's text when ``engine`` is ``"duckdb"``;
-    sqlglot's expressions otherwise."""
+    sqlglot's expressions otherwise (``"spark"``, ``"sqlglot"``)."""
     token = _BUILDER.set(DUCKDB if engine == "duckdb" else None)
     try:
         yield

@@ -170,6 +170,8 @@ def aggregate(
     scanned = _one_pass_per_folder(scanned, engine)
     read = [*sources, *(f for s in scanned for f in s.files), *(s.database for s in scanned if s.database)]
     check_output(out, read, "the aggregate")
+    if progress is not None:
+        progress = _with_sqlglot(progress)
     # DuckDB's queries are built as its text directly; Spark's as sqlglot's expressions, rendered in its dialect.
     with _ctrl_c_stops(stop) as stop, building_for(engine):
         runner = (_DuckDB(memory_limit, temp_directory, threads, max_temp_size, stop, presort=len(scanned) == 1)
@@ -209,6 +211,17 @@ def aggregate(
         finally:
             runner.close()
     return _finished(result, time.perf_counter() - started, getattr(runner, "spilled_bytes", 0))
+
+
+def _with_sqlglot(progress: Callable[[float], None]) -> Callable[[float], None]:
+    """``progress`` called as outside any aggregation: the caller's code that builds SQL (``check_sql``,
+    ``aggregate_sql``) gets sqlglot's expressions, whatever this aggregation builds with."""
+
+    def report(fraction: float) -> None:
+        with building_for("sqlglot"):
+            progress(fraction)
+
+    return report
 
 
 def _aggregate_source(
