@@ -8,7 +8,10 @@ bits), digests and tuned thresholds."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -65,9 +68,10 @@ def run_csvs(draw) -> bytes:
 
 
 def general(patch: pytest.MonkeyPatch) -> None:
-    """Every fast path of a small file off: pandas's full read, loadtxt, the digest on its thread, and the
-    frames' column names as pandas makes them."""
+    """Every fast path of a small file off: pandas's full read of the file whole, loadtxt, the digest on its
+    thread, and the frames' column names as pandas makes them."""
     patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+    patch.setattr(reading, "STREAMED_CSV_BYTES", float("inf"))
     patch.setattr(plaincsv, "FAST_DECIMALS", False)
     patch.setattr(reading, "UNFILTERED_CSV", False)
     patch.setattr(reading, "_names", lambda names: names)
@@ -157,3 +161,71 @@ def test_a_plain_file_takes_the_fast_paths(monkeypatch):
     monkeypatch.setattr(cells.pd, "factorize", None)
     report = load_run_file(data, name="run.csv")
     assert report.ok and report.models["run"].splits["all"].proba[1, 0] == np.float64(0.0001)
+
+
+@st.composite
+def run_csvs_for_disk(draw) -> bytes:
+    """A run file as :func:`run_csvs` draws it, sometimes with a byte the unfiltered read declines (a space, a
+    quote, a CR, a tab), a trailing comma, a byte-order mark or no last line end."""
+    data = draw(run_csvs())
+    change = draw(st.sampled_from(["none", "none", "none", "space", "quote", "crlf", "tab", "comma", "bom", "end"]))
+    lines = data.split(b"\n")[:-1]
+    row = draw(st.integers(1, len(lines) - 1))
+    if change == "space":
+        lines[row] = lines[row].replace(b",", b", ", 1)
+    elif change == "quote":
+        cells = lines[row].split(b",")
+        cells[-1] = b'"' + cells[-1] + b'"'
+        lines[row] = b",".join(cells)
+    elif change == "tab":
+        lines[row] = lines[row] + b"\t"
+    elif change == "comma":
+        lines[row] = lines[row] + b","
+    data = b"\n".join(lines) + (b"" if change == "end" else b"\n")
+    if change == "crlf":
+        data = data.replace(b"\n", b"\r\n")
+    return b"\xef\xbb\xbf" + data if change == "bom" else data
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs_for_disk(), st.sampled_from([3, 64, 1 << 18]))
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", 3)
+@example(b"model,split,y_true,proba_0,proba_1\nm1,val,0,1e-04,0.9999\nm2,test,1,0.5,0.5\nm1,test,01,1,0\n", 5)
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb, 0.5,0.5\n", 5)
+@example(b"y_true,y_pred,confidence,weight\ncat,dog,0.5,2\ndog,dog,1.0000001,0\n", 7)
+def test_a_csv_read_from_disk_loads_as_from_its_bytes(data, chunk):
+    # Every CSV file read from disk (not only those above STREAMED_CSV_BYTES), pandas reading it a few bytes at a
+    # time, against all the fast paths off and the file read whole: the same problems, runs, arrays and digest.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.csv"
+        path.write_bytes(data)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reading, "STREAMED_CSV_BYTES", -1)
+            patch.setattr(reading, "_CheckedChunks", type("Short", (reading._CheckedChunks,), {
+                "read": lambda self, size=-1: reading._CheckedChunks.read(self, chunk)}))  # fmt: skip
+            fast = load_run_file(path, name="run.csv")
+        with pytest.MonkeyPatch.context() as patch:
+            general(patch)
+            slow = load_run_file(path, name="run.csv")
+        assert_same_load(fast, slow)
+
+
+def test_a_larger_csv_is_streamed_and_hashed_when_asked(tmp_path, monkeypatch):
+    # The comparison above compares something: a file above STREAMED_CSV_BYTES is read from disk in chunks,
+    # never whole, and not hashed until its digest is asked for (then from the file).
+    rows = [f"{k % 2},{k % 7 / 10},{1 - k % 7 / 10:.1f}" for k in range(reading.STREAMED_CSV_BYTES // 8)]
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(["y_true,proba_0,proba_1", *rows]) + "\n")
+    monkeypatch.setattr(reading.Path, "read_bytes", None)
+    monkeypatch.setattr(reading, "_read_csv", None)
+    monkeypatch.setattr(parse, "_sha256", None)
+    report = load_run_file(path)
+    assert report.ok and report.models["run"].splits["all"].y_true.shape == (len(rows),)
+    monkeypatch.undo()
+    assert report.models["run"].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    # A segment column of a streamed file is read from the file.
+    streamed = load_run_file(path, segment_column="y_true").models["run"]
+    with pytest.MonkeyPatch.context() as patch:
+        general(patch)
+        whole = load_run_file(path, segment_column="y_true").models["run"]
+    assert streamed.segments["all"].tolist() == whole.segments["all"].tolist() == [str(k % 2) for k in range(len(rows))]
