@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -69,9 +71,10 @@ def run_csvs(draw) -> bytes:
 
 def general(patch: pytest.MonkeyPatch) -> None:
     """Every fast path of a small file off: pandas's full read of the file whole, loadtxt, the digest on its
-    thread, and the frames' column names as pandas makes them."""
+    thread, the frames' column names as pandas makes them, and a Parquet file's columns through pandas."""
     patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
     patch.setattr(reading, "STREAMED_CSV_BYTES", float("inf"))
+    patch.setattr(reading, "NUMPY_PARQUET", False)
     patch.setattr(plaincsv, "FAST_DECIMALS", False)
     patch.setattr(reading, "UNFILTERED_CSV", False)
     patch.setattr(reading, "_names", lambda names: names)
@@ -125,13 +128,19 @@ def test_a_small_csv_loads_as_on_the_general_path(data):
     assert_same_load(*both_ways(data, "run.csv"))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(run_csvs())
-def test_a_small_parquet_file_loads_as_on_the_general_path(data):
-    # The same cells as Parquet (pandas's types: numbers, text with missing cells, mixed columns as text).
-    frame = pd.read_csv(io.BytesIO(data), dtype={"y_true": str, "y_pred": str, "model": str, "split": str})
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.booleans(), st.booleans())
+@example(b"y_true,proba_0,proba_1\n0,0.5,0.5\n1,0.25,0.75\n1,0.5,0.5\n", False, True)
+@example(b"y_true,proba_0,proba_1,weight\n0,0.5,0.5,2\n1,0.25,0.75,0\n1,0.5,0.5,1\n", False, True)
+def test_a_small_parquet_file_loads_as_on_the_general_path(data, pandas_metadata, labels_as_numbers):
+    # The same cells as Parquet (pandas's types: numbers, text with missing cells, mixed columns as text), with
+    # pandas's metadata or none (as pyarrow alone, or Polars, writes a file), labels as text or as numbers.
+    text = {"y_true": str, "y_pred": str, "model": str, "split": str}
+    frame = pd.read_csv(io.BytesIO(data), dtype={} if labels_as_numbers else text)
+    table = pa.Table.from_pandas(frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                                 preserve_index=False)  # fmt: skip
     buffer = io.BytesIO()
-    frame.astype({c: str for c in frame.columns if frame[c].dtype == object}).to_parquet(buffer, index=False)
+    pq.write_table(table if pandas_metadata else table.replace_schema_metadata(None), buffer)
     assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
 
 
@@ -229,3 +238,63 @@ def test_a_larger_csv_is_streamed_and_hashed_when_asked(tmp_path, monkeypatch):
         general(patch)
         whole = load_run_file(path, segment_column="y_true").models["run"]
     assert streamed.segments["all"].tolist() == whole.segments["all"].tolist() == [str(k % 2) for k in range(len(rows))]
+
+
+def test_a_parquet_file_of_numbers_without_pandas_metadata_is_read_without_pandas(monkeypatch):
+    # The comparison above compares something: such a file's columns come as numpy arrays, not through to_pandas.
+    table = pa.table({"y_true": pa.array([0, 1, 1], pa.int16()), "proba_0": [0.5, 0.25, 0.5],
+                      "proba_1": pa.array([0.5, 0.75, 0.5], pa.float32())})  # fmt: skip
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    monkeypatch.setattr(reading, "_names", None)  # what the frame of to_pandas is given
+    report = load_run_file(buffer.getvalue(), name="run.parquet")
+    assert report.ok and report.models["run"].splits["all"].y_true.tolist() == [0, 1, 1]
+
+
+ARROW_NUMBERS = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
+                 pa.float32(), pa.float64(), pa.bool_(), pa.string()]  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["y_true", "weight", "note", "y_pred", "confidence"]),
+                          st.sampled_from(ARROW_NUMBERS), st.booleans()), min_size=1, max_size=4,
+                unique_by=lambda c: c[0]),
+       st.integers(1, 6), st.booleans())  # fmt: skip
+def test_a_parquet_files_columns_are_the_arrays_pandas_makes(columns, n, pandas_metadata):
+    # Column by column, the dtype and bits of what the checks read: numpy arrays or to_pandas's frame.
+    rng = np.random.default_rng(n)
+    arrays = {}
+    for name, kind, nulls in columns:
+        values = rng.integers(0, 3, n).tolist()
+        if nulls:
+            values[0] = None
+        as_kind = {pa.string(): str, pa.bool_(): bool}.get(kind, int)
+        arrays[name] = pa.array([None if v is None else as_kind(v) for v in values], kind)
+    table = pa.table(arrays)
+    if pandas_metadata:
+        table = table.replace_schema_metadata(
+            pa.Table.from_pandas(table.slice(0, 0).to_pandas(), preserve_index=False).schema.metadata)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    read = []
+    for numpy in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reading, "NUMPY_PARQUET", numpy)
+            read.append(reading._read_parquet(buffer.getvalue(), reading._FileProblems("run.parquet")))
+    fast, slow = read
+    assert fast.columns == slow.columns and list(fast.frame.columns) == list(slow.frame.columns)
+    assert len(fast.frame) == len(slow.frame) == n
+    for name in fast.frame.columns:
+        a, b = fast.frame[name], slow.frame[name]
+        assert a.dtype == b.dtype and a.name == b.name
+        assert a.isna().tolist() == b.isna().tolist() and same_bits(a.to_numpy(), b.to_numpy())
+
+
+def test_a_parquet_file_with_a_pandas_index_loads_as_on_the_general_path():
+    # pandas's metadata may make an index of a column (to_pandas takes it out of the frame): such a file is read
+    # through to_pandas, whatever that gives.
+    frame = pd.DataFrame({"y_true": [0, 1, 1], "proba_0": [0.5, 0.25, 0.5], "proba_1": [0.5, 0.75, 0.5]},
+                         index=pd.Index([5, 6, 7], name="row"))  # fmt: skip
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=True)
+    assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
