@@ -1,4 +1,5 @@
-"""A Parquet run read from disk is hashed when its SHA-256 is first asked for, and only from the bytes loaded."""
+"""A Parquet run read from disk, or a larger CSV one, is hashed when its SHA-256 is first asked for, and only from
+the bytes loaded."""
 
 import dataclasses
 import hashlib
@@ -14,6 +15,7 @@ import pytest
 
 from valuecore._io import identity as _identity
 from valuecore._io.runfiles import parse as _parse
+from valuecore._io.runfiles import reading as _reading
 from valuecore.runs import ModelRun, file_sha256, load_run_file, load_runs
 
 FRAME = pd.DataFrame({"proba_a": [0.9, 0.2, 0.6], "proba_b": [0.1, 0.8, 0.4], "y_true": ["a", "b", "b"]})
@@ -130,8 +132,49 @@ def test_a_file_changed_while_being_read_is_refused(tmp_path, monkeypatch):
     assert [str(p) for p in report.errors] == [f"{path}: changed while it was being read; load it again"]
 
 
+@pytest.mark.parametrize("change", ["rewrite", "same_bytes", "delete"])
+def test_a_csv_file_streamed_from_disk_is_hashed_when_asked_and_only_unchanged(tmp_path, monkeypatch, hashes, change):
+    # A CSV file above reading.STREAMED_CSV_BYTES (here: any) is read from disk by pandas, never held whole, and
+    # hashed as a Parquet file is.
+    monkeypatch.setattr(_reading, "STREAMED_CSV_BYTES", -1)
+    path = tmp_path / "model.csv"
+    FRAME.to_csv(path, index=False)
+    run = load_run_file(path).models["model"]
+    assert hashes == []
+    assert run.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and len(hashes) == 1
+    changed = load_run_file(path).models["model"]
+    monkeypatch.setattr(_identity, "_known", type(_identity._known)())
+    past_the_clock_tick(path)
+    if change == "rewrite":
+        FRAME.assign(proba_a=[0.8, 0.3, 0.5], proba_b=[0.2, 0.7, 0.5]).to_csv(path, index=False)
+    elif change == "same_bytes":
+        path.write_bytes(path.read_bytes())
+    else:
+        path.unlink()
+    with pytest.raises(ValueError, match="model.csv: the file changed or went away after it was loaded"):
+        changed.sha256
+
+
+def test_a_csv_file_streamed_and_changed_while_being_read_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(_reading, "STREAMED_CSV_BYTES", -1)
+    path = tmp_path / "model.csv"
+    FRAME.to_csv(path, index=False)
+    real = _parse._parse_columns
+
+    def rewrite_meanwhile(*args, **kwargs):
+        parsed = real(*args, **kwargs)
+        FRAME.assign(proba_a=[0.8, 0.3, 0.5], proba_b=[0.2, 0.7, 0.5]).to_csv(path, index=False)
+        return parsed
+
+    monkeypatch.setattr(_parse, "_parse_columns", rewrite_meanwhile)
+    report = load_run_file(path)
+    assert not report.models
+    assert [str(p) for p in report.errors] == [f"{path}: changed while it was being read; load it again"]
+
+
 def test_bytes_and_csv_files_are_hashed_as_they_load(tmp_path, hashes):
-    """Their bytes are in memory: hashed while they convert (by runfiles, not the deferred digest)."""
+    """Bytes, and a CSV file up to reading.STREAMED_CSV_BYTES, are in memory: hashed while they convert (by
+    runfiles, not the deferred digest)."""
     data = _write(tmp_path / "model.parquet").read_bytes()
     assert load_run_file(data, name="model.parquet").models["model"].sha256 == hashlib.sha256(data).hexdigest()
     csv = tmp_path / "model.csv"

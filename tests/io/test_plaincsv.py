@@ -6,6 +6,9 @@ trailing commas are read both ways, cell by cell, bit by bit."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -134,6 +137,64 @@ def test_unfiltered_read_reads_what_the_full_read_reads_or_declines(data):
             if fast.iloc[:, j].dtype.kind == "f":
                 assert np.array_equal(fast.iloc[:, j].to_numpy().view(np.int64),
                                       slow.iloc[:, j].to_numpy().view(np.int64))
+
+
+class ShortReads(reading._CheckedChunks):
+    """The checked chunks of a streamed file a few bytes at a time: every chunk boundary falls somewhere."""
+
+    size = 5
+
+    def read(self, size: int = -1) -> bytes:
+        return super().read(self.size if size < 0 else min(size, self.size))
+
+
+def read_streamed(data: bytes, chunk: int, name: str = "run.csv"):
+    """pandas's unfiltered read of ``data`` written to a file and read from it ``chunk`` bytes at a time."""
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        patch.setattr(ShortReads, "size", chunk)
+        patch.setattr(reading, "_CheckedChunks", ShortReads)
+        return reading._streamed_csv(path, name)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.one_of(csv_files(), csv_files(plain=True)), st.sampled_from([1, 3, 7, 16, 64, 1 << 18]))
+@example(b"y_true,proba_a,proba_b\na,0.25,0.75\n", 1)
+@example(b",y_true,proba_a,proba_b\n1,a,0.25,0.75\n", 5)  # a header's first name empty
+@example(b"y_true,proba_a,proba_b\na,0.25,0.75,\n", 5)  # a trailing comma in the last chunk
+@example(b"y_true,proba_a,proba_b\na,0.25,0.75\nb,0.5,0.5,", 7)  # ... with no line end
+@example(b"y_true,proba_a,proba_b\na,0.25,0.75\nb, 0.5,0.5\n", 7)  # a space after the first chunk
+@example(b"y_true,proba_a,proba_b\r\na,0.25,0.75\r\n", 3)
+@example(b"\xef\xbb\xbfy_true,proba_a,proba_b\na,0.25,0.75\n", 3)
+@example(b"y_true,proba_a,proba_b\n,0.25,0.75\na,0.5,0.5\n", 3)
+def test_a_streamed_csv_is_read_as_its_bytes_are_unfiltered(data, chunk):
+    # The unfiltered read of a file from disk, chunk by chunk, takes the same files as that of its bytes, and
+    # reads the same frame (bit for bit); a byte-order mark, a header the loader reports on, are left to the
+    # bytes' read.
+    streamed = read_streamed(data, chunk)
+    header = reading.csv_header(reading.first_line(data, _FileProblems("run.csv")), _FileProblems("run.csv"))
+    bom = data.startswith(b"\xef\xbb\xbf")
+    text = data[3:] if bom else data
+    whole = None if header is None else reading._read_csv_unfiltered(
+        data, text, header, [c for c in header if c in reading.TEXT_COLUMNS])
+    if bom or header is None:
+        assert streamed is None
+        return
+    assert (streamed is None) == (whole is None)
+    if whole is not None:
+        pd.testing.assert_frame_equal(streamed, whole, check_exact=True)
+        assert list(streamed.dtypes) == list(whole.dtypes)
+        for j in range(whole.shape[1]):
+            if whole.iloc[:, j].dtype.kind == "f":
+                assert np.array_equal(streamed.iloc[:, j].to_numpy().view(np.int64),
+                                      whole.iloc[:, j].to_numpy().view(np.int64))
+
+
+@pytest.mark.parametrize("name", ["run.parquet", "run.xlsx", "run.tsv"])
+def test_only_a_csv_by_its_name_is_streamed(name):
+    assert read_streamed(b"y_true,proba_a,proba_b\na,0.25,0.75\n", 64, name) is None
+    assert read_streamed(b"y_true,proba_a,proba_b\na,0.25,0.75\n", 64) is not None
 
 
 @settings(max_examples=20, deadline=None)

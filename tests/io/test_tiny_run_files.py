@@ -8,10 +8,15 @@ bits), digests and tuned thresholds."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -65,9 +70,11 @@ def run_csvs(draw) -> bytes:
 
 
 def general(patch: pytest.MonkeyPatch) -> None:
-    """Every fast path of a small file off: pandas's full read, loadtxt, the digest on its thread, and the
-    frames' column names as pandas makes them."""
+    """Every fast path of a small file off: pandas's full read of the file whole, loadtxt, the digest on its
+    thread, the frames' column names as pandas makes them, and a Parquet file's columns through pandas."""
     patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+    patch.setattr(reading, "STREAMED_CSV_BYTES", float("inf"))
+    patch.setattr(reading, "NUMPY_PARQUET", False)
     patch.setattr(plaincsv, "FAST_DECIMALS", False)
     patch.setattr(reading, "UNFILTERED_CSV", False)
     patch.setattr(reading, "_names", lambda names: names)
@@ -121,13 +128,19 @@ def test_a_small_csv_loads_as_on_the_general_path(data):
     assert_same_load(*both_ways(data, "run.csv"))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(run_csvs())
-def test_a_small_parquet_file_loads_as_on_the_general_path(data):
-    # The same cells as Parquet (pandas's types: numbers, text with missing cells, mixed columns as text).
-    frame = pd.read_csv(io.BytesIO(data), dtype={"y_true": str, "y_pred": str, "model": str, "split": str})
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.booleans(), st.booleans())
+@example(b"y_true,proba_0,proba_1\n0,0.5,0.5\n1,0.25,0.75\n1,0.5,0.5\n", False, True)
+@example(b"y_true,proba_0,proba_1,weight\n0,0.5,0.5,2\n1,0.25,0.75,0\n1,0.5,0.5,1\n", False, True)
+def test_a_small_parquet_file_loads_as_on_the_general_path(data, pandas_metadata, labels_as_numbers):
+    # The same cells as Parquet (pandas's types: numbers, text with missing cells, mixed columns as text), with
+    # pandas's metadata or none (as pyarrow alone, or Polars, writes a file), labels as text or as numbers.
+    text = {"y_true": str, "y_pred": str, "model": str, "split": str}
+    frame = pd.read_csv(io.BytesIO(data), dtype={} if labels_as_numbers else text)
+    table = pa.Table.from_pandas(frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                                 preserve_index=False)  # fmt: skip
     buffer = io.BytesIO()
-    frame.astype({c: str for c in frame.columns if frame[c].dtype == object}).to_parquet(buffer, index=False)
+    pq.write_table(table if pandas_metadata else table.replace_schema_metadata(None), buffer)
     assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
 
 
@@ -157,3 +170,131 @@ def test_a_plain_file_takes_the_fast_paths(monkeypatch):
     monkeypatch.setattr(cells.pd, "factorize", None)
     report = load_run_file(data, name="run.csv")
     assert report.ok and report.models["run"].splits["all"].proba[1, 0] == np.float64(0.0001)
+
+
+@st.composite
+def run_csvs_for_disk(draw) -> bytes:
+    """A run file as :func:`run_csvs` draws it, sometimes with a byte the unfiltered read declines (a space, a
+    quote, a CR, a tab), a trailing comma, a byte-order mark or no last line end."""
+    data = draw(run_csvs())
+    change = draw(st.sampled_from(["none", "none", "none", "space", "quote", "crlf", "tab", "comma", "bom", "end"]))
+    lines = data.split(b"\n")[:-1]
+    row = draw(st.integers(1, len(lines) - 1))
+    if change == "space":
+        lines[row] = lines[row].replace(b",", b", ", 1)
+    elif change == "quote":
+        cells = lines[row].split(b",")
+        cells[-1] = b'"' + cells[-1] + b'"'
+        lines[row] = b",".join(cells)
+    elif change == "tab":
+        lines[row] = lines[row] + b"\t"
+    elif change == "comma":
+        lines[row] = lines[row] + b","
+    data = b"\n".join(lines) + (b"" if change == "end" else b"\n")
+    if change == "crlf":
+        data = data.replace(b"\n", b"\r\n")
+    return b"\xef\xbb\xbf" + data if change == "bom" else data
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs_for_disk(), st.sampled_from([3, 64, 1 << 18]))
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", 3)
+@example(b"model,split,y_true,proba_0,proba_1\nm1,val,0,1e-04,0.9999\nm2,test,1,0.5,0.5\nm1,test,01,1,0\n", 5)
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb, 0.5,0.5\n", 5)
+@example(b"y_true,y_pred,confidence,weight\ncat,dog,0.5,2\ndog,dog,1.0000001,0\n", 7)
+def test_a_csv_read_from_disk_loads_as_from_its_bytes(data, chunk):
+    # Every CSV file read from disk (not only those above STREAMED_CSV_BYTES), pandas reading it a few bytes at a
+    # time, against all the fast paths off and the file read whole: the same problems, runs, arrays and digest.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.csv"
+        path.write_bytes(data)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reading, "STREAMED_CSV_BYTES", -1)
+            patch.setattr(reading, "_CheckedChunks", type("Short", (reading._CheckedChunks,), {
+                "read": lambda self, size=-1: reading._CheckedChunks.read(self, chunk)}))  # fmt: skip
+            fast = load_run_file(path, name="run.csv")
+        with pytest.MonkeyPatch.context() as patch:
+            general(patch)
+            slow = load_run_file(path, name="run.csv")
+        assert_same_load(fast, slow)
+
+
+def test_a_larger_csv_is_streamed_and_hashed_when_asked(tmp_path, monkeypatch):
+    # The comparison above compares something: a file above STREAMED_CSV_BYTES is read from disk in chunks,
+    # never whole, and not hashed until its digest is asked for (then from the file).
+    rows = [f"{k % 2},{k % 7 / 10},{1 - k % 7 / 10:.1f}" for k in range(reading.STREAMED_CSV_BYTES // 8)]
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(["y_true,proba_0,proba_1", *rows]) + "\n")
+    monkeypatch.setattr(reading.Path, "read_bytes", None)
+    monkeypatch.setattr(reading, "_read_csv", None)
+    monkeypatch.setattr(parse, "_sha256", None)
+    report = load_run_file(path)
+    assert report.ok and report.models["run"].splits["all"].y_true.shape == (len(rows),)
+    monkeypatch.undo()
+    assert report.models["run"].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    # A segment column of a streamed file is read from the file.
+    streamed = load_run_file(path, segment_column="y_true").models["run"]
+    with pytest.MonkeyPatch.context() as patch:
+        general(patch)
+        whole = load_run_file(path, segment_column="y_true").models["run"]
+    assert streamed.segments["all"].tolist() == whole.segments["all"].tolist() == [str(k % 2) for k in range(len(rows))]
+
+
+def test_a_parquet_file_of_numbers_without_pandas_metadata_is_read_without_pandas(monkeypatch):
+    # The comparison above compares something: such a file's columns come as numpy arrays, not through to_pandas.
+    table = pa.table({"y_true": pa.array([0, 1, 1], pa.int16()), "proba_0": [0.5, 0.25, 0.5],
+                      "proba_1": pa.array([0.5, 0.75, 0.5], pa.float32())})  # fmt: skip
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    monkeypatch.setattr(reading, "_names", None)  # what the frame of to_pandas is given
+    report = load_run_file(buffer.getvalue(), name="run.parquet")
+    assert report.ok and report.models["run"].splits["all"].y_true.tolist() == [0, 1, 1]
+
+
+ARROW_NUMBERS = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
+                 pa.float32(), pa.float64(), pa.bool_(), pa.string()]  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["y_true", "weight", "note", "y_pred", "confidence"]),
+                          st.sampled_from(ARROW_NUMBERS), st.booleans()), min_size=1, max_size=4,
+                unique_by=lambda c: c[0]),
+       st.integers(1, 6), st.booleans())  # fmt: skip
+def test_a_parquet_files_columns_are_the_arrays_pandas_makes(columns, n, pandas_metadata):
+    # Column by column, the dtype and bits of what the checks read: numpy arrays or to_pandas's frame.
+    rng = np.random.default_rng(n)
+    arrays = {}
+    for name, kind, nulls in columns:
+        values = rng.integers(0, 3, n).tolist()
+        if nulls:
+            values[0] = None
+        as_kind = {pa.string(): str, pa.bool_(): bool}.get(kind, int)
+        arrays[name] = pa.array([None if v is None else as_kind(v) for v in values], kind)
+    table = pa.table(arrays)
+    if pandas_metadata:
+        table = table.replace_schema_metadata(
+            pa.Table.from_pandas(table.slice(0, 0).to_pandas(), preserve_index=False).schema.metadata)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    read = []
+    for numpy in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reading, "NUMPY_PARQUET", numpy)
+            read.append(reading._read_parquet(buffer.getvalue(), reading._FileProblems("run.parquet")))
+    fast, slow = read
+    assert fast.columns == slow.columns and list(fast.frame.columns) == list(slow.frame.columns)
+    assert len(fast.frame) == len(slow.frame) == n
+    for name in fast.frame.columns:
+        a, b = fast.frame[name], slow.frame[name]
+        assert a.dtype == b.dtype and a.name == b.name
+        assert a.isna().tolist() == b.isna().tolist() and same_bits(a.to_numpy(), b.to_numpy())
+
+
+def test_a_parquet_file_with_a_pandas_index_loads_as_on_the_general_path():
+    # pandas's metadata may make an index of a column (to_pandas takes it out of the frame): such a file is read
+    # through to_pandas, whatever that gives.
+    frame = pd.DataFrame({"y_true": [0, 1, 1], "proba_0": [0.5, 0.25, 0.5], "proba_1": [0.5, 0.75, 0.5]},
+                         index=pd.Index([5, 6, 7], name="row"))  # fmt: skip
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=True)
+    assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))

@@ -3,7 +3,8 @@
 A policy records the file it was tuned on by this digest, and a restored policy
 is checked against it. Hashing costs about as much CPU as decoding a Parquet
 file (SHA-256 runs at 1.5-2 GB/s), and most loads never need the digest, so a
-Parquet file read from disk is not hashed while it loads. The loader records
+Parquet file read from disk, or a CSV file pandas reads from disk a chunk at a
+time (``runfiles.reading.STREAMED_CSV_BYTES``), is not hashed while it loads. The loader records
 the file's (device, inode, size, mtime, ctime) before and after reading it; the
 first time the digest is asked for, the file is opened, the same tuple is read
 from the open handle before and after hashing, and the digest is given only

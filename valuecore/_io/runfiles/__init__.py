@@ -28,7 +28,7 @@ from ..._model.predictions import Predictions
 from ..format import LoadProblem, _short_list
 from .results import LoadReport, ModelRun
 from .discovery import _expand_paths, _not_a_readable_file
-from .reading import _early_header_problems, _file_content
+from .reading import _disk_path, _early_header_problems, _file_content
 from .parse import _load_bytes
 from .segments import _with_segments, read_segment_column
 
@@ -175,7 +175,7 @@ def load_run_file(
         data, display, sum_tolerance=sum_tolerance, warn_tolerance=warn_tolerance, splits=splits
     )
     if segment_column is not None and runs:
-        runs = _with_segments(runs, data, display, segment_column, problems)
+        runs = _with_segments(runs, _disk_path(data) or data, display, segment_column, problems)
     models: dict[str, ModelRun] = {}
     for run in runs:
         models[run.model] = run

@@ -19,7 +19,7 @@ from ..format import (
     too_large_message,
 )
 from .results import ModelRun
-from .reading import _Layout, _read_table, _release_arrow_memory, _sha256
+from .reading import _Layout, _disk_path, _read_table, _release_arrow_memory, _sha256
 from .cells import (
     _MISSING, _confidence, _group_column, _ids, _infer_classes, _label_column, _logits, _probabilities, _timestamps,
     _weights,
@@ -36,15 +36,17 @@ def _load_bytes(
     multi-model file would make comparisons silently incomplete.
     """
     problems = _FileProblems(display)
-    # A Parquet file is read from disk (``data`` is its path), anything else from its bytes.
-    info = data.stat() if isinstance(data, Path) else None
+    # A Parquet file, or a larger CSV one, is read from disk (``data`` stands for its path), anything else from
+    # its bytes.
+    path = _disk_path(data)
+    info = None if path is None else path.stat()
     size = len(data) if info is None else info.st_size
     if size > max_file_bytes():
         problems.add(too_large_message(size))
         return [], problems.items, False
     try:
         runs, inferred = _parse_file(data, display, problems, sum_tolerance, warn_tolerance, splits,
-                                     None if info is None else stat_key(info))  # fmt: skip
+                                     None if info is None else (path, stat_key(info)))  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - the loader promises no traceback for any input
         problems.add(f"could not be loaded ({type(exc).__name__}: {exc})")
         runs, inferred = [], False
@@ -56,7 +58,7 @@ def _load_bytes(
 def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tolerance, splits, key=None):
     """Read one file, check every column, then cut it into runs by model and split.
 
-    ``key``: the :func:`stat_key` of a file read from disk (``data`` its path), taken before reading it.
+    ``key``: (path, :func:`stat_key`) of a file read from disk (``data`` stands for it), taken before reading it.
     """
     table = _read_table(data, display, problems)
     if table is None:
@@ -72,7 +74,7 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     # Bytes in memory are hashed while the columns convert (small ones once they are converted); a file on disk
     # only when its digest is asked for.
     if key is not None:
-        sha = lambda: DeferredDigest(data, display, key)  # noqa: E731
+        sha = lambda: DeferredDigest(key[0], display, key[1])  # noqa: E731
     elif len(data) <= _HASHED_INLINE_BYTES:
         sha = lambda: _sha256(data)  # noqa: E731
     else:
@@ -81,7 +83,7 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     aggregate = table.aggregate
     del frame, table  # the file's columns are converted: free them before the splits are cut
     _release_arrow_memory()
-    if key is not None and not _unchanged(data, key):
+    if key is not None and not _unchanged(*key):
         problems.add("changed while it was being read; load it again")
     if parsed is None or problems.has_errors:
         return [], kind.inferred

@@ -30,7 +30,7 @@ from ..format import (
     LoadProblem, NUMERIC_MISSING, PARQUET_SUFFIXES, _FileProblems, _check_header, _check_plain_cells, _nfc,
     _too_many_columns, csv_header, first_line,
 )
-from ..plaincsv import read_plain_csv
+from ..plaincsv import PLAIN_CSV_BYTES, read_plain_csv
 from .results import AGGREGATE_NOTE
 from .cells import _CHECK_BLOCK, _ProbabilityChecks, _class_major_matrix, _logit_order, _report_columns
 pd = LazyModule("pandas")  # imported on first use
@@ -75,14 +75,43 @@ def _early_header_problems(path: Path, display: str) -> list[LoadProblem]:
     return problems.items if problems.has_errors else []
 
 
-def _file_content(path: Path) -> bytes | Path:
-    """The bytes of a file, or the path itself for Parquet, which is read from disk
-    column by column rather than held in memory twice (bytes, then decoded)."""
+def _file_content(path: Path) -> bytes | Path | _CsvOnDisk:
+    """The bytes of a file; or the path itself for Parquet, which is read from disk
+    column by column rather than held in memory twice (bytes, then decoded); or, for a larger file
+    that may be CSV, a :class:`_CsvOnDisk`."""
     with open(path, "rb") as handle:
-        if handle.read(4) == b"PAR1":
+        head = handle.read(4)
+        if head == b"PAR1":
             return path
+        if head[:2] != b"PK" and os.fstat(handle.fileno()).st_size > STREAMED_CSV_BYTES:
+            return _CsvOnDisk(path)
         handle.seek(0)
         return handle.read()  # the file opened once (an open and a stat fewer)
+
+
+# A CSV file read from disk above this size is parsed by pandas from the file, a chunk at a time, and hashed
+# only when its digest is asked for, as a Parquet file is (``identity.DeferredDigest``). Held whole, a 7 MB
+# file's fresh pages cost 8-9 ms of CPU (10^5 rows, at a low load) and its SHA-256 4 more, a third of what
+# pandas's read of it costs; pandas reads a path through one reused buffer. Smaller files stay bytes: the plain
+# path (``plaincsv``) reads bytes, and hashing them costs little.
+STREAMED_CSV_BYTES = PLAIN_CSV_BYTES
+
+
+class _CsvOnDisk:
+    """A file that is not Parquet, left on disk to be read as CSV (:func:`_streamed_csv`); its bytes are read
+    whole only when that read declines it. ``path``: the file."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path):
+        self.path = path
+
+
+def _disk_path(data) -> Path | None:
+    """The file that ``data`` (what :func:`_file_content` gave, or bytes) stands for, or None for bytes."""
+    if isinstance(data, Path):
+        return data
+    return data.path if isinstance(data, _CsvOnDisk) else None
 
 
 # Arrow memory above which a table read beside the probabilities is handed back to the system at once.
@@ -117,9 +146,17 @@ class _Table:
         self.frame, self.columns, self.floats, self.aggregate = frame, columns, floats, aggregate
 
 
-def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> _Table | None:
+def _read_table(data: bytes | Path | _CsvOnDisk, display: str, problems: _FileProblems) -> _Table | None:
     if isinstance(data, Path):
         return _read_parquet(data, problems)
+    streamed = False
+    if isinstance(data, _CsvOnDisk):
+        frame = _streamed_csv(data.path, display) if UNFILTERED_CSV else None
+        if frame is not None:
+            return _Table(frame, list(frame.columns))
+        # Declined (or not CSV by its name): the file whole, as any other, every message the one it gives.
+        streamed = Path(display).suffix.lower() in (".csv", ".txt", "")
+        data = data.path.read_bytes()
     if len(data) == 0:
         problems.add("empty file (0 bytes)")
         return None
@@ -133,7 +170,7 @@ def _read_table(data: bytes | Path, display: str, problems: _FileProblems) -> _T
     if suffix not in (".csv", ".txt", ""):
         problems.add(f"unsupported file type {suffix!r}; run files are .csv or .parquet")
         return None
-    frame = _read_csv(data, problems)
+    frame = _read_csv(data, problems, unfiltered=not streamed)
     return None if frame is None else _Table(frame, list(frame.columns))
 
 
@@ -171,6 +208,10 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
     n = table.num_rows
+    floats = _FloatColumns(parquet, {columns[i]: schema.names[i] for i in matrix_columns}, n) if streamed else None
+    arrays = _numpy_columns_as_pandas_reads_them(table, schema) if NUMPY_PARQUET else None
+    if arrays is not None:
+        return _Table(_PlainColumns(dict(zip([columns[i] for i in kept], arrays))), columns, floats, aggregate)
     large = table.nbytes >= _LARGE_ARROW_BYTES
     # Column by column, freeing each Arrow column once converted: the table never exists twice.
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
@@ -180,8 +221,29 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     frame.columns = _names([columns[i] for i in kept])
     if frame.shape[1] == 0:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
-    floats = _FloatColumns(parquet, {columns[i]: schema.names[i] for i in matrix_columns}, n) if streamed else None
     return _Table(frame, columns, floats, aggregate)
+
+
+# Whether a Parquet file's kept columns, when all are numbers without nulls, are taken as numpy arrays.
+NUMPY_PARQUET = True
+
+
+def _numpy_columns_as_pandas_reads_them(table, schema) -> list[np.ndarray] | None:
+    """The columns of an Arrow ``table`` as numpy arrays (writable), when each is the array of the column
+    pandas's ``to_pandas`` makes: every column an integer or a float32/float64 one without nulls, and the
+    file without pandas's metadata (which may restore an index, or a nullable dtype); else None.
+
+    ``to_pandas`` of a 10^3-row file's one int16 column cost a fresh process 0.6 ms (its frame, blocks and
+    index), the arrays 0.05."""
+    import pyarrow as pa
+
+    if table.num_columns == 0 or (schema.metadata and b"pandas" in schema.metadata):
+        return None
+    if not all((pa.types.is_integer(c.type) or c.type in (pa.float32(), pa.float64())) and c.null_count == 0
+               for c in table.columns):  # fmt: skip
+        return None
+    arrays = [column.to_numpy() for column in table.columns]
+    return [a if a.flags.writeable else a.copy() for a in arrays]
 
 
 # Decoded bytes of a row group's float columns up to which it is decoded whole (two at a time at most).
@@ -375,18 +437,30 @@ def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: lis
     only spelling looked for, in those columns alone). Any warning or error hands the file to the full
     read, for its messages.
     """
-    # Single bytes, each found by memchr: a pair such as ",," is searched byte by byte (7 MB: 8 ms a pair).
-    if any(mark in data for mark in (b" ", b"\t", b'"', b"\r")):
+    if any(mark in data for mark in _UNFILTERED_MARKS):
         return None
     if bytes(text[:1]) == b"," or data.endswith(b","):
         return None
+    return _unfiltered_frame(io.BytesIO(text), header, text_columns)
+
+
+# Single bytes, each found by memchr: a pair such as ",," is searched byte by byte (7 MB: 8 ms a pair).
+_UNFILTERED_MARKS = (b" ", b"\t", b'"', b"\r")
+
+
+def _unfiltered_frame(source, header: list[str], text_columns: list[str], ends_in_comma=None) -> pd.DataFrame | None:
+    """pandas's unfiltered read of ``source`` (a binary file object of the CSV's bytes, its byte-order mark cut)
+    as :func:`_read_csv_unfiltered` describes it, or None; ``ends_in_comma``: after the read, whether the last
+    byte read was a comma (then None), when the caller could not look before."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            frame = pd.read_csv(io.BytesIO(text), encoding="utf-8", dtype=_text_dtypes(text_columns),
+            frame = pd.read_csv(source, encoding="utf-8", dtype=_text_dtypes(text_columns),
                                 keep_default_na=False, na_values={c: [""] for c in text_columns}, index_col=False,
                                 low_memory=False)  # fmt: skip
     except Exception:  # noqa: BLE001 - the full read names what is wrong
+        return None
+    if ends_in_comma is not None and ends_in_comma():
         return None
     if frame.shape[1] != len(header):
         return None
@@ -399,6 +473,51 @@ def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: lis
     return frame
 
 
+class _MarkedChunk(Exception):
+    """A chunk of a streamed CSV holds a byte that the unfiltered read would read otherwise than the full one."""
+
+
+class _CheckedChunks:
+    """A CSV file's bytes as pandas's C parser reads them (``read(size)``, a chunk at a time), each chunk
+    searched for :data:`_UNFILTERED_MARKS` as it passes (one of them ends the read: :class:`_MarkedChunk`);
+    ``last``: the last byte read."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self.last = b""
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._handle.read(size)
+        if any(mark in chunk for mark in _UNFILTERED_MARKS):
+            raise _MarkedChunk
+        if chunk:
+            self.last = chunk[-1:]
+        return chunk
+
+    def __iter__(self):  # pandas takes an object with ``read`` and ``__iter__`` for a file
+        return iter(self.read, b"")
+
+
+def _streamed_csv(path: Path, display: str) -> pd.DataFrame | None:
+    """The frame of :func:`_read_csv_unfiltered` of the file at ``path``, pandas reading it from the file a chunk
+    at a time, never held whole; or None (not CSV by its name, a header the loader would report on, a byte-order
+    mark, a byte for the full read), and the file is read as bytes. The same bytes, checked the same way, and so
+    the same frame."""
+    if Path(display).suffix.lower() not in (".csv", ".txt", ""):
+        return None
+    seen = _FileProblems(display)
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)  # what _read_csv looks at for binary data
+        line = first_line(head, seen) if b"\n" in head else None
+        header = None if line is None else csv_header(line, seen)
+        if header is None or seen.items or b"\x00" in head or head.startswith(codecs.BOM_UTF8) or head[:1] == b",":
+            return None
+        handle.seek(0)
+        chunks = _CheckedChunks(handle)
+        text_columns = [c for c in header if c in TEXT_COLUMNS]
+        return _unfiltered_frame(chunks, header, text_columns, ends_in_comma=lambda: chunks.last == b",")
+
+
 def _names(names: list[str]) -> pd.Index:
     """A frame's column names as Python text (object): the checks ask ``name in frame.columns`` a dozen times,
     and an index of Arrow text builds its lookup table through Arrow first (0.2 ms of a fresh process)."""
@@ -406,12 +525,13 @@ def _names(names: list[str]) -> pd.Index:
 
 
 class _PlainColumns:
-    """The columns of a plain CSV file (``plaincsv``) as the checks read a frame's: ``columns``, ``len`` and
+    """The columns of a plain CSV file (``plaincsv``), or of a Parquet file of numbers
+    (:func:`_numpy_columns_as_pandas_reads_them`), as the checks read a frame's: ``columns``, ``len`` and
     ``[name]``, a pandas Series of the column as read (labels as Python text, object, not Arrow's; numbers
-    int64 or float64), made when asked for. A DataFrame of them cost a fresh process 1.2-1.5 ms at 10^3 rows
+    as read), made when asked for. A DataFrame of them cost a fresh process 1.2-1.5 ms at 10^3 rows
     (its index union and a copy per column), more than the checks themselves.
 
-    ``columns``: the names (NFC, unique: the plain path refuses repeated names), in file order.
+    ``columns``: the names (NFC, unique: both paths refuse repeated names), in file order.
     """
 
     __slots__ = ("columns", "_cells", "_n")
@@ -429,7 +549,9 @@ class _PlainColumns:
         return pd.Series(cells, dtype=cells.dtype, name=name, copy=False)
 
 
-def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | _PlainColumns | None:
+def _read_csv(data: bytes, problems: _FileProblems, unfiltered: bool = True) -> pd.DataFrame | _PlainColumns | None:
+    """The columns of CSV bytes, or None after reporting why not; ``unfiltered``: False when the unfiltered read
+    was tried (on the file) and declined."""
     line = first_line(data, problems)
     header = None if line is None else csv_header(line, problems)
     if header is None:
@@ -446,7 +568,7 @@ def _read_csv(data: bytes, problems: _FileProblems) -> pd.DataFrame | _PlainColu
     plain = read_plain_csv(text, header)
     if plain is not None:
         return _PlainColumns({_nfc(name): cells for name, cells in zip(header, plain.values())})
-    frame = _read_csv_unfiltered(data, text, header, text_columns) if UNFILTERED_CSV else None
+    frame = _read_csv_unfiltered(data, text, header, text_columns) if UNFILTERED_CSV and unfiltered else None
     if frame is not None:
         return frame
     try:
