@@ -188,11 +188,13 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         if not _check_plain_cells(schema, problems):
             return None
         columns = [_nfc(str(name).strip()) for name in schema.names]
+        index_columns = _pandas_index_columns(schema)
         # Probabilities and logits, when all are floats, are read later batch by batch straight
         # into their matrices: a pandas copy of them would double the peak memory.
         matrix_columns = [i for i, c in enumerate(columns) if c.startswith((PROBA_PREFIX, LOGIT_PREFIX))]
         streamed = bool(matrix_columns) and all(pa.types.is_floating(schema.field(i).type) for i in matrix_columns)
-        kept = [i for i in range(len(columns)) if not (streamed and i in set(matrix_columns))]
+        kept = [i for i in range(len(columns)) if not (streamed and i in set(matrix_columns))
+                and schema.names[i] not in index_columns.unnamed]  # fmt: skip
         # Text columns with few distinct values become categories: codes, not one string object per row.
         text = (pa.types.is_string, pa.types.is_large_string)
         labels = [schema.names[i] for i in kept
@@ -213,6 +215,8 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     if arrays is not None:
         return _Table(_PlainColumns(dict(zip([columns[i] for i in kept], arrays))), columns, floats, aggregate)
     large = table.nbytes >= _LARGE_ARROW_BYTES
+    if index_columns.stored:  # kept as the columns they are in the file, not moved into the frame's index
+        table = table.replace_schema_metadata(index_columns.metadata_without_index)
     # Column by column, freeing each Arrow column once converted: the table never exists twice.
     frame = table.to_pandas(split_blocks=True, self_destruct=True)
     del table
@@ -221,7 +225,41 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     frame.columns = _names([columns[i] for i in kept])
     if frame.shape[1] == 0:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
+    if index_columns.unnamed:
+        columns = [c for c, name in zip(columns, schema.names) if name not in index_columns.unnamed]
     return _Table(frame, columns, floats, aggregate)
+
+
+class _PandasIndex:
+    """The columns a file written by pandas stores its frame's index in (``df.to_parquet()`` of a filtered
+    or re-indexed frame): ``unnamed`` ones (``__index_level_0__``: row labels, no data of the run) are left
+    out; ``stored`` is every such column, which pandas's ``to_pandas`` would move into the frame's index (a
+    named one, such as ``df.set_index("split")``'s, is a column of the run like any other)."""
+
+    __slots__ = ("stored", "unnamed", "metadata_without_index")
+
+    def __init__(self, stored=(), unnamed=(), metadata_without_index=None):
+        self.stored, self.unnamed, self.metadata_without_index = set(stored), set(unnamed), metadata_without_index
+
+
+_UNNAMED_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def _pandas_index_columns(schema) -> _PandasIndex:
+    import json
+
+    raw = (schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return _PandasIndex()
+    try:
+        meta = json.loads(raw)
+        stored = [c for c in meta.get("index_columns", []) if isinstance(c, str) and c in schema.names]
+    except (ValueError, TypeError, AttributeError):
+        return _PandasIndex()  # not pandas's metadata after all: to_pandas decides, as before
+    if not stored:
+        return _PandasIndex()
+    without = {**schema.metadata, b"pandas": json.dumps({**meta, "index_columns": []}).encode()}
+    return _PandasIndex(stored, [c for c in stored if _UNNAMED_INDEX.fullmatch(c)], without)
 
 
 # Whether a Parquet file's kept columns, when all are numbers without nulls, are taken as numpy arrays.
