@@ -70,10 +70,8 @@ for note in rule_notes:
     st.caption(note)
 
 with st.spinner("Comparing the two models item by item…"):
-    # The threshold stability (most of the page's time) is drawn below, once the result above is on its way to
-    # the browser: the browser lays out the tiles and charts while the server draws the resamples.
     page = view.build(selection, workspace, model_a=model_a, model_b=model_b, kind=kind, n_resamples=n_resamples,
-                      seed=seed, with_stability=False)
+                      seed=seed)
 if page.stop:
     for notice in page.stop:
         _show(notice)
@@ -110,15 +108,12 @@ st.markdown(
     "The one-threshold policy is re-tuned on bootstrap resamples of each model's tuning split. A wide range "
     "means the chosen threshold owes much to which items happened to be in that split."
 )
-with st.spinner("Re-tuning each threshold on resamples…"):
-    stability = view.threshold_stability(workspace, (model_a, model_b), selection.values, n_resamples=n_resamples,
-                                         seed=seed)
-for notice in stability.notices:
+for notice in page.stability.notices:
     _show(notice)
-if not stability.table.empty:
-    st.vega_lite_chart(spec=vc.chartspecs.stability_spec(stability.counts, all_models, tuned=stability.tuned),
+if not page.stability.table.empty:
+    st.vega_lite_chart(spec=vc.chartspecs.stability_spec(page.stability.counts, all_models, tuned=page.stability.tuned),
                        width="stretch")
-    show_dataframe(stability.table, hide_index=True,
+    show_dataframe(page.stability.table, hide_index=True,
                    column_config={view.ALWAYS_HAND_OFF: st.column_config.NumberColumn(format="percent")})
     st.caption(
         "Black ticks: the threshold tuned on the whole tuning split. A dash (–) means always handing off was best."

@@ -168,13 +168,10 @@ def _checked_runs(selection, ws, model_a: str, model_b: str):
     return run_a, run_b
 
 
-def build(selection, ws, *, model_a: str, model_b: str, kind: str, n_resamples: int, seed: int,
-          with_stability: bool = True) -> ComparePage:
+def build(selection, ws, *, model_a: str, model_b: str, kind: str, n_resamples: int, seed: int) -> ComparePage:
     """The paired comparison of ``model_a`` and ``model_b`` under the rule ``kind``, and their thresholds' stability.
 
-    ``ws`` is the selection's :class:`~dashboard.data.Workspace`; every figure comes from valuecore. Without
-    ``with_stability`` the page's ``stability`` is None: the page draws the result first and resamples after (most
-    of its time), so the browser lays out the charts above while the server draws the resamples.
+    ``ws`` is the selection's :class:`~dashboard.data.Workspace`; every figure comes from valuecore.
     """
     runs = _checked_runs(selection, ws, model_a, model_b)
     if isinstance(runs[0], Notice):
@@ -237,8 +234,7 @@ def build(selection, ws, *, model_a: str, model_b: str, kind: str, n_resamples: 
         caption=caption,
         intervals=interval_frame,
         differences=difference_counts(difference, weight),
-        stability=(threshold_stability(ws, (model_a, model_b), values, n_resamples=n_resamples, seed=seed)
-                   if with_stability else None),
+        stability=threshold_stability(ws, (model_a, model_b), values, n_resamples=n_resamples, seed=seed),
         comparison=comparison,
     )
 
