@@ -4,10 +4,20 @@ The picture frame: page config, the shared sidebar, navigation, then the page.
 Run with ``streamlit run app.py``.
 """
 
-import streamlit as st
+import os
 
-from dashboard import run_script
-from dashboard.sidebar import render_sidebar, render_values
+# After each call it splits over both cores (a dot over more than 10^4 items, e.g. the Compare page's paired
+# differences, the Monitor page's reference moments), OpenBLAS's worker thread spins waiting for the next one, 2^28
+# cycles by default: 30-40 ms of a core per new value on those pages (benchmarks/README.md, seventh pass). From
+# 2^4 cycles it sleeps until woken. The calls are split the same way and sum to the same bits; only the wait
+# changes. OpenBLAS reads this when it loads (numpy's import, by this script's first run on a server), so it stands
+# before any import.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import streamlit as st  # noqa: E402
+
+from dashboard import run_script  # noqa: E402
+from dashboard.sidebar import render_sidebar, render_values  # noqa: E402
 
 st.set_page_config(page_title="Model value dashboard", page_icon="⚖️", layout="wide")
 
