@@ -120,6 +120,26 @@ def test_hostile_names_and_values_reach_both_engines_as_written(spark, tmp_path)
         'm"o`d\'el'}  # fmt: skip
 
 
+def test_whitespace_around_class_names_and_labels_reads_alike_in_both_engines(spark, tmp_path):
+    """A class is the part after ``proba_``, stripped (``columns.column_name``), read from the column as the
+    file spells it; labels are stripped of the same whitespace in Spark as in DuckDB (and the loader)."""
+    rng = np.random.default_rng(7)
+    n = 120
+    p = rng.dirichlet([1, 1, 1], size=n)
+    spelled = ["a\t", " b", "\u00fc\u65e5 \u3000"]
+    frame = pd.DataFrame({f"proba_{c}": p[:, i] for i, c in enumerate(spelled)})
+    frame["y_true"] = rng.choice(["a ", "\tb", "\u00fc\u65e5", "\xa0a"], n)
+    frame["split"] = rng.choice([" val", "test\t"], n)
+    frame.to_parquet(tmp_path / "run.parquet")
+    frame.to_csv(tmp_path / "run.csv", index=False)
+    for source in ("run.parquet", "run.csv"):
+        duck, spark_table = both_engines(spark, tmp_path / source, tmp_path)
+        assert_same_rows(duck, spark_table)
+        assert [c for c in duck.column_names if c.startswith("proba_")] == ["proba_a", "proba_b", "proba_\u00fc\u65e5"]
+        assert set(spark_table["y_true"].to_pylist()) == {"a", "b", "\u00fc\u65e5"}
+        assert set(spark_table["split"].to_pylist()) == {"val", "test"}
+
+
 def test_spark_equals_duckdb_with_resolution_period_and_hive_partitions(spark, tmp_path):
     rng = np.random.default_rng(8)
     n = 2000

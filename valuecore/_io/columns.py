@@ -26,6 +26,11 @@ WEIGHT_RANGE = (1e-50, 1e50)
 # Timestamps are held in nanoseconds (numpy datetime64[ns]): 1677-09-21 to 2262-04-11.
 TIME_RANGE = ("1677-09-22", "2262-04-11")
 
+# What Python's ``str.strip()`` removes (every character ``isspace``): the loader strips label cells and names so,
+# and the aggregation trims text cells of these (SQL's TRIM alone removes spaces only).
+WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + (
+    "\u2028\u2029\u202f\u205f\u3000")
+
 NOT_A_NUMBER = "values that are not numbers"
 UNKNOWN_LABELS = "are not among the classes"  # a label column's values that name no class (listed before it)
 
@@ -108,6 +113,18 @@ TEXT_COLUMNS = tuple(spec.name for spec in COLUMNS if spec.family in ("group", "
 FEW_VALUES = tuple(spec.name for spec in COLUMNS if spec.family in ("group", "label"))
 LABEL_LIKE = frozenset(SPECS["y_true"].aliases)
 PROBA_ALIASES = SPECS[PROBA_PREFIX].aliases
+
+
+def column_name(raw: str) -> str:
+    """The name a header's ``raw`` column name stands for: the whitespace around it ignored, and the whitespace
+    around the class after ``proba_`` or ``logit_`` too, as around a label's cell (``"proba_ a\t"`` is class
+    ``a``, and a label `` a`` names it). Both readers name columns and classes so; the aggregation reads each
+    class's cells from the column as the file spells it."""
+    name = raw.strip()
+    for prefix in (PROBA_PREFIX, LOGIT_PREFIX):
+        if name.startswith(prefix):
+            return prefix + name[len(prefix) :].strip()
+    return name
 
 
 def spec_of(column: str) -> ColumnSpec | None:

@@ -19,6 +19,7 @@ from .columns import (
     PROBA_ALIASES,
     PROBA_PREFIX,
     RESERVED_COLUMNS,
+    column_name,
     is_run_column,
 )
 from .limits import clip_text, limit, refusal
@@ -304,31 +305,39 @@ def csv_header(first_line: bytes, problems) -> list[str] | None:
         return None
     # pandas renames repeated headers to "x.1", so duplicates are found in the raw header.
     try:
-        header = [name.strip() for name in next(csv.reader([header_text.rstrip("\r\n")]))]
+        fields = next(csv.reader([header_text.rstrip("\r\n")]))
     except csv.Error:  # a name beyond the csv module's field limit (128 KiB)
         problems.add(f"a column name in the header is longer than {csv.field_size_limit():,} characters")
         return None
-    if _too_many_columns(len(header), problems) or not _check_header(header, problems):
+    if _too_many_columns(len(fields), problems) or not _check_header(fields, problems):
         return None
-    return header
+    return [column_name(name) for name in fields]
 
 
 def _check_plain_cells(schema, problems: _FileProblems) -> bool:
     """Whether every run column of an Arrow ``schema`` holds one plain value per cell (no lists, no records)."""
     import pyarrow as pa
 
-    nested = [f.name for f in schema if pa.types.is_nested(f.type) and is_run_column(f.name.strip())]
+    nested = [f.name for f in schema if pa.types.is_nested(f.type) and is_run_column(column_name(f.name))]
     for name in nested:
         problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
     return not nested
 
 
 def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
-    names = [_nfc(str(n).strip()) for n in names]
+    """Whether no two of a header's ``names`` (as the file spells them) stand for one column, after reporting
+    those that do."""
+    spelled = [str(n) for n in names]
+    names = [_nfc(column_name(n)) for n in spelled]
     repeated = [name for name, count in Counter(names).items() if count > 1 and name]
     for name in repeated:
         times = names.count(name)
-        problems.add(f"duplicate column: {clip_text(name)!r} appears {times} times in the header", column=name)
+        message = f"duplicate column: {clip_text(name)!r} appears {times} times in the header"
+        spellings = list(dict.fromkeys(s for s, n in zip(spelled, names) if n == name))
+        if len(spellings) > 1:  # equal only once the whitespace around them is ignored: say so, or it reads wrong
+            message += (f" (written {', '.join(repr(clip_text(s)) for s in spellings)}; the whitespace around a "
+                        "column name, and around the class after proba_ or logit_, is ignored)")
+        problems.add(message, column=name)
     return not repeated
 
 

@@ -43,7 +43,8 @@ from ..aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAU
 from ..paths import check_output, write_atomically
 from ..sqltext import building_for
 from ..._engine.sorting import cumulative_gain
-from ..format import LoadProblem
+from ..columns import column_name
+from ..format import LoadProblem, _check_header, _FileProblems
 from .results import AGGREGATE_METADATA_KEY, FILE_COLUMN, ROW_COLUMN, AggregateRefused, AggregateResult
 from .sources import _Source, _expand_source, _scan_files, _one_pass_per_folder, _table_source, _once_each
 from .sql import GROUPED_TABLE, grouped_sql, _ordered, aggregate_sql, check_sql, _checks_in_groups, _replace_classes
@@ -230,14 +231,23 @@ def _aggregate_source(
     """(aggregate table, plan, rows read) of one source, or None after adding its problems. The table is
     an Arrow table in the output's order, or (DuckDB) the :class:`_HeldGroups` the engine keeps."""
     runner.bind(source)
+    described = _engine_columns(runner)
+    # The engine's names, as the file spells them (DuckDB trims the spaces around a CSV header's names, not
+    # its tabs): the SQL reads each column under its own; the plan, the checks and the output use its name.
+    engine_names = [name for name, _ in described if name not in (FILE_COLUMN, ROW_COLUMN)]
     if source.format in ("duckdb_table", "spark_table"):
-        source = _with_engine_columns(runner, source)
+        where = _FileProblems(source.display)
+        if not _check_header(engine_names, where):
+            problems.extend(where.items)
+            return None
+        source = _with_engine_columns(source, described)
     elif source.format == "csv":
-        missing = [c for c in source.columns if c not in {name for name, _ in _engine_columns(runner)}]
+        missing = [c for c in source.columns if c not in set(map(column_name, engine_names))]
         if missing:
             problems.append(LoadProblem(source.display, _CSV_NOT_AS_HEADER, missing[0]))
             return None
-    plan = _plan_for(source, problems, **options)
+    source_names = {column_name(name): name for name in engine_names if column_name(name) != name}
+    plan = _plan_for(source, problems, source_names=source_names, **options)
     if plan is None:
         return None
     if plan.classes is None:
@@ -279,11 +289,11 @@ def _aggregate_source(
     return _ordered(table, plan), plan, int(rows)
 
 
-def _with_engine_columns(runner: _Engine, source: _Source) -> _Source:
-    """A table source's columns, read from the engine."""
-    described = _engine_columns(runner)
+def _with_engine_columns(source: _Source, described: list[tuple[str, str]]) -> _Source:
+    """A table source's columns, as the engine ``described`` them (name, SQL type), named by ``column_name``."""
     kinds = {}
-    for name, sql_type in described:
+    for engine_name, sql_type in described:
+        name = column_name(engine_name)
         t = sql_type.upper()
         if "TIMESTAMP" in t or t == "DATE":
             kinds[name] = "time"
@@ -293,7 +303,7 @@ def _with_engine_columns(runner: _Engine, source: _Source) -> _Source:
             kinds[name] = "bool"
         else:
             kinds[name] = "text"
-    columns = tuple(n for n, _ in described if n not in (FILE_COLUMN, ROW_COLUMN))
+    columns = tuple(column_name(n) for n, _ in described if n not in (FILE_COLUMN, ROW_COLUMN))
     return _Source(display=source.display, model=source.model, format=source.format, table=source.table,
                    database=source.database, columns=columns, column_types=kinds)  # fmt: skip
 

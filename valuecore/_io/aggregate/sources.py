@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+from ..columns import column_name
 from ..paths import outside_roots
 from ..format import (
     PARQUET_SUFFIXES, OUTSIDE_ROOTS, LoadProblem, csv_header, first_line, _check_header, _check_plain_cells,
@@ -200,8 +201,8 @@ def _scan_files(named: _Named, problems: list[LoadProblem], roots=None) -> _Sour
         if scanned is not None:
             columns, file_kinds, rows = scanned
             hive = _hive_keys(file, base)
-            columns = [c.strip() for c in columns] + [k for k, _ in hive if k not in columns]
-            file_kinds = {k.strip(): v for k, v in file_kinds.items()} | {k: "text" for k, _ in hive}
+            columns = [column_name(c) for c in columns] + [k for k, _ in hive if k not in columns]
+            file_kinds = {column_name(k): v for k, v in file_kinds.items()} | {k: "text" for k, _ in hive}
             if first_columns is None:
                 first_columns, kinds, fmt = columns, file_kinds, this_format
             elif set(columns) != set(first_columns):

@@ -7,13 +7,13 @@ quoted by the builder, never by hand."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 
 from ..sqltext import exp
 
 from ..columns import (
-    NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, Dialect, RowRule, rule_condition, rules_of, spec_of,
+    NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, WHITESPACE, Dialect, RowRule, rule_condition, rules_of, spec_of,
     sql_is_finite, sql_is_nan,
 )
 from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
@@ -119,6 +119,9 @@ class _Plan:
     warn_tolerance: float = 1e-6
     file_models: tuple[tuple[str, str], ...] = ()
     dialect: Dialect = "duckdb"  # the engine's: one function (NaN) is spelled apart
+    # A column's name in the source where it differs from its name here (``columns.column_name``: whitespace
+    # around it, or around its class, as the file has it): the cells are read under the name the engine gives.
+    source_names: dict = field(default_factory=dict)
 
     @property
     def top_label(self) -> bool:
@@ -127,43 +130,47 @@ class _Plan:
     def has(self, column: str) -> bool:
         return column in self.columns
 
+    def cell(self, column: str) -> exp.Column:
+        """The source's column ``column`` (a name of ``columns``), as the engine names it."""
+        return _col(self.source_names.get(column, column))
+
 
 def _typed_number(plan: _Plan, column: str) -> bool:
     return plan.column_types.get(column) in ("number", "bool", None)
 
 
-def _trimmed(column: str) -> exp.Expression:
-    return exp.Trim(this=_cast(_col(column), "STRING"))
+def _trimmed(plan: _Plan, column: str) -> exp.Expression:
+    return exp.Trim(this=_cast(plan.cell(column), "STRING"))
 
 
-def _missing(column: str) -> exp.Expression:
+def _missing(plan: _Plan, column: str) -> exp.Expression:
     """The cell's text is one of the loader's missing spellings."""
-    return _trimmed(column).isin(*map(_text_literal, NUMERIC_MISSING))
+    return _trimmed(plan, column).isin(*map(_text_literal, NUMERIC_MISSING))
 
 
 def _number(plan: _Plan, column: str) -> exp.Expression:
     """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
     if _typed_number(plan, column):
-        return _cast(_col(column), "DOUBLE")
-    return _case([(_missing(column), exp.null())], _try_cast(_trimmed(column), "DOUBLE"))
+        return _cast(plan.cell(column), "DOUBLE")
+    return _case([(_missing(plan, column), exp.null())], _try_cast(_trimmed(plan, column), "DOUBLE"))
 
 
 def _not_a_number(plan: _Plan, column: str) -> exp.Expression | None:
     """Rows whose text is not a number, or None when the column is numeric."""
     if _typed_number(plan, column):
         return None
-    no_number = exp.and_(exp.not_(_missing(column)), _try_cast(_trimmed(column), "DOUBLE").is_(exp.null()))
+    no_number = exp.and_(exp.not_(_missing(plan, column)), _try_cast(_trimmed(plan, column), "DOUBLE").is_(exp.null()))
     return exp.Coalesce(this=no_number, expressions=[exp.false()])
 
 
 def _text(plan: _Plan, column: str) -> exp.Expression:
     """A label-like column as trimmed text, NULL when empty; whole-number floats read as integers."""
-    as_text = _cast(_col(column), "STRING")
+    as_text = _cast(plan.cell(column), "STRING")
     if plan.column_types.get(column) == "number":
-        value = _cast(_col(column), "DOUBLE")
+        value = _cast(plan.cell(column), "DOUBLE")
         whole = exp.and_(value.eq(exp.Floor(this=value.copy())), exp.Abs(this=value.copy()) < _number_literal("1e15"))
-        as_text = _case([(whole, _cast(_cast(_col(column), "BIGINT"), "STRING"))], as_text)
-    return exp.Nullif(this=exp.Trim(this=as_text), expression=_text_literal(""))
+        as_text = _case([(whole, _cast(_cast(plan.cell(column), "BIGINT"), "STRING"))], as_text)
+    return exp.Nullif(this=exp.Trim(this=as_text, expression=_text_literal(WHITESPACE)), expression=_text_literal(""))
 
 
 def _class_of(plan: _Plan, column: str) -> exp.Expression:
@@ -171,7 +178,7 @@ def _class_of(plan: _Plan, column: str) -> exp.Expression:
     if plan.column_types.get(column) == "number" and all(_is_integer_text(c) for c in plan.classes):
         # A number equals the integer class c exactly when its text (the integer's digits) would: compared as
         # a number, without making text of every row.
-        value = _cast(_col(column), "DOUBLE")
+        value = _cast(plan.cell(column), "DOUBLE")
         return _case([(value.eq(int(c)), _text_literal(c)) for c in plan.classes])
     cases = []
     for c in plan.classes:  # each condition its own tree: no copy of the text's expression per class
@@ -259,9 +266,9 @@ def _period(plan: _Plan) -> exp.Expression | None:
     if plan.period is None:
         return None
     if plan.column_types.get("timestamp") == "time":
-        stamp = _cast(_col("timestamp"), "TIMESTAMP")
+        stamp = _cast(plan.cell("timestamp"), "TIMESTAMP")
     else:
-        stamp = _try_cast(_trimmed("timestamp"), "TIMESTAMP")
+        stamp = _try_cast(_trimmed(plan, "timestamp"), "TIMESTAMP")
     return exp.TimestampTrunc(this=stamp, unit=_text_literal(plan.period))
 
 
@@ -280,7 +287,7 @@ def _rows_sql(plan: _Plan) -> exp.Select:
     raw = _col(_RAW_CONFIDENCE)
     parts = {"model": _group_text(plan, "model", plan.model), "split": _group_text(plan, "split", DEFAULT_SPLIT)}
     true = _class_of(plan, "y_true") if plan.has("y_true") else _cast(exp.null(), "STRING")
-    parts.update([(_TRUE_NUMBER, _cast(_col("y_true"), "DOUBLE")) if _true_by_number(plan) else ("y_true", true)])
+    parts.update([(_TRUE_NUMBER, _cast(plan.cell("y_true"), "DOUBLE")) if _true_by_number(plan) else ("y_true", true)])
     means = _keeps_means(plan)
     parts["predicted" if means else "y_pred"] = (_predicted_index if means else _predicted)(plan, raw)
     parts["confidence"] = _rounded(raw, plan.resolution)
@@ -530,14 +537,14 @@ def _checks(plan: _Plan, probabilities: bool = True) -> list[_Check]:
         checks += _rule_checks(plan, "weight")
     if plan.period is not None:
         message = "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)"
-        not_a_time = exp.and_(_not_null(_col("timestamp")), _period(plan).is_(exp.null()))
+        not_a_time = exp.and_(_not_null(plan.cell("timestamp")), _period(plan).is_(exp.null()))
         checks.append(_Check(message, "timestamp", not_a_time))
     return checks
 
 
 def _present(plan: _Plan, column: str) -> exp.Expression:
     """The cell is not empty: a number never is when it is not NULL (no text made of every row to say so)."""
-    value = _col(column) if plan.column_types.get(column) == "number" else _text(plan, column)
+    value = plan.cell(column) if plan.column_types.get(column) == "number" else _text(plan, column)
     return _not_null(value)
 
 

@@ -22,6 +22,7 @@ from ..columns import (
     PROBA_PREFIX,
     SPECS,
     TEXT_COLUMNS,
+    column_name,
     rule_mask,
 )
 from ..fastload import InlineExecutor, fill_columns
@@ -187,7 +188,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
             return None
         if not _check_plain_cells(schema, problems):
             return None
-        columns = [_nfc(str(name).strip()) for name in schema.names]
+        columns = [_nfc(column_name(str(name))) for name in schema.names]
         index_columns = _pandas_index_columns(schema)
         # Probabilities and logits, when all are floats, are read later batch by batch straight
         # into their matrices: a pandas copy of them would double the peak memory.
