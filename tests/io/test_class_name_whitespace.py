@@ -113,7 +113,7 @@ def test_a_duckdb_table_follows_the_same_rule(tmp_path):
     import duckdb
 
     database = tmp_path / "runs.duckdb"
-    frame = _frame(["a", "b"], ["a\t", " b"], [" a", "b\u3000"])
+    frame = _frame(["a", "b"], ["a\t", " b"], ["\ta", "b\u3000"])
     with duckdb.connect(str(database)) as con:
         con.register("frame", frame)
         con.execute("CREATE TABLE runs AS SELECT * FROM frame")
@@ -121,6 +121,17 @@ def test_a_duckdb_table_follows_the_same_rule(tmp_path):
     clean = _aggregated(_write(_frame(["a", "b"], ["a", "b"], ["a", "b"]), tmp_path / "clean" / "runs.parquet"),
                         tmp_path)  # fmt: skip
     assert table.equals(clean)
+
+
+def test_a_duckdb_table_with_two_columns_equal_but_for_whitespace_is_refused(tmp_path):
+    import duckdb
+
+    database = tmp_path / "runs.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.execute('CREATE TABLE runs AS SELECT 0.6 AS proba_a, 0.6 AS "proba_a\t", 0.4 AS proba_b, \'a\' AS y_true')
+    problems = aggregate_problems(f"{database}:runs", tmp_path)
+    assert len(problems) == 1 and "duplicate column: 'proba_a' appears 2 times in the header (written 'proba_a', " \
+        "'proba_a\\t'" in problems[0], problems
 
 
 @given(st.text(max_size=8), st.sampled_from(["", "proba_", "logit_", "y_true"]), AROUND, AROUND)

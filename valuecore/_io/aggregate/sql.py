@@ -170,7 +170,24 @@ def _text(plan: _Plan, column: str) -> exp.Expression:
         value = _cast(plan.cell(column), "DOUBLE")
         whole = exp.and_(value.eq(exp.Floor(this=value.copy())), exp.Abs(this=value.copy()) < _number_literal("1e15"))
         as_text = _case([(whole, _cast(_cast(plan.cell(column), "BIGINT"), "STRING"))], as_text)
-    return exp.Nullif(this=exp.Trim(this=as_text, expression=_text_literal(WHITESPACE)), expression=_text_literal(""))
+    if plan.column_types.get(column) in ("number", "bool"):  # a number's or a truth's text has no whitespace
+        return exp.Nullif(this=exp.Trim(this=as_text), expression=_text_literal(""))
+    return exp.Nullif(this=_stripped(as_text), expression=_text_literal(""))
+
+
+def _stripped(text: exp.Expression) -> exp.Expression:
+    """``text`` without the whitespace around it, as Python's ``str.strip()`` (the loader's) removes it: TRIM
+    alone removes spaces only. Trimmed of that set only when an end is one of it: DuckDB's TRIM of a set took
+    20 times the CPU of a plain TRIM (0.75 s against 0.04 s a million labels, one thread), and the whole
+    aggregation of a 10^6-row CSV 2.7 times; looking at both ends first costs 0.06 s."""
+    spaces = _text_literal(WHITESPACE)
+
+    def end_in_set(side: str) -> exp.Expression:
+        end = exp.Anonymous(this=side, expressions=[text.copy(), _number_literal(1)])
+        return exp.Anonymous(this="contains", expressions=[spaces.copy(), end])
+
+    trimmed = exp.Trim(this=text.copy(), expression=spaces.copy())
+    return _case([(exp.or_(end_in_set("left"), end_in_set("right"), copy=False), trimmed)], text)
 
 
 def _class_of(plan: _Plan, column: str) -> exp.Expression:
