@@ -16,7 +16,7 @@ import valuecore as vc
 from dashboard import home, state, views
 from dashboard.data import workspace as make_workspace
 from dashboard.settings import COMPARE_RESAMPLES
-from dashboard.tables import dataframe as show_dataframe
+from dashboard.tables import compact_dataframe
 from dashboard.views import compare as view
 
 RESAMPLES = COMPARE_RESAMPLES  # a link may name only these (dashboard.settings)
@@ -113,8 +113,8 @@ for notice in page.stability.notices:
 if not page.stability.table.empty:
     st.vega_lite_chart(spec=vc.chartspecs.stability_spec(page.stability.counts, all_models, tuned=page.stability.tuned),
                        width="stretch")
-    show_dataframe(page.stability.table, hide_index=True,
-                   column_config={view.ALWAYS_HAND_OFF: st.column_config.NumberColumn(format="percent")})
+    compact_dataframe(page.stability.table, view.stability_columns(page.stability.table), hide_index=True,
+                      column_config={view.ALWAYS_HAND_OFF: st.column_config.NumberColumn(format="percent")})
     st.caption(
         "Black ticks: the threshold tuned on the whole tuning split. A dash (–) means always handing off was best."
     )

@@ -26,6 +26,16 @@ STABILITY_RESAMPLES = 2000
 
 # A share: the header says of what (the resamples whose tuned rule hands every item over).
 ALWAYS_HAND_OFF = "Resamples handing off all"
+# The stability table's columns shown by default; the rest ("Tuned on", the resampled median) are in its "All
+# columns" details. All seven were 640 px wide, past the 466 px a page has at 800 px with the sidebar open.
+STABILITY_SHOWN = ("Model", "Tuned threshold", vc.wording.INTERVAL_HEADER, "Spread")
+
+
+def stability_columns(table: pd.DataFrame) -> tuple[str, ...]:
+    """The stability table's columns shown: the share of resamples handing off everything too when a model has
+    any (a dash in the interval then needs it to be read)."""
+    handing_off = ALWAYS_HAND_OFF in table.columns and bool((table[ALWAYS_HAND_OFF] > 0).any())
+    return STABILITY_SHOWN + ((ALWAYS_HAND_OFF,) if handing_off else ())
 
 
 @dataclass(frozen=True)

@@ -130,3 +130,15 @@ def test_the_kept_stability_is_drawn_again_exactly_when_what_it_depends_on_chang
     one = compare.threshold_stability(ws, ("logreg", "mlp"), chosen.values, n_resamples=300, seed=4)
     two = compare.threshold_stability(ws, ("logreg", "svm_rbf"), chosen.values, n_resamples=300, seed=4)
     assert one.table.iloc[0].equals(two.table.iloc[0]) and kept(ws) is first
+
+
+def test_the_stability_table_shows_four_columns_and_the_hand_off_share_only_when_a_model_has_any():
+    import pandas as pd
+
+    row = {"Model": "m", "Tuned on": "val", "Tuned threshold": "0.5", "Resampled median": "0.5",
+           vc.wording.INTERVAL_HEADER: "0.4 to 0.6", "Spread": "0.1", compare.ALWAYS_HAND_OFF: 0.0}  # fmt: skip
+    never = pd.DataFrame([row, {**row, "Model": "n"}])
+    assert compare.stability_columns(never) == ("Model", "Tuned threshold", vc.wording.INTERVAL_HEADER, "Spread")
+    sometimes = pd.DataFrame([row, {**row, "Model": "n", compare.ALWAYS_HAND_OFF: 0.02}])
+    assert compare.stability_columns(sometimes)[-1] == compare.ALWAYS_HAND_OFF
+    assert set(compare.stability_columns(sometimes)) <= set(sometimes.columns)
