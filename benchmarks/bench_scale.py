@@ -36,7 +36,8 @@ query's groups are counted afterwards from its files' footers, outside its timed
 Usage: ``python benchmarks/bench_scale.py [--sizes 1000000,10000000] [--huge] [--in-memory-max 10000000]
 [--engines duckdb,spark] [--repeats 3] [--skip-reports]``, or, across data shapes (classes, distinct
 confidences, groups), ``python benchmarks/bench_scale.py --shapes 2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6
-[--engines duckdb] [--repeats 3] [--base 8dc4cc9] [--ahead]``: the engine comparison alone on each shape.
+[--engines duckdb] [--repeats 3] [--base 8dc4cc9] [--ahead]``: the engine comparison alone on each shape
+(``3:4:1e6:text``: the true class written as text, words such as ``cat``, instead of a number).
 ``--ahead`` runs each measured process at nice -20 in a scheduling group of its own (root only): on a
 loaded machine its wall time then comes near an idle machine's ("queued" near zero); it slows the
 machine's other work while it runs.
@@ -63,9 +64,22 @@ CHUNK = 1_000_000
 REPORT = ["--omega", "4", "--no-interval", "--tune-split", "val", "--eval-split", "test"]
 
 
-def write_log(path: Path, n: int, seed: int = 0, classes: int = N_CLASSES, decimals: int | None = 4) -> None:
+TEXT_CLASSES = ("cat", "dog", "bird", "fish", "horse", "sheep", "cow", "frog", "deer", "fox")
+
+
+def class_names(classes: int, labels: str = "number") -> list[str]:
+    """The classes' names: ``0``, ``1``, ... (``y_true`` a number column), or with ``labels="text"`` words
+    (``cat``, ``dog``, ...; ``cat1``, ... past ten; ``y_true`` a text column), whose order is not the columns'."""
+    if labels == "number":
+        return [str(c) for c in range(classes)]
+    return [TEXT_CLASSES[c % 10] + (str(c // 10) if c >= 10 else "") for c in range(classes)]
+
+
+def write_log(path: Path, n: int, seed: int = 0, classes: int = N_CLASSES, decimals: int | None = 4,
+              labels: str = "number") -> None:
     """A log of ``classes`` classes written in chunks of 10^6 rows (the generator never holds it all);
-    probabilities rounded to ``decimals`` (float32), or at full precision (float64) with None."""
+    probabilities rounded to ``decimals`` (float32), or at full precision (float64) with None; ``labels``: the
+    true class as a number (int16) or as text (:func:`class_names`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -82,8 +96,9 @@ def write_log(path: Path, n: int, seed: int = 0, classes: int = N_CLASSES, decim
             proba = np.round(proba, decimals).astype(np.float32)  # rows sum to 1 within k/2 10^-d, as exports do
         else:
             proba = proba.astype(np.float64)
-        columns = {f"proba_{c}": proba[:, c] for c in range(classes)}
-        columns["y_true"] = y_true.astype(np.int16)
+        names = class_names(classes, labels)
+        columns = {f"proba_{names[c]}": proba[:, c] for c in range(classes)}
+        columns["y_true"] = y_true.astype(np.int16) if labels == "number" else np.array(names)[y_true]
         columns["split"] = np.where(rng.random(m) < 0.5, "val", "test")
         table = pa.table(columns)
         if writer is None:
@@ -192,7 +207,8 @@ def bare_duckdb_sql(proba: list[str], model: str = "log") -> str:
     """The bare DuckDB query to the same output as ``aggregate``: one row per (split, argmax class, max
     probability, true class) with the model's name, the true class as text, the mean probabilities and the
     count, in aggregate's order (split, predicted class, confidence descending, true class), written to
-    Parquet; no checks. (Without the ORDER BY its rows come in any order: not the same file.)"""
+    Parquet; no checks. (Without the ORDER BY its rows come in any order: not the same file.) The labels are
+    grouped as the file writes them (``aggregate`` strips a text label of the whitespace around it first)."""
     return (
         "COPY (WITH r AS (SELECT split, CAST(y_true AS VARCHAR) AS y_true, {greatest} AS confidence, {probas} "
         "FROM read_parquet('{log}')), g AS (SELECT split, CASE {argmax} END AS y_pred, confidence, y_true, "
@@ -202,7 +218,7 @@ def bare_duckdb_sql(proba: list[str], model: str = "log") -> str:
     ).format(
         greatest="GREATEST(" + ", ".join(proba) + ")",
         probas=", ".join(proba),
-        argmax=" ".join(f"WHEN {p} = confidence THEN '{c}'" for c, p in enumerate(proba)),
+        argmax=" ".join(f"WHEN {p} = confidence THEN '{p[len('proba_'):]}'" for p in proba),
         means=", ".join(f"AVG({p}) AS {p}" for p in proba),
         model=model,
         log="{log}",
@@ -388,12 +404,16 @@ def _rows_written(out: Path) -> int:
     return sum(pq.read_metadata(part).num_rows for part in parts)
 
 
-def parse_shapes(text: str) -> list[tuple[int, int | None, int]]:
-    """``classes:decimals:rows`` items, comma-separated; decimals ``full`` = float64 at full precision."""
+def parse_shapes(text: str) -> list[tuple[int, int | None, int, str]]:
+    """``classes:decimals:rows[:text]`` items, comma-separated; decimals ``full`` = float64 at full precision;
+    ``text``: the true class written as text (words), not as a number."""
     shapes = []
     for item in text.split(","):
-        classes, decimals, rows = item.split(":")
-        shapes.append((int(classes), None if decimals == "full" else int(decimals), int(float(rows))))
+        classes, decimals, rows, *labels = item.split(":")
+        if labels not in ([], ["text"]):
+            raise SystemExit(f"--shapes: {item!r}: the fourth field can only be 'text'")
+        shapes.append((int(classes), None if decimals == "full" else int(decimals), int(float(rows)),
+                       "text" if labels else "number"))
     return shapes
 
 
@@ -420,7 +440,8 @@ def main() -> None:
     parser.add_argument("--shapes", default=None,
                         help="instead of --sizes, only the engine comparison on logs of these shapes: "
                              "classes:decimals:rows,... (decimals 'full' = float64 at full precision), e.g. "
-                             "2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6,2:full:1e7")
+                             "2:3:1e6,10:4:1e6,50:4:1e6,10:full:1e6,2:full:1e7; a fourth field 'text' "
+                             "writes the true class as text (3:4:1e6:text)")
     parser.add_argument("--base", default=None,
                         help="also time this version's aggregate: a git commit (exported with git archive to a "
                              "temporary folder) or a folder holding its valuecore/")
@@ -464,15 +485,17 @@ def _run(args, base: Path | None) -> None:
     if args.shapes:
         engines = [e for e in args.engines.split(",") if e]
         print(f"{os.cpu_count()} cores | load average {os.getloadavg()[0]:.1f} at start | shapes "
-              f"classes/decimals/rows; groups = the bare query's output rows")
+              f"classes/decimals/rows[/text: y_true written as text, which the bare query groups as written and "
+              f"aggregate strips of the whitespace around it]; groups = the bare query's output rows")
         print(baselines_text())
         print(f"{'shape':>12} | {'engine':>6} {'run':>9} | {'median s':>8} {'CPU s':>7} {'GiB':>5} {'JVM':>5} "
               f"{'spill':>6} {'queued':>6} | each run s/CPU s/queued s")
-        for classes, decimals, rows in parse_shapes(args.shapes):
+        for classes, decimals, rows, labels in parse_shapes(args.shapes):
             with tempfile.TemporaryDirectory(prefix="valuecore-bench-", dir=args.temp_dir) as folder:
                 log = Path(folder) / "log.parquet"
-                write_log(log, rows, classes=classes, decimals=decimals)
+                write_log(log, rows, classes=classes, decimals=decimals, labels=labels)
                 label = f"{classes}/{'full' if decimals is None else decimals}/{rows:.0e}".replace("e+0", "e")
+                label += "/text" if labels == "text" else ""
                 compare_engines(log, Path(folder), label, engines, args.repeats, args.memory_limit, args.max_groups,
                                 base)
         print(f"load average {os.getloadavg()[0]:.1f} at the end; the temporary logs were deleted")
