@@ -222,9 +222,9 @@ def test_a_csv_read_from_disk_loads_as_from_its_bytes(data, chunk):
 def test_a_larger_csv_is_streamed_and_hashed_when_asked(tmp_path, monkeypatch):
     # The comparison above compares something: a file above STREAMED_CSV_BYTES is read from disk in chunks,
     # never whole, and not hashed until its digest is asked for (then from the file).
-    rows = [f"{k % 2},{k % 7 / 10},{1 - k % 7 / 10:.1f}" for k in range(reading.STREAMED_CSV_BYTES // 8)]
+    rows = [f"{k % 2},{k % 7 / 10},{1 - k % 7 / 10:.1f},{k % 3}" for k in range(reading.STREAMED_CSV_BYTES // 10)]
     path = tmp_path / "run.csv"
-    path.write_text("\n".join(["y_true,proba_0,proba_1", *rows]) + "\n")
+    path.write_text("\n".join(["y_true,proba_0,proba_1,tier", *rows]) + "\n")
     monkeypatch.setattr(reading.Path, "read_bytes", None)
     monkeypatch.setattr(reading, "_read_csv", None)
     monkeypatch.setattr(parse, "_sha256", None)
@@ -233,11 +233,11 @@ def test_a_larger_csv_is_streamed_and_hashed_when_asked(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert report.models["run"].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     # A segment column of a streamed file is read from the file.
-    streamed = load_run_file(path, segment_column="y_true").models["run"]
+    streamed = load_run_file(path, segment_column="tier").models["run"]
     with pytest.MonkeyPatch.context() as patch:
         general(patch)
-        whole = load_run_file(path, segment_column="y_true").models["run"]
-    assert streamed.segments["all"].tolist() == whole.segments["all"].tolist() == [str(k % 2) for k in range(len(rows))]
+        whole = load_run_file(path, segment_column="tier").models["run"]
+    assert streamed.segments["all"].tolist() == whole.segments["all"].tolist() == [str(k % 3) for k in range(len(rows))]
 
 
 def test_a_parquet_file_of_numbers_without_pandas_metadata_is_read_without_pandas(monkeypatch):

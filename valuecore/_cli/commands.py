@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
-import io
 import math
-import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -54,6 +52,7 @@ from .common import (  # what the sub-commands share
     _total,
     _values,
     read_value_matrix,
+    stdout_to_devnull,
     value_matrix_from_csv,
 )
 from .._io.safecsv import spreadsheet_safe
@@ -1003,11 +1002,8 @@ def run(args: argparse.Namespace) -> int:
         _check_inputs(args)
         _check_outputs(args)
         return _COMMANDS[args.command](args)
-    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-        try:  # keep the interpreter's final flush from complaining
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError, io.UnsupportedOperation):
-            pass
+    except BrokenPipeError:  # stdout was the output (`--json -`, `table`) and its reader stopped: stop quietly
+        stdout_to_devnull()  # keep the interpreter's final flush from complaining
         return EXIT_OK
     except (UsageError, ValueError, FileNotFoundError) as exc:
         if debug:

@@ -34,12 +34,39 @@ class UsageError(Exception):
 
 
 # ----------------------------------------------------------------- output
+# A name from a file (a model, a class, a split) may hold terminal controls: ESC sequences that recolour or
+# clear lines, and bidirectional overrides that reorder what is shown. What the commands print shows each as an
+# escape (``\x1b``); line ends and tabs are the commands' own layout.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+_CONTROLS.update({code: f"\\u{code:04x}" for code in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def shown_on_terminal(text: str) -> str:
+    """``text`` with every control character but the line end and the tab written as its escape."""
+    return text.translate(_CONTROLS)
+
+
 def _out(text: str = "") -> None:
-    print(text, file=sys.stdout)
+    try:
+        print(shown_on_terminal(text), file=sys.stdout)
+    except BrokenPipeError:
+        # The reader stopped reading (``| head``, ``| grep -m1``): the rest of the report goes nowhere, and the
+        # command still finishes, so the files it was asked to write are written.
+        stdout_to_devnull()
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    print(shown_on_terminal(text), file=sys.stderr)
+
+
+def stdout_to_devnull() -> None:
+    """Send what is still printed, and the interpreter's last flush, to the null device."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _fmt(value, spec: str = ".4f") -> str:
@@ -206,7 +233,7 @@ def _non_empty_rows(text: str, source: str) -> list[list[str]]:
 
 def _matrix_header(row: list[str], source: str) -> list[str]:
     """The header's cells (corner, predicted classes, ``abstain``), checked; a trailing comma dropped."""
-    header = [cell.strip() for cell in row]
+    header = [composed(cell.strip()) for cell in row]
     while header and header[-1] == "" and len(header) > 1:
         header.pop()
     if header[-1].lower() != "abstain":
@@ -238,7 +265,17 @@ def _row_label(row: list[str], line_number: int, n_columns: int, source: str) ->
         cells.pop()
     if not cells[0]:
         raise UsageError(f"{source}: row {line_number} has no true class in its first column")
-    return cells[0], cells[1:]
+    return composed(cells[0]), cells[1:]
+
+
+def composed(name: str) -> str:
+    """A class name in Unicode's composed form (NFC), as the loader reads a run's classes: "é" typed as one
+    character or as "e" and an accent (as some editors save it) names one class."""
+    if name.isascii():
+        return name
+    import unicodedata
+
+    return unicodedata.normalize("NFC", name)
 
 
 def _row_values(cells: list[str], line_number: int, label: str, header: list[str], source: str) -> list[float]:

@@ -269,7 +269,16 @@ class ValueMatrix:
     values: np.ndarray
 
     def __post_init__(self):
+        # Composed form (NFC), as the loader reads a run's classes: "é" as one character or as "e" and an
+        # accent is one class, never a matrix that matches no run.
         classes = tuple(str(c) for c in self.classes)
+        if not all(c.isascii() for c in classes):
+            import unicodedata
+
+            classes = tuple(unicodedata.normalize("NFC", c) for c in classes)
+        repeated = sorted({c for c in classes if classes.count(c) > 1})
+        if repeated:
+            raise ValueError(f"the value matrix names the classes {repeated} more than once")
         values = np.array(self.values, dtype=np.float64)
         n_classes = len(classes)
         if values.shape != (n_classes, n_classes + 1):

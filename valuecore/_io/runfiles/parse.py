@@ -247,6 +247,7 @@ def _build_runs(parsed: _ParsedColumns, display, sha, problems: _FileProblems, s
     several_models = len(parsed.model_names) > 1
     # Splits left out must not keep a whole laid-out matrix alive through views of it.
     copy = splits is not None and any(parsed.split_names[s] not in splits for _, s in groups)
+    weightless: set[str] = set()  # models with a split left out for its weights
     for model_index, model in enumerate(parsed.model_names):
         model_splits: dict[str, Predictions] = {}
         for split_index, split in enumerate(parsed.split_names):
@@ -257,11 +258,20 @@ def _build_runs(parsed: _ParsedColumns, display, sha, problems: _FileProblems, s
                 continue  # this model has no rows in that split; reported below if asked for
             context = _context(split, model if several_models else None)
             prediction = _build_split(*rows, context, problems, parsed, copy)
-            if prediction is not None:
+            if prediction is _NO_ITEM:
+                weightless.add(model)
+            elif prediction is not None:
                 model_splits[split] = prediction
         if splits is not None and not _report_missing_splits(model, model_splits, splits, problems):
             continue
+        if not model_splits and model in weightless:
+            if several_models and not problems.has_errors:  # its splits left out for their weights (warned above)
+                problems.add(f"model {model!r} is left out: every split's weights are all zero", column="weight",
+                             severity="warning")
+            continue
         runs.append(ModelRun(model, display, sha, parsed.classes, model_splits, aggregate))
+    if not runs and weightless and not problems.has_errors:  # every split was left out for its weights
+        problems.add("the file has no item to read: every split's weights are all zero", column="weight")
     return runs
 
 
@@ -309,12 +319,17 @@ def _layout(model_codes: np.ndarray, split_codes: np.ndarray, n_splits: int) -> 
     return _Layout(order, group, starts, bounds)
 
 
+# What _build_split gives for a split that holds no item (all its weights zero): left out, not refused.
+_NO_ITEM = object()
+
+
 def _context(split: str, model: str | None) -> str:
     return f"split {split!r}" + (f" of model {model!r}" if model is not None else "")
 
 
 def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parsed: _ParsedColumns, copy: bool):
-    """Make the :class:`Predictions` of one split of one model.
+    """Make the :class:`Predictions` of one split of one model: None when refused (the problems say why),
+    ``_NO_ITEM`` when left out for holding no item (its weights all zero).
 
     ``file_rows``: its rows in the file (positions or a slice), for problems; ``rows``:
     its rows of ``parsed``'s arrays, copied when ``copy`` (else views of them).
@@ -337,7 +352,11 @@ def _build_split(file_rows, rows: slice, context, problems: _FileProblems, parse
         return None
     split_weight = None if parsed.weight is None else parsed.weight[rows]
     if split_weight is not None and not (split_weight > 0).any():
-        problems.add(f"all weights are zero in {context}", column="weight", severity="warning")
+        # A weight of 0 leaves an item out, so such a split holds no item: there is nothing to tune on, value or
+        # compare (an interval's mean is undefined), as for a split the file does not have.
+        problems.add(f"{context} is left out: all its weights are zero (a weight of 0 leaves an item out)",
+                     column="weight", severity="warning", where=absolute(np.ones(len(split_weight), dtype=bool)))
+        return _NO_ITEM
     common = {"classes": parsed.classes, "sample_weight": split_weight, "ids": split_ids, "timestamp": split_time}
     try:
         if parsed.proba is not None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..lazy import LazyModule
 from ..format import DEFAULT_SPLIT, PARQUET_SUFFIXES, LoadProblem, _FileProblems, _short_list
+from ..columns import column_name, is_run_column
 from .cells import _group_column, _text_values
 from .parse import _display_stem
 
@@ -64,13 +65,13 @@ def read_segment_column(source, column: str, *, name: str | None = None) -> dict
     Raises
     ------
     ValueError
-        The column is missing, or some cells are empty: the message names the file, the column and the
-        rows (``exc.args[1]`` is the :class:`LoadProblem`).
+        The column is missing, is one of the run format's own columns, or some cells are empty: the
+        message names the file, the column and the rows (``exc.args[1]`` is the :class:`LoadProblem`).
+        Names are matched as the loader reads a header: the whitespace around them ignored.
     """
     display = name or (str(source) if not isinstance(source, (bytes, bytearray)) else "upload.csv")
     is_parquet = Path(display).suffix.lower() in PARQUET_SUFFIXES
     data = io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else source
-    wanted = [column, "model", "split"]
     if is_parquet:
         import pyarrow.parquet as pq
 
@@ -79,13 +80,30 @@ def read_segment_column(source, column: str, *, name: str | None = None) -> dict
         available = [str(c) for c in pd.read_csv(data, nrows=0).columns]
     if hasattr(data, "seek"):
         data.seek(0)
-    if column not in available:
-        problem = LoadProblem(display, f"no such column: the segment column must be one of the file's columns "
-                                       f"{_short_list(list(available))}", column)
+    # The loader reads a header's names with the whitespace around them ignored ("split " is the split): so here.
+    spellings: dict[str, list[str]] = {}
+    for raw in available:
+        spellings.setdefault(column_name(raw), []).append(raw)
+    wanted = column_name(column)
+    if is_run_column(wanted):
+        problem = LoadProblem(display, "a column of the run format cannot be the segment column: a threshold per "
+                                       "segment is looked up when the model predicts, by a column the serving "
+                                       "system has then (a region, a product, a customer tier), not by the "
+                                       "labels, splits, scores or ids of docs/run-format.md", column)
         raise ValueError(str(problem), problem)
-    used = [c for c in wanted if c in available]
-    frame = (pd.read_parquet(data, columns=used) if is_parquet
-             else pd.read_csv(data, usecols=used, dtype=str, keep_default_na=False, na_values=[""]))
+    if wanted not in spellings:
+        problem = LoadProblem(display, f"no such column: the segment column must be one of the file's columns "
+                                       f"{_short_list(list(spellings))}", column)
+        raise ValueError(str(problem), problem)
+    if len(spellings[wanted]) > 1:
+        problem = LoadProblem(display, f"two columns are named {wanted!r} once the spaces around their names are "
+                                       f"ignored: {_short_list(spellings[wanted])}", column)
+        raise ValueError(str(problem), problem)
+    named = {spellings[n][0]: n for n in (wanted, "model", "split") if n in spellings}
+    frame = (pd.read_parquet(data, columns=list(named)) if is_parquet
+             else pd.read_csv(data, usecols=list(named), dtype=str, keep_default_na=False, na_values=[""]))
+    frame = frame.rename(columns=named)
+    column = wanted
     n = len(frame)
     found = _FileProblems(display)
     model_codes, model_names = _group_column(frame, "model", _display_stem(display), found, n)
