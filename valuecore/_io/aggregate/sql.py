@@ -653,7 +653,8 @@ def _split_labels_sql(plan: _Plan) -> exp.Select:
     model, split = _group_text(plan, "model", plan.model), _group_text(plan, "split", DEFAULT_SPLIT)
     columns = [_as(model, "model"), _as(split, "split"), _as(_count(), "n_rows"),
                _as(exp.Count(this=_text(plan, "y_true")), "labelled")]  # fmt: skip
-    return _select(*columns, source=SOURCE_VIEW).group_by(model, split)
+    # Ordered, so that the messages of several partly labelled splits come in one order, run after run.
+    return _select(*columns, source=SOURCE_VIEW).group_by(model, split).order_by(_order("model"), _order("split"))
 
 
 def _unlabelled_in_split(plan: _Plan) -> exp.Expression:
