@@ -298,3 +298,54 @@ def test_a_parquet_file_with_a_pandas_index_loads_as_on_the_general_path():
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=True)
     assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
+
+
+def with_logits(data: bytes, draw_logit) -> bytes:
+    """``data`` with a ``logit_`` column beside each ``proba_`` one (plain decimals, sometimes a bad cell)."""
+    lines = data.decode().splitlines()
+    header = lines[0].split(",")
+    logits = [c.replace("proba_", "logit_", 1) for c in header if c.startswith("proba_")]
+    rows = [line + "".join("," + draw_logit() for _ in logits) for line in lines[1:]]
+    return ("\n".join([",".join(header + logits)] + rows) + "\n").encode()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.sampled_from(["csv", "csv+logits", "parquet", "parquet+numbers"]), st.data())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", "csv", None)
+@example(b"y_true,proba_0,proba_1\n0,0.5,0.5\n,0.25,0.75\n1,0.5,0.5\n", "parquet+numbers", None)
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.25,0.75\n", "csv+logits", None)
+def test_plain_columns_are_checked_as_their_series_are(data, form, more):
+    # A frame of plain columns (a plain CSV file's, a Parquet file's of numbers) hands the checks its arrays
+    # (``plain_array``); without it, each column is the Series it was before: the same load, bit for bit.
+    if form == "csv+logits":
+        cells_ = ["-1.5", "0", "2", "0.25", "1e-3", "3.75"] + (["x", ""] if more is None else [])
+        data = with_logits(data, (lambda: "0.5") if more is None else (lambda: more.draw(st.sampled_from(cells_))))
+    name = "run.csv"
+    if form.startswith("parquet"):
+        text = {} if form.endswith("numbers") else {"y_true": str, "y_pred": str, "model": str, "split": str}
+        frame = pd.read_csv(io.BytesIO(data), dtype=text)
+        table = pa.Table.from_pandas(frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                                     preserve_index=False).replace_schema_metadata(None)  # fmt: skip
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        data, name = buffer.getvalue(), "run.parquet"
+    fast = load_run_file(data, name=name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delattr(reading._PlainColumns, "plain_array")
+        slow = load_run_file(data, name=name)
+    assert_same_load(fast, slow)
+
+
+def test_plain_columns_hand_the_checks_their_arrays(monkeypatch):
+    # The comparison above compares something: a plain file's probabilities and labels are checked without a
+    # Series of them.
+    monkeypatch.setattr(reading._PlainColumns, "__getitem__", None)
+    for data in [b"y_true,proba_a,proba_b\na,0.5,0.5\nb,1e-04,0.9999\n",
+                 b"y_true,proba_0,proba_1,logit_0,logit_1\n0,0.5,0.5,0.5,-0.5\n1,0.25,0.75,-1.5,1.5\n"]:
+        report = load_run_file(data, name="run.csv")
+        assert report.ok, report.problems
+    table = pa.table({"y_true": pa.array([0, 1, 1], pa.int16()), "proba_0": [0.5, 0.25, 0.5],
+                      "proba_1": pa.array([0.5, 0.75, 0.5], pa.float32())})  # fmt: skip
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    assert load_run_file(buffer.getvalue(), name="run.parquet").ok

@@ -587,6 +587,10 @@ class _PlainColumns:
         # The dtype given: object text would otherwise become Arrow's, as a DataFrame's column would.
         return pd.Series(cells, dtype=cells.dtype, name=name, copy=False)
 
+    def plain_array(self, name: str) -> np.ndarray:
+        """The column ``name`` as read, the array that ``[name]`` wraps (``cells._column``)."""
+        return self._cells[name]
+
 
 def _read_csv(data: bytes, problems: _FileProblems, unfiltered: bool = True) -> pd.DataFrame | _PlainColumns | None:
     """The columns of CSV bytes, or None after reporting why not; ``unfiltered``: False when the unfiltered read
