@@ -349,3 +349,48 @@ def test_plain_columns_hand_the_checks_their_arrays(monkeypatch):
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     assert load_run_file(buffer.getvalue(), name="run.parquet").ok
+
+
+def parquet_of(data: bytes, labels_as_numbers: bool) -> bytes:
+    """The cells of CSV ``data`` as a Parquet file without pandas's metadata (labels as text or as numbers)."""
+    text = {} if labels_as_numbers else {"y_true": str, "y_pred": str, "model": str, "split": str}
+    frame = pd.read_csv(io.BytesIO(data), dtype=text)
+    table = pa.Table.from_pandas(frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                                 preserve_index=False).replace_schema_metadata(None)  # fmt: skip
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def open_files() -> int:
+    return len(list(Path("/proc/self/fd").iterdir()))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.booleans())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", False)
+@example(b"y_true,y_pred,confidence\ncat,dog,0.5\ndog,dog,1.0000001\n", True)
+def test_a_parquet_file_on_disk_loads_as_pyarrow_opening_its_path_loads_it(data, labels_as_numbers):
+    # The file opened as an OSFile (``_parquet_source``) against pyarrow's ParquetFile given the path (its
+    # filesystem resolved): the same load, bit for bit, and no file left open.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.parquet"
+        path.write_bytes(parquet_of(data, labels_as_numbers))
+        before = open_files()
+        fast = load_run_file(path)
+        assert open_files() == before
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reading, "_parquet_source", lambda data: data if isinstance(data, Path) else io.BytesIO(data))
+            slow = load_run_file(path)
+        assert_same_load(fast, slow)  # digests too, read from the file when asked
+
+
+def test_plain_csv_leaves_arrows_memory_alone(monkeypatch):
+    # Only a file read without Arrow (the plain CSV path) skips handing Arrow's free memory back.
+    calls = []
+    monkeypatch.setattr(parse, "_release_arrow_memory", lambda: calls.append(1))
+    plain = b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.25,0.75\n"
+    assert load_run_file(plain, name="run.csv").ok and calls == []
+    assert load_run_file(plain.replace(b"0.25", b" 0.25"), name="run.csv").ok and calls == [1]
+    assert load_run_file(parquet_of(b"y_true,y_pred,confidence\na,b,0.5\nb,b,0.75\n", False), name="run.parquet").ok
+    assert calls == [1, 1]
