@@ -393,4 +393,43 @@ def test_plain_csv_leaves_arrows_memory_alone(monkeypatch):
     assert load_run_file(plain, name="run.csv").ok and calls == []
     assert load_run_file(plain.replace(b"0.25", b" 0.25"), name="run.csv").ok and calls == [1]
     assert load_run_file(parquet_of(b"y_true,y_pred,confidence\na,b,0.5\nb,b,0.75\n", False), name="run.parquet").ok
-    assert calls == [1, 1]
+    assert calls == [1, 1]  # read through pandas, whose frame may hold Arrow's text
+    # A Parquet file of numbers: its probabilities and labels handed back only when large.
+    numbers = parquet_of(b"y_true,proba_0,proba_1\n0,0.5,0.5\n1,0.25,0.75\n", True)
+    assert load_run_file(numbers, name="run.parquet").ok and calls == [1, 1]
+    monkeypatch.setattr(reading, "_LARGE_ARROW_BYTES", 0)
+    monkeypatch.setattr(reading, "_release_arrow_memory", lambda: calls.append(2))
+    assert load_run_file(numbers, name="run.parquet").ok and calls == [1, 1, 2, 1]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.booleans(), st.booleans(), st.booleans())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", False, True, False)
+@example(b"model,split,y_true,proba_0,proba_1\nm1,val,0,1e-04,0.9999\nm2,test,1,0.5,0.5\nm1,test,01,1,0\n", True, True,
+         True)
+def test_a_small_parquet_file_read_once_loads_as_read_twice(data, labels_as_numbers, logits, refused):
+    # A file of one block read in one call (floats and the rest) against the floats read apart: the same load,
+    # bit for bit; a refused read of them all (``refused``) falls back to reading them apart.
+    if logits:
+        data = with_logits(data, lambda: "-0.5")
+    data = parquet_of(data, labels_as_numbers)
+    with pytest.MonkeyPatch.context() as patch:
+        if refused:
+            read = pq.ParquetFile.read
+
+            def refuse_floats(self, columns=None, **kwargs):
+                if columns and any(c.startswith(("proba_", "logit_")) for c in columns):
+                    raise OSError("refused")
+                return read(self, columns=columns, **kwargs)
+
+            patch.setattr(pq.ParquetFile, "read", refuse_floats)
+        once = load_run_file(data, name="run.parquet")
+        patch.setattr(reading, "READ_SMALL_PARQUET_ONCE", False)
+        twice = load_run_file(data, name="run.parquet")
+    assert_same_load(once, twice)
+
+
+def test_a_small_parquet_files_floats_are_read_with_the_rest(monkeypatch):
+    # The comparison above compares something: a file of one block is read in one call, no row group apart.
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", None)
+    assert load_run_file(parquet_of(b"y_true,proba_0,proba_1\n0,0.5,0.5\n1,0.25,0.75\n", True), name="r.parquet").ok
