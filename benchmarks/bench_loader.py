@@ -393,13 +393,13 @@ def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple 
                         with_imports = times["vc+imports" + BASE] / times["vc+imports"]
                         against = (f" {t['vc' + BASE]:7.1f} {times['vc' + BASE] / times['vc']:7.2f}x"
                                    f" {t['vc+imports' + BASE]:8.1f} {with_imports:5.2f}x")
-                        base_cpu = f" base {c['vc' + BASE]:.0f} {c['vc+imports' + BASE]:.0f}"
+                        base_cpu = f" base {c['vc' + BASE]:.1f} {c['vc+imports' + BASE]:.1f}"
                     print(f"{form:>7} {'rounded' if rounded else 'full':>7} {n:>9,} | {t['vc']:6.1f} "
                           f"{t['vc+imports']:6.1f} {t['pandas']:6.1f} {t['numpy']:6.1f} | "
                           f"{times['pandas'] / times['vc']:8.2f}x {times['numpy'] / times['vc']:7.2f}x | "
                           f"{times['pandas'] / times['vc+imports']:10.2f}x "
                           f"{times['numpy'] / times['vc+imports']:9.2f}x |"
-                          f"{against} | {c['vc']:.0f} {c['vc+imports']:.0f} {c['pandas']:.0f} {c['numpy']:.0f}"
+                          f"{against} | {c['vc']:.1f} {c['vc+imports']:.1f} {c['pandas']:.1f} {c['numpy']:.1f}"
                           f"{base_cpu} | "
                           f"{load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
     print(f"\nwall ms, medians of {repeat} timings, each in a fresh process (imports of numpy, pandas, pyarrow and"

@@ -298,3 +298,138 @@ def test_a_parquet_file_with_a_pandas_index_loads_as_on_the_general_path():
     buffer = io.BytesIO()
     frame.to_parquet(buffer, index=True)
     assert_same_load(*both_ways(buffer.getvalue(), "run.parquet"))
+
+
+def with_logits(data: bytes, draw_logit) -> bytes:
+    """``data`` with a ``logit_`` column beside each ``proba_`` one (plain decimals, sometimes a bad cell)."""
+    lines = data.decode().splitlines()
+    header = lines[0].split(",")
+    logits = [c.replace("proba_", "logit_", 1) for c in header if c.startswith("proba_")]
+    rows = [line + "".join("," + draw_logit() for _ in logits) for line in lines[1:]]
+    return ("\n".join([",".join(header + logits)] + rows) + "\n").encode()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.sampled_from(["csv", "csv+logits", "parquet", "parquet+numbers"]), st.data())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", "csv", None)
+@example(b"y_true,proba_0,proba_1\n0,0.5,0.5\n,0.25,0.75\n1,0.5,0.5\n", "parquet+numbers", None)
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.25,0.75\n", "csv+logits", None)
+def test_plain_columns_are_checked_as_their_series_are(data, form, more):
+    # A frame of plain columns (a plain CSV file's, a Parquet file's of numbers) hands the checks its arrays
+    # (``plain_array``); without it, each column is the Series it was before: the same load, bit for bit.
+    if form == "csv+logits":
+        cells_ = ["-1.5", "0", "2", "0.25", "1e-3", "3.75"] + (["x", ""] if more is None else [])
+        data = with_logits(data, (lambda: "0.5") if more is None else (lambda: more.draw(st.sampled_from(cells_))))
+    name = "run.csv"
+    if form.startswith("parquet"):
+        text = {} if form.endswith("numbers") else {"y_true": str, "y_pred": str, "model": str, "split": str}
+        frame = pd.read_csv(io.BytesIO(data), dtype=text)
+        table = pa.Table.from_pandas(frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                                     preserve_index=False).replace_schema_metadata(None)  # fmt: skip
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        data, name = buffer.getvalue(), "run.parquet"
+    fast = load_run_file(data, name=name)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delattr(reading._PlainColumns, "plain_array")
+        slow = load_run_file(data, name=name)
+    assert_same_load(fast, slow)
+
+
+def test_plain_columns_hand_the_checks_their_arrays(monkeypatch):
+    # The comparison above compares something: a plain file's probabilities and labels are checked without a
+    # Series of them.
+    monkeypatch.setattr(reading._PlainColumns, "__getitem__", None)
+    for data in [b"y_true,proba_a,proba_b\na,0.5,0.5\nb,1e-04,0.9999\n",
+                 b"y_true,proba_0,proba_1,logit_0,logit_1\n0,0.5,0.5,0.5,-0.5\n1,0.25,0.75,-1.5,1.5\n"]:
+        report = load_run_file(data, name="run.csv")
+        assert report.ok, report.problems
+    table = pa.table({"y_true": pa.array([0, 1, 1], pa.int16()), "proba_0": [0.5, 0.25, 0.5],
+                      "proba_1": pa.array([0.5, 0.75, 0.5], pa.float32())})  # fmt: skip
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    assert load_run_file(buffer.getvalue(), name="run.parquet").ok
+
+
+def parquet_of(data: bytes, labels_as_numbers: bool) -> bytes:
+    """The cells of CSV ``data`` as a Parquet file without pandas's metadata (labels as text or as numbers)."""
+    text = {} if labels_as_numbers else {"y_true": str, "y_pred": str, "model": str, "split": str}
+    frame = pd.read_csv(io.BytesIO(data), dtype=text)
+    table = pa.Table.from_pandas(frame.astype({c: str for c in frame.columns if frame[c].dtype == object}),
+                                 preserve_index=False).replace_schema_metadata(None)  # fmt: skip
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def open_files() -> int:
+    return len(list(Path("/proc/self/fd").iterdir()))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.booleans())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", False)
+@example(b"y_true,y_pred,confidence\ncat,dog,0.5\ndog,dog,1.0000001\n", True)
+def test_a_parquet_file_on_disk_loads_as_pyarrow_opening_its_path_loads_it(data, labels_as_numbers):
+    # The file opened as an OSFile (``_parquet_source``) against pyarrow's ParquetFile given the path (its
+    # filesystem resolved): the same load, bit for bit, and no file left open.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.parquet"
+        path.write_bytes(parquet_of(data, labels_as_numbers))
+        before = open_files()
+        fast = load_run_file(path)
+        assert open_files() == before
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(reading, "_parquet_source", lambda data: data if isinstance(data, Path) else io.BytesIO(data))
+            slow = load_run_file(path)
+        assert_same_load(fast, slow)  # digests too, read from the file when asked
+
+
+def test_plain_csv_leaves_arrows_memory_alone(monkeypatch):
+    # Only a file read without Arrow (the plain CSV path) skips handing Arrow's free memory back.
+    calls = []
+    monkeypatch.setattr(parse, "_release_arrow_memory", lambda: calls.append(1))
+    plain = b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.25,0.75\n"
+    assert load_run_file(plain, name="run.csv").ok and calls == []
+    assert load_run_file(plain.replace(b"0.25", b" 0.25"), name="run.csv").ok and calls == [1]
+    assert load_run_file(parquet_of(b"y_true,y_pred,confidence\na,b,0.5\nb,b,0.75\n", False), name="run.parquet").ok
+    assert calls == [1, 1]  # read through pandas, whose frame may hold Arrow's text
+    # A Parquet file of numbers: its probabilities and labels handed back only when large.
+    numbers = parquet_of(b"y_true,proba_0,proba_1\n0,0.5,0.5\n1,0.25,0.75\n", True)
+    assert load_run_file(numbers, name="run.parquet").ok and calls == [1, 1]
+    monkeypatch.setattr(reading, "_LARGE_ARROW_BYTES", 0)
+    monkeypatch.setattr(reading, "_release_arrow_memory", lambda: calls.append(2))
+    assert load_run_file(numbers, name="run.parquet").ok and calls == [1, 1, 2, 1]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_csvs(), st.booleans(), st.booleans(), st.booleans())
+@example(b"y_true,proba_a,proba_b\na,0.5,0.5\nb,0.5,0.5\na,0.25,0.75\n", False, True, False)
+@example(b"model,split,y_true,proba_0,proba_1\nm1,val,0,1e-04,0.9999\nm2,test,1,0.5,0.5\nm1,test,01,1,0\n", True, True,
+         True)
+def test_a_small_parquet_file_read_once_loads_as_read_twice(data, labels_as_numbers, logits, refused):
+    # A file of one block read in one call (floats and the rest) against the floats read apart: the same load,
+    # bit for bit; a refused read of them all (``refused``) falls back to reading them apart.
+    if logits:
+        data = with_logits(data, lambda: "-0.5")
+    data = parquet_of(data, labels_as_numbers)
+    with pytest.MonkeyPatch.context() as patch:
+        if refused:
+            read = pq.ParquetFile.read
+
+            def refuse_floats(self, columns=None, **kwargs):
+                if columns and any(c.startswith(("proba_", "logit_")) for c in columns):
+                    raise OSError("refused")
+                return read(self, columns=columns, **kwargs)
+
+            patch.setattr(pq.ParquetFile, "read", refuse_floats)
+        once = load_run_file(data, name="run.parquet")
+        patch.setattr(reading, "READ_SMALL_PARQUET_ONCE", False)
+        twice = load_run_file(data, name="run.parquet")
+    assert_same_load(once, twice)
+
+
+def test_a_small_parquet_files_floats_are_read_with_the_rest(monkeypatch):
+    # The comparison above compares something: a file of one block is read in one call, no row group apart.
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", None)
+    assert load_run_file(parquet_of(b"y_true,proba_0,proba_1\n0,0.5,0.5\n1,0.25,0.75\n", True), name="r.parquet").ok

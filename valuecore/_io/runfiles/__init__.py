@@ -161,14 +161,15 @@ def load_run_file(
         display = name or "upload.csv"
     else:
         display = name or str(path_or_bytes)
-        reason = _not_a_readable_file(Path(path_or_bytes))
+        file = Path(path_or_bytes)
+        reason = _not_a_readable_file(file)
         if reason is not None:  # checked first: reading a FIFO would wait forever
             return LoadReport({}, (LoadProblem(display, reason),))
         try:
-            early = _early_header_problems(Path(path_or_bytes), display)
+            early = _early_header_problems(file, display)
             if early:
                 return LoadReport({}, tuple(early))
-            data = _file_content(Path(path_or_bytes))
+            data = _file_content(file)
         except OSError as exc:
             return LoadReport({}, (LoadProblem(display, f"cannot be read: {exc.strerror or exc}"),))
     runs, problems, _ = _load_bytes(

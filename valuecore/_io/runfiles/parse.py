@@ -80,9 +80,10 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     else:
         sha = in_background(lambda: _sha256(data))
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
-    aggregate = table.aggregate
+    aggregate, arrow = table.aggregate, table.arrow
     del frame, table  # the file's columns are converted: free them before the splits are cut
-    _release_arrow_memory()
+    if arrow:
+        _release_arrow_memory()
     if key is not None and not _unchanged(*key):
         problems.add("changed while it was being read; load it again")
     if parsed is None or problems.has_errors:

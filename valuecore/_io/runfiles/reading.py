@@ -140,11 +140,15 @@ class _Table:
     every run file's path, where a dataclass costs about a millisecond of each fresh process.
     """
 
-    __slots__ = ("frame", "columns", "floats", "aggregate")
+    __slots__ = ("frame", "columns", "floats", "aggregate", "arrow")
 
     def __init__(self, frame: pd.DataFrame, columns: list[str], floats: _FloatColumns | None = None,
-                 aggregate: bool = False):
+                 aggregate: bool = False, arrow: bool = True):
         self.frame, self.columns, self.floats, self.aggregate = frame, columns, floats, aggregate
+        # Whether Arrow's memory pool may hold much of what reading the file took (False: the plain CSV path, numpy
+        # alone, or a small Parquet file's numbers, copied); handing the pool's free memory back cost a fresh
+        # process 0.1 ms of CPU even when it held little or none.
+        self.arrow = arrow
 
 
 def _read_table(data: bytes | Path | _CsvOnDisk, display: str, problems: _FileProblems) -> _Table | None:
@@ -172,7 +176,7 @@ def _read_table(data: bytes | Path | _CsvOnDisk, display: str, problems: _FilePr
         problems.add(f"unsupported file type {suffix!r}; run files are .csv or .parquet")
         return None
     frame = _read_csv(data, problems, unfiltered=not streamed)
-    return None if frame is None else _Table(frame, list(frame.columns))
+    return None if frame is None else _Table(frame, list(frame.columns), arrow=not isinstance(frame, _PlainColumns))
 
 
 def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
@@ -181,7 +185,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
 
     try:
         # No pre-buffering: it would keep every compressed column chunk read in memory until the end.
-        parquet = pq.ParquetFile(data if isinstance(data, Path) else io.BytesIO(data), pre_buffer=False)
+        parquet = pq.ParquetFile(_parquet_source(data), pre_buffer=False)
         # Checked before reading: pyarrow refuses to read repeated names with a cryptic message.
         schema = parquet.schema_arrow
         if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
@@ -201,9 +205,22 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         labels = [schema.names[i] for i in kept
                   if columns[i] in FEW_VALUES and any(t(schema.field(i).type) for t in text)]  # fmt: skip
         if labels:
-            source = data if isinstance(data, Path) else io.BytesIO(data)
-            parquet = pq.ParquetFile(source, pre_buffer=False, read_dictionary=labels)
-        table = parquet.read(columns=[schema.names[i] for i in kept], use_threads=_threaded(parquet.metadata.num_rows))
+            parquet.close(force=True)
+            parquet = pq.ParquetFile(_parquet_source(data), pre_buffer=False, read_dictionary=labels)
+        kept_names, float_names = [schema.names[i] for i in kept], [schema.names[i] for i in matrix_columns]
+        # A file of one block is read in one call, its floats beside the rest (a second read of them cost a
+        # fresh process 0.25 ms of CPU at 10^3 rows); a larger one's floats are read into their matrices below.
+        together = (streamed and parquet.metadata.num_row_groups == 1
+                    and parquet.metadata.num_rows <= _CHECK_BLOCK and READ_SMALL_PARQUET_ONCE)  # fmt: skip
+        table = read_floats = None
+        if together:
+            try:
+                table = parquet.read(columns=kept_names + float_names, use_threads=False)
+                read_floats, table = table.select(float_names), table.select(kept_names)
+            except Exception:  # noqa: BLE001 - read apart below, so that what is wrong is reported as it was
+                table = None
+        if table is None:
+            table = parquet.read(columns=kept_names, use_threads=_threaded(parquet.metadata.num_rows))
         aggregate = bool(schema.metadata and b"valuecore.aggregate" in schema.metadata)
         if aggregate:
             problems.add(AGGREGATE_NOTE, severity="warning")
@@ -211,10 +228,14 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
     n = table.num_rows
-    floats = _FloatColumns(parquet, {columns[i]: schema.names[i] for i in matrix_columns}, n) if streamed else None
+    floats = (_FloatColumns(parquet, {columns[i]: schema.names[i] for i in matrix_columns}, n, read_floats)
+              if streamed else None)  # fmt: skip
+    if floats is None:
+        parquet.close(force=True)  # its file, opened here (``_parquet_source``), is closed by its reader
     arrays = _numpy_columns_as_pandas_reads_them(table, schema) if NUMPY_PARQUET else None
     if arrays is not None:
-        return _Table(_PlainColumns(dict(zip([columns[i] for i in kept], arrays))), columns, floats, aggregate)
+        return _Table(_PlainColumns(dict(zip([columns[i] for i in kept], arrays))), columns, floats, aggregate,
+                      arrow=table.nbytes >= _LARGE_ARROW_BYTES)  # the arrays are copies: Arrow keeps what it read
     large = table.nbytes >= _LARGE_ARROW_BYTES
     if index_columns.stored:  # kept as the columns they are in the file, not moved into the frame's index
         table = table.replace_schema_metadata(index_columns.metadata_without_index)
@@ -229,6 +250,15 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     if index_columns.unnamed:
         columns = [c for c, name in zip(columns, schema.names) if name not in index_columns.unnamed]
     return _Table(frame, columns, floats, aggregate)
+
+
+def _parquet_source(data: bytes | Path):
+    """What ``pq.ParquetFile`` reads: bytes in memory, or the file opened as Arrow opens a path (``OSFile``),
+    without pyarrow's resolution of a path to a filesystem, which cost a fresh process 0.2-0.4 ms of CPU at each
+    load (the same bytes read; the reader is closed with ``close(force=True)``, which closes the file)."""
+    import pyarrow as pa
+
+    return pa.OSFile(str(data)) if isinstance(data, Path) else io.BytesIO(data)
 
 
 class _PandasIndex:
@@ -265,6 +295,9 @@ def _pandas_index_columns(schema) -> _PandasIndex:
 
 # Whether a Parquet file's kept columns, when all are numbers without nulls, are taken as numpy arrays.
 NUMPY_PARQUET = True
+
+# Whether a Parquet file of one block is read in one call, its float columns with the others.
+READ_SMALL_PARQUET_ONCE = True
 
 
 def _numpy_columns_as_pandas_reads_them(table, schema) -> list[np.ndarray] | None:
@@ -321,12 +354,15 @@ class _FloatColumns:
         Stripped column name to the name in the file.
     n : int
         Rows of the file.
+    read : pyarrow.Table, optional
+        The float columns, read already (a file of one block); else they are read from ``parquet``.
     """
 
-    def __init__(self, parquet, names: dict[str, str], n: int):
+    def __init__(self, parquet, names: dict[str, str], n: int, read=None):
         self.parquet = parquet
         self.names = names
         self.n = n
+        self.read = read
 
     def _matrix(self, columns, layout: _Layout | None, check):
         """Matrix (n, k) of ``columns``, its rows in the ``layout`` order (None: file order).
@@ -410,6 +446,8 @@ class _FloatColumns:
         small enough that two at a time cost little memory (pandas decodes the same way, and batch by batch
         costs 1.3-1.6x the CPU); else a batch of ``_CHECK_BLOCK`` rows.
         """
+        if self.read is not None:
+            return iter([[_numpy_columns(batch) for batch in self.read.select(names).to_batches(_CHECK_BLOCK)]]), 1
         metadata = self.parquet.metadata
         groups = range(metadata.num_row_groups)
         largest = max((metadata.row_group(i).num_rows for i in groups), default=0) * len(names) * itemsize
@@ -426,9 +464,10 @@ class _FloatColumns:
 
     def close(self) -> None:
         """Let go of the file, and of the decoding buffers its reader keeps."""
-        self.parquet.close()
-        self.parquet = None
-        _release_arrow_memory()
+        self.parquet.close(force=True)  # the file was opened for it (``_parquet_source``)
+        self.parquet = self.read = None
+        if self.n * len(self.names) * 8 >= _LARGE_ARROW_BYTES:  # else Arrow reuses the little it keeps
+            _release_arrow_memory()
 
     def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
         """As :func:`_probabilities`, its rows in the ``layout`` order."""
@@ -586,6 +625,10 @@ class _PlainColumns:
         cells = self._cells[name]
         # The dtype given: object text would otherwise become Arrow's, as a DataFrame's column would.
         return pd.Series(cells, dtype=cells.dtype, name=name, copy=False)
+
+    def plain_array(self, name: str) -> np.ndarray:
+        """The column ``name`` as read, the array that ``[name]`` wraps (``cells._column``)."""
+        return self._cells[name]
 
 
 def _read_csv(data: bytes, problems: _FileProblems, unfiltered: bool = True) -> pd.DataFrame | _PlainColumns | None:
