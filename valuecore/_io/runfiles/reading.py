@@ -498,14 +498,30 @@ class _FloatColumns:
 UNFILTERED_CSV = True
 
 
-def _text_dtypes(text_columns: list[str]) -> dict:
+def _text_dtypes(text_columns: dict[str, str]) -> dict:
     """The dtype pandas reads each text column as: labels, models and splits as Python text (object), as the
     plain path reads them (the same codes; Arrow's text made a 10^5-row file's read cost 43-47 ms of CPU
     against 38-41, a 10^4-row one's 6-11 against 4-5); ids and times as pandas's text."""
-    return {c: (object if c in FEW_VALUES else "str") for c in text_columns}
+    return {key: (object if name in FEW_VALUES else "str") for key, name in text_columns.items()}
 
 
-def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: list[str]) -> pd.DataFrame | None:
+def _pandas_keys(line: bytes, header: list[str]) -> list[tuple[str, ...]]:
+    """Per column of ``header`` (``csv_header``'s names: the whitespace around them ignored), the names pandas
+    may give it: the file's spelling, that spelling less the spaces ``skipinitialspace`` drops, and the name.
+    A read's types and missing spellings are keyed by all (pandas ignores a key naming no column), so that a
+    header ``y_true ,`` reads its labels as text: keyed by ``y_true`` alone, ``01`` became the number 1."""
+    text = line.decode("utf-8").removeprefix("\ufeff").rstrip("\r\n")  # csv_header read it so
+    spelled = next(csv.reader([text]))
+    return [tuple(dict.fromkeys((raw, raw.lstrip(" "), name))) for raw, name in zip(spelled, header)]
+
+
+def _text_keys(line: bytes, header: list[str]) -> dict[str, str]:
+    """Each name pandas may give a text column (:func:`_pandas_keys`) -> the column's name."""
+    return {key: name for name, keys in zip(header, _pandas_keys(line, header)) if name in TEXT_COLUMNS
+            for key in keys}
+
+
+def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: dict[str, str]) -> pd.DataFrame | None:
     """pandas's frame of a CSV read without looking for missing-value spellings or skipping spaces (a third
     less CPU), when neither can change a cell; else None.
 
@@ -526,7 +542,8 @@ def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: lis
 _UNFILTERED_MARKS = (b" ", b"\t", b'"', b"\r")
 
 
-def _unfiltered_frame(source, header: list[str], text_columns: list[str], ends_in_comma=None) -> pd.DataFrame | None:
+def _unfiltered_frame(source, header: list[str], text_columns: dict[str, str], ends_in_comma=None
+                      ) -> pd.DataFrame | None:
     """pandas's unfiltered read of ``source`` (a binary file object of the CSV's bytes, its byte-order mark cut)
     as :func:`_read_csv_unfiltered` describes it, or None; ``ends_in_comma``: after the read, whether the last
     byte read was a comma (then None), when the caller could not look before."""
@@ -592,8 +609,7 @@ def _streamed_csv(path: Path, display: str) -> pd.DataFrame | None:
             return None
         handle.seek(0)
         chunks = _CheckedChunks(handle)
-        text_columns = [c for c in header if c in TEXT_COLUMNS]
-        return _unfiltered_frame(chunks, header, text_columns, ends_in_comma=lambda: chunks.last == b",")
+        return _unfiltered_frame(chunks, header, _text_keys(line, header), ends_in_comma=lambda: chunks.last == b",")
 
 
 def _names(names: list[str]) -> pd.Index:
@@ -641,8 +657,6 @@ def _read_csv(data: bytes, problems: _FileProblems, unfiltered: bool = True) -> 
     if b"\x00" in data[:65536]:
         problems.add("contains binary data; it is neither CSV text nor Parquet")
         return None
-    text_columns = [c for c in header if c in TEXT_COLUMNS]
-    na_values = {c: ([""] if c in TEXT_COLUMNS else NUMERIC_MISSING) for c in header}
     # The byte-order mark is cut here, not by pandas's "utf-8-sig": that decodes the file in Python (and
     # imports the zstandard module to look at the handle), while "utf-8" is read by its C parser as is.
     # Both refuse the same bytes and read the same cells.
@@ -650,6 +664,10 @@ def _read_csv(data: bytes, problems: _FileProblems, unfiltered: bool = True) -> 
     plain = read_plain_csv(text, header)
     if plain is not None:
         return _PlainColumns({_nfc(name): cells for name, cells in zip(header, plain.values())})
+    keys = _pandas_keys(line, header)
+    text_columns = {key: name for name, spelled in zip(header, keys) if name in TEXT_COLUMNS for key in spelled}
+    na_values = {key: ([""] if name in TEXT_COLUMNS else NUMERIC_MISSING) for name, spelled in zip(header, keys)
+                 for key in spelled}
     frame = _read_csv_unfiltered(data, text, header, text_columns) if UNFILTERED_CSV and unfiltered else None
     if frame is not None:
         return frame
