@@ -294,18 +294,28 @@ def test_groups_written_by_the_executors_give_the_file_the_driver_gave_byte_for_
         ([tmp_path / "models.parquet"], {}),
         ([tmp_path / "unlabelled.csv", tmp_path / "models.parquet"], {}),  # two sources, CSV among them
     ]
-    written = []
-    original = _Spark._written_groups
-    monkeypatch.setattr(_Spark, "_written_groups", lambda self, *a: written.append(1) or original(self, *a))
+    written, handed = [], []  # how often the executors wrote the groups; the groups each path handed over
+    write, hand = _Spark._written_groups, _Spark.groups
+    monkeypatch.setattr(_Spark, "_written_groups", lambda self, *a: written.append(1) or write(self, *a))
+    monkeypatch.setattr(_Spark, "groups", lambda self, *a: handed.append(hand(self, *a)) or handed[-1])
     for i, (sources, options) in enumerate(cases):
         with monkeypatch.context() as driver:
             through_the_driver(driver)
             aggregate([str(s) for s in sources], tmp_path / f"driver-{i}.parquet", engine="spark", spark=spark,
                       **options)  # fmt: skip
-        ran = len(written)
+        ran, from_the_driver = len(written), handed[:]
+        handed.clear()
         aggregate([str(s) for s in sources], tmp_path / f"written-{i}.parquet", engine="spark", spark=spark, **options)
         assert len(written) == ran + len(sources), "the executors did not write the groups"
         assert filecmp.cmp(tmp_path / f"driver-{i}.parquet", tmp_path / f"written-{i}.parquet", shallow=False), i
+        # The checks read the groups too: each table is toArrow's (its schema, metadata included; its rows in
+        # another order, as the driver's single partition of LIMIT and the executors' parts come in theirs).
+        assert len(handed) == len(from_the_driver) == len(sources)
+        for old, new in zip(from_the_driver, handed):
+            assert new.schema.equals(old.schema, check_metadata=True), (i, new.schema, old.schema)
+            every_column = [(name, "ascending") for name in old.column_names]
+            assert new.sort_by(every_column).equals(old.sort_by(every_column)), i
+        handed.clear()
 
 
 BEYOND_THE_DRIVER = """
