@@ -330,7 +330,7 @@ def big_csv_log(path: Path, n: int = 1_000_000) -> None:
                       csv.WriteOptions(include_header=False, quoting_style="none"))
 
 
-def start_aggregate(tmp_path, log: Path, *options: str) -> tuple[subprocess.Popen, int, Path, Path]:
+def start_aggregate(tmp_path, log: Path, *options: str, env=None) -> tuple[subprocess.Popen, int, Path, Path]:
     """``python -m valuecore aggregate`` with stderr on a terminal (so it shows its progress line):
     (process, the terminal's reading end, its spill folder, its output folder)."""
     import pty
@@ -344,7 +344,7 @@ def start_aggregate(tmp_path, log: Path, *options: str) -> tuple[subprocess.Pope
     process = subprocess.Popen(
         [sys.executable, "-m", "valuecore", "aggregate", str(log), "--out", str(out_folder / "agg.parquet"),
          "--temp-dir", str(spill), *options],
-        stdout=subprocess.DEVNULL, stderr=writer, cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=writer, cwd=ROOT, env=env,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     os.close(writer)
@@ -402,10 +402,14 @@ def test_a_signal_during_aggregate_exits_cleanly_leaving_nothing(tmp_path, milli
 @pytest.mark.slow
 def test_ctrl_c_during_a_spark_aggregate_cancels_its_jobs_and_leaves_nothing(tmp_path):
     """The Spark engine: Ctrl-C while the grouping job runs (its progress line is on the terminal) cancels this
-    aggregation's jobs (by their tag), though starting a Spark context takes SIGINT over."""
+    aggregation's jobs (by their tag), though starting a Spark context takes SIGINT over; the folder its
+    executors write the groups into is removed."""
     log = tmp_path / "log.csv"
     big_csv_log(log, n=300_000)
-    process, terminal, _, out_folder = start_aggregate(tmp_path, log, "--engine", "spark")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    environment = {**os.environ, "TMPDIR": str(temp)}
+    process, terminal, _, out_folder = start_aggregate(tmp_path, log, "--engine", "spark", env=environment)
     try:
         read_terminal(terminal, until="aggregating:")
         process.send_signal(signal.SIGINT)
@@ -418,6 +422,7 @@ def test_ctrl_c_during_a_spark_aggregate_cancels_its_jobs_and_leaves_nothing(tmp
     assert "interrupted: nothing was written" in shown, shown[-3000:]
     assert "likely a bug" not in shown and "Traceback" not in shown
     assert list(out_folder.iterdir()) == []
+    assert not list(temp.glob("valuecore-spark-groups-*"))
 
 
 @contextlib.contextmanager

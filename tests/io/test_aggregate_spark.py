@@ -5,7 +5,12 @@ One local Spark session (``local[2]``, loopback only) serves the whole module.
 
 from __future__ import annotations
 
+import filecmp
 import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,11 +20,12 @@ from helpers.inputs import BAD_FRAMES, loader_problems, nearly_distinct_scores, 
 
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate
-from valuecore._io.aggregate.spark_engine import spark_session
+from valuecore._io.aggregate.spark_engine import _Spark, spark_session
 
 pytestmark = pytest.mark.heavy  # left out of the quick loop (README); the full suite runs it
 
 os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -229,9 +235,28 @@ def test_each_rule_holds_on_the_same_values_in_spark_as_in_numpy(spark):
         assert in_spark == set(np.flatnonzero(columns.rule_mask(rule, values, text_is_no_number)).tolist()), rule
 
 
-def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path):
-    # Spark fetches at most max_groups + 1 groups; over the budget it keeps them all to count them and
-    # suggest a resolution, and says what DuckDB says.
+@pytest.fixture
+def engine_temp(tmp_path, monkeypatch):
+    """The temporary folder the engine's groups are written under: nothing of them is left there afterwards."""
+    folder = tmp_path / "engine-temp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    assert not list(folder.glob("valuecore-spark-groups-*"))
+
+
+def through_the_driver(monkeypatch):
+    """The path the executors' written groups replace locally (and a cluster's): ``toArrow`` through the driver."""
+    monkeypatch.setattr(_Spark, "_executors_write_here", lambda self: False)
+
+
+@pytest.mark.parametrize("path", ["written", "through the driver"])
+def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path, monkeypatch, engine_temp, path):
+    # Spark's groups stay in Spark over the budget (where the executors wrote them; through the driver, at most
+    # max_groups + 1 are fetched and all are then kept) to count them and suggest a resolution, and it says
+    # what DuckDB says.
+    if path == "through the driver":
+        through_the_driver(monkeypatch)
     raw = nearly_distinct_scores(tmp_path)
     messages = []
     for engine in ("duckdb", "spark"):
@@ -241,6 +266,92 @@ def test_spark_refuses_over_the_group_budget_as_duckdb_does(spark, tmp_path):
         messages.append(str(refused.value))
     assert messages[0] == messages[1]
     assert "3,000 groups" in messages[0] and "--resolution 0.01" in messages[0]
+
+
+def test_groups_written_by_the_executors_give_the_file_the_driver_gave_byte_for_byte(
+    spark, tmp_path, monkeypatch, engine_temp
+):
+    """Issue 33: locally, the executors write the groups into a folder of the engine's own and this process
+    reads them back, instead of taking them through the driver's Java heap (toArrow). The aggregate file is
+    the same, byte for byte (types, nullability, metadata: Parquet's INT96 timestamps and Spark's schema
+    in the parts' metadata are cast back), and the folder is gone afterwards (the fixture)."""
+    rng = np.random.default_rng(8)
+    n = 2000
+    proba = rng.dirichlet([2, 1], size=n)
+    frame = pd.DataFrame({
+        "proba_0": proba[:, 0], "proba_1": 1 - proba[:, 0], "y_true": rng.integers(0, 2, n).astype(str),
+        "timestamp": pd.Timestamp("2024-05-01") + pd.to_timedelta(rng.integers(0, 60 * 24 * 60, n), "min"),
+        "split": np.where(np.arange(n) % 4 == 0, "test", "val"),
+    })  # fmt: skip
+    frame.to_parquet(tmp_path / "timed.parquet")
+    labelled = raw_frame(5, 3000)
+    labelled["model"] = np.where(np.arange(len(labelled)) % 3 == 0, "m1", "m2")
+    labelled.to_parquet(tmp_path / "models.parquet")
+    raw_frame(7, 1000, labelled_test=False).to_csv(tmp_path / "unlabelled.csv", index=False)
+    cases = [
+        ([tmp_path / "timed.parquet"], {"period": "week"}),
+        ([tmp_path / "timed.parquet"], {"period": "month", "resolution": 0.001}),
+        ([tmp_path / "models.parquet"], {}),
+        ([tmp_path / "unlabelled.csv", tmp_path / "models.parquet"], {}),  # two sources, CSV among them
+    ]
+    written, handed = [], []  # how often the executors wrote the groups; the groups each path handed over
+    write, hand = _Spark._written_groups, _Spark.groups
+    monkeypatch.setattr(_Spark, "_written_groups", lambda self, *a: written.append(1) or write(self, *a))
+    monkeypatch.setattr(_Spark, "groups", lambda self, *a: handed.append(hand(self, *a)) or handed[-1])
+    for i, (sources, options) in enumerate(cases):
+        with monkeypatch.context() as driver:
+            through_the_driver(driver)
+            aggregate([str(s) for s in sources], tmp_path / f"driver-{i}.parquet", engine="spark", spark=spark,
+                      **options)  # fmt: skip
+        ran, from_the_driver = len(written), handed[:]
+        handed.clear()
+        aggregate([str(s) for s in sources], tmp_path / f"written-{i}.parquet", engine="spark", spark=spark, **options)
+        assert len(written) == ran + len(sources), "the executors did not write the groups"
+        assert filecmp.cmp(tmp_path / f"driver-{i}.parquet", tmp_path / f"written-{i}.parquet", shallow=False), i
+        # The checks read the groups too: each table is toArrow's (its schema, metadata included; its rows in
+        # another order, as the driver's single partition of LIMIT and the executors' parts come in theirs).
+        assert len(handed) == len(from_the_driver) == len(sources)
+        for old, new in zip(from_the_driver, handed):
+            assert new.schema.equals(old.schema, check_metadata=True), (i, new.schema, old.schema)
+            every_column = [(name, "ascending") for name in old.column_names]
+            assert new.sort_by(every_column).equals(old.sort_by(every_column)), i
+        handed.clear()
+
+
+BEYOND_THE_DRIVER = """
+import sys
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+from valuecore._io.aggregate import aggregate
+
+log, out = sys.argv[1:]
+spark = (SparkSession.builder.master("local[2]").config("spark.driver.host", "127.0.0.1")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.ui.enabled", "false")
+         .config("spark.driver.maxResultSize", "1m").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+result = aggregate(log, out, engine="spark", spark=spark)
+print(result.groups)
+"""
+
+
+def test_groups_larger_than_the_driver_may_take_are_aggregated(tmp_path):
+    """Issue 33: 20,000 groups of 10 mean probabilities (about 2 MB as Arrow) in a session whose driver takes
+    at most 1 MB of task results (spark.driver.maxResultSize, the bound of a collect such as toArrow; the
+    driver's 1g heap ran out the same way at 810,925 groups of 50): the executors write them, so the
+    aggregate is made, and it is DuckDB's."""
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet(np.ones(10), size=20_000)
+    frame = pd.DataFrame({f"proba_{c}": proba[:, c] for c in range(10)})
+    frame["y_true"] = rng.integers(0, 10, len(frame)).astype(str)
+    log = tmp_path / "log.parquet"
+    frame.to_parquet(log)
+    environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", BEYOND_THE_DRIVER, str(log), str(tmp_path / "spark.parquet")],
+                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["20000"]
+    aggregate(str(log), tmp_path / "duckdb.parquet")
+    assert_same_rows(pq.read_table(tmp_path / "duckdb.parquet"), pq.read_table(tmp_path / "spark.parquet"))
 
 
 def jobs_run(spark, work):
@@ -270,7 +381,7 @@ def test_a_clean_log_costs_spark_the_grouping_and_no_pass_of_its_own(spark, tmp_
 
 
 @pytest.mark.parametrize("case", ["nan", "sum", "unknown_label", "partly_labelled"])  # as the Parquet test above
-def test_bad_csv_sources_give_duckdbs_messages_from_spark(spark, case, tmp_path):
+def test_bad_csv_sources_give_duckdbs_messages_from_spark(spark, case, tmp_path, engine_temp):
     """The checks on a CSV log, counted in Spark's grouping, find what DuckDB's pass of its own finds (file,
     message, column, count); Spark does not number CSV rows, so its messages name none."""
     path = tmp_path / "model.csv"

@@ -258,8 +258,9 @@ def _engine_problem(source: _Source, exc: Exception, runner: _Engine | None = No
     elif line:
         message = f"could not be read as CSV at line {line.group(1)} (a row with other fields than the header?)"
     elif "java.lang.OutOfMemoryError" in text:
-        # Spark hands the groups to this process through its driver: the driver's Java heap holds them first
-        # (at Spark's default 1g, 810,925 groups of 50 classes did not fit; issue 33). Not the file's fault.
+        # On a cluster Spark hands the groups to this process through its driver, whose Java heap holds them
+        # first (at Spark's default 1g, 810,925 groups of 50 classes did not fit; issue 33; a local master's
+        # executors write them instead). Not the file's fault.
         message = (
             "could not be aggregated: Spark's driver ran out of Java heap taking the groups back (raise "
             "spark.driver.memory, e.g. spark-submit --driver-memory 4g, or give a coarser --resolution)"

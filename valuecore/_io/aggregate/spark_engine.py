@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +53,7 @@ class _Spark(_Engine):
         # Hive partition values are text, as DuckDB reads them (split=1 is the split "1").
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         self._uris: dict[str, str] = {}
+        self._folders: list[str] = []  # where the executors wrote groups still in use
         self._partitions = self.spark.conf.get("spark.sql.shuffle.partitions")
         self._closed = threading.Event()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
@@ -154,9 +157,48 @@ class _Spark(_Engine):
         return self._job(lambda: self.spark.sql(render(sql, self.name)).toArrow(), progress)
 
     def groups(self, plan: _Plan, limit: int, progress):
-        # One job, as a bare groupBy: no cache of the groups, no count of them first; the budget is the limit.
+        # One job, as a bare groupBy: no cache of the groups, no count of them first.
         self.holds_groups = False
-        return self.arrow(grouped_sql(plan).limit(int(limit)), progress)
+        if not self._executors_write_here():
+            return self.arrow(grouped_sql(plan).limit(int(limit)), progress)  # the budget is the limit
+        return self._written_groups(self.spark.sql(render(grouped_sql(plan), self.name)), limit, progress)
+
+    def _executors_write_here(self) -> bool:
+        """Whether the executors' files land on this machine's disk (a local master): the groups then travel
+        as Parquet parts the executors write, not as task results the driver's Java heap holds (at its
+        default 1g, 810,925 groups of 50 classes did not fit; issue 33). A cluster's executors write to
+        their own disks, so there the groups still come back through the driver (``toArrow``)."""
+        return self._context is not None and self._context.master.startswith("local")
+
+    def _written_groups(self, frame, limit: int, progress):
+        """The groups, written by the executors into a folder of this engine's own (removed here, or by
+        :meth:`close` on any error or stop), read back as Arrow when fewer than ``limit``. At ``limit`` or
+        more (over the budget) they stay there, as ``grouped_rows`` for the refusal's count and suggestion,
+        and only their count comes back (from the parts' footers)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        # The schema toArrow casts its batches to, built as toArrow builds it (asking Spark for it, LIMIT 0,
+        # costs a job): the parts' Parquet types (INT96 timestamps, Spark's schema in the metadata) are cast
+        # back to it, so the table is the one toArrow gives.
+        large = self.spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+        schema = to_arrow_schema(frame.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC",
+                                 prefers_large_types=large)  # fmt: skip
+        self._folders.append(tempfile.mkdtemp(prefix="valuecore-spark-groups-"))
+        folder = os.path.join(self._folders[-1], "groups")
+        self._job(lambda: frame.write.parquet(folder), progress)
+        parts = sorted(str(p) for p in Path(folder).glob("part-*.parquet"))  # in the order of Spark's partitions
+        count = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+        if count >= limit:
+            self.spark.read.parquet(folder).createOrReplaceTempView(GROUPED_TABLE)
+            self.holds_groups = True
+            return _Counted(count)
+        tables = [pq.read_table(part).cast(schema) for part in parts]  # no group at all may still leave no part
+        table = pa.concat_tables(tables) if tables else schema.empty_table()
+        shutil.rmtree(self._folders.pop(), ignore_errors=True)
+        return table
 
     def materialize(self, name: str, sql: str, progress) -> None:
         # A DataFrame's view keeps its analysed plan (a SQL-text view would re-resolve
@@ -177,8 +219,17 @@ class _Spark(_Engine):
         self._watcher.join()
         self._drop_cached()
         self.spark.catalog.dropTempView(GROUPED_TABLE)
+        for folder in self._folders:
+            shutil.rmtree(folder, ignore_errors=True)
         self.spark.conf.set("spark.sql.shuffle.partitions", self._partitions)  # the session's own again
         (self.spark.removeTag if self._context is None else self._context.removeJobTag)(self._tag)
+
+
+class _Counted:
+    """Groups over the budget, left where the executors wrote them: only their number comes here."""
+
+    def __init__(self, num_rows: int):
+        self.num_rows = num_rows
 
 
 def _active_or_local_session():
