@@ -530,7 +530,7 @@ def test_table_on_all_zero_weights_refuses_before_printing(tmp_path):
     path = tmp_path / "zeros.csv"
     path.write_text("y_true,proba_a,proba_b,weight\na,0.9,0.1,0\nb,0.2,0.8,0\n")
     result = cli_run("table", path)
-    refused(result, "every weight", "is zero")
+    refused(result, "no item to read", "weights are all zero")
     assert result.stdout == "" and "NA values" not in result.stderr
 
 

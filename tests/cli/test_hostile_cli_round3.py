@@ -271,8 +271,16 @@ def test_adapting_from_a_tuning_split_without_weight_says_so_in_words(tmp_path, 
     frame["weight"] = (frame["split"] != "val").astype(float)
     run = tmp_path / "zero.csv"
     frame.to_csv(run, index=False)
+    # A split of zero weights holds no item: it is left out, in words, and the adaptation goes on without it,
+    # as for a file without that split.
     result = cli_run("report", run, *QUICK, "--adapt-to", "prod", "--adapt-method", method)
-    refused(result, "every weight", "is zero")
+    assert result.returncode == 0, result.stderr
+    assert "split 'val' is left out: all its weights are zero" in result.stderr
+    without = tmp_path / "alone" / "zero.csv"  # the same model name
+    without.parent.mkdir()
+    frame[frame["split"] != "val"].drop(columns="weight").to_csv(without, index=False)
+    alone = cli_run("report", without, *QUICK, "--adapt-to", "prod", "--adapt-method", method)
+    assert alone.returncode == 0 and alone.stdout.replace(str(without), str(run)) == result.stdout
     for jargon in ("reference_priors", "nan", "SVD", "converge"):
         assert jargon not in result.stderr, result.stderr
 
