@@ -283,3 +283,19 @@ def test_bad_csv_sources_give_duckdbs_messages_from_spark(spark, case, tmp_path)
         found.append([(p.file, p.message, p.column, p.severity, p.row_count) for p in refused.value.problems])
     assert found[0] == found[1] and any(p[3] == "error" for p in found[0])
     assert not (tmp_path / "agg.parquet").exists()
+
+
+def test_file_names_holding_glob_characters_are_read_as_those_files_by_spark(spark, tmp_path):
+    """Spark reads a path as a Hadoop glob: m[1].csv read m1.csv, and m\\1.csv failed to parse. Each run file of
+    the folder is read as itself, as DuckDB and the loader read it."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    rng = np.random.default_rng(11)
+    for k, name in enumerate(["m1", "m[1]", "m{1,2}", "m\\1", "m*"]):
+        p = rng.dirichlet([1, 1], size=5 + k)
+        pd.DataFrame({"y_true": rng.choice(["a", "b"], 5 + k), "proba_a": p[:, 0], "proba_b": p[:, 1]}).to_csv(
+            folder / f"{name}.csv", index=False)  # fmt: skip
+    duck, spark_table = both_engines(spark, folder, tmp_path)
+    assert_same_rows(duck, spark_table)
+    weights = spark_table.to_pandas().groupby("model")["weight"].sum().to_dict()
+    assert {m: len(run.splits["all"].y_true) for m, run in vc.load_runs(folder).models.items()} == weights

@@ -1,0 +1,116 @@
+"""The aggregate of a source loads to the counts the in-memory loader gives the source itself, or both refuse it.
+
+The loader (``vc.load_runs``) is the reference: per model, its classes and the summed weight of every (split,
+true class, predicted class, confidence) must come back from ``aggregate`` then ``load_runs`` of its file. Each
+case here is one the aggregate once got silently wrong (a hostile-input hunt, issue 33)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import valuecore as vc
+from valuecore._io.aggregate import AggregateRefused, aggregate
+
+
+def loaded_counts(report) -> dict:
+    """Per model: its classes, and the weight of each (split, true class, predicted class, confidence)."""
+    counts = {}
+    for name, run in report.models.items():
+        tally: Counter = Counter()
+        for split, pred in run.splits.items():
+            true = [None] * pred.n if pred.y_true is None else [run.classes[i] for i in pred.y_true]
+            predicted = [run.classes[i] for i in pred.y_pred]
+            for t, p, c, w in zip(true, predicted, pred.confidence.tolist(), pred.sample_weight.tolist()):
+                tally[(split, t, p, c)] += w
+        counts[name] = (tuple(run.classes), dict(tally))
+    return counts
+
+
+def errors(report_or_problems) -> list:
+    problems = getattr(report_or_problems, "problems", report_or_problems)
+    return [p for p in problems if p.severity == "error"]
+
+
+def aggregate_then_load(source, tmp_path: Path, **options):
+    """The aggregate's file loaded, or the aggregate's refusal."""
+    out = tmp_path / f"aggregate_{len(list(tmp_path.glob('aggregate_*')))}.parquet"
+    try:
+        aggregate([str(source)], out, **options)
+    except AggregateRefused as refused:
+        return refused
+    return vc.load_runs(out)
+
+
+def assert_aggregate_loads_as_the_source(source, tmp_path: Path, **options):
+    """Both load alike, or both refuse (naming the same columns); returns the loader's report."""
+    raw = vc.load_runs(source)
+    result = aggregate_then_load(source, tmp_path, **options)
+    if isinstance(result, AggregateRefused):
+        assert errors(raw), f"the loader reads {source}, the aggregate refuses it: {result}"
+        assert {p.column for p in errors(raw)} & {p.column for p in errors(result.problems)}, (errors(raw), result)
+        return raw
+    assert not errors(raw), f"the loader refuses {source}, the aggregate wrote it: {errors(raw)}"
+    assert not errors(result), errors(result)
+    assert loaded_counts(result) == loaded_counts(raw)
+    return raw
+
+
+def _run_frames():
+    return {
+        "m[1]": pd.DataFrame({"y_true": ["a", "b"], "proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8]}),
+        "m1": pd.DataFrame({"y_true": ["a", "b", "a"], "proba_a": [0.1, 0.8, 0.5], "proba_b": [0.9, 0.2, 0.5]}),
+        "m?": pd.DataFrame({"y_true": ["b", "b"], "proba_a": [0.3, 0.4], "proba_b": [0.7, 0.6]}),
+        "m*": pd.DataFrame({"y_true": ["a"] * 4, "proba_a": [0.6, 0.7, 0.2, 0.1], "proba_b": [0.4, 0.3, 0.8, 0.9]}),
+    }
+
+
+@pytest.mark.parametrize("names", [("m1", "m[1]"), tuple(_run_frames())])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_folder_with_glob_characters_in_file_names_aggregates_each_file_once(names, suffix, tmp_path):
+    """m1 and m[1] are two run files: DuckDB read every path as a glob, so m1 counted twice and m[1] vanished."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in names:
+        path, frame = folder / f"{name}{suffix}", _run_frames()[name]
+        frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
+    raw = assert_aggregate_loads_as_the_source(folder, tmp_path)
+    assert sorted(raw.models) == sorted(names)
+
+
+@pytest.mark.parametrize("folder", ["exp[1]", "exp*", "exp?"])
+def test_a_named_file_whose_path_holds_glob_characters_is_that_file(folder, tmp_path):
+    """``aggregate 'exp[1]/preds.csv'`` read exp1/preds.csv, another experiment's file; with none beside it, it
+    refused the existing file as naming none."""
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "preds.csv").write_text("y_true,proba_a,proba_b\na,0.9,0.1\nb,0.2,0.8\n")
+    (tmp_path / "exp1").mkdir()
+    (tmp_path / "exp1" / "preds.csv").write_text("y_true,proba_a,proba_b\na,0.1,0.9\nb,0.8,0.2\na,0.5,0.5\n")
+    named = tmp_path / folder / "preds.csv"
+    assert_aggregate_loads_as_the_source(named, tmp_path)
+    loaded = aggregate_then_load(named, tmp_path)
+    assert list(loaded.models) == ["preds"]  # named after the file, as the loader names it
+    assert_aggregate_loads_as_the_source(tmp_path / folder, tmp_path)  # the folder itself
+
+
+def test_a_glob_still_reads_the_files_it_matches(tmp_path):
+    for name, frame in _run_frames().items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    out = tmp_path / "glob.parquet"
+    aggregate([str(tmp_path / "m1*.csv")], out, model="m")  # matches m1.csv alone
+    assert loaded_counts(vc.load_runs(out))["m"][1] == loaded_counts(vc.load_runs(tmp_path / "m1.csv"))["m1"][1]
+
+
+def test_duckdb_refuses_a_file_it_cannot_read_as_itself(tmp_path):
+    """DuckDB's globs match no path holding a backslash: such a path with a glob character is refused by name,
+    never read as another file."""
+    folder = tmp_path / "a\\b"
+    folder.mkdir()
+    _run_frames()["m1"].to_csv(folder / "m[1].csv", index=False)
+    with pytest.raises(AggregateRefused, match="backslash") as refused:
+        aggregate([str(folder / "m[1].csv")], tmp_path / "out.parquet")
+    assert refused.value.problems[0].file == str(folder / "m[1].csv")
+    assert not errors(vc.load_runs(folder / "m[1].csv"))  # the loader reads it
