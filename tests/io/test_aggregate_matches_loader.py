@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate
@@ -114,3 +116,49 @@ def test_duckdb_refuses_a_file_it_cannot_read_as_itself(tmp_path):
         aggregate([str(folder / "m[1].csv")], tmp_path / "out.parquet")
     assert refused.value.problems[0].file == str(folder / "m[1].csv")
     assert not errors(vc.load_runs(folder / "m[1].csv"))  # the loader reads it
+
+
+# Spellings of labels around the integer classes: the loader reads a label as the class it spells, or else as
+# the integer class of a whole number written with a point (1.0, +01.); "01", "+1", "1e0" name no class 1.
+LABEL_SPELLINGS = ["0", "1", "01", "2", "10", "1.0", "01.0", "+1.", "1.", "-0.0", "2.00", "+1", "1e0", " 1 ", "0x1",
+                   "1.5", "+0", "١.0"]  # fmt: skip
+CLASS_SPELLINGS = ["0", "1", "01", "2", "10", "-1", "a"]
+
+
+def _csv(path: Path, header: list[str], rows: list[list]) -> Path:
+    path.write_text("\n".join(",".join(map(str, row)) for row in [header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+@st.composite
+def probability_runs(draw, labels=LABEL_SPELLINGS, classes=CLASS_SPELLINGS):
+    """(header, rows) of a probability run: its classes, and labels spelled any way."""
+    chosen = draw(st.lists(st.sampled_from(classes), min_size=2, max_size=3, unique=True))
+    n = draw(st.integers(2, 12))
+    rows = []
+    for _ in range(n):
+        p = draw(st.integers(0, 10)) / 10
+        cells = [p, round(1 - p, 1)] + [0.0] * (len(chosen) - 2)
+        rows.append([draw(st.sampled_from(labels + chosen)), *cells])
+    return ["y_true", *(f"proba_{c}" for c in chosen)], rows
+
+
+@st.composite
+def top_label_runs(draw, labels=LABEL_SPELLINGS):
+    n = draw(st.integers(2, 12))
+    rows = [[draw(st.sampled_from(labels)), draw(st.sampled_from(labels)), draw(st.integers(0, 10)) / 10]
+            for _ in range(n)]  # fmt: skip
+    return ["y_true", "y_pred", "confidence"], rows
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(run=st.one_of(probability_runs(), top_label_runs()))
+@example(run=(["y_true", "proba_1", "proba_01"], [["01", 0.2, 0.8], ["1", 0.7, 0.3]]))  # hunt48 r8
+@example(run=(["y_true", "proba_0", "proba_1"], [["0", 0.9, 0.1], ["+1", 0.2, 0.8]]))
+@example(run=(["y_true", "y_pred", "confidence"], [["1", "1.0", 0.9], ["1.", "1", 0.6]]))  # one class: refused
+def test_labels_name_the_classes_the_loader_reads_them_as(run, tmp_path_factory):
+    """A label is a class when its text is the class's, or when it writes a whole number with a point and the
+    class is that integer: the aggregate compared the labels' values, so '01' went into class 1 and '+1' or
+    '1e0' were class 1 where the loader refuses them."""
+    folder = tmp_path_factory.mktemp("labels")
+    assert_aggregate_loads_as_the_source(_csv(folder / "m.csv", *run), folder)

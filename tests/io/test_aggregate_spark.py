@@ -299,3 +299,17 @@ def test_file_names_holding_glob_characters_are_read_as_those_files_by_spark(spa
     assert_same_rows(duck, spark_table)
     weights = spark_table.to_pandas().groupby("model")["weight"].sum().to_dict()
     assert {m: len(run.splits["all"].y_true) for m, run in vc.load_runs(folder).models.items()} == weights
+
+
+def test_labels_name_classes_by_the_loaders_rule_in_spark(spark, tmp_path):
+    """Classes 1 and 01: '01' is class 01, '1.0' and '+01.' class 1 (a whole number written with a point), in
+    Spark as in DuckDB and the loader; '+1' names no class (Spark compared values: every one was class 1)."""
+    rows = ["y_true,proba_1,proba_01"] + [f"{label},{p},{round(1 - p, 1)}" for label, p in
+                                          [("01", 0.2), ("1", 0.7), ("1.0", 0.6), ("+01.", 0.9), ("01", 0.4)]]
+    (tmp_path / "codes.csv").write_text("\n".join(rows) + "\n")
+    duck, spark_table = both_engines(spark, tmp_path / "codes.csv", tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert sorted(spark_table["y_true"].to_pylist()) == ["01", "01", "1", "1", "1"]
+    (tmp_path / "plus.csv").write_text("y_true,proba_0,proba_1\n0,0.9,0.1\n+1,0.2,0.8\n")
+    with pytest.raises(AggregateRefused, match="not among the classes"):
+        aggregate(str(tmp_path / "plus.csv"), tmp_path / "plus.parquet", engine="spark", spark=spark)

@@ -16,6 +16,7 @@ from ..format import (
     MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
     _warn_unknown_columns,
 )
+from ..runfiles.cells import _canonical
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (
@@ -49,7 +50,7 @@ def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan 
 
 
 def _infer_classes(engine: _Engine, plan: _Plan, source: _Source, problems: list[LoadProblem]):
-    labels = sorted({str(r[0]) for r in engine.rows(_label_values_sql(plan))})
+    labels = sorted({_canonical(str(r[0])) for r in engine.rows(_label_values_sql(plan))})  # "1.0" is class 1
     if len(labels) < 2:
         problems.append(
             LoadProblem(

@@ -197,14 +197,25 @@ def _class_of(plan: _Plan, column: str) -> exp.Expression:
         # a number, without making text of every row.
         value = _cast(plan.cell(column), "DOUBLE")
         return _case([(value.eq(int(c)), _text_literal(c)) for c in plan.classes])
-    cases = []
-    for c in plan.classes:  # each condition its own tree: no copy of the text's expression per class
-        condition = exp.EQ(this=_text(plan, column), expression=_text_literal(c))
-        if _is_integer_text(c):
-            number = exp.TryCast(this=_text(plan, column), to=exp.DataType.build("DOUBLE"), safe=True)
-            condition = exp.or_(condition, exp.EQ(this=number, expression=_number_literal(int(c))), copy=False)
-        cases.append((condition, _text_literal(c)))
+    # each condition its own tree: no copy of the text's expression per class
+    cases = [(exp.EQ(this=_text(plan, column), expression=_text_literal(c)), _text_literal(c)) for c in plan.classes]
+    integers = [c for c in plan.classes if _is_integer_text(c)]
+    if integers:
+        # The loader's second look (``cells._canonical``), at text that names no class as it is: a whole number
+        # written with a point ("1.0", "+01.") names the integer class of its value; "01", "+1" or "1e0" none.
+        number = _try_cast(_text(plan, column), "DOUBLE")
+        by_value = _case([(number.eq(int(c)), _text_literal(c)) for c in integers])
+        cases.append((_whole_number_text(plan, _text(plan, column)), by_value))
     return _case(cases)
+
+
+# ``cells._WHOLE_NUMBER_TEXT`` (the loader's), anchored: Spark's regexp_like finds a match anywhere.
+_WHOLE_NUMBER_PATTERN = "^[+-]?[0-9]+[.]0*$"
+
+
+def _whole_number_text(plan: _Plan, text: exp.Expression) -> exp.Expression:
+    function = "regexp_like" if plan.dialect == "spark" else "regexp_full_match"
+    return exp.Anonymous(this=function, expressions=[text, _text_literal(_WHOLE_NUMBER_PATTERN)])
 
 
 def _true_by_number(plan: _Plan) -> bool:
