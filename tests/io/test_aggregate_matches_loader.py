@@ -162,3 +162,56 @@ def test_labels_name_the_classes_the_loader_reads_them_as(run, tmp_path_factory)
     '1e0' were class 1 where the loader refuses them."""
     folder = tmp_path_factory.mktemp("labels")
     assert_aggregate_loads_as_the_source(_csv(folder / "m.csv", *run), folder)
+
+
+# One name in Unicode's composed and decomposed forms (and the Angstrom sign, whose NFC is "Å"): the loader
+# reads each as its NFC form, so both spellings are one class, one model, one split.
+UNICODE_NAMES = ["\u00e9", "e\u0301", "\u00c5", "A\u030a", "\u212b", "a"]
+
+
+@st.composite
+def unicode_runs(draw):
+    """(header, rows) of a probability run with classes, labels, models and splits spelled in either form."""
+    classes = draw(st.lists(st.sampled_from(UNICODE_NAMES), min_size=2, max_size=2, unique=True))
+    columns = ["y_true", *(f"proba_{c}" for c in classes)]
+    extra = draw(st.sampled_from([[], ["model"], ["split"], ["model", "split"]]))
+    rows = []
+    for _ in range(draw(st.integers(2, 10))):
+        p = draw(st.integers(0, 10)) / 10
+        rows.append([draw(st.sampled_from(UNICODE_NAMES[:5])), p, round(1 - p, 1),
+                     *(draw(st.sampled_from(UNICODE_NAMES)) for _ in extra)])  # fmt: skip
+    return columns + extra, rows
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(run=unicode_runs(), parquet=st.booleans())
+@example(run=(["y_true", "proba_\u00e9", "proba_b"], [["e\u0301", 0.8, 0.2], ["b", 0.3, 0.7]]), parquet=False)  # r1
+def test_names_in_either_unicode_form_are_one_name_as_the_loader_reads_them(run, parquet, tmp_path_factory):
+    """The loader reads labels, class names, models and splits in their composed form (NFC); the aggregate
+    compared them as written, so a decomposed label was "not among the classes" of its own composed class."""
+    folder = tmp_path_factory.mktemp("nfc")
+    header, rows = run
+    path = _csv(folder / "m.csv", header, rows)
+    if parquet:
+        pd.read_csv(path, dtype={c: str for c in ("y_true", "model", "split")}).to_parquet(folder / "m.parquet")
+        path.unlink()
+        path = folder / "m.parquet"
+    assert_aggregate_loads_as_the_source(path, folder)
+
+
+def test_run_files_named_alike_in_either_unicode_form_are_one_model(tmp_path):
+    """é.csv and e\\u0301.csv (as macOS writes names) are one model "é", as docs/run-format.md says: the loader
+    loads the first and refuses the second as a model name already taken; the aggregate, which blended both
+    files' rows into one model, refuses them as two sources of one model."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name, p in (("\u00e9", 0.9), ("e\u0301", 0.3)):
+        _csv(folder / f"{name}.csv", ["y_true", "proba_a", "proba_b"], [["a", p, round(1 - p, 1)], ["b", 0.5, 0.5]])
+    loaded = vc.load_runs(folder)
+    assert list(loaded.models) == ["\u00e9"]
+    first, second = sorted(folder.glob("*.csv"))
+    assert [(p.file, p.message) for p in errors(loaded)] == [(str(second), f"model name 'é' is already taken by "
+                                                               f"{first}; this one was not loaded (rename the file or "
+                                                               "the model column values)")]  # fmt: skip
+    with pytest.raises(AggregateRefused, match="gives the model name 'é'"):
+        aggregate([str(folder)], tmp_path / "out.parquet")

@@ -5,7 +5,6 @@ the limits a file is held to, and a header's checks with the kind of run it desc
 from __future__ import annotations
 
 import csv
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from .columns import (
     PROBA_ALIASES,
     PROBA_PREFIX,
     RESERVED_COLUMNS,
+    _nfc,
     column_name,
     is_run_column,
 )
@@ -376,12 +376,6 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
 def _unnamed(column: str) -> bool:
     # An empty header field (e.g. from a trailing comma); pandas names it "Unnamed: k".
     return column == "" or column.startswith("Unnamed: ")
-
-
-def _nfc(text: str) -> str:
-    """Text in Unicode's composed form (NFC): "é" typed as one character or as "e" plus an accent is
-    one name, never two classes or models that look alike."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 class _RowTally:

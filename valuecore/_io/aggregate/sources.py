@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from ..columns import column_name
+from ..columns import _nfc, column_name
 from ..paths import outside_roots
 from ..format import (
     PARQUET_SUFFIXES, OUTSIDE_ROOTS, LoadProblem, csv_header, first_line, _check_header, _check_plain_cells,
@@ -283,7 +283,7 @@ def _default_model_name(text: str) -> str:
         fixed = [p for p in path.parts if not _is_glob(p)]
         path = Path(*fixed) if fixed else Path("model")
         return path.name or "model"
-    return path.stem if path.suffix else path.name
+    return _nfc(path.stem if path.suffix else path.name)  # as the loader names it (é.csv and e\u0301.csv alike)
 
 
 def _table_source(text: str, model: str | None, engine: str, problems: list[LoadProblem]) -> _Source | None:

@@ -172,7 +172,14 @@ def _text(plan: _Plan, column: str) -> exp.Expression:
         as_text = _case([(whole, _cast(_cast(plan.cell(column), "BIGINT"), "STRING"))], as_text)
     if plan.column_types.get(column) in ("number", "bool"):  # a number's or a truth's text has no whitespace
         return exp.Nullif(this=exp.Trim(this=as_text), expression=_text_literal(""))
-    return exp.Nullif(this=_stripped(as_text), expression=_text_literal(""))
+    return exp.Nullif(this=_composed(plan, _stripped(as_text)), expression=_text_literal(""))
+
+
+def _composed(plan: _Plan, text: exp.Expression) -> exp.Expression:
+    """``text`` in Unicode's composed form (NFC), as the loader reads every label, model and split
+    (``format._nfc``): "é" typed as one character or as "e" and an accent is one name. Spark has no such
+    function: there it stays as written."""
+    return text if plan.dialect == "spark" else exp.Anonymous(this="nfc_normalize", expressions=[text])
 
 
 def _stripped(text: exp.Expression) -> exp.Expression:
