@@ -18,16 +18,19 @@ import valuecore as vc
 from valuecore._io.aggregate import AggregateRefused, aggregate
 
 
-def loaded_counts(report) -> dict:
-    """Per model: its classes, and the weight of each (split, true class, predicted class, confidence)."""
+def loaded_counts(report, period: str | None = None) -> dict:
+    """Per model: its classes, and the weight of each (split, true class, predicted class, confidence), and of
+    its time's ``period`` ("day"; its first day in UTC) when one is given."""
     counts = {}
     for name, run in report.models.items():
         tally: Counter = Counter()
         for split, pred in run.splits.items():
             true = [None] * pred.n if pred.y_true is None else [run.classes[i] for i in pred.y_true]
             predicted = [run.classes[i] for i in pred.y_pred]
-            for t, p, c, w in zip(true, predicted, pred.confidence.tolist(), pred.sample_weight.tolist()):
-                tally[(split, t, p, c)] += w
+            times = [None] * pred.n if period is None or pred.timestamp is None else (
+                pred.timestamp.astype("datetime64[D]").tolist())  # fmt: skip
+            for t, p, c, w, day in zip(true, predicted, pred.confidence.tolist(), pred.sample_weight.tolist(), times):
+                tally[(split, t, p, c, day)] += w
         counts[name] = (tuple(run.classes), dict(tally))
     return counts
 
@@ -57,7 +60,7 @@ def assert_aggregate_loads_as_the_source(source, tmp_path: Path, **options):
         return raw
     assert not errors(raw), f"the loader refuses {source}, the aggregate wrote it: {errors(raw)}"
     assert not errors(result), errors(result)
-    assert loaded_counts(result) == loaded_counts(raw)
+    assert loaded_counts(result, options.get("period")) == loaded_counts(raw, options.get("period"))
     return raw
 
 
@@ -215,3 +218,36 @@ def test_run_files_named_alike_in_either_unicode_form_are_one_model(tmp_path):
                                                                "the model column values)")]  # fmt: skip
     with pytest.raises(AggregateRefused, match="gives the model name 'é'"):
         aggregate([str(folder)], tmp_path / "out.parquet")
+
+
+TIMES = ["2024-05-01T23:30:00-05:00", "2024-05-01T01:00:00+09:00", "2024-05-01", "2024-05-01T13:00:00Z",
+         " 2024-05-02 ", "2024-04-30T23:59:59", "9999-12-31", "1600-01-01", "2262-04-10T12:00:00", ""]
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(times=st.lists(st.sampled_from(TIMES), min_size=2, max_size=8), split=st.booleans())
+@example(times=["2024-05-01T23:30:00-05:00", "2024-05-01T01:00:00+09:00"], split=False)  # hunt48 r9
+@example(times=["9999-12-31", "2024-01-01"], split=False)
+@example(times=["", "2024-01-01", "", "2024-01-02"], split=True)
+@example(times=["", "2024-01-01"], split=False)
+def test_periods_are_utc_days_and_refused_times_are_refused(times, split, tmp_path_factory):
+    """``--period day`` buckets times in UTC, as the loader converts them (a TIMESTAMP cast dropped the offset:
+    23:30-05:00 fell on May 1, not May 2); times the loader refuses (outside nanoseconds' range, or missing in
+    part of a split) are refused, not written into a file the loader then refuses."""
+    folder = tmp_path_factory.mktemp("times")
+    rows = [[*(["val" if i % 2 else "test"] if split else []), "ab"[i % 2], 0.9 - 0.1 * (i % 3), 0.1 + 0.1 * (i % 3),
+             t] for i, t in enumerate(times)]  # fmt: skip
+    header = [*(["split"] if split else []), "y_true", "proba_a", "proba_b", "timestamp"]
+    assert_aggregate_loads_as_the_source(_csv(folder / "m.csv", header, rows), folder, period="day")
+
+
+@pytest.mark.parametrize("stamps", [["2024-05-01T23:30:00-05:00", "2024-05-01T01:00:00+09:00"],
+                                    ["9999-05-01T23:30:00-05:00", "2024-05-01T01:00:00+09:00"],
+                                    [None, "2024-05-01T01:00:00+09:00"]])  # fmt: skip
+def test_parquet_times_with_an_offset_or_out_of_range_read_as_the_loader_reads_them(stamps, tmp_path):
+    """Typed times: the checks are counted in the grouping (a time missing in part of a split, too)."""
+    stamps = pd.Series(stamps)
+    frame = pd.DataFrame({"y_true": ["a", "b"], "proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8]})
+    frame["timestamp"] = pd.to_datetime(stamps, utc=True, format="ISO8601").dt.as_unit("us")
+    frame.to_parquet(tmp_path / "m.parquet")
+    assert_aggregate_loads_as_the_source(tmp_path / "m.parquet", tmp_path, period="day")

@@ -313,3 +313,20 @@ def test_labels_name_classes_by_the_loaders_rule_in_spark(spark, tmp_path):
     (tmp_path / "plus.csv").write_text("y_true,proba_0,proba_1\n0,0.9,0.1\n+1,0.2,0.8\n")
     with pytest.raises(AggregateRefused, match="not among the classes"):
         aggregate(str(tmp_path / "plus.csv"), tmp_path / "plus.parquet", engine="spark", spark=spark)
+
+
+def test_periods_are_utc_days_and_out_of_range_or_partial_times_refused_by_spark(spark, tmp_path):
+    """Times with an offset fall on their UTC day in both engines; a year-9999 time, or one missing in part of a
+    split, is refused by Spark with the loader's words, as by DuckDB."""
+    (tmp_path / "tz.csv").write_text("y_true,proba_a,proba_b,timestamp\na,0.9,0.1,2024-05-01T23:30:00-05:00\n"
+                                     "b,0.2,0.8,2024-05-01T01:00:00+09:00\n")  # fmt: skip
+    duck, spark_table = both_engines(spark, tmp_path / "tz.csv", tmp_path, period="day")
+    assert_same_rows(duck, spark_table)
+    days = {t.isoformat() for t in spark_table["timestamp"].to_pylist()}
+    assert days == {"2024-05-02T00:00:00", "2024-04-30T00:00:00"}
+    for name, cells, message in [("y9999", ("9999-12-31", "2024-01-01"), "outside the supported range"),
+                                 ("partial", ("", "2024-01-01"), "timestamp is missing in split 'all'")]:
+        path = tmp_path / f"{name}.csv"
+        path.write_text(f"y_true,proba_a,proba_b,timestamp\na,0.9,0.1,{cells[0]}\nb,0.2,0.8,{cells[1]}\n")
+        with pytest.raises(AggregateRefused, match=message):
+            aggregate(str(path), tmp_path / f"{name}.parquet", engine="spark", spark=spark, period="day")

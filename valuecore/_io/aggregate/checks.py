@@ -116,11 +116,10 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source, groups) -
 
 
 def _partly_labelled(groups, plan: _Plan) -> bool:
-    """Whether a (model, split) is labelled only in part, judged on the groups (checks passed, so a
-    NULL y_true there is an empty one)."""
-    if not plan.has("y_true"):
-        return False
-    return groups.rows(_partly_labelled_sql())[0][0] > 0
+    """Whether a (model, split) is labelled (or, by period, timed) only in part, judged on the groups (checks
+    passed, so a NULL y_true or period there is an empty one)."""
+    columns = (["y_true"] if plan.has("y_true") else []) + (["period"] if plan.period is not None else [])
+    return any(groups.rows(_partly_labelled_sql(column))[0][0] > 0 for column in columns)
 
 
 def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
@@ -170,25 +169,26 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
                         column,
                     )
                 )
-    if not plan.has("y_true"):
-        return problems
     several_models = plan.has("model") or bool(plan.file_models)
-    for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan)):
-        if model is None or split is None or labelled in (0, n_rows):
-            continue
-        context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
-        for file, count in engine.rows(_unlabelled_files_sql(plan), [model, split]):
-            problems.append(
-                LoadProblem(
-                    engine.display_file(file),
-                    f"y_true is missing in {context}, which has labels elsewhere "
-                    "(leave y_true empty for a whole split to mark it unlabeled)",
-                    "y_true",
-                    _first_rows(engine, _unlabelled_in_split(plan), file, (model, split)),
-                    "error",
-                    int(count),
+    # The loader's words for a column filled only in part of a split; times matter only to a --period.
+    missing = {"y_true": "labels elsewhere (leave y_true empty for a whole split to mark it unlabeled)",
+               "timestamp": "timestamps elsewhere"}  # fmt: skip
+    for column in [c for c in missing if plan.has(c) and (c == "y_true" or plan.period is not None)]:
+        for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan, column)):
+            if model is None or split is None or labelled in (0, n_rows):
+                continue
+            context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
+            for file, count in engine.rows(_unlabelled_files_sql(plan, column), [model, split]):
+                problems.append(
+                    LoadProblem(
+                        engine.display_file(file),
+                        f"{column} is missing in {context}, which has {missing[column]}",
+                        column,
+                        _first_rows(engine, _unlabelled_in_split(plan, column), file, (model, split)),
+                        "error",
+                        int(count),
+                    )
                 )
-            )
     return problems
 
 

@@ -16,6 +16,7 @@ from ..columns import (
     NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, WHITESPACE, Dialect, RowRule, rule_condition, rules_of, spec_of,
     sql_is_finite, sql_is_nan,
 )
+from ..columns import TIME_RANGE
 from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW
 
@@ -297,14 +298,18 @@ def _group_text(plan: _Plan, column: str, default: str) -> exp.Expression:
     return _text_literal(default)
 
 
+def _stamp(plan: _Plan) -> exp.Expression:
+    """The row's time in UTC (the engines' session time zone), NULL when empty or not a time: a time with an
+    offset is converted to UTC, as the loader converts it (a TIMESTAMP cast of the text drops the offset)."""
+    if plan.column_types.get("timestamp") == "time":
+        return _cast(plan.cell("timestamp"), "TIMESTAMP")
+    return _cast(_try_cast(_trimmed(plan, "timestamp"), "TIMESTAMPTZ"), "TIMESTAMP")
+
+
 def _period(plan: _Plan) -> exp.Expression | None:
     if plan.period is None:
         return None
-    if plan.column_types.get("timestamp") == "time":
-        stamp = _cast(plan.cell("timestamp"), "TIMESTAMP")
-    else:
-        stamp = _try_cast(_trimmed(plan, "timestamp"), "TIMESTAMP")
-    return exp.TimestampTrunc(this=stamp, unit=_text_literal(plan.period))
+    return exp.TimestampTrunc(this=_stamp(plan), unit=_text_literal(plan.period))
 
 
 _RAW_CONFIDENCE = "__raw_confidence"
@@ -574,6 +579,11 @@ def _checks(plan: _Plan, probabilities: bool = True) -> list[_Check]:
         message = "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)"
         not_a_time = exp.and_(_not_null(plan.cell("timestamp")), _period(plan).is_(exp.null()))
         checks.append(_Check(message, "timestamp", not_a_time))
+        # The loader holds times in nanoseconds: it refuses what they cannot hold, so the aggregate must too.
+        first, last = (_cast(_text_literal(day), "TIMESTAMP") for day in TIME_RANGE)
+        outside = exp.or_(_stamp(plan) < first, _stamp(plan) > last, copy=False)
+        checks.append(_Check(f"timestamps outside the supported range {TIME_RANGE[0]} to {TIME_RANGE[1]}",
+                             "timestamp", outside))  # fmt: skip
     return checks
 
 
@@ -659,24 +669,29 @@ def _label_values_sql(plan: _Plan) -> exp.Select:
     return _select(_col("label"), source=labels, alias="labels").where(_not_null(_col("label")))
 
 
-def _split_labels_sql(plan: _Plan) -> exp.Select:
-    """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all)."""
+def _split_labels_sql(plan: _Plan, column: str = "y_true") -> exp.Select:
+    """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all; so too for times)."""
     model, split = _group_text(plan, "model", plan.model), _group_text(plan, "split", DEFAULT_SPLIT)
     columns = [_as(model, "model"), _as(split, "split"), _as(_count(), "n_rows"),
-               _as(exp.Count(this=_text(plan, "y_true")), "labelled")]  # fmt: skip
+               _as(exp.Count(this=_filled(plan, column)), "labelled")]  # fmt: skip
     return _select(*columns, source=SOURCE_VIEW).group_by(model, split)
 
 
-def _unlabelled_in_split(plan: _Plan) -> exp.Expression:
-    """Rows of the (model, split) given as two parameters that have no y_true."""
+def _filled(plan: _Plan, column: str) -> exp.Expression:
+    """The cell, NULL when empty (a time column's cells are times or NULL)."""
+    return plan.cell(column) if plan.column_types.get(column) == "time" else _text(plan, column)
+
+
+def _unlabelled_in_split(plan: _Plan, column: str = "y_true") -> exp.Expression:
+    """Rows of the (model, split) given as two parameters that have no y_true (or ``column``)."""
     return exp.and_(_group_text(plan, "model", plan.model).eq(exp.Placeholder()),
                     _group_text(plan, "split", DEFAULT_SPLIT).eq(exp.Placeholder()),
-                    _text(plan, "y_true").is_(exp.null()))  # fmt: skip
+                    _filled(plan, column).is_(exp.null()))  # fmt: skip
 
 
-def _unlabelled_files_sql(plan: _Plan) -> exp.Select:
-    """Per file: the rows of the (model, split) given as two parameters that have no y_true."""
-    query = _select(_col(FILE_COLUMN), _count(), source=SOURCE_VIEW).where(_unlabelled_in_split(plan))
+def _unlabelled_files_sql(plan: _Plan, column: str = "y_true") -> exp.Select:
+    """Per file: the rows of the (model, split) given as two parameters that have no y_true (or ``column``)."""
+    query = _select(_col(FILE_COLUMN), _count(), source=SOURCE_VIEW).where(_unlabelled_in_split(plan, column))
     return query.group_by(_col(FILE_COLUMN)).order_by(_order(FILE_COLUMN))
 
 
@@ -701,10 +716,10 @@ def _group_counts_sql(plan: _Plan) -> exp.Select:
     return _select(*map(exp.convert, counts), source=GROUPED_TABLE)
 
 
-def _partly_labelled_sql() -> exp.Select:
+def _partly_labelled_sql(column: str = "y_true") -> exp.Select:
     """How many (model, split) of the groups are labelled only in part (checks passed, so a NULL y_true is an
-    empty one)."""
-    labelled = exp.Sum(this=_case([(_col("y_true").is_(exp.null()), 0)], _col("n_rows")))
+    empty one); ``column="period"``: have a time only in part."""
+    labelled = exp.Sum(this=_case([(_col(column).is_(exp.null()), 0)], _col("n_rows")))
     columns = [_col("model"), _col("split"), _as(exp.Sum(this=_col("n_rows")), "n_rows"),
                _as(labelled, "labelled")]  # fmt: skip
     named = exp.and_(*(_not_null(_col(key)) for key in ("model", "split")))
