@@ -251,3 +251,27 @@ def test_parquet_times_with_an_offset_or_out_of_range_read_as_the_loader_reads_t
     frame["timestamp"] = pd.to_datetime(stamps, utc=True, format="ISO8601").dt.as_unit("us")
     frame.to_parquet(tmp_path / "m.parquet")
     assert_aggregate_loads_as_the_source(tmp_path / "m.parquet", tmp_path, period="day")
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(truths=st.lists(st.sampled_from([True, False, None]), min_size=2, max_size=10),
+       classes=st.sampled_from([("False", "True"), ("0", "1"), ("false", "true")]), top_label=st.booleans(),
+       split=st.booleans())  # fmt: skip
+@example(truths=[True, False], classes=("False", "True"), top_label=False, split=False)  # hunt48 r3
+@example(truths=[True, False, True], classes=("False", "True"), top_label=True, split=True)
+def test_parquet_truths_are_the_loaders_true_and_false(truths, classes, top_label, split, tmp_path_factory):
+    """A Parquet bool cell is "True" or "False" to the loader (Python's str) and was "true" or "false" to the
+    aggregate: classes proba_True/proba_False refused their own labels, and a top-label run's classes changed."""
+    folder = tmp_path_factory.mktemp("truths")
+    n = len(truths)
+    frame = pd.DataFrame({"y_true": pd.array(truths, dtype="boolean")})
+    if top_label:
+        frame["y_pred"] = pd.array([not t for t in truths[::-1]], dtype="boolean")
+        frame["confidence"] = [0.5 + 0.05 * (i % 4) for i in range(n)]
+    else:
+        for k, c in enumerate(classes):
+            frame[f"proba_{c}"] = [0.3 if (i + k) % 2 else 0.7 for i in range(n)]
+    if split:
+        frame["split"] = pd.array([i % 2 == 0 for i in range(n)], dtype="boolean")
+    frame.to_parquet(folder / "m.parquet")
+    assert_aggregate_loads_as_the_source(folder / "m.parquet", folder)

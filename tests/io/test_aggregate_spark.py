@@ -330,3 +330,13 @@ def test_periods_are_utc_days_and_out_of_range_or_partial_times_refused_by_spark
         path.write_text(f"y_true,proba_a,proba_b,timestamp\na,0.9,0.1,{cells[0]}\nb,0.2,0.8,{cells[1]}\n")
         with pytest.raises(AggregateRefused, match=message):
             aggregate(str(path), tmp_path / f"{name}.parquet", engine="spark", spark=spark, period="day")
+
+
+def test_parquet_truths_are_true_and_false_as_the_loader_spells_them_in_spark(spark, tmp_path):
+    """A Parquet bool label is "True"/"False" (the loader's str), in Spark as in DuckDB (both said "true")."""
+    p = np.round(np.random.default_rng(0).random(40), 3)
+    pd.DataFrame({"y_true": p > 0.5, "y_pred": p > 0.3, "confidence": np.maximum(p, 1 - p)}).to_parquet(
+        tmp_path / "top.parquet", index=False)  # fmt: skip
+    duck, spark_table = both_engines(spark, tmp_path / "top.parquet", tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert set(spark_table["y_true"].to_pylist()) == set(spark_table["y_pred"].to_pylist()) == {"False", "True"}

@@ -171,6 +171,9 @@ def _text(plan: _Plan, column: str) -> exp.Expression:
         value = _cast(plan.cell(column), "DOUBLE")
         whole = exp.and_(value.eq(exp.Floor(this=value.copy())), exp.Abs(this=value.copy()) < _number_literal("1e15"))
         as_text = _case([(whole, _cast(_cast(plan.cell(column), "BIGINT"), "STRING"))], as_text)
+    if plan.column_types.get(column) == "bool":  # spelled as the loader spells a truth (Python's str), not 'true'
+        truth = plan.cell(column)
+        as_text = _case([(truth, _text_literal("True")), (exp.not_(truth), _text_literal("False"))])
     if plan.column_types.get(column) in ("number", "bool"):  # a number's or a truth's text has no whitespace
         return exp.Nullif(this=exp.Trim(this=as_text), expression=_text_literal(""))
     return exp.Nullif(this=_composed(plan, _stripped(as_text)), expression=_text_literal(""))
