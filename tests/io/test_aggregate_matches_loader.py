@@ -275,3 +275,28 @@ def test_parquet_truths_are_the_loaders_true_and_false(truths, classes, top_labe
         frame["split"] = pd.array([i % 2 == 0 for i in range(n)], dtype="boolean")
     frame.to_parquet(folder / "m.parquet")
     assert_aggregate_loads_as_the_source(folder / "m.parquet", folder)
+
+
+# Number cells of a CSV: the loader (pandas) reads ASCII spellings only; DuckDB's cast (and its TRIM) also read
+# an underscore between digits and non-ASCII spaces around a number.
+NUMBER_SPELLINGS = ["1", " 2 ", "\t3", "+2", "2.", "1e0", "0001", "1_000", "2\u00a0", "\u30002", "2\u2003", "\u20282",
+                    "2\x85", "inf", "nan", "", "NA", "1__0", "_1", "２", "1 000"]  # fmt: skip
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(weights=st.lists(st.sampled_from(NUMBER_SPELLINGS), min_size=2, max_size=6),
+       probability=st.sampled_from(NUMBER_SPELLINGS[:1] + NUMBER_SPELLINGS[7:14]), top_label=st.booleans())
+@example(weights=["1", "1", "1_000"], probability="1", top_label=False)  # hunt48 r6
+@example(weights=["1", "2\u00a0"], probability="1", top_label=True)
+@example(weights=["1", "1"], probability="\u30002", top_label=False)
+def test_number_cells_are_numbers_as_the_loader_reads_them(weights, probability, top_label, tmp_path_factory):
+    """'1_000', '2\\u00a0' or '\\u30002' are "values that are not numbers" to the loader: the aggregate read them
+    as 1000 and 2 and wrote them."""
+    folder = tmp_path_factory.mktemp("numbers")
+    if top_label:
+        header = ["y_true", "y_pred", "confidence", "weight"]
+        rows = [["ab"[i % 2], "ab"[i // 2 % 2], probability if i == 0 else 0.7, w] for i, w in enumerate(weights)]
+    else:
+        header = ["y_true", "proba_a", "proba_b", "weight"]
+        rows = [["ab"[i % 2], 0 if i == 0 else 0.4, probability if i == 0 else 0.6, w] for i, w in enumerate(weights)]
+    assert_aggregate_loads_as_the_source(_csv(folder / "m.csv", header, rows), folder)

@@ -340,3 +340,16 @@ def test_parquet_truths_are_true_and_false_as_the_loader_spells_them_in_spark(sp
     duck, spark_table = both_engines(spark, tmp_path / "top.parquet", tmp_path)
     assert_same_rows(duck, spark_table)
     assert set(spark_table["y_true"].to_pylist()) == set(spark_table["y_pred"].to_pylist()) == {"False", "True"}
+
+
+@pytest.mark.parametrize("weight", ["1_000", "2\u00a0", "\u30002"])
+def test_number_cells_the_loader_refuses_are_refused_by_spark(spark, weight, tmp_path):
+    """Spark's cast reads '1_000' or a number beside a non-ASCII space; the loader refuses them, and so does
+    the aggregate in either engine, with the loader's words."""
+    path = tmp_path / "m.csv"
+    path.write_text(f"y_true,proba_a,proba_b,weight\na,0.9,0.1,1\nb,0.2,0.8,{weight}\n", encoding="utf-8")
+    assert "values that are not numbers" in str(loader_problems(path))
+    for engine in ("duckdb", "spark"):
+        extra = {"spark": spark} if engine == "spark" else {}
+        with pytest.raises(AggregateRefused, match="column weight: values that are not numbers"):
+            aggregate(str(path), tmp_path / f"{engine}.parquet", engine=engine, **extra)

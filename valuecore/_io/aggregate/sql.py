@@ -153,14 +153,26 @@ def _number(plan: _Plan, column: str) -> exp.Expression:
     """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
     if _typed_number(plan, column):
         return _cast(plan.cell(column), "DOUBLE")
-    return _case([(_missing(plan, column), exp.null())], _try_cast(_trimmed(plan, column), "DOUBLE"))
+    return _case([(_missing(plan, column), exp.null())], _as_number(plan, column))
+
+
+def _as_number(plan: _Plan, column: str) -> exp.Expression:
+    """The trimmed text as DOUBLE, NULL when the loader reads no number in it: the engines' casts (and DuckDB's
+    TRIM) also read '1_000' and a number beside a no-break or other non-ASCII space, which the loader (pandas)
+    refuses: a cell with an underscore or more bytes than characters is none."""
+    cell = _cast(plan.cell(column), "STRING")
+    byte_length, char_length = ("octet_length", "char_length") if plan.dialect == "spark" else ("strlen", "length")
+    lengths = [exp.Anonymous(this=name, expressions=[cell]) for name in (byte_length, char_length)]
+    underscore = exp.Anonymous(this="contains", expressions=[cell, _text_literal("_")])
+    not_plain = exp.or_(exp.GT(this=lengths[0], expression=lengths[1]), underscore, copy=False)
+    return _case([(not_plain, exp.null())], _try_cast(_trimmed(plan, column), "DOUBLE"))
 
 
 def _not_a_number(plan: _Plan, column: str) -> exp.Expression | None:
     """Rows whose text is not a number, or None when the column is numeric."""
     if _typed_number(plan, column):
         return None
-    no_number = exp.and_(exp.not_(_missing(plan, column)), _try_cast(_trimmed(plan, column), "DOUBLE").is_(exp.null()))
+    no_number = exp.and_(exp.not_(_missing(plan, column)), _as_number(plan, column).is_(exp.null()))
     return exp.Coalesce(this=no_number, expressions=[exp.false()])
 
 
