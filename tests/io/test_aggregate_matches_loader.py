@@ -300,3 +300,30 @@ def test_number_cells_are_numbers_as_the_loader_reads_them(weights, probability,
         header = ["y_true", "proba_a", "proba_b", "weight"]
         rows = [["ab"[i % 2], 0 if i == 0 else 0.4, probability if i == 0 else 0.6, w] for i, w in enumerate(weights)]
     assert_aggregate_loads_as_the_source(_csv(folder / "m.csv", header, rows), folder)
+
+
+PREDICTION_CASES = {
+    "y_pred naming no class": "y_true,proba_a,proba_b,y_pred\na,0.9,0.1,a\nb,0.2,0.8,zzz\n",
+    "logit_ columns of other classes": "y_true,proba_a,proba_b,logit_a,logit_c\na,0.9,0.1,1,2\nb,0.2,0.8,1,2\n",
+    "logits that are no numbers": "y_true,proba_a,proba_b,logit_a,logit_b\na,0.9,0.1,x,2\nb,0.2,0.8,1,inf\n",
+    "a y_pred and logits the loader reads": "y_true,proba_a,proba_b,y_pred,logit_a,logit_b\na,0.9,0.1,b,1,2\n"
+                                            "b,0.2,0.8,b,-1,0\n",
+}
+
+
+@pytest.mark.parametrize("parquet", [False, True])
+@pytest.mark.parametrize("case", list(PREDICTION_CASES))
+def test_a_probability_runs_y_pred_and_logits_are_checked_as_the_loader_checks_them(case, parquet, tmp_path):
+    """The aggregate keeps neither a probability run's y_pred nor its logits, but the loader refuses a file
+    whose y_pred names no class, or whose logit_ columns name other classes or hold no numbers: so must the
+    aggregate, with the loader's messages (file, column, rows)."""
+    path = tmp_path / "m.csv"
+    path.write_text(PREDICTION_CASES[case])
+    if parquet:
+        pd.read_csv(path, dtype={"y_pred": str, "logit_a": str}).to_parquet(tmp_path / "m.parquet")
+        path = tmp_path / "m.parquet"
+    assert_aggregate_loads_as_the_source(path, tmp_path)
+    result = aggregate_then_load(path, tmp_path)
+    if isinstance(result, AggregateRefused):
+        shown = {(p.file, p.column, p.message, p.rows) for p in errors(result.problems)}
+        assert shown == {(p.file, p.column, p.message, p.rows) for p in errors(vc.load_runs(path))}

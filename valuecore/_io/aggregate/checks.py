@@ -16,7 +16,7 @@ from ..format import (
     MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
     _warn_unknown_columns,
 )
-from ..runfiles.cells import _canonical
+from ..runfiles.cells import _canonical, _logit_order
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (
@@ -32,6 +32,8 @@ def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan 
     columns = [c for c in source.columns if c not in (FILE_COLUMN, ROW_COLUMN)]
     _warn_unknown_columns(columns, where)
     kind = _run_kind(columns, where)
+    if kind is not None and kind.logit_columns and kind.classes is not None:
+        _logit_order(list(kind.logit_columns), kind.classes, where)  # the loader's check of their classes
     if kind is not None and kind.logit_columns:
         where.add(
             "logit_ columns are not kept in an aggregate (temperature scaling needs per-item rows)",

@@ -16,7 +16,7 @@ from ..columns import (
     NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, WHITESPACE, Dialect, RowRule, rule_condition, rules_of, spec_of,
     sql_is_finite, sql_is_nan,
 )
-from ..columns import TIME_RANGE
+from ..columns import LOGIT_PREFIX, TIME_RANGE
 from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW
 
@@ -585,9 +585,14 @@ def _checks(plan: _Plan, probabilities: bool = True) -> list[_Check]:
     else:
         for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
             checks += [_rule_check(plan, column, rule) for column in proba]
-    if plan.has("y_true"):
-        unknown = exp.and_(_present(plan, "y_true"), _class_of(plan, "y_true").is_(exp.null()))
-        checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", "y_true", unknown, names_labels=True))
+    # A probability run's own y_pred is only compared by the loader, but it must name classes; so must y_true.
+    for column in ["y_true"] + ([] if plan.top_label else ["y_pred"]):
+        if plan.has(column):
+            unknown = exp.and_(_present(plan, column), _class_of(plan, column).is_(exp.null()))
+            checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", column, unknown, names_labels=True))
+    for column in _logit_columns(plan):  # not kept, but the loader refuses a file whose logits are no numbers
+        checks += [c for c in [_Check(NOT_A_NUMBER, column, _not_a_number(plan, column))] if c.bad is not None]
+        checks += [_rule_check(plan, column, rule) for rule in SPECS[LOGIT_PREFIX].rules]
     if plan.has("weight"):
         checks += _rule_checks(plan, "weight")
     if plan.period is not None:
@@ -600,6 +605,11 @@ def _checks(plan: _Plan, probabilities: bool = True) -> list[_Check]:
         checks.append(_Check(f"timestamps outside the supported range {TIME_RANGE[0]} to {TIME_RANGE[1]}",
                              "timestamp", outside))  # fmt: skip
     return checks
+
+
+def _logit_columns(plan: _Plan) -> list[str]:
+    """The logit_ columns of a probability run (the loader reads them; a top-label run's are ignored)."""
+    return [] if plan.top_label else [c for c in plan.columns if c.startswith(LOGIT_PREFIX)]
 
 
 def _present(plan: _Plan, column: str) -> exp.Expression:
@@ -756,7 +766,7 @@ def _checks_in_groups(plan: _Plan) -> bool:
     :func:`_run_checks` adds three and two more."""
     if plan.dialect == "spark":
         return True
-    numeric = list(plan.proba_columns) + [c for c in ("confidence", "weight") if plan.has(c)]
+    numeric = list(plan.proba_columns) + _logit_columns(plan) + [c for c in ("confidence", "weight") if plan.has(c)]
     return all(_not_a_number(plan, c) is None for c in numeric)
 
 
