@@ -213,11 +213,13 @@ def test_run_files_named_alike_in_either_unicode_form_are_one_model(tmp_path):
     loaded = vc.load_runs(folder)
     assert list(loaded.models) == ["\u00e9"]
     first, second = sorted(folder.glob("*.csv"))
+    apart = " (their names 'e\\u0301' and '\\xe9' differ only in Unicode form, and are one name)"
     assert [(p.file, p.message) for p in errors(loaded)] == [(str(second), f"model name 'é' is already taken by "
                                                                f"{first}; this one was not loaded (rename the file or "
-                                                               "the model column values)")]  # fmt: skip
-    with pytest.raises(AggregateRefused, match="gives the model name 'é'"):
+                                                               "the model column values)" + apart)]  # fmt: skip
+    with pytest.raises(AggregateRefused, match="gives the model name 'é'") as refused:
         aggregate([str(folder)], tmp_path / "out.parquet")
+    assert [p.message.endswith(apart) for p in errors(refused.value.problems)] == [True]
 
 
 TIMES = ["2024-05-01T23:30:00-05:00", "2024-05-01T01:00:00+09:00", "2024-05-01", "2024-05-01T13:00:00Z",

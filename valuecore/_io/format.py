@@ -8,6 +8,7 @@ import csv
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -339,6 +340,15 @@ def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
                         "column name, and around the class after proba_ or logit_, is ignored)")
         problems.add(message, column=name)
     return not repeated
+
+
+def _same_name_apart(first: str, second: str) -> str:
+    """A clause for a message naming two files that give one model name: when their names differ only in
+    Unicode form (composed "é", or "e" and an accent), the two look alike, so their code points are shown."""
+    a, b = Path(first).stem, Path(second).stem
+    if a == b or _nfc(a) != _nfc(b):
+        return ""
+    return f" (their names {ascii(a)} and {ascii(b)} differ only in Unicode form, and are one name)"
 
 
 def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> None:

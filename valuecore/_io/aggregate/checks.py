@@ -13,7 +13,7 @@ from pathlib import Path
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, ENGINES, PERIODS
 from ..limits import clip_text
 from ..format import (
-    MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
+    MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _same_name_apart, _short_list,
     _warn_unknown_columns,
 )
 from ..runfiles.cells import _canonical, _logit_order
@@ -297,7 +297,7 @@ def _check_model_names(runner: _Engine, tables, used: Sequence[_Source], problem
                         source.display,
                         f"gives the model name {name!r}, which {source_of[name]} gives too: the two would be "
                         "blended into one model; rename one (its file, or its model column), or aggregate them "
-                        "into separate files",
+                        "into separate files" + _same_name_apart(source_of[name], source.display),
                     )
                 )
             source_of.setdefault(name, source.display)
