@@ -394,3 +394,73 @@ def test_bad_csv_sources_give_duckdbs_messages_from_spark(spark, case, tmp_path,
         found.append([(p.file, p.message, p.column, p.severity, p.row_count) for p in refused.value.problems])
     assert found[0] == found[1] and any(p[3] == "error" for p in found[0])
     assert not (tmp_path / "agg.parquet").exists()
+
+
+def test_file_names_holding_glob_characters_are_read_as_those_files_by_spark(spark, tmp_path):
+    """Spark reads a path as a Hadoop glob: m[1].csv read m1.csv, and m\\1.csv failed to parse. Each run file of
+    the folder is read as itself, as DuckDB and the loader read it."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    rng = np.random.default_rng(11)
+    for k, name in enumerate(["m1", "m[1]", "m{1,2}", "m\\1", "m*"]):
+        p = rng.dirichlet([1, 1], size=5 + k)
+        pd.DataFrame({"y_true": rng.choice(["a", "b"], 5 + k), "proba_a": p[:, 0], "proba_b": p[:, 1]}).to_csv(
+            folder / f"{name}.csv", index=False)  # fmt: skip
+    duck, spark_table = both_engines(spark, folder, tmp_path)
+    assert_same_rows(duck, spark_table)
+    weights = spark_table.to_pandas().groupby("model")["weight"].sum().to_dict()
+    assert {m: len(run.splits["all"].y_true) for m, run in vc.load_runs(folder).models.items()} == weights
+
+
+def test_labels_name_classes_by_the_loaders_rule_in_spark(spark, tmp_path):
+    """Classes 1 and 01: '01' is class 01, '1.0' and '+01.' class 1 (a whole number written with a point), in
+    Spark as in DuckDB and the loader; '+1' names no class (Spark compared values: every one was class 1)."""
+    rows = ["y_true,proba_1,proba_01"] + [f"{label},{p},{round(1 - p, 1)}" for label, p in
+                                          [("01", 0.2), ("1", 0.7), ("1.0", 0.6), ("+01.", 0.9), ("01", 0.4)]]
+    (tmp_path / "codes.csv").write_text("\n".join(rows) + "\n")
+    duck, spark_table = both_engines(spark, tmp_path / "codes.csv", tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert sorted(spark_table["y_true"].to_pylist()) == ["01", "01", "1", "1", "1"]
+    (tmp_path / "plus.csv").write_text("y_true,proba_0,proba_1\n0,0.9,0.1\n+1,0.2,0.8\n")
+    with pytest.raises(AggregateRefused, match="not among the classes"):
+        aggregate(str(tmp_path / "plus.csv"), tmp_path / "plus.parquet", engine="spark", spark=spark)
+
+
+def test_periods_are_utc_days_and_out_of_range_or_partial_times_refused_by_spark(spark, tmp_path):
+    """Times with an offset fall on their UTC day in both engines; a year-9999 time, or one missing in part of a
+    split, is refused by Spark with the loader's words, as by DuckDB."""
+    (tmp_path / "tz.csv").write_text("y_true,proba_a,proba_b,timestamp\na,0.9,0.1,2024-05-01T23:30:00-05:00\n"
+                                     "b,0.2,0.8,2024-05-01T01:00:00+09:00\n")  # fmt: skip
+    duck, spark_table = both_engines(spark, tmp_path / "tz.csv", tmp_path, period="day")
+    assert_same_rows(duck, spark_table)
+    days = {t.isoformat() for t in spark_table["timestamp"].to_pylist()}
+    assert days == {"2024-05-02T00:00:00", "2024-04-30T00:00:00"}
+    for name, cells, message in [("y9999", ("9999-12-31", "2024-01-01"), "outside the supported range"),
+                                 ("partial", ("", "2024-01-01"), "timestamp is missing in split 'all'")]:
+        path = tmp_path / f"{name}.csv"
+        path.write_text(f"y_true,proba_a,proba_b,timestamp\na,0.9,0.1,{cells[0]}\nb,0.2,0.8,{cells[1]}\n")
+        with pytest.raises(AggregateRefused, match=message):
+            aggregate(str(path), tmp_path / f"{name}.parquet", engine="spark", spark=spark, period="day")
+
+
+def test_parquet_truths_are_true_and_false_as_the_loader_spells_them_in_spark(spark, tmp_path):
+    """A Parquet bool label is "True"/"False" (the loader's str), in Spark as in DuckDB (both said "true")."""
+    p = np.round(np.random.default_rng(0).random(40), 3)
+    pd.DataFrame({"y_true": p > 0.5, "y_pred": p > 0.3, "confidence": np.maximum(p, 1 - p)}).to_parquet(
+        tmp_path / "top.parquet", index=False)  # fmt: skip
+    duck, spark_table = both_engines(spark, tmp_path / "top.parquet", tmp_path)
+    assert_same_rows(duck, spark_table)
+    assert set(spark_table["y_true"].to_pylist()) == set(spark_table["y_pred"].to_pylist()) == {"False", "True"}
+
+
+@pytest.mark.parametrize("weight", ["1_000", "2\u00a0", "\u30002"])
+def test_number_cells_the_loader_refuses_are_refused_by_spark(spark, weight, tmp_path):
+    """Spark's cast reads '1_000' or a number beside a non-ASCII space; the loader refuses them, and so does
+    the aggregate in either engine, with the loader's words."""
+    path = tmp_path / "m.csv"
+    path.write_text(f"y_true,proba_a,proba_b,weight\na,0.9,0.1,1\nb,0.2,0.8,{weight}\n", encoding="utf-8")
+    assert "values that are not numbers" in str(loader_problems(path))
+    for engine in ("duckdb", "spark"):
+        extra = {"spark": spark} if engine == "spark" else {}
+        with pytest.raises(AggregateRefused, match="column weight: values that are not numbers"):
+            aggregate(str(path), tmp_path / f"{engine}.parquet", engine=engine, **extra)

@@ -12,6 +12,7 @@ module only says which rows are bad and what to call it.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -123,8 +124,14 @@ def column_name(raw: str) -> str:
     name = raw.strip()
     for prefix in (PROBA_PREFIX, LOGIT_PREFIX):
         if name.startswith(prefix):
-            return prefix + name[len(prefix) :].strip()
-    return name
+            return _nfc(prefix + name[len(prefix) :].strip())
+    return _nfc(name)
+
+
+def _nfc(text: str) -> str:
+    """Text in Unicode's composed form (NFC): "é" typed as one character or as "e" plus an accent is
+    one name, never two classes or models that look alike."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def spec_of(column: str) -> ColumnSpec | None:

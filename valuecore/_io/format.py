@@ -5,10 +5,10 @@ the limits a file is held to, and a header's checks with the kind of run it desc
 from __future__ import annotations
 
 import csv
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -19,6 +19,7 @@ from .columns import (
     PROBA_ALIASES,
     PROBA_PREFIX,
     RESERVED_COLUMNS,
+    _nfc,
     column_name,
     is_run_column,
 )
@@ -341,6 +342,15 @@ def _check_header(names: Sequence[str], problems: _FileProblems) -> bool:
     return not repeated
 
 
+def _same_name_apart(first: str, second: str) -> str:
+    """A clause for a message naming two files that give one model name: when their names differ only in
+    Unicode form (composed "é", or "e" and an accent), the two look alike, so their code points are shown."""
+    a, b = Path(first).stem, Path(second).stem
+    if a == b or _nfc(a) != _nfc(b):
+        return ""
+    return f" (their names {ascii(a)} and {ascii(b)} differ only in Unicode form, and are one name)"
+
+
 def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> None:
     unknown = [
         c
@@ -376,12 +386,6 @@ def _warn_unknown_columns(columns: Sequence[str], problems: _FileProblems) -> No
 def _unnamed(column: str) -> bool:
     # An empty header field (e.g. from a trailing comma); pandas names it "Unnamed: k".
     return column == "" or column.startswith("Unnamed: ")
-
-
-def _nfc(text: str) -> str:
-    """Text in Unicode's composed form (NFC): "é" typed as one character or as "e" plus an accent is
-    one name, never two classes or models that look alike."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 class _RowTally:

@@ -233,7 +233,7 @@ class DataType(Expression):
     __slots__ = ()
     # sqlglot's names in DuckDB's dialect, of the types the aggregation casts to.
     _DUCKDB_NAMES = {"DOUBLE": "DOUBLE", "STRING": "TEXT", "TEXT": "TEXT", "BIGINT": "BIGINT", "INT": "INT",
-                     "TIMESTAMP": "TIMESTAMP"}  # fmt: skip
+                     "TIMESTAMP": "TIMESTAMP", "TIMESTAMPTZ": "TIMESTAMPTZ"}  # fmt: skip
 
     @classmethod
     def build(cls, name: str) -> DataType:

@@ -13,9 +13,10 @@ from pathlib import Path
 from ..aggregate_options import DEFAULT_MAX_TEMP_SIZE, ENGINES, PERIODS
 from ..limits import clip_text
 from ..format import (
-    MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _short_list,
+    MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _same_name_apart, _short_list,
     _warn_unknown_columns,
 )
+from ..runfiles.cells import _canonical, _logit_order
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (
@@ -31,6 +32,8 @@ def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan 
     columns = [c for c in source.columns if c not in (FILE_COLUMN, ROW_COLUMN)]
     _warn_unknown_columns(columns, where)
     kind = _run_kind(columns, where)
+    if kind is not None and kind.logit_columns and kind.classes is not None:
+        _logit_order(list(kind.logit_columns), kind.classes, where)  # the loader's check of their classes
     if kind is not None and kind.logit_columns:
         where.add(
             "logit_ columns are not kept in an aggregate (temperature scaling needs per-item rows)",
@@ -49,7 +52,7 @@ def _plan_for(source: _Source, problems: list[LoadProblem], **options) -> _Plan 
 
 
 def _infer_classes(engine: _Engine, plan: _Plan, source: _Source, problems: list[LoadProblem]):
-    labels = sorted({str(r[0]) for r in engine.rows(_label_values_sql(plan))})
+    labels = sorted({_canonical(str(r[0])) for r in engine.rows(_label_values_sql(plan))})  # "1.0" is class 1
     if len(labels) < 2:
         problems.append(
             LoadProblem(
@@ -115,11 +118,10 @@ def _checks_from_groups(engine: _Engine, plan: _Plan, source: _Source, groups) -
 
 
 def _partly_labelled(groups, plan: _Plan) -> bool:
-    """Whether a (model, split) is labelled only in part, judged on the groups (checks passed, so a
-    NULL y_true there is an empty one)."""
-    if not plan.has("y_true"):
-        return False
-    return groups.rows(_partly_labelled_sql())[0][0] > 0
+    """Whether a (model, split) is labelled (or, by period, timed) only in part, judged on the groups (checks
+    passed, so a NULL y_true or period there is an empty one)."""
+    columns = (["y_true"] if plan.has("y_true") else []) + (["period"] if plan.period is not None else [])
+    return any(groups.rows(_partly_labelled_sql(column))[0][0] > 0 for column in columns)
 
 
 def _models_in_several_files(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadProblem]:
@@ -169,25 +171,26 @@ def _group_problems(engine: _Engine, plan: _Plan, source: _Source) -> list[LoadP
                         column,
                     )
                 )
-    if not plan.has("y_true"):
-        return problems
     several_models = plan.has("model") or bool(plan.file_models)
-    for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan)):
-        if model is None or split is None or labelled in (0, n_rows):
-            continue
-        context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
-        for file, count in engine.rows(_unlabelled_files_sql(plan), [model, split]):
-            problems.append(
-                LoadProblem(
-                    engine.display_file(file),
-                    f"y_true is missing in {context}, which has labels elsewhere "
-                    "(leave y_true empty for a whole split to mark it unlabeled)",
-                    "y_true",
-                    _first_rows(engine, _unlabelled_in_split(plan), file, (model, split)),
-                    "error",
-                    int(count),
+    # The loader's words for a column filled only in part of a split; times matter only to a --period.
+    missing = {"y_true": "labels elsewhere (leave y_true empty for a whole split to mark it unlabeled)",
+               "timestamp": "timestamps elsewhere"}  # fmt: skip
+    for column in [c for c in missing if plan.has(c) and (c == "y_true" or plan.period is not None)]:
+        for model, split, n_rows, labelled in engine.rows(_split_labels_sql(plan, column)):
+            if model is None or split is None or labelled in (0, n_rows):
+                continue
+            context = f"split {split!r}" + (f" of model {model!r}" if several_models else "")
+            for file, count in engine.rows(_unlabelled_files_sql(plan, column), [model, split]):
+                problems.append(
+                    LoadProblem(
+                        engine.display_file(file),
+                        f"{column} is missing in {context}, which has {missing[column]}",
+                        column,
+                        _first_rows(engine, _unlabelled_in_split(plan, column), file, (model, split)),
+                        "error",
+                        int(count),
+                    )
                 )
-            )
     return problems
 
 
@@ -295,7 +298,7 @@ def _check_model_names(runner: _Engine, tables, used: Sequence[_Source], problem
                         source.display,
                         f"gives the model name {name!r}, which {source_of[name]} gives too: the two would be "
                         "blended into one model; rename one (its file, or its model column), or aggregate them "
-                        "into separate files",
+                        "into separate files" + _same_name_apart(source_of[name], source.display),
                     )
                 )
             source_of.setdefault(name, source.display)

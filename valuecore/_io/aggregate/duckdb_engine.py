@@ -167,14 +167,15 @@ class _DuckDB(_Engine):
         from duckdb import ColumnExpression, ConstantExpression, SQLExpression, StarExpression
 
         hive = source.base is not None
+        files = [_exact_file(file) for file in source.files]
         if source.format == "parquet":
-            reader = self.con.read_parquet(list(source.files), filename=True, file_row_number=True,
+            reader = self.con.read_parquet(files, filename=True, file_row_number=True,
                                            hive_partitioning=hive, union_by_name=True)
             view = reader.select(StarExpression(exclude=["filename", "file_row_number"]),
                                  ColumnExpression("filename").alias(FILE_COLUMN),
                                  ColumnExpression("file_row_number").alias(ROW_COLUMN))
         elif source.format == "csv":
-            reader = self.con.read_csv(list(source.files), header=True, all_varchar=True, filename=True,
+            reader = self.con.read_csv(files, header=True, all_varchar=True, filename=True,
                                        parallel=False, hive_partitioning=hive, union_by_name=True)
             view = reader.select(StarExpression(exclude=["filename"]), ColumnExpression("filename").alias(FILE_COLUMN),
                                  SQLExpression("row_number() OVER (PARTITION BY filename) - 1").alias(ROW_COLUMN))
@@ -298,6 +299,20 @@ class _DuckDB(_Engine):
     def close(self) -> None:
         self.con.close()
         self._temp.cleanup()  # the spill files of an interrupted query too
+
+
+def _exact_file(file: str) -> str:
+    """``file`` as DuckDB's readers read that one file: they read every path as a glob, so ``m[1].csv``
+    would read ``m1.csv``; each of ``*?[`` is escaped as a class of itself (``[[]``), and DuckDB's rows name
+    the file as it is. DuckDB's globs match no path holding a backslash: such a file is refused, not misread."""
+    if not any(ch in file for ch in "*?["):
+        return file
+    if "\\" in file:
+        raise AggregateRefused(
+            [LoadProblem(file, "DuckDB cannot read a file whose path holds both a backslash and one of * ? [ "
+                         "(it reads such a path as a pattern); rename the file or its folder")]
+        )
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in file)
 
 
 def copy_sql(tables: Sequence[str], plans: Sequence[_Plan], presorted: bool = False) -> exp.Copy:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from ..columns import column_name
+from ..columns import _nfc, column_name
 from ..paths import outside_roots
 from ..format import (
     PARQUET_SUFFIXES, OUTSIDE_ROOTS, LoadProblem, csv_header, first_line, _check_header, _check_plain_cells,
@@ -71,7 +71,7 @@ def _expand_source(text: str, model: str | None, problems: list[LoadProblem]) ->
     named: list[_Named] = []
     if not text.strip():
         where.add("an empty path names no file or folder; give a path")
-    elif _is_glob(text):
+    elif _is_glob(text) and not path.exists():  # a file or folder named m[1].csv is that one, not a pattern
         files = tuple(Path(p) for p in sorted(globlib.glob(text, recursive=True)) if Path(p).is_file())
         if files:
             named.append(_Named(text, model or _default_model_name(text), files))
@@ -279,11 +279,11 @@ def _one_pass_per_folder(sources: list[_Source], engine: str) -> list[_Source]:
 def _default_model_name(text: str) -> str:
     """A model name from a SOURCE: the file stem, the folder name, or a glob's folder."""
     path = Path(text)
-    if _is_glob(text):
+    if _is_glob(text) and not path.exists():
         fixed = [p for p in path.parts if not _is_glob(p)]
         path = Path(*fixed) if fixed else Path("model")
         return path.name or "model"
-    return path.stem if path.suffix else path.name
+    return _nfc(path.stem if path.suffix else path.name)  # as the loader names it (é.csv and e\u0301.csv alike)
 
 
 def _table_source(text: str, model: str | None, engine: str, problems: list[LoadProblem]) -> _Source | None:

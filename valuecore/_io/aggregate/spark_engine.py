@@ -110,8 +110,9 @@ class _Spark(_Engine):
         else:
             if source.base is not None:
                 reader = reader.option("basePath", source.base)
+            files = [_exact_path(file) for file in source.files]
             if source.format == "parquet":
-                frame = reader.parquet(*source.files)
+                frame = reader.parquet(*files)
                 row = "_metadata.row_index"
             else:
                 names = _plain_csv_header(source.files[0])
@@ -119,7 +120,7 @@ class _Spark(_Engine):
                     from pyspark.sql.types import StringType, StructField, StructType
 
                     reader = reader.schema(StructType([StructField(n, StringType()) for n in names]))
-                frame = reader.option("header", True).option("inferSchema", False).csv(list(source.files))
+                frame = reader.option("header", True).option("inferSchema", False).csv(files)
                 row = "CAST(NULL AS BIGINT)"  # Spark does not number CSV rows
             frame.createOrReplaceTempView(CELLS_VIEW)
             frame = frame.selectExpr("*", f"_metadata.file_path AS {FILE_COLUMN}", f"{row} AS {ROW_COLUMN}")
@@ -261,6 +262,15 @@ def _plain_csv_header(file: str) -> list[str] | None:
     if "" in names or len({n.lower() for n in names}) < len(names):
         return None
     return names
+
+
+def _exact_path(file: str) -> str:
+    """``file`` as Spark reads that one file: it reads a path holding any of ``{}[]*?\\`` as a Hadoop glob
+    (``m[1].csv`` would read ``m1.csv``; ``m\\1.csv`` fails to parse), whose backslash escapes each of them."""
+    return "".join("\\" + ch if ch in _HADOOP_GLOB else ch for ch in file)
+
+
+_HADOOP_GLOB = frozenset("{}[]*?\\")
 
 
 def _uri_path(text: str) -> str:

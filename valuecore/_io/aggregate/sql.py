@@ -16,6 +16,7 @@ from ..columns import (
     NOT_A_NUMBER, PROBA_PREFIX, SPECS, UNKNOWN_LABELS, WHITESPACE, Dialect, RowRule, rule_condition, rules_of, spec_of,
     sql_is_finite, sql_is_nan,
 )
+from ..columns import LOGIT_PREFIX, TIME_RANGE
 from ..format import DEFAULT_SPLIT, NUMERIC_MISSING, SHOWN_ROWS, _short_list
 from .results import SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, CELLS_VIEW
 
@@ -152,14 +153,26 @@ def _number(plan: _Plan, column: str) -> exp.Expression:
     """A column as DOUBLE; text (CSV) is trimmed and the loader's missing spellings are NULL."""
     if _typed_number(plan, column):
         return _cast(plan.cell(column), "DOUBLE")
-    return _case([(_missing(plan, column), exp.null())], _try_cast(_trimmed(plan, column), "DOUBLE"))
+    return _case([(_missing(plan, column), exp.null())], _as_number(plan, column))
+
+
+def _as_number(plan: _Plan, column: str) -> exp.Expression:
+    """The trimmed text as DOUBLE, NULL when the loader reads no number in it: the engines' casts (and DuckDB's
+    TRIM) also read '1_000' and a number beside a no-break or other non-ASCII space, which the loader (pandas)
+    refuses: a cell with an underscore or more bytes than characters is none."""
+    cell = _cast(plan.cell(column), "STRING")
+    byte_length, char_length = ("octet_length", "char_length") if plan.dialect == "spark" else ("strlen", "length")
+    lengths = [exp.Anonymous(this=name, expressions=[cell]) for name in (byte_length, char_length)]
+    underscore = exp.Anonymous(this="contains", expressions=[cell, _text_literal("_")])
+    not_plain = exp.or_(exp.GT(this=lengths[0], expression=lengths[1]), underscore, copy=False)
+    return _case([(not_plain, exp.null())], _try_cast(_trimmed(plan, column), "DOUBLE"))
 
 
 def _not_a_number(plan: _Plan, column: str) -> exp.Expression | None:
     """Rows whose text is not a number, or None when the column is numeric."""
     if _typed_number(plan, column):
         return None
-    no_number = exp.and_(exp.not_(_missing(plan, column)), _try_cast(_trimmed(plan, column), "DOUBLE").is_(exp.null()))
+    no_number = exp.and_(exp.not_(_missing(plan, column)), _as_number(plan, column).is_(exp.null()))
     return exp.Coalesce(this=no_number, expressions=[exp.false()])
 
 
@@ -170,9 +183,19 @@ def _text(plan: _Plan, column: str) -> exp.Expression:
         value = _cast(plan.cell(column), "DOUBLE")
         whole = exp.and_(value.eq(exp.Floor(this=value.copy())), exp.Abs(this=value.copy()) < _number_literal("1e15"))
         as_text = _case([(whole, _cast(_cast(plan.cell(column), "BIGINT"), "STRING"))], as_text)
+    if plan.column_types.get(column) == "bool":  # spelled as the loader spells a truth (Python's str), not 'true'
+        truth = plan.cell(column)
+        as_text = _case([(truth, _text_literal("True")), (exp.not_(truth), _text_literal("False"))])
     if plan.column_types.get(column) in ("number", "bool"):  # a number's or a truth's text has no whitespace
         return exp.Nullif(this=exp.Trim(this=as_text), expression=_text_literal(""))
-    return exp.Nullif(this=_stripped(as_text, plan.dialect), expression=_text_literal(""))
+    return exp.Nullif(this=_composed(plan, _stripped(as_text, plan.dialect)), expression=_text_literal(""))
+
+
+def _composed(plan: _Plan, text: exp.Expression) -> exp.Expression:
+    """``text`` in Unicode's composed form (NFC), as the loader reads every label, model and split
+    (``format._nfc``): "é" typed as one character or as "e" and an accent is one name. Spark has no such
+    function: there it stays as written."""
+    return text if plan.dialect == "spark" else exp.Anonymous(this="nfc_normalize", expressions=[text])
 
 
 def _stripped(text: exp.Expression, dialect: Dialect) -> exp.Expression:
@@ -204,14 +227,25 @@ def _class_of(plan: _Plan, column: str) -> exp.Expression:
         # a number, without making text of every row.
         value = _cast(plan.cell(column), "DOUBLE")
         return _case([(value.eq(int(c)), _text_literal(c)) for c in plan.classes])
-    cases = []
-    for c in plan.classes:  # each condition its own tree: no copy of the text's expression per class
-        condition = exp.EQ(this=_text(plan, column), expression=_text_literal(c))
-        if _is_integer_text(c):
-            number = exp.TryCast(this=_text(plan, column), to=exp.DataType.build("DOUBLE"), safe=True)
-            condition = exp.or_(condition, exp.EQ(this=number, expression=_number_literal(int(c))), copy=False)
-        cases.append((condition, _text_literal(c)))
+    # each condition its own tree: no copy of the text's expression per class
+    cases = [(exp.EQ(this=_text(plan, column), expression=_text_literal(c)), _text_literal(c)) for c in plan.classes]
+    integers = [c for c in plan.classes if _is_integer_text(c)]
+    if integers:
+        # The loader's second look (``cells._canonical``), at text that names no class as it is: a whole number
+        # written with a point ("1.0", "+01.") names the integer class of its value; "01", "+1" or "1e0" none.
+        number = _try_cast(_text(plan, column), "DOUBLE")
+        by_value = _case([(number.eq(int(c)), _text_literal(c)) for c in integers])
+        cases.append((_whole_number_text(plan, _text(plan, column)), by_value))
     return _case(cases)
+
+
+# ``cells._WHOLE_NUMBER_TEXT`` (the loader's), anchored: Spark's regexp_like finds a match anywhere.
+_WHOLE_NUMBER_PATTERN = "^[+-]?[0-9]+[.]0*$"
+
+
+def _whole_number_text(plan: _Plan, text: exp.Expression) -> exp.Expression:
+    function = "regexp_like" if plan.dialect == "spark" else "regexp_full_match"
+    return exp.Anonymous(this=function, expressions=[text, _text_literal(_WHOLE_NUMBER_PATTERN)])
 
 
 def _true_by_number(plan: _Plan) -> bool:
@@ -286,14 +320,18 @@ def _group_text(plan: _Plan, column: str, default: str) -> exp.Expression:
     return _text_literal(default)
 
 
+def _stamp(plan: _Plan) -> exp.Expression:
+    """The row's time in UTC (the engines' session time zone), NULL when empty or not a time: a time with an
+    offset is converted to UTC, as the loader converts it (a TIMESTAMP cast of the text drops the offset)."""
+    if plan.column_types.get("timestamp") == "time":
+        return _cast(plan.cell("timestamp"), "TIMESTAMP")
+    return _cast(_try_cast(_trimmed(plan, "timestamp"), "TIMESTAMPTZ"), "TIMESTAMP")
+
+
 def _period(plan: _Plan) -> exp.Expression | None:
     if plan.period is None:
         return None
-    if plan.column_types.get("timestamp") == "time":
-        stamp = _cast(plan.cell("timestamp"), "TIMESTAMP")
-    else:
-        stamp = _try_cast(_trimmed(plan, "timestamp"), "TIMESTAMP")
-    return exp.TimestampTrunc(this=stamp, unit=_text_literal(plan.period))
+    return exp.TimestampTrunc(this=_stamp(plan), unit=_text_literal(plan.period))
 
 
 _RAW_CONFIDENCE = "__raw_confidence"
@@ -554,16 +592,31 @@ def _checks(plan: _Plan, probabilities: bool = True) -> list[_Check]:
     else:
         for rule in SPECS[PROBA_PREFIX].rules:  # rule by rule, each over every column, as the loader reports
             checks += [_rule_check(plan, column, rule) for column in proba]
-    if plan.has("y_true"):
-        unknown = exp.and_(_present(plan, "y_true"), _class_of(plan, "y_true").is_(exp.null()))
-        checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", "y_true", unknown, names_labels=True))
+    # A probability run's own y_pred is only compared by the loader, but it must name classes; so must y_true.
+    for column in ["y_true"] + ([] if plan.top_label else ["y_pred"]):
+        if plan.has(column):
+            unknown = exp.and_(_present(plan, column), _class_of(plan, column).is_(exp.null()))
+            checks.append(_Check(f"{UNKNOWN_LABELS} {_short_list(plan.classes)}", column, unknown, names_labels=True))
+    for column in _logit_columns(plan):  # not kept, but the loader refuses a file whose logits are no numbers
+        checks += [c for c in [_Check(NOT_A_NUMBER, column, _not_a_number(plan, column))] if c.bad is not None]
+        checks += [_rule_check(plan, column, rule) for rule in SPECS[LOGIT_PREFIX].rules]
     if plan.has("weight"):
         checks += _rule_checks(plan, "weight")
     if plan.period is not None:
         message = "timestamps that are not ISO 8601 dates or times (e.g. 2024-05-01 or 2024-05-01T13:00:00)"
         not_a_time = exp.and_(_not_null(plan.cell("timestamp")), _period(plan).is_(exp.null()))
         checks.append(_Check(message, "timestamp", not_a_time))
+        # The loader holds times in nanoseconds: it refuses what they cannot hold, so the aggregate must too.
+        first, last = (_cast(_text_literal(day), "TIMESTAMP") for day in TIME_RANGE)
+        outside = exp.or_(_stamp(plan) < first, _stamp(plan) > last, copy=False)
+        checks.append(_Check(f"timestamps outside the supported range {TIME_RANGE[0]} to {TIME_RANGE[1]}",
+                             "timestamp", outside))  # fmt: skip
     return checks
+
+
+def _logit_columns(plan: _Plan) -> list[str]:
+    """The logit_ columns of a probability run (the loader reads them; a top-label run's are ignored)."""
+    return [] if plan.top_label else [c for c in plan.columns if c.startswith(LOGIT_PREFIX)]
 
 
 def _present(plan: _Plan, column: str) -> exp.Expression:
@@ -648,25 +701,30 @@ def _label_values_sql(plan: _Plan) -> exp.Select:
     return _select(_col("label"), source=labels, alias="labels").where(_not_null(_col("label")))
 
 
-def _split_labels_sql(plan: _Plan) -> exp.Select:
-    """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all)."""
+def _split_labels_sql(plan: _Plan, column: str = "y_true") -> exp.Select:
+    """Per (model, split): rows and labelled rows (a split is wholly labelled or not at all; so too for times)."""
     model, split = _group_text(plan, "model", plan.model), _group_text(plan, "split", DEFAULT_SPLIT)
     columns = [_as(model, "model"), _as(split, "split"), _as(_count(), "n_rows"),
-               _as(exp.Count(this=_text(plan, "y_true")), "labelled")]  # fmt: skip
-    # Ordered, so that the messages of several partly labelled splits come in one order, run after run.
+               _as(exp.Count(this=_filled(plan, column)), "labelled")]  # fmt: skip
+    # Ordered, so that the messages of several partly filled splits come in one order, run after run.
     return _select(*columns, source=SOURCE_VIEW).group_by(model, split).order_by(_order("model"), _order("split"))
 
 
-def _unlabelled_in_split(plan: _Plan) -> exp.Expression:
-    """Rows of the (model, split) given as two parameters that have no y_true."""
+def _filled(plan: _Plan, column: str) -> exp.Expression:
+    """The cell, NULL when empty (a time column's cells are times or NULL)."""
+    return plan.cell(column) if plan.column_types.get(column) == "time" else _text(plan, column)
+
+
+def _unlabelled_in_split(plan: _Plan, column: str = "y_true") -> exp.Expression:
+    """Rows of the (model, split) given as two parameters that have no y_true (or ``column``)."""
     return exp.and_(_group_text(plan, "model", plan.model).eq(exp.Placeholder()),
                     _group_text(plan, "split", DEFAULT_SPLIT).eq(exp.Placeholder()),
-                    _text(plan, "y_true").is_(exp.null()))  # fmt: skip
+                    _filled(plan, column).is_(exp.null()))  # fmt: skip
 
 
-def _unlabelled_files_sql(plan: _Plan) -> exp.Select:
-    """Per file: the rows of the (model, split) given as two parameters that have no y_true."""
-    query = _select(_col(FILE_COLUMN), _count(), source=SOURCE_VIEW).where(_unlabelled_in_split(plan))
+def _unlabelled_files_sql(plan: _Plan, column: str = "y_true") -> exp.Select:
+    """Per file: the rows of the (model, split) given as two parameters that have no y_true (or ``column``)."""
+    query = _select(_col(FILE_COLUMN), _count(), source=SOURCE_VIEW).where(_unlabelled_in_split(plan, column))
     return query.group_by(_col(FILE_COLUMN)).order_by(_order(FILE_COLUMN))
 
 
@@ -691,10 +749,10 @@ def _group_counts_sql(plan: _Plan) -> exp.Select:
     return _select(*map(exp.convert, counts), source=GROUPED_TABLE)
 
 
-def _partly_labelled_sql() -> exp.Select:
+def _partly_labelled_sql(column: str = "y_true") -> exp.Select:
     """How many (model, split) of the groups are labelled only in part (checks passed, so a NULL y_true is an
-    empty one)."""
-    labelled = exp.Sum(this=_case([(_col("y_true").is_(exp.null()), 0)], _col("n_rows")))
+    empty one); ``column="period"``: have a time only in part."""
+    labelled = exp.Sum(this=_case([(_col(column).is_(exp.null()), 0)], _col("n_rows")))
     columns = [_col("model"), _col("split"), _as(exp.Sum(this=_col("n_rows")), "n_rows"),
                _as(labelled, "labelled")]  # fmt: skip
     named = exp.and_(*(_not_null(_col(key)) for key in ("model", "split")))
@@ -716,7 +774,7 @@ def _checks_in_groups(plan: _Plan) -> bool:
     :func:`_run_checks` adds three and two more."""
     if plan.dialect == "spark":
         return True
-    numeric = list(plan.proba_columns) + [c for c in ("confidence", "weight") if plan.has(c)]
+    numeric = list(plan.proba_columns) + _logit_columns(plan) + [c for c in ("confidence", "weight") if plan.has(c)]
     return all(_not_a_number(plan, c) is None for c in numeric)
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..identity import file_sha256
 from ..._model.predictions import Predictions
-from ..format import LoadProblem, _short_list
+from ..format import LoadProblem, _same_name_apart, _short_list
 from .results import LoadReport, ModelRun
 from .discovery import _expand_paths, _not_a_readable_file
 from .reading import _disk_path, _early_header_problems, _file_content
@@ -109,7 +109,8 @@ def load_runs(
                     LoadProblem(
                         display,
                         f"model name {run.model!r} is already taken by {models[run.model].path}; "
-                        "this one was not loaded (rename the file or the model column values)",
+                        "this one was not loaded (rename the file or the model column values)"
+                        + _same_name_apart(models[run.model].path, display),
                     )
                 )
                 continue

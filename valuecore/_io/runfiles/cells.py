@@ -31,7 +31,8 @@ _MISSING = -2
 _UNKNOWN = -1
 
 
-_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?\d+\.0*")
+# ASCII digits: ``\d`` took "١.0" (Arabic-Indic digits) for class 1, which no SQL engine's cast reads.
+_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+\.0*")
 
 
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")

@@ -15,7 +15,7 @@ from ..._model.predictions import ClassCodes, Predictions
 from ..._engine.sorting import _small_ints
 from ..lazy import LazyModule
 from ..format import (
-    DEFAULT_SPLIT, LoadProblem, _FileProblems, _RunKind, _run_kind, _warn_unknown_columns, max_file_bytes,
+    DEFAULT_SPLIT, LoadProblem, _FileProblems, _RunKind, _nfc, _run_kind, _warn_unknown_columns, max_file_bytes,
     too_large_message,
 )
 from .results import ModelRun
@@ -289,7 +289,7 @@ def _report_missing_splits(model, model_splits, splits, problems: _FileProblems)
 
 def _display_stem(display: str) -> str:
     """Model name implied by a file name: its stem (``runs/logreg.csv`` -> ``logreg``)."""
-    return Path(display).stem
+    return _nfc(Path(display).stem)  # as a model column's names: é.csv and e\u0301.csv are one model
 
 
 def _layout(model_codes: np.ndarray, split_codes: np.ndarray, n_splits: int) -> _Layout:
