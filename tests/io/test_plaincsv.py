@@ -173,11 +173,12 @@ def test_a_streamed_csv_is_read_as_its_bytes_are_unfiltered(data, chunk):
     # reads the same frame (bit for bit); a byte-order mark, a header the loader reports on, are left to the
     # bytes' read.
     streamed = read_streamed(data, chunk)
-    header = reading.csv_header(reading.first_line(data, _FileProblems("run.csv")), _FileProblems("run.csv"))
+    line = reading.first_line(data, _FileProblems("run.csv"))
+    header = None if line is None else reading.csv_header(line, _FileProblems("run.csv"))
     bom = data.startswith(b"\xef\xbb\xbf")
     text = data[3:] if bom else data
     whole = None if header is None else reading._read_csv_unfiltered(
-        data, text, header, [c for c in header if c in reading.TEXT_COLUMNS])
+        data, text, header, reading._text_keys(line, header))
     if bom or header is None:
         assert streamed is None
         return
@@ -263,7 +264,7 @@ def test_a_plain_file_loads_to_the_same_runs(tmp_path, monkeypatch):
 ])  # fmt: skip
 def test_what_is_read_unfiltered(data, unfiltered):
     header = data.split(b"\n")[0].decode().split(",")
-    frame = reading._read_csv_unfiltered(data, data, header, [c for c in header if c in reading.TEXT_COLUMNS])
+    frame = reading._read_csv_unfiltered(data, data, header, reading._text_keys(data.split(b"\n")[0], header))
     assert (frame is not None) == unfiltered
 
 
