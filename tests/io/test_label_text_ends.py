@@ -8,6 +8,7 @@ one (U+0600), C1 controls next to U+0085, emoji joined by U+200D, the empty text
 from __future__ import annotations
 
 import tempfile
+import unicodedata
 from pathlib import Path
 
 import pandas as pd
@@ -48,7 +49,11 @@ def _stripped_by_left_and_right(text, dialect):
 
 def _python(cell):
     """What the loader makes of a label cell: stripped, None when nothing is left."""
-    return None if cell is None or not cell.strip() else cell.strip()
+    if cell is None or not cell.strip():
+        return None
+    # In Unicode's composed form (NFC), as the loader reads it; a text holding NUL stays as written (the
+    # aggregation's NFC would end it there).
+    return cell.strip() if "\x00" in cell else unicodedata.normalize("NFC", cell.strip())
 
 
 def _cells_through_the_aggregation_sql(cells, stripped=None):
@@ -80,7 +85,8 @@ def test_a_cell_is_stripped_as_python_strips_it_and_as_left_and_right_did(cells)
 def test_the_cells_that_tell_the_ends_apart():
     """The cases a wrong end, a wrong index or a byte instead of a character would get wrong, named."""
     cells = ["a ", " a", "a\u3000", "\u3000a", "\u0600\u2000", "a\u0301", "\x85a", "a\x85", "\x84a", "a\x84",
-             "a\u200b", "", " ", "\u2028", None, "a\r\n", "\U0001F468\u200d\U0001F469\u00a0"]  # fmt: skip
+             "a\u200b", "", " ", "\u2028", None, "a\r\n", "\U0001F468\u200d\U0001F469\u00a0",
+             "a\x00\u00e9", "a\x00\u00fc", "e\u0301b", " e\u0301\t"]  # fmt: skip
     assert _cells_through_the_aggregation_sql(cells) == [_python(cell) for cell in cells]
 
 

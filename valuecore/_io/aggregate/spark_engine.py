@@ -196,7 +196,10 @@ class _Spark(_Engine):
             self.spark.read.parquet(folder).createOrReplaceTempView(GROUPED_TABLE)
             self.holds_groups = True
             return _Counted(count)
-        tables = [pq.read_table(part).cast(schema) for part in parts]  # no group at all may still leave no part
+        # Spark writes times as INT96, in microseconds: read in nanoseconds (pyarrow's default), a year-9999 time
+        # overflowed, and the aggregate failed before its check could refuse the time in words.
+        tables = [pq.read_table(part, coerce_int96_timestamp_unit="us").cast(schema)
+                  for part in parts]  # no group at all may still leave no part
         table = pa.concat_tables(tables) if tables else schema.empty_table()
         shutil.rmtree(self._folders.pop(), ignore_errors=True)
         return table

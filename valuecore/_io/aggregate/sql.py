@@ -194,8 +194,13 @@ def _text(plan: _Plan, column: str) -> exp.Expression:
 def _composed(plan: _Plan, text: exp.Expression) -> exp.Expression:
     """``text`` in Unicode's composed form (NFC), as the loader reads every label, model and split
     (``format._nfc``): "é" typed as one character or as "e" and an accent is one name. Spark has no such
-    function: there it stays as written."""
-    return text if plan.dialect == "spark" else exp.Anonymous(this="nfc_normalize", expressions=[text])
+    function: there it stays as written. Nor is a text holding NUL: DuckDB's ``nfc_normalize`` ends a non-ASCII
+    text at its first NUL (``'a\\x00é'`` became ``'a'``, two splits one), so such a text stays as written."""
+    if plan.dialect == "spark":
+        return text
+    nul = exp.Anonymous(this="chr", expressions=[_number_literal(0)])
+    return _case([(exp.Anonymous(this="contains", expressions=[text, nul]), text.copy())],
+                 exp.Anonymous(this="nfc_normalize", expressions=[text.copy()]))
 
 
 def _stripped(text: exp.Expression, dialect: Dialect) -> exp.Expression:
