@@ -329,3 +329,22 @@ def test_a_probability_runs_y_pred_and_logits_are_checked_as_the_loader_checks_t
     if isinstance(result, AggregateRefused):
         shown = {(p.file, p.column, p.message, p.rows) for p in errors(result.problems)}
         assert shown == {(p.file, p.column, p.message, p.rows) for p in errors(vc.load_runs(path))}
+
+
+@pytest.mark.parametrize("given, loaded", [(" m\t", "m"), ("e\u0301", "\u00e9"), ("m", "m")])
+def test_a_model_named_on_the_command_line_is_written_as_the_loader_reads_a_model_cell(tmp_path, given, loaded):
+    source = tmp_path / "run.csv"
+    source.write_text("y_true,proba_a,proba_b\na,0.9,0.1\nb,0.2,0.8\n")
+    aggregate(str(source), tmp_path / "agg.parquet", model=given)
+    report = vc.load_runs([str(tmp_path / "agg.parquet")])
+    assert report.ok and list(report.models) == [loaded], [str(p) for p in report.problems]
+
+
+@pytest.mark.parametrize("given", ["", " ", "\t\u3000"])
+def test_an_empty_model_name_is_refused_before_anything_is_written(tmp_path, given):
+    # It was written, and the aggregate then refused by the loader ("model is empty at rows 1, 2").
+    source = tmp_path / "run.csv"
+    source.write_text("y_true,proba_a,proba_b\na,0.9,0.1\nb,0.2,0.8\n")
+    with pytest.raises(ValueError, match="--model gives an empty model name"):
+        aggregate(str(source), tmp_path / "agg.parquet", model=given)
+    assert not (tmp_path / "agg.parquet").exists()

@@ -43,7 +43,7 @@ from ..aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAU
 from ..paths import check_output, write_atomically
 from ..sqltext import building_for
 from ..._engine.sorting import cumulative_gain
-from ..columns import column_name
+from ..columns import _nfc, column_name
 from ..format import LoadProblem, _check_header, _FileProblems
 from .results import AGGREGATE_METADATA_KEY, FILE_COLUMN, ROW_COLUMN, AggregateRefused, AggregateResult
 from .sources import _Source, _expand_source, _scan_files, _one_pass_per_folder, _table_source, _once_each
@@ -156,6 +156,13 @@ def aggregate(
     sources = [str(s) for s in sources]
     if model is not None and len(sources) > 1:
         raise ValueError("--model names the model of a single source; give one source, or use a model column")
+    if model is not None:
+        # Written as the loader reads a model cell (stripped, composed): an empty name was written, and the
+        # aggregate then refused by the loader ("model is empty").
+        model = _nfc(model.strip())
+        if not model:
+            raise ValueError("--model gives an empty model name; give a name, or leave --model out to name the "
+                             "model after its source")
     _check_engine_options(engine, memory_limit, temp_directory, max_temp_size)
     problems: list[LoadProblem] = []
     named = _once_each([n for text in sources for n in _expand_source(text, model, problems)], problems)
