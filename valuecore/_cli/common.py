@@ -233,7 +233,9 @@ def _non_empty_rows(text: str, source: str) -> list[list[str]]:
 
 def _matrix_header(row: list[str], source: str) -> list[str]:
     """The header's cells (corner, predicted classes, ``abstain``), checked; a trailing comma dropped."""
-    header = [composed(cell.strip()) for cell in row]
+    from .._io.columns import _nfc  # as the loader reads a run's classes: "é" typed either way is one class
+
+    header = [_nfc(cell.strip()) for cell in row]
     while header and header[-1] == "" and len(header) > 1:
         header.pop()
     if header[-1].lower() != "abstain":
@@ -265,17 +267,10 @@ def _row_label(row: list[str], line_number: int, n_columns: int, source: str) ->
         cells.pop()
     if not cells[0]:
         raise UsageError(f"{source}: row {line_number} has no true class in its first column")
-    return composed(cells[0]), cells[1:]
+    from .._io.columns import _nfc
 
+    return _nfc(cells[0]), cells[1:]
 
-def composed(name: str) -> str:
-    """A class name in Unicode's composed form (NFC), as the loader reads a run's classes: "é" typed as one
-    character or as "e" and an accent (as some editors save it) names one class."""
-    if name.isascii():
-        return name
-    import unicodedata
-
-    return unicodedata.normalize("NFC", name)
 
 
 def _row_values(cells: list[str], line_number: int, label: str, header: list[str], source: str) -> list[float]:

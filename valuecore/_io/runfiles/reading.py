@@ -515,10 +515,10 @@ def _pandas_keys(line: bytes, header: list[str]) -> list[tuple[str, ...]]:
     return [tuple(dict.fromkeys((raw, raw.lstrip(" "), name))) for raw, name in zip(spelled, header)]
 
 
-def _text_keys(line: bytes, header: list[str]) -> dict[str, str]:
-    """Each name pandas may give a text column (:func:`_pandas_keys`) -> the column's name."""
-    return {key: name for name, keys in zip(header, _pandas_keys(line, header)) if name in TEXT_COLUMNS
-            for key in keys}
+def _text_keys(line: bytes, header: list[str], keys: list[tuple[str, ...]] | None = None) -> dict[str, str]:
+    """Each name pandas may give a text column (``keys``, :func:`_pandas_keys` by default) -> the column's name."""
+    keys = _pandas_keys(line, header) if keys is None else keys
+    return {key: name for name, spelled in zip(header, keys) if name in TEXT_COLUMNS for key in spelled}
 
 
 def _read_csv_unfiltered(data: bytes, text, header: list[str], text_columns: dict[str, str]) -> pd.DataFrame | None:
@@ -665,7 +665,7 @@ def _read_csv(data: bytes, problems: _FileProblems, unfiltered: bool = True) -> 
     if plain is not None:
         return _PlainColumns({_nfc(name): cells for name, cells in zip(header, plain.values())})
     keys = _pandas_keys(line, header)
-    text_columns = {key: name for name, spelled in zip(header, keys) if name in TEXT_COLUMNS for key in spelled}
+    text_columns = _text_keys(line, header, keys)
     na_values = {key: ([""] if name in TEXT_COLUMNS else NUMERIC_MISSING) for name, spelled in zip(header, keys)
                  for key in spelled}
     frame = _read_csv_unfiltered(data, text, header, text_columns) if UNFILTERED_CSV and unfiltered else None
