@@ -212,10 +212,13 @@ def _child_timed(name: str):
     from valuecore.runs import load_run_file
 
     use_case = vc.UseCase(1.0, 0.0, -4.0)
+    # What a script's first lines import (``from valuecore import fit_policy, presort``), before the clock as
+    # the baselines' functions and pandas's and pyarrow's lazy modules are; +imp times all of it.
+    fit_policy, presort = vc.fit_policy, vc.presort
 
     def valuecore_threshold(path):
         run = load_run_file(path).models["run"].splits["all"]
-        return vc.fit_policy("threshold", vc.presort(run), use_case).threshold
+        return fit_policy("threshold", presort(run), use_case).threshold
 
     def read(path):
         report = load_run_file(path)
@@ -403,9 +406,10 @@ def threshold_table(sizes, repeat: int, base: Path | None = None, scores: tuple 
                           f"{base_cpu} | "
                           f"{load:.1f}-{os.getloadavg()[0]:.1f}", flush=True)
     print(f"\nwall ms, medians of {repeat} timings, each in a fresh process (imports of numpy, pandas, pyarrow and"
-          "\n`import valuecore` untimed); vc: `valuecore.runs` imported before the clock, what valuecore imports on"
-          "\nfirst use timed; +imp: every module of valuecore's own timed too (`from valuecore.runs import"
-          "\nload_run_file` and the value types inside the clock); pandas: read_parquet / read_csv + argmax +"
+          "\n`import valuecore` untimed); vc: `valuecore.runs`, `fit_policy` and `presort` imported before the clock,"
+          "\nas the baselines' functions are; +imp: every module of valuecore's own timed too (`from valuecore.runs"
+          "\nimport load_run_file`, the value types and the fitting modules inside the clock); pandas: read_parquet /"
+          "\nread_csv + argmax +"
           "\ngroupby/cumsum; numpy: pyarrow's read_table / numpy.loadtxt + argmax + sort/cumsum; base, base+imp:"
           "\nvc and +imp with the --base checkout's package (ratios base / this: > 1, this one faster); ratios ="
           "\nbaseline / valuecore (> 1: valuecore faster); cpu = the process's CPU ms (medians); load = load"
