@@ -275,25 +275,29 @@ DECIMAL_TEXTS = st.one_of(
 )
 
 
-def read_plain(data: bytes, header: list[str], fast: bool):
+def read_plain(data: bytes, header: list[str], fast: bool, one_by_one: int = plaincsv.ONE_BY_ONE):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(plaincsv, "FAST_DECIMALS", fast)
+        patch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
         return plaincsv.read_plain_csv(data, header)
 
 
 def assert_same_plain_read(data: bytes, header: list[str]) -> None:
     """The plain path with its own decimal parser reads what it reads with ``loadtxt``: both decline, or the
-    same columns, dtypes and bits."""
-    fast, slow = read_plain(data, header, True), read_plain(data, header, False)
-    assert (fast is None) == (slow is None)
-    if fast is not None:
-        assert list(fast) == list(slow)
-        for name in fast:
-            assert fast[name].dtype == slow[name].dtype
-            if fast[name].dtype.kind == "f":
-                assert np.array_equal(fast[name].view(np.int64), slow[name].view(np.int64))
-            else:
-                assert fast[name].tolist() == slow[name].tolist()
+    same columns, dtypes and bits; the cells its byte loop leaves (exponents) read one by one and by
+    ``_exponent_decimals`` alike."""
+    slow = read_plain(data, header, False)
+    for one_by_one in (plaincsv.ONE_BY_ONE, 0):
+        fast = read_plain(data, header, True, one_by_one)
+        assert (fast is None) == (slow is None)
+        if fast is not None:
+            assert list(fast) == list(slow)
+            for name in fast:
+                assert fast[name].dtype == slow[name].dtype
+                if fast[name].dtype.kind == "f":
+                    assert np.array_equal(fast[name].view(np.int64), slow[name].view(np.int64))
+                else:
+                    assert fast[name].tolist() == slow[name].tolist()
 
 
 @settings(max_examples=300, deadline=None)
@@ -317,13 +321,26 @@ def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
     ("1e5.0", False), (".", False), ("-", False), ("-e5", False), (".e5", False), ("1_0", False), ("inf", False),
     ("0x1", False), ("1e--5", False), ("1e-5-", False),
 ])  # fmt: skip
-def test_which_cells_the_decimal_parser_reads(cell, parsed):
+@pytest.mark.parametrize("one_by_one", [plaincsv.ONE_BY_ONE, 0])
+def test_which_cells_the_decimal_parser_reads(cell, parsed, one_by_one, monkeypatch):
+    monkeypatch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
     body = f"a,{cell}\n".encode()
-    data = np.frombuffer(body, dtype=np.uint8)
     start = body.index(b",") + 1
-    got = plaincsv._decimals(data, np.array([[start]]), np.array([[len(body) - 1]]))
+    got = plaincsv._decimals(body, np.array([[start]]), np.array([[len(body) - 1]]))
     assert (got is not None) == parsed
     if parsed:
         assert got[0][0, 0].tobytes() == np.float64(float(cell)).tobytes()
         assert got[1][0, 0] == ("." in cell or "e" in cell.lower())
     assert_same_plain_read(b"y_true,proba_a\n" + body, ["y_true", "proba_a"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["0.25", "1e-04", "-3.5E-7", "0.0001", "12", "1e-0005", "x", "1-", "7.5e-23"]),
+                min_size=1, max_size=12),
+       st.integers(0, 700))
+def test_many_cells_with_exponents_read_as_few_do(cells, rows):
+    """A file of many exponent cells (more than ONE_BY_ONE, read by ``_exponent_decimals``) reads as loadtxt
+    reads it: a column of the drawn cells repeated over the rows, beside a column of plain ones."""
+    column = (cells * (rows // len(cells) + 1))[: rows + 1]
+    text = "y_true,proba_a,proba_b\n" + "".join(f"a,{cell},0.5\n" for cell in column)
+    assert_same_plain_read(text.encode(), ["y_true", "proba_a", "proba_b"])

@@ -34,6 +34,7 @@ _NUMBER_COLUMNS = ("weight", "confidence")
 _EXPONENT_NUMBER = re.compile(rb"-?(\d*)\.?(\d*)[eE](-?\d{1,4})")
 
 _COMMA, _NEWLINE, _DOT, _ZERO = (ord(c) for c in ",\n.0")
+_SEPARATORS = bytes(int(byte in (_COMMA, _NEWLINE)) for byte in range(256))  # a bytes.translate table
 
 
 def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
@@ -62,19 +63,17 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
         body += b"\n"
     k = len(header)
     data = np.frombuffer(body, dtype=np.uint8)
-    is_end = (data == _COMMA) | (data == _NEWLINE)
-    ends = np.flatnonzero(is_end)
+    # The table's bytes are 0 and 1, so read as bool: numpy finds those a third faster than nonzero bytes.
+    ends = np.frombuffer(body.translate(_SEPARATORS), dtype=np.bool_).nonzero()[0]
     n = body.count(b"\n")
-    if ends.size != n * k:
+    # k cells a row: n * k separators, every k-th a line end (and the file has n line ends, so no other is).
+    if ends.size != n * k or not (data[ends[k - 1 :: k]] == _NEWLINE).all():
         return None
-    kinds = data[ends].reshape(n, k)
-    if not ((kinds[:, -1] == _NEWLINE).all() and (kinds[:, :-1] == _COMMA).all()):
-        return None
-    starts = np.empty_like(ends)
+    if body.startswith(b",") or b",," in body or b",\n" in body or b"\n," in body:
+        return None  # an empty cell: pandas reads it as missing
+    starts = np.empty(ends.size, dtype=np.int32)  # each cell starts after the separator before it
     starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    if (ends == starts).any():  # an empty cell: pandas reads it as missing
-        return None
+    np.add(ends[:-1], 1, out=starts[1:], casting="unsafe")  # below PLAIN_CSV_BYTES: int32 holds it
     values = _numbers(body, data, starts, ends.reshape(n, k), numbers)
     if values is None:
         return None
@@ -98,15 +97,15 @@ def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray,
     numbers; below 10**15, exact), else float64. ``first``: where each cell starts, in file order (none
     empty); ``ends``: where each ends, (n, columns)."""
     n = ends.shape[0]
-    starts = first.reshape(n, -1)[:, used]
-    ends = ends[:, used]
     if FAST_DECIMALS:
-        decimals = _decimals(data, starts, ends)
+        # Column-major, (used, n): each column's cells then lie side by side, and a column is a row of it.
+        columns = slice(used[0], used[-1] + 1) if used == list(range(used[0], used[-1] + 1)) else used
+        decimals = _decimals(body, first.reshape(n, -1).T[columns], ends.T[columns])
         if decimals is not None:
             cells, pointed = decimals
-            whole = ~pointed.any(axis=0)
-            return [cells[:, j].astype(np.int64) if whole[j] else np.ascontiguousarray(cells[:, j])
-                    for j in range(cells.shape[1])]  # fmt: skip
+            return [cells[j].astype(np.int64) if not pointed[j].any() else cells[j] for j in range(len(used))]
+    starts = first.reshape(n, -1)[:, used]
+    ends = ends[:, used]
 
     def per_cell(mask: np.ndarray) -> np.ndarray:
         # One sum from each cell's start to the next one's: the byte between them is a separator, never in
@@ -132,41 +131,127 @@ def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray,
 # Whether plain number cells are parsed by ``_decimals`` first (``loadtxt`` reads any it declines).
 FAST_DECIMALS = True
 
-# Byte classes of a number cell, for ``_decimals``.
-_OTHER, _DIGIT, _POINT, _EXPONENT, _MINUS_SIGN, _PAST_END = range(6)
+# Byte classes of a number cell, for ``_decimals``, in an order that lets one comparison ask two questions
+# (``kind >= _MINUS_SIGN``: a byte that is neither a digit, a dot nor past the cell's end). The separators
+# are past the end: a cell never holds one, and each cell's end is the separator after it.
+_DIGIT, _POINT, _PAST_END, _MINUS_SIGN, _EXPONENT, _OTHER = range(6)
 _BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)
 _BYTE_CLASS[_ZERO : _ZERO + 10] = _DIGIT
 _BYTE_CLASS[_DOT] = _POINT
 _BYTE_CLASS[[ord("e"), ord("E")]] = _EXPONENT
 _BYTE_CLASS[ord("-")] = _MINUS_SIGN
+_BYTE_CLASS[[_COMMA, _NEWLINE]] = _PAST_END
+_CLASS_TABLE = _BYTE_CLASS.tobytes()  # the same, as a bytes.translate table
 _SCALES = np.array([float(10**k) for k in range(_MOST_SCALE + 1)])  # each exact in float64
 _WIDEST_DECIMAL = _MOST_DIGITS + 7  # digits, a dot, a minus, and e-dddd
+_NINE, _ONE, _ZERO_BYTE = np.uint8(9), np.uint8(1), np.uint8(_ZERO)
 
 
-def _decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(float64 value, whether it has a dot or an exponent) of each cell ``data[a:b]`` (``starts``, ``ends``:
-    (n, k)) when every one reads ``-?digits`` with at most one dot among its digits and an optional exponent
-    ``e-?digits`` (1-4 digits, ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled
-    within 10**22 either way. Else None, and ``loadtxt`` reads the file (or declines it) as before.
+def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(float64 value, whether it has a dot or an exponent) of each cell ``body[a:b]`` (``starts``, ``ends``:
+    arrays of one shape; ``body[b]`` is the comma or line end after the cell) when every one reads
+    ``-?digits`` with at most one dot among its digits and an optional exponent ``e-?digits`` (1-4 digits,
+    ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled within 10**22 either way.
+    Else None, and ``loadtxt`` reads the file (or declines it) as before.
 
     Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
     10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit. Read a byte
     position at a time across every cell (each step numpy's over all cells; along a cell numpy would loop per
-    cell): 10^3 rows of 10 numbers in about a third of ``loadtxt``'s CPU and the checks before it."""
-    shape = starts.shape
-    starts, lengths = starts.ravel(), (ends - starts).ravel()
-    if lengths.size == 0 or int(lengths.max()) > _WIDEST_DECIMAL:
+    cell). A fresh process pays for every new array it touches and every numpy loop it meets first, so the
+    steps are few and make no array larger than a byte per cell (an index of another type than intp is first
+    copied into intp, the bytes' classes come from one ``bytes.translate``, and a freed large array can hand its
+    pages back, to be faulted in again), with no masked (``where=``) arithmetic; and the cells this loop does
+    not read (an exponent, or bad) are read again apart: one by one when few (an exported file writes 0.0001 as
+    ``1e-04``), else by :func:`_exponent_decimals`."""
+    if starts.size == 0:
         return None
-    size = lengths.size
+    data = np.frombuffer(body, dtype=np.uint8)
+    classes = np.frombuffer(body.translate(_CLASS_TABLE), dtype=np.uint8)
+    at = starts.astype(np.intp, order="C")
+    # The digits as a whole number, in float64: below 10**15 < 2**53, each step (times ten, plus a digit) is exact.
+    whole = np.zeros(at.shape, dtype=np.float64)
+    digits, decimals = np.zeros(at.shape, dtype=np.uint8), np.zeros(at.shape, dtype=np.uint8)
+    pointed, other = np.zeros(at.shape, dtype=bool), np.zeros(at.shape, dtype=bool)
+    for k in range(_WIDEST_DECIMAL + 1):
+        kind = classes[at]
+        moving = kind != _PAST_END  # a cell stops at the separator after it
+        if not moving.any():
+            break
+        if k == _WIDEST_DECIMAL:  # a cell longer than any decimal read here
+            return None
+        byte = data[at]
+        if k == 0:
+            lead_minus = kind == _MINUS_SIGN
+            other |= kind >= _EXPONENT
+        else:
+            other |= kind >= _MINUS_SIGN  # an exponent, a minus sign past the first byte, or another byte
+        digit = kind == _DIGIT
+        mantissa = digit.view(np.uint8)
+        whole *= mantissa * _NINE + _ONE  # times 10 where a digit is, else times 1
+        whole += (byte - _ZERO_BYTE) * mantissa
+        digits += mantissa
+        decimals += digit & pointed
+        dot = kind == _POINT
+        other |= dot & pointed
+        pointed |= dot
+        at += moving
+    if k == 0:  # empty cells
+        return None
+    other |= (digits == 0) | (digits > _MOST_DIGITS)
+    values = whole
+    np.copyto(at, decimals)  # the positions are done with: their intp indexes the powers of ten
+    values /= _SCALES[at]  # over 10**0 = 1 leaves a whole number as it is
+    if lead_minus.any():
+        np.negative(values, out=values, where=lead_minus)
+    if other.any():
+        cells = np.unravel_index(np.flatnonzero(other), other.shape)
+        if len(cells[0]) <= ONE_BY_ONE:
+            read = _one_by_one(body, starts[cells], ends[cells])
+        else:
+            read = _exponent_decimals(data, starts[cells], ends[cells])
+        if read is None:
+            return None
+        values[cells], pointed[cells] = read
+    return values, pointed
+
+
+# At most this many cells that the byte loop of ``_decimals`` declines are read one by one (about 1 us each).
+ONE_BY_ONE = 256
+
+
+def _one_by_one(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_decimals`` of cells with an exponent (1-D ``starts``, ``ends``), in a Python loop; None if one is not
+    such a decimal. Python's ``float`` rounds correctly, as one rounded operation on exact numbers does."""
+    values = np.empty(len(starts))
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+        cell = body[a:b]
+        match = _EXPONENT_NUMBER.fullmatch(cell)
+        if match is None:
+            return None
+        whole, decimals, exponent = match.groups()
+        if not 0 < len(whole) + len(decimals) <= _MOST_DIGITS or abs(int(exponent) - len(decimals)) > _MOST_SCALE:
+            return None
+        values[i] = float(cell)
+    return values, np.ones(len(starts), dtype=bool)
+
+
+def _exponent_decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_decimals`` of many cells with an exponent (1-D ``starts``, ``ends``), a byte position at a time as
+    there, the exponent's digits read beside the others."""
+    widest = int((ends - starts).max())
+    if widest > _WIDEST_DECIMAL:
+        return None
+    size = starts.size
+    at, last = starts.astype(np.int32), ends.astype(np.int32)
     whole, exponent = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
     digits, exponent_digits, decimals = (np.zeros(size, dtype=np.int16) for _ in range(3))
     pointed, in_exponent, after_e, exponent_minus, bad = (np.zeros(size, dtype=bool) for _ in range(5))
     lead_minus = None
-    for k in range(int(lengths.max())):
-        byte = data[np.minimum(starts + k, data.size - 1)]
+    for k in range(widest):
+        byte = data[at]
         kind = _BYTE_CLASS[byte]
-        kind[lengths <= k] = _PAST_END
-        value = byte - _ZERO
+        value = byte - _ZERO_BYTE
         digit = kind == _DIGIT
         mantissa, power = digit & ~in_exponent, digit & in_exponent
         np.multiply(whole, 10, out=whole, where=mantissa)
@@ -186,6 +271,8 @@ def _decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[n
         pointed |= dot
         in_exponent |= e
         after_e = e
+        at += 1
+        np.minimum(at, last, out=at)
     scale = np.where(exponent_minus, -exponent, exponent) - decimals
     bad |= (digits == 0) | (digits > _MOST_DIGITS) | (in_exponent & (exponent_digits == 0)) | (exponent_digits > 4)
     if bad.any() or (np.abs(scale) > _MOST_SCALE).any():
@@ -194,7 +281,7 @@ def _decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[n
     np.multiply(values, _SCALES[np.maximum(scale, 0)], out=values, where=scale > 0)
     np.divide(values, _SCALES[np.maximum(-scale, 0)], out=values, where=scale < 0)
     np.negative(values, out=values, where=lead_minus)
-    return values.reshape(shape), (pointed | in_exponent).reshape(shape)
+    return values, pointed | in_exponent
 
 
 def _exponents_fit(body: bytes, starts: np.ndarray, ends: np.ndarray) -> bool:
