@@ -75,14 +75,15 @@ def test_the_hash_thread_hands_its_error_to_the_caller():
 
 
 def test_an_error_of_the_hash_thread_is_reported_not_raised(monkeypatch):
-    """Bytes in memory (an upload) are hashed on a thread while they load; a file on disk is hashed when its
-    digest is asked for (tests/io/test_identity.py)."""
+    """Bytes in memory (an upload) above _HASHED_INLINE_BYTES are hashed on a thread while they load; smaller
+    ones, and a file on disk, when the digest is asked for (tests/io/test_identity.py)."""
     data = _parquet_bytes(pd.DataFrame({"proba_a": [0.9, 0.2], "proba_b": [0.1, 0.8], "y_true": ["a", "b"]}))
 
     def failed(data):
         raise MemoryError("no room to hash")
 
     monkeypatch.setattr(_parse, "_sha256", failed)
+    monkeypatch.setattr(_parse, "_HASHED_INLINE_BYTES", 0)
     report = load_run_file(data, name="model.parquet")
     assert not report.ok and "could not be loaded" in str(report.errors[0])
 

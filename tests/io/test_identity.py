@@ -9,6 +9,7 @@ import pickle
 import threading
 import time
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 import pytest
@@ -172,15 +173,29 @@ def test_a_csv_file_streamed_and_changed_while_being_read_is_refused(tmp_path, m
     assert [str(p) for p in report.errors] == [f"{path}: changed while it was being read; load it again"]
 
 
-def test_bytes_and_csv_files_are_hashed_as_they_load(tmp_path, hashes):
-    """Bytes, and a CSV file up to reading.STREAMED_CSV_BYTES, are in memory: hashed while they convert (by
-    runfiles, not the deferred digest)."""
+def test_bytes_and_small_csv_files_are_hashed_when_asked_for(tmp_path, hashes):
+    """Bytes, and a CSV file up to reading.STREAMED_CSV_BYTES, are held in memory: hashed when the digest is
+    first asked for, once, and a pickled run carries the digest, not the bytes."""
     data = _write(tmp_path / "model.parquet").read_bytes()
-    assert load_run_file(data, name="model.parquet").models["model"].sha256 == hashlib.sha256(data).hexdigest()
     csv = tmp_path / "model.csv"
     FRAME.to_csv(csv, index=False)
-    assert load_run_file(csv).models["model"].sha256 == hashlib.sha256(csv.read_bytes()).hexdigest()
+    runs = [load_run_file(data, name="model.parquet").models["model"], load_run_file(csv).models["model"]]
     assert hashes == []
+    assert runs[0].sha256 == hashlib.sha256(data).hexdigest()
+    assert runs[1].sha256 == hashlib.sha256(csv.read_bytes()).hexdigest()
+    assert runs[1].sha256 == hashlib.sha256(csv.read_bytes()).hexdigest()
+    assert hashes == [1, 1]
+    unread = load_run_file(data, name="model.parquet").models["model"]
+    shipped = pickle.dumps(unread)
+    assert len(hashes) == 3 and data not in shipped and pickle.loads(shipped).sha256 == runs[0].sha256
+
+
+def test_a_digest_of_bytes_read_by_two_threads_at_once_is_the_same():
+    for _ in range(200):
+        digest = _identity.BytesDigest(b"y_true,proba_a\n" * 1000)
+        with ThreadPoolExecutor(4) as pool:
+            found = set(pool.map(lambda _: digest.hexdigest(), range(8)))
+        assert found == {hashlib.sha256(b"y_true,proba_a\n" * 1000).hexdigest()}
 
 
 def test_a_digest_given_as_text_or_none_is_kept_as_given():

@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-__all__ = ["DeferredDigest", "RunFileChanged", "file_sha256", "stat_key"]
+__all__ = ["BytesDigest", "DeferredDigest", "RunFileChanged", "file_sha256", "stat_key"]
 
 _CHUNK = 1 << 20
 # Digests already computed, by (path, stat key): two models of one file, or a file loaded
@@ -66,6 +66,35 @@ class DeferredDigest:
 
     def __getstate__(self):
         return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+
+class BytesDigest:
+    """The hex SHA-256 of a file's bytes held in memory (a small file read whole, an upload), computed on the
+    first call; the bytes are let go once it is. (Hashing 70 kB cost a fresh process 75 us, a tenth of loading
+    its 10^3 rows, for a digest that most loads never ask for.) Pickled as its digest."""
+
+    __slots__ = ("_data", "_hex")
+
+    def __init__(self, data: bytes):
+        self._data: bytes | None = data
+        self._hex: str | None = None
+
+    def hexdigest(self) -> str:
+        value = self._hex
+        if value is None:
+            data = self._data
+            if data is None:  # another thread hashed them meanwhile: it sets the digest before letting go
+                return self._hex
+            value = self._hex = hashlib.sha256(data).hexdigest()
+            self._data = None
+        return value
+
+    def __getstate__(self):
+        return {"_data": None, "_hex": self.hexdigest()}
 
     def __setstate__(self, state) -> None:
         for name, value in state.items():

@@ -10,7 +10,7 @@ from ..columns import (
     SPECS,
 )
 from ..fastload import in_background
-from ..identity import DeferredDigest, stat_key
+from ..identity import BytesDigest, DeferredDigest, stat_key
 from ..._model.predictions import ClassCodes, Predictions
 from ..._engine.sorting import _small_ints
 from ..lazy import LazyModule
@@ -71,12 +71,12 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     kind = _run_kind(table.columns, problems)
     if kind is None:
         return [], False
-    # Bytes in memory are hashed while the columns convert (small ones once they are converted); a file on disk
-    # only when its digest is asked for.
+    # A file on disk, and small bytes in memory, are hashed only when the digest is asked for; larger bytes while
+    # the columns convert (held until asked for, they would keep the file's bytes alive).
     if key is not None:
         sha = lambda: DeferredDigest(key[0], display, key[1])  # noqa: E731
     elif len(data) <= _HASHED_INLINE_BYTES:
-        sha = lambda: _sha256(data)  # noqa: E731
+        sha = lambda: BytesDigest(data)  # noqa: E731
     else:
         sha = in_background(lambda: _sha256(data))
     parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
@@ -91,9 +91,10 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
     return _build_runs(parsed, display, sha(), problems, splits, aggregate), kind.inferred
 
 
-# Bytes in memory up to which they are hashed on the calling thread: a thread's start and hand-off cost a fresh
-# process 0.15-0.4 ms of CPU, what hashing 0.3-0.7 MB does (SHA-256 at about 1.7 GB/s), and on a busy machine
-# the thread waits for a core anyway.
+# Bytes in memory up to which they are held and hashed when the digest is first asked for, on the asking thread
+# (a thread's start and hand-off cost a fresh process 0.15-0.4 ms of CPU, what hashing 0.3-0.7 MB does, SHA-256
+# at about 1.7 GB/s, and on a busy machine the thread waits for a core anyway); larger ones on a thread of
+# their own while the columns convert.
 _HASHED_INLINE_BYTES = 1 << 20
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-from ..identity import DeferredDigest
+from ..identity import BytesDigest, DeferredDigest
 from ..._model.predictions import Predictions
 from ..format import LoadProblem
 
@@ -20,8 +20,9 @@ AGGREGATE_NOTE = (
 
 
 class _Digest:
-    """``ModelRun.sha256``: a hex digest given as text (or None), or a :class:`DeferredDigest` the loader
-    hands over for a Parquet file read from disk, computed when first read (see ``_io/identity.py``)."""
+    """``ModelRun.sha256``: a hex digest given as text (or None), or a :class:`DeferredDigest` (a file read
+    from disk, Parquet or large CSV) or :class:`BytesDigest` (bytes in memory) that the loader hands over,
+    computed when first read (see ``_io/identity.py``)."""
 
     def __set_name__(self, owner, name: str) -> None:
         self.slot = "_" + name
@@ -30,7 +31,7 @@ class _Digest:
         if run is None:
             raise AttributeError(self.slot[1:])  # no default value for the dataclass field
         value = run.__dict__[self.slot]
-        return value.hexdigest() if isinstance(value, DeferredDigest) else value
+        return value.hexdigest() if isinstance(value, (DeferredDigest, BytesDigest)) else value
 
     def __set__(self, run, value) -> None:
         run.__dict__[self.slot] = value
