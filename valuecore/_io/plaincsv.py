@@ -63,7 +63,7 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
         body += b"\n"
     k = len(header)
     data = np.frombuffer(body, dtype=np.uint8)
-    # The table's bytes are 0 and 1, so read as bool: numpy finds those a third faster than nonzero bytes.
+    # The table's bytes are 0 and 1, so read as bool: numpy finds those in a third of the time nonzero bytes take.
     ends = np.frombuffer(body.translate(_SEPARATORS), dtype=np.bool_).nonzero()[0]
     n = body.count(b"\n")
     # k cells a row: n * k separators, every k-th a line end (and the file has n line ends, so no other is).
@@ -157,12 +157,11 @@ def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.nda
     Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
     10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit. Read a byte
     position at a time across every cell (each step numpy's over all cells; along a cell numpy would loop per
-    cell). A fresh process pays for every new array it touches and every numpy loop it meets first, so the
-    steps are few and make no array larger than a byte per cell (an index of another type than intp is first
-    copied into intp, the bytes' classes come from one ``bytes.translate``, and a freed large array can hand its
-    pages back, to be faulted in again), with no masked (``where=``) arithmetic; and the cells this loop does
-    not read (an exponent, or bad) are read again apart: one by one when few (an exported file writes 0.0001 as
-    ``1e-04``), else by :func:`_exponent_decimals`."""
+    cell). A fresh process pays for every new page it touches and every numpy loop it meets first, so the steps
+    are few and each makes only arrays of a byte per cell (indexes are intp, as any other type is first copied
+    into intp; the bytes' classes come from one ``bytes.translate``), with no masked (``where=``) arithmetic;
+    and the cells this loop does not read (an exponent, or bad) are read again apart: one by one when few (an
+    exported file writes 0.0001 as ``1e-04``), else by :func:`_exponent_decimals`."""
     if starts.size == 0:
         return None
     data = np.frombuffer(body, dtype=np.uint8)
