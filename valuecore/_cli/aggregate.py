@@ -158,7 +158,7 @@ def _identity(path: str):
 
 def _cmd_aggregate(args) -> int:
     from .._io.aggregate import AggregateRefused
-    from .common import EXIT_OK, EXIT_USAGE, _err
+    from .common import EXIT_OK, EXIT_USAGE, _err, one_line
 
     line = _ProgressLine()
     before = _identity(args.out)
@@ -169,7 +169,7 @@ def _cmd_aggregate(args) -> int:
             if not signals.received:
                 line.close()
                 for problem in refused.problems:
-                    _err(f"{problem.severity}: {problem}")
+                    _err(f"{problem.severity}: {one_line(problem)}")
                 _err("error: nothing was written")
                 return EXIT_USAGE
         except BaseException:
@@ -204,10 +204,10 @@ def _aggregate(args, line: _ProgressLine, signals: _Signals):
 
 
 def _report(result, args) -> None:
-    from .common import _err, _out
+    from .common import _err, _out, one_line
 
     for problem in result.problems:
-        _err(f"{problem.severity}: {problem}")
+        _err(f"{problem.severity}: {one_line(problem)}")
     share = result.groups / result.source_rows if result.source_rows else 0.0
     _out(f"wrote {result.path}: {result.groups:,} groups from {result.source_rows:,} rows ({share:.1%}), "
          f"{len(result.classes)} classes, {result.seconds:.1f} s with {result.engine}")  # fmt: skip

@@ -51,6 +51,7 @@ from .common import (  # what the sub-commands share
     _short,
     _total,
     _values,
+    one_line,
     read_value_matrix,
     stdout_to_devnull,
     value_matrix_from_csv,
@@ -76,14 +77,14 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
         try:
             choice = choose_splits(run, tune_split, eval_split)
         except ValueError as exc:
-            _err(f"warning: {name} skipped: {exc}")
+            _err(one_line(f"warning: {name} skipped: {exc}"))
             continue
         evaluated = run.splits[choice.evaluate]
         if not evaluated.has_labels:
-            _err(f"warning: {name} skipped: its evaluated split {choice.evaluate!r} has no labels (y_true)")
+            _err(f"warning: {one_line(name)} skipped: its evaluated split {choice.evaluate!r} has no labels (y_true)")
             continue
         if not evaluated.total_weight > 0:
-            _err(f"warning: {name} skipped: every weight of its evaluated split {choice.evaluate!r} is zero")
+            _err(f"warning: {one_line(name)} skipped: every weight of its evaluated split {choice.evaluate!r} is zero")
             continue
         sorted_eval = presort(evaluated)
         eval_runs[name] = sorted_eval
@@ -92,7 +93,7 @@ def _labelled_runs(models: dict, tune_split, eval_split, *, need_tuning: bool):
             continue
         tune = run.splits[choice.tuning_split]
         if choice.tune is not None and not tune.has_labels:
-            _err(f"warning: {name} skipped: its tuning split {choice.tune!r} has no labels (y_true)")
+            _err(f"warning: {one_line(name)} skipped: its tuning split {choice.tune!r} has no labels (y_true)")
             del eval_runs[name]
             continue
         note = tuning_note(name, choice, "the thresholds")
@@ -119,7 +120,7 @@ def _cmd_validate(args) -> int:
             outputs = "class probabilities" + (" and logits" if first.logits is not None else "")
         else:
             outputs = "top label and confidence only"
-        _out(f"model {run.model}  ({run.path})")
+        _out(f"model {one_line(run.model)}  ({one_line(run.path)})")
         _out(f"  sha256   {run.sha256}")
         _out(f"  classes  {len(run.classes)}: {_short(run.classes)}")
         _out(f"  outputs  {outputs}")
@@ -137,12 +138,12 @@ def _cmd_validate(args) -> int:
 
                 _, n_declined, n_false = abstention_counts(predictions)
                 declined = f", the model declined {_count(n_declined)} ({wording.false_abstentions(n_false)})"
-            _out(f"  split {split}: {predictions.n} rows, {labels}{weighted}{accuracy}{declined}")
+            _out(f"  split {one_line(split)}: {predictions.n} rows, {labels}{weighted}{accuracy}{declined}")
     if report.problems:
         _out("")
         _out("problems:")
         for problem in report.problems:
-            _out(f"  {problem.severity}: {problem}")
+            _out(f"  {problem.severity}: {one_line(problem)}")
     n_errors, n_warnings = len(report.errors), len(report.warnings)
     _out("")
     _out(f"{len(report.models)} model(s) loaded; {n_errors} error(s), {n_warnings} warning(s)")
@@ -207,7 +208,7 @@ def _describe_rule(policy, confidences=None) -> list[str]:
     lines = ["class thresholds      (act iff confidence >= threshold of the predicted class)"]
     for label, threshold in policy.class_thresholds:
         text = "never (abstain)" if threshold is None else wording.threshold_on_data(threshold, confidences)
-        lines.append(f"  {label:<19} {text}")
+        lines.append(f"  {one_line(label):<19} {text}")
     return lines
 
 
@@ -219,13 +220,13 @@ def _entry_rule_lines(entry, confidences=None) -> list[str]:
         lines = [f"per-class thresholds per segment of {entry.segments['column']!r}  (act iff confidence >= the "
                  "threshold of the item's segment and predicted class; a segment not seen in tuning is handed off)"]
         for name, per_class in entry.segments["class_thresholds"].items():
-            lines.append(f"  {name:<19} {wording.segment_rule_phrase(None, per_class, confidences)}")
+            lines.append(f"  {one_line(name):<19} {wording.segment_rule_phrase(None, per_class, confidences)}")
         return lines
     lines = [f"thresholds per segment of {entry.segments['column']!r}  (act iff confidence >= the threshold of the "
              "item's segment; a segment not seen in tuning is handed off)"]
     for name, threshold in entry.segments["thresholds"].items():
         text = "never (abstain)" if threshold is None else wording.threshold_on_data(threshold, confidences)
-        lines.append(f"  {name:<19} {text}")
+        lines.append(f"  {one_line(name):<19} {text}")
     return lines
 
 
@@ -358,7 +359,8 @@ def _report_for_loaded_reviewers(args, values, reviewers) -> int:
         raise UsageError(str(exc)) from None
     say = _say(args)
     _warn_notes_of_no_model(document, notes)
-    _say_document(say, [f"recommendation: {_stored_recommendation(document.recommendation)}"], document, models,
+    stored = one_line(_stored_recommendation(document.recommendation))
+    _say_document(say, [f"recommendation: {stored}"], document, models,
                   values, None, f"{kind} (tuned for the reviewers' workload), calibration: "
                   f"{args.calibration}",
                   args.currency, args.tune_split)
@@ -409,8 +411,8 @@ def _recommendation_lines(recommended, document, currency: str, models=None, tun
     confidences = None
     if recommended.model is not None and recommended.model in {e.model for e in document.entries}:
         confidences = _shown_confidences(document.entry(recommended.model), models, tune_split)
-    lines = ["recommendation: " + wording.recommendation_headline(recommended, confidences),
-             "                " + document.recommendation["reason"]]
+    lines = ["recommendation: " + one_line(wording.recommendation_headline(recommended, confidences)),
+             "                " + one_line(document.recommendation["reason"])]
     # The headline says one threshold; two tiers are described in their model's section.
     if recommended.model is not None and recommended.kind not in (
             "threshold", "calibrated_threshold", "two_tier", "shortlist"):
@@ -424,7 +426,7 @@ def _warn_notes_of_no_model(document, notes) -> None:
     entry_notes = {n for e in document.entries for n in e.notes}
     for note in notes:
         if note not in entry_notes:
-            _err(f"warning: {note}")
+            _err(f"warning: {one_line(note)}")
 
 
 def _check_interval_values(values, *, with_interval: bool, html: bool = False) -> None:
@@ -458,7 +460,7 @@ def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=No
     )
     estimated = " (estimated without labels)" if evaluation.get("estimated") else ""
     lines = [
-        f"== {entry.model}  ({path})",
+        f"== {one_line(entry.model)}  ({one_line(path)})",
         f"tuned on              {tuned_text}",
         f"evaluated on          split {evaluation.get('split')!r} ({_count(evaluation.get('n', 0))} items){estimated}",
         f"calibration           {describe_calibration(entry.policy.calibration)}",
@@ -467,7 +469,7 @@ def _entry_lines(entry, path, values=None, currency: str = "", *, confidences=No
         *_evaluation_lines(evaluation, values, currency),
     ]
     prefix = f"{entry.model}: "
-    lines += [f"note: {note[len(prefix) :] if note.startswith(prefix) else note}" for note in entry.notes]
+    lines += [f"note: {one_line(note[len(prefix) :] if note.startswith(prefix) else note)}" for note in entry.notes]
     return lines
 
 
@@ -507,7 +509,7 @@ def _ranking_lines(document, models, values, currency: str, tune_split=None) -> 
     best = ranked[0]
     return [
         "",
-        f"highest value per item: {best.model} ({_money(best.evaluation['value_per_item'], currency)})",
+        f"highest value per item: {one_line(best.model)} ({_money(best.evaluation['value_per_item'], currency)})",
         *_verdict_lines(document, models, values, currency, tune_split),
     ]
 
@@ -534,8 +536,8 @@ def _verdict_lines(document, models, values, currency: str, tune_split=None) -> 
     rule = f" ({wording.rule_name(kinds.pop())})" if len(kinds) == 1 else ""
     shown = (_shown_confidences(document.entry(judged.best), models, tune_split) if judged.best is not None
              else None)
-    return [f"verdict{rule}: " + wording.verdict_headline(judged, currency)] + [
-        "         " + sentence for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
+    return [f"verdict{rule}: " + one_line(wording.verdict_headline(judged, currency))] + [
+        "         " + one_line(sentence) for sentence in wording.verdict_sentences(judged, currency, confidences=shown)]
 
 
 def _html_report_text(args, models, values, reviewers=None, segments=None) -> str:
@@ -702,13 +704,13 @@ def _check_report_options(args) -> None:
 # ----------------------------------------------------------------- apply
 def _confusion_lines(result) -> list[str]:
     """The confusion matrix with its abstain column, as aligned text (rows true class)."""
-    columns = [*result.classes, "abstain"]
+    columns = [*map(one_line, result.classes), "abstain"]
     corner = "true \\ acted as"
     width = max(8, *(len(str(c)) for c in columns)) + 1
-    first = max(len(corner), *(len(str(c)) for c in result.classes)) + 1
+    first = max(len(corner), *(len(c) for c in columns[:-1])) + 1
     lines = [f"  {corner:<{first}}" + "".join(str(c).rjust(width) for c in columns)]
-    for label, row in zip(result.classes, result.confusion):
-        lines.append(f"  {str(label):<{first}}" + "".join(_count(v).rjust(width) for v in row))
+    for label, row in zip(columns[:-1], result.confusion):
+        lines.append(f"  {label:<{first}}" + "".join(_count(v).rjust(width) for v in row))
     return lines
 
 
@@ -728,7 +730,7 @@ def _cmd_apply(args) -> int:
         applied = reprice_applied(document, models, applied, with_interval=not args.no_interval)
     say = _say(args)
     if document.recommendation is not None:
-        say(f"recommendation (as stored): {_stored_recommendation(document.recommendation)}")
+        say(f"recommendation (as stored): {one_line(_stored_recommendation(document.recommendation))}")
     say(_describe_values(document.values))
     for line in _reviewer_lines(document):
         say(line)
@@ -736,12 +738,12 @@ def _cmd_apply(args) -> int:
     evaluated = 0
     for item in applied:
         say("")
-        say(f"== {item.model}" + (f"  ({models[item.model].path})" if item.model in models else "")
+        say(f"== {one_line(item.model)}" + (f"  ({one_line(models[item.model].path)})" if item.model in models else "")
             + ("  [recommended]" if item.recommended else ""))
         if item.same_run is False:
             say("note: this run file is not the one the policy was built from (other SHA-256)")
         if item.evaluation is None:
-            _err(f"warning: {item.model} not evaluated: {item.note}")
+            _err(one_line(f"warning: {item.model} not evaluated: {item.note}"))
             continue
         evaluated += 1
         if document.entry(item.model).segments is not None:
@@ -878,11 +880,12 @@ def _cmd_table(args) -> int:
     eval_runs, tune_runs, notes = _labelled_runs(models, args.tune_split, args.eval_split, need_tuning=True)
     table = comparison_table(eval_runs, tune_runs, ks=args.k)
     for note in notes:
-        _err(f"note: {note}")
+        _err(f"note: {one_line(note)}")
     if args.format == "csv":
         sys.stdout.write(spreadsheet_safe(table.to_frame()).to_csv())
         return EXIT_OK
     view = _table_view(table)
+    view.columns = [one_line(model) for model in view.columns]  # the CSV above keeps the names as they are
     if args.format == "markdown":
         _out(_markdown(view))
     else:
@@ -898,9 +901,9 @@ def _cmd_table(args) -> int:
     if disagreements:
         best = table.best()
         _out("")
-        _out(f"columns whose best model is not the most accurate one ({best['accuracy']}):")
+        _out(f"columns whose best model is not the most accurate one ({one_line(best['accuracy'])}):")
         for column in disagreements:
-            _out(f"  {column}: {best[column]}")
+            _out(f"  {column}: {one_line(best[column])}")
     return EXIT_OK
 
 
@@ -924,7 +927,7 @@ def _cmd_voc(args) -> int:
             "an upper bound rather than an achievable value"
         )
     for note in notes:
-        _err(f"note: {note}")
+        _err(f"note: {one_line(note)}")
     say = _say(args)  # with --csv - the table owns stdout
     if args.csv:
         safe = spreadsheet_safe(frame)
@@ -932,14 +935,14 @@ def _cmd_voc(args) -> int:
         _write_outputs([_Output(args.csv, "the VOC table", said, lambda target: safe.to_csv(target, index=False))],
                        say, args)
     else:
-        _out(frame.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        _out(frame.assign(model=frame["model"].map(one_line)).to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     say("")
     say(f"omega_sup (largest penalty at which the model still adds value; mode {args.mode}):")
-    width = max(len(name) for name in curves)
+    width = max(len(one_line(name)) for name in curves)
     for name, curve in curves.items():
         sup = curve.omega_sup
         extra = "  (the value stays positive for every omega)" if math.isinf(sup) else ""
-        say(f"  {name:<{width}}  {_fmt(sup, '.6g')}{extra}")
+        say(f"  {one_line(name):<{width}}  {_fmt(sup, '.6g')}{extra}")
     return EXIT_OK
 
 
@@ -1008,7 +1011,7 @@ def run(args: argparse.Namespace) -> int:
     except (UsageError, ValueError, FileNotFoundError) as exc:
         if debug:
             traceback.print_exc()
-        _err(f"error: {exc}")
+        _err(f"error: {one_line(exc)}")  # one line: a message may quote a name from a file
         return EXIT_USAGE
     except KeyboardInterrupt:
         _err(_interrupted(args))
@@ -1029,7 +1032,7 @@ def run(args: argparse.Namespace) -> int:
 def _unexpected(exc: BaseException, debug: bool) -> int:
     if debug:
         traceback.print_exc()
-    _err(f"error: unexpected failure ({type(exc).__name__}: {exc})")
+    _err(f"error: unexpected failure ({type(exc).__name__}: {one_line(exc)})")
     if not debug:
         _err("hint: this is likely a bug in valuecore; run again with --debug for the traceback and report it")
     return EXIT_FAILURE

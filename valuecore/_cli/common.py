@@ -46,6 +46,18 @@ def shown_on_terminal(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
+# The line ends above are the commands' own: a name from a file (or a problem, a note, a sentence that holds one)
+# is shown inside a line, so its own line breaks, and whatever else a terminal or a reader splitting lines breaks
+# on, are written as escapes where it is formatted: a model named "a\nrecommended: b" cannot forge a line.
+_LINE_BREAKS = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\v"): "\\v", ord("\f"): "\\f",
+                **{code: f"\\x{code:02x}" for code in (0x1C, 0x1D, 0x1E, 0x85)}, 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def one_line(text) -> str:
+    """``str(text)`` with its line breaks written as escapes (``\\n``): a name, or a message, kept on its line."""
+    return str(text).translate(_LINE_BREAKS)
+
+
 def _out(text: str = "") -> None:
     try:
         print(shown_on_terminal(text), file=sys.stdout)
@@ -126,7 +138,7 @@ def _count(x: float) -> str:
 def _short(items, limit: int = 12) -> str:
     from .. import wording
 
-    return f"[{wording.short_list(items, limit)}]"
+    return f"[{wording.short_list(map(one_line, items), limit)}]"
 
 
 # ------------------------------------------------------------- arg types
@@ -374,12 +386,12 @@ def _load_report(paths: Sequence[str], segment_column: str | None = None):
 def _load(paths: Sequence[str], segment_column: str | None = None) -> dict:
     """Load run files; problems go to stderr; UsageError when no model is usable."""
     report = _load_report(paths, segment_column)
-    for problem in report.problems:
-        _err(f"{problem.severity}: {problem}")
+    for problem in report.problems:  # a problem is one line of output, whatever names it quotes
+        _err(f"{problem.severity}: {one_line(problem)}")
     from .._io.lm_logs import abstention_notes
 
     for note in abstention_notes(report.models):
-        _err(f"note: {note}")
+        _err(f"note: {one_line(note)}")
     if not report.models:
         raise UsageError(
             "no usable model in " + ", ".join(paths) + (" (see the errors above)" if report.problems else "")

@@ -20,6 +20,7 @@ from .common import (
     _positive_float,
     _values,
     _whole_number_between,
+    one_line,
 )
 from .toplevel import COMMAND_HELP
 from .._model.choices import POLICY_KINDS
@@ -57,26 +58,26 @@ def _cmd_monitor(args) -> int:
         tune_split=args.tune_split, eval_split=args.eval_split, with_interval=False,
     )
     for note in notes:
-        _err(f"warning: {note}")
+        _err(f"warning: {one_line(note)}")
     how = _chunking(args)
     monitored = 0
     for entry in document.entries:
         run = models[entry.model]
         reference = args.reference_split or entry.tuned_on.get("split") or entry.evaluation["split"]
         if reference not in run.splits:
-            _err(f"warning: {entry.model} skipped: it has no split {reference!r} to take as the reference "
+            _err(f"warning: {one_line(entry.model)} skipped: it has no split {reference!r} to take as the reference "
                  f"(it has {', '.join(map(repr, run.splits))})")
             continue
         if not run.splits[reference].has_labels:
-            _err(f"warning: {entry.model} skipped: its reference split {reference!r} has no labels (y_true), and "
-                 "the estimate is calibrated on labels: give a labelled split with --reference-split")
+            _err(f"warning: {one_line(entry.model)} skipped: its reference split {reference!r} has no labels "
+                 "(y_true), and the estimate is calibrated on labels: give a labelled split with --reference-split")
             continue
         monitored += 1
         watched = _watched_split(run, args.split, reference)
         result = monitor_bands(run.splits[reference], run.splits[watched], entry.policy, values,
                                calibration=args.estimate_calibration, confidence=args.confidence, **how)
         _out("")
-        for line in _band_lines(result, f"{entry.model}  ({run.path})", watched, reference):
+        for line in _band_lines(result, f"{one_line(entry.model)}  ({one_line(run.path)})", watched, reference):
             _out(line)
         backtest = args.eval_split or entry.evaluation["split"]
         if backtest != reference and backtest in run.splits and run.splits[backtest].has_labels:

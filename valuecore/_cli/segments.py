@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import UsageError, _err, _finite_float, read_text_file
+from .common import UsageError, _err, _finite_float, one_line, read_text_file
 
 __all__ = ["add_apply_segment_option", "add_segment_options", "applied_segment_lines", "apply_segment_column",
            "report_segments", "segment_fit_lines"]
@@ -186,12 +186,13 @@ def segment_fit_lines(args, rules, models) -> list[str]:
                  f"{wording.segment_caps_text(_caps(args).as_dict(), currency)}"]
     for model, rule in rules.items():
         fit, split = rule.fit, rule.entry.tuned_on["split"]
-        lines += ["", f"-- {model}: tuned on split {split!r}: {wording.segment_cap_sentence(fit, currency)}"]
+        lines += ["", f"-- {one_line(model)}: tuned on split {split!r}: "
+                      f"{one_line(wording.segment_cap_sentence(fit, currency))}"]
         lines += _table(fit.evaluation, currency, _confidences(models[model], split))
         for row in fit.evaluation.segments:
             warning = wording.segment_warning(row)
             if warning:
-                _err(f"warning: {model}: {warning}")
+                _err(f"warning: {one_line(model)}: {one_line(warning)}")
     return lines
 
 
@@ -208,6 +209,7 @@ def _table(evaluation, currency: str, confidences=None) -> list[str]:
     from .. import wording
 
     rows = [wording.SEGMENT_COLUMNS, *wording.segment_rows(evaluation, currency, confidences)]
+    rows = [[one_line(cell) for cell in row] for row in rows]  # a segment value is a name from a file
     widths = [max(len(str(row[k])) for row in rows) for k in range(len(rows[0]))]
     return ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
 
@@ -237,7 +239,7 @@ def applied_segment_lines(item, run=None, currency: str = "") -> list[str]:
              f"coverage              {wording.percent(evaluation['coverage'])}"]
     rows = [("segment", "rule", "items", "hand-off rate", "error rate", "value per item")]
     for name, figures in evaluation["segments"].items():
-        rows.append((name, wording.threshold_phrase(figures["threshold"], confidences.get(name)),
+        rows.append((one_line(name), wording.threshold_phrase(figures["threshold"], confidences.get(name)),
                      wording.count(figures["n"]),
                      wording.percent(figures["handoff_rate"]), wording.percent(figures["selective_risk"]),
                      wording.money(figures["value_per_item"], currency)))
