@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as _datetime
 import html
 import math
+import re
 from typing import Mapping
 
 import numpy as np
@@ -62,9 +63,26 @@ def _svg(spec: dict) -> str:
             "the HTML report draws its charts with vl-convert-python, which is not installed "
             "(pip install vl-convert-python)"
         ) from error
-    svg = vl_convert.vegalite_to_svg(spec)
+    svg = vl_convert.vegalite_to_svg(_xml_text(spec))
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else svg
+
+
+# What XML 1.0 forbids in text: vl-convert lays text out through an SVG parser, and a name from a file holding
+# one of these (a vertical tab, say) made it panic and abort the whole process, whatever caught exceptions.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(value):
+    """``value`` (a chart spec: dicts, lists, text, numbers) with every character XML forbids written as its
+    escape (``\\x0b``), the same in data, scales and titles, so a model keeps one name throughout the chart."""
+    if isinstance(value, str):
+        return _NOT_XML.sub(lambda match: match.group().encode("unicode_escape", "backslashreplace").decode(), value)
+    if isinstance(value, dict):
+        return {_xml_text(key): _xml_text(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_xml_text(item) for item in value]
+    return value
 
 
 def _titled(spec: dict, title: str, subtitle: str, width: int = 760) -> dict:
