@@ -48,10 +48,13 @@ class ModelRun:
     path : str
         The file it came from, as the user named it.
     sha256 : str
-        Hex SHA-256 of the file bytes (shared by all models of one file). For a
-        Parquet file read from disk it is computed when first read, from the
-        file checked unchanged since it was loaded; reading it raises a
-        ``ValueError`` naming the file when the file has changed since.
+        Hex SHA-256 of the file bytes (shared by all models of one file),
+        computed when first read. For a file read from disk as it loads
+        (Parquet, a large CSV file) it is hashed then from the file checked
+        unchanged since it was loaded, and reading it raises a ``ValueError``
+        naming the file when the file has changed since; bytes held in memory
+        (a small CSV file, an upload) are hashed from those bytes (above 1 MiB,
+        on a thread while they load).
     classes : tuple of str, length n_classes
         Class labels as text, in probability-column order.
     splits : dict of str to Predictions
