@@ -93,6 +93,9 @@ class Candidate:
         Interval of what it earns per item more than handing the item over,
         on new items (item by item, bounded method): ``gain_low > 0`` means
         the data shows it earns more than no model.
+    value_scale : float
+        The largest magnitude among the use case's values, against which a gap
+        counts as round-off (see ``Standing``).
     """
 
     model: str
@@ -108,6 +111,7 @@ class Candidate:
     items_to_separate: float | None
     gain_low: float = math.nan
     gain_high: float = math.nan
+    value_scale: float = 1.0
 
     @property
     def shown_to_earn(self) -> bool:
@@ -116,7 +120,7 @@ class Candidate:
 
     @property
     def above_baseline(self) -> bool:
-        return above_baseline(self.per_item, self.baseline)
+        return above_baseline(self.per_item, self.baseline, self.value_scale)
 
 
 @dataclass(frozen=True)
@@ -514,7 +518,8 @@ def _choose(judged, runs, values, skipped: tuple, confidence: float, memo: dict 
             sure: float = SURE) -> Recommendation:
     candidates = tuple(
         Candidate(s.model[0], s.model[1], runs[s.model][0], s.per_item, s.low, s.high, s.coverage, s.baseline,
-                  s.difference, s.basis == "best" or s.contender, s.items_to_separate, s.gain_low, s.gain_high)
+                  s.difference, s.basis == "best" or s.contender, s.items_to_separate, s.gain_low, s.gain_high,
+                  s.value_scale)
         for s in judged.standings
     )
     none = dict(model=None, kind=None, policy=None, per_item=math.nan, low=math.nan, high=math.nan,

@@ -54,8 +54,16 @@ DEGENERATE_KINDS = ("no_models", "pointless", "all_useless")
 # recommendation's regret was 1.07 times a naive analyst's; at 90%, 0.76 times, with 1 of 600 scenarios
 # losing 0.026 per item (2.0 standard errors).
 SURE = 0.90
-# A per-item gap smaller than this share of the value scale counts as none (round-off of sums).
+# A per-item gap smaller than this share of the value scale counts as none (round-off of sums). The scale is the
+# largest of the values compared and of the use case's own values (``value_scale``): a per-item value is an average
+# of those, so its round-off is relative to them. (A fixed floor of 1 made the tolerance absolute, 1e-12, for values
+# scaled down by 1e-12, and the verdict then changed with the scale: "deploy no model" for a model earning 8e-16.)
 _RELATIVE_TOLERANCE = 1e-12
+
+
+def value_scale(values: Values, classes) -> float:
+    """The largest magnitude among the use case's values for these classes."""
+    return float(np.max(np.abs(values.for_classes(classes).values)))
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,9 @@ class Standing:
         by default) of what it earns per item *more than handing that item
         over*, item by item: ``gain_low > 0`` is "shown to earn more than no
         model" on new items.
+    value_scale : float
+        The largest magnitude among the use case's values: a gap smaller than
+        1e-12 of it (or of the values compared) is round-off, not a gap.
     """
 
     model: str
@@ -108,11 +119,12 @@ class Standing:
     items_to_separate: float | None = None
     gain_low: float = math.nan
     gain_high: float = math.nan
+    value_scale: float = 1.0
 
     @property
     def above_baseline(self) -> bool:
         """Earns more per item than handing every item over (round-off aside)."""
-        return above_baseline(self.per_item, self.baseline)
+        return above_baseline(self.per_item, self.baseline, self.value_scale)
 
 
 @dataclass(frozen=True)
@@ -227,9 +239,10 @@ class RuleComparison:
         return self.gain < 0 or self.within_noise
 
 
-def above_baseline(per_item: float, baseline: float) -> bool:
-    """``per_item`` earns more than ``baseline``, beyond the round-off of sums."""
-    scale = max(abs(per_item), abs(baseline), 1.0)
+def above_baseline(per_item: float, baseline: float, scale_of_values: float = 1.0) -> bool:
+    """``per_item`` earns more than ``baseline``, beyond the round-off of sums (``scale_of_values``: the
+    use case's :func:`value_scale`)."""
+    scale = max(abs(per_item), abs(baseline), scale_of_values)
     return bool(per_item > baseline + _RELATIVE_TOLERANCE * scale)
 
 
@@ -573,7 +586,8 @@ def verdict(
     best_policy, best_predictions = labelled[best]
     baseline = baselines[best]
     pointless, abstain_pointless = _degenerate_values(values, best_predictions.classes)
-    scale = max(abs(intervals[best].mean), abs(baseline), 1.0)
+    values_scale = value_scale(values, best_predictions.classes)
+    scale = max(abs(intervals[best].mean), abs(baseline), values_scale)
     best_mean = intervals[best].mean
     degenerate = None
     if pointless:
@@ -582,7 +596,8 @@ def verdict(
         degenerate = "all_useless"
 
     standings = [Standing(best, best_mean, intervals[best].low, intervals[best].high, coverage[best],
-                          baseline=baseline, gain_low=gains[best].low, gain_high=gains[best].high)]
+                          baseline=baseline, gain_low=gains[best].low, gain_high=gains[best].high,
+                          value_scale=values_scale)]
     best_earns = standings[0].above_baseline
     spreads = {}
     paired = {}
@@ -609,7 +624,7 @@ def verdict(
             low, high, basis, difference = diff.low, diff.high, "paired", diff.mean
         standing = Standing(model, intervals[model].mean, intervals[model].low, intervals[model].high,
                             coverage[model], difference, low, high, contender, basis, baselines[model],
-                            gain_low=gains[model].low, gain_high=gains[model].high)
+                            gain_low=gains[model].low, gain_high=gains[model].high, value_scale=values_scale)
         # Losing money against no model is never "level" with earning some, whatever the noise.
         contender = contender and not (best_earns and not standing.above_baseline)
         needed = _items_needed(gap, spreads[model], confidence, power) if contender else None
@@ -685,7 +700,7 @@ def clearly_ahead(
 
     predictions = runs[of][1]
     own_mean = judged(of)["mean"]
-    scale = max(abs(own_mean), 1.0)
+    scale = max(abs(own_mean), value_scale(values, predictions.classes))
     ahead = []
     for key, (_, other_predictions) in runs.items():
         if key == of:
