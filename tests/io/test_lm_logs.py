@@ -248,11 +248,9 @@ def test_a_target_or_request_number_is_ascii_digits(tmp_path):
     file.write_text(json.dumps(sample) + "\n")
     error = _only_error(read_lmeval(tmp_path / "m"))
     assert "line 1: field filtered_resps holds 2 log-likelihoods for 3 choices" in error
-
-
-def test_requests_are_in_the_order_of_their_number_not_of_their_text(tmp_path):
-    choices = [f"choice {k}" for k in range(12)]  # gen_args_10 and _11 sort before gen_args_2 as text
+    # Requests in the order of their number, not of their text (gen_args_10 and _11 sort before _2 as text).
+    choices = [f"choice {k}" for k in range(12)]
     lls = [-5.0] * 10 + [-0.5, -3.0]
-    save_samples(tmp_path, "m", "qa", [choice_sample(0, {"q": 0}, 10, "Q", choices, lls)])
-    predictions = read_lmeval(tmp_path / "m").models["m"].splits["qa"]
+    save_samples(tmp_path, "many", "qa", [choice_sample(0, {"q": 0}, 10, "Q", choices, lls)])
+    predictions = read_lmeval(tmp_path / "many").models["many"].splits["qa"]
     assert predictions.y_pred.tolist() == [10] and predictions.correct.tolist() == [True]
