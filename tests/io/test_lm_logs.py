@@ -248,9 +248,13 @@ def test_a_target_or_request_number_is_ascii_digits(tmp_path):
     file.write_text(json.dumps(sample) + "\n")
     error = _only_error(read_lmeval(tmp_path / "m"))
     assert "line 1: field filtered_resps holds 2 log-likelihoods for 3 choices" in error
-    # Requests in the order of their number, not of their text (gen_args_10 and _11 sort before _2 as text).
+    # Requests in the order of their number, not of their text (gen_args_10 and _11 sort before _2 as text)
+    # nor of the file: a text target is the position of its text.
     choices = [f"choice {k}" for k in range(12)]
     lls = [-5.0] * 10 + [-0.5, -3.0]
-    save_samples(tmp_path, "many", "qa", [choice_sample(0, {"q": 0}, 10, "Q", choices, lls)])
+    file = save_samples(tmp_path, "many", "qa", [choice_sample(0, {"q": 0}, "choice 10", "Q", choices, lls)])
+    sample = json.loads(file.read_text())
+    sample["arguments"] = dict(sorted(sample["arguments"].items(), reverse=True))
+    file.write_text(json.dumps(sample) + "\n")
     predictions = read_lmeval(tmp_path / "many").models["many"].splits["qa"]
     assert predictions.y_pred.tolist() == [10] and predictions.correct.tolist() == [True]
