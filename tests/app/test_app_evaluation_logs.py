@@ -17,7 +17,7 @@ import pytest
 
 import valuecore as vc
 from dashboard import serverfiles
-from lmeval_layout import choice_sample, save_samples
+from lmeval_layout import HOSTILE, choice_sample, save_hostile_samples, save_samples
 from helpers.app import assert_clean, model_declines_table, start, value_table
 
 CHOICES = ["A", "B", "C", "I don't know"]
@@ -97,6 +97,18 @@ def test_a_source_outside_the_operators_folders_is_refused_in_the_words_of_a_ref
         else:
             assert serverfiles.REFUSAL in "\n".join(str(e.value) for e in at.sidebar.error), source
     assert os.path.islink(root / "runs" / "gamma")
+
+
+@pytest.mark.parametrize("case", ["deep", "filterlist", "overflow_ll"])
+def test_a_hostile_log_is_an_error_on_the_runs_page_and_the_other_models_load(root, case):
+    """These put Streamlit's "This app has encountered an error" on the page, and no model was shown."""
+    file = save_hostile_samples(root / "runs", "gamma", case)
+    at = start("pages/runs.py", src=f"folder:{OPTIONS}:runs")
+    assert_clean(at, errors_allowed=True)
+    field, words = HOSTILE[case]
+    [error] = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert f"runs/gamma/{file.name}" in error and f"line 1: field {field} " in error and words in error, error
+    assert set(model_declines_table(at).index) == {"alpha", "beta"}
 
 
 def test_compare_measures_the_threshold_stability_of_a_model_that_declines_items(root):

@@ -30,7 +30,7 @@ from jsonschema import Draft202012Validator
 from valuecore._cli.commands import main
 from valuecore._pipeline.policy_json import policy_schema
 
-from lmeval_layout import choice_sample, save_samples
+from lmeval_layout import HOSTILE, choice_sample, save_hostile_samples, save_samples
 
 CHOICES = ["A", "B", "C", "I don't know"]
 GOLD = [0, 1, 2, 0, 1, 2, 0, 1]
@@ -134,6 +134,18 @@ def test_a_bad_log_is_a_clear_usage_error(tmp_path, capsys):
     assert "samples_qa_2026-11-28T10-11-12.123456.jsonl" in err and "line 1" in err and "filtered_resps" in err
     code, out, err = run_cli(capsys, "report", f"lmeval[treshold=1]:{folder}", "--omega", "10")
     assert code == 2 and "unknown log option" in err
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_log_is_an_error_naming_its_line_and_the_other_models_load(sources, tmp_path, case, capsys):
+    """These escaped as 'unexpected failure (RecursionError ...)' and raw Python text naming no file."""
+    file = save_hostile_samples(tmp_path / "hostile", "gamma", case)
+    field, words = HOSTILE[case]
+    code, out, err = run_cli(capsys, "validate", f"lmeval:{file.parent}", *sources)
+    assert code == 2 and "unexpected failure" not in err and "Traceback" not in err
+    [error] = [line for line in (out + err).splitlines() if line.strip().startswith("error:")]
+    assert file.name in error and f"line 1: field {field} " in error and words in error, error
+    assert "model alpha " in out and "model beta " in out
 
 
 def test_the_docs_example_at_omega_9(sources, tmp_path, capsys):

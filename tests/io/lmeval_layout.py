@@ -91,3 +91,37 @@ def save_samples(output_path: Path, model: str, task: str, samples: list[dict], 
         with open(file, "a") as handle:
             handle.write(json.dumps(sample, default=str, ensure_ascii=False) + "\n")
     return file
+
+
+# A log someone else wrote (or broke): per case, the field its error names and words of the message.
+HOSTILE = {
+    "deep": ("(line)", "nested too deeply"),                  # one line of 200,000 '['
+    "filterlist": ("filter", "not a filter's name"),          # "filter": ["none"]
+    "overflow_ll": ("filtered_resps", "not a finite number"),  # a log-likelihood of 401 digits
+    "target_sup": ("target", "neither a choice number"),      # "²" passes str.isdigit, int() refuses it
+    "bigint": ("(line)", "digits"),                           # an integer longer than int() reads
+}
+
+
+def save_hostile_samples(output_path: Path, model: str, case: str) -> Path:
+    """A two-question log of ``model`` whose first line is the hostile ``case`` of :data:`HOSTILE`, the second
+    as the harness writes it."""
+    choices = ["A", "B"]
+    file = save_samples(output_path, model, "qa", [choice_sample(i, {"q": i}, 0, "Q", choices, [-1.0, -2.0])
+                                                    for i in range(2)])
+    first, second = file.read_text().splitlines()
+    sample = json.loads(first)
+    if case == "deep":
+        first = "[" * 200_000 + "]" * 200_000
+    elif case == "bigint":
+        first = first[:-1] + ', "seed": ' + "9" * 5000 + "}"
+    else:
+        if case == "filterlist":
+            sample["filter"] = ["none"]
+        elif case == "overflow_ll":
+            sample["filtered_resps"][0][0] = -(10 ** 400)
+        elif case == "target_sup":
+            sample["target"] = "²"
+        first = json.dumps(sample, ensure_ascii=False)
+    file.write_text(first + "\n" + second + "\n")
+    return file

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -138,6 +139,30 @@ def test_generated_answers_with_a_refusal_and_sequence_probability(tmp_path):
     assert predictions.correct.tolist() == [True, False, False]
     assert predictions.confidence[:2].tolist() == pytest.approx([0.8, 0.45], abs=1e-12)
     assert predictions.model_abstained.tolist() == [False, False, True]
+
+
+def test_log_probabilities_that_are_no_probability_name_the_log_sample_and_field(tmp_path, capsys):
+    """A completion's log-probabilities summing above 709 escaped as 'unexpected failure (OverflowError)', and a
+    sum above 0 or NaN as a raw 'confidence must lie in [0, 1]' naming no log and no sample."""
+    model = "mockllm/model"
+    sums = [1000.0, 0.5, math.nan, math.log(0.5)]
+    outputs = [text_output(model, "4", [v]) for v in sums]
+    dataset = [Sample(input=f"q{i}", target="4", id=f"g{i}") for i in range(len(sums))]
+    write_log(tmp_path / "gen", Task(dataset=dataset, solver=generate(), scorer=match(), name="gen"), model, outputs)
+    letters = {"A": 0.1, "B": 0.6, "C": 0.2, "D": 0.1}
+    odd = [letter_output(model, "B", letters) for _ in range(3)]
+    odd[0].choices[0].logprobs.content[-1].top_logprobs[1].logprob = math.nan
+    for top in odd[1].choices[0].logprobs.content[-1].top_logprobs:
+        top.logprob = -math.inf
+    write_choice_log(tmp_path / "choice", model, odd)
+    for folder, bad in (("gen", (1, 2, 3)), ("choice", (1, 2))):
+        report = read_inspect(tmp_path / folder, LmLogOptions.parse("confidence=logprobs"))
+        assert report.models == {}
+        named = [int(n) for p in report.problems for n in re.findall(r"\d+", p.message.split(":")[0])]
+        assert sorted(named) == list(bad), report.problems
+        assert all("field output.choices[0].logprobs" in p.message for p in report.problems)
+        assert main(["validate", f"inspect[confidence=logprobs]:{tmp_path / folder}"]) == 2
+        assert "unexpected failure" not in capsys.readouterr().err
 
 
 def test_missing_logprobs_name_the_log_sample_and_field(tmp_path):

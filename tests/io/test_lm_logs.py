@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from valuecore._io.lm_logs import GENERATED_CLASSES, LmLogOptions, abstention_counts, read_lmeval
 from valuecore._model.predictions import MODEL_ABSTAINED
 
-from lmeval_layout import choice_sample, generated_sample, save_samples
+from lmeval_layout import HOSTILE, choice_sample, generated_sample, save_hostile_samples, save_samples
 
 CHOICES = ["A", "B", "C", "I don't know"]
 IDK = LmLogOptions.parse("idk=I don't know")
@@ -193,3 +195,66 @@ def test_a_text_target_is_a_choice_text_first(tmp_path):
     save_samples(tmp_path, "m", "arith", [sample])
     predictions = read_lmeval(tmp_path / "m").models["m"].splits["arith"]
     assert predictions.y_true.tolist() == [1] and predictions.correct.tolist() == [True]
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_line_is_an_error_naming_the_file_the_line_and_the_field(tmp_path, case):
+    """Each used to escape as a raw Python error (RecursionError, TypeError, OverflowError, ValueError)."""
+    file = save_hostile_samples(tmp_path, "m", case)
+    field, words = HOSTILE[case]
+    error = _only_error(read_lmeval(tmp_path / "m"))
+    assert file.name in error and f"line 1: field {field} " in error and words in error, error
+    assert "line 2" not in error  # the harness's own line after it is read as before
+
+
+def test_every_hostile_line_of_a_file_is_named_and_the_good_ones_are_read(tmp_path):
+    lines = {case: save_hostile_samples(tmp_path / case, "m", case).read_text().splitlines()[0] for case in HOSTILE}
+    good = save_samples(tmp_path, "m", "qa", [choice_sample(0, {"q": 0}, 1, "Q", ["A", "B"], [-2.0, -1.0])])
+    good_line = good.read_text()
+    good.write_text("".join(line + "\n" for line in lines.values()) + good_line)
+    report = read_lmeval(tmp_path / "m")
+    assert report.models == {}
+    named = {}  # line -> the field its error names
+    for problem in report.problems:
+        numbers, field = re.match(r"lines? ([\d, ]+): field (\S+) ", problem.message).groups()
+        named.update((int(n), field) for n in numbers.split(", "))
+    assert named == {number: HOSTILE[case][0] for number, case in enumerate(lines, start=1)}  # not the good line
+    text = " | ".join(str(p) for p in report.problems)
+    assert all(words in text for _, words in HOSTILE.values())
+
+
+def test_log_likelihoods_beyond_any_difference_give_the_exact_probability_without_a_warning(tmp_path):
+    """-1e308 and 1e308 differ by more than the largest float: the softmax's shift overflowed with a
+    RuntimeWarning; the rounded exact answer is 1.0 for the larger and 0.0 for the other."""
+    save_samples(tmp_path, "m", "qa", [choice_sample(0, {"q": 0}, 0, "Q", ["A", "B"], [-1e308, 1e308]),
+                                       choice_sample(1, {"q": 1}, 0, "Q", ["A", "B", "C"], [1e308, -1e308, 0.0])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        predictions = read_lmeval(tmp_path / "m").models["m"].splits["qa"]
+    assert predictions.y_pred.tolist() == [1, 0] and predictions.confidence.tolist() == [1.0, 1.0]
+
+
+def test_a_target_or_request_number_is_ascii_digits(tmp_path):
+    """'²' and '١' pass str.isdigit; int() refused the first (a raw ValueError) and read the second as 1."""
+    choices = ["A", "B"]
+    for number, target in enumerate(("²", "١", "9" * 5000)):
+        sample = {**choice_sample(0, {"q": 0}, 0, "Q", choices, [-1.0, -2.0]), "target": target}
+        save_samples(tmp_path / str(number), "m", "qa", [sample])
+        error = _only_error(read_lmeval(tmp_path / str(number) / "m"))
+        assert "line 1: field target holds" in error and "neither a choice number" in error, error
+    file = save_samples(tmp_path, "m", "qa", [choice_sample(0, {"q": 0}, 0, "Q", choices, [-1.0, -2.0])])
+    sample = json.loads(file.read_text())
+    sample["arguments"]["gen_args_²"] = sample["arguments"]["gen_args_0"]
+    file.write_text(json.dumps(sample) + "\n")
+    error = _only_error(read_lmeval(tmp_path / "m"))
+    assert "line 1: field filtered_resps holds 2 log-likelihoods for 3 choices" in error
+    # Requests in the order of their number, not of their text (gen_args_10 and _11 sort before _2 as text)
+    # nor of the file: a text target is the position of its text.
+    choices = [f"choice {k}" for k in range(12)]
+    lls = [-5.0] * 10 + [-0.5, -3.0]
+    file = save_samples(tmp_path, "many", "qa", [choice_sample(0, {"q": 0}, "choice 10", "Q", choices, lls)])
+    sample = json.loads(file.read_text())
+    sample["arguments"] = dict(sorted(sample["arguments"].items(), reverse=True))
+    file.write_text(json.dumps(sample) + "\n")
+    predictions = read_lmeval(tmp_path / "many").models["many"].splits["qa"]
+    assert predictions.y_pred.tolist() == [10] and predictions.correct.tolist() == [True]

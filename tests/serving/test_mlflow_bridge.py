@@ -296,6 +296,16 @@ def test_a_broken_table_is_an_error_for_that_table_and_the_others_are_read(track
     assert main(["validate", f"mlflow:{run_id}"]) == 2
 
 
+def test_a_logged_tables_tag_nested_too_deeply_is_a_tag_mlflow_did_not_write(tracking, capsys):
+    """A tag of 3,000 nested lists failed the whole run with an unexpected RecursionError; a tag that is not
+    MLflow's list counts no table as logged, so the run's tables are read as any other artifact."""
+    run_id = log_sample_run()
+    mlflow.tracking.MlflowClient().set_tag(run_id, "mlflow.loggedArtifacts", "[" * 3000 + "]" * 3000)
+    assert main(["validate", f"mlflow:{run_id}"]) == 0
+    out, err = capsys.readouterr()
+    assert "unexpected failure" not in err and f"model logreg  (mlflow:{run_id}/predictions/logreg.json)" in out
+
+
 def test_a_hostile_source_is_refused_in_a_short_message_with_few_requests(tracking, capsys, monkeypatch):
     """A 5,000-character source was quoted whole; a name of many '/' is not read in thousands of ways."""
     for source in ("mlflow:" + "x" * 5000, "mlflow:" + "a/" * 10 + "b" * 5000):

@@ -90,6 +90,11 @@ def _letter_probabilities(sample, letters: str, is_idk: list[bool]) -> list[floa
             if not found:
                 break
             peak = max(found.values())
+            if not math.isfinite(peak) or any(math.isnan(v) for v in found.values()):
+                shown = ", ".join(f"{_LETTERS[k]} {v}" for k, v in sorted(found.items()))
+                raise _Unscorable("output.choices[0].logprobs", f"holds top log-probabilities {shown}: the letters' "
+                                                                "probabilities need numbers, one of them finite")
+            # -inf (a letter of probability 0) is allowed: its weight is exp(-inf) = 0.0.
             weights = [math.exp(found[k] - peak) if k in found else 0.0 for k in range(len(letters))]
             total = sum(weights)
             return [w / total for w in weights]
@@ -108,7 +113,11 @@ def _confidence(sample, score, options: LmLogOptions) -> float:
         logprobs = choices[0].logprobs if choices else None
         if logprobs is None or not logprobs.content:
             raise _Unscorable("output.choices[0].logprobs", "is not logged (generate with logprobs=True)")
-        return math.exp(sum(token.logprob for token in logprobs.content))
+        total = sum(token.logprob for token in logprobs.content)
+        if not total <= 0.0:  # NaN, or a probability above 1 (math.exp overflows beyond 709)
+            raise _Unscorable("output.choices[0].logprobs", f"sums to {total}: the log-probability of a completion "
+                                                            "is a number of at most 0")
+        return math.exp(total)
     for where, metadata in (("score.metadata", score.metadata), ("metadata", sample.metadata)):
         if metadata and wanted in metadata:
             value = metadata[wanted]

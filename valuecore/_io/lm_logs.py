@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,17 +155,32 @@ def _number(value, where: str) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise _Unscorable(where, f"holds {clip_text(repr(value))}, not a number") from None
+    except OverflowError:  # an integer beyond the largest float: as infinite as 1e400
+        raise _Unscorable(where, f"holds an integer of {len(str(abs(value)))} digits, not a finite number") from None
     if not math.isfinite(number):
         raise _Unscorable(where, f"holds {number}, not a finite number")
     return number
+
+
+def _position_number(text: str) -> int | None:
+    """The whole number ``text`` writes in ASCII digits (surrounding spaces aside), None for anything else:
+    ``str.isdigit`` also passes "²" and other digits ``int`` refuses, and ``int`` refuses more digits than
+    ``sys.get_int_max_str_digits()``; no position of a choice needs as many as 18."""
+    text = text.strip()
+    return int(text) if 0 < len(text) <= 18 and text.isascii() and text.isdecimal() else None
+
+
+def _request_order(key: str) -> int:
+    """``gen_args_i`` in the order of ``i``; a key without a number first."""
+    number = _position_number(key.rsplit("_", 1)[-1])
+    return -1 if number is None else number
 
 
 def _choices(sample: dict) -> list[str] | None:
     """The continuation of each request (``arguments.gen_args_i.arg_1``), None when not a choice task."""
     arguments = sample.get("arguments")
     if isinstance(arguments, dict):  # as save_results_samples writes it
-        requests = [arguments[k] for k in sorted(arguments, key=lambda k: int(k.rsplit("_", 1)[-1])
-                                                 if k.rsplit("_", 1)[-1].isdigit() else -1)]
+        requests = [arguments[k] for k in sorted(arguments, key=_request_order)]
         texts = [r.get("arg_1") if isinstance(r, dict) else None for r in requests]
     elif isinstance(arguments, list):  # the in-memory layout (evaluate(..., log_samples=True))
         texts = [r[1] if isinstance(r, (list, tuple)) and len(r) > 1 else None for r in arguments]
@@ -194,8 +210,9 @@ def _gold_index(target, choices: list[str]) -> int:
         stripped = [c.strip() for c in choices]
         if target.strip() in stripped:
             return stripped.index(target.strip())
-        if target.strip().isdigit() and int(target) < len(choices):
-            return int(target)
+        position = _position_number(target)
+        if position is not None and position < len(choices):
+            return position
     if isinstance(target, list):
         raise _Unscorable("target", f"names several right choices {clip_text(repr(target))}; one answer is scored "
                                     "against one right choice")
@@ -204,7 +221,10 @@ def _gold_index(target, choices: list[str]) -> int:
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
-    shifted = np.exp(scores - scores.max())
+    # Finite scores more than the largest float apart (-1e308 and 1e308) differ by -inf: exp gives the 0.0 that
+    # the exact exp(-2e308) rounds to, so the overflow changes nothing and is not worth a warning.
+    with np.errstate(over="ignore"):
+        shifted = np.exp(scores - scores.max())
     return shifted / shifted.sum()
 
 
@@ -360,7 +380,17 @@ def _read_file(task: str, file: Path, shown_as: str, options: LmLogOptions, dige
         except json.JSONDecodeError as exc:
             errors.add(number, _Unscorable("(line)", f"is not JSON ({exc.msg})"))
             continue
+        except RecursionError:
+            errors.add(number, _Unscorable("(line)", "is nested too deeply to be a logged sample"))
+            continue
+        except ValueError:  # json's only other refusal: an integer longer than int() reads
+            errors.add(number, _Unscorable("(line)", f"holds an integer of more than {sys.get_int_max_str_digits()} "
+                                                     "digits, not a number a log holds"))
+            continue
         logged_filter = sample.get("filter") if isinstance(sample, dict) else None
+        if isinstance(logged_filter, (list, dict)):
+            errors.add(number, _Unscorable("filter", f"holds {clip_text(repr(logged_filter))}, not a filter's name"))
+            continue
         if options.filter is not None and logged_filter is not None and logged_filter != options.filter:
             continue
         filters.add(logged_filter)

@@ -360,7 +360,7 @@ def mlflow_run_artifacts(source: str, tracking_uri: str | None = None) -> Mlflow
     try:
         logged = {entry["path"] for entry in json.loads(run.data.tags.get(LOGGED_TABLES_TAG, "[]"))
                   if isinstance(entry, dict) and entry.get("type") == "table" and isinstance(entry.get("path"), str)}
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # a tag MLflow did not write: no table counts as logged
         logged = set()
     tables, ignored = [], []
     for item in sorted(_run_files(client, run_id, tracking_uri), key=lambda item: item.path):
