@@ -766,10 +766,6 @@ def value_interval_spec(rows, models, *, currency: str = "$") -> dict:
                  title="Value per item with its 95% interval", height={"step": 48})
 
 
-def _count_label(items) -> str:
-    return f"{items:,.0f}" if float(items).is_integer() else f"{items:,.1f}"
-
-
 def difference_spec(rows, *, model_a: str, model_b: str, currency: str = "$", models=None) -> dict:
     """How the per-item difference A − B is spread over the items (a paired comparison).
 
@@ -794,7 +790,7 @@ def difference_spec(rows, *, model_a: str, model_b: str, currency: str = "$", mo
     _check(rows, data, DIFFERENCE_COLUMNS, "a difference chart")
     better_a, better_b, same = f"{model_a} earns more", f"{model_b} earns more", "same value"
     data = [{**row, "who": better_a if row["difference"] > 0 else better_b if row["difference"] < 0 else same,
-             "label": _count_label(row["items"])} for row in data]
+             "label": wording.count(row["items"])} for row in data]
     names = [str(m) for m in models] if models is not None else []
     if model_a in names and model_b in names:
         palette = model_palette(names)

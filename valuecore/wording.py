@@ -41,6 +41,12 @@ Shares
     never reads as ``0.0%`` or ``100.0%``: it reads ``<0.1%`` or ``>99.9%``.
 Missing numbers
     ``None`` and NaN read as an en dash, never as ``None`` or ``nan``.
+Counts
+    A (weighted) number of items is whole as it is (``1,234``), else one decimal (``12.5``); a count that
+    is not 0 never reads ``0``: below 0.05 it keeps three significant digits (``0.02``).
+Very large numbers
+    From 10^15 up a count, an amount or a figure of three significant digits reads in three significant
+    digits (``1.40e+52``), never its some 50 meaningless digits written out.
 
 What lives here
 ---------------
@@ -189,15 +195,33 @@ def _not_finite(x) -> str | None:
 
 
 # ----------------------------------------------------------------- numbers
-def significant(x: float) -> str:
-    """Three significant digits, thousands written out (no 1.23e+03); ``–`` when missing.
+# From this size up a number reads in three significant digits (``1.40e+52``), not written out: a float holds
+# about 16 digits, so written out its whole part runs on with digits that mean nothing (300 of them for 1e308).
+_WRITTEN_OUT_BELOW = 1e15
 
-    >>> significant(1234.5), significant(0.012345), significant(-0.0)
-    ('1,234', '0.0123', '0')
+
+def _too_large_to_write_out(x: float, decimals: int) -> bool:
+    """Whether ``x`` with ``decimals`` decimals would reach ``_WRITTEN_OUT_BELOW`` (rounding up to it counts)."""
+    return abs(x) >= _WRITTEN_OUT_BELOW - 0.5 * 10**-decimals
+
+
+def _scientific(x: float) -> str:
+    """A number too large to write out: its zeros stay, so an interval's two ends read alike (``9.60e+99``)."""
+    return f"{x:#.3g}"
+
+
+def significant(x: float) -> str:
+    """Three significant digits, thousands written out (no 1.23e+03) below 10^15, ``1.40e+52`` from there;
+    ``–`` when missing.
+
+    >>> significant(1234.5), significant(0.012345), significant(-0.0), significant(1.4e52)
+    ('1,234', '0.0123', '0', '1.40e+52')
     """
     if (special := _not_finite(x)) is not None:
         return special
     x = float(x)
+    if _too_large_to_write_out(x, 0):
+        return _scientific(x)
     text = f"{x:,.0f}" if abs(x) >= 999.5 else f"{x:.3g}"  # 999.5 would read 1e+03
     return "0" if text in ("-0", "0.0", "-0.0") else text
 
@@ -218,10 +242,10 @@ def number(x: float, digits: int = 3) -> str:
 def money(x: float, currency: str = "", digits: int = 2) -> str:
     """An amount in the currency: ``$1.50`` for a symbol, ``1.50 EUR`` for a code, ``1.50`` without.
 
-    Amounts smaller than a cent (but not zero) keep three significant digits.
+    Amounts smaller than a cent (but not zero) keep three significant digits, and so do amounts from 10^15 up.
 
-    >>> money(0.004, "$"), money(-0.0, "$"), money(None, "$")
-    ('$0.004', '$0.00', '–')
+    >>> money(0.004, "$"), money(-0.0, "$"), money(None, "$"), money(-1.4e52, "$")
+    ('$0.004', '$0.00', '–', '-$1.40e+52')
     """
     if _missing(x):
         return DASH
@@ -230,6 +254,8 @@ def money(x: float, currency: str = "", digits: int = 2) -> str:
         body = "∞"
     elif x != 0 and abs(x) < 0.5 * 10**-digits:
         body = f"{abs(x):.3g}"
+    elif _too_large_to_write_out(x, digits):
+        body = _scientific(abs(x))
     else:
         body = f"{abs(x):,.{digits}f}"
     negative = x < 0 and body.strip("0.,") != ""
@@ -286,16 +312,23 @@ def level(share: float) -> str:
 
 
 def count(x: float) -> str:
-    """A (weighted) number of items: ``1,234``, ``12.5`` for a fractional weight, ``1.23e+15`` when huge.
+    """A (weighted) number of items: ``1,234``, ``12.5`` for a fractional weight, ``1.23e+15`` from 10^15.
 
-    >>> count(1234), count(12.5), count(1e16), count(None)
-    ('1,234', '12.5', '1e+16', '–')
+    A fractional count that one decimal would show as ``0.0`` keeps three significant digits: items weighing
+    0.02 in all are not "0.0 wrong" beside a sentence that says they rest on 0.02 wrong answers.
+
+    >>> count(1234), count(12.5), count(1e16), count(None), count(0.0213), count(1e-50)
+    ('1,234', '12.5', '1.00e+16', '–', '0.0213', '1e-50')
     """
     if (special := _not_finite(x)) is not None:
         return special
     x = float(x)
-    if abs(x) >= 1e15:
-        return f"{x:.6g}"
+    if x == 0:
+        return "0"  # never "-0"
+    if _too_large_to_write_out(x, 0):
+        return _scientific(x)
+    if abs(x) < 0.05:  # one decimal would read 0.0
+        return f"{x:.3g}"
     return f"{x:,.0f}" if x.is_integer() else f"{x:,.1f}"
 
 

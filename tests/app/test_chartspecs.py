@@ -253,3 +253,14 @@ def test_specs_take_plain_records_as_they_take_frames():
         cs.monitor_spec([{k: v for k, v in row.items() if k != "amount"} for row in as_rows], ["mlp"])
     cells = [{"true": "a", "predicted": "a", "value": 1.0}, {"true": "a", "predicted": "abstain", "value": 0.0}]
     assert cs.value_matrix_spec(cells) == cs.value_matrix_spec(pd.DataFrame(cells))
+
+
+def test_a_difference_bars_label_reads_its_weighted_items_as_every_count_does():
+    """A bar of items weighing 0.02 was labelled "0.0", one of 1e50 items with some 50 digits (head 2565fbe)."""
+    from valuecore.chartspecs import difference_spec
+
+    items = [3.0, 2.5, 0.02, 1e-50, 1e50]
+    spec = difference_spec(pd.DataFrame({"difference": [-1.0, 0.0, 1.0, 2.0, 3.0], "items": items}),
+                           model_a="a", model_b="b")
+    labels = [row["label"] for row in spec["datasets"]["differences"]]
+    assert labels == ["3", "2.5", "0.02", "1e-50", "1.00e+50"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -529,3 +531,25 @@ def test_report_recommends_no_model_when_none_earns(capsys, runs_dir, tmp_path):
     assert code == 0, err
     assert out.startswith("recommendation: Deploy no model: hand every item to a person.")
     assert json.loads(out_json.read_text())["recommendation"]["model"] is None
+
+
+@pytest.mark.parametrize("weight", [0.01, 1e-50, 1e50])
+def test_weighted_counts_read_as_the_json_holds_them_never_0_nor_50_digits(tmp_path, capsys, weight):
+    """Items weighing 0.01 read "0.0 wrong" beside "rests on 0.02 wrong answers", and items weighing 1e50 as
+    some 50 digits that mean nothing (head 2565fbe): each count reads nonzero when it is, to three digits."""
+    path = write_run(tmp_path / "w.csv", n=60)
+    frame = pd.read_csv(path)
+    frame["weight"] = weight
+    frame.to_csv(path, index=False)
+    code, out, err = run_cli(capsys, "report", path, "--omega", "5", "--json", tmp_path / "p.json")
+    assert code == 0, err
+    entry = json.loads((tmp_path / "p.json").read_text())["models"][0]
+    evaluation = entry["evaluation"]
+    shown = re.search(r"\((\S+) correct, (\S+) wrong, (\S+) abstained\)", out).groups()
+    for text, key in zip(shown, ("n_correct", "n_wrong", "n_abstain")):
+        held = evaluation[key]
+        assert (float(text.replace(",", "")) == 0) == (held == 0), (key, held, text)
+        assert math.isclose(float(text.replace(",", "")), held, rel_tol=5e-3, abs_tol=0.05), (key, held, text)
+    tuned = re.search(r"tuned on +split 'val' \((\S+) items\)", out).group(1)
+    assert math.isclose(float(tuned.replace(",", "")), entry["tuned_on"]["n"], rel_tol=5e-3), tuned
+    assert not re.search(r"\d[\d,]{24}", out), out  # no number written out past 10^15

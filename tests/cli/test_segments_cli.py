@@ -233,3 +233,27 @@ def test_segment_values_need_a_segment_column(tmp_path, capsys):
     write_run(tmp_path / "m.csv")
     assert main(["report", str(tmp_path / "m.csv"), "--omega", "4", "--segment-values", "sv.json"]) == 2
     assert "--segment-values gives values per segment, and no --segment COLUMN" in capsys.readouterr().err
+
+
+def test_unknown_segment_values_name_a_few_segments_not_all_of_them(tmp_path, capsys):
+    """5,000 segments once made a 44 KB line: both lists are cut after ten names of at most 200 characters."""
+    n = 5_000
+    long_name = "x" * 5_000
+    frame = write_run(tmp_path / "m.csv", n=n)
+    frame["region"] = [f"s{i}" for i in range(n - 1)] + [long_name]
+    frame.to_csv(tmp_path / "m.csv", index=False)
+    unknown = {f"nosuch{i}": {"v_correct": 1, "v_abstain": 0, "v_wrong": -2} for i in range(30)}
+    (tmp_path / "sv.json").write_text(json.dumps(unknown))
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
+                 "--segment-values", str(tmp_path / "sv.json")]) == 2
+    err = capsys.readouterr().err
+    assert "sv.json: no run has the segments 'nosuch0', 'nosuch1', " in err and "… (30 in all)" in err, err[:500]
+    assert "(the segments are 's0', 's1', " in err and "… (5000 in all))" in err, err[:500]
+    assert len(err) < 1_000, (len(err), err[:500])
+    # A name past the cap is cut, not written out: ten names before it leave it out of the list here.
+    frame["region"] = [long_name] + ["north"] * (n - 1)
+    frame.to_csv(tmp_path / "m.csv", index=False)
+    assert main(["report", str(tmp_path / "m.csv"), "--segment", "region", "--omega", "4",
+                 "--segment-values", str(tmp_path / "sv.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"'north', '{'x' * 199}…')" in err and long_name not in err, err[-400:]

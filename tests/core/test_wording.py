@@ -8,6 +8,7 @@ confidences crowded near 0 and 1 where a short rounding would move items.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -233,3 +234,87 @@ def test_paired_comparison_holds_numbers_and_wording_says_them():
     on_data, on_distribution = wording.paired_sentences(result, names=("all", "strict"), currency="$")
     assert on_data.startswith("On these 4 items, all is worth")
     assert "all minus strict" in on_distribution
+
+
+# ------------------------------------------------- counts near 0, numbers too large to write out
+# Head 2565fbe's formatting of ordinary numbers, kept here as the reference the new one must match.
+def count_before(x: float) -> str:
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def significant_before(x: float) -> str:
+    text = f"{x:,.0f}" if abs(x) >= 999.5 else f"{x:.3g}"
+    return "0" if text in ("-0", "0.0", "-0.0") else text
+
+
+def money_body_before(x: float, digits: int) -> str:
+    return f"{abs(x):.3g}" if x != 0 and abs(x) < 0.5 * 10**-digits else f"{abs(x):,.{digits}f}"
+
+
+def read_back(text: str) -> Decimal:
+    """The number a person reads in ``text`` (currency and thousands separators dropped); a Decimal, since
+    ``1.80e+308`` is beyond the floats."""
+    return Decimal(text.replace(",", "").replace("$", ""))
+
+
+def reads_close(text: str, x: float, abs_tol: float) -> bool:
+    """Whether ``text`` reads as ``x`` to three significant digits or to ``abs_tol``."""
+    gap = abs(read_back(text) - Decimal(x))
+    return gap <= Decimal(abs_tol) or gap <= Decimal("0.005") * abs(Decimal(x))
+
+
+BELOW_WRITTEN_OUT = 999_999_999_999_999.0  # the largest whole number still written out in full
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+def test_fractional_counts_that_one_decimal_rounds_to_zero_keep_their_digits():
+    # Items weighing 0.01 each: "0.0 wrong" beside "rests on 0.02 wrong answers" (head 2565fbe).
+    assert wording.count(0.020000000000000018) == "0.02"
+    assert wording.count(1e-50) == "1e-50" and wording.count(4.8e-49) == "4.8e-49"
+    assert wording.count(0.049) == "0.049" and wording.count(0.05) == "0.1"
+    assert wording.count(0.0) == "0" and wording.count(-0.0) == "0"
+
+
+def test_numbers_too_large_to_write_out_read_in_three_significant_digits():
+    # 100 items weighing 1e50: some 50 digits that mean nothing (head 2565fbe).
+    assert wording.significant(9.999999999999999e51) == "1.00e+52"
+    assert wording.count(1e52) == "1.00e+52" and wording.count(1234567890123456.0) == "1.23e+15"
+    assert wording.projected(1.4000000000000004e51) == "1.40e+51"
+    assert wording.money(9.035087719298246e47, "$") == "$9.04e+47"
+    assert wording.money(-9.035087719298246e47, "EUR") == "-9.04e+47 EUR"
+    assert wording.amount(8.01e99, "$") == "$8.01e+99" and wording.amount(9.6e99, "$") == "$9.60e+99"
+    # The last number written out, and the first that is not (also when rounding would reach it).
+    assert wording.significant(BELOW_WRITTEN_OUT) == "999,999,999,999,999"
+    assert wording.significant(1e15) == wording.significant(999_999_999_999_999.5) == "1.00e+15"
+    assert wording.money(999_999_999_999_999.875, "$") == "$999,999,999,999,999.88"
+    assert wording.projected(999_999_999_999_999.875, "$") == "$1.00e+15"
+
+
+@given(finite)
+def test_a_count_reads_zero_exactly_when_it_is_zero_and_close_to_itself(x):
+    text = wording.count(x)
+    assert (read_back(text) == 0) == (x == 0), (x, text)
+    assert reads_close(text, x, 0.05), (x, text)
+
+
+@given(finite)
+def test_every_finite_number_reads_in_a_few_characters_and_close_to_itself(x):
+    for text, decimals in ((wording.significant(x), 0), (wording.count(x), 1), (wording.money(x, "$"), 2),
+                           (wording.projected(x, "$"), 2), (wording.amount(x, "$"), 2)):
+        # At most "-$999,999,999,999,999.99": the longest still written out.
+        assert len(text) <= 24, (x, text)
+        assert reads_close(text, x, 0.5 * 10**-decimals), (x, text)
+
+
+ordinary = st.one_of(st.integers(-BELOW_WRITTEN_OUT, BELOW_WRITTEN_OUT).map(float),
+                     st.floats(-BELOW_WRITTEN_OUT, BELOW_WRITTEN_OUT), st.floats(-1e4, 1e4),
+                     st.floats(-1, 1))
+
+
+@given(ordinary)
+def test_ordinary_numbers_read_as_before(x):
+    assert wording.significant(x) == significant_before(x)
+    assert wording.money(x) == ("-" if x < 0 and money_body_before(x, 2).strip("0.,") else "") + money_body_before(x, 2)
+    assert wording.money(x, "$", 0).lstrip("-$") == money_body_before(x, 0)
+    if abs(x) >= 0.05:
+        assert wording.count(x) == count_before(x)

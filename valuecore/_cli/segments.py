@@ -112,7 +112,7 @@ def read_segment_values(path: str, models: dict, values) -> dict:
     unknown = sorted(set(data) - known)
     if unknown:
         raise UsageError(f"{path}: no run has the segment{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(map(repr, unknown))} (the segments are {', '.join(map(repr, sorted(known)))})")
+                         f"{_segment_names(unknown)} (the segments are {_segment_names(sorted(known))})")
     given = {}
     for segment, record in data.items():
         try:
@@ -125,6 +125,15 @@ def read_segment_values(path: str, models: dict, values) -> dict:
         except (ValueError, TypeError, KeyError) as exc:
             raise UsageError(f"{path}, segment {segment!r}: {exc}") from None
     return given
+
+
+def _segment_names(names) -> str:
+    """Names in a message as the project caps them: quoted, each cut to the cell limit, the list after ten.
+    Written out in full, 5,000 segments made a 44 KB line."""
+    from .. import wording
+    from .._io.limits import clip_text
+
+    return wording.short_list((repr(clip_text(name)) for name in names), limit=10)
 
 
 def _differ(given: dict, values) -> bool:
