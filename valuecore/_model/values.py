@@ -29,7 +29,25 @@ from typing import Sequence, Union
 
 import numpy as np
 
-__all__ = ["UseCase", "ValueMatrix", "Regime"]
+__all__ = ["UseCase", "ValueMatrix", "Regime", "json_number", "shown_value"]
+
+
+def json_number(value) -> float | None:
+    """``value`` as a float when it is a JSON number (an int or a float; never true/false, text or a list) that a
+    float holds finitely; None otherwise, a 400-digit int included (``float`` would raise OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def shown_value(value, max_chars: int = 40) -> str:
+    """``repr(value)`` for a message, cut to ``max_chars`` (a 400-digit number is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -71,9 +89,13 @@ class UseCase:
     def __post_init__(self):
         for name in ("v_correct", "v_abstain", "v_wrong"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            try:  # float() first: math.isfinite raises OverflowError on a 400-digit int
+                number = float(value) if isinstance(value, (int, float, np.floating, np.integer)) else math.nan
+            except OverflowError:
+                number = math.nan
+            if not math.isfinite(number):
+                raise ValueError(f"{name} must be a finite number, got {shown_value(value)}")
+            object.__setattr__(self, name, number)
 
     @classmethod
     def from_omega(cls, omega: float) -> "UseCase":
