@@ -383,7 +383,32 @@ class ValueMatrix:
 
     @classmethod
     def from_dict(cls, data: dict) -> "ValueMatrix":
-        return cls(tuple(data["classes"]), np.asarray(data["value_matrix"], dtype=float))
+        """Read ``{"classes": [...], "value_matrix": [[...], ...]}`` (parsed JSON); ValueError naming the key, row
+        or entry at fault: the classes a list of names, one row per class, each of C + 1 JSON numbers (true/false
+        and text such as "1" are no numbers, as the policy schema says)."""
+        classes = data["classes"]
+        if not isinstance(classes, list) or not all(isinstance(c, str) and c for c in classes):
+            raise ValueError(f"the value matrix's classes must be a list of class names (non-empty strings), got "
+                             f"{shown_value(classes)}")
+        rows = data["value_matrix"]
+        if not isinstance(rows, list):
+            raise ValueError(f"the value matrix must be a list of rows, one per true class, got {type(rows).__name__}")
+        width, columns = len(classes) + 1, [*classes, "abstain"]
+        if len(rows) != len(classes):
+            raise ValueError(f"the value matrix has {len(rows)} rows for {len(classes)} classes {list(classes)}: "
+                             "one row per true class, in the order of classes")
+        for i, (row, true) in enumerate(zip(rows, classes)):
+            if not isinstance(row, list) or len(row) != width:
+                what = f"{len(row)} values" if isinstance(row, list) else f"a {type(row).__name__}"
+                raise ValueError(f"the value matrix's row {i} (true class {true!r}) must be a list of {width} numbers "
+                                 f"(one per predicted class {list(classes)}, then abstain), got {what}")
+            for j, value in enumerate(row):
+                if json_number(value) is None:
+                    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+                    raise ValueError(f"the value matrix's row {i} (true class {true!r}), column {j} "
+                                     f"({columns[j]!r}): {shown_value(value)} is not a "
+                                     f"{'finite number' if number else 'number (text and true/false are not)'}")
+        return cls(tuple(classes), np.asarray(rows, dtype=float))
 
 
 # A value as the public functions take it: made once at the edge, asked (never converted) below.
