@@ -8,7 +8,6 @@ that build on this module.
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from dataclasses import dataclass, replace
