@@ -28,11 +28,11 @@ BAD_JSON = {
     "a huge integer": ([[1, 0, -1], [0, 1, 10**400]], CLASSES,
                        r"row 1 \(true class 'malignant'\), column 2 \('abstain'\): 1000000.*… is not a finite number"),
     "ragged": ([[1, 0], [0, 1, 0]], CLASSES,
-               r"row 0 \(true class 'benign'\) must be a list of 3 numbers .*got 2 values"),
-    "a row not a list": ([{"a": 1}, [0, 1, 0]], CLASSES, r"row 0 \(true class 'benign'\) must be a list of 3 "
-                                                        r"numbers .*got a dict"),
+               r"must have shape \(2, 3\) .*; row 0 \(true class 'benign'\) has 2 values"),
+    "a row not a list": ([{"a": 1}, [0, 1, 0]], CLASSES, r"must have shape \(2, 3\) .*; row 0 \(true class "
+                                                        r"'benign'\) is a dict, not a list of numbers"),
     "a dict": ({"a": 1}, CLASSES, r"the value matrix must be a list of rows, one per true class, got dict"),
-    "too few rows": ([[1, 0, -1]], CLASSES, r"the value matrix has 1 rows for 2 classes"),
+    "too few rows": ([[1, 0, -1]], CLASSES, r"a value matrix for 2 classes must have shape \(2, 3\) .*, got 1 rows"),
     "classes as a string": ([[1, 0, -1], [0, 1, 0]], "benign",
                             r"the value matrix's classes must be a list of class names .*got 'benign'"),
     "a class not a string": ([[1, 0, -1], [0, 1, 0]], ["benign", 2],

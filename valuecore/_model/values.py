@@ -394,14 +394,16 @@ class ValueMatrix:
         if not isinstance(rows, list):
             raise ValueError(f"the value matrix must be a list of rows, one per true class, got {type(rows).__name__}")
         width, columns = len(classes) + 1, [*classes, "abstain"]
+        shape = (f"a value matrix for {len(classes)} classes must have shape ({len(classes)}, {width}) (true class x "
+                 "predicted classes + abstain)")
         if len(rows) != len(classes):
-            raise ValueError(f"the value matrix has {len(rows)} rows for {len(classes)} classes {list(classes)}: "
-                             "one row per true class, in the order of classes")
+            raise ValueError(f"{shape}, got {len(rows)} rows")
         for i, (row, true) in enumerate(zip(rows, classes)):
-            if not isinstance(row, list) or len(row) != width:
-                what = f"{len(row)} values" if isinstance(row, list) else f"a {type(row).__name__}"
-                raise ValueError(f"the value matrix's row {i} (true class {true!r}) must be a list of {width} numbers "
-                                 f"(one per predicted class {list(classes)}, then abstain), got {what}")
+            if not isinstance(row, list):
+                raise ValueError(f"{shape}; row {i} (true class {true!r}) is a {type(row).__name__}, not a list of "
+                                 "numbers")
+            if len(row) != width:  # ragged or not, the row at fault named (numpy's words named none)
+                raise ValueError(f"{shape}; row {i} (true class {true!r}) has {len(row)} values")
             for j, value in enumerate(row):
                 if json_number(value) is None:
                     number = isinstance(value, (int, float)) and not isinstance(value, bool)
