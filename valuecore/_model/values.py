@@ -387,11 +387,11 @@ class ValueMatrix:
         or entry at fault: the classes a list of names, one row per class, each of C + 1 JSON numbers (true/false
         and text such as "1" are no numbers, as the policy schema says)."""
         classes = data["classes"]
-        if not isinstance(classes, list) or not all(isinstance(c, str) and c for c in classes):
+        if not isinstance(classes, (list, tuple)) or not all(isinstance(c, str) and c for c in classes):
             raise ValueError(f"the value matrix's classes must be a list of class names (non-empty strings), got "
                              f"{shown_value(classes)}")
         rows = data["value_matrix"]
-        if not isinstance(rows, list):
+        if not isinstance(rows, (list, tuple)):
             raise ValueError(f"the value matrix must be a list of rows, one per true class, got {type(rows).__name__}")
         width, columns = len(classes) + 1, [*classes, "abstain"]
         shape = (f"a value matrix for {len(classes)} classes must have shape ({len(classes)}, {width}) (true class x "
@@ -399,7 +399,7 @@ class ValueMatrix:
         if len(rows) != len(classes):
             raise ValueError(f"{shape}, got {len(rows)} rows")
         for i, (row, true) in enumerate(zip(rows, classes)):
-            if not isinstance(row, list):
+            if not isinstance(row, (list, tuple)):
                 raise ValueError(f"{shape}; row {i} (true class {true!r}) is a {type(row).__name__}, not a list of "
                                  "numbers")
             if len(row) != width:  # ragged or not, the row at fault named (numpy's words named none)
