@@ -293,10 +293,17 @@ def _row_values(cells: list[str], line_number: int, label: str, header: list[str
             f"{source}: row {line_number} (true class {label!r}) has {len(cells)} values "
             f"but the header has {len(columns)} columns ({_short(columns)})"
         )
+    import pandas as pd
+
+    from .._io.runfiles.cells import number_cells
+
+    # A number to the run files' loader, or none ("1_000" and "１" are text there, though float() reads them);
+    # read by float() as before ("-0" stays -0.0, where pandas gives 0).
+    loaded = number_cells(pd.Series(cells, dtype=object)).isna().to_numpy()
     values = []
-    for column, cell in zip(columns, cells):
+    for column, cell, not_number in zip(columns, cells, loaded.tolist()):
         try:
-            value = float(cell)
+            value = math.nan if not_number else float(cell)
         except ValueError:
             value = math.nan
         if not math.isfinite(value):

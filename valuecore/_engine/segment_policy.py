@@ -14,6 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from .._model.predictions import Predictions, _first_rows, _label_text
+from .._model.values import shown_value
 from .policy import Policy
 
 __all__ = ["SEGMENT_RULES", "UNSEEN_SEGMENT_RULES", "SegmentPolicy", "segment_labels"]
@@ -97,10 +98,13 @@ def _checked_threshold(threshold, where: str) -> float | None:
         return None
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.number)):
         raise ValueError(f"the threshold of {where} must be a number in [0, 1] or None, got {threshold!r}")
-    threshold = float(threshold)
-    if not 0 <= threshold <= 1:
-        raise ValueError(f"the threshold of {where} must be in [0, 1] or None, got {threshold!r}")
-    return threshold
+    try:
+        number = float(threshold)
+    except OverflowError:  # a 400-digit int
+        number = math.inf
+    if not 0 <= number <= 1:
+        raise ValueError(f"the threshold of {where} must be in [0, 1] or None, got {shown_value(threshold)}")
+    return number
 
 
 def _pairs(given) -> dict:

@@ -42,6 +42,7 @@ import numpy as np
 # the command line, which names calibrations) stays light.
 
 from .predictions import Predictions
+from .values import shown_value
 
 __all__ = [
     "Calibrator",
@@ -87,10 +88,13 @@ def _check_method(method) -> str:
 def _finite_float(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"calibrator parameter {name!r} must be a number, got {value!r}")  # noqa: TRY004
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"calibrator parameter {name!r} must be finite, got {value!r}")
-    return value
+    try:
+        number = float(value)
+    except OverflowError:  # a 400-digit int
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"calibrator parameter {name!r} must be finite, got {shown_value(value)}")
+    return number
 
 
 def _float_tuple(values, name: str) -> tuple[float, ...]:

@@ -29,7 +29,25 @@ from typing import Sequence, Union
 
 import numpy as np
 
-__all__ = ["UseCase", "ValueMatrix", "Regime"]
+__all__ = ["UseCase", "ValueMatrix", "Regime", "json_number", "shown_value"]
+
+
+def json_number(value) -> float | None:
+    """``value`` as a float when it is a JSON number (an int or a float; never true/false, text or a list) that a
+    float holds finitely; None otherwise, a 400-digit int included (``float`` would raise OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def shown_value(value, max_chars: int = 40) -> str:
+    """``repr(value)`` for a message, cut to ``max_chars`` (a 400-digit number is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -71,9 +89,13 @@ class UseCase:
     def __post_init__(self):
         for name in ("v_correct", "v_abstain", "v_wrong"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            try:  # float() first: math.isfinite raises OverflowError on a 400-digit int
+                number = float(value) if isinstance(value, (int, float, np.floating, np.integer)) else math.nan
+            except OverflowError:
+                number = math.nan
+            if not math.isfinite(number):
+                raise ValueError(f"{name} must be a finite number, got {shown_value(value)}")
+            object.__setattr__(self, name, number)
 
     @classmethod
     def from_omega(cls, omega: float) -> "UseCase":
@@ -361,7 +383,34 @@ class ValueMatrix:
 
     @classmethod
     def from_dict(cls, data: dict) -> "ValueMatrix":
-        return cls(tuple(data["classes"]), np.asarray(data["value_matrix"], dtype=float))
+        """Read ``{"classes": [...], "value_matrix": [[...], ...]}`` (parsed JSON); ValueError naming the key, row
+        or entry at fault: the classes a list of names, one row per class, each of C + 1 JSON numbers (true/false
+        and text such as "1" are no numbers, as the policy schema says)."""
+        classes = data["classes"]
+        if not isinstance(classes, (list, tuple)) or not all(isinstance(c, str) and c for c in classes):
+            raise ValueError(f"the value matrix's classes must be a list of class names (non-empty strings), got "
+                             f"{shown_value(classes)}")
+        rows = data["value_matrix"]
+        if not isinstance(rows, (list, tuple)):
+            raise ValueError(f"the value matrix must be a list of rows, one per true class, got {type(rows).__name__}")
+        width, columns = len(classes) + 1, [*classes, "abstain"]
+        shape = (f"a value matrix for {len(classes)} classes must have shape ({len(classes)}, {width}) (true class x "
+                 "predicted classes + abstain)")
+        if len(rows) != len(classes):
+            raise ValueError(f"{shape}, got {len(rows)} rows")
+        for i, (row, true) in enumerate(zip(rows, classes)):
+            if not isinstance(row, (list, tuple)):
+                raise ValueError(f"{shape}; row {i} (true class {true!r}) is a {type(row).__name__}, not a list of "
+                                 "numbers")
+            if len(row) != width:  # ragged or not, the row at fault named (numpy's words named none)
+                raise ValueError(f"{shape}; row {i} (true class {true!r}) has {len(row)} values")
+            for j, value in enumerate(row):
+                if json_number(value) is None:
+                    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+                    raise ValueError(f"the value matrix's row {i} (true class {true!r}), column {j} "
+                                     f"({columns[j]!r}): {shown_value(value)} is not a "
+                                     f"{'finite number' if number else 'number (text and true/false are not)'}")
+        return cls(tuple(classes), np.asarray(rows, dtype=float))
 
 
 # A value as the public functions take it: made once at the edge, asked (never converted) below.

@@ -40,7 +40,7 @@ from .._model.choices import ALL_POLICY_KINDS
 from .._engine.fitting import Policy
 from .._model.predictions import Predictions
 from .._io.limits import LimitError, limit, load_json_limited, refusal
-from .._model.values import UseCase, ValueMatrix, check_values
+from .._model.values import UseCase, ValueMatrix, check_values, json_number, shown_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._io.runfiles import ModelRun
@@ -213,8 +213,8 @@ def values_from_dict(data: Mapping) -> Values:
             f"the use case misses {missing}: give v_correct, v_abstain and v_wrong, or classes and value_matrix"
         )
     for key in ("v_correct", "v_abstain", "v_wrong"):
-        if isinstance(data[key], bool) or not isinstance(data[key], (int, float)):
-            raise ValueError(f"use case {key} must be a number, got {data[key]!r}")
+        if json_number(data[key]) is None:
+            raise ValueError(f"use case {key} must be a finite number, got {shown_value(data[key])}")
     return UseCase(data["v_correct"], data["v_abstain"], data["v_wrong"])
 
 

@@ -8,7 +8,6 @@ that build on this module.
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from .._pipeline.policy_json import (
     values_from_dict,
 )
 from .._model.predictions import Predictions, _first_rows, _label_text
+from .._model.values import json_number, shown_value
 
 __all__ = ["ABSTAIN", "CONFIRM", "SHORTLIST", "Decisions", "ServingPolicy", "check_action_labels", "load_policy"]
 
@@ -472,10 +472,36 @@ def _where(path: str, message: str) -> ValueError:
 def _check_threshold(value, path: str) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _where(path, f"{value!r} is not a number in [0, 1] or null")
-    if not 0 <= value <= 1:
+    number = json_number(value)  # None for a 400-digit int too: float() would raise OverflowError
+    if number is None:
+        raise _where(path, f"{shown_value(value)} is not a number in [0, 1] or null")
+    if not 0 <= number <= 1:
         raise _where(path, f"{value!r} is not in [0, 1]")
+
+
+# The optional keys of a model entry, with the JSON types the schema gives them (``policy.schema.json``):
+# checked here too, for the serving runtime reads documents without jsonschema.
+_ENTRY_KEY_TYPES = {
+    "run_sha256": ((str, type(None)), "a string or null"),
+    "tuned_on": (Mapping, "an object"),
+    "evaluation": ((Mapping, type(None)), "an object or null"),
+    "notes": (list, "a list of strings"),
+    "constraints": (list, "a list of objects"),
+    "monitoring": (Mapping, "an object"),
+    "prior_shift": (Mapping, "an object"),
+    "segments": (Mapping, "an object"),
+}
+
+
+def _check_entry_types(item: Mapping, k: int) -> None:
+    """Each optional key of ``models[k]`` of its JSON type: a TypeError deeper down names no key."""
+    for key, (types, what) in _ENTRY_KEY_TYPES.items():
+        if key in item and not isinstance(item[key], types):
+            raise _where(f"models[{k}].{key}", f"must be {what}, got {shown_value(item[key])}")
+    for key, kind, what in (("notes", str, "a string"), ("constraints", Mapping, "an object")):
+        for i, element in enumerate(item.get(key, ())):
+            if not isinstance(element, kind):
+                raise _where(f"models[{k}].{key}[{i}]", f"must be {what}, got {shown_value(element)}")
 
 
 def _check_document(data) -> PolicyDocument:
@@ -503,6 +529,7 @@ def _check_document(data) -> PolicyDocument:
         if (not isinstance(classes, list) or len(classes) < 2 or len(set(map(str, classes))) != len(classes)
                 or not all(isinstance(c, str) and c for c in classes)):
             raise _where(f"models[{k}].classes", "must be a list of at least 2 distinct, non-empty strings")
+        _check_entry_types(item, k)
         policy = item["policy"]
         if not isinstance(policy, Mapping) or not isinstance(policy.get("calibration", {}), Mapping):
             raise _where(f"models[{k}].policy", "must be an object with a calibration object")

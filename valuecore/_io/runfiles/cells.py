@@ -165,13 +165,19 @@ def _label_column(frame, column: str, classes: tuple[str, ...], problems: _FileP
     return class_codes
 
 
+def number_cells(series: pd.Series) -> pd.Series:
+    """Cells as the loader reads a number cell, NaN where a cell is no number: an ASCII decimal with an optional
+    exponent (or inf, nan), never "1_000", "0x10" nor the full-width "１" that Python's ``float`` takes."""
+    return pd.to_numeric(series, errors="coerce")
+
+
 def _numeric(frame, column: str, problems: _FileProblems) -> tuple[np.ndarray, np.ndarray | None]:
     """Column as float64 (n,), and the mask of text values that are not numbers
     (reported here, NaN in the result; None when the column was numeric)."""
     series = frame[column]
     not_number = None
     if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
-        converted = pd.to_numeric(series, errors="coerce")
+        converted = number_cells(series)
         not_number = converted.isna().to_numpy() & series.notna().to_numpy()
         if not_number.any():
             problems.add(NOT_A_NUMBER, column=column, where=not_number)
