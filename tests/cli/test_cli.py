@@ -267,24 +267,28 @@ def test_report_unwritable_json_exits_2(capsys, runs_dir, tmp_path):
 TINY = ["--v-correct", "1e-300", "--v-abstain", "0", "--v-wrong", "-4e-300"]
 
 
-def test_report_with_values_too_tiny_for_an_interval_suggests_no_interval(capsys, runs_dir, tmp_path):
-    code, out, err = run_cli(capsys, "report", runs_dir, *TINY)
-    assert_clean_error(code, out, err, "for an interval", "got 1e-300", "--no-interval")
-    assert err.count("error:") == 1 and "alpha" not in err  # said once, before any model is tuned
-    code, out, err = run_cli(capsys, "report", runs_dir, *TINY, "--no-interval", "--json", tmp_path / "p.json")
+def test_report_with_values_too_tiny_for_an_interval_says_to_change_their_unit(capsys, runs_dir, tmp_path):
+    """report recommends a rule, weighing each by its interval, which squares the values: values below 1e-100
+    are refused with or without --no-interval (it skips the report's intervals, not the recommendation's)."""
+    for skip in ([], ["--no-interval"], ["--no-interval", "--html", tmp_path / "r.html"]):
+        code, out, err = run_cli(capsys, "report", runs_dir, *TINY, *skip)
+        assert_clean_error(code, out, err, "for an interval", "got 1e-300", "larger or smaller unit",
+                           "--no-interval does not help")
+        assert err.count("error:") == 1 and "alpha" not in err  # said once, before any model is tuned
+        assert not (tmp_path / "r.html").exists()
+
+
+def test_apply_with_values_too_tiny_for_an_interval_suggests_no_interval(capsys, runs_dir, tmp_path):
+    """apply weighs no rule: --no-interval lets a policy priced in values below 1e-100 apply."""
+    code, out, err = run_cli(capsys, "report", runs_dir, "--omega", "4", "--json", tmp_path / "p.json")
     assert code == 0, err
-    assert "95% interval          n/a (not computed)" in out
-    assert json.loads((tmp_path / "p.json").read_text())["models"][0]["evaluation"]["ci95"] is None
+    document = json.loads((tmp_path / "p.json").read_text())
+    document["use_case"] = {"v_correct": 1e-300, "v_abstain": 0.0, "v_wrong": -4e-300, "omega": 4.0}
+    (tmp_path / "p.json").write_text(json.dumps(document))
     code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir)
     assert_clean_error(code, out, err, "for an interval", "--no-interval")
     code, out, err = run_cli(capsys, "apply", tmp_path / "p.json", runs_dir, "--no-interval")
     assert code == 0 and "confusion matrix" in out, err
-
-
-def test_report_html_with_values_too_tiny_for_an_interval_says_the_report_needs_them(capsys, runs_dir, tmp_path):
-    code, out, err = run_cli(capsys, "report", runs_dir, *TINY, "--no-interval", "--html", tmp_path / "r.html")
-    assert_clean_error(code, out, err, "for an interval", "the HTML report always shows 95% intervals")
-    assert not (tmp_path / "r.html").exists()
 
 
 def test_report_with_values_too_large_for_any_sum_does_not_suggest_no_interval(capsys, runs_dir):

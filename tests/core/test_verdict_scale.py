@@ -61,3 +61,10 @@ def test_which_rules_are_clearly_ahead_does_not_depend_on_the_scale(pipelines, n
             for scale in SCALES}  # fmt: skip
     assert len(set(seen.values())) == 1, seen
     assert any(seen[1.0]), "no rule is clearly ahead of another here: the test would not see the tolerance"
+
+
+def test_values_too_small_for_an_interval_are_refused_before_any_rule_is_weighed(pipelines):
+    """Each rule is weighed by its interval, which squares the values: below 1e-100 they vanish from it, so
+    the recommendation is refused in words rather than made on intervals of width 0."""
+    with pytest.raises(ValueError, match="for an interval; got 1e-300"):
+        vc.recommend(pipelines["breast_cancer"], vc.UseCase(1e-300, 0.0, -4e-300))

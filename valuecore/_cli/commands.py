@@ -268,7 +268,7 @@ def _cmd_report(args) -> int:
     typed_values = values
     if reviewers is not None:  # a flat accuracy: priced into v_abstain, so every rule stays exact
         values = reviewers.effective_use_case(values)
-    _check_interval_values(values, with_interval=not args.no_interval, html=bool(args.html))
+    _check_interval_values(values, with_interval=not args.no_interval, html=bool(args.html), recommends=True)
     models = _load(args.paths)
     document, notes = build_policy_document(
         models,
@@ -429,9 +429,11 @@ def _warn_notes_of_no_model(document, notes) -> None:
             _err(f"warning: {one_line(note)}")
 
 
-def _check_interval_values(values, *, with_interval: bool, html: bool = False) -> None:
-    """Refuse, before any work, values too tiny or too large for an interval, and say how to do without one."""
-    if not (with_interval or html):
+def _check_interval_values(values, *, with_interval: bool, html: bool = False, recommends: bool = False) -> None:
+    """Refuse, before any work, values too tiny or too large for an interval, and say how to do without one
+    (``recommends``: the command recommends a rule, which weighs each by its interval, with or without
+    ``--no-interval``)."""
+    if not (with_interval or html or recommends):
         return
     from .._model.values import check_value_range
 
@@ -439,7 +441,9 @@ def _check_interval_values(values, *, with_interval: bool, html: bool = False) -
     try:
         check_value_range(values, interval=True)
     except ValueError as exc:
-        if html:  # the HTML report always shows its intervals
+        if recommends:
+            hint = "; the recommendation weighs each rule by its interval, so --no-interval does not help here"
+        elif html:  # the HTML report always shows its intervals
             hint = "; the HTML report always shows 95% intervals: without --html, --no-interval skips them"
         else:
             hint = "; or skip the confidence intervals with --no-interval"

@@ -48,7 +48,7 @@ from .._engine.evaluate import PolicyResult, evaluate_confusion
 from .._engine.fitting import Policy
 from .._engine.tally import split_cache
 from .._stats.uncertainty import Interval, result_interval
-from .._model.values import check_values
+from .._model.values import check_value_range
 from .segment_rule import SEGMENT_RULE, SegmentRule
 from .verdict import SURE, _degenerate_values, above_baseline, clearly_ahead, items_to_show_gain, verdict
 
@@ -330,7 +330,8 @@ def recommend(
     >>> r.status, r.alternative.model, r.alternative.kind, int(r.items_to_separate)
     ('not_yet', 'mlp', 'threshold', 2960)
     """
-    check_values(values)
+    # Each rule is weighed by its interval, and an interval squares the values: below 1e-100 they vanish from it.
+    check_value_range(values, interval=True)
     models = list(pipeline.runs) if models is None else list(models)
     with_segments = bool(segment_rules) and (kinds is None or not set(kinds).isdisjoint({SEGMENT_RULE,
                                                                                           RECOMMENDED_RULE}))
