@@ -29,6 +29,8 @@ from typing import Any, Mapping
 
 import valuecore as vc
 
+from .limits import clamp_value
+
 CALIBRATION_METHODS = ("none", "temperature", "isotonic")
 KINDS = ("threshold", "calibrated_threshold", "accept_all", "class_thresholds", "calibrated_class_thresholds",
          "expected_value")
@@ -367,7 +369,10 @@ class Settings:
         if self.matrix is None:
             return None
         classes, rows = self.matrix
-        return vc.ValueMatrix(classes, [list(r) for r in rows])
+        # A cell is read within the range every page computes, intervals and the recommendation included, by
+        # the sidebar's rule (``limits.clamp_value``: amounts below 1e-100 read as 0): a Values-per-class cell
+        # of -5e-324 stopped every page that recommends a rule.
+        return vc.ValueMatrix(classes, [[clamp_value(v)[0] for v in r] for r in rows])
 
     def with_values(self, values) -> Settings:
         """These settings with a UseCase (the matrix dropped) or a ValueMatrix in force."""

@@ -20,6 +20,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 import pytest
 
 import valuecore as vc
+from valuecore._model.values import check_value_range
 from dashboard.settings import (
     COMPARE_RESAMPLES,
     VOC_AREA_MAX,
@@ -368,3 +369,11 @@ def test_a_hand_edited_list_of_models_is_told_what_to_write():
         assert settings.models == Settings().models and len(notes) == 1, raw
         assert 'expected a JSON list of names, such as ["logreg","mlp"]' in notes[0] and "Expecting" not in notes[0]
     assert Settings.from_query({"m": '["logreg","mlp"]'})[0].models == ("logreg", "mlp")
+
+
+def test_a_matrix_cell_too_small_for_any_interval_reads_as_zero():
+    """The sidebar's rule (amounts below 1e-100 read as 0) holds for a value-matrix cell: a cell of -5e-324 (the
+    random walk's) stopped every page that recommends a rule, since a recommendation weighs rules by intervals."""
+    settings = Settings(matrix=(("a", "b"), ((1.0, -5e-324, 0.0), (-4.0, 1.0, 1e-101))))
+    assert settings.value_matrix.values.tolist() == [[1.0, 0.0, 0.0], [-4.0, 1.0, 0.0]]
+    check_value_range(settings.value_matrix, interval=True)  # what a recommendation asks of it
