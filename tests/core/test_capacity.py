@@ -171,3 +171,24 @@ def test_class_capacity_never_loses_to_one_threshold_on_every_three_item_run():
                     assert both.value_total <= both.upper_bound + 1e-12
                     checked += 1
     assert checked == 8 * 8 * 3 * 4
+
+
+def test_whether_a_class_capacity_is_exact_does_not_depend_on_the_scale_of_the_values():
+    """Scaling every value by a power of two (exact in floating point) changes no result, the flag that says the
+    value reaches the relaxation's bound included: its round-off tolerance was 1e-12 absolute below totals of 1."""
+    import itertools
+
+    flags = {}
+    for scale in (1.0, 2.0**-60, 2.0**60):
+        use_case = vc.UseCase(scale, 0, -4 * scale)
+        for predicted in itertools.product("ab", repeat=3):
+            for truth in itertools.product("ab", repeat=3):
+                for confidence in ((0.9, 0.8, 0.6), (0.9, 0.6, 0.6)):
+                    p = vc.Predictions.from_top_label(list(predicted), list(confidence), list(truth),
+                                                      classes=["a", "b"])
+                    run = vc.presort(p)
+                    for budget in (0, 1, 2):
+                        both = vc.constraints.fit_capacity(run, use_case, max_handoffs=budget, kind="class_thresholds")
+                        flags.setdefault((predicted, truth, confidence, budget), set()).add(
+                            (both.exact, both.value_total / scale, both.upper_bound / scale))
+    assert all(len(seen) == 1 for seen in flags.values()), [k for k, v in flags.items() if len(v) > 1][:3]

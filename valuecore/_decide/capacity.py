@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._engine.fitting import Policy, Values
+from .verdict import value_scale
 from .._engine.sorting import SortedRun, class_cumulative_gain, class_cumulative_weight, cumulative_gain
 
 __all__ = ["CapacityCurve", "CapacityResult", "capacity_curve", "fit_capacity"]
@@ -318,7 +319,10 @@ def fit_capacity(
         unconstrained_value_total=per_class.unconstrained_value_total,
         binding=per_class.binding,
         marginal_value=per_class.marginal_value,
-        exact=bool(single.value_total >= bound - 1e-12 * max(1.0, abs(bound))),
+        # Round-off of a total is relative to the items times the largest value, not to 1: with values scaled by
+        # 2**-60 a fixed floor of 1 called a value 1.7 below the bound (in those units) exact.
+        exact=bool(single.value_total >= bound - 1e-12 * max(abs(bound), per_class.n_items * value_scale(
+            values, run.predictions.classes))),
         upper_bound=bound,
     )
 
