@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from .._model.predictions import Predictions, _first_rows, _label_text
-from .._model.values import shown_value
+from .._model.values import float_or_infinite, shown_value
 from .policy import Policy
 
 __all__ = ["SEGMENT_RULES", "UNSEEN_SEGMENT_RULES", "SegmentPolicy", "segment_labels"]
@@ -98,10 +98,7 @@ def _checked_threshold(threshold, where: str) -> float | None:
         return None
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, (int, float, np.number)):
         raise ValueError(f"the threshold of {where} must be a number in [0, 1] or None, got {threshold!r}")
-    try:
-        number = float(threshold)
-    except OverflowError:  # a 400-digit int
-        number = math.inf
+    number = float_or_infinite(threshold)
     if not 0 <= number <= 1:
         raise ValueError(f"the threshold of {where} must be in [0, 1] or None, got {shown_value(threshold)}")
     return number

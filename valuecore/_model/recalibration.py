@@ -42,7 +42,7 @@ import numpy as np
 # the command line, which names calibrations) stays light.
 
 from .predictions import Predictions
-from .values import shown_value
+from .values import float_or_infinite, shown_value
 
 __all__ = [
     "Calibrator",
@@ -88,10 +88,7 @@ def _check_method(method) -> str:
 def _finite_float(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"calibrator parameter {name!r} must be a number, got {value!r}")  # noqa: TRY004
-    try:
-        number = float(value)
-    except OverflowError:  # a 400-digit int
-        number = math.inf
+    number = float_or_infinite(value)
     if not math.isfinite(number):
         raise ValueError(f"calibrator parameter {name!r} must be finite, got {shown_value(value)}")
     return number

@@ -29,18 +29,24 @@ from typing import Sequence, Union
 
 import numpy as np
 
-__all__ = ["UseCase", "ValueMatrix", "Regime", "json_number", "shown_value"]
+__all__ = ["UseCase", "ValueMatrix", "Regime", "float_or_infinite", "json_number", "shown_value"]
+
+
+def float_or_infinite(value) -> float:
+    """``float(value)`` of a number, an int too large for a float (400 digits) read as infinite rather than
+    raising OverflowError: the callers then refuse it as they refuse 1e400, in words."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def json_number(value) -> float | None:
     """``value`` as a float when it is a JSON number (an int or a float; never true/false, text or a list) that a
-    float holds finitely; None otherwise, a 400-digit int included (``float`` would raise OverflowError)."""
+    float holds finitely; None otherwise, a 400-digit int included."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
+    number = float_or_infinite(value)
     return number if math.isfinite(number) else None
 
 
@@ -89,10 +95,8 @@ class UseCase:
     def __post_init__(self):
         for name in ("v_correct", "v_abstain", "v_wrong"):
             value = getattr(self, name)
-            try:  # float() first: math.isfinite raises OverflowError on a 400-digit int
-                number = float(value) if isinstance(value, (int, float, np.floating, np.integer)) else math.nan
-            except OverflowError:
-                number = math.nan
+            # float() first: math.isfinite raises OverflowError on a 400-digit int
+            number = float_or_infinite(value) if isinstance(value, (int, float, np.floating, np.integer)) else math.nan
             if not math.isfinite(number):
                 raise ValueError(f"{name} must be a finite number, got {shown_value(value)}")
             object.__setattr__(self, name, number)
