@@ -212,6 +212,16 @@ def test_plain_files_take_the_plain_path(data):
     (b"y_true,proba_a,proba_b\na,0.25,0.75\n\nb,1,0\n", False),  # a blank line
     (b"y_true,proba_a,proba_b\na,0.25,\nb,1,0\n", False),  # an empty cell
     (b"y_true,proba_a,proba_b\n,0.25,0.75\nb,1,0\n", False),  # an empty label
+    # Empty cells anywhere (found from the separators' positions, not by searching the text):
+    (b"y_true,proba_a,proba_b\nab,0.25,0.75\n,1,0\n", False),  # an empty label among longer ones
+    (b"proba_a,proba_b,y_true\n0.25,0.75,a\n1,0,\n", False),  # an empty last label, the file's last cell
+    (b"proba_a,proba_b,y_true\n0.25,0.75,a\n1,0,\n0,1,b\n", False),  # an empty last label mid-file
+    (b"y_true,proba_a,proba_b\na,,0.75\n", False),  # an empty number beside a separator
+    (b"proba_a\n0.25\n\n0.75\n", False),  # a one-column file: a blank line is an empty cell
+    (b"proba_a\n\n0.75\n", False),  # and so is a blank first row
+    (b"proba_a\n0.25\n0.75", True),  # the last line without its end
+    (b"proba_a\n0.25\n0.75\n", True),
+    (b"y_true,proba_a,proba_b\n\na,0.25,0.75\n", False),  # a blank first row
     (b"y_true,proba_a,proba_b\na,0.25, 0.75\n", False),  # a space
     (b"y_true,proba_a,proba_b\na,0.1234567890123456,0.75\n", False),  # 16 digits
     # Each cell's digits counted from its own first byte to its own last (not its neighbour's):
@@ -325,8 +335,7 @@ def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
 def test_which_cells_the_decimal_parser_reads(cell, parsed, one_by_one, monkeypatch):
     monkeypatch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
     body = f"a,{cell}\n".encode()
-    start = body.index(b",") + 1
-    got = plaincsv._decimals(body, np.array([[start]]), np.array([[len(body) - 1]]))
+    got = plaincsv._decimals(*plaincsv._bytes_and_classes(body), np.array([[body.index(b","), len(body) - 1]]), [1])
     assert (got is not None) == parsed
     if parsed:
         assert got[0][0, 0].tobytes() == np.float64(float(cell)).tobytes()

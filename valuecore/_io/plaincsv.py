@@ -34,7 +34,6 @@ _NUMBER_COLUMNS = ("weight", "confidence")
 _EXPONENT_NUMBER = re.compile(rb"-?(\d*)\.?(\d*)[eE](-?\d{1,4})")
 
 _COMMA, _NEWLINE, _DOT, _ZERO = (ord(c) for c in ",\n.0")
-_SEPARATORS = bytes(int(byte in (_COMMA, _NEWLINE)) for byte in range(256))  # a bytes.translate table
 
 
 def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
@@ -56,54 +55,106 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
     end = text.find(b"\n")
     if end < 0 or text[:end].split(b",") != [name.encode() for name in header]:
         return None
-    body = text[end + 1 :]
-    if not body or body.translate(None, _PLAIN_BYTES) or body.startswith(b"\n") or b"\n\n" in body:
+    # The rows are read where they lie in ``text``, after its header: a copy of them cost a fresh process a
+    # page fault per 4 KiB (about 4 us each here), as much as a tenth of a 10^3-row file's whole job.
+    start = end + 1
+    if start == len(text) or text.translate(None, _PLAIN_BYTES) != text[:start].translate(None, _PLAIN_BYTES):
         return None
-    if not body.endswith(b"\n"):
-        body += b"\n"
+    if not text.endswith(b"\n"):
+        text += b"\n"
     k = len(header)
-    data = np.frombuffer(body, dtype=np.uint8)
-    # The table's bytes are 0 and 1, so read as bool: numpy finds those in a third of the time nonzero bytes take.
-    ends = np.frombuffer(body.translate(_SEPARATORS), dtype=np.bool_).nonzero()[0]
-    n = body.count(b"\n")
-    # k cells a row: n * k separators, every k-th a line end (and the file has n line ends, so no other is).
+    data, classes = _bytes_and_classes(text, start)
+    ends = (classes == _PAST_END).nonzero()[0]  # a bool array's nonzero: a third of the time a byte array's takes
+    n = text.count(b"\n", start)
+    # k cells a row: n * k separators, every k-th a line end (and the file has n line ends, so no other is). So
+    # there is no blank line but as an empty cell of a one-column file, which the readers of cells decline, as
+    # they decline any empty cell (pandas reads it as missing): a search for ",," and the like cost 60-80 us each.
     if ends.size != n * k or not (data[ends[k - 1 :: k]] == _NEWLINE).all():
         return None
-    if body.startswith(b",") or b",," in body or b",\n" in body or b"\n," in body:
-        return None  # an empty cell: pandas reads it as missing
-    starts = np.empty(ends.size, dtype=np.int32)  # each cell starts after the separator before it
-    starts[0] = 0
-    np.add(ends[:-1], 1, out=starts[1:], casting="unsafe")  # below PLAIN_CSV_BYTES: int32 holds it
-    values = _numbers(body, data, starts, ends.reshape(n, k), numbers)
+    ends = ends.reshape(n, k)
+    values = _numbers(data, classes, ends, numbers)
     if values is None:
         return None
-    starts, ends = starts.reshape(n, k), ends.reshape(n, k)
     columns = {}
-    ascii_text = body.decode("ascii") if labels else ""  # sliced, not each cell decoded (a call apiece)
     for j, name in enumerate(header):
-        if j in labels:
-            column = np.empty(n, dtype=object)
-            column[:] = [ascii_text[a:b] for a, b in zip(starts[:, j].tolist(), ends[:, j].tolist())]
-        else:
-            column = values[numbers.index(j)]
+        column = _labels(data, ends, j) if j in labels else values[numbers.index(j)]
+        if column is None:
+            return None
         columns[name] = column
     return columns
 
 
-def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray, used: list[int]
-             ) -> list[np.ndarray] | None:
+def _bytes_and_classes(text: bytes, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of ``text[start:]`` (uint8, a view) and each one's class for ``_decimals``."""
+    return (np.frombuffer(text, dtype=np.uint8, offset=start),
+            np.frombuffer(text.translate(_CLASS_TABLE), dtype=np.uint8, offset=start))  # fmt: skip
+
+
+# Each byte as the one-character text pandas reads a one-byte cell as (shared, not made per cell).
+_ONE_BYTE_TEXT = np.array([chr(byte) for byte in range(128)], dtype=object)  # a plain file's bytes are ASCII
+
+
+def _labels(data: np.ndarray, ends: np.ndarray, j: int) -> np.ndarray | None:
+    """Column ``j`` of label cells as text (object, n): one byte a cell (classes 0-9, a-z) read by one lookup, any
+    other by slicing the text; None if a cell is empty."""
+    first = _cell_starts(ends, j)
+    last = ends[:, j]
+    width = last - first
+    if (width == 1).all():
+        return _ONE_BYTE_TEXT[data[first]]
+    if not width.all():
+        return None
+    text = str(memoryview(data), "ascii")  # sliced, not each cell decoded (a call apiece)
+    column = np.empty(len(first), dtype=object)
+    column[:] = [text[a:b] for a, b in zip(first.tolist(), last.tolist())]
+    return column
+
+
+def _cell_starts(ends: np.ndarray, j: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Where each cell of column ``j`` starts (n,), into ``out`` if given: just after the separator before it, in
+    file order."""
+    n, k = ends.shape
+    out = np.empty(n, dtype=np.intp) if out is None else out
+    if j:
+        return np.add(ends[:, j - 1], 1, out=out)
+    out[:1] = 0
+    np.add(ends[:-1, k - 1], 1, out=out[1:])
+    return out
+
+
+def _column_starts(ends: np.ndarray, columns: list[int]) -> np.ndarray:
+    """Where each cell of ``columns`` starts, column by column ((len(columns), n), intp, C order): made from the
+    separators' positions ``ends`` (n, k) directly, with no array of every cell's start."""
+    n = ends.shape[0]
+    at = np.empty((len(columns), n), dtype=np.intp)
+    if columns == list(range(columns[0], columns[-1] + 1)):  # a run of columns: a call or three, not one a column
+        first = columns[0]
+        if first == 0:  # the first column's cells start after the line end before them
+            _cell_starts(ends, 0, out=at[0])
+        np.add(ends.T[max(first - 1, 0) : columns[-1]], 1, out=at[1 if first == 0 else 0 :])
+        return at
+    for row, j in enumerate(columns):
+        _cell_starts(ends, j, out=at[row])
+    return at
+
+
+def _numbers(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, used: list[int]) -> list[np.ndarray] | None:
     """The number columns ``used`` as pandas reads them, or None unless every cell is a finite decimal of at
     most 15 digits scaled within 10**22: int64 for a column without a dot or an exponent (pandas's whole
-    numbers; below 10**15, exact), else float64. ``first``: where each cell starts, in file order (none
-    empty); ``ends``: where each ends, (n, columns)."""
+    numbers; below 10**15, exact), else float64. ``data``, ``classes``: the rows' bytes and their classes
+    (:func:`_bytes_and_classes`); ``ends``: where each cell ends in them (the separator after it), (n, columns)."""
     n = ends.shape[0]
     if FAST_DECIMALS:
-        # Column-major, (used, n): each column's cells then lie side by side, and a column is a row of it.
-        columns = slice(used[0], used[-1] + 1) if used == list(range(used[0], used[-1] + 1)) else used
-        decimals = _decimals(body, first.reshape(n, -1).T[columns], ends.T[columns])
+        decimals = _decimals(data, classes, ends, used)
         if decimals is not None:
             cells, pointed = decimals
             return [cells[j].astype(np.int64) if not pointed[j].any() else cells[j] for j in range(len(used))]
+    body = data.tobytes()
+    first = np.empty(ends.size, dtype=np.intp)
+    first[0] = 0
+    np.add(ends.ravel()[:-1], 1, out=first[1:])
+    if (first == ends.ravel()).any():
+        return None  # an empty cell
     starts = first.reshape(n, -1)[:, used]
     ends = ends[:, used]
 
@@ -131,12 +182,13 @@ def _numbers(body: bytes, data: np.ndarray, first: np.ndarray, ends: np.ndarray,
 # Whether plain number cells are parsed by ``_decimals`` first (``loadtxt`` reads any it declines).
 FAST_DECIMALS = True
 
-# Byte classes of a number cell, for ``_decimals``, in an order that lets one comparison ask two questions
-# (``kind >= _MINUS_SIGN``: a byte that is neither a digit, a dot nor past the cell's end). The separators
-# are past the end: a cell never holds one, and each cell's end is the separator after it.
-_DIGIT, _POINT, _PAST_END, _MINUS_SIGN, _EXPONENT, _OTHER = range(6)
+# Byte classes of a number cell, for ``_decimals``: a digit's class is its value (so the loop reads each byte
+# once), the others follow in an order that lets one comparison ask two questions (``kind >= _MINUS_SIGN``: a
+# byte that is neither a digit, a dot nor past the cell's end). The separators are past the end: a cell never
+# holds one, and each cell's end is the separator after it.
+_POINT, _PAST_END, _MINUS_SIGN, _EXPONENT, _OTHER = range(10, 15)  # below _POINT: a digit
 _BYTE_CLASS = np.full(256, _OTHER, dtype=np.uint8)
-_BYTE_CLASS[_ZERO : _ZERO + 10] = _DIGIT
+_BYTE_CLASS[_ZERO : _ZERO + 10] = np.arange(10)
 _BYTE_CLASS[_DOT] = _POINT
 _BYTE_CLASS[[ord("e"), ord("E")]] = _EXPONENT
 _BYTE_CLASS[ord("-")] = _MINUS_SIGN
@@ -144,15 +196,17 @@ _BYTE_CLASS[[_COMMA, _NEWLINE]] = _PAST_END
 _CLASS_TABLE = _BYTE_CLASS.tobytes()  # the same, as a bytes.translate table
 _SCALES = np.array([float(10**k) for k in range(_MOST_SCALE + 1)])  # each exact in float64
 _WIDEST_DECIMAL = _MOST_DIGITS + 7  # digits, a dot, a minus, and e-dddd
-_NINE, _ONE, _ZERO_BYTE = np.uint8(9), np.uint8(1), np.uint8(_ZERO)
+_NINE, _ONE = np.uint8(9), np.uint8(1)
 
 
-def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(float64 value, whether it has a dot or an exponent) of each cell ``body[a:b]`` (``starts``, ``ends``:
-    arrays of one shape; ``body[b]`` is the comma or line end after the cell) when every one reads
+def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: list[int]
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(float64 value, whether it has a dot or an exponent) of each cell of ``columns``, (len(columns), n) each,
+    of the rows whose bytes and classes are ``data`` and ``classes`` (:func:`_bytes_and_classes`; ``ends``: where
+    each cell of a row ends in them, (n, k), the comma or line end after it) when every one reads
     ``-?digits`` with at most one dot among its digits and an optional exponent ``e-?digits`` (1-4 digits,
     ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled within 10**22 either way.
-    Else None, and ``loadtxt`` reads the file (or declines it) as before.
+    Else (an empty cell too) None, and ``loadtxt`` reads the file (or declines it) as before.
 
     Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
     10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit. Read a byte
@@ -162,11 +216,9 @@ def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.nda
     into intp; the bytes' classes come from one ``bytes.translate``), with no masked (``where=``) arithmetic;
     and the cells this loop does not read (an exponent, or bad) are read again apart: one by one when few (an
     exported file writes 0.0001 as ``1e-04``), else by :func:`_exponent_decimals`."""
-    if starts.size == 0:
+    if ends.size == 0:
         return None
-    data = np.frombuffer(body, dtype=np.uint8)
-    classes = np.frombuffer(body.translate(_CLASS_TABLE), dtype=np.uint8)
-    at = starts.astype(np.intp, order="C")
+    at = _column_starts(ends, columns)
     # The digits as a whole number, in float64: below 10**15 < 2**53, each step (times ten, plus a digit) is exact.
     whole = np.zeros(at.shape, dtype=np.float64)
     digits, decimals = np.zeros(at.shape, dtype=np.uint8), np.zeros(at.shape, dtype=np.uint8)
@@ -174,28 +226,27 @@ def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.nda
     for k in range(_WIDEST_DECIMAL + 1):
         kind = classes[at]
         moving = kind != _PAST_END  # a cell stops at the separator after it
+        if k == 0 and not moving.all():  # an empty cell
+            return None
         if not moving.any():
             break
         if k == _WIDEST_DECIMAL:  # a cell longer than any decimal read here
             return None
-        byte = data[at]
         if k == 0:
             lead_minus = kind == _MINUS_SIGN
             other |= kind >= _EXPONENT
         else:
             other |= kind >= _MINUS_SIGN  # an exponent, a minus sign past the first byte, or another byte
-        digit = kind == _DIGIT
+        digit = kind < _POINT
         mantissa = digit.view(np.uint8)
         whole *= mantissa * _NINE + _ONE  # times 10 where a digit is, else times 1
-        whole += (byte - _ZERO_BYTE) * mantissa
+        whole += kind * mantissa  # a digit's class is its value
         digits += mantissa
         decimals += digit & pointed
         dot = kind == _POINT
         other |= dot & pointed
         pointed |= dot
         at += moving
-    if k == 0:  # empty cells
-        return None
     other |= (digits == 0) | (digits > _MOST_DIGITS)
     values = whole
     np.copyto(at, decimals)  # the positions are done with: their intp indexes the powers of ten
@@ -204,10 +255,14 @@ def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.nda
         np.negative(values, out=values, where=lead_minus)
     if other.any():
         cells = np.unravel_index(np.flatnonzero(other), other.shape)
+        # Each such cell's place in the file's cells: its start is just after the separator before it.
+        in_file = cells[1] * ends.shape[1] + np.asarray(columns)[cells[0]]
+        last = ends.ravel()[in_file]
+        first = np.where(in_file > 0, ends.ravel()[in_file - 1] + 1, 0)
         if len(cells[0]) <= ONE_BY_ONE:
-            read = _one_by_one(body, starts[cells], ends[cells])
+            read = _one_by_one(memoryview(data), first, last)
         else:
-            read = _exponent_decimals(data, starts[cells], ends[cells])
+            read = _exponent_decimals(data, first, last)
         if read is None:
             return None
         values[cells], pointed[cells] = read
@@ -218,12 +273,12 @@ def _decimals(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.nda
 ONE_BY_ONE = 256
 
 
-def _one_by_one(body: bytes, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _one_by_one(body: bytes | memoryview, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``_decimals`` of cells with an exponent (1-D ``starts``, ``ends``), in a Python loop; None if one is not
     such a decimal. Python's ``float`` rounds correctly, as one rounded operation on exact numbers does."""
     values = np.empty(len(starts))
     for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
-        cell = body[a:b]
+        cell = bytes(body[a:b])
         match = _EXPONENT_NUMBER.fullmatch(cell)
         if match is None:
             return None
@@ -248,10 +303,9 @@ def _exponent_decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
     pointed, in_exponent, after_e, exponent_minus, bad = (np.zeros(size, dtype=bool) for _ in range(5))
     lead_minus = None
     for k in range(widest):
-        byte = data[at]
-        kind = _BYTE_CLASS[byte]
-        value = byte - _ZERO_BYTE
-        digit = kind == _DIGIT
+        kind = _BYTE_CLASS[data[at]]
+        value = kind  # a digit's class is its value
+        digit = kind < _POINT
         mantissa, power = digit & ~in_exponent, digit & in_exponent
         np.multiply(whole, 10, out=whole, where=mantissa)
         np.add(whole, value, out=whole, where=mantissa)
