@@ -353,3 +353,41 @@ def test_many_cells_with_exponents_read_as_few_do(cells, rows):
     column = (cells * (rows // len(cells) + 1))[: rows + 1]
     text = "y_true,proba_a,proba_b\n" + "".join(f"a,{cell},0.5\n" for cell in column)
     assert_same_plain_read(text.encode(), ["y_true", "proba_a", "proba_b"])
+
+
+def test_the_probability_matrix_is_the_plain_readers_own_rows():
+    """The plain path's number columns are rows of one matrix: the checks take its transpose as the class-major
+    probability matrix, with no copy; columns asked for in another order, or beside a whole-number column, are
+    copied as before. Either way the matrix holds the columns' bits."""
+    from valuecore._io.runfiles.cells import _numeric_matrix
+
+    data = b"y_true,proba_a,proba_b,proba_c,weight\nx,0.25,0.5,0.25,1.5\ny,0.125,0.75,0.125,2\n"
+    frame, _, _, _ = read_both(data)
+    problems = _FileProblems("run.csv")
+    for columns, shared in ((["proba_a", "proba_b", "proba_c"], True), (["proba_b", "proba_c"], True),
+                            (["proba_b", "proba_a", "proba_c"], False), (["proba_c", "weight"], True)):
+        matrix, not_number = _numeric_matrix(frame, columns, problems)
+        assert not_number is None and matrix.shape == (2, len(columns))
+        assert np.shares_memory(matrix, frame.plain_array(columns[0])) == shared
+        for j, name in enumerate(columns):
+            assert np.array_equal(matrix[:, j].view(np.int64), frame.plain_array(name).view(np.int64))
+    whole = read_both(b"y_true,proba_a,proba_b\nx,0.5,0\ny,0.5,1\n")[0]
+    matrix, _ = _numeric_matrix(whole, ["proba_a", "proba_b"], problems)  # proba_b is whole numbers: int64
+    assert not np.shares_memory(matrix, whole.plain_array("proba_a"))
+
+
+def test_a_probability_a_hair_above_one_loads_as_on_the_general_path(tmp_path, monkeypatch):
+    """Entries a hair above 1 are set to 1 in the matrix the checks were given: the plain reader's own rows now,
+    so the loaded run must still be the general path's, bit for bit."""
+    path = tmp_path / "run.csv"
+    path.write_bytes(b"y_true,proba_a,proba_b\na,1.0000001,0\nb,0.25,0.75\na,0.5,0.5\n")
+    assert plain_taken(path.read_bytes())
+    fast = load_run_file(path)
+    with monkeypatch.context() as patch:
+        patch.setattr(plaincsv, "PLAIN_CSV_BYTES", -1)
+        slow = load_run_file(path)
+    assert fast.problems == slow.problems
+    x, y = fast.models["run"].splits["all"], slow.models["run"].splits["all"]
+    assert x.proba.max() == 1.0
+    for name in ("proba", "confidence"):
+        assert np.array_equal(getattr(x, name).view(np.int64), getattr(y, name).view(np.int64))
