@@ -28,7 +28,7 @@ from ..._model.predictions import Predictions
 from ..format import LoadProblem, _same_name_apart, _short_list
 from .results import LoadReport, ModelRun
 from .discovery import _expand_paths, _not_a_readable_file
-from .reading import _disk_path, _early_header_problems, _file_content
+from .reading import _disk_path, _file_content
 from .parse import _load_bytes
 from .segments import _with_segments, read_segment_column
 
@@ -89,11 +89,10 @@ def load_runs(
     inferred_classes: set[str] = set()
     for display, path in _expand_paths(paths, problems, roots):
         try:
-            early = _early_header_problems(path, display)
-            if early:
-                problems.extend(early)
+            data = _file_content(path, display)
+            if isinstance(data, list):  # the header's problems
+                problems.extend(data)
                 continue
-            data = _file_content(path)
         except OSError as exc:
             problems.append(LoadProblem(display, f"cannot be read: {exc.strerror or exc}"))
             continue
@@ -167,10 +166,9 @@ def load_run_file(
         if reason is not None:  # checked first: reading a FIFO would wait forever
             return LoadReport({}, (LoadProblem(display, reason),))
         try:
-            early = _early_header_problems(file, display)
-            if early:
-                return LoadReport({}, tuple(early))
-            data = _file_content(file)
+            data = _file_content(file, display)
+            if isinstance(data, list):  # the header's problems
+                return LoadReport({}, tuple(data))
         except OSError as exc:
             return LoadReport({}, (LoadProblem(display, f"cannot be read: {exc.strerror or exc}"),))
     runs, problems, _ = _load_bytes(
