@@ -260,8 +260,8 @@ def top(**keys):
 AT = r"invalid policy document at "
 P = AT + r"models\[0\]\.policy"
 S = AT + r"models\[0\]\.segments"
-# Each check, with a value it refuses; how the base (2c43ae7) took it is in the comment: silently (read as something
-# else, or ignored), in words naming no key, or with an error that is no ValueError.
+# Each check, with a value it refuses. The base (2c43ae7) took those marked "silently" (read as something else, or
+# ignored), crashed on those marked with an error, and refused the others in words that named no key.
 CHECKS = {
     # the model and the rule
     "empty model name": (entry(model=""), AT + r"models\[0\]\.model: must not be empty"),  # silently
@@ -286,6 +286,8 @@ CHECKS = {
                       P + r"\.calibration\.temperature: 0 is not a temperature from 1e-06 to 1e\+06 \(positive"),
     "temperature below the bound": (calibration(TEMPERATURE, temperature=1e-7),
                                     P + r"\.calibration\.temperature: 1e-07 is not a temperature from 1e-06"),
+    "temperature above the bound": (calibration(TEMPERATURE, temperature=2e6),
+                                    P + r"\.calibration\.temperature: 2000000\.0 is not a temperature from 1e-06"),
     "negative temperature": (calibration(TEMPERATURE, temperature=-2), P + r"\.calibration\.temperature: -2 is not"),
     "NaN temperature": (calibration(TEMPERATURE, temperature=math.nan), P + r"\.calibration\.temperature: nan is not"),
     "infinite temperature": (calibration(TEMPERATURE, temperature=math.inf),
@@ -306,7 +308,8 @@ CHECKS = {
     "isotonic x not a list": (calibration(ISOTONIC, x=0.5), P + r"\.calibration\.x: must be a non-empty list"),
     "isotonic y empty": (calibration(ISOTONIC, y=[]), P + r"\.calibration\.y: must be a non-empty list"),
     "isotonic x above 1": (calibration(ISOTONIC, x=[0.2, 1.5]), P + r"\.calibration\.x\[1\]: 1\.5 is not a number in"),
-    "400-digit isotonic y": (calibration(ISOTONIC, y=[0.3, HUGE]), P + r"\.calibration\.y\[1\]: 1000000.*… is not"),
+    "400-digit isotonic y": (calibration(ISOTONIC, y=[0.3, HUGE]),  # OverflowError
+                             P + r"\.calibration\.y\[1\]: 1000000.*… is not"),
     "positive_class as a number": (calibration(ISOTONIC, positive_class=1),
                                    P + r"\.calibration\.positive_class: must be true or false, got 1"),
     # the assisted tier
