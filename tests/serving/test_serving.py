@@ -227,7 +227,7 @@ def test_a_document_recommending_no_model_hands_every_item_over_by_default_and_s
      r"models\[0\].policy.threshold: 1.5 is not in \[0, 1\]"),
     (lambda d: d["models"][0]["policy"].update(kind="best"), "unknown policy kind 'best'"),
     (lambda d: d["models"][0]["policy"].update(calibration={"method": "temperature", "temperature": -1}),
-     "temperature must be positive"),
+     r"policy\.calibration\.temperature: -1 is not a temperature from 1e-06 to 1e\+06 \(positive"),
     (lambda d: d["models"][1].update(model="x"), r"repeated: \['x'\]"),
     (lambda d: d.update(use_case={"v_correct": 1}), "at use_case: the use case misses"),
 ])

@@ -77,9 +77,9 @@ HUGE_NUMBERS = {
     "v_correct": (lambda d: d["use_case"].update(v_correct=HUGE), r"at use_case: use case v_correct must be a "
                                                                   r"finite number, got 1000000.*…$"),
     "temperature": (_policy(calibration={"method": "temperature", "temperature": HUGE}),
-                    r"parameter 'temperature' must be finite, got 1000000.*…$"),
+                    r"at models\[0\]\.policy\.calibration\.temperature: 1000000.*… is not a temperature from 1e-06"),
     "segment threshold": (_segments({"column": "seg", "unseen": "abstain", "thresholds": {"s": HUGE}}),
-                          r"the threshold of segment 's' must be in \[0, 1\] or None, got 1000000.*…$"),
+                          r"at models\[0\]\.segments\.thresholds\.s: 1000000.*… is not a number in \[0, 1\] or null"),
 }
 
 

@@ -98,10 +98,11 @@ def test_an_abstain_label_that_is_no_class_keeps_every_abstention_apart():
     ({"method": "temperature", "temperature": 1e-320}, ("temperature", "1e-06")),
     ({"method": "temperature", "temperature": 1e308}, ("temperature", "1e+06")),
     ({"method": "temperature", "temperature": 0.0}, ("temperature",)),
-    ({"method": "isotonic", "x": ["0.1", "0.9"], "y": [0.2, 0.8]}, ("'x'", "number")),
-    ({"method": "isotonic", "x": [0.1, 0.9], "y": [True, True]}, ("'y'", "number")),
-    ({"method": "isotonic", "x": [-3, 9], "y": [0.2, 0.8]}, ("'x'", "[0, 1]")),
-    ({"method": "platt", "a": 1e7, "b": 0}, ("'a'", "1e+06")),
+    ({"method": "isotonic", "x": ["0.1", "0.9"], "y": [0.2, 0.8]}, ("policy.calibration.x[0]: '0.1' is not",
+                                                                    "a number in [0, 1]")),
+    ({"method": "isotonic", "x": [0.1, 0.9], "y": [True, True]}, ("policy.calibration.y[0]: True is not a number",)),
+    ({"method": "isotonic", "x": [-3, 9], "y": [0.2, 0.8]}, ("policy.calibration.x[0]: -3 is not a number in [0, 1]",)),
+    ({"method": "platt", "a": 1e7, "b": 0}, ("policy.calibration.a: 10000000.0 is not a number from -1e+06 to 1e+06",)),
 ])
 def test_calibration_parameters_out_of_the_schema_s_range_are_refused_by_the_runtime(calibration, words):
     refused_by_both(document(calibration=calibration), *words)

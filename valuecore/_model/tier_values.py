@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .values import _check_magnitude
+from .values import _check_magnitude, float_or_infinite, shown_value
 
 __all__ = ["AssistedValues", "SHORTLIST_RULES", "ShortlistValues", "check_shortlist_spec"]
 
@@ -49,9 +49,9 @@ class AssistedValues:
         for name in ("v_confirmed_correct", "v_confirmed_wrong", "cost"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
-                math.isfinite(value)
+                math.isfinite(float_or_infinite(value))  # a 400-digit int: refused, not an OverflowError
             ):
-                raise ValueError(f"{name} of the assisted tier must be a finite number, got {value!r}")
+                raise ValueError(f"{name} of the assisted tier must be a finite number, got {shown_value(value)}")
             object.__setattr__(self, name, float(value))
 
     def to_dict(self) -> dict:
@@ -72,9 +72,9 @@ class AssistedValues:
 
 def _finite(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not (
-        math.isfinite(value)
+        math.isfinite(float_or_infinite(value))
     ):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+        raise ValueError(f"{name} must be a finite number, got {shown_value(value)}")
     return float(value)
 
 

@@ -26,7 +26,9 @@ from .._pipeline.policy_json import (
     values_from_dict,
 )
 from .._model.predictions import Predictions, _first_rows, _label_text
-from .._model.values import json_number, shown_value
+from .._model.values import check_value_range, shown_value
+from .policy_bounds import check_policy, check_recommendation, check_segments
+from .policy_bounds import where as _where
 
 __all__ = ["ABSTAIN", "CONFIRM", "SHORTLIST", "Decisions", "ServingPolicy", "check_action_labels", "load_policy"]
 
@@ -465,20 +467,6 @@ def _read(source) -> Any:
     raise TypeError(f"load_policy takes a path, a dict or a PolicyDocument, got {type(source).__name__}")
 
 
-def _where(path: str, message: str) -> ValueError:
-    return ValueError(f"invalid policy document at {path}: {message}")
-
-
-def _check_threshold(value, path: str) -> None:
-    if value is None:
-        return
-    number = json_number(value)  # None for a 400-digit int too: float() would raise OverflowError
-    if number is None:
-        raise _where(path, f"{shown_value(value)} is not a number in [0, 1] or null")
-    if not 0 <= number <= 1:
-        raise _where(path, f"{value!r} is not in [0, 1]")
-
-
 # The optional keys of a model entry, with the JSON types the schema gives them (``policy.schema.json``):
 # checked here too, for the serving runtime reads documents without jsonschema.
 _ENTRY_KEY_TYPES = {
@@ -511,7 +499,7 @@ def _check_document(data) -> PolicyDocument:
     version = data.get("schema_version")
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise ValueError(
-            f"schema_version {version!r} is not supported; the serving runtime reads versions "
+            f"schema_version {shown_value(version)} is not supported; the serving runtime reads versions "
             f"{', '.join(str(v) for v in READABLE_VERSIONS)}"
         )
     models = data.get("models")
@@ -525,6 +513,8 @@ def _check_document(data) -> PolicyDocument:
                 raise _where(f"models[{k}]", f"{key!r} is a required property")
         if not isinstance(item["model"], str):
             raise _where(f"models[{k}].model", "must be a string")
+        if not item["model"]:
+            raise _where(f"models[{k}].model", "must not be empty (it names the model)")
         classes = item["classes"]
         if (not isinstance(classes, list) or len(classes) < 2 or len(set(map(str, classes))) != len(classes)
                 or not all(isinstance(c, str) and c for c in classes)):
@@ -533,18 +523,14 @@ def _check_document(data) -> PolicyDocument:
         policy = item["policy"]
         if not isinstance(policy, Mapping) or not isinstance(policy.get("calibration", {}), Mapping):
             raise _where(f"models[{k}].policy", "must be an object with a calibration object")
-        for key in ("threshold", "assist_threshold"):
-            _check_threshold(policy.get(key), f"models[{k}].policy.{key}")
-        per_class = policy.get("class_thresholds")
-        if per_class is not None and not isinstance(per_class, Mapping):
-            raise _where(f"models[{k}].policy.class_thresholds", "must be an object giving each class its "
-                         f"threshold (or null), got {type(per_class).__name__}")
-        if isinstance(per_class, Mapping):
-            for name, value in per_class.items():
-                _check_threshold(value, f"models[{k}].policy.class_thresholds.{name}")
+        check_policy(policy, f"models[{k}].policy", len(classes))
+        if "segments" in item:
+            check_segments(item["segments"], f"models[{k}].segments")
     _check_version_features(data)
+    check_recommendation(data)
     try:
         values = values_from_dict(data.get("use_case"))
+        check_value_range(values)  # as a decision will, when the values meet the classes
     except (ValueError, TypeError) as exc:
         raise _where("use_case", str(exc)) from None
     defaults = {"run_sha256": None, "tuned_on": {"split": None, "n": 0}, "evaluation": None}
