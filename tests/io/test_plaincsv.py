@@ -391,3 +391,20 @@ def test_a_probability_a_hair_above_one_loads_as_on_the_general_path(tmp_path, m
     assert x.proba.max() == 1.0
     for name in ("proba", "confidence"):
         assert np.array_equal(getattr(x, name).view(np.int64), getattr(y, name).view(np.int64))
+
+
+@pytest.mark.parametrize("wide", [plaincsv.ONE_BY_ONE, plaincsv.ONE_BY_ONE + 1])
+def test_a_file_of_full_precision_floats_goes_to_pandas_at_once(wide, monkeypatch):
+    """pandas writes a float64 in up to 17 digits, which the plain path never reads (more than 15): a file of
+    more than ONE_BY_ONE such cells is handed to pandas before the byte loop, with no loadtxt checks; with
+    fewer, those checks still look (and decline). Either way the plain path reads what it read, or declines."""
+    rows = [f"a,{0.1 + k / 7:.18f},0.5" if k < wide else "a,0.25,0.5" for k in range(2 * plaincsv.ONE_BY_ONE)]
+    data = ("y_true,proba_a,proba_b\n" + "\n".join(rows) + "\n").encode()
+    header = ["y_true", "proba_a", "proba_b"]
+    checked = []
+    loadtxt_numbers = plaincsv._loadtxt_numbers
+    monkeypatch.setattr(plaincsv, "_loadtxt_numbers", lambda *a: checked.append(1) or loadtxt_numbers(*a))
+    assert plaincsv.read_plain_csv(data, header) is None
+    assert len(checked) == (0 if wide > plaincsv.ONE_BY_ONE else 1)
+    monkeypatch.undo()
+    assert_same_plain_read(data, header)

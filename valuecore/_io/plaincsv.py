@@ -122,12 +122,17 @@ def _cell_starts(ends: np.ndarray, j: int, out: np.ndarray | None = None) -> np.
     return out
 
 
+def _as_index(columns: list[int]) -> slice | list[int]:
+    """``columns`` as a slice when they are a run (a view, not a copy, of what they index)."""
+    return slice(columns[0], columns[-1] + 1) if columns == list(range(columns[0], columns[-1] + 1)) else columns
+
+
 def _column_starts(ends: np.ndarray, columns: list[int]) -> np.ndarray:
     """Where each cell of ``columns`` starts, column by column ((len(columns), n), intp, C order): made from the
     separators' positions ``ends`` (n, k) directly, with no array of every cell's start."""
     n = ends.shape[0]
     at = np.empty((len(columns), n), dtype=np.intp)
-    if columns == list(range(columns[0], columns[-1] + 1)):  # a run of columns: a call or three, not one a column
+    if isinstance(_as_index(columns), slice):  # a run of columns: a call or three, not one a column
         first = columns[0]
         if first == 0:  # the first column's cells start after the line end before them
             _cell_starts(ends, 0, out=at[0])
@@ -143,12 +148,19 @@ def _numbers(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, used: list
     most 15 digits scaled within 10**22: int64 for a column without a dot or an exponent (pandas's whole
     numbers; below 10**15, exact), else float64. ``data``, ``classes``: the rows' bytes and their classes
     (:func:`_bytes_and_classes`); ``ends``: where each cell ends in them (the separator after it), (n, columns)."""
-    n = ends.shape[0]
     if FAST_DECIMALS:
         decimals = _decimals(data, classes, ends, used)
+        if decimals is _TO_PANDAS:
+            return None
         if decimals is not None:
             cells, pointed = decimals
             return [cells[j].astype(np.int64) if not pointed[j].any() else cells[j] for j in range(len(used))]
+    return _loadtxt_numbers(data, ends, used)
+
+
+def _loadtxt_numbers(data: np.ndarray, ends: np.ndarray, used: list[int]) -> list[np.ndarray] | None:
+    """``_numbers`` by numpy's ``loadtxt``, once each cell's digits and exponent are counted."""
+    n = ends.shape[0]
     body = data.tobytes()
     first = np.empty(ends.size, dtype=np.intp)
     first[0] = 0
@@ -196,6 +208,12 @@ _BYTE_CLASS[[_COMMA, _NEWLINE]] = _PAST_END
 _CLASS_TABLE = _BYTE_CLASS.tobytes()  # the same, as a bytes.translate table
 _SCALES = np.array([float(10**k) for k in range(_MOST_SCALE + 1)])  # each exact in float64
 _WIDEST_DECIMAL = _MOST_DIGITS + 7  # digits, a dot, a minus, and e-dddd
+# The widest cell the byte loop reads: 15 digits, a dot and a minus (an exponent cell wider is read apart).
+_WIDEST_PLAIN = _MOST_DIGITS + 2
+# ``_decimals``'s answer for a file of more than ONE_BY_ONE number cells wider than that: pandas writes a
+# float64 in up to 17 digits (``0.22209908303362025``), which no path here reads (more than 15 digits), so the
+# file goes to pandas at once, not after the byte loop's 17 steps and loadtxt's checks (5.6 ms at 10^3 rows).
+_TO_PANDAS = object()
 _NINE, _ONE = np.uint8(9), np.uint8(1)
 
 
@@ -206,7 +224,8 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     each cell of a row ends in them, (n, k), the comma or line end after it) when every one reads
     ``-?digits`` with at most one dot among its digits and an optional exponent ``e-?digits`` (1-4 digits,
     ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled within 10**22 either way.
-    Else (an empty cell too) None, and ``loadtxt`` reads the file (or declines it) as before.
+    Else (an empty cell too) None, and ``loadtxt`` reads the file (or declines it) as before; or ``_TO_PANDAS``
+    when more than ``ONE_BY_ONE`` cells are wider than any decimal either reads without an exponent.
 
     Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
     10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit. Read a byte
@@ -219,6 +238,8 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     if ends.size == 0:
         return None
     at = _column_starts(ends, columns)
+    if np.count_nonzero((ends.T[_as_index(columns)] - at) > _WIDEST_PLAIN) > ONE_BY_ONE:
+        return _TO_PANDAS
     # The digits as a whole number, in float64: below 10**15 < 2**53, each step (times ten, plus a digit) is exact.
     whole = np.zeros(at.shape, dtype=np.float64)
     digits, decimals = np.zeros(at.shape, dtype=np.uint8), np.zeros(at.shape, dtype=np.uint8)
