@@ -408,3 +408,17 @@ def test_a_file_of_full_precision_floats_goes_to_pandas_at_once(wide, monkeypatc
     assert len(checked) == (0 if wide > plaincsv.ONE_BY_ONE else 1)
     monkeypatch.undo()
     assert_same_plain_read(data, header)
+
+
+def test_a_file_of_wide_numbers_is_declined_before_its_bytes_are_classed(monkeypatch):
+    """Most numbers of the first row wider than any decimal the plain path reads (pandas's full-precision
+    floats): declined from that row alone; the pandas path reads the file, as it would have."""
+    rows = [f"a,{0.1 + k / 7:.17f},{0.9 - k / 7:.17f}" for k in range(50)]
+    data = ("y_true,proba_a,proba_b\n" + "\n".join(rows) + "\n").encode()
+    classed = []
+    monkeypatch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
+    assert plaincsv.read_plain_csv(data, ["y_true", "proba_a", "proba_b"]) is None and not classed
+    monkeypatch.undo()
+    fast, _, slow, _ = read_both(data)
+    assert fast is not None and not isinstance(fast, reading._PlainColumns)
+    assert fast.equals(slow)

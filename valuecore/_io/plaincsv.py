@@ -63,6 +63,11 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
     if not text.endswith(b"\n"):
         text += b"\n"
     k = len(header)
+    first_row = text[start : text.find(b"\n", start)].split(b",")
+    if len(first_row) == k and 2 * sum(len(first_row[j]) > _WIDEST_PLAIN for j in numbers) > len(numbers):
+        # Most of the first row's numbers are wider than any decimal read here (pandas's full-precision floats, 19
+        # bytes): the file is declined before its bytes are classed (0.7 ms of 4.9 at 10^3 rows).
+        return None
     data, classes = _bytes_and_classes(text, start)
     ends = (classes == _PAST_END).nonzero()[0]  # a bool array's nonzero: a third of the time a byte array's takes
     n = text.count(b"\n", start)

@@ -563,9 +563,9 @@ def _unfiltered_frame(source, header: list[str], text_columns: dict[str, str], e
         return None
     if frame.shape[1] != len(header):
         return None
-    for j, name in enumerate(header):
+    for name, (_, column) in zip(header, frame.items()):  # items(): a column apiece, cheaper than iloc's
         if name not in TEXT_COLUMNS:
-            values = frame.iloc[:, j].to_numpy()
+            values = column.to_numpy()
             if values.dtype.kind not in "iuf" or (values.dtype.kind == "f" and np.isnan(values).any()):
                 return None
     frame.columns = _names([_nfc(name) for name in header])
