@@ -101,6 +101,8 @@ def clean_row_deviations(columns) -> tuple[np.ndarray, float] | None:
 def integer_label_codes(values, classes: tuple[str, ...]) -> np.ndarray | None:
     """Class index (int64) of each integer label of a column, by one table lookup, when
     every label is a class; None otherwise (or for other columns)."""
+    if getattr(getattr(values, "dtype", None), "kind", "i") not in "iu":  # text, categories: not made an array
+        return None
     values = np.asarray(values)
     if values.dtype.kind not in "iu":
         return None

@@ -84,9 +84,24 @@ def _factorized(series: pd.Series | np.ndarray) -> tuple[np.ndarray, list]:
         codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
         if all(type(v) is str for v in index):  # else a None, a NaN or another type: pandas's rules decide
             return codes, list(index)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return _factorized_categories(series)
     if isinstance(series, np.ndarray):
         series = pd.Series(series, dtype=series.dtype, copy=False)  # as the frame of plain columns made it
     return pd.factorize(series, use_na_sentinel=True)
+
+
+def _factorized_categories(column) -> tuple[np.ndarray, list]:
+    """``_factorized`` of a column read as categories of text (Arrow's reader, ``arrowcsv``: one text object per
+    distinct label, not per cell): the categories in order of first appearance, as ``pd.factorize`` gives the
+    texts, from the codes alone."""
+    categorical = column.array if isinstance(column, pd.Series) else column
+    codes = np.asarray(categorical.codes, dtype=np.int64)
+    seen = pd.unique(codes)  # category indexes in order of appearance, -1 (missing) among them
+    seen = seen[seen >= 0]
+    remap = np.full(len(categorical.categories) + 1, -1, dtype=np.int64)  # the last slot serves code -1
+    remap[seen] = np.arange(len(seen))
+    return remap[codes], categorical.categories[seen].tolist()
 
 
 def _group_column(frame, column: str, default: str, problems: _FileProblems, n: int):
