@@ -6,6 +6,7 @@ trailing commas are read both ways, cell by cell, bit by bit."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -233,7 +234,33 @@ def test_plain_files_take_the_plain_path(data):
     (b"y_true,proba_a,proba_b,id\na,0.25,0.75,7\n", False),  # a column other than numbers and labels
 ])  # fmt: skip
 def test_what_is_plain(data, plain):
-    assert plain_taken(data) == plain
+    with as_pandas_rounds(False):  # long decimals: see test_what_is_plain_when_pandas_rounds_correctly
+        assert plain_taken(data) == plain
+
+
+@pytest.mark.parametrize("cell, plain", [
+    ("0.1234567890123456", True), ("0.22209908303362025", True), ("-0.0020279153249451592", True),
+    ("0.00020279153249451592", True), ("1234567.8901234567", True), ("0.1234567890123456789", True),  # 19 digits
+    ("0.12345678901234567891", False),  # 20 significant digits
+    ("0.0000000000000000001234", True),  # 22 decimals
+    ("0.00000000000000000001234", False),  # 23 decimals
+    ("1.2345678901234567e-05", True), ("-1.2345678901234567E-5", True),  # read one by one
+    ("1.23456789012345678901e-05", False),
+    ("1.2345678901234567e-12", True), ("1e23", True),  # scaled beyond 10**22: read one by one (by float)
+    ("12345678901234567.5", False),  # a whole number of 17 digits and a half: beyond the exact test
+])  # fmt: skip
+@pytest.mark.parametrize("whole_column", [False, True])
+def test_what_is_plain_when_pandas_rounds_correctly(cell, plain, whole_column):
+    # Up to 19 significant digits, leading zeros not counted, with a dot. A whole number in a column of whole
+    # numbers (pandas's int64) is never read as a float: a column without a dot of 16 or more digits is declined.
+    other = "7" if whole_column else "0.75"
+    data = f"y_true,proba_a,proba_b\na,{cell},{other}\nb,{cell},{other}\n".encode()
+    with as_pandas_rounds(True):
+        assert plain_taken(data) == plain
+        assert plain_taken(f"y_true,proba_a\na,{cell.replace('.', '')}\nb,7\n".encode()) is ("e" in cell.lower() and plain)
+    if plain and plaincsv.pandas_rounds_correctly():
+        fast, _, slow, _ = read_both(data)
+        assert_same_cells(fast, slow)
 
 
 def test_a_plain_file_loads_to_the_same_runs(tmp_path, monkeypatch):
@@ -295,10 +322,15 @@ def read_plain(data: bytes, header: list[str], fast: bool, one_by_one: int = pla
 def assert_same_plain_read(data: bytes, header: list[str]) -> None:
     """The plain path with its own decimal parser reads what it reads with ``loadtxt``: both decline, or the
     same columns, dtypes and bits; the cells its byte loop leaves (exponents) read one by one and by
-    ``_exponent_decimals`` alike."""
+    ``_exponent_decimals`` alike. Decimals of more than 15 digits, which the ``loadtxt`` path leaves to pandas,
+    only when pandas rounds them correctly: then read as pandas reads them."""
     slow = read_plain(data, header, False)
     for one_by_one in (plaincsv.ONE_BY_ONE, 0):
         fast = read_plain(data, header, True, one_by_one)
+        if fast is not None and slow is None:
+            assert plaincsv.pandas_rounds_correctly()
+            assert_numbers_as_pandas(fast, data)
+            continue
         assert (fast is None) == (slow is None)
         if fast is not None:
             assert list(fast) == list(slow)
@@ -310,16 +342,39 @@ def assert_same_plain_read(data: bytes, header: list[str]) -> None:
                     assert fast[name].tolist() == slow[name].tolist()
 
 
+def assert_numbers_as_pandas(fast: dict, data: bytes) -> None:
+    """The plain path's number columns ``fast`` are pandas's full read's of ``data``: same dtypes and bits."""
+    slow = read_both(data)[2]
+    for name, column in fast.items():
+        if column.dtype.kind in "if":
+            assert column.dtype == slow[name].dtype
+            assert np.array_equal(column.view(np.int64), slow[name].to_numpy().view(np.int64))
+
+
+@contextlib.contextmanager
+def as_pandas_rounds(correctly: bool):
+    """A context in which the plain path takes pandas to round long decimals correctly, or not."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "pandas_rounds_correctly", lambda: correctly)
+        yield
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(DECIMAL_TEXTS, min_size=2, max_size=2), min_size=1, max_size=6),
-       st.lists(st.sampled_from(["a", "b", "7"]), min_size=6, max_size=6))
-@example([["1e-05", "-0"]], ["a"] * 6)
-@example([["5.", ".5"], ["-.5", "1E5"]], ["a"] * 6)
-@example([["1.e5", "0.1e-22"], ["25e-22", "-0.0"]], ["a"] * 6)
-def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
+       st.lists(st.sampled_from(["a", "b", "7"]), min_size=6, max_size=6), st.booleans())
+@example([["1e-05", "-0"]], ["a"] * 6, False)
+@example([["5.", ".5"], ["-.5", "1E5"]], ["a"] * 6, False)
+@example([["1.e5", "0.1e-22"], ["25e-22", "-0.0"]], ["a"] * 6, False)
+@example([["0.22209908303362025", "-0.0020279153249451592"], ["1.2345678901234567e-05", "1"]], ["a"] * 6, True)
+@example([["12345678901234567", "0.5"]], ["a"] * 6, True)  # a whole number of 17 digits: pandas's int64
+def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels, correctly):
+    # When pandas rounds long decimals as loadtxt's path cannot (pandas 3.1 on), as pandas reads them; when it
+    # does not, the plain path reads what it read before (no long decimals).
+    correctly &= plaincsv.pandas_rounds_correctly()  # else what pandas reads is no reference for long decimals
     rows = [f"{label},{a},{b}" for label, (a, b) in zip(labels, cells)]
     header = ["y_true", "proba_a", "weight"]
-    assert_same_plain_read((",".join(header) + "\n" + "\n".join(rows) + "\n").encode(), header)
+    with as_pandas_rounds(correctly):
+        assert_same_plain_read((",".join(header) + "\n" + "\n".join(rows) + "\n").encode(), header)
 
 
 @pytest.mark.parametrize("cell, parsed", [
@@ -333,6 +388,8 @@ def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
 ])  # fmt: skip
 @pytest.mark.parametrize("one_by_one", [plaincsv.ONE_BY_ONE, 0])
 def test_which_cells_the_decimal_parser_reads(cell, parsed, one_by_one, monkeypatch):
+    # Where pandas rounds long decimals correctly, more are read: test_what_is_plain_when_pandas_rounds_correctly.
+    monkeypatch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
     monkeypatch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
     body = f"a,{cell}\n".encode()
     got = plaincsv._decimals(*plaincsv._bytes_and_classes(body), np.array([[body.index(b","), len(body) - 1]]), [1])
@@ -403,11 +460,13 @@ def test_a_file_of_full_precision_floats_goes_to_pandas_at_once(wide, monkeypatc
     header = ["y_true", "proba_a", "proba_b"]
     checked = []
     loadtxt_numbers = plaincsv._loadtxt_numbers
+    monkeypatch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
     monkeypatch.setattr(plaincsv, "_loadtxt_numbers", lambda *a: checked.append(1) or loadtxt_numbers(*a))
     assert plaincsv.read_plain_csv(data, header) is None
     assert len(checked) == (0 if wide > plaincsv.ONE_BY_ONE else 1)
-    monkeypatch.undo()
     assert_same_plain_read(data, header)
+    monkeypatch.undo()
+    assert_same_plain_read(data, header)  # as pandas reads it, when pandas rounds correctly (19 digits at most)
 
 
 def test_a_file_of_wide_numbers_is_declined_before_its_bytes_are_classed(monkeypatch):
@@ -416,9 +475,43 @@ def test_a_file_of_wide_numbers_is_declined_before_its_bytes_are_classed(monkeyp
     rows = [f"a,{0.1 + k / 7:.17f},{0.9 - k / 7:.17f}" for k in range(50)]
     data = ("y_true,proba_a,proba_b\n" + "\n".join(rows) + "\n").encode()
     classed = []
-    monkeypatch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
-    assert plaincsv.read_plain_csv(data, ["y_true", "proba_a", "proba_b"]) is None and not classed
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
+        patch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
+        assert plaincsv.read_plain_csv(data, ["y_true", "proba_a", "proba_b"]) is None and not classed
+        fast, _, slow, _ = read_both(data)
+        assert fast is not None and not isinstance(fast, reading._PlainColumns)
+        assert fast.equals(slow)
+    # When pandas rounds them correctly, such numbers (up to 19 digits) are read on the plain path, as pandas reads
+    # them; wider ones still decline the file before its bytes are classed.
+    if plaincsv.pandas_rounds_correctly():
+        fast, _, slow, _ = read_both(data)
+        assert_same_cells(fast, slow)
+        wide = data.replace(b"0.", b"0.0000000000")
+        monkeypatch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
+        assert plaincsv.read_plain_csv(wide, ["y_true", "proba_a", "proba_b"]) is None and not classed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 400), st.integers(2, 12), st.integers(0, 2**32 - 1), st.sampled_from([1.0, 3.0, 30.0]))
+@example(1000, 10, 0, 1.0)
+@example(1000, 10, 0, 3.0)
+def test_a_file_pandas_wrote_in_full_precision_is_read_as_pandas_reads_it(rows, classes, seed, spread):
+    """pandas's own ``to_csv`` of float64 probabilities and logits (each in its shortest round-trip form, up to 17
+    digits, tiny ones with an exponent): on the plain path when pandas rounds correctly, cell for cell, bit for
+    bit as pandas's full read. (Many tiny ones, below about 10**-5 with 17 digits, scaled beyond 10**22, still go
+    to pandas.)"""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0, spread, size=(rows, classes))
+    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
+    proba /= proba.sum(axis=1, keepdims=True)
+    frame = pd.DataFrame(proba, columns=[f"proba_{j}" for j in range(classes)])
+    frame["logit_0"] = logits[:, 0]
+    frame["y_true"] = rng.integers(0, classes, rows)
+    data = frame.to_csv(index=False).encode()
     fast, _, slow, _ = read_both(data)
-    assert fast is not None and not isinstance(fast, reading._PlainColumns)
-    assert fast.equals(slow)
+    taken = plain_taken(data)
+    if spread == 1.0 and len(data) <= plaincsv.PLAIN_CSV_BYTES:  # probabilities above 10**-5 or so
+        assert taken == plaincsv.pandas_rounds_correctly()
+    if taken:
+        assert_same_cells(fast, slow)
