@@ -193,8 +193,9 @@ def _column_starts(ends: np.ndarray, columns: list[int]) -> np.ndarray:
 def _numbers(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, used: list[int]) -> list[np.ndarray] | None:
     """The number columns ``used`` as pandas reads them, or None unless every cell is a finite decimal of at
     most 15 digits scaled within 10**22 (or one ``_decimals`` reads of up to 19): int64 for a column without a
-    dot or an exponent (pandas's whole numbers; below 10**15, exact), else float64. ``data``, ``classes``: the rows' bytes and their classes
-    (:func:`_bytes_and_classes`); ``ends``: where each cell ends in them (the separator after it), (n, columns)."""
+    dot or an exponent (pandas's whole numbers; below 10**15, exact), else float64. ``data``, ``classes``: the
+    rows' bytes and their classes (:func:`_bytes_and_classes`); ``ends``: where each cell ends in them (the
+    separator after it), (n, columns)."""
     if FAST_DECIMALS:
         decimals = _decimals(data, classes, ends, used)
         if decimals is _TO_PANDAS:
