@@ -7,8 +7,13 @@ trailing commas are read both ways, cell by cell, bit by bit."""
 from __future__ import annotations
 
 import contextlib
+import io
+import sys
 import tempfile
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_UP, Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -516,3 +521,161 @@ def test_a_file_pandas_wrote_in_full_precision_is_read_as_pandas_reads_it(rows, 
         assert taken == plaincsv.pandas_rounds_correctly()
     if taken:
         assert_same_cells(fast, slow)
+
+
+def halfway_decimals(rng: np.random.Generator, count: int, low: float, high: float, most: int = 40) -> list[str]:
+    """Texts of the exact midpoints between float64 neighbours drawn log-uniformly in [low, high), each cut or
+    rounded to 17-``most`` significant digits: just below, at or above the midpoint, where a parser that misses
+    by a little picks the wrong neighbour."""
+    texts = []
+    for x in np.exp(rng.uniform(np.log(low), np.log(high), count)):
+        midpoint = (Decimal(float(x)) + Decimal(float(np.nextafter(x, np.inf)))) / 2
+        digits = int(rng.integers(17, most + 1))
+        with localcontext() as context:
+            context.prec = digits
+            context.rounding = [ROUND_DOWN, ROUND_UP, ROUND_HALF_EVEN][int(rng.integers(3))]
+            texts.append(f"{+midpoint:f}")
+    return texts
+
+
+def as_whole_and_decimals(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(N, d, the texts) of the plain decimals ``N / 10**d`` among ``texts`` that ``nearest_quotients`` takes:
+    2**53 < N < 10**19, d <= 22."""
+    kept = [(int(t.replace(".", "")), len(t.partition(".")[2]), t) for t in texts]
+    kept = [(n, d, t) for n, d, t in kept if 2**53 < n < 10**19 and d <= 22]
+    return (np.array([n for n, _, _ in kept], dtype=np.uint64), np.array([d for _, d, _ in kept], dtype=np.intp),
+            [t for _, _, t in kept])  # fmt: skip
+
+
+def assert_nearest(texts: list[str]) -> tuple[int, int]:
+    """``nearest_quotients`` of the texts it takes is Python's ``float``, bit for bit, where found; returns how
+    many it took and how many it found."""
+    whole, decimals, texts = as_whole_and_decimals(texts)
+    values, found = plaincsv.nearest_quotients(whole, decimals)
+    expected = np.array([float(t) for t in texts])
+    assert np.array_equal(values[found].view(np.int64), expected[found].view(np.int64))
+    return len(texts), int(found.sum())
+
+
+def test_long_decimals_round_as_float_does_at_halfway_points():
+    rng = np.random.default_rng(50)
+    for low, high in ((1e-6, 1e-3), (1e-3, 1.0), (1.0, 1e4), (1e4, 1e12)):
+        taken, found = assert_nearest(halfway_decimals(rng, 1500, low, high, most=19))
+        assert found == taken > 500  # all found: from 5 decimals on, as every one but a few of 1e4-1e12 has
+
+
+def test_exact_ties_round_to_even():
+    # The midpoint between float64 neighbours m * 2**e and (m + 1) * 2**e is a decimal of 17-19 digits when
+    # 2**e is 1/2, 1/4 or 1/8 (values near 2**50-2**53): it must go to the even m, never away from zero. Also
+    # the midpoints either side of a power of two (where the neighbour below is half as far) and of 2**53.
+    rng = np.random.default_rng(51)
+    texts = []
+    for e in (-3, -2, -1):
+        for m in [*rng.integers(2**52, 2**53, 500).tolist(), 2**52, 2**52 + 1, 2**53 - 1, 2**53 - 2]:
+            for midpoint in (Fraction(2 * m + 1, 2) * Fraction(2) ** e, Fraction(2 * m - 1, 2) * Fraction(2) ** e):
+                texts.append(f"{Decimal(midpoint.numerator) / Decimal(midpoint.denominator):f}")
+    taken, found = assert_nearest(texts)
+    # All found but some on the top of a binade, whose rounded candidate is the next power of two (then the
+    # test's t = 1 - e - d is -1): declined there (read by pandas), never misread.
+    assert taken > 2000 and found > 0.98 * taken
+    whole, decimals, taken = as_whole_and_decimals(texts)
+    values, found = plaincsv.nearest_quotients(whole, decimals)
+    ties = found & np.array([Decimal(float(t)) != Decimal(t) for t in taken])  # not a float itself: a tie
+    assert ties.sum() > 1000
+    assert not (values[ties].view(np.int64) % 2).any()  # each went to its even neighbour
+
+
+def test_decimals_near_powers_of_two_and_two_to_the_53():
+    texts = []
+    for k in [*range(-20, 60)]:
+        for ulps in range(-3, 4):
+            x = float(np.ldexp(1.0, k))
+            for _ in range(abs(ulps)):
+                x = float(np.nextafter(x, np.inf if ulps > 0 else -np.inf))
+            for digits in (17, 18, 19):
+                texts.append(f"{Decimal(x):.{digits}g}" if "e" not in f"{Decimal(x):.{digits}g}" else f"{x:.{digits}f}")
+    texts = [t if "." in t else t + ".0" for t in texts]
+    taken, found = assert_nearest(texts)
+    assert taken > 1000 and found > 0.9 * taken
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(2**53 + 1, 10**19 - 1), st.integers(0, 22))
+@example(2**53 + 1, 1)  # 900719925474099.3
+@example(9007199254740993, 0)  # a tie between 2**53 and 2**53 + 2: too large for the exact test
+@example(10**19 - 1, 22)
+def test_nearest_quotients_is_float(whole, decimals):
+    value, found = plaincsv.nearest_quotients(np.array([whole], dtype=np.uint64), np.array([decimals]))
+    if found[0]:
+        assert value[0].tobytes() == np.float64(float(f"{whole}e-{decimals}")).tobytes()
+    assert found[0] or decimals < 5  # from 5 decimals on, every quotient is found
+
+
+LONG_DECIMALS = st.one_of(
+    st.floats(1e-4, 1e15).map(repr),  # positional, up to 17 digits
+    st.floats(1e-4, 1e15).map(lambda x: f"-{x!r}"),
+    st.floats(0, 1e3).map(lambda x: f"{x:.{int(x * 1000) % 8 + 15}f}"),  # up to 22 decimals
+    st.floats(1e-30, 1e30).map(repr),  # exponents, read one by one
+    st.builds(lambda n, zeros, d: f"{'0' * zeros}{str(n)[:-d] or '0'}.{str(n)[-d:].zfill(d)}",
+              st.integers(0, 10**19 - 1), st.integers(0, 3), st.integers(1, 22)),  # leading zeros, all digits
+    st.builds(lambda n, d: f"-0.{str(n).zfill(d)}", st.integers(0, 10**19 - 1), st.integers(19, 24)),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(cell=LONG_DECIMALS, one_by_one=st.sampled_from([plaincsv.ONE_BY_ONE, 0]))
+@example(cell="0.22209908303362025", one_by_one=plaincsv.ONE_BY_ONE)
+@example(cell="-0.0020279153249451592", one_by_one=plaincsv.ONE_BY_ONE)
+@example(cell="0.1000000000000000055511151231257827", one_by_one=plaincsv.ONE_BY_ONE)  # over 19 digits: apart
+@example(cell="1.2345678901234567e-05", one_by_one=0)
+def test_the_byte_loop_reads_long_decimals_as_float_does(cell, one_by_one):
+    # Bit for bit Python's float, so pandas's read when pandas rounds correctly; any decimal of 19 significant
+    # digits or fewer, with a dot, 1-22 decimals and at most 25 bytes is read, if it has 5 decimals or more or
+    # is exact in one division (below 2**53; the exact test needs t = 1 - e - d >= 0).
+    body = f"a,{cell}\n".encode()
+    with as_pandas_rounds(True), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
+        got = plaincsv._decimals(*plaincsv._bytes_and_classes(body), np.array([[body.index(b","), len(body) - 1]]),
+                                 [1])  # fmt: skip
+    if got is plaincsv._TO_PANDAS:  # wider than any decimal read here (ONE_BY_ONE = 0: one such cell is many)
+        got = None
+    if got is not None:
+        assert got[0][0, 0].tobytes() == np.float64(float(cell)).tobytes()
+    whole, _, decimals = cell.lstrip("-").partition(".")
+    if "e" not in cell and 0 < len(decimals) <= 22 and len((whole + decimals).lstrip("0")) <= 19 and len(cell) <= 25:
+        assert got is not None or (len(decimals) < 5 and int(whole + decimals) > 2**53)
+
+
+def test_the_gate_is_how_pandas_rounds():
+    """``pandas_rounds_correctly`` says True exactly when the installed pandas reads a few thousand halfway
+    decimals (17-40 digits) as Python's float does, bit for bit."""
+    rng = np.random.default_rng(52)
+    ranges = ((1e-8, 1e-3), (1e-3, 1.0), (1.0, 1e15))
+    texts = [t for low, high in ranges for t in halfway_decimals(rng, 1500, low, high)]
+    read = pd.read_csv(io.StringIO("x\n" + "\n".join(texts) + "\n"))["x"].to_numpy()
+    expected = np.array([float(t) for t in texts])
+    assert read.dtype == np.float64
+    assert np.array_equal(read.view(np.int64), expected.view(np.int64)) == plaincsv.pandas_rounds_correctly()
+
+
+@pytest.mark.parametrize("version, correct", [
+    ("3.1.1", True), ("3.1.0", True), ("3.1.0.dev0+123.gabc", True), ("3.2", True), ("4.0.0", True),
+    ("3.0.3", False), ("2.2.3", False), ("1.5.3", False), ("3", False), ("", False), ("x.y", False),
+])  # fmt: skip
+def test_the_gate_reads_pandas_version(version, correct, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", SimpleNamespace(__version__=version))
+    plaincsv.pandas_rounds_correctly.cache_clear()
+    try:
+        assert plaincsv.pandas_rounds_correctly() is correct
+    finally:
+        plaincsv.pandas_rounds_correctly.cache_clear()
+
+
+def test_the_gate_reads_the_version_file_without_pandas_imported(monkeypatch):
+    monkeypatch.delitem(sys.modules, "pandas")
+    plaincsv.pandas_rounds_correctly.cache_clear()
+    try:
+        assert plaincsv.pandas_rounds_correctly() is (tuple(map(int, pd.__version__.split(".")[:2])) >= (3, 1))
+        assert "pandas" not in sys.modules
+    finally:
+        plaincsv.pandas_rounds_correctly.cache_clear()
