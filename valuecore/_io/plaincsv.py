@@ -292,14 +292,16 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
         return None
     at = _column_starts(ends, columns)
     widths = ends.T[_as_index(columns)] - at
-    exact = pandas_rounds_correctly()
-    widest_plain, widest = (_WIDEST_EXACT, max(_WIDEST_DECIMAL, _WIDEST_EXACT)) if exact else (
-        _WIDEST_PLAIN, _WIDEST_DECIMAL)
-    if np.count_nonzero(widths > widest_plain) > ONE_BY_ONE:
+    wide = np.count_nonzero(widths > _MOST_DIGITS)  # no decimal of 16 digits or more if none
+    exact = wide > 0 and pandas_rounds_correctly()
+    widest = max(_WIDEST_DECIMAL, _WIDEST_EXACT) if exact else _WIDEST_DECIMAL
+    if wide > ONE_BY_ONE and np.count_nonzero(widths > (_WIDEST_EXACT if exact else _WIDEST_PLAIN)) > ONE_BY_ONE:
         return _TO_PANDAS
-    # The digits as a whole number, in uint64: each step (times ten, plus a digit) is exact while it is below 2**64,
-    # as it is for 19 significant digits (a cell of more, its sum wrapped around, is read apart or declined).
-    whole = np.zeros(at.shape, dtype=np.uint64)
+    del widths  # its pages go to the arrays below: a fresh process pays for every new page it touches
+    # The digits as a whole number, in float64 (below 10**15 < 2**53: each step, times ten plus a digit, is exact),
+    # or, when long decimals are read, in uint64: exact while below 2**64, as it is for 19 significant digits (a
+    # cell of more, its sum wrapped around, is read apart or declined).
+    whole = np.zeros(at.shape, dtype=np.uint64 if exact else np.float64)
     digits, decimals = np.zeros(at.shape, dtype=np.uint8), np.zeros(at.shape, dtype=np.uint8)
     pointed, other = np.zeros(at.shape, dtype=bool), np.zeros(at.shape, dtype=bool)
     for k in range(widest + 1):
@@ -327,22 +329,20 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
         pointed |= dot
         at += moving
     other |= digits == 0
-    long = digits > _MOST_DIGITS
-    long &= ~other
+    long = digits > _MOST_DIGITS  # those also marked ``other`` are read apart all the same
     long_cells = None
     if long.any():
         if exact:
             long_cells = np.flatnonzero(long)
-            long_values = _long_decimals(classes, _column_starts(ends, columns), long_cells, whole, digits, decimals,
-                                         other)
+            other |= decimals > _MOST_SCALE  # read apart (by float, when few)
             np.minimum(decimals, _MOST_SCALE, out=decimals)  # an index of the powers of ten
         else:
             other |= long
-    values = whole.astype(np.float64)  # exact below 2**53, which every cell but the long ones is
+    values = whole.astype(np.float64, copy=False)  # exact below 2**53, which every cell but some long ones is
     np.copyto(at, decimals)  # the positions are done with: their intp indexes the powers of ten
     values /= _SCALES[at]  # over 10**0 = 1 leaves a whole number as it is
     if long_cells is not None:
-        values.ravel()[long_cells] = long_values  # the cells not read are read apart (``other``)
+        _long_decimals(classes, _column_starts(ends, columns), long_cells, whole, digits, decimals, values, other)
     if lead_minus.any():
         np.negative(values, out=values, where=lead_minus)
     if other.any():
@@ -370,13 +370,13 @@ def _cell_spans(ends: np.ndarray, columns: list[int], cells: np.ndarray
 
 
 def _long_decimals(classes: np.ndarray, starts: np.ndarray, cells: np.ndarray, whole: np.ndarray,
-                   digits: np.ndarray, decimals: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """The unsigned float64 values of the cells ``cells`` (flat indexes) with more than 15 digits, from
-    ``_decimals``'s arrays (``starts``: where each cell starts); marks ``other`` (to be read apart) those it does
-    not read: more than 19 significant digits, no dot (pandas reads a column of whole numbers as int64), more
-    than 22 decimals, or a value too large for the exact test."""
+                   digits: np.ndarray, decimals: np.ndarray, values: np.ndarray, other: np.ndarray) -> None:
+    """Sets ``values`` (unsigned, one rounded division each) of the cells ``cells`` (flat indexes) with more than
+    15 digits to their nearest float64, from ``_decimals``'s arrays (``starts``: where each cell starts); marks
+    ``other`` (to be read apart) those it does not read: more than 19 significant digits, no dot (pandas reads a
+    column of whole numbers as int64), or a value too large for the exact test (or already so marked)."""
     digits, decimals = digits.ravel().take(cells), decimals.ravel().take(cells)
-    read = (decimals > 0) & (decimals <= _MOST_SCALE)
+    read = (decimals > 0) & ~other.ravel().take(cells)
     wrapped = (digits > _MOST_EXACT_DIGITS).nonzero()[0]
     if wrapped.size:
         # Leading zeros (and the sign and dot among them) add nothing to the whole number: only the digits after
@@ -392,16 +392,13 @@ def _long_decimals(classes: np.ndarray, starts: np.ndarray, cells: np.ndarray, w
             zeros += zero
             at += lead
         read[wrapped] &= digits[wrapped] - zeros <= _MOST_EXACT_DIGITS
-    np.minimum(decimals, _MOST_SCALE, out=decimals)
     whole = whole.ravel().take(cells)
-    values = whole.astype(np.float64)  # below 2**53 and read: exact, then one rounded division
-    values /= _SCALES[decimals]
-    inexact = (read & (whole > _LARGEST_EXACT)).nonzero()[0]
+    inexact = (read & (whole > _LARGEST_EXACT)).nonzero()[0]  # the others: exact, then one rounded division
     if inexact.size:
-        values[inexact], read[inexact] = nearest_quotients(whole[inexact], decimals[inexact].astype(np.intp))
+        values.ravel()[cells[inexact]], read[inexact] = nearest_quotients(whole[inexact],
+                                                                          decimals[inexact].astype(np.intp))
     if not read.all():
         other.ravel()[cells[~read]] = True
-    return values
 
 
 _LARGEST_EXACT = np.uint64(1 << 53)  # every whole number up to this one is a float64
@@ -458,17 +455,18 @@ def _one_by_one(body: bytes | memoryview, starts: np.ndarray, ends: np.ndarray) 
     such a decimal. Python's ``float`` rounds correctly, as one rounded operation on exact numbers does, and as
     pandas does when :func:`pandas_rounds_correctly` (then up to 19 significant digits are read)."""
     values = np.empty(len(starts))
-    exact = pandas_rounds_correctly()
     for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
         cell = bytes(body[a:b])
         match = _EXPONENT_NUMBER.fullmatch(cell)
         if match is None:
             return None
         whole, decimals, exponent = match.groups()
-        most = len((whole + decimals).lstrip(b"0")) if exact else len(whole) + len(decimals)
-        if (not whole + decimals or most > (_MOST_EXACT_DIGITS if exact else _MOST_DIGITS)
-                or abs(int(exponent) - len(decimals)) > (_MOST_EXACT_SCALE if exact else _MOST_SCALE)):
-            return None
+        scale = abs(int(exponent) - len(decimals))
+        if not 0 < len(whole) + len(decimals) <= _MOST_DIGITS or scale > _MOST_SCALE:
+            exact = pandas_rounds_correctly()  # asked only of such a cell: its first call costs a fresh process
+            if not (exact and 0 < len((whole + decimals).lstrip(b"0")) <= _MOST_EXACT_DIGITS
+                    and scale <= _MOST_EXACT_SCALE):
+                return None
         values[i] = float(cell)
     return values, np.ones(len(starts), dtype=bool)
 
