@@ -679,3 +679,20 @@ def test_the_gate_reads_the_version_file_without_pandas_imported(monkeypatch):
         assert "pandas" not in sys.modules
     finally:
         plaincsv.pandas_rounds_correctly.cache_clear()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(plaincsv.ONE_BY_ONE + 1, 700))
+@example(0, 600)
+def test_many_long_exponent_cells_round_as_float_does(seed, rows):
+    """More than ONE_BY_ONE tiny probabilities as pandas writes them (``1.2345678901234567e-05``: 17 digits and
+    an exponent) or halfway decimals of 17 digits so written (scaled within 10**22): read by
+    ``_exponent_decimals`` as Python's float reads them, bit for bit, when pandas rounds correctly."""
+    rng = np.random.default_rng(seed)
+    texts = [repr(float(x)) for x in np.exp(rng.uniform(np.log(1e-6), np.log(1e-4), rows // 2))]
+    texts += [f"{Decimal(t):e}" for t in halfway_decimals(rng, rows - rows // 2, 1e-6, 1e-4, most=17)]
+    data = ("y_true,proba_a\n" + "".join(f"a,{t}\n" for t in texts)).encode()
+    with as_pandas_rounds(True):
+        read = plaincsv.read_plain_csv(data, ["y_true", "proba_a"])
+    assert read is not None
+    assert np.array_equal(read["proba_a"].view(np.int64), np.array([float(t) for t in texts]).view(np.int64))
