@@ -342,11 +342,11 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     np.copyto(at, decimals)  # the positions are done with: their intp indexes the powers of ten
     values /= _SCALES[at]  # over 10**0 = 1 leaves a whole number as it is
     if long_cells is not None:
-        _long_decimals(classes, _column_starts(ends, columns), long_cells, whole, digits, decimals, values, other)
+        _long_decimals(classes, ends, columns, long_cells, whole, digits, decimals, values, other)
     if lead_minus.any():
         np.negative(values, out=values, where=lead_minus)
     if other.any():
-        cells, first, last = _cell_spans(ends, columns, other)
+        cells, first, last = _cell_spans(ends, columns, np.flatnonzero(other))
         if len(cells[0]) <= ONE_BY_ONE:
             read = _one_by_one(memoryview(data), first, last)
         else:
@@ -359,9 +359,9 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
 
 def _cell_spans(ends: np.ndarray, columns: list[int], cells: np.ndarray
                 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
-    """(the cells marked in ``cells`` (len(columns), n) as (column, row) indexes, where each starts and ends in the
-    rows' bytes), ``ends`` as for ``_decimals``."""
-    at = np.unravel_index(np.flatnonzero(cells), cells.shape)
+    """(the cells ``cells`` (flat indexes of a (len(columns), n) array) as (column, row) indexes, where each starts
+    and ends in the rows' bytes), ``ends`` as for ``_decimals``."""
+    at = np.divmod(cells, ends.shape[0])
     # Each such cell's place in the file's cells: its start is just after the separator before it.
     in_file = at[1] * ends.shape[1] + np.asarray(columns)[at[0]]
     last = ends.ravel()[in_file]
@@ -369,10 +369,10 @@ def _cell_spans(ends: np.ndarray, columns: list[int], cells: np.ndarray
     return at, first, last
 
 
-def _long_decimals(classes: np.ndarray, starts: np.ndarray, cells: np.ndarray, whole: np.ndarray,
+def _long_decimals(classes: np.ndarray, ends: np.ndarray, columns: list[int], cells: np.ndarray, whole: np.ndarray,
                    digits: np.ndarray, decimals: np.ndarray, values: np.ndarray, other: np.ndarray) -> None:
     """Sets ``values`` (unsigned, one rounded division each) of the cells ``cells`` (flat indexes) with more than
-    15 digits to their nearest float64, from ``_decimals``'s arrays (``starts``: where each cell starts); marks
+    15 digits to their nearest float64, from ``_decimals``'s arguments and arrays; marks
     ``other`` (to be read apart) those it does not read: more than 19 significant digits, no dot (pandas reads a
     column of whole numbers as int64), or a value too large for the exact test (or already so marked)."""
     digits, decimals = digits.ravel().take(cells), decimals.ravel().take(cells)
@@ -381,7 +381,7 @@ def _long_decimals(classes: np.ndarray, starts: np.ndarray, cells: np.ndarray, w
     if wrapped.size:
         # Leading zeros (and the sign and dot among them) add nothing to the whole number: only the digits after
         # them count (a cell of more than 19, its whole number wrapped around, is read apart).
-        at = starts.ravel().take(cells[wrapped])
+        at = _cell_spans(ends, columns, cells[wrapped])[1]
         zeros = np.zeros(at.size, dtype=np.uint8)
         while True:
             kind = classes[at]
