@@ -6,8 +6,14 @@ trailing commas are read both ways, cell by cell, bit by bit."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 import tempfile
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_UP, Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -241,7 +247,34 @@ def test_plain_files_take_the_plain_path(data):
     (b"y_true,proba_a,proba_b,id\na,0.25,0.75,7\n", False),  # a column other than numbers and labels
 ])  # fmt: skip
 def test_what_is_plain(data, plain):
-    assert plain_taken(data) == plain
+    with as_pandas_rounds(False):  # long decimals: see test_what_is_plain_when_pandas_rounds_correctly
+        assert plain_taken(data) == plain
+
+
+@pytest.mark.parametrize("cell, plain", [
+    ("0.1234567890123456", True), ("0.22209908303362025", True), ("-0.0020279153249451592", True),
+    ("0.00020279153249451592", True), ("1234567.8901234567", True), ("0.1234567890123456789", True),  # 19 digits
+    ("0.12345678901234567891", False),  # 20 significant digits
+    ("0.0000000000000000001234", True),  # 22 decimals
+    ("0.00000000000000000001234", False),  # 23 decimals
+    ("1.2345678901234567e-05", True), ("-1.2345678901234567E-5", True),  # read one by one
+    ("1.23456789012345678901e-05", False),
+    ("1.2345678901234567e-12", True), ("1e23", True),  # scaled beyond 10**22: read one by one (by float)
+    ("12345678901234567.5", False),  # a whole number of 17 digits and a half: beyond the exact test
+])  # fmt: skip
+@pytest.mark.parametrize("whole_column", [False, True])
+def test_what_is_plain_when_pandas_rounds_correctly(cell, plain, whole_column):
+    # Up to 19 significant digits, leading zeros not counted, with a dot. A whole number in a column of whole
+    # numbers (pandas's int64) is never read as a float: a column without a dot of 16 or more digits is declined.
+    other = "7" if whole_column else "0.75"
+    data = f"y_true,proba_a,proba_b\na,{cell},{other}\nb,{cell},{other}\n".encode()
+    with as_pandas_rounds(True):
+        assert plain_taken(data) == plain
+        whole = f"y_true,proba_a\na,{cell.replace('.', '')}\nb,7\n".encode()
+        assert plain_taken(whole) is ("e" in cell.lower() and plain)
+    if plain and plaincsv.pandas_rounds_correctly():
+        fast, _, slow, _ = read_both(data)
+        assert_same_cells(fast, slow)
 
 
 def test_a_plain_file_loads_to_the_same_runs(tmp_path, monkeypatch):
@@ -303,10 +336,15 @@ def read_plain(data: bytes, header: list[str], fast: bool, one_by_one: int = pla
 def assert_same_plain_read(data: bytes, header: list[str]) -> None:
     """The plain path with its own decimal parser reads what it reads with ``loadtxt``: both decline, or the
     same columns, dtypes and bits; the cells its byte loop leaves (exponents) read one by one and by
-    ``_exponent_decimals`` alike."""
+    ``_exponent_decimals`` alike. Decimals of more than 15 digits, which the ``loadtxt`` path leaves to pandas,
+    only when pandas rounds them correctly: then read as pandas reads them."""
     slow = read_plain(data, header, False)
     for one_by_one in (plaincsv.ONE_BY_ONE, 0):
         fast = read_plain(data, header, True, one_by_one)
+        if fast is not None and slow is None:
+            assert plaincsv.pandas_rounds_correctly()
+            assert_numbers_as_pandas(fast, data)
+            continue
         assert (fast is None) == (slow is None)
         if fast is not None:
             assert list(fast) == list(slow)
@@ -318,16 +356,39 @@ def assert_same_plain_read(data: bytes, header: list[str]) -> None:
                     assert fast[name].tolist() == slow[name].tolist()
 
 
+def assert_numbers_as_pandas(fast: dict, data: bytes) -> None:
+    """The plain path's number columns ``fast`` are pandas's full read's of ``data``: same dtypes and bits."""
+    slow = read_both(data)[2]
+    for name, column in fast.items():
+        if column.dtype.kind in "if":
+            assert column.dtype == slow[name].dtype
+            assert np.array_equal(column.view(np.int64), slow[name].to_numpy().view(np.int64))
+
+
+@contextlib.contextmanager
+def as_pandas_rounds(correctly: bool):
+    """A context in which the plain path takes pandas to round long decimals correctly, or not."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "pandas_rounds_correctly", lambda: correctly)
+        yield
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(DECIMAL_TEXTS, min_size=2, max_size=2), min_size=1, max_size=6),
-       st.lists(st.sampled_from(["a", "b", "7"]), min_size=6, max_size=6))
-@example([["1e-05", "-0"]], ["a"] * 6)
-@example([["5.", ".5"], ["-.5", "1E5"]], ["a"] * 6)
-@example([["1.e5", "0.1e-22"], ["25e-22", "-0.0"]], ["a"] * 6)
-def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
+       st.lists(st.sampled_from(["a", "b", "7"]), min_size=6, max_size=6), st.booleans())
+@example([["1e-05", "-0"]], ["a"] * 6, False)
+@example([["5.", ".5"], ["-.5", "1E5"]], ["a"] * 6, False)
+@example([["1.e5", "0.1e-22"], ["25e-22", "-0.0"]], ["a"] * 6, False)
+@example([["0.22209908303362025", "-0.0020279153249451592"], ["1.2345678901234567e-05", "1"]], ["a"] * 6, True)
+@example([["12345678901234567", "0.5"]], ["a"] * 6, True)  # a whole number of 17 digits: pandas's int64
+def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels, correctly):
+    # When pandas rounds long decimals as loadtxt's path cannot (pandas 3.1 on), as pandas reads them; when it
+    # does not, the plain path reads what it read before (no long decimals).
+    correctly &= plaincsv.pandas_rounds_correctly()  # else what pandas reads is no reference for long decimals
     rows = [f"{label},{a},{b}" for label, (a, b) in zip(labels, cells)]
     header = ["y_true", "proba_a", "weight"]
-    assert_same_plain_read((",".join(header) + "\n" + "\n".join(rows) + "\n").encode(), header)
+    with as_pandas_rounds(correctly):
+        assert_same_plain_read((",".join(header) + "\n" + "\n".join(rows) + "\n").encode(), header)
 
 
 @pytest.mark.parametrize("cell, parsed", [
@@ -341,6 +402,8 @@ def test_the_decimal_parser_reads_what_loadtxt_reads(cells, labels):
 ])  # fmt: skip
 @pytest.mark.parametrize("one_by_one", [plaincsv.ONE_BY_ONE, 0])
 def test_which_cells_the_decimal_parser_reads(cell, parsed, one_by_one, monkeypatch):
+    # Where pandas rounds long decimals correctly, more are read: test_what_is_plain_when_pandas_rounds_correctly.
+    monkeypatch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
     monkeypatch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
     body = f"a,{cell}\n".encode()
     got = plaincsv._decimals(*plaincsv._bytes_and_classes(body), np.array([[body.index(b","), len(body) - 1]]), [1])
@@ -411,11 +474,13 @@ def test_a_file_of_full_precision_floats_goes_to_pandas_at_once(wide, monkeypatc
     header = ["y_true", "proba_a", "proba_b"]
     checked = []
     loadtxt_numbers = plaincsv._loadtxt_numbers
+    monkeypatch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
     monkeypatch.setattr(plaincsv, "_loadtxt_numbers", lambda *a: checked.append(1) or loadtxt_numbers(*a))
     assert plaincsv.read_plain_csv(data, header) is None
     assert len(checked) == (0 if wide > plaincsv.ONE_BY_ONE else 1)
-    monkeypatch.undo()
     assert_same_plain_read(data, header)
+    monkeypatch.undo()
+    assert_same_plain_read(data, header)  # as pandas reads it, when pandas rounds correctly (19 digits at most)
 
 
 def test_a_file_of_wide_numbers_is_declined_before_its_bytes_are_classed(monkeypatch):
@@ -424,9 +489,218 @@ def test_a_file_of_wide_numbers_is_declined_before_its_bytes_are_classed(monkeyp
     rows = [f"a,{0.1 + k / 7:.17f},{0.9 - k / 7:.17f}" for k in range(50)]
     data = ("y_true,proba_a,proba_b\n" + "\n".join(rows) + "\n").encode()
     classed = []
-    monkeypatch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
-    assert plaincsv.read_plain_csv(data, ["y_true", "proba_a", "proba_b"]) is None and not classed
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
+        patch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
+        assert plaincsv.read_plain_csv(data, ["y_true", "proba_a", "proba_b"]) is None and not classed
+        fast, _, slow, _ = read_both(data)
+        assert fast is not None and not isinstance(fast, reading._PlainColumns)
+        assert fast.equals(slow)
+    # When pandas rounds them correctly, such numbers (up to 19 digits) are read on the plain path, as pandas reads
+    # them; wider ones still decline the file before its bytes are classed.
+    if plaincsv.pandas_rounds_correctly():
+        fast, _, slow, _ = read_both(data)
+        assert_same_cells(fast, slow)
+        wide = data.replace(b"0.", b"0.0000000000")
+        monkeypatch.setattr(plaincsv, "_bytes_and_classes", lambda *a: classed.append(1))
+        assert plaincsv.read_plain_csv(wide, ["y_true", "proba_a", "proba_b"]) is None and not classed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 400), st.integers(2, 12), st.integers(0, 2**32 - 1), st.sampled_from([1.0, 3.0, 30.0]))
+@example(1000, 10, 0, 1.0)
+@example(1000, 10, 0, 3.0)
+def test_a_file_pandas_wrote_in_full_precision_is_read_as_pandas_reads_it(rows, classes, seed, spread):
+    """pandas's own ``to_csv`` of float64 probabilities and logits (each in its shortest round-trip form, up to 17
+    digits, tiny ones with an exponent): on the plain path when pandas rounds correctly, cell for cell, bit for
+    bit as pandas's full read. (Many tiny ones, below about 10**-5 with 17 digits, scaled beyond 10**22, still go
+    to pandas.)"""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0, spread, size=(rows, classes))
+    proba = np.exp(logits - logits.max(axis=1, keepdims=True))
+    proba /= proba.sum(axis=1, keepdims=True)
+    frame = pd.DataFrame(proba, columns=[f"proba_{j}" for j in range(classes)])
+    frame["logit_0"] = logits[:, 0]
+    frame["y_true"] = rng.integers(0, classes, rows)
+    data = frame.to_csv(index=False).encode()
     fast, _, slow, _ = read_both(data)
-    assert fast is not None and not isinstance(fast, reading._PlainColumns)
-    assert fast.equals(slow)
+    taken = plain_taken(data)
+    if spread == 1.0 and len(data) <= plaincsv.PLAIN_CSV_BYTES:  # probabilities above 10**-5 or so
+        assert taken == plaincsv.pandas_rounds_correctly()
+    if taken:
+        assert_same_cells(fast, slow)
+
+
+def halfway_decimals(rng: np.random.Generator, count: int, low: float, high: float, most: int = 40) -> list[str]:
+    """Texts of the exact midpoints between float64 neighbours drawn log-uniformly in [low, high), each cut or
+    rounded to 17-``most`` significant digits: just below, at or above the midpoint, where a parser that misses
+    by a little picks the wrong neighbour."""
+    texts = []
+    for x in np.exp(rng.uniform(np.log(low), np.log(high), count)):
+        midpoint = (Decimal(float(x)) + Decimal(float(np.nextafter(x, np.inf)))) / 2
+        digits = int(rng.integers(17, most + 1))
+        with localcontext() as context:
+            context.prec = digits
+            context.rounding = [ROUND_DOWN, ROUND_UP, ROUND_HALF_EVEN][int(rng.integers(3))]
+            texts.append(f"{+midpoint:f}")
+    return texts
+
+
+def as_whole_and_decimals(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(N, d, the texts) of the plain decimals ``N / 10**d`` among ``texts`` that ``nearest_quotients`` takes:
+    2**53 < N < 10**19, d <= 22."""
+    kept = [(int(t.replace(".", "")), len(t.partition(".")[2]), t) for t in texts]
+    kept = [(n, d, t) for n, d, t in kept if 2**53 < n < 10**19 and d <= 22]
+    return (np.array([n for n, _, _ in kept], dtype=np.uint64), np.array([d for _, d, _ in kept], dtype=np.intp),
+            [t for _, _, t in kept])  # fmt: skip
+
+
+def assert_nearest(texts: list[str]) -> tuple[int, int]:
+    """``nearest_quotients`` of the texts it takes is Python's ``float``, bit for bit, where found; returns how
+    many it took and how many it found."""
+    whole, decimals, texts = as_whole_and_decimals(texts)
+    values, found = plaincsv.nearest_quotients(whole, decimals)
+    expected = np.array([float(t) for t in texts])
+    assert np.array_equal(values[found].view(np.int64), expected[found].view(np.int64))
+    return len(texts), int(found.sum())
+
+
+def test_long_decimals_round_as_float_does_at_halfway_points():
+    rng = np.random.default_rng(50)
+    for low, high in ((1e-6, 1e-3), (1e-3, 1.0), (1.0, 1e4), (1e4, 1e12)):
+        taken, found = assert_nearest(halfway_decimals(rng, 1500, low, high, most=19))
+        assert found == taken > 500  # all found: from 5 decimals on, as every one but a few of 1e4-1e12 has
+
+
+def test_exact_ties_round_to_even():
+    # The midpoint between float64 neighbours m * 2**e and (m + 1) * 2**e is a decimal of 17-19 digits when
+    # 2**e is 1/2, 1/4 or 1/8 (values near 2**50-2**53): it must go to the even m, never away from zero. Also
+    # the midpoints either side of a power of two (where the neighbour below is half as far) and of 2**53.
+    rng = np.random.default_rng(51)
+    texts = []
+    for e in (-3, -2, -1):
+        for m in [*rng.integers(2**52, 2**53, 500).tolist(), 2**52, 2**52 + 1, 2**53 - 1, 2**53 - 2]:
+            for midpoint in (Fraction(2 * m + 1, 2) * Fraction(2) ** e, Fraction(2 * m - 1, 2) * Fraction(2) ** e):
+                texts.append(f"{Decimal(midpoint.numerator) / Decimal(midpoint.denominator):f}")
+    taken, found = assert_nearest(texts)
+    # All found but some on the top of a binade, whose rounded candidate is the next power of two (then the
+    # test's t = 1 - e - d is -1): declined there (read by pandas), never misread.
+    assert taken > 2000 and found > 0.98 * taken
+    whole, decimals, taken = as_whole_and_decimals(texts)
+    values, found = plaincsv.nearest_quotients(whole, decimals)
+    ties = found & np.array([Decimal(float(t)) != Decimal(t) for t in taken])  # not a float itself: a tie
+    assert ties.sum() > 1000
+    assert not (values[ties].view(np.int64) % 2).any()  # each went to its even neighbour
+
+
+def test_decimals_near_powers_of_two_and_two_to_the_53():
+    texts = []
+    for k in [*range(-20, 60)]:
+        for ulps in range(-3, 4):
+            x = float(np.ldexp(1.0, k))
+            for _ in range(abs(ulps)):
+                x = float(np.nextafter(x, np.inf if ulps > 0 else -np.inf))
+            for digits in (17, 18, 19):
+                texts.append(f"{Decimal(x):.{digits}g}" if "e" not in f"{Decimal(x):.{digits}g}" else f"{x:.{digits}f}")
+    texts = [t if "." in t else t + ".0" for t in texts]
+    taken, found = assert_nearest(texts)
+    assert taken > 1000 and found > 0.9 * taken
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(2**53 + 1, 10**19 - 1), st.integers(0, 22))
+@example(2**53 + 1, 1)  # 900719925474099.3
+@example(9007199254740993, 0)  # a tie between 2**53 and 2**53 + 2: too large for the exact test
+@example(10**19 - 1, 22)
+def test_nearest_quotients_is_float(whole, decimals):
+    value, found = plaincsv.nearest_quotients(np.array([whole], dtype=np.uint64), np.array([decimals]))
+    if found[0]:
+        assert value[0].tobytes() == np.float64(float(f"{whole}e-{decimals}")).tobytes()
+    assert found[0] or decimals < 5  # from 5 decimals on, every quotient is found
+
+
+LONG_DECIMALS = st.one_of(
+    st.floats(1e-4, 1e15).map(repr),  # positional, up to 17 digits
+    st.floats(1e-4, 1e15).map(lambda x: f"-{x!r}"),
+    st.floats(0, 1e3).map(lambda x: f"{x:.{int(x * 1000) % 8 + 15}f}"),  # up to 22 decimals
+    st.floats(1e-30, 1e30).map(repr),  # exponents, read one by one
+    st.builds(lambda n, zeros, d: f"{'0' * zeros}{str(n)[:-d] or '0'}.{str(n)[-d:].zfill(d)}",
+              st.integers(0, 10**19 - 1), st.integers(0, 3), st.integers(1, 22)),  # leading zeros, all digits
+    st.builds(lambda n, d: f"-0.{str(n).zfill(d)}", st.integers(0, 10**19 - 1), st.integers(19, 24)),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(cell=LONG_DECIMALS, one_by_one=st.sampled_from([plaincsv.ONE_BY_ONE, 0]))
+@example(cell="0.22209908303362025", one_by_one=plaincsv.ONE_BY_ONE)
+@example(cell="-0.0020279153249451592", one_by_one=plaincsv.ONE_BY_ONE)
+@example(cell="0.1000000000000000055511151231257827", one_by_one=plaincsv.ONE_BY_ONE)  # over 19 digits: apart
+@example(cell="1.2345678901234567e-05", one_by_one=0)
+def test_the_byte_loop_reads_long_decimals_as_float_does(cell, one_by_one):
+    # Bit for bit Python's float, so pandas's read when pandas rounds correctly; any decimal of 19 significant
+    # digits or fewer, with a dot, 1-22 decimals and at most 25 bytes is read, if it has 5 decimals or more or
+    # is exact in one division (below 2**53; the exact test needs t = 1 - e - d >= 0).
+    body = f"a,{cell}\n".encode()
+    with as_pandas_rounds(True), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "ONE_BY_ONE", one_by_one)
+        got = plaincsv._decimals(*plaincsv._bytes_and_classes(body), np.array([[body.index(b","), len(body) - 1]]),
+                                 [1])  # fmt: skip
+    if got is plaincsv._TO_PANDAS:  # wider than any decimal read here (ONE_BY_ONE = 0: one such cell is many)
+        got = None
+    if got is not None:
+        assert got[0][0, 0].tobytes() == np.float64(float(cell)).tobytes()
+    whole, _, decimals = cell.lstrip("-").partition(".")
+    if "e" not in cell and 0 < len(decimals) <= 22 and len((whole + decimals).lstrip("0")) <= 19 and len(cell) <= 25:
+        assert got is not None or (len(decimals) < 5 and int(whole + decimals) > 2**53)
+
+
+def test_the_gate_is_how_pandas_rounds():
+    """``pandas_rounds_correctly`` says True exactly when the installed pandas reads a few thousand halfway
+    decimals (17-40 digits) as Python's float does, bit for bit."""
+    rng = np.random.default_rng(52)
+    ranges = ((1e-8, 1e-3), (1e-3, 1.0), (1.0, 1e15))
+    texts = [t for low, high in ranges for t in halfway_decimals(rng, 1500, low, high)]
+    read = pd.read_csv(io.StringIO("x\n" + "\n".join(texts) + "\n"))["x"].to_numpy()
+    expected = np.array([float(t) for t in texts])
+    assert read.dtype == np.float64
+    assert np.array_equal(read.view(np.int64), expected.view(np.int64)) == plaincsv.pandas_rounds_correctly()
+
+
+@pytest.mark.parametrize("version, correct", [
+    ("3.1.1", True), ("3.1.0", True), ("3.1.0.dev0+123.gabc", True), ("3.2", True), ("4.0.0", True),
+    ("3.0.3", False), ("2.2.3", False), ("1.5.3", False), ("3", False), ("", False), ("x.y", False),
+])  # fmt: skip
+def test_the_gate_reads_pandas_version(version, correct, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", SimpleNamespace(__version__=version))
+    plaincsv.pandas_rounds_correctly.cache_clear()
+    try:
+        assert plaincsv.pandas_rounds_correctly() is correct
+    finally:
+        plaincsv.pandas_rounds_correctly.cache_clear()
+
+
+def test_the_gate_reads_the_version_file_without_pandas_imported(monkeypatch):
+    monkeypatch.delitem(sys.modules, "pandas")
+    plaincsv.pandas_rounds_correctly.cache_clear()
+    try:
+        assert plaincsv.pandas_rounds_correctly() is (tuple(map(int, pd.__version__.split(".")[:2])) >= (3, 1))
+        assert "pandas" not in sys.modules
+    finally:
+        plaincsv.pandas_rounds_correctly.cache_clear()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(plaincsv.ONE_BY_ONE + 1, 700))
+@example(0, 600)
+def test_many_long_exponent_cells_round_as_float_does(seed, rows):
+    """More than ONE_BY_ONE tiny probabilities as pandas writes them (``1.2345678901234567e-05``: 17 digits and
+    an exponent) or halfway decimals of 17 digits so written (scaled within 10**22): read by
+    ``_exponent_decimals`` as Python's float reads them, bit for bit, when pandas rounds correctly."""
+    rng = np.random.default_rng(seed)
+    texts = [repr(float(x)) for x in np.exp(rng.uniform(np.log(1e-6), np.log(1e-4), rows // 2))]
+    texts += [f"{Decimal(t):e}" for t in halfway_decimals(rng, rows - rows // 2, 1e-6, 1e-4, most=17)]
+    data = ("y_true,proba_a\n" + "".join(f"a,{t}\n" for t in texts)).encode()
+    with as_pandas_rounds(True):
+        read = plaincsv.read_plain_csv(data, ["y_true", "proba_a"])
+    assert read is not None
+    assert np.array_equal(read["proba_a"].view(np.int64), np.array([float(t) for t in texts]).view(np.int64))

@@ -11,13 +11,18 @@ hands the whole file back to pandas, so every message about bad input is the one
 The numbers: a decimal of at most 15 significant digits scaled by at most 10**22 either way is a whole
 number below 2**53 (exact in float64) times or over a power of ten that float64 holds exactly, so one
 rounded operation gives the correctly rounded value, which Python's and numpy's parsers and pandas's
-parsers, old and new, all return. Longer numbers are left to pandas.
+parsers, old and new, all return. A decimal of 16-19 significant digits (pandas writes a float64 in up to 17) is
+read too, correctly rounded by an exact integer test, but only when the installed pandas rounds such decimals
+correctly (3.1 on; older ones sum their digits in float64): else, as any longer number, it is left to pandas.
 """
 
 from __future__ import annotations
 
+import functools
 import io
+import os
 import re
+import sys
 
 import numpy as np
 
@@ -28,12 +33,42 @@ PLAIN_CSV_BYTES = 1 << 18
 
 _MOST_DIGITS = 15  # a whole number of 15 digits is below 2**53
 _MOST_SCALE = 22  # 10**22 is the largest power of ten float64 holds exactly
+# A decimal of up to this many significant digits is a whole number below 10**19 < 2**64 (exact in uint64).
+_MOST_EXACT_DIGITS = 19
+# The scale of a decimal read one by one (by ``float``) when pandas rounds correctly: a tiny probability
+# (``1.2345678901234567e-12``, 10**-28) is read, and every such value is a normal, finite float64.
+_MOST_EXACT_SCALE = 64
 # Every byte a plain file may hold: printable ASCII but the quote and the plus, and the line end.
 _PLAIN_BYTES = bytes(sorted(set(range(0x21, 0x7F)) - {ord('"'), ord("+")})) + b"\n"
 _NUMBER_COLUMNS = ("weight", "confidence")
 _EXPONENT_NUMBER = re.compile(rb"-?(\d*)\.?(\d*)[eE](-?\d{1,4})")
 
 _COMMA, _NEWLINE, _DOT, _ZERO = (ord(c) for c in ",\n.0")
+_FIRST_CORRECT_PANDAS = (3, 1)  # pandas's parser rounds every decimal to the nearest float64 from 3.1 on
+
+
+@functools.cache
+def pandas_rounds_correctly() -> bool:
+    """Whether the installed pandas reads every decimal as its nearest float64 (ties to even), as Python's
+    ``float`` does: pandas 3.1 on. Older ones (``precise_xstrtod``) sum a long decimal's digits in float64 and
+    may miss by one ulp, so only decimals of at most 15 digits (one rounded operation) may be read here then.
+
+    Read from the version pandas's package states, without importing pandas (its import costs tens of ms, and
+    ``importlib.metadata`` 35 ms in a fresh process); a version not found or not understood reads as False."""
+    module = sys.modules.get("pandas")
+    version = getattr(module, "__version__", None)
+    if version is None:
+        try:
+            import importlib.util
+
+            spec = importlib.util.find_spec("pandas")
+            with open(os.path.join(os.path.dirname(spec.origin), "_version_meson.py"), encoding="utf-8") as file:
+                version = file.read().partition("__version__")[2]  # __version__="3.1.1"
+        except (ImportError, AttributeError, TypeError, OSError, ValueError):
+            return False
+    # Read without a pattern: compiling one costs a fresh process more than this whole check.
+    major, minor = ([*version.strip(" =\"'").split(".", 2), ""])[:2]
+    return major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= _FIRST_CORRECT_PANDAS
 
 
 def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
@@ -64,9 +99,11 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
         text += b"\n"
     k = len(header)
     first_row = text[start : text.find(b"\n", start)].split(b",")
-    if len(first_row) == k and 2 * sum(len(first_row[j]) > _WIDEST_PLAIN for j in numbers) > len(numbers):
+    if len(first_row) == k and _mostly_wider(first_row, numbers, _WIDEST_PLAIN) and (
+            not pandas_rounds_correctly() or _mostly_wider(first_row, numbers, _WIDEST_EXACT)):
         # Most of the first row's numbers are wider than any decimal read here (pandas's full-precision floats, 19
-        # bytes): the file is declined before its bytes are classed (0.7 ms of 4.9 at 10^3 rows).
+        # bytes, unless pandas rounds them correctly): the file is declined before its bytes are classed (0.7 ms of
+        # 4.9 at 10^3 rows).
         return None
     data, classes = _bytes_and_classes(text, start)
     ends = (classes == _PAST_END).nonzero()[0]  # a bool array's nonzero: a third of the time a byte array's takes
@@ -87,6 +124,11 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
             return None
         columns[name] = column
     return columns
+
+
+def _mostly_wider(cells: list[bytes], numbers: list[int], widest: int) -> bool:
+    """Whether most of the ``numbers`` among ``cells`` are wider than ``widest`` bytes."""
+    return 2 * sum(len(cells[j]) > widest for j in numbers) > len(numbers)
 
 
 def _bytes_and_classes(text: bytes, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -150,9 +192,10 @@ def _column_starts(ends: np.ndarray, columns: list[int]) -> np.ndarray:
 
 def _numbers(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, used: list[int]) -> list[np.ndarray] | None:
     """The number columns ``used`` as pandas reads them, or None unless every cell is a finite decimal of at
-    most 15 digits scaled within 10**22: int64 for a column without a dot or an exponent (pandas's whole
-    numbers; below 10**15, exact), else float64. ``data``, ``classes``: the rows' bytes and their classes
-    (:func:`_bytes_and_classes`); ``ends``: where each cell ends in them (the separator after it), (n, columns)."""
+    most 15 digits scaled within 10**22 (or one ``_decimals`` reads of up to 19): int64 for a column without a
+    dot or an exponent (pandas's whole numbers; below 10**15, exact), else float64. ``data``, ``classes``: the
+    rows' bytes and their classes (:func:`_bytes_and_classes`); ``ends``: where each cell ends in them (the
+    separator after it), (n, columns)."""
     if FAST_DECIMALS:
         decimals = _decimals(data, classes, ends, used)
         if decimals is _TO_PANDAS:
@@ -220,6 +263,9 @@ _WIDEST_PLAIN = _MOST_DIGITS + 2
 # file goes to pandas at once, not after the byte loop's 17 steps and loadtxt's checks (5.6 ms at 10^3 rows).
 _TO_PANDAS = object()
 _NINE, _ONE = np.uint8(9), np.uint8(1)
+# When pandas rounds correctly: the widest cell the byte loop reads (19 significant digits behind "-0.000", or an
+# exponent cell of 15 digits), and the widest that does not count towards ``_TO_PANDAS``.
+_WIDEST_EXACT = _MOST_EXACT_DIGITS + 6
 
 
 def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: list[int]
@@ -228,12 +274,14 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     of the rows whose bytes and classes are ``data`` and ``classes`` (:func:`_bytes_and_classes`; ``ends``: where
     each cell of a row ends in them, (n, k), the comma or line end after it) when every one reads
     ``-?digits`` with at most one dot among its digits and an optional exponent ``e-?digits`` (1-4 digits,
-    ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled within 10**22 either way.
+    ``e`` or ``E``): at least one digit before the ``e``, at most 15 in all, scaled within 10**22 either way; or,
+    when :func:`pandas_rounds_correctly`, a decimal with a dot and 16-19 significant digits (:func:`_long_decimals`).
     Else (an empty cell too) None, and ``loadtxt`` reads the file (or declines it) as before; or ``_TO_PANDAS``
     when more than ``ONE_BY_ONE`` cells are wider than any decimal either reads without an exponent.
 
     Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
-    10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit. Read a byte
+    10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit (a longer one is
+    rounded as exactly by :func:`nearest_quotients`, the value pandas 3.1 parses). Read a byte
     position at a time across every cell (each step numpy's over all cells; along a cell numpy would loop per
     cell). A fresh process pays for every new page it touches and every numpy loop it meets first, so the steps
     are few and each makes only arrays of a byte per cell (indexes are intp, as any other type is first copied
@@ -243,20 +291,27 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     if ends.size == 0:
         return None
     at = _column_starts(ends, columns)
-    if np.count_nonzero((ends.T[_as_index(columns)] - at) > _WIDEST_PLAIN) > ONE_BY_ONE:
+    widths = ends.T[_as_index(columns)] - at
+    wide = np.count_nonzero(widths > _MOST_DIGITS)  # no decimal of 16 digits or more if none
+    exact = wide > 0 and pandas_rounds_correctly()
+    widest = max(_WIDEST_DECIMAL, _WIDEST_EXACT) if exact else _WIDEST_DECIMAL
+    if wide > ONE_BY_ONE and np.count_nonzero(widths > (_WIDEST_EXACT if exact else _WIDEST_PLAIN)) > ONE_BY_ONE:
         return _TO_PANDAS
-    # The digits as a whole number, in float64: below 10**15 < 2**53, each step (times ten, plus a digit) is exact.
-    whole = np.zeros(at.shape, dtype=np.float64)
+    del widths  # its pages go to the arrays below: a fresh process pays for every new page it touches
+    # The digits as a whole number, in float64 (below 10**15 < 2**53: each step, times ten plus a digit, is exact),
+    # or, when long decimals are read, in uint64: exact while below 2**64, as it is for 19 significant digits (a
+    # cell of more, its sum wrapped around, is read apart or declined).
+    whole = np.zeros(at.shape, dtype=np.uint64 if exact else np.float64)
     digits, decimals = np.zeros(at.shape, dtype=np.uint8), np.zeros(at.shape, dtype=np.uint8)
     pointed, other = np.zeros(at.shape, dtype=bool), np.zeros(at.shape, dtype=bool)
-    for k in range(_WIDEST_DECIMAL + 1):
+    for k in range(widest + 1):
         kind = classes[at]
         moving = kind != _PAST_END  # a cell stops at the separator after it
         if k == 0 and not moving.all():  # an empty cell
             return None
         if not moving.any():
             break
-        if k == _WIDEST_DECIMAL:  # a cell longer than any decimal read here
+        if k == widest:  # a cell longer than any decimal read here
             return None
         if k == 0:
             lead_minus = kind == _MINUS_SIGN
@@ -273,18 +328,25 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
         other |= dot & pointed
         pointed |= dot
         at += moving
-    other |= (digits == 0) | (digits > _MOST_DIGITS)
-    values = whole
+    other |= digits == 0
+    long = digits > _MOST_DIGITS  # those also marked ``other`` are read apart all the same
+    long_cells = None
+    if long.any():
+        if exact:
+            long_cells = np.flatnonzero(long)
+            other |= decimals > _MOST_SCALE  # read apart (by float, when few)
+            np.minimum(decimals, _MOST_SCALE, out=decimals)  # an index of the powers of ten
+        else:
+            other |= long
+    values = whole.astype(np.float64, copy=False)  # exact below 2**53, which every cell but some long ones is
     np.copyto(at, decimals)  # the positions are done with: their intp indexes the powers of ten
     values /= _SCALES[at]  # over 10**0 = 1 leaves a whole number as it is
+    if long_cells is not None:
+        _long_decimals(classes, ends, columns, long_cells, whole, digits, decimals, values, other)
     if lead_minus.any():
         np.negative(values, out=values, where=lead_minus)
     if other.any():
-        cells = np.unravel_index(np.flatnonzero(other), other.shape)
-        # Each such cell's place in the file's cells: its start is just after the separator before it.
-        in_file = cells[1] * ends.shape[1] + np.asarray(columns)[cells[0]]
-        last = ends.ravel()[in_file]
-        first = np.where(in_file > 0, ends.ravel()[in_file - 1] + 1, 0)
+        cells, first, last = _cell_spans(ends, columns, np.flatnonzero(other))
         if len(cells[0]) <= ONE_BY_ONE:
             read = _one_by_one(memoryview(data), first, last)
         else:
@@ -295,13 +357,103 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     return values, pointed
 
 
+def _cell_spans(ends: np.ndarray, columns: list[int], cells: np.ndarray
+                ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
+    """(the cells ``cells`` (flat indexes of a (len(columns), n) array) as (column, row) indexes, where each starts
+    and ends in the rows' bytes), ``ends`` as for ``_decimals``."""
+    at = np.divmod(cells, ends.shape[0])
+    # Each such cell's place in the file's cells: its start is just after the separator before it.
+    in_file = at[1] * ends.shape[1] + np.asarray(columns)[at[0]]
+    last = ends.ravel()[in_file]
+    first = np.where(in_file > 0, ends.ravel()[in_file - 1] + 1, 0)
+    return at, first, last
+
+
+def _long_decimals(classes: np.ndarray, ends: np.ndarray, columns: list[int], cells: np.ndarray, whole: np.ndarray,
+                   digits: np.ndarray, decimals: np.ndarray, values: np.ndarray, other: np.ndarray) -> None:
+    """Sets ``values`` (unsigned, one rounded division each) of the cells ``cells`` (flat indexes) with more than
+    15 digits to their nearest float64, from ``_decimals``'s arguments and arrays; marks
+    ``other`` (to be read apart) those it does not read: more than 19 significant digits, no dot (pandas reads a
+    column of whole numbers as int64), or a value too large for the exact test (or already so marked)."""
+    digits, decimals = digits.ravel().take(cells), decimals.ravel().take(cells)
+    read = (decimals > 0) & ~other.ravel().take(cells)
+    wrapped = (digits > _MOST_EXACT_DIGITS).nonzero()[0]
+    if wrapped.size:
+        # Leading zeros (and the sign and dot among them) add nothing to the whole number: only the digits after
+        # them count (a cell of more than 19, its whole number wrapped around, is read apart).
+        at = _cell_spans(ends, columns, cells[wrapped])[1]
+        zeros = np.zeros(at.size, dtype=np.uint8)
+        while True:
+            kind = classes[at]
+            zero = kind == 0
+            lead = zero | (kind == _POINT) | (kind == _MINUS_SIGN)
+            if not lead.any():
+                break
+            zeros += zero
+            at += lead
+        read[wrapped] &= digits[wrapped] - zeros <= _MOST_EXACT_DIGITS
+    whole = whole.ravel().take(cells)
+    inexact = (read & (whole > _LARGEST_EXACT)).nonzero()[0]  # the others: exact, then one rounded division
+    if inexact.size:
+        values.ravel()[cells[inexact]], read[inexact] = nearest_quotients(whole[inexact],
+                                                                          decimals[inexact].astype(np.intp))
+    if not read.all():
+        other.ravel()[cells[~read]] = True
+
+
+_LARGEST_EXACT = np.uint64(1 << 53)  # every whole number up to this one is a float64
+_FIVES = np.array([5**k for k in range(_MOST_SCALE + 1)], dtype=np.int64)  # 5**22 < 2**52
+_SMALLEST_FRACTION = 1 << 52  # the least 53-bit significand, a power of two's
+
+
+def nearest_quotients(whole: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the float64 nearest whole / 10**decimals, ties to even; whether it was found) of each uint64 ``whole``
+    (2**53 < whole < 2**64) and intp ``decimals`` (0-22), with numpy integer and float operations only.
+
+    A candidate q = (float(whole) + the whole number it misses by) / 10**decimals is within about one ulp of the
+    quotient v (two rounded operations), so the answer is q or a neighbour. Writing q = m * 2**e (m of 53 bits),
+    D = 2**t * whole - 2m * 5**d, with t = 1 - e - d, is 2**t * 10**d * (v - q), an integer: half an ulp of q is
+    5**d in its units, so comparing D with +-5**d chooses between q and its neighbours exactly (a tie: the even m).
+    |D| is below 2**63, so uint64 arithmetic, which wraps modulo 2**64, gives it exactly. A quotient farther
+    from q than the neighbours' far midpoints, or too large for t >= 0 (whole numbers of 19 digits with few
+    decimals), is not found (never the case at 5 or more decimals)."""
+    scale = _SCALES[decimals]
+    rounded = whole.astype(np.float64)
+    missed = (whole - rounded.astype(np.uint64)).view(np.int64)  # at most 2**10 either way: exact in float64
+    candidate = rounded / scale
+    candidate += missed / scale
+    # Its bits: a positive normal float64 is 2**52 * (biased exponent) + m - 2**52, with e = biased exponent - 1075.
+    bits = candidate.view(np.int64)
+    fraction = bits & _FRACTION_BITS
+    shift = 1076 - (bits >> 52) - decimals
+    found = shift.view(np.uint64) < 64  # 0 <= t < 64 (t < 0 wraps around to a large one)
+    shift &= 63
+    fives = _FIVES[decimals]
+    gap = ((whole << shift.view(np.uint64)) - (fraction | _SMALLEST_FRACTION).view(np.uint64)
+           * (fives << 1).view(np.uint64)).view(np.int64)
+    odd = bits & 1
+    # Below a power of two the neighbour is half an ulp away: its midpoint is at -5**d / 2, in doubled units -5**d.
+    below = np.where(fraction == 0, fives, fives << 1)
+    # A tie goes to the even m: gap = 5**d rounds up when m is odd, as gap + odd > 5**d says (and likewise down).
+    up = (gap + odd > fives).view(np.int8)
+    down = (2 * gap - odd < -below).view(np.int8)
+    found &= (gap < 3 * fives) & (4 * gap > -5 * below)  # within the neighbours' own far midpoints
+    bits += up  # a positive float64's neighbours are the integers beside its bits
+    bits -= down
+    return candidate, found
+
+
+_FRACTION_BITS = (1 << 52) - 1
+
+
 # At most this many cells that the byte loop of ``_decimals`` declines are read one by one (about 1 us each).
 ONE_BY_ONE = 256
 
 
 def _one_by_one(body: bytes | memoryview, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``_decimals`` of cells with an exponent (1-D ``starts``, ``ends``), in a Python loop; None if one is not
-    such a decimal. Python's ``float`` rounds correctly, as one rounded operation on exact numbers does."""
+    such a decimal. Python's ``float`` rounds correctly, as one rounded operation on exact numbers does, and as
+    pandas does when :func:`pandas_rounds_correctly` (then up to 19 significant digits are read)."""
     values = np.empty(len(starts))
     for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
         cell = bytes(body[a:b])
@@ -309,8 +461,12 @@ def _one_by_one(body: bytes | memoryview, starts: np.ndarray, ends: np.ndarray) 
         if match is None:
             return None
         whole, decimals, exponent = match.groups()
-        if not 0 < len(whole) + len(decimals) <= _MOST_DIGITS or abs(int(exponent) - len(decimals)) > _MOST_SCALE:
-            return None
+        scale = abs(int(exponent) - len(decimals))
+        if not 0 < len(whole) + len(decimals) <= _MOST_DIGITS or scale > _MOST_SCALE:
+            exact = pandas_rounds_correctly()  # asked only of such a cell: its first call costs a fresh process
+            if not (exact and 0 < len((whole + decimals).lstrip(b"0")) <= _MOST_EXACT_DIGITS
+                    and scale <= _MOST_EXACT_SCALE):
+                return None
         values[i] = float(cell)
     return values, np.ones(len(starts), dtype=bool)
 
@@ -318,13 +474,16 @@ def _one_by_one(body: bytes | memoryview, starts: np.ndarray, ends: np.ndarray) 
 def _exponent_decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray] | None:
     """``_decimals`` of many cells with an exponent (1-D ``starts``, ``ends``), a byte position at a time as
-    there, the exponent's digits read beside the others."""
+    there, the exponent's digits read beside the others; when :func:`pandas_rounds_correctly`, up to 19 digits
+    before the exponent (pandas writes a tiny float64 as ``1.2345678901234567e-05``), a long one with a dot or
+    an exponent and its value below 2**53 or divided by a power of ten (:func:`nearest_quotients`)."""
+    exact = pandas_rounds_correctly()
     widest = int((ends - starts).max())
-    if widest > _WIDEST_DECIMAL:
+    if widest > (max(_WIDEST_DECIMAL, _WIDEST_EXACT) if exact else _WIDEST_DECIMAL):
         return None
     size = starts.size
     at, last = starts.astype(np.int32), ends.astype(np.int32)
-    whole, exponent = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
+    whole, exponent = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64)
     digits, exponent_digits, decimals = (np.zeros(size, dtype=np.int16) for _ in range(3))
     pointed, in_exponent, after_e, exponent_minus, bad = (np.zeros(size, dtype=bool) for _ in range(5))
     lead_minus = None
@@ -353,12 +512,23 @@ def _exponent_decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
         at += 1
         np.minimum(at, last, out=at)
     scale = np.where(exponent_minus, -exponent, exponent) - decimals
-    bad |= (digits == 0) | (digits > _MOST_DIGITS) | (in_exponent & (exponent_digits == 0)) | (exponent_digits > 4)
+    bad |= (digits == 0) | (digits > (_MOST_EXACT_DIGITS if exact else _MOST_DIGITS))
+    bad |= (in_exponent & (exponent_digits == 0)) | (exponent_digits > 4)
     if bad.any() or (np.abs(scale) > _MOST_SCALE).any():
         return None
     values = whole.astype(np.float64)
     np.multiply(values, _SCALES[np.maximum(scale, 0)], out=values, where=scale > 0)
     np.divide(values, _SCALES[np.maximum(-scale, 0)], out=values, where=scale < 0)
+    long = (digits > _MOST_DIGITS).nonzero()[0]
+    if long.size:  # only when pandas rounds correctly
+        if not (pointed | in_exponent)[long].all():
+            return None  # a whole number of 16 or more digits: pandas's int64 where its column has no other
+        inexact = long[whole[long] > _LARGEST_EXACT]
+        if (scale[inexact] > 0).any():
+            return None
+        values[inexact], found = nearest_quotients(whole[inexact], -scale[inexact].astype(np.intp))
+        if not found.all():
+            return None
     np.negative(values, out=values, where=lead_minus)
     return values, pointed | in_exponent
 
