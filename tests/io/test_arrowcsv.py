@@ -5,8 +5,6 @@ installed pandas rounds as Arrow does, held to measured behaviour; and whole fil
 from __future__ import annotations
 
 import io
-import random
-from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,8 @@ import pandas as pd
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_plaincsv import assert_same_cells, csv_files, texts_of
+
+from helpers.csvfiles import assert_same_cells, csv_files, halfway_decimals, texts_of
 
 import valuecore._io.arrowcsv as arrowcsv
 import valuecore._io.plaincsv as plaincsv
@@ -102,35 +101,20 @@ def test_the_categories_factorise_as_the_texts_do():
         assert got_codes.tolist() == want_codes.tolist() and got_texts == list(want_texts)
 
 
-def halfway_decimals(count: int, seed: int) -> list[str]:
-    """Decimals that a parser summing digits in float64 gets wrong: halfway between two float64 neighbours
-    (written in 17 to 40 digits), and shortest round-trip texts cut short."""
-    rng = random.Random(seed)
-    texts = ["0.00000000000001953", "9007199254740993.5", "0.1000000000000000055511151231257827"]
-    for _ in range(count):
-        x = rng.random() * 10.0 ** rng.randint(-5, 5)
-        middle = (Decimal(x) + Decimal(float(np.nextafter(x, np.inf)))) / 2
-        texts += [format(middle, "f")[:40], format(middle, ".17g"), format(middle, ".25g")]
-    return [t for t in texts if "e" not in t]
-
-
-def test_the_gate_says_whether_pandas_rounds_as_arrow_does():
-    """Arrow reads only where pandas rounds every decimal as Arrow does (to the nearest float64): on the hardest
-    decimals there are, the installed pandas must agree with Python's float exactly when the gate says so, and
-    Arrow must always."""
-    texts = halfway_decimals(1500, seed=11)
-    data = ("a\n" + "\n".join(texts) + "\n").encode()
-    nearest = np.array([float(t) for t in texts])
+def test_arrow_rounds_as_the_gate_requires_pandas_to():
+    """Arrow reads only where ``plaincsv.pandas_rounds_correctly`` (``test_plaincsv`` holds the gate to the
+    installed pandas): Arrow itself must then give Python's float, bit for bit, on the hardest decimals there are."""
     import pyarrow.csv as pa_csv
 
+    rng = np.random.default_rng(11)
+    texts = [t for low, high in ((1e-6, 1e-3), (1e-3, 1.0), (1.0, 1e6)) for t in halfway_decimals(rng, 1000, low, high)]
+    data = ("a\n" + "\n".join(texts) + "\n").encode()
     by_arrow = pa_csv.read_csv(io.BytesIO(data)).column("a").to_numpy()
-    assert np.array_equal(by_arrow.view(np.int64), nearest.view(np.int64))
-    by_pandas = pd.read_csv(io.BytesIO(data), dtype={"a": float})["a"].to_numpy()
-    assert arrowcsv.pandas_rounds_correctly() == np.array_equal(by_pandas.view(np.int64), nearest.view(np.int64))
+    assert np.array_equal(by_arrow.view(np.int64), np.array([float(t) for t in texts]).view(np.int64))
 
 
 def test_without_the_gate_arrow_reads_nothing(monkeypatch):
-    monkeypatch.setattr(arrowcsv, "pandas_rounds_correctly", lambda: False)
+    monkeypatch.setattr(plaincsv, "pandas_rounds_correctly", lambda: False)
     data = b"y_true,proba_a,proba_b\na,0.25,0.75\n"
     assert arrowcsv.read_arrow_csv(data, header_of(data)) is None
 

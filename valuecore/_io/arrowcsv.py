@@ -13,26 +13,23 @@ What makes the two reads one (``tests/io/test_arrowcsv.py`` checks each against 
   must come out as int64 or float64 with no missing cell and no NaN (pandas reads ``nan`` there as text, Arrow
   as NaN: both are then declined), and no float of magnitude 2**63 or more (an all-integer column above int64
   is uint64 to pandas, float64 to Arrow);
-- both parsers round every decimal correctly (pandas from 3.1, Arrow's ``fast_float``): the gate below, and
-  a test holding the installed pandas to it on halfway cases;
+- both parsers round every decimal correctly (pandas from 3.1, Arrow's ``fast_float``): the plain path's gate,
+  ``plaincsv.pandas_rounds_correctly``, which a test holds to the installed pandas on halfway cases;
 - any error or doubt (a row of another length, a type Arrow infers from the first block that a later block
   breaks) declines, and pandas reads the file as before, with its messages.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.metadata
 import mmap
-import re
-import sys
 from pathlib import Path
 
 import numpy as np
 
+from . import plaincsv
 from .columns import FEW_VALUES, LOGIT_PREFIX, PROBA_PREFIX
 
-_NUMBER_COLUMNS = ("weight", "confidence")
+_NUMBER_COLUMNS = plaincsv._NUMBER_COLUMNS
 # What pandas's unfiltered read declines (``reading._UNFILTERED_MARKS``), searched by memchr.
 _MARKS = (b" ", b"\t", b'"', b"\r")
 _TOO_LARGE_FOR_INT64 = 2.0**63
@@ -46,7 +43,7 @@ def read_arrow_csv(source: bytes | memoryview | Path, header: list[str]) -> dict
     column name to (n,) column: int64 or float64 for a number column, a ``pandas.Categorical`` of text (object
     categories, -1 for an empty cell) for a label column.
     """
-    if not header or not pandas_rounds_correctly():
+    if not header or not plaincsv.pandas_rounds_correctly():
         return None
     labels = [name for name in header if name in FEW_VALUES]
     numbers = [name for name in header if name.startswith((PROBA_PREFIX, LOGIT_PREFIX)) or name in _NUMBER_COLUMNS]
@@ -117,14 +114,3 @@ def _labels(column):
     column = column.unify_dictionaries().combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     codes = column.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return pd.Categorical.from_codes(codes, categories=pd.Index(column.dictionary.to_pylist(), dtype=object))
-
-
-@functools.cache
-def pandas_rounds_correctly() -> bool:
-    """Whether the installed pandas reads every decimal as the nearest float64, as Arrow's reader does: pandas
-    3.1 does (``tests/io/test_arrowcsv.py`` checks it on halfway cases of up to 40 digits); earlier parsers summed
-    the digits in float64, a unit in the last place off for some decimals of 16 or more digits."""
-    pandas = sys.modules.get("pandas")
-    version = pandas.__version__ if pandas is not None else importlib.metadata.version("pandas")
-    found = re.match(r"(\d+)\.(\d+)", version)
-    return found is not None and (int(found[1]), int(found[2])) >= (3, 1)
