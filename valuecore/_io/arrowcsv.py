@@ -27,9 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import plaincsv
-from .columns import FEW_VALUES, LOGIT_PREFIX, PROBA_PREFIX
 
-_NUMBER_COLUMNS = plaincsv._NUMBER_COLUMNS
 # What pandas's unfiltered read declines (``reading._UNFILTERED_MARKS``), searched by memchr.
 _MARKS = (b" ", b"\t", b'"', b"\r")
 _TOO_LARGE_FOR_INT64 = 2.0**63
@@ -45,10 +43,10 @@ def read_arrow_csv(source: bytes | memoryview | Path, header: list[str]) -> dict
     """
     if not header or not plaincsv.pandas_rounds_correctly():
         return None
-    labels = [name for name in header if name in FEW_VALUES]
-    numbers = [name for name in header if name.startswith((PROBA_PREFIX, LOGIT_PREFIX)) or name in _NUMBER_COLUMNS]
-    if len(labels) + len(numbers) != len(header) or not numbers:
+    kinds = plaincsv.label_and_number_columns(header)
+    if kinds is None:
         return None
+    labels = [header[j] for j in kinds[0]]
     if isinstance(source, Path):
         with open(source, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             # Parsed where the page cache holds it: a copy of a 7 MB file cost 1,800 fresh pages (7-9 ms).

@@ -71,6 +71,17 @@ def pandas_rounds_correctly() -> bool:
     return major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= _FIRST_CORRECT_PANDAS
 
 
+def label_and_number_columns(header: list[str]) -> tuple[list[int], list[int]] | None:
+    """The indexes of ``header``'s label columns and of its number columns, or None unless every column is one
+    or the other and some are numbers: the files the plain path (and Arrow's reader, ``arrowcsv``) may take."""
+    labels = [j for j, name in enumerate(header) if name in FEW_VALUES]
+    numbers = [j for j, name in enumerate(header) if name.startswith((PROBA_PREFIX, LOGIT_PREFIX))
+               or name in _NUMBER_COLUMNS]  # fmt: skip
+    if len(labels) + len(numbers) != len(header) or not numbers:
+        return None
+    return labels, numbers
+
+
 def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
     """The columns pandas's path would read from ``text`` (a CSV file's bytes, its byte-order mark cut),
     or None when the file is not provably plain.
@@ -81,11 +92,10 @@ def read_plain_csv(text: bytes | memoryview, header: list[str]) -> dict | None:
     """
     if len(text) > PLAIN_CSV_BYTES or not header or len(set(header)) != len(header):
         return None
-    labels = [j for j, name in enumerate(header) if name in FEW_VALUES]
-    numbers = [j for j, name in enumerate(header) if name.startswith((PROBA_PREFIX, LOGIT_PREFIX))
-               or name in _NUMBER_COLUMNS]  # fmt: skip
-    if len(labels) + len(numbers) != len(header) or not numbers:
+    kinds = label_and_number_columns(header)
+    if kinds is None:
         return None
+    labels, numbers = kinds
     text = bytes(text)
     end = text.find(b"\n")
     if end < 0 or text[:end].split(b",") != [name.encode() for name in header]:
