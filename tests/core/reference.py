@@ -22,6 +22,7 @@ Conventions used throughout
 from __future__ import annotations
 
 import itertools
+import sys
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -460,7 +461,18 @@ def tuned_choice(tune: RefRun, omega, rel: float = 1e-9, table=None) -> tuple:
     best_t, best_v = _argmax_highest(scored)
     scale = 1 + max(abs(c) + abs(omega * w) for _, _, c, w in table)
     ambiguous = any(v != best_v and abs(v - best_v) <= Fraction(rel) * scale for _, v in scored)
-    return best_t, ambiguous
+    # An exact tie is decided by the tie rule only where the engine's float counts are the exact ones:
+    # with weights 1 and 0.1, fl(1 + 0.1) is 2**-53 above 1 + 0.1 and the lower threshold wins by that.
+    tied = sum(v == best_v for _, v in scored) > 1
+    return best_t, ambiguous or (tied and not sums_exactly(tune))
+
+
+def sums_exactly(run: RefRun) -> bool:
+    """Whether every sum of the run's weights, in any order, is exact in float64: all of them lie on
+    one grid 2**-e and their total is below 2**53 steps of it."""
+    weights = [exact(w) for w in run.weight]
+    step = max((w.denominator for w in weights), default=1)  # floats: powers of two
+    return sum(weights, Fraction(0)) * step < 2**53
 
 
 def tuned_value(tune: RefRun, ev: RefRun, omega, tune_table=None) -> tuple:
@@ -473,7 +485,9 @@ def calibrated_value(run: RefRun, omega) -> Fraction:
     """Value with the calibrated threshold (seed 000 eq. 5b) as documented: the
     threshold is the number omega / (1 + omega) (what UseCase.calibrated_threshold
     and a calibrated policy store), and an item is accepted iff confidence >= it."""
-    threshold = float(omega) / (1.0 + float(omega))
+    # Past the largest float (the reference probes far beyond its last point) the rule's threshold is 1.0,
+    # as it is at every float from 2**53 on, where 1 + omega rounds to omega.
+    threshold = 1.0 if omega > sys.float_info.max else float(omega) / (1.0 + float(omega))
     correct = wrong = Fraction(0)
     for i in run.items():
         if run.conf[i] >= threshold:

@@ -141,7 +141,7 @@ class VOCCurve:
             return 0.0
         piece, lo, hi = self._spans()
         correct, wrong = self.n_correct[piece], self.n_wrong[piece]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # C / W past the floats: inf
             root = np.where(wrong > 0, correct / wrong, np.where(correct > 0, np.inf, -np.inf))
         positive = root > lo
         if not positive.any():
@@ -162,7 +162,7 @@ class VOCCurve:
         v = np.minimum(hi, omega_high)
         intercept, slope = (line[piece] for line in self._lines())
         correct, wrong = self.n_correct[piece], self.n_wrong[piece]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # C / W past the floats: inf
             root = np.where(wrong > 0, correct / wrong, np.where(correct > 0, np.inf, -np.inf))
         end = np.minimum(v, root)
         use = end > u
@@ -232,9 +232,14 @@ def _hull_pieces(run: SortedRun):
         vertices = _upper_hull(wrong, correct)
     # Slopes between consecutive vertices are decreasing; vertex i is optimal
     # for omega in [slope_i, slope_{i-1}). Reverse so omega increases.
-    slopes = np.diff(correct[vertices]) / np.diff(wrong[vertices])
+    # A slope past the largest float (a wrong weight of 5e-324 under a correct one of 1) is inf: the
+    # vertex before it holds at every finite omega.
+    with np.errstate(over="ignore"):
+        slopes = np.diff(correct[vertices]) / np.diff(wrong[vertices])
     breaks = np.r_[0.0, slopes[::-1], np.inf]
-    return breaks, vertices[::-1]
+    # A piece starting at inf is in force at no omega: drop it, so that breaks increase to the last.
+    in_force = breaks[:-1] < np.inf
+    return np.r_[breaks[:-1][in_force], np.inf], vertices[::-1][in_force]
 
 
 def _thresholds_for_groups(run: SortedRun, groups: np.ndarray) -> np.ndarray:
@@ -395,7 +400,7 @@ def dominance(a: VOCCurve, b: VOCCurve, omega_max: float | None = None, *, tol: 
     d_lo, d_hi = intercept - lo * slope, intercept - hi * slope
     sign_lo = np.sign(np.where(np.abs(d_lo) <= tol, 0.0, d_lo))
     sign_hi = np.sign(np.where(np.abs(d_hi) <= tol, 0.0, d_hi))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a subnormal slope: clipped below
         root = np.clip(intercept / slope, lo, hi)
     # An interval whose difference changes sign is split at its root; a part that
     # rounding leaves without width holds no omega and is dropped.
