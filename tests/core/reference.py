@@ -69,7 +69,8 @@ def first_argmax(row) -> int:
 def run_from_proba(proba_rows, y_true, weight, n_classes) -> RefRun:
     rows = [list(map(float, r)) for r in proba_rows]
     y_pred = [first_argmax(r) for r in rows]
-    conf = [r[j] for r, j in zip(rows, y_pred)]
+    # Capped at 1 as Predictions caps it: a row within the sum tolerance may hold 1.0000000000000002.
+    conf = [min(r[j], 1.0) for r, j in zip(rows, y_pred)]
     weight = [1.0] * len(rows) if weight is None else [float(w) for w in weight]
     return RefRun(n_classes, conf, y_pred, None if y_true is None else list(y_true), weight, rows)
 
@@ -839,7 +840,7 @@ def cases(
     if kind == "proba":
         proba = _proba_rows(draw, n_classes, n, exact, absent)
         y_pred = [first_argmax(r) for r in proba]
-        conf = [r[j] for r, j in zip(proba, y_pred)]
+        conf = [min(r[j], 1.0) for r, j in zip(proba, y_pred)]
     else:
         proba = None
         y_pred = draw(st.lists(st.sampled_from(present), min_size=n, max_size=n))
