@@ -313,6 +313,8 @@ class _ProbabilityChecks:
     def block(self, block: np.ndarray, start: int, columns, text: np.ndarray | None = None) -> None:
         """Check rows start:start+len(block) of the file, given row-major (``block``) and class-major
         (``columns``); ``text``: their non-numeric cells, reported already."""
+        if text is None and self.clean_columns(start, columns):
+            return
         clean = clean_row_deviations(columns) if text is None else None
         if clean is None:
             deviation = self._bad_entries(block, start, text)
@@ -339,6 +341,29 @@ class _ProbabilityChecks:
             np.minimum(block, 1.0, out=block)
             if top is not None:  # the confidences too, so that Predictions need not pass over them again
                 np.minimum(confidence, 1.0, out=confidence)
+
+    def clean_columns(self, start: int, columns) -> bool:
+        """What :meth:`block` does for rows start:start+len(columns[0]) of valid probabilities, from their
+        class-major ``columns`` alone (no row-major block is read or written): True when done; False, with
+        nothing recorded, when they hold a bad entry, a row whose maximum is not above 0, or an entry above 1
+        (which :meth:`block` caps in the block), or an earlier block could not say."""
+        if not self._found:
+            return False
+        clean = clean_row_deviations(columns)
+        if clean is None:
+            return False
+        deviation, worst = clean
+        y_pred, confidence = (part[start : start + deviation.size] for part in self.top)
+        found = confidence if columns[0].dtype == np.float64 else np.empty(deviation.size, columns[0].dtype)
+        if not _top_of_columns(columns, y_pred, found, np.empty(deviation.size, dtype=bool)) or found.max() > 1.0:
+            return False
+        if found is not confidence:
+            np.copyto(confidence, found)
+        self._worst.append(worst)
+        if not worst <= min(self.sum_tolerance, self.warn_tolerance):  # else no row is off: no masks
+            self.too_far.add(deviation > self.sum_tolerance, start)
+            self.off.add(deviation > self.warn_tolerance, start)
+        return True
 
     @property
     def argmax_and_max(self) -> tuple[np.ndarray, np.ndarray] | None:

@@ -35,6 +35,7 @@ from ..arrowcsv import read_arrow_csv
 from ..plaincsv import PLAIN_CSV_BYTES, read_plain_csv
 from .results import AGGREGATE_NOTE
 from .cells import _CHECK_BLOCK, _ProbabilityChecks, _class_major_matrix, _logit_order, _report_columns
+from ..._model.predictions import ColumnMatrix
 pd = LazyModule("pandas")  # imported on first use
 
 
@@ -477,8 +478,38 @@ class _FloatColumns:
     def probabilities(self, columns, layout: _Layout | None, problems: _FileProblems, sum_tolerance, warn_tolerance):
         """As :func:`_probabilities`, its rows in the ``layout`` order."""
         checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, self.n)
-        proba = self._matrix(columns, layout, checks.block)
+        proba = self._deferred(columns, layout, checks)
+        if proba is None:  # read again, into one matrix, and checked anew
+            checks = _ProbabilityChecks(columns, sum_tolerance, warn_tolerance, self.n)
+            proba = self._matrix(columns, layout, checks.block)
         return (proba, checks.argmax_and_max) if checks.report(problems) else (None, None)
+
+    def _deferred(self, columns, layout: _Layout | None, checks: _ProbabilityChecks) -> ColumnMatrix | None:
+        """The probabilities of a file of a few blocks in file order, of one float type, valid and at most
+        ``_DEFERRED_BYTES``, as the blocks of columns Arrow decoded (checked, each row's argmax and max
+        found); else None, and ``checks`` is to be set aside (it may have seen some blocks)."""
+        # A file decoded on Arrow's threads has its blocks checked and placed by a pool as they come, which a
+        # deferred matrix would give up; one laid out by (model, split) is placed out of file order.
+        if (not DEFERRED_PROBABILITIES or self.n == 0 or _threaded(self.n)
+                or (layout is not None and layout.order is not None)):
+            return None
+        names = [self.names[c] for c in columns]
+        schema = self.parquet.schema_arrow
+        types = {schema.field(name).type for name in names}
+        if len(types) != 1:
+            return None
+        dtype = np.dtype(types.pop().to_pandas_dtype())
+        if dtype not in (np.float32, np.float64) or self.n * len(names) * dtype.itemsize > _DEFERRED_BYTES:
+            return None
+        blocks, start = [], 0
+        parts, _ = self._parts(names, dtype.itemsize)
+        for part in parts:
+            for read in part:
+                if read[0].dtype != dtype or not checks.clean_columns(start, read):
+                    return None
+                blocks.append(read)
+                start += len(read[0])
+        return ColumnMatrix(blocks, dtype) if start == self.n else None
 
     def logits(self, columns, classes, layout: _Layout | None, problems: _FileProblems):
         """As :func:`_logits`, its rows in the ``layout`` order."""
@@ -498,6 +529,11 @@ class _FloatColumns:
         _report_columns(problems, ordered, found, rule.message)
         return logits
 
+
+# Whether a valid probability matrix is kept as the columns Arrow decoded until first read (ColumnMatrix), up to
+# _DEFERRED_BYTES: the matrix, when it is read, is made beside them (twice its size at once, not a block more).
+DEFERRED_PROBABILITIES = True
+_DEFERRED_BYTES = 32 << 20
 
 # Whether a CSV that leaves no cell to the missing-value spellings or to the spaces skipped is read without them.
 UNFILTERED_CSV = True
