@@ -307,37 +307,39 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     widest = max(_WIDEST_DECIMAL, _WIDEST_EXACT) if exact else _WIDEST_DECIMAL
     if wide > ONE_BY_ONE and np.count_nonzero(widths > (_WIDEST_EXACT if exact else _WIDEST_PLAIN)) > ONE_BY_ONE:
         return _TO_PANDAS
+    longest = int(widths.max())
+    if widths.min() == 0 or longest > widest:  # an empty cell; a cell longer than any decimal read here
+        return None
+    width = widths.astype(np.uint8)  # at most widest (below 256): its pages are an eighth of intp's
     del widths  # its pages go to the arrays below: a fresh process pays for every new page it touches
     # The digits as a whole number, in float64 (below 10**15 < 2**53: each step, times ten plus a digit, is exact),
     # or, when long decimals are read, in uint64: exact while below 2**64, as it is for 19 significant digits (a
     # cell of more, its sum wrapped around, is read apart or declined).
     whole = np.zeros(at.shape, dtype=np.uint64 if exact else np.float64)
-    digits, decimals = np.zeros(at.shape, dtype=np.uint8), np.zeros(at.shape, dtype=np.uint8)
+    decimals = np.zeros(at.shape, dtype=np.uint8)
     pointed, other = np.zeros(at.shape, dtype=bool), np.zeros(at.shape, dtype=bool)
-    for k in range(widest + 1):
+    for k in range(longest):  # byte k of every cell; a cell ended stays at the separator after it
         kind = classes[at]
-        moving = kind != _PAST_END  # a cell stops at the separator after it
-        if k == 0 and not moving.all():  # an empty cell
-            return None
-        if not moving.any():
-            break
-        if k == widest:  # a cell longer than any decimal read here
-            return None
         if k == 0:
             lead_minus = kind == _MINUS_SIGN
             other |= kind >= _EXPONENT
         else:
             other |= kind >= _MINUS_SIGN  # an exponent, a minus sign past the first byte, or another byte
-        digit = kind < _POINT
-        mantissa = digit.view(np.uint8)
+        mantissa = (kind < _POINT).view(np.uint8)
         whole *= mantissa * _NINE + _ONE  # times 10 where a digit is, else times 1
         whole += kind * mantissa  # a digit's class is its value
-        digits += mantissa
-        decimals += digit & pointed
+        decimals += pointed  # the steps after a dot, those past the cell's end too (taken off below)
         dot = kind == _POINT
         other |= dot & pointed
         pointed |= dot
-        at += moving
+        at += kind != _PAST_END
+    # A cell that is not marked other is a minus sign, digits and at most one dot: its digits are the bytes that are
+    # neither, and the steps counted after its dot, less those past its end, are its decimals. (The cells marked
+    # other, whose counts these are not, are read apart below, or declined.)
+    flags = pointed.view(np.uint8)
+    decimals -= (np.uint8(longest) - width) * flags
+    digits = width - flags
+    digits -= lead_minus.view(np.uint8)
     other |= digits == 0
     long = digits > _MOST_DIGITS  # those also marked ``other`` are read apart all the same
     long_cells = None
