@@ -133,6 +133,8 @@ def test_the_issue_example_through_report(tmp_path, capsys):
 )
 # Found by exploration: a range one ulp wide, [1, 1 + 2**-52], where no float lies strictly inside.
 @example(counts=[4], values=[1.0, 0.0, 0.0, 0.0, 0.0], margin=(0.0, 2.220446049250313e-16), confidence=0.8)
+# Found by exploration: the low end's Beta has b near 3e156, where scipy's betaincinv gave NaN.
+@example(counts=[0], values=[0.0, 0.0, 0.0, 0.0, 0.0], margin=(4.327947828012024e-156, 1.0), confidence=0.8)
 def test_the_interval_holds_the_point_and_stays_in_the_possible_range(counts, values, margin, confidence):
     x = np.asarray(values[: len(counts)])
     weights = np.asarray(counts, dtype=float)
