@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
@@ -230,6 +230,11 @@ def curves_agree(c1: vc.curves.VOCCurve, c2: vc.curves.VOCCurve, scale: float) -
 @settings(max_examples=80, **SETTINGS)
 @given(ref.case_and_values(exact=True).flatmap(lambda cv: st.tuples(st.just(cv), ref.cases(
     exact=True, min_classes=cv[0].n_classes, max_classes=cv[0].n_classes))))
+# Found by exploration: a tie of the label-free estimate that float64 rounds apart (see below).
+@example(args=((ref.Case(n_classes=3, y_pred=[0] * 10, conf=[0.0] * 8 + [1.0, 2.220446049250313e-16],
+                         y_true=[0] * 10, weight=None, proba=None, exact=True),
+                ref.Vals(kind="use_case", data=(1.0, 0.0, 0.0), exact=True)),
+               ref.Case(n_classes=3, y_pred=[], conf=[], y_true=[], weight=None, proba=None, exact=True)))
 def test_duplicating_items_equals_doubling_weights(args):
     (case, vals), other = args
     a_case, b_case = duplicated(case), doubled(case)
@@ -244,7 +249,14 @@ def test_duplicating_items_equals_doubling_weights(args):
     label_free = case.proba is not None or vals.kind == "use_case"
     if label_free:
         for kind in ("threshold", "class_thresholds"):
-            assert vc.fit_policy(kind, ra, values, estimate=True) == vc.fit_policy(kind, rb, values, estimate=True)
+            ea, eb = vc.fit_policy(kind, ra, values, estimate=True), vc.fit_policy(kind, rb, values, estimate=True)
+            if ea != eb:
+                # Estimated gains are sums of confidences, which float64 rounds: two items of confidence 2**-52
+                # beside one of 1 add 2 + 2**-52 + 2**-52 = 2 (each half ulp rounds to even), the doubled item
+                # 2 + 2**-51. Then the two choices must be a tie within round-off, on either run.
+                for run in (pa, pb):
+                    assert approx(vc.estimate(ea, run, values).value_per_item,
+                                  vc.estimate(eb, run, values).value_per_item, scale), kind
     policies = [vc.Policy("accept_all"), vc.Policy("threshold", threshold=0.5)]
     if case.proba is not None:
         policies.append(vc.Policy("expected_value"))
