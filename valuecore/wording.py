@@ -381,7 +381,8 @@ def omega(value: float) -> str:
 # -------------------------------------------------------------- thresholds
 def _floor_text(value: float, decimals: int) -> str:
     exact = Decimal(value)  # the float's exact binary value
-    return str(exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR))
+    # Positional: str() of a Decimal below 1e-6 reads 4.828E-7, which a threshold text never is (people copy it).
+    return format(exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR), "f")
 
 
 def threshold(value: float, confidences=None) -> str:

@@ -148,6 +148,18 @@ def test_threshold_on_data_separates_the_decision_with_at_most_six_digits(confid
         assert fewer <= below.max(), text
 
 
+def test_a_threshold_below_a_millionth_is_written_without_an_exponent():
+    """Found by exploration: Decimal's str() wrote the rounded-down 4.828232e-7 as 4.828E-7."""
+    confidences = [0.0, 4.826200289205958e-07, 4.828232341172037e-07, 2.430043687176174e-07,
+                   3.1438511564936517e-07, 7.080532313700606e-08, 7.898549560426594e-08, 2.2250738585e-313]
+    for value in confidences[1:]:
+        for text in (wording.threshold(value, confidences), wording.threshold_on_data(value, confidences)):
+            assert "e" not in text.lower() and float(text) <= value, text
+            assert np.array_equal(decisions(np.asarray(confidences), float(text)),
+                                  decisions(np.asarray(confidences), value)), text
+    assert wording.threshold_on_data(4.828232341172037e-07, confidences) == "0.0000004828"
+
+
 def test_threshold_on_data_on_the_sample_runs_is_short_and_exact_on_them():
     longest = 0
     for name, predictions in sample_runs():
