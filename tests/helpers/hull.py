@@ -3,6 +3,7 @@ must agree with (``tests/core/test_hull.py``, ``tests/core/test_hull_moves.py``)
 
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -75,7 +76,8 @@ def gains_for(draw, correct: np.ndarray, wrong: np.ndarray):
     i, j = sorted(draw(st.lists(st.integers(0, correct.size - 1), min_size=2, max_size=2)))
     rise, width = Fraction(float(correct[j])) - Fraction(float(correct[i])), \
         Fraction(float(wrong[j])) - Fraction(float(wrong[i]))
-    omega = float(rise / width) if width else 1.0
+    # A slope past the largest float (a width of 5e-324) has no float omega to tie at: any value then.
+    omega = float(rise / width) if width and abs(rise / width) <= sys.float_info.max else 1.0
     a = draw(st.sampled_from((1.0, 2.0, 0.1, 3.0)))
     if draw(st.booleans()):  # the mirrored case: wrong answers worth more than right ones
         return -a * omega, a
