@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import sys
 import tempfile
 from decimal import Decimal
@@ -187,11 +188,11 @@ def test_what_is_plain(data, plain):
     ("0.00020279153249451592", True), ("1234567.8901234567", True), ("0.1234567890123456789", True),  # 19 digits
     ("0.12345678901234567891", False),  # 20 significant digits
     ("0.0000000000000000001234", True),  # 22 decimals
-    ("0.00000000000000000001234", False),  # 23 decimals
+    ("0.00000000000000000001234", True),  # 23 decimals: read one by one (by float)
     ("1.2345678901234567e-05", True), ("-1.2345678901234567E-5", True),  # read one by one
     ("1.23456789012345678901e-05", False),
     ("1.2345678901234567e-12", True), ("1e23", True),  # scaled beyond 10**22: read one by one (by float)
-    ("12345678901234567.5", False),  # a whole number of 17 digits and a half: beyond the exact test
+    ("12345678901234567.5", True),  # a whole number of 17 digits and a half: beyond the exact test, read by float
 ])  # fmt: skip
 @pytest.mark.parametrize("whole_column", [False, True])
 def test_what_is_plain_when_pandas_rounds_correctly(cell, plain, whole_column):
@@ -462,6 +463,18 @@ def test_a_file_pandas_wrote_in_full_precision_is_read_as_pandas_reads_it(rows, 
         assert_same_cells(fast, slow)
 
 
+@contextlib.contextmanager
+def quotients(extended: bool):
+    """A context in which ``nearest_quotients`` goes by the 64-bit significand where this machine has one
+    (``extended``), or by integers alone."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "EXTENDED_QUOTIENTS", extended and plaincsv.EXTENDED_QUOTIENTS)
+        yield
+
+
+BOTH_WAYS = pytest.mark.parametrize("extended", [True, False], ids=["extended", "integers"])
+
+
 def as_whole_and_decimals(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(N, d, the texts) of the plain decimals ``N / 10**d`` among ``texts`` that ``nearest_quotients`` takes:
     2**53 < N < 10**19, d <= 22."""
@@ -471,24 +484,27 @@ def as_whole_and_decimals(texts: list[str]) -> tuple[np.ndarray, np.ndarray, lis
             [t for _, _, t in kept])  # fmt: skip
 
 
-def assert_nearest(texts: list[str]) -> tuple[int, int]:
+def assert_nearest(texts: list[str], extended: bool) -> tuple[int, int]:
     """``nearest_quotients`` of the texts it takes is Python's ``float``, bit for bit, where found; returns how
     many it took and how many it found."""
     whole, decimals, texts = as_whole_and_decimals(texts)
-    values, found = plaincsv.nearest_quotients(whole, decimals)
+    with quotients(extended):
+        values, found = plaincsv.nearest_quotients(whole, decimals)
     expected = np.array([float(t) for t in texts])
     assert np.array_equal(values[found].view(np.int64), expected[found].view(np.int64))
     return len(texts), int(found.sum())
 
 
-def test_long_decimals_round_as_float_does_at_halfway_points():
+@BOTH_WAYS
+def test_long_decimals_round_as_float_does_at_halfway_points(extended):
     rng = np.random.default_rng(50)
     for low, high in ((1e-6, 1e-3), (1e-3, 1.0), (1.0, 1e4), (1e4, 1e12)):
-        taken, found = assert_nearest(halfway_decimals(rng, 1500, low, high, most=19))
+        taken, found = assert_nearest(halfway_decimals(rng, 1500, low, high, most=19), extended)
         assert found == taken > 500  # all found: from 5 decimals on, as every one but a few of 1e4-1e12 has
 
 
-def test_exact_ties_round_to_even():
+@BOTH_WAYS
+def test_exact_ties_round_to_even(extended):
     # The midpoint between float64 neighbours m * 2**e and (m + 1) * 2**e is a decimal of 17-19 digits when
     # 2**e is 1/2, 1/4 or 1/8 (values near 2**50-2**53): it must go to the even m, never away from zero. Also
     # the midpoints either side of a power of two (where the neighbour below is half as far) and of 2**53.
@@ -498,18 +514,20 @@ def test_exact_ties_round_to_even():
         for m in [*rng.integers(2**52, 2**53, 500).tolist(), 2**52, 2**52 + 1, 2**53 - 1, 2**53 - 2]:
             for midpoint in (Fraction(2 * m + 1, 2) * Fraction(2) ** e, Fraction(2 * m - 1, 2) * Fraction(2) ** e):
                 texts.append(f"{Decimal(midpoint.numerator) / Decimal(midpoint.denominator):f}")
-    taken, found = assert_nearest(texts)
+    taken, found = assert_nearest(texts, extended)
     # All found but some on the top of a binade, whose rounded candidate is the next power of two (then the
     # test's t = 1 - e - d is -1): declined there (read by pandas), never misread.
     assert taken > 2000 and found > 0.98 * taken
     whole, decimals, taken = as_whole_and_decimals(texts)
-    values, found = plaincsv.nearest_quotients(whole, decimals)
+    with quotients(extended):
+        values, found = plaincsv.nearest_quotients(whole, decimals)
     ties = found & np.array([Decimal(float(t)) != Decimal(t) for t in taken])  # not a float itself: a tie
     assert ties.sum() > 1000
     assert not (values[ties].view(np.int64) % 2).any()  # each went to its even neighbour
 
 
-def test_decimals_near_powers_of_two_and_two_to_the_53():
+@BOTH_WAYS
+def test_decimals_near_powers_of_two_and_two_to_the_53(extended):
     texts = []
     for k in [*range(-20, 60)]:
         for ulps in range(-3, 4):
@@ -519,17 +537,19 @@ def test_decimals_near_powers_of_two_and_two_to_the_53():
             for digits in (17, 18, 19):
                 texts.append(f"{Decimal(x):.{digits}g}" if "e" not in f"{Decimal(x):.{digits}g}" else f"{x:.{digits}f}")
     texts = [t if "." in t else t + ".0" for t in texts]
-    taken, found = assert_nearest(texts)
+    taken, found = assert_nearest(texts, extended)
     assert taken > 1000 and found > 0.9 * taken
 
 
+@BOTH_WAYS
 @settings(max_examples=400, deadline=None)
 @given(st.integers(2**53 + 1, 10**19 - 1), st.integers(0, 22))
 @example(2**53 + 1, 1)  # 900719925474099.3
 @example(9007199254740993, 0)  # a tie between 2**53 and 2**53 + 2: too large for the exact test
 @example(10**19 - 1, 22)
-def test_nearest_quotients_is_float(whole, decimals):
-    value, found = plaincsv.nearest_quotients(np.array([whole], dtype=np.uint64), np.array([decimals]))
+def test_nearest_quotients_is_float(extended, whole, decimals):
+    with quotients(extended):
+        value, found = plaincsv.nearest_quotients(np.array([whole], dtype=np.uint64), np.array([decimals]))
     if found[0]:
         assert value[0].tobytes() == np.float64(float(f"{whole}e-{decimals}")).tobytes()
     assert found[0] or decimals < 5  # from 5 decimals on, every quotient is found
@@ -620,3 +640,149 @@ def test_many_long_exponent_cells_round_as_float_does(seed, rows):
         read = plaincsv.read_plain_csv(data, ["y_true", "proba_a"])
     assert read is not None
     assert np.array_equal(read["proba_a"].view(np.int64), np.array([float(t) for t in texts]).view(np.int64))
+
+
+# Cells of every shape the plain reader meets: most read ``-?d.digits`` (the eight-byte reader's own), the others
+# each a reason it hands a cell on (a whole number, an exponent, two digits before the dot, no digit before it,
+# a digit that is a letter, more than 19 significant digits, more than 22 decimals).
+POINT_CELLS = st.one_of(
+    st.builds(lambda minus, digit, n, d: f"{minus}{digit}.{str(n).zfill(d)[-d:]}",
+              st.sampled_from(["", "-"]), st.sampled_from("0123456789"), st.integers(0, 10**22), st.integers(1, 22)),
+    st.floats(0, 1).map(repr),
+    st.floats(-9.9, 9.9).map(repr),
+    st.sampled_from(["0.0", "1.0", "-0.0", "0.5", "1", "12", "12.5", "1e-05", "-3.5E-7", ".5", "5.", "00.25",
+                     "0.12345678901234567891", "9.999999999999999999", "0.00000000000000000001234", "0.1x", "0.-1",
+                     "0.00000000000000000000", "9.99999999999999999", "0.9999999999999999999999"]),
+)
+
+
+def loop_reference(data: bytes, ends: np.ndarray, columns: list[int], correctly: bool):
+    """What the byte loop alone (and the cells it hands on) reads of the same cells: the reader before the eight-
+    byte one."""
+    with as_pandas_rounds(correctly), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "_POINT_FROM", 1 << 30)
+        return plaincsv._decimals(*plaincsv._bytes_and_classes(data), ends, columns)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(POINT_CELLS, min_size=1, max_size=8), st.lists(st.sampled_from(["0.5", "0.25", "0.125"]), max_size=8),
+       st.integers(1, 300), st.integers(0, 2), st.booleans(), st.sampled_from(["y_true", "y"]))
+@example(["0.00000000000000000"], [], 1, 0, True, "y")  # at a short file's start: a word before it
+@example(["0.22209908303362025"], ["0.5"] * 8, 1, 0, True, "y")
+@example(["9.99999999999999999", "-0.9999999999999999999"], [], 3, 1, True, "y_true")  # 19 digits: 2**63 and more
+@example(["1.0", "1e-05"], [], 300, 0, True, "y_true")  # many cells handed on: the byte loop reads them
+@example(["0.1234567890123456"], [], 2, 2, False, "y_true")  # 16 digits, pandas rounding its own way
+def test_cells_read_eight_bytes_at_a_time_are_the_byte_loops(cells, plain, rows, label_at, correctly, label):
+    # Bit for bit the byte loop's values (and float's), the same cells read as dot-less, and no file declined that
+    # the byte loop reads. Where it declines a cell that the others' readers take (handed on, one by one, by float),
+    # the value is float's: pandas's when it rounds correctly.
+    correctly &= plaincsv.pandas_rounds_correctly()
+    pool = cells + plain
+    k = len(pool) + 1
+    lines = []
+    for row in range(rows):
+        numbers = [pool[(row + j) % len(pool)] for j in range(len(pool))]
+        lines.append(",".join(numbers[:label_at] + ["a"] + numbers[label_at:]))
+    label_at = min(label_at, len(pool))
+    header = b",".join([f"proba_{j}".encode() for j in range(label_at)] + [label.encode()]
+                       + [f"proba_{j}".encode() for j in range(label_at, len(pool))])
+    data = header + b"\n" + "\n".join(lines).encode() + b"\n"
+    start = data.index(b"\n") + 1
+    text, classes = plaincsv._bytes_and_classes(data, start)
+    ends = (classes == plaincsv._PAST_END).nonzero()[0].reshape(rows, k)
+    columns = [j for j in range(k) if j != label_at]
+    with as_pandas_rounds(correctly):
+        got = plaincsv._decimals(text, classes, ends, columns)
+    reference = loop_reference(data, ends + start, columns, correctly)
+    if reference is plaincsv._TO_PANDAS or got is plaincsv._TO_PANDAS:
+        assert got is reference
+        return
+    if reference is not None:
+        assert got is not None
+    if got is None:
+        return
+    values, pointed = got
+    assert values.shape == pointed.shape == (len(columns), rows)
+    cell_texts = [[line.split(",")[j] for line in lines] for j in columns]
+    expected = np.array([[float(cell) for cell in column] for column in cell_texts])
+    assert np.array_equal(values.view(np.int64), expected.view(np.int64))
+    assert pointed.tolist() == [[("." in c or "e" in c.lower()) for c in column] for column in cell_texts]
+    if reference is not None:
+        assert np.array_equal(values.view(np.int64), reference[0].view(np.int64))
+
+
+def test_the_eight_byte_reader_reads_a_pandas_file_whole():
+    """The cells of a file pandas wrote in full precision are read eight bytes at a time, all but the few it hands
+    on (exponents, 1.0), and the byte loop is not run."""
+    rng = np.random.default_rng(7)
+    proba = rng.dirichlet(np.full(10, 0.3), size=400)
+    proba[0] = np.eye(10)[3]  # 1.0 and 0.0
+    frame = pd.DataFrame(proba, columns=[f"proba_{j}" for j in range(10)]).assign(y_true=rng.integers(0, 10, 400))
+    data = frame.to_csv(index=False).encode()
+    header = list(frame.columns)
+    loops = []
+    byte_loop = plaincsv._byte_loop
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plaincsv, "_byte_loop", lambda *a: loops.append(1) or byte_loop(*a))
+        read = plaincsv.read_plain_csv(data, header) if plaincsv.pandas_rounds_correctly() else None
+    if read is not None:
+        assert not loops
+        for name in header[:10]:
+            assert np.array_equal(read[name].view(np.int64), frame[name].to_numpy().view(np.int64))
+    assert_same_plain_read(data, header)
+
+
+def reads_eight_bytes_at_a_time(cell: str, exact: bool) -> bool:
+    """Whether the eight-byte reader reads ``cell`` itself (else it hands it on): one digit, a dot, 1-22 decimals,
+    and at most 19 significant digits when pandas rounds correctly, else 15 digits in all."""
+    match = re.fullmatch(r"-?(\d)\.(\d{1,22})", cell)
+    if match is None:
+        return False
+    whole, decimals = match.groups()
+    return len((whole + decimals).lstrip("0")) <= 19 if exact else 1 + len(decimals) <= 15
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(POINT_CELLS, min_size=1, max_size=40), st.booleans())
+@example(["0.0000000000000000000001"], True)  # 22 decimals
+@example(["0.00000000000000000000001"], True)  # 23: handed on
+@example(["9.999999999999999999", "1.000000000000000000"], True)  # 19 significant digits: above 2**63
+@example(["0.9999999999999999999", "0.09999999999999999999"], True)
+@example(["0.99999999999999999999"], True)  # 20 digits: handed on
+@example(["1.00000000000000000000"], True)  # 21 digits, 20 of them significant: handed on
+@example(["0.12345678901234", "0.123456789012345"], False)  # 15 digits, 16
+@example(["-0.0", "-5.5", "0.5", "x.5", "5x5", "0.5x", "-.5"], True)
+def test_which_cells_are_read_eight_bytes_at_a_time(cells, exact):
+    header = "proba_" + "x" * 30  # a long header: every cell's words lie in the file
+    data = (header + "\n" + "\n".join(cells) + "\n").encode()
+    start = data.index(b"\n") + 1
+    _, classes = plaincsv._bytes_and_classes(data, start)
+    ends = (classes == plaincsv._PAST_END).nonzero()[0]
+    at = np.concatenate([[0], ends[:-1] + 1]).reshape(1, -1)
+    widths = ends.reshape(1, -1) - at
+    got = plaincsv._point_decimals(classes, at, widths, exact)
+    prefixed = sum(re.match(r"-?\d\.", cell) is not None for cell in cells)
+    if got is None:
+        assert 2 * prefixed < len(cells)
+        return
+    assert 2 * prefixed >= len(cells)
+    values, rest = got
+    assert values.shape == (1, len(cells))
+    read = [reads_eight_bytes_at_a_time(cell, exact) for cell in cells]
+    assert sorted(rest.tolist()) == [j for j, r in enumerate(read) if not r]
+    for j, cell in enumerate(cells):
+        if read[j]:
+            assert values[0, j].tobytes() == np.float64(float(cell)).tobytes(), cell
+
+
+def test_a_cell_whose_words_reach_before_the_file_is_handed_on():
+    """A short header and a long first cell: its farthest word would start before the file's first byte (a word
+    read from the first byte instead would count three of its digits twice); that cell is handed on (read one by
+    one), the others eight bytes at a time."""
+    data = b"y\n0.01230000000000000\n0.5\n"
+    _, classes = plaincsv._bytes_and_classes(data, 2)
+    at, widths = np.array([[0, 20]]), np.array([[19, 3]])
+    values, rest = plaincsv._point_decimals(classes, at, widths, True)
+    assert rest.tolist() == [0] and values[0, 1] == 0.5
+    got = plaincsv._decimals(*plaincsv._bytes_and_classes(data, 2), np.array([[19], [23]]), [0])
+    assert got[0].tolist() == [[0.0123, 0.5]]

@@ -42,6 +42,7 @@ _MOST_EXACT_SCALE = 64
 _PLAIN_BYTES = bytes(sorted(set(range(0x21, 0x7F)) - {ord('"'), ord("+")})) + b"\n"
 _NUMBER_COLUMNS = ("weight", "confidence")
 _EXPONENT_NUMBER = re.compile(rb"-?(\d*)\.?(\d*)[eE](-?\d{1,4})")
+_DECIMAL_NUMBER = re.compile(rb"-?(\d*)(\.?)(\d*)(?:[eE](-?\d{1,4}))?")
 
 _COMMA, _NEWLINE, _DOT, _ZERO = (ord(c) for c in ",\n.0")
 _FIRST_CORRECT_PANDAS = (3, 1)  # pandas's parser rounds every decimal to the nearest float64 from 3.1 on
@@ -291,13 +292,9 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
 
     Each value is its digits as a whole number (below 10**15, exact) times or over a power of ten (at most
     10**22, exact): one correctly rounded operation, so the value ``loadtxt`` parses, bit for bit (a longer one is
-    rounded as exactly by :func:`nearest_quotients`, the value pandas 3.1 parses). Read a byte
-    position at a time across every cell (each step numpy's over all cells; along a cell numpy would loop per
-    cell). A fresh process pays for every new page it touches and every numpy loop it meets first, so the steps
-    are few and each makes only arrays of a byte per cell (indexes are intp, as any other type is first copied
-    into intp; the bytes' classes come from one ``bytes.translate``), with no masked (``where=``) arithmetic;
-    and the cells this loop does not read (an exponent, or bad) are read again apart: one by one when few (an
-    exported file writes 0.0001 as ``1e-04``), else by :func:`_exponent_decimals`."""
+    rounded as exactly by :func:`nearest_quotients`, the value pandas 3.1 parses). Most cells of a file of
+    probabilities read ``0.`` and digits: :func:`_point_decimals` reads those eight bytes at a time; the others
+    (all cells, when most are not so) by :func:`_byte_loop`, or one by one when few."""
     if ends.size == 0:
         return None
     at = _column_starts(ends, columns)
@@ -310,6 +307,139 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     longest = int(widths.max())
     if widths.min() == 0 or longest > widest:  # an empty cell; a cell longer than any decimal read here
         return None
+    # Each result is one (len(columns), n) array of its own: its rows, the columns, are rows of one matrix.
+    fast = _point_decimals(classes, at, widths, exact) if longest >= _POINT_FROM else None
+    if fast is None:
+        return _byte_loop(data, classes, ends, columns, at, widths, longest, exact)
+    values, rest = fast
+    pointed = np.ones(values.shape, dtype=bool)
+    if rest.size:
+        rest_at = at.reshape(-1)[rest]
+        rest_widths = widths.reshape(-1)[rest]
+        if rest.size <= ONE_BY_ONE:
+            read = _one_by_one(memoryview(data), rest_at, rest_at + rest_widths)
+        else:
+            read = _byte_loop(data, classes, ends, columns, rest_at, rest_widths, int(rest_widths.max()), exact, rest)
+        if read is None:
+            return None
+        values.reshape(-1)[rest], pointed.reshape(-1)[rest] = read
+    return values, pointed
+
+
+# ``_point_decimals`` is tried where some cell is at least this wide (on narrower ones the byte loop's few steps
+# cost less than its fixed ones).
+_POINT_FROM = 7
+# Eight bytes' classes as one little-endian uint64 (the first byte lowest): the masks and multipliers of
+# reading eight digits at once (each lane's classes are the digits' values), as simdjson and fast_float do.
+_LANES_OVER_NINE = np.uint64(0x7676767676767676)  # a class above 9 (not a digit) plus 0x76 sets its lane's top bit
+_LANE_TOPS = np.uint64(0x8080808080808080)
+# ``_KEEP[j]`` zeroes the j lowest (first) bytes of a word: those before the cell's digits read as zeros.
+_KEEP = np.array([((1 << 64) - 1) ^ ((1 << (8 * j)) - 1) for j in range(9)], dtype=np.uint64)
+# (mask after, multiplier, shift) of each step: byte pairs d0 d1 -> 10 d0 + d1, pairs of those -> 100 p0 + p1, then
+# the two halves -> 10**4 h0 + h1 (no lane overflows: each holds at most 99, 9999, 99999999).
+_EIGHT_DIGITS = ((np.uint64(0x00FF00FF00FF00FF), np.uint64(10 << 8 | 1), np.uint64(8)),
+                 (np.uint64(0x0000FFFF0000FFFF), np.uint64(100 << 16 | 1), np.uint64(16)),
+                 (None, np.uint64(10000 << 32 | 1), np.uint64(32)))
+_TEN_TO_8, _TEN_TO_16 = np.uint64(10**8), np.uint64(10**16)
+_FIRST_TOO_LARGE = 1000  # the first of three words' eight digits from which the digits pass 10**19
+# The whole part's digit times ten to the number of decimals (uint64; 0 past 10**19, where only a 0 is read).
+_DIGIT_SCALES = np.array([10**k if k < 20 else 0 for k in range(_MOST_SCALE + 1)], dtype=np.uint64)
+_SIGN_BYTES = np.zeros(256, dtype=np.intp)  # a minus sign's class: 1 (its width), any other's 0
+_SIGN_BYTES[_MINUS_SIGN] = 1
+_SIGNS = np.array([1.0, -1.0])
+
+
+def _point_decimals(classes: np.ndarray, at: np.ndarray, widths: np.ndarray, exact: bool
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(float64 values of ``at``'s shape, the flat indexes of the cells not read) of cells that read
+    ``-?d.digits``: one digit, a dot and 1-22 decimals (15 digits at most in all unless ``exact``, then 19
+    significant ones), whose starts and widths are ``at`` and ``widths`` in the rows' byte classes ``classes``;
+    None where most cells do not (then the byte loop reads them all).
+
+    The decimals are read eight bytes at a time from their end: each word of eight classes (unaligned, one gather
+    of all cells), its bytes before the decimals zeroed, is checked to hold digits only and read as their number
+    in three multiplications, as simdjson and fast_float do; then the digits' whole number over ten to the
+    decimals, as the byte loop finishes (:func:`nearest_quotients` where above 2**53): bit for bit its value."""
+    if len(classes.base if isinstance(classes.base, bytes) else classes) < 8:
+        return None
+    sign = _SIGN_BYTES[classes[at]]
+    first = at + sign  # the whole part's digit
+    digit = classes[first]
+    ok = digit < _POINT
+    first += 1
+    ok &= classes[first] == _POINT
+    if 2 * np.count_nonzero(ok) < ok.size:
+        return None
+    first += 1  # the first decimal
+    last = at + widths  # where each cell ends: its separator
+    decimals = last - first
+    ok &= (decimals - 1).view(np.uintp) < (_MOST_SCALE if exact else _MOST_DIGITS - 1)  # 1-22, or 1-14 digits
+    np.minimum(decimals, _MOST_SCALE, out=decimals)
+    np.maximum(decimals, 0, out=decimals)  # an index of the powers of ten
+    # The words of the whole file's classes where ``classes`` is a view of them (``_bytes_and_classes``): a cell's
+    # words reach back into the header, not past the start, unless the header and the cell are very short.
+    text = classes.base if isinstance(classes.base, bytes) else classes
+    behind = len(text) - classes.size
+    words = np.ndarray((len(text) - 7,), dtype="<u8", buffer=text, strides=(1,))
+    count = min(3, -(-int(decimals.max()) // 8))
+    last += behind
+    first += behind
+    whole = lanes = None
+    for j in range(count):
+        start = last - 8 * (j + 1)
+        if j == count - 1:  # the farthest word back: one not in the rows is not read (a cell at their start)
+            ok &= start >= 0
+        np.maximum(start, 0, out=start)
+        word = words[start]
+        before = first - start  # the word's bytes before the decimals (0-8)
+        np.maximum(before, 0, out=before)
+        np.minimum(before, 8, out=before)
+        word &= _KEEP[before]
+        if lanes is None:
+            lanes = word + _LANES_OVER_NINE
+        else:  # a lane's top bit set in any word stays set: one test of them all below
+            lanes |= word + _LANES_OVER_NINE
+        for mask, multiplier, shift in _EIGHT_DIGITS:  # in place: no new pages
+            word *= multiplier
+            word >>= shift
+            if mask is not None:
+                word &= mask
+        if j == 0:
+            whole = word
+        else:
+            if j == 2:
+                ok &= word < _FIRST_TOO_LARGE
+            word *= _TEN_TO_8 if j == 1 else _TEN_TO_16
+            whole += word
+    lanes &= _LANE_TOPS
+    ok &= lanes == 0  # every byte of the decimals a digit
+    whole += digit * _DIGIT_SCALES[decimals]
+    if exact:
+        ok &= (digit == 0) | (decimals < _MOST_EXACT_DIGITS)  # at most 19 significant digits
+    values = whole.astype(np.float64)
+    values /= _SCALES[decimals]
+    long = np.flatnonzero(ok & (whole > _LARGEST_EXACT))
+    if long.size:
+        flat = values.reshape(-1)
+        flat[long], found = nearest_quotients(whole.reshape(-1)[long], decimals.reshape(-1)[long])
+        ok.reshape(-1)[long] &= found  # always, at the 15 decimals or more that a whole number past 2**53 has
+    values *= _SIGNS[sign]
+    return values, np.flatnonzero(~ok)
+
+
+def _byte_loop(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: list[int], at: np.ndarray,
+               widths: np.ndarray, longest: int, exact: bool, index: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``_decimals`` of the cells starting at ``at`` (overwritten), ``widths`` bytes wide (at most ``longest``):
+    (values, pointed), each of ``at``'s shape, or None. ``index``: their flat indexes among ``_decimals``'s cells
+    ((len(columns), n) raveled) when ``at`` is 1-D; None when they are all of them, in their (len(columns), n).
+
+    Read a byte position at a time across every cell (each step numpy's over all cells; along a cell numpy would
+    loop per cell). A fresh process pays for every new page it touches and every numpy loop it meets first, so
+    the steps are few and each makes only arrays of a byte per cell (indexes are intp, as any other type is first
+    copied into intp; the bytes' classes come from one ``bytes.translate``), with no masked (``where=``)
+    arithmetic; and the cells this loop does not read (an exponent, or bad) are read again apart: one by one when
+    few (an exported file writes 0.0001 as ``1e-04``), else by :func:`_exponent_decimals`."""
     width = widths.astype(np.uint8)  # at most widest (below 256): its pages are an eighth of intp's
     del widths  # its pages go to the arrays below: a fresh process pays for every new page it touches
     # The digits as a whole number, in float64 (below 10**15 < 2**53: each step, times ten plus a digit, is exact),
@@ -354,18 +484,19 @@ def _decimals(data: np.ndarray, classes: np.ndarray, ends: np.ndarray, columns: 
     np.copyto(at, decimals)  # the positions are done with: their intp indexes the powers of ten
     values /= _SCALES[at]  # over 10**0 = 1 leaves a whole number as it is
     if long_cells is not None:
-        _long_decimals(classes, ends, columns, long_cells, whole, digits, decimals, values, other)
+        _long_decimals(classes, ends, columns, long_cells, index, whole, digits, decimals, values, other)
     if lead_minus.any():
         np.negative(values, out=values, where=lead_minus)
     if other.any():
-        cells, first, last = _cell_spans(ends, columns, np.flatnonzero(other))
-        if len(cells[0]) <= ONE_BY_ONE:
+        cells = np.flatnonzero(other)
+        first, last = _cell_spans(ends, columns, cells if index is None else index[cells])[1:]
+        if cells.size <= ONE_BY_ONE:
             read = _one_by_one(memoryview(data), first, last)
         else:
             read = _exponent_decimals(data, first, last)
         if read is None:
             return None
-        values[cells], pointed[cells] = read
+        values.reshape(-1)[cells], pointed.reshape(-1)[cells] = read
     return values, pointed
 
 
@@ -381,8 +512,9 @@ def _cell_spans(ends: np.ndarray, columns: list[int], cells: np.ndarray
     return at, first, last
 
 
-def _long_decimals(classes: np.ndarray, ends: np.ndarray, columns: list[int], cells: np.ndarray, whole: np.ndarray,
-                   digits: np.ndarray, decimals: np.ndarray, values: np.ndarray, other: np.ndarray) -> None:
+def _long_decimals(classes: np.ndarray, ends: np.ndarray, columns: list[int], cells: np.ndarray,
+                   index: np.ndarray | None, whole: np.ndarray, digits: np.ndarray, decimals: np.ndarray,
+                   values: np.ndarray, other: np.ndarray) -> None:
     """Sets ``values`` (unsigned, one rounded division each) of the cells ``cells`` (flat indexes) with more than
     15 digits to their nearest float64, from ``_decimals``'s arguments and arrays; marks
     ``other`` (to be read apart) those it does not read: more than 19 significant digits, no dot (pandas reads a
@@ -393,7 +525,7 @@ def _long_decimals(classes: np.ndarray, ends: np.ndarray, columns: list[int], ce
     if wrapped.size:
         # Leading zeros (and the sign and dot among them) add nothing to the whole number: only the digits after
         # them count (a cell of more than 19, its whole number wrapped around, is read apart).
-        at = _cell_spans(ends, columns, cells[wrapped])[1]
+        at = _cell_spans(ends, columns, cells[wrapped] if index is None else index[cells[wrapped]])[1]
         zeros = np.zeros(at.size, dtype=np.uint8)
         while True:
             kind = classes[at]
@@ -418,9 +550,40 @@ _FIVES = np.array([5**k for k in range(_MOST_SCALE + 1)], dtype=np.int64)  # 5**
 _SMALLEST_FRACTION = 1 << 52  # the least 53-bit significand, a power of two's
 
 
+# Whether numpy's longdouble is the x87's 80-bit format (a 64-bit significand), on a little-endian machine:
+# x86 Linux and macOS; elsewhere (a double, or a 113-bit quad) the quotients are found by integers alone.
+EXTENDED_QUOTIENTS = (np.finfo(np.longdouble).nmant == 63 and np.dtype(np.longdouble).itemsize == 16
+                      and sys.byteorder == "little")
+_LONG_SCALES = np.array([10**k for k in range(_MOST_SCALE + 1)], dtype=np.longdouble)  # exact: 5**22 < 2**64
+_MIDPOINT_BITS, _BELOW_DOUBLE = np.uint64(0x400), np.uint64(0x7FF)  # the 11 bits a double does not keep
+
+
 def nearest_quotients(whole: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the float64 nearest whole / 10**decimals, ties to even; whether it was found) of each uint64 ``whole``
-    (2**53 < whole < 2**64) and intp ``decimals`` (0-22), with numpy integer and float operations only.
+    (2**53 < whole < 2**64) and intp ``decimals`` (0-22).
+
+    Where :data:`EXTENDED_QUOTIENTS`, by way of the 64-bit significand: whole and 10**decimals are exact there,
+    so the quotient is rounded once to 64 bits, then to float64's 53. Rounding twice gives the once-rounded
+    value unless the first lands on a midpoint between two float64s (its 11 lowest bits 1000 0000 0000): then
+    the quotient lay on either side, or on it, and only those few (one in 2,048) are found by the integers
+    alone (:func:`_nearest_by_integers`), as every quotient is elsewhere. A third of their cost in a fresh
+    process."""
+    if not EXTENDED_QUOTIENTS:
+        return _nearest_by_integers(whole, decimals)
+    quotient = whole.astype(np.longdouble)
+    quotient /= _LONG_SCALES[decimals]
+    values = quotient.astype(np.float64)
+    low = quotient.view(np.uint64)[::2]  # each value's significand, before its sign and exponent
+    low &= _BELOW_DOUBLE
+    found = np.ones(values.shape, dtype=bool)
+    midpoints = np.flatnonzero(low == _MIDPOINT_BITS)
+    if midpoints.size:
+        values[midpoints], found[midpoints] = _nearest_by_integers(whole[midpoints], decimals[midpoints])
+    return values, found
+
+
+def _nearest_by_integers(whole: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest_quotients` with numpy integer and float64 operations only.
 
     A candidate q = (float(whole) + the whole number it misses by) / 10**decimals is within about one ulp of the
     quotient v (two rounded operations), so the answer is q or a neighbour. Writing q = m * 2**e (m of 53 bits),
@@ -463,24 +626,32 @@ ONE_BY_ONE = 256
 
 
 def _one_by_one(body: bytes | memoryview, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``_decimals`` of cells with an exponent (1-D ``starts``, ``ends``), in a Python loop; None if one is not
-    such a decimal. Python's ``float`` rounds correctly, as one rounded operation on exact numbers does, and as
-    pandas does when :func:`pandas_rounds_correctly` (then up to 19 significant digits are read)."""
+    """``_decimals`` of a few cells (1-D ``starts``, ``ends``), in a Python loop: (values, whether each has a dot
+    or an exponent), or None if one is not such a decimal (a whole number, with neither, of at most 15 digits).
+    Python's ``float`` rounds correctly, as one rounded operation on exact numbers does, and as pandas does when
+    :func:`pandas_rounds_correctly` (then up to 19 significant digits are read)."""
     values = np.empty(len(starts))
+    pointed = np.ones(len(starts), dtype=bool)
     for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
         cell = bytes(body[a:b])
-        match = _EXPONENT_NUMBER.fullmatch(cell)
+        match = _DECIMAL_NUMBER.fullmatch(cell)
         if match is None:
             return None
-        whole, decimals, exponent = match.groups()
-        scale = abs(int(exponent) - len(decimals))
-        if not 0 < len(whole) + len(decimals) <= _MOST_DIGITS or scale > _MOST_SCALE:
+        whole, dot, decimals, exponent = match.groups()
+        if not (dot or exponent):  # pandas's whole number: int64 where its column has no other, exact only so
+            if not 0 < len(whole) <= _MOST_DIGITS:
+                return None
+            pointed[i] = False
+        scale = abs(int(exponent or 0) - len(decimals))
+        if not whole + decimals:
+            return None
+        if len(whole) + len(decimals) > _MOST_DIGITS or scale > _MOST_SCALE:
             exact = pandas_rounds_correctly()  # asked only of such a cell: its first call costs a fresh process
-            if not (exact and 0 < len((whole + decimals).lstrip(b"0")) <= _MOST_EXACT_DIGITS
+            if not (exact and len((whole + decimals).lstrip(b"0")) <= _MOST_EXACT_DIGITS  # leading zeros add none
                     and scale <= _MOST_EXACT_SCALE):
                 return None
         values[i] = float(cell)
-    return values, np.ones(len(starts), dtype=bool)
+    return values, pointed
 
 
 def _exponent_decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
