@@ -8,6 +8,7 @@ in ``test_aggregate_spark.py``.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -15,12 +16,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers.inputs import BAD_FRAMES, CLASSES, aggregate_problems, loader_problems, nearly_distinct_scores, raw_frame
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import valuecore as vc
 from valuecore._cli.commands import main
 from valuecore._io.aggregate import AggregateRefused, aggregate, read_aggregate_metadata, resolution_bound
+from valuecore._io.aggregate.results import AGGREGATE_METADATA_KEY
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 AGGREGATE_POLICIES = ("accept_all", "threshold", "calibrated_threshold", "class_thresholds",
@@ -153,6 +155,9 @@ def test_bootstrap_on_large_groups_is_multinomial_over_groups(tmp_path):
 @SETTINGS
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(5, 60), resolution=st.sampled_from([0.01, 0.05, 0.1, 0.25]),
        omega=st.sampled_from([0.5, 1.0, 2.0, 4.0]))  # fmt: skip
+# Found by exploration: every row's truth and prediction are "c"; the aggregate, a top-label run, was refused for
+# showing one class, which the raw run's probabilities name three of.
+@example(seed=70996, n=5, resolution=0.01, omega=0.5)
 def test_the_resolution_bound_holds_against_the_exact_answer(seed, n, resolution, omega):
     rng = np.random.default_rng(seed)
     proba = rng.dirichlet([1, 1, 1], size=n)
@@ -487,3 +492,58 @@ def test_a_numeric_true_class_is_grouped_as_its_number_with_the_same_aggregate(t
     frame.assign(y_true=np.where(np.arange(n) % 500 == 7, 7.0, frame["y_true"])).to_parquet(unknown)
     expected = loader_problems(unknown)
     assert expected and aggregate_problems(unknown, tmp_path) == expected
+
+
+def test_an_aggregate_of_one_class_keeps_its_sources_classes(tmp_path):
+    """A batch whose every truth and prediction is one class aggregates to a top-label run showing that class
+    alone: it loads with the classes of the run it was made from (its metadata records them), in their order, as a
+    batch that shows two of them does."""
+    proba = np.array([[0.1, 0.2, 0.7], [0.3, 0.1, 0.6], [0.2, 0.2, 0.6], [0.05, 0.15, 0.8]])
+    frame = pd.DataFrame({"proba_c": proba[:, 0], "proba_a": proba[:, 1], "proba_b": proba[:, 2],
+                          "y_true": ["b", "b", "b", "b"]})  # fmt: skip
+    raw, agg, result = raw_and_aggregate(frame, tmp_path, resolution=0.01)
+    assert result.kind == "top_label" and raw.classes == agg.classes == result.classes == ("c", "a", "b")
+    frame.loc[0, "y_true"] = "a"
+    raw, agg, _ = raw_and_aggregate(frame, tmp_path, resolution=0.01)
+    assert raw.classes == agg.classes == ("c", "a", "b")  # "c" is neither a truth nor a prediction
+    assert agg.splits["all"].y_true.tolist().count(1) == 1
+
+
+@pytest.mark.parametrize("metadata, classes", [
+    (b'{"classes": ["x", "y", "z"]}', ("x", "y", "z")),
+    (b'{"classes": ["y", "x"]}', ("y", "x")),
+    (b'{"classes": ["x"]}', None),  # one class: the labels'
+    (b'{"classes": ["x", "x", "y"]}', None),
+    (b'{"classes": ["x", ""]}', None),
+    (b'{"classes": ["x", 2]}', None),
+    (b'{"classes": "xy"}', None),
+    (b'{"format": 1}', None),
+    (b'["x", "y"]', None),
+    (b"not json", None),
+    (b"\xff\xfe", None),
+])  # fmt: skip
+def test_what_an_aggregate_records_of_its_classes_is_read_with_care(metadata, classes):
+    from valuecore._io.runfiles.reading import recorded_classes
+
+    assert recorded_classes(metadata) == classes
+
+
+def test_recorded_classes_that_miss_a_label_are_not_taken(tmp_path):
+    """An aggregate whose metadata names classes its labels are not among (written by another tool, or edited):
+    its classes are its labels', and a one-class one is refused, as any top-label file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"y_pred": ["a", "b", "b"], "confidence": [0.5, 0.75, 1.0], "y_true": ["a", "b", "a"],
+                      "weight": [1.0, 2.0, 1.0]})  # fmt: skip
+    for recorded, expected in ((["x", "y"], ("a", "b")), (["b", "a", "q"], ("b", "a", "q")), (["a", "b"], ("a", "b"))):
+        path = tmp_path / f"agg_{'_'.join(recorded)}.parquet"
+        metadata = {AGGREGATE_METADATA_KEY: json.dumps({"format": 1, "classes": recorded}).encode()}
+        pq.write_table(table.replace_schema_metadata(metadata), path)
+        report = vc.load_runs(path)
+        assert report.ok, report.problems
+        assert next(iter(report.models.values())).classes == expected
+    one = table.set_column(0, "y_pred", pa.array(["a", "a", "a"])).set_column(2, "y_true", pa.array(["a", "a", "a"]))
+    path = tmp_path / "agg_one.parquet"
+    pq.write_table(one.replace_schema_metadata({AGGREGATE_METADATA_KEY: b'{"classes": ["x", "y"]}'}), path)
+    assert any("at least 2 classes" in p.message for p in vc.load_runs(path).problems)

@@ -127,11 +127,15 @@ def _group_column(frame, column: str, default: str, problems: _FileProblems, n: 
     return codes, names
 
 
-def _infer_classes(frame, problems: _FileProblems) -> tuple[str, ...] | None:
+def _infer_classes(frame, problems: _FileProblems, recorded: tuple[str, ...] | None = None) -> tuple[str, ...] | None:
+    """A top-label run's classes: its labels (y_true and y_pred), ordered as numbers or as texts; ``recorded``, the
+    classes an aggregate records (its sources' own, in their order), when they hold every label."""
     labels: set[str] = set()
     for column in ("y_pred", "y_true"):
         if column in frame.columns:
             labels.update(_canonical(t) for t in _text_values(_column(frame, column))[1] if t is not None)
+    if recorded is not None and labels.issubset(recorded):
+        return None if _too_many_classes(len(recorded), problems) else recorded
     if len(labels) < 2:
         problems.add(
             f"a top-label run needs at least 2 classes among y_pred and y_true, found {_short_list(sorted(labels))}",

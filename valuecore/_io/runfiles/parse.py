@@ -79,7 +79,8 @@ def _parse_file(data, display, problems: _FileProblems, sum_tolerance, warn_tole
         sha = lambda: BytesDigest(data)  # noqa: E731
     else:
         sha = in_background(lambda: _sha256(data))
-    parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats)
+    parsed = _parse_columns(frame, kind, display, problems, sum_tolerance, warn_tolerance, table.floats,
+                            table.classes)
     aggregate, arrow = table.aggregate, table.arrow
     del frame, table  # the file's columns are converted: free them before the splits are cut
     if arrow:
@@ -131,11 +132,13 @@ class _ParsedColumns:
         return np.asarray(self.classes, dtype=object)
 
 
-def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_tolerance, warn_tolerance, floats):
+def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_tolerance, warn_tolerance, floats,
+                   recorded=None):
     """Check and convert every column; None when the classes cannot be known.
 
     ``floats``: None, or the reader of the file's float columns that ``frame`` lacks
-    (the probabilities and logits of a Parquet file, read straight into their matrices).
+    (the probabilities and logits of a Parquet file, read straight into their matrices). ``recorded``: the classes
+    an aggregate records, or None (``_infer_classes``).
     """
     n = len(frame)
     model_codes, model_names = _group_column(frame, "model", _display_stem(display), problems, n)
@@ -149,7 +152,7 @@ def _parse_columns(frame, kind: _RunKind, display, problems: _FileProblems, sum_
     weight = _weights(frame, problems)
     timestamp = _timestamps(frame, problems)
     ids = _ids(frame)
-    classes = kind.classes if kind.classes is not None else _infer_classes(frame, problems)
+    classes = kind.classes if kind.classes is not None else _infer_classes(frame, problems, recorded)
     if classes is None:
         return None
     y_true_codes = _label_column(frame, "y_true", classes, problems)

@@ -146,11 +146,13 @@ class _Table:
     every run file's path, where a dataclass costs about a millisecond of each fresh process.
     """
 
-    __slots__ = ("frame", "columns", "floats", "aggregate", "arrow")
+    __slots__ = ("frame", "columns", "floats", "aggregate", "arrow", "classes")
 
     def __init__(self, frame: pd.DataFrame, columns: list[str], floats: _FloatColumns | None = None,
-                 aggregate: bool = False, arrow: bool = True):
+                 aggregate: bool = False, arrow: bool = True, classes: tuple[str, ...] | None = None):
         self.frame, self.columns, self.floats, self.aggregate = frame, columns, floats, aggregate
+        # The classes an aggregate's metadata records (its sources'), or None: see ``recorded_classes``.
+        self.classes = classes
         # Whether Arrow's memory pool may hold much of what reading the file took (False: the plain CSV path, numpy
         # alone, or a small Parquet file's numbers, copied); handing the pool's free memory back cost a fresh
         # process 0.1 ms of CPU even when it held little or none.
@@ -228,8 +230,10 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         if table is None:
             table = parquet.read(columns=kept_names, use_threads=_threaded(parquet.metadata.num_rows))
         aggregate = bool(schema.metadata and b"valuecore.aggregate" in schema.metadata)
+        recorded = None
         if aggregate:
             problems.add(AGGREGATE_NOTE, severity="warning")
+            recorded = recorded_classes(schema.metadata[b"valuecore.aggregate"])
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
@@ -241,7 +245,8 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
     arrays = _numpy_columns_as_pandas_reads_them(table, schema) if NUMPY_PARQUET else None
     if arrays is not None:
         return _Table(_PlainColumns(dict(zip([columns[i] for i in kept], arrays))), columns, floats, aggregate,
-                      arrow=table.nbytes >= _LARGE_ARROW_BYTES)  # the arrays are copies: Arrow keeps what it read
+                      arrow=table.nbytes >= _LARGE_ARROW_BYTES,  # the arrays are copies: Arrow keeps what it read
+                      classes=recorded)
     large = table.nbytes >= _LARGE_ARROW_BYTES
     if index_columns.stored:  # kept as the columns they are in the file, not moved into the frame's index
         table = table.replace_schema_metadata(index_columns.metadata_without_index)
@@ -255,7 +260,23 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
     if index_columns.unnamed:
         columns = [c for c, name in zip(columns, schema.names) if name not in index_columns.unnamed]
-    return _Table(frame, columns, floats, aggregate)
+    return _Table(frame, columns, floats, aggregate, classes=recorded)
+
+
+def recorded_classes(metadata: bytes) -> tuple[str, ...] | None:
+    """The classes an aggregate's metadata (``valuecore.aggregate``, JSON) records: those of the run files it was
+    made from, which a top-label aggregate's labels may not all show (a batch of one class). None unless a list of
+    at least 2 distinct, non-empty texts: the file is then read as any other, its classes found from its labels."""
+    import json
+
+    try:
+        classes = json.loads(metadata).get("classes")
+    except (ValueError, TypeError, AttributeError):  # not JSON (UnicodeDecodeError is a ValueError), not a dict
+        return None
+    if (not isinstance(classes, list) or len(classes) < 2 or not all(isinstance(c, str) and c for c in classes)
+            or len(set(classes)) != len(classes)):
+        return None
+    return tuple(classes)
 
 
 def _parquet_source(data: bytes | Path):
