@@ -21,13 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def pinned(lines) -> dict[str, str]:
-    """{package: version} of ``name==version`` lines (comments and options ignored)."""
+    """{package: version} of ``name==version`` lines (comments and options ignored) whose environment marker, if
+    any, holds for this Python (``soupsieve==2.10 ; python_full_version < "3.11.5"``)."""
+    from packaging.requirements import Requirement
+
     found = {}
     for line in lines:
         line = line.split("#")[0].strip()
         if "==" in line and not line.startswith("-"):
-            name, version = line.split("==", 1)
-            found[re.sub(r"[-_.]+", "-", name.strip()).lower()] = version.strip()  # PEP 503 names
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate():
+                (version,) = (spec.version for spec in requirement.specifier)
+                found[re.sub(r"[-_.]+", "-", requirement.name).lower()] = version  # PEP 503 names
     return found
 
 
@@ -41,6 +46,18 @@ def test_changes_name_each_package_that_moved():
     assert changes({"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "2.1", "d": "4"}) == [
         "b 2 -> 2.1", "c 3 -> (not installed)", "d (not pinned) -> 4"]
     assert pinned(["# x==1", "-c constraints.txt", "Foo_Bar==1.0  # why", "baz>=2"]) == {"foo-bar": "1.0"}
+    assert pinned(['soupsieve==4.1.3 ; python_version >= "3.0"', 'soupsieve==2.10 ; python_version < "3.0"']) == {
+        "soupsieve": "4.1.3"}
+    assert pinned(['a==1 ; python_version >= "3.0"', 'a==2 ; python_version < "3.0"', "b==3.0.post1"]) == {
+        "a": "1", "b": "3.0.post1"}
+
+
+def test_every_package_is_pinned_once_for_this_python():
+    """Each pinned package is pinned once for any one Python (a marker chooses between two pins of one)."""
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    names = [re.sub(r"[-_.]+", "-", line.split("==")[0].strip()).lower() for line in lines
+             if "==" in line.split("#")[0] and not line.startswith("-")]
+    assert len(set(names)) == len(pinned(lines))
 
 
 @pytest.fixture(scope="module")
