@@ -360,7 +360,10 @@ def _point_decimals(classes: np.ndarray, at: np.ndarray, widths: np.ndarray, exa
     of all cells), its bytes before the decimals zeroed, is checked to hold digits only and read as their number
     in three multiplications, as simdjson and fast_float do; then the digits' whole number over ten to the
     decimals, as the byte loop finishes (:func:`nearest_quotients` where above 2**53): bit for bit its value."""
-    if len(classes.base if isinstance(classes.base, bytes) else classes) < 8:
+    # The words of the whole file's classes where ``classes`` is a view of them (``_bytes_and_classes``): a cell's
+    # words reach back into the header, not past the start, unless the header and the cell are very short.
+    text = classes.base if isinstance(classes.base, bytes) else classes
+    if len(text) < 8:
         return None
     sign = _SIGN_BYTES[classes[at]]
     first = at + sign  # the whole part's digit
@@ -376,9 +379,6 @@ def _point_decimals(classes: np.ndarray, at: np.ndarray, widths: np.ndarray, exa
     ok &= (decimals - 1).view(np.uintp) < (_MOST_SCALE if exact else _MOST_DIGITS - 1)  # 1-22, or 1-14 digits
     np.minimum(decimals, _MOST_SCALE, out=decimals)
     np.maximum(decimals, 0, out=decimals)  # an index of the powers of ten
-    # The words of the whole file's classes where ``classes`` is a view of them (``_bytes_and_classes``): a cell's
-    # words reach back into the header, not past the start, unless the header and the cell are very short.
-    text = classes.base if isinstance(classes.base, bytes) else classes
     behind = len(text) - classes.size
     words = np.ndarray((len(text) - 7,), dtype="<u8", buffer=text, strides=(1,))
     count = min(3, -(-int(decimals.max()) // 8))

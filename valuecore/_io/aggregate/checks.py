@@ -63,7 +63,7 @@ def _infer_classes(engine: _Engine, plan: _Plan, source: _Source, problems: list
         )
         return None
     if all(_is_integer_text(c) for c in labels):
-        return tuple(sorted(labels, key=lambda c: (int(c), c)))  # as the loader orders them
+        return tuple(sorted(labels, key=int))
     return tuple(labels)
 
 
@@ -312,9 +312,8 @@ def _common_classes(plans: Sequence[_Plan], problems, sources) -> tuple[str, ...
     kinds = {(p.top_label or p.resolution is not None) for p in plans}
     if kinds == {True} and all(p.top_label for p in plans):
         union = {c for p in plans for c in p.classes}
-        # Equal numbers ("+0", "0") in text order: a set's own order changes with the process's str hash salt.
-        return (tuple(sorted(union, key=lambda c: (int(c), c))) if all(_is_integer_text(c) for c in union)
-                else tuple(sorted(union)))
+        # Integer texts are canonical (``_is_integer_text``): no two name one number, so sorting by it is total.
+        return tuple(sorted(union, key=int)) if all(_is_integer_text(c) for c in union) else tuple(sorted(union))
     classes = {frozenset(p.classes) for p in plans}
     if len(kinds) > 1 or len(classes) > 1:
         detail = "; ".join(f"{s}: {_short_list(p.classes)}" for s, p in zip(sources, plans))

@@ -145,8 +145,8 @@ def _infer_classes(frame, problems: _FileProblems, recorded: tuple[str, ...] | N
     if _too_many_classes(len(labels), problems):
         return None
     if all(_INTEGER_TEXT.fullmatch(c) for c in labels):
-        # Equal numbers ("+0" and "0" are two classes) in text order, as the aggregate orders them: a set's own
-        # order changes from one process to the next (str hashes are salted).
+        # Equal numbers ("+0" and "0" are two classes) in text order: a set's own order changes from one process
+        # to the next (str hashes are salted).
         return tuple(sorted(labels, key=lambda c: (int(c), c)))
     return tuple(sorted(labels))
 
