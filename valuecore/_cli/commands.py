@@ -573,7 +573,7 @@ def _by_model(evaluation: dict) -> str:
 def _command_inputs(args) -> list[str]:
     """Every file or folder a command reads: run files, the policy, the value matrix."""
     given = list(getattr(args, "paths", None) or []) + list(getattr(args, "sources", None) or [])
-    from .._io.lm_logs import is_log_source, log_source_inputs
+    from .._io.log_sources import is_log_source, log_source_inputs
 
     given = [p for g in given for p in (log_source_inputs(g) if is_log_source(str(g)) else [g])]
     for name in ("policy", "value_matrix"):

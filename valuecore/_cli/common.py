@@ -362,7 +362,7 @@ def read_value_matrix(path: str | Path):
 def _load_report(paths: Sequence[str], segment_column: str | None = None):
     """The load report of run files, folders, ``mlflow:`` runs and evaluation logs (``lmeval:``, ``inspect:``);
     UsageError for a run that cannot be read. ``segment_column``: run files only (``--segment``)."""
-    from .._io.lm_logs import is_log_source
+    from .._io.log_sources import is_log_source
 
     if segment_column is not None:
         other = [str(p) for p in paths if is_log_source(str(p)) or str(p).startswith("mlflow:")]

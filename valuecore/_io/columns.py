@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 PROBA_PREFIX = "proba_"
 LOGIT_PREFIX = "logit_"
@@ -155,6 +156,8 @@ def rules_of(column: str) -> tuple[RowRule, ...]:
 def rule_mask(rule: Rule, values: np.ndarray, not_number: np.ndarray | None = None) -> np.ndarray:
     """Rows (or cells) of float ``values`` where ``rule`` holds; ``not_number``: cells whose text is no
     number (reported apart, NaN in ``values``)."""
+    import numpy as np  # here: the SQL side (an aggregation in DuckDB) needs no numpy
+
     with np.errstate(invalid="ignore"):
         if rule == "nan":
             mask = np.isnan(values)

@@ -5,13 +5,15 @@ the limits a file is held to, and a header's checks with the kind of run it desc
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where rows are counted: an aggregation in DuckDB never needs it
+    import numpy as np
 
 from .columns import (
     LABEL_LIKE,
@@ -144,6 +146,8 @@ class _FileProblems:
         rows: tuple[int, ...] = ()
         count = 0
         if where is not None:
+            import numpy as np
+
             where = np.asarray(where)
             positions = np.flatnonzero(where) if where.dtype == bool else np.sort(where)
             count = int(positions.size)
@@ -319,11 +323,10 @@ def csv_header(first_line: bytes, problems) -> list[str] | None:
     return [column_name(name) for name in fields]
 
 
-def _check_plain_cells(schema, problems: _FileProblems) -> bool:
-    """Whether every run column of an Arrow ``schema`` holds one plain value per cell (no lists, no records)."""
-    import pyarrow as pa
-
-    nested = [f.name for f in schema if pa.types.is_nested(f.type) and is_run_column(column_name(f.name))]
+def _check_plain_cells(nested: Sequence[str], problems: _FileProblems) -> bool:
+    """Whether no run column is among the ``nested`` columns (lists or records): each cell must hold one plain
+    value."""
+    nested = [name for name in nested if is_run_column(column_name(name))]
     for name in nested:
         problems.add("holds lists or records; a run file needs one plain value per cell", column=name)
     return not nested
@@ -400,6 +403,8 @@ class _RowTally:
         self._blocks: list = []  # (the block's first file row, its first few rows with it, how many)
 
     def add(self, mask: np.ndarray, start: int) -> None:
+        import numpy as np
+
         positions = np.flatnonzero(mask)
         if positions.size:
             self._blocks.append((start, positions[:SHOWN_ROWS] + start, int(positions.size)))
@@ -419,3 +424,32 @@ def _short_list(items: Sequence, limit: int = 8) -> str:
     if len(items) > limit:
         shown += f", ... ({len(items) - limit} more)"
     return f"[{shown}]"
+
+
+# ------------------------------------------------------------------ labels and logit columns
+# The loader's (``runfiles.cells``) and the aggregation's (``aggregate.checks``): here, so that an aggregation
+# in DuckDB does not import the loader and numpy with it.
+
+# ASCII digits: ``\d`` took "١.0" (Arabic-Indic digits) for class 1, which no SQL engine's cast reads.
+_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+\.0*")
+
+
+def _canonical(text: str) -> str:
+    return str(int(float(text))) if _WHOLE_NUMBER_TEXT.fullmatch(text) else text
+
+
+def _logit_order(columns, classes, problems: _FileProblems) -> list[str] | None:
+    """The logit_ columns in class order, or None when there are none or they name other classes."""
+    if not columns:
+        return None
+    logit_classes = [c[len(LOGIT_PREFIX) :] for c in columns]
+    if set(logit_classes) != set(classes) or len(logit_classes) != len(classes):
+        missing = [c for c in classes if c not in logit_classes]
+        extra = [c for c in logit_classes if c not in classes]
+        problems.add(
+            "logit_ columns must name the same classes as the proba_ columns "
+            f"(missing {_short_list(missing)}, extra {_short_list(extra)})",
+            column=columns[0],
+        )
+        return None
+    return [LOGIT_PREFIX + c for c in classes]

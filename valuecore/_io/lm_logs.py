@@ -43,6 +43,7 @@ import numpy as np
 
 from .._model.predictions import Predictions
 from .limits import clip_text
+from .log_sources import _SOURCE, is_log_source, log_source_inputs, split_log_source
 from .format import max_file_bytes, too_large_message
 from .runfiles import LoadProblem, LoadReport, ModelRun
 
@@ -53,7 +54,6 @@ LMEVAL = "lmeval"
 GENERATED_CLASSES = ("answer", "not the answer")
 # The harness names its per-task logs samples_<task>_<date>.jsonl, <date> being isoformat() with '-' for ':'.
 _SAMPLES_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
-_SOURCE = re.compile(r"^(?P<kind>lmeval|inspect)(?:\[(?P<options>[^\]]*)\])?:(?P<path>.+)$", re.S)
 _LINES_SHOWN = 5
 # Per-sample correctness of a generated answer, in the order tried when no metric= is given.
 _CORRECTNESS_METRICS = ("exact_match", "acc", "em")
@@ -89,33 +89,6 @@ class LmLogOptions:
         if not options.split:
             raise ValueError("split needs a value: task, doc.FIELD, val-test or a split name")
         return options
-
-
-def is_log_source(text) -> bool:
-    """Whether ``text`` names an evaluation log (``lmeval:PATH``, ``inspect:PATH``, with options)."""
-    return isinstance(text, str) and _SOURCE.match(text) is not None
-
-
-def log_source_inputs(text: str) -> list[str]:
-    """The files and folder a log source reads (options aside): the path, and a folder's log files."""
-    found = _SOURCE.match(text)
-    path = Path(found["path"] if found else text)
-    if not path.is_dir():
-        return [str(path)]
-    return [str(path), *(str(p) for p in sorted(path.iterdir()) if p.suffix in (".jsonl", ".eval", ".json"))]
-
-
-def split_log_source(text: str) -> tuple[str, str]:
-    """(what comes before the path, the path) of a log source, so a caller can read the same source at
-    another path (e.g. the path resolved inside a server's allowed folders); ValueError when it is none.
-
-    >>> split_log_source("lmeval[idk=I don't know]:runs/alpha")
-    ("lmeval[idk=I don't know]:", 'runs/alpha')
-    """
-    found = _SOURCE.match(text) if isinstance(text, str) else None
-    if found is None:
-        raise ValueError(f"{clip_text(str(text))}: not an evaluation-log source (lmeval:PATH or inspect:PATH)")
-    return text[: found.start("path")], found["path"]
 
 
 def parse_log_source(text: str) -> tuple[str, LmLogOptions, str]:

@@ -37,12 +37,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from ..aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, PERIODS, bytes_on_disk
 from ..paths import check_output, write_atomically
 from ..sqltext import building_for
-from ..._engine.sorting import cumulative_gain
 from ..columns import _nfc, column_name
 from ..format import LoadProblem, _check_header, _FileProblems
 from .results import AGGREGATE_METADATA_KEY, FILE_COLUMN, ROW_COLUMN, AggregateRefused, AggregateResult
@@ -379,6 +376,11 @@ def resolution_bound(run, values) -> float:
         Non-negative, in total value; divide by ``run.total_weight`` for a
         per-item figure.
     """
+    # Imported here: an aggregation itself needs neither numpy nor the engine (0.1 s of a fresh process).
+    import numpy as np
+
+    from ..._engine.sorting import cumulative_gain
+
     if run.cum_correct is None:
         raise ValueError("the resolution bound needs true labels (y_true)")
     cum = cumulative_gain(run, values)  # value over abstaining, per prefix

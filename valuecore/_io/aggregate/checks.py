@@ -16,7 +16,7 @@ from ..format import (
     MAX_GROUPS, SHOWN_COLUMNS, LoadProblem, _FileProblems, _run_kind, _same_name_apart, _short_list,
     _warn_unknown_columns,
 )
-from ..runfiles.cells import _canonical, _logit_order
+from ..format import _canonical, _logit_order
 from .results import CANDIDATE_RESOLUTIONS, SOURCE_VIEW, FILE_COLUMN, ROW_COLUMN, AggregateRefused
 from .sources import _Source
 from .sql import (

@@ -9,6 +9,7 @@ from pathlib import Path
 
 
 from ..columns import _nfc, column_name
+from ..parquet_footer import footer_columns
 from ..paths import outside_roots
 from ..format import (
     PARQUET_SUFFIXES, OUTSIDE_ROOTS, LoadProblem, csv_header, first_line, _check_header, _check_plain_cells,
@@ -131,7 +132,24 @@ def _arrow_kind(arrow_type) -> str:
 
 
 def _scan_parquet(file: Path, problems: _FileProblems):
-    """(columns, kinds, rows) from the Parquet footer only, or None after reporting."""
+    """(columns, kinds, rows) from the Parquet footer only, or None after reporting. Read in pure Python where
+    the footer leaves no doubt (``parquet_footer``: no pyarrow, no numpy), by pyarrow otherwise."""
+    try:
+        found = footer_columns(file)
+    except OSError:
+        found = None  # pyarrow says why, in the words it always did
+    if found is None:
+        found = _pyarrow_columns(file, problems)
+        if found is None:
+            return None
+    names, kinds, rows, nested = found
+    if not _check_header(names, problems) or not _check_plain_cells(nested, problems):
+        return None
+    return names, kinds, rows
+
+
+def _pyarrow_columns(file: Path, problems: _FileProblems):
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
@@ -141,9 +159,8 @@ def _scan_parquet(file: Path, problems: _FileProblems):
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad bytes
         problems.add(f"is not a readable Parquet file ({exc})")
         return None
-    if not _check_header(schema.names, problems) or not _check_plain_cells(schema, problems):
-        return None
-    return [f.name for f in schema], {f.name: _arrow_kind(f.type) for f in schema}, rows
+    nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+    return list(schema.names), {f.name: _arrow_kind(f.type) for f in schema}, rows, nested
 
 
 def _scan_csv(file: Path, problems: _FileProblems):

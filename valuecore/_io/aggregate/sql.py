@@ -236,7 +236,7 @@ def _class_of(plan: _Plan, column: str) -> exp.Expression:
     cases = [(exp.EQ(this=_text(plan, column), expression=_text_literal(c)), _text_literal(c)) for c in plan.classes]
     integers = [c for c in plan.classes if _is_integer_text(c)]
     if integers:
-        # The loader's second look (``cells._canonical``), at text that names no class as it is: a whole number
+        # The loader's second look (``format._canonical``), at text that names no class as it is: a whole number
         # written with a point ("1.0", "+01.") names the integer class of its value; "01", "+1" or "1e0" none.
         number = _try_cast(_text(plan, column), "DOUBLE")
         by_value = _case([(number.eq(int(c)), _text_literal(c)) for c in integers])
@@ -244,7 +244,7 @@ def _class_of(plan: _Plan, column: str) -> exp.Expression:
     return _case(cases)
 
 
-# ``cells._WHOLE_NUMBER_TEXT`` (the loader's), anchored: Spark's regexp_like finds a match anywhere.
+# ``format._WHOLE_NUMBER_TEXT`` (the loader's), anchored: Spark's regexp_like finds a match anywhere.
 _WHOLE_NUMBER_PATTERN = "^[+-]?[0-9]+[.]0*$"
 
 

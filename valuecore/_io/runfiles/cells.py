@@ -20,7 +20,10 @@ from ..columns import (
 from ..fastload import clean_row_deviations, integer_label_codes
 from ..._model.predictions import _top_of_columns
 from ..lazy import LazyModule
-from ..format import MAX_GROUPS, SHOWN_COLUMNS, _FileProblems, _RowTally, _nfc, _short_list, _too_many_classes
+from ..format import (
+    MAX_GROUPS, SHOWN_COLUMNS, _FileProblems, _RowTally, _canonical, _logit_order, _nfc, _short_list,
+    _too_many_classes,
+)
 pd = LazyModule("pandas")  # imported on first use
 
 
@@ -29,10 +32,6 @@ _MISSING = -2
 
 
 _UNKNOWN = -1
-
-
-# ASCII digits: ``\d`` took "١.0" (Arabic-Indic digits) for class 1, which no SQL engine's cast reads.
-_WHOLE_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+\.0*")
 
 
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
@@ -149,10 +148,6 @@ def _infer_classes(frame, problems: _FileProblems, recorded: tuple[str, ...] | N
         # to the next (str hashes are salted).
         return tuple(sorted(labels, key=lambda c: (int(c), c)))
     return tuple(sorted(labels))
-
-
-def _canonical(text: str) -> str:
-    return str(int(float(text))) if _WHOLE_NUMBER_TEXT.fullmatch(text) else text
 
 
 def _label_column(frame, column: str, classes: tuple[str, ...], problems: _FileProblems) -> np.ndarray | None:
@@ -446,23 +441,6 @@ def _logits(frame, columns, classes, problems: _FileProblems):
     (rule,) = SPECS[LOGIT_PREFIX].rules
     _report_by_column(problems, ordered, rule_mask(rule.rule, logits, not_number), rule.message)
     return logits
-
-
-def _logit_order(columns, classes, problems: _FileProblems) -> list[str] | None:
-    """The logit_ columns in class order, or None when there are none or they name other classes."""
-    if not columns:
-        return None
-    logit_classes = [c[len(LOGIT_PREFIX) :] for c in columns]
-    if set(logit_classes) != set(classes) or len(logit_classes) != len(classes):
-        missing = [c for c in classes if c not in logit_classes]
-        extra = [c for c in logit_classes if c not in classes]
-        problems.add(
-            "logit_ columns must name the same classes as the proba_ columns "
-            f"(missing {_short_list(missing)}, extra {_short_list(extra)})",
-            column=columns[0],
-        )
-        return None
-    return [LOGIT_PREFIX + c for c in classes]
 
 
 def _checked_number(frame, column: str, problems: _FileProblems) -> np.ndarray:

@@ -198,7 +198,7 @@ def _read_parquet(data: bytes | Path, problems: _FileProblems) -> _Table | None:
         schema = parquet.schema_arrow
         if _too_many_columns(len(schema.names), problems) or not _check_header(schema.names, problems):
             return None
-        if not _check_plain_cells(schema, problems):
+        if not _check_plain_cells([f.name for f in schema if pa.types.is_nested(f.type)], problems):
             return None
         columns = [_nfc(column_name(str(name))) for name in schema.names]
         index_columns = _pandas_index_columns(schema)

@@ -1,0 +1,210 @@
+"""The pure-Python footer reader (``valuecore._io.parquet_footer``) against pyarrow's schema.
+
+Where the reader answers, its names, kinds, row count and nested columns are pyarrow's, on files pyarrow
+writes (every Arrow type it writes, with and without its stored Arrow schema, in each Parquet format version)
+and on files DuckDB writes; where it is not sure it answers None and the scan asks pyarrow. Damaged footers:
+None, or pyarrow's answer, or, where pyarrow refuses what the reader took, the aggregation still refuses the
+file with a message naming it."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from valuecore._io.aggregate import AggregateRefused, aggregate
+from valuecore._io.aggregate.sources import _pyarrow_columns
+from valuecore._io.format import _FileProblems
+from valuecore._io.parquet_footer import footer_columns
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def _types() -> list:
+    types = [
+        pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
+        pa.float16(), pa.float32(), pa.float64(), pa.decimal128(10, 2), pa.decimal128(30, 4),
+        pa.decimal256(45, 5), pa.bool_(), pa.string(), pa.large_string(), pa.binary(), pa.large_binary(),
+        pa.binary(4), pa.date32(), pa.date64(), pa.time32("ms"), pa.time64("us"), pa.time64("ns"),
+        pa.timestamp("s"), pa.timestamp("ms"), pa.timestamp("us"), pa.timestamp("ns"),
+        pa.timestamp("us", tz="UTC"), pa.timestamp("ns", tz="Europe/Paris"), pa.duration("s"), pa.duration("ns"),
+        pa.null(), pa.dictionary(pa.int32(), pa.string()), pa.dictionary(pa.int8(), pa.int64()),
+        pa.dictionary(pa.int32(), pa.float64()), pa.dictionary(pa.int16(), pa.timestamp("ms")),
+        pa.list_(pa.float64()), pa.large_list(pa.int32()), pa.list_(pa.string(), 2),
+        pa.struct([("a", pa.int32()), ("b", pa.string())]), pa.map_(pa.string(), pa.int32()),
+        pa.month_day_nano_interval(), pa.string_view(), pa.binary_view(),
+    ]
+    for name in ("uuid", "json_", "bool8"):  # pyarrow's own extension types, where this pyarrow has them
+        if hasattr(pa, name):
+            types.append(getattr(pa, name)())
+    return types
+
+
+TYPES = _types()
+NAMES = ["proba_a", "proba_b", "y_true", "split", "weight", "timestamp", "model", "é", "a b", "proba_a"]
+
+
+def reference(path: Path):
+    problems = _FileProblems(str(path))
+    found = _pyarrow_columns(path, problems)
+    return found, [p.message for p in problems.items]
+
+
+@st.composite
+def arrow_tables(draw):
+    count = draw(st.integers(1, 6))
+    rows = draw(st.integers(0, 4))
+    fields = []
+    for i in range(count):
+        name = draw(st.sampled_from(NAMES)) if draw(st.booleans()) else f"c{i}"
+        metadata = {b"note": b"x"} if draw(st.integers(0, 9)) == 0 else None
+        fields.append(pa.field(name, draw(st.sampled_from(TYPES)), metadata=metadata))
+    schema = pa.schema(fields, metadata={b"writer": b"test"} if draw(st.booleans()) else None)
+    return pa.table([pa.nulls(rows, f.type) for f in schema], schema=schema)
+
+
+@SETTINGS
+@given(table=arrow_tables(), store_schema=st.booleans(), version=st.sampled_from(["1.0", "2.4", "2.6"]),
+       int96=st.booleans())
+def test_the_footer_reads_as_pyarrow_reads_it(tmp_path_factory, table, store_schema, version, int96):
+    path = tmp_path_factory.mktemp("footer") / "run.parquet"
+    try:
+        pq.write_table(table, path, store_schema=store_schema, version=version,
+                       use_deprecated_int96_timestamps=int96)
+    except (pa.ArrowException, ValueError, TypeError):
+        assume(False)  # a type this Parquet writer does not write
+    found = footer_columns(path)
+    expected, problems = reference(path)
+    assert not problems
+    if found is not None:
+        assert found == expected
+
+
+def _written(tmp_path: Path, table: pa.Table, **options) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "run.parquet"
+    pq.write_table(table, path, **options)
+    return path
+
+
+COMMON = {
+    "floats and text": pa.table({"proba_a": [0.25, 0.5], "proba_b": [0.75, 0.5], "y_true": ["a", "b"],
+                                 "split": ["val", "test"]}),
+    "float32, int16 labels": pa.table({"proba_0": pa.array([0.5, 0.25], pa.float32()),
+                                       "proba_1": pa.array([0.5, 0.75], pa.float32()),
+                                       "y_true": pa.array([0, 1], pa.int16())}),
+    "times, weights, truths": pa.table({"confidence": [0.5, 0.9], "y_pred": ["a", "b"], "y_true": ["a", "a"],
+                                        "weight": [1, 2], "timestamp": pa.array([0, 1], pa.timestamp("us", "UTC")),
+                                        "flag": [True, False]}),
+    "lists": pa.table({"proba_a": [0.5, 0.5], "proba_b": [[0.5], [0.5]], "y_true": ["a", "b"]}),
+}
+
+
+@pytest.mark.parametrize("store_schema", [True, False])
+@pytest.mark.parametrize("name", list(COMMON))
+def test_the_files_users_write_are_read_from_the_footer(tmp_path, name, store_schema):
+    """The reader answers for them (the scan then imports no pyarrow), as pyarrow does."""
+    path = _written(tmp_path, COMMON[name], store_schema=store_schema)
+    found = footer_columns(path)
+    assert found is not None
+    assert found == reference(path)[0]
+
+
+def test_a_pandas_file_is_read_from_the_footer(tmp_path):
+    import pandas as pd
+
+    frame = pd.DataFrame({"proba_a": [0.2, 0.7], "proba_b": [0.8, 0.3], "y_true": ["b", "a"]}, index=[5, 9])
+    frame.to_parquet(tmp_path / "run.parquet")  # its index a column, and pandas' metadata beside Arrow's
+    found = footer_columns(tmp_path / "run.parquet")
+    assert found is not None and found == reference(tmp_path / "run.parquet")[0]
+    assert found[0] == ["proba_a", "proba_b", "y_true", "__index_level_0__"]
+
+
+DUCKDB_TYPES = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "UINTEGER", "UBIGINT", "FLOAT",
+                "DOUBLE", "DECIMAL(4,1)", "DECIMAL(18,3)", "DECIMAL(38,10)", "VARCHAR", "BLOB", "BOOLEAN", "DATE",
+                "TIME", "TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S", "INTERVAL",
+                "UUID", "INTEGER[]", "STRUCT(a INTEGER)", "MAP(VARCHAR, INTEGER)", "ENUM('x', 'y')", "BIT"]
+
+
+@pytest.mark.parametrize("sql_type", DUCKDB_TYPES)
+def test_a_file_duckdb_writes_reads_as_pyarrow_reads_it(tmp_path, sql_type):
+    import duckdb
+
+    path = tmp_path / "run.parquet"
+    con = duckdb.connect()
+    try:
+        con.execute(f"COPY (SELECT 0.5 AS proba_a, CAST(NULL AS {sql_type}) AS y_true, 'val' AS split "
+                    f"FROM range(3)) TO '{path}' (FORMAT parquet)")
+    except duckdb.Error:
+        pytest.skip(f"this DuckDB writes no {sql_type} to Parquet")
+    finally:
+        con.close()
+    found = footer_columns(path)
+    expected, problems = reference(path)
+    if problems:  # pyarrow cannot read it: neither does the reader
+        assert found is None
+        return
+    if sql_type in ("DOUBLE", "VARCHAR", "BIGINT", "TIMESTAMP", "BOOLEAN"):
+        assert found is not None
+    if found is not None:
+        assert found == expected
+
+
+def _footer_span(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    (length,) = struct.unpack("<I", data[-8:-4])
+    return len(data) - 8 - length, len(data)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(where=st.floats(0, 1, exclude_max=True), value=st.integers(0, 255), cut=st.booleans(),
+       store_schema=st.booleans())
+def test_a_damaged_footer_is_pyarrows_answer_or_left_to_pyarrow(tmp_path_factory, where, value, cut,
+                                                                  store_schema):
+    folder = tmp_path_factory.mktemp("damaged")
+    path = _written(folder, COMMON["times, weights, truths"], store_schema=store_schema)
+    start, end = _footer_span(path)
+    data = bytearray(path.read_bytes())
+    at = start + int(where * (end - start))
+    if cut:
+        del data[at:end - 8]
+        data[-8:-4] = struct.pack("<I", at - start)
+    else:
+        data[at] = value
+    path.write_bytes(bytes(data))
+    found = footer_columns(path)
+    expected, problems = reference(path)
+    if found is None:
+        return
+    if not problems:
+        assert found == expected
+        return
+    # pyarrow refuses bytes the reader took (a row group's metadata it skips, a value in the Arrow schema pyarrow
+    # verifies and DuckDB never reads): DuckDB then refuses the file, named, with nothing written, or reads the
+    # data as it was, and the aggregate is the undamaged file's
+    try:
+        aggregate(str(path), folder / "agg.parquet")
+    except AggregateRefused as refused:
+        assert not (folder / "agg.parquet").exists()
+        assert any(p.file == str(path) and p.severity == "error" for p in refused.problems)
+        return
+    undamaged = _written(folder / "undamaged", COMMON["times, weights, truths"], store_schema=store_schema)
+    aggregate(str(undamaged), folder / "undamaged.parquet")
+    assert pq.read_table(folder / "agg.parquet").equals(pq.read_table(folder / "undamaged.parquet"))
+
+
+def test_an_encrypted_or_foreign_file_is_left_to_pyarrow(tmp_path):
+    path = tmp_path / "run.parquet"
+    path.write_bytes(b"PAR1" + b"\0" * 20 + struct.pack("<I", 4) + b"PARE")
+    assert footer_columns(path) is None
+    path.write_bytes(b"y_true,proba_a\n")
+    assert footer_columns(path) is None
+    path.write_bytes(b"PAR1PAR1")
+    assert footer_columns(path) is None
