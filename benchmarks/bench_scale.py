@@ -19,7 +19,7 @@ process, ``--repeats`` times (median shown), in one run:
 
 - bare DuckDB: one ``COPY (SELECT ... GROUP BY ... ORDER BY ...) TO 'out.parquet'`` under the
   same memory limit (:data:`BARE_DUCKDB_SQL`), in a process that imports DuckDB
-  and numpy only (not pandas or pyarrow, which ``aggregate`` does not need either);
+  only (not numpy, pandas or pyarrow, which ``aggregate`` does not need either);
 - bare PySpark: ``groupBy(...).agg(...).orderBy(...)`` written with ``write.parquet``, the
   same local[2] session settings (:func:`bare_spark`).
 
@@ -56,8 +56,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 N_CLASSES = 10
 CHUNK = 1_000_000
@@ -80,6 +78,7 @@ def write_log(path: Path, n: int, seed: int = 0, classes: int = N_CLASSES, decim
     """A log of ``classes`` classes written in chunks of 10^6 rows (the generator never holds it all);
     probabilities rounded to ``decimals`` (float32), or at full precision (float64) with None; ``labels``: the
     true class as a number (int16) or as text (:func:`class_names`)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -320,6 +319,7 @@ def same_output(aggregate_out: Path, bare_out: Path) -> str:
     """Whether the bare query wrote what ``aggregate`` wrote: the same columns, the same rows in the same order
     (keys and weights equal), the mean probabilities equal up to round-off (``aggregate`` caps each group's
     mean so that the argmax stays where it was; ``AVG`` does not)."""
+    import numpy as np
     import pyarrow.parquet as pq
 
     a, b = pq.read_table(aggregate_out), pq.read_table(bare_out)
