@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from valuecore._io.aggregate import AggregateRefused, aggregate
 from valuecore._io.aggregate.sources import _pyarrow_columns
 from valuecore._io.format import _FileProblems
-from valuecore._io.parquet_footer import footer_columns
+from valuecore._io.aggregate.sources import _Named, _scan_files
+from valuecore._io.parquet_footer import FooterBudget, footer_columns
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -208,3 +209,39 @@ def test_an_encrypted_or_foreign_file_is_left_to_pyarrow(tmp_path):
     assert footer_columns(path) is None
     path.write_bytes(b"PAR1PAR1")
     assert footer_columns(path) is None
+
+
+def _thrift_file(tmp_path: Path, footer: bytes) -> Path:
+    path = tmp_path / "run.parquet"
+    path.write_bytes(MAGIC + footer + struct.pack("<I", len(footer)) + MAGIC)
+    return path
+
+
+MAGIC = b"PAR1"
+
+
+@pytest.mark.parametrize("footer", [
+    b"\x49\xf1\x80\x80\x80\x80\x80\x20\x00",  # field 4: a list of 2**40 booleans, in 9 bytes
+    b"\x4b\x80\x80\x80\x80\x80\x20\x11\x00",  # field 4: a map of 2**40 boolean pairs
+    b"\x4c" * 5000 + b"\x00",  # structures nested 5,000 deep
+    b"\x15\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01\x00",  # a varint of 71 bits
+])
+def test_a_hostile_footer_ends_at_its_bytes(tmp_path, footer):
+    """Sizes stated beyond the bytes, deep nesting, overlong integers: the reader stops, leaving it to pyarrow."""
+    assert footer_columns(_thrift_file(tmp_path, footer)) is None
+
+
+def test_footers_are_read_in_python_up_to_a_budget(tmp_path):
+    """Past it (many files, large footers), pyarrow reads them: the same columns, kinds and rows."""
+    path = _written(tmp_path, COMMON["floats and text"])
+    length = _footer_span(path)[1] - 8 - _footer_span(path)[0]
+    budget = FooterBudget(length + 10)
+    assert footer_columns(path, budget) == reference(path)[0] and budget.left == 10
+    assert footer_columns(path, budget) is None and budget.left == 10  # too large for what is left
+    for i in range(4):
+        _written(tmp_path / "folder" / f"part-{i}", COMMON["floats and text"]).rename(
+            tmp_path / "folder" / f"part-{i}.parquet")
+    files = tuple(sorted((tmp_path / "folder").glob("*.parquet")))
+    named = _Named(str(tmp_path / "folder"), "m", files)
+    everything, some, none = (_scan_files(named, [], None, FooterBudget(b)) for b in (10**6, 2 * length, 0))
+    assert everything == some == none and everything.rows == 8

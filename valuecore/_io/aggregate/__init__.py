@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..aggregate_options import DEFAULT_MAX_GROUPS, DEFAULT_MAX_TEMP_SIZE, DEFAULT_MEMORY_LIMIT, PERIODS, bytes_on_disk
+from ..parquet_footer import FooterBudget
 from ..paths import check_output, write_atomically
 from ..sqltext import building_for
 from ..columns import _nfc, column_name
@@ -163,10 +164,10 @@ def aggregate(
     _check_engine_options(engine, memory_limit, temp_directory, max_temp_size)
     problems: list[LoadProblem] = []
     named = _once_each([n for text in sources for n in _expand_source(text, model, problems)], problems)
-    scanned = []
+    scanned, budget = [], FooterBudget()
     for item in named:
         source = _table_source(item.display, item.model, engine, problems) if item.table else (
-            _scan_files(item, problems, roots)
+            _scan_files(item, problems, roots, budget)
         )  # fmt: skip
         if source is not None:
             scanned.append(source)

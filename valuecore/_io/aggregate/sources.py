@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 from ..columns import _nfc, column_name
-from ..parquet_footer import footer_columns
+from ..parquet_footer import FooterBudget, footer_columns
 from ..paths import outside_roots
 from ..format import (
     PARQUET_SUFFIXES, OUTSIDE_ROOTS, LoadProblem, csv_header, first_line, _check_header, _check_plain_cells,
@@ -131,11 +131,12 @@ def _arrow_kind(arrow_type) -> str:
     return "text"
 
 
-def _scan_parquet(file: Path, problems: _FileProblems):
+def _scan_parquet(file: Path, problems: _FileProblems, budget: FooterBudget | None = None):
     """(columns, kinds, rows) from the Parquet footer only, or None after reporting. Read in pure Python where
-    the footer leaves no doubt (``parquet_footer``: no pyarrow, no numpy), by pyarrow otherwise."""
+    the footer leaves no doubt and ``budget`` allows (``parquet_footer``: no pyarrow, no numpy), by pyarrow
+    otherwise."""
     try:
-        found = footer_columns(file)
+        found = footer_columns(file, budget)
     except OSError:
         found = None  # pyarrow says why, in the words it always did
     if found is None:
@@ -191,8 +192,11 @@ def _is_parquet(file: Path) -> bool:
         return handle.read(4) == b"PAR1"
 
 
-def _scan_files(named: _Named, problems: list[LoadProblem], roots=None) -> _Source | None:
-    """Check every file of one SOURCE from its footer or header: readable, same columns."""
+def _scan_files(named: _Named, problems: list[LoadProblem], roots=None, budget: FooterBudget | None = None
+                ) -> _Source | None:
+    """Check every file of one SOURCE from its footer or header: readable, same columns. ``budget``: the bytes
+    of Parquet footers still to be read in Python, shared by an aggregation's sources."""
+    budget = FooterBudget() if budget is None else budget
     text, files, base = named.display, list(named.files), named.base
     first_columns: list[str] | None = None
     kinds: dict = {}
@@ -210,8 +214,8 @@ def _scan_files(named: _Named, problems: list[LoadProblem], roots=None) -> _Sour
             except OSError as exc:
                 file_problems.add(f"cannot be read: {exc.strerror or exc}")
             else:
-                scan = _scan_parquet if this_format == "parquet" else _scan_csv
-                scanned = scan(file, file_problems)
+                scanned = (_scan_parquet(file, file_problems, budget) if this_format == "parquet"
+                           else _scan_csv(file, file_problems))
         if scanned is not None and fmt is not None and this_format != fmt:
             file_problems.add(f"is {this_format} but the other files of {text} are {fmt}; use one format")
             scanned = None
