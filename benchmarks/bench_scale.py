@@ -304,7 +304,7 @@ def baselines_text() -> str:
     first = next(i for i, line in enumerate(lines) if "spark.read.parquet" in line)
     last = next(i for i, line in enumerate(lines) if ".write." in line)
     spark = "\n".join(line[4:] for line in lines[first : last + 1])
-    return f"bare duckdb (its own process: duckdb and numpy imported, nothing of valuecore's):\n" \
+    return f"bare duckdb (its own process: duckdb imported, nothing else: no numpy, nothing of valuecore's):\n" \
            f"{BARE_DUCKDB_SQL}\nbare pyspark (local[2] on 127.0.0.1):\n{spark}"  # fmt: skip
 
 
