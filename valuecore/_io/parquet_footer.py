@@ -75,7 +75,8 @@ def footer_columns(path: str | os.PathLike, budget: FooterBudget | None = None
             return None
     try:
         return _columns(footer)
-    except (_Unsure, IndexError, ValueError, struct.error, RecursionError, UnicodeDecodeError, binascii.Error):
+    except (_Unsure, IndexError, ValueError, struct.error, RecursionError, UnicodeDecodeError, binascii.Error,
+            MemoryError):
         return None
 
 
@@ -87,14 +88,13 @@ def _columns(footer: bytes):
     top = _top_level(schema)
     names = [element["name"] for element, _ in top]
     parquet_kinds = [_parquet_kind(element, group) for element, group in top]
-    arrow = metadata.get("key_value", {}).get("ARROW:schema")
-    if arrow is not None:
-        fields = _arrow_fields(arrow)
-        if [name for name, _ in fields] != names:
+    arrow = [value for key, value in metadata.get("key_value", ()) if key == "ARROW:schema"]
+    if len(arrow) > 1:  # pyarrow takes the first, and refuses the file when that one is not a schema
+        raise _Unsure
+    if arrow:
+        arrow_kinds = _arrow_kinds(arrow[0], [element["name_bytes"] for element, _ in top])
+        if arrow_kinds != parquet_kinds:
             raise _Unsure
-        for kind, (_, arrow_kind) in zip(parquet_kinds, fields):
-            if kind != arrow_kind:
-                raise _Unsure
     # A name written twice has its last column's kind, as in pyarrow's; lists and records are text to it.
     kinds = {name: "text" if kind == "nested" else kind for name, kind in zip(names, parquet_kinds)}
     nested = [name for name, kind in zip(names, parquet_kinds) if kind == "nested"]
@@ -108,7 +108,8 @@ _REPEATED = 2
 _CONVERTED_KINDS = {
     0: ("text", {_BYTE_ARRAY}), 4: ("text", {_BYTE_ARRAY}),  # UTF8, ENUM
     19: ("text", {_BYTE_ARRAY}), 20: ("text", {_BYTE_ARRAY}),  # JSON, BSON
-    5: ("number", {_INT32, _INT64, _BYTE_ARRAY, _FIXED_LEN_BYTE_ARRAY}),  # DECIMAL
+    # DECIMAL (5) is not here: pyarrow reads a decimal whose precision or scale does not fit its physical type as
+    # bytes (text), and the rules of fitting are pyarrow's to apply.
     6: ("time", {_INT32}),  # DATE
     7: ("text", {_INT32}), 8: ("text", {_INT64}),  # TIME_MILLIS, TIME_MICROS: a time of day, no point in time
     9: ("time", {_INT64}), 10: ("time", {_INT64}),  # TIMESTAMP_MILLIS, TIMESTAMP_MICROS
@@ -119,8 +120,7 @@ _CONVERTED_KINDS = {
 _LOGICAL_KINDS = {
     1: ("text", {_BYTE_ARRAY}), 4: ("text", {_BYTE_ARRAY}),  # STRING, ENUM
     12: ("text", {_BYTE_ARRAY}), 13: ("text", {_BYTE_ARRAY}),  # JSON, BSON
-    5: ("number", {_INT32, _INT64, _BYTE_ARRAY, _FIXED_LEN_BYTE_ARRAY}),  # DECIMAL
-    6: ("time", {_INT32}),  # DATE
+    6: ("time", {_INT32}),  # DATE (DECIMAL, 5, is pyarrow's, as above)
     7: ("text", {_INT32, _INT64}),  # TIME
     8: ("time", {_INT64}),  # TIMESTAMP
     10: ("number", {_INT32, _INT64}),  # INTEGER
@@ -178,12 +178,17 @@ def _parquet_kind(element: dict, group: bool) -> str:
     # An annotation is taken only on a physical type it may annotate, and two only when they agree: anything
     # else is a writer's oddity (or damage) whose reading is pyarrow's to say.
     kinds = {_PHYSICAL_KINDS[physical]} if "converted_type" not in element and "logical_type" not in element else set()
-    for key, table in (("converted_type", _CONVERTED_KINDS), ("logical_type", _LOGICAL_KINDS)):
-        if key in element:
-            kind, physical_types = table.get(element[key], (None, ()))
-            if physical not in physical_types:
-                raise _Unsure
-            kinds.add(kind)
+    if "converted_type" in element:
+        kind, physical_types = _CONVERTED_KINDS.get(element["converted_type"], (None, ()))
+        if physical not in physical_types:
+            raise _Unsure
+        kinds.add(kind)
+    if "logical_type" in element:
+        member, allowed = element["logical_type"]
+        kind, physical_types = _LOGICAL_KINDS.get(member, (None, ()))
+        if physical not in physical_types or (allowed is not None and physical not in allowed):
+            raise _Unsure
+        kinds.add(kind)
     if len(kinds) != 1:
         raise _Unsure
     return kinds.pop()
@@ -194,7 +199,11 @@ _STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE_T, _BINARY, _LIST, _SET, 
 
 
 class _Thrift:
-    """Reads the fields of ``FileMetaData`` this module needs, skipping the rest (row groups, statistics)."""
+    """Reads the fields of ``FileMetaData`` this module needs, skipping the rest (row groups, statistics).
+
+    Stricter than Thrift's own reader, never looser: a field it reads must come with the type the format
+    declares (Thrift's reader skips one that does not, and reads on), once (it keeps the last), with an id and
+    a value in their types' ranges (it cuts wider ones to their low bits); anything else is left to pyarrow."""
 
     def __init__(self, data: bytes):
         self.data = data
@@ -205,23 +214,26 @@ class _Thrift:
         self.pos += 1
         return value
 
-    def varint(self) -> int:
+    def varint(self, bits: int = 64) -> int:
         shift = result = 0
         while True:
             b = self.byte()
             result |= (b & 0x7F) << shift
             if not b & 0x80:
-                return result
+                break
             shift += 7
-            if shift > 63:
+            if shift >= bits + 7:
                 raise _Unsure
+        if result >> bits:
+            raise _Unsure
+        return result
 
-    def zigzag(self) -> int:
-        n = self.varint()
+    def zigzag(self, bits: int = 64) -> int:
+        n = self.varint(bits)
         return (n >> 1) ^ -(n & 1)
 
     def binary(self) -> bytes:
-        size = self.varint()
+        size = self.varint(32)
         end = self.pos + size
         if end > len(self.data):
             raise _Unsure
@@ -230,29 +242,33 @@ class _Thrift:
         return value
 
     def fields(self):
-        """(field id, type) of each field of the struct being read, until its stop."""
+        """(field id, type) of each field of the struct being read, until its stop; each id once."""
         last = 0
+        seen = set()
         while True:
             header = self.byte()
             kind = header & 0x0F
             if kind == _STOP:
                 return
             delta = header >> 4
-            last = last + delta if delta else self.zigzag()
+            last = last + delta if delta else self.zigzag(16)
+            if not 0 < last < 1 << 15 or last in seen:
+                raise _Unsure
+            seen.add(last)
             yield last, kind
 
     def list_header(self) -> tuple[int, int]:
         header = self.byte()
         size = header >> 4
         if size == 15:
-            size = self.varint()
+            size = self.varint(32)
         return size, header & 0x0F
 
     def skip(self, kind: int, depth: int = 0) -> None:
         if depth > _MAX_DEPTH:
             raise _Unsure
         if kind in (_TRUE, _FALSE):
-            return  # a struct field's value is in its type; a list's booleans are read as bytes below
+            return  # a struct field's value is in its type; a container's booleans: skip_element
         if kind == _BYTE:
             self.pos += 1
         elif kind in (_I16, _I32, _I64):
@@ -266,7 +282,7 @@ class _Thrift:
             for _ in range(size):
                 self.skip_element(element, depth + 1)
         elif kind == _MAP:
-            size = self.varint()
+            size = self.varint(32)
             if size:
                 types = self.byte()
                 for _ in range(size):
@@ -290,10 +306,10 @@ class _Thrift:
         else:
             self.skip(kind, depth)
 
-    def integer(self, kind: int) -> int:
-        if kind not in (_I16, _I32, _I64):
+    def integer(self, kind: int, declared: int) -> int:
+        if kind != declared:
             raise _Unsure
-        return self.zigzag()
+        return self.zigzag(32 if declared == _I32 else 64)
 
     def structs(self, kind: int, read) -> list:
         if kind != _LIST:
@@ -309,14 +325,16 @@ class _Thrift:
             if field == 2:
                 found["schema"] = self.structs(kind, self.schema_element)
             elif field == 3:
-                found["num_rows"] = self.integer(kind)
+                found["num_rows"] = self.integer(kind, _I64)
             elif field == 5:
-                found["key_value"] = dict(self.structs(kind, self.key_value))
+                found["key_value"] = self.structs(kind, self.key_value)
             elif field == 8:  # encryption_algorithm: its columns may be beyond reading
                 raise _Unsure
             else:
+                if field in (1, 4):  # version and row_groups, required as the others
+                    found[field] = kind
                 self.skip(kind)
-        if self.pos != len(self.data):
+        if self.pos != len(self.data) or found.pop(1, None) != _I32 or found.pop(4, None) != _LIST:
             raise _Unsure
         return found
 
@@ -324,41 +342,95 @@ class _Thrift:
         element: dict = {}
         for field, kind in self.fields():
             if field == 1:
-                element["type"] = self.integer(kind)
+                element["type"] = self.integer(kind, _I32)
             elif field == 3:
-                element["repetition_type"] = self.integer(kind)
+                element["repetition_type"] = self.integer(kind, _I32)
             elif field == 4:
                 if kind != _BINARY:
                     raise _Unsure
-                element["name"] = self.binary().decode("utf-8")
+                element["name_bytes"] = self.binary()
+                element["name"] = element["name_bytes"].decode("utf-8")
             elif field == 5:
-                element["num_children"] = self.integer(kind)
+                element["num_children"] = self.integer(kind, _I32)
             elif field == 6:
-                element["converted_type"] = self.integer(kind)
+                element["converted_type"] = self.integer(kind, _I32)
             elif field == 10:
                 element["logical_type"] = self.logical_type(kind)
             else:
                 self.skip(kind)
         return element
 
-    def logical_type(self, kind: int) -> int:
-        """The union's member (its field id); exactly one."""
+    def logical_type(self, kind: int) -> tuple[int, set[int] | None]:
+        """(the union's member: its field id, the physical types its parameters allow, or None to leave that to
+        the member's own entry in ``_LOGICAL_KINDS``). Exactly one member; the parameters of those read here
+        (INTEGER's width and sign, TIME's and TIMESTAMP's UTC flag and unit) checked whole, since pyarrow reads a
+        column whose annotation it cannot take as its physical type alone."""
         if kind != _STRUCT:
             raise _Unsure
         members = []
         for field, member_kind in self.fields():
-            members.append(field)
-            self.skip(member_kind)
+            if member_kind != _STRUCT:
+                raise _Unsure
+            if field == 10:
+                members.append((field, self.integer_parameters()))
+            elif field in (7, 8):
+                unit = self.time_parameters()
+                members.append((field, {_INT32 if unit == 1 else _INT64} if field == 7 else {_INT64}))
+            elif field in _LOGICAL_KINDS:  # the members without parameters: nothing inside
+                for _ in self.fields():
+                    raise _Unsure
+                members.append((field, None))
+            else:
+                self.skip(member_kind)
+                members.append((field, None))
         if len(members) != 1:
             raise _Unsure
         return members[0]
 
-    def key_value(self) -> tuple[str, str | None]:
+    def integer_parameters(self) -> set[int]:
+        width, signed = None, None
+        for field, kind in self.fields():
+            if field == 1 and kind == _BYTE:
+                width = self.byte()
+            elif field == 2 and kind in (_TRUE, _FALSE):
+                signed = kind == _TRUE
+            else:
+                raise _Unsure
+        if signed is None or width not in (8, 16, 32, 64):
+            raise _Unsure
+        return {_INT64} if width == 64 else {_INT32}
+
+    def time_parameters(self) -> int:
+        """The unit (1 milliseconds, 2 microseconds, 3 nanoseconds) of a TIME or TIMESTAMP, its UTC flag there."""
+        adjusted, unit = None, None
+        for field, kind in self.fields():
+            if field == 1 and kind in (_TRUE, _FALSE):
+                adjusted = kind == _TRUE
+            elif field == 2 and kind == _STRUCT:
+                units = []
+                for member, member_kind in self.fields():
+                    if member not in (1, 2, 3) or member_kind != _STRUCT:
+                        raise _Unsure
+                    for _ in self.fields():
+                        raise _Unsure
+                    units.append(member)
+                if len(units) != 1:
+                    raise _Unsure
+                unit = units[0]
+            else:
+                raise _Unsure
+        if adjusted is None or unit is None:
+            raise _Unsure
+        return unit
+
+    def key_value(self) -> tuple[str, bytes | None]:
         key, value = None, None
         for field, kind in self.fields():
-            if field in (1, 2) and kind == _BINARY:
-                text = self.binary().decode("utf-8")
-                key, value = (text, value) if field == 1 else (key, text)
+            if field in (1, 2):
+                if kind != _BINARY:
+                    raise _Unsure
+                text = self.binary()
+                key, value = (text.decode("utf-8"), value) if field == 1 else (key, text)
             else:
                 self.skip(kind)
         if key is None:
@@ -377,11 +449,13 @@ _ARROW_KINDS = {
 _SCHEMA_HEADER = 1  # MessageHeader.Schema
 
 
-def _arrow_fields(text: str | None) -> list[tuple[str, str]]:
-    """(name, kind) of each top-level field of the base64 Arrow IPC schema message ``text``."""
-    if text is None:
+def _arrow_kinds(value: bytes | None, names: list[bytes]) -> list[str]:
+    """The kind of each top-level field of the base64 Arrow IPC schema message ``value``, whose fields must be
+    named ``names`` (UTF-8), in order: the names are compared as bytes, each only once its length matched, so
+    no name is copied larger than the Parquet schema's own."""
+    if not value:  # a key without a value: pyarrow refuses the file
         raise _Unsure
-    data = base64.b64decode(text, validate=True)
+    data = base64.b64decode(value, validate=True)
     if data[:4] == b"\xff\xff\xff\xff":  # a continuation marker, then the message's size
         start = 8
         size = _u32(data, 4)
@@ -395,19 +469,24 @@ def _arrow_fields(text: str | None) -> list[tuple[str, str]]:
     if message.scalar(root, 1, "B", 0) != _SCHEMA_HEADER:
         raise _Unsure
     schema = message.table(root, 2)
-    fields = []
-    for field in message.tables(schema, 1):
-        name = message.string(field, 0)
+    start, count = message.vector(schema, 1)
+    if count != len(names):
+        raise _Unsure
+    kinds = []
+    for i, name in enumerate(names):
+        field = message.element(start, i)
+        if not message.string_is(field, 0, name):
+            raise _Unsure
         if message.field_position(field, 6) is not None:  # custom metadata: an extension type, perhaps
             raise _Unsure
         if message.field_position(field, 4) is not None:  # dictionary encoded: no integer, no time to pyarrow
             kind = "text"
         else:
             kind = _ARROW_KINDS.get(message.scalar(field, 2, "B", 0))
-        if name is None or kind is None:
+        if kind is None:
             raise _Unsure
-        fields.append((name, kind))
-    return fields
+        kinds.append(kind)
+    return kinds
 
 
 def _u32(data: bytes, position: int) -> int:
@@ -453,20 +532,27 @@ class _Flat:
             raise _Unsure
         return target
 
-    def string(self, table: int, index: int) -> str | None:
+    def string_is(self, table: int, index: int, expected: bytes) -> bool:
+        """Whether the string at ``index`` is ``expected``, compared only once their lengths are equal."""
         target = self._target(table, index)
         if target is None:
-            return None
+            return False
         size = self._read("I", target)
-        if target + 4 + size > len(self.data):
-            raise _Unsure
-        return self.data[target + 4:target + 4 + size].decode("utf-8")
+        if size != len(expected) or target + 4 + size > len(self.data):
+            return False
+        return self.data[target + 4:target + 4 + size] == expected
 
-    def tables(self, table: int, index: int) -> list[int]:
+    def vector(self, table: int, index: int) -> tuple[int, int]:
+        """(where its elements start, how many) of the vector at ``index``; checked to lie in the buffer."""
         target = self._target(table, index)
         if target is None:
-            return []
+            return 0, 0
         count = self._read("I", target)
         if target + 4 + 4 * count > len(self.data):
             raise _Unsure
-        return [target + 4 + 4 * i + self._read("I", target + 4 + 4 * i) for i in range(count)]
+        return target + 4, count
+
+    def element(self, start: int, i: int) -> int:
+        """The table the ``i``-th offset of a vector of tables points to."""
+        position = start + 4 * i
+        return position + self._read("I", position)
